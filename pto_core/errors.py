@@ -1,0 +1,168 @@
+"""One exception hierarchy for everything a kernel author can trigger.
+
+Every error carries structured fields (the op, the operand, the offending value,
+the limit it broke, a fix hint and the user's source location) and formats them
+into one message of the form::
+
+    kernel.py:42 in `tik_instance.matmul(...)`: pto.mad operand %m: value 5000 is
+    outside [1, 4095]. Fix: split the matmul into tiles of at most 4095 rows.
+
+`PtoError` subclasses also derive from the closest builtin (``IndexError`` for
+bounds, ``ValueError`` for bad operands, ``RuntimeError`` for protocol errors) so
+generic ``except`` clauses in user code keep working.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where an op came from: the user's ``file:line`` and the high-level call.
+
+    ``call`` is the text of the call that produced the op (``"tik.matmul"`` or
+    ``"pto.mad"``); ``detail`` is optional extra context (loop indices, core id).
+    """
+
+    file: str
+    line: int
+    call: str = ""
+    detail: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}"
+        if self.call:
+            where += f" in `{self.call}`"
+        if self.detail:
+            where += f" ({self.detail})"
+        return where
+
+
+class PtoError(Exception):
+    """Base class of all simulator errors.
+
+    Args:
+        message: what was wrong, in one sentence.
+        op: the PTO op (``"pto.mad"``) or API (``"tik.data_move"``) that raised.
+        operand: the operand or clause name (``"%m"``, ``"pre_quant"``).
+        value: the offending value.
+        limit: the rule or range broken (``"[1, 4095]"``).
+        hint: what to do about it.
+        where: the user's source location.
+    """
+
+    def __init__(self, message: str, *, op: Optional[str] = None, operand: Optional[str] = None,
+                 value: Any = None, limit: Any = None, hint: Optional[str] = None,
+                 where: Optional[Provenance] = None, context: Optional[dict] = None):
+        self.message = message
+        self.op = op
+        self.operand = operand
+        self.value = value
+        self.limit = limit
+        self.hint = hint
+        self.where = where
+        self.context = dict(context or {})
+        super().__init__(message)
+
+    def with_where(self, where: Optional[Provenance]) -> "PtoError":
+        """Attach a source location unless one is already set; returns self."""
+        if self.where is None and where is not None:
+            self.where = where
+        return self
+
+    def add_context(self, **items: Any) -> "PtoError":
+        """Attach runtime context (loop indices, core id); returns self."""
+        for k, v in items.items():
+            self.context.setdefault(k, v)
+        return self
+
+    def __str__(self) -> str:
+        parts = []
+        if self.where is not None:
+            parts.append(f"{self.where}: ")
+        head = []
+        if self.op:
+            head.append(self.op)
+        if self.operand:
+            head.append(f"operand {self.operand}")
+        if head:
+            parts.append(" ".join(head) + ": ")
+        parts.append(self.message)
+        if self.limit is not None and "limit" not in self.message:
+            parts.append(f" (limit: {self.limit})")
+        if self.context:
+            ctx = ", ".join(f"{k}={v}" for k, v in self.context.items())
+            parts.append(f" [at {ctx}]")
+        if self.hint:
+            parts.append(f" Fix: {self.hint}")
+        return "".join(parts)
+
+
+class OutOfBounds(PtoError, IndexError):
+    """An access falls outside its buffer, region or tensor."""
+
+
+class Misaligned(PtoError, ValueError):
+    """An address or size breaks the space's alignment rule."""
+
+
+class CapacityExceeded(PtoError, MemoryError):
+    """A tile or allocation does not fit in the memory space."""
+
+
+class IllegalOperand(PtoError, ValueError):
+    """An operand, clause, dtype combination or value is not legal for the op."""
+
+
+class UnknownName(IllegalOperand, LookupError):
+    """A name (target, dtype, space, pipe, op) is not known; lists the valid ones."""
+
+
+class UnsupportedOp(PtoError, ValueError):
+    """The op or API exists but the selected chip or this simulator does not support it."""
+
+
+class SyncError(PtoError, RuntimeError):
+    """A synchronisation protocol violation (deadlocked wait, unpaired flags, bad event id)."""
+
+
+class HazardError(SyncError):
+    """A data hazard: an access by one pipe to bytes another pipe wrote without a happens-before edge."""
+
+
+class UninitializedRead(PtoError, RuntimeError):
+    """An op read bytes that nothing wrote since the buffer was created."""
+
+
+class ConfigError(PtoError, ValueError):
+    """A bad option value (machine options, CLI flags)."""
+
+
+class AsmParseError(PtoError, SyntaxError):
+    """PTO-AS text could not be parsed; carries line and column."""
+
+    def __init__(self, message: str, *, line: int, column: int, source_name: str = "<pto>", **kw: Any):
+        super().__init__(message, **kw)
+        self.line = line
+        self.column = column
+        self.source_name = source_name
+
+    def __str__(self) -> str:
+        return f"{self.source_name}:{self.line}:{self.column}: {PtoError.__str__(self)}"
+
+
+class TassignError(CapacityExceeded):
+    """One or more TASSIGN static checks (SA-0351..SA-0354) failed; ``violations`` lists them."""
+
+    def __init__(self, message: str, *, violations: tuple = (), **kw: Any):
+        super().__init__(message, **kw)
+        self.violations = tuple(violations)
+
+
+def expect_range(value: int, lo: int, hi: int, *, op: str, operand: str, hint: Optional[str] = None) -> int:
+    """Return ``value`` if ``lo <= value <= hi``, else raise `IllegalOperand` naming the range."""
+    if not (lo <= value <= hi):
+        raise IllegalOperand(f"value {value} is outside [{lo}, {hi}]", op=op, operand=operand,
+                             value=value, limit=f"[{lo}, {hi}]", hint=hint)
+    return value

@@ -1,0 +1,521 @@
+"""Memory spaces, the Machine, pointers and the context every op executes in.
+
+Model:
+
+* A `Machine` has one global memory (GM) shared by all cores and, per core, one flat
+  ``uint8`` buffer per on-chip space sized by the chip profile (``l1``, ``l0a``,
+  ``l0b``, ``l0c``, ``bt``, ``fb``, MX scale spaces) plus ``vector_subcores`` unified
+  buffers (``ub``; UB 0 and UB 1 are the AIV0/AIV1 buffers that FIXPIPE's dual
+  destination writes).
+* GM is a set of named *regions* (one per kernel argument or allocation) placed in
+  one virtual byte-address space with unmapped guard gaps between them, so an
+  access that runs past a tensor is an `OutOfBounds` error, never a silent write
+  into a neighbour.
+* Every buffer keeps a per-byte *written* map for uninitialised-read detection.
+* A `Ptr` is a typed byte address in one space (``!pto.ptr<f16, l0a>`` at 0x400).
+  Pointers made by ``machine.ptr(...)`` are bound to a core (`ExecContext`) so the
+  eager API (``pto.mad(a, b, c, ...)``) knows where to run.
+* Ops never touch numpy buffers directly: they ask the `ExecContext` for byte or
+  typed views, which checks bounds, records the access for the hazard verifier,
+  checks/marks initialisation, and names the operand in any error.
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Literal, Optional
+
+import numpy as np
+
+from .dtypes import DType, dtype as _dtype
+from .errors import (ConfigError, IllegalOperand, Misaligned, OutOfBounds, PtoError, Provenance,
+                     UninitializedRead)
+from .targets import ChipProfile, ON_CHIP_SPACES, get_target, space_name
+
+# ----------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachineOptions:
+    """Checker and fill settings of a `Machine` (all checks on by default).
+
+    Attributes:
+        check_hazards: run the pipe hazard verifier (`pto_core.checks.hazards`);
+            default True.
+        uninitialized: what to do when an op reads bytes nothing wrote:
+            ``"record"`` (default: keep the first events in ``machine.reports``),
+            ``"warn"`` (also emit a Python warning), ``"raise"`` (`UninitializedRead`),
+            ``"off"``.
+        fill: initial content of on-chip buffers and uninitialised GM outputs:
+            ``"pattern"`` (default: every byte = ``fill_byte``), ``"zero"`` or
+            ``"random"`` (seeded by ``seed``).
+        fill_byte: the pattern byte; 0xFF makes float data NaN and integers -1, so
+            unwritten results are easy to spot. Default 0xFF.
+        overflow_mode: ``None`` (use the chip default), ``"saturation"`` or
+            ``"inf_nan"``: the process-wide float overflow mode ops consult when a
+            clause does not choose one.
+        seed: seed for ``fill="random"`` and for randomised core order.
+        max_reports: cap on recorded checker events.
+    """
+
+    check_hazards: bool = True
+    uninitialized: Literal["record", "warn", "raise", "off"] = "record"
+    fill: Literal["pattern", "zero", "random"] = "pattern"
+    fill_byte: int = 0xFF
+    overflow_mode: Optional[Literal["saturation", "inf_nan"]] = None
+    seed: int = 0
+    max_reports: int = 100
+
+    def __post_init__(self):
+        if self.uninitialized not in ("record", "warn", "raise", "off"):
+            raise ConfigError(f"uninitialized={self.uninitialized!r} is not one of record, warn, raise, off")
+        if self.fill not in ("pattern", "zero", "random"):
+            raise ConfigError(f"fill={self.fill!r} is not one of pattern, zero, random")
+        if not 0 <= int(self.fill_byte) <= 255:
+            raise ConfigError(f"fill_byte={self.fill_byte!r} is not a byte value 0..255")
+        if self.overflow_mode not in (None, "saturation", "inf_nan"):
+            raise ConfigError(f"overflow_mode={self.overflow_mode!r} is not None, 'saturation' or 'inf_nan'")
+
+
+# ----------------------------------------------------------------------------- buffers
+
+
+class Buffer:
+    """A flat byte array plus its per-byte written map.
+
+    Attributes:
+        space: canonical space name (``"ub"``); ``label`` adds the core/sub-block.
+        data: ``uint8`` array of the buffer's bytes.
+        written: ``bool`` array, True where some op (or an input load) wrote the byte.
+    """
+
+    __slots__ = ("space", "label", "data", "written", "base")
+
+    def __init__(self, space: str, size: int, *, label: str = "", fill: Optional[np.ndarray] = None,
+                 base: int = 0):
+        self.space = space
+        self.label = label or space
+        self.base = base
+        if fill is None:
+            self.data = np.zeros(size, dtype=np.uint8)
+        else:
+            self.data = fill
+        self.written = np.zeros(size, dtype=np.bool_)
+
+    @property
+    def size(self) -> int:
+        return self.data.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<Buffer {self.label} {self.size} B>"
+
+
+@dataclass(eq=False)
+class GmRegion:
+    """One GM allocation: a named byte range at a virtual base address."""
+
+    name: str
+    base: int
+    buffer: Buffer
+    dtype: Optional[DType] = None
+    shape: tuple = ()
+
+    @property
+    def size(self) -> int:
+        return self.buffer.size
+
+    @property
+    def end(self) -> int:
+        return self.base + self.buffer.size
+
+
+GM_BASE = 0x1000_0000
+GM_ALIGN = 512
+GM_GUARD = 4096
+
+
+class GlobalMemory:
+    """All GM regions of a machine; resolves virtual addresses to (region, offset)."""
+
+    def __init__(self, machine: "Machine"):
+        self._machine = machine
+        self.regions: list = []
+        self._bases: list = []
+        self._next = GM_BASE
+
+    def alloc(self, nbytes: int, *, name: str = "", dtype=None, shape=(), data: Optional[np.ndarray] = None,
+              fill: Optional[str] = None) -> GmRegion:
+        """Allocate a region of ``nbytes`` bytes; ``data`` (any array) initialises it and marks it written."""
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            raise IllegalOperand(f"GM allocation of {nbytes} bytes", operand=name or "gm", value=nbytes,
+                                 limit="> 0")
+        name = name or f"gm{len(self.regions)}"
+        if any(r.name == name for r in self.regions):
+            raise IllegalOperand(f"GM region name {name!r} is already used", operand="name", value=name,
+                                 hint="give every GM tensor a unique name")
+        base = self._next
+        self._next = _round_up(base + nbytes + GM_GUARD, GM_ALIGN)
+        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=self._machine._fill_array(nbytes, fill), base=base)
+        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
+        self.regions.append(region)
+        self._bases.append(base)
+        if data is not None:
+            raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+            if raw.size != nbytes:
+                raise IllegalOperand(f"initial data has {raw.size} bytes, region {name!r} has {nbytes}",
+                                     operand=name, value=raw.size, limit=nbytes)
+            buf.data[:] = raw
+            buf.written[:] = True
+        return region
+
+    def region(self, name: str) -> GmRegion:
+        for r in self.regions:
+            if r.name == name:
+                return r
+        raise IllegalOperand(f"no GM region named {name!r}", operand="name", value=name,
+                             limit=", ".join(r.name for r in self.regions) or "(none)")
+
+    def find(self, addr: int, nbytes: int) -> tuple:
+        """Return ``(region, offset)`` holding ``[addr, addr + nbytes)`` or raise `OutOfBounds`."""
+        i = bisect.bisect_right(self._bases, addr) - 1
+        if i >= 0:
+            r = self.regions[i]
+            off = addr - r.base
+            if off + nbytes <= r.size:
+                return r, off
+            raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.name!r} "
+                              f"({r.size} B)", value=hex(addr), limit=f"{r.size} B",
+                              hint="check burst lengths, strides and offsets against the tensor's size")
+        raise OutOfBounds(f"GM address {addr:#x} is not inside any allocated region", value=hex(addr),
+                          hint="pointers into GM must come from a kernel argument or gm allocation")
+
+
+def _round_up(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+# ----------------------------------------------------------------------------- pointers
+
+
+@dataclass(frozen=True, slots=True)
+class Ptr:
+    """A typed byte address: ``!pto.ptr<dtype, space>`` at ``addr``.
+
+    ``addr`` is a byte offset into the on-chip space, or a virtual GM address.
+    ``sub`` selects the UB of vector sub-core 0/1 (only meaningful for ``ub``).
+    ``ctx`` binds the pointer to a core for the eager API (None inside programs).
+    Adding an int moves by that many *elements*; `byte_offset` moves by bytes.
+    """
+
+    space: str
+    dtype: DType
+    addr: int
+    sub: int = 0
+    ctx: Optional["ExecContext"] = field(default=None, compare=False, repr=False)
+
+    def __add__(self, elements: int) -> "Ptr":
+        return self.byte_offset(self.dtype.nbytes(int(elements)) if elements >= 0
+                                else -self.dtype.nbytes(-int(elements)))
+
+    def byte_offset(self, nbytes: int) -> "Ptr":
+        return replace(self, addr=self.addr + int(nbytes))
+
+    def cast(self, new_dtype) -> "Ptr":
+        """Same address, another element type (``pto.castptr``)."""
+        return replace(self, dtype=_dtype(new_dtype))
+
+    @property
+    def type_str(self) -> str:
+        """PTO-AS type: ``!pto.ptr<f16, l0a>``."""
+        return f"!pto.ptr<{self.dtype.pto_name}, {self.space}>"
+
+    def __str__(self) -> str:
+        sub = f"[ub{self.sub}]" if self.space == "ub" and self.sub else ""
+        return f"{self.type_str}@{self.addr:#x}{sub}"
+
+
+# ----------------------------------------------------------------------------- cores & machine
+
+
+class Core:
+    """One AI core: its on-chip buffers (UB per vector sub-core)."""
+
+    def __init__(self, machine: "Machine", index: int):
+        self.machine = machine
+        self.index = index
+        t = machine.target
+        self.buffers: dict = {}
+        for space in ON_CHIP_SPACES:
+            if space == "ub":
+                continue
+            size = t.sizes.of(space)
+            if size > 0:
+                self.buffers[space] = Buffer(space, size, label=f"core{index}.{space}",
+                                             fill=machine._fill_array(size))
+        self.ubs = [Buffer("ub", t.sizes.ub, label=f"core{index}.ub{s}", fill=machine._fill_array(t.sizes.ub))
+                    for s in range(max(1, t.vector_subcores))]
+
+    def buffer(self, space: str, sub: int = 0) -> Buffer:
+        if space == "ub":
+            if not 0 <= sub < len(self.ubs):
+                raise IllegalOperand(f"UB sub-block {sub} does not exist on {self.machine.target.name}",
+                                     operand="sub_blockid", value=sub, limit=f"[0, {len(self.ubs) - 1}]")
+            return self.ubs[sub]
+        buf = self.buffers.get(space)
+        if buf is None:
+            raise IllegalOperand(f"memory space {space!r} does not exist on {self.machine.target.name}",
+                                 operand="space", value=space,
+                                 hint="pick a target that has this space (e.g. A5 for MX scale buffers)")
+        return buf
+
+
+_current = threading.local()
+
+
+class Machine:
+    """A simulated chip: GM plus ``cores`` cores of the target's buffers.
+
+    Args:
+        target: a profile name or `ChipProfile` (``"A2A3"``, ``"A5"``, ``"Ascend310"``).
+        cores: number of cores to model (default 1).
+        options: `MachineOptions`.
+
+    The machine most recently created (or activated) is the default for eager
+    ops that have no bound pointer (``pto.set_flag``).
+    """
+
+    def __init__(self, target="A2A3", *, cores: int = 1, options: Optional[MachineOptions] = None):
+        self.target: ChipProfile = get_target(target)
+        self.options = options or MachineOptions()
+        if int(cores) < 1:
+            raise ConfigError(f"cores={cores} must be >= 1", operand="cores", value=cores)
+        self._rng = np.random.default_rng(self.options.seed)
+        self.gm = GlobalMemory(self)
+        self.cores = [Core(self, i) for i in range(int(cores))]
+        self.reports: list = []
+        self._contexts = [ExecContext(self, c) for c in self.cores]
+        self.activate(0)
+
+    # -- configuration
+    @property
+    def overflow_mode(self) -> str:
+        return self.options.overflow_mode or self.target.overflow_mode
+
+    def _fill_array(self, nbytes: int, fill: Optional[str] = None) -> np.ndarray:
+        mode = fill or self.options.fill
+        if mode == "zero":
+            return np.zeros(nbytes, dtype=np.uint8)
+        if mode == "random":
+            return self._rng.integers(0, 256, size=nbytes, dtype=np.uint8)
+        return np.full(nbytes, self.options.fill_byte, dtype=np.uint8)
+
+    # -- contexts
+    def context(self, core: int = 0) -> "ExecContext":
+        if not 0 <= core < len(self.cores):
+            raise IllegalOperand(f"core {core} does not exist (machine has {len(self.cores)})", operand="core",
+                                 value=core, limit=f"[0, {len(self.cores) - 1}]")
+        return self._contexts[core]
+
+    def activate(self, core: int = 0) -> "ExecContext":
+        """Make this machine (core ``core``) the default for eager ops without pointers."""
+        ctx = self.context(core)
+        _current.ctx = ctx
+        return ctx
+
+    # -- pointers and data
+    def ptr(self, space: str, dtype, addr: int = 0, *, core: int = 0, sub: int = 0) -> Ptr:
+        """A pointer bound to ``core``: ``m.ptr("l0a", "f16", 0x400)``."""
+        space = space_name(space)
+        d = _dtype(dtype)
+        if space != "gm":
+            self.context(core).core.buffer(space, sub)  # validates the space exists
+        return Ptr(space, d, int(addr), sub, self.context(core))
+
+    def gm_alloc(self, shape, dtype, *, name: str = "", data: Optional[np.ndarray] = None,
+                 fill: Optional[str] = None, core: int = 0) -> Ptr:
+        """Allocate a GM tensor; returns a bound pointer to its first element.
+
+        ``data`` (converted to ``dtype``) initialises it; otherwise it holds the fill pattern.
+        """
+        d = _dtype(dtype)
+        shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
+        count = int(np.prod(shape)) if shape else 1
+        raw = None
+        if data is not None:
+            arr = np.asarray(data)
+            if d.bits >= 8 and arr.dtype != d.storage:
+                arr = arr.astype(d.storage)
+            raw = arr
+        region = self.gm.alloc(d.nbytes(count), name=name, dtype=d, shape=shape, data=raw, fill=fill)
+        return Ptr("gm", d, region.base, 0, self.context(core))
+
+    def gm_tensor(self, data: np.ndarray, *, name: str = "", dtype=None) -> Ptr:
+        """Copy a numpy array into a new GM region and return a pointer to it."""
+        arr = np.asarray(data)
+        return self.gm_alloc(arr.shape, dtype if dtype is not None else arr.dtype, name=name, data=arr)
+
+    def read(self, ptr: Ptr, shape, dtype=None) -> np.ndarray:
+        """Copy ``shape`` elements starting at ``ptr`` out of the machine (no checks recorded)."""
+        d = _dtype(dtype) if dtype is not None else ptr.dtype
+        shape = tuple(np.atleast_1d(shape))
+        count = int(np.prod(shape))
+        buf, off = self.resolve(ptr, d.nbytes(count), core=ptr.ctx.core.index if ptr.ctx else 0)
+        raw = buf.data[off:off + d.nbytes(count)]
+        if d.bits < 8:
+            return raw.copy()
+        return raw.view(d.storage).reshape(shape).copy()
+
+    def write(self, ptr: Ptr, values, dtype=None) -> None:
+        """Copy ``values`` into the machine at ``ptr`` and mark the bytes written (test/driver helper)."""
+        d = _dtype(dtype) if dtype is not None else ptr.dtype
+        arr = np.asarray(values)
+        if d.bits >= 8 and arr.dtype != d.storage:
+            arr = arr.astype(d.storage)
+        raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+        buf, off = self.resolve(ptr, raw.size, core=ptr.ctx.core.index if ptr.ctx else 0)
+        buf.data[off:off + raw.size] = raw
+        buf.written[off:off + raw.size] = True
+
+    def resolve(self, ptr: Ptr, nbytes: int, *, core: int = 0) -> tuple:
+        """``(buffer, byte offset)`` for ``nbytes`` at ``ptr``; raises `OutOfBounds`."""
+        if ptr.space == "gm":
+            region, off = self.gm.find(ptr.addr, nbytes)
+            return region.buffer, off
+        buf = self.context(core).core.buffer(ptr.space, ptr.sub)
+        if ptr.addr < 0 or ptr.addr + nbytes > buf.size:
+            raise OutOfBounds(f"bytes [{ptr.addr}, {ptr.addr + nbytes}) are outside {ptr.space} "
+                              f"({buf.size} B on {self.target.name})", value=hex(ptr.addr),
+                              limit=f"{buf.size} B")
+        return buf, ptr.addr
+
+    def report(self, kind: str, message: str) -> None:
+        if len(self.reports) < self.options.max_reports:
+            self.reports.append((kind, message))
+
+    def __repr__(self) -> str:
+        return f"<Machine {self.target.name} cores={len(self.cores)}>"
+
+
+def current_context() -> "ExecContext":
+    """The default execution context for eager ops (set by `Machine` creation/activation)."""
+    ctx = getattr(_current, "ctx", None)
+    if ctx is None:
+        raise PtoError("no active Machine: create one with pto_core.Machine(target) before issuing ops",
+                       hint="m = Machine('A2A3'); then call pto ops on pointers from m.ptr(...)")
+    return ctx
+
+
+# ----------------------------------------------------------------------------- execution context
+
+
+class ExecContext:
+    """What an op sees while it runs: one core of one machine.
+
+    Ops read and write memory only through `read`, `write`, `view` and `span`, which
+    bounds-check, check/mark initialisation, and report every access to the hazard
+    verifier under the pipe of the op being executed (set by the dispatcher in
+    `begin_op`).
+    """
+
+    def __init__(self, machine: Machine, core: Core):
+        self.machine = machine
+        self.core = core
+        self.target = machine.target
+        self.hazards = None          # set by pto_core.checks.hazards when enabled
+        self.op_name: str = ""
+        self.pipe: str = "S"
+        self.where: Optional[Provenance] = None
+        self.sync_state = None       # flags / unit-flag state, owned by ops.sync
+
+    # -- op bracketing (called by the dispatcher / interpreter)
+    def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
+        self.op_name = op_name
+        self.pipe = pipe
+        self.where = where
+        if self.hazards is not None:
+            self.hazards.begin_op(op_name, pipe, where)
+
+    # -- raw access
+    def _locate(self, ptr: Ptr, nbytes: int, operand: str):
+        if ptr.space == "gm":
+            try:
+                region, off = self.machine.gm.find(ptr.addr, nbytes)
+            except OutOfBounds as e:
+                e.operand = e.operand or operand
+                e.op = e.op or self.op_name
+                raise
+            return region.buffer, off
+        buf = self.core.buffer(ptr.space, ptr.sub)
+        if ptr.addr < 0 or ptr.addr + nbytes > buf.size:
+            raise OutOfBounds(f"bytes [{ptr.addr:#x}, {ptr.addr + nbytes:#x}) are outside {ptr.space} "
+                              f"(capacity {buf.size} B on {self.target.name})", op=self.op_name,
+                              operand=operand, value=hex(ptr.addr), limit=f"{buf.size} B",
+                              hint="check the address, shape and strides of this operand")
+        return buf, ptr.addr
+
+    def read(self, ptr: Ptr, nbytes: int, *, operand: str = "src") -> np.ndarray:
+        """Byte view of ``[ptr, ptr + nbytes)`` for reading (records the read)."""
+        buf, off = self._locate(ptr, nbytes, operand)
+        self._on_read(buf, off, off + nbytes, operand)
+        return buf.data[off:off + nbytes]
+
+    def write(self, ptr: Ptr, nbytes: int, *, operand: str = "dst") -> np.ndarray:
+        """Writable byte view of ``[ptr, ptr + nbytes)`` (records the write, marks bytes written)."""
+        buf, off = self._locate(ptr, nbytes, operand)
+        self._on_write(buf, off, off + nbytes)
+        return buf.data[off:off + nbytes]
+
+    def view(self, ptr: Ptr, count: int, *, write: bool = False, operand: str = "src",
+             dtype: Optional[DType] = None) -> np.ndarray:
+        """Typed 1-D view of ``count`` elements at ``ptr`` (raw bytes for packed dtypes)."""
+        d = dtype or ptr.dtype
+        n = d.nbytes(count)
+        raw = self.write(ptr, n, operand=operand) if write else self.read(ptr, n, operand=operand)
+        return raw if d.bits < 8 else raw.view(d.storage)
+
+    def span(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src"):
+        """Byte view of ``[ptr + lo, ptr + hi)`` plus the byte offset of ``ptr`` inside it.
+
+        For strided accesses: an op computes the lowest and highest byte it touches
+        relative to ``ptr``, takes one span, then indexes inside it. Returns
+        ``(view, origin)`` where ``view[origin]`` is the byte at ``ptr``.
+        """
+        start = ptr.byte_offset(lo)
+        raw = (self.write if write else self.read)(start, hi - lo, operand=operand)
+        return raw, -lo
+
+    def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
+        if self.hazards is not None:
+            self.hazards.on_access(buf, lo, hi, False)
+        mode = self.machine.options.uninitialized
+        if mode != "off" and hi > lo and not buf.written[lo:hi].all():
+            bad = lo + int(np.argmin(buf.written[lo:hi]))
+            msg = (f"{self.op_name or 'op'} operand {operand} reads {buf.label} byte {bad:#x}, which nothing "
+                   f"wrote" + (f" ({self.where})" if self.where else ""))
+            if mode == "raise":
+                raise UninitializedRead(f"reads {buf.label} byte {bad:#x}, which nothing wrote", op=self.op_name,
+                                        operand=operand, value=hex(bad), where=self.where,
+                                        hint="load or initialise this data before reading it")
+            self.machine.report("uninitialized", msg)
+            if mode == "warn":
+                import warnings
+                warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+    def _on_write(self, buf: Buffer, lo: int, hi: int) -> None:
+        if self.hazards is not None:
+            self.hazards.on_access(buf, lo, hi, True)
+        buf.written[lo:hi] = True
+
+    # -- checks ops share
+    def check_aligned(self, ptr: Ptr, alignment: int, operand: str) -> None:
+        """Raise `Misaligned` unless ``ptr.addr`` is a multiple of ``alignment`` (GM is exempt)."""
+        if ptr.space != "gm" and ptr.addr % alignment:
+            raise Misaligned(f"address {ptr.addr:#x} in {ptr.space} is not {alignment}-byte aligned",
+                             op=self.op_name, operand=operand, value=hex(ptr.addr), limit=f"{alignment} B",
+                             hint=f"place the tile at a multiple of {alignment} bytes")
+
+
+__all__ = ["MachineOptions", "Buffer", "GmRegion", "GlobalMemory", "Ptr", "Core", "Machine", "ExecContext",
+           "current_context"]

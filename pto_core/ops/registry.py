@@ -1,0 +1,368 @@
+"""The op table: one `OpSpec` row per PTO op, plus the generic call machinery.
+
+Adding an op = one execute function + one `register(OpSpec(...))` row.
+
+Calling convention (Python API, one-to-one with PTO-AS text)::
+
+    pto.<op>(operands in the spec's order, <clause>=<value>, ...)
+
+Clause spelling (value in Python -> text in PTO-AS):
+
+=================  ===============================  ==========================================
+clause form        Python                           PTO-AS
+=================  ===============================  ==========================================
+``flag``           ``disable_gemv=True``            ``disable_gemv``
+``word``           ``unit_flag="check_only"``       ``unit_flag(check_only)``
+``args``           ``loop3=(2, 64, 128)``           ``loop3(%c2, %c64, %c128)``
+``args`` + keys    ``pre_quant=(x, {"mode": "q"})`` ``pre_quant(%x, mode = q)``
+                   or a dict with the positional
+                   params by name and the keys
+``optarg``         ``nz2nz=True`` / ``nz2nz=s``     ``nz2nz`` / ``nz2nz(%s)``
+``sat`` (special)  ``sat=True`` / ``sat=False`` /   ``sat`` / ``nosat`` / ``sat(preserve_nan)``
+                   ``sat="preserve_nan"``
+=================  ===============================  ==========================================
+
+Clauses sharing a ``group`` are mutually exclusive; groups must appear in the
+spec's canonical order (Python keyword order is checked too, so a call reads like
+the PTO-AS text it prints as). ``None`` means "clause omitted".
+
+An op call either executes now (eager: some operand is a `Ptr` bound to a machine,
+or a machine is active) or, inside a program builder, is recorded as an `OpCall`
+(see ``pto_core.program``). Both go through `make_call`, so validation of arity,
+clause names, clause values, order and exclusivity is identical.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from ..errors import IllegalOperand, PtoError, Provenance, UnknownName  # noqa: F401 (re-exported)
+
+# ----------------------------------------------------------------------------- table rows
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One positional operand.
+
+    kind: ``"ptr"`` (a pointer; ``spaces`` lists the legal spaces), ``"int"`` (i64 value),
+    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"event"``.
+    """
+
+    name: str
+    kind: str
+    spaces: tuple = ()
+    doc: str = ""
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One optional clause.
+
+    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"`` or ``"sat"`` (see module doc).
+    group: canonical-order slot; clauses of one group are mutually exclusive.
+    values: legal words for ``"word"`` form (and for keyword params of ``"args"``).
+    params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
+    keys: keyword parameters of ``"args"``: name -> tuple of legal words (empty = any word).
+    min_params: how many leading positional params are required (``args`` form).
+    """
+
+    name: str
+    form: str
+    group: str = ""
+    values: tuple = ()
+    params: tuple = ()
+    keys: dict = field(default_factory=dict)
+    min_params: Optional[int] = None
+    doc: str = ""
+
+    @property
+    def slot(self) -> str:
+        return self.group or self.name
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One PTO op.
+
+    Attributes:
+        name: op name without the ``pto.`` prefix (``"mad"``).
+        family: ``"mte"``, ``"cube"``, ``"fixpipe"``, ``"sync"``, ``"vector"``, ``"scalar"``.
+        pipe: the pipe the op runs on (``"M"``), or a function ``(operands, clauses) -> pipe``.
+        operands: positional operands in spec order.
+        clauses: optional clauses in canonical order.
+        execute: ``fn(ctx, *operands, **clauses) -> None``; does value checks and the work.
+        verify: optional ``fn(call, target) -> None`` for checks that need only operand
+            types (pointer dtype/space) and clause values; runs at record time in programs
+            and before execute in eager mode.
+        doc: one-line summary.
+    """
+
+    name: str
+    family: str
+    pipe: Any
+    operands: tuple
+    execute: Callable
+    clauses: tuple = ()
+    verify: Optional[Callable] = None
+    doc: str = ""
+
+    @property
+    def asm_name(self) -> str:
+        return "pto." + self.name
+
+    def pipe_of(self, operands, clauses) -> str:
+        return self.pipe(operands, clauses) if callable(self.pipe) else self.pipe
+
+    def clause(self, name: str) -> Clause:
+        for c in self.clauses:
+            if c.name == name:
+                return c
+        raise UnknownName(f"unknown clause {name!r}", op=self.asm_name, operand=name,
+                          limit="one of " + (", ".join(c.name for c in self.clauses) or "(no clauses)"))
+
+    def signature(self) -> str:
+        ops = ", ".join(o.name for o in self.operands)
+        cls = " ".join(f"[{c.name}]" for c in self.clauses)
+        return f"{self.asm_name} {ops} {cls}".strip()
+
+
+OPS: dict = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    """Add a row to the op table (names must be unique)."""
+    if spec.name in OPS:
+        raise ValueError(f"op {spec.name!r} registered twice")
+    OPS[spec.name] = spec
+    return spec
+
+
+def get_op(name: str) -> OpSpec:
+    key = name[4:] if name.startswith("pto.") else name
+    spec = OPS.get(key)
+    if spec is None:
+        raise UnknownName(f"unknown op 'pto.{key}'", value=name,
+                          limit=f"{len(OPS)} known ops, e.g. " + ", ".join(sorted(OPS)[:12]),
+                          hint="see the API reference in migration_guide/pto_api.md")
+    return spec
+
+
+# ----------------------------------------------------------------------------- calls
+
+
+@dataclass
+class OpCall:
+    """One op with its operands and clauses (canonical order) and provenance.
+
+    Operands are concrete values (ints, floats, `Ptr`) or, inside programs, IR values.
+    """
+
+    spec: OpSpec
+    operands: tuple
+    clauses: dict
+    where: Optional[Provenance] = None
+
+    @property
+    def pipe(self) -> str:
+        return self.spec.pipe_of(self.operands, self.clauses)
+
+    def operand(self, name: str):
+        for o, v in zip(self.spec.operands, self.operands):
+            if o.name == name:
+                return v
+        raise KeyError(name)
+
+
+def _bad(spec: OpSpec, operand: str, message: str, value=None, limit=None, hint=None):
+    return IllegalOperand(message, op=spec.asm_name, operand=operand, value=value, limit=limit, hint=hint)
+
+
+def normalize_clause(spec: OpSpec, clause: Clause, value):
+    """Validate one clause value's *shape* and return it in canonical Python form."""
+    name = clause.name
+    if clause.form == "flag":
+        if value is not True:
+            raise _bad(spec, name, f"flag clause takes True (or None to omit), got {value!r}", value)
+        return True
+    if clause.form == "sat":
+        if value is True or value is False or value == "preserve_nan":
+            return value
+        raise _bad(spec, name, f"sat takes True (sat), False (nosat) or 'preserve_nan', got {value!r}", value)
+    if clause.form == "word":
+        if value not in clause.values:
+            raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)}", value,
+                       limit=", ".join(clause.values))
+        return value
+    if clause.form == "optarg":
+        return True if value is True else value
+    if clause.form == "args":
+        nparams = len(clause.params)
+        need = nparams if clause.min_params is None else clause.min_params
+        if isinstance(value, dict):
+            pos = []
+            kw = {}
+            for k, v in value.items():
+                key = k.lstrip("%")
+                if key in clause.keys:
+                    kw[key] = v
+                elif "%" + key in clause.params or key in clause.params:
+                    pos.append((clause.params.index("%" + key if "%" + key in clause.params else key), v))
+                else:
+                    raise _bad(spec, name, f"unknown parameter {k!r}", k,
+                               limit=", ".join(list(clause.params) + list(clause.keys)))
+            pos.sort()
+            if [i for i, _ in pos] != list(range(len(pos))):
+                raise _bad(spec, name, "positional parameters must be given without gaps", value,
+                           limit=", ".join(clause.params))
+            args = tuple(v for _, v in pos)
+        else:
+            items = value if isinstance(value, tuple) else (value,)
+            kw = {}
+            if items and isinstance(items[-1], dict):
+                kw = dict(items[-1])
+                items = items[:-1]
+            args = tuple(items)
+        if not need <= len(args) <= nparams:
+            raise _bad(spec, name, f"takes {need}..{nparams} parameters ({', '.join(clause.params)}), "
+                                   f"got {len(args)}", value)
+        for k, v in kw.items():
+            if k not in clause.keys:
+                raise _bad(spec, name, f"unknown key {k!r}", k, limit=", ".join(clause.keys) or "(none)")
+            legal = clause.keys[k]
+            if legal and v not in legal:
+                raise _bad(spec, f"{name}({k})", f"value {v!r} is not one of {', '.join(legal)}", v,
+                           limit=", ".join(legal))
+        return (args, kw)
+    raise ValueError(f"bad clause form {clause.form!r} in {spec.name}")
+
+
+def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenance] = None) -> OpCall:
+    """Validate arity, clause names/values, canonical order and exclusivity; build an `OpCall`."""
+    required = [o for o in spec.operands if not o.optional]
+    if not len(required) <= len(args) <= len(spec.operands):
+        names = ", ".join(o.name for o in spec.operands)
+        raise IllegalOperand(f"takes {len(required)} operands ({names}), got {len(args)}", op=spec.asm_name,
+                             value=len(args), hint=f"signature: {spec.signature()}", where=where)
+    order = {c.slot: i for i, c in enumerate(_slots(spec))}
+    clauses: dict = {}
+    seen_slots: dict = {}
+    last = -1
+    for key, value in kwargs.items():
+        if value is None:
+            continue
+        clause = spec.clause(key)
+        slot = clause.slot
+        if slot in seen_slots:
+            raise IllegalOperand(f"clauses {seen_slots[slot]!r} and {key!r} are mutually exclusive",
+                                 op=spec.asm_name, operand=key, where=where,
+                                 hint="keep only one of them")
+        idx = order[slot]
+        if idx < last:
+            canon = " -> ".join(dict.fromkeys(c.slot for c in spec.clauses))
+            raise IllegalOperand(f"clause {key!r} is out of canonical order", op=spec.asm_name, operand=key,
+                                 limit=canon, where=where, hint=f"write the clauses in the order {canon}")
+        last = idx
+        seen_slots[slot] = key
+        clauses[key] = normalize_clause(spec, clause, value)
+    return OpCall(spec, tuple(args), clauses, where)
+
+
+def _slots(spec: OpSpec):
+    seen = {}
+    for c in spec.clauses:
+        seen.setdefault(c.slot, c)
+    return list(seen.values())
+
+
+# ----------------------------------------------------------------------------- provenance
+
+_INTERNAL = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+
+
+def add_internal_package(path: str) -> None:
+    """Frames from files under ``path`` are skipped when finding the user's call site."""
+    _INTERNAL.append(os.path.abspath(path))
+
+
+def user_frame(skip: int = 1) -> Optional[Provenance]:
+    """``file:line`` of the innermost frame outside this package (and registered packages)."""
+    f = sys._getframe(skip)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not any(fn.startswith(p) for p in _INTERNAL) and not fn.startswith("<frozen"):
+            return Provenance(fn, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+#: A recorder (program builder) receiving calls instead of executing them; see pto_core.program.
+_recorders: list = []
+
+
+def push_recorder(recorder) -> None:
+    _recorders.append(recorder)
+
+
+def pop_recorder(recorder) -> None:
+    if not _recorders or _recorders[-1] is not recorder:
+        raise RuntimeError("program builders must be closed in the order they were opened")
+    _recorders.pop()
+
+
+def current_recorder():
+    return _recorders[-1] if _recorders else None
+
+
+def execute_call(ctx, call: OpCall) -> None:
+    """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
+    spec = call.spec
+    ctx.begin_op(spec.asm_name, call.pipe, call.where)
+    try:
+        spec.execute(ctx, *call.operands, **call.clauses)
+    except PtoError as e:
+        if e.op is None:
+            e.op = spec.asm_name
+        e.with_where(call.where)
+        raise
+
+
+def dispatch(name: str, args: tuple, kwargs: dict):
+    """Entry point of ``pto.<name>(...)``: record into the active builder, or execute eagerly."""
+    from ..memory import Ptr, current_context
+    spec = get_op(name)
+    where = user_frame(2)
+    if where is not None:
+        where = Provenance(where.file, where.line, spec.asm_name)
+    call = make_call(spec, args, kwargs, where)
+    rec = current_recorder()
+    if rec is not None:
+        return rec.record(call)
+    ctx = None
+    for v in call.operands:
+        if isinstance(v, Ptr) and v.ctx is not None:
+            if ctx is None:
+                ctx = v.ctx
+            elif v.ctx.machine is not ctx.machine:
+                raise IllegalOperand("operands are bound to different machines", op=spec.asm_name,
+                                     where=where, hint="create all pointers from the same Machine")
+    if ctx is None:
+        ctx = current_context()
+    else:
+        from .. import memory
+        memory._current.ctx = ctx
+    if spec.verify is not None:
+        try:
+            spec.verify(call, ctx.target)
+        except PtoError as e:
+            if e.op is None:
+                e.op = spec.asm_name
+            e.with_where(where)
+            raise
+    execute_call(ctx, call)
+    return None
