@@ -274,6 +274,17 @@ class Core:
 _current = threading.local()
 
 
+def _hazard_tracker_class():
+    """The hazard verifier class (pto_core.checks.hazards.HazardTracker), or None before it exists."""
+    try:
+        from .checks.hazards import HazardTracker
+    except ModuleNotFoundError as e:
+        if e.name not in ("pto_core.checks.hazards", "pto_core.checks"):
+            raise
+        return None
+    return HazardTracker
+
+
 class Machine:
     """A simulated chip: GM plus ``cores`` cores of the target's buffers.
 
@@ -296,7 +307,24 @@ class Machine:
         self.cores = [Core(self, i) for i in range(int(cores))]
         self.reports: list = []
         self._contexts = [ExecContext(self, c) for c in self.cores]
+        if self.options.check_hazards:
+            tracker_cls = _hazard_tracker_class()
+            if tracker_cls is not None:
+                for ctx in self._contexts:
+                    ctx.hazards = tracker_cls(ctx)
         self.activate(0)
+
+    def end_kernel(self) -> list:
+        """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
+
+        Returns the list of ``(kind, message)`` reports added.
+        """
+        before = len(self.reports)
+        for ctx in self._contexts:
+            if ctx.hazards is not None:
+                for kind, msg in ctx.hazards.end_kernel():
+                    self.report(kind, msg)
+        return self.reports[before:]
 
     # -- configuration
     @property
@@ -410,6 +438,21 @@ def current_context() -> "ExecContext":
 # ----------------------------------------------------------------------------- execution context
 
 
+class HazardTrackerProtocol:
+    """What `ExecContext` expects of a hazard verifier (implemented in ``pto_core.checks.hazards``).
+
+    One tracker per core; it sees every access in program order, tagged with the pipe
+    of the op being executed (``begin_op``), plus the sync ops' edges.
+    """
+
+    def __init__(self, ctx: "ExecContext"): ...
+    def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None: ...
+    def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool) -> None: ...
+    def unit_flag_publish(self, buf: Buffer, lo: int, hi: int) -> None: ...
+    def unit_flag_consume(self, buf: Buffer, lo: int, hi: int, clear: bool) -> None: ...
+    def end_kernel(self) -> list: ...
+
+
 class ExecContext:
     """What an op sees while it runs: one core of one machine.
 
@@ -507,6 +550,19 @@ class ExecContext:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, True)
         buf.written[lo:hi] = True
+
+    # -- unit-flag handshake (mad ``unit_flag(check_and_set)`` -> FIXPIPE ``unit_flag(check_*)``)
+    def unit_flag_publish(self, ptr: Ptr, nbytes: int) -> None:
+        """Producer side: a ``pto.mad* unit_flag(check_and_set)`` publishes the L0C bytes it wrote."""
+        if self.hazards is not None:
+            buf, off = self._locate(ptr, nbytes, "dst")
+            self.hazards.unit_flag_publish(buf, off, off + nbytes)
+
+    def unit_flag_consume(self, ptr: Ptr, nbytes: int, *, clear: bool) -> None:
+        """Consumer side: FIXPIPE ``unit_flag(check_only|check_and_clear)`` on the L0C bytes it reads."""
+        if self.hazards is not None:
+            buf, off = self._locate(ptr, nbytes, "src")
+            self.hazards.unit_flag_consume(buf, off, off + nbytes, clear)
 
     # -- checks ops share
     def check_aligned(self, ptr: Ptr, alignment: int, operand: str) -> None:
