@@ -20,11 +20,16 @@ clause form        Python                           PTO-AS
 ``optarg``         ``nz2nz=True`` / ``nz2nz=s``     ``nz2nz`` / ``nz2nz(%s)``
 ``sat`` (special)  ``sat=True`` / ``sat=False`` /   ``sat`` / ``nosat`` / ``sat(preserve_nan)``
                    ``sat="preserve_nan"``
+``word_or_arg``    ``dst_mode="split_m"`` /         ``dst_mode(split_m)`` / ``dst_mode(%c1)``
+                   ``dst_mode=1``
 =================  ===============================  ==========================================
 
 Clauses sharing a ``group`` are mutually exclusive; groups must appear in the
 spec's canonical order (Python keyword order is checked too, so a call reads like
-the PTO-AS text it prints as). ``None`` means "clause omitted".
+the PTO-AS text it prints as). ``None`` means "clause omitted". A ``word_or_arg``
+clause takes either one of its ``values`` words or one operand (an int or IR value).
+``OpSpec.clause_hints`` maps names that are not clauses of the op (``clip`` on a
+FIXPIPE op, where it is a key of ``pre_relu``) to the fix shown in the error.
 
 An op call either executes now (eager: some operand is a `Ptr` bound to a machine,
 or a machine is active) or, inside a program builder, is recorded as an `OpCall`
@@ -62,7 +67,8 @@ class Operand:
 class Clause:
     """One optional clause.
 
-    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"`` or ``"sat"`` (see module doc).
+    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"``, ``"sat"`` or ``"word_or_arg"``
+        (see module doc).
     group: canonical-order slot; clauses of one group are mutually exclusive.
     values: legal words for ``"word"`` form (and for keyword params of ``"args"``).
     params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
@@ -99,6 +105,8 @@ class OpSpec:
             types (pointer dtype/space) and clause values; runs at record time in programs
             and before execute in eager mode.
         doc: one-line summary.
+        clause_hints: name -> fix, for names that are not clauses of this op but that users
+            are likely to write as one (shown in the `UnknownName` error).
     """
 
     name: str
@@ -109,6 +117,7 @@ class OpSpec:
     clauses: tuple = ()
     verify: Optional[Callable] = None
     doc: str = ""
+    clause_hints: dict = field(default_factory=dict)
 
     @property
     def asm_name(self) -> str:
@@ -122,7 +131,8 @@ class OpSpec:
             if c.name == name:
                 return c
         raise UnknownName(f"unknown clause {name!r}", op=self.asm_name, operand=name,
-                          limit="one of " + (", ".join(c.name for c in self.clauses) or "(no clauses)"))
+                          limit="one of " + (", ".join(c.name for c in self.clauses) or "(no clauses)"),
+                          hint=self.clause_hints.get(name))
 
     def signature(self) -> str:
         ops = ", ".join(o.name for o in self.operands)
@@ -199,6 +209,17 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
         return value
     if clause.form == "optarg":
         return True if value is True else value
+    if clause.form == "word_or_arg":
+        if isinstance(value, str):
+            if value not in clause.values:
+                raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)} "
+                                       f"(or one {', '.join(clause.params)} operand)", value,
+                           limit=", ".join(clause.values))
+            return value
+        if value is True or value is False:
+            raise _bad(spec, name, f"takes one of {', '.join(clause.values)} or one "
+                                   f"{', '.join(clause.params)} operand, got {value!r}", value)
+        return value
     if clause.form == "args":
         nparams = len(clause.params)
         need = nparams if clause.min_params is None else clause.min_params
