@@ -159,9 +159,9 @@ def multiplied(x: np.ndarray, scale, a: QuantArgs) -> np.ndarray:
     (``no_relu``). ``scale=None`` means 1.
     """
     if scale is None or (np.isscalar(scale) and scale == 1.0):
-        v = np.asarray(x, dtype=np.float64)
+        v = np.asarray(x).astype(np.float64, order="C")
     else:
-        v = np.multiply(x, scale, dtype=np.float64)
+        v = np.multiply(x, scale, dtype=np.float64, order="C")
     if a.relu == "no_relu":
         return v
     neg = x < 0
@@ -380,12 +380,16 @@ def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs) -> np.n
     """Run the whole pre_quant -> pre_relu -> clip -> convert chain on accumulator values.
 
     ``mode=None`` is a write without ``pre_quant`` (destination type = accumulator type).
-    Returns destination storage values with ``acc``'s shape (s4: one int8 per element).
+    Returns destination storage values with ``acc``'s shape, C-contiguous (s4: one int8
+    per element). ``acc`` may be a strided view (the NZ -> ND transpose is fused into
+    the first pass).
     """
     with np.errstate(all="ignore"):
         if mode is None:
-            return same_type(acc, args, QUANT_MODES["no_convert"])
-        return mode.fn(acc, args, mode)
+            out = same_type(acc, args, QUANT_MODES["no_convert"])
+        else:
+            out = mode.fn(acc, args, mode)
+    return np.ascontiguousarray(out)
 
 
 __all__ = ["RELU_MODES", "CLIP_DESTINATIONS", "QuantArgs", "QuantMode", "QUANT_MODES", "QUANT_MODE_NAMES",

@@ -189,7 +189,33 @@ def _dst_c0(dst: DType, split: bool) -> int:
     return 32 * 8 // dst.bits
 
 
-def _plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=None, *, static: bool = False) -> _Plan:
+#: The plan `verify` just built, reused by the execute that follows it in eager dispatch
+#: (same operand and clause objects); values are compared by identity, so nothing stale is reused.
+_LAST_VERIFIED: list = [None]
+
+
+def _plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=None, *, static: bool = False):
+    """`_check_plan`; the execute right after an eager verify of the same call reuses its plan."""
+    if static:
+        plan = _check_plan(kind, operands, clauses, target, None, static=True)
+        _LAST_VERIFIED[0] = (kind, target, operands, tuple(clauses.items()), plan) if plan is not None else None
+        return plan
+    last = _LAST_VERIFIED[0]
+    _LAST_VERIFIED[0] = None
+    if last is not None and last[0] == kind and last[1] is target and len(last[2]) == len(operands) \
+            and all(a is b for a, b in zip(last[2], operands)) and len(last[3]) == len(clauses) \
+            and all(k == k2 and v is v2 for (k, v), (k2, v2) in zip(last[3], clauses.items())):
+        plan = last[4]
+        if clauses.get("sat") is None and machine_mode is not None:
+            sat = _resolve_sat(None, machine_mode)
+            if sat != plan.sat:
+                plan = replace(plan, sat=sat)
+        return plan
+    return _check_plan(kind, operands, clauses, target, machine_mode)
+
+
+def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=None, *,
+                static: bool = False) -> Optional[_Plan]:
     """Validate operands and clauses; return the plan.
 
     ``static=True`` (``verify``) skips checks whose values are not known yet (IR values
@@ -479,11 +505,12 @@ def _run_shape(p: _Plan, rows: int, cols: int) -> tuple:
 # ----------------------------------------------------------------------------- payloads
 
 
-def _column_param(values: np.ndarray, n1: int, pad) -> np.ndarray:
-    """Per-column values padded to ``n1 * 16`` and shaped ``(n1, 1, 16)`` (broadcasts over NZ rows)."""
+def _column_param(values: np.ndarray, n1: int, pad, order: str) -> np.ndarray:
+    """Per-column values padded to ``n1 * 16`` and shaped to broadcast over the accumulator rows:
+    ``(n1, 1, 16)`` against NZ ``(n1, m, 16)``, ``(n1, 16)`` against logical ``(m, n1, 16)``."""
     out = np.full(n1 * ROW, pad, dtype=values.dtype)
     out[: values.shape[0]] = values
-    return out.reshape(n1, 1, ROW)
+    return out.reshape(n1, 1, ROW) if order == "nz" else out.reshape(n1, ROW)
 
 
 def _scalar_f32(v) -> np.float32:
@@ -495,24 +522,40 @@ def _fp19(values) -> np.ndarray:
     return np.asarray(_nx.fp19(np.asarray(values, dtype=np.float32)), dtype=np.float32)
 
 
+_SCALAR_FP19: dict = {}
+
+
+def _scalar_fp19(v) -> float:
+    """FP19 value of a scalar payload (memoised per payload type and value)."""
+    key = (type(v), v)
+    try:
+        return _SCALAR_FP19[key]
+    except (KeyError, TypeError):
+        pass
+    out = float(_fp19(_scalar_f32(v)))
+    if len(_SCALAR_FP19) < 1024 and out == out:
+        _SCALAR_FP19[key] = out
+    return out
+
+
 def _bad_channel(mask: np.ndarray, values: np.ndarray, what: str, operand: str, rule: str):
     j = int(np.argmax(mask))
     return _err(f"{what} of channel {j} is {float(values[j])!r}; it must be {rule}", operand, float(values[j]),
                 rule, "write positive normal FP19 values (the low 13 mantissa bits of an f32 are ignored)")
 
 
-def _load_args(ctx, p: _Plan) -> Q.QuantArgs:
+def _load_args(ctx, p: _Plan, order: str) -> Q.QuantArgs:
     """Read the scalar / FB payloads and build the numerics arguments (column arrays shaped for NZ)."""
     n, n1 = int(p.n), p.n1
     kw: dict = {"dst": p.dst, "sat": p.sat, "relu": p.relu, "clip": p.clip}
     mode = p.mode
     if mode is not None:
         if mode.payload == "scalar":
-            scale = _fp19(_scalar_f32(p.payload))
-            if Q.invalid_scale(scale):
-                raise _err(f"pre_quant scale {float(scale)!r} must be a positive normal FP19 number", "pre_quant",
-                           float(scale), "positive normal FP19", "use a finite positive scale >= 2**-126")
-            kw["scale"] = float(scale)
+            scale = _scalar_fp19(p.payload)
+            if not (scale >= 2.0 ** -126 and scale != float("inf")):
+                raise _err(f"pre_quant scale {scale!r} must be a positive normal FP19 number", "pre_quant",
+                           scale, "positive normal FP19", "use a finite positive scale >= 2**-126")
+            kw["scale"] = scale
             kw["signed"] = p.dst.name != "u8"
         elif mode.payload == "vec":
             ctx.check_aligned(p.payload, QUANT_ROW_BYTES, "pre_quant")
@@ -521,23 +564,23 @@ def _load_args(ctx, p: _Plan) -> Q.QuantArgs:
             bad = Q.invalid_scale(scale)
             if bad.any():
                 raise _bad_channel(bad, scale, "pre_quant vector scale", "pre_quant", "a positive normal FP19 number")
-            kw["scale"] = _column_param(scale.astype(np.float64), n1, 1.0)
+            kw["scale"] = _column_param(scale.astype(np.float64), n1, 1.0, order)
             if mode.offset_bits:
-                kw["offset"] = _column_param(Q.word_offset(words, mode.offset_bits), n1, 0)
-            kw["signed"] = _column_param(Q.word_signed(words), n1, True) if mode.sign_from_payload \
+                kw["offset"] = _column_param(Q.word_offset(words, mode.offset_bits), n1, 0, order)
+            kw["signed"] = _column_param(Q.word_signed(words), n1, True, order) if mode.sign_from_payload \
                 else p.dst.name != "u8"
         elif mode.payload == "shift_scalar":
             kw["shift"] = int(p.payload)
         elif mode.payload == "shift_vec":
             ctx.check_aligned(p.payload, QUANT_ROW_BYTES, "pre_quant")
             words = ctx.read(p.payload, 8 * n, operand="pre_quant").view(np.uint64)
-            kw["shift"] = _column_param(Q.word_shift(words), n1, 1)
+            kw["shift"] = _column_param(Q.word_shift(words), n1, 1, order)
     if p.relu == "scalar_relu":
-        alpha = _fp19(_scalar_f32(p.relu_payload))
-        if Q.invalid_alpha(alpha):
-            raise _err(f"scalar_relu alpha {float(alpha)!r} must be +0 or a positive normal FP19 number", "pre_relu",
-                       float(alpha), "+0 or positive normal FP19")
-        kw["alpha"] = float(alpha)
+        alpha = _scalar_fp19(p.relu_payload)
+        if Q.invalid_alpha(np.float32(alpha)):
+            raise _err(f"scalar_relu alpha {alpha!r} must be +0 or a positive normal FP19 number", "pre_relu",
+                       alpha, "+0 or positive normal FP19")
+        kw["alpha"] = alpha
     elif p.relu == "vector_relu":
         ctx.check_aligned(p.relu_payload, RELU_ROW_BYTES, "pre_relu")
         raw = ctx.view(p.relu_payload, n, operand="pre_relu")
@@ -545,7 +588,7 @@ def _load_args(ctx, p: _Plan) -> Q.QuantArgs:
         bad = Q.invalid_alpha(alpha)
         if bad.any():
             raise _bad_channel(bad, alpha, "vector_relu alpha", "pre_relu", "+0 or a positive normal FP19 number")
-        kw["alpha"] = _column_param(alpha.astype(np.float64), n1, 0.0)
+        kw["alpha"] = _column_param(alpha.astype(np.float64), n1, 0.0, order)
     return Q.QuantArgs(**kw)
 
 
@@ -555,7 +598,7 @@ def _load_args(ctx, p: _Plan) -> Q.QuantArgs:
 def _gather(ctx, src: Ptr, p: _Plan, row0: int) -> np.ndarray:
     """The accumulator tile in NZ order: ``(n1, m, 16)`` (a view or a stacked copy)."""
     m, n1, ss, ls = int(p.m), p.n1, int(p.src_stride), p.loop0
-    base = src + row0 * ROW
+    base = src + row0 * ROW if row0 else src
     if p.unit_flag is not None:
         span = ((n1 - 1) * ss + (m - 1) * ls + 1) * ROW
         ctx.unit_flag_consume(base, p.acc.nbytes(span), clear=p.unit_flag == "check_and_clear")
@@ -570,28 +613,30 @@ def _gather(ctx, src: Ptr, p: _Plan, row0: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- destination
 
 
-def _groups(p: _Plan, res: np.ndarray, rows: int, cols: int, col0: int = 0, row0: int = 0):
+def _groups(p: _Plan, res: np.ndarray, order: str, rows: int, cols: int, col0: int = 0, row0: int = 0):
     """Destination runs as ``(first element, run stride, array)``; ``array[k]`` is run ``k``.
 
-    ``res`` is the converted tile in NZ order ``(n1, m, 16)``; the written part is rows
-    ``[row0, row0 + rows)`` and columns ``[col0, col0 + cols)`` (split halves).
+    ``res`` is the converted tile, ``(n1, m, 16)`` in NZ ``order`` or ``(m, n1, 16)`` in
+    ``"logical"`` order; the written part is rows ``[row0, row0 + rows)`` and columns
+    ``[col0, col0 + cols)`` (split halves write two parts).
     """
-    n1 = res.shape[0]
-    whole = row0 == 0 and col0 == 0 and rows == res.shape[1]
+    nz = order == "nz"
+    m, n1 = (res.shape[1], res.shape[0]) if nz else (res.shape[0], res.shape[1])
+    whole = row0 == 0 and col0 == 0 and rows == m
 
     def logical():
-        lg = res.transpose(1, 0, 2).reshape(res.shape[1], n1 * ROW)
+        lg = res.transpose(1, 0, 2).reshape(m, n1 * ROW) if nz else res.reshape(m, n1 * ROW)
         return lg[row0:row0 + rows, col0:col0 + cols]
 
     if p.layout == "nz2nd":
-        if whole and cols == n1 * ROW:
+        if nz and whole and cols == n1 * ROW:
             return [(0, p.dst_stride, res.transpose(1, 0, 2))]
         return [(0, p.dst_stride, logical())]
     if p.layout == "nz2dn":
         return [(0, p.dst_stride, logical().T)]
     c0d = p.c0d
     full, rem = divmod(cols, c0d)
-    if c0d == ROW and whole and col0 == 0:
+    if nz and c0d == ROW and whole:
         groups = [(0, p.dst_stride, res[:full])] if full else []
         if rem:
             groups.append((full * p.dst_stride, c0d, res[full, :, :rem]))
@@ -639,29 +684,52 @@ def _write_groups(ctx, dst: Ptr, groups, p: _Plan) -> None:
         runs = arr.shape[0]
         run_len = int(np.prod(arr.shape[1:]))
         if runs == 1 or stride == run_len:
-            _store(ctx, dst + first, arr, p)
+            _store(ctx, dst + first if first else dst, arr, p)
         else:
             for k in range(runs):
                 _store(ctx, dst + (first + k * stride), arr[k], p)
 
 
-def _scatter(ctx, dst: Ptr, p: _Plan, res: np.ndarray) -> None:
+def _scatter(ctx, dst: Ptr, p: _Plan, res: np.ndarray, order: str) -> None:
     m, n = int(p.m), int(p.n)
     if p.dst_mode == "split_m":
         h = m // 2
-        _write_groups(ctx, replace(dst, sub=0), _groups(p, res, h, n), p)
-        _write_groups(ctx, replace(dst, sub=1), _groups(p, res, h, n, row0=h), p)
+        _write_groups(ctx, replace(dst, sub=0), _groups(p, res, order, h, n), p)
+        _write_groups(ctx, replace(dst, sub=1), _groups(p, res, order, h, n, row0=h), p)
     elif p.dst_mode == "split_n":
         h = n // 2
-        _write_groups(ctx, replace(dst, sub=0), _groups(p, res, m, h), p)
-        _write_groups(ctx, replace(dst, sub=1), _groups(p, res, m, h, col0=h), p)
+        _write_groups(ctx, replace(dst, sub=0), _groups(p, res, order, m, h), p)
+        _write_groups(ctx, replace(dst, sub=1), _groups(p, res, order, m, h, col0=h), p)
     else:
         if p.kind == "ub":
             dst = replace(dst, sub=p.dst_mode)
-        _write_groups(ctx, dst, _groups(p, res, m, n), p)
+        _write_groups(ctx, dst, _groups(p, res, order, m, n), p)
 
 
 # ----------------------------------------------------------------------------- execute
+
+
+#: Most elements converted per numpy pass: keeps each float64 temporary below the C allocator's
+#: mmap threshold (128 KiB), which otherwise costs a page fault per 4 KiB on every call.
+CONVERT_BLOCK = 16000
+
+
+def _convert_blocked(mode, acc: np.ndarray, args: Q.QuantArgs, order: str) -> np.ndarray:
+    """`quant.convert` over row blocks of the tile (rows are axis 1 in NZ order, axis 0 in logical order)."""
+    axis = 1 if order == "nz" else 0
+    rows = acc.shape[axis]
+    blocks = -(-acc.size // CONVERT_BLOCK)
+    if blocks <= 1 or rows == 1:
+        return Q.convert(mode, acc, args)
+    step = -(-rows // blocks)
+    out = None
+    for r0 in range(0, rows, step):
+        sl = (slice(None), slice(r0, r0 + step)) if axis == 1 else (slice(r0, r0 + step),)
+        part = Q.convert(mode, acc[sl], args)
+        if out is None:
+            out = np.empty(acc.shape, dtype=part.dtype)
+        out[sl] = part
+    return out
 
 
 def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
@@ -670,13 +738,20 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
     align = ctx.target.alignment
     ctx.check_aligned(src, align, "%src")
     ctx.check_aligned(dst, align, "%dst")
-    args = _load_args(ctx, p)
     plain = p.mode is None and p.relu == "no_relu" and p.clip is None
+    # Conversions run in logical (m, n1, 16) order unless the destination is the NZ
+    # block layout of 16 channels, which is the accumulator's own order.
+    order = "nz" if plain or (p.layout in ("normal", "nz2nz") and p.c0d == ROW and p.dst_mode is None) \
+        else "logical"
+    args = None if plain else _load_args(ctx, p, order)
     count, s3, d3 = p.loop3
     for r in range(count):
         acc = _gather(ctx, src, p, r * s3)
-        res = acc if plain else Q.convert(p.mode, acc, args)
-        _scatter(ctx, dst + r * d3, p, res)
+        if plain:
+            res = acc
+        else:
+            res = _convert_blocked(p.mode, acc if order == "nz" else acc.transpose(1, 0, 2), args, order)
+        _scatter(ctx, dst + r * d3 if r else dst, p, res, order)
 
 
 def _exec_l1(ctx, src, dst, m, n, src_stride, dst_stride, **clauses):

@@ -22,6 +22,9 @@ _STORAGE = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.flo
             "e5m2": ml_dtypes.float8_e5m2, "f32": np.float32}
 
 
+_FMAX = {k: float(ml_dtypes.finfo(t).max) for k, t in _STORAGE.items()}
+
+
 def float_to(x, dst, *, rounding="even", sat="nosat"):
     name = getattr(dst, "name", dst)
     if rounding != "even":
@@ -32,11 +35,12 @@ def float_to(x, dst, *, rounding="even", sat="nosat"):
     x = np.asarray(x, dtype=np.float64)
     if sat == "nosat":
         return x.astype(t)
-    fmax = float(ml_dtypes.finfo(t).max)
-    nan = np.isnan(x)
+    fmax = _FMAX[name]
     out = np.clip(x, -fmax, fmax).astype(t)
-    out = np.where(nan, t(0) if sat == "sat" else t(np.nan), out)
-    return out.astype(t)
+    nan = np.isnan(x)
+    if nan.any():
+        out[nan] = 0 if sat == "sat" else np.nan
+    return out
 
 
 def fp19(x):
