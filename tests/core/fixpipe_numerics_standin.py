@@ -34,7 +34,8 @@ def float_to(x, dst, *, rounding="even", sat="nosat"):
     t = _STORAGE[name]
     x = np.asarray(x, dtype=np.float64)
     if sat == "nosat":
-        return x.astype(t)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return x.astype(t)
     fmax = _FMAX[name]
     out = np.clip(x, -fmax, fmax).astype(t)
     nan = np.isnan(x)
