@@ -371,8 +371,8 @@ def test_mte_l0c_ub_needs_dst_mode_and_an_a5_class_target(env, env5):
                                      {"nz2dn": 1},
                                      {"nz2nd": True, "loop3": (1, 0, 0)}])
 def test_dual_destination_allows_no_transform_clauses(env5, clauses):
+    pto.mte_l0c_ub(env5.acc, env5.m.ptr("ub", "f32", 0), 16, 32, 16, 32, dst_mode="split_m", nz2nd=True)
     ub = env5.m.ptr("ub", "f16" if "pre_quant" in clauses else "f32", 0)
-    pto.mte_l0c_ub(env5.acc, ub, 16, 32, 16, 32, dst_mode="split_m", nz2nd=True)
     with raises(IllegalOperand, "dual-destination split_m allows only the normal or nz2nd layout", "dst_mode"):
         pto.mte_l0c_ub(env5.acc, ub, 16, 32, 16, 32, dst_mode="split_m", **clauses)
 
