@@ -219,7 +219,11 @@ def encode_float(v: np.ndarray, dst: DType, sat: str, rounding: str = "even") ->
 
 
 def _clip_float(v: np.ndarray, a: QuantArgs) -> np.ndarray:
-    return v if a.clip is None else np.minimum(v, float(a.clip))
+    """``y = min(y, clip)``: values above ``clip`` become ``clip``; others (NaN, equal zeros) stay."""
+    if a.clip is None:
+        return v
+    c = float(a.clip)
+    return np.where(v > c, c, v)
 
 
 # ----------------------------------------------------------------------------- mode families

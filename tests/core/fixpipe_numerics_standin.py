@@ -37,10 +37,10 @@ def float_to(x, dst, *, rounding="even", sat="nosat"):
         with np.errstate(over="ignore", invalid="ignore"):
             return x.astype(t)
     fmax = _FMAX[name]
-    out = np.clip(x, -fmax, fmax).astype(t)
+    out = np.asarray(np.clip(x, -fmax, fmax).astype(t))
     nan = np.isnan(x)
     if nan.any():
-        out[nan] = 0 if sat == "sat" else np.nan
+        out = np.where(nan, t(0) if sat == "sat" else t(np.nan), out).astype(t)
     return out
 
 

@@ -114,6 +114,8 @@ def ref_convert(x, *, mode: str | None, dst: str, scale=1.0, offset=0, signed=No
                 fval = None
             if d.is_float:
                 val = float(exact) if exact is not None else fval
+                if exact == 0 and not (neg and relu == "normal_relu") and np.signbit(float(v)) != (mult < 0):
+                    val = -0.0      # IEEE: the product keeps the sign of a zero / of a zero multiplier
                 if clip is not None:
                     val = min(val, float(clip)) if not np.isnan(val) else val
                 out[i, j] = ("float", val)

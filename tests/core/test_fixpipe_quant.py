@@ -433,3 +433,110 @@ def test_parameter_word_fields_round_trip():
     assert Q.invalid_scale(np.array([0.0, -1.0, np.inf, 2.0 ** -127, 1.0], np.float32)).tolist() == \
         [True, True, True, True, False]
     assert Q.invalid_alpha(np.array([0.0, -0.0, 0.5, np.nan], np.float32)).tolist() == [False, True, False, True]
+
+
+# ----------------------------------------------------------------------------- all modes x shapes (hypothesis)
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from fixpipe_support import ref_convert, ref_offsets  # noqa: E402
+
+_MODES = [name for name, row in Q.QUANT_MODES.items() if name != "no_convert"]
+
+
+@st.composite
+def quant_cases(draw):
+    name = draw(st.sampled_from(_MODES))
+    row = Q.QUANT_MODES[name]
+    dst = draw(st.sampled_from(row.dst))
+    m = draw(st.integers(1, 20))
+    n = draw(st.integers(1, 40))
+    layout = draw(st.sampled_from(["nz2nd", "nz2dn", "normal"] if dtype(dst).name != "s4" else ["nz2nd"]))
+    if dtype(dst).name == "s4":
+        n += n % 2
+    relu = draw(st.sampled_from(["no_relu", "normal_relu", "scalar_relu", "vector_relu"]))
+    clip = None
+    if dst in Q.CLIP_DESTINATIONS and draw(st.booleans()):
+        d = dtype(dst)
+        clip = draw(st.floats(-100, 100).map(lambda v: float(np.float16(v)))) if dst == "f16" else \
+            draw(st.integers(0 if dst == "u8" else d.min, d.max if dst != "u8" else 300))
+    return dict(name=name, dst=dst, m=m, n=n, layout=layout, relu=relu, clip=clip,
+                sat=draw(st.sampled_from([True, False, "preserve_nan"])), seed=draw(st.integers(0, 2 ** 20)))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(quant_cases())
+def test_every_mode_with_relu_clip_and_layout_matches_the_exact_reference(case):
+    row = Q.QUANT_MODES[case["name"]]
+    rng = np.random.default_rng(case["seed"])
+    m, n, dst = case["m"], case["n"], case["dst"]
+    target = "A2A3" if "a5" not in row.archs else "A5"
+    if row.acc == ("s32",):
+        x = rng.integers(-2 ** 20, 2 ** 20, (m, n)).astype(np.int32)
+        x.flat[rng.integers(0, x.size, 3)] = rng.choice([2 ** 31 - 1, -2 ** 31, 0], 3)
+    else:
+        x = (rng.standard_normal((m, n)) * 10.0 ** rng.integers(-3, 6, (m, n))).astype(np.float32)
+        x.flat[rng.integers(0, x.size, 3)] = rng.choice(np.array([np.nan, np.inf, -np.inf, -0.0], np.float32), 3)
+    mach = Machine(target)
+    src, ss = load_acc(mach, x)
+    kw, ref = {}, dict(mode=case["name"], dst=dst, sat=SAT_NAME[case["sat"]])
+    scales = (rng.uniform(0.01, 4.0, n)).astype(np.float32)
+    offsets = rng.integers(-(1 << (row.offset_bits - 1)), 1 << (row.offset_bits - 1), n) if row.offset_bits \
+        else np.zeros(n, np.int64)
+    signs = rng.integers(0, 2, n).astype(bool)
+    shifts = rng.integers(1, 17, n)
+    if row.payload == "vec":
+        words = [Q.make_word(s, offset=o, offset_bits=row.offset_bits, signed=g and row.sign_from_payload)
+                 for s, o, g in zip(scales, offsets, signs)]
+        kw["pre_quant"] = (fb_words(mach, words), {"mode": row.name})
+        ref.update(scale=scales, offset=offsets, signed=signs if row.sign_from_payload else None)
+    elif row.payload == "shift_vec":
+        kw["pre_quant"] = (fb_words(mach, [Q.make_word(0.0, offset_bits=0, shift=s) for s in shifts]),
+                           {"mode": row.name})
+        ref.update(shift=shifts)
+    elif row.payload == "shift_scalar":
+        kw["pre_quant"] = (int(shifts[0]), {"mode": row.name})
+        ref.update(shift=int(shifts[0]))
+    else:
+        kw["pre_quant"] = (float(scales[0]), {"mode": row.name})
+        ref.update(scale=float(scales[0]) if row.payload == "scalar" else 1.0)
+    relu = case["relu"]
+    alphas = rng.uniform(0.0, 2.0, n).astype(np.float32)
+    relu_kw = {"mode": relu}
+    if case["clip"] is not None:
+        relu_kw["clip"] = case["clip"]
+    if relu == "scalar_relu":
+        kw["pre_relu"] = (float(alphas[0]), relu_kw)
+        ref.update(relu=relu, alpha=float(alphas[0]))
+    elif relu == "vector_relu":
+        fb = mach.ptr("fb", "f32", 0x400)
+        mach.write(fb, alphas)
+        kw["pre_relu"] = (fb, relu_kw)
+        ref.update(relu=relu, alpha=alphas)
+    elif relu != "no_relu" or case["clip"] is not None:
+        kw["pre_relu"] = relu_kw
+        ref.update(relu=relu)
+    ref["clip"] = case["clip"]
+    d = dtype(dst)
+    c0d = 64 if d.bits == 4 else 32 if d.bits == 8 else 16
+    layout = case["layout"]
+    stride = {"nz2nd": n, "nz2dn": m}.get(layout, m * c0d)
+    if layout == "nz2nd":
+        kw["nz2nd"] = True
+    elif layout == "nz2dn":
+        kw["nz2dn"] = 1
+    kw["sat"] = case["sat"]
+    off = ref_offsets(layout, m, n, stride, c0d)
+    total = int(off.max()) + 1 + (total_pad := 3 if d.bits != 4 else 4)
+    out = mach.gm_alloc((total,), d, name="out")
+    pto.mte_l0c_gm(src, out, m, n, ss, stride, 0, 0, **kw)
+    exp = ref_convert(x, **ref)
+    if d.name == "s4":
+        got = unpack_s4(mach.read(out, (d.nbytes(total),), "u8"), total)
+        np.testing.assert_array_equal(got[off.reshape(-1)], exp.reshape(-1))
+        assert total_pad
+        return
+    got = mach.read(out, (total,))
+    exp_region = np.full(d.nbytes(total), 0xFF, np.uint8).view(d.storage).copy()
+    exp_region[off.reshape(-1)] = exp.reshape(-1)
+    np.testing.assert_array_equal(got.view(np.uint8), exp_region.view(np.uint8))
