@@ -360,6 +360,8 @@ def test_mte_l0c_ub_needs_dst_mode_and_an_a5_class_target(env, env5):
         pto.mte_l0c_ub(env5.acc, ub, 16, 32, 16, 32, dst_mode=2, nz2nd=True)
     with raises(IllegalOperand, "is not one of split_m, split_n", "dst_mode"):
         pto.mte_l0c_ub(env5.acc, ub, 16, 32, 16, 32, dst_mode="split_k", nz2nd=True)
+    with raises(IllegalOperand, "takes one of split_m, split_n or one %sub_blockid operand", "dst_mode"):
+        pto.mte_l0c_ub(env5.acc, ub, 16, 32, 16, 32, dst_mode=True, nz2nd=True)
     with raises(IllegalOperand, "out of canonical order", "dst_mode"):
         pto.mte_l0c_ub(env5.acc, ub, 16, 32, 16, 32, nz2nd=True, dst_mode=0)
     with raises(UnsupportedOp, "does not exist on A2A3"):
@@ -392,3 +394,27 @@ def test_errors_carry_the_op_and_the_users_source_line(env):
     text = str(ei.value)
     assert text.startswith(__file__.rsplit("/", 1)[-1]) or __file__ in text
     assert "pto.mte_l0c_l1 operand pre_quant" in text and "Fix:" in text
+
+
+class IRValue:
+    """Stands for an SSA value of a program being recorded (not known until it runs)."""
+
+
+def test_verify_checks_what_is_decidable_at_record_time(env):
+    from pto_core.ops import registry
+    spec = registry.get_op("mte_l0c_l1")
+    v = IRValue()
+    call = registry.make_call(spec, (env.acc, env.l1("f16"), v, v, v, v),
+                              {"pre_quant": (v, {"mode": "qf322f16_pre_scalar"}), "nz2dn": (v,),
+                               "loop3": (v, v, v), "sat": True})
+    spec.verify(call, env.m.target)
+    for clauses, rule, operand in (({"pre_quant": (v, {"mode": "f32_f16"}), "nz2nz": True},
+                                    "nz2nz requires an f32 destination", "nz2nz"),
+                                   ({"pre_quant": (v, {"mode": "deqf16_scalar"})}, "takes s32 accumulators",
+                                    "pre_quant"),
+                                   ({"pre_quant": (v, {"mode": "qf322f16_pre_scalar"}),
+                                     "pre_relu": (v, {"mode": "normal_relu"})}, "does not accept a payload",
+                                    "pre_relu")):
+        bad = registry.make_call(spec, (env.acc, env.l1("f16"), v, v, v, v), clauses)
+        with raises(IllegalOperand, rule, operand):
+            spec.verify(bad, env.m.target)
