@@ -380,22 +380,39 @@ def quant_mode(name: str) -> QuantMode:
     return QUANT_MODES[name]
 
 
-def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs) -> np.ndarray:
+#: Most elements converted per numpy pass by `convert`: keeps each float64 temporary below the C
+#: allocator's mmap threshold (128 KiB), which otherwise costs a page fault per 4 KiB on every call,
+#: and keeps the temporaries cache-resident.
+BLOCK_ELEMENTS = 16000
+
+
+def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis: int = 0) -> np.ndarray:
     """Run the whole pre_quant -> pre_relu -> clip -> convert chain on accumulator values.
 
     ``mode=None`` is a write without ``pre_quant`` (destination type = accumulator type).
     Returns destination storage values with ``acc``'s shape, C-contiguous (s4: one int8
     per element). ``acc`` may be a strided view (the NZ -> ND transpose is fused into
-    the first pass).
+    the first pass). Large tiles are converted in blocks of rows along ``axis`` (column
+    parameters must broadcast along it).
     """
+    fn = same_type if mode is None else mode.fn
+    mode = mode or QUANT_MODES["no_convert"]
+    rows = acc.shape[axis] if acc.ndim else 1
+    blocks = -(-acc.size // BLOCK_ELEMENTS)
     with np.errstate(all="ignore"):
-        if mode is None:
-            out = same_type(acc, args, QUANT_MODES["no_convert"])
-        else:
-            out = mode.fn(acc, args, mode)
-    return np.ascontiguousarray(out)
+        if blocks <= 1 or rows == 1:
+            return np.ascontiguousarray(fn(acc, args, mode))
+        step = -(-rows // blocks)
+        out = None
+        for r0 in range(0, rows, step):
+            sl = (slice(None),) * axis + (slice(r0, r0 + step),)
+            part = fn(acc[sl], args, mode)
+            if out is None:
+                out = np.empty(acc.shape, dtype=part.dtype)
+            out[sl] = part
+    return out
 
 
 __all__ = ["RELU_MODES", "CLIP_DESTINATIONS", "QuantArgs", "QuantMode", "QUANT_MODES", "QUANT_MODE_NAMES",
-           "quant_mode", "convert", "word_scale", "word_offset", "word_signed", "word_shift", "make_word",
+           "quant_mode", "convert", "BLOCK_ELEMENTS", "word_scale", "word_offset", "word_signed", "word_shift", "make_word",
            "invalid_scale", "invalid_alpha", "multiplied", "round_saturate", "encode_integer", "encode_float"]

@@ -35,7 +35,7 @@ import numpy as np
 import pto_core.numerics as _nx  # resolved at call time (fp19, pack_nibbles)
 
 from ..dtypes import DType, dtype as _dtype
-from ..errors import IllegalOperand, Misaligned, UnsupportedOp
+from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import Ptr
 from ..numerics import quant as Q
 from .registry import Clause, Operand, OpSpec, register
@@ -709,29 +709,6 @@ def _scatter(ctx, dst: Ptr, p: _Plan, res: np.ndarray, order: str) -> None:
 # ----------------------------------------------------------------------------- execute
 
 
-#: Most elements converted per numpy pass: keeps each float64 temporary below the C allocator's
-#: mmap threshold (128 KiB), which otherwise costs a page fault per 4 KiB on every call.
-CONVERT_BLOCK = 16000
-
-
-def _convert_blocked(mode, acc: np.ndarray, args: Q.QuantArgs, order: str) -> np.ndarray:
-    """`quant.convert` over row blocks of the tile (rows are axis 1 in NZ order, axis 0 in logical order)."""
-    axis = 1 if order == "nz" else 0
-    rows = acc.shape[axis]
-    blocks = -(-acc.size // CONVERT_BLOCK)
-    if blocks <= 1 or rows == 1:
-        return Q.convert(mode, acc, args)
-    step = -(-rows // blocks)
-    out = None
-    for r0 in range(0, rows, step):
-        sl = (slice(None), slice(r0, r0 + step)) if axis == 1 else (slice(r0, r0 + step),)
-        part = Q.convert(mode, acc[sl], args)
-        if out is None:
-            out = np.empty(acc.shape, dtype=part.dtype)
-        out[sl] = part
-    return out
-
-
 def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
     p = _plan(kind, operands, clauses, ctx.target, ctx.machine.overflow_mode)
     src, dst = operands[0], operands[1]
@@ -750,7 +727,8 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
         if plain:
             res = acc
         else:
-            res = _convert_blocked(p.mode, acc if order == "nz" else acc.transpose(1, 0, 2), args, order)
+            res = Q.convert(p.mode, acc if order == "nz" else acc.transpose(1, 0, 2), args,
+                            axis=1 if order == "nz" else 0)
         _scatter(ctx, dst + r * d3 if r else dst, p, res, order)
 
 

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fixpipe_support import ROW, fb_words, load_acc, nz_pack, ref_convert, ref_offsets
 from pto_core import IllegalOperand, Machine, MachineOptions, dtype, pto
 from pto_core.numerics import quant as Q
-from pto_core.ops import fixpipe as F
 
 FILL = 0xFF
 
