@@ -236,7 +236,7 @@ def cast(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
 
 def same_type(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
     """``no_convert`` and writes without ``pre_quant``: destination type = accumulator type."""
-    if x.dtype.kind == "i":
+    if x.dtype.kind in "iu":
         y = multiplied(x, None, a) if a.relu != "no_relu" else x.astype(np.int64)
         return encode_integer(round_saturate(y, 32) if y.dtype.kind == "f" else y, a)
     return encode_float(_clip_float(multiplied(x, None, a), a), a.dst, a.sat, "even")
