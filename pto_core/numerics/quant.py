@@ -236,7 +236,9 @@ def cast(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
 
 def same_type(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
     """``no_convert`` and writes without ``pre_quant``: destination type = accumulator type."""
-    if x.dtype.kind in "iu":
+    if x.dtype.kind == "u":          # legacy u32 accumulators: nothing is negative
+        return encode_integer(x.astype(np.int64), a)
+    if x.dtype.kind == "i":
         y = multiplied(x, None, a) if a.relu != "no_relu" else x.astype(np.int64)
         return encode_integer(round_saturate(y, 32) if y.dtype.kind == "f" else y, a)
     return encode_float(_clip_float(multiplied(x, None, a), a), a.dst, a.sat, "even")
