@@ -158,10 +158,9 @@ class ParamCheckError(IllegalOperand, RuntimeError):
     (``errCode``, ``op_name``, ``param_name``, ...); ``args`` is ``(error_info, message)``
     as in CANN."""
 
-    def __init__(self, error_info: dict, message: str, *, value: Any = None, limit: Any = None,
-                 hint: str | None = None):
-        operand = error_info.get("param_name") or None
-        super().__init__(message, op=error_info.get("op_name") or None, operand=operand, value=value, limit=limit,
+    def __init__(self, error_info: dict, message: str, *, op: str | None = None, value: Any = None,
+                 limit: Any = None, hint: str | None = None):
+        super().__init__(message, op=op, operand=error_info.get("param_name") or None, value=value, limit=limit,
                          hint=hint)
         self.error_info = dict(error_info)
         self.args = (self.error_info, message)
@@ -169,8 +168,10 @@ class ParamCheckError(IllegalOperand, RuntimeError):
 
 def _fail(code: str, message: str, *, op_name: str = "", param_name: str = "", value: Any = None,
           limit: Any = None, hint: str | None = None, **info: Any):
+    """Raise `ParamCheckError`; ``error_info["op_name"]`` falls back to CANN's global
+    ``OP_NAME`` (the last checked entry function), the error's ``op`` does not."""
     error_info = {"errCode": code, "op_name": op_name or OP_NAME, "param_name": param_name, **info}
-    raise ParamCheckError(error_info, message, value=value, limit=limit, hint=hint)
+    raise ParamCheckError(error_info, message, op=op_name or None, value=value, limit=limit, hint=hint)
 
 
 def _type_name(value: Any) -> str:
