@@ -30,6 +30,18 @@ def intrinsic_check_support(intrinsic, dtype=""):
     return _platform.intrinsic_check_support(intrinsic, dtype)
 
 
+def te_set_l2_mode(l2_mode) -> None:
+    """``te.platform.cce_conf.te_set_l2_mode``: records the L2 mode (an int) in
+    ``CceProductParams().build_options["l2_mode"]``; it has no effect on simulation."""
+    _warn("te.platform.cce_conf.te_set_l2_mode", "tbe.common.buildcfg.build_config(l2_mode=...)")
+    try:
+        mode = int(l2_mode)
+    except (TypeError, ValueError):
+        raise _platform.PlatformError(f"l2_mode must be an int, got {l2_mode!r}", op="te_set_l2_mode",
+                                      operand="l2_mode", value=l2_mode, limit="an int such as 0 or 1") from None
+    _platform.CceProductParams().set_build_option("l2_mode", mode)
+
+
 #: ``cce_conf`` product-version strings (CceProductParams.cce_product values).
 VERSION_CLOUD = "1980"
 VERSION_MINI = "1910"
@@ -83,7 +95,7 @@ def is_mini_l_version() -> bool:
 
 
 __all__ = sorted(set(_platform.__all__) | {
-    "get_soc_spec", "api_check_support", "intrinsic_check_support", "VERSION_CLOUD", "VERSION_MINI",
+    "get_soc_spec", "api_check_support", "intrinsic_check_support", "te_set_l2_mode", "VERSION_CLOUD", "VERSION_MINI",
     "VERSION_MINI_L", "VERSION_MINI_NG1", "VERSION_MINI_NG1M", "VERSION_MINI_NG1PG2", "VERSION_SHISI",
     "get_product_version", "is_mini_version", "is_cloud_version", "is_lhisi_version", "is_mini_or_lhisi_version",
     "is_v200_version", "is_v200_version_new", "is_mini_l_version"})

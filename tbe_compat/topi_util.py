@@ -121,6 +121,11 @@ def produce_shapes(shape1, shape2) -> tuple:
     return (b, a, out) if swap else (a, b, out)
 
 
+def shape_to_list(shape) -> list:
+    """A shape (any sequence of ints or objects with ``.value``) as a list of ints."""
+    return [int(getattr(d, "value", d)) for d in shape]
+
+
 def get_divisors(num: int) -> list:
     """All positive divisors of ``num``, ascending."""
     return [d for d in range(1, num + 1) if num % d == 0]
@@ -163,5 +168,5 @@ __all__ = ["MAX_REDUCE_SHAPE_NUM", "SHAPE_SIZE_LIMIT", "DEFAULT_MIN_SHAPE_DIM", 
            "VERSION_MINI_1951", "VERSION_MINI_1951M", "ParamCheckError", "check_input_type", "check_dtype_rule",
            "check_shape_rule", "check_reduce_shape_rule", "check_kernel_name", "check_shape_size",
            "check_tensor_shape_size", "compare_tensor_dict_key", "axis_check", "check_reduce_need_refine",
-           "refine_axis", "is_scalar", "scalar2tensor_one", "produce_shapes", "get_divisors", "get_product_version",
+           "refine_axis", "is_scalar", "get_shape_size", "shape_to_list", "scalar2tensor_one", "produce_shapes", "get_divisors", "get_product_version",
            "is_v200_version", "is_lhisi_version", "is_cloud_version", "is_mini_version", "is_mini_or_lhisi_version"]

@@ -11,7 +11,7 @@ import pytest
 
 import tbe_compat.aliases as aliases
 from pto_core.errors import ConfigError
-from tbe_compat import para_check, platform, register, te_platform, topi_util
+from tbe_compat import para_check, platform, register, te_platform, tik_util, topi_util
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -64,6 +64,14 @@ SAME_OBJECTS = [
     ("topi.cce.util", "axis_check", topi_util.axis_check),
     ("topi.cce.util", "compare_tensor_dict_key", topi_util.compare_tensor_dict_key),
     ("topi.cce.util", "check_tensor_shape_size", topi_util.check_tensor_shape_size),
+    ("topi.cce.util", "get_shape_size", para_check.get_shape_size),
+    ("tbe.tik.common.util", "reduce_mul", tik_util.reduce_mul),
+    ("te.tik.common.util", "ceil_div", tik_util.ceil_div),
+    ("te.tik.common.util", "DTYPE_SIZE", tik_util.DTYPE_SIZE),
+    ("tbe.dsl.instrinsic.cce_intrin", "get_bit_len", platform.get_bit_len),
+    ("tbe.common.utils.shape_util", "get_shape_size", para_check.get_shape_size),
+    ("tbe.common.utils.shape_util", "axis_check", topi_util.axis_check),
+    ("te.platform.cce_conf", "te_set_l2_mode", te_platform.te_set_l2_mode),
 ]
 
 

@@ -4,7 +4,7 @@ RuntimeError-compatible error naming the bad value and what is allowed."""
 import pytest
 
 from tbe_compat import para_check as pc
-from tbe_compat import register, topi_util
+from tbe_compat import register, te_platform, tik_util, topi_util
 from tbe_compat.para_check import ParamCheckError
 from tbe_compat.platform import set_current_compile_soc_info
 
@@ -260,3 +260,24 @@ def test_registration_errors_name_the_bad_value():
         register.register_operator("X")(5)
     with pytest.raises(Exception, match="build_config must be a dict"):
         register.set_fusion_buildcfg("X", [1])
+
+
+# ---------------------------------------------------------------------------- small legacy utilities
+
+
+def test_tik_util():
+    assert tik_util.reduce_mul([2, 3, 4]) == 24 and tik_util.reduce_mul([]) == 1
+    assert tik_util.ceil_div(33, 32) == 2 and tik_util.ceil_div(32, 32) == 1
+    assert tik_util.DTYPE_SIZE["float16"] == 2 and tik_util.DTYPE_SIZE["int64"] == 8
+    with pytest.raises(Exception, match="divisor must be positive, got 0"):
+        tik_util.ceil_div(1, 0)
+    assert topi_util.shape_to_list((2, 3)) == [2, 3]
+
+
+def test_te_set_l2_mode_records_the_mode():
+    from tbe_compat.platform import CceProductParams, PlatformError, TbeDeprecationWarning
+    with pytest.warns(TbeDeprecationWarning, match="te_set_l2_mode"):
+        te_platform.te_set_l2_mode(1)
+    assert CceProductParams().get_build_option("l2_mode") == 1
+    with pytest.warns(TbeDeprecationWarning), pytest.raises(PlatformError, match="l2_mode must be an int, got 'x'"):
+        te_platform.te_set_l2_mode("x")
