@@ -14,8 +14,9 @@ of CANN's platform C++ (``GetSocSpec``) and the value types of
 `intrinsic_check_support` reads the ini ``[AICoreintrinsicDtypeMap]`` (or
 ``[VectorCoreintrinsicDtypeMap]`` when the core type is VectorCore).
 
-Errors: what CANN rejects with ``RuntimeError`` raises `PlatformError` (an `UnknownName`
-that is also a ``RuntimeError``); a query the public CANN data cannot answer for the
+Errors: what CANN rejects with ``RuntimeError`` raises `PlatformError` (an
+`IllegalOperand` that is also a ``RuntimeError``; `UnknownPlatformName` when a name is
+unknown, listing the valid ones); a query the public CANN data cannot answer for the
 selected chip raises `PlatformDataMissing` (an `UnsupportedOp`, also a
 ``RuntimeError``) instead of guessing. Sources and gaps: ``migration_guide/platform.md``.
 """
@@ -38,9 +39,14 @@ from .data.tik_api_map import (H_API_MAP, H_DATA_MOVE_DTYPES, ONLY_TIK_API_MAP,
 # --------------------------------------------------------------------------------------
 
 
-class PlatformError(UnknownName, RuntimeError):
-    """A chip selection or platform query CANN rejects with ``RuntimeError``
-    (unknown SoC, core type or ``get_soc_spec`` key, malformed argument)."""
+class PlatformError(IllegalOperand, RuntimeError):
+    """A chip selection or platform query CANN rejects with ``RuntimeError`` (a bad
+    ``aicore_num``/``l1_fusion``, a malformed argument, an empty ini value)."""
+
+
+class UnknownPlatformName(UnknownName, PlatformError):
+    """A `PlatformError` for a name that does not exist (SoC, core type, ``get_soc_spec``
+    key, Dprofile pair, buffer or intrinsic name); the message lists the valid ones."""
 
 
 class PlatformDataMissing(UnsupportedOp, RuntimeError):
@@ -273,7 +279,7 @@ def _soc_name(soc_version: Any, *, api: str) -> str:
                 f"{soc_version}{'3' if soc_version == 'Ascend310P' else '1'}")
     else:
         hint = f"use one of {valid}"
-    raise PlatformError(f"unsupported SoC version {soc_version!r}", op=api, operand="soc_version",
+    raise UnknownPlatformName(f"unsupported SoC version {soc_version!r}", op=api, operand="soc_version",
                         value=soc_version, limit="one of " + valid, hint=hint)
 
 
@@ -351,18 +357,19 @@ def reset_platform() -> None:
     drivers and tests that run several kernels in one process."""
     global _current
     _current = SocState(DEFAULT_SOC)
-    CceProductParams().cce_product = None
+    CceProductParams.cce_product = None
+    CceProductParams.build_options.clear()
 
 
 def _core_type(core_type: Any, table: dict, soc: str, *, api: str) -> str:
     if core_type in (None, ""):
         return AIC
     if core_type not in CORE_TYPES:
-        raise PlatformError(f"unsupported core type {core_type!r}", op=api, operand="core_type", value=core_type,
+        raise UnknownPlatformName(f"unsupported core type {core_type!r}", op=api, operand="core_type", value=core_type,
                             limit="one of AiCore, VectorCore", hint="use core_type='AiCore' or 'VectorCore'")
     if core_type not in table["core_types"]:
         with_vec = ", ".join(n for n, t in sorted(SOC_TABLES.items()) if AIV in t["core_types"])
-        raise PlatformError(f"{soc} has no {core_type}", op=api, operand="core_type", value=core_type,
+        raise UnknownPlatformName(f"{soc} has no {core_type}", op=api, operand="core_type", value=core_type,
                             limit="one of " + ", ".join(table["core_types"]),
                             hint=f"VectorCore exists on {with_vec}")
     return core_type
@@ -439,7 +446,7 @@ def te_set_version(soc_version, core_type=AIC, aicore_num=None, l1_fusion=None, 
     product = _PRODUCT_VERSION[state.short_soc_version]
     if state.short_soc_version == "BS9SX1A" and state.core_type == AIV:
         product += AIV
-    params.cce_product = product
+    CceProductParams.cce_product = product       # class-level: the singleton and reset_platform agree
     return params
 
 
@@ -472,7 +479,7 @@ def _need(state: SocState, key: str, raw_key: str) -> str:
                 op="get_soc_spec", operand="key", value=key,
                 hint=f"data for {state.soc_version} comes from: {state.table['source']}; "
                      "see migration_guide/platform.md")
-        raise PlatformError(f"{state.soc_version} has no {raw_key!r} entry, so get_soc_spec({key!r}) fails in CANN",
+        raise UnknownPlatformName(f"{state.soc_version} has no {raw_key!r} entry, so get_soc_spec({key!r}) fails in CANN",
                             op="get_soc_spec", operand="key", value=key)
     if value == "":
         raise PlatformError(f"Unsupported Key Value of get_soc_spec(): {key} (empty in {state.soc_version}'s ini)",
@@ -536,8 +543,8 @@ def _spec_value(state: SocState, key: str) -> str:
         return "0"                                   # only M310/C310 parts (not modelled) say 1
     if state.raw(key) is not None or key in _KNOWN_RAW_KEYS:
         return _need(state, key, key)
-    raise PlatformError(f"Unsupported Key Value of get_soc_spec(): {key}", op="get_soc_spec", operand="key",
-                        value=key, limit="one of " + ", ".join(SOC_SPEC_KEYS) + " or a platform ini key",
+    raise UnknownPlatformName(f"Unsupported Key Value of get_soc_spec(): {key}", op="get_soc_spec",
+                             operand="key", value=key, limit="one of " + ", ".join(SOC_SPEC_KEYS) + " or a platform ini key",
                         hint="use a key constant such as tbe.common.platform.CORE_NUM or UB_SIZE")
 
 
@@ -726,12 +733,12 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
     _expect_str(key, "key", api)
     if "Buffer" in key:
         if key not in _BUFFER_KEYS:
-            raise PlatformError(f"Unsupported buffer name: {key.split('_Buffer')[0]}", op=api, operand="key",
+            raise UnknownPlatformName(f"Unsupported buffer name: {key.split('_Buffer')[0]}", op=api, operand="key",
                                 value=key, limit="one of " + ", ".join(_BUFFER_KEYS))
         return get_soc_spec(_BUFFER_KEYS[key])
     if "Compiler" in key:
         if key not in (COMPILER_ARCH, COMPILER_AICPU_SUPPORT_OS):
-            raise PlatformError(f"Unsupported compiler param: {key.split('Compiler_')[-1]}", op=api, operand="key",
+            raise UnknownPlatformName(f"Unsupported compiler param: {key.split('Compiler_')[-1]}", op=api, operand="key",
                                 value=key, limit=f"one of {COMPILER_ARCH}, {COMPILER_AICPU_SUPPORT_OS}")
         return get_soc_spec(key)
     if "Intrinsic" in key:
@@ -741,11 +748,11 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
             raise PlatformDataMissing(f"no public intrinsic table for {current_soc().soc_version}", op=api,
                                       operand="key", value=key)
         if name not in table:
-            raise PlatformError(f"Unsupported intrinsic: {name}", op=api, operand="key", value=key)
+            raise UnknownPlatformName(f"Unsupported intrinsic: {name}", op=api, operand="key", value=key)
         return table[name]
     if "Device" in key:
         if key != "Device_core_num":
-            raise PlatformError(f"Unsupported device param: {key.split('Device_')[-1]}", op=api, operand="key",
+            raise UnknownPlatformName(f"Unsupported device param: {key.split('Device_')[-1]}", op=api, operand="key",
                                 value=key, limit="Device_core_num")
         return get_soc_spec(CORE_NUM)
     if "Sid" in key:
@@ -829,7 +836,7 @@ class Dprofile:
         try:
             profile = dprofile_target(ai_core_arch, ai_core_version)
         except UnknownName as exc:
-            raise PlatformError(exc.message, op="tik.Dprofile", operand="(ai_core_arch, ai_core_version)",
+            raise UnknownPlatformName(exc.message, op="tik.Dprofile", operand="(ai_core_arch, ai_core_version)",
                                 value=(ai_core_arch, ai_core_version), limit=exc.limit, hint=exc.hint) from None
         pair = (str(ai_core_arch).lower(), str(ai_core_version).lower())
         set_current_compile_soc_info(profile.name, AIV if pair in DPROFILE_VECTOR_CORE else AIC)

@@ -572,3 +572,25 @@ def test_te_platform_spellings_warn():
     set_current_compile_soc_info("Ascend910B1")
     with pytest.raises(PlatformError, match="no cce_conf product version for Ascend910B"):
         tp.get_product_version()
+
+
+def test_error_classes_distinguish_unknown_names_from_bad_values():
+    from pto_core.errors import UnknownName
+    with pytest.raises(P.UnknownPlatformName) as unknown:
+        set_current_compile_soc_info("Ascend999")
+    assert isinstance(unknown.value, UnknownName) and isinstance(unknown.value, LookupError)
+    with pytest.raises(PlatformError) as bad_value:
+        set_current_compile_soc_info("Ascend310", aicore_num=9)
+    assert not isinstance(bad_value.value, LookupError) and isinstance(bad_value.value, ValueError)
+    with pytest.raises(P.UnknownPlatformName):
+        get_soc_spec("NOT_A_KEY")
+
+
+def test_reset_platform_forgets_te_set_version_state():
+    with pytest.warns(TbeDeprecationWarning):
+        P.te_set_version("Ascend910")
+    P.CceProductParams().set_build_option("l2_mode", 1)
+    P.reset_platform()
+    assert P.CceProductParams().get_product_version() is None
+    assert P.CceProductParams().get_build_option("l2_mode") is None
+    assert current_soc().soc_version == "Ascend310"
