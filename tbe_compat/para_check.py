@@ -191,8 +191,8 @@ def _is_dynamic(shape) -> bool:
 def _check_rank(shape, min_rank: int, max_rank: int, param_name: str) -> None:
     if not min_rank <= len(shape) <= max_rank:
         _fail(OP_ERROR_CODE_012, f"the rank of {param_name or 'shape'} {tuple(shape)} is {len(shape)}, it must be "
-              f"in [{min_rank}, {max_rank}]", param_name=param_name, value=len(shape), limit=f"[{min_rank}, {max_rank}]",
-              min_value=min_rank, max_value=max_rank, real_value=len(shape))
+              f"in [{min_rank}, {max_rank}]", param_name=param_name, value=len(shape),
+              limit=f"[{min_rank}, {max_rank}]", min_value=min_rank, max_value=max_rank, real_value=len(shape))
 
 
 def check_shape(shape, min_dim=0, max_dim=DIM_LIMIT_INT64, min_rank=0, max_rank=RANK_LIMIT, min_size=0,

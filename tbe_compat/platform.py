@@ -280,7 +280,7 @@ def _soc_name(soc_version: Any, *, api: str) -> str:
     else:
         hint = f"use one of {valid}"
     raise UnknownPlatformName(f"unsupported SoC version {soc_version!r}", op=api, operand="soc_version",
-                        value=soc_version, limit="one of " + valid, hint=hint)
+                              value=soc_version, limit="one of " + valid, hint=hint)
 
 
 # --------------------------------------------------------------------------------------
@@ -365,13 +365,14 @@ def _core_type(core_type: Any, table: dict, soc: str, *, api: str) -> str:
     if core_type in (None, ""):
         return AIC
     if core_type not in CORE_TYPES:
-        raise UnknownPlatformName(f"unsupported core type {core_type!r}", op=api, operand="core_type", value=core_type,
-                            limit="one of AiCore, VectorCore", hint="use core_type='AiCore' or 'VectorCore'")
+        raise UnknownPlatformName(f"unsupported core type {core_type!r}", op=api, operand="core_type",
+                                  value=core_type, limit="one of AiCore, VectorCore",
+                                  hint="use core_type='AiCore' or 'VectorCore'")
     if core_type not in table["core_types"]:
         with_vec = ", ".join(n for n, t in sorted(SOC_TABLES.items()) if AIV in t["core_types"])
         raise UnknownPlatformName(f"{soc} has no {core_type}", op=api, operand="core_type", value=core_type,
-                            limit="one of " + ", ".join(table["core_types"]),
-                            hint=f"VectorCore exists on {with_vec}")
+                                  limit="one of " + ", ".join(table["core_types"]),
+                                  hint=f"VectorCore exists on {with_vec}")
     return core_type
 
 
@@ -479,8 +480,8 @@ def _need(state: SocState, key: str, raw_key: str) -> str:
                 op="get_soc_spec", operand="key", value=key,
                 hint=f"data for {state.soc_version} comes from: {state.table['source']}; "
                      "see migration_guide/platform.md")
-        raise UnknownPlatformName(f"{state.soc_version} has no {raw_key!r} entry, so get_soc_spec({key!r}) fails in CANN",
-                            op="get_soc_spec", operand="key", value=key)
+        raise UnknownPlatformName(f"{state.soc_version} has no {raw_key!r} entry, so get_soc_spec({key!r}) fails "
+                                  "in CANN", op="get_soc_spec", operand="key", value=key)
     if value == "":
         raise PlatformError(f"Unsupported Key Value of get_soc_spec(): {key} (empty in {state.soc_version}'s ini)",
                             op="get_soc_spec", operand="key", value=key)
@@ -544,8 +545,9 @@ def _spec_value(state: SocState, key: str) -> str:
     if state.raw(key) is not None or key in _KNOWN_RAW_KEYS:
         return _need(state, key, key)
     raise UnknownPlatformName(f"Unsupported Key Value of get_soc_spec(): {key}", op="get_soc_spec",
-                             operand="key", value=key, limit="one of " + ", ".join(SOC_SPEC_KEYS) + " or a platform ini key",
-                        hint="use a key constant such as tbe.common.platform.CORE_NUM or UB_SIZE")
+                              operand="key", value=key,
+                              limit="one of " + ", ".join(SOC_SPEC_KEYS) + " or a platform ini key",
+                              hint="use a key constant such as tbe.common.platform.CORE_NUM or UB_SIZE")
 
 
 def get_soc_spec_of(state: SocState, key: str):
@@ -734,12 +736,13 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
     if "Buffer" in key:
         if key not in _BUFFER_KEYS:
             raise UnknownPlatformName(f"Unsupported buffer name: {key.split('_Buffer')[0]}", op=api, operand="key",
-                                value=key, limit="one of " + ", ".join(_BUFFER_KEYS))
+                                      value=key, limit="one of " + ", ".join(_BUFFER_KEYS))
         return get_soc_spec(_BUFFER_KEYS[key])
     if "Compiler" in key:
         if key not in (COMPILER_ARCH, COMPILER_AICPU_SUPPORT_OS):
-            raise UnknownPlatformName(f"Unsupported compiler param: {key.split('Compiler_')[-1]}", op=api, operand="key",
-                                value=key, limit=f"one of {COMPILER_ARCH}, {COMPILER_AICPU_SUPPORT_OS}")
+            raise UnknownPlatformName(f"Unsupported compiler param: {key.split('Compiler_')[-1]}", op=api,
+                                      operand="key", value=key,
+                                      limit=f"one of {COMPILER_ARCH}, {COMPILER_AICPU_SUPPORT_OS}")
         return get_soc_spec(key)
     if "Intrinsic" in key:
         name = key.split("Intrinsic_")[-1]
@@ -753,7 +756,7 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
     if "Device" in key:
         if key != "Device_core_num":
             raise UnknownPlatformName(f"Unsupported device param: {key.split('Device_')[-1]}", op=api, operand="key",
-                                value=key, limit="Device_core_num")
+                                      value=key, limit="Device_core_num")
         return get_soc_spec(CORE_NUM)
     if "Sid" in key:
         raise PlatformDataMissing(f"{key}: stream-id parameters are not modelled", op=api, operand="key", value=key)
@@ -837,7 +840,7 @@ class Dprofile:
             profile = dprofile_target(ai_core_arch, ai_core_version)
         except UnknownName as exc:
             raise UnknownPlatformName(exc.message, op="tik.Dprofile", operand="(ai_core_arch, ai_core_version)",
-                                value=(ai_core_arch, ai_core_version), limit=exc.limit, hint=exc.hint) from None
+                                      value=(ai_core_arch, ai_core_version), limit=exc.limit, hint=exc.hint) from None
         pair = (str(ai_core_arch).lower(), str(ai_core_version).lower())
         set_current_compile_soc_info(profile.name, AIV if pair in DPROFILE_VECTOR_CORE else AIC)
 

@@ -168,5 +168,6 @@ __all__ = ["MAX_REDUCE_SHAPE_NUM", "SHAPE_SIZE_LIMIT", "DEFAULT_MIN_SHAPE_DIM", 
            "VERSION_MINI_1951", "VERSION_MINI_1951M", "ParamCheckError", "check_input_type", "check_dtype_rule",
            "check_shape_rule", "check_reduce_shape_rule", "check_kernel_name", "check_shape_size",
            "check_tensor_shape_size", "compare_tensor_dict_key", "axis_check", "check_reduce_need_refine",
-           "refine_axis", "is_scalar", "get_shape_size", "shape_to_list", "scalar2tensor_one", "produce_shapes", "get_divisors", "get_product_version",
+           "refine_axis", "is_scalar", "get_shape_size", "shape_to_list", "scalar2tensor_one", "produce_shapes",
+           "get_divisors", "get_product_version",
            "is_v200_version", "is_lhisi_version", "is_cloud_version", "is_mini_version", "is_mini_or_lhisi_version"]

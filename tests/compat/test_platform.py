@@ -465,7 +465,8 @@ def test_ascend310_table_is_the_cloud_table_narrowed_by_appendix_a():
 
 DPROFILE_PAIRS = [(("v100", "mini"), ("Ascend310", "AiCore")), (("v100", "cloud"), ("Ascend910A", "AiCore")),
                   (("v200", "aic"), ("Ascend310P1", "AiCore")), (("v200", "vec"), ("Ascend610", "VectorCore")),
-                  (("v200", "hisi-es"), ("Hi3796CV300ES", "AiCore")), (("v200", "hisi-cs"), ("Hi3796CV300CS", "AiCore")),
+                  (("v200", "hisi-es"), ("Hi3796CV300ES", "AiCore")),
+                  (("v200", "hisi-cs"), ("Hi3796CV300CS", "AiCore")),
                   (("v200", "sd3403"), ("SD3403", "AiCore")), (("v200", "hisi-sd3403"), ("SD3403", "AiCore")),
                   (("v210", "aic"), ("BS9SX1AA", "AiCore")), (("v210", "aiv"), ("BS9SX1AA", "VectorCore")),
                   (("v300", "aiv"), ("Ascend310B1", "VectorCore"))]
