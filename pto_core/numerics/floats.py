@@ -1,0 +1,417 @@
+"""Float formats and conversions between them, bit-exact.
+
+One `FloatFormat` row per destination format; one generic encoder
+(`FloatFormat.encode`) that takes exact values (sign, integer significand, exponent), rounds
+them once with `round_to_grid`, applies the saturation policy and assembles code words.
+
+Formats (``p`` = stored fraction bits, ``bias``; values ``(1 + f/2**p) * 2**(E)``):
+
+========  ===  ====  =====  =====================================================  ==========
+name      exp  p     bias   specials                                               max finite
+========  ===  ====  =====  =====================================================  ==========
+f32       8    23    127    IEEE inf/NaN                                           3.4e38
+tf32      8    10    127    IEEE inf/NaN; stored in an f32 (low 13 bits zero)      3.4e38
+f16       5    10    15     IEEE inf/NaN                                           65504
+bf16      8    7     127    IEEE inf/NaN                                           3.39e38
+e4m3      4    3     7      E4M3FN: no inf, NaN = S.1111.111                       448
+e5m2      5    2     15     IEEE inf/NaN                                           57344
+e2m1      2    1     1      none (FP4 E2M1, OCP MX)                                6
+e1m2      1    2     1      none (FP4 E1M2: 0, .25, .5, .75, 1, 1.25, 1.5, 1.75)   1.75
+hif8      (tapered, see `hif8`)                                                    32768
+========  ===  ====  =====  =====================================================  ==========
+
+Choices (see ``migration_guide/numerics.md`` for sources):
+
+* NaN results are the destination's canonical quiet NaN carrying the input's sign
+  (f32 ``0x7FC00000``, f16 ``0x7E00``, bf16 ``0x7FC0``, e5m2 ``0x7E``, e4m3 ``0x7F``); input
+  NaN payloads are not propagated.
+* Formats with neither inf nor NaN (e2m1, e1m2): overflow and +-inf always clamp to +-max;
+  NaN gives 0 under ``sat``/``preserve_nan`` and +max (code 0x7) under ``nosat`` (the A5
+  TQUANT golden encoder's choice).
+* ``nosat`` overflow follows IEEE-754 by rounding direction: nearest modes give inf, toward
+  zero gives max, floor/ceil give inf only in their own direction; round-to-odd never
+  produces inf. "inf" means NaN for E4M3FN (no inf encoding).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+import ml_dtypes
+import numpy as np
+
+from ..dtypes import DType, dtype as _dtype
+from ..errors import IllegalOperand, UnknownName
+from .rounding import overflow_to_inf, round_to_grid, rounding_name, sat_name, split_float
+
+_UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """An IEEE-754-like binary format (sign, biased exponent, fraction).
+
+    Attributes:
+        name: canonical name (``"f16"``).
+        exp_bits: exponent field width.
+        man_bits: fraction field width ``p`` (precision is ``p + 1`` bits for normals).
+        bias: exponent bias; the smallest normal binade is ``emin = 1 - bias``.
+        specials: ``"ieee"`` (all-ones exponent: inf if fraction 0, else NaN),
+            ``"fn"`` (no inf; only all-ones exponent and fraction is NaN, as E4M3FN) or
+            ``"none"`` (every code is a finite number, as FP4).
+        storage: numpy dtype of the returned array (uint8 for raw-code formats).
+        code_bits: width of one code word (4 for FP4, stored one code per uint8).
+        store_man_bits: fraction width of the storage layout (23 for TF32 held in an f32);
+            defaults to ``man_bits``.
+    """
+
+    name: str
+    exp_bits: int
+    man_bits: int
+    bias: int
+    specials: str
+    storage: np.dtype
+    code_bits: int
+    store_man_bits: Optional[int] = None
+
+    # --- derived constants -------------------------------------------------------------
+
+    @property
+    def smb(self) -> int:
+        return self.man_bits if self.store_man_bits is None else self.store_man_bits
+
+    @property
+    def emin(self) -> int:
+        """Unbiased exponent of the smallest normal binade."""
+        return 1 - self.bias
+
+    @property
+    def emax(self) -> int:
+        """Unbiased exponent of the largest binade holding finite numbers."""
+        top = (1 << self.exp_bits) - 1
+        return (top - 1 if self.specials == "ieee" else top) - self.bias
+
+    @property
+    def max_significand(self) -> int:
+        """Largest finite significand ``K`` (with the implicit bit) in the top binade."""
+        full = (1 << (self.man_bits + 1)) - 1
+        return full - 1 if self.specials == "fn" else full
+
+    @property
+    def max_value(self) -> float:
+        return float(np.ldexp(float(self.max_significand), self.emax - self.man_bits))
+
+    @property
+    def sign_bit(self) -> int:
+        return 1 << (self.code_bits - 1)
+
+    @property
+    def max_code(self) -> int:
+        frac = self.max_significand - (1 << self.man_bits)
+        return ((self.emax + self.bias) << self.smb) | (frac << (self.smb - self.man_bits))
+
+    @property
+    def inf_code(self) -> Optional[int]:
+        return ((1 << self.exp_bits) - 1) << self.smb if self.specials == "ieee" else None
+
+    @property
+    def nan_code(self) -> Optional[int]:
+        if self.specials == "ieee":
+            return self.inf_code | (1 << (self.smb - 1))
+        if self.specials == "fn":
+            return (1 << (self.code_bits - 1)) - 1
+        return None
+
+    @property
+    def has_signed_zero(self) -> bool:
+        return True
+
+    # --- rounding hooks (overridden by tapered formats) --------------------------------
+
+    def quantum_exp(self, E: np.ndarray) -> np.ndarray:
+        """Exponent of the quantum (ulp) used for a value in binade ``E``."""
+        return np.maximum(E, self.emin) - self.man_bits
+
+    def lower_parity(self, kept: np.ndarray, Q: np.ndarray):
+        """Last encoded bit of the lower rounding candidate ``kept * 2**Q`` (None: ``kept & 1``)."""
+        return None
+
+    def assemble(self, K: np.ndarray, Q: np.ndarray) -> np.ndarray:
+        """Code words (without sign) of the finite magnitudes ``K * 2**Q`` (already in range)."""
+        p = self.man_bits
+        K = np.asarray(K, dtype=np.int64)
+        Q = np.asarray(Q, dtype=np.int64)
+        carry = K >= (1 << (p + 1))                 # rounding carried into the next binade
+        K = np.where(carry, K >> 1, K)
+        Q = np.where(carry, Q + 1, Q)
+        normal = K >= (1 << p)
+        biased = np.where(normal, Q + p + self.bias, 0)
+        frac = K & ((1 << p) - 1)
+        codes = (biased << self.smb) | (frac << (self.smb - p))
+        return np.where(K == 0, 0, codes).astype(np.uint64)
+
+    # --- the encoder ------------------------------------------------------------------
+
+    def encode(self, neg, m, e, E, mode: str, sat: str, *, nan=None, inf=None, zero=None) -> np.ndarray:
+        """Encode exact values ``(-1)**neg * m * 2**e`` (binade ``E``) with one rounding.
+
+        ``nan``/``inf``/``zero`` are bool masks of special inputs (``m`` is ignored there);
+        everything else must have ``m != 0``. Returns uint64 code words.
+        """
+        neg = np.asarray(neg, dtype=bool)
+        shape = neg.shape
+        nan = np.zeros(shape, bool) if nan is None else nan
+        inf = np.zeros(shape, bool) if inf is None else inf
+        zero = np.zeros(shape, bool) if zero is None else zero
+        finite = ~(nan | inf | zero)
+        E = np.where(finite, E, 0)
+        Q = self.quantum_exp(E)
+        K = round_to_grid(neg, m, e, Q, mode, self._parity_fn(Q))
+        with np.errstate(over="ignore"):
+            value = np.ldexp(K.astype(np.float64), Q)        # exact (inf only if far beyond range)
+        over = finite & (value > self.max_value)
+        in_range = finite & ~over
+        codes = np.where(in_range, self.assemble(np.where(in_range, K, 0), np.where(in_range, Q, 0)),
+                         np.uint64(0))
+        # finite overflow and infinite inputs
+        to_inf = np.zeros(shape, bool)
+        if sat == "nosat":
+            to_inf = (over & overflow_to_inf(neg, mode)) | inf
+        big_code = np.uint64(self.max_code)
+        if self.inf_code is not None:
+            top_code = np.uint64(self.inf_code)
+        elif self.nan_code is not None:                      # E4M3FN: "inf" is NaN
+            top_code = np.uint64(self.nan_code)
+        else:                                                # FP4: no specials, clamp
+            top_code = big_code
+        codes = np.where(over | inf, np.where(to_inf, top_code, big_code), codes)
+        apply_sign = neg & ((codes != 0) | self.has_signed_zero)
+        codes = np.where(apply_sign, codes | np.uint64(self.sign_bit), codes)
+        # NaN inputs
+        if self.nan_code is not None:
+            nan_code = np.uint64(self.nan_code) | np.where(neg & self.nan_signed, np.uint64(self.sign_bit),
+                                                           np.uint64(0))
+            nan_result = np.uint64(0) if sat == "sat" else nan_code
+        else:
+            nan_result = np.uint64(self.max_code) if sat == "nosat" else np.uint64(0)
+        return np.where(nan, nan_result, codes)
+
+    @property
+    def nan_signed(self) -> bool:
+        """Whether NaN results carry the input's sign bit."""
+        return True
+
+    def _parity_fn(self, Q):
+        probe = self.lower_parity
+        if type(self).lower_parity is FloatFormat.lower_parity:
+            return None
+        return lambda kept: probe(kept, Q)
+
+    # --- decoding ---------------------------------------------------------------------
+
+    def decode_codes(self, codes: np.ndarray) -> np.ndarray:
+        """float64 values of code words (independent of the encoder; used to build tables)."""
+        c = np.asarray(codes, dtype=np.int64)
+        p, sp = self.man_bits, self.smb
+        sign = (c >> (self.code_bits - 1)) & 1
+        biased = (c >> sp) & ((1 << self.exp_bits) - 1)
+        frac = (c >> (sp - p)) & ((1 << p) - 1)
+        mag = np.where(biased == 0, np.ldexp(frac.astype(np.float64), self.emin - p),
+                       np.ldexp((frac + (1 << p)).astype(np.float64), biased - self.bias - p))
+        top = biased == (1 << self.exp_bits) - 1
+        if self.specials == "ieee":
+            mag = np.where(top & (frac == 0), np.inf, np.where(top, np.nan, mag))
+        elif self.specials == "fn":
+            mag = np.where(top & (frac == (1 << p) - 1), np.nan, mag)
+        return np.where(sign == 1, -mag, mag)
+
+
+def _fmt(name, exp_bits, man_bits, bias, specials, storage, code_bits, store_man_bits=None):
+    return FloatFormat(name, exp_bits, man_bits, bias, specials, np.dtype(storage), code_bits, store_man_bits)
+
+
+#: Every float destination format by canonical name (HiF8 is added by ``hif8.py``).
+FORMATS: dict = {
+    "f32": _fmt("f32", 8, 23, 127, "ieee", np.float32, 32),
+    "tf32": _fmt("tf32", 8, 10, 127, "ieee", np.float32, 32, store_man_bits=23),
+    "f16": _fmt("f16", 5, 10, 15, "ieee", np.float16, 16),
+    "bf16": _fmt("bf16", 8, 7, 127, "ieee", ml_dtypes.bfloat16, 16),
+    "e4m3": _fmt("e4m3", 4, 3, 7, "fn", ml_dtypes.float8_e4m3fn, 8),
+    "e5m2": _fmt("e5m2", 5, 2, 15, "ieee", ml_dtypes.float8_e5m2, 8),
+    "e2m1": _fmt("e2m1", 2, 1, 1, "none", np.uint8, 4),
+    "e1m2": _fmt("e1m2", 1, 2, 1, "none", np.uint8, 4),
+}
+
+_FORMAT_ALIASES = {"e2m1x2": "e2m1", "e1m2x2": "e1m2", "fp4_e2m1": "e2m1", "fp4_e1m2": "e1m2",
+                   "tf32": "tf32", "e8m0": "e8m0"}
+
+
+def format_name(d) -> str:
+    """Canonical float-format name of a dtype spelling (``"float16"`` -> ``"f16"``)."""
+    if isinstance(d, str) and d.lower() in _FORMAT_ALIASES:
+        return _FORMAT_ALIASES[d.lower()]
+    dt = d if isinstance(d, DType) else _dtype(d)
+    return _FORMAT_ALIASES.get(dt.name, dt.name)
+
+
+def float_format(d) -> FloatFormat:
+    """The `FloatFormat` of a destination dtype; `UnknownName` if it is not a float format."""
+    name = format_name(d)
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        raise UnknownName(f"{name!r} is not a float conversion format", operand="dst", value=d,
+                          limit="one of " + ", ".join(sorted(FORMATS)),
+                          hint="use float_to_int for integer destinations and e8m0_encode for e8m0")
+    return fmt
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def exact_float64(x) -> tuple:
+    """``(values as float64, source dtype)``; the widening is exact for every float source.
+
+    Accepts float16/32/64, bfloat16 and the ml_dtypes float8 types, Python floats and
+    sequences of them. Integer arrays are rejected (use `int_to_float`).
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind in "iub":
+        raise IllegalOperand(f"expected float values, got an array of {arr.dtype}", operand="x",
+                             value=str(arr.dtype), hint="use int_to_float for integer sources")
+    if arr.dtype.kind != "f" and arr.dtype not in _ML_FLOATS:
+        raise IllegalOperand(f"expected float values, got {arr.dtype}", operand="x", value=str(arr.dtype))
+    return arr.astype(np.float64), arr.dtype
+
+
+_ML_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
+                                         ml_dtypes.float8_e8m0fnu, ml_dtypes.float4_e2m1fn))
+
+
+def encode_float64(x64: np.ndarray, fmt: FloatFormat, mode: str, sat: str) -> np.ndarray:
+    """uint64 code words of float64 values ``x64`` in ``fmt`` (one rounding, ``sat`` policy)."""
+    neg, m, e, E, finite = split_float(x64)
+    nan = np.isnan(x64)
+    inf = np.isinf(x64)
+    return fmt.encode(neg, m, e, E, mode, sat, nan=nan, inf=inf, zero=(x64 == 0))
+
+
+def codes_to_storage(codes: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """View uint64 code words as the format's storage dtype."""
+    width = max(8, fmt.code_bits)
+    return codes.astype(_UINT_OF_BITS[width]).view(fmt.storage)
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
+    """Convert float values to float format ``dst`` with one correct rounding.
+
+    Args:
+        x: float16/bfloat16/float32/float64 (or float8) values, any shape.
+        dst: ``"f32" "f16" "bf16" "e4m3" "e5m2" "hif8" "e2m1" "e1m2"`` (or any dtype spelling,
+            a `DType`, ``"e2m1x2"``/``"e1m2x2"`` meaning one unpacked code per element,
+            or ``"tf32"``).
+        rounding: a `ROUNDING` name or alias; ``"hybrid"`` for hif8 only.
+        sat: a `SAT_MODES` name (``"sat"``, ``"preserve_nan"``, ``"nosat"``).
+
+    Returns:
+        An array of the destination's storage dtype (np.float32, np.float16,
+        ml_dtypes.bfloat16/float8_e4m3fn/float8_e5m2; uint8 codes for hif8, e2m1, e1m2).
+    """
+    fmt = float_format(dst)
+    if fmt.name == "hif8":
+        from .hif8 import hif8_encode
+        return hif8_encode(x, rounding=rounding, sat=sat)
+    mode = rounding_name(rounding)
+    satm = sat_name(sat)
+    x64, _ = exact_float64(x)
+    return codes_to_storage(encode_float64(x64, fmt, mode, satm), fmt)
+
+
+def tf32_round(x, mode="even") -> np.ndarray:
+    """Round values to TF32 (8-bit exponent, 10-bit fraction) and return them as float32.
+
+    ``mode`` is the ``tf32_mode`` clause of ``pto.mad``: ``"even"`` (round_even) or
+    ``"away"`` (round_away); other `ROUNDING` names are accepted too. Overflow follows IEEE
+    (``nosat``): rounding past FLT_MAX gives inf; NaN/inf pass through.
+    """
+    fmt = FORMATS["tf32"]
+    x64, _ = exact_float64(x)
+    return codes_to_storage(encode_float64(x64, fmt, rounding_name(mode), "nosat"), fmt)
+
+
+def round_to_integral(x, rounding="even") -> np.ndarray:
+    """Round float values to integral values in the same float dtype (TIK ``f322f32r`` etc.).
+
+    The sign of zero is kept (``-0.4`` toward zero is ``-0.0``); inf and NaN pass through.
+    """
+    arr = np.asarray(x)
+    mode = rounding_name(rounding)
+    x64, src = exact_float64(arr)
+    neg, m, e, E, finite = split_float(x64)
+    small = finite & (E < 52)                      # |x| >= 2**52 is already integral
+    K = round_to_grid(neg, np.where(small, m, 0), np.where(small, e, 0), np.zeros(x64.shape, np.int64), mode)
+    rounded = np.copysign(K.astype(np.float64), x64)
+    out = np.where(small, rounded, x64)
+    return out.astype(src if src.kind == "f" or src in _ML_FLOATS else np.float64)
+
+
+@lru_cache(maxsize=None)
+def decode_table(name: str, as_f32: bool = False) -> np.ndarray:
+    """Read-only table of the values of every code of a format of at most 16 bits."""
+    fmt = FORMATS[name]
+    codes = np.arange(1 << fmt.code_bits, dtype=np.int64)
+    table = fmt.decode_codes(codes)
+    table = table.astype(np.float32) if as_f32 else table
+    table.flags.writeable = False
+    return table
+
+
+def code_bits_of(values, fmt: FloatFormat) -> np.ndarray:
+    """Raw code words of ``values`` given either as the format's storage dtype or as raw
+    unsigned codes (uint8 for 8-bit and FP4 formats, uint16 for f16/bf16)."""
+    arr = np.asarray(values)
+    width = max(8, fmt.code_bits)
+    raw = np.dtype(_UINT_OF_BITS[width])
+    if arr.dtype == raw:
+        bits = arr
+    elif arr.dtype == fmt.storage:
+        bits = arr.view(raw)
+    else:
+        raise IllegalOperand(f"values of dtype {arr.dtype} are not {fmt.name} codes", operand="values",
+                             value=str(arr.dtype), limit=f"{fmt.storage} or raw {raw}",
+                             hint=f"pass the {fmt.name} storage array (or its raw bits), e.g. the "
+                                  f"result of float_to(x, {fmt.name!r})")
+    if fmt.code_bits < 8 and arr.size and int(bits.max()) >= (1 << fmt.code_bits):
+        raise IllegalOperand(f"{fmt.name} codes must be 0..{(1 << fmt.code_bits) - 1}, got {int(bits.max())}",
+                             operand="values", value=int(bits.max()), limit=f"[0, {(1 << fmt.code_bits) - 1}]",
+                             hint="unpack packed bytes with unpack_nibbles(raw, count) first")
+    return bits
+
+
+def to_f64(values, src) -> np.ndarray:
+    """Exact float64 values of ``values`` in format ``src`` (codes for hif8/e2m1/e1m2/e8m0)."""
+    name = format_name(src)
+    if name == "e8m0":
+        from .e8m0 import e8m0_decode
+        return e8m0_decode(values).astype(np.float64)
+    fmt = float_format(name)
+    bits = code_bits_of(values, fmt)
+    if fmt.code_bits > 16:
+        return bits.view(fmt.storage).astype(np.float64)
+    return decode_table(fmt.name)[bits]
+
+
+def to_f32(values, src) -> np.ndarray:
+    """Exact float32 values of ``values`` in format ``src`` (every format here fits in f32)."""
+    name = format_name(src)
+    if name == "e8m0":
+        from .e8m0 import e8m0_decode
+        return e8m0_decode(values)
+    fmt = float_format(name)
+    bits = code_bits_of(values, fmt)
+    if fmt.code_bits > 16:
+        return bits.view(np.float32).copy()
+    return decode_table(fmt.name, True)[bits]
