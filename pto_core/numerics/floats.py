@@ -149,53 +149,51 @@ class FloatFormat:
         biased = np.where(normal, Q + p + self.bias, 0)
         frac = K & ((1 << p) - 1)
         codes = (biased << self.smb) | (frac << (self.smb - p))
-        return np.where(K == 0, 0, codes).astype(np.uint64)
+        codes[K == 0] = 0
+        return codes.astype(np.uint64)
 
     # --- the encoder ------------------------------------------------------------------
 
-    def encode(self, neg, m, e, E, mode: str, sat: str, *, nan=None, inf=None, zero=None) -> np.ndarray:
+    def encode(self, neg, m, e, E, mode: str, sat: str, *, nan=None, inf=None) -> np.ndarray:
         """Encode exact values ``(-1)**neg * m * 2**e`` (binade ``E``) with one rounding.
 
-        ``nan``/``inf``/``zero`` are bool masks of special inputs (``m`` is ignored there);
-        everything else must have ``m != 0``. Returns uint64 code words.
+        ``m == 0`` encodes a (signed) zero; ``nan``/``inf`` are bool masks of NaN and
+        infinite inputs, which must also carry ``m == 0``. Returns uint64 code words.
         """
         neg = np.asarray(neg, dtype=bool)
-        shape = neg.shape
-        nan = np.zeros(shape, bool) if nan is None else nan
-        inf = np.zeros(shape, bool) if inf is None else inf
-        zero = np.zeros(shape, bool) if zero is None else zero
-        finite = ~(nan | inf | zero)
-        E = np.where(finite, E, 0)
         Q = self.quantum_exp(E)
         K = round_to_grid(neg, m, e, Q, mode, self._parity_fn(Q))
-        with np.errstate(over="ignore"):
-            value = np.ldexp(K.astype(np.float64), Q)        # exact (inf only if far beyond range)
-        over = finite & (value > self.max_value)
-        in_range = finite & ~over
-        codes = np.where(in_range, self.assemble(np.where(in_range, K, 0), np.where(in_range, Q, 0)),
-                         np.uint64(0))
-        # finite overflow and infinite inputs
-        to_inf = np.zeros(shape, bool)
-        if sat == "nosat":
-            to_inf = (over & overflow_to_inf(neg, mode)) | inf
-        big_code = np.uint64(self.max_code)
+        with np.errstate(over="ignore"):                     # exact (inf only far beyond range)
+            value = np.ldexp(K.astype(np.float64), np.clip(Q, -2000, 2000).astype(np.int32))
+        codes = self.assemble(K, Q)                          # garbage where out of range: replaced
         if self.inf_code is not None:
             top_code = np.uint64(self.inf_code)
         elif self.nan_code is not None:                      # E4M3FN: "inf" is NaN
             top_code = np.uint64(self.nan_code)
         else:                                                # FP4: no specials, clamp
-            top_code = big_code
-        codes = np.where(over | inf, np.where(to_inf, top_code, big_code), codes)
-        apply_sign = neg & ((codes != 0) | self.has_signed_zero)
-        codes = np.where(apply_sign, codes | np.uint64(self.sign_bit), codes)
-        # NaN inputs
-        if self.nan_code is not None:
-            nan_code = np.uint64(self.nan_code) | np.where(neg & self.nan_signed, np.uint64(self.sign_bit),
-                                                           np.uint64(0))
-            nan_result = np.uint64(0) if sat == "sat" else nan_code
-        else:
-            nan_result = np.uint64(self.max_code) if sat == "nosat" else np.uint64(0)
-        return np.where(nan, nan_result, codes)
+            top_code = np.uint64(self.max_code)
+        big_code = np.uint64(self.max_code)
+        over = value > self.max_value
+        if over.any():
+            if sat == "nosat":
+                big = np.where(overflow_to_inf(neg, mode), top_code, big_code)
+            else:
+                big = big_code
+            codes = np.where(over, big, codes)
+        if inf is not None and inf.any():
+            codes = np.where(inf, top_code if sat == "nosat" else big_code, codes)
+        sign = neg if self.has_signed_zero else neg & (codes != 0)
+        codes |= sign.astype(np.uint64) << np.uint64(self.code_bits - 1)
+        if nan is not None and nan.any():
+            if self.nan_code is not None:
+                nan_code = np.uint64(self.nan_code)
+                if self.nan_signed:
+                    nan_code = nan_code | (neg.astype(np.uint64) << np.uint64(self.code_bits - 1))
+                nan_result = np.uint64(0) if sat == "sat" else nan_code
+            else:
+                nan_result = big_code if sat == "nosat" else np.uint64(0)
+            codes = np.where(nan, nan_result, codes)
+        return codes
 
     @property
     def nan_signed(self) -> bool:
@@ -281,7 +279,8 @@ def exact_float64(x) -> tuple:
                              value=str(arr.dtype), hint="use int_to_float for integer sources")
     if arr.dtype.kind != "f" and arr.dtype not in _ML_FLOATS:
         raise IllegalOperand(f"expected float values, got {arr.dtype}", operand="x", value=str(arr.dtype))
-    return arr.astype(np.float64), arr.dtype
+    with np.errstate(invalid="ignore"):                  # NaN widening warns for some dtypes
+        return arr.astype(np.float64), arr.dtype
 
 
 _ML_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
@@ -291,9 +290,47 @@ _ML_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4
 def encode_float64(x64: np.ndarray, fmt: FloatFormat, mode: str, sat: str) -> np.ndarray:
     """uint64 code words of float64 values ``x64`` in ``fmt`` (one rounding, ``sat`` policy)."""
     neg, m, e, E, finite = split_float(x64)
-    nan = np.isnan(x64)
-    inf = np.isinf(x64)
-    return fmt.encode(neg, m, e, E, mode, sat, nan=nan, inf=inf, zero=(x64 == 0))
+    return fmt.encode(neg, m, e, E, mode, sat, nan=np.isnan(x64), inf=np.isinf(x64))
+
+
+#: Destinations whose numpy / ml_dtypes cast from float32 is an IEEE round-to-nearest-even
+#: conversion (numpy's float->half and C double->float; ml_dtypes' ``ConvertImpl`` with
+#: ``RoundBitsToNearestEven``, one rounding from the source bits). For ``rounding="even"``
+#: `float_to` lets the cast round and applies the saturation policy and canonical NaNs on
+#: the codes. The tests hold both paths to the independent reference and to each other.
+_RNE_CASTS = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+              "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2, "e2m1": ml_dtypes.float4_e2m1fn}
+
+
+#: ml_dtypes casts float64 through float32 (double rounding), so only numpy's own casts
+#: qualify for float64 sources.
+_RNE_CASTS_FROM_F64 = ("f32", "f16")
+
+
+def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str) -> np.ndarray:
+    """RNE conversion of a float32/float64 array via the cast, then the ``sat`` policy."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = arr.astype(_RNE_CASTS[fmt.name])
+    utype = _UINT_OF_BITS[max(8, fmt.code_bits)]
+    codes = out.view(utype)
+    sign_bit = utype(fmt.sign_bit)
+    nan_in = np.isnan(arr)
+    if fmt.specials == "none":                        # FP4: the cast saturates; only NaN differs
+        if nan_in.any():
+            codes = np.where(nan_in, utype(fmt.max_code if sat == "nosat" else 0), codes)
+        return codes.view(fmt.storage) if fmt.storage != codes.dtype else codes
+    magnitude = codes & utype(fmt.sign_bit - 1)
+    special_out = magnitude >= utype(fmt.inf_code) if fmt.specials == "ieee" else magnitude == utype(fmt.nan_code)
+    if special_out.any():                             # overflow, inf inputs, NaN inputs
+        codes = codes.copy()
+        if sat != "nosat":
+            clamp = special_out & ~nan_in
+            codes[clamp] = (codes[clamp] & sign_bit) | utype(fmt.max_code)
+        if nan_in.any():
+            neg = np.signbit(arr[nan_in])
+            nan_codes = np.where(neg, utype(fmt.nan_code) | sign_bit, utype(fmt.nan_code))
+            codes[nan_in] = 0 if sat == "sat" else nan_codes
+    return codes.view(fmt.storage)
 
 
 def codes_to_storage(codes: np.ndarray, fmt: FloatFormat) -> np.ndarray:
@@ -326,7 +363,11 @@ def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
         return hif8_encode(x, rounding=rounding, sat=sat)
     mode = rounding_name(rounding)
     satm = sat_name(sat)
-    x64, _ = exact_float64(x)
+    arr = np.asarray(x)
+    if mode == "even" and fmt.name in _RNE_CASTS and (arr.dtype == np.float32 or (
+            arr.dtype == np.float64 and fmt.name in _RNE_CASTS_FROM_F64)):
+        return _rne_by_cast(arr, fmt, satm)
+    x64, _ = exact_float64(arr)
     return codes_to_storage(encode_float64(x64, fmt, mode, satm), fmt)
 
 

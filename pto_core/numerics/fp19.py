@@ -14,10 +14,12 @@ from .floats import exact_float64, float_to
 def _payload_f32(x) -> np.ndarray:
     """The f32 payload register value: f16/bf16/f32 widen exactly; float64 (e.g. Python
     floats) is first rounded to f32 with RNE, as placing it in an f32 register does."""
-    x64, src = exact_float64(x)
+    arr = np.asarray(x)
+    x64, src = exact_float64(arr)
     if src == np.dtype(np.float64):
         return float_to(x64, "f32")
-    return x64.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(arr, dtype=np.float32)         # exact widening; f32 bits unchanged
 
 
 def fp19_bits(x) -> np.ndarray:

@@ -121,8 +121,10 @@ class HiF8Format(FloatFormat):
 
     def assemble(self, K, Q):
         vals, codes = _positive_grid()
-        v = np.ldexp(np.asarray(K, dtype=np.float64), np.asarray(Q, dtype=np.int64))
-        return codes[np.searchsorted(vals, v)].astype(np.uint64)
+        with np.errstate(over="ignore"):
+            v = np.ldexp(np.asarray(K, dtype=np.float64), np.asarray(Q, dtype=np.int64))
+        idx = np.minimum(np.searchsorted(vals, v), len(vals) - 1)    # out-of-range: replaced by caller
+        return codes[idx].astype(np.uint64)
 
     @property
     def max_value(self):
@@ -230,17 +232,14 @@ def hif8_encode(x, *, rounding="away", sat="nosat") -> np.ndarray:
     is_hybrid = isinstance(rounding, str) and rounding.strip().lower() in _HYBRID_NAMES
     if not is_hybrid:
         neg, m, e, E, finite = split_float(x64)
-        codes = fmt.encode(neg, m, e, E, rounding_name(rounding), satm,
-                           nan=np.isnan(x64), inf=np.isinf(x64), zero=(x64 == 0))
+        codes = fmt.encode(neg, m, e, E, rounding_name(rounding), satm, nan=np.isnan(x64), inf=np.isinf(x64))
         return codes.astype(np.uint8)
     neg, K, Q, finite = _hybrid_round(x64, src)
     # Re-express (K, Q) as an exact value and let the generic encoder do range and specials:
     # with m = K, e = Q the value is already on the HiF8 grid, so no second rounding happens
     # ("away" only decides the nosat overflow direction: nearest -> inf).
     nz = finite & (K != 0)
-    Kc = np.where(nz, K, 1).astype(np.uint64)
+    Kc = np.where(nz, K, 0).astype(np.uint64)
     Ek = np.where(nz, Q + bit_length(Kc) - 1, 0)
-    zero = (x64 == 0) | (finite & (K == 0))
-    codes = fmt.encode(neg, Kc, np.where(nz, Q, 0), Ek, "away", satm,
-                       nan=np.isnan(x64), inf=np.isinf(x64), zero=zero)
+    codes = fmt.encode(neg, Kc, np.where(nz, Q, 0), Ek, "away", satm, nan=np.isnan(x64), inf=np.isinf(x64))
     return codes.astype(np.uint8)

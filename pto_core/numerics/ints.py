@@ -72,7 +72,8 @@ def float_to_int(x, dst, *, rounding="even", saturate=True) -> np.ndarray:
     mask = np.uint64((1 << bits) - 1)
     twos = np.where(neg, ~mag + one, mag) & mask      # two's complement, low `bits` bits
     inf = np.isinf(x64)
-    ext = np.where(neg, (~lo_mag + one) & mask, hi)
+    min_code = np.uint64((-(1 << (bits - 1)) if signed else 0) & ((1 << bits) - 1))
+    ext = np.where(neg, min_code, hi)
     twos = np.where(inf, ext, twos)
     twos = np.where(np.isnan(x64), np.uint64(0), twos)
     if bits == 4:
@@ -108,5 +109,5 @@ def int_to_float(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
         mag = np.where(neg, ~raw + np.uint64(1), raw)          # |INT64_MIN| = 2**63 fits
     nonzero = mag != 0
     E = np.where(nonzero, bit_length(mag) - 1, 0)
-    codes = fmt.encode(neg, mag, np.zeros(arr.shape, np.int64), E, mode, satm, zero=~nonzero)
+    codes = fmt.encode(neg, mag, np.zeros(arr.shape, np.int64), E, mode, satm)
     return codes_to_storage(codes, fmt)

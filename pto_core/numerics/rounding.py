@@ -92,22 +92,32 @@ def sat_name(mode) -> str:
 # ----------------------------------------------------------------------------- exact values
 
 
+_MANT52 = np.uint64((1 << 52) - 1)
+_HIDDEN52 = np.uint64(1 << 52)
+_ABS64 = np.uint64((1 << 63) - 1)
+
+
 def split_float(x: np.ndarray):
-    """Exact decomposition of a float64 array.
+    """Exact decomposition of a float64 array, read from its bit fields.
 
     Returns ``(neg, m, e, E, finite_nonzero)``: sign bit (including the sign of -0.0 and of
     NaN), significand ``m`` (uint64, < 2**53), ``e`` with ``|x| = m * 2**e`` and the binade
-    ``E = floor(log2 |x|)``. ``m``, ``e`` and ``E`` are 0 where ``x`` is zero, inf or NaN.
+    ``E = floor(log2 |x|)``. For float64 subnormals ``E`` is -1023, a lower bound: they lie far
+    below every target format, where the quantum no longer depends on ``E``. ``m``, ``e``
+    and ``E`` are 0 where ``x`` is zero, inf or NaN.
     """
-    x = np.asarray(x, dtype=np.float64)
-    neg = np.signbit(x)
-    finite_nonzero = np.isfinite(x) & (x != 0)
-    frac, ex = np.frexp(np.where(finite_nonzero, np.abs(x), 1.0))   # frac in [0.5, 1)
-    m = np.ldexp(frac, 53).astype(np.uint64)                          # exact: 53-bit integer
-    ex = ex.astype(np.int64)
-    m = np.where(finite_nonzero, m, np.uint64(0))
-    e = np.where(finite_nonzero, ex - 53, 0)
-    E = np.where(finite_nonzero, ex - 1, 0)
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    neg = (bits >> np.uint64(63)).astype(bool)
+    expf = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    finite_nonzero = (expf != 0x7FF) & ((bits & _ABS64) != 0)
+    normal = expf != 0
+    m = bits & _MANT52
+    m |= np.where(normal, _HIDDEN52, np.uint64(0))
+    m[~finite_nonzero] = 0
+    e = np.where(normal, expf - 1075, -1074)
+    E = np.where(normal, expf - 1023, -1023)
+    e[~finite_nonzero] = 0
+    E[~finite_nonzero] = 0
     return neg, m, e, E, finite_nonzero
 
 
@@ -127,7 +137,8 @@ def round_to_grid(neg, m, e, Q, mode: str, parity=None):
 
     Args:
         neg: bool array, sign of the value (used by floor/ceil).
-        m: uint64 significands; must be < 2**63 wherever ``Q - e > 63``.
+        m: uint64 significands; must be < 2**62 wherever ``Q - e > 63`` (true for every float
+            source; integer sources never need a shift above 63).
         e: int64 exponents of ``m``'s last bit.
         Q: int64 quantum exponents (per element).
         mode: canonical rounding name (see `ROUNDING`).
@@ -141,34 +152,38 @@ def round_to_grid(neg, m, e, Q, mode: str, parity=None):
     """
     m = np.asarray(m, dtype=np.uint64)
     shift = np.asarray(Q, dtype=np.int64) - np.asarray(e, dtype=np.int64)
-    exact_shift = np.clip(-shift, 0, 63).astype(np.uint64)            # shift <= 0: no rounding
-    s = np.clip(shift, 0, 64)
-    s_c = np.minimum(s, 63).astype(np.uint64)
-    wide = s >= 64
     one = np.uint64(1)
-    kept = np.where(wide, np.uint64(0), m >> s_c)
-    mask = np.where(wide, ~np.uint64(0), (one << s_c) - one)
-    dropped = m & mask
-    half = np.where(wide, one << np.uint64(63), one << (np.maximum(s_c, one) - one))
-    inexact = (dropped != 0) & (s > 0)
-    gt = inexact & (dropped > half)
-    eq = inexact & (dropped == half)
+    s = np.clip(shift, 0, 63).astype(np.uint64)
+    kept = m >> s
+    unit = one << s
+    dropped = m & (unit - one)
+    half = unit >> one                                   # 0 when nothing is dropped
     if mode == "zero":
-        up = np.zeros(m.shape, dtype=bool)
-    elif mode == "away":
-        up = gt | eq
-    elif mode == "floor":
-        up = inexact & neg
-    elif mode == "ceil":
-        up = inexact & ~neg
-    elif mode in ("even", "odd"):
-        par = (kept & one) if parity is None else np.asarray(parity(kept), dtype=np.uint64)
-        up = (gt | (eq & (par == 1))) if mode == "even" else (inexact & (par == 0))
+        K = kept
     else:
-        raise UnknownName(f"unknown rounding mode {mode!r}", operand="rounding", value=mode,
-                          limit="one of " + ", ".join(ROUNDING))
-    K = kept + up.astype(np.uint64)
-    return np.where(shift <= 0, m << exact_shift, K)
+        inexact = dropped != 0
+        if mode == "away":
+            up = dropped >= half
+            up &= inexact
+        elif mode == "floor":
+            up = inexact & neg
+        elif mode == "ceil":
+            up = inexact & ~neg
+        elif mode in ("even", "odd"):
+            par = (kept & one) if parity is None else np.asarray(parity(kept), dtype=np.uint64)
+            if mode == "even":
+                up = (dropped > half) | ((dropped == half) & (par == one))
+                up &= inexact
+            else:
+                up = inexact & (par == 0)
+        else:
+            raise UnknownName(f"unknown rounding mode {mode!r}", operand="rounding", value=mode,
+                              limit="one of " + ", ".join(ROUNDING))
+        K = kept + up.astype(np.uint64)
+    exact = shift < 0
+    if exact.any():                                      # value already on a finer grid than 2**Q
+        K = np.where(exact, m << np.clip(-shift, 0, 63).astype(np.uint64), K)
+    return K
 
 
 def overflow_to_inf(neg, mode: str) -> np.ndarray:

@@ -220,7 +220,7 @@ def test_round_to_integral_matches_numpy():
 finite_f32 = st.floats(allow_nan=False, allow_infinity=False, width=32)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(a=finite_f32, b=finite_f32, name=st.sampled_from(SMALL), mode=st.sampled_from(ROUNDING))
 def test_rounding_is_monotone(a, b, name, mode):
     lo, hi = sorted([a, b])
@@ -228,7 +228,7 @@ def test_rounding_is_monotone(a, b, name, mode):
     assert r[0] <= r[1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(x=finite_f32, name=st.sampled_from(SMALL))
 def test_directed_modes_bracket_the_value(x, name):
     v = np.array([x], np.float32)
@@ -243,7 +243,7 @@ def test_directed_modes_bracket_the_value(x, name):
     assert near in (dn, up)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(x=finite_f32, name=st.sampled_from(SMALL), mode=st.sampled_from(["even", "away", "zero", "odd"]))
 def test_symmetric_modes_are_odd_functions(x, name, mode):
     v = np.array([x, -x], np.float32)
