@@ -43,7 +43,8 @@ import numpy as np
 
 from ..dtypes import DType, dtype as _dtype
 from ..errors import IllegalOperand, UnknownName
-from .rounding import overflow_to_inf, round_to_grid, rounding_name, sat_name, split_float
+from .rounding import (is_hybrid, overflow_to_inf, round_integral_f64, round_to_grid, rounding_name, sat_name,
+                       split_float)
 
 _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -350,7 +351,7 @@ def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
         dst: ``"f32" "f16" "bf16" "e4m3" "e5m2" "hif8" "e2m1" "e1m2"`` (or any dtype spelling,
             a `DType`, ``"e2m1x2"``/``"e1m2x2"`` meaning one unpacked code per element,
             or ``"tf32"``).
-        rounding: a `ROUNDING` name or alias; ``"hybrid"`` for hif8 only.
+        rounding: a `ROUNDING` name or alias; ``"hybrid"`` for hif8 only (`IllegalOperand` otherwise).
         sat: a `SAT_MODES` name (``"sat"``, ``"preserve_nan"``, ``"nosat"``).
 
     Returns:
@@ -361,6 +362,10 @@ def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
     if fmt.name == "hif8":
         from .hif8 import hif8_encode
         return hif8_encode(x, rounding=rounding, sat=sat)
+    if is_hybrid(rounding):
+        raise IllegalOperand(f"hybrid rounding exists only for hif8 destinations, not {fmt.name}",
+                             operand="rounding", value=rounding, limit="dst hif8",
+                             hint="use one of even, away, floor, ceil, zero, odd")
     mode = rounding_name(rounding)
     satm = sat_name(sat)
     arr = np.asarray(x)
@@ -389,14 +394,9 @@ def round_to_integral(x, rounding="even") -> np.ndarray:
     The sign of zero is kept (``-0.4`` toward zero is ``-0.0``); inf and NaN pass through.
     """
     arr = np.asarray(x)
-    mode = rounding_name(rounding)
     x64, src = exact_float64(arr)
-    neg, m, e, E, finite = split_float(x64)
-    small = finite & (E < 52)                      # |x| >= 2**52 is already integral
-    K = round_to_grid(neg, np.where(small, m, 0), np.where(small, e, 0), np.zeros(x64.shape, np.int64), mode)
-    rounded = np.copysign(K.astype(np.float64), x64)
-    out = np.where(small, rounded, x64)
-    return out.astype(src if src.kind == "f" or src in _ML_FLOATS else np.float64)
+    out = round_integral_f64(x64, rounding_name(rounding))
+    return out.astype(src)          # integral results of a narrower source fit it exactly
 
 
 @lru_cache(maxsize=None)

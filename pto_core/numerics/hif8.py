@@ -49,7 +49,7 @@ import numpy as np
 
 from ..errors import IllegalOperand
 from .floats import FORMATS, FloatFormat, code_bits_of, exact_float64
-from .rounding import bit_length, round_to_grid, rounding_name, sat_name, split_float
+from .rounding import bit_length, is_hybrid, round_to_grid, rounding_name, sat_name, split_float
 
 HIF8_ZERO = 0x00
 HIF8_NAN = 0x80
@@ -58,13 +58,22 @@ HIF8_MAX = 0x6E          # 2**15
 HIF8_MAX_VALUE = 32768.0
 _OVERFLOW_THRESHOLD = 40960.0   # 1.25 * 2**15: midpoint between 2**15 and the inf pattern 1.5 * 2**15
 
-_HYBRID_NAMES = ("hybrid", "cast_hybrid", "hr")
+
+_E_LO, _E_HI = -23, 16                       # table range of binades (clipped beyond)
+
+
+def _mantissa_bits_table() -> np.ndarray:
+    E = np.arange(_E_LO, _E_HI + 1)
+    a = np.abs(E)
+    return np.select([E < -15, a <= 3, a <= 7], [0, 3, 2], default=1).astype(np.int64)
+
+
+_P_TABLE = _mantissa_bits_table()
 
 
 def hif8_mantissa_bits(E: np.ndarray) -> np.ndarray:
     """Fraction bits HiF8 keeps in binade ``E`` (0 in the denormal binades -22..-16)."""
-    a = np.abs(E)
-    return np.select([E < -15, a <= 3, a <= 7], [0, 3, 2], default=1)
+    return _P_TABLE[np.clip(E, _E_LO, _E_HI) - _E_LO]
 
 
 def _decode_hif8_codes(codes: np.ndarray) -> np.ndarray:
@@ -103,28 +112,38 @@ def _positive_grid():
     return vals[keep][order], codes[keep][order]
 
 
+def _pow2_codes() -> np.ndarray:
+    """Code of 2**E for E = -22..15; the fraction bits of a binade are the code's low bits."""
+    vals, codes = _positive_grid()
+    lookup = dict(zip(vals.tolist(), codes.tolist()))
+    return np.array([lookup[2.0 ** E] for E in range(-22, 16)], dtype=np.int64)
+
+
+_POW2_CODE = _pow2_codes()
+
+
 class HiF8Format(FloatFormat):
     """HiF8 as a `FloatFormat`: tapered quantum, table-based assembly, single zero."""
 
     def quantum_exp(self, E):
         E = np.asarray(E, dtype=np.int64)
-        inner = np.clip(E, -22, 16)
-        return np.where(E < -22, -22, np.where(E > 15, E - 1, inner - hif8_mantissa_bits(inner)))
+        return np.where(E < -22, -22, E - hif8_mantissa_bits(E))     # E > 15 keeps D4's 1 bit
 
     def lower_parity(self, kept, Q):
-        # The last code bit of kept * 2**Q: in denormal binades consecutive powers of two
-        # have consecutive codes, so parity is that of the code itself.
-        vals, codes = _positive_grid()
-        lower = np.ldexp(np.asarray(kept, dtype=np.float64), Q)
-        idx = np.clip(np.searchsorted(vals, lower), 0, len(vals) - 1)
-        return (codes[idx] & 1).astype(np.uint64)
+        # The last code bit of kept * 2**Q (in denormal binades consecutive powers of two
+        # have consecutive codes, so this is not simply kept & 1).
+        return self.assemble(kept, Q) & np.uint64(1)
 
     def assemble(self, K, Q):
-        vals, codes = _positive_grid()
+        """Codes of ``K * 2**Q``: the code of the binade's power of two plus the fraction bits."""
         with np.errstate(over="ignore"):
-            v = np.ldexp(np.asarray(K, dtype=np.float64), np.asarray(Q, dtype=np.int64))
-        idx = np.minimum(np.searchsorted(vals, v), len(vals) - 1)    # out-of-range: replaced by caller
-        return codes[idx].astype(np.uint64)
+            v = np.ldexp(np.asarray(K, dtype=np.float64), np.clip(Q, -2000, 2000).astype(np.int32))
+        frac, ex = np.frexp(v)                                  # v = frac * 2**ex, frac in [0.5, 1)
+        E = np.clip(ex.astype(np.int64) - 1, -22, 15)           # out-of-range: replaced by the caller
+        p = hif8_mantissa_bits(E)
+        mant = (np.ldexp(frac, (p + 1).astype(np.int32)) - np.ldexp(1.0, p.astype(np.int32))).astype(np.int64)
+        codes = _POW2_CODE[E + 22] + mant
+        return np.where(v == 0, 0, codes).astype(np.uint64)
 
     @property
     def max_value(self):
@@ -154,7 +173,9 @@ class HiF8Format(FloatFormat):
         return _decode_hif8_codes(codes)
 
 
-FORMATS["hif8"] = HiF8Format("hif8", 0, 3, 0, "ieee", np.dtype(np.uint8), 8)
+#: exp_bits/man_bits/bias of the IEEE row do not apply (every hook above is overridden);
+#: man_bits=3 is the widest fraction HiF8 keeps.
+FORMATS["hif8"] = HiF8Format("hif8", 0, 3, 0, "tapered", np.dtype(np.uint8), 8)
 
 
 def hif8_decode(codes) -> np.ndarray:
@@ -229,8 +250,7 @@ def hif8_encode(x, *, rounding="away", sat="nosat") -> np.ndarray:
     fmt = FORMATS["hif8"]
     satm = sat_name(sat)
     x64, src = exact_float64(x)
-    is_hybrid = isinstance(rounding, str) and rounding.strip().lower() in _HYBRID_NAMES
-    if not is_hybrid:
+    if not is_hybrid(rounding):
         neg, m, e, E, finite = split_float(x64)
         codes = fmt.encode(neg, m, e, E, rounding_name(rounding), satm, nan=np.isnan(x64), inf=np.isinf(x64))
         return codes.astype(np.uint8)

@@ -15,7 +15,7 @@ import numpy as np
 from ..dtypes import dtype as _dtype
 from ..errors import IllegalOperand, UnknownName
 from .floats import codes_to_storage, exact_float64, float_format
-from .rounding import bit_length, round_to_grid, rounding_name, sat_name, split_float
+from .rounding import bit_length, round_integral_f64, rounding_name, sat_name, split_float
 
 #: (bits, signed, numpy result dtype) of every integer destination.
 INT_TARGETS = {
@@ -52,37 +52,44 @@ def float_to_int(x, dst, *, rounding="even", saturate=True) -> np.ndarray:
     bits, signed, out_dtype = _int_target(dst)
     mode = rounding_name(rounding)
     x64, _ = exact_float64(x)
-    neg, m, e, E, finite = split_float(x64)
-    huge = finite & (E >= 64)                         # |x| >= 2**64: beyond every destination
-    small = finite & ~huge
-    # Integral part by one rounding on the grid of quantum 1 (E <= 63: K fits in uint64).
-    K = round_to_grid(neg, np.where(small, m, 0), np.where(small, e, 0), np.zeros(x64.shape, np.int64), mode)
-    one = np.uint64(1)
-    lo_mag = np.uint64(1 << (bits - 1)) if signed else np.uint64(0)        # |min|
-    hi = np.uint64((1 << (bits - 1)) - 1) if signed else np.uint64((1 << bits) - 1)
+    r = round_integral_f64(x64, mode)                  # exact integral float64 (inf/NaN kept)
+    lo = -(1 << (bits - 1)) if signed else 0
+    hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    nan = np.isnan(r)
+    r = np.where(nan, 0.0, r)
+    # the integers as int64/uint64 (powers of two and in-range integers are exact in float64)
+    work = np.uint64 if (bits == 64 and not signed) else np.int64
     if saturate:
-        pos_over = (~neg & (K > hi)) | (huge & ~neg)
-        neg_over = (neg & (K > lo_mag)) | (huge & neg)
-        mag = np.where(pos_over, hi, np.where(neg_over, lo_mag, K))
+        too_big = r >= float(hi + 1)
+        too_small = r < float(lo)
+        inside = np.where(too_big | too_small, 0.0, r)
+        vals = inside.astype(work)
+        vals = np.where(too_big, work(hi), np.where(too_small, work(lo), vals))
     else:
-        # exact residue of huge values: (m << (E - 52)) mod 2**64, 0 once the shift reaches 64
-        sh = np.clip(E - 52, 0, 63).astype(np.uint64)
-        wrapped_huge = np.where(E - 52 >= 64, np.uint64(0), m << sh)
-        mag = np.where(huge, wrapped_huge, K)
-    mask = np.uint64((1 << bits) - 1)
-    twos = np.where(neg, ~mag + one, mag) & mask      # two's complement, low `bits` bits
-    inf = np.isinf(x64)
-    min_code = np.uint64((-(1 << (bits - 1)) if signed else 0) & ((1 << bits) - 1))
-    ext = np.where(neg, min_code, hi)
-    twos = np.where(inf, ext, twos)
-    twos = np.where(np.isnan(x64), np.uint64(0), twos)
+        inf = np.isinf(r)
+        finite = np.where(inf, 0.0, r)
+        if bits < 64:
+            vals = np.fmod(finite, float(1 << bits)).astype(np.int64) & ((1 << bits) - 1)   # exact residue
+        else:
+            vals = _wrap64(finite)
+            vals = vals.view(np.int64) if signed else vals
+        vals = np.where(inf & (r > 0), work(hi), np.where(inf, work(lo), vals.astype(work)))
     if bits == 4:
-        vals = twos.astype(np.int64)
-        if signed:
-            vals = (vals ^ 8) - 8
-        return vals.astype(out_dtype)
-    unsigned = twos.astype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits])
-    return unsigned.view(out_dtype) if signed else unsigned
+        v = vals.astype(np.int64) & 0xF
+        return (((v ^ 8) - 8) if signed else v).astype(out_dtype)
+    if signed and not saturate and bits < 64:
+        vals = vals.astype({8: np.uint8, 16: np.uint16, 32: np.uint32}[bits]).view(out_dtype)
+    return vals.astype(out_dtype)
+
+
+def _wrap64(r: np.ndarray) -> np.ndarray:
+    """Integral finite float64 values modulo 2**64, as uint64 (two's complement)."""
+    small = np.abs(r) < 2.0 ** 63
+    low = np.where(small, r, 0.0).astype(np.int64).view(np.uint64)
+    neg, m, e, E, finite = split_float(np.where(small, 0.0, r))     # |r| >= 2**63: m * 2**e, e >= 11
+    mag = np.where(e >= 64, np.uint64(0), m << np.clip(e, 0, 63).astype(np.uint64))
+    big = np.where(neg, ~mag + np.uint64(1), mag)
+    return np.where(small, low, big)
 
 
 def int_to_float(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:

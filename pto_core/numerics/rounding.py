@@ -63,6 +63,15 @@ _SAT_ALIASES = {
 }
 
 
+#: Spellings of HiF8's hybrid rounding (Ascend C ``CAST_HYBRID``, FIXPIPE ``_pre_hybrid``).
+HYBRID_NAMES = ("hybrid", "cast_hybrid", "hr")
+
+
+def is_hybrid(name) -> bool:
+    """Whether ``name`` spells HiF8's hybrid rounding (not one of the six `ROUNDING` modes)."""
+    return isinstance(name, str) and name.strip().lower() in HYBRID_NAMES
+
+
 def rounding_name(name) -> str:
     """Canonical rounding-mode name for any accepted spelling (case-insensitive).
 
@@ -184,6 +193,34 @@ def round_to_grid(neg, m, e, Q, mode: str, parity=None):
     if exact.any():                                      # value already on a finer grid than 2**Q
         K = np.where(exact, m << np.clip(-shift, 0, 63).astype(np.uint64), K)
     return K
+
+
+def round_integral_f64(x: np.ndarray, mode: str) -> np.ndarray:
+    """float64 values rounded to integral float64 values (IEEE roundToIntegral; exact).
+
+    Every step is exact: ``trunc``, ``x - trunc(x)`` (the fraction bits of ``x``) and adding
+    one to an integer below 2**53. The sign of zero is kept; inf and NaN pass through.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if mode == "even":
+        return np.rint(x)
+    if mode == "floor":
+        return np.floor(x)
+    if mode == "ceil":
+        return np.ceil(x)
+    t = np.trunc(x)
+    if mode == "zero":
+        return t
+    with np.errstate(invalid="ignore"):
+        frac = np.abs(x - t)                            # NaN for inf inputs: no step
+        if mode == "away":
+            step = frac >= 0.5
+        elif mode == "odd":
+            step = (frac > 0) & (np.fmod(t, 2.0) == 0)
+        else:
+            raise UnknownName(f"unknown rounding mode {mode!r}", operand="rounding", value=mode,
+                              limit="one of " + ", ".join(ROUNDING))
+    return t + np.copysign(step.astype(np.float64), x)
 
 
 def overflow_to_inf(neg, mode: str) -> np.ndarray:

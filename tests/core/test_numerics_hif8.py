@@ -118,8 +118,9 @@ def test_hybrid_rejects_sources_without_defined_bits():
 
 
 def test_hybrid_is_only_for_hif8():
-    with pytest.raises(IllegalOperand, match="hybrid"):
+    with pytest.raises(IllegalOperand, match="hybrid rounding exists only for hif8") as e:
         float_to(np.array([1.0], np.float32), "f16", rounding="hybrid")
+    assert e.value.operand == "rounding"
 
 
 @settings(max_examples=200, deadline=None)
