@@ -128,14 +128,20 @@ class FloatFormat:
     def has_signed_zero(self) -> bool:
         return True
 
+    @property
+    def nan_signed(self) -> bool:
+        """Whether NaN results carry the input's sign bit."""
+        return True
+
     # --- rounding hooks (overridden by tapered formats) --------------------------------
 
     def quantum_exp(self, E: np.ndarray) -> np.ndarray:
         """Exponent of the quantum (ulp) used for a value in binade ``E``."""
         return np.maximum(E, self.emin) - self.man_bits
 
-    def lower_parity(self, kept: np.ndarray, Q: np.ndarray):
-        """Last encoded bit of the lower rounding candidate ``kept * 2**Q`` (None: ``kept & 1``)."""
+    def parity_fn(self, Q: np.ndarray):
+        """``f(kept)``: the last encoded bit of the lower rounding candidate ``kept * 2**Q``
+        (ties of ``even``/``odd``), or None when it is the significand's last bit ``kept & 1``."""
         return None
 
     def assemble(self, K: np.ndarray, Q: np.ndarray) -> np.ndarray:
@@ -163,7 +169,7 @@ class FloatFormat:
         """
         neg = np.asarray(neg, dtype=bool)
         Q = self.quantum_exp(E)
-        K = round_to_grid(neg, m, e, Q, mode, self._parity_fn(Q))
+        K = round_to_grid(neg, m, e, Q, mode, self.parity_fn(Q))
         with np.errstate(over="ignore"):                     # exact (inf only far beyond range)
             value = np.ldexp(K.astype(np.float64), np.clip(Q, -2000, 2000).astype(np.int32))
         codes = self.assemble(K, Q)                          # garbage where out of range: replaced
@@ -195,17 +201,6 @@ class FloatFormat:
                 nan_result = big_code if sat == "nosat" else np.uint64(0)
             codes = np.where(nan, nan_result, codes)
         return codes
-
-    @property
-    def nan_signed(self) -> bool:
-        """Whether NaN results carry the input's sign bit."""
-        return True
-
-    def _parity_fn(self, Q):
-        probe = self.lower_parity
-        if type(self).lower_parity is FloatFormat.lower_parity:
-            return None
-        return lambda kept: probe(kept, Q)
 
     # --- decoding ---------------------------------------------------------------------
 

@@ -43,8 +43,6 @@ choice in ``migration_guide/numerics.md``.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from ..errors import IllegalOperand
@@ -102,21 +100,11 @@ def _decode_hif8_codes(codes: np.ndarray) -> np.ndarray:
     return np.where(sign == 1, -val, val)
 
 
-@lru_cache(maxsize=None)
-def _positive_grid():
-    """(sorted finite non-negative values, their codes) for exact value -> code look-up."""
-    codes = np.arange(0x80, dtype=np.int64)
-    vals = _decode_hif8_codes(codes)
-    keep = np.isfinite(vals)
-    order = np.argsort(vals[keep], kind="stable")
-    return vals[keep][order], codes[keep][order]
-
-
 def _pow2_codes() -> np.ndarray:
     """Code of 2**E for E = -22..15; the fraction bits of a binade are the code's low bits."""
-    vals, codes = _positive_grid()
-    lookup = dict(zip(vals.tolist(), codes.tolist()))
-    return np.array([lookup[2.0 ** E] for E in range(-22, 16)], dtype=np.int64)
+    codes = np.arange(0x80, dtype=np.int64)
+    vals = _decode_hif8_codes(codes)
+    return np.array([int(codes[vals == 2.0 ** E][0]) for E in range(-22, 16)], dtype=np.int64)
 
 
 _POW2_CODE = _pow2_codes()
@@ -129,10 +117,10 @@ class HiF8Format(FloatFormat):
         E = np.asarray(E, dtype=np.int64)
         return np.where(E < -22, -22, E - hif8_mantissa_bits(E))     # E > 15 keeps D4's 1 bit
 
-    def lower_parity(self, kept, Q):
-        # The last code bit of kept * 2**Q (in denormal binades consecutive powers of two
-        # have consecutive codes, so this is not simply kept & 1).
-        return self.assemble(kept, Q) & np.uint64(1)
+    def parity_fn(self, Q):
+        # The last code bit of kept * 2**Q: in the denormal binades consecutive powers of two
+        # have consecutive codes, so it is not simply kept & 1.
+        return lambda kept: self.assemble(kept, Q) & np.uint64(1)
 
     def assemble(self, K, Q):
         """Codes of ``K * 2**Q``: the code of the binade's power of two plus the fraction bits."""
