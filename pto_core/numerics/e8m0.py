@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import IllegalOperand
-from .floats import exact_float64
+from .floats import exact_float64, flat
 from .rounding import overflow_to_inf, round_to_grid, rounding_name, sat_name, split_float
 
 E8M0_NAN = 0xFF
@@ -57,7 +57,8 @@ def e8m0_encode(x, rounding="floor", sat="nosat") -> np.ndarray:
     """
     mode = rounding_name(rounding)
     satm = sat_name(sat)
-    x64, _ = exact_float64(x)
+    arr, shape = flat(x)
+    x64, _ = exact_float64(arr)
     negative = x64 < 0
     if negative.any():
         first = int(np.flatnonzero(negative.ravel())[0])
@@ -79,4 +80,4 @@ def e8m0_encode(x, rounding="floor", sat="nosat") -> np.ndarray:
     code = np.where(np.isinf(x64), E8M0_NAN if satm == "nosat" else E8M0_MAX_CODE, code)
     code = np.where(x64 == 0, 0, code)
     code = np.where(np.isnan(x64), 0 if satm == "sat" else E8M0_NAN, code)
-    return code.astype(np.uint8)
+    return code.astype(np.uint8).reshape(shape)

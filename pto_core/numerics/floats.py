@@ -263,6 +263,13 @@ def float_format(d) -> FloatFormat:
 # ----------------------------------------------------------------------------- inputs
 
 
+def flat(x) -> tuple:
+    """``(x as a 1-d array, original shape)``: encoders work on flat arrays (0-d included)
+    and reshape their result back."""
+    arr = np.asarray(x)
+    return arr.reshape(-1), arr.shape
+
+
 def exact_float64(x) -> tuple:
     """``(values as float64, source dtype)``; the widening is exact for every float source.
 
@@ -363,12 +370,12 @@ def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
                              hint="use one of even, away, floor, ceil, zero, odd")
     mode = rounding_name(rounding)
     satm = sat_name(sat)
-    arr = np.asarray(x)
+    arr, shape = flat(x)
     if mode == "even" and fmt.name in _RNE_CASTS and (arr.dtype == np.float32 or (
             arr.dtype == np.float64 and fmt.name in _RNE_CASTS_FROM_F64)):
-        return _rne_by_cast(arr, fmt, satm)
+        return _rne_by_cast(arr, fmt, satm).reshape(shape)
     x64, _ = exact_float64(arr)
-    return codes_to_storage(encode_float64(x64, fmt, mode, satm), fmt)
+    return codes_to_storage(encode_float64(x64, fmt, mode, satm), fmt).reshape(shape)
 
 
 def tf32_round(x, mode="even") -> np.ndarray:
@@ -379,8 +386,9 @@ def tf32_round(x, mode="even") -> np.ndarray:
     (``nosat``): rounding past FLT_MAX gives inf; NaN/inf pass through.
     """
     fmt = FORMATS["tf32"]
-    x64, _ = exact_float64(x)
-    return codes_to_storage(encode_float64(x64, fmt, rounding_name(mode), "nosat"), fmt)
+    arr, shape = flat(x)
+    x64, _ = exact_float64(arr)
+    return codes_to_storage(encode_float64(x64, fmt, rounding_name(mode), "nosat"), fmt).reshape(shape)
 
 
 def round_to_integral(x, rounding="even") -> np.ndarray:

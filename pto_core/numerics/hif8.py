@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IllegalOperand
-from .floats import FORMATS, FloatFormat, code_bits_of, exact_float64
+from .floats import FORMATS, FloatFormat, code_bits_of, exact_float64, flat
 from .rounding import bit_length, is_hybrid, round_to_grid, rounding_name, sat_name, split_float
 
 HIF8_ZERO = 0x00
@@ -237,11 +237,12 @@ def hif8_encode(x, *, rounding="away", sat="nosat") -> np.ndarray:
     """
     fmt = FORMATS["hif8"]
     satm = sat_name(sat)
-    x64, src = exact_float64(x)
+    arr, shape = flat(x)
+    x64, src = exact_float64(arr)
     if not is_hybrid(rounding):
         neg, m, e, E, finite = split_float(x64)
         codes = fmt.encode(neg, m, e, E, rounding_name(rounding), satm, nan=np.isnan(x64), inf=np.isinf(x64))
-        return codes.astype(np.uint8)
+        return codes.astype(np.uint8).reshape(shape)
     neg, K, Q, finite = _hybrid_round(x64, src)
     # Re-express (K, Q) as an exact value and let the generic encoder do range and specials:
     # with m = K, e = Q the value is already on the HiF8 grid, so no second rounding happens
@@ -250,4 +251,4 @@ def hif8_encode(x, *, rounding="away", sat="nosat") -> np.ndarray:
     Kc = np.where(nz, K, 0).astype(np.uint64)
     Ek = np.where(nz, Q + bit_length(Kc) - 1, 0)
     codes = fmt.encode(neg, Kc, np.where(nz, Q, 0), Ek, "away", satm, nan=np.isnan(x64), inf=np.isinf(x64))
-    return codes.astype(np.uint8)
+    return codes.astype(np.uint8).reshape(shape)

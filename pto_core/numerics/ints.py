@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtypes import dtype as _dtype
 from ..errors import IllegalOperand, UnknownName
-from .floats import codes_to_storage, exact_float64, float_format
+from .floats import codes_to_storage, exact_float64, flat, float_format
 from .rounding import bit_length, round_integral_f64, rounding_name, sat_name, split_float
 
 #: (bits, signed, numpy result dtype) of every integer destination.
@@ -51,7 +51,8 @@ def float_to_int(x, dst, *, rounding="even", saturate=True) -> np.ndarray:
     """
     bits, signed, out_dtype = _int_target(dst)
     mode = rounding_name(rounding)
-    x64, _ = exact_float64(x)
+    arr, shape = flat(x)
+    x64, _ = exact_float64(arr)
     r = round_integral_f64(x64, mode)                  # exact integral float64 (inf/NaN kept)
     lo = -(1 << (bits - 1)) if signed else 0
     hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
@@ -76,10 +77,10 @@ def float_to_int(x, dst, *, rounding="even", saturate=True) -> np.ndarray:
         vals = np.where(inf & (r > 0), work(hi), np.where(inf, work(lo), vals.astype(work)))
     if bits == 4:
         v = vals.astype(np.int64) & 0xF
-        return (((v ^ 8) - 8) if signed else v).astype(out_dtype)
+        return (((v ^ 8) - 8) if signed else v).astype(out_dtype).reshape(shape)
     if signed and not saturate and bits < 64:
         vals = vals.astype({8: np.uint8, 16: np.uint16, 32: np.uint32}[bits]).view(out_dtype)
-    return vals.astype(out_dtype)
+    return vals.astype(out_dtype).reshape(shape)
 
 
 def _wrap64(r: np.ndarray) -> np.ndarray:
@@ -99,7 +100,7 @@ def int_to_float(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
     Args and return value as for `float_to` (``dst`` any float format, including hif8 with
     every non-hybrid rounding).
     """
-    arr = np.asarray(x)
+    arr, shape = flat(x)
     if arr.dtype.kind not in "iu":
         raise IllegalOperand(f"expected integer values, got {arr.dtype}", operand="x", value=str(arr.dtype),
                              hint="use float_to for float sources")
@@ -117,4 +118,4 @@ def int_to_float(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
     nonzero = mag != 0
     E = np.where(nonzero, bit_length(mag) - 1, 0)
     codes = fmt.encode(neg, mag, np.zeros(arr.shape, np.int64), E, mode, satm)
-    return codes_to_storage(codes, fmt)
+    return codes_to_storage(codes, fmt).reshape(shape)

@@ -115,7 +115,8 @@ def split_float(x: np.ndarray):
     below every target format, where the quantum no longer depends on ``E``. ``m``, ``e``
     and ``E`` are 0 where ``x`` is zero, inf or NaN.
     """
-    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    x = np.asarray(x, dtype=np.float64)
+    bits = (x if x.flags.c_contiguous else x.copy()).view(np.uint64)       # keeps 0-d shape
     neg = (bits >> np.uint64(63)).astype(bool)
     expf = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
     finite_nonzero = (expf != 0x7FF) & ((bits & _ABS64) != 0)

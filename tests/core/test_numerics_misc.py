@@ -219,3 +219,22 @@ def test_dtype_objects_and_aliases_are_accepted():
         assert float_to(x, d).dtype == np.float16
     assert np.array_equal(float_to(x, "e2m1x2"), float_to(x, "fp4_e2m1"))
     assert float_to(x, "f8E4M3FN").dtype == ml_dtypes.float8_e4m3fn
+
+
+# ----------------------------------------------------------------------------- shapes
+
+def test_scalars_views_and_empty_arrays_keep_their_shape():
+    from pto_core.numerics import float_to_int, hif8_encode, int_to_float, round_to_integral
+    grid = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2] * 0.37    # non-contiguous view
+    calls = [lambda v: float_to(v, "bf16", rounding="zero"), lambda v: float_to(v, "f16"),
+             lambda v: float_to(v, "e2m1", sat="sat"), lambda v: hif8_encode(v),
+             lambda v: hif8_encode(v, rounding="hybrid"), lambda v: float_to_int(v, "s4"),
+             lambda v: e8m0_encode(v), lambda v: tf32_round(v), lambda v: fp19(v), lambda v: round_to_integral(v)]
+    for call in calls:
+        assert call(np.float32(1.7)).shape == ()
+        out = call(grid)
+        assert out.shape == (4, 3)
+        assert np.array_equal(np.asarray(out).ravel(), np.asarray(call(np.ascontiguousarray(grid).ravel())))
+        assert call(np.zeros((0, 2), np.float32)).shape == (0, 2)
+    assert int_to_float(np.int16(3), "e4m3").shape == ()
+    assert int_to_float(np.arange(6, dtype=np.int8).reshape(2, 3), "hif8").shape == (2, 3)
