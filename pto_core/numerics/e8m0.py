@@ -67,7 +67,6 @@ def e8m0_encode(x, rounding="floor", sat="nosat") -> np.ndarray:
                              value=float(x64.ravel()[first]), limit=">= 0",
                              hint="encode the magnitude (e.g. the group absolute maximum)")
     neg, m, e, E, finite = split_float(x64)
-    E = np.where(finite, E, 0)
     Q = np.maximum(E, -E8M0_BIAS)
     K = round_to_grid(neg, m, e, Q, mode, parity=lambda kept: (Q + E8M0_BIAS) & 1)
     code = Q + E8M0_BIAS + (K.astype(np.int64) - 1)        # K is 1 (stay) or 2 (next power)
