@@ -102,6 +102,14 @@ def _args(call_clauses: dict, name: str):
     return None if v is None else v[0]
 
 
+def tracking(ctx) -> bool:
+    """Whether initialisation is tracked on this machine (``MachineOptions.uninitialized != "off"``).
+
+    When it is not, moves skip copying the written flags (they are never consulted).
+    """
+    return ctx.machine.options.uninitialized != "off"
+
+
 # ============================================================================ element views
 
 
@@ -197,15 +205,15 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     sdata, swritten = read_span(ctx, src, 0, s_exact, s_hi, "%src")
     d_hi = _extent(groups, 2, dst_row)
     ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
-    sv = _burst_view(sdata, groups, src_row, False, 1)
-    sw = _burst_view(swritten, groups, src_row, False, 1)
+    track = tracking(ctx)
     if fill_row is not None:
         _burst_view(ddata, groups, dst_row, True, 2)[...] = fill_row
-        _burst_view(dwritten, groups, dst_row, True, 2)[...] = True
-    dv = _burst_view(ddata[dst_offset:], groups, src_row, True, 2)
-    dw = _burst_view(dwritten[dst_offset:], groups, src_row, True, 2)
-    dv[...] = sv
-    dw[...] = sw
+        if track:
+            _burst_view(dwritten, groups, dst_row, True, 2)[...] = True
+    _burst_view(ddata[dst_offset:], groups, src_row, True, 2)[...] = _burst_view(sdata, groups, src_row, False, 1)
+    if track:
+        _burst_view(dwritten[dst_offset:], groups, src_row, True, 2)[...] = _burst_view(swritten, groups, src_row,
+                                                                                       False, 1)
 
 
 def _burst_groups(op: str, call_clauses: dict, *, count_max: int = None, loop_max: int = None) -> list:
@@ -481,64 +489,73 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
     mode = "nd2nz" if nd2nz else "dn2nz"
     c0 = d.c0
 
-    # ---- source: logical (G, N, D) elements
-    if d.bits >= 8:
-        size = d.bits // 8
-        row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
-        row_bytes = row_elems * size
-    else:
-        row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
-        if row_elems % 2:
-            raise IllegalOperand(f"packed 4-bit rows must hold an even number of elements, got {row_elems}", op=op,
-                                 operand="shape", value=row_elems, hint="pad the 4-bit source rows to an even length")
-        row_bytes = row_elems // 2
+    # ---- source rows: (G, rows, row_bytes) with rows = N (nd2nz) or D (dn2nz)
+    row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
+    if d.bits < 8 and row_elems % 2:
+        raise IllegalOperand(f"packed 4-bit rows must hold an even number of elements, got {row_elems}", op=op,
+                             operand="shape", value=row_elems, hint="pad the 4-bit source rows to an even length")
+    row_bytes = d.nbytes(row_elems)
     groups = [(rows, inner, 0), (g, outer, 0)]
-    s_hi = _extent(groups, 1, row_bytes)
-    sdata, swritten, _ = ctx.span_tracked(src, 0, s_hi, operand="%src")
-    sv = to_elems(_burst_view(sdata, groups, row_bytes, False, 1), d)      # (G, rows, row_elems)
-    sw = flags_to_elems(_burst_view(swritten, groups, row_bytes, False, 1), d)
-    if mode == "dn2nz":
-        sv = sv.transpose(0, 2, 1)
-        sw = sw.transpose(0, 2, 1)
-
-    if small:
-        # small-C0: each row n packed as 4 channels (d >= D zero), rows contiguous, tail padded to 32 bytes
-        lanes = 4
-        el = np.zeros((g, n, lanes), sv.dtype)
-        fl = flags_to_elems(np.ones((g, n, lanes * d.bits // 8), np.bool_), d)
-        el[:, :, :dv] = sv
-        fl[:, :, :dv] = sw
-        raw = from_elems(el.reshape(g, n * lanes), d)
-        rw = flags_from_elems(fl.reshape(g, n * lanes), d)
-        nbytes = raw.shape[1]
-        total = _round32(nbytes)
-        out = np.zeros((g, total), np.uint8)
-        outw = np.ones((g, total), np.bool_)
-        out[:, :nbytes] = raw
-        outw[:, :nbytes] = rw
-        dgroups = [(g, 0, l4 * BLOCK)]
-        ddata, dwritten, _ = ctx.span_tracked(dst, 0, _extent(dgroups, 2, total), write=True, operand="%dst")
-        _burst_view(ddata, dgroups, total, True, 2)[...] = out
-        _burst_view(dwritten, dgroups, total, True, 2)[...] = outw
-        return
-
+    sdata, swritten, _ = ctx.span_tracked(src, 0, _extent(groups, 1, row_bytes), operand="%src")
+    planes = [(sdata, False)] + ([(swritten, True)] if tracking(ctx) else [])
     d1 = -(-dv // c0)
-    if dv == d1 * c0:
-        el, fl = sv, sw
-    else:   # lanes of the last C0 block beyond D are written as zero
-        el = np.zeros((g, n, d1 * c0), sv.dtype)
-        fl = flags_to_elems(np.ones((g, n, d1 * BLOCK), np.bool_), d)
-        el[:, :, :dv] = sv
-        fl[:, :, :dv] = sw
-    blocks = from_elems(np.ascontiguousarray(el).reshape(g, n, d1, c0), d)          # (G, N, D1, 32)
-    bflags = flags_from_elems(np.ascontiguousarray(fl).reshape(g, n, d1, c0), d)
-    _check_frac_overlap(op, g, d1, n, l2, l3, l4)
-    shape4 = (g, d1, n, BLOCK)
-    strides4 = (l4 * BLOCK, l3 * BLOCK, l2 * BLOCK, 1)
-    d_hi = sum((c - 1) * s for c, s in zip(shape4[:3], strides4[:3])) + BLOCK
+    if not small:
+        _check_frac_overlap(op, g, d1, n, l2, l3, l4)
+        shape4 = (g, d1, n, BLOCK)
+        strides4 = (l4 * BLOCK, l3 * BLOCK, l2 * BLOCK, 1)
+        d_hi = sum((c - 1) * st for c, st in zip(shape4[:3], strides4[:3])) + BLOCK
+    else:
+        total = _round32(d.nbytes(n * 4))
+        d_hi = (g - 1) * l4 * BLOCK + total
     ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
-    as_strided(ddata, shape4, strides4, writeable=True)[...] = blocks.transpose(0, 2, 1, 3)
-    as_strided(dwritten, shape4, strides4, writeable=True)[...] = bflags.transpose(0, 2, 1, 3)
+    for plane, is_flags in planes:
+        target = dwritten if is_flags else ddata
+        rows_view = _burst_view(plane, groups, row_bytes, False, 1)                 # (G, rows, row_bytes)
+        if small:
+            out = _small_c0_rows(rows_view, d, mode, n, dv, total, is_flags)
+            _burst_view(target, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = out
+            continue
+        dstv = as_strided(target, shape4, strides4, writeable=True)
+        if mode == "nd2nz" and d.bits >= 8 and dv == d1 * c0:                    # fast path: pure block moves
+            dstv[...] = as_strided(rows_view, (g, n, d1, BLOCK), rows_view.strides[:2] + (BLOCK, 1)
+                                   ).transpose(0, 2, 1, 3)
+            continue
+        dstv[...] = _nz_blocks(rows_view, d, mode, n, dv, d1, is_flags).transpose(0, 2, 1, 3)
+
+
+def _logical_rows(rows_view: np.ndarray, d: DType, mode: str, is_flags: bool) -> np.ndarray:
+    """(G, N, D) elements (or per-element written flags) from source rows."""
+    el = (flags_to_elems if is_flags else to_elems)(rows_view, d)
+    return el if mode == "nd2nz" else el.transpose(0, 2, 1)
+
+
+def _padded(el: np.ndarray, d: DType, width: int, is_flags: bool) -> np.ndarray:
+    """``el`` (G, N, D) padded to ``width`` elements with zeros (flags: with 'written')."""
+    g, n, dv = el.shape
+    if is_flags:
+        out = flags_to_elems(np.ones((g, n, d.nbytes(width)), np.bool_), d).reshape(g, n, width)
+    else:
+        out = np.zeros((g, n, width), el.dtype)
+    out[:, :, :dv] = el
+    return out
+
+
+def _nz_blocks(rows_view, d: DType, mode: str, n: int, dv: int, d1: int, is_flags: bool) -> np.ndarray:
+    """(G, N, D1, 32) destination bytes: D padded with zero lanes to whole C0 blocks."""
+    el = _padded(_logical_rows(rows_view, d, mode, is_flags), d, d1 * d.c0, is_flags)
+    g = el.shape[0]
+    back = flags_from_elems if is_flags else from_elems
+    return back(el.reshape(g, n, d1, d.c0), d).reshape(g, n, d1, BLOCK)
+
+
+def _small_c0_rows(rows_view, d: DType, mode: str, n: int, dv: int, total: int, is_flags: bool) -> np.ndarray:
+    """Small-C0 packing: each row n as 4 channels (missing ones zero), rows contiguous, tail padded to 32 bytes."""
+    el = _padded(_logical_rows(rows_view, d, mode, is_flags), d, 4, is_flags)
+    g = el.shape[0]
+    raw = (flags_from_elems if is_flags else from_elems)(el.reshape(g, n * 4), d)
+    out = (np.ones if is_flags else np.zeros)((g, total), raw.dtype)
+    out[:, :raw.shape[1]] = raw
+    return out
 
 
 def _check_frac_overlap(op, g, d1, n, l2, l3, l4) -> None:
@@ -608,7 +625,8 @@ def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, writ
 def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str):
     """Element-level transpose of the logical matrix held by a ``(m_step, k_step, 512)`` fractal grid.
 
-    Returns the transposed matrix as a ``(I, J, 512)`` grid of 16 x C0 fractals.
+    Returns the transposed matrix as a ``(I, J, 512)`` grid of 16 x C0 fractals, and
+    the written flags transposed alike (``flags=None`` skips them).
     """
     c0 = d.c0
     ms, ks = blocks.shape[:2]
@@ -622,6 +640,9 @@ def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str)
                              hint="round the extents up to the transpose granularity")
     out = []
     for arr, conv, back in ((blocks, to_elems, from_elems), (flags, flags_to_elems, flags_from_elems)):
+        if arr is None:
+            out.append(None)
+            continue
         e = conv(np.ascontiguousarray(arr), d).reshape(ms, ks, 16, c0)
         s = e.transpose(0, 2, 1, 3).reshape(16 * ms, c0 * ks)
         x = np.ascontiguousarray(s.T).reshape(rows_x // 16, 16, cols_x // c0, c0).transpose(0, 2, 1, 3)
@@ -640,15 +661,17 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
     ``dst + (I * dst_stride + J) * 512`` (``"row"``: Zz).
     """
     m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
+    track = tracking(ctx)
     sv, sw = _grid(ctx, src, (k_start * src_stride + m_start) * FRACTAL, (m_step, k_step),
                    (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src")
     if transpose:
-        sv, sw = transpose_fractals(sv, sw, src.dtype, op)
+        sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
     rows, cols = sv.shape[:2]
     strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
     dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst")
     dv[...] = sv
-    dw[...] = sw
+    if track:
+        dw[...] = sw
 
 
 def _ceil(a: int, b: int) -> int:
