@@ -566,17 +566,18 @@ class ExecContext:
             self.hazards.on_access(buf, off, off + n, write)
         return buf.data[off:off + n], buf.written[off:off + n], -lo
 
-    def check_written(self, written: np.ndarray, *, operand: str, ptr: Optional[Ptr] = None) -> None:
+    def check_written(self, written: np.ndarray, *, operand: str, ptr: Optional[Ptr] = None,
+                      unit: str = "byte") -> None:
         """Report an uninitialised read (per ``MachineOptions.uninitialized``) unless all ``written`` are True.
 
         ``written`` is a selection (any shape) of a written map from `span_tracked`: the
-        bytes the op actually uses.
+        bytes (or, with ``unit="element"``, per-element flags) the op actually uses.
         """
         if self.machine.options.uninitialized == "off" or written.size == 0 or written.all():
             return
         count = int(written.size - np.count_nonzero(written))
         where = f"at {ptr}" if ptr is not None else ""
-        self._report_uninitialized(f"uses {count} byte(s) {where} that nothing wrote".replace("  ", " "), operand,
+        self._report_uninitialized(f"uses {count} {unit}(s) {where} that nothing wrote".replace("  ", " "), operand,
                                    str(ptr) if ptr is not None else count)
 
     def _on_write(self, buf: Buffer, lo: int, hi: int) -> None:

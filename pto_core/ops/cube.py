@@ -229,6 +229,27 @@ def _scales(ctx, data_ptr, space: str, outer: int, groups: int, rows_needed: int
     return _e8m0(np.ascontiguousarray(s))
 
 
+def _products(ctx, lhs, rhs, a, bt, da: DType, db: DType, m: int, n: int, k: int, gemv: bool, rows: int, na: int,
+              floating: bool, saturate: bool, tf32_mode, mx: bool) -> np.ndarray:
+    """``a @ bt.T`` under the op's numerics: sat input normalisation, TF32 rounding, MX scaling."""
+    if not floating:
+        return np.matmul(a, bt.T)                          # float64: exact for 8-bit products at K <= 4095
+    if saturate:
+        a = _sat_inputs(a, da)
+        bt = _sat_inputs(bt, db)
+    if tf32_mode is not None:
+        rnd = "even" if tf32_mode == "round_even" else "away"
+        a = np.asarray(_numerics().tf32_round(np.ascontiguousarray(a, np.float32), rnd), np.float32)
+        bt = np.asarray(_numerics().tf32_round(np.ascontiguousarray(bt, np.float32), rnd), np.float32)
+    if mx:
+        groups = -(-k // 32)
+        sa = _scales(ctx, lhs, "l0a_scale", 16 if gemv else rows, groups, a.shape[0], m, "a")
+        sb = _scales(ctx, rhs, "l0b_scale", na, groups, na, n, "b")
+        a = a * np.repeat(sa, 32, axis=1)[:, :k]
+        bt = bt * np.repeat(sb, 32, axis=1)[:, :k]
+    return np.matmul(a, bt.T)                              # one float32 GEMM; order implementation-defined
+
+
 # ============================================================================ execute
 
 
@@ -269,7 +290,8 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
             lay = l0a_layout(ctx.target)
             raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(rows * ka), operand="%lhs")
             if track and not w.all():
-                ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0a)[:m, :k], operand="%lhs", ptr=lhs)
+                ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0a)[:m, :k], operand="%lhs", ptr=lhs,
+                                  unit="element")
             a = _logical(raw, da, lay, rows, ka, 16, c0a)[:, :k]
 
         # ---- rhs: Zn (K1 N1 N0 K0) read as B^T, logical na x k
@@ -278,27 +300,14 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
         na = _ceil_to(n, 16)
         raw, w, _ = ctx.span_tracked(rhs, 0, db.nbytes(kb * na), operand="%rhs")
         if track and not w.all():
-            ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0b)[:n, :k], operand="%rhs", ptr=rhs)
+            ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0b)[:n, :k], operand="%rhs", ptr=rhs,
+                              unit="element")
         bt = _logical(raw, db, "Nz", na, kb, 16, c0b)[:, :k]      # Zn of B == Nz of B^T
 
-        # ---- numerics
-        if floating:
-            if saturate:
-                a = _sat_inputs(a, da)
-                bt = _sat_inputs(bt, db)
-            if tf32_mode is not None:
-                rnd = "even" if tf32_mode == "round_even" else "away"
-                a = np.asarray(_numerics().tf32_round(np.ascontiguousarray(a, np.float32), rnd), np.float32)
-                bt = np.asarray(_numerics().tf32_round(np.ascontiguousarray(bt, np.float32), rnd), np.float32)
-            if mx:
-                groups = -(-k // 32)
-                sa = _scales(ctx, lhs, "l0a_scale", 16 if gemv else rows, groups, a.shape[0], m, "a")
-                sb = _scales(ctx, rhs, "l0b_scale", na, groups, na, n, "b")
-                a = a * np.repeat(sa, 32, axis=1)[:, :k]
-                bt = bt * np.repeat(sb, 32, axis=1)[:, :k]
-            prod = np.matmul(a, bt.T)
-        else:
-            prod = np.matmul(a, bt.T)                          # float64, exact for 8-bit products at K <= 4095
+        # ---- numerics (IEEE overflow / invalid results are the modelled behaviour, not warnings)
+        with np.errstate(over="ignore", invalid="ignore"):
+            prod = _products(ctx, lhs, rhs, a, bt, da, db, m, n, k, gemv, rows, na, floating, saturate, tf32_mode,
+                             mx)
 
         # ---- accumulator
         m1, n1 = (16 if gemv else rows) // 16, na // 16
@@ -312,7 +321,7 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
             old_raw, old_w, _ = ctx.span_tracked(dst, 0, nbytes, operand="%dst")
             if track and not old_w.all():
                 ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
-                                  ptr=dst)
+                                  ptr=dst, unit="element")
         data, written, _ = ctx.span_tracked(dst, 0, nbytes, write=True, operand="%dst")
         acc4 = data.view(dc.storage).reshape(n1, m1, 16, 16)
         prod4 = prod.reshape(m1, 16, n1, 16).transpose(2, 0, 1, 3)
@@ -321,28 +330,33 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
             seed = np.zeros(na, bvals.dtype)
             seed[:n] = bvals
             prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
-        if floating:
-            if dc.name == "f32" and not saturate:
-                if init == "acc":
-                    acc4 += prod4
-                else:
-                    acc4[...] = prod4
-            else:
-                res = prod4.astype(np.float32)
-                if init == "acc":
-                    res = acc4.astype(np.float32) + res
-                if saturate:
-                    res = _sat_result(res, dc)
-                acc4[...] = res.astype(dc.storage)
-        else:
-            res = np.rint(prod4).astype(np.int64)
-            if init == "acc":
-                res = res + acc4.astype(np.int64)
-            acc4[...] = res.astype(dc.storage)                     # wrap modulo 2**32
+        with np.errstate(over="ignore", invalid="ignore"):
+            _accumulate(acc4, prod4, dc, init, floating, saturate)
         written[...] = True
         if unit_flag == "check_and_set":
             ctx.unit_flag_publish(dst, nbytes)
     return execute
+
+
+def _accumulate(acc4: np.ndarray, prod4: np.ndarray, dc: DType, init: str, floating: bool, saturate: bool) -> None:
+    """Write ``prod4`` (+ the old value for ``mad_acc``) into the L0C view in the accumulator type."""
+    if not floating:
+        res = np.rint(prod4).astype(np.int64)
+        if init == "acc":
+            res = res + acc4.astype(np.int64)
+        acc4[...] = res.astype(dc.storage)                        # wrap modulo 2**32
+    elif dc.name == "f32" and not saturate:
+        if init == "acc":
+            acc4 += prod4                                         # one f32 rounding of old + sum
+        else:
+            acc4[...] = prod4
+    else:
+        res = prod4.astype(np.float32)
+        if init == "acc":
+            res = acc4.astype(np.float32) + res
+        if saturate:
+            res = _sat_result(res, dc)
+        acc4[...] = res.astype(dc.storage)                        # f16 accumulators: one RNE rounding
 
 
 def _bias_values(ctx, op: str, bias, dc: DType, n: int) -> np.ndarray:
