@@ -559,7 +559,7 @@ class ExecContext:
         is not a use) and for ops that use only part of what they touch (they check that
         part with `check_written`; a write must set the flags it produces).
         """
-        start = ptr.byte_offset(lo)
+        start = ptr.byte_offset(lo) if lo else ptr
         n = hi - lo
         buf, off = self._locate(start, n, operand)
         if self.hazards is not None:

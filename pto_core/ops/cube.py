@@ -258,9 +258,7 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
 
     def execute(ctx, lhs, rhs, dst, *rest, unit_flag=None, disable_gemv=None, sat=None, tf32_mode=None,
                 n_dir=None):
-        bias = rest[0] if has_bias else None
-        clauses = {"sat": sat, "tf32_mode": tf32_mode}
-        _static(op, ctx.target, mx, lhs, rhs, dst, bias, clauses)
+        bias = rest[0] if has_bias else None    # spaces, types and clause combinations were checked by verify()
         m, n, k = (check_int(op, nm, v, 1, MAD_LIMIT, hint="split the matmul into tiles of at most 4095")
                    for nm, v in zip(("%m", "%n", "%k"), rest[-3:]))
         da, db, dc = lhs.dtype, rhs.dtype, dst.dtype

@@ -26,6 +26,7 @@ unit, default and resolved ambiguity is documented in ``migration_guide/pto_cube
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -751,7 +752,8 @@ def _exec_l1_l0(side: str):
     dst_space = "l0a" if side == "a" else "l0b"
 
     def execute(ctx, src, dst, *vals, transpose=None):
-        _l1_l0_static(op, (src, dst) + vals, dst_space)
+        if len(vals) not in (2, 4, 6):   # spaces and types were checked by verify()
+            _l1_l0_static(op, (src, dst) + vals, dst_space)
         check_align(op, src, BLOCK, "%src")
         check_align(op, dst, BLOCK, "%dst")
         d = src.dtype
@@ -772,6 +774,7 @@ def _verify_l1_l0(side: str):
     return verify
 
 
+@lru_cache(maxsize=64)
 def l0a_layout(target) -> str:
     """Layout of L0A on ``target``: ``"Zz"`` (A2A3, KirinX90 and legacy SoCs) or ``"Nz"`` (A5, Kirin9030)."""
     from ..tassign import default_layout
