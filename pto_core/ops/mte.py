@@ -517,9 +517,12 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
             _burst_view(target, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = out
             continue
         dstv = as_strided(target, shape4, strides4, writeable=True)
-        if mode == "nd2nz" and d.bits >= 8 and dv == d1 * c0:                    # fast path: pure block moves
-            dstv[...] = as_strided(rows_view, (g, n, d1, BLOCK), rows_view.strides[:2] + (BLOCK, 1)
-                                   ).transpose(0, 2, 1, 3)
+        if d.bits >= 8 and dv == d1 * c0:         # no padding: one strided element copy, no temporaries
+            size = d.bits // 8
+            el = rows_view.view(_UINT[size])                                      # (G, rows, row_elems)
+            gs, rs, es = el.strides
+            src4 = as_strided(el, (g, d1, n, c0), (gs, c0 * es, rs, es) if mode == "nd2nz" else (gs, c0 * rs, es, rs))
+            dstv.view(_UINT[size])[...] = src4
             continue
         dstv[...] = _nz_blocks(rows_view, d, mode, n, dv, d1, is_flags).transpose(0, 2, 1, 3)
 
@@ -533,6 +536,8 @@ def _logical_rows(rows_view: np.ndarray, d: DType, mode: str, is_flags: bool) ->
 def _padded(el: np.ndarray, d: DType, width: int, is_flags: bool) -> np.ndarray:
     """``el`` (G, N, D) padded to ``width`` elements with zeros (flags: with 'written')."""
     g, n, dv = el.shape
+    if dv == width:
+        return el
     if is_flags:
         out = flags_to_elems(np.ones((g, n, d.nbytes(width)), np.bool_), d).reshape(g, n, width)
     else:
@@ -918,10 +923,7 @@ def _exec_mte_l1_bt(ctx, src, dst, len_burst, nburst=None):
     ssize = sd.bits // 8
     slot = BT_TYPE_PAIRS[(sd.name, dd.name)]
     widen = slot // ssize
-    row = length * unit
-    if row % ssize:
-        raise IllegalOperand(f"a burst of {row} bytes is not a whole number of {sd.name} values", op=op,
-                             operand="%len_burst", value=length)
+    row = length * unit        # a whole number of values: units are multiples of 4 bytes
     groups = [(count, (length + sg) * unit, (length + dg) * unit * widen)]
     sdata, swritten, _ = ctx.span_tracked(src, 0, _extent(groups, 1, row), operand="%src")
     vals = _burst_view(sdata, groups, row, False, 1)

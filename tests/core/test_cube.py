@@ -198,6 +198,20 @@ def test_mad_bias_seeds_with_bias_and_acc_adds():
     assert np.array_equal(read_acc(m, dst, mm, n), ref + A @ B)
 
 
+def test_f16_accumulator_bias_from_32_bit_slots():
+    m = Machine("Kirin9030")
+    A, B = small_ints((16, 20)), small_ints((20, 16))
+    bias = RNG.integers(1, 10, 32).astype(np.float16)
+    l1 = m.ptr("l1", "f16", 0)
+    m.write(l1, bias)
+    bt = m.ptr("bt", "f16", 0)
+    pto.mte_l1_bt(l1, bt, 1, nburst=(1, 0, 0))          # 64 B = 32 f16 values -> 32 slots of 4 bytes
+    lhs, rhs = stage(m, "Kirin9030", A, B, "f16", "f16")
+    dst = m.ptr("l0c", "f16", 0)
+    pto.mad_bias(lhs, rhs, dst, bt, 16, 16, 20)
+    assert np.array_equal(read_acc(m, dst, 16, 16).astype(np.float64), A @ B + bias[:16].astype(np.float64))
+
+
 def test_int_mad_bias():
     m = Machine("A5")
     A, B = small_ints((8, 7)), small_ints((7, 6))

@@ -162,6 +162,8 @@ def test_mte_gm_ub_errors():
         pto.mte_gm_ub(g, m.ptr("ub", "f16", 2), 0, 32, nburst=(1, 0, 0))
     with pytest.raises(Misaligned, match="stride 40"):
         pto.mte_ub_gm(m.ptr("ub", "f16", 0), g, 40, nburst=(2, 40, 40))
+    with pytest.raises(IllegalOperand, match="byte-sized element type"):
+        pto.mte_gm_ub(g.cast("s4"), m.ptr("ub", "s4", 0), 0, 32, nburst=(1, 0, 0), pad=(0,))
 
 
 def test_raw_fill_l1_16_and_32_bit_words():
