@@ -229,25 +229,75 @@ def _scales(ctx, data_ptr, space: str, outer: int, groups: int, rows_needed: int
     return _e8m0(np.ascontiguousarray(s))
 
 
-def _products(ctx, lhs, rhs, a, bt, da: DType, db: DType, m: int, n: int, k: int, gemv: bool, rows: int, na: int,
-              floating: bool, saturate: bool, tf32_mode, mx: bool) -> np.ndarray:
-    """``a @ bt.T`` under the op's numerics: sat input normalisation, TF32 rounding, MX scaling."""
-    if not floating:
-        return np.matmul(a, bt.T)                          # float64: exact for 8-bit products at K <= 4095
-    if saturate:
-        a = _sat_inputs(a, da)
-        bt = _sat_inputs(bt, db)
-    if tf32_mode is not None:
-        rnd = "even" if tf32_mode == "round_even" else "away"
-        a = np.asarray(_numerics().tf32_round(np.ascontiguousarray(a, np.float32), rnd), np.float32)
-        bt = np.asarray(_numerics().tf32_round(np.ascontiguousarray(bt, np.float32), rnd), np.float32)
-    if mx:
-        groups = -(-k // 32)
-        sa = _scales(ctx, lhs, "l0a_scale", 16 if gemv else rows, groups, a.shape[0], m, "a")
-        sb = _scales(ctx, rhs, "l0b_scale", na, groups, na, n, "b")
-        a = a * np.repeat(sa, 32, axis=1)[:, :k]
-        bt = bt * np.repeat(sb, 32, axis=1)[:, :k]
-    return np.matmul(a, bt.T)                              # one float32 GEMM; order implementation-defined
+def _tf32(x: np.ndarray, mode: str) -> np.ndarray:
+    rnd = "even" if mode == "round_even" else "away"
+    return np.asarray(_numerics().tf32_round(np.ascontiguousarray(x, np.float32), rnd), np.float32)
+
+
+def _mx_scaled(ctx, lhs, rhs, a: np.ndarray, bt: np.ndarray, m: int, n: int, k: int, gemv: bool):
+    """``a * sA`` and ``bt * sB^T`` with one E8M0 scale per 32 K elements (scales at data address / 16)."""
+    groups = -(-k // 32)
+    na = bt.shape[0]
+    sa = _scales(ctx, lhs, "l0a_scale", 16 if gemv else a.shape[0], groups, a.shape[0], m, "a")
+    sb = _scales(ctx, rhs, "l0b_scale", na, groups, na, n, "b")
+    return a * np.repeat(sa, 32, axis=1)[:, :k], bt * np.repeat(sb, 32, axis=1)[:, :k]
+
+
+def _read_lhs(ctx, lhs, m: int, k: int, gemv: bool, track: bool) -> np.ndarray:
+    """Decoded lhs: the dense 1 x k row (GEMV) or the ``round16(m) x k`` left tile (Zz / Nz by target)."""
+    da = lhs.dtype
+    if gemv:
+        raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(k), operand="%lhs")
+        if track and not w.all():
+            ctx.check_written(w, operand="%lhs", ptr=lhs)
+        return _decode(_typed(raw, da)[:k], da).reshape(1, k)
+    rows, ka, c0 = _ceil_to(m, 16), _ceil_to(k, da.c0), da.c0
+    lay = l0a_layout(ctx.target)
+    raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(rows * ka), operand="%lhs")
+    if track and not w.all():
+        ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0)[:m, :k], operand="%lhs", ptr=lhs,
+                          unit="element")
+    return _logical(raw, da, lay, rows, ka, 16, c0)[:, :k]
+
+
+def _read_rhs(ctx, rhs, n: int, k: int, track: bool) -> np.ndarray:
+    """Decoded ``B^T`` (``round16(n) x k``) from the Zn right tile (Zn of B is Nz of B^T)."""
+    db = rhs.dtype
+    kb, na, c0 = _ceil_to(k, db.c0), _ceil_to(n, 16), db.c0
+    raw, w, _ = ctx.span_tracked(rhs, 0, db.nbytes(kb * na), operand="%rhs")
+    if track and not w.all():
+        ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0)[:n, :k], operand="%rhs", ptr=rhs,
+                          unit="element")
+    return _logical(raw, db, "Nz", na, kb, 16, c0)[:, :k]
+
+
+def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floating: bool,
+               saturate: bool, track: bool) -> int:
+    """Update the whole ``rows x round16(n)`` L0C tile (Nz, 16 x 16 boxes) from the products; returns its bytes."""
+    dc = dst.dtype
+    mrows, na = _ceil_to(max(prod.shape[0], 16), 16), prod.shape[1]
+    if prod.shape[0] != mrows:                               # GEMV: rows 1..15 are zero products
+        full = np.zeros((mrows, na), prod.dtype)
+        full[:prod.shape[0]] = prod
+        prod = full
+    m1, n1 = mrows // 16, na // 16
+    nbytes = dc.nbytes(mrows * na)
+    if init == "acc":
+        _, old_w, _ = ctx.span_tracked(dst, 0, nbytes, operand="%dst")
+        if track and not old_w.all():
+            ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
+                              ptr=dst, unit="element")
+    data, written, _ = ctx.span_tracked(dst, 0, nbytes, write=True, operand="%dst")
+    acc4 = data.view(dc.storage).reshape(n1, m1, 16, 16)
+    prod4 = prod.reshape(m1, 16, n1, 16).transpose(2, 0, 1, 3)
+    if init == "bias":
+        bvals = _bias_values(ctx, bias, dc, n)
+        seed = np.zeros(na, bvals.dtype)
+        seed[:n] = bvals
+        prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
+    _accumulate(acc4, prod4, dc, init, floating, saturate)
+    written[...] = True
+    return nbytes
 
 
 # ============================================================================ execute
@@ -261,76 +311,27 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
         bias = rest[0] if has_bias else None    # spaces, types and clause combinations were checked by verify()
         m, n, k = (check_int(op, nm, v, 1, MAD_LIMIT, hint="split the matmul into tiles of at most 4095")
                    for nm, v in zip(("%m", "%n", "%k"), rest[-3:]))
-        da, db, dc = lhs.dtype, rhs.dtype, dst.dtype
+        da, db = lhs.dtype, rhs.dtype
         if (da.bits == 4 or db.bits == 4) and k % 2:
             raise IllegalOperand(f"packed 4-bit data needs an even K, got k = {k}", op=op, operand="%k", value=k,
                                  limit="even k", hint="pad K with a zero element (and its scale group)")
-        for nm, p in (("%lhs", lhs), ("%rhs", rhs), ("%dst", dst)):
+        for nm, p in (("%lhs", lhs), ("%rhs", rhs), ("%dst", dst)) + ((("%bias", bias),) if has_bias else ()):
             check_align(op, p, BLOCK, nm)
-        if bias is not None:
-            check_align(op, bias, BLOCK, "%bias")
         gemv = m == 1 and not disable_gemv
         track = tracking(ctx)
         floating = da.is_float
-        saturate = bool(sat) if sat is not None else ctx.machine.overflow_mode == "saturation"
-
-        # ---- lhs: logical rows x k (GEMV: the dense 1 x K row)
-        c0a = da.c0
-        ka = _ceil_to(k, c0a)
-        if gemv:
-            rows = 1
-            raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(k), operand="%lhs")
-            if track and not w.all():
-                ctx.check_written(w, operand="%lhs", ptr=lhs)
-            a = _decode(_typed(raw, da)[:k], da).reshape(1, k)
-        else:
-            rows = _ceil_to(m, 16)
-            lay = l0a_layout(ctx.target)
-            raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(rows * ka), operand="%lhs")
-            if track and not w.all():
-                ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0a)[:m, :k], operand="%lhs", ptr=lhs,
-                                  unit="element")
-            a = _logical(raw, da, lay, rows, ka, 16, c0a)[:, :k]
-
-        # ---- rhs: Zn (K1 N1 N0 K0) read as B^T, logical na x k
-        c0b = db.c0
-        kb = _ceil_to(k, c0b)
-        na = _ceil_to(n, 16)
-        raw, w, _ = ctx.span_tracked(rhs, 0, db.nbytes(kb * na), operand="%rhs")
-        if track and not w.all():
-            ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0b)[:n, :k], operand="%rhs", ptr=rhs,
-                              unit="element")
-        bt = _logical(raw, db, "Nz", na, kb, 16, c0b)[:, :k]      # Zn of B == Nz of B^T
-
-        # ---- numerics (IEEE overflow / invalid results are the modelled behaviour, not warnings)
-        with np.errstate(over="ignore", invalid="ignore"):
-            prod = _products(ctx, lhs, rhs, a, bt, da, db, m, n, k, gemv, rows, na, floating, saturate, tf32_mode,
-                             mx)
-
-        # ---- accumulator
-        m1, n1 = (16 if gemv else rows) // 16, na // 16
-        mrows = m1 * 16
-        if prod.shape[0] != mrows:                               # GEMV: rows 1..15 are zero products
-            full = np.zeros((mrows, na), prod.dtype)
-            full[:prod.shape[0]] = prod
-            prod = full
-        nbytes = dc.nbytes(mrows * na)
-        if init == "acc":
-            old_raw, old_w, _ = ctx.span_tracked(dst, 0, nbytes, operand="%dst")
-            if track and not old_w.all():
-                ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
-                                  ptr=dst, unit="element")
-        data, written, _ = ctx.span_tracked(dst, 0, nbytes, write=True, operand="%dst")
-        acc4 = data.view(dc.storage).reshape(n1, m1, 16, 16)
-        prod4 = prod.reshape(m1, 16, n1, 16).transpose(2, 0, 1, 3)
-        if init == "bias":
-            bvals = _bias_values(ctx, op, bias, dc, n)
-            seed = np.zeros(na, bvals.dtype)
-            seed[:n] = bvals
-            prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
-        with np.errstate(over="ignore", invalid="ignore"):
-            _accumulate(acc4, prod4, dc, init, floating, saturate)
-        written[...] = True
+        saturate = floating and (bool(sat) if sat is not None else ctx.machine.overflow_mode == "saturation")
+        a = _read_lhs(ctx, lhs, m, k, gemv, track)
+        bt = _read_rhs(ctx, rhs, n, k, track)
+        with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow / NaN are modelled results
+            if saturate:
+                a, bt = _sat_inputs(a, da), _sat_inputs(bt, db)
+            if tf32_mode is not None:
+                a, bt = _tf32(a, tf32_mode), _tf32(bt, tf32_mode)
+            if mx:
+                a, bt = _mx_scaled(ctx, lhs, rhs, a, bt, m, n, k, gemv)
+            prod = np.matmul(a, bt.T)   # one GEMM: f32 (order implementation-defined) or f64 (exact integers)
+            nbytes = _write_acc(ctx, dst, bias, prod, m, n, init, floating, saturate, track)
         if unit_flag == "check_and_set":
             ctx.unit_flag_publish(dst, nbytes)
     return execute
@@ -357,7 +358,7 @@ def _accumulate(acc4: np.ndarray, prod4: np.ndarray, dc: DType, init: str, float
         acc4[...] = res.astype(dc.storage)                        # f16 accumulators: one RNE rounding
 
 
-def _bias_values(ctx, op: str, bias, dc: DType, n: int) -> np.ndarray:
+def _bias_values(ctx, bias, dc: DType, n: int) -> np.ndarray:
     """The N bias values from BT (32-bit slots; an f16 bias sits in the low half of its slot)."""
     raw, w, _ = ctx.span_tracked(bias, 0, 4 * n, operand="%bias")
     slots = raw.reshape(n, 4)

@@ -26,7 +26,6 @@ unit, default and resolved ambiguity is documented in ``migration_guide/pto_cube
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -179,11 +178,25 @@ def read_span(ctx, ptr, lo: int, exact_hi: int, hi: int, operand: str):
     return data, written
 
 
+def strided(arr: np.ndarray, shape: tuple, strides: tuple, writeable: bool = False) -> np.ndarray:
+    """Strided view of a contiguous array (numpy validates the extent against the array's size).
+
+    Cheaper than ``as_strided`` for the 1-D byte spans ops work on; falls back to it for
+    non-contiguous inputs.
+    """
+    if arr.flags.c_contiguous:
+        v = np.ndarray(shape, arr.dtype, buffer=arr, strides=strides)
+        if not writeable:
+            v.flags.writeable = False
+        return v
+    return as_strided(arr, shape, strides, writeable=writeable)
+
+
 def _burst_view(arr: np.ndarray, groups, row: int, writeable: bool, side: int) -> np.ndarray:
     """Strided view ``(count_n, ..., count_0, row)`` of rows described by ``groups`` (inner first)."""
     shape = tuple(g[0] for g in reversed(groups)) + (row,)
     strides = tuple(g[side] for g in reversed(groups)) + (1,)
-    return as_strided(arr, shape, strides, writeable=writeable)
+    return strided(arr, shape, strides, writeable)
 
 
 def _extent(groups, side: int, row: int) -> int:
@@ -516,7 +529,7 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
             out = _small_c0_rows(rows_view, d, mode, n, dv, total, is_flags)
             _burst_view(target, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = out
             continue
-        dstv = as_strided(target, shape4, strides4, writeable=True)
+        dstv = strided(target, shape4, strides4, True)
         if d.bits >= 8 and dv == d1 * c0:         # no padding: one strided element copy, no temporaries
             size = d.bits // 8
             el = rows_view.view(_UINT[size])                                      # (G, rows, row_elems)
@@ -625,7 +638,7 @@ def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, writ
     data, written, _ = ctx.span_tracked(ptr, first, hi, write=write, operand=operand)
     full = shape + (unit,)
     st = strides + (1,)
-    return (as_strided(data, full, st, writeable=write), as_strided(written, full, st, writeable=write))
+    return strided(data, full, st, write), strided(written, full, st, write)
 
 
 def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str):
@@ -779,11 +792,20 @@ def _verify_l1_l0(side: str):
     return verify
 
 
-@lru_cache(maxsize=64)
 def l0a_layout(target) -> str:
     """Layout of L0A on ``target``: ``"Zz"`` (A2A3, KirinX90 and legacy SoCs) or ``"Nz"`` (A5, Kirin9030)."""
-    from ..tassign import default_layout
-    return default_layout("Left", target)[0]
+    return _l0a_layout_of_arch(target.arch, target)
+
+
+_L0A_BY_ARCH: dict = {}
+
+
+def _l0a_layout_of_arch(arch: str, target) -> str:
+    lay = _L0A_BY_ARCH.get(arch)
+    if lay is None:
+        from ..tassign import default_layout   # the single source of the per-arch tile layouts
+        lay = _L0A_BY_ARCH[arch] = default_layout("Left", target)[0]
+    return lay
 
 
 _TRANSPOSE = Clause("transpose", "attr", values=(True, False), doc="transpose the selected logical region")
