@@ -9,6 +9,8 @@ Paths (one table row each per size):
   (``mte_gm_l1_frac`` nd2nz for A, dn2nz for B so B^T is Nz), ``mte_l1_l0a``/``mte_l1_l0b``
   shape forms, ``mad`` then ``mad_acc``. Timed with the default checks (initialisation
   tracking) and with all checks off.
+* ``reference``: the tiled kernel's arithmetic alone, one numpy f32 GEMM per ``mad``
+  (the floor any tile-by-tile execution pays for the target's buffer sizes).
 * ``single``: the same path as one tile per op (two GM loads, two L0 loads, one ``mad``) on
   a *synthetic* profile derived from A5 whose L1/L0 buffers are enlarged to hold the whole
   problem; it measures the per-element cost of the path, not a kernel a chip can run.
@@ -68,6 +70,19 @@ def single(m: Machine, ga, gb, s: int, _blocks=None) -> list:
     return [((0, 0), m.read(l0c, (s * s,)))]
 
 
+def numpy_tiled(a32: np.ndarray, b32: np.ndarray, s: int, blocks) -> np.ndarray:
+    """The tiled kernel's arithmetic alone in numpy (same blocks, f32 GEMM per mad, no simulation)."""
+    bm, bn, bk = (min(v, s) for v in blocks)
+    c = np.empty((s, s), np.float32)
+    for i in range(0, s, bm):
+        for j in range(0, s, bn):
+            acc = np.matmul(a32[i:i + bm, :bk], b32[:bk, j:j + bn])
+            for k0 in range(bk, s, bk):
+                acc += np.matmul(a32[i:i + bm, k0:k0 + bk], b32[k0:k0 + bk, j:j + bn])
+            c[i:i + bm, j:j + bn] = acc
+    return c
+
+
 def wide_profile(s: int):
     """A5 with L1/L0 buffers large enough for one s x s x s f16 tile (synthetic; no such chip exists)."""
     a5 = get_target("A5")
@@ -110,6 +125,17 @@ def main(argv=None):
     off = MachineOptions(check_hazards=False, uninitialized="off")
     rows = []
     for s in args.sizes:
+        a32 = np.random.default_rng(s).standard_normal((s, s)).astype(np.float16).astype(np.float32)
+        t_tn = t_np = float("inf")
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            np.matmul(a32, a32)
+            t_np = min(t_np, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            numpy_tiled(a32, a32, s, BLOCKS[args.target])
+            t_tn = min(t_tn, time.perf_counter() - t0)
+        rows.append((f"{s}", f"reference: numpy f32 GEMM per {args.target} tile (no simulation)", f"{t_tn * 1e3:.2f}",
+                     f"{t_np * 1e3:.2f}", f"{t_tn / t_np:.2f}", "-"))
         for label, target, path, opts in ((f"tiled {args.target}, default checks", args.target, tiled, default),
                                           (f"tiled {args.target}, checks off", args.target, tiled, off),
                                           ("single tile, A5-wide (synthetic), checks off", wide_profile(s), single,
