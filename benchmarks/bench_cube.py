@@ -15,19 +15,29 @@ Paths (one table row each per size):
   a *synthetic* profile derived from A5 whose L1/L0 buffers are enlarged to hold the whole
   problem; it measures the per-element cost of the path, not a kernel a chip can run.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_cube.py [--target A5|A2A3] [--repeat 5] [--sizes ...]``.
-Each time is the best of ``--repeat`` runs (the machine may be shared).
+Run: ``PYTHONPATH=. python benchmarks/bench_cube.py [--target A5|A2A3] [--repeat 5] [--sizes ...]
+[--blas-threads N]``. Each time is the best of ``--repeat`` runs. On a shared or loaded
+machine multi-threaded BLAS timings of small GEMMs are erratic; ``--blas-threads 1`` (set
+before numpy loads) gives stable ratios for both sides.
 """
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import time
+import os
+import sys
 
-import numpy as np
-from tabulate import tabulate
+if "--blas-threads" in sys.argv:          # must happen before numpy is imported
+    _n = sys.argv[sys.argv.index("--blas-threads") + 1]
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _n
 
-from pto_core import Machine, MachineOptions, get_target, layout, pto
+import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from tabulate import tabulate  # noqa: E402
+
+from pto_core import Machine, MachineOptions, get_target, layout, pto  # noqa: E402
 
 #: output block (bm x bn) and K step per target: L0C holds bm*bn f32, L0A bm*bk f16, L0B bk*bn f16
 BLOCKS = {"A2A3": (128, 256, 128), "A5": (256, 256, 128)}
@@ -120,6 +130,7 @@ def main(argv=None):
     p.add_argument("--target", default="A5", choices=sorted(BLOCKS))
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--sizes", type=int, nargs="*", default=[128, 512, 1024])
+    p.add_argument("--blas-threads", type=int, default=None, help="BLAS threads for both sides (default: BLAS's own)")
     args = p.parse_args(argv)
     default = MachineOptions()
     off = MachineOptions(check_hazards=False, uninitialized="off")
@@ -144,8 +155,9 @@ def main(argv=None):
             rows.append((f"{s}", label, f"{t_sim * 1e3:.2f}", f"{t_np * 1e3:.2f}", f"{t_sim / t_np:.2f}",
                          f"{err:.1e}"))
     bm, bn, bk = BLOCKS[args.target]
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     print(f"cube full path (mte_gm_l1_frac + mte_l1_l0a/b + mad/mad_acc), f16 -> f32; tiled blocks bm={bm} bn={bn} "
-          f"bk={bk}, K chunk {K_CHUNK}")
+          f"bk={bk}, K chunk {K_CHUNK}; BLAS threads: {threads}")
     print(tabulate(rows, headers=("M=N=K", "path", "sim ms", "numpy f32 ms", "ratio", "max rel err"),
                    tablefmt="github"))
 
