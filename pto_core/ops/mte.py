@@ -89,7 +89,8 @@ def check_align(op: str, ptr, alignment: int, name: str) -> None:
     addr = getattr(ptr, "addr", None)
     if isinstance(addr, int) and ptr.space != "gm" and addr % alignment:
         raise Misaligned(f"address {addr:#x} in {ptr.space} is not {alignment}-byte aligned", op=op, operand=name,
-                         value=hex(addr), limit=f"{alignment} B", hint=f"place the tile at a multiple of {alignment} bytes")
+                         value=hex(addr), limit=f"{alignment} B",
+                         hint=f"place the tile at a multiple of {alignment} bytes")
 
 
 def _dt(ptr) -> Optional[DType]:
@@ -265,16 +266,14 @@ def _round32(n: int) -> int:
 # ============================================================================ pto.mte_gm_l1 / mte_l1_ub
 
 
-def _exec_bytes_to_32b_blocks(op: str, src_space_gm: bool):
+def _exec_bytes_to_32b_blocks(op: str):
+    """Execute function of a byte-burst move whose destination is written in whole 32-byte blocks."""
     def execute(ctx, src, dst, len_burst, nburst=None, loop=None):
-        clauses = {"nburst": nburst, "loop": loop}
         length = check_int(op, "%len_burst", len_burst, 1)
-        groups = _burst_groups(op, clauses)
-        dst_space = dst.space
+        groups = _burst_groups(op, {"nburst": nburst, "loop": loop})
         check_align(op, dst, BLOCK, "%dst")
-        _require_stride_alignment(op, groups, 2, BLOCK, dst_space)
-        if op == "pto.mte_l1_ub":
-            check_align(op, src, BLOCK, "%src")
+        _require_stride_alignment(op, groups, 2, BLOCK, dst.space)
+        check_align(op, src, BLOCK, "%src")     # on-chip sources are 32-byte aligned; GM is exempt
         row = _round32(length)   # the destination is written in whole 32-byte blocks, tail from the source
         copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
     return execute
@@ -300,7 +299,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("l1",)),
               Operand("len_burst", "int", doc="bytes per burst row")),
     clauses=(_NBURST_STRIDES, _LOOP),
-    execute=_exec_bytes_to_32b_blocks("pto.mte_gm_l1", True), verify=_verify_bytes(("gm",), ("l1",)),
+    execute=_exec_bytes_to_32b_blocks("pto.mte_gm_l1"), verify=_verify_bytes(("gm",), ("l1",)),
     doc="GM -> L1 byte bursts; L1 written in whole 32-byte blocks (tail bytes come from the source)"))
 
 register(OpSpec(
@@ -308,7 +307,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("ub",)),
               Operand("len_burst", "int", doc="bytes per burst row")),
     clauses=(_NBURST_STRIDES, _LOOP),
-    execute=_exec_bytes_to_32b_blocks("pto.mte_l1_ub", False), verify=_verify_bytes(("l1",), ("ub",)),
+    execute=_exec_bytes_to_32b_blocks("pto.mte_l1_ub"), verify=_verify_bytes(("l1",), ("ub",)),
     doc="L1 -> UB byte bursts (AIC-side copy_cbuf_to_ubuf, MTE1); UB written in whole 32-byte blocks"))
 
 
@@ -587,7 +586,8 @@ def _check_frac_overlap(op, g, d1, n, l2, l3, l4) -> None:
         raise IllegalOperand(f"destination blocks overlap: dst_group(loop2={l2}, loop3={l3}, loop4={l4}) places "
                              f"{idx.size} 32-byte blocks on {np.unique(idx).size} distinct addresses", op=op,
                              operand="dst_group", value=(g, l2, l3, l4),
-                             limit="loop2 >= 1, loop3 >= n_value*loop2, loop4 >= d_blocks*loop3 (or any non-overlapping)",
+                             limit="non-overlapping blocks, e.g. loop2 >= 1, loop3 >= n_value*loop2, "
+                                   "loop4 >= d_blocks*loop3",
                              hint="for one Nz tile of R rows use dst_group(1, 1, R, 0)")
 
 
@@ -875,7 +875,8 @@ def _exec_mx(side: str):
         else:
             names = ("x_start", "y_start", "x_step", "y_step", "src_stride", "dst_stride")
             limits = ((0, U16), (0, U16), (1, 255), (1, 255), (1, U16), (1, U16))
-            xs, ys, xst, yst, sst, dstr = (check_int(op, n, v, lo, hi) for n, v, (lo, hi) in zip(names, grp[1:], limits))
+            xs, ys, xst, yst, sst, dstr = (check_int(op, n, v, lo, hi)
+                                           for n, v, (lo, hi) in zip(names, grp[1:], limits))
         if xst > 255 or yst > 255:
             raise IllegalOperand(f"the scale extent needs {max(xst, yst)} fragments on one axis (field limit 255)",
                                  op=op, operand="%m" if side == "a" else "%n", value=max(xst, yst), limit="255",
