@@ -14,11 +14,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from _numerics_standin import ensure_numerics
+from pto_core import numerics as _numerics
 from pto_core import Machine, dtype, layout, pto
 from pto_core.ops.mte import BT_LOAD_UNIT
 
-ensure_numerics()
 L1_A, L1_B, L1_BIAS, L1_SA, L1_SB = 0x0, 0x20000, 0x40000, 0x48000, 0x50000
 
 
@@ -33,7 +32,7 @@ def gm(m, name, values, dt):
         if dt == "e2m1x2":
             codes = np.asarray(values, np.float32).astype(ml_dtypes.float4_e2m1fn).view(np.uint8)
         else:
-            lut = ensure_numerics().to_f32(np.arange(16, dtype=np.uint8), "e1m2")
+            lut = _numerics.to_f32(np.arange(16, dtype=np.uint8), "e1m2")
             codes = np.array([np.flatnonzero(lut == v)[0] for v in np.asarray(values, np.float32).ravel()],
                              np.uint8).reshape(np.shape(values))
         flat = codes.reshape(-1)
