@@ -11,21 +11,12 @@ other processes on a shared machine affects both alike.
 """
 from __future__ import annotations
 
-import sys
 import timeit
 
 import numpy as np
 from tabulate import tabulate
 
 from pto_core import Machine, pto
-
-try:  # until pto_core.numerics lands on this branch, use the test stand-ins
-    import pto_core.numerics as _nx
-    if not hasattr(_nx, "float_to"):
-        sys.path.insert(0, "tests/core")
-        import fixpipe_numerics_standin  # noqa: F401
-except ImportError:
-    raise
 
 M, N, SCALE = 128, 256, 0.5
 

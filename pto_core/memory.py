@@ -535,16 +535,50 @@ class ExecContext:
         mode = self.machine.options.uninitialized
         if mode != "off" and hi > lo and not buf.written[lo:hi].all():
             bad = lo + int(np.argmin(buf.written[lo:hi]))
-            msg = (f"{self.op_name or 'op'} operand {operand} reads {buf.label} byte {bad:#x}, which nothing "
-                   f"wrote" + (f" ({self.where})" if self.where else ""))
-            if mode == "raise":
-                raise UninitializedRead(f"reads {buf.label} byte {bad:#x}, which nothing wrote", op=self.op_name,
-                                        operand=operand, value=hex(bad), where=self.where,
-                                        hint="load or initialise this data before reading it")
-            self.machine.report("uninitialized", msg)
-            if mode == "warn":
-                import warnings
-                warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+
+    def _report_uninitialized(self, what: str, operand: str, value) -> None:
+        mode = self.machine.options.uninitialized
+        msg = f"{self.op_name or 'op'} operand {operand} {what}" + (f" ({self.where})" if self.where else "")
+        if mode == "raise":
+            raise UninitializedRead(what, op=self.op_name, operand=operand, value=value, where=self.where,
+                                    hint="load or initialise this data before reading it")
+        self.machine.report("uninitialized", msg)
+        if mode == "warn":
+            import warnings
+            warnings.warn(msg, RuntimeWarning, stacklevel=4)
+
+    # -- accesses whose initialisation the op tracks itself
+    def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src"):
+        """Like `span`, but without the initialisation check/marking; also returns the written map.
+
+        Returns ``(data, written, origin)``: the byte view of ``[ptr + lo, ptr + hi)``, the
+        ``bool`` view of the same bytes' written flags, and the offset of ``ptr`` inside
+        them. The access is reported to the hazard verifier as usual. For ops that move
+        bytes (they copy the written flags along with the data, so moving undefined bytes
+        is not a use) and for ops that use only part of what they touch (they check that
+        part with `check_written`; a write must set the flags it produces).
+        """
+        start = ptr.byte_offset(lo) if lo else ptr
+        n = hi - lo
+        buf, off = self._locate(start, n, operand)
+        if self.hazards is not None:
+            self.hazards.on_access(buf, off, off + n, write)
+        return buf.data[off:off + n], buf.written[off:off + n], -lo
+
+    def check_written(self, written: np.ndarray, *, operand: str, ptr: Optional[Ptr] = None,
+                      unit: str = "byte") -> None:
+        """Report an uninitialised read (per ``MachineOptions.uninitialized``) unless all ``written`` are True.
+
+        ``written`` is a selection (any shape) of a written map from `span_tracked`: the
+        bytes (or, with ``unit="element"``, per-element flags) the op actually uses.
+        """
+        if self.machine.options.uninitialized == "off" or written.size == 0 or written.all():
+            return
+        count = int(written.size - np.count_nonzero(written))
+        where = f"at {ptr}" if ptr is not None else ""
+        self._report_uninitialized(f"uses {count} {unit}(s) {where} that nothing wrote".replace("  ", " "), operand,
+                                   str(ptr) if ptr is not None else count)
 
     def _on_write(self, buf: Buffer, lo: int, hi: int) -> None:
         if self.hazards is not None:

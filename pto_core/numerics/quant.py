@@ -205,9 +205,12 @@ def encode_float(v: np.ndarray, dst: DType, sat: str, rounding: str = "even") ->
     """One rounding of exact float64 values to a float destination under the saturation mode.
 
     f32 destinations keep inf/NaN inputs whatever ``sat`` says (only finite overflow
-    is clamped by ``sat``); hif8 uses `hif8_encode` with ``rounding`` (away/hybrid).
+    is clamped by ``sat``); hif8 uses `hif8_encode` with ``rounding`` (away/hybrid; the
+    hybrid rule reads the low bits of an f32 value, so the product is first rounded to f32).
     """
     if dst.name == "hif8":
+        if rounding == "hybrid":  # hybrid rounding is defined on the f32 bits of the scaled value
+            v = _nx.float_to(v, "f32", rounding="even", sat="nosat")
         return _nx.hif8_encode(v, rounding=rounding, sat=sat)
     if dst.name == "f32":
         out = _nx.float_to(v, "f32", rounding="even", sat="nosat" if sat == "nosat" else "sat")

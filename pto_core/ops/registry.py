@@ -20,6 +20,11 @@ clause form        Python                           PTO-AS
 ``optarg``         ``nz2nz=True`` / ``nz2nz=s``     ``nz2nz`` / ``nz2nz(%s)``
 ``sat`` (special)  ``sat=True`` / ``sat=False`` /   ``sat`` / ``nosat`` / ``sat(preserve_nan)``
                    ``sat="preserve_nan"``
+``attr``           ``transpose=True``               ``{transpose = true}``
+                   ``fill_word_bits=16``            ``{fill_word_bits = 16 : i64}``
+``args`` repeated  ``loop=[(2, 64, 128), (3, 8,``   ``loop(%c2, %c64, %c128) loop(%c3, ...)``
+(``repeat=True``)  ``16)]`` (a list, one entry per
+                   group, inner to outer)
 ``word_or_arg``    ``dst_mode="split_m"`` /         ``dst_mode(split_m)`` / ``dst_mode(%c1)``
                    ``dst_mode=1``
 =================  ===============================  ==========================================
@@ -67,10 +72,12 @@ class Operand:
 class Clause:
     """One optional clause.
 
-    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"``, ``"sat"`` or ``"word_or_arg"``
+    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"``, ``"sat"``, ``"attr"`` or ``"word_or_arg"``
         (see module doc).
     group: canonical-order slot; clauses of one group are mutually exclusive.
-    values: legal words for ``"word"`` form (and for keyword params of ``"args"``).
+    values: legal words for ``"word"`` form, legal values of an ``"attr"`` (empty = any).
+    repeat: ``"args"`` clause that may appear several times (``loop(...)*``); its Python
+        value is a list of entries, normalised to a tuple of ``(args, kw)`` pairs.
     params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
     keys: keyword parameters of ``"args"``: name -> tuple of legal words (empty = any word).
     min_params: how many leading positional params are required (``args`` form).
@@ -83,6 +90,7 @@ class Clause:
     params: tuple = ()
     keys: dict = field(default_factory=dict)
     min_params: Optional[int] = None
+    repeat: bool = False
     doc: str = ""
 
     @property
@@ -209,6 +217,20 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
         return value
     if clause.form == "optarg":
         return True if value is True else value
+    if clause.form == "attr":
+        if clause.values and (isinstance(value, bool) != isinstance(clause.values[0], bool)
+                              or value not in clause.values):
+            raise _bad(spec, name, f"attribute value {value!r} is not one of "
+                                   f"{', '.join(str(v) for v in clause.values)}", value,
+                       limit=", ".join(str(v) for v in clause.values))
+        return value
+    if clause.form == "args" and clause.repeat:
+        if not isinstance(value, (list, tuple)) or (value and not all(isinstance(v, (tuple, dict)) for v in value)):
+            raise _bad(spec, name, f"repeated clause takes a list of parameter tuples (one per {name}(...) group), "
+                                   f"got {value!r}", value, hint=f"write {name}=[(...), (...)]")
+        single = Clause(clause.name, "args", clause.group, clause.values, clause.params, clause.keys,
+                        clause.min_params)
+        return tuple(normalize_clause(spec, single, v) for v in value)
     if clause.form == "word_or_arg":
         if isinstance(value, str):
             if value not in clause.values:

@@ -13,7 +13,6 @@ from fractions import Fraction
 
 import numpy as np
 
-import fixpipe_numerics_standin  # noqa: F401  (installs numerics stand-ins until the real module lands)
 import pto_core.numerics as nx
 from pto_core import dtype
 
@@ -132,8 +131,9 @@ def ref_convert(x, *, mode: str | None, dst: str, scale=1.0, offset=0, signed=No
     if d.is_float:
         vals = np.array([[out[i, j][1] for j in range(n)] for i in range(m)], dtype=np.float64)
         if d.name == "hif8":
-            rounding = "hybrid" if family and family.endswith("hybrid") else "away"
-            return nx.hif8_encode(vals, rounding=rounding, sat=sat)
+            if family and family.endswith("hybrid"):   # hybrid reads the f32 bits of the scaled value
+                return nx.hif8_encode(nx.float_to(vals, "f32", sat="nosat"), rounding="hybrid", sat=sat)
+            return nx.hif8_encode(vals, rounding="away", sat=sat)
         if d.name == "f32":
             enc = nx.float_to(vals, "f32", sat="nosat" if sat == "nosat" else "sat")
             return np.where(np.isfinite(vals), enc, vals.astype(np.float32))

@@ -1,0 +1,112 @@
+"""TASSIGN (seed 003): runtime form, checked form SA-0351..SA-0354, ping-pong, auto placement."""
+import numpy as np
+import pytest
+
+from pto_core import Machine, Tile, TileAllocator, tassign, tassign_checked
+from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, TassignError
+from pto_core.tassign import default_layout, tassign_violations
+from pto_core.targets import get_target
+
+
+def test_runtime_form_binds_without_checks_and_bounds_are_checked_at_use():
+    m = Machine("A2A3")
+    a, b, c = (Tile("Vec", "f32", 16, 16) for _ in range(3))
+    tassign(a, 0x1000), tassign(b, 0x2000), tassign(c, 0x3000)
+    m.write(a.ptr(m), np.arange(256, dtype=np.float32))
+    assert m.read(a.ptr(m), (16, 16))[15, 15] == 255
+    far = tassign(Tile("Vec", "f32", 128, 128), 0x2F000)  # no error at TASSIGN time ...
+    ctx = m.context(0)
+    ctx.begin_op("pto.use", "V", None)
+    with pytest.raises(OutOfBounds, match="outside ub"):  # ... but when the tile is used
+        ctx.view(far.ptr(m), 128 * 128, write=True, operand="%tile")
+
+
+def test_checked_form_accepts_the_docs_ok_example():
+    tiles = [Tile("Vec", "f32", 16, 16) for _ in range(3)]
+    for t, addr in zip(tiles, (0x0000, 0x0400, 0x0800)):
+        tassign_checked(t, addr, "A2A3")
+        assert t.addr == addr and t.nbytes == 1024
+
+
+def test_checked_form_tile_larger_than_ub():
+    big = Tile("Vec", "f32", 256, 256)  # 256 KiB > 192 KiB
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(big, 0x0, "A2A3")
+    assert set(ei.value.violations) == {"SA-0352", "SA-0353"}
+    assert "Tile storage size exceeds memory space capacity" in str(ei.value) and "FIX-A12" in str(ei.value)
+    assert big.addr is None
+    tassign_checked(big, 0x0, "A5")  # fits the 256 KiB UB of A5
+
+
+def test_checked_form_reports_every_violation():
+    t = Tile("Vec", "f32", 128, 128)  # 64 KiB
+    tassign_checked(Tile("Vec", "f32", 128, 128), 0x20000, "A2A3")  # exactly fits
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(t, 0x20001, "A2A3")
+    assert ei.value.violations == ("SA-0353", "SA-0354")
+    assert "0x20001 + 65536 B = 196609 B > 196608 B" in str(ei.value)
+
+
+def test_checked_form_space_missing_on_the_target():
+    scale = Tile("ScaleLeft", "e8m0", 16, 2)
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(scale, 0x0, "A2A3")
+    assert "SA-0351" in ei.value.violations and "not available on this architecture" in str(ei.value)
+    tassign_checked(scale, 0x10, "A5")  # 16 B alignment for scale tiles
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(Tile("ScaleLeft", "e8m0", 16, 2), 0x8, "A5")
+    assert ei.value.violations == ("SA-0354",)
+
+
+@pytest.mark.parametrize("target", ["A2A3", "A5", "Kirin9030", "KirinX90"])
+def test_violations_agree_with_the_capacity_table(target):
+    t = get_target(target)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        tile = Tile("Acc", "f32", 16 * int(rng.integers(1, 40)), 16 * int(rng.integers(1, 20)))
+        addr = int(rng.integers(0, 2 * t.sizes.l0c))
+        got = {v[0] for v in tassign_violations(tile, addr, t)}
+        want = set()
+        if tile.nbytes > t.sizes.l0c:
+            want.add("SA-0352")
+        if addr + tile.nbytes > t.sizes.l0c:
+            want.add("SA-0353")
+        if addr % 32:
+            want.add("SA-0354")
+        assert got == want
+
+
+def test_ping_pong_l0_tiles_in_separate_spaces():
+    m = Machine("A2A3")
+    a0, a1 = Tile("Left", "f16", 64, 128), Tile("Left", "f16", 64, 128)
+    b0, b1 = Tile("Right", "f16", 128, 64), Tile("Right", "f16", 128, 64)
+    for t, addr in ((a0, 0x0), (a1, 0x8000), (b0, 0x0), (b1, 0x8000)):
+        tassign_checked(t, addr, "A2A3")
+    m.write(a1.ptr(m), np.full(64 * 128, 2, np.float16))
+    m.write(b1.ptr(m), np.full(128 * 64, 3, np.float16))
+    assert m.read(a1.ptr(m), 1)[0] == 2 and m.read(b1.ptr(m), 1)[0] == 3  # distinct physical memories
+    assert default_layout("Left", get_target("A2A3")) == ("Zz", 512)
+    assert default_layout("Left", get_target("A5")) == ("Nz", 512)
+    assert default_layout("Acc", get_target("A5")) == ("Nz", 1024)
+    a0.validate_shape("A2A3")
+    with pytest.raises(IllegalOperand, match="inner box"):
+        Tile("Left", "f16", 20, 16).validate_shape("A2A3")
+
+
+def test_allocator_first_fit_scopes_and_capacity_error_lists_occupants():
+    alloc = TileAllocator("A2A3", "l0a", alignment=512)
+    x = alloc.alloc(1000, "x")
+    y = alloc.alloc(512, "y")
+    assert (x, y) == (0, 1024)
+    mark = alloc.mark()
+    alloc.alloc(30000, "z")
+    alloc.release_to(mark)
+    assert alloc.used == 1512
+    alloc.free("x")
+    assert alloc.alloc(512, "w") == 0  # the hole left by x is reused
+    with pytest.raises(CapacityExceeded) as ei:
+        alloc.alloc(65000, "huge")
+    msg = str(ei.value)
+    assert "cannot place huge of 65000 B in l0a (65536 B on A2A3" in msg and "y [0x400, 0x600)" in msg
+    with pytest.raises(IllegalOperand, match="nothing named 'nope'"):
+        alloc.free("nope")
