@@ -58,16 +58,21 @@ _CLIP_HINT = ("clip can appear only inside pre_relu(...): write "
 
 
 def _is_ptr(v) -> bool:
-    return isinstance(v, Ptr)
+    return type(v) is Ptr or isinstance(v, Ptr)
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+    """A Python or numpy integer (not a bool)."""
+    return type(v) is int or (isinstance(v, np.integer) and not isinstance(v, np.bool_)) or \
+        (isinstance(v, int) and not isinstance(v, bool))
+
+
+_CONCRETE = (int, float, str, bool, Ptr, tuple, dict, type(None))
 
 
 def _known(v) -> bool:
     """A concrete value (not an IR value of a program being recorded)."""
-    return isinstance(v, (int, float, str, bool, np.generic, Ptr, tuple, dict)) or v is None
+    return type(v) in _CONCRETE or isinstance(v, (np.generic, *_CONCRETE))
 
 
 # ----------------------------------------------------------------------------- clause table
