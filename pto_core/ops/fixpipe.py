@@ -22,8 +22,8 @@ Units (one choice each, see ``migration_guide/fixpipe_semantics.md``):
 
 Source element ``acc[i, j]`` lives at L0C element
 ``(row0 + (j // 16) * src_stride + i * loop0_src_stride) * 16 + j % 16`` of ``%src``.
-Only the ``m`` valid rows of each fractal column are read (whole 16-channel rows);
-only the ``m x n`` logical elements are written.
+The source footprint is one access for the hazard verifier; only the ``m x n`` logical
+elements must have been written (uninitialised-read check), and only they are written.
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 import pto_core.numerics as _nx  # resolved at call time (fp19, pack_nibbles)
 
@@ -601,18 +602,27 @@ def _load_args(ctx, p: _Plan, order: str) -> Q.QuantArgs:
 
 
 def _gather(ctx, src: Ptr, p: _Plan, row0: int) -> np.ndarray:
-    """The accumulator tile in NZ order: ``(n1, m, 16)`` (a view or a stacked copy)."""
+    """The accumulator tile in NZ order: a strided ``(n1, m, 16)`` view of L0C.
+
+    One access covers the source footprint (reported to the hazard verifier); only
+    the ``m x n`` logical elements must have been written (uninitialised-read check).
+    """
     m, n1, ss, ls = int(p.m), p.n1, int(p.src_stride), p.loop0
+    es = p.acc.itemsize
     base = src + row0 * ROW if row0 else src
+    rows = (n1 - 1) * ss + (m - 1) * ls + 1
+    nbytes = rows * ROW * es
     if p.unit_flag is not None:
-        span = ((n1 - 1) * ss + (m - 1) * ls + 1) * ROW
-        ctx.unit_flag_consume(base, p.acc.nbytes(span), clear=p.unit_flag == "check_and_clear")
-    if ls == 1 and (n1 == 1 or ss == m):
-        return ctx.view(base, n1 * m * ROW, operand="src").reshape(n1, m, ROW)
-    if ls == 1:
-        return np.stack([ctx.view(base + b * ss * ROW, m * ROW, operand="src").reshape(m, ROW) for b in range(n1)])
-    return np.stack([np.stack([ctx.view(base + (b * ss + i * ls) * ROW, ROW, operand="src") for i in range(m)])
-                     for b in range(n1)])
+        ctx.unit_flag_consume(base, nbytes, clear=p.unit_flag == "check_and_clear")
+    data, written, _ = ctx.span_tracked(base, 0, nbytes, operand="%src")
+    row_b = ROW * es
+    acc = as_strided(data.view(p.acc.storage), (n1, m, ROW), (ss * row_b, ls * row_b, es), writeable=False)
+    if ctx.machine.options.uninitialized != "off" and not written.all():
+        flags = as_strided(written, (n1, m, row_b), (ss * row_b, ls * row_b, 1), writeable=False)
+        last = (int(p.n) - (n1 - 1) * ROW) * es
+        ctx.check_written(np.concatenate([flags[:n1 - 1].reshape(-1), flags[n1 - 1, :, :last].reshape(-1)]),
+                          operand="%src", ptr=base)
+    return acc
 
 
 # ----------------------------------------------------------------------------- destination

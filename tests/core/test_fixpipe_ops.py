@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fixpipe_support import ROW, fb_words, load_acc, nz_pack, ref_convert, ref_offsets
-from pto_core import IllegalOperand, Machine, MachineOptions, dtype, pto
+from pto_core import IllegalOperand, Machine, MachineOptions, UninitializedRead, dtype, pto
 from pto_core.numerics import quant as Q
 
 FILL = 0xFF
@@ -318,16 +318,28 @@ def test_fixpipe_runs_on_the_fix_pipe_and_consumes_the_unit_flag(flag, clear):
     assert any(a[0] == "gm" and a[3] for a in tracker.accesses)
 
 
-def test_only_valid_rows_are_read_so_unwritten_padding_is_not_reported():
-    mach = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
-    src = mach.ptr("l0c", "f32", 0)
+def test_only_the_logical_elements_must_be_initialised():
     x = np.arange(5 * 20, dtype=np.float32).reshape(5, 20)
     nz = nz_pack(x, 16)
-    for j1 in range(2):                               # write only the 5 valid rows of each fractal column
-        mach.write(src + j1 * 16 * 16, nz[j1, :5])
+
+    def machine_with(skip=None):
+        mach = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
+        src = mach.ptr("l0c", "f32", 0)
+        for j1, lanes in ((0, 16), (1, 4)):              # only the 5 valid rows and the 20 valid lanes
+            for i in range(5):
+                if (j1, i) != skip:
+                    mach.write(src + (j1 * 16 + i) * 16, nz[j1, i, :lanes])
+        return mach, src
+
+    mach, src = machine_with()
     out = mach.gm_alloc((5, 20), "f32", name="out")
     pto.mte_l0c_gm(src, out, 5, 20, 16, 20, 0, 0, nz2nd=True)
     np.testing.assert_array_equal(mach.read(out, (5, 20)), x)
+    mach, src = machine_with(skip=(1, 3))                   # row 3 of the second fractal column missing
+    out = mach.gm_alloc((5, 20), "f32", name="out")
+    with pytest.raises(UninitializedRead, match="uses 16 byte") as ei:
+        pto.mte_l0c_gm(src, out, 5, 20, 16, 20, 0, 0, nz2nd=True)
+    assert ei.value.operand == "%src"
 
 
 def test_omitted_sat_follows_the_machine_overflow_mode():
@@ -440,3 +452,36 @@ def test_tstore_acc2gm_cases_against_float64_references(case):
         c0 = 8 if fmt == "nz8" else (32 if dtype(dst).bits == 8 else 16)
         golden = ref.reshape(M // 16, 16, N // c0, c0).transpose(2, 0, 1, 3).reshape(-1)
         np.testing.assert_array_equal(got, golden)
+
+
+# ----------------------------------------------------------------------------- cube -> FIXPIPE chain
+
+
+def _stage_f16(mach, a, b):
+    """A (M x K) into L0A (Zz on A2A3) and B (K x N) into L0B (Zn), f16, padded to whole fractals."""
+    from pto_core import layout
+    ceil = lambda v, q: -(-v // q) * q  # noqa: E731
+    (mm, k), n = a.shape, b.shape[1]
+    A = np.zeros((ceil(mm, 16), ceil(k, 16)), np.float16)
+    A[:mm, :k] = a
+    B = np.zeros((ceil(k, 16), ceil(n, 16)), np.float16)
+    B[:k, :n] = b
+    lhs, rhs = mach.ptr("l0a", "f16", 0), mach.ptr("l0b", "f16", 0)
+    mach.write(lhs, layout.pack(A, "Zz", "f16"))
+    mach.write(rhs, layout.pack(B, "Zn", "f16"))
+    return lhs, rhs
+
+
+@pytest.mark.parametrize("mm,n,k", [(16, 32, 16), (20, 40, 33), (1, 17, 5)])
+def test_mad_then_fixpipe_gives_the_matmul_in_nd(mm, n, k):
+    rng = np.random.default_rng(7)
+    a = rng.integers(-4, 5, (mm, k)).astype(np.float16)
+    b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+    mach = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
+    lhs, rhs = _stage_f16(mach, a, b)
+    acc = mach.ptr("l0c", "f32", 0)
+    pto.mad(lhs, rhs, acc, mm, n, k, disable_gemv=True)
+    out = mach.gm_alloc((mm, n), "f16", name="out")
+    pto.mte_l0c_gm(acc, out, mm, n, -(-mm // 16) * 16, n, 0, 0, pre_quant=(0.0, {"mode": "f32_f16"}), nz2nd=True)
+    exp = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(mach.read(out, (mm, n)), exp)
