@@ -159,9 +159,9 @@ def multiplied(x: np.ndarray, scale, a: QuantArgs) -> np.ndarray:
     (``no_relu``). ``scale=None`` means 1.
     """
     if scale is None or (np.isscalar(scale) and scale == 1.0):
-        v = np.asarray(x).astype(np.float64, order="C")
+        v = np.asarray(x).astype(np.float64)
     else:
-        v = np.multiply(x, scale, dtype=np.float64, order="C")
+        v = np.multiply(x, scale, dtype=np.float64)
     if a.relu == "no_relu":
         return v
     neg = x < 0
@@ -391,24 +391,25 @@ def quant_mode(name: str) -> QuantMode:
 BLOCK_ELEMENTS = 16000
 
 
-def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis: int = 0) -> np.ndarray:
+def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis: int = 0,
+            out: Optional[np.ndarray] = None) -> np.ndarray:
     """Run the whole pre_quant -> pre_relu -> clip -> convert chain on accumulator values.
 
     ``mode=None`` is a write without ``pre_quant`` (destination type = accumulator type).
-    Returns destination storage values with ``acc``'s shape, C-contiguous (s4: one int8
-    per element). ``acc`` may be a strided view (the NZ -> ND transpose is fused into
-    the first pass). Large tiles are converted in blocks of rows along ``axis`` (column
-    parameters must broadcast along it).
+    Returns destination storage values with ``acc``'s shape (s4: one int8 per element),
+    C-contiguous, or written into ``out`` (same shape, the destination storage dtype).
+    ``acc`` may be a strided view (the NZ -> ND transpose is fused into the first pass).
+    Large tiles are converted in blocks of rows along ``axis`` (column parameters must
+    broadcast along it).
     """
     fn = same_type if mode is None else mode.fn
     mode = mode or QUANT_MODES["no_convert"]
     rows = acc.shape[axis] if acc.ndim else 1
     blocks = -(-acc.size // BLOCK_ELEMENTS)
     with np.errstate(all="ignore"):
-        if blocks <= 1 or rows == 1:
+        if (blocks <= 1 or rows == 1) and out is None:
             return np.ascontiguousarray(fn(acc, args, mode))
-        step = -(-rows // blocks)
-        out = None
+        step = rows if blocks <= 1 else -(-rows // blocks)
         for r0 in range(0, rows, step):
             sl = (slice(None),) * axis + (slice(r0, r0 + step),)
             part = fn(acc[sl], args, mode)

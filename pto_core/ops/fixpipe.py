@@ -616,7 +616,7 @@ def _gather(ctx, src: Ptr, p: _Plan, row0: int) -> np.ndarray:
         ctx.unit_flag_consume(base, nbytes, clear=p.unit_flag == "check_and_clear")
     data, written, _ = ctx.span_tracked(base, 0, nbytes, operand="%src")
     row_b = ROW * es
-    acc = as_strided(data.view(p.acc.storage), (n1, m, ROW), (ss * row_b, ls * row_b, es), writeable=False)
+    acc = np.ndarray((n1, m, ROW), p.acc.storage, data, 0, (ss * row_b, ls * row_b, es))
     if ctx.machine.options.uninitialized != "off" and not written.all():
         flags = as_strided(written, (n1, m, row_b), (ss * row_b, ls * row_b, 1), writeable=False)
         last = (int(p.n) - (n1 - 1) * ROW) * es
@@ -737,14 +737,22 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
         else "logical"
     args = None if plain else _load_args(ctx, p, order)
     count, s3, d3 = p.loop3
+    # A dense row-major destination takes the converted blocks directly (no staging copy).
+    direct = (not plain and order == "logical" and p.layout == "nz2nd" and p.dst_mode is None
+              and p.atomic is None and p.dst.bits >= 8 and int(p.n) == p.n1 * ROW
+              and (int(p.m) == 1 or int(p.dst_stride) == int(p.n)))
     for r in range(count):
         acc = _gather(ctx, src, p, r * s3)
+        dst_r = dst + r * d3 if r else dst
         if plain:
-            res = acc
+            _scatter(ctx, dst_r, p, acc, order)
+            continue
+        x = acc if order == "nz" else acc.transpose(1, 0, 2)
+        if direct:
+            view = ctx.view(dst_r, int(p.m) * int(p.n), write=True, operand="dst")
+            Q.convert(p.mode, x, args, out=view.reshape(x.shape))
         else:
-            res = Q.convert(p.mode, acc if order == "nz" else acc.transpose(1, 0, 2), args,
-                            axis=1 if order == "nz" else 0)
-        _scatter(ctx, dst + r * d3 if r else dst, p, res, order)
+            _scatter(ctx, dst_r, p, Q.convert(p.mode, x, args, axis=1 if order == "nz" else 0), order)
 
 
 def _exec_l1(ctx, src, dst, m, n, src_stride, dst_stride, **clauses):
