@@ -303,13 +303,24 @@ def _loc(where: Optional[Provenance]) -> str:
 
 
 def _op_form(spec) -> str:
+    """``generic`` | ``bracket`` | ``angle`` | ``quoted`` (`OpSpec.asm_form`; sync ops default to bracket)."""
     form = getattr(spec, "asm_form", None)
     if form:
         return form
     if spec.family == "sync" and len(spec.operands) >= 2 and not spec.clauses and \
-            all(o.kind in ("pipe", "event") for o in spec.operands):
+            all(o.kind in ("pipe", "event", "int") for o in spec.operands):
         return "bracket"
-    return "plain"
+    return "generic"
+
+
+def _attr_text(x) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return f"{x} : i64"
+    if isinstance(x, float):
+        return f"{_float_text(x, F32)} : f32"
+    return _q(str(x))
 
 
 class _Printer:
@@ -374,7 +385,11 @@ class _Printer:
 
     def reg_v(self, r) -> _V:
         v = self.env.get(r)
-        return v if v is not None else self.undef_v(r.type)
+        if v is None:
+            return self.undef_v(r.type)
+        if not isinstance(v, _V):          # a deferred invariant value: emitted at its first use
+            v = self.env[r] = self.val(v)
+        return v
 
     def val(self, e, where=None) -> _V:
         if isinstance(e, (GmArg, ScalarArg)):
@@ -476,8 +491,15 @@ class _Printer:
             self.op(s)
         elif isinstance(s, Assign):
             value = s.value
-            if isinstance(value, (Const, Undef, GmArg, ScalarArg, LoopVar, Reg, PtrReg)) or self.invariant(value):
+            if isinstance(value, REGS):
+                if value in self.env:
+                    self.env[s.reg] = self.env[value]
+                else:
+                    self.env.pop(s.reg, None)
+            elif isinstance(value, LoopVar):
                 self.env[s.reg] = self.val(value, w)
+            elif self.invariant(value):
+                self.env[s.reg] = value    # deferred: printed (hoisted) where first used
             else:
                 self.env[s.reg] = self.node_v(value, s.reg.name, w)
         elif isinstance(s, Load):
@@ -591,13 +613,16 @@ class _Printer:
     def op(self, s: OpStmt):
         call, w = s.call, s.where
         spec = call.spec
+        form = _op_form(spec)
         ssa = []
 
+        def literal(x, kind) -> str:
+            word = asm_pipe(pipe_name(x, allow_all=True)) if kind == "pipe" else f"EVENT_ID{event_id(x)}"
+            return f"<{word}>" if form in ("bracket", "angle") else _q(word)
+
         def value(x, kind=None) -> list:
-            if kind == "pipe":
-                return [_q(asm_pipe(pipe_name(x, allow_all=True)))]
-            if kind == "event" and not isinstance(x, Expr):
-                return [_q(f"EVENT_ID{event_id(x)}")]
+            if kind == "pipe" or (kind == "event" and not isinstance(x, Expr)):
+                return [literal(x, kind)]
             if isinstance(x, str):
                 return [_q(x)]
             if isinstance(x, Expr):
@@ -613,21 +638,36 @@ class _Printer:
             ssa.append(v)
             return [v]
 
-        ops = []
-        for o, x in zip(spec.operands, call.operands):
-            ops.append(value(x, o.kind))
+        def group(name, entry) -> list:
+            args, kw = entry
+            items = [value(a) for a in args]
+            for key, kv in kw.items():
+                items.append([f"{key} = "] + ([_word(kv)] if isinstance(kv, str) else value(kv)))
+            out = [f"{name}("]
+            for k, p in enumerate(items):
+                out += ([", "] if k else []) + p
+            return out + [")"]
+
+        ops = [value(x, o.kind) for o, x in zip(spec.operands, call.operands)]
         parts = [spec.asm_name]
-        if _op_form(spec) == "bracket":
+        if form == "bracket":
             parts.append("[")
-            for k, p in enumerate(ops):
-                parts += ([", "] if k else []) + p
-            parts.append("]")
         elif ops:
             parts.append(" ")
-            for k, p in enumerate(ops):
-                parts += ([", "] if k else []) + p
+        for k, p in enumerate(ops):
+            parts += ([", "] if k else []) + p
+        if form == "bracket":
+            parts.append("]")
+        attrs = []
         for name, x in call.clauses.items():
             c = spec.clause(name)
+            if c.form == "attr":
+                attrs.append(f"{name} = {_attr_text(x)}")
+                continue
+            if c.form == "args" and getattr(c, "repeat", False):
+                for entry in x:
+                    parts += [" "] + group(name, entry)
+                continue
             parts.append(" ")
             if c.form == "flag":
                 parts.append(name)
@@ -637,15 +677,12 @@ class _Printer:
                 parts.append(name if x is True else f"no{name}" if x is False else f"{name}({_word(x)})")
             elif c.form == "optarg":
                 parts += [name] if x is True else [f"{name}("] + value(x) + [")"]
+            elif c.form == "word_or_arg":
+                parts += [f"{name}({_word(x)})"] if isinstance(x, str) else [f"{name}("] + value(x) + [")"]
             else:
-                args, kw = x
-                items = [value(a) for a in args]
-                for key, kv in kw.items():
-                    items.append([f"{key} = "] + ([_word(kv)] if isinstance(kv, str) else value(kv)))
-                parts.append(f"{name}(")
-                for k, p in enumerate(items):
-                    parts += ([", "] if k else []) + p
-                parts.append(")")
+                parts += group(name, x)
+        if attrs:
+            parts.append(" {" + ", ".join(attrs) + "}")
         if ssa:
             parts.append(" : " + ", ".join(_tstr(v.type) for v in ssa))
         self.emit(parts, [], w)
@@ -1590,19 +1627,36 @@ class _Parser:
             while self.at(",") and self.is_operand_start(1):
                 self.next()
                 operands.append(self.operand(ssa, spec, len(operands)))
-        clauses = {}
+        items = []          # (name, value) in text order; attrs merged at their canonical place
+        repeated = {}
         while True:
             k = 1 if self.at(",") else 0
             t = self.peek(k)
             if t.kind != "ident":
                 break
             c = self.clause_for(spec, t.text)
-            if c is None:
+            if c is None or c.form == "attr":
                 break
             self.pos += k + 1
-            if c.name in clauses:
+            if getattr(c, "repeat", False) and c.form == "args":
+                if c.name not in repeated:
+                    repeated[c.name] = []
+                    items.append((c.name, repeated[c.name]))
+                repeated[c.name].append(self.clause_value(c, t, ssa))
+                continue
+            if any(n == c.name for n, _ in items):
                 raise self.error(f"clause {c.name!r} given twice", t)
-            clauses[c.name] = self.clause_value(c, t, ssa)
+            items.append((c.name, self.clause_value(c, t, ssa)))
+        if self.at("{"):
+            at = self.peek()
+            for key, val in self.attr_dict().items():
+                c = self.clause_for(spec, key)
+                if c is None or c.form != "attr":
+                    raise self.error(f"{name} has no attribute {key!r}", at)
+                order = [x.name for x in spec.clauses]
+                pos = next((i for i, (n, _) in enumerate(items) if order.index(n) > order.index(key)), len(items))
+                items.insert(pos, (key, val))
+        clauses = dict(items)
         if self.accept(":"):
             types = self.type_list()
             if len(types) != len(ssa):
@@ -1677,6 +1731,10 @@ class _Parser:
             self.expect(")", "')'")
             return v
         self.expect("(", f"'(' after {c.name}")
+        if c.form == "word_or_arg":
+            v = self.clause_arg(ssa)
+            self.expect(")", "')'")
+            return v
         if c.form == "word":
             w = self.next()
             self.expect(")", "')'")

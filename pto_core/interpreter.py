@@ -36,7 +36,7 @@ from .memory import Machine, MachineOptions, Ptr
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       Reg,
-                      Return, ScalarArg, Select, Store, UnOp, Undef)
+                      Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
 
 
 # ============================================================================= run-time helpers
@@ -252,19 +252,23 @@ class _Codegen:
 
     def clause(self, v) -> Optional[str]:
         """Code for a clause value that holds expressions, or None when the value is static."""
+        if not clause_exprs(v):
+            return None
+        return self.value_code(v)
+
+    def value_code(self, v) -> str:
         if isinstance(v, Expr):
             return self.operand(v)
-        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], tuple) and isinstance(v[1], dict):
-            args, kw = v
-            if not any(isinstance(x, Expr) for x in list(args) + list(kw.values())):
-                return None
-            a = ", ".join(self.operand(x) for x in args) + ("," if len(args) == 1 else "")
-            k = ", ".join(f"{key!r}: {self.operand(x)}" for key, x in kw.items())
-            return f"(({a}), {{{k}}})"
-        return None
+        if isinstance(v, tuple):
+            return "(" + "".join(self.value_code(x) + ", " for x in v) + ")"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.value_code(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k!r}: {self.value_code(x)}" for k, x in v.items()) + "}"
+        return self.operand(v)
 
     def ptr_object(self, p: PtrExpr) -> str:
-        static = _static_addr(p)
+        static = static_addr(p)
         if static is not None:
             return self.const(Ptr(p.space, p.dtype, static), "PC")
         return f"{self.ptr_factory(p.dtype, p.space)}({self.pex(p)})"
@@ -456,21 +460,6 @@ class _Codegen:
 
 def _float_widens(src, dst) -> bool:
     return (src.name, dst.name) in {("f16", "f32"), ("bf16", "f32")} or src is dst
-
-
-def _static_addr(p: PtrExpr) -> Optional[int]:
-    """The byte address of a pointer expression made only of constants, else None."""
-    if isinstance(p, PtrFromInt):
-        return p.a.value if isinstance(p.a, Const) else None
-    if isinstance(p, PtrCast):
-        return _static_addr(p.p)
-    if isinstance(p, PtrAdd) and isinstance(p.n, Const):
-        base = _static_addr(p.p)
-        if base is None:
-            return None
-        bits = p.dtype.bits
-        return base + p.n.value * (bits // 8) if bits >= 8 else _sub_byte_offset(base, p.n.value, bits)
-    return None
 
 
 # ============================================================================= executable

@@ -224,29 +224,6 @@ class Reg(ScalarExpr):
         return f"%{self.name or 'r'}{self.id}"
 
 
-class PtrReg(Expr):
-    """A pointer-valued register (the PTO-AS parser's form of a loop-carried or computed pointer)."""
-
-    __slots__ = ("id",)
-    is_ptr = True
-    sub = 0
-
-    def __init__(self, t: "PtrType", name: Optional[str] = None):
-        self.type = t
-        self.name = name
-        self.id = next(_ids)
-
-    dtype = property(lambda self: self.type.dtype)
-    space = property(lambda self: self.type.space)
-    type_str = property(lambda self: str(self.type))
-
-    def __add__(self, n):
-        return PtrAdd(self, _offset(n))
-
-    def __repr__(self):
-        return f"%{self.name or 'p'}{self.id}"
-
-
 class LoopVar(ScalarExpr):
     """The induction variable of a `For`."""
 
@@ -475,8 +452,24 @@ class PtrExpr(Expr):
         return (self.cast(U8) + nbytes).cast(self.dtype)
 
     @property
-    def addr(self) -> ScalarExpr:
-        return PtrToInt(self)
+    def addr(self):
+        """The byte address: an int when it is a compile-time constant, else an i64 expression."""
+        a = static_addr(self)
+        return PtrToInt(self) if a is None else a
+
+
+class PtrReg(PtrExpr):
+    """A pointer-valued register (the PTO-AS parser's form of a loop-carried or computed pointer)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, t: PtrType, name: Optional[str] = None):
+        self.type = t
+        self.name = name
+        self.id = next(_ids)
+
+    def __repr__(self):
+        return f"%{self.name or 'p'}{self.id}"
 
 
 class GmArg(PtrExpr):
@@ -770,6 +763,22 @@ def _offset(n) -> ScalarExpr:
     return cast(e, INDEX)
 
 
+def static_addr(p) -> Optional[int]:
+    """The byte address of a pointer expression made only of constants, else None."""
+    if isinstance(p, PtrFromInt):
+        return p.a.value if isinstance(p.a, Const) else None
+    if isinstance(p, PtrCast):
+        return static_addr(p.p)
+    if isinstance(p, PtrAdd) and isinstance(p.n, Const):
+        base = static_addr(p.p)
+        if base is None:
+            return None
+        bits = p.dtype.bits
+        n = p.n.value
+        return base + (n * (bits // 8) if bits >= 8 else ((n * bits + 7) // 8 if n >= 0 else -((-n * bits + 7) // 8)))
+    return None
+
+
 def walk(e: Expr):
     """All nodes of an expression tree (pre-order, shared nodes repeated)."""
     stack = [e]
@@ -900,10 +909,13 @@ def stmt_exprs(s: Stmt) -> list:
 
 
 def clause_exprs(v) -> list:
+    """The expressions inside a (normalised) clause value: a value, ``(args, kw)``, or a tuple of those."""
     if isinstance(v, Expr):
         return [v]
-    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], tuple) and isinstance(v[1], dict):
-        return [x for x in list(v[0]) + list(v[1].values()) if isinstance(x, Expr)]
+    if isinstance(v, (tuple, list)):
+        return [x for item in v for x in clause_exprs(item)]
+    if isinstance(v, dict):
+        return [x for item in v.values() for x in clause_exprs(item)]
     return []
 
 
@@ -1350,12 +1362,17 @@ def _int_expr(o, v: ScalarExpr):
 
 
 def _coerce_clause(v):
+    """A recorded clause value: eager pointers become constants, numpy scalars Python numbers."""
     if isinstance(v, Ptr):
         return ptr_const(v)
-    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], tuple) and isinstance(v[1], dict):
-        args = tuple(ptr_const(x) if isinstance(x, Ptr) else x for x in v[0])
-        kw = {k: (ptr_const(x) if isinstance(x, Ptr) else x) for k, x in v[1].items()}
-        return (args, kw)
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, tuple):
+        return tuple(_coerce_clause(x) for x in v)
+    if isinstance(v, list):
+        return [_coerce_clause(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _coerce_clause(x) for k, x in v.items()}
     return v
 
 
