@@ -56,7 +56,7 @@ from .pipes import asm_pipe, event_id, pipe_name
 from .program import (BOOL, F32, I64, INDEX, REGS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp,
                       Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr,
                       PtrFromInt, PtrReg, PtrToInt, PtrType, Reg, Return, ScalarArg, Select, Store, UnOp, Undef,
-                      _coerce_clause, _coerce_operand, stmt_exprs, walk)
+                      _coerce_clause, _coerce_operand, clause_exprs, stmt_exprs, walk)
 from .scalars import scalar_type
 from .targets import get_target, space_name
 
@@ -117,11 +117,17 @@ def _cast_op(src, dst) -> str:
         return "arith.fptosi" if dst.kind == "s" else "arith.fptoui"
     if src is INDEX or dst is INDEX:
         return "arith.index_cast" if src.kind == "s" else "arith.index_castui"
-    if src.bits < dst.bits:
+    sb, db = _bits(src), _bits(dst)
+    if sb < db:
         return "arith.extsi" if src.kind == "s" else "arith.extui"
-    if src.bits > dst.bits:
+    if sb > db:
         return "arith.trunci"
     return "arith.bitcast"
+
+
+def _bits(t) -> int:
+    """Width of a register type in the text (i1 is one bit wide)."""
+    return 1 if S.is_bool(t) else t.bits
 
 
 def _cast_via(src, dst):
@@ -135,13 +141,32 @@ _ALL = object()   # "kills everything": a path that does not fall through
 
 
 class _Liveness:
-    """Register liveness over the structured IR (no fixpoint needed, see module notes)."""
+    """Register liveness over the structured IR.
+
+    A loop body's live-in is ``UE(body) | (live_out - KILL(body))`` in closed form (no fixpoint).
+    Register copies ``r = s`` print no text (``r`` just names ``s``'s value), so a copy whose
+    target is dead must not keep ``s`` alive: `analyze` drops dead copies and repeats until
+    none is left (``dead`` holds them; the printer skips them too).
+    """
 
     def __init__(self):
         self._uses: dict = {}
+        self.dead: set = set()
+        self._reset()
+
+    def _reset(self):
         self._summary: dict = {}
-        self._assigned: dict = {}
+        self._flow: dict = {}
         self.live_out: dict = {}
+        self._new_dead: set = set()
+
+    def analyze(self, body: list):
+        while True:
+            self._reset()
+            self.run(body, frozenset())
+            if not self._new_dead:
+                return
+            self.dead |= self._new_dead
 
     def uses(self, e) -> frozenset:
         got = self._uses.get(id(e))
@@ -155,23 +180,54 @@ class _Liveness:
             out |= self.uses(e)
         return out
 
-    def assigned(self, block: list) -> frozenset:
-        got = self._assigned.get(id(block))
+    def flow(self, block: list):
+        """``(falls_through, assigned_on_fallthrough, exits, assigned_before_exits)`` of a block.
+
+        The sets hold registers assigned (within the block) on some path that reaches the block's
+        end, resp. a ``break``/``continue`` of the enclosing loop; paths ending in ``return`` carry
+        nothing out, so assignments only they see do not make loop-carried values or if results.
+        """
+        got = self._flow.get(id(block))
         if got is not None:
             return got[0]
-        out = set()
+        cur, exits, has_exit, alive = set(), set(), False, True
         for s in block:
+            if id(s) in self.dead:
+                continue
             if isinstance(s, (Assign, Load)):
-                out.add(s.reg)
-            elif isinstance(s, For):
-                out |= self.assigned(s.body)
+                cur.add(s.reg)
+            elif isinstance(s, (Break, Continue)):
+                has_exit = True
+                exits |= cur
+                alive = False
+                break
+            elif isinstance(s, Return):
+                alive = False
+                break
             elif isinstance(s, If):
-                out |= self.assigned(s.then)
-                if s.orelse:
-                    out |= self.assigned(s.orelse)
-        res = frozenset(out)
-        self._assigned[id(block)] = (res, block)
+                branches = [self.flow(s.then), self.flow(s.orelse) if s.orelse is not None else (True, set(), False,
+                                                                                                set())]
+                new = set()
+                for b_alive, b_ft, b_exit, b_ex in branches:
+                    if b_exit:
+                        has_exit = True
+                        exits |= cur | b_ex
+                    if b_alive:
+                        new |= b_ft
+                cur |= new
+                if not any(b[0] for b in branches):
+                    alive = False
+                    break
+            elif isinstance(s, For):
+                cur |= self.carried(s.body)
+        res = (alive, frozenset(cur), has_exit, frozenset(exits))
+        self._flow[id(block)] = (res, block)
         return res
+
+    def carried(self, body: list) -> frozenset:
+        """Registers a loop body may assign on paths that reach the next iteration or the loop's exit."""
+        alive, ft, has_exit, ex = self.flow(body)
+        return (ft if alive else frozenset()) | (ex if has_exit else frozenset())
 
     def summary(self, block: list):
         """``(UE, KILL)``: registers read before written from the block's entry; registers always written."""
@@ -180,6 +236,8 @@ class _Liveness:
             return got[0]
         ue, kill = set(), set()
         for s in block:
+            if id(s) in self.dead:
+                continue
             su, sk = self._stmt_summary(s)
             ue |= (su - kill)
             if sk is _ALL:
@@ -216,6 +274,10 @@ class _Liveness:
         return live
 
     def _stmt_live(self, s, live, loop):
+        if id(s) in self.dead:
+            return live
+        if isinstance(s, Assign) and isinstance(s.value, REGS) and s.reg not in live:
+            self._new_dead.add(id(s))
         if isinstance(s, (Assign, Load)):
             return (live - {s.reg}) | self.stmt_uses(s)
         if isinstance(s, If):
@@ -241,12 +303,25 @@ class _Liveness:
 # ============================================================================= printer
 
 class _V:
-    """An SSA value of the printed text (named at the end, in textual order)."""
+    """An SSA value of the printed text (named at the end, in textual order).
 
-    __slots__ = ("base", "name", "type")
+    ``inv``: defined at the top of the function (constants, arguments, values computed
+    only from those); such values are hoisted and shared everywhere.
+    """
 
-    def __init__(self, base: Optional[str], t):
-        self.base, self.type, self.name = base, t, None
+    __slots__ = ("base", "name", "type", "inv")
+
+    def __init__(self, base: Optional[str], t, inv: bool = False):
+        self.base, self.type, self.name, self.inv = base, t, None, inv
+
+
+class _VLeaf(Expr):
+    """An already printed invariant value inside a deferred expression."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: _V):
+        self.v, self.type, self.name = v, v.type, None
 
 
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_$.]")
@@ -333,10 +408,10 @@ class _Printer:
         self.inv_table: dict = {}
         self.cse: list = [{}]
         self.env: dict = {}
-        self.vals: dict = {}            # args and loop vars -> _V
+        self.named: dict = {}           # args and loop vars -> _V
         self.loops: list = []
         self.live = _Liveness()
-        self.live.run(prog.body, frozenset())
+        self.live.analyze(prog.body)
         self._inv: dict = {}
         self.indent = 2
 
@@ -347,16 +422,30 @@ class _Printer:
         (self.entry if entry else self.lines).append((2 if entry else self.indent, parts, defs))
 
     def invariant(self, e) -> bool:
-        got = self._inv.get(id(e))
-        if got is None:
-            if isinstance(e, (Const, Undef, ScalarArg, BlockIdx, BlockNum, GmArg)):
-                inv = True
-            elif isinstance(e, (Reg, PtrReg, LoopVar)):
-                inv = False
-            else:
-                inv = all(self.invariant(c) for c in e.children())
-            got = self._inv[id(e)] = (inv, e)      # keeping e alive keeps its id unique
-        return got[0]
+        """Whether ``e``'s value (with the current register bindings) is a function-entry value."""
+        if isinstance(e, (Const, Undef, ScalarArg, BlockIdx, BlockNum, GmArg, _VLeaf)):
+            return True
+        if isinstance(e, LoopVar):
+            return False
+        if isinstance(e, REGS):
+            v = self.env.get(e)
+            return v is None or not isinstance(v, _V) or v.inv
+        return all(self.invariant(c) for c in e.children())
+
+    def subst(self, e):
+        """``e`` with registers replaced by their (invariant) bindings: a deferrable expression."""
+        if isinstance(e, REGS):
+            v = self.env.get(e)
+            if v is None:
+                return Undef(e.type) if not isinstance(e.type, PtrType) else _VLeaf(self.undef_v(e.type))
+            return _VLeaf(v) if isinstance(v, _V) else v
+        kids = e.children()
+        if not kids:
+            return e
+        new = [self.subst(c) for c in kids]
+        if all(a is b for a, b in zip(new, kids)):
+            return e
+        return _rebuild(e, new)
 
     def const_v(self, value, t) -> _V:
         c = value if isinstance(value, Const) else Const(value, t)
@@ -364,7 +453,7 @@ class _Printer:
         key = ("const", t.name, S.float_bits(c.value, t) if S.is_float(t) else c.value)
         v = self.const_table.get(key)
         if v is None:
-            v = _V(_const_base(c.value, t), t)
+            v = _V(_const_base(c.value, t), t, True)
             if S.is_bool(t):
                 text = "true" if c.value else "false"
                 self.emit([v, " = arith.constant ", text], [v], entry=True)
@@ -378,7 +467,7 @@ class _Printer:
         key = ("undef", str(t))
         v = self.const_table.get(key)
         if v is None:
-            v = _V("poison", t)
+            v = _V("poison", t, True)
             self.emit([v, f" = ub.poison : {_tstr(t)}"], [v], entry=True)
             self.const_table[key] = v
         return v
@@ -393,9 +482,9 @@ class _Printer:
 
     def val(self, e, where=None) -> _V:
         if isinstance(e, (GmArg, ScalarArg)):
-            return self.vals[e]
+            return self.named[e]
         if isinstance(e, LoopVar):
-            v = self.vals.get(e)
+            v = self.named.get(e)
             if v is None:
                 raise PtoError(f"loop variable %{e.name} is used outside its loop")
             return v
@@ -405,7 +494,20 @@ class _Printer:
             return self.const_v(e, e.type)
         if isinstance(e, Undef):
             return self.undef_v(e.type)
+        if isinstance(e, _VLeaf):
+            return e.v
         return self.node_v(e, e.name, where)
+
+    def prelower(self, exprs, where=None):
+        """Print the non-invariant operands first: the parsed text defines them as earlier lines, so
+        their lines (and the hoisted values they need) come before this statement's hoisted operands."""
+        for e in exprs:
+            if isinstance(e, Expr) and not isinstance(e, (REGS, LoopVar)) and not self.invariant(e):
+                self.val(e, where)
+
+    def vals(self, exprs, where=None) -> list:
+        self.prelower(exprs, where)
+        return [self.val(e, where) for e in exprs]
 
     def node_v(self, e, base, where) -> _V:
         """Emit (or reuse) the value of node ``e``; ``base`` names a new value."""
@@ -418,7 +520,7 @@ class _Printer:
             v = tab.get(key)
             if v is not None:
                 return v
-        v = _V(_base_name(base), t)
+        v = _V(_base_name(base), t, inv)
         self.emit([v, " = "] + rhs, [v], where, entry=inv)
         (self.inv_table if inv else self.cse[-1])[key] = v
         return v
@@ -432,7 +534,7 @@ class _Printer:
         if isinstance(e, BlockNum):
             return e, ["pto.get_block_num"], ("bnum",), t
         if isinstance(e, BinOp):
-            a, b = self.val(e.a, where), self.val(e.b, where)
+            a, b = self.vals((e.a, e.b), where)
             name = "arith." + _FLOAT_OPS[e.op] if S.is_float(t) else _int_op(e.op, t)
             return e, [f"{name} ", a, ", ", b, f" : {ts}"], (name, a, b, ts), t
         if isinstance(e, UnOp):
@@ -446,7 +548,7 @@ class _Printer:
                     "sqrt": "math.sqrt"}[e.op]
             return e, [f"{name} ", a, f" : {ts}"], (name, a, ts), t
         if isinstance(e, Cmp):
-            a, b = self.val(e.a, where), self.val(e.b, where)
+            a, b = self.vals((e.a, e.b), where)
             at = e.a.type
             name = "arith.cmpf" if S.is_float(at) else "arith.cmpi"
             pred = _cmp_pred(e.pred, at)
@@ -459,9 +561,9 @@ class _Printer:
             return e, [f"{op} ", a, f" : {_tstr(e.a.type)} to {ts}"], (op, a, ts), t
         if isinstance(e, Bitcast):
             a = self.val(e.a, where)
-            return e, ["arith.bitcast ", a, f" : {_tstr(e.a.type)} to {ts}"], ("bitcast", a, ts), t
+            return e, ["arith.bitcast ", a, f" : {_tstr(e.a.type)} to {ts}"], ("arith.bitcast", a, ts), t
         if isinstance(e, Select):
-            c, a, b = self.val(e.c, where), self.val(e.a, where), self.val(e.b, where)
+            c, a, b = self.vals((e.c, e.a, e.b), where)
             return e, ["arith.select ", c, ", ", a, ", ", b, f" : {ts}"], ("select", c, a, b), t
         if isinstance(e, PtrFromInt):
             a = self.val(e.a, where)
@@ -473,7 +575,7 @@ class _Printer:
             a = self.val(e.p, where)
             return e, ["pto.castptr ", a, f" : {_tstr(e.p.type)} -> {ts}"], ("castptr", a, ts), t
         if isinstance(e, PtrAdd):
-            p, n = self.val(e.p, where), self.val(e.n, where)
+            p, n = self.vals((e.p, e.n), where)
             return e, ["pto.addptr ", p, ", ", n, f" : {ts} -> {ts}"], ("addptr", p, n), t
         raise TypeError(f"cannot print expression {e!r}")
 
@@ -487,6 +589,8 @@ class _Printer:
 
     def stmt(self, s) -> bool:
         w = s.where
+        if id(s) in self.live.dead:
+            return False
         if isinstance(s, OpStmt):
             self.op(s)
         elif isinstance(s, Assign):
@@ -499,17 +603,17 @@ class _Printer:
             elif isinstance(value, LoopVar):
                 self.env[s.reg] = self.val(value, w)
             elif self.invariant(value):
-                self.env[s.reg] = value    # deferred: printed (hoisted) where first used
+                self.env[s.reg] = self.subst(value)    # deferred: printed (hoisted) where first used
             else:
                 self.env[s.reg] = self.node_v(value, s.reg.name, w)
         elif isinstance(s, Load):
-            p, o = self.val(s.ptr, w), self.val(s.offset, w)
+            p, o = self.vals((s.ptr, s.offset), w)
             v = _V(_base_name(s.reg.name), s.reg.type)
             self.emit([v, " = pto.load_scalar ", p, "[", o, f"] : {_tstr(s.ptr.type)} -> {_tstr(s.reg.type)}"],
                       [v], w)
             self.env[s.reg] = v
         elif isinstance(s, Store):
-            p, o, x = self.val(s.ptr, w), self.val(s.offset, w), self.val(s.value, w)
+            p, o, x = self.vals((s.ptr, s.offset, s.value), w)
             self.emit(["pto.store_scalar ", x, ", ", p, "[", o, f"] : {_tstr(s.ptr.type)}, {_tstr(s.value.type)}"],
                       [], w)
         elif isinstance(s, For):
@@ -517,8 +621,9 @@ class _Printer:
         elif isinstance(s, If):
             return self.if_(s)
         elif isinstance(s, (Break, Continue)):
-            regs = self.loops[-1] if self.loops else []
-            vs = [self.reg_v(r) for r in regs]
+            regs, args, live_after = self.loops[-1] if self.loops else ([], [], frozenset())
+            # a value not used after the loop is dead at a break: print the loop's own block argument
+            vs = [self.reg_v(r) if isinstance(s, Continue) or r in live_after else a for r, a in zip(regs, args)]
             parts = ["pto.break" if isinstance(s, Break) else "pto.continue"]
             if vs:
                 parts += [" "] + _join(vs) + [" : " + ", ".join(_tstr(r.type) for r in regs)]
@@ -538,7 +643,8 @@ class _Printer:
         w = s.where
         live_out = self.live.live_out.get(id(s), frozenset())
         ue = self.live.summary(s.body)[0]
-        iters = self._sorted(r for r in self.live.assigned(s.body) if r in ue or r in live_out)
+        iters = self._sorted(r for r in self.live.carried(s.body) if r in ue or r in live_out)
+        self.prelower((s.lo, s.hi, s.step), w)
         inits = [self.reg_v(r) for r in iters]
         lo, hi, st = self.val(s.lo, w), self.val(s.hi, w), self.val(s.step, w)
         var_v = _V(_base_name(s.var.name) or "i", s.var.type)
@@ -559,9 +665,9 @@ class _Printer:
         self.emit(parts, res + [var_v] + args)
         saved = dict(self.env)
         self.env.update(zip(iters, args))
-        self.vals[s.var] = var_v
+        self.named[s.var] = var_v
         self.cse.append({})
-        self.loops.append(iters)
+        self.loops.append((iters, args, live_out))
         self.indent += 1
         term = self.block(s.body)
         if not term and iters:
@@ -570,7 +676,7 @@ class _Printer:
         self.indent -= 1
         self.loops.pop()
         self.cse.pop()
-        del self.vals[s.var]
+        del self.named[s.var]
         self.env = saved
         self.env.update(zip(iters, res))
         self.emit(["}"], [], w)
@@ -578,7 +684,11 @@ class _Printer:
     def if_(self, s: If) -> bool:
         w = s.where
         live_out = self.live.live_out.get(id(s), frozenset())
-        assigned = self.live.assigned(s.then) | (self.live.assigned(s.orelse) if s.orelse else frozenset())
+        assigned = set()
+        for branch in (s.then, s.orelse or []):
+            alive, ft, _, _ = self.live.flow(branch)
+            if alive:
+                assigned |= ft
         results = self._sorted(r for r in assigned if r in live_out)
         c = self.val(s.cond, w)
         res = [_V(_base_name(r.name), r.type) for r in results]
@@ -648,6 +758,8 @@ class _Printer:
                 out += ([", "] if k else []) + p
             return out + [")"]
 
+        self.prelower([x for x in call.operands if isinstance(x, Expr)] +
+                      [x for v in call.clauses.values() for x in clause_exprs(v)], w)
         ops = [value(x, o.kind) for o, x in zip(spec.operands, call.operands)]
         parts = [spec.asm_name]
         if form == "bracket":
@@ -693,9 +805,9 @@ class _Printer:
         head = []
         defs = []
         for a in prog.args:
-            v = _V(a.name, a.type)
+            v = _V(a.name, a.type, True)
             v.name = a.name
-            self.vals[a] = v
+            self.named[a] = v
             attrs = []
             if isinstance(a, GmArg):
                 if a.io != "in":
@@ -726,6 +838,31 @@ class _Printer:
             out.append("  " * ind + "".join(p if isinstance(p, str) else "%" + p.name for p in parts))
         out += ["  }", "}"]
         return "\n".join(out) + "\n"
+
+
+def _rebuild(e, kids: list):
+    """A copy of node ``e`` with new children."""
+    if isinstance(e, BinOp):
+        return BinOp(e.op, *kids)
+    if isinstance(e, UnOp):
+        return UnOp(e.op, kids[0])
+    if isinstance(e, Cmp):
+        return Cmp(e.pred, *kids)
+    if isinstance(e, Cast):
+        return Cast(kids[0], e.type)
+    if isinstance(e, Bitcast):
+        return Bitcast(kids[0], e.type)
+    if isinstance(e, Select):
+        return Select(*kids)
+    if isinstance(e, PtrFromInt):
+        return PtrFromInt(kids[0], e.type)
+    if isinstance(e, PtrCast):
+        return PtrCast(kids[0], e.dtype)
+    if isinstance(e, PtrToInt):
+        return PtrToInt(kids[0])
+    if isinstance(e, PtrAdd):
+        return PtrAdd(*kids)
+    raise TypeError(f"cannot rebuild {e!r}")
 
 
 def _fresh(base, used: set, counter: list) -> str:
@@ -1110,6 +1247,7 @@ class _Parser:
         self.expect("{", "'{'")
         self.scopes.append({})
         prog.body = self.block(top=True)
+        self.expect("}", "'}' after return")
         self.scopes.pop()
         return prog
 
@@ -1139,7 +1277,7 @@ class _Parser:
 
     # -- blocks and statements
     def block(self, top=False) -> list:
-        """Statements up to the closing '}' (consumed) or up to an ``scf.yield`` (left for the caller).
+        """Statements up to the closing '}' or an ``scf.yield`` (both left for the caller).
 
         The caller opens and closes the value scope (yield operands are looked up in it).
         """
@@ -1149,12 +1287,10 @@ class _Parser:
             if t.kind == "punct" and t.text == "}":
                 if top:
                     raise self.expected("'return' before the end of the function")
-                self.next()
                 return stmts
             if t.kind == "ident" and t.text == "return" and top:
                 self.next()
                 self.loc()
-                self.expect("}", "'}' after return")
                 return stmts
             if t.kind == "ident" and t.text == "scf.yield":
                 if top:
@@ -1527,9 +1663,9 @@ class _Parser:
             ytok = self.next()
             vals = self.yield_values(types, ytok)
             body += _parallel_assign(regs, vals, where)
-            self.expect("}", "'}' after scf.yield")
         elif regs and not (body and isinstance(body[-1], (Break, Continue, Return))):
-            raise self.error(f"the loop body must end with scf.yield of {len(regs)} values", self.toks[self.pos - 1])
+            raise self.error(f"the loop body must end with scf.yield of {len(regs)} values", self.peek())
+        self.expect("}", "'}' at the end of the loop body")
         self.loops.pop()
         self.scopes.pop()
         out.append(For(var, lo, hi, st, body, where))
@@ -1596,9 +1732,9 @@ class _Parser:
             if self.peek().text == "scf.yield":
                 ytok = self.next()
                 body += _parallel_assign(regs, self.yield_values(types, ytok), where)
-                self.expect("}", "'}' after scf.yield")
             elif regs and not (body and isinstance(body[-1], (Break, Continue, Return))):
                 raise self.error(f"each branch must end with scf.yield of {len(regs)} values", self.peek())
+            self.expect("}", "'}' at the end of the branch")
             self.scopes.pop()
             branches.append(body)
         if regs and len(branches) == 1:
@@ -1788,9 +1924,9 @@ def _py_const(v):
 
 def _parallel_assign(regs: list, values: list, where) -> list:
     """Assignments ``regs[i] = values[i]`` done simultaneously (through temporaries if needed)."""
-    pairs = [(r, v) for r, v in zip(regs, values) if v is not r]
-    targets = {r for r, _ in pairs}
-    if any(v in targets for _, v in pairs if isinstance(v, (Reg, PtrReg))):
+    pairs = list(zip(regs, values))
+    targets = {r for r, v in pairs if v is not r}
+    if any(v in targets and v is not r for r, v in pairs if isinstance(v, (Reg, PtrReg))):
         temps = []
         out = []
         for r, v in pairs:
@@ -1798,6 +1934,7 @@ def _parallel_assign(regs: list, values: list, where) -> list:
             out.append(Assign(t, v, where))
             temps.append((r, t))
         return out + [Assign(r, t, where) for r, t in temps]
+    # identity pairs stay: an assignment in the loop keeps the value loop-carried when printed again
     return [Assign(r, v, where) for r, v in pairs]
 
 

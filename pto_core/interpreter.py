@@ -296,7 +296,7 @@ class _Codegen:
         if t.kind == "u":
             return f"(({code}) & {(1 << t.bits) - 1})"
         half = 1 << (t.bits - 1)
-        return f"((({code}) + {half}) & {(1 << t.bits) - 1}) - {half}"
+        return f"(((({code}) + {half}) & {(1 << t.bits) - 1}) - {half})"
 
     def need(self, e: Expr) -> str:
         """Code for ``e`` with its exact register value (wrapped if needed)."""
@@ -305,7 +305,7 @@ class _Codegen:
         code, exact = self.ex(e)
         if exact or not S.is_int(e.type):
             return code
-        return "(" + self.wrap(code, e.type) + ")"
+        return self.wrap(code, e.type)
 
     def pex(self, p: PtrExpr) -> str:
         """Code for a pointer expression's byte address (an int)."""

@@ -1186,6 +1186,11 @@ class Builder:
         if hi is None:
             lo, hi = 0, lo
         w = self._prov(where, "for")
+        for b in (lo, hi, step):
+            if not isinstance(b, (Expr, int, np.integer)) or isinstance(b, bool) or \
+                    (isinstance(b, Expr) and b.is_ptr):
+                raise IllegalOperand(f"loop bound {b!r} is not an integer", operand="for", value=repr(b),
+                                     hint="loop bounds are ints, integer registers or expressions")
         bounds = [b for b in (lo, hi, step) if isinstance(b, Expr)]
         t = scalar_type(dtype) if dtype is not None else \
             (INDEX if not bounds else _common(*[b.type for b in bounds]))
