@@ -8,6 +8,8 @@ Two kinds of profile share one dataclass:
 * **Legacy TIK SoCs** (``Ascend310`` default, ``Ascend910A``, ``Ascend910B1`` ...):
   buffer sizes and core counts from the CANN platform ini files (tik_api.md §1.3),
   MAD type tables from TIK's ``tik.mmad`` support map (tik_api.md Appendix B).
+  Checked against the public CANN 8.1.RC1 inis (see migration_guide/platform.md);
+  Hi3796CV300CS and SD3403 have no public ini.
 
 Everything a later layer needs to know about a chip is a field here, so behaviour
 differences between chips are data, not code paths.

@@ -1,0 +1,2 @@
+"""``tbe.tik.common`` (alias onto `tbe_compat`)."""
+from . import util  # noqa: F401

@@ -1,0 +1,2 @@
+"""``te.tik.common`` (alias onto `tbe_compat`)."""
+from . import util  # noqa: F401

@@ -1,0 +1,2 @@
+"""``te.utils.op_utils`` (the 2020 name of para_check; alias of `tbe_compat.para_check`)."""
+from tbe_compat.para_check import *  # noqa: F401,F403

@@ -1,0 +1,167 @@
+"""Every legacy import path resolves to the same tbe_compat objects; the alias
+packages contain only imports; tbe_compat.aliases.install()."""
+import ast
+import importlib
+import pathlib
+import subprocess
+import sys
+import types
+
+import pytest
+
+import tbe_compat.aliases as aliases
+from pto_core.errors import ConfigError
+from tbe_compat import para_check, platform, register, te_platform, tik_util, topi_util
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# (alias module, attribute, the tbe_compat object it must be)
+SAME_OBJECTS = [
+    ("tbe.tik", "Dprofile", platform.Dprofile),
+    ("tbe.tik", "scope_gm", platform.scope_gm),
+    ("tbe.tik", "scope_cbuf_out", platform.scope_cbuf_out),
+    ("tbe.common.platform", "set_current_compile_soc_info", platform.set_current_compile_soc_info),
+    ("tbe.common.platform", "get_soc_spec", platform.get_soc_spec),
+    ("tbe.common.platform", "api_check_support", platform.api_check_support),
+    ("tbe.common.platform", "intrinsic_check_support", platform.intrinsic_check_support),
+    ("tbe.common.platform", "CceProductParams", platform.CceProductParams),
+    ("tbe.common.platform", "UB_SIZE", "UB_SIZE"),
+    ("tbe.common.platform", "CORE_NUM", "CORE_NUM"),
+    ("tbe.common.platform", "L1_SIZE", "L1_SIZE"),
+    ("tbe.common.platform", "ASCEND_310", "Ascend310"),
+    ("tbe.common.platform", "_AIC_ENGINE", "AiCore"),
+    ("tbe.common.platform.platform_info", "get_soc_spec", platform.get_soc_spec),
+    ("tbe.common.platform.platform_info", "api_check_support", platform.api_check_support),
+    ("tbe.common.platform.platform_info", "set_current_compile_soc_info", platform.set_current_compile_soc_info),
+    ("tbe.common.platform.platform_info", "UB_SIZE", "UB_SIZE"),
+    ("tbe.common.utils.para_check", "check_op_params", para_check.check_op_params),
+    ("tbe.common.utils.para_check", "REQUIRED_INPUT", "required_input"),
+    ("tbe.common.utils.para_check", "KERNEL_NAME", "kernel_name"),
+    ("tbe.common.register", "register_op_compute", register.register_op_compute),
+    ("tbe.common.register", "register_operator", register.register_operator),
+    ("te.tik", "Dprofile", platform.Dprofile),
+    ("te.op", "register_operator", register.register_operator),
+    ("te.op", "add_compile_info", register.add_compile_info),
+    ("te.platform", "te_set_version", platform.te_set_version),
+    ("te.platform", "CceProductParams", platform.CceProductParams),
+    ("te.platform", "get_soc_spec", te_platform.get_soc_spec),
+    ("te.platform", "get_bit_len", platform.get_bit_len),
+    ("te.platform", "scope_ubuf", "local.UB"),
+    ("te.platform.cce_conf", "get_soc_spec", te_platform.get_soc_spec),
+    ("te.platform.cce_conf", "api_check_support", te_platform.api_check_support),
+    ("te.platform.cce_conf", "te_set_version", platform.te_set_version),
+    ("te.platform.cce_conf", "CceProductParams", platform.CceProductParams),
+    ("te.platform.cce_conf", "CORE_NUM", "CORE_NUM"),
+    ("te.platform.cce_params", "BLOCK_REDUCE_INT8", 32),
+    ("te.platform.cce_params", "VECTOR_INST_BLOCK_NUM", 8),
+    ("te.platform.cce_params", "VECTOR_INST_BLOCK_WIDTH", 256),
+    ("te.platform.cce_params", "CUBE_MKN", platform.CUBE_MKN),
+    ("te.platform.cce_intrin", "get_bit_len", platform.get_bit_len),
+    ("te.platform.fusion_manager", "fusion_manager", register.fusion_manager),
+    ("te.utils.para_check", "check_op_params", para_check.check_op_params),
+    ("te.utils.op_utils", "check_op_params", para_check.check_op_params),
+    ("topi.cce.util", "check_input_type", para_check.check_input_type),
+    ("topi.cce.util", "axis_check", topi_util.axis_check),
+    ("topi.cce.util", "compare_tensor_dict_key", topi_util.compare_tensor_dict_key),
+    ("topi.cce.util", "check_tensor_shape_size", topi_util.check_tensor_shape_size),
+    ("topi.cce.util", "get_shape_size", para_check.get_shape_size),
+    ("tbe.tik.common.util", "reduce_mul", tik_util.reduce_mul),
+    ("te.tik.common.util", "ceil_div", tik_util.ceil_div),
+    ("te.tik.common.util", "DTYPE_SIZE", tik_util.DTYPE_SIZE),
+    ("tbe.dsl.instrinsic.cce_intrin", "get_bit_len", platform.get_bit_len),
+    ("tbe.common.utils.shape_util", "get_shape_size", para_check.get_shape_size),
+    ("tbe.common.utils.shape_util", "axis_check", topi_util.axis_check),
+    ("te.platform.cce_conf", "te_set_l2_mode", te_platform.te_set_l2_mode),
+]
+
+
+@pytest.mark.filterwarnings("ignore::tbe_compat.platform.TbeDeprecationWarning")  # first `te.tik` import
+@pytest.mark.parametrize("module, name, expected", SAME_OBJECTS)
+def test_alias_resolves_to_the_tbe_compat_object(module, name, expected):
+    value = getattr(importlib.import_module(module), name)
+    if isinstance(expected, (str, int)):
+        assert value == expected
+    else:
+        assert value is expected
+
+
+def test_package_attribute_access_styles():
+    import tbe
+    import te
+    import topi
+    from tbe import tik
+    assert tik is sys.modules["tbe.tik"]
+    assert tbe.common.platform.get_soc_spec is platform.get_soc_spec        # `import tbe; tbe.common.platform...`
+    assert te.platform.cce_conf.CceProductParams is platform.CceProductParams
+    assert te.platform.fusion_manager.fusion_manager is register.fusion_manager
+    assert topi.cce.util.axis_check is topi_util.axis_check
+    for top in (tbe, te, topi):
+        assert top.__tbe_compat_alias__ is True
+
+
+def test_state_is_shared_across_spellings():
+    import tbe.common.platform as tbe_platform
+    from te.platform import cce_conf
+    from tbe import tik
+    tbe_platform.set_current_compile_soc_info("Ascend910B1")
+    assert tik.Dprofile().get_aicore_num() == 24
+    assert cce_conf.CceProductParams().getParams("Unified_Buffer") == 196608
+
+
+def _alias_files():
+    return sorted(p for p in pathlib.Path(aliases.ALIAS_ROOT).rglob("*.py") if p.parent != pathlib.Path(
+        aliases.ALIAS_ROOT))
+
+
+@pytest.mark.parametrize("path", _alias_files(), ids=lambda p: str(p.relative_to(aliases.ALIAS_ROOT)))
+def test_alias_modules_contain_only_imports(path):
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue                                                        # docstring
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["__tbe_compat_alias__"]:
+            continue
+        pytest.fail(f"{path}: line {node.lineno} is not an import")
+
+
+def test_te_tik_import_emits_the_deprecation_notice():
+    code = "import tbe_compat.aliases; tbe_compat.aliases.install()\nfrom te import tik\nprint(tik.scope_gm)\n"
+    out = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(ROOT))
+    assert out.stdout.strip() == "global"
+    assert "te.tik is deprecated" in out.stderr and "tbe.tik" in out.stderr
+
+
+def test_install_is_idempotent_and_first_on_sys_path():
+    assert aliases.install() == aliases.ALIAS_ROOT
+    assert aliases.install() == aliases.ALIAS_ROOT
+    assert sys.path[0] == aliases.ALIAS_ROOT and sys.path.count(aliases.ALIAS_ROOT) == 1
+
+
+def test_install_refuses_a_foreign_tbe(monkeypatch):
+    foreign = types.ModuleType("tbe")
+    foreign.__file__ = "/opt/cann/python/site-packages/tbe/__init__.py"
+    monkeypatch.setitem(sys.modules, "tbe", foreign)
+    with pytest.raises(ConfigError, match="already imported from /opt/cann") as info:
+        aliases.install()
+    assert info.value.operand == "tbe"
+
+
+def test_kernel_script_runs_with_installed_aliases(tmp_path):
+    script = tmp_path / "kernel.py"
+    script.write_text(
+        "import tbe_compat.aliases; tbe_compat.aliases.install()\n"
+        "from tbe import tik\n"
+        "import tbe.common.platform as tbe_platform\n"
+        "from tbe.common.utils import para_check\n"
+        "@para_check.check_op_params(para_check.REQUIRED_INPUT, para_check.KERNEL_NAME)\n"
+        "def entry(x, kernel_name='k'):\n"
+        "    tbe_platform.set_current_compile_soc_info('Ascend910B4')\n"
+        "    return tik.Dprofile.get_aicore_num()\n"
+        "print(entry({'shape': [2, 16], 'ori_shape': [2, 16], 'format': 'ND', 'ori_format': 'ND', "
+        "'dtype': 'float16'}, kernel_name='my_kernel'))\n")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "20"

@@ -1,0 +1,283 @@
+"""para_check (check_op_params and the util checks), topi.cce.util and the
+registration decorators: each check passes good input and rejects bad input with a
+RuntimeError-compatible error naming the bad value and what is allowed."""
+import pytest
+
+from tbe_compat import para_check as pc
+from tbe_compat import register, te_platform, tik_util, topi_util
+from tbe_compat.para_check import ParamCheckError
+from tbe_compat.platform import set_current_compile_soc_info
+
+
+def tensor(shape=(2, 16), dtype="float16", fmt="ND", **extra):
+    return {"shape": list(shape), "ori_shape": list(shape), "format": fmt, "ori_format": fmt, "dtype": dtype, **extra}
+
+
+@pc.check_op_params(pc.REQUIRED_INPUT, pc.OPTION_INPUT, pc.DYNAMIC_INPUT, pc.REQUIRED_OUTPUT, pc.REQUIRED_ATTR_INT,
+                    pc.OPTION_ATTR_FLOAT, pc.OPTION_ATTR_LIST_INT, pc.OPTION_ATTR_BOOL, pc.OPTION_ATTR_STR,
+                    pc.OPTION_ATTR_TYPE, pc.OPTION_ATTR_LIST_LIST_INT, pc.KERNEL_NAME)
+def op(x, bias, xs, y, axis, alpha=None, perm=None, flag=None, mode=None, dst_type=None, pads=None,
+       kernel_name="op"):
+    """An entry function decorated like real kernels."""
+    return kernel_name
+
+
+def call(**overrides):
+    args = dict(x=tensor(), bias=None, xs=[tensor(), tensor((4,))], y=tensor(), axis=1, alpha=0.5, perm=[1, 0],
+                flag=True, mode="r", dst_type="float32", pads=[[0, 1], [1, 0]], kernel_name="my_kernel_1")
+    args.update(overrides)
+    return op(**args)
+
+
+def expect(match, **overrides):
+    with pytest.raises(ParamCheckError, match=match) as info:
+        call(**overrides)
+    err = info.value
+    assert isinstance(err, RuntimeError) and isinstance(err, ValueError)
+    assert err.error_info["errCode"].startswith("E")
+    assert err.args[0] is err.error_info or err.args[0] == err.error_info
+    return err
+
+
+def test_check_op_params_passes_good_arguments():
+    assert call() == "my_kernel_1"
+    assert op(tensor(), None, [tensor()], tensor(), 3) == "op"           # positional, defaults
+    assert call(x=tensor(dtype="INT8"), bias=tensor(fmt="NC1HWC0"), alpha=None, kernel_name=None) is None
+
+
+def test_wraps_keeps_the_entry_function_identity():
+    assert op.__name__ == "op" and op.__doc__.startswith("An entry function")
+
+
+@pytest.mark.parametrize("overrides, match", [
+    (dict(x=None), r"mandatory parameter\[x\] is missing"),
+    (dict(y=[1, 2]), r"parameter\[y\] must be a dict"),
+    (dict(x={"shape": [2], "format": "ND", "ori_shape": [2], "dtype": "float16"}), r"lacks the item\[ori_format\]"),
+    (dict(x=tensor(dtype="float8")), r"dtype of \[x\] is 'float8', it must be one of \[int4, int8"),
+    (dict(x=tensor(dtype=16)), r"dtype of \[x\] must be a str"),
+    (dict(x=tensor(fmt="NZ")), r"format of input\[x\] is 'NZ', it must be one of \[ND, NC"),
+    (dict(x=tensor(shape=(2, 0.5))), r"must be an int, got float 0.5"),
+    (dict(x=tensor(shape=(1,) * 9)), r"rank of x .* is 9, it must be in \[0, 8\]"),
+    (dict(x=tensor(shape=(4, -3))), r"dim -3 of x .* must be >= 0"),
+    (dict(bias=tensor(dtype="str")), r"dtype of \[bias\] is 'str'"),
+    (dict(xs=[]), r"parameter\[xs\] is empty"),
+    (dict(xs=tensor()), r"dynamic parameter\[xs\] must be a list or tuple"),
+    (dict(xs=[tensor(), tensor(dtype="qint8")]), r"dtype of \[xs\] is 'qint8'"),
+    (dict(axis=None), r"mandatory attribute\[axis\] is missing"),
+    (dict(axis="1"), r"attribute\[axis\] must be int, got str '1'"),
+    (dict(alpha=1), r"attribute\[alpha\] must be float, got int 1"),
+    (dict(perm=(1, "0")), r"attribute\[perm\] must be int, got str '0'"),
+    (dict(perm=5), r"attribute\[perm\] must be a list or tuple, got int 5"),
+    (dict(flag="yes"), r"attribute\[flag\] must be bool"),
+    (dict(mode=3), r"attribute\[mode\] must be str"),
+    (dict(dst_type="fp32"), r"attribute\[dst_type\] is 'fp32', it must be a dtype name"),
+    (dict(pads=[[0, 1], 2]), r"every item of attribute\[pads\] must be a list of int"),
+    (dict(kernel_name="1kernel"), r"kernel_name '1kernel' may only contain letters"),
+    (dict(kernel_name="my-kernel"), r"kernel_name 'my-kernel'"),
+    (dict(kernel_name="k" * 201), r"201 characters long, it must be at most 200"),
+    (dict(kernel_name=7), r"parameter\[kernel_name\] must be a str"),
+])
+def test_check_op_params_rejects(overrides, match):
+    expect(match, **overrides)
+
+
+def test_error_fields_name_the_operand_and_limit():
+    err = expect(r"dtype of \[x\]", x=tensor(dtype="float8"))
+    assert err.operand == "x" and err.op == "op" and err.value == "float8"
+    assert "float16" in err.limit and err.error_info["errCode"] == pc.OP_ERROR_CODE_008
+
+
+def test_dynamic_shapes_use_the_dynamic_rules():
+    dyn = tensor(shape=(-1, 16), range=[(1, None), (16, 16)])
+    assert call(x=dyn) == "my_kernel_1"
+    unknown_rank = tensor(shape=(-2,))
+    assert call(x=unknown_rank) == "my_kernel_1"
+    assert unknown_rank["range"] == [(0, None)]                          # CANN fills the range for -2
+    expect(r"dynamic input\[x\] lacks the item\[range\]", x=tensor(shape=(-1, 16)))
+    expect(r"range entry \(8, 4\) must satisfy", x=tensor(shape=(-1,), range=[(8, 4)]))
+    expect(r"the shape \(-1, 16\) has 2 dims but the range has 1", x=tensor(shape=(-1, 16), range=[(1, 2)]))
+    expect(r"dim -3 of dynamic shape", x=tensor(shape=(-1, -3), range=[(1, 2), (1, 2)]))
+
+
+def test_unknown_flag_is_rejected_at_decoration():
+    with pytest.raises(Exception, match="unknown check_op_params flag 'REQUIRED_TENSOR'") as info:
+        pc.check_op_params(pc.REQUIRED_INPUT, "REQUIRED_TENSOR")
+    assert "required_input" in str(info.value)
+
+
+def test_check_shape_and_dtype_and_format():
+    pc.check_shape([1, 2, 3], param_name="x")
+    pc.check_shape([], param_name="x")
+    with pytest.raises(ParamCheckError, match=r"size \(product of dims\) of x .* is 0, it must be >= 1"):
+        pc.check_shape([4, 0], min_size=1, param_name="x")
+    with pytest.raises(ParamCheckError, match="must be a list or tuple, got int 3"):
+        pc.check_shape(3, param_name="x")
+    pc.check_dtype("FLOAT16", ("float16", "float32"))
+    with pytest.raises(ParamCheckError, match=r"dtype of x is 'int8', it must be one of \[float16, float32\]"):
+        pc.check_dtype("int8", ("float16", "float32"), param_name="x")
+    with pytest.raises(ParamCheckError, match="dtype of x is None"):
+        pc.check_dtype(None, param_name="x")
+    pc.check_format("NCHW")
+    with pytest.raises(ParamCheckError, match=r"format of x is 'NCHW', it must be one of \[ND\]"):
+        pc.check_format("NCHW", ["ND"], param_name="x")
+
+
+def test_util_checks():
+    pc.check_shape_rule([1, 2])
+    with pytest.raises(ParamCheckError, match=r"has 0 dims, it must have \[1, 8\]"):
+        pc.check_shape_rule([])
+    with pytest.raises(ParamCheckError, match=r"dim 0 of shape \(2, 0\) must be in \[1, 200000000\]"):
+        pc.check_shape_rule([2, 0])
+    with pytest.raises(ParamCheckError, match="must be an int, got float"):
+        pc.check_shape_rule([2.0])
+    with pytest.raises(ParamCheckError, match="must be a list or tuple"):
+        pc.check_shape_rule("2,2")
+    pc.check_dtype_rule("Float16", ("float16",))
+    with pytest.raises(ParamCheckError, match=r"dtype of x is 'int8', it must be one of \[float16\]"):
+        pc.check_dtype_rule("int8", ("float16",), param_name="x")
+    with pytest.raises(ParamCheckError, match="dtype is None"):
+        pc.check_dtype_rule(None, ("float16",))
+    assert pc.check_shape_size([2, 3]) == 6
+    with pytest.raises(ParamCheckError, match="size of shape .* is 65536, it must be less than 65536"):
+        pc.check_shape_size([256, 256], limit=65536)
+    pc.check_kernel_name("_ok_1")
+    pc.check_kernel_name(None)
+    with pytest.raises(ParamCheckError, match="kernel_name 'a b'"):
+        pc.check_kernel_name("a b")
+    assert pc.is_scalar([1]) and not pc.is_scalar([2]) and not pc.is_scalar(1)
+    with pytest.warns(DeprecationWarning):
+        assert pc.check_tensor_shape_size([2, 5]) == 10
+
+
+def test_check_elewise_shape_range():
+    static = [tensor((2, 3)), tensor((2, 3))]
+    pc.check_elewise_shape_range(static)                                # static inputs: nothing to check
+    a = tensor((-1, 3), range=[(1, 10), (3, 3)])
+    b = tensor((-1, 3), range=[(5, 20), (3, 3)])
+    pc.check_elewise_shape_range([a, b])
+    c = tensor((-1, 3), range=[(11, 20), (3, 3)])
+    with pytest.raises(ParamCheckError, match=r"ranges \(1, 10\) and \(11, 20\) of dim -2 do not intersect"):
+        pc.check_elewise_shape_range([c, a])
+    one = tensor((1, 3), range=[(1, 1), (3, 3)])
+    pc.check_elewise_shape_range([c, one], support_broadcast=True)
+
+
+def test_check_input_type_decorator():
+    @pc.check_input_type(dict, (list, tuple), str)
+    def entry(x, axes, kernel_name="k"):
+        return axes
+
+    assert entry({"shape": (2,), "dtype": "float16"}, [0]) == [0]
+    with pytest.raises(ParamCheckError, match=r"input axes must be list or tuple, got int 0"):
+        entry({"shape": (2,)}, 0)
+    with pytest.raises(ParamCheckError, match=r"input kernel_name must be str"):
+        entry({}, [0], kernel_name=3)
+    with pytest.raises(ParamCheckError, match="the dtype of x must be str, got int"):
+        entry({"dtype": 16}, [0])
+
+
+# ---------------------------------------------------------------------------- topi.cce.util
+
+
+def test_topi_util_checks():
+    assert topi_util.check_tensor_shape_size([4, 8]) == 32
+    with pytest.raises(ParamCheckError, match="too large: 4294967296 elements, at most 2147483648"):
+        topi_util.check_tensor_shape_size([65536, 65536])
+    assert topi_util.check_shape_size([3, 3], 9) == 9
+    topi_util.check_reduce_shape_rule([100, 100])
+    with pytest.raises(ParamCheckError, match="reduce size .* is 400000000"):
+        topi_util.check_reduce_shape_rule([20000, 20000])
+    topi_util.compare_tensor_dict_key({"dtype": "Float16"}, {"dtype": "float16"}, "dtype")
+    topi_util.compare_tensor_dict_key({"shape": (2, 3)}, {"shape": [2, 3]}, "shape")
+    with pytest.raises(ParamCheckError, match=r"input one \[2, 3\] and input two \[3, 2\] are not equal"):
+        topi_util.compare_tensor_dict_key({"shape": (2, 3)}, {"shape": (3, 2)}, "shape")
+    with pytest.raises(ParamCheckError, match="has no key 'dtype'"):
+        topi_util.compare_tensor_dict_key({"shape": [1]}, {"dtype": "f"}, "dtype")
+    with pytest.raises(ParamCheckError, match="must be a dict"):
+        topi_util.compare_tensor_dict_key([], {}, "dtype")
+
+
+def test_topi_axis_check():
+    assert topi_util.axis_check(4, -1) == 3
+    assert topi_util.axis_check(4, [3, -4, 0, 1]) == [0, 1, 3]
+    with pytest.raises(ParamCheckError, match=r"axis 4 is out of range for a rank-4 shape, it must be in \[-4, 3\]"):
+        topi_util.axis_check(4, 4)
+    with pytest.raises(ParamCheckError, match="axis value must be an int, got float"):
+        topi_util.axis_check(4, [1.0])
+    assert topi_util.refine_axis([0, -1], [1, 5, 7]) == [2]
+    assert not topi_util.check_reduce_need_refine([1, 5], [0])
+    assert topi_util.produce_shapes([2, 1, 3], [4, 1]) == ([2, 1, 3], [1, 4, 1], [2, 4, 3])
+    with pytest.raises(ParamCheckError, match="do not broadcast"):
+        topi_util.produce_shapes([2, 3], [4, 3])
+    assert topi_util.scalar2tensor_one([]) == [1] and topi_util.get_divisors(12) == [1, 2, 3, 4, 6, 12]
+
+
+def test_topi_product_version_follows_the_chip():
+    assert topi_util.get_product_version() == "mini" and topi_util.is_mini_version()
+    set_current_compile_soc_info("Ascend910")
+    assert topi_util.is_cloud_version() and not topi_util.is_mini_or_lhisi_version()
+    set_current_compile_soc_info("Ascend910B1")
+    with pytest.raises(ParamCheckError, match="no product version for Ascend910B"):
+        topi_util.get_product_version()
+
+
+# ---------------------------------------------------------------------------- registration
+
+
+def test_registration_decorators_record_and_return_the_function():
+    def compute(x):
+        return x
+
+    def entry(x):
+        return x + 1
+
+    assert register.register_op_compute("AddTest", op_mode="static")(compute) is compute
+    assert register.get_op_compute("AddTest", "static").func is compute
+    assert register.get_op_compute("AddTest") is None                       # registered as static only
+    assert register.register_operator("AddTest", pattern="ElemWise")(entry) is entry
+    assert register.get_operator("AddTest").get_func()(1) == 2
+    assert register.get_op_register_pattern()["AddTest"] == "ElemWise"
+    assert register.fusion_manager.register("add_test")(compute) is compute
+    assert register.fusion_manager.get_op_compute("add_test") is compute
+    assert register.fusion_manager.has_op_compute("add_test")
+    assert register.register_fusion_compute("FusedTest")(compute) is compute
+    assert register.get_op_compute("FusedTest", "static").support_fusion
+    register.add_compile_info("vars", {"ub_size": 1024})
+    assert register.get_compile_info()["vars"] == {"ub_size": 1024}
+    register.set_fusion_buildcfg("AddTest", {"x": 1})
+    assert register.get_fusion_buildcfg("AddTest") == {"x": 1}
+    register.reset()
+    assert register.get_fusion_buildcfg("AddTest") is None
+    before = len(register.get_all_fusion_pass())
+    register.register_fusion_pass()(compute)
+    assert len(register.get_all_fusion_pass()) == before + 1
+
+
+def test_registration_errors_name_the_bad_value():
+    with pytest.raises(Exception, match="op_type must be a non-empty str, got 3"):
+        register.register_operator(3)
+    with pytest.raises(Exception, match="decorates a function, got int"):
+        register.register_operator("X")(5)
+    with pytest.raises(Exception, match="build_config must be a dict"):
+        register.set_fusion_buildcfg("X", [1])
+
+
+# ---------------------------------------------------------------------------- small legacy utilities
+
+
+def test_tik_util():
+    assert tik_util.reduce_mul([2, 3, 4]) == 24 and tik_util.reduce_mul([]) == 1
+    assert tik_util.ceil_div(33, 32) == 2 and tik_util.ceil_div(32, 32) == 1
+    assert tik_util.DTYPE_SIZE["float16"] == 2 and tik_util.DTYPE_SIZE["int64"] == 8
+    with pytest.raises(Exception, match="divisor must be positive, got 0"):
+        tik_util.ceil_div(1, 0)
+    assert topi_util.shape_to_list((2, 3)) == [2, 3]
+
+
+def test_te_set_l2_mode_records_the_mode():
+    from tbe_compat.platform import CceProductParams, PlatformError, TbeDeprecationWarning
+    with pytest.warns(TbeDeprecationWarning, match="te_set_l2_mode"):
+        te_platform.te_set_l2_mode(1)
+    assert CceProductParams().get_build_option("l2_mode") == 1
+    with pytest.warns(TbeDeprecationWarning), pytest.raises(PlatformError, match="l2_mode must be an int, got 'x'"):
+        te_platform.te_set_l2_mode("x")
