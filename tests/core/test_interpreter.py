@@ -482,3 +482,18 @@ def test_matmul_kernel_with_k_loop_and_ping_pong_buffers():
     assert np.array_equal(out, a.astype(np.float32) @ b.astype(np.float32))
     log = exe.machine.context(0).test_sync_log
     assert log == [("MTE2", "MTE1", p % 2) for p in range(ktiles)]
+
+
+def test_scalar_semantics_agree_with_the_numerics_package():
+    """The scalar unit and the vector/FIXPIPE numerics make the same rounding/saturation choices."""
+    from pto_core import numerics
+    x = _doubles(2000, 9)
+    for fmt in ("f32", "f16", "bf16"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = np.asarray(numerics.float_to(x, fmt, rounding="even", sat="nosat")).astype(np.float64)
+        got = np.array([S.ROUNDERS[fmt](float(v)) for v in x])
+        assert np.array_equal(got, want, equal_nan=True), fmt
+    f = np.concatenate([x, [np.nan, 2.5, -2.5]])
+    for name in ("s8", "u16", "s32", "u32"):
+        want = np.asarray(numerics.float_to_int(f, name, rounding="zero", saturate=True)).astype(np.int64)
+        assert [S.float_to_int(float(v), T(name)) for v in f] == want.tolist(), name
