@@ -15,6 +15,8 @@ import numpy as np
 
 from pto_core import pto
 from pto_core import scalars as S
+
+from program_testops import barrier_all
 from pto_core.program import (BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, For, GmArg,
                               If, Load, LoopVar, OpStmt, PtrAdd, PtrCast, PtrFromInt, Reg, Return, ScalarArg, Select,
                               Store, UnOp, Assign, bitcast, cast, max_, min_, program, select, sqrt)
@@ -141,8 +143,11 @@ class _Gen:
                 with k.if_(self.expr(k, 1) > 0):
                     (k.break_ if r.random() < 0.5 else k.continue_)()
             elif kind < 0.93 and self.ops:
+                barrier_all()
                 pto.t_fill(self.ub + r.randint(0, 4), r.randint(1, 8), self.expr(k, 1).astype("s32"))
+                barrier_all()
                 pto.t_copy(self.ub, self.buf, NBUF)
+                barrier_all()
             elif kind < 0.95:
                 with k.if_(self.expr(k, 1) > 100):
                     k.return_()
@@ -170,6 +175,7 @@ def random_program(seed: int, *, ops: bool = False, depth: int = 3):
         if ops:
             g.ub = k.ptr("ub", "s32", 0)
             pto.t_fill(g.ub, NBUF, 0)
+            barrier_all()
         g.block(k, depth, False)
         for i, reg in enumerate(g.regs):
             if S.is_float(reg.type):

@@ -8,13 +8,16 @@ afterwards).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import numpy as np
 import pytest
 
+from pto_core import pto
 from pto_core.errors import IllegalOperand
 from pto_core.ops import registry
 from pto_core.ops.registry import Clause, Operand, OpSpec
+from pto_core.program import Expr
 
 ANY = ("gm", "l1", "l0a", "l0b", "l0c", "ub", "bt", "fb")
 
@@ -118,6 +121,49 @@ SPECS = [
     OpSpec("t_boom", "vector", "V", (Operand("dst", "ptr", ANY), Operand("code", "int")), _boom,
            doc="raises for positive codes"),
 ]
+
+
+def with_asm_form(spec: OpSpec, form: str) -> OpSpec:
+    """``spec`` printed in PTO-AS form ``form`` (an `OpSpec.asm_form` field where the registry has one)."""
+    if any(f.name == "asm_form" for f in dataclasses.fields(OpSpec)):
+        return dataclasses.replace(spec, asm_form=form)
+    cls = type("OpSpecWithForm", (OpSpec,), {"asm_form": form})
+    return cls(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
+
+
+SPECS = [with_asm_form(s, "bracket") if s.name == "t_sync" else s for s in SPECS]
+
+
+# ----------------------------------------------------------------------------- synchronisation in test kernels
+# The real sync ops (and the hazard verifier that checks them) may or may not be registered; test
+# kernels synchronise through these helpers so they are correct either way.
+
+def has_op(name: str) -> bool:
+    return name in registry.OPS
+
+
+def set_flag(src, dst, event):
+    """``pto.set_flag`` (``_dyn`` for a run-time event id) when registered, else the no-op ``t_sync``."""
+    if has_op("set_flag"):
+        (pto.set_flag_dyn if isinstance(event, Expr) else pto.set_flag)(src, dst, event)
+    else:
+        pto.t_sync(src, dst, event)
+
+
+def wait_flag(src, dst, event):
+    if has_op("wait_flag"):
+        (pto.wait_flag_dyn if isinstance(event, Expr) else pto.wait_flag)(src, dst, event)
+
+
+def sync(src, dst, event=0):
+    """Producer ``src`` -> consumer ``dst`` edge: set_flag then wait_flag."""
+    set_flag(src, dst, event)
+    wait_flag(src, dst, event)
+
+
+def barrier_all():
+    if has_op("pipe_barrier"):
+        pto.pipe_barrier("ALL")
 
 
 @contextlib.contextmanager

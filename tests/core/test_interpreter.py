@@ -14,7 +14,7 @@ from pto_core.errors import (ConfigError, IllegalOperand, OutOfBounds, Provenanc
 from pto_core.program import Const, bitcast, cast, max_, min_, program, select, sqrt
 
 from program_gen import random_program, reference_run, same
-from program_testops import testops  # noqa: F401  (fixture)
+from program_testops import has_op, set_flag, sync, testops, wait_flag  # noqa: F401  (testops: fixture)
 
 pytestmark = pytest.mark.usefixtures("testops")
 T = S.scalar_type
@@ -310,6 +310,8 @@ def test_op_kernel_and_uninitialised_report():
         u = k.ptr("ub", "f32", 0)
         pto.t_copy(x, u, 8)
         pto.t_fill(u + 8, 4, 2.5)
+        sync("MTE2", "MTE3")
+        sync("V", "MTE3")
         pto.t_copy(u, y, 16)               # elements 12..15 of UB were never written
     xs = np.arange(8, dtype=np.float32)
     exe = k.program.compile()
@@ -384,9 +386,11 @@ def test_multicore_kernel_writes_disjoint_gm_slices_with_private_ub():
         with k.for_(0, 4, block_num=4, name="core", dtype="s32") as core:
             u = k.ptr("ub", "s32", 0)
             pto.t_copy(x + core * 8, u, 8)
+            sync("MTE2", "S")
             with k.for_(0, 8) as i:
                 v = k.load(u, i)
                 k.store(u, i, v * 10 + core)
+            sync("S", "MTE3")
             pto.t_copy(u, y + core * 8, 8)
     x = np.arange(32, dtype=np.int32).reshape(4, 8)
     exe = k.program.compile()
@@ -416,6 +420,7 @@ def test_atomic_add_reduction_across_cores_in_any_order():
         with k.for_(0, 8, block_num=8) as core:
             u = k.ptr("ub", "f32", 0)
             pto.t_copy(x + core * 16, u, 16)
+            sync("MTE2", "MTE3")
             pto.t_atomic_add(u, total, 16)
     x = np.random.default_rng(0).integers(0, 100, (8, 16)).astype(np.float32)
     exe = k.program.compile()
@@ -446,8 +451,13 @@ def test_seeded_random_order_exposes_a_cross_core_race():
 # ============================================================================= matmul kernel (builder)
 
 def matmul_kernel(m, n, kt, ktiles):
-    """GM A[m, K] @ B[K, n] -> C[m, n] (f16 x f16 -> f32), K split in ``ktiles`` tiles of ``kt``,
-    GM->L1 and L1->L0A/L0B staged through two ping-pong buffers indexed by the tile parity."""
+    """GM A[m, K] @ B[K, n] -> C[m, n] (f16 x f16 -> f32), K split in ``ktiles`` tiles of ``kt``.
+
+    L1 and L0A/L0B hold two ping-pong buffers indexed by the tile parity: MTE2 loads tile t+1
+    while MTE1/M work on tile t. Forward flags (MTE2->MTE1, MTE1->M) hand a buffer to the next
+    stage; reverse flags (MTE1->MTE2, M->MTE1), primed before the loop and drained after it,
+    hand it back, with the buffer index as the event id.
+    """
     kk = kt * ktiles
     with program("matmul_pingpong", target="A2A3") as k:
         a = k.gm_arg("a", "f16", (ktiles, m, kt))          # K-tiles stored tile-major
@@ -455,17 +465,29 @@ def matmul_kernel(m, n, kt, ktiles):
         c = k.gm_arg("c", "f32", (m, n), io="out")
         l1a, l1b = k.ptr("l1", "f16", 0), k.ptr("l1", "f16", 0x8000)
         l0a, l0b, l0c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+        for ev in (0, 1):
+            set_flag("MTE1", "MTE2", ev)
+            set_flag("M", "MTE1", ev)
         with k.for_(0, ktiles, name="kt", dtype="s32") as t:
             ping = t % 2                                    # ping-pong buffer select
+            wait_flag("MTE1", "MTE2", ping)
             pto.t_copy(a + t * (m * kt), l1a + ping * (m * kt), m * kt)
             pto.t_copy(b + t * (kt * n), l1b + ping * (kt * n), kt * n)
-            pto.t_sync("MTE2", "MTE1", ping)
+            sync("MTE2", "MTE1", ping)
+            wait_flag("M", "MTE1", ping)
             pto.t_copy(l1a + ping * (m * kt), l0a + ping * (m * kt), m * kt)
             pto.t_copy(l1b + ping * (kt * n), l0b + ping * (kt * n), kt * n)
+            set_flag("MTE1", "MTE2", ping)
+            sync("MTE1", "M", ping)
             with k.if_(t == 0):
                 pto.t_matmul(l0a, l0b, l0c, m, n, kt)
             with k.else_():
                 pto.t_matmul(l0a + ping * (m * kt), l0b + ping * (kt * n), l0c, m, n, kt, acc=True)
+            set_flag("M", "MTE1", ping)
+        for ev in (0, 1):
+            wait_flag("MTE1", "MTE2", ev)
+            wait_flag("M", "MTE1", ev)
+        sync("M", "MTE3")
         pto.t_copy(l0c, c, m * n)
     return k.program
 
@@ -480,8 +502,10 @@ def test_matmul_kernel_with_k_loop_and_ping_pong_buffers():
     exe = prog.compile()
     out = exe.run({"a": a_tiles, "b": b})["c"]
     assert np.array_equal(out, a.astype(np.float32) @ b.astype(np.float32))
-    log = exe.machine.context(0).test_sync_log
-    assert log == [("MTE2", "MTE1", p % 2) for p in range(ktiles)]
+    assert not [r for r in exe.reports if r[0] != "uninitialized"]
+    text = prog.to_asm()
+    again = __import__("pto_core.asm", fromlist=["parse"]).parse(text)
+    assert np.array_equal(again.run({"a": a_tiles, "b": b})["c"], out)
 
 
 def test_scalar_semantics_agree_with_the_numerics_package():
