@@ -830,7 +830,7 @@ class _Printer:
         body = self.entry + self.lines
         body.append((2, ["return"], []))
         used = set(a.name for a in prog.args)
-        counter = [0]
+        counter = {}
         for _, parts, dvs in body:
             for v in dvs:
                 v.name = _fresh(v.base, used, counter)
@@ -865,18 +865,21 @@ def _rebuild(e, kids: list):
     raise TypeError(f"cannot rebuild {e!r}")
 
 
-def _fresh(base, used: set, counter: list) -> str:
+def _fresh(base, used: set, counter: dict) -> str:
+    """The next free name for ``base`` (``base``, ``base_1``, ...; numbered ``0, 1, ...`` for None)."""
     if base is None:
-        while str(counter[0]) in used:
-            counter[0] += 1
-        name = str(counter[0])
-        counter[0] += 1
-        used.add(name)
-        return name
-    name, k = base, 0
-    while name in used:
-        k += 1
-        name = f"{base}_{k}"
+        k = counter.get(None, 0)
+        while str(k) in used:
+            k += 1
+        counter[None] = k + 1
+        name = str(k)
+    else:
+        k = counter.get(base, 0)
+        name = base if k == 0 else f"{base}_{k}"
+        while name in used:
+            k += 1
+            name = f"{base}_{k}"
+        counter[base] = k + 1
     used.add(name)
     return name
 
@@ -919,6 +922,7 @@ _TOKEN = re.compile(r"""
   | (?P<string>"(?:\\.|[^"\\\n])*")
   | (?P<ident>[A-Za-z_][A-Za-z0-9_$.]*)
   | (?P<punct>[(){}\[\]<>,:=?*+])
+  | (?P<bad>.)
 """, re.VERBOSE)
 
 
@@ -933,21 +937,22 @@ class _Tok:
 
 
 def _tokenize(text: str, source: str) -> list:
-    toks, pos, line, line_start = [], 0, 1, 0
-    n = len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise AsmParseError(f"unexpected character {text[pos]!r}", line=line, column=pos - line_start + 1,
-                                source_name=source)
+    toks = []
+    append = toks.append
+    line, line_start = 1, 0
+    for m in _TOKEN.finditer(text):
         kind = m.lastgroup
+        if kind == "ws" or kind == "comment":
+            continue
         if kind == "nl":
             line += 1
             line_start = m.end()
-        elif kind not in ("ws", "comment"):
-            toks.append(_Tok(kind, m.group(), line, pos - line_start + 1))
-        pos = m.end()
-    toks.append(_Tok("eof", "", line, pos - line_start + 1))
+            continue
+        if kind == "bad":
+            raise AsmParseError(f"unexpected character {m.group()!r}", line=line,
+                                column=m.start() - line_start + 1, source_name=source)
+        append(_Tok(kind, m.group(), line, m.start() - line_start + 1))
+    toks.append(_Tok("eof", "", line, len(text) - line_start + 1))
     return toks
 
 
