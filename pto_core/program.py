@@ -1042,6 +1042,7 @@ class Builder:
         self._blocks = [self.program.body]
         self._where: list = []
         self._loops = 0
+        self._active_vars: set = set()
         self._multicore = False
         self._names: set = set()
         self._open = False
@@ -1086,8 +1087,16 @@ class Builder:
         return w
 
     def _emit(self, stmt: Stmt):
+        self._check_vars(stmt)
         self._blocks[-1].append(stmt)
         return stmt
+
+    def _check_vars(self, stmt: Stmt):
+        for e in stmt_exprs(stmt):
+            for x in walk(e):
+                if isinstance(x, LoopVar) and x not in self._active_vars:
+                    raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
+                                   hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
 
     # -- signature
     def _check_name(self, name: str):
@@ -1204,9 +1213,11 @@ class Builder:
         loop = For(var, cast(as_expr(lo, t), t), cast(as_expr(hi, t), t), cast(as_expr(step, t), t), [], w)
         self._emit(loop)
         self._loops += 1
+        self._active_vars.add(var)
 
         def done():
             self._loops -= 1
+            self._active_vars.discard(var)
         return _Scope(self, loop.body, var, done)
 
     def _multicore_loop(self, lo, hi, step, block_num, t, name):
@@ -1253,6 +1264,7 @@ class Builder:
     def elif_(self, cond, *, where: Optional[Provenance] = None) -> _Scope:
         last = self._trailing_if("elif_")
         stmt = If(self._cond(cond), [], None, self._prov(where, "elif"))
+        self._check_vars(stmt)
         stmt_flag = _ElifIf(stmt)
         last.orelse = [stmt_flag]
         return _Scope(self, stmt_flag.then)

@@ -219,6 +219,18 @@ def test_builder_misuse_errors(body, match):
             body(k)
 
 
+def test_loop_variables_are_only_usable_inside_their_loop():
+    with program("t") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        with k.for_(0, 4, name="i") as i:
+            k.store(g, i, i)
+        with pytest.raises(PtoError, match="loop variable %i is used outside its loop") as ei:
+            k.store(g, 0, i + 1)  # LINE-leak
+        assert ei.value.where.line == _line_of("# LINE-leak")
+        with pytest.raises(PtoError, match="outside its loop"):
+            pto.t_fill(g, i, 1)
+
+
 def test_else_after_else_and_unclosed_blocks():
     with program("t") as k:
         r = k.reg("s32", 0)
