@@ -217,6 +217,7 @@ module attributes {pto.backend = "vpto", pto.target_arch = "a5"} {
       }
       pto.t_sync["PIPE_V", "PIPE_MTE3", "EVENT_ID1"]
       pto.t_sync[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID2>]
+      pto.t_sync "PIPE_S", #pto.pipe<PIPE_FIX>, <EVENT_ID7>
       %ub = pto.castptr %c64_i64 : i64 -> !pto.ptr<f32, ub>
       pto.t_fill %ub, %c1_i64, %s#0 : !pto.ptr<f32, ub>, i64, f32
       %c1_i64 = arith.constant 1 : i64
@@ -239,12 +240,13 @@ def test_parse_handwritten_ptoas_style_text():
     assert out[:3].tolist() == (src[:3] * 0.5).tolist() and np.isnan(out[3]).all()
     total = exe.machine.read(Ptr("ub", dtype("f32"), 64, 0, exe.machine.context(0)), 1)[0]
     assert total == 0.5 + (src[:3] * 0.5).sum()
-    assert prog.body[-3].call.operands == ("V", "MTE3", 1) and prog.body[-2].call.operands == ("V", "MTE3", 2)
+    syncs = [s.call.operands for s in prog.body if isinstance(s, OpStmt) and s.call.spec.name == "t_sync"]
+    assert syncs == [("V", "MTE3", 1), ("V", "MTE3", 2), ("S", "FIX", 7)]
     text = asm.print_program(prog)
     assert asm.print_program(asm.parse(text)) == text
     with pytest.raises(AsmParseError, match="use of undefined value %c1_i64") as ei:
         asm.parse(HANDWRITTEN, source_name="scale.pto")
-    assert (ei.value.line, ei.value.column) == (31, 23)
+    assert (ei.value.line, ei.value.column) == (32, 23)
 
 
 def test_target_override_and_kernel_selection():
