@@ -117,3 +117,41 @@ def test_repeated_and_attribute_clauses_round_trip_and_run():
     assert asm.print_program(again) == text
     xs = np.arange(256, dtype=np.uint8).reshape(4, 64)
     assert again.run({"x": xs})["y"].tolist() == xs.tolist() == k.program.run({"x": xs})["y"].tolist()
+
+
+def test_fixpipe_atomic_add_reduces_partial_products_across_cores():
+    """Split-K over cores: core c multiplies K-slice c and FIXPIPE atomically adds it into C."""
+    M, N, kt, cores = 16, 32, 32, 4
+    K = kt * cores
+    with program("splitk", target="A2A3") as k:
+        a = k.gm_arg("a", "f16", (M, K))
+        b = k.gm_arg("b", "f16", (K, N))
+        c = k.gm_arg("c", "f32", (M, N), io="out", fill="zero")
+        with k.for_(0, cores, block_num=cores, name="core", dtype="s32") as core:
+            l1a, l1b = k.ptr("l1", "f16", 0), k.ptr("l1", "f16", 0x8000)
+            l0a, l0b, l0c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+            pto.mte_gm_l1_frac(a + core * kt, l1a, nd2nz=True, shape=(M, kt), src_layout=(2 * K,),
+                               dst_group=(1, 1, M, 0), ctrl=(0, False))
+            pto.mte_gm_l1_frac(b + core * (kt * N), l1b, nd2nz=True, shape=(kt, N), src_layout=(2 * N,),
+                               dst_group=(1, 1, kt, 0), ctrl=(0, False))
+            pto.set_flag("MTE2", "MTE1", 0)
+            pto.wait_flag("MTE2", "MTE1", 0)
+            pto.mte_l1_l0a(l1a, l0a, M, kt, 0, 0)
+            pto.mte_l1_l0b(l1b, l0b, kt, N, 0, 0, transpose=True)
+            pto.set_flag("MTE1", "M", 0)
+            pto.wait_flag("MTE1", "M", 0)
+            pto.mad(l0a, l0b, l0c, M, N, kt)
+            pto.set_flag("M", "FIX", 0)
+            pto.wait_flag("M", "FIX", 0)
+            pto.mte_l0c_gm(l0c, c, M, N, M, N, 0, 0, nz2nd=True, atomic={"type": "f32", "op": "add"})
+    rng = np.random.default_rng(5)
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    b = rng.integers(-4, 5, (K, N)).astype(np.float16)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    exe = k.program.compile()
+    assert np.array_equal(exe.run({"a": a, "b": b})["c"], want)
+    for seed in range(3):
+        assert np.array_equal(exe.run({"a": a, "b": b}, order="random", seed=seed)["c"], want)
+    text = k.program.to_asm()
+    assert "atomic(type = f32, op = add)" in text and "attributes {pto.block_num = 4 : i64}" in text
+    assert np.array_equal(asm.parse(text).run({"a": a, "b": b})["c"], want)
