@@ -1,0 +1,327 @@
+"""The pipe hazard verifier: every cross-pipe access needs a happens-before edge.
+
+One `HazardTracker` per core (created by `Machine` when
+``MachineOptions.check_hazards`` is on). `ExecContext` reports each op's start
+(`begin_op`, with the op's pipe) and every byte range it reads or writes
+(`on_access`); the sync ops report their edges (`flag_set`/`flag_wait`, `barrier`)
+and the cube/FIXPIPE ops their unit-flag handshakes.
+
+Rules (checked per 32-byte block, see `shadow`):
+
+* RAW: a read by pipe P of bytes last written by pipe Q;
+* WAW: a write by P of bytes last written by Q;
+* WAR: a write by P of bytes read by Q since their last write (the double-buffering
+  bug: refilling a ping-pong buffer before its consumer finished);
+
+each is a `HazardError` unless the earlier access happens before the current op:
+
+* a ``set_flag(Q, P', e)`` issued after it, matched by a ``wait_flag(Q, P', e)`` before
+  the current op, transitively over pipes (vector clocks, `vector_clock`);
+* a ``pipe_barrier(ALL)`` between them;
+* a unit-flag handshake: mad ``unit_flag(check_and_set)`` -> FIXPIPE
+  ``unit_flag(check_only|check_and_clear)`` orders the mad's L0C writes before the
+  FIXPIPE reads of the published bytes; FIXPIPE ``check_and_clear`` -> a later mad's
+  ``unit_flag(check_*)`` orders the FIXPIPE reads before the mad's writes (WAR);
+* program order, when both ops are on the same pipe (``hazard_same_pipe="ordered"``,
+  the default) — or, with ``"barrier"``, a ``pipe_barrier(P)`` / ``set_flag(P, P)``
+  pair between them (pipe S is always in order).
+
+Sync ops themselves are issued by the scalar unit: they run on pipe ``S`` for
+``begin_op`` (they touch no memory) and act on the clocks of the pipes they name.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..errors import HazardError, Provenance, SyncError
+from ..pipes import PIPE_INDEX, PIPES, asm_pipe, pipe_name
+from .flags import flag_text
+from .shadow import BLOCK, BLOCK_SHIFT, BufferShadow, block_range
+from .vector_clock import NUM_PIPES, PipeClocks
+
+_S = PIPE_INDEX["S"]
+_M = PIPE_INDEX["M"]
+_FIX = PIPE_INDEX["FIX"]
+
+_VERBS = {  # kind -> (what the current op does, what the earlier op did)
+    "RAW": ("reads", "wrote"),
+    "WAW": ("overwrites", "wrote"),
+    "WAR": ("overwrites", "read"),
+}
+
+
+def _at(where: Optional[Provenance]) -> str:
+    return f" at {where.file}:{where.line}" if where is not None else ""
+
+
+class _Grant:
+    """A unit-flag edge for the current op: earlier accesses by ``pipe[i]`` with epoch
+    ``<= epoch[i]`` to block ``b0 + i`` of ``shadow`` happen before it."""
+
+    __slots__ = ("shadow", "b0", "b1", "pipe", "epoch")
+
+    def __init__(self, shadow, b0, b1, pipe, epoch):
+        self.shadow, self.b0, self.b1, self.pipe, self.epoch = shadow, b0, b1, pipe, epoch
+
+
+class HazardTracker:
+    """Vector-clock race detector for the pipes of one core (see module doc).
+
+    Args:
+        ctx: the core's `ExecContext`; options come from ``ctx.machine.options``.
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.strict_same_pipe = ctx.machine.options.hazard_same_pipe == "barrier"
+        self.clocks = PipeClocks()
+        self.shadows: dict = {}
+        self._op_table: list = [("", 0, None)]   # op id -> (asm name, pipe index, where); id 0 unused
+        self._op_ids: dict = {}
+        # the op being executed
+        self._name = ""
+        self._where: Optional[Provenance] = None
+        self._pipe = _S
+        self._epoch = 0
+        self._op_id = 0
+        self._thr = None          # numpy thresholds (index -1 = "never accessed")
+        self._thr_list = None     # the same as Python ints, for the fast path
+        self._grants: list = []
+
+    # ------------------------------------------------------------------ op bracketing
+    def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
+        p = PIPE_INDEX.get(pipe)
+        if p is None:
+            p = PIPE_INDEX[pipe_name(pipe)]
+        self._name = op_name
+        self._where = where
+        self._pipe = p
+        self._epoch = self.clocks.tick(p)
+        self._op_id = 0
+        self._thr = None
+        if self._grants:
+            self._grants = []
+
+    def _thresholds(self):
+        if self._thr is None:
+            p = self._pipe
+            self._thr = self.clocks.thresholds(p, same_pipe_ordered=not self.strict_same_pipe or p == _S)
+            self._thr_list = self._thr[:NUM_PIPES].tolist()
+        return self._thr
+
+    def _current_op_id(self) -> int:
+        if not self._op_id:
+            key = (self._name, self._pipe, self._where)
+            oid = self._op_ids.get(key)
+            if oid is None:
+                oid = self._op_ids[key] = len(self._op_table)
+                self._op_table.append(key)
+            self._op_id = oid
+        return self._op_id
+
+    def _shadow(self, buf) -> BufferShadow:
+        sh = self.shadows.get(buf)
+        if sh is None:
+            sh = self.shadows[buf] = BufferShadow(buf)
+        return sh
+
+    # ------------------------------------------------------------------ accesses
+    def on_access(self, buf, lo: int, hi: int, is_write: bool, operand: str = "") -> None:
+        """Check one access of the current op to bytes ``[lo, hi)`` of ``buf``, then record it."""
+        if hi <= lo:
+            return
+        sh = self._shadow(buf)
+        b0, b1 = block_range(lo, hi)
+        self._thresholds()
+        thr = self._thr_list
+        if any(w > t for w, t in zip(sh.max_w, thr)):
+            self._check_writer(sh, b0, b1, lo, hi, is_write, operand)
+        if is_write:
+            if any(r > t for r, t in zip(sh.max_r, thr)):
+                self._check_readers(sh, b0, b1, lo, hi, operand)
+            sh.record_write(b0, b1, self._pipe, self._epoch, self._current_op_id())
+        else:
+            sh.record_read(b0, b1, self._pipe, self._epoch, self._current_op_id())
+
+    def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
+        wp = sh.w_pipe[b0:b1]
+        we = sh.w_epoch[b0:b1]
+        bad = we > self._thr[wp]
+        if self.strict_same_pipe:
+            bad &= ~((wp == self._pipe) & (we == self._epoch))   # the op's own earlier access
+        if self._grants:
+            self._apply_grants(bad, sh, b0, b1, wp, we)
+        if bad.any():
+            raise self._hazard("WAW" if is_write else "RAW", sh, b0, lo, hi, operand, bad, wp, we, sh.w_op[b0:b1])
+
+    def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
+        thr = self._thr_list
+        for q, r_all in sh.r_epoch.items():
+            if sh.max_r[q] <= thr[q]:
+                continue
+            re = r_all[b0:b1]
+            bad = re > thr[q]
+            if self.strict_same_pipe and q == self._pipe:
+                bad &= re != self._epoch
+            if self._grants:
+                self._apply_grants(bad, sh, b0, b1, q, re)
+            if bad.any():
+                pipes = np.full(b1 - b0, q, dtype=np.int8)
+                raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, pipes, re, sh.r_op[q][b0:b1])
+
+    def _apply_grants(self, bad, sh, b0, b1, prior_pipe, prior_epoch) -> None:
+        """Clear ``bad`` where a unit-flag grant of the current op covers the earlier access."""
+        for g in self._grants:
+            if g.shadow is not sh:
+                continue
+            o0, o1 = max(b0, g.b0), min(b1, g.b1)
+            if o0 >= o1:
+                continue
+            i0, i1, j0, j1 = o0 - b0, o1 - b0, o0 - g.b0, o1 - g.b0
+            pp = prior_pipe[i0:i1] if isinstance(prior_pipe, np.ndarray) else prior_pipe
+            ok = (pp == g.pipe[j0:j1]) & (prior_epoch[i0:i1] <= g.epoch[j0:j1]) & (g.epoch[j0:j1] > 0)
+            bad[i0:i1] &= ~ok
+
+    # ------------------------------------------------------------------ error text
+    def _hazard(self, kind, sh, b0, lo, hi, operand, bad, prior_pipes, prior_epochs, prior_ops) -> HazardError:
+        i = int(np.argmax(bad))
+        q = int(prior_pipes[i])
+        oid = int(prior_ops[i])
+        same = bad[i:] & (prior_pipes[i:] == q) & (prior_ops[i:] == oid)
+        run = len(same) if same.all() else int(np.argmin(same))
+        start = max(lo, (b0 + i) << BLOCK_SHIFT)
+        end = min(hi, (b0 + i + run) << BLOCK_SHIFT)
+        prior_name, _, prior_where = self._op_table[oid]
+        cur_name = self._name or "op"
+        p = self._pipe
+        P, Q = PIPES[p], PIPES[q]
+        buf = sh.buffer
+        label = buf.label
+        if buf.space == "gm":
+            label += f" (GM address {buf.base + start:#x})"
+        verb_now, verb_then = _VERBS[kind]
+        if q == p:
+            relation = (f"both on {asm_pipe(P)}, which does not order data-dependent ops without a barrier "
+                        f"(hazard_same_pipe='barrier')")
+            hint = (f"insert pto.barrier <{asm_pipe(P)}> (Python: pto.pipe_barrier('{P}')) after {prior_name}"
+                    f"{_at(prior_where)} and before {cur_name}{_at(self._where)}")
+        else:
+            relation = f"with no happens-before edge from {asm_pipe(Q)} to {asm_pipe(P)}"
+            ev = 0
+            table = self.ctx.sync_state
+            if table is not None:
+                free = table.free_event(Q, P)
+                ev = free if free is not None else "EVENT_IDn"
+            hint = (f"insert {flag_text('set_flag', Q, P, ev)} after {prior_name}{_at(prior_where)} and "
+                    f"{flag_text('wait_flag', Q, P, ev)} before {cur_name}{_at(self._where)}")
+            if (q, p) == (_M, _FIX) and kind == "RAW":
+                hint += (" (or give the mad unit_flag(check_and_set) and the FIXPIPE "
+                         "unit_flag(check_only|check_and_clear))")
+            elif (q, p) == (_FIX, _M) and kind == "WAR":
+                hint += (" (or clear the unit flag with FIXPIPE unit_flag(check_and_clear) and give the mad "
+                         "unit_flag(check_only|check_and_set))")
+            hint += ", or a pto.pipe_barrier('ALL') between them"
+        msg = (f"{kind} hazard on {label} bytes [{start:#x}, {end:#x}): {cur_name} ({asm_pipe(P)}) {verb_now} "
+               f"bytes that {prior_name} ({asm_pipe(Q)} op #{int(prior_epochs[i])}{_at(prior_where)}) "
+               f"{verb_then}, {relation}")
+        err = HazardError(msg, op=cur_name, operand=operand or None, value=f"[{start:#x}, {end:#x})",
+                          where=self._where, hint=hint)
+        err.kind = kind
+        err.buffer = buf.label
+        err.byte_range = (start, end)
+        err.first = (prior_name, Q, prior_where)
+        err.second = (cur_name, P, self._where)
+        return err
+
+    # ------------------------------------------------------------------ sync edges
+    def flag_set(self, src: str, dst: str):
+        """``set_flag(src, dst)``: returns the snapshot the matching wait acquires."""
+        return self.clocks.release(PIPE_INDEX[src])
+
+    def flag_wait(self, src: str, dst: str, token) -> None:
+        """``wait_flag(src, dst)`` matched the set that produced ``token``."""
+        if token is not None:
+            self.clocks.acquire(PIPE_INDEX[dst], token)
+            self._thr = None
+
+    def barrier(self, pipe: str) -> None:
+        """``pipe_barrier(pipe)`` (``"ALL"`` drains every pipe)."""
+        if pipe == "ALL":
+            self.clocks.drain_all()
+        else:
+            self.clocks.drain(PIPE_INDEX[pipe])
+        self._thr = None
+
+    # ------------------------------------------------------------------ unit flags
+    def unit_flag_check(self, buf, lo: int, hi: int) -> None:
+        """Producer-side check (mad ``unit_flag(check_*)``): waits until FIXPIPE cleared the bytes."""
+        sh = self._shadow(buf)
+        sh.unit_arrays()
+        b0, b1 = block_range(lo, hi)
+        pub = sh.u_pub[b0:b1]
+        mine = (sh.u_pub_pipe[b0:b1] == self._pipe) & (pub == self._epoch)
+        pending = (pub > 0) & ~mine
+        if pending.any():
+            i = int(np.argmax(pending))
+            raise SyncError(f"unit_flag check on {buf.label} bytes [{max(lo, (b0 + i) * BLOCK):#x}, ...) waits "
+                            f"for a FIXPIPE unit_flag(check_and_clear) that no earlier op issued: the tile is "
+                            f"still published by a mad unit_flag(check_and_set) (deadlock)",
+                            op=self._name, operand="unit_flag", where=self._where,
+                            hint="consume the published tile with a FIXPIPE unit_flag(check_and_clear) first, "
+                                 "or drop unit_flag on this mad and use set_flag/wait_flag")
+        self._grants.append(_Grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy()))
+
+    def unit_flag_publish(self, buf, lo: int, hi: int) -> None:
+        """Producer side (mad ``unit_flag(check_and_set)``): publish the current op's L0C bytes."""
+        sh = self._shadow(buf)
+        sh.unit_arrays()
+        b0, b1 = block_range(lo, hi)
+        sh.u_pub[b0:b1] = self._epoch
+        sh.u_pub_pipe[b0:b1] = self._pipe
+        sh.u_seen[b0:b1] = False
+
+    def unit_flag_consume(self, buf, lo: int, hi: int, clear: bool) -> None:
+        """Consumer side (FIXPIPE ``unit_flag(check_only|check_and_clear)``), before it reads L0C."""
+        sh = self._shadow(buf)
+        sh.unit_arrays()
+        b0, b1 = block_range(lo, hi)
+        pub = sh.u_pub[b0:b1]
+        if (pub == 0).any():
+            i = int(np.argmin(pub))
+            raise SyncError(f"unit_flag check on {buf.label} bytes [{max(lo, (b0 + i) * BLOCK):#x}, ...) waits "
+                            f"for a tile no earlier mad unit_flag(check_and_set) published (or a previous "
+                            f"check_and_clear already consumed it): the FIXPIPE would wait forever (deadlock)",
+                            op=self._name, operand="unit_flag", where=self._where,
+                            hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
+        self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
+        sh.u_seen[b0:b1] = True
+        if clear:
+            sh.u_clr[b0:b1] = self._epoch
+            sh.u_clr_pipe[b0:b1] = self._pipe
+            sh.u_pub[b0:b1] = 0
+
+    # ------------------------------------------------------------------ kernel end
+    def end_kernel(self) -> list:
+        """Report tiles published by a unit flag that no FIXPIPE checked; reset all state (pipes drain)."""
+        reports = []
+        for sh in self.shadows.values():
+            if sh.u_pub is None:
+                continue
+            orphan = (sh.u_pub > 0) & ~sh.u_seen
+            if orphan.any():
+                i = int(np.argmax(orphan))
+                n = int(orphan.sum())
+                reports.append(("sync", f"{sh.buffer.label}: {n * BLOCK} B published by a mad "
+                                        f"unit_flag(check_and_set) (first at byte {i * BLOCK:#x}) were never "
+                                        f"checked by a FIXPIPE unit_flag(check_only|check_and_clear)"))
+        self.reset()
+        return reports
+
+    def reset(self) -> None:
+        """Forget all history (as after a kernel end)."""
+        self.clocks.reset()
+        self.shadows.clear()
+        self._thr = None
+        self._grants = []
