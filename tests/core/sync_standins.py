@@ -13,7 +13,8 @@ with real ops.
 * ``t_fixpipe(src_l0c, dst, nbytes, unit_flag=)``: pipe FIX, dst = src;
   ``unit_flag`` ``check_only`` / ``check_and_clear`` like ``pto.mte_l0c_*``.
 * ``t_read(src, nbytes)`` / ``t_write(dst, nbytes, value)`` on a pipe chosen by name
-  (``t_read_v``, ``t_write_mte3`` ...): one access only, for exact-range tests.
+  (``t_read_v``, ``t_write_mte3`` ...): one access only, for exact-range tests;
+  ``t_rmw_<pipe>(dst, nbytes, value)`` writes then reads back the same bytes (one op).
 """
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def _write(ctx, dst, nbytes, value):
     ctx.write(dst, nbytes, operand="dst")[:] = value
 
 
+def _write_then_read(ctx, dst, nbytes, value):
+    ctx.write(dst, nbytes, operand="dst")[:] = value
+    ctx.read(dst, nbytes, operand="dst")
+
+
 _COPY_NAMES = {"MTE2": "t_mte2", "MTE1": "t_mte1", "MTE3": "t_mte3", "V": "t_vec", "FIX": "t_fix",
                "M": "t_cube", "S": "t_scalar"}
 
@@ -69,6 +75,9 @@ def _register_all():
         register(OpSpec(f"t_write_{pipe.lower()}", "test", pipe,
                         (Operand("dst", "ptr", ANY), Operand("nbytes", "int"), Operand("value", "int")), _write,
                         doc="test write"))
+        register(OpSpec(f"t_rmw_{pipe.lower()}", "test", pipe,
+                        (Operand("dst", "ptr", ANY), Operand("nbytes", "int"), Operand("value", "int")),
+                        _write_then_read, doc="test write, then read back (one op)"))
     register(OpSpec("t_mad", "test", "M",
                     (Operand("lhs", "ptr", ("l0a",)), Operand("rhs", "ptr", ("l0b",)), Operand("dst", "ptr", ("l0c",)),
                      Operand("nbytes", "int")), _mad,
