@@ -36,13 +36,21 @@ def num_events(target) -> int:
     return EVENT_ID_LIMITS.get(getattr(target, "name", ""), NUM_EVENTS)
 
 
+_FLAG_PIPES: dict = {}   # spelling -> canonical pipe, for names already validated
+
+
 def flag_pipe(name, operand: str) -> str:
     """Canonical pipe for a ``set_flag``/``wait_flag`` operand (``PIPE_ALL`` is not a flag endpoint)."""
+    canon = _FLAG_PIPES.get(name) if isinstance(name, str) else None
+    if canon is not None:
+        return canon
     canon = pipe_name(name, allow_all=True)
     if canon == "ALL":
         raise IllegalOperand("PIPE_ALL cannot be a set_flag/wait_flag endpoint", operand=operand, value=name,
                              limit="S, V, M, MTE1, MTE2, MTE3, FIX",
                              hint="use pto.pipe_barrier('ALL') to wait for every pipe")
+    if isinstance(name, str):
+        _FLAG_PIPES[name] = canon
     return canon
 
 

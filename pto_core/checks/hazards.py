@@ -39,7 +39,7 @@ from ..errors import HazardError, Provenance, SyncError
 from ..pipes import PIPE_INDEX, PIPES, asm_pipe, pipe_name
 from .flags import flag_text
 from .shadow import BLOCK, BLOCK_SHIFT, BufferShadow, block_range
-from .vector_clock import NUM_PIPES, PipeClocks
+from .vector_clock import ALWAYS, NUM_PIPES, PipeClocks
 
 _S = PIPE_INDEX["S"]
 _M = PIPE_INDEX["M"]
@@ -52,8 +52,12 @@ _VERBS = {  # kind -> (what the current op does, what the earlier op did)
 }
 
 
-def _at(where: Optional[Provenance]) -> str:
-    return f" at {where.file}:{where.line}" if where is not None else ""
+def _at(where: Optional[Provenance], op_name: str = "") -> str:
+    """`` at file:line`` plus the high-level call (``tik.matmul``) when it is not the op itself."""
+    if where is None:
+        return ""
+    call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
+    return f" at {where.file}:{where.line}{call}"
 
 
 class _Grant:
@@ -71,6 +75,10 @@ class HazardTracker:
 
     Args:
         ctx: the core's `ExecContext`; options come from ``ctx.machine.options``.
+
+    A `HazardError` it raises carries, besides the usual fields: ``kind`` (``"RAW"``,
+    ``"WAW"``, ``"WAR"``), ``buffer`` (label), ``byte_range`` (offsets in the buffer),
+    ``first`` / ``second`` (``(op name, pipe, where)`` of the earlier and the current op).
     """
 
     def __init__(self, ctx):
@@ -78,20 +86,25 @@ class HazardTracker:
         self.strict_same_pipe = ctx.machine.options.hazard_same_pipe == "barrier"
         self.clocks = PipeClocks()
         self.shadows: dict = {}
-        self._op_table: list = [("", 0, None)]   # op id -> (asm name, pipe index, where); id 0 unused
+        self._op_table: list = [("", None)]       # op id -> (asm name, where); id 0 = unknown
         self._op_ids: dict = {}
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]   # pipe -> op id per epoch
         # the op being executed
         self._name = ""
         self._where: Optional[Provenance] = None
         self._pipe = _S
         self._epoch = 0
         self._op_id = 0
-        self._thr = None          # numpy thresholds (index -1 = "never accessed")
-        self._thr_list = None     # the same as Python ints, for the fast path
+        self._thr_list = None     # per pipe: highest epoch ordered before the current op
+        self._limits = None       # the same as stamp limits, index 7 = "never written"
+        self._thr_cache: dict = {}   # pipe -> (thr_list, limits), valid until the clocks change
         self._grants: list = []
+        self._pending: list = []     # the current op's accesses, recorded when it ends
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
+        if self._pending:
+            self._flush()
         p = PIPE_INDEX.get(pipe)
         if p is None:
             p = PIPE_INDEX[pipe_name(pipe)]
@@ -99,27 +112,57 @@ class HazardTracker:
         self._where = where
         self._pipe = p
         self._epoch = self.clocks.tick(p)
+        self._epoch_ops[p].append(0)
         self._op_id = 0
-        self._thr = None
+        self._thr_list = None
         if self._grants:
             self._grants = []
 
-    def _thresholds(self):
-        if self._thr is None:
-            p = self._pipe
-            self._thr = self.clocks.thresholds(p, same_pipe_ordered=not self.strict_same_pipe or p == _S)
-            self._thr_list = self._thr[:NUM_PIPES].tolist()
-        return self._thr
+    def _thresholds(self) -> list:
+        p = self._pipe
+        thr = self._thr_cache.get(p)
+        if thr is None:
+            thr = self._thr_cache[p] = self.clocks.thresholds(
+                p, same_pipe_ordered=not self.strict_same_pipe or p == _S)
+        self._thr_list = thr
+        self._limits = None
+        return thr
 
-    def _current_op_id(self) -> int:
-        if not self._op_id:
-            key = (self._name, self._pipe, self._where)
-            oid = self._op_ids.get(key)
-            if oid is None:
-                oid = self._op_ids[key] = len(self._op_table)
-                self._op_table.append(key)
-            self._op_id = oid
-        return self._op_id
+    def _stamp_limits(self) -> np.ndarray:
+        """Thresholds as stamp limits (``epoch > thr[q]  <=>  stamp > lim[q]``); index 7 = never written."""
+        if self._limits is None:
+            self._limits = np.array([t if t == ALWAYS else (t << 3) | 7 for t in self._thr_list] + [ALWAYS],
+                                    dtype=np.int64)
+        return self._limits
+
+    def _clocks_changed(self) -> None:
+        self._thr_cache.clear()
+        self._thr_list = None
+
+    def _flush(self) -> None:
+        """Record the finished op's accesses. Deferred so that an op is only ever checked against
+        *other* ops (an op that reads then writes the same bytes does not race with itself)."""
+        p, e = self._pipe, self._epoch
+        for sh, b0, b1, is_write in self._pending:
+            if is_write:
+                sh.record_write(b0, b1, p, e)
+            else:
+                sh.record_read(b0, b1, p, e)
+        self._pending.clear()
+
+    def _record_op(self) -> None:
+        """Intern the current op (name, where) and remember it for its (pipe, epoch)."""
+        key = (self._name, self._where)
+        oid = self._op_ids.get(key)
+        if oid is None:
+            oid = self._op_ids[key] = len(self._op_table)
+            self._op_table.append(key)
+        self._op_id = oid
+        self._epoch_ops[self._pipe][self._epoch] = oid
+
+    def _op_at(self, pipe: int, epoch: int) -> tuple:
+        ops = self._epoch_ops[pipe]
+        return self._op_table[ops[epoch] if epoch < len(ops) else 0]
 
     def _shadow(self, buf) -> BufferShadow:
         sh = self.shadows.get(buf)
@@ -132,29 +175,32 @@ class HazardTracker:
         """Check one access of the current op to bytes ``[lo, hi)`` of ``buf``, then record it."""
         if hi <= lo:
             return
-        sh = self._shadow(buf)
+        sh = self.shadows.get(buf)
+        if sh is None:
+            sh = self.shadows[buf] = BufferShadow(buf)
         b0, b1 = block_range(lo, hi)
-        self._thresholds()
-        thr = self._thr_list
-        if any(w > t for w, t in zip(sh.max_w, thr)):
-            self._check_writer(sh, b0, b1, lo, hi, is_write, operand)
+        thr = self._thr_list or self._thresholds()
+        for q, e in sh.max_w.items():           # fast path: nothing newer than what this op knows
+            if e > thr[q]:
+                self._check_writer(sh, b0, b1, lo, hi, is_write, operand)
+                break
         if is_write:
-            if any(r > t for r, t in zip(sh.max_r, thr)):
-                self._check_readers(sh, b0, b1, lo, hi, operand)
-            sh.record_write(b0, b1, self._pipe, self._epoch, self._current_op_id())
-        else:
-            sh.record_read(b0, b1, self._pipe, self._epoch, self._current_op_id())
+            for q, e in sh.max_r.items():
+                if e > thr[q]:
+                    self._check_readers(sh, b0, b1, lo, hi, operand)
+                    break
+        if not self._op_id:
+            self._record_op()
+        self._pending.append((sh, b0, b1, is_write))
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
-        wp = sh.w_pipe[b0:b1]
-        we = sh.w_epoch[b0:b1]
-        bad = we > self._thr[wp]
-        if self.strict_same_pipe:
-            bad &= ~((wp == self._pipe) & (we == self._epoch))   # the op's own earlier access
+        st = sh.w_stamp[b0:b1]
+        bad = st > self._stamp_limits()[st & 7]
         if self._grants:
-            self._apply_grants(bad, sh, b0, b1, wp, we)
+            self._apply_grants(bad, sh, b0, b1, (st & 7).astype(np.int8), st >> 3)
         if bad.any():
-            raise self._hazard("WAW" if is_write else "RAW", sh, b0, lo, hi, operand, bad, wp, we, sh.w_op[b0:b1])
+            raise self._hazard("WAW" if is_write else "RAW", sh, b0, lo, hi, operand, bad,
+                               (st & 7).astype(np.int8), st >> 3)
 
     def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
         thr = self._thr_list
@@ -163,13 +209,10 @@ class HazardTracker:
                 continue
             re = r_all[b0:b1]
             bad = re > thr[q]
-            if self.strict_same_pipe and q == self._pipe:
-                bad &= re != self._epoch
             if self._grants:
                 self._apply_grants(bad, sh, b0, b1, q, re)
             if bad.any():
-                pipes = np.full(b1 - b0, q, dtype=np.int8)
-                raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, pipes, re, sh.r_op[q][b0:b1])
+                raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, np.full(b1 - b0, q, dtype=np.int8), re)
 
     def _apply_grants(self, bad, sh, b0, b1, prior_pipe, prior_epoch) -> None:
         """Clear ``bad`` where a unit-flag grant of the current op covers the earlier access."""
@@ -185,15 +228,16 @@ class HazardTracker:
             bad[i0:i1] &= ~ok
 
     # ------------------------------------------------------------------ error text
-    def _hazard(self, kind, sh, b0, lo, hi, operand, bad, prior_pipes, prior_epochs, prior_ops) -> HazardError:
+    def _hazard(self, kind, sh, b0, lo, hi, operand, bad, prior_pipes, prior_epochs) -> HazardError:
         i = int(np.argmax(bad))
         q = int(prior_pipes[i])
-        oid = int(prior_ops[i])
-        same = bad[i:] & (prior_pipes[i:] == q) & (prior_ops[i:] == oid)
+        ep = int(prior_epochs[i])
+        same = bad[i:] & (prior_pipes[i:] == q) & (prior_epochs[i:] == ep)   # the same earlier op
         run = len(same) if same.all() else int(np.argmin(same))
         start = max(lo, (b0 + i) << BLOCK_SHIFT)
         end = min(hi, (b0 + i + run) << BLOCK_SHIFT)
-        prior_name, _, prior_where = self._op_table[oid]
+        prior_name, prior_where = self._op_at(q, ep)
+        prior_name = prior_name or "an earlier op"
         cur_name = self._name or "op"
         p = self._pipe
         P, Q = PIPES[p], PIPES[q]
@@ -206,7 +250,7 @@ class HazardTracker:
             relation = (f"both on {asm_pipe(P)}, which does not order data-dependent ops without a barrier "
                         f"(hazard_same_pipe='barrier')")
             hint = (f"insert pto.barrier <{asm_pipe(P)}> (Python: pto.pipe_barrier('{P}')) after {prior_name}"
-                    f"{_at(prior_where)} and before {cur_name}{_at(self._where)}")
+                    f"{_at(prior_where, prior_name)} and before {cur_name}{_at(self._where, cur_name)}")
         else:
             relation = f"with no happens-before edge from {asm_pipe(Q)} to {asm_pipe(P)}"
             ev = 0
@@ -214,8 +258,8 @@ class HazardTracker:
             if table is not None:
                 free = table.free_event(Q, P)
                 ev = free if free is not None else "EVENT_IDn"
-            hint = (f"insert {flag_text('set_flag', Q, P, ev)} after {prior_name}{_at(prior_where)} and "
-                    f"{flag_text('wait_flag', Q, P, ev)} before {cur_name}{_at(self._where)}")
+            hint = (f"insert {flag_text('set_flag', Q, P, ev)} after {prior_name}{_at(prior_where, prior_name)} and "
+                    f"{flag_text('wait_flag', Q, P, ev)} before {cur_name}{_at(self._where, cur_name)}")
             if (q, p) == (_M, _FIX) and kind == "RAW":
                 hint += (" (or give the mad unit_flag(check_and_set) and the FIXPIPE "
                          "unit_flag(check_only|check_and_clear))")
@@ -224,7 +268,7 @@ class HazardTracker:
                          "unit_flag(check_only|check_and_set))")
             hint += ", or a pto.pipe_barrier('ALL') between them"
         msg = (f"{kind} hazard on {label} bytes [{start:#x}, {end:#x}): {cur_name} ({asm_pipe(P)}) {verb_now} "
-               f"bytes that {prior_name} ({asm_pipe(Q)} op #{int(prior_epochs[i])}{_at(prior_where)}) "
+               f"bytes that {prior_name} ({asm_pipe(Q)} op #{ep}{_at(prior_where, prior_name)}) "
                f"{verb_then}, {relation}")
         err = HazardError(msg, op=cur_name, operand=operand or None, value=f"[{start:#x}, {end:#x})",
                           where=self._where, hint=hint)
@@ -244,7 +288,7 @@ class HazardTracker:
         """``wait_flag(src, dst)`` matched the set that produced ``token``."""
         if token is not None:
             self.clocks.acquire(PIPE_INDEX[dst], token)
-            self._thr = None
+            self._clocks_changed()
 
     def barrier(self, pipe: str) -> None:
         """``pipe_barrier(pipe)`` (``"ALL"`` drains every pipe)."""
@@ -252,7 +296,7 @@ class HazardTracker:
             self.clocks.drain_all()
         else:
             self.clocks.drain(PIPE_INDEX[pipe])
-        self._thr = None
+        self._clocks_changed()
 
     # ------------------------------------------------------------------ unit flags
     def unit_flag_check(self, buf, lo: int, hi: int) -> None:
@@ -323,5 +367,7 @@ class HazardTracker:
         """Forget all history (as after a kernel end)."""
         self.clocks.reset()
         self.shadows.clear()
-        self._thr = None
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]
+        self._clocks_changed()
         self._grants = []
+        self._pending = []

@@ -36,13 +36,14 @@ class PipeClocks:
     __slots__ = ("epoch", "known")
 
     def __init__(self):
-        self.epoch = np.zeros(NUM_PIPES, dtype=np.int64)
+        self.epoch = [0] * NUM_PIPES          # Python ints: ticked once per op, cheaper than numpy scalars
         self.known = np.zeros((NUM_PIPES, NUM_PIPES), dtype=np.int64)
 
     def tick(self, p: int) -> int:
         """Issue one op on pipe ``p``; returns its epoch."""
-        self.epoch[p] += 1
-        return int(self.epoch[p])
+        e = self.epoch[p] + 1
+        self.epoch[p] = e
+        return e
 
     def release(self, q: int) -> np.ndarray:
         """Snapshot carried by a ``set_flag`` from pipe ``q``: everything complete when it fires."""
@@ -60,21 +61,16 @@ class PipeClocks:
 
     def drain_all(self) -> None:
         """``pipe_barrier(ALL)``: later ops of any pipe start after all earlier ops of every pipe."""
-        self.known[:, :] = self.epoch[None, :]
+        self.known[:, :] = np.asarray(self.epoch, dtype=np.int64)[None, :]
 
-    def thresholds(self, p: int, *, same_pipe_ordered: bool) -> np.ndarray:
-        """Per earlier-access pipe ``q``, the highest epoch ordered before the current op of ``p``.
-
-        Returns ``NUM_PIPES + 1`` values; the last one (index ``-1``) is `ALWAYS`, so a
-        shadow entry with pipe ``-1`` ("never accessed") indexes to "ordered".
-        """
-        thr = np.empty(NUM_PIPES + 1, dtype=np.int64)
-        thr[:NUM_PIPES] = self.known[p]
-        thr[NUM_PIPES] = ALWAYS
+    def thresholds(self, p: int, *, same_pipe_ordered: bool) -> list:
+        """Per earlier-access pipe ``q``, the highest epoch ordered before the current op of ``p``
+        (`ALWAYS` for ``q == p`` when same-pipe program order counts)."""
+        thr = self.known[p].tolist()
         if same_pipe_ordered:
             thr[p] = ALWAYS
         return thr
 
     def reset(self) -> None:
-        self.epoch[:] = 0
+        self.epoch = [0] * NUM_PIPES
         self.known[:, :] = 0

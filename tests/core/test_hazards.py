@@ -685,3 +685,18 @@ def _run(program, strict):
 @given(programs(), st.booleans())
 def test_verifier_matches_brute_force_happens_before(program, strict):
     assert _run(program, strict) == _reference(program, strict)
+
+
+def test_messages_show_the_high_level_call_of_each_op(m):
+    from pto_core import Provenance
+    from pto_core.ops.registry import execute_call, get_op, make_call
+    x = m.ptr("l1", "u8", 0)
+    write = make_call(get_op("t_write_mte2"), (x, 64, 1), {}, Provenance("kernel.py", 12, "tik.data_move"))
+    read = make_call(get_op("t_read_mte1"), (x, 64), {}, Provenance("kernel.py", 14, "tik.load2dv1"))
+    execute_call(m.context(0), write)
+    with pytest.raises(HazardError) as e:
+        execute_call(m.context(0), read)
+    msg = str(e.value)
+    assert "pto.t_write_mte2 (PIPE_MTE2 op #1 at kernel.py:12 (`tik.data_move`))" in msg
+    assert "before pto.t_read_mte1 at kernel.py:14 (`tik.load2dv1`)" in e.value.hint
+    assert msg.startswith("kernel.py:14 in `tik.load2dv1`")
