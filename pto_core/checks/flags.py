@@ -125,6 +125,9 @@ class FlagTable:
     def _deadlock_message(self, src: str, dst: str, event: int) -> str:
         msg = (f"{flag_text('wait_flag', src, dst, event)} waits for a flag that no earlier "
                f"{flag_text('set_flag', src, dst, event)} raised: {asm_pipe(dst)} would block forever (deadlock)")
+        if (dst, src, event) in self.raised:
+            msg += (f"; {flag_text('set_flag', dst, src, event)} is raised: are src and dst swapped? "
+                    f"(src is the producer pipe, dst the pipe that waits)")
         last = self.last_wait.get((src, dst, event), False)
         if last is not False:
             msg += f"; its last set was already consumed by the wait_flag{_at(last)}"

@@ -52,6 +52,12 @@ _VERBS = {  # kind -> (what the current op does, what the earlier op did)
 }
 
 
+def _span(mask, b0: int, lo: int, hi: int) -> str:
+    """``[first, last)`` bytes of the blocks set in ``mask`` (blocks from ``b0``), clipped to ``[lo, hi)``."""
+    idx = np.flatnonzero(mask)
+    return f"[{max(lo, int(b0 + idx[0]) * BLOCK):#x}, {min(hi, int(b0 + idx[-1] + 1) * BLOCK):#x})"
+
+
 def _at(where: Optional[Provenance], op_name: str = "") -> str:
     """`` at file:line`` plus the high-level call (``tik.matmul``) when it is not the op itself."""
     if where is None:
@@ -308,8 +314,7 @@ class HazardTracker:
         mine = (sh.u_pub_pipe[b0:b1] == self._pipe) & (pub == self._epoch)
         pending = (pub > 0) & ~mine
         if pending.any():
-            i = int(np.argmax(pending))
-            raise SyncError(f"unit_flag check on {buf.label} bytes [{max(lo, (b0 + i) * BLOCK):#x}, ...) waits "
+            raise SyncError(f"unit_flag check on {buf.label} bytes {_span(pending, b0, lo, hi)} waits "
                             f"for a FIXPIPE unit_flag(check_and_clear) that no earlier op issued: the tile is "
                             f"still published by a mad unit_flag(check_and_set) (deadlock)",
                             op=self._name, operand="unit_flag", where=self._where,
@@ -333,8 +338,7 @@ class HazardTracker:
         b0, b1 = block_range(lo, hi)
         pub = sh.u_pub[b0:b1]
         if (pub == 0).any():
-            i = int(np.argmin(pub))
-            raise SyncError(f"unit_flag check on {buf.label} bytes [{max(lo, (b0 + i) * BLOCK):#x}, ...) waits "
+            raise SyncError(f"unit_flag check on {buf.label} bytes {_span(pub == 0, b0, lo, hi)} waits "
                             f"for a tile no earlier mad unit_flag(check_and_set) published (or a previous "
                             f"check_and_clear already consumed it): the FIXPIPE would wait forever (deadlock)",
                             op=self._name, operand="unit_flag", where=self._where,

@@ -350,6 +350,7 @@ def test_fixpipe_unit_flag_without_published_tile_is_a_deadlock(m):
     with pytest.raises(SyncError) as e:
         pto.t_fixpipe(l0c, out, N, unit_flag="check_and_clear")
     assert "deadlock" in str(e.value) and not isinstance(e.value, HazardError)
+    assert "core0.l0c bytes [0x0, 0x200)" in str(e.value) and e.value.operand == "unit_flag"
 
 
 def test_published_tile_read_without_unit_flag_is_a_hazard(m):
@@ -394,7 +395,7 @@ def test_mad_check_on_uncleared_tile_is_a_deadlock(m):
     pto.t_fixpipe(l0c, out, N, unit_flag="check_only")          # checks but does not clear
     with pytest.raises(SyncError) as e:
         pto.t_mad(l0a, l0b, l0c, N, unit_flag="check_and_set")
-    assert "check_and_clear" in str(e.value)
+    assert "check_and_clear" in str(e.value) and "bytes [0x0, 0x200)" in str(e.value)
 
 
 # ----------------------------------------------------------------------------- same-pipe policy

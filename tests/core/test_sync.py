@@ -173,8 +173,9 @@ def test_wait_before_set_in_program_order_is_a_deadlock(m):
 
 def test_flag_direction_matters(m):
     pto.set_flag("M", "FIX", 0)
-    with pytest.raises(SyncError):
+    with pytest.raises(SyncError) as e:
         pto.wait_flag("FIX", "M", 0)
+    assert "swapped" in str(e.value)
 
 
 def test_double_set_is_illegal_and_suggests_a_free_event(m):
