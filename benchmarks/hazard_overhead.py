@@ -11,8 +11,9 @@ Kernels (eager dispatch, one core, copy ops registered here, one per pipe):
 * ``cube chain``: MTE2 -> MTE1 -> M -> FIX with one flag pair per edge;
 * ``same pipe``: back-to-back V ops on overlapping UB (fast path: no sync needed).
 
-Each at 256 B and 32 KiB tiles. Printed: best-of-N microseconds per op with the
-verifier off and on (runs interleaved to share machine load), their difference, and
+Each at 256 B and 32 KiB tiles. Printed: best-of-N process CPU microseconds per op
+(CPU time, so other jobs on a shared machine distort it less; runs interleaved) with
+the verifier off and on, their difference, and
 the ratio on/off (whole eager op, dispatch included; sync ops count as ops).
 """
 from __future__ import annotations
@@ -107,9 +108,9 @@ def timed(kernel, iters, tile, repeats):
     for _ in range(repeats):
         for check in (False, True):
             m = Machine("A2A3", options=MachineOptions(check_hazards=check))
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             nops = kernel(m, iters, tile)
-            best[check] = min(best[check], time.perf_counter() - t0)
+            best[check] = min(best[check], time.process_time() - t0)
             if m.end_kernel():
                 raise RuntimeError(f"{kernel.__name__} left flags set")
     return best[False] / nops * 1e6, best[True] / nops * 1e6, nops
