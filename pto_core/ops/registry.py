@@ -107,6 +107,13 @@ class OpSpec:
             types (pointer dtype/space) and clause values; runs at record time in programs
             and before execute in eager mode.
         doc: one-line summary.
+        asm_form: how PTO-AS text spells the op (for the printer/parser):
+            ``"generic"`` (default): ``pto.op %a, %b, ... clauses : types``;
+            ``"bracket"``: ``pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]`` (operands in
+            square brackets; ``pipe``/``event`` operands print as ``<PIPE_X>``/``<EVENT_IDn>``,
+            ``int`` operands as SSA values, e.g. the ``_dyn`` event index);
+            ``"angle"``: ``pto.barrier <PIPE_V>`` (one bare ``<...>`` attribute);
+            ``"quoted"``: ``pto.pipe_barrier "PIPE_V"`` (the ISA-doc spelling).
     """
 
     name: str
@@ -117,6 +124,7 @@ class OpSpec:
     clauses: tuple = ()
     verify: Optional[Callable] = None
     doc: str = ""
+    asm_form: str = "generic"
 
     @property
     def asm_name(self) -> str:
