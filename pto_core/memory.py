@@ -42,7 +42,16 @@ class MachineOptions:
 
     Attributes:
         check_hazards: run the pipe hazard verifier (`pto_core.checks.hazards`);
-            default True.
+            default True. Flag-protocol checks (a ``wait_flag`` no earlier
+            ``set_flag`` raised, a second ``set_flag`` on a flag still set, flags
+            left set at kernel end) stay on either way: they define what the sync
+            ops do, not an optional lint.
+        hazard_same_pipe: how the verifier orders two ops on the *same* pipe:
+            ``"ordered"`` (default: program order within one pipe is a
+            happens-before edge) or ``"barrier"`` (strict: like the CCE/AscendC
+            rule that data-dependent instructions of one pipe need
+            ``pipe_barrier(P)``; the scalar pipe S is always in order). See
+            migration_guide/pto_sync.md.
         uninitialized: what to do when an op reads bytes nothing wrote:
             ``"record"`` (default: keep the first events in ``machine.reports``),
             ``"warn"`` (also emit a Python warning), ``"raise"`` (`UninitializedRead`),
@@ -60,6 +69,7 @@ class MachineOptions:
     """
 
     check_hazards: bool = True
+    hazard_same_pipe: Literal["ordered", "barrier"] = "ordered"
     uninitialized: Literal["record", "warn", "raise", "off"] = "record"
     fill: Literal["pattern", "zero", "random"] = "pattern"
     fill_byte: int = 0xFF
@@ -68,6 +78,8 @@ class MachineOptions:
     max_reports: int = 100
 
     def __post_init__(self):
+        if self.hazard_same_pipe not in ("ordered", "barrier"):
+            raise ConfigError(f"hazard_same_pipe={self.hazard_same_pipe!r} is not one of ordered, barrier")
         if self.uninitialized not in ("record", "warn", "raise", "off"):
             raise ConfigError(f"uninitialized={self.uninitialized!r} is not one of record, warn, raise, off")
         if self.fill not in ("pattern", "zero", "random"):
@@ -317,10 +329,14 @@ class Machine:
     def end_kernel(self) -> list:
         """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
 
+        Every pipe drains at kernel end, so flag and verifier state start fresh afterwards.
         Returns the list of ``(kind, message)`` reports added.
         """
         before = len(self.reports)
         for ctx in self._contexts:
+            if ctx.sync_state is not None:
+                for kind, msg in ctx.sync_state.end_kernel():
+                    self.report(kind, msg)
             if ctx.hazards is not None:
                 for kind, msg in ctx.hazards.end_kernel():
                     self.report(kind, msg)
@@ -442,12 +458,19 @@ class HazardTrackerProtocol:
     """What `ExecContext` expects of a hazard verifier (implemented in ``pto_core.checks.hazards``).
 
     One tracker per core; it sees every access in program order, tagged with the pipe
-    of the op being executed (``begin_op``), plus the sync ops' edges.
+    of the op being executed (``begin_op``), plus the sync ops' edges: ``flag_set``
+    returns a token the flag table keeps until the matching ``flag_wait`` hands it
+    back; ``barrier`` drains one pipe (or ``"ALL"``). Byte ranges are offsets into
+    ``buf``; ``operand`` names the op operand for messages.
     """
 
     def __init__(self, ctx: "ExecContext"): ...
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None: ...
-    def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool) -> None: ...
+    def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool, operand: str = "") -> None: ...
+    def flag_set(self, src: str, dst: str): ...
+    def flag_wait(self, src: str, dst: str, token) -> None: ...
+    def barrier(self, pipe: str) -> None: ...
+    def unit_flag_check(self, buf: Buffer, lo: int, hi: int) -> None: ...
     def unit_flag_publish(self, buf: Buffer, lo: int, hi: int) -> None: ...
     def unit_flag_consume(self, buf: Buffer, lo: int, hi: int, clear: bool) -> None: ...
     def end_kernel(self) -> list: ...
@@ -470,7 +493,7 @@ class ExecContext:
         self.op_name: str = ""
         self.pipe: str = "S"
         self.where: Optional[Provenance] = None
-        self.sync_state = None       # flags / unit-flag state, owned by ops.sync
+        self.sync_state = None       # set/wait flag table (pto_core.checks.flags), made by ops.sync
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -507,7 +530,7 @@ class ExecContext:
     def write(self, ptr: Ptr, nbytes: int, *, operand: str = "dst") -> np.ndarray:
         """Writable byte view of ``[ptr, ptr + nbytes)`` (records the write, marks bytes written)."""
         buf, off = self._locate(ptr, nbytes, operand)
-        self._on_write(buf, off, off + nbytes)
+        self._on_write(buf, off, off + nbytes, operand)
         return buf.data[off:off + nbytes]
 
     def view(self, ptr: Ptr, count: int, *, write: bool = False, operand: str = "src",
@@ -531,27 +554,73 @@ class ExecContext:
 
     def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
         if self.hazards is not None:
-            self.hazards.on_access(buf, lo, hi, False)
+            self.hazards.on_access(buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
         if mode != "off" and hi > lo and not buf.written[lo:hi].all():
             bad = lo + int(np.argmin(buf.written[lo:hi]))
-            msg = (f"{self.op_name or 'op'} operand {operand} reads {buf.label} byte {bad:#x}, which nothing "
-                   f"wrote" + (f" ({self.where})" if self.where else ""))
-            if mode == "raise":
-                raise UninitializedRead(f"reads {buf.label} byte {bad:#x}, which nothing wrote", op=self.op_name,
-                                        operand=operand, value=hex(bad), where=self.where,
-                                        hint="load or initialise this data before reading it")
-            self.machine.report("uninitialized", msg)
-            if mode == "warn":
-                import warnings
-                warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
 
-    def _on_write(self, buf: Buffer, lo: int, hi: int) -> None:
+    def _report_uninitialized(self, what: str, operand: str, value) -> None:
+        mode = self.machine.options.uninitialized
+        msg = f"{self.op_name or 'op'} operand {operand} {what}" + (f" ({self.where})" if self.where else "")
+        if mode == "raise":
+            raise UninitializedRead(what, op=self.op_name, operand=operand, value=value, where=self.where,
+                                    hint="load or initialise this data before reading it")
+        self.machine.report("uninitialized", msg)
+        if mode == "warn":
+            import warnings
+            warnings.warn(msg, RuntimeWarning, stacklevel=4)
+
+    # -- accesses whose initialisation the op tracks itself
+    def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src"):
+        """Like `span`, but without the initialisation check/marking; also returns the written map.
+
+        Returns ``(data, written, origin)``: the byte view of ``[ptr + lo, ptr + hi)``, the
+        ``bool`` view of the same bytes' written flags, and the offset of ``ptr`` inside
+        them. The access is reported to the hazard verifier as usual. For ops that move
+        bytes (they copy the written flags along with the data, so moving undefined bytes
+        is not a use) and for ops that use only part of what they touch (they check that
+        part with `check_written`; a write must set the flags it produces).
+        """
+        start = ptr.byte_offset(lo) if lo else ptr
+        n = hi - lo
+        buf, off = self._locate(start, n, operand)
         if self.hazards is not None:
-            self.hazards.on_access(buf, lo, hi, True)
+            self.hazards.on_access(buf, off, off + n, write)
+        return buf.data[off:off + n], buf.written[off:off + n], -lo
+
+    def check_written(self, written: np.ndarray, *, operand: str, ptr: Optional[Ptr] = None,
+                      unit: str = "byte") -> None:
+        """Report an uninitialised read (per ``MachineOptions.uninitialized``) unless all ``written`` are True.
+
+        ``written`` is a selection (any shape) of a written map from `span_tracked`: the
+        bytes (or, with ``unit="element"``, per-element flags) the op actually uses.
+        """
+        if self.machine.options.uninitialized == "off" or written.size == 0 or written.all():
+            return
+        count = int(written.size - np.count_nonzero(written))
+        where = f"at {ptr}" if ptr is not None else ""
+        self._report_uninitialized(f"uses {count} {unit}(s) {where} that nothing wrote".replace("  ", " "), operand,
+                                   str(ptr) if ptr is not None else count)
+
+    def _on_write(self, buf: Buffer, lo: int, hi: int, operand: str = "dst") -> None:
+        if self.hazards is not None:
+            self.hazards.on_access(buf, lo, hi, True, operand)
         buf.written[lo:hi] = True
 
     # -- unit-flag handshake (mad ``unit_flag(check_and_set)`` -> FIXPIPE ``unit_flag(check_*)``)
+    #
+    # Call order inside an op: a mad with ``unit_flag(check_only|check_and_set)`` calls
+    # `unit_flag_check` on its L0C destination BEFORE writing it, and (check_and_set)
+    # `unit_flag_publish` after; FIXPIPE with ``unit_flag(check_only|check_and_clear)``
+    # calls `unit_flag_consume` BEFORE reading L0C. These hooks are part of the hazard
+    # verifier (no-ops when it is off).
+    def unit_flag_check(self, ptr: Ptr, nbytes: int) -> None:
+        """Producer side: a ``pto.mad* unit_flag(check_*)`` waits until FIXPIPE cleared these L0C bytes."""
+        if self.hazards is not None:
+            buf, off = self._locate(ptr, nbytes, "dst")
+            self.hazards.unit_flag_check(buf, off, off + nbytes)
+
     def unit_flag_publish(self, ptr: Ptr, nbytes: int) -> None:
         """Producer side: a ``pto.mad* unit_flag(check_and_set)`` publishes the L0C bytes it wrote."""
         if self.hazards is not None:

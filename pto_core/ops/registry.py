@@ -20,6 +20,11 @@ clause form        Python                           PTO-AS
 ``optarg``         ``nz2nz=True`` / ``nz2nz=s``     ``nz2nz`` / ``nz2nz(%s)``
 ``sat`` (special)  ``sat=True`` / ``sat=False`` /   ``sat`` / ``nosat`` / ``sat(preserve_nan)``
                    ``sat="preserve_nan"``
+``attr``           ``transpose=True``               ``{transpose = true}``
+                   ``fill_word_bits=16``            ``{fill_word_bits = 16 : i64}``
+``args`` repeated  ``loop=[(2, 64, 128), (3, 8,``   ``loop(%c2, %c64, %c128) loop(%c3, ...)``
+(``repeat=True``)  ``16)]`` (a list, one entry per
+                   group, inner to outer)
 =================  ===============================  ==========================================
 
 Clauses sharing a ``group`` are mutually exclusive; groups must appear in the
@@ -62,9 +67,11 @@ class Operand:
 class Clause:
     """One optional clause.
 
-    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"`` or ``"sat"`` (see module doc).
+    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"``, ``"sat"`` or ``"attr"`` (see module doc).
     group: canonical-order slot; clauses of one group are mutually exclusive.
-    values: legal words for ``"word"`` form (and for keyword params of ``"args"``).
+    values: legal words for ``"word"`` form, legal values of an ``"attr"`` (empty = any).
+    repeat: ``"args"`` clause that may appear several times (``loop(...)*``); its Python
+        value is a list of entries, normalised to a tuple of ``(args, kw)`` pairs.
     params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
     keys: keyword parameters of ``"args"``: name -> tuple of legal words (empty = any word).
     min_params: how many leading positional params are required (``args`` form).
@@ -77,6 +84,7 @@ class Clause:
     params: tuple = ()
     keys: dict = field(default_factory=dict)
     min_params: Optional[int] = None
+    repeat: bool = False
     doc: str = ""
 
     @property
@@ -99,6 +107,13 @@ class OpSpec:
             types (pointer dtype/space) and clause values; runs at record time in programs
             and before execute in eager mode.
         doc: one-line summary.
+        asm_form: how PTO-AS text spells the op (for the printer/parser):
+            ``"generic"`` (default): ``pto.op %a, %b, ... clauses : types``;
+            ``"bracket"``: ``pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]`` (operands in
+            square brackets; ``pipe``/``event`` operands print as ``<PIPE_X>``/``<EVENT_IDn>``,
+            ``int`` operands as SSA values, e.g. the ``_dyn`` event index);
+            ``"angle"``: ``pto.barrier <PIPE_V>`` (one bare ``<...>`` attribute);
+            ``"quoted"``: ``pto.pipe_barrier "PIPE_V"`` (the ISA-doc spelling).
     """
 
     name: str
@@ -109,6 +124,7 @@ class OpSpec:
     clauses: tuple = ()
     verify: Optional[Callable] = None
     doc: str = ""
+    asm_form: str = "generic"
 
     @property
     def asm_name(self) -> str:
@@ -199,6 +215,20 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
         return value
     if clause.form == "optarg":
         return True if value is True else value
+    if clause.form == "attr":
+        if clause.values and (isinstance(value, bool) != isinstance(clause.values[0], bool)
+                              or value not in clause.values):
+            raise _bad(spec, name, f"attribute value {value!r} is not one of "
+                                   f"{', '.join(str(v) for v in clause.values)}", value,
+                       limit=", ".join(str(v) for v in clause.values))
+        return value
+    if clause.form == "args" and clause.repeat:
+        if not isinstance(value, (list, tuple)) or (value and not all(isinstance(v, (tuple, dict)) for v in value)):
+            raise _bad(spec, name, f"repeated clause takes a list of parameter tuples (one per {name}(...) group), "
+                                   f"got {value!r}", value, hint=f"write {name}=[(...), (...)]")
+        single = Clause(clause.name, "args", clause.group, clause.values, clause.params, clause.keys,
+                        clause.min_params)
+        return tuple(normalize_clause(spec, single, v) for v in value)
     if clause.form == "args":
         nparams = len(clause.params)
         need = nparams if clause.min_params is None else clause.min_params

@@ -1,0 +1,1024 @@
+"""Data movement ops of the cube and vector data paths (``pto.mte_*``, ``pto.raw_fill_l1``).
+
+One execute function and one `OpSpec` row per op; the shared engines are:
+
+* **byte bursts** (`_copy_bursts`): ``nburst(count, src_stride, dst_stride)`` plus
+  ``loop(...)*`` groups (inner to outer) of ``len_burst``-byte rows, as strided numpy
+  views (one copy per op). Used by ``mte_gm_l1``, ``mte_l1_ub``, ``mte_gm_ub``,
+  ``mte_ub_gm`` (byte strides) and ``mte_ub_l1``, ``mte_l1_bt``, ``mte_l1_fb`` (unit
+  counts and gaps converted to byte strides).
+* **ND/DN -> Nz repack** (``mte_gm_l1_frac``).
+* **fractal blocks** (`move_fractals`): the L1 -> L0A/L0B loads move whole 512-byte
+  fractals (16 rows x 32 bytes) of a source grid; ``transpose`` transposes the selected
+  logical region at element level.
+* **MX scale fragments** (32-byte, 16 x 2 E8M0) for ``mte_l1_l0a_mx``/``mte_l1_l0b_mx``.
+
+Initialisation tracking: moves copy the per-byte *written* flags along with the bytes
+(moving undefined bytes is not a use of them; `ExecContext.span_tracked`), and padding
+they generate (zero lanes, pad values) counts as written. The consumers (``pto.mad*``,
+FIXPIPE) check exactly the bytes they use.
+
+Layouts (pto_spec.md §2): L1 cube tiles are Nz (``[c1][r1][r0][c0]``, 16 x C0 boxes, as
+``mte_gm_l1_frac nd2nz`` writes them); L0A is Zz on A2A3/KirinX90-class targets and Nz
+on A5/Kirin9030 (`pto_core.tassign.default_layout`); L0B is Zn (``K1 N1 N0 K0``). Every
+unit, default and resolved ambiguity is documented in ``migration_guide/pto_cube.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..dtypes import DType
+from ..errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from .registry import Clause, Operand, OpSpec, register
+
+FRACTAL = 512          # bytes of one L0A/L0B/L1 cube fractal (16 rows x 32 bytes)
+BLOCK = 32             # bytes of one C0 block
+MX_FRAGMENT = 32       # bytes of one MX scale fragment (16 x 2 E8M0)
+MX_ADDR_DIV = 16       # MX scale byte address = L0A/L0B data byte address / 16
+
+#: Bias-table load unit in bytes of source data (``len_burst``/gaps of ``mte_l1_bt``), by arch.
+#: A2A3-class: 64 B (pto-isa a2a3 TMovToBt ``BURST_LEN_UNIT = 64``, catlass ``ceil(n*4/64)``);
+#: A5: 32 B (pto-isa a5 TMovToBt ``BURST_LEN_UNIT = 32``). Kirin chips follow A2A3.
+BT_LOAD_UNIT = {"a2a3": 64, "kirinx90": 64, "kirin9030": 64, "a5": 32}
+#: FIXPIPE-buffer load unit of ``mte_l1_fb`` in bytes (pto-isa TMovToFb ``FIXPIPE_BUFFER_UNIT = 128``).
+FB_LOAD_UNIT = 128
+#: Legal (L1 source dtype, BT destination dtype) pairs of ``mte_l1_bt`` -> destination bytes per value.
+#: f16 -> f16 keeps the f16 value in the low half of a 32-bit bias slot (VPTO ``mte_l1_bt``).
+BT_TYPE_PAIRS = {("f32", "f32"): 4, ("s32", "s32"): 4, ("f16", "f32"): 4, ("bf16", "f32"): 4, ("f16", "f16"): 4}
+
+U16 = 0xFFFF
+
+# ============================================================================ operand checks (shared with cube.py)
+
+
+def check_ptr(op: str, name: str, value, spaces: tuple) -> None:
+    """Raise `IllegalOperand` unless ``value`` is a pointer into one of ``spaces``."""
+    space = getattr(value, "space", None)
+    if space is None:
+        if isinstance(value, (int, float)):
+            raise IllegalOperand(f"expects a pointer, got the number {value!r}", op=op, operand=name, value=value,
+                                 limit="a pointer in " + " / ".join(spaces),
+                                 hint="pass a pointer from machine.ptr(space, dtype, addr)")
+        return  # an IR value whose space is not known statically
+    if space not in spaces:
+        raise IllegalOperand(f"must point into {' or '.join(spaces)}, got a pointer into {space}", op=op,
+                             operand=name, value=str(value), limit=" / ".join(spaces),
+                             hint=f"create it with machine.ptr({spaces[0]!r}, dtype, addr)")
+
+
+def check_int(op: str, name: str, value, lo: Optional[int] = None, hi: Optional[int] = None,
+              hint: Optional[str] = None) -> int:
+    """Validate an integer operand that is known now (Python/numpy int); other values pass through."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, float):
+            raise IllegalOperand(f"must be an integer, got {value!r}", op=op, operand=name, value=value, hint=hint)
+        return value
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        lim = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+        raise IllegalOperand(f"value {v} is outside {lim}", op=op, operand=name, value=v, limit=lim, hint=hint)
+    return v
+
+
+def check_align(op: str, ptr, alignment: int, name: str) -> None:
+    """Raise `Misaligned` unless an on-chip ``ptr`` is ``alignment``-byte aligned."""
+    addr = getattr(ptr, "addr", None)
+    if isinstance(addr, int) and ptr.space != "gm" and addr % alignment:
+        raise Misaligned(f"address {addr:#x} in {ptr.space} is not {alignment}-byte aligned", op=op, operand=name,
+                         value=hex(addr), limit=f"{alignment} B",
+                         hint=f"place the tile at a multiple of {alignment} bytes")
+
+
+def _dt(ptr) -> Optional[DType]:
+    return getattr(ptr, "dtype", None)
+
+
+def _args(call_clauses: dict, name: str):
+    """Positional params of an ``args`` clause (``None`` when omitted)."""
+    v = call_clauses.get(name)
+    return None if v is None else v[0]
+
+
+def tracking(ctx) -> bool:
+    """Whether initialisation is tracked on this machine (``MachineOptions.uninitialized != "off"``).
+
+    When it is not, moves skip copying the written flags (they are never consulted).
+    """
+    return ctx.machine.options.uninitialized != "off"
+
+
+# ============================================================================ element views
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def to_elems(raw: np.ndarray, d: DType) -> np.ndarray:
+    """One entry per element from bytes (last axis): unsigned ints of the element size, or nibble codes."""
+    if d.bits >= 8:
+        return np.ascontiguousarray(raw).view(_UINT[d.bits // 8])
+    out = np.empty(raw.shape[:-1] + (raw.shape[-1] * 2,), np.uint8)
+    out[..., 0::2] = raw & 0xF          # element 2i in the low nibble
+    out[..., 1::2] = raw >> 4
+    return out
+
+
+def from_elems(el: np.ndarray, d: DType) -> np.ndarray:
+    """Inverse of `to_elems`: bytes along the last axis."""
+    if d.bits >= 8:
+        return np.ascontiguousarray(el).view(np.uint8)
+    return (el[..., 0::2] | (el[..., 1::2] << 4)).astype(np.uint8)
+
+
+def flags_to_elems(w: np.ndarray, d: DType) -> np.ndarray:
+    """Per-byte written flags as per-element entries (byte-exact for >= 8-bit types)."""
+    if d.bits >= 8:
+        return np.ascontiguousarray(w).view(_UINT[d.bits // 8])
+    return np.repeat(w, 2, axis=-1)
+
+
+def flags_from_elems(we: np.ndarray, d: DType) -> np.ndarray:
+    if d.bits >= 8:
+        return np.ascontiguousarray(we).view(np.bool_)
+    return we[..., 0::2] & we[..., 1::2]
+
+
+# ============================================================================ byte-burst engine
+
+
+def _gm_available(ctx, ptr, lo: int) -> int:
+    """Bytes of ptr's GM region from ``ptr + lo`` to the region end (0 if ptr+lo is unmapped)."""
+    try:
+        region, off = ctx.machine.gm.find(ptr.addr + lo, 1)
+    except OutOfBounds:
+        return 0
+    return region.size - off
+
+
+def read_span(ctx, ptr, lo: int, exact_hi: int, hi: int, operand: str):
+    """``(data, written)`` of ``[ptr+lo, ptr+hi)`` where bytes past ``exact_hi`` may run past a GM tensor.
+
+    Hardware moves whole 32-byte blocks, so a burst may read a few bytes beyond the end
+    of a GM tensor; those bytes are modelled as unknown: zero data, not written. Bytes up
+    to ``exact_hi`` must be in bounds (`OutOfBounds` otherwise).
+    """
+    if hi > exact_hi and ptr.space == "gm":
+        avail = _gm_available(ctx, ptr, lo)
+        if avail < hi - lo:
+            data, written, _ = ctx.span_tracked(ptr, lo, max(exact_hi, lo + avail), operand=operand)
+            pdata = np.zeros(hi - lo, np.uint8)
+            pwritten = np.zeros(hi - lo, np.bool_)
+            pdata[:data.size] = data
+            pwritten[:data.size] = written
+            return pdata, pwritten
+    data, written, _ = ctx.span_tracked(ptr, lo, hi, operand=operand)
+    return data, written
+
+
+def strided(arr: np.ndarray, shape: tuple, strides: tuple, writeable: bool = False) -> np.ndarray:
+    """Strided view of a contiguous array (numpy validates the extent against the array's size).
+
+    Cheaper than ``as_strided`` for the 1-D byte spans ops work on; falls back to it for
+    non-contiguous inputs.
+    """
+    if arr.flags.c_contiguous:
+        v = np.ndarray(shape, arr.dtype, buffer=arr, strides=strides)
+        if not writeable:
+            v.flags.writeable = False
+        return v
+    return as_strided(arr, shape, strides, writeable=writeable)
+
+
+def _burst_view(arr: np.ndarray, groups, row: int, writeable: bool, side: int) -> np.ndarray:
+    """Strided view ``(count_n, ..., count_0, row)`` of rows described by ``groups`` (inner first)."""
+    shape = tuple(g[0] for g in reversed(groups)) + (row,)
+    strides = tuple(g[side] for g in reversed(groups)) + (1,)
+    return strided(arr, shape, strides, writeable)
+
+
+def _extent(groups, side: int, row: int) -> int:
+    return sum((g[0] - 1) * g[side] for g in groups) + row
+
+
+def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_row: Optional[int] = None,
+                dst_offset: int = 0, fill_row: Optional[np.ndarray] = None) -> None:
+    """Copy rows described by ``groups`` = ``[(count, src_stride, dst_stride), ...]`` (innermost first).
+
+    Each row copies ``src_row`` bytes from the source row start to ``dst_offset`` bytes
+    after the destination row start; ``dst_row`` is the destination row footprint. When
+    ``fill_row`` (``dst_row`` bytes) is given, each destination row is first filled with
+    it (padding), so only the copied part comes from the source. ``exact_src_row`` (<=
+    ``src_row``) is the part of each source row that must exist (see `read_span`).
+    """
+    exact = src_row if exact_src_row is None else exact_src_row
+    s_hi = _extent(groups, 1, src_row)
+    s_exact = _extent(groups, 1, exact)
+    sdata, swritten = read_span(ctx, src, 0, s_exact, s_hi, "%src")
+    d_hi = _extent(groups, 2, dst_row)
+    ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
+    track = tracking(ctx)
+    if fill_row is not None:
+        _burst_view(ddata, groups, dst_row, True, 2)[...] = fill_row
+        if track:
+            _burst_view(dwritten, groups, dst_row, True, 2)[...] = True
+    _burst_view(ddata[dst_offset:], groups, src_row, True, 2)[...] = _burst_view(sdata, groups, src_row, False, 1)
+    if track:
+        _burst_view(dwritten[dst_offset:], groups, src_row, True, 2)[...] = _burst_view(swritten, groups, src_row,
+                                                                                       False, 1)
+
+
+def _burst_groups(op: str, call_clauses: dict, *, count_max: int = None, loop_max: int = None) -> list:
+    """``[(count, src_stride, dst_stride), ...]``: ``nburst`` then every ``loop`` (inner to outer), validated."""
+    nb = _args(call_clauses, "nburst")
+    if nb is None:
+        raise IllegalOperand("nburst(%count, %src_stride, %dst_stride) is required", op=op, operand="nburst",
+                             hint="add nburst=(count, src_stride, dst_stride)")
+    groups = [tuple(nb)]
+    for entry in call_clauses.get("loop") or ():
+        groups.append(tuple(entry[0]))
+    out = []
+    for i, (c, s, d) in enumerate(groups):
+        name = "nburst" if i == 0 else f"loop#{i}"
+        c = check_int(op, f"{name}(%count)", c, 1, count_max if i == 0 else loop_max)
+        s = check_int(op, f"{name}(%src_stride)", s, 0)
+        d = check_int(op, f"{name}(%dst_stride)", d, 0)
+        out.append((c, s, d))
+    return out
+
+
+def _require_stride_alignment(op: str, groups, side: int, alignment: int, what: str) -> None:
+    for i, g in enumerate(groups):
+        if isinstance(g[side], int) and g[side] % alignment:
+            name = ("nburst" if i == 0 else f"loop#{i}") + ("(%src_stride)" if side == 1 else "(%dst_stride)")
+            raise Misaligned(f"{what} row starts must stay {alignment}-byte aligned; stride {g[side]} is not a "
+                             f"multiple of {alignment}", op=op, operand=name, value=g[side], limit=f"{alignment} B",
+                             hint=f"use a stride that is a multiple of {alignment} bytes")
+
+
+def _round32(n: int) -> int:
+    return (n + BLOCK - 1) // BLOCK * BLOCK
+
+
+# ============================================================================ pto.mte_gm_l1 / mte_l1_ub
+
+
+def _exec_bytes_to_32b_blocks(op: str):
+    """Execute function of a byte-burst move whose destination is written in whole 32-byte blocks."""
+    def execute(ctx, src, dst, len_burst, nburst=None, loop=None):
+        length = check_int(op, "%len_burst", len_burst, 1)
+        groups = _burst_groups(op, {"nburst": nburst, "loop": loop})
+        check_align(op, dst, BLOCK, "%dst")
+        _require_stride_alignment(op, groups, 2, BLOCK, dst.space)
+        check_align(op, src, BLOCK, "%src")     # on-chip sources are 32-byte aligned; GM is exempt
+        row = _round32(length)   # the destination is written in whole 32-byte blocks, tail from the source
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
+    return execute
+
+
+def _verify_bytes(src_spaces, dst_spaces):
+    def verify(call, target):
+        op = call.spec.asm_name
+        check_ptr(op, "%src", call.operands[0], src_spaces)
+        check_ptr(op, "%dst", call.operands[1], dst_spaces)
+        check_int(op, "%len_burst", call.operands[2], 1)
+        _burst_groups(op, call.clauses)
+    return verify
+
+
+_NBURST_STRIDES = Clause("nburst", "args", params=("%count", "%src_stride", "%dst_stride"),
+                         doc="innermost burst group: count, start-to-start byte strides (required)")
+_LOOP = Clause("loop", "args", params=("%count", "%src_stride", "%dst_stride"), repeat=True,
+               doc="outer repetition groups, inner to outer; byte strides")
+
+register(OpSpec(
+    "mte_gm_l1", "mte", "MTE2",
+    operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("l1",)),
+              Operand("len_burst", "int", doc="bytes per burst row")),
+    clauses=(_NBURST_STRIDES, _LOOP),
+    execute=_exec_bytes_to_32b_blocks("pto.mte_gm_l1"), verify=_verify_bytes(("gm",), ("l1",)),
+    doc="GM -> L1 byte bursts; L1 written in whole 32-byte blocks (tail bytes come from the source)"))
+
+register(OpSpec(
+    "mte_l1_ub", "mte", "MTE1",
+    operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("ub",)),
+              Operand("len_burst", "int", doc="bytes per burst row")),
+    clauses=(_NBURST_STRIDES, _LOOP),
+    execute=_exec_bytes_to_32b_blocks("pto.mte_l1_ub"), verify=_verify_bytes(("l1",), ("ub",)),
+    doc="L1 -> UB byte bursts (AIC-side copy_cbuf_to_ubuf, MTE1); UB written in whole 32-byte blocks"))
+
+
+# ============================================================================ pto.mte_ub_l1 (32-byte units)
+
+
+def _exec_mte_ub_l1(ctx, src, dst, len_burst, nburst=None):
+    op = "pto.mte_ub_l1"
+    length = check_int(op, "%len_burst", len_burst, 1, U16)
+    if nburst is None:
+        raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+    n, sg, dg = nburst[0]
+    n = check_int(op, "nburst(%n_burst)", n, 1, U16)
+    sg = check_int(op, "nburst(%src_gap)", sg, 0, U16)
+    dg = check_int(op, "nburst(%dst_gap)", dg, 0, U16)
+    check_align(op, src, BLOCK, "%src")
+    check_align(op, dst, BLOCK, "%dst")
+    row = length * BLOCK
+    copy_bursts(ctx, src, dst, [(n, (length + sg) * BLOCK, (length + dg) * BLOCK)], src_row=row, dst_row=row)
+
+
+def _verify_mte_ub_l1(call, target):
+    op = call.spec.asm_name
+    check_ptr(op, "%src", call.operands[0], ("ub",))
+    check_ptr(op, "%dst", call.operands[1], ("l1",))
+    if "nburst" not in call.clauses:
+        raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                             hint="add nburst=(n_burst, src_gap, dst_gap) (gaps in 32-byte units)")
+
+
+register(OpSpec(
+    "mte_ub_l1", "mte", "MTE3",
+    operands=(Operand("src", "ptr", ("ub",)), Operand("dst", "ptr", ("l1",)),
+              Operand("len_burst", "int", doc="32-byte blocks per burst")),
+    clauses=(Clause("nburst", "args", params=("%n_burst", "%src_gap", "%dst_gap"),
+                    doc="burst count and gaps after each burst, in 32-byte units (required)"),),
+    execute=_exec_mte_ub_l1, verify=_verify_mte_ub_l1,
+    doc="UB -> L1 copy in 32-byte units (AIV-side copy_ubuf_to_cbuf, MTE3); no layout change"))
+
+
+# ============================================================================ pto.mte_gm_ub / pto.mte_ub_gm
+
+
+def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=None, pad=None):
+    op = "pto.mte_gm_ub"
+    check_int(op, "%l2_cache_ctl", l2_cache_ctl, 0, 3)
+    length = check_int(op, "%len_burst", len_burst, 1, U16)
+    groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)
+    check_align(op, dst, BLOCK, "%dst")
+    _require_stride_alignment(op, groups, 2, BLOCK, "UB")
+    if pad is None:
+        row = _round32(length)   # whole 32-byte blocks; the tail carries source bytes (DataCopyPad isPad=false)
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
+        return
+    d = dst.dtype
+    params = pad[0]
+    if d.bits < 8:
+        raise IllegalOperand(f"pad(...) needs a byte-sized element type, got {d.name}", op=op, operand="pad",
+                             value=d.name, hint="use a pointer of an 8/16/32-bit type for padded loads")
+    size = d.bits // 8
+    left = right = 0
+    if len(params) == 2:
+        raise IllegalOperand("pad(...) takes the value alone or the value with both padding counts", op=op,
+                             operand="pad", value=params, hint="write pad=(value,) or pad=(value, left, right)")
+    if len(params) == 3:
+        left = check_int(op, "pad(%left_padding_count)", params[1], 0, 255)
+        right = check_int(op, "pad(%right_padding_count)", params[2], 0, 255)
+    word = np.asarray(params[0]).astype(d.storage).reshape(1).view(np.uint8)
+    row = _round32(left * size + length + right * size)
+    fill = np.tile(word, row // size)
+    copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=row, dst_offset=left * size, fill_row=fill)
+
+
+def _verify_mte_gm_ub(call, target):
+    op = call.spec.asm_name
+    check_ptr(op, "%gm_src", call.operands[0], ("gm",))
+    check_ptr(op, "%ub_dst", call.operands[1], ("ub",))
+    _burst_groups(op, call.clauses, count_max=U16, loop_max=(1 << 21) - 1)
+
+
+def _exec_mte_ub_gm(ctx, src, dst, len_burst, nburst=None, l2_cache_ctl=None, loop=None):
+    op = "pto.mte_ub_gm"
+    length = check_int(op, "%len_burst", len_burst, 1, U16)
+    if l2_cache_ctl is not None:
+        check_int(op, "l2_cache_ctl", l2_cache_ctl[0][0], 0, 15)
+    groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)
+    check_align(op, src, BLOCK, "%src")
+    _require_stride_alignment(op, groups, 1, BLOCK, "UB")
+    copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length)   # de-padding: only len_burst bytes
+
+
+def _verify_mte_ub_gm(call, target):
+    op = call.spec.asm_name
+    check_ptr(op, "%ub_src", call.operands[0], ("ub",))
+    check_ptr(op, "%gm_dst", call.operands[1], ("gm",))
+    _burst_groups(op, call.clauses, count_max=U16, loop_max=(1 << 21) - 1)
+
+
+register(OpSpec(
+    "mte_gm_ub", "mte", "MTE2",
+    operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("ub",)),
+              Operand("l2_cache_ctl", "int", doc="L2 allocate hint 0..3 (no value effect)"),
+              Operand("len_burst", "int", doc="bytes per burst row")),
+    clauses=(_NBURST_STRIDES, _LOOP,
+             Clause("pad", "args", params=("%pad_value", "%left_padding_count", "%right_padding_count"),
+                    min_params=1, doc="pad value and optional left/right element counts")),
+    execute=_exec_mte_gm_ub, verify=_verify_mte_gm_ub,
+    doc="GM -> UB byte bursts (vector DMA load); UB rows written in whole 32-byte blocks"))
+
+register(OpSpec(
+    "mte_ub_gm", "mte", "MTE3",
+    operands=(Operand("src", "ptr", ("ub",)), Operand("dst", "ptr", ("gm",)),
+              Operand("len_burst", "int", doc="bytes per burst row")),
+    clauses=(_NBURST_STRIDES,
+             Clause("l2_cache_ctl", "args", params=("%l2_cache_ctl",), doc="GM store L2 hint 0..15 (no value effect)"),
+             _LOOP),
+    execute=_exec_mte_ub_gm, verify=_verify_mte_ub_gm,
+    doc="UB -> GM byte bursts (vector DMA store); only len_burst bytes per row reach GM"))
+
+
+# ============================================================================ pto.raw_fill_l1
+
+
+def _exec_raw_fill_l1(ctx, dst, byte_offset, raw_value, repeat_times, block_num_32b, dst_gap_32b,
+                      fill_word_bits=None):
+    op = "pto.raw_fill_l1"
+    if fill_word_bits is None:
+        raise IllegalOperand("the fill_word_bits attribute (16 or 32) is required", op=op, operand="fill_word_bits",
+                             hint="add fill_word_bits=16 or fill_word_bits=32")
+    off = check_int(op, "%byte_offset", byte_offset, 0)
+    reps = check_int(op, "%repeat_times", repeat_times, 0, 32767)
+    blocks = check_int(op, "%block_num_32b", block_num_32b, 0, 32767)
+    gap = check_int(op, "%dst_gap_32b", dst_gap_32b, 0, 32767)
+    if off % BLOCK:
+        raise Misaligned(f"byte offset {off} is not a multiple of 32", op=op, operand="%byte_offset", value=off,
+                         limit="32 B", hint="fill whole 32-byte blocks")
+    check_align(op, dst, BLOCK, "%dst")
+    if reps == 0 or blocks == 0:
+        return
+    if fill_word_bits == 16:
+        word = np.array([int(raw_value) & 0xFFFF], np.uint16)
+    else:
+        word = np.array([int(raw_value) & 0xFFFFFFFF], np.uint32)
+    row = blocks * BLOCK
+    pattern = np.tile(word.view(np.uint8), row // word.itemsize)
+    start = dst.byte_offset(off)
+    groups = [(reps, 0, (blocks + gap) * BLOCK)]
+    ddata, dwritten, _ = ctx.span_tracked(start, 0, _extent(groups, 2, row), write=True, operand="%dst")
+    _burst_view(ddata, groups, row, True, 2)[...] = pattern
+    _burst_view(dwritten, groups, row, True, 2)[...] = True
+
+
+def _verify_raw_fill_l1(call, target):
+    op = call.spec.asm_name
+    check_ptr(op, "%dst", call.operands[0], ("l1",))
+    if "fill_word_bits" not in call.clauses:
+        raise IllegalOperand("the fill_word_bits attribute (16 or 32) is required", op=op, operand="fill_word_bits",
+                             hint="add fill_word_bits=16 or fill_word_bits=32")
+
+
+register(OpSpec(
+    "raw_fill_l1", "mte", "MTE2",
+    operands=(Operand("dst", "ptr", ("l1",)), Operand("byte_offset", "int"), Operand("raw_value", "int"),
+              Operand("repeat_times", "int"), Operand("block_num_32b", "int"), Operand("dst_gap_32b", "int")),
+    clauses=(Clause("fill_word_bits", "attr", values=(16, 32), doc="16: low 16 bits repeated; 32: all 32 bits"),),
+    execute=_exec_raw_fill_l1, verify=_verify_raw_fill_l1,
+    doc="fill strided runs of 32-byte L1 blocks with a raw 16/32-bit word"))
+
+
+# ============================================================================ pto.mte_gm_l1_frac (ND/DN -> Nz)
+
+
+def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_layout=None, dst_group=None,
+                         ctrl=None):
+    op = "pto.mte_gm_l1_frac"
+    _frac_static(op, src, dst, {"nd2nz": nd2nz, "dn2nz": dn2nz, "shape": shape, "src_layout": src_layout,
+                                "dst_group": dst_group, "ctrl": ctrl})
+    n, dv = (check_int(op, f"shape({p})", v, 1) for p, v in zip(("%n_value", "%d_value"), shape[0]))
+    inner = check_int(op, "src_layout(%src_inner_stride)", src_layout[0][0], 0)
+    outer = check_int(op, "src_layout(%src_outer_stride)", src_layout[0][1], 0) if len(src_layout[0]) > 1 else 0
+    g, l2, l3, l4 = (check_int(op, f"dst_group({p})", v, 1 if p == "%group_count" else 0)
+                     for p, v in zip(("%group_count", "%dst_loop2_stride", "%dst_loop3_stride", "%dst_loop4_stride"),
+                                     dst_group[0]))
+    check_int(op, "ctrl(%l2_cache_ctrl)", ctrl[0][0], 0)
+    small = bool(ctrl[0][1])
+    if small and dv > 4:
+        raise IllegalOperand(f"small-C0 mode packs at most 4 channels, d_value is {dv}", op=op,
+                             operand="ctrl(%smallc0_en)", value=dv, limit="d_value <= 4",
+                             hint="disable smallc0_en or load at most 4 channels")
+    check_align(op, dst, BLOCK, "%dst")
+    d = src.dtype
+    mode = "nd2nz" if nd2nz else "dn2nz"
+    c0 = d.c0
+
+    # ---- source rows: (G, rows, row_bytes) with rows = N (nd2nz) or D (dn2nz)
+    row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
+    if d.bits < 8 and row_elems % 2:
+        raise IllegalOperand(f"packed 4-bit rows must hold an even number of elements, got {row_elems}", op=op,
+                             operand="shape", value=row_elems, hint="pad the 4-bit source rows to an even length")
+    row_bytes = d.nbytes(row_elems)
+    groups = [(rows, inner, 0), (g, outer, 0)]
+    sdata, swritten, _ = ctx.span_tracked(src, 0, _extent(groups, 1, row_bytes), operand="%src")
+    planes = [(sdata, False)] + ([(swritten, True)] if tracking(ctx) else [])
+    d1 = -(-dv // c0)
+    if not small:
+        _check_frac_overlap(op, g, d1, n, l2, l3, l4)
+        shape4 = (g, d1, n, BLOCK)
+        strides4 = (l4 * BLOCK, l3 * BLOCK, l2 * BLOCK, 1)
+        d_hi = sum((c - 1) * st for c, st in zip(shape4[:3], strides4[:3])) + BLOCK
+    else:
+        total = _round32(d.nbytes(n * 4))
+        d_hi = (g - 1) * l4 * BLOCK + total
+    ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
+    for plane, is_flags in planes:
+        target = dwritten if is_flags else ddata
+        rows_view = _burst_view(plane, groups, row_bytes, False, 1)                 # (G, rows, row_bytes)
+        if small:
+            out = _small_c0_rows(rows_view, d, mode, n, dv, total, is_flags)
+            _burst_view(target, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = out
+            continue
+        dstv = strided(target, shape4, strides4, True)
+        if d.bits >= 8 and dv == d1 * c0:         # no padding: one strided element copy, no temporaries
+            size = d.bits // 8
+            el = rows_view.view(_UINT[size])                                      # (G, rows, row_elems)
+            gs, rs, es = el.strides
+            src4 = as_strided(el, (g, d1, n, c0), (gs, c0 * es, rs, es) if mode == "nd2nz" else (gs, c0 * rs, es, rs))
+            dstv.view(_UINT[size])[...] = src4
+            continue
+        dstv[...] = _nz_blocks(rows_view, d, mode, n, dv, d1, is_flags).transpose(0, 2, 1, 3)
+
+
+def _logical_rows(rows_view: np.ndarray, d: DType, mode: str, is_flags: bool) -> np.ndarray:
+    """(G, N, D) elements (or per-element written flags) from source rows."""
+    el = (flags_to_elems if is_flags else to_elems)(rows_view, d)
+    return el if mode == "nd2nz" else el.transpose(0, 2, 1)
+
+
+def _padded(el: np.ndarray, d: DType, width: int, is_flags: bool) -> np.ndarray:
+    """``el`` (G, N, D) padded to ``width`` elements with zeros (flags: with 'written')."""
+    g, n, dv = el.shape
+    if dv == width:
+        return el
+    if is_flags:
+        out = flags_to_elems(np.ones((g, n, d.nbytes(width)), np.bool_), d).reshape(g, n, width)
+    else:
+        out = np.zeros((g, n, width), el.dtype)
+    out[:, :, :dv] = el
+    return out
+
+
+def _nz_blocks(rows_view, d: DType, mode: str, n: int, dv: int, d1: int, is_flags: bool) -> np.ndarray:
+    """(G, N, D1, 32) destination bytes: D padded with zero lanes to whole C0 blocks."""
+    el = _padded(_logical_rows(rows_view, d, mode, is_flags), d, d1 * d.c0, is_flags)
+    g = el.shape[0]
+    back = flags_from_elems if is_flags else from_elems
+    return back(el.reshape(g, n, d1, d.c0), d).reshape(g, n, d1, BLOCK)
+
+
+def _small_c0_rows(rows_view, d: DType, mode: str, n: int, dv: int, total: int, is_flags: bool) -> np.ndarray:
+    """Small-C0 packing: each row n as 4 channels (missing ones zero), rows contiguous, tail padded to 32 bytes."""
+    el = _padded(_logical_rows(rows_view, d, mode, is_flags), d, 4, is_flags)
+    g = el.shape[0]
+    raw = (flags_from_elems if is_flags else from_elems)(el.reshape(g, n * 4), d)
+    out = (np.ones if is_flags else np.zeros)((g, total), raw.dtype)
+    out[:, :raw.shape[1]] = raw
+    return out
+
+
+def _check_frac_overlap(op, g, d1, n, l2, l3, l4) -> None:
+    """Destination 32-byte blocks of different (group, d-block, row) must not coincide (spec: unstable result)."""
+    if (n == 1 or l2 >= 1) and (d1 == 1 or l3 >= n * l2) and (g == 1 or l4 >= d1 * l3):
+        return
+    idx = (np.arange(g)[:, None, None] * l4 + np.arange(d1)[None, :, None] * l3
+           + np.arange(n)[None, None, :] * l2).ravel()
+    if np.unique(idx).size != idx.size:
+        raise IllegalOperand(f"destination blocks overlap: dst_group(loop2={l2}, loop3={l3}, loop4={l4}) places "
+                             f"{idx.size} 32-byte blocks on {np.unique(idx).size} distinct addresses", op=op,
+                             operand="dst_group", value=(g, l2, l3, l4),
+                             limit="non-overlapping blocks, e.g. loop2 >= 1, loop3 >= n_value*loop2, "
+                                   "loop4 >= d_blocks*loop3",
+                             hint="for one Nz tile of R rows use dst_group(1, 1, R, 0)")
+
+
+def _frac_static(op, src, dst, clauses) -> None:
+    check_ptr(op, "%src", src, ("gm",))
+    check_ptr(op, "%dst", dst, ("l1",))
+    if not clauses.get("nd2nz") and not clauses.get("dn2nz"):
+        raise IllegalOperand("the mode keyword nd2nz or dn2nz is required", op=op, operand="nd2nz|dn2nz",
+                             hint="pass nd2nz=True (row-major source) or dn2nz=True (column-major source)")
+    for name in ("shape", "src_layout", "dst_group", "ctrl"):
+        if clauses.get(name) is None:
+            raise IllegalOperand(f"the {name}(...) group is required", op=op, operand=name,
+                                 hint="write shape=(n, d), src_layout=(inner[, outer]), "
+                                      "dst_group=(groups, loop2, loop3, loop4), ctrl=(l2_cache_ctrl, smallc0_en)")
+    sd, dd = _dt(src), _dt(dst)
+    if sd is not None and dd is not None and sd.bits != dd.bits:
+        raise IllegalOperand(f"source and destination element types differ in size ({sd.name} vs {dd.name})", op=op,
+                             operand="%dst", value=dd.name, hint="use the same element type on both pointers")
+
+
+def _verify_mte_gm_l1_frac(call, target):
+    _frac_static(call.spec.asm_name, call.operands[0], call.operands[1], call.clauses)
+
+
+register(OpSpec(
+    "mte_gm_l1_frac", "mte", "MTE2",
+    operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("l1",))),
+    clauses=(Clause("nd2nz", "flag", group="mode", doc="source is row-major src[n, d]"),
+             Clause("dn2nz", "flag", group="mode", doc="source is column-major src[d, n]"),
+             Clause("shape", "args", params=("%n_value", "%d_value"), doc="logical N x D (elements)"),
+             Clause("src_layout", "args", params=("%src_inner_stride", "%src_outer_stride"), min_params=1,
+                    doc="source row / matrix byte strides (outer default 0)"),
+             Clause("dst_group", "args",
+                    params=("%group_count", "%dst_loop2_stride", "%dst_loop3_stride", "%dst_loop4_stride"),
+                    doc="groups; destination strides in 32-byte units between rows (loop2), C0 column blocks "
+                        "(loop3) and groups (loop4)"),
+             Clause("ctrl", "args", params=("%l2_cache_ctrl", "%smallc0_en"), doc="cache hint, small-C0 packing")),
+    execute=_exec_mte_gm_l1_frac, verify=_verify_mte_gm_l1_frac,
+    doc="GM ND/DN -> L1 Nz repack; D padded with zeros to whole 32-byte C0 blocks"))
+
+
+# ============================================================================ fractal block moves (L1 -> L0A / L0B)
+
+
+def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str):
+    """Strided ``shape + (unit,)`` byte view (and written view) of a grid of ``unit``-byte blocks."""
+    hi = first + sum((c - 1) * s for c, s in zip(shape, strides)) + unit
+    data, written, _ = ctx.span_tracked(ptr, first, hi, write=write, operand=operand)
+    full = shape + (unit,)
+    st = strides + (1,)
+    return strided(data, full, st, write), strided(written, full, st, write)
+
+
+def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str):
+    """Element-level transpose of the logical matrix held by a ``(m_step, k_step, 512)`` fractal grid.
+
+    Returns the transposed matrix as a ``(I, J, 512)`` grid of 16 x C0 fractals, and
+    the written flags transposed alike (``flags=None`` skips them).
+    """
+    c0 = d.c0
+    ms, ks = blocks.shape[:2]
+    rows_x, cols_x = c0 * ks, 16 * ms
+    if rows_x % 16 or cols_x % c0:
+        need = "k_step even (16 x 16 granularity of 32-bit types)" if rows_x % 16 else (
+            f"m_step a multiple of {c0 // 16} ({c0} x {c0} granularity of {d.name})")
+        raise IllegalOperand(f"transpose needs whole destination fractals: the selected {16 * ms} x {c0 * ks} "
+                             f"region of {d.name} transposes to {rows_x} x {cols_x}, which is not a multiple of "
+                             f"16 x {c0}", op=op, operand="transpose", value=(ms, ks), limit=need,
+                             hint="round the extents up to the transpose granularity")
+    out = []
+    for arr, conv, back in ((blocks, to_elems, from_elems), (flags, flags_to_elems, flags_from_elems)):
+        if arr is None:
+            out.append(None)
+            continue
+        e = conv(np.ascontiguousarray(arr), d).reshape(ms, ks, 16, c0)
+        s = e.transpose(0, 2, 1, 3).reshape(16 * ms, c0 * ks)
+        x = np.ascontiguousarray(s.T).reshape(rows_x // 16, 16, cols_x // c0, c0).transpose(0, 2, 1, 3)
+        out.append(back(np.ascontiguousarray(x).reshape(rows_x // 16, cols_x // c0, 16 * c0), d)
+                   .reshape(rows_x // 16, cols_x // c0, FRACTAL))
+    return out[0], out[1]
+
+
+def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer: str) -> None:
+    """The full-control L1 -> L0 load.
+
+    Source grid: fractal ``(i, j)`` (i: 16-row block, j: 32-byte column block) at
+    ``src + ((k_start + j) * src_stride + m_start + i) * 512`` (Nz geometry). The
+    selected ``m_step x k_step`` region (or its transpose) is written as fractal
+    ``(I, J)`` at ``dst + (J * dst_stride + I) * 512`` (``dst_outer="col"``: Nz) or
+    ``dst + (I * dst_stride + J) * 512`` (``"row"``: Zz).
+    """
+    m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
+    track = tracking(ctx)
+    sv, sw = _grid(ctx, src, (k_start * src_stride + m_start) * FRACTAL, (m_step, k_step),
+                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src")
+    if transpose:
+        sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
+    rows, cols = sv.shape[:2]
+    strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
+    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst")
+    dv[...] = sv
+    if track:
+        dw[...] = sw
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _shape_form_control(op: str, side: str, d: DType, a: int, b: int, start_row: int, start_col: int,
+                        transpose: bool, zz_dst: bool) -> tuple:
+    """Full-control tuple for the shape-derived ``mte_l1_l0a`` (a=m, b=k) / ``mte_l1_l0b`` (a=k, b=n) form.
+
+    Derivation (PTOAS lowering of the shape form, A5): the source tile is addressed as
+    an Nz grid exactly as tall as the selected extent, hence ``start_row`` must be 0 and
+    ``start_col`` (elements) must be a multiple of C0.
+    """
+    c0 = d.c0
+    names = ("%m", "%k") if side == "a" else ("%k", "%n")
+    a = check_int(op, names[0], a, 1)
+    b = check_int(op, names[1], b, 1)
+    check_int(op, "%start_row", start_row, 0)
+    check_int(op, "%start_col", start_col, 0)
+    if start_row:
+        raise IllegalOperand(f"start_row must be 0 in the shape-derived form (got {start_row}): it addresses a "
+                             f"source Nz tile exactly as tall as the loaded extent (src_stride = that height in "
+                             f"fractals), so a row offset would read the next column block", op=op,
+                             operand="%start_row", value=start_row, limit="0",
+                             hint="use the full-control form (m_start, k_start, m_step, k_step, src_stride, "
+                                  "dst_stride) to extract rows of a taller L1 tile")
+    if start_col % c0:
+        raise IllegalOperand(f"start_col {start_col} is not a multiple of the {c0}-element C0 block of {d.name}",
+                             op=op, operand="%start_col", value=start_col, limit=f"multiple of {c0}",
+                             hint="start at a 32-byte column block")
+    k_start = start_col // c0
+    if side == "a":
+        rows_dst, cols_dst = a, b       # destination logical M x K
+    else:
+        rows_dst, cols_dst = b, a       # L0B holds X = B^T (N x K) in Nz geometry
+    if not transpose:
+        m_step, k_step = _ceil(rows_dst, 16), _ceil(cols_dst, c0)
+        src_stride = m_step
+    else:
+        g = max(16, c0)
+        r_al, c_al = _ceil(rows_dst, g) * g, _ceil(cols_dst, g) * g
+        m_step, k_step = c_al // 16, r_al // c0     # source grid is the transposed matrix (c_al x r_al)
+        src_stride = m_step
+        rows_dst, cols_dst = r_al, c_al
+    dst_rows_f, dst_cols_f = _ceil(rows_dst, 16), _ceil(cols_dst, c0)
+    dst_stride = dst_cols_f if zz_dst else dst_rows_f
+    if m_step > 255 or k_step > 255:
+        raise IllegalOperand(f"the extent needs {max(m_step, k_step)} fractal blocks on one axis (field limit 255)",
+                             op=op, operand=f"{names[0]}/{names[1]}", value=(a, b), limit="255 blocks per axis",
+                             hint="split the load into smaller tiles")
+    return (0, k_start, m_step, k_step, src_stride, dst_stride)
+
+
+def _full_control(op: str, vals) -> tuple:
+    names = ("%m_start", "%k_start", "%m_step", "%k_step", "%src_stride", "%dst_stride")
+    limits = ((0, U16), (0, U16), (1, 255), (1, 255), (1, U16), (1, U16))
+    return tuple(check_int(op, n, v, lo, hi) for n, v, (lo, hi) in zip(names, vals, limits))
+
+
+def _l1_l0_static(op: str, operands: tuple, dst_space: str) -> None:
+    check_ptr(op, "%src", operands[0], ("l1",))
+    check_ptr(op, "%dst", operands[1], (dst_space,))
+    n = len(operands) - 2
+    if n not in (2, 4, 6):
+        raise IllegalOperand(f"takes 2 or 4 shape operands or 6 full-control operands after the pointers, got {n}",
+                             op=op, value=n, hint="shape form: (m, k[, start_row, start_col]); full-control: "
+                                                  "(m_start, k_start, m_step, k_step, src_stride, dst_stride)")
+    sd, dd = _dt(operands[0]), _dt(operands[1])
+    if sd is not None and dd is not None and sd.bits != dd.bits:
+        raise IllegalOperand(f"source and destination element types differ in size ({sd.name} vs {dd.name})", op=op,
+                             operand="%dst", value=dd.name, hint="use the same element type on both pointers")
+
+
+def _exec_l1_l0(side: str):
+    op = "pto.mte_l1_l0a" if side == "a" else "pto.mte_l1_l0b"
+    dst_space = "l0a" if side == "a" else "l0b"
+
+    def execute(ctx, src, dst, *vals, transpose=None):
+        if len(vals) not in (2, 4, 6):   # spaces and types were checked by verify()
+            _l1_l0_static(op, (src, dst) + vals, dst_space)
+        check_align(op, src, BLOCK, "%src")
+        check_align(op, dst, BLOCK, "%dst")
+        d = src.dtype
+        zz = side == "a" and l0a_layout(ctx.target) == "Zz"
+        if len(vals) == 6:
+            ctl = _full_control(op, vals)
+        else:
+            a, b = vals[:2]
+            sr, sc = vals[2:] if len(vals) == 4 else (0, 0)
+            ctl = _shape_form_control(op, side, d, a, b, sr, sc, bool(transpose), zz)
+        move_fractals(ctx, op, src, dst, ctl, bool(transpose), "row" if zz else "col")
+    return execute
+
+
+def _verify_l1_l0(side: str):
+    def verify(call, target):
+        _l1_l0_static(call.spec.asm_name, call.operands, "l0a" if side == "a" else "l0b")
+    return verify
+
+
+def l0a_layout(target) -> str:
+    """Layout of L0A on ``target``: ``"Zz"`` (A2A3, KirinX90 and legacy SoCs) or ``"Nz"`` (A5, Kirin9030)."""
+    return _l0a_layout_of_arch(target.arch, target)
+
+
+_L0A_BY_ARCH: dict = {}
+
+
+def _l0a_layout_of_arch(arch: str, target) -> str:
+    lay = _L0A_BY_ARCH.get(arch)
+    if lay is None:
+        from ..tassign import default_layout   # the single source of the per-arch tile layouts
+        lay = _L0A_BY_ARCH[arch] = default_layout("Left", target)[0]
+    return lay
+
+
+_TRANSPOSE = Clause("transpose", "attr", values=(True, False), doc="transpose the selected logical region")
+
+for _side, _desc in (("a", ("m", "k", "left tile M x K into L0A (Zz on A2A3-class, Nz on A5-class)")),
+                     ("b", ("k", "n", "right tile K x N into L0B (Zn)"))):
+    register(OpSpec(
+        f"mte_l1_l0{_side}", "mte", "MTE1",
+        operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", (f"l0{_side}",)),
+                  Operand(f"{_desc[0]}|m_start", "int", doc=f"shape form: {_desc[0]}; full form: m_start (blocks)"),
+                  Operand(f"{_desc[1]}|k_start", "int", doc=f"shape form: {_desc[1]}; full form: k_start (blocks)"),
+                  Operand("start_row|m_step", "int", optional=True, doc="shape form: start_row; full: m_step"),
+                  Operand("start_col|k_step", "int", optional=True, doc="shape form: start_col; full: k_step"),
+                  Operand("src_stride", "int", optional=True, doc="full form: source column stride (fractals)"),
+                  Operand("dst_stride", "int", optional=True, doc="full form: destination outer stride (fractals)")),
+        clauses=(_TRANSPOSE,),
+        execute=_exec_l1_l0(_side), verify=_verify_l1_l0(_side),
+        doc=f"L1 Nz -> {_desc[2]}; shape form or full-control fractal-block form"))
+
+
+# ============================================================================ MX scale loads
+
+
+def _mx_group(op: str, vals: tuple, clauses: dict) -> tuple:
+    full = {k: clauses.get(k) for k in ("x_start", "y_start", "x_step", "y_step", "src_stride", "dst_stride")}
+    have_full = [k for k, v in full.items() if v is not None]
+    if vals and have_full:
+        raise IllegalOperand("the shape-derived operands and the full MX group are mutually exclusive", op=op,
+                             operand=have_full[0], hint="give either (m, k, start_row, start_col) or all six "
+                                                        "x_start/y_start/x_step/y_step/src_stride/dst_stride")
+    if have_full:
+        missing = [k for k, v in full.items() if v is None]
+        if missing:
+            raise IllegalOperand(f"incomplete full MX group: missing {', '.join(missing)}", op=op,
+                                 operand=missing[0], hint="give all of x_start, y_start, x_step, y_step, "
+                                                          "src_stride, dst_stride")
+        return ("full",) + tuple(full[k][0][0] for k in full)
+    if len(vals) != 4:
+        raise IllegalOperand(f"the shape-derived group needs 4 operands (extent, extent, start_row, start_col), "
+                             f"got {len(vals)}", op=op, value=len(vals), hint="or give the full MX group clauses")
+    return ("shape",) + tuple(vals)
+
+
+def _exec_mx(side: str):
+    op = f"pto.mte_l1_l0{side}_mx"
+    scale_space = f"l0{side}_scale"
+
+    def execute(ctx, src, dst, *vals, x_start=None, y_start=None, x_step=None, y_step=None, src_stride=None,
+                dst_stride=None):
+        grp = _mx_group(op, vals, {"x_start": x_start, "y_start": y_start, "x_step": x_step, "y_step": y_step,
+                                   "src_stride": src_stride, "dst_stride": dst_stride})
+        if not ctx.target.has_space(scale_space):
+            raise UnsupportedOp(f"{ctx.target.name} has no MX scale buffer ({scale_space})", op=op, operand="%dst",
+                                value=ctx.target.name, hint="MX matmul exists on A5-class targets")
+        check_align(op, src, BLOCK, "%src")
+        check_align(op, dst, MX_ADDR_DIV, "%dst")
+        if grp[0] == "shape":
+            names = ("%m", "%k") if side == "a" else ("%k", "%n")
+            e0 = check_int(op, names[0], grp[1], 1)
+            e1 = check_int(op, names[1], grp[2], 1)
+            xs = check_int(op, "%start_row", grp[3], 0, U16)
+            ys = check_int(op, "%start_col", grp[4], 0, U16)
+            outer, k = (e0, e1) if side == "a" else (e1, e0)
+            pairs = _ceil(_ceil(k, 32), 2)
+            xst, yst = _ceil(outer, 16), pairs
+            sst = dstr = pairs
+        else:
+            names = ("x_start", "y_start", "x_step", "y_step", "src_stride", "dst_stride")
+            limits = ((0, U16), (0, U16), (1, 255), (1, 255), (1, U16), (1, U16))
+            xs, ys, xst, yst, sst, dstr = (check_int(op, n, v, lo, hi)
+                                           for n, v, (lo, hi) in zip(names, grp[1:], limits))
+        if xst > 255 or yst > 255:
+            raise IllegalOperand(f"the scale extent needs {max(xst, yst)} fragments on one axis (field limit 255)",
+                                 op=op, operand="%m" if side == "a" else "%n", value=max(xst, yst), limit="255",
+                                 hint="split the load")
+        sv, sw = _grid(ctx, src, (xs * sst + ys) * MX_FRAGMENT, (xst, yst), (sst * MX_FRAGMENT, MX_FRAGMENT),
+                       MX_FRAGMENT, write=False, operand="%src")
+        sptr = replace(dst, space=scale_space, addr=dst.addr // MX_ADDR_DIV)
+        dv, dw = _grid(ctx, sptr, 0, (xst, yst), (dstr * MX_FRAGMENT, MX_FRAGMENT), MX_FRAGMENT, write=True,
+                       operand="%dst")
+        dv[...] = sv
+        dw[...] = sw
+    return execute
+
+
+def _verify_mx(side: str):
+    def verify(call, target):
+        op = call.spec.asm_name
+        check_ptr(op, "%src", call.operands[0], ("l1",))
+        check_ptr(op, "%dst", call.operands[1], (f"l0{side}",))
+        _mx_group(op, call.operands[2:], call.clauses)
+        if not target.has_space(f"l0{side}_scale"):
+            raise UnsupportedOp(f"{target.name} has no MX scale buffer (l0{side}_scale)", op=op, operand="%dst",
+                                value=target.name, hint="MX matmul exists on A5-class targets")
+    return verify
+
+
+def _mx_clause(name: str, doc: str) -> Clause:
+    return Clause(name, "args", params=(f"%{name}",), doc=doc)
+
+
+for _side, _ext in (("a", ("m", "k")), ("b", ("k", "n"))):
+    register(OpSpec(
+        f"mte_l1_l0{_side}_mx", "mte", "MTE1",
+        operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", (f"l0{_side}",)),
+                  Operand(_ext[0], "int", optional=True), Operand(_ext[1], "int", optional=True),
+                  Operand("start_row", "int", optional=True, doc="MX-fragment row offset"),
+                  Operand("start_col", "int", optional=True, doc="MX-fragment column offset")),
+        clauses=(_mx_clause("x_start", "first source fragment row"), _mx_clause("y_start", "first fragment column"),
+                 _mx_clause("x_step", "fragment rows (16 data rows/cols each)"),
+                 _mx_clause("y_step", "fragment columns (2 K groups each)"),
+                 _mx_clause("src_stride", "source fragments per row"),
+                 _mx_clause("dst_stride", "destination fragments per row")),
+        execute=_exec_mx(_side), verify=_verify_mx(_side),
+        doc=f"L1 -> L0{_side.upper()} MX scale fragments (E8M0, one per 32 K) stored at data address / 16"))
+
+
+# ============================================================================ pto.mte_l1_bt / pto.mte_l1_fb
+
+
+def _nburst_gaps(op: str, nburst, len_burst):
+    if nburst is None:
+        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                             hint="add nburst=(count, src_gap, dst_gap) (load units)")
+    c, sg, dg = nburst[0]
+    return (check_int(op, "%len_burst", len_burst, 1, U16), check_int(op, "nburst(%count)", c, 1, U16),
+            check_int(op, "nburst(%src_gap)", sg, 0, U16), check_int(op, "nburst(%dst_gap)", dg, 0, U16))
+
+
+def _exec_mte_l1_bt(ctx, src, dst, len_burst, nburst=None):
+    op = "pto.mte_l1_bt"
+    _bt_types(op, src, dst)
+    length, count, sg, dg = _nburst_gaps(op, nburst, len_burst)
+    check_align(op, src, BLOCK, "%src")
+    check_align(op, dst, BLOCK, "%dst")
+    unit = BT_LOAD_UNIT.get(ctx.target.arch, 64)
+    sd, dd = src.dtype, dst.dtype
+    ssize = sd.bits // 8
+    slot = BT_TYPE_PAIRS[(sd.name, dd.name)]
+    widen = slot // ssize
+    row = length * unit        # a whole number of values: units are multiples of 4 bytes
+    groups = [(count, (length + sg) * unit, (length + dg) * unit * widen)]
+    sdata, swritten, _ = ctx.span_tracked(src, 0, _extent(groups, 1, row), operand="%src")
+    vals = _burst_view(sdata, groups, row, False, 1)
+    flags = _burst_view(swritten, groups, row, False, 1)
+    n = row // ssize
+    v = np.ascontiguousarray(vals).view(sd.storage)           # (count, n)
+    f = np.ascontiguousarray(flags).reshape(count, n, ssize).all(-1)
+    if (sd.name, dd.name) in (("f16", "f32"), ("bf16", "f32")):
+        out = v.astype(np.float32).view(np.uint8).reshape(count, n * 4)
+    elif sd.name == dd.name == "f16":
+        slots = np.zeros((count, n, 2), np.uint16)
+        slots[:, :, 0] = v.view(np.uint16)
+        out = slots.view(np.uint8).reshape(count, n * 4)
+    else:
+        out = v.view(np.uint8).reshape(count, n * 4)
+    oflags = np.repeat(f, slot, axis=-1)
+    ddata, dwritten, _ = ctx.span_tracked(dst, 0, _extent(groups, 2, n * slot), write=True, operand="%dst")
+    _burst_view(ddata, groups, n * slot, True, 2)[...] = out
+    _burst_view(dwritten, groups, n * slot, True, 2)[...] = oflags
+
+
+def _bt_types(op, src, dst) -> None:
+    sd, dd = _dt(src), _dt(dst)
+    if sd is not None and dd is not None and (sd.name, dd.name) not in BT_TYPE_PAIRS:
+        raise IllegalOperand(f"type pair {sd.name} -> {dd.name} is not supported", op=op, operand="%dst",
+                             value=f"{sd.name}->{dd.name}",
+                             limit=", ".join(f"{a}->{b}" for a, b in BT_TYPE_PAIRS),
+                             hint="load f32/s32 bias as is; f16 and bf16 bias widen to f32")
+
+
+def _verify_mte_l1_bt(call, target):
+    op = call.spec.asm_name
+    check_ptr(op, "%src", call.operands[0], ("l1",))
+    check_ptr(op, "%dst", call.operands[1], ("bt",))
+    _bt_types(op, call.operands[0], call.operands[1])
+    if "nburst" not in call.clauses:
+        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+
+
+def _exec_mte_l1_fb(ctx, src, dst, len_burst, nburst=None):
+    op = "pto.mte_l1_fb"
+    length, count, sg, dg = _nburst_gaps(op, nburst, len_burst)
+    check_align(op, src, BLOCK, "%src")
+    check_align(op, dst, BLOCK, "%dst")
+    row = length * FB_LOAD_UNIT
+    copy_bursts(ctx, src, dst, [(count, (length + sg) * FB_LOAD_UNIT, (length + dg) * FB_LOAD_UNIT)],
+                src_row=row, dst_row=row)
+
+
+def _verify_mte_l1_fb(call, target):
+    op = call.spec.asm_name
+    check_ptr(op, "%src", call.operands[0], ("l1",))
+    check_ptr(op, "%dst", call.operands[1], ("fb",))
+    if "nburst" not in call.clauses:
+        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+
+
+_NBURST_GAPS = Clause("nburst", "args", params=("%count", "%src_gap", "%dst_gap"),
+                      doc="burst count and gaps after each burst, in load units (required)")
+
+register(OpSpec(
+    "mte_l1_bt", "mte", "MTE1",
+    operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("bt",)),
+              Operand("len_burst", "int", doc="load units per burst (64 B on A2A3-class, 32 B on A5 of source)")),
+    clauses=(_NBURST_GAPS,),
+    execute=_exec_mte_l1_bt, verify=_verify_mte_l1_bt,
+    doc="L1 -> bias table; f16/bf16 widen to f32 (32-bit slots)"))
+
+register(OpSpec(
+    "mte_l1_fb", "mte", "FIX",
+    operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("fb",)),
+              Operand("len_burst", "int", doc="128-byte load units per burst")),
+    clauses=(_NBURST_GAPS,),
+    execute=_exec_mte_l1_fb, verify=_verify_mte_l1_fb,
+    doc="L1 -> FIXPIPE parameter buffer, raw bytes in 128-byte units"))
