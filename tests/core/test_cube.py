@@ -400,6 +400,10 @@ def test_hif8_mad_uses_numerics_decode():
 class _Recorder:
     def __init__(self):
         self.published = []
+        self.checked = []
+
+    def unit_flag_check(self, buf, lo, hi):
+        self.checked.append((buf.space, lo, hi))
 
     def begin_op(self, *a):
         pass
@@ -424,9 +428,11 @@ def test_unit_flag_check_and_set_publishes_the_dst_tile_and_check_only_does_not(
     m.context(0).hazards = rec
     dst = m.ptr("l0c", "f32", 0x400)
     pto.mad(lhs, rhs, dst, 20, 20, 32, unit_flag="check_only")
-    assert rec.published == []
+    assert rec.published == [] and rec.checked == [("l0c", 0x400, 0x400 + 32 * 32 * 4)]
     pto.mad_acc(lhs, rhs, dst, 20, 20, 32, unit_flag="check_and_set", n_dir=True)
-    assert rec.published == [("l0c", 0x400, 0x400 + 32 * 32 * 4)]
+    assert rec.published == [("l0c", 0x400, 0x400 + 32 * 32 * 4)] and len(rec.checked) == 2
+    pto.mad(lhs, rhs, dst, 20, 20, 32)
+    assert len(rec.checked) == 2  # no unit_flag clause: no handshake
 
 
 def test_n_dir_has_no_numeric_effect():
