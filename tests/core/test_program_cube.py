@@ -2,28 +2,34 @@
 (``mte_gm_l1_frac`` nd2nz) -> L0A/L0B -> ``pto.mad``/``pto.mad_acc`` over a K loop with
 ping-pong L1/L0 buffers and set/wait flags -> FIXPIPE ``mte_l0c_gm nz2nd`` -> GM.
 
-Runs only where the cube, FIXPIPE and sync op families are registered.
+Each test runs only where the op families it uses are registered.
 """
 import numpy as np
 import pytest
 
-from pto_core import asm, pto
+from pto_core import Ptr, asm, dtype, layout, pto
 from pto_core.errors import HazardError
 from pto_core.ops import registry
 from pto_core.program import program
 
-NEEDED = ("mte_gm_l1_frac", "mte_l1_l0a", "mte_l1_l0b", "mad", "mad_acc", "mte_l0c_gm", "set_flag", "wait_flag",
-          "set_flag_dyn", "wait_flag_dyn")
-pytestmark = pytest.mark.skipif(not all(n in registry.OPS for n in NEEDED),
-                                reason="needs the cube, FIXPIPE and sync op families")
+CUBE = ("mte_gm_l1_frac", "mte_l1_l0a", "mte_l1_l0b", "mad", "mad_acc", "mte_l0c_gm", "set_flag", "wait_flag",
+        "set_flag_dyn", "wait_flag_dyn")
+
+
+def needs(*ops):
+    missing = [n for n in ops if n not in registry.OPS]
+    return pytest.mark.skipif(bool(missing), reason="needs ops " + ", ".join(missing))
 
 
 def ceil_to(a, b):
     return -(-a // b) * b
 
 
-def cube_matmul(M, N, K, kt, target="A2A3"):
-    """C[M, N] (f32) = A[M, K] @ B[K, N] (f16), K in tiles of ``kt``, double-buffered."""
+def cube_matmul(M, N, K, kt, target="A2A3", writeback=True):
+    """C[M, N] (f32) = A[M, K] @ B[K, N] (f16), K in tiles of ``kt``, double-buffered.
+
+    ``writeback=False`` leaves C in L0C (Nz) instead of the FIXPIPE store to GM.
+    """
     ktiles = K // kt
     with program("cube_matmul", target=target) as k:
         a = k.gm_arg("a", "f16", (M, K))
@@ -58,12 +64,33 @@ def cube_matmul(M, N, K, kt, target="A2A3"):
         for ev in (0, 1):
             pto.wait_flag("MTE1", "MTE2", ev)
             pto.wait_flag("M", "MTE1", ev)
-        pto.set_flag("M", "FIX", 0)
-        pto.wait_flag("M", "FIX", 0)
-        pto.mte_l0c_gm(l0c, c, M, N, ceil_to(M, 16), N, 0, 0, nz2nd=True)
+        if writeback:
+            pto.set_flag("M", "FIX", 0)
+            pto.wait_flag("M", "FIX", 0)
+            pto.mte_l0c_gm(l0c, c, M, N, ceil_to(M, 16), N, 0, 0, nz2nd=True)
     return k.program
 
 
+@needs(*[op for op in CUBE if op != "mte_l0c_gm"])
+@pytest.mark.parametrize("M,N,K,kt", [(32, 32, 128, 32), (40, 24, 96, 32)])
+def test_cube_matmul_k_loop_accumulates_in_l0c(M, N, K, kt):
+    prog = cube_matmul(M, N, K, kt, writeback=False)
+    rng = np.random.default_rng(M * N)
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    b = rng.integers(-4, 5, (K, N)).astype(np.float16)
+    exe = prog.compile()
+    exe.run({"a": a, "b": b})
+    r, c = ceil_to(M, 16), ceil_to(N, 16)
+    m = exe.machine
+    acc = layout.unpack(m.read(Ptr("l0c", dtype("f32"), 0, 0, m.context(0)), (r * c,)), "Nz", r, c, dtype("f32"),
+                        fractal=1024)[:M, :N]
+    assert np.array_equal(acc, a.astype(np.float32) @ b.astype(np.float32))
+    assert [r for r in exe.reports if r[0] != "uninitialized"] == []
+    again = asm.parse(prog.to_asm())
+    assert asm.print_program(again) == prog.to_asm()
+
+
+@needs(*CUBE)
 @pytest.mark.parametrize("M,N,K,kt", [(32, 32, 128, 32), (16, 48, 64, 16), (40, 24, 96, 32)])
 def test_cube_matmul_kernel_matches_numpy_and_survives_pto_as(M, N, K, kt):
     prog = cube_matmul(M, N, K, kt)
@@ -82,6 +109,7 @@ def test_cube_matmul_kernel_matches_numpy_and_survives_pto_as(M, N, K, kt):
     assert np.array_equal(again.run({"a": a, "b": b})["c"], want)
 
 
+@needs(*CUBE)
 def test_missing_sync_in_the_cube_kernel_is_reported_with_provenance():
     prog = cube_matmul(32, 32, 64, 32)
     text = prog.to_asm().replace("pto.wait_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]\n", "")
@@ -94,6 +122,7 @@ def test_missing_sync_in_the_cube_kernel_is_reported_with_provenance():
     assert ei.value.where.file == "cube.pto" and ei.value.op == "pto.mte_l0c_gm" and ei.value.context == {"core": 0}
 
 
+@needs("mte_gm_l1", "mte_l1_ub", "set_flag", "wait_flag")
 def test_repeated_and_attribute_clauses_round_trip_and_run():
     """``loop(...)`` repeated groups (a list in Python) and ``{attr = ...}`` clauses through the text."""
     with program("bursts", target="A2A3") as k:
@@ -119,6 +148,7 @@ def test_repeated_and_attribute_clauses_round_trip_and_run():
     assert again.run({"x": xs})["y"].tolist() == xs.tolist() == k.program.run({"x": xs})["y"].tolist()
 
 
+@needs(*CUBE)
 def test_fixpipe_atomic_add_reduces_partial_products_across_cores():
     """Split-K over cores: core c multiplies K-slice c and FIXPIPE atomically adds it into C."""
     M, N, kt, cores = 16, 32, 32, 4
