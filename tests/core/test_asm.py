@@ -326,3 +326,22 @@ def test_parse_file_reads_from_disk(tmp_path):
     path.write_text(GOLDEN)
     prog = asm.parse_file(str(path))
     assert prog.name == "accumulate" and prog.body[1].where.file == str(path)
+
+
+@pytest.mark.skipif(not all(n in registry.OPS for n in ("set_flag", "set_flag_dyn", "pipe_barrier", "barrier")),
+                    reason="needs the sync ops")
+def test_real_sync_ops_print_in_their_documented_forms():
+    with program("sync") as k:
+        with k.for_(0, 2, dtype="s32") as i:
+            pto.set_flag("MTE2", "V", 3)
+            pto.wait_flag("MTE2", "V", 3)
+            pto.set_flag_dyn("V", "MTE3", i)
+            pto.wait_flag_dyn("V", "MTE3", i)
+            pto.pipe_barrier("ALL")
+            pto.barrier("V")
+    text, again = roundtrip(k.program)
+    for line in ("pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]", "pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]",
+                 "pto.set_flag_dyn[<PIPE_V>, <PIPE_MTE3>, %0] : i64", 'pto.pipe_barrier "PIPE_ALL"',
+                 "pto.barrier <PIPE_V>"):
+        assert line in text
+    assert again.run() == {} and k.program.run() == {}
