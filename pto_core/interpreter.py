@@ -31,7 +31,7 @@ from typing import Optional
 import numpy as np
 
 from . import scalars as S
-from .errors import ConfigError, IllegalOperand, PtoError, Provenance, UninitializedRead
+from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp
 from .memory import Machine, MachineOptions, Ptr
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
@@ -478,11 +478,16 @@ class Executable:
     def __init__(self, prog: Program):
         self.program = prog
         gen = _Codegen(prog)
-        self.source = gen.generate()
+        filename = f"<pto kernel {prog.name}>"
+        try:
+            self.source = gen.generate()
+            code = compile(self.source, filename, "exec")
+        except (RecursionError, SyntaxError, MemoryError) as e:
+            raise UnsupportedOp(f"kernel {prog.name!r} is too deeply nested to compile ({type(e).__name__}: {e})",
+                                hint="split long expression chains through registers and flatten deep "
+                                     "loop/if nests (Python allows about 20 nested blocks)") from None
         self._line_info = gen.line_info
         self._py_names = gen.py_names
-        filename = f"<pto kernel {prog.name}>"
-        code = compile(self.source, filename, "exec")
         ns = gen.ns
         exec(code, ns)
         self._kernel = ns["__kernel"]

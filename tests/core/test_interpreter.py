@@ -521,3 +521,18 @@ def test_scalar_semantics_agree_with_the_numerics_package():
     for name in ("s8", "u16", "s32", "u32"):
         want = np.asarray(numerics.float_to_int(f, name, rounding="zero", saturate=True)).astype(np.int64)
         assert [S.float_to_int(float(v), T(name)) for v in f] == want.tolist(), name
+
+
+def test_too_deep_nesting_is_a_clear_error():
+    from pto_core.errors import UnsupportedOp
+    with program("deep") as k:
+        r = k.reg("s32", 0)
+        scopes = []
+        for n in range(25):
+            scopes.append(k.for_(0, 1, name=f"i{n}"))
+            scopes[-1].__enter__()
+        r += 1
+        for sc in reversed(scopes):
+            sc.__exit__(None, None, None)
+    with pytest.raises(UnsupportedOp, match="too deeply nested"):
+        k.program.compile()
