@@ -545,7 +545,7 @@ class _Printer:
                     None, None, t
             a = self.val(e.a, where)
             name = {"neg": "arith.negf", "abs": "math.absf" if S.is_float(t) else "math.absi",
-                    "sqrt": "math.sqrt"}[e.op]
+                    "sqrt": "math.sqrt"}.get(e.op) or "math." + e.op
             return e, [f"{name} ", a, f" : {ts}"], (name, a, ts), t
         if isinstance(e, Cmp):
             a, b = self.vals((e.a, e.b), where)
@@ -1447,12 +1447,12 @@ class _Parser:
             self.typed(b, t, tb)
             self.check_class(name, cls, t, op)
             return BinOp(irop, a, b)
-        if name in ("arith.negf", "math.absf", "math.absi", "math.sqrt"):
+        if name in _PARSE_UNOPS:
             a, ta = self.value()
             t = self.colon_type()
             self.typed(a, t, ta)
             self.check_class(name, "i" if name == "math.absi" else "f", t, op)
-            return UnOp({"arith.negf": "neg", "math.absf": "abs", "math.absi": "abs", "math.sqrt": "sqrt"}[name], a)
+            return UnOp(_PARSE_UNOPS[name], a)
         if name in ("arith.cmpi", "arith.cmpf"):
             pt = self.expect_kind("ident", "a comparison predicate")
             table = _PARSE_CMPI if name == "arith.cmpi" else _PARSE_CMPF
@@ -1916,6 +1916,9 @@ class _Parser:
         raise self.expected("a clause parameter", t)
 
 
+_PARSE_UNOPS = {"arith.negf": "neg", "math.absf": "abs", "math.absi": "abs", "math.sqrt": "sqrt",
+                "math.floor": "floor", "math.ceil": "ceil", "math.trunc": "trunc", "math.roundeven": "roundeven",
+                "math.round": "round"}
 _CAST_OPS = {"extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf", "truncf", "index_cast",
              "index_castui"}
 

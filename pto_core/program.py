@@ -285,7 +285,8 @@ BINOPS = {
     "xor": (True, False, True), "min": (True, True, False), "max": (True, True, False),
 }
 UNOPS = {"neg": (True, True, False), "not": (True, False, True), "abs": (True, True, False),
-         "sqrt": (False, True, False)}
+         "sqrt": (False, True, False), "floor": (False, True, False), "ceil": (False, True, False),
+         "trunc": (False, True, False), "roundeven": (False, True, False), "round": (False, True, False)}
 CMPS = ("eq", "ne", "lt", "le", "gt", "ge")
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "shl": "<<", "shr": ">>", "and": "&",
            "or": "|", "xor": "^", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -731,6 +732,29 @@ def abs_(a) -> ScalarExpr:
 
 def sqrt(a) -> ScalarExpr:
     return unop("sqrt", a)
+
+
+def floor(a) -> ScalarExpr:
+    """Round a float toward -inf (result in the same float type; TIK ``scalar_conv`` 'floor')."""
+    return unop("floor", a)
+
+
+def ceil(a) -> ScalarExpr:
+    return unop("ceil", a)
+
+
+def trunc(a) -> ScalarExpr:
+    return unop("trunc", a)
+
+
+def round_even(a) -> ScalarExpr:
+    """Nearest integral value, ties to even (TIK 'round')."""
+    return unop("roundeven", a)
+
+
+def round_away(a) -> ScalarExpr:
+    """Nearest integral value, ties away from zero (TIK 'away-zero')."""
+    return unop("round", a)
 
 
 def all_(*conds) -> ScalarExpr:
@@ -1402,4 +1426,4 @@ __all__ = ["program", "Builder", "Program", "PtrType", "Expr", "ScalarExpr", "Pt
            "LoopVar", "ScalarArg", "GmArg", "BlockIdx", "BlockNum", "BinOp", "UnOp", "Cmp", "Cast", "Bitcast",
            "Select", "PtrReg", "PtrFromInt", "PtrAdd", "PtrCast", "PtrToInt", "OpStmt", "Assign", "Load", "Store", "For",
            "If", "Break", "Continue", "Return", "cast", "bitcast", "select", "min_", "max_", "abs_", "sqrt",
-           "all_", "any_", "not_", "as_expr", "type_str", "current_builder", "INDEX"]
+           "all_", "any_", "not_", "floor", "ceil", "trunc", "round_even", "round_away", "as_expr", "type_str", "current_builder", "INDEX"]

@@ -236,6 +236,42 @@ def fsqrt(a: float) -> float:
     return math.sqrt(a)
 
 
+def _integral(r: float, x: float) -> float:
+    return math.copysign(r, x) if r == 0.0 else r
+
+
+def ffloor(x: float) -> float:
+    """Round toward -inf (IEEE roundToIntegralTowardNegative; keeps -0.0, inf, NaN)."""
+    return x if x != x or x in (INF, -INF) else _integral(float(math.floor(x)), x)
+
+
+def fceil(x: float) -> float:
+    return x if x != x or x in (INF, -INF) else _integral(float(math.ceil(x)), x)
+
+
+def ftrunc(x: float) -> float:
+    return x if x != x or x in (INF, -INF) else _integral(float(math.trunc(x)), x)
+
+
+def fround_even(x: float) -> float:
+    """Nearest integral value, ties to even."""
+    return x if x != x or x in (INF, -INF) else _integral(float(round(x)), x)
+
+
+def fround_away(x: float) -> float:
+    """Nearest integral value, ties away from zero (C ``round``)."""
+    if x != x or x in (INF, -INF):
+        return x
+    t = float(math.trunc(x))
+    if abs(x - t) >= 0.5:                  # exact: x - trunc(x) has no rounding error
+        t += math.copysign(1.0, x)
+    return _integral(t, x)
+
+
+ROUND_TO_INTEGRAL = {"floor": ffloor, "ceil": fceil, "trunc": ftrunc, "roundeven": fround_even,
+                     "round": fround_away}
+
+
 def fmax(a: float, b: float) -> float:
     """IEEE maxNum: a NaN operand is ignored."""
     if a != a:

@@ -96,7 +96,7 @@ class _Gen:
             if S.is_bool(ta):
                 return ~a if r.random() < 0.5 else (a & (b != 0))
             if S.is_float(ta):
-                return r.choice([-a, abs(a), sqrt(a)])
+                return r.choice([-a, abs(a), sqrt(a), UnOp(r.choice(list(S.ROUND_TO_INTEGRAL)), a)])
             return r.choice([-a, ~a, abs(a)])
         if choice < 0.78:
             bits = ta.bits
@@ -238,6 +238,8 @@ def reference_run(prog, inputs: dict, block_idx: int = 0, block_num: int = 1) ->
             if S.is_bool(t):
                 return not a
             if S.is_float(t):
+                if e.op in S.ROUND_TO_INTEGRAL:
+                    return S.ROUND_TO_INTEGRAL[e.op](a)
                 return {"neg": -a, "abs": abs(a), "sqrt": S.ROUNDERS[t.name](S.fsqrt(a))}[e.op]
             return S.wrap({"neg": -a, "not": ~a, "abs": abs(a)}[e.op], t)
         if isinstance(e, Cmp):

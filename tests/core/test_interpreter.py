@@ -536,3 +536,27 @@ def test_too_deep_nesting_is_a_clear_error():
             sc.__exit__(None, None, None)
     with pytest.raises(UnsupportedOp, match="too deeply nested"):
         k.program.compile()
+
+
+def test_round_to_integral_ops_match_numpy():
+    from pto_core.program import ceil, floor, round_away, round_even, trunc
+    xs = np.concatenate([_doubles(300, 12), [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.0, np.nan]])
+    with np.errstate(over="ignore"):
+        xs32 = xs.astype(np.float32)
+    fns = {"floor": (floor, np.floor), "ceil": (ceil, np.ceil), "trunc": (trunc, np.trunc),
+           "roundeven": (round_even, np.rint),
+           "round": (round_away, lambda v: np.where(np.abs(v - np.trunc(v)) >= 0.5, np.trunc(v) + np.sign(v),
+                                                    np.trunc(v)))}
+    for name, (fn, ref) in fns.items():
+        with program("r_" + name) as k:
+            x = k.gm_arg("x", "f32", (xs32.size,))
+            y = k.gm_arg("y", "f32", (xs32.size,), io="out")
+            with k.for_(0, xs32.size) as i:
+                k.store(y, i, fn(k.load(x, i)))
+        got = k.program.run({"x": xs32})["y"]
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = np.copysign(ref(xs32.astype(np.float64)), xs32).astype(np.float32)
+        assert same(got, want), name
+        assert np.array_equal(np.signbit(got[~np.isnan(got)]), np.signbit(want[~np.isnan(want)])), name
+    assert S.fround_away(0.49999999999999994) == 0.0 and S.fround_away(-2.5) == -3.0 and S.fround_even(-2.5) == -2.0
+    assert S.fround_away(2.5) == 3.0 and math.copysign(1, S.fceil(-0.5)) == -1
