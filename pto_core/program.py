@@ -1067,6 +1067,7 @@ class Builder:
         self._where: list = []
         self._loops = 0
         self._active_vars: set = set()
+        self._elifs: dict = {}        # id -> If made by elif_ (an elif chain continues through them)
         self._multicore = False
         self._names: set = set()
         self._open = False
@@ -1279,7 +1280,7 @@ class Builder:
         if not isinstance(s, If):
             raise PtoError(f"{what} must directly follow an if_ block", hint="open k.if_(cond) first")
         while s.orelse is not None:
-            if len(s.orelse) == 1 and isinstance(s.orelse[0], If) and getattr(s.orelse[0], "_elif", False):
+            if len(s.orelse) == 1 and id(s.orelse[0]) in self._elifs:
                 s = s.orelse[0]
             else:
                 raise PtoError(f"{what} after an else_ block", hint="else_ must be the last branch")
@@ -1289,9 +1290,9 @@ class Builder:
         last = self._trailing_if("elif_")
         stmt = If(self._cond(cond), [], None, self._prov(where, "elif"))
         self._check_vars(stmt)
-        stmt_flag = _ElifIf(stmt)
-        last.orelse = [stmt_flag]
-        return _Scope(self, stmt_flag.then)
+        self._elifs[id(stmt)] = stmt
+        last.orelse = [stmt]
+        return _Scope(self, stmt.then)
 
     def else_(self) -> _Scope:
         last = self._trailing_if("else_")
@@ -1338,16 +1339,6 @@ class Builder:
             e.with_where(where)
             raise
         self._emit(OpStmt(rec))
-
-
-class _ElifIf(If):
-    """An `If` written with ``elif_`` (printed and compiled like any nested if)."""
-
-    __slots__ = ("_elif",)
-
-    def __init__(self, stmt: If):
-        super().__init__(stmt.cond, stmt.then, stmt.orelse, stmt.where)
-        self._elif = True
 
 
 def _common(*types):
