@@ -54,7 +54,7 @@ from .errors import AsmParseError, PtoError, Provenance
 from .ops import registry
 from .pipes import asm_pipe, event_id, pipe_name
 from .program import (BOOL, F32, I64, INDEX, REGS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp,
-                      Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr,
+                      Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast,
                       PtrFromInt, PtrReg, PtrToInt, PtrType, Reg, Return, ScalarArg, Select, Store, UnOp, Undef,
                       _coerce_clause, _coerce_operand, clause_exprs, stmt_exprs, walk)
 from .scalars import scalar_type
@@ -412,7 +412,6 @@ class _Printer:
         self.loops: list = []
         self.live = _Liveness()
         self.live.analyze(prog.body)
-        self._inv: dict = {}
         self.indent = 2
 
     # -- helpers

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import random
-import sys
 from typing import Optional
 
 import numpy as np

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pto_core import Machine, MachineOptions, pto
+from pto_core import Machine, pto
 from pto_core import scalars as S
-from pto_core.errors import (ConfigError, IllegalOperand, OutOfBounds, Provenance, PtoError, UninitializedRead)
-from pto_core.program import Const, bitcast, cast, max_, min_, program, select, sqrt
+from pto_core.errors import ConfigError, IllegalOperand, OutOfBounds, UninitializedRead
+from pto_core.program import cast, min_, program, select, sqrt
 
 from program_gen import random_program, reference_run, same
-from program_testops import has_op, set_flag, sync, testops, wait_flag  # noqa: F401  (testops: fixture)
+from program_testops import set_flag, sync, testops, wait_flag  # noqa: F401  (testops: fixture)
 
 pytestmark = pytest.mark.usefixtures("testops")
 T = S.scalar_type
