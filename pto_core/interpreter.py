@@ -59,7 +59,8 @@ _HELPERS = {
     "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
-    "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()}, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
+    "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
+    **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
 }
 _ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
 

@@ -340,7 +340,8 @@ def test_real_sync_ops_print_in_their_documented_forms():
             pto.pipe_barrier("ALL")
             pto.barrier("V")
     text, again = roundtrip(k.program)
-    for line in ("pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]", "pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]",
+    for line in ("pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]",
+                 "pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]",
                  "pto.set_flag_dyn[<PIPE_V>, <PIPE_MTE3>, %0] : i64", 'pto.pipe_barrier "PIPE_ALL"',
                  "pto.barrier <PIPE_V>"):
         assert line in text

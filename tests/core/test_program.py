@@ -255,7 +255,8 @@ def test_multicore_loop_rules():
             with pytest.raises(IllegalOperand, match="at most one multi-core loop"):
                 k.for_(0, 8, block_num=8)
     assert k.program.block_num == 8
-    for args, kw, match in [((0, 8), {"block_num": 4}, "must equal block_num"), ((1, 8), {"block_num": 8}, "start at 0"),
+    for args, kw, match in [((0, 8), {"block_num": 4}, "must equal block_num"),
+                            ((1, 8), {"block_num": 8}, "start at 0"),
                             ((0, 8, 2), {"block_num": 8}, "start at 0 with step 1")]:
         with program("bad") as k:
             with pytest.raises(IllegalOperand, match=match):
