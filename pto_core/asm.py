@@ -730,6 +730,11 @@ class _Printer:
             return f"<{word}>" if form in ("bracket", "angle") else _q(word)
 
         def value(x, kind=None) -> list:
+            if isinstance(x, (tuple, list)):          # a list operand ("ptrs"): [%a, %b, ...]
+                out = ["["]
+                for k, e in enumerate(x):
+                    out += ([", "] if k else []) + value(e)
+                return out + ["]"]
             if kind == "pipe" or (kind == "event" and not isinstance(x, Expr)):
                 return [literal(x, kind)]
             if isinstance(x, str):
@@ -757,7 +762,7 @@ class _Printer:
                 out += ([", "] if k else []) + p
             return out + [")"]
 
-        self.prelower([x for x in call.operands if isinstance(x, Expr)] +
+        self.prelower([x for v in call.operands for x in clause_exprs(v)] +
                       [x for v in call.clauses.values() for x in clause_exprs(v)], w)
         ops = [value(x, o.kind) for o, x in zip(spec.operands, call.operands)]
         parts = [spec.asm_name]
@@ -1754,7 +1759,8 @@ class _Parser:
             raise self.error(f"unknown operation {name!r}", op) from None
         ssa = []
         operands = []
-        bracket = self.accept("[")
+        list_first = bool(spec.operands) and spec.operands[0].kind == "ptrs"
+        bracket = not list_first and self.accept("[")
         if bracket:
             if not self.accept("]"):
                 while True:
@@ -1816,11 +1822,21 @@ class _Parser:
 
     def is_operand_start(self, k: int = 0) -> bool:
         t = self.peek(k)
-        return t.kind in ("value", "string", "int", "float", "hash") or (t.kind == "punct" and t.text == "<")
+        return t.kind in ("value", "string", "int", "float", "hash") or (t.kind == "punct" and t.text in "<[")
 
     def operand(self, ssa: list, spec, index: int):
         t = self.peek()
         kind = spec.operands[index].kind if index < len(spec.operands) else None
+        if t.kind == "punct" and t.text == "[":
+            self.next()
+            items = []
+            if not self.accept("]"):
+                while True:
+                    items.append(self.operand(ssa, spec, -1))
+                    if self.accept("]"):
+                        break
+                    self.expect(",", "',' or ']'")
+            return tuple(items)
         if t.kind == "value":
             v, tok = self.value()
             ssa.append((v, tok))

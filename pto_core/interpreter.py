@@ -24,6 +24,7 @@ generated code's line number and frame locals at no run-time cost.
 from __future__ import annotations
 
 import functools
+import keyword
 import random
 from typing import Optional
 
@@ -235,7 +236,9 @@ class _Codegen:
             self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {pipe_fn}(__a, __c), {where})", s)
             self.emit(ind, f"{fn}(ctx, *__a, **__c)", s)
         else:
-            kw = [f"{k}={c}" for k, c in dyn] + ([f"**{static_name}"] if static_name else [])
+            kw = [f"{k}={c}" for k, c in dyn if k.isidentifier() and not keyword.iskeyword(k)]
+            odd = [f"{k!r}: {c}" for k, c in dyn if not (k.isidentifier() and not keyword.iskeyword(k))]
+            kw += ([f"**{{{', '.join(odd)}}}"] if odd else []) + ([f"**{static_name}"] if static_name else [])
             self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {spec.pipe!r}, {where})", s)
             self.emit(ind, f"{fn}({', '.join(['ctx'] + args + kw)})", s)
 
@@ -248,6 +251,8 @@ class _Codegen:
             return repr(v)
         if isinstance(v, float):
             return self.float_lit(v)
+        if isinstance(v, (tuple, list)) and clause_exprs(v):
+            return self.value_code(v)
         return self.const(v, "V")
 
     def clause(self, v) -> Optional[str]:

@@ -915,7 +915,7 @@ TERMINATORS = (Break, Continue, Return)
 def stmt_exprs(s: Stmt) -> list:
     """The expressions a statement evaluates (not those of nested blocks)."""
     if isinstance(s, OpStmt):
-        out = [v for v in s.call.operands if isinstance(v, Expr)]
+        out = [x for v in s.call.operands for x in clause_exprs(v)]
         for v in s.call.clauses.values():
             out.extend(clause_exprs(v))
         return out
@@ -1353,6 +1353,10 @@ def _coerce_operand(o: registry.Operand, v):
     kind = o.kind
     if isinstance(v, Ptr):
         v = ptr_const(v)
+    if kind == "ptrs":
+        if not isinstance(v, (tuple, list)):
+            raise IllegalOperand(f"expects a list of pointers, got {v!r}", operand=o.name, value=repr(v))
+        return tuple(_coerce_operand(registry.Operand(o.name, "ptr", o.spaces), x) for x in v)
     if kind == "ptr":
         if not isinstance(v, PtrExpr):
             raise IllegalOperand(f"expects a pointer, got {v!r}", operand=o.name, value=repr(v),

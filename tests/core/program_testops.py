@@ -94,6 +94,12 @@ def _demo(ctx, dst, n, mode=None, scale=None, bias=None, flagc=None, sat=None):
     ctx.view(dst, n, write=True, operand="dst")[:] = v
 
 
+def _gather(ctx, dst, srcs, n):
+    """``dst[i*n:(i+1)*n] = srcs[i][0:n]`` for a list of source pointers (a ``ptrs`` operand)."""
+    for i, src in enumerate(srcs):
+        ctx.view(dst + i * n, n, write=True, operand="dst")[:] = ctx.view(src, n, operand=f"srcs[{i}]")
+
+
 def _boom(ctx, dst, code):
     if code > 0:
         raise IllegalOperand(f"code {code} is positive", operand="%code", value=code, limit="<= 0")
@@ -118,6 +124,8 @@ SPECS = [
                     Clause("scale", "args", params=("%s", "%t"), min_params=1, keys={"kind": ("x", "y")}),
                     Clause("bias", "optarg", params=("%b",)), Clause("flagc", "flag"), Clause("sat", "sat")),
            doc="clause forms"),
+    OpSpec("t_gather", "vector", "V", (Operand("dst", "ptr", ANY), Operand("srcs", "ptrs", ANY),
+                                       Operand("n", "int")), _gather, doc="list-of-pointers operand"),
     OpSpec("t_boom", "vector", "V", (Operand("dst", "ptr", ANY), Operand("code", "int")), _boom,
            doc="raises for positive codes"),
 ]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from pto_core import Ptr, asm, dtype, pto
-from pto_core.errors import AsmParseError, Provenance
+from pto_core.errors import AsmParseError, IllegalOperand, Provenance
 from pto_core.ops import registry
 from pto_core.program import OpStmt, program
 
@@ -346,3 +346,24 @@ def test_real_sync_ops_print_in_their_documented_forms():
                  "pto.barrier <PIPE_V>"):
         assert line in text
     assert again.run() == {} and k.program.run() == {}
+
+
+def test_list_of_pointers_operands_print_parse_and_run():
+    with program("gather") as k:
+        x = k.gm_arg("x", "s32", (8, 4))
+        y = k.gm_arg("y", "s32", (3, 4), io="out")
+        ub = k.ptr("ub", "s32", 0)
+        pto.t_copy(x, ub, 32)
+        pto.pipe_barrier("ALL") if "pipe_barrier" in registry.OPS else None
+        j = k.scalar_arg("j", "s32")
+        pto.t_gather(ub + 64, [ub + 4 * j, ub, ub + 28], 4)
+        pto.pipe_barrier("ALL") if "pipe_barrier" in registry.OPS else None
+        pto.t_copy(ub + 64, y, 12)
+    text, again = roundtrip(k.program)
+    assert "pto.t_gather %" in text and ", [%" in text and "], %c4_i64 : " in text
+    xs = np.arange(32, dtype=np.int32).reshape(8, 4)
+    want = np.stack([xs[5], xs[0], xs[7]])
+    assert k.program.run({"x": xs, "j": 5})["y"].tolist() == want.tolist() == again.run({"x": xs, "j": 5})["y"].tolist()
+    with program("bad") as k:
+        with pytest.raises(IllegalOperand, match="expects a list of pointers"):
+            pto.t_gather(k.ptr("ub", "s32", 0), k.ptr("ub", "s32", 0), 4)
