@@ -1921,6 +1921,16 @@ class _Parser:
             v, tok = self.value()
             ssa.append((v, tok))
             return _py_const(v)
+        if t.kind == "punct" and t.text == "[":
+            self.next()
+            items = []
+            if not self.accept("]"):
+                while True:
+                    items.append(self.clause_arg(ssa))
+                    if self.accept("]"):
+                        break
+                    self.expect(",", "',' or ']'")
+            return items
         self.next()
         if t.kind == "int":
             return int(t.text, 0)
