@@ -35,8 +35,7 @@ from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, Un
 from .memory import Machine, MachineOptions, Ptr
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
-                      Reg,
-                      Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
+                      Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
 
 
 # ============================================================================= run-time helpers
