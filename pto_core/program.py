@@ -997,7 +997,8 @@ class Program:
         return self.to_asm()
 
     def compile(self):
-        """The compiled `pto_core.interpreter.Executable` (compiled once, then cached)."""
+        """The compiled `pto_core.interpreter.Executable` (compiled once, then cached: finish
+        building the program before the first run)."""
         if self._executable is None:
             from .interpreter import compile_program
             self._executable = compile_program(self)
