@@ -396,7 +396,8 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
                                  active=None if act is None else act.reshape((-1,) + s.shape[1:]))
             v = v.reshape(r1 - r0, s.lanes)
             inputs[s.name] = v[:, :lanes.count] if s.masked else v
-        outputs = compute(inputs, r0, r1)
+        with np.errstate(all="ignore"):      # IEEE overflow/NaN are results here, not warnings
+            outputs = compute(inputs, r0, r1)
         for s, p in zip(streams, ptrs):
             if "w" in s.role:
                 store(ctx, s, p, r0, r1, outputs[s.name], plan.out_lanes(s.name))
@@ -515,10 +516,14 @@ def _chunks_cached(key) -> tuple:
     last_read = np.full(hi - lo, -1, dtype=np.int64)
     for rw in rows_w:
         reps = np.broadcast_to(np.arange(repeat)[:, None], rw.shape)
-        first_write[(rw - lo)[::-1].reshape(-1)] = reps[::-1].reshape(-1)
+        one = np.full(hi - lo, repeat, dtype=np.int64)
+        one[(rw - lo)[::-1].reshape(-1)] = reps[::-1].reshape(-1)   # duplicates: the last (lowest) repeat wins
+        np.minimum(first_write, one, out=first_write)
     for rr in rows_r:
         reps = np.broadcast_to(np.arange(repeat)[:, None], rr.shape)
-        last_read[(rr - lo).reshape(-1)] = reps.reshape(-1)
+        one = np.full(hi - lo, -1, dtype=np.int64)
+        one[(rr - lo).reshape(-1)] = reps.reshape(-1)
+        np.maximum(last_read, one, out=last_read)
     if not (last_read > first_write).any():
         return ((0, repeat),)
     written = np.zeros(hi - lo, dtype=bool)

@@ -249,6 +249,10 @@ def _macro_execute(kind):
     op = f"pto.ub.reduce_{kind}"
 
     def execute(ctx, dst, src, work, repeat, *, mask=None, rep_stride=None, cal_index=None):
+        with np.errstate(all="ignore"):
+            _macro_body(ctx, dst, src, work, repeat, mask, rep_stride, cal_index)
+
+    def _macro_body(ctx, dst, src, work, repeat, mask, rep_stride, cal_index):
         _macro_check(ctx.target, kind, dst, src, work, op)
         d = src.dtype
         rep = ve.check_range(repeat, 1, MAX_REDUCE_REPEAT, op=op, operand="repeat",
