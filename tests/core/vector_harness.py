@@ -30,7 +30,8 @@ def same_values(a: np.ndarray, b: np.ndarray, dt) -> np.ndarray:
     y = b.view(dt)
     eq = x.view(np.dtype(f"u{x.itemsize}")) == y.view(np.dtype(f"u{y.itemsize}"))
     if np.issubdtype(np.dtype(dt), np.floating) or np.dtype(dt).kind == "V" or "bfloat" in str(dt):
-        eq |= np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            eq |= np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64))
     return eq
 
 
