@@ -54,7 +54,9 @@ def _float_round_exact(value: Fraction, t, mode: str):
     elif c is not None:
         hi = cand
         lo = np.nextafter(cand, t(-np.inf))
-    else:  # cand is +/-inf: value beyond max finite by at least half an ulp
+    else:  # cand is +/-inf: value at least half an ulp beyond the largest finite value
+        if mode in ("even", "away"):
+            return cand
         big = t(ml_dtypes.finfo(t).max)
         lo, hi = (big, t(np.inf)) if value > 0 else (t(-np.inf), -big)
     if mode == "floor":
