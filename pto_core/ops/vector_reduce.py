@@ -21,9 +21,8 @@ tree* over adjacent lanes, ``((x0+x1)+(x2+x3))+...``, each addition rounded to t
 element type (f16 additions computed in f32 and rounded to f16). So ``vcgadd`` equals
 the first ``log2(E)`` levels of ``vcadd`` and ``vcpadd`` its first level; ``vcadd`` of a
 full repeat is the tree over the 8 block sums of ``vcgadd``. Max/min ties return the
-lowest lane index; NaN counts as the largest value for max and smallest for min
-(numpy argmax/argmin); vcmax/vcmin over lanes that are all inactive give value 0 and
-index 0.
+lowest lane index; a NaN lane wins (the first NaN, for max and for min; block max/min
+propagate NaN).
 
 ``reduce_add`` (vec_reduce_add): pass 1 is ``vcadd`` per repeat, written to
 ``work[0:repeat]``; then passes of ``vcadd`` over ``PAR`` consecutive partial sums (the
@@ -112,11 +111,22 @@ def reduce_repeat(kind: str, vals: np.ndarray, active, d: DType, par: int, ctx) 
         any_active = act.reshape(r, par // e, e).any(axis=-1)
         res = xb.max(axis=-1) if kind == "gmax" else xb.min(axis=-1)
         return np.where(any_active, res, 0).astype(d.storage)
-    idx = np.argmax(x, axis=1) if kind == "argmax" else np.argmin(x, axis=1)
+    idx = arg_extreme(x, act, kind == "argmax")
     any_active = act.any(axis=1)
     val = np.where(any_active, x[np.arange(r), idx], 0).astype(d.storage)
     idx = np.where(any_active, idx, 0).astype(_index_dtype(d)).view(d.storage)
     return np.stack([val, idx], axis=1)
+
+
+def arg_extreme(x: np.ndarray, act: np.ndarray, largest: bool) -> np.ndarray:
+    """Per row, the lowest active lane holding the max (min); a NaN lane wins. Inactive lanes hold -inf (+inf)."""
+    idx = np.argmax(x, axis=1) if largest else np.argmin(x, axis=1)
+    fill = -np.inf if largest else np.inf
+    at_fill = x[np.arange(x.shape[0]), idx] == fill
+    if at_fill.any():   # the extreme equals the padding value: take the first *active* lane with it
+        first = np.argmax(act & (x == fill), axis=1)
+        idx = np.where(at_fill, first, idx)
+    return idx
 
 
 def _check_src_dst(ctx_target, name: str, dst: Ptr, src: Ptr, op: str, align: int) -> None:
@@ -289,11 +299,10 @@ def _macro_execute(kind):
             return
         pairs = reduce_repeat("argmax" if kind == "max" else "argmin", vals, active, d, par, ctx)
         _write(ctx, work, pairs.reshape(-1), "work")
-        x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(-1)
-        flat_active = _active_full(active, rep, vals.shape[1], par).reshape(-1)
-        i = int(np.argmax(x) if kind == "max" else np.argmin(x))
-        if not flat_active.any():
-            i = 0
+        x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(1, -1)
+        flat_active = _active_full(active, rep, vals.shape[1], par).reshape(1, -1)
+        i = int(arg_extreme(x, flat_active, kind == "max")[0])
+        x = x[0]
         out = np.array([x[i]], dtype=np.float32).astype(d.storage)
         if cal_index:
             out = np.concatenate([out, np.array([i], dtype=_index_dtype(d)).view(d.storage)])
