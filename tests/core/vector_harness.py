@@ -11,12 +11,12 @@ BASE_MAX = 8192         # operand bases are multiples of 32 below this
 
 
 def machine(target="A2A3", *, overflow_mode=None, seed=0, uninitialized="raise"):
-    """A machine whose first REGION bytes of UB hold random (initialised) bytes."""
+    """A machine whose UB holds random (initialised) bytes; the randomised tests use the first REGION bytes."""
     m = Machine(target, options=MachineOptions(overflow_mode=overflow_mode, uninitialized=uninitialized))
     ub = m.context(0).core.buffer("ub")
     rng = np.random.default_rng(seed)
-    ub.data[:REGION] = rng.integers(0, 256, REGION, dtype=np.uint8)
-    ub.written[:REGION] = True
+    ub.data[:] = rng.integers(0, 256, ub.size, dtype=np.uint8)
+    ub.written[:] = True
     return m
 
 
