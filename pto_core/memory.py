@@ -589,6 +589,8 @@ class ExecContext:
         if write:
             if active is None and dense:
                 buf.written[off:off + extent] = True
+            elif buf.written[off:off + extent].all():
+                pass                    # every byte in range is already marked: nothing to add
             else:
                 wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
                                 strides=tuple(strides) + (1,))
@@ -600,7 +602,7 @@ class ExecContext:
         view.flags.writeable = False
         if self.machine.options.uninitialized == "off":
             return view
-        if active is None and dense:
+        if active is None and dense or buf.written[off:off + extent].all():
             ok = bool(buf.written[off:off + extent].all())
         else:
             wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
