@@ -1,5 +1,7 @@
 """pto.ub.vconv: tik_api.md §10.7 goldens, every conversion code of every chip table against an
 independent neighbour-selection reference, deq, mixed-width geometry, chip legality and errors."""
+import zlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -152,17 +154,24 @@ def _parse(code):
     raise ValueError(code)
 
 
-CODES = sorted({(code, t) for t in ("Ascend910B1", "Ascend310P3", "Ascend910A", "Ascend310")
-                for code in vector_isa.supported(get_target(t), "vconv")
-                if code != "deq" and not code.endswith(("s4",))}, key=lambda c: c[0])
-CODES = sorted({c: t for c, t in CODES}.items())      # one chip per code
+def _codes():
+    """Each conversion code once, on the first of these chips that lists it."""
+    out = {}
+    for t in ("Ascend910B1", "Ascend310P3", "Ascend910A", "Ascend310"):
+        for code in sorted(vector_isa.supported(get_target(t), "vconv")):
+            if code != "deq" and not code.endswith("s4"):
+                out.setdefault(code, t)
+    return sorted(out.items())
+
+
+CODES = _codes()
 
 
 @pytest.mark.parametrize("code, target", CODES)
 def test_every_conversion_code(code, target):
     src, dst, rnd = _parse(code)
     mode = MODES[rnd]
-    rng = np.random.default_rng(abs(hash(code)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(code.encode()))
     x = _SRC_SAMPLES[src](rng, 256)
     sat = get_target(target).overflow_mode == "saturation"
     got = run_conv(target, src, dst, x, rnd or None)

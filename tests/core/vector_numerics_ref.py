@@ -111,8 +111,8 @@ def float_to(x, dst, *, rounding="even", sat="nosat"):
     res = out.reshape(-1)
     for k, v in enumerate(flat):
         fv = float(v)
-        if np.isnan(fv) or np.isinf(fv):
-            res[k] = t(fv)
+        if np.isnan(fv) or np.isinf(fv) or fv == 0.0:
+            res[k] = t(fv)                       # keeps the sign of zero
         else:
             res[k] = _float_round_exact(Fraction(fv), t, mode)
     return _apply_sat(out, t, sat)
