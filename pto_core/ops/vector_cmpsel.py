@@ -107,7 +107,7 @@ def _cmpv_ops(cmp: str, scalar: bool):
                 for nm, g in zip(names, geo))
             return ve.Plan(lanes, streams, (("dst", ve.Lanes(rep, par // 8, None, par // 8)),))
 
-        plan = _PLANS.get(_hashable((instr, d, repeat, blk_stride, rep_stride, stride_unit)), build)
+        plan = _PLANS.get(_hashable((instr, d.name, repeat, blk_stride, rep_stride, stride_unit)), build)
 
         def compute(ins, r0, r1):
             a = ins[names[0]]
@@ -174,7 +174,7 @@ def _vcmp_op(cmp: str):
                             for nm, g in zip(("src0", "src1"), geo))
             return ve.Plan(lanes, streams)
 
-        plan = _PLANS.get(_hashable((instr, d, mask, blk_stride)), build)
+        plan = _PLANS.get(_hashable((instr, d.name, mask, blk_stride)), build)
 
         def compute(ins, r0, r1):
             res = fn(ins["src0"], ins["src1"])
@@ -309,7 +309,7 @@ def _sel_op(name: str):
                     streams.append(ve.vector_stream(nm, d, role, par=par, lanes=lanes, blk=b, rep=r, unit=u))
             return ve.Plan(lanes, tuple(streams))
 
-        plan = _PLANS.get(_hashable((name, d, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
+        plan = _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
         count = plan.lanes.count
 
         def compute(ins, r0, r1):

@@ -103,10 +103,6 @@ def convert(x: np.ndarray, src: DType, dst: DType, rnd, ctx, deqscale=None) -> n
     return np.clip(wide, dst.min, dst.max).astype(dst.storage)
 
 
-def _rnd(value):
-    return value if value in ROUND_LETTERS else None
-
-
 def _check(ctx_target, dst: DType, src: DType, rnd, deq: bool, op: str) -> None:
     if deq and not (src.name == "s32" and dst.name == "f16"):
         raise IllegalOperand(f"deqscale converts s32 to f16, got {src.name} -> {dst.name}", op=op,
@@ -143,7 +139,7 @@ def _execute(ctx, dst, src, repeat, *, round=None, deqscale=None, mask=None, cou
     ve.check_ub(dst, op=op, operand="dst")
     ve.check_ub(src, op=op, operand="src")
     deq = deqscale is not None
-    key = (dst.dtype, src.dtype, round, deq, ctx.target.name)
+    key = (dst.dtype.name, src.dtype.name, round, deq, ctx.target.name)
     if key not in _LEGAL:
         _check(ctx.target, dst.dtype, src.dtype, round, deq, op)
         _LEGAL[key] = True
@@ -167,7 +163,7 @@ def _execute(ctx, dst, src, repeat, *, round=None, deqscale=None, mask=None, cou
         return ve.Plan(lanes, streams)
 
     from .vector_elementwise import _hashable
-    plan = _PLANS.get(_hashable((dst.dtype, src.dtype, repeat, mask, counter, blk_stride, rep_stride, stride_unit,
+    plan = _PLANS.get(_hashable((dst.dtype.name, src.dtype.name, repeat, mask, counter, blk_stride, rep_stride, stride_unit,
                                  ctx.target.name)), build)
 
     def compute(ins, r0, r1):

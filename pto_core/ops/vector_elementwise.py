@@ -244,11 +244,6 @@ def _sig_dst_src(dt) -> str:
     return f"{dt['dst'].name}{src.name}{src.name}"
 
 
-def _sig_mixed_or_single(dt) -> str:
-    """vaxpy / vmla: 'f16f16f16' style; single-type calls match that as well."""
-    return _sig_dst_src(dt)
-
-
 def _sig_deq(dt) -> str:
     return f"{dt['dst'].name}{dt['src0'].name}{dt['src1'].name}"
 
@@ -259,7 +254,6 @@ _RB = ("w", "r", "r")
 _RU = ("w", "r")
 
 _ROUND_CLAUSE = Clause("round", "flag", doc="vshr: round the shifted-out bits (add 2**(n-1) first)")
-_DEQ_CLAUSE = ()
 
 LANEWISE = (
     # -- binary
@@ -277,7 +271,7 @@ LANEWISE = (
              "dst = max(src0 - src1, 0)"),
     Lanewise("vmla", "vmla", _B, ("rw", "r", "r"), False, "pto.vmula", _fused(lambda a: a["src0"] * a["src1"] + a["dst"]),
              "dst = src0 * src1 + dst (fused, one rounding; f32 dst with f16 sources allowed)",
-             signature=_sig_mixed_or_single, same_dtype=False),
+             signature=_sig_dst_src, same_dtype=False),
     Lanewise("vmadd", "vmadd", _B, ("rw", "r", "r"), False, "pto.vmadd",
              _fused(lambda a: a["src0"] * a["dst"] + a["src1"]), "dst = src0 * dst + src1 (fused, one rounding)"),
     Lanewise("vmaddrelu", "vmaddrelu", _B, ("rw", "r", "r"), False, "pto.vmaddrelu",
@@ -322,7 +316,7 @@ LANEWISE = (
              clauses=(_ROUND_CLAUSE,)),
     Lanewise("vaxpy", "vaxpy", _U, ("rw", "r"), True, "pto.vaxpy", _fused(lambda a: a["scalar"] * a["src"] + a["dst"]),
              "dst = scalar * src + dst (fused, one rounding; f32 dst with f16 src allowed)",
-             signature=_sig_mixed_or_single, same_dtype=False, blk_max=65535),
+             signature=_sig_dst_src, same_dtype=False, blk_max=65535),
 )
 
 
@@ -350,15 +344,12 @@ def _check_types(row: Lanewise, dt: dict, target, op: str) -> None:
                 raise IllegalOperand(f"dtype {dt[n].name} differs from {names[0]} dtype {first.name}", op=op,
                                      operand=n, value=dt[n].name, limit=first.name,
                                      hint="all operands of this instruction share one element type")
-    sig = _signature(row, dt)
-    if row.name in ("vmla", "vaxpy") and row.same_dtype is False:
+    if not row.same_dtype:
         srcs = [dt[n] for n in names[1:]]
         if any(s is not srcs[0] for s in srcs):
-            raise IllegalOperand("source dtypes differ", op=op, operand=names[2], value=[s.name for s in srcs])
-        legal = vector_isa.supported(target, row.intrinsic)
-        if sig not in legal and dt["dst"] is srcs[0] and dt["dst"].name in legal:
-            return
-    vector_isa.require(target, row.intrinsic, sig, op=op)
+            raise IllegalOperand("source dtypes differ", op=op, operand=names[-1],
+                                 value=", ".join(s.name for s in srcs), hint="the sources share one element type")
+    vector_isa.require(target, row.intrinsic, _signature(row, dt), op=op)
 
 
 def _verify_lanewise(row: Lanewise):
@@ -380,7 +371,7 @@ _LEGAL: dict = {}
 
 
 def _check_cached(row: Lanewise, dts: tuple, target, op: str) -> None:
-    key = (row.name, dts, target.name)
+    key = (row.name, tuple(d.name for d in dts), target.name)
     if key not in _LEGAL:
         _check_types(row, dict(zip(row.mem, dts)), target, op)
         _LEGAL[key] = True
@@ -405,7 +396,8 @@ def _execute_lanewise(row: Lanewise):
                 ve.check_range(int(operands[nmem]), 0, dt["dst"].bits, op=op, operand="scalar",
                                hint="shift counts run from 0 to the element width")
         repeat = operands[nmem + (1 if row.scalar else 0)]
-        key = (row.name, dts, repeat, mask, counter, blk_stride, rep_stride, stride_unit, ctx.target.name)
+        key = (row.name, tuple(d.name for d in dts), repeat, mask, counter, blk_stride, rep_stride, stride_unit,
+               ctx.target.name)
         plan = _PLANS.get(_hashable(key), lambda: _plan_lanewise(row, ctx.target, dts, repeat, mask, counter,
                                                                  blk_stride, rep_stride, stride_unit, op))
         rounding = bool(extra.get("round"))
@@ -421,13 +413,8 @@ def _execute_lanewise(row: Lanewise):
 
 def _hashable(key):
     """Clause values are ``(args, kw)`` pairs; make them hashable for the plan cache."""
-    out = []
-    for k in key:
-        if isinstance(k, tuple) and len(k) == 2 and isinstance(k[1], dict):
-            out.append((tuple(k[0]), tuple(sorted(k[1].items()))))
-        else:
-            out.append(k)
-    return tuple(out)
+    return tuple((k[0], tuple(k[1].items())) if type(k) is tuple and len(k) == 2 and type(k[1]) is dict else k
+                 for k in key)
 
 
 def _plan_lanewise(row: Lanewise, target, dts, repeat, mask, counter, blk_stride, rep_stride, stride_unit, op):
@@ -531,7 +518,7 @@ def _dup_execute(ctx, dst, scalar, repeat, *, mask=None, counter=None, blk_strid
     ve.check_ub(dst, op=op, operand="dst")
     vector_isa.require(ctx.target, "vector_dup", dst.dtype.name, op=op)
     value = _scalar_value(scalar, dst.dtype, op=op)
-    key = ("vector_dup", dst.dtype, repeat, mask, counter, blk_stride, rep_stride, stride_unit, ctx.target.name)
+    key = ("vector_dup", dst.dtype.name, repeat, mask, counter, blk_stride, rep_stride, stride_unit, ctx.target.name)
 
     def build():
         rep = ve.check_repeat(repeat, op=op)

@@ -563,21 +563,7 @@ def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
     return x.astype(dst.storage)
 
 
-def dtype_code(d: DType) -> str:
-    """CANN ini dtype spelling used in `pto_core.vector_isa` tables (``f16``, ``s32``, ``bf16``)."""
-    return d.name
-
-
 # ----------------------------------------------------------------------------- expansion text
-
-
-def ptr_text(call, index: int) -> str:
-    """``%name`` of operand ``index`` of a call, with its PTO type when known."""
-    spec = call.spec.operands[index]
-    v = call.operands[index]
-    if isinstance(v, Ptr):
-        return f"%{spec.name}"
-    return f"%{spec.name}"
 
 
 def mask_text(clauses: dict, par: int, bits: int) -> list:
@@ -613,11 +599,6 @@ def store_text(var: str, ptr: str, dtype: DType, lanes: int, offset: str, blk: i
                 f"!pto.ptr<{dtype.pto_name}, ub>, !pto.mask")
     return (f"pto.vsstb {var}, {ptr}, {offset}, %mask : {ty}, !pto.ptr<{dtype.pto_name}, ub>, i32, !pto.mask"
             f"    // block stride {blk} (stride_unit {unit})")
-
-
-def offset_text(stride: int, unit: int, size: int) -> str:
-    """Byte offset expression of repeat ``%r`` for a repeat stride."""
-    return f"%r * {stride}"
 
 
 def loop_text(repeat, body: list, header: list) -> list:

@@ -71,7 +71,7 @@ def _tr_execute(ctx, dst, src, repeat, *, rep_stride=None):
                         for nm, r, role in (("dst", rs[0], "w"), ("src", rs[1], "r")))
         return ve.Plan(lanes, streams)
 
-    plan = _PLANS.get(_hashable(("vtranspose", d, repeat, rep_stride)), build)
+    plan = _PLANS.get(_hashable(("vtranspose", d.name, repeat, rep_stride)), build)
 
     def compute(ins, r0, r1):
         x = ins["src"].reshape(-1, 16, 16)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import vector_isa
-from ..dtypes import DType, dtype
+from ..dtypes import DType
 from ..errors import IllegalOperand
 from ..memory import Ptr
 from .registry import Clause, OpSpec, Operand, register
@@ -174,7 +174,7 @@ def _execute(name):
             dst_s = ve.Stream("dst", d, (rep, 1, k), (dst_rep * k * d.itemsize, k * d.itemsize, d.itemsize), "w")
             return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))
 
-        plan = _PLANS.get(_hashable((name, d, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
+        plan = _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
         par = plan.lanes.par
 
         def compute(ins, r0, r1):
