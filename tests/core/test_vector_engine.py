@@ -87,7 +87,6 @@ def test_shifted_in_place_copy_propagates_like_hardware():
 
 
 def test_plan_chunks_only_splits_when_needed():
-    f32 = ve.dtype("f32") if hasattr(ve, "dtype") else None
     from pto_core import dtype
     d = dtype("f32")
     m = Machine("A2A3")
