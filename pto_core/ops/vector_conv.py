@@ -21,7 +21,8 @@ Omitted (TIK ``''``/``'none'``) means nearest-even wherever the conversion is in
 Results:
 
 * float -> float: one rounding from the exact input (`pto_core.numerics.float_to`); f32 ->
-  f32 with a rounding mode (910B-class) rounds to an integral value in f32.
+  f32 with a rounding mode (910B-class) rounds to an integral value in f32
+  (`pto_core.numerics.round_to_integral`).
 * float -> int: rounding per mode, saturating to the integer range, NaN -> 0
   (`pto_core.numerics.float_to_int`).
 * int -> float: exact, then one rounding (`pto_core.numerics.int_to_float`).
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import vector_isa
+from .. import numerics, vector_isa
 from ..dtypes import DType
 from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import Ptr
@@ -58,38 +59,19 @@ def conversion_code(src: DType, dst: DType, rnd, deq: bool) -> str:
     return f"{src.name}2{dst.name}{rnd or ''}"
 
 
-def round_to_integral(x: np.ndarray, mode: str) -> np.ndarray:
-    """Round float values to integral values of the same format (f32 -> f32 vconv with a mode)."""
-    x64 = x.astype(np.float64)
-    if mode == "even":
-        r = np.rint(x64)
-    elif mode == "floor":
-        r = np.floor(x64)
-    elif mode == "ceil":
-        r = np.ceil(x64)
-    elif mode == "zero":
-        r = np.trunc(x64)
-    elif mode == "away":
-        r = np.copysign(np.floor(np.abs(x64) + 0.5), x64)
-    else:
-        raise ValueError(f"round to integral has no mode {mode!r}")
-    return r.astype(x.dtype)
-
-
 def _sat_mode(ctx) -> str:
     return "sat" if ctx.machine.overflow_mode == "saturation" else "nosat"
 
 
 def convert(x: np.ndarray, src: DType, dst: DType, rnd, ctx, deqscale=None) -> np.ndarray:
     """Convert lane values ``x`` (storage of ``src``) to the storage of ``dst`` (see module doc)."""
-    from .. import numerics
     mode = ROUND_NAMES[rnd]
     if deqscale is not None:
         scale = np.float64(np.float16(deqscale))
         return ve.round_float(x.astype(np.float64) * scale, dst, ctx)
     if src.is_float and dst.is_float:
         if src is dst:
-            return round_to_integral(x, mode)
+            return numerics.round_to_integral(x, mode)
         if dst.itemsize >= src.itemsize:
             wide = numerics.to_f32(x, src.name) if src.name == "bf16" else x.astype(np.float32)
             return ve.round_float(wide, dst, ctx)

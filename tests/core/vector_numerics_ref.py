@@ -1,12 +1,6 @@
-"""Test-only reference conversions for the vector tests.
-
-Two uses:
-
-* an independent reference for expected values (exact rational / neighbour selection, no
-  shared code with the package);
-* a stand-in for ``pto_core.numerics`` (same function names and signatures as the
-  contract in the helper brief) while that module is not on this branch: `conftest.py`
-  installs it only if ``import pto_core.numerics`` fails.
+"""Test-only reference conversions for the vector tests: an independent reference for expected
+values (exact rational arithmetic with neighbour selection, no shared code with
+``pto_core.numerics``; same function names and signatures as that module's contract).
 
 Formats: f16, bf16, f32 (float destinations) and the integer types. Values are handled as
 exact Python/NumPy float64 (exact for f16/bf16/f32 inputs and integers below 2**53) and
