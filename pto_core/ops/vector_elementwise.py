@@ -21,7 +21,8 @@ Numerics (one rule each, see migration_guide/pto_vector.md):
   Exact selections (vmax, vmin, vabs, vrelu, vmaxs, vmins, dup) pass values through.
 * Integer add/sub/mul wrap (two's complement) in every overflow mode; vmax/vmin and
   the bitwise ops are exact.
-* vmax/vmin propagate NaN (numpy maximum/minimum).
+* vmax/vmin are IEEE 754-2019 maximum/minimum: NaN propagates, ``max(-0, +0) = +0``,
+  ``min(-0, +0) = -0``; vrelu is ``max(x, +0)`` (so ``relu(-0) = +0``).
 """
 from __future__ import annotations
 
@@ -101,8 +102,28 @@ def _select(fn):
     return compute
 
 
+def vmax_values(a: np.ndarray, b) -> np.ndarray:
+    """IEEE 754-2019 ``maximum``: NaN propagates (the first NaN operand), ``max(-0, +0) = +0``; ints exact."""
+    if a.dtype.kind not in "fV" and "bfloat" not in str(a.dtype):
+        return np.maximum(a, b)
+    b = np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
+    r = np.where(a > b, a, b)
+    r = np.where((a == b) & np.signbit(b), a, r)           # +0 beats -0
+    return np.where(np.isnan(a), a, np.where(np.isnan(b), b, r))
+
+
+def vmin_values(a: np.ndarray, b) -> np.ndarray:
+    """IEEE 754-2019 ``minimum``: NaN propagates (the first NaN operand), ``min(-0, +0) = -0``; ints exact."""
+    if a.dtype.kind not in "fV" and "bfloat" not in str(a.dtype):
+        return np.minimum(a, b)
+    b = np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
+    r = np.where(a < b, a, b)
+    r = np.where((a == b) & np.signbit(a), a, r)           # -0 beats +0
+    return np.where(np.isnan(a), a, np.where(np.isnan(b), b, r))
+
+
 def _relu_of(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, np.zeros((), dtype=x.dtype))
+    return vmax_values(x, np.zeros((), dtype=x.dtype))
 
 
 def _arith_relu(fn):
@@ -261,8 +282,8 @@ LANEWISE = (
     Lanewise("vsub", "vsub", _B, _RB, False, "pto.vsub", _arith(np.subtract), "dst = src0 - src1"),
     Lanewise("vmul", "vmul", _B, _RB, False, "pto.vmul", _arith(np.multiply), "dst = src0 * src1"),
     Lanewise("vdiv", "vdiv", _B, _RB, False, "pto.vdiv", _arith(np.divide), "dst = src0 / src1 (IEEE division)"),
-    Lanewise("vmax", "vmax", _B, _RB, False, "pto.vmax", _select(np.maximum), "dst = max(src0, src1)"),
-    Lanewise("vmin", "vmin", _B, _RB, False, "pto.vmin", _select(np.minimum), "dst = min(src0, src1)"),
+    Lanewise("vmax", "vmax", _B, _RB, False, "pto.vmax", _select(vmax_values), "dst = max(src0, src1)"),
+    Lanewise("vmin", "vmin", _B, _RB, False, "pto.vmin", _select(vmin_values), "dst = min(src0, src1)"),
     Lanewise("vand", "vand", _B, _RB, False, "pto.vand", _select(np.bitwise_and), "dst = src0 & src1 (bitwise)"),
     Lanewise("vor", "vor", _B, _RB, False, "pto.vor", _select(np.bitwise_or), "dst = src0 | src1 (bitwise)"),
     Lanewise("vaddrelu", "vaddrelu", _B, _RB, False, "pto.vaddrelu", _arith_relu(np.add),
@@ -303,9 +324,9 @@ LANEWISE = (
              blk_max=65535),
     Lanewise("vmuls", "vmuls", _U, _RU, True, "pto.vmuls", _vs_arith(np.multiply), "dst = src * scalar",
              blk_max=65535),
-    Lanewise("vmaxs", "vmaxs", _U, _RU, True, "pto.vmaxs", _vs_select(np.maximum), "dst = max(src, scalar)",
+    Lanewise("vmaxs", "vmaxs", _U, _RU, True, "pto.vmaxs", _vs_select(vmax_values), "dst = max(src, scalar)",
              blk_max=65535),
-    Lanewise("vmins", "vmins", _U, _RU, True, "pto.vmins", _vs_select(np.minimum), "dst = min(src, scalar)",
+    Lanewise("vmins", "vmins", _U, _RU, True, "pto.vmins", _vs_select(vmin_values), "dst = min(src, scalar)",
              blk_max=65535),
     Lanewise("vlrelu", "vlrelu", _U, _RU, True, "pto.vprelu", _lrelu, "dst = src if src >= 0 else src * scalar",
              blk_max=65535),

@@ -21,8 +21,8 @@ tree* over adjacent lanes, ``((x0+x1)+(x2+x3))+...``, each addition rounded to t
 element type (f16 additions computed in f32 and rounded to f16). So ``vcgadd`` equals
 the first ``log2(E)`` levels of ``vcadd`` and ``vcpadd`` its first level; ``vcadd`` of a
 full repeat is the tree over the 8 block sums of ``vcgadd``. Max/min ties return the
-lowest lane index; a NaN lane wins (the first NaN, for max and for min; block max/min
-propagate NaN).
+lowest lane index (-0 and +0 tie); a NaN lane wins (the first NaN, for max and for min;
+block max/min propagate NaN and return +0 (max) or -0 (min) when both zeros occur).
 
 ``reduce_add`` (vec_reduce_add): pass 1 is ``vcadd`` per repeat, written to
 ``work[0:repeat]``; then passes of ``vcadd`` over ``PAR`` consecutive partial sums (the
@@ -110,6 +110,10 @@ def reduce_repeat(kind: str, vals: np.ndarray, active, d: DType, par: int, ctx) 
         xb = x.reshape(r, par // e, e)
         any_active = act.reshape(r, par // e, e).any(axis=-1)
         res = xb.max(axis=-1) if kind == "gmax" else xb.min(axis=-1)
+        # the sign of a zero result must not depend on numpy's reduction order: max prefers +0, min -0
+        zero_of = (xb == 0) & (np.signbit(xb) if kind == "gmin" else ~np.signbit(xb))
+        signed = np.where(zero_of.any(axis=-1), 0.0 if kind == "gmax" else -0.0, -0.0 if kind == "gmax" else 0.0)
+        res = np.where(res == 0, signed.astype(np.float32), res)
         return np.where(any_active, res, 0).astype(d.storage)
     idx = arg_extreme(x, act, kind == "argmax")
     any_active = act.any(axis=1)

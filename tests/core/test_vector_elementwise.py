@@ -31,15 +31,21 @@ def fin(x, dt, sat):
 
 
 def vmax(a, b):
+    """IEEE 754-2019 maximum on scalars."""
     if np.isnan(a) or np.isnan(b):
         return a if np.isnan(a) else b
-    return a if a >= b else b
+    if a == b:
+        return b if math.copysign(1, float(a)) < 0 else a
+    return a if a > b else b
 
 
 def vmin(a, b):
+    """IEEE 754-2019 minimum on scalars."""
     if np.isnan(a) or np.isnan(b):
         return a if np.isnan(a) else b
-    return a if a <= b else b
+    if a == b:
+        return a if math.copysign(1, float(a)) < 0 else b
+    return a if a < b else b
 
 
 def is_float(dt):

@@ -60,8 +60,17 @@ def reduce_results(kind, vals, lanes, dt, sat, par):
                 out.append(dt.type(0))
                 continue
             sub = [float(vals[i]) for i in grp]
-            out.append(dt.type(math.nan) if any(map(math.isnan, sub)) else dt.type(max(sub) if kind == "vcgmax"
-                                                                                 else min(sub)))
+            if any(map(math.isnan, sub)):
+                out.append(dt.type(math.nan))
+                continue
+            best = max(sub) if kind == "vcgmax" else min(sub)
+            if best == 0:        # IEEE maximum/minimum: +0 beats -0 for max, -0 beats +0 for min
+                signs = {math.copysign(1, v) for v in sub if v == 0}
+                if kind == "vcgmax":
+                    best = 0.0 if 1.0 in signs else -0.0
+                else:
+                    best = -0.0 if -1.0 in signs else 0.0
+            out.append(dt.type(best))
         return out
     v, i = extreme([float(x) for x in vals], sorted(lanes), kind == "vcmax")
     idx = np.array([i], dtype=np.uint16 if dt.itemsize == 2 else np.uint32).view(dt)[0]
