@@ -205,7 +205,8 @@ def _expand(name):
         body = [f"%o_src = arith.muli %r, %c{rep[1] * 32 if isinstance(rep[1], int) else rep[1]} : index",
                 ve.load_text("%v", "%src", d, par, "%o_src", blk, 0) if d is not None else "%v = pto.vlds %src",
                 f"%res = {vreg} %v, %mask",
-                f"%o_dst = arith.muli %r, %c{rep[0]} * {k} : index    // elements",
+                (f"%o_dst = arith.muli %r, %c{rep[0] * k * d.itemsize} : index    // bytes"
+                 if isinstance(rep[0], int) and d is not None else f"%o_dst = %r * {rep[0]} * {k} elements"),
                 f"pto.vsts %res, %dst[%o_dst], %first{k} {{dist = \"NORM_B{d.bits if d else 16}\"}}    "
                 f"// the {k} low result lane(s)"]
         return ve.loop_text(repeat, body, lines)
