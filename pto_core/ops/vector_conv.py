@@ -75,6 +75,9 @@ def convert(x: np.ndarray, src: DType, dst: DType, rnd, ctx, deqscale=None) -> n
         if dst.itemsize >= src.itemsize:
             wide = numerics.to_f32(x, src.name) if src.name == "bf16" else x.astype(np.float32)
             return ve.round_float(wide, dst, ctx)
+        if mode == "even" and dst.name in ("f16", "bf16"):
+            # numpy / ml_dtypes casts from f32 are single nearest-even roundings (numerics.md §4)
+            return ve.round_float(x.astype(np.float32), dst, ctx)
         return numerics.float_to(x.astype(np.float32), dst.name, rounding=mode, sat=_sat_mode(ctx))
     if src.is_float:
         wide = numerics.to_f32(x, src.name) if src.name == "bf16" else x.astype(np.float32)
