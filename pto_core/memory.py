@@ -22,6 +22,7 @@ Model:
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
@@ -494,6 +495,10 @@ class ExecContext:
         self.pipe: str = "S"
         self.where: Optional[Provenance] = None
         self.sync_state = None       # set/wait flag table (pto_core.checks.flags), made by ops.sync
+        #: Per-core special-purpose registers by name, e.g. ``"CMPMASK"`` (16 bytes, uint8 array:
+        #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
+        #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.
+        self.spr: dict = {}
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -551,6 +556,70 @@ class ExecContext:
         start = ptr.byte_offset(lo)
         raw = (self.write if write else self.read)(start, hi - lo, operand=operand)
         return raw, -lo
+
+    def strided_view(self, ptr: Ptr, shape: tuple, strides: tuple, *, offset: int = 0,
+                     dtype: Optional[DType] = None, write: bool = False, operand: str = "src",
+                     active=None) -> np.ndarray:
+        """Typed strided view of the elements at ``ptr + offset + sum(i_k * strides_k)`` (bytes, strides >= 0).
+
+        For gapped or repeated footprints (vector block/repeat strides): bounds are checked
+        on the whole ``[ptr + offset, ... + extent)`` range and that range is reported to the
+        hazard verifier, but only the elements the view covers are checked for
+        initialisation (reads) or marked written (writes). ``active`` (bool, broadcastable
+        to ``shape``) narrows that further to the elements an op really uses (masked-off
+        lanes). A write view may alias itself (zero or small strides); the op decides what
+        to store.
+        """
+        d = dtype or ptr.dtype
+        size = d.bits // 8
+        if 0 in shape:
+            return np.empty(shape, dtype=d.storage)
+        extent = size
+        for n, s in zip(shape, strides):
+            if s < 0:
+                raise ValueError(f"negative stride in {strides}")
+            extent += (n - 1) * s
+        if offset:
+            ptr = Ptr(ptr.space, ptr.dtype, ptr.addr + offset, ptr.sub, ptr.ctx)
+        buf, off = self._locate(ptr, extent, operand)
+        if self.hazards is not None:
+            self.hazards.on_access(buf, off, off + extent, write)
+        view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
+        dense = _is_dense(shape, strides, size)
+        if write:
+            if active is None and dense:
+                buf.written[off:off + extent] = True
+            elif buf.written[off:off + extent].all():
+                pass                    # every byte in range is already marked: nothing to add
+            else:
+                wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
+                                strides=tuple(strides) + (1,))
+                if active is None:
+                    wv[...] = True
+                else:
+                    np.logical_or(wv, np.asarray(active, dtype=bool)[..., None], out=wv)
+            return view
+        view.flags.writeable = False
+        if self.machine.options.uninitialized == "off":
+            return view
+        if active is None and dense or buf.written[off:off + extent].all():
+            ok = bool(buf.written[off:off + extent].all())
+        else:
+            wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
+                            strides=tuple(strides) + (1,))
+            good = wv.all(axis=-1)
+            if active is not None:
+                good = good | ~np.asarray(active, dtype=bool)
+            ok = bool(good.all())
+        if not ok:
+            if active is None and dense:
+                bad = off + int(np.argmin(buf.written[off:off + extent]))
+            else:
+                idx = np.argwhere(~np.broadcast_to(good, shape))[0]
+                elem = off + sum(int(i) * s for i, s in zip(idx, strides))
+                bad = elem + int(np.argmin(buf.written[elem:elem + size]))
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+        return view
 
     def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
         if self.hazards is not None:
@@ -640,6 +709,19 @@ class ExecContext:
             raise Misaligned(f"address {ptr.addr:#x} in {ptr.space} is not {alignment}-byte aligned",
                              op=self.op_name, operand=operand, value=hex(ptr.addr), limit=f"{alignment} B",
                              hint=f"place the tile at a multiple of {alignment} bytes")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
+    """True if a view of ``shape``/``strides`` covers a contiguous byte range exactly once (C order)."""
+    expect = size
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if s != expect:
+            return False
+        expect *= n
+    return True
 
 
 __all__ = ["MachineOptions", "Buffer", "GmRegion", "GlobalMemory", "Ptr", "Core", "Machine", "ExecContext",

@@ -53,7 +53,8 @@ class Operand:
     """One positional operand.
 
     kind: ``"ptr"`` (a pointer; ``spaces`` lists the legal spaces), ``"int"`` (i64 value),
-    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"event"``.
+    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"event"``,
+    ``"ptrs"`` (a tuple of pointers, e.g. the 16 block addresses of ``pto.ub.vnchwconv``).
     """
 
     name: str
@@ -374,7 +375,8 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     if rec is not None:
         return rec.record(call)
     ctx = None
-    for v in call.operands:
+    flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
+    for v in flat:
         if isinstance(v, Ptr) and v.ctx is not None:
             if ctx is None:
                 ctx = v.ctx
