@@ -22,6 +22,7 @@ Model:
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
@@ -42,7 +43,16 @@ class MachineOptions:
 
     Attributes:
         check_hazards: run the pipe hazard verifier (`pto_core.checks.hazards`);
-            default True.
+            default True. Flag-protocol checks (a ``wait_flag`` no earlier
+            ``set_flag`` raised, a second ``set_flag`` on a flag still set, flags
+            left set at kernel end) stay on either way: they define what the sync
+            ops do, not an optional lint.
+        hazard_same_pipe: how the verifier orders two ops on the *same* pipe:
+            ``"ordered"`` (default: program order within one pipe is a
+            happens-before edge) or ``"barrier"`` (strict: like the CCE/AscendC
+            rule that data-dependent instructions of one pipe need
+            ``pipe_barrier(P)``; the scalar pipe S is always in order). See
+            migration_guide/pto_sync.md.
         uninitialized: what to do when an op reads bytes nothing wrote:
             ``"record"`` (default: keep the first events in ``machine.reports``),
             ``"warn"`` (also emit a Python warning), ``"raise"`` (`UninitializedRead`),
@@ -60,6 +70,7 @@ class MachineOptions:
     """
 
     check_hazards: bool = True
+    hazard_same_pipe: Literal["ordered", "barrier"] = "ordered"
     uninitialized: Literal["record", "warn", "raise", "off"] = "record"
     fill: Literal["pattern", "zero", "random"] = "pattern"
     fill_byte: int = 0xFF
@@ -68,6 +79,8 @@ class MachineOptions:
     max_reports: int = 100
 
     def __post_init__(self):
+        if self.hazard_same_pipe not in ("ordered", "barrier"):
+            raise ConfigError(f"hazard_same_pipe={self.hazard_same_pipe!r} is not one of ordered, barrier")
         if self.uninitialized not in ("record", "warn", "raise", "off"):
             raise ConfigError(f"uninitialized={self.uninitialized!r} is not one of record, warn, raise, off")
         if self.fill not in ("pattern", "zero", "random"):
@@ -317,10 +330,14 @@ class Machine:
     def end_kernel(self) -> list:
         """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
 
+        Every pipe drains at kernel end, so flag and verifier state start fresh afterwards.
         Returns the list of ``(kind, message)`` reports added.
         """
         before = len(self.reports)
         for ctx in self._contexts:
+            if ctx.sync_state is not None:
+                for kind, msg in ctx.sync_state.end_kernel():
+                    self.report(kind, msg)
             if ctx.hazards is not None:
                 for kind, msg in ctx.hazards.end_kernel():
                     self.report(kind, msg)
@@ -442,12 +459,19 @@ class HazardTrackerProtocol:
     """What `ExecContext` expects of a hazard verifier (implemented in ``pto_core.checks.hazards``).
 
     One tracker per core; it sees every access in program order, tagged with the pipe
-    of the op being executed (``begin_op``), plus the sync ops' edges.
+    of the op being executed (``begin_op``), plus the sync ops' edges: ``flag_set``
+    returns a token the flag table keeps until the matching ``flag_wait`` hands it
+    back; ``barrier`` drains one pipe (or ``"ALL"``). Byte ranges are offsets into
+    ``buf``; ``operand`` names the op operand for messages.
     """
 
     def __init__(self, ctx: "ExecContext"): ...
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None: ...
-    def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool) -> None: ...
+    def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool, operand: str = "") -> None: ...
+    def flag_set(self, src: str, dst: str): ...
+    def flag_wait(self, src: str, dst: str, token) -> None: ...
+    def barrier(self, pipe: str) -> None: ...
+    def unit_flag_check(self, buf: Buffer, lo: int, hi: int) -> None: ...
     def unit_flag_publish(self, buf: Buffer, lo: int, hi: int) -> None: ...
     def unit_flag_consume(self, buf: Buffer, lo: int, hi: int, clear: bool) -> None: ...
     def end_kernel(self) -> list: ...
@@ -470,7 +494,11 @@ class ExecContext:
         self.op_name: str = ""
         self.pipe: str = "S"
         self.where: Optional[Provenance] = None
-        self.sync_state = None       # flags / unit-flag state, owned by ops.sync
+        self.sync_state = None       # set/wait flag table (pto_core.checks.flags), made by ops.sync
+        #: Per-core special-purpose registers by name, e.g. ``"CMPMASK"`` (16 bytes, uint8 array:
+        #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
+        #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.
+        self.spr: dict = {}
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -507,7 +535,7 @@ class ExecContext:
     def write(self, ptr: Ptr, nbytes: int, *, operand: str = "dst") -> np.ndarray:
         """Writable byte view of ``[ptr, ptr + nbytes)`` (records the write, marks bytes written)."""
         buf, off = self._locate(ptr, nbytes, operand)
-        self._on_write(buf, off, off + nbytes)
+        self._on_write(buf, off, off + nbytes, operand)
         return buf.data[off:off + nbytes]
 
     def view(self, ptr: Ptr, count: int, *, write: bool = False, operand: str = "src",
@@ -529,9 +557,73 @@ class ExecContext:
         raw = (self.write if write else self.read)(start, hi - lo, operand=operand)
         return raw, -lo
 
+    def strided_view(self, ptr: Ptr, shape: tuple, strides: tuple, *, offset: int = 0,
+                     dtype: Optional[DType] = None, write: bool = False, operand: str = "src",
+                     active=None) -> np.ndarray:
+        """Typed strided view of the elements at ``ptr + offset + sum(i_k * strides_k)`` (bytes, strides >= 0).
+
+        For gapped or repeated footprints (vector block/repeat strides): bounds are checked
+        on the whole ``[ptr + offset, ... + extent)`` range and that range is reported to the
+        hazard verifier, but only the elements the view covers are checked for
+        initialisation (reads) or marked written (writes). ``active`` (bool, broadcastable
+        to ``shape``) narrows that further to the elements an op really uses (masked-off
+        lanes). A write view may alias itself (zero or small strides); the op decides what
+        to store.
+        """
+        d = dtype or ptr.dtype
+        size = d.bits // 8
+        if 0 in shape:
+            return np.empty(shape, dtype=d.storage)
+        extent = size
+        for n, s in zip(shape, strides):
+            if s < 0:
+                raise ValueError(f"negative stride in {strides}")
+            extent += (n - 1) * s
+        if offset:
+            ptr = Ptr(ptr.space, ptr.dtype, ptr.addr + offset, ptr.sub, ptr.ctx)
+        buf, off = self._locate(ptr, extent, operand)
+        if self.hazards is not None:
+            self.hazards.on_access(buf, off, off + extent, write)
+        view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
+        dense = _is_dense(shape, strides, size)
+        if write:
+            if active is None and dense:
+                buf.written[off:off + extent] = True
+            elif buf.written[off:off + extent].all():
+                pass                    # every byte in range is already marked: nothing to add
+            else:
+                wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
+                                strides=tuple(strides) + (1,))
+                if active is None:
+                    wv[...] = True
+                else:
+                    np.logical_or(wv, np.asarray(active, dtype=bool)[..., None], out=wv)
+            return view
+        view.flags.writeable = False
+        if self.machine.options.uninitialized == "off":
+            return view
+        if active is None and dense or buf.written[off:off + extent].all():
+            ok = bool(buf.written[off:off + extent].all())
+        else:
+            wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
+                            strides=tuple(strides) + (1,))
+            good = wv.all(axis=-1)
+            if active is not None:
+                good = good | ~np.asarray(active, dtype=bool)
+            ok = bool(good.all())
+        if not ok:
+            if active is None and dense:
+                bad = off + int(np.argmin(buf.written[off:off + extent]))
+            else:
+                idx = np.argwhere(~np.broadcast_to(good, shape))[0]
+                elem = off + sum(int(i) * s for i, s in zip(idx, strides))
+                bad = elem + int(np.argmin(buf.written[elem:elem + size]))
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+        return view
+
     def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
         if self.hazards is not None:
-            self.hazards.on_access(buf, lo, hi, False)
+            self.hazards.on_access(buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
         if mode != "off" and hi > lo and not buf.written[lo:hi].all():
             bad = lo + int(np.argmin(buf.written[lo:hi]))
@@ -580,12 +672,24 @@ class ExecContext:
         self._report_uninitialized(f"uses {count} {unit}(s) {where} that nothing wrote".replace("  ", " "), operand,
                                    str(ptr) if ptr is not None else count)
 
-    def _on_write(self, buf: Buffer, lo: int, hi: int) -> None:
+    def _on_write(self, buf: Buffer, lo: int, hi: int, operand: str = "dst") -> None:
         if self.hazards is not None:
-            self.hazards.on_access(buf, lo, hi, True)
+            self.hazards.on_access(buf, lo, hi, True, operand)
         buf.written[lo:hi] = True
 
     # -- unit-flag handshake (mad ``unit_flag(check_and_set)`` -> FIXPIPE ``unit_flag(check_*)``)
+    #
+    # Call order inside an op: a mad with ``unit_flag(check_only|check_and_set)`` calls
+    # `unit_flag_check` on its L0C destination BEFORE writing it, and (check_and_set)
+    # `unit_flag_publish` after; FIXPIPE with ``unit_flag(check_only|check_and_clear)``
+    # calls `unit_flag_consume` BEFORE reading L0C. These hooks are part of the hazard
+    # verifier (no-ops when it is off).
+    def unit_flag_check(self, ptr: Ptr, nbytes: int) -> None:
+        """Producer side: a ``pto.mad* unit_flag(check_*)`` waits until FIXPIPE cleared these L0C bytes."""
+        if self.hazards is not None:
+            buf, off = self._locate(ptr, nbytes, "dst")
+            self.hazards.unit_flag_check(buf, off, off + nbytes)
+
     def unit_flag_publish(self, ptr: Ptr, nbytes: int) -> None:
         """Producer side: a ``pto.mad* unit_flag(check_and_set)`` publishes the L0C bytes it wrote."""
         if self.hazards is not None:
@@ -605,6 +709,19 @@ class ExecContext:
             raise Misaligned(f"address {ptr.addr:#x} in {ptr.space} is not {alignment}-byte aligned",
                              op=self.op_name, operand=operand, value=hex(ptr.addr), limit=f"{alignment} B",
                              hint=f"place the tile at a multiple of {alignment} bytes")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
+    """True if a view of ``shape``/``strides`` covers a contiguous byte range exactly once (C order)."""
+    expect = size
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if s != expect:
+            return False
+        expect *= n
+    return True
 
 
 __all__ = ["MachineOptions", "Buffer", "GmRegion", "GlobalMemory", "Ptr", "Core", "Machine", "ExecContext",

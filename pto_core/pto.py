@@ -2,6 +2,7 @@
 
 Eager when operands are pointers from ``Machine.ptr`` (the op runs now on that
 machine); recorded into the program when called inside a program builder.
+Dotted op names are namespaces: ``pto.ub.vadd`` is the op ``ub.vadd``.
 See `pto_core.ops.registry` for the clause spelling.
 """
 from __future__ import annotations
@@ -26,14 +27,36 @@ def _make(name: str):
     return op
 
 
+class _Namespace:
+    """A dotted op-name prefix: ``pto.ub`` gives ``pto.ub.vadd`` (op ``ub.vadd``)."""
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return __getattr__(f"{self._prefix}.{name}")
+
+    def __dir__(self):
+        cut = len(self._prefix) + 1
+        return sorted({k[cut:].split(".")[0] for k in _registry.OPS if k.startswith(self._prefix + ".")})
+
+    def __repr__(self) -> str:
+        return f"<pto.{self._prefix} namespace>"
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     fn = _cache.get(name)
     if fn is None:
-        fn = _cache[name] = _make(name)
+        if name not in _registry.OPS and any(k.startswith(name + ".") for k in _registry.OPS):
+            fn = _cache[name] = _Namespace(name)
+        else:
+            fn = _cache[name] = _make(name)
     return fn
 
 
 def __dir__():
-    return sorted(_registry.OPS)
+    return sorted({k.split(".")[0] for k in _registry.OPS})

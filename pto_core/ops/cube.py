@@ -318,6 +318,8 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
         for nm, p in (("%lhs", lhs), ("%rhs", rhs), ("%dst", dst)) + ((("%bias", bias),) if has_bias else ()):
             check_align(op, p, BLOCK, nm)
         gemv = m == 1 and not disable_gemv
+        if unit_flag is not None:  # producer side: wait until FIXPIPE released this L0C slot
+            ctx.unit_flag_check(dst, dst.dtype.nbytes(_ceil_to(m, 16) * _ceil_to(n, 16)))
         track = tracking(ctx)
         floating = da.is_float
         saturate = floating and (bool(sat) if sat is not None else ctx.machine.overflow_mode == "saturation")

@@ -58,7 +58,8 @@ class Operand:
     """One positional operand.
 
     kind: ``"ptr"`` (a pointer; ``spaces`` lists the legal spaces), ``"int"`` (i64 value),
-    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"event"``.
+    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"event"``,
+    ``"ptrs"`` (a tuple of pointers, e.g. the 16 block addresses of ``pto.ub.vnchwconv``).
     """
 
     name: str
@@ -113,6 +114,13 @@ class OpSpec:
             types (pointer dtype/space) and clause values; runs at record time in programs
             and before execute in eager mode.
         doc: one-line summary.
+        asm_form: how PTO-AS text spells the op (for the printer/parser):
+            ``"generic"`` (default): ``pto.op %a, %b, ... clauses : types``;
+            ``"bracket"``: ``pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]`` (operands in
+            square brackets; ``pipe``/``event`` operands print as ``<PIPE_X>``/``<EVENT_IDn>``,
+            ``int`` operands as SSA values, e.g. the ``_dyn`` event index);
+            ``"angle"``: ``pto.barrier <PIPE_V>`` (one bare ``<...>`` attribute);
+            ``"quoted"``: ``pto.pipe_barrier "PIPE_V"`` (the ISA-doc spelling).
         clause_hints: name -> fix, for names that are not clauses of this op but that users
             are likely to write as one (shown in the `UnknownName` error).
     """
@@ -125,6 +133,7 @@ class OpSpec:
     clauses: tuple = ()
     verify: Optional[Callable] = None
     doc: str = ""
+    asm_form: str = "generic"
     clause_hints: dict = field(default_factory=dict)
 
     @property
@@ -387,7 +396,8 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     if rec is not None:
         return rec.record(call)
     ctx = None
-    for v in call.operands:
+    flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
+    for v in flat:
         if isinstance(v, Ptr) and v.ctx is not None:
             if ctx is None:
                 ctx = v.ctx

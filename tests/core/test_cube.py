@@ -11,6 +11,7 @@ from pto_core import Machine, MachineOptions, dtype, get_target, layout, pto
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
 from pto_core.ops import get_op
 from pto_core.ops.registry import make_call
+from kernel_helpers import handoff
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RNG = np.random.default_rng(99)
@@ -206,6 +207,7 @@ def test_f16_accumulator_bias_from_32_bit_slots():
     bt = m.ptr("bt", "f16", 0)
     pto.mte_l1_bt(l1, bt, 1, nburst=(1, 0, 0))          # 64 B = 32 f16 values -> 32 slots of 4 bytes
     lhs, rhs = stage(m, "Kirin9030", A, B, "f16", "f16")
+    handoff("MTE1", "M")
     dst = m.ptr("l0c", "f16", 0)
     pto.mad_bias(lhs, rhs, dst, bt, 16, 16, 20)
     assert np.array_equal(read_acc(m, dst, 16, 16).astype(np.float64), A @ B + bias[:16].astype(np.float64))
@@ -317,6 +319,7 @@ def stage_scales(m, lhs, rhs, sA, sB):
     k = groups * 32
     pto.mte_l1_l0a_mx(l1a, lhs, mm, k, 0, 0)
     pto.mte_l1_l0b_mx(l1b, rhs, k, n, 0, 0)
+    handoff("MTE1", "M")
 
 
 @pytest.mark.parametrize("da,db", [("e4m3", "e4m3"), ("e5m2", "e4m3"), ("e2m1x2", "e2m1x2"), ("e1m2x2", "e2m1x2")])
@@ -397,6 +400,10 @@ def test_hif8_mad_uses_numerics_decode():
 class _Recorder:
     def __init__(self):
         self.published = []
+        self.checked = []
+
+    def unit_flag_check(self, buf, lo, hi):
+        self.checked.append((buf.space, lo, hi))
 
     def begin_op(self, *a):
         pass
@@ -421,9 +428,11 @@ def test_unit_flag_check_and_set_publishes_the_dst_tile_and_check_only_does_not(
     m.context(0).hazards = rec
     dst = m.ptr("l0c", "f32", 0x400)
     pto.mad(lhs, rhs, dst, 20, 20, 32, unit_flag="check_only")
-    assert rec.published == []
+    assert rec.published == [] and rec.checked == [("l0c", 0x400, 0x400 + 32 * 32 * 4)]
     pto.mad_acc(lhs, rhs, dst, 20, 20, 32, unit_flag="check_and_set", n_dir=True)
-    assert rec.published == [("l0c", 0x400, 0x400 + 32 * 32 * 4)]
+    assert rec.published == [("l0c", 0x400, 0x400 + 32 * 32 * 4)] and len(rec.checked) == 2
+    pto.mad(lhs, rhs, dst, 20, 20, 32)
+    assert len(rec.checked) == 2  # no unit_flag clause: no handshake
 
 
 def test_n_dir_has_no_numeric_effect():

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from pto_core import numerics as _numerics
+from kernel_helpers import handoff
 from pto_core import Machine, dtype, layout, pto
 from pto_core.ops.mte import BT_LOAD_UNIT
 
@@ -48,10 +49,12 @@ def load_a(m, ga, dt, M, K, gemv):
     if gemv:
         nbytes = d.nbytes(K)
         pto.mte_gm_l1(ga, l1, nbytes, nburst=(1, 0, 0))
+        handoff("MTE2", "MTE1")
         pto.mte_l1_l0a(l1, l0a, 0, 0, 1, -(-nbytes // 512), 1, 1)
         return l0a
     pto.mte_gm_l1_frac(ga, l1, nd2nz=True, shape=(M, K), src_layout=(d.nbytes(K),),
                        dst_group=(1, 1, ceil_to(M, 16), 0), ctrl=(0, False))
+    handoff("MTE2", "MTE1")
     pto.mte_l1_l0a(l1, l0a, M, K, 0, 0)
     return l0a
 
@@ -65,10 +68,12 @@ def load_b(m, gb, dt, K, N, via):
         g = max(16, d.c0)
         pto.mte_gm_l1_frac(gb, l1, nd2nz=True, shape=(K, N), src_layout=(d.nbytes(N),),
                            dst_group=(1, 1, ceil_to(K, g), 0), ctrl=(0, False))
+        handoff("MTE2", "MTE1")
         pto.mte_l1_l0b(l1, l0b, K, N, 0, 0, transpose=True)
     else:
         pto.mte_gm_l1_frac(gb, l1, dn2nz=True, shape=(N, K), src_layout=(d.nbytes(N),),
                            dst_group=(1, 1, ceil_to(N, 16), 0), ctrl=(0, False))
+        handoff("MTE2", "MTE1")
         pto.mte_l1_l0b(l1, l0b, K, N, 0, 0)
     return l0b
 
@@ -79,6 +84,7 @@ def load_bias(m, bias, dt):
     l1 = m.ptr("l1", dt, L1_BIAS)
     nbytes = d.nbytes(bias.size)
     pto.mte_gm_l1(gbias, l1, nbytes, nburst=(1, 0, 0))
+    handoff("MTE2", "MTE1")
     bt = m.ptr("bt", dt, 0)
     unit = BT_LOAD_UNIT[m.target.arch]
     pto.mte_l1_bt(l1, bt, -(-nbytes // unit), nburst=(1, 0, 0))
@@ -122,12 +128,17 @@ def test_tmatmul_peer_cases(target, name, dt, ct, M, K, N, has_bias, split):
     gemv = M == 1
     chunks = [(0, K)] if split is None else [(k0, min(split, K - k0)) for k0 in range(0, K, split)]
     for i, (k0, kc) in enumerate(chunks):
+        if i:  # the previous chunk's L1 and L0 tiles are overwritten: wait for their readers
+            handoff("MTE1", "MTE2")
+            handoff("M", "MTE1")
         ga = gm(m, f"a{i}", a[:, k0:k0 + kc], dt)
         gb = gm(m, f"b{i}", b[k0:k0 + kc], dt)
         lhs = load_a(m, ga, dt, M, kc, gemv)
         rhs = load_b(m, gb, dt, kc, N, via)
-        if i == 0 and has_bias:
-            pto.mad_bias(lhs, rhs, dst, load_bias(m, bias, ct), M, N, kc)
+        bt = load_bias(m, bias, ct) if i == 0 and has_bias else None
+        handoff("MTE1", "M")
+        if bt is not None:
+            pto.mad_bias(lhs, rhs, dst, bt, M, N, kc)
         elif i == 0:
             pto.mad(lhs, rhs, dst, M, N, kc)
         else:
@@ -189,11 +200,14 @@ def test_tmatmul_mx_peer_cases(da, db, M, K, N, mode):
         gs = m.gm_tensor(frag, name="s" + side, dtype="u8").cast("e8m0")      # raw E8M0 codes
         src = m.ptr("l1", "e8m0", l1)
         pto.mte_gm_l1(gs, src, frag.size, nburst=(1, 0, 0))
+        handoff("MTE2", "MTE1")
         getattr(pto, f"mte_l1_l0{side}_mx")(src, data, *ext, 0, 0)
+    bt = load_bias(m, bias, "f32") if "bias" in mode else None
+    handoff("MTE1", "M")
     dst = m.ptr("l0c", "f32", 0)
     flags = {"disable_gemv": True} if "disable_gemv" in mode else {}
     if "bias" in mode:
-        pto.mad_mx_bias(lhs, rhs, dst, load_bias(m, bias, "f32"), M, N, K, **flags)
+        pto.mad_mx_bias(lhs, rhs, dst, bt, M, N, K, **flags)
         golden = golden + bias
         if "acc" in mode:
             pto.mad_mx_acc(lhs, rhs, dst, M, N, K, **flags)

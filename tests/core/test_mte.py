@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from kernel_helpers import handoff
 from pto_core import Machine, MachineOptions, dtype, layout, pto
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
 from pto_core.ops import get_op
@@ -123,6 +124,7 @@ def test_mte_l1_ub_and_ub_l1_roundtrip_units():
     m.write(l1, data)
     ub = m.ptr("ub", "u8", 0, sub=1)
     pto.mte_l1_ub(l1, ub, 64, nburst=(4, 128, 64))                     # bytes, stride start-to-start
+    handoff("MTE1", "MTE3")
     assert np.array_equal(raw(m, ub, 256).reshape(4, 64), data[:512].reshape(4, 128)[:, :64])
     back = m.ptr("l1", "u8", 2048)
     pto.mte_ub_l1(ub, back, 2, nburst=(2, 0, 1))                         # 32-byte units, gaps
@@ -146,6 +148,7 @@ def test_mte_gm_ub_pad_and_ub_gm_depad():
     rows2 = m.read(ub2, (2, 32))
     assert np.array_equal(rows2[0, :24], x.reshape(-1)[:24])
     out = m.gm_alloc((6, 20), "f16", name="o", fill="zero")
+    handoff("MTE2", "MTE3")
     pto.mte_ub_gm(ub, out, 40, nburst=(6, 64, 40), l2_cache_ctl=(0,))
     assert np.array_equal(m.read(out, (6, 20)), rows[:, :20])          # only len_burst bytes of each row
 

@@ -1,0 +1,377 @@
+"""The pipe hazard verifier: every cross-pipe access needs a happens-before edge.
+
+One `HazardTracker` per core (created by `Machine` when
+``MachineOptions.check_hazards`` is on). `ExecContext` reports each op's start
+(`begin_op`, with the op's pipe) and every byte range it reads or writes
+(`on_access`); the sync ops report their edges (`flag_set`/`flag_wait`, `barrier`)
+and the cube/FIXPIPE ops their unit-flag handshakes.
+
+Rules (checked per 32-byte block, see `shadow`):
+
+* RAW: a read by pipe P of bytes last written by pipe Q;
+* WAW: a write by P of bytes last written by Q;
+* WAR: a write by P of bytes read by Q since their last write (the double-buffering
+  bug: refilling a ping-pong buffer before its consumer finished);
+
+each is a `HazardError` unless the earlier access happens before the current op:
+
+* a ``set_flag(Q, P', e)`` issued after it, matched by a ``wait_flag(Q, P', e)`` before
+  the current op, transitively over pipes (vector clocks, `vector_clock`);
+* a ``pipe_barrier(ALL)`` between them;
+* a unit-flag handshake: mad ``unit_flag(check_and_set)`` -> FIXPIPE
+  ``unit_flag(check_only|check_and_clear)`` orders the mad's L0C writes before the
+  FIXPIPE reads of the published bytes; FIXPIPE ``check_and_clear`` -> a later mad's
+  ``unit_flag(check_*)`` orders the FIXPIPE reads before the mad's writes (WAR);
+* program order, when both ops are on the same pipe (``hazard_same_pipe="ordered"``,
+  the default) — or, with ``"barrier"``, a ``pipe_barrier(P)`` / ``set_flag(P, P)``
+  pair between them (pipe S is always in order).
+
+Sync ops themselves are issued by the scalar unit: they run on pipe ``S`` for
+``begin_op`` (they touch no memory) and act on the clocks of the pipes they name.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..errors import HazardError, Provenance, SyncError
+from ..pipes import PIPE_INDEX, PIPES, asm_pipe, pipe_name
+from .flags import flag_text
+from .shadow import BLOCK, BLOCK_SHIFT, BufferShadow, block_range
+from .vector_clock import ALWAYS, NUM_PIPES, PipeClocks
+
+_S = PIPE_INDEX["S"]
+_M = PIPE_INDEX["M"]
+_FIX = PIPE_INDEX["FIX"]
+
+_VERBS = {  # kind -> (what the current op does, what the earlier op did)
+    "RAW": ("reads", "wrote"),
+    "WAW": ("overwrites", "wrote"),
+    "WAR": ("overwrites", "read"),
+}
+
+
+def _span(mask, b0: int, lo: int, hi: int) -> str:
+    """``[first, last)`` bytes of the blocks set in ``mask`` (blocks from ``b0``), clipped to ``[lo, hi)``."""
+    idx = np.flatnonzero(mask)
+    return f"[{max(lo, int(b0 + idx[0]) * BLOCK):#x}, {min(hi, int(b0 + idx[-1] + 1) * BLOCK):#x})"
+
+
+def _at(where: Optional[Provenance], op_name: str = "") -> str:
+    """`` at file:line`` plus the high-level call (``tik.matmul``) when it is not the op itself."""
+    if where is None:
+        return ""
+    call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
+    return f" at {where.file}:{where.line}{call}"
+
+
+class _Grant:
+    """A unit-flag edge for the current op: earlier accesses by ``pipe[i]`` with epoch
+    ``<= epoch[i]`` to block ``b0 + i`` of ``shadow`` happen before it."""
+
+    __slots__ = ("shadow", "b0", "b1", "pipe", "epoch")
+
+    def __init__(self, shadow, b0, b1, pipe, epoch):
+        self.shadow, self.b0, self.b1, self.pipe, self.epoch = shadow, b0, b1, pipe, epoch
+
+
+class HazardTracker:
+    """Vector-clock race detector for the pipes of one core (see module doc).
+
+    Args:
+        ctx: the core's `ExecContext`; options come from ``ctx.machine.options``.
+
+    A `HazardError` it raises carries, besides the usual fields: ``kind`` (``"RAW"``,
+    ``"WAW"``, ``"WAR"``), ``buffer`` (label), ``byte_range`` (offsets in the buffer),
+    ``first`` / ``second`` (``(op name, pipe, where)`` of the earlier and the current op).
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.strict_same_pipe = ctx.machine.options.hazard_same_pipe == "barrier"
+        self.clocks = PipeClocks()
+        self.shadows: dict = {}
+        self._op_table: list = [("", None)]       # op id -> (asm name, where); id 0 = unknown
+        self._op_ids: dict = {}
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]   # pipe -> op id per epoch
+        # the op being executed
+        self._name = ""
+        self._where: Optional[Provenance] = None
+        self._pipe = _S
+        self._epoch = 0
+        self._op_id = 0
+        self._thr_list = None     # per pipe: highest epoch ordered before the current op
+        self._limits = None       # the same as stamp limits, index 7 = "never written"
+        self._thr_cache: dict = {}   # pipe -> (thr_list, limits), valid until the clocks change
+        self._grants: list = []
+        self._pending: list = []     # the current op's accesses, recorded when it ends
+
+    # ------------------------------------------------------------------ op bracketing
+    def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
+        if self._pending:
+            self._flush()
+        p = PIPE_INDEX.get(pipe)
+        if p is None:
+            p = PIPE_INDEX[pipe_name(pipe)]
+        self._name = op_name
+        self._where = where
+        self._pipe = p
+        self._epoch = self.clocks.tick(p)
+        self._epoch_ops[p].append(0)
+        self._op_id = 0
+        self._thr_list = None
+        if self._grants:
+            self._grants = []
+
+    def _thresholds(self) -> list:
+        p = self._pipe
+        thr = self._thr_cache.get(p)
+        if thr is None:
+            thr = self._thr_cache[p] = self.clocks.thresholds(
+                p, same_pipe_ordered=not self.strict_same_pipe or p == _S)
+        self._thr_list = thr
+        self._limits = None
+        return thr
+
+    def _stamp_limits(self) -> np.ndarray:
+        """Thresholds as stamp limits (``epoch > thr[q]  <=>  stamp > lim[q]``); index 7 = never written."""
+        if self._limits is None:
+            self._limits = np.array([t if t == ALWAYS else (t << 3) | 7 for t in self._thr_list] + [ALWAYS],
+                                    dtype=np.int64)
+        return self._limits
+
+    def _clocks_changed(self) -> None:
+        self._thr_cache.clear()
+        self._thr_list = None
+
+    def _flush(self) -> None:
+        """Record the finished op's accesses. Deferred so that an op is only ever checked against
+        *other* ops (an op that reads then writes the same bytes does not race with itself)."""
+        p, e = self._pipe, self._epoch
+        for sh, b0, b1, is_write in self._pending:
+            if is_write:
+                sh.record_write(b0, b1, p, e)
+            else:
+                sh.record_read(b0, b1, p, e)
+        self._pending.clear()
+
+    def _record_op(self) -> None:
+        """Intern the current op (name, where) and remember it for its (pipe, epoch)."""
+        key = (self._name, self._where)
+        oid = self._op_ids.get(key)
+        if oid is None:
+            oid = self._op_ids[key] = len(self._op_table)
+            self._op_table.append(key)
+        self._op_id = oid
+        self._epoch_ops[self._pipe][self._epoch] = oid
+
+    def _op_at(self, pipe: int, epoch: int) -> tuple:
+        ops = self._epoch_ops[pipe]
+        return self._op_table[ops[epoch] if epoch < len(ops) else 0]
+
+    def _shadow(self, buf) -> BufferShadow:
+        sh = self.shadows.get(buf)
+        if sh is None:
+            sh = self.shadows[buf] = BufferShadow(buf)
+        return sh
+
+    # ------------------------------------------------------------------ accesses
+    def on_access(self, buf, lo: int, hi: int, is_write: bool, operand: str = "") -> None:
+        """Check one access of the current op to bytes ``[lo, hi)`` of ``buf``, then record it."""
+        if hi <= lo:
+            return
+        sh = self.shadows.get(buf)
+        if sh is None:
+            sh = self.shadows[buf] = BufferShadow(buf)
+        b0, b1 = block_range(lo, hi)
+        thr = self._thr_list or self._thresholds()
+        for q, e in sh.max_w.items():           # fast path: nothing newer than what this op knows
+            if e > thr[q]:
+                self._check_writer(sh, b0, b1, lo, hi, is_write, operand)
+                break
+        if is_write:
+            for q, e in sh.max_r.items():
+                if e > thr[q]:
+                    self._check_readers(sh, b0, b1, lo, hi, operand)
+                    break
+        if not self._op_id:
+            self._record_op()
+        self._pending.append((sh, b0, b1, is_write))
+
+    def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
+        st = sh.w_stamp[b0:b1]
+        bad = st > self._stamp_limits()[st & 7]
+        if self._grants:
+            self._apply_grants(bad, sh, b0, b1, (st & 7).astype(np.int8), st >> 3)
+        if bad.any():
+            raise self._hazard("WAW" if is_write else "RAW", sh, b0, lo, hi, operand, bad,
+                               (st & 7).astype(np.int8), st >> 3)
+
+    def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
+        thr = self._thr_list
+        for q, r_all in sh.r_epoch.items():
+            if sh.max_r[q] <= thr[q]:
+                continue
+            re = r_all[b0:b1]
+            bad = re > thr[q]
+            if self._grants:
+                self._apply_grants(bad, sh, b0, b1, q, re)
+            if bad.any():
+                raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, np.full(b1 - b0, q, dtype=np.int8), re)
+
+    def _apply_grants(self, bad, sh, b0, b1, prior_pipe, prior_epoch) -> None:
+        """Clear ``bad`` where a unit-flag grant of the current op covers the earlier access."""
+        for g in self._grants:
+            if g.shadow is not sh:
+                continue
+            o0, o1 = max(b0, g.b0), min(b1, g.b1)
+            if o0 >= o1:
+                continue
+            i0, i1, j0, j1 = o0 - b0, o1 - b0, o0 - g.b0, o1 - g.b0
+            pp = prior_pipe[i0:i1] if isinstance(prior_pipe, np.ndarray) else prior_pipe
+            ok = (pp == g.pipe[j0:j1]) & (prior_epoch[i0:i1] <= g.epoch[j0:j1]) & (g.epoch[j0:j1] > 0)
+            bad[i0:i1] &= ~ok
+
+    # ------------------------------------------------------------------ error text
+    def _hazard(self, kind, sh, b0, lo, hi, operand, bad, prior_pipes, prior_epochs) -> HazardError:
+        i = int(np.argmax(bad))
+        q = int(prior_pipes[i])
+        ep = int(prior_epochs[i])
+        same = bad[i:] & (prior_pipes[i:] == q) & (prior_epochs[i:] == ep)   # the same earlier op
+        run = len(same) if same.all() else int(np.argmin(same))
+        start = max(lo, (b0 + i) << BLOCK_SHIFT)
+        end = min(hi, (b0 + i + run) << BLOCK_SHIFT)
+        prior_name, prior_where = self._op_at(q, ep)
+        prior_name = prior_name or "an earlier op"
+        cur_name = self._name or "op"
+        p = self._pipe
+        P, Q = PIPES[p], PIPES[q]
+        buf = sh.buffer
+        label = buf.label
+        if buf.space == "gm":
+            label += f" (GM address {buf.base + start:#x})"
+        verb_now, verb_then = _VERBS[kind]
+        if q == p:
+            relation = (f"both on {asm_pipe(P)}, which does not order data-dependent ops without a barrier "
+                        f"(hazard_same_pipe='barrier')")
+            hint = (f"insert pto.barrier <{asm_pipe(P)}> (Python: pto.pipe_barrier('{P}')) after {prior_name}"
+                    f"{_at(prior_where, prior_name)} and before {cur_name}{_at(self._where, cur_name)}")
+        else:
+            relation = f"with no happens-before edge from {asm_pipe(Q)} to {asm_pipe(P)}"
+            ev = 0
+            table = self.ctx.sync_state
+            if table is not None:
+                free = table.free_event(Q, P)
+                ev = free if free is not None else "EVENT_IDn"
+            hint = (f"insert {flag_text('set_flag', Q, P, ev)} after {prior_name}{_at(prior_where, prior_name)} and "
+                    f"{flag_text('wait_flag', Q, P, ev)} before {cur_name}{_at(self._where, cur_name)}")
+            if (q, p) == (_M, _FIX) and kind == "RAW":
+                hint += (" (or give the mad unit_flag(check_and_set) and the FIXPIPE "
+                         "unit_flag(check_only|check_and_clear))")
+            elif (q, p) == (_FIX, _M) and kind == "WAR":
+                hint += (" (or clear the unit flag with FIXPIPE unit_flag(check_and_clear) and give the mad "
+                         "unit_flag(check_only|check_and_set))")
+            hint += ", or a pto.pipe_barrier('ALL') between them"
+        msg = (f"{kind} hazard on {label} bytes [{start:#x}, {end:#x}): {cur_name} ({asm_pipe(P)}) {verb_now} "
+               f"bytes that {prior_name} ({asm_pipe(Q)} op #{ep}{_at(prior_where, prior_name)}) "
+               f"{verb_then}, {relation}")
+        err = HazardError(msg, op=cur_name, operand=operand or None, value=f"[{start:#x}, {end:#x})",
+                          where=self._where, hint=hint)
+        err.kind = kind
+        err.buffer = buf.label
+        err.byte_range = (start, end)
+        err.first = (prior_name, Q, prior_where)
+        err.second = (cur_name, P, self._where)
+        return err
+
+    # ------------------------------------------------------------------ sync edges
+    def flag_set(self, src: str, dst: str):
+        """``set_flag(src, dst)``: returns the snapshot the matching wait acquires."""
+        return self.clocks.release(PIPE_INDEX[src])
+
+    def flag_wait(self, src: str, dst: str, token) -> None:
+        """``wait_flag(src, dst)`` matched the set that produced ``token``."""
+        if token is not None:
+            self.clocks.acquire(PIPE_INDEX[dst], token)
+            self._clocks_changed()
+
+    def barrier(self, pipe: str) -> None:
+        """``pipe_barrier(pipe)`` (``"ALL"`` drains every pipe)."""
+        if pipe == "ALL":
+            self.clocks.drain_all()
+        else:
+            self.clocks.drain(PIPE_INDEX[pipe])
+        self._clocks_changed()
+
+    # ------------------------------------------------------------------ unit flags
+    def unit_flag_check(self, buf, lo: int, hi: int) -> None:
+        """Producer-side check (mad ``unit_flag(check_*)``): waits until FIXPIPE cleared the bytes."""
+        sh = self._shadow(buf)
+        sh.unit_arrays()
+        b0, b1 = block_range(lo, hi)
+        pub = sh.u_pub[b0:b1]
+        mine = (sh.u_pub_pipe[b0:b1] == self._pipe) & (pub == self._epoch)
+        pending = (pub > 0) & ~mine
+        if pending.any():
+            raise SyncError(f"unit_flag check on {buf.label} bytes {_span(pending, b0, lo, hi)} waits "
+                            f"for a FIXPIPE unit_flag(check_and_clear) that no earlier op issued: the tile is "
+                            f"still published by a mad unit_flag(check_and_set) (deadlock)",
+                            op=self._name, operand="unit_flag", where=self._where,
+                            hint="consume the published tile with a FIXPIPE unit_flag(check_and_clear) first, "
+                                 "or drop unit_flag on this mad and use set_flag/wait_flag")
+        self._grants.append(_Grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy()))
+
+    def unit_flag_publish(self, buf, lo: int, hi: int) -> None:
+        """Producer side (mad ``unit_flag(check_and_set)``): publish the current op's L0C bytes."""
+        sh = self._shadow(buf)
+        sh.unit_arrays()
+        b0, b1 = block_range(lo, hi)
+        sh.u_pub[b0:b1] = self._epoch
+        sh.u_pub_pipe[b0:b1] = self._pipe
+        sh.u_seen[b0:b1] = False
+
+    def unit_flag_consume(self, buf, lo: int, hi: int, clear: bool) -> None:
+        """Consumer side (FIXPIPE ``unit_flag(check_only|check_and_clear)``), before it reads L0C."""
+        sh = self._shadow(buf)
+        sh.unit_arrays()
+        b0, b1 = block_range(lo, hi)
+        pub = sh.u_pub[b0:b1]
+        if (pub == 0).any():
+            raise SyncError(f"unit_flag check on {buf.label} bytes {_span(pub == 0, b0, lo, hi)} waits "
+                            f"for a tile no earlier mad unit_flag(check_and_set) published (or a previous "
+                            f"check_and_clear already consumed it): the FIXPIPE would wait forever (deadlock)",
+                            op=self._name, operand="unit_flag", where=self._where,
+                            hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
+        self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
+        sh.u_seen[b0:b1] = True
+        if clear:
+            sh.u_clr[b0:b1] = self._epoch
+            sh.u_clr_pipe[b0:b1] = self._pipe
+            sh.u_pub[b0:b1] = 0
+
+    # ------------------------------------------------------------------ kernel end
+    def end_kernel(self) -> list:
+        """Report tiles published by a unit flag that no FIXPIPE checked; reset all state (pipes drain)."""
+        reports = []
+        for sh in self.shadows.values():
+            if sh.u_pub is None:
+                continue
+            orphan = (sh.u_pub > 0) & ~sh.u_seen
+            if orphan.any():
+                i = int(np.argmax(orphan))
+                n = int(orphan.sum())
+                reports.append(("sync", f"{sh.buffer.label}: {n * BLOCK} B published by a mad "
+                                        f"unit_flag(check_and_set) (first at byte {i * BLOCK:#x}) were never "
+                                        f"checked by a FIXPIPE unit_flag(check_only|check_and_clear)"))
+        self.reset()
+        return reports
+
+    def reset(self) -> None:
+        """Forget all history (as after a kernel end)."""
+        self.clocks.reset()
+        self.shadows.clear()
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]
+        self._clocks_changed()
+        self._grants = []
+        self._pending = []

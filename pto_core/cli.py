@@ -1,0 +1,102 @@
+"""Command-line tools of pto_core.
+
+``pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy [--target A2A3] [--cores N]``
+parses a PTO-AS kernel, runs it on the simulator and saves the requested outputs.
+Scalar arguments are given inline: ``--in n=128`` (or ``--in scale=0.5``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional
+
+import numpy as np
+
+from .errors import ConfigError, PtoError
+
+
+def _pairs(items, what: str) -> list:
+    out = []
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise ConfigError(f"{what} {item!r} is not NAME=VALUE", operand=what, value=item,
+                              hint=f"write {what} x=x.npy")
+        out.append((name, value))
+    return out
+
+
+def _scalar(text: str):
+    try:
+        return int(text, 0)
+    except ValueError:
+        return float(text)
+
+
+def _load_inputs(prog, pairs) -> dict:
+    from .program import GmArg
+    inputs = {}
+    for name, value in pairs:
+        arg = prog.arg(name)
+        if name in inputs:
+            raise ConfigError(f"input {name!r} given twice", operand="--in", value=name)
+        if isinstance(arg, GmArg):
+            if not os.path.exists(value):
+                raise ConfigError(f"input file {value!r} for {name!r} does not exist", operand="--in", value=value)
+            inputs[name] = np.load(value, allow_pickle=False)
+        else:
+            try:
+                inputs[name] = _scalar(value)
+            except ValueError:
+                raise ConfigError(f"scalar argument {name!r} needs a number, got {value!r}", operand="--in",
+                                  value=value) from None
+    return inputs
+
+
+def pto_run_main(argv: Optional[list] = None) -> int:
+    """Entry point of ``pto-run``; returns the process exit code (0 ok, 1 kernel error, 2 usage)."""
+    ap = argparse.ArgumentParser(prog="pto-run", description="Run a PTO-AS kernel (.pto) on the simulator.")
+    ap.add_argument("kernel", help="PTO-AS text file")
+    ap.add_argument("--in", dest="inputs", action="append", metavar="NAME=FILE.npy|NUMBER",
+                    help="a GM tensor argument from a .npy file, or a scalar argument's value")
+    ap.add_argument("--out", dest="outputs", action="append", metavar="NAME=FILE.npy",
+                    help="save an output tensor to a .npy file")
+    ap.add_argument("--target", help="chip (overrides the module's pto.target_arch), e.g. A2A3, A5, Ascend910B1")
+    ap.add_argument("--cores", type=int, help="number of cores (default: the kernel's pto.block_num, else 1)")
+    ap.add_argument("--kernel-name", help="which func.func to run when the module has several")
+    ap.add_argument("--order", choices=("sequential", "random"), default="sequential",
+                    help="core scheduling: sequential (default) or seeded random interleaving")
+    ap.add_argument("--seed", type=int, default=0, help="seed for --order random")
+    ap.add_argument("--print", dest="show", action="store_true", help="print outputs and checker reports")
+    args = ap.parse_args(argv)
+    from .asm import parse_file
+    try:
+        if not os.path.exists(args.kernel):
+            raise ConfigError(f"kernel file {args.kernel!r} does not exist", operand="kernel", value=args.kernel)
+        prog = parse_file(args.kernel, target=args.target, kernel=args.kernel_name)
+        inputs = _load_inputs(prog, _pairs(args.inputs, "--in"))
+        outs = _pairs(args.outputs, "--out")
+        exe = prog.compile()
+        results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed)
+        for name, path in outs:
+            if name not in results:
+                raise ConfigError(f"{name!r} is not an output of kernel {prog.name!r}", operand="--out", value=name,
+                                  limit=", ".join(results) or "(no outputs)")
+            np.save(path, results[name], allow_pickle=False)
+        for kind, msg in exe.reports:
+            print(f"pto-run: {kind}: {msg}", file=sys.stderr)
+        if args.show:
+            for name, arr in results.items():
+                print(f"{name} {arr.dtype} {arr.shape}\n{arr}")
+    except ConfigError as e:
+        print(f"pto-run: error: {e}", file=sys.stderr)
+        return 2
+    except PtoError as e:
+        print(f"pto-run: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pto_run_main())

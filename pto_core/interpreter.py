@@ -1,0 +1,733 @@
+"""Interpreter: compiles a `Program` once into Python source, then runs it on a `Machine`.
+
+Compilation (`compile_program`) turns the kernel into one Python *generator function*:
+registers and loop variables are locals, loops are Python ``for ... in range``, ifs are
+Python ``if``, expressions are inline Python expressions, and each op is a call of its
+pre-bound ``execute`` function. Integer results are wrapped to the register width only
+where needed (``if not lo <= r <= hi: r = wrap(r)`` after an assignment; add/sub/mul/
+and/or/xor/shl are evaluated exactly and wrapped once, since wrapping commutes with
+them). The generator yields before every op and every scalar GM access: these are the
+points where cores may interleave.
+
+Running (`Executable.run`) allocates GM for the kernel's tensor arguments (copies of the
+caller's arrays), starts one generator per core (each with its own `ExecContext`, i.e.
+its own on-chip buffers; GM shared), and drives them either core by core
+(``order="sequential"``, the default, deterministic) or interleaved op by op in a seeded
+random order (``order="random"``), so cross-core races show up as differing outputs.
+At the end it calls ``machine.end_kernel()`` and returns the output tensors as numpy
+arrays.
+
+Errors raised inside an op (or by scalar code) get the statement's provenance and the
+loop indices at the time (``e.add_context(core=.., i=.., j=..)``), recovered from the
+generated code's line number and frame locals at no run-time cost.
+"""
+from __future__ import annotations
+
+import functools
+import keyword
+import random
+from typing import Optional
+
+import numpy as np
+
+from . import scalars as S
+from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp
+from .memory import Machine, MachineOptions, Ptr
+from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
+                      GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
+                      Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
+
+
+# ============================================================================= run-time helpers
+
+def _undef():
+    raise UninitializedRead("a value that was never defined (ub.poison) is used", operand="value",
+                            hint="assign the register on every path before reading it")
+
+
+def _step(s):
+    if s <= 0:
+        raise IllegalOperand(f"loop step {s} must be positive", operand="step", value=s, limit="> 0")
+    return s
+
+
+def _sub_byte_offset(addr: int, n: int, bits: int) -> int:
+    return addr + ((n * bits + 7) // 8 if n >= 0 else -((-n * bits + 7) // 8))
+
+
+_HELPERS = {
+    "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
+    "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
+    "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
+    "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
+    **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
+}
+_ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
+
+
+def _make_load(space, dt, where):
+    nb, sto = dt.nbytes(1), dt.storage
+    conv = {"f": float, "b": bool}.get(dt.kind, int)
+
+    def load_scalar(ctx, addr):
+        ctx.begin_op("pto.load_scalar", "S", where)
+        raw = ctx.read(Ptr(space, dt, addr), nb, operand="src")
+        return conv(raw.view(sto)[0])
+    return load_scalar
+
+
+def _make_store(space, dt, where):
+    nb, sto = dt.nbytes(1), dt.storage
+
+    def store_scalar(ctx, addr, value):
+        ctx.begin_op("pto.store_scalar", "S", where)
+        raw = ctx.write(Ptr(space, dt, addr), nb, operand="dst")
+        raw.view(sto)[0] = value
+    return store_scalar
+
+
+# ============================================================================= code generation
+
+
+class _Codegen:
+    """Emits the kernel generator function's source for one program."""
+
+    def __init__(self, prog: Program):
+        self.prog = prog
+        self.lines: list = []
+        self.line_info: dict = {}       # line number (1-based) -> (stmt, active loop vars)
+        self.ns: dict = dict(_HELPERS)
+        self.ns["Ptr"] = Ptr
+        self.names: dict = {}            # Reg / LoopVar / arg -> Python identifier
+        self.py_names: dict = {}         # Python identifier -> IR object
+        self.loops: list = []
+        self.nconst = 0
+        self.ptr_factories: dict = {}
+
+    # -- naming
+    def _ident(self, obj, prefix: str) -> str:
+        name = self.names.get(obj)
+        if name is None:
+            base = obj.name if obj.name and str(obj.name).isidentifier() else ""
+            name = f"{prefix}{len(self.names)}" + (f"_{base}" if base else "")
+            self.names[obj] = name
+            self.py_names[name] = obj
+        return name
+
+    def const(self, value, hint: str = "k") -> str:
+        name = f"_{hint}{self.nconst}"
+        self.nconst += 1
+        self.ns[name] = value
+        return name
+
+    def ptr_factory(self, dt, space) -> str:
+        key = (dt.name, space)
+        name = self.ptr_factories.get(key)
+        if name is None:
+            name = self.const(functools.partial(Ptr, space, dt), "P")
+            self.ptr_factories[key] = name
+        return name
+
+    # -- emission
+    def emit(self, indent: int, text: str, stmt=None):
+        self.lines.append("    " * indent + text)
+        if stmt is not None:
+            self.line_info[len(self.lines)] = (stmt, tuple(self.loops))
+
+    def generate(self) -> str:
+        params = ["ctx", "__bi", "__bn"]
+        for a in self.prog.args:
+            params.append(self._ident(a, "a"))
+        self.emit(0, f"def __kernel({', '.join(params)}):")
+        self.block(self.prog.body, 1)
+        self.emit(1, "return")
+        self.emit(1, "yield")                 # makes this a generator even without ops
+        return "\n".join(self.lines) + "\n"
+
+    def block(self, stmts: list, ind: int):
+        start = len(self.lines)
+        for s in stmts:
+            self.stmt(s, ind)
+            if isinstance(s, (Break, Continue, Return)):
+                break
+        if len(self.lines) == start:
+            self.emit(ind, "pass")
+
+    def stmt(self, s, ind: int):
+        if isinstance(s, OpStmt):
+            self.op(s, ind)
+        elif isinstance(s, Assign):
+            if isinstance(s.value, Undef):
+                return                      # an undefined value leaves the register as it is
+            r = self._ident(s.reg, "r")
+            if isinstance(s.reg, PtrReg):
+                self.emit(ind, f"{r} = {self.pex(s.value)}", s)
+                return
+            code, exact = self.ex(s.value)
+            self.emit(ind, f"{r} = {code}", s)
+            if not exact:
+                self.emit(ind, f"if not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}", s)
+        elif isinstance(s, Load):
+            r = self._ident(s.reg, "r")
+            ld = self.const(_make_load(s.ptr.space, s.ptr.dtype, s.where), "LD")
+            if s.ptr.space == "gm":
+                self.emit(ind, "yield", s)
+            self.emit(ind, f"{r} = {ld}(ctx, {self.addr_at(s.ptr, s.offset)})", s)
+        elif isinstance(s, Store):
+            st = self.const(_make_store(s.ptr.space, s.ptr.dtype, s.where), "ST")
+            if s.ptr.space == "gm":
+                self.emit(ind, "yield", s)
+            self.emit(ind, f"{st}(ctx, {self.addr_at(s.ptr, s.offset)}, {self.need(s.value)})", s)
+        elif isinstance(s, For):
+            v = self._ident(s.var, "v")
+            lo, hi = self.need(s.lo), self.need(s.hi)
+            if isinstance(s.step, Const):
+                rng = f"range({lo}, {hi})" if s.step.value == 1 else f"range({lo}, {hi}, {s.step.value})"
+            else:
+                rng = f"range({lo}, {hi}, _step({self.need(s.step)}))"
+            self.emit(ind, f"for {v} in {rng}:", s)
+            self.loops.append(s.var)
+            self.block(s.body, ind + 1)
+            self.loops.pop()
+        elif isinstance(s, If):
+            self.emit(ind, f"if {self.need(s.cond)}:", s)
+            self.block(s.then, ind + 1)
+            orelse = s.orelse
+            while orelse:
+                if len(orelse) == 1 and isinstance(orelse[0], If):
+                    nxt = orelse[0]
+                    self.emit(ind, f"elif {self.need(nxt.cond)}:", nxt)
+                    self.block(nxt.then, ind + 1)
+                    orelse = nxt.orelse
+                else:
+                    self.emit(ind, "else:")
+                    self.block(orelse, ind + 1)
+                    break
+        elif isinstance(s, Break):
+            self.emit(ind, "break", s)
+        elif isinstance(s, Continue):
+            self.emit(ind, "continue", s)
+        elif isinstance(s, Return):
+            self.emit(ind, "return", s)
+        else:
+            raise TypeError(f"unknown statement {s!r}")
+
+    def op(self, s: OpStmt, ind: int):
+        call = s.call
+        spec = call.spec
+        fn = self.const(spec.execute, "X")
+        where = self.const(s.where, "W")
+        args = [self.operand(v) for v in call.operands]
+        static_clauses, dyn = {}, []
+        for k, v in call.clauses.items():
+            code = self.clause(v)
+            if code is None:
+                static_clauses[k] = v
+            else:
+                dyn.append((k, code))
+        static_name = self.const(static_clauses, "C") if static_clauses else None
+        self.emit(ind, "yield", s)
+        if callable(spec.pipe):
+            pipe_fn = self.const(spec.pipe, "PF")
+            items = ([f"**{static_name}"] if static_name else []) + [f"{k!r}: {c}" for k, c in dyn]
+            self.emit(ind, f"__a = ({', '.join(args)}{',' if len(args) == 1 else ''})", s)
+            self.emit(ind, f"__c = {{{', '.join(items)}}}", s)
+            self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {pipe_fn}(__a, __c), {where})", s)
+            self.emit(ind, f"{fn}(ctx, *__a, **__c)", s)
+        else:
+            kw = [f"{k}={c}" for k, c in dyn if k.isidentifier() and not keyword.iskeyword(k)]
+            odd = [f"{k!r}: {c}" for k, c in dyn if not (k.isidentifier() and not keyword.iskeyword(k))]
+            kw += ([f"**{{{', '.join(odd)}}}"] if odd else []) + ([f"**{static_name}"] if static_name else [])
+            self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {spec.pipe!r}, {where})", s)
+            self.emit(ind, f"{fn}({', '.join(['ctx'] + args + kw)})", s)
+
+    def operand(self, v) -> str:
+        if isinstance(v, (PtrExpr, PtrReg)):
+            return self.ptr_object(v)
+        if isinstance(v, Expr):
+            return self.need(v)
+        if isinstance(v, (int, bool, str)) or v is None:
+            return repr(v)
+        if isinstance(v, float):
+            return self.float_lit(v)
+        if isinstance(v, (tuple, list)) and clause_exprs(v):
+            return self.value_code(v)
+        return self.const(v, "V")
+
+    def clause(self, v) -> Optional[str]:
+        """Code for a clause value that holds expressions, or None when the value is static."""
+        if not clause_exprs(v):
+            return None
+        return self.value_code(v)
+
+    def value_code(self, v) -> str:
+        if isinstance(v, Expr):
+            return self.operand(v)
+        if isinstance(v, tuple):
+            return "(" + "".join(self.value_code(x) + ", " for x in v) + ")"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.value_code(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k!r}: {self.value_code(x)}" for k, x in v.items()) + "}"
+        return self.operand(v)
+
+    def ptr_object(self, p: PtrExpr) -> str:
+        static = static_addr(p)
+        if static is not None:
+            return self.const(Ptr(p.space, p.dtype, static), "PC")
+        return f"{self.ptr_factory(p.dtype, p.space)}({self.pex(p)})"
+
+    def addr_at(self, p: PtrExpr, offset) -> str:
+        if isinstance(offset, Const) and offset.value == 0:
+            return self.pex(p)
+        return self.pex(PtrAdd(p, offset))
+
+    # -- expressions
+    def float_lit(self, x: float) -> str:
+        if x != x:
+            return "_NAN"
+        if x in (S.INF, -S.INF):
+            return "_INF" if x > 0 else "_NINF"
+        return repr(x)
+
+    @staticmethod
+    def wrap_test(code: str, t) -> str:
+        lo, hi = S.int_bounds(t)
+        return f"{lo} <= {code} <= {hi}"
+
+    @staticmethod
+    def wrap(code: str, t) -> str:
+        if t.kind == "u":
+            return f"(({code}) & {(1 << t.bits) - 1})"
+        half = 1 << (t.bits - 1)
+        return f"(((({code}) + {half}) & {(1 << t.bits) - 1}) - {half})"
+
+    def need(self, e: Expr) -> str:
+        """Code for ``e`` with its exact register value (wrapped if needed)."""
+        if e.is_ptr:
+            return self.pex(e)
+        code, exact = self.ex(e)
+        if exact or not S.is_int(e.type):
+            return code
+        return self.wrap(code, e.type)
+
+    def pex(self, p: PtrExpr) -> str:
+        """Code for a pointer expression's byte address (an int)."""
+        if isinstance(p, GmArg):
+            return self._ident(p, "a")
+        if isinstance(p, PtrReg):
+            return self._ident(p, "r")
+        if isinstance(p, PtrFromInt):
+            return self.need(p.a)
+        if isinstance(p, PtrCast):
+            return self.pex(p.p)
+        if isinstance(p, PtrAdd):
+            base, n = self.pex(p.p), self.need(p.n)
+            bits = p.dtype.bits
+            if isinstance(p.n, Const):
+                off = p.n.value * (bits // 8) if bits >= 8 else \
+                    _sub_byte_offset(0, p.n.value, bits)
+                return f"({base} + {off})" if off >= 0 else f"({base} - {-off})"
+            if bits >= 8:
+                size = bits // 8
+                return f"({base} + {n})" if size == 1 else f"({base} + {n} * {size})"
+            return f"_sbo({base}, {n}, {bits})"
+        raise TypeError(f"unknown pointer expression {p!r}")
+
+    def ex(self, e: Expr):
+        """``(code, exact)``: Python code for scalar ``e``; exact=False if it may need wrapping."""
+        t = e.type
+        if isinstance(e, Const):
+            if S.is_float(t):
+                return self.float_lit(e.value), True
+            return repr(e.value), True
+        if isinstance(e, (Reg, LoopVar)):
+            return self._ident(e, "r" if isinstance(e, Reg) else "v"), True
+        if isinstance(e, ScalarArg):
+            return self._ident(e, "a"), True
+        if isinstance(e, BlockIdx):
+            return "__bi", True
+        if isinstance(e, BlockNum):
+            return "__bn", True
+        if isinstance(e, Undef):
+            return "_undef()", True
+        if isinstance(e, BinOp):
+            return self.binop(e)
+        if isinstance(e, UnOp):
+            return self.unop(e)
+        if isinstance(e, Cmp):
+            sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[e.pred]
+            return f"({self.need(e.a)} {sym} {self.need(e.b)})", True
+        if isinstance(e, Cast):
+            return self.cast(e)
+        if isinstance(e, Bitcast):
+            src = self.const(e.a.type, "T")
+            dst = self.const(t, "T")
+            return f"_bitcast({self.need(e.a)}, {src}, {dst})", True
+        if isinstance(e, Select):
+            a, ea = self.ex(e.a)
+            b, eb = self.ex(e.b)
+            return f"({a} if {self.need(e.c)} else {b})", ea and eb
+        if isinstance(e, PtrToInt):
+            return self.pex(e.p), True
+        raise TypeError(f"unknown expression {e!r}")
+
+    def binop(self, e: BinOp):
+        op, t = e.op, e.type
+        if S.is_bool(t):
+            sym = {"and": "&", "or": "|", "xor": "^"}[op]
+            return f"({self.need(e.a)} {sym} {self.need(e.b)})", True
+        if S.is_float(t):
+            a, b = self.need(e.a), self.need(e.b)
+            r = _ROUND[t.name]
+            if op in ("add", "sub", "mul"):
+                sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+                return f"{r}({a} {sym} {b})", True
+            if op == "div":
+                return f"{r}(_fdiv({a}, {b}))", True
+            if op == "rem":
+                return f"_frem({a}, {b})", True
+            return f"{'_fmax' if op == 'max' else '_fmin'}({a}, {b})", True
+        if op in ("add", "sub", "mul"):
+            a, _ = self.ex(e.a)
+            b, _ = self.ex(e.b)
+            sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+            return f"({a} {sym} {b})", False
+        if op in ("and", "or", "xor"):
+            a, ea = self.ex(e.a)
+            b, eb = self.ex(e.b)
+            sym = {"and": "&", "or": "|", "xor": "^"}[op]
+            return f"({a} {sym} {b})", ea and eb
+        if op == "shl":
+            a, _ = self.ex(e.a)
+            return f"_shl({a}, {self.need(e.b)}, {t.bits})", False
+        a, b = self.need(e.a), self.need(e.b)
+        if op == "shr":
+            return f"_shr({a}, {b})", True
+        if op == "div":
+            if t.kind == "u":
+                return f"_tdiv({a}, {b})", True
+            return f"_tdiv({a}, {b})", False
+        if op == "rem":
+            return f"_trem({a}, {b})", True
+        return f"{op}({a}, {b})", True
+
+    def unop(self, e: UnOp):
+        op, t = e.op, e.type
+        if S.is_bool(t):
+            return f"(not {self.need(e.a)})", True
+        if S.is_float(t):
+            a = self.need(e.a)
+            if op == "neg":
+                return f"(-{a})", True
+            if op == "abs":
+                return f"abs({a})", True
+            if op == "sqrt":
+                return f"{_ROUND[t.name]}(_fsqrt({a}))", True
+            return f"_RI_{op}({a})", True
+        if op == "neg":
+            a, _ = self.ex(e.a)
+            return f"(-{a})", False
+        if op == "not":
+            a, ea = self.ex(e.a)
+            return f"(~{a})", ea and t.kind == "s"
+        if op == "abs":
+            return f"abs({self.need(e.a)})", t.kind == "u"
+        raise TypeError(f"operator {op} on {t.pto_name}")
+
+    def cast(self, e: Cast):
+        src, dst = e.a.type, e.type
+        if S.is_bool(dst):
+            return f"({self.need(e.a)} != 0)", True
+        if S.is_float(dst):
+            if S.is_float(src):
+                a = self.need(e.a)
+                if _float_widens(src, dst):
+                    return a, True
+                return f"{_ROUND[dst.name]}({a})", True
+            if S.is_bool(src):
+                return f"float({self.need(e.a)})", True
+            return f"_i2f({self.need(e.a)}, {self.const(dst, 'T')})", True
+        lo, hi = S.int_bounds(dst)
+        if S.is_float(src):
+            return f"_f2i({self.need(e.a)}, {self.const(dst, 'T')})", True
+        if S.is_bool(src):
+            return self.need(e.a), True
+        slo, shi = S.int_bounds(src)
+        if lo <= slo and shi <= hi:
+            return self.need(e.a), True          # value-preserving widening
+        if dst.bits >= src.bits:
+            a = self.need(e.a)                   # sign change or sign-extension into unsigned
+        else:
+            a, _ = self.ex(e.a)                  # truncation commutes with wrapping
+        return self.wrap(a, dst), True
+
+
+def _float_widens(src, dst) -> bool:
+    return (src.name, dst.name) in {("f16", "f32"), ("bf16", "f32")} or src is dst
+
+
+# ============================================================================= executable
+
+
+class Executable:
+    """A compiled program. ``run`` may be called many times.
+
+    Attributes:
+        program: the `Program`.
+        source: the generated Python source (for inspection).
+        machine: the `Machine` of the last run.
+        reports: checker reports of the last run (``(kind, message)``; see `Machine.reports`).
+    """
+
+    def __init__(self, prog: Program):
+        self.program = prog
+        gen = _Codegen(prog)
+        filename = f"<pto kernel {prog.name}>"
+        try:
+            self.source = gen.generate()
+            code = compile(self.source, filename, "exec")
+        except (RecursionError, SyntaxError, MemoryError) as e:
+            raise UnsupportedOp(f"kernel {prog.name!r} is too deeply nested to compile ({type(e).__name__}: {e})",
+                                hint="split long expression chains through registers and flatten deep "
+                                     "loop/if nests (Python allows about 20 nested blocks)") from None
+        self._line_info = gen.line_info
+        self._py_names = gen.py_names
+        ns = gen.ns
+        exec(code, ns)
+        self._kernel = ns["__kernel"]
+        self._code = self._kernel.__code__
+        self.machine: Optional[Machine] = None
+        self.reports: list = []
+
+    # -- launching
+    def _launch_width(self, inputs: dict, cores: Optional[int]) -> int:
+        bn = self.program.block_num
+        if bn is None:
+            n = 1 if cores is None else int(cores)
+        elif isinstance(bn, ScalarArg):
+            n = int(inputs[bn.name])
+            if cores is not None and int(cores) != n:
+                raise ConfigError(f"kernel {self.program.name!r} runs on block_num = {bn.name} = {n} cores, "
+                                  f"not {cores}", operand="cores", value=cores)
+        else:
+            n = int(bn)
+            if cores is not None and int(cores) != n:
+                raise ConfigError(f"kernel {self.program.name!r} declares block_num {n}; cannot run on {cores} cores",
+                                  operand="cores", value=cores, limit=n, hint="omit cores= or pass the same count")
+        if n < 1:
+            raise ConfigError(f"the kernel needs at least one core, got {n}", operand="cores", value=n)
+        return n
+
+    def run(self, inputs: Optional[dict] = None, *, cores: Optional[int] = None, machine: Optional[Machine] = None,
+            order: str = "sequential", seed: int = 0, options: Optional[MachineOptions] = None,
+            write_back: bool = False) -> dict:
+        """Run the kernel; return ``{name: array}`` for every ``out``/``inout`` GM argument.
+
+        Args:
+            inputs: ``{name: array}`` for every ``in``/``inout`` GM argument (dtype and shape
+                must match; packed 4-bit types are given as their ``uint8`` bytes) and
+                ``{name: number}`` for every scalar argument. Arrays are copied.
+            cores: number of cores (default: the kernel's ``block_num``, else 1).
+            machine: run on this machine (default: a fresh one for the program's target).
+            order: ``"sequential"`` (core 0 to the end, then core 1, ...) or ``"random"``
+                (cores interleaved op by op in a random order seeded by ``seed``).
+            options: `MachineOptions` for the fresh machine.
+            write_back: also copy the final GM contents of ``in``/``inout`` tensors back
+                into the caller's arrays (TIK debugger behaviour).
+        """
+        prog = self.program
+        inputs = dict(inputs or {})
+        if order not in ("sequential", "random"):
+            raise ConfigError(f"order={order!r} is not 'sequential' or 'random'", operand="order", value=order)
+        self._check_inputs(inputs)
+        n = self._launch_width(inputs, cores)
+        if machine is None:
+            machine = Machine(prog.target, cores=n, options=options)
+        elif len(machine.cores) < n:
+            raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
+                              value=len(machine.cores), limit=n)
+        self.machine = machine
+        args, regions = self._bind_args(machine, inputs)
+        gens = [(c, self._kernel(machine.context(c), c, n, *args)) for c in range(n)]
+        if order == "sequential":
+            for c, g in gens:
+                self._drive(c, g)
+        else:
+            self._interleave(gens, random.Random(seed))
+        machine.end_kernel()
+        self.reports = list(machine.reports)
+        outputs = {}
+        for a, (region, arr) in regions.items():
+            data = region.buffer.data
+            if a.dtype.bits < 8:
+                result = data.copy()
+            else:
+                result = data.view(a.dtype.storage).reshape(a.shape).copy()
+            if a.io in ("out", "inout"):
+                outputs[a.name] = result
+            if write_back and arr is not None and a.io in ("in", "inout"):
+                np.copyto(arr, result.reshape(arr.shape).astype(arr.dtype, copy=False))
+        return outputs
+
+    def _check_inputs(self, inputs: dict):
+        prog = self.program
+        need = {a.name for a in prog.gm_args if a.io in ("in", "inout")} | {a.name for a in prog.scalar_args}
+        missing = sorted(need - set(inputs))
+        extra = sorted(set(inputs) - need)
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append("missing " + ", ".join(missing))
+            if extra:
+                parts.append("unexpected " + ", ".join(extra))
+            raise ConfigError(f"inputs of kernel {prog.name!r}: " + "; ".join(parts), operand="inputs",
+                              limit="expected " + (", ".join(sorted(need)) or "no inputs"),
+                              hint="pass every in/inout tensor and scalar argument by name, nothing else")
+
+    def _bind_args(self, machine: Machine, inputs: dict):
+        args, regions = [], {}
+        taken = {r.name for r in machine.gm.regions}
+        for a in self.program.args:
+            if isinstance(a, ScalarArg):
+                args.append(_scalar_input(a, inputs[a.name]))
+                continue
+            name = a.name
+            k = 1
+            while name in taken:
+                k += 1
+                name = f"{a.name}#{k}"
+            taken.add(name)
+            arr = None
+            data = None
+            if a.io in ("in", "inout"):
+                arr = inputs[a.name]
+                data = _tensor_input(a, arr)
+            elif a.init is not None:
+                data = _init_data(a)
+            fill = a.fill
+            region = machine.gm.alloc(a.nbytes, name=name, dtype=a.dtype, shape=a.shape, data=data, fill=fill)
+            regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
+            args.append(region.base)
+        return args, regions
+
+    # -- scheduling
+    def _drive(self, core: int, gen):
+        try:
+            for _ in gen:
+                pass
+        except Exception as e:  # noqa: BLE001 - re-raised with context
+            self._decorate(e, core)
+            raise
+
+    def _interleave(self, gens: list, rng: random.Random):
+        live = list(gens)
+        while live:
+            i = rng.randrange(len(live))
+            c, g = live[i]
+            try:
+                next(g)
+            except StopIteration:
+                live.pop(i)
+            except Exception as e:  # noqa: BLE001 - re-raised with context
+                self._decorate(e, c)
+                raise
+
+    def _decorate(self, e: BaseException, core: int):
+        """Attach provenance, core and loop indices from the kernel frame where ``e`` was raised."""
+        tb = e.__traceback__
+        frame_tb = None
+        while tb is not None:
+            if tb.tb_frame.f_code is self._code:
+                frame_tb = tb
+            tb = tb.tb_next
+        if frame_tb is None:
+            if isinstance(e, PtoError):
+                e.add_context(core=core)
+            return
+        stmt, loops = self._line_info.get(frame_tb.tb_lineno, (None, ()))
+        f_locals = frame_tb.tb_frame.f_locals
+        context = {"core": core}
+        for var in loops:
+            py = next((k for k, v in self._py_names.items() if v is var), None)
+            if py is not None and py in f_locals:
+                key = var.name or "i"
+                while key in context:
+                    key += "'"
+                context[key] = f_locals[py]
+        where = getattr(stmt, "where", None)
+        if isinstance(e, PtoError):
+            if e.op is None and isinstance(stmt, OpStmt):
+                e.op = stmt.call.spec.asm_name
+            e.with_where(where)
+            e.add_context(**context)
+        elif isinstance(e, UnboundLocalError):
+            reg = next((v for k, v in self._py_names.items() if f"'{k}'" in str(e)), None)
+            name = f"%{reg.name}" if reg is not None and reg.name else repr(reg)
+            err = UninitializedRead(f"register {name} is read before any assignment", operand=name,
+                                    where=where, hint="initialise it (k.reg(dtype, init)) or assign it on every path")
+            err.add_context(**context)
+            raise err from None
+        else:
+            ctx = ", ".join(f"{k}={v}" for k, v in context.items())
+            e.add_note(f"in PTO kernel {self.program.name!r} at {where} [{ctx}]")
+
+
+def _scalar_input(a: ScalarArg, value):
+    t = a.type
+    if isinstance(value, np.generic):
+        value = value.item()
+    if S.is_float(t):
+        if not isinstance(value, (int, float)):
+            raise ConfigError(f"scalar argument {a.name!r} needs a number, got {value!r}", operand=a.name)
+        return S.normalize(value, t)
+    if isinstance(value, float) or not isinstance(value, (int, bool)):
+        raise ConfigError(f"scalar argument {a.name!r} ({t.pto_name}) needs an integer, got {value!r}",
+                          operand=a.name, value=value)
+    lo, hi = S.int_bounds(t)
+    if not lo <= int(value) <= hi:
+        raise ConfigError(f"scalar argument {a.name!r} = {value} does not fit {t.pto_name}", operand=a.name,
+                          value=value, limit=f"[{lo}, {hi}]")
+    return bool(value) if S.is_bool(t) else int(value)
+
+
+def _tensor_input(a: GmArg, arr):
+    arr = np.asarray(arr)
+    d = a.dtype
+    if d.bits < 8 or d.storage == np.uint8 and d.name not in ("u8",):
+        if arr.dtype != np.uint8 or arr.size != a.nbytes:
+            raise ConfigError(f"input {a.name!r} ({d.name}) is given as {a.nbytes} raw bytes (uint8), got "
+                              f"{arr.dtype} with {arr.size} elements", operand=a.name, value=str(arr.dtype),
+                              hint="pack the values first (two 4-bit values per byte, element 0 in the low nibble)")
+        return arr
+    if arr.dtype != d.storage:
+        raise ConfigError(f"input {a.name!r} must have dtype {d.storage} ({d.name}), got {arr.dtype}",
+                          operand=a.name, value=str(arr.dtype), limit=str(d.storage),
+                          hint=f"convert it: arr.astype({d.storage.name!r})")
+    if tuple(arr.shape) != a.shape:
+        raise ConfigError(f"input {a.name!r} must have shape {a.shape}, got {tuple(arr.shape)}", operand=a.name,
+                          value=tuple(arr.shape), limit=a.shape)
+    return arr
+
+
+def _init_data(a: GmArg):
+    vals = np.asarray(a.init)
+    if vals.size not in (1, a.count):
+        raise ConfigError(f"init of {a.name!r} has {vals.size} values, the tensor has {a.count}", operand=a.name,
+                          value=vals.size, limit=a.count)
+    if a.dtype.bits < 8:
+        raise ConfigError(f"init= is not supported for packed type {a.dtype.name}", operand=a.name)
+    return np.broadcast_to(vals.astype(a.dtype.storage), (a.count,)).copy()
+
+
+def compile_program(prog: Program) -> Executable:
+    """Compile ``prog`` into an `Executable` (generated Python; compiled once)."""
+    return Executable(prog)
+
+
+def run(prog: Program, inputs: Optional[dict] = None, **kw) -> dict:
+    """``prog.compile().run(inputs, **kw)``."""
+    return prog.compile().run(inputs, **kw)
+
+
+__all__ = ["compile_program", "run", "Executable"]

@@ -1,0 +1,110 @@
+"""Synchronisation ops: ``set_flag`` / ``wait_flag`` (+ ``_dyn``) and ``pipe_barrier`` / ``barrier``.
+
+Python and PTO-AS spellings::
+
+    pto.set_flag("CUBE", "FIXP", 0)        pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]
+    pto.wait_flag("M", "FIX", "EVENT_ID0") pto.wait_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]
+    pto.set_flag_dyn("M", "FIX", i)        pto.set_flag_dyn[<PIPE_M>, <PIPE_FIX>, %i]
+    pto.pipe_barrier("ALL")                pto.pipe_barrier "PIPE_ALL"   (ISA docs)
+    pto.barrier("V")                       pto.barrier <PIPE_V>          (PTOAS dialect)
+
+Pipes are names (``S V M MTE1 MTE2 MTE3 FIX``, aliases ``CUBE``/``FIXP``, with or
+without ``PIPE_``); the two numeric encodings in the wild disagree (pto_core.pipes).
+All sync ops are issued by the scalar unit: their ``pipe`` is ``"S"`` (they access no
+memory); their effect is on the pipes they name. Protocol (flag table,
+`pto_core.checks.flags`) is always checked; happens-before edges go to the hazard
+verifier when it is on. Semantics and sources: migration_guide/pto_sync.md.
+"""
+from __future__ import annotations
+
+from ..checks.flags import flag_event, flag_pipe, flag_table
+from ..errors import IllegalOperand
+from ..pipes import pipe_name
+from .registry import Operand, OpSpec, register
+
+_FLAG_OPERANDS = (
+    Operand("src", "pipe", doc="pipe whose earlier ops must complete (the producer)"),
+    Operand("dst", "pipe", doc="pipe whose later ops wait (the consumer)"),
+    Operand("event", "event", doc="event id 0..7 (int or 'EVENT_IDn')"),
+)
+_FLAG_DYN_OPERANDS = _FLAG_OPERANDS[:2] + (Operand("event", "int", doc="event id as a runtime i64 value"),)
+
+
+# ----------------------------------------------------------------------------- checks
+
+def _verify_flag(call, target) -> None:
+    """Static form: both pipes named, the event id a constant in range for the target."""
+    flag_pipe(call.operands[0], "src")
+    flag_pipe(call.operands[1], "dst")
+    ev = call.operands[2]
+    if not isinstance(ev, (int, str)) or isinstance(ev, bool):
+        raise IllegalOperand(f"event id must be a constant (int or 'EVENT_IDn'), got {ev!r}", operand="event",
+                             value=ev, hint=f"use pto.{call.spec.name}_dyn for an event id computed at run time")
+    flag_event(ev, target)
+
+
+def _verify_flag_dyn(call, target) -> None:
+    """Dynamic form: both pipes named; the event id is checked when it is known (run time)."""
+    flag_pipe(call.operands[0], "src")
+    flag_pipe(call.operands[1], "dst")
+    ev = call.operands[2]
+    if isinstance(ev, int) and not isinstance(ev, bool):
+        flag_event(ev, target)
+
+
+def barrier_pipe(name) -> str:
+    """Canonical pipe of a barrier; ``ALL`` allowed, ``S`` rejected (CCE: every op passes
+    through pipe S, ``pipe_barrier(PIPE_S)`` is an error)."""
+    canon = pipe_name(name, allow_all=True)
+    if canon == "S":
+        raise IllegalOperand("pipe_barrier(PIPE_S) is illegal: every instruction is issued through pipe S, "
+                             "which is always in order", operand="pipe", value=name,
+                             limit="V, M, MTE1, MTE2, MTE3, FIX, ALL",
+                             hint="use set_flag/wait_flag from the producer pipe to PIPE_S to wait for a pipe")
+    return canon
+
+
+def _verify_barrier(call, target) -> None:
+    barrier_pipe(call.operands[0])
+
+
+# ----------------------------------------------------------------------------- execute
+
+def _set_flag(ctx, src, dst, event) -> None:
+    src, dst = flag_pipe(src, "src"), flag_pipe(dst, "dst")
+    ev = flag_event(event, ctx.target)
+    table = flag_table(ctx)
+    token = ctx.hazards.flag_set(src, dst) if ctx.hazards is not None else None
+    table.set(src, dst, ev, ctx.where, token)
+
+
+def _wait_flag(ctx, src, dst, event) -> None:
+    src, dst = flag_pipe(src, "src"), flag_pipe(dst, "dst")
+    ev = flag_event(event, ctx.target)
+    flag = flag_table(ctx).wait(src, dst, ev, ctx.where)
+    if ctx.hazards is not None:
+        ctx.hazards.flag_wait(src, dst, flag.token)
+
+
+def _pipe_barrier(ctx, pipe) -> None:
+    pipe = barrier_pipe(pipe)
+    if ctx.hazards is not None:
+        ctx.hazards.barrier(pipe)
+
+
+# ----------------------------------------------------------------------------- table
+
+register(OpSpec("set_flag", "sync", "S", _FLAG_OPERANDS, _set_flag, verify=_verify_flag, asm_form="bracket",
+                doc="Raise flag (src, dst, event) once every earlier op of src has completed."))
+register(OpSpec("wait_flag", "sync", "S", _FLAG_OPERANDS, _wait_flag, verify=_verify_flag, asm_form="bracket",
+                doc="Block later ops of dst until flag (src, dst, event) is raised, then lower it."))
+register(OpSpec("set_flag_dyn", "sync", "S", _FLAG_DYN_OPERANDS, _set_flag, verify=_verify_flag_dyn,
+                asm_form="bracket", doc="set_flag with the event id as a runtime value."))
+register(OpSpec("wait_flag_dyn", "sync", "S", _FLAG_DYN_OPERANDS, _wait_flag, verify=_verify_flag_dyn,
+                asm_form="bracket", doc="wait_flag with the event id as a runtime value."))
+register(OpSpec("pipe_barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe to drain, or ALL"),),
+                _pipe_barrier, verify=_verify_barrier, asm_form="quoted",
+                doc="Later ops of pipe start after all earlier ops of pipe complete (ALL: of every pipe)."))
+register(OpSpec("barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe to drain, or ALL"),),
+                _pipe_barrier, verify=_verify_barrier, asm_form="angle",
+                doc="PTOAS dialect spelling of pipe_barrier: pto.barrier <PIPE_X>."))

@@ -1,0 +1,607 @@
+"""Descriptor engine shared by every repeat-form vector op (``pto.ub.*``).
+
+Execution model (tik_api.md §9.1): one op runs ``repeat`` repeats; in each repeat every
+operand touches up to 8 blocks of 32 B. ``PAR = 256 / max(itemsize over operands)``
+lanes per repeat; lane ``e`` of repeat ``r`` of an operand with ``E = 32 / itemsize``
+elements per block lives at
+
+* ``stride_unit`` 0 (default): byte ``r*rep*32 + (e//E)*blk*32 + (e%E)*size``
+* ``stride_unit`` 1: like 0 but ``rep`` is the *gap* in blocks after the last block of
+  the previous repeat: repeat ``r`` starts at ``r*((nblk-1)*blk + 1 + rep)*32``
+* ``stride_unit`` 2: ``blk`` is a gap and ``rep`` a stride, both in *elements*:
+  ``r*rep*size + (e//E)*(E+blk)*size + (e%E)*size``
+* ``stride_unit`` 3: both gaps in elements: repeat ``r`` starts at
+  ``r*(nblk*E + (nblk-1)*blk + rep)*size``
+
+(``nblk`` = blocks the operand touches per full repeat, ``PAR*size/32``; the unit 1/3
+repeat length uses it, TIK's extent formula uses 8, the same for full-width operands.)
+
+Every operand is therefore an affine 3-D pattern ``(repeat, nblk, E)`` with byte
+strides, read and written as ``numpy`` strided views (`ExecContext.strided_view`),
+never with a Python loop per repeat. Masks are boolean lane arrays. Only the blocks up
+to the last active lane are touched (masked-off trailing blocks are not accessed).
+
+Ordering ("in order, repeat by repeat", reading all sources of a repeat before writing
+its destination) is preserved exactly:
+
+* if no written operand overlaps a read operand in memory, all repeats run as one array
+  operation;
+* otherwise the repeats are split into the fewest chunks such that no repeat reads bytes
+  an earlier repeat of its chunk wrote (computed once per geometry and cached), and the
+  chunks run in order;
+* a destination pattern that writes the same element more than once (zero or small
+  strides) stores lanes in repeat, block, lane order, so the last writer wins.
+
+Masked-off destination lanes are never written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import IllegalOperand, Misaligned
+from ..memory import Ptr
+from .registry import Clause
+
+BLOCK_BYTES = 32
+BLOCKS_PER_REPEAT = 8
+REPEAT_BYTES = 256
+MAX_REPEAT = 255
+MAX_COUNTER = 2 ** 32 - 1
+STRIDE_UNITS = (0, 1, 2, 3)
+
+# ----------------------------------------------------------------------------- clauses
+
+
+def mask_clauses() -> tuple:
+    """``mask`` (count or bits) and ``counter`` clauses, mutually exclusive (group ``mask``)."""
+    return (
+        Clause("mask", "args", group="mask", params=("%m0", "%m1", "%m2", "%m3"), min_params=1,
+               doc="one value: contiguous count N (lanes 0..N-1); two: [hi64, lo64] lane bits; four: 256 lane "
+                   "bits of an 8-bit op, highest word first. Omitted: all lanes."),
+        Clause("counter", "args", group="mask", params=("%count",),
+               doc="counter mode: process %count elements in total; repeat = ceil(count/PAR), the repeat operand "
+                   "is ignored (Ascend310/910: treated as a normal-mode count)"),
+    )
+
+
+def stride_clauses(names: tuple, *, unit: bool = True, blk: bool = True) -> tuple:
+    """``blk_stride(%dst, %src...)``, ``rep_stride(...)`` and ``stride_unit(%u)`` clauses."""
+    params = tuple("%" + n for n in names)
+    out = []
+    if blk:
+        out.append(Clause("blk_stride", "args", params=params, min_params=len(params),
+                          doc="block stride per operand (32 B units; default 1 = contiguous blocks)"))
+    out.append(Clause("rep_stride", "args", params=params, min_params=len(params),
+                      doc="repeat stride per operand (32 B units, head to head; default: contiguous repeats)"))
+    if unit:
+        out.append(Clause("stride_unit", "args", params=("%unit",),
+                          doc="0: blk & rep strides in 32 B (default); 1: blk stride, rep gap in 32 B; "
+                              "2: blk gap & rep stride in elements; 3: blk gap & rep gap in elements"))
+    return tuple(out)
+
+
+def clause_args(clauses: dict, name: str) -> Optional[tuple]:
+    """Positional args of an ``args`` clause, or None if omitted."""
+    v = clauses.get(name)
+    if v is None:
+        return None
+    return tuple(v[0])
+
+
+# ----------------------------------------------------------------------------- scalar checks
+
+
+def as_int(value, *, op: str, operand: str) -> int:
+    """An integer operand value (Python/numpy int); bool and float are rejected."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise IllegalOperand(f"expects an integer, got {value!r}", op=op, operand=operand, value=value)
+    return int(value)
+
+
+def check_range(value, lo: int, hi: int, *, op: str, operand: str, hint: Optional[str] = None) -> int:
+    v = as_int(value, op=op, operand=operand)
+    if not lo <= v <= hi:
+        raise IllegalOperand(f"value {v} is outside [{lo}, {hi}]", op=op, operand=operand, value=v,
+                             limit=f"[{lo}, {hi}]", hint=hint)
+    return v
+
+
+def check_repeat(value, *, op: str, hi: int = MAX_REPEAT) -> int:
+    return check_range(value, 0, hi, op=op, operand="repeat",
+                       hint=f"split the work into calls of at most {hi} repeats (0 = no-op)")
+
+
+def check_ub(ptr, *, op: str, operand: str, align: int = BLOCK_BYTES) -> None:
+    """Operand must be a UB pointer at an ``align``-byte boundary."""
+    if not isinstance(ptr, Ptr):
+        raise IllegalOperand(f"expects a UB pointer, got {type(ptr).__name__}", op=op, operand=operand)
+    if ptr.space != "ub":
+        raise IllegalOperand(f"must be in ub, got {ptr.space}", op=op, operand=operand, value=ptr.space,
+                             hint="vector instructions read and write the unified buffer only")
+    if ptr.addr % align:
+        raise Misaligned(f"address {ptr.addr:#x} is not {align}-byte aligned", op=op, operand=operand,
+                         value=hex(ptr.addr), limit=f"{align} B",
+                         hint=f"vector operands start at multiples of {align} bytes in UB")
+
+
+def par_of(*dtypes: DType) -> int:
+    """Lanes per repeat: 256 bytes over the widest operand."""
+    return REPEAT_BYTES // max(d.itemsize for d in dtypes)
+
+
+# ----------------------------------------------------------------------------- lanes (masks)
+
+
+@dataclass(frozen=True, eq=False)
+class Lanes:
+    """Which lanes each repeat processes.
+
+    Attributes:
+        repeat: repeats to execute.
+        count: leading lanes any repeat touches (last active lane + 1, <= PAR).
+        mask: None when lanes ``[0, count)`` are active in every repeat; else bool array
+            ``(1 | repeat, count)``.
+        par: lanes per full repeat.
+    """
+
+    repeat: int
+    count: int
+    mask: Optional[np.ndarray]
+    par: int
+
+    def rows(self, r0: int, r1: int) -> Optional[np.ndarray]:
+        if self.mask is None or self.mask.shape[0] == 1:
+            return self.mask
+        return self.mask[r0:r1]
+
+    def padded(self, r0: int, r1: int, width: int) -> Optional[np.ndarray]:
+        """Mask rows for ``[r0, r1)`` padded with inactive lanes to ``width`` (None = all active)."""
+        m = self.rows(r0, r1)
+        if width == self.count:
+            return m
+        if m is None:
+            m = np.ones((1, self.count), dtype=bool)
+        out = np.zeros((m.shape[0], width), dtype=bool)
+        out[:, :self.count] = m[:, :min(self.count, width)]
+        return out
+
+
+def lanes_from_clauses(clauses: dict, *, par: int, repeat: int, counter_ok: bool, op: str) -> Lanes:
+    """Resolve the ``mask`` / ``counter`` clauses of a call (cached by value)."""
+    m = clause_args(clauses, "mask")
+    c = clause_args(clauses, "counter")
+    key = (par, repeat, counter_ok, None if m is None else tuple(int(x) for x in m),
+           None if c is None else int(c[0]))
+    return _lanes(key, op)
+
+
+@lru_cache(maxsize=4096)
+def _lanes_cached(key):
+    return _lanes_uncached(key, "pto.ub")
+
+
+def _lanes(key, op):
+    try:
+        return _lanes_cached(key)
+    except IllegalOperand as e:
+        e.op = op
+        raise
+
+
+def _lanes_uncached(key, op) -> Lanes:
+    par, repeat, counter_ok, mask, counter = key
+    if counter is not None:
+        if not counter_ok:
+            n = check_range(counter, 1, par, op=op, operand="counter",
+                            hint="this chip has no counter mode; TIK treats the mask as a normal-mode count")
+            return Lanes(repeat, n, None, par)
+        n = check_range(counter, 1, MAX_COUNTER, op=op, operand="counter")
+        rep = -(-n // par)
+        tail = n - (rep - 1) * par
+        if rep == 1:
+            return Lanes(1, tail, None, par)
+        if tail == par:
+            return Lanes(rep, par, None, par)
+        m = np.ones((rep, par), dtype=bool)
+        m[-1, tail:] = False
+        m.setflags(write=False)
+        return Lanes(rep, par, m, par)
+    if mask is None:
+        return Lanes(repeat, par, None, par)
+    if len(mask) == 1:
+        n = check_range(mask[0], 1, par, op=op, operand="mask",
+                        hint=f"a contiguous mask counts active lanes, 1..{par} for this element width")
+        return Lanes(repeat, n, None, par)
+    if len(mask) == 2:
+        hi, lo = mask
+        for v, nm in ((hi, "mask(hi)"), (lo, "mask(lo)")):
+            check_range(v, 0, 2 ** 64 - 1, op=op, operand=nm)
+        if par == 64 and hi != 0:
+            raise IllegalOperand("for 32-bit operands the high mask word must be 0", op=op, operand="mask(hi)",
+                                 value=hi, limit="0", hint="only 64 lanes exist: put all bits in the low word")
+        if par == 32 and (hi != 0 or lo > 2 ** 32 - 1):
+            raise IllegalOperand("for 64-bit operands only the low 32 mask bits exist", op=op, operand="mask",
+                                 value=(hi, lo), limit="hi = 0, lo <= 2**32-1")
+        if par == 256:
+            raise IllegalOperand("8-bit operands take a 4-word mask (256 lanes)", op=op, operand="mask",
+                                 value=mask, hint="give mask=(w3, w2, w1, w0), highest word first")
+        words = [lo, hi]
+    elif len(mask) == 4:
+        if par != 256:
+            raise IllegalOperand("a 4-word mask is only legal for 8-bit operands", op=op, operand="mask",
+                                 value=mask, limit="2 words (hi, lo)")
+        for v in mask:
+            check_range(v, 0, 2 ** 64 - 1, op=op, operand="mask")
+        words = list(reversed(mask))
+    else:
+        raise IllegalOperand(f"takes 1 (count), 2 (hi, lo) or 4 words, got {len(mask)}", op=op, operand="mask",
+                             value=mask)
+    bits = np.unpackbits(np.array(words, dtype="<u8").view(np.uint8), bitorder="little").astype(bool)[:par]
+    if not bits.any():
+        raise IllegalOperand("mask selects no lane", op=op, operand="mask", value=mask,
+                             hint="an all-zero bit mask is an error; skip the instruction instead")
+    count = int(np.nonzero(bits)[0][-1]) + 1
+    sel = bits[:count]
+    if sel.all():
+        return Lanes(repeat, count, None, par)
+    sel = sel[None, :].copy()
+    sel.setflags(write=False)
+    return Lanes(repeat, count, sel, par)
+
+
+# ----------------------------------------------------------------------------- operand geometry
+
+
+@lru_cache(maxsize=8192)
+def block_strides(itemsize: int, nblk: int, blk: int, rep: int, unit: int) -> tuple:
+    """Byte strides ``(repeat, block, element)`` of a standard vector operand."""
+    e = BLOCK_BYTES // itemsize
+    if unit == 0:
+        return (rep * BLOCK_BYTES, blk * BLOCK_BYTES, itemsize)
+    if unit == 1:
+        return (((nblk - 1) * blk + 1 + rep) * BLOCK_BYTES, blk * BLOCK_BYTES, itemsize)
+    if unit == 2:
+        return (rep * itemsize, (e + blk) * itemsize, itemsize)
+    return ((nblk * e + (nblk - 1) * blk + rep) * itemsize, (e + blk) * itemsize, itemsize)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Geometry of one memory operand of a repeat op (the pointer is bound at run time).
+
+    ``shape`` is ``(repeat, blocks, elements)`` over the lanes it touches (row ``r``
+    flattens to the lanes of repeat ``r``), ``strides`` are bytes; ``role`` is ``"r"``,
+    ``"w"`` or ``"rw"``. ``masked=False`` streams (selection bits, scratch) are read whole,
+    independent of the lane mask.
+    """
+
+    name: str
+    dtype: DType
+    shape: tuple
+    strides: tuple
+    role: str
+    masked: bool = True
+
+    @property
+    def lanes(self) -> int:
+        return self.shape[1] * self.shape[2]
+
+    @property
+    def extent(self) -> int:
+        """Bytes from the first to one past the last byte the pattern touches."""
+        return self.dtype.itemsize + sum((n - 1) * s for n, s in zip(self.shape, self.strides))
+
+
+def vector_stream(name: str, dtype: DType, role: str, *, par: int, lanes: Lanes, blk: int, rep: int,
+                  unit: int) -> Stream:
+    """A standard operand: ``par`` lanes per repeat in blocks of 32 B, trimmed to the active lanes."""
+    size = dtype.itemsize
+    e = BLOCK_BYTES // size
+    nblk = max(1, par * size // BLOCK_BYTES)
+    nb_act = min(nblk, -(-lanes.count // e))
+    return Stream(name, dtype, (lanes.repeat, nb_act, e), block_strides(size, nblk, blk, rep, unit), role)
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything about one call that does not depend on addresses: lanes and operand geometry.
+
+    Built once per distinct (op, dtypes, repeat, mask, strides) and cached by the ops.
+    ``lanes_out`` optionally gives a write stream its own `Lanes` (reductions, compares).
+    """
+
+    lanes: Lanes
+    streams: tuple
+    lanes_out: tuple = ()
+
+    def out_lanes(self, name: str) -> Lanes:
+        for n, ln in self.lanes_out:
+            if n == name:
+                return ln
+        return self.lanes
+
+
+class PlanCache:
+    """A bounded dict of `Plan` objects (cleared when full)."""
+
+    def __init__(self, limit: int = 4096):
+        self.limit = limit
+        self.data: dict = {}
+
+    def get(self, key, build: Callable) -> "Plan":
+        plan = self.data.get(key)
+        if plan is None:
+            if len(self.data) >= self.limit:
+                self.data.clear()
+            plan = self.data[key] = build()
+        return plan
+
+
+def default_rep_stride(dtype: DType, par: int) -> int:
+    """Contiguous repeats: the blocks one full repeat of this operand covers."""
+    return max(1, par * dtype.itemsize // BLOCK_BYTES)
+
+
+def strides_from_clauses(clauses: dict, names: tuple, dtypes: tuple, par: int, *, op: str,
+                         blk_max: int = 255, rep_max: int = 255, default_rep=None) -> tuple:
+    """``(blk, rep, unit)`` per operand from the stride clauses, range-checked."""
+    blk = clause_args(clauses, "blk_stride")
+    rep = clause_args(clauses, "rep_stride")
+    unit = clause_args(clauses, "stride_unit")
+    u = 0 if unit is None else check_range(unit[0], 0, 3, op=op, operand="stride_unit")
+    out = []
+    for i, (nm, d) in enumerate(zip(names, dtypes)):
+        b = 1 if blk is None else check_range(blk[i], 0, blk_max, op=op, operand=f"blk_stride({nm})")
+        if rep is None:
+            r = default_rep(d, par) if default_rep is not None else default_rep_stride(d, par)
+            if u in (1, 3):
+                r = 0
+            elif u == 2:
+                r = par
+        else:
+            r = check_range(rep[i], 0, rep_max, op=op, operand=f"rep_stride({nm})")
+        out.append((b, r, u))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- execution
+
+
+def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
+    """Execute a repeat op: read the ``"r"`` streams, ``compute(inputs, r0, r1)``, store the ``"w"`` streams.
+
+    ``ptrs`` are the operand pointers in ``plan.streams`` order. ``inputs`` maps stream
+    name -> array ``(r, count)`` (storage dtype, lanes of repeats ``r0..r1-1``);
+    ``compute`` returns a dict name -> ``(r, count_w)`` arrays in the destination's
+    storage dtype.
+    """
+    lanes = plan.lanes
+    if lanes.repeat == 0:
+        return
+    streams = plan.streams
+    chunks = plan_chunks(streams, ptrs, lanes.repeat)
+    for r0, r1 in chunks:
+        inputs = {}
+        for s, p in zip(streams, ptrs):
+            if "r" not in s.role:
+                continue
+            act = lanes.padded(r0, r1, s.lanes) if s.masked else None
+            v = ctx.strided_view(p, (r1 - r0,) + s.shape[1:], s.strides, offset=r0 * s.strides[0],
+                                 dtype=s.dtype, operand=s.name,
+                                 active=None if act is None else act.reshape((-1,) + s.shape[1:]))
+            v = v.reshape(r1 - r0, s.lanes)
+            inputs[s.name] = v[:, :lanes.count] if s.masked else v
+        with np.errstate(all="ignore"):      # IEEE overflow/NaN are results here, not warnings
+            outputs = compute(inputs, r0, r1)
+        for s, p in zip(streams, ptrs):
+            if "w" in s.role:
+                store(ctx, s, p, r0, r1, outputs[s.name], plan.out_lanes(s.name))
+
+
+def store(ctx, s: Stream, ptr: Ptr, r0: int, r1: int, values: np.ndarray, lanes: Lanes) -> None:
+    """Write ``values`` ``(r, count)`` into the active lanes of stream ``s`` for repeats ``[r0, r1)``."""
+    r = r1 - r0
+    width = s.lanes
+    act = lanes.padded(r0, r1, width)
+    if values.shape[1] != width:
+        full = np.zeros((r, width), dtype=values.dtype)
+        full[:, :values.shape[1]] = values
+        values = full
+    vals = values.reshape((r,) + s.shape[1:])
+    act3 = None if act is None else act.reshape((-1,) + s.shape[1:])
+    base = r0 * s.strides[0]
+    shape = (r,) + s.shape[1:]
+    if writes_once(shape, s.strides, s.dtype.itemsize):
+        view = ctx.strided_view(ptr, shape, s.strides, offset=base, dtype=s.dtype, write=True, operand=s.name,
+                                active=act3)
+        if act3 is None:
+            view[...] = vals
+        else:
+            np.copyto(view, vals, where=act3)
+        return
+    # The pattern aliases itself: store lane by lane in (repeat, block, lane) order, last writer wins.
+    ctx.strided_view(ptr, shape, s.strides, offset=base, dtype=s.dtype, write=True, operand=s.name, active=act3)
+    size = s.dtype.itemsize
+    offs = element_offsets(shape, s.strides) // size
+    flat_vals = vals.reshape(-1)
+    if act3 is not None:
+        keep = np.broadcast_to(act3, shape).reshape(-1)
+        offs = offs[keep]
+        flat_vals = flat_vals[keep]
+    rev = offs[::-1]
+    uniq, first = np.unique(rev, return_index=True)
+    last = len(offs) - 1 - first
+    span = int(uniq[-1]) + 1
+    target = ctx.strided_view(ptr, (span,), (size,), offset=base, dtype=s.dtype, write=True, operand=s.name,
+                              active=False)
+    target[uniq] = flat_vals[last]
+
+
+def element_offsets(shape: tuple, strides: tuple) -> np.ndarray:
+    """Byte offsets of every element of a strided pattern, in C order, as int64."""
+    off = np.zeros((1,) * len(shape), dtype=np.int64)
+    for axis, (n, st) in enumerate(zip(shape, strides)):
+        idx = [1] * len(shape)
+        idx[axis] = n
+        off = off + (np.arange(n, dtype=np.int64) * st).reshape(idx)
+    return off.reshape(-1)
+
+
+@lru_cache(maxsize=8192)
+def writes_once(shape: tuple, strides: tuple, size: int) -> bool:
+    """True if no two elements of the pattern overlap in memory."""
+    n = int(np.prod(shape))
+    if n <= 1:
+        return True
+    if any(st == 0 and k > 1 for k, st in zip(shape, strides)):
+        return False
+    # Fast sufficient test: dimensions sorted by stride nest without interleaving.
+    dims = sorted((st, k) for k, st in zip(shape, strides) if k > 1)
+    span = size
+    ok = True
+    for st, k in dims:
+        if st < span:
+            ok = False
+            break
+        span = st * (k - 1) + span
+    if ok:
+        return True
+    offs = element_offsets(shape, strides)
+    if size == 1:
+        return len(np.unique(offs)) == n
+    byte = (offs[:, None] + np.arange(size)).reshape(-1)
+    return len(np.unique(byte)) == byte.size
+
+
+def plan_chunks(streams: tuple, ptrs: tuple, repeat: int) -> tuple:
+    """Repeat ranges ``[(r0, r1), ...]`` that can each run as one array operation (see module doc)."""
+    if repeat == 1:
+        return ((0, repeat),)
+    pairs = []
+    for w, wp in zip(streams, ptrs):
+        if "w" not in w.role:
+            continue
+        w_lo = wp.addr
+        w_hi = w_lo + w.extent
+        for r, rp in zip(streams, ptrs):
+            if "r" not in r.role or rp.space != wp.space or rp.sub != wp.sub:
+                continue
+            if rp.addr < w_hi and w_lo < rp.addr + r.extent:
+                pairs.append((w, wp, r, rp))
+    if not pairs:
+        return ((0, repeat),)
+    base = pairs[0][1].addr
+    key = (repeat, tuple((w.shape, w.strides, w.dtype.itemsize, wp.addr - base,
+                          r.shape, r.strides, r.dtype.itemsize, rp.addr - base) for w, wp, r, rp in pairs))
+    return _chunks_cached(key)
+
+
+@lru_cache(maxsize=2048)
+def _chunks_cached(key) -> tuple:
+    repeat, pairs = key
+    rows_w = []
+    rows_r = []
+    for w_shape, w_strides, w_size, w_off, r_shape, r_strides, r_size, r_off in pairs:
+        rows_w.append(_bytes_by_repeat(w_shape, w_strides, w_size, w_off))
+        rows_r.append(_bytes_by_repeat(r_shape, r_strides, r_size, r_off))
+    lo = min(int(a.min()) for a in rows_w + rows_r)
+    hi = max(int(a.max()) for a in rows_w + rows_r) + 1
+    # Quick exact test: does any byte get read in a later repeat than its first write?
+    first_write = np.full(hi - lo, repeat, dtype=np.int64)
+    last_read = np.full(hi - lo, -1, dtype=np.int64)
+    for rw in rows_w:
+        reps = np.broadcast_to(np.arange(repeat)[:, None], rw.shape)
+        one = np.full(hi - lo, repeat, dtype=np.int64)
+        one[(rw - lo)[::-1].reshape(-1)] = reps[::-1].reshape(-1)   # duplicates: the last (lowest) repeat wins
+        np.minimum(first_write, one, out=first_write)
+    for rr in rows_r:
+        reps = np.broadcast_to(np.arange(repeat)[:, None], rr.shape)
+        one = np.full(hi - lo, -1, dtype=np.int64)
+        one[(rr - lo).reshape(-1)] = reps.reshape(-1)
+        np.maximum(last_read, one, out=last_read)
+    if not (last_read > first_write).any():
+        return ((0, repeat),)
+    written = np.zeros(hi - lo, dtype=bool)
+    chunks = []
+    start = 0
+    for r in range(repeat):
+        if any(written[rr[r] - lo].any() for rr in rows_r):
+            chunks.append((start, r))
+            start = r
+            written[:] = False
+        for rw in rows_w:
+            written[rw[r] - lo] = True
+    chunks.append((start, repeat))
+    return tuple(chunks)
+
+
+def _bytes_by_repeat(shape, strides, size, base) -> np.ndarray:
+    """``(repeat, bytes)`` array of the byte addresses each repeat touches (relative)."""
+    per = element_offsets((1,) + tuple(shape[1:]), (0,) + tuple(strides[1:]))
+    per = (per[:, None] + np.arange(size)).reshape(-1)
+    return base + np.arange(shape[0], dtype=np.int64)[:, None] * strides[0] + per[None, :]
+
+
+# ----------------------------------------------------------------------------- numerics helpers
+
+
+def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
+    """Round f32/f64 results once (nearest-even) to float ``dst``, applying the machine's overflow mode.
+
+    ``saturation`` (chip default on Ascend310/910/310P...): finite overflow and +/-inf
+    clamp to the largest finite value of ``dst``, NaN becomes 0 (ACL saturation mode).
+    ``inf_nan``: IEEE-754 (overflow -> inf, NaN stays NaN).
+    """
+    if ctx.machine.overflow_mode == "saturation":
+        big = dst.max
+        x = np.nan_to_num(np.clip(x, -big, big), nan=0.0)
+    return x.astype(dst.storage)
+
+
+# ----------------------------------------------------------------------------- expansion text
+
+
+def mask_text(clauses: dict, par: int, bits: int) -> list:
+    """PTO-AS lines materialising the predicate of a repeat op (``%mask``)."""
+    m = clause_args(clauses, "mask")
+    c = clause_args(clauses, "counter")
+    b = f"b{bits}"
+    if c is not None:
+        return [f"// counter mode: {c[0]} elements in total; the last repeat uses a tail mask",
+                f"%mask = pto.pset_{b} \"PAT_ALL\" : !pto.mask<{b}>",
+                f"%tail = pto.pge_{b} \"PAT_VL<{c[0]} mod {par}>\" : !pto.mask<{b}>"]
+    if m is None:
+        return [f"%mask = pto.pset_{b} \"PAT_ALL\" : !pto.mask<{b}>"]
+    if len(m) == 1:
+        return [f"%mask = pto.pge_{b} \"PAT_VL{m[0]}\" : !pto.mask<{b}>"]
+    words = ", ".join(hex(int(w)) if isinstance(w, (int, np.integer)) else str(w) for w in m)
+    return [f"// lane bits ({words}), highest word first: load them as a predicate",
+            f"%mask = pto.plds %mask_bits[%c0] : !pto.ptr<ui64, ub> -> !pto.mask<{b}>"]
+
+
+def load_text(var: str, ptr: str, dtype: DType, lanes: int, offset: str, blk: int, unit: int) -> str:
+    ty = f"!pto.vreg<{lanes}x{dtype.pto_name}>"
+    if blk == 1 and unit in (0, 1):
+        return f"{var} = pto.vlds {ptr}[{offset}] {{dist = \"NORM\"}} : !pto.ptr<{dtype.pto_name}, ub> -> {ty}"
+    return (f"{var} = pto.vsldb {ptr}, {offset}, %mask : !pto.ptr<{dtype.pto_name}, ub>, i32, !pto.mask -> {ty}"
+            f"    // block stride {blk} (stride_unit {unit})")
+
+
+def store_text(var: str, ptr: str, dtype: DType, lanes: int, offset: str, blk: int, unit: int) -> str:
+    ty = f"!pto.vreg<{lanes}x{dtype.pto_name}>"
+    if blk == 1 and unit in (0, 1):
+        return (f"pto.vsts {var}, {ptr}[{offset}], %mask {{dist = \"NORM_B{dtype.bits}\"}} : {ty}, "
+                f"!pto.ptr<{dtype.pto_name}, ub>, !pto.mask")
+    return (f"pto.vsstb {var}, {ptr}, {offset}, %mask : {ty}, !pto.ptr<{dtype.pto_name}, ub>, i32, !pto.mask"
+            f"    // block stride {blk} (stride_unit {unit})")
+
+
+def loop_text(repeat, body: list, header: list) -> list:
+    """``scf.for`` over the repeats around ``body`` (each line indented)."""
+    rep = repeat if isinstance(repeat, (int, np.integer)) else "%repeat"
+    return header + [f"scf.for %r = %c0 to %c{rep} step %c1 {{"] + ["  " + line for line in body] + ["}"]

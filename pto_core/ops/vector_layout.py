@@ -1,0 +1,357 @@
+"""Data rearrangement: ``pto.ub.vtranspose``, ``pto.ub.vnchwconv``, ``pto.ub.vconcat``,
+``pto.ub.vextract``, ``pto.ub.vreduce`` / ``pto.ub.vreduce_bits``.
+
+* ``vtranspose(dst, src, repeat)``: each repeat transposes one 16x16 matrix of 16-bit
+  elements, ``dst[j*16+i] = src[i*16+j]``; repeat strides in 512 B units (TIK
+  ``vtranspose`` is one repeat, ``vec_trans`` many).
+* ``vnchwconv(dst_list, src_list, repeat)`` (TIK ``vnchwconv`` / ``vec_trans_scatter``,
+  hardware ``scatter_vnchwconv_b8/b16/b32``): 16 source and 16 destination block
+  addresses; in repeat ``r`` source block ``k`` is 32 B at ``src_list[k] + r*src_rep*32``
+  and destination block ``e`` at ``dst_list[e] + r*dst_rep*32`` (CCE ISA cceapi_0059):
+
+  - b16: ``dst[e][k] = src[k][e]`` (a 16x16 transpose);
+  - b32: ``dst[e][k] = src[k][e//2]`` for even ``e`` and ``dst[e][k] = src[k+8][e//2]`` for
+    odd ``e`` (``k < 8``);
+  - b8: ``dst[e][k + 16*dst_high_half] = src[k][e + 16*src_high_half]`` (half of each
+    destination block is written).
+
+  The TIK doc remark that "with repeat_times == 1 the effective start is the list
+  address + rep_stride" is not modelled (tik_api.md §13.6: the ISA page does not have it).
+* ``vconcat(dst, src, repeat, mode)`` / ``vextract``: a proposal is 8 elements (x1, y1,
+  x2, y2, score, label, ...); one repeat handles 16 proposals:
+  ``dst[(16r+i)*8 + mode] = src[16r+i]`` (other proposal fields untouched) and the inverse.
+* ``vreduce`` / ``vreduce_bits`` (TIK ``vreduce``, gather by pattern): per repeat the
+  active lanes whose pattern bit is 1 are appended, in order, to ``dst`` (compact, over
+  all repeats); the number kept goes to ``ctx.spr["RSVD_CNT"]``. Fixed patterns: 1 even
+  lanes, 2 odd lanes, 3..6 lane ``i`` with ``i % 4 == pattern-3``, 7 all lanes.
+  ``vreduce_bits`` reads ``PAR`` pattern bits per repeat from ``src1`` (bit ``i`` = lane
+  ``i``, LSB first) at ``src1 + r*src1_rep*32``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import vector_isa
+from ..dtypes import dtype
+from ..errors import IllegalOperand
+from ..memory import Ptr
+from .registry import Clause, OpSpec, Operand, register
+from . import vector_engine as ve
+from .vector_elementwise import _hashable
+
+EXPANDERS: dict = {}
+_PLANS = ve.PlanCache()
+_UB = ("ub",)
+_U8 = dtype("u8")
+
+# ----------------------------------------------------------------------------- vtranspose
+
+
+def _tr_check(target, dst, src, op):
+    ve.check_ub(dst, op=op, operand="dst")
+    ve.check_ub(src, op=op, operand="src")
+    if dst.dtype is not src.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name)
+    vector_isa.require(target, "vtranspose", src.dtype.name, op=op)
+
+
+def _tr_execute(ctx, dst, src, repeat, *, rep_stride=None):
+    op = "pto.ub.vtranspose"
+    _tr_check(ctx.target, dst, src, op)
+    d = src.dtype
+
+    def build():
+        rep = ve.check_repeat(repeat, op=op, hi=4095)
+        rs = (1, 1) if rep_stride is None else tuple(
+            ve.check_range(v, 0, 4095, op=op, operand=f"rep_stride({n})") for v, n in zip(rep_stride[0],
+                                                                                         ("dst", "src")))
+        lanes = ve.Lanes(rep, 256, None, 256)
+        streams = tuple(ve.Stream(nm, d, (rep, 16, 16), (r * 512, 32, 2), role)
+                        for nm, r, role in (("dst", rs[0], "w"), ("src", rs[1], "r")))
+        return ve.Plan(lanes, streams)
+
+    plan = _PLANS.get(_hashable(("vtranspose", d.name, repeat, rep_stride)), build)
+
+    def compute(ins, r0, r1):
+        x = ins["src"].reshape(-1, 16, 16)
+        return {"dst": np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(-1, 256)}
+
+    ve.run(ctx, plan, (dst, src), compute)
+
+
+register(OpSpec(
+    name="ub.vtranspose", family="vector", pipe="V",
+    operands=(Operand("dst", "ptr", _UB, doc="destination 16x16"), Operand("src", "ptr", _UB, doc="source 16x16"),
+              Operand("repeat", "int", doc="matrices, 0..4095")),
+    clauses=(Clause("rep_stride", "args", params=("%dst", "%src"), min_params=2,
+                    doc="repeat strides in 512 B units (default 1, head to head)"),),
+    execute=_tr_execute, verify=lambda call, target: _tr_check(target, *call.operands[:2], call.spec.asm_name)
+    if all(isinstance(p, Ptr) for p in call.operands[:2]) else None,
+    doc="16x16 transpose of 16-bit elements per repeat (vtranspose / vec_trans)"))
+EXPANDERS["ub.vtranspose"] = lambda call: [
+    f"// {call.spec.asm_name}: {call.operands[2]} 16x16 b16 transposes",
+    f"scf.for %r = %c0 to %c{call.operands[2]} step %c1 {{",
+    "  %m = pto.vlds %src[%r * 512] x2    // 256 elements",
+    "  %t = pto.vtranspose %m    // in-register 16x16 transpose",
+    "  pto.vsts %t, %dst[%r * 512] x2", "}"]
+
+
+# ----------------------------------------------------------------------------- vnchwconv
+
+LIST_LEN = 16
+
+
+def _list(value, name, op):
+    if not isinstance(value, (tuple, list)) or len(value) != LIST_LEN:
+        raise IllegalOperand(f"expects a list of {LIST_LEN} UB pointers", op=op, operand=name,
+                             value=type(value).__name__ if not isinstance(value, (tuple, list)) else len(value),
+                             limit=LIST_LEN)
+    return tuple(value)
+
+
+def _nchw_check(target, dst_list, src_list, op):
+    dst_list = _list(dst_list, "dst_list", op)
+    src_list = _list(src_list, "src_list", op)
+    d = None
+    for nm, lst in (("dst_list", dst_list), ("src_list", src_list)):
+        for i, p in enumerate(lst):
+            ve.check_ub(p, op=op, operand=f"{nm}[{i}]")
+            if d is None:
+                d = p.dtype
+            elif p.dtype.itemsize != d.itemsize:
+                raise IllegalOperand(f"element size {p.dtype.itemsize} differs from {d.itemsize}", op=op,
+                                     operand=f"{nm}[{i}]", value=p.dtype.name, limit=d.name)
+    vector_isa.require(target, "vnchwconv", d.name, op=op)
+    return dst_list, src_list, d
+
+
+def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_high_half=None, rep_stride=None):
+    op = "pto.ub.vnchwconv"
+    dst_list, src_list, d = _nchw_check(ctx.target, dst_list, src_list, op)
+    rep = ve.check_repeat(repeat, op=op)
+    if rep == 0:
+        return
+    dr, sr = (0, 0) if rep_stride is None else tuple(
+        ve.check_range(v, 0, 65535, op=op, operand=f"rep_stride({n})") for v, n in zip(rep_stride[0], ("dst", "src")))
+    size = d.itemsize
+    e = ve.BLOCK_BYTES // size
+    if size == 1:
+        sh, dh = 16 * bool(src_high_half), 16 * bool(dst_high_half)
+    elif dst_high_half or src_high_half:
+        raise IllegalOperand("high_half selects the byte half of 8-bit blocks only", op=op, operand="dst_high_half",
+                             value=d.name)
+    # order repeats one at a time only if a destination block can overwrite a later source block
+    src_rng = [(p.addr, p.addr + (rep - 1) * sr * 32 + 32) for p in src_list]
+    dst_rng = [(p.addr, p.addr + (rep - 1) * dr * 32 + 32) for p in dst_list]
+    same = all(p.sub == src_list[0].sub for p in src_list + dst_list)
+    overlap = same and any(a0 < b1 and b0 < a1 for a0, a1 in dst_rng for b0, b1 in src_rng)
+    chunks = [(r, r + 1) for r in range(rep)] if overlap else [(0, rep)]
+    for r0, r1 in chunks:
+        n = r1 - r0
+        blocks = np.stack([np.asarray(ctx.strided_view(p, (n, e), (sr * 32, size), offset=r0 * sr * 32, dtype=d,
+                                                       operand=f"src_list[{k}]"))
+                           for k, p in enumerate(src_list)], axis=1)          # (n, 16 src blocks, e)
+        if size == 2:
+            out = blocks.transpose(0, 2, 1)                                      # dst[e][k] = src[k][e]
+            cols = slice(0, 16)
+        elif size == 4:
+            out = np.empty((n, 16, 8), dtype=blocks.dtype)
+            out[:, 0::2, :] = blocks[:, 0:8, :].transpose(0, 2, 1)             # dst[2j][k] = src[k][j]
+            out[:, 1::2, :] = blocks[:, 8:16, :].transpose(0, 2, 1)            # dst[2j+1][k] = src[k+8][j]
+            cols = slice(0, 8)
+        else:
+            out = blocks[:, :, sh:sh + 16].transpose(0, 2, 1)                  # dst[e][k] = src[k][e+sh]
+            cols = slice(dh, dh + 16)
+        for j, p in enumerate(dst_list):
+            width = cols.stop - cols.start
+            view = ctx.strided_view(p, (n, width), (dr * 32, size), offset=r0 * dr * 32 + cols.start * size,
+                                    dtype=d, write=True, operand=f"dst_list[{j}]")
+            if dr == 0 and n > 1:
+                view[...] = out[n - 1:n, j, :]
+            else:
+                view[...] = out[:, j, :]
+
+
+def _nchw_verify(call, target):
+    dl, sl = call.operands[:2]
+    if isinstance(dl, (tuple, list)) and isinstance(sl, (tuple, list)) and all(
+            isinstance(p, Ptr) for p in tuple(dl) + tuple(sl)):
+        _nchw_check(target, dl, sl, call.spec.asm_name)
+
+
+register(OpSpec(
+    name="ub.vnchwconv", family="vector", pipe="V",
+    operands=(Operand("dst_list", "ptrs", _UB, doc="16 destination block addresses"),
+              Operand("src_list", "ptrs", _UB, doc="16 source block addresses"),
+              Operand("repeat", "int", doc="repeats, 0..255")),
+    clauses=(Clause("dst_high_half", "flag", doc="b8: write bytes 16..31 of each destination block"),
+             Clause("src_high_half", "flag", doc="b8: read bytes 16..31 of each source block"),
+             Clause("rep_stride", "args", params=("%dst", "%src"), min_params=2,
+                    doc="repeat strides in 32 B blocks, applied to every list address (default 0)")),
+    execute=_nchw_execute, verify=_nchw_verify,
+    doc="scatter transpose of 16 blocks (vnchwconv / vec_trans_scatter)"))
+EXPANDERS["ub.vnchwconv"] = lambda call: [
+    f"// {call.spec.asm_name}: {call.operands[2]} repeats; the 16 block addresses live in the VA registers",
+    f"scf.for %r = %c0 to %c{call.operands[2]} step %c1 {{",
+    "  // 16 x pto.vlds of 32 B blocks, in-register transpose (pto.vintlv/vdintlv), 16 x pto.vsts", "}"]
+
+
+# ----------------------------------------------------------------------------- vconcat / vextract
+
+PROPOSAL = 8
+PROPOSALS_PER_REPEAT = 16
+
+
+def _prop_check(target, instr, dst, src, mode, op):
+    ve.check_ub(dst, op=op, operand="dst")
+    ve.check_ub(src, op=op, operand="src")
+    if dst.dtype is not src.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name)
+    vector_isa.require(target, instr, src.dtype.name, op=op)
+    hi = 3 if instr == "vextract" and vector_isa.family_of(target) == "v100-mini" else 5
+    ve.check_range(mode, 0, hi, op=op, operand="mode", hint="0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label")
+
+
+def _prop_op(instr: str):
+    op = "pto.ub." + instr
+
+    def execute(ctx, dst, src, repeat, mode):
+        _prop_check(ctx.target, instr, dst, src, mode, op)
+        rep = ve.check_repeat(repeat, op=op)
+        if rep == 0:
+            return
+        d = src.dtype
+        s = d.itemsize
+        n = rep * PROPOSALS_PER_REPEAT
+        if instr == "vconcat":
+            vals = np.array(ctx.strided_view(src, (n,), (s,), dtype=d, operand="src"))
+            out = ctx.strided_view(dst, (n,), (PROPOSAL * s,), offset=int(mode) * s, dtype=d, write=True,
+                                   operand="dst")
+        else:
+            vals = np.array(ctx.strided_view(src, (n,), (PROPOSAL * s,), offset=int(mode) * s, dtype=d,
+                                             operand="src"))
+            out = ctx.strided_view(dst, (n,), (s,), dtype=d, write=True, operand="dst")
+        out[...] = vals
+
+    def verify(call, target):
+        dst, src, _, mode = call.operands
+        if isinstance(dst, Ptr) and isinstance(src, Ptr) and isinstance(mode, (int, np.integer)):
+            _prop_check(target, instr, dst, src, mode, call.spec.asm_name)
+
+    what = ("dst[(16r+i)*8 + mode] = src[16r+i]: write one field of 16 proposals per repeat" if instr == "vconcat"
+            else "dst[16r+i] = src[(16r+i)*8 + mode]: read one field of 16 proposals per repeat")
+    register(OpSpec(
+        name="ub." + instr, family="vector", pipe="V",
+        operands=(Operand("dst", "ptr", _UB, doc="destination"), Operand("src", "ptr", _UB, doc="source"),
+                  Operand("repeat", "int", doc="repeats of 16 proposals, 0..255"),
+                  Operand("mode", "int", doc="field: 0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label")),
+        execute=execute, verify=verify, doc=what))
+    EXPANDERS["ub." + instr] = lambda call: [f"// {call.spec.asm_name}: {what}",
+                                              "// strided copy of 16 elements per repeat (8-element proposal pitch)"]
+
+
+for _i in ("vconcat", "vextract"):
+    _prop_op(_i)
+del _i
+
+
+# ----------------------------------------------------------------------------- vreduce (gather by pattern)
+
+
+def fixed_pattern(pattern: int, par: int) -> np.ndarray:
+    """Lane bits of the built-in vreduce patterns 1..7."""
+    lane = np.arange(par)
+    if pattern == 1:
+        return lane % 2 == 0
+    if pattern == 2:
+        return lane % 2 == 1
+    if 3 <= pattern <= 6:
+        return lane % 4 == pattern - 3
+    return np.ones(par, dtype=bool)
+
+
+def _vr_check(target, dst, src0, op, src1=None):
+    ve.check_ub(dst, op=op, operand="dst")
+    ve.check_ub(src0, op=op, operand="src0")
+    if src1 is not None:
+        ve.check_ub(src1, op=op, operand="src1")
+    if dst.dtype is not src0.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src0 dtype {src0.dtype.name}", op=op,
+                             operand="dst", value=dst.dtype.name, limit=src0.dtype.name)
+    vector_isa.require(target, "vreduce", src0.dtype.name, op=op)
+
+
+def _vreduce(bits_mode: bool):
+    name = "vreduce_bits" if bits_mode else "vreduce"
+    op = "pto.ub." + name
+
+    def execute(ctx, dst, src0, *rest, pattern=None, mask=None, counter=None, blk_stride=None, rep_stride=None,
+                stride_unit=None):
+        src1 = rest[0] if bits_mode else None
+        repeat = rest[-1]
+        _vr_check(ctx.target, dst, src0, op, src1)
+        d = src0.dtype
+        par = ve.par_of(d)
+        clauses = {"mask": mask, "counter": counter, "blk_stride": None if blk_stride is None else blk_stride,
+                   "stride_unit": stride_unit,
+                   "rep_stride": None if rep_stride is None else ((rep_stride[0][0],), {})}
+        rep = ve.check_repeat(repeat, op=op)
+        lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep,
+                                      counter_ok=vector_isa.has_counter_mode(ctx.target), op=op)
+        if lanes.repeat == 0:
+            ctx.spr["RSVD_CNT"] = 0
+            return
+        (b, r, u), = ve.strides_from_clauses(clauses, ("src0",), (d,), par, op=op)
+        s = ve.vector_stream("src0", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
+        act = lanes.padded(0, lanes.repeat, s.lanes)
+        v = ctx.strided_view(src0, s.shape, s.strides, dtype=d, operand="src0",
+                             active=None if act is None else act.reshape((-1,) + s.shape[1:]))
+        vals = v.reshape(lanes.repeat, s.lanes)[:, :lanes.count]
+        keep = np.ones((lanes.repeat, lanes.count), dtype=bool)
+        if lanes.rows(0, lanes.repeat) is not None:
+            keep &= lanes.rows(0, lanes.repeat)
+        if bits_mode:
+            s1 = 0 if rep_stride is None else ve.check_range(rep_stride[0][1], 0, 255, op=op,
+                                                              operand="rep_stride(src1)")
+            raw = ctx.strided_view(src1, (lanes.repeat, par // 8), (s1 * 32, 1), dtype=_U8, operand="src1")
+            sel = np.unpackbits(np.asarray(raw), axis=1, bitorder="little", count=par).astype(bool)
+        else:
+            pat = ve.check_range(pattern[0][0] if pattern is not None else 7, 1, 7, op=op, operand="pattern",
+                                 hint="1 even, 2 odd, 3..6 every 4th from lane 0..3, 7 all")
+            sel = fixed_pattern(pat, par)[None, :]
+        keep &= sel[:, :lanes.count]
+        out = vals[keep]
+        ctx.spr["RSVD_CNT"] = int(out.size)
+        if out.size:
+            view = ctx.strided_view(dst, (out.size,), (d.itemsize,), dtype=d, write=True, operand="dst")
+            view[...] = out
+
+    def verify(call, target):
+        ptrs = call.operands[:3 if bits_mode else 2]
+        if all(isinstance(p, Ptr) for p in ptrs):
+            _vr_check(target, ptrs[0], ptrs[1], call.spec.asm_name, ptrs[2] if bits_mode else None)
+
+    operands = (Operand("dst", "ptr", _UB, doc="compacted result"), Operand("src0", "ptr", _UB, doc="source"))
+    if bits_mode:
+        operands += (Operand("src1", "ptr", _UB, doc="pattern bits, PAR per repeat"),)
+    operands += (Operand("repeat", "int", doc="repeats, 0..255"),)
+    clauses = () if bits_mode else (Clause("pattern", "args", params=("%p",),
+                                           doc="built-in pattern 1..7 (default 7 = all lanes)"),)
+    clauses += ve.mask_clauses() + (
+        Clause("blk_stride", "args", params=("%src0",), min_params=1, doc="src0 block stride (default 1)"),
+        Clause("rep_stride", "args", params=("%src0", "%src1"), min_params=1,
+               doc="src0 repeat stride and (vreduce_bits) src1 repeat stride, 32 B units"),
+        ve.stride_clauses(("src0",))[-1])
+    register(OpSpec(name="ub." + name, family="vector", pipe="V", operands=operands, clauses=clauses,
+                    execute=execute, verify=verify,
+                    doc="append the active lanes selected by the pattern to dst; count -> RSVD_CNT"))
+    EXPANDERS["ub." + name] = lambda call: [
+        f"// {call.spec.asm_name}: per repeat, gather the selected lanes and append them to %dst",
+        "%v = pto.vlds %src0[...]", "%g = pto.vsqz %v, %pattern_mask    // squeeze selected lanes",
+        "pto.vstu %g, %dst    // unaligned store, advancing the write pointer"]
+
+
+_vreduce(False)
+_vreduce(True)

@@ -1,0 +1,359 @@
+"""Reductions: ``pto.ub.vcadd / vcmax / vcmin / vcgadd / vcgmax / vcgmin / vcpadd`` and the TIK
+``vec_reduce_add / vec_reduce_max / vec_reduce_min`` macros (``pto.ub.reduce_add`` ...).
+
+Per repeat (``PAR`` source lanes, mask applied to the source; inactive lanes count as 0
+for sums and are ignored by max/min; a repeat or block with no active lane yields 0):
+
+==========  ==========================================  ======================  =============
+op          results per repeat                          dst repeat-stride unit  dst alignment
+==========  ==========================================  ======================  =============
+vcadd       1: sum of the lanes                         1 element               element size
+vcmax/min   2: value, lane index (integer bits in the   2 elements              4 B
+            dst type: u16 for f16, u32 for f32)
+vcgadd      8: sum of each 32 B block                   8 elements              16 B
+vcgmax/min  8: max/min of each 32 B block               8 elements              16 B
+vcpadd      PAR/2: ``src[2i] + src[2i+1]``              PAR/2 elements (128 B;  32 B
+                                                        0 is treated as 1)
+==========  ==========================================  ======================  =============
+
+Accumulation order (tik_api.md §13.3 is open; one named choice): sums are a *pairwise
+tree* over adjacent lanes, ``((x0+x1)+(x2+x3))+...``, each addition rounded to the
+element type (f16 additions computed in f32 and rounded to f16). So ``vcgadd`` equals
+the first ``log2(E)`` levels of ``vcadd`` and ``vcpadd`` its first level; ``vcadd`` of a
+full repeat is the tree over the 8 block sums of ``vcgadd``. Max/min ties return the
+lowest lane index (-0 and +0 tie); a NaN lane wins (the first NaN, for max and for min;
+block max/min propagate NaN and return +0 (max) or -0 (min) when both zeros occur).
+
+``reduce_add`` (vec_reduce_add): pass 1 is ``vcadd`` per repeat, written to
+``work[0:repeat]``; then passes of ``vcadd`` over ``PAR`` consecutive partial sums (the
+last chunk masked to the remainder) until one value remains, which goes to ``dst[0]``;
+each pass overwrites ``work[0:n]``. This is TIK's own lowering, so the rounding of every
+intermediate sum matches it. ``reduce_max/min``: ``dst[0]`` = extremum of all active
+lanes, ``dst[1]`` = its logical index ``repeat*PAR + lane`` (as integer bits) when
+``cal_index``; ties return the lowest index; ``work[0:2*repeat]`` receives the per-repeat
+(value, index) pairs of pass 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import vector_isa
+from ..dtypes import DType
+from ..errors import IllegalOperand
+from ..memory import Ptr
+from .registry import Clause, OpSpec, Operand, register
+from . import vector_engine as ve
+from .vector_elementwise import _hashable
+
+EXPANDERS: dict = {}
+_PLANS = ve.PlanCache()
+_UB = ("ub",)
+
+# name -> (kind, results per repeat as a function of PAR, dst alignment bytes, vreg op)
+_REDUCE = {
+    "vcadd": ("sum", lambda par: 1, 0, "pto.vcadd"),
+    "vcmax": ("argmax", lambda par: 2, 4, "pto.vcmax"),
+    "vcmin": ("argmin", lambda par: 2, 4, "pto.vcmin"),
+    "vcgadd": ("gsum", lambda par: 8, 16, "pto.vcgadd"),
+    "vcgmax": ("gmax", lambda par: 8, 16, "pto.vcgmax"),
+    "vcgmin": ("gmin", lambda par: 8, 16, "pto.vcgmin"),
+    "vcpadd": ("psum", lambda par: par // 2, 32, "pto.vcpadd"),
+}
+
+
+def _index_dtype(d: DType) -> np.dtype:
+    return np.dtype(np.uint16) if d.itemsize == 2 else np.dtype(np.uint32)
+
+
+def tree_sum(x: np.ndarray, d: DType, ctx) -> np.ndarray:
+    """Pairwise adjacent-lane sums over the last axis (a power of two long), each level rounded to ``d``."""
+    acc = x.astype(np.float32)
+    while acc.shape[-1] > 1:
+        pair = acc[..., 0::2] + acc[..., 1::2]
+        acc = ve.round_float(pair, d, ctx).astype(np.float32)
+    return acc[..., 0]
+
+
+def _padded(vals: np.ndarray, active, par: int, fill) -> np.ndarray:
+    """``(r, par)`` float32 lanes with inactive lanes (and lanes beyond the touched ones) set to ``fill``."""
+    r, count = vals.shape
+    out = np.full((r, par), fill, dtype=np.float32)
+    out[:, :count] = vals.astype(np.float32)
+    if active is not None:
+        out[:, :count] = np.where(active, out[:, :count], np.float32(fill))
+    return out
+
+
+def _active_full(active, r: int, count: int, par: int) -> np.ndarray:
+    a = np.zeros((r, par), dtype=bool)
+    a[:, :count] = True if active is None else active
+    return a
+
+
+def reduce_repeat(kind: str, vals: np.ndarray, active, d: DType, par: int, ctx) -> np.ndarray:
+    """Results ``(r, k)`` in the storage dtype of ``d`` for lane values ``vals`` ``(r, count)``."""
+    r = vals.shape[0]
+    e = ve.BLOCK_BYTES // d.itemsize
+    if kind == "sum":
+        return tree_sum(_padded(vals, active, par, 0.0), d, ctx)[:, None].astype(d.storage)
+    if kind == "gsum":
+        x = _padded(vals, active, par, 0.0).reshape(r, par // e, e)
+        return tree_sum(x, d, ctx).astype(d.storage)
+    if kind == "psum":
+        x = _padded(vals, active, par, 0.0)
+        return ve.round_float(x[:, 0::2] + x[:, 1::2], d, ctx).astype(d.storage)
+    act = _active_full(active, r, vals.shape[1], par)
+    big = np.float32(np.inf)
+    fill = -big if kind in ("argmax", "gmax") else big
+    x = _padded(vals, active, par, fill)
+    if kind in ("gmax", "gmin"):
+        xb = x.reshape(r, par // e, e)
+        any_active = act.reshape(r, par // e, e).any(axis=-1)
+        res = xb.max(axis=-1) if kind == "gmax" else xb.min(axis=-1)
+        # the sign of a zero result must not depend on numpy's reduction order: max prefers +0, min -0
+        zero_of = (xb == 0) & (np.signbit(xb) if kind == "gmin" else ~np.signbit(xb))
+        signed = np.where(zero_of.any(axis=-1), 0.0 if kind == "gmax" else -0.0, -0.0 if kind == "gmax" else 0.0)
+        res = np.where(res == 0, signed.astype(np.float32), res)
+        return np.where(any_active, res, 0).astype(d.storage)
+    idx = arg_extreme(x, act, kind == "argmax")
+    any_active = act.any(axis=1)
+    val = np.where(any_active, x[np.arange(r), idx], 0).astype(d.storage)
+    idx = np.where(any_active, idx, 0).astype(_index_dtype(d)).view(d.storage)
+    return np.stack([val, idx], axis=1)
+
+
+def arg_extreme(x: np.ndarray, act: np.ndarray, largest: bool) -> np.ndarray:
+    """Per row, the lowest active lane holding the max (min); a NaN lane wins. Inactive lanes hold -inf (+inf)."""
+    idx = np.argmax(x, axis=1) if largest else np.argmin(x, axis=1)
+    fill = -np.inf if largest else np.inf
+    at_fill = x[np.arange(x.shape[0]), idx] == fill
+    if at_fill.any():   # the extreme equals the padding value: take the first *active* lane with it
+        first = np.argmax(act & (x == fill), axis=1)
+        idx = np.where(at_fill, first, idx)
+    return idx
+
+
+def _check_src_dst(ctx_target, name: str, dst: Ptr, src: Ptr, op: str, align: int) -> None:
+    ve.check_ub(src, op=op, operand="src")
+    ve.check_ub(dst, op=op, operand="dst", align=align or dst.dtype.itemsize)
+    if dst.dtype is not src.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name)
+    vector_isa.require(ctx_target, name, src.dtype.name, op=op)
+
+
+def _verify(name):
+    align = _REDUCE[name][2]
+
+    def verify(call, target):
+        dst, src = call.operands[0], call.operands[1]
+        if isinstance(dst, Ptr) and isinstance(src, Ptr):
+            _check_src_dst(target, name, dst, src, call.spec.asm_name, align)
+    return verify
+
+
+def _execute(name):
+    kind, nres, align, _ = _REDUCE[name]
+    op = "pto.ub." + name
+
+    def execute(ctx, dst, src, repeat, *, mask=None, blk_stride=None, rep_stride=None, stride_unit=None):
+        _check_src_dst(ctx.target, name, dst, src, op, align)
+        d = src.dtype
+
+        def build():
+            rep = ve.check_repeat(repeat, op=op)
+            par = ve.par_of(d)
+            k = nres(par)
+            clauses = {"mask": mask, "blk_stride": blk_stride, "stride_unit": stride_unit,
+                       "rep_stride": None if rep_stride is None else ((rep_stride[0][1],), {})}
+            lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep, counter_ok=False, op=op)
+            (b, r, u), = ve.strides_from_clauses(clauses, ("src",), (d,), par, op=op, blk_max=65535,
+                                                 rep_max=65535)
+            dst_rep = 1 if rep_stride is None else ve.check_range(rep_stride[0][0], 0, 65535, op=op,
+                                                                   operand="rep_stride(dst)")
+            if name == "vcpadd" and dst_rep == 0:
+                dst_rep = 1
+            dst_lanes = ve.Lanes(rep, k, None, k)
+            src_s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
+            dst_s = ve.Stream("dst", d, (rep, 1, k), (dst_rep * k * d.itemsize, k * d.itemsize, d.itemsize), "w")
+            return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))
+
+        plan = _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
+        par = plan.lanes.par
+
+        def compute(ins, r0, r1):
+            return {"dst": reduce_repeat(kind, ins["src"], plan.lanes.rows(r0, r1), d, par, ctx)}
+
+        ve.run(ctx, plan, (dst, src), compute)
+    return execute
+
+
+def _expand(name):
+    kind, nres, _, vreg = _REDUCE[name]
+
+    def expand(call) -> list:
+        src = call.operands[1]
+        d = src.dtype if isinstance(src, Ptr) else None
+        par = ve.par_of(d) if d is not None else 128
+        repeat = call.operands[2]
+        k = nres(par)
+        lines = [f"// {call.spec.asm_name}: {repeat} repeats, {k} result(s) per repeat; the tree order is the "
+                 f"documented model"]
+        lines += ve.mask_text(call.clauses, par, 2048 // par)
+        rep = ve.clause_args(call.clauses, "rep_stride") or (1, 8)
+        blk = (ve.clause_args(call.clauses, "blk_stride") or (1,))[0]
+        body = [f"%o_src = arith.muli %r, %c{rep[1] * 32 if isinstance(rep[1], int) else rep[1]} : index",
+                ve.load_text("%v", "%src", d, par, "%o_src", blk, 0) if d is not None else "%v = pto.vlds %src",
+                f"%res = {vreg} %v, %mask",
+                (f"%o_dst = arith.muli %r, %c{rep[0] * k * d.itemsize} : index    // bytes"
+                 if isinstance(rep[0], int) and d is not None else f"%o_dst = %r * {rep[0]} * {k} elements"),
+                f"pto.vsts %res, %dst[%o_dst], %first{k} {{dist = \"NORM_B{d.bits if d else 16}\"}}    "
+                f"// the {k} low result lane(s)"]
+        return ve.loop_text(repeat, body, lines)
+    return expand
+
+
+for _name, (_kind, _n, _align, _vreg) in _REDUCE.items():
+    _spec = OpSpec(
+        name="ub." + _name, family="vector", pipe="V",
+        operands=(Operand("dst", "ptr", _UB, doc="results"), Operand("src", "ptr", _UB, doc="source"),
+                  Operand("repeat", "int", doc="repeats, 0..255")),
+        clauses=(ve.mask_clauses()[0],
+                 Clause("blk_stride", "args", params=("%src",), min_params=1,
+                        doc="source block stride (32 B units, default 1)"),
+                 Clause("rep_stride", "args", params=("%dst", "%src"), min_params=2,
+                        doc="dst repeat stride in result units (see table), src repeat stride in 32 B"),
+                 ve.stride_clauses(("src",))[-1]),
+        execute=_execute(_name), verify=_verify(_name),
+        doc={"vcadd": "per repeat: sum of the active lanes", "vcmax": "per repeat: max and its lane index",
+             "vcmin": "per repeat: min and its lane index", "vcgadd": "per repeat: sum of each 32 B block",
+             "vcgmax": "per repeat: max of each 32 B block", "vcgmin": "per repeat: min of each 32 B block",
+             "vcpadd": "per repeat: sums of adjacent lane pairs"}[_name])
+    register(_spec)
+    EXPANDERS[_spec.name] = _expand(_name)
+del _name, _kind, _n, _align, _vreg, _spec
+
+
+# ----------------------------------------------------------------------------- vec_reduce_* macros
+
+MAX_REDUCE_REPEAT = 4095
+_INDEX_REPEAT_LIMIT = {"f16": 511, "f32": 4095}
+
+
+def _macro_verify(kind):
+    def verify(call, target):
+        dst, src, work = call.operands[:3]
+        if all(isinstance(p, Ptr) for p in (dst, src, work)):
+            _macro_check(target, kind, dst, src, work, call.spec.asm_name)
+    return verify
+
+
+def _macro_check(target, kind, dst, src, work, op):
+    ve.check_ub(src, op=op, operand="src")
+    ve.check_ub(dst, op=op, operand="dst", align=4 if kind != "add" else dst.dtype.itemsize)
+    ve.check_ub(work, op=op, operand="work", align=dst.dtype.itemsize)
+    for nm, p in (("dst", dst), ("work", work)):
+        if p.dtype is not src.dtype:
+            raise IllegalOperand(f"{nm} dtype {p.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                                 operand=nm, value=p.dtype.name, limit=src.dtype.name)
+    instr = {"add": "vcadd", "max": "vcmax", "min": "vcmin"}[kind]
+    vector_isa.require(target, instr, src.dtype.name, op=op)
+
+
+def _macro_execute(kind):
+    op = f"pto.ub.reduce_{kind}"
+
+    def execute(ctx, dst, src, work, repeat, *, mask=None, rep_stride=None, cal_index=None):
+        with np.errstate(all="ignore"):
+            _macro_body(ctx, dst, src, work, repeat, mask, rep_stride, cal_index)
+
+    def _macro_body(ctx, dst, src, work, repeat, mask, rep_stride, cal_index):
+        _macro_check(ctx.target, kind, dst, src, work, op)
+        d = src.dtype
+        rep = ve.check_range(repeat, 1, MAX_REDUCE_REPEAT, op=op, operand="repeat",
+                             hint="vec_reduce_* takes 1..4095 repeats")
+        if cal_index:
+            lim = _INDEX_REPEAT_LIMIT.get(d.name, 255)
+            ve.check_range(rep, 1, lim, op=op, operand="repeat",
+                           hint=f"with cal_index the index must fit the {d.name} bits: at most {lim} repeats")
+        par = ve.par_of(d)
+        clauses = {"mask": mask, "rep_stride": None if rep_stride is None else ((rep_stride[0][0],), {})}
+        lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep, counter_ok=False, op=op)
+        (b, r, u), = ve.strides_from_clauses(clauses, ("src",), (d,), par, op=op, rep_max=65535)
+        s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
+        nwork = rep if kind == "add" else 2 * rep
+        _no_overlap(dst, 2 if cal_index else 1, work, nwork, op)
+        act = lanes.padded(0, rep, s.lanes)
+        v = ctx.strided_view(src, s.shape, s.strides, dtype=d, operand="src",
+                             active=None if act is None else act.reshape((-1,) + s.shape[1:]))
+        vals = v.reshape(rep, s.lanes)[:, :lanes.count]
+        active = lanes.rows(0, rep)
+        if kind == "add":
+            part = reduce_repeat("sum", vals, active, d, par, ctx)[:, 0]
+            _write(ctx, work, part, "work")
+            n = rep
+            while n > 1:
+                chunks = -(-n // par)
+                buf = np.zeros((chunks, par), dtype=np.float32)
+                buf.reshape(-1)[:n] = part.astype(np.float32)
+                part = tree_sum(buf, d, ctx).astype(d.storage)
+                n = chunks
+                if n > 1:
+                    _write(ctx, work, part, "work")
+            _write(ctx, dst, part[:1], "dst")
+            return
+        pairs = reduce_repeat("argmax" if kind == "max" else "argmin", vals, active, d, par, ctx)
+        _write(ctx, work, pairs.reshape(-1), "work")
+        x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(1, -1)
+        flat_active = _active_full(active, rep, vals.shape[1], par).reshape(1, -1)
+        i = int(arg_extreme(x, flat_active, kind == "max")[0])
+        x = x[0]
+        out = np.array([x[i]], dtype=np.float32).astype(d.storage)
+        if cal_index:
+            out = np.concatenate([out, np.array([i], dtype=_index_dtype(d)).view(d.storage)])
+        _write(ctx, dst, out, "dst")
+    return execute
+
+
+def _no_overlap(dst: Ptr, ndst: int, work: Ptr, nwork: int, op: str) -> None:
+    if dst.space != work.space or dst.sub != work.sub:
+        return
+    a0, a1 = dst.addr, dst.addr + ndst * dst.dtype.itemsize
+    b0, b1 = work.addr, work.addr + nwork * work.dtype.itemsize
+    if a0 < b1 and b0 < a1:
+        raise IllegalOperand(f"work [{b0:#x}, {b1:#x}) overlaps dst [{a0:#x}, {a1:#x})", op=op, operand="work",
+                             hint="give the work tensor its own UB space")
+
+
+def _write(ctx, ptr: Ptr, values: np.ndarray, operand: str) -> None:
+    n = values.shape[0]
+    view = ctx.strided_view(ptr, (n,), (ptr.dtype.itemsize,), dtype=ptr.dtype, write=True, operand=operand)
+    view[...] = values
+
+
+def _macro_expand(kind):
+    def expand(call) -> list:
+        instr = {"add": "vcadd", "max": "vcmax", "min": "vcmin"}[kind]
+        return [f"// {call.spec.asm_name}: TIK vec_reduce_{kind} = pto.ub.{instr} over the repeats into %work, "
+                f"then pto.ub.{instr} passes over the partial results until one remains",
+                f"pto.ub.{instr} %work, %src, %repeat    // pass 1",
+                f"pto.ub.{instr} %work, %work, %ceil(n/PAR) mask(%tail)    // repeated while n > 1",
+                "pto.ub.vector_dup / copy of the last result into %dst"]
+    return expand
+
+
+for _kind in ("add", "max", "min"):
+    _cl = (ve.mask_clauses()[0], Clause("rep_stride", "args", params=("%src",), min_params=1,
+                                        doc="source repeat stride (32 B units, default 8)"))
+    if _kind != "add":
+        _cl += (Clause("cal_index", "flag", doc="also store the index of the extremum in dst[1] (integer bits)"),)
+    register(OpSpec(
+        name=f"ub.reduce_{_kind}", family="vector", pipe="V",
+        operands=(Operand("dst", "ptr", _UB, doc="result (1 element, 2 with cal_index)"),
+                  Operand("src", "ptr", _UB, doc="source"),
+                  Operand("work", "ptr", _UB, doc="scratch for the partial results"),
+                  Operand("repeat", "int", doc="repeats, 1..4095")),
+        clauses=_cl, execute=_macro_execute(_kind), verify=_macro_verify(_kind),
+        doc=f"TIK vec_reduce_{_kind}: reduce all active lanes of all repeats to dst[0]"))
+    EXPANDERS[f"ub.reduce_{_kind}"] = _macro_expand(_kind)
+del _kind, _cl

@@ -1,0 +1,367 @@
+"""Scalar-register semantics (the S pipe): one place for every C-style choice.
+
+Values of scalar registers are plain Python objects: ``bool`` for ``i1``, ``int``
+for integer types (signed types hold ``[-2**(n-1), 2**(n-1))``, unsigned types
+``[0, 2**n)``), ``float`` for ``f16``/``bf16``/``f32`` (always a value exactly
+representable in the register's format). These pure functions are used by the
+program builder (constant normalisation), the interpreter (run-time helpers) and
+the PTO-AS printer (constant spelling).
+
+Named choices (documented in ``migration_guide/pto_programs.md``):
+
+* integer results wrap to the register width (two's complement);
+* ``//`` and ``%`` truncate toward zero (C99); division by zero raises
+  `IllegalOperand`; ``INT_MIN // -1`` wraps to ``INT_MIN``;
+* shift counts must be ``>= 0``; counts ``>= width`` give 0 (``<<``, unsigned ``>>``)
+  or the sign fill (signed ``>>``) -- a barrel shifter without count masking;
+* float operations compute the exact result and round once to the register
+  format (round to nearest, ties to even; overflow to infinity);
+* float -> int conversion truncates toward zero and saturates; NaN gives 0
+  (the AI-core scalar unit's ``conv_f322s32z`` behaviour and ARM ``FCVTZS``);
+* int -> float conversion rounds once, to nearest even;
+* float ``min``/``max`` follow IEEE maxNum/minNum (a NaN operand is ignored).
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+from .dtypes import DType, dtype as _dtype
+from .errors import IllegalOperand, UnknownName
+
+import numpy as np
+
+INF = math.inf
+NAN = math.nan
+
+#: The MLIR ``index`` type: a 64-bit signed integer used for loop variables and offsets.
+INDEX = DType("index", "index", None, 64, "s", np.dtype(np.int64), ())
+
+#: Register types (canonical dtype names) plus ``index``.
+REGISTER_TYPES = ("bool", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "index")
+
+
+def scalar_type(name) -> DType:
+    """The register type for any dtype spelling (``"int32"``, ``"i32"``, ``"s32"``, ``"index"``, ``"i1"``).
+
+    Raises `UnknownName` for types a scalar register cannot hold (packed, fp8, ...).
+    """
+    if isinstance(name, DType) and name.name == "index":
+        return INDEX
+    if isinstance(name, str) and name.lower() == "index":
+        return INDEX
+    d = _dtype(name)
+    if d.name not in REGISTER_TYPES:
+        raise UnknownName(f"dtype {d.name!r} cannot be held in a scalar register", value=d.name,
+                          limit="one of " + ", ".join(REGISTER_TYPES),
+                          hint="load the value through a supported type, e.g. u8 for fp8 bytes")
+    return d
+
+
+def is_int(t: DType) -> bool:
+    return t.kind in ("s", "u")
+
+
+def is_float(t: DType) -> bool:
+    return t.kind == "f"
+
+
+def is_bool(t: DType) -> bool:
+    return t.kind == "b"
+
+
+def int_bounds(t: DType) -> tuple:
+    """``(lo, hi)`` inclusive range of an integer (or bool) register type."""
+    if t.kind == "b":
+        return 0, 1
+    if t.kind == "s":
+        return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+    return 0, (1 << t.bits) - 1
+
+
+def wrap(x: int, t: DType) -> int:
+    """Two's-complement wrap of ``x`` to the width of integer type ``t``."""
+    if t.kind == "b":
+        return bool(x & 1)
+    mask = (1 << t.bits) - 1
+    if t.kind == "u":
+        return x & mask
+    half = 1 << (t.bits - 1)
+    return ((x + half) & mask) - half
+
+
+# ----------------------------------------------------------------------------- integer arithmetic
+
+
+def tdiv(a: int, b: int) -> int:
+    """C division: quotient truncated toward zero. Raises `IllegalOperand` on division by zero."""
+    if b == 0:
+        raise IllegalOperand("integer division by zero", operand="divisor", value=0,
+                             hint="guard the division with an if on the divisor")
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def trem(a: int, b: int) -> int:
+    """C remainder: ``a - b * tdiv(a, b)`` (sign of the dividend)."""
+    if b == 0:
+        raise IllegalOperand("integer remainder by zero", operand="divisor", value=0,
+                             hint="guard the remainder with an if on the divisor")
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def shl(a: int, n: int, bits: int) -> int:
+    """``a << n`` before wrapping; counts ``>= bits`` give 0."""
+    if n < 0:
+        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n, limit=f"[0, {bits - 1}]")
+    return a << n if n < bits else 0
+
+
+def shr(a: int, n: int) -> int:
+    """``a >> n`` on the register value (arithmetic for signed, logical for unsigned values)."""
+    if n < 0:
+        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n)
+    return a >> n if n < 128 else (-1 if a < 0 else 0)
+
+
+# ----------------------------------------------------------------------------- float rounding
+
+
+_F16_MAX = 65504.0
+_BF16_MAX = float.fromhex("0x1.fep127")
+_F32_MAX = float.fromhex("0x1.fffffep127")
+#: (precision incl. hidden bit, minimum normal exponent, largest finite) per float register type.
+FLOAT_FORMATS = {"f16": (11, -14, _F16_MAX), "bf16": (8, -126, _BF16_MAX), "f32": (24, -126, _F32_MAX)}
+
+
+def round_to_format(x: float, precision: int, emin: int, maxval: float) -> float:
+    """Round ``x`` once to a binary format (nearest, ties to even; overflow to infinity)."""
+    if x != x or x == 0.0 or x in (INF, -INF):
+        return x
+    _, e = math.frexp(x)
+    q = max(e - precision, emin - precision + 1)
+    r = round(math.ldexp(x, -q))          # exact scaling; round() is ties-to-even on floats
+    if r == 0:
+        return math.copysign(0.0, x)
+    if abs(r).bit_length() + q > 1030:
+        return math.copysign(INF, x)
+    y = math.ldexp(r, q)
+    return y if abs(y) <= maxval else math.copysign(INF, x)
+
+
+_pack = struct.pack
+_unpack = struct.unpack
+
+
+def round_f32(x: float) -> float:
+    """Nearest f32 value (ties to even; overflow to infinity)."""
+    try:
+        return _unpack("<f", _pack("<f", x))[0]
+    except OverflowError:
+        return math.copysign(INF, x)
+
+
+def round_f16(x: float) -> float:
+    """Nearest f16 value (ties to even; overflow to infinity)."""
+    try:
+        return _unpack("<e", _pack("<e", x))[0]
+    except OverflowError:
+        return math.copysign(INF, x)
+
+
+def round_bf16(x: float) -> float:
+    """Nearest bf16 value (ties to even; overflow to infinity)."""
+    return round_to_format(x, 8, -126, _BF16_MAX)
+
+
+ROUNDERS = {"f32": round_f32, "f16": round_f16, "bf16": round_bf16}
+
+
+def round_float(x: float, t: DType) -> float:
+    return ROUNDERS[t.name](float(x))
+
+
+def int_to_float(n: int, t: DType) -> float:
+    """Exact integer -> float format ``t`` with a single rounding (nearest even)."""
+    n = int(n)
+    if -(1 << 53) <= n <= (1 << 53):
+        return ROUNDERS[t.name](float(n))
+    p = FLOAT_FORMATS[t.name][0]
+    neg = n < 0
+    m = -n if neg else n
+    shift = m.bit_length() - p
+    q, rem = m >> shift, m & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    if rem > half or (rem == half and q & 1):
+        q += 1
+    y = float(q) * 2.0 ** shift if q.bit_length() + shift <= 1024 else INF
+    y = -y if neg else y
+    return y if abs(y) <= FLOAT_FORMATS[t.name][2] else math.copysign(INF, y)
+
+
+def float_to_int(x: float, t: DType) -> int:
+    """C-style float -> int: truncate toward zero, saturate to ``t``'s range, NaN -> 0."""
+    lo, hi = int_bounds(t)
+    if x != x:
+        return 0
+    if x >= hi:
+        return hi
+    if x <= lo:
+        return lo
+    return int(x)
+
+
+def fdiv(a: float, b: float) -> float:
+    """IEEE division in double (the caller rounds): x/0 -> +-inf, 0/0 -> NaN."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0.0:
+            return NAN
+        return math.copysign(INF, a) * math.copysign(1.0, b)
+
+
+def frem(a: float, b: float) -> float:
+    """C ``fmod``: remainder with the sign of the dividend; NaN for ``b == 0`` or infinite ``a``."""
+    try:
+        return math.fmod(a, b)
+    except ValueError:
+        return NAN
+
+
+def fsqrt(a: float) -> float:
+    if a != a or a < 0.0:
+        return NAN
+    return math.sqrt(a)
+
+
+def _integral(r: float, x: float) -> float:
+    return math.copysign(r, x) if r == 0.0 else r
+
+
+def ffloor(x: float) -> float:
+    """Round toward -inf (IEEE roundToIntegralTowardNegative; keeps -0.0, inf, NaN)."""
+    return x if x != x or x in (INF, -INF) else _integral(float(math.floor(x)), x)
+
+
+def fceil(x: float) -> float:
+    return x if x != x or x in (INF, -INF) else _integral(float(math.ceil(x)), x)
+
+
+def ftrunc(x: float) -> float:
+    return x if x != x or x in (INF, -INF) else _integral(float(math.trunc(x)), x)
+
+
+def fround_even(x: float) -> float:
+    """Nearest integral value, ties to even."""
+    return x if x != x or x in (INF, -INF) else _integral(float(round(x)), x)
+
+
+def fround_away(x: float) -> float:
+    """Nearest integral value, ties away from zero (C ``round``)."""
+    if x != x or x in (INF, -INF):
+        return x
+    t = float(math.trunc(x))
+    if abs(x - t) >= 0.5:                  # exact: x - trunc(x) has no rounding error
+        t += math.copysign(1.0, x)
+    return _integral(t, x)
+
+
+ROUND_TO_INTEGRAL = {"floor": ffloor, "ceil": fceil, "trunc": ftrunc, "roundeven": fround_even,
+                     "round": fround_away}
+
+
+def fmax(a: float, b: float) -> float:
+    """IEEE maxNum: a NaN operand is ignored."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a > b else b
+
+
+def fmin(a: float, b: float) -> float:
+    """IEEE minNum: a NaN operand is ignored."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a < b else b
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+_INT_FMT = {(8, "s"): "<b", (8, "u"): "<B", (16, "s"): "<h", (16, "u"): "<H", (32, "s"): "<i",
+            (32, "u"): "<I", (64, "s"): "<q", (64, "u"): "<Q"}
+
+
+def float_bits(x: float, t: DType) -> int:
+    """Unsigned bit pattern of float value ``x`` in format ``t``."""
+    if t.name == "f32":
+        return _unpack("<I", _pack("<f", x))[0]
+    if t.name == "f16":
+        return _unpack("<H", _pack("<e", x))[0]
+    if t.name == "bf16":
+        return _unpack("<I", _pack("<f", x))[0] >> 16
+    raise ValueError(t.name)
+
+
+def bits_float(bits: int, t: DType) -> float:
+    """Float value of an unsigned bit pattern in format ``t``."""
+    if t.name == "f32":
+        return _unpack("<f", _pack("<I", bits & 0xFFFFFFFF))[0]
+    if t.name == "f16":
+        return _unpack("<e", _pack("<H", bits & 0xFFFF))[0]
+    if t.name == "bf16":
+        return _unpack("<f", _pack("<I", (bits & 0xFFFF) << 16))[0]
+    raise ValueError(t.name)
+
+
+def bitcast(x, src: DType, dst: DType):
+    """Reinterpret the bits of ``x`` (type ``src``) as type ``dst`` (same width)."""
+    if src.bits != dst.bits:
+        raise IllegalOperand(f"bitcast needs equal widths, got {src.name} ({src.bits} bits) and {dst.name} "
+                             f"({dst.bits} bits)", operand="bitcast")
+    raw = float_bits(x, src) if src.kind == "f" else int(x) & ((1 << src.bits) - 1)
+    if dst.kind == "f":
+        return bits_float(raw, dst)
+    return wrap(raw, dst)
+
+
+def convert(x, src: DType, dst: DType):
+    """C conversion of a register value from type ``src`` to type ``dst``."""
+    if dst.kind == "b":
+        return x != 0
+    if src.kind == "b":
+        x = int(x)
+        src = INDEX
+    if dst.kind == "f":
+        if src.kind == "f":
+            return x if dst.bits >= src.bits and not (dst.name == "f16" and src.name == "bf16") and \
+                not (dst.name == "bf16" and src.name == "f16") else ROUNDERS[dst.name](x)
+        return int_to_float(x, dst)
+    if src.kind == "f":
+        return float_to_int(x, dst)
+    return wrap(int(x), dst)
+
+
+def normalize(value, t: DType):
+    """A Python constant as a value of register type ``t`` (ints wrap, floats round)."""
+    if t.kind == "b":
+        if isinstance(value, float):
+            return value != 0.0
+        return bool(int(value) & 1) if not isinstance(value, bool) else value
+    if t.kind == "f":
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, int):
+            return int_to_float(value, t)
+        return ROUNDERS[t.name](float(value))
+    if isinstance(value, float):
+        if value != value or value in (INF, -INF) or value != int(value):
+            raise IllegalOperand(f"constant {value!r} is not an integer", operand="constant", value=value,
+                                 hint=f"use an integer constant for type {t.pto_name}")
+        value = int(value)
+    return wrap(int(value), t)

@@ -1,0 +1,241 @@
+"""Per-chip legality of the repeat-form vector instructions (``pto.ub.*``): hardware facts as data.
+
+Each chip belongs to one *vector family*; each family maps an instruction name (the
+CANN ``Intrinsic_<name>`` key, e.g. ``"vadd"``) to the dtype signatures it accepts:
+
+* single-type instructions list dtype names (``"f16"``, ``"s32"``);
+* mixed-type instructions list ``dst`` then sources (``"f32f16f16"`` = f32 dst, f16 srcs),
+  in the CANN ini spelling;
+* ``vconv`` lists ``"<src>2<dst>[r|a|f|c|z|o]"`` conversion codes (``"f322f16o"``) and
+  ``"deq"``.
+
+Sources: CANN 8.1.RC1 ``data/platform_config/*.ini`` ``[AICoreintrinsicDtypeMap]``
+(Ascend310P3, Ascend910B1, Ascend310B1, Ascend910_95) and tik_api.md Appendix A
+(Ascend310 / Ascend910A columns, which come from the same ini keys of older CANN
+releases) plus Appendix B (``tik.vector_dup``). Where no table is public the
+assignment is an assumption and says so in ``FAMILY_NOTES`` (migration_guide/pto_vector.md).
+"""
+from __future__ import annotations
+
+from .errors import UnsupportedOp
+
+F16, F32, S32, S16 = "f16", "f32", "s32", "s16"
+
+
+def _fs(*codes: str) -> frozenset:
+    return frozenset(codes)
+
+
+def _cmp(names, codes):
+    return {n: _fs(*codes) for n in names}
+
+
+_CMP = ("eq", "ne", "lt", "gt", "ge", "le")
+
+# ---------------------------------------------------------------- v100: Ascend310 (mini) / Ascend910A (cloud)
+
+_V100_COMMON = {
+    "vadd": _fs(F16, F32, S32), "vsub": _fs(F16, F32, S32), "vmul": _fs(F16, F32, S32),
+    "vmax": _fs(F16, F32, S32), "vmin": _fs(F16, F32, S32),
+    "vand": _fs(S16, "u16"), "vor": _fs(S16, "u16"), "vnot": _fs(S16, "u16"),
+    "vrec": _fs(F16, F32), "vrsqrt": _fs(F16, F32), "vabs": _fs(F16, F32), "vrelu": _fs(F16),
+    "vadds": _fs(F16, F32), "vmuls": _fs(F16, F32),
+    "vaxpy": _fs("f16f16f16", "f32f32f32", "f32f16f16"),
+    "vmla": _fs("f16f16f16", "f32f32f32", "f32f16f16"),
+    "vmadd": _fs(F16, F32), "vmaddrelu": _fs(F16, F32),
+    "vector_dup": _fs("u16", S16, F16, "u32", S32, F32),
+    "vcadd": _fs(F16, F32), "vcmax": _fs(F16), "vcmin": _fs(F16), "vcgadd": _fs(F16), "vcgmax": _fs(F16),
+    "vcgmin": _fs(F16), "vcpadd": _fs(F16),
+    "vtranspose": _fs("u16", S16, F16),
+    "vnchwconv": _fs(S16, "u16", "s8", "u8", F16),
+    # proposal / NMS instructions: v100 proposals are fp16 (assumption, see FAMILY_NOTES)
+    "vconcat": _fs(F16), "vextract": _fs(F16), "vbitsort": _fs(F16), "vmrgsort4": _fs(F16),
+    "viou": _fs(F16), "vaadd": _fs(F16), "rpn_cor": _fs(F16),
+}
+
+_V100_310 = dict(_V100_COMMON, **{
+    "vexp": _fs(F16), "vln": _fs(F16), "vsel": _fs(F16), "vcmp": _fs(F16),
+    **_cmp([f"vcmpv_{c}" for c in _CMP], (F16,)),
+    "vconv": _fs("f322f16", "f162f32", "f162s8", "f162u8", "deq", "f162s32f", "f162s32c", "f162s32r", "u82f16",
+                 "s82f16", "s322f16"),
+})
+
+_V100_910 = dict(_V100_COMMON, **{
+    "vexp": _fs(F16, F32), "vln": _fs(F16, F32), "vsqrt": _fs(F16, F32), "vdiv": _fs(F16, F32),
+    "vsel": _fs(F16, F32), "vcmp": _fs(F16, F32),
+    **_cmp([f"vcmpv_{c}" for c in _CMP], (F16, F32)),
+    "vconv": _fs("f322f16", "f162f32", "f322f16o", "f162s8", "f162s8a", "f162s8f", "f162s8c", "f162s8z", "f162u8",
+                 "f162u8a", "f162u8f", "f162u8c", "f162u8z", "deq", "s322f32", "f162s32r", "f162s32a", "f162s32f",
+                 "f162s32c", "f162s32z", "f322s32r", "f322s32a", "f322s32f", "f322s32c", "f322s32z", "u82f16",
+                 "s82f16", "s322f16"),
+})
+
+# ---------------------------------------------------------------- v200: Ascend310P / Ascend610 / BS9SX1A (AI core)
+
+_V200 = {
+    "vadd": _fs(F16, F32, S32, S16), "vsub": _fs(F16, F32, S32, S16), "vmul": _fs(F16, F32, S32, S16),
+    "vdiv": _fs(F16, F32), "vmax": _fs(F16, F32, S32, S16), "vmin": _fs(F16, F32, S32, S16),
+    "vand": _fs(S16, "u16"), "vor": _fs(S16, "u16"), "vnot": _fs(S16, "u16"),
+    "vaddrelu": _fs(S16, F16, F32), "vsubrelu": _fs(S16, F16, F32),
+    "vrec": _fs(F16, F32), "vrsqrt": _fs(F16, F32), "vsqrt": _fs(F16, F32), "vexp": _fs(F16, F32),
+    "vln": _fs(F16, F32), "vabs": _fs(F16, F32), "vrelu": _fs(F16, F32, S32),
+    "vadds": _fs(F16, F32, S32, S16), "vmuls": _fs(F16, F32, S32, S16), "vmaxs": _fs(F16, F32, S32, S16),
+    "vmins": _fs(F16, F32, S32, S16), "vlrelu": _fs(F16, F32),
+    "vaxpy": _fs("f16f16f16", "f32f32f32", "f32f16f16"), "vmla": _fs("f16f16f16", "f32f32f32", "f32f16f16"),
+    "vmadd": _fs(F16, F32), "vmaddrelu": _fs(F16, F32),
+    "vmulconv": _fs("u8f16f16", "s8f16f16"), "vadddeqrelu": _fs("f16s32s32"),
+    "vector_dup": _fs("u16", S16, F16, "u32", S32, F32),
+    "vsel": _fs(F16, F32), "vcmp": _fs(F16, F32),
+    **_cmp([f"vcmpv_{c}" for c in _CMP], (F16, F32)),
+    **_cmp([f"vcmpvs_{c}" for c in _CMP], (F16, F32)),
+    "vcadd": _fs(F16, F32), "vcmax": _fs(F16, F32), "vcmin": _fs(F16, F32), "vcgadd": _fs(F16, F32),
+    "vcgmax": _fs(F16, F32), "vcgmin": _fs(F16, F32), "vcpadd": _fs(F16, F32),
+    "vtranspose": _fs("u16", S16, F16),
+    "vnchwconv": _fs(S16, "u16", "s8", "u8", S32, "u32", F16, F32),
+    "vreduce": _fs(S16, "u16", F16, F32, S32, "u32"),
+    "vconcat": _fs(F16, F32), "vextract": _fs(F16, F32), "vbitsort": _fs(F16, F32), "vmrgsort4": _fs(F16, F32),
+    "viou": _fs(F16, F32), "vaadd": _fs(F16, F32), "rpn_cor": _fs(F16, F32),
+    "vconv": _fs("f322f16", "f162f32", "f322f16o", "f162s8", "f162s8a", "f162s8f", "f162s8c", "f162s8z", "f162u8",
+                 "f162u8a", "f162u8f", "f162u8c", "f162u8z", "deq", "s322f32", "f162s32r", "f162s32a", "f162s32f",
+                 "f162s32c", "f162s32z", "f322s32r", "f322s32a", "f322s32f", "f322s32c", "f322s32z", "u82f16",
+                 "s82f16", "s322f16", "s162u8", "s162s8", "f162s4", "s162f16", "f162s16r"),
+}
+
+# ---------------------------------------------------------------- v220: Ascend910B / Ascend910_93 (and A2A3)
+
+_V220_VCONV = _fs(
+    "f322f32r", "f322f32f", "f322f32c", "deq", "f322f32a", "f322f32z", "f322f16", "f322f16r", "f322f16f", "f322f16c",
+    "f322f16a", "f322f16z", "f322f16o", "f322s64r", "f322s64f", "f322s64c", "f322s64a", "f322s64z", "f322s32r",
+    "f322s32f", "f322s32c", "f322s32a", "f322s32z", "f322s16r", "f322s16f", "f322s16c", "f322s16a", "f322s16z",
+    "f162f32", "f162s32r", "f162s32f", "f162s32c", "f162s32a", "f162s32z", "f162s16r", "f162s16f", "f162s16c",
+    "f162s16a", "f162s16z", "f162s8", "f162s8r", "f162s8f", "f162s8c", "f162s8a", "f162s8z", "f162u8", "f162u8r",
+    "f162u8f", "f162u8c", "f162u8a", "f162u8z", "u82f16", "s82f16", "s162f16", "s162f16r", "s162f16f", "s162f16c",
+    "s162f16a", "s162f16z", "s162f32", "s162s8", "s162u8", "s322f32", "s322f32r", "s322f32f", "s322f32c",
+    "s322f32a", "s322f32z", "s322f16", "s322s64", "s322s16", "s642s32", "s642f32r", "s642f32f", "s642f32c",
+    "s642f32a", "s642f32z", "f322bf16r", "f322bf16f", "f322bf16c", "f322bf16a", "f322bf16z", "bf162f32",
+    "bf162s32r", "bf162s32f", "bf162s32c", "bf162s32a", "bf162s32z")
+
+_V220 = {
+    "vadd": _fs(F16, F32, S32, S16), "vsub": _fs(F16, F32, S32, S16), "vmul": _fs(F16, F32, S32, S16),
+    "vdiv": _fs(F16, F32), "vmax": _fs(F16, F32, S32, S16), "vmin": _fs(F16, F32, S32, S16),
+    "vand": _fs(S16, "u16"), "vor": _fs(S16, "u16"), "vnot": _fs(S16, "u16"),
+    "vaddrelu": _fs(S16, F16, F32),
+    "vrec": _fs(F16, F32), "vrsqrt": _fs(F16, F32), "vsqrt": _fs(F16, F32), "vexp": _fs(F16, F32),
+    "vln": _fs(F16, F32), "vabs": _fs(F16, F32), "vrelu": _fs(F16, F32, S32),
+    "vadds": _fs(F16, F32, S32, S16), "vmuls": _fs(F16, F32, S32, S16), "vmaxs": _fs(F16, F32, S32, S16),
+    "vmins": _fs(F16, F32, S32, S16), "vlrelu": _fs(F16, F32),
+    "vshl": _fs(S16, "u16", S32, "u32"), "vshr": _fs("u16", S16, "u32", S32),
+    "vaxpy": _fs("f16f16f16", "f32f32f32", "f32f16f16"), "vmla": _fs("f16f16f16", "f32f32f32", "f32f16f16"),
+    "vmadd": _fs(F16, F32), "vmaddrelu": _fs(F16, F32), "vmulconv": _fs("u8f16f16", "s8f16f16"),
+    "vector_dup": _fs("u16", S16, F16, "u32", S32, F32, "bf16"),
+    "vsel": _fs(F16, F32), "vcmp": _fs(F16, F32, S16),
+    **_cmp([f"vcmpv_{c}" for c in _CMP], (F16, F32)),
+    **_cmp([f"vcmpvs_{c}" for c in _CMP], (F16, F32)),
+    "vcadd": _fs(F16, F32), "vcmax": _fs(F16, F32), "vcmin": _fs(F16, F32), "vcgadd": _fs(F16, F32),
+    "vcgmax": _fs(F16, F32), "vcgmin": _fs(F16, F32), "vcpadd": _fs(F16, F32),
+    "vtranspose": _fs("u16", S16, F16),
+    "vnchwconv": _fs(S16, "u16", "s8", "u8", F16, S32, "u32", F32, "bf16"),
+    "vreduce": _fs(S16, "u16", F16, F32, S32, "u32"),
+    "vbitsort": _fs(F16), "vmrgsort4": _fs(F16),
+    "vconv": _V220_VCONV,
+}
+_V220["vcmpv_eq"] = _fs(F16, F32, S32)
+_V220["vcmpvs_eq"] = _fs(F16, F32, S32)
+
+# ---------------------------------------------------------------- v300: Ascend310B (AI core)
+
+_V300 = {
+    "vadd": _fs(F16, F32, S32, S16, "s8", "u8"), "vsub": _fs(F16, F32, S32, S16, "s8", "u8"),
+    "vmul": _fs(F16, F32, S32, S16), "vdiv": _fs(F16, F32), "vmax": _fs(F16, F32, S32, S16, "s8", "u8"),
+    "vmin": _fs(F16, F32, S32, S16), "vand": _fs(S16, "u16", "s8", "u8"), "vor": _fs(S16, "u16", "s8", "u8"),
+    "vnot": _fs(S16, "u16"),
+    "vrec": _fs(F16, F32), "vrsqrt": _fs(F16, F32), "vsqrt": _fs(F16, F32), "vexp": _fs(F16, F32),
+    "vln": _fs(F16, F32), "vabs": _fs(F16, F32), "vrelu": _fs(F16, F32, S32),
+    "vadds": _fs(F16, F32, S32, S16, "s8", "u8"), "vmuls": _fs(F16, F32, S32, S16),
+    "vmaxs": _fs(F16, F32, S32, S16), "vmins": _fs(F16, F32, S32, S16), "vlrelu": _fs(F16, F32),
+    "vshl": _fs(S16, "u16", S32, "u32"), "vshr": _fs(S16, "u16", S32, "u32"),
+    "vaxpy": _fs("f16f16f16", "f32f32f32"), "vmla": _fs("f16f16f16", "f32f32f32"), "vmadd": _fs(F16, F32),
+    "vector_dup": _fs("u8", "s8", "u16", S16, F16, "u32", S32, F32),
+    "vsel": _fs(F16, F32, "s8", "u8"), "vcmp": _fs(F16, F32, "s8", "u8"),
+    **_cmp([f"vcmpv_{c}" for c in _CMP], (F16, F32, "s8", "u8")),
+    **_cmp([f"vcmpvs_{c}" for c in _CMP], (F16, F32, "s8", "u8")),
+    "vcadd": _fs(F16, F32), "vcmax": _fs(F16, F32), "vcmin": _fs(F16, F32), "vcgadd": _fs(F16, F32),
+    "vcgmax": _fs(F16, F32), "vcgmin": _fs(F16, F32), "vcpadd": _fs(F16, F32),
+    "vtranspose": _fs("u16", S16, F16),
+    "vnchwconv": _fs(F16, F32, S32, S16, "u32", "u16", "s8", "u8"),
+    "vreduce": _fs(S16, "u16", F16, F32, S32, "u32", "s8", "u8"),
+    "vconv": _V220_VCONV - {"s162s8"},
+}
+_V300["vcmpv_eq"] = _fs(F16, F32, S32, "s8", "u8")
+_V300["vcmpvs_eq"] = _fs(F16, F32, S32, "s8", "u8")
+
+# ---------------------------------------------------------------- A5 (Ascend950 / Ascend910_95 ini)
+
+_A5 = dict(_V220)
+for _k in ("vaddrelu", "vmaddrelu", "vmulconv", "vbitsort", "vmrgsort4"):
+    _A5.pop(_k)
+_A5.update({"vcmp": _fs(F16, F32), "vconcat": _fs(F16, F32),
+            "vnchwconv": _fs(F16, F32, S32, S16, "u32", "u16", "s8", "u8")})
+del _k
+
+FAMILIES: dict = {
+    "v100-mini": _V100_310, "v100-cloud": _V100_910, "v200": _V200, "v220": _V220, "v300": _V300, "a5": _A5,
+}
+
+#: Chip profile name -> vector family.
+CHIP_FAMILY: dict = {
+    "Ascend310": "v100-mini", "Ascend910A": "v100-cloud",
+    "Ascend310P3": "v200", "Ascend310P1": "v200", "Ascend610": "v200", "BS9SX1AA": "v200",
+    "Hi3796CV300ES": "v200", "Hi3796CV300CS": "v200", "SD3403": "v200",
+    "Ascend910B1": "v220", "Ascend910B2": "v220", "Ascend910B3": "v220", "Ascend910B4": "v220", "A2A3": "v220",
+    "Ascend310B1": "v300", "A5": "a5", "Kirin9030": "v220", "KirinX90": "v220",
+}
+
+#: Families whose chips lack the vector counter mode (TIK treats ``mask_mode="counter"`` as normal mode).
+NO_COUNTER_MODE = frozenset({"v100-mini", "v100-cloud"})
+
+FAMILY_NOTES = {
+    "Hi3796CV300ES": "no public intrinsic table; assumed equal to Ascend310P (v200)",
+    "Hi3796CV300CS": "no public intrinsic table; assumed equal to Ascend310P (v200)",
+    "SD3403": "no public intrinsic table; assumed equal to Ascend310P (v200)",
+    "Kirin9030": "no public intrinsic table; assumed equal to Ascend910B (v220)",
+    "KirinX90": "no public intrinsic table; assumed equal to Ascend910B (v220)",
+}
+
+
+def family_of(target) -> str:
+    """Vector family of a `ChipProfile` (by name, falling back to its TIK family)."""
+    fam = CHIP_FAMILY.get(target.name)
+    if fam is not None:
+        return fam
+    return {"v100": "v100-mini", "v200": "v200", "v220": "v220", "v300": "v300", "a5": "a5"}.get(
+        getattr(target, "family", ""), "v220")
+
+
+def supported(target, instr: str) -> frozenset:
+    """Dtype signatures ``instr`` accepts on ``target`` (empty if the chip lacks it)."""
+    return FAMILIES[family_of(target)].get(instr, frozenset())
+
+
+def has_counter_mode(target) -> bool:
+    return family_of(target) not in NO_COUNTER_MODE
+
+
+def require(target, instr: str, signature: str, *, op: str, operand: str = "dtype") -> None:
+    """Raise `UnsupportedOp` naming the chip unless ``instr`` accepts ``signature`` on ``target``."""
+    legal = supported(target, instr)
+    if signature in legal:
+        return
+    if not legal:
+        raise UnsupportedOp(f"{target.name} has no {instr} instruction", op=op, operand=operand, value=signature,
+                            hint=_other_chips(instr))
+    raise UnsupportedOp(f"{target.name} does not support {instr} for {signature}", op=op, operand=operand,
+                        value=signature, limit="one of " + ", ".join(sorted(legal)),
+                        hint="use a supported dtype (convert with pto.ub.vconv) or another chip")
+
+
+def _other_chips(instr: str) -> str:
+    chips = sorted(c for c, f in CHIP_FAMILY.items() if instr in FAMILIES[f])
+    if not chips:
+        return "no modelled chip has this instruction"
+    return "chips that have it: " + ", ".join(chips)

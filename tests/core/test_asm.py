@@ -1,0 +1,369 @@
+"""PTO-AS text: printing, parsing, the print -> parse -> print fixed point, errors with line:column."""
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pto_core import Ptr, asm, dtype, pto
+from pto_core.errors import AsmParseError, IllegalOperand, Provenance
+from pto_core.ops import registry
+from pto_core.program import OpStmt, program
+
+from program_gen import random_program, same
+from program_testops import testops, with_asm_form  # noqa: F401  (testops: fixture)
+
+pytestmark = pytest.mark.usefixtures("testops")
+
+
+def roundtrip(prog, **kw):
+    text = asm.print_program(prog, **kw)
+    again = asm.parse(text, source_name="k.pto")
+    assert asm.print_program(again, **kw) == text
+    return text, again
+
+
+# ----------------------------------------------------------------------------- golden text
+
+def _accumulate():
+    with program("accumulate", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (16,))
+        y = k.gm_arg("y", "s32", (16,), io="out")
+        n = k.scalar_arg("n", "s32")
+        acc = k.reg("s32", 0, name="acc")
+        with k.for_(0, 16) as i:
+            v = k.load(x, i)
+            acc += v
+            with k.if_(acc > n):
+                acc -= n
+            k.store(y, i, acc)
+    return k.program
+
+
+GOLDEN = """\
+module attributes {pto.target_arch = "a2a3"} {
+  func.func @accumulate(%x: !pto.ptr<i32, gm> {pto.shape = [16]}, %y: !pto.ptr<i32, gm> {pto.io = "out", pto.shape = [16]}, %n: i32) {
+    %c0_i32 = arith.constant 0 : i32
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c1 = arith.constant 1 : index
+    %acc = scf.for %i = %c0 to %c16 step %c1 iter_args(%acc_1 = %c0_i32) -> (i32) {
+      %0 = pto.load_scalar %x[%i] : !pto.ptr<i32, gm> -> i32
+      %acc_2 = arith.addi %acc_1, %0 : i32
+      %1 = arith.cmpi sgt, %acc_2, %n : i32
+      %acc_3 = scf.if %1 -> (i32) {
+        %acc_4 = arith.subi %acc_2, %n : i32
+        scf.yield %acc_4 : i32
+      } else {
+        scf.yield %acc_2 : i32
+      }
+      pto.store_scalar %acc_3, %y[%i] : !pto.ptr<i32, gm>, i32
+      scf.yield %acc_3 : i32
+    }
+    return
+  }
+}
+"""
+
+
+def test_golden_text_of_a_loop_with_a_loop_carried_register():
+    text, again = roundtrip(_accumulate())
+    assert text == GOLDEN
+    x = np.arange(16, dtype=np.int32)
+    assert again.run({"x": x, "n": 20})["y"].tolist() == _accumulate().run({"x": x, "n": 20})["y"].tolist()
+
+
+def test_ops_print_with_operands_clauses_and_types():
+    with program("ops") as k:
+        a = k.ptr("l0a", "f16", 0)
+        b = k.ptr("l0b", "f16", 0)
+        c = k.ptr("l0c", "f32", 0x400)
+        pto.t_matmul(a, b, c, 16, 16, 32, acc=True, unit_flag="check_and_set")
+        pto.t_sync("CUBE", "FIXP", 0)
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        r = k.reg("s64", 3, name="r")
+        pto.t_demo(g, 4, mode="a", scale=(r, 2, {"kind": "x"}), bias=True, flagc=True, sat=False)
+    text, _ = roundtrip(k.program)
+    assert ("pto.t_matmul %0, %1, %2, %c16_i64, %c16_i64, %c32_i64 acc unit_flag(check_and_set) : "
+            "!pto.ptr<f16, l0a>, !pto.ptr<f16, l0b>, !pto.ptr<f32, l0c>, i64, i64, i64") in text
+    assert "%2 = pto.castptr %c1024_i64 : i64 -> !pto.ptr<f32, l0c>" in text
+    assert "pto.t_sync[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]" in text
+    assert ("pto.t_demo %g, %c4_i64 mode(a) scale(%c3_i64, %c2_i64, kind = x) bias flagc nosat : "
+            "!pto.ptr<i32, gm>, i64, i64, i64") in text
+
+
+def test_clause_values_survive_the_text_and_reach_execute():
+    with program("clauses") as k:
+        g = k.gm_arg("g", "s32", (5,), io="out")
+        s = k.scalar_arg("s", "s32")
+        pto.t_demo(g, 1, mode="b", scale=(s, {"kind": "y"}), bias=s + 1, sat="preserve_nan")
+        pto.t_demo(g + 1, 1, scale=(1, 2))
+        pto.t_demo(g + 2, 1, bias=True, sat=True)
+        pto.t_demo(g + 3, 1, flagc=True)
+        pto.t_demo(g + 4, 1)
+    _, again = roundtrip(k.program)
+    want = [2 + 40 + 2000 + 20005 + 3000000, 210, 10000 + 1000000, 100000, 0]
+    assert k.program.run({"s": 4})["g"].tolist() == want
+    assert again.run({"s": 4})["g"].tolist() == want
+
+
+@pytest.mark.parametrize("form,text", [("quoted", 'pto.t_bar "PIPE_V"'), ("angle", "pto.t_bar <PIPE_V>"),
+                                       ("bracket", "pto.t_bar[<PIPE_V>]"), ("generic", 'pto.t_bar "PIPE_V"')])
+def test_asm_form_of_an_op_spec(form, text):
+    base = registry.OpSpec("t_bar", "sync", "S", (registry.Operand("pipe", "pipe"),), lambda ctx, pipe: None)
+    registry.register(with_asm_form(base, form))
+    try:
+        with program("f") as k:
+            pto.t_bar("V")
+        printed, again = roundtrip(k.program)
+        assert text in printed and again.body[0].call.operands == ("V",)
+    finally:
+        del registry.OPS["t_bar"]
+
+
+def test_locations_carry_provenance_through_the_text():
+    with program("loc") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        with k.at(Provenance("kernel.py", 12, "tik.vec_dup")):
+            pto.t_fill(g, 4, 7)
+        with k.for_(0, 2, where=Provenance("kernel.py", 13, "tik.for_range")):
+            pass
+    text, again = roundtrip(k.program, locations=True)
+    assert 'loc("tik.vec_dup"("kernel.py":12:0))' in text and '} loc("tik.for_range"("kernel.py":13:0))' in text
+    assert again.body[0].where == Provenance("kernel.py", 12, "tik.vec_dup")
+    plain = asm.parse(asm.print_program(k.program), source_name="k.pto")
+    op = plain.body[0]
+    assert isinstance(op, OpStmt) and op.where.file == "k.pto" and op.where.call == "pto.t_fill"
+
+
+def test_multicore_kernels_print_block_queries_and_block_num():
+    with program("mc") as k:
+        y = k.gm_arg("y", "s32", (4,), io="out")
+        with k.for_(0, 4, block_num=4, name="core", dtype="s32") as c:
+            k.store(y, c, c * 10)
+    text, again = roundtrip(k.program)
+    assert "attributes {pto.block_num = 4 : i64}" in text and "%0 = pto.get_block_idx" in text
+    assert "%core = arith.trunci %0 : i64 to i32" in text
+    assert again.block_num == 4 and again.run()["y"].tolist() == [0, 10, 20, 30]
+    with program("mcs") as k:
+        nb = k.scalar_arg("nb", "s32")
+        with k.for_(0, nb, block_num=nb):
+            pass
+    text, again = roundtrip(k.program)
+    assert 'attributes {pto.block_num = "nb"}' in text and again.block_num is again.arg("nb")
+
+
+def test_break_continue_return_and_pointer_registers_round_trip():
+    with program("flow") as k:
+        x = k.gm_arg("x", "s32", (8,))
+        o = k.gm_arg("o", "s32", (2,), io="out")
+        acc = k.reg("s32", 0, name="acc")
+        with k.for_(0, 8, dtype="s32") as i:
+            v = k.load(x, i)
+            with k.if_(v < 0):
+                k.break_()
+            with k.if_(v == 3):
+                k.continue_()
+            acc += v
+        k.store(o, 0, acc)
+        with k.if_(acc > 100):
+            k.return_()
+        k.store(o, 1, acc * 2)
+    text, again = roundtrip(k.program)
+    assert "pto.break %acc_1 : i32" in text and "pto.continue %acc_1 : i32" in text and "pto.return" in text
+    x = np.array([1, 2, 3, 4, -1, 9, 9, 9], dtype=np.int32)
+    assert again.run({"x": x})["o"].tolist() == k.program.run({"x": x})["o"].tolist() == [7, 14]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 31), st.booleans(), st.booleans())
+def test_random_programs_print_parse_print_is_a_fixed_point_and_runs_the_same(seed, ops, locations):
+    prog, inputs = random_program(seed, ops=ops)
+    _, again = roundtrip(prog, locations=locations)
+    got, want = again.run(inputs), prog.run(inputs)
+    for name in want:
+        assert same(got[name], want[name]), (seed, name)
+
+
+# ----------------------------------------------------------------------------- hand-written text
+
+HANDWRITTEN = """\
+// A kernel as PTOAS tools write it: constants mid-body, abbreviated addptr types,
+// multi-result loops with %r#i uses, index_cast, a nested module and locations.
+module attributes {pto.backend = "vpto", pto.target_arch = "a5"} {
+  module attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+    func.func @scale_rows(%src: !pto.ptr<f32, gm> {pto.shape = [4, 8]},
+                          %dst: !pto.ptr<f32, gm> {pto.io = "out", pto.shape = [4, 8]},
+                          %rows: i32) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %c64_i64 = arith.constant 64 : i64
+      %cst = arith.constant 5.000000e-01 : f32
+      %n = arith.index_cast %rows : i32 to index
+      %s:2 = scf.for %r = %c0 to %n step %c1 iter_args(%sum = %cst, %cnt = %c0) -> (f32, index) {
+        %base = arith.muli %r, %c8 : index
+        %row = pto.addptr %src, %base : <f32, gm> -> <f32, gm>
+        %out = pto.addptr %dst, %base : <f32, gm> -> <f32, gm>
+        %inner:2 = scf.for %j = %c0 to %c8 step %c1 iter_args(%a = %sum, %b = %cnt) -> (f32, index) {
+          %v = pto.load_scalar %row[%j] : !pto.ptr<f32, gm> -> f32
+          %w = arith.mulf %v, %cst : f32
+          pto.store_scalar %w, %out[%j] : !pto.ptr<f32, gm>, f32   // one element
+          %a2 = arith.addf %a, %w : f32
+          %b2 = arith.addi %b, %c1 : index
+          scf.yield %a2, %b2 : f32, index
+        } loc("kernel.py":10:4)
+        scf.yield %inner#0, %inner#1 : f32, index
+      }
+      pto.t_sync["PIPE_V", "PIPE_MTE3", "EVENT_ID1"]
+      pto.t_sync[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID2>]
+      pto.t_sync "PIPE_S", #pto.pipe<PIPE_FIX>, <EVENT_ID7>
+      %ub = pto.castptr %c64_i64 : i64 -> !pto.ptr<f32, ub>
+      pto.t_fill %ub, %c1_i64, %s#0 : !pto.ptr<f32, ub>, i64, f32
+      %c1_i64 = arith.constant 1 : i64
+      return
+    }
+  }
+}
+"""
+
+
+def test_parse_handwritten_ptoas_style_text():
+    bad = HANDWRITTEN.replace("      %c1_i64 = arith.constant 1 : i64\n", "")
+    fixed = bad.replace("      %c0 = arith.constant 0 : index\n",
+                        "      %c0 = arith.constant 0 : index\n      %c1_i64 = arith.constant 1 : i64\n")
+    prog = asm.parse(fixed, source_name="scale.pto")
+    assert prog.target.name == "A5" and [a.name for a in prog.args] == ["src", "dst", "rows"]
+    src = np.arange(32, dtype=np.float32).reshape(4, 8)
+    exe = prog.compile()
+    out = exe.run({"src": src, "rows": 3})["dst"]
+    assert out[:3].tolist() == (src[:3] * 0.5).tolist() and np.isnan(out[3]).all()
+    total = exe.machine.read(Ptr("ub", dtype("f32"), 64, 0, exe.machine.context(0)), 1)[0]
+    assert total == 0.5 + (src[:3] * 0.5).sum()
+    syncs = [s.call.operands for s in prog.body if isinstance(s, OpStmt) and s.call.spec.name == "t_sync"]
+    assert syncs == [("V", "MTE3", 1), ("V", "MTE3", 2), ("S", "FIX", 7)]
+    text = asm.print_program(prog)
+    assert asm.print_program(asm.parse(text)) == text
+    with pytest.raises(AsmParseError, match="use of undefined value %c1_i64") as ei:
+        asm.parse(HANDWRITTEN, source_name="scale.pto")
+    assert (ei.value.line, ei.value.column) == (32, 23)
+
+
+def test_target_override_and_kernel_selection():
+    two = GOLDEN.replace("module attributes {pto.target_arch = \"a2a3\"} {\n", "module {\n") \
+        .replace("  }\n}\n", "  }\n" + GOLDEN.split("\n", 1)[1].replace("@accumulate", "@other"))
+    assert asm.parse(two, kernel="other").name == "other"
+    assert asm.parse(two, kernel="accumulate", target="A5").target.name == "A5"
+    assert asm.parse(two, kernel="other").target.name == "A2A3"       # default target
+    with pytest.raises(AsmParseError, match="2 kernels"):
+        asm.parse(two)
+    with pytest.raises(AsmParseError, match="no kernel named 'x'"):
+        asm.parse(two, kernel="x")
+
+
+def _kernel(body: str, args: str = "%x: !pto.ptr<i32, gm> {pto.shape = [4]}, %n: i32") -> str:
+    return (f"module {{\n  func.func @k({args}) {{\n" + textwrap.indent(textwrap.dedent(body), "    ") +
+            "    return\n  }\n}\n")
+
+
+@pytest.mark.parametrize("body,line,col,message", [
+    ("%a = arith.addi %n %n : i32\n", 3, 24, "expected ','"),
+    ("%a arith.addi %n, %n : i32\n", 3, 8, "expected '='"),
+    ("%a = arith.addi %n, %m : i32\n", 3, 25, "undefined value %m"),
+    ("%a = arith.addi %n, %n : i64\n", 3, 21, "type mismatch: %n has type i32, expected i64"),
+    ("%a = arith.divui %n, %n : i32\n", 3, 10, "arith.divui needs unsigned integer"),
+    ("%a = arith.addf %n, %n : i32\n", 3, 10, "arith.addf needs float"),
+    ("%a = arith.cmpi foo, %n, %n : i32\n", 3, 21, "unsupported predicate 'foo'"),
+    ("%a = arith.extsi %n : i32 to i16\n", 3, 10, "expected arith.trunci"),
+    ("%a = arith.frobnicate %n : i32\n", 3, 10, "unknown operation 'arith.frobnicate'"),
+    ("pto.nosuchop %n : i32\n", 3, 5, "unknown operation 'pto.nosuchop'"),
+    ("%a = arith.constant 1 : i32\n%a = arith.constant 2 : i32\n", 4, 5, "redefinition of %a"),
+    ("%a = arith.constant 1.5 : i32\n", 3, 25, "needs an integer constant"),
+    ("%a = arith.constant \"x\n", 3, 25, "unexpected character"),
+    ("%a = arith.constant 1 : i33\n", 3, 29, "unknown scalar type 'i33'"),
+    ("pto.break\n", 3, 5, "pto.break outside a loop"),
+    ("%c = arith.constant 0 : index\n%r = scf.for %i = %c to %c step %c iter_args(%a = %c) -> (index) {\n}\n",
+     5, 5, "must end with scf.yield of 1 values"),
+    ("%c = arith.constant 0 : index\nscf.for %i = %c to %c step %c {\n  scf.yield %c : index\n}\n", 5, 17,
+     "scf.yield takes no values here"),
+    ("%t = arith.constant true\n%r = scf.if %t -> (i32) {\n  scf.yield %n : i32\n}\n", 4, 17,
+     "needs an else branch"),
+    ("pto.t_fill %x, %n : !pto.ptr<i32, gm>, i32\n", 3, 5, "takes 3 operands"),
+    ("pto.t_matmul %x, %x, %x, %n, %n, %n : !pto.ptr<i32, gm>, !pto.ptr<i32, gm>, !pto.ptr<i32, gm>, i32, i32, "
+     "i32\n", 3, 5, "operand lhs: pointer in gm is not allowed"),
+    ("%v = pto.load_scalar %x[%n] : !pto.ptr<i32, gm> -> f32\n", 3, 10, "gives i32"),
+    ("pto.store_scalar %n, %x[%n] : !pto.ptr<i32, gm>, i64\n", 3, 22, "type mismatch"),
+    ("%p = pto.castptr %x : !pto.ptr<i32, gm> -> !pto.ptr<i32, ub>\n", 3, 10, "cannot change the memory space"),
+    ("%p = pto.addptr %x, %x : <i32, gm> -> <i32, gm>\n", 3, 25, "must be an integer offset"),
+])
+def test_parse_errors_give_line_column_and_what_was_expected(body, line, col, message):
+    with pytest.raises(AsmParseError, match=message) as ei:
+        asm.parse(_kernel(body), source_name="bad.pto")
+    e = ei.value
+    assert (e.line, e.column) == (line, col), str(e)
+    assert str(e).startswith(f"bad.pto:{line}:{col}: ")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "expected 'module'"),
+    ("module {\n  func.func @k() {\n  }\n}\n", "expected 'return' before the end of the function"),
+    ("module {\n  func.func @k(%x: !pto.ptr<f32, gm>) {\n    return\n  }\n}\n", "needs its shape"),
+    ("module {\n  func.func @k(%x: !pto.ptr<f32, ub> {pto.shape = [1]}) {\n    return\n  }\n}\n",
+     "arguments must be GM pointers"),
+    ('module attributes {pto.target_arch = "z9"} {\n}\n', "unknown target 'z9'"),
+    ("module {\n  func.func @k() attributes {pto.block_num = \"q\"} {\n    return\n  }\n}\n",
+     "not a scalar argument"),
+    ("module {\n  func.func @k() {\n    return\n  }\n}\n}", "expected end of input"),
+    ("module {\n  func.func @k(%x: !foo.bar) {\n    return\n  }\n}\n", "unsupported type !foo.bar"),
+])
+def test_structural_parse_errors(text, message):
+    with pytest.raises(AsmParseError, match=message):
+        asm.parse(text)
+
+
+def test_parse_file_reads_from_disk(tmp_path):
+    path = tmp_path / "acc.pto"
+    path.write_text(GOLDEN)
+    prog = asm.parse_file(str(path))
+    assert prog.name == "accumulate" and prog.body[1].where.file == str(path)
+
+
+@pytest.mark.skipif(not all(n in registry.OPS for n in ("set_flag", "set_flag_dyn", "pipe_barrier", "barrier")),
+                    reason="needs the sync ops")
+def test_real_sync_ops_print_in_their_documented_forms():
+    with program("sync") as k:
+        with k.for_(0, 2, dtype="s32") as i:
+            pto.set_flag("MTE2", "V", 3)
+            pto.wait_flag("MTE2", "V", 3)
+            pto.set_flag_dyn("V", "MTE3", i)
+            pto.wait_flag_dyn("V", "MTE3", i)
+            pto.pipe_barrier("ALL")
+            pto.barrier("V")
+    text, again = roundtrip(k.program)
+    for line in ("pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]",
+                 "pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID3>]",
+                 "pto.set_flag_dyn[<PIPE_V>, <PIPE_MTE3>, %0] : i64", 'pto.pipe_barrier "PIPE_ALL"',
+                 "pto.barrier <PIPE_V>"):
+        assert line in text
+    assert again.run() == {} and k.program.run() == {}
+
+
+def test_list_of_pointers_operands_print_parse_and_run():
+    with program("gather") as k:
+        x = k.gm_arg("x", "s32", (8, 4))
+        y = k.gm_arg("y", "s32", (3, 4), io="out")
+        ub = k.ptr("ub", "s32", 0)
+        pto.t_copy(x, ub, 32)
+        pto.pipe_barrier("ALL") if "pipe_barrier" in registry.OPS else None
+        j = k.scalar_arg("j", "s32")
+        pto.t_gather(ub + 64, [ub + 4 * j, ub, ub + 28], 4)
+        pto.pipe_barrier("ALL") if "pipe_barrier" in registry.OPS else None
+        pto.t_copy(ub + 64, y, 12)
+    text, again = roundtrip(k.program)
+    assert "pto.t_gather %" in text and ", [%" in text and "], %c4_i64 : " in text
+    xs = np.arange(32, dtype=np.int32).reshape(8, 4)
+    want = np.stack([xs[5], xs[0], xs[7]])
+    assert k.program.run({"x": xs, "j": 5})["y"].tolist() == want.tolist() == again.run({"x": xs, "j": 5})["y"].tolist()
+    with program("bad") as k:
+        with pytest.raises(IllegalOperand, match="expects a list of pointers"):
+            pto.t_gather(k.ptr("ub", "s32", 0), k.ptr("ub", "s32", 0), 4)

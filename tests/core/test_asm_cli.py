@@ -1,0 +1,95 @@
+"""``pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy [--target ..] [--cores N]``."""
+import configparser
+import os
+
+import numpy as np
+import pytest
+
+from pto_core.cli import pto_run_main
+from pto_core.program import program
+
+KERNEL = """\
+module attributes {pto.target_arch = "a2a3"} {
+  func.func @scale(%x: !pto.ptr<i32, gm> {pto.shape = [2, 4]}, %y: !pto.ptr<i32, gm> {pto.io = "out", pto.shape = [2, 4]}, %k: i32) {
+    %0 = pto.get_block_idx
+    %c4 = arith.constant 4 : i64
+    %1 = arith.muli %0, %c4 : i64
+    %2 = arith.index_cast %1 : i64 to index
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4i = arith.constant 4 : index
+    scf.for %i = %c0 to %c4i step %c1 {
+      %j = arith.addi %2, %i : index
+      %v = pto.load_scalar %x[%j] : !pto.ptr<i32, gm> -> i32
+      %w = arith.muli %v, %k : i32
+      pto.store_scalar %w, %y[%j] : !pto.ptr<i32, gm>, i32
+    }
+    return
+  }
+}
+"""
+
+
+@pytest.fixture
+def files(tmp_path):
+    kernel = tmp_path / "scale.pto"
+    kernel.write_text(KERNEL)
+    x = np.arange(8, dtype=np.int32).reshape(2, 4)
+    np.save(tmp_path / "x.npy", x)
+    return tmp_path, kernel, x
+
+
+def test_pto_run_runs_a_text_kernel_on_n_cores(files, capsys):
+    tmp, kernel, x = files
+    out = tmp / "y.npy"
+    rc = pto_run_main([str(kernel), "--in", f"x={tmp / 'x.npy'}", "--in", "k=3", "--out", f"y={out}",
+                       "--target", "A5", "--cores", "2", "--print"])
+    assert rc == 0
+    assert np.load(out).tolist() == (x * 3).tolist()
+    assert "y int32 (2, 4)" in capsys.readouterr().out
+
+
+def test_pto_run_on_one_core_leaves_the_second_row_unwritten(files):
+    tmp, kernel, x = files
+    out = tmp / "y.npy"
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'x.npy'}", "--in", "k=2", "--out", f"y={out}"]) == 0
+    y = np.load(out)
+    assert y[0].tolist() == (x[0] * 2).tolist() and (y[1] == -1).all()        # 0xFF fill pattern
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["missing.pto"], 2, "kernel file 'missing.pto' does not exist"),
+    (["{k}", "--in", "x"], 2, "--in 'x' is not NAME=VALUE"),
+    (["{k}", "--in", "x=nofile.npy", "--in", "k=1"], 2, "input file 'nofile.npy' for 'x' does not exist"),
+    (["{k}", "--in", "x={x}", "--in", "k=one"], 2, "scalar argument 'k' needs a number"),
+    (["{k}", "--in", "x={x}"], 2, "missing k"),
+    (["{k}", "--in", "x={x}", "--in", "k=1", "--out", "z=z.npy"], 2, "'z' is not an output"),
+    (["{k}", "--in", "q={x}"], 1, "no argument 'q'"),
+    (["{k}", "--in", "x={x}", "--in", "k=1", "--target", "nochip"], 1, "unknown target 'nochip'"),
+    (["{bad}"], 1, "bad.pto:2:3: expected 'func.func'"),
+])
+def test_pto_run_errors_are_one_line_messages(files, capsys, args, code, message):
+    tmp, kernel, _ = files
+    bad = tmp / "bad.pto"
+    bad.write_text("module {\n  oops\n}\n")
+    argv = [a.format(k=kernel, x=tmp / "x.npy", bad=bad) for a in args]
+    assert pto_run_main(argv) == code
+    err = capsys.readouterr().err
+    assert err.startswith("pto-run: error: ") and message in err and "Traceback" not in err
+
+
+def test_pto_run_prints_checker_reports(tmp_path, capsys):
+    with program("uninit") as k:
+        y = k.gm_arg("y", "s32", (2,), io="out")
+        u = k.ptr("ub", "s32", 0)
+        k.store(y, 0, k.load(u, 0))
+    path = tmp_path / "u.pto"
+    path.write_text(k.program.to_asm())
+    assert pto_run_main([str(path)]) == 0
+    assert "pto-run: uninitialized:" in capsys.readouterr().err
+
+
+def test_setup_cfg_declares_the_console_script():
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(os.path.dirname(__file__), "..", "..", "setup.cfg"))
+    assert "pto-run = pto_core.cli:pto_run_main" in cfg["options.entry_points"]["console_scripts"]

@@ -1,0 +1,562 @@
+"""Interpreter: scalar semantics (vs numpy / an independent IR evaluator), control flow, ops,
+multi-core runs, atomic reductions, seeded race detection, errors with provenance and loop indices."""
+import math
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pto_core import Machine, pto
+from pto_core import scalars as S
+from pto_core.errors import ConfigError, IllegalOperand, OutOfBounds, UninitializedRead
+from pto_core.program import cast, min_, program, select, sqrt
+
+from program_gen import random_program, reference_run, same
+from program_testops import set_flag, sync, testops, wait_flag  # noqa: F401  (testops: fixture)
+
+pytestmark = pytest.mark.usefixtures("testops")
+T = S.scalar_type
+HERE = __file__
+
+
+def _line_of(text: str) -> int:
+    with open(HERE) as f:
+        for n, line in enumerate(f, 1):
+            if text in line and "_line_of" not in line:
+                return n
+    raise AssertionError(text)
+
+
+# ============================================================================= scalars (C semantics)
+
+INT_NP = {"s8": np.int8, "u8": np.uint8, "s16": np.int16, "u16": np.uint16, "s32": np.int32, "u32": np.uint32,
+          "s64": np.int64, "u64": np.uint64}
+
+
+@pytest.mark.parametrize("name", sorted(INT_NP))
+def test_wrap_matches_numpy_two_complement(name):
+    rng = np.random.default_rng(1)
+    xs = [int(v) for v in rng.integers(-2 ** 62, 2 ** 62, 2000)] + [2 ** 70 + 5, -2 ** 70 - 3, 255, 256, -129]
+    want = np.array([x % 2 ** 64 for x in xs], dtype=np.uint64).astype(INT_NP[name])
+    got = [S.wrap(x, T(name)) for x in xs]
+    assert got == [int(v) for v in want]
+    assert S.wrap(3, T("bool")) is True and S.wrap(2, T("bool")) is False
+
+
+def test_truncating_division_and_remainder_match_c_fmod():
+    rng = np.random.default_rng(2)
+    a = np.concatenate([rng.integers(-10 ** 6, 10 ** 6, 3000), [-7, 7, -7, 7, 0, -1, -(2 ** 62)]])
+    b = np.concatenate([rng.integers(-1000, 1000, 3000), [2, -2, -2, 2, 5, 3, 7]])
+    b[b == 0] = 1
+    rem = np.fmod(a, b)                       # C remainder: sign of the dividend
+    quo = (a - rem) // b                      # exact: a - rem is a multiple of b
+    assert [S.tdiv(int(x), int(y)) for x, y in zip(a, b)] == quo.tolist()
+    assert [S.trem(int(x), int(y)) for x, y in zip(a, b)] == rem.tolist()
+    assert S.wrap(S.tdiv(-2 ** 31, -1), T("s32")) == -2 ** 31
+    for fn in (S.tdiv, S.trem):
+        with pytest.raises(IllegalOperand, match="by zero") as ei:
+            fn(5, 0)
+        assert ei.value.operand == "divisor"
+
+
+def test_shifts_count_rules():
+    assert S.wrap(S.shl(1, 31, 32), T("s32")) == -2 ** 31 and S.shl(1, 32, 32) == 0 and S.shl(5, 100, 8) == 0
+    assert S.shr(-8, 1) == -4 and S.shr(-8, 200) == -1 and S.shr(0xF0, 4) == 0xF
+    with pytest.raises(IllegalOperand, match="negative shift count -1"):
+        S.shl(1, -1, 32)
+    with pytest.raises(IllegalOperand, match="negative shift count"):
+        S.shr(1, -3)
+
+
+def _doubles(n, seed):
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.standard_normal(n) * 10.0 ** rng.integers(-45, 40, n),
+                        rng.uniform(-70000, 70000, n), [0.0, -0.0, np.inf, -np.inf, 65504.0, 65519.99, 65520.0,
+                                                        2.0 ** -25, 2.0 ** -24 * 1.5, 3.4028235e38, 3.5e38, 1e-46]])
+    return x
+
+
+def _midpoints(np_type, bits_dtype, n, seed):
+    """Exact midpoints between neighbouring values of a format, and +-1 ulp (in f64) around them."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, np.iinfo(bits_dtype).max // 2, n).astype(bits_dtype)
+    with np.errstate(invalid="ignore"):
+        lo = codes.view(np_type).astype(np.float64)
+        hi = (codes + 1).view(np_type).astype(np.float64)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    mid = (lo[ok] + hi[ok]) / 2
+    return np.concatenate([mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf), -mid])
+
+
+@pytest.mark.parametrize("fmt,np_type,bits", [("f32", np.float32, np.uint32), ("f16", np.float16, np.uint16)])
+def test_float_rounding_matches_numpy_single_rounding(fmt, np_type, bits):
+    x = np.concatenate([_doubles(3000, 3), _midpoints(np_type, bits, 3000, 4)])
+    with np.errstate(over="ignore"):
+        want = x.astype(np_type).astype(np.float64)
+    got = np.array([S.ROUNDERS[fmt](float(v)) for v in x])
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+    prec, emin, mx = S.FLOAT_FORMATS[fmt]
+    generic = np.array([S.round_to_format(float(v), prec, emin, mx) for v in x])
+    assert np.array_equal(generic, want)
+    assert math.isnan(S.ROUNDERS[fmt](math.nan))
+
+
+def test_bf16_rounding_matches_ml_dtypes_on_f32_inputs_and_ties():
+    with np.errstate(over="ignore"):
+        x32 = np.concatenate([_doubles(3000, 5), _midpoints(ml_dtypes.bfloat16, np.uint16, 3000, 6)]).astype(
+            np.float32)
+    x32 = x32[np.isfinite(x32) | np.isinf(x32)]
+    want = x32.astype(ml_dtypes.bfloat16).astype(np.float64)
+    got = np.array([S.round_bf16(float(v)) for v in x32])
+    assert np.array_equal(got, want)
+    assert S.round_bf16(float.fromhex("0x1.fe8p127")) == float.fromhex("0x1.fep127")
+    assert S.round_bf16(float.fromhex("0x1.ffp127")) == math.inf and S.round_bf16(1.0 + 2 ** -8) == 1.0
+    assert S.round_bf16(1.0 + 2 ** -8 + 2 ** -40) == 1.0 + 2 ** -7   # above the tie: up (single rounding)
+
+
+def test_int_to_float_is_a_single_rounding():
+    rng = np.random.default_rng(7)
+    big = rng.integers(-2 ** 63, 2 ** 63 - 1, 3000, dtype=np.int64)
+    ubig = rng.integers(0, 2 ** 64 - 1, 3000, dtype=np.uint64)
+    assert [S.int_to_float(int(v), T("f32")) for v in big] == big.astype(np.float32).astype(np.float64).tolist()
+    assert [S.int_to_float(int(v), T("f32")) for v in ubig] == ubig.astype(np.float32).astype(np.float64).tolist()
+    small = rng.integers(-70000, 70000, 3000)
+    with np.errstate(over="ignore"):
+        assert [S.int_to_float(int(v), T("f16")) for v in small] == small.astype(np.float16).astype(float).tolist()
+    assert S.int_to_float(2 ** 64, T("f16")) == math.inf
+    # tie at 2**24 + 1 rounds to even (2**24), 2**24 + 3 to 2**24 + 4
+    assert S.int_to_float(2 ** 60 + 2 ** 36, T("f32")) == 2.0 ** 60
+    assert S.int_to_float(2 ** 60 + 3 * 2 ** 36, T("f32")) == 2.0 ** 60 + 2 ** 38
+
+
+def test_float_to_int_truncates_and_saturates():
+    xs = [1.9, -1.9, 0.5, -0.5, 1e10, -1e10, math.inf, -math.inf, math.nan, 255.9, 256.0, -0.0]
+    assert [S.float_to_int(x, T("s32")) for x in xs] == [1, -1, 0, 0, 2 ** 31 - 1, -2 ** 31, 2 ** 31 - 1, -2 ** 31, 0,
+                                                         255, 256, 0]
+    assert [S.float_to_int(x, T("u8")) for x in xs] == [1, 0, 0, 0, 255, 0, 255, 0, 0, 255, 255, 0]
+
+
+def test_bitcast_and_convert():
+    assert S.bitcast(1.0, T("f32"), T("u32")) == 0x3F800000 and S.bitcast(-1, T("s16"), T("f16")) != S.bitcast(
+        -1, T("s16"), T("f16"))                                          # 0xFFFF is a NaN
+    assert S.bitcast(0x3F80, T("u16"), T("bf16")) == 1.0 and S.bitcast(-1.0, T("bf16"), T("s16")) == -16512
+    with pytest.raises(IllegalOperand, match="equal widths"):
+        S.bitcast(1, T("s32"), T("f16"))
+    assert S.convert(-1, T("s8"), T("u32")) == 0xFFFFFFFF and S.convert(300, T("s32"), T("u8")) == 44
+    assert S.convert(True, T("bool"), T("f16")) == 1.0 and S.convert(0.0, T("f32"), T("bool")) is False
+    assert S.convert(0.1, T("f32"), T("bf16")) == float(ml_dtypes.bfloat16(np.float32(0.1)))
+    assert S.convert(float(ml_dtypes.bfloat16(3.5)), T("bf16"), T("f16")) == 3.5
+    assert S.normalize(70000, T("f16")) == math.inf and S.normalize(True, T("s32")) == 1
+
+
+def test_float_helpers_ieee_edge_cases():
+    assert S.fdiv(1.0, 0.0) == math.inf and S.fdiv(-1.0, 0.0) == -math.inf and S.fdiv(1.0, -0.0) == -math.inf
+    assert math.isnan(S.fdiv(0.0, 0.0)) and math.isnan(S.frem(1.0, 0.0)) and S.frem(-7.5, 2.0) == -1.5
+    assert math.isnan(S.fsqrt(-1.0)) and S.fmax(math.nan, 2.0) == 2.0 and S.fmin(3.0, math.nan) == 3.0
+
+
+# ============================================================================= generated kernels vs reference
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 31))
+def test_random_kernels_match_the_reference_evaluator(seed):
+    prog, inputs = random_program(seed)
+    got = prog.run(inputs)
+    want = reference_run(prog, inputs)
+    for name in want:
+        assert same(got[name], want[name]), (seed, name, got[name], want[name])
+
+
+def test_c_semantics_inside_a_kernel():
+    with program("c") as k:
+        o = k.gm_arg("o", "s64", (12,), io="out")
+        f = k.gm_arg("f", "f32", (6,), io="out")
+        a = k.reg("s32", -7)
+        u = k.reg("u8", 250)
+        big = k.reg("s32", 2 ** 31 - 1)
+        h = k.reg("f16", 1.0)
+        g = k.reg("f32", 1e10)
+        vals = [a // 2, a % 2, u + 10, big + 1, (a * a) >> 1, a >> 1, cast(u, "s8"), k.reg("u32", 0) - 1,
+                cast(g, "s32"), cast(g * -1.0, "u16"), min_(a, u), (big * 3) // 2]
+        for i, v in enumerate(vals):
+            k.store(o, i, v)
+        fvals = [h / 3, cast(h / 3, "f32"), cast(g, "bf16"), sqrt(cast(k.reg("f32", 2.0), "f32")), g * g * g * g,
+                 select(a < 0, -0.0, 1.0)]
+        for i, v in enumerate(fvals):
+            k.store(f, i, v)
+    out = k.program.run()
+    third16 = float(np.float16(1) / np.float16(3))
+    assert out["o"].tolist() == [-3, -1, 4, -2 ** 31, 24, -4, -6, 2 ** 32 - 1, 2 ** 31 - 1, 0, -7,
+                                 S.tdiv(S.wrap(3 * (2 ** 31 - 1), T("s32")), 2)]
+    assert out["f"][0] == np.float32(third16) and out["f"][1] == np.float32(third16)
+    assert out["f"][2] == np.float32(ml_dtypes.bfloat16(1e10)) and out["f"][3] == np.float32(np.sqrt(np.float32(2)))
+    assert out["f"][4] == np.inf and np.signbit(out["f"][5])
+
+
+def test_loops_ifs_break_continue_return():
+    with program("flow") as k:
+        o = k.gm_arg("o", "s32", (4,), io="out")
+        n = k.scalar_arg("n", "s32")
+        s = k.reg("s32", 0, name="s")
+        c = k.reg("s32", 0, name="c")
+        with k.for_(0, 100, dtype="s32") as i:
+            with k.if_(i == n):
+                k.break_()
+            with k.if_(i % 3 == 0):
+                k.continue_()
+            s.set(s + i)
+            with k.for_(0, i, 2) as j:
+                c.set(c + 1)
+        k.store(o, 0, s)
+        k.store(o, 1, c)
+        with k.if_(s > 100):
+            k.store(o, 2, 1)
+            k.return_()
+        k.store(o, 2, 2)
+        k.store(o, 3, 3)
+    out = k.program.run({"n": 10})["o"]
+    keep = [i for i in range(10) if i % 3]
+    assert out[0] == sum(keep) and out[1] == sum((i + 1) // 2 for i in keep) and out[2] == 2 and out[3] == 3
+    out = k.program.run({"n": 30})["o"]
+    assert out[2] == 1 and out[3] == -1          # returned before writing element 3 (fill pattern 0xFF)
+
+
+def test_generated_code_keeps_the_hot_loop_free_of_calls():
+    with program("hot") as k:
+        acc = k.reg("s32", 0)
+        with k.for_(0, 1000, dtype="s32") as i:
+            acc.set(acc + i)
+            with k.if_(acc > 100):
+                acc.set(acc - 100)
+    src = k.program.compile().source
+    body = src.split("for ", 1)[1].split("\n    yield", 1)[0]
+    assert re.search(r"\b_[A-Za-z0-9]+\(", body) is None          # no helper calls in the loop
+    assert "if not -2147483648 <= " in body
+
+
+# ============================================================================= ops, errors, provenance
+
+def test_op_error_carries_provenance_core_and_loop_indices():
+    with program("boom") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        with k.for_(0, 3, name="i") as i:
+            with k.for_(0, 3, name="j") as j:
+                pto.t_boom(g, i * 10 + j - 11)  # LINE-boom
+    with pytest.raises(IllegalOperand) as ei:
+        k.program.run()
+    e = ei.value
+    assert e.op == "pto.t_boom" and e.operand == "%code" and e.where.line == _line_of("# LINE-boom")
+    assert e.context == {"core": 0, "i": 1, "j": 2}
+    assert "[at core=0, i=1, j=2]" in str(e) and "code 1 is positive" in str(e)
+
+
+def test_scalar_errors_carry_provenance_and_loop_indices():
+    with program("div") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        with k.for_(0, 5, name="i", dtype="s32") as i:
+            k.store(g, 0, 10 // (3 - i))  # LINE-div
+    with pytest.raises(IllegalOperand, match="division by zero") as ei:
+        k.program.run()
+    assert ei.value.where.line == _line_of("# LINE-div") and ei.value.context["i"] == 3
+
+
+def test_out_of_bounds_scalar_store_and_dynamic_step():
+    with program("oob") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        n = k.scalar_arg("n", "s32")
+        with k.for_(0, 8, n) as i:
+            k.store(g, i, 1)  # LINE-oob
+    with pytest.raises(OutOfBounds, match="run past the end of region 'g'") as ei:
+        k.program.run({"n": 1})
+    assert ei.value.where.line == _line_of("# LINE-oob") and ei.value.context["i"] == 4
+    with pytest.raises(IllegalOperand, match="step 0 must be positive"):
+        k.program.run({"n": 0})
+
+
+def test_uninitialised_register_read_names_the_register():
+    with program("uninit") as k:
+        g = k.gm_arg("g", "s32", (1,), io="out")
+        r = k.reg("s32", name="total")
+        with k.if_(k.scalar_arg("c", "s32") > 0):
+            r.set(1)
+        k.store(g, 0, r)  # LINE-uninit
+    assert k.program.run({"c": 1})["g"][0] == 1
+    with pytest.raises(UninitializedRead, match="register %total is read before any assignment") as ei:
+        k.program.run({"c": 0})
+    assert ei.value.where.line == _line_of("# LINE-uninit")
+
+
+def test_non_simulator_exceptions_get_a_note_with_the_location():
+    def bad(ctx, dst):
+        raise ZeroDivisionError("inside op")
+    from pto_core.ops import registry
+    spec = registry.register(registry.OpSpec("t_pyerr", "vector", "V", (registry.Operand("dst", "ptr"),), bad))
+    try:
+        with program("pyerr") as k:
+            pto.t_pyerr(k.ptr("ub", "s32", 0))
+        with pytest.raises(ZeroDivisionError) as ei:
+            k.program.run()
+        assert any("in PTO kernel 'pyerr'" in n for n in ei.value.__notes__)
+    finally:
+        del registry.OPS[spec.name]
+
+
+def test_op_kernel_and_uninitialised_report():
+    with program("ops") as k:
+        x = k.gm_arg("x", "f32", (8,))
+        y = k.gm_arg("y", "f32", (16,), io="out")
+        u = k.ptr("ub", "f32", 0)
+        pto.t_copy(x, u, 8)
+        pto.t_fill(u + 8, 4, 2.5)
+        sync("MTE2", "MTE3")
+        sync("V", "MTE3")
+        pto.t_copy(u, y, 16)               # elements 12..15 of UB were never written
+    xs = np.arange(8, dtype=np.float32)
+    exe = k.program.compile()
+    out = exe.run({"x": xs})
+    assert out["y"][:8].tolist() == xs.tolist() and out["y"][8:12].tolist() == [2.5] * 4
+    assert np.isnan(out["y"][12:]).all()                   # 0xFF fill = NaN
+    assert any(kind == "uninitialized" and "t_copy" in msg for kind, msg in exe.reports)
+    assert exe.machine.reports == exe.reports
+
+
+# ============================================================================= inputs and outputs
+
+def _inout_kernel():
+    with program("io") as k:
+        a = k.gm_arg("a", "s32", (2, 3), io="inout")
+        b = k.gm_arg("b", "f16", (3,))
+        s = k.scalar_arg("s", "u8")
+        k.gm_arg("w", "f32", (4,), io="workspace")
+        c = k.gm_arg("c", "s32", (3,), io="out", init=[7, 8, 9])
+        with k.for_(0, 6) as i:
+            v = k.load(a, i)
+            k.store(a, i, v + s)
+        k.store(c, 0, k.load(b, 1))
+    return k.program
+
+
+def test_inputs_are_copied_and_write_back_is_opt_in():
+    prog = _inout_kernel()
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    b = np.array([1, 2, 3], dtype=np.float16)
+    out = prog.run({"a": a, "b": b, "s": 5})
+    assert out["a"].tolist() == (a + 5).tolist() and out["c"].tolist() == [2, 8, 9] and set(out) == {"a", "c"}
+    assert a.tolist() == [[0, 1, 2], [3, 4, 5]]            # caller array untouched
+    prog.run({"a": a, "b": b, "s": 5}, write_back=True)
+    assert a.tolist() == [[5, 6, 7], [8, 9, 10]]
+
+
+@pytest.mark.parametrize("inputs,match", [
+    ({"b": np.zeros(3, np.float16), "s": 1}, "missing a"),
+    ({"a": np.zeros((2, 3), np.int32), "b": np.zeros(3, np.float16), "s": 1, "z": 1}, "unexpected z"),
+    ({"a": np.zeros((2, 3), np.int64), "b": np.zeros(3, np.float16), "s": 1}, "must have dtype int32"),
+    ({"a": np.zeros((3, 2), np.int32), "b": np.zeros(3, np.float16), "s": 1}, r"must have shape \(2, 3\)"),
+    ({"a": np.zeros((2, 3), np.int32), "b": np.zeros(3, np.float16), "s": 256}, "does not fit ui8"),
+    ({"a": np.zeros((2, 3), np.int32), "b": np.zeros(3, np.float16), "s": 1.5}, "needs an integer"),
+])
+def test_input_validation(inputs, match):
+    with pytest.raises(ConfigError, match=match):
+        _inout_kernel().run(inputs)
+
+
+def test_run_options_validation_and_machine_reuse():
+    prog = _inout_kernel()
+    good = {"a": np.zeros((2, 3), np.int32), "b": np.ones(3, np.float16), "s": 1}
+    with pytest.raises(ConfigError, match="order='fast'"):
+        prog.run(good, order="fast")
+    m = Machine("A2A3", cores=2)
+    exe = prog.compile()
+    exe.run(good, machine=m)
+    out = exe.run(good, machine=m)                          # second run: fresh regions a#2, b#2, ...
+    assert out["a"].tolist() == [[1, 1, 1], [1, 1, 1]] and exe.machine is m
+    assert {"a", "a#2", "c#2"} <= {r.name for r in m.gm.regions}
+    with pytest.raises(ConfigError, match="machine has 2 cores, the kernel needs 3"):
+        exe.run(good, machine=m, cores=3)
+
+
+# ============================================================================= multi-core
+
+def test_multicore_kernel_writes_disjoint_gm_slices_with_private_ub():
+    with program("slices") as k:
+        x = k.gm_arg("x", "s32", (4, 8))
+        y = k.gm_arg("y", "s32", (4, 8), io="out")
+        with k.for_(0, 4, block_num=4, name="core", dtype="s32") as core:
+            u = k.ptr("ub", "s32", 0)
+            pto.t_copy(x + core * 8, u, 8)
+            sync("MTE2", "S")
+            with k.for_(0, 8) as i:
+                v = k.load(u, i)
+                k.store(u, i, v * 10 + core)
+            sync("S", "MTE3")
+            pto.t_copy(u, y + core * 8, 8)
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    exe = k.program.compile()
+    out = exe.run({"x": x})
+    assert out["y"].tolist() == (x * 10 + np.arange(4)[:, None]).tolist()
+    assert len(exe.machine.cores) == 4
+    assert exe.run({"x": x}, order="random", seed=3)["y"].tolist() == out["y"].tolist()   # no races: same result
+    with pytest.raises(ConfigError, match="declares block_num 4; cannot run on 2 cores"):
+        exe.run({"x": x}, cores=2)
+
+
+def test_block_num_from_a_scalar_argument_and_block_queries():
+    with program("dyn") as k:
+        nb = k.scalar_arg("nb", "s32")
+        y = k.gm_arg("y", "s64", (8, 2), io="out", fill="zero")
+        with k.for_(0, nb, block_num=nb) as c:
+            k.store(y, c * 2, k.block_idx)
+            k.store(y, c * 2 + 1, k.block_num)
+    out = k.program.run({"nb": 3})["y"]
+    assert out[:3].tolist() == [[0, 3], [1, 3], [2, 3]] and not out[3:].any()
+
+
+def test_atomic_add_reduction_across_cores_in_any_order():
+    with program("reduce") as k:
+        x = k.gm_arg("x", "f32", (8, 16))
+        total = k.gm_arg("total", "f32", (16,), io="out", fill="zero")
+        with k.for_(0, 8, block_num=8) as core:
+            u = k.ptr("ub", "f32", 0)
+            pto.t_copy(x + core * 16, u, 16)
+            sync("MTE2", "MTE3")
+            pto.t_atomic_add(u, total, 16)
+    x = np.random.default_rng(0).integers(0, 100, (8, 16)).astype(np.float32)
+    exe = k.program.compile()
+    want = x.sum(axis=0)
+    assert exe.run({"x": x})["total"].tolist() == want.tolist()
+    for seed in range(5):
+        assert exe.run({"x": x}, order="random", seed=seed)["total"].tolist() == want.tolist()
+
+
+def _racy_counter():
+    with program("race") as k:
+        cnt = k.gm_arg("cnt", "s32", (1,), io="out", fill="zero")
+        with k.for_(0, 4, block_num=4):
+            with k.for_(0, 3):
+                v = k.load(cnt, 0)          # read-modify-write through scalar GM accesses: not atomic
+                k.store(cnt, 0, v + 1)
+    return k.program.compile()
+
+
+def test_seeded_random_order_exposes_a_cross_core_race():
+    exe = _racy_counter()
+    assert exe.run()["cnt"][0] == 12 and exe.run()["cnt"][0] == 12       # sequential: deterministic
+    results = [int(exe.run(order="random", seed=s)["cnt"][0]) for s in range(12)]
+    assert len(set(results)) > 1 and min(results) < 12                  # lost updates show up
+    assert results == [int(exe.run(order="random", seed=s)["cnt"][0]) for s in range(12)]   # reproducible
+
+
+# ============================================================================= matmul kernel (builder)
+
+def matmul_kernel(m, n, kt, ktiles):
+    """GM A[m, K] @ B[K, n] -> C[m, n] (f16 x f16 -> f32), K split in ``ktiles`` tiles of ``kt``.
+
+    L1 and L0A/L0B hold two ping-pong buffers indexed by the tile parity: MTE2 loads tile t+1
+    while MTE1/M work on tile t. Forward flags (MTE2->MTE1, MTE1->M) hand a buffer to the next
+    stage; reverse flags (MTE1->MTE2, M->MTE1), primed before the loop and drained after it,
+    hand it back, with the buffer index as the event id.
+    """
+    kk = kt * ktiles
+    with program("matmul_pingpong", target="A2A3") as k:
+        a = k.gm_arg("a", "f16", (ktiles, m, kt))          # K-tiles stored tile-major
+        b = k.gm_arg("b", "f16", (kk, n))
+        c = k.gm_arg("c", "f32", (m, n), io="out")
+        l1a, l1b = k.ptr("l1", "f16", 0), k.ptr("l1", "f16", 0x8000)
+        l0a, l0b, l0c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+        for ev in (0, 1):
+            set_flag("MTE1", "MTE2", ev)
+            set_flag("M", "MTE1", ev)
+        with k.for_(0, ktiles, name="kt", dtype="s32") as t:
+            ping = t % 2                                    # ping-pong buffer select
+            wait_flag("MTE1", "MTE2", ping)
+            pto.t_copy(a + t * (m * kt), l1a + ping * (m * kt), m * kt)
+            pto.t_copy(b + t * (kt * n), l1b + ping * (kt * n), kt * n)
+            sync("MTE2", "MTE1", ping)
+            wait_flag("M", "MTE1", ping)
+            pto.t_copy(l1a + ping * (m * kt), l0a + ping * (m * kt), m * kt)
+            pto.t_copy(l1b + ping * (kt * n), l0b + ping * (kt * n), kt * n)
+            set_flag("MTE1", "MTE2", ping)
+            sync("MTE1", "M", ping)
+            with k.if_(t == 0):
+                pto.t_matmul(l0a, l0b, l0c, m, n, kt)
+            with k.else_():
+                pto.t_matmul(l0a + ping * (m * kt), l0b + ping * (kt * n), l0c, m, n, kt, acc=True)
+            set_flag("M", "MTE1", ping)
+        for ev in (0, 1):
+            wait_flag("MTE1", "MTE2", ev)
+            wait_flag("M", "MTE1", ev)
+        sync("M", "MTE3")
+        pto.t_copy(l0c, c, m * n)
+    return k.program
+
+
+def test_matmul_kernel_with_k_loop_and_ping_pong_buffers():
+    m, n, kt, ktiles = 16, 32, 16, 4
+    prog = matmul_kernel(m, n, kt, ktiles)
+    rng = np.random.default_rng(11)
+    a = rng.integers(-3, 4, (m, kt * ktiles)).astype(np.float16)
+    b = rng.integers(-3, 4, (kt * ktiles, n)).astype(np.float16)
+    a_tiles = np.ascontiguousarray(a.reshape(m, ktiles, kt).transpose(1, 0, 2))
+    exe = prog.compile()
+    out = exe.run({"a": a_tiles, "b": b})["c"]
+    assert np.array_equal(out, a.astype(np.float32) @ b.astype(np.float32))
+    assert not [r for r in exe.reports if r[0] != "uninitialized"]
+    text = prog.to_asm()
+    again = __import__("pto_core.asm", fromlist=["parse"]).parse(text)
+    assert np.array_equal(again.run({"a": a_tiles, "b": b})["c"], out)
+
+
+def test_scalar_semantics_agree_with_the_numerics_package():
+    """The scalar unit and the vector/FIXPIPE numerics make the same rounding/saturation choices."""
+    from pto_core import numerics
+    x = _doubles(2000, 9)
+    for fmt in ("f32", "f16", "bf16"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = np.asarray(numerics.float_to(x, fmt, rounding="even", sat="nosat")).astype(np.float64)
+        got = np.array([S.ROUNDERS[fmt](float(v)) for v in x])
+        assert np.array_equal(got, want, equal_nan=True), fmt
+    f = np.concatenate([x, [np.nan, 2.5, -2.5]])
+    for name in ("s8", "u16", "s32", "u32"):
+        want = np.asarray(numerics.float_to_int(f, name, rounding="zero", saturate=True)).astype(np.int64)
+        assert [S.float_to_int(float(v), T(name)) for v in f] == want.tolist(), name
+
+
+def test_too_deep_nesting_is_a_clear_error():
+    from pto_core.errors import UnsupportedOp
+    with program("deep") as k:
+        r = k.reg("s32", 0)
+        scopes = []
+        for n in range(25):
+            scopes.append(k.for_(0, 1, name=f"i{n}"))
+            scopes[-1].__enter__()
+        r += 1
+        for sc in reversed(scopes):
+            sc.__exit__(None, None, None)
+    with pytest.raises(UnsupportedOp, match="too deeply nested"):
+        k.program.compile()
+
+
+def test_round_to_integral_ops_match_numpy():
+    from pto_core.program import ceil, floor, round_away, round_even, trunc
+    xs = np.concatenate([_doubles(300, 12), [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.0, np.nan]])
+    with np.errstate(over="ignore"):
+        xs32 = xs.astype(np.float32)
+    fns = {"floor": (floor, np.floor), "ceil": (ceil, np.ceil), "trunc": (trunc, np.trunc),
+           "roundeven": (round_even, np.rint),
+           "round": (round_away, lambda v: np.where(np.abs(v - np.trunc(v)) >= 0.5, np.trunc(v) + np.sign(v),
+                                                    np.trunc(v)))}
+    for name, (fn, ref) in fns.items():
+        with program("r_" + name) as k:
+            x = k.gm_arg("x", "f32", (xs32.size,))
+            y = k.gm_arg("y", "f32", (xs32.size,), io="out")
+            with k.for_(0, xs32.size) as i:
+                k.store(y, i, fn(k.load(x, i)))
+        got = k.program.run({"x": xs32})["y"]
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = np.copysign(ref(xs32.astype(np.float64)), xs32).astype(np.float32)
+        assert same(got, want), name
+        assert np.array_equal(np.signbit(got[~np.isnan(got)]), np.signbit(want[~np.isnan(want)])), name
+    assert S.fround_away(0.49999999999999994) == 0.0 and S.fround_away(-2.5) == -3.0 and S.fround_even(-2.5) == -2.0
+    assert S.fround_away(2.5) == 3.0 and math.copysign(1, S.fceil(-0.5)) == -1
