@@ -612,8 +612,9 @@ def _gather(ctx, src: Ptr, p: _Plan, row0: int) -> np.ndarray:
     base = src + row0 * ROW if row0 else src
     rows = (n1 - 1) * ss + (m - 1) * ls + 1
     nbytes = rows * ROW * es
-    if p.unit_flag is not None:
-        ctx.unit_flag_consume(base, nbytes, clear=p.unit_flag == "check_and_clear")
+    if p.unit_flag is not None:   # the handshake covers whole 16-row fractals of the tile read
+        tile_rows = (n1 - 1) * ss + -(-((m - 1) * ls + 1) // ROW) * ROW
+        ctx.unit_flag_consume(base, tile_rows * ROW * es, clear=p.unit_flag == "check_and_clear")
     data, written, _ = ctx.span_tracked(base, 0, nbytes, operand="%src")
     row_b = ROW * es
     acc = np.ndarray((n1, m, ROW), p.acc.storage, data, 0, (ss * row_b, ls * row_b, es))

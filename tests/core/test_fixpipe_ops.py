@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fixpipe_support import ROW, fb_words, load_acc, nz_pack, ref_convert, ref_offsets
-from pto_core import IllegalOperand, Machine, MachineOptions, UninitializedRead, dtype, pto
+from pto_core import HazardError, IllegalOperand, Machine, MachineOptions, SyncError, UninitializedRead, dtype, pto
 from pto_core.numerics import quant as Q
 
 FILL = 0xFF
@@ -287,7 +287,7 @@ class RecordingTracker:
     def begin_op(self, op_name, pipe, where):
         self.ops.append((op_name, pipe))
 
-    def on_access(self, buf, lo, hi, is_write):
+    def on_access(self, buf, lo, hi, is_write, operand=""):
         self.accesses.append((buf.space, lo, hi, is_write))
 
     def unit_flag_publish(self, buf, lo, hi):
@@ -311,7 +311,7 @@ def test_fixpipe_runs_on_the_fix_pipe_and_consumes_the_unit_flag(flag, clear):
     out = mach.gm_alloc((20, 40), "f32", name="out")
     pto.mte_l0c_gm(src, out, 20, 40, ss, 40, 0, 0, unit_flag=flag, nz2nd=True)
     assert tracker.ops == [("pto.mte_l0c_gm", "FIX")]
-    span_end = 0x800 + ((3 - 1) * ss + 20) * 16 * 4
+    span_end = 0x800 + ((3 - 1) * ss + 32) * 16 * 4      # whole 16-row fractals of the 20 rows read
     assert tracker.consumed == [("l0c", 0x800, span_end, clear)]
     reads = [a for a in tracker.accesses if a[0] == "l0c"]
     assert reads and all(not w for *_, w in reads) and min(r[1] for r in reads) == 0x800
@@ -472,16 +472,48 @@ def _stage_f16(mach, a, b):
     return lhs, rhs
 
 
+@pytest.mark.parametrize("sync", ["flags", "unit_flag"])
 @pytest.mark.parametrize("mm,n,k", [(16, 32, 16), (20, 40, 33), (1, 17, 5)])
-def test_mad_then_fixpipe_gives_the_matmul_in_nd(mm, n, k):
+def test_mad_then_fixpipe_gives_the_matmul_in_nd(mm, n, k, sync):
     rng = np.random.default_rng(7)
     a = rng.integers(-4, 5, (mm, k)).astype(np.float16)
     b = rng.integers(-4, 5, (k, n)).astype(np.float16)
     mach = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
     lhs, rhs = _stage_f16(mach, a, b)
     acc = mach.ptr("l0c", "f32", 0)
-    pto.mad(lhs, rhs, acc, mm, n, k, disable_gemv=True)
     out = mach.gm_alloc((mm, n), "f16", name="out")
-    pto.mte_l0c_gm(acc, out, mm, n, -(-mm // 16) * 16, n, 0, 0, pre_quant=(0.0, {"mode": "f32_f16"}), nz2nd=True)
+    fix = dict(pre_quant=(0.0, {"mode": "f32_f16"}), nz2nd=True)
+    if sync == "flags":
+        pto.mad(lhs, rhs, acc, mm, n, k, disable_gemv=True)
+        pto.set_flag("M", "FIX", 0)
+        pto.wait_flag("M", "FIX", 0)
+        pto.mte_l0c_gm(acc, out, mm, n, -(-mm // 16) * 16, n, 0, 0, **fix)
+    else:
+        pto.mad(lhs, rhs, acc, mm, n, k, unit_flag="check_and_set", disable_gemv=True)
+        pto.mte_l0c_gm(acc, out, mm, n, -(-mm // 16) * 16, n, 0, 0, unit_flag="check_and_clear", **fix)
     exp = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)
     np.testing.assert_array_equal(mach.read(out, (mm, n)), exp)
+    assert mach.end_kernel() == []
+
+
+def test_fixpipe_without_synchronisation_after_mad_is_a_hazard():
+    mach = Machine("A2A3")
+    a = np.ones((16, 16), np.float16)
+    lhs, rhs = _stage_f16(mach, a, a)
+    acc = mach.ptr("l0c", "f32", 0)
+    out = mach.gm_alloc((16, 16), "f32", name="out")
+    pto.mad(lhs, rhs, acc, 16, 16, 16)
+    with pytest.raises(HazardError, match="RAW hazard .* PIPE_FIX") as ei:
+        pto.mte_l0c_gm(acc, out, 16, 16, 16, 16, 0, 0, nz2nd=True)
+    assert "set_flag" in str(ei.value)
+    # a unit-flag check with no published tile would wait forever
+    mach2 = Machine("A2A3")
+    lhs, rhs = _stage_f16(mach2, a, a)
+    acc2 = mach2.ptr("l0c", "f32", 0)
+    pto.mad(lhs, rhs, acc2, 16, 16, 16)
+    pto.pipe_barrier("ALL")
+    out2 = mach2.gm_alloc((16, 16), "f32", name="out")
+    pto.mte_l0c_gm(acc2, out2, 16, 16, 16, 16, 0, 0, nz2nd=True)          # the barrier orders them
+    with pytest.raises(SyncError, match="wait forever") as ei:
+        pto.mte_l0c_gm(acc2, out2, 16, 16, 16, 16, 0, 0, unit_flag="check_only", nz2nd=True)
+    assert ei.value.operand == "unit_flag"
