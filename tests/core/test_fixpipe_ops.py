@@ -517,3 +517,41 @@ def test_fixpipe_without_synchronisation_after_mad_is_a_hazard():
     with pytest.raises(SyncError, match="wait forever") as ei:
         pto.mte_l0c_gm(acc2, out2, 16, 16, 16, 16, 0, 0, unit_flag="check_only", nz2nd=True)
     assert ei.value.operand == "unit_flag"
+
+
+# ----------------------------------------------------------------------------- programs and PTO-AS text
+
+
+def test_fixpipe_ops_record_print_parse_and_run_like_eager_calls():
+    from pto_core import asm
+    from pto_core.program import program
+    M, N = 20, 40
+    x = (np.arange(M * N, dtype=np.float32).reshape(M, N) - 300) * np.float32(0.7)
+    words = [Q.make_word(0.25 * (j % 4 + 1), offset_bits=0) for j in range(N)]
+    clauses = dict(pre_quant=None, pre_relu=(0.5, {"mode": "scalar_relu", "clip": 100.0}), nz2nd=True,
+                   loop3=(1, 0, 0), sat=True, atomic={"type": "f16", "op": "max"})
+
+    def machine():
+        mach = Machine("A5", options=MachineOptions(check_hazards=False))
+        load_acc(mach, x, src_stride=32)
+        fb_words(mach, words)
+        return mach
+
+    with program("fix", target="A5") as k:
+        out = k.gm_arg("out", "f16", (M * N,), io="out", init=np.full(M * N, -1.0, np.float16))
+        n = k.scalar_arg("n", "s32")
+        acc, fb = k.ptr("l0c", "f32", 0), k.ptr("fb", "f32", 0)
+        pto.mte_l0c_gm(acc, out, M, n, 32, n, 0, 0, **{**clauses, "pre_quant": (fb, {"mode": "qf322f16_pre_vec"})})
+    text = asm.print_program(k.program)
+    assert "pre_quant(%2, mode = qf322f16_pre_vec) pre_relu(%cst, mode = scalar_relu, clip = %cst_1) nz2nd" in text
+    again = asm.parse(text)
+    assert asm.print_program(again) == text
+    got = [p.run({"n": N}, machine=machine())["out"] for p in (k.program, again)]
+    eager = machine()
+    dst = eager.gm_tensor(np.full(M * N, -1.0, np.float16), name="out")
+    pto.mte_l0c_gm(eager.ptr("l0c", "f32", 0), dst, M, N, 32, N, 0, 0,
+                   **{**clauses, "pre_quant": (eager.ptr("fb", "f32", 0), {"mode": "qf322f16_pre_vec"})})
+    want = eager.read(dst, (M * N,))
+    for g in got:
+        np.testing.assert_array_equal(g.view(np.uint16), want.view(np.uint16))
+    assert (want == -1.0).any() and (want > 0).any()
