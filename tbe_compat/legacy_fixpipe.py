@@ -363,7 +363,8 @@ def _scale_operand(mode_param: Any, *, hisi: bool, cout: int, with_add: bool, no
     if isinstance(mode_param, float):
         # A float immediate becomes the f16 deqscale: nearest-even (numpy's f64 -> f16 cast
         # rounds once, directly from the double).
-        scale = np.asarray(np.float16(mode_param))
+        with np.errstate(over="ignore"):
+            scale = np.asarray(np.float16(mode_param))
         if float(scale) != mode_param:
             notes.append(f"mode_param {mode_param!r} is not a float16 value; the legacy deqscale is float16, "
                          f"so it is rounded (nearest-even) to {float(scale)!r}")
@@ -602,7 +603,7 @@ def add_stage(x: np.ndarray, addend: np.ndarray, mode: str) -> np.ndarray:
         return _saturate(total, _F32_MAX, mode).astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
         total = x.astype(np.float64) + addend.astype(np.float64)
-    return _saturate(total, _F16_MAX, mode).astype(np.float16)
+        return _saturate(total, _F16_MAX, mode).astype(np.float16)
 
 
 def fp32_to_fp16(x: np.ndarray, mode: str) -> np.ndarray:
