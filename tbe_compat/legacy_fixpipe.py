@@ -130,11 +130,32 @@ class FixpipeGeometry:
         """``[cburst_num, howo, 16]`` element offsets written, relative to the dst start."""
         return _block_index(self.cburst_num, self.howo, self.dst_block)
 
+    def src_blocks(self, window: np.ndarray) -> np.ndarray:
+        """Read-only ``[cburst_num, howo, 16]`` strided view of the rows read from a src window."""
+        return _blocks_view(window, self.cburst_num, self.howo, self.src_block, writeable=False)
+
+    def dst_blocks(self, window: np.ndarray, writeable: bool = False) -> np.ndarray:
+        """``[cburst_num, howo, 16]`` strided view of the written elements of a dst window."""
+        return _blocks_view(window, self.cburst_num, self.howo, self.dst_block, writeable=writeable)
+
 
 def _block_index(blocks: int, rows: int, block_stride: int) -> np.ndarray:
     c = np.arange(blocks, dtype=np.int64)[:, None, None] * block_stride
     p = np.arange(rows, dtype=np.int64)[None, :, None] * CHANNELS
     return c + p + np.arange(CHANNELS, dtype=np.int64)[None, None, :]
+
+
+def _blocks_view(window: np.ndarray, blocks: int, rows: int, block_stride: int, *, writeable: bool) -> np.ndarray:
+    """Zero-copy ``[blocks, rows, 16]`` view of a contiguous 1-D window (blocks never overlap:
+    ``block_stride >= rows*16``)."""
+    if window.ndim != 1 or not window.flags.c_contiguous or window.size < (blocks - 1) * block_stride + rows * CHANNELS:
+        raise OutOfBounds(f"a {window.ndim}-D window of {window.size} elements does not hold the fixpipe footprint "
+                          f"of {(blocks - 1) * block_stride + rows * CHANNELS} elements", op=OP, operand="window",
+                          value=window.size, limit=(blocks - 1) * block_stride + rows * CHANNELS,
+                          hint="pass a contiguous 1-D window starting at the operand's start element")
+    item = window.itemsize
+    return np.lib.stride_tricks.as_strided(window, shape=(blocks, rows, CHANNELS),
+                                           strides=(block_stride * item, CHANNELS * item, item), writeable=writeable)
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,7 +211,7 @@ class LegacyFixpipeResult:
     def blocks(self) -> np.ndarray:
         """The written values as ``[cburst_num, howo, 16]`` (conv2d ``[cout_blocks, howo, 16]``,
         matmul ``[N1, m, N0]``)."""
-        return self.values[self.geometry.dst_index()]
+        return self.geometry.dst_blocks(self.values)
 
     def write_into(self, dst: np.ndarray, offset: int = 0) -> np.ndarray:
         """A flat copy of ``dst`` with the written elements stored from element ``offset``."""
@@ -330,7 +351,7 @@ def _check_extent(t: LegacyTensor, name: str, needed: int, formula: str) -> np.n
                           value=t.offset + needed, limit=flat.size,
                           hint=f"declare {name} with at least {t.offset + needed} elements or lower cburst_num/"
                                f"burst_len/strides")
-    return flat[t.offset:t.offset + needed]
+    return np.ascontiguousarray(flat[t.offset:t.offset + needed])
 
 
 def _extend_params(extend_params: Any) -> dict:
@@ -646,7 +667,7 @@ def run_plan(plan: FixpipePlan) -> LegacyFixpipeResult:
     """Execute a checked call: gather the valid rows, bias -> element-wise-add -> quantize -> relu
     (the documented order), scatter into the strided destination."""
     geo = plan.geometry
-    x = plan.src[geo.src_index()]                                   # [cburst_num, howo, 16]
+    x = geo.src_blocks(plan.src)                                    # [cburst_num, howo, 16] view
     if plan.bias is not None:
         x = add_stage(x, plan.bias.reshape(geo.cburst_num, 1, CHANNELS), plan.overflow_mode)
     if plan.ewa is not None:
@@ -660,9 +681,8 @@ def run_plan(plan: FixpipePlan) -> LegacyFixpipeResult:
     storage = dtype(geo.dst_dtype).storage
     values = np.zeros(geo.dst_extent, dtype=storage)
     written = np.zeros(geo.dst_extent, dtype=bool)
-    idx = geo.dst_index()
-    values[idx] = x
-    written[idx] = True
+    geo.dst_blocks(values, writeable=True)[...] = x
+    geo.dst_blocks(written, writeable=True)[...] = True
     return LegacyFixpipeResult(values, written, plan)
 
 

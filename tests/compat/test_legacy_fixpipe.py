@@ -348,6 +348,8 @@ def test_geometry_rows_blocks_and_gaps(cb, howo, dst_stride, dst_code):
         np.testing.assert_array_equal(r.values[start:start + howo * 16],
                                       src[c, :howo].reshape(-1).astype(np.dtype(NP[dst_code])))
     np.testing.assert_array_equal(r.written, expect_mask)
+    np.testing.assert_array_equal(np.flatnonzero(expect_mask), np.sort(r.geometry.dst_index().reshape(-1)))
+    np.testing.assert_array_equal(src.reshape(-1)[r.geometry.src_index()], src[:, :howo])
     dst = np.full(r.values.size + 5, -3, dtype=NP[dst_code])
     merged = r.write_into(dst, offset=5)
     np.testing.assert_array_equal(merged[:5], -3)
