@@ -455,7 +455,11 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
     src_t = _operand(src, "src")
     _check_scope(src_t, "src", ("l0c", "cc", "l1out", "local.l0c"))
     src_dt = _element_dtype(src_t.data, "src")
-    dst_dt = dtype(dst_dtype)
+    try:
+        dst_dt = dtype(dst_dtype)
+    except UnknownName as err:
+        raise UnknownName(f"unknown dst dtype {dst_dtype!r}", op=OP, operand="dst", value=dst_dtype,
+                          limit="float16, float32 or int32", hint=err.hint) from None
     pair = _check_dtypes(key, src_dt, dst_dt)
     scope = str(dst_scope).lower()
     allowed_scopes = ("gm", "ub") if short_soc in DST_UB_SOCS else ("gm",)

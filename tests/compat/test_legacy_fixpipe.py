@@ -525,6 +525,9 @@ def test_dtype_table_accepts(chip, src, dst, ext):
 def test_src_dtype_must_be_a_tik_dtype():
     with pytest.raises(IllegalOperand, match="float64, which is no TIK tensor dtype"):
         call(np.zeros(256, np.float64))
+    with pytest.raises(UnknownName, match="unknown dst dtype 'float99'") as e:
+        call(dst_dtype="float99")
+    assert e.value.operand == "dst"
 
 
 @pytest.mark.parametrize("chip,core,err,msg", [
@@ -718,7 +721,12 @@ def test_overflow_mode_option():
         call(overflow_mode="wrap")
 
 
-def test_write_into_bounds():
+def test_write_into_and_block_views_bounds():
     r = legacy_fixpipe(SRC32, dst_dtype="float32", cburst_num=1, burst_len=2, dst_stride=0, src_stride=0)
+    assert r.write_into(np.ones(20, np.float32), offset=4)[:4].tolist() == [1.0] * 4
     with pytest.raises(OutOfBounds, match="dst has 16 elements, the fixpipe writes up to element 19"):
         r.write_into(np.zeros(16, np.float32), offset=4)
+    geo = call(cburst_num=2).geometry
+    assert geo.src_blocks(SRC32.reshape(-1)).shape == (2, 1, 16)
+    with pytest.raises(OutOfBounds, match="does not hold the fixpipe footprint of 272 elements"):
+        geo.src_blocks(SRC32.reshape(-1)[:200])
