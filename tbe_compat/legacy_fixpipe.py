@@ -634,8 +634,9 @@ def add_stage(x: np.ndarray, addend: np.ndarray, mode: str) -> np.ndarray:
 def fp32_to_fp16(x: np.ndarray, mode: str) -> np.ndarray:
     """``fp322fp16``: float32 -> float16, round to nearest, ties to even [§8.4, verified by §10.2].
 
-    numpy's float32 -> float16 cast rounds once, directly from the single (RNE); the
-    overflow mode is applied first so the cast only rounds."""
+    The single is widened exactly to float64 (so the saturation clamp is exact), then
+    numpy's direct float64 -> float16 cast rounds once (RNE): the same value as rounding
+    the single directly. The overflow mode is applied first so the cast only rounds."""
     with np.errstate(over="ignore", invalid="ignore"):
         return _saturate(x.astype(np.float64), _F16_MAX, mode).astype(np.float16)
 
