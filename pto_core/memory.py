@@ -60,11 +60,15 @@ class MachineOptions:
         fill: initial content of on-chip buffers and uninitialised GM outputs:
             ``"pattern"`` (default: every byte = ``fill_byte``), ``"zero"`` or
             ``"random"`` (seeded by ``seed``).
-        fill_byte: the pattern byte of on-chip buffers; 0xFF makes float data NaN and
-            integers -1, so unwritten results are easy to spot. Default 0xFF.
+        fill_byte: the pattern byte of on-chip buffers. Default 0x55: finite in every
+            float format (f16 85.3, bf16/f32 1.47e13, fp8 finite) and recognisable
+            (int32 1431655765), so stale on-chip data behaves like real stale data --
+            the common idiom of zeroing a buffer with ``x * 0`` gives 0, as on hardware
+            -- while still standing out in a dump.
         gm_fill_byte: the pattern byte of GM regions (uninitialised outputs and
-            workspaces); None (default) = ``fill_byte``. The TIK debugger uses a finite
-            on-chip pattern and a NaN-like GM pattern (`tbe_compat.tik.debug`).
+            workspaces). Default 0xFF: NaN in float formats and -1 in signed integers, so
+            an output element no op wrote is unmistakable (and never zero); ``None``
+            means ``fill_byte``.
         overflow_mode: ``None`` (use the chip default), ``"saturation"`` or
             ``"inf_nan"``: the process-wide float overflow mode ops consult when a
             clause does not choose one.
@@ -76,8 +80,8 @@ class MachineOptions:
     hazard_same_pipe: Literal["ordered", "barrier"] = "ordered"
     uninitialized: Literal["record", "warn", "raise", "off"] = "record"
     fill: Literal["pattern", "zero", "random"] = "pattern"
-    fill_byte: int = 0xFF
-    gm_fill_byte: Optional[int] = None
+    fill_byte: int = 0x55
+    gm_fill_byte: Optional[int] = 0xFF
     overflow_mode: Optional[Literal["saturation", "inf_nan"]] = None
     seed: int = 0
     max_reports: int = 100

@@ -84,7 +84,7 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
             raise tik._error(f"outputs[{i}] is an InputScalar; outputs are GM tensors", operand=f"outputs[{i}]",
                              value=x.name)
         _check_gm(tik, x, f"outputs[{i}]")
-    feed = ins + [s for s in flow if s not in ins]
+    feed = ins + [s for s in flow if all(s is not x for x in ins)]
     if len(feed) + len(outs) > MAX_ARGS:
         raise tik._error(f"{len(feed) + len(outs)} kernel arguments exceed the limit {MAX_ARGS}",
                          operand="inputs", value=len(feed) + len(outs), limit=MAX_ARGS)

@@ -186,13 +186,13 @@ class Tikdb:
     def _output(self, x: Tensor, results: dict, scalars: dict) -> np.ndarray:
         st = x.storage
         whole = results[st.gm.name]
-        if x._dt is st.dtype and x.offset == 0 and tuple(x._shape) == tuple(whole.shape):
+        shape = tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in x._shape)
+        offset = x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)
+        strides = tuple(s if isinstance(s, int) else _evaluate(s, scalars) for s in x._strides)
+        if x._dt is st.dtype and offset == 0 and shape == tuple(whole.shape):
             return whole
-        if not all(isinstance(d, int) for d in x._shape) or not isinstance(x.offset, int):
-            raise self._tik._error(f"output {x.name!r} is a view with a dynamic shape or offset", operand=x.name,
-                                   hint="list the whole GM tensor in outputs=")
         raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)
-        return x.numpy_view(raw)
+        return x.numpy_view(raw, shape=shape, strides=strides, offset=offset)
 
     def debug_print(self, *args, **kwargs):
         """Accepted (prints happen only in the interactive TIK debugger)."""

@@ -341,13 +341,15 @@ class Tensor:
         return Tensor(self.tik, self.storage, new, shape, strides, _mul(self.offset, ratio), self._whole, self._name)
 
     # -- numpy image of a view (used by the debugger for outputs that are views)
-    def numpy_view(self, raw: np.ndarray) -> np.ndarray:
-        """The view's elements from the storage's raw bytes ``raw`` (static views only)."""
+    def numpy_view(self, raw: np.ndarray, *, shape=None, strides=None, offset=None) -> np.ndarray:
+        """The view's elements from the storage's raw bytes ``raw`` (dynamic dims/offset given
+        as ints by the caller)."""
         arr = raw.view(self._dt.storage)
         size = self._dt.bits // 8
-        shape = tuple(int(d) for d in self._shape)
-        strides = tuple(int(s) * size for s in self._strides)
-        return np.lib.stride_tricks.as_strided(arr[int(self.offset):], shape, strides).copy()
+        shape = tuple(int(d) for d in (self._shape if shape is None else shape))
+        strides = tuple(int(s) * size for s in (self._strides if strides is None else strides))
+        off = int(self.offset if offset is None else offset)
+        return np.lib.stride_tricks.as_strided(arr[off:], shape, strides).copy()
 
 
 class _IndexError(Exception):
