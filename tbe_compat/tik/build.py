@@ -140,8 +140,9 @@ def _freeze_chip(tik) -> None:
     target = soc.profile
     prog = tik._builder.program
     prog.target = target
+    from .container import buffer_capacity
     for space, hi in tik._placement.high_water().items():
-        cap = target.sizes.of(space)
+        cap = buffer_capacity(space)
         if hi > cap:
             raise tik._error(f"tensors placed in {SPACE_TIK_NAMES[space]} reach {hi} B, but {soc.soc_version} has "
                              f"{cap} B (the chip changed after they were declared)", operand="kernel_name",

@@ -212,7 +212,7 @@ class Tik(ControlAPI, DataAPI, TikBase):
                                   f"{SPACE_TIK_NAMES[st.space]}", operand="start_addr", value=hex(start_addr),
                                   limit=f"multiple of {align}")
         target = platform.current_soc().profile
-        if target.sizes.of(st.space) <= 0:
+        if buffer_capacity(st.space) <= 0:
             raise self._error(f"{SPACE_TIK_NAMES[st.space]} does not exist on {target.name} "
                               f"({platform.current_soc().core_type})", operand="scope", value=st.scope,
                               cls=UnsupportedOp, hint="select a chip/core type that has this buffer")
@@ -222,7 +222,7 @@ class Tik(ControlAPI, DataAPI, TikBase):
         except CapacityExceeded as e:
             placed = ", ".join(f"{n!r} {s} B at {a:#x}" for a, s, n in
                                self._placement.allocator(st.space, target).occupants()) or "(none)"
-            cap = target.sizes.of(st.space)
+            cap = buffer_capacity(st.space)
             used = self._placement.allocator(st.space, target).used
             raise self._error(f"tensor {st.name!r} needs {nbytes} B in {SPACE_TIK_NAMES[st.space]} but the buffer "
                               f"has {cap} B on {target.name} with {used} B in use; tensors already placed: {placed}"
@@ -383,11 +383,27 @@ class Tik(ControlAPI, DataAPI, TikBase):
             raise self._error(f"scope {scope!r} has no on-chip buffer", api="tik.get_available_buffer_size",
                               operand="scope", value=scope)
         t = platform.current_soc().profile
-        return t.sizes.of(space) - self._placement.allocator(space, t).used
+        return buffer_capacity(space) - self._placement.allocator(space, t).used
 
     def __repr__(self):
         name = self.build.kernel_name if self.build else "(not built)"
         return f"<tik.Tik kernel {name} on {self._builder.program.target.name}>"
+
+
+#: get_soc_spec keys of the on-chip buffers (they answer per core type: a VectorCore has no L1/L0).
+_SIZE_KEYS = {"ub": "UB_SIZE", "l1": "L1_SIZE", "l0a": "L0A_SIZE", "l0b": "L0B_SIZE", "l0c": "L0C_SIZE"}
+
+
+def buffer_capacity(space: str) -> int:
+    """Bytes of ``space`` on the selected chip and core type."""
+    soc = platform.current_soc()
+    key = _SIZE_KEYS.get(space)
+    if key is not None:
+        try:
+            return int(platform.get_soc_spec_of(soc, key))
+        except PtoError:
+            pass
+    return soc.profile.sizes.of(space)
 
 
 def _index(v):

@@ -54,7 +54,8 @@ class Placement:
         a = self._alloc.get(space)
         if a is None:
             a = self._alloc[space] = TileAllocator(target, space, alignment=32)
-        a.capacity = target.sizes.of(space)
+        from .container import buffer_capacity
+        a.capacity = buffer_capacity(space)
         return a
 
     def place(self, storage, target: ChipProfile, nbytes: int, align: int, start_addr: Optional[int] = None) -> int:

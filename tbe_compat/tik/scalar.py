@@ -54,17 +54,20 @@ class Expr:
 
     def astype(self, dtype) -> "Expr":
         """C value conversion (TIK ``Expr.astype``)."""
-        return Expr(P.cast(self.ir, P.scalar_type(dtype)))
+        with _expr_errors("tik.Expr.astype"):
+            return Expr(P.cast(self.ir, P.scalar_type(dtype)))
 
     def reinterpret_cast_to(self, dtype) -> "Expr":
         """The same bits as another dtype of equal width."""
-        return Expr(P.bitcast(self.ir, P.scalar_type(dtype)))
+        with _expr_errors("tik.Expr.reinterpret_cast_to"):
+            return Expr(P.bitcast(self.ir, P.scalar_type(dtype)))
 
     # -- arithmetic
     def _bin(self, op, other, reflected=False):
-        o = ir_value(other, what=f"operand of {op!r}")
-        a, b = (o, self.ir) if reflected else (self.ir, o)
-        return Expr(P.binop(op, a, b))
+        with _expr_errors(f"tik.Expr.__{op}__"):
+            o = ir_value(other, what=f"operand of {op!r}")
+            a, b = (o, self.ir) if reflected else (self.ir, o)
+            return Expr(P.binop(op, a, b))
 
     def __add__(self, o): return self._bin("add", o)
     def __radd__(self, o): return self._bin("add", o, True)
@@ -88,14 +91,20 @@ class Expr:
     def __ror__(self, o): return self._bin("or", o, True)
     def __xor__(self, o): return self._bin("xor", o)
     def __rxor__(self, o): return self._bin("xor", o, True)
-    def __neg__(self): return Expr(P.unop("neg", self.ir))
+    def _un(self, op):
+        with _expr_errors(f"tik.Expr.__{op}__"):
+            return Expr(P.unop(op, self.ir))
+
+    def __neg__(self): return self._un("neg")
     def __pos__(self): return self
-    def __invert__(self): return Expr(P.unop("not", self.ir))
-    def __abs__(self): return Expr(P.unop("abs", self.ir))
+    def __invert__(self): return self._un("not")
+    def __abs__(self): return self._un("abs")
 
     # -- comparisons
     def _cmp(self, pred, other):
-        return _Comparison(P.cmp(pred, self.ir, ir_value(other, what=f"operand of a comparison")), pred, self, other)
+        with _expr_errors(f"tik.Expr.__{pred}__"):
+            return _Comparison(P.cmp(pred, self.ir, ir_value(other, what="operand of a comparison")), pred, self,
+                               other)
 
     def __lt__(self, o): return self._cmp("lt", o)
     def __le__(self, o): return self._cmp("le", o)
@@ -181,10 +190,34 @@ class InputScalar(Expr):
         return f"tik.InputScalar({self.name!r}: {self.dtype})"
 
 
+class _expr_errors:
+    """Convert simulator errors raised while building an expression into facade errors."""
+
+    __slots__ = ("api",)
+
+    def __init__(self, api):
+        self.api = api
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, e, tb):
+        if e is not None and isinstance(e, PtoError):
+            from .errors import convert, is_tik_error, user_frame
+            if not is_tik_error(e):
+                w = user_frame()
+                where = None if w is None else type(w)(w.file, w.line, self.api)
+                raise convert(e, api=self.api, where=where) from None
+        return False
+
+
 def _no_python_value(e: Expr, what: str, hint: str) -> PtoError:
-    from .errors import tik_error
-    return tik_error(f"{e!r} is evaluated when the kernel runs and has no {what} while it is traced",
-                     api="tik.Expr", operand=repr(e), hint=hint)
+    from .errors import tik_error, user_frame
+    w = user_frame()
+    where = None if w is None else type(w)(w.file, w.line, "tik.Expr")
+    return tik_error(f"{e!r} is evaluated when the kernel runs; it cannot be used as {what} while the "
+                     f"kernel is traced",
+                     api="tik.Expr", operand=repr(e), hint=hint, where=where)
 
 
 def ir_value(v, *, what: str = "value"):
