@@ -147,6 +147,10 @@ class AutoSync:
         self._emit_barrier()
         self.pend = {q: {} for q in PIPE_ORDER}
 
+    def clear(self) -> None:
+        """An op that completes every pipe was recorded (``pto.sync_all``): nothing is pending."""
+        self.pend = {q: {} for q in PIPE_ORDER}
+
     # ------------------------------------------------------------------ if / elif / else
     def begin_if(self) -> None:
         self.settle()

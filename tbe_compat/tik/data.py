@@ -317,11 +317,16 @@ class DataAPI(TikBase):
 
     @tik_api("block_barrier")
     def block_barrier(self, sync_workspace):
-        """Cross-core barrier over a GM workspace. Cores run one after another in the simulator, so
-        every core's earlier GM writes are complete when a later core runs; on one core it orders
-        every pipe (``pipe_barrier(ALL)``)."""
+        """Cross-core barrier: every core of the launch reaches it before any continues. Lowered to
+        ``pto.sync_all`` (the scheduler holds each core there; it also drains every pipe of the core).
+        ``sync_workspace`` (the GM tensor TIK's software barrier counts in) is checked and not touched."""
         self._operand(sync_workspace, "sync_workspace", spaces=("gm",))
-        self._sync.barrier_all()
+        if sync_workspace.dtype not in ("int64", "int32", "uint64", "uint32"):
+            raise self._error(f"sync_workspace must be an integer tensor, got {sync_workspace.dtype}",
+                              operand="sync_workspace", value=sync_workspace.dtype, limit="int64")
+        self._sync.settle()
+        self._record_sync("sync_all")
+        self._sync.clear()
 
 
 __all__ = ["DataAPI", "DATA_MOVE_PATHS", "MovePath", "register_move_path"]
