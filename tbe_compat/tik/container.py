@@ -322,6 +322,70 @@ class Tik(ControlAPI, DataAPI, TikBase):
         self._sync.op("S", [op.write(esize)])
         self._builder.store(op.ptr, 0, v)
 
+    # ------------------------------------------------------------------ scalar unit ops (tik_api.md §5.1)
+    def _scalar_dst(self, dst, name="dst") -> Scalar:
+        if not isinstance(dst, Scalar):
+            raise self._error(f"{name} must be a Scalar, got {type(dst).__name__} {dst!r}", operand=name,
+                              value=repr(dst))
+        return dst
+
+    @tik_api("scalar_abs")
+    def scalar_abs(self, dst, src):
+        """``dst = |src|``."""
+        self._builder.assign(self._scalar_dst(dst).ir, P.abs_(self._scalar_arg(src, "src")))
+
+    @tik_api("scalar_sqrt")
+    def scalar_sqrt(self, dst, src):
+        """``dst = sqrt(src)`` (float scalars)."""
+        d = self._scalar_dst(dst)
+        if d.ir.type.kind != "f":
+            raise self._error(f"scalar_sqrt needs a float dst, got {d.dtype}", operand="dst", value=d.dtype)
+        v = self._scalar_arg(src, "src")
+        self._builder.assign(d.ir, P.sqrt(P.cast(P.as_expr(v, d.ir.type), d.ir.type)))
+
+    @tik_api("scalar_max")
+    def scalar_max(self, dst, src0, src1):
+        """``dst = max(src0, src1)`` (floats: IEEE maxNum)."""
+        self._builder.assign(self._scalar_dst(dst).ir, P.max_(self._scalar_arg(src0, "src0"),
+                                                             self._scalar_arg(src1, "src1")))
+
+    @tik_api("scalar_min")
+    def scalar_min(self, dst, src0, src1):
+        self._builder.assign(self._scalar_dst(dst).ir, P.min_(self._scalar_arg(src0, "src0"),
+                                                             self._scalar_arg(src1, "src1")))
+
+    #: scalar_conv round_mode -> (IR rounding function or None, api_check_support suffix)
+    _SCALAR_CONV_MODES = {"": (None, ""), "none": (None, ""), "round": (P.round_even, "r"),
+                          "floor": (P.floor, "f"), "ceil": (P.ceil, "c"), "ceiling": (P.ceil, "c"),
+                          "away-zero": (P.round_away, "a"), "to-zero": (P.trunc, "z")}
+    _SHORT = {"float32": "f32", "float16": "f16", "int32": "s32"}
+
+    @tik_api("scalar_conv")
+    def scalar_conv(self, round_mode, dst, src):
+        """``dst = convert(src)`` with a rounding mode: s32->f32, f32->s32 (round/floor/ceil/away-zero/
+        to-zero), f16->f32, f32->f16 (round to nearest even; 'odd' is not modelled)."""
+        d = self._scalar_dst(dst)
+        if not isinstance(src, Expr):
+            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src")
+        mode = self._SCALAR_CONV_MODES.get(round_mode)
+        if mode is None:
+            cls = UnsupportedOp if round_mode == "odd" else IllegalOperand
+            raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",
+                              value=round_mode, cls=cls, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
+        fn, suffix = mode
+        a, b = self._SHORT.get(src.dtype), self._SHORT.get(d.dtype)
+        if a is None or b is None:
+            raise self._error(f"scalar_conv from {src.dtype} to {d.dtype} is not a TIK conversion", operand="dst",
+                              value=f"{src.dtype}->{d.dtype}", limit="s32<->f32, f16<->f32")
+        if b == "s32" and suffix == "":
+            raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
+                              value=round_mode, limit="round, floor, ceil, away-zero, to-zero")
+        self._require_support("tik.scalar_conv", f"{a}2{b}{suffix if b == 's32' else ''}")
+        v = src.ir
+        if fn is not None and a == "f32":
+            v = fn(v)
+        self._builder.assign(d.ir, P.cast(v, d.ir.type))
+
     # ------------------------------------------------------------------ views
     def _view_error(self, e: _IndexError):
         return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit)
@@ -375,6 +439,9 @@ class Tik(ControlAPI, DataAPI, TikBase):
     def program(self) -> P.Program:
         """The traced PTO program (complete after BuildCCE)."""
         return self._builder.program
+
+    def get_left_buffer_size(self, scope) -> int:
+        return self.get_available_buffer_size(scope)
 
     def get_available_buffer_size(self, scope) -> int:
         """Bytes still free in ``scope`` (largest total, not the largest hole)."""
