@@ -57,13 +57,16 @@ def tik_api(name: str, *, settle: bool = True):
         def wrapper(self, *args, **kwargs):
             with self._api(api, settle=settle) as where:
                 try:
-                    sig.bind(self, *args, **kwargs)
+                    return fn(self, *args, **kwargs)
                 except TypeError as e:
-                    params = str(sig).replace("(self, ", "(", 1).replace("(self)", "()")
-                    raise tik_error(f"bad arguments: {e}", api=api, where=where,
-                                    hint=f"call it as {api}{params}",
-                                    exit_on_error=self._exit_on_error) from None
-                return fn(self, *args, **kwargs)
+                    try:                      # a wrong call of the API itself, or an error inside it?
+                        sig.bind(self, *args, **kwargs)
+                    except TypeError as bad:
+                        params = str(sig).replace("(self, ", "(", 1).replace("(self)", "()")
+                        raise tik_error(f"bad arguments: {bad}", api=api, where=where,
+                                        hint=f"call it as {api}{params}",
+                                        exit_on_error=self._exit_on_error) from None
+                    raise
         wrapper.tik_api_name = api
         return wrapper
     return deco

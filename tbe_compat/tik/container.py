@@ -390,12 +390,17 @@ class Tik(ControlAPI, DataAPI, TikBase):
     def _view_error(self, e: _IndexError):
         return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit)
 
-    @tik_api("Tensor.__getitem__")
     def _api_view(self, t: Tensor, key):
+        """``t[key]`` (no statement is recorded: provenance is only needed for errors)."""
         try:
             return t.index(key)
-        except _IndexError as e:
-            raise self._view_error(e) from None
+        except _IndexError:
+            pass
+        with self._api("tik.Tensor.__getitem__", settle=False):
+            try:
+                t.index(key)
+            except _IndexError as e:
+                raise self._view_error(e) from None
 
     @tik_api("Tensor.__setitem__")
     def _api_setitem(self, t: Tensor, key, value):

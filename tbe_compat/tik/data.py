@@ -150,7 +150,7 @@ class DataAPI(TikBase):
     """The data-movement family (mixin of `tbe_compat.tik.Tik`)."""
 
     @tik_api("data_move")
-    def data_move(self, dst, src, sid=0, nburst=1, burst=1, src_stride=0, dst_stride=0, *args, **argv):
+    def data_move(self, dst, src, sid, nburst, burst, src_stride, dst_stride, *args, **argv):
         """``data_move(dst, src, sid, nburst, burst, src_stride, dst_stride[, mode])`` (tik_api.md §7.1)."""
         mode = None
         if args:
