@@ -224,8 +224,17 @@ class FixpipeAPI(CubeBase):
             a.relu = r
         s.check_extent(((a.cb - 1) * a.src_blk + a.rh * 16) * ssize,
                        f"{a.cb} block(s) of round_howo={a.rh} rows (src_stride {a.ss})")
-        d.check_extent(((a.cb - 1) * a.dst_blk + a.howo * 16) * dsize,
-                       f"{a.cb} block(s) of howo={a.howo} rows (dst_stride {a.ds})")
+        need = ((a.cb - 1) * a.dst_blk + a.howo * 16) * dsize
+        avail = d.available_bytes()
+        if avail is not None and need > avail and a.ds == 0 and (avail // dsize) % (16 * a.cb) == 0:
+            rows = avail // dsize // (16 * a.cb)
+            raise self._error(f"dst tensor overflow: burst_len {a.bl} means howo = burst_len*32/(16*{ssize}) = "
+                              f"{a.howo} rows per block ({need // dsize} elements), but dst has "
+                              f"{avail // dsize} elements from its start ({a.cb} x {rows} x 16)", operand="dst",
+                              value=need, limit=f"{avail} B", cls=OutOfBounds,
+                              hint=f"burst_len counts 32-byte units of the L0C source rows: for {rows} rows pass "
+                                   f"burst_len = {rows}*16*{ssize}/32 = {rows * 16 * ssize / 32:g}")
+        d.check_extent(need, f"{a.cb} block(s) of howo={a.howo} rows (dst_stride {a.ds})")
         if d.space == "ub":
             d.check_aligned(32)
         return a
@@ -524,12 +533,13 @@ class FixpipeAPI(CubeBase):
             ops = [at(self, o, r0 * par) for o in (dst,) + tuple(srcs)]
             fp = [o.read(last * (o.dt.bits // 8)) for o in ops[1:]] + [ops[0].write(last * (ops[0].dt.bits // 8))]
             if full:
-                self._emit(op, ops[0].ptr, *(o.ptr for o in ops[1:]), full, rep_stride=rs, footprint=fp, **clauses)
+                self._emit(op, ops[0].ptr, *(o.ptr for o in ops[1:]), full, footprint=fp,
+                           **{**clauses, "rep_stride": rs})
             if tail:
                 ops2 = [at(self, o, r0 * par + full * par) for o in (dst,) + tuple(srcs)]
-                self._emit(op, ops2[0].ptr, *(o.ptr for o in ops2[1:]), 1, mask=tail, rep_stride=rs,
+                self._emit(op, ops2[0].ptr, *(o.ptr for o in ops2[1:]), 1,
                            footprint=[o.read(tail * (o.dt.bits // 8)) for o in ops2[1:]]
-                           + [ops2[0].write(tail * (ops2[0].dt.bits // 8))], **clauses)
+                           + [ops2[0].write(tail * (ops2[0].dt.bits // 8))], **{**clauses, "mask": tail, "rep_stride": rs})
 
 
 __all__ = ["FixpipeAPI", "FixpipeCall", "EXTEND_KEYS"]

@@ -283,7 +283,8 @@ class CubeMatmulAPI(CubeBase):
             b_tile = self._c04_weight_loader(w, kh * kw, cout)
         else:
             b_tile = self._nz_b_loader(w, cout, dc0)
-        self._cube_product(d, fm, howo, K, cout, dc0, init, bias_op, a_tile=a_tile, b_tile=b_tile, m_rows=M)
+        self._cube_product(d, fm, howo, K, cout, dc0, init, bias_op, a_tile=a_tile, b_tile=b_tile, m_rows=M,
+                           b_dtype=w.tensor.dtype)
 
     # ------------------------------------------------------------------ shared pieces
     def _bool(self, v, name):
@@ -386,7 +387,7 @@ class CubeMatmulAPI(CubeBase):
         return load
 
     def _cube_product(self, d, ao, m: int, k: int, n: int, k0: int, init: bool, bias, *, a_tile, b_tile,
-                      m_rows=None):
+                      m_rows=None, b_dtype=None):
         """``dst[N1, M, 16] (=|+=) A @ B`` tile by tile (see module doc). ``m_rows``: the allocated M of dst."""
         M = m_rows or ceil_to(m, 16)
         N = ceil_to(n, 16)
@@ -402,7 +403,7 @@ class CubeMatmulAPI(CubeBase):
         dt = ao.tensor.dtype
         with self._scratch() as alloc:
             l0a = self._operand(alloc(dt, tl.mt * ceil_to(tl.kt, k0), "l0a", "cube_l0a"), "l0a")
-            l0b = self._operand(alloc(dt, ceil_to(tl.kt, k0) * tl.nt, "l0b", "cube_l0b"), "l0b")
+            l0b = self._operand(alloc(b_dtype or dt, ceil_to(tl.kt, k0) * tl.nt, "l0b", "cube_l0b"), "l0b")
             bt = None
             if bias is not None:
                 bt = self._operand(alloc(d.tensor.dtype, 1024 // max(4, d.dt.bits // 8), "bt", "cube_bias"), "bias")
