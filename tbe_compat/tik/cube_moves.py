@@ -308,7 +308,7 @@ class CubeMoveAPI(CubeBase):
         """img2col of an L1 feature map [C1, H, W, C0] into 16-pixel x C0 fractals (tik_api.md §7.5)."""
         d = self._operand(dst, "dst", spaces=("l0a", "l0b", "ub"))
         s = self._operand(src, "src", spaces=("l1",))
-        self._require_support("tik.load3dv1", d.tensor.dtype)
+        self._require_support("tik.load3dv1")
         self._same_dtype(s, d)
         pads = self._int_list(pad, "pad", 4, 0, 255)
         h = self._imm(l1_h, "l1_h", 1, 32767)
