@@ -302,3 +302,18 @@ def test_gm_reads_may_end_inside_the_last_32_byte_block():
         ti2 = tik.Tik()
         g = ti2.Tensor("float32", (1,), name="g", scope=tik.scope_gm)
         ti2.data_move(ti2.Tensor("float32", (16,), name="u", scope=tik.scope_ubuf), g, 0, 1, 2, 0, 0)
+
+
+def test_atomic_adds_into_a_zeroed_output_report_no_uninitialised_read():
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(1)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(0)
+    build(ti, "clean_atomic", [x], [y])
+    run(ti, {"x": np.ones(8, np.float32)})
+    assert ti.tikdb.reports == []
