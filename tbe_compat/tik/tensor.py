@@ -150,6 +150,7 @@ class Tensor:
     """A TIK tensor view (see module doc). Created by ``tik_instance.Tensor(...)``."""
 
     __slots__ = ("tik", "storage", "_dt", "_shape", "_strides", "offset", "_whole", "_name")
+    __array_ufunc__ = None
 
     def __init__(self, tik, storage: Storage, dt: DType, shape: tuple, strides: tuple, offset, whole: bool,
                  name: Optional[str] = None):
