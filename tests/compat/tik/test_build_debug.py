@@ -309,3 +309,17 @@ def test_init_value_tensors_are_internal_and_initialised():
     assert run(ti)[0].tolist() == [5, 6, 7, 8, 9, 10, 11, 12]
     with raises_tik(IllegalOperand, match="init_value applies to GM tensors only"):
         ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf, init_value=[1])
+
+
+def test_every_import_name_reaches_the_same_tik():
+    import importlib
+    import warnings
+    import tbe_compat.tik as core
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        te_tik = importlib.import_module("te.tik")
+    from tbe import tik as tbe_tik
+    for mod in (te_tik, tbe_tik):
+        for name in ("Tik", "Tensor", "Scalar", "InputScalar", "Expr", "all", "any", "negate", "scope_gm",
+                     "scope_ubuf", "scope_cbuf", "scope_cbuf_out", "scope_cc", "scope_ca", "scope_cb", "Dprofile"):
+            assert getattr(mod, name) is getattr(core, name), name

@@ -192,3 +192,12 @@ def test_scalar_conv_errors():
         ti.scalar_conv("odd", ti.Scalar("float16"), f)
     with raises_tik(IllegalOperand, match="dst must be a Scalar"):
         ti.scalar_abs(3, f)
+
+
+def test_multi_for_range_nests_loops():
+    def body(ti, ub):
+        with ti.multi_for_range([0, 1], [2, 4]) as (i, j):
+            ub[i * 4 + j].set_as(i * 10 + j)
+        with pytest.raises(IllegalOperand, match="same length"):
+            ti.multi_for_range([0], [1, 2])
+    assert _counter_kernel(body).tolist() == [0, 1, 2, 3, 0, 11, 12, 13]
