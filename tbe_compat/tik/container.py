@@ -76,7 +76,7 @@ class Tik(ControlAPI, DataAPI, TikBase):
         self.disable_debug = disable_debug
         self.err_msg_level = err_msg_level
         self.tikdb = Tikdb(self)
-        with self._api("tik.Tik", settle=False):
+        with self._api("tik.Tik"):
             platform.profiling_soc(profiling)
             if err_msg_level not in (0, 1):
                 raise self._error(f"err_msg_level must be 0 or 1, got {err_msg_level!r}", operand="err_msg_level",
@@ -95,14 +95,14 @@ class Tik(ControlAPI, DataAPI, TikBase):
         self._record_sync("pipe_barrier", "ALL")
 
     # ------------------------------------------------------------------ target tracking
-    def _api(self, api, *, settle=True):
+    def _api(self, api):
         prog = getattr(self, "_builder", None)
         if prog is not None and not self._depth:
             t = platform.current_soc().profile
             if prog.program.target is not t:
                 prog.program.target = t
                 self._targets_seen.add(t.name)
-        return TikBase._api(self, api, settle=settle)
+        return TikBase._api(self, api)
 
     # ------------------------------------------------------------------ data
     @tik_api("Tensor")
@@ -396,7 +396,7 @@ class Tik(ControlAPI, DataAPI, TikBase):
             return t.index(key)
         except _IndexError:
             pass
-        with self._api("tik.Tensor.__getitem__", settle=False):
+        with self._api("tik.Tensor.__getitem__"):
             try:
                 t.index(key)
             except _IndexError as e:

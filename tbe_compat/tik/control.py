@@ -139,7 +139,7 @@ class ControlAPI(TikBase):
         self._sync.begin_if()
         return self._builder.if_(c, where=where), None
 
-    @tik_api("elif_scope", settle=False)
+    @tik_api("elif_scope")
     def elif_scope(self, cond):
         """``with tik_instance.elif_scope(cond):`` directly after an if_scope/elif_scope block."""
         where = self._where
@@ -151,7 +151,7 @@ class ControlAPI(TikBase):
         self._sync.begin_elif()
         return self._builder.elif_(c, where=where), None
 
-    @tik_api("else_scope", settle=False)
+    @tik_api("else_scope")
     def else_scope(self):
         """``with tik_instance.else_scope():`` directly after an if_scope/elif_scope block."""
         where = self._where
