@@ -51,14 +51,16 @@ class MovePath:
         lower: ``fn(tik, dst: Operand, src: Operand, nburst, burst, src_stride, dst_stride, mode)``
             records the PTO op(s); arguments are ints or integer IR values (already range-checked).
         socs: short SoC versions where the path exists (None = every chip whose buffers exist).
-        dst_unit / src_unit: bytes of one burst unit on each side (for bounds checks).
+        src_unit / dst_unit: bytes of one burst unit and of one gap unit on each side, for the
+            static bounds checks: an int, or ``fn(operand) -> int`` (e.g. one 16x16 fractal of
+            the L0C dtype: 512 B for 16-bit, 1024 B for 32-bit elements).
         doc: one line for error messages and docs.
     """
 
     lower: Callable
     socs: Optional[tuple] = None
-    src_unit: int = BLOCK
-    dst_unit: int = BLOCK
+    src_unit: object = BLOCK
+    dst_unit: object = BLOCK
     doc: str = ""
 
 
@@ -195,6 +197,7 @@ class DataAPI(TikBase):
                 op.check_aligned(BLOCK)
         fp = []
         for op, unit, gap, w in ((s, path.src_unit, ss, False), (d, path.dst_unit, ds, True)):
+            unit = unit(op) if callable(unit) else unit
             ext = None
             if all(isinstance(x, int) for x in (n, b, gap)):
                 ext = ((n - 1) * (b + gap) + b) * unit
