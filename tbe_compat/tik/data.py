@@ -53,7 +53,9 @@ class MovePath:
         socs: short SoC versions where the path exists (None = every chip whose buffers exist).
         src_unit / dst_unit: bytes of one burst unit and of one gap unit on each side, for the
             static bounds checks: an int, or ``fn(operand) -> int`` (e.g. one 16x16 fractal of
-            the L0C dtype: 512 B for 16-bit, 1024 B for 32-bit elements).
+            the L0C dtype: 512 B for 16-bit, 1024 B for 32-bit elements), or None when burst and
+            gap units differ on that side (the lowering checks extents itself; the auto-sync
+            footprint is then the whole tensor from the view's start).
         doc: one line for error messages and docs.
     """
 
@@ -199,7 +201,7 @@ class DataAPI(TikBase):
         for op, unit, gap, w in ((s, path.src_unit, ss, False), (d, path.dst_unit, ds, True)):
             unit = unit(op) if callable(unit) else unit
             ext = None
-            if all(isinstance(x, int) for x in (n, b, gap)):
+            if unit is not None and all(isinstance(x, int) for x in (n, b, gap)):
                 ext = ((n - 1) * (b + gap) + b) * unit
                 avail = op.available_bytes()
                 # a GM read's last 32-byte block may run past the tensor as long as it starts inside it
