@@ -33,7 +33,6 @@ import functools
 import inspect
 from typing import Optional
 
-from pto_core import program as P
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core.ops import registry
 
@@ -57,7 +56,7 @@ def tik_api(name: str):
             with self._api(api) as where:
                 try:
                     return fn(self, *args, **kwargs)
-                except TypeError as e:
+                except TypeError:
                     try:                      # a wrong call of the API itself, or an error inside it?
                         sig.bind(self, *args, **kwargs)
                     except TypeError as bad:

@@ -16,8 +16,6 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from pto_core import program as P
@@ -33,7 +31,7 @@ from .control import ControlAPI
 from .data import DataAPI
 from .debug import Tikdb
 from .placement import Placement, alignment
-from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, ir_value, static_int
+from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
 from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
 
 #: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).

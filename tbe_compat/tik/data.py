@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from pto_core import program as P
-from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.errors import UnsupportedOp
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
-from .scalar import Expr, InputScalar, Scalar, static_int
+from .scalar import Expr
 
 BLOCK = 32
 U16 = 0xFFFF

@@ -35,7 +35,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import ConfigError, IllegalOperand, PtoError, UnknownName
+from pto_core.errors import IllegalOperand, PtoError, UnknownName
 from pto_core.memory import MachineOptions
 
 from .errors import convert
