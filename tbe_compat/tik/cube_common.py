@@ -47,7 +47,7 @@ def ceil_div(a: int, b: int) -> int:
 class CubeBase(TikBase):
     """Helpers of the cube family (mixed into `tbe_compat.tik.Tik` through `cube.CubeAPI`)."""
 
-    def _imm(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *, hint: Optional[str] = None):
+    def _cube_imm(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *, hint: Optional[str] = None):
         """A TIK immediate: a Python int (range-checked). TIK values are rejected with a clear message."""
         if isinstance(v, (Expr, P.Expr)) and static_int(v) is None:
             raise self._error(f"{name} must be an immediate Python int, got a TIK expression", operand=name,
@@ -58,19 +58,19 @@ class CubeBase(TikBase):
                               value=repr(v), hint=hint)
         return self._int_arg(i, name, lo, hi, hint=hint)
 
-    def _ints(self, values, names, lo, hi):
-        return tuple(self._imm(v, n, lo, hi) for v, n in zip(values, names))
+    def _cube_ints(self, values, names, lo, hi):
+        return tuple(self._cube_imm(v, n, lo, hi) for v, n in zip(values, names))
 
-    def _int_list(self, v, name: str, n: int, lo: int, hi: int) -> tuple:
+    def _cube_int_list(self, v, name: str, n: int, lo: int, hi: int) -> tuple:
         if not isinstance(v, (list, tuple)) or len(v) != n:
             raise self._error(f"{name} must be a list of {n} ints, got {v!r}", operand=name, value=repr(v),
                               limit=f"{n} ints")
-        return tuple(self._imm(x, f"{name}[{i}]", lo, hi) for i, x in enumerate(v))
+        return tuple(self._cube_imm(x, f"{name}[{i}]", lo, hi) for i, x in enumerate(v))
 
     # ------------------------------------------------------------------ scratch tensors
     @contextlib.contextmanager
-    def _scratch(self):
-        """``with self._scratch() as alloc: t = alloc(dtype, count, space, name)``; freed on exit."""
+    def _cube_scratch(self):
+        """``with self._cube_scratch() as alloc: t = alloc(dtype, count, space, name)``; freed on exit."""
         made = []
 
         def alloc(dtype: str, count: int, space: str, name: str):
@@ -87,7 +87,7 @@ class CubeBase(TikBase):
             self._placement.release(made)
 
     @contextlib.contextmanager
-    def _if(self, cond):
+    def _cube_if(self, cond):
         """A run-time ``if`` inside a lowering (auto-sync sees it like an ``if_scope``)."""
         self._sync.begin_if()
         with self._builder.if_(cond):
@@ -95,14 +95,14 @@ class CubeBase(TikBase):
             self._sync.end_branch()
 
     @contextlib.contextmanager
-    def _else(self):
+    def _cube_else(self):
         """The ``else`` of the `_if` block just closed."""
         self._sync.begin_elif(is_else=True)
         with self._builder.else_():
             yield
             self._sync.end_branch()
 
-    def _free_bytes(self, space: str, align: int = 512) -> int:
+    def _cube_free_bytes(self, space: str, align: int = 512) -> int:
         """Largest free ``align``-aligned block of ``space`` now (bytes)."""
         from .container import buffer_capacity
         from .. import platform
@@ -118,7 +118,7 @@ class CubeBase(TikBase):
         start = ceil_to(pos, align)
         return max(best, cap - start, 0)
 
-    def _need_static_tensor(self, op, what: str) -> int:
+    def _cube_need_static_tensor(self, op, what: str) -> int:
         """Static element offset of an operand (the cube macro APIs compute addresses at trace time)."""
         off = op.static_offset
         if off is None:

@@ -154,11 +154,11 @@ class FixpipeAPI(CubeBase):
         s.check_aligned(l0c_align(s.dt))
         a = _Args()
         a.s, a.d, a.soc = s, d, soc
-        a.cb = self._imm(cburst_num, "cburst_num", 1, 4095, hint="cburst_num = Cout/16 (conv2d) or N1 (matmul)")
-        a.bl = self._imm(burst_len, "burst_len", 1, 65535,
+        a.cb = self._cube_imm(cburst_num, "cburst_num", 1, 4095, hint="cburst_num = Cout/16 (conv2d) or N1 (matmul)")
+        a.bl = self._cube_imm(burst_len, "burst_len", 1, 65535,
                          hint="burst_len = howo*16*sizeof(src)/32 (conv2d) or m*16*sizeof(src)/32 (matmul)")
-        a.ds = self._imm(dst_stride, "dst_stride", 0, 65535, hint="dst_stride is in 32-byte units")
-        a.ss = self._imm(src_stride, "src_stride", 0, 65535, hint="src_stride is reserved: pass 0")
+        a.ds = self._cube_imm(dst_stride, "dst_stride", 0, 65535, hint="dst_stride is in 32-byte units")
+        a.ss = self._cube_imm(src_stride, "src_stride", 0, 65535, hint="src_stride is reserved: pass 0")
         ssize, dsize = s.dt.bits // 8, d.dt.bits // 8
         row = 16 * ssize
         if (a.bl * 32) % row:
@@ -170,7 +170,7 @@ class FixpipeAPI(CubeBase):
         a.rh = ceil_to(a.howo, 16)
         a.src_blk = a.rh * 16 + a.ss * 256
         a.dst_blk = a.howo * 16 + a.ds * 32 // dsize
-        ext = self._extend_params(extend_params)
+        ext = self._cube_extend_params(extend_params)
         fixpipe_unit = soc.profile.family in FIXPIPE_FAMILIES
         if fixpipe_unit:
             extra = [k for k in ("bias", "element-wise-add") if ext.get(k) is not None]
@@ -198,7 +198,7 @@ class FixpipeAPI(CubeBase):
             raise self._error("bias and element-wise-add cannot be enabled together", operand="extend_params",
                               value="bias + element-wise-add", limit="at most one of bias, element-wise-add")
         if quant is not None:
-            self._quant(a, quant, pair, has_add, hisi, fixpipe_unit)
+            self._cube_quant(a, quant, pair, has_add, hisi, fixpipe_unit)
         if ext.get("bias") is not None:
             a.bias = self._fixpipe_addend(ext["bias"], "bias", s, a.cb * 16, "cburst_num*16")
         if ext.get("element-wise-add") is not None:
@@ -239,7 +239,7 @@ class FixpipeAPI(CubeBase):
             d.check_aligned(32)
         return a
 
-    def _extend_params(self, extend_params) -> dict:
+    def _cube_extend_params(self, extend_params) -> dict:
         if extend_params is None:
             return {}
         if not isinstance(extend_params, dict):
@@ -252,7 +252,7 @@ class FixpipeAPI(CubeBase):
                               hint="the supported keys are 'bias', 'element-wise-add', 'quantize_params', 'relu'")
         return extend_params
 
-    def _quant(self, a, quant, pair, has_add, hisi, fixpipe_unit):
+    def _cube_quant(self, a, quant, pair, has_add, hisi, fixpipe_unit):
         s = a.s
         if pair in ("s32s32", "f32f32", "f16f16"):
             raise self._error(f"quantize_params must be None when src and dst are both {s.tensor.dtype}",
@@ -396,7 +396,7 @@ class FixpipeAPI(CubeBase):
         cl = self._fixpipe_clauses(a)
         dsize = a.d.dt.bits // 8
         span = (a.cb - 1) * a.dst_blk + a.howo * 16
-        with self._scratch() as alloc:
+        with self._cube_scratch() as alloc:
             tmp = self._operand(alloc(a.d.tensor.dtype, span, "l1", "fixpipe_l1"), "fixpipe_l1")
             for c0 in range(0, a.cb, MAX_BLOCKS_PER_OP):
                 cnt = min(MAX_BLOCKS_PER_OP, a.cb - c0)
@@ -419,7 +419,7 @@ class FixpipeAPI(CubeBase):
         convert_after = add and s.dt is not d.dt
         per_row = 16 * (xsize + (ssize if a.ewa is not None else 0) + (dsize if convert_after else 0))
         reserve = (ceil_to(a.cb * 16 * ssize, 32) if a.bias is not None else 0) + 32
-        budget = self._free_bytes("ub", 32) - reserve - 64
+        budget = self._cube_free_bytes("ub", 32) - reserve - 64
         rt = min(a.rh, MAX_TILE_ROWS)
         while rt > 16 and rt * per_row > budget:
             rt = ceil_to(rt // 2, 16)
@@ -429,7 +429,7 @@ class FixpipeAPI(CubeBase):
                               f"{budget + reserve} B are free", operand="dst", cls=OutOfBounds,
                               hint="free UB tensors before the fixpipe call")
         tile = cbt * rt * 16
-        with self._scratch() as alloc:
+        with self._cube_scratch() as alloc:
             x = self._operand(alloc(xdt, tile, "ub", "fixpipe_x"), "fixpipe_x")
             e = self._operand(alloc(s.tensor.dtype, tile, "ub", "fixpipe_ewa"), "fixpipe_ewa") \
                 if a.ewa is not None else None
@@ -481,14 +481,14 @@ class FixpipeAPI(CubeBase):
             row_b = rows * 16 * ssize
             self._emit("mte_l1_ub", ew.ptr, e.ptr, row_b, nburst=(cb, a.rh * 16 * ssize, row_b),
                        footprint=[ew.read(((cb - 1) * a.rh * 16 + rows * 16) * ssize), e.write(n * ssize)])
-            self._vector_chunks("ub.vadd", n, x, (x, e), x.dt)
+            self._cube_vector_chunks("ub.vadd", n, x, (x, e), x.dt)
         # 3. conversion after the addition
         out = x
         if add and s.dt is not d.dt:
             out = y
             clauses = {"deqscale": (a.scale.ir if a.scale_kind == "scalar" else float(a.scale),)} \
                 if a.mode == "int322fp16" else {}
-            self._vector_chunks("ub.vconv", n, y, (x,), x.dt, **clauses)
+            self._cube_vector_chunks("ub.vconv", n, y, (x,), x.dt, **clauses)
         # 4. UB -> destination: the valid rows of each block
         osize = out.dt.bits // 8
         row_b = valid * 16 * osize
@@ -520,7 +520,7 @@ class FixpipeAPI(CubeBase):
                     self._emit("ub.vadd", xo.ptr, xo.ptr, bo.ptr, rep, mask=lanes, blk_stride=(halves, halves, 0),
                                rep_stride=(8, 8, 0), footprint=[xo.read(nb), bo.read(32), xo.write(nb)])
 
-    def _vector_chunks(self, op, n, dst, srcs, src_dt, **clauses):
+    def _cube_vector_chunks(self, op, n, dst, srcs, src_dt, **clauses):
         """``op`` over ``n`` dense elements in repeats of 64 lanes (32-bit operands) / 128 (16-bit), <= 255 per op."""
         widest = max([dst.dt.bits] + [o.dt.bits for o in srcs]) // 8
         par = 256 // widest

@@ -149,22 +149,22 @@ class CubeMatmulAPI(CubeBase):
             b.check_extent(fp_sizes[1], "the right matrix tile")
             d.check_extent(fp_sizes[2], "the result tile")
         guard = [P.cmp("gt", P.cast(v, P.I64), 0) for v in (m, k, n) if not isinstance(v, int)]
-        with (self._if(P.all_(*guard)) if guard else contextlib.nullcontext()):
+        with (self._cube_if(P.all_(*guard)) if guard else contextlib.nullcontext()):
             if bt is not None:
-                with self._scratch() as alloc:
+                with self._cube_scratch() as alloc:
                     bias_bt = self._operand(alloc(d.tensor.dtype, 1024 // max(4, d.dt.bits // 8), "bt",
                                                   "mmad_bias_table"), "bias_table")
-                    self._load_bias(bt, bias_bt, n)
-                    self._mad("mad_bias", a, b, d, m, n, k, fp_sizes, bias=bias_bt)
+                    self._cube_load_bias(bt, bias_bt, n)
+                    self._cube_mad("mad_bias", a, b, d, m, n, k, fp_sizes, bias=bias_bt)
             elif isinstance(ib, int):
-                self._mad("mad_acc" if ib else "mad", a, b, d, m, n, k, fp_sizes)
+                self._cube_mad("mad_acc" if ib else "mad", a, b, d, m, n, k, fp_sizes)
             else:
-                with self._if(P.cmp("ne", P.cast(ib, P.I64), 0)):
-                    self._mad("mad_acc", a, b, d, m, n, k, fp_sizes)
-                with self._else():
-                    self._mad("mad", a, b, d, m, n, k, fp_sizes)
+                with self._cube_if(P.cmp("ne", P.cast(ib, P.I64), 0)):
+                    self._cube_mad("mad_acc", a, b, d, m, n, k, fp_sizes)
+                with self._cube_else():
+                    self._cube_mad("mad", a, b, d, m, n, k, fp_sizes)
 
-    def _mad(self, op: str, a, b, d, m, n, k, sizes=None, bias=None):
+    def _cube_mad(self, op: str, a, b, d, m, n, k, sizes=None, bias=None):
         """Record one ``pto.mad*`` (``disable_gemv``: TIK's L0A keeps 16-row fractals for m = 1 too)."""
         sa, sb, sd = sizes if sizes is not None else (None, None, None)
         fp = [a.read(sa), b.read(sb), d.write(sd)]
@@ -175,7 +175,7 @@ class CubeMatmulAPI(CubeBase):
             fp.append(bias.read(4 * n if isinstance(n, int) else None))
         self._emit(op, *ops, footprint=fp, disable_gemv=True)
 
-    def _load_bias(self, src_l1, bt, n: int) -> None:
+    def _cube_load_bias(self, src_l1, bt, n: int) -> None:
         """L1 bias values -> bias table (``pto.mte_l1_bt``; 64-byte source units on a2a3-class chips)."""
         from pto_core.ops.mte import BT_LOAD_UNIT
         unit = BT_LOAD_UNIT.get(platform.current_soc().profile.arch, 64)
@@ -203,10 +203,10 @@ class CubeMatmulAPI(CubeBase):
                               operand="b", value=bo.tensor.dtype, limit=ao.tensor.dtype)
         self._cube_dtypes("tik.matmul", ao.dt, bo.dt, d.dt)
         size = ao.dt.bits // 8
-        mi = self._imm(m, "m", 1, 4096)
-        ni = self._imm(n, "n", 1, 4096)
-        ki = self._imm(k, "k", 1, 32768 // size)
-        init = self._bool(init_l1out, "init_l1out")
+        mi = self._cube_imm(m, "m", 1, 4096)
+        ni = self._cube_imm(n, "n", 1, 4096)
+        ki = self._cube_imm(k, "k", 1, 32768 // size)
+        init = self._cube_bool(init_l1out, "init_l1out")
         soc = platform.current_soc()
         ab_align = 512 if soc.short_soc_version in ("Ascend310", "Ascend910") else 32
         ao.check_aligned(ab_align)
@@ -218,8 +218,8 @@ class CubeMatmulAPI(CubeBase):
         bo.check_extent(bo.dt.nbytes(K1 * N * k0), f"b [K1={K1}, N={N}, K0={k0}]")
         d.check_extent(d.dt.nbytes(N * M), f"dst [N1={N // 16}, M={M}, 16]")
         bias_op = self._cube_bias(bias, d, ni, init)
-        self._cube_product(d, ao, mi, ki, ni, k0, init, bias_op, a_tile=self._matmul_a_loader(ao, M, k0),
-                           b_tile=self._nz_b_loader(bo, N, k0))
+        self._cube_product(d, ao, mi, ki, ni, k0, init, bias_op, a_tile=self._cube_matmul_a_loader(ao, M, k0),
+                           b_tile=self._cube_nz_b_loader(bo, N, k0))
 
     # ------------------------------------------------------------------ conv2d
     @tik_api("conv2d")
@@ -231,11 +231,11 @@ class CubeMatmulAPI(CubeBase):
         fm = self._operand(feature_map, "feature_map", spaces=("l1",))
         w = self._operand(weight, "weight", spaces=("l1",))
         self._cube_dtypes("tik.conv2d", fm.dt, w.dt, d.dt)
-        c1, h, wd, c0 = self._int_list(fm_shape, "fm_shape", 4, 1, 4096)
-        kc1, kh, kw, cout, kc0 = self._int_list(kernel_shape, "kernel_shape", 5, 1, 4096)
-        sh, sw = self._int_list(stride, "stride", 2, 1, 63)
-        pl, pr, pt, pb = self._int_list(pad, "pad", 4, 0, 255)
-        dh, dw = self._int_list(dilation, "dilation", 2, 1, 255)
+        c1, h, wd, c0 = self._cube_int_list(fm_shape, "fm_shape", 4, 1, 4096)
+        kc1, kh, kw, cout, kc0 = self._cube_int_list(kernel_shape, "kernel_shape", 5, 1, 4096)
+        sh, sw = self._cube_int_list(stride, "stride", 2, 1, 63)
+        pl, pr, pt, pb = self._cube_int_list(pad, "pad", 4, 0, 255)
+        dh, dw = self._cube_int_list(dilation, "dilation", 2, 1, 255)
         small = c0 == 4
         dc0 = fm.dt.c0
         if small:
@@ -264,8 +264,8 @@ class CubeMatmulAPI(CubeBase):
             raise self._error(f"the dilated {kh} x {kw} kernel does not fit the padded {h} x {wd} feature map "
                               f"(Ho = {ho}, Wo = {wo})", operand="kernel_shape", value=(kh, kw),
                               hint="check pad, dilation and kernel size")
-        pv = self._conv_pad_value(pad_value, fm.dt)
-        init = self._bool(init_l1out, "init_l1out")
+        pv = self._cube_conv_pad_value(pad_value, fm.dt)
+        init = self._cube_bool(init_l1out, "init_l1out")
         for op in (fm, w):
             op.check_aligned(32)
         d.check_aligned(l0c_align(d.dt))
@@ -274,20 +274,20 @@ class CubeMatmulAPI(CubeBase):
         fm.check_extent(fm.dt.nbytes(c1 * h * wd * c0), f"the feature map {list(fm_shape)}")
         w.check_extent(w.dt.nbytes(c1 * kh * kw * cout * c0), f"the weight {list(kernel_shape)}")
         d.check_extent(d.dt.nbytes(cout * M), f"dst [{cout // 16}, {M}, 16]")
-        self._check_no_overlap(fm, fm.dt.nbytes(c1 * h * wd * c0), w, w.dt.nbytes(c1 * kh * kw * cout * c0))
+        self._cube_check_no_overlap(fm, fm.dt.nbytes(c1 * h * wd * c0), w, w.dt.nbytes(c1 * kh * kw * cout * c0))
         bias_op = self._cube_bias(bias, d, cout, init)
         K = c1 * kh * kw * c0
         geo = dict(stride=(sh, sw), filter=(kh, kw), dilation=(dh, dw), pad=(pl, pr, pt, pb))
-        a_tile = self._img2col_loader(fm, h, wd, c1 * c0, geo, pv)
+        a_tile = self._cube_img2col_loader(fm, h, wd, c1 * c0, geo, pv)
         if small:
-            b_tile = self._c04_weight_loader(w, kh * kw, cout)
+            b_tile = self._cube_c04_weight_loader(w, kh * kw, cout)
         else:
-            b_tile = self._nz_b_loader(w, cout, dc0)
+            b_tile = self._cube_nz_b_loader(w, cout, dc0)
         self._cube_product(d, fm, howo, K, cout, dc0, init, bias_op, a_tile=a_tile, b_tile=b_tile, m_rows=M,
                            b_dtype=w.tensor.dtype)
 
     # ------------------------------------------------------------------ shared pieces
-    def _bool(self, v, name):
+    def _cube_bool(self, v, name):
         if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
             return bool(v)
         raise self._error(f"{name} must be True or False, got {v!r}", operand=name, value=repr(v),
@@ -301,15 +301,15 @@ class CubeMatmulAPI(CubeBase):
             return
         self._require_support(api, combo)
 
-    def _conv_pad_value(self, v, dt):
+    def _cube_conv_pad_value(self, v, dt):
         if dt.is_int:
-            pv = self._imm(v, "pad_value", dt.min, dt.max)
+            pv = self._cube_imm(v, "pad_value", dt.min, dt.max)
             return pv
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v))
         return float(v)
 
-    def _check_no_overlap(self, x, nx, y, ny):
+    def _cube_check_no_overlap(self, x, nx, y, ny):
         if x.tensor.storage is not y.tensor.storage:
             return
         bx, by = x.static_byte_offset, y.static_byte_offset
@@ -337,7 +337,7 @@ class CubeMatmulAPI(CubeBase):
         return bo
 
     # -- tile loaders: fn(dst_operand, m0, mt, k0, kt) / fn(dst_operand, n0, nt, k0, kt) record one load
-    def _matmul_a_loader(self, ao, M: int, k0: int):
+    def _cube_matmul_a_loader(self, ao, M: int, k0: int):
         zz = l0a_layout(platform.current_soc().profile) == "Zz"
         frac = k0 * 16
 
@@ -350,7 +350,7 @@ class CubeMatmulAPI(CubeBase):
                        footprint=[src.read(ao.dt.nbytes(span)), l0a.write(ao.dt.nbytes(ms * ks * frac))])
         return load
 
-    def _nz_b_loader(self, bo, N: int, k0: int):
+    def _cube_nz_b_loader(self, bo, N: int, k0: int):
         frac = k0 * 16
 
         def load(l0b, n0, nt, kb, kt):
@@ -362,7 +362,7 @@ class CubeMatmulAPI(CubeBase):
                        footprint=[src.read(bo.dt.nbytes(span)), l0b.write(bo.dt.nbytes(ns * ks * frac))])
         return load
 
-    def _img2col_loader(self, fm, h, w, channels, geo, pv):
+    def _cube_img2col_loader(self, fm, h, w, channels, geo, pv):
         zz = l0a_layout(platform.current_soc().profile) == "Zz"
         total = fm.dt.nbytes(channels * h * w if channels >= fm.dt.c0 else 4 * h * w)
         c0 = fm.dt.c0
@@ -374,7 +374,7 @@ class CubeMatmulAPI(CubeBase):
                        pad_value=(pv,))
         return load
 
-    def _c04_weight_loader(self, w, taps: int, cout: int):
+    def _cube_c04_weight_loader(self, w, taps: int, cout: int):
         """C04 weights [1, Kh, Kw, Cout, 4]: the im2col of the map [1, Kh*Kw, Cout, 4] with a (Kh*Kw) x 1 window
         gives B^T (Cout x Kh*Kw*4) in the Nz geometry L0B holds."""
         total = w.dt.nbytes(taps * cout * 4)
@@ -392,7 +392,7 @@ class CubeMatmulAPI(CubeBase):
         M = m_rows or ceil_to(m, 16)
         N = ceil_to(n, 16)
         size = ao.dt.bits // 8
-        l0a_free, l0b_free = self._free_bytes("l0a"), self._free_bytes("l0b")
+        l0a_free, l0b_free = self._cube_free_bytes("l0a"), self._cube_free_bytes("l0b")
         max_nt = 256 if bias is not None else 4096      # the bias table holds 256 32-bit values per mad
         try:
             tl = plan_tiles(M, N, k, k0, size, l0a_free, l0b_free, max_nt)
@@ -401,7 +401,7 @@ class CubeMatmulAPI(CubeBase):
                               f"{l0b_free} B)", operand="dst", cls=OutOfBounds,
                               hint="free L0A/L0B tensors before calling the cube API") from None
         dt = ao.tensor.dtype
-        with self._scratch() as alloc:
+        with self._cube_scratch() as alloc:
             l0a = self._operand(alloc(dt, tl.mt * ceil_to(tl.kt, k0), "l0a", "cube_l0a"), "l0a")
             l0b = self._operand(alloc(b_dtype or dt, ceil_to(tl.kt, k0) * tl.nt, "l0b", "cube_l0b"), "l0b")
             bt = None
@@ -410,7 +410,7 @@ class CubeMatmulAPI(CubeBase):
             for n0 in range(0, n, tl.nt):
                 nt = min(tl.nt, n - n0)
                 if bt is not None:
-                    self._load_bias(at(self, bias, n0), bt, nt)
+                    self._cube_load_bias(at(self, bias, n0), bt, nt)
                 for m0 in range(0, m, tl.mt):
                     mt = min(tl.mt, m - m0)
                     dtile = at(self, d, (n0 // 16) * M * 16 + m0 * 16)
@@ -422,9 +422,9 @@ class CubeMatmulAPI(CubeBase):
                                  ao.dt.nbytes(ceil_to(kt, k0) * ceil_to(nt, 16)),
                                  d.dt.nbytes(ceil_to(mt, 16) * ceil_to(nt, 16)))
                         if kb == 0 and bt is not None:
-                            self._mad("mad_bias", l0a, l0b, dtile, mt, nt, kt, sizes, bias=bt)
+                            self._cube_mad("mad_bias", l0a, l0b, dtile, mt, nt, kt, sizes, bias=bt)
                         else:
-                            self._mad("mad" if kb == 0 and init else "mad_acc", l0a, l0b, dtile, mt, nt, kt, sizes)
+                            self._cube_mad("mad" if kb == 0 and init else "mad_acc", l0a, l0b, dtile, mt, nt, kt, sizes)
 
 
 __all__ = ["CubeMatmulAPI", "plan_tiles", "Tiling", "BIAS_SOCS"]

@@ -110,7 +110,7 @@ class CubeMoveAPI(CubeBase):
         if argv:
             raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)))
         self._int_arg(sid, "sid", 0, 15)
-        code = 0 if mode is None else self._imm(mode, "ConvReluMode", 0, 255)
+        code = 0 if mode is None else self._cube_imm(mode, "ConvReluMode", 0, 255)
         if code not in CONV_RELU_MODES:
             raise self._error(f"ConvReluMode {code} is not one of the modelled modes "
                               f"({', '.join(map(str, CONV_RELU_MODES))})", operand="ConvReluMode", value=code,
@@ -121,7 +121,7 @@ class CubeMoveAPI(CubeBase):
             raise self._error("ConvReluMode 3 (s32 -> f16 deq) needs a deqscale, which data_move has no argument "
                               "for", operand="ConvReluMode", value=3,
                               hint="use tensor_mov(dst, src, 'm', ..., deqscale=scale)")
-        self._l0c_move(dst, src, nburst, burst, src_stride, dst_stride, block_mode="m", relu=relu,
+        self._cube_l0c_move(dst, src, nburst, burst, src_stride, dst_stride, block_mode="m", relu=relu,
                        want=(want_s, want_d), api="data_move")
 
     @tik_api("tensor_mov")
@@ -149,10 +149,10 @@ class CubeMoveAPI(CubeBase):
                               cls=UnsupportedOp if mode in ("sc", "dp") else IllegalOperand)
         if not isinstance(relu, bool):
             raise self._error(f"relu must be a bool, got {relu!r}", operand="relu", value=repr(relu))
-        self._l0c_move(dst, src, nburst, burst_len, src_stride, dst_stride, block_mode=mode, relu=relu,
+        self._cube_l0c_move(dst, src, nburst, burst_len, src_stride, dst_stride, block_mode=mode, relu=relu,
                        deqscale=deqscale, api="tensor_mov")
 
-    def _l0c_move(self, dst, src, nburst, burst, src_stride, dst_stride, *, block_mode, relu, want=(None, None),
+    def _cube_l0c_move(self, dst, src, nburst, burst, src_stride, dst_stride, *, block_mode, relu, want=(None, None),
                   deqscale=None, api):
         d = self._operand(dst, "dst")
         s = self._operand(src, "src")
@@ -181,7 +181,7 @@ class CubeMoveAPI(CubeBase):
         ds = self._int_arg(dst_stride, "dst_stride", 0, U16)
         l0c = s if s.space == "l0c" else d
         other = d if l0c is s else s
-        conv = self._l0c_dtypes(s, d, want, deqscale, relu)
+        conv = self._cube_l0c_dtypes(s, d, want, deqscale, relu)
         l0c.check_aligned(32 if block_mode == "v" else l0c_align(l0c.dt))
         other.check_aligned(32)
         frac = 256 * (l0c.dt.bits // 8)
@@ -200,11 +200,11 @@ class CubeMoveAPI(CubeBase):
         fp = [s.read(se), d.write(de)]
         deq_arg = None
         if conv == "deq":
-            deq_arg, extra = self._deq_operand(deqscale)
+            deq_arg, extra = self._cube_deq_operand(deqscale)
             fp += extra
         path.lower(self, d, s, n, b, ss, ds, None, fp, row_mode=block_mode == "v", deq=deq_arg, relu=relu)
 
-    def _l0c_dtypes(self, s, d, want, deqscale, relu):
+    def _cube_l0c_dtypes(self, s, d, want, deqscale, relu):
         pair = (s.dt.name, d.dt.name)
         if s.space == "l0c" and d.space == "ub":
             conv = legacy_cube.CC_TO_UB.get(pair)
@@ -231,7 +231,7 @@ class CubeMoveAPI(CubeBase):
             raise self._error("relu applies to L0C -> UB moves only", operand="relu", value=True)
         return conv
 
-    def _deq_operand(self, deqscale):
+    def _cube_deq_operand(self, deqscale):
         """(deq clause value, extra footprint) of a ``deqscale``: float immediate, float16 Scalar, UB tensor [16]."""
         if isinstance(deqscale, Tensor):
             t = self._operand(deqscale, "deqscale", spaces=("ub",), dtypes=("float16",))
@@ -256,16 +256,16 @@ class CubeMoveAPI(CubeBase):
     @tik_api("load2dv1")
     def load2dv1(self, dst, src, index, repeat_times, src_stride, sid, if_transpose=False, addr_mode=None):
         """Whole 512-byte fractals L1/GM -> L0A/L0B, contiguous in dst (tik_api.md §7.4)."""
-        self._load2d("tik.load2dv1", dst, src, index, repeat_times, 0, src_stride, sid, if_transpose, addr_mode)
+        self._cube_load2d("tik.load2dv1", dst, src, index, repeat_times, 0, src_stride, sid, if_transpose, addr_mode)
 
     @tik_api("load2dv2")
     def load2dv2(self, dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose=False,
                  addr_mode=None):
         """Like load2dv1 with ``dst_gap`` free fractals between destination fractals (tik_api.md §7.4)."""
-        self._load2d("tik.load2dv2", dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose,
+        self._cube_load2d("tik.load2dv2", dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose,
                      addr_mode)
 
-    def _load2d(self, api, dst, src, index, repeat, dst_gap, src_stride, sid, transpose, addr_mode):
+    def _cube_load2d(self, api, dst, src, index, repeat, dst_gap, src_stride, sid, transpose, addr_mode):
         s = self._operand(src, "src", spaces=("l1", "gm"))
         d = self._operand(dst, "dst", spaces=("l0a", "l0b", "l1") if s.space == "gm" else ("l0a", "l0b"))
         self._require_support(api, d.tensor.dtype)
@@ -309,23 +309,23 @@ class CubeMoveAPI(CubeBase):
         d = self._operand(dst, "dst", spaces=("l0a", "l0b", "ub"))
         s = self._operand(src, "src", spaces=("l1",))
         self._require_support("tik.load3dv1")
-        self._same_dtype(s, d)
-        pads = self._int_list(pad, "pad", 4, 0, 255)
-        h = self._imm(l1_h, "l1_h", 1, 32767)
-        w = self._imm(l1_w, "l1_w", 1, 32767)
-        c1 = self._imm(c1_index, "c1_index", 0, 4095)
-        fw = self._imm(fetch_filter_w, "fetch_filter_w", 0, 254)
-        fh = self._imm(fetch_filter_h, "fetch_filter_h", 0, 254)
-        lw = self._imm(left_top_w, "left_top_w", -255, 32767)
-        lh = self._imm(left_top_h, "left_top_h", -255, 32767)
-        sw, sh = self._imm(stride_w, "stride_w", 1, 63), self._imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._imm(filter_w, "filter_w", 1, 255), self._imm(filter_h, "filter_h", 1, 255)
-        dw = self._imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._imm(dilation_filter_h, "dilation_filter_h", 1, 255)
-        jump = self._imm(jump_offset, "jump_offset", 1, 127)
-        mode = self._imm(repeat_mode, "repeat_mode", 0, 1)
-        rep = self._imm(repeat_time, "repeat_time", 1, 255)
-        csize = self._imm(_csize, "_csize", 0, 1)
+        self._cube_same_dtype(s, d)
+        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        c1 = self._cube_imm(c1_index, "c1_index", 0, 4095)
+        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
+        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
+        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
+        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        jump = self._cube_imm(jump_offset, "jump_offset", 1, 127)
+        mode = self._cube_imm(repeat_mode, "repeat_mode", 0, 1)
+        rep = self._cube_imm(repeat_time, "repeat_time", 1, 255)
+        csize = self._cube_imm(_csize, "_csize", 0, 1)
         if fw >= kw or fh >= kh:
             raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter", operand="fetch_filter_w",
                               value=(fh, fw), limit=f"< ({kh}, {kw})")
@@ -361,7 +361,7 @@ class CubeMoveAPI(CubeBase):
         d.check_extent(dst_bytes, f"{rep} fractal(s)")
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
-        pv = self._pad_imm(pad_value, d.dt)
+        pv = self._cube_pad_imm(pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, channels, k_first, k_ext, m0, m_ext, ds,
                    stride=(sh, sw), filter=(kh, kw), dilation=(dh, dw), pad=pads, pad_value=(pv,),
                    footprint=[s.read(None), d.write(dst_bytes)])
@@ -374,19 +374,19 @@ class CubeMoveAPI(CubeBase):
         d = self._operand(dst, "dst", spaces=("l0a", "l0b", "ub"))
         s = self._operand(src, "src", spaces=("l1",))
         self._require_support("tik.load3dv2", d.tensor.dtype)
-        self._same_dtype(s, d)
-        pads = self._int_list(pad_list, "pad_list", 4, 0, 255)
-        h = self._imm(l1_h, "l1_h", 1, 32767)
-        w = self._imm(l1_w, "l1_w", 1, 32767)
-        ch = self._imm(channel_size, "channel_size", 1, 63 * 1024)
-        ke = self._imm(k_extension, "k_extension", 1, U16)
-        me = self._imm(m_extension, "m_extension", 1, U16)
-        ks = self._imm(k_start_pt, "k_start_pt", 0, U16)
-        ms = self._imm(m_start_pt, "m_start_pt", 0, U16)
-        sw, sh = self._imm(stride_w, "stride_w", 1, 63), self._imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._imm(filter_w, "filter_w", 1, 255), self._imm(filter_h, "filter_h", 1, 255)
-        dw = self._imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        self._cube_same_dtype(s, d)
+        pads = self._cube_int_list(pad_list, "pad_list", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
+        ke = self._cube_imm(k_extension, "k_extension", 1, U16)
+        me = self._cube_imm(m_extension, "m_extension", 1, U16)
+        ks = self._cube_imm(k_start_pt, "k_start_pt", 0, U16)
+        ms = self._cube_imm(m_start_pt, "m_start_pt", 0, U16)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
         if en_transpose:
             raise self._error("load3dv2 en_transpose (transposed im2col into L0B) is not modelled",
                               operand="en_transpose", value=True, cls=UnsupportedOp,
@@ -409,16 +409,16 @@ class CubeMoveAPI(CubeBase):
         d.check_extent(nbytes, f"a {me} x {ke} block")
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
-        pv = self._pad_imm(0 if pad_value is None else pad_value, d.dt)
+        pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
                    dilation=(dh, dw), pad=pads, pad_value=(pv,), footprint=[s.read(None), d.write(nbytes)])
 
-    def _same_dtype(self, s, d):
+    def _cube_same_dtype(self, s, d):
         if s.dt is not d.dt:
             raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) dtypes differ", operand="dst",
                               value=d.tensor.dtype, limit=s.tensor.dtype)
 
-    def _pad_imm(self, v, dt):
+    def _cube_pad_imm(self, v, dt):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v))
         if dt.is_int:
@@ -436,7 +436,7 @@ class CubeMoveAPI(CubeBase):
         d = self._operand(dst, "dst", spaces=("l0c",))
         s = self._operand(src, "src", spaces=("ub",))
         self._require_support("tik.broadcast_ub_to_l0c", d.tensor.dtype)
-        self._same_dtype(s, d)
+        self._cube_same_dtype(s, d)
         if len(strides) != 2:
             raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
                               f"value(s)", operand="strides", value=len(strides), limit="2 values")
@@ -460,18 +460,18 @@ class CubeMoveAPI(CubeBase):
         d = self._operand(dst, "dst", spaces=("ub",))
         s = self._operand(src, "src", spaces=("ub",))
         self._require_support("tik.col2img", d.tensor.dtype)
-        self._same_dtype(s, d)
-        pads = self._int_list(pad, "pad", 4, 0, 255)
-        h = self._imm(l1_h, "l1_h", 1, 32767)
-        w = self._imm(l1_w, "l1_w", 1, 32767)
-        fw = self._imm(fetch_filter_w, "fetch_filter_w", 0, 254)
-        fh = self._imm(fetch_filter_h, "fetch_filter_h", 0, 254)
-        lw = self._imm(left_top_w, "left_top_w", -255, 32767)
-        lh = self._imm(left_top_h, "left_top_h", -255, 32767)
-        sw, sh = self._imm(stride_w, "stride_w", 1, 63), self._imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._imm(filter_w, "filter_w", 1, 255), self._imm(filter_h, "filter_h", 1, 255)
-        dw = self._imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        self._cube_same_dtype(s, d)
+        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
+        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
+        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
+        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
         rep = self._int_arg(repeat_time, "repeat_time", 1, 255)
         if fw >= kw or fh >= kh:
             raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter",
