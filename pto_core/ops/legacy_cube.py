@@ -1,4 +1,4 @@
-"""Cube-path instructions of the TIK generation that the VPTO op set has no op for.
+"""Cube-path instructions of the v100/v200 chip generation that the VPTO op set has no op for.
 
 One execute function and one `OpSpec` row per instruction; each op is named after the
 hardware instruction (CCE intrinsic family) it models:
@@ -573,7 +573,7 @@ register(OpSpec(
               Operand("burst_len", "int", doc="source fractals (16 x 16 elements) per burst; rows with row_mode"),
               Operand("src_gap", "int", doc="source fractals skipped after each burst"),
               Operand("dst_gap", "int", doc="32-byte UB blocks skipped after each burst")),
-    clauses=(Clause("row_mode", "flag", doc="burst unit = one 16-element L0C row (TIK block mode 'v')"),
+    clauses=(Clause("row_mode", "flag", doc="burst unit = one 16-element L0C row (instead of a 16 x 16 fractal)"),
              Clause("deq", "args", params=("%scale",), doc="s32 -> f16: f16(x*scale); scale an f16 value, or a UB "
                                                             "pointer to 16 f16 per-channel scales (vdeq)"),
              Clause("relu", "flag", doc="max(x, +0) after the conversion")),

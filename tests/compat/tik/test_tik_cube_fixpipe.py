@@ -106,6 +106,7 @@ CASES = st.fixed_dictionaries({
     "seed": st.integers(0, 2 ** 31)})
 
 
+@pytest.mark.filterwarnings("ignore::tbe_compat.legacy_fixpipe.ReservedArgumentWarning")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(CASES)
 def test_fixpipe_matches_the_legacy_model(case):
