@@ -44,8 +44,18 @@ BLOCKS = {"A2A3": (128, 256, 128), "A5": (256, 256, 128)}
 K_CHUNK = 512          # K columns of A and B staged in L1 per GM load
 
 
+def handoff(src: str, dst: str) -> None:
+    """Producer/consumer edge between two pipes (set_flag + wait_flag on event 0)."""
+    pto.set_flag(src, dst, 0)
+    pto.wait_flag(src, dst, 0)
+
+
 def tiled(m: Machine, ga, gb, s: int, blocks) -> list:
-    """Tiled S x S x S matmul through the cube data path; returns ``((i, j), L0C bytes)`` per output block."""
+    """Tiled S x S x S matmul through the cube data path; returns ``((i, j), L0C bytes)`` per output block.
+
+    Synchronised like a real single-buffered kernel: MTE2 -> MTE1 after the GM loads, MTE1 -> M
+    after the L0 loads, and the reverse edges before a stage overwrites what the next one reads.
+    """
     bm, bn, bk = (min(v, s) for v in blocks)
     kc = min(K_CHUNK, s)
     l1a = m.ptr("l1", "f16", 0)
@@ -56,13 +66,17 @@ def tiled(m: Machine, ga, gb, s: int, blocks) -> list:
         for j in range(0, s, bn):
             first = True
             for k0 in range(0, s, kc):
+                handoff("MTE1", "MTE2")         # L1 is free again once MTE1 has read it
                 pto.mte_gm_l1_frac(ga + (i * s + k0), l1a, nd2nz=True, shape=(bm, kc), src_layout=(s * 2,),
                                    dst_group=(1, 1, bm, 0), ctrl=(0, False))
                 pto.mte_gm_l1_frac(gb + (k0 * s + j), l1b, dn2nz=True, shape=(bn, kc), src_layout=(s * 2,),
                                    dst_group=(1, 1, bn, 0), ctrl=(0, False))
+                handoff("MTE2", "MTE1")
                 for kk in range(0, kc, bk):
+                    handoff("M", "MTE1")         # L0A/L0B are free again once the mad has read them
                     pto.mte_l1_l0a(l1a, l0a, bm, bk, 0, kk)
                     pto.mte_l1_l0b(l1b, l0b, bk, bn, 0, kk)
+                    handoff("MTE1", "M")
                     (pto.mad if first else pto.mad_acc)(l0a, l0b, l0c, bm, bn, bk)
                     first = False
             out.append(((i, j), m.read(l0c, (bm * bn,))))
@@ -74,8 +88,10 @@ def single(m: Machine, ga, gb, s: int, _blocks=None) -> list:
     l0a, l0b, l0c = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
     pto.mte_gm_l1_frac(ga, l1a, nd2nz=True, shape=(s, s), src_layout=(s * 2,), dst_group=(1, 1, s, 0), ctrl=(0, False))
     pto.mte_gm_l1_frac(gb, l1b, dn2nz=True, shape=(s, s), src_layout=(s * 2,), dst_group=(1, 1, s, 0), ctrl=(0, False))
+    handoff("MTE2", "MTE1")
     pto.mte_l1_l0a(l1a, l0a, s, s)
     pto.mte_l1_l0b(l1b, l0b, s, s)
+    handoff("MTE1", "M")
     pto.mad(l0a, l0b, l0c, s, s, s)
     return [((0, 0), m.read(l0c, (s * s,)))]
 

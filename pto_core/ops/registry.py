@@ -25,11 +25,16 @@ clause form        Python                           PTO-AS
 ``args`` repeated  ``loop=[(2, 64, 128), (3, 8,``   ``loop(%c2, %c64, %c128) loop(%c3, ...)``
 (``repeat=True``)  ``16)]`` (a list, one entry per
                    group, inner to outer)
+``word_or_arg``    ``dst_mode="split_m"`` /         ``dst_mode(split_m)`` / ``dst_mode(%c1)``
+                   ``dst_mode=1``
 =================  ===============================  ==========================================
 
 Clauses sharing a ``group`` are mutually exclusive; groups must appear in the
 spec's canonical order (Python keyword order is checked too, so a call reads like
-the PTO-AS text it prints as). ``None`` means "clause omitted".
+the PTO-AS text it prints as). ``None`` means "clause omitted". A ``word_or_arg``
+clause takes either one of its ``values`` words or one operand (an int or IR value).
+``OpSpec.clause_hints`` maps names that are not clauses of the op (``clip`` on a
+FIXPIPE op, where it is a key of ``pre_relu``) to the fix shown in the error.
 
 An op call either executes now (eager: some operand is a `Ptr` bound to a machine,
 or a machine is active) or, inside a program builder, is recorded as an `OpCall`
@@ -68,7 +73,8 @@ class Operand:
 class Clause:
     """One optional clause.
 
-    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"``, ``"sat"`` or ``"attr"`` (see module doc).
+    form: ``"flag"``, ``"word"``, ``"args"``, ``"optarg"``, ``"sat"``, ``"attr"`` or ``"word_or_arg"``
+        (see module doc).
     group: canonical-order slot; clauses of one group are mutually exclusive.
     values: legal words for ``"word"`` form, legal values of an ``"attr"`` (empty = any).
     repeat: ``"args"`` clause that may appear several times (``loop(...)*``); its Python
@@ -115,6 +121,8 @@ class OpSpec:
             ``int`` operands as SSA values, e.g. the ``_dyn`` event index);
             ``"angle"``: ``pto.barrier <PIPE_V>`` (one bare ``<...>`` attribute);
             ``"quoted"``: ``pto.pipe_barrier "PIPE_V"`` (the ISA-doc spelling).
+        clause_hints: name -> fix, for names that are not clauses of this op but that users
+            are likely to write as one (shown in the `UnknownName` error).
     """
 
     name: str
@@ -126,6 +134,7 @@ class OpSpec:
     verify: Optional[Callable] = None
     doc: str = ""
     asm_form: str = "generic"
+    clause_hints: dict = field(default_factory=dict)
 
     @property
     def asm_name(self) -> str:
@@ -139,7 +148,8 @@ class OpSpec:
             if c.name == name:
                 return c
         raise UnknownName(f"unknown clause {name!r}", op=self.asm_name, operand=name,
-                          limit="one of " + (", ".join(c.name for c in self.clauses) or "(no clauses)"))
+                          limit="one of " + (", ".join(c.name for c in self.clauses) or "(no clauses)"),
+                          hint=self.clause_hints.get(name))
 
     def signature(self) -> str:
         ops = ", ".join(o.name for o in self.operands)
@@ -230,6 +240,17 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
         single = Clause(clause.name, "args", clause.group, clause.values, clause.params, clause.keys,
                         clause.min_params)
         return tuple(normalize_clause(spec, single, v) for v in value)
+    if clause.form == "word_or_arg":
+        if isinstance(value, str):
+            if value not in clause.values:
+                raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)} "
+                                       f"(or one {', '.join(clause.params)} operand)", value,
+                           limit=", ".join(clause.values))
+            return value
+        if value is True or value is False:
+            raise _bad(spec, name, f"takes one of {', '.join(clause.values)} or one "
+                                   f"{', '.join(clause.params)} operand, got {value!r}", value)
+        return value
     if clause.form == "args":
         nparams = len(clause.params)
         need = nparams if clause.min_params is None else clause.min_params
