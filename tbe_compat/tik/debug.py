@@ -154,7 +154,7 @@ class Tikdb:
             if not isinstance(arr, np.ndarray):
                 raise tik._error(f"feed_dict[{x.name!r}] must be a numpy array, got {type(arr).__name__}",
                                  operand=x.name, value=repr(arr)[:60],
-                                 hint=f"pass np.array(..., dtype=np.{st.dtype.storage.__name__})")
+                                 hint=f"pass np.array(..., dtype=np.{np.dtype(st.dtype.storage).name})")
             shape = self._static_shape(st, scalars)
             want = np.dtype(st.dtype.storage)
             if arr.dtype != want:
@@ -193,9 +193,6 @@ class Tikdb:
             return whole
         raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)
         return x.numpy_view(raw, shape=shape, strides=strides, offset=offset)
-
-    def debug_print(self, *args, **kwargs):
-        """Accepted (prints happen only in the interactive TIK debugger)."""
 
 
 def _evaluate(e, scalars: dict) -> int:

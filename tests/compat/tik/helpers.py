@@ -42,6 +42,8 @@ class _TikRaises:
 
     def __exit__(self, *exc):
         out = self._ctx.__exit__(*exc)
+        if not out:
+            return out
         e = self.info.value
         assert isinstance(e, SystemExit) and isinstance(e, RuntimeError), type(e).__mro__
         return out
