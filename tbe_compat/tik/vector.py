@@ -33,9 +33,9 @@ from pto_core.errors import UnsupportedOp
 from .. import platform
 from .api import tik_api
 from .autosync import Access
-from .scalar import Expr, Scalar
+
 from .tensor import Tensor
-from .vector_common import SHORT, U8, U16, Geo, VectorBase
+from .vector_common import ROUND_MODES, SHORT, U8, U16, Geo, VectorBase
 
 # classic two-source instructions: name -> dtype rule ("same": one dtype; "mixed": dst + src codes)
 BINARY = {"vadd": "same", "vsub": "same", "vmul": "same", "vdiv": "same", "vmax": "same", "vmin": "same",
@@ -50,9 +50,6 @@ VEC_UNARY = {"vec_relu": "vrelu", "vec_abs": "vabs", "vec_exp": "vexp", "vec_ln"
              "vec_rsqrt": "vrsqrt", "vec_not": "vnot"}
 SCALAR_OPS = ("vadds", "vmuls", "vmaxs", "vmins", "vlrelu", "vshl", "vaxpy")
 VEC_SCALAR = {"vec_adds": "vadds", "vec_muls": "vmuls"}
-#: TIK vconv round_mode -> CANN conversion suffix
-ROUND_MODES = {"": "", "none": "", "round": "r", "floor": "f", "ceil": "c", "ceiling": "c", "away-zero": "a",
-               "to-zero": "z", "odd": "o"}
 #: vec_*_high_preci -> (core instruction, work-tensor elements per source element by source dtype)
 HIGH_PRECI = {"vec_rec_high_preci": ("vrec", {"float16": 4, "float32": 2}),
               "vec_rsqrt_high_preci": ("vrsqrt", None), "vec_ln_high_preci": ("vln", None)}
@@ -113,21 +110,6 @@ class LanewiseAPI(VectorBase):
             clauses.update(extra)
         operands = [o.ptr for o in ops] + ([sval] if has_scalar else []) + [repeat]
         self._vec_emit(instr, *operands, footprint=footprint, **_ordered(instr, clauses))
-
-    def _vec_scalar(self, value, dtype: str, name: str):
-        """A scalar operand: int/float immediate, or a Scalar/Expr of the operand dtype (TIK's rule)."""
-        if isinstance(value, Expr):
-            if isinstance(value, Scalar) and value.dtype != dtype:
-                raise self._error(f"{name}'s dtype {value.dtype} should be equal to the tensor dtype {dtype}",
-                                  operand=name, value=value.dtype, limit=dtype)
-            return value.ir
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            import numpy as np
-            if isinstance(value, np.generic):
-                return value.item()
-            raise self._error(f"{name} should be int, float, Scalar or Expr, got {type(value).__name__}",
-                              operand=name, value=repr(value))
-        return value
 
     # ------------------------------------------------------------------ vadddeqrelu, vshr
     @tik_api("vadddeqrelu")
@@ -366,7 +348,13 @@ LanewiseAPI.vec_axpy = tik_api("vec_axpy")(_vec_axpy)
 del _n, _r, _i
 
 
-class VectorAPI(LanewiseAPI):
+from .vector_cmpsel import CmpSelAPI  # noqa: E402 (the families import vector_common, not this module)
+from .vector_h import HVectorAPI  # noqa: E402
+from .vector_layout import LayoutAPI  # noqa: E402
+from .vector_reduce import ReduceAPI  # noqa: E402
+
+
+class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, HVectorAPI):
     """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
 
 

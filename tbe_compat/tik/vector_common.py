@@ -39,7 +39,7 @@ from pto_core.program import I64
 
 from .. import platform
 from .api import Operand, TikBase
-from .scalar import Expr, static_int
+from .scalar import Expr, Scalar
 
 BLOCK = 32
 BLOCKS = 8
@@ -49,6 +49,9 @@ U8, U16 = 255, 65535
 #: TIK ``DTYPE_MAP``: tensor dtype -> short code used in instruction dtype strings.
 SHORT = {"float16": "f16", "float32": "f32", "int32": "s32", "int16": "s16", "int8": "s8", "uint8": "u8",
          "uint16": "u16", "uint32": "u32", "int64": "s64", "uint64": "u64", "bfloat16": "bf16"}
+#: TIK vconv round_mode -> CANN conversion suffix
+ROUND_MODES = {"": "", "none": "", "round": "r", "floor": "f", "ceil": "c", "ceiling": "c", "away-zero": "a",
+               "to-zero": "z", "odd": "o"}
 #: binary instructions whose dst may alias src1 over several repeats (accumulate idiom)
 CAN_OVERLAP_SRC1 = ("vadd", "vsub", "vmul", "vmax", "vmin", "vor", "vand")
 
@@ -231,6 +234,23 @@ class VectorBase(TikBase):
         if not isinstance(u, int):
             raise self._error("stride_unit must be an immediate int 0..3", operand="stride_unit", value=repr(v))
         return u
+
+    # ------------------------------------------------------------------ scalars
+    def _vec_scalar(self, value, dtype: str, name: str):
+        """A scalar operand: int/float immediate, or a Scalar/Expr of the operand dtype (TIK's rule)."""
+        if isinstance(value, Expr):
+            if isinstance(value, Scalar) and value.dtype != dtype:
+                raise self._error(f"{name}'s dtype {value.dtype} should be equal to the tensor dtype {dtype}",
+                                  operand=name, value=value.dtype, limit=dtype)
+            return value.ir
+        if isinstance(value, P.Expr) and not value.is_ptr:        # already resolved by a facade helper
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, np.generic):
+                return value.item()
+            raise self._error(f"{name} should be int, float, Scalar or Expr, got {type(value).__name__}",
+                              operand=name, value=repr(value))
+        return value
 
     # ------------------------------------------------------------------ mask
     def _vec_mask(self, mask, dtypes, *, mask_mode: str = "normal") -> MaskArg:
