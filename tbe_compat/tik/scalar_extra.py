@@ -77,6 +77,9 @@ class TensorAddrList(Tensor):
         """TIK's "address value" view (the list itself)."""
         return self
 
+    def _view(self, shape, strides, offset, whole=False):
+        return TensorAddrList(self.tik, self.storage, self._dt, shape, strides, offset, whole, self._name)
+
     def set_as(self, value, dst_offset=0, src_offset=None):
         if isinstance(value, (Scalar, Tensor)) and value.dtype != "int64":
             raise self.tik._error(f"value's dtype should be int64, Instead of {value.dtype}",

@@ -545,7 +545,7 @@ class HVectorAPI:
         idx_t = "uint16" if src.dt.bits == 16 else "uint32"
         with self.new_stmt_scope():
             out = self._h_scratch(src.dtype, 16, "h_arg_out")
-            work = self._h_scratch(src.dtype, _work_elems(L, par), "h_arg_work")
+            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, L // par), src), "h_arg_work")
             best_v = self.Scalar(src.dtype, name="h_arg_value")
             best_i = self.Scalar("int32", name="h_arg_index")
             tmp_v = self.Scalar(src.dtype, name="h_arg_tail_value")
@@ -601,11 +601,6 @@ class HVectorAPI:
 def _bits(dtype: str) -> int:
     from pto_core.dtypes import dtype as _dt
     return _dt(dtype).bits
-
-
-def _work_elems(L: int, par: int) -> int:
-    reps = max(1, L // par)
-    return max(16, -(-2 * reps // 16) * 16 * 2)
 
 
 def _is_float(op) -> bool:

@@ -130,10 +130,11 @@ class LayoutAPI(VectorBase):
                 ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), r), e), e))
                 fp.append(self._vec_access(o, ext, w))
         clauses = {}
-        if dst_high_half:
-            clauses["dst_high_half"] = True
-        if src_high_half:
-            clauses["src_high_half"] = True
+        if ref.dt.bits == 8:               # the flags select byte halves; TIK ignores them for wider types
+            if dst_high_half:
+                clauses["dst_high_half"] = True
+            if src_high_half:
+                clauses["src_high_half"] = True
         clauses["rep_stride"] = (dr, sr)
         self._vec_emit("vnchwconv", tuple(o.ptr for o in dl), tuple(o.ptr for o in sl), repeat, footprint=fp,
                        **clauses)
