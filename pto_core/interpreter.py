@@ -613,6 +613,8 @@ class Executable:
                 data = _init_data(a)
             fill = a.fill
             region = machine.gm.alloc(a.nbytes, name=name, dtype=a.dtype, shape=a.shape, data=data, fill=fill)
+            if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
+                region.buffer.written[:] = True
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
             args.append(region.base)
         return args, regions

@@ -317,6 +317,16 @@ def _round32(n: int) -> int:
     return (n + BLOCK - 1) // BLOCK * BLOCK
 
 
+def _exact_gm_row(length: int) -> int:
+    """Bytes of a ``length``-byte GM read row that must lie inside the GM tensor.
+
+    The DMA reads whole 32-byte blocks (counted from the row start), and GM is allocated in
+    32-byte granules: the row's final block may run past the end of the tensor as long as
+    it starts inside it; the bytes past the end arrive as unknown data (`read_span`).
+    """
+    return (length - 1) // BLOCK * BLOCK + 1
+
+
 # ============================================================================ pto.mte_gm_l1 / mte_l1_ub
 
 
@@ -329,7 +339,7 @@ def _exec_bytes_to_32b_blocks(op: str):
         _require_stride_alignment(op, groups, 2, BLOCK, dst.space)
         check_align(op, src, BLOCK, "%src")     # on-chip sources are 32-byte aligned; GM is exempt
         row = _round32(length)   # the destination is written in whole 32-byte blocks, tail from the source
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=_exact_gm_row(length))
     return execute
 
 
@@ -472,7 +482,7 @@ def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=No
     _require_stride_alignment(op, groups, 2, BLOCK, "UB")
     if pad is None:
         row = _round32(length)   # whole 32-byte blocks; the tail carries source bytes (DataCopyPad isPad=false)
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=_exact_gm_row(length))
         return
     d = dst.dtype
     params = pad[0]

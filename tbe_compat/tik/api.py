@@ -14,7 +14,7 @@ A family is a mixin class of `pto_core`-lowering methods, each decorated with
 `tik_api` gives every call: argument binding against the Python signature (a wrong
 arity is a TIK error naming the signature), the user's ``file:line`` and the API name
 as provenance of every PTO statement it records, conversion of any simulator error
-into the facade's error class (`errors`), and settling of the auto-sync state.
+into the facade's error class (`errors`).
 
 Helpers here (use them instead of re-deriving things):
 
@@ -33,7 +33,6 @@ import functools
 import inspect
 from typing import Optional
 
-from pto_core import program as P
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core.ops import registry
 
@@ -43,11 +42,10 @@ from .scalar import Expr, ir_value, static_int
 from .tensor import SPACE_TIK_NAMES, Tensor
 
 
-def tik_api(name: str, *, settle: bool = True):
+def tik_api(name: str):
     """Decorator of a public TIK method: provenance, argument binding, error conversion.
 
     ``name`` is the TIK name without ``tik.`` (``"data_move"``, ``"Tensor.reshape"``).
-    ``settle=False`` is for ``elif_scope``/``else_scope`` (they continue an if-chain).
     """
     def deco(fn):
         sig = inspect.signature(fn)
@@ -55,15 +53,18 @@ def tik_api(name: str, *, settle: bool = True):
 
         @functools.wraps(fn)
         def wrapper(self, *args, **kwargs):
-            with self._api(api, settle=settle) as where:
+            with self._api(api) as where:
                 try:
-                    sig.bind(self, *args, **kwargs)
-                except TypeError as e:
-                    params = str(sig).replace("(self, ", "(", 1).replace("(self)", "()")
-                    raise tik_error(f"bad arguments: {e}", api=api, where=where,
-                                    hint=f"call it as {api}{params}",
-                                    exit_on_error=self._exit_on_error) from None
-                return fn(self, *args, **kwargs)
+                    return fn(self, *args, **kwargs)
+                except TypeError:
+                    try:                      # a wrong call of the API itself, or an error inside it?
+                        sig.bind(self, *args, **kwargs)
+                    except TypeError as bad:
+                        params = str(sig).replace("(self, ", "(", 1).replace("(self)", "()")
+                        raise tik_error(f"bad arguments: {bad}", api=api, where=where,
+                                        hint=f"call it as {api}{params}",
+                                        exit_on_error=self._exit_on_error) from None
+                    raise
         wrapper.tik_api_name = api
         return wrapper
     return deco
@@ -165,7 +166,7 @@ class TikBase:
 
     # ------------------------------------------------------------------ provenance & errors
     @contextlib.contextmanager
-    def _api(self, api: str, *, settle: bool = True):
+    def _api(self, api: str):
         if self._depth:
             self._depth += 1
             try:
@@ -177,8 +178,6 @@ class TikBase:
         where = Provenance(w.file, w.line, api) if w is not None else Provenance("<unknown>", 0, api)
         self._depth, self._where = 1, where
         try:
-            if settle:
-                self._sync.settle()
             with self._builder.at(where):
                 yield where
         except PtoError as e:

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pto_core import program as P
-from pto_core.errors import CapacityExceeded, IllegalOperand, UnsupportedOp
+from pto_core.errors import CapacityExceeded, UnsupportedOp
 from pto_core.program import OpStmt, walk_stmts
 
 from .. import platform

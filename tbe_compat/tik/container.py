@@ -16,8 +16,6 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from pto_core import program as P
@@ -35,7 +33,7 @@ from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment
-from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, ir_value, static_int
+from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
 from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
 
 #: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).
@@ -78,7 +76,7 @@ class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
         self.disable_debug = disable_debug
         self.err_msg_level = err_msg_level
         self.tikdb = Tikdb(self)
-        with self._api("tik.Tik", settle=False):
+        with self._api("tik.Tik"):
             platform.profiling_soc(profiling)
             if err_msg_level not in (0, 1):
                 raise self._error(f"err_msg_level must be 0 or 1, got {err_msg_level!r}", operand="err_msg_level",
@@ -97,14 +95,14 @@ class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
         self._record_sync("pipe_barrier", "ALL")
 
     # ------------------------------------------------------------------ target tracking
-    def _api(self, api, *, settle=True):
+    def _api(self, api):
         prog = getattr(self, "_builder", None)
         if prog is not None and not self._depth:
             t = platform.current_soc().profile
             if prog.program.target is not t:
                 prog.program.target = t
                 self._targets_seen.add(t.name)
-        return TikBase._api(self, api, settle=settle)
+        return TikBase._api(self, api)
 
     # ------------------------------------------------------------------ data
     @tik_api("Tensor")
@@ -392,12 +390,17 @@ class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
     def _view_error(self, e: _IndexError):
         return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit)
 
-    @tik_api("Tensor.__getitem__")
     def _api_view(self, t: Tensor, key):
+        """``t[key]`` (no statement is recorded: provenance is only needed for errors)."""
         try:
             return t.index(key)
-        except _IndexError as e:
-            raise self._view_error(e) from None
+        except _IndexError:
+            pass
+        with self._api("tik.Tensor.__getitem__"):
+            try:
+                t.index(key)
+            except _IndexError as e:
+                raise self._view_error(e) from None
 
     @tik_api("Tensor.__setitem__")
     def _api_setitem(self, t: Tensor, key, value):
@@ -454,9 +457,57 @@ class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
         t = platform.current_soc().profile
         return buffer_capacity(space) - self._placement.allocator(space, t).used
 
+    def __getattr__(self, name):
+        """A TIK API this simulator has no family for yet raises a clear error (an AttributeError, so
+        ``hasattr(tik_instance, "vec_add")`` stays False)."""
+        if not name.startswith("_") and name in known_tik_apis():
+            from .errors import tik_error_class, user_frame
+            from pto_core.errors import Provenance
+            w = user_frame()
+            cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
+            err = cls(f"tik.{name} is a TIK API this simulator does not implement yet", op=f"tik.{name}",
+                      where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
+                      hint="see tbe_compat/tik/ARCHITECTURE.md for the API families (vector and cube families "
+                           "are added separately)")
+            raise err
+        raise AttributeError(f"'Tik' object has no attribute {name!r}")
+
     def __repr__(self):
         name = self.build.kernel_name if self.build else "(not built)"
         return f"<tik.Tik kernel {name} on {self._builder.program.target.name}>"
+
+
+class _MissingApi(UnsupportedOp, AttributeError):
+    """A known TIK API without an implementation in this simulator."""
+
+
+_KNOWN: set = set()
+#: TIK APIs named in tik_api.md that CANN's tables do not list.
+_EXTRA_APIS = ("conv2d", "matmul", "fixpipe", "mmad", "load2dv1", "load2dv2", "load3dv1", "load3dv2", "col2img",
+               "broadcast_ub_to_l0c", "data_move_quant", "printf", "set_printf_params", "ScalarArray",
+               "TensorAddrList", "multi_for_range", "mov_atomic_add_to_scalar", "vec_trans", "vtranspose",
+               "mov_tensor_to_cmpmask", "mov_cmpmask_to_tensor", "set_scalar_to_cmpmask", "vsel", "vec_sel",
+               "vec_conv", "vconv", "vec_reduce_add", "vec_reduce_max", "vec_reduce_min", "vec_cpadd",
+               "vec_rec_high_preci", "vec_rsqrt_high_preci", "vec_ln_high_preci", "vec_expm1_high_preci",
+               "tensor_padding_with_matrix", "set_l0_set_value", "depthwise_conv", "winograd_conv",
+               "mmad_broadcast", "vec_dup", "vector_dup", "vnchwconv", "vec_trans_scatter")
+
+
+def known_tik_apis() -> set:
+    """Names of TIK APIs (from CANN's API tables, the intrinsic maps and tik_api.md)."""
+    if not _KNOWN:
+        from ..data import tik_api_map as m
+        names = set(m.ONLY_TIK_API_MAP) | set(m.TRANS_TIK_API_TO_INSTR_MAP) | set(getattr(m, "H_API_MAP", {}))
+        for table in platform.SOC_TABLES.values():
+            for section in ("AICoreintrinsicDtypeMap", "VectorCoreintrinsicDtypeMap"):
+                for key in table.get(section, {}) or {}:
+                    key = key[len("Intrinsic_"):] if key.startswith("Intrinsic_") else key
+                    names.add(key)
+                    if key.startswith("v"):
+                        names.add("vec_" + key[1:])
+        names.update(_EXTRA_APIS)
+        _KNOWN.update(n for n in names if n.isidentifier() and not n.endswith("_v1"))
+    return _KNOWN
 
 
 #: get_soc_spec keys of the on-chip buffers (they answer per core type: a VectorCore has no L1/L0).

@@ -101,6 +101,18 @@ class ControlAPI(TikBase):
         return _Block(self, "block", where,
                       lambda: self._open_block_loop(bn_ir, name, dtype, where), None)
 
+    @tik_api("multi_for_range")
+    def multi_for_range(self, begint_list, endt_list, name="i", dtype="int32", for_type="serial"):
+        """Nested loops in one statement: ``with tik_instance.multi_for_range([0, 0], [2, 3]) as (i, j):``
+        (the first pair is the outermost loop)."""
+        if not isinstance(begint_list, (list, tuple)) or not isinstance(endt_list, (list, tuple)) or \
+                len(begint_list) != len(endt_list) or not begint_list:
+            raise self._error("begint_list and endt_list must be non-empty lists of the same length",
+                              operand="endt_list", value=(begint_list, endt_list))
+        loops = [self.for_range(b, e, name=f"{name}{k}", dtype=dtype)
+                 for k, (b, e) in enumerate(zip(begint_list, endt_list))]
+        return _Nested(loops)
+
     def _open_loop(self, lo, hi, name, dtype, where):
         self._sync.begin_loop()
         scope = self._builder.for_(lo, hi, name=name if isinstance(name, str) and name.isidentifier() else "i",
@@ -127,7 +139,7 @@ class ControlAPI(TikBase):
         self._sync.begin_if()
         return self._builder.if_(c, where=where), None
 
-    @tik_api("elif_scope", settle=False)
+    @tik_api("elif_scope")
     def elif_scope(self, cond):
         """``with tik_instance.elif_scope(cond):`` directly after an if_scope/elif_scope block."""
         where = self._where
@@ -139,7 +151,7 @@ class ControlAPI(TikBase):
         self._sync.begin_elif()
         return self._builder.elif_(c, where=where), None
 
-    @tik_api("else_scope", settle=False)
+    @tik_api("else_scope")
     def else_scope(self):
         """``with tik_instance.else_scope():`` directly after an if_scope/elif_scope block."""
         where = self._where
@@ -189,6 +201,26 @@ class ControlAPI(TikBase):
             raise self._error(f"tik_{kind[:-1]} outside a for_range", hint="use it inside a for_range body")
         self._sync.barrier_all()
         getattr(self._builder, kind)(where=self._where)
+
+
+class _Nested:
+    """Several `_Block` loops entered in order and left in reverse (``multi_for_range``)."""
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self._entered = []
+
+    def __enter__(self):
+        out = []
+        for b in self.blocks:
+            out.append(b.__enter__())
+            self._entered.append(b)
+        return out
+
+    def __exit__(self, *exc):
+        while self._entered:
+            self._entered.pop().__exit__(*exc)
+        return False
 
 
 class _AtCall:

@@ -35,7 +35,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import ConfigError, IllegalOperand, PtoError, UnknownName
+from pto_core.errors import IllegalOperand, PtoError, UnknownName
 from pto_core.memory import MachineOptions
 
 from .errors import convert
@@ -74,7 +74,7 @@ class Tikdb:
     def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None):
         """Run the kernel on ``feed_dict``; returns the outputs (see module doc)."""
         tik = self._tik
-        with tik._api("tikdb.start_debug", settle=False):
+        with tik._api("tikdb.start_debug"):
             info = tik.build
             if info is None:
                 raise tik._error("the kernel is not built yet", operand="feed_dict",

@@ -37,6 +37,8 @@ class Expr:
     """A TIK scalar expression (``tik.Expr``): wraps a `pto_core.program.ScalarExpr`."""
 
     __slots__ = ("ir",)
+    #: numpy scalars combined with a TIK value defer to its reflected operators (np.int64(3) * s)
+    __array_ufunc__ = None
 
     def __init__(self, ir, dtype=None):
         if isinstance(ir, Expr):

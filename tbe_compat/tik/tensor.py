@@ -27,10 +27,10 @@ from typing import Optional
 import numpy as np
 
 from pto_core import program as P
-from pto_core.dtypes import DType, dtype as _dtype
+from pto_core.dtypes import DType
 from pto_core.program import INDEX, I64
 
-from .scalar import Expr, ir_value, static_int, tik_dtype_name
+from .scalar import Expr, static_int
 
 #: TIK scope string -> canonical space (tik_api.md §1.1; ``scope_cbuf_out`` == ``scope_cc``).
 SCOPE_SPACES = {"global": "gm", "local.L1": "l1", "local.UB": "ub", "local.L0A": "l0a", "local.L0B": "l0b",
@@ -150,6 +150,7 @@ class Tensor:
     """A TIK tensor view (see module doc). Created by ``tik_instance.Tensor(...)``."""
 
     __slots__ = ("tik", "storage", "_dt", "_shape", "_strides", "offset", "_whole", "_name")
+    __array_ufunc__ = None
 
     def __init__(self, tik, storage: Storage, dt: DType, shape: tuple, strides: tuple, offset, whole: bool,
                  name: Optional[str] = None):

@@ -284,3 +284,42 @@ def test_uncaught_error_in_a_script_prints_the_report_and_exits_1(tmp_path):
     assert p.returncode == 1
     assert f"{script}:5 in `tik.data_move`" in p.stderr and "tensor overflow" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_missing_api_families_raise_a_clear_attribute_error():
+    ti = tik.Tik()
+    assert not hasattr(ti, "vec_add") and not hasattr(ti, "not_a_tik_api")
+    with pytest.raises(UnsupportedOp, match="tik.vec_add is a TIK API this simulator does not implement yet") as info:
+        ti.vec_add(64, None, None, None, 1, 8, 8, 8)
+    assert isinstance(info.value, AttributeError) and info.value.where.file == __file__
+    with pytest.raises(AttributeError, match="no attribute 'not_a_tik_api'"):
+        ti.not_a_tik_api
+
+
+def test_init_value_tensors_are_internal_and_initialised():
+    ti = tik.Tik()
+    table = ti.Tensor("int32", (8,), name="table", scope=tik.scope_gm, init_value=[5, 6, 7, 8, 9, 10, 11, 12])
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, table, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match="has init_value; such tensors are internal"):
+        ti.BuildCCE(kernel_name="init", inputs=[table], outputs=[y])
+    build(ti, "init", [], [y])
+    assert run(ti)[0].tolist() == [5, 6, 7, 8, 9, 10, 11, 12]
+    with raises_tik(IllegalOperand, match="init_value applies to GM tensors only"):
+        ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf, init_value=[1])
+
+
+def test_every_import_name_reaches_the_same_tik():
+    import importlib
+    import warnings
+    import tbe_compat.tik as core
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        te_tik = importlib.import_module("te.tik")
+    from tbe import tik as tbe_tik
+    for mod in (te_tik, tbe_tik):
+        for name in ("Tik", "Tensor", "Scalar", "InputScalar", "Expr", "all", "any", "negate", "scope_gm",
+                     "scope_ubuf", "scope_cbuf", "scope_cbuf_out", "scope_cc", "scope_ca", "scope_cb", "Dprofile"):
+            assert getattr(mod, name) is getattr(core, name), name

@@ -192,3 +192,24 @@ def test_scalar_conv_errors():
         ti.scalar_conv("odd", ti.Scalar("float16"), f)
     with raises_tik(IllegalOperand, match="dst must be a Scalar"):
         ti.scalar_abs(3, f)
+
+
+def test_multi_for_range_nests_loops():
+    def body(ti, ub):
+        with ti.multi_for_range([0, 1], [2, 4]) as (i, j):
+            ub[i * 4 + j].set_as(i * 10 + j)
+        with pytest.raises(IllegalOperand, match="same length"):
+            ti.multi_for_range([0], [1, 2])
+    assert _counter_kernel(body).tolist() == [0, 1, 2, 3, 0, 11, 12, 13]
+
+
+def test_declarations_between_if_and_else_are_allowed():
+    def body(ti, ub):
+        c = ti.Scalar("int32", name="c", init_value=0)
+        with ti.if_scope(c > 0):
+            ub[0].set_as(1)
+        tmp = ti.Tensor("int32", (8,), name="tmp", scope=tik.scope_ubuf)   # records nothing
+        s = ti.Scalar("int32", name="s")
+        with ti.else_scope():
+            ub[0].set_as(2)
+    assert _counter_kernel(body)[0] == 2

@@ -282,3 +282,38 @@ def test_block_barrier_orders_the_cores():
     with raises_tik(IllegalOperand, match="must be in GM"):
         ti2 = tik.Tik()
         ti2.block_barrier(ti2.Tensor("int64", (8,), name="s", scope=tik.scope_ubuf))
+
+
+def test_gm_reads_may_end_inside_the_last_32_byte_block():
+    """A 1-element float32 GM tensor read with one 32-byte burst (a real kernel does this):
+    legal, the bytes past the tensor are unknown; a burst starting past the tensor is an error."""
+    ti = tik.Tik()
+    m = ti.Tensor("float32", (1,), name="m", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, m, 0, 1, 1, 0, 0)
+    s = ti.Scalar("float32", init_value=ub[0])
+    ub[1].set_as(s * 2)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "tail", [m], [y])
+    out, = run(ti, {"m": np.array([3.0], np.float32)})
+    assert out[:2].tolist() == [3.0, 6.0]
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        ti2 = tik.Tik()
+        g = ti2.Tensor("float32", (1,), name="g", scope=tik.scope_gm)
+        ti2.data_move(ti2.Tensor("float32", (16,), name="u", scope=tik.scope_ubuf), g, 0, 1, 2, 0, 0)
+
+
+def test_atomic_adds_into_a_zeroed_output_report_no_uninitialised_read():
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(1)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(0)
+    build(ti, "clean_atomic", [x], [y])
+    run(ti, {"x": np.ones(8, np.float32)})
+    assert ti.tikdb.reports == []

@@ -133,3 +133,17 @@ def test_tik_values_have_no_python_value_except_identity_equality():
     assert isinstance(cond, tik.Expr)
     with raises_tik(IllegalOperand, match="tensor view cannot be used as a scalar"):
         i + ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf)[0]
+
+
+def test_numpy_scalars_combine_with_tik_values():
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    s = ti.Scalar("int32", name="s", init_value=5)
+    e = np.int64(3) * s + np.int32(1)                  # e.g. a dimension taken from a numpy shape
+    assert isinstance(e, tik.Expr)
+    ub[0].set_as(e)
+    ub[np.int64(1)].set_as(np.float32(2.0))
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "np_mix", [], [out])
+    assert run(ti)[0][:2].tolist() == [16, 2]

@@ -269,3 +269,13 @@ def test_element_access_past_the_tensor_is_a_tensor_overflow():
     ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
     with raises_tik(OutOfBounds, match="tensor overflow"):
         ub[0].set_as(1, dst_offset=8)
+
+
+def test_available_buffer_size_tracks_placement():
+    ti = tik.Tik()
+    full = ti.get_available_buffer_size(tik.scope_ubuf)
+    assert full == 253952
+    ti.Tensor("float16", (1000,), name="a", scope=tik.scope_ubuf)
+    assert ti.get_left_buffer_size(tik.scope_ubuf) == full - 2000
+    with raises_tik(IllegalOperand, match="has no on-chip buffer"):
+        ti.get_available_buffer_size(tik.scope_gm)
