@@ -16,10 +16,15 @@ Options (before the script name):
 Exit status: the script's own (``sys.exit``), 0 when it ends normally, 1 when it raises
 (a TIK error prints its one-paragraph report, anything else a traceback), 2 for usage
 errors.
+
+``tik-compare-fixpipe SCRIPT.py`` / ``tik-compare-fixpipe --sweep``: legacy ``fixpipe`` against
+the PTO FIXPIPE lowering and the new FIXPIPE (`tik_compare_fixpipe_main`,
+migration_guide/fixpipe_compare.md).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import sys
@@ -68,15 +73,31 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
         return 2
+    status, _ = run_script(ns.script, list(ns.args), print_errors=True)
+    if ns.kernels:
+        _describe_kernels(sys.stderr)
+    sys.stdout.flush()
+    return status
+
+
+def run_script(path: str, args: list, *, soc: Optional[str] = None, print_errors: bool = False) -> tuple:
+    """Run ``path`` the way ``python path args`` would, with the legacy import names installed
+    (and chip ``soc`` selected first). Returns ``(exit status, error text or None)``: the
+    script's own ``sys.exit`` status (0 when it ends normally, 130 on Ctrl-C), or 1 and the
+    traceback when it raises. ``print_errors`` prints that traceback to stderr as Python does."""
+    from .aliases import ALIAS_ROOT, install
+    install()
+    if soc:
+        _select_soc(soc)
+    script = os.path.abspath(path)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [ns.script] + list(ns.args)
+    sys.argv = [path] + list(args)
     # like `python SCRIPT`: the script's folder replaces the runner's own entry at the front
     # (the alias root that install() put first stays on the path, right behind it)
-    from .aliases import ALIAS_ROOT
     if sys.path and sys.path[0] != ALIAS_ROOT:
         sys.path.pop(0)
     sys.path.insert(0, os.path.dirname(script))
-    status = 0
+    status, error = 0, None
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
@@ -84,15 +105,89 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except KeyboardInterrupt:
         status = 130
     except BaseException:  # noqa: BLE001 - report like the interpreter does
-        traceback.print_exc()
+        error = traceback.format_exc()
+        if print_errors:
+            print(error, end="", file=sys.stderr)
         status = 1
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    if ns.kernels:
-        _describe_kernels(sys.stderr)
     sys.stdout.flush()
-    return status
+    return status, error
+
+
+def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
+    """Entry point of ``tik-compare-fixpipe``; returns the exit status.
+
+    ``tik-compare-fixpipe [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
+    SCRIPT.py [ARGS ...]`` compares every ``fixpipe`` call the script's kernels execute with the
+    legacy reference model (`tbe_compat.compare`); exit status 0 all equal, 1 a difference, 2 usage
+    error, 3 the script or a kernel failed, 4 no fixpipe call ran. The script's own output goes to
+    stderr, the report to stdout (or ``--output``).
+
+    ``tik-compare-fixpipe --sweep [--full] [--chip SOC ...] [--summary] [--format F]`` runs the
+    legacy-vs-new-FIXPIPE grid (`tbe_compat.fixpipe_sweep`); exit status 1 when a difference is not
+    explained by a known, documented reason.
+    """
+    from .compare import DEFAULT_SEED, FORMATS
+    ap = argparse.ArgumentParser(prog="tik-compare-fixpipe",
+                                 description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.")
+    ap.add_argument("--sweep", action="store_true", help="run the legacy-vs-new-FIXPIPE configuration grid")
+    ap.add_argument("--full", action="store_true", help="with --sweep: the complete grid (more chips, shapes, scales)")
+    ap.add_argument("--chip", action="append", help="with --sweep: only this SoC (repeatable)")
+    ap.add_argument("--summary", action="store_true",
+                    help="with --sweep: one row per (legacy feature, new option) instead of per configuration")
+    ap.add_argument("--feed", help="inputs.npz: arrays by kernel input name, for kernels the script only builds")
+    ap.add_argument("--kernel", help="compare only the kernel with this kernel_name")
+    ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of generated inputs (default %(default)s)")
+    ap.add_argument("--format", choices=FORMATS, default="table", help="report format (default %(default)s)")
+    ap.add_argument("-o", "--output", help="write the report to this file instead of stdout")
+    ap.add_argument("script", nargs="?", help="the TIK script (.py)")
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    ns = ap.parse_args(argv)
+    from pto_core.errors import PtoError
+    prog = "tik-compare-fixpipe"
+    if ns.sweep:
+        if ns.script or ns.feed or ns.kernel:
+            print(f"{prog}: error: --sweep takes no script, --feed or --kernel", file=sys.stderr)
+            return 2
+        from .fixpipe_sweep import format_sweep, sweep, unexplained
+        try:
+            rows = sweep(full=ns.full, chips=ns.chip)
+        except PtoError as e:
+            print(f"{prog}: error: {e}", file=sys.stderr)
+            return 2
+        _emit(format_sweep(rows, ns.format, summarize=ns.summary), ns.output)
+        return 1 if unexplained(rows) else 0
+    if ns.full or ns.chip or ns.summary:
+        print(f"{prog}: error: --full, --chip and --summary go with --sweep", file=sys.stderr)
+        return 2
+    if not ns.script:
+        print(f"{prog}: error: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
+        return 2
+    if not os.path.isfile(ns.script):
+        print(f"{prog}: error: script {ns.script!r} does not exist", file=sys.stderr)
+        return 2
+    from .compare import compare_script, format_comparisons, load_feed
+    try:
+        feed = load_feed(ns.feed) if ns.feed else None
+        with contextlib.redirect_stdout(sys.stderr):
+            res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed)
+    except PtoError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    _emit(format_comparisons(res, ns.format), ns.output)
+    return res.exit_status
+
+
+def _emit(text: str, path: Optional[str]) -> None:
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def _exit_status(e: SystemExit) -> int:
@@ -105,7 +200,7 @@ def _exit_status(e: SystemExit) -> int:
     return 1
 
 
-__all__ = ["tik_run_main"]
+__all__ = ["tik_run_main", "tik_compare_fixpipe_main", "run_script"]
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.cli
     sys.exit(tik_run_main())

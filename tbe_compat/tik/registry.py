@@ -15,10 +15,27 @@ A later build with the same name replaces the earlier one (like CANN overwriting
 from __future__ import annotations
 
 _KERNELS: dict = {}
+_LISTENERS: list = []
 
 
 def register(tik) -> None:
     _KERNELS[tik.build.kernel_name] = tik
+    for fn in list(_LISTENERS):
+        fn(tik)
+
+
+def add_build_listener(fn) -> None:
+    """Call ``fn(tik_instance)`` after every later ``BuildCCE`` (before any ``start_debug`` of it).
+
+    For tools that instrument kernels a script builds and runs itself (``tik-compare-fixpipe``
+    compiles the program with its probes here). Remove it with `remove_build_listener`."""
+    _LISTENERS.append(fn)
+
+
+def remove_build_listener(fn) -> None:
+    """Undo `add_build_listener` (no error if ``fn`` is not registered)."""
+    if fn in _LISTENERS:
+        _LISTENERS.remove(fn)
 
 
 def kernels() -> dict:
@@ -42,4 +59,4 @@ def clear() -> None:
     _KERNELS.clear()
 
 
-__all__ = ["kernels", "kernel", "clear", "register"]
+__all__ = ["kernels", "kernel", "clear", "register", "add_build_listener", "remove_build_listener"]
