@@ -778,3 +778,10 @@ def _sites_with(res: ScriptComparison, note: str) -> str:
 __all__ = ["ValueDiff", "Mismatch", "FixpipeComparison", "KernelWatch", "KernelRun", "ScriptComparison",
            "diff_values", "ulp_distance", "watch_kernel", "compare_kernel", "compare_script", "generated_feed",
            "load_feed", "format_comparisons", "verdict", "FORMATS", "DEFAULT_SEED"]
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.compare (= tik-compare-fixpipe)
+    import sys
+
+    from .cli import tik_compare_fixpipe_main
+    sys.exit(tik_compare_fixpipe_main())

@@ -562,15 +562,20 @@ def _run_new(c: LegacyConfig, clauses: dict, layout: str, snap: dict, group: _Gr
 
 
 def _mad_bias(mach, c: LegacyConfig, group: _Group, bias: np.ndarray, acc) -> None:
-    """``acc = A @ B + bias`` with ``pto.mad_bias`` (A in L0A as Zz, B in L0B as Zn, bias in BT)."""
+    """``acc = A @ B + bias`` with ``pto.mad_bias`` (A in L0A as Zz, B in L0B as Zn, bias in BT), in
+    column chunks that fit L0B; each L0C column depends on its B column only."""
     from pto_core import layout, pto
     A, B = group.operands
+    (M, K), N = A.shape, B.shape[1]
     in_dt = "f16" if c.src == "f32" else "s8"
     l0a, l0b, bt = mach.ptr("l0a", in_dt, 0), mach.ptr("l0b", in_dt, 0), mach.ptr("bt", c.src, 0)
     mach.write(l0a, layout.pack(A, "Zz", in_dt))
-    mach.write(l0b, layout.pack(B, "Zn", in_dt))
-    mach.write(bt, bias)
-    pto.mad_bias(l0a, l0b, acc, bt, A.shape[0], B.shape[1], A.shape[1], disable_gemv=True)
+    chunk = max(16, mach.target.capacity("l0b") // (K * B.itemsize) // 16 * 16)
+    for j0 in range(0, N, chunk):
+        nc = min(chunk, N - j0)
+        mach.write(l0b, layout.pack(np.ascontiguousarray(B[:, j0:j0 + nc]), "Zn", in_dt))
+        mach.write(bt, bias[j0:j0 + nc])
+        pto.mad_bias(l0a, l0b, acc + j0 * M, bt, M, nc, K, disable_gemv=True)
 
 
 def _legacy_other_mode(cw, snap: dict) -> np.ndarray:
@@ -662,12 +667,15 @@ def _evaluate(c: LegacyConfig, cw, group: _Group, extra: dict) -> list:
             got = _run_new(c, clauses, layout, snap, group, extra)
         except PtoError as e:
             row.status = "rejected"
-            row.first_mismatch = str(e).splitlines()[0][:160]
+            row.first_mismatch = f"{e.op or 'pto'}: {e.message}"
             bad = _scale_invalid(ev)
             row.reasons = ("scale_not_positive_normal",) if bad else ()
             row.detail = f"scale {bad}" if bad else ""
             row.explained = bool(bad)
             rows.append(row)
+            if bad:
+                row.note = "the layout and sat variants are rejected for the same reason (not listed)"
+                break
             continue
         if layout == "nd":
             exp = np.ascontiguousarray(legacy.transpose(1, 0, 2)).reshape(m, N1 * 16)[:, :c.n]
