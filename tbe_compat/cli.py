@@ -84,7 +84,8 @@ def run_script(path: str, args: list, *, soc: Optional[str] = None, print_errors
     """Run ``path`` the way ``python path args`` would, with the legacy import names installed
     (and chip ``soc`` selected first). Returns ``(exit status, error text or None)``: the
     script's own ``sys.exit`` status (0 when it ends normally, 130 on Ctrl-C), or 1 and the
-    traceback when it raises. ``print_errors`` prints that traceback to stderr as Python does."""
+    traceback (a TIK error: its report) when it raises. ``print_errors`` prints them to stderr as
+    Python does."""
     from .aliases import ALIAS_ROOT, install
     install()
     if soc:
@@ -97,11 +98,14 @@ def run_script(path: str, args: list, *, soc: Optional[str] = None, print_errors
     if sys.path and sys.path[0] != ALIAS_ROOT:
         sys.path.pop(0)
     sys.path.insert(0, os.path.dirname(script))
+    from pto_core.errors import PtoError
     status, error = 0, None
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
-        status = _exit_status(e)
+        status = _exit_status(e, quiet=not print_errors)
+        if isinstance(e, PtoError):             # a TIK error (a SystemExit, as in CANN)
+            error = str(e)
     except KeyboardInterrupt:
         status = 130
     except BaseException:  # noqa: BLE001 - report like the interpreter does
@@ -190,13 +194,14 @@ def _emit(text: str, path: Optional[str]) -> None:
         sys.stdout.flush()
 
 
-def _exit_status(e: SystemExit) -> int:
+def _exit_status(e: SystemExit, quiet: bool = False) -> int:
     code = e.code
     if code is None:
         return 0
     if isinstance(code, int):
         return code
-    print(code, file=sys.stderr)
+    if not quiet:
+        print(code, file=sys.stderr)
     return 1
 
 

@@ -502,7 +502,7 @@ def _options(c: LegacyConfig) -> list:
         return [(name, base, ev, "nz")] if name else [("bias: mad_bias (no A/B for loaded L0C)", None, {}, "skip")]
     opts = [("mte_l0c_gm (NZ)", base, dict(ev), "nz"), ("mte_l0c_gm nz2nd", {**base, "nz2nd": True}, dict(ev), "nd")]
     if c.scale_kind == "immediate":
-        opts.append(("mte_l0c_gm (NZ), f32 scale", {**base, "pre_quant": (float(c.scale), {"mode": "deqf16_scalar"})},
+        opts.append(("mte_l0c_gm (NZ), scale as f32", {**base, "pre_quant": (float(c.scale), {"mode": "deqf16_scalar"})},
                      {**ev, "scale_payload": np.float32(c.scale)}, "nz"))
     if c.scale_kind == "tensor" and c.scale == "uniform":
         opts.append(("deqf16_scalar + pre_relu", {**base, "pre_quant": (np.float16(c.scale_values()[0]),
@@ -770,7 +770,7 @@ def _scale_class(c: LegacyConfig) -> str:
         cls = "large"
     else:
         cls = "FP19-exact"
-    return f"{c.scale_kind} ({cls})"
+    return f"{c.scale_kind} {s!r} ({cls})"
 
 
 def summary(rows: list) -> list:
