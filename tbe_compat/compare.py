@@ -176,14 +176,14 @@ class Mismatch:
     def describe(self) -> str:
         where = f"[{', '.join(map(str, self.multi_index))}]" if self.multi_index else f"[{self.index}]"
         ctx = [f"flat {self.index}", f"run {self.run}", f"core {self.core}"]
-        ctx += [f"{k}={v}" for k, v in self.loops]
+        ctx += [f"{k}={v}" for k, v in _loop_dict(self.loops).items()]
         return f"{where} ({', '.join(ctx)}): legacy {_fmt_num(self.legacy)} ({self.legacy_bits}) " \
                f"vs new {_fmt_num(self.new)} ({self.new_bits})"
 
     def to_dict(self) -> dict:
         return {"index": self.index, "multi_index": list(self.multi_index), "legacy": _json_num(self.legacy),
                 "new": _json_num(self.new), "legacy_bits": self.legacy_bits, "new_bits": self.new_bits,
-                "run": self.run, "core": self.core, "loops": {k: v for k, v in self.loops}}
+                "run": self.run, "core": self.core, "loops": _loop_dict(self.loops)}
 
 
 @dataclass
@@ -236,6 +236,16 @@ class FixpipeComparison:
                 "max_abs_diff": _json_num(self.max_abs_diff), "max_ulp_diff": _json_num(self.max_ulp_diff),
                 "first_mismatch": self.first_mismatch.to_dict() if self.first_mismatch else None,
                 "equal": self.equal, "notes": list(self.notes), "errors": list(self.errors)}
+
+
+def _loop_dict(loops: tuple) -> dict:
+    """``{var: value}``, outermost first; a repeated name gets primes (``i``, ``i'``), as in error contexts."""
+    out = {}
+    for k, v in loops:
+        while k in out:
+            k += "'"
+        out[k] = v
+    return out
 
 
 def _fmt_num(v) -> str:

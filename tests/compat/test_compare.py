@@ -249,3 +249,10 @@ def test_formats_of_a_script_comparison(tmp_path):
     assert set(doc["comparisons"][0]) >= {"site", "shape", "max_ulp_diff", "first_mismatch", "mismatches"}
     with pytest.raises(UnknownName, match="unknown format"):
         C.format_comparisons(res, "xml")
+
+
+def test_mismatch_record_names_nested_loops_and_serialises():
+    m = C.Mismatch(7, (0, 7), 1.0, float("nan"), "0x3c00", "0x7e00", run=2, core=1, loops=(("i", 0), ("i", 3)))
+    d = m.to_dict()
+    assert d["loops"] == {"i": 0, "i'": 3} and d["new"] == "nan" and json.loads(json.dumps(d))["multi_index"] == [0, 7]
+    assert m.describe() == "[0, 7] (flat 7, run 2, core 1, i=0, i'=3): legacy 1.0 (0x3c00) vs new nan (0x7e00)"

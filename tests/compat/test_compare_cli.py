@@ -48,6 +48,15 @@ def test_formats_feed_kernel_and_output_file(tmp_path, capsys):
     assert "default_rng(9)" in json.loads(capsys.readouterr().out)["notes"][0]
 
 
+def test_soc_option_selects_the_chip_before_the_script(tmp_path, capsys):
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    assert main(["--soc", "Ascend910B1", "--format", "json", str(script)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    c, = doc["comparisons"]
+    assert (c["chip"], c["lowering"], c["relu"], c["equal"]) == ("Ascend910B1", "fixpipe", True, True)
+
+
 def test_an_injected_difference_gives_exit_status_1_and_the_first_mismatch(monkeypatch, capsys):
     real = LF.fp32_to_fp16
 
