@@ -90,7 +90,7 @@ def _is_float(a: np.ndarray) -> bool:
 
 
 def _isnan(a: np.ndarray) -> np.ndarray:
-    return np.isnan(a.astype(np.float64)) if _is_float(a) else np.zeros(a.shape, bool)
+    return np.isnan(a) if _is_float(a) else np.zeros(a.shape, bool)
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -123,20 +123,23 @@ def diff_values(expected: np.ndarray, got: np.ndarray) -> ValueDiff:
                          f"and {got.shape} {got.dtype}")
     e, g = expected.reshape(-1), got.reshape(-1)
     mask = _bits(e) != _bits(g)
-    ne, ng = _isnan(e), _isnan(g)
-    mask &= ~(ne & ng)
-    n = int(mask.sum())
+    idx = np.flatnonzero(mask)
+    if idx.size:                                       # NaN checks only where the bits differ
+        ne, ng = _isnan(e[idx]), _isnan(g[idx])
+        both = ne & ng
+        mask[idx[both]] = False
+        idx, ne, ng = idx[~both], ne[~both], ng[~both]
+    n = int(idx.size)
     if n == 0:
         return ValueDiff(e.size, 0, 0, 0.0, 0.0, None, mask)
-    ee, gg = e[mask], g[mask]
+    ee, gg = e[idx], g[idx]
     with np.errstate(invalid="ignore", over="ignore"):
         absd = np.abs(ee.astype(np.float64) - gg.astype(np.float64))
-    one_nan = ne[mask] != ng[mask]
+    one_nan = ne != ng
     absd[one_nan] = np.inf
     absd[np.isnan(absd)] = np.inf                     # inf - inf of equal sign cannot mismatch; -inf vs inf: inf
     ulp = ulp_distance(ee, gg)
-    return ValueDiff(e.size, n, int(one_nan.sum()), float(absd.max()), float(ulp.max()),
-                     int(np.flatnonzero(mask)[0]), mask)
+    return ValueDiff(e.size, n, int(one_nan.sum()), float(absd.max()), float(ulp.max()), int(idx[0]), mask)
 
 
 def _scalar(x) -> Any:
