@@ -31,7 +31,8 @@ Two entry points, both returning structured results:
   builds are run afterwards with ``feed`` or with generated inputs, see `generated_feed`).
 
 Formatters: `format_comparisons` (``table`` / ``md`` / ``csv`` / ``json``). The sweep
-(``--sweep``) lives in `tbe_compat.fixpipe_sweep`. Guide: migration_guide/fixpipe_compare.md.
+(``--sweep``: `sweep`, `format_sweep`) is implemented in `tbe_compat.fixpipe_sweep`.
+Guide: migration_guide/fixpipe_compare.md.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ from pto_core.interpreter import Probe
 from pto_core.memory import Ptr
 
 from . import legacy_fixpipe as LF
+from .tik.tensor import Tensor
 
 #: seed of generated kernel inputs (``--seed``)
 DEFAULT_SEED = 0
@@ -279,7 +281,7 @@ def _quant_label(ext: dict) -> str:
     p = q["mode_param"]
     if isinstance(p, float):
         return f"int322fp16 (immediate {p!r})"
-    if hasattr(p, "storage"):
+    if isinstance(p, Tensor):
         return "int322fp16 (tensor [16])"
     return "int322fp16 (scalar)"
 
@@ -312,7 +314,7 @@ class _CallWatch:
         q = ext.get("quantize_params")
         if q and q["mode"] == "int322fp16" and not isinstance(q["mode_param"], float):
             p = q["mode_param"]
-            exprs.append(p.ptr() if hasattr(p, "storage") else p.ir)
+            exprs.append(p.ptr() if isinstance(p, Tensor) else p.ir)
         return tuple(exprs)
 
     def probes(self) -> list:
@@ -369,7 +371,7 @@ class _CallWatch:
             p = q["mode_param"]
             if isinstance(p, float):
                 snap["scale"] = p
-            elif hasattr(p, "storage"):
+            elif isinstance(p, Tensor):
                 snap["scale"] = m.read(Ptr(p.space, p.dt, values[i], 0, ctx), 16)
             else:
                 snap["scale"] = np.float16(values[i])
@@ -788,9 +790,22 @@ def _sites_with(res: ScriptComparison, note: str) -> str:
     return ", ".join(os.path.basename(c.site) for c in res.comparisons if note in c.notes)
 
 
+def sweep(full: bool = False, chips=None) -> list:
+    """The legacy-vs-new-FIXPIPE sweep (`tbe_compat.fixpipe_sweep.sweep`): a list of ``SweepRow``."""
+    from .fixpipe_sweep import sweep as run
+    return run(full=full, chips=chips)
+
+
+def format_sweep(rows: list, fmt: str = "table", summarize: bool = False) -> str:
+    """The sweep report (`tbe_compat.fixpipe_sweep.format_sweep`)."""
+    from .fixpipe_sweep import format_sweep as fmt_rows
+    return fmt_rows(rows, fmt, summarize)
+
+
 __all__ = ["ValueDiff", "Mismatch", "FixpipeComparison", "KernelWatch", "KernelRun", "ScriptComparison",
            "diff_values", "ulp_distance", "watch_kernel", "compare_kernel", "compare_script", "generated_feed",
-           "load_feed", "format_comparisons", "verdict", "FORMATS", "DEFAULT_SEED"]
+           "load_feed", "format_comparisons", "verdict", "sweep", "format_sweep", "fmt_metric", "FORMATS",
+           "DEFAULT_SEED"]
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.compare (= tik-compare-fixpipe)

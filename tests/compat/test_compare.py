@@ -256,3 +256,28 @@ def test_mismatch_record_names_nested_loops_and_serialises():
     d = m.to_dict()
     assert d["loops"] == {"i": 0, "i'": 3} and d["new"] == "nan" and json.loads(json.dumps(d))["multi_index"] == [0, 7]
     assert m.describe() == "[0, 7] (flat 7, run 2, core 1, i=0, i'=3): legacy 1.0 (0x3c00) vs new nan (0x7e00)"
+
+
+@pytest.mark.parametrize("chip", ["Ascend910A", "Ascend910B1"])
+def test_atomic_add_fixpipe_compares_old_plus_value(chip):
+    """set_atomic_add(1) (float32): the second fixpipe adds onto the first's result."""
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (1, 16, 16), name="a_gm", scope=tik.scope_gm)
+    b_gm = ti.Tensor("float16", (1, 16, 16), name="b_gm", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (1, 16, 16), name="out", scope=tik.scope_gm, is_atomic_add=True)
+    a = ti.Tensor("float16", (1, 16, 16), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("float16", (1, 16, 16), name="b", scope=tik.scope_cbuf)
+    c = ti.Tensor("float32", (1, 16, 16), name="c", scope=tik.scope_cbuf_out)
+    ti.data_move(a, a_gm, 0, 1, 16, 0, 0)
+    ti.data_move(b, b_gm, 0, 1, 16, 0, 0)
+    ti.matmul(c, a, b, 16, 16, 16)
+    ti.set_atomic_add(1)
+    for _ in range(2):
+        ti.fixpipe(out, c, 1, 32, 0, 0)
+    ti.set_atomic_add(0)
+    ti.BuildCCE(kernel_name="atomic_fixpipe", inputs=[a_gm, b_gm], outputs=[out])
+    res = C.compare_kernel(ti, seed=1)
+    assert [c.runs for c in res.comparisons] == [2] and res.exit_status == 0, C.format_comparisons(res)
+    c, = res.comparisons
+    assert any("set_atomic_add" in n for n in c.notes)
