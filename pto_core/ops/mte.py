@@ -103,6 +103,11 @@ def _args(call_clauses: dict, name: str):
     return None if v is None else v[0]
 
 
+#: Fast paths that replace a general algorithm (same bytes, same written flags) are taken when True;
+#: tests switch it off to compare both on the same inputs (tests/core/test_fast_paths.py).
+FAST_PATHS = True
+
+
 def tracking(ctx) -> bool:
     """Whether initialisation is tracked on this machine (``MachineOptions.uninitialized != "off"``).
 
@@ -510,7 +515,11 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
     row_bytes = d.nbytes(row_elems)
     groups = [(rows, inner, 0), (g, outer, 0)]
     sdata, swritten, _ = ctx.span_tracked(src, 0, _extent(groups, 1, row_bytes), operand="%src")
-    planes = [(sdata, False)] + ([(swritten, True)] if tracking(ctx) else [])
+    track = tracking(ctx)
+    # Every source byte written (the usual case): every destination byte this op produces is
+    # written too, so the flags are set over the footprint instead of being moved like the data.
+    src_all_written = track and FAST_PATHS and bool(_burst_view(swritten, groups, row_bytes, False, 1).all())
+    planes = [(sdata, False)] + ([(swritten, True)] if track and not src_all_written else [])
     d1 = -(-dv // c0)
     if not small:
         _check_frac_overlap(op, g, d1, n, l2, l3, l4)
@@ -528,6 +537,12 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
             out = _small_c0_rows(rows_view, d, mode, n, dv, total, is_flags)
             _burst_view(target, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = out
             continue
+        if FAST_PATHS and mode == "nd2nz" and dv == d1 * c0:
+            # row-major source without padding: each destination block is 32 contiguous source bytes,
+            # so the repack is one copy of 32-byte items (any element width, 4-bit included)
+            blocks = np.ndarray((g, d1, n), _BLOCK_ITEM, plane, 0, (outer, BLOCK, inner))
+            np.ndarray((g, d1, n), _BLOCK_ITEM, target, 0, strides4[:3])[...] = blocks
+            continue
         dstv = strided(target, shape4, strides4, True)
         if d.bits >= 8 and dv == d1 * c0:         # no padding: one strided element copy, no temporaries
             size = d.bits // 8
@@ -537,6 +552,15 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
             dstv.view(_UINT[size])[...] = src4
             continue
         dstv[...] = _nz_blocks(rows_view, d, mode, n, dv, d1, is_flags).transpose(0, 2, 1, 3)
+    if src_all_written:
+        if small:
+            _burst_view(dwritten, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = True
+        else:
+            strided(dwritten, shape4, strides4, True)[...] = True
+
+
+#: One 32-byte C0 block as a single numpy item (block copies move 32 bytes per element).
+_BLOCK_ITEM = np.dtype((np.void, BLOCK))
 
 
 def _logical_rows(rows_view: np.ndarray, d: DType, mode: str, is_flags: bool) -> np.ndarray:

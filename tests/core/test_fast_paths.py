@@ -76,3 +76,71 @@ def test_mad_and_mad_acc_bits_equal_one_plain_f32_gemm_each(mm, n, k):
             acc = prod if step == 0 else acc + prod
         got = _nz_acc(m, dst, mm, n)
         assert np.array_equal(got.view(np.uint32), acc.view(np.uint32)), step
+
+
+# ============================================================================ fast vs general paths of the moves
+
+
+def _both_paths(monkeypatch, setup, run):
+    """Run ``run(machine, *setup(machine))`` with the fast paths on and off on identical machines;
+    return the two machines (fill=random so stale bytes differ from anything an op writes)."""
+    from pto_core.ops import mte
+    out = []
+    for fast in (True, False):
+        monkeypatch.setattr(mte, "FAST_PATHS", fast)
+        m = Machine("A5", options=MachineOptions(fill="random", seed=7))
+        run(m, *setup(m))
+        out.append(m)
+    return out
+
+
+def _same_buffers(m1, m2, spaces):
+    for space in spaces:
+        b1, b2 = m1.cores[0].buffer(space), m2.cores[0].buffer(space)
+        assert np.array_equal(b1.data, b2.data), space
+        assert np.array_equal(b1.written, b2.written), space
+
+
+FRAC_CASES = [  # (dtype, mode, n, d, groups, row pad (elements), dst loop2/loop3 extra, small C0)
+    ("f16", "nd2nz", 64, 96, 1, 0, (1, 0), False),
+    ("f16", "nd2nz", 37, 45, 2, 3, (1, 2), False),        # padding lanes
+    ("f32", "nd2nz", 16, 64, 3, 8, (2, 1), False),
+    ("s8", "nd2nz", 20, 64, 1, 4, (1, 0), False),
+    ("e2m1x2", "nd2nz", 18, 128, 2, 0, (1, 1), False),    # 4-bit, whole 32-byte blocks
+    ("e2m1x2", "nd2nz", 18, 70, 1, 2, (1, 0), False),     # 4-bit with padding
+    ("f16", "dn2nz", 48, 64, 2, 5, (1, 3), False),
+    ("bf16", "dn2nz", 33, 20, 1, 0, (1, 0), False),
+    ("f16", "nd2nz", 9, 3, 2, 1, (0, 0), True),           # small C0
+]
+
+
+@pytest.mark.parametrize("dt,mode,n,dv,groups,pad,extra,small", FRAC_CASES)
+@pytest.mark.parametrize("hole", [False, True])
+def test_frac_fast_paths_equal_general_path(monkeypatch, dt, mode, n, dv, groups, pad, extra, small, hole):
+    """Data and written flags of mte_gm_l1_frac with the fast paths on and off; ``hole`` leaves a
+    source byte unwritten so the flags are moved, not set."""
+    from pto_core import dtype
+    d = dtype(dt)
+    row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
+    inner = d.nbytes(row_elems + pad * (2 if d.bits == 4 else 1))
+    outer = rows * inner + 96
+    nbytes = groups * outer + 64
+    raw = RNG.integers(0, 256, nbytes, dtype=np.uint8)
+    c0, l2 = d.c0, 1 + extra[0] if not small else 0
+    d1 = -(-dv // c0)
+    l3 = n * l2 + extra[1] if not small else 0
+    l4 = (d1 * l3 + 1) if not small else 2
+
+    def setup(m):
+        g = m.gm_alloc((nbytes,), "u8", name="src")
+        m.write(g, raw)
+        if hole:
+            m.gm.region("src").buffer.written[inner + 1] = False     # inside row 1 of group 0
+        return (g.cast(dt), m.ptr("l1", dt, 96))
+
+    def run(m, g, l1):
+        pto.mte_gm_l1_frac(g, l1, **{mode: True}, shape=(n, dv), src_layout=(inner, outer),
+                           dst_group=(groups, l2, l3, l4), ctrl=(0, small))
+
+    fast, general = _both_paths(monkeypatch, setup, run)
+    _same_buffers(fast, general, ["l1"])
