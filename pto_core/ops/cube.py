@@ -99,6 +99,7 @@ def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
 
 
 _F16_SPECIAL = np.float32(65536.0)    # |x| * 2**112 of every f16 inf/NaN code and of nothing finite
+_F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
 
 
 def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -111,7 +112,16 @@ def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     multiplication by 2**112 rebiases normals and normalises subnormals exactly; inf and
     NaN codes, which that maps to finite values >= 2**16, get the all-ones exponent.
     ``out``: optional C-contiguous int32 array of ``h``'s shape to hold the result bits.
+    Large arrays are converted in slabs along the first axis so that the four passes over
+    each slab stay in cache.
     """
+    if h.ndim and h.size > _F16_SLAB and h.shape[0] > 1:
+        if out is None:
+            out = np.empty(h.shape, np.int32)
+        step = max(1, _F16_SLAB // (h.size // h.shape[0]))
+        for i in range(0, h.shape[0], step):
+            f16_to_f32(h[i:i + step], out[i:i + step])
+        return out.view(np.float32)
     if out is None:
         t = h.view(np.int16).astype(np.int32, order="C")
     else:
@@ -348,9 +358,17 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         seed = np.zeros(na, bvals.dtype)
         seed[:n] = bvals
         prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
-    _accumulate(acc4, prod4, dc, init, floating, saturate)
-    written[...] = True
+    if init == "zero" and floating and dc.name == "f32" and not saturate and prod.dtype == np.float32:
+        # the Nz tile is the product's 16-column strips one after another: move whole 64-byte rows of 16
+        data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+    else:
+        _accumulate(acc4, prod4, dc, init, floating, saturate)
+    if track:
+        written[...] = True
     return nbytes
+
+
+_ACC_ROW = np.dtype((np.void, 64))     # one 16-channel row of an f32 L0C fractal
 
 
 # ============================================================================ execute

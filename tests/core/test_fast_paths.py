@@ -144,3 +144,15 @@ def test_frac_fast_paths_equal_general_path(monkeypatch, dt, mode, n, dv, groups
 
     fast, general = _both_paths(monkeypatch, setup, run)
     _same_buffers(fast, general, ["l1"])
+
+
+def test_f16_decode_in_slabs_equals_one_pass():
+    from pto_core.ops import cube
+    codes = RNG.integers(0, 1 << 16, (300, 7, 64), dtype=np.uint16)    # > one slab; inf/NaN codes included
+    v = codes.transpose(1, 0, 2)
+    want = v.view(np.float16).astype(np.float32)
+    assert v.size > cube._F16_SLAB
+    got = f16_to_f32(v)
+    assert got.flags.c_contiguous and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    got2 = f16_to_f32(v, np.empty(v.shape, np.int32))
+    assert np.array_equal(got2.view(np.uint32), want.view(np.uint32))
