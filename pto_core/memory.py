@@ -571,17 +571,23 @@ class ExecContext:
         to store.
         """
         d = dtype or ptr.dtype
-        size = d.bits // 8
-        if 0 in shape:
-            return np.empty(shape, dtype=d.storage)
+        size = d.bits >> 3
         extent = size
         for n, s in zip(shape, strides):
             if s < 0:
                 raise ValueError(f"negative stride in {strides}")
+            if n == 0:
+                return np.empty(shape, dtype=d.storage)
             extent += (n - 1) * s
-        if offset:
-            ptr = Ptr(ptr.space, ptr.dtype, ptr.addr + offset, ptr.sub, ptr.ctx)
-        buf, off = self._locate(ptr, extent, operand)
+        if ptr.space == "gm":
+            if offset:
+                ptr = Ptr(ptr.space, ptr.dtype, ptr.addr + offset, ptr.sub, ptr.ctx)
+            buf, off = self._locate(ptr, extent, operand)
+        else:                             # on-chip: the bounds check of `_locate`, without a new Ptr
+            buf = self.core.buffer(ptr.space, ptr.sub)
+            off = ptr.addr + offset
+            if off < 0 or off + extent > buf.data.shape[0]:
+                self._locate(Ptr(ptr.space, ptr.dtype, off, ptr.sub, ptr.ctx), extent, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + extent, write)
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
@@ -589,7 +595,7 @@ class ExecContext:
         if write:
             if active is None and dense:
                 buf.written[off:off + extent] = True
-            elif buf.written[off:off + extent].all():
+            elif _all_written(buf.written, off, off + extent):
                 pass                    # every byte in range is already marked: nothing to add
             else:
                 wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
@@ -602,8 +608,10 @@ class ExecContext:
         view.flags.writeable = False
         if self.machine.options.uninitialized == "off":
             return view
-        if active is None and dense or buf.written[off:off + extent].all():
-            ok = bool(buf.written[off:off + extent].all())
+        if _all_written(buf.written, off, off + extent):
+            ok = True
+        elif active is None and dense:
+            ok = False
         else:
             wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
                             strides=tuple(strides) + (1,))
@@ -625,7 +633,7 @@ class ExecContext:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
-        if mode != "off" and hi > lo and not buf.written[lo:hi].all():
+        if mode != "off" and hi > lo and not _all_written(buf.written, lo, hi):
             bad = lo + int(np.argmin(buf.written[lo:hi]))
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
 
@@ -709,6 +717,18 @@ class ExecContext:
             raise Misaligned(f"address {ptr.addr:#x} in {ptr.space} is not {alignment}-byte aligned",
                              op=self.op_name, operand=operand, value=hex(ptr.addr), limit=f"{alignment} B",
                              hint=f"place the tile at a multiple of {alignment} bytes")
+
+
+#: Ranges up to this many bytes are checked with a byte search instead of a numpy reduction
+#: (cheaper below a few KiB: no ufunc set-up).
+_SMALL_RANGE = 4096
+
+
+def _all_written(written: np.ndarray, lo: int, hi: int) -> bool:
+    """True if every flag of ``written[lo:hi]`` is set (empty ranges included)."""
+    if hi - lo <= _SMALL_RANGE:
+        return b"\x00" not in written[lo:hi].tobytes()
+    return bool(written[lo:hi].all())
 
 
 @functools.lru_cache(maxsize=4096)

@@ -149,20 +149,27 @@ class HazardTracker:
         """Record the finished op's accesses. Deferred so that an op is only ever checked against
         *other* ops (an op that reads then writes the same bytes does not race with itself)."""
         p, e = self._pipe, self._epoch
-        for sh, b0, b1, is_write in self._pending:
+        for sh, b0, b1, is_write in self._pending:      # BufferShadow.record_write / record_read, inlined
             if is_write:
-                sh.record_write(b0, b1, p, e)
+                sh.w_stamp[b0:b1] = (e << 3) | p
+                for r in sh.r_epoch.values():
+                    r[b0:b1] = 0
+                sh.max_w[p] = e
             else:
-                sh.record_read(b0, b1, p, e)
+                r = sh.r_epoch.get(p)
+                if r is None:
+                    r = sh.r_epoch[p] = np.zeros(sh.nblocks, dtype=np.int64)
+                r[b0:b1] = e
+                sh.max_r[p] = e
         self._pending.clear()
 
     def _record_op(self) -> None:
         """Intern the current op (name, where) and remember it for its (pipe, epoch)."""
-        key = (self._name, self._where)
+        key = (self._name, id(self._where))   # the table keeps ``where`` alive, so its id stays unique
         oid = self._op_ids.get(key)
         if oid is None:
             oid = self._op_ids[key] = len(self._op_table)
-            self._op_table.append(key)
+            self._op_table.append((self._name, self._where))
         self._op_id = oid
         self._epoch_ops[self._pipe][self._epoch] = oid
 
@@ -184,7 +191,7 @@ class HazardTracker:
         sh = self.shadows.get(buf)
         if sh is None:
             sh = self.shadows[buf] = BufferShadow(buf)
-        b0, b1 = block_range(lo, hi)
+        b0, b1 = lo >> BLOCK_SHIFT, (hi + BLOCK - 1) >> BLOCK_SHIFT      # block_range, inlined
         thr = self._thr_list or self._thresholds()
         for q, e in sh.max_w.items():           # fast path: nothing newer than what this op knows
             if e > thr[q]:

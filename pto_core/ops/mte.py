@@ -226,6 +226,13 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     d_hi = _extent(groups, 2, dst_row)
     ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
     track = tracking(ctx)
+    if FAST_PATHS and fill_row is None and len(groups) == 1 and (groups[0][0] == 1 or groups[0][1] == groups[0][2] == src_row == dst_row):
+        # one burst, or bursts back to back on both sides: a single contiguous copy (same bytes as the views below)
+        nb = groups[0][0] * src_row
+        ddata[dst_offset:dst_offset + nb] = sdata[:nb]
+        if track:
+            dwritten[dst_offset:dst_offset + nb] = swritten[:nb]
+        return
     if fill_row is not None:
         _burst_view(ddata, groups, dst_row, True, 2)[...] = fill_row
         if track:

@@ -417,10 +417,15 @@ def _execute_lanewise(row: Lanewise):
                 ve.check_range(int(operands[nmem]), 0, dt["dst"].bits, op=op, operand="scalar",
                                hint="shift counts run from 0 to the element width")
         repeat = operands[nmem + (1 if row.scalar else 0)]
-        key = (row.name, tuple(d.name for d in dts), repeat, mask, counter, blk_stride, rep_stride, stride_unit,
-               ctx.target.name)
-        plan = _PLANS.get(_hashable(key), lambda: _plan_lanewise(row, ctx.target, dts, repeat, mask, counter,
-                                                                 blk_stride, rep_stride, stride_unit, op))
+        if mask is None and counter is None and blk_stride is None and rep_stride is None and stride_unit is None:
+            # the common form (all lanes, contiguous): a cheaper key; the repeat's type is part of it so
+            # that True never finds the plan of 1 (check_repeat rejects bools)
+            key = (row.name, tuple([d.name for d in dts]), type(repeat), repeat, ctx.target.name)
+        else:
+            key = _hashable((row.name, tuple(d.name for d in dts), type(repeat), repeat, mask, counter, blk_stride,
+                             rep_stride, stride_unit, ctx.target.name))
+        plan = _PLANS.get(key, lambda: _plan_lanewise(row, ctx.target, dts, repeat, mask, counter,
+                                                      blk_stride, rep_stride, stride_unit, op))
         rounding = bool(extra.get("round"))
 
         def compute(ins, r0, r1):

@@ -156,3 +156,40 @@ def test_f16_decode_in_slabs_equals_one_pass():
     assert got.flags.c_contiguous and np.array_equal(got.view(np.uint32), want.view(np.uint32))
     got2 = f16_to_f32(v, np.empty(v.shape, np.int32))
     assert np.array_equal(got2.view(np.uint32), want.view(np.uint32))
+
+
+BURST_CASES = [  # (len_burst, nburst(count, src_stride, dst_stride), loops)
+    (256, (1, 0, 0), None),                 # one burst: contiguous fast path
+    (96, (4, 96, 96), None),                # back to back on both sides: fast path
+    (100, (3, 100, 128), None),             # general path (dst rows rounded to 32-byte blocks)
+    (64, (3, 64, 96), [(2, 512, 1024)]),    # general path with a loop
+    (50, (2, 50, 64), None),                # tail bytes past len_burst
+]
+
+
+@pytest.mark.parametrize("len_burst,nburst,loop", BURST_CASES)
+@pytest.mark.parametrize("hole", [False, True])
+def test_burst_copies_fast_path_equals_general_path(monkeypatch, len_burst, nburst, loop, hole):
+    """mte_gm_ub / mte_ub_gm / mte_gm_l1 byte bursts with the contiguous fast path on and off."""
+    raw = RNG.integers(0, 256, 8192, dtype=np.uint8)
+
+    def setup(m):
+        g = m.gm_alloc((8192,), "u8", name="src")
+        m.write(g, raw)
+        if hole:
+            m.gm.region("src").buffer.written[5] = False
+        return (g, m.gm_alloc((8192,), "u8", name="out"))
+
+    def run(m, g, out):
+        ub, l1 = m.ptr("ub", "u8", 64), m.ptr("l1", "u8", 128)
+        pto.mte_gm_ub(g, ub, 0, len_burst, nburst=nburst, loop=loop)
+        pto.mte_gm_l1(g, l1, len_burst, nburst=nburst, loop=loop)
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, out, len_burst, nburst=(nburst[0], nburst[2], nburst[1]))
+
+    fast, general = _both_paths(monkeypatch, setup, run)
+    _same_buffers(fast, general, ["ub", "l1"])
+    for name in ("out",):
+        r1, r2 = fast.gm.region(name).buffer, general.gm.region(name).buffer
+        assert np.array_equal(r1.data, r2.data) and np.array_equal(r1.written, r2.written)
