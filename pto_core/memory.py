@@ -731,6 +731,13 @@ def _all_written(written: np.ndarray, lo: int, hi: int) -> bool:
     return bool(written[lo:hi].all())
 
 
+def all_written(flags: np.ndarray) -> bool:
+    """True if every entry of a 1-D contiguous ``bool`` written-map slice is set (cheap on small slices)."""
+    if flags.size <= _SMALL_RANGE:
+        return b"\x00" not in flags.tobytes()
+    return bool(flags.all())
+
+
 @functools.lru_cache(maxsize=4096)
 def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
     """True if a view of ``shape``/``strides`` covers a contiguous byte range exactly once (C order)."""

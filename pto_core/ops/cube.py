@@ -41,6 +41,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, UnsupportedOp
+from ..memory import all_written
 from .mte import (BLOCK, MX_ADDR_DIV, MX_FRAGMENT, check_align, check_int, check_ptr, flags_to_elems, l0a_layout,
                   to_elems, tracking)
 from .registry import Clause, Operand, OpSpec, register
@@ -85,6 +86,8 @@ def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
     a 16-bit shift; f32 is a copy.
     """
     if d.name == "f16":
+        if values.size <= _F16_BY_TABLE:     # small tiles: one gather beats the fixed cost of the bit moves
+            return _lut(d).take(values.view(np.uint16))
         out = _scratch(scratch, values.shape, np.int32) if scratch else None
         return f16_to_f32(values.view(np.uint16), out)
     if d.name == "f32":
@@ -100,6 +103,7 @@ def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
 
 _F16_SPECIAL = np.float32(65536.0)    # |x| * 2**112 of every f16 inf/NaN code and of nothing finite
 _F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
+_F16_BY_TABLE = 2048                   # up to this many elements `_decode` gathers from the f16 table instead
 
 
 def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -311,13 +315,13 @@ def _read_lhs(ctx, lhs, m: int, k: int, gemv: bool, track: bool) -> np.ndarray:
     da = lhs.dtype
     if gemv:
         raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(k), operand="%lhs")
-        if track and not w.all():
+        if track and not all_written(w):
             ctx.check_written(w, operand="%lhs", ptr=lhs)
         return _decode(_typed(raw, da)[:k], da).reshape(1, k)
     rows, ka, c0 = _ceil_to(m, 16), _ceil_to(k, da.c0), da.c0
     lay = l0a_layout(ctx.target)
     raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(rows * ka), operand="%lhs")
-    if track and not w.all():
+    if track and not all_written(w):
         ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0)[:m, :k], operand="%lhs", ptr=lhs,
                           unit="element")
     return _logical(raw, da, lay, rows, ka, 16, c0, "lhs")[:, :k]
@@ -328,7 +332,7 @@ def _read_rhs(ctx, rhs, n: int, k: int, track: bool) -> np.ndarray:
     db = rhs.dtype
     kb, na, c0 = _ceil_to(k, db.c0), _ceil_to(n, 16), db.c0
     raw, w, _ = ctx.span_tracked(rhs, 0, db.nbytes(kb * na), operand="%rhs")
-    if track and not w.all():
+    if track and not all_written(w):
         ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0)[:n, :k], operand="%rhs", ptr=rhs,
                           unit="element")
     return _logical(raw, db, "Nz", na, kb, 16, c0, "rhs")[:, :k]
@@ -347,7 +351,7 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
     nbytes = dc.nbytes(mrows * na)
     if init == "acc":
         _, old_w, _ = ctx.span_tracked(dst, 0, nbytes, operand="%dst")
-        if track and not old_w.all():
+        if track and not all_written(old_w):
             ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
                               ptr=dst, unit="element")
     data, written, _ = ctx.span_tracked(dst, 0, nbytes, write=True, operand="%dst")
