@@ -193,3 +193,28 @@ def test_burst_copies_fast_path_equals_general_path(monkeypatch, len_burst, nbur
     for name in ("out",):
         r1, r2 = fast.gm.region(name).buffer, general.gm.region(name).buffer
         assert np.array_equal(r1.data, r2.data) and np.array_equal(r1.written, r2.written)
+
+
+# ============================================================================ hazard bookkeeping shortcuts
+
+
+def test_read_then_covering_write_of_one_op_still_orders_later_accesses():
+    """An op that reads and then writes the same UB bytes (in-place vadd) records only the write;
+    later unsynchronised accesses from other pipes are still hazards, synchronised ones are not."""
+    from pto_core.errors import HazardError
+    m = Machine("A5")
+    a, b = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0x1000)
+    m.write(a, np.ones(128, np.float16))
+    m.write(b, np.ones(128, np.float16))
+    out = m.gm_alloc((128,), "f16", name="out")
+    src = m.gm_tensor(np.ones(128, np.float16), name="src")
+    pto.ub.vadd(a, a, b, 1)                                 # V reads a, then writes a
+    with pytest.raises(HazardError, match="RAW") as e:
+        pto.mte_ub_gm(a, out, 256, nburst=(1, 0, 0))        # MTE3 reads what V wrote, no edge
+    assert "pto.ub.vadd" in str(e.value)
+    with pytest.raises(HazardError, match="WAW"):
+        pto.mte_gm_ub(src, a, 0, 256, nburst=(1, 0, 0))     # MTE2 overwrites it, no edge
+    pto.set_flag("V", "MTE2", 0)
+    pto.wait_flag("V", "MTE2", 0)
+    pto.mte_gm_ub(src, a, 0, 256, nburst=(1, 0, 0))         # ordered now: no error
+    assert not m.end_kernel()
