@@ -150,10 +150,18 @@ class HazardTracker:
         *other* ops (an op that reads then writes the same bytes does not race with itself)."""
         p, e = self._pipe, self._epoch
         pending = self._pending
-        for i, (sh, b0, b1, is_write) in enumerate(pending):   # BufferShadow.record_write / _read, inlined
-            if not is_write and i + 1 < len(pending) and any(
-                    w and s is sh and w0 <= b0 and b1 <= w1 for s, w0, w1, w in pending[i + 1:]):
-                continue      # a later write of the same op covers these blocks and clears this read anyway
+        n = len(pending)
+        for i in range(n):                      # BufferShadow.record_write / record_read, inlined
+            sh, b0, b1, is_write = pending[i]
+            if not is_write:
+                covered = False
+                for j in range(i + 1, n):
+                    s2, w0, w1, w = pending[j]
+                    if w and s2 is sh and w0 <= b0 and b1 <= w1:
+                        covered = True
+                        break
+                if covered:
+                    continue    # a later write of the same op covers these blocks and clears this read anyway
             if is_write:
                 sh.w_stamp[b0:b1] = (e << 3) | p
                 for r in sh.r_epoch.values():
