@@ -55,7 +55,14 @@ def _sub_byte_offset(addr: int, n: int, bits: int) -> int:
     return addr + ((n * bits + 7) // 8 if n >= 0 else -((-n * bits + 7) // 8))
 
 
+#: Token a core's generator yields when it reaches an all-core barrier op (`BARRIER_OPS`):
+#: the scheduler resumes it only once every running core has reached a barrier (or ended).
+_BARRIER = object()
+#: Ops that are all-core barriers (``pto.sync_all``; TIK ``block_barrier``).
+BARRIER_OPS = frozenset({"sync_all"})
+
 _HELPERS = {
+    "_BARRIER": _BARRIER,
     "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
@@ -226,7 +233,7 @@ class _Codegen:
             else:
                 dyn.append((k, code))
         static_name = self.const(static_clauses, "C") if static_clauses else None
-        self.emit(ind, "yield", s)
+        self.emit(ind, "yield _BARRIER" if spec.name in BARRIER_OPS else "yield", s)
         if callable(spec.pipe):
             pipe_fn = self.const(spec.pipe, "PF")
             items = ([f"**{static_name}"] if static_name else []) + [f"{k!r}: {c}" for k, c in dyn]
@@ -551,8 +558,7 @@ class Executable:
         args, regions = self._bind_args(machine, inputs)
         gens = [(c, self._kernel(machine.context(c), c, n, *args)) for c in range(n)]
         if order == "sequential":
-            for c, g in gens:
-                self._drive(c, g)
+            self._sequential(gens)
         else:
             self._interleave(gens, random.Random(seed))
         machine.end_kernel()
@@ -607,31 +613,48 @@ class Executable:
                 data = _init_data(a)
             fill = a.fill
             region = machine.gm.alloc(a.nbytes, name=name, dtype=a.dtype, shape=a.shape, data=data, fill=fill)
+            if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
+                region.buffer.written[:] = True
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
             args.append(region.base)
         return args, regions
 
     # -- scheduling
-    def _drive(self, core: int, gen):
+    def _drive(self, core: int, gen) -> bool:
+        """Run one core until it ends (False) or reaches an all-core barrier (True)."""
         try:
-            for _ in gen:
-                pass
+            for token in gen:
+                if token is _BARRIER:
+                    return True
         except Exception as e:  # noqa: BLE001 - re-raised with context
             self._decorate(e, core)
             raise
+        return False
+
+    def _sequential(self, gens: list):
+        """Core 0 to completion (or to the next barrier), then core 1, ...; repeated per barrier phase."""
+        live = list(gens)
+        while live:
+            live = [(c, g) for c, g in live if self._drive(c, g)]
 
     def _interleave(self, gens: list, rng: random.Random):
         live = list(gens)
-        while live:
+        waiting = []
+        while live or waiting:
+            if not live:                      # every running core reached the barrier: release them
+                live, waiting = waiting, []
             i = rng.randrange(len(live))
             c, g = live[i]
             try:
-                next(g)
+                token = next(g)
             except StopIteration:
                 live.pop(i)
+                continue
             except Exception as e:  # noqa: BLE001 - re-raised with context
                 self._decorate(e, c)
                 raise
+            if token is _BARRIER:
+                waiting.append(live.pop(i))
 
     def _decorate(self, e: BaseException, core: int):
         """Attach provenance, core and loop indices from the kernel frame where ``e`` was raised."""

@@ -60,8 +60,15 @@ class MachineOptions:
         fill: initial content of on-chip buffers and uninitialised GM outputs:
             ``"pattern"`` (default: every byte = ``fill_byte``), ``"zero"`` or
             ``"random"`` (seeded by ``seed``).
-        fill_byte: the pattern byte; 0xFF makes float data NaN and integers -1, so
-            unwritten results are easy to spot. Default 0xFF.
+        fill_byte: the pattern byte of on-chip buffers. Default 0x55: finite in every
+            float format (f16 85.3, bf16/f32 1.47e13, fp8 finite) and recognisable
+            (int32 1431655765), so stale on-chip data behaves like real stale data --
+            the common idiom of zeroing a buffer with ``x * 0`` gives 0, as on hardware
+            -- while still standing out in a dump.
+        gm_fill_byte: the pattern byte of GM regions (uninitialised outputs and
+            workspaces). Default 0xFF: NaN in float formats and -1 in signed integers, so
+            an output element no op wrote is unmistakable (and never zero); ``None``
+            means ``fill_byte``.
         overflow_mode: ``None`` (use the chip default), ``"saturation"`` or
             ``"inf_nan"``: the process-wide float overflow mode ops consult when a
             clause does not choose one.
@@ -73,7 +80,8 @@ class MachineOptions:
     hazard_same_pipe: Literal["ordered", "barrier"] = "ordered"
     uninitialized: Literal["record", "warn", "raise", "off"] = "record"
     fill: Literal["pattern", "zero", "random"] = "pattern"
-    fill_byte: int = 0xFF
+    fill_byte: int = 0x55
+    gm_fill_byte: Optional[int] = 0xFF
     overflow_mode: Optional[Literal["saturation", "inf_nan"]] = None
     seed: int = 0
     max_reports: int = 100
@@ -87,6 +95,8 @@ class MachineOptions:
             raise ConfigError(f"fill={self.fill!r} is not one of pattern, zero, random")
         if not 0 <= int(self.fill_byte) <= 255:
             raise ConfigError(f"fill_byte={self.fill_byte!r} is not a byte value 0..255")
+        if self.gm_fill_byte is not None and not 0 <= int(self.gm_fill_byte) <= 255:
+            raise ConfigError(f"gm_fill_byte={self.gm_fill_byte!r} is not a byte value 0..255 (or None)")
         if self.overflow_mode not in (None, "saturation", "inf_nan"):
             raise ConfigError(f"overflow_mode={self.overflow_mode!r} is not None, 'saturation' or 'inf_nan'")
 
@@ -170,7 +180,7 @@ class GlobalMemory:
                                  hint="give every GM tensor a unique name")
         base = self._next
         self._next = _round_up(base + nbytes + GM_GUARD, GM_ALIGN)
-        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=self._machine._fill_array(nbytes, fill), base=base)
+        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=self._machine._fill_array(nbytes, fill, gm=True), base=base)
         region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
         self.regions.append(region)
         self._bases.append(base)
@@ -349,13 +359,14 @@ class Machine:
     def overflow_mode(self) -> str:
         return self.options.overflow_mode or self.target.overflow_mode
 
-    def _fill_array(self, nbytes: int, fill: Optional[str] = None) -> np.ndarray:
+    def _fill_array(self, nbytes: int, fill: Optional[str] = None, *, gm: bool = False) -> np.ndarray:
         mode = fill or self.options.fill
         if mode == "zero":
             return np.zeros(nbytes, dtype=np.uint8)
         if mode == "random":
             return self._rng.integers(0, 256, size=nbytes, dtype=np.uint8)
-        return np.full(nbytes, self.options.fill_byte, dtype=np.uint8)
+        byte = self.options.gm_fill_byte if gm and self.options.gm_fill_byte is not None else self.options.fill_byte
+        return np.full(nbytes, byte, dtype=np.uint8)
 
     # -- contexts
     def context(self, core: int = 0) -> "ExecContext":

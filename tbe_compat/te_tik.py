@@ -2,8 +2,8 @@
 notice once and re-exports `tbe_compat.tik` unchanged."""
 from .platform import warn_deprecated as _warn
 from .tik import *  # noqa: F401,F403
-from .tik import __dict__ as _tik_namespace
+from .tik import __all__ as _tik_all
 
 _warn("te.tik", "tbe.tik (from tbe import tik)", stacklevel=2)
 
-__all__ = [name for name in _tik_namespace if not name.startswith("_")]
+__all__ = list(_tik_all)

@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
 
 FRACTAL = 512          # bytes of one L0A/L0B/L1 cube fractal (16 rows x 32 bytes)
@@ -210,7 +211,7 @@ def _extent(groups, side: int, row: int) -> int:
 
 
 def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_row: Optional[int] = None,
-                dst_offset: int = 0, fill_row: Optional[np.ndarray] = None) -> None:
+                dst_offset: int = 0, fill_row: Optional[np.ndarray] = None, atomic: Optional[tuple] = None) -> None:
     """Copy rows described by ``groups`` = ``[(count, src_stride, dst_stride), ...]`` (innermost first).
 
     Each row copies ``src_row`` bytes from the source row start to ``dst_offset`` bytes
@@ -218,6 +219,8 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     ``fill_row`` (``dst_row`` bytes) is given, each destination row is first filled with
     it (padding), so only the copied part comes from the source. ``exact_src_row`` (<=
     ``src_row``) is the part of each source row that must exist (see `read_span`).
+    ``atomic`` = ``(dtype name, op)`` (`pto_core.ops.ctrl.atomic_mode`) makes every row a
+    read-modify-write ``dst = dst op src`` in that type (`atomic_rows`).
     """
     exact = src_row if exact_src_row is None else exact_src_row
     s_hi = _extent(groups, 1, src_row)
@@ -226,7 +229,17 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     d_hi = _extent(groups, 2, dst_row)
     ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
     track = tracking(ctx)
-    if FAST_PATHS and fill_row is None and len(groups) == 1 and (groups[0][0] == 1 or groups[0][1] == groups[0][2] == src_row == dst_row):
+    if atomic is not None:
+        dv = _burst_view(ddata[dst_offset:], groups, src_row, True, 2)
+        dw = _burst_view(dwritten[dst_offset:], groups, src_row, True, 2)
+        if track:
+            ctx.check_written(dw, operand="%dst", ptr=dst)
+        atomic_rows(dv, _burst_view(sdata, groups, src_row, False, 1), atomic)
+        if track:
+            dw[...] = _burst_view(swritten, groups, src_row, False, 1)
+        return
+    if FAST_PATHS and fill_row is None and len(groups) == 1 and (
+            groups[0][0] == 1 or groups[0][1] == groups[0][2] == src_row == dst_row):
         # one burst, or bursts back to back on both sides: a single contiguous copy (same bytes as the views below)
         nb = groups[0][0] * src_row
         ddata[dst_offset:dst_offset + nb] = sdata[:nb]
@@ -241,6 +254,48 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     if track:
         _burst_view(dwritten[dst_offset:], groups, src_row, True, 2)[...] = _burst_view(swritten, groups, src_row,
                                                                                        False, 1)
+
+
+#: numpy type used to combine values of each GM atomic type (`atomic_rows`).
+_ATOMIC_STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": None, "s32": np.int32, "s16": np.int16,
+                   "s8": np.int8}
+
+
+def atomic_rows(dst_rows: np.ndarray, src_rows: np.ndarray, atomic: tuple) -> None:
+    """``dst = dst op src`` on byte rows (last axis) read as the atomic type, in place.
+
+    Floats: the exact result rounded once to the type (f32 by numpy's IEEE f32 add, f16 and
+    bf16 computed in f64, where the sum of two such values rounds to the same result),
+    overflow to inf; max/min propagate NaN. Integers wrap (two's complement) -- an
+    assumption: the sources do not say whether integer atomic adds saturate.
+    """
+    from ..dtypes import dtype as _dtype
+    name, op = atomic
+    d = _dtype(name)
+    size = d.bits // 8
+    row = dst_rows.shape[-1]
+    if row % size:
+        raise IllegalOperand(f"atomic {op} on {name} needs rows that are a multiple of {size} bytes, got {row}",
+                             operand="%len_burst", value=row, limit=f"multiple of {size}",
+                             hint="move whole elements while the atomic mode is enabled")
+    dt = d.storage
+    a = np.ascontiguousarray(dst_rows).view(dt)
+    b = np.ascontiguousarray(src_rows).view(dt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if op == "add":
+            if name in ("f16", "bf16"):
+                res = (a.astype(np.float64) + b.astype(np.float64)).astype(dt)
+            elif d.kind == "f":
+                res = a + b
+            else:
+                res = (a.astype(np.int64) + b.astype(np.int64)).astype(dt)
+        elif op == "max":
+            res = np.maximum(a, b)
+        elif op == "min":
+            res = np.minimum(a, b)
+        else:
+            raise IllegalOperand(f"unknown atomic op {op!r}", operand="atomic", value=op, limit="add, max, min")
+    dst_rows[...] = np.ascontiguousarray(res).view(np.uint8).reshape(dst_rows.shape)
 
 
 def _burst_groups(op: str, call_clauses: dict, *, count_max: int = None, loop_max: int = None) -> list:
@@ -275,6 +330,16 @@ def _round32(n: int) -> int:
     return (n + BLOCK - 1) // BLOCK * BLOCK
 
 
+def _exact_gm_row(length: int) -> int:
+    """Bytes of a ``length``-byte GM read row that must lie inside the GM tensor.
+
+    The DMA reads whole 32-byte blocks (counted from the row start), and GM is allocated in
+    32-byte granules: the row's final block may run past the end of the tensor as long as
+    it starts inside it; the bytes past the end arrive as unknown data (`read_span`).
+    """
+    return (length - 1) // BLOCK * BLOCK + 1
+
+
 # ============================================================================ pto.mte_gm_l1 / mte_l1_ub
 
 
@@ -287,7 +352,7 @@ def _exec_bytes_to_32b_blocks(op: str):
         _require_stride_alignment(op, groups, 2, BLOCK, dst.space)
         check_align(op, src, BLOCK, "%src")     # on-chip sources are 32-byte aligned; GM is exempt
         row = _round32(length)   # the destination is written in whole 32-byte blocks, tail from the source
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=_exact_gm_row(length))
     return execute
 
 
@@ -360,6 +425,64 @@ register(OpSpec(
     doc="UB -> L1 copy in 32-byte units (AIV-side copy_ubuf_to_cbuf, MTE3); no layout change"))
 
 
+# ============================================================================ pto.mte_ub_ub, pto.mte_l1_gm (32-byte units)
+
+
+def _exec_32b_units(op: str, src_space: str, dst_space: str, gm_atomic: bool = False):
+    """Execute function of a ``len_32b nburst(%n_burst, %src_gap, %dst_gap)`` move (gaps: tail to head)."""
+    def execute(ctx, src, dst, len_burst, nburst=None):
+        length = check_int(op, "%len_burst", len_burst, 1, U16)
+        if nburst is None:
+            raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+        n, sg, dg = nburst[0]
+        n = check_int(op, "nburst(%n_burst)", n, 1, 4095)
+        sg = check_int(op, "nburst(%src_gap)", sg, 0, U16)
+        dg = check_int(op, "nburst(%dst_gap)", dg, 0, U16)
+        check_align(op, src, BLOCK, "%src")
+        check_align(op, dst, BLOCK, "%dst")
+        row = length * BLOCK
+        copy_bursts(ctx, src, dst, [(n, (length + sg) * BLOCK, (length + dg) * BLOCK)], src_row=row, dst_row=row,
+                    atomic=atomic_mode(ctx) if gm_atomic else None)
+    return execute
+
+
+def _verify_32b_units(src_spaces, dst_spaces):
+    def verify(call, target):
+        op = call.spec.asm_name
+        check_ptr(op, "%src", call.operands[0], src_spaces)
+        check_ptr(op, "%dst", call.operands[1], dst_spaces)
+        check_int(op, "%len_burst", call.operands[2], 1, U16)
+        if "nburst" not in call.clauses:
+            raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                                 hint="add nburst=(n_burst, src_gap, dst_gap) (gaps in 32-byte units)")
+        n, sg, dg = call.clauses["nburst"][0]
+        check_int(op, "nburst(%n_burst)", n, 1, 4095)
+        check_int(op, "nburst(%src_gap)", sg, 0, U16)
+        check_int(op, "nburst(%dst_gap)", dg, 0, U16)
+    return verify
+
+
+_NBURST_GAPS = Clause("nburst", "args", params=("%n_burst", "%src_gap", "%dst_gap"),
+                      doc="burst count (1..4095) and gaps after each burst, in 32-byte units (required)")
+
+register(OpSpec(
+    "mte_ub_ub", "mte", "V",
+    operands=(Operand("src", "ptr", ("ub",)), Operand("dst", "ptr", ("ub",)),
+              Operand("len_burst", "int", doc="32-byte blocks per burst (1..65535)")),
+    clauses=(_NBURST_GAPS,),
+    execute=_exec_32b_units("pto.mte_ub_ub", "ub", "ub"), verify=_verify_32b_units(("ub",), ("ub",)),
+    doc="UB -> UB copy in 32-byte units (copy_ubuf_to_ubuf; runs on PIPE_V per asc_copy_ub2ub)"))
+
+register(OpSpec(
+    "mte_l1_gm", "mte", "MTE3",
+    operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("gm",)),
+              Operand("len_burst", "int", doc="32-byte blocks per burst (1..65535)")),
+    clauses=(_NBURST_GAPS,),
+    execute=_exec_32b_units("pto.mte_l1_gm", "l1", "gm", gm_atomic=True),
+    verify=_verify_32b_units(("l1",), ("gm",)),
+    doc="L1 -> GM copy in 32-byte units (copy_cbuf_to_gm, MTE3); honours the GM atomic mode"))
+
+
 # ============================================================================ pto.mte_gm_ub / pto.mte_ub_gm
 
 
@@ -372,7 +495,7 @@ def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=No
     _require_stride_alignment(op, groups, 2, BLOCK, "UB")
     if pad is None:
         row = _round32(length)   # whole 32-byte blocks; the tail carries source bytes (DataCopyPad isPad=false)
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=length)
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=_exact_gm_row(length))
         return
     d = dst.dtype
     params = pad[0]
@@ -408,7 +531,8 @@ def _exec_mte_ub_gm(ctx, src, dst, len_burst, nburst=None, l2_cache_ctl=None, lo
     groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)
     check_align(op, src, BLOCK, "%src")
     _require_stride_alignment(op, groups, 1, BLOCK, "UB")
-    copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length)   # de-padding: only len_burst bytes
+    copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length,   # de-padding: only len_burst bytes
+                atomic=atomic_mode(ctx))
 
 
 def _verify_mte_ub_gm(call, target):

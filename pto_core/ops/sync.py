@@ -124,6 +124,16 @@ register(OpSpec("wait_flag_dyn", "sync", "S", _FLAG_DYN_OPERANDS, _wait_flag, ve
 register(OpSpec("pipe_barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe to drain, or ALL"),),
                 _pipe_barrier, verify=_verify_barrier, asm_form="quoted",
                 doc="Later ops of pipe start after all earlier ops of pipe complete (ALL: of every pipe)."))
+def _sync_all(ctx) -> None:
+    """The scheduler (pto_core.interpreter) holds this core until every core of the launch reached an
+    all-core barrier or ended; the barrier also completes every pipe of this core."""
+    if ctx.hazards is not None:
+        ctx.hazards.barrier("ALL")
+
+
+register(OpSpec("sync_all", "sync", "S", (), _sync_all,
+                doc="All-core barrier: every core of the launch reaches it before any core continues "
+                    "(AscendC SyncAll, TIK block_barrier); also a pipe_barrier(ALL) on each core."))
 register(OpSpec("barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe to drain, or ALL"),),
                 _pipe_barrier, verify=_verify_barrier, asm_form="angle",
                 doc="PTOAS dialect spelling of pipe_barrier: pto.barrier <PIPE_X>."))

@@ -13,17 +13,22 @@ from fixpipe_support import ROW, fb_words, load_acc, nz_pack, ref_convert, ref_o
 from pto_core import HazardError, IllegalOperand, Machine, MachineOptions, SyncError, UninitializedRead, dtype, pto
 from pto_core.numerics import quant as Q
 
-FILL = 0xFF
+def fill_byte(machine, ptr) -> int:
+    """The byte a buffer of ``ptr``'s space starts with (on-chip and GM patterns differ)."""
+    opts = machine.options
+    if ptr.space == "gm" and opts.gm_fill_byte is not None:
+        return opts.gm_fill_byte
+    return opts.fill_byte
 
 
 def region(machine, ptr, count):
     return machine.read(ptr, (count,))
 
 
-def expected_region(dst, count, writes):
-    """Destination storage of ``count`` elements filled with 0xFF bytes, then ``writes`` = [(offsets, values)]."""
+def expected_region(dst, count, writes, fill):
+    """Destination storage of ``count`` elements holding the ``fill`` byte, then ``writes`` = [(offsets, values)]."""
     d = dtype(dst)
-    out = np.full(d.nbytes(count), FILL, np.uint8).view(d.storage).copy()
+    out = np.full(d.nbytes(count), fill, np.uint8).view(d.storage).copy()
     for off, vals in writes:
         out[np.asarray(off).reshape(-1)] = np.asarray(vals).reshape(-1)
     return out
@@ -133,7 +138,7 @@ def test_layouts_strides_and_loop3_match_the_reference(case):
                            **{k: v for k, v in vals_kw.items() if k != "mode"})
         writes.append((off + r * d3, vals))
     np.testing.assert_array_equal(region(mach, dst, total).view(np.uint8),
-                                  expected_region(case["dst"], total, writes).view(np.uint8))
+                                  expected_region(case["dst"], total, writes, fill_byte(mach, dst)).view(np.uint8))
 
 
 def test_nz_normal_layout_of_8_bit_destinations_merges_two_fractal_columns():
@@ -144,7 +149,8 @@ def test_nz_normal_layout_of_8_bit_destinations_merges_two_fractal_columns():
     pto.mte_l0c_l1(src, dst, 5, 70, ss, 5 * 32 + 3, pre_quant=(1.0, {"mode": "req8_scalar"}))
     off = ref_offsets("normal", 5, 70, 5 * 32 + 3, 32)
     total = off.max() + 1
-    np.testing.assert_array_equal(region(mach, dst, total), expected_region("s8", total, [(off, x.astype(np.int8))]))
+    np.testing.assert_array_equal(region(mach, dst, total), expected_region("s8", total, [(off, x.astype(np.int8))],
+                                                                          fill_byte(mach, dst)))
 
 
 def test_s4_destination_is_packed_two_per_byte():
@@ -184,7 +190,7 @@ def test_split_m_gives_aiv0_the_upper_and_aiv1_the_lower_half(layout, m):
     total = off.max() + 1
     for sub, part in ((0, x[:h]), (1, x[h:])):
         got = mach.read(ub.__class__(ub.space, ub.dtype, ub.addr, sub, ub.ctx), (total,))
-        np.testing.assert_array_equal(got.view(np.uint32), expected_region("f32", total, [(off, part)]).view(np.uint32))
+        np.testing.assert_array_equal(got.view(np.uint32), expected_region("f32", total, [(off, part)], fill_byte(mach, ub)).view(np.uint32))
 
 
 @pytest.mark.parametrize("layout", ["nz2nd", "normal"])
@@ -196,7 +202,7 @@ def test_split_n_gives_aiv0_the_left_and_aiv1_the_right_half(layout, m, n):
     total = off.max() + 1
     for sub, part in ((0, x[:, :h]), (1, x[:, h:])):
         got = mach.read(ub.__class__(ub.space, ub.dtype, ub.addr, sub, ub.ctx), (total,))
-        np.testing.assert_array_equal(got.view(np.uint32), expected_region("f32", total, [(off, part)]).view(np.uint32))
+        np.testing.assert_array_equal(got.view(np.uint32), expected_region("f32", total, [(off, part)], fill_byte(mach, ub)).view(np.uint32))
 
 
 @pytest.mark.parametrize("m", [1, 7, 33])
@@ -220,7 +226,7 @@ def test_sub_blockid_writes_one_vector_cores_ub(sub):
     got = mach.read(ub.__class__("ub", ub.dtype, ub.addr, sub, ub.ctx), (100,))
     np.testing.assert_array_equal(got.reshape(5, 20), x)
     untouched = mach.read(ub.__class__("ub", ub.dtype, ub.addr, other, ub.ctx), (100,))
-    assert (untouched.view(np.uint32) == 0xFFFFFFFF).all()
+    assert (untouched.view(np.uint8) == fill_byte(mach, ub)).all()
 
 
 # ----------------------------------------------------------------------------- GM atomics

@@ -120,7 +120,9 @@ def test_machine_buffers_follow_the_profile_and_start_with_the_fill_pattern():
     m = Machine("A5", cores=2)
     core = m.cores[1]
     assert core.buffer("l0a_scale").size == 4096 and len(core.ubs) == 2
-    assert (core.buffer("l1").data == 0xFF).all() and not core.buffer("l1").written.any()
+    assert (core.buffer("l1").data == 0x55).all() and not core.buffer("l1").written.any()   # finite on-chip fill
+    y = m.gm_alloc((4,), "f32", name="y")
+    assert np.isnan(m.read(y, 4)).all()                                   # NaN-like GM fill (0xFF bytes)
     with pytest.raises(IllegalOperand, match="does not exist on A2A3"):
         Machine("A2A3").ptr("l0a_scale", "e8m0", 0)
     assert (Machine("A2A3", options=MachineOptions(fill="zero")).cores[0].buffer("ub").data == 0).all()

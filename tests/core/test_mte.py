@@ -573,3 +573,21 @@ def test_unknown_clause_lists_valid_ones():
         pto.mte_gm_l1(m.gm_tensor(np.zeros(32, np.uint8), name="z"), m.ptr("l1", "u8", 0), 32, nburst=(1, 0, 0),
                       pad=(0,))
     assert "nburst" in str(e.value)
+
+
+def test_gm_read_last_block_may_start_inside_and_end_past_the_tensor():
+    """The DMA reads whole 32-byte blocks: a row's final block may run past the GM tensor when it
+    starts inside it (unknown bytes, not an error); a block starting past the end is an error."""
+    m = Machine("A2A3")
+    src = rand_bytes(100)
+    g = m.gm_tensor(src, name="s")
+    ub = m.ptr("ub", "u8", 0)
+    pto.mte_gm_ub(g.byte_offset(72), ub, 0, 32, nburst=(1, 32, 32))      # bytes [72, 104): 4 past the end
+    assert np.array_equal(raw(m, ub, 28), src[72:100])
+    buf = m.cores[0].buffer("ub")
+    assert buf.written[:28].all() and not buf.written[28:32].any()
+    l1 = m.ptr("l1", "u8", 0)
+    pto.mte_gm_l1(g, l1, 64, nburst=(2, 40, 64))                        # row 2: [40, 104)
+    assert np.array_equal(raw(m, l1, 124)[64:124], src[40:100])
+    with pytest.raises(OutOfBounds, match="run past"):
+        pto.mte_gm_ub(g.byte_offset(72), ub, 0, 64, nburst=(1, 64, 64))   # 2nd block [104, 136) starts past 100

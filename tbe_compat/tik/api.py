@@ -1,0 +1,266 @@
+"""Shared machinery of every TIK API family (data, control, vector, cube, ...).
+
+A family is a mixin class of `pto_core`-lowering methods, each decorated with
+`tik_api`::
+
+    class DataAPI(TikBase):
+        @tik_api("data_move")
+        def data_move(self, dst, src, sid, nburst, burst, src_stride, dst_stride, *args, **kwargs):
+            d = self._operand(dst, "dst", spaces=("ub", "gm", ...))
+            n = self._int_arg(nburst, "nburst", 1, 4095)
+            self._emit("mte_gm_ub", s.ptr, d.ptr, 0, 32 * burst, nburst=(...),
+                       footprint=[s.read(nbytes), d.write(nbytes)])
+
+`tik_api` gives every call: argument binding against the Python signature (a wrong
+arity is a TIK error naming the signature), the user's ``file:line`` and the API name
+as provenance of every PTO statement it records, conversion of any simulator error
+into the facade's error class (`errors`).
+
+Helpers here (use them instead of re-deriving things):
+
+* `TikBase._operand` -- a tensor argument as an `Operand`: PTO pointer expression, dtype,
+  space, static offset, elements available, and footprint builders for auto-sync.
+* `TikBase._int_arg` / `_scalar_arg` -- int/Scalar/Expr normalisation with range checks.
+* `TikBase._emit` -- record one PTO op (with auto-sync before it).
+* `TikBase._require_support` -- chip capability check from CANN's tables
+  (``api_check_support``), re-checked when BuildCCE freezes the chip.
+* `TikBase._error` -- a facade error with the current provenance.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from typing import Optional
+
+from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
+from pto_core.ops import registry
+
+from .autosync import Access
+from .errors import convert, tik_error, user_frame
+from .scalar import Expr, ir_value, static_int
+from .tensor import SPACE_TIK_NAMES, Tensor
+
+
+def tik_api(name: str):
+    """Decorator of a public TIK method: provenance, argument binding, error conversion.
+
+    ``name`` is the TIK name without ``tik.`` (``"data_move"``, ``"Tensor.reshape"``).
+    """
+    def deco(fn):
+        sig = inspect.signature(fn)
+        api = "tik." + name
+
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            with self._api(api) as where:
+                try:
+                    return fn(self, *args, **kwargs)
+                except TypeError:
+                    try:                      # a wrong call of the API itself, or an error inside it?
+                        sig.bind(self, *args, **kwargs)
+                    except TypeError as bad:
+                        params = str(sig).replace("(self, ", "(", 1).replace("(self)", "()")
+                        raise tik_error(f"bad arguments: {bad}", api=api, where=where,
+                                        hint=f"call it as {api}{params}",
+                                        exit_on_error=self._exit_on_error) from None
+                    raise
+        wrapper.tik_api_name = api
+        return wrapper
+    return deco
+
+
+class Operand:
+    """A tensor argument of a TIK call, resolved for lowering.
+
+    Attributes:
+        tensor: the `Tensor` view; ``name``: the argument name (``"dst"``).
+        ptr: PTO pointer expression to the view's start (``!pto.ptr<dtype, space>``).
+        dt: the view's `DType`; ``space``: canonical space.
+        offset: the view's element offset (int when static).
+    """
+
+    __slots__ = ("tensor", "name", "ptr", "dt", "space", "tik")
+
+    def __init__(self, tik, tensor: Tensor, name: str):
+        self.tik, self.tensor, self.name = tik, tensor, name
+        self.ptr = tensor.ptr()
+        self.dt = tensor.dt
+        self.space = tensor.space
+
+    @property
+    def static_offset(self) -> Optional[int]:
+        return self.tensor.static_offset
+
+    @property
+    def static_byte_offset(self) -> Optional[int]:
+        b = self.tensor.byte_offset()
+        return b if isinstance(b, int) else None
+
+    @property
+    def static_addr(self) -> Optional[int]:
+        """Byte address of the view's start (on-chip, static offset), else None."""
+        b = self.static_byte_offset
+        st = self.tensor.storage
+        return None if b is None or st.addr is None else st.addr + b
+
+    def available_bytes(self) -> Optional[int]:
+        """Bytes from the view's start to the end of its storage (None if not static)."""
+        b = self.static_byte_offset
+        n = self.tensor.storage.nbytes
+        return None if b is None or n is None else n - b
+
+    def check_extent(self, nbytes, what: str = "") -> None:
+        """Raise TIK's "tensor overflow" error if an access of ``nbytes`` (int) from the view's start
+        runs past the tensor (only when both are known now)."""
+        if not isinstance(nbytes, int):
+            return
+        avail = self.available_bytes()
+        b = self.static_byte_offset
+        if b is not None and b < 0:
+            raise self.tik._error(f"tensor overflow: {self.name} starts {-b} bytes before tensor "
+                                  f"{self.tensor.name!r}", operand=self.name, cls=OutOfBounds)
+        if avail is not None and nbytes > avail:
+            esize = max(1, self.dt.bits // 8)
+            raise self.tik._error(
+                f"tensor overflow: {what or 'the access'} needs {nbytes} bytes ({nbytes // esize} elements) "
+                f"from the start of {self.name}, but tensor {self.tensor.name!r} "
+                f"({self.tensor.storage.nbytes} B) has only {avail} B ({avail // esize} elements) from there",
+                operand=self.name, value=nbytes, limit=f"{avail} B", cls=OutOfBounds,
+                hint="check nburst/burst/strides (or repeat counts) against the tensor's shape")
+
+    def check_aligned(self, alignment: int) -> None:
+        """Raise if the view's start (on-chip, static) is not ``alignment``-byte aligned."""
+        addr = self.static_addr
+        if addr is not None and addr % alignment:
+            off = self.static_byte_offset
+            raise self.tik._error(
+                f"{self.name} address is not {alignment}-byte aligned: tensor {self.tensor.name!r} + {off} B "
+                f"(element offset {self.static_offset}) in {SPACE_TIK_NAMES[self.space]}",
+                operand=self.name, value=off, limit=f"multiple of {alignment} B", cls=Misaligned,
+                hint=f"start the view at an element offset that is a multiple of {alignment * 8 // self.dt.bits}")
+
+    # -- auto-sync footprints
+    def _region(self, nbytes, write: bool) -> Access:
+        st = self.tensor.storage
+        region = ("gm", id(st.gm)) if st.space == "gm" else (st.space,)
+        base = st.addr or 0
+        b = self.static_byte_offset
+        if b is not None and isinstance(nbytes, int) and b >= 0:
+            return Access(region, base + b, base + b + max(nbytes, 1), write)
+        size = st.nbytes if st.nbytes is not None else 1 << 62
+        return Access(region, base, base + size, write)
+
+    def read(self, nbytes=None) -> Access:
+        """Footprint: this operand reads ``nbytes`` from its start (None / dynamic: to the tensor's end)."""
+        return self._region(nbytes, False)
+
+    def write(self, nbytes=None) -> Access:
+        return self._region(nbytes, True)
+
+
+class TikBase:
+    """State and helpers shared by all API families (mixed into `tbe_compat.tik.Tik`)."""
+
+    _exit_on_error = True
+
+    # ------------------------------------------------------------------ provenance & errors
+    @contextlib.contextmanager
+    def _api(self, api: str):
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self._where
+            finally:
+                self._depth -= 1
+            return
+        w = user_frame()
+        where = Provenance(w.file, w.line, api) if w is not None else Provenance("<unknown>", 0, api)
+        self._depth, self._where = 1, where
+        try:
+            with self._builder.at(where):
+                yield where
+        except PtoError as e:
+            raise convert(e, api=api, where=where, exit_on_error=self._exit_on_error) from None
+        finally:
+            self._depth, self._where = 0, None
+
+    def _error(self, message: str, *, api: Optional[str] = None, operand: Optional[str] = None, value=None,
+               limit=None, hint: Optional[str] = None, cls: type = IllegalOperand) -> PtoError:
+        """A facade error at the current TIK call (raise it)."""
+        where = self._where
+        return tik_error(message, api=api or (where.call if where else "tik"), operand=operand, value=value,
+                         limit=limit, hint=hint, where=where, cls=cls, exit_on_error=self._exit_on_error)
+
+    # ------------------------------------------------------------------ arguments
+    def _operand(self, t, name: str, *, spaces: Optional[tuple] = None, dtypes: Optional[tuple] = None) -> Operand:
+        """Resolve tensor argument ``t`` (checks kind, scope and dtype)."""
+        if not isinstance(t, Tensor):
+            raise self._error(f"{name} must be a tik Tensor, got {type(t).__name__} {t!r}", operand=name,
+                              value=repr(t), hint="pass a tensor created by tik_instance.Tensor(...) or a view of it")
+        if t.tik is not self:
+            raise self._error(f"{name} belongs to another Tik instance", operand=name, value=t.name,
+                              hint="create all tensors of a kernel with the same tik.Tik()")
+        if spaces is not None and t.space not in spaces:
+            raise self._error(f"{name} must be in {' or '.join(SPACE_TIK_NAMES[s] for s in spaces)}, got tensor "
+                              f"{t.name!r} in {SPACE_TIK_NAMES[t.space]}", operand=name, value=t.scope,
+                              limit=", ".join(spaces))
+        if dtypes is not None and t.dtype not in dtypes:
+            raise self._error(f"{name} dtype {t.dtype} is not supported here", operand=name, value=t.dtype,
+                              limit="one of " + ", ".join(dtypes))
+        self._check_alive(t, name)
+        return Operand(self, t, name)
+
+    def _int_arg(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *,
+                 hint: Optional[str] = None):
+        """An integer argument: a Python int (range-checked) or an integer IR expression."""
+        i = static_int(v)
+        if i is not None and not isinstance(v, bool) and (not isinstance(v, float) or float(v).is_integer()):
+            if (lo is not None and i < lo) or (hi is not None and i > hi):
+                rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+                raise self._error(f"{name} = {i} is outside {rng}", operand=name, value=i, limit=rng, hint=hint)
+            return i
+        if isinstance(v, Expr):
+            t = v.ir.type
+            if t.kind not in ("s", "u") and t.name != "index":
+                raise self._error(f"{name} must be an integer, got a {v.dtype} expression", operand=name,
+                                  value=repr(v), hint="convert it with .astype('int32')")
+            return v.ir
+        raise self._error(f"{name} must be an int, Scalar or Expr, got {type(v).__name__} {v!r}", operand=name,
+                          value=repr(v))
+
+    def _scalar_arg(self, v, name: str):
+        """A scalar value argument (number, Scalar, Expr) in IR form."""
+        try:
+            return ir_value(v, what=name)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand=name, value=e.value, hint=e.hint) from None
+
+    # ------------------------------------------------------------------ recording
+    def _emit(self, op: str, *operands, footprint=(), **clauses) -> None:
+        """Record ``pto.<op>(*operands, **clauses)`` after the auto-sync pairs its footprint needs."""
+        spec = registry.get_op(op)
+        call = registry.make_call(spec, operands, clauses, self._where)
+        pipe = spec.pipe_of(call.operands, call.clauses)
+        self._sync.op(pipe, footprint)
+        self._builder.record(call)
+
+    def _record_sync(self, op: str, *operands) -> None:
+        """Record a sync op (no auto-sync bookkeeping)."""
+        spec = registry.get_op(op)
+        self._builder.record(registry.make_call(spec, operands, {}, self._where))
+
+    def _require_support(self, api: str, dtype: str = "") -> None:
+        """Raise `UnsupportedOp` unless the selected chip supports ``api`` (``"tik.vdiv"``) for ``dtype``
+        (CANN's ``api_check_support``); re-checked with the chip frozen by BuildCCE."""
+        from .. import platform
+        if not platform.api_check_support(api, dtype):
+            soc = platform.current_soc()
+            raise self._error(f"{api}{f' with {dtype}' if dtype else ''} is not supported on "
+                              f"{soc.soc_version} {soc.core_type}", operand="dtype" if dtype else None,
+                              value=dtype or None, cls=UnsupportedOp,
+                              hint="select a chip that supports it (set_current_compile_soc_info) or use another API")
+        self._support_checks.append((api, dtype, self._where))
+
+
+__all__ = ["tik_api", "TikBase", "Operand"]

@@ -1,0 +1,217 @@
+"""Automatic synchronisation: the ``set_flag``/``wait_flag`` pairs TIK inserts for the user.
+
+TIK kernels contain no synchronisation; the TIK compiler inserts it. We do the same at
+trace time so that the lowered program is correct for real hardware and the simulator's
+hazard verifier (`pto_core.checks.hazards`, on by default) never trips on a correct
+TIK kernel.
+
+Model (the verifier's, evaluated statically): every op runs on one pipe and touches
+byte ranges (its *footprint*). For each pipe Q we keep ``pend[Q]``: the accesses of
+other pipes that Q does not yet know to be complete, keyed by ``(pipe P, region, is
+write)`` with a conservative covering byte interval (32-byte granular, like the
+verifier). Before an op of pipe X we look for entries in ``pend[X]`` that conflict with
+the op's footprint (same region, overlapping 32-byte blocks, at least one write) and,
+for each such pipe P, emit the adjacent pair
+
+    pto.set_flag[<PIPE_P>, <PIPE_X>, <EVENT_ID0>]
+    pto.wait_flag[<PIPE_P>, <PIPE_X>, <EVENT_ID0>]
+
+right before the op. ``set_flag`` fires once every earlier op of P completed and carries
+what P itself knew, so afterwards X knows every access P knew of: ``pend[X]`` keeps
+only entries that are not P's and are still in ``pend[P]``. Same-pipe program order is
+an edge (the verifier's default ``hazard_same_pipe="ordered"``). Adjacent pairs never
+leave a flag raised and never set one twice, so the flag protocol holds on every path,
+and one event id (0) suffices. A pair is only emitted where a dependency exists, so
+listings stay readable (GM->UB load, vector op, UB->GM store gives exactly the
+MTE2->V and V->MTE3 pairs a CCE programmer writes).
+
+Control flow:
+
+* ``if``/``elif``/``else``: each branch is traced from the state before the ``if``; after
+  the chain the state is the union of the branch states (plus the pre-state when there
+  is no ``else``): an access is pending if it is pending on some path.
+* loops (the body is traced once but runs many times): at the end of the body we emit,
+  before the back edge, a pair P->Q for every access of P still pending for Q that
+  conflicts with *any* access of Q in the body (the next iteration's accesses). What
+  stays pending then conflicts with nothing Q does in the body, so every iteration is
+  covered. After the loop the state is the union of the state at the end of the body and
+  the state before the loop (zero trips).
+* ``tik_break``/``tik_continue``/``tik_return``: a ``pto.barrier <PIPE_ALL>`` before the
+  jump (rare in TIK kernels), so the jump carries no pending access.
+* the multi-core loop is not a loop (each core runs the body once); GM accesses of
+  different cores are not ordered by flags (TIK kernels use disjoint slices or atomic
+  adds; the verifier checks cores separately).
+"""
+from __future__ import annotations
+
+from pto_core.pipes import PIPES
+
+BLOCK = 32
+#: Pipes in a fixed order (deterministic emission order).
+PIPE_ORDER = tuple(p for p in PIPES)
+
+
+def _round(lo: int, hi: int) -> tuple:
+    return lo // BLOCK * BLOCK, -(-hi // BLOCK) * BLOCK
+
+
+class Access:
+    """One footprint entry of an op: bytes ``[lo, hi)`` of ``region`` (a hashable key)."""
+
+    __slots__ = ("region", "lo", "hi", "write")
+
+    def __init__(self, region, lo: int, hi: int, write: bool):
+        self.region = region
+        self.lo, self.hi = _round(lo, hi)
+        self.write = write
+
+    def __repr__(self):
+        return f"{'W' if self.write else 'R'}{self.region}[{self.lo:#x}, {self.hi:#x})"
+
+
+def _copy(state: dict) -> dict:
+    return {q: dict(entries) for q, entries in state.items()}
+
+
+def _join(states: list) -> dict:
+    out = {q: {} for q in PIPE_ORDER}
+    for st in states:
+        for q, entries in st.items():
+            dst = out[q]
+            for key, (lo, hi) in entries.items():
+                old = dst.get(key)
+                dst[key] = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
+    return out
+
+
+class _Chain:
+    __slots__ = ("pre", "branches", "has_else")
+
+    def __init__(self, pre):
+        self.pre, self.branches, self.has_else = pre, [], False
+
+
+class AutoSync:
+    """Trace-time pending-access state of one kernel (see module doc).
+
+    ``emit(src_pipe, dst_pipe)`` records one set_flag/wait_flag pair in the program;
+    ``barrier()`` records a ``pipe_barrier(ALL)``.
+    """
+
+    def __init__(self, emit, barrier):
+        self._emit = emit
+        self._emit_barrier = barrier
+        self.pend = {q: {} for q in PIPE_ORDER}
+        self._loops: list = []        # (pre-state, [(pipe, Access), ...]) per open loop
+        self._open_chain = None       # an if-chain whose next branch may still follow
+        self._chains: list = []       # chains whose branch is being traced
+        self.pairs = 0                # number of pairs emitted (statistics / tests)
+
+    # ------------------------------------------------------------------ ops
+    def op(self, pipe: str, accesses) -> None:
+        """An op of ``pipe`` with footprint ``accesses`` is about to be recorded."""
+        self.settle()
+        pend = self.pend[pipe]
+        if pend:
+            need = set()
+            for (p, region, w), (lo, hi) in pend.items():
+                if p in need:
+                    continue
+                for a in accesses:
+                    if a.region == region and (w or a.write) and lo < a.hi and a.lo < hi:
+                        need.add(p)
+                        break
+            for p in PIPE_ORDER:
+                if p in need:
+                    self._sync(p, pipe)
+        for a in accesses:
+            key = (pipe, a.region, a.write)
+            for q in PIPE_ORDER:
+                if q == pipe:
+                    continue
+                entries = self.pend[q]
+                old = entries.get(key)
+                entries[key] = (a.lo, a.hi) if old is None else (min(a.lo, old[0]), max(a.hi, old[1]))
+        for _, log in self._loops:
+            log.extend((pipe, a) for a in accesses)
+
+    def _sync(self, src: str, dst: str) -> None:
+        self._emit(src, dst)
+        self.pairs += 1
+        known_by_src = self.pend[src]
+        self.pend[dst] = {k: v for k, v in self.pend[dst].items() if k[0] != src and k in known_by_src}
+
+    def barrier_all(self) -> None:
+        """A ``pipe_barrier(ALL)``: everything before is complete before anything after."""
+        self.settle()
+        self._emit_barrier()
+        self.pend = {q: {} for q in PIPE_ORDER}
+
+    def clear(self) -> None:
+        """An op that completes every pipe was recorded (``pto.sync_all``): nothing is pending."""
+        self.pend = {q: {} for q in PIPE_ORDER}
+
+    # ------------------------------------------------------------------ if / elif / else
+    def begin_if(self) -> None:
+        self.settle()
+        self._chains.append(_Chain(_copy(self.pend)))
+
+    def end_branch(self) -> None:
+        """The body of an if/elif/else branch ends."""
+        self.settle()
+        chain = self._chains.pop()
+        chain.branches.append(self.pend)
+        self._open_chain = chain
+        if chain.has_else:
+            self.settle()
+
+    def begin_elif(self, is_else: bool = False) -> None:
+        chain = self._open_chain
+        if chain is None:        # the builder reports the misuse
+            return
+        self._open_chain = None
+        chain.has_else = is_else
+        self.pend = _copy(chain.pre)
+        self._chains.append(chain)
+
+    def settle(self) -> None:
+        """Close a finished if-chain: the state is the union over its paths."""
+        chain = self._open_chain
+        if chain is None:
+            return
+        self._open_chain = None
+        self.pend = _join(chain.branches + ([] if chain.has_else else [chain.pre]))
+
+    # ------------------------------------------------------------------ loops
+    def begin_loop(self) -> None:
+        self.settle()
+        self._loops.append((_copy(self.pend), []))
+
+    def end_loop(self) -> None:
+        """Called while the builder is still inside the loop body: emits back-edge pairs there."""
+        self.settle()
+        pre, log = self._loops.pop()
+        by_pipe: dict = {}
+        for q, a in log:
+            by_pipe.setdefault(q, []).append(a)
+        for q in PIPE_ORDER:
+            body = by_pipe.get(q)
+            if not body:
+                continue
+            need = set()
+            for (p, region, w), (lo, hi) in self.pend[q].items():
+                if p in need:
+                    continue
+                for a in body:
+                    if a.region == region and (w or a.write) and lo < a.hi and a.lo < hi:
+                        need.add(p)
+                        break
+            for p in PIPE_ORDER:
+                if p in need:
+                    self._sync(p, q)
+        self.pend = _join([self.pend, pre])
+        for _, outer in self._loops:
+            outer.extend(log)
+
+
+__all__ = ["AutoSync", "Access"]

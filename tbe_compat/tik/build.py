@@ -1,0 +1,210 @@
+"""``BuildCCE``: fix the kernel signature and freeze the chip.
+
+Signature (what ``tikdb.start_debug`` feeds and returns):
+
+* ``inputs`` -- GM tensors (feed arrays) and InputScalars (feed numbers), in order;
+  ``flowtable`` InputScalars are inputs too;
+* ``outputs`` -- GM tensors (or views of them), returned in order;
+* a tensor in both lists is an in/out argument; GM tensors in neither list are internal
+  (``is_workspace`` tensors, ``init_value`` tensors, and tensors a script declared but did
+  not list) -- they start with the fill pattern (or their ``init_value``).
+
+GM arguments get the TIK names (feed keys); internal tensors keep unique internal
+names. Output GM tensors start with the recognisable GM pattern, except
+``is_atomic_add=True`` ones, which start at zero (the framework clears atomic outputs
+before launch; multi-core reductions rely on it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pto_core.errors import CapacityExceeded, UnsupportedOp
+from pto_core.program import OpStmt, walk_stmts
+
+from .. import platform
+from .scalar import InputScalar
+from .tensor import SPACE_TIK_NAMES, Tensor
+
+#: BuildCCE argument count limit (CANN 8.1; inputs + flowtable + outputs + workspace + global tensors).
+MAX_ARGS = 192
+
+
+@dataclass
+class BuildInfo:
+    """What BuildCCE fixed: the kernel name, the signature and the frozen chip."""
+
+    kernel_name: str
+    inputs: list                  # Tensor | InputScalar, in order (flowtable appended)
+    outputs: list                 # Tensor views, in order
+    soc: object                   # platform.SocState at BuildCCE
+    config: dict = field(default_factory=dict)
+
+    @property
+    def feed_names(self) -> list:
+        return [x.name for x in self.inputs]
+
+
+def _as_list(tik, value, what: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, (Tensor, InputScalar)):
+        return [value]
+    raise tik._error(f"{what} must be a list or tuple of tensors (or one tensor), got {type(value).__name__}",
+                     operand=what, value=repr(value))
+
+
+def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
+    if kernel_name is None:
+        raise tik._error("kernel_name is required", operand="kernel_name",
+                         hint="BuildCCE(kernel_name='my_kernel', inputs=[...], outputs=[...])")
+    if not isinstance(kernel_name, str) or not kernel_name.replace(".", "_").isidentifier():
+        raise tik._error(f"kernel_name {kernel_name!r} must be an identifier-like string", operand="kernel_name",
+                         value=kernel_name, limit="[A-Za-z_][A-Za-z0-9_]*")
+    if config is not None and (not isinstance(config, dict) or not all(isinstance(k, str) for k in config)):
+        raise tik._error("config must be a dict with str keys", operand="config", value=repr(config))
+    if tik._builder._blocks[-1] is not tik._builder.program.body or len(tik._builder._blocks) != 1:
+        raise tik._error("BuildCCE is called inside a for_range/if_scope body", operand="kernel_name",
+                         hint="call BuildCCE after every `with` block of the kernel is closed")
+    ins = _as_list(tik, inputs, "inputs")
+    outs = _as_list(tik, outputs, "outputs")
+    flow = _as_list(tik, flowtable, "flowtable")
+    for i, x in enumerate(ins):
+        if isinstance(x, InputScalar):
+            continue
+        _check_gm(tik, x, f"inputs[{i}]")
+    for i, x in enumerate(flow):
+        if not isinstance(x, InputScalar):
+            raise tik._error(f"flowtable[{i}] must be an InputScalar, got {type(x).__name__}",
+                             operand=f"flowtable[{i}]", value=repr(x))
+    for i, x in enumerate(outs):
+        if isinstance(x, InputScalar):
+            raise tik._error(f"outputs[{i}] is an InputScalar; outputs are GM tensors", operand=f"outputs[{i}]",
+                             value=x.name)
+        _check_gm(tik, x, f"outputs[{i}]")
+    feed = ins + [s for s in flow if all(s is not x for x in ins)]
+    if len(feed) + len(outs) > MAX_ARGS:
+        raise tik._error(f"{len(feed) + len(outs)} kernel arguments exceed the limit {MAX_ARGS}",
+                         operand="inputs", value=len(feed) + len(outs), limit=MAX_ARGS)
+    _check_names(tik, feed, outs)
+    used = {id(s) for s in feed if isinstance(s, InputScalar)}
+    for s in tik._input_scalars:
+        if id(s) not in used:
+            raise tik._error(f"InputScalar {s.name!r} is not listed in BuildCCE inputs (or flowtable)",
+                             operand="inputs", value=s.name,
+                             hint="every InputScalar is a kernel argument: add it to inputs=[...]")
+    _freeze_chip(tik)
+    _signature(tik, kernel_name, feed, outs)
+    prog = tik._builder.program
+    prog.name = kernel_name
+    prog._executable = None
+    tik.build = BuildInfo(kernel_name, feed, outs, platform.current_soc(), dict(config or {}))
+
+
+def _check_gm(tik, x, what: str) -> None:
+    if not isinstance(x, Tensor):
+        raise tik._error(f"{what} must be a GM tensor or InputScalar, got {type(x).__name__} {x!r}", operand=what,
+                         value=repr(x))
+    if x.tik is not tik:
+        raise tik._error(f"{what} (tensor {x.name!r}) belongs to another Tik instance", operand=what, value=x.name)
+    if x.space != "gm":
+        raise tik._error(f"{what} (tensor {x.name!r}) is in {SPACE_TIK_NAMES[x.space]}; kernel arguments are GM "
+                         f"tensors", operand=what, value=x.scope, limit="scope_gm")
+    st = x.storage
+    if st.is_workspace:
+        raise tik._error(f"{what} (tensor {x.name!r}) is a workspace (is_workspace=True); workspaces are internal",
+                         operand=what, value=x.name, hint="drop it from inputs/outputs")
+    if st.init_value is not None:
+        raise tik._error(f"{what} (tensor {x.name!r}) has init_value; such tensors are internal", operand=what,
+                         value=x.name, hint="drop it from inputs/outputs")
+
+
+def _check_names(tik, feed: list, outs: list) -> None:
+    seen = {}
+    for x in feed + outs:
+        key = x.storage if isinstance(x, Tensor) else x
+        prev = seen.get(x.name)
+        if prev is not None and prev is not key:
+            raise tik._error(f"two different kernel arguments are named {x.name!r}", operand="inputs", value=x.name,
+                             hint="give every BuildCCE input/output a unique name= (it is the feed_dict key)")
+        seen[x.name] = key
+        if not x.name.isidentifier():
+            raise tik._error(f"kernel argument name {x.name!r} must be an identifier", operand="inputs",
+                             value=x.name)
+
+
+def _freeze_chip(tik) -> None:
+    soc = platform.current_soc()
+    target = soc.profile
+    prog = tik._builder.program
+    prog.target = target
+    from .container import buffer_capacity
+    for space, hi in tik._placement.high_water().items():
+        cap = buffer_capacity(space)
+        if hi > cap:
+            raise tik._error(f"tensors placed in {SPACE_TIK_NAMES[space]} reach {hi} B, but {soc.soc_version} has "
+                             f"{cap} B (the chip changed after they were declared)", operand="kernel_name",
+                             value=hi, limit=f"{cap} B", cls=CapacityExceeded,
+                             hint="select the chip before declaring tensors, or shrink them")
+    if tik._targets_seen != {target.name}:
+        for api, dtype, where in tik._support_checks:
+            if not platform.api_check_support(api, dtype):
+                raise tik._error(f"{api}{f' with {dtype}' if dtype else ''} (at {where.file}:{where.line}) is not "
+                                 f"supported on {soc.soc_version} {soc.core_type}, the chip selected at BuildCCE",
+                                 operand="kernel_name", value=api, cls=UnsupportedOp)
+        for s in walk_stmts(prog.body):
+            if isinstance(s, OpStmt) and s.call.spec.verify is not None:
+                s.call.spec.verify(s.call, target)
+        tik._targets_seen = {target.name}
+
+
+def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
+    prog = tik._builder.program
+    in_storages = [x.storage for x in feed if isinstance(x, Tensor)]
+    out_storages = [x.storage for x in outs]
+    io_names = {x.name for x in feed} | {x.name for x in outs}
+    ordered = []
+    for st in tik._gm_tensors:
+        a = st.gm
+        if st in in_storages and st in out_storages:
+            a.io = "inout"
+        elif st in in_storages:
+            a.io = "in"
+        elif st in out_storages:
+            a.io = "out"
+        else:
+            a.io = "workspace"
+        a.fill = "zero" if st.is_atomic_add and a.io in ("out", "workspace") else None
+        a.init = None
+        if st.init_value is not None:
+            a.init = tuple(float(v) if st.dtype.kind == "f" else int(v) for v in st.init_value.tolist())
+    taken = set(io_names)
+    k = 0
+    for st in tik._gm_tensors:
+        if st.gm.io == "workspace":
+            base = st.name if st.name.isidentifier() else "gm"
+            name = f"{base}_ws"
+            while name in taken:
+                k += 1
+                name = f"{base}_ws{k}"
+            st.gm.name = name
+            taken.add(name)
+        else:
+            st.gm.name = st.name
+    seen = set()
+    for x in feed:
+        a = x.ir if isinstance(x, InputScalar) else x.storage.gm
+        if id(a) not in seen:
+            ordered.append(a)
+            seen.add(id(a))
+    for x in outs:
+        a = x.storage.gm
+        if id(a) not in seen:
+            ordered.append(a)
+            seen.add(id(a))
+    for st in tik._gm_tensors:
+        if id(st.gm) not in seen:
+            ordered.append(st.gm)
+            seen.add(id(st.gm))
+    prog.args = ordered

@@ -1,0 +1,537 @@
+"""``tik.Tik``: the container a TIK kernel is written against.
+
+One ``Tik`` instance records one kernel: it owns a `pto_core.program.Builder` (the PTO
+program being traced), the auto-sync state, the on-chip placement and the TIK scope
+stack. Its methods come from the API families (mixins): `control.ControlAPI`,
+`data.DataAPI`, and the families other modules add (vector, cube ...); this module adds
+the data constructors (``Tensor``, ``Scalar``, ``InputScalar``), the view operations
+that need provenance, and ``BuildCCE``.
+
+When is the chip fixed? Tracing reads the selected chip lazily (`platform.current_soc`)
+for every decision (capacities, capability checks, op verifiers), so the chip may be
+selected before or after ``tik.Tik()``. ``BuildCCE`` -- where TIK compiles -- freezes
+it: the program's target becomes the chip selected at that moment, placements are
+re-checked against its capacities, and capability checks and op verifiers made under
+another chip are re-run. ``start_debug`` runs on the frozen chip.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pto_core import program as P
+from pto_core.dtypes import dtype as _dtype
+from pto_core.errors import CapacityExceeded, IllegalOperand, PtoError, UnknownName, UnsupportedOp
+from pto_core.program import INDEX
+
+from .. import platform
+from . import registry as _registry
+from .api import TikBase, tik_api
+from .autosync import AutoSync
+from .control import ControlAPI
+from .data import DataAPI
+from .debug import Tikdb
+from .placement import Placement, alignment
+from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
+from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
+
+#: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).
+_V100_SHORT = ("Ascend310", "Ascend910")
+
+
+class _Scope:
+    """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body)."""
+
+    __slots__ = ("kind", "storages")
+
+    def __init__(self, kind: str):
+        self.kind, self.storages = kind, []
+
+
+class Tik(ControlAPI, DataAPI, TikBase):
+    """``tik.Tik(profiling=None, disable_debug=True, err_msg_level=0, block_size=32)``.
+
+    ``profiling``: None, a ``tik.Dprofile`` or the ``Dprofile`` class (all mean "the
+    selected chip"). ``disable_debug`` is accepted either way (``start_debug`` always
+    works: scripts written for CANN 5 relied on the old default False).
+    ``err_msg_level``: 0 (errors are also ``SystemExit``) or 1 (not; full traceback),
+    see `tbe_compat.tik.errors`. ``block_size`` must be 32.
+    """
+
+    def __init__(self, profiling=None, disable_debug=True, err_msg_level=0, block_size=32):
+        self._depth, self._where = 0, None
+        self._exit_on_error = err_msg_level != 1
+        self._builder = P.Builder("tik_kernel", platform.current_soc().profile)
+        self._sync = AutoSync(self._emit_pair, self._emit_barrier_all)
+        self._placement = Placement()
+        self._scopes = [_Scope("kernel")]
+        self._support_checks: list = []
+        self._targets_seen = {self._builder.program.target.name}
+        self._gm_tensors: list = []
+        self._input_scalars: list = []
+        self._names: dict = {}
+        self.build = None          # set by BuildCCE: `build.BuildInfo`
+        self.d_profiling = profiling
+        self.disable_debug = disable_debug
+        self.err_msg_level = err_msg_level
+        self.tikdb = Tikdb(self)
+        with self._api("tik.Tik"):
+            platform.profiling_soc(profiling)
+            if err_msg_level not in (0, 1):
+                raise self._error(f"err_msg_level must be 0 or 1, got {err_msg_level!r}", operand="err_msg_level",
+                                  value=err_msg_level, limit="0 or 1")
+            if block_size != 32:
+                raise self._error(f"block_size must be 32 on the modelled chips, got {block_size!r}",
+                                  operand="block_size", value=block_size, limit="32",
+                                  hint="16-byte blocks exist only on Ascend035, which is not modelled")
+
+    # ------------------------------------------------------------------ sync emission (AutoSync callbacks)
+    def _emit_pair(self, src: str, dst: str) -> None:
+        self._record_sync("set_flag", src, dst, 0)
+        self._record_sync("wait_flag", src, dst, 0)
+
+    def _emit_barrier_all(self) -> None:
+        self._record_sync("pipe_barrier", "ALL")
+
+    # ------------------------------------------------------------------ target tracking
+    def _api(self, api):
+        prog = getattr(self, "_builder", None)
+        if prog is not None and not self._depth:
+            t = platform.current_soc().profile
+            if prog.program.target is not t:
+                prog.program.target = t
+                self._targets_seen.add(t.name)
+        return TikBase._api(self, api)
+
+    # ------------------------------------------------------------------ data
+    @tik_api("Tensor")
+    def Tensor(self, dtype=None, shape=None, scope=None, name=None, enable_buffer_reuse=False, no_reuse_list=None,
+               reuse_list=None, is_workspace=False, is_atomic_add=False, max_mem_size=None, init_value=None,
+               is_global_tensor=False, start_addr=None):  # noqa: N802 (TIK's name)
+        """Declare a tensor (tik_api.md §4.1). GM tensors become kernel arguments when listed in
+        BuildCCE, else internal workspaces; on-chip tensors are placed now."""
+        dt = self._tensor_dtype(dtype)
+        dims = self._shape_arg(shape)
+        if scope is None:
+            raise self._error("scope is required", operand="scope",
+                              hint="pass scope=tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, ...")
+        space = SCOPE_SPACES.get(scope)
+        if space is None:
+            known = ", ".join(f"{k!r}" for k in SCOPE_SPACES)
+            cls = UnsupportedOp if isinstance(scope, str) and scope.startswith("local.") else UnknownName
+            raise self._error(f"scope {scope!r} is not a tensor scope the simulator models", operand="scope",
+                              value=scope, limit=f"one of {known}", cls=cls,
+                              hint="use tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, tik.scope_ca, tik.scope_cb, "
+                                   "tik.scope_cc (= tik.scope_cbuf_out)")
+        if name is None:
+            name = f"tensor_{len(self._names)}"
+        if not isinstance(name, str) or not name:
+            raise self._error(f"name must be a non-empty str, got {name!r}", operand="name", value=name)
+        self._names[name] = self._names.get(name, 0) + 1
+        if space != "gm":
+            for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
+                              ("init_value", init_value)):
+                if val not in (False, None):
+                    raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
+                                      hint="drop it, or declare the tensor with scope=tik.scope_gm")
+        storage = Storage(space, scope, name, dt, dims, self._where)
+        strides, acc = [], 1
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = acc * d if isinstance(acc, int) and isinstance(d, int) else P.binop("mul", _index(acc), _index(d))
+        strides = tuple(reversed(strides))
+        count = prod(dims)
+        if space == "gm":
+            self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value)
+        else:
+            self._place(storage, count, max_mem_size, start_addr)
+        return Tensor(self, storage, dt, dims, strides, 0, True)
+
+    def _tensor_dtype(self, dtype):
+        if isinstance(dtype, str) and dtype in TENSOR_DTYPES:
+            return _dtype(dtype)
+        raise self._error(f"dtype {dtype!r} is not a TIK tensor dtype", operand="dtype", value=dtype,
+                          limit="one of " + ", ".join(TENSOR_DTYPES), cls=UnknownName)
+
+    def _shape_arg(self, shape) -> tuple:
+        if shape is None:
+            raise self._error("shape is required", operand="shape")
+        items = shape if isinstance(shape, (list, tuple)) else (shape,)
+        if not items:
+            raise self._error("shape must have at least one dimension", operand="shape", value=shape)
+        dims = []
+        for d in items:
+            v = static_int(d)
+            if v is not None and not isinstance(d, bool):
+                if isinstance(d, float) and not float(d).is_integer():
+                    v = None
+                elif v <= 0:
+                    raise self._error(f"shape {list(items)} has a non-positive dimension {v}", operand="shape",
+                                      value=list(items), limit="dimensions >= 1")
+            if v is not None:
+                dims.append(v)
+            elif isinstance(d, Expr):
+                dims.append(P.cast(d.ir, INDEX))
+            else:
+                raise self._error(f"shape {shape!r} has a dimension {d!r} that is not an int or a TIK integer "
+                                  f"expression", operand="shape", value=repr(d))
+        return tuple(dims)
+
+    def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value):
+        st.is_workspace = bool(is_workspace)
+        st.is_atomic_add = bool(is_atomic_add)
+        if init_value is not None:
+            st.init_value = np.asarray(init_value).reshape(-1)
+        if isinstance(count, int):
+            st.nbytes = st.dtype.nbytes(count)
+            shape = tuple(st.shape)
+        else:
+            st.size_expr = count
+            shape = (1,)
+        internal = f"_gm{len(self._gm_tensors)}"
+        st.gm = P.GmArg(internal, st.dtype, shape, io="workspace")
+        self._builder.program.args.append(st.gm)
+        self._gm_tensors.append(st)
+
+    def _place(self, st: Storage, count, max_mem_size, start_addr):
+        if isinstance(count, int):
+            nbytes = st.dtype.nbytes(count)
+        else:
+            if max_mem_size is None:
+                raise self._error(f"on-chip tensor {st.name!r} has a dynamic shape and needs max_mem_size "
+                                  f"(bytes)", operand="max_mem_size",
+                                  hint="pass max_mem_size=<upper bound in bytes>")
+            nbytes = self._int_arg(max_mem_size, "max_mem_size", 1)
+        elem = max(1, st.dtype.bits // 8)
+        align = alignment(st.space, elem)
+        if start_addr is not None:
+            start_addr = self._int_arg(start_addr, "start_addr", 0)
+            if start_addr % align:
+                raise self._error(f"start_addr {start_addr:#x} is not {align}-byte aligned in "
+                                  f"{SPACE_TIK_NAMES[st.space]}", operand="start_addr", value=hex(start_addr),
+                                  limit=f"multiple of {align}")
+        target = platform.current_soc().profile
+        if buffer_capacity(st.space) <= 0:
+            raise self._error(f"{SPACE_TIK_NAMES[st.space]} does not exist on {target.name} "
+                              f"({platform.current_soc().core_type})", operand="scope", value=st.scope,
+                              cls=UnsupportedOp, hint="select a chip/core type that has this buffer")
+        st.nbytes = nbytes
+        try:
+            st.addr = self._placement.place(st, target, nbytes, align, start_addr)
+        except CapacityExceeded as e:
+            placed = ", ".join(f"{n!r} {s} B at {a:#x}" for a, s, n in
+                               self._placement.allocator(st.space, target).occupants()) or "(none)"
+            cap = buffer_capacity(st.space)
+            used = self._placement.allocator(st.space, target).used
+            raise self._error(f"tensor {st.name!r} needs {nbytes} B in {SPACE_TIK_NAMES[st.space]} but the buffer "
+                              f"has {cap} B on {target.name} with {used} B in use; tensors already placed: {placed}"
+                              if start_addr is None else e.message,
+                              operand="shape", value=nbytes, limit=f"{cap} B", cls=CapacityExceeded,
+                              hint="allocate big tensors inside for_range/new_stmt_scope bodies so they are freed, "
+                                   "reduce the tile size, or reuse tensors") from None
+        self._scopes[-1].storages.append(st)
+
+    def _check_alive(self, t: Tensor, name: str) -> None:
+        st = t.storage
+        if st.space == "gm" or st.alive:
+            return
+        other = self._placement.reclaim(st)
+        if other is not None:
+            w = f" (declared at {st.where.file}:{st.where.line})" if st.where else ""
+            raise self._error(f"{name} uses tensor {st.name!r}{w} after the scope that created it ended; its "
+                              f"{SPACE_TIK_NAMES[st.space]} bytes now belong to tensor {other!r}", operand=name,
+                              value=st.name, hint="declare the tensor in the scope where it is used (or an outer "
+                                                  "one), not inside a for_range/if_scope/new_stmt_scope body")
+        self._scopes[-1].storages.append(st)
+
+    @tik_api("Scalar")
+    def Scalar(self, dtype="int64", name="reg_buf", init_value=None):  # noqa: N802
+        """A scalar register (tik_api.md §5.1)."""
+        self._scalar_dtype(dtype)
+        if not isinstance(name, str):
+            raise self._error(f"name must be a str, got {name!r}", operand="name", value=name)
+        return Scalar(self, dtype, name, init_value)
+
+    def _scalar_dtype(self, dtype):
+        if dtype not in SCALAR_DTYPES:
+            raise self._error(f"dtype {dtype!r} is not a TIK scalar dtype", operand="dtype", value=dtype,
+                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName)
+
+    @tik_api("InputScalar")
+    def InputScalar(self, dtype="int64", name="input_scalar"):  # noqa: N802
+        """A kernel argument given at launch (``feed_dict[name]``); list it in BuildCCE inputs."""
+        self._scalar_dtype(dtype)
+        if not isinstance(name, str) or not name.isidentifier():
+            raise self._error(f"InputScalar name {name!r} must be an identifier", operand="name", value=name)
+        if any(s.name == name for s in self._input_scalars):
+            raise self._error(f"InputScalar name {name!r} is used twice", operand="name", value=name,
+                              hint="give every InputScalar a unique name (it is the feed_dict key)")
+        arg = P.ScalarArg(name, dtype)
+        s = InputScalar(self, arg, name)
+        self._input_scalars.append(s)
+        return s
+
+    # ------------------------------------------------------------------ scalar and element moves
+    def _scalar_set(self, s: Scalar, value) -> None:
+        if isinstance(value, Tensor):
+            self._load_element(value, s.ir, "value")
+            return
+        v = self._scalar_arg(value, "value")
+        self._builder.assign(s.ir, v)
+
+    @tik_api("Scalar.set_as")
+    def _scalar_set_api(self, s, value, src_offset=None):
+        if isinstance(value, Tensor) and src_offset is not None:
+            value = value._view((1,), (1,), _add(value.offset, self._int_arg(src_offset, "src_offset")))
+        self._scalar_set(s, value)
+
+    def _load_element(self, t: Tensor, reg, name: str) -> None:
+        op = self._operand(t, name, spaces=("ub", "gm"))
+        if op.space == "gm" and platform.current_soc().short_soc_version in _V100_SHORT:
+            raise self._error(f"{name}: a GM tensor element cannot be read into a Scalar on "
+                              f"{platform.current_soc().soc_version}", operand=name, value=t.name, cls=UnsupportedOp,
+                              hint="move the data to UB with data_move first")
+        esize = max(1, t.dt.bits // 8)
+        op.check_extent(esize, "reading one element")
+        self._sync.op("S", [op.read(esize)])
+        self._builder.load(op.ptr, 0, into=reg)
+
+    def _tensor_set_as(self, t: Tensor, value, dst_offset=0, src_offset=None):
+        with self._api("tik.Tensor.set_as"):
+            self._store_element(t, value, dst_offset, src_offset)
+
+    def _store_element(self, t: Tensor, value, dst_offset=0, src_offset=None):
+        off = self._int_arg(dst_offset, "dst_offset")
+        if not (isinstance(off, int) and off == 0):
+            t = t._view((1,), (1,), _add(t.offset, off))
+        soc = platform.current_soc()
+        spaces = ("ub",) if soc.short_soc_version in _V100_SHORT + ("Ascend310P", "Ascend610", "BS9SX1A") else \
+            ("ub", "gm")
+        op = self._operand(t, "dst", spaces=spaces)
+        if isinstance(value, Tensor):
+            if src_offset is not None:
+                value = value._view((1,), (1,), _add(value.offset, self._int_arg(src_offset, "src_offset")))
+            tmp = P.Reg(P.scalar_type(value.dt))
+            self._load_element(value, tmp, "value")
+            v = tmp
+        else:
+            v = self._scalar_arg(value, "value")
+        esize = max(1, t.dt.bits // 8)
+        op.check_extent(esize, "writing one element")
+        self._sync.op("S", [op.write(esize)])
+        self._builder.store(op.ptr, 0, v)
+
+    # ------------------------------------------------------------------ scalar unit ops (tik_api.md §5.1)
+    def _scalar_dst(self, dst, name="dst") -> Scalar:
+        if not isinstance(dst, Scalar):
+            raise self._error(f"{name} must be a Scalar, got {type(dst).__name__} {dst!r}", operand=name,
+                              value=repr(dst))
+        return dst
+
+    @tik_api("scalar_abs")
+    def scalar_abs(self, dst, src):
+        """``dst = |src|``."""
+        self._builder.assign(self._scalar_dst(dst).ir, P.abs_(self._scalar_arg(src, "src")))
+
+    @tik_api("scalar_sqrt")
+    def scalar_sqrt(self, dst, src):
+        """``dst = sqrt(src)`` (float scalars)."""
+        d = self._scalar_dst(dst)
+        if d.ir.type.kind != "f":
+            raise self._error(f"scalar_sqrt needs a float dst, got {d.dtype}", operand="dst", value=d.dtype)
+        v = self._scalar_arg(src, "src")
+        self._builder.assign(d.ir, P.sqrt(P.cast(P.as_expr(v, d.ir.type), d.ir.type)))
+
+    @tik_api("scalar_max")
+    def scalar_max(self, dst, src0, src1):
+        """``dst = max(src0, src1)`` (floats: IEEE maxNum)."""
+        self._builder.assign(self._scalar_dst(dst).ir, P.max_(self._scalar_arg(src0, "src0"),
+                                                             self._scalar_arg(src1, "src1")))
+
+    @tik_api("scalar_min")
+    def scalar_min(self, dst, src0, src1):
+        self._builder.assign(self._scalar_dst(dst).ir, P.min_(self._scalar_arg(src0, "src0"),
+                                                             self._scalar_arg(src1, "src1")))
+
+    #: scalar_conv round_mode -> (IR rounding function or None, api_check_support suffix)
+    _SCALAR_CONV_MODES = {"": (None, ""), "none": (None, ""), "round": (P.round_even, "r"),
+                          "floor": (P.floor, "f"), "ceil": (P.ceil, "c"), "ceiling": (P.ceil, "c"),
+                          "away-zero": (P.round_away, "a"), "to-zero": (P.trunc, "z")}
+    _SHORT = {"float32": "f32", "float16": "f16", "int32": "s32"}
+
+    @tik_api("scalar_conv")
+    def scalar_conv(self, round_mode, dst, src):
+        """``dst = convert(src)`` with a rounding mode: s32->f32, f32->s32 (round/floor/ceil/away-zero/
+        to-zero), f16->f32, f32->f16 (round to nearest even; 'odd' is not modelled)."""
+        d = self._scalar_dst(dst)
+        if not isinstance(src, Expr):
+            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src")
+        mode = self._SCALAR_CONV_MODES.get(round_mode)
+        if mode is None:
+            cls = UnsupportedOp if round_mode == "odd" else IllegalOperand
+            raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",
+                              value=round_mode, cls=cls, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
+        fn, suffix = mode
+        a, b = self._SHORT.get(src.dtype), self._SHORT.get(d.dtype)
+        if a is None or b is None:
+            raise self._error(f"scalar_conv from {src.dtype} to {d.dtype} is not a TIK conversion", operand="dst",
+                              value=f"{src.dtype}->{d.dtype}", limit="s32<->f32, f16<->f32")
+        if b == "s32" and suffix == "":
+            raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
+                              value=round_mode, limit="round, floor, ceil, away-zero, to-zero")
+        self._require_support("tik.scalar_conv", f"{a}2{b}{suffix if b == 's32' else ''}")
+        v = src.ir
+        if fn is not None and a == "f32":
+            v = fn(v)
+        self._builder.assign(d.ir, P.cast(v, d.ir.type))
+
+    # ------------------------------------------------------------------ views
+    def _view_error(self, e: _IndexError):
+        return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit)
+
+    def _api_view(self, t: Tensor, key):
+        """``t[key]`` (no statement is recorded: provenance is only needed for errors)."""
+        try:
+            return t.index(key)
+        except _IndexError:
+            pass
+        with self._api("tik.Tensor.__getitem__"):
+            try:
+                t.index(key)
+            except _IndexError as e:
+                raise self._view_error(e) from None
+
+    @tik_api("Tensor.__setitem__")
+    def _api_setitem(self, t: Tensor, key, value):
+        try:
+            v = t.index(key)
+        except _IndexError as e:
+            raise self._view_error(e) from None
+        self._store_element(v, value)
+
+    @tik_api("Tensor.reshape")
+    def _api_reshape(self, t: Tensor, new_shape, api=None):
+        if len(new_shape) == 1 and isinstance(new_shape[0], (list, tuple)):
+            new_shape = tuple(new_shape[0])
+        dims = self._shape_arg(new_shape)
+        try:
+            return t.reshaped(dims)
+        except _IndexError as e:
+            raise self._view_error(e) from None
+
+    @tik_api("Tensor.reinterpret_cast_to")
+    def _api_reinterpret(self, t: Tensor, dtype):
+        new = self._tensor_dtype(dtype)
+        try:
+            return t.reinterpreted(new)
+        except _IndexError as e:
+            raise self._view_error(e) from None
+
+    # ------------------------------------------------------------------ build
+    @tik_api("BuildCCE")
+    def BuildCCE(self, kernel_name=None, inputs=None, outputs=None, output_files_path=None, enable_l2=False,
+                 config=None, flowtable=None, evaluates=None, extend_params=None):  # noqa: N802
+        """Fix the kernel's signature and chip (tik_api.md §3.2); returns this instance (some
+        scripts use the return value as the Tik instance). Nothing is written to disk."""
+        from .build import build
+        build(self, kernel_name, inputs, outputs, config, flowtable)
+        _registry.register(self)
+        return self
+
+    # ------------------------------------------------------------------ introspection
+    @property
+    def program(self) -> P.Program:
+        """The traced PTO program (complete after BuildCCE)."""
+        return self._builder.program
+
+    def get_left_buffer_size(self, scope) -> int:
+        return self.get_available_buffer_size(scope)
+
+    def get_available_buffer_size(self, scope) -> int:
+        """Bytes still free in ``scope`` (largest total, not the largest hole)."""
+        space = SCOPE_SPACES.get(scope)
+        if space is None or space == "gm":
+            raise self._error(f"scope {scope!r} has no on-chip buffer", api="tik.get_available_buffer_size",
+                              operand="scope", value=scope)
+        t = platform.current_soc().profile
+        return buffer_capacity(space) - self._placement.allocator(space, t).used
+
+    def __getattr__(self, name):
+        """A TIK API this simulator has no family for yet raises a clear error (an AttributeError, so
+        ``hasattr(tik_instance, "vec_add")`` stays False)."""
+        if not name.startswith("_") and name in known_tik_apis():
+            from .errors import tik_error_class, user_frame
+            from pto_core.errors import Provenance
+            w = user_frame()
+            cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
+            err = cls(f"tik.{name} is a TIK API this simulator does not implement yet", op=f"tik.{name}",
+                      where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
+                      hint="see tbe_compat/tik/ARCHITECTURE.md for the API families (vector and cube families "
+                           "are added separately)")
+            raise err
+        raise AttributeError(f"'Tik' object has no attribute {name!r}")
+
+    def __repr__(self):
+        name = self.build.kernel_name if self.build else "(not built)"
+        return f"<tik.Tik kernel {name} on {self._builder.program.target.name}>"
+
+
+class _MissingApi(UnsupportedOp, AttributeError):
+    """A known TIK API without an implementation in this simulator."""
+
+
+_KNOWN: set = set()
+#: TIK APIs named in tik_api.md that CANN's tables do not list.
+_EXTRA_APIS = ("conv2d", "matmul", "fixpipe", "mmad", "load2dv1", "load2dv2", "load3dv1", "load3dv2", "col2img",
+               "broadcast_ub_to_l0c", "data_move_quant", "printf", "set_printf_params", "ScalarArray",
+               "TensorAddrList", "multi_for_range", "mov_atomic_add_to_scalar", "vec_trans", "vtranspose",
+               "mov_tensor_to_cmpmask", "mov_cmpmask_to_tensor", "set_scalar_to_cmpmask", "vsel", "vec_sel",
+               "vec_conv", "vconv", "vec_reduce_add", "vec_reduce_max", "vec_reduce_min", "vec_cpadd",
+               "vec_rec_high_preci", "vec_rsqrt_high_preci", "vec_ln_high_preci", "vec_expm1_high_preci",
+               "tensor_padding_with_matrix", "set_l0_set_value", "depthwise_conv", "winograd_conv",
+               "mmad_broadcast", "vec_dup", "vector_dup", "vnchwconv", "vec_trans_scatter")
+
+
+def known_tik_apis() -> set:
+    """Names of TIK APIs (from CANN's API tables, the intrinsic maps and tik_api.md)."""
+    if not _KNOWN:
+        from ..data import tik_api_map as m
+        names = set(m.ONLY_TIK_API_MAP) | set(m.TRANS_TIK_API_TO_INSTR_MAP) | set(getattr(m, "H_API_MAP", {}))
+        for table in platform.SOC_TABLES.values():
+            for section in ("AICoreintrinsicDtypeMap", "VectorCoreintrinsicDtypeMap"):
+                for key in table.get(section, {}) or {}:
+                    key = key[len("Intrinsic_"):] if key.startswith("Intrinsic_") else key
+                    names.add(key)
+                    if key.startswith("v"):
+                        names.add("vec_" + key[1:])
+        names.update(_EXTRA_APIS)
+        _KNOWN.update(n for n in names if n.isidentifier() and not n.endswith("_v1"))
+    return _KNOWN
+
+
+#: get_soc_spec keys of the on-chip buffers (they answer per core type: a VectorCore has no L1/L0).
+_SIZE_KEYS = {"ub": "UB_SIZE", "l1": "L1_SIZE", "l0a": "L0A_SIZE", "l0b": "L0B_SIZE", "l0c": "L0C_SIZE"}
+
+
+def buffer_capacity(space: str) -> int:
+    """Bytes of ``space`` on the selected chip and core type."""
+    soc = platform.current_soc()
+    key = _SIZE_KEYS.get(space)
+    if key is not None:
+        try:
+            return int(platform.get_soc_spec_of(soc, key))
+        except PtoError:
+            pass
+    return soc.profile.sizes.of(space)
+
+
+def _index(v):
+    return P.cast(v, INDEX) if isinstance(v, P.Expr) else v
+
+
+def _add(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return P.binop("add", _index(P.as_expr(a, INDEX)), _index(P.as_expr(b, INDEX)))
+
+
+__all__ = ["Tik"]

@@ -1,0 +1,249 @@
+"""Control flow: ``for_range``, ``if_scope``/``elif_scope``/``else_scope``, ``new_stmt_scope``,
+``tik_break``/``tik_continue``/``tik_return``.
+
+Each returns a context manager; entering it records the PTO loop/if in the program
+(`pto_core.program.Builder.for_` / ``if_``), leaving it closes the block, frees the
+on-chip tensors the body declared (TIK scoping) and lets auto-sync handle the back edge
+or the branch join. Python-level ``for``/``if`` in the script simply unroll at trace time.
+
+``for_range(0, N, block_num=N)`` is the multi-core loop: the kernel runs on N simulated
+cores, the loop variable is the core index (``pto.get_block_idx``). ``thread_num``
+(double buffering) has no semantic effect and is accepted (0..4).
+"""
+from __future__ import annotations
+
+from pto_core import program as P
+from pto_core.errors import PtoError
+
+from .api import TikBase, tik_api
+from .errors import convert
+from .scalar import Expr, InputScalar, static_int
+
+
+class _Block:
+    """Context manager of one TIK scope (see module doc)."""
+
+    def __init__(self, tik, kind: str, where, enter, leave=None):
+        self.tik, self.kind, self.where = tik, kind, where
+        self._enter, self._leave = enter, leave
+        self._scope = None
+        self._value = None
+
+    def __enter__(self):
+        tik = self.tik
+        with tik._api_at(self.where):
+            self._scope, _ = self._enter()
+        from .container import _Scope
+        tik._scopes.append(_Scope(self.kind))
+        value = self._scope.__enter__() if self._scope is not None else None
+        return Expr(value) if value is not None else None
+
+    def __exit__(self, exc_type, exc, tb):
+        tik = self.tik
+        scope = tik._scopes.pop()
+        try:
+            if exc_type is None:
+                with tik._api_at(self.where):
+                    if self._leave is not None:
+                        self._leave()
+        finally:
+            tik._placement.release(scope.storages)
+            if self._scope is not None:
+                self._scope.__exit__(exc_type, exc, tb)
+        return False
+
+
+class ControlAPI(TikBase):
+    """The control-flow family (mixin of `tbe_compat.tik.Tik`)."""
+
+    def _api_at(self, where):
+        """Re-enter the provenance of a ``with`` statement (for statements recorded at enter/exit)."""
+        return _AtCall(self, where)
+
+    @tik_api("for_range")
+    def for_range(self, begint, endt, name="i", thread_num=1, thread_type="whole", block_num=1, dtype="int32",
+                  for_type="serial", subblock_num=0, sub_dtype="int32", enable_subblk=False):
+        """``with tik_instance.for_range(begin, end[, block_num=N][, thread_num=2]) as i:``"""
+        where = self._where
+        lo = self._int_arg(begint, "begint")
+        hi = self._int_arg(endt, "endt")
+        tn = static_int(thread_num)
+        if tn is None or not 0 <= tn <= 4:
+            raise self._error(f"thread_num must be an int in [0, 4], got {thread_num!r}", operand="thread_num",
+                              value=thread_num, limit="[0, 4]")
+        self._scalar_dtype(dtype)
+        if dtype not in ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8"):
+            raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype)
+        bn = block_num
+        multicore = isinstance(bn, InputScalar) or (static_int(bn) is not None and static_int(bn) > 1)
+        if not multicore:
+            if static_int(bn) is None or static_int(bn) < 1:
+                raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
+                                  operand="block_num", value=repr(block_num), limit=">= 1")
+            return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
+                          self._close_loop)
+        if tn not in (0, 1):
+            raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
+                              value=tn, limit="0 or 1")
+        if not (isinstance(lo, int) and lo == 0):
+            raise self._error("the multi-core loop (block_num > 1) must start at 0", operand="begint",
+                              value=repr(begint), limit="0")
+        if isinstance(bn, InputScalar):
+            if endt is not bn:
+                raise self._error("with block_num an InputScalar, endt must be the same InputScalar",
+                                  operand="endt", value=repr(endt))
+            bn_ir = bn.ir
+        else:
+            bn_ir = static_int(bn)
+            if not (isinstance(hi, int) and hi == bn_ir):
+                raise self._error(f"the multi-core loop must run 0..block_num: endt {endt!r} != block_num {bn_ir}",
+                                  operand="endt", value=repr(endt), limit=f"== block_num ({bn_ir})")
+        return _Block(self, "block", where,
+                      lambda: self._open_block_loop(bn_ir, name, dtype, where), None)
+
+    @tik_api("multi_for_range")
+    def multi_for_range(self, begint_list, endt_list, name="i", dtype="int32", for_type="serial"):
+        """Nested loops in one statement: ``with tik_instance.multi_for_range([0, 0], [2, 3]) as (i, j):``
+        (the first pair is the outermost loop)."""
+        if not isinstance(begint_list, (list, tuple)) or not isinstance(endt_list, (list, tuple)) or \
+                len(begint_list) != len(endt_list) or not begint_list:
+            raise self._error("begint_list and endt_list must be non-empty lists of the same length",
+                              operand="endt_list", value=(begint_list, endt_list))
+        loops = [self.for_range(b, e, name=f"{name}{k}", dtype=dtype)
+                 for k, (b, e) in enumerate(zip(begint_list, endt_list))]
+        return _Nested(loops)
+
+    def _open_loop(self, lo, hi, name, dtype, where):
+        self._sync.begin_loop()
+        scope = self._builder.for_(lo, hi, name=name if isinstance(name, str) and name.isidentifier() else "i",
+                                   dtype=dtype, where=where)
+        return scope, None
+
+    def _close_loop(self):
+        self._sync.end_loop()
+
+    def _open_block_loop(self, bn, name, dtype, where):
+        hi = bn if isinstance(bn, int) else bn
+        scope = self._builder.for_(0, hi, block_num=bn, name=name if isinstance(name, str) else "i",
+                                   dtype=dtype, where=where)
+        return scope, None
+
+    @tik_api("if_scope")
+    def if_scope(self, cond):
+        """``with tik_instance.if_scope(cond):`` (cond: TIK condition, or a Python bool)."""
+        where = self._where
+        c = self._cond(cond)
+        return _Block(self, "if", where, lambda: self._open_if(c, where), self._sync.end_branch)
+
+    def _open_if(self, c, where):
+        self._sync.begin_if()
+        return self._builder.if_(c, where=where), None
+
+    @tik_api("elif_scope")
+    def elif_scope(self, cond):
+        """``with tik_instance.elif_scope(cond):`` directly after an if_scope/elif_scope block."""
+        where = self._where
+        c = self._cond(cond)
+        return _Block(self, "elif", where, lambda: self._open_elif(c, where), self._sync.end_branch)
+
+    def _open_elif(self, c, where):
+        self._check_follows_if("elif_scope")
+        self._sync.begin_elif()
+        return self._builder.elif_(c, where=where), None
+
+    @tik_api("else_scope")
+    def else_scope(self):
+        """``with tik_instance.else_scope():`` directly after an if_scope/elif_scope block."""
+        where = self._where
+        return _Block(self, "else", where, self._open_else, self._sync.end_branch)
+
+    def _open_else(self):
+        self._check_follows_if("else_scope")
+        self._sync.begin_elif(is_else=True)
+        return self._builder.else_(), None
+
+    def _check_follows_if(self, what):
+        block = self._builder._blocks[-1]
+        if not block or not isinstance(block[-1], P.If) or self._sync._open_chain is None:
+            raise self._error(f"{what} must directly follow an if_scope (or elif_scope) block",
+                              hint="put it right after the `with tik_instance.if_scope(...)` block")
+
+    def _cond(self, cond):
+        if isinstance(cond, (bool, int)) and not isinstance(cond, Expr):
+            return P.Const(bool(cond), P.BOOL)
+        if isinstance(cond, Expr):
+            return P.cast(cond.ir, P.BOOL)
+        raise self._error(f"condition must be a TIK expression or a Python bool, got {type(cond).__name__}",
+                          operand="cond", value=repr(cond))
+
+    @tik_api("new_stmt_scope")
+    def new_stmt_scope(self, disable_sync=False):
+        """A C-like block: tensors declared inside are freed at its end. ``disable_sync`` is
+        accepted; synchronisation is still inserted (it is what makes the kernel correct)."""
+        return _Block(self, "stmt", self._where, lambda: (None, None), None)
+
+    @tik_api("tik_break")
+    def tik_break(self):
+        """Leave the innermost for_range at run time."""
+        self._jump("break_")
+
+    @tik_api("tik_continue")
+    def tik_continue(self):
+        self._jump("continue_")
+
+    @tik_api("tik_return")
+    def tik_return(self):
+        """End the kernel on this core."""
+        self._jump("return_")
+
+    def _jump(self, kind):
+        if kind != "return_" and not self._builder._loops:
+            raise self._error(f"tik_{kind[:-1]} outside a for_range", hint="use it inside a for_range body")
+        self._sync.barrier_all()
+        getattr(self._builder, kind)(where=self._where)
+
+
+class _Nested:
+    """Several `_Block` loops entered in order and left in reverse (``multi_for_range``)."""
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self._entered = []
+
+    def __enter__(self):
+        out = []
+        for b in self.blocks:
+            out.append(b.__enter__())
+            self._entered.append(b)
+        return out
+
+    def __exit__(self, *exc):
+        while self._entered:
+            self._entered.pop().__exit__(*exc)
+        return False
+
+
+class _AtCall:
+    """Provenance (and error conversion) of a `with` statement's TIK call, re-entered at enter/exit."""
+
+    def __init__(self, tik, where):
+        self.tik, self.where = tik, where
+
+    def __enter__(self):
+        tik = self.tik
+        self._outer = (tik._depth, tik._where)
+        tik._depth, tik._where = max(1, tik._depth), self.where
+        self._at = tik._builder.at(self.where)
+        self._at.__enter__()
+        return self.where
+
+    def __exit__(self, exc_type, exc, tb):
+        tik = self.tik
+        self._at.__exit__(exc_type, exc, tb)
+        tik._depth, tik._where = self._outer
+        if exc is not None and isinstance(exc, PtoError):
+            raise convert(exc, api=self.where.call, where=self.where, exit_on_error=tik._exit_on_error) from None
+        return False
+
+
+__all__ = ["ControlAPI"]

@@ -1,0 +1,342 @@
+"""Data movement: ``data_move``, ``data_move_pad``, ``tensor_mov`` (plain moves), ``set_atomic_add``.
+
+``data_move(dst, src, sid, nburst, burst, src_stride, dst_stride)`` moves ``nburst``
+bursts of ``burst`` units; strides are *gaps* (tail of one burst to the head of the
+next), tik_api.md §7.1. The lowering of each (src space, dst space) pair is one row
+of `DATA_MOVE_PATHS`: the PTO op, the units, the chips. Families add rows (the cube
+family adds the L0C <-> UB fractal paths) with `register_move_path`.
+
+================  =================  ===============  =========================================
+src -> dst        PTO op             pipe             units (burst / src gap / dst gap)
+================  =================  ===============  =========================================
+GM -> UB          pto.mte_gm_ub      MTE2             32 B / 32 B / 32 B (byte form, see below)
+UB -> GM          pto.mte_ub_gm      MTE3             32 B / 32 B / 32 B (byte form)
+GM -> L1          pto.mte_gm_l1      MTE2             32 B / 32 B / 32 B (byte form)
+L1 -> UB          pto.mte_l1_ub      MTE1             32 B / 32 B / 32 B (byte form)
+UB -> L1          pto.mte_ub_l1      MTE3             32 B units and gaps
+UB -> UB          pto.mte_ub_ub      V                32 B units and gaps
+L1 -> GM          pto.mte_l1_gm      MTE3             32 B units and gaps (910B/310B only)
+================  =================  ===============  =========================================
+
+Byte-form ops take ``len_burst`` bytes and start-to-start strides in bytes, so the TIK
+call ``data_move(ub, gm, 0, n, b, sg, dg)`` is ``pto.mte_gm_ub %gm, %ub, 0, 32*b
+nburst(n, 32*(b+sg), 32*(b+dg))``. ``pto.mte_gm_ub``/``mte_ub_gm`` rows are 16-bit byte
+counts: a constant burst above 2047 blocks becomes rows of ``32*d`` bytes (``d`` the
+largest divisor of the burst <= 2047) repeated by a ``loop`` group; a burst given as a
+TIK expression becomes rows of one 32-byte block (any run-time value works).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from pto_core import program as P
+from pto_core.errors import UnsupportedOp
+
+from .. import platform
+from .api import Operand, TikBase, tik_api
+from .scalar import Expr
+
+BLOCK = 32
+U16 = 0xFFFF
+#: largest burst (in 32-byte blocks) that fits one 16-bit byte row of mte_gm_ub / mte_ub_gm
+_MAX_ROW_BLOCKS = U16 // BLOCK
+
+
+@dataclass(frozen=True)
+class MovePath:
+    """One ``data_move`` scope pair.
+
+    Attributes:
+        lower: ``fn(tik, dst: Operand, src: Operand, nburst, burst, src_stride, dst_stride, mode)``
+            records the PTO op(s); arguments are ints or integer IR values (already range-checked).
+        socs: short SoC versions where the path exists (None = every chip whose buffers exist).
+        src_unit / dst_unit: bytes of one burst unit and of one gap unit on each side, for the
+            static bounds checks: an int, or ``fn(operand) -> int`` (e.g. one 16x16 fractal of
+            the L0C dtype: 512 B for 16-bit, 1024 B for 32-bit elements), or None when burst and
+            gap units differ on that side (the lowering checks extents itself; the auto-sync
+            footprint is then the whole tensor from the view's start).
+        doc: one line for error messages and docs.
+    """
+
+    lower: Callable
+    socs: Optional[tuple] = None
+    src_unit: object = BLOCK
+    dst_unit: object = BLOCK
+    doc: str = ""
+
+
+#: (src space, dst space) -> MovePath. Add rows with `register_move_path`.
+DATA_MOVE_PATHS: dict = {}
+
+
+def register_move_path(src: str, dst: str, path: MovePath) -> None:
+    DATA_MOVE_PATHS[(src, dst)] = path
+
+
+def _mul(a, k: int):
+    return a * k if isinstance(a, int) else P.binop("mul", P.cast(a, P.I64), k)
+
+
+def _add(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
+
+
+def _row_blocks(burst: int) -> int:
+    """Largest divisor of ``burst`` that is at most `_MAX_ROW_BLOCKS`."""
+    for d in range(min(burst, _MAX_ROW_BLOCKS), 0, -1):
+        if burst % d == 0:
+            return d
+    return 1
+
+
+def _byte_form(tik, op: str, dst: Operand, src: Operand, n, burst, ss, ds, *, limit16: bool, lead=(),
+               footprint=()):
+    """Emit a byte-form burst move (see module doc)."""
+    s_step = _mul(_add(burst, ss), BLOCK)
+    d_step = _mul(_add(burst, ds), BLOCK)
+    if isinstance(burst, int) and (not limit16 or burst <= _MAX_ROW_BLOCKS):
+        tik._emit(op, src.ptr, dst.ptr, *lead, BLOCK * burst, nburst=(n, s_step, d_step), footprint=footprint)
+        return
+    if isinstance(burst, int):
+        d = _row_blocks(burst)
+        inner = (burst // d, BLOCK * d, BLOCK * d)
+        row = BLOCK * d
+    else:
+        inner = (burst, BLOCK, BLOCK)
+        row = BLOCK
+    loop = None if (isinstance(n, int) and n == 1) else [(n, s_step, d_step)]
+    tik._emit(op, src.ptr, dst.ptr, *lead, row, nburst=inner, loop=loop, footprint=footprint)
+
+
+def _lower_gm_ub(tik, dst, src, n, burst, ss, ds, mode, fp):
+    _byte_form(tik, "mte_gm_ub", dst, src, n, burst, ss, ds, limit16=True, lead=(0,), footprint=fp)
+
+
+def _lower_ub_gm(tik, dst, src, n, burst, ss, ds, mode, fp):
+    _byte_form(tik, "mte_ub_gm", dst, src, n, burst, ss, ds, limit16=True, footprint=fp)
+
+
+def _lower_gm_l1(tik, dst, src, n, burst, ss, ds, mode, fp):
+    if mode not in (None, 0):
+        raise tik._error(f"PadMode {mode} (GM -> L1 padding modes 1..8) is not modelled", operand="PadMode",
+                         value=mode, cls=UnsupportedOp, hint="use PadMode 0 (no padding)")
+    _byte_form(tik, "mte_gm_l1", dst, src, n, burst, ss, ds, limit16=False, footprint=fp)
+
+
+def _lower_l1_ub(tik, dst, src, n, burst, ss, ds, mode, fp):
+    _byte_form(tik, "mte_l1_ub", dst, src, n, burst, ss, ds, limit16=False, footprint=fp)
+
+
+def _units_form(op):
+    def lower(tik, dst, src, n, burst, ss, ds, mode, fp):
+        tik._emit(op, src.ptr, dst.ptr, burst, nburst=(n, ss, ds), footprint=fp)
+    return lower
+
+
+register_move_path("gm", "ub", MovePath(_lower_gm_ub, doc="GM -> UB (copy_gm_to_ubuf, MTE2)"))
+register_move_path("ub", "gm", MovePath(_lower_ub_gm, doc="UB -> GM (copy_ubuf_to_gm, MTE3)"))
+register_move_path("gm", "l1", MovePath(_lower_gm_l1, doc="GM -> L1 (copy_gm_to_cbuf, MTE2)"))
+register_move_path("l1", "ub", MovePath(_lower_l1_ub, doc="L1 -> UB (copy_cbuf_to_ubuf, MTE1)"))
+register_move_path("ub", "l1", MovePath(_units_form("mte_ub_l1"), doc="UB -> L1 (copy_ubuf_to_cbuf, MTE3)"))
+register_move_path("ub", "ub", MovePath(_units_form("mte_ub_ub"), doc="UB -> UB (copy_ubuf_to_ubuf, V)"))
+register_move_path("l1", "gm", MovePath(_units_form("mte_l1_gm"), socs=("Ascend910B", "Ascend310B"),
+                                        doc="L1 -> GM (copy_cbuf_to_gm, MTE3; Ascend910B/310B)"))
+
+#: TIK set_atomic_add mode -> atomic type (tik_api.md §6.4; the SPR.CTRL encoding).
+ATOMIC_MODES = {1: "float32", 2: "float16", 3: "int16", 4: "int32", 5: "int8", 6: "bfloat16"}
+_ATOMIC_PTO = {"float32": "f32", "float16": "f16", "int16": "s16", "int32": "s32", "int8": "s8", "bfloat16": "bf16"}
+
+
+class DataAPI(TikBase):
+    """The data-movement family (mixin of `tbe_compat.tik.Tik`)."""
+
+    @tik_api("data_move")
+    def data_move(self, dst, src, sid, nburst, burst, src_stride, dst_stride, *args, **argv):
+        """``data_move(dst, src, sid, nburst, burst, src_stride, dst_stride[, mode])`` (tik_api.md §7.1)."""
+        mode = None
+        if args:
+            if len(args) > 1:
+                raise self._error(f"data_move takes at most 8 positional arguments, got {7 + len(args)}",
+                                  operand="args", value=len(args) + 7)
+            mode = args[0]
+        for key in ("PadMode", "ConvReluMode", "pad_mode"):
+            if key in argv:
+                mode = argv.pop(key)
+        if argv:
+            raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)),
+                              hint="data_move(dst, src, sid, nburst, burst, src_stride, dst_stride[, mode])")
+        self._move(dst, src, sid, nburst, burst, src_stride, dst_stride, mode)
+
+    def _move(self, dst, src, sid, nburst, burst, src_stride, dst_stride, mode):
+        d = self._operand(dst, "dst")
+        s = self._operand(src, "src")
+        self._int_arg(sid, "sid", 0, 15)
+        n = self._int_arg(nburst, "nburst", 1, 4095)
+        b = self._int_arg(burst, "burst", 1, U16)
+        ss = self._int_arg(src_stride, "src_stride", 0, U16)
+        ds = self._int_arg(dst_stride, "dst_stride", 0, U16)
+        path = DATA_MOVE_PATHS.get((s.space, d.space))
+        if path is None:
+            known = ", ".join(f"{a}->{b}" for a, b in DATA_MOVE_PATHS)
+            raise self._error(f"no data_move path from {s.space.upper()} to {d.space.upper()}", operand="dst",
+                              value=f"{s.tensor.scope} -> {d.tensor.scope}", limit=known, cls=UnsupportedOp,
+                              hint="move through UB (or use fixpipe / tensor_mov for L0C)")
+        soc = platform.current_soc()
+        if path.socs is not None and soc.short_soc_version not in path.socs:
+            raise self._error(f"data_move {path.doc} is not available on {soc.soc_version}", operand="dst",
+                              value=f"{s.space}->{d.space}", limit=", ".join(path.socs), cls=UnsupportedOp)
+        if s.dt is not d.dt:
+            if s.dt.name == "s32" and d.dt.name == "f16":
+                return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
+            raise self._error(f"src dtype {s.tensor.dtype} and dst dtype {d.tensor.dtype} differ; data_move copies "
+                              f"bytes of one dtype", operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype,
+                              hint="reinterpret_cast_to one of them, or convert with vconv/vec_conv")
+        for op in (s, d):
+            if op.space != "gm":
+                op.check_aligned(BLOCK)
+        fp = []
+        for op, unit, gap, w in ((s, path.src_unit, ss, False), (d, path.dst_unit, ds, True)):
+            unit = unit(op) if callable(unit) else unit
+            ext = None
+            if unit is not None and all(isinstance(x, int) for x in (n, b, gap)):
+                ext = ((n - 1) * (b + gap) + b) * unit
+                avail = op.available_bytes()
+                # a GM read's last 32-byte block may run past the tensor as long as it starts inside it
+                # (GM is allocated in 32-byte granules; pto.mte_gm_ub/mte_gm_l1 read those bytes as unknown)
+                tail_ok = not w and op.space == "gm" and avail is not None and 0 < ext - avail < BLOCK
+                if not tail_ok:
+                    op.check_extent(ext, f"{n} burst(s) of {b} x {unit} B with gap {gap} x {unit} B")
+            fp.append(op.write(ext) if w else op.read(ext))
+        path.lower(self, d, s, n, b, ss, ds, mode, fp)
+
+    @tik_api("tensor_mov")
+    def tensor_mov(self, dst, src, block_mode, nburst, burst_len, dst_stride, src_stride, deqscale=None,
+                   sid_store_mode=0, relu=False, pad_mode=None, pad_value=None, onthefly_mode=0, src_onthefly=None,
+                   src_onthefly_stride=0):
+        """``tensor_mov`` as a plain move (block_mode ``''``, no deq/relu/pad/on-the-fly): same units as
+        data_move (note the argument order: dst_stride before src_stride)."""
+        extras = {"deqscale": deqscale, "relu": relu or None, "pad_mode": pad_mode, "pad_value": pad_value,
+                  "onthefly_mode": onthefly_mode or None, "src_onthefly": src_onthefly,
+                  "sid_store_mode": sid_store_mode or None}
+        used = [k for k, v in extras.items() if v not in (None, False)]
+        if block_mode not in ("", None) or used:
+            what = f"block_mode {block_mode!r}" if block_mode not in ("", None) else ", ".join(used)
+            raise self._error(f"tensor_mov with {what} (L0C fractal / conversion paths) is not available yet",
+                              operand="block_mode" if block_mode not in ("", None) else used[0], cls=UnsupportedOp,
+                              hint="plain moves use block_mode=''; L0C paths come with the cube API family")
+        self._move(dst, src, 0, nburst, burst_len, src_stride, dst_stride, None)
+
+    @tik_api("set_atomic_add")
+    def set_atomic_add(self, mode):
+        """``set_atomic_add(mode)``: 0 off; 1 float32, 2 float16, 3 int16, 4 int32, 5 int8, 6 bfloat16
+        (or the dtype name, or an integer Scalar). While on, moves into GM accumulate."""
+        if isinstance(mode, str):
+            if mode not in _ATOMIC_PTO:
+                raise self._error(f"atomic dtype {mode!r} is not one of {', '.join(_ATOMIC_PTO)}", operand="mode",
+                                  value=mode, limit=", ".join(_ATOMIC_PTO))
+            names = {1: mode}
+            m = 1
+        elif isinstance(mode, Expr):
+            m = None
+            names = ATOMIC_MODES
+        else:
+            m = self._int_arg(mode, "mode", 0, 6)
+            names = ATOMIC_MODES
+        if m == 0:
+            self._emit("set_atomic_none")
+            return
+        if m is not None:
+            dt = names[m]
+            self._require_support("tik.set_atomic_add", dt)
+            self._emit(f"set_atomic_{_ATOMIC_PTO[dt]}")
+            self._emit("set_atomic_add")
+            return
+        # run-time mode: one branch per supported value
+        v = P.cast(mode.ir, P.I64)
+        b = self._builder
+        with b.if_(P.cmp("eq", v, 0)):
+            self._emit("set_atomic_none")
+        for code, dt in ATOMIC_MODES.items():
+            if not platform.api_check_support("tik.set_atomic_add", dt):
+                continue
+            with b.elif_(P.cmp("eq", v, code)):
+                self._emit(f"set_atomic_{_ATOMIC_PTO[dt]}")
+                self._emit("set_atomic_add")
+
+    @tik_api("data_move_pad")
+    def data_move_pad(self, dst, src, nburst, burst, dst_gap, src_gap, right_padding=0, left_padding=0,
+                      padding_value=None):
+        """GM <-> UB move with byte bursts and padding (tik_api.md §7.2; 910B/310B-class chips)."""
+        d = self._operand(dst, "dst", spaces=("ub", "gm"))
+        s = self._operand(src, "src", spaces=("ub", "gm"))
+        if (s.space, d.space) not in (("gm", "ub"), ("ub", "gm")):
+            raise self._error("data_move_pad moves GM -> UB or UB -> GM", operand="dst",
+                              value=f"{s.space}->{d.space}", cls=UnsupportedOp)
+        if s.dt is not d.dt:
+            raise self._error(f"src dtype {s.tensor.dtype} and dst dtype {d.tensor.dtype} differ", operand="dst",
+                              value=d.tensor.dtype, limit=s.tensor.dtype)
+        self._require_support("tik.data_move_pad", d.tensor.dtype)
+        size = max(1, d.dt.bits // 8)
+        n = self._int_arg(nburst, "nburst", 1, 4095)
+        nb = self._int_arg(burst, "burst", 1, (1 << 21) - 1)
+        if isinstance(nb, int) and nb % size:
+            raise self._error(f"burst {nb} B is not a multiple of the element size {size} B", operand="burst",
+                              value=nb, limit=f"multiple of {size}")
+        dg = self._int_arg(dst_gap, "dst_gap", 0)
+        sg = self._int_arg(src_gap, "src_gap", 0)
+        per_block = BLOCK // size
+        rp = self._int_arg(right_padding, "right_padding", 0, per_block)
+        lp = self._int_arg(left_padding, "left_padding", 0, per_block)
+        if not (isinstance(rp, int) and isinstance(lp, int)):
+            raise self._error("padding counts must be Python ints", operand="left_padding")
+        if d.space == "ub":
+            d.check_aligned(BLOCK)
+            padded = lp or rp or padding_value is not None
+            if isinstance(nb, int):
+                row = -(-(lp * size + nb + rp * size) // BLOCK) * BLOCK
+                d_step = _add(row, _mul(dg, BLOCK))
+            else:
+                row = None
+                d_step = P.binop("add", P.binop("mul", P.binop("div", P.binop(
+                    "add", P.cast(nb, P.I64), lp * size + rp * size + BLOCK - 1), BLOCK), BLOCK), _mul(dg, BLOCK))
+            s_step = _add(nb, sg)
+            fp = [s.read(None if not isinstance(n, int) or row is None else (n - 1) * s_step + nb
+                          if isinstance(s_step, int) else None),
+                  d.write(None if row is None or not isinstance(d_step, int) or not isinstance(n, int)
+                          else (n - 1) * d_step + row)]
+            pad = None
+            if padded:
+                value = 0 if padding_value is None else padding_value
+                pad = (value, lp, rp) if (lp or rp) else (value,)
+            self._emit("mte_gm_ub", s.ptr, d.ptr, 0, nb, nburst=(n, s_step, d_step), pad=pad, footprint=fp)
+        else:
+            s.check_aligned(BLOCK)
+            if lp or rp:
+                raise self._error("padding applies to GM -> UB moves only", operand="left_padding")
+            if isinstance(nb, int):
+                s_step = _add(-(-nb // BLOCK) * BLOCK, _mul(sg, BLOCK))
+            else:
+                s_step = P.binop("add", P.binop("mul", P.binop("div", P.binop(
+                    "add", P.cast(nb, P.I64), BLOCK - 1), BLOCK), BLOCK), _mul(sg, BLOCK))
+            d_step = _add(nb, dg)
+            fp = [s.read(None), d.write(None)]
+            self._emit("mte_ub_gm", s.ptr, d.ptr, nb, nburst=(n, s_step, d_step), footprint=fp)
+
+    @tik_api("block_barrier")
+    def block_barrier(self, sync_workspace):
+        """Cross-core barrier: every core of the launch reaches it before any continues. Lowered to
+        ``pto.sync_all`` (the scheduler holds each core there; it also drains every pipe of the core).
+        ``sync_workspace`` (the GM tensor TIK's software barrier counts in) is checked and not touched."""
+        self._operand(sync_workspace, "sync_workspace", spaces=("gm",))
+        if sync_workspace.dtype not in ("int64", "int32", "uint64", "uint32"):
+            raise self._error(f"sync_workspace must be an integer tensor, got {sync_workspace.dtype}",
+                              operand="sync_workspace", value=sync_workspace.dtype, limit="int64")
+        self._sync.settle()
+        self._record_sync("sync_all")
+        self._sync.clear()
+
+
+__all__ = ["DataAPI", "DATA_MOVE_PATHS", "MovePath", "register_move_path"]

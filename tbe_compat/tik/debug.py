@@ -1,0 +1,224 @@
+"""``tik_instance.tikdb``: run a built kernel on the simulator (``start_debug``).
+
+``start_debug(feed_dict, interactive=True, desc_tensor=None)`` -- the rules of
+tik_usage.md:
+
+* ``feed_dict`` keys are the ``name=`` of every BuildCCE input tensor plus every
+  InputScalar (inputs and ``flowtable``); the key set must be exactly that. Tensor values
+  are numpy arrays of the declared shape and dtype (dynamic dims evaluated with the fed
+  InputScalar values), scalar values Python/numpy numbers. Anything else is a clear
+  error naming the key, what was expected and what was given.
+* Returns a ``list`` of numpy arrays, one per BuildCCE output in ``outputs=`` order, with
+  the output's shape and dtype (for a view: the view's).
+* Input tensors the kernel overwrote: the caller's feed arrays receive the new contents
+  (newer tikdb behaviour; read-only arrays are left alone).
+* ``interactive=True`` (the TIK debugger prompt) never blocks: the run is the same as
+  with ``interactive=False``.
+
+The program is compiled once (on the first ``start_debug``) and reused. The machine is
+the chip BuildCCE froze, with ``block_num`` cores. Initial memory:
+
+* uninitialised GM outputs and workspaces: every byte ``0xFF`` (NaN for float dtypes, -1
+  for signed integers) -- recognisable, never zero; ``is_atomic_add`` outputs: zero;
+* on-chip buffers (UB, L1, L0A/B/C ...): every byte ``0x55`` (f16 85.3, f32 1.47e13,
+  int32 1431655765): finite, so the common "zero a buffer with ``x * 0``" idiom
+  (CHECKLIST §2.9.4) gives 0 as on hardware, where stale data is finite in practice.
+
+Errors while the kernel runs carry the TIK call's ``file:line`` and the core and loop
+indices (``[at core=1, i=3]``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from pto_core import program as P
+from pto_core import scalars as S
+from pto_core.errors import IllegalOperand, PtoError, UnknownName
+from pto_core.memory import MachineOptions
+
+from .errors import convert
+from .scalar import InputScalar
+from .tensor import Tensor
+
+#: Initial byte of on-chip buffers in TIK runs (finite in every float format).
+ON_CHIP_FILL_BYTE = 0x55
+#: Initial byte of uninitialised GM outputs/workspaces (NaN in float formats).
+GM_FILL_BYTE = 0xFF
+
+
+def tik_machine_options(**overrides) -> MachineOptions:
+    """The `MachineOptions` of TIK debugger runs (hazard verifier on; fills above)."""
+    kw = dict(fill="pattern", fill_byte=ON_CHIP_FILL_BYTE, gm_fill_byte=GM_FILL_BYTE)
+    kw.update(overrides)
+    return MachineOptions(**kw)
+
+
+class Tikdb:
+    """The debugger object of one Tik instance (``tik_instance.tikdb``)."""
+
+    def __init__(self, tik):
+        self._tik = tik
+        #: the `pto_core.interpreter.Executable` of the last run (machine, reports) -- simulator extension
+        self.executable = None
+        #: options of the next runs (simulator extension; e.g. ``tik_machine_options(order=...)``)
+        self.options: Optional[MachineOptions] = None
+        self.order = "sequential"
+
+    @property
+    def reports(self) -> list:
+        """Checker reports of the last run (uninitialised reads, flags left set ...)."""
+        return list(self.executable.reports) if self.executable is not None else []
+
+    def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None):
+        """Run the kernel on ``feed_dict``; returns the outputs (see module doc)."""
+        tik = self._tik
+        with tik._api("tikdb.start_debug"):
+            info = tik.build
+            if info is None:
+                raise tik._error("the kernel is not built yet", operand="feed_dict",
+                                 hint="call tik_instance.BuildCCE(kernel_name=..., inputs=[...], outputs=[...]) first")
+            if feed_dict is None:
+                feed_dict = {}
+            if not isinstance(feed_dict, dict):
+                raise tik._error(f"feed_dict must be a dict, got {type(feed_dict).__name__}", operand="feed_dict",
+                                 value=repr(feed_dict)[:80])
+            scalars = self._scalar_values(info, feed_dict)
+            inputs = self._tensor_values(info, feed_dict, scalars)
+            inputs.update({s.name: v for s, v in scalars.items()})
+            self._set_dynamic_shapes(scalars)
+            exe = tik.program.compile()
+            self.executable = exe
+            try:
+                results = exe.run(inputs, write_back=True, options=self.options or tik_machine_options(),
+                                  order=self.order)
+            except PtoError as e:
+                api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
+                raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
+            return [self._output(x, results, scalars) for x in info.outputs]
+
+    # ------------------------------------------------------------------ feed checks
+    def _scalar_values(self, info, feed: dict) -> dict:
+        tik = self._tik
+        expected_t = [x for x in info.inputs if isinstance(x, Tensor)]
+        expected_s = [x for x in info.inputs if isinstance(x, InputScalar)]
+        names = [x.name for x in expected_t] + [x.name for x in expected_s]
+        missing = [n for n in dict.fromkeys(names) if n not in feed]
+        extra = [k for k in feed if k not in names]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append("missing " + ", ".join(repr(k) for k in missing))
+            if extra:
+                parts.append("unexpected " + ", ".join(repr(k) for k in extra))
+            raise tik._error(f"feed_dict keys do not match the kernel inputs: {'; '.join(parts)}",
+                             operand="feed_dict", value=sorted(map(str, feed)), cls=UnknownName,
+                             limit="expected keys " + (", ".join(repr(n) for n in dict.fromkeys(names)) or "(none)"),
+                             hint="feed every BuildCCE input tensor and InputScalar by its name=, and nothing else")
+        out = {}
+        for s in expected_s:
+            v = feed[s.name]
+            if isinstance(v, np.ndarray) and v.shape == ():
+                v = v.item()
+            if isinstance(v, np.generic):
+                v = v.item()
+            t = s.ir.type
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise tik._error(f"InputScalar {s.name!r} needs a number, got {type(v).__name__} {v!r}",
+                                 operand=s.name, value=repr(v))
+            if S.is_int(t):
+                if isinstance(v, float) and not v.is_integer():
+                    raise tik._error(f"InputScalar {s.name!r} is {s.dtype}; got the float {v!r}", operand=s.name,
+                                     value=v, hint="pass an int")
+                v = int(v)
+                lo, hi = S.int_bounds(t)
+                if not lo <= v <= hi:
+                    raise tik._error(f"InputScalar {s.name!r} = {v} does not fit {s.dtype}", operand=s.name,
+                                     value=v, limit=f"[{lo}, {hi}]")
+            else:
+                v = float(v)
+            out[s] = v
+        return out
+
+    def _tensor_values(self, info, feed: dict, scalars: dict) -> dict:
+        tik = self._tik
+        out = {}
+        seen = set()
+        for x in info.inputs:
+            if not isinstance(x, Tensor) or id(x.storage) in seen:
+                continue
+            seen.add(id(x.storage))
+            st = x.storage
+            arr = feed[x.name]
+            if not isinstance(arr, np.ndarray):
+                raise tik._error(f"feed_dict[{x.name!r}] must be a numpy array, got {type(arr).__name__}",
+                                 operand=x.name, value=repr(arr)[:60],
+                                 hint=f"pass np.array(..., dtype=np.{np.dtype(st.dtype.storage).name})")
+            shape = self._static_shape(st, scalars)
+            want = np.dtype(st.dtype.storage)
+            if arr.dtype != want:
+                raise tik._error(f"feed_dict[{x.name!r}] has dtype {arr.dtype}, tensor {x.name!r} is "
+                                 f"{st.dtype.tik_name}", operand=x.name, value=str(arr.dtype), limit=str(want),
+                                 hint=f"convert it: arr.astype(np.{want.name})")
+            if tuple(arr.shape) != shape:
+                raise tik._error(f"feed_dict[{x.name!r}] has shape {tuple(arr.shape)}, tensor {x.name!r} is "
+                                 f"{list(shape)}", operand=x.name, value=tuple(arr.shape), limit=list(shape),
+                                 hint="reshape the array (it must have the declared shape exactly)")
+            if not arr.flags.writeable:
+                arr = arr.copy()
+            out[st.gm.name] = arr
+        return out
+
+    def _static_shape(self, st, scalars: dict) -> tuple:
+        return tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.shape)
+
+    def _set_dynamic_shapes(self, scalars: dict) -> None:
+        for st in self._tik._gm_tensors:
+            if st.size_expr is not None:
+                dims = self._static_shape(st, scalars)
+                if any(d <= 0 for d in dims):
+                    raise self._tik._error(f"GM tensor {st.name!r} has shape {list(dims)} with these InputScalar "
+                                           f"values", operand=st.name, value=list(dims), limit="dimensions >= 1")
+                st.gm.shape = dims
+                st.nbytes = st.dtype.nbytes(int(np.prod(dims)))
+
+    def _output(self, x: Tensor, results: dict, scalars: dict) -> np.ndarray:
+        st = x.storage
+        whole = results[st.gm.name]
+        shape = tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in x._shape)
+        offset = x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)
+        strides = tuple(s if isinstance(s, int) else _evaluate(s, scalars) for s in x._strides)
+        if x._dt is st.dtype and offset == 0 and shape == tuple(whole.shape):
+            return whole
+        raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)
+        return x.numpy_view(raw, shape=shape, strides=strides, offset=offset)
+
+
+def _evaluate(e, scalars: dict) -> int:
+    """Value of an integer IR expression over InputScalars (dynamic tensor dims)."""
+    values = {s.ir: v for s, v in scalars.items()}
+
+    def ev(x):
+        if isinstance(x, P.Const):
+            return x.value
+        if isinstance(x, P.ScalarArg):
+            if x not in values:
+                raise IllegalOperand(f"dimension uses {x.name!r}, which is not an InputScalar of this kernel")
+            return values[x]
+        if isinstance(x, P.Cast):
+            return S.convert(ev(x.a), x.a.type, x.type)
+        if isinstance(x, P.BinOp):
+            a, b = ev(x.a), ev(x.b)
+            f = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+                 "div": lambda: S.tdiv(a, b) if S.is_int(x.type) else a / b,
+                 "rem": lambda: S.trem(a, b), "shl": lambda: a << b, "shr": lambda: a >> b,
+                 "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b,
+                 "min": lambda: min(a, b), "max": lambda: max(a, b)}[x.op]
+            return S.normalize(f(), x.type) if S.is_int(x.type) else f()
+        raise IllegalOperand(f"cannot evaluate {x!r} before the kernel runs",
+                             hint="tensor dimensions may use InputScalars and constants only")
+    return int(ev(e))
+
+
+__all__ = ["Tikdb", "tik_machine_options", "ON_CHIP_FILL_BYTE", "GM_FILL_BYTE"]

@@ -1,0 +1,145 @@
+"""What a TIK script sees when something is wrong.
+
+Real TIK reports a user error by printing the offending source line and then, with the
+default ``err_msg_level=0``, raising ``SystemExit``; with ``err_msg_level=1`` it raises
+the check's exception type (mostly ``RuntimeError``). Scripts and test suites written
+for CANN therefore catch ``SystemExit``, ``RuntimeError`` or both.
+
+Our choice (one rule, here): every error the facade reports -- at a TIK call while the
+kernel is traced, in ``BuildCCE`` or while ``tikdb.start_debug`` runs the kernel -- is
+the simulator's own `pto_core.errors` class (``IllegalOperand``, ``OutOfBounds``,
+``CapacityExceeded``, ``HazardError`` ...) combined with ``RuntimeError`` and, for
+``err_msg_level=0`` (the default), ``SystemExit``. So
+
+* ``except SystemExit``, ``except RuntimeError``, ``except (SystemExit, RuntimeError)``
+  and ``pytest.raises(SystemExit)`` behave as on CANN;
+* ``except IllegalOperand`` / ``except PtoError`` / ``except ValueError`` (for
+  operand errors) work too, as everywhere else in the simulator;
+* left uncaught with ``err_msg_level=0``, Python prints only the message (plus the
+  user-level call stack) and exits with status 1 -- TIK's user-level report; with
+  ``err_msg_level=1`` the exception is not a ``SystemExit`` and Python prints the
+  full traceback.
+
+Messages always say ``file:line`` of the script, the TIK API (``tik.data_move``), the
+argument, the rule broken and a fix.
+"""
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import runpy
+import sys
+from typing import Optional
+
+from pto_core.errors import IllegalOperand, Provenance, PtoError
+from pto_core.ops import registry as _registry
+
+#: Directory of the facade; frames below it (and below pto_core) are not "user code".
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_registry.add_internal_package(_PACKAGE_ROOT)
+
+_classes: dict = {}
+#: standard-library helpers that sit between a user's call and the facade
+_SKIP_FILES = tuple(os.path.abspath(m.__file__) for m in (contextlib, runpy))
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(tuple(_registry._INTERNAL)) or filename.startswith("<frozen") or \
+        filename in _SKIP_FILES
+
+
+def user_frame() -> Optional[Provenance]:
+    """``file:line`` of the innermost frame of the user's script (outside the simulator packages)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _is_internal(f.f_code.co_filename):
+            return Provenance(f.f_code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def _user_stack(limit: int = 8) -> str:
+    """The user's frames of the current call stack (innermost last), as a short report."""
+    f = sys._getframe(1)
+    frames = []
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not _is_internal(fn):
+            frames.append((fn, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    if not frames:
+        return ""
+    lines = ["TIK call stack (most recent call last):"]
+    for fn, line, name in reversed(frames[:limit]):
+        lines.append(f"  {fn}:{line} in {name}")
+        src = linecache.getline(fn, line).strip()
+        if src:
+            lines.append(f"    {src}")
+    return "\n".join(lines)
+
+
+class _TikErrorMixin:
+    """Common behaviour of the facade's exception classes (see module doc)."""
+
+    user_stack: str = ""
+
+    @property
+    def code(self):  # SystemExit's exit code/message: Python prints it when uncaught
+        text = PtoError.__str__(self)
+        return text + ("\n" + self.user_stack if self.user_stack else "")
+
+
+def tik_error_class(base: type, *, exit_on_error: bool = True) -> type:
+    """The facade's variant of the `PtoError` subclass ``base`` (cached)."""
+    key = (base, exit_on_error)
+    cls = _classes.get(key)
+    if cls is None:
+        bases = (_TikErrorMixin, base) + (() if issubclass(base, RuntimeError) else (RuntimeError,)) + \
+            ((SystemExit,) if exit_on_error else ())
+        cls = type("Tik" + base.__name__, bases, {"__module__": __name__})
+        _classes[key] = cls
+    return cls
+
+
+def is_tik_error(e: BaseException) -> bool:
+    return isinstance(e, _TikErrorMixin)
+
+
+def convert(e: PtoError, *, api: Optional[str] = None, where: Optional[Provenance] = None,
+            exit_on_error: bool = True) -> PtoError:
+    """``e`` as the facade's exception (same fields; ``api`` and ``where`` filled if missing)."""
+    if is_tik_error(e):
+        if where is not None:
+            e.with_where(where)
+        return e
+    cls = tik_error_class(type(e), exit_on_error=exit_on_error)
+    new = cls.__new__(cls)
+    new.__dict__.update(e.__dict__)
+    new.args = e.args
+    if api is not None:
+        if new.op is None:
+            new.op = api
+        elif new.op != api and not new.op.startswith("tik."):
+            # a PTO-level check failed under a TIK call: name both
+            new.message = f"{new.op} (lowered from {api}): {new.message}"
+            new.op = api
+    if where is not None:
+        new.with_where(where)
+    new.user_stack = _user_stack()
+    new.__cause__ = e.__cause__
+    new.__traceback__ = e.__traceback__
+    return new
+
+
+def tik_error(message: str, *, api: str, operand: Optional[str] = None, value=None, limit=None,
+              hint: Optional[str] = None, where: Optional[Provenance] = None, cls: type = IllegalOperand,
+              exit_on_error: bool = True) -> PtoError:
+    """A facade error: ``api`` is the TIK API (``"tik.data_move"``), ``operand`` the argument name."""
+    err = tik_error_class(cls, exit_on_error=exit_on_error)(message, op=api, operand=operand, value=value,
+                                                            limit=limit, hint=hint, where=where)
+    err.user_stack = _user_stack()
+    return err
+
+
+__all__ = ["tik_error", "tik_error_class", "convert", "is_tik_error"]

@@ -1,0 +1,115 @@
+"""Where on-chip tensors live: TIK's automatic buffer placement.
+
+TIK places every on-chip tensor itself (the user never gives addresses, except the rare
+``start_addr=``). We place each tensor at trace time with a first-fit
+`pto_core.tassign.TileAllocator` per memory space, with TIK's start-address alignment
+(tik_api.md §1.4, ``TENSOR_START_ADDR_ALIGN``):
+
+=========  ================================
+scope      tensor start alignment
+=========  ================================
+UB         32 B
+L1         512 B
+L0A, L0B   512 B
+L0C        512 B (16-bit dtypes), 1024 B (32-bit)
+BT, FB     64 B / 128 B (bias table, fixpipe buffer)
+=========  ================================
+
+Tensors are freed when the TIK scope that created them ends (``for_range``,
+``if_scope``/``elif_scope``/``else_scope``, ``new_stmt_scope`` bodies), like TIK, so
+sequential scopes reuse memory. A tensor used after its scope ended keeps working as
+long as nothing was placed over it since (it is then owned by the scope using it);
+if its bytes were given to another tensor meanwhile, the use raises an error naming
+both. Capacities are the selected chip's (read when a tensor is placed and checked
+again when ``BuildCCE`` freezes the chip).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from pto_core.errors import CapacityExceeded
+from pto_core.tassign import TileAllocator
+from pto_core.targets import ChipProfile
+
+#: start-address alignment in bytes per space (for L0C: per element size, see `alignment`).
+SCOPE_ALIGNMENT = {"ub": 32, "l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "bt": 64, "fb": 128}
+
+
+def alignment(space: str, elem_bytes: int) -> int:
+    """TIK's start alignment of a tensor of ``elem_bytes``-byte elements in ``space``."""
+    if space == "l0c" and elem_bytes >= 4:
+        return 1024
+    return SCOPE_ALIGNMENT[space]
+
+
+class Placement:
+    """The allocators of one Tik instance (one per on-chip space), created on first use."""
+
+    def __init__(self):
+        self._alloc: dict = {}
+        #: every placed storage, in placement order (live and freed)
+        self.placed: list = []
+
+    def allocator(self, space: str, target: ChipProfile) -> TileAllocator:
+        a = self._alloc.get(space)
+        if a is None:
+            a = self._alloc[space] = TileAllocator(target, space, alignment=32)
+        from .container import buffer_capacity
+        a.capacity = buffer_capacity(space)
+        return a
+
+    def place(self, storage, target: ChipProfile, nbytes: int, align: int, start_addr: Optional[int] = None) -> int:
+        """Place ``storage`` (a `tensor.Storage`); returns its byte address. Raises `CapacityExceeded`."""
+        a = self.allocator(storage.space, target)
+        if start_addr is not None:
+            addr = self._place_at(a, storage, nbytes, start_addr)
+        else:
+            addr = a.alloc(nbytes, storage.name, alignment=align)
+        storage.alloc_id = a._order[-1]
+        self.placed.append(storage)
+        return addr
+
+    @staticmethod
+    def _place_at(a: TileAllocator, storage, nbytes: int, addr: int) -> int:
+        for lo, size, name in a.occupants():
+            if lo < addr + nbytes and addr < lo + size:
+                raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B overlaps tensor {name!r} at "
+                                       f"[{lo:#x}, {lo + size:#x})", operand="start_addr", value=hex(addr),
+                                       hint="choose a start_addr outside the other tensors, or drop start_addr")
+        if addr + nbytes > a.capacity:
+            raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B is past the end of {a.space} "
+                                   f"({a.capacity} B)", operand="start_addr", value=hex(addr),
+                                   limit=f"{a.capacity} B")
+        return a._place(addr, nbytes, storage.name)
+
+    def mark(self) -> dict:
+        """Allocation marks of every space (for `release_to`)."""
+        return {s: a.mark() for s, a in self._alloc.items()}
+
+    def release(self, storages: list) -> None:
+        """Free ``storages`` (the tensors a scope created) unless already freed."""
+        for st in storages:
+            if st.alive and st.space in self._alloc:
+                a = self._alloc[st.space]
+                if st.alloc_id in a._order:
+                    a._free_id(st.alloc_id)
+                st.alive = False
+
+    def reclaim(self, storage) -> Optional[str]:
+        """Re-reserve the bytes of a freed ``storage`` used after its scope; returns the name of a
+        tensor now occupying them (the caller reports it), or None on success."""
+        a = self._alloc[storage.space]
+        for lo, size, name in a.occupants():
+            if lo < storage.addr + storage.nbytes and storage.addr < lo + size:
+                return name
+        a._place(storage.addr, storage.nbytes, storage.name)
+        storage.alloc_id = a._order[-1]
+        storage.alive = True
+        return None
+
+    def high_water(self) -> dict:
+        """Highest end address ever placed per space (checked against the frozen chip in BuildCCE)."""
+        out: dict = {}
+        for st in self.placed:
+            out[st.space] = max(out.get(st.space, 0), st.addr + st.nbytes)
+        return out

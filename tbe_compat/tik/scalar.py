@@ -1,0 +1,282 @@
+"""TIK scalar values: ``Expr``, ``Scalar``, ``InputScalar`` and ``tik.all/any/negate``.
+
+Each wraps a `pto_core.program` scalar expression (``.ir``); arithmetic builds new IR
+nodes with the C semantics of `pto_core.scalars` (wrapping integers, truncating ``/``
+and ``//`` on integers -- TIK maps both to TVM ``Div`` --, C remainder, IEEE floats
+rounded once to the register type). A Python number combined with a TIK value takes
+the TIK value's dtype. Nothing is computed here: an ``Expr`` is evaluated by the
+interpreter where a statement uses it, with the register values at that moment.
+
+Truth value (CHECKLIST S8): ``a == b`` / ``a != b`` on TIK values answer a Python
+``if`` by *identity* of the two operands (TVM's ``EqualOp``/``NotEqualOp`` rule that
+TIK inherits: ``if core_index == n - 1:`` is False unless both sides are the same
+object); any other TIK value in a Python ``if``/``while``/``and``/``or`` raises a clear
+error naming ``if_scope``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from pto_core import program as P
+from pto_core.dtypes import dtype as _dtype
+from pto_core.errors import IllegalOperand, PtoError
+
+#: Scalar dtypes TIK accepts (tik_api.md §5.1).
+SCALAR_DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "bfloat16", "uint32", "int32", "float32",
+                 "uint64", "int64")
+
+
+def tik_dtype_name(d) -> str:
+    """TIK's spelling of a dtype (``"float16"``) for a `DType` or any alias."""
+    return _dtype(d).tik_name
+
+
+class Expr:
+    """A TIK scalar expression (``tik.Expr``): wraps a `pto_core.program.ScalarExpr`."""
+
+    __slots__ = ("ir",)
+    #: numpy scalars combined with a TIK value defer to its reflected operators (np.int64(3) * s)
+    __array_ufunc__ = None
+
+    def __init__(self, ir, dtype=None):
+        if isinstance(ir, Expr):
+            ir = ir.ir
+        if not isinstance(ir, P.Expr):
+            ir = P.as_expr(ir, P.scalar_type(dtype) if dtype is not None else None)
+            if dtype is not None:
+                ir = P.cast(ir, dtype)
+        self.ir = ir
+
+    # -- properties
+    @property
+    def dtype(self) -> str:
+        return tik_dtype_name(self.ir.type) if self.ir.type.name != "index" else "int64"
+
+    def astype(self, dtype) -> "Expr":
+        """C value conversion (TIK ``Expr.astype``)."""
+        with _expr_errors("tik.Expr.astype"):
+            return Expr(P.cast(self.ir, P.scalar_type(dtype)))
+
+    def reinterpret_cast_to(self, dtype) -> "Expr":
+        """The same bits as another dtype of equal width."""
+        with _expr_errors("tik.Expr.reinterpret_cast_to"):
+            return Expr(P.bitcast(self.ir, P.scalar_type(dtype)))
+
+    # -- arithmetic
+    def _bin(self, op, other, reflected=False):
+        with _expr_errors(f"tik.Expr.__{op}__"):
+            o = ir_value(other, what=f"operand of {op!r}")
+            a, b = (o, self.ir) if reflected else (self.ir, o)
+            return Expr(P.binop(op, a, b))
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __truediv__(self, o): return self._bin("div", o)
+    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __floordiv__(self, o): return self._bin("div", o)
+    def __rfloordiv__(self, o): return self._bin("div", o, True)
+    def __mod__(self, o): return self._bin("rem", o)
+    def __rmod__(self, o): return self._bin("rem", o, True)
+    def __lshift__(self, o): return self._bin("shl", o)
+    def __rlshift__(self, o): return self._bin("shl", o, True)
+    def __rshift__(self, o): return self._bin("shr", o)
+    def __rrshift__(self, o): return self._bin("shr", o, True)
+    def __and__(self, o): return self._bin("and", o)
+    def __rand__(self, o): return self._bin("and", o, True)
+    def __or__(self, o): return self._bin("or", o)
+    def __ror__(self, o): return self._bin("or", o, True)
+    def __xor__(self, o): return self._bin("xor", o)
+    def __rxor__(self, o): return self._bin("xor", o, True)
+    def _un(self, op):
+        with _expr_errors(f"tik.Expr.__{op}__"):
+            return Expr(P.unop(op, self.ir))
+
+    def __neg__(self): return self._un("neg")
+    def __pos__(self): return self
+    def __invert__(self): return self._un("not")
+    def __abs__(self): return self._un("abs")
+
+    # -- comparisons
+    def _cmp(self, pred, other):
+        with _expr_errors(f"tik.Expr.__{pred}__"):
+            return _Comparison(P.cmp(pred, self.ir, ir_value(other, what="operand of a comparison")), pred, self,
+                               other)
+
+    def __lt__(self, o): return self._cmp("lt", o)
+    def __le__(self, o): return self._cmp("le", o)
+    def __gt__(self, o): return self._cmp("gt", o)
+    def __ge__(self, o): return self._cmp("ge", o)
+    def __eq__(self, o): return self._cmp("eq", o)
+    def __ne__(self, o): return self._cmp("ne", o)
+    __hash__ = object.__hash__
+
+    # -- Python conversions TIK values do not have
+    def __bool__(self):
+        raise _no_python_value(self, "a Python truth value (if/while/and/or/not)",
+                               "use `with tik_instance.if_scope(cond):` (tik.all / tik.any / tik.negate to combine)")
+
+    def __index__(self):
+        raise _no_python_value(self, "a Python integer (range(), list index, numpy shape)",
+                               "use tik_instance.for_range(...) for loops; TIK values are only known when the "
+                               "kernel runs")
+
+    __int__ = __index__
+
+    def __float__(self):
+        raise _no_python_value(self, "a Python float", "keep the computation in TIK expressions")
+
+    def __repr__(self):
+        return f"tik.Expr({self.ir!r}: {self.dtype})"
+
+
+class _Comparison(Expr):
+    """A comparison: an ``Expr`` of type bool that also answers Python ``if`` for ``==``/``!=``
+    by operand identity (see module doc)."""
+
+    __slots__ = ("_pred", "_a", "_b")
+
+    def __init__(self, ir, pred, a, b):
+        super().__init__(ir)
+        self._pred, self._a, self._b = pred, a, b
+
+    def __bool__(self):
+        if self._pred == "eq":
+            return self._a is self._b
+        if self._pred == "ne":
+            return self._a is not self._b
+        return Expr.__bool__(self)
+
+
+class Scalar(Expr):
+    """``tik_instance.Scalar(dtype="int64", name="reg_buf", init_value=None)``: a scalar register."""
+
+    __slots__ = ("tik", "name")
+
+    def __init__(self, tik, dtype="int64", name="reg_buf", init_value=None):
+        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name))
+        self.tik = tik
+        self.name = name
+        if init_value is not None:
+            tik._scalar_set(self, init_value)
+
+    def set_as(self, value, src_offset=None):
+        """Assign ``value`` (number, Scalar/Expr, or a one-element tensor view read from UB/GM)."""
+        self.tik._scalar_set_api(self, value, src_offset)
+
+    def __repr__(self):
+        return f"tik.Scalar({self.name!r}: {self.dtype})"
+
+
+class InputScalar(Expr):
+    """``tik_instance.InputScalar(dtype="int64", name="input_scalar")``: a kernel argument,
+    read-only; its value comes from ``feed_dict[name]``."""
+
+    __slots__ = ("tik", "name")
+
+    def __init__(self, tik, ir: P.ScalarArg, name: str):
+        Expr.__init__(self, ir)
+        self.tik = tik
+        self.name = name
+
+    def set_as(self, *args, **kwargs):
+        raise self.tik._error("an InputScalar is read-only", api="tik.InputScalar.set_as", operand=self.name,
+                              hint="copy it into a Scalar first: s = tik_instance.Scalar(dtype); s.set_as(input)")
+
+    def __repr__(self):
+        return f"tik.InputScalar({self.name!r}: {self.dtype})"
+
+
+class _expr_errors:
+    """Convert simulator errors raised while building an expression into facade errors."""
+
+    __slots__ = ("api",)
+
+    def __init__(self, api):
+        self.api = api
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, e, tb):
+        if e is not None and isinstance(e, PtoError):
+            from .errors import convert, is_tik_error, user_frame
+            if not is_tik_error(e):
+                w = user_frame()
+                where = None if w is None else type(w)(w.file, w.line, self.api)
+                raise convert(e, api=self.api, where=where) from None
+        return False
+
+
+def _no_python_value(e: Expr, what: str, hint: str) -> PtoError:
+    from .errors import tik_error, user_frame
+    w = user_frame()
+    where = None if w is None else type(w)(w.file, w.line, "tik.Expr")
+    return tik_error(f"{e!r} is evaluated when the kernel runs; it cannot be used as {what} while the "
+                     f"kernel is traced",
+                     api="tik.Expr", operand=repr(e), hint=hint, where=where)
+
+
+def ir_value(v, *, what: str = "value"):
+    """The IR form of a TIK scalar operand: `Expr` -> its IR, Python/numpy numbers unchanged."""
+    if isinstance(v, Expr):
+        return v.ir
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (bool, int, float)):
+        return v
+    if isinstance(v, P.Expr) and not v.is_ptr:
+        return v
+    from .tensor import Tensor
+    if isinstance(v, Tensor):
+        raise IllegalOperand(f"a tensor view cannot be used as a scalar {what}", value=repr(v),
+                             hint="read the element first: s = tik_instance.Scalar(dtype); s.set_as(tensor[i])")
+    raise IllegalOperand(f"cannot use {type(v).__name__} {v!r} as a scalar {what}", value=repr(v),
+                         hint="use ints, floats, Scalars, InputScalars or expressions of them")
+
+
+def static_int(v) -> Optional[int]:
+    """``v`` as a Python int if it is known now (int, integral float, numpy int, constant IR), else None."""
+    if isinstance(v, Expr):
+        v = v.ir
+    if isinstance(v, P.Const):
+        return int(v.value) if not isinstance(v.value, float) or float(v.value).is_integer() else None
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return int(v)
+    return None
+
+
+def _conds(conds, api):
+    if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
+        conds = tuple(conds[0])
+    if not conds:
+        from .errors import tik_error
+        raise tik_error("needs at least one condition", api=api)
+    return [ir_value(c, what="condition") for c in conds]
+
+
+def all_(*conds) -> Expr:
+    """``tik.all(c1, c2, ...)``: logical and."""
+    return Expr(P.all_(*_conds(conds, "tik.all")))
+
+
+def any_(*conds) -> Expr:
+    """``tik.any(c1, c2, ...)``: logical or."""
+    return Expr(P.any_(*_conds(conds, "tik.any")))
+
+
+def negate(cond) -> Expr:
+    """``tik.negate(c)``: logical not."""
+    return Expr(P.not_(ir_value(cond, what="condition")))
+
+
+__all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES"]

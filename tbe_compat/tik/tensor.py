@@ -1,0 +1,413 @@
+"""TIK tensors: one `Storage` (a GM kernel argument or an on-chip allocation) and views of it.
+
+A `Tensor` is a *view*: (storage, dtype, element offset, shape, strides), exactly as
+TIK models it (tik_api.md §4.2):
+
+* ``t[i]`` / ``t[a:b]`` on a 1-D tensor index / slice it (negative ints wrap; bounds
+  and steps may be ints or TIK expressions; ``step`` must be an int).
+* On a multi-dimensional tensor a **single** index or slice is a *flat* element index
+  (the view must be contiguous); the result is 1-D. (Open question 13: real TIK drops
+  the view's own offset there; we index relative to the view, which is what the
+  expression says. Documented in ARCHITECTURE.md.)
+* With several indices there must be one per dimension; int indices drop their
+  dimension (numpy style; all-int gives a one-element view of shape ``[1]``).
+* ``reshape``, ``flatten``, ``reinterpret_cast_to`` (wider: last dim and offset divide by
+  the ratio; narrower: a trailing dimension of size ratio is appended -- TIK "version 1").
+
+Instructions use a view as its *start element* and may access up to the end of the
+storage: `Tensor.elements_available` is what is left from the view's start. A view with
+an out-of-range start is legal until an instruction really accesses it (CHECKLIST S11:
+a run-time repeat count of 0 on ``x[i + 1, 0]`` at the last row). Static indices and
+slice bounds are checked when the view is made, as TIK does.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from pto_core import program as P
+from pto_core.dtypes import DType
+from pto_core.program import INDEX, I64
+
+from .scalar import Expr, static_int
+
+#: TIK scope string -> canonical space (tik_api.md §1.1; ``scope_cbuf_out`` == ``scope_cc``).
+SCOPE_SPACES = {"global": "gm", "local.L1": "l1", "local.UB": "ub", "local.L0A": "l0a", "local.L0B": "l0b",
+                "local.L0C": "l0c", "local.BT": "bt", "local.FB0": "fb"}
+#: canonical space -> TIK's short name in messages
+SPACE_TIK_NAMES = {"gm": "GM (scope_gm)", "l1": "L1 (scope_cbuf)", "ub": "UB (scope_ubuf)", "l0a": "L0A (scope_ca)",
+                   "l0b": "L0B (scope_cb)", "l0c": "L0C (scope_cc/scope_cbuf_out)", "bt": "BT (scope_bt)",
+                   "fb": "FB (scope_fb0)"}
+#: Tensor dtypes TIK accepts (tik_api.md §1.5, plus int4/uint4 cube operands).
+TENSOR_DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "bfloat16", "uint32", "int32", "float32", "uint64",
+                 "int64", "bool", "int4", "uint4")
+
+
+class Storage:
+    """One tensor allocation.
+
+    Attributes:
+        space: canonical space (``gm``, ``ub``, ``l1``, ``l0a``, ``l0b``, ``l0c``, ``bt``, ``fb``).
+        name: the TIK ``name=`` (not unique: scripts reuse names).
+        dtype, shape: as declared (shape entries are ints or IR expressions for dynamic dims).
+        nbytes: bytes of the allocation (int; None for GM tensors with dynamic dims).
+        addr: byte address (on-chip) -- None for GM.
+        gm: the `pto_core.program.GmArg` of a GM tensor.
+        alive: False after the creating scope ended (on-chip).
+        where: provenance of the ``Tensor(...)`` call.
+    """
+
+    __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
+                 "is_workspace", "is_atomic_add", "init_value", "size_expr")
+
+    def __init__(self, space, scope, name, dtype: DType, shape, where):
+        self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
+        self.nbytes = None
+        self.addr = None
+        self.gm = None
+        self.alive = True
+        self.alloc_id = None
+        self.is_workspace = False
+        self.is_atomic_add = False
+        self.init_value = None
+        self.size_expr = None
+
+    def base_ptr(self, dt: DType) -> P.PtrExpr:
+        """Pointer to the first byte of the allocation, typed ``dt``."""
+        if self.space == "gm":
+            return self.gm.cast(dt)
+        return P.PtrFromInt(P.Const(self.addr, I64), P.PtrType(dt, self.space))
+
+    def __repr__(self):
+        where = f" @{self.addr:#x}" if self.addr is not None else ""
+        return f"<{self.space} tensor {self.name!r} {self.dtype.tik_name}{list(self.shape)}{where}>"
+
+
+def _dims(shape) -> tuple:
+    """Normalise a TIK shape (list/tuple/int; ints, integral floats, Scalars/Exprs) to ints or IR values."""
+    if isinstance(shape, (int, np.integer, float, Expr)):
+        shape = (shape,)
+    out = []
+    for d in shape:
+        v = static_int(d)
+        if v is not None:
+            out.append(v)
+        elif isinstance(d, Expr):
+            out.append(P.cast(d.ir, INDEX))
+        else:
+            raise ValueError(d)
+    return tuple(out)
+
+
+def _mul(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(b, int) and b == 1:
+        return _idx(a)
+    if isinstance(a, int) and a == 1:
+        return _idx(b)
+    if (isinstance(a, int) and a == 0) or (isinstance(b, int) and b == 0):
+        return 0
+    return P.binop("mul", _idx(a), _idx(b))
+
+
+def _add(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, int) and a == 0:
+        return b
+    if isinstance(b, int) and b == 0:
+        return a
+    return P.binop("add", _idx(a), _idx(b))
+
+
+def _sub(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    return P.binop("sub", _idx(a), _idx(b))
+
+
+def _idx(v):
+    """An element count/offset as an int or an ``index`` IR value."""
+    if isinstance(v, int):
+        return v
+    if isinstance(v, Expr):
+        v = v.ir
+    if isinstance(v, P.Const):
+        return int(v.value)
+    return P.cast(v, INDEX)
+
+
+def prod(dims):
+    out = 1
+    for d in dims:
+        out = _mul(out, d)
+    return out
+
+
+class Tensor:
+    """A TIK tensor view (see module doc). Created by ``tik_instance.Tensor(...)``."""
+
+    __slots__ = ("tik", "storage", "_dt", "_shape", "_strides", "offset", "_whole", "_name")
+    __array_ufunc__ = None
+
+    def __init__(self, tik, storage: Storage, dt: DType, shape: tuple, strides: tuple, offset, whole: bool,
+                 name: Optional[str] = None):
+        self.tik = tik
+        self.storage = storage
+        self._dt = dt
+        self._shape = tuple(shape)
+        self._strides = tuple(strides)
+        self.offset = offset          # element offset (int or index IR) in units of _dt from the storage start
+        self._whole = whole
+        self._name = name
+
+    # -- TIK attributes
+    @property
+    def dtype(self) -> str:
+        return self._dt.tik_name
+
+    @property
+    def dt(self) -> DType:
+        """The `pto_core.dtypes.DType` of the view."""
+        return self._dt
+
+    @property
+    def name(self) -> str:
+        return self._name or self.storage.name
+
+    @property
+    def scope(self) -> str:
+        return self.storage.scope
+
+    @property
+    def space(self) -> str:
+        return self.storage.space
+
+    @property
+    def shape(self) -> list:
+        """The view's dims (ints; TIK expressions for dynamic dims)."""
+        return [d if isinstance(d, int) else Expr(d) for d in self._shape]
+
+    @property
+    def buffer(self) -> Storage:
+        return self.storage
+
+    @property
+    def size(self):
+        """Elements of the view (int, or an IR value for dynamic dims)."""
+        return prod(self._shape)
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Row-major without gaps (dynamic dims compare as equal)."""
+        expect = 1
+        for d, s in zip(reversed(self._shape), reversed(self._strides)):
+            if isinstance(d, int) and d == 1:
+                continue
+            if isinstance(s, int) and isinstance(expect, int) and s != expect:
+                return False
+            expect = _mul(expect, d)
+        return True
+
+    @property
+    def static_offset(self) -> Optional[int]:
+        return self.offset if isinstance(self.offset, int) else None
+
+    @property
+    def storage_elements(self):
+        """Elements of the whole storage in the view's dtype (int, or IR for dynamic GM shapes)."""
+        st = self.storage
+        if st.nbytes is not None:
+            return st.nbytes * 8 // self._dt.bits
+        return P.binop("div", P.binop("mul", st.size_expr, st.dtype.bits), self._dt.bits)
+
+    @property
+    def elements_available(self):
+        """Elements from the view's start to the end of its storage (what an instruction may touch)."""
+        return _sub(self.storage_elements, self.offset)
+
+    def ptr(self) -> P.PtrExpr:
+        """The view's start as a PTO pointer expression (``!pto.ptr<dtype, space>``)."""
+        base = self.storage.base_ptr(self._dt)
+        return base + self.offset if not (isinstance(self.offset, int) and self.offset == 0) else base
+
+    def byte_offset(self):
+        """Byte offset of the view's start inside the storage (int or IR)."""
+        return _mul(self.offset, self._dt.bits // 8) if self._dt.bits >= 8 else \
+            (self.offset * self._dt.bits // 8 if isinstance(self.offset, int) else
+             P.binop("div", P.binop("mul", _idx(self.offset), self._dt.bits), 8))
+
+    def __repr__(self):
+        dims = ", ".join(str(d) if isinstance(d, int) else "?" for d in self._shape)
+        return f"tik.Tensor({self.name!r}, {self.dtype}, [{dims}], {self.space}, offset={self.offset!r})"
+
+    # -- views
+    def _view(self, shape, strides, offset, whole=False) -> "Tensor":
+        return Tensor(self.tik, self.storage, self._dt, shape, strides, offset, whole, self._name)
+
+    def __getitem__(self, key) -> "Tensor":
+        return self.tik._api_view(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        self.tik._api_setitem(self, key, value)
+
+    def index(self, key) -> "Tensor":
+        """The view ``self[key]`` (TIK's rules; raises ValueError(message, operand) on a bad index)."""
+        nd = len(self._shape)
+        if not isinstance(key, tuple):
+            if nd == 1:
+                return self._index_dims((key,))
+            if not self.is_contiguous:
+                raise _IndexError("a single index on a multi-dimensional view is a flat index and needs a "
+                                  "contiguous view", "index")
+            flat = self._view((self.size,), (1,), self.offset)
+            return flat._index_dims((key,))
+        if len(key) != nd:
+            raise _IndexError(f"length of index ({len(key)}) should be equal to the dimension of Tensor ({nd})",
+                              "index", limit=f"{nd} indices or 1 flat index")
+        return self._index_dims(key)
+
+    def _index_dims(self, key) -> "Tensor":
+        offset = self.offset
+        shape, strides = [], []
+        for k, dim, stride in zip(key, self._shape, self._strides):
+            if isinstance(k, slice):
+                start, length, step = _slice(k, dim)
+                offset = _add(offset, _mul(start, stride))
+                shape.append(length)
+                strides.append(_mul(stride, step))
+            else:
+                i = _index(k, dim)
+                offset = _add(offset, _mul(i, stride))
+        if not shape:
+            shape, strides = [1], [1]
+        return self._view(tuple(shape), tuple(strides), offset)
+
+    def reshape(self, *new_shape) -> "Tensor":
+        return self.tik._api_reshape(self, new_shape)
+
+    def flatten(self) -> "Tensor":
+        return self.tik._api_reshape(self, ((self.size,),), api="tik.Tensor.flatten")
+
+    def reinterpret_cast_to(self, dtype) -> "Tensor":
+        return self.tik._api_reinterpret(self, dtype)
+
+    def set_as(self, value, dst_offset=0, src_offset=None) -> None:
+        self.tik._tensor_set_as(self, value, dst_offset, src_offset)
+
+    # -- pure view arithmetic (called by the Tik API wrappers)
+    def reshaped(self, dims: tuple) -> "Tensor":
+        if not self.is_contiguous:
+            raise _IndexError("Reshape operator is needed, but the tensor has been sliced (it is not contiguous)",
+                              "new_shape")
+        size, new = self.size, prod(dims)
+        if isinstance(size, int) and isinstance(new, int) and size != new:
+            raise _IndexError(f"cannot reshape {size} elements into {list(dims)} ({new} elements)", "new_shape",
+                              limit=f"{size} elements")
+        strides = []
+        acc = 1
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = _mul(acc, d)
+        return Tensor(self.tik, self.storage, self._dt, dims, tuple(reversed(strides)), self.offset,
+                      self._whole, self._name)
+
+    def reinterpreted(self, new: DType) -> "Tensor":
+        old = self._dt
+        if new.bits == old.bits:
+            return Tensor(self.tik, self.storage, new, self._shape, self._strides, self.offset, self._whole,
+                          self._name)
+        if self._strides and self._strides[-1] != 1:
+            raise _IndexError("reinterpret_cast_to needs the last dimension to be contiguous (stride 1)", "dtype")
+        if new.bits > old.bits:
+            ratio = new.bits // old.bits
+            last = self._shape[-1]
+            if isinstance(last, int) and last % ratio:
+                raise _IndexError(f"the last dimension ({last}) is not a multiple of {ratio} "
+                                  f"({old.tik_name} -> {new.tik_name})", "dtype", limit=f"multiple of {ratio}")
+            if isinstance(self.offset, int) and self.offset % ratio:
+                raise _IndexError(f"the view's offset ({self.offset} elements) is not a multiple of {ratio} "
+                                  f"({old.tik_name} -> {new.tik_name})", "dtype", limit=f"multiple of {ratio}")
+            shape = self._shape[:-1] + ((last // ratio) if isinstance(last, int) else P.binop("div", last, ratio),)
+            strides = tuple(s // ratio for s in self._strides[:-1]) + (1,)
+            if any(s % ratio for s in self._strides[:-1]):
+                raise _IndexError("a dimension's stride does not divide by the width ratio", "dtype")
+            off = self.offset // ratio if isinstance(self.offset, int) else P.binop("div", self.offset, ratio)
+            return Tensor(self.tik, self.storage, new, shape, strides, off, self._whole, self._name)
+        ratio = old.bits // new.bits
+        shape = self._shape + (ratio,)
+        strides = tuple(s * ratio for s in self._strides) + (1,)
+        return Tensor(self.tik, self.storage, new, shape, strides, _mul(self.offset, ratio), self._whole, self._name)
+
+    # -- numpy image of a view (used by the debugger for outputs that are views)
+    def numpy_view(self, raw: np.ndarray, *, shape=None, strides=None, offset=None) -> np.ndarray:
+        """The view's elements from the storage's raw bytes ``raw`` (dynamic dims/offset given
+        as ints by the caller)."""
+        arr = raw.view(self._dt.storage)
+        size = self._dt.bits // 8
+        shape = tuple(int(d) for d in (self._shape if shape is None else shape))
+        strides = tuple(int(s) * size for s in (self._strides if strides is None else strides))
+        off = int(self.offset if offset is None else offset)
+        return np.lib.stride_tricks.as_strided(arr[off:], shape, strides).copy()
+
+
+class _IndexError(Exception):
+    """A bad index/slice/reshape (converted to the facade's error by the Tik API wrapper)."""
+
+    def __init__(self, message, operand, limit=None, value=None):
+        super().__init__(message)
+        self.message, self.operand, self.limit, self.value = message, operand, limit, value
+
+
+def _index(k, dim):
+    """An int index (wrapped if negative, range-checked) or an IR index value."""
+    i = static_int(k) if not isinstance(k, float) or float(k).is_integer() else None
+    if isinstance(k, (Expr, P.Expr)) and not isinstance(getattr(k, "ir", k), P.Const):
+        return _idx(k)
+    if i is None:
+        raise _IndexError(f"index {k!r} is not an integer or a TIK integer expression", "index", value=k)
+    if isinstance(dim, int):
+        if i < 0:
+            i += dim
+        if not 0 <= i < dim:
+            raise _IndexError(f"tensor overflow: index {static_int(k)} is outside [0, {dim})", "index", value=k,
+                              limit=f"[0, {dim})")
+    return i
+
+
+def _slice(k: slice, dim):
+    """``(start, length, step)`` of a slice on a dimension of length ``dim``."""
+    step = 1 if k.step is None else static_int(k.step)
+    if step is None or (isinstance(k.step, float) and not float(k.step).is_integer()):
+        raise _IndexError(f"slice step {k.step!r} must be a Python int", "index", value=k.step)
+    if step < 1:
+        raise _IndexError(f"slice step {step} must be >= 1", "index", value=step, limit=">= 1")
+    start = 0 if k.start is None else k.start
+    stop = dim if k.stop is None else k.stop
+    s0, s1 = static_int(start), static_int(stop)
+    dyn_start = s0 is None
+    dyn_stop = s1 is None
+    if not dyn_start and s0 < 0 and isinstance(dim, int):
+        s0 += dim
+    if not dyn_stop and s1 < 0 and isinstance(dim, int):
+        s1 += dim
+    if not dyn_start and s0 < 0:
+        raise _IndexError(f"tensor overflow: slice start {k.start} is before the first element", "index",
+                          value=k.start, limit=f"[0, {dim})")
+    if not dyn_stop and isinstance(dim, int) and s1 > dim:
+        raise _IndexError(f"tensor overflow: slice stop {k.stop} is past the end ({dim})", "index", value=k.stop,
+                          limit=f"<= {dim}")
+    if not dyn_start and not dyn_stop and s1 <= s0:
+        raise _IndexError(f"empty slice [{k.start}:{k.stop}] (stop must be greater than start)", "index",
+                          value=(k.start, k.stop))
+    a = _idx(start) if dyn_start else s0
+    b = _idx(stop) if dyn_stop else s1
+    n = _sub(b, a)
+    if step != 1:
+        n = (n + step - 1) // step if isinstance(n, int) else P.binop("div", P.binop("add", n, step - 1), step)
+    return a, n, step
+
+
+__all__ = ["Tensor", "Storage", "SCOPE_SPACES", "TENSOR_DTYPES", "prod"]

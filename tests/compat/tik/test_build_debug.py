@@ -1,0 +1,325 @@
+"""tik.Tik forms, chip selection styles, BuildCCE (signature, keywords, chip freezing),
+tikdb.start_debug rules (feed keys, shapes, dtypes, outputs, write-back, fill patterns),
+the kernel registry and the error-class contract."""
+import numpy as np
+import pytest
+
+import tbe_compat
+from pto_core.errors import CapacityExceeded, IllegalOperand, PtoError, UnknownName, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
+
+from .helpers import build, copy_kernel, raises_tik, run
+
+
+# ------------------------------------------------------------------ Tik forms and chips
+
+def test_tik_construction_forms():
+    tik.Tik()
+    tik.Tik(disable_debug=False)
+    tik.Tik(tik.Dprofile("v100", "cloud"))
+    assert get_soc_spec("SOC_VERSION") == "Ascend910A"
+    tik.Tik(tik.Dprofile())
+    tik.Tik(tik.Dprofile)
+    tik.Tik(err_msg_level=1)
+    with raises_tik(IllegalOperand, match="err_msg_level must be 0 or 1"):
+        tik.Tik(err_msg_level=2)
+    with raises_tik(IllegalOperand, match="block_size must be 32"):
+        tik.Tik(block_size=16)
+    with raises_tik(IllegalOperand, match="profiling must be a tik.Dprofile"):
+        tik.Tik("v100")
+
+
+@pytest.mark.parametrize("style", ["before", "after", "dprofile", "te_set_version"])
+def test_chip_selection_styles_before_or_after_tik(style):
+    if style == "before":
+        set_current_compile_soc_info("Ascend910B1")
+        ti = tik.Tik()
+    elif style == "after":
+        ti = tik.Tik()
+        set_current_compile_soc_info("Ascend910B1")
+    elif style == "dprofile":
+        ti = tik.Tik(tik.Dprofile("v200", "aic"))
+    else:
+        from te.platform.cce_conf import te_set_version
+        ti = tik.Tik()
+        with pytest.warns(FutureWarning):
+            te_set_version("Ascend310P3")
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "chip", [x], [y])
+    want = {"before": "Ascend910B1", "after": "Ascend910B1", "dprofile": "Ascend310P1", "te_set_version": "Ascend310P3"}
+    assert ti.build.soc.soc_version == want[style]
+    assert ti.program.target.name == want[style]
+    assert np.array_equal(run(ti, {"x": np.ones(16, np.float16)})[0], np.ones(16, np.float16))
+    assert ti.tikdb.executable.machine.target.name == want[style]
+
+
+def test_build_freezes_the_chip_and_rechecks_capacities_and_support():
+    set_current_compile_soc_info("Ascend310")                  # UB 248 KiB
+    ti = tik.Tik()
+    ti.Tensor("float16", (100000,), name="big", scope=tik.scope_ubuf)
+    set_current_compile_soc_info("Ascend910B1")                # UB 192 KiB
+    with raises_tik(CapacityExceeded, match="reach 200000 B, but Ascend910B1 has 196608 B"):
+        build(ti, "too_big", [], [])
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    ti.set_atomic_add(1)
+    set_current_compile_soc_info("Ascend310")
+    with raises_tik(UnsupportedOp, match="set_atomic_add with float32 .* not supported on Ascend310"):
+        build(ti, "atomic_then_310", [], [])
+
+
+# ------------------------------------------------------------------ BuildCCE
+
+def test_buildcce_keywords_and_argument_forms():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ret = ti.BuildCCE("kw_kernel", (x), (y,), output_files_path="/nonexistent", enable_l2=True,   # B1, B2, B7
+                      config={"double_buffer_non_reuse": True, "l2_mode": 1, "save_temp_cce_file": True})
+    assert ret is ti                                            # B8: the return value is the instance
+    assert [a.name for a in ti.program.args] == ["x", "y"]
+    assert tbe_compat.kernels()["kw_kernel"] is ti
+
+
+def test_buildcce_errors():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    ws = ti.Tensor("float32", (8,), name="ws", scope=tik.scope_gm, is_workspace=True)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    x2 = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    with raises_tik(IllegalOperand, match="kernel_name is required"):
+        ti.BuildCCE(inputs=[x], outputs=[])
+    with raises_tik(IllegalOperand, match="identifier-like"):
+        ti.BuildCCE(kernel_name="bad name", inputs=[x, n], outputs=[])
+    with raises_tik(IllegalOperand, match=r"inputs\[0\] \(tensor 'ub'\) is in UB"):
+        ti.BuildCCE(kernel_name="k", inputs=[ub, n], outputs=[])
+    with raises_tik(IllegalOperand, match="is a workspace"):
+        ti.BuildCCE(kernel_name="k", inputs=[x, n], outputs=[ws])
+    with raises_tik(IllegalOperand, match="two different kernel arguments are named 'x'"):
+        ti.BuildCCE(kernel_name="k", inputs=[x, x2, n], outputs=[])
+    with raises_tik(IllegalOperand, match="InputScalar 'n' is not listed in BuildCCE inputs"):
+        ti.BuildCCE(kernel_name="k", inputs=[x], outputs=[])
+    with raises_tik(IllegalOperand, match="config must be a dict with str keys"):
+        ti.BuildCCE(kernel_name="k", inputs=[x, n], outputs=[], config={1: 2})
+    with ti.for_range(0, 2):
+        with raises_tik(IllegalOperand, match="inside a for_range/if_scope body"):
+            ti.BuildCCE(kernel_name="k", inputs=[x, n], outputs=[])
+
+
+# ------------------------------------------------------------------ start_debug
+
+def test_feed_dict_rules():
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (2, 16), name="x", scope=tik.scope_gm)
+    s = ti.InputScalar("int32", name="s")
+    y = ti.Tensor("float16", (2, 16), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (2, 16), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 2, 0, 0)
+    ti.data_move(y, ub, 0, 1, 2, 0, 0)
+    build(ti, "feeds", [x, s], [y])
+    good = np.ones((2, 16), np.float16)
+    with raises_tik(UnknownName, match="missing 's'"):
+        run(ti, {"x": good})
+    with raises_tik(UnknownName, match="unexpected 'src_gm'"):                 # B13
+        run(ti, {"x": good, "s": 1, "src_gm": good})
+    with raises_tik(IllegalOperand, match="has dtype float32, tensor 'x' is float16"):
+        run(ti, {"x": good.astype(np.float32), "s": 1})
+    with raises_tik(IllegalOperand, match=r"has shape \(32,\), tensor 'x' is \[2, 16\]"):
+        run(ti, {"x": good.reshape(32), "s": 1})
+    with raises_tik(IllegalOperand, match="must be a numpy array"):
+        run(ti, {"x": good.tolist(), "s": 1})
+    with raises_tik(IllegalOperand, match="InputScalar 's' = 4294967296 does not fit int32"):
+        run(ti, {"x": good, "s": 2**32})
+    with raises_tik(IllegalOperand, match="InputScalar 's' is int32; got the float 1.5"):
+        run(ti, {"x": good, "s": 1.5})
+    with raises_tik(IllegalOperand, match="feed_dict must be a dict"):
+        ti.tikdb.start_debug([good], False)
+    out = ti.tikdb.start_debug({"x": good, "s": np.int32(3)}, True)            # interactive=True does not block
+    assert isinstance(out, list) and len(out) == 1 and out[0].shape == (2, 16) and out[0].dtype == np.float16
+
+
+def test_start_debug_before_build_is_an_error():
+    with raises_tik(IllegalOperand, match="not built yet"):
+        tik.Tik().tikdb.start_debug({}, False)
+
+
+def test_outputs_in_order_with_view_shapes_and_gm_patterns():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (16,), name="x", scope=tik.scope_gm)
+    a = ti.Tensor("float32", (4, 8), name="a", scope=tik.scope_gm)
+    b = ti.Tensor("int32", (16,), name="b", scope=tik.scope_gm)
+    c = ti.Tensor("float32", (8,), name="c", scope=tik.scope_gm, is_atomic_add=True)
+    ub = ti.Tensor("float32", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 2, 0, 0)
+    ti.data_move(a, ub, 0, 1, 1, 0, 0)                          # only row 0 of a is written
+    build(ti, "views", [x], [a[0:1, 0:4], b.reinterpret_cast_to("float32"), a.reshape((32,)), c])
+    xs = np.arange(16, dtype=np.float32)
+    o1, o2, o3, o4 = run(ti, {"x": xs})
+    assert o1.shape == (1, 4) and o1.tolist() == [[0, 1, 2, 3]]
+    assert o2.dtype == np.float32 and o2.shape == (16,) and np.isnan(o2).all()   # untouched: NaN pattern
+    assert o3.shape == (32,) and o3[:8].tolist() == list(range(8)) and np.isnan(o3[8:]).all()
+    assert (o4 == 0).all()                                      # is_atomic_add outputs start at zero
+
+
+def test_inputs_overwritten_by_the_kernel_are_written_back():
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (16,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x[8], 0, 1, 1, 0, 0)
+    ti.data_move(x, ub, 0, 1, 1, 0, 0)                          # in place on an input (B5)
+    build(ti, "inplace", [x], [])                               # outputs=() (B3)
+    xs = np.arange(16, dtype=np.int32)
+    assert run(ti, {"x": xs}) == []
+    assert xs.tolist() == list(range(8, 16)) * 2
+    ro = np.arange(16, dtype=np.int32)
+    ro.flags.writeable = False
+    run(ti, {"x": ro})                                          # read-only feed arrays are left alone
+    assert ro.tolist() == list(range(16))
+
+
+def test_same_tensor_as_input_and_output_and_reused_names():
+    ti = tik.Tik()
+    old = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)   # B14: reused name, not in BuildCCE
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    with ti.for_range(0, 8) as i:
+        ub[i].set_as(i * 2)
+    ti.data_move(x, ub, 0, 1, 1, 0, 0)
+    ti.data_move(old, ub, 0, 1, 1, 0, 0)
+    build(ti, "inout", [x], [x])                               # B4
+    xs = np.zeros(8, np.int32)
+    out, = run(ti, {"x": xs})
+    assert out.tolist() == [2 * i for i in range(8)] == xs.tolist()
+
+
+def test_dynamic_gm_shape_from_an_input_scalar():
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (2, n), name="x", scope=tik.scope_gm)     # T4
+    y = ti.Tensor("float16", (2, n), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (1024,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, n * 2 // 16, 0, 0)
+    ti.data_move(y, ub, 0, 1, n * 2 // 16, 0, 0)
+    build(ti, "dyn", [x, n], [y])
+    for size in (16, 48):
+        xs = np.arange(2 * size, dtype=np.float16).reshape(2, size)
+        out, = run(ti, {"x": xs, "n": size})
+        assert out.shape == (2, size) and np.array_equal(out, xs)
+    with raises_tik(IllegalOperand, match=r"has shape \(2, 16\), tensor 'x' is \[2, 32\]"):
+        run(ti, {"x": np.zeros((2, 16), np.float16), "n": 32})
+
+
+def test_registry_finds_kernels_whose_entry_returns_none():
+    def entry():
+        ti = tik.Tik()
+        x = ti.Tensor("int8", (32,), name="x", scope=tik.scope_gm)
+        ub = ti.Tensor("int8", (32,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 1, 0, 0)
+        ti.data_move(x, ub, 0, 1, 1, 0, 0)
+        ti.BuildCCE(kernel_name="returns_none", inputs=[x], outputs=[x])
+    assert entry() is None
+    ti = tbe_compat.kernels()["returns_none"]
+    assert tbe_compat.kernel("returns_none") is ti and tik.kernels()["returns_none"] is ti
+    assert run(ti, {"x": np.arange(32, dtype=np.int8)})[0].tolist() == list(range(32))
+    with pytest.raises(UnknownName, match="no kernel named 'nope'"):
+        tbe_compat.kernel("nope")
+
+
+def test_on_chip_fill_is_finite_so_x_times_zero_is_zero():
+    """CHECKLIST §2.9.4: kernels zero uninitialised UB with x * 0; the on-chip fill is finite."""
+    ti = tik.Tik()
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    v = ti.Scalar("float16", name="v")
+    with ti.for_range(0, 16) as i:
+        v.set_as(ub[i])
+        ub[i].set_as(v * 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "zeroing", [], [y])
+    assert (run(ti)[0] == 0).all()
+
+
+# ------------------------------------------------------------------ the error contract
+
+def test_errors_are_systemexit_and_runtimeerror_like_cann():
+    ti = tik.Tik()
+    try:
+        ti.Tensor("float16", (0,), name="x", scope=tik.scope_ubuf)
+    except SystemExit as e:
+        assert isinstance(e, RuntimeError) and isinstance(e, IllegalOperand)
+        assert "tik.Tensor" in str(e.code) and "TIK call stack" in str(e.code)
+    else:
+        pytest.fail("no error")
+    with pytest.raises(RuntimeError):
+        ti.Tensor("float16", (0,), name="x", scope=tik.scope_ubuf)
+    quiet = tik.Tik(err_msg_level=1)
+    with pytest.raises(IllegalOperand) as info:
+        quiet.Tensor("float16", (0,), name="x", scope=tik.scope_ubuf)
+    assert isinstance(info.value, RuntimeError) and not isinstance(info.value, SystemExit)
+
+
+def test_uncaught_error_in_a_script_prints_the_report_and_exits_1(tmp_path):
+    import subprocess
+    import sys
+    import os
+    script = tmp_path / "bad_kernel.py"
+    script.write_text("from tbe import tik\n"
+                      "ti = tik.Tik()\n"
+                      "ub = ti.Tensor('float16', (16,), name='ub', scope=tik.scope_ubuf)\n"
+                      "g = ti.Tensor('float16', (16,), name='g', scope=tik.scope_gm)\n"
+                      "ti.data_move(ub, g, 0, 1, 2, 0, 0)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.path.join(root, "tbe_compat", "aliases")]))
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1
+    assert f"{script}:5 in `tik.data_move`" in p.stderr and "tensor overflow" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_missing_api_families_raise_a_clear_attribute_error():
+    ti = tik.Tik()
+    assert not hasattr(ti, "vec_add") and not hasattr(ti, "not_a_tik_api")
+    with pytest.raises(UnsupportedOp, match="tik.vec_add is a TIK API this simulator does not implement yet") as info:
+        ti.vec_add(64, None, None, None, 1, 8, 8, 8)
+    assert isinstance(info.value, AttributeError) and info.value.where.file == __file__
+    with pytest.raises(AttributeError, match="no attribute 'not_a_tik_api'"):
+        ti.not_a_tik_api
+
+
+def test_init_value_tensors_are_internal_and_initialised():
+    ti = tik.Tik()
+    table = ti.Tensor("int32", (8,), name="table", scope=tik.scope_gm, init_value=[5, 6, 7, 8, 9, 10, 11, 12])
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, table, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match="has init_value; such tensors are internal"):
+        ti.BuildCCE(kernel_name="init", inputs=[table], outputs=[y])
+    build(ti, "init", [], [y])
+    assert run(ti)[0].tolist() == [5, 6, 7, 8, 9, 10, 11, 12]
+    with raises_tik(IllegalOperand, match="init_value applies to GM tensors only"):
+        ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf, init_value=[1])
+
+
+def test_every_import_name_reaches_the_same_tik():
+    import importlib
+    import warnings
+    import tbe_compat.tik as core
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        te_tik = importlib.import_module("te.tik")
+    from tbe import tik as tbe_tik
+    for mod in (te_tik, tbe_tik):
+        for name in ("Tik", "Tensor", "Scalar", "InputScalar", "Expr", "all", "any", "negate", "scope_gm",
+                     "scope_ubuf", "scope_cbuf", "scope_cbuf_out", "scope_cc", "scope_ca", "scope_cb", "Dprofile"):
+            assert getattr(mod, name) is getattr(core, name), name

@@ -1,0 +1,215 @@
+"""Control flow: for_range forms (incl. block_num), if/elif/else, new_stmt_scope, tik_break /
+tik_continue / tik_return, Python-level unrolling, scalar unit ops."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, PtoError, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+
+def _counter_kernel(body, n_out=8, dtype="int32", cores=None):
+    """Run ``body(ti, ub)`` and return ub (n_out int32, initialised to 0) after the kernel."""
+    ti = tik.Tik()
+    out = ti.Tensor(dtype, (n_out,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor(dtype, (n_out,), name="ub", scope=tik.scope_ubuf)
+    with ti.for_range(0, n_out) as i:
+        ub[i].set_as(0)
+    body(ti, ub)
+    ti.data_move(out, ub, 0, 1, n_out * 4 // 32, 0, 0)
+    build(ti, "ctl", [], [out])
+    return run(ti)[0]
+
+
+def test_for_range_forms():
+    def body(ti, ub):
+        acc = ti.Scalar("int32", name="acc", init_value=0)
+        with ti.for_range(begint=0, endt=4):                         # keywords, no `as` (C2)
+            acc.set_as(acc + 1)
+        ub[0].set_as(acc)
+        n = ti.Scalar("int32", name="n", init_value=3)
+        with ti.for_range(1, n + 1) as i:                            # Expr end, non-zero begin (C4/C5)
+            ub[1].set_as(i)
+        with ti.for_range(5, 5) as i:                                # empty
+            ub[2].set_as(99)
+        with ti.for_range(0, 2) as a, ti.for_range(0, 3) as b, ti.for_range(0, 2, thread_num=2) as c:   # (C1, C7)
+            acc.set_as(acc + 1)
+        ub[3].set_as(acc)
+        with ti.for_range(0, 2, block_num=1) as core_id:             # block_num=1: a plain loop (C6)
+            ub[4].set_as(core_id)
+        for k in range(3):                                           # Python loops unroll (C10)
+            ub[5 + k].set_as(k * 10)
+    out = _counter_kernel(body)
+    assert out.tolist() == [4, 3, 0, 16, 1, 0, 10, 20]
+
+
+def test_loop_variable_attribute_target_and_dtype():
+    class Holder:
+        pass
+    h = Holder()
+
+    def body(ti, ub):
+        with ti.for_range(0, 8, dtype="int64") as h.index:            # attribute target (C3)
+            ub[h.index].set_as(h.index * 2)
+    assert _counter_kernel(body).tolist() == [0, 2, 4, 6, 8, 10, 12, 14]
+    assert h.index.dtype == "int64"
+
+
+def test_if_elif_else_chains_at_run_time():
+    def body(ti, ub):
+        with ti.for_range(0, 8) as i:
+            with ti.if_scope(i < 2):
+                ub[i].set_as(1)
+            with ti.elif_scope(tik.any(i == 2, i == 5)):             # C9
+                ub[i].set_as(2)
+            with ti.elif_scope(tik.all(i > 5, i % 2 == 0)):
+                ub[i].set_as(3)
+            with ti.else_scope():
+                ub[i].set_as(4)
+        with ti.if_scope(True):                                      # Python bool conditions (S9)
+            ub[0].set_as(7)
+        with ti.if_scope(0):
+            ub[1].set_as(9)
+    assert _counter_kernel(body).tolist() == [7, 1, 2, 4, 4, 2, 3, 4]
+
+
+def test_else_must_follow_an_if():
+    ti = tik.Tik()
+    with raises_tik(PtoError, match="else_scope must directly follow an if_scope"):
+        with ti.else_scope():
+            pass
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    with ti.if_scope(True):
+        ub[0].set_as(1)
+    ub[1].set_as(2)
+    with raises_tik(PtoError, match="elif_scope must directly follow"):
+        with ti.elif_scope(True):
+            pass
+
+
+def test_break_continue_return():
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    with ti.for_range(0, 8) as i:
+        ub[i].set_as(0)
+    k = ti.Scalar("int32", name="k", init_value=1)
+    with ti.for_range(0, 16):                                        # C8: break out of a doubling loop
+        with ti.if_scope(k < 8):
+            k.set_as(k * 2)
+        with ti.else_scope():
+            ti.tik_break()
+    ub[0].set_as(k)
+    with ti.for_range(0, 6) as i:
+        with ti.if_scope(i % 2 == 1):
+            ti.tik_continue()
+        ub[2 + i // 2].set_as(i)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    ti.tik_return()
+    ub[7].set_as(123)                                                # never runs
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "jumps", [], [out])
+    assert run(ti)[0].tolist() == [8, 0, 0, 2, 4, 0, 0, 0]
+
+
+def test_break_outside_a_loop_is_an_error():
+    ti = tik.Tik()
+    with raises_tik(PtoError, match="tik_break outside a for_range"):
+        ti.tik_break()
+
+
+def test_multi_core_loop_rules():
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match="must start at 0"):
+        ti.for_range(1, 4, block_num=4)
+    with raises_tik(IllegalOperand, match="endt 3 != block_num 4|must run 0..block_num"):
+        ti.for_range(0, 3, block_num=4)
+    with raises_tik(IllegalOperand, match="thread_num must be 0 or 1 on the multi-core loop"):
+        ti.for_range(0, 4, block_num=4, thread_num=2)
+    with raises_tik(IllegalOperand, match=r"thread_num must be an int in \[0, 4\]"):
+        ti.for_range(0, 4, thread_num=5)
+    with raises_tik(IllegalOperand, match="block_num must be a positive int"):
+        ti.for_range(0, 4, block_num=0)
+    with ti.for_range(0, 2, block_num=2):
+        with raises_tik(PtoError, match="at most one multi-core loop"):
+            with ti.for_range(0, 2, block_num=2):
+                pass
+
+
+def test_block_num_from_an_input_scalar_runs_that_many_cores():
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    out = ti.Tensor("int32", (8, 8), name="out", scope=tik.scope_gm)
+    with ti.for_range(0, n, block_num=n) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        with ti.for_range(0, 8) as i:
+            ub[i].set_as(core * 100 + i)
+        ti.data_move(out[core, 0], ub, 0, 1, 1, 0, 0)
+    build(ti, "cores", [n], [out])
+    got, = run(ti, {"n": 3})
+    assert got[:3].tolist() == [[c * 100 + i for i in range(8)] for c in range(3)]
+    assert (got[3:] == -1).all()                      # rows no core wrote keep the GM pattern
+
+
+def test_scalar_unit_ops():
+    def body(ti, ub):
+        f = ti.Scalar("float32", name="f", init_value=-2.5)
+        g = ti.Scalar("float32", name="g")
+        i = ti.Scalar("int32", name="i")
+        ti.scalar_abs(g, f)
+        ti.scalar_conv("floor", i, g)
+        ub[0].set_as(i)                                              # floor(2.5) = 2
+        ti.scalar_conv("round", i, f)
+        ub[1].set_as(i)                                              # round-even(-2.5) = -2
+        ti.scalar_conv("away-zero", i, f)
+        ub[2].set_as(i)                                              # -3
+        ti.scalar_conv("ceil", i, f)
+        ub[3].set_as(i)                                              # -2
+        ti.scalar_max(i, i, 5)
+        ub[4].set_as(i)
+        ti.scalar_min(i, i, -7)
+        ub[5].set_as(i)
+        ti.scalar_sqrt(g, 16.0)
+        ti.scalar_conv("to-zero", i, g)
+        ub[6].set_as(i)
+        ti.scalar_conv("", f, i)                                     # s32 -> f32
+        ti.scalar_conv("to-zero", i, f * 2)
+        ub[7].set_as(i)
+    set_current_compile_soc_info("Ascend910")
+    assert _counter_kernel(body).tolist() == [2, -2, -3, -2, 5, -7, 4, 8]
+
+
+def test_scalar_conv_errors():
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    f = ti.Scalar("float32")
+    i = ti.Scalar("int32")
+    with raises_tik(IllegalOperand, match="needs a rounding mode"):
+        ti.scalar_conv("", i, f)
+    with raises_tik(UnsupportedOp, match="round_mode 'odd'"):
+        ti.scalar_conv("odd", ti.Scalar("float16"), f)
+    with raises_tik(IllegalOperand, match="dst must be a Scalar"):
+        ti.scalar_abs(3, f)
+
+
+def test_multi_for_range_nests_loops():
+    def body(ti, ub):
+        with ti.multi_for_range([0, 1], [2, 4]) as (i, j):
+            ub[i * 4 + j].set_as(i * 10 + j)
+        with pytest.raises(IllegalOperand, match="same length"):
+            ti.multi_for_range([0], [1, 2])
+    assert _counter_kernel(body).tolist() == [0, 1, 2, 3, 0, 11, 12, 13]
+
+
+def test_declarations_between_if_and_else_are_allowed():
+    def body(ti, ub):
+        c = ti.Scalar("int32", name="c", init_value=0)
+        with ti.if_scope(c > 0):
+            ub[0].set_as(1)
+        tmp = ti.Tensor("int32", (8,), name="tmp", scope=tik.scope_ubuf)   # records nothing
+        s = ti.Scalar("int32", name="s")
+        with ti.else_scope():
+            ub[0].set_as(2)
+    assert _counter_kernel(body)[0] == 2

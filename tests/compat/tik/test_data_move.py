@@ -1,0 +1,319 @@
+"""data_move for every scope pair with TIK's units (32-byte blocks, gaps), the argument
+forms seen in real kernels, every error path; tensor_mov (plain), data_move_pad,
+set_atomic_add, block_barrier."""
+import functools
+
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+
+def _gapped_reference(src, n, burst, src_gap, dst_gap, dst_size, unit):
+    """Independent reference of the gap semantics: element copy loop over bursts."""
+    out = np.full(dst_size, -1, src.dtype)
+    s = d = 0
+    for _ in range(n):
+        out[d:d + burst * unit] = src[s:s + burst * unit]
+        s += (burst + src_gap) * unit
+        d += (burst + dst_gap) * unit
+    return out
+
+
+@pytest.mark.parametrize("path", ["gm-ub-gm", "gm-l1-ub-gm", "gm-ub-l1-ub-gm", "gm-ub-ub-gm"])
+@pytest.mark.parametrize("n,burst,src_gap,dst_gap", [(1, 4, 0, 0), (3, 2, 1, 2), (4, 1, 3, 0)])
+def test_paths_units_and_gaps(path, n, burst, src_gap, dst_gap):
+    """The strided move is done once, on the first hop of each path; the other hops copy whole tensors."""
+    unit = 16                                                  # float16 elements per 32-byte block
+    size = ((n - 1) * (burst + max(src_gap, dst_gap)) + burst) * unit
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (size,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (size,), name="y", scope=tik.scope_gm)
+    hops = path.split("-")
+    scopes = {"ub": tik.scope_ubuf, "l1": tik.scope_cbuf}
+    bufs = [x] + [ti.Tensor("float16", (size,), name=f"t{i}", scope=scopes[h]) for i, h in enumerate(hops[1:-1])] + [y]
+    blocks = size // unit
+    for i, (src, dst) in enumerate(zip(bufs, bufs[1:])):
+        if i == 0:
+            if len(bufs) > 2:
+                ti.data_move(dst, src, 0, 1, blocks, 0, 0)          # pre-fill the destination first ...
+            ti.data_move(dst, src, 0, n, burst, src_gap, dst_gap)  # ... then the strided move on top
+        else:
+            ti.data_move(dst, src, 0, 1, blocks, 0, 0)
+    build(ti, "paths", [x], [y])
+    xs = np.arange(size, dtype=np.float16)
+    out, = run(ti, {"x": xs})
+    want = _gapped_reference(xs, n, burst, src_gap, dst_gap, size, unit)
+    if len(bufs) > 2:
+        want = np.where(want == -1, xs, want)
+    mask = want != -1
+    np.testing.assert_array_equal(out[mask], want[mask])
+    assert np.isnan(out[~mask]).all()                          # bytes no burst wrote keep the GM pattern
+
+
+def test_large_and_dynamic_bursts():
+    ti = tik.Tik()
+    n = 2053 * 16                                               # a prime number of blocks > 2047
+    x = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("float16", (n,), name="z", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 2053, 0, 0)
+    ti.data_move(y, ub, 0, 1, 2053, 0, 0)
+    b = ti.Scalar("int32", name="b", init_value=2053)
+    ti.data_move(z, ub, 0, 1, b, 0, 0)                          # burst as a Scalar (CHECKLIST S12)
+    build(ti, "big", [x], [y, z])
+    xs = np.random.default_rng(0).standard_normal(n).astype(np.float16)
+    oy, oz = run(ti, {"x": xs})
+    assert np.array_equal(oy, xs) and np.array_equal(oz, xs)
+
+
+def test_argument_forms_seen_in_real_kernels():
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (64,), name="ub", scope=tik.scope_ubuf)
+    cont = functools.partial(ti.data_move, sid=0, nburst=1, src_stride=0, dst_stride=0)   # D1
+    cont(dst=ub, src=x, burst=8)
+    ti.data_move(y, ub, 0, 1, 4, 0, 0, 0)                       # 8th positional mode argument (D2)
+    ti.tensor_mov(y[32], ub[32], "", 1, 4, 0, 0)                # tensor_mov as a plain move (D5)
+    build(ti, "forms", [x], [y])
+    xs = np.arange(64, dtype=np.int32)
+    assert run(ti, {"x": xs})[0].tolist() == xs.tolist()
+
+
+def test_l1_to_gm_exists_on_910b_and_310b_only():
+    ti = tik.Tik()
+    l1 = ti.Tensor("float16", (16,), name="l1", scope=tik.scope_cbuf)
+    g = ti.Tensor("float16", (16,), name="g", scope=tik.scope_gm)
+    with raises_tik(UnsupportedOp, match="L1 -> GM .* not available on Ascend310"):
+        ti.data_move(g, l1, 0, 1, 1, 0, 0)
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (32,), name="y", scope=tik.scope_gm)
+    l1 = ti.Tensor("float16", (32,), name="l1", scope=tik.scope_cbuf)
+    ti.data_move(l1, x, 0, 1, 2, 0, 0)
+    ti.data_move(y, l1, 0, 2, 1, 0, 0)
+    build(ti, "l1gm", [x], [y])
+    xs = np.arange(32, dtype=np.float16)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs)
+
+
+def test_data_move_errors():
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (64,), name="g", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ub32 = ti.Tensor("float32", (64,), name="ub32", scope=tik.scope_ubuf)
+    l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+    with raises_tik(IllegalOperand, match=r"nburst = 0 is outside \[1, 4095\]"):
+        ti.data_move(ub, g, 0, 0, 1, 0, 0)
+    with raises_tik(IllegalOperand, match=r"burst = 0 is outside \[1, 65535\]"):
+        ti.data_move(ub, g, 0, 1, 0, 0, 0)
+    with raises_tik(IllegalOperand, match=r"sid = 16 is outside \[0, 15\]"):
+        ti.data_move(ub, g, 16, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match=r"src_stride = -1 is outside \[0, 65535\]"):
+        ti.data_move(ub, g, 0, 2, 1, -1, 0)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 160 bytes .* 'g' \(128 B\) has only 128 B"):
+        ti.data_move(ub, g, 0, 1, 5, 0, 0)
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        ti.data_move(ub[48], g, 0, 2, 1, 0, 1)
+    with raises_tik(Misaligned, match="dst address is not 32-byte aligned: tensor 'ub' \\+ 2 B"):
+        ti.data_move(ub[1], g, 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match="dtype float32 differ|dtype float16 and dst dtype float32 differ"):
+        ti.data_move(ub32, g, 0, 1, 1, 0, 0)
+    with raises_tik(UnsupportedOp, match="no data_move path from GM to L0A"):
+        ti.data_move(l0a, g, 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match="must be a tik Tensor"):
+        ti.data_move(ub, np.zeros(4), 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match="takes at most 8 positional arguments, got 10"):
+        ti.data_move(ub, g, 0, 1, 1, 0, 0, 0, 0, 0)
+    with raises_tik(IllegalOperand, match="bad arguments: missing a required argument: 'src'"):
+        ti.data_move(ub)
+    with raises_tik(UnsupportedOp, match="PadMode 1"):
+        ti.data_move(ti.Tensor("float16", (64,), name="l1", scope=tik.scope_cbuf), g, 0, 1, 1, 0, 0, 1)
+    with raises_tik(UnsupportedOp, match="block_mode 'm'"):
+        ti.tensor_mov(ub, g, "m", 1, 1, 0, 0)
+    other = tik.Tik()
+    with raises_tik(IllegalOperand, match="belongs to another Tik instance"):
+        ti.data_move(ub, other.Tensor("float16", (64,), name="o", scope=tik.scope_gm), 0, 1, 1, 0, 0)
+
+
+def test_run_time_out_of_bounds_names_the_call_and_the_loop():
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    with ti.for_range(0, 4) as i:
+        ti.data_move(ub, x[i * 16], 0, 1, 2, 0, 0)            # i = 3 reads past x
+    build(ti, "oob", [x], [])
+    with raises_tik(OutOfBounds) as info:
+        run(ti, {"x": np.zeros(64, np.float16)})
+    text = str(info.value)
+    assert f"{__file__}:" in text and "tik.data_move" in text and "i=3" in text and "core=0" in text
+
+
+def test_int32_to_float16_data_move_emits_nothing():
+    ti = tik.Tik()
+    g = ti.Tensor("int32", (16,), name="g", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, g, 0, 1, 1, 0, 0)                          # TIK quirk (tik_api.md §7.1)
+    build(ti, "quirk", [g], [])
+    assert "mte_gm_ub" not in ti.program.to_asm()
+
+
+# ------------------------------------------------------------------ data_move_pad
+
+def test_data_move_pad_gm_ub_with_padding_and_back():
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (3, 10), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (3, 10), name="y", scope=tik.scope_gm)
+    dump = ti.Tensor("float16", (3, 16), name="dump", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (3, 16), name="ub", scope=tik.scope_ubuf)
+    ub2 = ti.Tensor("float16", (3, 16), name="ub2", scope=tik.scope_ubuf)
+    ti.data_move_pad(ub, x, 3, 20, 0, 0, right_padding=4, left_padding=2, padding_value=-1.0)
+    ti.data_move(dump, ub, 0, 1, 3, 0, 0)
+    ti.data_move_pad(ub2, x, 3, 20, 0, 0)                      # rows of 20 B start every 32 B
+    ti.data_move_pad(y, ub2, 3, 20, 0, 0)                      # UB -> GM: exactly 20 bytes per burst
+    build(ti, "pad", [x], [y, dump])
+    xs = np.arange(30, dtype=np.float16).reshape(3, 10)
+    oy, od = run(ti, {"x": xs})
+    assert np.array_equal(oy, xs)
+    assert np.array_equal(od[:, 2:12], xs) and (od[:, :2] == -1).all() and (od[:, 12:16] == -1).all()
+
+
+def test_data_move_pad_errors():
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (32,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(UnsupportedOp, match="tik.data_move_pad with float16 is not supported on Ascend310"):
+        ti.data_move_pad(ub, x, 1, 20, 0, 0)
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (32,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="burst 21 B is not a multiple of the element size 2 B"):
+        ti.data_move_pad(ub, x, 1, 21, 0, 0)
+    with raises_tik(IllegalOperand, match=r"left_padding = 17 is outside \[0, 16\]"):
+        ti.data_move_pad(ub, x, 1, 20, 0, 0, left_padding=17)
+
+
+# ------------------------------------------------------------------ atomic add, barrier
+
+def test_set_atomic_add_accumulates_moves_into_gm():
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (4, 8), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    with ti.for_range(0, 4, block_num=4) as c:
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[c, 0], 0, 1, 1, 0, 0)
+        with ti.if_scope(c != 2):                              # inside if_scope (CHECKLIST T23)
+            ti.set_atomic_add(1)
+            ti.data_move(y, ub, 0, 1, 1, 0, 0)
+            ti.set_atomic_add(0)
+    build(ti, "atomic", [x], [y])
+    xs = np.arange(32, dtype=np.float32).reshape(4, 8)
+    got, = run(ti, {"x": xs})
+    assert got.tolist() == (xs[0] + xs[1] + xs[3]).tolist()
+    ti.tikdb.order = "random"                                  # any core interleaving gives the same sum
+    assert run(ti, {"x": xs})[0].tolist() == got.tolist()
+
+
+def test_set_atomic_add_modes_and_chip_support():
+    ti = tik.Tik()
+    with raises_tik(UnsupportedOp, match="tik.set_atomic_add with float32 is not supported on Ascend310"):
+        ti.set_atomic_add(1)
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    with raises_tik(UnsupportedOp, match="float16 is not supported on Ascend910A"):
+        ti.set_atomic_add(2)
+    with raises_tik(IllegalOperand, match=r"mode = 7 is outside \[0, 6\]"):
+        ti.set_atomic_add(7)
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    m = ti.Scalar("int64", name="m", init_value=4)             # int32 atomic, mode from a Scalar
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(m)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.set_atomic_add("int32")
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "atomic_int", [x], [y])
+    assert run(ti, {"x": np.arange(8, dtype=np.int32)})[0].tolist() == list(range(8))
+    ti2 = tik.Tik()
+    x2 = ti2.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y2 = ti2.Tensor("int32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    ub2 = ti2.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti2.data_move(ub2, x2, 0, 1, 1, 0, 0)
+    ti2.set_atomic_add("int32")
+    for _ in range(3):
+        ti2.data_move(y2, ub2, 0, 1, 1, 0, 0)
+    ti2.set_atomic_add(0)
+    build(ti2, "atomic_int3", [x2], [y2])
+    assert run(ti2, {"x": np.arange(8, dtype=np.int32)})[0].tolist() == [3 * i for i in range(8)]
+
+
+def test_block_barrier_orders_the_cores():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (2, 8), name="x", scope=tik.scope_gm)
+    w = ti.Tensor("float32", (2, 8), name="w", scope=tik.scope_gm, is_workspace=True)
+    sw = ti.Tensor("int64", (8,), name="sw", scope=tik.scope_gm, is_workspace=True)
+    y = ti.Tensor("float32", (2, 8), name="y", scope=tik.scope_gm)
+    with ti.for_range(0, 2, block_num=2) as c:
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[c, 0], 0, 1, 1, 0, 0)
+        ti.data_move(w[c, 0], ub, 0, 1, 1, 0, 0)
+        ti.block_barrier(sw)
+        ti.data_move(ub, w[1 - c, 0], 0, 1, 1, 0, 0)          # the other core's row
+        ti.data_move(y[c, 0], ub, 0, 1, 1, 0, 0)
+    build(ti, "swap", [x], [y])
+    xs = np.arange(16, dtype=np.float32).reshape(2, 8)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs[::-1])
+    with raises_tik(IllegalOperand, match="must be in GM"):
+        ti2 = tik.Tik()
+        ti2.block_barrier(ti2.Tensor("int64", (8,), name="s", scope=tik.scope_ubuf))
+
+
+def test_gm_reads_may_end_inside_the_last_32_byte_block():
+    """A 1-element float32 GM tensor read with one 32-byte burst (a real kernel does this):
+    legal, the bytes past the tensor are unknown; a burst starting past the tensor is an error."""
+    ti = tik.Tik()
+    m = ti.Tensor("float32", (1,), name="m", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, m, 0, 1, 1, 0, 0)
+    s = ti.Scalar("float32", init_value=ub[0])
+    ub[1].set_as(s * 2)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "tail", [m], [y])
+    out, = run(ti, {"m": np.array([3.0], np.float32)})
+    assert out[:2].tolist() == [3.0, 6.0]
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        ti2 = tik.Tik()
+        g = ti2.Tensor("float32", (1,), name="g", scope=tik.scope_gm)
+        ti2.data_move(ti2.Tensor("float32", (16,), name="u", scope=tik.scope_ubuf), g, 0, 1, 2, 0, 0)
+
+
+def test_atomic_adds_into_a_zeroed_output_report_no_uninitialised_read():
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(1)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(0)
+    build(ti, "clean_atomic", [x], [y])
+    run(ti, {"x": np.ones(8, np.float32)})
+    assert ti.tikdb.reports == []

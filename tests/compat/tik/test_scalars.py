@@ -1,0 +1,149 @@
+"""Scalar / InputScalar / Expr: C semantics evaluated by the simulator (one compiled kernel,
+many fed values), tik.all/any/negate, conversions, and the Python-level restrictions."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pto_core.errors import IllegalOperand, PtoError, UnknownName
+from tbe import tik
+
+from .helpers import build, raises_tik, run
+
+I32 = st.integers(-2**31, 2**31 - 1)
+
+
+def _wrap32(v):
+    return (v + 2**31) % 2**32 - 2**31
+
+
+def _tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+EXPRS = [
+    ("a + b", lambda a, b: _wrap32(a + b)),
+    ("a - b", lambda a, b: _wrap32(a - b)),
+    ("a * b", lambda a, b: _wrap32(a * b)),
+    ("a // b", lambda a, b: _wrap32(_tdiv(a, b))),
+    ("a / b", lambda a, b: _wrap32(_tdiv(a, b))),              # TIK: / on ints is C division
+    ("a % b", lambda a, b: _wrap32(a - b * _tdiv(a, b))),
+    ("a & b", lambda a, b: a & b),
+    ("a | b", lambda a, b: _wrap32(a | b)),
+    ("a ^ b", lambda a, b: _wrap32(a ^ b)),
+    ("~a", lambda a, b: ~a),
+    ("-a", lambda a, b: _wrap32(-a)),
+    ("a >> 3", lambda a, b: a >> 3),                           # arithmetic on signed
+    ("a << 4", lambda a, b: _wrap32(a << 4)),
+    ("7 - a", lambda a, b: _wrap32(7 - a)),                     # reflected operators
+    ("100 // b", lambda a, b: _wrap32(_tdiv(100, b))),
+    ("(a > b).astype('int32')", lambda a, b: int(a > b)),
+    ("tik.all(a > 0, b > 0).astype('int32')", lambda a, b: int(a > 0 and b > 0)),
+    ("tik.any(a == 0, b < 0).astype('int32')", lambda a, b: int(a == 0 or b < 0)),
+    ("tik.negate(a >= b).astype('int32')", lambda a, b: int(not a >= b)),
+]
+
+
+@pytest.fixture(scope="module")
+def expr_kernel():
+    ti = tik.Tik()
+    a = ti.InputScalar("int32", name="a")
+    b = ti.InputScalar("int32", name="b")
+    out = ti.Tensor("int32", (32,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (32,), name="ub", scope=tik.scope_ubuf)
+    env = {"a": a, "b": b, "tik": tik}
+    for k, (text, _) in enumerate(EXPRS):
+        ub[k].set_as(eval(text, env))                  # noqa: S307 - test table
+    ti.data_move(out, ub, 0, 1, 4, 0, 0)
+    return build(ti, "exprs", [a, b], [out])
+
+
+@settings(max_examples=60, deadline=None)
+@given(I32, I32.filter(lambda v: v != 0))
+def test_integer_expressions_follow_c(expr_kernel, a, b):
+    out, = run(expr_kernel, {"a": a, "b": b})
+    for k, (text, ref) in enumerate(EXPRS):
+        assert out[k] == ref(a, b), (text, a, b, out[k])
+
+
+def test_division_by_zero_at_run_time_names_the_line(expr_kernel):
+    with raises_tik(IllegalOperand, match="division by zero|divide") as info:
+        run(expr_kernel, {"a": 1, "b": 0})
+    assert info.value.where.file == __file__
+
+
+def test_float_scalars_round_to_their_dtype_and_mix_with_python_numbers():
+    ti = tik.Tik()
+    out = ti.Tensor("float32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    h = ti.Scalar("float16", name="h")
+    h.set_as(0.1)                                       # rounds to fp16 (CHECKLIST S5)
+    f = ti.Scalar("float32", name="f", init_value=3.0)
+    i = ti.Scalar("int32", name="i", init_value=7)
+    ub[0].set_as(h)
+    ub[1].set_as(1.0 / f)                               # Python float / Scalar (S4)
+    ub[2].set_as(i.astype("float32") / 2)               # astype then real division
+    ub[3].set_as(i / 2)                                 # int division -> 3, converted on store
+    ub[4].set_as(f * i)                                 # int converted to float32
+    s8 = ti.Scalar("int8", name="s8", init_value=100)
+    ub[5].set_as((s8 + 100).astype("float32"))          # Python int takes int8: wraps to -56
+    ub[6].set_as(f.reinterpret_cast_to("int32").astype("float32"))
+    ub[7].set_as(tik.negate(f > 2.5).astype("float32"))
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "floats", [], [out])
+    got, = run(ti)
+    want = [np.float32(np.float16(0.1)), np.float32(1) / np.float32(3), 3.5, 3.0, 21.0, -56.0,
+            float(np.float32(3.0).view(np.int32)), 0.0]
+    np.testing.assert_array_equal(got, np.array(want, np.float32))
+
+
+def test_scalar_declaration_forms_and_errors():
+    ti = tik.Tik()
+    s = ti.Scalar("uint16", "one", 1)                   # 3 positional (CHECKLIST S1)
+    t = ti.Scalar(init_value=2, dtype="float16")        # keywords in any order (S2)
+    assert (s.dtype, s.name, t.dtype) == ("uint16", "one", "float16")
+    assert (s + 1).dtype == "uint16" and (t * 2).dtype == "float16"
+    with raises_tik(UnknownName, match="not a TIK scalar dtype"):
+        ti.Scalar("float64")
+    n = ti.InputScalar("int32", name="n")
+    with raises_tik(IllegalOperand, match="read-only"):
+        n.set_as(3)
+    with raises_tik(IllegalOperand, match="used twice"):
+        ti.InputScalar("int32", name="n")
+    with raises_tik(IllegalOperand, match="must be an identifier"):
+        ti.InputScalar("int32", name="not valid")
+
+
+def test_tik_values_have_no_python_value_except_identity_equality():
+    ti = tik.Tik()
+    i = ti.Scalar("int32", name="i")
+    j = ti.Scalar("int32", name="j")
+    with raises_tik(PtoError, match="cannot be used as a Python truth value .* use `with tik_instance.if_scope"):
+        if i > 0:
+            pass
+    with raises_tik(PtoError, match="Python integer"):
+        range(i)
+    with raises_tik(PtoError, match="Python integer"):
+        [1, 2][i]
+    # == / != answer Python `if` by identity (TVM rule TIK inherits; CHECKLIST S8)
+    assert bool(i == i) and not bool(i == j) and bool(i != j)
+    assert not bool(i == 3)
+    # reflected comparison with an int on the left still builds a condition (S10)
+    cond = 3 == i
+    assert isinstance(cond, tik.Expr)
+    with raises_tik(IllegalOperand, match="tensor view cannot be used as a scalar"):
+        i + ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf)[0]
+
+
+def test_numpy_scalars_combine_with_tik_values():
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    s = ti.Scalar("int32", name="s", init_value=5)
+    e = np.int64(3) * s + np.int32(1)                  # e.g. a dimension taken from a numpy shape
+    assert isinstance(e, tik.Expr)
+    ub[0].set_as(e)
+    ub[np.int64(1)].set_as(np.float32(2.0))
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "np_mix", [], [out])
+    assert run(ti)[0][:2].tolist() == [16, 2]

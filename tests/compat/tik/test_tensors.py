@@ -1,0 +1,281 @@
+"""Tensor declaration (every scope and form), on-chip placement, views (tik_api.md §4.2),
+reshape / reinterpret_cast_to, element set_as and __setitem__."""
+import numpy as np
+import pytest
+
+from pto_core.errors import CapacityExceeded, IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+
+# ------------------------------------------------------------------ declaration forms
+
+def test_tensor_forms_positional_keyword_and_all_scopes():
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (16,), tik.scope_gm, "a")                       # positional scope and name
+    b = ti.Tensor(dtype="int32", shape=[4, 8], name="b", scope=tik.scope_gm)  # all keywords
+    c = ti.Tensor("float16", (64 / 2,), name="c", scope=tik.scope_ubuf)       # integral float dims (CHECKLIST T3)
+    d = ti.Tensor("int8", 512, name="d", scope=tik.scope_cbuf)                # int shape
+    e = ti.Tensor("float16", (16, 16), name="e", scope=tik.scope_ca)
+    f = ti.Tensor("float16", (16, 16), name="f", scope=tik.scope_cb)
+    g = ti.Tensor("float32", (16, 16), name="g", scope=tik.scope_cbuf_out)
+    h = ti.Tensor("float32", (16, 16), name="h", scope=tik.scope_cc)
+    assert (a.scope, a.name, a.dtype, a.shape) == ("global", "a", "float16", [16])
+    assert b.shape == [4, 8] and c.shape == [32] and d.shape == [512]
+    assert [t.space for t in (c, d, e, f, g, h)] == ["ub", "l1", "l0a", "l0b", "l0c", "l0c"]
+    # shape and dtype usable to declare more (CHECKLIST T5/T6)
+    m, k = b.shape
+    s = ti.Scalar(c.dtype)
+    assert (m, k) == (4, 8) and s.dtype == "float16"
+    ws = ti.Tensor("float32", (8,), name="ws", scope=tik.scope_gm, is_workspace=True)
+    at = ti.Tensor("float32", (8,), name="at", scope=tik.scope_gm, is_atomic_add=True)
+    assert ws.storage.is_workspace and at.storage.is_atomic_add
+
+
+def test_tensor_declaration_errors():
+    ti = tik.Tik()
+    with raises_tik(UnknownName, match="dtype 'float64' is not a TIK tensor dtype"):
+        ti.Tensor("float64", (8,), name="x", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="non-positive dimension 0"):
+        ti.Tensor("float16", (8, 0), name="x", scope=tik.scope_ubuf)
+    with raises_tik(UnknownName, match="scope 'local.XX'|not a tensor scope"):
+        ti.Tensor("float16", (8,), name="x", scope="nowhere")
+    with raises_tik(UnsupportedOp, match="local.SMASK"):
+        ti.Tensor("float16", (8,), name="x", scope=tik.scope_smask)
+    with raises_tik(IllegalOperand, match="is_workspace applies to GM tensors only"):
+        ti.Tensor("float16", (8,), name="x", scope=tik.scope_ubuf, is_workspace=True)
+    with raises_tik(IllegalOperand, match="scope is required"):
+        ti.Tensor("float16", (8,), name="x")
+    n = ti.InputScalar("int32", name="n")
+    with raises_tik(IllegalOperand, match="needs max_mem_size"):
+        ti.Tensor("float16", (n,), name="x", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="bad arguments"):
+        ti.Tensor("float16", (8,), tik.scope_ubuf, "x", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+
+
+def test_error_points_at_the_script_line_and_api():
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand) as info:
+        ti.Tensor("float16", (0,), name="x", scope=tik.scope_ubuf)
+    e = info.value
+    assert e.where.file == __file__ and e.where.call == "tik.Tensor"
+    text = str(e)
+    assert f"{__file__}:" in text and "tik.Tensor" in text and "shape" in text
+
+
+# ------------------------------------------------------------------ placement
+
+def test_placement_uses_tik_alignment_per_scope():
+    ti = tik.Tik()
+    u1 = ti.Tensor("float16", (3,), name="u1", scope=tik.scope_ubuf)      # 6 B
+    u2 = ti.Tensor("float16", (3,), name="u2", scope=tik.scope_ubuf)
+    l1a = ti.Tensor("int8", (40,), name="l1a", scope=tik.scope_cbuf)
+    l1b = ti.Tensor("int8", (40,), name="l1b", scope=tik.scope_cbuf)
+    c16 = ti.Tensor("float16", (16,), name="c16", scope=tik.scope_cc)
+    c32 = ti.Tensor("float32", (16,), name="c32", scope=tik.scope_cc)
+    a0 = ti.Tensor("float16", (16,), name="a0", scope=tik.scope_ca)
+    a1 = ti.Tensor("float16", (16,), name="a1", scope=tik.scope_ca)
+    assert (u1.storage.addr, u2.storage.addr) == (0, 32)
+    assert (l1a.storage.addr, l1b.storage.addr) == (0, 512)
+    assert (c16.storage.addr, c32.storage.addr) == (0, 1024)
+    assert (a0.storage.addr, a1.storage.addr) == (0, 512)
+
+
+def test_buffer_overflow_error_names_buffer_size_and_placed_tensors():
+    ti = tik.Tik()                                  # Ascend310: UB 253952 B
+    ti.Tensor("float16", (60000,), name="big_a", scope=tik.scope_ubuf)
+    ti.Tensor("float16", (60000,), name="big_b", scope=tik.scope_ubuf)
+    with raises_tik(CapacityExceeded) as info:
+        ti.Tensor("float16", (10000,), name="extra", scope=tik.scope_ubuf)
+    msg = str(info.value)
+    assert "'extra' needs 20000 B in UB" in msg and "253952 B on Ascend310" in msg
+    assert "'big_a' 120000 B at 0x0" in msg and "'big_b'" in msg
+
+
+def test_scopes_free_their_tensors_and_reuse_memory():
+    ti = tik.Tik()
+    keep = ti.Tensor("float16", (16,), name="keep", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2):
+        a = ti.Tensor("float16", (100000,), name="a", scope=tik.scope_ubuf)   # 200 KB: only one fits
+    with ti.new_stmt_scope():
+        b = ti.Tensor("float16", (100000,), name="b", scope=tik.scope_ubuf)
+    with ti.if_scope(True):
+        c = ti.Tensor("float16", (100000,), name="c", scope=tik.scope_ubuf)
+    with ti.else_scope():
+        d = ti.Tensor("float16", (100000,), name="d", scope=tik.scope_ubuf)
+    assert a.storage.addr == b.storage.addr == c.storage.addr == d.storage.addr == 32
+    assert keep.storage.alive and not a.storage.alive
+
+
+def test_use_after_scope_is_kept_alive_unless_the_memory_was_reused():
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    with ti.new_stmt_scope():
+        t = ti.Tensor("float16", (16,), name="t", scope=tik.scope_ubuf)
+    ti.data_move(t, x, 0, 1, 1, 0, 0)              # nothing placed over it: it stays usable
+    assert t.storage.alive
+    with ti.new_stmt_scope():
+        u = ti.Tensor("float16", (16,), name="u", scope=tik.scope_ubuf)
+    ti.Tensor("float16", (16,), name="squatter", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="uses tensor 'u'.*after the scope that created it ended.*'squatter'"):
+        ti.data_move(u, x, 0, 1, 1, 0, 0)
+
+
+def test_start_addr_places_exactly_and_is_checked():
+    ti = tik.Tik()
+    t = ti.Tensor("float16", (16,), name="t", scope=tik.scope_ubuf, start_addr=1024)
+    assert t.storage.addr == 1024
+    with raises_tik(IllegalOperand, match="not 32-byte aligned"):
+        ti.Tensor("float16", (16,), name="t2", scope=tik.scope_ubuf, start_addr=100)
+    with raises_tik(CapacityExceeded, match="overlaps tensor 't'"):
+        ti.Tensor("float16", (16,), name="t3", scope=tik.scope_ubuf, start_addr=1024)
+
+
+def test_capacities_follow_the_chip_selected_at_declaration():
+    set_current_compile_soc_info("Ascend910B1")                 # UB 192 KiB
+    ti = tik.Tik()
+    with raises_tik(CapacityExceeded, match="196608 B on Ascend910B1"):
+        ti.Tensor("float16", (100000,), name="x", scope=tik.scope_ubuf)
+    set_current_compile_soc_info("Ascend610", "VectorCore")       # no L1 on a vector core
+    with raises_tik(UnsupportedOp, match="L1 .* does not exist"):
+        tik.Tik().Tensor("float16", (16,), name="x", scope=tik.scope_cbuf)
+
+
+# ------------------------------------------------------------------ views
+
+def _v(t):
+    return (t.offset, t.shape, t._strides)
+
+
+def test_one_dimensional_index_and_slices():
+    ti = tik.Tik()
+    t = ti.Tensor("float16", (100,), name="t", scope=tik.scope_ubuf)
+    assert _v(t[5]) == (5, [1], (1,))
+    assert _v(t[-1]) == (99, [1], (1,))
+    assert _v(t[10:20]) == (10, [10], (1,))
+    assert _v(t[90:]) == (90, [10], (1,))
+    assert _v(t[:7]) == (0, [7], (1,))
+    assert _v(t[1:10:3]) == (1, [3], (3,))
+    assert _v(t[10:20][5]) == (15, [1], (1,))            # index relative to the view
+
+
+def test_multi_dimensional_flat_and_full_indexing():
+    ti = tik.Tik()
+    t = ti.Tensor("float32", (4, 8, 16), name="t", scope=tik.scope_ubuf)
+    assert _v(t[5]) == (5, [1], (1,))                     # one index on a 3-D tensor: flat
+    assert _v(t[128:]) == (128, [384], (1,))
+    assert _v(t[1, 2, 3]) == (128 + 32 + 3, [1], (1,))
+    assert _v(t[1, :, 0:8]) == (128, [8, 8], (16, 1))
+    assert _v(t[2, 3, :]) == (256 + 48, [16], (1,))
+    assert _v(t[:, 1, :]) == (16, [4, 16], (128, 1))
+    with raises_tik(IllegalOperand, match=r"length of index \(2\) should be equal to the dimension of Tensor \(3\)"):
+        t[1, 2]
+    with raises_tik(IllegalOperand, match="flat index and needs a contiguous view"):
+        t[1, :, 0:8][3]
+
+
+def test_static_index_errors_and_dynamic_indices():
+    ti = tik.Tik()
+    t = ti.Tensor("int32", (8, 8), name="t", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"tensor overflow: index 8 is outside \[0, 8\)"):
+        t[8, 0]
+    with raises_tik(IllegalOperand, match="slice stop 9 is past the end"):
+        t[0, 0:9]
+    with raises_tik(IllegalOperand, match="empty slice"):
+        t[0, 5:5]
+    with raises_tik(IllegalOperand, match="step .* must be a Python int"):
+        t[0, 0:8:1.5]
+    i = ti.Scalar("int32", name="i", init_value=3)
+    v = t[i, i % 4]                                    # Expr indices (CHECKLIST T13)
+    assert not isinstance(v.offset, int)
+    w = t[i + 5, 0]                                    # out of range only at run time: fine to make (S11)
+    assert not isinstance(w.offset, int)
+
+
+def test_reshape_flatten_and_errors():
+    ti = tik.Tik()
+    t = ti.Tensor("float16", (4, 64), name="t", scope=tik.scope_ubuf)
+    assert t.reshape((16, 16)).shape == [16, 16] and t.reshape(2, 128).shape == [2, 128]
+    assert t.reshape([256]).shape == [256] and t.flatten().shape == [256]
+    assert t[64:].reshape((3, 64)).offset == 64        # contiguous views may be reshaped
+    with raises_tik(IllegalOperand, match="cannot reshape 256 elements into"):
+        t.reshape((3, 64))
+    with raises_tik(IllegalOperand, match="has been sliced"):
+        t[:, 0:32].reshape((128,))
+
+
+def test_reinterpret_cast_to_wider_and_narrower():
+    ti = tik.Tik()
+    t = ti.Tensor("float32", (64,), name="t", scope=tik.scope_ubuf)
+    h = t.reinterpret_cast_to("uint16")                 # narrower: trailing dim of the ratio
+    assert (h.dtype, h.shape, h.offset) == ("uint16", [64, 2], 0)
+    assert h[10].offset == 10                          # flat use still works (CHECKLIST T21)
+    w = ti.Tensor("uint8", (64,), name="w", scope=tik.scope_ubuf).reinterpret_cast_to("int32")
+    assert (w.dtype, w.shape) == ("int32", [16])
+    assert t[8:].reinterpret_cast_to("int32").offset == 8
+    with raises_tik(IllegalOperand, match="not a multiple of 4"):
+        ti.Tensor("uint8", (6,), name="u", scope=tik.scope_ubuf).reinterpret_cast_to("int32")
+    with raises_tik(IllegalOperand, match="offset .* not a multiple of 2"):
+        ti.Tensor("int16", (16,), name="v", scope=tik.scope_ubuf)[1:15].reinterpret_cast_to("int32")
+
+
+def test_element_writes_and_reads_run_on_the_simulator():
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (2, 8), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (2, 8), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    s = ti.Scalar("int32", name="s")
+    s.set_as(ub[3])                                    # Scalar <- tensor element
+    ub[1, 0] = ub[2]                                   # item assignment with a tensor element (T8)
+    ub[1, 1].set_as(s * 10)                            # Expr value
+    ub.__setitem__(10, 77)                             # explicit __setitem__, flat index (T9)
+    ub[1, 3].set_as(ub[0, 4], dst_offset=0)
+    ub[12].set_as(ub, src_offset=5)                    # src_offset on a tensor value
+    with ti.for_range(13, 16) as i:
+        ub[1, i - 8].set_as(i)
+    ti.data_move(y, ub, 0, 1, 2, 0, 0)
+    build(ti, "elems", [x], [y])
+    xs = np.arange(100, 108, dtype=np.int32)
+    out, = run(ti, {"x": xs})
+    assert out[1].tolist() == [102, 1030, 77, 104, 105, 13, 14, 15]
+
+
+def test_set_as_scope_rules_follow_the_chip():
+    ti = tik.Tik()                                      # Ascend310: no GM element access
+    g = ti.Tensor("int32", (8,), name="g", scope=tik.scope_gm)
+    s = ti.Scalar("int32")
+    with raises_tik(UnsupportedOp, match="cannot be read into a Scalar on Ascend310"):
+        s.set_as(g[0])
+    with raises_tik(IllegalOperand, match="dst must be in UB"):
+        g[0].set_as(1)
+    l1 = ti.Tensor("int32", (8,), name="l1", scope=tik.scope_cbuf)
+    with raises_tik(IllegalOperand, match="must be in UB"):
+        s.set_as(l1[0])
+    set_current_compile_soc_info("Ascend910B1")
+    ti2 = tik.Tik()
+    g2 = ti2.Tensor("int32", (8,), name="g2", scope=tik.scope_gm)
+    s2 = ti2.Scalar("int32", init_value=g2[1])
+    g2[0].set_as(s2 + 1)
+    build(ti2, "gm_elems", [g2], [g2])
+    out, = run(ti2, {"g2": np.arange(8, dtype=np.int32)})
+    assert out[0] == 2
+
+
+def test_element_access_past_the_tensor_is_a_tensor_overflow():
+    ti = tik.Tik()
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        ub[0].set_as(1, dst_offset=8)
+
+
+def test_available_buffer_size_tracks_placement():
+    ti = tik.Tik()
+    full = ti.get_available_buffer_size(tik.scope_ubuf)
+    assert full == 253952
+    ti.Tensor("float16", (1000,), name="a", scope=tik.scope_ubuf)
+    assert ti.get_left_buffer_size(tik.scope_ubuf) == full - 2000
+    with raises_tik(IllegalOperand, match="has no on-chip buffer"):
+        ti.get_available_buffer_size(tik.scope_gm)
