@@ -45,6 +45,9 @@ _S = PIPE_INDEX["S"]
 _M = PIPE_INDEX["M"]
 _FIX = PIPE_INDEX["FIX"]
 
+#: Accesses of at most this many 32-byte blocks are checked on Python ints (cheaper than numpy there).
+_FEW_BLOCKS = 16
+
 _VERBS = {  # kind -> (what the current op does, what the earlier op did)
     "RAW": ("reads", "wrote"),
     "WAW": ("overwrites", "wrote"),
@@ -220,7 +223,12 @@ class HazardTracker:
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
         st = sh.w_stamp[b0:b1]
-        bad = st > self._stamp_limits()[st & 7]
+        lim = self._stamp_limits()
+        if b1 - b0 <= _FEW_BLOCKS:      # a few blocks: the same test on Python ints, no numpy temporaries
+            lim_list = lim.tolist()
+            if all(v <= lim_list[v & 7] for v in st.tolist()):
+                return
+        bad = st > lim[st & 7]
         if self._grants:
             self._apply_grants(bad, sh, b0, b1, (st & 7).astype(np.int8), st >> 3)
         if bad.any():
@@ -233,6 +241,8 @@ class HazardTracker:
             if sh.max_r[q] <= thr[q]:
                 continue
             re = r_all[b0:b1]
+            if b1 - b0 <= _FEW_BLOCKS and max(re.tolist()) <= thr[q]:
+                continue
             bad = re > thr[q]
             if self._grants:
                 self._apply_grants(bad, sh, b0, b1, q, re)

@@ -218,3 +218,30 @@ def test_read_then_covering_write_of_one_op_still_orders_later_accesses():
     pto.wait_flag("V", "MTE2", 0)
     pto.mte_gm_ub(src, a, 0, 256, nburst=(1, 0, 0))         # ordered now: no error
     assert not m.end_kernel()
+
+
+@pytest.mark.parametrize("nbytes", [32, 480, 512, 544, 4096, 65536])   # around the 16-block Python-int test
+@pytest.mark.parametrize("bad_block", ["first", "last"])
+def test_hazard_checks_on_few_and_many_blocks_agree(nbytes, bad_block):
+    """RAW, WAW and WAR are found whether the earlier access touched the first or the last block
+    of the checked range, for ranges checked on Python ints (<= 16 blocks) and with numpy."""
+    import sync_standins  # noqa: F401  (registers the t_* stand-in ops)
+    from pto_core.errors import HazardError
+    off = 0 if bad_block == "first" else nbytes - 32
+    for kind in ("RAW", "WAW", "WAR"):
+        m = Machine("A2A3")
+        x = m.ptr("ub", "u8", 0)
+        m.write(x, np.zeros(nbytes, np.uint8))
+        if kind == "WAR":
+            pto.t_read_mte3(x + off, 32)                 # MTE3 reads one block
+            op = lambda: pto.t_write_v(x, nbytes, 1)     # noqa: E731  V overwrites the range
+        else:
+            pto.t_write_mte2(x + off, 32, 1)             # MTE2 writes one block
+            op = (lambda: pto.t_read_v(x, nbytes)) if kind == "RAW" else (lambda: pto.t_write_v(x, nbytes, 2))
+        with pytest.raises(HazardError, match=kind) as e:
+            op()
+        assert e.value.byte_range == (off, off + 32)
+        src = "MTE3" if kind == "WAR" else "MTE2"
+        pto.set_flag(src, "V", 0)
+        pto.wait_flag(src, "V", 0)
+        op()                                             # ordered now
