@@ -787,13 +787,15 @@ register(OpSpec(
 # ============================================================================ fractal block moves (L1 -> L0A / L0B)
 
 
-def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str):
-    """Strided ``shape + (unit,)`` byte view (and written view) of a grid of ``unit``-byte blocks."""
+def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str,
+          flags: bool = True):
+    """Strided ``shape + (unit,)`` byte view (and written view; None unless ``flags``) of a grid of
+    ``unit``-byte blocks."""
     hi = first + sum((c - 1) * s for c, s in zip(shape, strides)) + unit
     data, written, _ = ctx.span_tracked(ptr, first, hi, write=write, operand=operand)
     full = shape + (unit,)
     st = strides + (1,)
-    return strided(data, full, st, write), strided(written, full, st, write)
+    return strided(data, full, st, write), strided(written, full, st, write) if flags else None
 
 
 def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str):
@@ -837,12 +839,12 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
     m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
     track = tracking(ctx)
     sv, sw = _grid(ctx, src, (k_start * src_stride + m_start) * FRACTAL, (m_step, k_step),
-                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src")
+                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src", flags=track)
     if transpose:
         sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
     rows, cols = sv.shape[:2]
     strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
-    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst")
+    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst", flags=track)
     dv[...] = sv
     if track:
         dw[...] = sw
@@ -852,8 +854,28 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_SHAPE_CONTROLS: dict = {}
+
+
 def _shape_form_control(op: str, side: str, d: DType, a: int, b: int, start_row: int, start_col: int,
                         transpose: bool, zz_dst: bool) -> tuple:
+    """`_shape_form_control_uncached`, memoised per argument values *and types* (a float or bool never
+    finds the entry of an equal int, so every check still runs for them)."""
+    key = (op, side, d.name, a, b, start_row, start_col, transpose, zz_dst,
+           type(a), type(b), type(start_row), type(start_col))
+    try:
+        ctl = _SHAPE_CONTROLS.get(key)
+    except TypeError:            # unhashable operand: the checks below reject it
+        ctl, key = None, None
+    if ctl is None:
+        ctl = _shape_form_control_uncached(op, side, d, a, b, start_row, start_col, transpose, zz_dst)
+        if key is not None and len(_SHAPE_CONTROLS) < 4096:
+            _SHAPE_CONTROLS[key] = ctl
+    return ctl
+
+
+def _shape_form_control_uncached(op: str, side: str, d: DType, a: int, b: int, start_row: int, start_col: int,
+                                 transpose: bool, zz_dst: bool) -> tuple:
     """Full-control tuple for the shape-derived ``mte_l1_l0a`` (a=m, b=k) / ``mte_l1_l0b`` (a=k, b=n) form.
 
     Derivation (PTOAS lowering of the shape form, A5): the source tile is addressed as
