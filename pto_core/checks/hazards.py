@@ -28,6 +28,12 @@ each is a `HazardError` unless the earlier access happens before the current op:
 
 Sync ops themselves are issued by the scalar unit: they run on pipe ``S`` for
 ``begin_op`` (they touch no memory) and act on the clocks of the pipes they name.
+
+Cost: an access first compares the buffer's newest writer / reader epochs per pipe with
+what the current op knows (no per-block work when nothing is newer); otherwise ranges of
+at most `_FEW_BLOCKS` blocks are compared on Python ints and larger ones with numpy (the
+numpy path also builds the error). An op's accesses are recorded when the next op begins;
+a read that a later write of the same op covers is not recorded (the write clears it).
 """
 from __future__ import annotations
 

@@ -29,6 +29,14 @@ Numerics (one named choice each; see ``migration_guide/pto_cube.md``):
 * GEMV (``m == 1`` without ``disable_gemv``): L0A holds the 1 x K row densely (K
   consecutive elements, the layout of a one-row ``TileLeft``); the result is row 0 of
   a 16-row L0C tile whose other rows are written as 0 (plus the bias / old value).
+
+Speed (the GEMM is the floor; everything else is a few passes over the tiles): f16
+operands are decoded by integer bit moves (`f16_to_f32`, bit-identical to numpy's cast,
+in cache-sized slabs; tiles of <= 2048 elements by one table gather), fused with the
+Zz/Nz -> logical transposition, into per-thread work arrays that are reused across ops
+(`_scratch`; ops do not nest); the GEMM writes into a reused product array
+(``np.matmul(out=)``: the same BLAS call without allocating the result); a zero-initialised
+f32 L0C tile is stored as 64-byte rows of 16 channels. See ``migration_guide/pto_cube.md``.
 """
 from __future__ import annotations
 

@@ -22,6 +22,16 @@ Layouts (pto_spec.md §2): L1 cube tiles are Nz (``[c1][r1][r0][c0]``, 16 x C0 b
 ``mte_gm_l1_frac nd2nz`` writes them); L0A is Zz on A2A3/KirinX90-class targets and Nz
 on A5/Kirin9030 (`pto_core.tassign.default_layout`); L0B is Zn (``K1 N1 N0 K0``). Every
 unit, default and resolved ambiguity is documented in ``migration_guide/pto_cube.md``.
+
+Fast paths (taken only where they produce the same bytes and written flags as the
+general path; `FAST_PATHS = False` forces the general path, and
+``tests/core/test_fast_paths.py`` runs both on the same inputs):
+
+* byte bursts that are one row, or rows back to back on both sides: one slice copy;
+* ``mte_gm_l1_frac nd2nz`` without padding: every destination C0 block is 32 contiguous
+  source bytes, so the repack is one copy of 32-byte items (any element width);
+* ``mte_gm_l1_frac`` from a fully written source: the destination flags are set over
+  the footprint instead of being moved like the data.
 """
 from __future__ import annotations
 
