@@ -325,11 +325,12 @@ def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenanc
         return OpCall(spec, tuple(args), {}, where)
     names = tuple([k for k, v in kwargs.items() if v is not None])
     shape = info[3].get(names)
-    if shape is None:
-        shape = _call_shape(spec, names, where)
+    clauses: dict = {}
+    if shape is None:       # first time: the full interleaved checks (same error order as ever), then cache
+        shape = _call_shape(spec, names, kwargs, clauses, where)
         if len(info[3]) < 256:
             info[3][names] = shape
-    clauses: dict = {}
+        return OpCall(spec, tuple(args), clauses, where)
     for key, clause in shape:
         clauses[key] = normalize_clause(spec, clause, kwargs[key])
     return OpCall(spec, tuple(args), clauses, where)
@@ -339,8 +340,9 @@ def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenanc
 _CALL_INFO: dict = {}
 
 
-def _call_shape(spec: OpSpec, names: tuple, where: Optional[Provenance]) -> tuple:
-    """``((name, Clause), ...)`` for the given clause names after the name, exclusivity and order checks."""
+def _call_shape(spec: OpSpec, names: tuple, kwargs: dict, clauses: dict, where: Optional[Provenance]) -> tuple:
+    """Check the clause names in order (known, not exclusive, canonical order) and normalise each value
+    into ``clauses`` right after its name passed; return ``((name, Clause), ...)`` for the cache."""
     order = {c.slot: i for i, c in enumerate(_slots(spec))}
     seen_slots: dict = {}
     last = -1
@@ -359,6 +361,7 @@ def _call_shape(spec: OpSpec, names: tuple, where: Optional[Provenance]) -> tupl
                                  limit=canon, where=where, hint=f"write the clauses in the order {canon}")
         last = idx
         seen_slots[slot] = key
+        clauses[key] = normalize_clause(spec, clause, kwargs[key])
         out.append((key, clause))
     return tuple(out)
 

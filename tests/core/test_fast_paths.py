@@ -245,3 +245,29 @@ def test_hazard_checks_on_few_and_many_blocks_agree(nbytes, bad_block):
         pto.set_flag(src, "V", 0)
         pto.wait_flag(src, "V", 0)
         op()                                             # ordered now
+
+
+# ============================================================================ call validation cache
+
+
+def test_cached_clause_validation_reports_the_same_first_error():
+    """The clause-name verdict is cached per (op, names); a call with two problems still reports
+    the one the uncached check finds first (the bad value before the later out-of-order name),
+    and a cached shape still checks every value."""
+    from pto_core.errors import IllegalOperand
+    m = Machine("A5")
+    g = m.gm_tensor(np.ones(64, np.float16), name="g")
+    u = m.ptr("ub", "f16", 0)
+    out = m.gm_alloc((64,), "f16", name="out")
+    m.write(u, np.ones(64, np.float16))
+    pto.mte_ub_gm(u, out, 64, nburst=(1, 0, 0), loop=[(1, 0, 0)])     # caches the shape (nburst, loop)
+    for _ in range(2):
+        with pytest.raises(IllegalOperand, match="out of canonical order"):
+            pto.mte_gm_ub(g, u, 0, 64, loop=[(1, 0, 0)], nburst=(1, 0, 0))
+        with pytest.raises(IllegalOperand, match="takes 3..3 parameters"):
+            pto.mte_gm_ub(g, u, 0, 64, nburst=(1, 0), loop=None)
+        with pytest.raises(IllegalOperand, match="takes 3..3 parameters") as e:
+            pto.mte_ub_gm(u, out, 64, nburst=(1, 0), loop=[(1, 0)])        # cached shape, two bad values
+        assert e.value.operand == "nburst"
+    m2 = Machine("A5", options=MachineOptions(check_hazards=False))
+    pto.mte_gm_ub(m2.gm_tensor(np.ones(64, np.float16), name="g"), m2.ptr("ub", "f16", 0), 0, 64, nburst=(1, 0, 0))
