@@ -584,12 +584,12 @@ class ExecContext:
         """
         d = dtype or ptr.dtype
         size = d.bits >> 3
+        if 0 in shape:
+            return np.empty(shape, dtype=d.storage)
         extent = size
         for n, s in zip(shape, strides):
             if s < 0:
                 raise ValueError(f"negative stride in {strides}")
-            if n == 0:
-                return np.empty(shape, dtype=d.storage)
             extent += (n - 1) * s
         if ptr.space == "gm":
             if offset:
