@@ -94,7 +94,7 @@ def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
     a 16-bit shift; f32 is a copy.
     """
     if d.name == "f16":
-        if values.size <= _F16_BY_TABLE:     # small tiles: one gather beats the fixed cost of the bit moves
+        if values.size <= _F16_BY_TABLE or not _f16_bits_exact():   # small tiles: one gather is cheaper
             return _lut(d).take(values.view(np.uint16))
         out = _scratch(scratch, values.shape, np.int32) if scratch else None
         return f16_to_f32(values.view(np.uint16), out)
@@ -146,6 +146,20 @@ def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     if f.size and (f.max() >= _F16_SPECIAL or f.min() <= -_F16_SPECIAL):
         t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)
     return f
+
+
+_F16_CHECK: list = []
+
+
+def _f16_bits_exact() -> bool:
+    """Whether `f16_to_f32` is exact in this process (checked once on the subnormal and special codes:
+    its multiplication relies on subnormal float32 inputs, which a flush-to-zero FPU mode would break;
+    `_decode` then uses the table instead)."""
+    if not _F16_CHECK:
+        codes = np.array([0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0x7C00, 0xFC00, 0x7E01, 0x3C00], np.uint16)
+        want = codes.view(np.float16).astype(np.float32).view(np.uint32)
+        _F16_CHECK.append(bool(np.array_equal(f16_to_f32(codes).view(np.uint32), want)))
+    return _F16_CHECK[0]
 
 
 _SCRATCH = threading.local()

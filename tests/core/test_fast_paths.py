@@ -8,7 +8,7 @@ the old algorithm) on random inputs, special values included, and compares bit p
 import numpy as np
 import pytest
 
-from pto_core import Machine, MachineOptions, layout, pto
+from pto_core import Machine, MachineOptions, dtype, layout, pto
 from pto_core.ops.cube import f16_to_f32
 
 RNG = np.random.default_rng(2024)
@@ -119,7 +119,6 @@ FRAC_CASES = [  # (dtype, mode, n, d, groups, row pad (elements), dst loop2/loop
 def test_frac_fast_paths_equal_general_path(monkeypatch, dt, mode, n, dv, groups, pad, extra, small, hole):
     """Data and written flags of mte_gm_l1_frac with the fast paths on and off; ``hole`` leaves a
     source byte unwritten so the flags are moved, not set."""
-    from pto_core import dtype
     d = dtype(dt)
     row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
     inner = d.nbytes(row_elems + pad * (2 if d.bits == 4 else 1))
@@ -271,3 +270,12 @@ def test_cached_clause_validation_reports_the_same_first_error():
         assert e.value.operand == "nburst"
     m2 = Machine("A5", options=MachineOptions(check_hazards=False))
     pto.mte_gm_ub(m2.gm_tensor(np.ones(64, np.float16), name="g"), m2.ptr("ub", "f16", 0), 0, 64, nburst=(1, 0, 0))
+
+
+def test_f16_decode_self_check_passes_and_guards_the_fast_path(monkeypatch):
+    from pto_core.ops import cube
+    assert cube._f16_bits_exact()                       # numpy keeps subnormals: the bit moves are exact
+    monkeypatch.setattr(cube, "_F16_CHECK", [False])    # as if a flush-to-zero mode broke them
+    v = RNG.permutation(ALL_F16)[:4096].reshape(64, 64)
+    got = cube._decode(v.view(np.float16), dtype("f16"))
+    assert np.array_equal(got.view(np.uint32), v.view(np.float16).astype(np.float32).view(np.uint32))
