@@ -403,7 +403,7 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
                 continue
             shape = s.shape if n == s.shape[0] else (n,) + s.shape[1:]
             if s.masked:
-                act = lanes.padded(r0, r1, s.lanes)
+                act = None if lanes.mask is None and s.lanes == count else lanes.padded(r0, r1, s.lanes)
                 v = view(p, shape, s.strides, offset=r0 * s.strides[0], dtype=s.dtype, operand=s.name,
                          active=None if act is None else act.reshape((-1,) + s.shape[1:]))
                 v = v.reshape(n, s.lanes)
@@ -422,7 +422,7 @@ def store(ctx, s: Stream, ptr: Ptr, r0: int, r1: int, values: np.ndarray, lanes:
     """Write ``values`` ``(r, count)`` into the active lanes of stream ``s`` for repeats ``[r0, r1)``."""
     r = r1 - r0
     width = s.lanes
-    act = lanes.padded(r0, r1, width)
+    act = None if lanes.mask is None and width == lanes.count else lanes.padded(r0, r1, width)
     if values.shape[1] != width:
         full = np.zeros((r, width), dtype=values.dtype)
         full[:, :values.shape[1]] = values
