@@ -28,6 +28,7 @@ from . import registry as _registry
 from .api import TikBase, tik_api
 from .autosync import AutoSync
 from .control import ControlAPI
+from .cube import CubeAPI
 from .data import DataAPI
 from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
@@ -49,7 +50,7 @@ class _Scope:
         self.kind, self.storages = kind, []
 
 
-class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
+class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
     """``tik.Tik(profiling=None, disable_debug=True, err_msg_level=0, block_size=32)``.
 
     ``profiling``: None, a ``tik.Dprofile`` or the ``Dprofile`` class (all mean "the
