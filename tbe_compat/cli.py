@@ -68,11 +68,24 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
         return 2
+    status = run_script(script, ns.args, display_name=ns.script)
+    if ns.kernels:
+        _describe_kernels(sys.stderr)
+    sys.stdout.flush()
+    return status
+
+
+def run_script(script: str, args=(), *, display_name: Optional[str] = None) -> int:
+    """Run ``script`` the way ``python SCRIPT ARGS`` would (``sys.argv``, ``sys.path[0]`` = the script's
+    folder, ``__name__ == "__main__"``), in this process; returns the exit status (0 ok, the
+    ``sys.exit`` code, 1 after printing the traceback of an exception). The legacy import names
+    must be installed first (`tbe_compat.aliases.install`)."""
+    from .aliases import ALIAS_ROOT
+    script = os.path.abspath(script)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [ns.script] + list(ns.args)
+    sys.argv = [display_name or script] + list(args)
     # like `python SCRIPT`: the script's folder replaces the runner's own entry at the front
     # (the alias root that install() put first stays on the path, right behind it)
-    from .aliases import ALIAS_ROOT
     if sys.path and sys.path[0] != ALIAS_ROOT:
         sys.path.pop(0)
     sys.path.insert(0, os.path.dirname(script))
@@ -89,9 +102,6 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    if ns.kernels:
-        _describe_kernels(sys.stderr)
-    sys.stdout.flush()
     return status
 
 
@@ -105,7 +115,13 @@ def _exit_status(e: SystemExit) -> int:
     return 1
 
 
-__all__ = ["tik_run_main"]
+__all__ = ["tik_run_main", "tik_migrate_main", "run_script"]
+
+def tik_migrate_main(argv: Optional[list] = None) -> int:
+    """Entry point of ``tik-migrate`` (see `tbe_compat.migrate`)."""
+    from .migrate import main
+    return main(argv)
+
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.cli
     sys.exit(tik_run_main())

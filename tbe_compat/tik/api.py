@@ -177,6 +177,7 @@ class TikBase:
         w = user_frame()
         where = Provenance(w.file, w.line, api) if w is not None else Provenance("<unknown>", 0, api)
         self._depth, self._where = 1, where
+        self._calls.append(where)
         try:
             with self._builder.at(where):
                 yield where

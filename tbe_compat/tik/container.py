@@ -59,6 +59,7 @@ class Tik(ControlAPI, DataAPI, TikBase):
 
     def __init__(self, profiling=None, disable_debug=True, err_msg_level=0, block_size=32):
         self._depth, self._where = 0, None
+        self._calls: list = []     # Provenance of every TIK call, in trace order (tik-migrate)
         self._exit_on_error = err_msg_level != 1
         self._builder = P.Builder("tik_kernel", platform.current_soc().profile)
         self._sync = AutoSync(self._emit_pair, self._emit_barrier_all)
