@@ -160,10 +160,29 @@ def _line_text(ln, expand: bool) -> list:
     out = [text]
     if expand and ln.op is not None:
         from pto_core.ops.vector import EXPANDERS, expand as expand_op
-        if ln.op.call.spec.name in EXPANDERS:
+        spec = ln.op.call.spec
+        if spec.name in EXPANDERS:
             pad = " " * (len(ln.text) - len(ln.text.lstrip()) + 2)
+            names = _operand_values(ln.text, spec)
+            if names:
+                out.append(pad + "// " + ", ".join(f"%{o.name.lstrip('%')} = {v}" for o, v in
+                                                   zip(spec.operands, names)))
             out += [pad + x for x in expand_op(ln.op.call)]
     return out
+
+
+def _operand_values(text: str, spec) -> list:
+    """The printed operand values of op line ``text`` (``pto.ub.vadd %3, %5, %5, %c1_i64 mask(...)``)."""
+    rest = text.strip()[len(spec.asm_name):]
+    vals = []
+    for part in rest.split(" : ")[0].split(", "):
+        part = part.strip()
+        if not part.startswith(("%", "[")) or (vals and " " in part):
+            if part.startswith(("%", "[")):
+                vals.append(part.split(" ")[0])
+            break
+        vals.append(part.split(" ")[0])
+    return vals
 
 
 def _site_rows(tik, lines, texts, keys) -> list:

@@ -371,6 +371,19 @@ def current_recorder():
     return _recorders[-1] if _recorders else None
 
 
+#: Functions ``route(call) -> recorder or None`` asked, in order, where a ``pto.<op>`` call goes when
+#: no program builder is active and no operand is a machine-bound pointer. A facade that records
+#: kernels its own way claims a call by returning its recorder (the TIK facade: ``pto.*`` calls made
+#: inside a TIK kernel, see ``tbe_compat/tik/bridge.py``); None leaves it to eager execution.
+_routers: list = []
+
+
+def add_router(route) -> None:
+    """Register a call router (see `_routers`); registering the same function twice is a no-op."""
+    if route not in _routers:
+        _routers.append(route)
+
+
 def execute_call(ctx, call: OpCall) -> None:
     """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
     spec = call.spec
@@ -393,10 +406,15 @@ def dispatch(name: str, args: tuple, kwargs: dict):
         where = Provenance(where.file, where.line, spec.asm_name)
     call = make_call(spec, args, kwargs, where)
     rec = current_recorder()
+    flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
+    if rec is None and _routers and not any(isinstance(v, Ptr) and v.ctx is not None for v in flat):
+        for route in _routers:
+            rec = route(call)
+            if rec is not None:
+                break
     if rec is not None:
         return rec.record(call)
     ctx = None
-    flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
     for v in flat:
         if isinstance(v, Ptr) and v.ctx is not None:
             if ctx is None:
