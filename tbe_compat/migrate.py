@@ -220,17 +220,25 @@ def _site_rows(tik, lines, texts, keys) -> list:
     for key in sorted(list(by_key) + quiet, key=rank):
         idx = by_key.get(key, [])
         pto = []
-        base = min((len(lines[k].text) - len(lines[k].text.lstrip()) for k in idx), default=0)
+        body = [k for k in idx if not lines[k].hoisted] or idx
+        base = min(_indent(lines[k].text) for k in body) if body else 0
         prev = None
         for k in idx:
             if prev is not None and k != prev + 1 and not (lines[k].hoisted and lines[prev].hoisted):
-                nxt = lines[k].text
-                ind = max(len(nxt) - len(nxt.lstrip()), len(lines[prev].text) - len(lines[prev].text.lstrip()))
-                pto.append(" " * (ind - base) + "...")
-            pto += [t[base:] if not t[:base].strip() else t.lstrip() for t in texts[k]]
+                ind = _indent(lines[k].text) if lines[prev].hoisted else \
+                    max(_indent(lines[k].text), _indent(lines[prev].text))
+                pto.append(" " * max(ind - base, 0) + "...")
+            if lines[k].hoisted:                   # shown at the row's left edge, marked
+                pto += [t.lstrip() for t in texts[k]]
+            else:
+                pto += [t[base:] if not t[:base].strip() else t.lstrip() for t in texts[k]]
             prev = k
         rows.append(_row(key, pto, storages, tik))
     return rows
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def _sequence_rows(lines, texts, keys) -> list:
@@ -532,7 +540,7 @@ def main(argv: Optional[list] = None) -> int:
                 else:
                     print(f"tik-migrate: kernel {name}: PTO-AS outputs equal start_debug's bit for bit "
                           f"({', '.join(runs[-1].results)})", file=err)
-    except ConfigError as e:
+    except (ConfigError, UnknownName) as e:
         print(f"tik-migrate: error: {e}", file=err)
         return 2
     except PtoError as e:
