@@ -14,7 +14,8 @@ from tbe_compat.compare import compare_arrays
 from tbe_compat.migrate import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "examples", "tik_*.py")))
+EXAMPLES = sorted(os.path.basename(p) for pattern in ("tik_*.py", "migrate_*.py")
+                  for p in glob.glob(os.path.join(ROOT, "examples", pattern)))
 #: script arguments of examples that take some
 EXAMPLE_ARGS = {"tik_dynamic_shape.py": ["333"]}
 

@@ -166,8 +166,9 @@ def test_xdist_spreads_kernels_over_processes(pytester, monkeypatch):
 
 def test_the_examples_folder_passes(pytester):
     res = pytester.runpytest(*PLUGIN, "--tik-kernels", os.path.join(ROOT, "examples"), "-v")
-    res.assert_outcomes(passed=4)
-    res.stdout.fnmatch_lines(["*tik_entry_returns_none.py::interleave_blocks PASSED*",
+    res.assert_outcomes(passed=5)
+    res.stdout.fnmatch_lines(["*migrate_row_sum.py::migrate_row_sum PASSED*",
+                              "*tik_entry_returns_none.py::interleave_blocks PASSED*",
                               "*tik_tiled_copy.py::tiled_copy PASSED*"])
 
 
