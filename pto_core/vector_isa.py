@@ -50,7 +50,7 @@ _V100_COMMON = {
     "vnchwconv": _fs(S16, "u16", "s8", "u8", F16),
     # proposal / NMS instructions: v100 proposals are fp16 (assumption, see FAMILY_NOTES)
     "vconcat": _fs(F16), "vextract": _fs(F16), "vbitsort": _fs(F16), "vmrgsort4": _fs(F16),
-    "viou": _fs(F16), "vaadd": _fs(F16), "rpn_cor": _fs(F16),
+    "viou": _fs(F16), "vaadd": _fs(F16), "rpn_cor": _fs(F16), "vrpac": _fs(F16),
 }
 
 _V100_310 = dict(_V100_COMMON, **{
@@ -94,7 +94,7 @@ _V200 = {
     "vnchwconv": _fs(S16, "u16", "s8", "u8", S32, "u32", F16, F32),
     "vreduce": _fs(S16, "u16", F16, F32, S32, "u32"),
     "vconcat": _fs(F16, F32), "vextract": _fs(F16, F32), "vbitsort": _fs(F16, F32), "vmrgsort4": _fs(F16, F32),
-    "viou": _fs(F16, F32), "vaadd": _fs(F16, F32), "rpn_cor": _fs(F16, F32),
+    "viou": _fs(F16, F32), "vaadd": _fs(F16, F32), "rpn_cor": _fs(F16, F32), "vrpac": _fs(F16, F32),
     "vconv": _fs("f322f16", "f162f32", "f322f16o", "f162s8", "f162s8a", "f162s8f", "f162s8c", "f162s8z", "f162u8",
                  "f162u8a", "f162u8f", "f162u8c", "f162u8z", "deq", "s322f32", "f162s32r", "f162s32a", "f162s32f",
                  "f162s32c", "f162s32z", "f322s32r", "f322s32a", "f322s32f", "f322s32c", "f322s32z", "u82f16",

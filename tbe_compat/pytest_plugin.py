@@ -15,9 +15,11 @@ the kernels are collected in addition.
 
 **Which scripts** (every ``*.py`` below the folders, found without importing them):
 
-* *reference scripts* define a module-level ``reference(inputs)`` (or
-  ``reference(inputs, kernel_name)``) returning the expected outputs -- one array, or a
-  list/tuple in BuildCCE ``outputs=`` order -- for a ``start_debug`` feed dict;
+* *reference scripts* define a module-level ``reference`` returning the expected outputs --
+  one array, or a list/tuple in BuildCCE ``outputs=`` order -- of a ``start_debug`` feed
+  dict: ``reference(inputs)`` (or ``reference(inputs, kernel_name)``) receives the dict;
+  a function whose parameters are all named like kernel inputs (``reference(x, y)``,
+  optionally with ``kernel_name``) receives them by name;
 * *golden scripts* have a sibling ``<script>.golden.npz`` (recorded by
   ``--tik-record-golden``): the inputs and outputs of each recorded ``start_debug``;
 * with ``--tik-record-golden``, every script that imports ``tik`` is collected, to record.
@@ -38,7 +40,8 @@ chip selected, kernel registry empty). Then, for the item's kernel:
   their random inputs) and must reproduce the recorded outputs;
 * a script that exits with a non-zero status fails its items.
 
-Outputs compare **bit-exact** by default. Tolerances: ``--tik-atol``, ``--tik-rtol``
+Expected arrays are converted to the output's dtype (``astype``), then outputs compare
+**bit-exact** by default. Tolerances: ``--tik-atol``, ``--tik-rtol``
 (`numpy.isclose` semantics), ``--tik-ulp`` (units in the last place), or per script a
 module-level ``TOLERANCE = {"atol": ..., "rtol": ..., "ulp": ...}``; NaNs must match in
 position either way. A mismatch reports the output, the number of differing elements,
@@ -318,7 +321,12 @@ class TikKernelItem(pytest.Item):
         runs = self._runs_of(sr, name)
         for k, run in enumerate(runs):
             inputs = {key: (v.copy() if isinstance(v, np.ndarray) else v) for key, v in run.inputs.items()}
-            expected = ref(inputs, name) if _arity(ref) >= 2 else ref(inputs)
+            try:
+                expected = call_reference(ref, inputs, name)
+            except Exception as e:  # noqa: BLE001 - reported as the item's failure
+                raise KernelMismatch(f"reference() raised {type(e).__name__}: {e}\n(the convention: "
+                                     f"reference(inputs) with the feed dict, or reference(x, y, ...) with "
+                                     f"parameters named like the kernel inputs)") from e
             reports += _compare(name, f"run {k + 1} of {len(runs)} against reference()", run, expected, tol)
         return reports
 
@@ -355,6 +363,21 @@ class _Run:
         self.tik, self.outputs = tik, outputs
 
 
+def call_reference(ref, inputs: dict, kernel_name: str):
+    """``ref``'s expected outputs for feed dict ``inputs``: ``ref(x=..., y=...)`` when its parameters are
+    named like the kernel inputs (and possibly ``kernel_name``), else ``ref(inputs)`` /
+    ``ref(inputs, kernel_name)``."""
+    try:
+        params = [p for p in inspect.signature(ref).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params]
+    if names and names != ["inputs"] and all(n in inputs or n == "kernel_name" for n in names):
+        return ref(**{n: kernel_name if n == "kernel_name" and n not in inputs else inputs[n] for n in names})
+    return ref(inputs, kernel_name) if len(names) >= 2 else ref(inputs)
+
+
 def _arity(fn) -> int:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -374,6 +397,8 @@ def _compare(kernel: str, what: str, run, expected, tol: dict) -> list:
     lines = []
     for k, (e, a) in enumerate(zip(exp, outs)):
         e = np.asarray(e)
+        if e.dtype != a.dtype:                 # a float64 / int64 reference: in the output's dtype
+            e = e.astype(a.dtype)
         msg = compare_arrays(f"output {k} ({names[k]})", e, a, **tol)
         if msg:
             lines.append("  " + msg)

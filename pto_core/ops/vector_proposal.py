@@ -15,8 +15,9 @@ sort key is the score (element 4).
   then merges the lists at ``src_list[i] + r*4*length`` proposals into
   ``dst + r*4*length`` proposals (TIK's consecutive-list repeat form).
 
-TIK's ``viou``, ``vaadd``, ``rpn_cor`` and ``vsort32`` are not modelled (their arithmetic is
-not publicly specified); the facade reports them as unsupported.
+The NMS instructions (``vrpac``, ``viou``, ``vaadd``, ``rpn_cor``) are in `vector_nms`.
+TIK's v2 sort family (``vsort32``, ``vmrgsort``) is not modelled (its region layout is not
+publicly specified); the facade reports it as unsupported.
 """
 from __future__ import annotations
 

@@ -28,7 +28,9 @@ block max/min propagate NaN and return +0 (max) or -0 (min) when both zeros occu
 ``work[0:repeat]``; then passes of ``vcadd`` over ``PAR`` consecutive partial sums (the
 last chunk masked to the remainder) until one value remains, which goes to ``dst[0]``;
 each pass overwrites ``work[0:n]``. This is TIK's own lowering, so the rounding of every
-intermediate sum matches it. ``reduce_max/min``: ``dst[0]`` = extremum of all active
+intermediate sum matches it. On A2-class chips (``v220``) TIK documents another order:
+the per-repeat sums are added in order within groups of 255 repeats, then the group sums
+pairwise (`sequential_chunk_sum`). ``reduce_max/min``: ``dst[0]`` = extremum of all active
 lanes, ``dst[1]`` = its logical index ``repeat*PAR + lane`` (as integer bits) when
 ``cal_index``; ties return the lowest index; ``work[0:2*repeat]`` receives the per-repeat
 (value, index) pairs of pass 1.
@@ -238,6 +240,27 @@ del _name, _kind, _n, _align, _vreg, _spec
 
 MAX_REDUCE_REPEAT = 4095
 _INDEX_REPEAT_LIMIT = {"f16": 511, "f32": 4095}
+#: chips whose vec_reduce_add adds the per-repeat sums in order within groups of 255 repeats
+#: (TIK vec_reduce_add doc, "Atlas A2 ..." note: "每255个范围内的repeat结果按照顺序相加，最后将多个255个repeat
+#: 结果之和两两相加"); other chips add them pairwise.
+SEQUENTIAL_REDUCE_FAMILIES = frozenset({"v220"})
+SEQUENTIAL_GROUP = 255
+
+
+def sequential_chunk_sum(part: np.ndarray, d: DType, ctx) -> np.ndarray:
+    """A2-class vec_reduce_add over per-repeat sums ``part``: in-order sums of groups of 255 (each addition
+    rounded to ``d``), then a pairwise tree over the group sums; returns a 0-d storage array."""
+    groups = []
+    for g in range(0, part.shape[0], SEQUENTIAL_GROUP):
+        chunk = part[g:g + SEQUENTIAL_GROUP].astype(np.float32)
+        acc = chunk[0]
+        for v in chunk[1:]:                      # at most 254 scalar additions per group
+            acc = ve.round_float(np.float32(acc + v), d, ctx).astype(np.float32)
+        groups.append(acc)
+    width = 1 << (len(groups) - 1).bit_length()
+    buf = np.zeros((1, width), dtype=np.float32)
+    buf[0, :len(groups)] = groups
+    return tree_sum(buf, d, ctx).astype(d.storage)[0]
 
 
 def _macro_verify(kind):
@@ -291,6 +314,9 @@ def _macro_execute(kind):
         if kind == "add":
             part = reduce_repeat("sum", vals, active, d, par, ctx)[:, 0]
             _write(ctx, work, part, "work")
+            if vector_isa.family_of(ctx.target) in SEQUENTIAL_REDUCE_FAMILIES and rep > 1:
+                _write(ctx, dst, sequential_chunk_sum(part, d, ctx)[None], "dst")
+                return
             n = rep
             while n > 1:
                 chunks = -(-n // par)

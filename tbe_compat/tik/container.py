@@ -33,6 +33,8 @@ from .bridge import BridgeAPI
 from .control import ControlAPI
 from .data import DataAPI
 from .debug import Tikdb
+from .scalar_extra import ScalarExtraAPI
+from .vector import VectorAPI
 from .placement import Placement, alignment
 from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
 from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
@@ -50,7 +52,7 @@ class _Scope:
         self.kind, self.storages = kind, []
 
 
-class Tik(ControlAPI, DataAPI, BridgeAPI, TikBase):
+class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
     """``tik.Tik(profiling=None, disable_debug=True, err_msg_level=0, block_size=32)``.
 
     ``profiling``: None, a ``tik.Dprofile`` or the ``Dprofile`` class (all mean "the

@@ -145,6 +145,18 @@ def test_script_errors_and_kernels_without_runs(pytester):
                               "*kernel 'add_one' was built but never run*make_inputs()*"])
 
 
+def test_reference_by_input_names_and_a_failing_reference(pytester):
+    d = pytester.mkdir("kernels")
+    by_name = ADD_ONE.replace("OFF", "0").replace(
+        'def reference(inputs):\n    y = (inputs["x"] + np.float16(1)).astype(np.float16)',
+        'def reference(x):\n    y = (x + 1).astype(np.float64)')       # by name; float64 -> float16
+    (d / "by_name.py").write_text(by_name)
+    (d / "raising.py").write_text(ADD_ONE.replace("OFF", "0").replace('inputs["x"]', 'inputs["nope"]'))
+    res = pytester.runpytest(*PLUGIN, "--tik-kernels", str(d))
+    res.assert_outcomes(passed=1, failed=1)
+    res.stdout.fnmatch_lines(["*raising.py::add_one*", "*reference() raised KeyError: 'nope'*"])
+
+
 def test_explicit_paths_keep_their_tests_and_add_the_kernels(pytester):
     d = _kernels(pytester)
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
@@ -165,8 +177,12 @@ def test_xdist_spreads_kernels_over_processes(pytester, monkeypatch):
 
 
 def test_the_examples_folder_passes(pytester):
-    res = pytester.runpytest(*PLUGIN, "--tik-kernels", os.path.join(ROOT, "examples"), "-v")
-    res.assert_outcomes(passed=5)
+    examples = os.path.join(ROOT, "examples")
+    scripts = [os.path.join(examples, f) for f in sorted(os.listdir(examples)) if f.endswith(".py")]
+    items = sum(max(1, len(pytest_plugin.static_kernel_names(p))) for p in scripts if pytest_plugin.script_kind(p))
+    assert items >= 6
+    res = pytester.runpytest(*PLUGIN, "--tik-kernels", examples, "-v")
+    res.assert_outcomes(passed=items)
     res.stdout.fnmatch_lines(["*migrate_row_sum.py::migrate_row_sum PASSED*",
                               "*tik_entry_returns_none.py::interleave_blocks PASSED*",
                               "*tik_tiled_copy.py::tiled_copy PASSED*"])

@@ -1,0 +1,44 @@
+"""Run-time checks a front end can place in a program: ``pto.assert_in_bounds``.
+
+A front end that knows the extent of an allocation (TIK's tensor "original shape") but
+not, at trace time, the offset or repeat count an instruction will use records::
+
+    pto.assert_in_bounds %first, %end, %size {what = "dst of tik.vec_add: tensor 'x_ub'"}
+
+which raises `OutOfBounds` when the run-time element range ``[first, end)`` is not
+inside ``[0, size)``; an empty range (``end <= first``, e.g. zero repeats) always
+passes. Units are whatever the front end counts in (TIK: elements of the view's
+dtype). The op runs on the scalar unit and touches no memory, so it needs no
+synchronisation. It is a simulator check (like the TIK debugger's ``AccessViolation``
+test), not a hardware instruction; the PTO-AS text keeps it so listings show where
+the check sits.
+"""
+from __future__ import annotations
+
+from ..errors import OutOfBounds
+from .registry import Clause, OpSpec, Operand, register
+
+
+def _assert_in_bounds(ctx, first, end, size, *, what=None):
+    first, end, size = int(first), int(end), int(size)
+    if end <= first:
+        return
+    if first < 0 or end > size:
+        where = what or "an access"
+        if first < 0:
+            msg = f"tensor overflow: {where} starts {-first} elements before the tensor"
+        else:
+            msg = (f"tensor overflow: {where} needs elements [{first}, {end}) but the tensor has only {size} "
+                   f"elements")
+        raise OutOfBounds(msg, op="pto.assert_in_bounds", value=end, limit=size,
+                          hint="check the offsets, repeat counts and strides computed at run time")
+
+
+register(OpSpec(
+    name="assert_in_bounds", family="assertions", pipe="S",
+    operands=(Operand("first", "int", doc="first element accessed"),
+              Operand("end", "int", doc="one past the last element accessed (<= first: nothing accessed)"),
+              Operand("size", "int", doc="elements of the allocation")),
+    clauses=(Clause("what", "attr", doc="what is accessed, for the error message"),),
+    execute=_assert_in_bounds,
+    doc="raise OutOfBounds unless [first, end) lies in [0, size) (empty ranges pass)"))

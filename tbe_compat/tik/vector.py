@@ -1,0 +1,361 @@
+"""TIK vector APIs: the lane-wise families (tik_api.md §9.2-§9.6) and the mixin that gathers
+every vector family into ``tik.Tik``.
+
+Each call lowers to exactly one ``pto.ub.<instruction>`` op carrying its mask, repeat and
+stride descriptor (migration_guide/tik_vector.md has the table); the interpreter runs it
+as whole-array numpy (`pto_core.ops.vector_engine`). Argument checks are TIK's
+(`vector_common`).
+
+============================================  ================================================
+TIK                                           PTO
+============================================  ================================================
+``vadd(m, d, a, b, r, db, ab, bb, dr, ar,``   ``pto.ub.vadd(d, a, b, r, mask=m,``
+``br[, stride_unit])``                        ``blk_stride=(db, ab, bb), rep_stride=(dr, ar, br))``
+``vec_add(m, d, a, b, r, dr, ar, br)``        ``pto.ub.vadd(d, a, b, r, mask=m, rep_stride=(dr, ar, br))``
+``vexp(m, d, s, r, db, sb, dr, sr)``          ``pto.ub.vexp(d, s, r, mask=m, blk_stride=.., rep_stride=..)``
+``vadds(m, d, s, x, r, ..., mask_mode=)``     ``pto.ub.vadds(d, s, x, r, mask=m | counter=m, ...)``
+``vector_dup(m, d, x, r, db, dr)``            ``pto.ub.vector_dup(d, x, r, mask=m, ...)``
+``vconv(m, mode, d, s, r, ..., deqscale=q)``  ``pto.ub.vconv(d, s, r, round=<r|a|f|c|z|o>, deqscale=q, ...)``
+``vec_rec_high_preci(m, d, s, work, r, ..)``  ``pto.ub.vrec`` (the core op is correctly rounded)
+============================================  ================================================
+
+Numerics are the core's (migration_guide/pto_vector.md §4): f16 arithmetic rounded once
+from f32; ``vexp``/``vln``/``vrec``/``vsqrt``/``vrsqrt`` are hardware approximations of
+unpublished precision, modelled correctly rounded (so the ``*_high_preci`` macros, which
+TIK documents as near correctly rounded, lower to the same ops); fused ops one rounding.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from pto_core.errors import UnsupportedOp
+
+from .. import platform
+from .api import tik_api
+from .autosync import Access
+
+from .tensor import Tensor
+from .vector_common import ROUND_MODES, SHORT, U8, U16, Geo, VectorBase
+
+# classic two-source instructions: name -> dtype rule ("same": one dtype; "mixed": dst + src codes)
+BINARY = {"vadd": "same", "vsub": "same", "vmul": "same", "vdiv": "same", "vmax": "same", "vmin": "same",
+          "vand": "same", "vor": "same", "vaddrelu": "same", "vsubrelu": "same", "vmla": "mixed", "vmadd": "same",
+          "vmaddrelu": "same", "vmulconv": "mixed"}
+#: instructions whose destination is also read
+READS_DST = ("vmla", "vmadd", "vmaddrelu", "vaxpy")
+VEC_BINARY = {"vec_add": "vadd", "vec_sub": "vsub", "vec_mul": "vmul", "vec_max": "vmax", "vec_min": "vmin",
+              "vec_and": "vand", "vec_or": "vor"}
+UNARY = ("vabs", "vexp", "vln", "vrec", "vsqrt", "vrsqrt", "vrelu", "vnot")
+VEC_UNARY = {"vec_relu": "vrelu", "vec_abs": "vabs", "vec_exp": "vexp", "vec_ln": "vln", "vec_rec": "vrec",
+             "vec_rsqrt": "vrsqrt", "vec_not": "vnot"}
+SCALAR_OPS = ("vadds", "vmuls", "vmaxs", "vmins", "vlrelu", "vshl", "vaxpy")
+VEC_SCALAR = {"vec_adds": "vadds", "vec_muls": "vmuls"}
+#: vec_*_high_preci -> (core instruction, work-tensor elements per source element by source dtype)
+HIGH_PRECI = {"vec_rec_high_preci": ("vrec", {"float16": 4, "float32": 2}),
+              "vec_rsqrt_high_preci": ("vrsqrt", None), "vec_ln_high_preci": ("vln", None)}
+
+
+class LanewiseAPI(VectorBase):
+    """Binary, unary, vector-scalar, dup, conversion and high-precision vector APIs."""
+
+    # ------------------------------------------------------------------ the one lowering
+    def _lanewise(self, instr: str, mask, dst, srcs: list, repeat_times, blk: Optional[list], rep: list,
+                  stride_unit=0, *, scalar=None, has_scalar: bool = False, mask_mode: str = "normal",
+                  blk_max: int = U8, rep_max: int = U8, dtype_rule: str = "same", extra: Optional[dict] = None,
+                  scalar_dtype=None):
+        """Resolve, check and emit one lane-wise instruction.
+
+        ``srcs``: list of (tensor, name); ``blk``/``rep``: per memory operand (dst first),
+        ``blk=None`` for the ``vec_*`` forms (block stride 1)."""
+        api = self._where.call if self._where else "tik." + instr
+        d = self._vec_operand(dst, "dst")
+        ss = [self._vec_operand(t, nm) for t, nm in srcs]
+        ops = [d] + ss
+        if dtype_rule == "same":
+            self._same_dtype(d, *ss)
+            self._require_instr(instr, d.tensor.dtype, api)
+        elif dtype_rule == "mixed":
+            if len(ss) > 1:
+                self._same_dtype(ss[0], *ss[1:])
+            code = SHORT[d.tensor.dtype] + "".join(SHORT[s.tensor.dtype] for s in ss)
+            if len(ss) == 1:
+                code += SHORT[ss[0].tensor.dtype]
+            self._require_instr(instr, code, api, f"src {ss[0].tensor.dtype} dst {d.tensor.dtype}")
+        counter = mask_mode == "counter"
+        m = self._vec_mask(mask, [o.dt for o in ops], mask_mode=mask_mode)
+        repeat = self._vec_repeat(repeat_times, imm_lo=0 if counter else 1)
+        unit = self._vec_stride_unit(stride_unit)
+        names = [o.name for o in ops]
+        geos = {}
+        for i, (o, r) in enumerate(zip(ops, rep)):
+            b = 1 if blk is None else self._vec_stride(blk[i], f"{o.name}_blk_stride", blk_max)
+            geos[o.name] = Geo(b, self._vec_stride(r, f"{o.name}_rep_stride", rep_max))
+        sval = None
+        if has_scalar:
+            sval = self._vec_scalar(scalar, scalar_dtype or (ss[0] if ss else d).tensor.dtype, "scalar")
+        footprint = []
+        for o in ops:
+            acc = self._vec_access(o, self._vec_extent(o, m, repeat, geos[o.name], unit), o is d)
+            footprint.append(acc)
+            if o is d and instr in READS_DST:
+                footprint.append(Access(acc.region, acc.lo, acc.hi, False))
+        self._vec_overlap(api.replace("tik.", ""), instr, d, ss, m, repeat, geos, unit)
+        clauses = dict(m.clause)
+        if blk is not None:
+            clauses["blk_stride"] = tuple(geos[n].blk for n in names)
+        clauses["rep_stride"] = tuple(geos[n].rep for n in names)
+        if unit:
+            clauses["stride_unit"] = unit
+        if extra:
+            clauses.update(extra)
+        operands = [o.ptr for o in ops] + ([sval] if has_scalar else []) + [repeat]
+        self._vec_emit(instr, *operands, footprint=footprint, **_ordered(instr, clauses))
+
+    # ------------------------------------------------------------------ vadddeqrelu, vshr
+    @tik_api("vadddeqrelu")
+    def vadddeqrelu(self, mask, dst, deqscale, src0, src1, repeat_times, dst_blk_stride, src0_blk_stride,
+                    src1_blk_stride, dst_rep_stride, src0_rep_stride, src1_rep_stride, stride_unit=0):
+        """``dst(f16) = relu(f16((src0 + src1) * f16(deqscale)))`` for s32 sources."""
+        self._lanewise("vadddeqrelu", mask, dst, [(src0, "src0"), (src1, "src1")], repeat_times,
+                       [dst_blk_stride, src0_blk_stride, src1_blk_stride],
+                       [dst_rep_stride, src0_rep_stride, src1_rep_stride], stride_unit, scalar=deqscale,
+                       has_scalar=True, dtype_rule="mixed", scalar_dtype="float16")
+
+    @tik_api("vshr")
+    def vshr(self, mask, dst, src, scalar, repeat_times, dst_blk_stride, src_blk_stride, dst_rep_stride,
+             src_rep_stride, stride_unit=0, round_en=False, mask_mode="normal"):
+        """``dst = src >> scalar`` (arithmetic for signed types); ``round_en`` rounds (signed types only)."""
+        if round_en and src.dtype not in ("int16", "int32", "int64"):
+            raise self._error(f"vshr round_en should be False when src dtype is {src.dtype}", operand="round_en",
+                              value=round_en, limit="int16, int32")
+        self._lanewise("vshr", mask, dst, [(src, "src")], repeat_times, [dst_blk_stride, src_blk_stride],
+                       [dst_rep_stride, src_rep_stride], stride_unit, scalar=scalar, has_scalar=True,
+                       mask_mode=mask_mode, blk_max=U16, extra={"round": True} if round_en else None,
+                       scalar_dtype=_shift_dtype(src))
+
+    # ------------------------------------------------------------------ dup
+    @tik_api("vector_dup")
+    def vector_dup(self, mask, dst, scalar, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit=0):
+        """``dst[lane] = scalar`` on active lanes (tik_api.md §9.5)."""
+        self._dup(mask, dst, scalar, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit)
+
+    @tik_api("vec_dup")
+    def vec_dup(self, mask, dst, scalar, repeat_times, dst_rep_stride):
+        self._dup(mask, dst, scalar, repeat_times, None, dst_rep_stride, 0)
+
+    def _dup(self, mask, dst, scalar, repeat_times, blk, rep, stride_unit):
+        d = self._vec_operand(dst, "dst")
+        self._require_support("tik.vector_dup", d.tensor.dtype)
+        m = self._vec_mask(mask, [d.dt])
+        repeat = self._vec_repeat(repeat_times)
+        unit = self._vec_stride_unit(stride_unit)
+        g = Geo(1 if blk is None else self._vec_stride(blk, "dst_blk_stride", U16),
+                self._vec_stride(rep, "dst_rep_stride", U8))
+        sval = self._vec_scalar(scalar, d.tensor.dtype, "scalar")
+        fp = [self._vec_access(d, self._vec_extent(d, m, repeat, g, unit), True)]
+        clauses = dict(m.clause)
+        if blk is not None:
+            clauses["blk_stride"] = (g.blk,)
+        clauses["rep_stride"] = (g.rep,)
+        if unit:
+            clauses["stride_unit"] = unit
+        self._vec_emit("vector_dup", d.ptr, sval, repeat, footprint=fp, **clauses)
+
+    # ------------------------------------------------------------------ conversion
+    @tik_api("vconv")
+    def vconv(self, mask, round_mode, dst, src, repeat_times, dst_blk_stride, src_blk_stride, dst_rep_stride,
+              src_rep_stride, deqscale=None, ldst_high_half=False, stride_unit=0):
+        """Element conversion ``"<src>2<dst><round>"`` (tik_api.md §9.6)."""
+        self._conv(mask, round_mode, dst, src, repeat_times, [dst_blk_stride, src_blk_stride],
+                   [dst_rep_stride, src_rep_stride], deqscale, ldst_high_half, stride_unit)
+
+    @tik_api("vec_conv")
+    def vec_conv(self, mask, round_mode, dst, src, repeat_times, dst_rep_stride, src_rep_stride, deqscale=None,
+                 ldst_high_half=False):
+        self._conv(mask, round_mode, dst, src, repeat_times, None, [dst_rep_stride, src_rep_stride], deqscale,
+                   ldst_high_half, 0)
+
+    def _conv(self, mask, round_mode, dst, src, repeat_times, blk, rep, deqscale, ldst_high_half, stride_unit):
+        if round_mode not in ROUND_MODES:
+            raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode", value=round_mode,
+                              limit=", ".join(repr(k) for k in ROUND_MODES))
+        if ldst_high_half:
+            raise self._error("vconv with ldst_high_half=True (deqs162b8, int16 -> int8 with a uint64 deqscale) is "
+                              "not modelled: its deqscale bit layout is not publicly specified", operand="ldst_high_half",
+                              value=True, cls=UnsupportedOp, hint="convert through float16 instead")
+        d = self._operand(dst, "dst", spaces=("ub",))
+        s = self._operand(src, "src", spaces=("ub",))
+        suffix = ROUND_MODES[round_mode]
+        deq = SHORT[s.tensor.dtype] == "s32" and SHORT[d.tensor.dtype] == "f16" and suffix == "" and \
+            deqscale is not None
+        if deqscale is not None and not deq:
+            raise self._error(f"deqscale applies only to int32 -> float16 conversions without a round mode, got "
+                              f"{s.tensor.dtype} -> {d.tensor.dtype}", operand="deqscale", value=repr(deqscale))
+        code = "deq" if deq else f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{suffix}"
+        api = self._where.call
+        if s.dt is d.dt and suffix == "":
+            raise self._error(f"{s.tensor.dtype} -> {d.tensor.dtype} without a round mode is not a conversion",
+                              operand="round_mode", value=round_mode, hint="give a round mode or use data_move")
+        self._require_instr("vconv", code, api, f"src {s.tensor.dtype} dst {d.tensor.dtype} round_mode "
+                                                f"{round_mode!r} ({code})")
+        extra = {}
+        if suffix:
+            extra["round"] = suffix
+        if deq:
+            extra["deqscale"] = (self._vec_scalar(deqscale, "float16", "deqscale"),)
+        self._lanewise("vconv", mask, dst, [(src, "src")], repeat_times, blk, rep, stride_unit, blk_max=U16,
+                       dtype_rule="checked", extra=extra)
+
+    # ------------------------------------------------------------------ high precision macros
+    def _high_preci(self, name, mask, dst, src, work_tensor, repeat_times, dst_rep_stride, src_rep_stride):
+        instr, factor = HIGH_PRECI[name]
+        s = self._operand(src, "src", spaces=("ub",))
+        self._require_support("tik." + name, s.tensor.dtype)
+        w = self._operand(work_tensor, "work_tensor", spaces=("ub",), dtypes=("float16", "float32"))
+        if factor is not None:
+            m = self._vec_mask(mask, [s.dt])
+            rep = self._vec_repeat(repeat_times)
+            sr = self._vec_stride(src_rep_stride, "src_rep_stride", U8)
+            ext = self._vec_extent(s, m, rep, Geo(1, sr), 0)
+            if isinstance(ext, int) and isinstance(w.tensor.size, int):
+                block = 32 * 8 // s.dt.bits
+                need = -(-ext // block) * block * factor[s.tensor.dtype] * (2 if w.tensor.dtype == "float16" else 1)
+                have = w.tensor.storage_elements - (w.static_offset or 0) if isinstance(
+                    w.tensor.storage_elements, int) else None
+                if have is not None and have < need:
+                    raise self._error(f"Input work tensor size({have}) must be more than needed size({need})",
+                                      operand="work_tensor", value=have, limit=f">= {need}",
+                                      hint=f"{name} needs {factor[s.tensor.dtype]} x the source extent (rounded "
+                                           f"up to a block) in float32 work elements")
+        self._lanewise(instr, mask, dst, [(src, "src")], repeat_times, None, [dst_rep_stride, src_rep_stride],
+                       blk_max=U16)
+
+    @tik_api("vec_rec_high_preci")
+    def vec_rec_high_preci(self, mask, dst, src, work_tensor, repeat_times, dst_rep_stride, src_rep_stride):
+        """``1/src``, near correctly rounded (TIK: f16 -> f32 Newton refinement -> f16); lowered to the
+        core's correctly rounded ``pto.ub.vrec``. ``work_tensor`` is only checked (scope, dtype, size)."""
+        self._high_preci("vec_rec_high_preci", mask, dst, src, work_tensor, repeat_times, dst_rep_stride,
+                         src_rep_stride)
+
+    @tik_api("vec_rsqrt_high_preci")
+    def vec_rsqrt_high_preci(self, mask, dst, src, work_tensor, repeat_times, dst_rep_stride, src_rep_stride):
+        """``1/sqrt(src)`` near correctly rounded; lowered to ``pto.ub.vrsqrt`` (correctly rounded)."""
+        self._high_preci("vec_rsqrt_high_preci", mask, dst, src, work_tensor, repeat_times, dst_rep_stride,
+                         src_rep_stride)
+
+    @tik_api("vec_ln_high_preci")
+    def vec_ln_high_preci(self, mask, dst, src, work_tensor, repeat_times, dst_rep_stride, src_rep_stride):
+        """``ln(src)`` near correctly rounded (f16); lowered to ``pto.ub.vln`` (correctly rounded)."""
+        self._high_preci("vec_ln_high_preci", mask, dst, src, work_tensor, repeat_times, dst_rep_stride,
+                         src_rep_stride)
+
+
+def _shift_dtype(src) -> str:
+    return src.dtype if isinstance(src, Tensor) else "int16"
+
+
+def _ordered(instr: str, clauses: dict) -> dict:
+    """Clauses in the op's canonical order (the registry checks keyword order)."""
+    from pto_core.ops import registry
+    spec = registry.get_op("ub." + instr)
+    order = [c.name for c in spec.clauses]
+    return {k: clauses[k] for k in order if k in clauses}
+
+
+# ----------------------------------------------------------------------------- generated methods
+
+def _classic_binary(instr: str, rule: str):
+    def method(self, mask, dst, src0, src1, repeat_times, dst_blk_stride, src0_blk_stride, src1_blk_stride,
+               dst_rep_stride, src0_rep_stride, src1_rep_stride, stride_unit=0):
+        self._lanewise(instr, mask, dst, [(src0, "src0"), (src1, "src1")], repeat_times,
+                       [dst_blk_stride, src0_blk_stride, src1_blk_stride],
+                       [dst_rep_stride, src0_rep_stride, src1_rep_stride], stride_unit, dtype_rule=rule)
+    method.__name__ = instr
+    method.__doc__ = f"``{instr}`` with block and repeat strides (pto.ub.{instr}); tik_api.md §9.2."
+    return tik_api(instr)(method)
+
+
+def _vec_binary(name: str, instr: str):
+    def method(self, mask, dst, src0, src1, repeat_times, dst_rep_stride, src0_rep_stride, src1_rep_stride):
+        self._lanewise(instr, mask, dst, [(src0, "src0"), (src1, "src1")], repeat_times, None,
+                       [dst_rep_stride, src0_rep_stride, src1_rep_stride])
+    method.__name__ = name
+    method.__doc__ = f"``{name}``: block stride 1, repeat strides in 32 B (pto.ub.{instr}); tik_api.md §9.2."
+    return tik_api(name)(method)
+
+
+def _classic_unary(instr: str):
+    def method(self, mask, dst, src, repeat_times, dst_blk_stride, src_blk_stride, dst_rep_stride, src_rep_stride,
+               stride_unit=0):
+        self._lanewise(instr, mask, dst, [(src, "src")], repeat_times, [dst_blk_stride, src_blk_stride],
+                       [dst_rep_stride, src_rep_stride], stride_unit, blk_max=U16)
+    method.__name__ = instr
+    method.__doc__ = f"``{instr}`` with block and repeat strides (pto.ub.{instr}); tik_api.md §9.3."
+    return tik_api(instr)(method)
+
+
+def _vec_unary(name: str, instr: str):
+    def method(self, mask, dst, src, repeat_times, dst_rep_stride, src_rep_stride):
+        self._lanewise(instr, mask, dst, [(src, "src")], repeat_times, None, [dst_rep_stride, src_rep_stride],
+                       blk_max=U16)
+    method.__name__ = name
+    method.__doc__ = f"``{name}`` (pto.ub.{instr}); tik_api.md §9.3."
+    return tik_api(name)(method)
+
+
+def _classic_scalar(instr: str):
+    def method(self, mask, dst, src, scalar, repeat_times, dst_blk_stride, src_blk_stride, dst_rep_stride,
+               src_rep_stride, stride_unit=0, mask_mode="normal"):
+        rule = "mixed" if instr == "vaxpy" else "same"
+        self._lanewise(instr, mask, dst, [(src, "src")], repeat_times, [dst_blk_stride, src_blk_stride],
+                       [dst_rep_stride, src_rep_stride], stride_unit, scalar=scalar, has_scalar=True,
+                       mask_mode=mask_mode, blk_max=U16, dtype_rule=rule,
+                       scalar_dtype=_shift_dtype(src) if instr == "vshl" else None)
+    method.__name__ = instr
+    method.__doc__ = f"``{instr}``: vector op scalar (pto.ub.{instr}); tik_api.md §9.4."
+    return tik_api(instr)(method)
+
+
+def _vec_scalar_op(name: str, instr: str):
+    def method(self, mask, dst, src, scalar, repeat_times, dst_rep_stride, src_rep_stride, mask_mode="normal"):
+        self._lanewise(instr, mask, dst, [(src, "src")], repeat_times, None, [dst_rep_stride, src_rep_stride],
+                       scalar=scalar, has_scalar=True, mask_mode=mask_mode, blk_max=U16)
+    method.__name__ = name
+    method.__doc__ = f"``{name}`` (pto.ub.{instr}); tik_api.md §9.4."
+    return tik_api(name)(method)
+
+
+def _vec_axpy(self, mask, dst, src, scalar, repeat_times, dst_rep_stride, src_rep_stride):
+    """``dst = scalar * src + dst`` (fused; f32 dst with f16 src allowed)."""
+    self._lanewise("vaxpy", mask, dst, [(src, "src")], repeat_times, None, [dst_rep_stride, src_rep_stride],
+                   scalar=scalar, has_scalar=True, blk_max=U16, dtype_rule="mixed")
+
+
+_vec_axpy.__name__ = "vec_axpy"
+for _n, _r in BINARY.items():
+    setattr(LanewiseAPI, _n, _classic_binary(_n, _r))
+for _n, _i in VEC_BINARY.items():
+    setattr(LanewiseAPI, _n, _vec_binary(_n, _i))
+for _n in UNARY:
+    setattr(LanewiseAPI, _n, _classic_unary(_n))
+for _n, _i in VEC_UNARY.items():
+    setattr(LanewiseAPI, _n, _vec_unary(_n, _i))
+for _n in SCALAR_OPS:
+    setattr(LanewiseAPI, _n, _classic_scalar(_n))
+for _n, _i in VEC_SCALAR.items():
+    setattr(LanewiseAPI, _n, _vec_scalar_op(_n, _i))
+LanewiseAPI.vec_axpy = tik_api("vec_axpy")(_vec_axpy)
+del _n, _r, _i
+
+
+from .vector_cmpsel import CmpSelAPI  # noqa: E402 (the families import vector_common, not this module)
+from .vector_h import HVectorAPI  # noqa: E402
+from .vector_layout import LayoutAPI  # noqa: E402
+from .vector_reduce import ReduceAPI  # noqa: E402
+
+
+class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, HVectorAPI):
+    """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
+
+
+__all__ = ["VectorAPI", "LanewiseAPI"]

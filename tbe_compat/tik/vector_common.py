@@ -1,0 +1,456 @@
+"""Shared machinery of the TIK vector families (tik_api.md §9.1): argument checks, TIK's
+extent and overlap rules, and the emission of one ``pto.ub.*`` op per call.
+
+Every vector API resolves its arguments here, so the checks are TIK's everywhere:
+
+* **repeat_times**: an immediate must be in ``[1, 255]`` (an immediate 0 is an error);
+  a Scalar/Expr may be 0 at run time (the op is then a no-op).
+* **mask** (`MaskArg`): an int/Scalar/Expr count ``[1, PAR]`` (contiguous mode), or a
+  list ``[hi, lo]`` of lane bits (``hi == 0`` for 32-bit operands, ``lo < 2**32`` for
+  64-bit, ``[0, 0]`` illegal; four words for 8-bit operands); ``PAR = 256 / (bytes of
+  the widest operand)``. ``mask_mode="counter"`` makes it an element count
+  ``[1, 2**32-1]`` on chips with counter mode (tik_api.md §9.1; other chips treat it as
+  a normal-mode count, as TIK does).
+* **strides**: ints or integer Scalars/Exprs in the encoding's range (8-bit block and
+  repeat strides for two-source ops, 16-bit block strides for one-source ops).
+* **operands**: UB tensors whose start is 32-byte aligned (static offsets).
+* **tensor overflow**: the element range an instruction touches is checked against
+  the view's storage (TIK's ``original_shape``) with TIK's formula
+  (`max_offset`, ``tik_tensor_op._calculate_vecotor_max_offset``): statically when
+  everything is known, else by a ``pto.assert_in_bounds`` placed before the op (so a
+  view that starts out of range is fine as long as the run-time repeat count is 0 --
+  CHECKLIST S11).
+* **overlap**: with static operands in one tensor, TIK's rules (`check_overlap`): with
+  one repeat a source may overlap the destination only if it is the same range with
+  the same block stride; with several repeats no repeat may read what the previous
+  repeat wrote -- except vadd/vsub/vmul/vmax/vmin/vand/vor (f16/s32/f32) with
+  ``dst`` == ``src1`` and both repeat strides 0 (the accumulate idiom).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from pto_core import program as P
+from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+from pto_core.program import I64
+
+from .. import platform
+from .api import Operand, TikBase
+from .scalar import Expr, Scalar
+
+BLOCK = 32
+BLOCKS = 8
+MAX_REPEAT = 255
+MAX_COUNTER = 2 ** 32 - 1
+U8, U16 = 255, 65535
+#: TIK ``DTYPE_MAP``: tensor dtype -> short code used in instruction dtype strings.
+SHORT = {"float16": "f16", "float32": "f32", "int32": "s32", "int16": "s16", "int8": "s8", "uint8": "u8",
+         "uint16": "u16", "uint32": "u32", "int64": "s64", "uint64": "u64", "bfloat16": "bf16"}
+#: TIK vconv round_mode -> CANN conversion suffix
+ROUND_MODES = {"": "", "none": "", "round": "r", "floor": "f", "ceil": "c", "ceiling": "c", "away-zero": "a",
+               "to-zero": "z", "odd": "o"}
+#: binary instructions whose dst may alias src1 over several repeats (accumulate idiom)
+CAN_OVERLAP_SRC1 = ("vadd", "vsub", "vmul", "vmax", "vmin", "vor", "vand")
+
+
+# ----------------------------------------------------------------------------- int-or-IR arithmetic
+
+def _i(v):
+    return v if isinstance(v, int) else P.cast(v, I64)
+
+
+def iadd(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(b, int) and b == 0:
+        return a
+    if isinstance(a, int) and a == 0:
+        return b
+    return P.binop("add", _i(a), _i(b))
+
+
+def isub(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    return P.binop("sub", _i(a), _i(b))
+
+
+def imul(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if (isinstance(a, int) and a == 0) or (isinstance(b, int) and b == 0):
+        return 0
+    if isinstance(b, int) and b == 1:
+        return a
+    if isinstance(a, int) and a == 1:
+        return b
+    return P.binop("mul", _i(a), _i(b))
+
+
+def idiv(a, b):
+    """Truncating division of non-negative values."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    return P.binop("div", _i(a), _i(b))
+
+
+def irem(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a % b
+    return P.binop("rem", _i(a), _i(b))
+
+
+def ieq(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return P.cmp("eq", _i(a), _i(b))
+
+
+def isel(c, a, b):
+    if isinstance(c, (bool, np.bool_)):
+        return a if c else b
+    return P.select(c, _i(a), _i(b))
+
+
+def imax(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    return P.max_(_i(a), _i(b))
+
+
+def ceil_div(a, b):
+    return idiv(iadd(a, b - 1), b)
+
+
+# ----------------------------------------------------------------------------- TIK's extent formula
+
+def max_offset(repeat, mask_len, blk, rep, unit: int, block_len: int, nblock: int = BLOCKS):
+    """Elements from an operand's start to one past the last element an instruction touches
+    (TIK ``_calculate_vecotor_max_offset``): ``repeat`` repeats, lanes up to ``mask_len``,
+    ``block_len`` elements per 32 B block. Works on ints or IR values; 0 when ``repeat`` is 0."""
+    nb_last = ceil_div(mask_len, block_len)
+    rem = irem(mask_len, block_len)
+    ele_last = isel(ieq(rem, 0), block_len, rem)
+    ele_last = isel(ieq(blk, 0), block_len, ele_last)      # blk stride 0: TIK counts a whole block
+    r1 = isub(repeat, 1)
+    b1 = isub(nb_last, 1)
+    if unit == 0:
+        off = iadd(imul(iadd(imul(r1, rep), imul(b1, blk)), block_len), ele_last)
+    elif unit == 1:
+        per = iadd(iadd(rep, imul(nblock - 1, blk)), 1)
+        off = iadd(imul(iadd(imul(r1, per), imul(b1, blk)), block_len), ele_last)
+    elif unit == 2:
+        off = iadd(iadd(imul(r1, rep), imul(b1, iadd(blk, block_len))), ele_last)
+    else:
+        per = iadd(iadd(rep, imul(nblock - 1, iadd(blk, block_len))), block_len)
+        off = iadd(iadd(imul(r1, per), imul(b1, iadd(blk, block_len))), ele_last)
+    return isel(ieq(repeat, 0), 0, off)
+
+
+# ----------------------------------------------------------------------------- argument records
+
+@dataclass
+class MaskArg:
+    """A resolved TIK mask.
+
+    Attributes:
+        clause: ``{"mask": value}`` or ``{"counter": value}`` for the PTO op (ints or IR).
+        counter: counter mode (``mask_mode="counter"`` on a chip that has it).
+        length: last active lane + 1 (int or IR; None when unknown at trace time).
+        lanes: bool array of the active lanes of one repeat (static masks only).
+        par: lanes per repeat.
+    """
+
+    clause: dict
+    counter: bool
+    length: object
+    lanes: Optional[np.ndarray]
+    par: int
+
+    @property
+    def static(self) -> bool:
+        return self.lanes is not None
+
+
+@dataclass
+class Geo:
+    """Block/repeat stride of one memory operand (ints or IR values, TIK units)."""
+
+    blk: object
+    rep: object
+
+
+def par_of(*dtypes) -> int:
+    return 256 // max(max(1, d.bits // 8) for d in dtypes)
+
+
+class VectorBase(TikBase):
+    """Argument helpers and emission shared by the vector API families."""
+
+    # ------------------------------------------------------------------ operands
+    def _vec_operand(self, t, name: str, dtypes: Optional[tuple] = None, align: int = BLOCK) -> Operand:
+        op = self._operand(t, name, spaces=("ub",), dtypes=dtypes)
+        if align:
+            op.check_aligned(align)
+        return op
+
+    def _require_instr(self, instr: str, dtype: str, api: Optional[str] = None, what: Optional[str] = None) -> None:
+        """TIK's per-instruction chip check (``intrinsic_check_support("Intrinsic_<instr>", dtype)``,
+        the ini tables). Chips without a public table are checked by the op verifier instead."""
+        try:
+            ok = platform.intrinsic_check_support("Intrinsic_" + instr, dtype)
+        except platform.PlatformDataMissing:
+            return
+        if not ok:
+            soc = platform.current_soc()
+            api = api or (self._where.call if self._where else "tik." + instr)
+            raise self._error(f"{api} does not support {what or dtype} on {soc.soc_version} {soc.core_type}",
+                              operand="dtype", value=dtype, cls=UnsupportedOp,
+                              hint="use a supported dtype (convert with vconv/vec_conv) or select a chip that has "
+                                   "it (api_check_support tells)")
+
+    def _same_dtype(self, ref: Operand, *others: Operand) -> None:
+        for o in others:
+            if o.dt is not ref.dt:
+                raise self._error(f"{o.name}'s dtype {o.tensor.dtype} should be equal to {ref.name}'s dtype "
+                                  f"{ref.tensor.dtype}", operand=o.name, value=o.tensor.dtype,
+                                  limit=ref.tensor.dtype)
+
+    # ------------------------------------------------------------------ integer arguments
+    def _vec_repeat(self, repeat, name: str = "repeat_times", hi: int = MAX_REPEAT, imm_lo: int = 1):
+        """TIK repeat_times: immediate in ``[imm_lo, hi]``; Scalar/Expr any value in ``[0, hi]`` at run time."""
+        return self._int_arg(repeat, name, imm_lo, hi,
+                             hint=f"an immediate repeat_times is {imm_lo}..{hi}; split longer work into several "
+                                  f"calls (a Scalar may be 0 at run time)")
+
+    def _vec_stride(self, v, name: str, hi: int):
+        return self._int_arg(v, name, 0, hi)
+
+    def _vec_stride_unit(self, v):
+        u = self._int_arg(v, "stride_unit", 0, 3)
+        if not isinstance(u, int):
+            raise self._error("stride_unit must be an immediate int 0..3", operand="stride_unit", value=repr(v))
+        return u
+
+    # ------------------------------------------------------------------ scalars
+    def _vec_scalar(self, value, dtype: str, name: str):
+        """A scalar operand: int/float immediate, or a Scalar/Expr of the operand dtype (TIK's rule)."""
+        if isinstance(value, Expr):
+            if isinstance(value, Scalar) and value.dtype != dtype:
+                raise self._error(f"{name}'s dtype {value.dtype} should be equal to the tensor dtype {dtype}",
+                                  operand=name, value=value.dtype, limit=dtype)
+            return value.ir
+        if isinstance(value, P.Expr) and not value.is_ptr:        # already resolved by a facade helper
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, np.generic):
+                return value.item()
+            raise self._error(f"{name} should be int, float, Scalar or Expr, got {type(value).__name__}",
+                              operand=name, value=repr(value))
+        return value
+
+    # ------------------------------------------------------------------ mask
+    def _vec_mask(self, mask, dtypes, *, mask_mode: str = "normal") -> MaskArg:
+        """Resolve a TIK mask for operands of ``dtypes`` (the widest decides PAR)."""
+        par = par_of(*dtypes)
+        if mask_mode not in ("normal", "counter"):
+            raise self._error(f"mask_mode should be 'normal' or 'counter', got {mask_mode!r}", operand="mask_mode",
+                              value=mask_mode, limit="normal, counter")
+        counter = mask_mode == "counter"
+        if counter:
+            from pto_core import vector_isa
+            has = vector_isa.has_counter_mode(platform.current_soc().profile)
+            if isinstance(mask, (list, tuple)):
+                raise self._error("in counter mode the mask is an element count (int or Scalar)", operand="mask",
+                                  value=repr(mask))
+            hi = MAX_COUNTER if has else par
+            n = self._int_arg(mask, "mask", 1, hi, hint="counter mode: mask = elements to process in total" if has
+                              else f"{platform.current_soc().soc_version} has no counter mode; TIK treats the mask "
+                                   f"as a normal-mode count 1..{par}")
+            if not has:
+                lanes = None if not isinstance(n, int) else np.arange(par) < n
+                return MaskArg({"counter": n}, False, n, lanes, par)
+            return MaskArg({"counter": n}, True, None, None if not isinstance(n, int) else np.ones(par, bool), par)
+        if isinstance(mask, (list, tuple)):
+            words = list(mask)
+            want = 4 if par == 256 else 2
+            if len(words) != want:
+                raise self._error(f"a bit mask for {'8' if par == 256 else str(2048 // par)}-bit operands is a list "
+                                  f"of {want} ints, got {len(words)}", operand="mask", value=repr(mask),
+                                  limit=f"{want} words, highest first")
+            vals = [self._int_arg(w, "mask", 0, 2 ** 64 - 1) for w in words]
+            if not all(isinstance(v, int) for v in vals):
+                return MaskArg({"mask": tuple(vals)}, False, None, None, par)
+            lanes = _bit_lanes(vals, par)
+            if par == 64 and vals[0] != 0:
+                raise self._error("mask_h should be 0 for 32-bit operands (only 64 lanes exist)", operand="mask",
+                                  value=[hex(v) for v in vals], limit="[0, lo]")
+            if par == 32 and (vals[0] != 0 or vals[1] > 2 ** 32 - 1):
+                raise self._error("for 64-bit operands mask_h should be 0 and mask_l at most 2**32-1", operand="mask",
+                                  value=[hex(v) for v in vals], limit="[0, <= 2**32-1]")
+            if not lanes.any():
+                raise self._error("mask should not be all zero", operand="mask", value=list(vals),
+                                  hint="an all-zero bit mask selects no element; skip the instruction instead")
+            length = int(np.nonzero(lanes)[0][-1]) + 1
+            return MaskArg({"mask": tuple(vals)}, False, length, lanes, par)
+        n = self._int_arg(mask, "mask", 1, par,
+                          hint=f"a contiguous mask counts the active elements of a repeat, 1..{par} for these "
+                               f"operands")
+        lanes = None if not isinstance(n, int) else np.arange(par) < n
+        return MaskArg({"mask": n}, False, n, lanes, par)
+
+    # ------------------------------------------------------------------ extent checks and footprints
+    def _vec_extent(self, op: Operand, m: MaskArg, repeat, geo: Geo, unit: int, *, lanes_par: Optional[int] = None):
+        """Elements ``op`` touches from its start (int or IR; None if unknown), TIK's formula."""
+        block_len = BLOCK * 8 // op.dt.bits
+        if m.counter:
+            if not isinstance(m.clause["counter"], int):
+                return None
+            n = m.clause["counter"]
+            par = lanes_par or m.par
+            rep = -(-n // par)
+            tail = n - (rep - 1) * par
+            full = max_offset(rep - 1, par, geo.blk, geo.rep, unit, block_len) if rep > 1 else 0
+            last = max_offset(rep, tail, geo.blk, geo.rep, unit, block_len)
+            return imax(full, last)
+        if m.length is None:
+            return None
+        return max_offset(repeat, m.length, geo.blk, geo.rep, unit, block_len)
+
+    def _vec_access(self, op: Operand, extent, write: bool):
+        """Check ``extent`` elements from ``op``'s start against its tensor; return the footprint.
+
+        Static extent and offset: TIK's trace-time "tensor overflow" error. Otherwise a
+        ``pto.assert_in_bounds`` is recorded before the op (run-time check)."""
+        size = max(1, op.dt.bits // 8)
+        t = op.tensor
+        total = t.storage_elements
+        off = t.offset
+        if extent is None:
+            return op.write(None) if write else op.read(None)
+        if isinstance(extent, int) and isinstance(off, int) and isinstance(total, int):
+            if extent == 0:
+                return op.write(0) if write else op.read(0)
+            if off < 0:
+                raise self._error(f"{op.name} tensor overflow: the view starts {-off} elements before tensor "
+                                  f"{t.name!r}", operand=op.name, value=off, cls=OutOfBounds)
+            if off + extent > total:
+                raise self._error(f"{op.name} tensor overflow, expected elements nums: {off + extent}, actual "
+                                  f"elements nums: {total} (tensor {t.name!r})", operand=op.name,
+                                  value=off + extent, limit=total, cls=OutOfBounds,
+                                  hint="check repeat_times, the mask and the strides against the tensor's shape")
+            return op.write(extent * size) if write else op.read(extent * size)
+        what = f"{op.name} (tensor {t.name!r})"
+        self._record_check(off, iadd(off, extent), total, what)
+        if isinstance(extent, int) and isinstance(off, int):
+            return op.write(extent * size) if write else op.read(extent * size)
+        return op.write(None) if write else op.read(None)
+
+    def _record_check(self, first, end, size, what: str) -> None:
+        self._emit("assert_in_bounds", _i(first), _i(end), _i(size), what=what)
+
+    # ------------------------------------------------------------------ overlap (TIK's static rules)
+    def _vec_overlap(self, api: str, instr: str, dst: Operand, srcs, m: MaskArg, repeat, geos: dict, unit: int,
+                     *, dst_block_len: Optional[int] = None) -> None:
+        """TIK's address-overlap errors for sources in the destination's tensor (static cases only)."""
+        if not isinstance(repeat, int) or repeat <= 0 or not m.static:
+            return
+        if m.counter:
+            rep = -(-m.clause["counter"] // m.par)
+            rem = m.clause["counter"] % m.par or m.par
+            lanes = np.arange(m.par) < rem
+            repeat = rep
+        else:
+            lanes = m.lanes
+        for src in srcs:
+            if src.tensor.storage is not dst.tensor.storage:
+                continue
+            gd, gs = geos[dst.name], geos[src.name]
+            vals = (gd.blk, gd.rep, gs.blk, gs.rep, dst.static_offset, src.static_offset)
+            if not all(isinstance(v, int) for v in vals):
+                continue
+            if (src.name == "src1" and instr in CAN_OVERLAP_SRC1 and repeat > 1 and
+                    dst.tensor.dtype in ("float16", "int32", "float32")):
+                if (dst.static_offset == src.static_offset and gd.blk == gs.blk and gd.rep == 0 and gs.rep == 0):
+                    s0 = next((s for s in srcs if s.name == "src0"), None)
+                    if s0 is not None and s0.tensor.storage is src.tensor.storage and \
+                            isinstance(s0.static_offset, int) and \
+                            all(isinstance(v, int) for v in (geos["src0"].blk, geos["src0"].rep)):
+                        if _overlaps(s0, geos["src0"], src, gs, lanes, repeat, unit, many=True) or \
+                                _overlaps(src, gs, s0, geos["src0"], lanes, repeat, unit, many=True):
+                            raise self._error(f"when repeat_times>1, {api} dst and src1 address overlap is not "
+                                              f"support any address overlapping between src0 and src1",
+                                              operand="src0")
+                    continue
+            if repeat == 1:
+                if dst.static_offset == src.static_offset and gd.blk == gs.blk:
+                    continue
+                if _overlaps(dst, gd, src, gs, lanes, 1, unit, many=False, dst_block_len=dst_block_len):
+                    raise self._error(f"{api} address overlapping error. when repeat_times=1, only support "
+                                      f"{dst.name} and {src.name} 100 percent same, and stride must be same too",
+                                      operand=src.name, hint="use separate tensors, or exactly the same view")
+            elif _overlaps(dst, gd, src, gs, lanes, repeat, unit, many=True, dst_block_len=dst_block_len):
+                raise self._error(f"When repeat_times>1, {api} {dst.name} and {src.name} address overlapping "
+                                  f"error. It is not support iteration N's destination is the source of next "
+                                  f"iteration", operand=src.name, hint="use separate tensors for dst and src")
+
+    # ------------------------------------------------------------------ emission
+    def _vec_emit(self, op: str, *operands, footprint=(), **clauses) -> None:
+        self._emit("ub." + op, *operands, footprint=footprint, **clauses)
+
+
+def _bit_lanes(words, par: int) -> np.ndarray:
+    """Lane booleans of a TIK bit mask (highest word first)."""
+    ws = list(reversed([int(w) for w in words]))
+    bits = np.unpackbits(np.array(ws, dtype="<u8").view(np.uint8), bitorder="little").astype(bool)
+    out = np.zeros(par, dtype=bool)
+    out[:min(par, bits.size)] = bits[:par]
+    return out
+
+
+def _blk_valid(lanes: np.ndarray, block_len: int) -> list:
+    nb = -(-lanes.size // block_len)
+    padded = np.zeros(nb * block_len, dtype=bool)
+    padded[:lanes.size] = lanes
+    return [int(b) for b in np.nonzero(padded.reshape(nb, block_len).any(axis=1))[0]]
+
+
+def _intervals(op: Operand, g: Geo, blocks: list, r: int, block_len: int, unit: int, nblock: int = BLOCKS) -> list:
+    """Byte intervals of the valid blocks of repeat ``r`` (TIK ``get_extend_interval``)."""
+    size = max(1, op.dt.bits // 8)
+    off = op.static_offset
+    out = []
+    for b in blocks:
+        if unit == 0:
+            begin = b * g.blk * block_len + r * g.rep * block_len + off
+        elif unit == 1:
+            begin = b * g.blk * block_len + r * (((nblock - 1) * g.blk + 1) * block_len + g.rep * block_len) + off
+        elif unit == 2:
+            begin = b * (g.blk + block_len) + r * g.rep + off
+        else:
+            begin = b * (block_len + g.blk) + r * (((nblock - 1) * g.blk + 1) * block_len + g.rep * block_len) + off
+        out.append((begin * size, (begin + block_len) * size))
+    return out
+
+
+def _overlaps(dst: Operand, gd: Geo, src: Operand, gs: Geo, lanes, repeat: int, unit: int, *, many: bool,
+              dst_block_len: Optional[int] = None) -> bool:
+    dbl = dst_block_len or 256 // dst.dt.bits
+    sbl = 256 // src.dt.bits
+    dblocks = _blk_valid(lanes, dbl) if dst_block_len is None else list(range(-(-lanes.size // dbl) or 1))
+    sblocks = _blk_valid(lanes, sbl)
+    pairs = [(t, t + 1) for t in range(repeat - 1)] if many else [(repeat - 1, repeat - 1)]
+    for td, ts in pairs:
+        di = _intervals(dst, gd, dblocks, td, dbl, unit)
+        si = _intervals(src, gs, sblocks, ts, sbl, unit)
+        for a0, a1 in di:
+            for b0, b1 in si:
+                if max(a0, b0) < min(a1, b1):
+                    return True
+    return False
+
+
+__all__ = ["VectorBase", "MaskArg", "Geo", "max_offset", "par_of", "SHORT"]

@@ -1,0 +1,652 @@
+"""TIK 1.5 whole-tensor vector APIs (``h_*``), lowered onto a few ``pto.ub.*`` ops each.
+
+Semantics (CANN 8.1 ``tbe/tik/tik_lib/tik_h_vec_api``): every tensor argument is a UB
+tensor or a slice of one; ``dst`` and the tensor sources have the same shape (no
+broadcasting) and the same slicing steps; a source may be a scalar instead (an ``int``
+for integer dtypes, a ``float`` for float dtypes, or a Scalar/Expr of the dst dtype);
+tensors in one buffer must be the same view or not overlap. The TIK compiler expands
+them (its expansion is not published); here:
+
+* **element-wise** ops (``h_add h_sub h_mul h_div h_max h_min h_and h_or``, ``h_abs h_relu
+  h_not h_exp h_ln h_rec h_rsqrt``, ``h_cast``, ``h_duplicate``): the views are cut into
+  rows of contiguous elements (trailing dimensions merged while every operand is
+  contiguous there). Rows with equal 32 B-multiple strides become the repeats of one op
+  per column chunk of ``PAR`` lanes (mask = chunk width); a single row is ``L // PAR``
+  full repeats plus one masked tail repeat. Row starts must be 32-byte aligned (else
+  `Misaligned`, as for any vector instruction).
+* tensor-scalar forms use ``vadds``/``vmuls``/``vmaxs``/``vmins`` (``src - x`` adds
+  ``-x``; ``x - src`` is ``vmuls(-1)`` then ``vadds``: exact). Division by a scalar
+  multiplies by the reciprocal (two roundings, within 1 ulp of the quotient), ``x / src``
+  is ``vrec`` then ``vmuls`` (choice: the instruction set has no vector-scalar divide).
+* **reductions** ``h_reduce_sum/max/min(dst, src, axis)`` over trailing axes: a row of
+  at most ``PAR`` elements is one ``vcadd`` (rows with aligned strides batched as
+  repeats) or one ``reduce_max``/``reduce_min``; longer rows are first folded column
+  chunk by column chunk into a ``PAR``-wide scratch row with ``vadd``/``vmax``/``vmin``
+  (in order, each addition rounded to the dtype), then reduced. Reducing every axis
+  needs a Scalar ``dst``. ``axis=0`` of a 2-D tensor folds rows element-wise.
+  ``h_reduce_argmax/argmin`` give ``int32`` indices along the reduced axis (ties: the
+  first). Scratch rows are facade-allocated UB tensors, freed right after the call.
+* ``h_data_move(dst, src)``: UB <-> GM / UB <-> UB ``data_move`` bursts (rows must be
+  whole 32 B blocks, starts 32 B aligned).
+
+Not lowered (`UnsupportedOp`, reason in the message): ``h_cmpv``/``h_sel`` (the layout of
+TIK 1.5's ``bool`` mask tensors is not published), ``h_sin``/``h_cos`` (TIK's series and
+its precision are not published), dynamic shapes, slices with steps other than 1, and
+reductions over non-trailing axes (other than ``axis=0`` of 2-D).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from pto_core import program as P
+from pto_core.errors import UnsupportedOp
+
+from .api import tik_api
+from .scalar import Expr, Scalar
+from .tensor import Tensor
+from .vector_common import ROUND_MODES, SHORT, U8, par_of
+
+MAX_REPEAT = 255
+#: h_ API -> (vector-vector instruction, vector-scalar instruction or None)
+DOUBLE = {"h_add": ("vadd", "vadds"), "h_sub": ("vsub", "vadds"), "h_mul": ("vmul", "vmuls"),
+          "h_div": ("vdiv", "vmuls"), "h_max": ("vmax", "vmaxs"), "h_min": ("vmin", "vmins"),
+          "h_and": ("vand", None), "h_or": ("vor", None)}
+SINGLE = {"h_abs": "vabs", "h_relu": "vrelu", "h_not": "vnot", "h_exp": "vexp", "h_ln": "vln", "h_rec": "vrec",
+          "h_rsqrt": "vrsqrt"}
+REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_reduce_min": ("min", "vmin")}
+
+
+class _Layout:
+    """Common row decomposition of equal-shaped views: ``nrows`` rows of ``length`` contiguous
+    elements; ``offsets[v]`` = element offsets of the rows of view ``v`` from its start."""
+
+    __slots__ = ("length", "offsets", "outer_shape")
+
+    def __init__(self, length, offsets, outer_shape):
+        self.length, self.offsets, self.outer_shape = length, offsets, outer_shape
+
+    @property
+    def nrows(self) -> int:
+        return len(self.offsets[0])
+
+    def stride(self, v: int) -> Optional[int]:
+        """Constant row stride of view ``v`` (elements), or None."""
+        o = self.offsets[v]
+        if len(o) < 2:
+            return 0
+        d = np.diff(o)
+        return int(d[0]) if (d == d[0]).all() else None
+
+
+class HVectorAPI:
+    """The ``h_*`` family (mixin; needs the lane-wise, reduction and data families)."""
+
+    # ------------------------------------------------------------------ checks
+    def _h_tensor(self, t, name):
+        if not isinstance(t, Tensor):
+            raise self._error(f"{name} should be a tensor", operand=name, value=repr(t))
+        return self._operand(t, name, spaces=("ub",))
+
+    def _h_static(self, t: Tensor, name: str):
+        dims = t._shape
+        strides = t._strides
+        if not all(isinstance(x, int) for x in dims + strides):
+            raise self._error(f"{name}: h_* APIs on tensors with dynamic shapes are not lowered", operand=name,
+                              cls=UnsupportedOp, hint="use the vec_* APIs with Scalar repeat counts")
+        if not 1 <= len(dims) <= 8:
+            raise self._error(f"length of {name} tensor shape should be in the range of [1, 8]", operand=name,
+                              value=len(dims), limit="[1, 8]")
+        return dims, strides
+
+    def _h_check(self, views: list, names: list):
+        """TIK's rules: same dtype (caller), same shape, no partial overlap in one buffer."""
+        shapes = [self._h_static(v, n)[0] for v, n in zip(views, names)]
+        for v, n, s in zip(views[1:], names[1:], shapes[1:]):
+            if list(s) != list(shapes[0]):
+                raise self._error(f"{n} and {names[0]} tensor should be the same shape, got {list(s)} and "
+                                  f"{list(shapes[0])}", operand=n, value=list(s), limit=list(shapes[0]))
+        d = views[0]
+        for v, n in zip(views[1:], names[1:]):
+            if v.storage is not d.storage:
+                continue
+            ends = []
+            for t in (d, v):
+                if not isinstance(t.offset, int):
+                    break
+                ends.append((t.offset, t.offset + sum((k - 1) * s for k, s in zip(t._shape, t._strides))))
+            if len(ends) == 2:
+                (a0, a1), (b0, b1) = ends
+                same = a0 == b0 and a1 == b1 and d._strides == v._strides
+                if (a0 <= b0 <= a1 or b0 <= a0 <= b1) and not same:
+                    raise self._error(f"{n} and {names[0]} tensor overlap error", operand=n,
+                                      hint="use the same view (in place) or separate tensors")
+
+    def _h_layout(self, views: list, names: list) -> _Layout:
+        shape, _ = self._h_static(views[0], names[0])
+        strides = [self._h_static(v, n)[1] for v, n in zip(views, names)]
+        nd = len(shape)
+        for v, n, st in zip(views, names, strides):
+            if shape[-1] > 1 and st[-1] != 1:
+                raise self._error(f"{n}: slices with a step other than 1 are not lowered by the h_* APIs",
+                                  operand=n, value=st[-1], cls=UnsupportedOp,
+                                  hint="use a step-1 slice or the vec_* APIs with block strides")
+        length, k = shape[-1], nd - 1
+        while k > 0 and (shape[k - 1] == 1 or all(st[k - 1] == length for st in strides)):
+            length *= shape[k - 1]
+            k -= 1
+        outer = shape[:k]
+        offsets = []
+        for st in strides:
+            grid = np.zeros((1,), dtype=np.int64)
+            for n_, s_ in zip(outer, st[:k]):
+                grid = (grid[:, None] + np.arange(n_, dtype=np.int64)[None, :] * s_).reshape(-1)
+            offsets.append(grid)
+        return _Layout(length, offsets, tuple(outer))
+
+    def _h_scalar(self, x, dtype: str, name: str):
+        """TIK's h_* scalar rule: int for integer dtypes, float for float dtypes, or a Scalar/Expr of ``dtype``."""
+        if isinstance(x, Expr):
+            if x.dtype != dtype:
+                raise self._error(f"{name} should be {dtype}, got a {x.dtype} Scalar/Expr", operand=name,
+                                  value=x.dtype, limit=dtype)
+            return x.ir
+        is_float = dtype.startswith(("float", "bfloat"))
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or (is_float and not isinstance(x, float)) or \
+                (not is_float and not isinstance(x, int)):
+            raise self._error(f"{name} should be {'float' if is_float else 'int'} for {dtype} tensors, got "
+                              f"{type(x).__name__} {x!r}", operand=name, value=repr(x),
+                              limit="float" if is_float else "int")
+        if not is_float:
+            from pto_core.dtypes import dtype as _dt
+            d = _dt(dtype)
+            if not d.min <= x <= d.max:
+                raise self._error(f"{name} out of range of {dtype}", operand=name, value=x,
+                                  limit=f"[{d.min}, {d.max}]")
+        return x
+
+    @staticmethod
+    def _h_view(t: Tensor, rel: int) -> Tensor:
+        """A 1-D view of ``t``'s storage starting ``rel`` elements after ``t``'s start."""
+        off = t.offset + rel if isinstance(t.offset, int) else P.binop("add", P.cast(t.offset, P.INDEX), rel)
+        return t._view((1,), (1,), off)
+
+    # ------------------------------------------------------------------ element-wise emission
+    def _h_rows(self, instr: str, views: list, names: list, *, scalar=None, has_scalar=False, extra=None,
+                dtype_rule="same"):
+        """Emit ``instr`` over equal-shaped ``views`` (dst first) cut into rows (see module doc)."""
+        lay = self._h_layout(views, names)
+        sizes = [max(1, v.dt.bits // 8) for v in views]
+        par = par_of(*[v.dt for v in views])
+        L = lay.length
+
+        def emit(rel, mask, repeat, reps):
+            vs = [self._h_view(v, r) for v, r in zip(views, rel)]
+            self._lanewise(instr, mask, vs[0], [(t, n) for t, n in zip(vs[1:], names[1:])], repeat, None, reps,
+                           scalar=scalar, has_scalar=has_scalar, blk_max=U8, extra=extra, dtype_rule=dtype_rule)
+
+        strides = [lay.stride(i) for i in range(len(views))]
+        batch = lay.nrows > 1 and all(s is not None and (s * z) % 32 == 0 and 0 <= s * z // 32 <= 255
+                                      for s, z in zip(strides, sizes))
+        if batch:
+            for c in range(0, L, par):
+                w = min(par, L - c)
+                for g in range(0, lay.nrows, MAX_REPEAT):
+                    k = min(MAX_REPEAT, lay.nrows - g)
+                    emit([int(o[g]) + c for o in lay.offsets], w, k, [s * z // 32 for s, z in zip(strides, sizes)])
+            return
+        contiguous = [par * z // 32 for z in sizes]
+        for row in range(lay.nrows):
+            base = [int(o[row]) for o in lay.offsets]
+            full, tail = divmod(L, par)
+            for start in range(0, full, MAX_REPEAT):
+                k = min(MAX_REPEAT, full - start)
+                emit([b + start * par for b in base], par, k, contiguous)
+            if tail:
+                emit([b + full * par for b in base], tail, 1, contiguous)
+
+    def _h_elementwise_check(self, api, dst, tensors, names):
+        d = self._h_tensor(dst, "dst")
+        ops = [self._h_tensor(t, n) for t, n in zip(tensors, names)]
+        for o in ops:
+            if o.dt is not d.dt:
+                raise self._error(f"{o.name} and dst tensor should be the same dtype, got {o.tensor.dtype} and "
+                                  f"{d.tensor.dtype}", operand=o.name, value=o.tensor.dtype, limit=d.tensor.dtype)
+        self._h_check([dst] + list(tensors), ["dst"] + list(names))
+        return d
+
+    # ------------------------------------------------------------------ double / single ops
+    def _h_double(self, api, dst, src0, src1):
+        vv, vs = DOUBLE[api]
+        t0, t1 = isinstance(src0, Tensor), isinstance(src1, Tensor)
+        if t0 and t1:
+            d = self._h_elementwise_check(api, dst, [src0, src1], ["src0", "src1"])
+            self._require_instr(vv, d.tensor.dtype)
+            self._h_rows(vv, [dst, src0, src1], ["dst", "src0", "src1"])
+            return
+        if not (t0 or t1):
+            raise self._error(f"wrong src data type for Instruction {api}: one of src0/src1 must be a tensor",
+                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}")
+        src, x, xname = (src0, src1, "src1") if t0 else (src1, src0, "src0")
+        d = self._h_elementwise_check(api, dst, [src], ["src0" if t0 else "src1"])
+        self._require_instr(vv, d.tensor.dtype)
+        xv = self._h_scalar(x, d.tensor.dtype, xname)
+        if vs is None:
+            raise self._error(f"{api} with a scalar operand is not lowered: the vector unit has no {vv}-with-scalar "
+                              f"instruction", operand=xname, cls=UnsupportedOp,
+                              hint=f"vector_dup the value into a tensor and call {api} with two tensors")
+        views, names = [dst, src], ["dst", "src"]
+        if api == "h_sub" and t0:                                   # src - x = src + (-x), exact
+            self._h_rows("vadds", views, names, scalar=_neg(xv), has_scalar=True)
+        elif api == "h_sub":                                        # x - src = (-src) + x, exact
+            self._h_rows("vmuls", views, names, scalar=-1.0 if _is_float(d) else -1, has_scalar=True)
+            self._h_rows("vadds", [dst, dst], names, scalar=xv, has_scalar=True)
+        elif api == "h_div" and t0:                                 # src / x ~ src * (1/x)
+            self._h_rows("vmuls", views, names, scalar=_recip(xv), has_scalar=True)
+        elif api == "h_div":                                        # x / src ~ rec(src) * x
+            self._require_instr("vrec", d.tensor.dtype)
+            self._h_rows("vrec", views, names)
+            self._h_rows("vmuls", [dst, dst], names, scalar=xv, has_scalar=True)
+        else:
+            self._h_rows(vs, views, names, scalar=xv, has_scalar=True)
+
+    def _h_single(self, api, dst, src):
+        d = self._h_elementwise_check(api, dst, [src], ["src"])
+        self._require_instr(SINGLE[api], d.tensor.dtype)
+        self._h_rows(SINGLE[api], [dst, src], ["dst", "src"])
+
+    @tik_api("h_sin")
+    def h_sin(self, dst, src):
+        """Not lowered: TIK's sine series and its precision are not published (UnsupportedOp)."""
+        raise self._error("h_sin is not modelled: TIK computes it with a series whose terms and precision are not "
+                          "published", operand="src", cls=UnsupportedOp)
+
+    @tik_api("h_cos")
+    def h_cos(self, dst, src):
+        """Not lowered: TIK's cosine series and its precision are not published (UnsupportedOp)."""
+        raise self._error("h_cos is not modelled: TIK computes it with a series whose terms and precision are not "
+                          "published", operand="src", cls=UnsupportedOp)
+
+    # ------------------------------------------------------------------ cast / quant / duplicate
+    @tik_api("h_cast")
+    def h_cast(self, dst, src, round_mode):
+        """Element conversion of whole views (vconv; not s322f16/s162s8/s162u8, which are h_quant)."""
+        self._h_cast("h_cast", dst, src, round_mode)
+
+    @tik_api("h_conv")
+    def h_conv(self, dst, src, round_mode):
+        self._h_cast("h_conv", dst, src, round_mode)
+
+    def _h_cast(self, api, dst, src, round_mode):
+        if round_mode not in ROUND_MODES:
+            raise self._error(f"round_mode: {round_mode!r} is not supported", operand="round_mode", value=round_mode,
+                              limit=", ".join(repr(k) for k in ROUND_MODES))
+        d = self._h_tensor(dst, "dst")
+        s = self._h_tensor(src, "src")
+        code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{ROUND_MODES[round_mode]}"
+        if code in ("s322f16", "s162s8", "s162u8"):
+            raise self._error(f"{api} does not convert {code}: use h_quant", operand="dst", value=code,
+                              cls=UnsupportedOp)
+        self._require_instr("vconv", code, what=f"src {s.tensor.dtype} dst {d.tensor.dtype} round_mode "
+                                                f"{round_mode!r}")
+        self._h_check([dst, src], ["dst", "src"])
+        extra = {"round": ROUND_MODES[round_mode]} if ROUND_MODES[round_mode] else None
+        self._h_rows("vconv", [dst, src], ["dst", "src"], extra=extra, dtype_rule="checked")
+
+    @tik_api("h_quant")
+    def h_quant(self, dst, src, deqscale):
+        """int32 -> float16 with ``deqscale`` (float or float16 Scalar): ``dst = f16(src * f16(deqscale))``."""
+        d = self._h_tensor(dst, "dst")
+        s = self._h_tensor(src, "src")
+        code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}"
+        if code != "s322f16":
+            raise self._error(f"h_quant converts int32 -> float16 here, got {code} (int16 -> int8 with a uint64 "
+                              f"deqscale is not modelled)", operand="dst", value=code, cls=UnsupportedOp)
+        self._require_instr("vconv", "deq", what="deq (int32 -> float16)")
+        self._h_check([dst, src], ["dst", "src"])
+        q = self._h_scalar(deqscale, "float16", "deqscale") if isinstance(deqscale, Expr) else float(deqscale)
+        self._h_rows("vconv", [dst, src], ["dst", "src"], extra={"deqscale": (q,)}, dtype_rule="checked")
+
+    @tik_api("h_duplicate")
+    def h_duplicate(self, dst, src):
+        """``dst[...] = src`` (a scalar)."""
+        d = self._h_tensor(dst, "dst")
+        if isinstance(src, Tensor):
+            raise self._error("wrong src data type for Instruction h_duplicate: src must be a scalar", operand="src")
+        xv = self._h_scalar(src, d.tensor.dtype, "src")
+        if isinstance(src, Expr) and not isinstance(src, Scalar) and d.tensor.dtype == "float16":
+            raise self._error("For instruction h_duplicate when dtype is float16, src cannot be Expr", operand="src")
+        self._require_support("tik.vector_dup", d.tensor.dtype)
+        self._h_check([dst], ["dst"])
+        lay = self._h_layout([dst], ["dst"])
+        par = par_of(d.dt)
+        size = max(1, d.dt.bits // 8)
+        for row in range(lay.nrows):
+            base = int(lay.offsets[0][row])
+            full, tail = divmod(lay.length, par)
+            for start in range(0, full, MAX_REPEAT):
+                k = min(MAX_REPEAT, full - start)
+                self._dup(par, self._h_view(dst, base + start * par), src if isinstance(src, Expr) else xv, k, None,
+                          par * size // 32, 0)
+            if tail:
+                self._dup(tail, self._h_view(dst, base + full * par), src if isinstance(src, Expr) else xv, 1, None,
+                          par * size // 32, 0)
+
+    # ------------------------------------------------------------------ data move
+    @tik_api("h_data_move")
+    def h_data_move(self, dst, src):
+        """Whole-view move UB <-> GM or UB -> UB as ``data_move`` bursts (rows of whole 32 B blocks)."""
+        for t, n in ((dst, "dst"), (src, "src")):
+            if not isinstance(t, Tensor):
+                raise self._error(f"{n} should be tensor.", operand=n, value=repr(t))
+        key = (src.space, dst.space)
+        if key not in (("ub", "gm"), ("ub", "ub"), ("gm", "ub")):
+            raise self._error(f"h_data_move doesn't support {src.space.upper()} to {dst.space.upper()}",
+                              operand="dst", value=f"{src.space}->{dst.space}", limit="UB<->GM, UB->UB",
+                              cls=UnsupportedOp)
+        if src.dtype != dst.dtype:
+            raise self._error("dst and src tensor should be the same dtype", operand="src", value=src.dtype,
+                              limit=dst.dtype)
+        if "bool" in (src.dtype, dst.dtype):
+            raise self._error("h_data_move does not move bool tensors", operand="src", cls=UnsupportedOp)
+        self._h_check([dst, src], ["dst", "src"])
+        lay = self._h_layout([dst, src], ["dst", "src"])
+        size = max(1, dst.dt.bits // 8)
+        if (lay.length * size) % 32:
+            raise self._error("The minimum continuous data block of src needs to be a multiple of 32B",
+                              operand="src", value=lay.length * size, limit="multiple of 32 B")
+        burst = lay.length * size // 32
+        sd, ss = lay.stride(0), lay.stride(1)
+        if lay.nrows > 1 and sd is not None and ss is not None and sd >= lay.length and ss >= lay.length and \
+                ((sd - lay.length) * size) % 32 == 0 and ((ss - lay.length) * size) % 32 == 0 and lay.nrows <= 4095:
+            self._move(self._h_view(dst, 0), self._h_view(src, 0), 0, lay.nrows, burst,
+                       (ss - lay.length) * size // 32, (sd - lay.length) * size // 32, None)
+            return
+        for row in range(lay.nrows):
+            self._move(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])), 0,
+                       1, burst, 0, 0, None)
+
+    # ------------------------------------------------------------------ reductions
+    def _h_reduce(self, api, dst, src, axis):
+        kind, fold = REDUCE[api]
+        s = self._h_tensor(src, "src")
+        shape, _ = self._h_static(src, "src")
+        nd = len(shape)
+        axes = self._h_axes(axis, nd)
+        instr = {"add": "vcadd", "max": "vcmax", "min": "vcmin"}[kind]
+        self._require_instr(instr, s.tensor.dtype)
+        if len(axes) == nd:
+            if not isinstance(dst, Scalar):
+                raise self._error("dst should be Scalar when every axis is reduced", operand="dst",
+                                  value=repr(dst))
+            if dst.dtype != s.tensor.dtype:
+                raise self._error("src's dtype and dst's dtype should be the same.", operand="dst", value=dst.dtype,
+                                  limit=s.tensor.dtype)
+            self._h_reduce_all(kind, fold, dst, src)
+            return
+        d = self._h_tensor(dst, "dst")
+        if d.dt is not s.dt:
+            raise self._error("dst and src tensor should be the same dtype", operand="dst", value=d.tensor.dtype,
+                              limit=s.tensor.dtype)
+        want = [n for i, n in enumerate(shape) if i not in axes]
+        dshape, _ = self._h_static(dst, "dst")
+        if list(dshape) != want:
+            raise self._error(f"dst's shape error: expected {want}, got {list(dshape)}", operand="dst",
+                              value=list(dshape), limit=want)
+        if axes == tuple(range(nd - len(axes), nd)):
+            self._h_reduce_rows(kind, fold, dst, src, len(axes))
+        elif nd == 2 and axes == (0,):
+            self._h_reduce_cols(kind, fold, dst, src)
+        else:
+            raise self._error(f"{api} over axis {axis} is not lowered (only trailing axes, or axis 0 of a 2-D "
+                              f"tensor)", operand="axis", value=repr(axis), cls=UnsupportedOp)
+
+    def _h_axes(self, axis, nd) -> tuple:
+        if axis is None:
+            return tuple(range(nd))
+        items = axis if isinstance(axis, tuple) else (axis,)
+        out = []
+        for a in items:
+            if isinstance(a, bool) or not isinstance(a, int):
+                raise self._error("axis's value should be int.", operand="axis", value=repr(a))
+            if not 0 <= a < nd:
+                raise self._error(f"axis {axis} is out of bounds for src of dimension {nd}.", operand="axis",
+                                  value=a, limit=f"[0, {nd - 1}]")
+            out.append(a)
+        if len(set(out)) != len(out):
+            raise self._error("duplicate value in 'axis'.", operand="axis", value=repr(axis))
+        return tuple(sorted(out))
+
+    def _h_scratch(self, dtype: str, n: int, name: str) -> Tensor:
+        return self.Tensor(dtype, (max(n, 32 * 8 // max(8, _bits(dtype))),), scope="local.UB", name=name)
+
+    def _h_row_result(self, kind, fold, out: Tensor, row: Tensor, length: int, scratch: Tensor, work: Tensor):
+        """Reduce ``length`` contiguous elements at ``row`` into ``out[0]`` (out 32 B aligned scratch/row)."""
+        par = par_of(row.dt)
+        src = row
+        if length > par:
+            self._data_copy(scratch, row, par)
+            for c in range(par, length, par):
+                w = min(par, length - c)
+                self._lanewise(fold, w, scratch, [(scratch, "src0"), (self._h_view(row, c), "src1")], 1, None,
+                               [8, 8, 8], blk_max=U8)
+            src, length = scratch, par
+        if kind == "add":
+            self._whole("vcadd", length, out, src, 1, 1, 1, 8)
+        else:
+            self._macro(kind, length, out, src, work, 1, 8)
+
+    def _data_copy(self, dst: Tensor, src: Tensor, n: int):
+        """Exact copy of ``n`` elements (a vector move of whole blocks)."""
+        size = max(1, src.dt.bits // 8)
+        self._move(dst, src, 0, 1, -(-n * size // 32), 0, 0, None)
+
+    def _h_reduce_rows(self, kind, fold, dst, src, nred):
+        lay = self._h_layout([src], ["src"])
+        shape = src._shape
+        L = int(np.prod(shape[len(shape) - nred:]))
+        if lay.length < L:
+            raise self._error("the reduced axes of src are not contiguous; h_reduce_* needs them contiguous",
+                              operand="src", cls=UnsupportedOp)
+        group = lay.length // L                      # rows merged into one contiguous run
+        rows = [int(o) + g * L for o in lay.offsets[0] for g in range(group)]
+        dlay = self._h_layout([dst], ["dst"])
+        drows = [int(o) + i for o in dlay.offsets[0] for i in range(dlay.length)]
+        par = par_of(src.dt)
+        rstride = np.diff(rows) if len(rows) > 1 else np.array([0])
+        size = max(1, src.dt.bits // 8)
+        batch = (kind == "add" and L <= par and len(rows) > 1 and (rstride == rstride[0]).all() and
+                 (int(rstride[0]) * size) % 32 == 0 and int(rstride[0]) * size // 32 <= 65535 and
+                 drows == list(range(drows[0], drows[0] + len(drows))))
+        if batch:
+            for g in range(0, len(rows), MAX_REPEAT):
+                k = min(MAX_REPEAT, len(rows) - g)
+                self._whole("vcadd", L, self._h_view(dst, drows[g]), self._h_view(src, rows[g]), k, 1, 1,
+                            int(rstride[0]) * size // 32)
+            return
+        with self.new_stmt_scope():
+            scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")
+            out = self._h_scratch(src.dtype, 16, "h_reduce_out")
+            work = self._h_scratch(src.dtype, 16, "h_reduce_work")
+            for r, dr in zip(rows, drows):
+                if kind == "add" and L <= par:
+                    self._whole("vcadd", L, self._h_view(dst, dr), self._h_view(src, r), 1, 1, 1, 8)
+                    continue
+                self._h_row_result(kind, fold, out, self._h_view(src, r), L, scratch, work)
+                self._store_element(self._h_view(dst, dr), out[0:1])
+
+    def _h_reduce_cols(self, kind, fold, dst, src):
+        n = src._shape[0]
+        rows = [src[i, :] for i in range(n)]
+        with self.new_stmt_scope():
+            self._h_copy(dst, rows[0])
+            for r in rows[1:]:
+                self._h_rows(fold, [dst, dst, r], ["dst", "src0", "src1"])
+
+    def _h_copy(self, dst: Tensor, src: Tensor):
+        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1."""
+        lay = self._h_layout([dst, src], ["dst", "src"])
+        size = max(1, src.dt.bits // 8)
+        if (lay.length * size) % 32 == 0:
+            for row in range(lay.nrows):
+                self._data_copy(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])),
+                                lay.length)
+            return
+        self._h_rows("vmuls", [dst, src], ["dst", "src"], scalar=1.0 if src.dt.is_float else 1, has_scalar=True)
+
+    def _h_reduce_all(self, kind, fold, dst: Scalar, src):
+        lay = self._h_layout([src], ["src"])
+        par = par_of(src.dt)
+        with self.new_stmt_scope():
+            n = lay.nrows
+            parts = self._h_scratch(src.dtype, -(-n // par) * par, "h_reduce_parts")
+            scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")
+            work = self._h_scratch(src.dtype, 16, "h_reduce_work")
+            out = self._h_scratch(src.dtype, 16, "h_reduce_out")
+            for i, r in enumerate(lay.offsets[0]):
+                self._h_row_result(kind, fold, out, self._h_view(src, int(r)), lay.length, scratch, work)
+                if n > 1:
+                    self._store_element(parts[i:i + 1], out[0:1])
+            if n > 1:
+                self._h_row_result(kind, fold, out, parts, n, scratch, work)
+            self._scalar_set(dst, out[0:1])
+
+    def _h_arg(self, api, dst, src, axis):
+        largest = api == "h_reduce_argmax"
+        s = self._h_tensor(src, "src")
+        shape, _ = self._h_static(src, "src")
+        nd = len(shape)
+        if axis is not None and (isinstance(axis, bool) or not isinstance(axis, int)):
+            raise self._error("axis should be (int, None).", operand="axis", value=repr(axis))
+        if isinstance(axis, int) and not 0 <= axis < nd:
+            raise self._error(f"axis {axis} is out of bounds for src of dimension {nd}.", operand="axis", value=axis,
+                              limit=f"[0, {nd - 1}]")
+        self._require_instr("vcmax" if largest else "vcmin", s.tensor.dtype)
+        whole = axis is None or nd == 1
+        if whole:
+            if not isinstance(dst, Scalar) or dst.dtype != "int32":
+                raise self._error("dst should be an int32 Scalar when the index of the whole tensor is asked",
+                                  operand="dst", value=repr(dst))
+        else:
+            d = self._h_tensor(dst, "dst")
+            if d.tensor.dtype != "int32":
+                raise self._error("dst's dtype should be int32.", operand="dst", value=d.tensor.dtype, limit="int32")
+            if axis != nd - 1:
+                raise self._error(f"{api} over axis {axis} is not lowered (only the last axis)", operand="axis",
+                                  value=axis, cls=UnsupportedOp)
+        lay = self._h_layout([src], ["src"])
+        L = lay.length if whole else shape[-1]
+        if whole and lay.nrows > 1:
+            raise self._error(f"{api} of a whole non-contiguous view is not lowered", operand="src",
+                              cls=UnsupportedOp)
+        rows = [int(o) + g * L for o in lay.offsets[0] for g in range(lay.length // L)]
+        par = par_of(src.dt)
+        idx_t = "uint16" if src.dt.bits == 16 else "uint32"
+        with self.new_stmt_scope():
+            out = self._h_scratch(src.dtype, 16, "h_arg_out")
+            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, L // par), src), "h_arg_work")
+            best_v = self.Scalar(src.dtype, name="h_arg_value")
+            best_i = self.Scalar("int32", name="h_arg_index")
+            tmp_v = self.Scalar(src.dtype, name="h_arg_tail_value")
+            tmp_i = self.Scalar("int32", name="h_arg_tail_index")
+            kind = "max" if largest else "min"
+            for k, r in enumerate(rows):
+                full, tail = divmod(L, par)
+                if full:
+                    self._macro(kind, par, out, self._h_view(src, r), work, full, 8, True)
+                    self._scalar_set(best_v, out[0:1])
+                    self._scalar_set(best_i, out.reinterpret_cast_to(idx_t)[1:2])
+                if tail:
+                    self._macro(kind, tail, out, self._h_view(src, r + full * par), work, 1, 8, True)
+                    target_v, target_i = (tmp_v, tmp_i) if full else (best_v, best_i)
+                    self._scalar_set(target_v, out[0:1])
+                    self._scalar_set(target_i, out.reinterpret_cast_to(idx_t)[1:2])
+                    self._builder.assign(target_i.ir, P.binop("add", target_i.ir, full * par))
+                    if full:
+                        better = (tmp_v > best_v) if largest else (tmp_v < best_v)
+                        with self.if_scope(better):
+                            self._scalar_set(best_v, tmp_v)
+                            self._scalar_set(best_i, tmp_i)
+                if whole:
+                    self._builder.assign(dst.ir, best_i.ir)
+                else:
+                    self._store_element(self._h_view(dst, k), best_i)
+
+    @tik_api("h_reduce_argmax")
+    def h_reduce_argmax(self, dst, src, axis=None):
+        """``int32`` index of the maximum along the last axis (or of the whole tensor into a Scalar)."""
+        self._h_arg("h_reduce_argmax", dst, src, axis)
+
+    @tik_api("h_reduce_argmin")
+    def h_reduce_argmin(self, dst, src, axis=None):
+        """``int32`` index of the minimum along the last axis (or of the whole tensor into a Scalar)."""
+        self._h_arg("h_reduce_argmin", dst, src, axis)
+
+    # ------------------------------------------------------------------ compare / select
+    @tik_api("h_cmpv")
+    def h_cmpv(self, mask_tensor, src0, src1, cmp_mode):
+        """Not lowered: the element layout of TIK 1.5's ``bool`` mask tensors is not published."""
+        raise self._error("h_cmpv is not modelled: the layout of the bool mask tensor it writes is not published",
+                          operand="mask_tensor", cls=UnsupportedOp,
+                          hint="use vec_cmpv_* (result bits) and vec_sel instead")
+
+    @tik_api("h_sel")
+    def h_sel(self, dst, src0, src1, mask_tensor):
+        """Not lowered: the element layout of TIK 1.5's ``bool`` mask tensors is not published."""
+        raise self._error("h_sel is not modelled: the layout of the bool mask tensor it reads is not published",
+                          operand="mask_tensor", cls=UnsupportedOp, hint="use vec_cmpv_* and vec_sel instead")
+
+
+def _bits(dtype: str) -> int:
+    from pto_core.dtypes import dtype as _dt
+    return _dt(dtype).bits
+
+
+def _is_float(op) -> bool:
+    return op.dt.is_float
+
+
+def _neg(v):
+    return P.unop("neg", v) if isinstance(v, P.Expr) else -v
+
+
+def _recip(v):
+    if isinstance(v, P.Expr):
+        return P.binop("div", P.cast(P.as_expr(1.0), v.type), v)
+    return 1.0 / v
+
+
+def _double_method(api: str):
+    def method(self, dst, src0, src1):
+        self._h_double(api, dst, src0, src1)
+    method.__name__ = api
+    method.__doc__ = f"``{api}(dst, src0, src1)``: element-wise over whole views (one of the sources may be a scalar)."
+    return tik_api(api)(method)
+
+
+def _single_method(api: str):
+    def method(self, dst, src):
+        self._h_single(api, dst, src)
+    method.__name__ = api
+    method.__doc__ = f"``{api}(dst, src)``: element-wise {SINGLE[api]} over whole views."
+    return tik_api(api)(method)
+
+
+def _reduce_method(api: str):
+    def method(self, dst, src, axis=None):
+        self._h_reduce(api, dst, src, axis)
+    method.__name__ = api
+    method.__doc__ = f"``{api}(dst, src, axis=None)``: reduction over ``axis`` (see the module doc)."
+    return tik_api(api)(method)
+
+
+for _n in DOUBLE:
+    setattr(HVectorAPI, _n, _double_method(_n))
+for _n in SINGLE:
+    setattr(HVectorAPI, _n, _single_method(_n))
+for _n in REDUCE:
+    setattr(HVectorAPI, _n, _reduce_method(_n))
+del _n
+
+__all__ = ["HVectorAPI"]

@@ -1,0 +1,373 @@
+"""TIK data rearrangement and proposal instructions (tik_api.md §9.10, §9.11): transposes,
+``vnchwconv``/``vec_trans_scatter``, ``vconcat``/``vextract``, ``vreduce``, the proposal sorts
+``vrpsort16``/``vmrgsort4`` and the NMS instructions ``vrpac``/``viou``/``vaadd``/``rpn_cor``/
+``rpn_cor_diag`` with ``set_rpn_offset``/``set_rpn_cor_ir``.
+
+===================================================  ===================================================
+TIK                                                  PTO
+===================================================  ===================================================
+``vtranspose(d, s)``                                 ``pto.ub.vtranspose(d, s, 1)``
+``vec_trans(d, s, r, dr, sr)``                       ``pto.ub.vtranspose(d, s, r, rep_stride=(dr, sr))`` (512 B)
+``vnchwconv(dh, sh, dl, sl, r, dr, sr)``             ``pto.ub.vnchwconv(dl, sl, r, dst_high_half, src_high_half,``
+``vec_trans_scatter(...)`` (same arguments)          ``rep_stride=(dr, sr))`` (32 B units)
+``vconcat(d, s, r, mode)`` / ``vextract``            ``pto.ub.vconcat`` / ``pto.ub.vextract(d, s, r, mode)``
+``vreduce(m, d, s, pattern, r, sb, sr, pr, ...)``    ``pto.ub.vreduce(d, s, r, pattern=p, ...)`` (built-in pattern)
+                                                     or ``pto.ub.vreduce_bits(d, s, pat, r, ...)`` (tensor)
+``vrpsort16(d, s, r)``                               ``pto.ub.vbitsort(d, s, r)``
+``vmrgsort4(d, srcs, lens, exh, valid, r)``          ``pto.ub.vmrgsort4(d, srcs, lens, r, valid_bit=v[, exhausted])``
+``vrpac / viou / vaadd (d, ..., r)``                 ``pto.ub.vrpac / viou / vaadd``
+``rpn_cor(s0, s1, s0r, s1r, r)``                     ``pto.ub.rpn_cor(s0, s1, r, rep_stride=(s0r, s1r))``
+``rpn_cor_diag(d, s, ir)``                           ``pto.ub.rpn_cor_diag(d, s)``
+===================================================  ===================================================
+
+Special registers read back into Scalars (``vreduce(rsvd_scalar=)``, ``vmrgsort4
+(vms4_sr_scalar_array=)``, ``mov_vmrgsort4_sr_to_scalar``) are not modelled: an op cannot
+write a scalar register in the PTO program; they raise `UnsupportedOp`.
+"""
+from __future__ import annotations
+
+from pto_core.errors import UnsupportedOp
+
+from .. import platform
+from .api import tik_api
+from .scalar import Expr, Scalar
+from .tensor import Tensor
+from .vector_common import U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+
+LIST_LEN = 16
+PROPOSAL = 8
+GROUP = 16
+VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}     # v200+ also 0b0001; v100 needs two lists at least
+
+
+class _Token:
+    """TIK's special-register handles (``RPN_COR_IR``, ``VMS4_SR``): only passed back to TIK calls."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tik.{self.name}"
+
+
+RPN_COR_IR = _Token("RPN_COR_IR")
+VMS4_SR = _Token("VMS4_SR")
+
+
+class LayoutAPI(VectorBase):
+    """Transposes, scatter, proposal field moves, pattern reduce, proposal sort and NMS (mixin)."""
+
+    # ------------------------------------------------------------------ transposes
+    @tik_api("vtranspose")
+    def vtranspose(self, dst, src):
+        """One 16x16 transpose of 16-bit elements: ``dst[j*16+i] = src[i*16+j]``."""
+        self._trans(dst, src, 1, 1, 1)
+
+    @tik_api("vec_trans")
+    def vec_trans(self, dst, src, repeat_times, dst_rep_stride, src_rep_stride):
+        """``repeat_times`` 16x16 transposes; repeat strides in 512 B units."""
+        self._trans(dst, src, repeat_times, dst_rep_stride, src_rep_stride)
+
+    def _trans(self, dst, src, repeat_times, dr, sr):
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        self._require_instr("vtranspose", d.tensor.dtype)
+        repeat = self._vec_repeat(repeat_times, hi=4095)
+        dr = self._vec_stride(dr, "dst_rep_stride", 4095)
+        sr = self._vec_stride(sr, "src_rep_stride", 4095)
+        fp = []
+        for o, r in ((d, dr), (s, sr)):
+            ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), r), 256), 256))
+            fp.append(self._vec_access(o, ext, o is d))
+        clauses = {} if (isinstance(repeat, int) and repeat == 1 and dr == 1 and sr == 1) else \
+            {"rep_stride": (dr, sr)}
+        self._vec_emit("vtranspose", d.ptr, s.ptr, repeat, footprint=fp, **clauses)
+
+    @tik_api("vnchwconv")
+    def vnchwconv(self, dst_high_half, src_high_half, dst_list, src_list, repeat_times, dst_rep_stride,
+                  src_rep_stride, name=None):
+        """Scatter transpose of 16 blocks (tik_api.md §9.10); strides in 32 B blocks."""
+        self._scatter("vnchwconv", dst_high_half, src_high_half, dst_list, src_list, repeat_times, dst_rep_stride,
+                      src_rep_stride)
+
+    @tik_api("vec_trans_scatter")
+    def vec_trans_scatter(self, dst_high_half, src_high_half, dst_list, src_list, repeat_times, dst_rep_stride,
+                          src_rep_stride):
+        """``vnchwconv`` under its TIK 2 name."""
+        self._scatter("vec_trans_scatter", dst_high_half, src_high_half, dst_list, src_list, repeat_times,
+                      dst_rep_stride, src_rep_stride)
+
+    def _scatter(self, api, dst_high_half, src_high_half, dst_list, src_list, repeat_times, dr, sr):
+        for nm, v in (("dst_high_half", dst_high_half), ("src_high_half", src_high_half)):
+            if not isinstance(v, bool):
+                raise self._error(f"{nm} should be a bool, got {v!r}", operand=nm, value=repr(v))
+        lists = []
+        for nm, lst in (("dst_list", dst_list), ("src_list", src_list)):
+            if not isinstance(lst, (list, tuple)) or len(lst) != LIST_LEN:
+                raise self._error(f"{nm} should be a list of {LIST_LEN} tensors, got "
+                                  f"{len(lst) if isinstance(lst, (list, tuple)) else type(lst).__name__}",
+                                  operand=nm, limit=LIST_LEN)
+            lists.append([self._vec_operand(t, f"{nm}[{i}]") for i, t in enumerate(lst)])
+        dl, sl = lists
+        ref = dl[0]
+        for o in dl[1:] + sl:
+            if o.dt.bits != ref.dt.bits:
+                raise self._error(f"{o.name} dtype {o.tensor.dtype} should have the width of {ref.name} "
+                                  f"({ref.tensor.dtype})", operand=o.name, value=o.tensor.dtype,
+                                  limit=ref.tensor.dtype)
+        self._require_support("tik." + ("vnchwconv" if api == "vnchwconv" else "vec_trans_scatter"),
+                              sl[0].tensor.dtype)
+        repeat = self._vec_repeat(repeat_times)
+        dr = self._vec_stride(dr, "dst_rep_stride", U16)
+        sr = self._vec_stride(sr, "src_rep_stride", U16)
+        fp = []
+        for lst, r, w in ((dl, dr, True), (sl, sr, False)):
+            for o in lst:
+                e = 32 * 8 // o.dt.bits
+                ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), r), e), e))
+                fp.append(self._vec_access(o, ext, w))
+        clauses = {}
+        if ref.dt.bits == 8:               # the flags select byte halves; TIK ignores them for wider types
+            if dst_high_half:
+                clauses["dst_high_half"] = True
+            if src_high_half:
+                clauses["src_high_half"] = True
+        clauses["rep_stride"] = (dr, sr)
+        self._vec_emit("vnchwconv", tuple(o.ptr for o in dl), tuple(o.ptr for o in sl), repeat, footprint=fp,
+                       **clauses)
+
+    # ------------------------------------------------------------------ proposal fields
+    @tik_api("vconcat")
+    def vconcat(self, dst, src, repeat_times, mode_number):
+        """Write field ``mode_number`` (0 x1 .. 5 label) of 16 proposals per repeat from 16 elements."""
+        self._field("vconcat", dst, src, repeat_times, mode_number)
+
+    @tik_api("vextract")
+    def vextract(self, dst, src, repeat_times, mode_number):
+        """Read field ``mode_number`` of 16 proposals per repeat into 16 elements."""
+        self._field("vextract", dst, src, repeat_times, mode_number)
+
+    def _field(self, instr, dst, src, repeat_times, mode_number):
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        self._require_instr(instr, d.tensor.dtype)
+        repeat = self._vec_repeat(repeat_times)
+        hi = 3 if instr == "vextract" and platform.current_soc().short_soc_version == "Ascend310" else 5
+        mode = self._int_arg(mode_number, "mode_number", 0, hi, hint="0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label")
+        big, small = (d, s) if instr == "vconcat" else (s, d)
+        fp = [self._vec_access(d, imul(repeat, GROUP * (PROPOSAL if d is big else 1)), True),
+              self._vec_access(s, imul(repeat, GROUP * (PROPOSAL if s is big else 1)), False)]
+        self._vec_emit(instr, d.ptr, s.ptr, repeat, mode, footprint=fp)
+
+    # ------------------------------------------------------------------ vreduce
+    @tik_api("vreduce")
+    def vreduce(self, mask, dst, src0, src1_pattern, repeat_times, src0_blk_stride, src0_rep_stride,
+                src1_rep_stride, stride_unit=0, rsvd_scalar=None, mask_mode="normal"):
+        """Keep the active lanes whose pattern bit is 1, packed into ``dst`` (built-in patterns 1..6, or a
+        UB tensor of lane bits)."""
+        if rsvd_scalar is not None:
+            raise self._error("vreduce(rsvd_scalar=...): reading the RSVD_CNT special register into a Scalar is "
+                              "not modelled (the count stays in the simulated core)", operand="rsvd_scalar",
+                              cls=UnsupportedOp, hint="compute the kept count from the pattern instead")
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src0, "src0")
+        self._same_dtype(d, s)
+        self._require_instr("vreduce", s.tensor.dtype)
+        m = self._vec_mask(mask, [s.dt], mask_mode=mask_mode)
+        repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
+        unit = self._vec_stride_unit(stride_unit)
+        g = Geo(self._vec_stride(src0_blk_stride, "src0_blk_stride", U16),
+                self._vec_stride(src0_rep_stride, "src0_rep_stride", U8))
+        pr = self._vec_stride(src1_rep_stride, "src1_rep_stride", U8)
+        fp = [self._vec_access(s, self._vec_extent(s, m, repeat, g, unit), False), d.write(None)]
+        clauses = {}
+        operands = [d.ptr, s.ptr]
+        if isinstance(src1_pattern, Tensor):
+            p = self._vec_operand(src1_pattern, "src1_pattern")
+            fp.append(p.read(None))
+            operands.append(p.ptr)
+            instr = "vreduce_bits"
+        else:
+            pat = self._int_arg(src1_pattern, "src1_pattern", 1, 6,
+                                hint="1 even lanes, 2 odd lanes, 3..6 lane i with i % 4 == pattern - 3")
+            clauses["pattern"] = pat
+            instr = "vreduce"
+        clauses.update(m.clause)
+        clauses["blk_stride"] = (g.blk,)
+        clauses["rep_stride"] = (g.rep, pr)
+        if unit:
+            clauses["stride_unit"] = unit
+        self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
+
+    # ------------------------------------------------------------------ proposal sort
+    @tik_api("vrpsort16")
+    def vrpsort16(self, dst, src, repeat_times):
+        """Sort each group of 16 proposals by score, descending (``pto.ub.vbitsort``)."""
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        self._require_instr("vbitsort", d.tensor.dtype, what=f"{d.tensor.dtype} (vrpsort16)")
+        repeat = self._vec_repeat(repeat_times)
+        n = imul(repeat, GROUP * PROPOSAL)
+        self._vec_emit("vbitsort", d.ptr, s.ptr, repeat,
+                       footprint=[self._vec_access(d, n, True), self._vec_access(s, n, False)])
+
+    @tik_api("vmrgsort4")
+    def vmrgsort4(self, dst, src_list, element_lengths, if_exhausted_suspension, valid_bit, repeat_times=1,
+                  vms4_sr_scalar_array=None):
+        """Merge up to four score-descending proposal lists (tik_api.md §9.11); returns the VMS4_SR handle."""
+        if vms4_sr_scalar_array is not None:
+            raise self._error("vmrgsort4(vms4_sr_scalar_array=...): reading VMS4_SR into Scalars is not modelled",
+                              operand="vms4_sr_scalar_array", cls=UnsupportedOp,
+                              hint="derive the merged counts from the list lengths instead")
+        d = self._vec_operand(dst, "dst", align=16)
+        if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
+            raise self._error("src_list should be a list of up to 4 tensors", operand="src_list", limit="1..4")
+        ss = [self._vec_operand(t, f"src_list[{i}]", align=16) for i, t in enumerate(src_list)]
+        self._same_dtype(d, *ss)
+        self._require_instr("vmrgsort4", d.tensor.dtype)
+        if isinstance(element_lengths, (list, tuple)):
+            lens = list(element_lengths)
+        else:
+            lens = [element_lengths] * len(ss)
+        if len(lens) != len(ss):
+            raise self._error(f"element_lengths should have {len(ss)} entries, got {len(lens)}",
+                              operand="element_lengths", value=len(lens), limit=len(ss))
+        lens = [self._int_arg(n, f"element_lengths[{i}]", 0, 4095) for i, n in enumerate(lens)]
+        if not isinstance(if_exhausted_suspension, bool):
+            raise self._error("if_exhausted_suspension should be a bool", operand="if_exhausted_suspension",
+                              value=repr(if_exhausted_suspension))
+        if isinstance(valid_bit, str):
+            try:
+                valid_bit = int(valid_bit, 2)
+            except ValueError:
+                raise self._error(f"valid_bit {valid_bit!r} is not a binary string", operand="valid_bit",
+                                  value=valid_bit) from None
+        v = self._int_arg(valid_bit, "valid_bit", 1, 15)
+        if isinstance(v, int):
+            allowed = VALID_BITS[0] if platform.current_soc().short_soc_version in ("Ascend310", "Ascend910") \
+                else VALID_BITS[1]
+            if v not in allowed:
+                raise self._error(f"valid bits only support {', '.join(format(b, '04b') for b in allowed)} "
+                                  f"(binary), got {v:04b}", operand="valid_bit", value=v,
+                                  limit=", ".join(format(b, "04b") for b in allowed))
+        repeat = self._vec_repeat(repeat_times)
+        fp = [d.write(None)] + [s.read(None) for s in ss]
+        clauses = {"valid_bit": v}
+        if if_exhausted_suspension:
+            clauses["exhausted"] = True
+        self._vec_emit("vmrgsort4", d.ptr, tuple(s.ptr for s in ss), tuple(lens), repeat, footprint=fp, **clauses)
+        return VMS4_SR
+
+    @tik_api("mov_vmrgsort4_sr_to_scalar")
+    def mov_vmrgsort4_sr_to_scalar(self, scalar_list, vms4_sr):
+        """Not modelled (a PTO op cannot write scalar registers); raises UnsupportedOp."""
+        raise self._error("mov_vmrgsort4_sr_to_scalar: reading VMS4_SR into Scalars is not modelled",
+                          operand="scalar_list", cls=UnsupportedOp,
+                          hint="derive the merged counts from the list lengths instead")
+
+    # ------------------------------------------------------------------ NMS
+    @tik_api("vrpac")
+    def vrpac(self, dst, src, repeat_times):
+        """Areas of 16 proposals per repeat: ``(x2 - x1 + off) * (y2 - y1 + off)`` (off: ``set_rpn_offset``,
+        1 after reset). Each operation rounded to the dtype (documented model, pto_core.ops.vector_nms)."""
+        d, ss, repeat = self._nms_args("vrpac", dst, [src], repeat_times)
+        self._vec_emit("vrpac", d.ptr, ss[0].ptr, repeat,
+                       footprint=[self._vec_access(d, imul(repeat, GROUP), True),
+                                  self._vec_access(ss[0], imul(repeat, GROUP * PROPOSAL), False)])
+
+    @tik_api("viou")
+    def viou(self, dst, src0, src1, repeat_times):
+        """Intersection areas: ``dst[(16r+i)*16 + j]`` = area of src0 proposal ``16r+i`` ^ src1 proposal ``j``."""
+        d, ss, repeat = self._nms_args("viou", dst, [src0, src1], repeat_times)
+        self._vec_emit("viou", d.ptr, ss[0].ptr, ss[1].ptr, repeat,
+                       footprint=[self._vec_access(d, imul(repeat, GROUP * GROUP), True),
+                                  self._vec_access(ss[0], imul(repeat, GROUP * PROPOSAL), False),
+                                  self._vec_access(ss[1], isel(ieq(repeat, 0), 0, GROUP * PROPOSAL), False)])
+
+    @tik_api("vaadd")
+    def vaadd(self, dst, src0, src1, repeat_times):
+        """Area sums: ``dst[(16r+i)*16 + j] = src0[16r+i] + src1[j]``."""
+        d, ss, repeat = self._nms_args("vaadd", dst, [src0, src1], repeat_times)
+        self._vec_emit("vaadd", d.ptr, ss[0].ptr, ss[1].ptr, repeat,
+                       footprint=[self._vec_access(d, imul(repeat, GROUP * GROUP), True),
+                                  self._vec_access(ss[0], imul(repeat, GROUP), False),
+                                  self._vec_access(ss[1], isel(ieq(repeat, 0), 0, GROUP), False)])
+
+    def _nms_args(self, instr, dst, srcs, repeat_times):
+        d = self._vec_operand(dst, "dst")
+        ss = [self._vec_operand(t, f"src{i}" if len(srcs) > 1 else "src") for i, t in enumerate(srcs)]
+        self._same_dtype(d, *ss)
+        self._require_instr(instr, d.tensor.dtype)
+        return d, ss, self._vec_repeat(repeat_times)
+
+    @tik_api("set_rpn_offset")
+    def set_rpn_offset(self, offset, offset_dtype="float16"):
+        """Set the offset ``vrpac``/``viou`` add to widths and heights (1 after reset)."""
+        soc = platform.current_soc()
+        if soc.short_soc_version in ("Ascend310",) or soc.short_soc_version.startswith(("Ascend610Lite", "BS9SX2")):
+            raise self._error(f"set_rpn_offset is not supported on {soc.soc_version}", operand="offset",
+                              cls=UnsupportedOp, hint="subtract 1 from x2/y2 instead (the offset stays 1)")
+        allowed = ("float16",) if soc.short_soc_version == "Ascend910" else ("float16", "float32")
+        if offset_dtype not in allowed:
+            raise self._error(f"offset_dtype should be one of {', '.join(allowed)} on {soc.soc_version}",
+                              operand="offset_dtype", value=offset_dtype, limit=", ".join(allowed))
+        if isinstance(offset, Scalar):
+            if offset.dtype != offset_dtype:
+                raise self._error("offset's dtype mismatch with offset_dtype", operand="offset", value=offset.dtype,
+                                  limit=offset_dtype)
+            value = offset.ir
+        elif isinstance(offset, (int, float)) and not isinstance(offset, bool):
+            big = 65504.0 if offset_dtype == "float16" else 3.4e38
+            if abs(offset) > big:
+                raise self._error(f"offset value should be in the range of {offset_dtype}", operand="offset",
+                                  value=offset, limit=f"|offset| <= {big}")
+            value = float(offset)
+        else:
+            raise self._error("offset should be int, float or Scalar", operand="offset", value=repr(offset))
+        self._vec_emit("set_rpn_offset", value)
+
+    @tik_api("set_rpn_cor_ir")
+    def set_rpn_cor_ir(self, number):
+        """Set the 16-bit RPN_COR_IR register; returns its handle."""
+        if isinstance(number, Scalar) and number.dtype != "uint16":
+            raise self._error("scalar_number should be uint16", operand="number", value=number.dtype,
+                              limit="uint16")
+        if isinstance(number, Expr) and not isinstance(number, Scalar):
+            raise self._error("number should be int or Scalar", operand="number", value=repr(number))
+        v = self._int_arg(number, "number", 0, 65535)
+        self._vec_emit("set_rpn_cor_ir", v)
+        return RPN_COR_IR
+
+    @tik_api("rpn_cor")
+    def rpn_cor(self, src0, src1, src0_rep_stride, src1_rep_stride, repeat_times):
+        """OR the suppression-matrix rows of kept proposals into RPN_COR_IR; returns its handle."""
+        a = self._vec_operand(src0, "src0", dtypes=("uint16",))
+        b = self._vec_operand(src1, "src1", dtypes=("uint16",))
+        self._require_instr("rpn_cor", "")
+        repeat = self._vec_repeat(repeat_times)
+        s0 = self._vec_stride(src0_rep_stride, "src0_rep_stride", U16)
+        s1 = self._vec_stride(src1_rep_stride, "src1_rep_stride", U16)
+        fp = [self._vec_access(o, isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), r), 16), 16)), False)
+              for o, r in ((a, s0), (b, s1))]
+        self._vec_emit("rpn_cor", a.ptr, b.ptr, repeat, footprint=fp, rep_stride=(s0, s1))
+        return RPN_COR_IR
+
+    @tik_api("rpn_cor_diag")
+    def rpn_cor_diag(self, dst, src, src_register):
+        """Resolve the diagonal 16x16 block in order against RPN_COR_IR into 16 suppression entries."""
+        if src_register is not RPN_COR_IR:
+            raise self._error("src_register not equal to RPN_COR_IR", operand="src_register",
+                              value=repr(src_register), hint="pass the value returned by rpn_cor/set_rpn_cor_ir")
+        d = self._vec_operand(dst, "dst", dtypes=("uint16",))
+        s = self._vec_operand(src, "src", dtypes=("uint16",))
+        self._require_instr("rpn_cor_diag", "")
+        self._vec_emit("rpn_cor_diag", d.ptr, s.ptr,
+                       footprint=[self._vec_access(d, GROUP, True), self._vec_access(s, GROUP, False)])
+
+
+__all__ = ["LayoutAPI", "RPN_COR_IR", "VMS4_SR"]

@@ -1,0 +1,178 @@
+"""TIK reductions (tik_api.md §9.7): ``vcadd vcmax vcmin vcgadd vcgmax vcgmin vcpadd``,
+``vec_cpadd`` and the ``vec_reduce_add/max/min`` macros.
+
+==========================================================  ===============================================
+TIK                                                         PTO
+==========================================================  ===============================================
+``vcadd(m, d, s, r, dr, sb, sr[, stride_unit])``            ``pto.ub.vcadd(d, s, r, mask=m, blk_stride=(sb,),``
+                                                            ``rep_stride=(dr, sr))``
+``vcmax/vcmin/vcgadd/vcgmax/vcgmin/vcpadd`` (same form)     ``pto.ub.<same>``
+``vec_cpadd(m, d, s, r, dr, sr)``                           ``pto.ub.vcpadd(d, s, r, mask=m, rep_stride=(dr, sr))``
+``vec_reduce_add(m, d, s, work, r, sr)``                    ``pto.ub.reduce_add(d, s, work, r, mask=m, rep_stride=(sr,))``
+``vec_reduce_max/min(m, d, s, work, r, sr, cal_index)``     ``pto.ub.reduce_max/min(..., cal_index=True)``
+==========================================================  ===============================================
+
+Destination repeat strides count results: 1 element (vcadd), 2 (vcmax/vcmin: value and
+index bits), 8 (vcgadd/vcgmax/vcgmin), ``PAR/2`` (vcpadd; 0 is treated as 1).
+"""
+from __future__ import annotations
+
+from pto_core.errors import UnsupportedOp
+
+from .api import tik_api
+from .vector_common import U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+
+#: name -> (results per repeat as a function of PAR, dst start alignment in bytes)
+WHOLE = {"vcadd": (lambda par: 1, 0), "vcmax": (lambda par: 2, 4), "vcmin": (lambda par: 2, 4),
+         "vcgadd": (lambda par: 8, 16), "vcgmax": (lambda par: 8, 16), "vcgmin": (lambda par: 8, 16),
+         "vcpadd": (lambda par: par // 2, 32)}
+MAX_REDUCE_REPEAT = 4095
+INDEX_REPEAT_LIMIT = {"float16": 511, "float32": 4095, "int16": 255}
+
+
+class ReduceAPI(VectorBase):
+    """Reductions (mixin)."""
+
+    def _whole(self, instr, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
+               stride_unit=0, *, vec_form=False):
+        nres, align = WHOLE[instr]
+        s = self._vec_operand(src, "src")
+        d = self._vec_operand(dst, "dst", align=align or max(1, s.dt.bits // 8))
+        self._same_dtype(s, d)
+        self._require_instr(instr, s.tensor.dtype)
+        m = self._vec_mask(mask, [s.dt])
+        repeat = self._vec_repeat(repeat_times)
+        unit = self._vec_stride_unit(stride_unit)
+        sg = Geo(1 if src_blk_stride is None else self._vec_stride(src_blk_stride, "src_blk_stride", U16),
+                 self._vec_stride(src_rep_stride, "src_rep_stride", U8 if vec_form else U16))
+        dr = self._vec_stride(dst_rep_stride, "dst_rep_stride", U8 if vec_form else U16)
+        k = nres(m.par)
+        step = isel(ieq(dr, 0), 1, dr) if instr == "vcpadd" else dr
+        dst_ext = isel(ieq(repeat, 0), 0, imul(iadd(imul(isub(repeat, 1), step), 1), k))
+        fp = [self._vec_access(d, dst_ext, True),
+              self._vec_access(s, self._vec_extent(s, m, repeat, sg, unit), False)]
+        clauses = dict(m.clause)
+        if src_blk_stride is not None:
+            clauses["blk_stride"] = (sg.blk,)
+        clauses["rep_stride"] = (dr, sg.rep)
+        if unit:
+            clauses["stride_unit"] = unit
+        self._vec_emit(instr, d.ptr, s.ptr, repeat, footprint=fp, **clauses)
+
+    @tik_api("vcmax")
+    def vcmax(self, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride, stride_unit=0,
+              index_low=False, max_cnt_index=None):
+        """Per repeat: (max, index of its first lane) into 2 dst elements, the index as integer bits."""
+        self._no_index_options("vcmax", index_low, max_cnt_index)
+        self._whole("vcmax", mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
+                    stride_unit)
+
+    @tik_api("vcmin")
+    def vcmin(self, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride, stride_unit=0,
+              index_low=False, max_cnt_index=None):
+        """Per repeat: (min, index of its first lane) into 2 dst elements, the index as integer bits."""
+        self._no_index_options("vcmin", index_low, max_cnt_index)
+        self._whole("vcmin", mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
+                    stride_unit)
+
+    def _no_index_options(self, name, index_low, max_cnt_index):
+        if index_low or max_cnt_index is not None:
+            what = "index_low" if index_low else "max_cnt_index"
+            raise self._error(f"{name} with {what} (newer chips' index/count options) is not modelled: the result "
+                              f"layout of these options is not publicly specified", operand=what, cls=UnsupportedOp,
+                              hint="use the default form (value, index) pairs")
+
+    @tik_api("vec_cpadd")
+    def vec_cpadd(self, mask, dst, src, repeat_times, dst_rep_stride, src_rep_stride):
+        """Per repeat ``dst[i] = src[2i] + src[2i+1]``; dst_rep_stride in 128 B (0 is treated as 1)."""
+        self._whole("vcpadd", mask, dst, src, repeat_times, dst_rep_stride, None, src_rep_stride, vec_form=True)
+
+    # ------------------------------------------------------------------ vec_reduce_*
+    def _macro(self, kind, mask, dst, src, work_tensor, repeat_times, src_rep_stride, cal_index=False):
+        s = self._vec_operand(src, "src")
+        d = self._vec_operand(dst, "dst", align=4 if kind != "add" else max(1, s.dt.bits // 8))
+        w = self._vec_operand(work_tensor, "work_tensor", align=max(1, s.dt.bits // 8))
+        self._same_dtype(s, d, w)
+        instr = {"add": "vcadd", "max": "vcmax", "min": "vcmin"}[kind]
+        self._require_instr(instr, s.tensor.dtype)
+        if not isinstance(cal_index, bool):
+            raise self._error(f"cal_index should be a bool, got {cal_index!r}", operand="cal_index",
+                              value=repr(cal_index))
+        m = self._vec_mask(mask, [s.dt])
+        hi = INDEX_REPEAT_LIMIT.get(s.tensor.dtype, 255) if cal_index else MAX_REDUCE_REPEAT
+        repeat = self._int_arg(repeat_times, "repeat_times", 1, hi,
+                               hint=f"vec_reduce_{kind} takes 1..{hi} repeats"
+                                    + (" with cal_index (the index must fit the dtype)" if cal_index else ""))
+        sr = self._vec_stride(src_rep_stride, "src_rep_stride", U8)
+        ndst = 2 if cal_index else 1
+        need = self._work_need(kind, cal_index, repeat, s)
+        fp = [self._vec_access(d, ndst, True), self._vec_access(s, self._vec_extent(s, m, repeat, Geo(1, sr), 0),
+                                                                False)]
+        if isinstance(need, int):
+            fp.append(self._vec_access(w, need, True))
+        else:
+            fp.append(w.write(None))
+        if (w.tensor.storage is d.tensor.storage and isinstance(w.static_offset, int) and
+                isinstance(d.static_offset, int) and isinstance(need, int)):
+            a0, a1 = d.static_offset, d.static_offset + ndst
+            b0, b1 = w.static_offset, w.static_offset + need
+            if a0 < b1 and b0 < a1:
+                raise self._error("work_tensor and dst should not overlap", operand="work_tensor",
+                                  hint="give the work tensor its own UB space")
+        clauses = dict(m.clause)
+        clauses["rep_stride"] = (sr,)
+        if cal_index and kind != "add":
+            clauses["cal_index"] = True
+        self._vec_emit(f"reduce_{kind}", d.ptr, s.ptr, w.ptr, repeat, footprint=fp, **clauses)
+
+    def _work_need(self, kind, cal_index, repeat, s):
+        """Elements ``work_tensor`` must hold (tik_api.md §9.7)."""
+        if kind == "add":
+            return repeat
+        if not cal_index:
+            return imul(repeat, 2)
+        if not isinstance(repeat, int):
+            return None
+        e = 32 * 8 // s.dt.bits
+        par = 256 * 8 // s.dt.bits
+        o1 = 2 * repeat
+        a2 = -(-o1 // e) * e
+        o2 = -(-o1 // par) * 2
+        a3 = -(-o2 // e) * e
+        o3 = -(-o2 // par) * 2
+        if o3 <= 2:
+            return a2 + a3 + o3
+        a4 = -(-o3 // e) * e
+        o4 = -(-o3 // par) * 2
+        return a2 + a3 + a4 + o4
+
+    @tik_api("vec_reduce_add")
+    def vec_reduce_add(self, mask, dst, src, work_tensor, repeat_times, src_rep_stride):
+        """``dst[0]`` = sum of all active elements (vcadd per repeat into ``work_tensor``, then vcadd passes)."""
+        self._macro("add", mask, dst, src, work_tensor, repeat_times, src_rep_stride)
+
+    @tik_api("vec_reduce_max")
+    def vec_reduce_max(self, mask, dst, src, work_tensor, repeat_times, src_rep_stride, cal_index=False):
+        """``dst[0]`` = max of all active elements; with ``cal_index`` ``dst[1]`` = its index (integer bits)."""
+        self._macro("max", mask, dst, src, work_tensor, repeat_times, src_rep_stride, cal_index)
+
+    @tik_api("vec_reduce_min")
+    def vec_reduce_min(self, mask, dst, src, work_tensor, repeat_times, src_rep_stride, cal_index=False):
+        """``dst[0]`` = min of all active elements; with ``cal_index`` ``dst[1]`` = its index (integer bits)."""
+        self._macro("min", mask, dst, src, work_tensor, repeat_times, src_rep_stride, cal_index)
+
+
+def _whole_method(instr: str):
+    def method(self, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride, stride_unit=0):
+        self._whole(instr, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
+                    stride_unit)
+    method.__name__ = instr
+    method.__doc__ = f"``{instr}``: per-repeat reduction into dst (pto.ub.{instr}); tik_api.md §9.7."
+    return tik_api(instr)(method)
+
+
+for _n in ("vcadd", "vcgadd", "vcgmax", "vcgmin", "vcpadd"):
+    setattr(ReduceAPI, _n, _whole_method(_n))
+del _n
+
+__all__ = ["ReduceAPI"]

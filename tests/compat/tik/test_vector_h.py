@@ -1,0 +1,190 @@
+"""TIK 1.5 whole-tensor ``h_*`` APIs through kernels, on whole tensors and strided 2-D slices,
+against numpy; the lowering shape (a few pto.ub ops); TIK's argument rules and errors."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, Misaligned, UnsupportedOp
+
+from .helpers import raises_tik
+from .vec_helpers import vec_kernel
+
+RNG = np.random.default_rng(13)
+
+
+def r16(x):
+    return np.asarray(x, np.float64).astype(np.float16)
+
+
+def test_whole_tensor_binary_and_unary():
+    a = RNG.uniform(0.5, 3, 300).astype(np.float16)[:288]
+    b = RNG.uniform(0.5, 3, 288).astype(np.float16)
+
+    def body(ti, ub):
+        ti.h_add(ub["o1"], ub["a"], ub["b"])
+        ti.h_mul(ub["o2"], ub["a"], ub["b"])
+        ti.h_max(ub["o3"], ub["a"], ub["b"])
+        ti.h_exp(ub["o4"], ub["a"])
+        ti.h_sub(ub["o5"], 1.5, ub["a"])
+        ti.h_div(ub["o6"], ub["a"], ub["b"])
+    z = np.zeros(288, np.float16)
+    out = vec_kernel({"a": a, "b": b, "o1": z, "o2": z, "o3": z, "o4": z, "o5": z, "o6": z}, body,
+                     chip="Ascend310P3")
+    af, bf = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_array_equal(out["o1"], r16(af + bf))
+    np.testing.assert_array_equal(out["o2"], r16(af * bf))
+    np.testing.assert_array_equal(out["o3"], np.maximum(a, b))
+    np.testing.assert_array_equal(out["o4"], r16(np.exp(af)))
+    np.testing.assert_array_equal(out["o5"], r16(1.5 - af))
+    np.testing.assert_array_equal(out["o6"], r16(af / bf))
+
+
+def test_strided_2d_slices_and_row_views_with_scalars():
+    """h_* on ``x[0:M, 0:N]`` of a wider tensor and on rows ``x[i, :]`` with a loop index (t_softmax style)."""
+    M, W, N = 6, 64, 48
+    x = RNG.uniform(-2, 2, M * W).astype(np.float32)
+
+    def body(ti, ub):
+        t = ub["x"].reshape((M, W))
+        ti.h_relu(t[0:M, 0:N], t[0:M, 0:N])
+        with ti.for_range(0, M) as i:
+            s = ti.Scalar("float32", init_value=0.25)
+            ti.h_sub(t[i, 0:N], t[i, 0:N], s)
+    out = vec_kernel({"x": x}, body, chip="Ascend310P3")["x"].reshape(M, W)
+    want = x.reshape(M, W).copy()
+    want[:, :N] = (np.maximum(want[:, :N], 0).astype(np.float64) - 0.25).astype(np.float32)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_lowering_batches_aligned_rows_into_repeats():
+    ti = vec_kernel({"x": np.zeros(16 * 128, np.float16)},
+                    lambda ti, ub: ti.h_abs(ub["x"].reshape((16, 128))[0:16, 0:100],
+                                            ub["x"].reshape((16, 128))[0:16, 0:100]), build_only=True)
+    ops = [ln for ln in ti.program.to_asm().splitlines() if "pto.ub." in ln]
+    assert len(ops) == 1 and "mask(%c100" in ops[0].replace("_i64", "")
+
+
+def test_h_cast_and_h_duplicate():
+    M, W, N = 4, 48, 40
+    h = RNG.uniform(-3, 3, M * W).astype(np.float16)
+
+    def body(ti, ub):
+        t = ub["h"].reshape((M, W))
+        ti.h_duplicate(t[0:M, 0:N], 2.5)
+        ti.h_cast(ub["f"].reshape((M, W)), t, "none")
+        ti.h_duplicate(ub["c"], 7)
+    out = vec_kernel({"h": h, "f": np.zeros(M * W, np.float32), "c": np.zeros(64, np.int32)}, body)
+    want = h.reshape(M, W).copy()
+    want[:, :N] = 2.5
+    np.testing.assert_array_equal(out["f"], want.reshape(-1).astype(np.float32))
+    np.testing.assert_array_equal(out["c"], 7)
+
+
+def test_h_data_move_gm_ub_rows():
+    M, N = 4, 48
+    src = RNG.uniform(-3, 3, (M, 64)).astype(np.float16)
+
+    def body(ti, ub):
+        t = ub["u"].reshape((M, 64))
+        ti.h_data_move(t[0:M, 0:N], ub["s"].reshape((M, 64))[0:M, 0:N])
+    out = vec_kernel({"u": np.zeros(M * 64, np.float16), "s": src.reshape(-1)}, body)["u"].reshape(M, 64)
+    np.testing.assert_array_equal(out[:, :N], src[:, :N])
+    np.testing.assert_array_equal(out[:, N:], 0)
+
+
+def _tree(vals, dt):
+    v = list(vals)
+    while len(v) > 1:
+        v = [dt.type(np.float64(v[2 * i]) + np.float64(v[2 * i + 1])) for i in range(len(v) // 2)]
+    return v[0]
+
+
+def _row_sum_ref(row, dt, par):
+    """Documented lowering: column chunks of PAR folded in order (rounded), then the vcadd tree."""
+    acc = np.zeros(par, dt)
+    acc[:min(par, len(row))] = row[:par]
+    for c in range(par, len(row), par):
+        w = row[c:c + par]
+        acc[:len(w)] = (acc[:len(w)].astype(np.float64) + w).astype(dt)
+    return _tree(acc[:min(par, len(row))].tolist() + [0.0] * (par - min(par, len(row))), dt)
+
+
+@pytest.mark.parametrize("M,N,dtype", [(8, 48, "float16"), (6, 96, "float32"), (3, 200, "float16")])
+def test_h_reduce_rows(M, N, dtype):
+    dt = np.dtype(dtype)
+    W = -(-N // (32 // dt.itemsize)) * (32 // dt.itemsize)
+    x = RNG.uniform(-2, 2, M * W).astype(dt)
+
+    def body(ti, ub):
+        t = ub["x"].reshape((M, W))
+        ti.h_reduce_sum(ub["s"][0:M], t[0:M, 0:N], 1)
+        ti.h_reduce_max(ub["m"][0:M], t[0:M, 0:N], 1)
+        ti.h_reduce_min(ub["n"][0:M], t[0:M, 0:N], 1)
+    k = 32 // dt.itemsize * 2
+    out = vec_kernel({"x": x, "s": np.full(k, 9, dt), "m": np.full(k, 9, dt), "n": np.full(k, 9, dt)}, body,
+                     chip="Ascend310P3")
+    rows = x.reshape(M, W)[:, :N]
+    par = 256 // dt.itemsize
+    np.testing.assert_array_equal(out["s"][:M], [_row_sum_ref(r, dt, par) for r in rows])
+    np.testing.assert_array_equal(out["m"][:M], rows.max(axis=1))
+    np.testing.assert_array_equal(out["n"][:M], rows.min(axis=1))
+    np.testing.assert_array_equal(out["s"][M:], 9)
+
+
+def test_h_reduce_all_into_a_scalar_and_axis0():
+    x = RNG.uniform(-2, 2, 4 * 64).astype(np.float32)
+
+    def body(ti, ub):
+        s = ti.Scalar("float32")
+        ti.h_reduce_max(s, ub["x"].reshape((4, 64)), None)
+        ub["o"][0].set_as(s)
+        ti.h_reduce_sum(ub["c"], ub["x"].reshape((4, 64)), 0)
+    out = vec_kernel({"x": x, "o": np.zeros(8, np.float32), "c": np.zeros(64, np.float32)}, body,
+                     chip="Ascend310P3")
+    assert out["o"][0] == x.max()
+    rows = x.reshape(4, 64).astype(np.float64)
+    want = rows[0].astype(np.float32)
+    for r in rows[1:]:
+        want = (want.astype(np.float64) + r).astype(np.float32)
+    np.testing.assert_array_equal(out["c"], want)
+
+
+def test_h_reduce_argmax_argmin():
+    x = RNG.integers(-50, 50, 3 * 160).astype(np.float16)
+    x[130] = x[150] = 99                         # tie in the tail part of row 0: the first wins
+
+    def body(ti, ub):
+        t = ub["x"].reshape((3, 160))
+        ti.h_reduce_argmax(ub["i"][0:3], t, 1)
+        ti.h_reduce_argmin(ub["j"][0:3], t, 1)
+    out = vec_kernel({"x": x, "i": np.full(8, -1, np.int32), "j": np.full(8, -1, np.int32)}, body,
+                     chip="Ascend310P3")
+    rows = x.reshape(3, 160)
+    np.testing.assert_array_equal(out["i"][:3], rows.argmax(axis=1))
+    np.testing.assert_array_equal(out["j"][:3], rows.argmin(axis=1))
+    np.testing.assert_array_equal(out["i"][3:], -1)
+
+
+def _b(body, bufs=None, chip=None):
+    bufs = bufs or {"a": np.zeros(128, np.float16), "b": np.zeros(128, np.float16), "d": np.zeros(128, np.float16)}
+    return vec_kernel(bufs, body, chip=chip, build_only=True)
+
+
+@pytest.mark.parametrize("call,cls,match", [
+    (lambda ti, ub: ti.h_add(ub["d"], ub["a"], 2), IllegalOperand, "src1 should be float for float16"),
+    (lambda ti, ub: ti.h_add(ub["d"], ub["a"], ti.Scalar("float32")), IllegalOperand, "src1 should be float16"),
+    (lambda ti, ub: ti.h_add(ub["d"], 1.0, 2.0), IllegalOperand, "one of src0/src1 must be a tensor"),
+    (lambda ti, ub: ti.h_add(ub["d"], ub["a"][0:64], ub["b"]), IllegalOperand, "same shape"),
+    (lambda ti, ub: ti.h_add(ub["d"][16:128], ub["d"][0:112], ub["b"][0:112]), IllegalOperand, "overlap"),
+    (lambda ti, ub: ti.h_and(ub["d"], ub["a"], 1.0), UnsupportedOp, None),
+    (lambda ti, ub: ti.h_div(ub["d"], ub["a"], ub["b"]), UnsupportedOp, "does not support float16 on Ascend310"),
+    (lambda ti, ub: ti.h_cast(ub["d"], ub["a"], "bankers"), IllegalOperand, "round_mode"),
+    (lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["a"], 0), IllegalOperand, "dst should be Scalar"),
+    (lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["a"], 3), IllegalOperand, "out of bounds"),
+    (lambda ti, ub: ti.h_cmpv(ub["d"], ub["a"], ub["b"], "LT"), UnsupportedOp, "bool mask"),
+    (lambda ti, ub: ti.h_sin(ub["d"], ub["a"]), UnsupportedOp, "series"),
+    (lambda ti, ub: ti.h_exp(ub["d"][0:128:2], ub["a"][0:128:2]), UnsupportedOp, "step"),
+    (lambda ti, ub: ti.h_exp(ub["d"][8:120], ub["a"][8:120]), Misaligned, "32-byte aligned"),
+])
+def test_h_errors(call, cls, match):
+    with raises_tik(cls, match=match):
+        _b(call)

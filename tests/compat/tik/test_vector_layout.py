@@ -1,0 +1,241 @@
+"""Transposes, scatter transposes, proposal fields, pattern reduce, proposal sort/merge and the
+NMS instruction family through kernels, against independent references; error paths."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+
+from .helpers import raises_tik
+from .vec_helpers import vec_kernel
+
+RNG = np.random.default_rng(5)
+
+
+def test_vtranspose_and_vec_trans():
+    x = np.arange(3 * 256).astype(np.float16)
+
+    def body(ti, ub):
+        ti.vtranspose(ub["d"], ub["x"])
+        ti.vec_trans(ub["d"][256], ub["x"][256], 2, 1, 1)
+    out = vec_kernel({"d": np.zeros(768, np.float16), "x": x}, body)["d"]
+    want = np.concatenate([x[k * 256:(k + 1) * 256].reshape(16, 16).T.reshape(-1) for k in range(3)])
+    np.testing.assert_array_equal(out, want)
+
+
+def _scatter_ref(src_blocks, size, dh=False, sh=False):
+    """CCE ISA cceapi_0059 pseudo-code (tik_api.md §9.10), block by block."""
+    e_per = 32 // size
+    dst = [[None] * e_per for _ in range(16)]
+    if size == 2:
+        for e in range(16):
+            for k in range(16):
+                dst[e][k] = src_blocks[k][e]
+    elif size == 4:
+        for e in range(0, 16, 2):
+            for k in range(8):
+                dst[e][k] = src_blocks[k][e // 2]
+                dst[e + 1][k] = src_blocks[k + 8][e // 2]
+    else:
+        for e in range(16):
+            for k in range(16):
+                dst[e][k + 16 * dh] = src_blocks[k][e + 16 * sh]
+    return dst
+
+
+@pytest.mark.parametrize("dtype,api,flags,chip", [
+    ("float16", "vnchwconv", (True, True), None), ("int32", "vec_trans_scatter", (False, False), "Ascend310P3"),
+    ("uint8", "vnchwconv", (True, False), None), ("uint8", "vec_trans_scatter", (False, True), None)])
+def test_scatter_transpose(dtype, api, flags, chip):
+    dt = np.dtype(dtype)
+    e = 32 // dt.itemsize
+    src = RNG.integers(0, 100, 16 * e * 2).astype(dt)            # 16 blocks per repeat, 2 repeats
+    dst = np.full(16 * e * 2, 7, dt)
+
+    def body(ti, ub):
+        dl = [ub["d"][i * e] for i in range(16)]                   # dst block i at i*32 B, repeat stride 16 blocks
+        sl = [ub["s"][i * e] for i in range(16)]
+        getattr(ti, api)(flags[0], flags[1], dl, sl, 2, 16, 16)
+    out = vec_kernel({"d": dst, "s": src}, body, chip=chip)["d"]
+    want = dst.copy()
+    for r in range(2):
+        blocks = [src[(r * 16 + k) * e:(r * 16 + k + 1) * e] for k in range(16)]
+        res = _scatter_ref(blocks, dt.itemsize, flags[0], flags[1])
+        for j in range(16):
+            for c, v in enumerate(res[j]):
+                if v is not None:
+                    want[(r * 16 + j) * e + c] = v
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vconcat_vextract_roundtrip():
+    fields = RNG.uniform(0, 50, (5, 32)).astype(np.float16)
+
+    def body(ti, ub):
+        for m in range(5):
+            ti.vconcat(ub["p"], ub["f"][m * 32], 2, m)
+        ti.vextract(ub["o"], ub["p"], 2, 4)
+    out = vec_kernel({"p": np.zeros(256, np.float16), "f": fields.reshape(-1), "o": np.zeros(32, np.float16)}, body,
+                     chip="Ascend310P3")
+    prop = out["p"].reshape(32, 8)
+    np.testing.assert_array_equal(prop[:, :5], fields.T)
+    np.testing.assert_array_equal(prop[:, 5:], 0)
+    np.testing.assert_array_equal(out["o"], fields[4])
+
+
+@pytest.mark.parametrize("pattern", [1, 2, 3, 6])
+def test_vreduce_builtin_patterns(pattern):
+    x = np.arange(256).astype(np.float16)
+    out = vec_kernel({"d": np.full(256, -1, np.float16), "x": x},
+                     lambda ti, ub: ti.vreduce(128, ub["d"], ub["x"], pattern, 2, 1, 8, 0),
+                     chip="Ascend310P3")["d"]
+    lane = np.arange(128)
+    keep = {1: lane % 2 == 0, 2: lane % 2 == 1, 3: lane % 4 == 0, 6: lane % 4 == 3}[pattern]
+    want = np.concatenate([x[:128][keep], x[128:][keep]])
+    np.testing.assert_array_equal(out[:want.size], want)
+    np.testing.assert_array_equal(out[want.size:], -1)
+
+
+def test_vreduce_with_a_bit_pattern_tensor():
+    x = np.arange(128).astype(np.float32)
+    pat = np.zeros(16, np.uint32)
+    pat[0], pat[1] = 0x80000003, 0x1                   # repeat 0: lanes 0, 1, 31, 32
+    pat[8], pat[9] = 0x80000003, 0x1                   # repeat 1 reads one 32 B block further
+    out = vec_kernel({"d": np.full(64, -1, np.float32), "x": x, "p": pat},
+                     lambda ti, ub: ti.vreduce(64, ub["d"], ub["x"], ub["p"], 2, 1, 8, 1),
+                     chip="Ascend910B1")["d"]
+    np.testing.assert_array_equal(out[:8], [0, 1, 31, 32, 64, 65, 95, 96])
+    np.testing.assert_array_equal(out[8:], -1)
+
+
+def _proposals(n, rng, score_order=None):
+    x1 = rng.integers(0, 30, n)
+    y1 = rng.integers(0, 30, n)
+    p = np.zeros((n, 8), np.float16)
+    p[:, 0], p[:, 1] = x1, y1
+    p[:, 2], p[:, 3] = x1 + rng.integers(2, 12, n), y1 + rng.integers(2, 12, n)
+    p[:, 4] = rng.permutation(n).astype(np.float16) / 4 if score_order is None else score_order
+    p[:, 5] = np.arange(n)
+    return p
+
+
+def test_vrpsort16_and_vmrgsort4():
+    p = _proposals(64, RNG)
+
+    def body(ti, ub):
+        ti.vrpsort16(ub["s"], ub["p"], 4)
+        ti.vmrgsort4(ub["m"], [ub["s"], ub["s"][128], ub["s"][256], ub["s"][384]], [16, 16, 16, 16], False, 15, 1)
+    out = vec_kernel({"p": p.reshape(-1), "s": np.zeros(512, np.float16), "m": np.zeros(512, np.float16)}, body)
+    sorted16 = out["s"].reshape(4, 16, 8)
+    for g in range(4):
+        np.testing.assert_array_equal(sorted16[g], p[g * 16:(g + 1) * 16][np.argsort(-p[g * 16:(g + 1) * 16, 4],
+                                                                                  kind="stable")])
+    merged = out["m"].reshape(64, 8)
+    assert list(merged[:, 4]) == sorted(p[:, 4], reverse=True)
+    assert set(merged[:, 5]) == set(range(64))
+
+
+def _areas(p, off=1.0):
+    return (p[:, 2].astype(np.float64) - p[:, 0] + off) * (p[:, 3].astype(np.float64) - p[:, 1] + off)
+
+
+def _inter(a, b, off=1.0):
+    w = np.minimum(a[:, None, 2], b[None, :, 2]).astype(np.float64) - np.maximum(a[:, None, 0], b[None, :, 0]) + off
+    h = np.minimum(a[:, None, 3], b[None, :, 3]).astype(np.float64) - np.maximum(a[:, None, 1], b[None, :, 1]) + off
+    return np.maximum(w, 0) * np.maximum(h, 0)
+
+
+@pytest.mark.parametrize("offset", [None, 0.0])
+def test_vrpac_viou_vaadd(offset):
+    p = _proposals(32, RNG)
+
+    def body(ti, ub):
+        if offset is not None:
+            ti.set_rpn_offset(offset)
+        ti.vrpac(ub["a"], ub["p"], 2)
+        ti.viou(ub["i"], ub["p"], ub["p"][128], 2)
+        ti.vaadd(ub["j"], ub["a"], ub["a"][16], 2)
+    out = vec_kernel({"p": p.reshape(-1), "a": np.zeros(32, np.float16), "i": np.zeros(512, np.float16),
+                      "j": np.zeros(512, np.float16)}, body, chip="Ascend310P3")
+    off = 1.0 if offset is None else offset
+    a = _areas(p, off)
+    np.testing.assert_array_equal(out["a"], a.astype(np.float16))
+    np.testing.assert_array_equal(out["i"].reshape(32, 16), _inter(p, p[16:], off).astype(np.float16))
+    np.testing.assert_array_equal(out["j"].reshape(32, 16), (a[:, None] + a[None, 16:]).astype(np.float16))
+
+
+def _greedy_nms(p, thresh):
+    a = _areas(p)
+    inter = _inter(p, p)
+    iou = inter / (a[:, None] + a[None, :] - inter)
+    kept, sup = [], np.zeros(len(p), bool)
+    for i in range(len(p)):
+        if sup[i]:
+            continue
+        kept.append(i)
+        sup[i + 1:] |= iou[i, i + 1:] > thresh
+    return kept
+
+
+def test_nms_pipeline_as_huawei_kernels_build_it():
+    """viou / vaadd / vmuls / vcmpv_gt / rpn_cor / rpn_cor_diag (the CANN nms_with_mask pipeline) keep exactly
+    the proposals a greedy IoU > t NMS keeps."""
+    rng = np.random.default_rng(3)
+    thresh, n = 0.5, 48
+    while True:                                     # no pair within rounding distance of the threshold
+        p = _proposals(n, rng, score_order=np.arange(n, 0, -1).astype(np.float16))
+        a = _areas(p)
+        inter = _inter(p, p)
+        if (np.abs(inter - (a[:, None] + a[None, :]) * thresh / (1 + thresh)) > 2).all():
+            break
+
+    def body(ti, ub):
+        ti.vrpac(ub["area"], ub["p"], 3)
+        ti.vec_dup(48, ub["sup"], 1, 1, 0)
+        for i in range(3):
+            length = 16 * (i + 1)
+            ti.viou(ub["iou"], ub["p"], ub["p"][i * 128], i + 1)
+            ti.vaadd(ub["join"], ub["area"], ub["area"][i * 16], i + 1)
+            ti.vmuls(128, ub["join"], ub["join"], thresh / (1 + thresh), length // 8, 1, 1, 8, 8)
+            ti.vcmpv_gt(ub["mat"], ub["iou"], ub["join"], length // 8, 1, 1, 8, 8)
+            ir = ti.set_rpn_cor_ir(0)
+            if i > 0:
+                ir = ti.rpn_cor(ub["mat"], ub["sup"], 1, 1, i)
+            ti.rpn_cor_diag(ub["sup"][i * 16], ub["mat"][length - 16], ir)
+    out = vec_kernel({"p": p.reshape(-1), "area": np.zeros(48, np.float16), "sup": np.zeros(48, np.uint16),
+                      "iou": np.zeros(768, np.float16), "join": np.zeros(768, np.float16),
+                      "mat": np.zeros(48, np.uint16)}, body, chip="Ascend310P3")
+    kept = list(np.nonzero(out["sup"] == 0)[0])
+    assert kept == _greedy_nms(p, thresh)
+    assert 0 < len(kept) < n
+
+
+def test_layout_errors():
+    f = np.zeros(256, np.float16)
+    with raises_tik(IllegalOperand, match="dst_list should be a list of 16"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vnchwconv(False, False, [ub["d"]] * 8, [ub["s"]] * 16, 1, 0, 0),
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="dst_high_half should be a bool"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vnchwconv(1, False, [ub["d"]] * 16, [ub["s"]] * 16, 1, 0, 0),
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vec_trans(ub["d"], ub["s"], 2, 1, 1), build_only=True)
+    with raises_tik(IllegalOperand, match="mode_number = 6"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vconcat(ub["d"], ub["s"], 1, 6), build_only=True)
+    with raises_tik(IllegalOperand, match=r"mode_number = 4 is outside \[0, 3\]"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vextract(ub["d"], ub["s"], 1, 4), chip="Ascend310",
+                   build_only=True)
+    with raises_tik(UnsupportedOp, match="rsvd_scalar"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vreduce(128, ub["d"], ub["s"], 1, 1, 1, 8, 0,
+                                                             rsvd_scalar=ti.Scalar("uint32")), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(UnsupportedOp, match="viou"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.viou(ub["d"], ub["s"], ub["s"], 1), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(UnsupportedOp, match="set_rpn_offset is not supported on Ascend310"):
+        vec_kernel({"d": f}, lambda ti, ub: ti.set_rpn_offset(0.0), chip="Ascend310", build_only=True)
+    with raises_tik(IllegalOperand, match="src_register not equal to RPN_COR_IR"):
+        vec_kernel({"d": np.zeros(16, np.uint16)}, lambda ti, ub: ti.rpn_cor_diag(ub["d"], ub["d"], 0),
+                   chip="Ascend310", build_only=True)
+    with raises_tik(IllegalOperand, match="valid bits only support"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vmrgsort4(ub["d"], [ub["s"], ub["s"]], 4, False, 5),
+                   chip="Ascend310", build_only=True)

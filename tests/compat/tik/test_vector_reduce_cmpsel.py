@@ -1,0 +1,243 @@
+"""Reductions, compares and selects through kernels: goldens §10.5 (vec_cmpv) and §10.6 (vec_sel),
+independent references of the documented reduction order (pairwise tree per repeat, first
+index on ties), CMPMASK moves, and the error paths."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, Misaligned, UnsupportedOp
+
+from .helpers import raises_tik
+from .vec_helpers import lanes_of, vec_kernel
+
+RNG = np.random.default_rng(11)
+
+
+def tree_sum(vals, dt):
+    """Pairwise adjacent-lane tree, every addition rounded to ``dt`` (documented vcadd order)."""
+    v = [dt.type(x) for x in vals]
+    while len(v) > 1:
+        v = [dt.type(np.float64(v[2 * i]) + np.float64(v[2 * i + 1])) for i in range(len(v) // 2)]
+    return v[0]
+
+
+def lanes_vec(row, mask, par, fill):
+    out = np.full(par, fill, dtype=np.float64)
+    idx = lanes_of(mask, par)
+    out[idx] = row[idx]
+    return out, idx
+
+
+@pytest.mark.parametrize("dtype,chip", [("float16", None), ("float32", "Ascend310P3"), ("float32", "Ascend910B1")])
+@pytest.mark.parametrize("mask", [None, 37, "bits"])
+def test_vcadd_vcmax_vcmin_vcgadd(dtype, chip, mask):
+    dt = np.dtype(dtype)
+    par = 256 // dt.itemsize
+    mask = par if mask is None else ([0, 0x0F0F0000FFFF000F] if mask == "bits" else mask)
+    if isinstance(mask, list) and par == 128:
+        mask = [0x8000000000000001, 0x0F0F0000FFFF000F]
+    x = RNG.integers(-20, 20, 4 * par).astype(dt)
+    x[5] = x[9] = dt.type(40)                     # a tie inside repeat 0 for the index rule
+    r = np.full(64, 9, dt)
+
+    def body(ti, ub):
+        ti.vcadd(mask, ub["r"], ub["x"], 4, 1, 1, 8)
+        ti.vcmax(mask, ub["r"][8], ub["x"], 4, 1, 1, 8)
+        if dtype == "float16" or chip:
+            ti.vcmin(mask, ub["r"][16], ub["x"], 4, 1, 1, 8)
+            ti.vcgadd(mask, ub["r"][32], ub["x"], 2, 1, 1, 8)
+    ops = ["cmin", "cgadd"] if (dtype == "float16" or chip) else []
+    out = vec_kernel({"r": r, "x": x}, body, chip=chip)["r"]
+    idx_t = np.uint16 if dt.itemsize == 2 else np.uint32
+    for k in range(4):
+        row = x[k * par:(k + 1) * par].astype(np.float64)
+        v, idx = lanes_vec(row, mask, par, 0.0)
+        assert out[k] == tree_sum(v, dt)
+        best = max(row[idx])
+        assert out[8 + 2 * k] == best and out[8 + 2 * k:10 + 2 * k].view(idx_t)[1] == idx[row[idx] == best][0]
+        if "cmin" in ops:
+            worst = min(row[idx])
+            assert out[16 + 2 * k] == worst
+            assert out[16 + 2 * k:18 + 2 * k].view(idx_t)[1] == idx[row[idx] == worst][0]
+    if "cgadd" in ops:
+        E = 32 // dt.itemsize
+        for k in range(2):
+            row = x[k * par:(k + 1) * par].astype(np.float64)
+            v, _ = lanes_vec(row, mask, par, 0.0)
+            for b in range(8):
+                assert out[32 + 8 * k + b] == tree_sum(v[b * E:(b + 1) * E], dt)
+
+
+def test_vcpadd_and_vec_cpadd_pairs():
+    x = RNG.uniform(-4, 4, 256).astype(np.float16)
+    r = np.full(256, 5, np.float16)
+
+    def body(ti, ub):
+        ti.vec_cpadd(128, ub["r"], ub["x"], 2, 1, 8)
+        ti.vcpadd(128, ub["r"][128], ub["x"], 1, 0, 1, 8)
+    out = vec_kernel({"r": r, "x": x}, body, chip="Ascend310P3")["r"]
+    pairs = (x[0::2].astype(np.float64) + x[1::2]).astype(np.float16)
+    np.testing.assert_array_equal(out[:128], pairs)
+    np.testing.assert_array_equal(out[128:192], pairs[:64])
+
+
+@pytest.mark.parametrize("chip", ["Ascend310P3", "Ascend910B1"])
+def test_vec_reduce_add(chip):
+    par, repeat = 128, 300 if chip == "Ascend910B1" else 40
+    x = RNG.uniform(-1, 1, par * repeat).astype(np.float16)
+    out = vec_kernel({"r": np.full(16, 3, np.float16), "x": x, "w": np.zeros(304, np.float16)},
+                     lambda ti, ub: ti.vec_reduce_add(100, ub["r"], ub["x"], ub["w"], repeat, 8), chip=chip)["r"]
+    part = [tree_sum(np.concatenate([x[k * par:k * par + 100], np.zeros(28)]), np.dtype(np.float16))
+            for k in range(repeat)]
+    if chip == "Ascend910B1":          # in order within groups of 255 repeats, then pairwise
+        groups = []
+        for g in range(0, repeat, 255):
+            acc = part[g]
+            for v in part[g + 1:g + 255]:
+                acc = np.float16(np.float64(acc) + np.float64(v))
+            groups.append(acc)
+        want = tree_sum(groups + [0.0] * ((1 << (len(groups) - 1).bit_length()) - len(groups)), np.dtype(np.float16))
+    else:                              # pairwise over PAR partial sums at a time
+        while len(part) > 1:
+            part = [tree_sum(part[i:i + par] + [0.0] * (par - len(part[i:i + par])), np.dtype(np.float16))
+                    for i in range(0, len(part), par)]
+        want = part[0]
+    assert out[0] == want and (out[1:] == 3).all()
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_vec_reduce_max_min_with_index(kind):
+    x = RNG.integers(-100, 100, 64 * 9).astype(np.float32)
+    x[64 * 3 + 5] = x[64 * 7 + 1] = 500 if kind == "max" else -500        # a tie across repeats: the first wins
+    out = vec_kernel({"r": np.full(16, 3, np.float32), "x": x, "w": np.zeros(64, np.float32)},
+                     lambda ti, ub: getattr(ti, f"vec_reduce_{kind}")(64, ub["r"], ub["x"], ub["w"], 9, 8,
+                                                                      cal_index=True), chip="Ascend910B1")["r"]
+    assert out[0] == (500 if kind == "max" else -500)
+    assert out[0:2].view(np.uint32)[1] == 64 * 3 + 5
+
+
+def test_reduce_errors():
+    x = np.zeros(512, np.float16)
+    w = np.zeros(16, np.float16)
+    with raises_tik(IllegalOperand, match="repeat_times = 512 is outside"):
+        vec_kernel({"r": np.zeros(16, np.float16), "x": x, "w": w},
+                   lambda ti, ub: ti.vec_reduce_max(128, ub["r"], ub["x"], ub["w"], 512, 8, cal_index=True),
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="work_tensor and dst should not overlap"):
+        vec_kernel({"r": np.zeros(16, np.float16), "x": x},
+                   lambda ti, ub: ti.vec_reduce_add(128, ub["r"], ub["x"], ub["r"], 4, 8), build_only=True)
+    with raises_tik(Misaligned, match="4-byte aligned"):
+        vec_kernel({"r": np.zeros(16, np.float16), "x": x, "w": w},
+                   lambda ti, ub: ti.vcmax(128, ub["r"][1], ub["x"], 1, 1, 1, 8), build_only=True)
+    with raises_tik(UnsupportedOp, match="index_low"):
+        vec_kernel({"r": np.zeros(16, np.float16), "x": x},
+                   lambda ti, ub: ti.vcmax(128, ub["r"], ub["x"], 1, 1, 1, 8, index_low=True), build_only=True)
+    with raises_tik(UnsupportedOp, match="tik.vcmax does not support float32 on Ascend310"):
+        vec_kernel({"r": np.zeros(16, np.float32), "x": np.zeros(64, np.float32)},
+                   lambda ti, ub: ti.vcmax(64, ub["r"], ub["x"], 1, 1, 1, 8), build_only=True)
+
+
+# ----------------------------------------------------------------------------- compares
+
+
+# golden §10.5: src0 = 1..128, src1 = all 2, dst pre-filled with 5
+GOLDEN_CMPV = {"eq": [2] + [0] * 7, "lt": [1] + [0] * 7, "gt": [0xFFFC] + [0xFFFF] * 7,
+               "ge": [0xFFFE] + [0xFFFF] * 7, "le": [3] + [0] * 7, "ne": [0xFFFD] + [0xFFFF] * 7}
+
+
+@pytest.mark.parametrize("cmp", sorted(GOLDEN_CMPV))
+def test_golden_vec_cmpv(cmp):
+    def body(ti, ub):
+        ti.vec_dup(16, ub["d"], 5, 1, 1)
+        getattr(ti, f"vec_cmpv_{cmp}")(ub["d"], ub["a"], ub["b"], 1, 8, 8)
+    out = vec_kernel({"d": np.zeros(16, np.uint16), "a": np.arange(1, 129).astype(np.float16),
+                      "b": np.full(128, 2, np.float16)}, body)["d"]
+    np.testing.assert_array_equal(out, GOLDEN_CMPV[cmp] + [5] * 8)
+
+
+def test_vcmpv_classic_strides_and_vcmpvs():
+    a = RNG.uniform(-1, 1, 512).astype(np.float16)
+    b = RNG.uniform(-1, 1, 512).astype(np.float16)
+
+    def body(ti, ub):
+        ti.vcmpv_lt(ub["d"], ub["a"], ub["b"], 2, 1, 1, 8, 0)            # src1 re-read (rep stride 0)
+        ti.vcmpvs_ge(ub["d"][16], ub["a"], 0.25, 2, 2, 16)
+    out = vec_kernel({"d": np.zeros(32, np.uint16), "a": a, "b": b}, body, chip="Ascend310P3")["d"]
+    lt = np.concatenate([a[:128] < b[:128], a[128:256] < b[:128]])
+    np.testing.assert_array_equal(out[:16], np.packbits(lt, bitorder="little").view(np.uint16))
+    idx = np.array([r * 256 + (e // 16) * 32 + e % 16 for r in range(2) for e in range(128)])
+    ge = a[idx] >= np.float16(0.25)
+    np.testing.assert_array_equal(out[16:], np.packbits(ge, bitorder="little").view(np.uint16))
+
+
+# golden §10.6: src0 = 1..8, src1 = 9..16, sel bits [0,0,0,0,1,1,1,1] (byte 0xF0), mask 4, dst -1..-8
+@pytest.mark.parametrize("chip", ["Ascend310", "Ascend910A", "Ascend310P3", "Ascend910B1"])
+@pytest.mark.parametrize("mask", [4, [0, 0b1111]])
+def test_golden_vec_sel_mode0(chip, mask):
+    src0 = np.arange(1, 129).astype(np.float16)
+    src1 = np.arange(9, 137).astype(np.float16)
+    sel = np.zeros(32, np.uint8)
+    sel[0] = 0xF0
+    dst = -np.arange(1, 129).astype(np.float16)
+    out = vec_kernel({"d": dst, "a": src0, "b": src1, "s": sel},
+                     lambda ti, ub: ti.vec_sel(mask, 0, ub["d"], ub["s"], ub["a"], ub["b"], 1, 8, 8, 8), chip=chip)
+    np.testing.assert_array_equal(out["d"][:8], [9, 10, 11, 12, -5, -6, -7, -8])
+    np.testing.assert_array_equal(out["d"][8:], dst[8:])
+
+
+def test_vsel_with_vcmp_cmpmask_and_cmpmask_moves():
+    a = RNG.uniform(-1, 1, 256).astype(np.float16)
+    b = RNG.uniform(-1, 1, 256).astype(np.float16)
+
+    def body(ti, ub):
+        cm = ti.vcmp_gt(128, ub["a"], ub["b"], 1, 1)
+        ti.vsel(128, 0, ub["d"], cm, ub["a"], ub["b"], 2, 1, 1, 1, 8, 8, 8)   # same bits in both repeats
+        ti.mov_cmpmask_to_tensor(ub["m"], cm)
+        cm2 = ti.mov_tensor_to_cmpmask(ub["k"])
+        ti.vsel(64, 0, ub["e"], cm2, ub["a"], ub["b"], 1, 1, 1, 1, 8, 8, 8)
+    k = np.zeros(16, np.uint16)
+    k[0] = 0b1010
+    out = vec_kernel({"d": np.zeros(256, np.float16), "e": np.zeros(128, np.float16), "m": np.zeros(32, np.uint8),
+                      "a": a, "b": b, "k": k}, body)
+    gt = a[:128] > b[:128]
+    np.testing.assert_array_equal(out["d"][:128], np.where(gt, a[:128], b[:128]))
+    np.testing.assert_array_equal(out["d"][128:], np.where(gt, a[128:], b[128:]))
+    np.testing.assert_array_equal(out["m"][:16], np.packbits(gt, bitorder="little"))
+    np.testing.assert_array_equal(out["m"][16:], 0)
+    bits = np.unpackbits(k.view(np.uint8), bitorder="little")[:64].astype(bool)
+    np.testing.assert_array_equal(out["e"][:64], np.where(bits, a[:64], b[:64]))
+    np.testing.assert_array_equal(out["e"][64:], 0)
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+def test_vec_sel_modes_1_and_2_consume_bits_per_repeat(mode):
+    a = RNG.uniform(-1, 1, 128).astype(np.float32)
+    b = RNG.uniform(-1, 1, 128).astype(np.float32)
+    sel = RNG.integers(0, 256, 32).astype(np.uint8)
+    out = vec_kernel({"d": np.zeros(128, np.float32), "a": a, "b": b, "s": sel},
+                     lambda ti, ub: ti.vec_sel(64, mode, ub["d"], ub["s"], ub["a"], 2.5 if mode == 1 else ub["b"],
+                                               2, 8, 8, 8), chip="Ascend910B1")["d"]
+    bits = np.unpackbits(sel, bitorder="little")[:128].astype(bool)
+    np.testing.assert_array_equal(out, np.where(bits, a, np.float32(2.5) if mode == 1 else b))
+
+
+def test_cmpsel_errors():
+    f = np.zeros(128, np.float16)
+    with raises_tik(UnsupportedOp, match="supports only mode 0"):
+        vec_kernel({"d": f, "a": f, "s": np.zeros(32, np.uint8)},
+                   lambda ti, ub: ti.vec_sel(128, 1, ub["d"], ub["s"], ub["a"], 1.0, 1, 8, 8, 8), build_only=True)
+    with raises_tik(IllegalOperand, match="dst dtype float16 is not supported"):
+        vec_kernel({"d": f, "a": f, "b": f}, lambda ti, ub: ti.vec_cmpv_eq(ub["d"], ub["a"], ub["b"], 1, 8, 8),
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="mode 1 takes a scalar src1"):
+        vec_kernel({"d": f, "a": f, "b": f, "s": np.zeros(32, np.uint8)},
+                   lambda ti, ub: ti.vec_sel(128, 1, ub["d"], ub["s"], ub["a"], ub["b"], 1, 8, 8, 8),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="src_cmpmask should be the CMPMASK"):
+        vec_kernel({"d": f}, lambda ti, ub: ti.mov_cmpmask_to_tensor(ub["d"], ub["d"]), build_only=True)
+    with raises_tik(IllegalOperand, match="mode = 3"):
+        vec_kernel({"d": f, "a": f, "s": np.zeros(32, np.uint8)},
+                   lambda ti, ub: ti.vec_sel(128, 3, ub["d"], ub["s"], ub["a"], ub["a"], 1, 8, 8, 8), chip="Ascend310",
+                   build_only=True)
+    with raises_tik(UnsupportedOp, match="vcmpvs_lt"):
+        vec_kernel({"d": np.zeros(16, np.uint16), "a": f},
+                   lambda ti, ub: ti.vcmpvs_lt(ub["d"], ub["a"], 1.0, 1, 1, 8), chip="Ascend310", build_only=True)
