@@ -165,3 +165,28 @@ def test_kernel_script_runs_with_installed_aliases(tmp_path):
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "20"
+
+
+def test_impl_platform_adapter_is_a_namespace_alias_that_never_shadows_user_packages(tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    from tbe_compat.aliases import install
+    install()
+    for name in [m for m in sys.modules if m == "impl" or m.startswith("impl.")]:
+        monkeypatch.delitem(sys.modules, name)
+    adapter = importlib.import_module("impl.util.platform_adapter")
+    import tbe_compat.platform as platform
+    import tbe_compat.tik as tik
+    assert adapter.tik is tik and adapter.tbe_platform is platform
+    assert adapter.para_check.REQUIRED_INPUT == "required_input"
+    assert callable(adapter.register_operator) and adapter.OpImplMode.HIGH_PRECISION == "high_precision"
+    # a project's own regular ``impl`` package wins over the namespace alias, even when it
+    # comes after the alias root on sys.path
+    (tmp_path / "impl").mkdir()
+    (tmp_path / "impl" / "__init__.py").write_text("OWN = True\n")
+    for name in [m for m in sys.modules if m == "impl" or m.startswith("impl.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "path", sys.path + [str(tmp_path)])
+    importlib.invalidate_caches()
+    assert importlib.import_module("impl").OWN is True
