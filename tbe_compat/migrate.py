@@ -65,6 +65,7 @@ from pto_core.errors import ConfigError, PtoError, UnknownName
 _NO_STATEMENT = {
     "tik.Scalar": "a scalar register: SSA values where it is used (no statement of its own)",
     "tik.Scalar.set_as": "a register assignment, folded into the SSA values that use it",
+    "tik.Tensor.__getitem__": "a view: the tensor's pointer plus the element offset, used by later calls",
     "tik.Tensor.reshape": "a view: changes the pointer arithmetic of later calls only",
     "tik.Tensor.reinterpret_cast_to": "a view: later pointers use the new element type",
     "tik.Tik": "the kernel: func.func (see BuildCCE)",
