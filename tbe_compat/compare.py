@@ -26,19 +26,21 @@ def is_float(dtype) -> bool:
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Number of representable values between ``a`` and ``b`` (same float dtype), as int64-or-wider
-    Python ints in a float64 array (exact up to 2^53). +0 and -0 are 0 apart; NaN gives NaN."""
+    """Number of representable values between ``a`` and ``b`` (same float dtype) as float64 (exact up
+    to 2^53 steps). +0 and -0 are 0 apart; a NaN operand gives NaN."""
     width = np.dtype(a.dtype).itemsize
     u = _UINT[width]
-    bits = 8 * width
+    sign_bit = np.uint64(1 << (8 * width - 1))
 
-    def ordered(x):
+    def split(x):
         raw = np.ascontiguousarray(x).view(u).astype(np.uint64)
-        sign = raw >> np.uint64(bits - 1)
-        mag = (raw & np.uint64((1 << (bits - 1)) - 1)).astype(np.float64)
-        return np.where(sign == 1, -mag, mag)
+        return (raw & sign_bit) != 0, (raw & ~sign_bit).astype(np.int64)      # sign, magnitude bits
 
-    out = np.abs(ordered(a) - ordered(b))
+    sa, ma = split(a)
+    sb, mb = split(b)
+    same = sa == sb
+    out = np.where(same, np.abs(ma - np.where(same, mb, 0)).astype(np.float64),
+                   ma.astype(np.float64) + mb.astype(np.float64))
     nan = np.isnan(a.astype(np.float64)) | np.isnan(b.astype(np.float64))
     return np.where(nan, np.nan, out)
 
