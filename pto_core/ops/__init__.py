@@ -9,7 +9,7 @@ from .registry import OPS, OpCall, OpSpec, Operand, Clause, get_op, register  # 
 
 import importlib as _importlib
 
-for _family in ("sync", "ctrl", "mte", "cube", "fixpipe", "vector", "scalar", "assertions"):
+for _family in ("sync", "ctrl", "mte", "cube", "fixpipe", "vector", "scalar", "assertions", "legacy_cube"):
     try:
         _importlib.import_module(f"{__name__}.{_family}")
     except ModuleNotFoundError as _e:  # a family not written yet

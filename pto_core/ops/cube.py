@@ -346,11 +346,13 @@ def _accumulate(acc4: np.ndarray, prod4: np.ndarray, dc: DType, init: str, float
         if init == "acc":
             res = res + acc4.astype(np.int64)
         acc4[...] = res.astype(dc.storage)                        # wrap modulo 2**32
-    elif dc.name == "f32" and not saturate:
+    elif dc.name == "f32":
         if init == "acc":
             acc4 += prod4                                         # one f32 rounding of old + sum
         else:
             acc4[...] = prod4
+        if saturate and not np.isfinite(acc4).all():              # the f32 sum cannot exceed the range otherwise
+            np.nan_to_num(acc4, copy=False, nan=0.0, posinf=_F32_MAX, neginf=-_F32_MAX)
     else:
         res = prod4.astype(np.float32)
         if init == "acc":

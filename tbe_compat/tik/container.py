@@ -31,6 +31,7 @@ from .api import TikBase, tik_api
 from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
+from .cube import CubeAPI
 from .data import DataAPI
 from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
@@ -52,7 +53,7 @@ class _Scope:
         self.kind, self.storages = kind, []
 
 
-class Tik(ControlAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
+class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
     """``tik.Tik(profiling=None, disable_debug=True, err_msg_level=0, block_size=32)``.
 
     ``profiling``: None, a ``tik.Dprofile`` or the ``Dprofile`` class (all mean "the

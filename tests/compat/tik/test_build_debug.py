@@ -288,9 +288,9 @@ def test_uncaught_error_in_a_script_prints_the_report_and_exits_1(tmp_path):
 
 def test_missing_api_families_raise_a_clear_attribute_error():
     ti = tik.Tik()
-    assert not hasattr(ti, "load2dv1") and not hasattr(ti, "not_a_tik_api")
-    with pytest.raises(UnsupportedOp, match="tik.load2dv1 is a TIK API this simulator does not implement yet") as info:
-        ti.load2dv1(None, None, 0, 1, 1, 0, False)
+    assert not hasattr(ti, "winograd_conv") and not hasattr(ti, "not_a_tik_api")
+    with pytest.raises(UnsupportedOp, match="tik.winograd_conv is a TIK API this simulator does not implement yet") as info:
+        ti.winograd_conv(None, None, None)
     assert isinstance(info.value, AttributeError) and info.value.where.file == __file__
     with pytest.raises(AttributeError, match="no attribute 'not_a_tik_api'"):
         ti.not_a_tik_api

@@ -1,0 +1,143 @@
+"""Helpers shared by the cube API family (`cube_moves`, `cube_mm`, `cube_fixpipe`).
+
+* TIK immediates (`imm`), dtype codes for the capability tables (`codes`), L0C
+  alignment (`l0c_align`),
+* scratch tensors that a lowering needs for the duration of one TIK call
+  (`CubeBase._scratch`): placed like TIK's own internal tensors (TIK's ``matmul``,
+  ``conv2d`` and ``fixpipe`` allocate L0A/L0B/UB tensors internally) and freed when the
+  call returns, so user tensors placed later may reuse the bytes (auto-sync orders the
+  accesses),
+* the free space of a buffer (`CubeBase._free_bytes`), which sizes tiles.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Optional
+
+from pto_core import program as P
+from pto_core.errors import IllegalOperand
+
+from .api import TikBase
+from .scalar import Expr, static_int
+
+#: canonical space -> TIK scope string (for internal tensors)
+SPACE_SCOPES = {"ub": "local.UB", "l1": "local.L1", "l0a": "local.L0A", "l0b": "local.L0B", "l0c": "local.L0C",
+                "bt": "local.BT", "fb": "local.FB0"}
+FRACTAL = 512
+
+
+def codes(*dts) -> str:
+    """CANN dtype-code string of operand dtypes (``"f16f16f32"``) for ``api_check_support``."""
+    return "".join(d.name for d in dts)
+
+
+def l0c_align(dt) -> int:
+    """L0C operand alignment: one 16 x 16 fractal (1 KiB for 32-bit, 512 B for 16-bit types)."""
+    return 256 * max(1, dt.bits // 8)
+
+
+def ceil_to(a: int, b: int) -> int:
+    return -(-a // b) * b
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class CubeBase(TikBase):
+    """Helpers of the cube family (mixed into `tbe_compat.tik.Tik` through `cube.CubeAPI`)."""
+
+    def _cube_imm(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *, hint: Optional[str] = None):
+        """A TIK immediate: a Python int (range-checked). TIK values are rejected with a clear message."""
+        if isinstance(v, (Expr, P.Expr)) and static_int(v) is None:
+            raise self._error(f"{name} must be an immediate Python int, got a TIK expression", operand=name,
+                              value=repr(v), hint=hint or "compute it in Python (it fixes the instruction sequence)")
+        i = static_int(v)
+        if i is None or isinstance(v, bool) or (isinstance(v, float) and not float(v).is_integer()):
+            raise self._error(f"{name} must be a Python int, got {type(v).__name__} {v!r}", operand=name,
+                              value=repr(v), hint=hint)
+        return self._int_arg(i, name, lo, hi, hint=hint)
+
+    def _cube_ints(self, values, names, lo, hi):
+        return tuple(self._cube_imm(v, n, lo, hi) for v, n in zip(values, names))
+
+    def _cube_int_list(self, v, name: str, n: int, lo: int, hi: int) -> tuple:
+        if not isinstance(v, (list, tuple)) or len(v) != n:
+            raise self._error(f"{name} must be a list of {n} ints, got {v!r}", operand=name, value=repr(v),
+                              limit=f"{n} ints")
+        return tuple(self._cube_imm(x, f"{name}[{i}]", lo, hi) for i, x in enumerate(v))
+
+    # ------------------------------------------------------------------ scratch tensors
+    @contextlib.contextmanager
+    def _cube_scratch(self):
+        """``with self._cube_scratch() as alloc: t = alloc(dtype, count, space, name)``; freed on exit."""
+        made = []
+
+        def alloc(dtype: str, count: int, space: str, name: str):
+            t = self.Tensor(dtype, (count,), scope=SPACE_SCOPES[space], name=name)
+            made.append(t.storage)
+            return t
+        try:
+            yield alloc
+        finally:
+            scope = self._scopes[-1].storages
+            for st in made:
+                if st in scope:
+                    scope.remove(st)
+            self._placement.release(made)
+
+    @contextlib.contextmanager
+    def _cube_if(self, cond):
+        """A run-time ``if`` inside a lowering (auto-sync sees it like an ``if_scope``)."""
+        self._sync.begin_if()
+        with self._builder.if_(cond):
+            yield
+            self._sync.end_branch()
+
+    @contextlib.contextmanager
+    def _cube_else(self):
+        """The ``else`` of the `_if` block just closed."""
+        self._sync.begin_elif(is_else=True)
+        with self._builder.else_():
+            yield
+            self._sync.end_branch()
+
+    def _cube_free_bytes(self, space: str, align: int = 512) -> int:
+        """Largest free ``align``-aligned block of ``space`` now (bytes)."""
+        from .container import buffer_capacity
+        from .. import platform
+        cap = buffer_capacity(space)
+        if cap <= 0:
+            return 0
+        a = self._placement.allocator(space, platform.current_soc().profile)
+        best, pos = 0, 0
+        for lo, size, _ in sorted(a.occupants()):
+            start = ceil_to(pos, align)
+            best = max(best, lo - start)
+            pos = max(pos, lo + size)
+        start = ceil_to(pos, align)
+        return max(best, cap - start, 0)
+
+    def _cube_need_static_tensor(self, op, what: str) -> int:
+        """Static element offset of an operand (the cube macro APIs compute addresses at trace time)."""
+        off = op.static_offset
+        if off is None:
+            raise self._error(f"{what} must start at a static element offset (a Python int index)", operand=op.name,
+                              value=op.tensor.name, hint="index the tensor with Python ints for this API")
+        return off
+
+
+def bad(tik, message, operand, value=None, limit=None, hint=None, cls=IllegalOperand):
+    return tik._error(message, operand=operand, value=value, limit=limit, hint=hint, cls=cls)
+
+
+__all__ = ["CubeBase", "codes", "l0c_align", "ceil_to", "ceil_div", "SPACE_SCOPES", "FRACTAL"]
+
+
+def at(tik, op, elems, name: str = None):
+    """`Operand` of the element ``elems`` (int or IR) after operand ``op``'s start (same dtype)."""
+    from .api import Operand
+    from .tensor import _add
+    t = op.tensor
+    view = t._view((1,), (1,), _add(t.offset, elems) if not (isinstance(elems, int) and elems == 0) else t.offset)
+    return Operand(tik, view, name or op.name)

@@ -1,0 +1,500 @@
+"""Cube-path moves: L0C <-> UB/L1 ``data_move`` / ``tensor_mov``, ``load2dv1/v2``, ``load3dv1/v2``,
+``broadcast_ub_to_l0c``, ``col2img``.
+
+=====================================  =========================================================
+TIK                                    PTO
+=====================================  =========================================================
+``data_move`` L0C -> UB (ConvReluMode)  ``pto.copy_matrix_cc_to_ubuf`` (v100/v200)
+``data_move`` UB -> L0C                ``pto.copy_matrix_ubuf_to_cc`` (v100/v200)
+``data_move`` L0C -> L1                ``pto.mte_l0c_l1`` normal layout (FIXPIPE chips: 910B/310B)
+``tensor_mov`` L0C <-> UB              the same, with ``deq(scale | ub_ptr)``, ``relu``, ``row_mode``
+``load2dv1`` / ``load2dv2``            ``pto.load2d``
+``load3dv1`` / ``load3dv2``            ``pto.img2col``
+``broadcast_ub_to_l0c``                ``pto.broadcast_ub_to_cc``
+``col2img``                            ``pto.col2img``
+=====================================  =========================================================
+
+Units (tik_api.md §7.1, §7.3): on the L0C side one burst unit is a 16 x 16 fractal of the
+L0C element type (512 B for 16-bit, 1 KiB for 32-bit; TIK block mode ``'v'``: one
+16-element row) and the L0C gap unit is a fractal; the UB side counts 32-byte blocks.
+"""
+from __future__ import annotations
+
+from pto_core import program as P
+from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.ops import legacy_cube
+from pto_core.ops.mte import l0a_layout
+
+from .. import platform
+from .api import tik_api
+from .cube_common import CubeBase, ceil_div, l0c_align
+from .data import DATA_MOVE_PATHS, MovePath, register_move_path
+from .scalar import Expr, Scalar, static_int
+from .tensor import Tensor
+
+U16 = 0xFFFF
+#: TIK ConvReluMode codes of data_move L0C <-> UB (tik_api.md §7.1, CR_MODE_MAP) -> (src, dst, relu).
+CONV_RELU_MODES = {0: (None, None, False), 1: ("f32", "f16", False), 2: ("f32", "f16", True),
+                   3: ("s32", "f16", False), 4: ("f16", "f32", False), 5: (None, None, True)}
+
+
+def _space(t):
+    return t.space if isinstance(t, Tensor) else None
+
+
+def _mul(a, k):
+    return a * k if isinstance(a, int) else P.binop("mul", P.cast(a, P.I64), k)
+
+
+def _ext(n, per_burst, step):
+    """Bytes spanned by ``n`` bursts of ``per_burst`` bytes, ``step`` bytes apart (None if not static)."""
+    if all(isinstance(x, int) for x in (n, per_burst, step)):
+        return (n - 1) * step + per_burst
+    return None
+
+
+# ============================================================================ DATA_MOVE_PATHS rows (L0C)
+
+
+def _lower_l0c_ub(tik, dst, src, n, burst, ss, ds, mode, fp, *, row_mode=False, deq=None, relu=False):
+    tik._emit("copy_matrix_cc_to_ubuf", src.ptr, dst.ptr, n, burst, ss, ds, row_mode=row_mode or None,
+              deq=None if deq is None else (deq,), relu=relu or None, footprint=fp)
+
+
+def _lower_ub_l0c(tik, dst, src, n, burst, ss, ds, mode, fp, **_):
+    tik._emit("copy_matrix_ubuf_to_cc", src.ptr, dst.ptr, n, burst, ss, ds, footprint=fp)
+
+
+def _lower_l0c_l1(tik, dst, src, n, burst, ss, ds, mode, fp, **_):
+    """Bursts of ``burst`` fractals = column blocks of a FIXPIPE normal-layout write (``m = 16*burst`` rows,
+    ``n = 16`` channels per burst; at most 255 bursts per op)."""
+    if not all(isinstance(x, int) for x in (n, burst, ss, ds)):
+        raise tik._error("data_move L0C -> L1 needs immediate nburst/burst/strides (it becomes FIXPIPE ops)",
+                         operand="nburst", hint="use Python ints")
+    esize = src.dt.bits // 8
+    for first in range(0, n, 255):
+        cnt = min(255, n - first)
+        s_off = first * (burst + ss) * 256
+        d_off = first * (burst * 256 * esize + ds * 32) // esize
+        from .cube_common import at
+        s_op, d_op = at(tik, src, s_off), at(tik, dst, d_off)
+        tik._emit("mte_l0c_l1", s_op.ptr, d_op.ptr, 16 * burst, 16 * cnt, 16 * (burst + ss),
+                  (burst * 256 * esize + ds * 32) // esize, footprint=fp)
+
+
+register_move_path("l0c", "ub", MovePath(_lower_l0c_ub, src_unit=0, dst_unit=32,
+                                         doc="L0C -> UB (copy_matrix_cc_to_ubuf, V; v100/v200)"))
+register_move_path("ub", "l0c", MovePath(_lower_ub_l0c, src_unit=32, dst_unit=0,
+                                         doc="UB -> L0C (copy_matrix_ubuf_to_cc, V; v100/v200)"))
+register_move_path("l0c", "l1", MovePath(_lower_l0c_l1, socs=("Ascend910B", "Ascend910_93", "Ascend310B"),
+                                         src_unit=0, dst_unit=32,
+                                         doc="L0C -> L1 (FIXPIPE pto.mte_l0c_l1; Ascend910B/310B)"))
+
+
+class CubeMoveAPI(CubeBase):
+    """L0C paths of ``data_move``/``tensor_mov`` and the cube-input loads (mixin via `cube.CubeAPI`)."""
+
+    # ------------------------------------------------------------------ data_move / tensor_mov (L0C)
+    @tik_api("data_move")
+    def data_move(self, dst, src, sid, nburst, burst, src_stride, dst_stride, *args, **argv):
+        """``data_move``; L0C paths here (fractal units, optional ConvReluMode), others in `data.DataAPI`."""
+        if "l0c" not in (_space(dst), _space(src)):
+            return super().data_move(dst, src, sid, nburst, burst, src_stride, dst_stride, *args, **argv)
+        mode = args[0] if len(args) == 1 else None
+        if len(args) > 1:
+            raise self._error(f"data_move takes at most 8 positional arguments, got {7 + len(args)}",
+                              operand="args", value=len(args) + 7)
+        for key in ("ConvReluMode", "PadMode", "pad_mode"):
+            if key in argv:
+                mode = argv.pop(key)
+        if argv:
+            raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)))
+        self._int_arg(sid, "sid", 0, 15)
+        code = 0 if mode is None else self._cube_imm(mode, "ConvReluMode", 0, 255)
+        if code not in CONV_RELU_MODES:
+            raise self._error(f"ConvReluMode {code} is not one of the modelled modes "
+                              f"({', '.join(map(str, CONV_RELU_MODES))})", operand="ConvReluMode", value=code,
+                              cls=UnsupportedOp, limit="0 plain, 1 f32->f16, 2 f32->f16+relu, 4 f16->f32, 5 relu",
+                              hint="for s32 -> f16 dequantisation use tensor_mov(..., deqscale=...)")
+        want_s, want_d, relu = CONV_RELU_MODES[code]
+        if code == 3:
+            raise self._error("ConvReluMode 3 (s32 -> f16 deq) needs a deqscale, which data_move has no argument "
+                              "for", operand="ConvReluMode", value=3,
+                              hint="use tensor_mov(dst, src, 'm', ..., deqscale=scale)")
+        self._cube_l0c_move(dst, src, nburst, burst, src_stride, dst_stride, block_mode="m", relu=relu,
+                       want=(want_s, want_d), api="data_move")
+
+    @tik_api("tensor_mov")
+    def tensor_mov(self, dst, src, block_mode, nburst, burst_len, dst_stride, src_stride, deqscale=None,
+                   sid_store_mode=0, relu=False, pad_mode=None, pad_value=None, onthefly_mode=0, src_onthefly=None,
+                   src_onthefly_stride=0):
+        """``tensor_mov``; L0C paths (``block_mode`` ``'m'``/``'v'``, ``deqscale``, ``relu``) here, plain 32-byte
+        moves in `data.DataAPI` (note: dst_stride comes before src_stride)."""
+        if "l0c" not in (_space(dst), _space(src)):
+            return super().tensor_mov(dst, src, block_mode, nburst, burst_len, dst_stride, src_stride, deqscale,
+                                      sid_store_mode, relu, pad_mode, pad_value, onthefly_mode, src_onthefly,
+                                      src_onthefly_stride)
+        for name, v in (("pad_mode", pad_mode), ("pad_value", pad_value), ("src_onthefly", src_onthefly)):
+            if v is not None:
+                raise self._error(f"tensor_mov {name} is not supported on an L0C path", operand=name,
+                                  value=repr(v), cls=UnsupportedOp)
+        for name, v in (("onthefly_mode", onthefly_mode), ("sid_store_mode", sid_store_mode)):
+            if v not in (0, None):
+                raise self._error(f"tensor_mov {name}={v!r} is not supported on an L0C path", operand=name,
+                                  value=repr(v), cls=UnsupportedOp)
+        mode = "m" if block_mode in ("", None) else block_mode
+        if mode not in ("m", "v"):
+            raise self._error(f"block_mode {block_mode!r} is not an L0C block mode", operand="block_mode",
+                              value=block_mode, limit="'m' (16 x 16 fractals), 'v' (16-element rows) or ''",
+                              cls=UnsupportedOp if mode in ("sc", "dp") else IllegalOperand)
+        if not isinstance(relu, bool):
+            raise self._error(f"relu must be a bool, got {relu!r}", operand="relu", value=repr(relu))
+        self._cube_l0c_move(dst, src, nburst, burst_len, src_stride, dst_stride, block_mode=mode, relu=relu,
+                       deqscale=deqscale, api="tensor_mov")
+
+    def _cube_l0c_move(self, dst, src, nburst, burst, src_stride, dst_stride, *, block_mode, relu, want=(None, None),
+                  deqscale=None, api):
+        d = self._operand(dst, "dst")
+        s = self._operand(src, "src")
+        path = DATA_MOVE_PATHS.get((s.space, d.space))
+        if path is None:
+            raise self._error(f"no {api} path from {s.space.upper()} to {d.space.upper()}", operand="dst",
+                              value=f"{s.tensor.scope} -> {d.tensor.scope}", cls=UnsupportedOp,
+                              hint="L0C moves to UB (v100/v200 chips) or is written out with fixpipe")
+        soc = platform.current_soc()
+        target = soc.profile
+        if path.socs is not None and soc.short_soc_version not in path.socs:
+            raise self._error(f"{api} {path.doc} is not available on {soc.soc_version}", operand="dst",
+                              value=f"{s.space}->{d.space}", cls=UnsupportedOp, limit=", ".join(path.socs),
+                              hint="use fixpipe to write L0C results out")
+        instr = {("l0c", "ub"): "copy_matrix_cc_to_ubuf", ("ub", "l0c"): "copy_matrix_ubuf_to_cc"}.get(
+            (s.space, d.space))
+        if instr is not None and not legacy_cube.available(instr, target):
+            raise self._error(f"{api} {s.space.upper()} -> {d.space.upper()} does not exist on {soc.soc_version} "
+                              f"(no L0C <-> UB path on this chip)", operand="dst", value=f"{s.space}->{d.space}",
+                              cls=UnsupportedOp, hint="write L0C results out with fixpipe")
+        if block_mode == "v" and s.space != "l0c":
+            raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v")
+        n = self._int_arg(nburst, "nburst", 1, 4095)
+        b = self._int_arg(burst, "burst" if api == "data_move" else "burst_len", 1, U16)
+        ss = self._int_arg(src_stride, "src_stride", 0, U16)
+        ds = self._int_arg(dst_stride, "dst_stride", 0, U16)
+        l0c = s if s.space == "l0c" else d
+        other = d if l0c is s else s
+        conv = self._cube_l0c_dtypes(s, d, want, deqscale, relu)
+        l0c.check_aligned(32 if block_mode == "v" else l0c_align(l0c.dt))
+        other.check_aligned(32)
+        frac = 256 * (l0c.dt.bits // 8)
+        unit = 16 * (l0c.dt.bits // 8) if block_mode == "v" else frac
+        if s.space == "l0c":
+            per = unit // (s.dt.bits // 8)               # elements per burst unit
+            src_burst, dst_burst = _mul(b, unit), _mul(b, per * (d.dt.bits // 8))
+            s_step, d_step = _add(src_burst, _mul(ss, frac)), _add(dst_burst, _mul(ds, 32))
+        else:
+            dst_burst = _mul(b, frac)
+            src_burst = _mul(b, 256 * (s.dt.bits // 8))
+            s_step, d_step = _add(src_burst, _mul(ss, 32)), _add(dst_burst, _mul(ds, frac))
+        se, de = _ext(n, src_burst, s_step), _ext(n, dst_burst, d_step)
+        s.check_extent(se, f"{n} burst(s) of {b} unit(s)")
+        d.check_extent(de, f"{n} burst(s) of {b} unit(s)")
+        fp = [s.read(se), d.write(de)]
+        deq_arg = None
+        if conv == "deq":
+            deq_arg, extra = self._cube_deq_operand(deqscale)
+            fp += extra
+        path.lower(self, d, s, n, b, ss, ds, None, fp, row_mode=block_mode == "v", deq=deq_arg, relu=relu)
+
+    def _cube_l0c_dtypes(self, s, d, want, deqscale, relu):
+        pair = (s.dt.name, d.dt.name)
+        if s.space == "l0c" and d.space == "ub":
+            conv = legacy_cube.CC_TO_UB.get(pair)
+        elif s.space == "ub" and d.space == "l0c":
+            conv = "copy" if s.dt is d.dt else ("f16_f32" if pair == ("f16", "f32") else None)
+        else:
+            conv = "copy" if s.dt is d.dt else None
+        if conv is None:
+            raise self._error(f"src dtype {s.tensor.dtype} -> dst dtype {d.tensor.dtype} is not a conversion of "
+                              f"this path", operand="dst", value=d.tensor.dtype,
+                              limit=", ".join(f"{a}->{b}" for a, b in legacy_cube.CC_TO_UB)
+                              if s.space == "l0c" else "same dtype (or float16 -> float32)")
+        ws, wd = want
+        if ws is not None and pair != (ws, wd):
+            raise self._error(f"ConvReluMode converts {ws} -> {wd}, but src/dst are {pair[0]} -> {pair[1]}",
+                              operand="ConvReluMode", value=f"{pair[0]}->{pair[1]}", limit=f"{ws} -> {wd}")
+        if conv == "deq" and deqscale is None:
+            raise self._error("int32 -> float16 needs deqscale (a float, a float16 Scalar or a float16 UB tensor "
+                              "[16])", operand="deqscale", limit="deqscale for s32 -> f16")
+        if conv != "deq" and deqscale is not None:
+            raise self._error(f"deqscale applies to int32 -> float16 only, not {s.tensor.dtype} -> "
+                              f"{d.tensor.dtype}", operand="deqscale", value=repr(deqscale))
+        if relu and d.space == "l0c":
+            raise self._error("relu applies to L0C -> UB moves only", operand="relu", value=True)
+        return conv
+
+    def _cube_deq_operand(self, deqscale):
+        """(deq clause value, extra footprint) of a ``deqscale``: float immediate, float16 Scalar, UB tensor [16]."""
+        if isinstance(deqscale, Tensor):
+            t = self._operand(deqscale, "deqscale", spaces=("ub",), dtypes=("float16",))
+            t.check_aligned(32)
+            t.check_extent(32, "16 float16 scales")
+            return t.ptr, [t.read(32)]
+        if isinstance(deqscale, (Scalar, Expr)):
+            if deqscale.dtype != "float16":
+                raise self._error(f"a Scalar deqscale must be float16, got {deqscale.dtype}", operand="deqscale",
+                                  value=deqscale.dtype, limit="float16")
+            return deqscale.ir, []
+        if isinstance(deqscale, float):
+            return deqscale, []
+        if isinstance(deqscale, int) and not isinstance(deqscale, bool):
+            raise self._error("an integer deqscale selects the uint64 deq8/deq16 modes, which are not modelled",
+                              operand="deqscale", value=deqscale, cls=UnsupportedOp,
+                              hint="pass the scale as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor")
+        raise self._error(f"deqscale must be a float, a float16 Scalar or a float16 UB tensor, got "
+                          f"{type(deqscale).__name__}", operand="deqscale", value=repr(deqscale))
+
+    # ------------------------------------------------------------------ load2d
+    @tik_api("load2dv1")
+    def load2dv1(self, dst, src, index, repeat_times, src_stride, sid, if_transpose=False, addr_mode=None):
+        """Whole 512-byte fractals L1/GM -> L0A/L0B, contiguous in dst (tik_api.md §7.4)."""
+        self._cube_load2d("tik.load2dv1", dst, src, index, repeat_times, 0, src_stride, sid, if_transpose, addr_mode)
+
+    @tik_api("load2dv2")
+    def load2dv2(self, dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose=False,
+                 addr_mode=None):
+        """Like load2dv1 with ``dst_gap`` free fractals between destination fractals (tik_api.md §7.4)."""
+        self._cube_load2d("tik.load2dv2", dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose,
+                     addr_mode)
+
+    def _cube_load2d(self, api, dst, src, index, repeat, dst_gap, src_stride, sid, transpose, addr_mode):
+        s = self._operand(src, "src", spaces=("l1", "gm"))
+        d = self._operand(dst, "dst", spaces=("l0a", "l0b", "l1") if s.space == "gm" else ("l0a", "l0b"))
+        self._require_support(api, d.tensor.dtype)
+        if s.dt.bits != d.dt.bits:
+            raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) element sizes differ",
+                              operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype)
+        idx = self._int_arg(index, "index" if api.endswith("v1") else "start_index", 0, U16)
+        rep = self._int_arg(repeat, "repeat_times", 1, 255)
+        gap = self._int_arg(dst_gap, "dst_gap", 0, U16)
+        ss = self._int_arg(src_stride, "src_stride", 0, U16)
+        self._int_arg(sid, "sid", 0, 15)
+        if not isinstance(transpose, bool):
+            raise self._error(f"if_transpose must be a bool, got {transpose!r}", operand="if_transpose",
+                              value=repr(transpose))
+        if transpose and d.dt.bits != 16:
+            raise self._error(f"if_transpose transposes 16 x 16 fractals of 16-bit data, not {d.tensor.dtype}",
+                              operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16")
+        if addr_mode not in (None, 0, 1):
+            raise self._error(f"addr_mode must be None, 0 (increasing) or 1 (decreasing), got {addr_mode!r}",
+                              operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1")
+        if d.space != "l1":
+            d.check_aligned(512)
+        if s.space == "l1":
+            s.check_aligned(32)
+        fr = 512
+        src_bytes = None
+        if addr_mode != 1 and all(isinstance(x, int) for x in (idx, rep, ss)):
+            src_bytes = (idx + (rep - 1) * ss + 1) * fr
+            s.check_extent(src_bytes, f"fractals {idx} + r*{ss}")
+        dst_bytes = _ext(rep, fr, _mul(_add(gap, 1), fr))
+        d.check_extent(dst_bytes, f"{rep} fractal(s)")
+        self._emit("load2d", s.ptr, d.ptr, idx, rep, ss, gap, transpose=True if transpose else None,
+                   addr_dec=True if addr_mode == 1 else None, footprint=[s.read(src_bytes), d.write(dst_bytes)])
+
+    # ------------------------------------------------------------------ load3d (img2col)
+    @tik_api("load3dv1")
+    def load3dv1(self, dst, src, pad, l1_h, l1_w, c1_index, fetch_filter_w, fetch_filter_h, left_top_w,
+                 left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
+                 jump_offset, repeat_mode, repeat_time, _csize=0, pad_value=0):
+        """img2col of an L1 feature map [C1, H, W, C0] into 16-pixel x C0 fractals (tik_api.md §7.5)."""
+        d = self._operand(dst, "dst", spaces=("l0a", "l0b", "ub"))
+        s = self._operand(src, "src", spaces=("l1",))
+        self._require_support("tik.load3dv1")
+        self._cube_same_dtype(s, d)
+        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        c1 = self._cube_imm(c1_index, "c1_index", 0, 4095)
+        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
+        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
+        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
+        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        jump = self._cube_imm(jump_offset, "jump_offset", 1, 127)
+        mode = self._cube_imm(repeat_mode, "repeat_mode", 0, 1)
+        rep = self._cube_imm(repeat_time, "repeat_time", 1, 255)
+        csize = self._cube_imm(_csize, "_csize", 0, 1)
+        if fw >= kw or fh >= kh:
+            raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter", operand="fetch_filter_w",
+                              value=(fh, fw), limit=f"< ({kh}, {kw})")
+        c0 = d.dt.c0
+        small = csize == 1
+        if small and d.dt.bits != 16:
+            raise self._error("_csize=1 (4-channel C04 maps) needs 16-bit data", operand="_csize", value=1)
+        cc = 4 if small else c0
+        rs = legacy_cube.Raster("tik.load3dv1", h, w, (sh, sw), (kh, kw), (dh, dw), pads)
+        try:
+            m0 = rs.raster_index("tik.load3dv1", lh, lw)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
+        taps = kh * kw
+        k_first = (c1 * taps + fh * kw + fw) * cc
+        if k_first % c0:
+            raise self._error(f"the C04 walk must start at a whole fractal: (fetch_filter_h*filter_w + "
+                              f"fetch_filter_w) * 4 = {k_first} is not a multiple of {c0}", operand="fetch_filter_w",
+                              value=(fh, fw), limit=f"multiple of {c0 // 4} kernel positions")
+        k_ext, m_ext = (rep * c0, 16) if mode == 0 else (c0, 16 * rep)
+        if small:
+            channels = 4
+        else:
+            channels = ((k_first + k_ext - 1) // (taps * c0) + 1) * c0
+        outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
+                                                != "Zz") else "row"
+        if outer == "row":
+            ds = rep if mode == 0 else jump
+            dst_bytes = (rep * 512) if mode == 0 else ((rep - 1) * jump + 1) * 512
+        else:
+            ds = 1 if mode == 0 else rep
+            dst_bytes = rep * 512
+        d.check_extent(dst_bytes, f"{rep} fractal(s)")
+        d.check_aligned(512 if d.space != "ub" else 32)
+        s.check_aligned(32)
+        pv = self._cube_pad_imm(pad_value, d.dt)
+        self._emit("img2col", s.ptr, d.ptr, h, w, channels, k_first, k_ext, m0, m_ext, ds,
+                   stride=(sh, sw), filter=(kh, kw), dilation=(dh, dw), pad=pads, pad_value=(pv,),
+                   footprint=[s.read(None), d.write(dst_bytes)])
+
+    @tik_api("load3dv2")
+    def load3dv2(self, dst, src, pad_list, l1_h, l1_w, channel_size, k_extension, m_extension, k_start_pt,
+                 m_start_pt, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
+                 en_transpose=False, en_small_k=False, pad_value=None):
+        """An ``m_extension x k_extension`` block of the im2col matrix (tik_api.md §7.5, load3dv2)."""
+        d = self._operand(dst, "dst", spaces=("l0a", "l0b", "ub"))
+        s = self._operand(src, "src", spaces=("l1",))
+        self._require_support("tik.load3dv2", d.tensor.dtype)
+        self._cube_same_dtype(s, d)
+        pads = self._cube_int_list(pad_list, "pad_list", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
+        ke = self._cube_imm(k_extension, "k_extension", 1, U16)
+        me = self._cube_imm(m_extension, "m_extension", 1, U16)
+        ks = self._cube_imm(k_start_pt, "k_start_pt", 0, U16)
+        ms = self._cube_imm(m_start_pt, "m_start_pt", 0, U16)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        if en_transpose:
+            raise self._error("load3dv2 en_transpose (transposed im2col into L0B) is not modelled",
+                              operand="en_transpose", value=True, cls=UnsupportedOp,
+                              hint="load the untransposed block, or use load2dv2 with if_transpose on 16-bit data")
+        c0 = d.dt.c0
+        if en_small_k and ch != 4:
+            raise self._error(f"en_small_k packs 4-channel (C04) maps: channel_size must be 4, got {ch}",
+                              operand="en_small_k", value=ch, limit="channel_size 4")
+        if ch % c0 and not (ch == 4 and d.dt.bits == 16):
+            raise self._error(f"channel_size {ch} must be a multiple of C0 = {c0} ({d.tensor.dtype})",
+                              operand="channel_size", value=ch, limit=f"multiple of {c0} (or 4 for float16)")
+        for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16)):
+            if v % unit:
+                raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
+                                  limit=f"multiple of {unit}")
+        outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
+                                                != "Zz") else "row"
+        ds = ke // c0 if outer == "row" else me // 16
+        nbytes = d.dt.nbytes(ke * me)
+        d.check_extent(nbytes, f"a {me} x {ke} block")
+        d.check_aligned(512 if d.space != "ub" else 32)
+        s.check_aligned(32)
+        pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
+        self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
+                   dilation=(dh, dw), pad=pads, pad_value=(pv,), footprint=[s.read(None), d.write(nbytes)])
+
+    def _cube_same_dtype(self, s, d):
+        if s.dt is not d.dt:
+            raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) dtypes differ", operand="dst",
+                              value=d.tensor.dtype, limit=s.tensor.dtype)
+
+    def _cube_pad_imm(self, v, dt):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v))
+        if dt.is_int:
+            if not float(v).is_integer() or not dt.min <= v <= dt.max:
+                raise self._error(f"pad_value {v!r} is not a {dt.tik_name} value", operand="pad_value", value=v,
+                                  limit=f"integer in [{dt.min}, {dt.max}]")
+            return int(v)
+        return float(v)
+
+    # ------------------------------------------------------------------ broadcast / col2img
+    @tik_api("broadcast_ub_to_l0c")
+    def broadcast_ub_to_l0c(self, dst, src, nburst, burst_len, *strides):
+        """Each 16-element UB row fills all 16 rows of one L0C fractal (tik_api.md §7.6);
+        ``strides = (src_gap, dst_gap)``."""
+        d = self._operand(dst, "dst", spaces=("l0c",))
+        s = self._operand(src, "src", spaces=("ub",))
+        self._require_support("tik.broadcast_ub_to_l0c", d.tensor.dtype)
+        self._cube_same_dtype(s, d)
+        if len(strides) != 2:
+            raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
+                              f"value(s)", operand="strides", value=len(strides), limit="2 values")
+        n = self._int_arg(nburst, "nburst", 1, 255)
+        bl = self._int_arg(burst_len, "burst_len", 1, 255)
+        sg = self._int_arg(strides[0], "src_gap", 0, 255)
+        dg = self._int_arg(strides[1], "dst_gap", 0, 255)
+        d.check_aligned(l0c_align(d.dt))
+        s.check_aligned(32)
+        size = d.dt.bits // 8
+        se = _ext(n, _mul(bl, 16 * size), _add(_mul(bl, 16 * size), _mul(sg, 32)))
+        de = _ext(n, _mul(bl, 256 * size), _mul(_add(bl, dg), 256 * size))
+        s.check_extent(se, "the broadcast rows")
+        d.check_extent(de, "the broadcast fractals")
+        self._emit("broadcast_ub_to_cc", s.ptr, d.ptr, n, bl, sg, dg, footprint=[s.read(se), d.write(de)])
+
+    @tik_api("col2img")
+    def col2img(self, dst, src, pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w, left_top_h,
+                stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h, repeat_time):
+        """Scatter-add im2col fractals of one kernel tap back into a UB feature map (tik_api.md §7.7)."""
+        d = self._operand(dst, "dst", spaces=("ub",))
+        s = self._operand(src, "src", spaces=("ub",))
+        self._require_support("tik.col2img", d.tensor.dtype)
+        self._cube_same_dtype(s, d)
+        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
+        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
+        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
+        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        rep = self._int_arg(repeat_time, "repeat_time", 1, 255)
+        if fw >= kw or fh >= kh:
+            raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter",
+                              operand="fetch_filter_w", value=(fh, fw), limit=f"< ({kh}, {kw})")
+        rs = legacy_cube.Raster("tik.col2img", h, w, (sh, sw), (kh, kw), (dh, dw), pads)
+        try:
+            rs.raster_index("tik.col2img", lh, lw)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
+        s.check_aligned(32)
+        d.check_aligned(32)
+        se = d.dt.nbytes(rep * 256) if isinstance(rep, int) else None
+        de = d.dt.nbytes(h * w * 16)
+        s.check_extent(se, f"{rep} fractal(s)")
+        d.check_extent(de, f"the {h} x {w} x 16 map")
+        self._emit("col2img", s.ptr, d.ptr, h, w, fw, fh, lw, lh, rep, stride=(sh, sw), filter=(kh, kw),
+                   dilation=(dh, dw), pad=pads, footprint=[s.read(se), d.read(de), d.write(de)])
+
+
+def _add(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
+
+
+__all__ = ["CubeMoveAPI", "CONV_RELU_MODES"]

@@ -1,0 +1,375 @@
+"""TIK conv2d, load3dv1/v2 and col2img against numpy references (integer-valued data: exact)."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import raises_tik, run
+
+NP = {"float16": np.float16, "float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int32": np.int32}
+
+
+def conv_ref(x, w, stride, pad, dil, pad_value):
+    """x [C, H, W], w [Cout, C, Kh, Kw] -> [Cout, Ho, Wo] in float64 (tik_api.md §8.2)."""
+    c, h, wd = x.shape
+    co, _, kh, kw = w.shape
+    pl, pr, pt, pb = pad
+    sh, sw = stride
+    dh, dw = dil
+    xp = np.full((c, h + pt + pb, wd + pl + pr), float(pad_value))
+    xp[:, pt:pt + h, pl:pl + wd] = x
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((co, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw]
+            out += np.einsum("chw,oc->ohw", patch, w[:, :, i, j].astype(np.float64))
+    return out
+
+
+def conv_kernel(fm_dt, w_dt, dst_dt, fm_shape, k_shape, stride, pad, dil, pad_value, *, twice=False, bias=False):
+    ti = tik.Tik()
+    c1, h, wd, c0 = fm_shape
+    _, kh, kw, cout, _ = k_shape
+    ho = (h + pad[2] + pad[3] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (wd + pad[0] + pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    howo = ho * wo
+    rh = -(-howo // 16) * 16
+    fm_gm = ti.Tensor(fm_dt, fm_shape, name="fm_gm", scope=tik.scope_gm)
+    w_gm = ti.Tensor(w_dt, k_shape, name="w_gm", scope=tik.scope_gm)
+    fm = ti.Tensor(fm_dt, fm_shape, name="fm", scope=tik.scope_cbuf)
+    w = ti.Tensor(w_dt, k_shape, name="w", scope=tik.scope_cbuf)
+    dst = ti.Tensor(dst_dt, (cout // 16, rh, 16), name="dst", scope=tik.scope_cbuf_out)
+    out = ti.Tensor(dst_dt, (cout // 16, howo, 16), name="out", scope=tik.scope_gm)
+    nfm = int(np.prod(fm_shape)) * np.dtype(NP[fm_dt]).itemsize
+    nw = int(np.prod(k_shape)) * np.dtype(NP[w_dt]).itemsize
+    ti.data_move(fm, fm_gm, 0, 1, -(-nfm // 32), 0, 0)
+    ti.data_move(w, w_gm, 0, 1, -(-nw // 32), 0, 0)
+    inputs = [fm_gm, w_gm]
+    kw_ = {}
+    if bias:
+        b_gm = ti.Tensor(dst_dt, (cout,), name="bias_gm", scope=tik.scope_gm)
+        b = ti.Tensor(dst_dt, (cout,), name="bias", scope=tik.scope_cbuf)
+        ti.data_move(b, b_gm, 0, 1, cout * 4 // 32, 0, 0)
+        inputs.append(b_gm)
+        kw_["bias"] = b
+    ti.conv2d(dst, fm, w, fm_shape, k_shape, stride, pad, dil, pad_value, **kw_)
+    if twice:
+        ti.conv2d(dst, fm, w, fm_shape, k_shape, stride, pad, dil, pad_value, init_l1out=False)
+    size = np.dtype(NP[dst_dt]).itemsize
+    ti.fixpipe(out, dst, cout // 16, howo * 16 * size // 32, 0, 0)
+    ti.BuildCCE("conv", inputs, [out])
+    return ti
+
+
+def _data(fm_dt, w_dt, fm_shape, k_shape, rng):
+    lo = {"uint8": (0, 8), "int8": (-8, 8), "float16": (-4, 5), "float32": (-4, 5)}
+    fm = rng.integers(*lo[fm_dt], fm_shape).astype(NP[fm_dt])
+    w = rng.integers(*lo[w_dt], k_shape).astype(NP[w_dt])
+    c1, h, wd, c0 = fm_shape
+    x = fm.transpose(0, 3, 1, 2).reshape(c1 * c0, h, wd).astype(np.float64)
+    wt = w.transpose(3, 0, 4, 1, 2).reshape(k_shape[3], c1 * c0, k_shape[1], k_shape[2]).astype(np.float64)
+    return fm, w, x, wt
+
+
+def _check(out, ref):
+    cout, ho, wo = ref.shape
+    np.testing.assert_array_equal(out, ref.reshape(cout // 16, 16, ho * wo).transpose(0, 2, 1))
+
+
+CONVS = [
+    # fm_dt, w_dt, dst_dt, fm_shape, kernel_shape, stride, pad, dilation, pad_value
+    ("float16", "float16", "float32", [2, 4, 4, 16], [2, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [2, 2], 0),
+    ("float16", "float16", "float32", [3, 9, 7, 16], [3, 3, 3, 32, 16], [2, 1], [1, 2, 0, 1], [1, 2], 1.5),
+    ("float16", "float16", "float32", [1, 20, 20, 16], [1, 5, 3, 48, 16], [1, 2], [2, 2, 2, 2], [1, 1], -2.0),
+    ("int8", "int8", "int32", [2, 6, 6, 32], [2, 3, 3, 32, 32], [1, 1], [1, 1, 1, 1], [1, 1], -3),
+    ("uint8", "int8", "int32", [1, 4, 4, 32], [1, 2, 2, 32, 32], [1, 1], [0, 0, 0, 0], [1, 1], 0),
+    ("float16", "float16", "float32", [1, 8, 8, 4], [1, 3, 3, 32, 4], [1, 1], [1, 1, 1, 1], [1, 1], 0),  # C04
+    ("float16", "float16", "float32", [1, 16, 15, 4], [1, 7, 7, 16, 4], [2, 2], [3, 3, 3, 3], [1, 1], 0),
+]
+
+
+@pytest.mark.parametrize("case", CONVS, ids=[f"{c[0]}-{c[3]}-{c[4]}" for c in CONVS])
+def test_conv2d_matches_numpy(case):
+    fm_dt, w_dt, dst_dt, fs, ks, st, pd, dl, pv = case
+    ti = conv_kernel(fm_dt, w_dt, dst_dt, fs, ks, st, pd, dl, pv)
+    rng = np.random.default_rng(sum(fs) + sum(ks))
+    fm, w, x, wt = _data(fm_dt, w_dt, fs, ks, rng)
+    out, = run(ti, {"fm_gm": fm, "w_gm": w})
+    _check(out, conv_ref(x, wt, st, pd, dl, pv))
+    assert ti.tikdb.reports == []
+
+
+def test_conv2d_big_tiles_in_k_m_and_n():
+    """K = 8*3*3*16 = 1152, Cout = 160, howo = 400: several K, N tiles per call."""
+    fs, ks = [8, 20, 20, 16], [8, 3, 3, 160, 16]
+    ti = conv_kernel("float16", "float16", "float32", fs, ks, [1, 1], [1, 1, 1, 1], [1, 1], 0)
+    rng = np.random.default_rng(0)
+    fm, w, x, wt = _data("float16", "float16", fs, ks, rng)
+    out, = run(ti, {"fm_gm": fm, "w_gm": w})
+    _check(out, conv_ref(x, wt, [1, 1], [1, 1, 1, 1], [1, 1], 0))
+    mads = [s.call.spec.name for s in ti._builder.program.body if hasattr(s, "call") and
+            s.call.spec.name.startswith("mad")]
+    assert mads.count("mad") >= 1 and mads.count("mad_acc") >= 1
+
+
+def test_conv2d_accumulate_and_bias_on_910b():
+    fs, ks = [2, 5, 5, 16], [2, 3, 3, 32, 16]
+    ti = conv_kernel("float16", "float16", "float32", fs, ks, [1, 1], [0, 0, 0, 0], [1, 1], 0, twice=True)
+    rng = np.random.default_rng(1)
+    fm, w, x, wt = _data("float16", "float16", fs, ks, rng)
+    out, = run(ti, {"fm_gm": fm, "w_gm": w})
+    _check(out, 2 * conv_ref(x, wt, [1, 1], [0, 0, 0, 0], [1, 1], 0))
+    set_current_compile_soc_info("Ascend910B1")
+    for fm_dt in ("float16", "float32"):
+        c0 = 16 if fm_dt == "float16" else 8
+        fs, ks = [2, 5, 5, c0], [2, 3, 3, 32, c0]
+        ti = conv_kernel(fm_dt, fm_dt, "float32", fs, ks, [1, 1], [1, 0, 1, 0], [1, 1], 0, bias=True)
+        fm, w, x, wt = _data(fm_dt, fm_dt, fs, ks, rng)
+        b = rng.integers(-50, 50, 32).astype(np.float32)
+        out, = run(ti, {"fm_gm": fm, "w_gm": w, "bias_gm": b})
+        _check(out, conv_ref(x, wt, [1, 1], [1, 0, 1, 0], [1, 1], 0) + b[:, None, None])
+
+
+def _conv_args():
+    ti = tik.Tik()
+    fm = ti.Tensor("float16", (2, 4, 4, 16), name="fm", scope=tik.scope_cbuf)
+    w = ti.Tensor("float16", (2, 2, 2, 16, 16), name="w", scope=tik.scope_cbuf)
+    dst = ti.Tensor("float32", (1, 16, 16), name="dst", scope=tik.scope_cbuf_out)
+    return ti, fm, w, dst
+
+
+@pytest.mark.parametrize("change,cls,match", [
+    (dict(fm_shape=[2, 4, 4, 32]), IllegalOperand, "fm_shape C0 = 32 does not match float16"),
+    (dict(kernel_shape=[1, 2, 2, 16, 16]), IllegalOperand, "kernel_shape C1, C0 = \\(1, 16\\) must equal"),
+    (dict(kernel_shape=[2, 2, 2, 8, 16]), IllegalOperand, "Cout = 8 must be a multiple of 16"),
+    (dict(stride=[0, 1]), IllegalOperand, "stride\\[0\\] = 0 is outside \\[1, 63\\]"),
+    (dict(stride=[1, 64]), IllegalOperand, "stride\\[1\\] = 64 is outside"),
+    (dict(pad=[0, 0, 0, 256]), IllegalOperand, "pad\\[3\\] = 256 is outside \\[0, 255\\]"),
+    (dict(pad=[0, 0, 0]), IllegalOperand, "pad must be a list of 4 ints"),
+    (dict(dilation=[0, 1]), IllegalOperand, "dilation\\[0\\] = 0 is outside"),
+    (dict(dilation=[4, 4]), IllegalOperand, "does not fit the padded 4 x 4 feature map"),
+    (dict(init_l1out=2), IllegalOperand, "init_l1out must be True or False"),
+    (dict(pad_value="x"), IllegalOperand, "pad_value must be a number"),
+    (dict(fm_shape=[2, 8, 8, 16]), OutOfBounds, "the feature map \\[2, 8, 8, 16\\]"),
+])
+def test_conv2d_errors(change, cls, match):
+    ti, fm, w, dst = _conv_args()
+    args = dict(fm_shape=[2, 4, 4, 16], kernel_shape=[2, 2, 2, 16, 16], stride=[1, 1], pad=[0, 0, 0, 0],
+                dilation=[1, 1], pad_value=0, init_l1out=True)
+    args.update(change)
+    if "kernel_shape" in change and change["kernel_shape"][0] == 2 and "fm_shape" not in change:
+        pass
+    with raises_tik(cls, match=match):
+        ti.conv2d(dst, fm, w, args["fm_shape"], args["kernel_shape"], args["stride"], args["pad"],
+                  args["dilation"], args["pad_value"], init_l1out=args["init_l1out"])
+
+
+def test_conv2d_dtype_chip_and_operand_errors():
+    ti, fm, w, dst = _conv_args()
+    geo = ([2, 4, 4, 16], [2, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], 0)
+    big = ti.Tensor("float16", (2048,), name="big", scope=tik.scope_cbuf)
+    with raises_tik(IllegalOperand, match="feature_map and weight overlap"):
+        ti.conv2d(dst, big[0:256], big[128:], [1, 4, 4, 16], [1, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], 0)
+    b = ti.Tensor("float32", (16,), name="b", scope=tik.scope_cbuf)
+    with raises_tik(UnsupportedOp, match="bias is supported on Ascend910B/310B"):
+        ti.conv2d(dst, fm, w, *geo, bias=b)
+    d16 = ti.Tensor("float16", (1, 16, 16), name="d16", scope=tik.scope_cbuf_out)
+    with raises_tik(UnsupportedOp, match="tik.conv2d with f16f16f16 is not supported on Ascend310"):
+        ti.conv2d(d16, fm, w, *geo)
+    fi = ti.Tensor("int8", (1, 4, 4, 32), name="fi", scope=tik.scope_cbuf)
+    wi = ti.Tensor("int8", (1, 2, 2, 16, 32), name="wi", scope=tik.scope_cbuf)
+    di = ti.Tensor("int32", (1, 16, 16), name="di", scope=tik.scope_cbuf_out)
+    with raises_tik(IllegalOperand, match="pad_value = 200 is outside \\[-128, 127\\]"):
+        ti.conv2d(di, fi, wi, [1, 4, 4, 32], [1, 2, 2, 16, 32], [1, 1], [0, 0, 0, 0], [1, 1], 200)
+    f4 = ti.Tensor("int8", (1, 4, 4, 4), name="f4", scope=tik.scope_cbuf)
+    with raises_tik(IllegalOperand, match="C04 .* needs float16"):
+        ti.conv2d(di, f4, wi, [1, 4, 4, 4], [1, 2, 2, 16, 4], [1, 1], [0, 0, 0, 0], [1, 1], 0)
+    with raises_tik(IllegalOperand, match="feature_map must be in L1"):
+        ti.conv2d(dst, dst, w, *geo)
+
+
+# ----------------------------------------------------------------------------- load3d / col2img
+
+
+def im2col_ref(x, kh, kw, stride, pad, dil, pad_value, c0):
+    """[m = ho*Wo + wo, k = ((c1*Kh + i)*Kw + j)*C0 + c] of x [C, H, W]."""
+    c, h, wd = x.shape
+    pl, pr, pt, pb = pad
+    sh, sw = stride
+    dh, dw = dil
+    xp = np.full((c, h + pt + pb, wd + pl + pr), float(pad_value))
+    xp[:, pt:pt + h, pl:pl + wd] = x
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    cols = []
+    for c1 in range(c // c0):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[c1 * c0:(c1 + 1) * c0, i * dh:i * dh + sh * (ho - 1) + 1:sh,
+                           j * dw:j * dw + sw * (wo - 1) + 1:sw]
+                cols.append(patch.reshape(c0, ho * wo).T)
+    return np.concatenate(cols, axis=1), ho, wo
+
+
+def _load3d_kernel(v, dst_scope, args, nfrac, chip="Ascend310P3"):
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (2, 6, 7, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+    dst = ti.Tensor("float16", (nfrac * 256,), name="dst", scope=dst_scope)
+    out = ti.Tensor("float16", (nfrac * 256,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 2 * 6 * 7, 0, 0)
+    (ti.load3dv1 if v == 1 else ti.load3dv2)(dst, fm, *args)
+    if dst_scope == tik.scope_ubuf:
+        ti.data_move(out, dst, 0, 1, nfrac * 16, 0, 0)
+    else:   # L0A -> UB has no path: read it back through a mad with an identity L0B
+        one = ti.Tensor("float16", (256,), name="one", scope=tik.scope_cb)
+        ig = ti.Tensor("float16", (256,), name="ig", scope=tik.scope_gm)
+        il1 = ti.Tensor("float16", (256,), name="il1", scope=tik.scope_cbuf)
+        ti.data_move(il1, ig, 0, 1, 16, 0, 0)
+        if chip in ("Ascend310", "Ascend910A"):
+            ti.load2dv1(one, il1, 0, 1, 1, 0)
+        else:
+            ti.load2dv2(one, il1, 0, 1, 0, 1, 0)
+        acc = ti.Tensor("float32", (nfrac * 256,), name="acc", scope=tik.scope_cc)
+        ub = ti.Tensor("float32", (nfrac * 256,), name="ub", scope=tik.scope_ubuf)
+        uh = ti.Tensor("float16", (nfrac * 256,), name="uh", scope=tik.scope_ubuf)
+        for f in range(nfrac):                       # fractal f of L0A (16 x 16) times identity
+            ti.mmad(acc[f * 256], dst[f * 256], one, 16, 16, 16, 0)
+        ti.data_move(uh, acc, 0, 1, nfrac, 0, 0, 1)  # f32 -> f16 (exact for f16 values)
+        ti.data_move(out, uh, 0, 1, nfrac * 16, 0, 0)
+        ti.BuildCCE("l3d", [g, ig], [out])
+        return ti, True
+    ti.BuildCCE("l3d", [g], [out])
+    return ti, False
+
+
+@pytest.mark.parametrize("dst_scope", [tik.scope_ubuf, tik.scope_ca])
+def test_load3dv1_repeat_modes(dst_scope):
+    rng = np.random.default_rng(5)
+    x4 = rng.integers(-5, 6, (2, 6, 7, 16)).astype(np.float16)
+    x = x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64)
+    pad, st, dl = [1, 0, 1, 1], [1, 2], [1, 1]
+    X, ho, wo = im2col_ref(x, 2, 3, [2, 1], pad, dl, 0.0, 16)   # stride (h, w) = (2, 1)
+    # mode 0: 5 K fractals from c1 0, tap (0, 1), pixels 3..18 (left_top = (ho=0, wo=3))
+    args = (pad, 6, 7, 0, 1, 0, 3 * 1 - 1, 0 * 2 - 1, 1, 2, 3, 2, 1, 1, 1, 0, 5)
+    ti, via_mad = _load3d_kernel(1, dst_scope, args, 5, "Ascend310")
+    feed = {"g": x4}
+    if via_mad:
+        feed["ig"] = np.eye(16, dtype=np.float16).reshape(-1)
+    out, = run(ti, feed)
+    m0 = 0 * wo + 3
+    exp = X[m0:m0 + 16, 16:16 + 5 * 16]
+    got = out.reshape(5, 16, 16).transpose(1, 0, 2).reshape(16, 80)
+    np.testing.assert_array_equal(got, exp)
+    # mode 1: 3 M fractals of K block (c1=1, tap (1, 2)), jump_offset 2 (UB) / contiguous reading
+    args = (pad, 6, 7, 1, 2, 1, -1, -1, 1, 2, 3, 2, 1, 1, 2 if dst_scope == tik.scope_ubuf else 1, 1, 3)
+    nfrac = 5 if dst_scope == tik.scope_ubuf else 3
+    ti, via_mad = _load3d_kernel(1, dst_scope, args, nfrac, "Ascend310")
+    out, = run(ti, feed)
+    kcol = ((1 * 2 + 1) * 3 + 2) * 16
+    fr = out.reshape(nfrac, 16, 16)
+    picks = [0, 2, 4] if dst_scope == tik.scope_ubuf else [0, 1, 2]
+    for r, f in enumerate(picks[:2]):                  # pixels beyond Ho*Wo = 24 continue the raster: not compared
+        rows = min(16, ho * wo - 16 * r)
+        np.testing.assert_array_equal(fr[f][:rows], X[16 * r:16 * r + rows, kcol:kcol + 16])
+
+
+def test_load3dv2_block_and_errors():
+    rng = np.random.default_rng(6)
+    x4 = rng.integers(-5, 6, (2, 6, 7, 16)).astype(np.float16)
+    x = x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64)
+    pad, st, dl = [1, 1, 0, 2], [1, 1], [2, 1]
+    X, ho, wo = im2col_ref(x, 2, 2, [1, 1], pad, [2, 1], 3.0, 16)
+    args = (pad, 6, 7, 32, 48, 32, 16, 16, 1, 1, 2, 2, 1, 2, False, False, 3.0)
+    ti, _ = _load3d_kernel(2, tik.scope_ubuf, args, 6)
+    out, = run(ti, {"g": x4})
+    got = out.reshape(2, 3, 16, 16).transpose(0, 2, 1, 3).reshape(32, 48)
+    np.testing.assert_array_equal(got, X[16:48, 16:64])
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    fm = ti.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+    dst = ti.Tensor("float16", (6 * 256,), name="dst", scope=tik.scope_ubuf)
+    for change, cls, match in (({14: True}, UnsupportedOp, "en_transpose"),
+                               ({4: 40}, IllegalOperand, "k_extension = 40 must be a multiple of 16"),
+                               ({5: 20}, IllegalOperand, "m_extension = 20 must be a multiple of 16"),
+                               ({3: 24}, IllegalOperand, "channel_size 24 must be a multiple"),
+                               ({15: True}, IllegalOperand, "en_small_k packs 4-channel"),
+                               ({4: 112}, OutOfBounds, "a 32 x 112 block")):
+        a = list(args)
+        for i, v in change.items():
+            a[i] = v
+        with raises_tik(cls, match=match):
+            ti.load3dv2(dst, fm, *a)
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    fm = ti.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+    dst = ti.Tensor("float16", (6 * 256,), name="dst", scope=tik.scope_ubuf)
+    with raises_tik(UnsupportedOp, match="tik.load3dv2 with float16 is not supported on Ascend310"):
+        ti.load3dv2(dst, fm, *args)
+
+
+def test_load3dv1_errors():
+    ti = tik.Tik()
+    fm = ti.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+    dst = ti.Tensor("float16", (6 * 256,), name="dst", scope=tik.scope_ubuf)
+    good = [[1, 0, 1, 1], 6, 7, 0, 1, 0, 2, -1, 1, 2, 3, 2, 1, 1, 1, 0, 5]
+    for change, cls, match in (({4: 3}, IllegalOperand, "fetch position \\(0, 3\\) is outside"),
+                               ({7: 0}, IllegalOperand, "is not the window origin of an output pixel"),
+                               ({14: 0}, IllegalOperand, "jump_offset = 0 is outside \\[1, 127\\]"),
+                               ({15: 2}, IllegalOperand, "repeat_mode = 2 is outside"),
+                               ({16: 7}, OutOfBounds, "7 fractal"),
+                               ({0: [1, 0, 1]}, IllegalOperand, "pad must be a list of 4 ints")):
+        a = list(good)
+        for i, v in change.items():
+            a[i] = v
+        with raises_tik(cls, match=match):
+            ti.load3dv1(dst, fm, *a)
+
+
+def test_col2img_scatter_adds_each_tap():
+    """im2col of every tap then col2img back: each pixel receives its value times the number of windows
+    that cover it (f16 exact for small integers)."""
+    set_current_compile_soc_info("Ascend910A")
+    ti = tik.Tik()
+    h, w = 4, 8                                   # Ho*Wo = 32: whole fractals, no pixel past the raster
+    pad, st = [1, 1, 1, 1], [1, 1]
+    kh, kw = 3, 3
+    ho, wo = h, w
+    npx = -(-ho * wo // 16) * 16
+    g = ti.Tensor("float16", (1, h, w, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, h, w, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (npx * 16,), name="col", scope=tik.scope_ubuf)
+    img = ti.Tensor("float16", (h * w * 16,), name="img", scope=tik.scope_ubuf)
+    zero_gm = ti.Tensor("float16", (h * w * 16,), name="zero_gm", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (h * w * 16,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, h * w, 0, 0)
+    ti.data_move(img, zero_gm, 0, 1, h * w, 0, 0)
+    for i in range(kh):
+        for j in range(kw):
+            ti.load3dv1(col, fm, pad, h, w, 0, j, i, -1, -1, 1, 1, kw, kh, 1, 1, 1, 1, npx // 16)
+            ti.col2img(img, col, pad, h, w, j, i, -1, -1, 1, 1, kw, kh, 1, 1, npx // 16)
+    ti.data_move(out, img, 0, 1, h * w, 0, 0)
+    ti.BuildCCE("col2img", [g, zero_gm], [out])
+    x = np.random.default_rng(0).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
+    res, = run(ti, {"g": x, "zero_gm": np.zeros(h * w * 16, np.float16)})
+    cover = np.zeros((h, w))
+    for a in range(ho):
+        for b in range(wo):
+            for i in range(kh):
+                for j in range(kw):
+                    y, z = a - 1 + i, b - 1 + j
+                    if 0 <= y < h and 0 <= z < w:
+                        cover[y, z] += 1
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
+    with raises_tik(IllegalOperand, match="fetch position"):
+        ti.col2img(img, col, pad, h, w, 3, 0, -1, -1, 1, 1, kw, kh, 1, 1, 1)
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (512,), name="a", scope=tik.scope_ubuf)
+    with raises_tik(UnsupportedOp, match="tik.col2img with float16 is not supported on Ascend310"):
+        ti.col2img(a, a, pad, h, w, 0, 0, -1, -1, 1, 1, kw, kh, 1, 1, 1)
