@@ -7,7 +7,7 @@ import pytest
 
 from pto_core import Machine, pto
 from pto_core import program as P
-from pto_core.errors import IllegalOperand, OutOfBounds
+from pto_core.errors import IllegalOperand
 from pto_core.program import OpStmt, walk_stmts
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
