@@ -455,6 +455,12 @@ class Machine:
         return f"<Machine {self.target.name} cores={len(self.cores)}>"
 
 
+def active_context() -> Optional["ExecContext"]:
+    """The context eager ops without pointers would use now (the machine most recently created or
+    activated in this thread), or None."""
+    return getattr(_current, "ctx", None)
+
+
 def current_context() -> "ExecContext":
     """The default execution context for eager ops (set by `Machine` creation/activation)."""
     ctx = getattr(_current, "ctx", None)
@@ -764,4 +770,4 @@ def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
 
 
 __all__ = ["MachineOptions", "Buffer", "GmRegion", "GlobalMemory", "Ptr", "Core", "Machine", "ExecContext",
-           "current_context"]
+           "current_context", "active_context"]

@@ -16,14 +16,18 @@ Options (before the script name):
 Exit status: the script's own (``sys.exit``), 0 when it ends normally, 1 when it raises
 (a TIK error prints its one-paragraph report, anything else a traceback), 2 for usage
 errors.
+
+``tik-migrate [OPTIONS] SCRIPT.py [OPTIONS] [-- ARGS ...]`` runs a script the same way and
+shows the PTO ops every TIK call became (`tbe_compat.migrate`).
 """
 from __future__ import annotations
 
 import argparse
+import io
 import os
-import runpy
 import sys
 import traceback
+import types
 from typing import Optional
 
 
@@ -68,17 +72,42 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
         return 2
+    status = run_script(script, ns.args, display_name=ns.script)
+    if ns.kernels:
+        _describe_kernels(sys.stderr)
+    sys.stdout.flush()
+    return status
+
+
+def run_script(script: str, args=(), *, display_name: Optional[str] = None,
+               namespace: Optional[dict] = None) -> int:
+    """Run ``script`` the way ``python SCRIPT ARGS`` would (``sys.argv``, ``sys.path[0]`` = the script's
+    folder, ``__name__ == "__main__"`` in a fresh module that is ``sys.modules["__main__"]`` while it
+    runs), in this process; returns the exit status (0 ok, the ``sys.exit`` code, 1 after printing
+    the traceback of an exception). ``namespace``: a dict that receives the script's globals
+    (also when it ended with ``sys.exit`` or an exception). The legacy import names must be
+    installed first (`tbe_compat.aliases.install`)."""
+    from .aliases import ALIAS_ROOT
+    script = os.path.abspath(script)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [ns.script] + list(ns.args)
+    saved_main = sys.modules.get("__main__")
+    sys.argv = [display_name or script] + list(args)
     # like `python SCRIPT`: the script's folder replaces the runner's own entry at the front
     # (the alias root that install() put first stays on the path, right behind it)
-    from .aliases import ALIAS_ROOT
     if sys.path and sys.path[0] != ALIAS_ROOT:
         sys.path.pop(0)
     sys.path.insert(0, os.path.dirname(script))
+    module = types.ModuleType("__main__")
+    module.__file__ = script
+    module.__cached__ = None
+    module.__loader__ = None
+    module.__package__ = None
     status = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        with io.open_code(script) as f:
+            code = compile(f.read(), script, "exec")
+        sys.modules["__main__"] = module
+        exec(code, module.__dict__)
     except SystemExit as e:
         status = _exit_status(e)
     except KeyboardInterrupt:
@@ -89,9 +118,10 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    if ns.kernels:
-        _describe_kernels(sys.stderr)
-    sys.stdout.flush()
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        if namespace is not None:
+            namespace.update(module.__dict__)
     return status
 
 
@@ -105,7 +135,13 @@ def _exit_status(e: SystemExit) -> int:
     return 1
 
 
-__all__ = ["tik_run_main"]
+__all__ = ["tik_run_main", "tik_migrate_main", "run_script"]
+
+def tik_migrate_main(argv: Optional[list] = None) -> int:
+    """Entry point of ``tik-migrate`` (see `tbe_compat.migrate`)."""
+    from .migrate import main
+    return main(argv)
+
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.cli
     sys.exit(tik_run_main())

@@ -451,6 +451,19 @@ def current_recorder():
     return _recorders[-1] if _recorders else None
 
 
+#: Functions ``route(call) -> recorder or None`` asked, in order, where a ``pto.<op>`` call goes when
+#: no program builder is active and no operand is a machine-bound pointer. A facade that records
+#: kernels its own way claims a call by returning its recorder (the TIK facade: ``pto.*`` calls made
+#: inside a TIK kernel, see ``tbe_compat/tik/bridge.py``); None leaves it to eager execution.
+_routers: list = []
+
+
+def add_router(route) -> None:
+    """Register a call router (see `_routers`); registering the same function twice is a no-op."""
+    if route not in _routers:
+        _routers.append(route)
+
+
 def execute_call(ctx, call: OpCall) -> None:
     """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
     spec = call.spec
@@ -486,6 +499,14 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     call = make_call(spec, args, kwargs, where)
     if _recorders:
         return _recorders[-1].record(call)
+    if _routers:  # a facade may claim calls none of whose pointers is bound to a machine
+        ptr_type = _memory.Ptr
+        flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
+        if not any(isinstance(v, ptr_type) and v.ctx is not None for v in flat):
+            for route in _routers:
+                rec = route(call)
+                if rec is not None:
+                    return rec.record(call)
     ctx = None
     ptr_type = _memory.Ptr
     for v in call.operands:
