@@ -16,9 +16,14 @@ Paths (one table row each per size):
   problem; it measures the per-element cost of the path, not a kernel a chip can run.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_cube.py [--target A5|A2A3] [--repeat 5] [--sizes ...]
-[--blas-threads N]``. Each time is the best of ``--repeat`` runs. On a shared or loaded
-machine multi-threaded BLAS timings of small GEMMs are erratic; ``--blas-threads 1`` (set
-before numpy loads) gives stable ratios for both sides.
+[--blas-threads N] [--clock cpu|wall]``. Each time is the best of ``--repeat`` runs, numpy and
+simulator runs alternating, so load from other processes affects both alike. On a shared or
+loaded machine multi-threaded BLAS timings of small GEMMs are erratic; ``--blas-threads 1``
+(set before numpy loads) gives stable ratios for both sides, and with one BLAS thread the
+default clock is the process CPU time (``--clock cpu``: time the process was descheduled
+does not count); with several BLAS threads it is wall time (CPU time would add up the
+threads). Reading noisy numbers: compare ratios from one run, not times across runs (the
+same code varies by +-30% between runs on the shared 2-core machine).
 """
 from __future__ import annotations
 
@@ -117,6 +122,9 @@ def wide_profile(s: int):
     return dataclasses.replace(a5, name="A5-wide (synthetic)", aliases=(), sizes=sizes)
 
 
+CLOCK = time.perf_counter     # set by main(): time.process_time with one BLAS thread (see module doc)
+
+
 def measure(target, path, s: int, repeat: int, options: MachineOptions):
     rng = np.random.default_rng(s)
     a = rng.standard_normal((s, s)).astype(np.float16)
@@ -127,12 +135,12 @@ def measure(target, path, s: int, repeat: int, options: MachineOptions):
     blocks = BLOCKS.get(getattr(target, "name", target), (s, s, s))
     t_np = t_sim = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         ref = np.matmul(a32, b32)
-        t_np = min(t_np, time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        t_np = min(t_np, CLOCK() - t0)
+        t0 = CLOCK()
         res = path(m, ga, gb, s, blocks)
-        t_sim = min(t_sim, time.perf_counter() - t0)
+        t_sim = min(t_sim, CLOCK() - t0)
     bm, bn = (s, s) if path is single else (min(blocks[0], s), min(blocks[1], s))
     c = np.empty((s, s), np.float32)
     for (i, j), raw in res:
@@ -147,7 +155,12 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--sizes", type=int, nargs="*", default=[128, 512, 1024])
     p.add_argument("--blas-threads", type=int, default=None, help="BLAS threads for both sides (default: BLAS's own)")
+    p.add_argument("--clock", choices=("cpu", "wall"), default=None,
+                   help="cpu: process CPU time (default with --blas-threads 1); wall: elapsed time (default otherwise)")
     args = p.parse_args(argv)
+    global CLOCK
+    clock = args.clock or ("cpu" if args.blas_threads == 1 else "wall")
+    CLOCK = time.process_time if clock == "cpu" else time.perf_counter
     default = MachineOptions()
     off = MachineOptions(check_hazards=False, uninitialized="off")
     rows = []
@@ -155,12 +168,12 @@ def main(argv=None):
         a32 = np.random.default_rng(s).standard_normal((s, s)).astype(np.float16).astype(np.float32)
         t_tn = t_np = float("inf")
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             np.matmul(a32, a32)
-            t_np = min(t_np, time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            t_np = min(t_np, CLOCK() - t0)
+            t0 = CLOCK()
             numpy_tiled(a32, a32, s, BLOCKS[args.target])
-            t_tn = min(t_tn, time.perf_counter() - t0)
+            t_tn = min(t_tn, CLOCK() - t0)
         rows.append((f"{s}", f"reference: numpy f32 GEMM per {args.target} tile (no simulation)", f"{t_tn * 1e3:.2f}",
                      f"{t_np * 1e3:.2f}", f"{t_tn / t_np:.2f}", "-"))
         for label, target, path, opts in ((f"tiled {args.target}, default checks", args.target, tiled, default),
@@ -173,7 +186,7 @@ def main(argv=None):
     bm, bn, bk = BLOCKS[args.target]
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     print(f"cube full path (mte_gm_l1_frac + mte_l1_l0a/b + mad/mad_acc), f16 -> f32; tiled blocks bm={bm} bn={bn} "
-          f"bk={bk}, K chunk {K_CHUNK}; BLAS threads: {threads}")
+          f"bk={bk}, K chunk {K_CHUNK}; BLAS threads: {threads}; clock: {clock}")
     print(tabulate(rows, headers=("M=N=K", "path", "sim ms", "numpy f32 ms", "ratio", "max rel err"),
                    tablefmt="github"))
 

@@ -30,10 +30,10 @@ def atomic_row_sum():
     return tik_instance
 
 
-def reference(x):
+def reference(inputs):
     """Float32 accumulation in the cores' order (core 0 rows first), as the hardware adds."""
     acc = np.zeros(COLS, np.float32)
-    for row in x:
+    for row in inputs["x"]:
         acc = (acc + row).astype(np.float32)
     return acc
 
@@ -42,6 +42,6 @@ if __name__ == "__main__":
     x = np.random.default_rng(2).standard_normal((ROWS, COLS)).astype(np.float32)
     tik_instance = atomic_row_sum()
     y, = tik_instance.tikdb.start_debug(feed_dict={"x": x}, interactive=False)
-    ok = np.array_equal(y, reference(x))
+    ok = np.array_equal(y, reference({"x": x}))
     print("atomic_row_sum:", "PASS" if ok else "FAIL")
     raise SystemExit(0 if ok else 1)

@@ -56,8 +56,10 @@ def conv2d_fixpipe():
     return tik_instance
 
 
-def reference(fm, weight, bias):
-    """(f16(f32(conv + bias)), max(f16(conv), 0)) as ``[Cout/16, howo, 16]``."""
+def reference(fm_gm, w_gm, bias_gm):
+    """(f16(f32(conv + bias)), max(f16(conv), 0)) as ``[Cout/16, howo, 16]`` (parameters named like the
+    kernel inputs: the pytest plugin passes them by name)."""
+    fm, weight, bias = fm_gm, w_gm, bias_gm
     c1, h, w, c0 = fm.shape
     _, kh, kw, cout, _ = weight.shape
     x = fm.transpose(0, 3, 1, 2).reshape(c1 * c0, h, w).astype(np.float64)

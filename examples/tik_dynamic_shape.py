@@ -60,8 +60,8 @@ def tiling(n):
     return {"total": n, "tiles": n // TILE, "tail": n % TILE}
 
 
-def reference(x):
-    return (x.astype(np.int64) * 3 - 1).astype(np.int32)
+def reference(inputs):
+    return (inputs["x"].astype(np.int64) * 3 - 1).astype(np.int32)
 
 
 if __name__ == "__main__":
@@ -69,6 +69,6 @@ if __name__ == "__main__":
     x = np.random.default_rng(3).integers(-1000, 1000, n).astype(np.int32)
     tik_instance = affine_kernel()
     y, = tik_instance.tikdb.start_debug(feed_dict={"x": x, **tiling(n)}, interactive=False)
-    ok = np.array_equal(y, reference(x))
+    ok = np.array_equal(y, reference({"x": x}))
     print(f"affine_dynamic (n={n}):", "PASS" if ok else "FAIL")
     raise SystemExit(0 if ok else 1)

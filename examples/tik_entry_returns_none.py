@@ -27,7 +27,8 @@ def interleave(kernel_name="interleave_blocks"):
     tik_instance.BuildCCE(kernel_name=kernel_name, inputs=[a, b], outputs=[out])
 
 
-def reference(a, b):
+def reference(inputs):
+    a, b = inputs["a"], inputs["b"]
     return np.stack([a.reshape(BLOCKS, 16), b.reshape(BLOCKS, 16)], axis=1).reshape(-1)
 
 
@@ -38,6 +39,6 @@ if __name__ == "__main__":
     assert interleave() is None
     tik_instance = tbe_compat.kernels()["interleave_blocks"]
     out, = tik_instance.tikdb.start_debug({"a": a, "b": b}, False)
-    ok = np.array_equal(out, reference(a, b))
+    ok = np.array_equal(out, reference({"a": a, "b": b}))
     print("interleave_blocks:", "PASS" if ok else "FAIL")
     raise SystemExit(0 if ok else 1)

@@ -63,8 +63,15 @@ def to_nz(mat):
     return np.ascontiguousarray(mat.reshape(r, k // 16, 16).transpose(1, 0, 2))
 
 
-def reference(a, b):
-    """float16 of the exact product (``[N1, M, 16]``)."""
+def from_nz(frac):
+    """The ``R x K`` matrix of its ``[K1, R, 16]`` fractal layout (inverse of `to_nz`)."""
+    k1, r, c0 = frac.shape
+    return np.ascontiguousarray(frac.transpose(1, 0, 2).reshape(r, k1 * c0))
+
+
+def reference(a_gm, b_gm):
+    """float16 of the exact product (``[N1, M, 16]``) of the kernel inputs (A and B^T in Nz)."""
+    a, b = from_nz(a_gm), from_nz(b_gm).T
     c = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)
     return np.ascontiguousarray(c.reshape(c.shape[0], -1, 16).transpose(1, 0, 2))
 
@@ -79,8 +86,8 @@ def inputs(seed=1, m=M, k=K, n=N):
 if __name__ == "__main__":
     a, b = inputs()
     tik_instance = matmul_tiled()
-    c, = tik_instance.tikdb.start_debug(feed_dict={"a_gm": to_nz(a), "b_gm": to_nz(b.T.copy())},
-                                        interactive=False)
-    ok = np.array_equal(c, reference(a, b)) and not tik_instance.tikdb.reports
+    feed = {"a_gm": to_nz(a), "b_gm": to_nz(b.T.copy())}
+    c, = tik_instance.tikdb.start_debug(feed_dict=dict(feed), interactive=False)
+    ok = np.array_equal(c, reference(**feed)) and not tik_instance.tikdb.reports
     print("matmul_tiled:", "PASS" if ok else "FAIL")
     raise SystemExit(0 if ok else 1)

@@ -47,14 +47,15 @@ def tiled_copy(n=N):
     return tik_instance
 
 
-def reference(x):
-    return x.copy()
+def reference(inputs):
+    """Expected outputs for a start_debug feed dict (the pytest plugin's convention)."""
+    return inputs["src"].copy()
 
 
 if __name__ == "__main__":
     x = np.random.default_rng(1).standard_normal(N).astype(np.float32)
     tik_instance = tiled_copy()
     y, = tik_instance.tikdb.start_debug(feed_dict={"src": x}, interactive=False)
-    ok = np.array_equal(y, reference(x))
+    ok = np.array_equal(y, reference({"src": x}))
     print("tiled_copy:", "PASS" if ok else "FAIL")
     raise SystemExit(0 if ok else 1)

@@ -46,7 +46,7 @@ Printing then parsing then printing gives the same text.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from . import scalars as S
 from .dtypes import dtype as _dtype
@@ -60,7 +60,7 @@ from .program import (BOOL, F32, I64, INDEX, REGS, Assign, BinOp, Bitcast, Block
 from .scalars import scalar_type
 from .targets import get_target, space_name
 
-__all__ = ["print_program", "parse", "parse_file"]
+__all__ = ["print_program", "program_lines", "AsmLine", "parse", "parse_file"]
 
 
 # ============================================================================= scalar op tables
@@ -415,10 +415,13 @@ class _Printer:
         self.indent = 2
 
     # -- helpers
-    def emit(self, parts: list, defs: list, where=None, entry=False):
-        if self.locations and where is not None and not entry:
+    def emit(self, parts: list, defs: list, where=None, entry=False, loc=True, op=None):
+        """Append a line; ``where`` is the provenance of the statement it belongs to (printed as a
+        location only when ``loc``: an ``scf.for``/``scf.if`` carries it on its closing brace);
+        ``op`` the `OpStmt` of a PTO op line."""
+        if self.locations and loc and where is not None and not entry:
             parts = parts + [_loc(where)]
-        (self.entry if entry else self.lines).append((2 if entry else self.indent, parts, defs))
+        (self.entry if entry else self.lines).append((2 if entry else self.indent, parts, defs, where, op))
 
     def invariant(self, e) -> bool:
         """Whether ``e``'s value (with the current register bindings) is a function-entry value."""
@@ -661,7 +664,7 @@ class _Printer:
         if s.var.type is not INDEX:
             parts.append(f" : {_tstr(s.var.type)}")
         parts.append(" {")
-        self.emit(parts, res + [var_v] + args)
+        self.emit(parts, res + [var_v] + args, w, loc=False)
         saved = dict(self.env)
         self.env.update(zip(iters, args))
         self.named[s.var] = var_v
@@ -671,7 +674,7 @@ class _Printer:
         term = self.block(s.body)
         if not term and iters:
             self.emit(["scf.yield "] + _join([self.reg_v(r) for r in iters]) +
-                      [" : " + ", ".join(_tstr(r.type) for r in iters)], [])
+                      [" : " + ", ".join(_tstr(r.type) for r in iters)], [], w, loc=False)
         self.indent -= 1
         self.loops.pop()
         self.cse.pop()
@@ -695,21 +698,21 @@ class _Printer:
         if results:
             parts.append(" -> (" + ", ".join(_tstr(r.type) for r in results) + ")")
         parts.append(" {")
-        self.emit(parts, res)
+        self.emit(parts, res, w, loc=False)
         terms = []
         for k, branch in enumerate((s.then, s.orelse)):
             if k == 1:
                 if branch is None and not results:
                     terms.append(False)
                     break
-                self.emit(["} else {"], [])
+                self.emit(["} else {"], [], w, loc=False)
             saved = dict(self.env)
             self.cse.append({})
             self.indent += 1
             term = self.block(branch or [])
             if not term and results:
                 self.emit(["scf.yield "] + _join([self.reg_v(r) for r in results]) +
-                          [" : " + ", ".join(_tstr(r.type) for r in results)], [])
+                          [" : " + ", ".join(_tstr(r.type) for r in results)], [], w, loc=False)
             self.indent -= 1
             self.cse.pop()
             self.env = saved
@@ -801,10 +804,11 @@ class _Printer:
             parts.append(" {" + ", ".join(attrs) + "}")
         if ssa:
             parts.append(" : " + ", ".join(_tstr(v.type) for v in ssa))
-        self.emit(parts, [], w)
+        self.emit(parts, [], w, op=s)
 
     # -- whole program
-    def render(self) -> str:
+    def rows(self) -> list:
+        """Every line of the text as ``(text, where, hoisted, op)`` (see `AsmLine`)."""
         prog = self.prog
         head = []
         defs = []
@@ -823,25 +827,29 @@ class _Printer:
                 attrs.append("pto.shape = [" + ", ".join(str(d) for d in a.shape) + "]")
             head.append(f"%{a.name}: {_tstr(a.type)}" + (" {" + ", ".join(attrs) + "}" if attrs else ""))
             defs.append(v)
-        term = self.block(prog.body)
+        self.block(prog.body)
         fattrs = ""
         if prog.block_num is not None:
             bn = prog.block_num
             fattrs = f" attributes {{pto.block_num = {bn} : i64}}" if isinstance(bn, int) else \
                 f" attributes {{pto.block_num = {_q(bn.name)}}}"
-        out = [f"module attributes {{pto.target_arch = {_q(prog.target.name.lower())}}} {{",
-               f"  func.func @{_sym(prog.name)}({', '.join(head)}){fattrs} {{"]
-        body = self.entry + self.lines
-        body.append((2, ["return"], []))
+        out = [(f"module attributes {{pto.target_arch = {_q(prog.target.name.lower())}}} {{", None, False, None),
+               (f"  func.func @{_sym(prog.name)}({', '.join(head)}){fattrs} {{", None, False, None)]
+        body = [row + (True,) for row in self.entry] + [row + (False,) for row in self.lines]
+        body.append((2, ["return"], [], None, None, False))
         used = set(a.name for a in prog.args)
         counter = {}
-        for _, parts, dvs in body:
+        for _, parts, dvs, _, _, _ in body:
             for v in dvs:
                 v.name = _fresh(v.base, used, counter)
-        for ind, parts, _ in body:
-            out.append("  " * ind + "".join(p if isinstance(p, str) else "%" + p.name for p in parts))
-        out += ["  }", "}"]
-        return "\n".join(out) + "\n"
+        for ind, parts, _, where, op, hoisted in body:
+            text = "  " * ind + "".join(p if isinstance(p, str) else "%" + p.name for p in parts)
+            out.append((text, where, hoisted, op))
+        out += [("  }", None, False, None), ("}", None, False, None)]
+        return out
+
+    def render(self) -> str:
+        return "\n".join(row[0] for row in self.rows()) + "\n"
 
 
 def _rebuild(e, kids: list):
@@ -910,6 +918,28 @@ def _init_text(x, d) -> str:
 def print_program(prog: Program, *, locations: bool = False) -> str:
     """The PTO-AS text of ``prog``; ``locations=True`` adds ``loc(...)`` provenance to statements."""
     return _Printer(prog, locations).render()
+
+
+class AsmLine(NamedTuple):
+    """One line of `print_program`'s text (without locations) and where it came from.
+
+    ``where``: the provenance of the statement the line belongs to -- for an ``scf.for`` /
+    ``scf.if`` its opening line, ``} else {``, ``scf.yield`` and closing brace too; for a
+    hoisted value the statement that first used it; None for the module and function frame
+    and for constants. ``hoisted``: the line sits at the function entry (constants and
+    values that depend only on constants, arguments and the block index). ``op``: the
+    `OpStmt` of a PTO op line, else None.
+    """
+
+    text: str
+    where: Optional[Provenance]
+    hoisted: bool
+    op: Optional[OpStmt] = None
+
+
+def program_lines(prog: Program) -> list:
+    """`print_program(prog)` as a list of `AsmLine` (the migration listing groups them by provenance)."""
+    return [AsmLine(*row) for row in _Printer(prog, False).rows()]
 
 
 # ============================================================================= tokenizer

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import functools
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal, Optional
 
 import numpy as np
@@ -242,12 +242,13 @@ class Ptr:
         return self.byte_offset(self.dtype.nbytes(int(elements)) if elements >= 0
                                 else -self.dtype.nbytes(-int(elements)))
 
+    # (direct construction: the same object `dataclasses.replace` would build, at a fraction of its cost)
     def byte_offset(self, nbytes: int) -> "Ptr":
-        return replace(self, addr=self.addr + int(nbytes))
+        return Ptr(self.space, self.dtype, self.addr + int(nbytes), self.sub, self.ctx)
 
     def cast(self, new_dtype) -> "Ptr":
         """Same address, another element type (``pto.castptr``)."""
-        return replace(self, dtype=_dtype(new_dtype))
+        return Ptr(self.space, _dtype(new_dtype), self.addr, self.sub, self.ctx)
 
     @property
     def type_str(self) -> str:
@@ -454,6 +455,12 @@ class Machine:
         return f"<Machine {self.target.name} cores={len(self.cores)}>"
 
 
+def active_context() -> Optional["ExecContext"]:
+    """The context eager ops without pointers would use now (the machine most recently created or
+    activated in this thread), or None."""
+    return getattr(_current, "ctx", None)
+
+
 def current_context() -> "ExecContext":
     """The default execution context for eager ops (set by `Machine` creation/activation)."""
     ctx = getattr(_current, "ctx", None)
@@ -582,7 +589,7 @@ class ExecContext:
         to store.
         """
         d = dtype or ptr.dtype
-        size = d.bits // 8
+        size = d.bits >> 3
         if 0 in shape:
             return np.empty(shape, dtype=d.storage)
         extent = size
@@ -590,9 +597,15 @@ class ExecContext:
             if s < 0:
                 raise ValueError(f"negative stride in {strides}")
             extent += (n - 1) * s
-        if offset:
-            ptr = Ptr(ptr.space, ptr.dtype, ptr.addr + offset, ptr.sub, ptr.ctx)
-        buf, off = self._locate(ptr, extent, operand)
+        if ptr.space == "gm":
+            if offset:
+                ptr = Ptr(ptr.space, ptr.dtype, ptr.addr + offset, ptr.sub, ptr.ctx)
+            buf, off = self._locate(ptr, extent, operand)
+        else:                             # on-chip: the bounds check of `_locate`, without a new Ptr
+            buf = self.core.buffer(ptr.space, ptr.sub)
+            off = ptr.addr + offset
+            if off < 0 or off + extent > buf.data.shape[0]:
+                self._locate(Ptr(ptr.space, ptr.dtype, off, ptr.sub, ptr.ctx), extent, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + extent, write)
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
@@ -600,7 +613,7 @@ class ExecContext:
         if write:
             if active is None and dense:
                 buf.written[off:off + extent] = True
-            elif buf.written[off:off + extent].all():
+            elif _all_written(buf.written, off, off + extent):
                 pass                    # every byte in range is already marked: nothing to add
             else:
                 wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
@@ -613,8 +626,10 @@ class ExecContext:
         view.flags.writeable = False
         if self.machine.options.uninitialized == "off":
             return view
-        if active is None and dense or buf.written[off:off + extent].all():
-            ok = bool(buf.written[off:off + extent].all())
+        if _all_written(buf.written, off, off + extent):
+            ok = True
+        elif active is None and dense:
+            ok = False
         else:
             wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
                             strides=tuple(strides) + (1,))
@@ -636,7 +651,7 @@ class ExecContext:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
-        if mode != "off" and hi > lo and not buf.written[lo:hi].all():
+        if mode != "off" and hi > lo and not _all_written(buf.written, lo, hi):
             bad = lo + int(np.argmin(buf.written[lo:hi]))
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
 
@@ -722,6 +737,25 @@ class ExecContext:
                              hint=f"place the tile at a multiple of {alignment} bytes")
 
 
+#: Ranges up to this many bytes are checked with a byte search instead of a numpy reduction
+#: (cheaper below a few KiB: no ufunc set-up).
+_SMALL_RANGE = 4096
+
+
+def _all_written(written: np.ndarray, lo: int, hi: int) -> bool:
+    """True if every flag of ``written[lo:hi]`` is set (empty ranges included)."""
+    if hi - lo <= _SMALL_RANGE:
+        return b"\x00" not in written[lo:hi].tobytes()
+    return bool(written[lo:hi].all())
+
+
+def all_written(flags: np.ndarray) -> bool:
+    """True if every entry of a 1-D contiguous ``bool`` written-map slice is set (cheap on small slices)."""
+    if flags.size <= _SMALL_RANGE:
+        return b"\x00" not in flags.tobytes()
+    return bool(flags.all())
+
+
 @functools.lru_cache(maxsize=4096)
 def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
     """True if a view of ``shape``/``strides`` covers a contiguous byte range exactly once (C order)."""
@@ -736,4 +770,4 @@ def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
 
 
 __all__ = ["MachineOptions", "Buffer", "GmRegion", "GlobalMemory", "Ptr", "Core", "Machine", "ExecContext",
-           "current_context"]
+           "current_context", "active_context"]

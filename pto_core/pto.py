@@ -36,7 +36,9 @@ class _Namespace:
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        return __getattr__(f"{self._prefix}.{name}")
+        fn = __getattr__(f"{self._prefix}.{name}")
+        setattr(self, name, fn)      # later look-ups find it in the instance dict
+        return fn
 
     def __dir__(self):
         cut = len(self._prefix) + 1
@@ -55,6 +57,7 @@ def __getattr__(name: str):
             fn = _cache[name] = _Namespace(name)
         else:
             fn = _cache[name] = _make(name)
+        globals()[name] = fn         # later look-ups are plain module attributes
     return fn
 
 

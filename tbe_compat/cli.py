@@ -17,6 +17,9 @@ Exit status: the script's own (``sys.exit``), 0 when it ends normally, 1 when it
 (a TIK error prints its one-paragraph report, anything else a traceback), 2 for usage
 errors.
 
+``tik-migrate [OPTIONS] SCRIPT.py [OPTIONS] [-- ARGS ...]`` runs a script the same way and
+shows the PTO ops every TIK call became (`tbe_compat.migrate`).
+
 ``tik-compare-fixpipe SCRIPT.py`` / ``tik-compare-fixpipe --sweep``: legacy ``fixpipe`` against
 the PTO FIXPIPE lowering and the new FIXPIPE (`tik_compare_fixpipe_main`,
 migration_guide/fixpipe_compare.md).
@@ -25,10 +28,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
-import runpy
 import sys
 import traceback
+import types
 from typing import Optional
 
 
@@ -73,51 +77,64 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
         return 2
-    status, _ = run_script(ns.script, list(ns.args), print_errors=True)
+    status = run_script(script, ns.args, display_name=ns.script)
     if ns.kernels:
         _describe_kernels(sys.stderr)
     sys.stdout.flush()
     return status
 
 
-def run_script(path: str, args: list, *, soc: Optional[str] = None, print_errors: bool = False) -> tuple:
-    """Run ``path`` the way ``python path args`` would, with the legacy import names installed
-    (and chip ``soc`` selected first). Returns ``(exit status, error text or None)``: the
-    script's own ``sys.exit`` status (0 when it ends normally, 130 on Ctrl-C), or 1 and the
-    traceback (a TIK error: its report) when it raises. ``print_errors`` prints them to stderr as
-    Python does."""
-    from .aliases import ALIAS_ROOT, install
-    install()
-    if soc:
-        _select_soc(soc)
-    script = os.path.abspath(path)
+def run_script(script: str, args=(), *, display_name: Optional[str] = None,
+               namespace: Optional[dict] = None, errors: Optional[list] = None) -> int:
+    """Run ``script`` the way ``python SCRIPT ARGS`` would (``sys.argv``, ``sys.path[0]`` = the script's
+    folder, ``__name__ == "__main__"`` in a fresh module that is ``sys.modules["__main__"]`` while it
+    runs), in this process; returns the exit status (0 ok, the ``sys.exit`` code, 1 after printing
+    the traceback of an exception). ``namespace``: a dict that receives the script's globals
+    (also when it ended with ``sys.exit`` or an exception). ``errors``: a list that receives the
+    traceback of an exception, or the report of a TIK error (a ``SystemExit``, as in CANN). The
+    legacy import names must be installed first (`tbe_compat.aliases.install`)."""
+    from pto_core.errors import PtoError
+    from .aliases import ALIAS_ROOT
+    script = os.path.abspath(script)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [path] + list(args)
+    saved_main = sys.modules.get("__main__")
+    sys.argv = [display_name or script] + list(args)
     # like `python SCRIPT`: the script's folder replaces the runner's own entry at the front
     # (the alias root that install() put first stays on the path, right behind it)
     if sys.path and sys.path[0] != ALIAS_ROOT:
         sys.path.pop(0)
     sys.path.insert(0, os.path.dirname(script))
-    from pto_core.errors import PtoError
-    status, error = 0, None
+    module = types.ModuleType("__main__")
+    module.__file__ = script
+    module.__cached__ = None
+    module.__loader__ = None
+    module.__package__ = None
+    status = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        with io.open_code(script) as f:
+            code = compile(f.read(), script, "exec")
+        sys.modules["__main__"] = module
+        exec(code, module.__dict__)
     except SystemExit as e:
-        status = _exit_status(e, quiet=not print_errors)
-        if isinstance(e, PtoError):             # a TIK error (a SystemExit, as in CANN)
-            error = str(e)
+        status = _exit_status(e)
+        if errors is not None and isinstance(e, PtoError):
+            errors.append(str(e))
     except KeyboardInterrupt:
         status = 130
     except BaseException:  # noqa: BLE001 - report like the interpreter does
-        error = traceback.format_exc()
-        if print_errors:
-            print(error, end="", file=sys.stderr)
+        text = traceback.format_exc()
+        print(text, end="", file=sys.stderr)
+        if errors is not None:
+            errors.append(text)
         status = 1
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    sys.stdout.flush()
-    return status, error
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        if namespace is not None:
+            namespace.update(module.__dict__)
+    return status
 
 
 def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
@@ -125,7 +142,7 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
 
     ``tik-compare-fixpipe [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
     SCRIPT.py [ARGS ...]`` compares every ``fixpipe`` call the script's kernels execute with the
-    legacy reference model (`tbe_compat.compare`); exit status 0 all equal, 1 a difference, 2 usage
+    legacy reference model (`tbe_compat.fixpipe_compare`); exit status 0 all equal, 1 a difference, 2 usage
     error, 3 the script or a kernel failed, 4 no fixpipe call ran. The script's own output goes to
     stderr, the report to stdout (or ``--output``).
 
@@ -133,7 +150,7 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     legacy-vs-new-FIXPIPE grid (`tbe_compat.fixpipe_sweep`); exit status 1 when a difference is not
     explained by a known, documented reason.
     """
-    from .compare import DEFAULT_SEED, FORMATS
+    from .fixpipe_compare import DEFAULT_SEED, FORMATS
     ap = argparse.ArgumentParser(prog="tik-compare-fixpipe",
                                  description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.")
     ap.add_argument("--sweep", action="store_true", help="run the legacy-vs-new-FIXPIPE configuration grid")
@@ -173,7 +190,7 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     if not os.path.isfile(ns.script):
         print(f"{prog}: error: script {ns.script!r} does not exist", file=sys.stderr)
         return 2
-    from .compare import compare_script, format_comparisons, load_feed
+    from .fixpipe_compare import compare_script, format_comparisons, load_feed
     try:
         feed = load_feed(ns.feed) if ns.feed else None
         with contextlib.redirect_stdout(sys.stderr):
@@ -194,18 +211,24 @@ def _emit(text: str, path: Optional[str]) -> None:
         sys.stdout.flush()
 
 
-def _exit_status(e: SystemExit, quiet: bool = False) -> int:
+def _exit_status(e: SystemExit) -> int:
     code = e.code
     if code is None:
         return 0
     if isinstance(code, int):
         return code
-    if not quiet:
-        print(code, file=sys.stderr)
+    print(code, file=sys.stderr)
     return 1
 
 
-__all__ = ["tik_run_main", "tik_compare_fixpipe_main", "run_script"]
+__all__ = ["tik_run_main", "tik_migrate_main", "tik_compare_fixpipe_main", "run_script"]
+
+
+def tik_migrate_main(argv: Optional[list] = None) -> int:
+    """Entry point of ``tik-migrate`` (see `tbe_compat.migrate`)."""
+    from .migrate import main
+    return main(argv)
+
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.cli
     sys.exit(tik_run_main())

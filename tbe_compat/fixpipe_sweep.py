@@ -6,7 +6,7 @@ kind, relu, bias / element-wise-add) the sweep
 1. builds and runs a small TIK kernel (``tik.matmul`` into L0C from crafted f16 / int8
    operands, or -- on the chips with an L0C load path -- L0C loaded from UB with special bit
    patterns), with one ``tik.fixpipe`` per legacy configuration, watched by
-   `tbe_compat.compare` (the **TIK lowering** row: must equal the legacy model bit for bit);
+   `tbe_compat.fixpipe_compare` (the **TIK lowering** row: must equal the legacy model bit for bit);
 2. evaluates, on the same L0C bytes, the options of the new FIXPIPE a migrator would write
    instead, directly with ``pto.mte_l0c_gm`` (and ``pto.mad_bias`` for a bias) on a machine
    of the same chip: the same NZ layout with the equivalent clauses, ``nz2nd`` (row-major;
@@ -14,7 +14,7 @@ kind, relu, bias / element-wise-add) the sweep
    an f32 (FP19) payload, per-channel scales as FB words (``deqf16_vec``), ``pre_relu``, and the
    explicit ``sat`` / ``nosat`` / ``sat(preserve_nan)`` clauses;
 3. compares each against the legacy reference model (`tbe_compat.legacy_fixpipe`) element by
-   element (`tbe_compat.compare.diff_values`), and explains every difference from the
+   element (`tbe_compat.fixpipe_compare.diff_values`), and explains every difference from the
    configuration with `KNOWN_DIFFERENCES` (a reason explains a set of elements; a mismatch
    outside every applicable reason's set, or a rejection no reason predicts, is
    *unexplained*: ``tik-compare-fixpipe --sweep`` then exits with status 1).
@@ -41,7 +41,7 @@ import numpy as np
 from pto_core.errors import PtoError, UnknownName
 
 from . import legacy_fixpipe as LF
-from .compare import FORMATS, diff_values, fmt_metric, watch_kernel
+from .fixpipe_compare import FORMATS, diff_values, fmt_metric, watch_kernel
 
 NP = {"f32": np.float32, "s32": np.int32, "f16": np.float16}
 TIK_NAME = {"f32": "float32", "s32": "int32", "f16": "float16"}

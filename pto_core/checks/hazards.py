@@ -28,6 +28,12 @@ each is a `HazardError` unless the earlier access happens before the current op:
 
 Sync ops themselves are issued by the scalar unit: they run on pipe ``S`` for
 ``begin_op`` (they touch no memory) and act on the clocks of the pipes they name.
+
+Cost: an access first compares the buffer's newest writer / reader epochs per pipe with
+what the current op knows (no per-block work when nothing is newer); otherwise ranges of
+at most `_FEW_BLOCKS` blocks are compared on Python ints and larger ones with numpy (the
+numpy path also builds the error). An op's accesses are recorded when the next op begins;
+a read that a later write of the same op covers is not recorded (the write clears it).
 """
 from __future__ import annotations
 
@@ -44,6 +50,9 @@ from .vector_clock import ALWAYS, NUM_PIPES, PipeClocks
 _S = PIPE_INDEX["S"]
 _M = PIPE_INDEX["M"]
 _FIX = PIPE_INDEX["FIX"]
+
+#: Accesses of at most this many 32-byte blocks are checked on Python ints (cheaper than numpy there).
+_FEW_BLOCKS = 16
 
 _VERBS = {  # kind -> (what the current op does, what the earlier op did)
     "RAW": ("reads", "wrote"),
@@ -149,20 +158,39 @@ class HazardTracker:
         """Record the finished op's accesses. Deferred so that an op is only ever checked against
         *other* ops (an op that reads then writes the same bytes does not race with itself)."""
         p, e = self._pipe, self._epoch
-        for sh, b0, b1, is_write in self._pending:
+        pending = self._pending
+        n = len(pending)
+        for i in range(n):                      # BufferShadow.record_write / record_read, inlined
+            sh, b0, b1, is_write = pending[i]
+            if not is_write:
+                covered = False
+                for j in range(i + 1, n):
+                    s2, w0, w1, w = pending[j]
+                    if w and s2 is sh and w0 <= b0 and b1 <= w1:
+                        covered = True
+                        break
+                if covered:
+                    continue    # a later write of the same op covers these blocks and clears this read anyway
             if is_write:
-                sh.record_write(b0, b1, p, e)
+                sh.w_stamp[b0:b1] = (e << 3) | p
+                for r in sh.r_epoch.values():
+                    r[b0:b1] = 0
+                sh.max_w[p] = e
             else:
-                sh.record_read(b0, b1, p, e)
+                r = sh.r_epoch.get(p)
+                if r is None:
+                    r = sh.r_epoch[p] = np.zeros(sh.nblocks, dtype=np.int64)
+                r[b0:b1] = e
+                sh.max_r[p] = e
         self._pending.clear()
 
     def _record_op(self) -> None:
         """Intern the current op (name, where) and remember it for its (pipe, epoch)."""
-        key = (self._name, self._where)
+        key = (self._name, id(self._where))   # the table keeps ``where`` alive, so its id stays unique
         oid = self._op_ids.get(key)
         if oid is None:
             oid = self._op_ids[key] = len(self._op_table)
-            self._op_table.append(key)
+            self._op_table.append((self._name, self._where))
         self._op_id = oid
         self._epoch_ops[self._pipe][self._epoch] = oid
 
@@ -184,7 +212,7 @@ class HazardTracker:
         sh = self.shadows.get(buf)
         if sh is None:
             sh = self.shadows[buf] = BufferShadow(buf)
-        b0, b1 = block_range(lo, hi)
+        b0, b1 = lo >> BLOCK_SHIFT, (hi + BLOCK - 1) >> BLOCK_SHIFT      # block_range, inlined
         thr = self._thr_list or self._thresholds()
         for q, e in sh.max_w.items():           # fast path: nothing newer than what this op knows
             if e > thr[q]:
@@ -201,7 +229,12 @@ class HazardTracker:
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
         st = sh.w_stamp[b0:b1]
-        bad = st > self._stamp_limits()[st & 7]
+        lim = self._stamp_limits()
+        if b1 - b0 <= _FEW_BLOCKS:      # a few blocks: the same test on Python ints, no numpy temporaries
+            lim_list = lim.tolist()
+            if all(v <= lim_list[v & 7] for v in st.tolist()):
+                return
+        bad = st > lim[st & 7]
         if self._grants:
             self._apply_grants(bad, sh, b0, b1, (st & 7).astype(np.int8), st >> 3)
         if bad.any():
@@ -214,6 +247,8 @@ class HazardTracker:
             if sh.max_r[q] <= thr[q]:
                 continue
             re = r_all[b0:b1]
+            if b1 - b0 <= _FEW_BLOCKS and max(re.tolist()) <= thr[q]:
+                continue
             bad = re > thr[q]
             if self._grants:
                 self._apply_grants(bad, sh, b0, b1, q, re)

@@ -31,13 +31,17 @@ ALWAYS = np.iinfo(np.int64).max
 
 
 class PipeClocks:
-    """Epoch counters and the ``known`` matrix of one core (see module doc)."""
+    """Epoch counters and the ``known`` matrix of one core (see module doc).
+
+    ``known`` is a list of ``NUM_PIPES`` rows of Python ints (7 x 7 numbers: plain lists are
+    cheaper than numpy at this size, and sync ops touch them on every flag).
+    """
 
     __slots__ = ("epoch", "known")
 
     def __init__(self):
         self.epoch = [0] * NUM_PIPES          # Python ints: ticked once per op, cheaper than numpy scalars
-        self.known = np.zeros((NUM_PIPES, NUM_PIPES), dtype=np.int64)
+        self.known = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]
 
     def tick(self, p: int) -> int:
         """Issue one op on pipe ``p``; returns its epoch."""
@@ -45,32 +49,35 @@ class PipeClocks:
         self.epoch[p] = e
         return e
 
-    def release(self, q: int) -> np.ndarray:
+    def release(self, q: int) -> list:
         """Snapshot carried by a ``set_flag`` from pipe ``q``: everything complete when it fires."""
-        snap = self.known[q].copy()
+        snap = list(self.known[q])
         snap[q] = self.epoch[q]
         return snap
 
-    def acquire(self, p: int, snapshot: np.ndarray) -> None:
+    def acquire(self, p: int, snapshot) -> None:
         """A ``wait_flag`` on pipe ``p``: later ops of ``p`` start after ``snapshot`` completed."""
-        np.maximum(self.known[p], snapshot, out=self.known[p])
+        row = self.known[p]
+        for i, t in enumerate(snapshot):
+            if t > row[i]:
+                row[i] = t
 
     def drain(self, p: int) -> None:
         """``pipe_barrier(p)``: later ops of ``p`` start after all earlier ops of ``p``."""
-        self.known[p, p] = self.epoch[p]
+        self.known[p][p] = self.epoch[p]
 
     def drain_all(self) -> None:
         """``pipe_barrier(ALL)``: later ops of any pipe start after all earlier ops of every pipe."""
-        self.known[:, :] = np.asarray(self.epoch, dtype=np.int64)[None, :]
+        self.known = [list(self.epoch) for _ in range(NUM_PIPES)]
 
     def thresholds(self, p: int, *, same_pipe_ordered: bool) -> list:
         """Per earlier-access pipe ``q``, the highest epoch ordered before the current op of ``p``
         (`ALWAYS` for ``q == p`` when same-pipe program order counts)."""
-        thr = self.known[p].tolist()
+        thr = list(self.known[p])
         if same_pipe_ordered:
             thr[p] = ALWAYS
         return thr
 
     def reset(self) -> None:
         self.epoch = [0] * NUM_PIPES
-        self.known[:, :] = 0
+        self.known = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]

@@ -317,14 +317,15 @@ def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str) -> np.ndarray:
     utype = _UINT_OF_BITS[max(8, fmt.code_bits)]
     codes = out.view(utype)
     sign_bit = utype(fmt.sign_bit)
-    nan_in = np.isnan(arr)
     if fmt.specials == "none":                        # FP4: the cast saturates; only NaN differs
+        nan_in = np.isnan(arr)
         if nan_in.any():
             codes = np.where(nan_in, utype(fmt.max_code if sat == "nosat" else 0), codes)
         return codes.view(fmt.storage) if fmt.storage != codes.dtype else codes
     magnitude = codes & utype(fmt.sign_bit - 1)
     special_out = magnitude >= utype(fmt.inf_code) if fmt.specials == "ieee" else magnitude == utype(fmt.nan_code)
-    if special_out.any():                             # overflow, inf inputs, NaN inputs
+    if special_out.any():                             # overflow, inf inputs, NaN inputs (a NaN casts to NaN)
+        nan_in = np.isnan(arr)
         codes = codes.copy()
         if sat != "nosat":
             clamp = special_out & ~nan_in

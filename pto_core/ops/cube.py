@@ -29,16 +29,27 @@ Numerics (one named choice each; see ``migration_guide/pto_cube.md``):
 * GEMV (``m == 1`` without ``disable_gemv``): L0A holds the 1 x K row densely (K
   consecutive elements, the layout of a one-row ``TileLeft``); the result is row 0 of
   a 16-row L0C tile whose other rows are written as 0 (plus the bias / old value).
+
+Speed (the GEMM is the floor; everything else is a few passes over the tiles): f16
+operands are decoded by integer bit moves (`f16_to_f32`, bit-identical to numpy's cast,
+in cache-sized slabs; tiles of <= 2048 elements by one table gather), fused with the
+Zz/Nz -> logical transposition, into per-thread work arrays that are reused across ops
+(`_scratch`; ops do not nest); the GEMM writes into a reused product array
+(``np.matmul(out=)``: the same BLAS call without allocating the result); a zero-initialised
+f32 L0C tile is stored as 64-byte rows of 16 channels. See ``migration_guide/pto_cube.md``.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
+from typing import Optional
 
 import ml_dtypes
 import numpy as np
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, UnsupportedOp
+from ..memory import all_written
 from .mte import (BLOCK, MX_ADDR_DIV, MX_FRAGMENT, check_align, check_int, check_ptr, flags_to_elems, l0a_layout,
                   to_elems, tracking)
 from .registry import Clause, Operand, OpSpec, register
@@ -75,12 +86,18 @@ def _lut(d: DType) -> np.ndarray:
     return lut
 
 
-def _decode(values: np.ndarray, d: DType) -> np.ndarray:
+def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
     """Exact values of raw elements (any shape, any strides) as a C-ordered float32 / float64 (integers) array.
 
-    f16, fp8, hif8 and fp4 go through a per-format look-up table (one gather, much
-    faster than numpy's f16 cast); bf16 by a 16-bit shift; f32 is a copy.
+    f16 by integer bit moves (`f16_to_f32`, into a reused per-thread buffer when ``scratch``
+    names one); fp8, hif8 and fp4 through a per-format look-up table (one gather); bf16 by
+    a 16-bit shift; f32 is a copy.
     """
+    if d.name == "f16":
+        if values.size <= _F16_BY_TABLE or not _f16_bits_exact():   # small tiles: one gather is cheaper
+            return _lut(d).take(values.view(np.uint16))
+        out = _scratch(scratch, values.shape, np.int32) if scratch else None
+        return f16_to_f32(values.view(np.uint16), out)
     if d.name == "f32":
         return np.array(values, dtype=np.float32, order="C")
     if d.name == "bf16":
@@ -90,6 +107,77 @@ def _decode(values: np.ndarray, d: DType) -> np.ndarray:
     if d.is_float:
         return _lut(d).take(values.view(np.uint16 if d.bits == 16 else np.uint8))
     raise UnsupportedOp(f"cannot decode {d.name} data for a MAD", operand="%lhs", value=d.name)
+
+
+_F16_SPECIAL = np.float32(65536.0)    # |x| * 2**112 of every f16 inf/NaN code and of nothing finite
+_F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
+_F16_BY_TABLE = 2048                   # up to this many elements `_decode` gathers from the f16 table instead
+
+
+def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """Exact float32 values of f16 bit patterns ``h`` (uint16, any shape and strides), C-ordered.
+
+    Bit-identical to ``h.view(np.float16).astype(np.float32)`` on every code, NaN payloads
+    included (tested on all 2**16 codes), and about twice as fast as a table gather:
+    sign-extend to int32 and shift the exponent and fraction into f32 position (the sign
+    lands in bit 31; the three copies of it above the exponent are masked off); one
+    multiplication by 2**112 rebiases normals and normalises subnormals exactly; inf and
+    NaN codes, which that maps to finite values >= 2**16, get the all-ones exponent.
+    ``out``: optional C-contiguous int32 array of ``h``'s shape to hold the result bits.
+    Large arrays are converted in slabs along the first axis so that the four passes over
+    each slab stay in cache.
+    """
+    if h.ndim and h.size > _F16_SLAB and h.shape[0] > 1:
+        if out is None:
+            out = np.empty(h.shape, np.int32)
+        step = max(1, _F16_SLAB // (h.size // h.shape[0]))
+        for i in range(0, h.shape[0], step):
+            f16_to_f32(h[i:i + step], out[i:i + step])
+        return out.view(np.float32)
+    if out is None:
+        t = h.view(np.int16).astype(np.int32, order="C")
+    else:
+        t = out
+        np.copyto(t, h.view(np.int16), casting="unsafe")
+    np.left_shift(t, 13, out=t)
+    np.bitwise_and(t, np.int32(-0x70000001), out=t)        # 0x8FFFFFFF: sign, exponent, fraction
+    f = t.view(np.float32)
+    np.multiply(f, np.float32(2.0 ** 112), out=f)
+    if f.size and (f.max() >= _F16_SPECIAL or f.min() <= -_F16_SPECIAL):
+        t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)
+    return f
+
+
+_F16_CHECK: list = []
+
+
+def _f16_bits_exact() -> bool:
+    """Whether `f16_to_f32` is exact in this process (checked once on the subnormal and special codes:
+    its multiplication relies on subnormal float32 inputs, which a flush-to-zero FPU mode would break;
+    `_decode` then uses the table instead)."""
+    if not _F16_CHECK:
+        codes = np.array([0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0x7C00, 0xFC00, 0x7E01, 0x3C00], np.uint16)
+        want = codes.view(np.float16).astype(np.float32).view(np.uint32)
+        _F16_CHECK.append(bool(np.array_equal(f16_to_f32(codes).view(np.uint32), want)))
+    return _F16_CHECK[0]
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:
+    """A per-thread work array reused across ops (one per ``name``; reallocated when the shape changes).
+
+    Ops do not nest, so an array handed out here is free again when the op that asked for it
+    returns; reuse avoids a fresh allocation (and its page faults) per operand per op.
+    """
+    arrays = getattr(_SCRATCH, "arrays", None)
+    if arrays is None:
+        arrays = _SCRATCH.arrays = {}
+    arr = arrays.get(name)
+    if arr is None or arr.shape != shape or arr.dtype != dtype:
+        arr = arrays[name] = np.empty(shape, dtype)
+    return arr
 
 
 def _typed(raw: np.ndarray, d: DType) -> np.ndarray:
@@ -108,10 +196,11 @@ def _boxed(layout: str, r1: int, c1: int, ir: int, ic: int):
     raise ValueError(layout)
 
 
-def _logical(raw: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: int, ic: int) -> np.ndarray:
+def _logical(raw: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: int, ic: int,
+             scratch: str = "") -> np.ndarray:
     """Decoded logical ``rows x cols`` matrix from a row-major-inner boxed tile (one fused pass when possible)."""
     shape4, perm = _boxed(layout, rows // ir, cols // ic, ir, ic)
-    return _decode(_typed(raw, d).reshape(shape4).transpose(perm), d).reshape(rows, cols)
+    return _decode(_typed(raw, d).reshape(shape4).transpose(perm), d, scratch).reshape(rows, cols)
 
 
 def _logical_flags(w: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: int, ic: int) -> np.ndarray:
@@ -248,16 +337,16 @@ def _read_lhs(ctx, lhs, m: int, k: int, gemv: bool, track: bool) -> np.ndarray:
     da = lhs.dtype
     if gemv:
         raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(k), operand="%lhs")
-        if track and not w.all():
+        if track and not all_written(w):
             ctx.check_written(w, operand="%lhs", ptr=lhs)
         return _decode(_typed(raw, da)[:k], da).reshape(1, k)
     rows, ka, c0 = _ceil_to(m, 16), _ceil_to(k, da.c0), da.c0
     lay = l0a_layout(ctx.target)
     raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(rows * ka), operand="%lhs")
-    if track and not w.all():
+    if track and not all_written(w):
         ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0)[:m, :k], operand="%lhs", ptr=lhs,
                           unit="element")
-    return _logical(raw, da, lay, rows, ka, 16, c0)[:, :k]
+    return _logical(raw, da, lay, rows, ka, 16, c0, "lhs")[:, :k]
 
 
 def _read_rhs(ctx, rhs, n: int, k: int, track: bool) -> np.ndarray:
@@ -265,10 +354,10 @@ def _read_rhs(ctx, rhs, n: int, k: int, track: bool) -> np.ndarray:
     db = rhs.dtype
     kb, na, c0 = _ceil_to(k, db.c0), _ceil_to(n, 16), db.c0
     raw, w, _ = ctx.span_tracked(rhs, 0, db.nbytes(kb * na), operand="%rhs")
-    if track and not w.all():
+    if track and not all_written(w):
         ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0)[:n, :k], operand="%rhs", ptr=rhs,
                           unit="element")
-    return _logical(raw, db, "Nz", na, kb, 16, c0)[:, :k]
+    return _logical(raw, db, "Nz", na, kb, 16, c0, "rhs")[:, :k]
 
 
 def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floating: bool,
@@ -282,11 +371,14 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         prod = full
     m1, n1 = mrows // 16, na // 16
     nbytes = dc.nbytes(mrows * na)
+    marked = False          # every byte of the tile already marked written (nothing to mark below)
     if init == "acc":
         _, old_w, _ = ctx.span_tracked(dst, 0, nbytes, operand="%dst")
-        if track and not old_w.all():
-            ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
-                              ptr=dst, unit="element")
+        if track:
+            marked = all_written(old_w)
+            if not marked:
+                ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
+                                  ptr=dst, unit="element")
     data, written, _ = ctx.span_tracked(dst, 0, nbytes, write=True, operand="%dst")
     acc4 = data.view(dc.storage).reshape(n1, m1, 16, 16)
     prod4 = prod.reshape(m1, 16, n1, 16).transpose(2, 0, 1, 3)
@@ -295,9 +387,17 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         seed = np.zeros(na, bvals.dtype)
         seed[:n] = bvals
         prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
-    _accumulate(acc4, prod4, dc, init, floating, saturate)
-    written[...] = True
+    if init == "zero" and floating and dc.name == "f32" and not saturate and prod.dtype == np.float32:
+        # the Nz tile is the product's 16-column strips one after another: move whole 64-byte rows of 16
+        data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+    else:
+        _accumulate(acc4, prod4, dc, init, floating, saturate)
+    if track and not marked:
+        written[...] = True
     return nbytes
+
+
+_ACC_ROW = np.dtype((np.void, 64))     # one 16-channel row of an f32 L0C fractal
 
 
 # ============================================================================ execute
@@ -332,7 +432,8 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
                 a, bt = _tf32(a, tf32_mode), _tf32(bt, tf32_mode)
             if mx:
                 a, bt = _mx_scaled(ctx, lhs, rhs, a, bt, m, n, k, gemv)
-            prod = np.matmul(a, bt.T)   # one GEMM: f32 (order implementation-defined) or f64 (exact integers)
+            # one GEMM: f32 (order implementation-defined) or f64 (exact integers), into a reused buffer
+            prod = np.matmul(a, bt.T, out=_scratch("prod", (a.shape[0], bt.shape[0]), np.result_type(a, bt)))
             nbytes = _write_acc(ctx, dst, bias, prod, m, n, init, floating, saturate, track)
         if unit_flag == "check_and_set":
             ctx.unit_flag_publish(dst, nbytes)

@@ -22,6 +22,16 @@ Layouts (pto_spec.md §2): L1 cube tiles are Nz (``[c1][r1][r0][c0]``, 16 x C0 b
 ``mte_gm_l1_frac nd2nz`` writes them); L0A is Zz on A2A3/KirinX90-class targets and Nz
 on A5/Kirin9030 (`pto_core.tassign.default_layout`); L0B is Zn (``K1 N1 N0 K0``). Every
 unit, default and resolved ambiguity is documented in ``migration_guide/pto_cube.md``.
+
+Fast paths (taken only where they produce the same bytes and written flags as the
+general path; `FAST_PATHS = False` forces the general path, and
+``tests/core/test_fast_paths.py`` runs both on the same inputs):
+
+* byte bursts that are one row, or rows back to back on both sides: one slice copy;
+* ``mte_gm_l1_frac nd2nz`` without padding: every destination C0 block is 32 contiguous
+  source bytes, so the repack is one copy of 32-byte items (any element width);
+* ``mte_gm_l1_frac`` from a fully written source: the destination flags are set over
+  the footprint instead of being moved like the data.
 """
 from __future__ import annotations
 
@@ -102,6 +112,11 @@ def _args(call_clauses: dict, name: str):
     """Positional params of an ``args`` clause (``None`` when omitted)."""
     v = call_clauses.get(name)
     return None if v is None else v[0]
+
+
+#: Fast paths that replace a general algorithm (same bytes, same written flags) are taken when True;
+#: tests switch it off to compare both on the same inputs (tests/core/test_fast_paths.py).
+FAST_PATHS = True
 
 
 def tracking(ctx) -> bool:
@@ -232,6 +247,14 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
         atomic_rows(dv, _burst_view(sdata, groups, src_row, False, 1), atomic)
         if track:
             dw[...] = _burst_view(swritten, groups, src_row, False, 1)
+        return
+    if FAST_PATHS and fill_row is None and len(groups) == 1 and (
+            groups[0][0] == 1 or groups[0][1] == groups[0][2] == src_row == dst_row):
+        # one burst, or bursts back to back on both sides: a single contiguous copy (same bytes as the views below)
+        nb = groups[0][0] * src_row
+        ddata[dst_offset:dst_offset + nb] = sdata[:nb]
+        if track:
+            dwritten[dst_offset:dst_offset + nb] = swritten[:nb]
         return
     if fill_row is not None:
         _burst_view(ddata, groups, dst_row, True, 2)[...] = fill_row
@@ -633,7 +656,11 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
     row_bytes = d.nbytes(row_elems)
     groups = [(rows, inner, 0), (g, outer, 0)]
     sdata, swritten, _ = ctx.span_tracked(src, 0, _extent(groups, 1, row_bytes), operand="%src")
-    planes = [(sdata, False)] + ([(swritten, True)] if tracking(ctx) else [])
+    track = tracking(ctx)
+    # Every source byte written (the usual case): every destination byte this op produces is
+    # written too, so the flags are set over the footprint instead of being moved like the data.
+    src_all_written = track and FAST_PATHS and bool(_burst_view(swritten, groups, row_bytes, False, 1).all())
+    planes = [(sdata, False)] + ([(swritten, True)] if track and not src_all_written else [])
     d1 = -(-dv // c0)
     if not small:
         _check_frac_overlap(op, g, d1, n, l2, l3, l4)
@@ -651,6 +678,12 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
             out = _small_c0_rows(rows_view, d, mode, n, dv, total, is_flags)
             _burst_view(target, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = out
             continue
+        if FAST_PATHS and mode == "nd2nz" and dv == d1 * c0:
+            # row-major source without padding: each destination block is 32 contiguous source bytes,
+            # so the repack is one copy of 32-byte items (any element width, 4-bit included)
+            blocks = np.ndarray((g, d1, n), _BLOCK_ITEM, plane, 0, (outer, BLOCK, inner))
+            np.ndarray((g, d1, n), _BLOCK_ITEM, target, 0, strides4[:3])[...] = blocks
+            continue
         dstv = strided(target, shape4, strides4, True)
         if d.bits >= 8 and dv == d1 * c0:         # no padding: one strided element copy, no temporaries
             size = d.bits // 8
@@ -660,6 +693,15 @@ def _exec_mte_gm_l1_frac(ctx, src, dst, nd2nz=None, dn2nz=None, shape=None, src_
             dstv.view(_UINT[size])[...] = src4
             continue
         dstv[...] = _nz_blocks(rows_view, d, mode, n, dv, d1, is_flags).transpose(0, 2, 1, 3)
+    if src_all_written:
+        if small:
+            _burst_view(dwritten, [(g, 0, l4 * BLOCK)], total, True, 2)[...] = True
+        else:
+            strided(dwritten, shape4, strides4, True)[...] = True
+
+
+#: One 32-byte C0 block as a single numpy item (block copies move 32 bytes per element).
+_BLOCK_ITEM = np.dtype((np.void, BLOCK))
 
 
 def _logical_rows(rows_view: np.ndarray, d: DType, mode: str, is_flags: bool) -> np.ndarray:
@@ -755,13 +797,15 @@ register(OpSpec(
 # ============================================================================ fractal block moves (L1 -> L0A / L0B)
 
 
-def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str):
-    """Strided ``shape + (unit,)`` byte view (and written view) of a grid of ``unit``-byte blocks."""
+def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str,
+          flags: bool = True):
+    """Strided ``shape + (unit,)`` byte view (and written view; None unless ``flags``) of a grid of
+    ``unit``-byte blocks."""
     hi = first + sum((c - 1) * s for c, s in zip(shape, strides)) + unit
     data, written, _ = ctx.span_tracked(ptr, first, hi, write=write, operand=operand)
     full = shape + (unit,)
     st = strides + (1,)
-    return strided(data, full, st, write), strided(written, full, st, write)
+    return strided(data, full, st, write), strided(written, full, st, write) if flags else None
 
 
 def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str):
@@ -805,12 +849,12 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
     m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
     track = tracking(ctx)
     sv, sw = _grid(ctx, src, (k_start * src_stride + m_start) * FRACTAL, (m_step, k_step),
-                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src")
+                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src", flags=track)
     if transpose:
         sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
     rows, cols = sv.shape[:2]
     strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
-    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst")
+    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst", flags=track)
     dv[...] = sv
     if track:
         dw[...] = sw
@@ -820,8 +864,28 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_SHAPE_CONTROLS: dict = {}
+
+
 def _shape_form_control(op: str, side: str, d: DType, a: int, b: int, start_row: int, start_col: int,
                         transpose: bool, zz_dst: bool) -> tuple:
+    """`_shape_form_control_uncached`, memoised per argument values *and types* (a float or bool never
+    finds the entry of an equal int, so every check still runs for them)."""
+    key = (op, side, d.name, a, b, start_row, start_col, transpose, zz_dst,
+           type(a), type(b), type(start_row), type(start_col))
+    try:
+        ctl = _SHAPE_CONTROLS.get(key)
+    except TypeError:            # unhashable operand: the checks below reject it
+        ctl, key = None, None
+    if ctl is None:
+        ctl = _shape_form_control_uncached(op, side, d, a, b, start_row, start_col, transpose, zz_dst)
+        if key is not None and len(_SHAPE_CONTROLS) < 4096:
+            _SHAPE_CONTROLS[key] = ctl
+    return ctl
+
+
+def _shape_form_control_uncached(op: str, side: str, d: DType, a: int, b: int, start_row: int, start_col: int,
+                                 transpose: bool, zz_dst: bool) -> tuple:
     """Full-control tuple for the shape-derived ``mte_l1_l0a`` (a=m, b=k) / ``mte_l1_l0b`` (a=k, b=n) form.
 
     Derivation (PTOAS lowering of the shape form, A5): the source tile is addressed as

@@ -40,6 +40,14 @@ An op call either executes now (eager: some operand is a `Ptr` bound to a machin
 or a machine is active) or, inside a program builder, is recorded as an `OpCall`
 (see ``pto_core.program``). Both go through `make_call`, so validation of arity,
 clause names, clause values, order and exclusivity is identical.
+
+Cost of an eager call (a few microseconds before the op runs): the clause-name checks
+(unknown names, exclusivity, canonical order) depend only on the op and the sequence
+of clause names given, so their verdict is cached per (op, names); values are checked
+on every call. The user's call site is found by a frame walk that decides once per
+file name whether a file is internal, and its `Provenance` is memoised per
+(file, line, op). Compiled programs skip all of this: the interpreter calls
+``ctx.begin_op`` and the op's execute function directly.
 """
 from __future__ import annotations
 
@@ -211,6 +219,12 @@ def _bad(spec: OpSpec, operand: str, message: str, value=None, limit=None, hint=
 def normalize_clause(spec: OpSpec, clause: Clause, value):
     """Validate one clause value's *shape* and return it in canonical Python form."""
     name = clause.name
+    form = clause.form
+    if form == "args" and not clause.repeat and type(value) is tuple and not (value and isinstance(value[-1], dict)):
+        # the common spelling: all positional parameters as a tuple (same result as the general path below)
+        need = len(clause.params) if clause.min_params is None else clause.min_params
+        if need <= len(value) <= len(clause.params):
+            return (value, {})
     if clause.form == "flag":
         if value is not True:
             raise _bad(spec, name, f"flag clause takes True (or None to omit), got {value!r}", value)
@@ -293,19 +307,47 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
 
 
 def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenance] = None) -> OpCall:
-    """Validate arity, clause names/values, canonical order and exclusivity; build an `OpCall`."""
-    required = [o for o in spec.operands if not o.optional]
-    if not len(required) <= len(args) <= len(spec.operands):
+    """Validate arity, clause names/values, canonical order and exclusivity; build an `OpCall`.
+
+    The arity bounds and the clause lookup / order / exclusivity verdict depend only on the
+    op and on which clause names are given, so they are computed once per (op, clause-name
+    sequence) and cached (`_call_shape`); clause *values* are checked on every call.
+    """
+    info = _CALL_INFO.get(spec.name)
+    if info is None or info[0] is not spec:
+        info = _CALL_INFO[spec.name] = (spec, len([o for o in spec.operands if not o.optional]), len(spec.operands),
+                                        {})
+    if not info[1] <= len(args) <= info[2]:
         names = ", ".join(o.name for o in spec.operands)
-        raise IllegalOperand(f"takes {len(required)} operands ({names}), got {len(args)}", op=spec.asm_name,
+        raise IllegalOperand(f"takes {info[1]} operands ({names}), got {len(args)}", op=spec.asm_name,
                              value=len(args), hint=f"signature: {spec.signature()}", where=where)
-    order = {c.slot: i for i, c in enumerate(_slots(spec))}
+    if not kwargs:
+        return OpCall(spec, tuple(args), {}, where)
+    names = tuple([k for k, v in kwargs.items() if v is not None])
+    shape = info[3].get(names)
     clauses: dict = {}
+    if shape is None:       # first time: the full interleaved checks (same error order as ever), then cache
+        shape = _call_shape(spec, names, kwargs, clauses, where)
+        if len(info[3]) < 256:
+            info[3][names] = shape
+        return OpCall(spec, tuple(args), clauses, where)
+    for key, clause in shape:
+        clauses[key] = normalize_clause(spec, clause, kwargs[key])
+    return OpCall(spec, tuple(args), clauses, where)
+
+
+#: op name -> (spec, required operand count, operand count, {clause-name tuple: ((name, Clause), ...)})
+_CALL_INFO: dict = {}
+
+
+def _call_shape(spec: OpSpec, names: tuple, kwargs: dict, clauses: dict, where: Optional[Provenance]) -> tuple:
+    """Check the clause names in order (known, not exclusive, canonical order) and normalise each value
+    into ``clauses`` right after its name passed; return ``((name, Clause), ...)`` for the cache."""
+    order = {c.slot: i for i, c in enumerate(_slots(spec))}
     seen_slots: dict = {}
     last = -1
-    for key, value in kwargs.items():
-        if value is None:
-            continue
+    out = []
+    for key in names:
         clause = spec.clause(key)
         slot = clause.slot
         if slot in seen_slots:
@@ -319,8 +361,9 @@ def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenanc
                                  limit=canon, where=where, hint=f"write the clauses in the order {canon}")
         last = idx
         seen_slots[slot] = key
-        clauses[key] = normalize_clause(spec, clause, value)
-    return OpCall(spec, tuple(args), clauses, where)
+        clauses[key] = normalize_clause(spec, clause, kwargs[key])
+        out.append((key, clause))
+    return tuple(out)
 
 
 def _slots(spec: OpSpec):
@@ -335,20 +378,57 @@ def _slots(spec: OpSpec):
 _INTERNAL = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
 
 
+#: file name -> whether it is under an internal package (cache of `user_frame`)
+_IS_INTERNAL: dict = {}
+
+
 def add_internal_package(path: str) -> None:
     """Frames from files under ``path`` are skipped when finding the user's call site."""
     _INTERNAL.append(os.path.abspath(path))
+    _IS_INTERNAL.clear()
 
 
 def user_frame(skip: int = 1) -> Optional[Provenance]:
-    """``file:line`` of the innermost frame outside this package (and registered packages)."""
+    """``file:line`` of the innermost frame outside this package (and registered packages).
+
+    Whether a file is internal is decided once per file name (`_IS_INTERNAL`), so the walk
+    costs one dict look-up per frame.
+    """
+    site = _user_site(skip + 1)
+    return None if site is None else Provenance(site[0], site[1])
+
+
+def _user_site(skip: int):
+    """``(file, line)`` of the innermost non-internal frame ``skip`` levels up, or None."""
     f = sys._getframe(skip)
+    internal = _IS_INTERNAL
     while f is not None:
         fn = f.f_code.co_filename
-        if not any(fn.startswith(p) for p in _INTERNAL) and not fn.startswith("<frozen"):
-            return Provenance(fn, f.f_lineno)
+        hit = internal.get(fn)
+        if hit is None:
+            hit = internal[fn] = any(fn.startswith(p) for p in _INTERNAL) or fn.startswith("<frozen")
+        if not hit:
+            return fn, f.f_lineno
         f = f.f_back
     return None
+
+
+#: (file, line, call) -> Provenance: provenances are immutable, so one object per call site
+_SITES: dict = {}
+
+
+def _call_site(skip: int, call: str) -> Optional[Provenance]:
+    """Provenance of the user's call site ``skip`` frames up, tagged with ``call`` (memoised)."""
+    site = _user_site(skip + 1)
+    if site is None:
+        return None
+    key = (site[0], site[1], call)
+    where = _SITES.get(key)
+    if where is None:
+        if len(_SITES) >= 65536:
+            _SITES.clear()
+        where = _SITES[key] = Provenance(site[0], site[1], call)
+    return where
 
 
 # ----------------------------------------------------------------------------- dispatch
@@ -371,10 +451,24 @@ def current_recorder():
     return _recorders[-1] if _recorders else None
 
 
+#: Functions ``route(call) -> recorder or None`` asked, in order, where a ``pto.<op>`` call goes when
+#: no program builder is active and no operand is a machine-bound pointer. A facade that records
+#: kernels its own way claims a call by returning its recorder (the TIK facade: ``pto.*`` calls made
+#: inside a TIK kernel, see ``tbe_compat/tik/bridge.py``); None leaves it to eager execution.
+_routers: list = []
+
+
+def add_router(route) -> None:
+    """Register a call router (see `_routers`); registering the same function twice is a no-op."""
+    if route not in _routers:
+        _routers.append(route)
+
+
 def execute_call(ctx, call: OpCall) -> None:
     """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
     spec = call.spec
-    ctx.begin_op(spec.asm_name, call.pipe, call.where)
+    pipe = spec.pipe
+    ctx.begin_op(spec.asm_name, pipe(call.operands, call.clauses) if callable(pipe) else pipe, call.where)
     try:
         spec.execute(ctx, *call.operands, **call.clauses)
     except PtoError as e:
@@ -384,38 +478,76 @@ def execute_call(ctx, call: OpCall) -> None:
         raise
 
 
+_memory = None   # pto_core.memory, bound on first dispatch (it imports nothing from here)
+
+
 def dispatch(name: str, args: tuple, kwargs: dict):
-    """Entry point of ``pto.<name>(...)``: record into the active builder, or execute eagerly."""
-    from ..memory import Ptr, current_context
-    spec = get_op(name)
-    where = user_frame(2)
-    if where is not None:
-        where = Provenance(where.file, where.line, spec.asm_name)
+    """Entry point of ``pto.<name>(...)``: record into the active builder, or execute eagerly.
+
+    Eager path: validate (`make_call`, cached per clause-name set), find the machine from
+    the bound pointers, run ``verify`` then ``execute`` (`execute_call`).
+    """
+    global _memory
+    if _memory is None:
+        from .. import memory as _m
+        _memory = _m
+    spec = OPS.get(name)
+    if spec is None:
+        spec = get_op(name)
+    asm_name = "pto." + spec.name
+    where = _call_site(2, asm_name)
     call = make_call(spec, args, kwargs, where)
-    rec = current_recorder()
-    if rec is not None:
-        return rec.record(call)
+    if _recorders:
+        return _recorders[-1].record(call)
+    if _routers:  # a facade may claim calls none of whose pointers is bound to a machine
+        ptr_type = _memory.Ptr
+        flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
+        if not any(isinstance(v, ptr_type) and v.ctx is not None for v in flat):
+            for route in _routers:
+                rec = route(call)
+                if rec is not None:
+                    return rec.record(call)
     ctx = None
-    flat = [x for v in call.operands for x in (v if isinstance(v, (tuple, list)) else (v,))]
-    for v in flat:
-        if isinstance(v, Ptr) and v.ctx is not None:
+    ptr_type = _memory.Ptr
+    for v in call.operands:
+        if isinstance(v, ptr_type):
+            vctx = v.ctx
+        elif isinstance(v, (tuple, list)):
+            vctx = _bound_ctx(spec, v, ptr_type, where)
+        else:
+            continue
+        if vctx is not None:
+            if ctx is None:
+                ctx = vctx
+            elif vctx.machine is not ctx.machine:
+                raise IllegalOperand("operands are bound to different machines", op=asm_name,
+                                     where=where, hint="create all pointers from the same Machine")
+    if ctx is None:
+        ctx = _memory.current_context()
+    else:
+        _memory._current.ctx = ctx
+    try:
+        if spec.verify is not None:
+            spec.verify(call, ctx.target)
+        pipe = spec.pipe
+        ctx.begin_op(asm_name, pipe(call.operands, call.clauses) if callable(pipe) else pipe, where)
+        spec.execute(ctx, *call.operands, **call.clauses)
+    except PtoError as e:
+        if e.op is None:
+            e.op = asm_name
+        e.with_where(where)
+        raise
+    return None
+
+
+def _bound_ctx(spec: OpSpec, values, ptr_type, where):
+    """The context the pointers in a tuple/list operand are bound to (None if none is)."""
+    ctx = None
+    for v in values:
+        if isinstance(v, ptr_type) and v.ctx is not None:
             if ctx is None:
                 ctx = v.ctx
             elif v.ctx.machine is not ctx.machine:
                 raise IllegalOperand("operands are bound to different machines", op=spec.asm_name,
                                      where=where, hint="create all pointers from the same Machine")
-    if ctx is None:
-        ctx = current_context()
-    else:
-        from .. import memory
-        memory._current.ctx = ctx
-    if spec.verify is not None:
-        try:
-            spec.verify(call, ctx.target)
-        except PtoError as e:
-            if e.op is None:
-                e.op = spec.asm_name
-            e.with_where(where)
-            raise
-    execute_call(ctx, call)
-    return None
+    return ctx

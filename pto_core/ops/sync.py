@@ -32,15 +32,36 @@ _FLAG_DYN_OPERANDS = _FLAG_OPERANDS[:2] + (Operand("event", "int", doc="event id
 
 # ----------------------------------------------------------------------------- checks
 
+#: (src, dst, event, their types, target name) -> canonical (src, dst, event id) for operands that passed
+#: `flag_pipe` / `flag_event` before; the types are in the key so ``True`` never hits the entry of ``1``.
+_CANON: dict = {}
+
+
+def _flag_operands(src, dst, event, target) -> tuple:
+    """Canonical ``(src pipe, dst pipe, event id)`` of a flag op, validated (memoised per spelling and target)."""
+    key = (src, dst, event, type(src), type(dst), type(event), target.name)
+    try:
+        hit = _CANON.get(key)
+    except TypeError:        # unhashable operand: validate without the cache (raises)
+        hit = None
+        key = None
+    if hit is not None:
+        return hit
+    out = (flag_pipe(src, "src"), flag_pipe(dst, "dst"), flag_event(event, target))
+    if key is not None and len(_CANON) < 4096:
+        _CANON[key] = out
+    return out
+
+
 def _verify_flag(call, target) -> None:
     """Static form: both pipes named, the event id a constant in range for the target."""
-    flag_pipe(call.operands[0], "src")
-    flag_pipe(call.operands[1], "dst")
-    ev = call.operands[2]
+    src, dst, ev = call.operands
     if not isinstance(ev, (int, str)) or isinstance(ev, bool):
+        flag_pipe(src, "src")
+        flag_pipe(dst, "dst")
         raise IllegalOperand(f"event id must be a constant (int or 'EVENT_IDn'), got {ev!r}", operand="event",
                              value=ev, hint=f"use pto.{call.spec.name}_dyn for an event id computed at run time")
-    flag_event(ev, target)
+    _flag_operands(src, dst, ev, target)
 
 
 def _verify_flag_dyn(call, target) -> None:
@@ -71,17 +92,15 @@ def _verify_barrier(call, target) -> None:
 # ----------------------------------------------------------------------------- execute
 
 def _set_flag(ctx, src, dst, event) -> None:
-    src, dst = flag_pipe(src, "src"), flag_pipe(dst, "dst")
-    ev = flag_event(event, ctx.target)
-    table = flag_table(ctx)
+    src, dst, ev = _flag_operands(src, dst, event, ctx.target)
+    table = ctx.sync_state or flag_table(ctx)
     token = ctx.hazards.flag_set(src, dst) if ctx.hazards is not None else None
     table.set(src, dst, ev, ctx.where, token)
 
 
 def _wait_flag(ctx, src, dst, event) -> None:
-    src, dst = flag_pipe(src, "src"), flag_pipe(dst, "dst")
-    ev = flag_event(event, ctx.target)
-    flag = flag_table(ctx).wait(src, dst, ev, ctx.where)
+    src, dst, ev = _flag_operands(src, dst, event, ctx.target)
+    flag = (ctx.sync_state or flag_table(ctx)).wait(src, dst, ev, ctx.where)
     if ctx.hazards is not None:
         ctx.hazards.flag_wait(src, dst, flag.token)
 

@@ -389,6 +389,8 @@ def _verify_lanewise(row: Lanewise):
 
 _PLANS = ve.PlanCache()
 _LEGAL: dict = {}
+#: (op, dtype names, target name) -> {operand name: DType} of combinations `_check_types` accepted
+_CHECKED: dict = {}
 
 
 def _check_cached(row: Lanewise, dts: tuple, target, op: str) -> None:
@@ -407,9 +409,13 @@ def _execute_lanewise(row: Lanewise):
         ptrs = operands[:nmem]
         for nm, p in zip(row.mem, ptrs):
             ve.check_ub(p, op=op, operand=nm)
-        dts = tuple(p.dtype for p in ptrs)
-        _check_cached(row, dts, ctx.target, op)
-        dt = dict(zip(row.mem, dts))
+        dts = tuple([p.dtype for p in ptrs])
+        names = tuple([d.name for d in dts])
+        target = ctx.target
+        dt = _CHECKED.get((row.name, names, target.name))
+        if dt is None:            # legality of this dtype combination on this target, checked once
+            _check_cached(row, dts, target, op)
+            dt = _CHECKED[(row.name, names, target.name)] = dict(zip(row.mem, dts))
         scalar = None
         if row.scalar:
             scalar = _scalar_value(operands[nmem], _scalar_dtype(row, dt), op=op)
@@ -417,10 +423,15 @@ def _execute_lanewise(row: Lanewise):
                 ve.check_range(int(operands[nmem]), 0, dt["dst"].bits, op=op, operand="scalar",
                                hint="shift counts run from 0 to the element width")
         repeat = operands[nmem + (1 if row.scalar else 0)]
-        key = (row.name, tuple(d.name for d in dts), repeat, mask, counter, blk_stride, rep_stride, stride_unit,
-               ctx.target.name)
-        plan = _PLANS.get(_hashable(key), lambda: _plan_lanewise(row, ctx.target, dts, repeat, mask, counter,
-                                                                 blk_stride, rep_stride, stride_unit, op))
+        if mask is None and counter is None and blk_stride is None and rep_stride is None and stride_unit is None:
+            # the common form (all lanes, contiguous): a cheaper key; the repeat's type is part of it so
+            # that True never finds the plan of 1 (check_repeat rejects bools)
+            key = (row.name, names, type(repeat), repeat, target.name)
+        else:
+            key = _hashable((row.name, names, type(repeat), repeat, mask, counter, blk_stride, rep_stride,
+                             stride_unit, target.name))
+        plan = _PLANS.data.get(key) or _PLANS.get(key, lambda: _plan_lanewise(row, target, dts, repeat, mask, counter,
+                                                                              blk_stride, rep_stride, stride_unit, op))
         rounding = bool(extra.get("round"))
 
         def compute(ins, r0, r1):

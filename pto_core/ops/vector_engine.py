@@ -36,7 +36,7 @@ Masked-off destination lanes are never written.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Optional
 
@@ -286,15 +286,22 @@ class Stream:
     strides: tuple
     role: str
     masked: bool = True
+    # derived once (the engine reads them per call)
+    lanes: int = field(init=False, compare=False)
+    extent: int = field(init=False, compare=False)
+    reads: bool = field(init=False, compare=False)
+    writes: bool = field(init=False, compare=False)
+    once: bool = field(init=False, compare=False)
 
-    @property
-    def lanes(self) -> int:
-        return self.shape[1] * self.shape[2]
-
-    @property
-    def extent(self) -> int:
-        """Bytes from the first to one past the last byte the pattern touches."""
-        return self.dtype.itemsize + sum((n - 1) * s for n, s in zip(self.shape, self.strides))
+    def __post_init__(self):
+        size = self.dtype.itemsize
+        set_ = object.__setattr__
+        set_(self, "lanes", self.shape[1] * self.shape[2])
+        # bytes from the first to one past the last byte the pattern touches
+        set_(self, "extent", size + sum((n - 1) * s for n, s in zip(self.shape, self.strides)))
+        set_(self, "reads", "r" in self.role)
+        set_(self, "writes", "w" in self.role)
+        set_(self, "once", writes_once(tuple(self.shape), tuple(self.strides), size))
 
 
 def vector_stream(name: str, dtype: DType, role: str, *, par: int, lanes: Lanes, blk: int, rep: int,
@@ -381,42 +388,51 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
     storage dtype.
     """
     lanes = plan.lanes
-    if lanes.repeat == 0:
+    repeat = lanes.repeat
+    if repeat == 0:
         return
     streams = plan.streams
-    chunks = plan_chunks(streams, ptrs, lanes.repeat)
+    count = lanes.count
+    view = ctx.strided_view
+    chunks = ((0, repeat),) if repeat == 1 else plan_chunks(streams, ptrs, repeat)
     for r0, r1 in chunks:
+        n = r1 - r0
         inputs = {}
         for s, p in zip(streams, ptrs):
-            if "r" not in s.role:
+            if not s.reads:
                 continue
-            act = lanes.padded(r0, r1, s.lanes) if s.masked else None
-            v = ctx.strided_view(p, (r1 - r0,) + s.shape[1:], s.strides, offset=r0 * s.strides[0],
-                                 dtype=s.dtype, operand=s.name,
-                                 active=None if act is None else act.reshape((-1,) + s.shape[1:]))
-            v = v.reshape(r1 - r0, s.lanes)
-            inputs[s.name] = v[:, :lanes.count] if s.masked else v
+            shape = s.shape if n == s.shape[0] else (n,) + s.shape[1:]
+            if s.masked:
+                act = None if lanes.mask is None and s.lanes == count else lanes.padded(r0, r1, s.lanes)
+                v = view(p, shape, s.strides, offset=r0 * s.strides[0], dtype=s.dtype, operand=s.name,
+                         active=None if act is None else act.reshape((-1,) + s.shape[1:]))
+                v = v.reshape(n, s.lanes)
+                inputs[s.name] = v if count == s.lanes else v[:, :count]
+            else:
+                inputs[s.name] = view(p, shape, s.strides, offset=r0 * s.strides[0], dtype=s.dtype,
+                                      operand=s.name).reshape(n, s.lanes)
         with np.errstate(all="ignore"):      # IEEE overflow/NaN are results here, not warnings
             outputs = compute(inputs, r0, r1)
         for s, p in zip(streams, ptrs):
-            if "w" in s.role:
-                store(ctx, s, p, r0, r1, outputs[s.name], plan.out_lanes(s.name))
+            if s.writes:
+                store(ctx, s, p, r0, r1, outputs[s.name], plan.out_lanes(s.name) if plan.lanes_out else lanes)
 
 
 def store(ctx, s: Stream, ptr: Ptr, r0: int, r1: int, values: np.ndarray, lanes: Lanes) -> None:
     """Write ``values`` ``(r, count)`` into the active lanes of stream ``s`` for repeats ``[r0, r1)``."""
     r = r1 - r0
     width = s.lanes
-    act = lanes.padded(r0, r1, width)
+    act = None if lanes.mask is None and width == lanes.count else lanes.padded(r0, r1, width)
     if values.shape[1] != width:
         full = np.zeros((r, width), dtype=values.dtype)
         full[:, :values.shape[1]] = values
         values = full
-    vals = values.reshape((r,) + s.shape[1:])
-    act3 = None if act is None else act.reshape((-1,) + s.shape[1:])
+    tail = s.shape[1:]
+    vals = values.reshape((r,) + tail)
+    act3 = None if act is None else act.reshape((-1,) + tail)
     base = r0 * s.strides[0]
-    shape = (r,) + s.shape[1:]
-    if writes_once(shape, s.strides, s.dtype.itemsize):
+    shape = s.shape if r == s.shape[0] else (r,) + tail
+    if s.once or writes_once(shape, s.strides, s.dtype.itemsize):
         view = ctx.strided_view(ptr, shape, s.strides, offset=base, dtype=s.dtype, write=True, operand=s.name,
                                 active=act3)
         if act3 is None:

@@ -36,6 +36,7 @@ from typing import Optional
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core.ops import registry
 
+from . import registry as _registry
 from .autosync import Access
 from .errors import convert, tik_error, user_frame
 from .scalar import Expr, ir_value, static_int
@@ -177,6 +178,8 @@ class TikBase:
         w = user_frame()
         where = Provenance(w.file, w.line, api) if w is not None else Provenance("<unknown>", 0, api)
         self._depth, self._where = 1, where
+        self._calls.append(where)
+        _registry.note_tracing(self)
         try:
             with self._builder.at(where):
                 yield where

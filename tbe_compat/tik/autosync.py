@@ -18,7 +18,10 @@ for each such pipe P, emit the adjacent pair
 
 right before the op. ``set_flag`` fires once every earlier op of P completed and carries
 what P itself knew, so afterwards X knows every access P knew of: ``pend[X]`` keeps
-only entries that are not P's and are still in ``pend[P]``. Same-pipe program order is
+only entries that are not P's and are still in ``pend[P]``. When several pipes conflict,
+the pair with the pipe that already knows most of the others' conflicting accesses comes
+first and the conflicts are re-evaluated after each pair (load, vector op, store: the
+store gets V -> MTE3 only, since V already waited for the load). Same-pipe program order is
 an edge (the verifier's default ``hazard_same_pipe="ordered"``). Adjacent pairs never
 leave a flag raised and never set one twice, so the flag protocol holds on every path,
 and one event id (0) suffices. A pair is only emitted where a dependency exists, so
@@ -69,6 +72,20 @@ class Access:
         return f"{'W' if self.write else 'R'}{self.region}[{self.lo:#x}, {self.hi:#x})"
 
 
+def _conflicts(pend: dict, accesses, only=None) -> set:
+    """Pipes with a pending access in ``pend`` that conflicts with ``accesses`` (same region, overlapping
+    blocks, at least one write); ``only``: look at that pipe's entries only."""
+    need = set()
+    for (p, region, w), (lo, hi) in pend.items():
+        if p in need or (only is not None and p != only):
+            continue
+        for a in accesses:
+            if a.region == region and (w or a.write) and lo < a.hi and a.lo < hi:
+                need.add(p)
+                break
+    return need
+
+
 def _copy(state: dict) -> dict:
     return {q: dict(entries) for q, entries in state.items()}
 
@@ -111,19 +128,14 @@ class AutoSync:
     def op(self, pipe: str, accesses) -> None:
         """An op of ``pipe`` with footprint ``accesses`` is about to be recorded."""
         self.settle()
-        pend = self.pend[pipe]
-        if pend:
-            need = set()
-            for (p, region, w), (lo, hi) in pend.items():
-                if p in need:
-                    continue
-                for a in accesses:
-                    if a.region == region and (w or a.write) and lo < a.hi and a.lo < hi:
-                        need.add(p)
-                        break
-            for p in PIPE_ORDER:
-                if p in need:
-                    self._sync(p, pipe)
+        need = _conflicts(self.pend[pipe], accesses)
+        while need:
+            # sync first with the pipe that already knows the most of the others' accesses: what it
+            # knew travels with its flag, so the remaining pairs are only those still needed
+            p = max((q for q in PIPE_ORDER if q in need),
+                    key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
+            self._sync(p, pipe)
+            need = _conflicts(self.pend[pipe], accesses)
         for a in accesses:
             key = (pipe, a.region, a.write)
             for q in PIPE_ORDER:

@@ -38,6 +38,7 @@ class BuildInfo:
     outputs: list                 # Tensor views, in order
     soc: object                   # platform.SocState at BuildCCE
     config: dict = field(default_factory=dict)
+    where: object = None          # Provenance of the BuildCCE call
 
     @property
     def feed_names(self) -> list:
@@ -99,7 +100,7 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
     prog = tik._builder.program
     prog.name = kernel_name
     prog._executable = None
-    tik.build = BuildInfo(kernel_name, feed, outs, platform.current_soc(), dict(config or {}))
+    tik.build = BuildInfo(kernel_name, feed, outs, platform.current_soc(), dict(config or {}), tik._where)
 
 
 def _check_gm(tik, x, what: str) -> None:

@@ -16,6 +16,8 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from pto_core import program as P
@@ -27,6 +29,7 @@ from .. import platform
 from . import registry as _registry
 from .api import TikBase, tik_api
 from .autosync import AutoSync
+from .bridge import BridgeAPI
 from .control import ControlAPI
 from .cube import CubeAPI
 from .data import DataAPI
@@ -50,7 +53,7 @@ class _Scope:
         self.kind, self.storages = kind, []
 
 
-class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
+class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
     """``tik.Tik(profiling=None, disable_debug=True, err_msg_level=0, block_size=32)``.
 
     ``profiling``: None, a ``tik.Dprofile`` or the ``Dprofile`` class (all mean "the
@@ -62,6 +65,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, TikBase):
 
     def __init__(self, profiling=None, disable_debug=True, err_msg_level=0, block_size=32):
         self._depth, self._where = 0, None
+        self._calls: list = []     # Provenance of every TIK call, in trace order (tik-migrate)
+        self._weakref = weakref.ref(self)
+        self._bridged: dict = {}   # id(pointer) -> (pointer, Tensor) of tensor.pto_ptr() results (bridge)
         self._exit_on_error = err_msg_level != 1
         self._builder = P.Builder("tik_kernel", platform.current_soc().profile)
         self._sync = AutoSync(self._emit_pair, self._emit_barrier_all)

@@ -29,7 +29,7 @@ indices (``[at core=1, i=3]``).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -46,6 +46,21 @@ from .tensor import Tensor
 ON_CHIP_FILL_BYTE = 0x55
 #: Initial byte of uninitialised GM outputs/workspaces (NaN in float formats).
 GM_FILL_BYTE = 0xFF
+
+#: Callables ``fn(run: DebugRun)`` told about every completed ``start_debug`` (``tik-migrate --check``
+#: and the pytest plugin's golden recording use it). Empty by default: then nothing is copied.
+RUN_OBSERVERS: list = []
+
+
+class DebugRun(NamedTuple):
+    """One completed ``start_debug``: ``inputs`` ``{kernel argument name: array or number}`` as fed
+    (copied before the run), ``results`` ``{GM argument name: array}`` of every ``out``/``inout``
+    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned."""
+
+    tik: object
+    inputs: dict
+    results: dict
+    outputs: list
 
 
 def tik_machine_options(**overrides) -> MachineOptions:
@@ -90,13 +105,20 @@ class Tikdb:
             self._set_dynamic_shapes(scalars)
             exe = tik.program.compile()
             self.executable = exe
+            fed = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()} \
+                if RUN_OBSERVERS else None
             try:
                 results = exe.run(inputs, write_back=True, options=self.options or tik_machine_options(),
                                   order=self.order)
             except PtoError as e:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
-            return [self._output(x, results, scalars) for x in info.outputs]
+            outputs = [self._output(x, results, scalars) for x in info.outputs]
+            if fed is not None:
+                run = DebugRun(tik, fed, results, outputs)
+                for observer in list(RUN_OBSERVERS):
+                    observer(run)
+            return outputs
 
     # ------------------------------------------------------------------ feed checks
     def _scalar_values(self, info, feed: dict) -> dict:
@@ -221,4 +243,4 @@ def _evaluate(e, scalars: dict) -> int:
     return int(ev(e))
 
 
-__all__ = ["Tikdb", "tik_machine_options", "ON_CHIP_FILL_BYTE", "GM_FILL_BYTE"]
+__all__ = ["Tikdb", "tik_machine_options", "ON_CHIP_FILL_BYTE", "GM_FILL_BYTE", "RUN_OBSERVERS", "DebugRun"]

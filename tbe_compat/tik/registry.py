@@ -11,15 +11,28 @@ instance here so a driver can still run it::
 
 A later build with the same name replaces the earlier one (like CANN overwriting
 ``kernel_meta/<name>.o``).
+
+It also knows the kernel *being traced* (`tracing_kernel`): the Tik instance of the most
+recent TIK call, until its BuildCCE. ``pto.*`` calls without pointer operands
+(``pto.set_atomic_f32()``, ``pto.pipe_barrier("ALL")``) made inside a TIK kernel are
+recorded there (`bridge`) -- unless a `pto_core.Machine` was created or activated after
+that TIK call: then they run eagerly on it, as outside any kernel.
 """
 from __future__ import annotations
 
+import weakref
+
+from pto_core.memory import active_context
+
 _KERNELS: dict = {}
+_TRACING: list = [None, None]        # [weakref to the Tik of the latest TIK call, machine context then]
 _LISTENERS: list = []
 
 
 def register(tik) -> None:
     _KERNELS[tik.build.kernel_name] = tik
+    if _TRACING[0] is not None and _TRACING[0]() is tik:
+        _TRACING[0] = None
     for fn in list(_LISTENERS):
         fn(tik)
 
@@ -36,6 +49,21 @@ def remove_build_listener(fn) -> None:
     """Undo `add_build_listener` (no error if ``fn`` is not registered)."""
     if fn in _LISTENERS:
         _LISTENERS.remove(fn)
+
+
+def note_tracing(tik) -> None:
+    """A TIK call of ``tik`` starts (called by every top-level TIK API call)."""
+    _TRACING[0] = tik._weakref
+    _TRACING[1] = active_context()
+
+
+def tracing_kernel():
+    """The Tik instance being traced (see module doc), or None."""
+    ref, ctx = _TRACING
+    tik = ref() if ref is not None else None
+    if tik is None or tik.build is not None or active_context() is not ctx:
+        return None
+    return tik
 
 
 def kernels() -> dict:
@@ -57,6 +85,8 @@ def kernel(name: str):
 def clear() -> None:
     """Forget every built kernel (tests and long-running drivers)."""
     _KERNELS.clear()
+    _TRACING[0] = None
 
 
-__all__ = ["kernels", "kernel", "clear", "register", "add_build_listener", "remove_build_listener"]
+__all__ = ["kernels", "kernel", "clear", "register", "note_tracing", "tracing_kernel", "add_build_listener",
+           "remove_build_listener"]

@@ -233,6 +233,11 @@ class Tensor:
         base = self.storage.base_ptr(self._dt)
         return base + self.offset if not (isinstance(self.offset, int) and self.offset == 0) else base
 
+    def pto_ptr(self) -> P.PtrExpr:
+        """The PTO pointer to this view's first element, for ``pto.*`` calls in this TIK kernel (mixed
+        kernels; see `tbe_compat.tik.bridge` for the dtype/space/offset rules)."""
+        return self.tik.pto_ptr(self)
+
     def byte_offset(self):
         """Byte offset of the view's start inside the storage (int or IR)."""
         return _mul(self.offset, self._dt.bits // 8) if self._dt.bits >= 8 else \

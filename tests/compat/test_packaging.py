@@ -53,3 +53,22 @@ def test_every_alias_package_is_listed_and_mapped():
             assert where.is_dir() and not (where / "__init__.py").exists(), f"{name} must stay a namespace package"
             continue
         assert (where / "__init__.py").is_file(), f"setup.cfg lists {name} but {where} is not a package"
+
+
+def test_every_entry_point_resolves():
+    import importlib
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    targets = []
+    for group in cfg["options.entry_points"]:
+        for line in cfg["options.entry_points"][group].splitlines():
+            if "=" in line:
+                name, target = (x.strip() for x in line.split("=", 1))
+                targets.append((group, name, target))
+    assert ("console_scripts", "tik-migrate", "tbe_compat.cli:tik_migrate_main") in targets
+    for group, name, target in targets:
+        module, _, attr = target.partition(":")
+        obj = importlib.import_module(module)
+        for part in filter(None, attr.split(".")):
+            obj = getattr(obj, part)
+        assert obj is not None, f"{group} {name} -> {target}"

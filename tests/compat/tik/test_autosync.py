@@ -108,6 +108,22 @@ def test_copy_through_ub_gets_exactly_the_producer_consumer_pair():
     assert _sync_lines(ti) == ["set_flag MTE2->MTE3", "wait_flag MTE2->MTE3"]
 
 
+def test_load_vector_store_needs_no_direct_load_to_store_pair():
+    # V waited for the load, so V -> MTE3 carries that knowledge: no MTE2 -> MTE3 pair (with the pairs
+    # emitted in pipe order instead, the store would get both)
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    ti.vec_adds(128, ub, ub, 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "chain", [x], [y])
+    assert _sync_lines(ti) == ["set_flag MTE2->V", "wait_flag MTE2->V", "set_flag V->MTE3", "wait_flag V->MTE3"]
+    a = np.arange(128, dtype=np.float16)
+    np.testing.assert_array_equal(run(ti, {"x": a})[0], a + 1)
+
+
 def test_loop_back_edge_gets_the_reverse_pair_at_the_end_of_the_body():
     ti = tik.Tik()
     x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)

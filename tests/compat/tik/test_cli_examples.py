@@ -9,7 +9,8 @@ import pytest
 from tbe_compat.cli import tik_run_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-EXAMPLES = ["tik_tiled_copy.py", "tik_atomic_reduce.py", "tik_dynamic_shape.py", "tik_entry_returns_none.py"]
+EXAMPLES = ["tik_tiled_copy.py", "tik_atomic_reduce.py", "tik_dynamic_shape.py", "tik_entry_returns_none.py",
+            "migrate_row_sum.py", "migrate_vector_add.py", "migrate_conv2d_fixpipe.py"]
 
 
 def _env(with_aliases: bool):

@@ -44,7 +44,7 @@ def test_matmul_example_kernel_other_data_and_listing():
     ti = mod.matmul_tiled()
     a, b = mod.inputs(seed=11)
     c, = ti.tikdb.start_debug({"a_gm": mod.to_nz(a), "b_gm": mod.to_nz(b.T.copy())}, interactive=False)
-    np.testing.assert_array_equal(c, mod.reference(a, b))
+    np.testing.assert_array_equal(c, mod.reference(mod.to_nz(a), mod.to_nz(b.T.copy())))
     text = ti.program.to_asm()
     for op in ("pto.mte_l1_l0a", "pto.mte_l1_l0b", "pto.mad ", "pto.mad_acc", "pto.mte_l0c_gm", "pre_quant"):
         assert op in text

@@ -99,7 +99,7 @@ def test_usage_errors(tmp_path, capsys):
 
 def test_subprocess_run_keeps_stdout_parseable():
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.run([sys.executable, "-m", "tbe_compat.compare", "--format", "json", CONV], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "tbe_compat.fixpipe_compare", "--format", "json", CONV], capture_output=True,
                        text=True, env=env, timeout=300, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["exit_status"] == 0 and "conv2d_fixpipe: PASS" in p.stderr

@@ -1,0 +1,211 @@
+"""tik-migrate: the per-call listing, PTO-AS output, and the round trip through pto-run
+(outputs bit-identical to start_debug's for every example kernel)."""
+import glob
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+from pto_core.asm import parse_file
+from pto_core.cli import pto_run_main
+from tbe_compat import migrate
+from tbe_compat.compare import compare_arrays
+from tbe_compat.migrate import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = sorted(os.path.basename(p) for pattern in ("tik_*.py", "migrate_*.py")
+                  for p in glob.glob(os.path.join(ROOT, "examples", pattern)))
+#: script arguments of examples that take some
+EXAMPLE_ARGS = {"tik_dynamic_shape.py": ["333"]}
+
+
+def _pto_run_commands(err: str) -> list:
+    return [line.split("tik-migrate: pto-run ", 1)[1].split(" ") for line in err.splitlines()
+            if line.startswith("tik-migrate: pto-run ")]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_pto_run_reproduces_start_debug_bit_for_bit(example, tmp_path, capsys):
+    script = os.path.join(ROOT, "examples", example)
+    status = main(["--save-io", str(tmp_path), "--check", script, "--", *EXAMPLE_ARGS.get(example, [])])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    commands = _pto_run_commands(err)
+    assert commands, err
+    for argv in commands:
+        assert pto_run_main(argv) == 0
+        outs = [a.split("=", 1) for a in argv[argv.index("--out"):] if "=" in a]
+        for name, path in outs:
+            expected = np.load(path.replace(".out.npy", ".expected.npy"))
+            got = np.load(path)
+            assert compare_arrays(name, expected, got) is None
+            assert got.tobytes() != b"\xff" * got.nbytes          # really written, not the GM fill
+
+
+SCRIPT = '''\
+import numpy as np
+from tbe import tik
+
+def kernel(name="k"):
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (256,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2) as i:
+        ti.data_move(ub, x[i * 128],
+                     0, 1, 8, 0, 0)
+        ti.data_move(y[i * 128], ub, 0, 1, 8, 0, 0)
+    ti.BuildCCE(kernel_name=name, inputs=[x], outputs=[y])
+    return ti
+
+if __name__ == "__main__":
+    for name in NAMES:
+        ti = kernel(name)
+        a = np.arange(256, dtype=np.float16)
+        y, = ti.tikdb.start_debug({"x": a}, False)
+        assert (y == a).all()
+'''
+
+
+def _script(tmp_path, names=("k",), extra=""):
+    p = tmp_path / "kern.py"
+    p.write_text(SCRIPT.replace("NAMES", repr(list(names))) + extra)
+    return str(p)
+
+
+def test_listing_rows_show_each_call_with_its_pto_lines(tmp_path):
+    trace = migrate.trace_script(_script(tmp_path))
+    assert trace.status == 0 and list(trace.kernels) == ["k"] and len(trace.runs["k"]) == 1
+    rows = migrate.listing(trace.kernels["k"])
+    by_api = {}
+    for r in rows:
+        by_api.setdefault(r.api, []).append(r)
+    assert [r.line for r in rows if r.file] == sorted(r.line for r in rows if r.file)
+    loop = by_api["tik.for_range"][0]
+    assert loop.source == "with ti.for_range(0, 2) as i:"
+    assert loop.pto[0].startswith("scf.for ") and loop.pto[1].strip() == "..." and loop.pto[-1] == "}"
+    load, store = by_api["tik.data_move"]
+    assert load.source == "ti.data_move(ub, x[i * 128],\n             0, 1, 8, 0, 0)"     # the whole call
+    assert any(t.startswith("pto.mte_gm_ub ") for t in load.pto)
+    assert any("hoisted to the kernel entry" in t and "pto.castptr" in t for t in load.pto)
+    assert store.pto[0] == "pto.set_flag[<PIPE_MTE2>, <PIPE_MTE3>, <EVENT_ID0>]"   # auto-sync before it
+    assert "kernel argument %x" in by_api["tik.Tensor"][0].note
+    assert "ub bytes [0x0, 0x100)" in by_api["tik.Tensor"][2].note
+    build = by_api["tik.BuildCCE"][0]
+    assert build.pto[0].startswith("module attributes") and "func.func @k(" in build.pto[1]
+    assert "pto-run" in by_api["tikdb.start_debug"][0].note
+
+
+def test_sequence_grouping_and_constants(tmp_path):
+    tik_instance = migrate.trace_script(_script(tmp_path)).kernels["k"]
+    rows = migrate.listing(tik_instance, group="sequence", constants=True)
+    apis = [r.api for r in rows]
+    assert apis[0] == "tik.BuildCCE" and "(kernel entry)" in apis
+    assert any("arith.constant" in t for r in rows if r.api == "(kernel entry)" for t in r.pto)
+    # program order: the loop's opening row, its body's rows, its closing brace's row
+    first, last = apis.index("tik.for_range"), len(apis) - 1 - apis[::-1].index("tik.for_range")
+    assert apis[first + 1:last] == ["tik.data_move", "tik.data_move"]
+    assert rows[last].pto[-1] == "}" and "set_flag[<PIPE_MTE3>, <PIPE_MTE2>" in rows[last].pto[0]  # back edge
+    assert rows[first].pto[0].startswith("scf.for")
+    with pytest.raises(Exception, match="group"):
+        migrate.listing(tik_instance, group="random")
+
+
+def test_text_and_markdown_formats(tmp_path):
+    rows = migrate.listing(migrate.trace_script(_script(tmp_path)).kernels["k"])
+    text = migrate.format_rows(rows, "text", width=60)
+    assert "| TIK call" in text and "pto.mte_gm_ub" in text
+    assert max(len(ln) for ln in text.splitlines()) < 60 + 120
+    md = migrate.format_rows(rows, "markdown")
+    assert md.startswith("<table>") and "&lt;PIPE_MTE2&gt;" in md and "<pre>with ti.for_range(0, 2) as i:</pre>" in md
+
+
+def test_cli_output_file_and_kernel_selection(tmp_path, capsys):
+    script = _script(tmp_path, names=("k1", "k2"))
+    out = tmp_path / "k2.pto"
+    assert main([script, "--kernel", "k2", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "func.func @k2(" in text and 'loc("tik.data_move"' in text
+    assert parse_file(str(out)).name == "k2"
+    assert main([script, "--kernel", "k2", "--no-locations", "-o", str(out)]) == 0
+    assert "loc(" not in out.read_text()
+    capsys.readouterr()
+    assert main([script, "-o", str(out)]) == 2
+    assert "choose one with --kernel" in capsys.readouterr().err
+    assert main([script, "--kernel", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no kernel named 'nope'" in err and "k1, k2" in err
+    assert main([str(tmp_path / "missing.py")]) == 2
+
+
+def test_cli_reports_a_failing_script_and_a_script_without_kernels(tmp_path, capsys):
+    failing = _script(tmp_path, extra="\nraise SystemExit(3)\n")
+    assert main([failing]) == 1
+    assert "exited with status 3" in capsys.readouterr().err
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    assert main([str(empty)]) == 1
+    assert "built no kernel" in capsys.readouterr().err
+
+
+def test_dynamic_shapes_need_a_run(tmp_path, capsys):
+    p = tmp_path / "dyn.py"
+    p.write_text(textwrap.dedent('''\
+        from tbe import tik
+        ti = tik.Tik()
+        n = ti.InputScalar("int32", name="n")
+        x = ti.Tensor("int32", (n,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("int32", (n,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 1, 0, 0)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        ti.BuildCCE(kernel_name="dyn", inputs=[x, n], outputs=[y])
+        '''))
+    assert main([str(p), "-o", str(tmp_path / "d.pto")]) == 2
+    err = capsys.readouterr().err
+    assert "shape depends on InputScalars (x, y)" in err and "start_debug" in err
+
+
+def test_check_round_trip_reports_a_difference(tmp_path):
+    trace = migrate.trace_script(_script(tmp_path))
+    ti, run = trace.kernels["k"], trace.runs["k"][0]
+    assert migrate.check_round_trip(ti, run) == []
+    doctored = run._replace(results={"y": run.results["y"].copy()})
+    doctored.results["y"][37] = 5
+    reports = migrate.check_round_trip(ti, doctored)
+    assert len(reports) == 1 and "first at index 37" in reports[0] and "expected 5.0" in reports[0]
+
+
+def test_expand_shows_vector_loops_of_pto_ub_ops(tmp_path, capsys):
+    p = tmp_path / "vec.py"
+    p.write_text(textwrap.dedent('''\
+        import numpy as np
+        from tbe import tik
+        from pto_core import pto
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 8, 0, 0)
+        pto.ub.vadds(ub.pto_ptr(), ub.pto_ptr(), 2.0,
+                     1)
+        ti.data_move(y, ub, 0, 1, 8, 0, 0)
+        ti.BuildCCE(kernel_name="vec", inputs=[x], outputs=[y])
+        a = np.arange(128, dtype=np.float16)
+        assert (ti.tikdb.start_debug({"x": a}, False)[0] == a + 2).all()
+        '''))
+    assert main([str(p), "--expand", "--check", "--width", "0"]) == 0
+    out = capsys.readouterr()
+    assert "pto.ub.vadds(ub.pto_ptr(), ub.pto_ptr(), 2.0," in out.out and "pto.vlds" in out.out
+    assert "// %dst = %" in out.out
+    assert "equal start_debug's bit for bit" in out.err
+
+
+def test_call_source_fallbacks(tmp_path):
+    p = tmp_path / "src.py"
+    p.write_text("a = 1\nb = [a,\n     2]\nwith open('x') as f:\n    pass\n")
+    assert migrate.call_source(str(p), 2, "tik.nothing") == "b = [a,\n     2]"
+    assert migrate.call_source(str(p), 4, "tik.nothing") == "with open('x') as f:"
+    assert migrate.call_source(str(p), 4, "tik.open") == "with open('x') as f:"
+    assert migrate.call_source(str(tmp_path / "gone.py"), 1, "tik.x") == "?"

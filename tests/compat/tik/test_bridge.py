@@ -1,0 +1,185 @@
+"""Mixed kernels: ``tensor.pto_ptr()`` and ``pto.*`` calls recorded inside a TIK kernel
+(provenance, auto-sync footprints, routing, errors)."""
+import inspect
+
+import numpy as np
+import pytest
+
+from pto_core import Machine, pto
+from pto_core import program as P
+from pto_core.errors import IllegalOperand
+from pto_core.program import OpStmt, walk_stmts
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+N = 128
+
+
+def _ops(ti) -> list:
+    return [(s.call.spec.name, s.where.call) for s in walk_stmts(ti.program.body) if isinstance(s, OpStmt)]
+
+
+def _copy_kernel(ti):
+    x = ti.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (N,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (N,), name="ub", scope=tik.scope_ubuf)
+    return x, y, ub
+
+
+def test_pto_ops_on_tik_tensors_compute_and_carry_their_provenance():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    line = inspect.currentframe().f_lineno + 1
+    pto.mte_gm_ub(x.pto_ptr(), ub.pto_ptr(), 0, 2 * N, nburst=(1, 2 * N, 2 * N))
+    with ti.for_range(0, 2) as i:
+        pto.ub.vadds(ub[i * 64].pto_ptr(), ub[i * 64].pto_ptr(), 1.5, 1, mask=64)
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)
+    build(ti, "mixed", [x], [y])
+    a = np.random.default_rng(0).standard_normal(N).astype(np.float16)
+    out, = run(ti, {"x": a})
+    np.testing.assert_array_equal(out, (a + np.float16(1.5)).astype(np.float16))
+    ops = _ops(ti)
+    assert ("mte_gm_ub", "pto.mte_gm_ub") in ops and ("ub.vadds", "pto.ub.vadds") in ops
+    first = next(s for s in walk_stmts(ti.program.body) if isinstance(s, OpStmt) and s.call.spec.name == "mte_gm_ub")
+    assert first.where.file == __file__ and first.where.line == line
+    # auto-sync covers the PTO ops: MTE2 -> V before the vector op, V -> MTE3 before the store
+    assert ("set_flag", "pto.ub.vadds") in ops and ("set_flag", "tik.data_move") in ops
+    assert ti.tikdb.reports == []
+
+
+def test_pto_ptr_types_offsets_and_views():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    u2 = ti.Tensor("float16", (N,), name="u2", scope=tik.scope_ubuf)
+    p = u2[16].pto_ptr()
+    assert p.type == P.PtrType("f16", "ub") and P.static_addr(p) == u2.storage.addr + 32
+    q = u2.reinterpret_cast_to("float32")[4].pto_ptr()
+    assert q.type == P.PtrType("f32", "ub") and P.static_addr(q) == u2.storage.addr + 16
+    g = x[8].pto_ptr()
+    assert g.type == P.PtrType("f16", "gm") and x.storage.gm in list(P.walk(g))
+    assert ti.pto_ptr(ub).type == ub.pto_ptr().type
+    # derived pointers keep their tensor: p + n is accepted as an operand
+    pto.mte_gm_ub(x.pto_ptr() + 64, ub.pto_ptr() + 64, 0, N, nburst=(1, N, N))
+    pto.mte_gm_ub(x.pto_ptr(), ub.pto_ptr(), 0, N, nburst=(1, N, N))
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)
+    build(ti, "views", [x], [y])
+    a = np.arange(N, dtype=np.float16)
+    np.testing.assert_array_equal(run(ti, {"x": a})[0], a)
+
+
+def test_tik_scalars_and_loop_indices_are_operands():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    k = ti.Scalar("float32", name="k", init_value=2.0)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    with ti.for_range(0, 2) as i:
+        pto.ub.vmuls(ub[i * 64].pto_ptr(), ub[i * 64].pto_ptr(), k, 1, mask=64)
+    nb = ti.Scalar("int64", name="nb", init_value=2 * N)
+    pto.mte_ub_gm(ub.pto_ptr(), y.pto_ptr(), nb, nburst=(1, nb, nb))
+    build(ti, "scalars", [x], [y])
+    a = np.arange(N, dtype=np.float16) / 4
+    np.testing.assert_array_equal(run(ti, {"x": a})[0], a * np.float16(2))
+
+
+def test_pointerless_ops_go_to_the_kernel_being_traced():
+    # set_atomic_add(1) migrated to its two PTO ops: a multi-core float32 reduction into GM
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (4, 64), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    with ti.for_range(0, 4, block_num=4) as core:
+        ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[core, 0], 0, 1, 8, 0, 0)
+        pto.set_atomic_f32()
+        pto.set_atomic_add()
+        ti.data_move(y, ub, 0, 1, 8, 0, 0)
+        pto.set_atomic_none()
+    build(ti, "atomic", [x], [y])
+    a = np.random.default_rng(1).standard_normal((4, 64)).astype(np.float32)
+    acc = np.zeros(64, np.float32)
+    for row in a:
+        acc = (acc + row).astype(np.float32)
+    np.testing.assert_array_equal(run(ti, {"x": a})[0], acc)
+    assert ("set_atomic_f32", "pto.set_atomic_f32") in _ops(ti)
+
+
+def test_eager_ops_stay_eager_once_a_machine_is_created_after_the_trace():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    before = len(_ops(ti))
+    m = Machine("A2A3")
+    pto.set_flag("MTE2", "V", 1)                  # runs on m, not recorded into the unbuilt kernel
+    pto.wait_flag("MTE2", "V", 1)
+    assert len(_ops(ti)) == before
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)      # a TIK call: the kernel is being traced again
+    pto.pipe_barrier("ALL")
+    assert _ops(ti)[-1] == ("pipe_barrier", "pto.pipe_barrier")
+    del m
+
+
+def test_full_barrier_ends_pending_accesses_and_user_flags_use_other_events():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    pto.pipe_barrier("ALL")
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)      # MTE2 -> MTE3 known complete: no pair
+    names = [n for n, _ in _ops(ti)]
+    assert names == ["mte_gm_ub", "pipe_barrier", "mte_ub_gm"]
+    pto.set_flag("MTE3", "MTE2", 3)
+    pto.wait_flag("MTE3", "MTE2", 3)
+    build(ti, "barrier", [x], [y])
+    a = np.arange(N, dtype=np.float16)
+    np.testing.assert_array_equal(run(ti, {"x": a})[0], a)
+
+
+def test_event0_is_reserved_for_auto_sync():
+    ti = tik.Tik()
+    _copy_kernel(ti)
+    with raises_tik(IllegalOperand, match="EVENT_ID0") as e:
+        pto.set_flag("MTE2", "V", 0)
+    assert e.value.operand == "event" and "1..7" in str(e.value)
+
+
+def test_pointer_errors():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    with raises_tik(IllegalOperand, match="not a pointer to a tensor of this TIK kernel") as e:
+        pto.mte_gm_ub(x.pto_ptr(), P.PtrFromInt(P.Const(0, "s64"), P.PtrType("f16", "ub")), 0, 32,
+                      nburst=(1, 32, 32))
+    assert e.value.operand == "dst" and "pto_ptr()" in str(e.value)
+    other = tik.Tik()
+    ub2 = other.Tensor("float16", (N,), name="ub2", scope=tik.scope_ubuf)
+    with pytest.raises(IllegalOperand, match="2 different TIK kernels"):
+        pto.mte_gm_ub(x.pto_ptr(), ub2.pto_ptr(), 0, 32, nburst=(1, 32, 32))
+    px, pu = x.pto_ptr(), ub.pto_ptr()
+    build(ti, "done", [x], [y])
+    with raises_tik(IllegalOperand, match="after BuildCCE"):
+        pto.mte_gm_ub(px, pu, 0, 32, nburst=(1, 32, 32))
+    with raises_tik(IllegalOperand, match="already built"):
+        ub.pto_ptr()
+
+
+def test_a_tensor_used_after_its_scope_was_reused_is_reported():
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+    with ti.new_stmt_scope():
+        a = ti.Tensor("float16", (N,), name="a", scope=tik.scope_ubuf)
+        pa = a.pto_ptr()
+    ti.Tensor("float16", (N,), name="b", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="now belong to tensor 'b'"):
+        pto.mte_gm_ub(x.pto_ptr(), pa, 0, 32, nburst=(1, 32, 32))
+
+
+def test_op_errors_carry_the_user_line():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    line = inspect.currentframe().f_lineno + 1
+    pto.ub.vadds(ub.pto_ptr(), ub.pto_ptr(), 1.0, 300)          # repeat > 255: found when it runs
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)
+    build(ti, "bad_repeat", [x], [y])
+    with raises_tik(IllegalOperand, match="repeat") as e:
+        run(ti, {"x": np.zeros(N, np.float16)})
+    assert (e.value.where.file, e.value.where.line) == (__file__, line)
+    assert "pto.ub.vadds" in str(e.value) and "255" in str(e.value)

@@ -1,0 +1,281 @@
+"""Fast paths against the general paths (or the plain numpy algorithm) they replace: same bits, same checks.
+
+Each optimisation in the hot paths (see the "Speed" notes in the module docstrings of
+``pto_core.ops.cube``, ``pto_core.ops.mte``, ``pto_core.ops.registry``) has a test here that
+runs the fast path and the slow path it replaced (or an independent re-implementation of
+the old algorithm) on random inputs, special values included, and compares bit patterns.
+"""
+import numpy as np
+import pytest
+
+from pto_core import Machine, MachineOptions, dtype, layout, pto
+from pto_core.ops.cube import f16_to_f32
+
+RNG = np.random.default_rng(2024)
+ALL_F16 = np.arange(1 << 16, dtype=np.uint16)
+
+
+# ============================================================================ f16 -> f32 decode (pto.mad operands)
+
+
+def test_f16_decode_matches_numpy_cast_on_every_code():
+    want = ALL_F16.view(np.float16).astype(np.float32).view(np.uint32)
+    assert np.array_equal(f16_to_f32(ALL_F16).view(np.uint32), want)
+    out = np.empty(ALL_F16.shape, np.int32)
+    got = f16_to_f32(ALL_F16, out)
+    assert got.base is out or np.shares_memory(got, out)
+    assert np.array_equal(got.view(np.uint32), want)
+
+
+def test_f16_decode_of_strided_views_is_c_ordered_and_exact():
+    codes = RNG.permutation(ALL_F16)                       # every code, inf/NaN among normal values
+    v = codes.reshape(16, 16, 16, 16).transpose(1, 2, 0, 3)  # an Nz tile read in logical order
+    want = v.view(np.float16).astype(np.float32)
+    got = f16_to_f32(v)
+    assert got.flags.c_contiguous and got.shape == v.shape
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    got2 = f16_to_f32(v, np.empty(v.shape, np.int32))
+    assert np.array_equal(got2.view(np.uint32), want.view(np.uint32))
+    assert f16_to_f32(np.zeros((0, 3), np.uint16)).shape == (0, 3)
+
+
+# ============================================================================ pto.mad / mad_acc GEMM
+
+
+def _stage_nz(m, ptr, mat):
+    """Write a logical f16 matrix (rows, cols multiples of 16) in Nz order (A5 L0A, L0B as B^T)."""
+    r, c = mat.shape
+    m.write(ptr, layout.pack(mat, "Nz", "f16"))
+
+
+def _nz_acc(m, dst, r, c):
+    return layout.unpack(m.read(dst, (r * c,)), "Nz", r, c, "f32", fractal=1024)
+
+
+@pytest.mark.parametrize("mm,n,k", [(256, 256, 128), (48, 32, 512), (16, 16, 16)])
+def test_mad_and_mad_acc_bits_equal_one_plain_f32_gemm_each(mm, n, k):
+    """The decoded operands, the GEMM into a reused buffer and the Nz accumulation give exactly
+    ``acc + matmul(A32, B32^T.T)`` with numpy's own f16 cast and a freshly allocated product."""
+    m = Machine("A5")
+    lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+    acc = np.zeros((mm, n), np.float32)
+    for step in range(3):
+        a = (RNG.standard_normal((mm, k)) * 8).astype(np.float16)
+        bt = (RNG.standard_normal((n, k)) * 8).astype(np.float16)
+        if step == 2:        # specials: inf and NaN inputs propagate under nosat
+            a[0, 0], bt[1, 1] = np.inf, np.nan
+        _stage_nz(m, lhs, a)
+        _stage_nz(m, rhs, bt)
+        pto.set_flag("MTE1", "M", 0)
+        pto.wait_flag("MTE1", "M", 0)
+        (pto.mad if step == 0 else pto.mad_acc)(lhs, rhs, dst, mm, n, k, sat=False)
+        pto.set_flag("M", "MTE1", 0)
+        pto.wait_flag("M", "MTE1", 0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            prod = np.matmul(a.astype(np.float32), bt.astype(np.float32).T)
+            acc = prod if step == 0 else acc + prod
+        got = _nz_acc(m, dst, mm, n)
+        assert np.array_equal(got.view(np.uint32), acc.view(np.uint32)), step
+
+
+# ============================================================================ fast vs general paths of the moves
+
+
+def _both_paths(monkeypatch, setup, run):
+    """Run ``run(machine, *setup(machine))`` with the fast paths on and off on identical machines;
+    return the two machines (fill=random so stale bytes differ from anything an op writes)."""
+    from pto_core.ops import mte
+    out = []
+    for fast in (True, False):
+        monkeypatch.setattr(mte, "FAST_PATHS", fast)
+        m = Machine("A5", options=MachineOptions(fill="random", seed=7))
+        run(m, *setup(m))
+        out.append(m)
+    return out
+
+
+def _same_buffers(m1, m2, spaces):
+    for space in spaces:
+        b1, b2 = m1.cores[0].buffer(space), m2.cores[0].buffer(space)
+        assert np.array_equal(b1.data, b2.data), space
+        assert np.array_equal(b1.written, b2.written), space
+
+
+FRAC_CASES = [  # (dtype, mode, n, d, groups, row pad (elements), dst loop2/loop3 extra, small C0)
+    ("f16", "nd2nz", 64, 96, 1, 0, (1, 0), False),
+    ("f16", "nd2nz", 37, 45, 2, 3, (1, 2), False),        # padding lanes
+    ("f32", "nd2nz", 16, 64, 3, 8, (2, 1), False),
+    ("s8", "nd2nz", 20, 64, 1, 4, (1, 0), False),
+    ("e2m1x2", "nd2nz", 18, 128, 2, 0, (1, 1), False),    # 4-bit, whole 32-byte blocks
+    ("e2m1x2", "nd2nz", 18, 70, 1, 2, (1, 0), False),     # 4-bit with padding
+    ("f16", "dn2nz", 48, 64, 2, 5, (1, 3), False),
+    ("bf16", "dn2nz", 33, 20, 1, 0, (1, 0), False),
+    ("f16", "nd2nz", 9, 3, 2, 1, (0, 0), True),           # small C0
+]
+
+
+@pytest.mark.parametrize("dt,mode,n,dv,groups,pad,extra,small", FRAC_CASES)
+@pytest.mark.parametrize("hole", [False, True])
+def test_frac_fast_paths_equal_general_path(monkeypatch, dt, mode, n, dv, groups, pad, extra, small, hole):
+    """Data and written flags of mte_gm_l1_frac with the fast paths on and off; ``hole`` leaves a
+    source byte unwritten so the flags are moved, not set."""
+    d = dtype(dt)
+    row_elems, rows = (dv, n) if mode == "nd2nz" else (n, dv)
+    inner = d.nbytes(row_elems + pad * (2 if d.bits == 4 else 1))
+    outer = rows * inner + 96
+    nbytes = groups * outer + 64
+    raw = RNG.integers(0, 256, nbytes, dtype=np.uint8)
+    c0, l2 = d.c0, 1 + extra[0] if not small else 0
+    d1 = -(-dv // c0)
+    l3 = n * l2 + extra[1] if not small else 0
+    l4 = (d1 * l3 + 1) if not small else 2
+
+    def setup(m):
+        g = m.gm_alloc((nbytes,), "u8", name="src")
+        m.write(g, raw)
+        if hole:
+            m.gm.region("src").buffer.written[inner + 1] = False     # inside row 1 of group 0
+        return (g.cast(dt), m.ptr("l1", dt, 96))
+
+    def run(m, g, l1):
+        pto.mte_gm_l1_frac(g, l1, **{mode: True}, shape=(n, dv), src_layout=(inner, outer),
+                           dst_group=(groups, l2, l3, l4), ctrl=(0, small))
+
+    fast, general = _both_paths(monkeypatch, setup, run)
+    _same_buffers(fast, general, ["l1"])
+
+
+def test_f16_decode_in_slabs_equals_one_pass():
+    from pto_core.ops import cube
+    codes = RNG.integers(0, 1 << 16, (300, 7, 64), dtype=np.uint16)    # > one slab; inf/NaN codes included
+    v = codes.transpose(1, 0, 2)
+    want = v.view(np.float16).astype(np.float32)
+    assert v.size > cube._F16_SLAB
+    got = f16_to_f32(v)
+    assert got.flags.c_contiguous and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    got2 = f16_to_f32(v, np.empty(v.shape, np.int32))
+    assert np.array_equal(got2.view(np.uint32), want.view(np.uint32))
+
+
+BURST_CASES = [  # (len_burst, nburst(count, src_stride, dst_stride), loops)
+    (256, (1, 0, 0), None),                 # one burst: contiguous fast path
+    (96, (4, 96, 96), None),                # back to back on both sides: fast path
+    (100, (3, 100, 128), None),             # general path (dst rows rounded to 32-byte blocks)
+    (64, (3, 64, 96), [(2, 512, 1024)]),    # general path with a loop
+    (50, (2, 50, 64), None),                # tail bytes past len_burst
+]
+
+
+@pytest.mark.parametrize("len_burst,nburst,loop", BURST_CASES)
+@pytest.mark.parametrize("hole", [False, True])
+def test_burst_copies_fast_path_equals_general_path(monkeypatch, len_burst, nburst, loop, hole):
+    """mte_gm_ub / mte_ub_gm / mte_gm_l1 byte bursts with the contiguous fast path on and off."""
+    raw = RNG.integers(0, 256, 8192, dtype=np.uint8)
+
+    def setup(m):
+        g = m.gm_alloc((8192,), "u8", name="src")
+        m.write(g, raw)
+        if hole:
+            m.gm.region("src").buffer.written[5] = False
+        return (g, m.gm_alloc((8192,), "u8", name="out"))
+
+    def run(m, g, out):
+        ub, l1 = m.ptr("ub", "u8", 64), m.ptr("l1", "u8", 128)
+        pto.mte_gm_ub(g, ub, 0, len_burst, nburst=nburst, loop=loop)
+        pto.mte_gm_l1(g, l1, len_burst, nburst=nburst, loop=loop)
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, out, len_burst, nburst=(nburst[0], nburst[2], nburst[1]))
+
+    fast, general = _both_paths(monkeypatch, setup, run)
+    _same_buffers(fast, general, ["ub", "l1"])
+    for name in ("out",):
+        r1, r2 = fast.gm.region(name).buffer, general.gm.region(name).buffer
+        assert np.array_equal(r1.data, r2.data) and np.array_equal(r1.written, r2.written)
+
+
+# ============================================================================ hazard bookkeeping shortcuts
+
+
+def test_read_then_covering_write_of_one_op_still_orders_later_accesses():
+    """An op that reads and then writes the same UB bytes (in-place vadd) records only the write;
+    later unsynchronised accesses from other pipes are still hazards, synchronised ones are not."""
+    from pto_core.errors import HazardError
+    m = Machine("A5")
+    a, b = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0x1000)
+    m.write(a, np.ones(128, np.float16))
+    m.write(b, np.ones(128, np.float16))
+    out = m.gm_alloc((128,), "f16", name="out")
+    src = m.gm_tensor(np.ones(128, np.float16), name="src")
+    pto.ub.vadd(a, a, b, 1)                                 # V reads a, then writes a
+    with pytest.raises(HazardError, match="RAW") as e:
+        pto.mte_ub_gm(a, out, 256, nburst=(1, 0, 0))        # MTE3 reads what V wrote, no edge
+    assert "pto.ub.vadd" in str(e.value)
+    with pytest.raises(HazardError, match="WAW"):
+        pto.mte_gm_ub(src, a, 0, 256, nburst=(1, 0, 0))     # MTE2 overwrites it, no edge
+    pto.set_flag("V", "MTE2", 0)
+    pto.wait_flag("V", "MTE2", 0)
+    pto.mte_gm_ub(src, a, 0, 256, nburst=(1, 0, 0))         # ordered now: no error
+    assert not m.end_kernel()
+
+
+@pytest.mark.parametrize("nbytes", [32, 480, 512, 544, 4096, 65536])   # around the 16-block Python-int test
+@pytest.mark.parametrize("bad_block", ["first", "last"])
+def test_hazard_checks_on_few_and_many_blocks_agree(nbytes, bad_block):
+    """RAW, WAW and WAR are found whether the earlier access touched the first or the last block
+    of the checked range, for ranges checked on Python ints (<= 16 blocks) and with numpy."""
+    import sync_standins  # noqa: F401  (registers the t_* stand-in ops)
+    from pto_core.errors import HazardError
+    off = 0 if bad_block == "first" else nbytes - 32
+    for kind in ("RAW", "WAW", "WAR"):
+        m = Machine("A2A3")
+        x = m.ptr("ub", "u8", 0)
+        m.write(x, np.zeros(nbytes, np.uint8))
+        if kind == "WAR":
+            pto.t_read_mte3(x + off, 32)                 # MTE3 reads one block
+            op = lambda: pto.t_write_v(x, nbytes, 1)     # noqa: E731  V overwrites the range
+        else:
+            pto.t_write_mte2(x + off, 32, 1)             # MTE2 writes one block
+            op = (lambda: pto.t_read_v(x, nbytes)) if kind == "RAW" else (lambda: pto.t_write_v(x, nbytes, 2))
+        with pytest.raises(HazardError, match=kind) as e:
+            op()
+        assert e.value.byte_range == (off, off + 32)
+        src = "MTE3" if kind == "WAR" else "MTE2"
+        pto.set_flag(src, "V", 0)
+        pto.wait_flag(src, "V", 0)
+        op()                                             # ordered now
+
+
+# ============================================================================ call validation cache
+
+
+def test_cached_clause_validation_reports_the_same_first_error():
+    """The clause-name verdict is cached per (op, names); a call with two problems still reports
+    the one the uncached check finds first (the bad value before the later out-of-order name),
+    and a cached shape still checks every value."""
+    from pto_core.errors import IllegalOperand
+    m = Machine("A5")
+    g = m.gm_tensor(np.ones(64, np.float16), name="g")
+    u = m.ptr("ub", "f16", 0)
+    out = m.gm_alloc((64,), "f16", name="out")
+    m.write(u, np.ones(64, np.float16))
+    pto.mte_ub_gm(u, out, 64, nburst=(1, 0, 0), loop=[(1, 0, 0)])     # caches the shape (nburst, loop)
+    for _ in range(2):
+        with pytest.raises(IllegalOperand, match="out of canonical order"):
+            pto.mte_gm_ub(g, u, 0, 64, loop=[(1, 0, 0)], nburst=(1, 0, 0))
+        with pytest.raises(IllegalOperand, match="takes 3..3 parameters"):
+            pto.mte_gm_ub(g, u, 0, 64, nburst=(1, 0), loop=None)
+        with pytest.raises(IllegalOperand, match="takes 3..3 parameters") as e:
+            pto.mte_ub_gm(u, out, 64, nburst=(1, 0), loop=[(1, 0)])        # cached shape, two bad values
+        assert e.value.operand == "nburst"
+    m2 = Machine("A5", options=MachineOptions(check_hazards=False))
+    pto.mte_gm_ub(m2.gm_tensor(np.ones(64, np.float16), name="g"), m2.ptr("ub", "f16", 0), 0, 64, nburst=(1, 0, 0))
+
+
+def test_f16_decode_self_check_passes_and_guards_the_fast_path(monkeypatch):
+    from pto_core.ops import cube
+    assert cube._f16_bits_exact()                       # numpy keeps subnormals: the bit moves are exact
+    monkeypatch.setattr(cube, "_F16_CHECK", [False])    # as if a flush-to-zero mode broke them
+    v = RNG.permutation(ALL_F16)[:4096].reshape(64, 64)
+    got = cube._decode(v.view(np.float16), dtype("f16"))
+    assert np.array_equal(got.view(np.uint32), v.view(np.float16).astype(np.float32).view(np.uint32))
