@@ -249,7 +249,7 @@ def test_formats_of_a_script_comparison(tmp_path):
     table = C.format_comparisons(res, "table")
     assert any(line.startswith("| call site") for line in table.splitlines())
     assert "OK: 1 fixpipe call site (1 execution) matches the legacy model bit for bit" in table
-    assert "note (test_compare.py:" in table and "rounded (nearest-even) to 0.300048828125" in table
+    assert "note (test_compare_fixpipe.py:" in table and "rounded (nearest-even) to 0.300048828125" in table
     md = C.format_comparisons(res, "md")
     assert "|:--" in md and md.splitlines()[0].startswith("* kernel deq_kernel")
     csv_text = C.format_comparisons(res, "csv")
