@@ -237,7 +237,8 @@ def test_script_errors_unknown_kernel_and_nothing_compared(tmp_path):
 
 
 def test_examples_with_fixpipe_compare_equal():
-    for name, sites, runs in (("tik_matmul_tiled.py", 1, 2), ("tik_conv2d_fixpipe.py", 2, 2)):
+    for name, sites, runs in (("tik_matmul_tiled.py", 1, 2), ("tik_conv2d_fixpipe.py", 2, 2),
+                              ("migrate_conv2d_fixpipe.py", 2, 2)):
         res = C.compare_script(os.path.join(ROOT, "examples", name))
         assert res.exit_status == 0, C.format_comparisons(res)
         assert len(res.comparisons) == sites and sum(c.runs for c in res.comparisons) == runs
