@@ -26,7 +26,8 @@ from __future__ import annotations
 import functools
 import keyword
 import random
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -96,11 +97,38 @@ def _make_store(space, dt, where):
 # ============================================================================= code generation
 
 
+@dataclass(frozen=True)
+class Probe:
+    """An observer call compiled into a kernel next to one statement (tools: comparisons, tracing).
+
+    ``fn(ctx, values, loops)`` runs ``when="before"`` the statement (for an op: right before
+    it executes, after the scheduling point) or ``"after"`` it (for an op: right after it
+    executed; for a loop or if: after the whole statement). ``values`` is the tuple of
+    ``exprs`` evaluated at that point (scalar expressions: their value; pointer expressions:
+    their byte address), ``loops`` the ``((name, value), ...)`` of the enclosing loops,
+    outermost first. A probe must not change machine state; it reads memory with
+    `Machine.read`, which records no access. Probes cost nothing when absent.
+    """
+
+    stmt: object
+    fn: Callable
+    exprs: tuple = ()
+    when: str = "before"
+
+    def __post_init__(self):
+        if self.when not in ("before", "after"):
+            raise ConfigError(f"probe when={self.when!r} is not 'before' or 'after'", operand="when",
+                              value=self.when, limit="'before' or 'after'")
+
+
 class _Codegen:
     """Emits the kernel generator function's source for one program."""
 
-    def __init__(self, prog: Program):
+    def __init__(self, prog: Program, probes: tuple = ()):
         self.prog = prog
+        self.probes: dict = {}           # (id(stmt), when) -> [Probe]
+        for pr in probes:
+            self.probes.setdefault((id(pr.stmt), pr.when), []).append(pr)
         self.lines: list = []
         self.line_info: dict = {}       # line number (1-based) -> (stmt, active loop vars)
         self.ns: dict = dict(_HELPERS)
@@ -160,7 +188,24 @@ class _Codegen:
         if len(self.lines) == start:
             self.emit(ind, "pass")
 
+    def probe_calls(self, s, when: str, ind: int):
+        """Emit the calls of the probes attached to ``s`` at ``when``."""
+        for pr in self.probes.get((id(s), when), ()):
+            fn = self.const(pr.fn, "PB")
+            vals = "".join(self.need(e) + ", " for e in pr.exprs)
+            loops = "".join(f"({(v.name or 'i')!r}, {self._ident(v, 'v')}), " for v in self.loops)
+            self.emit(ind, f"{fn}(ctx, ({vals}), ({loops}))", s)
+
     def stmt(self, s, ind: int):
+        if self.probes:
+            if not isinstance(s, OpStmt):
+                self.probe_calls(s, "before", ind)
+            self._stmt(s, ind)
+            self.probe_calls(s, "after", ind)
+        else:
+            self._stmt(s, ind)
+
+    def _stmt(self, s, ind: int):
         if isinstance(s, OpStmt):
             self.op(s, ind)
         elif isinstance(s, Assign):
@@ -234,6 +279,8 @@ class _Codegen:
                 dyn.append((k, code))
         static_name = self.const(static_clauses, "C") if static_clauses else None
         self.emit(ind, "yield _BARRIER" if spec.name in BARRIER_OPS else "yield", s)
+        if self.probes:
+            self.probe_calls(s, "before", ind)
         if callable(spec.pipe):
             pipe_fn = self.const(spec.pipe, "PF")
             items = ([f"**{static_name}"] if static_name else []) + [f"{k!r}: {c}" for k, c in dyn]
@@ -487,9 +534,10 @@ class Executable:
         reports: checker reports of the last run (``(kind, message)``; see `Machine.reports`).
     """
 
-    def __init__(self, prog: Program):
+    def __init__(self, prog: Program, probes: tuple = ()):
         self.program = prog
-        gen = _Codegen(prog)
+        self.probes = tuple(probes)
+        gen = _Codegen(prog, self.probes)
         filename = f"<pto kernel {prog.name}>"
         try:
             self.source = gen.generate()
@@ -743,9 +791,10 @@ def _init_data(a: GmArg):
     return np.broadcast_to(vals.astype(a.dtype.storage), (a.count,)).copy()
 
 
-def compile_program(prog: Program) -> Executable:
-    """Compile ``prog`` into an `Executable` (generated Python; compiled once)."""
-    return Executable(prog)
+def compile_program(prog: Program, probes=()) -> Executable:
+    """Compile ``prog`` into an `Executable` (generated Python; compiled once), with the
+    observer `Probe` calls ``probes`` compiled in."""
+    return Executable(prog, tuple(probes))
 
 
 def run(prog: Program, inputs: Optional[dict] = None, **kw) -> dict:
@@ -753,4 +802,4 @@ def run(prog: Program, inputs: Optional[dict] = None, **kw) -> dict:
     return prog.compile().run(inputs, **kw)
 
 
-__all__ = ["compile_program", "run", "Executable"]
+__all__ = ["compile_program", "run", "Executable", "Probe"]

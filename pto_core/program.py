@@ -996,12 +996,14 @@ class Program:
     def __str__(self):
         return self.to_asm()
 
-    def compile(self):
+    def compile(self, *, probes=None):
         """The compiled `pto_core.interpreter.Executable` (compiled once, then cached: finish
-        building the program before the first run)."""
-        if self._executable is None:
+        building the program before the first run). ``probes`` (a sequence of
+        `pto_core.interpreter.Probe`) compiles a new executable with those observer calls
+        and caches it in place of the previous one, so later runs use it too."""
+        if self._executable is None or probes is not None:
             from .interpreter import compile_program
-            self._executable = compile_program(self)
+            self._executable = compile_program(self, probes or ())
         return self._executable
 
     def run(self, inputs: Optional[dict] = None, **kw) -> dict:

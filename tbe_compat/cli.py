@@ -19,10 +19,15 @@ errors.
 
 ``tik-migrate [OPTIONS] SCRIPT.py [OPTIONS] [-- ARGS ...]`` runs a script the same way and
 shows the PTO ops every TIK call became (`tbe_compat.migrate`).
+
+``tik-compare-fixpipe SCRIPT.py`` / ``tik-compare-fixpipe --sweep``: legacy ``fixpipe`` against
+the PTO FIXPIPE lowering and the new FIXPIPE (`tik_compare_fixpipe_main`,
+migration_guide/fixpipe_compare.md).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
@@ -80,13 +85,15 @@ def tik_run_main(argv: Optional[list] = None) -> int:
 
 
 def run_script(script: str, args=(), *, display_name: Optional[str] = None,
-               namespace: Optional[dict] = None) -> int:
+               namespace: Optional[dict] = None, errors: Optional[list] = None) -> int:
     """Run ``script`` the way ``python SCRIPT ARGS`` would (``sys.argv``, ``sys.path[0]`` = the script's
     folder, ``__name__ == "__main__"`` in a fresh module that is ``sys.modules["__main__"]`` while it
     runs), in this process; returns the exit status (0 ok, the ``sys.exit`` code, 1 after printing
     the traceback of an exception). ``namespace``: a dict that receives the script's globals
-    (also when it ended with ``sys.exit`` or an exception). The legacy import names must be
-    installed first (`tbe_compat.aliases.install`)."""
+    (also when it ended with ``sys.exit`` or an exception). ``errors``: a list that receives the
+    traceback of an exception, or the report of a TIK error (a ``SystemExit``, as in CANN). The
+    legacy import names must be installed first (`tbe_compat.aliases.install`)."""
+    from pto_core.errors import PtoError
     from .aliases import ALIAS_ROOT
     script = os.path.abspath(script)
     saved_argv, saved_path = sys.argv, list(sys.path)
@@ -110,10 +117,15 @@ def run_script(script: str, args=(), *, display_name: Optional[str] = None,
         exec(code, module.__dict__)
     except SystemExit as e:
         status = _exit_status(e)
+        if errors is not None and isinstance(e, PtoError):
+            errors.append(str(e))
     except KeyboardInterrupt:
         status = 130
     except BaseException:  # noqa: BLE001 - report like the interpreter does
-        traceback.print_exc()
+        text = traceback.format_exc()
+        print(text, end="", file=sys.stderr)
+        if errors is not None:
+            errors.append(text)
         status = 1
     finally:
         sys.argv = saved_argv
@@ -123,6 +135,80 @@ def run_script(script: str, args=(), *, display_name: Optional[str] = None,
         if namespace is not None:
             namespace.update(module.__dict__)
     return status
+
+
+def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
+    """Entry point of ``tik-compare-fixpipe``; returns the exit status.
+
+    ``tik-compare-fixpipe [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
+    SCRIPT.py [ARGS ...]`` compares every ``fixpipe`` call the script's kernels execute with the
+    legacy reference model (`tbe_compat.fixpipe_compare`); exit status 0 all equal, 1 a difference, 2 usage
+    error, 3 the script or a kernel failed, 4 no fixpipe call ran. The script's own output goes to
+    stderr, the report to stdout (or ``--output``).
+
+    ``tik-compare-fixpipe --sweep [--full] [--chip SOC ...] [--summary] [--format F]`` runs the
+    legacy-vs-new-FIXPIPE grid (`tbe_compat.fixpipe_sweep`); exit status 1 when a difference is not
+    explained by a known, documented reason.
+    """
+    from .fixpipe_compare import DEFAULT_SEED, FORMATS
+    ap = argparse.ArgumentParser(prog="tik-compare-fixpipe",
+                                 description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.")
+    ap.add_argument("--sweep", action="store_true", help="run the legacy-vs-new-FIXPIPE configuration grid")
+    ap.add_argument("--full", action="store_true", help="with --sweep: the complete grid (more chips, shapes, scales)")
+    ap.add_argument("--chip", action="append", help="with --sweep: only this SoC (repeatable)")
+    ap.add_argument("--summary", action="store_true",
+                    help="with --sweep: one row per (legacy feature, new option) instead of per configuration")
+    ap.add_argument("--feed", help="inputs.npz: arrays by kernel input name, for kernels the script only builds")
+    ap.add_argument("--kernel", help="compare only the kernel with this kernel_name")
+    ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of generated inputs (default %(default)s)")
+    ap.add_argument("--format", choices=FORMATS, default="table", help="report format (default %(default)s)")
+    ap.add_argument("-o", "--output", help="write the report to this file instead of stdout")
+    ap.add_argument("script", nargs="?", help="the TIK script (.py)")
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    ns = ap.parse_args(argv)
+    from pto_core.errors import PtoError
+    prog = "tik-compare-fixpipe"
+    if ns.sweep:
+        if ns.script or ns.feed or ns.kernel:
+            print(f"{prog}: error: --sweep takes no script, --feed or --kernel", file=sys.stderr)
+            return 2
+        from .fixpipe_sweep import format_sweep, sweep, unexplained
+        try:
+            rows = sweep(full=ns.full, chips=ns.chip)
+        except PtoError as e:
+            print(f"{prog}: error: {e}", file=sys.stderr)
+            return 2
+        _emit(format_sweep(rows, ns.format, summarize=ns.summary), ns.output)
+        return 1 if unexplained(rows) else 0
+    if ns.full or ns.chip or ns.summary:
+        print(f"{prog}: error: --full, --chip and --summary go with --sweep", file=sys.stderr)
+        return 2
+    if not ns.script:
+        print(f"{prog}: error: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
+        return 2
+    if not os.path.isfile(ns.script):
+        print(f"{prog}: error: script {ns.script!r} does not exist", file=sys.stderr)
+        return 2
+    from .fixpipe_compare import compare_script, format_comparisons, load_feed
+    try:
+        feed = load_feed(ns.feed) if ns.feed else None
+        with contextlib.redirect_stdout(sys.stderr):
+            res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed)
+    except PtoError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    _emit(format_comparisons(res, ns.format), ns.output)
+    return res.exit_status
+
+
+def _emit(text: str, path: Optional[str]) -> None:
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def _exit_status(e: SystemExit) -> int:
@@ -135,7 +221,8 @@ def _exit_status(e: SystemExit) -> int:
     return 1
 
 
-__all__ = ["tik_run_main", "tik_migrate_main", "run_script"]
+__all__ = ["tik_run_main", "tik_migrate_main", "tik_compare_fixpipe_main", "run_script"]
+
 
 def tik_migrate_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-migrate`` (see `tbe_compat.migrate`)."""

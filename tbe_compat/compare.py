@@ -1,4 +1,6 @@
-"""Output comparison with a readable report (``tik-migrate --check``, the pytest plugin).
+"""Output comparison with a readable report (``tik-migrate --check``, the pytest plugin), and the
+legacy-``fixpipe`` comparison API of ``tik-compare-fixpipe`` (`FIXPIPE_API`, from
+`tbe_compat.fixpipe_compare` / `tbe_compat.fixpipe_sweep`).
 
 `compare_arrays` answers None when ``actual`` matches ``expected`` and otherwise a short
 report: the dtype/shape difference, or the number of differing elements, the first one
@@ -99,4 +101,18 @@ def _show(x) -> str:
     return repr(x.item())
 
 
-__all__ = ["compare_arrays", "ulp_distance", "is_float"]
+#: The fixpipe comparison API (``tik-compare-fixpipe``), implemented in `tbe_compat.fixpipe_compare`
+#: and `tbe_compat.fixpipe_sweep`, importable from here (loaded on first use).
+FIXPIPE_API = ("ValueDiff", "Mismatch", "FixpipeComparison", "KernelWatch", "KernelRun", "ScriptComparison",
+               "diff_values", "watch_kernel", "compare_kernel", "compare_script", "generated_feed", "load_feed",
+               "format_comparisons", "verdict", "sweep", "format_sweep", "fmt_metric")
+
+
+def __getattr__(name: str):
+    if name in FIXPIPE_API:
+        from . import fixpipe_compare
+        return getattr(fixpipe_compare, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["compare_arrays", "ulp_distance", "is_float", *FIXPIPE_API]

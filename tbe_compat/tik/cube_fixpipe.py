@@ -71,7 +71,9 @@ class FixpipeCall:
         src, dst: the TIK tensor views passed (``src.storage`` / ``dst.storage`` locate them).
         cburst_num, burst_len, dst_stride, src_stride: the immediates.
         extend_params: normalised ``{"bias", "element-wise-add", "quantize_params", "relu"}``
-            (absent keys as None / False; ``quantize_params`` = ``{"mode", "mode_param"}`` or None).
+            (absent keys as None / False; ``quantize_params`` = ``{"mode", "mode_param"}`` or None;
+            tensors as `Tensor` views, a Scalar ``mode_param`` as the TIK ``Scalar``/``Expr``, an
+            immediate as the Python float).
         howo, round_howo: rows per block (valid / allocated).
         src_bytes / dst_bytes: ``(storage, first byte offset, byte count)`` the lowered ops read
             from L0C / may write (None offset when not static).
@@ -123,7 +125,8 @@ class FixpipeAPI(CubeBase):
             self._fixpipe_vector(a)
         ext = {"bias": a.bias.tensor if a.bias is not None else None,
                "element-wise-add": a.ewa.tensor if a.ewa is not None else None,
-               "quantize_params": None if a.mode is None else {"mode": a.mode, "mode_param": a.scale},
+               "quantize_params": None if a.mode is None else {
+                   "mode": a.mode, "mode_param": a.scale.tensor if a.scale_kind == "tensor" else a.scale},
                "relu": a.relu}
         s_size, d_size = a.s.dt.bits // 8, a.d.dt.bits // 8
         src_n = ((a.cb - 1) * a.src_blk + a.rh * 16) * s_size

@@ -26,12 +26,29 @@ from pto_core.memory import active_context
 
 _KERNELS: dict = {}
 _TRACING: list = [None, None]        # [weakref to the Tik of the latest TIK call, machine context then]
+_LISTENERS: list = []
 
 
 def register(tik) -> None:
     _KERNELS[tik.build.kernel_name] = tik
     if _TRACING[0] is not None and _TRACING[0]() is tik:
         _TRACING[0] = None
+    for fn in list(_LISTENERS):
+        fn(tik)
+
+
+def add_build_listener(fn) -> None:
+    """Call ``fn(tik_instance)`` after every later ``BuildCCE`` (before any ``start_debug`` of it).
+
+    For tools that instrument kernels a script builds and runs itself (``tik-compare-fixpipe``
+    compiles the program with its probes here). Remove it with `remove_build_listener`."""
+    _LISTENERS.append(fn)
+
+
+def remove_build_listener(fn) -> None:
+    """Undo `add_build_listener` (no error if ``fn`` is not registered)."""
+    if fn in _LISTENERS:
+        _LISTENERS.remove(fn)
 
 
 def note_tracing(tik) -> None:
@@ -71,4 +88,5 @@ def clear() -> None:
     _TRACING[0] = None
 
 
-__all__ = ["kernels", "kernel", "clear", "register", "note_tracing", "tracing_kernel"]
+__all__ = ["kernels", "kernel", "clear", "register", "note_tracing", "tracing_kernel", "add_build_listener",
+           "remove_build_listener"]

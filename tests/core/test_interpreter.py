@@ -560,3 +560,58 @@ def test_round_to_integral_ops_match_numpy():
         assert np.array_equal(np.signbit(got[~np.isnan(got)]), np.signbit(want[~np.isnan(want)])), name
     assert S.fround_away(0.49999999999999994) == 0.0 and S.fround_away(-2.5) == -3.0 and S.fround_even(-2.5) == -2.0
     assert S.fround_away(2.5) == 3.0 and math.copysign(1, S.fceil(-0.5)) == -1
+
+
+# ============================================================================= probes (observer calls for tools)
+
+def _probe_kernel():
+    with program("probed") as k:
+        y = k.gm_arg("y", "f32", (12,), io="out")
+        u = k.ptr("ub", "f32", 0)
+        with k.for_(0, 3, name="i") as i:
+            pto.t_fill(u + i * 4, 4, 1.5)
+            sync("V", "MTE3")
+            pto.t_copy(u + i * 4, y + i * 4, 4)
+            sync("MTE3", "V")
+    return k.program
+
+
+def test_probes_see_operand_addresses_loop_indices_and_memory_before_and_after_an_op():
+    from pto_core.interpreter import Probe
+    from pto_core.memory import Ptr
+    from pto_core.program import For, OpStmt, walk_stmts
+    prog = _probe_kernel()
+    loop = next(s for s in prog.body if isinstance(s, For))
+    copy = next(s for s in walk_stmts(prog.body) if isinstance(s, OpStmt) and s.call.spec.name == "t_copy")
+    seen = []
+
+    def snap(when):
+        def fn(ctx, values, loops):
+            src, dst = values
+            got = ctx.machine.read(Ptr("gm", copy.call.operands[1].dtype, dst, 0, ctx), 4)
+            seen.append((when, src, dst - ctx.machine.gm.region("y").base, dict(loops), got.tolist()))
+        return fn
+    after_loop = []
+    probes = [Probe(copy, snap("before"), copy.call.operands[:2]), Probe(copy, snap("after"), copy.call.operands[:2],
+                                                                         when="after"),
+              Probe(loop, lambda ctx, v, lp: after_loop.append((v, lp)), when="after")]
+    exe = prog.compile(probes=probes)
+    assert prog.compile() is exe                          # cached: later runs keep the probes
+    out = exe.run()["y"]
+    assert out.tolist() == [1.5] * 12
+    nan = [float("nan")] * 4
+    assert [(w, s, d, lp) for w, s, d, lp, _ in seen] == [
+        (w, 16 * i, 16 * i, {"i": i}) for i in range(3) for w in ("before", "after")]
+    for w, _, _, _, got in seen:                          # the GM output starts as 0xFF bytes (NaN)
+        assert (np.isnan(got).all() if w == "before" else got == [1.5] * 4), (w, got, nan)
+    assert after_loop == [((), ())]
+    assert exe.reports == []                              # reading through Machine.read records nothing
+
+
+def test_probes_are_absent_from_code_compiled_without_them_and_when_is_checked():
+    from pto_core.interpreter import Probe
+    prog = _probe_kernel()
+    assert "PB" not in prog.compile().source
+    with pytest.raises(ConfigError, match="when='during'") as ei:
+        Probe(prog.body[0], print, when="during")
+    assert ei.value.operand == "when"

@@ -1,0 +1,803 @@
+"""Compare legacy TIK ``fixpipe`` with the PTO FIXPIPE lowering, call by call (``tik-compare-fixpipe``).
+
+Importable as `tbe_compat.compare` too (that module re-exports this API next to its
+`compare_arrays` output comparison).
+
+For every ``fixpipe`` call a TIK kernel executes, the comparison takes the L0C bytes the
+call read and the destination bytes its PTO statements wrote (captured at run time by
+interpreter probes placed around the call's statements, `tik_instance.fixpipe_calls`),
+runs the independent reference model `tbe_compat.legacy_fixpipe` on those L0C bytes with
+the call's arguments, and compares the two destinations element by element::
+
+    expected = dst before the call, with the legacy model's values at the elements it writes
+               (dst_stride gaps keep their old contents; under set_atomic_add: old + value)
+    got      = dst after the call's last PTO statement
+    compared = the dst window from the call's start element to its last written element
+
+Metrics (`diff_values`), in the destination format:
+
+* an element *mismatches* when the bit patterns differ, except that two NaNs are equal
+  whatever their payloads (NaN payloads after a conversion are not specified); ``+0`` and
+  ``-0`` differ;
+* ``abs diff`` = ``|expected - got|`` (inf when exactly one side is NaN, or for inf vs a
+  finite value);
+* ``ulp diff`` = distance of the two values on the format's ordered code line (f16/bf16/f32:
+  the sign-magnitude code mapped to a signed integer, so ``+0``/``-0`` are 0 apart, adjacent
+  floats 1 apart and the largest finite value is 1 away from inf; integers: ``|a - b|``);
+  inf when exactly one side is NaN (`tbe_compat.compare.ulp_distance` on the differing elements).
+
+Two entry points, both returning structured results:
+
+* `compare_kernel(tik_instance, feed)` -- run one built kernel and compare its calls;
+* `compare_script(path, feed=..., kernel=...)` -- run a TIK script as ``python SCRIPT`` would
+  (kernels it runs itself with ``start_debug`` are compared on those runs; kernels it only
+  builds are run afterwards with ``feed`` or with generated inputs, see `generated_feed`).
+
+Formatters: `format_comparisons` (``table`` / ``md`` / ``csv`` / ``json``). The sweep
+(``--sweep``: `sweep`, `format_sweep`) is implemented in `tbe_compat.fixpipe_sweep`.
+Guide: migration_guide/fixpipe_compare.md.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from pto_core.errors import PtoError, UnknownName
+from pto_core.interpreter import Probe
+from pto_core.memory import Ptr
+
+from . import legacy_fixpipe as LF
+from .compare import _UINT, is_float, ulp_distance
+from .tik.tensor import Tensor
+
+#: seed of generated kernel inputs (``--seed``)
+DEFAULT_SEED = 0
+FORMATS = ("table", "md", "csv", "json")
+
+
+# ============================================================================= element-wise metrics
+
+
+@dataclass(frozen=True, eq=False)
+class ValueDiff:
+    """Result of `diff_values` (see the module doc for the definitions).
+
+    Attributes:
+        elements: elements compared; mismatches: elements that differ;
+        nan_mismatches: mismatches where exactly one side is NaN;
+        max_abs_diff / max_ulp_diff: over the mismatching elements (0 when none; inf with a NaN);
+        first: flat position of the first mismatch in the compared arrays, or None;
+        mask: bool array, True where the elements differ.
+    """
+
+    elements: int
+    mismatches: int
+    nan_mismatches: int
+    max_abs_diff: float
+    max_ulp_diff: float
+    first: Optional[int]
+    mask: np.ndarray
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return is_float(a.dtype)
+
+
+def _isnan(a: np.ndarray) -> np.ndarray:
+    return np.isnan(a) if _is_float(a) else np.zeros(a.shape, bool)
+
+
+def diff_values(expected: np.ndarray, got: np.ndarray) -> ValueDiff:
+    """Compare two arrays of one destination format element by element (module doc)."""
+    expected, got = np.asarray(expected), np.asarray(got)
+    if expected.shape != got.shape or expected.dtype != got.dtype:
+        raise ValueError(f"diff_values needs equal shapes and dtypes, got {expected.shape} {expected.dtype} "
+                         f"and {got.shape} {got.dtype}")
+    e, g = expected.reshape(-1), got.reshape(-1)
+    mask = _bits(e) != _bits(g)
+    idx = np.flatnonzero(mask)
+    if idx.size:                                       # NaN checks only where the bits differ
+        ne, ng = _isnan(e[idx]), _isnan(g[idx])
+        both = ne & ng
+        mask[idx[both]] = False
+        idx, ne, ng = idx[~both], ne[~both], ng[~both]
+    n = int(idx.size)
+    if n == 0:
+        return ValueDiff(e.size, 0, 0, 0.0, 0.0, None, mask)
+    ee, gg = e[idx], g[idx]
+    with np.errstate(invalid="ignore", over="ignore"):
+        absd = np.abs(ee.astype(np.float64) - gg.astype(np.float64))
+    one_nan = ne != ng
+    absd[one_nan] = np.inf
+    absd[np.isnan(absd)] = np.inf                     # inf - inf of equal sign cannot mismatch; -inf vs inf: inf
+    ulp = ulp_distance(ee, gg) if _is_float(ee) else absd.copy()
+    ulp[one_nan] = np.inf
+    return ValueDiff(e.size, n, int(one_nan.sum()), float(absd.max()), float(ulp.max()), int(idx[0]), mask)
+
+
+def _scalar(x) -> Any:
+    v = x.item() if hasattr(x, "item") else x
+    return float(v) if isinstance(v, float) or _is_float(np.asarray(x)) else int(v)
+
+
+def _hex(x: np.ndarray) -> str:
+    return f"0x{int(_bits(np.asarray(x).reshape(1))[0]):0{np.asarray(x).dtype.itemsize * 2}x}"
+
+
+# ============================================================================= results
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """The first differing element of a call site.
+
+    Attributes:
+        index: flat element index in the destination tensor as declared (its storage).
+        multi_index: that index in the declared shape (empty when the shape is not static).
+        legacy, new: the legacy model's and the PTO lowering's values (Python numbers).
+        legacy_bits, new_bits: their bit patterns (hex).
+        run: which execution of the call site (0-based); core: the core; loops: ``((var, value), ...)``.
+    """
+
+    index: int
+    multi_index: tuple
+    legacy: Any
+    new: Any
+    legacy_bits: str
+    new_bits: str
+    run: int = 0
+    core: int = 0
+    loops: tuple = ()
+
+    def describe(self) -> str:
+        where = f"[{', '.join(map(str, self.multi_index))}]" if self.multi_index else f"[{self.index}]"
+        ctx = [f"flat {self.index}", f"run {self.run}", f"core {self.core}"]
+        ctx += [f"{k}={v}" for k, v in _loop_dict(self.loops).items()]
+        return f"{where} ({', '.join(ctx)}): legacy {_fmt_num(self.legacy)} ({self.legacy_bits}) " \
+               f"vs new {_fmt_num(self.new)} ({self.new_bits})"
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "multi_index": list(self.multi_index), "legacy": _json_num(self.legacy),
+                "new": _json_num(self.new), "legacy_bits": self.legacy_bits, "new_bits": self.new_bits,
+                "run": self.run, "core": self.core, "loops": _loop_dict(self.loops)}
+
+
+@dataclass
+class FixpipeComparison:
+    """One ``fixpipe`` call site of one kernel: every execution, compared (module doc).
+
+    Attributes:
+        kernel: kernel name; site: ``file:line`` of the call; chip: the SoC it ran on.
+        lowering: the PTO lowering (``fixpipe`` / ``fixpipe_l1_ub`` / ``vector``).
+        shape: ``(cburst_num, howo, 16)`` written per execution.
+        src_dtype, dst_dtype: TIK dtype names; quant: quantize mode and scale kind (or ``none``).
+        relu: ReLU on; add: ``bias`` / ``element-wise-add`` / ``none``.
+        runs: executions compared; elements: elements compared over all runs.
+        mismatches, nan_mismatches, max_abs_diff, max_ulp_diff: see `ValueDiff`.
+        first_mismatch: the first differing element (`Mismatch`) or None.
+        notes: caveats (legacy model notes, atomic add, uninitialised L0C, ...).
+        errors: executions the legacy model refused (message each), or comparison failures.
+    """
+
+    kernel: str
+    site: str
+    chip: str
+    lowering: str
+    shape: tuple
+    src_dtype: str
+    dst_dtype: str
+    quant: str
+    relu: bool
+    add: str
+    runs: int = 0
+    elements: int = 0
+    mismatches: int = 0
+    nan_mismatches: int = 0
+    max_abs_diff: float = 0.0
+    max_ulp_diff: float = 0.0
+    first_mismatch: Optional[Mismatch] = None
+    notes: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+    @property
+    def equal(self) -> bool:
+        """Every execution matched bit for bit (and at least one ran)."""
+        return self.runs > 0 and self.mismatches == 0 and not self.errors
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "site": self.site, "chip": self.chip, "lowering": self.lowering,
+                "shape": list(self.shape), "src_dtype": self.src_dtype, "dst_dtype": self.dst_dtype,
+                "quant": self.quant, "relu": self.relu, "add": self.add, "runs": self.runs,
+                "elements": self.elements, "mismatches": self.mismatches, "nan_mismatches": self.nan_mismatches,
+                "max_abs_diff": _json_num(self.max_abs_diff), "max_ulp_diff": _json_num(self.max_ulp_diff),
+                "first_mismatch": self.first_mismatch.to_dict() if self.first_mismatch else None,
+                "equal": self.equal, "notes": list(self.notes), "errors": list(self.errors)}
+
+
+def _loop_dict(loops: tuple) -> dict:
+    """``{var: value}``, outermost first; a repeated name gets primes (``i``, ``i'``), as in error contexts."""
+    out = {}
+    for k, v in loops:
+        while k in out:
+            k += "'"
+        out[k] = v
+    return out
+
+
+def _fmt_num(v) -> str:
+    if isinstance(v, float):
+        return repr(v) if np.isfinite(v) else str(v)
+    return str(v)
+
+
+def _json_num(v):
+    if isinstance(v, float) and not np.isfinite(v):
+        return str(v)                       # "inf" / "nan": valid JSON, stable
+    return v
+
+
+# ============================================================================= run-time capture
+
+
+def _site(where) -> str:
+    return f"{where.file}:{where.line}" if where is not None else "?"
+
+
+def _quant_label(ext: dict) -> str:
+    q = ext.get("quantize_params")
+    if not q:
+        return "none"
+    if q["mode"] == "fp322fp16":
+        return "fp322fp16"
+    p = q["mode_param"]
+    if isinstance(p, float):
+        return f"int322fp16 (immediate {p!r})"
+    if isinstance(p, Tensor):
+        return "int322fp16 (tensor [16])"
+    return "int322fp16 (scalar)"
+
+
+class _CallWatch:
+    """Probes around one traced `FixpipeCall`; compares every execution when it ends."""
+
+    def __init__(self, kernel: str, call, keep: bool):
+        self.call = call
+        self.keep = keep
+        self.pending: dict = {}
+        self.snapshots: list = []                 # (snapshot dict) per execution when ``keep``
+        ext = call.extend_params
+        add = "bias" if ext.get("bias") is not None else \
+            "element-wise-add" if ext.get("element-wise-add") is not None else "none"
+        self.result = FixpipeComparison(
+            kernel=kernel, site=_site(call.where), chip=call.chip, lowering=call.lowering,
+            shape=(call.cburst_num, call.howo, 16), src_dtype=call.src.dtype, dst_dtype=call.dst.dtype,
+            quant=_quant_label(ext), relu=bool(ext.get("relu")), add=add)
+        self.atomic_clause = any(getattr(s, "call", None) is not None and s.call.clauses.get("atomic")
+                                 for s in call.statements)
+
+    # -- what the probes evaluate
+    def _before_exprs(self) -> tuple:
+        ext = self.call.extend_params
+        exprs = [self.call.src.ptr(), self.call.dst.ptr()]
+        for key in ("bias", "element-wise-add"):
+            if ext.get(key) is not None:
+                exprs.append(ext[key].ptr())
+        q = ext.get("quantize_params")
+        if q and q["mode"] == "int322fp16" and not isinstance(q["mode_param"], float):
+            p = q["mode_param"]
+            exprs.append(p.ptr() if isinstance(p, Tensor) else p.ir)
+        return tuple(exprs)
+
+    def probes(self) -> list:
+        st = self.call.statements
+        if not st:
+            return []
+        return [Probe(st[0], self._before, self._before_exprs(), "before"),
+                Probe(st[-1], self._after, (self.call.dst.ptr(),), "after")]
+
+    # -- probes
+    def _before(self, ctx, values, loops):
+        try:
+            self.pending[ctx.core.index] = self._snapshot(ctx, values, loops)
+        except Exception as e:  # noqa: BLE001 - a tool failure is reported, never aborts the kernel
+            self.result.errors.append(f"snapshot failed: {type(e).__name__}: {e}")
+
+    def _after(self, ctx, values, loops):
+        snap = self.pending.pop(ctx.core.index, None)
+        if snap is None:
+            return
+        try:
+            dst = self.call.dst
+            snap["dst_after"] = ctx.machine.read(Ptr(dst.space, dst.dt, values[0], 0, ctx), snap["dst_count"])
+            self._compare(snap, ctx)
+            if self.keep:
+                self.snapshots.append(snap)
+        except Exception as e:  # noqa: BLE001
+            self.result.errors.append(f"comparison failed: {type(e).__name__}: {e}")
+
+    def _snapshot(self, ctx, values, loops) -> dict:
+        call, m = self.call, ctx.machine
+        src, dst = call.src, call.dst
+        ssize, dsize = src.dt.bits // 8, dst.dt.bits // 8
+        src_count, dst_count = call.src_bytes[2] // ssize, call.dst_bytes[2] // dsize
+        src_ptr = Ptr(src.space, src.dt, values[0], 0, ctx)
+        buf, off = m.resolve(src_ptr, call.src_bytes[2], core=ctx.core.index)
+        snap = {"l0c": m.read(src_ptr, src_count),
+                "l0c_written": buf.written[off:off + call.src_bytes[2]].reshape(-1, ssize).all(axis=1),
+                "dst_addr": values[1], "dst_count": dst_count,
+                "dst_before": m.read(Ptr(dst.space, dst.dt, values[1], 0, ctx), dst_count),
+                "core": ctx.core.index, "loops": tuple(loops), "overflow_mode": m.overflow_mode}
+        from pto_core.ops.ctrl import atomic_mode
+        snap["atomic"] = atomic_mode(ctx) is not None or self.atomic_clause
+        i = 2
+        ext = call.extend_params
+        rh = call.round_howo
+        for key, count in (("bias", call.cburst_num * 16), ("element-wise-add", call.cburst_num * rh * 16)):
+            t = ext.get(key)
+            if t is not None:
+                snap[key] = m.read(Ptr(t.space, t.dt, values[i], 0, ctx), count)
+                i += 1
+        q = ext.get("quantize_params")
+        if q and q["mode"] == "int322fp16":
+            p = q["mode_param"]
+            if isinstance(p, float):
+                snap["scale"] = p
+            elif isinstance(p, Tensor):
+                snap["scale"] = m.read(Ptr(p.space, p.dt, values[i], 0, ctx), 16)
+            else:
+                snap["scale"] = np.float16(values[i])
+        return snap
+
+    # -- the comparison of one execution
+    def legacy_args(self, snap: dict) -> dict:
+        """Keyword arguments of `legacy_fixpipe` for one captured execution."""
+        call = self.call
+        ext = call.extend_params
+        params = {}
+        for key in ("bias", "element-wise-add"):
+            if key in snap:
+                params[key] = LF.LegacyTensor(snap[key], scope="l1")
+        q = ext.get("quantize_params")
+        if q:
+            mp = None
+            if q["mode"] == "int322fp16":
+                s = snap["scale"]
+                mp = LF.LegacyTensor(s, scope="l1") if isinstance(s, np.ndarray) and s.ndim else s
+            params["quantize_params"] = {"mode": q["mode"], "mode_param": mp}
+        if ext.get("relu"):
+            params["relu"] = True
+        return dict(dst_dtype=call.dst.dtype, cburst_num=call.cburst_num, burst_len=call.burst_len,
+                    dst_stride=call.dst_stride, src_stride=call.src_stride, extend_params=params or None,
+                    chip=call.chip, dst_scope=call.dst.space, overflow_mode=snap["overflow_mode"])
+
+    def _compare(self, snap: dict, ctx) -> None:
+        r = self.result
+        run = r.runs
+        r.runs += 1
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                legacy = LF.legacy_fixpipe(LF.LegacyTensor(snap["l0c"], scope="l0c"), **self.legacy_args(snap))
+        except PtoError as e:
+            msg = f"the legacy model rejects this call: {e}"
+            if msg not in r.errors:
+                r.errors.append(msg)
+            return
+        for note in legacy.plan.notes:
+            _note(r, note)
+        for w in caught:
+            _note(r, str(w.message))
+        geo = legacy.geometry
+        if not geo.src_blocks(snap["l0c_written"]).all():
+            _note(r, "the call read L0C elements that were never written (initial fill pattern); "
+                     "both sides saw the same bytes")
+        expected = snap["dst_before"].copy()
+        values = legacy.values
+        if snap["atomic"]:
+            values = _atomic_add(snap["dst_before"], values)
+            _note(r, "set_atomic_add: expected = dst before + legacy value (IEEE add, rounded once in the dst type)")
+        expected[legacy.written] = values[legacy.written]
+        got = snap["dst_after"]
+        snap["expected"] = expected
+        d = diff_values(expected, got)
+        r.elements += d.elements
+        r.mismatches += d.mismatches
+        r.nan_mismatches += d.nan_mismatches
+        r.max_abs_diff = max(r.max_abs_diff, d.max_abs_diff)
+        r.max_ulp_diff = max(r.max_ulp_diff, d.max_ulp_diff)
+        if d.first is not None and r.first_mismatch is None:
+            r.first_mismatch = self._mismatch(snap, d.first, expected, got, run, ctx)
+
+    def _mismatch(self, snap, pos, expected, got, run, ctx) -> Mismatch:
+        dst = self.call.dst
+        st = dst.storage
+        size = dst.dt.bits // 8
+        if st.space == "gm":
+            region, off = ctx.machine.gm.find(snap["dst_addr"], 1)
+            base = off // size
+        else:
+            base = (snap["dst_addr"] - st.addr) // size
+        index = base + pos
+        shape = tuple(st.shape)
+        multi = tuple(int(i) for i in np.unravel_index(index, shape)) \
+            if all(isinstance(d, int) for d in shape) and index < int(np.prod(shape)) else ()
+        return Mismatch(int(index), multi, _scalar(expected[pos]), _scalar(got[pos]), _hex(expected[pos]),
+                        _hex(got[pos]), run, snap["core"], snap["loops"])
+
+
+def _note(r: FixpipeComparison, text: str) -> None:
+    if text not in r.notes:
+        r.notes.append(text)
+
+
+def _atomic_add(before: np.ndarray, add: np.ndarray) -> np.ndarray:
+    """``before + add`` rounded once in the dst type (f16: exact f64 sum; f32: IEEE single; ints wrap)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if before.dtype == np.float16:
+            return (before.astype(np.float64) + add.astype(np.float64)).astype(np.float16)
+        if before.dtype == np.float32:
+            return before + add
+        return (before.astype(np.int64) + add.astype(np.int64)).astype(before.dtype)
+
+
+class KernelWatch:
+    """The probes of one built kernel (every traced ``fixpipe`` call) and their results.
+
+    Created by `watch_kernel`; ``comparisons()`` lists one `FixpipeComparison` per call site
+    and configuration (calls traced several times at one ``file:line`` with the same
+    configuration are merged: their executions add up)."""
+
+    def __init__(self, tik, keep_snapshots: bool = False):
+        self.tik = tik
+        self.name = tik.build.kernel_name
+        self.calls = [_CallWatch(self.name, c, keep_snapshots) for c in tik.fixpipe_calls]
+        probes = [p for c in self.calls for p in c.probes()]
+        tik.program.compile(probes=probes)
+
+    def comparisons(self) -> list:
+        merged: dict = {}
+        for c in self.calls:
+            r = c.result
+            key = (r.site, r.lowering, r.shape, r.src_dtype, r.dst_dtype, r.quant, r.relu, r.add)
+            if key not in merged:
+                merged[key] = FixpipeComparison(**{**r.__dict__, "notes": list(r.notes), "errors": list(r.errors)})
+                continue
+            m = merged[key]
+            if r.first_mismatch is not None and m.first_mismatch is None:
+                m.first_mismatch = Mismatch(**{**r.first_mismatch.__dict__, "run": r.first_mismatch.run + m.runs})
+            m.runs += r.runs
+            m.elements += r.elements
+            m.mismatches += r.mismatches
+            m.nan_mismatches += r.nan_mismatches
+            m.max_abs_diff = max(m.max_abs_diff, r.max_abs_diff)
+            m.max_ulp_diff = max(m.max_ulp_diff, r.max_ulp_diff)
+            for n in r.notes:
+                _note(m, n)
+            m.errors.extend(e for e in r.errors if e not in m.errors)
+        return list(merged.values())
+
+
+def watch_kernel(tik, keep_snapshots: bool = False) -> KernelWatch:
+    """Instrument a built kernel: every later ``start_debug`` compares its ``fixpipe`` calls."""
+    if tik.build is None:
+        raise UnknownName("the kernel is not built yet", operand="tik_instance",
+                          hint="call BuildCCE(kernel_name=..., inputs=[...], outputs=[...]) first")
+    return KernelWatch(tik, keep_snapshots)
+
+
+# ============================================================================= inputs
+
+
+def generated_feed(tik, seed: int = DEFAULT_SEED, given: Optional[dict] = None) -> tuple:
+    """``(feed_dict, generated names)`` for a built kernel: the ``given`` arrays, and deterministic
+    random values (``numpy.random.default_rng(seed)``, in input order) for every other input tensor:
+    float types standard normal, int8/uint8 their whole range, wider integers in [-1000, 1000]
+    ([0, 1000] unsigned), bool 0/1. InputScalars must be given (they usually fix shapes)."""
+    from .tik.scalar import InputScalar
+    given = dict(given or {})
+    rng = np.random.default_rng(seed)
+    feed, made = {}, []
+    for x in tik.build.inputs:
+        if x.name in feed:
+            continue
+        if x.name in given:
+            feed[x.name] = given[x.name]
+            continue
+        if isinstance(x, InputScalar):
+            raise UnknownName(f"kernel {tik.build.kernel_name!r} has the InputScalar {x.name!r}; its value cannot "
+                              f"be generated", operand=x.name, hint=f"pass it in the feed: --feed inputs.npz with "
+                                                                  f"a key {x.name!r} (a 0-d array)")
+        shape = tuple(x.shape)
+        if not all(isinstance(d, int) for d in shape):
+            raise UnknownName(f"input {x.name!r} has a dynamic shape; its values cannot be generated",
+                              operand=x.name, hint="pass it (and the InputScalars) in the feed file")
+        dt = np.dtype(x.storage.dtype.storage)
+        if dt.kind == "f" or dt.name == "bfloat16":
+            arr = rng.standard_normal(shape).astype(dt)
+        elif dt.kind == "b":
+            arr = rng.integers(0, 2, shape).astype(dt)
+        elif dt.itemsize == 1:
+            info = np.iinfo(dt)
+            arr = rng.integers(info.min, info.max + 1, shape).astype(dt)
+        else:
+            arr = rng.integers(0 if dt.kind == "u" else -1000, 1001, shape).astype(dt)
+        feed[x.name] = arr
+        made.append(x.name)
+    return feed, made
+
+
+def load_feed(path: str) -> dict:
+    """The arrays of an ``.npz`` file by key (0-d arrays become numbers, for InputScalars)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+    except (OSError, ValueError) as e:
+        raise UnknownName(f"cannot read the feed file {path!r}: {e}", operand="--feed", value=path,
+                          hint="write it with numpy.savez(path, name=array, ...)") from None
+
+
+# ============================================================================= scripts and kernels
+
+
+@dataclass
+class KernelRun:
+    """How one kernel was run for the comparison."""
+
+    kernel: str
+    chip: str
+    how: str                  # "by the script" / "feed file" / "generated inputs (seed N)" / "not run"
+    fixpipe_sites: int
+    error: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ScriptComparison:
+    """Result of `compare_script` / `compare_kernel`.
+
+    ``exit_status``: 0 every compared call matched, 1 a difference (or a call the legacy model
+    refused), 3 the script or a kernel run failed, 4 no ``fixpipe`` call ran."""
+
+    script: str
+    comparisons: list
+    kernels: list
+    notes: list = field(default_factory=list)
+    script_status: int = 0
+    script_error: Optional[str] = None
+
+    @property
+    def differences(self) -> list:
+        return [c for c in self.comparisons if not c.equal and c.runs]
+
+    @property
+    def exit_status(self) -> int:
+        if self.script_error is not None or any(k.error for k in self.kernels):
+            return 3
+        if self.differences or any(c.errors for c in self.comparisons):
+            return 1
+        if not any(c.runs for c in self.comparisons):
+            return 4
+        return 0
+
+    def to_dict(self) -> dict:
+        return {"script": self.script, "exit_status": self.exit_status, "script_status": self.script_status,
+                "script_error": self.script_error, "notes": list(self.notes),
+                "kernels": [k.to_dict() for k in self.kernels],
+                "comparisons": [c.to_dict() for c in self.comparisons]}
+
+
+def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED) -> ScriptComparison:
+    """Run one built kernel (``feed`` completed by `generated_feed`) and compare its ``fixpipe`` calls."""
+    watch = watch_kernel(tik)
+    res = ScriptComparison(script="", comparisons=[], kernels=[])
+    _run_watched(watch, feed, seed, res, explicit=feed is not None)
+    res.comparisons = watch.comparisons()
+    return res
+
+
+def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: ScriptComparison,
+                 explicit: bool) -> None:
+    tik = watch.tik
+    run = KernelRun(watch.name, tik.build.soc.soc_version, "", len(watch.calls))
+    res.kernels.append(run)
+    try:
+        full, made = generated_feed(tik, seed, _inputs_of(tik, feed or {}))
+    except PtoError as e:
+        run.how, run.error = "not run", str(e)
+        return
+    if made:
+        run.how = f"generated inputs (seed {seed})" if not explicit or len(made) == len(full) else \
+            f"feed file + generated inputs (seed {seed}) for {', '.join(made)}"
+        res.notes.append(f"kernel {watch.name}: inputs {', '.join(made)} are deterministic random values "
+                         f"(numpy default_rng({seed}); pass --feed inputs.npz to choose them)")
+    else:
+        run.how = "feed file"
+    try:
+        tik.tikdb.start_debug(feed_dict=full, interactive=False)
+    except (PtoError, SystemExit, RuntimeError) as e:
+        run.error = str(e)
+
+
+def _inputs_of(tik, feed: dict) -> dict:
+    names = {x.name for x in tik.build.inputs}
+    return {k: v for k, v in feed.items() if k in names}
+
+
+def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str] = None, *, args=(),
+                   soc: Optional[str] = None, seed: int = DEFAULT_SEED) -> ScriptComparison:
+    """Run the TIK script ``path`` (as ``python path args`` would) and compare every ``fixpipe``
+    call of the kernels it builds (only kernel ``kernel`` when given).
+
+    Kernels the script runs itself (``start_debug``) are compared on those runs; kernels it
+    only builds are run afterwards with ``feed`` (arrays by input name, e.g. `load_feed`),
+    completed by `generated_feed`. Errors of the script are captured in the result."""
+    from .aliases import install
+    from .cli import _select_soc, run_script
+    from .tik import registry
+    watches: list = []
+
+    def on_build(tik):
+        if kernel is None or tik.build.kernel_name == kernel:
+            watches.append(watch_kernel(tik))
+
+    res = ScriptComparison(script=os.path.abspath(path), comparisons=[], kernels=[])
+    install()
+    if soc:
+        _select_soc(soc)
+    errors: list = []
+    registry.add_build_listener(on_build)
+    try:
+        status = run_script(path, list(args), display_name=path, errors=errors)
+    finally:
+        registry.remove_build_listener(on_build)
+    error = errors[0] if errors else None
+    res.script_status, res.script_error = status, error
+    if status and error is None:
+        res.notes.append(f"the script exited with status {status} (its own result; the comparison goes on)")
+    if kernel is not None and not watches:
+        built = ", ".join(registry.kernels()) or "(none)"
+        raise UnknownName(f"the script built no kernel named {kernel!r}", operand="--kernel", value=kernel,
+                          limit=f"built: {built}", hint="list them with tik-run --kernels SCRIPT")
+    used = set()
+    for w in watches:
+        if w.tik.tikdb.executable is not None:
+            res.kernels.append(KernelRun(w.name, w.tik.build.soc.soc_version, "by the script", len(w.calls)))
+        elif w.calls:
+            _run_watched(w, feed, seed, res, explicit=feed is not None)
+        else:
+            res.kernels.append(KernelRun(w.name, w.tik.build.soc.soc_version, "not run (no fixpipe call)", 0))
+        used |= {x.name for x in w.tik.build.inputs}
+        res.comparisons.extend(w.comparisons())
+    if feed:
+        unused = sorted(set(feed) - used)
+        if unused:
+            res.notes.append(f"feed keys not used by any kernel: {', '.join(unused)}")
+    if not watches:
+        res.notes.append("the script built no kernel (no BuildCCE call)")
+    return res
+
+
+# ============================================================================= formatting
+
+COLUMNS = ("call site", "kernel", "runs", "shape", "dtypes", "quant", "relu/bias", "lowering", "max abs diff",
+           "max ulp diff", "mismatches", "first mismatch")
+
+
+def comparison_row(c: FixpipeComparison, base: Optional[str] = None) -> list:
+    site = c.site
+    if base and site.startswith(base + os.sep):
+        site = site[len(base) + 1:]
+    extras = [x for x in (("relu" if c.relu else ""), ("" if c.add == "none" else c.add)) if x]
+    if c.errors:
+        first = c.errors[0]
+    elif c.first_mismatch is not None:
+        first = c.first_mismatch.describe()
+    else:
+        first = "-" if c.runs else "not executed"
+    return [site, c.kernel, c.runs, "x".join(map(str, c.shape)), f"{c.src_dtype}->{c.dst_dtype}", c.quant,
+            "/".join(extras) or "-", c.lowering, fmt_metric(c.max_abs_diff), fmt_metric(c.max_ulp_diff),
+            f"{c.mismatches}/{c.elements}", first]
+
+
+def fmt_metric(v: float) -> str:
+    """A diff metric for tables: integers without a decimal point, ``inf`` as is, else 6 digits."""
+    if not np.isfinite(v):
+        return str(v)
+    return str(int(v)) if v == int(v) else f"{v:.6g}"
+
+
+def verdict(res: ScriptComparison) -> str:
+    ran = [c for c in res.comparisons if c.runs]
+    status = res.exit_status
+    if status == 3:
+        what = res.script_error or next(k.error for k in res.kernels if k.error)
+        return f"ERROR: {what.strip().splitlines()[-1] if what.strip() else 'failed'}"
+    if status == 4:
+        return "no fixpipe call ran: nothing compared"
+    if status == 1:
+        n = len([c for c in ran if not c.equal])
+        return f"DIFFERENCES: {n} of {_count(len(ran), 'fixpipe call site')} " \
+               f"{'differs' if n == 1 else 'differ'} from the legacy model"
+    runs = sum(c.runs for c in ran)
+    return f"OK: {'' if len(ran) == 1 else 'all '}{_count(len(ran), 'fixpipe call site')} " \
+           f"({_count(runs, 'execution')}) {'matches' if len(ran) == 1 else 'match'} the legacy model bit for bit"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
+    """The report of a script/kernel comparison as ``table`` (tabulate, github), ``md``, ``csv`` or ``json``."""
+    if fmt not in FORMATS:
+        raise UnknownName(f"unknown format {fmt!r}", operand="--format", value=fmt, limit=", ".join(FORMATS))
+    if fmt == "json":
+        return json.dumps(res.to_dict(), indent=2, sort_keys=False) + "\n"
+    base = os.path.dirname(res.script) if res.script else None
+    rows = [comparison_row(c, base) for c in res.comparisons]
+    if fmt == "csv":
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(COLUMNS)
+        w.writerows(rows)
+        return out.getvalue()
+    from tabulate import tabulate
+    head = []
+    if res.script:
+        head.append(f"script: {res.script}")
+    for k in res.kernels:
+        line = f"kernel {k.kernel} on {k.chip}: {k.how}, {k.fixpipe_sites} fixpipe call(s) traced"
+        head.append(line + (f" -- ERROR: {k.error.strip().splitlines()[-1]}" if k.error else ""))
+    head += [f"note: {n}" for n in res.notes]
+    notes = sorted({n for c in res.comparisons for n in c.notes})
+    head += [f"note ({_sites_with(res, n)}): {n}" for n in notes]
+    if res.script_error:
+        head.append("script error:\n" + res.script_error.rstrip())
+    table = tabulate(rows, headers=COLUMNS, tablefmt="github" if fmt == "table" else "pipe",
+                     disable_numparse=True) if rows else "(no fixpipe call traced)"
+    sep = "\n\n" if fmt == "md" else "\n"
+    if fmt == "md":
+        head = [f"* {h}" for h in head]
+    return sep.join(["\n".join(head), table, verdict(res)]).lstrip("\n") + "\n"
+
+
+def _sites_with(res: ScriptComparison, note: str) -> str:
+    return ", ".join(os.path.basename(c.site) for c in res.comparisons if note in c.notes)
+
+
+def sweep(full: bool = False, chips=None) -> list:
+    """The legacy-vs-new-FIXPIPE sweep (`tbe_compat.fixpipe_sweep.sweep`): a list of ``SweepRow``."""
+    from .fixpipe_sweep import sweep as run
+    return run(full=full, chips=chips)
+
+
+def format_sweep(rows: list, fmt: str = "table", summarize: bool = False) -> str:
+    """The sweep report (`tbe_compat.fixpipe_sweep.format_sweep`)."""
+    from .fixpipe_sweep import format_sweep as fmt_rows
+    return fmt_rows(rows, fmt, summarize)
+
+
+__all__ = ["ValueDiff", "Mismatch", "FixpipeComparison", "KernelWatch", "KernelRun", "ScriptComparison",
+           "diff_values", "watch_kernel", "compare_kernel", "compare_script", "generated_feed",
+           "load_feed", "format_comparisons", "verdict", "sweep", "format_sweep", "fmt_metric", "FORMATS",
+           "DEFAULT_SEED"]
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.fixpipe_compare (= tik-compare-fixpipe)
+    import sys
+
+    from .cli import tik_compare_fixpipe_main
+    sys.exit(tik_compare_fixpipe_main())

@@ -1,0 +1,105 @@
+"""``tik-compare-fixpipe``: exit statuses, every format, --feed / --kernel / --output, the examples, usage
+errors, the script's output kept off stdout, and a real subprocess run."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tbe_compat import legacy_fixpipe as LF
+from tbe_compat.cli import tik_compare_fixpipe_main as main
+
+from compare_scripts import BUILD_ONLY
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TILED = os.path.join(ROOT, "examples", "tik_matmul_tiled.py")
+CONV = os.path.join(ROOT, "examples", "tik_conv2d_fixpipe.py")
+
+
+def test_examples_compare_equal_and_the_script_output_goes_to_stderr(capsys):
+    assert main([TILED]) == 0
+    out, err = capsys.readouterr()
+    assert "matmul_tiled: PASS" in err and "PASS" not in out
+    assert "| tik_matmul_tiled.py:54 | matmul_tiled | 2" in out
+    assert "OK: 1 fixpipe call site (2 executions) matches the legacy model bit for bit" in out
+    assert main(["--format", "json", CONV]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c["add"] for c in doc["comparisons"]] == ["bias", "none"] and all(c["equal"] for c in doc["comparisons"])
+    assert doc["kernels"] == [{"kernel": "conv2d_fixpipe", "chip": "Ascend310", "how": "by the script",
+                               "fixpipe_sites": 2, "error": None}]
+
+
+def test_formats_feed_kernel_and_output_file(tmp_path, capsys):
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    rng = np.random.default_rng(1)
+    np.savez(tmp_path / "in.npz", a_gm=rng.standard_normal((2, 16, 16)).astype(np.float16),
+             b_gm=rng.standard_normal((2, 32, 16)).astype(np.float16))
+    assert main(["--feed", str(tmp_path / "in.npz"), "--kernel", "built_only", "--format", "csv", str(script)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("call site,kernel,runs,shape,dtypes") and lines[1].startswith("b.py:")
+    assert main(["--format", "md", "-o", str(tmp_path / "r.md"), str(script)]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "generated inputs (seed 0)" in md and "| call site" in md and "|:--" in md
+    assert capsys.readouterr().out == ""
+    assert main(["--seed", "9", "--format", "json", str(script)]) == 0
+    assert "default_rng(9)" in json.loads(capsys.readouterr().out)["notes"][0]
+
+
+def test_soc_option_selects_the_chip_before_the_script(tmp_path, capsys):
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    assert main(["--soc", "Ascend910B1", "--format", "json", str(script)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    c, = doc["comparisons"]
+    assert (c["chip"], c["lowering"], c["relu"], c["equal"]) == ("Ascend910B1", "fixpipe", True, True)
+
+
+def test_an_injected_difference_gives_exit_status_1_and_the_first_mismatch(monkeypatch, capsys):
+    real = LF.fp32_to_fp16
+
+    def flip(x, mode):
+        y = real(x, mode)
+        y.reshape(-1)[100] = -y.reshape(-1)[100]
+        return y
+    monkeypatch.setattr(LF, "fp32_to_fp16", flip)
+    assert main(["--format", "json", TILED]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    c, = doc["comparisons"]
+    assert c["mismatches"] == 2 and not c["equal"] and doc["exit_status"] == 1
+    fm = c["first_mismatch"]
+    # run 0 is core 0 (the block_num loop is the core index, no loop variable): dst c_gm[0, 0, 0] + 100
+    assert (fm["index"], fm["multi_index"], fm["core"], fm["loops"]) == (100, [0, 6, 4], 0, {})
+    assert fm["legacy"] == -fm["new"] and fm["new"] != 0
+    assert main([TILED]) == 1
+    assert "DIFFERENCES: 1 of 1 fixpipe call site differs" in capsys.readouterr().out
+
+
+def test_usage_errors(tmp_path, capsys):
+    assert main([str(tmp_path / "missing.py")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main([]) == 2
+    assert main(["--sweep", TILED]) == 2
+    assert main(["--full", TILED]) == 2
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not a zip")
+    assert main(["--feed", str(bad), TILED]) == 2
+    assert "cannot read the feed file" in capsys.readouterr().err
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    assert main(["--kernel", "nope", str(script)]) == 2
+    assert "no kernel named 'nope'" in capsys.readouterr().err
+    broken = tmp_path / "broken.py"
+    broken.write_text("1/0\n")
+    assert main([str(broken)]) == 3
+    assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_subprocess_run_keeps_stdout_parseable():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    p = subprocess.run([sys.executable, "-m", "tbe_compat.fixpipe_compare", "--format", "json", CONV], capture_output=True,
+                       text=True, env=env, timeout=300, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["exit_status"] == 0 and "conv2d_fixpipe: PASS" in p.stderr

@@ -1,0 +1,140 @@
+"""``tik-compare-fixpipe --sweep``: the grid's coverage, every known difference occurring and explaining
+exactly its elements, rows without a reason matching bit for bit, the TIK lowering always bit-exact,
+independent checks of the FP19 and saturation rows, unexplained differences failing the run, the formats,
+and the guide's table being what the tool prints."""
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+from tbe_compat import fixpipe_sweep as S
+from tbe_compat import legacy_fixpipe as LF
+from tbe_compat.cli import tik_compare_fixpipe_main as main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GUIDE = os.path.join(ROOT, "migration_guide", "fixpipe_compare.md")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return S.sweep()
+
+
+def test_the_grid_covers_what_issue_9_asks_for(rows):
+    cfgs = {r.config for r in rows}
+    assert {c.pair for c in cfgs} == set(S.PAIRS)
+    assert {c.scale_kind for c in cfgs} >= {"immediate", "scalar", "tensor"}
+    assert any(c.relu for c in cfgs) and {c.add for c in cfgs} == {None, "bias", "element-wise-add"}
+    assert any(c.m % 16 for c in cfgs) and any(c.n % 16 for c in cfgs) and any(c.m == 1 for c in cfgs)
+    assert {c.chip for c in cfgs} == set(S.DEFAULT_CHIPS) and {c.data for c in cfgs} == {"matmul", "specials"}
+    options = {r.option for r in rows}
+    assert options >= {"TIK lowering", "mte_l0c_gm (NZ)", "mte_l0c_gm nz2nd", "mte_l0c_gm (NZ), scale as f32",
+                       "mte_l0c_gm (NZ) sat", "mte_l0c_gm (NZ) nosat", "mte_l0c_gm (NZ) sat(preserve_nan)",
+                       "deqf16_scalar + pre_relu", "mad_bias + mte_l0c_gm", "no FIXPIPE stage"}
+    assert any("pre_relu(normal_relu)" in r.clauses for r in rows)
+    assert any("deqf16_vec" in r.clauses for r in rows)
+
+
+def test_every_known_difference_occurs_and_everything_is_explained(rows):
+    assert S.unexplained(rows) == []
+    seen = {reason for r in rows for reason in r.reasons}
+    assert seen == set(S.KNOWN_DIFFERENCES)
+    for r in rows:
+        if not r.reasons:
+            assert r.status == "match" and r.mismatches == 0 and r.elements > 0, S.row_cells(r)
+        elif r.status == "differs":
+            assert r.mismatches > 0 and all(S.KNOWN_DIFFERENCES[x].kind == "values" for x in r.reasons)
+        else:
+            assert r.status in ("rejected", "absent")
+            assert all(S.KNOWN_DIFFERENCES[x].kind == {"rejected": "rejects", "absent": "absent"}[r.status]
+                       for x in r.reasons)
+    assert all(r.status == "match" for r in rows if r.option == "TIK lowering")
+
+
+def test_reasons_are_computed_from_the_configuration(rows):
+    for r in rows:
+        c = r.config
+        if "fp19_scale" in r.reasons:          # only the f32-scale option, only where FP19 != float16 rounding
+            assert r.option.endswith("scale as f32") and c.scale_kind == "immediate"
+            f16 = float(np.float16(c.scale))
+            fp19 = float((np.array(c.scale, np.float32).view(np.uint32) & 0xFFFFE000).view(np.float32))
+            assert fp19 != f16 and repr(fp19) in r.detail and repr(f16) in r.detail
+        if "scale_not_positive_normal" in r.reasons:
+            values = S.TENSOR_SCALES[c.scale] if c.scale_kind == "tensor" else (c.scale,)
+            assert min(values) <= 0 and "positive normal FP19" in r.first_mismatch
+        if "relu_negative_zero" in r.reasons:
+            assert c.relu and c.src == "f32" and c.data == "specials"        # a mad never leaves -0 in L0C
+        if "sat_mode" in r.reasons:
+            mode = {"Ascend310": "saturation", "Ascend910B1": "inf_nan"}[c.chip]
+            assert (r.option.endswith(" sat") and mode == "inf_nan") or (r.option.endswith("nosat") and
+                                                                          mode == "saturation") or "preserve" in r.option
+        if r.option == "mte_l0c_gm (NZ), scale as f32" and "fp19_scale" not in r.reasons:
+            assert r.status == "match" and float(np.float16(c.scale)) == float(
+                (np.array(c.scale, np.float32).view(np.uint32) & 0xFFFFE000).view(np.float32))
+
+
+def test_fp19_rows_differ_by_what_an_independent_fp19_product_predicts(rows):
+    """Immediate 0.3 on the matmul data: f16(x * fp19(0.3)) vs f16(x * f16(0.3)) differ by <= 2 ulp and by
+    at most |x| * (f16(0.3) - fp19(0.3)) plus the two half-ulp roundings."""
+    r = next(r for r in rows if r.option.endswith("scale as f32") and r.config.scale == 0.3)
+    assert r.status == "differs" and 1 <= r.max_ulp_diff <= 2
+    x = np.arange(-16512, 16384, dtype=np.float64)
+    a = (x * float(np.float16(0.3))).astype(np.float16)
+    b = (x * 0.2998046875).astype(np.float16)
+    from tbe_compat.compare import ulp_distance
+    assert ulp_distance(a, b).max() == 2.0
+
+
+def test_sat_rows_change_only_overflowing_or_nan_elements_and_by_the_documented_values(rows):
+    """nosat on Ascend310 (saturation): legacy +-65504 / 0 become +-inf / NaN; sat on Ascend910B1: the reverse."""
+    for r in rows:
+        if r.status != "differs" or r.reasons != ("sat_mode",):
+            continue
+        first = r.first_mismatch
+        nums = re.findall(r"legacy (\S+) vs new (\S+)", first)[0]
+        legacy, new = float(nums[0]), float(nums[1])
+        if r.config.dst == "f16":
+            assert {abs(legacy), abs(new)} <= {65504.0, np.inf, 0.0} or np.isnan(legacy) or np.isnan(new), first
+
+
+def test_an_unexplained_difference_fails_the_sweep(monkeypatch, capsys):
+    real = LF.fp32_to_fp16
+
+    def off(x, mode):
+        y = real(x, mode)
+        y.reshape(-1)[3] = np.nextafter(y.reshape(-1)[3], np.float16(np.inf))
+        return y
+    monkeypatch.setattr(LF, "fp32_to_fp16", off)
+    assert main(["--sweep", "--chip", "Ascend910B1", "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    bad = [r for r in doc["rows"] if not r["explained"]]
+    assert doc["unexplained"] == len(bad) > 0
+    assert {r["option"] for r in bad} >= {"TIK lowering", "mte_l0c_gm (NZ)"}
+    assert all(r["reason"].startswith("UNEXPLAINED") for r in bad)
+
+
+def test_formats_and_exit_status(capsys):
+    assert main(["--sweep", "--chip", "Ascend910B1", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ",".join(S.ROW_COLUMNS) and len(lines) == 1 + len(S.sweep(chips=["Ascend910B1"]))
+    assert main(["--sweep", "--chip", "Ascend910B1", "--summary", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"rows", "unexplained", "known_differences", "summary"} and doc["unexplained"] == 0
+    assert set(doc["summary"][0]) == set(S.SUMMARY_COLUMNS)
+    assert set(doc["rows"][0]) >= {"chip", "m", "n", "option", "status", "max_ulp_diff", "reasons", "explained"}
+    assert main(["--sweep", "--chip", "Ascend910B1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| chip") and "all explained by known differences" in out and "* `sat_mode`" in out
+
+
+def test_the_guide_shows_the_table_the_tool_prints(rows):
+    with open(GUIDE) as f:
+        text = f.read()
+    begin, end = "<!-- sweep-summary:begin -->\n", "<!-- sweep-summary:end -->"
+    assert begin in text and end in text, "the guide lost its generated-table markers"
+    shown = text.split(begin, 1)[1].split(end, 1)[0]
+    want = S.format_sweep(rows, "md", summarize=True)
+    assert shown.strip() == want.strip(), ("migration_guide/fixpipe_compare.md is stale: regenerate with "
+                                           "`tik-compare-fixpipe --sweep --summary --format md`")
