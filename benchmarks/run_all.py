@@ -6,7 +6,9 @@ baseline, their ratio, the target and whether it is met.
 Rows:
 
 * ``start-up``: wall time of ``python -c "from tbe import tik"`` / ``python -c "import numpy"``
-  (fresh interpreters, alternating, best of ``--startup-runs``). Target <= 3.
+  (fresh interpreters, alternating, best of ``--startup-runs``), with byte-code caching as after an
+  install (the time without a byte-code cache, every module compiled at each start, is in the
+  notes). Target <= 3.
 * ``matmul 512^3``, ``matmul 1024^3`` (tiled TIK kernel, fixpipe fp322fp16), ``conv2d`` (1 x 64 x 56 x 56,
   3 x 3 x 64 x 64), ``softmax`` (4096 x 1024 f16, classic ``v*`` API, 8 cores), ``scalar loop``
   (10^5 iterations of ``Scalar`` arithmetic and ``if_scope``): a ``start_debug`` of the compiled
@@ -99,8 +101,22 @@ def alternate(ours, base, repeat: int) -> tuple[float, float]:
     return a, b
 
 
-def startup(runs: int) -> tuple[float, float]:
+def startup(runs: int, cached: bool = True) -> tuple[float, float]:
+    """Best wall times of fresh ``from tbe import tik`` and ``import numpy`` interpreters.
+
+    ``cached``: with byte-code caching (as after ``pip install``; numpy's own ``.pyc`` files are in
+    site-packages), the project's cache kept in a private ``PYTHONPYCACHEPREFIX`` directory and
+    warmed by one run first; otherwise with ``PYTHONDONTWRITEBYTECODE=1`` (every project module
+    compiled from source at each start, as in a read-only checkout)."""
+    import tempfile
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tbe_compat" / "aliases")]))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if cached:
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "pto_bench_pycache")
+        subprocess.run([sys.executable, "-c", "from tbe import tik"], check=True, env=env)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
 
     def wall(code: str) -> float:
         t = time.perf_counter()
@@ -183,8 +199,12 @@ def main() -> None:
     info = machine_info()
     table = Table()
     if "startup" in args.only:
-        ours, base = startup(3 if args.quick else args.startup_runs)
-        table.add("start-up: from tbe import tik / import numpy", ours, base, "s", 3, "wall time, fresh interpreter")
+        runs = 3 if args.quick else args.startup_runs
+        ours, base = startup(runs)
+        cold, cold_base = startup(runs, cached=False)
+        table.add("start-up: from tbe import tik / import numpy", ours, base, "s", 3,
+                  f"wall time, byte-code cached; without a byte-code cache {cold * 1e3:.0f} ms "
+                  f"({cold / cold_base:.1f}x)")
     for size in (512, 1024):
         if f"matmul{size}" in args.only:
             feed = matmul.inputs(size)
