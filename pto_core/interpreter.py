@@ -550,6 +550,7 @@ class Executable:
         self._check_inputs(inputs)
         n = self._launch_width(inputs, cores)
         if machine is None:
+            self.machine = None            # the previous run's machine can go before the new one is built
             machine = Machine(prog.target, cores=n, options=options)
         elif len(machine.cores) < n:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
@@ -566,14 +567,11 @@ class Executable:
         outputs = {}
         for a, (region, arr) in regions.items():
             data = region.buffer.data
-            if a.dtype.bits < 8:
-                result = data.copy()
-            else:
-                result = data.view(a.dtype.storage).reshape(a.shape).copy()
+            final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(a.shape)
             if a.io in ("out", "inout"):
-                outputs[a.name] = result
-            if write_back and arr is not None and a.io in ("in", "inout"):
-                np.copyto(arr, result.reshape(arr.shape).astype(arr.dtype, copy=False))
+                outputs[a.name] = final = final.copy()
+            if write_back and arr is not None and a.io in ("in", "inout"):     # no temporary copy of inputs
+                np.copyto(arr, final.reshape(arr.shape), casting="unsafe")
         return outputs
 
     def _check_inputs(self, inputs: dict):
@@ -614,7 +612,7 @@ class Executable:
             fill = a.fill
             region = machine.gm.alloc(a.nbytes, name=name, dtype=a.dtype, shape=a.shape, data=data, fill=fill)
             if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
-                region.buffer.written[:] = True
+                region.buffer.mark_all_written()
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
             args.append(region.base)
         return args, regions
