@@ -136,6 +136,7 @@ class _Codegen:
         self.names: dict = {}            # Reg / LoopVar / arg -> Python identifier
         self.py_names: dict = {}         # Python identifier -> IR object
         self.loops: list = []
+        self.loop_bounds: dict = {}      # LoopVar -> (lo, hi): every value the loop gives it
         self.nconst = 0
         self.ptr_factories: dict = {}
 
@@ -238,6 +239,8 @@ class _Codegen:
             else:
                 rng = f"range({lo}, {hi}, _step({self.need(s.step)}))"
             self.emit(ind, f"for {v} in {rng}:", s)
+            (a0, a1), (b0, b1) = self.value_bounds(s.lo), self.value_bounds(s.hi)
+            self.loop_bounds[s.var] = (min(a0, b0), max(a1, b1))     # range() stays between lo and hi
             self.loops.append(s.var)
             self.block(s.body, ind + 1)
             self.loops.pop()
@@ -446,7 +449,9 @@ class _Codegen:
             a, _ = self.ex(e.a)
             b, _ = self.ex(e.b)
             sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-            return f"({a} {sym} {b})", False
+            r = self.raw_bounds(e)
+            lo, hi = S.int_bounds(t)
+            return f"({a} {sym} {b})", r is not None and lo <= r[0] and r[1] <= hi   # cannot leave the type
         if op in ("and", "or", "xor"):
             a, ea = self.ex(e.a)
             b, eb = self.ex(e.b)
@@ -465,6 +470,39 @@ class _Codegen:
         if op == "rem":
             return f"_trem({a}, {b})", True
         return f"{op}({a}, {b})", True
+
+    # -- value ranges (integer add/sub/mul whose result provably fits its type need no wrap)
+    def raw_bounds(self, e: Expr):
+        """Inclusive bounds of the value `ex` computes for integer ``e`` (before any wrap), or None."""
+        if isinstance(e, Const):
+            return (e.value, e.value) if isinstance(e.value, int) else None
+        if isinstance(e, BinOp) and e.op in ("add", "sub", "mul") and S.is_int(e.type) and not S.is_bool(e.type):
+            a, b = self.raw_bounds(e.a), self.raw_bounds(e.b)
+            if a is None or b is None:
+                return None
+            if e.op == "add":
+                return a[0] + b[0], a[1] + b[1]
+            if e.op == "sub":
+                return a[0] - b[1], a[1] - b[0]
+            p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+            return min(p), max(p)
+        if isinstance(e, Cast) and S.is_int(e.type) and S.is_int(e.a.type) and not S.is_bool(e.a.type):
+            lo, hi = S.int_bounds(e.type)         # int -> int casts yield in-range values (`cast`)
+            a = self.value_bounds(e.a)
+            return a if lo <= a[0] and a[1] <= hi else (lo, hi)
+        if isinstance(e, LoopVar) and e in self.loop_bounds:
+            return self.loop_bounds[e]
+        if isinstance(e, (Reg, LoopVar, ScalarArg)) and S.is_int(e.type):
+            return S.int_bounds(e.type)          # registers and arguments always hold in-range values
+        return None
+
+    def value_bounds(self, e: Expr) -> tuple:
+        """Inclusive bounds of `need` (e) for an integer expression (its type's range if nothing better)."""
+        lo, hi = S.int_bounds(e.type) if S.is_int(e.type) else (-(1 << 64), 1 << 64)
+        r = self.raw_bounds(e)
+        if r is not None and lo <= r[0] and r[1] <= hi:
+            return r
+        return lo, hi
 
     def unop(self, e: UnOp):
         op, t = e.op, e.type
@@ -598,6 +636,7 @@ class Executable:
         self._check_inputs(inputs)
         n = self._launch_width(inputs, cores)
         if machine is None:
+            self.machine = None            # the previous run's machine can go before the new one is built
             machine = Machine(prog.target, cores=n, options=options)
         elif len(machine.cores) < n:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
@@ -614,14 +653,11 @@ class Executable:
         outputs = {}
         for a, (region, arr) in regions.items():
             data = region.buffer.data
-            if a.dtype.bits < 8:
-                result = data.copy()
-            else:
-                result = data.view(a.dtype.storage).reshape(a.shape).copy()
+            final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(a.shape)
             if a.io in ("out", "inout"):
-                outputs[a.name] = result
-            if write_back and arr is not None and a.io in ("in", "inout"):
-                np.copyto(arr, result.reshape(arr.shape).astype(arr.dtype, copy=False))
+                outputs[a.name] = final = final.copy()
+            if write_back and arr is not None and a.io in ("in", "inout"):     # no temporary copy of inputs
+                np.copyto(arr, final.reshape(arr.shape), casting="unsafe")
         return outputs
 
     def _check_inputs(self, inputs: dict):
@@ -662,7 +698,7 @@ class Executable:
             fill = a.fill
             region = machine.gm.alloc(a.nbytes, name=name, dtype=a.dtype, shape=a.shape, data=data, fill=fill)
             if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
-                region.buffer.written[:] = True
+                region.buffer.mark_all_written()
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
             args.append(region.base)
         return args, regions

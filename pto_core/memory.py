@@ -110,7 +110,11 @@ class Buffer:
     Attributes:
         space: canonical space name (``"ub"``); ``label`` adds the core/sub-block.
         data: ``uint8`` array of the buffer's bytes.
-        written: ``bool`` array, True where some op (or an input load) wrote the byte.
+        written: ``bool`` array, True where some op (or an input load) wrote the byte. A buffer
+            whose every byte is known to be written (a GM input region) holds a read-only
+            all-True view instead (no memory: `mark_all_written`); the write paths of
+            `ExecContext` leave it alone (nothing to add) and `flags_for_write` turns it into
+            a real array before an op stores flags into it.
     """
 
     __slots__ = ("space", "label", "data", "written", "base")
@@ -125,6 +129,17 @@ class Buffer:
         else:
             self.data = fill
         self.written = np.zeros(size, dtype=np.bool_)
+
+    def mark_all_written(self) -> None:
+        """Every byte is initialised (input data, a zero-cleared output): the written map becomes a
+        read-only all-True view of no memory."""
+        self.written = np.broadcast_to(np.True_, self.data.shape)
+
+    def flags_for_write(self) -> np.ndarray:
+        """The written map as a writable array (materialises an all-True view)."""
+        if not self.written.flags.writeable:
+            self.written = np.ones(self.data.shape, dtype=np.bool_)
+        return self.written
 
     @property
     def size(self) -> int:
@@ -180,17 +195,23 @@ class GlobalMemory:
                                  hint="give every GM tensor a unique name")
         base = self._next
         self._next = _round_up(base + nbytes + GM_GUARD, GM_ALIGN)
-        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=self._machine._fill_array(nbytes, fill, gm=True), base=base)
-        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
-        self.regions.append(region)
-        self._bases.append(base)
+        raw = None
         if data is not None:
             raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
             if raw.size != nbytes:
                 raise IllegalOperand(f"initial data has {raw.size} bytes, region {name!r} has {nbytes}",
                                      operand=name, value=raw.size, limit=nbytes)
+        if raw is None or (fill or self._machine.options.fill) == "random":   # random fills: same rng draws
+            content = self._machine._fill_array(nbytes, fill, gm=True)
+        else:
+            content = np.empty(nbytes, dtype=np.uint8)                     # the data overwrites it at once
+        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base)
+        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
+        self.regions.append(region)
+        self._bases.append(base)
+        if raw is not None:
             buf.data[:] = raw
-            buf.written[:] = True
+            buf.mark_all_written()
         return region
 
     def region(self, name: str) -> GmRegion:
@@ -433,7 +454,8 @@ class Machine:
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
         buf, off = self.resolve(ptr, raw.size, core=ptr.ctx.core.index if ptr.ctx else 0)
         buf.data[off:off + raw.size] = raw
-        buf.written[off:off + raw.size] = True
+        if buf.written.flags.writeable:
+            buf.written[off:off + raw.size] = True
 
     def resolve(self, ptr: Ptr, nbytes: int, *, core: int = 0) -> tuple:
         """``(buffer, byte offset)`` for ``nbytes`` at ``ptr``; raises `OutOfBounds`."""
@@ -611,7 +633,9 @@ class ExecContext:
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
         dense = _is_dense(shape, strides, size)
         if write:
-            if active is None and dense:
+            if not buf.written.flags.writeable:
+                pass                    # all bytes already written (see `Buffer.mark_all_written`)
+            elif active is None and dense:
                 buf.written[off:off + extent] = True
             elif _all_written(buf.written, off, off + extent):
                 pass                    # every byte in range is already marked: nothing to add
@@ -682,7 +706,13 @@ class ExecContext:
         buf, off = self._locate(start, n, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + n, write)
-        return buf.data[off:off + n], buf.written[off:off + n], -lo
+        if write:
+            flags = buf.flags_for_write()[off:off + n]
+        elif buf.written.flags.writeable:
+            flags = buf.written[off:off + n]
+        else:                   # all written: a real (read-only) array, so ops may take strided views of it
+            flags = _all_true(n)
+        return buf.data[off:off + n], flags, -lo
 
     def check_written(self, written: np.ndarray, *, operand: str, ptr: Optional[Ptr] = None,
                       unit: str = "byte") -> None:
@@ -701,7 +731,8 @@ class ExecContext:
     def _on_write(self, buf: Buffer, lo: int, hi: int, operand: str = "dst") -> None:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, True, operand)
-        buf.written[lo:hi] = True
+        if buf.written.flags.writeable:
+            buf.written[lo:hi] = True
 
     # -- unit-flag handshake (mad ``unit_flag(check_and_set)`` -> FIXPIPE ``unit_flag(check_*)``)
     #
@@ -740,6 +771,20 @@ class ExecContext:
 #: Ranges up to this many bytes are checked with a byte search instead of a numpy reduction
 #: (cheaper below a few KiB: no ufunc set-up).
 _SMALL_RANGE = 4096
+
+
+_ALL_TRUE = [np.ones(0, dtype=np.bool_)]
+
+
+def _all_true(n: int) -> np.ndarray:
+    """A read-only contiguous all-True ``bool`` array of ``n`` entries (a slice of one shared array that
+    grows to the largest span asked for: the written flags of spans of fully written buffers)."""
+    arr = _ALL_TRUE[0]
+    if arr.shape[0] < n:
+        arr = np.ones(-(-n // 65536) * 65536, dtype=np.bool_)
+        arr.flags.writeable = False
+        _ALL_TRUE[0] = arr
+    return arr[:n]
 
 
 def _all_written(written: np.ndarray, lo: int, hi: int) -> bool:

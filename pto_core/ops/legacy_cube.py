@@ -35,12 +35,14 @@ Units and semantics (sources and choices: ``migration_guide/pto_cube.md``, secti
 """
 from __future__ import annotations
 
-from typing import Optional
+import functools
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
+from ..memory import all_written
 from .mte import FRACTAL, check_align, check_int, check_ptr, l0a_layout, strided, tracking
 from .registry import Clause, Operand, OpSpec, register
 
@@ -251,12 +253,13 @@ def _small_ok(d: DType, channels: int) -> bool:
 
 
 def img2col_matrix(src_elems: np.ndarray, d: DType, channels: int, rs: Raster, m0: int, m_ext: int, k0: int,
-                   k_ext: int, pad):
+                   k_ext: int, pad, *, index_only: bool = False):
     """The ``m_ext x k_ext`` block of the im2col matrix starting at ``(m0, k0)``.
 
     ``src_elems`` is the whole feature map ``[C1][H][W][C0]`` flattened (typed). Returns
     ``(values, index, inside)``: values (``d`` storage), the source element index of
-    each in-image entry and the in-image mask (for initialisation checks).
+    each in-image entry and the in-image mask (for initialisation checks); ``index_only``: values None.
+    The op itself gathers through `_img2col_plan` (this map, cached per call site, in fractal order).
     """
     c0 = d.c0 if channels % d.c0 == 0 else channels
     taps = rs.kh * rs.kw
@@ -271,23 +274,10 @@ def img2col_matrix(src_elems: np.ndarray, d: DType, channels: int, rs: Raster, m
     inside = (h >= 0) & (h < rs.h) & (w >= 0) & (w < rs.w) & valid_k
     index = ((cblk[None, :] * rs.h + h) * rs.w + w) * c0 + c[None, :]
     index = np.where(inside, index, 0)
+    if index_only:
+        return None, index, inside
     vals = np.where(inside, src_elems.take(index), np.where(valid_k, pad, np.zeros((), d.storage)))
     return vals.astype(d.storage, copy=False), index, inside
-
-
-def _fractals_to_dst(ctx, dst, vals: np.ndarray, d: DType, rows: int, cols: int, outer: str, stride: int,
-                     op: str) -> None:
-    """Write a ``rows x cols`` matrix (multiples of 16 x C0) as 512-byte fractals: ``outer="row"`` puts
-    fractal ``(I, J)`` at ``(I*stride + J)*512`` (Zz), ``"col"`` at ``(J*stride + I)*512`` (Nz)."""
-    c0 = d.c0
-    fi, fj = rows // 16, cols // c0
-    blocks = np.ascontiguousarray(vals.reshape(fi, 16, fj, c0).transpose(0, 2, 1, 3)).reshape(fi, fj, FRACTAL // (d.bits // 8))
-    raw = blocks.view(np.uint8).reshape(fi, fj, FRACTAL)
-    strides = (stride * FRACTAL, FRACTAL) if outer == "row" else (FRACTAL, stride * FRACTAL)
-    hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
-    ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
-    strided(ddata, (fi, fj, FRACTAL), strides + (1,), True)[...] = raw
-    strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
 
 
 def _img2col_dst_outer(dst, target) -> str:
@@ -336,16 +326,62 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     plane = rs.h * rs.w * c0
     lo, hi = first_c * plane * size, cblocks * plane * size
     data, written, _ = ctx.span_tracked(src, lo, hi, operand="%src")
-    elems = np.zeros(cblocks * plane, d.storage)
-    elems[first_c * plane:] = data.view(d.storage)
-    pv = _pad_value(0 if pad_value is None else pad_value[0][0], d)
-    vals, index, inside = img2col_matrix(elems, d, ch, rs, ms, me, ks, ke, pv)
-    if tracking(ctx):
-        flags = np.zeros(cblocks * plane, bool)
-        flags[first_c * plane:] = _flags(written, d)
-        used = flags.take(index)[inside]
+    plan = _img2col_plan(d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
+                         ms, me, ks, ke, first_c * plane, outer)
+    vals = data.view(d.storage).take(plan.index)
+    if plan.pad is not None:
+        vals[plan.pad] = _pad_value(0 if pad_value is None else pad_value[0][0], d)
+    if plan.zero is not None:
+        vals[plan.zero] = 0
+    if tracking(ctx) and not all_written(written):
+        used = _flags(written, d).take(plan.index if plan.inside is None else plan.index[plan.inside])
         ctx.check_written(used, operand="%src", ptr=src, unit="element")
-    _fractals_to_dst(ctx, dst, vals, d, me, ke, outer, ds, op)
+    fi, fj = (me // 16, ke // d.c0) if outer == "row" else (ke // d.c0, me // 16)
+    strides = (ds * FRACTAL, FRACTAL)
+    hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
+    ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
+    strided(ddata, (fi, fj, FRACTAL), strides + (1,), True)[...] = vals.view(np.uint8).reshape(fi, fj, FRACTAL)
+    strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
+
+
+class _Img2colPlan(NamedTuple):
+    """Source element of every destination element of one img2col call, in destination fractal order."""
+
+    index: np.ndarray                  # int32 element index into the source span (0 where padding/zero)
+    inside: Optional[np.ndarray]       # int32 positions whose value comes from the map (None: all of them)
+    pad: Optional[np.ndarray]          # positions of padding pixels (None: none)
+    zero: Optional[np.ndarray]         # positions of columns past the last channel (None: none)
+
+
+@functools.lru_cache(maxsize=64)
+def _img2col_plan(dname: str, channels: int, geo: tuple, m0: int, m_ext: int, k0: int, k_ext: int, base: int,
+                  outer: str) -> _Img2colPlan:
+    """`img2col_matrix`'s index map for one call site, permuted to the 16 x C0 fractals the call writes
+    (``outer="row"``: fractal (I, J) = rows I, columns J in row-major fractal order, else column-major)
+    and made relative to element ``base`` of the map. At most 64 plans (<= 32 Ki int32 entries each
+    for a 64 KiB L0A/L0B tile: ~10 MiB) are kept."""
+    from ..dtypes import dtype as _dtype
+    d = _dtype(dname)
+    h, w, kh, kw, sh, sw, dh, dw, pl, pt, wo = geo
+    rs = Raster.__new__(Raster)
+    rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo = geo
+    probe = np.zeros(1, d.storage)
+    _, index, inside = img2col_matrix(probe, d, channels, rs, m0, m_ext, k0, k_ext, probe[0], index_only=True)
+    c0 = d.c0
+    valid_k = np.broadcast_to((np.arange(k0, k0 + k_ext) < kh * kw * channels)[None, :], inside.shape)
+    fi, fj = m_ext // 16, k_ext // c0
+
+    def frac(x):
+        x = x.reshape(fi, 16, fj, c0)
+        return (x.transpose(0, 2, 1, 3) if outer == "row" else x.transpose(2, 0, 1, 3)).reshape(-1)
+    index, inside, valid_k = frac(np.where(inside, index - base, 0)), frac(inside), frac(valid_k)
+    index = index.astype(np.int32)
+    pad = np.flatnonzero(~inside & valid_k).astype(np.int32)
+    zero = np.flatnonzero(~valid_k).astype(np.int32)
+    ins = None if inside.all() else np.flatnonzero(inside).astype(np.int32)
+    for a in (index, pad, zero) + (() if ins is None else (ins,)):
+        a.flags.writeable = False
+    return _Img2colPlan(index, ins, pad if pad.size else None, zero if zero.size else None)
 
 
 def _img2col_static(op, src, dst):

@@ -279,3 +279,51 @@ def test_f16_decode_self_check_passes_and_guards_the_fast_path(monkeypatch):
     v = RNG.permutation(ALL_F16)[:4096].reshape(64, 64)
     got = cube._decode(v.view(np.float16), dtype("f16"))
     assert np.array_equal(got.view(np.uint32), v.view(np.float16).astype(np.float32).view(np.uint32))
+
+
+# ============================================================================ GM regions without a written map
+
+
+def _gm_buffer(m, ptr):
+    return m.resolve(ptr, 1)[0]
+
+
+def test_gm_input_region_keeps_no_flags_until_an_op_stores_some():
+    m = Machine("A2A3", options=MachineOptions(check_hazards=False))
+    x = m.gm_tensor(np.arange(256, dtype=np.float16), name="x")
+    buf = _gm_buffer(m, x)
+    assert not buf.written.flags.writeable and buf.written.strides == (0,)     # no per-byte memory
+    ub = m.ptr("ub", "f16", 0)
+    m.write(ub, np.ones(64, np.float16))                 # UB bytes [0, 128) written, [128, 256) not
+    pto.mte_gm_ub(x, m.ptr("ub", "f16", 256), 0, 512, nburst=(1, 512, 512))
+    assert not buf.written.flags.writeable               # reads leave the map alone
+    assert not m.reports
+    pto.mte_ub_gm(ub, x + 64, 256, nburst=(1, 256, 256))  # moves 128 unwritten UB bytes into x[128:192]
+    assert buf.written.flags.writeable and buf.written.shape == (512,)
+    want = np.ones(512, bool)
+    want[256:384] = False
+    assert np.array_equal(buf.written, want)
+    pto.mte_gm_ub(x, m.ptr("ub", "f16", 1024), 0, 256, nburst=(1, 256, 256))    # x[0:128]: written
+    assert not m.reports
+    assert m.resolve(m.ptr("ub", "f16", 1024), 1)[0].written[1024:1280].all()
+    pto.mte_gm_ub(x + 128, m.ptr("ub", "f16", 2048), 0, 64, nburst=(1, 64, 64))  # x[128:160]: not written
+    assert not m.resolve(m.ptr("ub", "f16", 2048), 1)[0].written[2048:2112].any()   # the flags moved along
+
+
+def test_gm_input_region_flags_after_writes_equal_a_materialised_map():
+    """The same op sequence on a lazily all-written region and on a region whose map is a real array."""
+    def run(lazy):
+        m = Machine("A2A3", options=MachineOptions(check_hazards=False))
+        x = m.gm_tensor(RNG.standard_normal(1024).astype(np.float32) if lazy else np.zeros(1024, np.float32),
+                        name="x")
+        buf = _gm_buffer(m, x)
+        if not lazy:
+            buf.written = np.ones(buf.data.shape, bool)
+        ub = m.ptr("ub", "f32", 0)
+        m.write(ub, np.arange(32, dtype=np.float32))
+        pto.mte_ub_gm(ub, x + 8, 256, nburst=(2, 128, 512))       # 128 + 128 bytes, the second unwritten
+        pto.mte_ub_gm(ub, x + 512, 64, nburst=(1, 64, 64))
+        return buf.written.copy(), [r[1] for r in m.reports]
+    lazy, eager = run(True), run(False)
+    assert np.array_equal(lazy[0], eager[0]) and 0 < np.count_nonzero(~lazy[0]) < lazy[0].size
+    assert lazy[1] == eager[1]

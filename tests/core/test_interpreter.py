@@ -615,3 +615,20 @@ def test_probes_are_absent_from_code_compiled_without_them_and_when_is_checked()
     with pytest.raises(ConfigError, match="when='during'") as ei:
         Probe(prog.body[0], print, when="during")
     assert ei.value.operand == "when"
+
+
+def test_int_ops_whose_range_fits_their_type_skip_the_wrap_and_others_still_wrap():
+    """Range analysis: ``i * 256`` with ``i < 4`` cannot leave s32 (no wrap code); ``i * 2**30`` can
+    (wrapped like C); both give the C results."""
+    from pto_core.program import program as _program
+    with _program("ranges", target="A2A3") as k:
+        out = k.gm_arg("out", "s32", (8,), io="out")
+        with k.for_(0, 4, dtype="s32") as i:
+            k.store(out, i, i * 256 + 7)
+            k.store(out, i + 4, i * (1 << 30) + 5)
+    exe = k.program.compile()
+    res = exe.run({})["out"]
+    want = [(i * 256 + 7) for i in range(4)] + [((i * (1 << 30) + 5 + 2 ** 31) % 2 ** 32) - 2 ** 31 for i in range(4)]
+    assert res.tolist() == want
+    lines = [ln for ln in exe.source.splitlines() if "_ST" in ln]
+    assert "4294967295" not in lines[0] and "4294967295" in lines[1]
