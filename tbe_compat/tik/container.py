@@ -45,12 +45,15 @@ _V100_SHORT = ("Ascend310", "Ascend910")
 
 
 class _Scope:
-    """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body)."""
+    """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body).
 
-    __slots__ = ("kind", "storages")
+    ``conditional``: the body may not run at all (an if/elif/else branch on a run-time
+    condition, a for_range not statically known to iterate)."""
 
-    def __init__(self, kind: str):
-        self.kind, self.storages = kind, []
+    __slots__ = ("kind", "storages", "conditional")
+
+    def __init__(self, kind: str, conditional: bool = False):
+        self.kind, self.storages, self.conditional = kind, [], conditional
 
 
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):

@@ -1,0 +1,73 @@
+"""Patterns found in real public TIK kernels that the facade mishandled, each reproduced with
+our own minimal kernel (no third-party code): the kernel must run unchanged and give the
+numpy result; where CANN would reject the pattern, the error must name the API and what is
+wrong."""
+import numpy as np
+import pytest
+
+from pto_core.errors import OutOfBounds
+from tbe import tik
+
+from .helpers import build, raises_tik, run
+
+
+# ---------------------------------------------------------------------------------------------
+# A static "tensor overflow" in code that never runs (a run-time branch or a loop that may be
+# empty) is not a trace-time error: production ops clear a small GM buffer with
+#     with if_scope(idx + 1 == loops): data_move(gm, ub, 0, 1, tail_blocks, 0, 0)
+#     with else_scope():              data_move(gm, ub, 0, 1, FULL_BLOCKS, 0, 0)
+# where FULL_BLOCKS exceeds the buffer but the else branch is dead for that size.
+
+def _clear_kernel(n, full_blocks, take_else=False):
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (n,), name="g", scope=tik.scope_gm)
+    zero = ti.Tensor("float16", (full_blocks * 16,), name="zero", scope=tik.scope_ubuf)
+    ti.vec_dup(128, zero, 0, full_blocks * 16 // 128, 8)
+    loops = 1
+    with ti.for_range(0, loops) as idx:
+        cond = (idx + 1 != loops) if take_else else (idx + 1 == loops)
+        with ti.if_scope(cond):
+            ti.data_move(g, zero, 0, 1, n // 16, 0, 0)
+        with ti.else_scope():
+            ti.data_move(g, zero, 0, 1, full_blocks, 0, 0)      # overflows g: dead for this size
+    return build(ti, "clear", [g], [])
+
+
+def test_static_overflow_in_dead_branch_runs():
+    ti = _clear_kernel(64, 32)
+    feed = {"g": np.full(64, 3, np.float16)}
+    run(ti, feed)
+    assert np.array_equal(feed["g"], np.zeros(64, np.float16))
+
+
+def test_static_overflow_in_taken_branch_is_a_run_time_error():
+    ti = _clear_kernel(64, 32, take_else=True)
+    with pytest.raises(OutOfBounds, match=r"tensor overflow: dst of tik.data_move .*tensor 'g'.* needs elements "
+                                           r"\[0, 512\) but the tensor has only 64"):
+        run(ti, {"g": np.full(64, 3, np.float16)})
+
+
+def test_static_overflow_unconditional_is_a_trace_time_error():
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (64,), name="g", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (512,), name="ub", scope=tik.scope_ubuf)
+    with ti.if_scope(True):                      # a Python True: the body always runs
+        with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 1024 bytes .* 'g' \(128 B\)"):
+            ti.data_move(g, ub, 0, 1, 32, 0, 0)
+
+
+def test_vector_overflow_in_possibly_empty_loop():
+    """A vector op whose static extent overflows, in a loop with a run-time trip count."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.vec_dup(128, ub, 2.0, 1, 8)
+    with ti.for_range(0, n):
+        ti.vec_dup(128, ub, 1.0, 2, 8)           # 256 elements > 128: an error only if the loop runs
+    ti.data_move(x, ub, 0, 1, 8, 0, 0)
+    build(ti, "dup", [], [x], flowtable=[n])
+    out, = run(ti, {"n": 0})
+    assert np.array_equal(out, np.full(128, 2, np.float16))
+    with pytest.raises(OutOfBounds, match=r"tensor overflow: dst \(tensor 'ub'\) needs elements \[0, 256\)"):
+        run(ti, {"n": 1})
