@@ -7,6 +7,7 @@ import pytest
 
 from pto_core.errors import OutOfBounds
 from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import build, raises_tik, run
 
@@ -71,3 +72,66 @@ def test_vector_overflow_in_possibly_empty_loop():
     assert np.array_equal(out, np.full(128, 2, np.float16))
     with pytest.raises(OutOfBounds, match=r"tensor overflow: dst \(tensor 'ub'\) needs elements \[0, 256\)"):
         run(ti, {"n": 1})
+
+
+# ---------------------------------------------------------------------------------------------
+# Storing the last partial 32-byte block of a GM output whole (``burst = ceil(n / 16)``), and
+# atomically adding a zero-padded block for rows narrower than a block: the bytes past the
+# tensor land in the allocation's padding (GM tensors are allocated in 32-byte granules plus
+# padding). Running a whole block past the end stays an error.
+
+def test_store_last_partial_block_whole():
+    n = 100                                      # 200 bytes: the 7th block runs 24 bytes past the end
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (112,), name="ub", scope=tik.scope_ubuf)
+    blocks = (n + 15) // 16
+    ti.data_move(ub, x, 0, 1, blocks, 0, 0)
+    ti.vec_adds(112, ub, ub, 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, blocks, 0, 0)
+    build(ti, "tail", [x], [y])
+    xv = np.arange(n, dtype=np.float16)
+    out, = run(ti, {"x": xv})
+    assert np.array_equal(out, xv + np.float16(1))
+    assert any(kind == "gm-tail" for kind, _ in ti.tikdb.reports)
+
+
+def test_atomic_add_of_zero_padded_narrow_rows():
+    rows, dim, words = 12, 4, 5                  # a row is 16 bytes; each store moves one 32-byte block
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    g = ti.Tensor("float32", (rows, dim), name="g", scope=tik.scope_gm)
+    idx = ti.Tensor("int32", (rows,), name="idx", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (words, dim), name="out", scope=tik.scope_gm, is_atomic_add=True)
+    g_ub = ti.Tensor("float32", (rows, dim), name="g_ub", scope=tik.scope_ubuf)
+    i_ub = ti.Tensor("int32", (16,), name="i_ub", scope=tik.scope_ubuf)
+    blk = ti.Tensor("float32", (8,), name="blk", scope=tik.scope_ubuf)
+    ti.data_move(g_ub, g, 0, 1, rows * dim // 8, 0, 0)
+    ti.data_move(i_ub, idx, 0, 1, 2, 0, 0)
+    ti.vec_dup(8, blk, 0.0, 1, 8)
+    k = ti.Scalar("int32")
+    with ti.for_range(0, rows) as r:
+        k.set_as(i_ub[r])
+        with ti.for_range(0, dim) as c:
+            blk[c].set_as(g_ub[r, c])
+        ti.set_atomic_add(1)
+        ti.data_move(out[k * dim], blk, 0, 1, 1, 0, 0)
+        ti.set_atomic_add(0)
+    build(ti, "scatter_add", [g, idx], [out])
+    rng = np.random.default_rng(3)
+    gv = rng.standard_normal((rows, dim)).astype(np.float32)
+    iv = rng.integers(0, words, rows).astype(np.int32)
+    iv[-1] = words - 1                           # the last row's block runs 16 bytes past the tensor
+    res, = run(ti, {"g": gv, "idx": iv})
+    ref = np.zeros((words, dim), np.float64)
+    np.add.at(ref, iv, gv.astype(np.float64))
+    np.testing.assert_allclose(res, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_store_a_whole_block_past_the_end_is_an_error():
+    ti = tik.Tik()
+    y = ti.Tensor("float16", (100,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 256 bytes .* 'y' \(200 B\) has only 200 B"):
+        ti.data_move(y, ub, 0, 1, 8, 0, 0)
