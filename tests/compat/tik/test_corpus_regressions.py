@@ -135,3 +135,31 @@ def test_store_a_whole_block_past_the_end_is_an_error():
     ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
     with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 256 bytes .* 'y' \(200 B\) has only 200 B"):
         ti.data_move(y, ub, 0, 1, 8, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# A one-block move into (or out of) a UB tensor smaller than a block: TIK places every UB
+# tensor at a 32-byte boundary, so the rest of the block is that tensor's padding.
+
+def test_one_block_move_into_a_one_element_ub_tensor():
+    ti = tik.Tik()
+    x = ti.Tensor("int16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int16", (16,), name="y", scope=tik.scope_gm)
+    first = ti.Tensor("int16", (1,), name="first", scope=tik.scope_ubuf)
+    row = ti.Tensor("int16", (16,), name="row", scope=tik.scope_ubuf)
+    ti.data_move(first, x, 0, 1, 1, 0, 0)                  # 32 bytes into a 2-byte tensor
+    s = ti.Scalar("int16")
+    s.set_as(first[0])
+    ti.vec_dup(16, row, s, 1, 8)
+    ti.data_move(y, row, 0, 1, 1, 0, 0)
+    build(ti, "first", [x], [y])
+    out, = run(ti, {"x": np.arange(5, 21, dtype=np.int16)})
+    assert np.array_equal(out, np.full(16, 5, np.int16))
+
+
+def test_two_blocks_into_a_one_element_ub_tensor_is_an_error():
+    ti = tik.Tik()
+    x = ti.Tensor("int16", (32,), name="x", scope=tik.scope_gm)
+    first = ti.Tensor("int16", (1,), name="first", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 64 bytes .* 'first' \(2 B\) has only 2 B"):
+        ti.data_move(first, x, 0, 1, 2, 0, 0)
