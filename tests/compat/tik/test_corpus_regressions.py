@@ -163,3 +163,16 @@ def test_two_blocks_into_a_one_element_ub_tensor_is_an_error():
     first = ti.Tensor("int16", (1,), name="first", scope=tik.scope_ubuf)
     with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 64 bytes .* 'first' \(2 B\) has only 2 B"):
         ti.data_move(first, x, 0, 1, 2, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# A vec_<x> name whose instruction exists only in the legacy v<x> spelling says so.
+
+def test_vec_name_of_a_legacy_only_instruction_points_to_the_legacy_api():
+    from tbe_compat.tik.container import _MissingApi
+    ti = tik.Tik()
+    with pytest.raises(_MissingApi, match=r"tik.vec_maxs is not implemented; .* legacy tik.vmaxs.*Fix: call "
+                                          r"tik_instance.vmaxs\(mask"):
+        ti.vec_maxs
+    with pytest.raises(_MissingApi, match="tik.vgather is a TIK API this simulator does not implement yet"):
+        ti.vgather
