@@ -176,3 +176,37 @@ def test_vec_name_of_a_legacy_only_instruction_points_to_the_legacy_api():
         ti.vec_maxs
     with pytest.raises(_MissingApi, match="tik.vgather is a TIK API this simulator does not implement yet"):
         ti.vgather
+
+
+# ---------------------------------------------------------------------------------------------
+# An int index keeps its dimension with length 1 (CANN 8.1 tik_tensor_._normalize_slice turns
+# ``i`` into ``slice(i, i + 1, 1)``): ``s[idx, :, :]`` of an (n1, m, 16) tensor is (1, m, 16), the
+# shape h_* operands must match (FlashAttention's block-wise row max).
+
+def test_int_index_keeps_a_length_one_dimension():
+    n1, m = 4, 32
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (n1, m, 16), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (m, 16), name="y", scope=tik.scope_gm)
+    s_ub = ti.Tensor("float16", (n1, m, 16), name="s_ub", scope=tik.scope_ubuf)
+    acc = ti.Tensor("float16", (1, m, 16), name="acc", scope=tik.scope_ubuf)
+    ti.data_move(s_ub, x, 0, 1, n1 * m, 0, 0)
+    assert list(s_ub[2, :, :].shape) == [1, m, 16]
+    assert list(s_ub[1, 3, 5].shape) == [1, 1, 1]
+    assert list(s_ub[:, 0, :].shape) == [n1, 1, 16]
+    ti.data_move(acc, s_ub, 0, 1, m, 0, 0)
+    with ti.for_range(1, n1) as idx:
+        ti.h_max(acc, acc, s_ub[idx, :, :])
+    ti.data_move(y, acc, 0, 1, m, 0, 0)
+    build(ti, "block_max", [x], [y])
+    xv = np.random.default_rng(8).uniform(-5, 5, (n1, m, 16)).astype(np.float16)
+    out, = run(ti, {"x": xv})
+    np.testing.assert_array_equal(out, xv.max(0))
+
+
+def test_h_op_shape_mismatch_names_both_shapes():
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (4, 16), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (16,), name="b", scope=tik.scope_ubuf)
+    with raises_tik(Exception, match=r"src1 and dst tensor should be the same shape, got \[16\] and \[1, 16\]"):
+        ti.h_add(a[0, :], a[0, :], b)

@@ -174,12 +174,14 @@ def row_stats(m, n):
     colsum = ti.Tensor("float32", (n,), name="colsum", scope=tik.scope_gm)
     x_ub = ti.Tensor("float32", (m, n), name="x_ub", scope=tik.scope_ubuf)
     st_ub = ti.Tensor("float32", (3, m), name="st_ub", scope=tik.scope_ubuf)
+    row_ub = ti.Tensor("float32", (m,), name="row_ub", scope=tik.scope_ubuf)
     col_ub = ti.Tensor("float32", (n,), name="col_ub", scope=tik.scope_ubuf)
     ti.h_data_move(x_ub, x)
-    ti.h_reduce_sum(st_ub[0, :], x_ub, 1)
-    ti.h_mul(st_ub[0, :], st_ub[0, :], 1.0 / n)
-    ti.h_reduce_max(st_ub[1, :], x_ub, 1)
-    ti.h_reduce_min(st_ub[2, :], x_ub, 1)
+    for i, reduce in enumerate((ti.h_reduce_sum, ti.h_reduce_max, ti.h_reduce_min)):
+        reduce(row_ub, x_ub, 1)                                   # dst shape = src shape without axis 1
+        if i == 0:
+            ti.h_mul(row_ub, row_ub, 1.0 / n)
+        ti.h_data_move(st_ub[i, :], row_ub.reshape((1, m)))        # st_ub[i, :] is [1, m] (TIK keeps the dim)
     ti.h_reduce_sum(col_ub, x_ub, 0)
     ti.h_data_move(stats, st_ub)
     ti.h_data_move(colsum, col_ub)
