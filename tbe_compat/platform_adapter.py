@@ -2,8 +2,10 @@
 
 CANN's built-in operator package re-exports, in one module, the names its TIK kernels
 use: ``tik``, ``tbe_platform`` (the ``tbe.common.platform`` namespace), ``para_check``,
-``shape_util``, ``register_operator`` / ``register_operator_compute`` and a few constant
-classes. The legacy alias ``impl.util.platform_adapter`` imports from here.
+``shape_util``, ``register_operator`` / ``register_operator_compute``, ``error_manager_vector``
+(the ``raise_err_*`` parameter errors), ``tbe_context`` (the per-build op context kernels
+add compile info to) and a few constant classes. The legacy alias
+``impl.util.platform_adapter`` imports from here.
 
 ``impl`` and ``impl.util`` are *namespace* packages (no ``__init__.py``): a project's own
 regular ``impl`` package always takes precedence over them, so the alias never shadows
@@ -41,5 +43,62 @@ class TbeContextKey:
     PATTERN = "pattern"
 
 
+class _ErrorManagerVector:
+    """``error_manager_vector``: every ``raise_err_<what>(op_name, *details)`` raises CANN's
+    ``RuntimeError(error_info_dict, message)`` naming the op, the check and the values given."""
+
+    def __getattr__(self, name):
+        if not name.startswith("raise_err_"):
+            raise AttributeError(f"error_manager_vector has no attribute {name!r}")
+        what = name[len("raise_err_"):].replace("_", " ")
+
+        def raise_err(op_name="", *details, **named):
+            parts = [repr(d) for d in details] + [f"{k}={v!r}" for k, v in named.items()]
+            message = f"In op[{op_name}], {what}" + (f": {', '.join(parts)}" if parts else "")
+            raise RuntimeError({"errCode": name, "op_name": op_name, "detail": parts}, message)
+        raise_err.__name__ = name
+        return raise_err
+
+
+error_manager_vector = _ErrorManagerVector()
+
+
+class _OpContext:
+    """What ``tbe_context.get_context()`` returns while an operator is built: a store for the
+    compile info and build results a kernel reports (the simulator only keeps them)."""
+
+    def __init__(self):
+        self.compile_info: dict = {}
+        self.build_res: dict = {}
+
+    def add_compile_info(self, key, value):
+        self.compile_info[key] = value
+
+    def get_compile_info(self):
+        return self.compile_info
+
+    def add_build_res(self, key, value):
+        self.build_res[key] = value
+
+    def get_build_res(self, key=None):
+        return self.build_res if key is None else self.build_res.get(key)
+
+    def get_op_mode(self):
+        return "static"
+
+
+class _TbeContext:
+    """``tbe_context``: ``get_context()`` gives the process-wide `_OpContext`."""
+
+    def __init__(self):
+        self._context = _OpContext()
+
+    def get_context(self):
+        return self._context
+
+
+tbe_context = _TbeContext()
+
+
 __all__ = ["tik", "tbe_platform", "para_check", "register_operator", "register_operator_compute",
-           "OpPatternMode", "OpImplMode", "TbeContextKey"]
+           "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "tbe_context"]

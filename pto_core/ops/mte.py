@@ -237,7 +237,42 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     s_exact = _extent(groups, 1, exact)
     sdata, swritten = read_span(ctx, src, 0, s_exact, s_hi, "%src")
     d_hi = _extent(groups, 2, dst_row)
-    ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
+    cut = _gm_tail_cut(ctx, dst, d_hi)
+    if cut is None:
+        ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
+        _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst)
+        return
+    real, real_written, _ = ctx.span_tracked(dst, 0, cut, write=True, operand="%dst")
+    ddata = np.zeros(d_hi, np.uint8)
+    dwritten = np.ones(d_hi, np.bool_)
+    ddata[:cut] = real
+    dwritten[:cut] = real_written
+    _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst)
+    real[...] = ddata[:cut]
+    real_written[...] = dwritten[:cut]
+    region, off = ctx.machine.gm.find(dst.addr, 1)
+    ctx.machine.report("gm-tail", f"a write to GM region {region.name!r} ran {d_hi - cut} byte(s) past its end "
+                                  f"(bytes {off + cut}..{off + d_hi - 1}); they land in the allocation's 32-byte "
+                                  f"padding and are dropped")
+
+
+def _gm_tail_cut(ctx, dst, d_hi: int) -> Optional[int]:
+    """For a GM destination whose write ends less than one 32-byte block past the end of its
+    region: the bytes that are inside (else None).
+
+    The host allocates every GM tensor in 32-byte granules plus at least one 32-byte block
+    of padding, so a kernel may store its last partial block whole (``burst = ceil(n /
+    block)``); the bytes past the tensor land in that padding, never in another tensor.
+    Longer overruns are `OutOfBounds` as usual."""
+    if dst.space != "gm":
+        return None
+    avail = _gm_available(ctx, dst, 0)
+    if 0 < avail < d_hi < avail + BLOCK:
+        return avail
+    return None
+
+
+def _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst):
     track = tracking(ctx)
     if atomic is not None:
         dv = _burst_view(ddata[dst_offset:], groups, src_row, True, 2)

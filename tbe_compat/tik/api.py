@@ -123,6 +123,15 @@ class Operand:
                                   f"{self.tensor.name!r}", operand=self.name, cls=OutOfBounds)
         if avail is not None and nbytes > avail:
             esize = max(1, self.dt.bits // 8)
+            if self.tik._may_not_run():
+                # Code that may never run (a run-time branch, a loop that may be empty): CANN compiles
+                # it; the overflow is an error only if it executes (run-time check, same message).
+                self.tik._emit("assert_in_bounds", b // esize, -(-(b + nbytes) // esize),
+                               self.tensor.storage.nbytes // esize,
+                               what=f"{self.name} of {self.tik._where.call if self.tik._where else 'tik'} "
+                                    f"({what or 'the access'}, "
+                                    f"tensor {self.tensor.name!r})")
+                return
             raise self.tik._error(
                 f"tensor overflow: {what or 'the access'} needs {nbytes} bytes ({nbytes // esize} elements) "
                 f"from the start of {self.name}, but tensor {self.tensor.name!r} "
@@ -187,6 +196,11 @@ class TikBase:
             raise convert(e, api=api, where=where, exit_on_error=self._exit_on_error) from None
         finally:
             self._depth, self._where = 0, None
+
+    def _may_not_run(self) -> bool:
+        """True inside a scope whose body may not execute (run-time if/elif/else branch, a
+        for_range not known to iterate): static overflow errors there become run-time checks."""
+        return any(s.conditional for s in self._scopes)
 
     def _error(self, message: str, *, api: Optional[str] = None, operand: Optional[str] = None, value=None,
                limit=None, hint: Optional[str] = None, cls: type = IllegalOperand) -> PtoError:

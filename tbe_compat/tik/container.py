@@ -45,12 +45,15 @@ _V100_SHORT = ("Ascend310", "Ascend910")
 
 
 class _Scope:
-    """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body)."""
+    """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body).
 
-    __slots__ = ("kind", "storages")
+    ``conditional``: the body may not run at all (an if/elif/else branch on a run-time
+    condition, a for_range not statically known to iterate)."""
 
-    def __init__(self, kind: str):
-        self.kind, self.storages = kind, []
+    __slots__ = ("kind", "storages", "conditional")
+
+    def __init__(self, kind: str, conditional: bool = False):
+        self.kind, self.storages, self.conditional = kind, [], conditional
 
 
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
@@ -472,10 +475,19 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             from pto_core.errors import Provenance
             w = user_frame()
             cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
-            err = cls(f"tik.{name} is a TIK API this simulator does not implement yet", op=f"tik.{name}",
-                      where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
-                      hint="see tbe_compat/tik/ARCHITECTURE.md for the API families (vector and cube families "
-                           "are added separately)")
+            legacy = "v" + name[4:] if name.startswith("vec_") else None
+            if legacy is not None and callable(getattr(type(self), legacy, None)):
+                # the name list adds vec_<x> for every v<x> intrinsic; TIK has only the legacy spelling of some
+                message = (f"tik.{name} is not implemented; the instruction is available as the legacy "
+                           f"tik.{legacy}")
+                hint = (f"call tik_instance.{legacy}(mask, dst, src, ..., repeat_times, dst_blk_stride, "
+                        f"src_blk_stride, dst_rep_stride, src_rep_stride) (block strides before repeat strides)")
+            else:
+                message = f"tik.{name} is a TIK API this simulator does not implement yet"
+                hint = ("see tbe_compat/tik/ARCHITECTURE.md for the API families (vector and cube families "
+                        "are added separately)")
+            err = cls(message, op=f"tik.{name}", where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
+                      hint=hint)
             raise err
         raise AttributeError(f"'Tik' object has no attribute {name!r}")
 

@@ -23,9 +23,10 @@ from .scalar import Expr, InputScalar, static_int
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
-    def __init__(self, tik, kind: str, where, enter, leave=None):
+    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False):
         self.tik, self.kind, self.where = tik, kind, where
         self._enter, self._leave = enter, leave
+        self.conditional = conditional
         self._scope = None
         self._value = None
 
@@ -34,7 +35,7 @@ class _Block:
         with tik._api_at(self.where):
             self._scope, _ = self._enter()
         from .container import _Scope
-        tik._scopes.append(_Scope(self.kind))
+        tik._scopes.append(_Scope(self.kind, self.conditional))
         value = self._scope.__enter__() if self._scope is not None else None
         return Expr(value) if value is not None else None
 
@@ -80,8 +81,9 @@ class ControlAPI(TikBase):
             if static_int(bn) is None or static_int(bn) < 1:
                 raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
                                   operand="block_num", value=repr(block_num), limit=">= 1")
+            runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
             return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
-                          self._close_loop)
+                          self._close_loop, conditional=not runs)
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
                               value=tn, limit="0 or 1")
@@ -133,7 +135,9 @@ class ControlAPI(TikBase):
         """``with tik_instance.if_scope(cond):`` (cond: TIK condition, or a Python bool)."""
         where = self._where
         c = self._cond(cond)
-        return _Block(self, "if", where, lambda: self._open_if(c, where), self._sync.end_branch)
+        always = isinstance(c, P.Const) and bool(c.value)
+        return _Block(self, "if", where, lambda: self._open_if(c, where), self._sync.end_branch,
+                      conditional=not always)
 
     def _open_if(self, c, where):
         self._sync.begin_if()
@@ -144,7 +148,8 @@ class ControlAPI(TikBase):
         """``with tik_instance.elif_scope(cond):`` directly after an if_scope/elif_scope block."""
         where = self._where
         c = self._cond(cond)
-        return _Block(self, "elif", where, lambda: self._open_elif(c, where), self._sync.end_branch)
+        return _Block(self, "elif", where, lambda: self._open_elif(c, where), self._sync.end_branch,
+                      conditional=True)
 
     def _open_elif(self, c, where):
         self._check_follows_if("elif_scope")
@@ -155,7 +160,7 @@ class ControlAPI(TikBase):
     def else_scope(self):
         """``with tik_instance.else_scope():`` directly after an if_scope/elif_scope block."""
         where = self._where
-        return _Block(self, "else", where, self._open_else, self._sync.end_branch)
+        return _Block(self, "else", where, self._open_else, self._sync.end_branch, conditional=True)
 
     def _open_else(self):
         self._check_follows_if("else_scope")

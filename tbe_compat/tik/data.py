@@ -204,9 +204,18 @@ class DataAPI(TikBase):
             if unit is not None and all(isinstance(x, int) for x in (n, b, gap)):
                 ext = ((n - 1) * (b + gap) + b) * unit
                 avail = op.available_bytes()
-                # a GM read's last 32-byte block may run past the tensor as long as it starts inside it
-                # (GM is allocated in 32-byte granules; pto.mte_gm_ub/mte_gm_l1 read those bytes as unknown)
-                tail_ok = not w and op.space == "gm" and avail is not None and 0 < ext - avail < BLOCK
+                # a GM access's last 32-byte block may run past the tensor as long as it starts inside it
+                # (GM is allocated in 32-byte granules plus padding: reads get unknown bytes there,
+                # writes are dropped -- pto_core.ops.mte read_span / _gm_tail_cut); an on-chip tensor
+                # owns the rest of its last 32-byte block (placement aligns every tensor to 32 B), so a
+                # one-block move into a (1,)-shaped UB tensor stays inside its allocation
+                if op.space == "gm":
+                    slack = BLOCK - 1
+                elif op.space in ("ub", "l1") and op.tensor.storage.nbytes is not None:
+                    slack = -op.tensor.storage.nbytes % BLOCK
+                else:
+                    slack = 0
+                tail_ok = avail is not None and 0 < ext - avail <= slack
                 if not tail_ok:
                     op.check_extent(ext, f"{n} burst(s) of {b} x {unit} B with gap {gap} x {unit} B")
             fp.append(op.write(ext) if w else op.read(ext))

@@ -35,7 +35,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import IllegalOperand, PtoError, UnknownName
+from pto_core.errors import IllegalOperand, PtoError, UnknownName, UnsupportedOp
 from pto_core.memory import MachineOptions
 
 from .errors import convert
@@ -85,6 +85,17 @@ class Tikdb:
     def reports(self) -> list:
         """Checker reports of the last run (uninitialised reads, flags left set ...)."""
         return list(self.executable.reports) if self.executable is not None else []
+
+    def debug_print(self, expr):
+        """TIK's debugger evaluates the Python text ``expr`` on its state when execution reaches this
+        statement; the simulator runs no Python during execution, so this is `UnsupportedOp`."""
+        tik = self._tik
+        with tik._api("tikdb.debug_print"):
+            raise tik._error(f"tikdb.debug_print({expr!r}) is not simulated: it evaluates Python text on the "
+                             f"debugger's state at run time", operand="expr", value=repr(expr)[:80],
+                             cls=UnsupportedOp,
+                             hint="print Scalars with tik_instance.printf(\"x=%d\\n\", x), or look at the outputs "
+                                  "returned by start_debug")
 
     def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None):
         """Run the kernel on ``feed_dict``; returns the outputs (see module doc)."""

@@ -14,11 +14,17 @@ instructions live in `container`).
 * bit counts on 64-bit values (``dst`` a ``uint64`` Scalar, ``src`` a ``uint64`` Scalar or an
   int immediate), built from wrapping integer expressions (SWAR population count,
   binary-search leading-zero count); no new PTO op is needed.
+* ``printf(format_string, *arg)``: ``pto.debug_print`` with the run-time values of up to six
+  Scalars / Exprs / numbers (C format, printed during ``start_debug`` like TIK's debugger;
+  ``Machine.printed`` keeps them). Tensor and ScalarArray arguments (TIK prints their
+  contents) are not supported (`UnsupportedOp`).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from pto_core import program as P
-from pto_core.errors import UnknownName
+from pto_core.errors import UnknownName, UnsupportedOp
 
 from .. import platform
 from .api import TikBase, tik_api
@@ -92,7 +98,32 @@ class TensorAddrList(Tensor):
 
 
 class ScalarExtraAPI(TikBase):
-    """ScalarArray, TensorAddrList and the bit-count scalar instructions (mixin)."""
+    """ScalarArray, TensorAddrList, the bit-count scalar instructions and printf (mixin)."""
+
+    @tik_api("printf")
+    def printf(self, format_string, *arg):
+        """Print Scalars/Exprs/numbers with a C format at run time (see module doc)."""
+        if not isinstance(format_string, str) or not format_string:
+            raise self._error("format_string must be a non-empty str", operand="format_string",
+                              value=repr(format_string))
+        if len(format_string) > 128:
+            raise self._error(f"format_string has {len(format_string)} characters", operand="format_string",
+                              value=len(format_string), limit="128 characters")
+        if len(arg) > 6:
+            raise self._error(f"printf takes at most 6 values, got {len(arg)}", operand="arg", value=len(arg),
+                              limit=6)
+        values = []
+        for k, a in enumerate(arg):
+            if isinstance(a, (Tensor, ScalarArray)):
+                raise self._error(f"printf of a {type(a).__name__} (its contents) is not simulated",
+                                  operand=f"arg[{k}]", value=getattr(a, "name", repr(a)), cls=UnsupportedOp,
+                                  hint="read the elements into Scalars and print those, or inspect the "
+                                       "outputs of start_debug")
+            if isinstance(a, bool) or not isinstance(a, (Expr, int, float, np.integer, np.floating)):
+                raise self._error(f"printf value {k} must be a Scalar, Expr or number, got {type(a).__name__}",
+                                  operand=f"arg[{k}]", value=repr(a))
+            values.append(a.ir if isinstance(a, Expr) else a.item() if isinstance(a, np.generic) else a)
+        self._emit("debug_print", values=tuple(values) if values else None, fmt=format_string)
 
     @tik_api("ScalarArray")
     def ScalarArray(self, dtype="int64", length=1, name="reg_buf", init_value=None):  # noqa: N802 (TIK's name)

@@ -9,8 +9,10 @@ TIK models it (tik_api.md §4.2):
   (the view must be contiguous); the result is 1-D. (Open question 13: real TIK drops
   the view's own offset there; we index relative to the view, which is what the
   expression says. Documented in ARCHITECTURE.md.)
-* With several indices there must be one per dimension; int indices drop their
-  dimension (numpy style; all-int gives a one-element view of shape ``[1]``).
+* With several indices there must be one per dimension; an int index keeps its
+  dimension with length 1 (CANN 8.1 ``tik_tensor_._normalize_slice`` turns ``i`` into
+  ``slice(i, i + 1, 1)``): ``t[i, :, :]`` of an (a, b, c) tensor has shape ``[1, b, c]``,
+  ``t[i, j]`` of a 2-D tensor ``[1, 1]`` (h_* APIs compare these shapes exactly).
 * ``reshape``, ``flatten``, ``reinterpret_cast_to`` (wider: last dim and offset divide by
   the ratio; narrower: a trailing dimension of size ratio is appended -- TIK "version 1").
 
@@ -283,11 +285,11 @@ class Tensor:
                 offset = _add(offset, _mul(start, stride))
                 shape.append(length)
                 strides.append(_mul(stride, step))
-            else:
+            else:                   # TIK keeps an int-indexed dimension with length 1 (tik_tensor_._normalize_slice)
                 i = _index(k, dim)
                 offset = _add(offset, _mul(i, stride))
-        if not shape:
-            shape, strides = [1], [1]
+                shape.append(1)
+                strides.append(stride)
         return self._view(tuple(shape), tuple(strides), offset)
 
     def reshape(self, *new_shape) -> "Tensor":

@@ -338,6 +338,9 @@ class VectorBase(TikBase):
                 raise self._error(f"{op.name} tensor overflow: the view starts {-off} elements before tensor "
                                   f"{t.name!r}", operand=op.name, value=off, cls=OutOfBounds)
             if off + extent > total:
+                if self._may_not_run():          # see TikBase._may_not_run: checked if it runs
+                    self._record_check(off, off + extent, total, f"{op.name} (tensor {t.name!r})")
+                    return op.write(extent * size) if write else op.read(extent * size)
                 raise self._error(f"{op.name} tensor overflow, expected elements nums: {off + extent}, actual "
                                   f"elements nums: {total} (tensor {t.name!r})", operand=op.name,
                                   value=off + extent, limit=total, cls=OutOfBounds,

@@ -181,6 +181,14 @@ def test_impl_platform_adapter_is_a_namespace_alias_that_never_shadows_user_pack
     assert adapter.tik is tik and adapter.tbe_platform is platform
     assert adapter.para_check.REQUIRED_INPUT == "required_input"
     assert callable(adapter.register_operator) and adapter.OpImplMode.HIGH_PRECISION == "high_precision"
+    # CANN operators report parameter errors through error_manager_vector and compile info through tbe_context
+    from impl.util.platform_adapter import error_manager_vector, tbe_context
+    with pytest.raises(RuntimeError, match=r"In op\[scatter\], input dtype not supported: 'x', .*'int8'"):
+        error_manager_vector.raise_err_input_dtype_not_supported("scatter", "x", "float16", "int8")
+    with pytest.raises(AttributeError):
+        error_manager_vector.not_a_reporter
+    tbe_context.get_context().add_compile_info("vars", {"core_num": 2})
+    assert tbe_context.get_context().get_compile_info()["vars"] == {"core_num": 2}
     # a project's own regular ``impl`` package wins over the namespace alias, even when it
     # comes after the alias root on sys.path
     (tmp_path / "impl").mkdir()

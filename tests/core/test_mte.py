@@ -591,3 +591,29 @@ def test_gm_read_last_block_may_start_inside_and_end_past_the_tensor():
     assert np.array_equal(raw(m, l1, 124)[64:124], src[40:100])
     with pytest.raises(OutOfBounds, match="run past"):
         pto.mte_gm_ub(g.byte_offset(72), ub, 0, 64, nburst=(1, 64, 64))   # 2nd block [104, 136) starts past 100
+
+
+def test_gm_write_last_block_past_the_tensor_lands_in_padding():
+    """A store whose end runs less than one 32-byte block past a GM tensor writes the bytes
+    inside and drops the rest (the allocation's padding), with a "gm-tail" report; plain and
+    atomic stores alike. Running a whole block past the end is OutOfBounds."""
+    m = Machine("A2A3")
+    g = m.gm_tensor(np.full(100, 7, np.uint8), name="d")
+    nxt = m.gm_tensor(np.full(64, 9, np.uint8), name="next")
+    src = rand_bytes(128)
+    ub = m.ptr("ub", "u8", 0)
+    m.write(ub, src)
+    pto.mte_ub_gm(ub, g.byte_offset(64), 64, nburst=(1, 64, 64))          # bytes [64, 128): 28 past the end
+    out = raw(m, g, 100)
+    assert np.array_equal(out[64:], src[:36]) and (out[:64] == 7).all()
+    assert (raw(m, nxt, 64) == 9).all()
+    assert any(k == "gm-tail" and "28 byte(s) past its end" in msg for k, msg in m.reports)
+    f = m.gm_tensor(np.ones(10, np.float32), name="acc")                  # 40 B: an atomic 64-byte store
+    m.write(m.ptr("ub", "f32", 256), np.arange(16, dtype=np.float32))
+    pto.set_atomic_f32()
+    pto.set_atomic_add()
+    pto.mte_ub_gm(m.ptr("ub", "f32", 256), f, 64, nburst=(1, 64, 64))
+    pto.set_atomic_none()
+    assert np.array_equal(m.read(f, 10), 1 + np.arange(10, dtype=np.float32))
+    with pytest.raises(OutOfBounds, match="run past"):
+        pto.mte_ub_gm(ub, g.byte_offset(64), 96, nburst=(1, 96, 96))      # 60 past: more than a block

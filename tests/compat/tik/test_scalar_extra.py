@@ -1,9 +1,10 @@
-"""ScalarArray (constant and run-time indices), TensorAddrList, and the bit-count scalar
-instructions (property test over random 64-bit values against Python's int.bit_count)."""
+"""ScalarArray (constant and run-time indices), TensorAddrList, the bit-count scalar
+instructions (property test over random 64-bit values against Python's int.bit_count), printf."""
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, UnknownName
+from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
+from tbe import tik
 
 from .helpers import raises_tik
 from .vec_helpers import vec_kernel
@@ -92,3 +93,42 @@ def test_scalar_array_dtypes(dtype):
         ub["o"][0].set_as(arr[1])
     out = vec_kernel({"o": np.zeros(16, np.dtype(dtype))}, body)["o"]
     assert out[0] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# printf: run-time values of Scalars / Exprs / numbers, printed during start_debug
+
+def test_printf_prints_run_time_values_per_core(capsys):
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    with ti.for_range(0, 2, block_num=2) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        s = ti.Scalar("int32", init_value=10)
+        f = ti.Scalar("float32", init_value=0.25)
+        with ti.for_range(0, 2) as i:
+            s.set_as(s + i + core * 100)
+            ti.printf("core %d i=%d s=%03d f=%.2f %s\n", core, i, s, f * 2, 7)
+        ti.vec_dup(8, ub, s, 1, 8)
+        with ti.if_scope(core == 0):
+            ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="pf", inputs=[], outputs=[y])
+    capsys.readouterr()
+    out, = ti.tikdb.start_debug({}, interactive=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["core 0 i=0 s=010 f=0.50 7", "core 0 i=1 s=011 f=0.50 7",
+                     "core 1 i=0 s=110 f=0.50 7", "core 1 i=1 s=211 f=0.50 7"]
+    assert (out == 11).all()
+    with raises_tik(UnsupportedOp, match=r"printf of a Tensor \(its contents\) is not simulated"):
+        ti2 = tik.Tik()
+        t = ti2.Tensor("int32", (8,), name="t", scope=tik.scope_ubuf)
+        ti2.printf("%d", t)
+    with raises_tik(IllegalOperand, match=r"format 'a=%d b=%d' has 2 conversion\(s\) for 1 value\(s\)"):
+        ti3 = tik.Tik()
+        ti3.printf("a=%d b=%d", 1)
+
+
+def test_tikdb_debug_print_is_a_clear_unsupported_error():
+    ti = tik.Tik()
+    with raises_tik(UnsupportedOp, match=r"tikdb.debug_print\('x_ub'\) is not simulated.*Fix: print Scalars with "
+                                         r"tik_instance.printf"):
+        ti.tikdb.debug_print("x_ub")

@@ -166,10 +166,11 @@ def test_multi_dimensional_flat_and_full_indexing():
     t = ti.Tensor("float32", (4, 8, 16), name="t", scope=tik.scope_ubuf)
     assert _v(t[5]) == (5, [1], (1,))                     # one index on a 3-D tensor: flat
     assert _v(t[128:]) == (128, [384], (1,))
-    assert _v(t[1, 2, 3]) == (128 + 32 + 3, [1], (1,))
-    assert _v(t[1, :, 0:8]) == (128, [8, 8], (16, 1))
-    assert _v(t[2, 3, :]) == (256 + 48, [16], (1,))
-    assert _v(t[:, 1, :]) == (16, [4, 16], (128, 1))
+    # an int index keeps its dimension with length 1 (CANN 8.1 tik_tensor_._normalize_slice)
+    assert _v(t[1, 2, 3]) == (128 + 32 + 3, [1, 1, 1], (128, 16, 1))
+    assert _v(t[1, :, 0:8]) == (128, [1, 8, 8], (128, 16, 1))
+    assert _v(t[2, 3, :]) == (256 + 48, [1, 1, 16], (128, 16, 1))
+    assert _v(t[:, 1, :]) == (16, [4, 1, 16], (128, 16, 1))
     with raises_tik(IllegalOperand, match=r"length of index \(2\) should be equal to the dimension of Tensor \(3\)"):
         t[1, 2]
     with raises_tik(IllegalOperand, match="flat index and needs a contiguous view"):

@@ -1,0 +1,212 @@
+"""Patterns found in real public TIK kernels that the facade mishandled, each reproduced with
+our own minimal kernel (no third-party code): the kernel must run unchanged and give the
+numpy result; where CANN would reject the pattern, the error must name the API and what is
+wrong."""
+import numpy as np
+import pytest
+
+from pto_core.errors import OutOfBounds
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+
+# ---------------------------------------------------------------------------------------------
+# A static "tensor overflow" in code that never runs (a run-time branch or a loop that may be
+# empty) is not a trace-time error: production ops clear a small GM buffer with
+#     with if_scope(idx + 1 == loops): data_move(gm, ub, 0, 1, tail_blocks, 0, 0)
+#     with else_scope():              data_move(gm, ub, 0, 1, FULL_BLOCKS, 0, 0)
+# where FULL_BLOCKS exceeds the buffer but the else branch is dead for that size.
+
+def _clear_kernel(n, full_blocks, take_else=False):
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (n,), name="g", scope=tik.scope_gm)
+    zero = ti.Tensor("float16", (full_blocks * 16,), name="zero", scope=tik.scope_ubuf)
+    ti.vec_dup(128, zero, 0, full_blocks * 16 // 128, 8)
+    loops = 1
+    with ti.for_range(0, loops) as idx:
+        cond = (idx + 1 != loops) if take_else else (idx + 1 == loops)
+        with ti.if_scope(cond):
+            ti.data_move(g, zero, 0, 1, n // 16, 0, 0)
+        with ti.else_scope():
+            ti.data_move(g, zero, 0, 1, full_blocks, 0, 0)      # overflows g: dead for this size
+    return build(ti, "clear", [g], [])
+
+
+def test_static_overflow_in_dead_branch_runs():
+    ti = _clear_kernel(64, 32)
+    feed = {"g": np.full(64, 3, np.float16)}
+    run(ti, feed)
+    assert np.array_equal(feed["g"], np.zeros(64, np.float16))
+
+
+def test_static_overflow_in_taken_branch_is_a_run_time_error():
+    ti = _clear_kernel(64, 32, take_else=True)
+    with pytest.raises(OutOfBounds, match=r"tensor overflow: dst of tik.data_move .*tensor 'g'.* needs elements "
+                                           r"\[0, 512\) but the tensor has only 64"):
+        run(ti, {"g": np.full(64, 3, np.float16)})
+
+
+def test_static_overflow_unconditional_is_a_trace_time_error():
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (64,), name="g", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (512,), name="ub", scope=tik.scope_ubuf)
+    with ti.if_scope(True):                      # a Python True: the body always runs
+        with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 1024 bytes .* 'g' \(128 B\)"):
+            ti.data_move(g, ub, 0, 1, 32, 0, 0)
+
+
+def test_vector_overflow_in_possibly_empty_loop():
+    """A vector op whose static extent overflows, in a loop with a run-time trip count."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.vec_dup(128, ub, 2.0, 1, 8)
+    with ti.for_range(0, n):
+        ti.vec_dup(128, ub, 1.0, 2, 8)           # 256 elements > 128: an error only if the loop runs
+    ti.data_move(x, ub, 0, 1, 8, 0, 0)
+    build(ti, "dup", [], [x], flowtable=[n])
+    out, = run(ti, {"n": 0})
+    assert np.array_equal(out, np.full(128, 2, np.float16))
+    with pytest.raises(OutOfBounds, match=r"tensor overflow: dst \(tensor 'ub'\) needs elements \[0, 256\)"):
+        run(ti, {"n": 1})
+
+
+# ---------------------------------------------------------------------------------------------
+# Storing the last partial 32-byte block of a GM output whole (``burst = ceil(n / 16)``), and
+# atomically adding a zero-padded block for rows narrower than a block: the bytes past the
+# tensor land in the allocation's padding (GM tensors are allocated in 32-byte granules plus
+# padding). Running a whole block past the end stays an error.
+
+def test_store_last_partial_block_whole():
+    n = 100                                      # 200 bytes: the 7th block runs 24 bytes past the end
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (112,), name="ub", scope=tik.scope_ubuf)
+    blocks = (n + 15) // 16
+    ti.data_move(ub, x, 0, 1, blocks, 0, 0)
+    ti.vec_adds(112, ub, ub, 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, blocks, 0, 0)
+    build(ti, "tail", [x], [y])
+    xv = np.arange(n, dtype=np.float16)
+    out, = run(ti, {"x": xv})
+    assert np.array_equal(out, xv + np.float16(1))
+    assert any(kind == "gm-tail" for kind, _ in ti.tikdb.reports)
+
+
+def test_atomic_add_of_zero_padded_narrow_rows():
+    rows, dim, words = 12, 4, 5                  # a row is 16 bytes; each store moves one 32-byte block
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    g = ti.Tensor("float32", (rows, dim), name="g", scope=tik.scope_gm)
+    idx = ti.Tensor("int32", (rows,), name="idx", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (words, dim), name="out", scope=tik.scope_gm, is_atomic_add=True)
+    g_ub = ti.Tensor("float32", (rows, dim), name="g_ub", scope=tik.scope_ubuf)
+    i_ub = ti.Tensor("int32", (16,), name="i_ub", scope=tik.scope_ubuf)
+    blk = ti.Tensor("float32", (8,), name="blk", scope=tik.scope_ubuf)
+    ti.data_move(g_ub, g, 0, 1, rows * dim // 8, 0, 0)
+    ti.data_move(i_ub, idx, 0, 1, 2, 0, 0)
+    ti.vec_dup(8, blk, 0.0, 1, 8)
+    k = ti.Scalar("int32")
+    with ti.for_range(0, rows) as r:
+        k.set_as(i_ub[r])
+        with ti.for_range(0, dim) as c:
+            blk[c].set_as(g_ub[r, c])
+        ti.set_atomic_add(1)
+        ti.data_move(out[k * dim], blk, 0, 1, 1, 0, 0)
+        ti.set_atomic_add(0)
+    build(ti, "scatter_add", [g, idx], [out])
+    rng = np.random.default_rng(3)
+    gv = rng.standard_normal((rows, dim)).astype(np.float32)
+    iv = rng.integers(0, words, rows).astype(np.int32)
+    iv[-1] = words - 1                           # the last row's block runs 16 bytes past the tensor
+    res, = run(ti, {"g": gv, "idx": iv})
+    ref = np.zeros((words, dim), np.float64)
+    np.add.at(ref, iv, gv.astype(np.float64))
+    np.testing.assert_allclose(res, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_store_a_whole_block_past_the_end_is_an_error():
+    ti = tik.Tik()
+    y = ti.Tensor("float16", (100,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 256 bytes .* 'y' \(200 B\) has only 200 B"):
+        ti.data_move(y, ub, 0, 1, 8, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# A one-block move into (or out of) a UB tensor smaller than a block: TIK places every UB
+# tensor at a 32-byte boundary, so the rest of the block is that tensor's padding.
+
+def test_one_block_move_into_a_one_element_ub_tensor():
+    ti = tik.Tik()
+    x = ti.Tensor("int16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int16", (16,), name="y", scope=tik.scope_gm)
+    first = ti.Tensor("int16", (1,), name="first", scope=tik.scope_ubuf)
+    row = ti.Tensor("int16", (16,), name="row", scope=tik.scope_ubuf)
+    ti.data_move(first, x, 0, 1, 1, 0, 0)                  # 32 bytes into a 2-byte tensor
+    s = ti.Scalar("int16")
+    s.set_as(first[0])
+    ti.vec_dup(16, row, s, 1, 8)
+    ti.data_move(y, row, 0, 1, 1, 0, 0)
+    build(ti, "first", [x], [y])
+    out, = run(ti, {"x": np.arange(5, 21, dtype=np.int16)})
+    assert np.array_equal(out, np.full(16, 5, np.int16))
+
+
+def test_two_blocks_into_a_one_element_ub_tensor_is_an_error():
+    ti = tik.Tik()
+    x = ti.Tensor("int16", (32,), name="x", scope=tik.scope_gm)
+    first = ti.Tensor("int16", (1,), name="first", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 64 bytes .* 'first' \(2 B\) has only 2 B"):
+        ti.data_move(first, x, 0, 1, 2, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# A vec_<x> name whose instruction exists only in the legacy v<x> spelling says so.
+
+def test_vec_name_of_a_legacy_only_instruction_points_to_the_legacy_api():
+    from tbe_compat.tik.container import _MissingApi
+    ti = tik.Tik()
+    with pytest.raises(_MissingApi, match=r"tik.vec_maxs is not implemented; .* legacy tik.vmaxs.*Fix: call "
+                                          r"tik_instance.vmaxs\(mask"):
+        ti.vec_maxs
+    with pytest.raises(_MissingApi, match="tik.vgather is a TIK API this simulator does not implement yet"):
+        ti.vgather
+
+
+# ---------------------------------------------------------------------------------------------
+# An int index keeps its dimension with length 1 (CANN 8.1 tik_tensor_._normalize_slice turns
+# ``i`` into ``slice(i, i + 1, 1)``): ``s[idx, :, :]`` of an (n1, m, 16) tensor is (1, m, 16), the
+# shape h_* operands must match (FlashAttention's block-wise row max).
+
+def test_int_index_keeps_a_length_one_dimension():
+    n1, m = 4, 32
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (n1, m, 16), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (m, 16), name="y", scope=tik.scope_gm)
+    s_ub = ti.Tensor("float16", (n1, m, 16), name="s_ub", scope=tik.scope_ubuf)
+    acc = ti.Tensor("float16", (1, m, 16), name="acc", scope=tik.scope_ubuf)
+    ti.data_move(s_ub, x, 0, 1, n1 * m, 0, 0)
+    assert list(s_ub[2, :, :].shape) == [1, m, 16]
+    assert list(s_ub[1, 3, 5].shape) == [1, 1, 1]
+    assert list(s_ub[:, 0, :].shape) == [n1, 1, 16]
+    ti.data_move(acc, s_ub, 0, 1, m, 0, 0)
+    with ti.for_range(1, n1) as idx:
+        ti.h_max(acc, acc, s_ub[idx, :, :])
+    ti.data_move(y, acc, 0, 1, m, 0, 0)
+    build(ti, "block_max", [x], [y])
+    xv = np.random.default_rng(8).uniform(-5, 5, (n1, m, 16)).astype(np.float16)
+    out, = run(ti, {"x": xv})
+    np.testing.assert_array_equal(out, xv.max(0))
+
+
+def test_h_op_shape_mismatch_names_both_shapes():
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (4, 16), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (16,), name="b", scope=tik.scope_ubuf)
+    with raises_tik(Exception, match=r"src1 and dst tensor should be the same shape, got \[16\] and \[1, 16\]"):
+        ti.h_add(a[0, :], a[0, :], b)

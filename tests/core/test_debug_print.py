@@ -1,0 +1,54 @@
+"""pto.debug_print: C printf formatting of run-time scalar values (against Python's own
+%-formatting of the same values), the machine console, record-time checks, PTO-AS round trip."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pto_core import Machine, pto
+from pto_core.asm import parse, print_program
+from pto_core.errors import IllegalOperand
+from pto_core.ops.debug import format_c
+from pto_core.program import program
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-2 ** 40, 2 ** 40), st.floats(-1e6, 1e6, allow_nan=False), st.integers(0, 9), st.integers(1, 6))
+def test_format_matches_c_semantics(i, x, width, prec):
+    fmt = f"i=%0{width}d x=%.{prec}f e=%{width}.{prec}e |%-{width}d| %%"
+    assert format_c(fmt, (i, x, x, i)) == (
+        f"i={i:0{width}d} x={x:.{prec}f} e={x:{width}.{prec}e} |{i:<{width}d}| %")
+
+
+def test_format_hex_octal_char_and_truncation():
+    assert format_c("%x %#X %o %c %d", (255, 255, 8, 65, 3.9)) == "ff 0XFF 10 A 3"
+    assert format_c("%x", (-1,)) == "ffffffffffffffff"              # 64-bit two's complement, as C
+
+
+def test_debug_print_writes_to_the_console(capsys):
+    m = Machine("A2A3")
+    m.activate()
+    pto.debug_print(values=(7, 0.5), fmt="n=%d v=%.3f\n")
+    pto.debug_print(fmt="done\n")
+    assert m.printed == [(0, "n=7 v=0.500\n"), (0, "done\n")]
+    assert capsys.readouterr().out == "n=7 v=0.500\ndone\n"
+
+
+def test_conversion_count_is_checked_when_recorded():
+    m = Machine("A2A3")
+    m.activate()
+    with pytest.raises(IllegalOperand, match=r"format 'a=%d b=%d' has 2 conversion\(s\) for 1 value\(s\)"):
+        pto.debug_print(values=(1,), fmt="a=%d b=%d")
+    with pytest.raises(IllegalOperand, match=r"values: takes 0..6 parameters .* got 7"):
+        pto.debug_print(values=tuple(range(7)), fmt="%d" * 7)
+
+
+def test_debug_print_in_a_program_round_trips_through_pto_as(capsys):
+    with program("dp", target="A2A3") as k:
+        with k.for_(0, 3, name="i") as i:
+            pto.debug_print(values=(i,), fmt="it\t%d\n")
+    text = print_program(k.program)
+    assert 'fmt = "it\\t%d\\n"' in text
+    again = parse(text)
+    m = Machine("A2A3")
+    again.compile().run(machine=m)
+    assert [t for _, t in m.printed] == ["it\t0\n", "it\t1\n", "it\t2\n"]
+    assert print_program(again) == text
