@@ -484,8 +484,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                         f"src_blk_stride, dst_rep_stride, src_rep_stride) (block strides before repeat strides)")
             else:
                 message = f"tik.{name} is a TIK API this simulator does not implement yet"
-                hint = ("see tbe_compat/tik/ARCHITECTURE.md for the API families (vector and cube families "
-                        "are added separately)")
+                hint = ("express it with supported calls (the API tables and the list of what is not "
+                        "modelled: migration_guide/tik_vector.md, tik_cube.md, tik_core.md), or run this part "
+                        "as direct PTO ops in the same kernel (migration_guide/worked_migration.md)")
             err = cls(message, op=f"tik.{name}", where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
                       hint=hint)
             raise err

@@ -292,6 +292,7 @@ def test_missing_api_families_raise_a_clear_attribute_error():
     with pytest.raises(UnsupportedOp, match="tik.winograd_conv is a TIK API this simulator does not implement yet") as info:
         ti.winograd_conv(None, None, None)
     assert isinstance(info.value, AttributeError) and info.value.where.file == __file__
+    assert "migration_guide/tik_vector.md" in str(info.value)       # what to do: where the coverage is listed
     with pytest.raises(AttributeError, match="no attribute 'not_a_tik_api'"):
         ti.not_a_tik_api
 
