@@ -1,0 +1,59 @@
+"""The CANN dynamic-shape operator pattern: host tiling data in a GM tensor passed as
+``BuildCCE(flowtable=[tiling_gm])``, read into UB and into Scalars that size the loops and the
+cores used; GM tensors declared with the unbounded ``(MAX_INT64,)`` shape are refused clearly."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand
+from tbe import tik
+
+from .helpers import build, raises_tik, run
+
+TILING_ARGS = 4
+MAX_CORES = 4
+
+
+def _scaled_copy_kernel(gm_shape=(4096,)):
+    """y[i] = 2 * x[i] for i < n, n and the per-core share read from the tiling tensor."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", gm_shape, name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", gm_shape, name="y", scope=tik.scope_gm)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    cores = ti.Scalar("int64", name="cores", init_value=1)
+    per_core = ti.Scalar("int64", name="per_core", init_value=0)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        cores.set_as(tiling_ub[0])
+        per_core.set_as(tiling_ub[1])
+    with ti.for_range(0, MAX_CORES, block_num=MAX_CORES) as core:
+        with ti.if_scope(core < cores):
+            ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+            with ti.for_range(0, per_core // 64) as chunk:
+                base = core * per_core + chunk * 64
+                ti.data_move(ub, x[base], 0, 1, 8, 0, 0)
+                ti.vec_muls(64, ub, ub, 2.0, 1, 8, 8)
+                ti.data_move(y[base], ub, 0, 1, 8, 0, 0)
+    build(ti, "scaled_copy", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+@pytest.mark.parametrize("cores, per_core", [(1, 256), (2, 128), (4, 64)])
+def test_flowtable_takes_the_gm_tiling_tensor(cores, per_core):
+    ti = _scaled_copy_kernel()
+    xs = np.random.default_rng(cores).standard_normal(4096).astype(np.float32)
+    tiling = np.array([cores, per_core, 0, 0], np.int64)
+    y, = run(ti, {"x": xs, "tiling_gm": tiling})
+    n = cores * per_core
+    assert np.array_equal(y[:n], xs[:n] * np.float32(2))
+    assert ti.build.feed_names == ["x", "tiling_gm"]
+
+
+def test_flowtable_entries_must_be_gm_tensors_or_input_scalars():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("int64", (4,), name="tiling_ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"flowtable\[0\] \(tensor 'tiling_ub'\) is in UB \(scope_ubuf\); kernel arguments are GM"):
+        build(ti, "bad", [x], [x], flowtable=[ub])
+    with raises_tik(IllegalOperand, match=r"flowtable\[0\] must be a GM tensor or InputScalar, got int"):
+        build(ti, "bad", [x], [x], flowtable=[3])
