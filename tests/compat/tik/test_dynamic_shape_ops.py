@@ -6,6 +6,7 @@ import pytest
 
 from pto_core.errors import IllegalOperand
 from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import build, raises_tik, run
 
@@ -57,3 +58,55 @@ def test_flowtable_entries_must_be_gm_tensors_or_input_scalars():
         build(ti, "bad", [x], [x], flowtable=[ub])
     with raises_tik(IllegalOperand, match=r"flowtable\[0\] must be a GM tensor or InputScalar, got int"):
         build(ti, "bad", [x], [x], flowtable=[3])
+
+
+def _core_count_kernel():
+    """Each used core writes its index + 1 into its 8-element slot; the core count comes from tiling."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (8 * 64,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    core_num = ti.Scalar("int64", name="core_num", init_value=1)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        core_num.set_as(tiling_ub[0])
+    with ti.for_range(0, core_num, block_num=core_num) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        value = ti.Scalar("int32", name="value")
+        value.set_as(core + 1)
+        ti.vec_dup(8, ub, value, 1, 8)
+        ti.data_move(y[core * 8], ub, 0, 1, 1, 0, 0)
+    build(ti, "core_count", [], [y], flowtable=[tiling_gm])
+    return ti
+
+
+def test_block_num_scalar_read_from_tiling_runs_that_many_cores():
+    from tbe.common.platform import get_soc_spec
+    ti = _core_count_kernel()
+    width = get_soc_spec("CORE_NUM")
+    assert width > 3
+    for used in (1, 3, width):
+        y, = run(ti, {"tiling_gm": np.array([used, 0, 0, 0], np.int64)})
+        expect = np.zeros(8 * 64, np.int32)
+        expect[:8 * used] = np.repeat(np.arange(1, used + 1), 8)
+        assert np.array_equal(y, expect)
+        assert len(ti.tikdb.executable.machine.cores) == width
+    assert "pto.assert_in_range" in ti.program.to_asm()
+
+
+def test_block_num_scalar_outside_the_launched_cores_is_a_run_time_error():
+    from tbe.common.platform import get_soc_spec
+    ti = _core_count_kernel()
+    width = get_soc_spec("CORE_NUM")
+    for bad in (0, width + 1):
+        with raises_tik(IllegalOperand, match=rf"block_num Scalar 'core_num' .* = {bad} is outside \[1, {width}\]"):
+            run(ti, {"tiling_gm": np.array([bad, 0, 0, 0], np.int64)})
+
+
+def test_block_num_scalar_needs_the_same_scalar_as_loop_end():
+    ti = tik.Tik()
+    n = ti.Scalar("int64", name="n", init_value=2)
+    with raises_tik(IllegalOperand, match="endt must be the same Scalar"):
+        with ti.for_range(0, 4, block_num=n):
+            pass
