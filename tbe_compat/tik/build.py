@@ -208,4 +208,5 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
         if id(st.gm) not in seen:
             ordered.append(st.gm)
             seen.add(id(st.gm))
+    ordered += [st.runtime_size for st in tik._gm_tensors if st.runtime_size is not None]
     prog.args = ordered

@@ -4,7 +4,7 @@ cores used; GM tensors declared with the unbounded ``(MAX_INT64,)`` shape are re
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand
+from pto_core.errors import IllegalOperand, OutOfBounds, UnknownName
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -110,3 +110,59 @@ def test_block_num_scalar_needs_the_same_scalar_as_loop_end():
     with raises_tik(IllegalOperand, match="endt must be the same Scalar"):
         with ti.for_range(0, 4, block_num=n):
             pass
+
+
+MAX_INT64 = 2 ** 64 - 1
+
+
+def _unbounded_copy_kernel():
+    """y[:n] = x[:n] + 1 through a UB tensor whose shape is the tiling Scalar n (no max_mem_size);
+    x and y are declared (MAX_INT64,) like CANN's dynamic-shape operators."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    n = ti.Scalar("int64", name="n", init_value=0)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        n.set_as(tiling_ub[0])
+    ub = ti.Tensor("float32", (n,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, n // 8, 0, 0)
+    with ti.for_range(0, n // 64) as k:
+        ti.vec_adds(64, ub[k * 64], ub[k * 64], 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, n // 8, 0, 0)
+    build(ti, "unbounded_copy", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+@pytest.mark.parametrize("n", [64, 512])
+def test_unbounded_gm_tensors_take_their_size_at_launch(n):
+    ti = _unbounded_copy_kernel()
+    xs = np.random.default_rng(n).standard_normal(n + 64).astype(np.float32)
+    y, = run(ti, {"x": xs, "tiling_gm": np.array([n, 0, 0, 0], np.int64), "y": n})
+    assert y.shape == (n,)
+    assert np.array_equal(y, xs[:n] + np.float32(1))
+    assert ti.build.feed_names == ["x", "tiling_gm"]
+
+
+def test_unbounded_gm_errors_name_the_tensor_and_the_fix():
+    ti = _unbounded_copy_kernel()
+    xs = np.zeros(64, np.float32)
+    tiling = np.array([64, 0, 0, 0], np.int64)
+    with raises_tik(UnknownName, match=r"GM tensor 'y' is declared with 18446744073709551615 elements .* real size "
+                                       r"comes from the caller"):
+        run(ti, {"x": xs, "tiling_gm": tiling})
+    with raises_tik(OutOfBounds, match="run past the end of region 'x'|tensor overflow"):
+        run(ti, {"x": xs, "tiling_gm": np.array([512, 0, 0, 0], np.int64), "y": 512})
+
+
+def test_dynamic_ub_tensor_without_max_mem_size_takes_the_rest_of_ub_and_is_checked():
+    from tbe.common.platform import get_soc_spec
+    ti = _unbounded_copy_kernel()
+    ub = get_soc_spec("UB_SIZE")
+    too_many = (ub // 4 // 64 + 1) * 64                       # more float32 elements than the UB holds
+    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'ub' \(the rest of UB \(scope_ubuf\), \d+ B, "
+                                       r"reserved without max_mem_size\) needs elements \[0, \d+\)"):
+        run(ti, {"x": np.zeros(too_many, np.float32), "tiling_gm": np.array([too_many, 0, 0, 0], np.int64),
+                 "y": too_many})
