@@ -54,12 +54,15 @@ class _Scope:
     """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body).
 
     ``conditional``: the body may not run at all (an if/elif/else branch on a run-time
-    condition, a for_range not statically known to iterate)."""
+    condition, a for_range not statically known to iterate). ``dead``: the body never runs
+    (an if_scope whose condition folds to False, a for_range over an empty constant range):
+    TIK's constant folding drops such code, so argument checks inside it do not raise
+    (see `api.tik_api`)."""
 
-    __slots__ = ("kind", "storages", "conditional")
+    __slots__ = ("kind", "storages", "conditional", "dead")
 
-    def __init__(self, kind: str, conditional: bool = False):
-        self.kind, self.storages, self.conditional = kind, [], conditional
+    def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
+        self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
 
 
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
@@ -81,6 +84,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._builder = P.Builder("tik_kernel", platform.current_soc().profile)
         self._sync = AutoSync(self._emit_pair, self._emit_barrier_all)
         self._placement = Placement()
+        #: on-chip dynamic-shape tensors declared without max_mem_size: storage -> element-count IR
+        self._open_ended: dict = {}
         self._scopes = [_Scope("kernel")]
         self._support_checks: list = []
         self._targets_seen = {self._builder.program.target.name}
@@ -222,9 +227,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or
-        without it (TIK lets it be omitted when the shape has variables; CANN's dynamic diag op
-        does) the rest of its buffer above the tensors in use; a run-time check
-        (``pto.assert_in_bounds``) then keeps the shape's element count inside the reservation."""
+        without it (TIK lets it be omitted when the shape has variables; CANN's dynamic diag and
+        trace ops do) the rest of its buffer above the tensors in use -- a later such tensor
+        splits that reservation in halves (`_split_open_ended`); a run-time check
+        (``pto.assert_in_bounds``) keeps the shape's element count inside the reservation."""
         elem = max(1, st.dtype.bits // 8)
         align = alignment(st.space, elem)
         rest_of_buffer = False
@@ -236,6 +242,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             top = max((lo + size for lo, size, _ in a.occupants()), default=0)
             start_addr = -(-top // align) * align
             nbytes = a.capacity - start_addr
+            if nbytes < BLOCK_BYTES:
+                start_addr, nbytes = self._split_open_ended(st.space, a, align, start_addr, nbytes)
             if nbytes < BLOCK_BYTES:
                 raise self._error(f"dynamic-shape tensor {st.name!r} takes the rest of "
                                   f"{SPACE_TIK_NAMES[st.space]} without max_mem_size, but only {max(0, nbytes)} B "
@@ -260,6 +268,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               f"({platform.current_soc().core_type})", operand="scope", value=st.scope,
                               cls=UnsupportedOp, hint="select a chip/core type that has this buffer")
         st.nbytes = nbytes
+        if start_addr is None and not rest_of_buffer:
+            a = self._placement.allocator(st.space, target)
+            top = max((lo + size for lo, size, _ in a.occupants()), default=0)
+            if -(-top // align) * align + nbytes > a.capacity:     # room from an open-ended reservation
+                self._split_open_ended(st.space, a, align, 0, 0, need=nbytes)
         try:
             st.addr = self._placement.place(st, target, nbytes, align, start_addr)
         except CapacityExceeded as e:
@@ -275,9 +288,37 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                    "reduce the tile size, or reuse tensors") from None
         self._scopes[-1].storages.append(st)
         if rest_of_buffer:
-            self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,
-                       what=f"the shape of dynamic tensor {st.name!r} (the rest of {SPACE_TIK_NAMES[st.space]}, "
-                            f"{nbytes} B, reserved without max_mem_size)")
+            self._open_ended[st] = count
+            self._check_open_ended(st, count, nbytes)
+
+    def _check_open_ended(self, st: Storage, count, nbytes: int) -> None:
+        self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,
+                   what=f"the shape of dynamic tensor {st.name!r} ({nbytes} B of {SPACE_TIK_NAMES[st.space]} "
+                        f"reserved without max_mem_size)")
+
+    def _split_open_ended(self, space: str, a, align: int, start_addr: int, nbytes: int, need=None):
+        """Room for a new tensor when the last open-ended dynamic tensor took the rest of the
+        buffer: that one gives up the top ``need`` bytes (a static tensor) or half of its bytes
+        (another open-ended tensor) and is re-checked at run time from here on. Returns the
+        ``(start_addr, nbytes)`` freed at the top (unchanged arguments if nothing can be freed)."""
+        live = [t for t in self._open_ended if t.alive and t.space == space]
+        if not live:
+            return start_addr, nbytes
+        prev = max(live, key=lambda t: t.nbytes)            # the largest reservation gives room
+        old = prev.nbytes
+        if need is None:
+            keep = old // 2 // align * align
+        else:
+            keep = (old - -(-need // BLOCK_BYTES) * BLOCK_BYTES - align) // align * align
+        if keep < BLOCK_BYTES:
+            return start_addr, nbytes
+        a._free_id(prev.alloc_id)
+        a._place(prev.addr, keep, prev.name)
+        prev.alloc_id = a._order[-1]
+        prev.nbytes = keep
+        self._check_open_ended(prev, self._open_ended[prev], keep)
+        lo = -(-(prev.addr + keep) // align) * align
+        return lo, prev.addr + old - lo
 
     def _check_alive(self, t: Tensor, name: str) -> None:
         st = t.storage

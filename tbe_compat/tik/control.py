@@ -30,10 +30,11 @@ from .scalar import Expr, InputScalar, Scalar, static_int
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
-    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False):
+    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False, dead: bool = False):
         self.tik, self.kind, self.where = tik, kind, where
         self._enter, self._leave = enter, leave
         self.conditional = conditional
+        self.dead = dead
         self._scope = None
         self._value = None
 
@@ -42,7 +43,7 @@ class _Block:
         with tik._api_at(self.where):
             self._scope, _ = self._enter()
         from .container import _Scope
-        tik._scopes.append(_Scope(self.kind, self.conditional))
+        tik._scopes.append(_Scope(self.kind, self.conditional, self.dead))
         value = self._scope.__enter__() if self._scope is not None else None
         return Expr(value) if value is not None else None
 
@@ -121,8 +122,9 @@ class ControlAPI(TikBase):
                 raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
                                   operand="block_num", value=repr(block_num), limit=">= 1")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
+            empty = isinstance(lo, int) and isinstance(hi, int) and hi <= lo
             return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
-                          self._close_loop, conditional=not runs)
+                          self._close_loop, conditional=not runs, dead=empty)
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
                               value=tn, limit="0 or 1")
@@ -194,8 +196,9 @@ class ControlAPI(TikBase):
         where = self._where
         c = self._cond(cond)
         always = isinstance(c, P.Const) and bool(c.value)
+        never = isinstance(c, P.Const) and not bool(c.value)
         return _Block(self, "if", where, lambda: self._open_if(c, where), self._sync.end_branch,
-                      conditional=not always)
+                      conditional=not always, dead=never)
 
     def _open_if(self, c, where):
         self._sync.begin_if()

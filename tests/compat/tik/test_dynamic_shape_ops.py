@@ -162,7 +162,67 @@ def test_dynamic_ub_tensor_without_max_mem_size_takes_the_rest_of_ub_and_is_chec
     ti = _unbounded_copy_kernel()
     ub = get_soc_spec("UB_SIZE")
     too_many = (ub // 4 // 64 + 1) * 64                       # more float32 elements than the UB holds
-    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'ub' \(the rest of UB \(scope_ubuf\), \d+ B, "
-                                       r"reserved without max_mem_size\) needs elements \[0, \d+\)"):
+    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'ub' \(\d+ B of UB \(scope_ubuf\) reserved "
+                                       r"without max_mem_size\) needs elements \[0, \d+\)"):
         run(ti, {"x": np.zeros(too_many, np.float32), "tiling_gm": np.array([too_many, 0, 0, 0], np.int64),
                  "y": too_many})
+
+
+def _two_dynamic_ub_tensors_kernel():
+    """a, b: dynamic UB tensors without max_mem_size, then a static one; y = (x + 1) ++ (x + 2)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    n = ti.Scalar("int64", name="n", init_value=0)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        n.set_as(tiling_ub[0])
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (n,), name="b", scope=tik.scope_ubuf)
+    ones = ti.Tensor("float32", (64,), name="ones", scope=tik.scope_ubuf)
+    ti.vec_dup(64, ones, 1.0, 1, 8)
+    ti.data_move(a, x, 0, 1, n // 8, 0, 0)
+    ti.data_move(b, x, 0, 1, n // 8, 0, 0)
+    with ti.for_range(0, n // 64) as k:
+        ti.vec_add(64, a[k * 64], a[k * 64], ones, 1, 8, 8, 0)
+        ti.vec_adds(64, b[k * 64], b[k * 64], 2.0, 1, 8, 8)
+    ti.data_move(y, a, 0, 1, n // 8, 0, 0)
+    ti.data_move(y[n], b, 0, 1, n // 8, 0, 0)
+    build(ti, "two_dynamic", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+def test_later_tensors_take_room_from_an_open_ended_dynamic_tensor():
+    from tbe.common.platform import get_soc_spec
+    ti = _two_dynamic_ub_tensors_kernel()
+    n = 1024
+    xs = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    y, = run(ti, {"x": xs, "tiling_gm": np.array([n, 0, 0, 0], np.int64), "y": 2 * n})
+    assert np.array_equal(y, np.concatenate([xs + np.float32(1), xs + np.float32(2)]))
+    # 'a' kept about half of the UB after 'b' and 'ones' took theirs: a count above that is refused
+    big = get_soc_spec("UB_SIZE") // 2 // 4 // 64 * 64 + 64
+    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'a' \(\d+ B of UB \(scope_ubuf\) reserved without "
+                                       r"max_mem_size\)"):
+        run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
+
+
+def test_checks_inside_never_executed_code_do_not_raise():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+    tail = 128 % 64                                          # a tail computed by the script: 0 here
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    with ti.if_scope(tail > 0):                              # never runs: its vec_adds(mask=0) is dropped
+        ti.vec_adds(tail, ub, ub, 1.0, 1, 8, 8)
+    with ti.for_range(0, 0):
+        ti.vec_adds(0, ub, ub, 1.0, 1, 8, 8)
+    ti.vec_adds(64, ub, ub, 2.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "dead", [x], [y])
+    xs = np.arange(64, dtype=np.float32)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs + 2)
+    with raises_tik(IllegalOperand, match=r"mask = 0 is outside \[1, 64\]"):
+        ti.vec_adds(tail, ub, ub, 1.0, 1, 8, 8)               # the same call where it would run
