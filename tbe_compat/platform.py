@@ -812,6 +812,25 @@ class CceProductParams:
 #: Dprofile (arch, version) pairs whose core type is VectorCore (all others: AiCore).
 DPROFILE_VECTOR_CORE = (("v200", "vec"), ("v210", "aiv"), ("v300", "aiv"))
 
+#: ``Dprofile.get_product_name()``: (short SoC version, core type) -> TIK product name. TIK
+#: answers from its AI_CORE_VERSION_MAP_TO_PRODUCT (Ascend310 AiCore "mini", Ascend910 AiCore
+#: "cloud", v200 AI core "aic", Hi3796CV300ES "hisi-es", v200 vector core "vec"; tik_conf_.py /
+#: tik_params.py); kernels branch on it (``== "cloud"``, ``== "hisi-es"``). The other chips answer
+#: the version name of the Dprofile pair that selects them (``Dprofile(arch, version)`` ->
+#: ``version``), and chips no pair selects (910B, 910_93, 310B AI core) "aic" / "aiv" like the v210
+#: and v300 pairs.
+PRODUCT_NAMES = {("Ascend310", AIC): "mini", ("Ascend910", AIC): "cloud",
+                 ("Hi3796CV300ES", AIC): "hisi-es", ("Hi3796CV300CS", AIC): "hisi-cs", ("SD3403", AIC): "sd3403",
+                 ("Ascend310P", AIC): "aic", ("Ascend610", AIC): "aic", ("Ascend310P", AIV): "vec",
+                 ("Ascend610", AIV): "vec"}
+_PRODUCT_NAME_DEFAULT = {AIC: "aic", AIV: "aiv"}
+
+
+def product_name(soc: Optional["SocState"] = None) -> str:
+    """TIK's product name of ``soc`` (default: the current chip), see `PRODUCT_NAMES`."""
+    soc = soc or current_soc()
+    return PRODUCT_NAMES.get((soc.short_soc_version, soc.core_type), _PRODUCT_NAME_DEFAULT[soc.core_type])
+
 
 class Dprofile:
     """Legacy ``tik.Dprofile(ai_core_arch, ai_core_version)``.
@@ -870,8 +889,9 @@ class Dprofile:
 
     @staticmethod
     def get_product_name() -> str:
-        """The selected SoC version (e.g. ``"Ascend310"``)."""
-        return get_soc_spec(SOC_VERSION)
+        """TIK's product name of the selected chip (``"mini"`` on Ascend310, ``"cloud"`` on
+        Ascend910, ... see `PRODUCT_NAMES`); the SoC version is ``get_soc_spec("SOC_VERSION")``."""
+        return product_name()
 
     def __repr__(self) -> str:
         return f"Dprofile({self.ai_core_arch!r}, {self.ai_core_version!r}) -> {current_soc().soc_version}"

@@ -1,4 +1,5 @@
-"""Run-time checks a front end can place in a program: ``pto.assert_in_bounds``.
+"""Run-time checks a front end can place in a program: ``pto.assert_in_bounds``,
+``pto.assert_in_range``.
 
 A front end that knows the extent of an allocation (TIK's tensor "original shape") but
 not, at trace time, the offset or repeat count an instruction will use records::
@@ -15,7 +16,7 @@ the check sits.
 """
 from __future__ import annotations
 
-from ..errors import OutOfBounds
+from ..errors import IllegalOperand, OutOfBounds
 from .registry import Clause, OpSpec, Operand, register
 
 
@@ -42,3 +43,21 @@ register(OpSpec(
     clauses=(Clause("what", "attr", doc="what is accessed, for the error message"),),
     execute=_assert_in_bounds,
     doc="raise OutOfBounds unless [first, end) lies in [0, size) (empty ranges pass)"))
+
+
+def _assert_in_range(ctx, value, lo, hi, *, what=None):
+    value, lo, hi = int(value), int(lo), int(hi)
+    if not lo <= value <= hi:
+        raise IllegalOperand(f"{what or 'a run-time value'} = {value} is outside [{lo}, {hi}]", op="pto.assert_in_range",
+                             value=value, limit=f"[{lo}, {hi}]",
+                             hint="check the value the kernel computed (e.g. the tiling data it read)")
+
+
+register(OpSpec(
+    name="assert_in_range", family="assertions", pipe="S",
+    operands=(Operand("value", "int", doc="the run-time value"),
+              Operand("lo", "int", doc="smallest allowed value"),
+              Operand("hi", "int", doc="largest allowed value")),
+    clauses=(Clause("what", "attr", doc="what the value is, for the error message"),),
+    execute=_assert_in_range,
+    doc="raise IllegalOperand unless lo <= value <= hi (e.g. a core count read from tiling data)"))

@@ -47,6 +47,10 @@ def tik_api(name: str):
     """Decorator of a public TIK method: provenance, argument binding, error conversion.
 
     ``name`` is the TIK name without ``tik.`` (``"data_move"``, ``"Tensor.reshape"``).
+    A call inside code that never runs (a statically false ``if_scope``, an empty constant
+    ``for_range``; TIK's constant folding removes it) whose arguments fail a check is
+    dropped instead of raising: e.g. ``vec_conv(n % 8, ...)`` under ``if_scope(n % 8 > 0)``
+    with ``n`` a multiple of 8 (CANN's dynamic trace op).
     """
     def deco(fn):
         sig = inspect.signature(fn)
@@ -57,6 +61,10 @@ def tik_api(name: str):
             with self._api(api) as where:
                 try:
                     return fn(self, *args, **kwargs)
+                except PtoError:
+                    if any(getattr(sc, "dead", False) for sc in getattr(self, "_scopes", ())):
+                        return None           # never executed: constant folding drops it
+                    raise
                 except TypeError:
                     try:                      # a wrong call of the API itself, or an error inside it?
                         sig.bind(self, *args, **kwargs)

@@ -3,7 +3,8 @@
 Signature (what ``tikdb.start_debug`` feeds and returns):
 
 * ``inputs`` -- GM tensors (feed arrays) and InputScalars (feed numbers), in order;
-  ``flowtable`` InputScalars are inputs too;
+  ``flowtable`` entries are inputs too, appended: InputScalars, or the GM tiling tensor of
+  CANN's dynamic-shape operators (``flowtable=[self.tiling_gm]``, filled by host tiling);
 * ``outputs`` -- GM tensors (or views of them), returned in order;
 * a tensor in both lists is an in/out argument; GM tensors in neither list are internal
   (``is_workspace`` tensors, ``init_value`` tensors, and tensors a script declared but did
@@ -77,8 +78,7 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
         _check_gm(tik, x, f"inputs[{i}]")
     for i, x in enumerate(flow):
         if not isinstance(x, InputScalar):
-            raise tik._error(f"flowtable[{i}] must be an InputScalar, got {type(x).__name__}",
-                             operand=f"flowtable[{i}]", value=repr(x))
+            _check_gm(tik, x, f"flowtable[{i}]")
     for i, x in enumerate(outs):
         if isinstance(x, InputScalar):
             raise tik._error(f"outputs[{i}] is an InputScalar; outputs are GM tensors", operand=f"outputs[{i}]",
@@ -208,4 +208,5 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
         if id(st.gm) not in seen:
             ordered.append(st.gm)
             seen.add(id(st.gm))
+    ordered += [st.runtime_size for st in tik._gm_tensors if st.runtime_size is not None]
     prog.args = ordered

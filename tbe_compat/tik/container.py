@@ -38,6 +38,12 @@ from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment
 from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
+
+#: GM tensors declared with at least this many elements are runtime-sized (see
+#: `Tik._declare_gm`): CANN dynamic-shape ops declare ``(MAX_INT64,)`` = ``(2**64 - 1,)`` or
+#: ``(MAX_INT32,)`` = ``(2**31 - 1,)`` and get the real buffer from the framework.
+UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
+BLOCK_BYTES = 32
 from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
 
 #: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).
@@ -48,12 +54,15 @@ class _Scope:
     """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body).
 
     ``conditional``: the body may not run at all (an if/elif/else branch on a run-time
-    condition, a for_range not statically known to iterate)."""
+    condition, a for_range not statically known to iterate). ``dead``: the body never runs
+    (an if_scope whose condition folds to False, a for_range over an empty constant range):
+    TIK's constant folding drops such code, so argument checks inside it do not raise
+    (see `api.tik_api`)."""
 
-    __slots__ = ("kind", "storages", "conditional")
+    __slots__ = ("kind", "storages", "conditional", "dead")
 
-    def __init__(self, kind: str, conditional: bool = False):
-        self.kind, self.storages, self.conditional = kind, [], conditional
+    def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
+        self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
 
 
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
@@ -75,6 +84,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._builder = P.Builder("tik_kernel", platform.current_soc().profile)
         self._sync = AutoSync(self._emit_pair, self._emit_barrier_all)
         self._placement = Placement()
+        #: on-chip dynamic-shape tensors declared without max_mem_size: storage -> element-count IR
+        self._open_ended: dict = {}
         self._scopes = [_Scope("kernel")]
         self._support_checks: list = []
         self._targets_seen = {self._builder.program.target.name}
@@ -189,32 +200,62 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         return tuple(dims)
 
     def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value):
+        """Make ``st`` a GM kernel argument (or workspace). A tensor declared with at least
+        `UNBOUNDED_GM_ELEMENTS` elements (CANN dynamic-shape operators declare ``(MAX_INT64,)``
+        and get the real buffer from the framework) is *runtime-sized*: its element count is a hidden scalar
+        argument fixed at launch (``start_debug``: the fed array's size), accesses are checked
+        against it at run time."""
         st.is_workspace = bool(is_workspace)
         st.is_atomic_add = bool(is_atomic_add)
         if init_value is not None:
             st.init_value = np.asarray(init_value).reshape(-1)
-        if isinstance(count, int):
+        internal = f"_gm{len(self._gm_tensors)}"
+        if isinstance(count, int) and count >= UNBOUNDED_GM_ELEMENTS:
+            # CANN dynamic-shape idiom: Tensor(dtype, (MAX_INT64,), scope_gm): the real size comes at launch
+            st.runtime_size = P.ScalarArg(f"{internal}_size", "int64")
+            st.size_expr = P.cast(st.runtime_size, INDEX)
+            shape = (1,)
+        elif isinstance(count, int):
             st.nbytes = st.dtype.nbytes(count)
             shape = tuple(st.shape)
         else:
             st.size_expr = count
             shape = (1,)
-        internal = f"_gm{len(self._gm_tensors)}"
         st.gm = P.GmArg(internal, st.dtype, shape, io="workspace")
         self._builder.program.args.append(st.gm)
         self._gm_tensors.append(st)
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
+        """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or
+        without it (TIK lets it be omitted when the shape has variables; CANN's dynamic diag and
+        trace ops do) the rest of its buffer above the tensors in use -- a later such tensor
+        splits that reservation in halves (`_split_open_ended`); a run-time check
+        (``pto.assert_in_bounds``) keeps the shape's element count inside the reservation."""
+        elem = max(1, st.dtype.bits // 8)
+        align = alignment(st.space, elem)
+        rest_of_buffer = False
         if isinstance(count, int):
             nbytes = st.dtype.nbytes(count)
+        elif max_mem_size is None and start_addr is None and buffer_capacity(st.space) > 0:
+            target = platform.current_soc().profile
+            a = self._placement.allocator(st.space, target)
+            top = max((lo + size for lo, size, _ in a.occupants()), default=0)
+            start_addr = -(-top // align) * align
+            nbytes = a.capacity - start_addr
+            if nbytes < BLOCK_BYTES:
+                start_addr, nbytes = self._split_open_ended(st.space, a, align, start_addr, nbytes)
+            if nbytes < BLOCK_BYTES:
+                raise self._error(f"dynamic-shape tensor {st.name!r} takes the rest of "
+                                  f"{SPACE_TIK_NAMES[st.space]} without max_mem_size, but only {max(0, nbytes)} B "
+                                  f"are left", operand="max_mem_size", value=max(0, nbytes), cls=CapacityExceeded,
+                                  hint="declare it before the big tensors, or free them (scopes)")
+            rest_of_buffer = True
         else:
             if max_mem_size is None:
                 raise self._error(f"on-chip tensor {st.name!r} has a dynamic shape and needs max_mem_size "
                                   f"(bytes)", operand="max_mem_size",
                                   hint="pass max_mem_size=<upper bound in bytes>")
             nbytes = self._int_arg(max_mem_size, "max_mem_size", 1)
-        elem = max(1, st.dtype.bits // 8)
-        align = alignment(st.space, elem)
         if start_addr is not None:
             start_addr = self._int_arg(start_addr, "start_addr", 0)
             if start_addr % align:
@@ -227,6 +268,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               f"({platform.current_soc().core_type})", operand="scope", value=st.scope,
                               cls=UnsupportedOp, hint="select a chip/core type that has this buffer")
         st.nbytes = nbytes
+        if start_addr is None and not rest_of_buffer:
+            a = self._placement.allocator(st.space, target)
+            top = max((lo + size for lo, size, _ in a.occupants()), default=0)
+            if -(-top // align) * align + nbytes > a.capacity:     # room from an open-ended reservation
+                self._split_open_ended(st.space, a, align, 0, 0, need=nbytes)
         try:
             st.addr = self._placement.place(st, target, nbytes, align, start_addr)
         except CapacityExceeded as e:
@@ -241,6 +287,38 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               hint="allocate big tensors inside for_range/new_stmt_scope bodies so they are freed, "
                                    "reduce the tile size, or reuse tensors") from None
         self._scopes[-1].storages.append(st)
+        if rest_of_buffer:
+            self._open_ended[st] = count
+            self._check_open_ended(st, count, nbytes)
+
+    def _check_open_ended(self, st: Storage, count, nbytes: int) -> None:
+        self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,
+                   what=f"the shape of dynamic tensor {st.name!r} ({nbytes} B of {SPACE_TIK_NAMES[st.space]} "
+                        f"reserved without max_mem_size)")
+
+    def _split_open_ended(self, space: str, a, align: int, start_addr: int, nbytes: int, need=None):
+        """Room for a new tensor when the last open-ended dynamic tensor took the rest of the
+        buffer: that one gives up the top ``need`` bytes (a static tensor) or half of its bytes
+        (another open-ended tensor) and is re-checked at run time from here on. Returns the
+        ``(start_addr, nbytes)`` freed at the top (unchanged arguments if nothing can be freed)."""
+        live = [t for t in self._open_ended if t.alive and t.space == space]
+        if not live:
+            return start_addr, nbytes
+        prev = max(live, key=lambda t: t.nbytes)            # the largest reservation gives room
+        old = prev.nbytes
+        if need is None:
+            keep = old // 2 // align * align
+        else:
+            keep = (old - -(-need // BLOCK_BYTES) * BLOCK_BYTES - align) // align * align
+        if keep < BLOCK_BYTES:
+            return start_addr, nbytes
+        a._free_id(prev.alloc_id)
+        a._place(prev.addr, keep, prev.name)
+        prev.alloc_id = a._order[-1]
+        prev.nbytes = keep
+        self._check_open_ended(prev, self._open_ended[prev], keep)
+        lo = -(-(prev.addr + keep) // align) * align
+        return lo, prev.addr + old - lo
 
     def _check_alive(self, t: Tensor, name: str) -> None:
         st = t.storage

@@ -9,24 +9,32 @@ or the branch join. Python-level ``for``/``if`` in the script simply unroll at t
 ``for_range(0, N, block_num=N)`` is the multi-core loop: the kernel runs on N simulated
 cores, the loop variable is the core index (``pto.get_block_idx``). ``thread_num``
 (double buffering) has no semantic effect and is accepted (0..4).
+
+``block_num`` may also be a tik Scalar the kernel computes (CANN dynamic-shape operators
+read it from their tiling tensor: ``for_range(0, core_num, block_num=core_num)``; the host
+launches that many blocks). The simulator launches the chip's ``CORE_NUM`` cores and runs
+the body on the cores whose index is below the Scalar's value; a value outside
+``[1, CORE_NUM]`` is a run-time `IllegalOperand` (``pto.assert_in_range``).
 """
 from __future__ import annotations
 
 from pto_core import program as P
 from pto_core.errors import PtoError
 
+from .. import platform
 from .api import TikBase, tik_api
 from .errors import convert
-from .scalar import Expr, InputScalar, static_int
+from .scalar import Expr, InputScalar, Scalar, static_int
 
 
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
-    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False):
+    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False, dead: bool = False):
         self.tik, self.kind, self.where = tik, kind, where
         self._enter, self._leave = enter, leave
         self.conditional = conditional
+        self.dead = dead
         self._scope = None
         self._value = None
 
@@ -35,7 +43,7 @@ class _Block:
         with tik._api_at(self.where):
             self._scope, _ = self._enter()
         from .container import _Scope
-        tik._scopes.append(_Scope(self.kind, self.conditional))
+        tik._scopes.append(_Scope(self.kind, self.conditional, self.dead))
         value = self._scope.__enter__() if self._scope is not None else None
         return Expr(value) if value is not None else None
 
@@ -51,6 +59,36 @@ class _Block:
             tik._placement.release(scope.storages)
             if self._scope is not None:
                 self._scope.__exit__(exc_type, exc, tb)
+        return False
+
+
+class _GuardedScope:
+    """The block loop of a Scalar ``block_num``: enters the loop over the launched cores, checks
+    the Scalar's run-time value and opens ``if block_idx < value``; leaves both."""
+
+    def __init__(self, tik, loop, count, width, where):
+        self.tik, self.loop, self.count, self.width, self.where = tik, loop, count, width, where
+        self.guard = None
+
+    def __enter__(self):
+        idx = self.loop.__enter__()
+        tik = self.tik
+        with tik._api_at(self.where):
+            tik._emit("assert_in_range", P.cast(self.count.ir, P.I64), 1, self.width,
+                      what=f"block_num Scalar {self.count.name!r} (the simulator launches CORE_NUM = {self.width} "
+                           f"cores)")
+            tik._sync.begin_if()
+            self.guard = tik._builder.if_(P.cmp("lt", P.cast(idx, P.I64), P.cast(self.count.ir, P.I64)),
+                                          where=self.where)
+        self.guard.__enter__()
+        return idx
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if self.guard is not None:
+                self.guard.__exit__(exc_type, exc, tb)
+        finally:
+            self.loop.__exit__(exc_type, exc, tb)
         return False
 
 
@@ -76,14 +114,17 @@ class ControlAPI(TikBase):
         if dtype not in ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8"):
             raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype)
         bn = block_num
+        if isinstance(bn, Scalar) and static_int(bn) is None:
+            return self._dynamic_block_loop(lo, endt, bn, tn, name, dtype, where)
         multicore = isinstance(bn, InputScalar) or (static_int(bn) is not None and static_int(bn) > 1)
         if not multicore:
             if static_int(bn) is None or static_int(bn) < 1:
                 raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
                                   operand="block_num", value=repr(block_num), limit=">= 1")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
+            empty = isinstance(lo, int) and isinstance(hi, int) and hi <= lo
             return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
-                          self._close_loop, conditional=not runs)
+                          self._close_loop, conditional=not runs, dead=empty)
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
                               value=tn, limit="0 or 1")
@@ -124,6 +165,25 @@ class ControlAPI(TikBase):
     def _close_loop(self):
         self._sync.end_loop()
 
+    def _dynamic_block_loop(self, lo, endt, bn, tn, name, dtype, where):
+        """``for_range(0, s, block_num=s)`` with a computed Scalar ``s`` (see module doc)."""
+        if tn not in (0, 1):
+            raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
+                              value=tn, limit="0 or 1")
+        if not (isinstance(lo, int) and lo == 0):
+            raise self._error("the multi-core loop (block_num > 1) must start at 0", operand="begint",
+                              value=repr(lo), limit="0")
+        if endt is not bn:
+            raise self._error(f"with block_num the Scalar {bn.name!r}, endt must be the same Scalar",
+                              operand="endt", value=repr(endt), hint="for_range(0, s, block_num=s)")
+        width = platform.current_soc().core_num
+
+        def enter():
+            loop, _ = self._open_block_loop(width, name, dtype, where)
+            return _GuardedScope(self, loop, bn, width, where), None
+
+        return _Block(self, "block", where, enter, self._sync.end_branch)
+
     def _open_block_loop(self, bn, name, dtype, where):
         hi = bn if isinstance(bn, int) else bn
         scope = self._builder.for_(0, hi, block_num=bn, name=name if isinstance(name, str) else "i",
@@ -136,8 +196,9 @@ class ControlAPI(TikBase):
         where = self._where
         c = self._cond(cond)
         always = isinstance(c, P.Const) and bool(c.value)
+        never = isinstance(c, P.Const) and not bool(c.value)
         return _Block(self, "if", where, lambda: self._open_if(c, where), self._sync.end_branch,
-                      conditional=not always)
+                      conditional=not always, dead=never)
 
     def _open_if(self, c, where):
         self._sync.begin_if()

@@ -82,12 +82,12 @@ def _lower_l0c_l1(tik, dst, src, n, burst, ss, ds, mode, fp, **_):
                   (burst * 256 * esize + ds * 32) // esize, footprint=fp)
 
 
-register_move_path("l0c", "ub", MovePath(_lower_l0c_ub, src_unit=0, dst_unit=32,
+register_move_path("l0c", "ub", MovePath(_lower_l0c_ub, src_unit=0, dst_unit=32, byte_copy=False,
                                          doc="L0C -> UB (copy_matrix_cc_to_ubuf, V; v100/v200)"))
-register_move_path("ub", "l0c", MovePath(_lower_ub_l0c, src_unit=32, dst_unit=0,
+register_move_path("ub", "l0c", MovePath(_lower_ub_l0c, src_unit=32, dst_unit=0, byte_copy=False,
                                          doc="UB -> L0C (copy_matrix_ubuf_to_cc, V; v100/v200)"))
 register_move_path("l0c", "l1", MovePath(_lower_l0c_l1, socs=("Ascend910B", "Ascend910_93", "Ascend310B"),
-                                         src_unit=0, dst_unit=32,
+                                         src_unit=0, dst_unit=32, byte_copy=False,
                                          doc="L0C -> L1 (FIXPIPE pto.mte_l0c_l1; Ascend910B/310B)"))
 
 

@@ -24,6 +24,10 @@ nburst(n, 32*(b+sg), 32*(b+dg))``. ``pto.mte_gm_ub``/``mte_ub_gm`` rows are 16-b
 counts: a constant burst above 2047 blocks becomes rows of ``32*d`` bytes (``d`` the
 largest divisor of the burst <= 2047) repeated by a ``loop`` group; a burst given as a
 TIK expression becomes rows of one 32-byte block (any run-time value works).
+
+The GM/L1/UB paths copy bytes, so src and dst dtypes may differ (``MovePath.byte_copy``):
+the destination reinterprets them, as in CANN TIK. int32 -> float16 stays the documented
+no-op quirk (tik_api.md §7.1); L0C paths convert and check their dtype pairs.
 """
 from __future__ import annotations
 
@@ -57,6 +61,11 @@ class MovePath:
             gap units differ on that side (the lowering checks extents itself; the auto-sync
             footprint is then the whole tensor from the view's start).
         doc: one line for error messages and docs.
+        byte_copy: the move copies bytes unchanged (the DMA paths between GM, L1 and UB), so src
+            and dst may have different dtypes: the destination reinterprets the bytes, as CANN TIK
+            allows (its data_move check compares no dtypes on these paths; public operators such
+            as strided_slice_two_turn_one move float32 GM data into a float16 UB buffer). False
+            for paths that convert (L0C), where the dtypes must match the conversion table.
     """
 
     lower: Callable
@@ -64,6 +73,7 @@ class MovePath:
     src_unit: object = BLOCK
     dst_unit: object = BLOCK
     doc: str = ""
+    byte_copy: bool = True
 
 
 #: (src space, dst space) -> MovePath. Add rows with `register_move_path`.
@@ -188,9 +198,9 @@ class DataAPI(TikBase):
         if path.socs is not None and soc.short_soc_version not in path.socs:
             raise self._error(f"data_move {path.doc} is not available on {soc.soc_version}", operand="dst",
                               value=f"{s.space}->{d.space}", limit=", ".join(path.socs), cls=UnsupportedOp)
-        if s.dt is not d.dt:
-            if s.dt.name == "s32" and d.dt.name == "f16":
-                return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
+        if s.dt.name == "s32" and d.dt.name == "f16":
+            return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
+        if s.dt is not d.dt and not path.byte_copy:
             raise self._error(f"src dtype {s.tensor.dtype} and dst dtype {d.tensor.dtype} differ; data_move copies "
                               f"bytes of one dtype", operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype,
                               hint="reinterpret_cast_to one of them, or convert with vconv/vec_conv")

@@ -8,6 +8,11 @@ tik_usage.md:
   are numpy arrays of the declared shape and dtype (dynamic dims evaluated with the fed
   InputScalar values), scalar values Python/numpy numbers. Anything else is a clear
   error naming the key, what was expected and what was given.
+* Runtime-sized GM tensors (declared ``(MAX_INT64,)``-style by CANN's dynamic-shape
+  operators, `container.UNBOUNDED_GM_ELEMENTS`): an input's array may have any shape (its
+  size is the buffer); an output or workspace needs ``feed_dict[name]`` = its element count
+  or an array of its size (simulator extension: on a device the framework allocates it)
+  and is returned flat. ``flowtable`` GM tensors (host tiling data) are fed like inputs.
 * Returns a ``list`` of numpy arrays, one per BuildCCE output in ``outputs=`` order, with
   the output's shape and dtype (for a view: the view's).
 * Input tensors the kernel overwrote: the caller's feed arrays receive the new contents
@@ -114,6 +119,7 @@ class Tikdb:
             inputs = self._tensor_values(info, feed_dict, scalars)
             inputs.update({s.name: v for s, v in scalars.items()})
             self._set_dynamic_shapes(scalars)
+            inputs.update(self._runtime_sizes(info, feed_dict))
             exe = tik.program.compile()
             self.executable = exe
             fed = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()} \
@@ -137,8 +143,9 @@ class Tikdb:
         expected_t = [x for x in info.inputs if isinstance(x, Tensor)]
         expected_s = [x for x in info.inputs if isinstance(x, InputScalar)]
         names = [x.name for x in expected_t] + [x.name for x in expected_s]
+        sized = [st.name for st in tik._gm_tensors if st.runtime_size is not None and st.name not in names]
         missing = [n for n in dict.fromkeys(names) if n not in feed]
-        extra = [k for k in feed if k not in names]
+        extra = [k for k in feed if k not in names and k not in sized]
         if missing or extra:
             parts = []
             if missing:
@@ -188,7 +195,9 @@ class Tikdb:
                 raise tik._error(f"feed_dict[{x.name!r}] must be a numpy array, got {type(arr).__name__}",
                                  operand=x.name, value=repr(arr)[:60],
                                  hint=f"pass np.array(..., dtype=np.{np.dtype(st.dtype.storage).name})")
-            shape = self._static_shape(st, scalars)
+            shape = (arr.size,) if st.runtime_size is not None else self._static_shape(st, scalars)
+            if st.runtime_size is not None:
+                arr = arr.reshape(-1)
             want = np.dtype(st.dtype.storage)
             if arr.dtype != want:
                 raise tik._error(f"feed_dict[{x.name!r}] has dtype {arr.dtype}, tensor {x.name!r} is "
@@ -203,12 +212,40 @@ class Tikdb:
             out[st.gm.name] = arr
         return out
 
+    def _runtime_sizes(self, info, feed: dict) -> dict:
+        """Element counts of the runtime-sized GM tensors (declared ``(MAX_INT64,)``-style): an
+        input's fed array, else ``feed_dict[name]`` (an array or an element count; a simulator
+        extension -- the framework allocates these buffers; contents start as usual)."""
+        tik = self._tik
+        out = {}
+        for st in tik._gm_tensors:
+            if st.runtime_size is None:
+                continue
+            declared = int(np.prod([int(d) for d in st.shape], dtype=object))
+            v = feed.get(st.name)
+            if isinstance(v, np.ndarray):
+                n = v.size
+            elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                n = int(v)
+            else:
+                raise tik._error(f"GM tensor {st.name!r} is declared with {declared} elements (the dynamic-shape "
+                                 f"idiom); its real size comes from the caller", operand=st.name,
+                                 value=None if v is None else repr(v)[:60], cls=UnknownName,
+                                 hint=f"pass feed_dict[{st.name!r}] = the array (inputs) or the element count / an "
+                                      f"array of the real size (outputs, workspaces)")
+            if not 1 <= n <= declared:
+                raise tik._error(f"GM tensor {st.name!r} gets {n} elements; it is declared with {declared}",
+                                 operand=st.name, value=n, limit=f"[1, {declared}]")
+            st.gm.shape = (n,)
+            out[st.runtime_size.name] = n
+        return out
+
     def _static_shape(self, st, scalars: dict) -> tuple:
         return tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.shape)
 
     def _set_dynamic_shapes(self, scalars: dict) -> None:
         for st in self._tik._gm_tensors:
-            if st.size_expr is not None:
+            if st.size_expr is not None and st.runtime_size is None:
                 dims = self._static_shape(st, scalars)
                 if any(d <= 0 for d in dims):
                     raise self._tik._error(f"GM tensor {st.name!r} has shape {list(dims)} with these InputScalar "
@@ -219,6 +256,10 @@ class Tikdb:
     def _output(self, x: Tensor, results: dict, scalars: dict) -> np.ndarray:
         st = x.storage
         whole = results[st.gm.name]
+        if st.runtime_size is not None:      # runtime-sized: the flat buffer from the view's start
+            offset = x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)
+            raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)[offset * x._dt.bits // 8:]
+            return raw[:raw.size // max(1, x._dt.bits // 8) * max(1, x._dt.bits // 8)].view(x._dt.storage).copy()
         shape = tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in x._shape)
         offset = x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)
         strides = tuple(s if isinstance(s, int) else _evaluate(s, scalars) for s in x._strides)

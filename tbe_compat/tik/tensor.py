@@ -54,6 +54,8 @@ class Storage:
         name: the TIK ``name=`` (not unique: scripts reuse names).
         dtype, shape: as declared (shape entries are ints or IR expressions for dynamic dims).
         nbytes: bytes of the allocation (int; None for GM tensors with dynamic dims).
+        runtime_size: for a GM tensor declared unbounded (CANN's ``(MAX_INT64,)`` idiom), the
+            hidden scalar argument holding its real element count, fixed at launch.
         addr: byte address (on-chip) -- None for GM.
         gm: the `pto_core.program.GmArg` of a GM tensor.
         alive: False after the creating scope ended (on-chip).
@@ -61,7 +63,7 @@ class Storage:
     """
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
-                 "is_workspace", "is_atomic_add", "init_value", "size_expr")
+                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
@@ -74,6 +76,7 @@ class Storage:
         self.is_atomic_add = False
         self.init_value = None
         self.size_expr = None
+        self.runtime_size = None
 
     def base_ptr(self, dt: DType) -> P.PtrExpr:
         """Pointer to the first byte of the allocation, typed ``dt``."""

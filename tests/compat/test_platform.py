@@ -477,7 +477,18 @@ def test_dprofile_mapping(pair, selected):
     profile = Dprofile(*pair)
     assert (current_soc().soc_version, current_soc().core_type) == selected
     assert (profile.ai_core_arch, profile.ai_core_version) == pair
-    assert profile.get_product_name() == selected[0]
+    # TIK: the product name (the pair's version; "hisi-sd3403" is an alias of "sd3403"), not the SoC
+    assert profile.get_product_name() == {"hisi-sd3403": "sd3403"}.get(pair[1], pair[1])
+
+
+@pytest.mark.parametrize("soc, core, name", [("Ascend310", "AiCore", "mini"), ("Ascend910A", "AiCore", "cloud"),
+                                             ("Hi3796CV300ES", "AiCore", "hisi-es"),
+                                             ("Ascend310P3", "AiCore", "aic"), ("Ascend310P3", "VectorCore", "vec"),
+                                             ("Ascend910B3", "AiCore", "aic"), ("Ascend910B3", "VectorCore", "aiv")])
+def test_get_product_name_is_tiks_product_name(soc, core, name):
+    set_current_compile_soc_info(soc, core)
+    assert Dprofile().get_product_name() == name
+    assert Dprofile.get_product_name() != get_soc_spec("SOC_VERSION")
 
 
 def test_dprofile_getters_static_and_bare_constructor_reads_current():

@@ -1,5 +1,5 @@
 """pto.ub.vrpac / viou / vaadd / rpn_cor / rpn_cor_diag / set_rpn_* (pto_core/ops/vector_nms.py) and
-pto.assert_in_bounds (pto_core/ops/assertions.py) against independent per-element references."""
+pto.assert_in_bounds / pto.assert_in_range (pto_core/ops/assertions.py) against independent per-element references."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -156,3 +156,13 @@ def test_assert_in_bounds_passes_inside_and_on_empty_ranges_and_raises_outside()
         pto.assert_in_bounds(8, 24, 16, what="src")
     with pytest.raises(OutOfBounds, match="starts 2 elements before the tensor"):
         pto.assert_in_bounds(-2, 4, 16)
+
+
+def test_assert_in_range_passes_at_both_ends_and_raises_outside():
+    machine("A2A3")
+    pto.assert_in_range(1, 1, 8)
+    pto.assert_in_range(8, 1, 8)
+    with pytest.raises(IllegalOperand, match=r"block count = 9 is outside \[1, 8\]"):
+        pto.assert_in_range(9, 1, 8, what="block count")
+    with pytest.raises(IllegalOperand, match=r"a run-time value = 0 is outside \[1, 8\]"):
+        pto.assert_in_range(0, 1, 8)

@@ -5,7 +5,7 @@ import pytest
 
 from pto_core.errors import CapacityExceeded, IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
 from tbe import tik
-from tbe.common.platform import set_current_compile_soc_info
+from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
 
 from .helpers import build, raises_tik, run
 
@@ -49,8 +49,10 @@ def test_tensor_declaration_errors():
     with raises_tik(IllegalOperand, match="scope is required"):
         ti.Tensor("float16", (8,), name="x")
     n = ti.InputScalar("int32", name="n")
-    with raises_tik(IllegalOperand, match="needs max_mem_size"):
-        ti.Tensor("float16", (n,), name="x", scope=tik.scope_ubuf)
+    with ti.new_stmt_scope():                # without max_mem_size a dynamic tensor takes the rest of the buffer
+        ti.Tensor("float16", (get_soc_spec("UB_SIZE") // 2 - 8,), name="big", scope=tik.scope_ubuf)
+        with raises_tik(CapacityExceeded, match="takes the rest of UB .* without max_mem_size, but only 0 B"):
+            ti.Tensor("float16", (n,), name="x", scope=tik.scope_ubuf)
     with raises_tik(IllegalOperand, match="bad arguments"):
         ti.Tensor("float16", (8,), tik.scope_ubuf, "x", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 

@@ -1,0 +1,228 @@
+"""The CANN dynamic-shape operator pattern: host tiling data in a GM tensor passed as
+``BuildCCE(flowtable=[tiling_gm])``, read into UB and into Scalars that size the loops and the
+cores used; GM tensors declared with the unbounded ``(MAX_INT64,)`` shape are refused clearly."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, OutOfBounds, UnknownName
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+TILING_ARGS = 4
+MAX_CORES = 4
+
+
+def _scaled_copy_kernel(gm_shape=(4096,)):
+    """y[i] = 2 * x[i] for i < n, n and the per-core share read from the tiling tensor."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", gm_shape, name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", gm_shape, name="y", scope=tik.scope_gm)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    cores = ti.Scalar("int64", name="cores", init_value=1)
+    per_core = ti.Scalar("int64", name="per_core", init_value=0)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        cores.set_as(tiling_ub[0])
+        per_core.set_as(tiling_ub[1])
+    with ti.for_range(0, MAX_CORES, block_num=MAX_CORES) as core:
+        with ti.if_scope(core < cores):
+            ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+            with ti.for_range(0, per_core // 64) as chunk:
+                base = core * per_core + chunk * 64
+                ti.data_move(ub, x[base], 0, 1, 8, 0, 0)
+                ti.vec_muls(64, ub, ub, 2.0, 1, 8, 8)
+                ti.data_move(y[base], ub, 0, 1, 8, 0, 0)
+    build(ti, "scaled_copy", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+@pytest.mark.parametrize("cores, per_core", [(1, 256), (2, 128), (4, 64)])
+def test_flowtable_takes_the_gm_tiling_tensor(cores, per_core):
+    ti = _scaled_copy_kernel()
+    xs = np.random.default_rng(cores).standard_normal(4096).astype(np.float32)
+    tiling = np.array([cores, per_core, 0, 0], np.int64)
+    y, = run(ti, {"x": xs, "tiling_gm": tiling})
+    n = cores * per_core
+    assert np.array_equal(y[:n], xs[:n] * np.float32(2))
+    assert ti.build.feed_names == ["x", "tiling_gm"]
+
+
+def test_flowtable_entries_must_be_gm_tensors_or_input_scalars():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("int64", (4,), name="tiling_ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"flowtable\[0\] \(tensor 'tiling_ub'\) is in UB \(scope_ubuf\); kernel arguments are GM"):
+        build(ti, "bad", [x], [x], flowtable=[ub])
+    with raises_tik(IllegalOperand, match=r"flowtable\[0\] must be a GM tensor or InputScalar, got int"):
+        build(ti, "bad", [x], [x], flowtable=[3])
+
+
+def _core_count_kernel():
+    """Each used core writes its index + 1 into its 8-element slot; the core count comes from tiling."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (8 * 64,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    core_num = ti.Scalar("int64", name="core_num", init_value=1)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        core_num.set_as(tiling_ub[0])
+    with ti.for_range(0, core_num, block_num=core_num) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        value = ti.Scalar("int32", name="value")
+        value.set_as(core + 1)
+        ti.vec_dup(8, ub, value, 1, 8)
+        ti.data_move(y[core * 8], ub, 0, 1, 1, 0, 0)
+    build(ti, "core_count", [], [y], flowtable=[tiling_gm])
+    return ti
+
+
+def test_block_num_scalar_read_from_tiling_runs_that_many_cores():
+    from tbe.common.platform import get_soc_spec
+    ti = _core_count_kernel()
+    width = get_soc_spec("CORE_NUM")
+    assert width > 3
+    for used in (1, 3, width):
+        y, = run(ti, {"tiling_gm": np.array([used, 0, 0, 0], np.int64)})
+        expect = np.zeros(8 * 64, np.int32)
+        expect[:8 * used] = np.repeat(np.arange(1, used + 1), 8)
+        assert np.array_equal(y, expect)
+        assert len(ti.tikdb.executable.machine.cores) == width
+    assert "pto.assert_in_range" in ti.program.to_asm()
+
+
+def test_block_num_scalar_outside_the_launched_cores_is_a_run_time_error():
+    from tbe.common.platform import get_soc_spec
+    ti = _core_count_kernel()
+    width = get_soc_spec("CORE_NUM")
+    for bad in (0, width + 1):
+        with raises_tik(IllegalOperand, match=rf"block_num Scalar 'core_num' .* = {bad} is outside \[1, {width}\]"):
+            run(ti, {"tiling_gm": np.array([bad, 0, 0, 0], np.int64)})
+
+
+def test_block_num_scalar_needs_the_same_scalar_as_loop_end():
+    ti = tik.Tik()
+    n = ti.Scalar("int64", name="n", init_value=2)
+    with raises_tik(IllegalOperand, match="endt must be the same Scalar"):
+        with ti.for_range(0, 4, block_num=n):
+            pass
+
+
+MAX_INT64 = 2 ** 64 - 1
+
+
+def _unbounded_copy_kernel():
+    """y[:n] = x[:n] + 1 through a UB tensor whose shape is the tiling Scalar n (no max_mem_size);
+    x and y are declared (MAX_INT64,) like CANN's dynamic-shape operators."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    n = ti.Scalar("int64", name="n", init_value=0)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        n.set_as(tiling_ub[0])
+    ub = ti.Tensor("float32", (n,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, n // 8, 0, 0)
+    with ti.for_range(0, n // 64) as k:
+        ti.vec_adds(64, ub[k * 64], ub[k * 64], 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, n // 8, 0, 0)
+    build(ti, "unbounded_copy", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+@pytest.mark.parametrize("n", [64, 512])
+def test_unbounded_gm_tensors_take_their_size_at_launch(n):
+    ti = _unbounded_copy_kernel()
+    xs = np.random.default_rng(n).standard_normal(n + 64).astype(np.float32)
+    y, = run(ti, {"x": xs, "tiling_gm": np.array([n, 0, 0, 0], np.int64), "y": n})
+    assert y.shape == (n,)
+    assert np.array_equal(y, xs[:n] + np.float32(1))
+    assert ti.build.feed_names == ["x", "tiling_gm"]
+
+
+def test_unbounded_gm_errors_name_the_tensor_and_the_fix():
+    ti = _unbounded_copy_kernel()
+    xs = np.zeros(64, np.float32)
+    tiling = np.array([64, 0, 0, 0], np.int64)
+    with raises_tik(UnknownName, match=r"GM tensor 'y' is declared with 18446744073709551615 elements .* real size "
+                                       r"comes from the caller"):
+        run(ti, {"x": xs, "tiling_gm": tiling})
+    with raises_tik(OutOfBounds, match="run past the end of region 'x'|tensor overflow"):
+        run(ti, {"x": xs, "tiling_gm": np.array([512, 0, 0, 0], np.int64), "y": 512})
+
+
+def test_dynamic_ub_tensor_without_max_mem_size_takes_the_rest_of_ub_and_is_checked():
+    from tbe.common.platform import get_soc_spec
+    ti = _unbounded_copy_kernel()
+    ub = get_soc_spec("UB_SIZE")
+    too_many = (ub // 4 // 64 + 1) * 64                       # more float32 elements than the UB holds
+    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'ub' \(\d+ B of UB \(scope_ubuf\) reserved "
+                                       r"without max_mem_size\) needs elements \[0, \d+\)"):
+        run(ti, {"x": np.zeros(too_many, np.float32), "tiling_gm": np.array([too_many, 0, 0, 0], np.int64),
+                 "y": too_many})
+
+
+def _two_dynamic_ub_tensors_kernel():
+    """a, b: dynamic UB tensors without max_mem_size, then a static one; y = (x + 1) ++ (x + 2)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    n = ti.Scalar("int64", name="n", init_value=0)
+    with ti.new_stmt_scope():
+        tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        n.set_as(tiling_ub[0])
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (n,), name="b", scope=tik.scope_ubuf)
+    ones = ti.Tensor("float32", (64,), name="ones", scope=tik.scope_ubuf)
+    ti.vec_dup(64, ones, 1.0, 1, 8)
+    ti.data_move(a, x, 0, 1, n // 8, 0, 0)
+    ti.data_move(b, x, 0, 1, n // 8, 0, 0)
+    with ti.for_range(0, n // 64) as k:
+        ti.vec_add(64, a[k * 64], a[k * 64], ones, 1, 8, 8, 0)
+        ti.vec_adds(64, b[k * 64], b[k * 64], 2.0, 1, 8, 8)
+    ti.data_move(y, a, 0, 1, n // 8, 0, 0)
+    ti.data_move(y[n], b, 0, 1, n // 8, 0, 0)
+    build(ti, "two_dynamic", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+def test_later_tensors_take_room_from_an_open_ended_dynamic_tensor():
+    from tbe.common.platform import get_soc_spec
+    ti = _two_dynamic_ub_tensors_kernel()
+    n = 1024
+    xs = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    y, = run(ti, {"x": xs, "tiling_gm": np.array([n, 0, 0, 0], np.int64), "y": 2 * n})
+    assert np.array_equal(y, np.concatenate([xs + np.float32(1), xs + np.float32(2)]))
+    # 'a' kept about half of the UB after 'b' and 'ones' took theirs: a count above that is refused
+    big = get_soc_spec("UB_SIZE") // 2 // 4 // 64 * 64 + 64
+    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'a' \(\d+ B of UB \(scope_ubuf\) reserved without "
+                                       r"max_mem_size\)"):
+        run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
+
+
+def test_checks_inside_never_executed_code_do_not_raise():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+    tail = 128 % 64                                          # a tail computed by the script: 0 here
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    with ti.if_scope(tail > 0):                              # never runs: its vec_adds(mask=0) is dropped
+        ti.vec_adds(tail, ub, ub, 1.0, 1, 8, 8)
+    with ti.for_range(0, 0):
+        ti.vec_adds(0, ub, ub, 1.0, 1, 8, 8)
+    ti.vec_adds(64, ub, ub, 2.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "dead", [x], [y])
+    xs = np.arange(64, dtype=np.float32)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs + 2)
+    with raises_tik(IllegalOperand, match=r"mask = 0 is outside \[1, 64\]"):
+        ti.vec_adds(tail, ub, ub, 1.0, 1, 8, 8)               # the same call where it would run
