@@ -31,7 +31,8 @@ Families: `vector_elementwise` (binary, unary, vector-scalar, fused, dup),
 `vector_conv` (vconv), `vector_reduce` (vcadd ... and the vec_reduce_* macros),
 `vector_cmpsel` (vcmpv, vcmpvs, vcmp, vsel, CMPMASK moves), `vector_layout`
 (vtranspose, vnchwconv, vconcat, vextract, vreduce), `vector_proposal` (sort), `vector_nms`
-(vrpac, viou, vaadd, rpn_cor, rpn_cor_diag and their special registers).
+(vrpac, viou, vaadd, rpn_cor, rpn_cor_diag and their special registers), `vector_index`
+(vci, vgather, vscatter).
 Chip legality comes from `pto_core.vector_isa`.
 """
 from __future__ import annotations
@@ -43,9 +44,10 @@ from . import vector_cmpsel as _cmpsel
 from . import vector_layout as _layout
 from . import vector_proposal as _proposal
 from . import vector_nms as _nms
+from . import vector_index as _index
 
 EXPANDERS: dict = {}
-for _m in (_elementwise, _conv, _reduce, _cmpsel, _layout, _proposal, _nms):
+for _m in (_elementwise, _conv, _reduce, _cmpsel, _layout, _proposal, _nms, _index):
     EXPANDERS.update(_m.EXPANDERS)
 del _m
 
