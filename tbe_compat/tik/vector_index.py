@@ -1,0 +1,180 @@
+"""TIK index fill, gather/scatter and pattern compaction v2 (tik_api.md §9.11): ``vci``,
+``vgather``, ``vscatter``, ``vreducev2``.
+
+=====================================================  ==================================================
+TIK                                                    PTO
+=====================================================  ==================================================
+``vci(m, d, start, r, db, dr, stride_unit=u)``         ``pto.ub.vci(d, start, r, mask=m, blk_stride=(db,),``
+                                                       ``rep_stride=(dr,)[, stride_unit=u])``
+``vgather(m, d, s, off, r, dr, base_addr=b)``          ``pto.ub.vgather(d, s, off, r, base=(b,), mask=m,``
+                                                       ``rep_stride=(dr,))``
+``vscatter(m, d, s, off, r, sr, base_addr=b)``         ``pto.ub.vscatter(d, s, off, r, base=(b,), mask=m,``
+                                                       ``rep_stride=(sr,))``
+``vreducev2(m, d, s0, pattern, r, sb, sr, pr,``        ``pto.ub.vreduce(d, s0, r, pattern=p, ...)`` (1..7) or
+``          mask_mode=...)``                           ``pto.ub.vreduce_bits(d, s0, pat, r, ...)`` (tensor)
+=====================================================  ==================================================
+
+Semantics (pto_core.ops.vector_index): ``vci`` lane ``e`` of repeat ``r`` = ``start + r*PAR + e``;
+``vgather``/``vscatter`` offsets are 32-bit *byte* offsets (plus ``base_addr``), ``PAR``
+consecutive offsets per repeat. ``vreducev2`` (CCE ``vreducev2``, Ascend C ``GatherMask``): in
+normal mode the hardware ignores the mask and every repeat processes all ``PAR`` lanes
+(the mask argument is still range-checked like TIK); in counter mode ``mask`` is the
+element count. ``rsvd_scalar`` (reading RSVD_CNT into a Scalar) is not modelled.
+"""
+from __future__ import annotations
+
+from pto_core.errors import UnsupportedOp
+
+from .. import platform
+from .api import tik_api
+from .scalar import Expr, Scalar
+from .tensor import Tensor
+from .vector_common import U8, U16, Geo, VectorBase, imul, par_of
+
+MAX_GS_REP_STRIDE = 4095          # CCE vgather dstRepeatStride [0, 4095]
+MAX_BASE_ADDR = 2 ** 31 - 1
+
+
+class IndexAPI(VectorBase):
+    """vci, vgather, vscatter, vreducev2 (mixin)."""
+
+    # ------------------------------------------------------------------ vci
+    @tik_api("vci")
+    def vci(self, mask, dst_index, start_point, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit=0,
+            mask_mode="normal"):
+        """Index fill: lane ``e`` of repeat ``r`` = ``start_point + r*PAR + e`` (masked lanes untouched)."""
+        d = self._vec_operand(dst_index, "dst_index")
+        self._require_support("tik.vci", d.tensor.dtype)
+        m = self._vec_mask(mask, [d.dt], mask_mode=mask_mode)
+        repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
+        unit = self._vec_stride_unit(stride_unit)
+        g = Geo(self._vec_stride(dst_blk_stride, "dst_blk_stride", U16),
+                self._vec_stride(dst_rep_stride, "dst_rep_stride", U8))
+        start = self._vec_scalar(start_point, d.tensor.dtype, "start_point")
+        fp = [self._vec_access(d, self._vec_extent(d, m, repeat, g, unit), True)]
+        clauses = dict(m.clause)
+        clauses["blk_stride"] = (g.blk,)
+        clauses["rep_stride"] = (g.rep,)
+        if unit:
+            clauses["stride_unit"] = unit
+        self._vec_emit("vci", d.ptr, start, repeat, footprint=fp, **clauses)
+
+    # ------------------------------------------------------------------ gather / scatter
+    @tik_api("vgather")
+    def vgather(self, mask, dst, src, src_offset, repeat_times, dst_rep_stride, base_addr=0, stride_unit=0,
+                mask_mode="normal"):
+        """``dst`` lane ``e`` of repeat ``r`` = element at byte ``base_addr + src_offset[r*PAR + e]`` of ``src``."""
+        self._gather_scatter("vgather", mask, dst, src, src_offset, repeat_times, dst_rep_stride, base_addr,
+                             stride_unit, mask_mode)
+
+    @tik_api("vscatter")
+    def vscatter(self, mask, dst, src, dst_offset, repeat_times, src_rep_stride, base_addr=0, stride_unit=0,
+                 mask_mode="normal"):
+        """``src`` lane ``e`` of repeat ``r`` goes to byte ``base_addr + dst_offset[r*PAR + e]`` of ``dst``."""
+        self._gather_scatter("vscatter", mask, dst, src, dst_offset, repeat_times, src_rep_stride, base_addr,
+                             stride_unit, mask_mode)
+
+    def _gather_scatter(self, instr, mask, dst, src, offset, repeat_times, rep_stride, base_addr, stride_unit,
+                        mask_mode):
+        off_name = "src_offset" if instr == "vgather" else "dst_offset"
+        rep_name = "dst_rep_stride" if instr == "vgather" else "src_rep_stride"
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        soc = platform.current_soc()
+        off_dtypes = ("int32", "uint32") if instr == "vgather" and soc.short_soc_version == "Ascend310B" \
+            else ("int32",)
+        o = self._vec_operand(offset, off_name)
+        if o.tensor.dtype not in off_dtypes:
+            raise self._error(f"dtype of {off_name} should be {' or '.join(repr(x) for x in off_dtypes)}, but input "
+                              f"dtype is {o.tensor.dtype!r}", operand=off_name, value=o.tensor.dtype,
+                              limit=", ".join(off_dtypes), hint="offsets are 32-bit byte offsets, one per lane")
+        self._require_instr(instr, d.tensor.dtype)
+        m = self._vec_mask(mask, [d.dt], mask_mode=mask_mode)
+        repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
+        unit = self._vec_stride_unit(stride_unit)
+        rep = self._vec_stride(rep_stride, rep_name, MAX_GS_REP_STRIDE)
+        base = self._base_addr(base_addr, s if instr == "vgather" else d)
+        strided, indexed = (d, s) if instr == "vgather" else (s, d)
+        par = par_of(d.dt)
+        n_offsets = m.clause["counter"] if m.counter else imul(repeat, par)
+        fp = [self._vec_access(strided, self._vec_extent(strided, m, repeat, Geo(1, rep), unit),
+                               strided is d),
+              self._vec_access(o, n_offsets if not m.counter or isinstance(n_offsets, int) else None, False),
+              indexed.write(None) if indexed is d else indexed.read(None)]
+        clauses = {}
+        if not (isinstance(base, int) and base == 0):
+            clauses["base"] = (base,)
+        clauses.update(m.clause)
+        clauses["rep_stride"] = (rep,)
+        if unit:
+            clauses["stride_unit"] = unit
+        self._vec_emit(instr, d.ptr, s.ptr, o.ptr, repeat, footprint=fp, **clauses)
+
+    def _base_addr(self, base_addr, indexed):
+        if isinstance(base_addr, Scalar):
+            if base_addr.dtype != "uint32":
+                raise self._error("Scalar base_addr should be dtype of uint32", operand="base_addr",
+                                  value=base_addr.dtype, limit="uint32")
+            return base_addr.ir
+        if isinstance(base_addr, Expr) or isinstance(base_addr, bool) or not isinstance(base_addr, int):
+            raise self._error(f"base_addr's type should be int or Scalar, input type is {type(base_addr).__name__}",
+                              operand="base_addr", value=repr(base_addr))
+        b = self._int_arg(base_addr, "base_addr", 0, MAX_BASE_ADDR)
+        size = indexed.tensor.storage_elements
+        if isinstance(size, int):
+            nbytes = size * max(1, indexed.dt.bits // 8)
+            if b > nbytes:
+                raise self._error(f"base_addr should be less equal than {indexed.name} tensor's buffer size: "
+                                  f"{nbytes}, input base_addr: {b}", operand="base_addr", value=b, limit=nbytes,
+                                  hint="base_addr is a byte offset inside the indexed tensor")
+        return b
+
+    # ------------------------------------------------------------------ vreducev2
+    @tik_api("vreducev2")
+    def vreducev2(self, mask, dst, src0, src1_pattern, repeat_times, src0_blk_stride, src0_rep_stride,
+                  src1_rep_stride, rsvd_scalar=None, mask_mode="normal"):
+        """Keep the lanes whose pattern bit is 1, packed into ``dst`` (patterns 1..7 or a uint16/uint32 tensor of
+        lane bits). Normal mode: every repeat processes all PAR lanes (the hardware ignores the mask)."""
+        if rsvd_scalar is not None:
+            raise self._error("vreducev2(rsvd_scalar=...): reading the RSVD_CNT special register into a Scalar is "
+                              "not modelled (the count stays in the simulated core)", operand="rsvd_scalar",
+                              cls=UnsupportedOp, hint="compute the kept count from the pattern instead")
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src0, "src0")
+        self._same_dtype(d, s)
+        self._require_instr("vreducev2", s.tensor.dtype)
+        m = self._vec_mask(mask, [s.dt], mask_mode=mask_mode)
+        repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
+        g = Geo(self._vec_stride(src0_blk_stride, "src0_blk_stride", U8),
+                self._vec_stride(src0_rep_stride, "src0_rep_stride", U16))
+        pr = self._vec_stride(src1_rep_stride, "src1_rep_stride", U8)
+        if m.counter:
+            lanes = m
+        else:                                   # normal mode: the mask is checked, then ignored (all lanes)
+            lanes = self._vec_mask(par_of(s.dt), [s.dt])
+        fp = [self._vec_access(s, self._vec_extent(s, lanes, repeat, g, 0), False), d.write(None)]
+        operands = [d.ptr, s.ptr]
+        clauses = {}
+        if isinstance(src1_pattern, Tensor):
+            want = "uint16" if s.dt.bits == 16 else "uint32"
+            p = self._vec_operand(src1_pattern, "src1_pattern")
+            if p.tensor.dtype != want:
+                raise self._error(f"src1_pattern should be {want} for {s.tensor.dtype} src0, got {p.tensor.dtype}",
+                                  operand="src1_pattern", value=p.tensor.dtype, limit=want)
+            fp.append(p.read(None))
+            operands.append(p.ptr)
+            instr = "vreduce_bits"
+        else:
+            clauses["pattern"] = self._int_arg(src1_pattern, "src1_pattern", 1, 7,
+                                               hint="1 even lanes, 2 odd lanes, 3..6 lane i with i % 4 == pattern - 3,"
+                                                    " 7 all lanes (or a tensor of lane bits)")
+            instr = "vreduce"
+        if m.counter:
+            clauses.update(m.clause)
+        clauses["blk_stride"] = (g.blk,)
+        clauses["rep_stride"] = (g.rep, pr)
+        self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
+
+
+__all__ = ["IndexAPI"]
