@@ -189,6 +189,9 @@ for _fam in (_V200, _V220, _V300, _A5):
     _fam["vgather"] = _B32SET6
 for _fam in (_V200, _V300):
     _fam["vscatter"] = _B32SET6
+# vbcb: ini ``Intrinsic_vbrcb`` (u16u16 s16s16 f16f16 u32u32 s32s32 f32f32) on 910B and 310B.
+for _fam in (_V220, _V300, _A5):
+    _fam["vbcb"] = _fs("u16", S16, F16, "u32", S32, F32)
 del _fam
 
 FAMILIES: dict = {

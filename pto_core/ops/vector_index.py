@@ -1,4 +1,5 @@
-"""Index fill and indexed moves: ``pto.ub.vci``, ``pto.ub.vgather``, ``pto.ub.vscatter``.
+"""Index fill, indexed moves and block broadcast: ``pto.ub.vci``, ``pto.ub.vgather``,
+``pto.ub.vscatter``, ``pto.ub.vbcb``.
 
 * ``vci(dst, start, repeat)`` (TIK ``vci``, CCE ``vci``; Ascend C ``CreateVecIndex``): lane ``e``
   of repeat ``r`` gets ``start + r*PAR + e`` -- the lane's index counted over the whole call,
@@ -21,6 +22,11 @@
 * ``vscatter(dst, src, offsets, repeat)`` (TIK ``vscatter``): the inverse: lane ``e`` of repeat
   ``r`` of ``src`` (standard geometry) is stored at byte ``dst + base + offsets[r*PAR + e]``.
   Two lanes aimed at the same element: the later one (repeat, then lane order) wins.
+
+* ``vbcb(dst, src, repeat)`` (TIK ``vbcb``, CCE ``vbrcb``, Ascend C ``Brcb``): repeat ``r`` reads the 8
+  consecutive elements ``src[8r .. 8r+7]`` and fills destination block ``j`` (32 B at ``dst +
+  r*rep*32 + j*blk*32``) with copies of ``src[8r + j]``. No mask. ``blk_stride`` 0 is taken as
+  1 (named choice, from the Ascend C ``Brcb`` note "dstBlkStride 0 is processed as 1").
 
 Offsets must be non-negative multiples of the element size (named choice: a misaligned or
 negative offset is an error -- the hardware forms element addresses and the TIK docs
@@ -301,5 +307,69 @@ for _instr, _fn, _what, _strided in (
         execute=_fn, verify=_gs_verify(_instr), doc=_what))
     EXPANDERS["ub." + _instr] = _gs_expand(_instr)
 del _instr, _fn, _what, _strided
+
+
+
+# ----------------------------------------------------------------------------- vbcb (block broadcast)
+
+BCB_PER_REPEAT = 8
+
+
+def _bcb_check(target, dst, src, op):
+    ve.check_ub(dst, op=op, operand="dst")
+    ve.check_ub(src, op=op, operand="src")
+    if dst.dtype is not src.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+    vector_isa.require(target, "vbcb", dst.dtype.name, op=op)
+
+
+def _bcb_execute(ctx, dst, src, repeat, *, blk_stride=None, rep_stride=None):
+    op = "pto.ub.vbcb"
+    _bcb_check(ctx.target, dst, src, op)
+    d = dst.dtype
+    key = ("vbcb", d.name, repeat, blk_stride, rep_stride)
+
+    def build():
+        rep = ve.check_repeat(repeat, op=op)
+        size = d.itemsize
+        e = ve.BLOCK_BYTES // size
+        blk = 1 if blk_stride is None else ve.check_range(blk_stride[0][0], 0, 65535, op=op,
+                                                           operand="blk_stride(dst)") or 1
+        rs = 8 if rep_stride is None else ve.check_range(rep_stride[0][0], 0, 65535, op=op,
+                                                         operand="rep_stride(dst)")
+        par = BCB_PER_REPEAT * e
+        streams = (ve.Stream("dst", d, (rep, BCB_PER_REPEAT, e), (rs * 32, blk * 32, size), "w"),
+                   ve.Stream("src", d, (rep, 1, BCB_PER_REPEAT), (BCB_PER_REPEAT * size, 0, size), "r",
+                             masked=False))
+        return ve.Plan(ve.Lanes(rep, par, None, par), streams)
+
+    plan = _PLANS.get(_hashable(key), build)
+    e = ve.BLOCK_BYTES // d.itemsize
+
+    def compute(ins, r0, r1):
+        return {"dst": np.repeat(ins["src"], e, axis=1)}
+
+    ve.run(ctx, plan, (dst, src), compute)
+
+
+register(OpSpec(
+    name="ub.vbcb", family="vector", pipe="V",
+    operands=(Operand("dst", "ptr", _UB, doc="destination: 8 blocks per repeat"),
+              Operand("src", "ptr", _UB, doc="source: 8 consecutive elements per repeat"),
+              Operand("repeat", "int", doc="repeats, 0..255")),
+    clauses=(Clause("blk_stride", "args", params=("%dst",), min_params=1,
+                    doc="dst block stride, 32 B units (0 is taken as 1; default 1)"),
+             Clause("rep_stride", "args", params=("%dst",), min_params=1,
+                    doc="dst repeat stride, 32 B units (default 8)")),
+    execute=_bcb_execute,
+    verify=lambda call, target: _bcb_check(target, *call.operands[:2], call.spec.asm_name)
+    if all(isinstance(p, Ptr) for p in call.operands[:2]) else None,
+    doc="dst block j of repeat r = 32 B of copies of src[8r + j] (vbcb / vbrcb / Brcb)"))
+EXPANDERS["ub.vbcb"] = lambda call: [
+    f"// {call.spec.asm_name}: block j of repeat r = broadcast of src[8r + j]",
+    f"scf.for %r = %c0 to %c{call.operands[2]} step %c1 {{",
+    "  %x = pto.vlds %src[%r * 8] {dist = \"BRC_BLK\"}    // 8 elements, one per 32 B block",
+    "  pto.vsts %x, %dst[%o_dst] {dist = \"NORM\"}", "}"]
 
 __all__ = ["index_values", "EXPANDERS"]

@@ -1,5 +1,5 @@
-"""TIK index fill, gather/scatter and pattern compaction v2 (tik_api.md §9.11): ``vci``,
-``vgather``, ``vscatter``, ``vreducev2``.
+"""TIK index fill, gather/scatter, block broadcast and pattern compaction v2 (tik_api.md §9.11):
+``vci``, ``vgather``, ``vscatter``, ``vbcb``, ``vreducev2``.
 
 =====================================================  ==================================================
 TIK                                                    PTO
@@ -10,6 +10,7 @@ TIK                                                    PTO
                                                        ``rep_stride=(dr,))``
 ``vscatter(m, d, s, off, r, sr, base_addr=b)``         ``pto.ub.vscatter(d, s, off, r, base=(b,), mask=m,``
                                                        ``rep_stride=(sr,))``
+``vbcb(d, s, r, db, dr)``                               ``pto.ub.vbcb(d, s, r, blk_stride=(db,), rep_stride=(dr,))``
 ``vreducev2(m, d, s0, pattern, r, sb, sr, pr,``        ``pto.ub.vreduce(d, s0, r, pattern=p, ...)`` (1..7) or
 ``          mask_mode=...)``                           ``pto.ub.vreduce_bits(d, s0, pat, r, ...)`` (tensor)
 =====================================================  ==================================================
@@ -19,7 +20,8 @@ Semantics (pto_core.ops.vector_index): ``vci`` lane ``e`` of repeat ``r`` = ``st
 consecutive offsets per repeat. ``vreducev2`` (CCE ``vreducev2``, Ascend C ``GatherMask``): in
 normal mode the hardware ignores the mask and every repeat processes all ``PAR`` lanes
 (the mask argument is still range-checked like TIK); in counter mode ``mask`` is the
-element count. ``rsvd_scalar`` (reading RSVD_CNT into a Scalar) is not modelled.
+element count. ``vbcb``: repeat ``r`` broadcasts ``src[8r + j]`` over destination block ``j``
+(CCE ``vbrcb``). ``rsvd_scalar`` (reading RSVD_CNT into a Scalar) is not modelled.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from .. import platform
 from .api import tik_api
 from .scalar import Expr, Scalar
 from .tensor import Tensor
-from .vector_common import U8, U16, Geo, VectorBase, imul, par_of
+from .vector_common import SHORT, U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub, par_of
 
 MAX_GS_REP_STRIDE = 4095          # CCE vgather dstRepeatStride [0, 4095]
 MAX_BASE_ADDR = 2 ** 31 - 1
@@ -129,6 +131,27 @@ class IndexAPI(VectorBase):
                                   f"{nbytes}, input base_addr: {b}", operand="base_addr", value=b, limit=nbytes,
                                   hint="base_addr is a byte offset inside the indexed tensor")
         return b
+
+    # ------------------------------------------------------------------ vbcb
+    @tik_api("vbcb")
+    def vbcb(self, dst, src, repeat_times, dst_blk_stride, dst_rep_stride):
+        """Block broadcast: destination block ``j`` of repeat ``r`` = 32 B of copies of ``src[8r + j]``."""
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        short = SHORT.get(d.tensor.dtype, d.tensor.dtype)
+        self._require_instr("vbrcb", short + short, what=d.tensor.dtype)
+        if d.tensor.storage is s.tensor.storage:
+            raise self._error("vbcb dst can't be same with src", operand="src", value=s.tensor.name,
+                              hint="broadcast into a separate tensor (the hardware reads src while writing dst)")
+        repeat = self._vec_repeat(repeat_times)
+        blk = self._vec_stride(dst_blk_stride, "dst_blk_stride", U16)
+        rep = self._vec_stride(dst_rep_stride, "dst_rep_stride", U16)
+        e = 256 // d.dt.bits
+        blk_eff = isel(ieq(blk, 0), 1, blk)
+        ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), rep), e), iadd(imul(imul(7, blk_eff), e), e)))
+        fp = [self._vec_access(d, ext, True), self._vec_access(s, imul(repeat, 8), False)]
+        self._vec_emit("vbcb", d.ptr, s.ptr, repeat, footprint=fp, blk_stride=(blk,), rep_stride=(rep,))
 
     # ------------------------------------------------------------------ vreducev2
     @tik_api("vreducev2")

@@ -192,3 +192,38 @@ def test_vgather_vscatter_errors():
         pto.ub.vgather(mv.ptr("ub", "f16", 0), mv.ptr("ub", "f16", 1024), mv.ptr("ub", "s32", 2048), 1)
     with pytest.raises(IllegalOperand, match="base"):
         pto.ub.vgather(d, s, o, 1, base=(2 ** 31,))
+
+
+# ----------------------------------------------------------------------------- vbcb
+
+
+@SETTINGS
+@given(dt=st.sampled_from(["f16", "f32", "s16", "u32"]), repeat=st.integers(0, 4), blk=st.integers(0, 3),
+       rep=st.integers(0, 20), target=st.sampled_from(["Ascend910B1", "Ascend310B1"]))
+def test_vbcb_matches_reference(dt, repeat, blk, rep, target):
+    npd = np.dtype(NP[dt])
+    size = npd.itemsize
+    m = machine(target, seed=5)
+    before = ub_bytes(m).copy()
+    src_at, dst_at = 0, 1024
+    pto.ub.vbcb(m.ptr("ub", dt, dst_at), m.ptr("ub", dt, src_at), repeat, blk_stride=(blk,), rep_stride=(rep,))
+    want = before.copy()
+    for r in range(repeat):                         # in order: later repeats overwrite earlier ones
+        for j in range(8):
+            v = ref.get(before, src_at + (8 * r + j) * size, npd)
+            for k in range(32 // size):
+                ref.put(want, dst_at + r * rep * 32 + j * max(blk, 1) * 32 + k * size, npd, v)
+    assert_same(ub_bytes(m)[:16384], want[:16384], npd, "vbcb")
+
+
+def test_vbcb_errors():
+    with pytest.raises(UnsupportedOp, match="Ascend310P3 has no vbcb instruction"):
+        mp = Machine("Ascend310P3")
+        pto.ub.vbcb(mp.ptr("ub", "f16", 0), mp.ptr("ub", "f16", 1024), 1)
+    m = Machine("Ascend910B1")
+    with pytest.raises(UnsupportedOp, match="does not support vbcb for s8"):
+        pto.ub.vbcb(m.ptr("ub", "s8", 0), m.ptr("ub", "s8", 1024), 1)
+    with pytest.raises(IllegalOperand, match="differs from src dtype"):
+        pto.ub.vbcb(m.ptr("ub", "f16", 0), m.ptr("ub", "s16", 1024), 1)
+    with pytest.raises(IllegalOperand, match="rep_stride"):
+        pto.ub.vbcb(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024), 1, rep_stride=(65536,))

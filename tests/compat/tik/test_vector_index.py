@@ -172,3 +172,37 @@ def test_vreducev2_errors():
     with raises_tik(UnsupportedOp, match="rsvd_scalar"):
         vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, ti.Scalar("uint32")),
                    chip="Ascend910B1", build_only=True)
+
+
+# ----------------------------------------------------------------------------- vbcb
+
+
+@pytest.mark.parametrize("dtype,blk,rep", [("float16", 1, 8), ("int32", 2, 17), ("uint16", 0, 9)])
+def test_vbcb_broadcasts_each_element_over_a_block(dtype, blk, rep):
+    dt = np.dtype(dtype)
+    e = 32 // dt.itemsize
+    src = (np.arange(24) * 3 + 1).astype(dt)
+    n = (2 * rep + 7 * max(blk, 1) + 1) * e
+    dst = np.full(n, 5, dt)
+    out = vec_kernel({"d": dst, "s": np.r_[src, np.zeros((-24) % e, dt)]},
+                     lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 3, blk, rep), chip="Ascend910B1")["d"]
+    want = dst.copy()
+    for r in range(3):
+        for j in range(8):
+            at = (r * rep + j * max(blk, 1)) * e
+            want[at:at + e] = src[8 * r + j]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vbcb_errors():
+    b = {"d": np.zeros(128, np.float16), "s": np.zeros(32, np.float16)}
+    with raises_tik(UnsupportedOp, match="vbcb does not support float16 on Ascend310P3"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 1, 8), chip="Ascend310P3", build_only=True)
+    with raises_tik(IllegalOperand, match="vbcb dst can't be same with src"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["d"][64], 1, 1, 8), chip="Ascend910B1", build_only=True)
+    with raises_tik(OutOfBounds, match="src tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"][16], 3, 1, 0), chip="Ascend910B1", build_only=True)
+    with raises_tik(OutOfBounds, match="dst tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 2, 8), chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="dst_blk_stride = 65536 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 65536, 8), chip="Ascend910B1", build_only=True)
