@@ -192,6 +192,10 @@ for _fam in (_V200, _V300):
 # vbcb: ini ``Intrinsic_vbrcb`` (u16u16 s16s16 f16f16 u32u32 s32s32 f32f32) on 910B and 310B.
 for _fam in (_V220, _V300, _A5):
     _fam["vbcb"] = _fs("u16", S16, F16, "u32", S32, F32)
+# v2 sort pair: ini ``Intrinsic_vbitsort32`` / ``Intrinsic_vmrgsort4v2`` (f16, f32) on 910B and 310B.
+for _fam in (_V220, _V300):
+    _fam["vsort32"] = _fs(F16, F32)
+    _fam["vmrgsort"] = _fs(F16, F32)
 del _fam
 
 FAMILIES: dict = {
