@@ -141,17 +141,38 @@ class IndexAPI(VectorBase):
         self._same_dtype(d, s)
         short = SHORT.get(d.tensor.dtype, d.tensor.dtype)
         self._require_instr("vbrcb", short + short, what=d.tensor.dtype)
-        if d.tensor.storage is s.tensor.storage:
-            raise self._error("vbcb dst can't be same with src", operand="src", value=s.tensor.name,
-                              hint="broadcast into a separate tensor (the hardware reads src while writing dst)")
         repeat = self._vec_repeat(repeat_times)
         blk = self._vec_stride(dst_blk_stride, "dst_blk_stride", U16)
         rep = self._vec_stride(dst_rep_stride, "dst_rep_stride", U16)
         e = 256 // d.dt.bits
+        self._vbcb_overlap(d, s, repeat, blk, rep, e)
         blk_eff = isel(ieq(blk, 0), 1, blk)
         ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), rep), e), iadd(imul(imul(7, blk_eff), e), e)))
         fp = [self._vec_access(d, ext, True), self._vec_access(s, imul(repeat, 8), False)]
         self._vec_emit("vbcb", d.ptr, s.ptr, repeat, footprint=fp, blk_stride=(blk,), rep_stride=(rep,))
+
+    def _vbcb_overlap(self, d, s, repeat, blk, rep, e):
+        """TIK's vbcb overlap rule (``VbcbOp.check_vbcb_overlapping``), element offsets, static cases only."""
+        if d.tensor.storage is not s.tensor.storage:
+            return
+        do, so = d.static_offset, s.static_offset
+        if not all(isinstance(v, int) for v in (do, so, repeat, blk, rep)):
+            return
+        bad = False
+        if so <= do:
+            bad = so + repeat * 8 >= do
+        else:
+            span = (blk * 7 + 1) * e
+            for t in range(repeat - 1):
+                lo = max(so + 8 * t, do + rep * e * t)
+                hi = min(so + 8 * (t + 1) - 1, do + rep * e * t + span)
+                if lo < hi:
+                    bad = True
+                    break
+        if bad:
+            raise self._error("vbcb src and dst address overlapping error.", operand="src", value=so,
+                              hint="keep the 8 source elements per repeat clear of the destination blocks "
+                                   "(TIK also rejects a source that ends right where dst starts)")
 
     # ------------------------------------------------------------------ vreducev2
     @tik_api("vreducev2")

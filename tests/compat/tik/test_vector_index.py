@@ -198,11 +198,24 @@ def test_vbcb_errors():
     b = {"d": np.zeros(128, np.float16), "s": np.zeros(32, np.float16)}
     with raises_tik(UnsupportedOp, match="vbcb does not support float16 on Ascend310P3"):
         vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 1, 8), chip="Ascend310P3", build_only=True)
-    with raises_tik(IllegalOperand, match="vbcb dst can't be same with src"):
-        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["d"][64], 1, 1, 8), chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="vbcb src and dst address overlapping error"):
+        vec_kernel(dict(b, d=np.zeros(512, np.float16)), lambda ti, ub: ti.vbcb(ub["d"][16], ub["d"], 2, 1, 8),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="vbcb src and dst address overlapping error"):
+        vec_kernel(dict(b, d=np.zeros(512, np.float16)), lambda ti, ub: ti.vbcb(ub["d"], ub["d"][112], 2, 1, 8),
+                   chip="Ascend910B1", build_only=True)
     with raises_tik(OutOfBounds, match="src tensor overflow"):
         vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"][16], 3, 1, 0), chip="Ascend910B1", build_only=True)
     with raises_tik(OutOfBounds, match="dst tensor overflow"):
         vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 2, 8), chip="Ascend910B1", build_only=True)
     with raises_tik(IllegalOperand, match="dst_blk_stride = 65536 is outside"):
         vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 65536, 8), chip="Ascend910B1", build_only=True)
+
+
+def test_vbcb_source_and_destination_in_one_tensor_without_overlap():
+    buf = np.zeros(256, np.float16)
+    buf[224:232] = np.arange(8) + 1
+    out = vec_kernel({"b": buf}, lambda ti, ub: ti.vbcb(ub["b"], ub["b"][224], 1, 1, 8), chip="Ascend910B1")["b"]
+    want = buf.copy()
+    want[:128] = np.repeat(np.arange(8) + 1, 16)
+    np.testing.assert_array_equal(out, want)
