@@ -197,6 +197,8 @@ for _fam in (_V220, _V300):
     _fam["vsort32"] = _fs(F16, F32)
     _fam["vmrgsort"] = _fs(F16, F32)
 del _fam
+# v4dtrans: ini ``Intrinsic_v4dtrans`` of Ascend310P/610 (both core types); absent from 910B/310B.
+_V200["v4dtrans"] = _fs("s8", "u8", S16, "u16", F16, F32, S32, "u32")
 
 FAMILIES: dict = {
     "v100-mini": _V100_310, "v100-cloud": _V100_910, "v200": _V200, "v220": _V220, "v300": _V300, "a5": _A5,

@@ -1,5 +1,5 @@
-"""TIK index fill, gather/scatter, block broadcast and pattern compaction v2 (tik_api.md §9.11):
-``vci``, ``vgather``, ``vscatter``, ``vbcb``, ``vreducev2``.
+"""TIK index fill, gather/scatter, block broadcast, CHW/HWC transform and pattern compaction v2
+(tik_api.md §9.11): ``vci``, ``vgather``, ``vscatter``, ``vbcb``, ``v4dtrans``, ``vreducev2``.
 
 =====================================================  ==================================================
 TIK                                                    PTO
@@ -11,6 +11,7 @@ TIK                                                    PTO
 ``vscatter(m, d, s, off, r, sr, base_addr=b)``         ``pto.ub.vscatter(d, s, off, r, base=(b,), mask=m,``
                                                        ``rep_stride=(sr,))``
 ``vbcb(d, s, r, db, dr)``                               ``pto.ub.vbcb(d, s, r, blk_stride=(db,), rep_stride=(dr,))``
+``v4dtrans(chw2hwc, d, s, m_len, channels)``            ``pto.ub.v4dtrans(d, s, m_len, channels[, chw2hwc])``
 ``vreducev2(m, d, s0, pattern, r, sb, sr, pr,``        ``pto.ub.vreduce(d, s0, r, pattern=p, ...)`` (1..7) or
 ``          mask_mode=...)``                           ``pto.ub.vreduce_bits(d, s0, pat, r, ...)`` (tensor)
 =====================================================  ==================================================
@@ -173,6 +174,24 @@ class IndexAPI(VectorBase):
             raise self._error("vbcb src and dst address overlapping error.", operand="src", value=so,
                               hint="keep the 8 source elements per repeat clear of the destination blocks "
                                    "(TIK also rejects a source that ends right where dst starts)")
+
+    # ------------------------------------------------------------------ v4dtrans
+    @tik_api("v4dtrans")
+    def v4dtrans(self, chw2hwc, dst, src, m_len, channels):
+        """CHW <-> HWC of ``m_len * channels`` contiguous elements (``chw2hwc`` True: CHW -> HWC)."""
+        if not isinstance(chw2hwc, bool):
+            raise self._error(f"chw2hwc should be a bool, got {chw2hwc!r}", operand="chw2hwc", value=repr(chw2hwc),
+                              hint="True: CHW -> HWC, False: HWC -> CHW")
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        self._require_instr("v4dtrans", d.tensor.dtype)
+        m = self._int_arg(m_len, "m_len", 1, 4095, hint="m_len is the H*W extent, 1..4095")
+        c = self._int_arg(channels, "channels", 1, 4096)
+        n = imul(m, c)
+        fp = [self._vec_access(d, n, True), self._vec_access(s, n, False)]
+        clauses = {"chw2hwc": True} if chw2hwc else {}
+        self._vec_emit("v4dtrans", d.ptr, s.ptr, m, c, footprint=fp, **clauses)
 
     # ------------------------------------------------------------------ vreducev2
     @tik_api("vreducev2")

@@ -227,3 +227,35 @@ def test_vbcb_errors():
         pto.ub.vbcb(m.ptr("ub", "f16", 0), m.ptr("ub", "s16", 1024), 1)
     with pytest.raises(IllegalOperand, match="rep_stride"):
         pto.ub.vbcb(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024), 1, rep_stride=(65536,))
+
+
+# ----------------------------------------------------------------------------- v4dtrans
+
+
+@SETTINGS
+@given(dt=st.sampled_from(["f16", "f32", "s8", "u32"]), m=st.integers(1, 40), c=st.integers(1, 12),
+       chw2hwc=st.booleans())
+def test_v4dtrans_matches_reference(dt, m, c, chw2hwc):
+    npd = np.dtype({**NP, "u32": np.uint32}[dt])
+    size = npd.itemsize
+    mach = machine("Ascend310P3", seed=9)
+    before = ub_bytes(mach).copy()
+    kw = {"chw2hwc": True} if chw2hwc else {}
+    pto.ub.v4dtrans(mach.ptr("ub", dt, 4096), mach.ptr("ub", dt, 0), m, c, **kw)
+    want = before.copy()
+    for i in range(m):
+        for ch in range(c):
+            s_el, d_el = (ch * m + i, i * c + ch) if chw2hwc else (i * c + ch, ch * m + i)
+            want[4096 + d_el * size:4096 + (d_el + 1) * size] = before[s_el * size:(s_el + 1) * size]
+    np.testing.assert_array_equal(ub_bytes(mach)[:8192], want[:8192])
+
+
+def test_v4dtrans_errors():
+    m = Machine("Ascend310P3")
+    with pytest.raises(UnsupportedOp, match="Ascend910B1 has no v4dtrans instruction"):
+        mb = Machine("Ascend910B1")
+        pto.ub.v4dtrans(mb.ptr("ub", "f16", 0), mb.ptr("ub", "f16", 1024), 4, 4)
+    with pytest.raises(IllegalOperand, match="channels"):
+        pto.ub.v4dtrans(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024), 4, 4097)
+    with pytest.raises(IllegalOperand, match=r"\[1, 4095\]"):
+        pto.ub.v4dtrans(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024), 0, 4)

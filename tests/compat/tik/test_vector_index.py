@@ -219,3 +219,39 @@ def test_vbcb_source_and_destination_in_one_tensor_without_overlap():
     want = buf.copy()
     want[:128] = np.repeat(np.arange(8) + 1, 16)
     np.testing.assert_array_equal(out, want)
+
+
+# ----------------------------------------------------------------------------- v4dtrans
+
+
+@pytest.mark.parametrize("dtype,chw2hwc,m,c", [("float32", False, 256, 4), ("float16", True, 48, 3),
+                                               ("int8", False, 32, 5), ("uint32", True, 7, 9)])
+def test_v4dtrans_transposes_chw_and_hwc(dtype, chw2hwc, m, c):
+    dt = np.dtype(dtype)
+    e = 32 // dt.itemsize
+    n = -(-m * c // e) * e
+    src = (np.arange(n) % 97 + 1).astype(dt)
+    dst = np.zeros(n, dt)
+    out = vec_kernel({"d": dst, "s": src}, lambda ti, ub: ti.v4dtrans(chw2hwc, ub["d"], ub["s"], m, c),
+                     chip="Ascend310P3")["d"]
+    x = src[:m * c]
+    want = dst.copy()
+    want[:m * c] = (x.reshape(c, m).T if chw2hwc else x.reshape(m, c).T).reshape(-1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_v4dtrans_errors():
+    b = {"d": np.zeros(64, np.float16), "s": np.zeros(64, np.float16)}
+    with raises_tik(UnsupportedOp, match="v4dtrans does not support float16 on Ascend910B1"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(True, ub["d"], ub["s"], 16, 4), chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="m_len = 4096 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(True, ub["d"], ub["s"], 4096, 1), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="chw2hwc should be a bool"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(1, ub["d"], ub["s"], 16, 4), chip="Ascend310P3", build_only=True)
+    with raises_tik(OutOfBounds, match="dst tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(False, ub["d"][32], ub["s"], 16, 3), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="src tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(False, ub["d"], ub["s"][32], 16, 3), chip="Ascend310P3",
+                   build_only=True)
