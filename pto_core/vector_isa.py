@@ -178,6 +178,28 @@ _A5.update({"vcmp": _fs(F16, F32), "vconcat": _fs(F16, F32),
             "vnchwconv": _fs(F16, F32, S32, S16, "u32", "u16", "s8", "u8")})
 del _k
 
+# ---------------------------------------------------------------- index fill / gather / scatter
+# vci: tik_api.md Appendix B (``tik.vci``; 310B adds s8); vgather / vscatter: the ini rows
+# ``Intrinsic_vgather`` / ``Intrinsic_vscatter`` (B32SET6: s16 u16 f16 f32 s32 u32). 910B has
+# vgather but no vscatter and no vci; the A5 table inherits the 910B rows (assumption).
+_B32SET6 = _fs(S16, "u16", F16, F32, S32, "u32")
+_V200["vci"] = _fs(S16, S32, F16, F32)
+_V300["vci"] = _fs("s8", S16, S32, F16, F32)
+for _fam in (_V200, _V220, _V300, _A5):
+    _fam["vgather"] = _B32SET6
+for _fam in (_V200, _V300):
+    _fam["vscatter"] = _B32SET6
+# vbcb: ini ``Intrinsic_vbrcb`` (u16u16 s16s16 f16f16 u32u32 s32s32 f32f32) on 910B and 310B.
+for _fam in (_V220, _V300, _A5):
+    _fam["vbcb"] = _fs("u16", S16, F16, "u32", S32, F32)
+# v2 sort pair: ini ``Intrinsic_vbitsort32`` / ``Intrinsic_vmrgsort4v2`` (f16, f32) on 910B and 310B.
+for _fam in (_V220, _V300):
+    _fam["vsort32"] = _fs(F16, F32)
+    _fam["vmrgsort"] = _fs(F16, F32)
+del _fam
+# v4dtrans: ini ``Intrinsic_v4dtrans`` of Ascend310P/610 (both core types); absent from 910B/310B.
+_V200["v4dtrans"] = _fs("s8", "u8", S16, "u16", F16, F32, S32, "u32")
+
 FAMILIES: dict = {
     "v100-mini": _V100_310, "v100-cloud": _V100_910, "v200": _V200, "v220": _V220, "v300": _V300, "a5": _A5,
 }

@@ -31,7 +31,9 @@ Families: `vector_elementwise` (binary, unary, vector-scalar, fused, dup),
 `vector_conv` (vconv), `vector_reduce` (vcadd ... and the vec_reduce_* macros),
 `vector_cmpsel` (vcmpv, vcmpvs, vcmp, vsel, CMPMASK moves), `vector_layout`
 (vtranspose, vnchwconv, vconcat, vextract, vreduce), `vector_proposal` (sort), `vector_nms`
-(vrpac, viou, vaadd, rpn_cor, rpn_cor_diag and their special registers).
+(vrpac, viou, vaadd, rpn_cor, rpn_cor_diag and their special registers), `vector_index`
+(vci, vgather, vscatter, vbcb), `vector_sort2` (vsort32, vmrgsort),
+`vector_trans4d` (v4dtrans).
 Chip legality comes from `pto_core.vector_isa`.
 """
 from __future__ import annotations
@@ -43,9 +45,12 @@ from . import vector_cmpsel as _cmpsel
 from . import vector_layout as _layout
 from . import vector_proposal as _proposal
 from . import vector_nms as _nms
+from . import vector_index as _index
+from . import vector_sort2 as _sort2
+from . import vector_trans4d as _trans4d
 
 EXPANDERS: dict = {}
-for _m in (_elementwise, _conv, _reduce, _cmpsel, _layout, _proposal, _nms):
+for _m in (_elementwise, _conv, _reduce, _cmpsel, _layout, _proposal, _nms, _index, _sort2, _trans4d):
     EXPANDERS.update(_m.EXPANDERS)
 del _m
 

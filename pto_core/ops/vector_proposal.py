@@ -16,8 +16,7 @@ sort key is the score (element 4).
   ``dst + r*4*length`` proposals (TIK's consecutive-list repeat form).
 
 The NMS instructions (``vrpac``, ``viou``, ``vaadd``, ``rpn_cor``) are in `vector_nms`.
-TIK's v2 sort family (``vsort32``, ``vmrgsort``) is not modelled (its region layout is not
-publicly specified); the facade reports it as unsupported.
+TIK's v2 sort family (``vsort32``, ``vmrgsort``, 8-byte score/index records) is in `vector_sort2`.
 """
 from __future__ import annotations
 

@@ -350,11 +350,13 @@ del _n, _r, _i
 
 from .vector_cmpsel import CmpSelAPI  # noqa: E402 (the families import vector_common, not this module)
 from .vector_h import HVectorAPI  # noqa: E402
+from .vector_index import IndexAPI  # noqa: E402
+from .vector_sort2 import Sort2API  # noqa: E402
 from .vector_layout import LayoutAPI  # noqa: E402
 from .vector_reduce import ReduceAPI  # noqa: E402
 
 
-class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, HVectorAPI):
+class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI):
     """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
 
 

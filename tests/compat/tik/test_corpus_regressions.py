@@ -174,8 +174,8 @@ def test_vec_name_of_a_legacy_only_instruction_points_to_the_legacy_api():
     with pytest.raises(_MissingApi, match=r"tik.vec_maxs is not implemented; .* legacy tik.vmaxs.*Fix: call "
                                           r"tik_instance.vmaxs\(mask"):
         ti.vec_maxs
-    with pytest.raises(_MissingApi, match="tik.vgather is a TIK API this simulator does not implement yet"):
-        ti.vgather
+    with pytest.raises(_MissingApi, match="tik.vgatherb is a TIK API this simulator does not implement yet"):
+        ti.vgatherb
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,257 @@
+"""vci, vgather, vscatter and vreducev2 through TIK kernels, against independent references; error paths."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+
+from .helpers import raises_tik
+from .vec_helpers import elem, lanes_of, vec_kernel
+
+RNG = np.random.default_rng(11)
+
+
+# ----------------------------------------------------------------------------- vci
+
+
+@pytest.mark.parametrize("dtype,chip,start", [("float16", "Ascend310P3", 1.5), ("int32", "Ascend310P3", -7),
+                                              ("int8", "Ascend310B1", 100), ("float32", "Ascend310B1", 0.25)])
+def test_vci_fills_indexes_per_lane(dtype, chip, start):
+    dt = np.dtype(dtype)
+    par = 256 // dt.itemsize
+    mask = [0, 0xF0F0_0000_FFFF_000F] if dt.itemsize == 2 else (par - 3 if dt.itemsize == 4 else
+                                                                 [0, 0, 2 ** 64 - 1, 7])
+    blk, rep = 2, 20
+    n = elem(1, par - 1, blk, rep, 32 // dt.itemsize) + 32
+    dst = np.full(-(-n // (32 // dt.itemsize)) * (32 // dt.itemsize), 99, dt)
+    out = vec_kernel({"d": dst}, lambda ti, ub: ti.vci(mask, ub["d"], start, 2, blk, rep), chip=chip)["d"]
+    want = dst.copy()
+    for r in range(2):
+        for e in lanes_of(mask, par):
+            v = start + r * par + int(e)
+            if dt.kind == "i":
+                v = (v + 128) % 256 - 128 if dt.itemsize == 1 else v
+            want[elem(r, int(e), blk, rep, 32 // dt.itemsize)] = v
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vci_counter_mode_and_scalar_start():
+    def body(ti, ub):
+        s = ti.Scalar("int16", init_value=-5)
+        ti.vci(200, ub["d"], s, 1, 1, 8, mask_mode="counter")
+    out = vec_kernel({"d": np.full(256, 3, np.int16)}, body, chip="Ascend310P3")["d"]
+    want = np.full(256, 3, np.int16)
+    want[:200] = np.arange(200) - 5
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vci_errors():
+    d = {"d": np.zeros(128, np.float16)}
+    with raises_tik(UnsupportedOp, match="tik.vci with float16 is not supported on Ascend910B1"):
+        vec_kernel(d, lambda ti, ub: ti.vci(128, ub["d"], 0.0, 1, 1, 8), chip="Ascend910B1", build_only=True)
+    with raises_tik(UnsupportedOp, match="tik.vci with uint16 is not supported"):
+        vec_kernel({"d": np.zeros(128, np.uint16)}, lambda ti, ub: ti.vci(128, ub["d"], 0, 1, 1, 8),
+                   chip="Ascend310P3", build_only=True)
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        vec_kernel(d, lambda ti, ub: ti.vci(128, ub["d"], 0.0, 2, 1, 8), chip="Ascend310P3", build_only=True)
+    with raises_tik(IllegalOperand, match="mask = 129 is outside"):
+        vec_kernel(d, lambda ti, ub: ti.vci(129, ub["d"], 0.0, 1, 1, 8), chip="Ascend310P3", build_only=True)
+    with raises_tik(IllegalOperand, match="dst_rep_stride = 256 is outside"):
+        vec_kernel(d, lambda ti, ub: ti.vci(128, ub["d"], 0.0, 1, 1, 256), chip="Ascend310P3", build_only=True)
+
+
+# ----------------------------------------------------------------------------- vgather / vscatter
+
+
+@pytest.mark.parametrize("chip", ["Ascend310P3", "Ascend910B1"])
+def test_vgather_by_byte_offsets(chip):
+    src = (np.arange(256) * 3).astype(np.float32)
+    idx = RNG.integers(0, 200, 128)
+    base = 32
+    offs = (idx * 4).astype(np.int32)
+    dst = np.full(64 * 3, -1, np.float32)
+    mask = [0, 0x0FFF_FFFF_FFFF_FFF0]
+
+    def body(ti, ub):
+        ti.vgather(mask, ub["d"], ub["s"], ub["o"], 2, 12, base_addr=base)
+    out = vec_kernel({"d": dst, "s": src, "o": offs}, body, chip=chip)["d"]
+    want = dst.copy()
+    for r in range(2):
+        for e in lanes_of(mask, 64):
+            want[r * 96 + e] = src[base // 4 + idx[r * 64 + e]]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vscatter_counter_mode_last_writer_wins():
+    src = np.arange(128, dtype=np.int16) + 500
+    slots = RNG.integers(0, 64, 128)
+    offs = (slots * 2).astype(np.int32)
+    dst = np.full(128, 7, np.int16)
+
+    def body(ti, ub):
+        ti.vscatter(100, ub["d"], ub["s"], ub["o"], 1, 8, base_addr=64, mask_mode="counter")
+    out = vec_kernel({"d": dst, "s": src, "o": offs}, body, chip="Ascend310P3")["d"]
+    want = dst.copy()
+    for e in range(100):
+        want[32 + slots[e]] = src[e]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vgather_vscatter_errors():
+    bufs = {"d": np.zeros(128, np.float16), "s": np.zeros(128, np.float16), "o": np.zeros(128, np.int32)}
+    with raises_tik(UnsupportedOp, match="vscatter does not support float16 on Ascend910B1"):
+        vec_kernel(bufs, lambda ti, ub: ti.vscatter(128, ub["d"], ub["s"], ub["o"], 1, 8), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(UnsupportedOp, match="vgather does not support float16 on Ascend910A"):
+        vec_kernel(bufs, lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"], 1, 8), chip="Ascend910A",
+                   build_only=True)
+    bad = dict(bufs, o=np.zeros(256, np.int16))
+    with raises_tik(IllegalOperand, match="dtype of src_offset should be 'int32'"):
+        vec_kernel(bad, lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"], 1, 8), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="base_addr should be less equal than src tensor's buffer size: 256"):
+        vec_kernel(bufs, lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"], 1, 8, base_addr=288),
+                   chip="Ascend310P3", build_only=True)
+    with raises_tik(OutOfBounds, match="src_offset tensor overflow"):
+        vec_kernel(bufs, lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"][64], 1, 8), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="dst tensor overflow"):
+        vec_kernel(bufs, lambda ti, ub: ti.vgather(64, ub["d"][96], ub["s"], ub["o"], 1, 8), chip="Ascend310P3",
+                   build_only=True)
+    odd = dict(bufs, o=np.full(128, 3, np.int32))
+    with raises_tik(Exception, match="not a multiple of the 2-byte element size"):
+        vec_kernel(odd, lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"], 1, 8), chip="Ascend310P3")
+
+
+# ----------------------------------------------------------------------------- vreducev2
+
+
+@pytest.mark.parametrize("pattern", [1, 2, 5, 7])
+def test_vreducev2_builtin_patterns_ignore_the_normal_mask(pattern):
+    x = RNG.standard_normal(256).astype(np.float32)
+    dst = np.full(256, 9, np.float32)
+    out = vec_kernel({"d": dst, "x": x},
+                     lambda ti, ub: ti.vreducev2(10, ub["d"], ub["x"], pattern, 4, 1, 8, 0),
+                     chip="Ascend910B1")["d"]
+    lane = np.arange(64)
+    sel = {1: lane % 2 == 0, 2: lane % 2 == 1, 7: np.ones(64, bool)}.get(pattern, lane % 4 == pattern - 3)
+    kept = x.reshape(4, 64)[:, sel].reshape(-1)
+    want = dst.copy()
+    want[:kept.size] = kept
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vreducev2_counter_mode_in_place_with_a_pattern_tensor():
+    x = np.arange(256, dtype=np.float16)
+    bits = RNG.integers(0, 2, 128).astype(np.uint8)
+    pat = np.zeros(16, np.uint16)
+    pat[:8] = np.packbits(bits, bitorder="little").view(np.uint16)
+    out = vec_kernel({"x": x, "p": pat},
+                     lambda ti, ub: ti.vreducev2(200, ub["x"], ub["x"], ub["p"], 1, 1, 8, 0, None, "counter"),
+                     chip="Ascend910B1")["x"]
+    keep = np.r_[bits, bits][:200].astype(bool)           # src1_rep_stride 0: the same 128 bits every repeat
+    kept = x[:200][keep]
+    want = x.copy()
+    want[:kept.size] = kept
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vreducev2_errors():
+    b = {"d": np.zeros(128, np.float16), "x": np.zeros(128, np.float16), "p": np.zeros(16, np.int16)}
+    with raises_tik(UnsupportedOp, match="vreducev2 does not support float16 on Ascend310P3"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 1, 1, 1, 8, 0), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="src1_pattern should be uint16"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], ub["p"], 1, 1, 8, 0), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="src1_pattern = 8 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 8, 1, 1, 8, 0), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="src0 tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(1, ub["d"], ub["x"], 1, 2, 1, 8, 0), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(UnsupportedOp, match="rsvd_scalar"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, ti.Scalar("uint32")),
+                   chip="Ascend910B1", build_only=True)
+
+
+# ----------------------------------------------------------------------------- vbcb
+
+
+@pytest.mark.parametrize("dtype,blk,rep", [("float16", 1, 8), ("int32", 2, 17), ("uint16", 0, 9)])
+def test_vbcb_broadcasts_each_element_over_a_block(dtype, blk, rep):
+    dt = np.dtype(dtype)
+    e = 32 // dt.itemsize
+    src = (np.arange(24) * 3 + 1).astype(dt)
+    n = (2 * rep + 7 * max(blk, 1) + 1) * e
+    dst = np.full(n, 5, dt)
+    out = vec_kernel({"d": dst, "s": np.r_[src, np.zeros((-24) % e, dt)]},
+                     lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 3, blk, rep), chip="Ascend910B1")["d"]
+    want = dst.copy()
+    for r in range(3):
+        for j in range(8):
+            at = (r * rep + j * max(blk, 1)) * e
+            want[at:at + e] = src[8 * r + j]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_vbcb_errors():
+    b = {"d": np.zeros(128, np.float16), "s": np.zeros(32, np.float16)}
+    with raises_tik(UnsupportedOp, match="vbcb does not support float16 on Ascend310P3"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 1, 8), chip="Ascend310P3", build_only=True)
+    with raises_tik(IllegalOperand, match="vbcb src and dst address overlapping error"):
+        vec_kernel(dict(b, d=np.zeros(512, np.float16)), lambda ti, ub: ti.vbcb(ub["d"][16], ub["d"], 2, 1, 8),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="vbcb src and dst address overlapping error"):
+        vec_kernel(dict(b, d=np.zeros(512, np.float16)), lambda ti, ub: ti.vbcb(ub["d"], ub["d"][112], 2, 1, 8),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(OutOfBounds, match="src tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"][16], 3, 1, 0), chip="Ascend910B1", build_only=True)
+    with raises_tik(OutOfBounds, match="dst tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 2, 8), chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="dst_blk_stride = 65536 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.vbcb(ub["d"], ub["s"], 1, 65536, 8), chip="Ascend910B1", build_only=True)
+
+
+def test_vbcb_source_and_destination_in_one_tensor_without_overlap():
+    buf = np.zeros(256, np.float16)
+    buf[224:232] = np.arange(8) + 1
+    out = vec_kernel({"b": buf}, lambda ti, ub: ti.vbcb(ub["b"], ub["b"][224], 1, 1, 8), chip="Ascend910B1")["b"]
+    want = buf.copy()
+    want[:128] = np.repeat(np.arange(8) + 1, 16)
+    np.testing.assert_array_equal(out, want)
+
+
+# ----------------------------------------------------------------------------- v4dtrans
+
+
+@pytest.mark.parametrize("dtype,chw2hwc,m,c", [("float32", False, 256, 4), ("float16", True, 48, 3),
+                                               ("int8", False, 32, 5), ("uint32", True, 7, 9)])
+def test_v4dtrans_transposes_chw_and_hwc(dtype, chw2hwc, m, c):
+    dt = np.dtype(dtype)
+    e = 32 // dt.itemsize
+    n = -(-m * c // e) * e
+    src = (np.arange(n) % 97 + 1).astype(dt)
+    dst = np.zeros(n, dt)
+    out = vec_kernel({"d": dst, "s": src}, lambda ti, ub: ti.v4dtrans(chw2hwc, ub["d"], ub["s"], m, c),
+                     chip="Ascend310P3")["d"]
+    x = src[:m * c]
+    want = dst.copy()
+    want[:m * c] = (x.reshape(c, m).T if chw2hwc else x.reshape(m, c).T).reshape(-1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_v4dtrans_errors():
+    b = {"d": np.zeros(64, np.float16), "s": np.zeros(64, np.float16)}
+    with raises_tik(UnsupportedOp, match="v4dtrans does not support float16 on Ascend910B1"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(True, ub["d"], ub["s"], 16, 4), chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="m_len = 4096 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(True, ub["d"], ub["s"], 4096, 1), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="chw2hwc should be a bool"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(1, ub["d"], ub["s"], 16, 4), chip="Ascend310P3", build_only=True)
+    with raises_tik(OutOfBounds, match="dst tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(False, ub["d"][32], ub["s"], 16, 3), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="src tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.v4dtrans(False, ub["d"], ub["s"][32], 16, 3), chip="Ascend310P3",
+                   build_only=True)
