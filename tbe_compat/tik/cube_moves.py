@@ -301,6 +301,31 @@ class CubeMoveAPI(CubeBase):
                    addr_dec=True if addr_mode == 1 else None, footprint=[s.read(src_bytes), d.write(dst_bytes)])
 
     # ------------------------------------------------------------------ load3d (img2col)
+    def _img2col_window(self, api, pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w, left_top_h,
+                        stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h) -> tuple:
+        """The checked img2col window arguments shared by load3dv1 and col2img (tik_api.md §7.5, §7.7):
+        ``(pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, raster, first_raster_index)``."""
+        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
+        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
+        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
+        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
+        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
+        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
+        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
+        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
+        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        if fw >= kw or fh >= kh:
+            raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter",
+                              operand="fetch_filter_w", value=(fh, fw), limit=f"< ({kh}, {kw})")
+        rs = legacy_cube.Raster(api, h, w, (sh, sw), (kh, kw), (dh, dw), pads)
+        try:
+            m0 = rs.raster_index(api, lh, lw)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
+        return pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0
+
     @tik_api("load3dv1")
     def load3dv1(self, dst, src, pad, l1_h, l1_w, c1_index, fetch_filter_w, fetch_filter_h, left_top_w,
                  left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
@@ -310,35 +335,20 @@ class CubeMoveAPI(CubeBase):
         s = self._operand(src, "src", spaces=("l1",))
         self._require_support("tik.load3dv1")
         self._cube_same_dtype(s, d)
-        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
-        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
-        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        win = self._img2col_window("tik.load3dv1", pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w,
+                                   left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
+                                   dilation_filter_h)
+        pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0 = win
         c1 = self._cube_imm(c1_index, "c1_index", 0, 4095)
-        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
-        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
-        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
-        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
-        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
-        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
         jump = self._cube_imm(jump_offset, "jump_offset", 1, 127)
         mode = self._cube_imm(repeat_mode, "repeat_mode", 0, 1)
         rep = self._cube_imm(repeat_time, "repeat_time", 1, 255)
         csize = self._cube_imm(_csize, "_csize", 0, 1)
-        if fw >= kw or fh >= kh:
-            raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter", operand="fetch_filter_w",
-                              value=(fh, fw), limit=f"< ({kh}, {kw})")
         c0 = d.dt.c0
         small = csize == 1
         if small and d.dt.bits != 16:
             raise self._error("_csize=1 (4-channel C04 maps) needs 16-bit data", operand="_csize", value=1)
         cc = 4 if small else c0
-        rs = legacy_cube.Raster("tik.load3dv1", h, w, (sh, sw), (kh, kw), (dh, dw), pads)
-        try:
-            m0 = rs.raster_index("tik.load3dv1", lh, lw)
-        except IllegalOperand as e:
-            raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
         taps = kh * kw
         k_first = (c1 * taps + fh * kw + fw) * cc
         if k_first % c0:
@@ -461,26 +471,11 @@ class CubeMoveAPI(CubeBase):
         s = self._operand(src, "src", spaces=("ub",))
         self._require_support("tik.col2img", d.tensor.dtype)
         self._cube_same_dtype(s, d)
-        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
-        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
-        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
-        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
-        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
-        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
-        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
-        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
-        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        win = self._img2col_window("tik.col2img", pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w,
+                                   left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
+                                   dilation_filter_h)
+        pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, _ = win
         rep = self._int_arg(repeat_time, "repeat_time", 1, 255)
-        if fw >= kw or fh >= kh:
-            raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter",
-                              operand="fetch_filter_w", value=(fh, fw), limit=f"< ({kh}, {kw})")
-        rs = legacy_cube.Raster("tik.col2img", h, w, (sh, sw), (kh, kw), (dh, dw), pads)
-        try:
-            rs.raster_index("tik.col2img", lh, lw)
-        except IllegalOperand as e:
-            raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
         s.check_aligned(32)
         d.check_aligned(32)
         se = d.dt.nbytes(rep * 256) if isinstance(rep, int) else None
