@@ -77,6 +77,11 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
         return 2
+    if argv is None:      # the console-script launcher is not the user's code: keep it out of TIK call stacks
+        from pto_core.ops.registry import add_internal_package
+        launcher = os.path.abspath(sys._getframe(1).f_code.co_filename)
+        if launcher != script and os.path.isfile(launcher):
+            add_internal_package(launcher)
     status = run_script(script, ns.args, display_name=ns.script)
     if ns.kernels:
         _describe_kernels(sys.stderr)

@@ -286,6 +286,27 @@ def test_uncaught_error_in_a_script_prints_the_report_and_exits_1(tmp_path):
     assert "Traceback" not in p.stderr
 
 
+def test_tik_run_console_script_is_not_part_of_the_reported_call_stack(tmp_path):
+    import subprocess
+    import sys
+    import os
+    script = tmp_path / "bad_kernel.py"
+    script.write_text("from tbe import tik\n"
+                      "ti = tik.Tik()\n"
+                      "ub = ti.Tensor('float16', (16,), name='ub', scope=tik.scope_ubuf)\n"
+                      "g = ti.Tensor('float16', (16,), name='g', scope=tik.scope_gm)\n"
+                      "ti.data_move(ub, g, 0, 1, 2, 0, 0)\n")
+    launcher = tmp_path / "tik-run"          # what pip writes for the console_scripts entry point
+    launcher.write_text("import sys\nfrom tbe_compat.cli import tik_run_main\nsys.exit(tik_run_main())\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=root)
+    p = subprocess.run([sys.executable, str(launcher), str(script)], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 1
+    assert f"{script}:5 in <module>" in p.stderr and "tensor overflow" in p.stderr
+    assert str(launcher) not in p.stderr
+
+
 def test_missing_api_families_raise_a_clear_attribute_error():
     ti = tik.Tik()
     assert not hasattr(ti, "winograd_conv") and not hasattr(ti, "not_a_tik_api")
