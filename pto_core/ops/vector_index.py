@@ -210,19 +210,27 @@ def _base_of(base, op):
                                                  hint="base_addr is a byte offset in [0, 2**31-1]")
 
 
-def _gather_execute(ctx, dst, src, offsets, repeat, *, base=None, mask=None, counter=None, rep_stride=None,
-                    stride_unit=None):
-    op = "pto.ub.vgather"
-    _gs_check(ctx.target, "vgather", dst, src, offsets, op)
+def _gs_setup(ctx, op, instr, dst, src, offsets, repeat, base, mask, counter, rep_stride, stride_unit):
+    """Checks and plan shared by vgather/vscatter: ``(dtype, element bytes, base, lanes, the vector
+    operand's stream, offset byte span)``, or None when there are no repeats."""
+    _gs_check(ctx.target, instr, dst, src, offsets, op)
     d = dst.dtype
     size = d.itemsize
     b = _base_of(base, op)
-    plan = _gs_plan(op, "vgather", d, repeat, mask, counter, rep_stride, stride_unit, ctx.target)
+    plan = _gs_plan(op, instr, d, repeat, mask, counter, rep_stride, stride_unit, ctx.target)
     lanes = plan.lanes
     if lanes.repeat == 0:
+        return None
+    return d, size, b, lanes, plan.streams[0], _offset_span(ctx, offsets, b, lanes, size, op)
+
+
+def _gather_execute(ctx, dst, src, offsets, repeat, *, base=None, mask=None, counter=None, rep_stride=None,
+                    stride_unit=None):
+    op = "pto.ub.vgather"
+    setup = _gs_setup(ctx, op, "vgather", dst, src, offsets, repeat, base, mask, counter, rep_stride, stride_unit)
+    if setup is None:
         return
-    stream = plan.streams[0]
-    span = _offset_span(ctx, offsets, b, lanes, size, op)
+    d, size, b, lanes, stream, span = setup
     for r0, r1 in _chunks(ctx, dst, src, span, lanes.repeat, stream):
         addr, act = _byte_addresses(ctx, offsets, b, lanes, r0, r1, size, op)
         vals = np.zeros(act.shape, dtype=d.storage)
@@ -238,16 +246,10 @@ def _gather_execute(ctx, dst, src, offsets, repeat, *, base=None, mask=None, cou
 def _scatter_execute(ctx, dst, src, offsets, repeat, *, base=None, mask=None, counter=None, rep_stride=None,
                      stride_unit=None):
     op = "pto.ub.vscatter"
-    _gs_check(ctx.target, "vscatter", dst, src, offsets, op)
-    d = dst.dtype
-    size = d.itemsize
-    b = _base_of(base, op)
-    plan = _gs_plan(op, "vscatter", d, repeat, mask, counter, rep_stride, stride_unit, ctx.target)
-    lanes = plan.lanes
-    if lanes.repeat == 0:
+    setup = _gs_setup(ctx, op, "vscatter", dst, src, offsets, repeat, base, mask, counter, rep_stride, stride_unit)
+    if setup is None:
         return
-    s = plan.streams[0]
-    span = _offset_span(ctx, offsets, b, lanes, size, op)
+    d, size, b, lanes, s, span = setup
     for r0, r1 in _chunks(ctx, src, dst, span, lanes.repeat, s):
         n = r1 - r0
         addr, act = _byte_addresses(ctx, offsets, b, lanes, r0, r1, size, op)
