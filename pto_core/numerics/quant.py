@@ -233,7 +233,12 @@ def _clip_float(v: np.ndarray, a: QuantArgs) -> np.ndarray:
 
 
 def cast(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
-    """``f32_f16`` / ``f32_bf16``: no scale; the payload is required by syntax only."""
+    """``f32_f16`` / ``f32_bf16``: no scale; the payload is required by syntax only.
+
+    Without activation or clip, float32 values go to the encoder as they are (one rounding
+    from the exact f32 value either way; skips the float64 copy)."""
+    if x.dtype == np.float32 and a.relu == "no_relu" and a.clip is None:
+        return encode_float(x, a.dst, a.sat, mode.rounding)
     return encode_float(_clip_float(multiplied(x, None, a), a), a.dst, a.sat, mode.rounding)
 
 

@@ -149,9 +149,24 @@ class Raster:
         return (dh // self.sh) * self.wo + dw // self.sw
 
 
+_RASTERS: dict = {}
+
+
 def _raster(op: str, clauses: dict, h, w) -> Raster:
-    return Raster(op, h, w, _group(clauses, "stride", op, 2), _group(clauses, "filter", op, 2),
-                  _group(clauses, "dilation", op, 2), _group(clauses, "pad", op, 4))
+    """The validated `Raster`, memoised per argument values *and types* (a float or bool never finds
+    the entry of an equal int, so every check still runs for them). Rasters are not mutated."""
+    args = (h, w, _group(clauses, "stride", op, 2), _group(clauses, "filter", op, 2),
+            _group(clauses, "dilation", op, 2), _group(clauses, "pad", op, 4))
+    key = (op,) + args + tuple(type(v) for v in (h, w) + sum(args[2:], ()))
+    try:
+        rs = _RASTERS.get(key)
+    except TypeError:            # unhashable operand: Raster's checks reject it
+        rs, key = None, None
+    if rs is None:
+        rs = Raster(op, *args)
+        if key is not None and len(_RASTERS) < 1024:
+            _RASTERS[key] = rs
+    return rs
 
 
 _GEOMETRY_CLAUSES = (
@@ -328,11 +343,15 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     data, written, _ = ctx.span_tracked(src, lo, hi, operand="%src")
     plan = _img2col_plan(d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
                          ms, me, ks, ke, first_c * plane, outer)
-    vals = data.view(d.storage).take(plan.index)
+    if plan.unit_index is not None:      # whole 32-byte channel vectors: gather C0 elements per index
+        vals = data.view(_C0_UNIT).take(plan.unit_index).view(d.storage)
+        rows = vals.reshape(-1, d.c0)
+    else:
+        vals = rows = data.view(d.storage).take(plan.index)
     if plan.pad is not None:
-        vals[plan.pad] = _pad_value(0 if pad_value is None else pad_value[0][0], d)
+        rows[plan.pad] = _pad_value(0 if pad_value is None else pad_value[0][0], d)
     if plan.zero is not None:
-        vals[plan.zero] = 0
+        rows[plan.zero] = 0
     if tracking(ctx) and not all_written(written):
         used = _flags(written, d).take(plan.index if plan.inside is None else plan.index[plan.inside])
         ctx.check_written(used, operand="%src", ptr=src, unit="element")
@@ -344,13 +363,22 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
 
 
+_C0_UNIT = np.dtype((np.void, BLOCK))    # one pixel's C0 channel vector (32 bytes) in a [C1][H][W][C0] map
+
+
 class _Img2colPlan(NamedTuple):
-    """Source element of every destination element of one img2col call, in destination fractal order."""
+    """Source element of every destination element of one img2col call, in destination fractal order.
+
+    When every fractal row is one whole source channel vector (channels a multiple of C0, the
+    usual case), ``unit_index`` gathers 32-byte vectors (C0 times fewer indices) and ``pad`` /
+    ``zero`` count fractal rows; otherwise (C0 = 4 maps) ``unit_index`` is None and they count elements.
+    """
 
     index: np.ndarray                  # int32 element index into the source span (0 where padding/zero)
     inside: Optional[np.ndarray]       # int32 positions whose value comes from the map (None: all of them)
     pad: Optional[np.ndarray]          # positions of padding pixels (None: none)
     zero: Optional[np.ndarray]         # positions of columns past the last channel (None: none)
+    unit_index: Optional[np.ndarray]   # int32 32-byte vector index per fractal row (None: gather elements)
 
 
 @functools.lru_cache(maxsize=64)
@@ -376,12 +404,23 @@ def _img2col_plan(dname: str, channels: int, geo: tuple, m0: int, m_ext: int, k0
         return (x.transpose(0, 2, 1, 3) if outer == "row" else x.transpose(2, 0, 1, 3)).reshape(-1)
     index, inside, valid_k = frac(np.where(inside, index - base, 0)), frac(inside), frac(valid_k)
     index = index.astype(np.int32)
-    pad = np.flatnonzero(~inside & valid_k).astype(np.int32)
-    zero = np.flatnonzero(~valid_k).astype(np.int32)
+    pad_mask, zero_mask = ~inside & valid_k, ~valid_k
     ins = None if inside.all() else np.flatnonzero(inside).astype(np.int32)
-    for a in (index, pad, zero) + (() if ins is None else (ins,)):
+    rows = index.reshape(-1, c0)
+    units = None
+    if channels % c0 == 0 and base % c0 == 0:     # fractal rows are whole channel vectors (or all pad / zero)
+        in_rows = inside.reshape(-1, c0)[:, 0]
+        uniform = all(np.array_equal(m.reshape(-1, c0), np.broadcast_to(m.reshape(-1, c0)[:, :1], (rows.shape)))
+                      for m in (inside, valid_k))
+        if uniform and np.array_equal(rows[in_rows], rows[in_rows, :1] + np.arange(c0, dtype=np.int32)) \
+                and not (rows[in_rows, 0] % c0).any():
+            units = (rows[:, 0] // c0).astype(np.int32)
+            pad_mask, zero_mask = pad_mask.reshape(-1, c0)[:, 0], zero_mask.reshape(-1, c0)[:, 0]
+    pad = np.flatnonzero(pad_mask).astype(np.int32)
+    zero = np.flatnonzero(zero_mask).astype(np.int32)
+    for a in (index, pad, zero) + (() if ins is None else (ins,)) + (() if units is None else (units,)):
         a.flags.writeable = False
-    return _Img2colPlan(index, ins, pad if pad.size else None, zero if zero.size else None)
+    return _Img2colPlan(index, ins, pad if pad.size else None, zero if zero.size else None, units)
 
 
 def _img2col_static(op, src, dst):

@@ -152,6 +152,7 @@ def test_img2col_int8_c0_32_and_errors():
         (dict(dst_stride=4), IllegalOperand, "%dst_stride 4 fractals is smaller than the 8"),
         (dict(filter=(4, 4)), IllegalOperand, "does not fit the padded 3 x 3 map"),
         (dict(stride=(0, 1)), IllegalOperand, r"stride\(%h\)"),
+        (dict(stride=(1.0, 1)), IllegalOperand, r"stride\(%h\)"),     # not the memoised (1, 1) raster
         (dict(pad_value=(300,)), IllegalOperand, "pad value 300 does not fit s8"),
     ]
     base = dict(channels=64, k_start=0, k_ext=256, m_start=0, m_ext=16, dst_stride=8, pad_value=(0,), **geo)
