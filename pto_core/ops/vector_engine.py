@@ -578,16 +578,7 @@ def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
         # two reductions prove the common case (no NaN: max/min propagate it; nothing out of range)
         if x.size and not (x.max() <= big and x.min() >= -big):
             x = np.nan_to_num(np.clip(x, -big, big), nan=0.0)
-    if dst.name == "f16" and x.dtype == np.float32:
-        return _f32_to_f16(x)
     return x.astype(dst.storage)
-
-
-def _f32_to_f16(x: np.ndarray) -> np.ndarray:
-    from ..numerics.floats import f16_codes_exact, f32_to_f16_codes    # the numerics layer loads lazily
-    if f16_codes_exact():
-        return f32_to_f16_codes(x).view(np.float16)                      # numpy's cast, bit for bit, faster
-    return x.astype(np.float16)
 
 
 # ----------------------------------------------------------------------------- expansion text

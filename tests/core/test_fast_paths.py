@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from pto_core import Machine, MachineOptions, dtype, layout, pto
-from pto_core.numerics.floats import f32_to_f16_codes
 from pto_core.ops.cube import f16_to_f32
 
 RNG = np.random.default_rng(2024)
@@ -38,49 +37,6 @@ def test_f16_decode_of_strided_views_is_c_ordered_and_exact():
     got2 = f16_to_f32(v, np.empty(v.shape, np.int32))
     assert np.array_equal(got2.view(np.uint32), want.view(np.uint32))
     assert f16_to_f32(np.zeros((0, 3), np.uint16)).shape == (0, 3)
-
-
-# ============================================================================ f32 -> f16 encode (FIXPIPE f32_f16)
-
-
-def _f32_neighbours(v32: np.ndarray) -> np.ndarray:
-    """``v32`` and its float32 neighbours one and two ulps away on both sides (finite, both signs)."""
-    u = v32.view(np.uint32).astype(np.int64)
-    near = np.concatenate([u + d for d in (-2, -1, 0, 1, 2)])
-    near = near[(near >= 0) & (near < 0x7F800000)].astype(np.uint32)
-    return np.concatenate([near, near | np.uint32(0x80000000)]).view(np.float32)
-
-
-def test_f32_to_f16_encode_matches_numpy_cast_on_every_rounding_boundary():
-    """Every f16 value, every midpoint between neighbouring f16 values (the ties) and the overflow
-    threshold 65520, each with its f32 neighbours: the exhaustive set of places where rounding
-    to nearest even can go wrong, plus zeros, f32 subnormals, inf and NaN."""
-    pos = ALL_F16[:0x7C01].view(np.float16).astype(np.float64)          # +0 ... 65504, inf
-    mids = ((pos[:-1] + pos[1:]) / 2).astype(np.float32)                 # exact in f32; 65520 last
-    x = np.concatenate([_f32_neighbours(pos[:-1].astype(np.float32)), _f32_neighbours(mids),
-                        np.array([np.inf, -np.inf, 1e-45, -1e-45, 1e-40, 3.4e38, -3.4e38], np.float32)])
-    with np.errstate(over="ignore"):
-        want = x.astype(np.float16).view(np.uint16)
-    assert np.array_equal(f32_to_f16_codes(x), want)
-    sub = x[np.abs(x) < 2.0 ** -14]                     # only f16 subnormals: the patch-up path alone
-    for part in (sub, sub[np.abs(sub) >= 2.0 ** -15]):
-        assert np.array_equal(f32_to_f16_codes(part), part.astype(np.float16).view(np.uint16))
-    payloads = np.array([1, 0x1FFF, 0x2000, 0x2001, 0x3FFFFF, 0x400000, 0x7FFFFF], np.uint32)
-    nan = np.concatenate([payloads | np.uint32(0x7F800000), payloads | np.uint32(0xFF800000)]).view(np.float32)
-    with np.errstate(invalid="ignore"):
-        assert np.array_equal(f32_to_f16_codes(nan), nan.astype(np.float16).view(np.uint16))
-
-
-def test_f32_to_f16_encode_matches_numpy_cast_on_random_codes():
-    u = RNG.integers(0, 1 << 32, size=1 << 20, dtype=np.uint64).astype(np.uint32)
-    u[::3] = (u[::3] & np.uint32(0x83FFFFFF)) | np.uint32(0x38000000)    # a third near the f16 range
-    x = u.view(np.float32).reshape(64, 128, 128)[:, ::2].transpose(1, 0, 2)   # strided input
-    with np.errstate(over="ignore", invalid="ignore"):
-        want = x.astype(np.float16).view(np.uint16)
-    got = f32_to_f16_codes(x)
-    assert got.shape == x.shape and np.isnan(x).any()
-    assert f32_to_f16_codes(np.float32(1.5)).shape == () and f32_to_f16_codes(np.float32(1.5)) == 0x3E00
-    assert np.array_equal(got, want)
 
 
 # ============================================================================ pto.mad / mad_acc GEMM
