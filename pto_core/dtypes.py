@@ -13,6 +13,8 @@ Look-up by any alias: ``dtype("float16") is dtype("f16") is dtype("half")``.
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -161,7 +163,9 @@ def dtype(name: DTypeLike) -> DType:
                       hint="use a canonical name such as 'f16', 'f32', 's8', 'e4m3', or a TIK name such as 'float16'")
 
 
+@functools.lru_cache(maxsize=None)
 def _limits(d: DType):
+    """``(min, max)`` of ``d`` (finite range for floats); cached: ``ml_dtypes.finfo`` is slow."""
     if d.kind == "s":
         return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
     if d.kind == "u":
