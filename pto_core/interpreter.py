@@ -94,6 +94,25 @@ def _make_store(space, dt, where):
     return store_scalar
 
 
+def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict) -> Callable:
+    """``op(ctx)``: one op whose operands and clauses are all known at compile time, bound to them
+    (``ctx.begin_op`` + ``execute``), so the generated kernel spends one short call on it.
+    ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function."""
+    if callable(pipe):
+        def op(ctx):
+            ctx.begin_op(name, pipe(args, clauses), where)
+            execute(ctx, *args, **clauses)
+    elif clauses:
+        def op(ctx):
+            ctx.begin_op(name, pipe, where)
+            execute(ctx, *args, **clauses)
+    else:
+        def op(ctx):
+            ctx.begin_op(name, pipe, where)
+            execute(ctx, *args)
+    return op
+
+
 # ============================================================================= code generation
 
 
@@ -270,6 +289,14 @@ class _Codegen:
     def op(self, s: OpStmt, ind: int):
         call = s.call
         spec = call.spec
+        yield_ = "yield _BARRIER" if spec.name in BARRIER_OPS else "yield"
+        args = self.static_operands(call.operands)
+        if args is not None and not any(clause_exprs(v) for v in call.clauses.values()) and \
+                not self.probes.get((id(s), "before")):
+            op = self.const(_bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses)), "O")
+            self.emit(ind, yield_, s)
+            self.emit(ind, f"{op}(ctx)", s)
+            return
         fn = self.const(spec.execute, "X")
         where = self.const(s.where, "W")
         args = [self.operand(v) for v in call.operands]
@@ -281,7 +308,7 @@ class _Codegen:
             else:
                 dyn.append((k, code))
         static_name = self.const(static_clauses, "C") if static_clauses else None
-        self.emit(ind, "yield _BARRIER" if spec.name in BARRIER_OPS else "yield", s)
+        self.emit(ind, yield_, s)
         if self.probes:
             self.probe_calls(s, "before", ind)
         if callable(spec.pipe):
@@ -297,6 +324,30 @@ class _Codegen:
             kw += ([f"**{{{', '.join(odd)}}}"] if odd else []) + ([f"**{static_name}"] if static_name else [])
             self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {spec.pipe!r}, {where})", s)
             self.emit(ind, f"{fn}({', '.join(['ctx'] + args + kw)})", s)
+
+    @staticmethod
+    def static_operands(operands) -> Optional[tuple]:
+        """The run-time values of ``operands`` if none depends on the kernel's state, else None
+        (the same values `operand` code evaluates to)."""
+        out = []
+        for v in operands:
+            if isinstance(v, (PtrExpr, PtrReg)):
+                addr = static_addr(v)
+                if addr is None:
+                    return None
+                v = Ptr(v.space, v.dtype, addr)
+            elif isinstance(v, Const):
+                v = v.value
+                if isinstance(v, float) and v != v:
+                    v = S.NAN
+            elif isinstance(v, Expr):
+                return None
+            elif isinstance(v, float) and v != v:
+                v = S.NAN
+            elif isinstance(v, (tuple, list)) and clause_exprs(v):
+                return None
+            out.append(v)
+        return tuple(out)
 
     def operand(self, v) -> str:
         if isinstance(v, (PtrExpr, PtrReg)):

@@ -252,6 +252,25 @@ def test_op_error_carries_provenance_core_and_loop_indices():
     assert "[at core=0, i=1, j=2]" in str(e) and "code 1 is positive" in str(e)
 
 
+def test_static_op_is_one_bound_call_and_its_errors_keep_provenance_and_loop_indices():
+    """An op whose operands are all compile-time values compiles to one pre-bound call; an error
+    it raises still names its line, the core and the loop indices."""
+    with program("boom_static") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        ub = k.ptr("ub", "s32", 0)
+        with k.for_(0, 3, name="i") as i:
+            with k.for_(0, 3, name="j") as j:
+                with k.if_((i == 2) & (j == 1)):
+                    pto.t_boom(ub, 7)  # LINE-static-boom
+    src = k.program.compile().source
+    assert re.search(r"^ +_O\d+\(ctx\)$", src, re.M) and "t_boom" not in src
+    with pytest.raises(IllegalOperand) as ei:
+        k.program.run()
+    e = ei.value
+    assert e.op == "pto.t_boom" and e.operand == "%code" and e.where.line == _line_of("# LINE-static-boom")
+    assert e.context == {"core": 0, "i": 2, "j": 1} and "code 7 is positive" in str(e)
+
+
 def test_scalar_errors_carry_provenance_and_loop_indices():
     with program("div") as k:
         g = k.gm_arg("g", "s32", (4,), io="out")
