@@ -3,7 +3,10 @@
 Compilation (`compile_program`) turns the kernel into one Python *generator function*:
 registers and loop variables are locals, loops are Python ``for ... in range``, ifs are
 Python ``if``, expressions are inline Python expressions, and each op is a call of its
-pre-bound ``execute`` function. Integer results are wrapped to the register width only
+pre-bound ``execute`` function. An op whose operands and clauses are all compile-time
+values is bound to them once (``_O3(ctx)``), and a stretch of such ops becomes one loop
+over the bound calls (``for __op in _R4: yield; __op(ctx)``): kernels are mostly such ops,
+and Python's ``compile`` of the source is most of the compile time. Integer results are wrapped to the register width only
 where needed (``if not lo <= r <= hi: r = wrap(r)`` after an assignment; add/sub/mul/
 and/or/xor/shl are evaluated exactly and wrapped once, since wrapping commutes with
 them). The generator yields before every op and every scalar GM access: these are the
@@ -201,12 +204,34 @@ class _Codegen:
 
     def block(self, stmts: list, ind: int):
         start = len(self.lines)
+        run: list = []              # consecutive ops bound at compile time: (op, stmt)
         for s in stmts:
+            op = self.bound_op(s) if not self.probes and isinstance(s, OpStmt) else None
+            if op is not None and s.call.spec.name not in BARRIER_OPS:
+                run.append((op, s))
+                continue
+            self.op_run(run, ind)
+            run = []
             self.stmt(s, ind)
             if isinstance(s, (Break, Continue, Return)):
                 break
+        self.op_run(run, ind)
         if len(self.lines) == start:
             self.emit(ind, "pass")
+
+    def op_run(self, run: list, ind: int):
+        """Emit consecutive bound ops (`bound_op`): one call each, or, for several, one loop over
+        them (a scheduling point before each). The loop's call line maps to ``{op: stmt}``, so an
+        error is attributed to the op running (`Executable._decorate`)."""
+        if len(run) == 1:
+            (op, s), = run
+            self.emit(ind, "yield", s)
+            self.emit(ind, f"{self.const(op, 'O')}(ctx)", s)
+        elif run:
+            ops = self.const(tuple(op for op, _ in run), "R")
+            self.emit(ind, f"for __op in {ops}:", run[0][1])
+            self.emit(ind + 1, "yield", run[0][1])
+            self.emit(ind + 1, "__op(ctx)", dict(run))
 
     def probe_calls(self, s, when: str, ind: int):
         """Emit the calls of the probes attached to ``s`` at ``when``."""
@@ -290,12 +315,10 @@ class _Codegen:
         call = s.call
         spec = call.spec
         yield_ = "yield _BARRIER" if spec.name in BARRIER_OPS else "yield"
-        args = self.static_operands(call.operands)
-        if args is not None and not any(clause_exprs(v) for v in call.clauses.values()) and \
-                not self.probes.get((id(s), "before")):
-            op = self.const(_bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses)), "O")
+        op = None if self.probes.get((id(s), "before")) else self.bound_op(s)
+        if op is not None:
             self.emit(ind, yield_, s)
-            self.emit(ind, f"{op}(ctx)", s)
+            self.emit(ind, f"{self.const(op, 'O')}(ctx)", s)
             return
         fn = self.const(spec.execute, "X")
         where = self.const(s.where, "W")
@@ -324,6 +347,15 @@ class _Codegen:
             kw += ([f"**{{{', '.join(odd)}}}"] if odd else []) + ([f"**{static_name}"] if static_name else [])
             self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {spec.pipe!r}, {where})", s)
             self.emit(ind, f"{fn}({', '.join(['ctx'] + args + kw)})", s)
+
+    def bound_op(self, s: OpStmt) -> Optional[Callable]:
+        """`_bound_op` of ``s`` if all its operands and clauses are compile-time values, else None."""
+        call = s.call
+        args = self.static_operands(call.operands)
+        if args is None or any(clause_exprs(v) for v in call.clauses.values()):
+            return None
+        spec = call.spec
+        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses))
 
     @staticmethod
     def static_operands(operands) -> Optional[tuple]:
@@ -805,6 +837,8 @@ class Executable:
             return
         stmt, loops = self._line_info.get(frame_tb.tb_lineno, (None, ()))
         f_locals = frame_tb.tb_frame.f_locals
+        if isinstance(stmt, dict):          # the call line of a run of bound ops: the op that ran
+            stmt = stmt.get(f_locals.get("__op"))
         context = {"core": core}
         for var in loops:
             py = next((k for k, v in self._py_names.items() if v is var), None)
