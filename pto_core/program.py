@@ -915,9 +915,17 @@ TERMINATORS = (Break, Continue, Return)
 def stmt_exprs(s: Stmt) -> list:
     """The expressions a statement evaluates (not those of nested blocks)."""
     if isinstance(s, OpStmt):
-        out = [x for v in s.call.operands for x in clause_exprs(v)]
+        out = []
+        for v in s.call.operands:
+            if isinstance(v, Expr):
+                out.append(v)
+            elif isinstance(v, (tuple, list, dict)):
+                out.extend(clause_exprs(v))
         for v in s.call.clauses.values():
-            out.extend(clause_exprs(v))
+            if isinstance(v, Expr):
+                out.append(v)
+            elif isinstance(v, (tuple, list, dict)):
+                out.extend(clause_exprs(v))
         return out
     if isinstance(s, Assign):
         return [s.value]
@@ -1120,11 +1128,19 @@ class Builder:
         return stmt
 
     def _check_vars(self, stmt: Stmt):
-        for e in stmt_exprs(stmt):
-            for x in walk(e):
-                if isinstance(x, LoopVar) and x not in self._active_vars:
-                    raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
-                                   hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
+        """Raise if ``stmt`` uses a loop variable outside its loop (the first one in `walk` order)."""
+        stack = stmt_exprs(stmt)
+        stack.reverse()
+        while stack:                       # `walk` over every expression, inlined (every op records this)
+            x = stack.pop()
+            if isinstance(x, Const):
+                continue
+            if isinstance(x, LoopVar) and x not in self._active_vars:
+                raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
+                               hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
+            kids = x.children()
+            if kids:
+                stack.extend(reversed(kids))
 
     # -- signature
     def _check_name(self, name: str):
@@ -1331,8 +1347,8 @@ class Builder:
         if self._where and self._where[-1] is not None:
             where = self._where[-1]
         try:
-            ops = tuple(_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands))
-            clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()}
+            ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])
+            clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()} if call.clauses else {}
             rec = registry.OpCall(spec, ops, clauses, where)
             if spec.verify is not None:
                 spec.verify(rec, self.target)
@@ -1354,6 +1370,8 @@ def _common(*types):
 def _coerce_operand(o: registry.Operand, v):
     """A recorded operand: Python constants stay constants, pointers become `PtrExpr`."""
     kind = o.kind
+    if type(v) is int and kind == "int":          # the common case
+        return v
     if isinstance(v, Ptr):
         v = ptr_const(v)
     if kind == "ptrs":

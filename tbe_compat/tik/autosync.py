@@ -132,18 +132,21 @@ class AutoSync:
         while need:
             # sync first with the pipe that already knows the most of the others' accesses: what it
             # knew travels with its flag, so the remaining pairs are only those still needed
-            p = max((q for q in PIPE_ORDER if q in need),
-                    key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
+            p = next(iter(need)) if len(need) == 1 else max(
+                (q for q in PIPE_ORDER if q in need),
+                key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
             self._sync(p, pipe)
             need = _conflicts(self.pend[pipe], accesses)
+        others = [self.pend[q] for q in PIPE_ORDER if q != pipe]
         for a in accesses:
             key = (pipe, a.region, a.write)
-            for q in PIPE_ORDER:
-                if q == pipe:
-                    continue
-                entries = self.pend[q]
+            lo, hi = a.lo, a.hi
+            for entries in others:
                 old = entries.get(key)
-                entries[key] = (a.lo, a.hi) if old is None else (min(a.lo, old[0]), max(a.hi, old[1]))
+                if old is None:
+                    entries[key] = (lo, hi)
+                elif lo < old[0] or hi > old[1]:
+                    entries[key] = (lo if lo < old[0] else old[0], hi if hi > old[1] else old[1])
         for _, log in self._loops:
             log.extend((pipe, a) for a in accesses)
 
