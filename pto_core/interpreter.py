@@ -74,6 +74,8 @@ _HELPERS = {
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
 }
 _ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
+#: Operand types whose values the generated code uses as they are.
+_PLAIN = frozenset({int, bool, str, type(None)})
 
 
 def _make_load(space, dt, where):
@@ -363,7 +365,9 @@ class _Codegen:
         (the same values `operand` code evaluates to)."""
         out = []
         for v in operands:
-            if isinstance(v, (PtrExpr, PtrReg)):
+            if type(v) in _PLAIN:
+                pass
+            elif isinstance(v, (PtrExpr, PtrReg)):
                 addr = static_addr(v)
                 if addr is None:
                     return None

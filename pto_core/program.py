@@ -916,16 +916,14 @@ def stmt_exprs(s: Stmt) -> list:
     """The expressions a statement evaluates (not those of nested blocks)."""
     if isinstance(s, OpStmt):
         out = []
-        for v in s.call.operands:
-            if isinstance(v, Expr):
-                out.append(v)
-            elif isinstance(v, (tuple, list, dict)):
-                out.extend(clause_exprs(v))
-        for v in s.call.clauses.values():
-            if isinstance(v, Expr):
-                out.append(v)
-            elif isinstance(v, (tuple, list, dict)):
-                out.extend(clause_exprs(v))
+        for vals in (s.call.operands, s.call.clauses.values()):
+            for v in vals:
+                if type(v) in _PLAIN:
+                    continue
+                if isinstance(v, Expr):
+                    out.append(v)
+                elif isinstance(v, (tuple, list, dict)):
+                    out.extend(clause_exprs(v))
         return out
     if isinstance(s, Assign):
         return [s.value]
@@ -938,6 +936,10 @@ def stmt_exprs(s: Stmt) -> list:
     if isinstance(s, If):
         return [s.cond]
     return []
+
+
+#: Value types that hold no expression.
+_PLAIN = frozenset({int, float, bool, str, type(None)})
 
 
 def clause_exprs(v) -> list:

@@ -79,6 +79,9 @@ def tik_api(name: str):
     return deco
 
 
+_UNSET = object()
+
+
 class Operand:
     """A tensor argument of a TIK call, resolved for lowering.
 
@@ -89,13 +92,14 @@ class Operand:
         offset: the view's element offset (int when static).
     """
 
-    __slots__ = ("tensor", "name", "ptr", "dt", "space", "tik")
+    __slots__ = ("tensor", "name", "ptr", "dt", "space", "tik", "_byte_offset")
 
     def __init__(self, tik, tensor: Tensor, name: str):
         self.tik, self.tensor, self.name = tik, tensor, name
         self.ptr = tensor.ptr()
         self.dt = tensor.dt
         self.space = tensor.space
+        self._byte_offset = _UNSET
 
     @property
     def static_offset(self) -> Optional[int]:
@@ -103,8 +107,11 @@ class Operand:
 
     @property
     def static_byte_offset(self) -> Optional[int]:
-        b = self.tensor.byte_offset()
-        return b if isinstance(b, int) else None
+        b = self._byte_offset
+        if b is _UNSET:                 # computed once: every check and footprint of the operand asks
+            b = self.tensor.byte_offset()
+            b = self._byte_offset = b if isinstance(b, int) else None
+        return b
 
     @property
     def static_addr(self) -> Optional[int]:

@@ -147,8 +147,10 @@ class AutoSync:
                     entries[key] = (lo, hi)
                 elif lo < old[0] or hi > old[1]:
                     entries[key] = (lo if lo < old[0] else old[0], hi if hi > old[1] else old[1])
-        for _, log in self._loops:
-            log.extend((pipe, a) for a in accesses)
+        if self._loops:
+            tagged = [(pipe, a) for a in accesses]
+            for _, log in self._loops:
+                log.extend(tagged)
 
     def _sync(self, src: str, dst: str) -> None:
         self._emit(src, dst)
@@ -206,9 +208,9 @@ class AutoSync:
         """Called while the builder is still inside the loop body: emits back-edge pairs there."""
         self.settle()
         pre, log = self._loops.pop()
-        by_pipe: dict = {}
+        by_pipe: dict = {}            # pipe -> region -> the body's accesses
         for q, a in log:
-            by_pipe.setdefault(q, []).append(a)
+            by_pipe.setdefault(q, {}).setdefault(a.region, []).append(a)
         for q in PIPE_ORDER:
             body = by_pipe.get(q)
             if not body:
@@ -217,8 +219,8 @@ class AutoSync:
             for (p, region, w), (lo, hi) in self.pend[q].items():
                 if p in need:
                     continue
-                for a in body:
-                    if a.region == region and (w or a.write) and lo < a.hi and a.lo < hi:
+                for a in body.get(region, ()):
+                    if (w or a.write) and lo < a.hi and a.lo < hi:
                         need.add(p)
                         break
             for p in PIPE_ORDER:
