@@ -43,7 +43,6 @@ The builder records ``pto.<op>(...)`` calls (the eager spelling) through
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Optional
 
 import numpy as np
@@ -1062,6 +1061,22 @@ class _Scope:
         return False
 
 
+class _At:
+    """Context manager of `Builder.at`: pushes a provenance on enter, pops it on exit."""
+
+    __slots__ = ("stack", "where")
+
+    def __init__(self, stack: list, where: Optional[Provenance]):
+        self.stack, self.where = stack, where
+
+    def __enter__(self):
+        self.stack.append(self.where)
+
+    def __exit__(self, *exc):
+        self.stack.pop()
+        return False
+
+
 class Builder:
     """Records a kernel. Use through `program`::
 
@@ -1084,6 +1099,9 @@ class Builder:
         self._multicore = False
         self._names: set = set()
         self._open = False
+        #: (op name, operands) -> (target, coerced operands) of verified calls whose operands are all
+        #: int/str constants (sync ops): the same call verifies the same way, so it is checked once
+        self._verified: dict = {}
 
     # -- recorder protocol
     def __enter__(self):
@@ -1105,14 +1123,10 @@ class Builder:
         return self.program.target
 
     # -- provenance
-    @contextlib.contextmanager
-    def at(self, where: Optional[Provenance]):
-        """Statements recorded inside get provenance ``where`` (e.g. the TIK call that produced them)."""
-        self._where.append(where)
-        try:
-            yield
-        finally:
-            self._where.pop()
+    def at(self, where: Optional[Provenance]) -> "_At":
+        """``with k.at(where):`` statements recorded inside get provenance ``where`` (e.g. the TIK
+        call that produced them)."""
+        return _At(self._where, where)
 
     def _prov(self, where: Optional[Provenance], call: str = "") -> Optional[Provenance]:
         if where is not None:
@@ -1135,7 +1149,10 @@ class Builder:
         stack.reverse()
         while stack:                       # `walk` over every expression, inlined (every op records this)
             x = stack.pop()
-            if isinstance(x, Const):
+            t = type(x)
+            if t is Const:
+                continue
+            if t is PtrFromInt and type(x.a) is Const:      # a constant address (most pointers)
                 continue
             if isinstance(x, LoopVar) and x not in self._active_vars:
                 raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
@@ -1348,6 +1365,12 @@ class Builder:
         where = call.where
         if self._where and self._where[-1] is not None:
             where = self._where[-1]
+        key = (spec.name, call.operands) if not call.clauses and _constants(call.operands) else None
+        if key is not None:
+            hit = self._verified.get(key)
+            if hit is not None and hit[0] is self.target:
+                self._emit(OpStmt(registry.OpCall(spec, hit[1], {}, where)))
+                return
         try:
             ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])
             clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()} if call.clauses else {}
@@ -1359,7 +1382,17 @@ class Builder:
                 e.op = spec.asm_name
             e.with_where(where)
             raise
+        if key is not None:
+            self._verified[key] = (self.target, ops)
         self._emit(OpStmt(rec))
+
+
+def _constants(values) -> bool:
+    """All of ``values`` are ints or strs (exact types: no bool/int or numpy aliasing in a cache key)."""
+    for v in values:
+        if type(v) is not int and type(v) is not str:
+            return False
+    return True
 
 
 def _common(*types):

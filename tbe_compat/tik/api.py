@@ -28,7 +28,6 @@ Helpers here (use them instead of re-deriving things):
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 from typing import Optional
@@ -184,33 +183,55 @@ class Operand:
         return self._region(nbytes, True)
 
 
+class _ApiCall:
+    """The context of one TIK API call. The outermost call (``tik._depth`` 0) takes the user's
+    ``file:line`` as provenance of everything recorded inside (`Builder.at`) and converts a
+    simulator error into the facade's class; nested calls (an API lowering through another)
+    keep the outer call's provenance."""
+
+    __slots__ = ("tik", "api", "where", "at")
+
+    def __init__(self, tik, api: str):
+        self.tik, self.api, self.where, self.at = tik, api, None, None
+
+    def __enter__(self) -> Provenance:
+        tik = self.tik
+        if tik._depth:
+            tik._depth += 1
+            return tik._where
+        w = user_frame()
+        where = self.where = Provenance(w.file, w.line, self.api) if w is not None else \
+            Provenance("<unknown>", 0, self.api)
+        tik._depth, tik._where = 1, where
+        tik._calls.append(where)
+        _registry.note_tracing(tik)
+        self.at = tik._builder.at(where)
+        self.at.__enter__()
+        return where
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        tik = self.tik
+        if self.at is None:            # a nested call
+            tik._depth -= 1
+            return False
+        try:
+            self.at.__exit__(exc_type, exc, tb)
+            if isinstance(exc, PtoError):
+                raise convert(exc, api=self.api, where=self.where, exit_on_error=tik._exit_on_error) from None
+        finally:
+            tik._depth, tik._where = 0, None
+        return False
+
+
 class TikBase:
     """State and helpers shared by all API families (mixed into `tbe_compat.tik.Tik`)."""
 
     _exit_on_error = True
 
     # ------------------------------------------------------------------ provenance & errors
-    @contextlib.contextmanager
-    def _api(self, api: str):
-        if self._depth:
-            self._depth += 1
-            try:
-                yield self._where
-            finally:
-                self._depth -= 1
-            return
-        w = user_frame()
-        where = Provenance(w.file, w.line, api) if w is not None else Provenance("<unknown>", 0, api)
-        self._depth, self._where = 1, where
-        self._calls.append(where)
-        _registry.note_tracing(self)
-        try:
-            with self._builder.at(where):
-                yield where
-        except PtoError as e:
-            raise convert(e, api=api, where=where, exit_on_error=self._exit_on_error) from None
-        finally:
-            self._depth, self._where = 0, None
+    def _api(self, api: str) -> "_ApiCall":
+        """``with self._api("tik.x") as where:`` -- one TIK API call (see `_ApiCall`)."""
+        return _ApiCall(self, api)
 
     def _may_not_run(self) -> bool:
         """True inside a scope whose body may not execute (run-time if/elif/else branch, a

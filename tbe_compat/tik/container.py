@@ -612,13 +612,21 @@ def known_tik_apis() -> set:
 _SIZE_KEYS = {"ub": "UB_SIZE", "l1": "L1_SIZE", "l0a": "L0A_SIZE", "l0b": "L0B_SIZE", "l0c": "L0C_SIZE"}
 
 
+#: (SocState, space) -> bytes answered by the platform tables (static data; every tensor declaration asks)
+_TABLE_CAPACITY: dict = {}
+
+
 def buffer_capacity(space: str) -> int:
     """Bytes of ``space`` on the selected chip and core type."""
     soc = platform.current_soc()
+    cap = _TABLE_CAPACITY.get((soc, space))
+    if cap is not None:
+        return cap
     key = _SIZE_KEYS.get(space)
     if key is not None:
         try:
-            return int(platform.get_soc_spec_of(soc, key))
+            cap = _TABLE_CAPACITY[soc, space] = int(platform.get_soc_spec_of(soc, key))
+            return cap
         except PtoError:
             pass
     return soc.profile.sizes.of(space)
