@@ -1099,8 +1099,9 @@ class Builder:
         self._multicore = False
         self._names: set = set()
         self._open = False
-        #: (op name, operands) -> (target, coerced operands) of verified calls whose operands are all
-        #: int/str constants (sync ops): the same call verifies the same way, so it is checked once
+        #: (op name, operands) -> (target, coerced operands) of verified sync ops whose operands are
+        #: all int/str constants (auto-sync repeats a few such pairs): the same call verifies the
+        #: same way, so it is checked once
         self._verified: dict = {}
 
     # -- recorder protocol
@@ -1365,7 +1366,8 @@ class Builder:
         where = call.where
         if self._where and self._where[-1] is not None:
             where = self._where[-1]
-        key = (spec.name, call.operands) if not call.clauses and _constants(call.operands) else None
+        key = (spec.name, call.operands) if spec.family == "sync" and not call.clauses and \
+            _constants(call.operands) else None
         if key is not None:
             hit = self._verified.get(key)
             if hit is not None and hit[0] is self.target:
