@@ -163,6 +163,7 @@ class _Codegen:
         self.loop_bounds: dict = {}      # LoopVar -> (lo, hi): every value the loop gives it
         self.nconst = 0
         self.ptr_factories: dict = {}
+        self.bounds: dict = {}           # id(expr) -> (expr, raw_bounds(expr)): nested add/mul ask again
 
     # -- naming
     def _ident(self, obj, prefix: str) -> str:
@@ -287,6 +288,7 @@ class _Codegen:
             self.emit(ind, f"for {v} in {rng}:", s)
             (a0, a1), (b0, b1) = self.value_bounds(s.lo), self.value_bounds(s.hi)
             self.loop_bounds[s.var] = (min(a0, b0), max(a1, b1))     # range() stays between lo and hi
+            self.bounds.clear()                                         # they may depend on it
             self.loops.append(s.var)
             self.block(s.body, ind + 1)
             self.loops.pop()
@@ -561,6 +563,12 @@ class _Codegen:
     # -- value ranges (integer add/sub/mul whose result provably fits its type need no wrap)
     def raw_bounds(self, e: Expr):
         """Inclusive bounds of the value `ex` computes for integer ``e`` (before any wrap), or None."""
+        hit = self.bounds.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = self.bounds[id(e)] = (e, self._raw_bounds(e))
+        return hit[1]
+
+    def _raw_bounds(self, e: Expr):
         if isinstance(e, Const):
             return (e.value, e.value) if isinstance(e.value, int) else None
         if isinstance(e, BinOp) and e.op in ("add", "sub", "mul") and S.is_int(e.type) and not S.is_bool(e.type):
