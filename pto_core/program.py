@@ -1370,8 +1370,8 @@ class Builder:
             _constants(call.operands) else None
         if key is not None:
             hit = self._verified.get(key)
-            if hit is not None and hit[0] is self.target:
-                self._emit(OpStmt(registry.OpCall(spec, hit[1], {}, where)))
+            if hit is not None and hit[0] is self.target:     # (constants: no loop variable to check)
+                self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[1], {}, where)))
                 return
         try:
             ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])

@@ -35,6 +35,7 @@ from typing import Optional
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core.ops import registry
 
+from .. import platform
 from . import registry as _registry
 from .autosync import Access
 from .errors import convert, tik_error, user_frame
@@ -306,7 +307,6 @@ class TikBase:
     def _require_support(self, api: str, dtype: str = "") -> None:
         """Raise `UnsupportedOp` unless the selected chip supports ``api`` (``"tik.vdiv"``) for ``dtype``
         (CANN's ``api_check_support``); re-checked with the chip frozen by BuildCCE."""
-        from .. import platform
         if not platform.api_check_support(api, dtype):
             soc = platform.current_soc()
             raise self._error(f"{api}{f' with {dtype}' if dtype else ''} is not supported on "
