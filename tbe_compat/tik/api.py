@@ -38,7 +38,7 @@ from pto_core.ops import registry
 from .. import platform
 from . import registry as _registry
 from .autosync import Access
-from .errors import convert, tik_error, user_frame
+from .errors import api_site, convert, tik_error
 from .scalar import Expr, ir_value, static_int
 from .tensor import SPACE_TIK_NAMES, Tensor
 
@@ -200,9 +200,7 @@ class _ApiCall:
         if tik._depth:
             tik._depth += 1
             return tik._where
-        w = user_frame()
-        where = self.where = Provenance(w.file, w.line, self.api) if w is not None else \
-            Provenance("<unknown>", 0, self.api)
+        where = self.where = api_site(self.api)
         tik._depth, tik._where = 1, where
         tik._calls.append(where)
         _registry.note_tracing(tik)

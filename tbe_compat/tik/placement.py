@@ -120,21 +120,26 @@ class Placement:
 _SIZE_KEYS = {"ub": "UB_SIZE", "l1": "L1_SIZE", "l0a": "L0A_SIZE", "l0b": "L0B_SIZE", "l0c": "L0C_SIZE"}
 
 
-#: (SocState, space) -> bytes answered by the platform tables (static data; every tensor declaration asks)
+#: (id(SocState), space) -> (SocState, bytes) answered by the platform tables (static data; every
+#: tensor declaration asks)
 _TABLE_CAPACITY: dict = {}
 
 
 def buffer_capacity(space: str) -> int:
     """Bytes of ``space`` on the selected chip and core type."""
     soc = platform.current_soc()
-    cap = _TABLE_CAPACITY.get((soc, space))
-    if cap is not None:
-        return cap
+    hit = _TABLE_CAPACITY.get((id(soc), space))
+    if hit is not None and hit[0] is soc:
+        return hit[1]
     key = _SIZE_KEYS.get(space)
     if key is not None:
         try:
-            cap = _TABLE_CAPACITY[soc, space] = int(platform.get_soc_spec_of(soc, key))
-            return cap
+            cap = int(platform.get_soc_spec_of(soc, key))
         except PtoError:
             pass
+        else:
+            if len(_TABLE_CAPACITY) >= 4096:
+                _TABLE_CAPACITY.clear()
+            _TABLE_CAPACITY[id(soc), space] = (soc, cap)
+            return cap
     return soc.profile.sizes.of(space)
