@@ -163,6 +163,7 @@ class _Codegen:
         self.loop_bounds: dict = {}      # LoopVar -> (lo, hi): every value the loop gives it
         self.nconst = 0
         self.ptr_factories: dict = {}
+        self.ptrs: dict = {}             # (space, dtype name, byte address) -> Ptr (immutable: shared)
         self.bounds: dict = {}           # id(expr) -> (expr, raw_bounds(expr)): nested add/mul ask again
 
     # -- naming
@@ -361,8 +362,18 @@ class _Codegen:
         spec = call.spec
         return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses))
 
-    @staticmethod
-    def static_operands(operands) -> Optional[tuple]:
+    def static_ptr(self, p) -> Optional[Ptr]:
+        """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None."""
+        addr = static_addr(p)
+        if addr is None:
+            return None
+        key = (p.space, p.dtype.name, addr)
+        ptr = self.ptrs.get(key)
+        if ptr is None:
+            ptr = self.ptrs[key] = Ptr(p.space, p.dtype, addr)
+        return ptr
+
+    def static_operands(self, operands) -> Optional[tuple]:
         """The run-time values of ``operands`` if none depends on the kernel's state, else None
         (the same values `operand` code evaluates to)."""
         out = []
@@ -370,10 +381,9 @@ class _Codegen:
             if type(v) in _PLAIN:
                 pass
             elif isinstance(v, (PtrExpr, PtrReg)):
-                addr = static_addr(v)
-                if addr is None:
+                v = self.static_ptr(v)
+                if v is None:
                     return None
-                v = Ptr(v.space, v.dtype, addr)
             elif isinstance(v, Const):
                 v = v.value
                 if isinstance(v, float) and v != v:
@@ -418,9 +428,9 @@ class _Codegen:
         return self.operand(v)
 
     def ptr_object(self, p: PtrExpr) -> str:
-        static = static_addr(p)
+        static = self.static_ptr(p)
         if static is not None:
-            return self.const(Ptr(p.space, p.dtype, static), "PC")
+            return self.const(static, "PC")
         return f"{self.ptr_factory(p.dtype, p.space)}({self.pex(p)})"
 
     def addr_at(self, p: PtrExpr, offset) -> str:
