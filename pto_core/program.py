@@ -1099,10 +1099,6 @@ class Builder:
         self._multicore = False
         self._names: set = set()
         self._open = False
-        #: (op name, operands) -> (target, coerced operands) of verified sync ops whose operands are
-        #: all int/str constants (auto-sync repeats a few such pairs): the same call verifies the
-        #: same way, so it is checked once
-        self._verified: dict = {}
 
     # -- recorder protocol
     def __enter__(self):
@@ -1366,27 +1362,36 @@ class Builder:
         where = call.where
         if self._where and self._where[-1] is not None:
             where = self._where[-1]
-        key = (spec.name, call.operands) if spec.family == "sync" and not call.clauses and \
+        target = self.target
+        key = (spec.name, id(target), call.operands) if spec.family == "sync" and not call.clauses and \
             _constants(call.operands) else None
         if key is not None:
-            hit = self._verified.get(key)
-            if hit is not None and hit[0] is self.target:     # (constants: no loop variable to check)
-                self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[1], {}, where)))
+            hit = _VERIFIED_SYNC.get(key)
+            if hit is not None and hit[0] is spec and hit[1] is target:   # (constants: no loop variable)
+                self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[2], {}, where)))
                 return
         try:
             ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])
             clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()} if call.clauses else {}
             rec = registry.OpCall(spec, ops, clauses, where)
             if spec.verify is not None:
-                spec.verify(rec, self.target)
+                spec.verify(rec, target)
         except PtoError as e:
             if e.op is None:
                 e.op = spec.asm_name
             e.with_where(where)
             raise
         if key is not None:
-            self._verified[key] = (self.target, ops)
+            if len(_VERIFIED_SYNC) >= 4096:
+                _VERIFIED_SYNC.clear()
+            _VERIFIED_SYNC[key] = (spec, target, ops)
         self._emit(OpStmt(rec))
+
+
+#: (op name, id(target), operands) -> (spec, target, coerced operands) of recorded sync ops whose
+#: operands are all int/str constants: the same call on the same target verifies the same way, so
+#: it is coerced and verified once (auto-sync records a few such pairs over and over)
+_VERIFIED_SYNC: dict = {}
 
 
 def _constants(values) -> bool:
