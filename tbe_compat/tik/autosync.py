@@ -54,10 +54,6 @@ BLOCK = 32
 PIPE_ORDER = tuple(p for p in PIPES)
 
 
-def _round(lo: int, hi: int) -> tuple:
-    return lo // BLOCK * BLOCK, -(-hi // BLOCK) * BLOCK
-
-
 class Access:
     """One footprint entry of an op: bytes ``[lo, hi)`` of ``region`` (a hashable key)."""
 
@@ -65,7 +61,7 @@ class Access:
 
     def __init__(self, region, lo: int, hi: int, write: bool):
         self.region = region
-        self.lo, self.hi = _round(lo, hi)
+        self.lo, self.hi = lo // BLOCK * BLOCK, -(-hi // BLOCK) * BLOCK       # whole 32-byte blocks
         self.write = write
 
     def __repr__(self):
