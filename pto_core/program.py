@@ -687,6 +687,8 @@ def cmp(pred: str, a, b) -> ScalarExpr:
 
 def cast(x, t) -> ScalarExpr:
     """C conversion to register type ``t`` (to ``bool``: ``x != 0``)."""
+    if isinstance(x, ScalarExpr) and x.type is t:       # already of that type (the common case)
+        return x
     t = scalar_type(t)
     x = as_expr(x, t)
     if x.is_ptr:
@@ -779,6 +781,8 @@ def not_(c) -> ScalarExpr:
 
 def _offset(n) -> ScalarExpr:
     """An element offset as an ``index`` value."""
+    if type(n) is int:
+        return Const(n, INDEX)
     e = as_expr(n, INDEX)
     if e.is_ptr or not (S.is_int(e.type) or S.is_bool(e.type)):
         raise IllegalOperand(f"pointer offsets must be integers, got {type_str(e.type)}", operand="offset",
