@@ -6,11 +6,11 @@ Python ``if``, expressions are inline Python expressions, and each op is a call 
 pre-bound ``execute`` function. An op whose operands and clauses are all compile-time
 values is bound to them once (``_O3(ctx)``), and a stretch of such ops becomes one loop
 over the bound calls (``for __op in _R4: yield; __op(ctx)``): kernels are mostly such ops,
-and Python's ``compile`` of the source is most of the compile time. Integer results are wrapped to the register width only
-where needed (``if not lo <= r <= hi: r = wrap(r)`` after an assignment; add/sub/mul/
-and/or/xor/shl are evaluated exactly and wrapped once, since wrapping commutes with
-them). The generator yields before every op and every scalar GM access: these are the
-points where cores may interleave.
+and Python's ``compile`` of the source is most of the compile time. Integer results are
+wrapped to the register width only where needed (``if not lo <= r <= hi: r = wrap(r)``
+after an assignment; add/sub/mul/and/or/xor/shl are evaluated exactly and wrapped once,
+since wrapping commutes with them). The generator yields before every op and every
+scalar GM access: these are the points where cores may interleave.
 
 Running (`Executable.run`) allocates GM for the kernel's tensor arguments (copies of the
 caller's arrays), starts one generator per core (each with its own `ExecContext`, i.e.
