@@ -3,11 +3,14 @@
 Compilation (`compile_program`) turns the kernel into one Python *generator function*:
 registers and loop variables are locals, loops are Python ``for ... in range``, ifs are
 Python ``if``, expressions are inline Python expressions, and each op is a call of its
-pre-bound ``execute`` function. Integer results are wrapped to the register width only
-where needed (``if not lo <= r <= hi: r = wrap(r)`` after an assignment; add/sub/mul/
-and/or/xor/shl are evaluated exactly and wrapped once, since wrapping commutes with
-them). The generator yields before every op and every scalar GM access: these are the
-points where cores may interleave.
+pre-bound ``execute`` function. An op whose operands and clauses are all compile-time
+values is bound to them once (``_O3(ctx)``), and a stretch of such ops becomes one loop
+over the bound calls (``for __op in _R4: yield; __op(ctx)``): kernels are mostly such ops,
+and Python's ``compile`` of the source is most of the compile time. Integer results are
+wrapped to the register width only where needed (``if not lo <= r <= hi: r = wrap(r)``
+after an assignment; add/sub/mul/and/or/xor/shl are evaluated exactly and wrapped once,
+since wrapping commutes with them). The generator yields before every op and every
+scalar GM access: these are the points where cores may interleave.
 
 Running (`Executable.run`) allocates GM for the kernel's tensor arguments (copies of the
 caller's arrays), starts one generator per core (each with its own `ExecContext`, i.e.
@@ -71,6 +74,8 @@ _HELPERS = {
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
 }
 _ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
+#: Operand types whose values the generated code uses as they are.
+_PLAIN = frozenset({int, bool, str, type(None)})
 
 
 def _make_load(space, dt, where):
@@ -92,6 +97,25 @@ def _make_store(space, dt, where):
         raw = ctx.write(Ptr(space, dt, addr), nb, operand="dst")
         raw.view(sto)[0] = value
     return store_scalar
+
+
+def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict) -> Callable:
+    """``op(ctx)``: one op whose operands and clauses are all known at compile time, bound to them
+    (``ctx.begin_op`` + ``execute``), so the generated kernel spends one short call on it.
+    ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function."""
+    if callable(pipe):
+        def op(ctx):
+            ctx.begin_op(name, pipe(args, clauses), where)
+            execute(ctx, *args, **clauses)
+    elif clauses:
+        def op(ctx):
+            ctx.begin_op(name, pipe, where)
+            execute(ctx, *args, **clauses)
+    else:
+        def op(ctx):
+            ctx.begin_op(name, pipe, where)
+            execute(ctx, *args)
+    return op
 
 
 # ============================================================================= code generation
@@ -139,6 +163,8 @@ class _Codegen:
         self.loop_bounds: dict = {}      # LoopVar -> (lo, hi): every value the loop gives it
         self.nconst = 0
         self.ptr_factories: dict = {}
+        self.ptrs: dict = {}             # (space, dtype name, byte address) -> Ptr (immutable: shared)
+        self.bounds: dict = {}           # id(expr) -> (expr, raw_bounds(expr)): nested add/mul ask again
 
     # -- naming
     def _ident(self, obj, prefix: str) -> str:
@@ -182,12 +208,34 @@ class _Codegen:
 
     def block(self, stmts: list, ind: int):
         start = len(self.lines)
+        run: list = []              # consecutive ops bound at compile time: (op, stmt)
         for s in stmts:
+            op = self.bound_op(s) if not self.probes and isinstance(s, OpStmt) else None
+            if op is not None and s.call.spec.name not in BARRIER_OPS:
+                run.append((op, s))
+                continue
+            self.op_run(run, ind)
+            run = []
             self.stmt(s, ind)
             if isinstance(s, (Break, Continue, Return)):
                 break
+        self.op_run(run, ind)
         if len(self.lines) == start:
             self.emit(ind, "pass")
+
+    def op_run(self, run: list, ind: int):
+        """Emit consecutive bound ops (`bound_op`): one call each, or, for several, one loop over
+        them (a scheduling point before each). The loop's call line maps to ``{op: stmt}``, so an
+        error is attributed to the op running (`Executable._decorate`)."""
+        if len(run) == 1:
+            (op, s), = run
+            self.emit(ind, "yield", s)
+            self.emit(ind, f"{self.const(op, 'O')}(ctx)", s)
+        elif run:
+            ops = self.const(tuple(op for op, _ in run), "R")
+            self.emit(ind, f"for __op in {ops}:", run[0][1])
+            self.emit(ind + 1, "yield", run[0][1])
+            self.emit(ind + 1, "__op(ctx)", dict(run))
 
     def probe_calls(self, s, when: str, ind: int):
         """Emit the calls of the probes attached to ``s`` at ``when``."""
@@ -241,6 +289,7 @@ class _Codegen:
             self.emit(ind, f"for {v} in {rng}:", s)
             (a0, a1), (b0, b1) = self.value_bounds(s.lo), self.value_bounds(s.hi)
             self.loop_bounds[s.var] = (min(a0, b0), max(a1, b1))     # range() stays between lo and hi
+            self.bounds.clear()                                         # they may depend on it
             self.loops.append(s.var)
             self.block(s.body, ind + 1)
             self.loops.pop()
@@ -270,6 +319,12 @@ class _Codegen:
     def op(self, s: OpStmt, ind: int):
         call = s.call
         spec = call.spec
+        yield_ = "yield _BARRIER" if spec.name in BARRIER_OPS else "yield"
+        op = None if self.probes.get((id(s), "before")) else self.bound_op(s)
+        if op is not None:
+            self.emit(ind, yield_, s)
+            self.emit(ind, f"{self.const(op, 'O')}(ctx)", s)
+            return
         fn = self.const(spec.execute, "X")
         where = self.const(s.where, "W")
         args = [self.operand(v) for v in call.operands]
@@ -281,7 +336,7 @@ class _Codegen:
             else:
                 dyn.append((k, code))
         static_name = self.const(static_clauses, "C") if static_clauses else None
-        self.emit(ind, "yield _BARRIER" if spec.name in BARRIER_OPS else "yield", s)
+        self.emit(ind, yield_, s)
         if self.probes:
             self.probe_calls(s, "before", ind)
         if callable(spec.pipe):
@@ -297,6 +352,50 @@ class _Codegen:
             kw += ([f"**{{{', '.join(odd)}}}"] if odd else []) + ([f"**{static_name}"] if static_name else [])
             self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {spec.pipe!r}, {where})", s)
             self.emit(ind, f"{fn}({', '.join(['ctx'] + args + kw)})", s)
+
+    def bound_op(self, s: OpStmt) -> Optional[Callable]:
+        """`_bound_op` of ``s`` if all its operands and clauses are compile-time values, else None."""
+        call = s.call
+        args = self.static_operands(call.operands)
+        if args is None or any(clause_exprs(v) for v in call.clauses.values()):
+            return None
+        spec = call.spec
+        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses))
+
+    def static_ptr(self, p) -> Optional[Ptr]:
+        """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None."""
+        addr = static_addr(p)
+        if addr is None:
+            return None
+        key = (p.space, p.dtype.name, addr)
+        ptr = self.ptrs.get(key)
+        if ptr is None:
+            ptr = self.ptrs[key] = Ptr(p.space, p.dtype, addr)
+        return ptr
+
+    def static_operands(self, operands) -> Optional[tuple]:
+        """The run-time values of ``operands`` if none depends on the kernel's state, else None
+        (the same values `operand` code evaluates to)."""
+        out = []
+        for v in operands:
+            if type(v) in _PLAIN:
+                pass
+            elif isinstance(v, (PtrExpr, PtrReg)):
+                v = self.static_ptr(v)
+                if v is None:
+                    return None
+            elif isinstance(v, Const):
+                v = v.value
+                if isinstance(v, float) and v != v:
+                    v = S.NAN
+            elif isinstance(v, Expr):
+                return None
+            elif isinstance(v, float) and v != v:
+                v = S.NAN
+            elif isinstance(v, (tuple, list)) and clause_exprs(v):
+                return None
+            out.append(v)
+        return tuple(out)
 
     def operand(self, v) -> str:
         if isinstance(v, (PtrExpr, PtrReg)):
@@ -329,9 +428,9 @@ class _Codegen:
         return self.operand(v)
 
     def ptr_object(self, p: PtrExpr) -> str:
-        static = static_addr(p)
+        static = self.static_ptr(p)
         if static is not None:
-            return self.const(Ptr(p.space, p.dtype, static), "PC")
+            return self.const(static, "PC")
         return f"{self.ptr_factory(p.dtype, p.space)}({self.pex(p)})"
 
     def addr_at(self, p: PtrExpr, offset) -> str:
@@ -474,6 +573,12 @@ class _Codegen:
     # -- value ranges (integer add/sub/mul whose result provably fits its type need no wrap)
     def raw_bounds(self, e: Expr):
         """Inclusive bounds of the value `ex` computes for integer ``e`` (before any wrap), or None."""
+        hit = self.bounds.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = self.bounds[id(e)] = (e, self._raw_bounds(e))
+        return hit[1]
+
+    def _raw_bounds(self, e: Expr):
         if isinstance(e, Const):
             return (e.value, e.value) if isinstance(e.value, int) else None
         if isinstance(e, BinOp) and e.op in ("add", "sub", "mul") and S.is_int(e.type) and not S.is_bool(e.type):
@@ -754,6 +859,8 @@ class Executable:
             return
         stmt, loops = self._line_info.get(frame_tb.tb_lineno, (None, ()))
         f_locals = frame_tb.tb_frame.f_locals
+        if isinstance(stmt, dict):          # the call line of a run of bound ops: the op that ran
+            stmt = stmt.get(f_locals.get("__op"))
         context = {"core": core}
         for var in loops:
             py = next((k for k, v in self._py_names.items() if v is var), None)

@@ -16,6 +16,7 @@ PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 #: ``ALL`` is only valid in ``pipe_barrier``.
 BARRIER_PIPES = PIPES + ("ALL",)
+_CANONICAL = frozenset(PIPES)
 
 _ALIASES = {
     "S": "S", "SCALAR": "S",
@@ -35,6 +36,8 @@ NUM_EVENTS = 8
 
 def pipe_name(name: str, *, allow_all: bool = False) -> str:
     """Canonical pipe name for ``"CUBE"``, ``"PIPE_M"``, ``"fixp"`` ...; raises `UnknownName`."""
+    if type(name) is str and (name in _CANONICAL or (allow_all and name == "ALL")):   # already canonical
+        return name
     key = str(name).upper()
     if key.startswith("PIPE_"):
         key = key[5:]

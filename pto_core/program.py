@@ -43,7 +43,6 @@ The builder records ``pto.<op>(...)`` calls (the eager spelling) through
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Optional
 
 import numpy as np
@@ -688,6 +687,8 @@ def cmp(pred: str, a, b) -> ScalarExpr:
 
 def cast(x, t) -> ScalarExpr:
     """C conversion to register type ``t`` (to ``bool``: ``x != 0``)."""
+    if isinstance(x, ScalarExpr) and x.type is t:       # already of that type (the common case)
+        return x
     t = scalar_type(t)
     x = as_expr(x, t)
     if x.is_ptr:
@@ -780,6 +781,8 @@ def not_(c) -> ScalarExpr:
 
 def _offset(n) -> ScalarExpr:
     """An element offset as an ``index`` value."""
+    if type(n) is int:
+        return Const(n, INDEX)
     e = as_expr(n, INDEX)
     if e.is_ptr or not (S.is_int(e.type) or S.is_bool(e.type)):
         raise IllegalOperand(f"pointer offsets must be integers, got {type_str(e.type)}", operand="offset",
@@ -915,9 +918,15 @@ TERMINATORS = (Break, Continue, Return)
 def stmt_exprs(s: Stmt) -> list:
     """The expressions a statement evaluates (not those of nested blocks)."""
     if isinstance(s, OpStmt):
-        out = [x for v in s.call.operands for x in clause_exprs(v)]
-        for v in s.call.clauses.values():
-            out.extend(clause_exprs(v))
+        out = []
+        for vals in (s.call.operands, s.call.clauses.values()):
+            for v in vals:
+                if type(v) in _PLAIN:
+                    continue
+                if isinstance(v, Expr):
+                    out.append(v)
+                elif isinstance(v, (tuple, list, dict)):
+                    out.extend(clause_exprs(v))
         return out
     if isinstance(s, Assign):
         return [s.value]
@@ -930,6 +939,10 @@ def stmt_exprs(s: Stmt) -> list:
     if isinstance(s, If):
         return [s.cond]
     return []
+
+
+#: Value types that hold no expression.
+_PLAIN = frozenset({int, float, bool, str, type(None)})
 
 
 def clause_exprs(v) -> list:
@@ -1052,6 +1065,22 @@ class _Scope:
         return False
 
 
+class _At:
+    """Context manager of `Builder.at`: pushes a provenance on enter, pops it on exit."""
+
+    __slots__ = ("stack", "where")
+
+    def __init__(self, stack: list, where: Optional[Provenance]):
+        self.stack, self.where = stack, where
+
+    def __enter__(self):
+        self.stack.append(self.where)
+
+    def __exit__(self, *exc):
+        self.stack.pop()
+        return False
+
+
 class Builder:
     """Records a kernel. Use through `program`::
 
@@ -1095,14 +1124,10 @@ class Builder:
         return self.program.target
 
     # -- provenance
-    @contextlib.contextmanager
-    def at(self, where: Optional[Provenance]):
-        """Statements recorded inside get provenance ``where`` (e.g. the TIK call that produced them)."""
-        self._where.append(where)
-        try:
-            yield
-        finally:
-            self._where.pop()
+    def at(self, where: Optional[Provenance]) -> "_At":
+        """``with k.at(where):`` statements recorded inside get provenance ``where`` (e.g. the TIK
+        call that produced them)."""
+        return _At(self._where, where)
 
     def _prov(self, where: Optional[Provenance], call: str = "") -> Optional[Provenance]:
         if where is not None:
@@ -1120,11 +1145,22 @@ class Builder:
         return stmt
 
     def _check_vars(self, stmt: Stmt):
-        for e in stmt_exprs(stmt):
-            for x in walk(e):
-                if isinstance(x, LoopVar) and x not in self._active_vars:
-                    raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
-                                   hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
+        """Raise if ``stmt`` uses a loop variable outside its loop (the first one in `walk` order)."""
+        stack = stmt_exprs(stmt)
+        stack.reverse()
+        while stack:                       # `walk` over every expression, inlined (every op records this)
+            x = stack.pop()
+            t = type(x)
+            if t is Const:
+                continue
+            if t is PtrFromInt and type(x.a) is Const:      # a constant address (most pointers)
+                continue
+            if isinstance(x, LoopVar) and x not in self._active_vars:
+                raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
+                               hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
+            kids = x.children()
+            if kids:
+                stack.extend(reversed(kids))
 
     # -- signature
     def _check_name(self, name: str):
@@ -1330,18 +1366,44 @@ class Builder:
         where = call.where
         if self._where and self._where[-1] is not None:
             where = self._where[-1]
+        target = self.target
+        key = (spec.name, id(target), call.operands) if spec.family == "sync" and not call.clauses and \
+            _constants(call.operands) else None
+        if key is not None:
+            hit = _VERIFIED_SYNC.get(key)
+            if hit is not None and hit[0] is spec and hit[1] is target:   # (constants: no loop variable)
+                self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[2], {}, where)))
+                return
         try:
-            ops = tuple(_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands))
-            clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()}
+            ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])
+            clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()} if call.clauses else {}
             rec = registry.OpCall(spec, ops, clauses, where)
             if spec.verify is not None:
-                spec.verify(rec, self.target)
+                spec.verify(rec, target)
         except PtoError as e:
             if e.op is None:
                 e.op = spec.asm_name
             e.with_where(where)
             raise
+        if key is not None:
+            if len(_VERIFIED_SYNC) >= 4096:
+                _VERIFIED_SYNC.clear()
+            _VERIFIED_SYNC[key] = (spec, target, ops)
         self._emit(OpStmt(rec))
+
+
+#: (op name, id(target), operands) -> (spec, target, coerced operands) of recorded sync ops whose
+#: operands are all int/str constants: the same call on the same target verifies the same way, so
+#: it is coerced and verified once (auto-sync records a few such pairs over and over)
+_VERIFIED_SYNC: dict = {}
+
+
+def _constants(values) -> bool:
+    """All of ``values`` are ints or strs (exact types: no bool/int or numpy aliasing in a cache key)."""
+    for v in values:
+        if type(v) is not int and type(v) is not str:
+            return False
+    return True
 
 
 def _common(*types):
@@ -1354,6 +1416,8 @@ def _common(*types):
 def _coerce_operand(o: registry.Operand, v):
     """A recorded operand: Python constants stay constants, pointers become `PtrExpr`."""
     kind = o.kind
+    if type(v) is int and kind == "int":          # the common case
+        return v
     if isinstance(v, Ptr):
         v = ptr_const(v)
     if kind == "ptrs":

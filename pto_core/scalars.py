@@ -39,6 +39,7 @@ INDEX = DType("index", "index", None, 64, "s", np.dtype(np.int64), ())
 
 #: Register types (canonical dtype names) plus ``index``.
 REGISTER_TYPES = ("bool", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "index")
+_REGISTER_NAMES = frozenset(REGISTER_TYPES)
 
 
 def scalar_type(name) -> DType:
@@ -46,6 +47,11 @@ def scalar_type(name) -> DType:
 
     Raises `UnknownName` for types a scalar register cannot hold (packed, fp8, ...).
     """
+    if type(name) is DType:                     # the common case: already a register type
+        if name.name == "index":
+            return INDEX
+        if name.name in _REGISTER_NAMES:
+            return name
     if isinstance(name, DType) and name.name == "index":
         return INDEX
     if isinstance(name, str) and name.lower() == "index":

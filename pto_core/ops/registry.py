@@ -189,7 +189,7 @@ def get_op(name: str) -> OpSpec:
 # ----------------------------------------------------------------------------- calls
 
 
-@dataclass
+@dataclass(slots=True)
 class OpCall:
     """One op with its operands and clauses (canonical order) and provenance.
 

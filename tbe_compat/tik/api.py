@@ -28,7 +28,6 @@ Helpers here (use them instead of re-deriving things):
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 from typing import Optional
@@ -36,9 +35,10 @@ from typing import Optional
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core.ops import registry
 
+from .. import platform
 from . import registry as _registry
 from .autosync import Access
-from .errors import convert, tik_error, user_frame
+from .errors import api_site, convert, tik_error
 from .scalar import Expr, ir_value, static_int
 from .tensor import SPACE_TIK_NAMES, Tensor
 
@@ -79,6 +79,9 @@ def tik_api(name: str):
     return deco
 
 
+_UNSET = object()
+
+
 class Operand:
     """A tensor argument of a TIK call, resolved for lowering.
 
@@ -89,13 +92,14 @@ class Operand:
         offset: the view's element offset (int when static).
     """
 
-    __slots__ = ("tensor", "name", "ptr", "dt", "space", "tik")
+    __slots__ = ("tensor", "name", "ptr", "dt", "space", "tik", "_byte_offset")
 
     def __init__(self, tik, tensor: Tensor, name: str):
         self.tik, self.tensor, self.name = tik, tensor, name
         self.ptr = tensor.ptr()
         self.dt = tensor.dt
         self.space = tensor.space
+        self._byte_offset = _UNSET
 
     @property
     def static_offset(self) -> Optional[int]:
@@ -103,8 +107,11 @@ class Operand:
 
     @property
     def static_byte_offset(self) -> Optional[int]:
-        b = self.tensor.byte_offset()
-        return b if isinstance(b, int) else None
+        b = self._byte_offset
+        if b is _UNSET:                 # computed once: every check and footprint of the operand asks
+            b = self.tensor.byte_offset()
+            b = self._byte_offset = b if isinstance(b, int) else None
+        return b
 
     @property
     def static_addr(self) -> Optional[int]:
@@ -177,33 +184,53 @@ class Operand:
         return self._region(nbytes, True)
 
 
+class _ApiCall:
+    """The context of one TIK API call. The outermost call (``tik._depth`` 0) takes the user's
+    ``file:line`` as provenance of everything recorded inside (`Builder.at`) and converts a
+    simulator error into the facade's class; nested calls (an API lowering through another)
+    keep the outer call's provenance."""
+
+    __slots__ = ("tik", "api", "where", "at")
+
+    def __init__(self, tik, api: str):
+        self.tik, self.api, self.where, self.at = tik, api, None, None
+
+    def __enter__(self) -> Provenance:
+        tik = self.tik
+        if tik._depth:
+            tik._depth += 1
+            return tik._where
+        where = self.where = api_site(self.api)
+        tik._depth, tik._where = 1, where
+        tik._calls.append(where)
+        _registry.note_tracing(tik)
+        self.at = tik._builder.at(where)
+        self.at.__enter__()
+        return where
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        tik = self.tik
+        if self.at is None:            # a nested call
+            tik._depth -= 1
+            return False
+        try:
+            self.at.__exit__(exc_type, exc, tb)
+            if isinstance(exc, PtoError):
+                raise convert(exc, api=self.api, where=self.where, exit_on_error=tik._exit_on_error) from None
+        finally:
+            tik._depth, tik._where = 0, None
+        return False
+
+
 class TikBase:
     """State and helpers shared by all API families (mixed into `tbe_compat.tik.Tik`)."""
 
     _exit_on_error = True
 
     # ------------------------------------------------------------------ provenance & errors
-    @contextlib.contextmanager
-    def _api(self, api: str):
-        if self._depth:
-            self._depth += 1
-            try:
-                yield self._where
-            finally:
-                self._depth -= 1
-            return
-        w = user_frame()
-        where = Provenance(w.file, w.line, api) if w is not None else Provenance("<unknown>", 0, api)
-        self._depth, self._where = 1, where
-        self._calls.append(where)
-        _registry.note_tracing(self)
-        try:
-            with self._builder.at(where):
-                yield where
-        except PtoError as e:
-            raise convert(e, api=api, where=where, exit_on_error=self._exit_on_error) from None
-        finally:
-            self._depth, self._where = 0, None
+    def _api(self, api: str) -> "_ApiCall":
+        """``with self._api("tik.x") as where:`` -- one TIK API call (see `_ApiCall`)."""
+        return _ApiCall(self, api)
 
     def _may_not_run(self) -> bool:
         """True inside a scope whose body may not execute (run-time if/elif/else branch, a
@@ -278,7 +305,6 @@ class TikBase:
     def _require_support(self, api: str, dtype: str = "") -> None:
         """Raise `UnsupportedOp` unless the selected chip supports ``api`` (``"tik.vdiv"``) for ``dtype``
         (CANN's ``api_check_support``); re-checked with the chip frozen by BuildCCE."""
-        from .. import platform
         if not platform.api_check_support(api, dtype):
             soc = platform.current_soc()
             raise self._error(f"{api}{f' with {dtype}' if dtype else ''} is not supported on "

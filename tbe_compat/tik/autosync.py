@@ -54,10 +54,6 @@ BLOCK = 32
 PIPE_ORDER = tuple(p for p in PIPES)
 
 
-def _round(lo: int, hi: int) -> tuple:
-    return lo // BLOCK * BLOCK, -(-hi // BLOCK) * BLOCK
-
-
 class Access:
     """One footprint entry of an op: bytes ``[lo, hi)`` of ``region`` (a hashable key)."""
 
@@ -65,7 +61,7 @@ class Access:
 
     def __init__(self, region, lo: int, hi: int, write: bool):
         self.region = region
-        self.lo, self.hi = _round(lo, hi)
+        self.lo, self.hi = lo // BLOCK * BLOCK, -(-hi // BLOCK) * BLOCK       # whole 32-byte blocks
         self.write = write
 
     def __repr__(self):
@@ -132,20 +128,25 @@ class AutoSync:
         while need:
             # sync first with the pipe that already knows the most of the others' accesses: what it
             # knew travels with its flag, so the remaining pairs are only those still needed
-            p = max((q for q in PIPE_ORDER if q in need),
-                    key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
+            p = next(iter(need)) if len(need) == 1 else max(
+                (q for q in PIPE_ORDER if q in need),
+                key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
             self._sync(p, pipe)
             need = _conflicts(self.pend[pipe], accesses)
+        others = [self.pend[q] for q in PIPE_ORDER if q != pipe]
         for a in accesses:
             key = (pipe, a.region, a.write)
-            for q in PIPE_ORDER:
-                if q == pipe:
-                    continue
-                entries = self.pend[q]
+            lo, hi = a.lo, a.hi
+            for entries in others:
                 old = entries.get(key)
-                entries[key] = (a.lo, a.hi) if old is None else (min(a.lo, old[0]), max(a.hi, old[1]))
-        for _, log in self._loops:
-            log.extend((pipe, a) for a in accesses)
+                if old is None:
+                    entries[key] = (lo, hi)
+                elif lo < old[0] or hi > old[1]:
+                    entries[key] = (lo if lo < old[0] else old[0], hi if hi > old[1] else old[1])
+        if self._loops:
+            tagged = [(pipe, a) for a in accesses]
+            for _, log in self._loops:
+                log.extend(tagged)
 
     def _sync(self, src: str, dst: str) -> None:
         self._emit(src, dst)
@@ -203,9 +204,9 @@ class AutoSync:
         """Called while the builder is still inside the loop body: emits back-edge pairs there."""
         self.settle()
         pre, log = self._loops.pop()
-        by_pipe: dict = {}
+        by_pipe: dict = {}            # pipe -> region -> the body's accesses
         for q, a in log:
-            by_pipe.setdefault(q, []).append(a)
+            by_pipe.setdefault(q, {}).setdefault(a.region, []).append(a)
         for q in PIPE_ORDER:
             body = by_pipe.get(q)
             if not body:
@@ -214,8 +215,8 @@ class AutoSync:
             for (p, region, w), (lo, hi) in self.pend[q].items():
                 if p in need:
                     continue
-                for a in body:
-                    if a.region == region and (w or a.write) and lo < a.hi and a.lo < hi:
+                for a in body.get(region, ()):
+                    if (w or a.write) and lo < a.hi and a.lo < hi:
                         need.add(p)
                         break
             for p in PIPE_ORDER:

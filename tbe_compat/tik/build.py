@@ -140,7 +140,7 @@ def _freeze_chip(tik) -> None:
     target = soc.profile
     prog = tik._builder.program
     prog.target = target
-    from .container import buffer_capacity
+    from .placement import buffer_capacity
     for space, hi in tik._placement.high_water().items():
         cap = buffer_capacity(space)
         if hi > cap:

@@ -36,7 +36,7 @@ from .data import DataAPI
 from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
-from .placement import Placement, alignment
+from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
 from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
 
 #: GM tensors declared with at least this many elements are runtime-sized (see
@@ -606,22 +606,6 @@ def known_tik_apis() -> set:
         names.update(_EXTRA_APIS)
         _KNOWN.update(n for n in names if n.isidentifier() and not n.endswith("_v1"))
     return _KNOWN
-
-
-#: get_soc_spec keys of the on-chip buffers (they answer per core type: a VectorCore has no L1/L0).
-_SIZE_KEYS = {"ub": "UB_SIZE", "l1": "L1_SIZE", "l0a": "L0A_SIZE", "l0b": "L0B_SIZE", "l0c": "L0C_SIZE"}
-
-
-def buffer_capacity(space: str) -> int:
-    """Bytes of ``space`` on the selected chip and core type."""
-    soc = platform.current_soc()
-    key = _SIZE_KEYS.get(space)
-    if key is not None:
-        try:
-            return int(platform.get_soc_spec_of(soc, key))
-        except PtoError:
-            pass
-    return soc.profile.sizes.of(space)
 
 
 def _index(v):

@@ -17,7 +17,10 @@ from typing import Optional
 from pto_core import program as P
 from pto_core.errors import IllegalOperand
 
-from .api import TikBase
+from .. import platform
+from .api import Operand, TikBase
+from .placement import buffer_capacity
+from .tensor import _add
 from .scalar import Expr, static_int
 
 #: canonical space -> TIK scope string (for internal tensors)
@@ -104,8 +107,6 @@ class CubeBase(TikBase):
 
     def _cube_free_bytes(self, space: str, align: int = 512) -> int:
         """Largest free ``align``-aligned block of ``space`` now (bytes)."""
-        from .container import buffer_capacity
-        from .. import platform
         cap = buffer_capacity(space)
         if cap <= 0:
             return 0
@@ -136,8 +137,6 @@ __all__ = ["CubeBase", "codes", "l0c_align", "ceil_to", "ceil_div", "SPACE_SCOPE
 
 def at(tik, op, elems, name: str = None):
     """`Operand` of the element ``elems`` (int or IR) after operand ``op``'s start (same dtype)."""
-    from .api import Operand
-    from .tensor import _add
     t = op.tensor
     view = t._view((1,), (1,), _add(t.offset, elems) if not (isinstance(elems, int) and elems == 0) else t.offset)
     return Operand(tik, view, name or op.name)

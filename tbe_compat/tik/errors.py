@@ -44,19 +44,49 @@ _classes: dict = {}
 _SKIP_FILES = tuple(os.path.abspath(m.__file__) for m in (contextlib, runpy))
 
 
+#: (file name, number of internal package roots) -> whether that file's frames are internal
+_INTERNAL_FILES: dict = {}
+
+
 def _is_internal(filename: str) -> bool:
-    return filename.startswith(tuple(_registry._INTERNAL)) or filename.startswith("<frozen") or \
-        filename in _SKIP_FILES
+    key = (filename, len(_registry._INTERNAL))      # roots are only ever added
+    hit = _INTERNAL_FILES.get(key)
+    if hit is None:
+        hit = _INTERNAL_FILES[key] = filename.startswith(tuple(_registry._INTERNAL)) or \
+            filename.startswith("<frozen") or filename in _SKIP_FILES
+    return hit
+
+
+def _user_site() -> Optional[tuple]:
+    """``(file, line)`` of the innermost frame of the user's script, or None."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _is_internal(f.f_code.co_filename):
+            return f.f_code.co_filename, f.f_lineno
+        f = f.f_back
+    return None
 
 
 def user_frame() -> Optional[Provenance]:
     """``file:line`` of the innermost frame of the user's script (outside the simulator packages)."""
-    f = sys._getframe(1)
-    while f is not None:
-        if not _is_internal(f.f_code.co_filename):
-            return Provenance(f.f_code.co_filename, f.f_lineno)
-        f = f.f_back
-    return None
+    site = _user_site()
+    return None if site is None else Provenance(*site)
+
+
+#: (file, line, api) -> Provenance: provenances are immutable, so one object per call site
+_API_SITES: dict = {}
+
+
+def api_site(api: str) -> Provenance:
+    """Provenance of a TIK API call: the user's ``file:line`` (``<unknown>:0`` if none) and ``api``."""
+    site = _user_site() or ("<unknown>", 0)
+    key = (site[0], site[1], api)
+    where = _API_SITES.get(key)
+    if where is None:
+        if len(_API_SITES) >= 65536:
+            _API_SITES.clear()
+        where = _API_SITES[key] = Provenance(site[0], site[1], api)
+    return where
 
 
 def _user_stack(limit: int = 8) -> str:

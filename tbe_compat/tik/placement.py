@@ -20,16 +20,18 @@ Tensors are freed when the TIK scope that created them ends (``for_range``,
 sequential scopes reuse memory. A tensor used after its scope ended keeps working as
 long as nothing was placed over it since (it is then owned by the scope using it);
 if its bytes were given to another tensor meanwhile, the use raises an error naming
-both. Capacities are the selected chip's (read when a tensor is placed and checked
-again when ``BuildCCE`` freezes the chip).
+both. Capacities are the selected chip's (`buffer_capacity`; read when a tensor is placed
+and checked again when ``BuildCCE`` freezes the chip).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from pto_core.errors import CapacityExceeded
+from pto_core.errors import CapacityExceeded, PtoError
 from pto_core.tassign import TileAllocator
 from pto_core.targets import ChipProfile
+
+from .. import platform
 
 #: start-address alignment in bytes per space (for L0C: per element size, see `alignment`).
 SCOPE_ALIGNMENT = {"ub": 32, "l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "bt": 64, "fb": 128}
@@ -54,7 +56,6 @@ class Placement:
         a = self._alloc.get(space)
         if a is None:
             a = self._alloc[space] = TileAllocator(target, space, alignment=32)
-        from .container import buffer_capacity
         a.capacity = buffer_capacity(space)
         return a
 
@@ -113,3 +114,32 @@ class Placement:
         for st in self.placed:
             out[st.space] = max(out.get(st.space, 0), st.addr + st.nbytes)
         return out
+
+
+#: get_soc_spec keys of the on-chip buffers (they answer per core type: a VectorCore has no L1/L0).
+_SIZE_KEYS = {"ub": "UB_SIZE", "l1": "L1_SIZE", "l0a": "L0A_SIZE", "l0b": "L0B_SIZE", "l0c": "L0C_SIZE"}
+
+
+#: (id(SocState), space) -> (SocState, bytes) answered by the platform tables (static data; every
+#: tensor declaration asks)
+_TABLE_CAPACITY: dict = {}
+
+
+def buffer_capacity(space: str) -> int:
+    """Bytes of ``space`` on the selected chip and core type."""
+    soc = platform.current_soc()
+    hit = _TABLE_CAPACITY.get((id(soc), space))
+    if hit is not None and hit[0] is soc:
+        return hit[1]
+    key = _SIZE_KEYS.get(space)
+    if key is not None:
+        try:
+            cap = int(platform.get_soc_spec_of(soc, key))
+        except PtoError:
+            pass
+        else:
+            if len(_TABLE_CAPACITY) >= 4096:
+                _TABLE_CAPACITY.clear()
+            _TABLE_CAPACITY[id(soc), space] = (soc, cap)
+            return cap
+    return soc.profile.sizes.of(space)

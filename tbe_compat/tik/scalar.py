@@ -242,6 +242,8 @@ def ir_value(v, *, what: str = "value"):
 
 def static_int(v) -> Optional[int]:
     """``v`` as a Python int if it is known now (int, integral float, numpy int, constant IR), else None."""
+    if type(v) is int:
+        return v
     if isinstance(v, Expr):
         v = v.ir
     if isinstance(v, P.Const):

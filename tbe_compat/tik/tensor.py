@@ -63,10 +63,11 @@ class Storage:
     """
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
-                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size")
+                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "_base_ptrs")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
+        self._base_ptrs: dict = {}
         self.nbytes = None
         self.addr = None
         self.gm = None
@@ -82,7 +83,11 @@ class Storage:
         """Pointer to the first byte of the allocation, typed ``dt``."""
         if self.space == "gm":
             return self.gm.cast(dt)
-        return P.PtrFromInt(P.Const(self.addr, I64), P.PtrType(dt, self.space))
+        key = (self.addr, dt.name)      # IR expressions are immutable: one node per address and type
+        ptr = self._base_ptrs.get(key)
+        if ptr is None:
+            ptr = self._base_ptrs[key] = P.PtrFromInt(P.Const(self.addr, I64), P.PtrType(dt, self.space))
+        return ptr
 
     def __repr__(self):
         where = f" @{self.addr:#x}" if self.addr is not None else ""

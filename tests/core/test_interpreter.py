@@ -252,6 +252,31 @@ def test_op_error_carries_provenance_core_and_loop_indices():
     assert "[at core=0, i=1, j=2]" in str(e) and "code 1 is positive" in str(e)
 
 
+@pytest.mark.parametrize("run", [False, True])
+def test_static_ops_are_bound_calls_and_their_errors_keep_provenance_and_loop_indices(run):
+    """Ops whose operands are all compile-time values compile to pre-bound calls (several in a row:
+    one loop over them); an error one raises still names its line, the core and the loop indices."""
+    with program("boom_static") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        ub = k.ptr("ub", "s32", 0)
+        with k.for_(0, 3, name="i") as i:
+            with k.for_(0, 3, name="j") as j:
+                with k.if_((i == 2) & (j == 1)):
+                    if run:
+                        pto.t_fill(ub, 4, 1)
+                    pto.t_boom(ub, 7)  # LINE-static-boom
+                    if run:
+                        pto.t_fill(ub, 4, 2)
+    src = k.program.compile().source
+    assert "t_boom" not in src and "begin_op" not in src
+    assert re.search(r"^ +for __op in _R\d+:$" if run else r"^ +_O\d+\(ctx\)$", src, re.M)
+    with pytest.raises(IllegalOperand) as ei:
+        k.program.run()
+    e = ei.value
+    assert e.op == "pto.t_boom" and e.operand == "%code" and e.where.line == _line_of("# LINE-static-boom")
+    assert e.context == {"core": 0, "i": 2, "j": 1} and "code 7 is positive" in str(e)
+
+
 def test_scalar_errors_carry_provenance_and_loop_indices():
     with program("div") as k:
         g = k.gm_arg("g", "s32", (4,), io="out")

@@ -336,3 +336,22 @@ def test_program_repr_and_walk():
     s = str(k.program)
     assert s.startswith("module attributes") and "scf.for" in s and ": i32" not in s   # dead register: no text
     assert isinstance(k.program.body[0].body[0], Assign) and not isinstance(k.program.body[0], (Load, Store))
+
+
+def test_recorded_sync_ops_are_verified_per_target_and_keep_their_own_provenance():
+    """Constant sync ops are coerced and verified once per (op, operands, target); the same call
+    is still rejected on a target where it is illegal, and each recorded op has its own call site."""
+    from pto_core.errors import SyncError
+    for _ in range(2):
+        with program("ok", target="A2A3") as k:
+            pto.set_flag("MTE2", "V", 5)
+            pto.set_flag("MTE2", "V", 5)  # LINE-second-flag
+        first, second = k.program.body
+        assert first.call.operands == second.call.operands == ("MTE2", "V", 5)
+        assert second.where.line == first.where.line + 1
+        with pytest.raises(SyncError, match="event id 5 does not exist on Ascend910A") as ei:
+            with program("bad", target="Ascend910A"):
+                pto.set_flag("MTE2", "V", 5)  # LINE-bad-flag
+        lines = open(__file__).read().splitlines()
+        assert lines[second.where.line - 1].endswith("# LINE-second-flag")
+        assert lines[ei.value.where.line - 1].endswith("# LINE-bad-flag")
