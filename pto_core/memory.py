@@ -115,9 +115,15 @@ class Buffer:
             all-True view instead (no memory: `mark_all_written`); the write paths of
             `ExecContext` leave it alone (nothing to add) and `flags_for_write` turns it into
             a real array before an op stores flags into it.
+        known: byte ranges ``(lo, hi)`` whose flags are all known to be set (at most `_MAX_KNOWN`,
+            newest last): ranges a dense write marked or a check found all set. Flags only ever
+            go from set to clear through a writable flag view handed to an op
+            (`ExecContext.span_tracked` with ``write=True``), which forgets the ranges it
+            overlaps and, until the op ends, keeps them out of ``known`` (``held``); so a read
+            inside a known range needs no scan of the map.
     """
 
-    __slots__ = ("space", "label", "data", "written", "base")
+    __slots__ = ("space", "label", "data", "written", "base", "known", "held")
 
     def __init__(self, space: str, size: int, *, label: str = "", fill: Optional[np.ndarray] = None,
                  base: int = 0):
@@ -129,6 +135,8 @@ class Buffer:
         else:
             self.data = fill
         self.written = np.zeros(size, dtype=np.bool_)
+        self.known: list = []
+        self.held: list = []
 
     def mark_all_written(self) -> None:
         """Every byte is initialised (input data, a zero-cleared output): the written map becomes a
@@ -457,6 +465,7 @@ class Machine:
         buf.data[off:off + raw.size] = raw
         if buf.written.flags.writeable:
             buf.written[off:off + raw.size] = True
+            _remember_written(buf, off, off + raw.size)
 
     def resolve(self, ptr: Ptr, nbytes: int, *, core: int = 0) -> tuple:
         """``(buffer, byte offset)`` for ``nbytes`` at ``ptr``; raises `OutOfBounds`."""
@@ -540,12 +549,17 @@ class ExecContext:
         #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
         #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.
         self.spr: dict = {}
+        self._holding: list = []     # buffers whose writable flag views the running op holds (`Buffer.held`)
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
         self.op_name = op_name
         self.pipe = pipe
         self.where = where
+        if self._holding:                  # the previous op is done with its writable flag views
+            for buf in self._holding:
+                buf.held.clear()
+            self._holding.clear()
         if self.hazards is not None:
             self.hazards.begin_op(op_name, pipe, where)
 
@@ -638,7 +652,8 @@ class ExecContext:
                 pass                    # all bytes already written (see `Buffer.mark_all_written`)
             elif active is None and dense:
                 buf.written[off:off + extent] = True
-            elif _all_written(buf.written, off, off + extent):
+                _remember_written(buf, off, off + extent)
+            elif _all_written(buf, off, off + extent):
                 pass                    # every byte in range is already marked: nothing to add
             else:
                 wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
@@ -651,7 +666,7 @@ class ExecContext:
         view.flags.writeable = False
         if self.machine.options.uninitialized == "off":
             return view
-        if _all_written(buf.written, off, off + extent):
+        if _all_written(buf, off, off + extent):
             ok = True
         elif active is None and dense:
             ok = False
@@ -676,7 +691,7 @@ class ExecContext:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
-        if mode != "off" and hi > lo and not _all_written(buf.written, lo, hi):
+        if mode != "off" and hi > lo and not _all_written(buf, lo, hi):
             bad = lo + int(np.argmin(buf.written[lo:hi]))
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
 
@@ -709,8 +724,14 @@ class ExecContext:
             self.hazards.on_access(buf, off, off + n, write)
         if write:
             flags = buf.flags_for_write()[off:off + n]
+            if buf.known:
+                _forget_written(buf, off, off + n)
+            if not buf.held:
+                self._holding.append(buf)
+            buf.held.append((off, off + n))
         elif buf.written.flags.writeable:
             flags = buf.written[off:off + n]
+            flags.flags.writeable = False      # a read's flags are not the op's to change
         else:                   # all written: a real (read-only) array, so ops may take strided views of it
             flags = _all_true(n)
         return buf.data[off:off + n], flags, -lo
@@ -734,6 +755,7 @@ class ExecContext:
             self.hazards.on_access(buf, lo, hi, True, operand)
         if buf.written.flags.writeable:
             buf.written[lo:hi] = True
+            _remember_written(buf, lo, hi)
 
     # -- unit-flag handshake (mad ``unit_flag(check_and_set)`` -> FIXPIPE ``unit_flag(check_*)``)
     #
@@ -788,11 +810,49 @@ def _all_true(n: int) -> np.ndarray:
     return arr[:n]
 
 
-def _all_written(written: np.ndarray, lo: int, hi: int) -> bool:
-    """True if every flag of ``written[lo:hi]`` is set (empty ranges included)."""
-    if hi - lo <= _SMALL_RANGE:
-        return b"\x00" not in written[lo:hi].tobytes()
-    return bool(written[lo:hi].all())
+#: How many known fully-written ranges a `Buffer` keeps (``Buffer.known``).
+_MAX_KNOWN = 16
+
+
+def _all_written(buf: Buffer, lo: int, hi: int) -> bool:
+    """True if every written flag of bytes ``[lo, hi)`` of ``buf`` is set (empty ranges included).
+
+    Answered from ``buf.known`` when a known range holds ``[lo, hi)``; otherwise scans the map
+    and remembers the range if it is all set."""
+    for a, b in buf.known:
+        if a <= lo and hi <= b:
+            return True
+    flags = buf.written[lo:hi]
+    ok = b"\x00" not in flags.tobytes() if hi - lo <= _SMALL_RANGE else bool(flags.all())
+    if ok and hi > lo:
+        _remember_written(buf, lo, hi)
+    return ok
+
+
+def _remember_written(buf: Buffer, lo: int, hi: int) -> None:
+    """Note that the flags of bytes ``[lo, hi)`` of ``buf`` are all set."""
+    if buf.held:
+        for a, b in buf.held:
+            if a < hi and lo < b:
+                return                      # the running op holds writable flags of these bytes
+    known = buf.known
+    for i, (a, b) in enumerate(known):
+        if a <= lo and hi <= b:
+            return
+        if lo <= a and b <= hi:             # the new range holds an old one: replace it
+            known[i] = (lo, hi)
+            return
+        if a <= hi and lo <= b:             # overlapping or touching: one range covers both
+            known[i] = (min(a, lo), max(b, hi))
+            return
+    known.append((lo, hi))
+    if len(known) > _MAX_KNOWN:
+        del known[0]
+
+
+def _forget_written(buf: Buffer, lo: int, hi: int) -> None:
+    """An op may clear flags of bytes ``[lo, hi)``: drop the known ranges that overlap them."""
+    buf.known = [(a, b) for a, b in buf.known if b <= lo or hi <= a]
 
 
 def all_written(flags: np.ndarray) -> bool:
