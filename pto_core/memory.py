@@ -126,7 +126,7 @@ class Buffer:
     __slots__ = ("space", "label", "data", "written", "base", "known", "held")
 
     def __init__(self, space: str, size: int, *, label: str = "", fill: Optional[np.ndarray] = None,
-                 base: int = 0):
+                 base: int = 0, all_written: bool = False):
         self.space = space
         self.label = label or space
         self.base = base
@@ -134,7 +134,10 @@ class Buffer:
             self.data = np.zeros(size, dtype=np.uint8)
         else:
             self.data = fill
-        self.written = np.zeros(size, dtype=np.bool_)
+        if all_written:
+            self.written = np.broadcast_to(np.True_, self.data.shape)    # see `mark_all_written`
+        else:
+            self.written = np.zeros(size, dtype=np.bool_)
         self.known: list = []
         self.held: list = []
 
@@ -209,17 +212,16 @@ class GlobalMemory:
             if raw.size != nbytes:
                 raise IllegalOperand(f"initial data has {raw.size} bytes, region {name!r} has {nbytes}",
                                      operand=name, value=raw.size, limit=nbytes)
-        if raw is None or (fill or self._machine.options.fill) == "random":   # random fills: same rng draws
+        if raw is None:
             content = self._machine._fill_array(nbytes, fill, gm=True)
         else:
-            content = np.empty(nbytes, dtype=np.uint8)                     # the data overwrites it at once
-        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base)
+            if (fill or self._machine.options.fill) == "random":
+                self._machine._fill_array(nbytes, fill, gm=True)     # the same rng draws as an unfed region
+            content = raw.copy()
+        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base, all_written=raw is not None)
         region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
         self.regions.append(region)
         self._bases.append(base)
-        if raw is not None:
-            buf.data[:] = raw
-            buf.mark_all_written()
         return region
 
     def region(self, name: str) -> GmRegion:
@@ -549,6 +551,7 @@ class ExecContext:
         #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
         #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.
         self.spr: dict = {}
+        self._buffers: dict = {}     # (space, sub) -> on-chip Buffer, filled by `_locate_at`
         self._holding: list = []     # buffers whose writable flag views the running op holds (`Buffer.held`)
 
     # -- op bracketing (called by the dispatcher / interpreter)
@@ -565,21 +568,27 @@ class ExecContext:
 
     # -- raw access
     def _locate(self, ptr: Ptr, nbytes: int, operand: str):
-        if ptr.space == "gm":
+        return self._locate_at(ptr.space, ptr.sub, ptr.addr, nbytes, operand)
+
+    def _locate_at(self, space: str, sub: int, addr: int, nbytes: int, operand: str):
+        """``(buffer, offset)`` of ``nbytes`` at byte address ``addr`` of ``space`` (UB ``sub``); bounds-checked."""
+        if space == "gm":
             try:
-                region, off = self.machine.gm.find(ptr.addr, nbytes)
+                region, off = self.machine.gm.find(addr, nbytes)
             except OutOfBounds as e:
                 e.operand = e.operand or operand
                 e.op = e.op or self.op_name
                 raise
             return region.buffer, off
-        buf = self.core.buffer(ptr.space, ptr.sub)
-        if ptr.addr < 0 or ptr.addr + nbytes > buf.size:
-            raise OutOfBounds(f"bytes [{ptr.addr:#x}, {ptr.addr + nbytes:#x}) are outside {ptr.space} "
+        buf = self._buffers.get((space, sub))
+        if buf is None:
+            buf = self._buffers[(space, sub)] = self.core.buffer(space, sub)
+        if addr < 0 or addr + nbytes > buf.data.shape[0]:
+            raise OutOfBounds(f"bytes [{addr:#x}, {addr + nbytes:#x}) are outside {space} "
                               f"(capacity {buf.size} B on {self.target.name})", op=self.op_name,
-                              operand=operand, value=hex(ptr.addr), limit=f"{buf.size} B",
+                              operand=operand, value=hex(addr), limit=f"{buf.size} B",
                               hint="check the address, shape and strides of this operand")
-        return buf, ptr.addr
+        return buf, addr
 
     def read(self, ptr: Ptr, nbytes: int, *, operand: str = "src") -> np.ndarray:
         """Byte view of ``[ptr, ptr + nbytes)`` for reading (records the read)."""
@@ -717,9 +726,8 @@ class ExecContext:
         is not a use) and for ops that use only part of what they touch (they check that
         part with `check_written`; a write must set the flags it produces).
         """
-        start = ptr.byte_offset(lo) if lo else ptr
         n = hi - lo
-        buf, off = self._locate(start, n, operand)
+        buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + n, write)
         if write:
