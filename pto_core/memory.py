@@ -115,12 +115,18 @@ class Buffer:
             all-True view instead (no memory: `mark_all_written`); the write paths of
             `ExecContext` leave it alone (nothing to add) and `flags_for_write` turns it into
             a real array before an op stores flags into it.
+        known: byte ranges ``(lo, hi)`` whose flags are all known to be set (at most `_MAX_KNOWN`,
+            newest last): ranges a dense write marked or a check found all set. Flags only ever
+            go from set to clear through a writable flag view handed to an op
+            (`ExecContext.span_tracked` with ``write=True``), which forgets the ranges it
+            overlaps and, until the op ends, keeps them out of ``known`` (``held``); so a read
+            inside a known range needs no scan of the map.
     """
 
-    __slots__ = ("space", "label", "data", "written", "base")
+    __slots__ = ("space", "label", "data", "written", "base", "known", "held")
 
     def __init__(self, space: str, size: int, *, label: str = "", fill: Optional[np.ndarray] = None,
-                 base: int = 0):
+                 base: int = 0, all_written: bool = False):
         self.space = space
         self.label = label or space
         self.base = base
@@ -128,7 +134,12 @@ class Buffer:
             self.data = np.zeros(size, dtype=np.uint8)
         else:
             self.data = fill
-        self.written = np.zeros(size, dtype=np.bool_)
+        if all_written:
+            self.written = np.broadcast_to(np.True_, self.data.shape)    # see `mark_all_written`
+        else:
+            self.written = np.zeros(size, dtype=np.bool_)
+        self.known: list = []
+        self.held: list = []
 
     def mark_all_written(self) -> None:
         """Every byte is initialised (input data, a zero-cleared output): the written map becomes a
@@ -201,17 +212,16 @@ class GlobalMemory:
             if raw.size != nbytes:
                 raise IllegalOperand(f"initial data has {raw.size} bytes, region {name!r} has {nbytes}",
                                      operand=name, value=raw.size, limit=nbytes)
-        if raw is None or (fill or self._machine.options.fill) == "random":   # random fills: same rng draws
+        if raw is None:
             content = self._machine._fill_array(nbytes, fill, gm=True)
         else:
-            content = np.empty(nbytes, dtype=np.uint8)                     # the data overwrites it at once
-        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base)
+            if (fill or self._machine.options.fill) == "random":
+                self._machine._fill_array(nbytes, fill, gm=True)     # the same rng draws as an unfed region
+            content = raw.copy()
+        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base, all_written=raw is not None)
         region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
         self.regions.append(region)
         self._bases.append(base)
-        if raw is not None:
-            buf.data[:] = raw
-            buf.mark_all_written()
         return region
 
     def region(self, name: str) -> GmRegion:
@@ -457,6 +467,7 @@ class Machine:
         buf.data[off:off + raw.size] = raw
         if buf.written.flags.writeable:
             buf.written[off:off + raw.size] = True
+            _remember_written(buf, off, off + raw.size)
 
     def resolve(self, ptr: Ptr, nbytes: int, *, core: int = 0) -> tuple:
         """``(buffer, byte offset)`` for ``nbytes`` at ``ptr``; raises `OutOfBounds`."""
@@ -540,32 +551,44 @@ class ExecContext:
         #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
         #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.
         self.spr: dict = {}
+        self._buffers: dict = {}     # (space, sub) -> on-chip Buffer, filled by `_locate_at`
+        self._holding: list = []     # buffers whose writable flag views the running op holds (`Buffer.held`)
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
         self.op_name = op_name
         self.pipe = pipe
         self.where = where
+        if self._holding:                  # the previous op is done with its writable flag views
+            for buf in self._holding:
+                buf.held.clear()
+            self._holding.clear()
         if self.hazards is not None:
             self.hazards.begin_op(op_name, pipe, where)
 
     # -- raw access
     def _locate(self, ptr: Ptr, nbytes: int, operand: str):
-        if ptr.space == "gm":
+        return self._locate_at(ptr.space, ptr.sub, ptr.addr, nbytes, operand)
+
+    def _locate_at(self, space: str, sub: int, addr: int, nbytes: int, operand: str):
+        """``(buffer, offset)`` of ``nbytes`` at byte address ``addr`` of ``space`` (UB ``sub``); bounds-checked."""
+        if space == "gm":
             try:
-                region, off = self.machine.gm.find(ptr.addr, nbytes)
+                region, off = self.machine.gm.find(addr, nbytes)
             except OutOfBounds as e:
                 e.operand = e.operand or operand
                 e.op = e.op or self.op_name
                 raise
             return region.buffer, off
-        buf = self.core.buffer(ptr.space, ptr.sub)
-        if ptr.addr < 0 or ptr.addr + nbytes > buf.size:
-            raise OutOfBounds(f"bytes [{ptr.addr:#x}, {ptr.addr + nbytes:#x}) are outside {ptr.space} "
+        buf = self._buffers.get((space, sub))
+        if buf is None:
+            buf = self._buffers[(space, sub)] = self.core.buffer(space, sub)
+        if addr < 0 or addr + nbytes > buf.data.shape[0]:
+            raise OutOfBounds(f"bytes [{addr:#x}, {addr + nbytes:#x}) are outside {space} "
                               f"(capacity {buf.size} B on {self.target.name})", op=self.op_name,
-                              operand=operand, value=hex(ptr.addr), limit=f"{buf.size} B",
+                              operand=operand, value=hex(addr), limit=f"{buf.size} B",
                               hint="check the address, shape and strides of this operand")
-        return buf, ptr.addr
+        return buf, addr
 
     def read(self, ptr: Ptr, nbytes: int, *, operand: str = "src") -> np.ndarray:
         """Byte view of ``[ptr, ptr + nbytes)`` for reading (records the read)."""
@@ -638,7 +661,8 @@ class ExecContext:
                 pass                    # all bytes already written (see `Buffer.mark_all_written`)
             elif active is None and dense:
                 buf.written[off:off + extent] = True
-            elif _all_written(buf.written, off, off + extent):
+                _remember_written(buf, off, off + extent)
+            elif _all_written(buf, off, off + extent):
                 pass                    # every byte in range is already marked: nothing to add
             else:
                 wv = np.ndarray(shape + (size,), dtype=np.bool_, buffer=buf.written, offset=off,
@@ -651,7 +675,7 @@ class ExecContext:
         view.flags.writeable = False
         if self.machine.options.uninitialized == "off":
             return view
-        if _all_written(buf.written, off, off + extent):
+        if _all_written(buf, off, off + extent):
             ok = True
         elif active is None and dense:
             ok = False
@@ -676,7 +700,7 @@ class ExecContext:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
-        if mode != "off" and hi > lo and not _all_written(buf.written, lo, hi):
+        if mode != "off" and hi > lo and not _all_written(buf, lo, hi):
             bad = lo + int(np.argmin(buf.written[lo:hi]))
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
 
@@ -702,15 +726,20 @@ class ExecContext:
         is not a use) and for ops that use only part of what they touch (they check that
         part with `check_written`; a write must set the flags it produces).
         """
-        start = ptr.byte_offset(lo) if lo else ptr
         n = hi - lo
-        buf, off = self._locate(start, n, operand)
+        buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + n, write)
         if write:
             flags = buf.flags_for_write()[off:off + n]
+            if buf.known:
+                _forget_written(buf, off, off + n)
+            if not buf.held:
+                self._holding.append(buf)
+            buf.held.append((off, off + n))
         elif buf.written.flags.writeable:
             flags = buf.written[off:off + n]
+            flags.flags.writeable = False      # a read's flags are not the op's to change
         else:                   # all written: a real (read-only) array, so ops may take strided views of it
             flags = _all_true(n)
         return buf.data[off:off + n], flags, -lo
@@ -734,6 +763,7 @@ class ExecContext:
             self.hazards.on_access(buf, lo, hi, True, operand)
         if buf.written.flags.writeable:
             buf.written[lo:hi] = True
+            _remember_written(buf, lo, hi)
 
     # -- unit-flag handshake (mad ``unit_flag(check_and_set)`` -> FIXPIPE ``unit_flag(check_*)``)
     #
@@ -788,11 +818,49 @@ def _all_true(n: int) -> np.ndarray:
     return arr[:n]
 
 
-def _all_written(written: np.ndarray, lo: int, hi: int) -> bool:
-    """True if every flag of ``written[lo:hi]`` is set (empty ranges included)."""
-    if hi - lo <= _SMALL_RANGE:
-        return b"\x00" not in written[lo:hi].tobytes()
-    return bool(written[lo:hi].all())
+#: How many known fully-written ranges a `Buffer` keeps (``Buffer.known``).
+_MAX_KNOWN = 16
+
+
+def _all_written(buf: Buffer, lo: int, hi: int) -> bool:
+    """True if every written flag of bytes ``[lo, hi)`` of ``buf`` is set (empty ranges included).
+
+    Answered from ``buf.known`` when a known range holds ``[lo, hi)``; otherwise scans the map
+    and remembers the range if it is all set."""
+    for a, b in buf.known:
+        if a <= lo and hi <= b:
+            return True
+    flags = buf.written[lo:hi]
+    ok = b"\x00" not in flags.tobytes() if hi - lo <= _SMALL_RANGE else bool(flags.all())
+    if ok and hi > lo:
+        _remember_written(buf, lo, hi)
+    return ok
+
+
+def _remember_written(buf: Buffer, lo: int, hi: int) -> None:
+    """Note that the flags of bytes ``[lo, hi)`` of ``buf`` are all set."""
+    if buf.held:
+        for a, b in buf.held:
+            if a < hi and lo < b:
+                return                      # the running op holds writable flags of these bytes
+    known = buf.known
+    for i, (a, b) in enumerate(known):
+        if a <= lo and hi <= b:
+            return
+        if lo <= a and b <= hi:             # the new range holds an old one: replace it
+            known[i] = (lo, hi)
+            return
+        if a <= hi and lo <= b:             # overlapping or touching: one range covers both
+            known[i] = (min(a, lo), max(b, hi))
+            return
+    known.append((lo, hi))
+    if len(known) > _MAX_KNOWN:
+        del known[0]
+
+
+def _forget_written(buf: Buffer, lo: int, hi: int) -> None:
+    """An op may clear flags of bytes ``[lo, hi)``: drop the known ranges that overlap them."""
+    buf.known = [(a, b) for a, b in buf.known if b <= lo or hi <= a]
 
 
 def all_written(flags: np.ndarray) -> bool:

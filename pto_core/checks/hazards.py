@@ -30,10 +30,12 @@ Sync ops themselves are issued by the scalar unit: they run on pipe ``S`` for
 ``begin_op`` (they touch no memory) and act on the clocks of the pipes they name.
 
 Cost: an access first compares the buffer's newest writer / reader epochs per pipe with
-what the current op knows (no per-block work when nothing is newer); otherwise ranges of
-at most `_FEW_BLOCKS` blocks are compared on Python ints and larger ones with numpy (the
-numpy path also builds the error). An op's accesses are recorded when the next op begins;
-a read that a later write of the same op covers is not recorded (the write clears it).
+what the current op knows (no per-block work when nothing is newer); otherwise it tests
+the runs of equal stamps its block range overlaps (`shadow.BlockMap`; few, whatever the
+size of the access) on Python ints, and builds per-block arrays only to apply unit-flag
+grants or to name the first conflicting bytes in the error. An op's accesses are
+recorded when the next op begins (a list splice per access); a read that a later write
+of the same op covers is not recorded (the write clears it).
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ import numpy as np
 from ..errors import HazardError, Provenance, SyncError
 from ..pipes import PIPE_INDEX, PIPES, asm_pipe, pipe_name
 from .flags import flag_text
-from .shadow import BLOCK, BLOCK_SHIFT, BufferShadow, block_range
+from .shadow import BLOCK, BLOCK_SHIFT, BlockMap, BufferShadow, block_range
 from .vector_clock import ALWAYS, NUM_PIPES, PipeClocks
 
 _S = PIPE_INDEX["S"]
@@ -172,15 +174,15 @@ class HazardTracker:
                 if covered:
                     continue    # a later write of the same op covers these blocks and clears this read anyway
             if is_write:
-                sh.w_stamp[b0:b1] = (e << 3) | p
-                for r in sh.r_epoch.values():
-                    r[b0:b1] = 0
+                sh.w.assign(b0, b1, (e << 3) | p)
+                for r in sh.r.values():
+                    r.assign(b0, b1, 0)
                 sh.max_w[p] = e
             else:
-                r = sh.r_epoch.get(p)
+                r = sh.r.get(p)
                 if r is None:
-                    r = sh.r_epoch[p] = np.zeros(sh.nblocks, dtype=np.int64)
-                r[b0:b1] = e
+                    r = sh.r[p] = BlockMap(sh.nblocks, 0)
+                r.assign(b0, b1, e)
                 sh.max_r[p] = e
         self._pending.clear()
 
@@ -228,12 +230,19 @@ class HazardTracker:
         self._pending.append((sh, b0, b1, is_write))
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
-        st = sh.w_stamp[b0:b1]
+        w = sh.w
         lim = self._stamp_limits()
-        if b1 - b0 <= _FEW_BLOCKS:      # a few blocks: the same test on Python ints, no numpy temporaries
+        if w.starts is not None:        # run form: test each run's stamp on Python ints
             lim_list = lim.tolist()
-            if all(v <= lim_list[v & 7] for v in st.tolist()):
+            if all(v <= lim_list[v & 7] for v in w.runs(b0, b1)):
                 return
+            st = w.array(b0, b1)
+        else:
+            st = w.arr[b0:b1]
+            if b1 - b0 <= _FEW_BLOCKS:      # a few blocks: the same test on Python ints, no numpy temporaries
+                lim_list = lim.tolist()
+                if all(v <= lim_list[v & 7] for v in st.tolist()):
+                    return
         bad = st > lim[st & 7]
         if self._grants:
             self._apply_grants(bad, sh, b0, b1, (st & 7).astype(np.int8), st >> 3)
@@ -243,13 +252,19 @@ class HazardTracker:
 
     def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
         thr = self._thr_list
-        for q, r_all in sh.r_epoch.items():
-            if sh.max_r[q] <= thr[q]:
+        for q, r in sh.r.items():
+            t = thr[q]
+            if sh.max_r[q] <= t:
                 continue
-            re = r_all[b0:b1]
-            if b1 - b0 <= _FEW_BLOCKS and max(re.tolist()) <= thr[q]:
-                continue
-            bad = re > thr[q]
+            if r.starts is not None:
+                if max(r.runs(b0, b1)) <= t:
+                    continue
+                re = r.array(b0, b1)
+            else:
+                re = r.arr[b0:b1]
+                if b1 - b0 <= _FEW_BLOCKS and max(re.tolist()) <= t:
+                    continue
+            bad = re > t
             if self._grants:
                 self._apply_grants(bad, sh, b0, b1, q, re)
             if bad.any():

@@ -5,25 +5,32 @@ aligned, L0A/L0B/L0C hold 512-byte fractals, and MTE/vector/cube/FIXPIPE transfe
 move whole 32-byte blocks; GM bursts are issued in 32-byte units too. Only scalar
 accesses (pipe S) and unaligned GM bursts touch less than a block, so two pipes
 touching *different bytes of one block* without sync is reported as a hazard (on
-hardware such a pattern is fragile anyway). Cost: 8 bytes per block plus 8 bytes per
-block for each pipe that reads the buffer, allocated on first access.
+hardware such a pattern is fragile anyway).
 
-Per block:
+Per block (each a `BlockMap`: one value per block, stored as runs of equal values):
 
-* ``w_stamp``: the last writer as ``epoch << 3 | pipe`` (`stamp`); `NO_STAMP` (pipe 7)
+* ``w``: the last writer as ``epoch << 3 | pipe`` (`stamp`); `NO_STAMP` (pipe 7)
   = never written since the kernel started.
-* ``r_epoch[q]``: the epoch of the latest read by pipe ``q`` since the last write (0 =
+* ``r[q]``: the epoch of the latest read by pipe ``q`` since the last write (0 =
   none). Only the latest read per pipe matters: a ``set_flag`` releases every earlier
   op of its pipe.
 * ``max_w`` / ``max_r``: ``{pipe: largest epoch written / read anywhere in the buffer}``
   for the fast path: if no pipe touched the buffer more recently than the current op
   knows about, no block can conflict and the per-block comparison is skipped.
-* unit-flag state (lazy): ``u_pub`` epoch of the mad that published each block with
-  ``unit_flag(check_and_set)`` (0 = not published), ``u_clr`` the FIXPIPE epoch that
-  cleared it with ``unit_flag(check_and_clear)``, plus their pipes, and ``u_seen``
-  (some consumer checked it).
+* unit-flag state (lazy numpy arrays): ``u_pub`` epoch of the mad that published each
+  block with ``unit_flag(check_and_set)`` (0 = not published), ``u_clr`` the FIXPIPE
+  epoch that cleared it with ``unit_flag(check_and_clear)``, plus their pipes, and
+  ``u_seen`` (some consumer checked it).
+
+Cost: every access is one contiguous block range, so a map holds few runs (one per
+distinct live access) and recording an access costs two bisections and a list splice,
+independent of its size. A map fragmented into more than `MAX_RUNS` runs turns into a
+plain ``int64`` array per block (8 bytes per block; slice stores), which bounds the
+cost of kernels that scatter many small accesses over one buffer.
 """
 from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -33,6 +40,8 @@ BLOCK_SHIFT = 5
 #: Pipe slot meaning "nobody" in a stamp (pipe indices are 0..6).
 NO_PIPE = 7
 NO_STAMP = NO_PIPE
+#: A `BlockMap` with more runs than this switches to one array entry per block.
+MAX_RUNS = 512
 
 
 def stamp(epoch: int, pipe: int) -> int:
@@ -45,34 +54,92 @@ def block_range(lo: int, hi: int) -> tuple:
     return lo >> BLOCK_SHIFT, (hi + BLOCK - 1) >> BLOCK_SHIFT
 
 
+class BlockMap:
+    """One int value per block of ``[0, n)``, all ``fill`` at first.
+
+    Run form (``starts`` is a list): run ``i`` covers blocks ``[starts[i], starts[i+1])``
+    (the last one up to ``n``) with value ``vals[i]``; neighbouring runs differ. Dense
+    form (``starts`` is None): ``arr`` holds every block's value (after `MAX_RUNS`).
+    """
+
+    __slots__ = ("n", "starts", "vals", "arr")
+
+    def __init__(self, n: int, fill: int):
+        self.n = n
+        self.starts = [0]
+        self.vals = [fill]
+        self.arr = None
+
+    def assign(self, b0: int, b1: int, v: int) -> None:
+        """Set blocks ``[b0, b1)`` (``0 <= b0 < b1 <= n``) to ``v``."""
+        starts = self.starts
+        if starts is None:
+            self.arr[b0:b1] = v
+            return
+        vals = self.vals
+        i = bisect_right(starts, b0) - 1            # run holding b0
+        j = bisect_left(starts, b1)                 # first run starting at or after b1
+        new_s, new_v = [b0], [v]
+        if b1 < self.n and (j == len(starts) or starts[j] != b1):
+            after = vals[j - 1]                      # b1 lies inside run j - 1: its tail survives
+            if after != v:
+                new_s.append(b1)
+                new_v.append(after)
+        elif j < len(starts) and vals[j] == v:       # the next run starts at b1 with the same value: merge
+            j += 1
+        k = i + 1 if starts[i] < b0 else i           # keep run i's head if it starts before b0
+        if k > 0 and vals[k - 1] == v:               # merge with the run before
+            del new_s[0], new_v[0]
+        starts[k:j] = new_s
+        vals[k:j] = new_v
+        if len(starts) > MAX_RUNS:
+            self.arr = self.array(0, self.n).copy()
+            self.starts = self.vals = None
+
+    def runs(self, b0: int, b1: int) -> list:
+        """Values of the runs overlapping ``[b0, b1)`` (run form only)."""
+        starts = self.starts
+        return self.vals[bisect_right(starts, b0) - 1:bisect_left(starts, b1)]
+
+    def array(self, b0: int, b1: int) -> np.ndarray:
+        """The values of blocks ``[b0, b1)`` as an ``int64`` array (read-only use)."""
+        if self.starts is None:
+            return self.arr[b0:b1]
+        starts = self.starts
+        i, j = bisect_right(starts, b0) - 1, bisect_left(starts, b1)
+        edges = np.array(starts[i + 1:j] + [b1], dtype=np.int64)
+        lengths = np.diff(edges, prepend=b0)
+        return np.repeat(np.array(self.vals[i:j], dtype=np.int64), lengths)
+
+
 class BufferShadow:
     """Per-block access history of one `Buffer` (see module doc)."""
 
-    __slots__ = ("buffer", "nblocks", "w_stamp", "r_epoch", "max_w", "max_r",
+    __slots__ = ("buffer", "nblocks", "w", "r", "max_w", "max_r",
                  "u_pub", "u_pub_pipe", "u_clr", "u_clr_pipe", "u_seen")
 
     def __init__(self, buffer):
         self.buffer = buffer
         n = (buffer.size + BLOCK - 1) >> BLOCK_SHIFT
         self.nblocks = n
-        self.w_stamp = np.full(n, NO_STAMP, dtype=np.int64)
-        self.r_epoch: dict = {}
+        self.w = BlockMap(n, NO_STAMP)
+        self.r: dict = {}
         self.max_w: dict = {}
         self.max_r: dict = {}
         self.u_pub = None
 
     # -- history updates (after the checks passed)
     def record_write(self, b0: int, b1: int, pipe: int, epoch: int) -> None:
-        self.w_stamp[b0:b1] = (epoch << 3) | pipe
-        for r in self.r_epoch.values():
-            r[b0:b1] = 0
+        self.w.assign(b0, b1, (epoch << 3) | pipe)
+        for r in self.r.values():
+            r.assign(b0, b1, 0)
         self.max_w[pipe] = epoch
 
     def record_read(self, b0: int, b1: int, pipe: int, epoch: int) -> None:
-        r = self.r_epoch.get(pipe)
+        r = self.r.get(pipe)
         if r is None:
-            r = self.r_epoch[pipe] = np.zeros(self.nblocks, dtype=np.int64)
-        r[b0:b1] = epoch
+            r = self.r[pipe] = BlockMap(self.nblocks, 0)
+        r.assign(b0, b1, epoch)
         self.max_r[pipe] = epoch
 
     # -- unit flags

@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import sync_standins  # noqa: F401  (registers the t_* stand-in ops)
 from pto_core import HazardError, Machine, MachineOptions, SyncError, pto
+from pto_core.checks import shadow
 from pto_core.pipes import PIPES
 
 N = 512   # bytes per tile in the chain kernels (one L0C fractal)
@@ -23,6 +24,14 @@ def here() -> int:
 
 def data(n=N, seed=0):
     return (np.arange(n) * 7 + seed).astype(np.uint8) % 200   # never the 0xFF fill byte
+
+
+@pytest.fixture(autouse=True, params=["runs", "per-block"])
+def shadow_form(request, monkeypatch):
+    """Every test runs with the shadow maps in run form and in per-block array form (`shadow.MAX_RUNS`)."""
+    if request.param == "per-block":
+        monkeypatch.setattr(shadow, "MAX_RUNS", 0)
+    return request.param
 
 
 @pytest.fixture
