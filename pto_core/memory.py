@@ -724,7 +724,10 @@ class ExecContext:
         them. The access is reported to the hazard verifier as usual. For ops that move
         bytes (they copy the written flags along with the data, so moving undefined bytes
         is not a use) and for ops that use only part of what they touch (they check that
-        part with `check_written`; a write must set the flags it produces).
+        part with `check_written`; a write must set the flags it produces). A read of a
+        fully written span gets a shared read-only all-True array (`all_written` of any view
+        of it is O(1)); an op that overwrites a whole span takes it with ``span(write=True)``
+        instead, which marks it written without handing out flags.
         """
         n = hi - lo
         buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
@@ -737,10 +740,11 @@ class ExecContext:
             if not buf.held:
                 self._holding.append(buf)
             buf.held.append((off, off + n))
-        elif buf.written.flags.writeable:
+        elif buf.written.flags.writeable and (self.machine.options.uninitialized == "off"
+                                              or not _all_written(buf, off, off + n)):
             flags = buf.written[off:off + n]
             flags.flags.writeable = False      # a read's flags are not the op's to change
-        else:                   # all written: a real (read-only) array, so ops may take strided views of it
+        else:   # all written: a shared read-only all-True array (`all_written` answers in O(1) for its views)
             flags = _all_true(n)
         return buf.data[off:off + n], flags, -lo
 
@@ -751,7 +755,7 @@ class ExecContext:
         ``written`` is a selection (any shape) of a written map from `span_tracked`: the
         bytes (or, with ``unit="element"``, per-element flags) the op actually uses.
         """
-        if self.machine.options.uninitialized == "off" or written.size == 0 or written.all():
+        if self.machine.options.uninitialized == "off" or written.size == 0 or all_written(written):
             return
         count = int(written.size - np.count_nonzero(written))
         where = f"at {ptr}" if ptr is not None else ""
@@ -761,7 +765,7 @@ class ExecContext:
     def _on_write(self, buf: Buffer, lo: int, hi: int, operand: str = "dst") -> None:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, True, operand)
-        if buf.written.flags.writeable:
+        if buf.written.flags.writeable and not _known_written(buf, lo, hi):
             buf.written[lo:hi] = True
             _remember_written(buf, lo, hi)
 
@@ -822,14 +826,21 @@ def _all_true(n: int) -> np.ndarray:
 _MAX_KNOWN = 16
 
 
+def _known_written(buf: Buffer, lo: int, hi: int) -> bool:
+    """True if a known fully-written range of ``buf`` holds bytes ``[lo, hi)`` (no scan)."""
+    for a, b in buf.known:
+        if a <= lo and hi <= b:
+            return True
+    return False
+
+
 def _all_written(buf: Buffer, lo: int, hi: int) -> bool:
     """True if every written flag of bytes ``[lo, hi)`` of ``buf`` is set (empty ranges included).
 
     Answered from ``buf.known`` when a known range holds ``[lo, hi)``; otherwise scans the map
     and remembers the range if it is all set."""
-    for a, b in buf.known:
-        if a <= lo and hi <= b:
-            return True
+    if _known_written(buf, lo, hi):
+        return True
     flags = buf.written[lo:hi]
     ok = b"\x00" not in flags.tobytes() if hi - lo <= _SMALL_RANGE else bool(flags.all())
     if ok and hi > lo:
@@ -864,7 +875,11 @@ def _forget_written(buf: Buffer, lo: int, hi: int) -> None:
 
 
 def all_written(flags: np.ndarray) -> bool:
-    """True if every entry of a 1-D contiguous ``bool`` written-map slice is set (cheap on small slices)."""
+    """True if every entry of a ``bool`` written-map selection is set: O(1) for views of the shared
+    all-True array `ExecContext.span_tracked` hands out for fully written spans, else a scan
+    (a byte search on small slices)."""
+    if flags.base is _ALL_TRUE[0] or flags is _ALL_TRUE[0]:
+        return True
     if flags.size <= _SMALL_RANGE:
         return b"\x00" not in flags.tobytes()
     return bool(flags.all())

@@ -371,15 +371,12 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         prod = full
     m1, n1 = mrows // 16, na // 16
     nbytes = dc.nbytes(mrows * na)
-    marked = False          # every byte of the tile already marked written (nothing to mark below)
     if init == "acc":
         _, old_w, _ = ctx.span_tracked(dst, 0, nbytes, operand="%dst")
-        if track:
-            marked = all_written(old_w)
-            if not marked:
-                ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
-                                  ptr=dst, unit="element")
-    data, written, _ = ctx.span_tracked(dst, 0, nbytes, write=True, operand="%dst")
+        if track and not all_written(old_w):
+            ctx.check_written(_logical_flags(old_w, dc, "Nz", mrows, na, 16, 16)[:m, :n], operand="%dst",
+                              ptr=dst, unit="element")
+    data, _ = ctx.span(dst, 0, nbytes, write=True, operand="%dst")      # the whole tile: marked written
     acc4 = data.view(dc.storage).reshape(n1, m1, 16, 16)
     prod4 = prod.reshape(m1, 16, n1, 16).transpose(2, 0, 1, 3)
     if init == "bias":
@@ -392,8 +389,6 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
     else:
         _accumulate(acc4, prod4, dc, init, floating, saturate)
-    if track and not marked:
-        written[...] = True
     return nbytes
 
 

@@ -37,7 +37,7 @@ import pto_core.numerics as _nx  # resolved at call time (fp19, pack_nibbles)
 
 from ..dtypes import DType, dtype as _dtype
 from ..errors import IllegalOperand, UnsupportedOp
-from ..memory import Ptr
+from ..memory import Ptr, all_written
 from ..numerics import quant as Q
 from .registry import Clause, Operand, OpSpec, register
 
@@ -618,7 +618,7 @@ def _gather(ctx, src: Ptr, p: _Plan, row0: int) -> np.ndarray:
     data, written, _ = ctx.span_tracked(base, 0, nbytes, operand="%src")
     row_b = ROW * es
     acc = np.ndarray((n1, m, ROW), p.acc.storage, data, 0, (ss * row_b, ls * row_b, es))
-    if ctx.machine.options.uninitialized != "off" and not written.all():
+    if ctx.machine.options.uninitialized != "off" and not all_written(written):
         flags = as_strided(written, (n1, m, row_b), (ss * row_b, ls * row_b, 1), writeable=False)
         last = (int(p.n) - (n1 - 1) * ROW) * es
         ctx.check_written(np.concatenate([flags[:n1 - 1].reshape(-1), flags[n1 - 1, :, :last].reshape(-1)]),

@@ -43,6 +43,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from ..memory import all_written
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
 
@@ -889,6 +890,12 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
         sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
     rows, cols = sv.shape[:2]
     strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
+    inner, outer = (rows, cols) if dst_outer == "col" else (cols, rows)
+    if track and (dst_stride == inner or outer == 1) and all_written(sw):
+        # every source byte written, destination fractals back to back: one span marked written whole
+        raw, _ = ctx.span(dst, 0, rows * cols * FRACTAL, write=True, operand="%dst")
+        strided(raw, (rows, cols, FRACTAL), strides + (1,), True)[...] = sv
+        return
     dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst", flags=track)
     dv[...] = sv
     if track:

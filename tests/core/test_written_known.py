@@ -58,3 +58,41 @@ def test_read_span_flags_are_read_only(m):
     assert not flags.any()
     with pytest.raises(ValueError):
         flags[0] = True
+
+
+# ----------------------------------------------------------------------------- ops that produce whole spans
+
+
+def _l1_to_l0a(m, dst_stride):
+    """Full-control L1 -> L0A load of a 2 x 2 fractal grid (f16) with the given destination stride."""
+    from pto_core import pto
+    pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0a", "f16", 0), 0, 0, 2, 2, 2, dst_stride)
+
+
+@pytest.mark.parametrize("dst_stride", [2, 3])
+def test_l1_to_l0_load_of_written_bytes_marks_exactly_its_fractals(dst_stride):
+    m = Machine("A5")
+    m.write(m.ptr("l1", "u8", 0), np.arange(4 * 512, dtype=np.int64).astype(np.uint8))
+    _l1_to_l0a(m, dst_stride)
+    w = m.cores[0].buffer("l0a").written
+    assert w.sum() == 4 * 512                          # the four fractals, nothing in a gap
+    blocks = w[:(dst_stride + 2) * 512].reshape(-1, 512)
+    assert all(b.all() or not b.any() for b in blocks)
+    assert blocks.all() == (dst_stride == 2)           # back to back, or with one free fractal per row
+    assert m.read(m.ptr("l0a", "u8", 0), 512).tolist() == (np.arange(512) % 256).tolist()
+
+
+def test_l1_to_l0_load_carries_an_unwritten_source_byte_to_the_mad():
+    from pto_core import pto
+    m = Machine("A5", options=MachineOptions(uninitialized="raise", check_hazards=False))
+    m.write(m.ptr("l1", "u8", 0), np.zeros(4 * 512, np.uint8))
+    m.write(m.ptr("l1", "u8", 4 * 512), np.zeros(4 * 512, np.uint8))
+    ctx = m.context(0)
+    ctx.begin_op("t.move", "MTE1", None)
+    _, flags, _ = ctx.span_tracked(m.ptr("l1", "u8", 0), 0, 4 * 512, write=True, operand="%dst")
+    flags[700] = False                                 # one byte of fractal 1 was never written
+    _l1_to_l0a(m, 2)
+    assert not m.cores[0].buffer("l0a").written[700] and m.cores[0].buffer("l0a").written[:700].all()
+    pto.mte_l1_l0b(m.ptr("l1", "f16", 4 * 512), m.ptr("l0b", "f16", 0), 0, 0, 2, 2, 2, 2)
+    with pytest.raises(UninitializedRead, match="%lhs"):
+        pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 32, 32, 32)
