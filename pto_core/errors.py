@@ -39,6 +39,22 @@ class Provenance:
         return where
 
 
+#: (file, line, call) -> Provenance: provenances are immutable, so call sites share one object each
+_SITES: dict = {}
+
+
+def site_provenance(file: str, line: int, call: str) -> Provenance:
+    """The shared `Provenance` of call ``call`` at ``file:line`` (one object per site: tracing a call
+    site again, e.g. in a loop body or a rebuilt kernel, allocates nothing)."""
+    key = (file, line, call)
+    where = _SITES.get(key)
+    if where is None:
+        if len(_SITES) >= 65536:
+            _SITES.clear()
+        where = _SITES[key] = Provenance(file, line, call)
+    return where
+
+
 class PtoError(Exception):
     """Base class of all simulator errors.
 

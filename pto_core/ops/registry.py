@@ -56,7 +56,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..errors import IllegalOperand, PtoError, Provenance, UnknownName  # noqa: F401 (re-exported)
+from ..errors import IllegalOperand, PtoError, Provenance, UnknownName, site_provenance  # noqa: F401 (re-exported)
 
 # ----------------------------------------------------------------------------- table rows
 
@@ -413,22 +413,10 @@ def _user_site(skip: int):
     return None
 
 
-#: (file, line, call) -> Provenance: provenances are immutable, so one object per call site
-_SITES: dict = {}
-
-
 def _call_site(skip: int, call: str) -> Optional[Provenance]:
-    """Provenance of the user's call site ``skip`` frames up, tagged with ``call`` (memoised)."""
+    """Provenance of the user's call site ``skip`` frames up, tagged with ``call`` (shared per site)."""
     site = _user_site(skip + 1)
-    if site is None:
-        return None
-    key = (site[0], site[1], call)
-    where = _SITES.get(key)
-    if where is None:
-        if len(_SITES) >= 65536:
-            _SITES.clear()
-        where = _SITES[key] = Provenance(site[0], site[1], call)
-    return where
+    return None if site is None else site_provenance(site[0], site[1], call)
 
 
 # ----------------------------------------------------------------------------- dispatch

@@ -32,7 +32,7 @@ import runpy
 import sys
 from typing import Optional
 
-from pto_core.errors import IllegalOperand, Provenance, PtoError
+from pto_core.errors import IllegalOperand, Provenance, PtoError, site_provenance
 from pto_core.ops import registry as _registry
 
 #: Directory of the facade; frames below it (and below pto_core) are not "user code".
@@ -73,20 +73,10 @@ def user_frame() -> Optional[Provenance]:
     return None if site is None else Provenance(*site)
 
 
-#: (file, line, api) -> Provenance: provenances are immutable, so one object per call site
-_API_SITES: dict = {}
-
-
 def api_site(api: str) -> Provenance:
     """Provenance of a TIK API call: the user's ``file:line`` (``<unknown>:0`` if none) and ``api``."""
     site = _user_site() or ("<unknown>", 0)
-    key = (site[0], site[1], api)
-    where = _API_SITES.get(key)
-    if where is None:
-        if len(_API_SITES) >= 65536:
-            _API_SITES.clear()
-        where = _API_SITES[key] = Provenance(site[0], site[1], api)
-    return where
+    return site_provenance(site[0], site[1], api)
 
 
 def _user_stack(limit: int = 8) -> str:
