@@ -95,11 +95,9 @@ def _offsets(data, n, size, span_elems):
     return np.array(elems, dtype=np.int64) * size
 
 
-@SETTINGS
-@given(data=st.data())
-def test_vgather_matches_reference(data):
-    dt = data.draw(st.sampled_from(["f16", "f32", "s16", "u32"]))
-    target = data.draw(st.sampled_from(["Ascend310P3", "Ascend910B1"]))
+def _draw_gs(data, dtypes, bases):
+    """Shared draws of the vgather / vscatter sweeps: element type, lane selection, repeats, base."""
+    dt = data.draw(st.sampled_from(dtypes))
     npd = np.dtype(NP[dt])
     size = npd.itemsize
     par = 256 // size
@@ -107,15 +105,24 @@ def test_vgather_matches_reference(data):
     mask = None if counter is not None else data.draw(masks(par))
     repeat = data.draw(st.integers(1, 2))
     rep = data.draw(st.integers(0, 10))
-    base = data.draw(st.sampled_from([0, 32, 2 * size]))
+    base = data.draw(st.sampled_from(bases(size)))
     rep_count, lane_sets = _lane_sets(par, mask, repeat, counter)
+    kw = {"counter": counter} if counter is not None else ({} if mask is None else {"mask": mask})
+    return dt, npd, size, par, repeat, rep, base, rep_count, lane_sets, kw
+
+
+@SETTINGS
+@given(data=st.data())
+def test_vgather_matches_reference(data):
+    dt, npd, size, par, repeat, rep, base, rep_count, lane_sets, kw = _draw_gs(
+        data, ["f16", "f32", "s16", "u32"], lambda size: [0, 32, 2 * size])
+    target = data.draw(st.sampled_from(["Ascend310P3", "Ascend910B1"]))
     m = machine(target, seed=3)
     before = ub_bytes(m).copy()
     src_at, off_at, dst_at = 0, 4096, 8192
     offs = _offsets(data, rep_count * par, size, 1024 // size)
     ub_bytes(m)[off_at:off_at + offs.size * 4] = offs.astype(np.int32).view(np.uint8)
     before[off_at:off_at + offs.size * 4] = offs.astype(np.int32).view(np.uint8)
-    kw = {"counter": counter} if counter is not None else ({} if mask is None else {"mask": mask})
     pto.ub.vgather(m.ptr("ub", dt, dst_at), m.ptr("ub", dt, src_at), m.ptr("ub", "s32", off_at), repeat,
                    base=(base,), **kw, rep_stride=(rep,))
     want = before.copy()
@@ -129,22 +136,13 @@ def test_vgather_matches_reference(data):
 @SETTINGS
 @given(data=st.data())
 def test_vscatter_matches_reference(data):
-    dt = data.draw(st.sampled_from(["f16", "f32", "s32", "u16"]))
-    npd = np.dtype(NP[dt])
-    size = npd.itemsize
-    par = 256 // size
-    counter = data.draw(st.one_of(st.none(), st.integers(1, 2 * par)))
-    mask = None if counter is not None else data.draw(masks(par))
-    repeat = data.draw(st.integers(1, 2))
-    rep = data.draw(st.integers(0, 10))
-    base = data.draw(st.sampled_from([0, 64]))
-    rep_count, lane_sets = _lane_sets(par, mask, repeat, counter)
+    dt, npd, size, par, repeat, rep, base, rep_count, lane_sets, kw = _draw_gs(
+        data, ["f16", "f32", "s32", "u16"], lambda size: [0, 64])
     m = machine("Ascend310P3", seed=4)
     src_at, off_at, dst_at = 0, 4096, 8192
     offs = _offsets(data, rep_count * par, size, 512 // size)          # few slots: duplicates are common
     ub_bytes(m)[off_at:off_at + offs.size * 4] = offs.astype(np.int32).view(np.uint8)
     before = ub_bytes(m).copy()
-    kw = {"counter": counter} if counter is not None else ({} if mask is None else {"mask": mask})
     pto.ub.vscatter(m.ptr("ub", dt, dst_at), m.ptr("ub", dt, src_at), m.ptr("ub", "s32", off_at), repeat,
                     base=(base,), **kw, rep_stride=(rep,))
     want = before.copy()
