@@ -93,11 +93,29 @@ def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
     names one); fp8, hif8 and fp4 through a per-format look-up table (one gather); bf16 by
     a 16-bit shift; f32 is a copy.
     """
-    if d.name == "f16":
-        if values.size <= _F16_BY_TABLE or not _f16_bits_exact():   # small tiles: one gather is cheaper
-            return _lut(d).take(values.view(np.uint16))
+    if d.name == "f16" and values.size > _F16_BY_TABLE and _f16_bits_exact():
         out = _scratch(scratch, values.shape, np.int32) if scratch else None
         return f16_to_f32(values.view(np.uint16), out)
+    return _decode_any(values, d)
+
+
+def _decode_finite(values: np.ndarray, d: DType, scratch: str = "") -> tuple:
+    """`_decode` and whether every decoded value is finite (no inf or NaN code among ``values``).
+
+    The f16 path learns it from the range check its decoder makes anyway; the others test it."""
+    if d.name == "f16" and values.size > _F16_BY_TABLE and _f16_bits_exact():
+        out = _scratch(scratch, values.shape, np.int32) if scratch else None
+        return _f16_to_f32_finite(values.view(np.uint16), out)
+    if d.is_int:
+        return values.astype(np.float64, order="C"), True
+    x = _decode_any(values, d)
+    return x, bool(np.isfinite(x).all())
+
+
+def _decode_any(values: np.ndarray, d: DType) -> np.ndarray:
+    """`_decode` by cast, shift or table (every type but large f16 tiles)."""
+    if d.name == "f16":
+        return _lut(d).take(values.view(np.uint16))        # small tiles: one gather is cheaper
     if d.name == "f32":
         return np.array(values, dtype=np.float32, order="C")
     if d.name == "bf16":
@@ -127,13 +145,19 @@ def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     Large arrays are converted in slabs along the first axis so that the four passes over
     each slab stay in cache.
     """
+    return _f16_to_f32_finite(h, out)[0]
+
+
+def _f16_to_f32_finite(h: np.ndarray, out: Optional[np.ndarray] = None) -> tuple:
+    """`f16_to_f32` and whether no code was an inf or NaN (from the range check the conversion makes)."""
     if h.ndim and h.size > _F16_SLAB and h.shape[0] > 1:
         if out is None:
             out = np.empty(h.shape, np.int32)
         step = max(1, _F16_SLAB // (h.size // h.shape[0]))
+        finite = True
         for i in range(0, h.shape[0], step):
-            f16_to_f32(h[i:i + step], out[i:i + step])
-        return out.view(np.float32)
+            finite &= _f16_to_f32_finite(h[i:i + step], out[i:i + step])[1]
+        return out.view(np.float32), finite
     if out is None:
         t = h.view(np.int16).astype(np.int32, order="C")
     else:
@@ -145,7 +169,8 @@ def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     np.multiply(f, np.float32(2.0 ** 112), out=f)
     if f.size and (f.max() >= _F16_SPECIAL or f.min() <= -_F16_SPECIAL):
         t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)
-    return f
+        return f, False
+    return f, True
 
 
 _F16_CHECK: list = []
@@ -197,10 +222,15 @@ def _boxed(layout: str, r1: int, c1: int, ir: int, ic: int):
 
 
 def _logical(raw: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: int, ic: int,
-             scratch: str = "") -> np.ndarray:
-    """Decoded logical ``rows x cols`` matrix from a row-major-inner boxed tile (one fused pass when possible)."""
+             scratch: str = "", check_finite: bool = False) -> tuple:
+    """Decoded logical ``rows x cols`` matrix from a row-major-inner boxed tile (one fused pass when possible),
+    and (``check_finite``) whether all its values are finite, else None."""
     shape4, perm = _boxed(layout, rows // ir, cols // ic, ir, ic)
-    return _decode(_typed(raw, d).reshape(shape4).transpose(perm), d, scratch).reshape(rows, cols)
+    boxed = _typed(raw, d).reshape(shape4).transpose(perm)
+    if check_finite:
+        x, finite = _decode_finite(boxed, d, scratch)
+        return x.reshape(rows, cols), finite
+    return _decode(boxed, d, scratch).reshape(rows, cols), None
 
 
 def _logical_flags(w: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: int, ic: int) -> np.ndarray:
@@ -332,32 +362,37 @@ def _mx_scaled(ctx, lhs, rhs, a: np.ndarray, bt: np.ndarray, m: int, n: int, k: 
     return a * np.repeat(sa, 32, axis=1)[:, :k], bt * np.repeat(sb, 32, axis=1)[:, :k]
 
 
-def _read_lhs(ctx, lhs, m: int, k: int, gemv: bool, track: bool) -> np.ndarray:
-    """Decoded lhs: the dense 1 x k row (GEMV) or the ``round16(m) x k`` left tile (Zz / Nz by target)."""
+def _read_lhs(ctx, lhs, m: int, k: int, gemv: bool, track: bool, check_finite: bool) -> tuple:
+    """Decoded lhs: the dense 1 x k row (GEMV) or the ``round16(m) x k`` left tile (Zz / Nz by target),
+    and (``check_finite``) whether the whole tile is finite, else None."""
     da = lhs.dtype
     if gemv:
         raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(k), operand="%lhs")
         if track and not all_written(w):
             ctx.check_written(w, operand="%lhs", ptr=lhs)
-        return _decode(_typed(raw, da)[:k], da).reshape(1, k)
+        a = _decode(_typed(raw, da)[:k], da).reshape(1, k)
+        return a, None
     rows, ka, c0 = _ceil_to(m, 16), _ceil_to(k, da.c0), da.c0
     lay = l0a_layout(ctx.target)
     raw, w, _ = ctx.span_tracked(lhs, 0, da.nbytes(rows * ka), operand="%lhs")
     if track and not all_written(w):
         ctx.check_written(_logical_flags(w, da, lay, rows, ka, 16, c0)[:m, :k], operand="%lhs", ptr=lhs,
                           unit="element")
-    return _logical(raw, da, lay, rows, ka, 16, c0, "lhs")[:, :k]
+    a, finite = _logical(raw, da, lay, rows, ka, 16, c0, "lhs", check_finite)
+    return a[:, :k], finite
 
 
-def _read_rhs(ctx, rhs, n: int, k: int, track: bool) -> np.ndarray:
-    """Decoded ``B^T`` (``round16(n) x k``) from the Zn right tile (Zn of B is Nz of B^T)."""
+def _read_rhs(ctx, rhs, n: int, k: int, track: bool, check_finite: bool) -> tuple:
+    """Decoded ``B^T`` (``round16(n) x k``) from the Zn right tile (Zn of B is Nz of B^T), and
+    (``check_finite``) whether the whole tile is finite, else None."""
     db = rhs.dtype
     kb, na, c0 = _ceil_to(k, db.c0), _ceil_to(n, 16), db.c0
     raw, w, _ = ctx.span_tracked(rhs, 0, db.nbytes(kb * na), operand="%rhs")
     if track and not all_written(w):
         ctx.check_written(_logical_flags(w, db, "Nz", na, kb, 16, c0)[:n, :k], operand="%rhs", ptr=rhs,
                           unit="element")
-    return _logical(raw, db, "Nz", na, kb, 16, c0, "rhs")[:, :k]
+    bt, finite = _logical(raw, db, "Nz", na, kb, 16, c0, "rhs", check_finite)
+    return bt[:, :k], finite
 
 
 def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floating: bool,
@@ -418,11 +453,12 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
         track = tracking(ctx)
         floating = da.is_float
         saturate = floating and (bool(sat) if sat is not None else ctx.machine.overflow_mode == "saturation")
-        a = _read_lhs(ctx, lhs, m, k, gemv, track)
-        bt = _read_rhs(ctx, rhs, n, k, track)
+        a, a_finite = _read_lhs(ctx, lhs, m, k, gemv, track, saturate)
+        bt, b_finite = _read_rhs(ctx, rhs, n, k, track, saturate)
         with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow / NaN are modelled results
-            if saturate:
-                a, bt = _sat_inputs(a, da), _sat_inputs(bt, db)
+            if saturate:     # tiles the decoder found all finite need no normalisation
+                a = a if a_finite else _sat_inputs(a, da)
+                bt = bt if b_finite else _sat_inputs(bt, db)
             if tf32_mode is not None:
                 a, bt = _tf32(a, tf32_mode), _tf32(bt, tf32_mode)
             if mx:

@@ -78,6 +78,50 @@ def test_mad_and_mad_acc_bits_equal_one_plain_f32_gemm_each(mm, n, k):
         assert np.array_equal(got.view(np.uint32), acc.view(np.uint32)), step
 
 
+@pytest.mark.parametrize("shape", [(4096,), (3, 70000), (64, 64, 16)])
+def test_f16_decode_reports_exactly_whether_a_code_is_inf_or_nan(shape):
+    from pto_core.ops.cube import _f16_to_f32_finite
+    finite_codes = ALL_F16[(ALL_F16 & 0x7C00) != 0x7C00]
+    special_codes = ALL_F16[(ALL_F16 & 0x7C00) == 0x7C00]
+    for n_special in (0, 1, 3):
+        codes = RNG.choice(finite_codes, size=shape)
+        for _ in range(n_special):
+            codes[tuple(RNG.integers(0, s) for s in shape)] = RNG.choice(special_codes)
+        got, finite = _f16_to_f32_finite(codes)
+        assert finite == (n_special == 0)
+        assert np.array_equal(got.view(np.uint32), codes.view(np.float16).astype(np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("where", ["a", "b", "both", "none"])
+def test_sat_mad_on_large_tiles_normalises_specials_found_by_the_decoder(where):
+    """Tiles above the table-gather size take the decoder's finiteness report instead of a second
+    scan: an inf or NaN anywhere in either operand is still normalised (inf -> f16 max, NaN -> 0)."""
+    mm, n, k = 64, 48, 96
+    m = Machine("A5")
+    lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+    a = RNG.standard_normal((mm, k)).astype(np.float16)
+    bt = RNG.standard_normal((n, k)).astype(np.float16)
+    if where in ("a", "both"):
+        a[RNG.integers(mm), RNG.integers(k)] = -np.inf
+        a[RNG.integers(mm), RNG.integers(k)] = np.nan
+    if where in ("b", "both"):
+        bt[RNG.integers(n), RNG.integers(k)] = np.inf
+    _stage_nz(m, lhs, a)
+    _stage_nz(m, rhs, bt)
+    pto.set_flag("MTE1", "M", 0)
+    pto.wait_flag("MTE1", "M", 0)
+    pto.mad(lhs, rhs, dst, mm, n, k, sat=True)
+    pto.set_flag("M", "MTE1", 0)
+    pto.wait_flag("M", "MTE1", 0)
+
+    def normal(x):
+        return np.nan_to_num(x.astype(np.float32), nan=0.0, posinf=65504.0, neginf=-65504.0)
+    want = np.matmul(normal(a), normal(bt).T)
+    got = _nz_acc(m, dst, mm, n)
+    assert np.isfinite(got).all()
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 # ============================================================================ fast vs general paths of the moves
 
 
