@@ -45,6 +45,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import IllegalOperand, Misaligned
 from ..memory import Ptr
+from ..numerics.floats import to_f16
 from .registry import Clause
 
 BLOCK_BYTES = 32
@@ -578,7 +579,7 @@ def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
         # two reductions prove the common case (no NaN: max/min propagate it; nothing out of range)
         if x.size and not (x.max() <= big and x.min() >= -big):
             x = np.nan_to_num(np.clip(x, -big, big), nan=0.0)
-    return x.astype(dst.storage)
+    return to_f16(x) if dst.name == "f16" else x.astype(dst.storage)
 
 
 # ----------------------------------------------------------------------------- expansion text

@@ -111,3 +111,71 @@ def test_f16_and_bf16_patterns_widen_exactly_to_f32_and_back():
     for name in ("f16", "bf16"):
         v = to_f32(ALL16, name)
         assert np.array_equal(v.astype(np.float64), table(name)[ALL16], equal_nan=True)
+
+
+# ============================================================================ to_f16: numpy's cast without its slow path
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from pto_core.numerics.floats import _F16_FROM, _to_f16_bits, to_f16  # noqa: E402
+
+
+def _cast_codes(x):
+    with np.errstate(all="ignore"):
+        return x.astype(np.float16).view(np.uint16)
+
+
+def _bits_codes(x):
+    return _to_f16_bits(np.ascontiguousarray(x), _F16_FROM[x.dtype.itemsize]).view(np.uint16)
+
+
+def _same(x):
+    want, got = _cast_codes(x), _bits_codes(x)
+    bad = np.flatnonzero(want != got)
+    return None if not bad.size else f"{x.dtype} {x[bad[0]]!r}: cast {want[bad[0]]:#06x}, bits {got[bad[0]]:#06x}"
+
+
+@pytest.mark.parametrize("high", [0x000, 0x001, 0x0FF, 0x100, 0x1FE, 0x1FF])
+def test_f16_bits_match_the_cast_for_every_f32_rounding_pattern_in_every_binade(high):
+    """All 256 exponents x both signs x all 2**14 low fraction bits (the 13 cut bits and the kept
+    last bit: every tie, carry and subnormal rounding case) under six patterns of the other bits;
+    inf and every NaN class included."""
+    low = np.arange(1 << 14, dtype=np.uint32)
+    frac = (np.uint32(high) << np.uint32(14)) | low
+    bits = (np.arange(256, dtype=np.uint32)[:, None] << np.uint32(23)) | frac[None, :]
+    for sign in (0, 0x80000000):
+        x = (bits | np.uint32(sign)).reshape(-1).view(np.float32)
+        assert _same(x) is None, _same(x)
+
+
+@pytest.mark.parametrize("low", [0, 1, (1 << 41) - 1, 1 << 41, (1 << 41) + 1, (1 << 42) - 1])
+def test_f16_bits_match_the_cast_for_f64_ties_and_neighbours(low):
+    rng = np.random.default_rng(low & 0xFFFF)
+    exps = np.arange(960, 1060, dtype=np.uint64)            # f16 underflow to overflow, and beyond
+    frac = rng.integers(0, 1 << 52, 4096, dtype=np.uint64) & ~np.uint64((1 << 42) - 1) | np.uint64(low)
+    bits = (exps[:, None] << np.uint64(52)) | frac[None, :]
+    x = bits.reshape(-1).view(np.float64)
+    assert _same(x) is None and _same(-x) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=64), st.booleans())
+def test_f16_bits_match_the_cast_on_any_bit_patterns(words, single):
+    b = np.array(words, np.uint64)
+    x = (b >> np.uint64(32)).astype(np.uint32).view(np.float32) if single else b.view(np.float64)
+    assert _same(x) is None, _same(x)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("scale", [1e-6, 1e-3, 1.0, 1e5])
+def test_to_f16_equals_the_cast_whichever_method_it_picks(dt, scale):
+    """Subnormal-heavy (bit path), mixed and normal data (cast), NaN/inf/zeros, strided input, odd sizes."""
+    rng = np.random.default_rng(int(scale * 1e6) % 997)
+    x = (rng.standard_normal((3, 50001)) * scale).astype(dt)
+    x[0, ::7] = 0
+    x[1, :5] = [np.inf, -np.inf, np.nan, -0.0, 65520.0]
+    for v in (x, x[:, ::3], x.T, x[:1, :100]):
+        with np.errstate(over="ignore"):         # the cast's own overflow warning (65520 -> inf)
+            got = to_f16(v)
+        assert got.dtype == np.float16 and got.shape == v.shape
+        assert np.array_equal(got.view(np.uint16), _cast_codes(v))
