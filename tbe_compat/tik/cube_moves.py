@@ -43,7 +43,9 @@ def _space(t):
 
 
 def _mul(a, k):
-    return a * k if isinstance(a, int) else P.binop("mul", P.cast(a, P.I64), k)
+    if isinstance(a, int):
+        return a * k
+    return a if k == 1 else P.binop("mul", P.cast(a, P.I64), k)
 
 
 def _ext(n, per_burst, step):
@@ -304,27 +306,57 @@ class CubeMoveAPI(CubeBase):
     def _img2col_window(self, api, pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w, left_top_h,
                         stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h) -> tuple:
         """The checked img2col window arguments shared by load3dv1 and col2img (tik_api.md §7.5, §7.7):
-        ``(pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, raster, first_raster_index)``."""
+        ``(pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, raster, first_raster_index)``.
+
+        The fetch position and the window origin may be TIK values (CANN TIK accepts int, Scalar or
+        Expr for them): they come back as IR expressions, checked when the instruction runs, and
+        the raster index is then None (`_img2col_raster_index` builds it)."""
         pads = self._cube_int_list(pad, "pad", 4, 0, 255)
         h = self._cube_imm(l1_h, "l1_h", 1, 32767)
         w = self._cube_imm(l1_w, "l1_w", 1, 32767)
-        fw = self._cube_imm(fetch_filter_w, "fetch_filter_w", 0, 254)
-        fh = self._cube_imm(fetch_filter_h, "fetch_filter_h", 0, 254)
-        lw = self._cube_imm(left_top_w, "left_top_w", -255, 32767)
-        lh = self._cube_imm(left_top_h, "left_top_h", -255, 32767)
+        fw = self._int_arg(fetch_filter_w, "fetch_filter_w", 0, 254)
+        fh = self._int_arg(fetch_filter_h, "fetch_filter_h", 0, 254)
+        lw = self._int_arg(left_top_w, "left_top_w", -255, 32767)
+        lh = self._int_arg(left_top_h, "left_top_h", -255, 32767)
         sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
         kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
         dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
         dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
-        if fw >= kw or fh >= kh:
-            raise self._error(f"fetch position ({fh}, {fw}) is outside the {kh} x {kw} filter",
-                              operand="fetch_filter_w", value=(fh, fw), limit=f"< ({kh}, {kw})")
+        if (isinstance(fw, int) and fw >= kw) or (isinstance(fh, int) and fh >= kh):
+            raise self._error(f"fetch position ({_show(fh)}, {_show(fw)}) is outside the {kh} x {kw} filter",
+                              operand="fetch_filter_w", value=(_show(fh), _show(fw)), limit=f"< ({kh}, {kw})")
         rs = legacy_cube.Raster(api, h, w, (sh, sw), (kh, kw), (dh, dw), pads)
-        try:
-            m0 = rs.raster_index(api, lh, lw)
-        except IllegalOperand as e:
-            raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
+        m0 = None
+        if isinstance(lh, int) and isinstance(lw, int):
+            try:
+                m0 = rs.raster_index(api, lh, lw)
+            except IllegalOperand as e:
+                raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
         return pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0
+
+    def _img2col_runtime_checks(self, api: str, rs, fw, fh, lw, lh):
+        """Run-time checks (``pto.assert_in_range``) of the window arguments given as TIK values, and the
+        raster index of the window origin as an expression (the rules `Raster.raster_index` applies
+        to immediates: origins are ``(ho*stride_h - pad_top, wo*stride_w - pad_left)``, wo < Wo)."""
+        def check(value, lo, hi, what):
+            self._emit("assert_in_range", P.cast(value, P.I64), lo, hi, what=f"{what} of {api}")
+
+        for name, v, k in (("fetch_filter_w", fw, rs.kw), ("fetch_filter_h", fh, rs.kh)):
+            if not isinstance(v, int):
+                check(v, 0, k - 1, f"{name} (a position in the {rs.kh} x {rs.kw} filter)")
+        oh, ow = _iadd(lh, rs.pt), _iadd(lw, rs.pl)
+        if not isinstance(lh, int):
+            check(oh, 0, 32767 + 255, f"left_top_h + pad_top ({rs.pt}) (window rows start inside the padded map)")
+            if rs.sh > 1:
+                check(P.binop("rem", P.cast(oh, P.I64), rs.sh), 0, 0,
+                      f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - {rs.pt})")
+        if not isinstance(lw, int):
+            check(ow, 0, (rs.wo - 1) * rs.sw,
+                  f"left_top_w + pad_left ({rs.pl}) (the origin of an output column wo < Wo = {rs.wo})")
+            if rs.sw > 1:
+                check(P.binop("rem", P.cast(ow, P.I64), rs.sw), 0, 0,
+                      f"(left_top_w + pad_left) mod stride_w ({rs.sw}) (window origins are wo*{rs.sw} - {rs.pl})")
+        return _iadd(_mul(_idiv(oh, rs.sh), rs.wo), _idiv(ow, rs.sw))
 
     @tik_api("load3dv1")
     def load3dv1(self, dst, src, pad, l1_h, l1_w, c1_index, fetch_filter_w, fetch_filter_h, left_top_w,
@@ -339,42 +371,55 @@ class CubeMoveAPI(CubeBase):
                                    left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
                                    dilation_filter_h)
         pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0 = win
-        c1 = self._cube_imm(c1_index, "c1_index", 0, 4095)
+        c1 = self._int_arg(c1_index, "c1_index", 0, 4095)
         jump = self._cube_imm(jump_offset, "jump_offset", 1, 127)
         mode = self._cube_imm(repeat_mode, "repeat_mode", 0, 1)
-        rep = self._cube_imm(repeat_time, "repeat_time", 1, 255)
+        rep = self._int_arg(repeat_time, "repeat_time", 1, 255)
         csize = self._cube_imm(_csize, "_csize", 0, 1)
         c0 = d.dt.c0
         small = csize == 1
         if small and d.dt.bits != 16:
             raise self._error("_csize=1 (4-channel C04 maps) needs 16-bit data", operand="_csize", value=1)
+        origin = self._img2col_runtime_checks("tik.load3dv1", rs, fw, fh, lw, lh)
+        m0 = origin if m0 is None else m0                # an expression where the origin is TIK values
+        for name, v, lo, hi in (("c1_index", c1, 0, 4095), ("repeat_time", rep, 1, 255)):
+            if not isinstance(v, int):
+                self._emit("assert_in_range", P.cast(v, P.I64), lo, hi, what=f"{name} of tik.load3dv1")
         cc = 4 if small else c0
         taps = kh * kw
-        k_first = (c1 * taps + fh * kw + fw) * cc
-        if k_first % c0:
+        k_first = _mul(_iadd(_iadd(_mul(c1, taps), _mul(fh, kw)), fw), cc)
+        if isinstance(k_first, int) and k_first % c0:
             raise self._error(f"the C04 walk must start at a whole fractal: (fetch_filter_h*filter_w + "
                               f"fetch_filter_w) * 4 = {k_first} is not a multiple of {c0}", operand="fetch_filter_w",
                               value=(fh, fw), limit=f"multiple of {c0 // 4} kernel positions")
-        k_ext, m_ext = (rep * c0, 16) if mode == 0 else (c0, 16 * rep)
+        if not isinstance(k_first, int) and small:
+            self._emit("assert_in_range", P.binop("rem", P.cast(k_first, P.I64), c0), 0, 0,
+                       what=f"(fetch_filter_h*filter_w + fetch_filter_w) * 4 mod {c0} of tik.load3dv1 (the C04 "
+                            f"walk starts at a whole fractal)")
+        k_ext, m_ext = (_mul(rep, c0), 16) if mode == 0 else (c0, _mul(rep, 16))
         if small:
             channels = 4
         else:
-            channels = ((k_first + k_ext - 1) // (taps * c0) + 1) * c0
+            channels = _mul(_iadd(_idiv(_iadd(k_first, _iadd(k_ext, -1)), taps * c0), 1), c0)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
         if outer == "row":
             ds = rep if mode == 0 else jump
-            dst_bytes = (rep * 512) if mode == 0 else ((rep - 1) * jump + 1) * 512
+            dst_bytes = _mul(rep, 512) if mode == 0 else _mul(_iadd(_mul(_iadd(rep, -1), jump), 1), 512)
         else:
             ds = 1 if mode == 0 else rep
-            dst_bytes = rep * 512
-        d.check_extent(dst_bytes, f"{rep} fractal(s)")
+            dst_bytes = _mul(rep, 512)
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
+        if isinstance(dst_bytes, int):
+            d.check_extent(dst_bytes, f"{rep} fractal(s)")
+            dst_access = d.write(dst_bytes)
+        else:                                            # repeat_time known when it runs: checked then
+            dst_access = self._vec_access(d, _idiv(dst_bytes, d.dt.bits // 8), True)
         pv = self._cube_pad_imm(pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, channels, k_first, k_ext, m0, m_ext, ds,
                    stride=(sh, sw), filter=(kh, kw), dilation=(dh, dw), pad=pads, pad_value=(pv,),
-                   footprint=[s.read(None), d.write(dst_bytes)])
+                   footprint=[s.read(None), dst_access])
 
     @tik_api("load3dv2")
     def load3dv2(self, dst, src, pad_list, l1_h, l1_w, channel_size, k_extension, m_extension, k_start_pt,
@@ -490,6 +535,26 @@ def _add(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a + b
     return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
+
+
+def _iadd(a, b):
+    """``a + b`` of ints or integer IR expressions (an int where both are)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(b, int) and b == 0:
+        return a
+    return _add(a, b)
+
+
+def _idiv(a, k: int):
+    """``a // k`` for ``a >= 0`` (int or integer IR expression), ``k`` a positive int."""
+    if isinstance(a, int):
+        return a // k
+    return a if k == 1 else P.binop("div", P.cast(a, P.I64), k)
+
+
+def _show(v):
+    return v if isinstance(v, int) else "a run-time value"
 
 
 __all__ = ["CubeMoveAPI", "CONV_RELU_MODES"]

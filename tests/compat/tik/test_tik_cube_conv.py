@@ -373,3 +373,94 @@ def test_col2img_scatter_adds_each_tap():
     a = ti.Tensor("float16", (512,), name="a", scope=tik.scope_ubuf)
     with raises_tik(UnsupportedOp, match="tik.col2img with float16 is not supported on Ascend310"):
         ti.col2img(a, a, pad, h, w, 0, 0, -1, -1, 1, 1, kw, kh, 1, 1, 1)
+
+
+def _dynamic_window_kernel(stride, pad, *, fetch_w_extra=0, bad_row_origin=False, rep_value=None):
+    """im2col into UB with every window argument a TIK value: c1 and the filter tap from loops (``k % 3``,
+    ``k // 3``), one output row per ``for_range`` step (``left_top_h = r*stride - pad_top``), and
+    ``repeat_time`` from a Scalar. Output ``[C1, 9, Ho, 16 x 16]`` (row r's first 16 pixels per tap)."""
+    set_current_compile_soc_info("Ascend910A")
+    c1n, h, w = 2, 6, 7
+    sh, sw = stride
+    pl, pr, pt, pb = pad
+    ho = (h + pt + pb - 3) // sh + 1
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (c1n, h, w, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (c1n, h, w, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (c1n, 9, ho, 256), name="col", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (c1n, 9, ho, 256), name="out", scope=tik.scope_gm)
+    rep = ti.Scalar("int32", name="rep", init_value=1 if rep_value is None else rep_value)
+    ti.data_move(fm, g, 0, 1, c1n * h * w, 0, 0)
+    with ti.for_range(0, c1n) as c1:
+        with ti.for_range(0, 9) as k:
+            with ti.for_range(0, ho) as r:
+                lh = r * sh - pt + (1 if bad_row_origin else 0)
+                ti.load3dv1(col[c1, k, r, 0], fm, pad, h, w, c1, k % 3 + fetch_w_extra, k // 3, -pl, lh,
+                            sw, sh, 3, 3, 1, 1, 1, 0, rep)
+    ti.data_move(out, col, 0, 1, c1n * 9 * ho * 16, 0, 0)
+    ti.BuildCCE("l3d_dyn", [g], [out])
+    return ti, ho
+
+
+@pytest.mark.parametrize("stride,pad", [((1, 1), (1, 1, 1, 1)), ((2, 2), (1, 0, 1, 0)), ((2, 1), (0, 1, 1, 1))])
+def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(stride, pad):
+    """CANN TIK accepts int, Scalar or Expr for these (MindSpore's img2col_impl.py passes loop
+    expressions); the values are checked when the instruction runs."""
+    ti, ho = _dynamic_window_kernel(stride, pad)
+    x4 = np.random.default_rng(9).integers(-8, 9, (2, 6, 7, 16)).astype(np.float16)
+    out, = run(ti, {"g": x4})
+    X, ho_ref, wo = im2col_ref(x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64), 3, 3,
+                               stride, pad, (1, 1), 0.0, 16)
+    assert ho_ref == ho
+    got = out.reshape(2, 9, ho, 16, 16)
+    for c1 in range(2):
+        for k in range(9):
+            for r in range(ho):
+                rows = min(16, ho * wo - r * wo)            # pixels past the raster's end are not compared
+                want = X[r * wo:r * wo + rows, (c1 * 9 + k) * 16:(c1 * 9 + k + 1) * 16]
+                np.testing.assert_array_equal(got[c1, k, r, :rows], want, err_msg=f"c1 {c1} tap {k} row {r}")
+
+
+@pytest.mark.parametrize("change,cls,match", [
+    ({"fetch_w_extra": 1}, IllegalOperand, r"fetch_filter_w \(a position in the 3 x 3 filter\) of tik.load3dv1 = 3 "
+                                           r"is outside \[0, 2\]"),
+    ({"bad_row_origin": True}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h \(2\) .* = 1 is outside"),
+    ({"rep_value": 300}, IllegalOperand, r"repeat_time of tik.load3dv1 = 300 is outside \[1, 255\]"),
+    ({"rep_value": 200}, OutOfBounds, r"tensor overflow"),
+])
+def test_load3dv1_tik_value_arguments_are_checked_when_they_run(change, cls, match):
+    ti, _ = _dynamic_window_kernel((2, 2), (1, 0, 1, 0), **change)
+    x4 = np.zeros((2, 6, 7, 16), np.float16)
+    with pytest.raises(cls, match=match) as info:
+        run(ti, {"g": x4})
+    assert "test_tik_cube_conv.py" in str(info.value)          # the user's load3dv1 line
+
+
+def test_col2img_takes_tik_values_for_the_window():
+    """The same scatter-add as `test_col2img_scatter_adds_each_tap` with the tap from a loop variable."""
+    set_current_compile_soc_info("Ascend910A")
+    h, w, pad = 4, 8, [1, 1, 1, 1]
+    npx = h * w
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (1, h, w, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, h, w, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (npx * 16,), name="col", scope=tik.scope_ubuf)
+    img = ti.Tensor("float16", (h * w * 16,), name="img", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (h * w * 16,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, h * w, 0, 0)
+    ti.vector_dup(128, img, 0.0, h * w * 16 // 128, 1, 8)
+    with ti.for_range(0, 9) as k:
+        ti.load3dv1(col, fm, pad, h, w, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
+        ti.col2img(img, col, pad, h, w, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
+    ti.data_move(out, img, 0, 1, h * w, 0, 0)
+    ti.BuildCCE("col2img_dyn", [g], [out])
+    x = np.random.default_rng(1).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
+    res, = run(ti, {"g": x})
+    cover = np.zeros((h, w))
+    for a in range(h):
+        for b in range(w):
+            for i in range(3):
+                for j in range(3):
+                    if 0 <= a - 1 + i < h and 0 <= b - 1 + j < w:
+                        cover[a - 1 + i, b - 1 + j] += 1
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
