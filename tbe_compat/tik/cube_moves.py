@@ -434,10 +434,11 @@ class CubeMoveAPI(CubeBase):
         h = self._cube_imm(l1_h, "l1_h", 1, 32767)
         w = self._cube_imm(l1_w, "l1_w", 1, 32767)
         ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
-        ke = self._cube_imm(k_extension, "k_extension", 1, U16)
-        me = self._cube_imm(m_extension, "m_extension", 1, U16)
-        ks = self._cube_imm(k_start_pt, "k_start_pt", 0, U16)
-        ms = self._cube_imm(m_start_pt, "m_start_pt", 0, U16)
+        # the block's extents and start points may be TIK values (checked by pto.img2col when it runs)
+        ke = self._int_arg(k_extension, "k_extension", 1, U16)
+        me = self._int_arg(m_extension, "m_extension", 1, U16)
+        ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16)
+        ms = self._int_arg(m_start_pt, "m_start_pt", 0, U16)
         sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
         kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
         dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
@@ -454,19 +455,23 @@ class CubeMoveAPI(CubeBase):
             raise self._error(f"channel_size {ch} must be a multiple of C0 = {c0} ({d.tensor.dtype})",
                               operand="channel_size", value=ch, limit=f"multiple of {c0} (or 4 for float16)")
         for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16)):
-            if v % unit:
+            if isinstance(v, int) and v % unit:
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
                                   limit=f"multiple of {unit}")
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
-        ds = ke // c0 if outer == "row" else me // 16
-        nbytes = d.dt.nbytes(ke * me)
-        d.check_extent(nbytes, f"a {me} x {ke} block")
+        ds = _idiv(ke, c0) if outer == "row" else _idiv(me, 16)
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
+        if isinstance(ke, int) and isinstance(me, int):
+            nbytes = d.dt.nbytes(ke * me)
+            d.check_extent(nbytes, f"a {me} x {ke} block")
+            dst_access = d.write(nbytes)
+        else:                                            # extents known when it runs: checked then
+            dst_access = self._vec_access(d, _iprod(ke, me), True)
         pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
-                   dilation=(dh, dw), pad=pads, pad_value=(pv,), footprint=[s.read(None), d.write(nbytes)])
+                   dilation=(dh, dw), pad=pads, pad_value=(pv,), footprint=[s.read(None), dst_access])
 
     def _cube_same_dtype(self, s, d):
         if s.dt is not d.dt:
@@ -551,6 +556,15 @@ def _idiv(a, k: int):
     if isinstance(a, int):
         return a // k
     return a if k == 1 else P.binop("div", P.cast(a, P.I64), k)
+
+
+def _iprod(a, b):
+    """``a * b`` of ints or integer IR expressions."""
+    if isinstance(a, int):
+        return _mul(b, a)
+    if isinstance(b, int):
+        return _mul(a, b)
+    return P.binop("mul", P.cast(a, P.I64), P.cast(b, P.I64))
 
 
 def _show(v):

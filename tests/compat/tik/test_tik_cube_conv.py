@@ -464,3 +464,41 @@ def test_col2img_takes_tik_values_for_the_window():
                     if 0 <= a - 1 + i < h and 0 <= b - 1 + j < w:
                         cover[a - 1 + i, b - 1 + j] += 1
     np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
+
+
+def test_load3dv2_takes_tik_values_for_block_starts_and_extents():
+    """m_start_pt / k_start_pt from loop variables and k_extension from a Scalar walk the im2col matrix
+    block by block (CANN TIK evaluates them when they are known and accepts Exprs otherwise)."""
+    set_current_compile_soc_info("Ascend310P3")
+    pad = [1, 1, 1, 1]
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (2, 6, 7, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+    blk = ti.Tensor("float16", (3, 6, 16 * 48), name="blk", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (3, 6, 16 * 48), name="out", scope=tik.scope_gm)
+    kext = ti.Scalar("int32", name="kext", init_value=48)
+    ti.data_move(fm, g, 0, 1, 2 * 6 * 7, 0, 0)
+    with ti.for_range(0, 3) as mi:                     # 48 of the 42 raster pixels (the last block runs past)
+        with ti.for_range(0, 6) as ki:                 # K = 2 * 9 * 16 = 288 = 6 blocks of 48
+            ti.load3dv2(blk[mi, ki, 0], fm, pad, 6, 7, 32, kext, 16, ki * 48, mi * 16, 1, 1, 3, 3, 1, 1)
+    ti.data_move(out, blk, 0, 1, 3 * 6 * 48, 0, 0)
+    ti.BuildCCE("l3dv2_dyn", [g], [out])
+    x4 = np.random.default_rng(11).integers(-8, 9, (2, 6, 7, 16)).astype(np.float16)
+    got, = run(ti, {"g": x4})
+    X, ho, wo = im2col_ref(x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64), 3, 3, (1, 1), pad,
+                           (1, 1), 0.0, 16)
+    blocks = got.reshape(3, 6, 3, 16, 16).transpose(0, 3, 1, 2, 4).reshape(48, 288)   # Zz in UB: (m, k1, 16, 16)
+    np.testing.assert_array_equal(blocks[:ho * wo], X)
+    with pytest.raises(IllegalOperand, match=r"k_start .* is not a multiple of 16") as info:   # checked when it runs
+        ti2 = tik.Tik()
+        fm2 = ti2.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+        g2 = ti2.Tensor("float16", (2, 6, 7, 16), name="g", scope=tik.scope_gm)
+        b2 = ti2.Tensor("float16", (16 * 48,), name="b2", scope=tik.scope_ubuf)
+        o2 = ti2.Tensor("float16", (16 * 48,), name="o2", scope=tik.scope_gm)
+        ti2.data_move(fm2, g2, 0, 1, 2 * 6 * 7, 0, 0)
+        with ti2.for_range(1, 2) as k:
+            ti2.load3dv2(b2, fm2, pad, 6, 7, 32, 48, 16, k * 8, 0, 1, 1, 3, 3, 1, 1)
+        ti2.data_move(o2, b2, 0, 1, 48, 0, 0)
+        ti2.BuildCCE("l3dv2_bad", [g2], [o2])
+        run(ti2, {"g": x4})
+    assert "test_tik_cube_conv.py" in str(info.value)
