@@ -310,6 +310,76 @@ _RNE_CASTS = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
 _RNE_CASTS_FROM_F64 = ("f32", "f16")
 
 
+# ----------------------------------------------------------------------------- f16 <-> f32 fast paths
+
+_F16_SPECIAL = np.float32(65536.0)    # |x| * 2**112 of every f16 inf/NaN code and of nothing finite
+_F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
+
+
+def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """Exact float32 values of f16 bit patterns ``h`` (uint16, any shape and strides), C-ordered.
+
+    Bit-identical to ``h.view(np.float16).astype(np.float32)`` on every code, NaN payloads
+    included (tested on all 2**16 codes), and about twice as fast as a table gather:
+    sign-extend to int32 and shift the exponent and fraction into f32 position (the sign
+    lands in bit 31; the three copies of it above the exponent are masked off); one
+    multiplication by 2**112 rebiases normals and normalises subnormals exactly; inf and
+    NaN codes, which that maps to finite values >= 2**16, get the all-ones exponent.
+    ``out``: optional C-contiguous int32 array of ``h``'s shape to hold the result bits.
+    Large arrays are converted in slabs along the first axis so that the four passes over
+    each slab stay in cache.
+    """
+    return f16_to_f32_finite(h, out)[0]
+
+
+def f16_to_f32_finite(h: np.ndarray, out: Optional[np.ndarray] = None) -> tuple:
+    """`f16_to_f32` and whether no code was an inf or NaN (from the range check the conversion makes)."""
+    if h.ndim and h.size > _F16_SLAB and h.shape[0] > 1:
+        if out is None:
+            out = np.empty(h.shape, np.int32)
+        step = max(1, _F16_SLAB // (h.size // h.shape[0]))
+        finite = True
+        for i in range(0, h.shape[0], step):
+            finite &= f16_to_f32_finite(h[i:i + step], out[i:i + step])[1]
+        return out.view(np.float32), finite
+    if out is None:
+        t = h.view(np.int16).astype(np.int32, order="C")
+    else:
+        t = out
+        np.copyto(t, h.view(np.int16), casting="unsafe")
+    np.left_shift(t, 13, out=t)
+    np.bitwise_and(t, np.int32(-0x70000001), out=t)        # 0x8FFFFFFF: sign, exponent, fraction
+    f = t.view(np.float32)
+    np.multiply(f, np.float32(2.0 ** 112), out=f)
+    if f.size and (f.max() >= _F16_SPECIAL or f.min() <= -_F16_SPECIAL):
+        t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)
+        return f, False
+    return f, True
+
+
+_F16_CHECK: list = []
+
+
+def f16_bits_exact() -> bool:
+    """Whether `f16_to_f32` is exact in this process (checked once on the subnormal and special codes:
+    its multiplication relies on subnormal float32 inputs, which a flush-to-zero FPU mode would break;
+    callers then use numpy's cast or a table instead)."""
+    if not _F16_CHECK:
+        codes = np.array([0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0x7C00, 0xFC00, 0x7E01, 0x3C00], np.uint16)
+        want = codes.view(np.float16).astype(np.float32).view(np.uint32)
+        _F16_CHECK.append(bool(np.array_equal(f16_to_f32(codes).view(np.uint32), want)))
+    return _F16_CHECK[0]
+
+
+def from_f16(x: np.ndarray) -> np.ndarray:
+    """``x.astype(np.float32)`` for a float16 array ``x`` (any strides; C-ordered result), by
+    `f16_to_f32`'s bit moves where they are exact in this process and ``x`` is large enough to
+    repay their fixed cost."""
+    if x.size > 512 and f16_bits_exact():
+        return f16_to_f32(x.view(np.uint16))
+    return x.astype(np.float32)
+
+
 #: per source width: (uint type, |x| mask, fraction mask, bits of 2**-14 (smallest normal f16),
 #: fraction bits cut, rebias constant (minus the bias difference, plus the half-step less one),
 #: inf bits, subnormal magic (a power of two whose ulp is 2**-24, the f16 subnormal step))

@@ -50,6 +50,8 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import all_written
+from ..numerics.floats import f16_bits_exact as _f16_bits_exact
+from ..numerics.floats import f16_to_f32, f16_to_f32_finite as _f16_to_f32_finite  # noqa: F401
 from .mte import (BLOCK, MX_ADDR_DIV, MX_FRAGMENT, check_align, check_int, check_ptr, flags_to_elems, l0a_layout,
                   to_elems, tracking)
 from .registry import Clause, Operand, OpSpec, register
@@ -127,64 +129,7 @@ def _decode_any(values: np.ndarray, d: DType) -> np.ndarray:
     raise UnsupportedOp(f"cannot decode {d.name} data for a MAD", operand="%lhs", value=d.name)
 
 
-_F16_SPECIAL = np.float32(65536.0)    # |x| * 2**112 of every f16 inf/NaN code and of nothing finite
-_F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
 _F16_BY_TABLE = 2048                   # up to this many elements `_decode` gathers from the f16 table instead
-
-
-def f16_to_f32(h: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """Exact float32 values of f16 bit patterns ``h`` (uint16, any shape and strides), C-ordered.
-
-    Bit-identical to ``h.view(np.float16).astype(np.float32)`` on every code, NaN payloads
-    included (tested on all 2**16 codes), and about twice as fast as a table gather:
-    sign-extend to int32 and shift the exponent and fraction into f32 position (the sign
-    lands in bit 31; the three copies of it above the exponent are masked off); one
-    multiplication by 2**112 rebiases normals and normalises subnormals exactly; inf and
-    NaN codes, which that maps to finite values >= 2**16, get the all-ones exponent.
-    ``out``: optional C-contiguous int32 array of ``h``'s shape to hold the result bits.
-    Large arrays are converted in slabs along the first axis so that the four passes over
-    each slab stay in cache.
-    """
-    return _f16_to_f32_finite(h, out)[0]
-
-
-def _f16_to_f32_finite(h: np.ndarray, out: Optional[np.ndarray] = None) -> tuple:
-    """`f16_to_f32` and whether no code was an inf or NaN (from the range check the conversion makes)."""
-    if h.ndim and h.size > _F16_SLAB and h.shape[0] > 1:
-        if out is None:
-            out = np.empty(h.shape, np.int32)
-        step = max(1, _F16_SLAB // (h.size // h.shape[0]))
-        finite = True
-        for i in range(0, h.shape[0], step):
-            finite &= _f16_to_f32_finite(h[i:i + step], out[i:i + step])[1]
-        return out.view(np.float32), finite
-    if out is None:
-        t = h.view(np.int16).astype(np.int32, order="C")
-    else:
-        t = out
-        np.copyto(t, h.view(np.int16), casting="unsafe")
-    np.left_shift(t, 13, out=t)
-    np.bitwise_and(t, np.int32(-0x70000001), out=t)        # 0x8FFFFFFF: sign, exponent, fraction
-    f = t.view(np.float32)
-    np.multiply(f, np.float32(2.0 ** 112), out=f)
-    if f.size and (f.max() >= _F16_SPECIAL or f.min() <= -_F16_SPECIAL):
-        t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)
-        return f, False
-    return f, True
-
-
-_F16_CHECK: list = []
-
-
-def _f16_bits_exact() -> bool:
-    """Whether `f16_to_f32` is exact in this process (checked once on the subnormal and special codes:
-    its multiplication relies on subnormal float32 inputs, which a flush-to-zero FPU mode would break;
-    `_decode` then uses the table instead)."""
-    if not _F16_CHECK:
-        codes = np.array([0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0x7C00, 0xFC00, 0x7E01, 0x3C00], np.uint16)
-        want = codes.view(np.float16).astype(np.float32).view(np.uint32)
-        _F16_CHECK.append(bool(np.array_equal(f16_to_f32(codes).view(np.uint32), want)))
-    return _F16_CHECK[0]
 
 
 _SCRATCH = threading.local()

@@ -35,6 +35,7 @@ from .. import vector_isa
 from ..dtypes import DType
 from ..errors import IllegalOperand
 from ..memory import Ptr
+from ..numerics.floats import from_f16
 from .registry import Clause, OpSpec, Operand, register
 from . import vector_engine as ve
 
@@ -80,7 +81,9 @@ class Lanewise:
 
 def _f(x: np.ndarray, d: DType) -> np.ndarray:
     """Values in the compute precision: f16 -> f32, f32 stays, bf16 -> f32."""
-    return x.astype(np.float32) if d.itemsize < 4 else x
+    if d.itemsize >= 4:
+        return x
+    return from_f16(x) if x.dtype == np.float16 else x.astype(np.float32)
 
 
 def _arith(fn):

@@ -189,12 +189,22 @@ def test_frac_fast_paths_equal_general_path(monkeypatch, dt, mode, n, dv, groups
     _same_buffers(fast, general, ["l1"])
 
 
+def test_from_f16_equals_the_cast_on_every_code_and_view():
+    """The vector engine's f16 -> f32 widening (bit moves above 512 values, the cast below)."""
+    from pto_core.numerics.floats import from_f16
+    h = RNG.permutation(ALL_F16).view(np.float16)
+    for v in (h, h.reshape(256, 256).T, h[::3], h[:500], h.reshape(16, 4096)[:, :100]):
+        got = from_f16(v)
+        assert got.dtype == np.float32 and got.shape == v.shape and got.flags.c_contiguous
+        assert np.array_equal(got.view(np.uint32), v.astype(np.float32).view(np.uint32))
+
+
 def test_f16_decode_in_slabs_equals_one_pass():
-    from pto_core.ops import cube
+    from pto_core.numerics import floats
     codes = RNG.integers(0, 1 << 16, (300, 7, 64), dtype=np.uint16)    # > one slab; inf/NaN codes included
     v = codes.transpose(1, 0, 2)
     want = v.view(np.float16).astype(np.float32)
-    assert v.size > cube._F16_SLAB
+    assert v.size > floats._F16_SLAB
     got = f16_to_f32(v)
     assert got.flags.c_contiguous and np.array_equal(got.view(np.uint32), want.view(np.uint32))
     got2 = f16_to_f32(v, np.empty(v.shape, np.int32))
@@ -317,12 +327,17 @@ def test_cached_clause_validation_reports_the_same_first_error():
 
 
 def test_f16_decode_self_check_passes_and_guards_the_fast_path(monkeypatch):
+    from pto_core.numerics import floats
     from pto_core.ops import cube
-    assert cube._f16_bits_exact()                       # numpy keeps subnormals: the bit moves are exact
-    monkeypatch.setattr(cube, "_F16_CHECK", [False])    # as if a flush-to-zero mode broke them
+    assert floats.f16_bits_exact()                      # numpy keeps subnormals: the bit moves are exact
     v = RNG.permutation(ALL_F16)[:4096].reshape(64, 64)
-    got = cube._decode(v.view(np.float16), dtype("f16"))
-    assert np.array_equal(got.view(np.uint32), v.view(np.float16).astype(np.float32).view(np.uint32))
+    want = v.view(np.float16).astype(np.float32).view(np.uint32)
+    calls = []
+    monkeypatch.setattr(floats, "f16_to_f32", lambda *a: calls.append(a) or pytest.fail("bit moves used"))
+    monkeypatch.setattr(floats, "_F16_CHECK", [False])  # as if a flush-to-zero mode broke them
+    for got in (cube._decode(v.view(np.float16), dtype("f16")), floats.from_f16(v.view(np.float16))):
+        assert np.array_equal(got.view(np.uint32), want)
+    assert not calls
 
 
 # ============================================================================ GM regions without a written map

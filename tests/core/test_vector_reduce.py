@@ -235,3 +235,31 @@ def test_reduce_errors():
         pto.ub.vcmax(old.ptr("ub", "f32", 0), old.ptr("ub", "f32", 1024), 1)
     with pytest.raises(UnsupportedOp, match="Ascend310 does not support vcmax for f32"):
         pto.ub.reduce_max(old.ptr("ub", "f32", 0), old.ptr("ub", "f32", 1024), old.ptr("ub", "f32", 2048), 1)
+
+
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_vcgmax_vcgmin_signed_zeros_nan_and_inactive_blocks(dt):
+    """Per 32-byte block: max prefers +0 over -0 and min -0 over +0 whatever their lane order; a NaN
+    lane makes the block NaN; a block with no active lane gives 0 (compared with the reference)."""
+    d = dtype(dt)
+    par = 256 // d.itemsize
+    e = 32 // d.itemsize
+    x = np.linspace(-3, 3, par).astype(d.storage)
+    x[0:e] = 0
+    x[0:e:2] = -0.0                     # block 0: only zeros, -0 first
+    x[e:2 * e] = -1
+    x[e + 3] = 0
+    x[e + 5] = -0.0                     # block 1: -1s, +0 before -0
+    x[2 * e + 1] = np.nan               # block 2: a NaN
+    for kind in ("vcgmax", "vcgmin"):
+        for mask in (None, (0, (2 ** 64 - 1) ^ ((1 << 3 * e) - 1))):       # blocks 0..2 inactive
+            m = Machine("Ascend910B1")
+            src, dst = m.ptr("ub", dt, 0), m.ptr("ub", dt, 1024)
+            m.write(src, x)
+            m.write(dst, np.full(par, 7, d.storage))
+            kw = {} if mask is None else {"mask": mask}
+            getattr(pto.ub, kind)(dst, src, 1, **kw)
+            _, lanes = ref.active_lanes(par, mask, 1)
+            want = np.array(reduce_results(kind, list(x), lanes[0], d.storage, False, par), d.storage)
+            got = m.read(dst, 8)
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (kind, mask, got, want)
