@@ -86,8 +86,26 @@ def _flags(written: np.ndarray, d: DType) -> np.ndarray:
     return written.reshape(-1, size).all(axis=1) if size > 1 else written
 
 
+_PAD_VALUES: dict = {}
+
+
 def _pad_value(value, d: DType):
-    """The pad value as one element of ``d`` (float types round to nearest even; ints must fit)."""
+    """The pad value as one element of ``d`` (float types round to nearest even; ints must fit),
+    memoised per value, its type and ``d`` (the result is a read-only 0-d array)."""
+    key = (value, type(value), d.name)
+    try:
+        got = _PAD_VALUES.get(key)
+    except TypeError:            # unhashable value: converted (and checked) below
+        got, key = None, None
+    if got is None:
+        got = _pad_value_uncached(value, d)
+        got.setflags(write=False)
+        if key is not None and len(_PAD_VALUES) < 1024:
+            _PAD_VALUES[key] = got
+    return got
+
+
+def _pad_value_uncached(value, d: DType):
     if d.is_float:
         with np.errstate(over="ignore"):
             return np.asarray(value, dtype=np.float64).astype(d.storage)
