@@ -31,6 +31,7 @@ no-op quirk (tik_api.md §7.1); L0C paths convert and check their dtype pairs.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -40,8 +41,19 @@ from pto_core.errors import UnsupportedOp
 from .. import platform
 from .api import Operand, TikBase, tik_api
 from .scalar import Expr
+from .tensor import SPACE_TIK_NAMES, Tensor
 
 BLOCK = 32
+#: tensor_mov block modes (tik_api.md §7.3); '' and None mean 32-byte blocks
+_TENSOR_MOV_BLOCK_MODES = (None, "", "m", "v", "sc", "dp")
+
+
+class IgnoredArgumentWarning(UserWarning):
+    """A TIK call passed arguments that CANN TIK accepts and ignores on this path (the call runs without them)."""
+
+
+def _space_name(t) -> str:
+    return SPACE_TIK_NAMES.get(t.space, t.space) if isinstance(t, Tensor) else type(t).__name__
 U16 = 0xFFFF
 #: largest burst (in 32-byte blocks) that fits one 16-bit byte row of mte_gm_ub / mte_ub_gm
 _MAX_ROW_BLOCKS = U16 // BLOCK
@@ -169,8 +181,17 @@ class DataAPI(TikBase):
         mode = None
         if args:
             if len(args) > 1:
-                raise self._error(f"data_move takes at most 8 positional arguments, got {7 + len(args)}",
-                                  operand="args", value=len(args) + 7)
+                spaces = (getattr(src, "space", None), getattr(dst, "space", None))
+                if "l0c" in spaces or spaces == ("gm", "l1"):
+                    # the only paths whose extended argument TIK reads (check: "args length should be 1")
+                    raise self._error(f"data_move takes at most 8 positional arguments, got {7 + len(args)}",
+                                      operand="args", value=len(args) + 7,
+                                      hint="pass one PadMode (GM -> L1) or ConvReluMode (L0C <-> UB)")
+                where = self._where
+                warnings.warn(f"{where or 'tik.data_move'}: data_move ignores the extra positional arguments "
+                              f"{args!r}: no extended argument exists on a {spaces[0]} -> {spaces[1]} move (CANN "
+                              f"TIK reads one only on GM -> L1 and L0C paths)", IgnoredArgumentWarning,
+                              stacklevel=3)
             mode = args[0]
         for key in ("PadMode", "ConvReluMode", "pad_mode"):
             if key in argv:
@@ -235,17 +256,24 @@ class DataAPI(TikBase):
     def tensor_mov(self, dst, src, block_mode, nburst, burst_len, dst_stride, src_stride, deqscale=None,
                    sid_store_mode=0, relu=False, pad_mode=None, pad_value=None, onthefly_mode=0, src_onthefly=None,
                    src_onthefly_stride=0):
-        """``tensor_mov`` as a plain move (block_mode ``''``, no deq/relu/pad/on-the-fly): same units as
-        data_move (note the argument order: dst_stride before src_stride)."""
+        """``tensor_mov`` as a plain move (no deq/relu/pad/on-the-fly): same units as data_move (note the
+        argument order: dst_stride before src_stride).
+
+        ``block_mode`` selects units on L0C paths only (the cube family's `tensor_mov`): on every other
+        path CANN TIK's unit tables give 32-byte bursts and gaps whatever the mode (tik_api.md §7.3,
+        "anything else"), so ``'m'``, ``'v'``, ``'sc'`` and ``'dp'`` move like ``''`` here."""
+        if block_mode not in _TENSOR_MOV_BLOCK_MODES:
+            raise self._error(f"block_mode {block_mode!r} is not a tensor_mov block mode", operand="block_mode",
+                              value=repr(block_mode), limit=", ".join(repr(m) for m in _TENSOR_MOV_BLOCK_MODES[1:]))
         extras = {"deqscale": deqscale, "relu": relu or None, "pad_mode": pad_mode, "pad_value": pad_value,
                   "onthefly_mode": onthefly_mode or None, "src_onthefly": src_onthefly,
                   "sid_store_mode": sid_store_mode or None}
         used = [k for k, v in extras.items() if v not in (None, False)]
-        if block_mode not in ("", None) or used:
-            what = f"block_mode {block_mode!r}" if block_mode not in ("", None) else ", ".join(used)
-            raise self._error(f"tensor_mov with {what} (L0C fractal / conversion paths) is not available yet",
-                              operand="block_mode" if block_mode not in ("", None) else used[0], cls=UnsupportedOp,
-                              hint="plain moves use block_mode=''; L0C paths come with the cube API family")
+        if used:
+            raise self._error(f"tensor_mov with {', '.join(used)} between {_space_name(src)} and "
+                              f"{_space_name(dst)} is not modelled: its conversions (deqscale, relu) are those "
+                              f"of the L0C paths", operand=used[0], cls=UnsupportedOp,
+                              hint="move the data plainly, then convert with vconv / vec_conv (or use an L0C path)")
         self._move(dst, src, 0, nburst, burst_len, src_stride, dst_stride, None)
 
     @tik_api("set_atomic_add")

@@ -86,6 +86,26 @@ def test_argument_forms_seen_in_real_kernels():
     assert run(ti, {"x": xs})[0].tolist() == xs.tolist()
 
 
+@pytest.mark.parametrize("mode", ["m", "v", "sc", "dp"])
+def test_tensor_mov_block_modes_move_32_byte_blocks_off_l0c(mode):
+    """Off L0C paths CANN TIK's unit tables give 32-byte bursts and gaps whatever the block mode
+    (tik_api.md §7.3; Ascend IndexSDK's int8_l2_norm.py moves GM -> UB with 'v')."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (8, 32), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (8, 32), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (8, 32), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(128, ub, 0.0, 2, 1, 8)
+    ti.tensor_mov(ub, x, mode, 4, 1, 1, 1)          # 4 bursts of 32 B, 32 B gaps on both sides (dst_stride first)
+    ti.tensor_mov(y, ub, mode, 1, 16, 0, 0)
+    build(ti, "tmv", [x], [y])
+    xs = np.arange(256, dtype=np.float16).reshape(8, 32) + 1
+    got, = run(ti, {"x": xs})
+    want = np.zeros(256, np.float16)
+    for b in range(4):
+        want[b * 32:b * 32 + 16] = xs.reshape(-1)[b * 32:b * 32 + 16]
+    assert np.array_equal(got.reshape(-1), want)
+
+
 def test_l1_to_gm_exists_on_910b_and_310b_only():
     ti = tik.Tik()
     l1 = ti.Tensor("float16", (16,), name="l1", scope=tik.scope_cbuf)
@@ -128,14 +148,16 @@ def test_data_move_errors():
         ti.data_move(l0a, g, 0, 1, 1, 0, 0)
     with raises_tik(IllegalOperand, match="must be a tik Tensor"):
         ti.data_move(ub, np.zeros(4), 0, 1, 1, 0, 0)
-    with raises_tik(IllegalOperand, match="takes at most 8 positional arguments, got 10"):
-        ti.data_move(ub, g, 0, 1, 1, 0, 0, 0, 0, 0)
+    with raises_tik(IllegalOperand, match="takes at most 8 positional arguments, got 9"):
+        ti.data_move(ti.Tensor("float16", (64,), name="l1x", scope=tik.scope_cbuf), g, 0, 1, 1, 0, 0, 0, 0)
     with raises_tik(IllegalOperand, match="bad arguments: missing a required argument: 'src'"):
         ti.data_move(ub)
     with raises_tik(UnsupportedOp, match="PadMode 1"):
         ti.data_move(ti.Tensor("float16", (64,), name="l1", scope=tik.scope_cbuf), g, 0, 1, 1, 0, 0, 1)
-    with raises_tik(UnsupportedOp, match="block_mode 'm'"):
-        ti.tensor_mov(ub, g, "m", 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match="block_mode 'q' is not a tensor_mov block mode"):
+        ti.tensor_mov(ub, g, "q", 1, 1, 0, 0)
+    with raises_tik(UnsupportedOp, match="tensor_mov with deqscale between GM .* and UB .* is not modelled"):
+        ti.tensor_mov(ub, g, "", 1, 1, 0, 0, deqscale=1.0)
     other = tik.Tik()
     with raises_tik(IllegalOperand, match="belongs to another Tik instance"):
         ti.data_move(ub, other.Tensor("float16", (64,), name="o", scope=tik.scope_gm), 0, 1, 1, 0, 0)
@@ -342,3 +364,20 @@ def test_atomic_adds_into_a_zeroed_output_report_no_uninitialised_read():
     build(ti, "clean_atomic", [x], [y])
     run(ti, {"x": np.ones(8, np.float32)})
     assert ti.tikdb.reports == []
+
+
+def test_data_move_extra_positional_arguments_are_ignored_where_tik_reads_none():
+    """Ascend IndexSDK's int8_l2_norm.py passes two extra positional arguments to a UB -> GM move; CANN
+    TIK reads an extended argument only on GM -> L1 and L0C paths, so the move runs (with a warning)."""
+    from tbe_compat.tik.data import IgnoredArgumentWarning
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 4, 0, 0)
+    with pytest.warns(IgnoredArgumentWarning, match=r"test_data_move.py:\d+ .*ignores the extra positional "
+                                                    r"arguments \(3, 3\)"):
+        ti.data_move(y, ub, 0, 1, 4, 0, 0, 3, 3)
+    build(ti, "extra", [x], [y])
+    xs = np.arange(64, dtype=np.float16)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs)
