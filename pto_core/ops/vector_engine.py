@@ -567,6 +567,9 @@ def _bytes_by_repeat(shape, strides, size, base) -> np.ndarray:
 # ----------------------------------------------------------------------------- numerics helpers
 
 
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce     # the ufunc reductions, without ndarray.max's wrapper
+
+
 def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
     """Round f32/f64 results once (nearest-even) to float ``dst``, applying the machine's overflow mode.
 
@@ -577,7 +580,7 @@ def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
     if ctx.machine.overflow_mode == "saturation":
         big = dst.max
         # two reductions prove the common case (no NaN: max/min propagate it; nothing out of range)
-        if x.size and not (x.max() <= big and x.min() >= -big):
+        if x.size and not (_MAX(x, axis=None) <= big and _MIN(x, axis=None) >= -big):
             x = np.nan_to_num(np.clip(x, -big, big), nan=0.0)
     return to_f16(x) if dst.name == "f16" else x.astype(dst.storage)
 
