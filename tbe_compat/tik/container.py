@@ -39,6 +39,29 @@ from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
 from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
 
+
+#: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
+#: Atlas training (910), A2/A3 training (910B, 910_93) and 200I/500 A2 (310B) per the TIK reference's
+#: scalar_conv page and its table 3 (1.2 -> 2, 0.2 -> 1, -0.2 -> -1); Atlas inference (310P) rounds half away.
+_AWAY_IS_UP_SOCS = ("Ascend910", "Ascend910B", "Ascend910_93", "Ascend310B")
+
+
+def _isqrt(v):
+    """floor(sqrt(v)) of a non-negative int64 expression, exact: a float32 estimate, one integer Newton
+    step, then the two one-step corrections (compared through divisions, so nothing overflows)."""
+    i64 = P.I64
+    r = P.max_(P.cast(P.sqrt(P.cast(v, P.F32)), i64), 1)
+    r = P.max_(P.binop("div", P.binop("add", r, P.binop("div", v, r)), 2), 1)
+    up = P.binop("add", r, 1)
+    r = P.select(P.cmp("le", up, P.binop("div", v, up)), up, r)
+    r = P.select(P.cmp("gt", r, P.binop("div", v, r)), P.binop("sub", r, 1), r)
+    return P.select(P.cmp("eq", v, 0), P.cast(0, i64), r)
+
+
+def _away_from_zero(v):
+    """Round a float to the integral value farther from zero (ceil for x >= 0, floor below)."""
+    return P.select(P.cmp("ge", v, 0.0), P.ceil(v), P.floor(v))
+
 #: GM tensors declared with at least this many elements are runtime-sized (see
 #: `Tik._declare_gm`): CANN dynamic-shape ops declare ``(MAX_INT64,)`` = ``(2**64 - 1,)`` or
 #: ``(MAX_INT32,)`` = ``(2**31 - 1,)`` and get the real buffer from the framework.
@@ -424,12 +447,20 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     @tik_api("scalar_sqrt")
     def scalar_sqrt(self, dst, src):
-        """``dst = sqrt(src)`` (float scalars)."""
+        """``dst = sqrt(|src|)`` for int64 or float32 Scalars (the TIK reference: "a negative value is
+        supported: its absolute value is taken first"; int64 results are truncated, 10 -> 3, exact up to
+        2**52). Ascend310 (Atlas 200/300/500 inference) has the int64 form only."""
         d = self._scalar_dst(dst)
-        if d.ir.type.kind != "f":
-            raise self._error(f"scalar_sqrt needs a float dst, got {d.dtype}", operand="dst", value=d.dtype)
-        v = self._scalar_arg(src, "src")
-        self._builder.assign(d.ir, P.sqrt(P.cast(P.as_expr(v, d.ir.type), d.ir.type)))
+        if d.dtype not in ("int64", "float32"):
+            raise self._error(f"scalar_sqrt takes int64 or float32 Scalars, got a {d.dtype} dst", operand="dst",
+                              value=d.dtype, limit="int64, float32")
+        soc = platform.current_soc()
+        if d.dtype == "float32" and soc.short_soc_version == "Ascend310":
+            raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",
+                              value=d.dtype, limit="int64", cls=UnsupportedOp,
+                              hint="use an int64 Scalar, or select a chip with float32 scalar_sqrt (e.g. Ascend910)")
+        v = P.abs_(P.cast(P.as_expr(self._scalar_arg(src, "src"), d.ir.type), d.ir.type))
+        self._builder.assign(d.ir, _isqrt(v) if d.dtype == "int64" else P.sqrt(v))
 
     @tik_api("scalar_max")
     def scalar_max(self, dst, src0, src1):
@@ -442,7 +473,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._builder.assign(self._scalar_dst(dst).ir, P.min_(self._scalar_arg(src0, "src0"),
                                                              self._scalar_arg(src1, "src1")))
 
-    #: scalar_conv round_mode -> (IR rounding function or None, api_check_support suffix)
+    #: scalar_conv round_mode -> (IR rounding function or None, api_check_support suffix); 'away-zero' is
+    #: half away from zero here (310P-class AI/Vector Core: "四舍五入") and `_away_from_zero` on _AWAY_IS_UP_SOCS
     _SCALAR_CONV_MODES = {"": (None, ""), "none": (None, ""), "round": (P.round_even, "r"),
                           "floor": (P.floor, "f"), "ceil": (P.ceil, "c"), "ceiling": (P.ceil, "c"),
                           "away-zero": (P.round_away, "a"), "to-zero": (P.trunc, "z")}
@@ -461,6 +493,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",
                               value=round_mode, cls=cls, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
         fn, suffix = mode
+        if round_mode == "away-zero" and platform.current_soc().short_soc_version in _AWAY_IS_UP_SOCS:
+            fn = _away_from_zero
         a, b = self._SHORT.get(src.dtype), self._SHORT.get(d.dtype)
         if a is None or b is None:
             raise self._error(f"scalar_conv from {src.dtype} to {d.dtype} is not a TIK conversion", operand="dst",

@@ -194,6 +194,61 @@ def test_scalar_conv_errors():
         ti.scalar_abs(3, f)
 
 
+#: the TIK reference's scalar_conv table 3 (Atlas training series): input -> 'away-zero' result
+AWAY_TABLE = {1.8: 2, 1.5: 2, 1.2: 2, 0.8: 1, 0.5: 1, 0.2: 1, -0.2: -1, -0.5: -1, -0.8: -1, -1.2: -2, -1.5: -2,
+              -1.8: -2}
+
+
+@pytest.mark.parametrize("soc,away_is_up", [("Ascend910", True), ("Ascend910B1", True), ("Ascend310B1", True),
+                                            ("Ascend310P3", False)])
+def test_scalar_conv_away_zero_follows_the_chip(soc, away_is_up):
+    """Training, A2 training and 200I/500 A2 chips round every fraction away from zero (x.x -> x+1);
+    the Atlas inference (310P) AI Core rounds half away ("四舍五入")."""
+    xs = list(AWAY_TABLE)
+
+    def body(ti, ub):
+        f = ti.Scalar("float32", name="f")
+        i = ti.Scalar("int32", name="i")
+        for k, x in enumerate(xs):
+            f.set_as(x)
+            ti.scalar_conv("away-zero", i, f)
+            ub[k].set_as(i)
+    set_current_compile_soc_info(soc)
+    got = _counter_kernel(body, n_out=16).tolist()[:len(xs)]
+    want = [AWAY_TABLE[x] if away_is_up else int(np.sign(x) * np.floor(abs(x) + 0.5)) for x in xs]
+    assert got == want
+
+
+def test_scalar_sqrt_int64_and_negative_values_as_documented():
+    """The reference's example (int64 10 -> 3), |x| taken first for negatives, exact truncation up to
+    int64's largest value; float32 on chips that have it; Ascend310 has the int64 form only."""
+    import math
+    vals = [10, 0, 1, -17, 2 ** 52 + 1, 2 ** 63 - 1, 3037000499 ** 2 - 1, 3037000499 ** 2]
+
+    def body(ti, ub):
+        s = ti.Scalar("int64", name="s")
+        d = ti.Scalar("int64", name="d")
+        for k, v in enumerate(vals):
+            s.set_as(v)
+            ti.scalar_sqrt(d, s)
+            ub[k].set_as(d)
+        f = ti.Scalar("float32", name="f", init_value=-9.0)
+        ti.scalar_sqrt(f, f)
+        g = ti.Scalar("int32", name="g")
+        ti.scalar_conv("round", g, f * 1000)
+        ub[len(vals)].set_as(g)
+    set_current_compile_soc_info("Ascend910")
+    got = _counter_kernel(body, n_out=24, dtype="int64").tolist()[:12]     # (the helper moves n_out * 4 B)
+    assert got[:len(vals)] == [math.isqrt(abs(v)) for v in vals]
+    assert got[len(vals)] == 3000                                    # sqrt(|-9.0|) in float32
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    with raises_tik(UnsupportedOp, match="scalar_sqrt of float32 is not supported on Ascend310"):
+        ti.scalar_sqrt(ti.Scalar("float32"), 4.0)
+    with raises_tik(IllegalOperand, match="scalar_sqrt takes int64 or float32 Scalars, got a int32 dst"):
+        ti.scalar_sqrt(ti.Scalar("int32"), 4)
+
+
 def test_multi_for_range_nests_loops():
     def body(ti, ub):
         with ti.multi_for_range([0, 1], [2, 4]) as (i, j):
