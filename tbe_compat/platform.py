@@ -137,6 +137,11 @@ MC61AM21A = "MC61AM21A"
 ASCEND_310P = "Ascend310P"
 BS9SX1A = "BS9SX1A"
 ASCEND_610B = "Ascend610B"
+# names older CANN releases exported for SoCs before their release names; legacy ops compare
+# get_soc_spec(SOC_VERSION) with them (sort_v2.py: ASCEND_920A), so they never match a chip here
+ASCEND_615 = "Ascend615"
+ASCEND_710 = "Ascend710"
+ASCEND_920A = "Ascend920A"
 _AIC_ENGINE = AIC
 _VEC_ENGINE = AIV
 AIC_310P = ASCEND_310P + AIC

@@ -392,6 +392,54 @@ def _index(k, dim):
     return i
 
 
+def _affine(e, depth: int = 0):
+    """``(constant, {atom: coefficient})`` of an integer IR value built from constants, +, -, * by a
+    constant and negation over atoms (loop variables, registers, other subexpressions by identity);
+    wide integer casts are looked through. None where that does not describe it."""
+    if isinstance(e, int):
+        return e, {}
+    if depth > 32 or not isinstance(e, P.ScalarExpr) or e.type.kind not in ("s", "u") and e.type.name != "index":
+        return None
+    if isinstance(e, P.Const):
+        return int(e.value), {}
+    if isinstance(e, P.Cast):
+        inner = e.a.type
+        if (e.type.name == "index" or e.type.bits >= 32) and (inner.kind in ("s", "u") or inner.name == "index"):
+            return _affine(e.a, depth + 1)
+        return None
+    if isinstance(e, P.UnOp) and e.op == "neg":
+        x = _affine(e.a, depth + 1)
+        return None if x is None else (-x[0], {k: -v for k, v in x[1].items()})
+    if isinstance(e, P.BinOp) and e.op in ("add", "sub", "mul"):
+        x, y = _affine(e.a, depth + 1), _affine(e.b, depth + 1)
+        if x is None or y is None:
+            return None
+        if e.op == "mul":
+            if x[1] and y[1]:
+                return None
+            (c, terms), k = (x, y[0]) if not y[1] else (y, x[0])
+            return c * k, {a: v * k for a, v in terms.items()}
+        sign = 1 if e.op == "add" else -1
+        terms = dict(x[1])
+        for a, v in y[1].items():
+            terms[a] = terms.get(a, 0) + sign * v
+        return x[0] + sign * y[0], terms
+    return 0, {id(e): 1}
+
+
+def _constant_difference(b, a):
+    """``b - a`` as an int when the atoms cancel (both affine in the same loop variables), else None."""
+    x, y = _affine(b), _affine(a)
+    if x is None or y is None:
+        return None
+    terms = dict(x[1])
+    for k, v in y[1].items():
+        terms[k] = terms.get(k, 0) - v
+    if any(terms.values()):
+        return None
+    return x[0] - y[0]
+
+
 def _slice(k: slice, dim):
     """``(start, length, step)`` of a slice on a dimension of length ``dim``."""
     step = 1 if k.step is None else static_int(k.step)
@@ -420,6 +468,13 @@ def _slice(k: slice, dim):
     a = _idx(start) if dyn_start else s0
     b = _idx(stop) if dyn_stop else s1
     n = _sub(b, a)
+    if not isinstance(n, int):                  # x[4*i:4*(i+1)]: a moving window of a constant length
+        const = _constant_difference(b, a)
+        if const is not None:
+            if const < 1:
+                raise _IndexError(f"empty slice [{k.start}:{k.stop}] (stop must be greater than start)", "index",
+                                  value=(k.start, k.stop))
+            n = const
     if step != 1:
         n = (n + step - 1) // step if isinstance(n, int) else P.binop("div", P.binop("add", n, step - 1), step)
     return a, n, step

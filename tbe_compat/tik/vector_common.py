@@ -130,11 +130,12 @@ def ceil_div(a, b):
 def max_offset(repeat, mask_len, blk, rep, unit: int, block_len: int, nblock: int = BLOCKS):
     """Elements from an operand's start to one past the last element an instruction touches
     (TIK ``_calculate_vecotor_max_offset``): ``repeat`` repeats, lanes up to ``mask_len``,
-    ``block_len`` elements per 32 B block. Works on ints or IR values; 0 when ``repeat`` is 0."""
+    ``block_len`` elements per 32 B block. Works on ints or IR values; 0 when ``repeat`` is 0.
+    A block stride of 0 adds nothing for the blocks after the first (they overlap it): Huawei's own
+    yuv444_2_yuv422 op writes 8 lanes of an 8-element uint16 tensor with ``vector_dup(8, t, v, 1, 0, 0)``."""
     nb_last = ceil_div(mask_len, block_len)
     rem = irem(mask_len, block_len)
     ele_last = isel(ieq(rem, 0), block_len, rem)
-    ele_last = isel(ieq(blk, 0), block_len, ele_last)      # blk stride 0: TIK counts a whole block
     r1 = isub(repeat, 1)
     b1 = isub(nb_last, 1)
     if unit == 0:

@@ -91,6 +91,33 @@ def test_h_data_move_gm_ub_rows():
     np.testing.assert_array_equal(out[:, N:], 0)
 
 
+def test_h_apis_on_a_window_at_a_loop_offset_with_a_constant_length():
+    """x[4*i:4*(i+1), :] has the static shape [4, 16] (the bounds' difference cancels, as TIK's TVM
+    simplifier finds): h_* calls take it; a window run past the tensor is caught when it runs."""
+    from tbe import tik
+    from pto_core.errors import OutOfBounds
+    for rows, ok in ((2, True), (3, False)):
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (8, 16), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (8, 16), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (4, 16), name="ub", scope=tik.scope_ubuf)
+        with ti.for_range(0, rows) as i:
+            win = x[4 * i:4 * (i + 1), :]
+            assert win.shape == [4, 16] or tuple(win.shape) == (4, 16)
+            ti.h_data_move(ub, win)
+            ti.h_add(ub, ub, 1.0)
+            ti.h_data_move(y[i * 4:(i + 1) * 4, :], ub)
+            assert x[i:i + 1, 2:5].shape in ([1, 3], (1, 3))
+        ti.BuildCCE("win", [x], [y])
+        xv = np.arange(128, dtype=np.float16).reshape(8, 16)
+        if ok:
+            got, = ti.tikdb.start_debug({"x": xv}, interactive=False)
+            np.testing.assert_array_equal(got, xv + 1)
+        else:
+            with pytest.raises(OutOfBounds):
+                ti.tikdb.start_debug({"x": xv}, interactive=False)
+
+
 def _tree(vals, dt):
     v = list(vals)
     while len(v) > 1:
@@ -188,3 +215,17 @@ def _b(body, bufs=None, chip=None):
 def test_h_errors(call, cls, match):
     with raises_tik(cls, match=match):
         _b(call)
+
+
+def test_slice_length_is_static_only_when_the_bounds_differ_by_a_constant():
+    from tbe import tik
+    from tbe_compat.tik.tensor import _constant_difference
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64, 16), name="x", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2) as i:
+        with ti.for_range(0, 2) as j:
+            assert tuple(x[2 * i + 3 * j:2 * (i + 1) + 3 * j + 5, :].shape) == (7, 16)
+            assert tuple(x[i - j + 10:10 + i - j + 1, :].shape) == (1, 16)
+            dyn = x[4 * i:4 * j + 4, :].shape[0]              # i and j do not cancel: a run-time length
+            assert not isinstance(dyn, int)
+            assert _constant_difference((i * j).ir, (i * j).ir) is None     # not affine: left dynamic

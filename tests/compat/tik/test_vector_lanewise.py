@@ -270,6 +270,25 @@ def test_vector_dup_and_vec_dup():
     np.testing.assert_array_equal(out["d"], want)
 
 
+def test_block_stride_0_extent_counts_the_lanes_of_the_first_block_only():
+    """Huawei's yuv444_2_yuv422 op fills an 8-element uint16 UB tensor with vector_dup(8, t, v, 1, 0, 0):
+    the extent is 8 elements (not a whole 16-element block); 16 lanes there overflow."""
+    from tbe import tik
+    ti = tik.Tik()
+    t = ti.Tensor("uint16", (8,), name="t", scope=tik.scope_ubuf)
+    big = ti.Tensor("uint16", (16,), name="big", scope=tik.scope_ubuf)
+    out = ti.Tensor("uint16", (16,), name="out", scope=tik.scope_gm)
+    ti.vector_dup(16, big, 0, 1, 1, 8)
+    ti.vector_dup(8, big, 0x5353, 1, 0, 0)
+    ti.vector_dup(8, t, 7, 1, 0, 0)
+    ti.data_move(out, big, 0, 1, 1, 0, 0)
+    with raises_tik(OutOfBounds, match="expected elements nums: 16, actual elements nums: 8"):
+        ti.vector_dup(16, t, 7, 1, 0, 0)
+    ti.BuildCCE("dup0", [], [out])
+    got, = ti.tikdb.start_debug({}, interactive=False)
+    assert got.tolist() == [0x5353] * 8 + [0] * 8
+
+
 def test_accumulate_idiom_dst_is_src1_with_zero_rep_strides():
     """vadd(acc, x, acc, r, rep strides (0, 8, 0)) sums the repeats of x (TIK's documented exception)."""
     x = data(np.float32, 64 * 5, -1, 1)
