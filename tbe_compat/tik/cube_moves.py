@@ -29,6 +29,7 @@ from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, ceil_div, l0c_align
 from .data import DATA_MOVE_PATHS, MovePath, register_move_path
+from .vector_common import iadd, idiv, imul, irem
 from .scalar import Expr, Scalar, static_int
 from .tensor import Tensor
 
@@ -43,9 +44,7 @@ def _space(t):
 
 
 def _mul(a, k):
-    if isinstance(a, int):
-        return a * k
-    return a if k == 1 else P.binop("mul", P.cast(a, P.I64), k)
+    return a * k if isinstance(a, int) else P.binop("mul", P.cast(a, P.I64), k)
 
 
 def _ext(n, per_burst, step):
@@ -344,19 +343,19 @@ class CubeMoveAPI(CubeBase):
         for name, v, k in (("fetch_filter_w", fw, rs.kw), ("fetch_filter_h", fh, rs.kh)):
             if not isinstance(v, int):
                 check(v, 0, k - 1, f"{name} (a position in the {rs.kh} x {rs.kw} filter)")
-        oh, ow = _iadd(lh, rs.pt), _iadd(lw, rs.pl)
+        oh, ow = iadd(lh, rs.pt), iadd(lw, rs.pl)
         if not isinstance(lh, int):
             check(oh, 0, 32767 + 255, f"left_top_h + pad_top ({rs.pt}) (window rows start inside the padded map)")
             if rs.sh > 1:
-                check(P.binop("rem", P.cast(oh, P.I64), rs.sh), 0, 0,
+                check(irem(oh, rs.sh), 0, 0,
                       f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - {rs.pt})")
         if not isinstance(lw, int):
             check(ow, 0, (rs.wo - 1) * rs.sw,
                   f"left_top_w + pad_left ({rs.pl}) (the origin of an output column wo < Wo = {rs.wo})")
             if rs.sw > 1:
-                check(P.binop("rem", P.cast(ow, P.I64), rs.sw), 0, 0,
+                check(irem(ow, rs.sw), 0, 0,
                       f"(left_top_w + pad_left) mod stride_w ({rs.sw}) (window origins are wo*{rs.sw} - {rs.pl})")
-        return _iadd(_mul(_idiv(oh, rs.sh), rs.wo), _idiv(ow, rs.sw))
+        return iadd(imul(idiv(oh, rs.sh), rs.wo), idiv(ow, rs.sw))
 
     @tik_api("load3dv1")
     def load3dv1(self, dst, src, pad, l1_h, l1_w, c1_index, fetch_filter_w, fetch_filter_h, left_top_w,
@@ -387,35 +386,35 @@ class CubeMoveAPI(CubeBase):
                 self._emit("assert_in_range", P.cast(v, P.I64), lo, hi, what=f"{name} of tik.load3dv1")
         cc = 4 if small else c0
         taps = kh * kw
-        k_first = _mul(_iadd(_iadd(_mul(c1, taps), _mul(fh, kw)), fw), cc)
+        k_first = imul(iadd(iadd(imul(c1, taps), imul(fh, kw)), fw), cc)
         if isinstance(k_first, int) and k_first % c0:
             raise self._error(f"the C04 walk must start at a whole fractal: (fetch_filter_h*filter_w + "
                               f"fetch_filter_w) * 4 = {k_first} is not a multiple of {c0}", operand="fetch_filter_w",
                               value=(fh, fw), limit=f"multiple of {c0 // 4} kernel positions")
         if not isinstance(k_first, int) and small:
-            self._emit("assert_in_range", P.binop("rem", P.cast(k_first, P.I64), c0), 0, 0,
+            self._emit("assert_in_range", irem(k_first, c0), 0, 0,
                        what=f"(fetch_filter_h*filter_w + fetch_filter_w) * 4 mod {c0} of tik.load3dv1 (the C04 "
                             f"walk starts at a whole fractal)")
-        k_ext, m_ext = (_mul(rep, c0), 16) if mode == 0 else (c0, _mul(rep, 16))
+        k_ext, m_ext = (imul(rep, c0), 16) if mode == 0 else (c0, imul(rep, 16))
         if small:
             channels = 4
         else:
-            channels = _mul(_iadd(_idiv(_iadd(k_first, _iadd(k_ext, -1)), taps * c0), 1), c0)
+            channels = imul(iadd(idiv(iadd(k_first, iadd(k_ext, -1)), taps * c0), 1), c0)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
         if outer == "row":
             ds = rep if mode == 0 else jump
-            dst_bytes = _mul(rep, 512) if mode == 0 else _mul(_iadd(_mul(_iadd(rep, -1), jump), 1), 512)
+            dst_bytes = imul(rep, 512) if mode == 0 else imul(iadd(imul(iadd(rep, -1), jump), 1), 512)
         else:
             ds = 1 if mode == 0 else rep
-            dst_bytes = _mul(rep, 512)
+            dst_bytes = imul(rep, 512)
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
         if isinstance(dst_bytes, int):
             d.check_extent(dst_bytes, f"{rep} fractal(s)")
             dst_access = d.write(dst_bytes)
         else:                                            # repeat_time known when it runs: checked then
-            dst_access = self._vec_access(d, _idiv(dst_bytes, d.dt.bits // 8), True)
+            dst_access = self._vec_access(d, idiv(dst_bytes, d.dt.bits // 8), True)
         pv = self._cube_pad_imm(pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, channels, k_first, k_ext, m0, m_ext, ds,
                    stride=(sh, sw), filter=(kh, kw), dilation=(dh, dw), pad=pads, pad_value=(pv,),
@@ -460,7 +459,7 @@ class CubeMoveAPI(CubeBase):
                                   limit=f"multiple of {unit}")
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
-        ds = _idiv(ke, c0) if outer == "row" else _idiv(me, 16)
+        ds = idiv(ke, c0) if outer == "row" else idiv(me, 16)
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
         if isinstance(ke, int) and isinstance(me, int):
@@ -468,7 +467,7 @@ class CubeMoveAPI(CubeBase):
             d.check_extent(nbytes, f"a {me} x {ke} block")
             dst_access = d.write(nbytes)
         else:                                            # extents known when it runs: checked then
-            dst_access = self._vec_access(d, _iprod(ke, me), True)
+            dst_access = self._vec_access(d, imul(ke, me), True)
         pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
                    dilation=(dh, dw), pad=pads, pad_value=(pv,), footprint=[s.read(None), dst_access])
@@ -540,31 +539,6 @@ def _add(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a + b
     return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
-
-
-def _iadd(a, b):
-    """``a + b`` of ints or integer IR expressions (an int where both are)."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if isinstance(b, int) and b == 0:
-        return a
-    return _add(a, b)
-
-
-def _idiv(a, k: int):
-    """``a // k`` for ``a >= 0`` (int or integer IR expression), ``k`` a positive int."""
-    if isinstance(a, int):
-        return a // k
-    return a if k == 1 else P.binop("div", P.cast(a, P.I64), k)
-
-
-def _iprod(a, b):
-    """``a * b`` of ints or integer IR expressions."""
-    if isinstance(a, int):
-        return _mul(b, a)
-    if isinstance(b, int):
-        return _mul(a, b)
-    return P.binop("mul", P.cast(a, P.I64), P.cast(b, P.I64))
 
 
 def _show(v):
