@@ -58,6 +58,25 @@ def _isqrt(v):
     return P.select(P.cmp("eq", v, 0), P.cast(0, i64), r)
 
 
+#: scalar_conv (source, destination) -> round modes (the reference's table 2)
+_SCALAR_CONV_PAIRS = {("f32", "s32"): ("round", "away-zero", "to-zero", "floor", "ceil", "ceiling"),
+                      ("s32", "f32"): ("", "none"), ("f16", "f32"): ("", "none"), ("f32", "f16"): ("", "none", "odd")}
+_F16, _U16 = P.scalar_type("f16"), P.scalar_type("u16")
+
+
+def _f32_to_f16_odd(v):
+    """float32 -> float16 rounded to odd: the nearest-even result when exact; otherwise, of the two f16
+    neighbours of ``v``, the one whose last fraction bit is 1 (adjacent codes differ by one). Never rounds
+    a finite value to inf (65504's code is odd); NaN stays NaN."""
+    r = P.cast(v, _F16)
+    back = P.cast(r, P.F32)
+    code = P.bitcast(r, _U16)
+    farther = P.cmp("gt", P.abs_(back), P.abs_(v))          # r lies beyond v: its odd neighbour is nearer zero
+    odd = P.bitcast(P.binop("add", code, P.select(farther, P.cast(0xFFFF, _U16), P.cast(1, _U16))), _F16)
+    fix = P.all_(P.cmp("ne", back, v), P.cmp("eq", P.binop("and", code, P.cast(1, _U16)), P.cast(0, _U16)))
+    return P.select(fix, odd, r)
+
+
 def _away_from_zero(v):
     """Round a float to the integral value farther from zero (ceil for x >= 0, floor below)."""
     return P.select(P.cmp("ge", v, 0.0), P.ceil(v), P.floor(v))
@@ -477,33 +496,41 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     #: half away from zero here (310P-class AI/Vector Core: "四舍五入") and `_away_from_zero` on _AWAY_IS_UP_SOCS
     _SCALAR_CONV_MODES = {"": (None, ""), "none": (None, ""), "round": (P.round_even, "r"),
                           "floor": (P.floor, "f"), "ceil": (P.ceil, "c"), "ceiling": (P.ceil, "c"),
-                          "away-zero": (P.round_away, "a"), "to-zero": (P.trunc, "z")}
+                          "away-zero": (P.round_away, "a"), "to-zero": (P.trunc, "z"), "odd": (None, "o")}
     _SHORT = {"float32": "f32", "float16": "f16", "int32": "s32"}
 
     @tik_api("scalar_conv")
     def scalar_conv(self, round_mode, dst, src):
-        """``dst = convert(src)`` with a rounding mode: s32->f32, f32->s32 (round/floor/ceil/away-zero/
-        to-zero), f16->f32, f32->f16 (round to nearest even; 'odd' is not modelled)."""
+        """``dst = convert(src)`` with a rounding mode (the reference's table 2): f32->s32 with round /
+        floor / ceil(ing) / away-zero / to-zero; s32->f32, f16->f32 with '' or 'none'; f32->f16 with ''/'none'
+        (nearest even) or 'odd' (round to odd)."""
         d = self._scalar_dst(dst)
         if not isinstance(src, Expr):
             raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src")
         mode = self._SCALAR_CONV_MODES.get(round_mode)
         if mode is None:
-            cls = UnsupportedOp if round_mode == "odd" else IllegalOperand
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",
-                              value=round_mode, cls=cls, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
+                              value=round_mode, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
         fn, suffix = mode
         if round_mode == "away-zero" and platform.current_soc().short_soc_version in _AWAY_IS_UP_SOCS:
             fn = _away_from_zero
         a, b = self._SHORT.get(src.dtype), self._SHORT.get(d.dtype)
-        if a is None or b is None:
+        modes = _SCALAR_CONV_PAIRS.get((a, b))
+        if modes is None:
             raise self._error(f"scalar_conv from {src.dtype} to {d.dtype} is not a TIK conversion", operand="dst",
-                              value=f"{src.dtype}->{d.dtype}", limit="s32<->f32, f16<->f32")
-        if b == "s32" and suffix == "":
-            raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
-                              value=round_mode, limit="round, floor, ceil, away-zero, to-zero")
-        self._require_support("tik.scalar_conv", f"{a}2{b}{suffix if b == 's32' else ''}")
+                              value=f"{src.dtype}->{d.dtype}", limit="f32->s32, s32->f32, f16->f32, f32->f16")
+        if round_mode not in modes:
+            if b == "s32" and suffix == "":
+                raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
+                                  value=round_mode, limit="round, floor, ceil, away-zero, to-zero")
+            raise self._error(f"scalar_conv {src.dtype} -> {d.dtype} takes round_mode "
+                              f"{', '.join(repr(m) for m in modes)}, not {round_mode!r}", operand="round_mode",
+                              value=round_mode, limit=", ".join(repr(m) for m in modes))
+        self._require_support("tik.scalar_conv", f"{a}2{b}{suffix if b == 's32' or suffix == 'o' else ''}")
         v = src.ir
+        if round_mode == "odd":
+            self._builder.assign(d.ir, _f32_to_f16_odd(v))
+            return
         if fn is not None and a == "f32":
             v = fn(v)
         self._builder.assign(d.ir, P.cast(v, d.ir.type))

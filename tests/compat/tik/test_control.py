@@ -11,14 +11,14 @@ from .helpers import build, raises_tik, run
 
 
 def _counter_kernel(body, n_out=8, dtype="int32", cores=None):
-    """Run ``body(ti, ub)`` and return ub (n_out int32, initialised to 0) after the kernel."""
+    """Run ``body(ti, ub)`` and return ub (n_out elements of ``dtype``, initialised to 0) after the kernel."""
     ti = tik.Tik()
     out = ti.Tensor(dtype, (n_out,), name="out", scope=tik.scope_gm)
     ub = ti.Tensor(dtype, (n_out,), name="ub", scope=tik.scope_ubuf)
     with ti.for_range(0, n_out) as i:
         ub[i].set_as(0)
     body(ti, ub)
-    ti.data_move(out, ub, 0, 1, n_out * 4 // 32, 0, 0)
+    ti.data_move(out, ub, 0, 1, n_out * np.dtype(dtype).itemsize // 32, 0, 0)
     build(ti, "ctl", [], [out])
     return run(ti)[0]
 
@@ -188,8 +188,13 @@ def test_scalar_conv_errors():
     i = ti.Scalar("int32")
     with raises_tik(IllegalOperand, match="needs a rounding mode"):
         ti.scalar_conv("", i, f)
-    with raises_tik(UnsupportedOp, match="round_mode 'odd'"):
-        ti.scalar_conv("odd", ti.Scalar("float16"), f)
+    with raises_tik(IllegalOperand, match="scalar_conv float32 -> float16 takes round_mode '', 'none', 'odd', "
+                                          "not 'round'"):
+        ti.scalar_conv("round", ti.Scalar("float16"), f)
+    with raises_tik(IllegalOperand, match="scalar_conv int32 -> float32 takes round_mode '', 'none', not 'odd'"):
+        ti.scalar_conv("odd", f, i)
+    with raises_tik(IllegalOperand, match="round_mode 'nearest' is not supported"):
+        ti.scalar_conv("nearest", i, f)
     with raises_tik(IllegalOperand, match="dst must be a Scalar"):
         ti.scalar_abs(3, f)
 
@@ -219,6 +224,30 @@ def test_scalar_conv_away_zero_follows_the_chip(soc, away_is_up):
     assert got == want
 
 
+def test_scalar_conv_odd_rounds_float32_to_float16_to_odd():
+    """Against the numerics' round-to-odd encoder on random values across the f16 range (subnormal
+    results, ties, exact values, overflow: odd rounding never gives inf)."""
+    from pto_core.numerics import float_to
+    rng = np.random.default_rng(5)
+    vals = np.concatenate([
+        (rng.standard_normal(60) * np.exp2(rng.integers(-26, 17, 60))).astype(np.float32),
+        np.array([0.5 + 2 ** -12, 1 + 2 ** -11, 65504, 65519, 65520, 1e9, -1e9, 2 ** -25, 3 * 2 ** -26, 0.0, -2.5,
+                  np.inf], np.float32)])
+
+    def body(ti, ub):
+        f = ti.Scalar("float32", name="f")
+        h = ti.Scalar("float16", name="h")
+        for k, v in enumerate(vals.tolist()):
+            f.set_as(float(v))
+            ti.scalar_conv("odd", h, f)
+            ub[k].set_as(h)
+    set_current_compile_soc_info("Ascend910")
+    got = _counter_kernel(body, n_out=96, dtype="float16")[:len(vals)]
+    want = float_to(vals, "f16", rounding="odd", sat="nosat")
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+    assert got[vals.tolist().index(1e9)] == np.float16(65504)
+
+
 def test_scalar_sqrt_int64_and_negative_values_as_documented():
     """The reference's example (int64 10 -> 3), |x| taken first for negatives, exact truncation up to
     int64's largest value; float32 on chips that have it; Ascend310 has the int64 form only."""
@@ -238,7 +267,7 @@ def test_scalar_sqrt_int64_and_negative_values_as_documented():
         ti.scalar_conv("round", g, f * 1000)
         ub[len(vals)].set_as(g)
     set_current_compile_soc_info("Ascend910")
-    got = _counter_kernel(body, n_out=24, dtype="int64").tolist()[:12]     # (the helper moves n_out * 4 B)
+    got = _counter_kernel(body, n_out=12, dtype="int64").tolist()
     assert got[:len(vals)] == [math.isqrt(abs(v)) for v in vals]
     assert got[len(vals)] == 3000                                    # sqrt(|-9.0|) in float32
     set_current_compile_soc_info("Ascend310")
