@@ -551,6 +551,51 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             except _IndexError as e:
                 raise self._view_error(e) from None
 
+    def _tensor_compare(self, t: Tensor, pred: str, other):
+        """``t <pred> other`` for a one-element view: its element is loaded into a temporary Scalar where the
+        comparison is written (CANN TIK's ``Tensor.__eq__`` ... ``__ge__``), then compared like a Scalar."""
+        if t.size != 1:
+            raise self._error(f"comparing tensor view {t.name!r} of shape {list(t.shape)} needs a single element",
+                              operand="self", value=list(t.shape), limit="1 element",
+                              hint="index one element (t[i] < x), or compare element by element with vcmpv_*")
+        reg = self.Scalar(t.dtype, name=f"{t.name}_elem")
+        reg.set_as(t)
+        if isinstance(other, Tensor):
+            other = self._tensor_element_scalar(other)
+        return reg._cmp(pred, other)
+
+    def _tensor_element_scalar(self, t: Tensor):
+        if t.size != 1:
+            raise self._error(f"comparing with tensor view {t.name!r} of shape {list(t.shape)} needs a single "
+                              f"element", operand="other", value=list(t.shape), limit="1 element")
+        reg = self.Scalar(t.dtype, name=f"{t.name}_elem")
+        reg.set_as(t)
+        return reg
+
+    @tik_api("Tensor.__eq__")
+    def _api_tensor_eq(self, t: Tensor, other):
+        return self._tensor_compare(t, "eq", other)
+
+    @tik_api("Tensor.__ne__")
+    def _api_tensor_ne(self, t: Tensor, other):
+        return self._tensor_compare(t, "ne", other)
+
+    @tik_api("Tensor.__lt__")
+    def _api_tensor_lt(self, t: Tensor, other):
+        return self._tensor_compare(t, "lt", other)
+
+    @tik_api("Tensor.__le__")
+    def _api_tensor_le(self, t: Tensor, other):
+        return self._tensor_compare(t, "le", other)
+
+    @tik_api("Tensor.__gt__")
+    def _api_tensor_gt(self, t: Tensor, other):
+        return self._tensor_compare(t, "gt", other)
+
+    @tik_api("Tensor.__ge__")
+    def _api_tensor_ge(self, t: Tensor, other):
+        return self._tensor_compare(t, "ge", other)
+
     @tik_api("Tensor.__setitem__")
     def _api_setitem(self, t: Tensor, key, value):
         try:

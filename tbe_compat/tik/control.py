@@ -248,6 +248,12 @@ class ControlAPI(TikBase):
         accepted; synchronisation is still inserted (it is what makes the kernel correct)."""
         return _Block(self, "stmt", self._where, lambda: (None, None), None)
 
+    @tik_api("new_scope")
+    def new_scope(self):
+        """TVM's ``ir_builder.new_scope()``, which ``tik.Tik`` inherits and public kernels call (OneCoreNMS,
+        CANN's proposal / roi_align): a block like `new_stmt_scope`, freeing the tensors declared in it."""
+        return _Block(self, "stmt", self._where, lambda: (None, None), None)
+
     @tik_api("tik_break")
     def tik_break(self):
         """Leave the innermost for_range at run time."""

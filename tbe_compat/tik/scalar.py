@@ -104,6 +104,9 @@ class Expr:
 
     # -- comparisons
     def _cmp(self, pred, other):
+        from .tensor import Tensor
+        if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
+            return getattr(other, _MIRRORED[pred])(self)
         with _expr_errors(f"tik.Expr.__{pred}__"):
             return _Comparison(P.cmp(pred, self.ir, ir_value(other, what="operand of a comparison")), pred, self,
                                other)
@@ -133,6 +136,9 @@ class Expr:
 
     def __repr__(self):
         return f"tik.Expr({self.ir!r}: {self.dtype})"
+
+
+_MIRRORED = {"lt": "__gt__", "le": "__ge__", "gt": "__lt__", "ge": "__le__", "eq": "__eq__", "ne": "__ne__"}
 
 
 class _Comparison(Expr):

@@ -268,6 +268,27 @@ class Tensor:
     def __setitem__(self, key, value) -> None:
         self.tik._api_setitem(self, key, value)
 
+    # -- comparisons (TIK: load the single element into a temporary Scalar, then compare it)
+    def __eq__(self, other):
+        return self.tik._api_tensor_eq(self, other)
+
+    def __ne__(self, other):
+        return self.tik._api_tensor_ne(self, other)
+
+    def __lt__(self, other):
+        return self.tik._api_tensor_lt(self, other)
+
+    def __le__(self, other):
+        return self.tik._api_tensor_le(self, other)
+
+    def __gt__(self, other):
+        return self.tik._api_tensor_gt(self, other)
+
+    def __ge__(self, other):
+        return self.tik._api_tensor_ge(self, other)
+
+    __hash__ = object.__hash__        # identity: the facade keys and compares tensors with `is`
+
     def index(self, key) -> "Tensor":
         """The view ``self[key]`` (TIK's rules; raises ValueError(message, operand) on a bad index)."""
         nd = len(self._shape)

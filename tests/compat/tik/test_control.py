@@ -297,3 +297,51 @@ def test_declarations_between_if_and_else_are_allowed():
         with ti.else_scope():
             ub[0].set_as(2)
     assert _counter_kernel(body)[0] == 2
+
+
+def test_tensor_element_comparisons_load_the_element_like_tik():
+    """CANN TIK's Tensor.__eq__ ... __ge__ read the single element into a temporary Scalar and compare it:
+    if_scope(ub[i] == 0) counts zeros (a Python `==` on views used to be an identity test); a Scalar on
+    the left works too; a multi-element view cannot be compared."""
+    vals = [0, 5, 0, 7, 3, 0, 9, 1]
+
+    def body(ti, ub):
+        src = ti.Tensor("int32", (8,), name="src", scope=tik.scope_ubuf)
+        for k, v in enumerate(vals):
+            src[k].set_as(v)
+        zeros = ti.Scalar("int32", name="zeros", init_value=0)
+        big = ti.Scalar("int32", name="big", init_value=0)
+        small = ti.Scalar("int32", name="small", init_value=0)
+        four = ti.Scalar("int32", name="four", init_value=4)
+        le0 = ti.Scalar("int32", name="le0", init_value=0)
+        with ti.for_range(0, 8) as i:
+            with ti.if_scope(src[i] == 0):
+                zeros.set_as(zeros + 1)
+            with ti.if_scope(tik.all(src[i] != 0, src[i] >= 5)):
+                big.set_as(big + 1)
+            with ti.if_scope(four > src[i]):                  # Scalar on the left
+                small.set_as(small + 1)
+            with ti.if_scope(src[i] <= src[0]):               # tensor on both sides
+                le0.set_as(le0 + 1)
+        ub[0].set_as(zeros)
+        ub[1].set_as(big)
+        ub[2].set_as(small)
+        ub[3].set_as(le0)
+        with pytest.raises(IllegalOperand, match="needs a single element"):
+            src[0:2] == 0
+    set_current_compile_soc_info("Ascend910")
+    got = _counter_kernel(body).tolist()
+    assert got[:4] == [3, 3, 5, 3]
+
+
+def test_new_scope_is_a_statement_block_like_new_stmt_scope():
+    """`Tik.new_scope()` (inherited from TVM's IR builder in CANN; OneCoreNMS, proposal, roi_align call it):
+    tensors declared inside are freed at its end, so a second scope reuses their UB."""
+    def body(ti, ub):
+        for k in range(2):
+            with ti.new_scope():
+                t = ti.Tensor("int32", (8,), name=f"t{k}", scope=tik.scope_ubuf)
+                t[0].set_as(10 + k)
+                ub[k].set_as(t[0])
+    got = _counter_kernel(body).tolist()
+    assert got[:2] == [10, 11]
