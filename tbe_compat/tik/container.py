@@ -284,7 +284,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             top = max((lo + size for lo, size, _ in a.occupants()), default=0)
             start_addr = -(-top // align) * align
             nbytes = a.capacity - start_addr
-            if nbytes < BLOCK_BYTES:
+            reserved = max((t.nbytes for t in self._open_ended if t.alive and t.space == st.space), default=0)
+            if nbytes < BLOCK_BYTES or nbytes < reserved // 2:
+                # another open-ended tensor holds most of the buffer (the tail left above later static
+                # tensors is only their alignment slack): share that reservation in halves instead
                 start_addr, nbytes = self._split_open_ended(st.space, a, align, start_addr, nbytes)
             if nbytes < BLOCK_BYTES:
                 raise self._error(f"dynamic-shape tensor {st.name!r} takes the rest of "

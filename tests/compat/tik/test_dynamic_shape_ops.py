@@ -208,6 +208,30 @@ def test_later_tensors_take_room_from_an_open_ended_dynamic_tensor():
         run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
 
 
+def test_a_dynamic_tensor_after_a_static_one_shares_the_first_reservation():
+    """dynamic a, static s, dynamic b (CANN's moving_sum_with_sigmoid f16 path): b takes half of a's
+    reservation, not the 32-byte alignment slack left above s; both hold n elements."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (4096,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (4096,), name="y", scope=tik.scope_gm)
+    nin = ti.Tensor("int32", (8,), name="nin", scope=tik.scope_gm)
+    nub = ti.Tensor("int32", (8,), name="nub", scope=tik.scope_ubuf)
+    ti.data_move(nub, nin, 0, 1, 1, 0, 0)
+    n = ti.Scalar("int32", name="n", init_value=nub[0])
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf)
+    s8 = ti.Tensor("float32", (8,), name="s8", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (n,), name="b", scope=tik.scope_ubuf)
+    ti.vec_dup(8, s8, 0.0, 1, 8)
+    ti.data_move(b, x, 0, 1, n // 16, 0, 0)
+    ti.vec_conv(64, "", a, b, n // 64, 8, 4)
+    ti.vec_conv(64, "", b, a, n // 64, 4, 8)
+    ti.data_move(y, b, 0, 1, n // 16, 0, 0)
+    build(ti, "dyn_static_dyn", [x, nin], [y])
+    xs = (np.arange(4096) % 251).astype(np.float16)
+    got, = run(ti, {"x": xs, "nin": np.array([2048] + [0] * 7, np.int32)})
+    assert np.array_equal(got[:2048], xs[:2048])
+
+
 def test_checks_inside_never_executed_code_do_not_raise():
     ti = tik.Tik()
     x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
