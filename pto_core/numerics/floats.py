@@ -380,15 +380,12 @@ def from_f16(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32)
 
 
-#: per source width: (uint type, |x| mask, fraction mask, bits of 2**-14 (smallest normal f16),
-#: fraction bits cut, rebias constant (minus the bias difference, plus the half-step less one),
-#: inf bits, subnormal magic (a power of two whose ulp is 2**-24, the f16 subnormal step))
-_F16_FROM = {
-    4: (np.uint32, 0x7FFFFFFF, 0x007FFFFF, 0x38800000, 13, ((1 << 32) - (112 << 23) + 0xFFF) % (1 << 32),
-        0x7F800000, np.float32(0.5)),
-    8: (np.uint64, 0x7FFFFFFFFFFFFFFF, 0x000FFFFFFFFFFFFF, 0x3F10000000000000, 42,
-        ((1 << 64) - (1008 << 52) + (1 << 41) - 1) % (1 << 64), 0x7FF0000000000000, np.float64(2.0 ** 28)),
-}
+#: float64 -> f16 bit constants: bits of 2**-14 (the smallest normal f16), fraction bits cut (52 - 10),
+#: the rebias constant (minus the bias difference 1008 << 52, plus the half-step less one), inf bits,
+#: and the subnormal magic 2**28 (a power of two whose ulp is 2**-24, the f16 subnormal step)
+_F64_MIN_NORMAL16, _F64_CUT = 0x3F10000000000000, 42
+_F64_REBIAS = ((1 << 64) - (1008 << 52) + (1 << 41) - 1) % (1 << 64)
+_F64_INF, _F64_FRAC, _F64_MAGIC = 0x7FF0000000000000, 0x000FFFFFFFFFFFFF, np.float64(2.0 ** 28)
 _F16_SAMPLE = 16            # `to_f16` looks at every 16th value to choose its method
 _F16_MIN_SIZE = 2048        # below this many values numpy's cast is used as it is
 _F16_BLOCK = 16384          # values per block of the bit-operation path (its passes stay in cache)
@@ -407,8 +404,7 @@ def to_f16(x: np.ndarray) -> np.ndarray:
     Floating-point warnings are the caller's to silence (the cast may raise them; the bit path does not).
     """
     x = np.asarray(x)
-    spec = _F16_FROM.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
-    if spec is None or x.size < _F16_MIN_SIZE:
+    if x.dtype not in (np.float32, np.float64) or x.size < _F16_MIN_SIZE:
         return x.astype(np.float16)
     flat_x = x.reshape(-1)
     sample = np.abs(flat_x[::_F16_SAMPLE])
@@ -418,13 +414,13 @@ def to_f16(x: np.ndarray) -> np.ndarray:
         flat_x = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat_x.size, np.float16)
     for i in range(0, flat_x.size, _F16_BLOCK):
-        out[i:i + _F16_BLOCK] = _to_f16_bits(flat_x[i:i + _F16_BLOCK], spec)
+        out[i:i + _F16_BLOCK] = _to_f16_bits(flat_x[i:i + _F16_BLOCK])
     return out.reshape(x.shape)
 
 
-def _to_f16_bits(x: np.ndarray, spec) -> np.ndarray:
+def _to_f16_bits(x: np.ndarray) -> np.ndarray:
     """f16 codes of contiguous float32/float64 ``x`` (see `to_f16`)."""
-    return _f32_to_f16_bits(x) if x.dtype.itemsize == 4 else _f64_to_f16_bits(x, spec)
+    return _f32_to_f16_bits(x) if x.dtype.itemsize == 4 else _f64_to_f16_bits(x)
 
 
 _U32 = np.uint32
@@ -461,30 +457,30 @@ def _f32_to_f16_bits(x: np.ndarray) -> np.ndarray:
     return o.astype(np.uint16).view(np.float16)
 
 
-def _f64_to_f16_bits(x: np.ndarray, spec) -> np.ndarray:
+def _f64_to_f16_bits(x: np.ndarray) -> np.ndarray:
     """float64 -> f16 codes: rebias and round normals in the integer domain; results below 2**-14
     from ``|x| + 2**28`` (the float addition rounds to the 2**-24 subnormal grid, nearest-even);
     overflow -> inf; numpy's NaN payload rule; the sign."""
-    utype, abs_mask, frac_mask, min_normal, cut, rebias, inf_bits, magic = spec
-    u = x.view(utype)
-    a = u & utype(abs_mask)
-    o = a >> utype(cut)
-    o &= utype(1)                                        # the kept fraction's last bit (ties to even)
+    u64 = np.uint64
+    u = x.view(u64)
+    a = u & u64(0x7FFFFFFFFFFFFFFF)
+    o = a >> u64(_F64_CUT)
+    o &= u64(1)                                          # the kept fraction's last bit (ties to even)
     o += a
-    o += utype(rebias)                                   # new exponent bias, half-step minus one (wraps below 2**-14)
-    o >>= utype(cut)
-    np.minimum(o, utype(0x7C00), out=o)                  # overflow and inf -> inf
-    small = a < utype(min_normal)
+    o += u64(_F64_REBIAS)                                # new exponent bias, half-step minus one (wraps below 2**-14)
+    o >>= u64(_F64_CUT)
+    np.minimum(o, u64(0x7C00), out=o)                    # overflow and inf -> inf
+    small = a < u64(_F64_MIN_NORMAL16)
     if small.any():                                      # subnormals and zeros: the code is the rounded |x| / 2**-24
         with np.errstate(over="ignore", invalid="ignore"):
-            k = np.abs(x) + magic
-        k = k.view(utype)
-        k -= magic.view(utype)
+            k = np.abs(x) + _F64_MAGIC
+        k = k.view(u64)
+        k -= _F64_MAGIC.view(u64)
         np.copyto(o, k, where=small)
-    nan = a > utype(inf_bits)
+    nan = a > u64(_F64_INF)
     if nan.any():                                        # numpy's NaN rule: payload top bits, never 0x7C00
-        o[nan] = np.maximum(utype(0x7C00) + ((a[nan] & utype(frac_mask)) >> utype(cut)), utype(0x7C01))
-    o |= (u >> utype(8 * x.dtype.itemsize - 16)) & utype(0x8000)
+        o[nan] = np.maximum(u64(0x7C00) + ((a[nan] & u64(_F64_FRAC)) >> u64(_F64_CUT)), u64(0x7C01))
+    o |= (u >> u64(48)) & u64(0x8000)
     return o.astype(np.uint16).view(np.float16)
 
 
