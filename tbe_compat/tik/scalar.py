@@ -8,13 +8,15 @@ the TIK value's dtype. Nothing is computed here: an ``Expr`` is evaluated by the
 interpreter where a statement uses it, with the register values at that moment.
 
 Truth value (CHECKLIST S8): ``a == b`` / ``a != b`` on TIK values answer a Python
-``if`` by *identity* of the two operands (TVM's ``EqualOp``/``NotEqualOp`` rule that
-TIK inherits: ``if core_index == n - 1:`` is False unless both sides are the same
-object); any other TIK value in a Python ``if``/``while``/``and``/``or`` raises a clear
-error naming ``if_scope``.
+``if`` by *identity* of the two operands (TVM's ``EqualOp``/``NotEqualOp`` rule, which
+older TIK releases let through and shipped CANN ops rely on to build: ``if core_index ==
+n - 1:`` is False unless both sides are the same object), with a `TracedComparisonWarning`
+naming the line when the operands differ (newer CANN TIK raises there); any other TIK
+value in a Python ``if``/``while``/``and``/``or`` raises a clear error naming ``if_scope``.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -152,11 +154,24 @@ class _Comparison(Expr):
         self._pred, self._a, self._b = pred, a, b
 
     def __bool__(self):
-        if self._pred == "eq":
-            return self._a is self._b
-        if self._pred == "ne":
-            return self._a is not self._b
-        return Expr.__bool__(self)
+        if self._pred not in ("eq", "ne"):
+            return Expr.__bool__(self)
+        same = self._a is self._b
+        if not same:
+            from .errors import user_frame
+            w = user_frame()
+            result = (self._pred == "ne")
+            warnings.warn(f"{f'{w.file}:{w.line}: ' if w else ''}a TIK `{'==' if self._pred == 'eq' else '!='}` "
+                          f"used as a Python truth value compares its operands' identity while the kernel is "
+                          f"traced (TVM's rule): it is {result} whatever the values are when the kernel runs "
+                          f"(newer CANN TIK raises here); for a run-time test use `with tik_instance.if_scope(...)`",
+                          TracedComparisonWarning, stacklevel=2)
+        return same if self._pred == "eq" else not same
+
+
+class TracedComparisonWarning(UserWarning):
+    """A TIK ``==``/``!=`` of two different operands was used as a Python truth value (``if core == n - 1:``):
+    it is decided by operand identity at trace time, not by the values the kernel will compute."""
 
 
 class Scalar(Expr):

@@ -125,9 +125,17 @@ def test_tik_values_have_no_python_value_except_identity_equality():
         range(i)
     with raises_tik(PtoError, match="Python integer"):
         [1, 2][i]
-    # == / != answer Python `if` by identity (TVM rule TIK inherits; CHECKLIST S8)
-    assert bool(i == i) and not bool(i == j) and bool(i != j)
-    assert not bool(i == 3)
+    # == / != answer Python `if` by identity (TVM's rule; CHECKLIST S8), with a warning naming the line
+    # whenever the operands differ (the answer does not depend on the run-time values)
+    from tbe_compat.tik.scalar import TracedComparisonWarning
+    assert bool(i == i) and not bool(i != i)
+    with pytest.warns(TracedComparisonWarning, match=r"test_scalars.py:\d+: a TIK `==` used as a Python truth "
+                                                    r"value .* it is False whatever"):
+        assert not bool(i == j)
+    with pytest.warns(TracedComparisonWarning, match="`!=` .* it is True whatever"):
+        assert bool(i != j)
+    with pytest.warns(TracedComparisonWarning):
+        assert not bool(i == 3)
     # reflected comparison with an int on the left still builds a condition (S10)
     cond = 3 == i
     assert isinstance(cond, tik.Expr)
