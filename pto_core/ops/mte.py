@@ -222,7 +222,8 @@ def _extent(groups, side: int, row: int) -> int:
 
 
 def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_row: Optional[int] = None,
-                dst_offset: int = 0, fill_row: Optional[np.ndarray] = None, atomic: Optional[tuple] = None) -> None:
+                dst_offset: int = 0, fill_row: Optional[np.ndarray] = None, atomic: Optional[tuple] = None,
+                fill_first: int = 0) -> None:
     """Copy rows described by ``groups`` = ``[(count, src_stride, dst_stride), ...]`` (innermost first).
 
     Each row copies ``src_row`` bytes from the source row start to ``dst_offset`` bytes
@@ -231,7 +232,9 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     it (padding), so only the copied part comes from the source. ``exact_src_row`` (<=
     ``src_row``) is the part of each source row that must exist (see `read_span`).
     ``atomic`` = ``(dtype name, op)`` (`pto_core.ops.ctrl.atomic_mode`) makes every row a
-    read-modify-write ``dst = dst op src`` in that type (`atomic_rows`).
+    read-modify-write ``dst = dst op src`` in that type (`atomic_rows`). ``fill_first`` (an
+    element size in bytes) completes each destination row after the copied bytes with copies
+    of the row's first element (the DMA's "dummy" data of an unpadded unaligned burst).
     """
     exact = src_row if exact_src_row is None else exact_src_row
     s_hi = _extent(groups, 1, src_row)
@@ -241,14 +244,16 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     cut = _gm_tail_cut(ctx, dst, d_hi)
     if cut is None:
         ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
-        _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst)
+        _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst,
+                   fill_first)
         return
     real, real_written, _ = ctx.span_tracked(dst, 0, cut, write=True, operand="%dst")
     ddata = np.zeros(d_hi, np.uint8)
     dwritten = np.ones(d_hi, np.bool_)
     ddata[:cut] = real
     dwritten[:cut] = real_written
-    _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst)
+    _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst,
+               fill_first)
     real[...] = ddata[:cut]
     real_written[...] = dwritten[:cut]
     region, off = ctx.machine.gm.find(dst.addr, 1)
@@ -273,7 +278,8 @@ def _gm_tail_cut(ctx, dst, d_hi: int) -> Optional[int]:
     return None
 
 
-def _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst):
+def _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst,
+               fill_first=0):
     track = tracking(ctx)
     if atomic is not None:
         dv = _burst_view(ddata[dst_offset:], groups, src_row, True, 2)
@@ -283,6 +289,15 @@ def _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, 
         atomic_rows(dv, _burst_view(sdata, groups, src_row, False, 1), atomic)
         if track:
             dw[...] = _burst_view(swritten, groups, src_row, False, 1)
+        return
+    if fill_first and dst_row > dst_offset + src_row:
+        _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst)
+        tail = dst_row - dst_offset - src_row
+        for arr in (ddata, dwritten) if track else (ddata,):
+            rows = _burst_view(arr, groups, dst_row, True, 2)
+            first = rows[..., dst_offset:dst_offset + fill_first]
+            reps = (1,) * (first.ndim - 1) + (-(-tail // fill_first),)
+            rows[..., dst_offset + src_row:] = np.tile(first, reps)[..., :tail]
         return
     if FAST_PATHS and fill_row is None and len(groups) == 1 and (
             groups[0][0] == 1 or groups[0][1] == groups[0][2] == src_row == dst_row):
@@ -539,11 +554,16 @@ def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=No
     groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)
     check_align(op, dst, BLOCK, "%dst")
     _require_stride_alignment(op, groups, 2, BLOCK, "UB")
-    if pad is None:
-        row = _round32(length)   # whole 32-byte blocks; the tail carries source bytes (DataCopyPad isPad=false)
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=_exact_gm_row(length))
-        return
     d = dst.dtype
+    if pad is None and length % BLOCK == 0:
+        copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length, exact_src_row=_exact_gm_row(length))
+        return
+    if pad is None:
+        # whole 32-byte UB blocks; an unaligned burst's tail is "dummy" data: copies of the burst's first
+        # element (CCE copy_gm_to_ubuf_align_b8/16/32, cceapi_0093: "哑数据是在不进行padding的情况下,
+        # 每个burst的第一个元素的复制")
+        copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=_round32(length), fill_first=max(1, d.bits // 8))
+        return
     params = pad[0]
     if d.bits < 8:
         raise IllegalOperand(f"pad(...) needs a byte-sized element type, got {d.name}", op=op, operand="pad",

@@ -142,11 +142,16 @@ def test_mte_gm_ub_pad_and_ub_gm_depad():
     pto.mte_gm_ub(g, ub, 0, 40, nburst=(6, 40, 64), pad=(-1.0, 2, 3))
     rows = m.read(ub, (6, 32))
     assert np.array_equal(rows[:, 2:22], x) and (rows[:, :2] == -1).all() and (rows[:, 22:] == -1).all()
-    # no pad: the 32-byte tail carries source bytes
+    # no pad: the rest of each 32-byte block is "dummy" data, copies of the burst's first element
+    # (CCE copy_gm_to_ubuf_align, cceapi_0093); only the burst's bytes are read from GM
     ub2 = m.ptr("ub", "f16", 1024)
     pto.mte_gm_ub(g, ub2, 0, 40, nburst=(2, 40, 64))
     rows2 = m.read(ub2, (2, 32))
-    assert np.array_equal(rows2[0, :24], x.reshape(-1)[:24])
+    assert np.array_equal(rows2[:, :20], x[:2]) and (rows2[:, 20:] == x[:2, :1]).all()
+    b8 = m.ptr("ub", "u8", 2048)                                  # b8: byte copies of the first byte
+    pto.mte_gm_ub(g, b8, 0, 5, nburst=(1, 0, 0))
+    first = x.reshape(-1).view(np.uint8)[:5]
+    assert np.array_equal(raw(m, b8, 32), np.concatenate([first, np.full(27, first[0], np.uint8)]))
     out = m.gm_alloc((6, 20), "f16", name="o", fill="zero")
     handoff("MTE2", "MTE3")
     pto.mte_ub_gm(ub, out, 40, nburst=(6, 64, 40), l2_cache_ctl=(0,))
