@@ -33,6 +33,7 @@ import inspect
 from typing import Optional
 
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
+from pto_core import program as P
 from pto_core.ops import registry
 
 from .. import platform
@@ -128,8 +129,16 @@ class Operand:
 
     def check_extent(self, nbytes, what: str = "") -> None:
         """Raise TIK's "tensor overflow" error if an access of ``nbytes`` (int) from the view's start
-        runs past the tensor (only when both are known now)."""
-        if not isinstance(nbytes, int):
+        runs past the tensor (when both are known now). An on-chip destination whose start or length
+        is a run-time value (an IR expression for ``nbytes``) gets a ``pto.assert_in_bounds`` instead,
+        checked when it runs (the PTO op itself only sees the whole buffer): a write past the tensor
+        would clobber its neighbours. Run-time over-reads of a source stay inside the buffer and are
+        left alone (shipped kernels do them harmlessly, e.g. MindSpore's matmul_cube_dense_right reads
+        one fractal past its last L1 tile and never uses it). ``None``: not checked."""
+        if nbytes is None:
+            return
+        if not isinstance(nbytes, int) or self.static_byte_offset is None:
+            self._check_extent_at_run_time(nbytes, what)
             return
         avail = self.available_bytes()
         b = self.static_byte_offset
@@ -153,6 +162,22 @@ class Operand:
                 f"({self.tensor.storage.nbytes} B) has only {avail} B ({avail // esize} elements) from there",
                 operand=self.name, value=nbytes, limit=f"{avail} B", cls=OutOfBounds,
                 hint="check nburst/burst/strides (or repeat counts) against the tensor's shape")
+
+    def _check_extent_at_run_time(self, nbytes, what: str) -> None:
+        total = self.tensor.storage.nbytes
+        if self.space == "gm" or not isinstance(total, int) or not self.name.startswith("dst"):
+            return                                # GM regions are bounds-checked by the ops; reads: see above
+        esize = max(1, self.dt.bits // 8)
+        b = self.tensor.byte_offset()
+        i64 = P.I64
+        first = b // esize if isinstance(b, int) else P.binop("div", P.cast(b, i64), esize)
+        end_b = b + nbytes if isinstance(b, int) and isinstance(nbytes, int) else \
+            P.binop("add", P.cast(P.as_expr(b, i64), i64), P.cast(P.as_expr(nbytes, i64), i64))
+        end = -(-end_b // esize) if isinstance(end_b, int) else P.binop("div", P.binop("add", end_b, esize - 1),
+                                                                         esize)
+        self.tik._emit("assert_in_bounds", first, end, total // esize,
+                       what=f"{self.name} of {self.tik._where.call if self.tik._where else 'tik'} "
+                            f"({what or 'the access'}, tensor {self.tensor.name!r})")
 
     def check_aligned(self, alignment: int) -> None:
         """Raise if the view's start (on-chip, static) is not ``alignment``-byte aligned."""

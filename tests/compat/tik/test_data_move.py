@@ -381,3 +381,32 @@ def test_data_move_extra_positional_arguments_are_ignored_where_tik_reads_none()
     build(ti, "extra", [x], [y])
     xs = np.arange(64, dtype=np.float16)
     assert np.array_equal(run(ti, {"x": xs})[0], xs)
+
+
+def test_on_chip_destination_overrun_at_a_run_time_offset_is_caught_when_it_runs():
+    """A move whose destination starts at a loop-variable offset is checked against the destination
+    tensor when it runs (the PTO op only sees the whole buffer); a source over-read past its tensor
+    (harmless on hardware, done by shipped kernels) is left alone."""
+    from pto_core.errors import OutOfBounds
+    for overrun_dst in (True, False):
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (512,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (256,), name="y", scope=tik.scope_gm)
+        src = ti.Tensor("float16", (256,), name="src", scope=tik.scope_ubuf)
+        dst = ti.Tensor("float16", (256,), name="dst", scope=tik.scope_ubuf)
+        ti.data_move(src, x, 0, 1, 16, 0, 0)
+        with ti.for_range(0, 2) as k:
+            if overrun_dst:
+                ti.data_move(dst[k * 128], src, 0, 1, 16, 0, 0)         # k = 1: dst [128, 384) of 256
+            else:
+                ti.data_move(dst, src[k * 128], 0, 1, 16, 0, 0)         # k = 1: reads src [128, 384)
+        ti.data_move(y, dst, 0, 1, 16, 0, 0)
+        build(ti, "dyn_overrun", [x], [y])
+        xs = np.arange(512, dtype=np.float16)
+        if overrun_dst:
+            with pytest.raises(OutOfBounds, match=r"tensor overflow: dst of tik.data_move .* tensor 'dst'\) needs "
+                                                  r"elements \[128, 384\) but the tensor has only 256"):
+                run(ti, {"x": xs})
+        else:
+            got, = run(ti, {"x": xs})
+            assert np.array_equal(got[:128], xs[128:256])
