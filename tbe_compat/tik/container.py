@@ -77,6 +77,15 @@ def _f32_to_f16_odd(v):
     return P.select(fix, odd, r)
 
 
+def _known_at_launch(e) -> bool:
+    """Whether an integer IR expression uses only constants and kernel arguments (InputScalars)."""
+    if isinstance(e, (int, P.Const, P.ScalarArg)):
+        return True
+    if isinstance(e, (P.BinOp, P.UnOp, P.Cast)):
+        return all(_known_at_launch(c) for c in e.children())
+    return False
+
+
 def _away_from_zero(v):
     """Round a float to the integral value farther from zero (ceil for x >= 0, floor below)."""
     return P.select(P.cmp("ge", v, 0.0), P.ceil(v), P.floor(v))
@@ -260,8 +269,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         elif isinstance(count, int):
             st.nbytes = st.dtype.nbytes(count)
             shape = tuple(st.shape)
-        else:
+        elif _known_at_launch(count):                   # InputScalars and constants: evaluated at launch
             st.size_expr = count
+            shape = (1,)
+        else:
+            # a shape from Scalars the kernel computes (tiling data read from GM: CANN's sparse_reshape):
+            # known only while it runs, so sized like the (MAX_INT64,) idiom from the feed at launch
+            st.runtime_size = P.ScalarArg(f"{internal}_size", "int64")
+            st.size_expr = P.cast(st.runtime_size, INDEX)
             shape = (1,)
         st.gm = P.GmArg(internal, st.dtype, shape, io="workspace")
         self._builder.program.args.append(st.gm)

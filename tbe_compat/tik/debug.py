@@ -9,7 +9,8 @@ tik_usage.md:
   InputScalar values), scalar values Python/numpy numbers. Anything else is a clear
   error naming the key, what was expected and what was given.
 * Runtime-sized GM tensors (declared ``(MAX_INT64,)``-style by CANN's dynamic-shape
-  operators, `container.UNBOUNDED_GM_ELEMENTS`): an input's array may have any shape (its
+  operators, `container.UNBOUNDED_GM_ELEMENTS`, or shaped by Scalars the kernel computes, such
+  as tiling data it reads from GM): an input's array may have any shape (its
   size is the buffer); an output or workspace needs ``feed_dict[name]`` = its element count
   or an array of its size (simulator extension: on a device the framework allocates it)
   and is returned flat. ``flowtable`` GM tensors (host tiling data) are fed like inputs.
@@ -221,18 +222,22 @@ class Tikdb:
         for st in tik._gm_tensors:
             if st.runtime_size is None:
                 continue
-            declared = int(np.prod([int(d) for d in st.shape], dtype=object))
+            static = all(isinstance(d, int) for d in st.shape)
+            declared = int(np.prod([int(d) for d in st.shape], dtype=object)) if static else None
             v = feed.get(st.name)
             if isinstance(v, np.ndarray):
                 n = v.size
             elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
                 n = int(v)
             else:
-                raise tik._error(f"GM tensor {st.name!r} is declared with {declared} elements (the dynamic-shape "
-                                 f"idiom); its real size comes from the caller", operand=st.name,
+                how = f"is declared with {declared} elements (the dynamic-shape idiom)" if static else \
+                    "has a shape computed by the kernel (Scalars read while it runs)"
+                raise tik._error(f"GM tensor {st.name!r} {how}; its real size comes from the caller", operand=st.name,
                                  value=None if v is None else repr(v)[:60], cls=UnknownName,
                                  hint=f"pass feed_dict[{st.name!r}] = the array (inputs) or the element count / an "
                                       f"array of the real size (outputs, workspaces)")
+            if declared is None:
+                declared = n
             if not 1 <= n <= declared:
                 raise tik._error(f"GM tensor {st.name!r} gets {n} elements; it is declared with {declared}",
                                  operand=st.name, value=n, limit=f"[1, {declared}]")

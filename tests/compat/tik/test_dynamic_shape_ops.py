@@ -250,3 +250,36 @@ def test_checks_inside_never_executed_code_do_not_raise():
     assert np.array_equal(run(ti, {"x": xs})[0], xs + 2)
     with raises_tik(IllegalOperand, match=r"mask = 0 is outside \[1, 64\]"):
         ti.vec_adds(tail, ub, ub, 1.0, 1, 8, 8)               # the same call where it would run
+
+
+def test_gm_tensors_shaped_by_scalars_the_kernel_reads_are_sized_from_the_feed():
+    """Tensor(dtype, (rows, cols), scope_gm) with rows/cols Scalars read from tiling data (CANN's
+    sparse_reshape): the size comes from the fed array (inputs) or element count (outputs); views of
+    it index with the run-time dims; an output without a fed size is a clear error."""
+    from pto_core.errors import UnknownName
+
+    def kernel():
+        ti = tik.Tik()
+        tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+        tiling_ub = ti.Tensor("int32", (8,), name="tiling_ub", scope=tik.scope_ubuf)
+        ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+        rows = ti.Scalar("int32", name="rows", init_value=tiling_ub[0])
+        cols = ti.Scalar("int32", name="cols", init_value=tiling_ub[1])
+        x = ti.Tensor("int32", (rows, cols), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("int32", (rows, cols), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("int32", (64,), name="ub", scope=tik.scope_ubuf)
+        ones = ti.Tensor("int32", (64,), name="ones", scope=tik.scope_ubuf)
+        ti.vec_dup(64, ones, 1, 1, 8)
+        with ti.for_range(0, rows) as r:                  # one row per iteration, cols = 16 (two blocks)
+            ti.data_move(ub, x[r, 0], 0, 1, 2, 0, 0)
+            ti.vec_add(16, ub, ub, ones, 1, 8, 8, 8)
+            ti.data_move(y[r, 0], ub, 0, 1, 2, 0, 0)
+        build(ti, "gm_scalar_shape", [x], [y], flowtable=[tiling_gm])
+        return ti
+
+    xs = np.arange(3 * 16, dtype=np.int32).reshape(3, 16)
+    tiling = np.array([3, 16, 0, 0, 0, 0, 0, 0], np.int32)
+    got, = run(kernel(), {"x": xs, "tiling_gm": tiling, "y": 48})
+    assert np.array_equal(got.reshape(3, 16), xs + 1)
+    with raises_tik(UnknownName, match="GM tensor 'y' has a shape computed by the kernel .* pass feed_dict"):
+        run(kernel(), {"x": xs, "tiling_gm": tiling})
