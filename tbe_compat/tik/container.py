@@ -443,7 +443,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         esize = max(1, t.dt.bits // 8)
         op.check_extent(esize, "reading one element")
         self._sync.op("S", [op.read(esize)])
-        self._builder.load(op.ptr, 0, into=reg)
+        ptr = op.ptr
+        rt = getattr(reg, "type", None)
+        if rt is not None and rt is not t.dt and rt.bits == t.dt.bits and rt.name != "bool":
+            # TIK moves the element's bits into the register (reg_mov): a uint16 Scalar set from a float16
+            # slot holds its raw bits, as CANN's arg_max_with_value reads vcmax indices
+            ptr = ptr.cast(rt)
+        self._builder.load(ptr, 0, into=reg)
 
     def _tensor_set_as(self, t: Tensor, value, dst_offset=0, src_offset=None):
         with self._api("tik.Tensor.set_as"):

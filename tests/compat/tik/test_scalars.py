@@ -155,3 +155,32 @@ def test_numpy_scalars_combine_with_tik_values():
     ti.data_move(out, ub, 0, 1, 1, 0, 0)
     build(ti, "np_mix", [], [out])
     assert run(ti)[0][:2].tolist() == [16, 2]
+
+
+def test_scalar_set_from_an_element_of_another_dtype_of_the_same_width_moves_its_bits():
+    """TIK loads a tensor element into a Scalar register with reg_mov (a bit move): a uint16 Scalar set
+    from a float16 slot holds its raw bits, which is how CANN's arg_max_with_value reads vcmax indices;
+    an element of another width is converted as a value."""
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    o = ti.Tensor("int32", (8,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    res = ti.Tensor("float16", (16,), name="res", scope=tik.scope_ubuf)
+    oi = ti.Tensor("int32", (8,), name="oi", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    ti.vcmax(128, res, ub, 1, 1, 1, 8)
+    idx = ti.Scalar("uint16", name="idx")
+    idx.set_as(res[1])                                   # the index bits of vcmax's second result
+    val = ti.Scalar("float32", name="val")
+    val.set_as(res[0])                                   # f16 -> f32: a value conversion (other width)
+    ti.vector_dup(8, oi, 0, 1, 1, 8)
+    oi[0].set_as(idx)
+    oi[1].set_as(val * 2)
+    ti.data_move(o, oi, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="bits", inputs=[x], outputs=[o])
+    xv = np.zeros(128, np.float16)
+    xv[77] = 5
+    got, = ti.tikdb.start_debug({"x": xv}, interactive=False)
+    assert got[0] == 77 and got[1] == 10
