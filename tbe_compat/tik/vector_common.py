@@ -284,6 +284,10 @@ class VectorBase(TikBase):
                                   limit=f"{want} words, highest first")
             vals = [self._int_arg(w, "mask", 0, 2 ** 64 - 1) for w in words]
             if not all(isinstance(v, int) for v in vals):
+                if par == 64 and not isinstance(vals[0], int):
+                    # a run-time high word for 64-lane (32-bit) operands selects nothing: the lanes are the low
+                    # word's bits (CANN's arg_max_with_value passes [mask_l, mask_l] Scalars to f32/int32 ops)
+                    vals[0] = 0
                 return MaskArg({"mask": tuple(vals)}, False, None, None, par)
             lanes = _bit_lanes(vals, par)
             if par == 64 and vals[0] != 0:

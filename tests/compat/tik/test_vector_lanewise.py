@@ -406,3 +406,23 @@ def test_lowering_is_one_pto_op_per_call():
     line = next(x for x in asm.splitlines() if "pto.ub.vadd" in x)
     assert "mask(" in line and "blk_stride(" in line and "rep_stride(" in line
     assert asm.count("pto.ub.") == 1
+
+
+def test_scalar_high_mask_word_of_32_bit_operands_selects_nothing():
+    """vector_dup([m, m], int32_ub, ...) with a uint64 Scalar m (CANN's arg_max_with_value): the 64 lanes
+    of a 32-bit op are the low word's bits; an immediate non-zero high word stays TIK's error."""
+    from tbe import tik
+    ti = tik.Tik()
+    o = ti.Tensor("int32", (64,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (64,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(64, ub, 0, 1, 1, 8)
+    m = ti.Scalar("uint64", name="m", init_value=0x0F0F)
+    ti.vector_dup([m, m], ub, 7, 1, 1, 8)
+    with raises_tik(IllegalOperand, match="mask_h should be 0 for 32-bit operands"):
+        ti.vector_dup([1, 0x0F], ub, 7, 1, 1, 8)
+    ti.data_move(o, ub, 0, 1, 8, 0, 0)
+    ti.BuildCCE("mask_hi", [], [o])
+    got, = ti.tikdb.start_debug({}, interactive=False)
+    want = np.zeros(64, np.int32)
+    want[[0, 1, 2, 3, 8, 9, 10, 11]] = 7
+    assert np.array_equal(got, want)
