@@ -77,6 +77,14 @@ def _f32_to_f16_odd(v):
     return P.select(fix, odd, r)
 
 
+def _tensor_comparison(pred: str):
+    """``Tik._api_tensor_<pred>``: the TIK API behind ``Tensor.__<pred>__`` (see `Tik._tensor_compare`)."""
+    def method(self, t: Tensor, other):
+        return self._tensor_compare(t, pred, other)
+    method.__name__ = f"_api_tensor_{pred}"
+    return tik_api(f"Tensor.__{pred}__")(method)
+
+
 def _known_at_launch(e) -> bool:
     """Whether an integer IR expression uses only constants and kernel arguments (InputScalars)."""
     if isinstance(e, (int, P.Const, P.ScalarArg)):
@@ -596,30 +604,6 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         reg.set_as(t)
         return reg
 
-    @tik_api("Tensor.__eq__")
-    def _api_tensor_eq(self, t: Tensor, other):
-        return self._tensor_compare(t, "eq", other)
-
-    @tik_api("Tensor.__ne__")
-    def _api_tensor_ne(self, t: Tensor, other):
-        return self._tensor_compare(t, "ne", other)
-
-    @tik_api("Tensor.__lt__")
-    def _api_tensor_lt(self, t: Tensor, other):
-        return self._tensor_compare(t, "lt", other)
-
-    @tik_api("Tensor.__le__")
-    def _api_tensor_le(self, t: Tensor, other):
-        return self._tensor_compare(t, "le", other)
-
-    @tik_api("Tensor.__gt__")
-    def _api_tensor_gt(self, t: Tensor, other):
-        return self._tensor_compare(t, "gt", other)
-
-    @tik_api("Tensor.__ge__")
-    def _api_tensor_ge(self, t: Tensor, other):
-        return self._tensor_compare(t, "ge", other)
-
     @tik_api("Tensor.__setitem__")
     def _api_setitem(self, t: Tensor, key, value):
         try:
@@ -746,6 +730,11 @@ def _add(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a + b
     return P.binop("add", _index(P.as_expr(a, INDEX)), _index(P.as_expr(b, INDEX)))
+
+
+for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Tik, f"_api_tensor_{_pred}", _tensor_comparison(_pred))
+del _pred
 
 
 __all__ = ["Tik"]
