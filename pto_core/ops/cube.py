@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from typing import Optional
 
 import ml_dtypes
 import numpy as np
@@ -95,19 +94,23 @@ def _decode(values: np.ndarray, d: DType, scratch: str = "") -> np.ndarray:
     names one); fp8, hif8 and fp4 through a per-format look-up table (one gather); bf16 by
     a 16-bit shift; f32 is a copy.
     """
-    if d.name == "f16" and values.size > _F16_BY_TABLE and _f16_bits_exact():
-        out = _scratch(scratch, values.shape, np.int32) if scratch else None
-        return f16_to_f32(values.view(np.uint16), out)
+    if _f16_by_bits(values, d):
+        return f16_to_f32(values.view(np.uint16), _scratch(scratch, values.shape, np.int32) if scratch else None)
     return _decode_any(values, d)
+
+
+def _f16_by_bits(values: np.ndarray, d: DType) -> bool:
+    """Whether f16 ``values`` are decoded by bit moves (large tiles, where the moves are exact)."""
+    return d.name == "f16" and values.size > _F16_BY_TABLE and _f16_bits_exact()
 
 
 def _decode_finite(values: np.ndarray, d: DType, scratch: str = "") -> tuple:
     """`_decode` and whether every decoded value is finite (no inf or NaN code among ``values``).
 
     The f16 path learns it from the range check its decoder makes anyway; the others test it."""
-    if d.name == "f16" and values.size > _F16_BY_TABLE and _f16_bits_exact():
-        out = _scratch(scratch, values.shape, np.int32) if scratch else None
-        return _f16_to_f32_finite(values.view(np.uint16), out)
+    if _f16_by_bits(values, d):
+        return _f16_to_f32_finite(values.view(np.uint16), _scratch(scratch, values.shape, np.int32) if scratch
+                                  else None)
     if d.is_int:
         return values.astype(np.float64, order="C"), True
     x = _decode_any(values, d)

@@ -268,26 +268,9 @@ class Tensor:
     def __setitem__(self, key, value) -> None:
         self.tik._api_setitem(self, key, value)
 
-    # -- comparisons (TIK: load the single element into a temporary Scalar, then compare it)
-    def __eq__(self, other):
-        return self.tik._api_tensor_eq(self, other)
-
-    def __ne__(self, other):
-        return self.tik._api_tensor_ne(self, other)
-
-    def __lt__(self, other):
-        return self.tik._api_tensor_lt(self, other)
-
-    def __le__(self, other):
-        return self.tik._api_tensor_le(self, other)
-
-    def __gt__(self, other):
-        return self.tik._api_tensor_gt(self, other)
-
-    def __ge__(self, other):
-        return self.tik._api_tensor_ge(self, other)
-
-    __hash__ = object.__hash__        # identity: the facade keys and compares tensors with `is`
+    # comparisons ``__eq__`` .. ``__ge__`` (TIK: load the single element into a temporary Scalar, then
+    # compare it) are set below the class; hashing stays by identity: the facade keys tensors with `is`
+    __hash__ = object.__hash__
 
     def index(self, key) -> "Tensor":
         """The view ``self[key]`` (TIK's rules; raises ValueError(message, operand) on a bad index)."""
@@ -411,6 +394,18 @@ def _index(k, dim):
             raise _IndexError(f"tensor overflow: index {static_int(k)} is outside [0, {dim})", "index", value=k,
                               limit=f"[0, {dim})")
     return i
+
+
+def _tensor_comparison(pred: str):
+    def compare(self, other):
+        return getattr(self.tik, f"_api_tensor_{pred}")(self, other)
+    compare.__name__ = f"__{pred}__"
+    return compare
+
+
+for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Tensor, f"__{_pred}__", _tensor_comparison(_pred))
+del _pred
 
 
 def _affine(e, depth: int = 0):
