@@ -994,10 +994,19 @@ def _shape_form_control_uncached(op: str, side: str, d: DType, a: int, b: int, s
     return (0, k_start, m_step, k_step, src_stride, dst_stride)
 
 
+_FULL_CONTROLS: dict = {}
+_FULL_CONTROL_FIELDS = (("%m_start", 0, U16), ("%k_start", 0, U16), ("%m_step", 1, 255), ("%k_step", 1, 255),
+                        ("%src_stride", 1, U16), ("%dst_stride", 1, U16))
+
+
 def _full_control(op: str, vals) -> tuple:
-    names = ("%m_start", "%k_start", "%m_step", "%k_step", "%src_stride", "%dst_stride")
-    limits = ((0, U16), (0, U16), (1, 255), (1, 255), (1, U16), (1, U16))
-    return tuple(check_int(op, n, v, lo, hi) for n, v, (lo, hi) in zip(names, vals, limits))
+    """The six checked full-control fields; tuples of plain ints that passed once are remembered."""
+    ctl = _FULL_CONTROLS.get(vals) if all(type(v) is int for v in vals) else None
+    if ctl is None:
+        ctl = tuple(check_int(op, n, v, lo, hi) for v, (n, lo, hi) in zip(vals, _FULL_CONTROL_FIELDS))
+        if len(_FULL_CONTROLS) < 4096 and all(type(v) is int for v in vals):
+            _FULL_CONTROLS[tuple(vals)] = ctl
+    return ctl
 
 
 def _l1_l0_static(op: str, operands: tuple, dst_space: str) -> None:
