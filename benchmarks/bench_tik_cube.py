@@ -8,7 +8,7 @@ same arithmetic:
   (the f16 -> f32 input conversion is not timed): the ratio the target (<= 2) refers to;
 * ``numpy casts + matmul + cast``: the same including ``A.astype(float32)`` and
   ``B.astype(float32)``, which the simulator has to do as well (it decodes every f16 tile);
-* ``the kernel's tiled data flow alone (floor)``: `data_flow_floor`, the same tiles, copies,
+* ``the kernel's tiled data flow alone (floor)``: ``kernels.matmul.data_flow_floor``, the same tiles, copies,
   decodes, GEMMs and f32 accumulations in bare numpy with no simulator (and checked to give the
   kernel's bits): what any numpy simulation keeping the per-tile f32 accumulation costs at least.
 
@@ -43,6 +43,8 @@ tbe_compat.aliases.install()
 from tbe import tik  # noqa: E402
 from tbe_compat import platform  # noqa: E402
 from tbe_compat.tik.debug import tik_machine_options  # noqa: E402
+
+from kernels.matmul import data_flow_floor  # noqa: E402
 
 BM = BN = 256          # L0C block (256 x 256 f32 = 256 KiB, all of Ascend310's L0C)
 
@@ -80,43 +82,6 @@ def nz(mat: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(mat.reshape(r, k // 16, 16).transpose(1, 0, 2))
 
 
-def data_flow_floor(a_gm: np.ndarray, b_gm: np.ndarray, s: int):
-    """The kernel's tiled data flow in bare numpy, with no simulator around it: the floor of any
-    numpy simulation that keeps the hardware's per-tile f32 accumulation.
-
-    Per L1 panel pair and 128-deep K step: the L0A (Zz) and L0B fractal copies, the exact
-    f16 -> f32 decode of both tiles (`f16_to_f32`, the simulator's fastest), one 256 x 256 x 128
-    f32 GEMM, the f32 accumulate into the Nz L0C block, and per block the f16 cast into the
-    ``[N1, M, 16]`` output. Returns ``run() -> out``."""
-    from pto_core.numerics.floats import f16_to_f32, to_f16
-    k1, kt = s // 16, 128 // 16
-    out = np.empty((s // 16, s, 16), np.float16)
-    a_l1, b_l1 = np.empty((k1, BM, 16), np.float16), np.empty((k1, BN, 16), np.float16)
-    l0a, l0b = np.empty((BM // 16, kt, 16, 16), np.float16), np.empty((kt, BN // 16, 16, 16), np.float16)
-    acc = np.empty((BN // 16, BM, 16), np.float32)
-    prod = np.empty((BM, BN), np.float32)
-
-    def run() -> np.ndarray:
-        for mi in range(s // BM):
-            a_l1[...] = a_gm[:, mi * BM:(mi + 1) * BM]
-            for ni in range(s // BN):
-                b_l1[...] = b_gm[:, ni * BN:(ni + 1) * BN]
-                for kk in range(k1 // kt):
-                    l0a[...] = a_l1[kk * kt:(kk + 1) * kt].reshape(kt, BM // 16, 16, 16).transpose(1, 0, 2, 3)
-                    l0b[...] = b_l1[kk * kt:(kk + 1) * kt].reshape(kt, BN // 16, 16, 16)
-                    a = f16_to_f32(l0a.view(np.uint16).transpose(0, 2, 1, 3)).reshape(BM, 128)
-                    bt = f16_to_f32(l0b.view(np.uint16).transpose(1, 2, 0, 3)).reshape(BN, 128)
-                    np.matmul(a, bt.T, out=prod)
-                    p4 = prod.reshape(BM, BN // 16, 16).transpose(1, 0, 2)
-                    if kk:
-                        acc[...] += p4
-                    else:
-                        acc[...] = p4
-                out[ni * (BN // 16):(ni + 1) * (BN // 16), mi * BM:(mi + 1) * BM] = to_f16(acc)
-        return out
-    return run
-
-
 def best(fn, repeat: int) -> float:
     out = []
     for _ in range(repeat):
@@ -149,7 +114,7 @@ def main() -> None:
     A32, B32 = A.astype(np.float32), B.astype(np.float32)
     ref = best(lambda: (A32 @ B32).astype(np.float16), args.repeat)
     ref_casts = best(lambda: (A.astype(np.float32) @ B.astype(np.float32)).astype(np.float16), args.repeat)
-    floor_run = data_flow_floor(feed["a_gm"], feed["b_gm"], s)
+    floor_run = data_flow_floor(feed)
     if not np.array_equal(floor_run().view(np.uint16), res.view(np.uint16)):
         raise SystemExit("the numpy data-flow floor and the TIK kernel disagree: a bug in one of them")
     floor = best(floor_run, args.repeat)

@@ -14,6 +14,10 @@ Rows:
   (10^5 iterations of ``Scalar`` arithmetic and ``if_scope``): a ``start_debug`` of the compiled
   kernel / the best plain-numpy (plain-Python for the scalar loop) code for the same math on the same
   data. The kernels and what each baseline is: ``benchmarks/kernels/*.py``. Targets 2, 2, 2, 5, 3.
+  For matmul and conv2d the notes add the ratio of ``data_flow_floor``: the kernel's own tiles
+  (copies, exact f16 decodes, tile GEMMs, f32 accumulations in L0C order, f16 casts) in bare numpy
+  with no simulator, checked to give the kernel's bits -- what any numpy simulation that keeps the
+  hardware's per-tile accumulation costs at least.
 * ``matmul 512^3 trace + compile``: tracing the TIK script (``build``) plus ``Program.compile``, as a
   fraction of one compiled ``start_debug`` run. Target <= 0.2. ``first start_debug`` (compile + run)
   is printed beside it for information.
@@ -146,10 +150,19 @@ class Table:
 
 
 def run_kernel(table, name, module, build_args, feed, base, repeat, target, note=""):
+    """One kernel row; for kernels with a ``data_flow_floor`` (the kernel's tiles in bare numpy, checked to
+    give the kernel's bits) the note adds that floor's ratio to the same baseline."""
     ti = module.build(*build_args)
     out = ti.tikdb.start_debug(feed, interactive=False)
     module.check(out, feed)
     ours, b = alternate(lambda: ti.tikdb.start_debug(feed, interactive=False), base, repeat)
+    floor_of = getattr(module, "data_flow_floor", None)
+    if floor_of is not None:
+        floor = floor_of(feed)
+        if not np.array_equal(floor().view(np.uint16), out[0].view(np.uint16)):
+            raise SystemExit(f"{name}: the numpy data-flow floor and the TIK kernel disagree")
+        f, b2 = alternate(floor, base, repeat)
+        note += f"; its tiled data flow in bare numpy: {f / b2:.2f}"
     table.add(name, ours, b, "s", target, note)
     return ti
 

@@ -102,3 +102,47 @@ def check(outputs, feed: dict) -> None:
     err = float(np.max(np.abs(got - exact) / np.maximum(scale, 1e-30)))
     if not err < 2e-3:
         raise AssertionError(f"conv2d: max |got - exact| / (|W| @ |x|) = {err:.2e}")
+
+
+def data_flow_floor(feed: dict):
+    """The kernel's tiled data flow in bare numpy, with no simulator around it: the floor of any
+    numpy simulation that keeps the hardware's per-tile f32 accumulation. Returns ``run() -> out``.
+
+    Per 14-row slab: the zero-padded input rows; per 32-deep K step (two kernel taps of 16
+    channels, the order of the kernel's img2col: channel block, tap, channel): the 784 x 32 f16
+    im2col tile and the 64 x 32 weight tile, both decoded to f32 (`f16_to_f32`), one
+    784 x 64 x 32 GEMM, the f32 accumulate into the Nz ``[4, 784, 16]`` L0C block; per slab the
+    f16 cast into the output."""
+    from pto_core.numerics.floats import f16_to_f32, to_f16
+    fm, wk = feed["fm_gm"], feed["w_gm"]
+    taps, k_step = KH * KW, 2
+    out = np.empty((COUT // C0, HOWO, C0), np.float16)
+    xs = np.zeros((C1, SLAB + KH - 1, W + KW - 1, C0), np.float16)
+    a16 = np.empty((SLAB * W, k_step * C0), np.float16)
+    b16 = np.empty((COUT, k_step * C0), np.float16)
+    acc = np.empty((COUT // C0, SLAB * W, C0), np.float32)
+    prod = np.empty((SLAB * W, COUT), np.float32)
+
+    def run() -> np.ndarray:
+        for slab in range(H // SLAB):
+            first = slab * SLAB - 1
+            lo, hi = max(first, 0), min(first + SLAB + 1, H - 1)
+            xs[...] = 0
+            xs[:, lo - first:hi - first + 1, 1:W + 1] = fm[:, lo:hi + 1]
+            for step in range(C1 * taps // k_step):
+                for j in range(k_step):
+                    c1, p = divmod(step * k_step + j, taps)
+                    fh, fw = divmod(p, KW)
+                    a16[:, j * C0:(j + 1) * C0] = xs[c1, fh:fh + SLAB, fw:fw + W].reshape(SLAB * W, C0)
+                    b16[:, j * C0:(j + 1) * C0] = wk[c1, fh, fw]
+                a = f16_to_f32(a16.view(np.uint16))
+                bt = f16_to_f32(b16.view(np.uint16))
+                np.matmul(a, bt.T, out=prod)
+                p4 = prod.reshape(SLAB * W, COUT // C0, C0).transpose(1, 0, 2)
+                if step:
+                    acc[...] += p4
+                else:
+                    acc[...] = p4
+            out[:, slab * SLAB * W:(slab + 1) * SLAB * W] = to_f16(acc)
+        return out
+    return run

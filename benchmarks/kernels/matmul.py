@@ -73,3 +73,42 @@ def check(outputs, feed: dict) -> None:
     err = float(np.max(np.abs(got - exact) / scale))
     if not err < 2e-3:
         raise AssertionError(f"matmul: max |got - exact| / (|A| @ |B|) = {err:.2e}")
+
+
+def data_flow_floor(feed: dict):
+    """The kernel's tiled data flow in bare numpy, with no simulator around it: the floor of any
+    numpy simulation that keeps the hardware's per-tile f32 accumulation.
+
+    Per L1 panel pair and 128-deep K step: the L0A (Zz) and L0B fractal copies, the exact
+    f16 -> f32 decode of both tiles (`f16_to_f32`, the simulator's fastest), one 256 x 256 x 128
+    f32 GEMM, the f32 accumulate into the Nz L0C block, and per block the f16 cast into the
+    ``[N1, M, 16]`` output. Returns ``run() -> out``."""
+    from pto_core.numerics.floats import f16_to_f32, to_f16
+    a_gm, b_gm = feed["a_gm"], feed["b_gm"]
+    s = a_gm.shape[1]
+    k1, kt = s // 16, 128 // 16
+    out = np.empty((s // 16, s, 16), np.float16)
+    a_l1, b_l1 = np.empty((k1, BM, 16), np.float16), np.empty((k1, BN, 16), np.float16)
+    l0a, l0b = np.empty((BM // 16, kt, 16, 16), np.float16), np.empty((kt, BN // 16, 16, 16), np.float16)
+    acc = np.empty((BN // 16, BM, 16), np.float32)
+    prod = np.empty((BM, BN), np.float32)
+
+    def run() -> np.ndarray:
+        for mi in range(s // BM):
+            a_l1[...] = a_gm[:, mi * BM:(mi + 1) * BM]
+            for ni in range(s // BN):
+                b_l1[...] = b_gm[:, ni * BN:(ni + 1) * BN]
+                for kk in range(k1 // kt):
+                    l0a[...] = a_l1[kk * kt:(kk + 1) * kt].reshape(kt, BM // 16, 16, 16).transpose(1, 0, 2, 3)
+                    l0b[...] = b_l1[kk * kt:(kk + 1) * kt].reshape(kt, BN // 16, 16, 16)
+                    a = f16_to_f32(l0a.view(np.uint16).transpose(0, 2, 1, 3)).reshape(BM, 128)
+                    bt = f16_to_f32(l0b.view(np.uint16).transpose(1, 2, 0, 3)).reshape(BN, 128)
+                    np.matmul(a, bt.T, out=prod)
+                    p4 = prod.reshape(BM, BN // 16, 16).transpose(1, 0, 2)
+                    if kk:
+                        acc[...] += p4
+                    else:
+                        acc[...] = p4
+                out[ni * (BN // 16):(ni + 1) * (BN // 16), mi * BM:(mi + 1) * BM] = to_f16(acc)
+        return out
+    return run
