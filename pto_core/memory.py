@@ -602,6 +602,28 @@ class ExecContext:
         self._on_write(buf, off, off + nbytes, operand)
         return buf.data[off:off + nbytes]
 
+    def write_runs(self, ptr: Ptr, count: int, run_bytes: int, stride_bytes: int, *,
+                   operand: str = "dst") -> Optional[np.ndarray]:
+        """Writable ``(count, run_bytes)`` byte view of ``count`` runs of ``run_bytes`` bytes starting
+        ``stride_bytes`` (>= ``run_bytes``) apart from ``ptr``: each run is reported to the hazard verifier
+        and marked written, exactly as ``count`` calls of `write` would (the gaps are not touched).
+
+        Returns None when the runs do not lie in one buffer (they span GM regions, or run past the
+        space); the caller then writes them one by one, which reports what is wrong with which run.
+        """
+        extent = (count - 1) * stride_bytes + run_bytes
+        try:
+            buf, off = self._locate(ptr, extent, operand)
+        except OutOfBounds:
+            return None
+        if self.hazards is not None:
+            for k in range(count):
+                lo = off + k * stride_bytes
+                self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
+        if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
+            np.ndarray((count, run_bytes), np.bool_, buf.written, off, (stride_bytes, 1))[...] = True
+        return np.ndarray((count, run_bytes), np.uint8, buf.data, off, (stride_bytes, 1))
+
     def view(self, ptr: Ptr, count: int, *, write: bool = False, operand: str = "src",
              dtype: Optional[DType] = None) -> np.ndarray:
         """Typed 1-D view of ``count`` elements at ``ptr`` (raw bytes for packed dtypes)."""

@@ -699,11 +699,18 @@ def _write_groups(ctx, dst: Ptr, groups, p: _Plan) -> None:
     for first, stride, arr in groups:
         runs = arr.shape[0]
         run_len = int(np.prod(arr.shape[1:]))
+        start = dst + first if first else dst
         if runs == 1 or stride == run_len:
-            _store(ctx, dst + first if first else dst, arr, p)
-        else:
-            for k in range(runs):
-                _store(ctx, dst + (first + k * stride), arr[k], p)
+            _store(ctx, start, arr, p)
+            continue
+        if p.atomic is None and p.dst.bits >= 8:      # plain stores: one strided write of all runs
+            es = p.dst.bits >> 3
+            view = ctx.write_runs(start, runs, run_len * es, stride * es, operand="dst")
+            if view is not None:
+                view.view(p.dst.storage)[...] = arr.reshape(runs, run_len)
+                continue
+        for k in range(runs):
+            _store(ctx, dst + (first + k * stride), arr[k], p)
 
 
 def _scatter(ctx, dst: Ptr, p: _Plan, res: np.ndarray, order: str) -> None:

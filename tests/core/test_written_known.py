@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pto_core import Machine, MachineOptions, UninitializedRead
+from pto_core import HazardError, Machine, MachineOptions, UninitializedRead
 
 
 @pytest.fixture
@@ -96,3 +96,70 @@ def test_l1_to_l0_load_carries_an_unwritten_source_byte_to_the_mad():
     pto.mte_l1_l0b(m.ptr("l1", "f16", 4 * 512), m.ptr("l0b", "f16", 0), 0, 0, 2, 2, 2, 2)
     with pytest.raises(UninitializedRead, match="%lhs"):
         pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 32, 32, 32)
+
+
+# ------------------------------------------------------------------ ExecContext.write_runs (strided stores)
+
+def _runs_machine(**options):
+    return Machine("A2A3", options=MachineOptions(uninitialized="raise", **options))
+
+
+def test_write_runs_marks_and_reports_only_the_runs():
+    m = _runs_machine()
+    ctx = m.context(0)
+    p = m.ptr("ub", "u8", 0x200)
+    ctx.begin_op("t.store", "V", None)
+    view = ctx.write_runs(p, 3, 32, 96, operand="dst")
+    view[...] = np.arange(96, dtype=np.uint8).reshape(3, 32) + 1
+    flags = ctx.core.buffer("ub").written[0x200:0x200 + 2 * 96 + 32]
+    assert flags.reshape(-1)[[0, 31, 96, 127, 192, 223]].all()
+    assert not flags[32:96].any() and not flags[128:192].any()
+    ctx.begin_op("t.read", "V", None)
+    assert ctx.read(p.byte_offset(96), 32).tolist() == list(range(33, 65))
+    with pytest.raises(UninitializedRead, match="byte 0x220"):       # the first gap byte
+        ctx.read(p, 64, operand="%src")
+
+
+def test_write_runs_gives_what_one_write_per_run_gives():
+    rng = np.random.default_rng(1)
+    vals = rng.integers(0, 200, (5, 64), dtype=np.uint8)
+    results = []
+    for strided in (True, False):
+        m = _runs_machine()
+        ctx = m.context(0)
+        p = m.ptr("l1", "u8", 0x400)
+        ctx.begin_op("t.store", "FIX", None)
+        if strided:
+            ctx.write_runs(p, 5, 64, 160)[...] = vals
+        else:
+            for k in range(5):
+                ctx.write(p.byte_offset(160 * k), 64)[...] = vals[k]
+        buf = ctx.core.buffer("l1")
+        results.append((buf.data[0x400:0x400 + 800].copy(), buf.written[0x400:0x400 + 800].copy()))
+    assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
+
+
+def test_write_runs_reports_each_run_to_the_hazard_verifier_not_the_gaps():
+    m = Machine("A2A3")
+    ctx = m.context(0)
+    p = m.ptr("l1", "u8", 0)
+    m.write(p, np.ones(1024, np.uint8))
+    ctx.begin_op("t.fix", "FIX", None)
+    ctx.write_runs(p, 4, 64, 256)[...] = 7
+    ctx.begin_op("t.load", "MTE1", None)
+    ctx.read(p.byte_offset(64), 192)               # a gap, read by another pipe with no flag: no hazard
+    ctx.begin_op("t.load", "MTE1", None)
+    with pytest.raises(HazardError):
+        ctx.read(p.byte_offset(256), 64)           # the second run: RAW across pipes without a flag
+
+
+def test_write_runs_declines_runs_that_span_gm_regions_or_leave_the_space():
+    m = _runs_machine()
+    a = m.gm_tensor(np.zeros(64, np.uint8), name="a")
+    m.gm_tensor(np.zeros(64, np.uint8), name="b")
+    ctx = m.context(0)
+    ctx.begin_op("t.store", "FIX", None)
+    assert ctx.write_runs(a, 2, 32, 32 + m.gm.region("b").base - m.gm.region("a").base) is None
+    assert ctx.write_runs(a, 2, 32, 32) is not None
+    ub_size = ctx.core.buffer("ub").size
+    assert ctx.write_runs(m.ptr("ub", "u8", ub_size - 64), 2, 32, 64) is None
