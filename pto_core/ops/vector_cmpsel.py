@@ -213,7 +213,9 @@ del _c
 
 
 def _mov_check(p, op, operand):
-    ve.check_ub(p, op=op, operand=operand)
+    # The CMPMASK moves transfer one 16-byte register, so 16-byte UB offsets are legal: CANN's
+    # basic_lstm_cell_input_grad and max_pool_grad_with_argmax (v100) load it from mask[k * 16 bytes].
+    ve.check_ub(p, op=op, operand=operand, align=CMPMASK_BYTES)
 
 
 def _mov_to_cmpmask(ctx, src):

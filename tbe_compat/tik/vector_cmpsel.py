@@ -165,8 +165,9 @@ class CmpSelAPI(VectorBase):
     # ------------------------------------------------------------------ CMPMASK moves
     @tik_api("mov_tensor_to_cmpmask")
     def mov_tensor_to_cmpmask(self, src):
-        """Load 16 bytes (2 x uint64) from UB into CMPMASK; returns the CMPMASK handle."""
-        s = self._vec_operand(src, "src")
+        """Load 16 bytes (2 x uint64) from UB into CMPMASK; returns the CMPMASK handle. ``src`` needs
+        16-byte alignment only (one register; CANN's basic_lstm_cell_input_grad loads mask[r * 16 B])."""
+        s = self._vec_operand(src, "src", align=CMPMASK_BYTES)
         size = max(1, s.dt.bits // 8)
         self._vec_emit("mov_tensor_to_cmpmask", s.ptr,
                        footprint=[self._vec_access(s, -(-CMPMASK_BYTES // size), False)])
@@ -178,7 +179,7 @@ class CmpSelAPI(VectorBase):
         if not isinstance(src_cmpmask, CmpMask):
             raise self._error("src_cmpmask should be the CMPMASK returned by vcmp_* or mov_tensor_to_cmpmask",
                               operand="src_cmpmask", value=repr(src_cmpmask))
-        d = self._vec_operand(dst, "dst")
+        d = self._vec_operand(dst, "dst", align=CMPMASK_BYTES)
         size = max(1, d.dt.bits // 8)
         self._vec_emit("mov_cmpmask_to_tensor", d.ptr,
                        footprint=[self._vec_access(d, -(-CMPMASK_BYTES // size), True)])

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pto_core import IllegalOperand, Machine, UnsupportedOp, dtype, pto
+from pto_core import IllegalOperand, Machine, Misaligned, UnsupportedOp, dtype, pto
 
 import vector_ref as ref
 from vector_harness import REGION, assert_same, bases, machine, masks, ub_bytes
@@ -105,6 +105,21 @@ def test_vcmp_writes_cmpmask_and_vsel_mode0_reuses_it():
     assert (out[:, :10] == x[:10]).all() and (out[:, 10:] == 10).all()
     pto.ub.mov_cmpmask_to_tensor(t.cast("u8"))
     np.testing.assert_array_equal(m.read(t.cast("u8"), 16), mask_bytes)
+
+
+def test_cmpmask_moves_at_16_byte_offsets():
+    """One 16-byte register: loads/stores at 16-byte UB offsets are legal (CANN loads mask[r * 16 B]),
+    8-byte offsets are not."""
+    m = Machine("Ascend910")
+    sel = np.arange(48, dtype=np.uint8) * 5
+    src = m.ptr("ub", "u8", 512)
+    m.write(src, sel)
+    pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512 + 16))
+    np.testing.assert_array_equal(m.context(0).spr["CMPMASK"], sel[16:32])
+    pto.ub.mov_cmpmask_to_tensor(m.ptr("ub", "u8", 1024 + 16))
+    np.testing.assert_array_equal(m.read(m.ptr("ub", "u8", 1024 + 16), 16), sel[16:32])
+    with pytest.raises(Misaligned, match="16-byte aligned"):
+        pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512 + 8))
 
 
 @pytest.mark.parametrize("mode", ["bits", "scalar"])

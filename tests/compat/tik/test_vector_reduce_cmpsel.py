@@ -208,6 +208,25 @@ def test_vsel_with_vcmp_cmpmask_and_cmpmask_moves():
     np.testing.assert_array_equal(out["e"][64:], 0)
 
 
+def test_cmpmask_moves_take_16_byte_offsets():
+    """CANN basic_lstm_cell_input_grad: per repeat r, ``mov_tensor_to_cmpmask(mask_u8[r * 16])`` then vsel."""
+    a = RNG.uniform(-1, 1, 256).astype(np.float16)
+    sel = RNG.integers(0, 256, 32).astype(np.uint8)
+
+    def body(ti, ub):
+        for r in range(2):
+            cm = ti.mov_tensor_to_cmpmask(ub["s"][r * 16])
+            ti.vsel(128, 0, ub["d"][r * 128], cm, ub["a"][r * 128], ub["z"], 1, 1, 1, 1, 8, 8, 8)
+        ti.mov_cmpmask_to_tensor(ub["m"][16], cm)
+    out = vec_kernel({"d": np.ones(256, np.float16), "a": a, "z": np.zeros(128, np.float16), "s": sel,
+                      "m": np.zeros(32, np.uint8)}, body)
+    bits = np.unpackbits(sel, bitorder="little").astype(bool)
+    np.testing.assert_array_equal(out["d"], np.where(bits, a, np.float16(0)))
+    np.testing.assert_array_equal(out["m"][16:], sel[16:])
+    with raises_tik(Misaligned, match="16-byte aligned"):
+        vec_kernel({"s": sel}, lambda ti, ub: ti.mov_tensor_to_cmpmask(ub["s"][8]))
+
+
 @pytest.mark.parametrize("mode", [1, 2])
 def test_vec_sel_modes_1_and_2_consume_bits_per_repeat(mode):
     a = RNG.uniform(-1, 1, 128).astype(np.float32)
