@@ -45,8 +45,8 @@ from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
 from .scalar import Expr, Scalar
-from .tensor import Tensor
-from .vector_common import ROUND_MODES, SHORT, U8, par_of
+from .tensor import Tensor, _add, _constant_difference, _mul, prod
+from .vector_common import ROUND_MODES, SHORT, U8, ceil_div, idiv, irem, par_of
 
 MAX_REPEAT = 255
 #: h_ API -> (vector-vector instruction, vector-scalar instruction or None)
@@ -59,25 +59,51 @@ REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_r
 
 
 class _Layout:
-    """Common row decomposition of equal-shaped views: ``nrows`` rows of ``length`` contiguous
-    elements; ``offsets[v]`` = element offsets of the rows of view ``v`` from its start."""
+    """Common row decomposition of equal-shaped views: rows of ``length`` contiguous elements
+    (an int, or an ``index`` IR value for a run-time length).
 
-    __slots__ = ("length", "offsets", "outer_shape")
+    ``offsets[v]``: element offsets of the rows of view ``v`` from its start (int arrays) when
+    the outer dims and strides are static, else None and the rows are ``outer_shape`` (ints or
+    IR) with ``outer_strides[v]`` (ints or IR) per view."""
 
-    def __init__(self, length, offsets, outer_shape):
+    __slots__ = ("length", "offsets", "outer_shape", "outer_strides")
+
+    def __init__(self, length, offsets, outer_shape, outer_strides=None):
         self.length, self.offsets, self.outer_shape = length, offsets, outer_shape
+        self.outer_strides = outer_strides
 
     @property
-    def nrows(self) -> int:
-        return len(self.offsets[0])
+    def nrows(self):
+        """Number of rows (int, or IR when an outer dim is a run-time value)."""
+        if self.offsets is not None:
+            return len(self.offsets[0])
+        return prod(self.outer_shape)
 
     def stride(self, v: int) -> Optional[int]:
-        """Constant row stride of view ``v`` (elements), or None."""
+        """Constant static row stride of view ``v`` (elements), or None."""
+        if self.offsets is None:
+            return None
         o = self.offsets[v]
         if len(o) < 2:
             return 0
         d = np.diff(o)
         return int(d[0]) if (d == d[0]).all() else None
+
+
+def _same(a, b) -> bool:
+    """``a == b`` for ints, or provably equal IR values (their affine parts cancel)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return _constant_difference(b, a) == 0
+
+
+def _dyn(v) -> bool:
+    return not isinstance(v, int)
+
+
+def _rt(v) -> Expr:
+    """A facade Expr of an int-or-IR count (for the API helpers that take TIK values)."""
+    return Expr(P.cast(v, P.I64) if isinstance(v, P.Expr) else P.Const(int(v), P.I64))
 
 
 class HVectorAPI:
@@ -90,30 +116,35 @@ class HVectorAPI:
         return self._operand(t, name, spaces=("ub",))
 
     def _h_static(self, t: Tensor, name: str):
+        """The view's dims and strides (ints, or IR values for run-time dims)."""
         dims = t._shape
-        strides = t._strides
-        if not all(isinstance(x, int) for x in dims + strides):
-            raise self._error(f"{name}: h_* APIs on tensors with dynamic shapes are not lowered", operand=name,
-                              cls=UnsupportedOp, hint="use the vec_* APIs with Scalar repeat counts")
         if not 1 <= len(dims) <= 8:
             raise self._error(f"length of {name} tensor shape should be in the range of [1, 8]", operand=name,
                               value=len(dims), limit="[1, 8]")
-        return dims, strides
+        return dims, t._strides
 
     def _h_check(self, views: list, names: list):
-        """TIK's rules: same dtype (caller), same shape, no partial overlap in one buffer."""
+        """TIK's rules: same dtype (caller), same shape, no partial overlap in one buffer. A run-time dim
+        that is not provably the destination's is compared when the op runs (``pto.assert_in_range``)."""
         shapes = [self._h_static(v, n)[0] for v, n in zip(views, names)]
         for v, n, s in zip(views[1:], names[1:], shapes[1:]):
-            if list(s) != list(shapes[0]):
-                raise self._error(f"{n} and {names[0]} tensor should be the same shape, got {list(s)} and "
-                                  f"{list(shapes[0])}", operand=n, value=list(s), limit=list(shapes[0]))
+            if len(s) != len(shapes[0]) or any(isinstance(x, int) and isinstance(y, int) and x != y
+                                               for x, y in zip(s, shapes[0])):
+                raise self._error(f"{n} and {names[0]} tensor should be the same shape, got {_shape_str(s)} and "
+                                  f"{_shape_str(shapes[0])}", operand=n, value=_shape_str(s),
+                                  limit=_shape_str(shapes[0]))
+            for k, (x, y) in enumerate(zip(s, shapes[0])):
+                if not _same(x, y):
+                    self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
+                               what=f"dim {k} of {n} minus dim {k} of {names[0]} (run-time lengths; "
+                                    f"{self._where.call if self._where else 'h_*'} needs equal shapes)")
         d = views[0]
         for v, n in zip(views[1:], names[1:]):
             if v.storage is not d.storage:
                 continue
             ends = []
             for t in (d, v):
-                if not isinstance(t.offset, int):
+                if not all(isinstance(x, int) for x in (t.offset,) + t._shape + t._strides):
                     break
                 ends.append((t.offset, t.offset + sum((k - 1) * s for k, s in zip(t._shape, t._strides))))
             if len(ends) == 2:
@@ -128,15 +159,18 @@ class HVectorAPI:
         strides = [self._h_static(v, n)[1] for v, n in zip(views, names)]
         nd = len(shape)
         for v, n, st in zip(views, names, strides):
-            if shape[-1] > 1 and st[-1] != 1:
+            if not (isinstance(shape[-1], int) and shape[-1] == 1) and not _same(st[-1], 1):
                 raise self._error(f"{n}: slices with a step other than 1 are not lowered by the h_* APIs",
-                                  operand=n, value=st[-1], cls=UnsupportedOp,
-                                  hint="use a step-1 slice or the vec_* APIs with block strides")
+                                  operand=n, value=st[-1] if isinstance(st[-1], int) else "a run-time step",
+                                  cls=UnsupportedOp, hint="use a step-1 slice or the vec_* APIs with block strides")
         length, k = shape[-1], nd - 1
-        while k > 0 and (shape[k - 1] == 1 or all(st[k - 1] == length for st in strides)):
-            length *= shape[k - 1]
+        while k > 0 and ((isinstance(shape[k - 1], int) and shape[k - 1] == 1) or
+                         all(_same(st[k - 1], length) for st in strides)):
+            length = _mul(length, shape[k - 1])
             k -= 1
         outer = shape[:k]
+        if not all(isinstance(x, int) for x in outer + tuple(s for st in strides for s in st[:k])):
+            return _Layout(length, None, tuple(outer), [tuple(st[:k]) for st in strides])
         offsets = []
         for st in strides:
             grid = np.zeros((1,), dtype=np.int64)
@@ -144,6 +178,42 @@ class HVectorAPI:
                 grid = (grid[:, None] + np.arange(n_, dtype=np.int64)[None, :] * s_).reshape(-1)
             offsets.append(grid)
         return _Layout(length, offsets, tuple(outer))
+
+    def _h_for_rows(self, lay: _Layout, body) -> None:
+        """Call ``body(rel)`` once per row, ``rel`` = the row's element offset from each view's start
+        (ints; IR values when strides are run-time values; inside a ``for_range`` over the rows when
+        their number is a run-time value)."""
+        if lay.offsets is not None:
+            for row in range(lay.nrows):
+                body([int(o[row]) for o in lay.offsets])
+            return
+        dims = lay.outer_shape
+        if all(isinstance(d, int) for d in dims):
+            for idx in np.ndindex(*dims):
+                body([_row_offset(idx, st) for st in lay.outer_strides])
+            return
+        with self.for_range(0, _rt(lay.nrows)) as r:
+            rem, idx = P.cast(r.ir, P.INDEX), []
+            for d in reversed(dims):
+                idx.append(P.binop("rem", rem, P.cast(P.as_expr(d, P.INDEX), P.INDEX)))
+                rem = P.binop("div", rem, P.cast(P.as_expr(d, P.INDEX), P.INDEX))
+            idx.reverse()
+            body([_row_offset(idx, st) for st in lay.outer_strides])
+
+    def _h_bound(self, views: list) -> int:
+        """Static upper bound of a run-time row length: the fewest elements any view's storage holds
+        from the view's start (the whole storage when the start is a run-time value)."""
+        out = None
+        for v in views:
+            total = v.storage_elements
+            if not isinstance(total, int):
+                continue
+            avail = total - v.offset if isinstance(v.offset, int) else total
+            out = avail if out is None else min(out, avail)
+        if out is None:
+            raise self._error("h_* on views of run-time length needs a tensor with a static size (UB tensors "
+                              "have one)", operand="dst", cls=UnsupportedOp)
+        return max(out, 0)
 
     def _h_scalar(self, x, dtype: str, name: str):
         """TIK's h_* scalar rule: int for integer dtypes, float for float dtypes, or a Scalar/Expr of ``dtype``."""
@@ -167,28 +237,37 @@ class HVectorAPI:
         return x
 
     @staticmethod
-    def _h_view(t: Tensor, rel: int) -> Tensor:
-        """A 1-D view of ``t``'s storage starting ``rel`` elements after ``t``'s start."""
-        off = t.offset + rel if isinstance(t.offset, int) else P.binop("add", P.cast(t.offset, P.INDEX), rel)
-        return t._view((1,), (1,), off)
+    def _h_view(t: Tensor, rel) -> Tensor:
+        """A 1-D view of ``t``'s storage starting ``rel`` elements (int or IR) after ``t``'s start."""
+        return t._view((1,), (1,), _add(t.offset, rel))
 
     # ------------------------------------------------------------------ element-wise emission
     def _h_rows(self, instr: str, views: list, names: list, *, scalar=None, has_scalar=False, extra=None,
                 dtype_rule="same"):
         """Emit ``instr`` over equal-shaped ``views`` (dst first) cut into rows (see module doc)."""
-        lay = self._h_layout(views, names)
-        sizes = [max(1, v.dt.bits // 8) for v in views]
-        par = par_of(*[v.dt for v in views])
-        L = lay.length
-
         def emit(rel, mask, repeat, reps):
             vs = [self._h_view(v, r) for v, r in zip(views, rel)]
             self._lanewise(instr, mask, vs[0], [(t, n) for t, n in zip(vs[1:], names[1:])], repeat, None, reps,
                            scalar=scalar, has_scalar=has_scalar, blk_max=U8, extra=extra, dtype_rule=dtype_rule)
+        self._h_each(views, names, emit)
 
+    def _h_each(self, views: list, names: list, emit) -> None:
+        """Drive ``emit(rel, mask, repeat, rep_strides)`` (one vector instruction; ``rel`` = start
+        offsets from each view, ints or IR) over the rows of equal-shaped ``views``.
+
+        Static rows with equal 32 B-multiple strides become repeats (one instruction per column
+        chunk); else each row is ``L // PAR`` full repeats (groups of 255) and a masked tail
+        repeat. A run-time ``L`` gives the same instructions with run-time repeat counts: as
+        many groups as the longest row the tensors can hold needs, each ``clamp(L // PAR - 255 g,
+        0, 255)`` repeats (0: nothing runs), and a tail of mask ``L % PAR`` run once if non-zero
+        -- what TIK computes from the Scalar when the kernel runs; nothing past ``L`` is touched."""
+        lay = self._h_layout(views, names)
+        sizes = [max(1, v.dt.bits // 8) for v in views]
+        par = par_of(*[v.dt for v in views])
+        L = lay.length
         strides = [lay.stride(i) for i in range(len(views))]
-        batch = lay.nrows > 1 and all(s is not None and (s * z) % 32 == 0 and 0 <= s * z // 32 <= 255
-                                      for s, z in zip(strides, sizes))
+        batch = isinstance(L, int) and lay.offsets is not None and lay.nrows > 1 and \
+            all(s is not None and (s * z) % 32 == 0 and 0 <= s * z // 32 <= 255 for s, z in zip(strides, sizes))
         if batch:
             for c in range(0, L, par):
                 w = min(par, L - c)
@@ -197,14 +276,25 @@ class HVectorAPI:
                     emit([int(o[g]) + c for o in lay.offsets], w, k, [s * z // 32 for s, z in zip(strides, sizes)])
             return
         contiguous = [par * z // 32 for z in sizes]
-        for row in range(lay.nrows):
-            base = [int(o[row]) for o in lay.offsets]
+        bound = self._h_bound(views) if _dyn(L) else None
+        self._h_for_rows(lay, lambda base: self._h_row(emit, base, L, par, contiguous, bound))
+
+    def _h_row(self, emit, base: list, L, par: int, reps: list, bound: Optional[int]) -> None:
+        """One row of ``L`` (int or IR) contiguous elements at offsets ``base`` (see `_h_each`)."""
+        if isinstance(L, int):
             full, tail = divmod(L, par)
             for start in range(0, full, MAX_REPEAT):
                 k = min(MAX_REPEAT, full - start)
-                emit([b + start * par for b in base], par, k, contiguous)
+                emit([_add(b, start * par) for b in base], par, k, reps)
             if tail:
-                emit([b + full * par for b in base], tail, 1, contiguous)
+                emit([_add(b, full * par) for b in base], tail, 1, reps)
+            return
+        full, tail = idiv(L, par), irem(L, par)
+        for g in range(max(1, -(-(bound // par) // MAX_REPEAT))):
+            k = P.max_(P.min_(P.binop("sub", full, g * MAX_REPEAT), MAX_REPEAT), 0)
+            emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
+        has_tail = P.cmp("gt", tail, 0)
+        emit([_add(b, _mul(full, par)) for b in base], _rt(P.max_(tail, 1)), _rt(P.select(has_tail, 1, 0)), reps)
 
     def _h_elementwise_check(self, api, dst, tensors, names):
         d = self._h_tensor(dst, "dst")
@@ -319,19 +409,9 @@ class HVectorAPI:
             raise self._error("For instruction h_duplicate when dtype is float16, src cannot be Expr", operand="src")
         self._require_support("tik.vector_dup", d.tensor.dtype)
         self._h_check([dst], ["dst"])
-        lay = self._h_layout([dst], ["dst"])
-        par = par_of(d.dt)
-        size = max(1, d.dt.bits // 8)
-        for row in range(lay.nrows):
-            base = int(lay.offsets[0][row])
-            full, tail = divmod(lay.length, par)
-            for start in range(0, full, MAX_REPEAT):
-                k = min(MAX_REPEAT, full - start)
-                self._dup(par, self._h_view(dst, base + start * par), src if isinstance(src, Expr) else xv, k, None,
-                          par * size // 32, 0)
-            if tail:
-                self._dup(tail, self._h_view(dst, base + full * par), src if isinstance(src, Expr) else xv, 1, None,
-                          par * size // 32, 0)
+        value = src if isinstance(src, Expr) else xv
+        self._h_each([dst], ["dst"], lambda rel, mask, repeat, reps: self._dup(
+            mask, self._h_view(dst, rel[0]), value, repeat, None, reps[0], 0))
 
     # ------------------------------------------------------------------ data move
     @tik_api("h_data_move")
@@ -596,6 +676,18 @@ class HVectorAPI:
         """Not lowered: the element layout of TIK 1.5's ``bool`` mask tensors is not published."""
         raise self._error("h_sel is not modelled: the layout of the bool mask tensor it reads is not published",
                           operand="mask_tensor", cls=UnsupportedOp, hint="use vec_cmpv_* and vec_sel instead")
+
+
+def _row_offset(idx, strides):
+    """Element offset of outer index ``idx`` (ints or IR) with ``strides`` (ints or IR)."""
+    off = 0
+    for i, st in zip(idx, strides):
+        off = _add(off, _mul(i if isinstance(i, int) else P.cast(i, P.INDEX), st))
+    return off
+
+
+def _shape_str(dims) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else "<run-time>" for d in dims) + "]"
 
 
 def _bits(dtype: str) -> int:
