@@ -433,19 +433,31 @@ class HVectorAPI:
         self._h_check([dst, src], ["dst", "src"])
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, dst.dt.bits // 8)
-        if (lay.length * size) % 32:
+        L = lay.length
+        if _dyn(L):
+            self._emit("assert_in_range", irem(P.binop("mul", P.cast(L, P.I64), size), 32), 0, 0,
+                       what=f"bytes of a row of src (a run-time length of {size}-byte elements) modulo 32 "
+                            f"({self._where.call if self._where else 'h_data_move'} moves whole 32 B blocks)")
+        elif (L * size) % 32:
             raise self._error("The minimum continuous data block of src needs to be a multiple of 32B",
-                              operand="src", value=lay.length * size, limit="multiple of 32 B")
-        burst = lay.length * size // 32
-        sd, ss = lay.stride(0), lay.stride(1)
-        if lay.nrows > 1 and sd is not None and ss is not None and sd >= lay.length and ss >= lay.length and \
-                ((sd - lay.length) * size) % 32 == 0 and ((ss - lay.length) * size) % 32 == 0 and lay.nrows <= 4095:
-            self._move(self._h_view(dst, 0), self._h_view(src, 0), 0, lay.nrows, burst,
-                       (ss - lay.length) * size // 32, (sd - lay.length) * size // 32, None)
-            return
-        for row in range(lay.nrows):
-            self._move(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])), 0,
-                       1, burst, 0, 0, None)
+                              operand="src", value=L * size, limit="multiple of 32 B")
+        if lay.offsets is not None and not _dyn(L):
+            burst = L * size // 32
+            sd, ss = lay.stride(0), lay.stride(1)
+            if lay.nrows > 1 and sd is not None and ss is not None and sd >= L and ss >= L and \
+                    ((sd - L) * size) % 32 == 0 and ((ss - L) * size) % 32 == 0 and lay.nrows <= 4095:
+                self._move(self._h_view(dst, 0), self._h_view(src, 0), 0, lay.nrows, burst,
+                           (ss - L) * size // 32, (sd - L) * size // 32, None)
+                return
+        burst = L * size // 32 if not _dyn(L) else _rt(idiv(P.binop("mul", P.cast(L, P.I64), size), 32))
+
+        def row(rel):                       # one burst per row; a run-time length of 0 moves nothing
+            if not _dyn(L):
+                self._move(self._h_view(dst, rel[0]), self._h_view(src, rel[1]), 0, 1, burst, 0, 0, None)
+                return
+            with self.if_scope(_rt(L) > 0):
+                self._move(self._h_view(dst, rel[0]), self._h_view(src, rel[1]), 0, 1, burst, 0, 0, None)
+        self._h_for_rows(lay, row)
 
     # ------------------------------------------------------------------ reductions
     def _h_reduce(self, api, dst, src, axis):
