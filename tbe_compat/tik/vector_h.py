@@ -127,17 +127,8 @@ class HVectorAPI:
         """TIK's rules: same dtype (caller), same shape, no partial overlap in one buffer. A run-time dim
         that is not provably the destination's is compared when the op runs (``pto.assert_in_range``)."""
         shapes = [self._h_static(v, n)[0] for v, n in zip(views, names)]
-        for v, n, s in zip(views[1:], names[1:], shapes[1:]):
-            if len(s) != len(shapes[0]) or any(isinstance(x, int) and isinstance(y, int) and x != y
-                                               for x, y in zip(s, shapes[0])):
-                raise self._error(f"{n} and {names[0]} tensor should be the same shape, got {_shape_str(s)} and "
-                                  f"{_shape_str(shapes[0])}", operand=n, value=_shape_str(s),
-                                  limit=_shape_str(shapes[0]))
-            for k, (x, y) in enumerate(zip(s, shapes[0])):
-                if not _same(x, y):
-                    self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
-                               what=f"dim {k} of {n} minus dim {k} of {names[0]} (run-time lengths; "
-                                    f"{self._where.call if self._where else 'h_*'} needs equal shapes)")
+        for n, sh in zip(names[1:], shapes[1:]):
+            self._h_same_shape(sh, shapes[0], n, names[0])
         d = views[0]
         for v, n in zip(views[1:], names[1:]):
             if v.storage is not d.storage:
@@ -153,6 +144,18 @@ class HVectorAPI:
                 if (a0 <= b0 <= a1 or b0 <= a0 <= b1) and not same:
                     raise self._error(f"{n} and {names[0]} tensor overlap error", operand=n,
                                       hint="use the same view (in place) or separate tensors")
+
+    def _h_same_shape(self, got, want, name: str, ref: str, what: str = "tensor should be the same shape") -> None:
+        """``got`` == ``want`` (dims): static dims now, a run-time dim not provably equal when the op runs."""
+        if len(got) != len(want) or any(isinstance(x, int) and isinstance(y, int) and x != y
+                                        for x, y in zip(got, want)):
+            raise self._error(f"{name} and {ref} {what}, got {_shape_str(got)} and {_shape_str(want)}",
+                              operand=name, value=_shape_str(got), limit=_shape_str(want))
+        for k, (x, y) in enumerate(zip(got, want)):
+            if not _same(x, y):
+                self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
+                           what=f"dim {k} of {name} minus dim {k} of {ref} (run-time lengths; "
+                                f"{self._where.call if self._where else 'h_*'}: {ref} {what})")
 
     def _h_layout(self, views: list, names: list) -> _Layout:
         shape, _ = self._h_static(views[0], names[0])
@@ -483,9 +486,7 @@ class HVectorAPI:
                               limit=s.tensor.dtype)
         want = [n for i, n in enumerate(shape) if i not in axes]
         dshape, _ = self._h_static(dst, "dst")
-        if list(dshape) != want:
-            raise self._error(f"dst's shape error: expected {want}, got {list(dshape)}", operand="dst",
-                              value=list(dshape), limit=want)
+        self._h_same_shape(list(dshape), want, "dst", "src", "shapes: dst should be src without the reduced axes")
         if axes == tuple(range(nd - len(axes), nd)):
             self._h_reduce_rows(kind, fold, dst, src, len(axes))
         elif nd == 2 and axes == (0,):
@@ -513,21 +514,44 @@ class HVectorAPI:
     def _h_scratch(self, dtype: str, n: int, name: str) -> Tensor:
         return self.Tensor(dtype, (max(n, 32 * 8 // max(8, _bits(dtype))),), scope="local.UB", name=name)
 
-    def _h_row_result(self, kind, fold, out: Tensor, row: Tensor, length: int, scratch: Tensor, work: Tensor):
-        """Reduce ``length`` contiguous elements at ``row`` into ``out[0]`` (out 32 B aligned scratch/row)."""
+    def _h_row_result(self, kind, fold, out: Tensor, row: Tensor, length, scratch: Tensor, work: Tensor):
+        """Reduce ``length`` (int, or IR for a run-time length) contiguous elements at ``row`` into
+        ``out[0]`` (out 32 B aligned scratch/row). A run-time length runs the static lowering's
+        instructions for that length: ``if L > PAR`` the column folds (a ``for_range`` over the
+        chunks, the last one masked), else one reduction of mask ``L``; ``L`` = 0 is a run-time error."""
         par = par_of(row.dt)
-        src = row
-        if length > par:
+
+        def final(src, mask):
+            if kind == "add":
+                self._whole("vcadd", mask, out, src, 1, 1, 1, 8)
+            else:
+                self._macro(kind, mask, out, src, work, 1, 8)
+
+        if not _dyn(length):
+            src = row
+            if length > par:
+                self._data_copy(scratch, row, par)
+                for c in range(par, length, par):
+                    self._h_fold(fold, scratch, self._h_view(row, c), min(par, length - c))
+                src, length = scratch, par
+            final(src, length)
+            return
+        L = P.cast(length, P.I64)
+        self._emit("assert_in_range", L, 1, 2 ** 62,
+                   what=f"the run-time length of a reduced row of src "
+                        f"({self._where.call if self._where else 'h_reduce_*'} needs at least one element)")
+        with self.if_scope(Expr(P.cmp("gt", L, par))):
             self._data_copy(scratch, row, par)
-            for c in range(par, length, par):
-                w = min(par, length - c)
-                self._lanewise(fold, w, scratch, [(scratch, "src0"), (self._h_view(row, c), "src1")], 1, None,
-                               [8, 8, 8], blk_max=U8)
-            src, length = scratch, par
-        if kind == "add":
-            self._whole("vcadd", length, out, src, 1, 1, 1, 8)
-        else:
-            self._macro(kind, length, out, src, work, 1, 8)
+            with self.for_range(1, _rt(ceil_div(L, par))) as c:
+                start = P.binop("mul", P.cast(c.ir, P.I64), par)
+                self._h_fold(fold, scratch, self._h_view(row, start), _rt(P.min_(P.binop("sub", L, start), par)))
+            final(scratch, par)
+        with self.else_scope():
+            final(row, _rt(L))
+
+    def _h_fold(self, fold, acc: Tensor, chunk: Tensor, width) -> None:
+        """``acc[0:width] = fold(acc, chunk)`` (one masked repeat)."""
+        self._lanewise(fold, width, acc, [(acc, "src0"), (chunk, "src1")], 1, None, [8, 8, 8], blk_max=U8)
 
     def _data_copy(self, dst: Tensor, src: Tensor, n: int):
         """Exact copy of ``n`` elements (a vector move of whole blocks)."""
@@ -535,8 +559,12 @@ class HVectorAPI:
         self._move(dst, src, 0, 1, -(-n * size // 32), 0, 0, None)
 
     def _h_reduce_rows(self, kind, fold, dst, src, nred):
+        shape, strides = src._shape, src._strides
+        nd = len(shape)
+        if not all(isinstance(x, int) for x in shape + strides + dst._shape + dst._strides):
+            self._h_reduce_rows_dynamic(kind, fold, dst, src, nred)
+            return
         lay = self._h_layout([src], ["src"])
-        shape = src._shape
         L = int(np.prod(shape[len(shape) - nred:]))
         if lay.length < L:
             raise self._error("the reduced axes of src are not contiguous; h_reduce_* needs them contiguous",
@@ -568,8 +596,40 @@ class HVectorAPI:
                 self._h_row_result(kind, fold, out, self._h_view(src, r), L, scratch, work)
                 self._store_element(self._h_view(dst, dr), out[0:1])
 
+    def _h_reduce_rows_dynamic(self, kind, fold, dst, src, nred):
+        """Trailing-axes reduction with run-time dims: each outer row (a ``for_range`` when their number
+        is a run-time value) is reduced into ``out`` by `_h_row_result` and stored into its dst element
+        -- the static lowering's instructions row by row (vcadd then a store is the same value as a vcadd
+        into dst)."""
+        shape, strides = src._shape, src._strides
+        k = len(shape) - nred
+        L, expect = 1, 1
+        for d, st in zip(reversed(shape[k:]), reversed(strides[k:])):
+            if not ((isinstance(d, int) and d == 1) or _same(st, expect)):
+                raise self._error("the reduced axes of src are not contiguous; h_reduce_* needs them contiguous",
+                                  operand="src", cls=UnsupportedOp,
+                                  hint="reduce a contiguous view (copy the slice into its own tensor first)")
+            expect = _mul(expect, d)
+            L = _mul(L, d)
+        dshape, dstrides = dst._shape, dst._strides
+        lay = _Layout(L, None, tuple(shape[:k]), [tuple(strides[:k]), tuple(dstrides)])
+        par = par_of(src.dt)
+        with self.new_stmt_scope():
+            scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")
+            out = self._h_scratch(src.dtype, 16, "h_reduce_out")
+            work = self._h_scratch(src.dtype, 16, "h_reduce_work")
+
+            def row(rel):
+                self._h_row_result(kind, fold, out, self._h_view(src, rel[0]), L, scratch, work)
+                self._store_element(self._h_view(dst, rel[1]), out[0:1])
+            self._h_for_rows(lay, row)
+
     def _h_reduce_cols(self, kind, fold, dst, src):
         n = src._shape[0]
+        if _dyn(n):
+            raise self._error("h_reduce_* over axis 0 of a src with a run-time number of rows is not lowered",
+                              operand="src", cls=UnsupportedOp,
+                              hint="fold the rows yourself in a for_range with h_add/h_max/h_min on row views")
         rows = [src[i, :] for i in range(n)]
         with self.new_stmt_scope():
             self._h_copy(dst, rows[0])
@@ -577,10 +637,11 @@ class HVectorAPI:
                 self._h_rows(fold, [dst, dst, r], ["dst", "src0", "src1"])
 
     def _h_copy(self, dst: Tensor, src: Tensor):
-        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1."""
+        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1
+        (also for a run-time length: a block move would write past it)."""
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, src.dt.bits // 8)
-        if (lay.length * size) % 32 == 0:
+        if lay.offsets is not None and not _dyn(lay.length) and (lay.length * size) % 32 == 0:
             for row in range(lay.nrows):
                 self._data_copy(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])),
                                 lay.length)
@@ -590,16 +651,24 @@ class HVectorAPI:
     def _h_reduce_all(self, kind, fold, dst: Scalar, src):
         lay = self._h_layout([src], ["src"])
         par = par_of(src.dt)
+        if lay.offsets is None and not all(isinstance(d, int) for d in lay.outer_shape):
+            raise self._error("reducing every axis of a non-contiguous src with a run-time number of rows is not "
+                              "lowered", operand="src", cls=UnsupportedOp,
+                              hint="reduce a contiguous view, or reduce the last axis into a tensor first")
+        n = lay.nrows
         with self.new_stmt_scope():
-            n = lay.nrows
             parts = self._h_scratch(src.dtype, -(-n // par) * par, "h_reduce_parts")
             scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")
             work = self._h_scratch(src.dtype, 16, "h_reduce_work")
             out = self._h_scratch(src.dtype, 16, "h_reduce_out")
-            for i, r in enumerate(lay.offsets[0]):
-                self._h_row_result(kind, fold, out, self._h_view(src, int(r)), lay.length, scratch, work)
+            i = [0]
+
+            def row(rel):
+                self._h_row_result(kind, fold, out, self._h_view(src, rel[0]), lay.length, scratch, work)
                 if n > 1:
-                    self._store_element(parts[i:i + 1], out[0:1])
+                    self._store_element(parts[i[0]:i[0] + 1], out[0:1])
+                i[0] += 1
+            self._h_for_rows(lay, row)
             if n > 1:
                 self._h_row_result(kind, fold, out, parts, n, scratch, work)
             self._scalar_set(dst, out[0:1])
