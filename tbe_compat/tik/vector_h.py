@@ -698,41 +698,96 @@ class HVectorAPI:
                                   value=axis, cls=UnsupportedOp)
         lay = self._h_layout([src], ["src"])
         L = lay.length if whole else shape[-1]
-        if whole and lay.nrows > 1:
+        if whole and (lay.offsets is None or lay.nrows > 1):
             raise self._error(f"{api} of a whole non-contiguous view is not lowered", operand="src",
                               cls=UnsupportedOp)
-        rows = [int(o) + g * L for o in lay.offsets[0] for g in range(lay.length // L)]
         par = par_of(src.dt)
+        dynamic = _dyn(L) or lay.offsets is None or _dyn(lay.length)
+        if not dynamic:
+            rows = [(int(o) + g * L, k) for k, (o, g) in
+                    enumerate((o, g) for o in lay.offsets[0] for g in range(lay.length // L))]
+            longest = L
+        else:
+            longest = L if not _dyn(L) else self._h_bound([src])
+            if not whole:
+                self._h_same_shape(list(dst._shape), list(shape[:-1]), "dst", "src",
+                                   "shapes: dst should be src without the last axis")
         idx_t = "uint16" if src.dt.bits == 16 else "uint32"
+        kind = "max" if largest else "min"
         with self.new_stmt_scope():
             out = self._h_scratch(src.dtype, 16, "h_arg_out")
-            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, L // par), src), "h_arg_work")
-            best_v = self.Scalar(src.dtype, name="h_arg_value")
-            best_i = self.Scalar("int32", name="h_arg_index")
-            tmp_v = self.Scalar(src.dtype, name="h_arg_tail_value")
-            tmp_i = self.Scalar("int32", name="h_arg_tail_index")
-            kind = "max" if largest else "min"
-            for k, r in enumerate(rows):
-                full, tail = divmod(L, par)
-                if full:
-                    self._macro(kind, par, out, self._h_view(src, r), work, full, 8, True)
-                    self._scalar_set(best_v, out[0:1])
-                    self._scalar_set(best_i, out.reinterpret_cast_to(idx_t)[1:2])
-                if tail:
-                    self._macro(kind, tail, out, self._h_view(src, r + full * par), work, 1, 8, True)
-                    target_v, target_i = (tmp_v, tmp_i) if full else (best_v, best_i)
-                    self._scalar_set(target_v, out[0:1])
-                    self._scalar_set(target_i, out.reinterpret_cast_to(idx_t)[1:2])
-                    self._builder.assign(target_i.ir, P.binop("add", target_i.ir, full * par))
-                    if full:
-                        better = (tmp_v > best_v) if largest else (tmp_v < best_v)
-                        with self.if_scope(better):
-                            self._scalar_set(best_v, tmp_v)
-                            self._scalar_set(best_i, tmp_i)
+            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, longest // par), src), "h_arg_work")
+            regs = (self.Scalar(src.dtype, name="h_arg_value"), self.Scalar("int32", name="h_arg_index"),
+                    self.Scalar(src.dtype, name="h_arg_tail_value"), self.Scalar("int32", name="h_arg_tail_index"))
+            best_i = regs[1]
+
+            def finish(dk):
                 if whole:
                     self._builder.assign(dst.ir, best_i.ir)
                 else:
-                    self._store_element(self._h_view(dst, k), best_i)
+                    self._store_element(self._h_view(dst, dk), best_i)
+            if not dynamic:
+                for r, k in rows:
+                    self._h_arg_row(kind, largest, src, r, L, par, out, work, regs, idx_t)
+                    finish(k)
+                return
+            row_lay = _Layout(L, None, tuple(shape[:-1]), [tuple(src._strides[:-1]), tuple(dst._strides)
+                                                            if not whole else ()])
+
+            def row(rel):
+                self._h_arg_row(kind, largest, src, rel[0], L, par, out, work, regs, idx_t)
+                finish(rel[1] if not whole else None)
+            self._h_for_rows(row_lay, row)
+
+    def _h_arg_row(self, kind, largest, src, r, L, par, out, work, regs, idx_t):
+        """Index of the max/min of the ``L`` elements at ``src + r`` into ``regs[1]``: ``reduce_max/min
+        (cal_index)`` over the full repeats, then the masked tail; the tail wins only if strictly better
+        (ties: the first). A run-time ``L`` runs the same steps under ``if_scope``s (``L`` = 0: error)."""
+        best_v, best_i, tmp_v, tmp_i = regs
+        idx_view = out.reinterpret_cast_to(idx_t)[1:2]
+
+        def full_part(full):
+            self._macro(kind, par, out, self._h_view(src, r), work, full, 8, True)
+            self._scalar_set(best_v, out[0:1])
+            self._scalar_set(best_i, idx_view)
+
+        def tail_part(full, tail, target_v, target_i):
+            self._macro(kind, tail, out, self._h_view(src, _add(r, _mul(full if isinstance(full, int) else
+                                                                         P.cast(full.ir, P.INDEX), par))),
+                        work, 1, 8, True)
+            self._scalar_set(target_v, out[0:1])
+            self._scalar_set(target_i, idx_view)
+            step = full * par if isinstance(full, int) else P.cast(P.binop("mul", full.ir, par), target_i.ir.type)
+            self._builder.assign(target_i.ir, P.binop("add", target_i.ir, step))
+
+        def combine():
+            better = (tmp_v > best_v) if largest else (tmp_v < best_v)
+            with self.if_scope(better):
+                self._scalar_set(best_v, tmp_v)
+                self._scalar_set(best_i, tmp_i)
+
+        if not _dyn(L):
+            full, tail = divmod(L, par)
+            if full:
+                full_part(full)
+            if tail:
+                tail_part(full, tail, *((tmp_v, tmp_i) if full else (best_v, best_i)))
+                if full:
+                    combine()
+            return
+        n = P.cast(L, P.I64)
+        self._emit("assert_in_range", n, 1, 2 ** 62,
+                   what=f"the run-time length of src's last axis "
+                        f"({self._where.call if self._where else 'h_reduce_arg*'} needs at least one element)")
+        full, tail = _rt(idiv(n, par)), _rt(irem(n, par))
+        with self.if_scope(full > 0):
+            full_part(full)
+        with self.if_scope(tail > 0):
+            with self.if_scope(full > 0):
+                tail_part(full, tail, tmp_v, tmp_i)
+                combine()
+            with self.else_scope():
+                tail_part(full, tail, best_v, best_i)
 
     @tik_api("h_reduce_argmax")
     def h_reduce_argmax(self, dst, src, axis=None):
