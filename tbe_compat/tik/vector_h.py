@@ -28,11 +28,18 @@ them (its expansion is not published); here:
   first). Scratch rows are facade-allocated UB tensors, freed right after the call.
 * ``h_data_move(dst, src)``: UB <-> GM / UB <-> UB ``data_move`` bursts (rows must be
   whole 32 B blocks, starts 32 B aligned).
+* **run-time lengths** (a view's dims are Scalar values: ``ub[0:n]``, a Tensor declared with a
+  Scalar shape): the same instructions with run-time counts (TIK computes them from the Scalar
+  when the kernel runs): a row of length ``L`` is groups of ``clamp(L // PAR - 255 g, 0, 255)``
+  full repeats (as many groups as the longest row the tensors can hold needs) plus a tail of
+  mask ``L % PAR`` run only if non-zero; reductions branch on ``L > PAR`` and loop over the
+  column folds; a run-time number of rows is a ``for_range``. Nothing past ``L`` is touched.
 
 Not lowered (`UnsupportedOp`, reason in the message): ``h_cmpv``/``h_sel`` (the layout of
 TIK 1.5's ``bool`` mask tensors is not published), ``h_sin``/``h_cos`` (TIK's series and
-its precision are not published), dynamic shapes, slices with steps other than 1, and
-reductions over non-trailing axes (other than ``axis=0`` of 2-D).
+its precision are not published), slices with steps other than 1, reductions over
+non-trailing axes (other than ``axis=0`` of 2-D; that one with a static number of rows), and
+whole-tensor reductions over a run-time number of strided rows.
 """
 from __future__ import annotations
 
