@@ -567,7 +567,6 @@ class HVectorAPI:
 
     def _h_reduce_rows(self, kind, fold, dst, src, nred):
         shape, strides = src._shape, src._strides
-        nd = len(shape)
         if not all(isinstance(x, int) for x in shape + strides + dst._shape + dst._strides):
             self._h_reduce_rows_dynamic(kind, fold, dst, src, nred)
             return
@@ -618,8 +617,7 @@ class HVectorAPI:
                                   hint="reduce a contiguous view (copy the slice into its own tensor first)")
             expect = _mul(expect, d)
             L = _mul(L, d)
-        dshape, dstrides = dst._shape, dst._strides
-        lay = _Layout(L, None, tuple(shape[:k]), [tuple(strides[:k]), tuple(dstrides)])
+        lay = _Layout(L, None, tuple(shape[:k]), [tuple(strides[:k]), tuple(dst._strides)])
         par = par_of(src.dt)
         with self.new_stmt_scope():
             scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")

@@ -3,7 +3,6 @@ declared with Scalar shapes): for every length -- 0, 1, around PAR and around 25
 kernel gives what the same call on the static length gives (built separately, bit for bit), what
 numpy gives, and leaves everything past ``n`` alone; the errors that remain name the call."""
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, UnsupportedOp
