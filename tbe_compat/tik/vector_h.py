@@ -28,11 +28,18 @@ them (its expansion is not published); here:
   first). Scratch rows are facade-allocated UB tensors, freed right after the call.
 * ``h_data_move(dst, src)``: UB <-> GM / UB <-> UB ``data_move`` bursts (rows must be
   whole 32 B blocks, starts 32 B aligned).
+* **run-time lengths** (a view's dims are Scalar values: ``ub[0:n]``, a Tensor declared with a
+  Scalar shape): the same instructions with run-time counts (TIK computes them from the Scalar
+  when the kernel runs): a row of length ``L`` is groups of ``clamp(L // PAR - 255 g, 0, 255)``
+  full repeats (as many groups as the longest row the tensors can hold needs) plus a tail of
+  mask ``L % PAR`` run only if non-zero; reductions branch on ``L > PAR`` and loop over the
+  column folds; a run-time number of rows is a ``for_range``. Nothing past ``L`` is touched.
 
 Not lowered (`UnsupportedOp`, reason in the message): ``h_cmpv``/``h_sel`` (the layout of
 TIK 1.5's ``bool`` mask tensors is not published), ``h_sin``/``h_cos`` (TIK's series and
-its precision are not published), dynamic shapes, slices with steps other than 1, and
-reductions over non-trailing axes (other than ``axis=0`` of 2-D).
+its precision are not published), slices with steps other than 1, reductions over
+non-trailing axes (other than ``axis=0`` of 2-D; that one with a static number of rows), and
+whole-tensor reductions over a run-time number of strided rows.
 """
 from __future__ import annotations
 
@@ -45,8 +52,8 @@ from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
 from .scalar import Expr, Scalar
-from .tensor import Tensor
-from .vector_common import ROUND_MODES, SHORT, U8, par_of
+from .tensor import Tensor, _add, _constant_difference, _mul, prod
+from .vector_common import ROUND_MODES, SHORT, U8, ceil_div, idiv, irem, par_of
 
 MAX_REPEAT = 255
 #: h_ API -> (vector-vector instruction, vector-scalar instruction or None)
@@ -59,25 +66,51 @@ REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_r
 
 
 class _Layout:
-    """Common row decomposition of equal-shaped views: ``nrows`` rows of ``length`` contiguous
-    elements; ``offsets[v]`` = element offsets of the rows of view ``v`` from its start."""
+    """Common row decomposition of equal-shaped views: rows of ``length`` contiguous elements
+    (an int, or an ``index`` IR value for a run-time length).
 
-    __slots__ = ("length", "offsets", "outer_shape")
+    ``offsets[v]``: element offsets of the rows of view ``v`` from its start (int arrays) when
+    the outer dims and strides are static, else None and the rows are ``outer_shape`` (ints or
+    IR) with ``outer_strides[v]`` (ints or IR) per view."""
 
-    def __init__(self, length, offsets, outer_shape):
+    __slots__ = ("length", "offsets", "outer_shape", "outer_strides")
+
+    def __init__(self, length, offsets, outer_shape, outer_strides=None):
         self.length, self.offsets, self.outer_shape = length, offsets, outer_shape
+        self.outer_strides = outer_strides
 
     @property
-    def nrows(self) -> int:
-        return len(self.offsets[0])
+    def nrows(self):
+        """Number of rows (int, or IR when an outer dim is a run-time value)."""
+        if self.offsets is not None:
+            return len(self.offsets[0])
+        return prod(self.outer_shape)
 
     def stride(self, v: int) -> Optional[int]:
-        """Constant row stride of view ``v`` (elements), or None."""
+        """Constant static row stride of view ``v`` (elements), or None."""
+        if self.offsets is None:
+            return None
         o = self.offsets[v]
         if len(o) < 2:
             return 0
         d = np.diff(o)
         return int(d[0]) if (d == d[0]).all() else None
+
+
+def _same(a, b) -> bool:
+    """``a == b`` for ints, or provably equal IR values (their affine parts cancel)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return _constant_difference(b, a) == 0
+
+
+def _dyn(v) -> bool:
+    return not isinstance(v, int)
+
+
+def _rt(v) -> Expr:
+    """A facade Expr of an int-or-IR count (for the API helpers that take TIK values)."""
+    return Expr(P.cast(v, P.I64) if isinstance(v, P.Expr) else P.Const(int(v), P.I64))
 
 
 class HVectorAPI:
@@ -90,30 +123,26 @@ class HVectorAPI:
         return self._operand(t, name, spaces=("ub",))
 
     def _h_static(self, t: Tensor, name: str):
+        """The view's dims and strides (ints, or IR values for run-time dims)."""
         dims = t._shape
-        strides = t._strides
-        if not all(isinstance(x, int) for x in dims + strides):
-            raise self._error(f"{name}: h_* APIs on tensors with dynamic shapes are not lowered", operand=name,
-                              cls=UnsupportedOp, hint="use the vec_* APIs with Scalar repeat counts")
         if not 1 <= len(dims) <= 8:
             raise self._error(f"length of {name} tensor shape should be in the range of [1, 8]", operand=name,
                               value=len(dims), limit="[1, 8]")
-        return dims, strides
+        return dims, t._strides
 
     def _h_check(self, views: list, names: list):
-        """TIK's rules: same dtype (caller), same shape, no partial overlap in one buffer."""
+        """TIK's rules: same dtype (caller), same shape, no partial overlap in one buffer. A run-time dim
+        that is not provably the destination's is compared when the op runs (``pto.assert_in_range``)."""
         shapes = [self._h_static(v, n)[0] for v, n in zip(views, names)]
-        for v, n, s in zip(views[1:], names[1:], shapes[1:]):
-            if list(s) != list(shapes[0]):
-                raise self._error(f"{n} and {names[0]} tensor should be the same shape, got {list(s)} and "
-                                  f"{list(shapes[0])}", operand=n, value=list(s), limit=list(shapes[0]))
+        for n, sh in zip(names[1:], shapes[1:]):
+            self._h_same_shape(sh, shapes[0], n, names[0])
         d = views[0]
         for v, n in zip(views[1:], names[1:]):
             if v.storage is not d.storage:
                 continue
             ends = []
             for t in (d, v):
-                if not isinstance(t.offset, int):
+                if not all(isinstance(x, int) for x in (t.offset,) + t._shape + t._strides):
                     break
                 ends.append((t.offset, t.offset + sum((k - 1) * s for k, s in zip(t._shape, t._strides))))
             if len(ends) == 2:
@@ -123,20 +152,35 @@ class HVectorAPI:
                     raise self._error(f"{n} and {names[0]} tensor overlap error", operand=n,
                                       hint="use the same view (in place) or separate tensors")
 
+    def _h_same_shape(self, got, want, name: str, ref: str, what: str = "tensor should be the same shape") -> None:
+        """``got`` == ``want`` (dims): static dims now, a run-time dim not provably equal when the op runs."""
+        if len(got) != len(want) or any(isinstance(x, int) and isinstance(y, int) and x != y
+                                        for x, y in zip(got, want)):
+            raise self._error(f"{name} and {ref} {what}, got {_shape_str(got)} and {_shape_str(want)}",
+                              operand=name, value=_shape_str(got), limit=_shape_str(want))
+        for k, (x, y) in enumerate(zip(got, want)):
+            if not _same(x, y):
+                self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
+                           what=f"dim {k} of {name} minus dim {k} of {ref} (run-time lengths; "
+                                f"{self._where.call if self._where else 'h_*'}: {ref} {what})")
+
     def _h_layout(self, views: list, names: list) -> _Layout:
         shape, _ = self._h_static(views[0], names[0])
         strides = [self._h_static(v, n)[1] for v, n in zip(views, names)]
         nd = len(shape)
         for v, n, st in zip(views, names, strides):
-            if shape[-1] > 1 and st[-1] != 1:
+            if not (isinstance(shape[-1], int) and shape[-1] == 1) and not _same(st[-1], 1):
                 raise self._error(f"{n}: slices with a step other than 1 are not lowered by the h_* APIs",
-                                  operand=n, value=st[-1], cls=UnsupportedOp,
-                                  hint="use a step-1 slice or the vec_* APIs with block strides")
+                                  operand=n, value=st[-1] if isinstance(st[-1], int) else "a run-time step",
+                                  cls=UnsupportedOp, hint="use a step-1 slice or the vec_* APIs with block strides")
         length, k = shape[-1], nd - 1
-        while k > 0 and (shape[k - 1] == 1 or all(st[k - 1] == length for st in strides)):
-            length *= shape[k - 1]
+        while k > 0 and ((isinstance(shape[k - 1], int) and shape[k - 1] == 1) or
+                         all(_same(st[k - 1], length) for st in strides)):
+            length = _mul(length, shape[k - 1])
             k -= 1
         outer = shape[:k]
+        if not all(isinstance(x, int) for x in outer + tuple(s for st in strides for s in st[:k])):
+            return _Layout(length, None, tuple(outer), [tuple(st[:k]) for st in strides])
         offsets = []
         for st in strides:
             grid = np.zeros((1,), dtype=np.int64)
@@ -144,6 +188,42 @@ class HVectorAPI:
                 grid = (grid[:, None] + np.arange(n_, dtype=np.int64)[None, :] * s_).reshape(-1)
             offsets.append(grid)
         return _Layout(length, offsets, tuple(outer))
+
+    def _h_for_rows(self, lay: _Layout, body) -> None:
+        """Call ``body(rel)`` once per row, ``rel`` = the row's element offset from each view's start
+        (ints; IR values when strides are run-time values; inside a ``for_range`` over the rows when
+        their number is a run-time value)."""
+        if lay.offsets is not None:
+            for row in range(lay.nrows):
+                body([int(o[row]) for o in lay.offsets])
+            return
+        dims = lay.outer_shape
+        if all(isinstance(d, int) for d in dims):
+            for idx in np.ndindex(*dims):
+                body([_row_offset(idx, st) for st in lay.outer_strides])
+            return
+        with self.for_range(0, _rt(lay.nrows)) as r:
+            rem, idx = P.cast(r.ir, P.INDEX), []
+            for d in reversed(dims):
+                idx.append(P.binop("rem", rem, P.cast(P.as_expr(d, P.INDEX), P.INDEX)))
+                rem = P.binop("div", rem, P.cast(P.as_expr(d, P.INDEX), P.INDEX))
+            idx.reverse()
+            body([_row_offset(idx, st) for st in lay.outer_strides])
+
+    def _h_bound(self, views: list) -> int:
+        """Static upper bound of a run-time row length: the fewest elements any view's storage holds
+        from the view's start (the whole storage when the start is a run-time value)."""
+        out = None
+        for v in views:
+            total = v.storage_elements
+            if not isinstance(total, int):
+                continue
+            avail = total - v.offset if isinstance(v.offset, int) else total
+            out = avail if out is None else min(out, avail)
+        if out is None:
+            raise self._error("h_* on views of run-time length needs a tensor with a static size (UB tensors "
+                              "have one)", operand="dst", cls=UnsupportedOp)
+        return max(out, 0)
 
     def _h_scalar(self, x, dtype: str, name: str):
         """TIK's h_* scalar rule: int for integer dtypes, float for float dtypes, or a Scalar/Expr of ``dtype``."""
@@ -167,28 +247,37 @@ class HVectorAPI:
         return x
 
     @staticmethod
-    def _h_view(t: Tensor, rel: int) -> Tensor:
-        """A 1-D view of ``t``'s storage starting ``rel`` elements after ``t``'s start."""
-        off = t.offset + rel if isinstance(t.offset, int) else P.binop("add", P.cast(t.offset, P.INDEX), rel)
-        return t._view((1,), (1,), off)
+    def _h_view(t: Tensor, rel) -> Tensor:
+        """A 1-D view of ``t``'s storage starting ``rel`` elements (int or IR) after ``t``'s start."""
+        return t._view((1,), (1,), _add(t.offset, rel))
 
     # ------------------------------------------------------------------ element-wise emission
     def _h_rows(self, instr: str, views: list, names: list, *, scalar=None, has_scalar=False, extra=None,
                 dtype_rule="same"):
         """Emit ``instr`` over equal-shaped ``views`` (dst first) cut into rows (see module doc)."""
-        lay = self._h_layout(views, names)
-        sizes = [max(1, v.dt.bits // 8) for v in views]
-        par = par_of(*[v.dt for v in views])
-        L = lay.length
-
         def emit(rel, mask, repeat, reps):
             vs = [self._h_view(v, r) for v, r in zip(views, rel)]
             self._lanewise(instr, mask, vs[0], [(t, n) for t, n in zip(vs[1:], names[1:])], repeat, None, reps,
                            scalar=scalar, has_scalar=has_scalar, blk_max=U8, extra=extra, dtype_rule=dtype_rule)
+        self._h_each(views, names, emit)
 
+    def _h_each(self, views: list, names: list, emit) -> None:
+        """Drive ``emit(rel, mask, repeat, rep_strides)`` (one vector instruction; ``rel`` = start
+        offsets from each view, ints or IR) over the rows of equal-shaped ``views``.
+
+        Static rows with equal 32 B-multiple strides become repeats (one instruction per column
+        chunk); else each row is ``L // PAR`` full repeats (groups of 255) and a masked tail
+        repeat. A run-time ``L`` gives the same instructions with run-time repeat counts: as
+        many groups as the longest row the tensors can hold needs, each ``clamp(L // PAR - 255 g,
+        0, 255)`` repeats (0: nothing runs), and a tail of mask ``L % PAR`` run once if non-zero
+        -- what TIK computes from the Scalar when the kernel runs; nothing past ``L`` is touched."""
+        lay = self._h_layout(views, names)
+        sizes = [max(1, v.dt.bits // 8) for v in views]
+        par = par_of(*[v.dt for v in views])
+        L = lay.length
         strides = [lay.stride(i) for i in range(len(views))]
-        batch = lay.nrows > 1 and all(s is not None and (s * z) % 32 == 0 and 0 <= s * z // 32 <= 255
-                                      for s, z in zip(strides, sizes))
+        batch = isinstance(L, int) and lay.offsets is not None and lay.nrows > 1 and \
+            all(s is not None and (s * z) % 32 == 0 and 0 <= s * z // 32 <= 255 for s, z in zip(strides, sizes))
         if batch:
             for c in range(0, L, par):
                 w = min(par, L - c)
@@ -197,14 +286,25 @@ class HVectorAPI:
                     emit([int(o[g]) + c for o in lay.offsets], w, k, [s * z // 32 for s, z in zip(strides, sizes)])
             return
         contiguous = [par * z // 32 for z in sizes]
-        for row in range(lay.nrows):
-            base = [int(o[row]) for o in lay.offsets]
+        bound = self._h_bound(views) if _dyn(L) else None
+        self._h_for_rows(lay, lambda base: self._h_row(emit, base, L, par, contiguous, bound))
+
+    def _h_row(self, emit, base: list, L, par: int, reps: list, bound: Optional[int]) -> None:
+        """One row of ``L`` (int or IR) contiguous elements at offsets ``base`` (see `_h_each`)."""
+        if isinstance(L, int):
             full, tail = divmod(L, par)
             for start in range(0, full, MAX_REPEAT):
                 k = min(MAX_REPEAT, full - start)
-                emit([b + start * par for b in base], par, k, contiguous)
+                emit([_add(b, start * par) for b in base], par, k, reps)
             if tail:
-                emit([b + full * par for b in base], tail, 1, contiguous)
+                emit([_add(b, full * par) for b in base], tail, 1, reps)
+            return
+        full, tail = idiv(L, par), irem(L, par)
+        for g in range(max(1, -(-(bound // par) // MAX_REPEAT))):
+            k = P.max_(P.min_(P.binop("sub", full, g * MAX_REPEAT), MAX_REPEAT), 0)
+            emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
+        has_tail = P.cmp("gt", tail, 0)
+        emit([_add(b, _mul(full, par)) for b in base], _rt(P.max_(tail, 1)), _rt(P.select(has_tail, 1, 0)), reps)
 
     def _h_elementwise_check(self, api, dst, tensors, names):
         d = self._h_tensor(dst, "dst")
@@ -319,19 +419,9 @@ class HVectorAPI:
             raise self._error("For instruction h_duplicate when dtype is float16, src cannot be Expr", operand="src")
         self._require_support("tik.vector_dup", d.tensor.dtype)
         self._h_check([dst], ["dst"])
-        lay = self._h_layout([dst], ["dst"])
-        par = par_of(d.dt)
-        size = max(1, d.dt.bits // 8)
-        for row in range(lay.nrows):
-            base = int(lay.offsets[0][row])
-            full, tail = divmod(lay.length, par)
-            for start in range(0, full, MAX_REPEAT):
-                k = min(MAX_REPEAT, full - start)
-                self._dup(par, self._h_view(dst, base + start * par), src if isinstance(src, Expr) else xv, k, None,
-                          par * size // 32, 0)
-            if tail:
-                self._dup(tail, self._h_view(dst, base + full * par), src if isinstance(src, Expr) else xv, 1, None,
-                          par * size // 32, 0)
+        value = src if isinstance(src, Expr) else xv
+        self._h_each([dst], ["dst"], lambda rel, mask, repeat, reps: self._dup(
+            mask, self._h_view(dst, rel[0]), value, repeat, None, reps[0], 0))
 
     # ------------------------------------------------------------------ data move
     @tik_api("h_data_move")
@@ -353,19 +443,31 @@ class HVectorAPI:
         self._h_check([dst, src], ["dst", "src"])
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, dst.dt.bits // 8)
-        if (lay.length * size) % 32:
+        L = lay.length
+        if _dyn(L):
+            self._emit("assert_in_range", irem(P.binop("mul", P.cast(L, P.I64), size), 32), 0, 0,
+                       what=f"bytes of a row of src (a run-time length of {size}-byte elements) modulo 32 "
+                            f"({self._where.call if self._where else 'h_data_move'} moves whole 32 B blocks)")
+        elif (L * size) % 32:
             raise self._error("The minimum continuous data block of src needs to be a multiple of 32B",
-                              operand="src", value=lay.length * size, limit="multiple of 32 B")
-        burst = lay.length * size // 32
-        sd, ss = lay.stride(0), lay.stride(1)
-        if lay.nrows > 1 and sd is not None and ss is not None and sd >= lay.length and ss >= lay.length and \
-                ((sd - lay.length) * size) % 32 == 0 and ((ss - lay.length) * size) % 32 == 0 and lay.nrows <= 4095:
-            self._move(self._h_view(dst, 0), self._h_view(src, 0), 0, lay.nrows, burst,
-                       (ss - lay.length) * size // 32, (sd - lay.length) * size // 32, None)
-            return
-        for row in range(lay.nrows):
-            self._move(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])), 0,
-                       1, burst, 0, 0, None)
+                              operand="src", value=L * size, limit="multiple of 32 B")
+        if lay.offsets is not None and not _dyn(L):
+            burst = L * size // 32
+            sd, ss = lay.stride(0), lay.stride(1)
+            if lay.nrows > 1 and sd is not None and ss is not None and sd >= L and ss >= L and \
+                    ((sd - L) * size) % 32 == 0 and ((ss - L) * size) % 32 == 0 and lay.nrows <= 4095:
+                self._move(self._h_view(dst, 0), self._h_view(src, 0), 0, lay.nrows, burst,
+                           (ss - L) * size // 32, (sd - L) * size // 32, None)
+                return
+        burst = L * size // 32 if not _dyn(L) else _rt(idiv(P.binop("mul", P.cast(L, P.I64), size), 32))
+
+        def row(rel):                       # one burst per row; a run-time length of 0 moves nothing
+            if not _dyn(L):
+                self._move(self._h_view(dst, rel[0]), self._h_view(src, rel[1]), 0, 1, burst, 0, 0, None)
+                return
+            with self.if_scope(_rt(L) > 0):
+                self._move(self._h_view(dst, rel[0]), self._h_view(src, rel[1]), 0, 1, burst, 0, 0, None)
+        self._h_for_rows(lay, row)
 
     # ------------------------------------------------------------------ reductions
     def _h_reduce(self, api, dst, src, axis):
@@ -391,9 +493,7 @@ class HVectorAPI:
                               limit=s.tensor.dtype)
         want = [n for i, n in enumerate(shape) if i not in axes]
         dshape, _ = self._h_static(dst, "dst")
-        if list(dshape) != want:
-            raise self._error(f"dst's shape error: expected {want}, got {list(dshape)}", operand="dst",
-                              value=list(dshape), limit=want)
+        self._h_same_shape(list(dshape), want, "dst", "src", "shapes: dst should be src without the reduced axes")
         if axes == tuple(range(nd - len(axes), nd)):
             self._h_reduce_rows(kind, fold, dst, src, len(axes))
         elif nd == 2 and axes == (0,):
@@ -421,21 +521,44 @@ class HVectorAPI:
     def _h_scratch(self, dtype: str, n: int, name: str) -> Tensor:
         return self.Tensor(dtype, (max(n, 32 * 8 // max(8, _bits(dtype))),), scope="local.UB", name=name)
 
-    def _h_row_result(self, kind, fold, out: Tensor, row: Tensor, length: int, scratch: Tensor, work: Tensor):
-        """Reduce ``length`` contiguous elements at ``row`` into ``out[0]`` (out 32 B aligned scratch/row)."""
+    def _h_row_result(self, kind, fold, out: Tensor, row: Tensor, length, scratch: Tensor, work: Tensor):
+        """Reduce ``length`` (int, or IR for a run-time length) contiguous elements at ``row`` into
+        ``out[0]`` (out 32 B aligned scratch/row). A run-time length runs the static lowering's
+        instructions for that length: ``if L > PAR`` the column folds (a ``for_range`` over the
+        chunks, the last one masked), else one reduction of mask ``L``; ``L`` = 0 is a run-time error."""
         par = par_of(row.dt)
-        src = row
-        if length > par:
+
+        def final(src, mask):
+            if kind == "add":
+                self._whole("vcadd", mask, out, src, 1, 1, 1, 8)
+            else:
+                self._macro(kind, mask, out, src, work, 1, 8)
+
+        if not _dyn(length):
+            src = row
+            if length > par:
+                self._data_copy(scratch, row, par)
+                for c in range(par, length, par):
+                    self._h_fold(fold, scratch, self._h_view(row, c), min(par, length - c))
+                src, length = scratch, par
+            final(src, length)
+            return
+        L = P.cast(length, P.I64)
+        self._emit("assert_in_range", L, 1, 2 ** 62,
+                   what=f"the run-time length of a reduced row of src "
+                        f"({self._where.call if self._where else 'h_reduce_*'} needs at least one element)")
+        with self.if_scope(Expr(P.cmp("gt", L, par))):
             self._data_copy(scratch, row, par)
-            for c in range(par, length, par):
-                w = min(par, length - c)
-                self._lanewise(fold, w, scratch, [(scratch, "src0"), (self._h_view(row, c), "src1")], 1, None,
-                               [8, 8, 8], blk_max=U8)
-            src, length = scratch, par
-        if kind == "add":
-            self._whole("vcadd", length, out, src, 1, 1, 1, 8)
-        else:
-            self._macro(kind, length, out, src, work, 1, 8)
+            with self.for_range(1, _rt(ceil_div(L, par))) as c:
+                start = P.binop("mul", P.cast(c.ir, P.I64), par)
+                self._h_fold(fold, scratch, self._h_view(row, start), _rt(P.min_(P.binop("sub", L, start), par)))
+            final(scratch, par)
+        with self.else_scope():
+            final(row, _rt(L))
+
+    def _h_fold(self, fold, acc: Tensor, chunk: Tensor, width) -> None:
+        """``acc[0:width] = fold(acc, chunk)`` (one masked repeat)."""
+        self._lanewise(fold, width, acc, [(acc, "src0"), (chunk, "src1")], 1, None, [8, 8, 8], blk_max=U8)
 
     def _data_copy(self, dst: Tensor, src: Tensor, n: int):
         """Exact copy of ``n`` elements (a vector move of whole blocks)."""
@@ -443,8 +566,11 @@ class HVectorAPI:
         self._move(dst, src, 0, 1, -(-n * size // 32), 0, 0, None)
 
     def _h_reduce_rows(self, kind, fold, dst, src, nred):
+        shape, strides = src._shape, src._strides
+        if not all(isinstance(x, int) for x in shape + strides + dst._shape + dst._strides):
+            self._h_reduce_rows_dynamic(kind, fold, dst, src, nred)
+            return
         lay = self._h_layout([src], ["src"])
-        shape = src._shape
         L = int(np.prod(shape[len(shape) - nred:]))
         if lay.length < L:
             raise self._error("the reduced axes of src are not contiguous; h_reduce_* needs them contiguous",
@@ -476,8 +602,39 @@ class HVectorAPI:
                 self._h_row_result(kind, fold, out, self._h_view(src, r), L, scratch, work)
                 self._store_element(self._h_view(dst, dr), out[0:1])
 
+    def _h_reduce_rows_dynamic(self, kind, fold, dst, src, nred):
+        """Trailing-axes reduction with run-time dims: each outer row (a ``for_range`` when their number
+        is a run-time value) is reduced into ``out`` by `_h_row_result` and stored into its dst element
+        -- the static lowering's instructions row by row (vcadd then a store is the same value as a vcadd
+        into dst)."""
+        shape, strides = src._shape, src._strides
+        k = len(shape) - nred
+        L, expect = 1, 1
+        for d, st in zip(reversed(shape[k:]), reversed(strides[k:])):
+            if not ((isinstance(d, int) and d == 1) or _same(st, expect)):
+                raise self._error("the reduced axes of src are not contiguous; h_reduce_* needs them contiguous",
+                                  operand="src", cls=UnsupportedOp,
+                                  hint="reduce a contiguous view (copy the slice into its own tensor first)")
+            expect = _mul(expect, d)
+            L = _mul(L, d)
+        lay = _Layout(L, None, tuple(shape[:k]), [tuple(strides[:k]), tuple(dst._strides)])
+        par = par_of(src.dt)
+        with self.new_stmt_scope():
+            scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")
+            out = self._h_scratch(src.dtype, 16, "h_reduce_out")
+            work = self._h_scratch(src.dtype, 16, "h_reduce_work")
+
+            def row(rel):
+                self._h_row_result(kind, fold, out, self._h_view(src, rel[0]), L, scratch, work)
+                self._store_element(self._h_view(dst, rel[1]), out[0:1])
+            self._h_for_rows(lay, row)
+
     def _h_reduce_cols(self, kind, fold, dst, src):
         n = src._shape[0]
+        if _dyn(n):
+            raise self._error("h_reduce_* over axis 0 of a src with a run-time number of rows is not lowered",
+                              operand="src", cls=UnsupportedOp,
+                              hint="fold the rows yourself in a for_range with h_add/h_max/h_min on row views")
         rows = [src[i, :] for i in range(n)]
         with self.new_stmt_scope():
             self._h_copy(dst, rows[0])
@@ -485,10 +642,11 @@ class HVectorAPI:
                 self._h_rows(fold, [dst, dst, r], ["dst", "src0", "src1"])
 
     def _h_copy(self, dst: Tensor, src: Tensor):
-        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1."""
+        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1
+        (also for a run-time length: a block move would write past it)."""
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, src.dt.bits // 8)
-        if (lay.length * size) % 32 == 0:
+        if lay.offsets is not None and not _dyn(lay.length) and (lay.length * size) % 32 == 0:
             for row in range(lay.nrows):
                 self._data_copy(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])),
                                 lay.length)
@@ -498,16 +656,24 @@ class HVectorAPI:
     def _h_reduce_all(self, kind, fold, dst: Scalar, src):
         lay = self._h_layout([src], ["src"])
         par = par_of(src.dt)
+        if lay.offsets is None and not all(isinstance(d, int) for d in lay.outer_shape):
+            raise self._error("reducing every axis of a non-contiguous src with a run-time number of rows is not "
+                              "lowered", operand="src", cls=UnsupportedOp,
+                              hint="reduce a contiguous view, or reduce the last axis into a tensor first")
+        n = lay.nrows
         with self.new_stmt_scope():
-            n = lay.nrows
             parts = self._h_scratch(src.dtype, -(-n // par) * par, "h_reduce_parts")
             scratch = self._h_scratch(src.dtype, par, "h_reduce_scratch")
             work = self._h_scratch(src.dtype, 16, "h_reduce_work")
             out = self._h_scratch(src.dtype, 16, "h_reduce_out")
-            for i, r in enumerate(lay.offsets[0]):
-                self._h_row_result(kind, fold, out, self._h_view(src, int(r)), lay.length, scratch, work)
+            i = [0]
+
+            def row(rel):
+                self._h_row_result(kind, fold, out, self._h_view(src, rel[0]), lay.length, scratch, work)
                 if n > 1:
-                    self._store_element(parts[i:i + 1], out[0:1])
+                    self._store_element(parts[i[0]:i[0] + 1], out[0:1])
+                i[0] += 1
+            self._h_for_rows(lay, row)
             if n > 1:
                 self._h_row_result(kind, fold, out, parts, n, scratch, work)
             self._scalar_set(dst, out[0:1])
@@ -537,41 +703,96 @@ class HVectorAPI:
                                   value=axis, cls=UnsupportedOp)
         lay = self._h_layout([src], ["src"])
         L = lay.length if whole else shape[-1]
-        if whole and lay.nrows > 1:
+        if whole and (lay.offsets is None or lay.nrows > 1):
             raise self._error(f"{api} of a whole non-contiguous view is not lowered", operand="src",
                               cls=UnsupportedOp)
-        rows = [int(o) + g * L for o in lay.offsets[0] for g in range(lay.length // L)]
         par = par_of(src.dt)
+        dynamic = _dyn(L) or lay.offsets is None or _dyn(lay.length)
+        if not dynamic:
+            rows = [(int(o) + g * L, k) for k, (o, g) in
+                    enumerate((o, g) for o in lay.offsets[0] for g in range(lay.length // L))]
+            longest = L
+        else:
+            longest = L if not _dyn(L) else self._h_bound([src])
+            if not whole:
+                self._h_same_shape(list(dst._shape), list(shape[:-1]), "dst", "src",
+                                   "shapes: dst should be src without the last axis")
         idx_t = "uint16" if src.dt.bits == 16 else "uint32"
+        kind = "max" if largest else "min"
         with self.new_stmt_scope():
             out = self._h_scratch(src.dtype, 16, "h_arg_out")
-            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, L // par), src), "h_arg_work")
-            best_v = self.Scalar(src.dtype, name="h_arg_value")
-            best_i = self.Scalar("int32", name="h_arg_index")
-            tmp_v = self.Scalar(src.dtype, name="h_arg_tail_value")
-            tmp_i = self.Scalar("int32", name="h_arg_tail_index")
-            kind = "max" if largest else "min"
-            for k, r in enumerate(rows):
-                full, tail = divmod(L, par)
-                if full:
-                    self._macro(kind, par, out, self._h_view(src, r), work, full, 8, True)
-                    self._scalar_set(best_v, out[0:1])
-                    self._scalar_set(best_i, out.reinterpret_cast_to(idx_t)[1:2])
-                if tail:
-                    self._macro(kind, tail, out, self._h_view(src, r + full * par), work, 1, 8, True)
-                    target_v, target_i = (tmp_v, tmp_i) if full else (best_v, best_i)
-                    self._scalar_set(target_v, out[0:1])
-                    self._scalar_set(target_i, out.reinterpret_cast_to(idx_t)[1:2])
-                    self._builder.assign(target_i.ir, P.binop("add", target_i.ir, full * par))
-                    if full:
-                        better = (tmp_v > best_v) if largest else (tmp_v < best_v)
-                        with self.if_scope(better):
-                            self._scalar_set(best_v, tmp_v)
-                            self._scalar_set(best_i, tmp_i)
+            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, longest // par), src), "h_arg_work")
+            regs = (self.Scalar(src.dtype, name="h_arg_value"), self.Scalar("int32", name="h_arg_index"),
+                    self.Scalar(src.dtype, name="h_arg_tail_value"), self.Scalar("int32", name="h_arg_tail_index"))
+            best_i = regs[1]
+
+            def finish(dk):
                 if whole:
                     self._builder.assign(dst.ir, best_i.ir)
                 else:
-                    self._store_element(self._h_view(dst, k), best_i)
+                    self._store_element(self._h_view(dst, dk), best_i)
+            if not dynamic:
+                for r, k in rows:
+                    self._h_arg_row(kind, largest, src, r, L, par, out, work, regs, idx_t)
+                    finish(k)
+                return
+            row_lay = _Layout(L, None, tuple(shape[:-1]), [tuple(src._strides[:-1]), tuple(dst._strides)
+                                                            if not whole else ()])
+
+            def row(rel):
+                self._h_arg_row(kind, largest, src, rel[0], L, par, out, work, regs, idx_t)
+                finish(rel[1] if not whole else None)
+            self._h_for_rows(row_lay, row)
+
+    def _h_arg_row(self, kind, largest, src, r, L, par, out, work, regs, idx_t):
+        """Index of the max/min of the ``L`` elements at ``src + r`` into ``regs[1]``: ``reduce_max/min
+        (cal_index)`` over the full repeats, then the masked tail; the tail wins only if strictly better
+        (ties: the first). A run-time ``L`` runs the same steps under ``if_scope``s (``L`` = 0: error)."""
+        best_v, best_i, tmp_v, tmp_i = regs
+        idx_view = out.reinterpret_cast_to(idx_t)[1:2]
+
+        def full_part(full):
+            self._macro(kind, par, out, self._h_view(src, r), work, full, 8, True)
+            self._scalar_set(best_v, out[0:1])
+            self._scalar_set(best_i, idx_view)
+
+        def tail_part(full, tail, target_v, target_i):
+            self._macro(kind, tail, out, self._h_view(src, _add(r, _mul(full if isinstance(full, int) else
+                                                                         P.cast(full.ir, P.INDEX), par))),
+                        work, 1, 8, True)
+            self._scalar_set(target_v, out[0:1])
+            self._scalar_set(target_i, idx_view)
+            step = full * par if isinstance(full, int) else P.cast(P.binop("mul", full.ir, par), target_i.ir.type)
+            self._builder.assign(target_i.ir, P.binop("add", target_i.ir, step))
+
+        def combine():
+            better = (tmp_v > best_v) if largest else (tmp_v < best_v)
+            with self.if_scope(better):
+                self._scalar_set(best_v, tmp_v)
+                self._scalar_set(best_i, tmp_i)
+
+        if not _dyn(L):
+            full, tail = divmod(L, par)
+            if full:
+                full_part(full)
+            if tail:
+                tail_part(full, tail, *((tmp_v, tmp_i) if full else (best_v, best_i)))
+                if full:
+                    combine()
+            return
+        n = P.cast(L, P.I64)
+        self._emit("assert_in_range", n, 1, 2 ** 62,
+                   what=f"the run-time length of src's last axis "
+                        f"({self._where.call if self._where else 'h_reduce_arg*'} needs at least one element)")
+        full, tail = _rt(idiv(n, par)), _rt(irem(n, par))
+        with self.if_scope(full > 0):
+            full_part(full)
+        with self.if_scope(tail > 0):
+            with self.if_scope(full > 0):
+                tail_part(full, tail, tmp_v, tmp_i)
+                combine()
+            with self.else_scope():
+                tail_part(full, tail, best_v, best_i)
 
     @tik_api("h_reduce_argmax")
     def h_reduce_argmax(self, dst, src, axis=None):
@@ -596,6 +817,18 @@ class HVectorAPI:
         """Not lowered: the element layout of TIK 1.5's ``bool`` mask tensors is not published."""
         raise self._error("h_sel is not modelled: the layout of the bool mask tensor it reads is not published",
                           operand="mask_tensor", cls=UnsupportedOp, hint="use vec_cmpv_* and vec_sel instead")
+
+
+def _row_offset(idx, strides):
+    """Element offset of outer index ``idx`` (ints or IR) with ``strides`` (ints or IR)."""
+    off = 0
+    for i, st in zip(idx, strides):
+        off = _add(off, _mul(i if isinstance(i, int) else P.cast(i, P.INDEX), st))
+    return off
+
+
+def _shape_str(dims) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else "<run-time>" for d in dims) + "]"
 
 
 def _bits(dtype: str) -> int:
