@@ -30,6 +30,8 @@ syntax)::
 * Pointers: ``pto.castptr`` (address -> pointer, pointer -> pointer, pointer -> i64),
   ``pto.addptr`` (element offset), ``pto.load_scalar %p[%i]``, ``pto.store_scalar``,
   ``pto.get_block_idx``, ``pto.get_block_num``.
+* ``%r = pto.get_spr "RSVD_CNT"[0] : i64`` reads a special register an op wrote (a statement:
+  it stays in program order between the ops).
 * Every registered op prints generically: ``pto.<name> operands clauses : types`` with
   the clause spellings of `pto_core.ops.registry`; sync ops whose operands are all pipes
   and events use the bracket form ``pto.set_flag["PIPE_M", "PIPE_FIX", "EVENT_ID0"]``
@@ -53,9 +55,10 @@ from .dtypes import dtype as _dtype
 from .errors import AsmParseError, PtoError, Provenance
 from .ops import registry
 from .pipes import asm_pipe, event_id, pipe_name
-from .program import (BOOL, F32, I64, INDEX, REGS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp,
+from .program import (BOOL, F32, I64, INDEX, REGS, SPR_WORDS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp,
                       Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast,
-                      PtrFromInt, PtrReg, PtrToInt, PtrType, Reg, Return, ScalarArg, Select, Store, UnOp, Undef,
+                      PtrFromInt, PtrReg, PtrToInt, PtrType, ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp,
+                      Undef,
                       _coerce_clause, _coerce_operand, clause_exprs, stmt_exprs, walk)
 from .scalars import scalar_type
 from .targets import get_target, space_name
@@ -194,7 +197,7 @@ class _Liveness:
         for s in block:
             if id(s) in self.dead:
                 continue
-            if isinstance(s, (Assign, Load)):
+            if isinstance(s, (Assign, Load, ReadSpr)):
                 cur.add(s.reg)
             elif isinstance(s, (Break, Continue)):
                 has_exit = True
@@ -249,7 +252,7 @@ class _Liveness:
         return res
 
     def _stmt_summary(self, s):
-        if isinstance(s, (Assign, Load)):
+        if isinstance(s, (Assign, Load, ReadSpr)):
             return self.stmt_uses(s), {s.reg}
         if isinstance(s, For):
             return self.stmt_uses(s) | self.summary(s.body)[0], set()
@@ -278,7 +281,7 @@ class _Liveness:
             return live
         if isinstance(s, Assign) and isinstance(s.value, REGS) and s.reg not in live:
             self._new_dead.add(id(s))
-        if isinstance(s, (Assign, Load)):
+        if isinstance(s, (Assign, Load, ReadSpr)):
             return (live - {s.reg}) | self.stmt_uses(s)
         if isinstance(s, If):
             self.live_out[id(s)] = live
@@ -613,6 +616,10 @@ class _Printer:
             v = _V(_base_name(s.reg.name), s.reg.type)
             self.emit([v, " = pto.load_scalar ", p, "[", o, f"] : {_tstr(s.ptr.type)} -> {_tstr(s.reg.type)}"],
                       [v], w)
+            self.env[s.reg] = v
+        elif isinstance(s, ReadSpr):
+            v = _V(_base_name(s.reg.name), s.reg.type)
+            self.emit([v, f' = pto.get_spr "{s.spr}"[{s.index}] : {_tstr(s.reg.type)}'], [v], w)
             self.env[s.reg] = v
         elif isinstance(s, Store):
             p, o, x = self.vals((s.ptr, s.offset, s.value), w)
@@ -1366,6 +1373,9 @@ class _Parser:
         elif name in ("pto.load_scalar",):
             self.next()
             self.load(results, out, op, where)
+        elif name == "pto.get_spr":
+            self.next()
+            self.read_spr(results, out, op, where)
         elif name == "pto.store_scalar":
             self.next()
             self.no_results(results, op)
@@ -1630,6 +1640,28 @@ class _Parser:
         tok = results[0][0]
         reg = Reg(vt, _base_name(tok.text[1:]))
         out.append(Load(reg, p, o, where))
+        self.define(tok, reg)
+
+    def read_spr(self, results, out, op, where):
+        if len(results) != 1 or results[0][1] is not None:
+            raise self.error("pto.get_spr defines exactly one value", op)
+        name = self.expect_kind("string", 'a special register name string such as "RSVD_CNT"')
+        spr = _unquote(name.text)
+        self.expect("[", "'['")
+        idx = self.expect_kind("int", "a constant word index")
+        self.expect("]", "']'")
+        self.expect(":", "':'")
+        t = self.parse_type()
+        if t is not I64:
+            raise self.error("pto.get_spr returns i64", op)
+        words = SPR_WORDS.get(spr)
+        index = int(idx.text, 0)
+        if words is None or not 0 <= index < words:
+            raise self.error(f"no special register word {spr}[{idx.text}] (readable: "
+                             f"{', '.join(f'{k}[0..{v - 1}]' for k, v in SPR_WORDS.items())})", name)
+        tok = results[0][0]
+        reg = Reg(t, _base_name(tok.text[1:]))
+        out.append(ReadSpr(reg, spr, index, where))
         self.define(tok, reg)
 
     def check_offset(self, o, tok):

@@ -39,7 +39,7 @@ from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, Un
 from .memory import Machine, MachineOptions, Ptr
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
-                      Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
+                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
 
 
 # ============================================================================= run-time helpers
@@ -97,6 +97,22 @@ def _make_store(space, dt, where):
         raw = ctx.write(Ptr(space, dt, addr), nb, operand="dst")
         raw.view(sto)[0] = value
     return store_scalar
+
+
+def _make_spr_read(spr: str, index: int, where):
+    """``read(ctx)``: word ``index`` of this core's special register ``spr`` (`ReadSpr`) as a Python int;
+    a register no op has written is an uninitialised read (reported per ``MachineOptions.uninitialized``;
+    the value is then 0)."""
+    def read_spr(ctx):
+        value = ctx.spr.get(spr)
+        if value is None:
+            ctx.begin_op("pto.get_spr", "S", where)
+            if ctx.machine.options.uninitialized != "off":
+                ctx._report_uninitialized(f"reads special register {spr}, which no op has written (run the "
+                                          f"op that sets it first)", "spr", spr)
+            return 0
+        return int(value[index] if isinstance(value, tuple) else value)
+    return read_spr
 
 
 def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict) -> Callable:
@@ -274,6 +290,12 @@ class _Codegen:
             if s.ptr.space == "gm":
                 self.emit(ind, "yield", s)
             self.emit(ind, f"{r} = {ld}(ctx, {self.addr_at(s.ptr, s.offset)})", s)
+        elif isinstance(s, ReadSpr):
+            r = self._ident(s.reg, "r")
+            rd = self.const(_make_spr_read(s.spr, s.index, s.where), "SPR")
+            self.emit(ind, f"{r} = {rd}(ctx)", s)
+            if s.reg.type.name not in ("s64", "index"):
+                self.emit(ind, f"if not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}", s)
         elif isinstance(s, Store):
             st = self.const(_make_store(s.ptr.space, s.ptr.dtype, s.where), "ST")
             if s.ptr.space == "gm":

@@ -10,6 +10,7 @@ Statements (each carries ``where``, a `Provenance`):
 `OpStmt`              one PTO op (`registry.OpCall`); operands/clause values may be `Expr`
 `Assign`              ``reg = value`` (the value is converted to the register type)
 `Load` / `Store`      one element read/write through a pointer (the S pipe's UB/GM traffic)
+`ReadSpr`             ``reg = `` a special register an op wrote (``pto.get_spr``: `SPR_WORDS`)
 `For`                 ``for var in range(lo, hi, step)`` (bounds evaluated once)
 `If`                  ``if cond: then else: orelse`` (``elif`` = an `If` alone in ``orelse``)
 `Break` `Continue`    innermost loop; `Return` ends the kernel on this core
@@ -859,6 +860,25 @@ class Load(Stmt):
         return f"{self.reg!r} = load {self.ptr!r}[{self.offset!r}]"
 
 
+#: Special registers a program may read into a scalar register (`ReadSpr`), with their number of
+#: 64-bit words: ``RSVD_CNT`` (elements the last ``vreduce``/``vreduce_bits`` kept, over all repeats),
+#: ``VMS4_SR`` (records ``vmrgsort4`` took from each of its four lists).
+SPR_WORDS = {"RSVD_CNT": 1, "VMS4_SR": 4}
+
+
+class ReadSpr(Stmt):
+    """``reg = spr[index]``: word ``index`` of special register ``spr`` (`SPR_WORDS`) as the ops before it
+    in program order left it on this core, converted to ``reg.type``."""
+
+    __slots__ = ("reg", "spr", "index")
+
+    def __init__(self, reg: Reg, spr: str, index: int = 0, where=None):
+        self.reg, self.spr, self.index, self.where = reg, spr, index, where
+
+    def __repr__(self):
+        return f"{self.reg!r} = spr {self.spr}[{self.index}]"
+
+
 class Store(Stmt):
     """``*(ptr + offset) = value`` (``value.type`` is the pointer's element type)."""
 
@@ -1231,6 +1251,28 @@ class Builder:
         self._emit(Load(r, ptr, _offset(offset), w))
         return r
 
+    def read_spr(self, spr: str, index: int = 0, *, into: Optional[Reg] = None,
+                 where: Optional[Provenance] = None) -> Reg:
+        """``pto.get_spr``: word ``index`` of special register ``spr`` (`SPR_WORDS`) into a register
+        (``into``, converted to its type, or a new i64 one). Reading one no op has written is an
+        uninitialised read when the kernel runs."""
+        words = SPR_WORDS.get(spr)
+        if words is None:
+            raise IllegalOperand(f"no readable special register {spr!r}", operand="spr", value=spr,
+                                 limit=", ".join(SPR_WORDS))
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < words:
+            raise IllegalOperand(f"{spr} has {words} word(s); index {index!r} is outside [0, {words})",
+                                 operand="index", value=repr(index), limit=f"[0, {words})")
+        w = self._prov(where, "get_spr")
+        if into is not None and into.type is not I64:
+            tmp = Reg(I64)
+            self._emit(ReadSpr(tmp, spr, index, w))
+            self._emit(Assign(into, cast(tmp, into.type), w))
+            return into
+        r = into if into is not None else Reg(I64)
+        self._emit(ReadSpr(r, spr, index, w))
+        return r
+
     def store(self, ptr: PtrExpr, offset, value, *, where: Optional[Provenance] = None) -> None:
         """Write ``value`` (converted to the element type) to ``ptr[offset]``."""
         ptr = self._ptr_operand(ptr, "store")
@@ -1486,7 +1528,7 @@ def program(name: str, target="A2A3") -> Builder:
 
 __all__ = ["program", "Builder", "Program", "PtrType", "Expr", "ScalarExpr", "PtrExpr", "Const", "Undef", "Reg",
            "LoopVar", "ScalarArg", "GmArg", "BlockIdx", "BlockNum", "BinOp", "UnOp", "Cmp", "Cast", "Bitcast",
-           "Select", "PtrReg", "PtrFromInt", "PtrAdd", "PtrCast", "PtrToInt", "OpStmt", "Assign", "Load", "Store",
+           "Select", "PtrReg", "PtrFromInt", "PtrAdd", "PtrCast", "PtrToInt", "OpStmt", "Assign", "Load", "ReadSpr", "SPR_WORDS", "Store",
            "For", "If", "Break", "Continue", "Return", "cast", "bitcast", "select", "min_", "max_", "abs_", "sqrt",
            "all_", "any_", "not_", "floor", "ceil", "trunc", "round_even", "round_away", "as_expr", "type_str",
            "current_builder", "INDEX"]

@@ -25,7 +25,10 @@
   all repeats); the number kept goes to ``ctx.spr["RSVD_CNT"]``. Fixed patterns: 1 even
   lanes, 2 odd lanes, 3..6 lane ``i`` with ``i % 4 == pattern-3``, 7 all lanes.
   ``vreduce_bits`` reads ``PAR`` pattern bits per repeat from ``src1`` (bit ``i`` = lane
-  ``i``, LSB first) at ``src1 + r*src1_rep*32``.
+  ``i``, LSB first) at ``src1 + r*src1_rep*32`` (``src1_rep`` 0: the same bits every repeat);
+  in counter mode with ``src1_rep`` > 0 the ``count`` elements take consecutive bits from
+  ``src1`` (PAR per internal repeat: TIK's src1 extent is ``ceil(count / word bits)`` words,
+  and Ascend C's GatherMask ``reduceMode`` reads 16 B per 128 halves).
 """
 from __future__ import annotations
 
@@ -260,6 +263,18 @@ del _i
 # ----------------------------------------------------------------------------- vreduce (gather by pattern)
 
 
+def _counter_pattern(ctx, src1, lanes, par: int, d) -> np.ndarray:
+    """Counter mode, pattern rep stride > 0: the ``count`` elements take consecutive pattern bits (``PAR``
+    per internal repeat; the stride's value does not matter), read in whole pattern words (u16 for 16-bit data, u32 for
+    32-bit: TIK's src1 extent); ``(repeat, PAR)`` lane selections."""
+    count = (lanes.repeat - 1) * par + lanes.count if lanes.mask is None else int(lanes.mask.sum())
+    word = 2 if d.bits == 16 else 4
+    nbytes = -(-count // (8 * word)) * word
+    raw = np.zeros(lanes.repeat * par // 8, np.uint8)
+    raw[:nbytes] = ctx.strided_view(src1, (nbytes,), (1,), dtype=_U8, operand="src1")
+    return np.unpackbits(raw.reshape(lanes.repeat, par // 8), axis=1, bitorder="little", count=par).astype(bool)
+
+
 def fixed_pattern(pattern: int, par: int) -> np.ndarray:
     """Lane bits of the built-in vreduce patterns 1..7."""
     lane = np.arange(par)
@@ -315,8 +330,11 @@ def _vreduce(bits_mode: bool):
         if bits_mode:
             s1 = 0 if rep_stride is None else ve.check_range(rep_stride[0][1], 0, 255, op=op,
                                                               operand="rep_stride(src1)")
-            raw = ctx.strided_view(src1, (lanes.repeat, par // 8), (s1 * 32, 1), dtype=_U8, operand="src1")
-            sel = np.unpackbits(np.asarray(raw), axis=1, bitorder="little", count=par).astype(bool)
+            if s1 and counter is not None and vector_isa.has_counter_mode(ctx.target):
+                sel = _counter_pattern(ctx, src1, lanes, par, d)
+            else:
+                raw = ctx.strided_view(src1, (lanes.repeat, par // 8), (s1 * 32, 1), dtype=_U8, operand="src1")
+                sel = np.unpackbits(np.asarray(raw), axis=1, bitorder="little", count=par).astype(bool)
         else:
             pat = ve.check_range(pattern[0][0] if pattern is not None else 7, 1, 7, op=op, operand="pattern",
                                  hint="1 even, 2 odd, 3..6 every 4th from lane 0..3, 7 all")

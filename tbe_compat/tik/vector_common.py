@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from pto_core import program as P
-from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+from pto_core.errors import OutOfBounds, UnsupportedOp
 from pto_core.program import I64
 
 from .. import platform
@@ -408,6 +408,32 @@ class VectorBase(TikBase):
     # ------------------------------------------------------------------ emission
     def _vec_emit(self, op: str, *operands, footprint=(), **clauses) -> None:
         self._emit("ub." + op, *operands, footprint=footprint, **clauses)
+
+    def _spr_scalars(self, scalars, name: str, count: int, dtype: Optional[str]) -> list:
+        """The first ``count`` Scalars of a TIK special-register destination (one Scalar, or a list / tuple
+        of at least ``count``), each a ``tik_instance.Scalar`` (of ``dtype`` where TIK requires one; else
+        the value is converted on assignment)."""
+        items = [scalars] if count == 1 and not isinstance(scalars, (list, tuple)) else scalars
+        if not isinstance(items, (list, tuple)) or len(items) < count:
+            raise self._error(f"{name} should be a list of at least {count} Scalars", operand=name,
+                              value=type(scalars).__name__, limit=f">= {count} Scalars")
+        for i, sc in enumerate(items[:count]):
+            what = name if count == 1 else f"{name}[{i}]"
+            if not isinstance(sc, Scalar):
+                raise self._error(f"{what} should be a Scalar, got {type(sc).__name__}", operand=what,
+                                  value=type(sc).__name__,
+                                  hint=f'create it with tik_instance.Scalar("{dtype or "int64"}")')
+            if dtype is not None and sc.dtype != dtype:
+                raise self._error(f"{what} dtype should be {dtype}, input dtype is {sc.dtype}", operand=what,
+                                  value=sc.dtype, limit=dtype)
+        return list(items[:count])
+
+    def _read_spr(self, spr: str, scalars: list, mask_bits: Optional[int] = None) -> None:
+        """Right after the op that set it: word ``i`` of special register ``spr`` into ``scalars[i]``
+        (``pto.get_spr``; ``mask_bits``: keep that many low bits, as TIK's read of a packed register does)."""
+        for i, sc in enumerate(scalars):
+            word = self._builder.read_spr(spr, i)
+            self._builder.assign(sc.ir, word & ((1 << mask_bits) - 1) if mask_bits else word)
 
 
 def _bit_lanes(words, par: int) -> np.ndarray:

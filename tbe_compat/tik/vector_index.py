@@ -22,11 +22,9 @@ consecutive offsets per repeat. ``vreducev2`` (CCE ``vreducev2``, Ascend C ``Gat
 normal mode the hardware ignores the mask and every repeat processes all ``PAR`` lanes
 (the mask argument is still range-checked like TIK); in counter mode ``mask`` is the
 element count. ``vbcb``: repeat ``r`` broadcasts ``src[8r + j]`` over destination block ``j``
-(CCE ``vbrcb``). ``rsvd_scalar`` (reading RSVD_CNT into a Scalar) is not modelled.
+(CCE ``vbrcb``). ``rsvd_scalar``: RSVD_CNT (the elements kept) into a uint32 Scalar after the op.
 """
 from __future__ import annotations
-
-from pto_core.errors import UnsupportedOp
 
 from .. import platform
 from .api import tik_api
@@ -199,10 +197,7 @@ class IndexAPI(VectorBase):
                   src1_rep_stride, rsvd_scalar=None, mask_mode="normal"):
         """Keep the lanes whose pattern bit is 1, packed into ``dst`` (patterns 1..7 or a uint16/uint32 tensor of
         lane bits). Normal mode: every repeat processes all PAR lanes (the hardware ignores the mask)."""
-        if rsvd_scalar is not None:
-            raise self._error("vreducev2(rsvd_scalar=...): reading the RSVD_CNT special register into a Scalar is "
-                              "not modelled (the count stays in the simulated core)", operand="rsvd_scalar",
-                              cls=UnsupportedOp, hint="compute the kept count from the pattern instead")
+        rsvd = None if rsvd_scalar is None else self._spr_scalars(rsvd_scalar, "rsvd_scalar", 1, "uint32")
         d = self._vec_operand(dst, "dst")
         s = self._vec_operand(src0, "src0")
         self._same_dtype(d, s)
@@ -238,6 +233,8 @@ class IndexAPI(VectorBase):
         clauses["blk_stride"] = (g.blk,)
         clauses["rep_stride"] = (g.rep, pr)
         self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
+        if rsvd is not None:
+            self._read_spr("RSVD_CNT", rsvd)
 
 
 __all__ = ["IndexAPI"]

@@ -20,9 +20,10 @@ TIK                                                  PTO
 ``rpn_cor_diag(d, s, ir)``                           ``pto.ub.rpn_cor_diag(d, s)``
 ===================================================  ===================================================
 
-Special registers read back into Scalars (``vreduce(rsvd_scalar=)``, ``vmrgsort4
-(vms4_sr_scalar_array=)``, ``mov_vmrgsort4_sr_to_scalar``) are not modelled: an op cannot
-write a scalar register in the PTO program; they raise `UnsupportedOp`.
+Special registers read back into Scalars right after the op that set them (``pto.get_spr``):
+``vreduce(rsvd_scalar=)`` (RSVD_CNT: elements kept, into a uint32 Scalar), ``vmrgsort4
+(vms4_sr_scalar_array=)`` (exhausted mode only; any four Scalars) and ``mov_vmrgsort4_sr_to_scalar``
+(four int64 Scalars): VMS4_SR, the records taken from each list, 13 bits each.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ from .vector_common import U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
 LIST_LEN = 16
 PROPOSAL = 8
 GROUP = 16
-VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}     # v200+ also 0b0001; v100 needs two lists at least
+VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}
+VMS4_FIELD_BITS = 13       # VMS4_SR packs one 13-bit count per list     # v200+ also 0b0001; v100 needs two lists at least
 
 
 class _Token:
@@ -169,10 +171,7 @@ class LayoutAPI(VectorBase):
                 src1_rep_stride, stride_unit=0, rsvd_scalar=None, mask_mode="normal"):
         """Keep the active lanes whose pattern bit is 1, packed into ``dst`` (built-in patterns 1..6, or a
         UB tensor of lane bits)."""
-        if rsvd_scalar is not None:
-            raise self._error("vreduce(rsvd_scalar=...): reading the RSVD_CNT special register into a Scalar is "
-                              "not modelled (the count stays in the simulated core)", operand="rsvd_scalar",
-                              cls=UnsupportedOp, hint="compute the kept count from the pattern instead")
+        rsvd = None if rsvd_scalar is None else self._spr_scalars(rsvd_scalar, "rsvd_scalar", 1, "uint32")
         d = self._vec_operand(dst, "dst")
         s = self._vec_operand(src0, "src0")
         self._same_dtype(d, s)
@@ -202,6 +201,8 @@ class LayoutAPI(VectorBase):
         if unit:
             clauses["stride_unit"] = unit
         self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
+        if rsvd is not None:
+            self._read_spr("RSVD_CNT", rsvd)
 
     # ------------------------------------------------------------------ proposal sort
     @tik_api("vrpsort16")
@@ -220,10 +221,12 @@ class LayoutAPI(VectorBase):
     def vmrgsort4(self, dst, src_list, element_lengths, if_exhausted_suspension, valid_bit, repeat_times=1,
                   vms4_sr_scalar_array=None):
         """Merge up to four score-descending proposal lists (tik_api.md §9.11); returns the VMS4_SR handle."""
+        counts = None
         if vms4_sr_scalar_array is not None:
-            raise self._error("vmrgsort4(vms4_sr_scalar_array=...): reading VMS4_SR into Scalars is not modelled",
-                              operand="vms4_sr_scalar_array", cls=UnsupportedOp,
-                              hint="derive the merged counts from the list lengths instead")
+            counts = self._spr_scalars(vms4_sr_scalar_array, "vms4_sr_scalar_array", 4, None)
+            if if_exhausted_suspension is not True:
+                raise self._error("vms4_sr can't be read in non-exhausted mode", operand="vms4_sr_scalar_array",
+                                  hint="pass if_exhausted_suspension=True to read the per-list counts")
         d = self._vec_operand(dst, "dst", align=16)
         if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
             raise self._error("src_list should be a list of up to 4 tensors", operand="src_list", limit="1..4")
@@ -261,14 +264,21 @@ class LayoutAPI(VectorBase):
         if if_exhausted_suspension:
             clauses["exhausted"] = True
         self._vec_emit("vmrgsort4", d.ptr, tuple(s.ptr for s in ss), tuple(lens), repeat, footprint=fp, **clauses)
+        if counts is not None:
+            self._read_spr("VMS4_SR", counts, VMS4_FIELD_BITS)
+            return None
         return VMS4_SR
 
     @tik_api("mov_vmrgsort4_sr_to_scalar")
     def mov_vmrgsort4_sr_to_scalar(self, scalar_list, vms4_sr):
-        """Not modelled (a PTO op cannot write scalar registers); raises UnsupportedOp."""
-        raise self._error("mov_vmrgsort4_sr_to_scalar: reading VMS4_SR into Scalars is not modelled",
-                          operand="scalar_list", cls=UnsupportedOp,
-                          hint="derive the merged counts from the list lengths instead")
+        """The records the last ``vmrgsort4`` took from each of its lists (VMS4_SR) into ``scalar_list[0..3]``
+        (int64 Scalars)."""
+        if vms4_sr is not VMS4_SR:
+            raise self._error("Please assure the vms4_sr is the return of vmrgsort4.", operand="vms4_sr",
+                              value=repr(vms4_sr), hint="pass the value vmrgsort4 returned")
+        if not isinstance(scalar_list, list):
+            raise self._error("scalar_list should be list", operand="scalar_list", value=type(scalar_list).__name__)
+        self._read_spr("VMS4_SR", self._spr_scalars(scalar_list, "scalar_list", 4, "int64"), VMS4_FIELD_BITS)
 
     # ------------------------------------------------------------------ NMS
     @tik_api("vrpac")

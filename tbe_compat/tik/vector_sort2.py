@@ -10,12 +10,10 @@ TIK                                                     PTO
 A sorted element is an 8-byte record (score in the low bytes, u32 index in bytes 4..7), so
 ``dst`` of ``vsort32`` holds ``repeat * 256 / sizeof(dtype)`` elements; ``vmrgsort`` lists
 are such records (``element_count_list`` counts records). Semantics and named choices:
-`pto_core.ops.vector_sort2`. Reading VMS4_SR into Scalars (``vms4_sr_scalar_array``) is not
-modelled (UnsupportedOp), as for ``vmrgsort4``.
+`pto_core.ops.vector_sort2`. ``vms4_sr_scalar_array`` (exhausted mode only) receives VMS4_SR, the
+records taken from each list, right after the merge.
 """
 from __future__ import annotations
-
-from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
 from .vector_common import VectorBase, imul
@@ -58,10 +56,12 @@ class Sort2API(VectorBase):
     def vmrgsort(self, dst, src_list, element_count_list, if_exhausted_suspension, repeat_times=1,
                  vms4_sr_scalar_array=None):
         """Merge up to four score-descending record lists (from ``vsort32``/``vmrgsort``) into ``dst``."""
+        sr_scalars = None
         if vms4_sr_scalar_array is not None:
-            raise self._error("vmrgsort(vms4_sr_scalar_array=...): reading VMS4_SR into Scalars is not modelled",
-                              operand="vms4_sr_scalar_array", cls=UnsupportedOp,
-                              hint="derive the merged counts from the list lengths instead")
+            sr_scalars = self._spr_scalars(vms4_sr_scalar_array, "vms4_sr_scalar_array", 4, None)
+            if if_exhausted_suspension is not True:
+                raise self._error("vms4_sr can't be read in non-exhausted mode", operand="vms4_sr_scalar_array",
+                                  hint="pass if_exhausted_suspension=True to read the per-list counts")
         d = self._vec_operand(dst, "dst")
         if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
             raise self._error("src_list should be a list of 1..4 tensors", operand="src_list", limit="1..4")
@@ -94,6 +94,8 @@ class Sort2API(VectorBase):
             fp = [d.write(None)] + [o.read(None) for o in ss]
         clauses = {"exhausted": True} if if_exhausted_suspension else {}
         self._vec_emit("vmrgsort", d.ptr, tuple(o.ptr for o in ss), tuple(counts), repeat, footprint=fp, **clauses)
+        if sr_scalars is not None:
+            self._read_spr("VMS4_SR", sr_scalars)
 
 
 __all__ = ["Sort2API"]

@@ -295,6 +295,11 @@ def _kernel(body: str, args: str = "%x: !pto.ptr<i32, gm> {pto.shape = [4]}, %n:
     ("pto.store_scalar %n, %x[%n] : !pto.ptr<i32, gm>, i64\n", 3, 22, "type mismatch"),
     ("%p = pto.castptr %x : !pto.ptr<i32, gm> -> !pto.ptr<i32, ub>\n", 3, 10, "cannot change the memory space"),
     ("%p = pto.addptr %x, %x : <i32, gm> -> <i32, gm>\n", 3, 25, "must be an integer offset"),
+    ('%r = pto.get_spr "RSVD_CNT"[1] : i64\n', 3, 22, r"no special register word RSVD_CNT\[1\]"),
+    ('%r = pto.get_spr "CTRL"[0] : i64\n', 3, 22, "no special register word CTRL"),
+    ('%r = pto.get_spr RSVD_CNT[0] : i64\n', 3, 22, "expected a special register name string"),
+    ('%r = pto.get_spr "VMS4_SR"[%n] : i64\n', 3, 32, "expected a constant word index"),
+    ('%r = pto.get_spr "VMS4_SR"[3] : i32\n', 3, 10, "pto.get_spr returns i64"),
 ])
 def test_parse_errors_give_line_column_and_what_was_expected(body, line, col, message):
     with pytest.raises(AsmParseError, match=message) as ei:
@@ -367,3 +372,21 @@ def test_list_of_pointers_operands_print_parse_and_run():
     with program("bad") as k:
         with pytest.raises(IllegalOperand, match="expects a list of pointers"):
             pto.t_gather(k.ptr("ub", "s32", 0), k.ptr("ub", "s32", 0), 4)
+
+
+def test_special_register_reads_print_parse_and_stay_between_the_ops():
+    with program("spr", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (128,))
+        c = k.gm_arg("c", "s32", (8,), io="out")
+        src, dst = k.ptr("ub", "f32", 0), k.ptr("ub", "f32", 0x400)
+        pto.mte_gm_ub(x, src, 0, 512, nburst=(1, 0, 0))
+        pto.set_flag("MTE2", "V", 0)
+        pto.wait_flag("MTE2", "V", 0)
+        for slot, pattern in enumerate((1, 3)):       # two reads of the same register, one op apart
+            pto.ub.vreduce(dst, src, 2, pattern=pattern, blk_stride=(1,), rep_stride=(8, 0))
+            k.store(c, slot, k.read_spr("RSVD_CNT"))
+    text, again = roundtrip(k.program)
+    assert text.count('pto.get_spr "RSVD_CNT"[0] : i64') == 2
+    feed = {"x": np.arange(128, dtype=np.float32)}
+    assert list(again.run(feed)["c"][:2]) == [64, 32] == list(k.program.run(feed)["c"][:2])
+

@@ -355,3 +355,25 @@ def test_recorded_sync_ops_are_verified_per_target_and_keep_their_own_provenance
         lines = open(__file__).read().splitlines()
         assert lines[second.where.line - 1].endswith("# LINE-second-flag")
         assert lines[ei.value.where.line - 1].endswith("# LINE-bad-flag")
+
+
+# ----------------------------------------------------------------------------- special registers (ReadSpr)
+
+def test_read_spr_of_a_register_no_op_wrote_is_an_uninitialised_read():
+    from pto_core import MachineOptions, UninitializedRead
+    with program("spr_unset", target="A2A3") as k:
+        c = k.gm_arg("c", "s64", (4,), io="out")
+        k.store(c, 0, k.read_spr("VMS4_SR", 2))
+    with pytest.raises(UninitializedRead, match="special register VMS4_SR, which no op has written") as e:
+        k.program.run({}, options=MachineOptions(uninitialized="raise"))
+    assert e.value.where is not None and e.value.where.line > 0
+
+
+def test_read_spr_builder_checks_the_register_and_word():
+    with program("spr_bad", target="A2A3") as k:
+        k.gm_arg("c", "s64", (4,), io="out")
+        with pytest.raises(IllegalOperand, match="no readable special register 'CMPMASK'"):
+            k.read_spr("CMPMASK")
+        with pytest.raises(IllegalOperand, match=r"VMS4_SR has 4 word\(s\); index 4 is outside \[0, 4\)"):
+            k.read_spr("VMS4_SR", 4)
+

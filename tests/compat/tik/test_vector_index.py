@@ -1,6 +1,7 @@
 """vci, vgather, vscatter and vreducev2 through TIK kernels, against independent references; error paths."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
 
@@ -155,6 +156,41 @@ def test_vreducev2_counter_mode_in_place_with_a_pattern_tensor():
     np.testing.assert_array_equal(out, want)
 
 
+def _kept_count_kernel(x, pat, call, chip="Ascend910B1"):
+    """Run ``call(ti, ub, n)`` (a vreduce* with ``rsvd_scalar=n``), then store ``n`` in ``c[0]``."""
+    bufs = {"x": x, "p": pat, "d": np.zeros_like(x), "c": np.full(8, -7, np.int32)}
+
+    def body(ti, ub):
+        n = ti.Scalar("uint32", name="n", init_value=12345)
+        call(ti, ub, n)
+        ub["c"][0].set_as(n)
+    out = vec_kernel(bufs, body, chip=chip)
+    return out["d"], int(out["c"][0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(count=st.integers(1, 512), seed=st.integers(0, 2 ** 16))
+def test_vreducev2_counter_mode_takes_consecutive_pattern_bits_and_reports_the_kept_count(count, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(512).astype(np.float16)
+    bits = rng.integers(0, 2, 512).astype(np.uint8)
+    pat = np.packbits(bits, bitorder="little").view(np.uint16)
+    d, n = _kept_count_kernel(x, pat, lambda ti, ub, n: ti.vreducev2(count, ub["d"], ub["x"], ub["p"], 1, 1, 8, 1,
+                                                                    rsvd_scalar=n, mask_mode="counter"))
+    keep = bits[:count].astype(bool)                   # CANN NMS: the vcmpv bit mask, read straight through
+    assert n == int(keep.sum())
+    np.testing.assert_array_equal(d[:n], x[:count][keep])
+
+
+@pytest.mark.parametrize("pattern,want", [(1, 64), (2, 64), (3, 32), (7, 128)])
+def test_vreducev2_rsvd_scalar_counts_the_fixed_pattern_lanes(pattern, want):
+    x = np.arange(128, dtype=np.float16)
+    _, n = _kept_count_kernel(x, np.zeros(16, np.uint16),
+                              lambda ti, ub, n: ti.vreducev2(128, ub["d"], ub["x"], pattern, 1, 1, 8, 0,
+                                                             rsvd_scalar=n))
+    assert n == want
+
+
 def test_vreducev2_errors():
     b = {"d": np.zeros(128, np.float16), "x": np.zeros(128, np.float16), "p": np.zeros(16, np.int16)}
     with raises_tik(UnsupportedOp, match="vreducev2 does not support float16 on Ascend310P3"):
@@ -169,8 +205,11 @@ def test_vreducev2_errors():
     with raises_tik(OutOfBounds, match="src0 tensor overflow"):
         vec_kernel(b, lambda ti, ub: ti.vreducev2(1, ub["d"], ub["x"], 1, 2, 1, 8, 0), chip="Ascend910B1",
                    build_only=True)
-    with raises_tik(UnsupportedOp, match="rsvd_scalar"):
-        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, ti.Scalar("uint32")),
+    with raises_tik(IllegalOperand, match="rsvd_scalar dtype should be uint32, input dtype is int32"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, ti.Scalar("int32")),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="rsvd_scalar should be a Scalar, got int"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, 5),
                    chip="Ascend910B1", build_only=True)
 
 

@@ -107,6 +107,40 @@ def test_vreduce_with_a_bit_pattern_tensor():
     np.testing.assert_array_equal(out[8:], -1)
 
 
+def test_vreduce_rsvd_scalar_holds_the_count_the_op_kept():
+    x = np.arange(256).astype(np.float16)
+    bufs = {"d": np.full(256, -1, np.float16), "x": x, "c": np.full(16, -9, np.int32)}
+
+    def body(ti, ub):
+        n = ti.Scalar("uint32", name="n")
+        for k, pattern in enumerate((1, 3)):           # the second vreduce overwrites RSVD_CNT
+            ti.vreduce(128, ub["d"], ub["x"], pattern, 2, 1, 8, 0, rsvd_scalar=n)
+            ub["c"][k].set_as(n)
+    out = vec_kernel(bufs, body, chip="Ascend310P3")["c"]
+    assert list(out[:2]) == [128, 64]                  # 2 repeats: even lanes, then every 4th lane
+
+
+@pytest.mark.parametrize("read", ["array", "mov"])
+def test_vmrgsort4_exhausted_counts_reach_scalars(read):
+    a = _proposals(4, RNG, score_order=[9, 5, 1, 100])         # 3 proposals used (48 B; the buffer is 64 B)
+    b = _proposals(4, RNG, score_order=[8, 7, 6, 0.5])
+    bufs = {"a": a.reshape(-1), "b": b.reshape(-1), "m": np.zeros(64, np.float16), "c": np.full(8, -9, np.int32)}
+
+    def body(ti, ub):
+        sc = [ti.Scalar("int64", name=f"sr{i}", init_value=-1) for i in range(4)]
+        if read == "array":
+            ti.vmrgsort4(ub["m"], [ub["a"], ub["b"]], [3, 4], True, 3, 1, sc)
+        else:
+            sr = ti.vmrgsort4(ub["m"], [ub["a"], ub["b"]], [3, 4], True, 3, 1)
+            ti.mov_vmrgsort4_sr_to_scalar(sc, sr)
+        for i in range(4):
+            ub["c"][i].set_as(sc[i])
+    out = vec_kernel(bufs, body, chip="Ascend310P3")
+    # 9, 8, 7, 6, 5, 1: list a runs out with 1 (3 taken), list b gave 3; unused lists report 0
+    assert list(out["c"][:4]) == [3, 3, 0, 0]
+    assert list(out["m"].reshape(-1, 8)[:6, 4]) == [9, 8, 7, 6, 5, 1]
+
+
 def _proposals(n, rng, score_order=None):
     x1 = rng.integers(0, 30, n)
     y1 = rng.integers(0, 30, n)
@@ -224,10 +258,25 @@ def test_layout_errors():
     with raises_tik(IllegalOperand, match=r"mode_number = 4 is outside \[0, 3\]"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vextract(ub["d"], ub["s"], 1, 4), chip="Ascend310",
                    build_only=True)
-    with raises_tik(UnsupportedOp, match="rsvd_scalar"):
+    with raises_tik(IllegalOperand, match="rsvd_scalar dtype should be uint32, input dtype is int64"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vreduce(128, ub["d"], ub["s"], 1, 1, 1, 8, 0,
-                                                             rsvd_scalar=ti.Scalar("uint32")), chip="Ascend310P3",
+                                                             rsvd_scalar=ti.Scalar("int64")), chip="Ascend310P3",
                    build_only=True)
+    with raises_tik(IllegalOperand, match="vms4_sr can't be read in non-exhausted mode"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vmrgsort4(ub["d"], [ub["s"], ub["s"]], 4, False, 3, 1,
+                                                               [ti.Scalar("int64") for _ in range(4)]),
+                   chip="Ascend310P3", build_only=True)
+    with raises_tik(IllegalOperand, match="vms4_sr_scalar_array should be a list of at least 4 Scalars"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vmrgsort4(ub["d"], [ub["s"], ub["s"]], 4, True, 3, 1,
+                                                               [ti.Scalar("int64")]), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match=r"scalar_list\[2\] dtype should be int64, input dtype is int32"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.mov_vmrgsort4_sr_to_scalar(
+            [ti.Scalar("int64"), ti.Scalar("int64"), ti.Scalar("int32"), ti.Scalar("int64")],
+            ti.vmrgsort4(ub["d"], [ub["s"], ub["s"]], 4, True, 3, 1)), chip="Ascend310P3", build_only=True)
+    with raises_tik(IllegalOperand, match="vms4_sr is the return of vmrgsort4"):
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.mov_vmrgsort4_sr_to_scalar(
+            [ti.Scalar("int64") for _ in range(4)], 0), chip="Ascend310P3", build_only=True)
     with raises_tik(UnsupportedOp, match="viou"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.viou(ub["d"], ub["s"], ub["s"], 1), chip="Ascend910B1",
                    build_only=True)

@@ -56,6 +56,24 @@ def test_vmrgsort_exhausted_stops_at_the_first_empty_list():
     np.testing.assert_array_equal(out[8:], -1)
 
 
+def test_vmrgsort_exhausted_counts_reach_scalars():
+    dt = np.dtype(np.float32)
+    recs = np.zeros((7, 8), np.uint8)
+    recs[:, :4] = np.array([9, 1, 0, 8, 7, 6, 0.5], dt).view(np.uint8).reshape(-1, 4)   # lists [9, 1] + [8, 7, 6, 0.5]
+    src = np.zeros(32, dt)
+    src.view(np.uint8)[:16] = recs[:2].reshape(-1)
+    src.view(np.uint8)[32:64] = recs[3:].reshape(-1)
+    bufs = {"s": src, "o": np.zeros(16, dt), "c": np.full(8, -9, np.int32)}
+
+    def body(ti, ub):
+        sc = [ti.Scalar("int32", name=f"sr{i}") for i in range(4)]
+        ti.vmrgsort(ub["o"], [ub["s"], ub["s"][8]], [2, 4], True, 1, sc)
+        for i in range(4):
+            ub["c"][i].set_as(sc[i])
+    out = vec_kernel(bufs, body, chip="Ascend910B1")
+    assert list(out["c"][:4]) == [2, 3, 0, 0]           # 9, 8, 7, 6, 1: list 0 runs out with 1
+
+
 def test_sort2_errors():
     b = {"d": np.zeros(256, np.float16), "s": np.zeros(64, np.float16), "i": np.zeros(64, np.uint32)}
     with raises_tik(UnsupportedOp, match="vsort32 does not support float16 \\(vsort32\\) on Ascend310P3"):
@@ -74,6 +92,10 @@ def test_sort2_errors():
     with raises_tik(IllegalOperand, match="repeat_times > 1 needs four lists"):
         vec_kernel(b, lambda ti, ub: ti.vmrgsort(ub["d"], [ub["s"], ub["s"][16]], [2, 2], False, 2),
                    chip="Ascend910B1", build_only=True)
-    with raises_tik(UnsupportedOp, match="vms4_sr_scalar_array"):
+    with raises_tik(IllegalOperand, match="vms4_sr_scalar_array should be a list of at least 4 Scalars"):
         vec_kernel(b, lambda ti, ub: ti.vmrgsort(ub["d"], [ub["s"]], [2], True, 1, [ti.Scalar("int32")]),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="vms4_sr can't be read in non-exhausted mode"):
+        vec_kernel(b, lambda ti, ub: ti.vmrgsort(ub["d"], [ub["s"]], [2], False, 1,
+                                                 [ti.Scalar("int32") for _ in range(4)]),
                    chip="Ascend910B1", build_only=True)
