@@ -1391,6 +1391,21 @@ class Builder:
             _VERIFIED_SYNC[key] = (spec, target, ops)
         self._emit(OpStmt(rec))
 
+    def record_constant(self, spec: registry.OpSpec, operands: tuple, where: Optional[Provenance] = None) -> None:
+        """`record` of ``spec(*operands)`` without clauses (what ``record(make_call(spec, operands, {},
+        where))`` does, same checks and errors): a sync op whose operands are int/str constants and that
+        was verified before on this target is appended at once (auto-sync records a few such pairs over
+        and over)."""
+        if spec.family == "sync" and _constants(operands):
+            target = self.program.target
+            hit = _VERIFIED_SYNC.get((spec.name, id(target), operands))
+            if hit is not None and hit[0] is spec and hit[1] is target:
+                if self._where and self._where[-1] is not None:
+                    where = self._where[-1]
+                self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[2], {}, where)))
+                return
+        self.record(registry.make_call(spec, operands, {}, where))
+
 
 #: (op name, id(target), operands) -> (spec, target, coerced operands) of recorded sync ops whose
 #: operands are all int/str constants: the same call on the same target verifies the same way, so
