@@ -472,6 +472,9 @@ class PtrReg(PtrExpr):
         return f"%{self.name or 'p'}{self.id}"
 
 
+_I64_LIMIT = 1 << 63
+
+
 class GmArg(PtrExpr):
     """A GM tensor kernel argument: pointer to its first element.
 
@@ -486,7 +489,10 @@ class GmArg(PtrExpr):
     def __init__(self, name: str, dt, shape, io: str = "in", fill: Optional[str] = None, init=None):
         self.type = PtrType(dt, "gm")
         self.name = name
-        self.shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
+        if type(shape) is tuple and shape and all(type(s) is int and -_I64_LIMIT <= s < _I64_LIMIT for s in shape):
+            self.shape = shape              # the common case (what the numpy round trip gives)
+        else:
+            self.shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
         if io not in ("in", "out", "inout", "workspace"):
             raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io)
         if fill not in (None, "zero", "pattern", "random"):
@@ -1375,8 +1381,10 @@ class Builder:
                 self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[2], {}, where)))
                 return
         try:
-            ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])
-            clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()} if call.clauses else {}
+            ops = tuple([v if type(v) is int and o.kind == "int" else _coerce_operand(o, v)
+                         for o, v in zip(spec.operands, call.operands)])
+            clauses = {k: v if type(v) in _PLAIN else _coerce_clause(v) for k, v in call.clauses.items()} \
+                if call.clauses else {}
             rec = registry.OpCall(spec, ops, clauses, where)
             if spec.verify is not None:
                 spec.verify(rec, target)
