@@ -166,12 +166,23 @@ class Const(ScalarExpr):
     __slots__ = ("value",)
 
     def __init__(self, value, t):
+        if type(value) is int:                  # the common case: an in-range int of an integer register type
+            hit = _INT_CONST_TYPES.get(id(t))
+            if hit is not None and hit[0] is t and hit[1] <= value <= hit[2]:
+                self.type, self.value, self.name = t, value, None
+                return
         self.type = scalar_type(t)
         self.value = S.normalize(value, self.type)
         self.name = None
 
     def __repr__(self):
         return f"{self.value!r}:{self.type.pto_name}"
+
+
+#: id(register type) -> (type, lo, hi) of the integer register types (`scalar_type` (t) is t): an int
+#: constant inside the range is its own normalised value
+_INT_CONST_TYPES = {id(t): (t, *S.int_bounds(t)) for t in
+                    (scalar_type(n) for n in S.REGISTER_TYPES) if S.is_int(t) and not S.is_bool(t)}
 
 
 class Undef(ScalarExpr):
@@ -1161,6 +1172,8 @@ class Builder:
                 continue
             if t is PtrFromInt and type(x.a) is Const:      # a constant address (most pointers)
                 continue
+            if t is PtrAdd and type(x.n) is Const and type(x.p) is PtrFromInt and type(x.p.a) is Const:
+                continue                                    # a constant offset from one
             if isinstance(x, LoopVar) and x not in self._active_vars:
                 raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
                                hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
