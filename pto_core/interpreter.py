@@ -6,7 +6,9 @@ Python ``if``, expressions are inline Python expressions, and each op is a call 
 pre-bound ``execute`` function. An op whose operands and clauses are all compile-time
 values is bound to them once (``_O3(ctx)``), and a stretch of such ops becomes one loop
 over the bound calls (``for __op in _R4: yield; __op(ctx)``): kernels are mostly such ops,
-and Python's ``compile`` of the source is most of the compile time. Integer results are
+and Python's ``compile`` of the source is most of the compile time. An op with run-time
+operands is bound to its static ones and called with the others (``_D5(ctx, a0 + v3 * 512)``,
+`_dyn_op`): one short line per op. Integer results are
 wrapped to the register width only where needed (``if not lo <= r <= hi: r = wrap(r)``
 after an assignment; add/sub/mul/and/or/xor/shl are evaluated exactly and wrapped once,
 since wrapping commutes with them). The generator yields before every op and every
