@@ -6,7 +6,9 @@ Python ``if``, expressions are inline Python expressions, and each op is a call 
 pre-bound ``execute`` function. An op whose operands and clauses are all compile-time
 values is bound to them once (``_O3(ctx)``), and a stretch of such ops becomes one loop
 over the bound calls (``for __op in _R4: yield; __op(ctx)``): kernels are mostly such ops,
-and Python's ``compile`` of the source is most of the compile time. Integer results are
+and Python's ``compile`` of the source is most of the compile time. An op with run-time
+operands is bound to its static ones and called with the others (``_D5(ctx, a0 + v3 * 512)``,
+`_dyn_op`): one short line per op. Integer results are
 wrapped to the register width only where needed (``if not lo <= r <= hi: r = wrap(r)``
 after an assignment; add/sub/mul/and/or/xor/shl are evaluated exactly and wrapped once,
 since wrapping commutes with them). The generator yields before every op and every
@@ -27,7 +29,6 @@ generated code's line number and frame locals at no run-time cost.
 from __future__ import annotations
 
 import functools
-import keyword
 import random
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -134,6 +135,46 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     return op
 
 
+def _dyn_op(name: str, pipe, where, execute: Callable, template: tuple, holes: tuple, clauses: dict,
+            dyn_keys: tuple) -> Callable:
+    """``op(ctx, *values)``: one op whose operands or clauses are partly computed at run time. ``values``
+    are, in order, the operands at ``holes`` (``(index, conv)``: the operand is ``conv(value)``, or the
+    value when ``conv`` is None; the other operands are ``template``'s) and then the clauses ``dyn_keys``
+    (the others are ``clauses``). ``ctx.begin_op`` + ``execute``, like `_bound_op`."""
+    nh = len(holes)
+    if not callable(pipe) and not dyn_keys and nh == 1:          # the common case: one run-time operand
+        (i, conv), = holes
+        pre, post = template[:i], template[i + 1:]
+        if conv is None:
+            def op(ctx, v):
+                ctx.begin_op(name, pipe, where)
+                execute(ctx, *pre, v, *post, **clauses)
+        else:
+            def op(ctx, v):
+                ctx.begin_op(name, pipe, where)
+                execute(ctx, *pre, conv(v), *post, **clauses)
+        return op
+
+    def op(ctx, *values):
+        args = list(template)
+        for (i, conv), v in zip(holes, values):
+            args[i] = v if conv is None else conv(v)
+        if callable(pipe):
+            c = dict(clauses)
+            for k, v in zip(dyn_keys, values[nh:]):
+                c[k] = v
+            a = tuple(args)
+            ctx.begin_op(name, pipe(a, c), where)
+            execute(ctx, *a, **c)
+            return
+        ctx.begin_op(name, pipe, where)
+        if dyn_keys:
+            execute(ctx, *args, **dict(zip(dyn_keys, values[nh:])), **clauses)
+        else:
+            execute(ctx, *args, **clauses)
+    return op
+
+
 # ============================================================================= code generation
 
 
@@ -232,7 +273,10 @@ class _Codegen:
                 continue
             self.op_run(run, ind)
             run = []
-            self.stmt(s, ind)
+            if op is None and not self.probes and isinstance(s, OpStmt):
+                self.op(s, ind, bound=False)         # bound_op said no: not asked again
+            else:
+                self.stmt(s, ind)
             if isinstance(s, (Break, Continue, Return)):
                 break
         self.op_run(run, ind)
@@ -338,42 +382,64 @@ class _Codegen:
         else:
             raise TypeError(f"unknown statement {s!r}")
 
-    def op(self, s: OpStmt, ind: int):
+    def op(self, s: OpStmt, ind: int, bound=None):
+        """Emit op ``s``: ``yield`` and one call (`_bound_op` when all its values are static, else
+        `_dyn_op` given the values computed at run time). ``bound``: `bound_op` (s) if the caller
+        already tried it (`block`), so it is not tried twice."""
         call = s.call
         spec = call.spec
         yield_ = "yield _BARRIER" if spec.name in BARRIER_OPS else "yield"
-        op = None if self.probes.get((id(s), "before")) else self.bound_op(s)
+        if bound is None:
+            op = None if self.probes.get((id(s), "before")) else self.bound_op(s)
+        else:
+            op = bound or None
         if op is not None:
             self.emit(ind, yield_, s)
             self.emit(ind, f"{self.const(op, 'O')}(ctx)", s)
             return
-        fn = self.const(spec.execute, "X")
-        where = self.const(s.where, "W")
-        args = [self.operand(v) for v in call.operands]
-        static_clauses, dyn = {}, []
+        template, holes, codes = [], [], []
+        for i, v in enumerate(call.operands):
+            static, code, conv = self.operand_parts(v)
+            if code is None:
+                template.append(static)
+            else:
+                template.append(None)
+                holes.append((i, conv))
+                codes.append(code)
+        static_clauses, dyn_keys = {}, []
         for k, v in call.clauses.items():
             code = self.clause(v)
             if code is None:
                 static_clauses[k] = v
             else:
-                dyn.append((k, code))
-        static_name = self.const(static_clauses, "C") if static_clauses else None
+                dyn_keys.append(k)
+                codes.append(code)
+        fn = self.const(_dyn_op(spec.asm_name, spec.pipe, s.where, spec.execute, tuple(template), tuple(holes),
+                                static_clauses, tuple(dyn_keys)), "D")
         self.emit(ind, yield_, s)
         if self.probes:
             self.probe_calls(s, "before", ind)
-        if callable(spec.pipe):
-            pipe_fn = self.const(spec.pipe, "PF")
-            items = ([f"**{static_name}"] if static_name else []) + [f"{k!r}: {c}" for k, c in dyn]
-            self.emit(ind, f"__a = ({', '.join(args)}{',' if len(args) == 1 else ''})", s)
-            self.emit(ind, f"__c = {{{', '.join(items)}}}", s)
-            self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {pipe_fn}(__a, __c), {where})", s)
-            self.emit(ind, f"{fn}(ctx, *__a, **__c)", s)
-        else:
-            kw = [f"{k}={c}" for k, c in dyn if k.isidentifier() and not keyword.iskeyword(k)]
-            odd = [f"{k!r}: {c}" for k, c in dyn if not (k.isidentifier() and not keyword.iskeyword(k))]
-            kw += ([f"**{{{', '.join(odd)}}}"] if odd else []) + ([f"**{static_name}"] if static_name else [])
-            self.emit(ind, f"ctx.begin_op({spec.asm_name!r}, {spec.pipe!r}, {where})", s)
-            self.emit(ind, f"{fn}({', '.join(['ctx'] + args + kw)})", s)
+        self.emit(ind, f"{fn}({', '.join(['ctx'] + codes)})", s)
+
+    def operand_parts(self, v) -> tuple:
+        """``(value, None, None)`` for an operand whose run-time value is known now, else ``(None, code,
+        conv)``: Python code computing it and the function (or None) making the operand of that value
+        (the same values `operand` code evaluates to)."""
+        if isinstance(v, (PtrExpr, PtrReg)):
+            static = self.static_ptr(v)
+            if static is not None:
+                return static, None, None
+            return None, self.pex(v), functools.partial(Ptr, v.space, v.dtype)
+        if isinstance(v, Const):
+            x = v.value
+            return (S.NAN if isinstance(x, float) and x != x else x), None, None
+        if isinstance(v, Expr):
+            return None, self.need(v), None
+        if isinstance(v, float):
+            return (S.NAN if v != v else v), None, None
+        if isinstance(v, (tuple, list)) and clause_exprs(v):
+            return None, self.value_code(v), None
+        return v, None, None
 
     def bound_op(self, s: OpStmt) -> Optional[Callable]:
         """`_bound_op` of ``s`` if all its operands and clauses are compile-time values, else None."""

@@ -167,12 +167,23 @@ class Const(ScalarExpr):
     __slots__ = ("value",)
 
     def __init__(self, value, t):
+        if type(value) is int:                  # the common case: an in-range int of an integer register type
+            hit = _INT_CONST_TYPES.get(id(t))
+            if hit is not None and hit[0] is t and hit[1] <= value <= hit[2]:
+                self.type, self.value, self.name = t, value, None
+                return
         self.type = scalar_type(t)
         self.value = S.normalize(value, self.type)
         self.name = None
 
     def __repr__(self):
         return f"{self.value!r}:{self.type.pto_name}"
+
+
+#: id(register type) -> (type, lo, hi) of the integer register types (`scalar_type` (t) is t): an int
+#: constant inside the range is its own normalised value
+_INT_CONST_TYPES = {id(t): (t, *S.int_bounds(t)) for t in
+                    (scalar_type(n) for n in S.REGISTER_TYPES) if S.is_int(t) and not S.is_bool(t)}
 
 
 class Undef(ScalarExpr):
@@ -473,6 +484,9 @@ class PtrReg(PtrExpr):
         return f"%{self.name or 'p'}{self.id}"
 
 
+_I64_LIMIT = 1 << 63
+
+
 class GmArg(PtrExpr):
     """A GM tensor kernel argument: pointer to its first element.
 
@@ -487,7 +501,10 @@ class GmArg(PtrExpr):
     def __init__(self, name: str, dt, shape, io: str = "in", fill: Optional[str] = None, init=None):
         self.type = PtrType(dt, "gm")
         self.name = name
-        self.shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
+        if type(shape) is tuple and shape and all(type(s) is int and -_I64_LIMIT <= s < _I64_LIMIT for s in shape):
+            self.shape = shape              # the common case (what the numpy round trip gives)
+        else:
+            self.shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
         if io not in ("in", "out", "inout", "workspace"):
             raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io)
         if fill not in (None, "zero", "pattern", "random"):
@@ -1175,6 +1192,8 @@ class Builder:
                 continue
             if t is PtrFromInt and type(x.a) is Const:      # a constant address (most pointers)
                 continue
+            if t is PtrAdd and type(x.n) is Const and type(x.p) is PtrFromInt and type(x.p.a) is Const:
+                continue                                    # a constant offset from one
             if isinstance(x, LoopVar) and x not in self._active_vars:
                 raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
                                hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
@@ -1417,8 +1436,10 @@ class Builder:
                 self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[2], {}, where)))
                 return
         try:
-            ops = tuple([_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands)])
-            clauses = {k: _coerce_clause(v) for k, v in call.clauses.items()} if call.clauses else {}
+            ops = tuple([v if type(v) is int and o.kind == "int" else _coerce_operand(o, v)
+                         for o, v in zip(spec.operands, call.operands)])
+            clauses = {k: v if type(v) in _PLAIN else _coerce_clause(v) for k, v in call.clauses.items()} \
+                if call.clauses else {}
             rec = registry.OpCall(spec, ops, clauses, where)
             if spec.verify is not None:
                 spec.verify(rec, target)
@@ -1432,6 +1453,21 @@ class Builder:
                 _VERIFIED_SYNC.clear()
             _VERIFIED_SYNC[key] = (spec, target, ops)
         self._emit(OpStmt(rec))
+
+    def record_constant(self, spec: registry.OpSpec, operands: tuple, where: Optional[Provenance] = None) -> None:
+        """`record` of ``spec(*operands)`` without clauses (what ``record(make_call(spec, operands, {},
+        where))`` does, same checks and errors): a sync op whose operands are int/str constants and that
+        was verified before on this target is appended at once (auto-sync records a few such pairs over
+        and over)."""
+        if spec.family == "sync" and _constants(operands):
+            target = self.program.target
+            hit = _VERIFIED_SYNC.get((spec.name, id(target), operands))
+            if hit is not None and hit[0] is spec and hit[1] is target:
+                if self._where and self._where[-1] is not None:
+                    where = self._where[-1]
+                self._blocks[-1].append(OpStmt(registry.OpCall(spec, hit[2], {}, where)))
+                return
+        self.record(registry.make_call(spec, operands, {}, where))
 
 
 #: (op name, id(target), operands) -> (spec, target, coerced operands) of recorded sync ops whose

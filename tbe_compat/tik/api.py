@@ -81,6 +81,16 @@ def tik_api(name: str):
 
 
 _UNSET = object()
+#: op name -> `OpSpec` of the sync ops `TikBase._record_sync` records (a table lookup per pair otherwise)
+_SYNC_SPECS: dict = {}
+
+
+def sync_spec(op: str) -> registry.OpSpec:
+    """``registry.get_op(op)``, memoised (the table row is re-read if the op was registered again)."""
+    spec = _SYNC_SPECS.get(op)
+    if spec is None or registry.OPS.get(op) is not spec:
+        spec = _SYNC_SPECS[op] = registry.get_op(op)
+    return spec
 
 
 class Operand:
@@ -324,8 +334,7 @@ class TikBase:
 
     def _record_sync(self, op: str, *operands) -> None:
         """Record a sync op (no auto-sync bookkeeping)."""
-        spec = registry.get_op(op)
-        self._builder.record(registry.make_call(spec, operands, {}, self._where))
+        self._builder.record_constant(sync_spec(op), operands, self._where)
 
     def _require_support(self, api: str, dtype: str = "") -> None:
         """Raise `UnsupportedOp` unless the selected chip supports ``api`` (``"tik.vdiv"``) for ``dtype``

@@ -52,6 +52,8 @@ from pto_core.pipes import PIPES
 BLOCK = 32
 #: Pipes in a fixed order (deterministic emission order).
 PIPE_ORDER = tuple(p for p in PIPES)
+#: pipe -> the other pipes, in order
+_OTHERS = {p: tuple(q for q in PIPE_ORDER if q != p) for p in PIPE_ORDER}
 
 
 class Access:
@@ -87,8 +89,9 @@ def _copy(state: dict) -> dict:
 
 
 def _join(states: list) -> dict:
-    out = {q: {} for q in PIPE_ORDER}
-    for st in states:
+    first = states[0] if states else {}
+    out = {q: dict(first.get(q, ())) for q in PIPE_ORDER}      # (as merging it into empty dicts would)
+    for st in states[1:]:
         for q, entries in st.items():
             dst = out[q]
             for key, (lo, hi) in entries.items():
@@ -123,8 +126,10 @@ class AutoSync:
     # ------------------------------------------------------------------ ops
     def op(self, pipe: str, accesses) -> None:
         """An op of ``pipe`` with footprint ``accesses`` is about to be recorded."""
-        self.settle()
-        need = _conflicts(self.pend[pipe], accesses)
+        if self._open_chain is not None:
+            self.settle()
+        pend = self.pend
+        need = _conflicts(pend[pipe], accesses) if pend[pipe] else None
         while need:
             # sync first with the pipe that already knows the most of the others' accesses: what it
             # knew travels with its flag, so the remaining pairs are only those still needed
@@ -133,7 +138,7 @@ class AutoSync:
                 key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
             self._sync(p, pipe)
             need = _conflicts(self.pend[pipe], accesses)
-        others = [self.pend[q] for q in PIPE_ORDER if q != pipe]
+        others = [pend[q] for q in _OTHERS.get(pipe, PIPE_ORDER) if q != pipe]
         for a in accesses:
             key = (pipe, a.region, a.write)
             lo, hi = a.lo, a.hi

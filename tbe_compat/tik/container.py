@@ -27,7 +27,7 @@ from pto_core.program import INDEX
 
 from .. import platform
 from . import registry as _registry
-from .api import TikBase, tik_api
+from .api import TikBase, sync_spec, tik_api
 from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
@@ -168,8 +168,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     # ------------------------------------------------------------------ sync emission (AutoSync callbacks)
     def _emit_pair(self, src: str, dst: str) -> None:
-        self._record_sync("set_flag", src, dst, 0)
-        self._record_sync("wait_flag", src, dst, 0)
+        ops = (src, dst, 0)
+        record = self._builder.record_constant
+        record(sync_spec("set_flag"), ops, self._where)
+        record(sync_spec("wait_flag"), ops, self._where)
 
     def _emit_barrier_all(self) -> None:
         self._record_sync("pipe_barrier", "ALL")

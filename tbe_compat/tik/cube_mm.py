@@ -69,8 +69,24 @@ class Tiling:
         return f"Tiling(mt={self.mt}, kt={self.kt}, nt={self.nt}, mcut={self.mcut})"
 
 
+#: plan_tiles arguments -> its `Tiling` (a pure function of them; read-only results)
+_PLANS: dict = {}
+
+
 def plan_tiles(M: int, N: int, K: int, k0: int, size: int, l0a: int, l0b: int, max_nt: int = 4096) -> Tiling:
-    """Choose tiles for an ``M x K`` by ``K x N`` product (M, N multiples of 16) in the free L0A/L0B bytes."""
+    """Choose tiles for an ``M x K`` by ``K x N`` product (M, N multiples of 16) in the free L0A/L0B bytes
+    (memoised: callers only read the result)."""
+    key = (M, N, K, k0, size, l0a, l0b, max_nt)
+    tl = _PLANS.get(key)
+    if tl is None:
+        tl = _plan_tiles(*key)
+        if len(_PLANS) >= 1024:
+            _PLANS.clear()
+        _PLANS[key] = tl
+    return tl
+
+
+def _plan_tiles(M: int, N: int, K: int, k0: int, size: int, l0a: int, l0b: int, max_nt: int) -> Tiling:
     kr = min(ceil_to(K, k0), MAD_K_MAX // k0 * k0)
     best = None
     if M * k0 * size <= l0a:
