@@ -1314,8 +1314,11 @@ class Builder:
 
         ``block_num=N`` makes the multi-core loop (TIK ``for_range(0, N, block_num=N)``):
         the body runs once on each of N cores with the loop variable = the core index
-        (``pto.get_block_idx``). It must be the outermost loop, with ``lo == 0`` and
-        ``hi`` equal to ``block_num`` (an int or the same scalar argument).
+        (``pto.get_block_idx``), with ``lo == 0`` and ``hi`` equal to ``block_num`` (an int or
+        the same scalar argument). It is not a loop: the whole kernel runs on every core, so the
+        multi-core loop may sit inside serial loops and ifs (CANN cummin and arg_max_with_value open
+        it inside a ``for_range``, scatter_max_with_argmax inside an ``if_scope``); its body then
+        runs on each core wherever control reaches it. A kernel has at most one.
         """
         if hi is None:
             lo, hi = 0, lo
@@ -1349,8 +1352,6 @@ class Builder:
         if self._multicore:
             raise IllegalOperand("a kernel has at most one multi-core loop", operand="block_num",
                                  hint="TIK forbids nesting multi-core loops; use one block_num loop")
-        if self._loops or len(self._blocks) != 1:
-            raise IllegalOperand("the multi-core loop must be at the top level of the kernel", operand="block_num")
         if not (isinstance(lo, int) and lo == 0) or not (isinstance(step, int) and step == 1):
             raise IllegalOperand("the multi-core loop must start at 0 with step 1", operand="block_num",
                                  value=(lo, step))

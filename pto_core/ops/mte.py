@@ -63,6 +63,10 @@ FB_LOAD_UNIT = 128
 BT_TYPE_PAIRS = {("f32", "f32"): 4, ("s32", "s32"): 4, ("f16", "f32"): 4, ("bf16", "f32"): 4, ("f16", "f16"): 4}
 
 U16 = 0xFFFF
+#: Largest ``len_burst`` of the byte-form vector DMA ``mte_gm_ub`` / ``mte_ub_gm``: a 21-bit byte
+#: count (CCE ``copy_gm_to_ubuf_align_b*`` / ``copy_ubuf_to_gm_align_b*`` ``lenBurst``; TIK
+#: ``data_move_pad`` ``burst`` "up to 2^21-1" bytes, tik_api.md §7.2).
+LEN_BURST_BYTES_MAX = (1 << 21) - 1
 
 # ============================================================================ operand checks (shared with cube.py)
 
@@ -550,7 +554,7 @@ register(OpSpec(
 def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=None, pad=None):
     op = "pto.mte_gm_ub"
     check_int(op, "%l2_cache_ctl", l2_cache_ctl, 0, 3)
-    length = check_int(op, "%len_burst", len_burst, 1, U16)
+    length = check_int(op, "%len_burst", len_burst, 1, LEN_BURST_BYTES_MAX)
     groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)
     check_align(op, dst, BLOCK, "%dst")
     _require_stride_alignment(op, groups, 2, BLOCK, "UB")
@@ -591,7 +595,7 @@ def _verify_mte_gm_ub(call, target):
 
 def _exec_mte_ub_gm(ctx, src, dst, len_burst, nburst=None, l2_cache_ctl=None, loop=None):
     op = "pto.mte_ub_gm"
-    length = check_int(op, "%len_burst", len_burst, 1, U16)
+    length = check_int(op, "%len_burst", len_burst, 1, LEN_BURST_BYTES_MAX)
     if l2_cache_ctl is not None:
         check_int(op, "l2_cache_ctl", l2_cache_ctl[0][0], 0, 15)
     groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)

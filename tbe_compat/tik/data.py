@@ -20,8 +20,9 @@ L1 -> GM          pto.mte_l1_gm      MTE3             32 B units and gaps (910B/
 
 Byte-form ops take ``len_burst`` bytes and start-to-start strides in bytes, so the TIK
 call ``data_move(ub, gm, 0, n, b, sg, dg)`` is ``pto.mte_gm_ub %gm, %ub, 0, 32*b
-nburst(n, 32*(b+sg), 32*(b+dg))``. ``pto.mte_gm_ub``/``mte_ub_gm`` rows are 16-bit byte
-counts: a constant burst above 2047 blocks becomes rows of ``32*d`` bytes (``d`` the
+nburst(n, 32*(b+sg), 32*(b+dg))``. data_move keeps ``pto.mte_gm_ub``/``mte_ub_gm`` rows
+within 16-bit byte counts (the ops take up to 21-bit ones, ``data_move_pad``'s byte bursts): a
+constant burst above 2047 blocks becomes rows of ``32*d`` bytes (``d`` the
 largest divisor of the burst <= 2047) repeated by a ``loop`` group; a burst given as a
 TIK expression becomes rows of one 32-byte block (any run-time value works).
 
@@ -55,7 +56,7 @@ class IgnoredArgumentWarning(UserWarning):
 def _space_name(t) -> str:
     return SPACE_TIK_NAMES.get(t.space, t.space) if isinstance(t, Tensor) else type(t).__name__
 U16 = 0xFFFF
-#: largest burst (in 32-byte blocks) that fits one 16-bit byte row of mte_gm_ub / mte_ub_gm
+#: largest burst (in 32-byte blocks) data_move puts in one mte_gm_ub / mte_ub_gm row (16-bit byte count)
 _MAX_ROW_BLOCKS = U16 // BLOCK
 
 

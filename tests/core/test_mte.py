@@ -174,6 +174,21 @@ def test_mte_gm_ub_errors():
         pto.mte_gm_ub(g.cast("s4"), m.ptr("ub", "s4", 0), 0, 32, nburst=(1, 0, 0), pad=(0,))
 
 
+def test_mte_gm_ub_ub_gm_len_burst_is_a_21_bit_byte_count():
+    m = Machine("A2A3")
+    n = 40000                                                     # 80000 B > 0xFFFF
+    x = np.arange(n, dtype=np.float16)
+    g = m.gm_tensor(x, name="x")
+    ub = m.ptr("ub", "f16", 0)
+    pto.mte_gm_ub(g, ub, 0, 2 * n, nburst=(1, 0, 0))
+    out = m.gm_alloc((n,), "f16", name="o", fill="zero")
+    handoff("MTE2", "MTE3")
+    pto.mte_ub_gm(ub, out, 2 * n, nburst=(1, 0, 0))
+    assert np.array_equal(m.read(out, (n,)), x)
+    with pytest.raises(IllegalOperand, match=r"outside \[1, 2097151\]"):
+        pto.mte_gm_ub(g, ub, 0, 1 << 21, nburst=(1, 0, 0))
+
+
 def test_raw_fill_l1_16_and_32_bit_words():
     m = Machine("A2A3")
     d = m.ptr("l1", "u16", 0)

@@ -153,6 +153,27 @@ def test_block_num_from_an_input_scalar_runs_that_many_cores():
     assert (got[3:] == -1).all()                      # rows no core wrote keep the GM pattern
 
 
+def test_multi_core_loop_inside_a_serial_loop_and_an_if():
+    # CANN cummin / arg_max_with_value open the block loop inside a for_range, scatter_max_with_argmax
+    # inside an if_scope: the kernel runs on every core, the block body wherever control reaches it
+    set_current_compile_soc_info("Ascend910", aicore_num=4)
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (3, 4, 8), name="out", scope=tik.scope_gm)
+    flag = ti.Scalar("int32", name="flag", init_value=1)
+    cores = ti.Scalar("int32", name="cores", init_value=3)
+    with ti.for_range(0, 3) as d:
+        with ti.if_scope(flag == 1):
+            with ti.for_range(0, cores, block_num=cores) as core:
+                ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+                with ti.for_range(0, 8) as i:
+                    ub[i].set_as(d * 1000 + core * 100 + i)
+                ti.data_move(out[d, core, 0], ub, 0, 1, 1, 0, 0)
+    build(ti, "nested_cores", [], [out])
+    got, = run(ti)
+    want = np.array([[[d * 1000 + c * 100 + i for i in range(8)] for c in range(3)] for d in range(3)])
+    assert np.array_equal(got[:, :3], want) and (got[:, 3] == -1).all()
+
+
 def test_scalar_unit_ops():
     def body(ti, ub):
         f = ti.Scalar("float32", name="f", init_value=-2.5)

@@ -233,6 +233,25 @@ def test_data_move_pad_gm_ub_with_padding_and_back():
     assert np.array_equal(od[:, 2:12], xs) and (od[:, :2] == -1).all() and (od[:, 12:16] == -1).all()
 
 
+@pytest.mark.parametrize("runtime_burst", [False, True])
+def test_data_move_pad_burst_above_64_kib(runtime_burst):
+    # square_sum_all (CANN dynamic op) moves up to 97792 B per data_move_pad burst: bursts are 21-bit
+    # byte counts (tik_api.md 7.2), not 16-bit ones
+    set_current_compile_soc_info("Ascend910B1")
+    n = 24448 + 5                                              # 97812 B: also not a 32 B multiple
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (n + 3,), name="ub", scope=tik.scope_ubuf)
+    burst = ti.Scalar("int64", init_value=n * 4) if runtime_burst else n * 4
+    ti.data_move_pad(ub, x, 1, burst, 0, 0)
+    ti.data_move_pad(y, ub, 1, burst, 0, 0)
+    build(ti, "pad_long", [x], [y])
+    xs = np.arange(n, dtype=np.float32)
+    (oy,) = run(ti, {"x": xs})
+    assert np.array_equal(oy, xs)
+
+
 def test_data_move_pad_errors():
     ti = tik.Tik()
     x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
