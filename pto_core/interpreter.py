@@ -40,7 +40,8 @@ from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, Un
 from .memory import Machine, MachineOptions, Ptr
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
-                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr)
+                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
+                      walk_stmts)
 
 
 # ============================================================================= run-time helpers
@@ -65,9 +66,14 @@ def _sub_byte_offset(addr: int, n: int, bits: int) -> int:
 _BARRIER = object()
 #: Ops that are all-core barriers (``pto.sync_all``; TIK ``block_barrier``).
 BARRIER_OPS = frozenset({"sync_all"})
+#: Token a core's generator yields right after a `LAUNCH_OPS` op: the scheduler starts the cores up to
+#: ``Machine.launch_width`` it has not started yet. A program with such an op starts on core 0 alone.
+_LAUNCH = object()
+LAUNCH_OPS = frozenset({"launch_blocks"})
+_SCHEDULING_OPS = BARRIER_OPS | LAUNCH_OPS
 
 _HELPERS = {
-    "_BARRIER": _BARRIER,
+    "_BARRIER": _BARRIER, "_LAUNCH": _LAUNCH,
     "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
@@ -268,7 +274,7 @@ class _Codegen:
         run: list = []              # consecutive ops bound at compile time: (op, stmt)
         for s in stmts:
             op = self.bound_op(s) if not self.probes and isinstance(s, OpStmt) else None
-            if op is not None and s.call.spec.name not in BARRIER_OPS:
+            if op is not None and s.call.spec.name not in _SCHEDULING_OPS:
                 run.append((op, s))
                 continue
             self.op_run(run, ind)
@@ -396,6 +402,8 @@ class _Codegen:
         if op is not None:
             self.emit(ind, yield_, s)
             self.emit(ind, f"{self.const(op, 'O')}(ctx)", s)
+            if spec.name in LAUNCH_OPS:
+                self.emit(ind, "yield _LAUNCH", s)
             return
         template, holes, codes = [], [], []
         for i, v in enumerate(call.operands):
@@ -420,6 +428,8 @@ class _Codegen:
         if self.probes:
             self.probe_calls(s, "before", ind)
         self.emit(ind, f"{fn}({', '.join(['ctx'] + codes)})", s)
+        if spec.name in LAUNCH_OPS:
+            self.emit(ind, "yield _LAUNCH", s)
 
     def operand_parts(self, v) -> tuple:
         """``(value, None, None)`` for an operand whose run-time value is known now, else ``(None, code,
@@ -783,6 +793,8 @@ class Executable:
         exec(code, ns)
         self._kernel = ns["__kernel"]
         self._code = self._kernel.__code__
+        self._lazy_launch = any(isinstance(st, OpStmt) and st.call.spec.name in LAUNCH_OPS
+                                for st in walk_stmts(self.program.body))
         self.machine: Optional[Machine] = None
         self.reports: list = []
 
@@ -836,7 +848,9 @@ class Executable:
                               value=len(machine.cores), limit=n)
         self.machine = machine
         args, regions = self._bind_args(machine, inputs)
-        gens = [(c, self._kernel(machine.context(c), c, n, *args)) for c in range(n)]
+        machine.launch_width = 1
+        self._start = lambda c: (c, self._kernel(machine.context(c), c, n, *args))
+        gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
         if order == "sequential":
             self._sequential(gens)
         else:
@@ -897,25 +911,44 @@ class Executable:
         return args, regions
 
     # -- scheduling
-    def _drive(self, core: int, gen) -> bool:
+    def _launch(self, live: list) -> None:
+        """Start the cores below ``machine.launch_width`` not started yet (`LAUNCH_OPS`); append them to ``live``."""
+        started = self._started
+        while started < self.machine.launch_width:
+            live.append(self._start(started))
+            started += 1
+        self._started = started
+
+    def _drive(self, core: int, gen, live: list) -> bool:
         """Run one core until it ends (False) or reaches an all-core barrier (True)."""
         try:
             for token in gen:
                 if token is _BARRIER:
                     return True
+                if token is _LAUNCH:
+                    self._launch(live)
         except Exception as e:  # noqa: BLE001 - re-raised with context
             self._decorate(e, core)
             raise
         return False
 
     def _sequential(self, gens: list):
-        """Core 0 to completion (or to the next barrier), then core 1, ...; repeated per barrier phase."""
+        """Core 0 to completion (or to the next barrier), then core 1, ...; repeated per barrier phase.
+        Cores a launch op starts join the phase it was issued in."""
         live = list(gens)
+        self._started = len(gens)
         while live:
-            live = [(c, g) for c, g in live if self._drive(c, g)]
+            phase, live = live, []
+            i = 0
+            while i < len(phase):                       # `_launch` may append to the phase
+                c, g = phase[i]
+                if self._drive(c, g, phase):
+                    live.append((c, g))
+                i += 1
 
     def _interleave(self, gens: list, rng: random.Random):
         live = list(gens)
+        self._started = len(gens)
         waiting = []
         while live or waiting:
             if not live:                      # every running core reached the barrier: release them
@@ -932,6 +965,8 @@ class Executable:
                 raise
             if token is _BARRIER:
                 waiting.append(live.pop(i))
+            elif token is _LAUNCH:
+                self._launch(live)
 
     def _decorate(self, e: BaseException, core: int):
         """Attach provenance, core and loop indices from the kernel frame where ``e`` was raised."""

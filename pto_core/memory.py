@@ -362,6 +362,7 @@ class Machine:
         self.cores = [Core(self, i) for i in range(int(cores))]
         self.reports: list = []
         self.printed: list = []           # (core, text) of every pto.debug_print
+        self.launch_width = 1             # cores a run-time block count asked for (pto.launch_blocks)
         self._contexts = [ExecContext(self, c) for c in self.cores]
         if self.options.check_hazards:
             tracker_cls = _hazard_tracker_class()

@@ -131,6 +131,23 @@ def _sync_all(ctx) -> None:
         ctx.hazards.barrier("ALL")
 
 
+def _launch_blocks(ctx, count) -> None:
+    """Record the number of cores the kernel asks the host to launch (a run-time block count); the
+    scheduler (pto_core.interpreter) starts cores 1..count-1 once core 0 has issued it."""
+    width = len(ctx.machine.cores)
+    n = int(count)
+    if not 1 <= n <= width:
+        raise IllegalOperand(f"the kernel asks for {n} cores; the machine has {width}", op="pto.launch_blocks",
+                             operand="%count", value=n, limit=f"[1, {width}]",
+                             hint="check the block count the kernel computes (e.g. read from its tiling data)")
+    ctx.machine.launch_width = max(n, ctx.machine.launch_width)
+
+
+register(OpSpec("launch_blocks", "sync", "S", (Operand("%count", "int", doc="cores to launch, 1..the machine's"),),
+                _launch_blocks,
+                doc="A run-time block count (TIK for_range(0, s, block_num=s) with a computed Scalar): only core 0 "
+                    "starts; when it issues this op, cores 1..count-1 start from the kernel's beginning, as if "
+                    "the host had launched count cores (the block count its tiling chose)."))
 register(OpSpec("sync_all", "sync", "S", (), _sync_all,
                 doc="All-core barrier: every core of the launch reaches it before any core continues "
                     "(AscendC SyncAll, TIK block_barrier); also a pipe_barrier(ALL) on each core."))

@@ -12,9 +12,12 @@ cores, the loop variable is the core index (``pto.get_block_idx``). ``thread_num
 
 ``block_num`` may also be a tik Scalar the kernel computes (CANN dynamic-shape operators
 read it from their tiling tensor: ``for_range(0, core_num, block_num=core_num)``; the host
-launches that many blocks). The simulator launches the chip's ``CORE_NUM`` cores and runs
-the body on the cores whose index is below the Scalar's value; a value outside
-``[1, CORE_NUM]`` is a run-time `IllegalOperand` (``pto.assert_in_range``).
+launches the block count its tiling chose, which the kernel reads back). The simulator starts
+core 0 alone; where it reaches the loop, ``pto.launch_blocks`` starts cores 1..value-1 from the
+kernel's beginning, so code outside the loop runs on exactly the launched cores (a kernel that
+never reaches the loop runs on one core). The body runs on the cores whose index is below the
+value (the loop spans ``CORE_NUM`` indices); a value outside ``[1, CORE_NUM]`` is a run-time
+`IllegalOperand` (``pto.assert_in_range``).
 """
 from __future__ import annotations
 
@@ -75,8 +78,8 @@ class _GuardedScope:
         tik = self.tik
         with tik._api_at(self.where):
             tik._emit("assert_in_range", P.cast(self.count.ir, P.I64), 1, self.width,
-                      what=f"block_num Scalar {self.count.name!r} (the simulator launches CORE_NUM = {self.width} "
-                           f"cores)")
+                      what=f"block_num Scalar {self.count.name!r} (the chip has CORE_NUM = {self.width} cores)")
+            tik._emit("launch_blocks", P.cast(self.count.ir, P.I64))
             tik._sync.begin_if()
             self.guard = tik._builder.if_(P.cmp("lt", P.cast(idx, P.I64), P.cast(self.count.ir, P.I64)),
                                           where=self.where)

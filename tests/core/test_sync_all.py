@@ -44,3 +44,49 @@ def test_sync_all_prints_and_parses():
     from pto_core.asm import parse
     text = _exchange_kernel(True).to_asm()
     assert "pto.sync_all" in text and parse(text).to_asm() == text
+
+
+# ----------------------------------------------------------------------------- pto.launch_blocks
+
+def _launch_kernel(barrier: bool):
+    """Core 0 reads a block count from GM and launches it; every started core then atomically adds its
+    index + 1 to ``y[0]`` (a ``sync_all`` first, optional, must wait for exactly the launched cores)."""
+    with program("launch", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        y = k.gm_arg("y", "s32", (8,), io="out", init=0)
+        n = k.load(t, 0)
+        pto.launch_blocks(n)
+        if barrier:
+            pto.sync_all()
+        pto.set_atomic_s32()
+        pto.set_atomic_add()
+        v = k.reg("s32")
+        k.assign(v, k.block_idx + 1)
+        ub = k.ptr("ub", "s32", 0)
+        k.store(ub, 0, v)
+        for i in range(1, 8):
+            k.store(ub, i, 0)
+        handoff("S", "MTE3")
+        pto.mte_ub_gm(ub, y, 32, nburst=(1, 32, 32))
+    return k.program
+
+
+@pytest.mark.parametrize("order,seed", [("sequential", 0), ("random", 3)])
+@pytest.mark.parametrize("launched", [1, 2, 4])
+def test_launch_blocks_starts_exactly_the_requested_cores(order, seed, launched):
+    prog = _launch_kernel(barrier=True)
+    y = prog.run({"t": np.array([launched] + [0] * 7, np.int32)}, cores=4, order=order, seed=seed)["y"]
+    assert y[0] == sum(range(1, launched + 1))        # each started core added its index + 1 once
+
+
+def test_launch_blocks_beyond_the_machine_is_an_error_before_other_cores_start():
+    from pto_core.errors import IllegalOperand
+    with pytest.raises(IllegalOperand, match=r"asks for 5 cores; the machine has 4") as e:
+        _launch_kernel(barrier=False).run({"t": np.array([5] + [0] * 7, np.int32)}, cores=4)
+    assert e.value.where is not None
+
+
+def test_launch_blocks_prints_and_parses():
+    from pto_core.asm import parse
+    text = _launch_kernel(barrier=True).to_asm()
+    assert "pto.launch_blocks" in text and parse(text).to_asm() == text

@@ -104,6 +104,42 @@ def test_block_num_scalar_outside_the_launched_cores_is_a_run_time_error():
             run(ti, {"tiling_gm": np.array([bad, 0, 0, 0], np.int64)})
 
 
+def _outside_the_loop_kernel():
+    """Every launched core atomically adds 1.0 to ``count`` outside the block loop (after it), and the
+    single-core branch (tiling 1) takes no loop at all: a CANN dynamic op's two paths."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+    count = ti.Tensor("float32", (8,), name="count", scope=tik.scope_gm, is_atomic_add=True)
+    tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling_gm, 0, 1, 1, 0, 0)
+    cores = ti.Scalar("int32", name="cores", init_value=tu[0])
+    one = ti.Tensor("float32", (8,), name="one", scope=tik.scope_ubuf)
+    ti.vec_dup(8, one, 1.0, 1, 8)
+    with ti.if_scope(cores > 1):
+        with ti.for_range(0, cores, block_num=cores):
+            pass
+    ti.set_atomic_add(1)
+    ti.data_move(count, one, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(0)
+    build(ti, "outside", [], [count], flowtable=[tiling_gm])
+    return ti
+
+
+@pytest.mark.parametrize("launched", [1, 3, 32])
+def test_code_outside_a_scalar_block_loop_runs_on_the_launched_cores_only(launched):
+    ti = _outside_the_loop_kernel()
+    count, = run(ti, {"tiling_gm": np.array([launched] + [0] * 7, np.int32)})
+    assert np.array_equal(count, np.full(8, float(launched), np.float32))   # not once per CORE_NUM core
+    assert "pto.launch_blocks" in ti.program.to_asm()
+
+
+def test_a_scalar_block_count_beyond_the_chip_stops_before_any_other_core_starts():
+    ti = _outside_the_loop_kernel()
+    with raises_tik(IllegalOperand, match=r"block_num Scalar 'cores' .* = 33 is outside \[1, 32\]"):
+        run(ti, {"tiling_gm": np.array([33] + [0] * 7, np.int32)})
+
+
 def test_block_num_scalar_needs_the_same_scalar_as_loop_end():
     ti = tik.Tik()
     n = ti.Scalar("int64", name="n", init_value=2)
