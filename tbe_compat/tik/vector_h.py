@@ -35,8 +35,22 @@ them (its expansion is not published); here:
   mask ``L % PAR`` run only if non-zero; reductions branch on ``L > PAR`` and loop over the
   column folds; a run-time number of rows is a ``for_range``. Nothing past ``L`` is touched.
 
-Not lowered (`UnsupportedOp`, reason in the message): ``h_cmpv``/``h_sel`` (the layout of
-TIK 1.5's ``bool`` mask tensors is not published), ``h_sin``/``h_cos`` (TIK's series and
+* ``h_cmpv(mask_tensor, src0, src1, cmp_mode)`` / ``h_sel(dst, src0, src1, mask_tensor)``: the
+  published contract (TIK 1.5 kernels: CANN scatter_max_with_argmax, rotated_feature_align_grad,
+  IndexSDK distance_int8_cos_maxs_filter; the vcmpv/vsel pages of the TIK reference) is element-wise:
+  ``mask = src0 <cmp_mode> src1`` (``LT GT GE EQ NE LE``, IEEE: NaN compares false except NE) into a UB
+  ``bool`` tensor of the sources' shape, and ``dst = src0 where mask else src1``; one source may be a
+  scalar (h_cmpv with a scalar src0 compares with the mirrored mode; h_sel with a scalar src0 selects
+  from a PAR-lane copy of it). The bytes of the bool tensor are not published: **MASK_LAYOUT** (named
+  choice) is the hardware's vcmpv/vsel bit layout, element ``p`` of the mask's storage at bit ``p % 8``
+  of byte ``p // 8``, so h_cmpv is ``vcmpv`` (groups of MASK_GROUP repeats) plus, for a row's last
+  ``L % PAR`` lanes, a masked ``vcmp`` into CMPMASK stored as whole 64-bit words, and h_sel is
+  ``vsel`` mode 2 (mode 1 for a scalar src1) with the tail's bits copied to an aligned scratch. Each
+  row of the mask must start on a 32-byte boundary of its bits (element offset a multiple of 256;
+  whole tensors always do), else `Misaligned`. dtypes and chips: those of ``vcmpv``/``vcmp`` and
+  ``vsel`` modes 1/2 (not on Ascend310/Ascend910).
+
+Not lowered (`UnsupportedOp`, reason in the message): ``h_sin``/``h_cos`` (TIK's series and
 its precision are not published), slices with steps other than 1, reductions over
 non-trailing axes (other than ``axis=0`` of 2-D; that one with a static number of rows), and
 whole-tensor reductions over a run-time number of strided rows.
@@ -48,7 +62,7 @@ from typing import Optional
 import numpy as np
 
 from pto_core import program as P
-from pto_core.errors import UnsupportedOp
+from pto_core.errors import Misaligned, UnsupportedOp
 
 from .api import tik_api
 from .scalar import Expr, Scalar
@@ -62,6 +76,15 @@ DOUBLE = {"h_add": ("vadd", "vadds"), "h_sub": ("vsub", "vadds"), "h_mul": ("vmu
           "h_and": ("vand", None), "h_or": ("vor", None)}
 SINGLE = {"h_abs": "vabs", "h_relu": "vrelu", "h_not": "vnot", "h_exp": "vexp", "h_ln": "vln", "h_rec": "vrec",
           "h_rsqrt": "vrsqrt"}
+#: h_cmpv modes (TIK CMPMODE names, any case) and the mode that swaps the operands.
+CMP_MODES = ("lt", "gt", "ge", "eq", "ne", "le")
+MIRROR = {"lt": "gt", "gt": "lt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
+#: MASK_LAYOUT (named choice, see the module doc): the bytes of a bool mask tensor written by h_cmpv and
+#: read by h_sel are the vcmpv/vsel result bits -- element ``p`` of the mask's storage is bit ``p % 8`` of
+#: byte ``p // 8`` (LSB first); a row of the mask starts on a 32-byte boundary of those bits.
+MASK_ROW_ALIGN = 256
+#: Repeats per vcmpv/vsel in a mask row: 252 * PAR / 8 bytes of bits is a whole number of 32 B blocks.
+MASK_GROUP = 252
 REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_reduce_min": ("min", "vmin")}
 
 
@@ -805,18 +828,164 @@ class HVectorAPI:
         self._h_arg("h_reduce_argmin", dst, src, axis)
 
     # ------------------------------------------------------------------ compare / select
+    def _h_mask(self, mask_tensor, ref_shape, ref_name: str) -> Tensor:
+        """The ``bool`` mask operand of h_cmpv/h_sel: a UB tensor of ``ref``'s shape."""
+        self._h_tensor(mask_tensor, "mask_tensor")
+        if mask_tensor.dtype != "bool":
+            raise self._error(f"mask_tensor should be a bool tensor, got {mask_tensor.dtype}", operand="mask_tensor",
+                              value=mask_tensor.dtype, limit="bool")
+        self._h_same_shape(self._h_static(mask_tensor, "mask_tensor")[0], ref_shape, "mask_tensor", ref_name)
+        return mask_tensor
+
+    def _h_mask_bytes(self, mask: Tensor, rel, dtype_name: str = "uint8", row_start: bool = True) -> Tensor:
+        """A 1-element ``dtype_name`` view of the mask's storage at the bits of element ``mask.offset + rel``
+        (MASK_LAYOUT); a row start must be on a 32-byte boundary of the bits."""
+        from pto_core.dtypes import dtype as _dt
+        p = _add(mask.offset, rel)
+        dt = _dt(dtype_name)
+        per = dt.bits
+        off = p // per if isinstance(p, int) else P.binop("div", P.cast(p, P.INDEX), per)
+        view = Tensor(self, mask.storage, dt, (1,), (1,), off, False, mask._name)
+        if not row_start:
+            return view
+        what = f"{self._where.call if self._where else 'h_cmpv/h_sel'}: a row of mask_tensor starts at element {{}}"
+        if isinstance(p, int):
+            if p % MASK_ROW_ALIGN:
+                raise self._error(what.format(p) + f"; its bits (MASK_LAYOUT: 1 bit per element) must start on a "
+                                  f"32-byte boundary, i.e. an element offset that is a multiple of {MASK_ROW_ALIGN}",
+                                  operand="mask_tensor", value=p, limit=f"multiple of {MASK_ROW_ALIGN}", cls=Misaligned,
+                                  hint="use whole (contiguous) tensors, or rows that are multiples of "
+                                       f"{MASK_ROW_ALIGN} elements apart in the mask")
+        else:
+            self._emit("assert_in_range", irem(P.cast(p, P.I64), MASK_ROW_ALIGN), 0, 0,
+                       what=what.format("<run-time>") + f" modulo {MASK_ROW_ALIGN} (MASK_LAYOUT)")
+        return view
+
+    def _h_mask_rows(self, views: list, names: list, full_part, tail_part) -> None:
+        """Drive a bit-mask h_ op over the rows of equal-shaped ``views`` (mask last): per row,
+        ``full_part(rel, k)`` for groups of ``k`` (int or facade Expr) full repeats of ``PAR`` lanes and
+        ``tail_part(rel, t)`` for the last ``t`` lanes (``L % PAR``; run only if non-zero). Groups hold
+        MASK_GROUP repeats so that every group's bits start on a 32-byte boundary."""
+        lay = self._h_layout(views, names)
+        par = par_of(*[v.dt for v in views[:-1]])
+        L = lay.length
+        bound = self._h_bound(views[:-1]) if _dyn(L) else None
+
+        def row(base):
+            self._h_mask_bytes(views[-1], base[-1])          # the row's bits start a 32 B block
+            if isinstance(L, int):
+                full, tail = divmod(L, par)
+                for start in range(0, full, MASK_GROUP):
+                    full_part([_add(b, start * par) for b in base], min(MASK_GROUP, full - start))
+                if tail:
+                    tail_part([_add(b, full * par) for b in base], tail)
+                return
+            full, tail = idiv(L, par), irem(L, par)
+            for g in range(max(1, -(-(bound // par) // MASK_GROUP))):
+                k = P.max_(P.min_(P.binop("sub", full, g * MASK_GROUP), MASK_GROUP), 0)
+                full_part([_add(b, g * MASK_GROUP * par) for b in base], _rt(k))
+            with self.if_scope(_rt(tail) > 0):
+                tail_part([_add(b, _mul(full, par)) for b in base], _rt(tail))
+        self._h_for_rows(lay, row)
+
     @tik_api("h_cmpv")
     def h_cmpv(self, mask_tensor, src0, src1, cmp_mode):
-        """Not lowered: the element layout of TIK 1.5's ``bool`` mask tensors is not published."""
-        raise self._error("h_cmpv is not modelled: the layout of the bool mask tensor it writes is not published",
-                          operand="mask_tensor", cls=UnsupportedOp,
-                          hint="use vec_cmpv_* (result bits) and vec_sel instead")
+        """``mask_tensor[...] = src0 <cmp_mode> src1`` element-wise (``cmp_mode`` one of ``LT GT GE EQ NE LE``;
+        one source may be a scalar); the bool mask is for h_sel (bytes: MASK_LAYOUT)."""
+        mode = cmp_mode.lower() if isinstance(cmp_mode, str) else None
+        if mode not in CMP_MODES:
+            raise self._error(f"cmp_mode should be one of {', '.join(m.upper() for m in CMP_MODES)}, got {cmp_mode!r}",
+                              operand="cmp_mode", value=repr(cmp_mode), limit=", ".join(m.upper() for m in CMP_MODES))
+        t0, t1 = isinstance(src0, Tensor), isinstance(src1, Tensor)
+        if not (t0 or t1):
+            raise self._error("wrong src data type for Instruction h_cmpv: one of src0/src1 must be a tensor",
+                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}")
+        if not t0:                                            # x <op> t  ==  t <mirrored op> x
+            src0, src1, mode = src1, src0, MIRROR[mode]
+        s = self._h_tensor(src0, "src0" if t0 else "src1")
+        if t0 and t1:
+            o = self._h_tensor(src1, "src1")
+            if o.dt is not s.dt:
+                raise self._error(f"src1 and src0 tensor should be the same dtype, got {src1.dtype} and {src0.dtype}",
+                                  operand="src1", value=src1.dtype, limit=src0.dtype)
+            self._h_check([src0, src1], ["src0", "src1"])
+        self._require_instr(f"vcmpv_{mode}", src0.dtype)
+        self._require_instr("vcmp", src0.dtype)
+        mask = self._h_mask(mask_tensor, self._h_static(src0, "src0")[0], "src0")
+        par = par_of(src0.dt)
+        with self.new_stmt_scope():
+            if t0 and t1:
+                views, names, scalar = [src0, src1, mask], ["src0", "src1", "mask_tensor"], None
+            else:
+                xv = self._h_scalar(src1 if t0 else src0, src0.dtype, "src1" if t0 else "src0")
+                scalar = self._h_scratch(src0.dtype, par, "h_cmpv_scalar")
+                self._dup(par, scalar, xv, 1, None, 8, 0)
+                views, names = [src0, mask], ["src0", "mask_tensor"]
+            bits = self._h_scratch("uint64", 4, "h_cmpv_tail")
+
+            def srcs(rel):
+                a = self._h_view(src0, rel[0])
+                b = self._h_view(src1, rel[1]) if scalar is None else scalar
+                return a, b
+
+            def full_part(rel, k):
+                a, b = srcs(rel)
+                self._cmpv(mode, self._h_mask_bytes(mask, rel[-1], row_start=False), [(a, "src0"), (b, "src1")], None,
+                           k, None,
+                           [8, 8 if scalar is None else 0], U8)
+
+            def tail_part(rel, t):
+                a, b = srcs(rel)
+                self._vcmp(mode, t, a, b, 1, 1)               # masked-off lanes give 0 bits
+                d = self._vec_operand(bits, "dst", align=16)
+                self._vec_emit("mov_cmpmask_to_tensor", d.ptr, footprint=[self._vec_access(d, 2, True)])
+                word = self._h_mask_bytes(mask, rel[-1], "uint64", row_start=False)  # a repeat's bits: PAR/64 words
+                for w in range(par // 64):
+                    self._store_element(word, bits[w:w + 1], dst_offset=w)
+            self._h_mask_rows(views, names, full_part, tail_part)
 
     @tik_api("h_sel")
     def h_sel(self, dst, src0, src1, mask_tensor):
-        """Not lowered: the element layout of TIK 1.5's ``bool`` mask tensors is not published."""
-        raise self._error("h_sel is not modelled: the layout of the bool mask tensor it reads is not published",
-                          operand="mask_tensor", cls=UnsupportedOp, hint="use vec_cmpv_* and vec_sel instead")
+        """``dst[...] = src0 if mask_tensor else src1`` element-wise (one source may be a scalar); the mask as
+        written by h_cmpv (MASK_LAYOUT)."""
+        t0, t1 = isinstance(src0, Tensor), isinstance(src1, Tensor)
+        if not (t0 or t1):
+            raise self._error("wrong src data type for Instruction h_sel: one of src0/src1 must be a tensor",
+                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}")
+        tensors = [t for t, ok in ((src0, t0), (src1, t1)) if ok]
+        names = [n for n, ok in (("src0", t0), ("src1", t1)) if ok]
+        d = self._h_elementwise_check("h_sel", dst, tensors, names)
+        self._require_instr("vsel", d.tensor.dtype)
+        mask = self._h_mask(mask_tensor, self._h_static(dst, "dst")[0], "dst")
+        par = par_of(dst.dt)
+        with self.new_stmt_scope():
+            x = None
+            if not t0:                                        # scalar src0: a PAR-lane copy read every repeat
+                xv = self._h_scalar(src0, dst.dtype, "src0")
+                x = self._h_scratch(dst.dtype, par, "h_sel_scalar")
+                self._dup(par, x, xv, 1, None, 8, 0)
+            elif not t1:
+                x = self._h_scalar(src1, dst.dtype, "src1")
+            views = [dst] + tensors + [mask]
+
+            bits = self._h_scratch("uint64", 4, "h_sel_tail")
+
+            def emit(rel, lanes, k, tail=False):
+                dv, sel = self._h_view(dst, rel[0]), self._h_mask_bytes(mask, rel[-1], row_start=False)
+                if tail:                                      # the tail's bits to a 32 B aligned scratch
+                    word = self._h_mask_bytes(mask, rel[-1], "uint64", row_start=False)
+                    for w in range(par // 64):
+                        self._store_element(bits[w:w + 1], word, src_offset=w)
+                    sel = bits.reinterpret_cast_to("uint8")
+                if t0 and t1:
+                    self._sel(lanes, 2, dv, sel, self._h_view(src0, rel[1]), self._h_view(src1, rel[2]), k, None,
+                              [8, 8, 8], vec_form=True)
+                elif t0:
+                    self._sel(lanes, 1, dv, sel, self._h_view(src0, rel[1]), x, k, None, [8, 8, 0], vec_form=True)
+                else:
+                    self._sel(lanes, 2, dv, sel, x, self._h_view(src1, rel[1]), k, None, [8, 0, 8], vec_form=True)
+            self._h_mask_rows(views, ["dst"] + names + ["mask_tensor"], lambda rel, k: emit(rel, par, k),
+                              lambda rel, t: emit(rel, t, 1, True))
 
 
 def _row_offset(idx, strides):
