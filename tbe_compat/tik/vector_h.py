@@ -917,7 +917,7 @@ class HVectorAPI:
             if t0 and t1:
                 views, names, scalar = [src0, src1, mask], ["src0", "src1", "mask_tensor"], None
             else:
-                xv = self._h_scalar(src1 if t0 else src0, src0.dtype, "src1" if t0 else "src0")
+                xv = self._h_scalar(src1, src0.dtype, "src1" if t0 else "src0")   # after the swap
                 scalar = self._h_scratch(src0.dtype, par, "h_cmpv_scalar")
                 self._dup(par, scalar, xv, 1, None, 8, 0)
                 views, names = [src0, mask], ["src0", "mask_tensor"]
