@@ -207,7 +207,7 @@ def _b(body, bufs=None, chip=None):
     (lambda ti, ub: ti.h_cast(ub["d"], ub["a"], "bankers"), IllegalOperand, "round_mode"),
     (lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["a"], 0), IllegalOperand, "dst should be Scalar"),
     (lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["a"], 3), IllegalOperand, "out of bounds"),
-    (lambda ti, ub: ti.h_cmpv(ub["d"], ub["a"], ub["b"], "LT"), UnsupportedOp, "bool mask"),
+    (lambda ti, ub: ti.h_cmpv(ub["d"], ub["a"], ub["b"], "LT"), IllegalOperand, "mask_tensor should be a bool"),
     (lambda ti, ub: ti.h_sin(ub["d"], ub["a"]), UnsupportedOp, "series"),
     (lambda ti, ub: ti.h_exp(ub["d"][0:128:2], ub["a"][0:128:2]), UnsupportedOp, "step"),
     (lambda ti, ub: ti.h_exp(ub["d"][8:120], ub["a"][8:120]), Misaligned, "32-byte aligned"),
