@@ -254,6 +254,13 @@ class VectorBase(TikBase):
         return value
 
     # ------------------------------------------------------------------ mask
+    def _gather_mask(self, mask, dt, mask_mode: str) -> MaskArg:
+        """The mask of ``vreduce`` / ``vreducev2``: in normal mode ``None`` selects every lane (the hardware
+        ignores the mask there; CANN's NMS ops pass ``None``); otherwise as ``_vec_mask``."""
+        if mask is None and mask_mode == "normal":
+            mask = par_of(dt)
+        return self._vec_mask(mask, [dt], mask_mode=mask_mode)
+
     def _vec_mask(self, mask, dtypes, *, mask_mode: str = "normal") -> MaskArg:
         """Resolve a TIK mask for operands of ``dtypes`` (the widest decides PAR)."""
         par = par_of(*dtypes)

@@ -202,7 +202,7 @@ class IndexAPI(VectorBase):
         s = self._vec_operand(src0, "src0")
         self._same_dtype(d, s)
         self._require_instr("vreducev2", s.tensor.dtype)
-        m = self._vec_mask(mask, [s.dt], mask_mode=mask_mode)
+        m = self._gather_mask(mask, s.dt, mask_mode)
         repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
         g = Geo(self._vec_stride(src0_blk_stride, "src0_blk_stride", U8),
                 self._vec_stride(src0_rep_stride, "src0_rep_stride", U16))

@@ -176,7 +176,7 @@ class LayoutAPI(VectorBase):
         s = self._vec_operand(src0, "src0")
         self._same_dtype(d, s)
         self._require_instr("vreduce", s.tensor.dtype)
-        m = self._vec_mask(mask, [s.dt], mask_mode=mask_mode)
+        m = self._gather_mask(mask, s.dt, mask_mode)
         repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
         unit = self._vec_stride_unit(stride_unit)
         g = Geo(self._vec_stride(src0_blk_stride, "src0_blk_stride", U16),

@@ -141,6 +141,23 @@ def test_vreducev2_builtin_patterns_ignore_the_normal_mask(pattern):
     np.testing.assert_array_equal(out, want)
 
 
+def test_vreducev2_normal_mode_accepts_mask_none():
+    # CANN NMS ops: vreducev2(None, dst, src, 3, repeat, 1, 8, 0) gathers lane 0 of every 4
+    x = np.arange(256).astype(np.float16)
+    out = vec_kernel({"d": np.full(256, -1, np.float16), "x": x},
+                     lambda ti, ub: ti.vreducev2(None, ub["d"], ub["x"], 3, 2, 1, 8, 0),
+                     chip="Ascend910B1")["d"]
+    np.testing.assert_array_equal(out[:64], x[::4])
+    np.testing.assert_array_equal(out[64:], -1)
+
+
+def test_vreducev2_counter_mode_needs_a_mask():
+    b = {"d": np.zeros(128, np.float16), "x": np.zeros(128, np.float16)}
+    with raises_tik(IllegalOperand, match="mask must be an int, Scalar or Expr, got NoneType"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(None, ub["d"], ub["x"], 1, 1, 1, 8, 0, None, "counter"),
+                   chip="Ascend910B1", build_only=True)
+
+
 def test_vreducev2_counter_mode_in_place_with_a_pattern_tensor():
     x = np.arange(256, dtype=np.float16)
     bits = RNG.integers(0, 2, 128).astype(np.uint8)

@@ -107,6 +107,17 @@ def test_vreduce_with_a_bit_pattern_tensor():
     np.testing.assert_array_equal(out[8:], -1)
 
 
+def test_vreduce_normal_mode_mask_none_takes_every_lane():
+    # CANN sorted_nms: vreduce(mask=None, ..., src1_pattern=bits) in normal mode
+    x = np.arange(64).astype(np.float32)
+    pat = np.zeros(8, np.uint32)
+    pat[0], pat[1] = 0x80000005, 0x2                   # lanes 0, 2, 31, 33
+    out = vec_kernel({"d": np.full(64, -1, np.float32), "x": x, "p": pat},
+                     lambda ti, ub: ti.vreduce(None, ub["d"], ub["x"], ub["p"], 1, 1, 8, 0),
+                     chip="Ascend910B1")["d"]
+    np.testing.assert_array_equal(out[:5], [0, 2, 31, 33, -1])
+
+
 def test_vreduce_rsvd_scalar_holds_the_count_the_op_kept():
     x = np.arange(256).astype(np.float16)
     bufs = {"d": np.full(256, -1, np.float16), "x": x, "c": np.full(16, -9, np.int32)}
