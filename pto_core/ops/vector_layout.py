@@ -25,7 +25,8 @@
   all repeats); the number kept goes to ``ctx.spr["RSVD_CNT"]``. Fixed patterns: 1 even
   lanes, 2 odd lanes, 3..6 lane ``i`` with ``i % 4 == pattern-3``, 7 all lanes.
   ``vreduce_bits`` reads ``PAR`` pattern bits per repeat from ``src1`` (bit ``i`` = lane
-  ``i``, LSB first) at ``src1 + r*src1_rep*32`` (``src1_rep`` 0: the same bits every repeat);
+  ``i``, LSB first) at ``src1 + r*src1_rep*PAR/8`` bytes (`pattern_rep_unit`; ``src1_rep`` 0:
+  the same bits every repeat);
   in counter mode with ``src1_rep`` > 0 the ``count`` elements take consecutive bits from
   ``src1`` (PAR per internal repeat: TIK's src1 extent is ``ceil(count / word bits)`` words,
   and Ascend C's GatherMask ``reduceMode`` reads 16 B per 128 halves).
@@ -263,6 +264,15 @@ del _i
 # ----------------------------------------------------------------------------- vreduce (gather by pattern)
 
 
+def pattern_rep_unit(par: int) -> int:
+    """Bytes the ``vreduce_bits`` pattern pointer moves per unit of its repeat stride: one repeat's PAR
+    bits (16 B for 16-bit data, 8 B for 32-bit). Named choice: TIK sizes and bounds-checks the
+    pattern as ``repeat * PAR`` bits for any non-zero stride (``check_vreduce_src1_overflow``), and
+    CANN's sorted_nms reads a packed ``vcmpvs`` bit mask with stride 1 over 16 repeats; Ascend C's
+    GatherMask emulation for the dav_m300 vector unit steps 32 bytes per unit instead."""
+    return par // 8
+
+
 def _counter_pattern(ctx, src1, lanes, par: int, d) -> np.ndarray:
     """Counter mode, pattern rep stride > 0: the ``count`` elements take consecutive pattern bits (``PAR``
     per internal repeat; the stride's value does not matter), read in whole pattern words (u16 for 16-bit data, u32 for
@@ -333,7 +343,8 @@ def _vreduce(bits_mode: bool):
             if s1 and counter is not None and vector_isa.has_counter_mode(ctx.target):
                 sel = _counter_pattern(ctx, src1, lanes, par, d)
             else:
-                raw = ctx.strided_view(src1, (lanes.repeat, par // 8), (s1 * 32, 1), dtype=_U8, operand="src1")
+                raw = ctx.strided_view(src1, (lanes.repeat, par // 8), (s1 * pattern_rep_unit(par), 1), dtype=_U8,
+                                       operand="src1")
                 sel = np.unpackbits(np.asarray(raw), axis=1, bitorder="little", count=par).astype(bool)
         else:
             pat = ve.check_range(pattern[0][0] if pattern is not None else 7, 1, 7, op=op, operand="pattern",

@@ -261,6 +261,24 @@ class VectorBase(TikBase):
             mask = par_of(dt)
         return self._vec_mask(mask, [dt], mask_mode=mask_mode)
 
+    def _pattern_access(self, p: Operand, m: MaskArg, repeat, src1_rep_stride, src_dt):
+        """Footprint of a ``vreduce`` / ``vreducev2`` pattern tensor, checked as TIK checks it
+        (``check_vreduce_src1_overflow``): PAR bits per repeat read one after another (stride 0: one
+        repeat's bits); counter mode: ``ceil(count / word bits)`` words (stride 0: at most one repeat's)."""
+        word = p.dt.bits
+        per_repeat = par_of(src_dt) // word
+        if not isinstance(src1_rep_stride, int):
+            return self._vec_access(p, None, False)
+        if m.counter:
+            count = m.clause["counter"]
+            if not isinstance(count, int):
+                return self._vec_access(p, None, False)
+            words = -(-count // word)
+            return self._vec_access(p, min(words, per_repeat) if src1_rep_stride == 0 else words, False)
+        if src1_rep_stride == 0:
+            return self._vec_access(p, per_repeat, False)
+        return self._vec_access(p, imul(repeat, per_repeat) if isinstance(repeat, int) else None, False)
+
     def _vec_mask(self, mask, dtypes, *, mask_mode: str = "normal") -> MaskArg:
         """Resolve a TIK mask for operands of ``dtypes`` (the widest decides PAR)."""
         par = par_of(*dtypes)

@@ -220,7 +220,7 @@ class IndexAPI(VectorBase):
             if p.tensor.dtype != want:
                 raise self._error(f"src1_pattern should be {want} for {s.tensor.dtype} src0, got {p.tensor.dtype}",
                                   operand="src1_pattern", value=p.tensor.dtype, limit=want)
-            fp.append(p.read(None))
+            fp.append(self._pattern_access(p, m, repeat, pr, s.dt))
             operands.append(p.ptr)
             instr = "vreduce_bits"
         else:

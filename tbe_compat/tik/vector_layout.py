@@ -186,8 +186,13 @@ class LayoutAPI(VectorBase):
         clauses = {}
         operands = [d.ptr, s.ptr]
         if isinstance(src1_pattern, Tensor):
+            want = "uint16" if s.dt.bits == 16 else "uint32"
             p = self._vec_operand(src1_pattern, "src1_pattern")
-            fp.append(p.read(None))
+            if p.tensor.dtype != want:
+                raise self._error(f"When src dtype is b{s.dt.bits}, src1 dtype should be u{s.dt.bits}, "
+                                  f"input src1 dtype: {p.tensor.dtype}", operand="src1_pattern",
+                                  value=p.tensor.dtype, limit=want)
+            fp.append(self._pattern_access(p, m, repeat, pr, s.dt))
             operands.append(p.ptr)
             instr = "vreduce_bits"
         else:

@@ -150,7 +150,7 @@ def test_vreduce_bits(data):
     out = []
     for r in range(repeat):
         for e in sorted(lanes[r]):
-            if (before[4096 + r * s1rep * 32 + e // 8] >> (e % 8)) & 1:
+            if (before[4096 + r * s1rep * 16 + e // 8] >> (e % 8)) & 1:     # stride unit: one repeat's bits
                 out.append(before[0:8192].view(np.uint16)[r * 128 + e])
     assert m.context(0).spr["RSVD_CNT"] == len(out)
     np.testing.assert_array_equal(m.read(dst, len(out)), np.array(out, dtype=np.uint16))

@@ -208,6 +208,24 @@ def test_vreducev2_rsvd_scalar_counts_the_fixed_pattern_lanes(pattern, want):
     assert n == want
 
 
+def test_vreducev2_pattern_tensor_is_checked_as_tik_sizes_it():
+    x = np.zeros(512, np.float16)
+    small = np.zeros(16, np.uint16)                    # 256 bits: two f16 repeats' worth
+    ok = {"d": x, "x": x, "p": small}
+    vec_kernel(ok, lambda ti, ub: ti.vreducev2(None, ub["d"], ub["x"], ub["p"], 2, 1, 8, 1), chip="Ascend910B1",
+               build_only=True)
+    vec_kernel(ok, lambda ti, ub: ti.vreducev2(None, ub["d"], ub["x"], ub["p"], 4, 1, 8, 0), chip="Ascend910B1",
+               build_only=True)                         # stride 0: one repeat's bits, reused
+    vec_kernel(ok, lambda ti, ub: ti.vreducev2(256, ub["d"], ub["x"], ub["p"], 1, 1, 8, 1, mask_mode="counter"),
+               chip="Ascend910B1", build_only=True)
+    with raises_tik(OutOfBounds, match="src1_pattern tensor overflow"):
+        vec_kernel(ok, lambda ti, ub: ti.vreducev2(None, ub["d"], ub["x"], ub["p"], 3, 1, 8, 1), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="src1_pattern tensor overflow"):
+        vec_kernel(ok, lambda ti, ub: ti.vreducev2(300, ub["d"], ub["x"], ub["p"], 1, 1, 8, 1, mask_mode="counter"),
+                   chip="Ascend910B1", build_only=True)
+
+
 def test_vreducev2_errors():
     b = {"d": np.zeros(128, np.float16), "x": np.zeros(128, np.float16), "p": np.zeros(16, np.int16)}
     with raises_tik(UnsupportedOp, match="vreducev2 does not support float16 on Ascend310P3"):

@@ -99,7 +99,8 @@ def test_vreduce_with_a_bit_pattern_tensor():
     x = np.arange(128).astype(np.float32)
     pat = np.zeros(16, np.uint32)
     pat[0], pat[1] = 0x80000003, 0x1                   # repeat 0: lanes 0, 1, 31, 32
-    pat[8], pat[9] = 0x80000003, 0x1                   # repeat 1 reads one 32 B block further
+    pat[2], pat[3] = 0x80000003, 0x1                   # repeat 1: the next 64 bits (stride 1 = one repeat's bits)
+    pat[8] = 0xFFFFFFFF                                # 32 B further: not read
     out = vec_kernel({"d": np.full(64, -1, np.float32), "x": x, "p": pat},
                      lambda ti, ub: ti.vreduce(64, ub["d"], ub["x"], ub["p"], 2, 1, 8, 1),
                      chip="Ascend910B1")["d"]
@@ -268,6 +269,10 @@ def test_layout_errors():
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vconcat(ub["d"], ub["s"], 1, 6), build_only=True)
     with raises_tik(IllegalOperand, match=r"mode_number = 4 is outside \[0, 3\]"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vextract(ub["d"], ub["s"], 1, 4), chip="Ascend310",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="When src dtype is b16, src1 dtype should be u16, input src1 dtype: uint8"):
+        vec_kernel({"d": f, "s": f, "p": np.zeros(32, np.uint8)},
+                   lambda ti, ub: ti.vreduce(128, ub["d"], ub["s"], ub["p"], 1, 1, 8, 0), chip="Ascend310P3",
                    build_only=True)
     with raises_tik(IllegalOperand, match="rsvd_scalar dtype should be uint32, input dtype is int64"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vreduce(128, ub["d"], ub["s"], 1, 1, 1, 8, 0,
