@@ -293,11 +293,16 @@ class GmRaceTracker:
             sel[p.conflict] = p.others[p.conflict] * diff
             offs, vals = self._nonzero(sel, p.base, p.strides)
             first = int(offs[0])
-            val = int(vals[0])
-            obit = val.bit_length() - 1
+            obit = int(vals[0]).bit_length() - 1
             entry = self._find(p.region, first, _WRITE, obit)
-            self._report(p, p.region, entry, first, _run_end(offs), "write/write", _WRITE, None, p.operand,
-                         other=(obit, _WRITE))
+            # the range reported: the run of overlapping bytes around the first one that differs
+            both, _ = self._nonzero(p.others, p.base, p.strides)
+            i = int(np.searchsorted(both, first))
+            j = i
+            while j > 0 and both[j - 1] == both[j] - 1:
+                j -= 1
+            self._report(p, p.region, entry, int(both[j]), _run_end(both[j:]), "write/write", _WRITE, None,
+                         p.operand, other=(obit, _WRITE))
 
     # ------------------------------------------------------------------ reporting
     def _report(self, cur, r, entry, first, end, label, kind, atomic, operand, other=None) -> None:
