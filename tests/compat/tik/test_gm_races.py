@@ -2,7 +2,6 @@
 the row another core owns (the pattern of CANN's cummin on Ascend910, which has no data_move_pad)."""
 import warnings
 
-import numpy as np
 import pytest
 
 from pto_core import GmRaceWarning
