@@ -35,10 +35,11 @@ their ``file:line``; `GmRaceTracker.count` counts every detection.
 Cost: nothing on a one-core machine (no tracker). Otherwise, per GM region and phase, one
 unsigned integer per byte and access kind (readers, plain writers, atomic writers; one bit per
 core: ``uint8`` up to 8 cores ... ``uint64`` up to 64; core ``c`` shares the bit of core
-``c % 64`` beyond that), allocated at the first access of that kind, plus each core's byte span
-per kind. An access is checked against the masks only where its bytes meet another core's span
-(cores that work on disjoint parts of a tensor never look at them), then or-ed into its own
-mask; at a phase end the masks are dropped. A per-phase log of accesses (merged when one site
+``c % 64`` beyond that), plus each core's byte span
+per kind. An access is checked against the masks only where its bytes meet another core's span,
+and a mask is only built (from the accesses recorded so far) when some access needs it: cores
+that work on disjoint parts of a tensor cost a few Python operations per access and no mask.
+At a phase end the masks are dropped. A per-phase log of accesses (merged when one site
 touches adjacent bytes) names the other access of a race.
 """
 from __future__ import annotations
@@ -87,18 +88,19 @@ class _Entry:
 class _Region:
     """Race state of one GM region in the current phase.
 
-    ``masks[kind]``: one core bit per byte (readers, plain writers, atomic writers), allocated at
-    the first access of that kind in the phase; ``bounds[kind]``: ``{core: [lo, hi]}``, the bytes
-    each core's accesses of that kind span (an access outside every other core's span needs no
-    look at the mask)."""
+    ``masks[kind]``: one core bit per byte (readers, plain writers, atomic writers), built when an
+    access first needs it (from ``todo[kind]``, the accesses of that kind not yet in it);
+    ``bounds[kind]``: ``{core: [lo, hi]}``, the bytes each core's accesses of that kind span (an
+    access outside every other core's span needs no look at the mask)."""
 
-    __slots__ = ("buf", "name", "dtype", "masks", "bounds", "log")
+    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log")
 
     def __init__(self, buf, name, dtype):
         self.buf = buf
         self.name = name
         self.dtype = dtype
         self.masks = [None, None, None]
+        self.todo = ([], [], [])        # accesses not yet or-ed into masks[kind]: (core, lo, hi, view)
         self.bounds = [{}, {}, {}]
         self.log: list = []             # _Entry per access (adjacent ones of one site merged)
 
@@ -187,16 +189,14 @@ class GmRaceTracker:
         for f in _CHECKS[kind]:
             for c, span in bounds[f].items():
                 if c != core and span[0] < hi and lo < span[1]:
+                    if r.todo[f]:
+                        self._materialize(r, f)
                     m = self._mask(r.masks[f], lo, hi, view)
                     x = m & self._others[core]
                     if np.count_nonzero(x):
                         self._conflict(ctx, r, f, kind, x, lo, hi, view, atomic, operand)
                     break
-        mask = r.masks[kind]
-        if mask is None:
-            mask = r.masks[kind] = np.zeros(buf.data.shape[0], self._dtype)
-        m = self._mask(mask, lo, hi, view)
-        np.bitwise_or(m, self._bit[core], out=m)
+        r.todo[kind].append((core, lo, hi, view))
         span = bounds[kind].get(core)
         if span is None:
             bounds[kind][core] = [lo, hi]
@@ -218,6 +218,17 @@ class GmRaceTracker:
                     e.hi = hi
                 return
         log.append(_Entry(lo, hi, core, kind, atomic, ctx.op_name, where, operand))
+
+    def _materialize(self, r: _Region, kind: int) -> None:
+        """Or the accesses of ``r.todo[kind]`` into ``r.masks[kind]`` (allocated on first use)."""
+        mask = r.masks[kind]
+        if mask is None:
+            mask = r.masks[kind] = np.zeros(r.buf.data.shape[0], self._dtype)
+        bit = self._bit
+        for core, lo, hi, view in r.todo[kind]:
+            m = self._mask(mask, lo, hi, view)
+            np.bitwise_or(m, bit[core], out=m)
+        r.todo[kind].clear()
 
     @staticmethod
     def _mask(mask: np.ndarray, lo: int, hi: int, view: Optional[tuple]) -> np.ndarray:
