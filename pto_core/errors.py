@@ -147,6 +147,15 @@ class HazardError(SyncError):
     """A data hazard: an access by one pipe to bytes another pipe wrote without a happens-before edge."""
 
 
+class GmRace(SyncError):
+    """Two cores access the same GM bytes in one barrier phase (no ``pto.sync_all`` between them) and
+    at least one writes: the result depends on timing on hardware (``MachineOptions(gm_races="raise")``)."""
+
+
+class GmRaceWarning(RuntimeWarning):
+    """The warning ``MachineOptions(gm_races="warn")`` (the default) emits for each distinct GM race."""
+
+
 class UninitializedRead(PtoError, RuntimeError):
     """An op read bytes that nothing wrote since the buffer was created."""
 

@@ -937,6 +937,7 @@ class Executable:
         Cores a launch op starts join the phase it was issued in."""
         live = list(gens)
         self._started = len(gens)
+        races = self.machine.gm_races
         while live:
             phase, live = live, []
             i = 0
@@ -945,6 +946,8 @@ class Executable:
                 if self._drive(c, g, phase):
                     live.append((c, g))
                 i += 1
+            if live and races is not None:
+                races.next_phase()                      # every core reached the barrier (or ended)
 
     def _interleave(self, gens: list, rng: random.Random):
         live = list(gens)
@@ -953,6 +956,8 @@ class Executable:
         while live or waiting:
             if not live:                      # every running core reached the barrier: release them
                 live, waiting = waiting, []
+                if self.machine.gm_races is not None:
+                    self.machine.gm_races.next_phase()
             i = rng.randrange(len(live))
             c, g = live[i]
             try:

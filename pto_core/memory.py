@@ -53,6 +53,14 @@ class MachineOptions:
             rule that data-dependent instructions of one pipe need
             ``pipe_barrier(P)``; the scalar pipe S is always in order). See
             migration_guide/pto_sync.md.
+        gm_races: what to do when two cores access the same GM bytes in one barrier phase
+            (no ``pto.sync_all`` / TIK ``block_barrier`` between them) and one of them writes
+            (`pto_core.checks.races`: read/write always; write/write when the later write
+            stores different bytes; atomic writes race with plain accesses and with atomics of
+            another op, never with atomics of the same op): ``"warn"`` (default: keep the
+            first events in ``machine.reports`` and emit a `GmRaceWarning` per distinct race),
+            ``"record"`` (reports only), ``"raise"`` (`GmRace`), ``"off"``. Machines with one
+            core have no checker.
         uninitialized: what to do when an op reads bytes nothing wrote:
             ``"record"`` (default: keep the first events in ``machine.reports``),
             ``"warn"`` (also emit a Python warning), ``"raise"`` (`UninitializedRead`),
@@ -78,6 +86,7 @@ class MachineOptions:
 
     check_hazards: bool = True
     hazard_same_pipe: Literal["ordered", "barrier"] = "ordered"
+    gm_races: Literal["warn", "record", "raise", "off"] = "warn"
     uninitialized: Literal["record", "warn", "raise", "off"] = "record"
     fill: Literal["pattern", "zero", "random"] = "pattern"
     fill_byte: int = 0x55
@@ -89,6 +98,8 @@ class MachineOptions:
     def __post_init__(self):
         if self.hazard_same_pipe not in ("ordered", "barrier"):
             raise ConfigError(f"hazard_same_pipe={self.hazard_same_pipe!r} is not one of ordered, barrier")
+        if self.gm_races not in ("warn", "record", "raise", "off"):
+            raise ConfigError(f"gm_races={self.gm_races!r} is not one of warn, record, raise, off")
         if self.uninitialized not in ("record", "warn", "raise", "off"):
             raise ConfigError(f"uninitialized={self.uninitialized!r} is not one of record, warn, raise, off")
         if self.fill not in ("pattern", "zero", "random"):
@@ -369,6 +380,13 @@ class Machine:
             if tracker_cls is not None:
                 for ctx in self._contexts:
                     ctx.hazards = tracker_cls(ctx)
+        #: the cross-core GM race checker (`pto_core.checks.races`), shared by every core; None with one core
+        self.gm_races = None
+        if self.options.gm_races != "off" and len(self.cores) > 1:
+            from .checks.races import GmRaceTracker
+            self.gm_races = GmRaceTracker(self)
+            for ctx in self._contexts:
+                ctx.races = self.gm_races
         self.activate(0)
 
     def end_kernel(self) -> list:
@@ -385,6 +403,8 @@ class Machine:
             if ctx.hazards is not None:
                 for kind, msg in ctx.hazards.end_kernel():
                     self.report(kind, msg)
+        if self.gm_races is not None:
+            self.gm_races.end_kernel()
         return self.reports[before:]
 
     # -- configuration
@@ -548,6 +568,10 @@ class ExecContext:
         self.pipe: str = "S"
         self.where: Optional[Provenance] = None
         self.sync_state = None       # set/wait flag table (pto_core.checks.flags), made by ops.sync
+        self.races = None            # the machine's GM race checker (pto_core.checks.races) on multi-core machines
+        #: the atomic op (``"add"``/``"max"``/``"min"``) of the GM read-modify-write the running op is doing, set
+        #: by the op around its GM accesses (they are atomic for the race checker), else None
+        self.gm_atomic: Optional[str] = None
         #: Per-core special-purpose registers by name, e.g. ``"CMPMASK"`` (16 bytes, uint8 array:
         #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
         #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.
@@ -621,6 +645,8 @@ class ExecContext:
             for k in range(count):
                 lo = off + k * stride_bytes
                 self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
+        if self.races is not None and buf.space == "gm":
+            self.races.access(self, buf, off, off + extent, True, operand, ((count, run_bytes), (stride_bytes, 1)))
         if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
             np.ndarray((count, run_bytes), np.bool_, buf.written, off, (stride_bytes, 1))[...] = True
         return np.ndarray((count, run_bytes), np.uint8, buf.data, off, (stride_bytes, 1))
@@ -677,6 +703,8 @@ class ExecContext:
                 self._locate(Ptr(ptr.space, ptr.dtype, off, ptr.sub, ptr.ctx), extent, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + extent, write)
+        if self.races is not None and buf.space == "gm":
+            self.races.access(self, buf, off, off + extent, write, operand, (shape + (size,), tuple(strides) + (1,)))
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
         dense = _is_dense(shape, strides, size)
         if write:
@@ -722,6 +750,8 @@ class ExecContext:
     def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, False, operand)
+        if self.races is not None and buf.space == "gm":
+            self.races.access(self, buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
         if mode != "off" and hi > lo and not _all_written(buf, lo, hi):
             bad = lo + int(np.argmin(buf.written[lo:hi]))
@@ -739,7 +769,8 @@ class ExecContext:
             warnings.warn(msg, RuntimeWarning, stacklevel=4)
 
     # -- accesses whose initialisation the op tracks itself
-    def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src"):
+    def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src",
+                     runs: Optional[tuple] = None):
         """Like `span`, but without the initialisation check/marking; also returns the written map.
 
         Returns ``(data, written, origin)``: the byte view of ``[ptr + lo, ptr + hi)``, the
@@ -751,11 +782,17 @@ class ExecContext:
         fully written span gets a shared read-only all-True array (`all_written` of any view
         of it is O(1)); an op that overwrites a whole span takes it with ``span(write=True)``
         instead, which marks it written without handing out flags.
+
+        ``runs`` = ``(shape, strides)`` (bytes; the last axis one run of bytes, stride 1) names the
+        bytes of the span the op really touches, from its first byte (burst rows without the
+        gaps between them), for the cross-core GM race checker; default: the whole span.
         """
         n = hi - lo
         buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + n, write)
+        if self.races is not None and buf.space == "gm":
+            self.races.access(self, buf, off, off + n, write, operand, runs)
         if write:
             flags = buf.flags_for_write()[off:off + n]
             if buf.known:
@@ -788,6 +825,8 @@ class ExecContext:
     def _on_write(self, buf: Buffer, lo: int, hi: int, operand: str = "dst") -> None:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, True, operand)
+        if self.races is not None and buf.space == "gm":
+            self.races.access(self, buf, lo, hi, True, operand)
         if buf.written.flags.writeable and not _known_written(buf, lo, hi):
             buf.written[lo:hi] = True
             _remember_written(buf, lo, hi)

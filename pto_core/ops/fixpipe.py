@@ -690,8 +690,14 @@ def _store(ctx, ptr: Ptr, values: np.ndarray, p: _Plan) -> None:
         ctx.write(ptr, p.dst.nbytes(count), operand="dst")[:] = _nx.pack_nibbles(flat.astype(np.uint8) & 0xF)
         return
     if p.atomic is not None:
-        old = ctx.view(ptr, count, operand="dst").reshape(values.shape)
-        values = _atomic_merge(old, values, p.dst, p.atomic[1], p.sat)
+        ctx.gm_atomic = p.atomic[1]         # both accesses are the atomic's (GM race checker)
+        try:
+            old = ctx.view(ptr, count, operand="dst").reshape(values.shape)
+            values = _atomic_merge(old, values, p.dst, p.atomic[1], p.sat)
+            ctx.view(ptr, count, write=True, operand="dst").reshape(values.shape)[...] = values
+        finally:
+            ctx.gm_atomic = None
+        return
     ctx.view(ptr, count, write=True, operand="dst").reshape(values.shape)[...] = values
 
 

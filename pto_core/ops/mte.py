@@ -180,23 +180,24 @@ def _gm_available(ctx, ptr, lo: int) -> int:
     return region.size - off
 
 
-def read_span(ctx, ptr, lo: int, exact_hi: int, hi: int, operand: str):
+def read_span(ctx, ptr, lo: int, exact_hi: int, hi: int, operand: str, runs: Optional[tuple] = None):
     """``(data, written)`` of ``[ptr+lo, ptr+hi)`` where bytes past ``exact_hi`` may run past a GM tensor.
 
     Hardware moves whole 32-byte blocks, so a burst may read a few bytes beyond the end
     of a GM tensor; those bytes are modelled as unknown: zero data, not written. Bytes up
-    to ``exact_hi`` must be in bounds (`OutOfBounds` otherwise).
+    to ``exact_hi`` must be in bounds (`OutOfBounds` otherwise). ``runs``: the bytes really read
+    (`ExecContext.span_tracked`).
     """
     if hi > exact_hi and ptr.space == "gm":
         avail = _gm_available(ctx, ptr, lo)
         if avail < hi - lo:
-            data, written, _ = ctx.span_tracked(ptr, lo, max(exact_hi, lo + avail), operand=operand)
+            data, written, _ = ctx.span_tracked(ptr, lo, max(exact_hi, lo + avail), operand=operand, runs=runs)
             pdata = np.zeros(hi - lo, np.uint8)
             pwritten = np.zeros(hi - lo, np.bool_)
             pdata[:data.size] = data
             pwritten[:data.size] = written
             return pdata, pwritten
-    data, written, _ = ctx.span_tracked(ptr, lo, hi, operand=operand)
+    data, written, _ = ctx.span_tracked(ptr, lo, hi, operand=operand, runs=runs)
     return data, written
 
 
@@ -243,15 +244,23 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     exact = src_row if exact_src_row is None else exact_src_row
     s_hi = _extent(groups, 1, src_row)
     s_exact = _extent(groups, 1, exact)
-    sdata, swritten = read_span(ctx, src, 0, s_exact, s_hi, "%src")
+    races = ctx.races is not None           # the GM race checker wants the rows, not the span
+    sdata, swritten = read_span(ctx, src, 0, s_exact, s_hi, "%src",
+                                _gm_runs(src, groups, 1, src_row, s_hi) if races else None)
     d_hi = _extent(groups, 2, dst_row)
     cut = _gm_tail_cut(ctx, dst, d_hi)
+    druns = _gm_runs(dst, groups, 2, dst_row, d_hi) if races else None
+    if atomic is not None:
+        ctx.gm_atomic = atomic[1]
+    try:
+        real, real_written, _ = ctx.span_tracked(dst, 0, d_hi if cut is None else cut, write=True, operand="%dst",
+                                                 runs=druns)
+    finally:
+        ctx.gm_atomic = None
     if cut is None:
-        ddata, dwritten, _ = ctx.span_tracked(dst, 0, d_hi, write=True, operand="%dst")
-        _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst,
-                   fill_first)
+        _copy_rows(ctx, sdata, swritten, real, real_written, groups, src_row, dst_row, dst_offset, fill_row, atomic,
+                   dst, fill_first)
         return
-    real, real_written, _ = ctx.span_tracked(dst, 0, cut, write=True, operand="%dst")
     ddata = np.zeros(d_hi, np.uint8)
     dwritten = np.ones(d_hi, np.bool_)
     ddata[:cut] = real
@@ -264,6 +273,19 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_
     ctx.machine.report("gm-tail", f"a write to GM region {region.name!r} ran {d_hi - cut} byte(s) past its end "
                                   f"(bytes {off + cut}..{off + d_hi - 1}); they land in the allocation's 32-byte "
                                   f"padding and are dropped")
+
+
+def _gm_runs(ptr, groups, side: int, row: int, extent: int) -> Optional[tuple]:
+    """The rows of a GM burst access as ``(shape, strides)`` for `ExecContext.span_tracked` ``runs=``, or
+    None when they fill their span (or ``ptr`` is not in GM)."""
+    if ptr.space != "gm":
+        return None
+    count = 1
+    for g in groups:
+        count *= g[0]
+    if count * row == extent:
+        return None
+    return tuple(g[0] for g in reversed(groups)) + (row,), tuple(g[side] for g in reversed(groups)) + (1,)
 
 
 def _gm_tail_cut(ctx, dst, d_hi: int) -> Optional[int]:

@@ -65,8 +65,12 @@ def _atomic_add(ctx, src, dst, n):
     """GM read-modify-write add (one op = one atomic transaction)."""
     nb = src.dtype.nbytes(n)
     add = ctx.read(src, nb, operand="src").view(src.dtype.storage)
-    cur = ctx.read(dst, nb, operand="dst").view(dst.dtype.storage).copy()
-    ctx.write(dst, nb, operand="dst").view(dst.dtype.storage)[:] = cur + add
+    ctx.gm_atomic = "add"                # the GM accesses are an atomic add (cross-core race checker)
+    try:
+        cur = ctx.read(dst, nb, operand="dst").view(dst.dtype.storage).copy()
+        ctx.write(dst, nb, operand="dst").view(dst.dtype.storage)[:] = cur + add
+    finally:
+        ctx.gm_atomic = None
 
 
 def _sync(ctx, src_pipe, dst_pipe, event):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pto_core import Machine, pto
+from pto_core import GmRaceWarning, Machine, MachineOptions, pto
 from pto_core import scalars as S
 from pto_core.errors import ConfigError, IllegalOperand, OutOfBounds, UninitializedRead
 from pto_core.program import cast, min_, program, select, sqrt
@@ -467,10 +467,13 @@ def _racy_counter():
 
 def test_seeded_random_order_exposes_a_cross_core_race():
     exe = _racy_counter()
-    assert exe.run()["cnt"][0] == 12 and exe.run()["cnt"][0] == 12       # sequential: deterministic
-    results = [int(exe.run(order="random", seed=s)["cnt"][0]) for s in range(12)]
+    with pytest.warns(GmRaceWarning, match="GM race"):                  # the GM race checker names it
+        assert exe.run()["cnt"][0] == 12 and exe.run()["cnt"][0] == 12   # sequential: deterministic
+    opts = MachineOptions(gm_races="record")
+    results = [int(exe.run(order="random", seed=s, options=opts)["cnt"][0]) for s in range(12)]
     assert len(set(results)) > 1 and min(results) < 12                  # lost updates show up
-    assert results == [int(exe.run(order="random", seed=s)["cnt"][0]) for s in range(12)]   # reproducible
+    assert results == [int(exe.run(order="random", seed=s, options=opts)["cnt"][0]) for s in range(12)]
+    assert any(kind == "race" for kind, _ in exe.reports)
 
 
 # ============================================================================= matmul kernel (builder)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from kernel_helpers import handoff
-from pto_core import pto
+from pto_core import GmRaceWarning, pto
 from pto_core.program import program
 
 
@@ -35,7 +35,8 @@ def test_sync_all_orders_every_core(order, seed):
 
 def test_without_the_barrier_a_later_core_reads_stale_data():
     x = np.arange(32, dtype=np.int32).reshape(4, 8)
-    out = _exchange_kernel(False).run({"x": x})["y"]       # sequential: core 0 reads w[1] before core 1 wrote it
+    with pytest.warns(GmRaceWarning, match=r"read/write\) on region 'w'"):       # and the race checker says so
+        out = _exchange_kernel(False).run({"x": x})["y"]   # sequential: core 0 reads w[1] before core 1 wrote it
     assert not np.array_equal(out, np.roll(x, -1, axis=0))
     assert np.array_equal(out[3], x[0])
 

@@ -1,0 +1,383 @@
+"""Cross-core GM race checker: accesses of one barrier phase by different cores to the same GM bytes.
+
+Cores of a launch share GM and run concurrently on hardware; the only ordering between them
+is an all-core barrier (``pto.sync_all``, TIK ``block_barrier``). The simulator runs them one
+after another (``order="sequential"``) or interleaved at op boundaries (``order="random"``),
+so a kernel whose result depends on their timing silently gets one of the possible results.
+This checker reports such kernels (``MachineOptions.gm_races``; on by default, only on
+machines with more than one core):
+
+* **phases**: the scheduler (pto_core.interpreter) calls `GmRaceTracker.next_phase` whenever
+  it releases the cores from an all-core barrier; accesses of different phases are ordered.
+* **race**: two accesses in one phase, by different cores, to overlapping GM bytes, where
+
+  - one is a plain read and the other a write (plain or atomic): **read/write** -- always;
+  - both are plain writes: **write/write** -- only if the bytes the later one stores differ
+    from the bytes already there (a named choice, "identical writes are no race": several
+    CANN ops store the same padding or the same broadcast values from every core, which
+    gives the same result in any order);
+  - one is an atomic write (``set_atomic_add/max/min`` moves, FIXPIPE ``atomic(...)``) and
+    the other a plain write: **atomic/plain** -- always;
+  - both are atomic writes of *different* ops (add vs max): **atomic/atomic** -- always.
+    Atomic writes of the same op never race with each other: that is what atomics are for.
+    The read half of an atomic read-modify-write is part of the atomic, not a read.
+
+* **footprints** are exact bytes: a strided access (burst rows with gaps, a strided view)
+  covers its rows only when the op names them (`ExecContext.span_tracked` ``runs=``), else
+  its whole ``[lo, hi)`` span. A write whose span covers gaps it does not store is harmless
+  for write/write (unchanged bytes compare equal) but may be reported against another
+  core's read of the gap.
+
+Each race is reported once per (kind, region, pair of source sites), with both cores, the
+region, the byte range (and element range when the region has a dtype), and both ops with
+their ``file:line``; `GmRaceTracker.count` counts every detection.
+
+Cost: nothing on a one-core machine (no tracker). Otherwise, per GM region and phase, one
+unsigned integer per byte and access kind (readers, plain writers, atomic writers; one bit per
+core: ``uint8`` up to 8 cores ... ``uint64`` up to 64; core ``c`` shares the bit of core
+``c % 64`` beyond that), plus each core's byte span
+per kind. An access is checked against the masks only where its bytes meet another core's span,
+and a mask is only built (from the accesses recorded so far) when some access needs it: cores
+that work on disjoint parts of a tensor cost a few Python operations per access and no mask.
+At a phase end the masks are dropped. A per-phase log of accesses (merged when one site
+touches adjacent bytes) names the other access of a race.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from ..errors import GmRace, GmRaceWarning, Provenance
+
+#: Most cores with their own bits; core ``c`` uses bit ``c % MAX_CORE_BITS`` of each mask.
+MAX_CORE_BITS = 64
+
+_READ, _WRITE, _ATOMIC = 0, 1, 2
+_KIND_WORD = {_READ: "reads", _WRITE: "writes"}
+#: the fields an access of each kind is checked against
+_CHECKS = {_READ: (_WRITE, _ATOMIC), _WRITE: (_READ, _ATOMIC, _WRITE), _ATOMIC: (_READ, _WRITE, _ATOMIC)}
+
+
+def _mask_dtype(width: int):
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if width <= np.dtype(dt).itemsize * 8:
+            return dt
+    raise AssertionError(width)
+
+
+def _at(where: Optional[Provenance], op_name: str = "") -> str:
+    """`` at file:line`` plus the high-level call when it is not the op itself."""
+    if where is None:
+        return ""
+    call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
+    return f" at {where.file}:{where.line}{call}"
+
+
+class _Entry:
+    """One access in a phase's log: bytes ``[lo, hi)`` of a region by ``core``."""
+
+    __slots__ = ("lo", "hi", "core", "kind", "atomic", "op", "where", "operand")
+
+    def __init__(self, lo, hi, core, kind, atomic, op, where, operand):
+        self.lo, self.hi, self.core, self.kind, self.atomic = lo, hi, core, kind, atomic
+        self.op, self.where, self.operand = op, where, operand
+
+
+class _Region:
+    """Race state of one GM region in the current phase.
+
+    ``masks[kind]``: one core bit per byte (readers, plain writers, atomic writers), built when an
+    access first needs it (from ``todo[kind]``, the accesses of that kind not yet in it);
+    ``bounds[kind]``: ``{core: [lo, hi]}``, the bytes each core's accesses of that kind span (an
+    access outside every other core's span needs no look at the mask)."""
+
+    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log")
+
+    def __init__(self, buf, name, dtype):
+        self.buf = buf
+        self.name = name
+        self.dtype = dtype
+        self.masks = [None, None, None]
+        self.todo = ([], [], [])        # accesses not yet or-ed into masks[kind]: (core, lo, hi, view)
+        self.bounds = [{}, {}, {}]
+        self.log: list = []             # _Entry per access (adjacent ones of one site merged)
+
+
+class _Pending:
+    """A plain write over bytes other cores wrote this phase: compared once the op has stored."""
+
+    __slots__ = ("region", "data", "conflict", "before", "base", "strides", "core", "op", "where", "operand",
+                 "others")
+
+    def __init__(self, region, data, conflict, before, base, strides, core, op, where, operand, others):
+        self.region, self.data, self.conflict, self.before = region, data, conflict, before
+        self.base, self.strides, self.core, self.op, self.where = base, strides, core, op, where
+        self.operand, self.others = operand, others
+
+
+class GmRaceTracker:
+    """The race state of one machine's GM (shared by all its cores' `ExecContext`\\ s).
+
+    Args:
+        machine: the `Machine`; ``machine.options.gm_races`` says what a race does
+            (``"record"``, ``"warn"``, ``"raise"``).
+
+    Attributes:
+        phase: barrier phases completed in this kernel run.
+        count: races detected (reported or not: reports are deduplicated and capped).
+    """
+
+    def __init__(self, machine):
+        self.machine = machine
+        self.mode = machine.options.gm_races
+        self.width = w = min(len(machine.cores), MAX_CORE_BITS)
+        self._dtype = dt = _mask_dtype(w)
+        self._bit = [dt(1 << (c % w)) for c in range(len(machine.cores))]
+        self._others = [dt(((1 << w) - 1) & ~(1 << (c % w))) for c in range(len(machine.cores))]
+        self._regions: dict = {}       # id(buffer) -> _Region
+        self.pending: list = []
+        self.phase = 0
+        self.count = 0
+        self._seen: set = set()
+
+    # ------------------------------------------------------------------ phases
+    def next_phase(self) -> None:
+        """Every core passed an all-core barrier: later accesses are ordered after all earlier ones."""
+        if self.pending:
+            self.flush()
+        self._regions.clear()           # fresh (lazily zeroed) masks cost less than clearing the old ones
+        self.phase += 1
+
+    def end_kernel(self) -> None:
+        """The kernel ended on every core: compare pending writes, start the next run afresh."""
+        self.next_phase()
+        self.phase = 0
+
+    # ------------------------------------------------------------------ accesses
+    def _region(self, buf) -> _Region:
+        region = next((g for g in self.machine.gm.regions if g.buffer is buf), None)
+        name = region.name if region is not None else buf.label
+        dtype = region.dtype if region is not None else None
+        r = self._regions[id(buf)] = _Region(buf, name, dtype)
+        return r
+
+    def access(self, ctx, buf, lo: int, hi: int, write: bool, operand: str = "",
+               view: Optional[tuple] = None) -> None:
+        """Record core ``ctx``'s access to bytes ``[lo, hi)`` of GM buffer ``buf`` and check it.
+
+        ``view`` = ``(shape, strides)`` (bytes, last axis the bytes of one element or row) narrows
+        the footprint to the bytes of that strided view starting at ``lo`` (it must lie in
+        ``[lo, hi)``)."""
+        if self.pending:
+            self.flush()
+        atomic = ctx.gm_atomic
+        if atomic is not None:
+            if not write:
+                return                          # the read half of an atomic read-modify-write
+            kind = _ATOMIC
+        else:
+            kind = _WRITE if write else _READ
+        if hi <= lo:
+            return
+        if view is not None and sum((n - 1) * s for n, s in zip(*view)) + 1 > hi - lo:
+            view = None                         # runs past the span (a cut tail): take the span
+        r = self._regions.get(id(buf)) or self._region(buf)
+        core = ctx.core.index
+        bounds = r.bounds
+        for f in _CHECKS[kind]:
+            for c, span in bounds[f].items():
+                if c != core and span[0] < hi and lo < span[1]:
+                    if r.todo[f]:
+                        self._materialize(r, f)
+                    m = self._mask(r.masks[f], lo, hi, view)
+                    x = m & self._others[core]
+                    if np.count_nonzero(x):
+                        self._conflict(ctx, r, f, kind, x, lo, hi, view, atomic, operand)
+                    break
+        r.todo[kind].append((core, lo, hi, view))
+        span = bounds[kind].get(core)
+        if span is None:
+            bounds[kind][core] = [lo, hi]
+        else:
+            if lo < span[0]:
+                span[0] = lo
+            if hi > span[1]:
+                span[1] = hi
+        # the log: merge with the last entry of the same core and site when adjacent or overlapping
+        log = r.log
+        where = ctx.where
+        if log:
+            e = log[-1]
+            if (e.core == core and e.where is where and e.kind == kind and e.atomic == atomic
+                    and lo <= e.hi and e.lo <= hi):
+                if lo < e.lo:
+                    e.lo = lo
+                if hi > e.hi:
+                    e.hi = hi
+                return
+        log.append(_Entry(lo, hi, core, kind, atomic, ctx.op_name, where, operand))
+
+    def _materialize(self, r: _Region, kind: int) -> None:
+        """Or the accesses of ``r.todo[kind]`` into ``r.masks[kind]`` (allocated on first use)."""
+        mask = r.masks[kind]
+        if mask is None:
+            mask = r.masks[kind] = np.zeros(r.buf.data.shape[0], self._dtype)
+        bit = self._bit
+        for core, lo, hi, view in r.todo[kind]:
+            m = self._mask(mask, lo, hi, view)
+            np.bitwise_or(m, bit[core], out=m)
+        r.todo[kind].clear()
+
+    @staticmethod
+    def _mask(mask: np.ndarray, lo: int, hi: int, view: Optional[tuple]) -> np.ndarray:
+        if view is None:
+            return mask[lo:hi]
+        shape, strides = view
+        isz = mask.itemsize
+        return np.ndarray(shape, mask.dtype, mask, lo * isz, tuple(s * isz for s in strides))
+
+    # ------------------------------------------------------------------ conflicts (slow path)
+    def _conflict(self, ctx, r, f, kind, x, lo, hi, view, atomic, operand) -> None:
+        """Bytes of this access that other cores accessed with kind ``f`` (their bits: ``x``)."""
+        strides = None if view is None else view[1]
+        if f == _WRITE and kind == _WRITE:
+            # plain write over other cores' plain writes: a race only if it stores different bytes
+            if strides is None:
+                data = r.buf.data[lo:hi]
+            else:
+                data = np.ndarray(x.shape, np.uint8, r.buf.data, lo, strides)
+            soft = x != 0
+            self.pending.append(_Pending(r, data, soft, data[soft].copy(), lo, strides, ctx.core.index, ctx.op_name,
+                                         ctx.where, operand, x))
+            return
+        if f == _ATOMIC and kind == _ATOMIC:
+            # atomic over other cores' atomics: a race only if they are atomics of another op
+            self._atomic_mix(ctx, r, x != 0, lo, strides, atomic, operand)
+            return
+        offs, vals = self._nonzero(x, lo, strides)
+        obit = int(vals[0]).bit_length() - 1
+        entry = self._find(r, int(offs[0]), f, obit)
+        label = "atomic/plain" if _ATOMIC in (kind, f) else "read/write"
+        self._report(ctx, r, entry, int(offs[0]), _run_end(offs), label, kind, atomic, operand, other=(obit, f))
+
+    def _atomic_mix(self, ctx, r, soft, lo, strides, atomic, operand) -> None:
+        core = ctx.core.index
+        offs, _ = self._nonzero(soft, lo, strides)
+        for e in reversed(r.log):
+            if e.kind == _ATOMIC and e.atomic != atomic and e.core % self.width != core % self.width:
+                hit = offs[(offs >= e.lo) & (offs < e.hi)]
+                if hit.size:
+                    self._report(ctx, r, e, int(hit[0]), _run_end(hit), "atomic/atomic", _ATOMIC, atomic, operand)
+                    return
+
+    @staticmethod
+    def _nonzero(bits: np.ndarray, lo: int, strides) -> tuple:
+        """``(offsets, values)`` of the non-zero entries of ``bits`` (a view shaped like an access's mask
+        view), sorted by byte offset in the region."""
+        if strides is None:
+            idx = np.flatnonzero(bits)
+            return lo + idx, bits[idx]
+        idx = np.nonzero(bits)
+        offs = np.full(idx[0].shape, lo, dtype=np.int64)
+        for i, s in zip(idx, strides):
+            offs += i * s
+        order = np.argsort(offs, kind="stable")
+        return offs[order], bits[idx][order]
+
+    def _find(self, r, off: int, kind: int, bit: int) -> Optional[_Entry]:
+        for e in reversed(r.log):
+            if e.kind == kind and e.core % self.width == bit and e.lo <= off < e.hi:
+                return e
+        return None
+
+    def flush(self) -> None:
+        """Compare the pending plain writes with what the other cores had stored there."""
+        pending, self.pending = self.pending, []
+        for p in pending:
+            after = p.data[p.conflict]
+            diff = after != p.before
+            if not diff.any():
+                continue
+            sel = np.zeros(p.conflict.shape, dtype=p.others.dtype)
+            sel[p.conflict] = p.others[p.conflict] * diff
+            offs, vals = self._nonzero(sel, p.base, p.strides)
+            first = int(offs[0])
+            obit = int(vals[0]).bit_length() - 1
+            entry = self._find(p.region, first, _WRITE, obit)
+            # the range reported: the run of overlapping bytes around the first one that differs
+            both, _ = self._nonzero(p.others, p.base, p.strides)
+            i = int(np.searchsorted(both, first))
+            j = i
+            while j > 0 and both[j - 1] == both[j] - 1:
+                j -= 1
+            self._report(p, p.region, entry, int(both[j]), _run_end(both[j:]), "write/write", _WRITE, None,
+                         p.operand, other=(obit, _WRITE))
+
+    # ------------------------------------------------------------------ reporting
+    def _report(self, cur, r, entry, first, end, label, kind, atomic, operand, other=None) -> None:
+        self.count += 1
+        if isinstance(cur, _Pending):
+            core, op, where = cur.core, cur.op, cur.where
+        else:
+            core, op, where = cur.core.index, cur.op_name, cur.where
+        if entry is not None:
+            ocore, okind, oatomic, oop, owhere = entry.core, entry.kind, entry.atomic, entry.op, entry.where
+        else:
+            ocore, okind = other if other is not None else (None, _WRITE)
+            oatomic, oop, owhere = None, "", None
+        key = (label, r.name, op, id(where), oop, id(owhere))
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        mode = self.mode
+        if mode != "raise" and len(self.machine.reports) >= self.machine.options.max_reports:
+            return
+        span = f"bytes [{first}, {end})"
+        if r.dtype is not None and r.dtype.bits >= 8:
+            size = r.dtype.bits // 8
+            e0, e1 = first // size, (end - 1) // size
+            span += f" ({r.dtype.name} element{'s' if e1 > e0 else ''} {e0}" + (f"..{e1}" if e1 > e0 else "") + ")"
+
+        def verb(k, a):
+            return f"atomic-{a}s" if k == _ATOMIC else _KIND_WORD[k]
+
+        def past(k, a):
+            return f"atomic-{a}ed" if k == _ATOMIC else {_READ: "read", _WRITE: "wrote"}[k]
+
+        them = (f"core {ocore}'s {oop or 'op'}{_at(owhere, oop)} {past(okind, oatomic)}"
+                if ocore is not None else "another core wrote")
+        diff = ", with different values," if label == "write/write" else ""
+        msg = (f"GM race ({label}) on region {r.name!r} {span} in barrier phase {self.phase}: core {core} "
+               f"{verb(kind, atomic)}{diff} bytes that {them}, with no pto.sync_all (TIK block_barrier) between "
+               f"them; on hardware the result depends on which core comes first.")
+        hint = ("order the cores with pto.sync_all / block_barrier, give each core its own bytes (e.g. "
+                "data_move_pad or a shorter last burst instead of a 32-byte-rounded store), or combine "
+                "with one atomic op")
+        err = GmRace(msg, op=op or None, operand=operand or None, value=f"[{first}, {end})", where=where,
+                     hint=hint)
+        err.kind = label
+        err.region = r.name
+        err.byte_range = (first, end)
+        err.cores = (ocore, core)
+        err.first = (oop, owhere)
+        err.second = (op, where)
+        if mode == "raise":
+            raise err
+        text = str(err)
+        self.machine.report("race", text)
+        if mode == "warn":
+            warnings.warn(text, GmRaceWarning, stacklevel=4)
+
+
+def _run_end(offs: np.ndarray) -> int:
+    """End of the run of consecutive byte offsets that starts at ``offs[0]``."""
+    if offs.size == 1:
+        return int(offs[0]) + 1
+    gaps = np.flatnonzero(np.diff(offs) != 1)
+    n = int(gaps[0]) + 1 if gaps.size else offs.size
+    return int(offs[0]) + n
+
+
+__all__ = ["GmRaceTracker", "MAX_CORE_BITS"]

@@ -1,0 +1,65 @@
+"""The cross-core GM race checker seen from TIK: a 32-byte-rounded store of one core spills into
+the row another core owns (the pattern of CANN's cummin on Ascend910, which has no data_move_pad)."""
+import warnings
+
+import pytest
+
+from pto_core import GmRaceWarning
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, run
+
+
+def _row_fill_kernel(m: int, barrier_first: bool = False):
+    """2 cores; core c fills row c of y (2 x m f16) with c + 1 by one data_move of ceil(2m / 32) blocks.
+    With ``barrier_first`` core 1 stores before a block_barrier and core 0 after it."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    y = ti.Tensor("float16", (2, m), name="y", scope=tik.scope_gm)
+    sync = ti.Tensor("int32", (16,), name="sync", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)
+    blocks = (m * 2 + 31) // 32
+    with ti.for_range(0, 2, block_num=2) as core:
+        ub = ti.Tensor("float16", (blocks * 16,), name="ub", scope=tik.scope_ubuf)
+        val = ti.Scalar("float16", init_value=0)
+        val.set_as(core + 1)
+        ti.vec_dup(blocks * 16, ub, val, 1, 8)          # (m <= 64: one repeat)
+        if barrier_first:
+            with ti.if_scope(core == 0):
+                ti.block_barrier(sync)
+                ti.data_move(y[core, 0], ub, 0, 1, blocks, 0, 0)
+            with ti.else_scope():
+                ti.data_move(y[core, 0], ub, 0, 1, blocks, 0, 0)
+                ti.block_barrier(sync)
+        else:
+            ti.data_move(y[core, 0], ub, 0, 1, blocks, 0, 0)
+    return build(ti, "row_fill", [], [y])
+
+
+def test_rounded_store_spilling_into_another_cores_row_is_reported():
+    ti = _row_fill_kernel(20)                   # 40-byte rows, 64-byte stores: core 0 spills 12 values
+    with pytest.warns(GmRaceWarning) as rec:
+        (y,) = run(ti)
+    races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
+    assert len(races) == 1 and len(rec) == 1
+    msg = races[0]
+    assert "GM race (write/write) on region 'y' bytes [40, 64) (f16 elements 20..31)" in msg
+    assert msg.count("test_gm_races.py:") >= 2 and "tik.data_move" in msg
+    assert (y[1, :12] == 2).all()               # sequential order: core 1 stored last -- one possible result
+
+
+def test_aligned_rows_are_no_race():
+    ti = _row_fill_kernel(32)                   # 64-byte rows: each store stays in its row
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GmRaceWarning)
+        (y,) = run(ti)
+    assert not [k for k, _ in ti.tikdb.reports if k == "race"]
+    assert (y[0] == 1).all() and (y[1] == 2).all()
+
+
+def test_block_barrier_orders_the_spill():
+    ti = _row_fill_kernel(20, barrier_first=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GmRaceWarning)
+        (y,) = run(ti)
+    assert (y[1, :12] == 1).all() and (y[1, 12:] == 2).all()     # core 0's spill lands after the barrier

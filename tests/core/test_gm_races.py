@@ -1,0 +1,252 @@
+"""The cross-core GM race checker (pto_core.checks.races, MachineOptions.gm_races): a racy and a
+race-free kernel for every kind of race, under both schedulers."""
+import warnings
+
+import numpy as np
+import pytest
+
+from kernel_helpers import handoff
+from pto_core import GmRace, GmRaceWarning, Machine, MachineOptions, pto
+from pto_core.program import program
+
+ORDERS = [("sequential", 0), ("random", 1), ("random", 5)]
+RECORD = MachineOptions(gm_races="record")
+
+
+def _races(prog, inputs=None, *, order="sequential", seed=0, cores=None):
+    """Run with race reports recorded; return (outputs, race messages)."""
+    exe = prog.compile()
+    out = exe.run(inputs or {}, order=order, seed=seed, options=RECORD, cores=cores)
+    return out, [msg for kind, msg in exe.reports if kind == "race"]
+
+
+def _load_store(k, src, dst, nbytes, *, dst_stride=None, count=1, atomic=None):
+    """GM src -> UB -> GM dst (``count`` bursts of ``nbytes``, ``dst_stride`` bytes apart in GM)."""
+    ub = k.ptr("ub", src.dtype, 0)
+    pto.mte_gm_ub(src, ub, 0, nbytes * count, nburst=(1, nbytes * count, nbytes * count))
+    handoff("MTE2", "MTE3")
+    if atomic is not None:
+        getattr(pto, f"set_atomic_{atomic[0]}")()
+        getattr(pto, f"set_atomic_{atomic[1]}")()
+    pto.mte_ub_gm(ub, dst, nbytes, nburst=(count, nbytes, dst_stride or nbytes))
+    if atomic is not None:
+        pto.set_atomic_none()
+    handoff("MTE3", "MTE2")
+
+
+# ----------------------------------------------------------------------------- write/write
+
+def _spill_kernel(spill: bool, barrier: bool = False, same_data: bool = False):
+    """Core c stores 8 s32 at y[c]; with ``spill`` core 0 stores 16 (x[0], its row and core 1's). Core 1
+    stores x[1, :8], or with ``same_data`` x[0, 8:], the values core 0 spills. With ``barrier`` core 0
+    stores after a ``sync_all``, core 1 before it."""
+    with program("spill", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (2, 16))
+        y = k.gm_arg("y", "s32", (2, 8), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            with k.if_(c == 0):
+                if barrier:
+                    pto.sync_all()
+                _load_store(k, x, y, 64 if spill else 32)
+            with k.else_():
+                _load_store(k, x + 8 if same_data else x + 16, y + 8, 32)
+                if barrier:
+                    pto.sync_all()
+    return k.program
+
+
+X = np.arange(32, dtype=np.int32).reshape(2, 16)
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_write_write_with_different_bytes_is_a_race(order, seed):
+    out, races = _races(_spill_kernel(spill=True), {"x": X}, order=order, seed=seed)
+    assert len(races) == 1
+    msg = races[0]
+    assert "GM race (write/write) on region 'y' bytes [32, 64) (s32 elements 8..15)" in msg
+    assert "with different values" in msg and "test_gm_races.py:" in msg
+    assert ("core 1 writes" in msg and "core 0's" in msg) or ("core 0 writes" in msg and "core 1's" in msg)
+    assert msg.count("test_gm_races.py:") >= 2          # both sites
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_write_write_of_disjoint_rows_is_no_race(order, seed):
+    out, races = _races(_spill_kernel(spill=False), {"x": X}, order=order, seed=seed)
+    assert races == []
+    assert out["y"].tolist() == [list(range(8)), list(range(16, 24))]
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_write_write_of_identical_bytes_is_no_race(order, seed):
+    """Core 0 spills x[0, 8:16] into row 1; core 1 stores the same values there (redundant padding)."""
+    out, races = _races(_spill_kernel(spill=True, same_data=True), {"x": X}, order=order, seed=seed)
+    assert races == []
+    assert out["y"].reshape(-1).tolist() == list(range(16))
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_writes_separated_by_sync_all_are_no_race(order, seed):
+    out, races = _races(_spill_kernel(spill=True, barrier=True), {"x": X}, order=order, seed=seed)
+    assert races == []
+    assert out["y"][1].tolist() == list(range(8, 16))     # core 0's spill comes after the barrier
+
+
+# ----------------------------------------------------------------------------- read/write
+
+def _exchange_kernel(barrier: bool):
+    """Core c writes w[c], then reads w[1 - c] (the other core's row) into y[c]."""
+    with program("exchange", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (2, 8))
+        w = k.gm_arg("w", "s32", (2, 8), io="workspace")
+        y = k.gm_arg("y", "s32", (2, 8), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            _load_store(k, x + c * 8, w + c * 8, 32)
+            if barrier:
+                pto.sync_all()
+            _load_store(k, w + (1 - c) * 8, y + c * 8, 32)
+    return k.program
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_read_of_another_cores_write_is_a_race(order, seed):
+    out, races = _races(_exchange_kernel(False), {"x": X[:, :8].copy()}, order=order, seed=seed)
+    assert races and all("GM race (read/write) on region 'w'" in m for m in races)
+    assert any("reads bytes that core" in m and "wrote" in m for m in races) or \
+        any("writes bytes that core" in m and "read" in m for m in races)
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_read_after_sync_all_is_no_race(order, seed):
+    x = X[:, :8].copy()
+    out, races = _races(_exchange_kernel(True), {"x": x}, order=order, seed=seed)
+    assert races == []
+    assert out["y"].tolist() == [x[1].tolist(), x[0].tolist()]
+
+
+def test_reads_by_every_core_are_no_race():
+    with program("bcast", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (8,))
+        y = k.gm_arg("y", "s32", (4, 8), io="out")
+        with k.for_(0, 4, block_num=4, dtype="s32") as c:
+            _load_store(k, x, y + c * 8, 32)
+    out, races = _races(k.program, {"x": np.arange(8, dtype=np.int32)})
+    assert races == [] and (out["y"] == np.arange(8)).all()
+
+
+# ----------------------------------------------------------------------------- atomics
+
+def _atomic_kernel(ops: tuple, cores: int = 4):
+    """Core c atomically combines x[c] into y with ops[c % len(ops)] (None: a plain store)."""
+    with program("atomics", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (cores, 8))
+        y = k.gm_arg("y", "f32", (8,), io="out", fill="zero")
+        with k.for_(0, cores, block_num=cores, dtype="s32") as c:
+            for i, op in enumerate(ops):
+                with k.if_(c % len(ops) == i):
+                    _load_store(k, x + c * 8, y, 32, atomic=None if op is None else ("f32", op))
+    return k.program
+
+
+XF = np.arange(32, dtype=np.float32).reshape(4, 8)
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_atomic_adds_of_every_core_are_no_race(order, seed):
+    out, races = _races(_atomic_kernel(("add",)), {"x": XF}, order=order, seed=seed)
+    assert races == []
+    assert out["y"].tolist() == XF.sum(axis=0).tolist()
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_atomic_max_min_of_every_core_are_no_race(op):
+    out, races = _races(_atomic_kernel((op,)), {"x": XF}, order="random", seed=2)
+    assert races == []
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_atomic_and_plain_write_race(order, seed):
+    out, races = _races(_atomic_kernel(("add", None)), {"x": XF}, order=order, seed=seed)
+    assert any("GM race (atomic/plain) on region 'y'" in m and "atomic-add" in m for m in races)
+    # cores 1 and 3 both store plainly: a write/write race between them too
+
+
+@pytest.mark.parametrize("order,seed", ORDERS)
+def test_atomic_add_and_atomic_max_race(order, seed):
+    out, races = _races(_atomic_kernel(("add", "max")), {"x": XF}, order=order, seed=seed)
+    assert races and all("GM race (atomic/atomic) on region 'y'" in m for m in races)
+    assert any("atomic-adds" in m or "atomic-maxs" in m for m in races)
+
+
+def test_atomic_and_plain_read_race():
+    """Core 0 atomically adds into y while core 1 reads y: core 1 may see either value."""
+    with program("atomic_read", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (8,))
+        y = k.gm_arg("y", "f32", (8,), io="inout")
+        z = k.gm_arg("z", "f32", (8,), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            with k.if_(c == 0):
+                _load_store(k, x, y, 32, atomic=("f32", "add"))
+            with k.else_():
+                _load_store(k, y, z, 32)
+    out, races = _races(k.program, {"x": np.ones(8, np.float32), "y": np.zeros(8, np.float32)})
+    assert len(races) == 1 and "GM race (atomic/plain) on region 'y'" in races[0]
+    assert "core 1 reads bytes that core 0's" in races[0] and "atomic-added" in races[0]
+
+
+# ----------------------------------------------------------------------------- footprints, options
+
+def test_interleaved_strided_rows_of_two_cores_are_no_race():
+    """Core c stores rows c, c + 2, c + 4, c + 6 of y in one strided burst: the spans overlap, the rows do not."""
+    with program("strided", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (8, 8))
+        y = k.gm_arg("y", "s32", (8, 8), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            _load_store(k, x + c * 32, y + c * 8, 32, dst_stride=64, count=4)
+    x = np.arange(64, dtype=np.int32).reshape(8, 8)
+    for order, seed in ORDERS:
+        out, races = _races(k.program, {"x": x}, order=order, seed=seed)
+        assert races == []
+        assert out["y"][0::2].tolist() == x[:4].tolist() and out["y"][1::2].tolist() == x[4:].tolist()
+
+
+def test_raise_mode_raises_gm_race_with_both_sites():
+    exe = _spill_kernel(spill=True).compile()
+    with pytest.raises(GmRace) as info:
+        exe.run({"x": X}, options=MachineOptions(gm_races="raise"))
+    e = info.value
+    assert e.kind == "write/write" and e.region == "y" and e.byte_range == (32, 64)
+    assert set(e.cores) == {0, 1}
+    assert e.first[1] is not None and e.second[1] is not None
+
+
+def test_default_mode_warns_once_per_race_and_records_it():
+    exe = _spill_kernel(spill=True).compile()
+    with pytest.warns(GmRaceWarning, match=r"write/write\) on region 'y'") as rec:
+        exe.run({"x": X})
+    assert len([w for w in rec if issubclass(w.category, GmRaceWarning)]) == 1
+    assert [k for k, _ in exe.reports] == ["race"]
+    assert exe.machine.gm_races.count == 1
+
+
+def test_off_and_single_core_machines_have_no_checker():
+    exe = _spill_kernel(spill=True).compile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GmRaceWarning)
+        exe.run({"x": X}, options=MachineOptions(gm_races="off"))
+    assert exe.machine.gm_races is None and exe.reports == []
+    m = Machine("A2A3")
+    assert m.gm_races is None and m.context(0).races is None
+    with pytest.raises(Exception, match="gm_races='loud' is not one of"):
+        MachineOptions(gm_races="loud")
+
+
+def test_reports_are_deduplicated_per_site_pair():
+    """Four cores each spill into the next core's row: one report for the one pair of sites."""
+    with program("spill4", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (4, 16))
+        y = k.gm_arg("y", "s32", (5, 8), io="out")
+        with k.for_(0, 4, block_num=4, dtype="s32") as c:
+            _load_store(k, x + c * 16, y + c * 8, 64)
+    exe = k.program.compile()
+    exe.run({"x": np.arange(64, dtype=np.int32).reshape(4, 16)}, options=RECORD)
+    assert len(exe.reports) == 1 and exe.machine.gm_races.count == 3
