@@ -20,6 +20,8 @@ L0C element type (512 B for 16-bit, 1 KiB for 32-bit; TIK block mode ``'v'``: on
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pto_core import program as P
 from pto_core.errors import IllegalOperand, UnsupportedOp
 from pto_core.ops import legacy_cube
@@ -307,12 +309,15 @@ class CubeMoveAPI(CubeBase):
         """The checked img2col window arguments shared by load3dv1 and col2img (tik_api.md §7.5, §7.7):
         ``(pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, raster, first_raster_index)``.
 
-        The fetch position and the window origin may be TIK values (CANN TIK accepts int, Scalar or
-        Expr for them): they come back as IR expressions, checked when the instruction runs, and
-        the raster index is then None (`_img2col_raster_index` builds it)."""
+        The fetch position, the window origin and (load3dv1) the map size ``l1_h`` / ``l1_w`` may be TIK
+        values (CANN TIK accepts int, Scalar or Expr for them: they go to registers and FMATRIX when the
+        instruction runs; CANN's max_pool_with_argmax_v2 ResNet-50 branch passes Scalar sizes): they come
+        back as IR expressions, checked when the instruction runs (``pto.img2col`` validates the map), and
+        the raster index is then None (`_img2col_runtime_checks` builds it)."""
         pads = self._cube_int_list(pad, "pad", 4, 0, 255)
-        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
-        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        runtime_map = api != "tik.col2img"
+        h = self._int_arg(l1_h, "l1_h", 1, 32767) if runtime_map else self._cube_imm(l1_h, "l1_h", 1, 32767)
+        w = self._int_arg(l1_w, "l1_w", 1, 32767) if runtime_map else self._cube_imm(l1_w, "l1_w", 1, 32767)
         fw = self._int_arg(fetch_filter_w, "fetch_filter_w", 0, 254)
         fh = self._int_arg(fetch_filter_h, "fetch_filter_h", 0, 254)
         lw = self._int_arg(left_top_w, "left_top_w", -255, 32767)
@@ -324,9 +329,12 @@ class CubeMoveAPI(CubeBase):
         if (isinstance(fw, int) and fw >= kw) or (isinstance(fh, int) and fh >= kh):
             raise self._error(f"fetch position ({_show(fh)}, {_show(fw)}) is outside the {kh} x {kw} filter",
                               operand="fetch_filter_w", value=(_show(fh), _show(fw)), limit=f"< ({kh}, {kw})")
-        rs = legacy_cube.Raster(api, h, w, (sh, sw), (kh, kw), (dh, dw), pads)
+        if isinstance(h, int) and isinstance(w, int):
+            rs = legacy_cube.Raster(api, h, w, (sh, sw), (kh, kw), (dh, dw), pads)
+        else:
+            rs = _runtime_raster(h, w, (sh, sw), (kh, kw), (dh, dw), pads)
         m0 = None
-        if isinstance(lh, int) and isinstance(lw, int):
+        if isinstance(lh, int) and isinstance(lw, int) and isinstance(rs.wo, int):
             try:
                 m0 = rs.raster_index(api, lh, lw)
             except IllegalOperand as e:
@@ -338,20 +346,27 @@ class CubeMoveAPI(CubeBase):
         raster index of the window origin as an expression (the rules `Raster.raster_index` applies
         to immediates: origins are ``(ho*stride_h - pad_top, wo*stride_w - pad_left)``, wo < Wo)."""
         def check(value, lo, hi, what):
+            if isinstance(value, int) and isinstance(hi, int):      # an immediate origin on a static raster part
+                if not lo <= value <= hi:
+                    raise self._error(f"{what} = {value} is outside [{lo}, {hi}]", operand="left_top_w",
+                                      value=(lh, lw), limit=f"[{lo}, {hi}]")
+                return
             self._emit("assert_in_range", P.cast(value, P.I64), lo, hi, what=f"{what} of {api}")
+
+        runtime_wo = not isinstance(rs.wo, int)        # l1_w is a TIK value: nothing was checked at trace time
 
         for name, v, k in (("fetch_filter_w", fw, rs.kw), ("fetch_filter_h", fh, rs.kh)):
             if not isinstance(v, int):
                 check(v, 0, k - 1, f"{name} (a position in the {rs.kh} x {rs.kw} filter)")
         oh, ow = iadd(lh, rs.pt), iadd(lw, rs.pl)
-        if not isinstance(lh, int):
+        if not isinstance(lh, int) or runtime_wo:
             check(oh, 0, 32767 + 255, f"left_top_h + pad_top ({rs.pt}) (window rows start inside the padded map)")
             if rs.sh > 1:
                 check(irem(oh, rs.sh), 0, 0,
                       f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - {rs.pt})")
-        if not isinstance(lw, int):
-            check(ow, 0, (rs.wo - 1) * rs.sw,
-                  f"left_top_w + pad_left ({rs.pl}) (the origin of an output column wo < Wo = {rs.wo})")
+        if not isinstance(lw, int) or runtime_wo:
+            check(ow, 0, imul(iadd(rs.wo, -1), rs.sw),
+                  f"left_top_w + pad_left ({rs.pl}) (the origin of an output column wo < Wo = {_show(rs.wo)})")
             if rs.sw > 1:
                 check(irem(ow, rs.sw), 0, 0,
                       f"(left_top_w + pad_left) mod stride_w ({rs.sw}) (window origins are wo*{rs.sw} - {rs.pl})")
@@ -430,8 +445,8 @@ class CubeMoveAPI(CubeBase):
         self._require_support("tik.load3dv2", d.tensor.dtype)
         self._cube_same_dtype(s, d)
         pads = self._cube_int_list(pad_list, "pad_list", 4, 0, 255)
-        h = self._cube_imm(l1_h, "l1_h", 1, 32767)
-        w = self._cube_imm(l1_w, "l1_w", 1, 32767)
+        h = self._int_arg(l1_h, "l1_h", 1, 32767)      # TIK values: pto.img2col validates the map when it runs
+        w = self._int_arg(l1_w, "l1_w", 1, 32767)
         ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
         # the block's extents and start points may be TIK values (checked by pto.img2col when it runs)
         ke = self._int_arg(k_extension, "k_extension", 1, U16)
@@ -533,6 +548,32 @@ class CubeMoveAPI(CubeBase):
         d.check_extent(de, f"the {h} x {w} x 16 map")
         self._emit("col2img", s.ptr, d.ptr, h, w, fw, fh, lw, lh, rep, stride=(sh, sw), filter=(kh, kw),
                    dilation=(dh, dw), pad=pads, footprint=[s.read(se), d.read(de), d.write(de)])
+
+
+class _RuntimeRaster(NamedTuple):
+    """The window walk over a map whose height or width is a TIK value: the fields `Raster` has, with
+    ``h``, ``w`` and the output width ``wo`` as IR expressions (``pto.img2col`` builds and checks the
+    real `Raster` when it runs)."""
+
+    h: object
+    w: object
+    sh: int
+    sw: int
+    kh: int
+    kw: int
+    dh: int
+    dw: int
+    pl: int
+    pr: int
+    pt: int
+    pb: int
+    wo: object
+
+
+def _runtime_raster(h, w, stride, filt, dil, pads) -> _RuntimeRaster:
+    (sh, sw), (kh, kw), (dh, dw), (pl, pr, pt, pb) = stride, filt, dil, pads
+    wo = iadd(idiv(iadd(w, pl + pr - dw * (kw - 1) - 1), sw), 1)     # Raster.wo
+    return _RuntimeRaster(h, w, sh, sw, kh, kw, dh, dw, pl, pr, pt, pb, wo)
 
 
 def _add(a, b):

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from pto_core import program as P
-from pto_core.errors import UnsupportedOp
+from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.ops.sync import barrier_pipe
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
@@ -385,6 +386,26 @@ class DataAPI(TikBase):
         self._sync.settle()
         self._record_sync("sync_all")
         self._sync.clear()
+
+    @tik_api("pipe_barrier")
+    def pipe_barrier(self, pipe):
+        """An explicit in-core barrier (``PIPE_V``, ``PIPE_MTE2``, ``PIPE_MTE3``, ``PIPE_M``, ``PIPE_MTE1``,
+        ``PIPE_FIX``, ``PIPE_ALL``; IndexSDK's distance ops issue ``pipe_barrier("PIPE_MTE3")`` before the
+        flag write): later ops of that pipe start after its earlier ops complete. Lowered to
+        ``pto.pipe_barrier``; ``PIPE_ALL`` also tells auto-sync that nothing is pending. Auto-sync
+        still pairs the cross-pipe dependences (TIK inserts them as well)."""
+        if not isinstance(pipe, str):
+            raise self._error(f"pipe must be a pipe name such as 'PIPE_V', got {pipe!r}", operand="pipe",
+                              value=repr(pipe), limit="PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, "
+                                                      "PIPE_ALL")
+        try:
+            canon = barrier_pipe(pipe)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand="pipe", value=pipe, limit=e.limit, hint=e.hint) from None
+        if canon == "ALL":
+            self._sync.barrier_all()
+        else:
+            self._record_sync("pipe_barrier", canon)
 
 
 __all__ = ["DataAPI", "DATA_MOVE_PATHS", "MovePath", "register_move_path"]

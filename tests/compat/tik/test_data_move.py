@@ -1,6 +1,6 @@
 """data_move for every scope pair with TIK's units (32-byte blocks, gaps), the argument
 forms seen in real kernels, every error path; tensor_mov (plain), data_move_pad,
-set_atomic_add, block_barrier."""
+set_atomic_add, block_barrier, pipe_barrier."""
 import functools
 
 import numpy as np
@@ -348,6 +348,30 @@ def test_block_barrier_orders_the_cores():
     with raises_tik(IllegalOperand, match="must be in GM"):
         ti2 = tik.Tik()
         ti2.block_barrier(ti2.Tensor("int64", (8,), name="s", scope=tik.scope_ubuf))
+
+
+def test_pipe_barrier_records_the_barrier_and_keeps_the_data():
+    """IndexSDK's distance ops write their flag after ``pipe_barrier("PIPE_MTE3")``."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.pipe_barrier("PIPE_MTE2")
+    ti.vadds(16, ub, ub, 1.0, 1, 1, 1, 8, 8)
+    ti.pipe_barrier("PIPE_V")
+    ti.pipe_barrier("PIPE_ALL")
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.pipe_barrier("PIPE_MTE3")
+    build(ti, "barriers", [x], [y])
+    text = ti.program.to_asm()
+    for pipe in ("MTE2", "V", "ALL", "MTE3"):
+        assert f'pto.pipe_barrier "PIPE_{pipe}"' in text
+    xs = np.arange(16, dtype=np.float16)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs + 1)
+    for bad, match in (("PIPE_S", r"pipe_barrier\(PIPE_S\) is illegal"), ("PIPE_X", "pipe"), (2, "pipe name")):
+        with raises_tik(IllegalOperand, match=match):
+            tik.Tik().pipe_barrier(bad)
 
 
 def test_gm_reads_may_end_inside_the_last_32_byte_block():

@@ -375,7 +375,8 @@ def test_col2img_scatter_adds_each_tap():
         ti.col2img(a, a, pad, h, w, 0, 0, -1, -1, 1, 1, kw, kh, 1, 1, 1)
 
 
-def _dynamic_window_kernel(stride, pad, *, fetch_w_extra=0, bad_row_origin=False, rep_value=None):
+def _dynamic_window_kernel(stride, pad, *, fetch_w_extra=0, bad_row_origin=False, rep_value=None,
+                           scalar_map=False, left_w=None):
     """im2col into UB with every window argument a TIK value: c1 and the filter tap from loops (``k % 3``,
     ``k // 3``), one output row per ``for_range`` step (``left_top_h = r*stride - pad_top``), and
     ``repeat_time`` from a Scalar. Output ``[C1, 9, Ho, 16 x 16]`` (row r's first 16 pixels per tap)."""
@@ -391,22 +392,28 @@ def _dynamic_window_kernel(stride, pad, *, fetch_w_extra=0, bad_row_origin=False
     out = ti.Tensor("float16", (c1n, 9, ho, 256), name="out", scope=tik.scope_gm)
     rep = ti.Scalar("int32", name="rep", init_value=1 if rep_value is None else rep_value)
     ti.data_move(fm, g, 0, 1, c1n * h * w, 0, 0)
+    l1_h, l1_w = h, w
+    if scalar_map:             # CANN's max_pool_with_argmax_v2 (ResNet-50 branch) passes uint64 Scalar sizes
+        l1_h = ti.Scalar("uint64", name="l1_h", init_value=h)
+        l1_w = ti.Scalar("uint64", name="l1_w", init_value=w)
     with ti.for_range(0, c1n) as c1:
         with ti.for_range(0, 9) as k:
             with ti.for_range(0, ho) as r:
                 lh = r * sh - pt + (1 if bad_row_origin else 0)
-                ti.load3dv1(col[c1, k, r, 0], fm, pad, h, w, c1, k % 3 + fetch_w_extra, k // 3, -pl, lh,
-                            sw, sh, 3, 3, 1, 1, 1, 0, rep)
+                ti.load3dv1(col[c1, k, r, 0], fm, pad, l1_h, l1_w, c1, k % 3 + fetch_w_extra, k // 3,
+                            -pl if left_w is None else left_w, lh, sw, sh, 3, 3, 1, 1, 1, 0, rep)
     ti.data_move(out, col, 0, 1, c1n * 9 * ho * 16, 0, 0)
     ti.BuildCCE("l3d_dyn", [g], [out])
     return ti, ho
 
 
+@pytest.mark.parametrize("scalar_map", [False, True])
 @pytest.mark.parametrize("stride,pad", [((1, 1), (1, 1, 1, 1)), ((2, 2), (1, 0, 1, 0)), ((2, 1), (0, 1, 1, 1))])
-def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(stride, pad):
+def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(stride, pad, scalar_map):
     """CANN TIK accepts int, Scalar or Expr for these (MindSpore's img2col_impl.py passes loop
-    expressions); the values are checked when the instruction runs."""
-    ti, ho = _dynamic_window_kernel(stride, pad)
+    expressions; CANN's max_pool_with_argmax_v2 passes Scalar l1_h / l1_w); the values are checked
+    when the instruction runs."""
+    ti, ho = _dynamic_window_kernel(stride, pad, scalar_map=scalar_map)
     x4 = np.random.default_rng(9).integers(-8, 9, (2, 6, 7, 16)).astype(np.float16)
     out, = run(ti, {"g": x4})
     X, ho_ref, wo = im2col_ref(x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64), 3, 3,
@@ -427,6 +434,10 @@ def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(strid
     ({"bad_row_origin": True}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h \(2\) .* = 1 is outside"),
     ({"rep_value": 300}, IllegalOperand, r"repeat_time of tik.load3dv1 = 300 is outside \[1, 255\]"),
     ({"rep_value": 200}, OutOfBounds, r"tensor overflow"),
+    ({"scalar_map": True, "left_w": 5}, IllegalOperand, r"left_top_w \+ pad_left \(1\) \(the origin of an output "
+                                                         r"column wo < Wo = a run-time value\) of tik.load3dv1 = 6 "
+                                                         r"is outside \[0, 4\]"),
+    ({"scalar_map": True, "bad_row_origin": True}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h"),
 ])
 def test_load3dv1_tik_value_arguments_are_checked_when_they_run(change, cls, match):
     ti, _ = _dynamic_window_kernel((2, 2), (1, 0, 1, 0), **change)
@@ -478,9 +489,10 @@ def test_load3dv2_takes_tik_values_for_block_starts_and_extents():
     out = ti.Tensor("float16", (3, 6, 16 * 48), name="out", scope=tik.scope_gm)
     kext = ti.Scalar("int32", name="kext", init_value=48)
     ti.data_move(fm, g, 0, 1, 2 * 6 * 7, 0, 0)
+    l1_h = ti.Scalar("int32", name="l1_h", init_value=6)        # the map size may be a TIK value too
     with ti.for_range(0, 3) as mi:                     # 48 of the 42 raster pixels (the last block runs past)
         with ti.for_range(0, 6) as ki:                 # K = 2 * 9 * 16 = 288 = 6 blocks of 48
-            ti.load3dv2(blk[mi, ki, 0], fm, pad, 6, 7, 32, kext, 16, ki * 48, mi * 16, 1, 1, 3, 3, 1, 1)
+            ti.load3dv2(blk[mi, ki, 0], fm, pad, l1_h, 7, 32, kext, 16, ki * 48, mi * 16, 1, 1, 3, 3, 1, 1)
     ti.data_move(out, blk, 0, 1, 3 * 6 * 48, 0, 0)
     ti.BuildCCE("l3dv2_dyn", [g], [out])
     x4 = np.random.default_rng(11).integers(-8, 9, (2, 6, 7, 16)).astype(np.float16)
