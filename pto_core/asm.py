@@ -831,7 +831,8 @@ class _Printer:
                     attrs.append(f"pto.fill = {_q(a.fill)}")
                 if a.init is not None:
                     attrs.append("pto.init = [" + ", ".join(_init_text(x, a.dtype) for x in a.init) + "]")
-                attrs.append("pto.shape = [" + ", ".join(str(d) for d in a.shape) + "]")
+                if a.shape is not None:
+                    attrs.append("pto.shape = [" + ", ".join(str(d) for d in a.shape) + "]")
             head.append(f"%{a.name}: {_tstr(a.type)}" + (" {" + ", ".join(attrs) + "}" if attrs else ""))
             defs.append(v)
         self.block(prog.body)
@@ -1158,6 +1159,8 @@ class _Parser:
             v = t.text == "true"
         elif t.kind == "ident" or t.kind == "sym":
             v = t.text
+            if t.kind == "ident" and self.at("<"):          # array<i32: 1, 0>, dense<...>, affine_map<...>
+                v += self.skip_balanced("<", ">")
         elif t.kind == "punct" and t.text == "[":
             v = []
             if not self.accept("]"):
@@ -1309,11 +1312,10 @@ class _Parser:
             if ty.space != "gm":
                 raise self.error(f"kernel argument %{name} points into {ty.space}; arguments must be GM pointers "
                                  f"or scalars", t)
-            if "pto.shape" not in attrs:
-                raise self.error(f"GM argument %{name} needs its shape: {{pto.shape = [d0, d1, ...]}}", t)
+            shape = attrs.get("pto.shape")          # none: a host buffer (PTOAS), sized by the caller's array
             try:
-                a = GmArg(name, ty.dtype, attrs["pto.shape"], attrs.get("pto.io", "in"), attrs.get("pto.fill"),
-                          attrs.get("pto.init"))
+                a = GmArg(name, ty.dtype, shape, attrs.get("pto.io", "in" if shape is not None else "inout"),
+                          attrs.get("pto.fill"), attrs.get("pto.init"))
             except PtoError as e:
                 raise self.error(e.message, t) from None
         else:
@@ -1525,6 +1527,7 @@ class _Parser:
             return Select(c, a, b)
         if name == "arith.bitcast" or (name.startswith("arith.") and short in _CAST_OPS):
             a, ta = self.value()
+            self.discardable_attrs()
             self.expect(":", "':'")
             src = self.parse_type()
             self.expect("to", "'to'")
@@ -1543,6 +1546,7 @@ class _Parser:
             return Cast(a, dst)
         if name == "pto.castptr":
             a, ta = self.value()
+            self.discardable_attrs()
             self.expect(":", "':'")
             src = self.parse_type()
             self.expect("->", "'->'")
@@ -1567,6 +1571,7 @@ class _Parser:
                 raise self.error(f"{tp.text} is not a pointer", tp)
             if isinstance(n.type, PtrType) or not S.is_int(n.type):
                 raise self.error(f"{tn.text} must be an integer offset", tn)
+            self.discardable_attrs()
             if self.accept(":"):
                 t1 = self.parse_type()
                 self.expect("->", "'->'")
@@ -1581,8 +1586,32 @@ class _Parser:
         while self.peek().kind == "ident" and self.peek().text in ("overflow", "fastmath") and self.peek(1).text == "<":
             self.next()
             self.skip_balanced("<", ">")
+        self.discardable_attrs()
+
+    def discardable_attrs(self, allowed=(), op_name: str = "") -> dict:
+        """An optional ``{...}`` of discardable attributes, which the simulator ignores.
+
+        PTOAS attaches dialect-prefixed attributes to any op (``{pto.tilelib.candidate =
+        "template_tmatmul", pto.vmi.fusion.boundary = "hard"}``) and prints the generic-form
+        ``operandSegmentSizes`` of ops with optional groups; neither changes what an op computes.
+        Names in ``allowed`` (the op's ``attr`` clauses) are returned; any other name without a
+        dialect prefix is an error.
+        """
+        if not self.at("{"):
+            return {}
+        at = self.peek()
+        kept = {}
+        for key, val in self.attr_dict().items():
+            if key in allowed:
+                kept[key] = val
+            elif "." not in key and key != "operandSegmentSizes":
+                raise self.error(f"{op_name or 'this operation'} has no attribute {key!r} (attributes: "
+                                 + ", ".join(allowed + ("dialect attributes such as pto.x = ..., which are ignored",))
+                                 + ")", at)
+        return kept
 
     def colon_type(self):
+        self.discardable_attrs()
         self.expect(":", "':' and a type")
         return self.parse_type()
 
@@ -1856,17 +1885,14 @@ class _Parser:
                 raise self.error(f"clause {c.name!r} given twice", t)
             items.append((c.name, self.clause_value(c, t, ssa)))
         if self.at("{"):
-            at = self.peek()
-            for key, val in self.attr_dict().items():
-                c = self.clause_for(spec, key)
-                if c is None or c.form != "attr":
-                    raise self.error(f"{name} has no attribute {key!r}", at)
+            own = tuple(c.name for c in spec.clauses if c.form == "attr")
+            for key, val in self.discardable_attrs(own, name).items():
                 order = [x.name for x in spec.clauses]
                 pos = next((i for i, (n, _) in enumerate(items) if order.index(n) > order.index(key)), len(items))
                 items.insert(pos, (key, val))
         clauses = dict(items)
         if self.accept(":"):
-            types = self.type_list()
+            types = self.op_type_list(spec)
             if len(types) != len(ssa):
                 raise self.error(f"{name} has {len(ssa)} SSA operands but {len(types)} types", op)
             for (v, tok), ty in zip(ssa, types):
@@ -1881,6 +1907,50 @@ class _Parser:
             msg = e.message if e.operand is None else f"operand {e.operand}: {e.message}"
             raise self.error(f"{name}: {msg}" + (f" (limit: {e.limit})" if e.limit is not None else ""), op) from None
         out.append(OpStmt(rec))
+
+    def op_type_list(self, spec) -> list:
+        """The types after ``:``, also in PTOAS's annotated spelling.
+
+        PTOAS prints the types of clause groups after the clause's keyword, and a bare mode
+        keyword in its place: ``: !pto.ptr<bf16, gm>, !pto.ptr<bf16, l1>, nd2nz, shape i64, i64,
+        src_layout(i64), dst_group i64, i64, i64, i64, ctrl i64, i1`` or ``..., i64, i64, loop
+        i64, i64, i64, pad f16``. Keywords that name a clause of this op (or the ``no`` form of
+        a saturation clause) and the parentheses of a group are skipped; only the types count.
+        """
+        out = []
+        depth = 0
+        while True:
+            t = self.peek()
+            if t.kind == "ident" and self.clause_for(spec, t.text) is not None:
+                self.next()
+                if self.accept("("):
+                    depth += 1
+                if self.at(","):                  # a bare keyword entry: nd2nz,
+                    self.next()
+                    continue
+                if not self.is_type_start():      # the list ends with a keyword
+                    break
+            out.append(self.parse_type())
+            while depth and self.accept(")"):
+                depth -= 1
+            if not self.accept(","):
+                break
+        if depth:
+            raise self.expected("')' closing the clause's types")
+        return out
+
+    def is_type_start(self) -> bool:
+        t = self.peek()
+        return t.kind == "bang" or (t.kind == "punct" and t.text == "<") or \
+            (t.kind == "ident" and self._is_scalar_type_word(t.text))
+
+    @staticmethod
+    def _is_scalar_type_word(word: str) -> bool:
+        try:
+            scalar_type(word)
+            return True
+        except PtoError:
+            return False
 
     def is_operand_start(self, k: int = 0) -> bool:
         t = self.peek(k)

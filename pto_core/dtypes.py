@@ -1,7 +1,9 @@
 """Element types: one table of every dtype the simulator knows.
 
 Each `DType` has a canonical short name (``f16``, ``s8``, ``e4m3`` ...), the PTO-AS
-spelling used in ``!pto.ptr<T, space>`` (``f16``, ``i8``, ``f8E4M3FN`` ...), the TIK
+spelling used in ``!pto.ptr<T, space>`` (``f16``, ``i8``, ``f8E4M3FN``; the PTOAS dialect types
+``!pto.hif8``, ``!pto.f4E2M1x2``, ``!pto.f4E1M2x2`` for the formats MLIR has no builtin for;
+the bare ``hif8``/``f4E2M1x2`` spellings are aliases), the TIK
 spelling (``float16``, ``int8`` ...), its width in bits, and the numpy dtype used to
 view its bytes (``storage``). Packed sub-byte types (``s4`` = two 4-bit values per
 byte, ``e2m1x2``/``e1m2x2`` = two FP4 values per byte, ``u1`` = eight bits per byte)
@@ -32,7 +34,7 @@ class DType:
 
     Attributes:
         name: canonical short name (``"f16"``).
-        pto_name: PTO-AS spelling (``"f16"``, ``"i8"``, ``"ui8"``, ``"f8E4M3FN"``).
+        pto_name: PTO-AS spelling (``"f16"``, ``"i8"``, ``"ui8"``, ``"f8E4M3FN"``, ``"!pto.hif8"``).
         tik_name: TIK spelling (``"float16"``) or ``None`` if TIK has none.
         bits: width of one element in bits (4 for packed FP4/INT4, 1 for ``u1``).
         kind: ``"f"`` float, ``"s"`` signed int, ``"u"`` unsigned int, ``"b"`` bool.
@@ -119,9 +121,9 @@ DTYPES: tuple = (
     DType("u4", "ui4x2", "uint4", 4, "u", _U8, ("uint4", "u4x2", "ui4x2")),
     DType("e4m3", "f8E4M3FN", None, 8, "f", _np(ml_dtypes.float8_e4m3fn), ("f8E4M3FN", "fp8_e4m3", "float8_e4m3fn", "f8e4m3")),
     DType("e5m2", "f8E5M2", None, 8, "f", _np(ml_dtypes.float8_e5m2), ("f8E5M2", "fp8_e5m2", "float8_e5m2", "f8e5m2")),
-    DType("hif8", "hif8", None, 8, "f", _U8, ("hifloat8", "HiF8")),
-    DType("e2m1x2", "f4E2M1x2", None, 4, "f", _U8, ("f4E2M1x2", "fp4_e2m1", "e2m1")),
-    DType("e1m2x2", "f4E1M2x2", None, 4, "f", _U8, ("f4E1M2x2", "fp4_e1m2", "e1m2")),
+    DType("hif8", "!pto.hif8", None, 8, "f", _U8, ("hifloat8", "HiF8")),
+    DType("e2m1x2", "!pto.f4E2M1x2", None, 4, "f", _U8, ("f4E2M1x2", "fp4_e2m1", "e2m1")),
+    DType("e1m2x2", "!pto.f4E1M2x2", None, 4, "f", _U8, ("f4E1M2x2", "fp4_e1m2", "e1m2")),
     DType("e8m0", "f8E8M0FNU", None, 8, "f", _np(ml_dtypes.float8_e8m0fnu), ("f8E8M0FNU", "float8_e8m0fnu", "e8m0fnu")),
     DType("bool", "i1", "bool", 8, "b", _np(np.bool_), ("bool",)),
     DType("u1", "ui1", "uint1", 1, "u", _U8, ("uint1",)),

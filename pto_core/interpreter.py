@@ -860,7 +860,7 @@ class Executable:
         outputs = {}
         for a, (region, arr) in regions.items():
             data = region.buffer.data
-            final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(a.shape)
+            final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(region.shape)
             if a.io in ("out", "inout"):
                 outputs[a.name] = final = final.copy()
             if write_back and arr is not None and a.io in ("in", "inout"):     # no temporary copy of inputs
@@ -903,7 +903,10 @@ class Executable:
             elif a.init is not None:
                 data = _init_data(a)
             fill = a.fill
-            region = machine.gm.alloc(a.nbytes, name=name, dtype=a.dtype, shape=a.shape, data=data, fill=fill)
+            shape = a.shape if a.shape is not None else tuple(np.shape(arr))      # host buffer: the array's shape
+            nbytes = a.nbytes if a.shape is not None else int(np.size(arr)) if a.dtype.bits < 8 else \
+                a.dtype.nbytes(int(np.prod(shape)))
+            region = machine.gm.alloc(nbytes, name=name, dtype=a.dtype, shape=shape, data=data, fill=fill)
             if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
                 region.buffer.mark_all_written()
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
@@ -1037,7 +1040,7 @@ def _tensor_input(a: GmArg, arr):
     arr = np.asarray(arr)
     d = a.dtype
     if d.bits < 8 or d.storage == np.uint8 and d.name not in ("u8",):
-        if arr.dtype != np.uint8 or arr.size != a.nbytes:
+        if arr.dtype != np.uint8 or (a.shape is not None and arr.size != a.nbytes):
             raise ConfigError(f"input {a.name!r} ({d.name}) is given as {a.nbytes} raw bytes (uint8), got "
                               f"{arr.dtype} with {arr.size} elements", operand=a.name, value=str(arr.dtype),
                               hint="pack the values first (two 4-bit values per byte, element 0 in the low nibble)")
@@ -1046,7 +1049,7 @@ def _tensor_input(a: GmArg, arr):
         raise ConfigError(f"input {a.name!r} must have dtype {d.storage} ({d.name}), got {arr.dtype}",
                           operand=a.name, value=str(arr.dtype), limit=str(d.storage),
                           hint=f"convert it: arr.astype({d.storage.name!r})")
-    if tuple(arr.shape) != a.shape:
+    if a.shape is not None and tuple(arr.shape) != a.shape:
         raise ConfigError(f"input {a.name!r} must have shape {a.shape}, got {tuple(arr.shape)}", operand=a.name,
                           value=tuple(arr.shape), limit=a.shape)
     return arr

@@ -494,6 +494,10 @@ class GmArg(PtrExpr):
     ``"workspace"`` (neither). ``fill``: initial content of non-input tensors
     (``None`` = the machine's fill pattern, ``"zero"``, ``"pattern"``, ``"random"``);
     ``init``: explicit initial values (TIK ``init_value``).
+
+    ``shape=None`` declares a *host buffer* (PTOAS kernels: ``%a: !pto.ptr<f32, gm>`` with no
+    shape): the caller passes the array at every run, its shape is taken from that array, and
+    the kernel's writes come back, so the argument must be ``in`` or ``inout``.
     """
 
     __slots__ = ("shape", "io", "fill", "init")
@@ -501,7 +505,14 @@ class GmArg(PtrExpr):
     def __init__(self, name: str, dt, shape, io: str = "in", fill: Optional[str] = None, init=None):
         self.type = PtrType(dt, "gm")
         self.name = name
-        if type(shape) is tuple and shape and all(type(s) is int and -_I64_LIMIT <= s < _I64_LIMIT for s in shape):
+        if shape is None:
+            if io not in ("in", "inout") or fill is not None or init is not None:
+                raise IllegalOperand(f"GM argument {name!r} has no shape, so the caller must pass it (io in or "
+                                     f"inout, no fill/init), got io={io!r}", operand=name, value=io,
+                                     limit="io in ('in', 'inout')",
+                                     hint="give the shape (pto.shape = [...]) or pass the buffer as an input")
+            self.shape = None
+        elif type(shape) is tuple and shape and all(type(s) is int and -_I64_LIMIT <= s < _I64_LIMIT for s in shape):
             self.shape = shape              # the common case (what the numpy round trip gives)
         else:
             self.shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
@@ -518,6 +529,9 @@ class GmArg(PtrExpr):
 
     @property
     def count(self) -> int:
+        if self.shape is None:
+            raise IllegalOperand(f"GM argument {self.name!r} is a host buffer: its size is known only at run time",
+                                 operand=self.name)
         return int(np.prod(self.shape)) if self.shape else 1
 
     @property

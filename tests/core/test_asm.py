@@ -312,7 +312,8 @@ def test_parse_errors_give_line_column_and_what_was_expected(body, line, col, me
 @pytest.mark.parametrize("text,message", [
     ("", "expected 'module'"),
     ("module {\n  func.func @k() {\n  }\n}\n", "expected 'return' before the end of the function"),
-    ("module {\n  func.func @k(%x: !pto.ptr<f32, gm>) {\n    return\n  }\n}\n", "needs its shape"),
+    ("module {\n  func.func @k(%x: !pto.ptr<f32, gm> {pto.io = \"out\"}) {\n    return\n  }\n}\n",
+     "has no shape, so the caller must pass it"),
     ("module {\n  func.func @k(%x: !pto.ptr<f32, ub> {pto.shape = [1]}) {\n    return\n  }\n}\n",
      "arguments must be GM pointers"),
     ('module attributes {pto.target_arch = "z9"} {\n}\n', "unknown target 'z9'"),

@@ -1,0 +1,168 @@
+"""Spellings of real PTOAS text that the parser accepts (checked against the public PTOAS
+docs and generated IR; see migration_guide/pto_programs.md §5 "PTOAS spellings"), each with
+a passing and a failing case."""
+import textwrap
+
+import numpy as np
+import pytest
+
+from pto_core import asm, dtype
+from pto_core.errors import AsmParseError, ConfigError, IllegalOperand
+from pto_core.program import GmArg
+
+# A whole cube kernel written the way PTOAS prints one: host-buffer arguments without
+# pto.shape, a module kernel_kind attribute, {pto.kernel}, annotated type lists, discardable
+# attributes on pto and arith ops, #pto.pipe<...> literals.
+MATMUL = textwrap.dedent("""\
+    module attributes {pto.target_arch = "a5", pto.kernel_kind = #pto.kernel_kind<cube>} {
+      func.func @mm(%a: !pto.ptr<f16, gm>, %b: !pto.ptr<f16, gm>, %c: !pto.ptr<f32, gm>) attributes {pto.kernel} {
+        %c0_i64 = arith.constant 0 : i64
+        %c1_i64 = arith.constant 1 : i64
+        %c16_i64 = arith.constant 16 : i64
+        %c32_i64 = arith.constant 32 : i64
+        %c64_i64 = arith.constant 64 : i64
+        %c4096_i64 = arith.constant 4096 : i64
+        %c32_i32 = arith.constant 32 : i32
+        %false = arith.constant false
+        %l1a = pto.castptr %c0_i64 : i64 -> !pto.ptr<f16, l1>
+        %l1b = pto.castptr %c4096_i64 : i64 -> !pto.ptr<f16, l1>
+        %l0a = pto.castptr %c0_i64 : i64 -> !pto.ptr<f16, l0a>
+        %l0b = pto.castptr %c0_i64 : i64 -> !pto.ptr<f16, l0b>
+        %l0c = pto.castptr %c0_i64 : i64 -> !pto.ptr<f32, l0c>
+        pto.mte_gm_l1_frac %a, %l1a, nd2nz, shape(%c16_i64, %c32_i64), src_layout(%c64_i64),
+          dst_group(%c1_i64, %c1_i64, %c16_i64, %c0_i64), ctrl(%c0_i64, %false) {pto.tilelib.impl = "hand"}
+          : !pto.ptr<f16, gm>, !pto.ptr<f16, l1>, nd2nz, shape i64, i64, src_layout(i64),
+            dst_group i64, i64, i64, i64, ctrl i64, i1
+        pto.mte_gm_l1_frac %b, %l1b, nd2nz, shape(%c32_i64, %c16_i64), src_layout(%c32_i64),
+          dst_group(%c1_i64, %c1_i64, %c32_i64, %c0_i64), ctrl(%c0_i64, %false)
+          : !pto.ptr<f16, gm>, !pto.ptr<f16, l1>, i64, i64, i64, i64, i64, i64, i64, i64, i1
+        pto.set_flag["PIPE_MTE2", "PIPE_MTE1", "EVENT_ID0"]
+        pto.wait_flag["PIPE_MTE2", "PIPE_MTE1", "EVENT_ID0"]
+        pto.mte_l1_l0a %l1a, %l0a, %c16_i64, %c32_i64, %c0_i64, %c0_i64
+          : !pto.ptr<f16, l1>, !pto.ptr<f16, l0a>, i64, i64, i64, i64
+        pto.mte_l1_l0b %l1b, %l0b, %c32_i64, %c16_i64, %c0_i64, %c0_i64 {pto.vmi.fusion.tileop = "textract", transpose = true}
+          : !pto.ptr<f16, l1>, !pto.ptr<f16, l0b>, i64, i64, i64, i64
+        pto.set_flag["PIPE_MTE1", "PIPE_M", "EVENT_ID0"]
+        pto.wait_flag["PIPE_MTE1", "PIPE_M", "EVENT_ID0"]
+        %k = arith.extsi %c32_i32 {pto.tilelib.candidate = "t"} : i32 to i64
+        pto.mad %l0a, %l0b, %l0c, %c16_i64, %c16_i64, %k disable_gemv {pto.tilelib.candidate = "template_tmatmul"}
+          : !pto.ptr<f16, l0a>, !pto.ptr<f16, l0b>, !pto.ptr<f32, l0c>, i64, i64, i64
+        pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]
+        pto.wait_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>]
+        pto.mte_l0c_gm %l0c, %c, %c16_i64, %c16_i64, %c16_i64, %c16_i64, %c0_i64, %c0_i64, nz2nd
+          : !pto.ptr<f32, l0c>, !pto.ptr<f32, gm>, i64, i64, i64, i64, i64, i64
+        pto.barrier #pto.pipe<PIPE_ALL>
+        return
+      }
+    }
+    """)
+
+
+def _ab():
+    rng = np.random.default_rng(7)
+    return (rng.integers(-4, 5, (16, 32)).astype(np.float16), rng.integers(-4, 5, (32, 16)).astype(np.float16))
+
+
+def test_a_ptoas_style_matmul_parses_runs_and_matches_numpy():
+    prog = asm.parse(MATMUL, source_name="mm.pto")
+    assert [(a.name, a.shape, a.io) for a in prog.gm_args] == [("a", None, "inout"), ("b", None, "inout"),
+                                                               ("c", None, "inout")]
+    a, b = _ab()
+    out = prog.run({"a": a, "b": b, "c": np.zeros((16, 16), np.float32)})
+    assert np.array_equal(out["c"], a.astype(np.float32) @ b.astype(np.float32))
+    assert np.array_equal(out["a"], a)            # host buffers come back as they are at the end
+    text = asm.print_program(prog)                # prints canonically; the canonical text round-trips
+    assert '%c: !pto.ptr<f32, gm> {pto.io = "inout"}' in text and "pto.tilelib" not in text
+    assert asm.print_program(asm.parse(text)) == text
+
+
+def test_host_buffers_take_their_shape_from_each_run():
+    prog = asm.parse(MATMUL, source_name="mm.pto")
+    a, b = _ab()
+    flat = prog.run({"a": a.reshape(-1), "b": b.reshape(-1), "c": np.zeros(256, np.float32)})["c"]
+    assert flat.shape == (256,) and np.array_equal(flat.reshape(16, 16), a.astype(np.float32) @ b.astype(np.float32))
+    with pytest.raises(ConfigError, match="missing c"):          # the caller must pass every host buffer
+        prog.run({"a": a, "b": b})
+    with pytest.raises(ConfigError, match="must have dtype"):
+        prog.run({"a": a, "b": b, "c": np.zeros((16, 16), np.float16)})
+
+
+def test_a_shapeless_argument_must_be_passed_by_the_caller():
+    with pytest.raises(IllegalOperand, match="has no shape"):
+        GmArg("y", dtype("f32"), None, "out")
+    text = MATMUL.replace("%c: !pto.ptr<f32, gm>)", '%c: !pto.ptr<f32, gm> {pto.io = "out"})')
+    with pytest.raises(AsmParseError, match="has no shape, so the caller must pass it"):
+        asm.parse(text)
+
+
+def test_annotated_type_lists_count_only_the_types():
+    bad = MATMUL.replace("dst_group i64, i64, i64, i64, ctrl i64, i1", "dst_group i64, i64, i64, ctrl i64, i1", 1)
+    with pytest.raises(AsmParseError, match="11 SSA operands but 10 types"):
+        asm.parse(bad)
+    bad = MATMUL.replace("src_layout(i64),\n", "src_layout(i64,\n", 1)
+    with pytest.raises(AsmParseError, match="closing the clause's types"):
+        asm.parse(bad)
+    bad = MATMUL.replace("nd2nz, shape i64", "nd2nz, shape_x i64", 1)   # not a clause of this op
+    with pytest.raises(AsmParseError, match="unknown scalar type 'shape_x'"):
+        asm.parse(bad)
+
+
+def test_dma_type_lists_with_loop_and_pad_keywords():
+    text = textwrap.dedent("""\
+        module attributes {pto.target_arch = "a5"} {
+          func.func @pad(%x: !pto.ptr<f16, gm>, %y: !pto.ptr<f16, gm>) {
+            %c0_i64 = arith.constant 0 : i64
+            %c2_i64 = arith.constant 2 : i64
+            %c4_i64 = arith.constant 4 : i64
+            %c40_i64 = arith.constant 40 : i64
+            %c64_i64 = arith.constant 64 : i64
+            %c128_i64 = arith.constant 128 : i64
+            %c256_i64 = arith.constant 256 : i64
+            %cst = arith.constant 7.0 : f16
+            %ub = pto.castptr %c0_i64 : i64 -> !pto.ptr<f16, ub>
+            pto.mte_gm_ub %x, %ub, %c0_i64, %c40_i64 nburst(%c2_i64, %c128_i64, %c128_i64)
+              loop(%c2_i64, %c256_i64, %c256_i64) pad(%cst)
+              : !pto.ptr<f16, gm>, !pto.ptr<f16, ub>, i64, i64, i64, i64, i64, loop i64, i64, i64, pad f16
+            pto.set_flag["PIPE_MTE2", "PIPE_MTE3", "EVENT_ID0"]
+            pto.wait_flag["PIPE_MTE2", "PIPE_MTE3", "EVENT_ID0"]
+            pto.mte_ub_gm %ub, %y, %c64_i64 nburst(%c4_i64, %c128_i64, %c128_i64) l2_cache_ctl(%c0_i64)
+              : !pto.ptr<f16, ub>, !pto.ptr<f16, gm>, i64, i64, i64, i64, i64
+            return
+          }
+        }
+        """)
+    x = np.arange(256, dtype=np.float16)
+    y = asm.parse(text).run({"x": x, "y": np.zeros(256, np.float16)})["y"]
+    rows = y.reshape(4, 64)                 # 4 rows of 128 bytes: 2 bursts x 2 loop iterations
+    assert np.array_equal(rows[:, :20], x.reshape(4, 64)[:, :20])       # 40 bytes of data per row
+    assert (rows[:, 20:32] == 7).all()                                   # pad up to the 32-byte boundary
+    assert (rows[:, 32:] == 0).all()                                     # not stored: y's own zeros
+
+
+def test_discardable_attributes_are_ignored_but_unknown_plain_names_are_errors():
+    prog = asm.parse(MATMUL.replace('{pto.tilelib.impl = "hand"}',
+                                    '{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>, pto.x = 3 : i64}'))
+    assert prog.name == "mm"
+    with pytest.raises(AsmParseError, match="pto.mte_l1_l0b has no attribute 'fusion'"):
+        asm.parse(MATMUL.replace("pto.vmi.fusion.tileop", "fusion", 1))
+    with pytest.raises(AsmParseError, match="has no attribute 'candidate'"):
+        asm.parse(MATMUL.replace("pto.tilelib.candidate = \"t\"", "candidate = \"t\"", 1))
+
+
+@pytest.mark.parametrize("name,spelled", [("hif8", "!pto.hif8"), ("e2m1x2", "!pto.f4E2M1x2"),
+                                          ("e1m2x2", "!pto.f4E1M2x2")])
+def test_ptoas_dialect_element_types(name, spelled):
+    assert dtype(spelled) is dtype(name) and dtype(name).pto_name == spelled
+    bare = spelled[len("!pto."):]
+    assert dtype(bare) is dtype(name)                           # the old bare spelling still parses
+    text = textwrap.dedent(f"""\
+        module attributes {{pto.target_arch = "a5"}} {{
+          func.func @k(%p: !pto.ptr<{bare}, gm> {{pto.shape = [64]}}, %q: !pto.ptr<{spelled}, gm> {{pto.shape = [64]}}) {{
+            return
+          }}
+        }}
+        """)
+    printed = asm.print_program(asm.parse(text))
+    assert printed.count("!pto.ptr<" + spelled + ", gm>") == 2
+    with pytest.raises(AsmParseError, match="unknown element type '!pto.f5'"):
+        asm.parse(text.replace(spelled, "!pto.f5"))
