@@ -34,13 +34,14 @@ from typing import Optional
 
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core import program as P
+from pto_core.program import INDEX
 from pto_core.ops import registry
 
 from .. import platform
 from . import registry as _registry
 from .autosync import Access
 from .errors import api_site, convert, tik_error
-from .scalar import Expr, ir_value, static_int
+from .scalar import Expr, integer_rooted, ir_value, static_int
 from .tensor import SPACE_TIK_NAMES, Tensor
 
 
@@ -309,10 +310,12 @@ class TikBase:
             return i
         if isinstance(v, Expr):
             t = v.ir.type
-            if t.kind not in ("s", "u") and t.name != "index":
-                raise self._error(f"{name} must be an integer, got a {v.dtype} expression", operand=name,
-                                  value=repr(v), hint="convert it with .astype('int32')")
-            return v.ir
+            if t.kind in ("s", "u") or t.name == "index":
+                return v.ir
+            if integer_rooted(v.ir):        # int Scalar with float immediates: C conversion, as set_as does
+                return P.cast(v.ir, INDEX)
+            raise self._error(f"{name} must be an integer, got a {v.dtype} expression", operand=name,
+                              value=repr(v), hint="convert it with .astype('int32')")
         raise self._error(f"{name} must be an int, Scalar or Expr, got {type(v).__name__} {v!r}", operand=name,
                           value=repr(v))
 

@@ -3,8 +3,10 @@
 Each wraps a `pto_core.program` scalar expression (``.ir``); arithmetic builds new IR
 nodes with the C semantics of `pto_core.scalars` (wrapping integers, truncating ``/``
 and ``//`` on integers -- TIK maps both to TVM ``Div`` --, C remainder, IEEE floats
-rounded once to the register type). A Python number combined with a TIK value takes
-the TIK value's dtype. Nothing is computed here: an ``Expr`` is evaluated by the
+rounded once to the register type). A Python int combined with a TIK value takes the
+TIK value's dtype; a Python float with an integer value makes a float32 expression (TVM's
+type matching), which integer operands (loop bounds, counts) take by C conversion when it
+is built from integer values and immediates only (`integer_rooted`). Nothing is computed here: an ``Expr`` is evaluated by the
 interpreter where a statement uses it, with the register values at that moment.
 
 Truth value (CHECKLIST S8): ``a == b`` / ``a != b`` on TIK values answer a Python
@@ -276,6 +278,21 @@ def static_int(v) -> Optional[int]:
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return int(v)
     return None
+
+
+def integer_rooted(ir) -> bool:
+    """True if every non-constant leaf of the scalar IR ``ir`` is an integer value: an integer Scalar /
+    loop variable / InputScalar combined with (possibly float) immediates. TIK accepts such an Expr where
+    an integer is due even when a float immediate made it a float expression (tik_api.md §5.1; CANN
+    cumsum_d loops to ``(n - shape[0] / block_num * block_i) / 256``); a float Scalar is not."""
+    if isinstance(ir, P.Const):
+        return True
+    if isinstance(ir, P.Bitcast) or not isinstance(ir, P.ScalarExpr):
+        return False
+    kids = ir.children()
+    if not kids:
+        return ir.type.kind in ("s", "u") or ir.type.name == "index"
+    return all(integer_rooted(k) for k in kids)
 
 
 def _conds(conds, api):

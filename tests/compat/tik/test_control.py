@@ -45,6 +45,24 @@ def test_for_range_forms():
     assert out.tolist() == [4, 3, 0, 16, 1, 0, 10, 20]
 
 
+def test_for_range_bound_from_int_scalar_and_float_immediate():
+    """CANN cumsum_d: ``(n - shape[0] / block_num * core - per) / 256`` mixes Python floats into an int
+    loop-variable expression; TIK takes it as the loop bound (C conversion), a float Scalar stays an error."""
+    def body(ti, ub):
+        acc = ti.Scalar("int32", name="acc", init_value=0)
+        with ti.for_range(0, 2) as k:
+            start = 2.0 * k
+            with ti.for_range(0, (6 - start - 2.0) / 2) as j:       # float32 Expr: 2 then 1 iterations
+                acc.set_as(acc + 1)
+            ub[k].set_as(acc)
+    assert _counter_kernel(body).tolist()[:2] == [2, 3]
+    ti = tik.Tik()
+    f = ti.Scalar("float32", name="f", init_value=2.0)
+    with raises_tik(IllegalOperand, match="endt must be an integer, got a float32 expression"):
+        with ti.for_range(0, f + 1.0):
+            pass
+
+
 def test_loop_variable_attribute_target_and_dtype():
     class Holder:
         pass
