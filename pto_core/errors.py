@@ -39,6 +39,15 @@ class Provenance:
         return where
 
 
+def at_site(where: Optional["Provenance"], op_name: str = "") -> str:
+    """`` at file:line`` of ``where`` plus the high-level call (`` (`tik.matmul`)``) when it is not the op
+    ``op_name`` itself; ``""`` without a provenance. For messages naming an earlier op of a kernel."""
+    if where is None:
+        return ""
+    call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
+    return f" at {where.file}:{where.line}{call}"
+
+
 #: (file, line, call) -> Provenance: provenances are immutable, so call sites share one object each
 _SITES: dict = {}
 

@@ -43,7 +43,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import HazardError, Provenance, SyncError
+from ..errors import HazardError, Provenance, SyncError, at_site
 from ..pipes import PIPE_INDEX, PIPES, asm_pipe, pipe_name
 from .flags import flag_text
 from .shadow import BLOCK, BLOCK_SHIFT, BlockMap, BufferShadow, block_range
@@ -67,14 +67,6 @@ def _span(mask, b0: int, lo: int, hi: int) -> str:
     """``[first, last)`` bytes of the blocks set in ``mask`` (blocks from ``b0``), clipped to ``[lo, hi)``."""
     idx = np.flatnonzero(mask)
     return f"[{max(lo, int(b0 + idx[0]) * BLOCK):#x}, {min(hi, int(b0 + idx[-1] + 1) * BLOCK):#x})"
-
-
-def _at(where: Optional[Provenance], op_name: str = "") -> str:
-    """`` at file:line`` plus the high-level call (``tik.matmul``) when it is not the op itself."""
-    if where is None:
-        return ""
-    call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
-    return f" at {where.file}:{where.line}{call}"
 
 
 class _Grant:
@@ -306,7 +298,7 @@ class HazardTracker:
             relation = (f"both on {asm_pipe(P)}, which does not order data-dependent ops without a barrier "
                         f"(hazard_same_pipe='barrier')")
             hint = (f"insert pto.barrier <{asm_pipe(P)}> (Python: pto.pipe_barrier('{P}')) after {prior_name}"
-                    f"{_at(prior_where, prior_name)} and before {cur_name}{_at(self._where, cur_name)}")
+                    f"{at_site(prior_where, prior_name)} and before {cur_name}{at_site(self._where, cur_name)}")
         else:
             relation = f"with no happens-before edge from {asm_pipe(Q)} to {asm_pipe(P)}"
             ev = 0
@@ -314,8 +306,9 @@ class HazardTracker:
             if table is not None:
                 free = table.free_event(Q, P)
                 ev = free if free is not None else "EVENT_IDn"
-            hint = (f"insert {flag_text('set_flag', Q, P, ev)} after {prior_name}{_at(prior_where, prior_name)} and "
-                    f"{flag_text('wait_flag', Q, P, ev)} before {cur_name}{_at(self._where, cur_name)}")
+            hint = (f"insert {flag_text('set_flag', Q, P, ev)} after {prior_name}"
+                    f"{at_site(prior_where, prior_name)} and "
+                    f"{flag_text('wait_flag', Q, P, ev)} before {cur_name}{at_site(self._where, cur_name)}")
             if (q, p) == (_M, _FIX) and kind == "RAW":
                 hint += (" (or give the mad unit_flag(check_and_set) and the FIXPIPE "
                          "unit_flag(check_only|check_and_clear))")
@@ -324,7 +317,7 @@ class HazardTracker:
                          "unit_flag(check_only|check_and_set))")
             hint += ", or a pto.pipe_barrier('ALL') between them"
         msg = (f"{kind} hazard on {label} bytes [{start:#x}, {end:#x}): {cur_name} ({asm_pipe(P)}) {verb_now} "
-               f"bytes that {prior_name} ({asm_pipe(Q)} op #{ep}{_at(prior_where, prior_name)}) "
+               f"bytes that {prior_name} ({asm_pipe(Q)} op #{ep}{at_site(prior_where, prior_name)}) "
                f"{verb_then}, {relation}")
         err = HazardError(msg, op=cur_name, operand=operand or None, value=f"[{start:#x}, {end:#x})",
                           where=self._where, hint=hint)

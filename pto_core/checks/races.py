@@ -49,7 +49,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import GmRace, GmRaceWarning, Provenance
+from ..errors import GmRace, GmRaceWarning, at_site
 
 #: Most cores with their own bits; core ``c`` uses bit ``c % MAX_CORE_BITS`` of each mask.
 MAX_CORE_BITS = 64
@@ -65,14 +65,6 @@ def _mask_dtype(width: int):
         if width <= np.dtype(dt).itemsize * 8:
             return dt
     raise AssertionError(width)
-
-
-def _at(where: Optional[Provenance], op_name: str = "") -> str:
-    """`` at file:line`` plus the high-level call when it is not the op itself."""
-    if where is None:
-        return ""
-    call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
-    return f" at {where.file}:{where.line}{call}"
 
 
 class _Entry:
@@ -346,7 +338,7 @@ class GmRaceTracker:
         def past(k, a):
             return f"atomic-{a}ed" if k == _ATOMIC else {_READ: "read", _WRITE: "wrote"}[k]
 
-        them = (f"core {ocore}'s {oop or 'op'}{_at(owhere, oop)} {past(okind, oatomic)}"
+        them = (f"core {ocore}'s {oop or 'op'}{at_site(owhere, oop)} {past(okind, oatomic)}"
                 if ocore is not None else "another core wrote")
         diff = ", with different values," if label == "write/write" else ""
         msg = (f"GM race ({label}) on region {r.name!r} {span} in barrier phase {self.phase}: core {core} "
