@@ -22,7 +22,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core.dtypes import dtype as _dtype
-from pto_core.errors import CapacityExceeded, PtoError, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
 from pto_core.program import INDEX
 
 from .. import platform

@@ -38,7 +38,6 @@ from pto_core.ops.mte import l0a_layout
 from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
-from .scalar import Expr, static_int
 
 #: mmad flags that the modelled chips do not support (tik_api.md §8.1): flag -> what it does in TIK.
 MMAD_UNSUPPORTED = {"en_weight_offset": "weight offset (asymmetric int8 weights)", "smask": "sparse-matrix mask",

@@ -29,10 +29,10 @@ from pto_core.ops.mte import l0a_layout
 
 from .. import platform
 from .api import tik_api
-from .cube_common import CubeBase, ceil_div, l0c_align
+from .cube_common import CubeBase, l0c_align
 from .data import DATA_MOVE_PATHS, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem
-from .scalar import Expr, Scalar, static_int
+from .scalar import Expr, Scalar
 from .tensor import Tensor
 
 U16 = 0xFFFF
