@@ -309,15 +309,14 @@ class CubeMoveAPI(CubeBase):
         """The checked img2col window arguments shared by load3dv1 and col2img (tik_api.md §7.5, §7.7):
         ``(pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, raster, first_raster_index)``.
 
-        The fetch position, the window origin and (load3dv1) the map size ``l1_h`` / ``l1_w`` may be TIK
+        The fetch position, the window origin and the map size ``l1_h`` / ``l1_w`` may be TIK
         values (CANN TIK accepts int, Scalar or Expr for them: they go to registers and FMATRIX when the
         instruction runs; CANN's max_pool_with_argmax_v2 ResNet-50 branch passes Scalar sizes): they come
-        back as IR expressions, checked when the instruction runs (``pto.img2col`` validates the map), and
-        the raster index is then None (`_img2col_runtime_checks` builds it)."""
+        back as IR expressions, checked when the instruction runs (``pto.img2col`` / ``pto.col2img``
+        validate the map), and the raster index is then None (`_img2col_runtime_checks` builds it)."""
         pads = self._cube_int_list(pad, "pad", 4, 0, 255)
-        runtime_map = api != "tik.col2img"
-        h = self._int_arg(l1_h, "l1_h", 1, 32767) if runtime_map else self._cube_imm(l1_h, "l1_h", 1, 32767)
-        w = self._int_arg(l1_w, "l1_w", 1, 32767) if runtime_map else self._cube_imm(l1_w, "l1_w", 1, 32767)
+        h = self._int_arg(l1_h, "l1_h", 1, 32767)
+        w = self._int_arg(l1_w, "l1_w", 1, 32767)
         fw = self._int_arg(fetch_filter_w, "fetch_filter_w", 0, 254)
         fh = self._int_arg(fetch_filter_h, "fetch_filter_h", 0, 254)
         lw = self._int_arg(left_top_w, "left_top_w", -255, 32767)
@@ -543,9 +542,10 @@ class CubeMoveAPI(CubeBase):
         s.check_aligned(32)
         d.check_aligned(32)
         se = d.dt.nbytes(rep * 256) if isinstance(rep, int) else None
-        de = d.dt.nbytes(h * w * 16)
+        de = d.dt.nbytes(h * w * 16) if isinstance(h, int) and isinstance(w, int) else \
+            imul(imul(h, w), 16 * (d.dt.bits // 8))
         s.check_extent(se, f"{rep} fractal(s)")
-        d.check_extent(de, f"the {h} x {w} x 16 map")
+        d.check_extent(de, f"the {_show(h)} x {_show(w)} x 16 map")
         self._emit("col2img", s.ptr, d.ptr, h, w, fw, fh, lw, lh, rep, stride=(sh, sw), filter=(kh, kw),
                    dilation=(dh, dw), pad=pads, footprint=[s.read(se), d.read(de), d.write(de)])
 

@@ -477,6 +477,51 @@ def test_col2img_takes_tik_values_for_the_window():
     np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
 
 
+def _col2img_scalar_map_kernel(img_pixels):
+    """`test_col2img_takes_tik_values_for_the_window` with the map height and width as Scalars."""
+    set_current_compile_soc_info("Ascend910A")
+    h, w, pad = 4, 8, [1, 1, 1, 1]
+    npx = h * w
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (1, h, w, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, h, w, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (npx * 16,), name="col", scope=tik.scope_ubuf)
+    img = ti.Tensor("float16", (img_pixels * 16,), name="img", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (h * w * 16,), name="out", scope=tik.scope_gm)
+    sh = ti.Scalar("int32", name="sh", init_value=h)
+    sw = ti.Scalar("int32", name="sw", init_value=w)
+    ti.data_move(fm, g, 0, 1, h * w, 0, 0)
+    ti.vector_dup(128, img, 0.0, img_pixels * 16 // 128, 1, 8)
+    with ti.for_range(0, 9) as k:
+        ti.load3dv1(col, fm, pad, sh, sw, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
+        ti.col2img(img, col, pad, sh, sw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
+    ti.data_move(out, img, 0, 1, min(img_pixels, h * w), 0, 0)
+    ti.BuildCCE("col2img_scalar_map", [g], [out])
+    return ti, h, w
+
+
+def test_col2img_takes_scalar_map_sizes():
+    ti, h, w = _col2img_scalar_map_kernel(4 * 8)
+    x = np.random.default_rng(2).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
+    res, = run(ti, {"g": x})
+    cover = np.zeros((h, w))
+    for a in range(h):
+        for b in range(w):
+            for i in range(3):
+                for j in range(3):
+                    if 0 <= a - 1 + i < h and 0 <= b - 1 + j < w:
+                        cover[a - 1 + i, b - 1 + j] += 1
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
+
+
+def test_col2img_scalar_map_larger_than_its_destination_fails_when_it_runs():
+    ti, h, w = _col2img_scalar_map_kernel(24)             # the 4 x 8 map needs 32 pixels of img
+    x = np.zeros((1, h, w, 16), np.float16)
+    with pytest.raises(OutOfBounds) as info:
+        run(ti, {"g": x})
+    assert "test_tik_cube_conv.py" in str(info.value)
+
+
 def test_load3dv2_takes_tik_values_for_block_starts_and_extents():
     """m_start_pt / k_start_pt from loop variables and k_extension from a Scalar walk the im2col matrix
     block by block (CANN TIK evaluates them when they are known and accepts Exprs otherwise)."""
