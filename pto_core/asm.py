@@ -55,10 +55,10 @@ from .dtypes import dtype as _dtype
 from .errors import AsmParseError, PtoError, Provenance
 from .ops import registry
 from .pipes import asm_pipe, event_id, pipe_name
-from .program import (BOOL, F32, I64, INDEX, REGS, SPR_WORDS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp,
-                      Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast,
-                      PtrFromInt, PtrReg, PtrToInt, PtrType, ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp,
-                      Undef,
+from .program import (BOOL, F32, I64, INDEX, REGS, SPR_WORDS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break,
+                      Cast, Cmp, Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd,
+                      PtrCast, PtrFromInt, PtrReg, PtrToInt, PtrType, ReadSpr, Reg, Return, ScalarArg, Select, Store,
+                      UnOp, Undef,
                       _coerce_clause, _coerce_operand, clause_exprs, stmt_exprs, walk)
 from .scalars import scalar_type
 from .targets import get_target, space_name

@@ -1579,7 +1579,8 @@ def program(name: str, target="A2A3") -> Builder:
 
 __all__ = ["program", "Builder", "Program", "PtrType", "Expr", "ScalarExpr", "PtrExpr", "Const", "Undef", "Reg",
            "LoopVar", "ScalarArg", "GmArg", "BlockIdx", "BlockNum", "BinOp", "UnOp", "Cmp", "Cast", "Bitcast",
-           "Select", "PtrReg", "PtrFromInt", "PtrAdd", "PtrCast", "PtrToInt", "OpStmt", "Assign", "Load", "ReadSpr", "SPR_WORDS", "Store",
+           "Select", "PtrReg", "PtrFromInt", "PtrAdd", "PtrCast", "PtrToInt", "OpStmt", "Assign", "Load",
+           "ReadSpr", "SPR_WORDS", "Store",
            "For", "If", "Break", "Continue", "Return", "cast", "bitcast", "select", "min_", "max_", "abs_", "sqrt",
            "all_", "any_", "not_", "floor", "ceil", "trunc", "round_even", "round_away", "as_expr", "type_str",
            "current_builder", "INDEX"]

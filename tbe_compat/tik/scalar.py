@@ -6,8 +6,9 @@ and ``//`` on integers -- TIK maps both to TVM ``Div`` --, C remainder, IEEE flo
 rounded once to the register type). A Python int combined with a TIK value takes the
 TIK value's dtype; a Python float with an integer value makes a float32 expression (TVM's
 type matching), which integer operands (loop bounds, counts) take by C conversion when it
-is built from integer values and immediates only (`integer_rooted`). Nothing is computed here: an ``Expr`` is evaluated by the
-interpreter where a statement uses it, with the register values at that moment.
+is built from integer values and immediates only (`integer_rooted`). Nothing is computed
+here: an ``Expr`` is evaluated by the interpreter where a statement uses it, with the
+register values at that moment.
 
 Truth value (CHECKLIST S8): ``a == b`` / ``a != b`` on TIK values answer a Python
 ``if`` by *identity* of the two operands (TVM's ``EqualOp``/``NotEqualOp`` rule, which

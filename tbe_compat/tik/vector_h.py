@@ -671,8 +671,8 @@ class HVectorAPI:
         size = max(1, src.dt.bits // 8)
         if lay.offsets is not None and not _dyn(lay.length) and (lay.length * size) % 32 == 0:
             for row in range(lay.nrows):
-                self._data_copy(self._h_view(dst, int(lay.offsets[0][row])), self._h_view(src, int(lay.offsets[1][row])),
-                                lay.length)
+                self._data_copy(self._h_view(dst, int(lay.offsets[0][row])),
+                                self._h_view(src, int(lay.offsets[1][row])), lay.length)
             return
         self._h_rows("vmuls", [dst, src], ["dst", "src"], scalar=1.0 if src.dt.is_float else 1, has_scalar=True)
 

@@ -38,8 +38,8 @@ from .vector_common import U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
 LIST_LEN = 16
 PROPOSAL = 8
 GROUP = 16
-VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}
-VMS4_FIELD_BITS = 13       # VMS4_SR packs one 13-bit count per list     # v200+ also 0b0001; v100 needs two lists at least
+VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}     # v200+ also 0b0001; v100 needs two lists at least
+VMS4_FIELD_BITS = 13       # VMS4_SR packs one 13-bit count per list
 
 
 class _Token:
