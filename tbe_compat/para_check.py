@@ -422,7 +422,18 @@ def _check_kernel_name_param(kernel_name, param_name: str, op_name: str) -> None
               value=kernel_name, limit=_KERNEL_NAME_RE.pattern)
 
 
+class UnknownParamFlagWarning(UserWarning):
+    """`check_op_params` was given a flag that is not a para_check constant; CANN (and the
+    simulator) then check nothing for that parameter."""
+
+
+def _is_known_flag(flag) -> bool:
+    return isinstance(flag, str) and flag in PARAM_FLAGS
+
+
 def _check_one(value, param_name: str, flag: str, op_name: str) -> None:
+    if not _is_known_flag(flag):
+        return  # CANN: an unknown flag reaches _check_attr and matches no attribute kind
     if flag in _INPUTS or flag in _OUTPUTS:
         _check_tensor_param(value, param_name, flag, op_name)
     elif flag == KERNEL_NAME:
@@ -435,12 +446,18 @@ def _check_one(value, param_name: str, flag: str, op_name: str) -> None:
 def check_op_params(*type_args, **type_kwargs) -> Callable:
     """Decorator: check an operator entry function's arguments against one flag per
     positional parameter (``REQUIRED_INPUT``, ``OPTION_ATTR_INT``, ``KERNEL_NAME`` ...),
-    in order, before every call. Unknown flags are rejected at decoration time."""
-    for flag in type_args:
-        if flag not in PARAM_FLAGS:
-            raise IllegalOperand(f"unknown check_op_params flag {flag!r}", op="check_op_params", operand="flag",
-                                 value=flag, limit="one of " + ", ".join(PARAM_FLAGS),
-                                 hint="use the para_check constants, e.g. para_check.REQUIRED_INPUT")
+    in order, before every call. A flag that is not one of these constants (shipped CANN ops pass
+    Python types, ``check_op_params(dict, dict, int, str)``) leaves its parameter unchecked, as in
+    CANN, and warns `UnknownParamFlagWarning` at decoration time."""
+    # CANN sends every flag it does not know to its attribute check, which then matches no
+    # attribute kind: the parameter is never checked (shipped ops pass Python types, e.g.
+    # ``check_op_params(dict, dict, int, str)``). Same here, with one warning per decorator.
+    unknown = [(i, flag) for i, flag in enumerate(type_args) if not _is_known_flag(flag)]
+    if unknown:
+        listed = ", ".join(f"#{i} {flag!r}" for i, flag in unknown)
+        warnings.warn(f"check_op_params flags {listed} are not para_check constants (REQUIRED_INPUT, "
+                      "OPTION_ATTR_INT, KERNEL_NAME, ...); as in CANN, those parameters are not checked",
+                      UnknownParamFlagWarning, stacklevel=2)
 
     def decorator(func: Callable) -> Callable:
         names = func.__code__.co_varnames[:func.__code__.co_argcount]
@@ -594,7 +611,7 @@ def check_and_init_5hdc_reduce_support(input_tensor: dict, axis) -> bool:
 
 
 __all__ = sorted(n for n in dir() if n.isupper() or n in (
-    "OpParamInfoKey", "TensorFormat", "ParamCheckError", "check_op_params", "check_shape", "check_dtype",
-    "check_format", "check_elewise_shape_range", "check_input_type", "check_dtype_rule", "check_shape_rule",
+    "OpParamInfoKey", "TensorFormat", "ParamCheckError", "UnknownParamFlagWarning", "check_op_params", "check_shape",
+    "check_dtype", "check_format", "check_elewise_shape_range", "check_input_type", "check_dtype_rule", "check_shape_rule",
     "check_kernel_name", "is_scalar", "get_shape_size", "check_shape_size", "check_tensor_shape_size",
     "check_reduce_shape_rule", "check_and_init_5hdc_reduce_support"))
