@@ -819,7 +819,7 @@ class Executable:
 
     def run(self, inputs: Optional[dict] = None, *, cores: Optional[int] = None, machine: Optional[Machine] = None,
             order: str = "sequential", seed: int = 0, options: Optional[MachineOptions] = None,
-            write_back: bool = False) -> dict:
+            write_back: bool = False, alias: Optional[dict] = None) -> dict:
         """Run the kernel; return ``{name: array}`` for every ``out``/``inout`` GM argument.
 
         Args:
@@ -833,6 +833,9 @@ class Executable:
             options: `MachineOptions` for the fresh machine.
             write_back: also copy the final GM contents of ``in``/``inout`` tensors back
                 into the caller's arrays (TIK debugger behaviour).
+            alias: ``{out argument: in argument}``: the output shares the input's GM memory, as the
+                framework places an in-place ("ref") operator's output (the kernel reads the input's
+                data through it; it comes back as the output, in the output's dtype and shape).
         """
         prog = self.program
         inputs = dict(inputs or {})
@@ -847,7 +850,8 @@ class Executable:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
                               value=len(machine.cores), limit=n)
         self.machine = machine
-        args, regions = self._bind_args(machine, inputs)
+        aliases = self._aliases(alias or {})
+        args, regions = self._bind_args(machine, inputs, aliases)
         machine.launch_width = 1
         self._start = lambda c: (c, self._kernel(machine.context(c), c, n, *args))
         gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
@@ -860,7 +864,11 @@ class Executable:
         outputs = {}
         for a, (region, arr) in regions.items():
             data = region.buffer.data
-            final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(region.shape)
+            if a in aliases:                                 # the input's memory, in the output's dtype and shape
+                data = data[:a.nbytes]
+                final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(a.shape)
+            else:
+                final = data if a.dtype.bits < 8 else data.view(a.dtype.storage).reshape(region.shape)
             if a.io in ("out", "inout"):
                 outputs[a.name] = final = final.copy()
             if write_back and arr is not None and a.io in ("in", "inout"):     # no temporary copy of inputs
@@ -882,12 +890,45 @@ class Executable:
                               limit="expected " + (", ".join(sorted(need)) or "no inputs"),
                               hint="pass every in/inout tensor and scalar argument by name, nothing else")
 
-    def _bind_args(self, machine: Machine, inputs: dict):
-        args, regions = [], {}
+    def _aliases(self, alias: dict) -> dict:
+        """``{out GmArg: in GmArg}`` of a ``run(alias=)`` mapping, checked: an output (not zero-filled,
+        with a static shape) onto an ``in``/``inout`` argument of at least its size."""
+        if not alias:
+            return {}
+        by_name = {a.name: a for a in self.program.gm_args}
+        out = {}
+        for o, i in alias.items():
+            a, b = by_name.get(o), by_name.get(i)
+            if a is None or b is None or a.io not in ("out", "workspace") or b.io not in ("in", "inout"):
+                raise ConfigError(f"alias {o!r} -> {i!r}: needs an out/workspace GM argument onto an in/inout one",
+                                  operand="alias", value=(o, i),
+                                  limit="outputs: " + ", ".join(x.name for x in self.program.gm_args
+                                                                if x.io in ("out", "workspace")),
+                                  hint="map the output's name to the name of the input it shares memory with")
+            if a.fill == "zero" or a.init is not None or a.shape is None:
+                raise ConfigError(f"alias {o!r} -> {i!r}: {o!r} is cleared or initialised before launch (or has "
+                                  f"no shape), so it cannot share the input's data", operand="alias", value=(o, i))
+            if b.shape is not None and a.nbytes > b.nbytes:
+                raise ConfigError(f"alias {o!r} -> {i!r}: the output needs {a.nbytes} B, the input has {b.nbytes} B",
+                                  operand="alias", value=(o, i), limit=f"<= {b.nbytes} B")
+            out[a] = b
+        return out
+
+    def _bind_args(self, machine: Machine, inputs: dict, aliases: dict):
+        regions = {}
         taken = {r.name for r in machine.gm.regions}
-        for a in self.program.args:
+        bound = {}
+        for a in sorted(self.program.args, key=lambda x: x in aliases):     # aliased outputs after the rest
             if isinstance(a, ScalarArg):
-                args.append(_scalar_input(a, inputs[a.name]))
+                bound[a] = _scalar_input(a, inputs[a.name])
+                continue
+            if a in aliases:
+                region, _ = regions[aliases[a]]
+                if region.size < a.nbytes:
+                    raise ConfigError(f"alias {a.name!r} -> {aliases[a].name!r}: the output needs {a.nbytes} B, "
+                                      f"the input has {region.size} B", operand="alias", limit=f"<= {region.size} B")
+                regions[a] = (region, None)
+                bound[a] = region.base
                 continue
             name = a.name
             k = 1
@@ -910,8 +951,8 @@ class Executable:
             if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
                 region.buffer.mark_all_written()
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)
-            args.append(region.base)
-        return args, regions
+            bound[a] = region.base
+        return [bound[a] for a in self.program.args], regions
 
     # -- scheduling
     def _launch(self, live: list) -> None:

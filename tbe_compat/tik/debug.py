@@ -103,8 +103,13 @@ class Tikdb:
                              hint="print Scalars with tik_instance.printf(\"x=%d\\n\", x), or look at the outputs "
                                   "returned by start_debug")
 
-    def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None):
-        """Run the kernel on ``feed_dict``; returns the outputs (see module doc)."""
+    def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None, *, inplace=None):
+        """Run the kernel on ``feed_dict``; returns the outputs (see module doc).
+
+        ``inplace`` (a simulator extension): ``{output name: input name}`` for in-place ("ref")
+        operators whose output the framework places on an input's memory (CANN's
+        ``inplace_index_add``, scatter ops): the kernel then reads the input's data through the
+        output tensor, as on hardware."""
         tik = self._tik
         with tik._api("tikdb.start_debug"):
             info = tik.build
@@ -125,9 +130,10 @@ class Tikdb:
             self.executable = exe
             fed = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()} \
                 if RUN_OBSERVERS else None
+            alias = self._inplace(info, inplace)
             try:
                 results = exe.run(inputs, write_back=True, options=self.options or tik_machine_options(),
-                                  order=self.order)
+                                  order=self.order, alias=alias)
             except PtoError as e:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
@@ -137,6 +143,26 @@ class Tikdb:
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs
+
+    def _inplace(self, info, inplace) -> dict:
+        """``start_debug(inplace=)`` as GM argument names: ``{output tensor name: input tensor name}``."""
+        if not inplace:
+            return {}
+        tik = self._tik
+        if not isinstance(inplace, dict):
+            raise tik._error(f"inplace must be a dict {{output name: input name}}, got {type(inplace).__name__}",
+                             operand="inplace", value=repr(inplace)[:80])
+        outs = {x.name: x for x in info.outputs if isinstance(x, Tensor)}
+        ins = {x.name: x for x in info.inputs if isinstance(x, Tensor)}
+        alias = {}
+        for o, i in inplace.items():
+            if o not in outs or i not in ins:
+                raise tik._error(f"inplace {o!r} -> {i!r}: needs a BuildCCE output name mapped to an input name",
+                                 operand="inplace", value=(o, i), cls=UnknownName,
+                                 limit=f"outputs {sorted(outs)}, inputs {sorted(ins)}",
+                                 hint="map the output tensor's name= to the name= of the input it overwrites")
+            alias[outs[o].storage.gm.name] = ins[i].storage.gm.name
+        return alias
 
     # ------------------------------------------------------------------ feed checks
     def _scalar_values(self, info, feed: dict) -> dict:

@@ -660,3 +660,49 @@ def test_int_ops_whose_range_fits_their_type_skip_the_wrap_and_others_still_wrap
     assert res.tolist() == want
     lines = [ln for ln in exe.source.splitlines() if "_ST" in ln]
     assert "4294967295" not in lines[0] and "4294967295" in lines[1]
+
+
+# ----------------------------------------------------------------------------- run(alias=): in-place outputs
+
+def _add_one_through_the_output():
+    """y += 1, reading y: meaningful only when y shares the input's memory (an in-place operator)."""
+    with program("inplace", target="A2A3") as k:
+        k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(y, ub, 0, 256, nburst=(1, 0, 0))
+        pto.set_flag("MTE2", "V", 0)
+        pto.wait_flag("MTE2", "V", 0)
+        pto.ub.vadds(ub, ub, 1.0, 1)
+        pto.set_flag("V", "MTE3", 0)
+        pto.wait_flag("V", "MTE3", 0)
+        pto.mte_ub_gm(ub, y, 256, nburst=(1, 0, 0))
+    return k.program
+
+
+def test_alias_places_an_output_on_an_input():
+    x = np.arange(64, dtype=np.float32)
+    out = _add_one_through_the_output().run({"x": x}, alias={"y": "x"})
+    np.testing.assert_array_equal(out["y"], x + 1)
+    np.testing.assert_array_equal(x, np.arange(64, dtype=np.float32))      # the caller's array is not touched
+
+
+def test_without_alias_the_output_is_its_own_uninitialised_memory():
+    with pytest.raises(UninitializedRead):
+        _add_one_through_the_output().run({"x": np.zeros(64, np.float32)},
+                                          options=MachineOptions(uninitialized="raise"))
+
+
+@pytest.mark.parametrize("alias,match", [({"x": "y"}, "needs an out/workspace GM argument onto an in/inout one"),
+                                         ({"y": "nope"}, "needs an out/workspace GM argument")])
+def test_alias_errors(alias, match):
+    with pytest.raises(ConfigError, match=match):
+        _add_one_through_the_output().run({"x": np.zeros(64, np.float32)}, alias=alias)
+
+
+def test_alias_onto_a_smaller_input_is_an_error():
+    with program("inplace_small", target="A2A3") as k:
+        k.gm_arg("x", "f32", (8,))
+        k.gm_arg("y", "f32", (64,), io="out")
+    with pytest.raises(ConfigError, match="the output needs 256 B, the input has 32 B"):
+        k.program.run({"x": np.zeros(8, np.float32)}, alias={"y": "x"})

@@ -345,3 +345,46 @@ def test_every_import_name_reaches_the_same_tik():
         for name in ("Tik", "Tensor", "Scalar", "InputScalar", "Expr", "all", "any", "negate", "scope_gm",
                      "scope_ubuf", "scope_cbuf", "scope_cbuf_out", "scope_cc", "scope_ca", "scope_cb", "Dprofile"):
             assert getattr(mod, name) is getattr(core, name), name
+
+
+def _index_add_kernel():
+    """var_out[idx[i]] += upd[i] for 8-float rows, reading var_out: CANN's inplace_index_add pattern
+    (separate var / var_out tensors that the framework places on the same memory)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    var = ti.Tensor("float32", (4, 8), name="var", scope=tik.scope_gm)
+    idx = ti.Tensor("int32", (8,), name="idx", scope=tik.scope_gm)
+    upd = ti.Tensor("float32", (2, 8), name="upd", scope=tik.scope_gm)
+    var_out = ti.Tensor("float32", (4, 8), name="var_out", scope=tik.scope_gm)
+    iu = ti.Tensor("int32", (8,), name="iu", scope=tik.scope_ubuf)
+    uu = ti.Tensor("float32", (2, 8), name="uu", scope=tik.scope_ubuf)
+    row = ti.Tensor("float32", (8,), name="row", scope=tik.scope_ubuf)
+    ti.data_move(iu, idx, 0, 1, 1, 0, 0)
+    ti.data_move(uu, upd, 0, 1, 2, 0, 0)
+    with ti.for_range(0, 2) as i:
+        r = ti.Scalar("int32", name="r", init_value=iu[i])
+        ti.data_move(row, var_out[r, 0], 0, 1, 1, 0, 0)
+        ti.vec_add(8, row, row, uu[i, 0], 1, 8, 8, 8)
+        ti.data_move(var_out[r, 0], row, 0, 1, 1, 0, 0)
+    ti.BuildCCE("index_add", inputs=[var, idx, upd], outputs=[var_out])
+    return ti
+
+
+def test_start_debug_inplace_places_an_output_on_its_input():
+    ti = _index_add_kernel()
+    var = np.arange(32, dtype=np.float32).reshape(4, 8)
+    upd = np.full((2, 8), 10, np.float32)
+    feed = {"var": var.copy(), "idx": np.array([2, 0, 0, 0, 0, 0, 0, 0], np.int32), "upd": upd}
+    out, = ti.tikdb.start_debug(feed, interactive=False, inplace={"var_out": "var"})
+    want = var.copy()
+    want[2] += 10
+    want[0] += 10
+    np.testing.assert_array_equal(out, want)
+
+
+def test_start_debug_inplace_names_must_be_an_output_and_an_input():
+    ti = _index_add_kernel()
+    feed = {"var": np.zeros((4, 8), np.float32), "idx": np.zeros(8, np.int32), "upd": np.zeros((2, 8), np.float32)}
+    with raises_tik(UnknownName, match=r"inplace 'var' -> 'var_out': needs a BuildCCE output name mapped to an "
+                                       r"input name"):
+        ti.tikdb.start_debug(feed, interactive=False, inplace={"var": "var_out"})
