@@ -447,6 +447,19 @@ def test_load3dv1_tik_value_arguments_are_checked_when_they_run(change, cls, mat
     assert "test_tik_cube_conv.py" in str(info.value)          # the user's load3dv1 line
 
 
+def _cover_3x3(h: int, w: int) -> np.ndarray:
+    """How many 3 x 3 windows (stride 1, padding 1) cover each pixel of an h x w map: what col2img
+    scatter-adds back for an all-ones im2col."""
+    cover = np.zeros((h, w))
+    for a in range(h):
+        for b in range(w):
+            for i in range(3):
+                for j in range(3):
+                    if 0 <= a - 1 + i < h and 0 <= b - 1 + j < w:
+                        cover[a - 1 + i, b - 1 + j] += 1
+    return cover
+
+
 def test_col2img_takes_tik_values_for_the_window():
     """The same scatter-add as `test_col2img_scatter_adds_each_tap` with the tap from a loop variable."""
     set_current_compile_soc_info("Ascend910A")
@@ -467,14 +480,7 @@ def test_col2img_takes_tik_values_for_the_window():
     ti.BuildCCE("col2img_dyn", [g], [out])
     x = np.random.default_rng(1).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
     res, = run(ti, {"g": x})
-    cover = np.zeros((h, w))
-    for a in range(h):
-        for b in range(w):
-            for i in range(3):
-                for j in range(3):
-                    if 0 <= a - 1 + i < h and 0 <= b - 1 + j < w:
-                        cover[a - 1 + i, b - 1 + j] += 1
-    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
 
 
 def _col2img_scalar_map_kernel(img_pixels):
@@ -504,14 +510,7 @@ def test_col2img_takes_scalar_map_sizes():
     ti, h, w = _col2img_scalar_map_kernel(4 * 8)
     x = np.random.default_rng(2).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
     res, = run(ti, {"g": x})
-    cover = np.zeros((h, w))
-    for a in range(h):
-        for b in range(w):
-            for i in range(3):
-                for j in range(3):
-                    if 0 <= a - 1 + i < h and 0 <= b - 1 + j < w:
-                        cover[a - 1 + i, b - 1 + j] += 1
-    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * cover[:, :, None]).astype(np.float16))
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
 
 
 def test_col2img_scalar_map_larger_than_its_destination_fails_when_it_runs():
