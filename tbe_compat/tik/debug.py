@@ -125,12 +125,12 @@ class Tikdb:
             inputs = self._tensor_values(info, feed_dict, scalars)
             inputs.update({s.name: v for s, v in scalars.items()})
             self._set_dynamic_shapes(scalars)
-            inputs.update(self._runtime_sizes(info, feed_dict))
+            alias = self._inplace(info, inplace)
+            inputs.update(self._runtime_sizes(info, feed_dict, inputs, alias))
             exe = tik.program.compile()
             self.executable = exe
             fed = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()} \
                 if RUN_OBSERVERS else None
-            alias = self._inplace(info, inplace)
             try:
                 results = exe.run(inputs, write_back=True, options=self.options or tik_machine_options(),
                                   order=self.order, alias=alias)
@@ -239,10 +239,11 @@ class Tikdb:
             out[st.gm.name] = arr
         return out
 
-    def _runtime_sizes(self, info, feed: dict) -> dict:
+    def _runtime_sizes(self, info, feed: dict, inputs: dict, alias: dict) -> dict:
         """Element counts of the runtime-sized GM tensors (declared ``(MAX_INT64,)``-style): an
         input's fed array, else ``feed_dict[name]`` (an array or an element count; a simulator
-        extension -- the framework allocates these buffers; contents start as usual)."""
+        extension -- the framework allocates these buffers; contents start as usual), else for an
+        ``inplace=`` output the size of the input it is placed on."""
         tik = self._tik
         out = {}
         for st in tik._gm_tensors:
@@ -251,6 +252,8 @@ class Tikdb:
             static = all(isinstance(d, int) for d in st.shape)
             declared = int(np.prod([int(d) for d in st.shape], dtype=object)) if static else None
             v = feed.get(st.name)
+            if v is None and st.gm.name in alias:      # the framework's ref output: the input's memory
+                v = inputs[alias[st.gm.name]].nbytes * 8 // st.dtype.bits
             if isinstance(v, np.ndarray):
                 n = v.size
             elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):

@@ -382,6 +382,26 @@ def test_start_debug_inplace_places_an_output_on_its_input():
     np.testing.assert_array_equal(out, want)
 
 
+def test_start_debug_inplace_sizes_a_dynamic_shape_output_from_its_input():
+    """CANN's dynamic scatter_update declares var / var_out as (MAX_INT32,) and writes var only: the
+    in-place output takes the fed input's size (no feed_dict entry for it)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    var = ti.Tensor("float32", (2**31 - 1,), name="var", scope=tik.scope_gm)
+    upd = ti.Tensor("float32", (2**31 - 1,), name="upd", scope=tik.scope_gm)
+    var_out = ti.Tensor("float32", (2**31 - 1,), name="var_out", scope=tik.scope_gm)
+    row = ti.Tensor("float32", (8,), name="row", scope=tik.scope_ubuf)
+    ti.data_move(row, upd, 0, 1, 1, 0, 0)
+    ti.data_move(var[16], row, 0, 1, 1, 0, 0)
+    ti.BuildCCE("scatter_update", inputs=[var, upd], outputs=[var_out])
+    v = np.arange(32, dtype=np.float32)
+    out, = ti.tikdb.start_debug({"var": v.copy(), "upd": np.full(8, -1, np.float32)}, interactive=False,
+                                inplace={"var_out": "var"})
+    want = v.copy()
+    want[16:24] = -1
+    np.testing.assert_array_equal(out, want)
+
+
 def test_start_debug_inplace_names_must_be_an_output_and_an_input():
     ti = _index_add_kernel()
     feed = {"var": np.zeros((4, 8), np.float32), "idx": np.zeros(8, np.int32), "upd": np.zeros((2, 8), np.float32)}
