@@ -61,6 +61,21 @@ class _ErrorManagerVector:
 
 
 error_manager_vector = _ErrorManagerVector()
+#: ``error_manager_cube``: the same ``raise_err_<what>`` reporters (CANN keeps a separate table per family)
+error_manager_cube = error_manager_vector
+
+
+class error_manager_util:  # noqa: N801 (CANN's module name, used as ``error_manager_util.raise_runtime_error``)
+    """``error_manager_util``: ``raise_runtime_error(error_info_dict)`` raises CANN's
+    ``RuntimeError(error_info_dict, message)``; ``get_error_message(error_info_dict)`` formats it."""
+
+    @staticmethod
+    def get_error_message(args: dict) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in dict(args).items())
+
+    @staticmethod
+    def raise_runtime_error(args: dict):
+        raise RuntimeError(args, error_manager_util.get_error_message(args))
 
 
 class _OpContext:
@@ -101,4 +116,5 @@ tbe_context = _TbeContext()
 
 
 __all__ = ["tik", "tbe_platform", "para_check", "register_operator", "register_operator_compute",
-           "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "tbe_context"]
+           "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
+           "error_manager_util", "tbe_context"]

@@ -11,7 +11,7 @@ import pytest
 
 import tbe_compat.aliases as aliases
 from pto_core.errors import ConfigError
-from tbe_compat import para_check, platform, register, te_platform, tik_util, topi_util
+from tbe_compat import para_check, platform, platform_adapter, register, te_platform, tik_util, topi_util
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -60,6 +60,9 @@ SAME_OBJECTS = [
     ("te.platform.fusion_manager", "fusion_manager", register.fusion_manager),
     ("te.utils.para_check", "check_op_params", para_check.check_op_params),
     ("te.utils.op_utils", "check_op_params", para_check.check_op_params),
+    ("te.utils.error_manager", "error_manager_vector", platform_adapter.error_manager_vector),
+    ("te.utils.error_manager", "error_manager_cube", platform_adapter.error_manager_vector),
+    ("te.utils.error_manager", "error_manager_util", platform_adapter.error_manager_util),
     ("topi.cce.util", "check_input_type", para_check.check_input_type),
     ("topi.cce.util", "axis_check", topi_util.axis_check),
     ("topi.cce.util", "compare_tensor_dict_key", topi_util.compare_tensor_dict_key),
@@ -198,3 +201,15 @@ def test_impl_platform_adapter_is_a_namespace_alias_that_never_shadows_user_pack
     monkeypatch.setattr(sys, "path", sys.path + [str(tmp_path)])
     importlib.invalidate_caches()
     assert importlib.import_module("impl").OWN is True
+
+
+def test_te_lang_dynamic_imports_for_2020_dynamic_operators():
+    """CANN's 2020 dynamic-shape TIK operators run ``import te.lang.dynamic`` and report errors through
+    ``te.utils.error_manager``: both import, and the reporters raise CANN's RuntimeError."""
+    importlib.import_module("te.lang.dynamic")
+    em = importlib.import_module("te.utils.error_manager")
+    with pytest.raises(RuntimeError, match=r"In op\[k\], inputs dtype not equal"):
+        em.error_manager_vector.raise_err_inputs_dtype_not_equal("k", "updates", "var", "float16", "float32")
+    with pytest.raises(RuntimeError, match="errCode: E80000"):
+        em.error_manager_util.raise_runtime_error({"errCode": "E80000", "op_name": "k"})
+
