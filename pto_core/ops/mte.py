@@ -190,6 +190,14 @@ def read_span(ctx, ptr, lo: int, exact_hi: int, hi: int, operand: str, runs: Opt
     """
     if hi > exact_hi and ptr.space == "gm":
         avail = _gm_available(ctx, ptr, lo)
+        if 0 < avail < exact_hi - lo:                # the last block of the read starts past the tensor
+            region, off = ctx.machine.gm.find(ptr.addr + lo, 1)
+            raise OutOfBounds(f"GM bytes [{off}, {off + hi - lo}) run past the end of region {region.name!r} "
+                              f"({region.size} B): a read's last 32-byte block may run past a tensor's end only if "
+                              f"it starts inside it, and this one starts at byte {off + exact_hi - lo - 1}",
+                              op=ctx.op_name, operand=operand, value=hex(ptr.addr + lo), limit=f"{region.size} B",
+                              hint="check burst lengths, strides and offsets against the tensor's shape (a burst's "
+                                   "last block may run past the end only if it starts inside the tensor)")
         if avail < hi - lo:
             data, written, _ = ctx.span_tracked(ptr, lo, max(exact_hi, lo + avail), operand=operand, runs=runs)
             pdata = np.zeros(hi - lo, np.uint8)

@@ -637,3 +637,16 @@ def test_gm_write_last_block_past_the_tensor_lands_in_padding():
     assert np.array_equal(m.read(f, 10), 1 + np.arange(10, dtype=np.float32))
     with pytest.raises(OutOfBounds, match="run past"):
         pto.mte_ub_gm(ub, g.byte_offset(64), 96, nburst=(1, 96, 96))      # 60 past: more than a block
+
+
+def test_gm_read_whose_last_block_starts_past_the_tensor_names_the_whole_read():
+    """The last 32-byte block of a GM read may run past the tensor only if it starts inside it; the error
+    names the whole read range and where that block starts (not just the bytes that must exist)."""
+    from pto_core.program import program
+    with program("oob_tail", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))                    # 256 B
+        k.gm_arg("y", "f32", (64,), io="out")
+        pto.mte_gm_ub(x + 48, k.ptr("ub", "f32", 0), 0, 96, nburst=(1, 0, 0))     # [192, 288)
+    with pytest.raises(OutOfBounds, match=r"GM bytes \[192, 288\) run past the end of region 'x' \(256 B\).* "
+                                          r"starts at byte 256"):
+        k.program.run({"x": np.zeros(64, np.float32)})
