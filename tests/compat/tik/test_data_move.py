@@ -453,3 +453,25 @@ def test_on_chip_destination_overrun_at_a_run_time_offset_is_caught_when_it_runs
         else:
             got, = run(ti, {"x": xs})
             assert np.array_equal(got[:128], xs[128:256])
+
+
+@pytest.mark.parametrize("which", ["nburst", "burst"])
+def test_data_move_run_time_counts_are_range_checked_under_their_tik_names(which):
+    """A burst count / length from a TIK value is checked when the move runs, and a 0 is reported as
+    data_move's own operand (the PTO op sees it as its repeat count)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    n = ti.InputScalar("int32", name="n")
+    if which == "nburst":
+        ti.data_move(ub, x, 0, n, 8, 0, 0)
+    else:
+        ti.data_move(ub, x, 0, 1, n, 0, 0)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    ti.BuildCCE("counts", inputs=[x, n], outputs=[y])
+    out, = ti.tikdb.start_debug({"x": np.ones(128, np.float16), "n": 1 if which == "nburst" else 8},
+                                interactive=False)
+    assert out[0] == 1
+    with raises_tik(IllegalOperand, match=rf"{which} of tik.data_move .* = 0 is outside \[1, "):
+        ti.tikdb.start_debug({"x": np.ones(128, np.float16), "n": 0}, interactive=False)
