@@ -460,31 +460,10 @@ def _cover_3x3(h: int, w: int) -> np.ndarray:
     return cover
 
 
-def test_col2img_takes_tik_values_for_the_window():
-    """The same scatter-add as `test_col2img_scatter_adds_each_tap` with the tap from a loop variable."""
-    set_current_compile_soc_info("Ascend910A")
-    h, w, pad = 4, 8, [1, 1, 1, 1]
-    npx = h * w
-    ti = tik.Tik()
-    g = ti.Tensor("float16", (1, h, w, 16), name="g", scope=tik.scope_gm)
-    fm = ti.Tensor("float16", (1, h, w, 16), name="fm", scope=tik.scope_cbuf)
-    col = ti.Tensor("float16", (npx * 16,), name="col", scope=tik.scope_ubuf)
-    img = ti.Tensor("float16", (h * w * 16,), name="img", scope=tik.scope_ubuf)
-    out = ti.Tensor("float16", (h * w * 16,), name="out", scope=tik.scope_gm)
-    ti.data_move(fm, g, 0, 1, h * w, 0, 0)
-    ti.vector_dup(128, img, 0.0, h * w * 16 // 128, 1, 8)
-    with ti.for_range(0, 9) as k:
-        ti.load3dv1(col, fm, pad, h, w, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
-        ti.col2img(img, col, pad, h, w, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
-    ti.data_move(out, img, 0, 1, h * w, 0, 0)
-    ti.BuildCCE("col2img_dyn", [g], [out])
-    x = np.random.default_rng(1).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
-    res, = run(ti, {"g": x})
-    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
-
-
-def _col2img_scalar_map_kernel(img_pixels):
-    """`test_col2img_takes_tik_values_for_the_window` with the map height and width as Scalars."""
+def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False):
+    """The scatter-add of `test_col2img_scatter_adds_each_tap` on a 4 x 8 map with the tap from a loop
+    variable (and, ``scalar_map``, the map height and width as Scalars) into an ``img_pixels``-pixel
+    destination. Returns ``(tik, h, w)``."""
     set_current_compile_soc_info("Ascend910A")
     h, w, pad = 4, 8, [1, 1, 1, 1]
     npx = h * w
@@ -494,27 +473,34 @@ def _col2img_scalar_map_kernel(img_pixels):
     col = ti.Tensor("float16", (npx * 16,), name="col", scope=tik.scope_ubuf)
     img = ti.Tensor("float16", (img_pixels * 16,), name="img", scope=tik.scope_ubuf)
     out = ti.Tensor("float16", (h * w * 16,), name="out", scope=tik.scope_gm)
-    sh = ti.Scalar("int32", name="sh", init_value=h)
-    sw = ti.Scalar("int32", name="sw", init_value=w)
+    mh, mw = (ti.Scalar("int32", name="sh", init_value=h), ti.Scalar("int32", name="sw", init_value=w)) \
+        if scalar_map else (h, w)
     ti.data_move(fm, g, 0, 1, h * w, 0, 0)
     ti.vector_dup(128, img, 0.0, img_pixels * 16 // 128, 1, 8)
     with ti.for_range(0, 9) as k:
-        ti.load3dv1(col, fm, pad, sh, sw, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
-        ti.col2img(img, col, pad, sh, sw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
+        ti.load3dv1(col, fm, pad, mh, mw, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
+        ti.col2img(img, col, pad, mh, mw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
     ti.data_move(out, img, 0, 1, min(img_pixels, h * w), 0, 0)
-    ti.BuildCCE("col2img_scalar_map", [g], [out])
+    ti.BuildCCE("col2img_scalar_map" if scalar_map else "col2img_dyn", [g], [out])
     return ti, h, w
 
 
+def test_col2img_takes_tik_values_for_the_window():
+    ti, h, w = _col2img_window_kernel()
+    x = np.random.default_rng(1).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
+    res, = run(ti, {"g": x})
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
+
+
 def test_col2img_takes_scalar_map_sizes():
-    ti, h, w = _col2img_scalar_map_kernel(4 * 8)
+    ti, h, w = _col2img_window_kernel(scalar_map=True)
     x = np.random.default_rng(2).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
     res, = run(ti, {"g": x})
     np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
 
 
 def test_col2img_scalar_map_larger_than_its_destination_fails_when_it_runs():
-    ti, h, w = _col2img_scalar_map_kernel(24)             # the 4 x 8 map needs 32 pixels of img
+    ti, h, w = _col2img_window_kernel(24, scalar_map=True)     # the 4 x 8 map needs 32 pixels of img
     x = np.zeros((1, h, w, 16), np.float16)
     with pytest.raises(OutOfBounds) as info:
         run(ti, {"g": x})
