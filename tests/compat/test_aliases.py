@@ -213,3 +213,13 @@ def test_te_lang_dynamic_imports_for_2020_dynamic_operators():
     with pytest.raises(RuntimeError, match="errCode: E80000"):
         em.error_manager_util.raise_runtime_error({"errCode": "E80000", "op_name": "k"})
 
+
+
+def test_te_utils_op_utils_star_import_gives_the_modules_cann_2020_leaked():
+    """CANN's 2020 op_utils has no ``__all__``: ``import *`` also gave ``math``, ``re``, ``functools_reduce``
+    and ``wraps``, which some operators use without importing them."""
+    ns: dict = {}
+    exec("from te.utils.op_utils import *", ns)
+    assert ns["math"].ceil(2.5) == 3 and ns["re"].match("a", "a")
+    assert ns["functools_reduce"](lambda a, b: a * b, [2, 3, 4]) == 24 and callable(ns["wraps"])
+    assert ns["check_op_params"] is para_check.check_op_params and ns["REQUIRED_INPUT"] == "required_input"
