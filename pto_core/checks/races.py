@@ -11,7 +11,11 @@ machines with more than one core):
   it releases the cores from an all-core barrier; accesses of different phases are ordered.
 * **race**: two accesses in one phase, by different cores, to overlapping GM bytes, where
 
-  - one is a plain read and the other a write (plain or atomic): **read/write** -- always;
+  - one is a plain read and the other an atomic write: **atomic/plain** -- always;
+  - one is a plain read and the other a plain write: **read/write** -- only on bytes the write
+    changed (a named choice, "unchanged writes are no race for readers": a store of the bytes
+    already there, e.g. every core writing its unchanged inputs back, gives the reader the same
+    bytes in any order; whether it changed them is judged once the op has stored);
   - both are plain writes: **write/write** -- only if the bytes the later one stores differ
     from the bytes already there (a named choice, "identical writes are no race": several
     CANN ops store the same padding or the same broadcast values from every core, which
@@ -32,8 +36,10 @@ Each race is reported once per (kind, region, pair of source sites), with both c
 region, the byte range (and element range when the region has a dtype), and both ops with
 their ``file:line``; `GmRaceTracker.count` counts every detection.
 
-Cost: nothing on a one-core machine (no tracker). Otherwise, per GM region and phase, one
-unsigned integer per byte and access kind (readers, plain writers, atomic writers; one bit per
+Cost: nothing on a one-core machine (no tracker). Otherwise each plain GM write keeps a copy of
+the bytes it replaces until the op has stored, and, per GM region and phase, one unsigned integer
+per byte and access kind (readers, plain writers, plain writers that changed the byte, atomic
+writers; one bit per
 core: ``uint8`` up to 8 cores ... ``uint64`` up to 64; core ``c`` shares the bit of core
 ``c % 64`` beyond that), plus each core's byte span
 per kind. An access is checked against the masks only where its bytes meet another core's span,
@@ -54,10 +60,12 @@ from ..errors import GmRace, GmRaceWarning, at_site
 #: Most cores with their own bits; core ``c`` uses bit ``c % MAX_CORE_BITS`` of each mask.
 MAX_CORE_BITS = 64
 
-_READ, _WRITE, _ATOMIC = 0, 1, 2
+#: access kinds; ``_CHANGED`` = the bytes a plain write changed (known once the op has stored)
+_READ, _WRITE, _ATOMIC, _CHANGED = 0, 1, 2, 3
 _KIND_WORD = {_READ: "reads", _WRITE: "writes"}
-#: the fields an access of each kind is checked against
-_CHECKS = {_READ: (_WRITE, _ATOMIC), _WRITE: (_READ, _ATOMIC, _WRITE), _ATOMIC: (_READ, _WRITE, _ATOMIC)}
+#: the fields an access of each kind is checked against when it happens (a plain write is also
+#: checked against ``_READ`` once it has stored: `GmRaceTracker.flush`)
+_CHECKS = {_READ: (_CHANGED, _ATOMIC), _WRITE: (_ATOMIC, _WRITE), _ATOMIC: (_READ, _WRITE, _ATOMIC)}
 
 
 def _mask_dtype(width: int):
@@ -80,7 +88,7 @@ class _Entry:
 class _Region:
     """Race state of one GM region in the current phase.
 
-    ``masks[kind]``: one core bit per byte (readers, plain writers, atomic writers), built when an
+    ``masks[kind]``: one core bit per byte (readers, plain writers, atomic writers, changers), built when an
     access first needs it (from ``todo[kind]``, the accesses of that kind not yet in it);
     ``bounds[kind]``: ``{core: [lo, hi]}``, the bytes each core's accesses of that kind span (an
     access outside every other core's span needs no look at the mask)."""
@@ -91,21 +99,24 @@ class _Region:
         self.buf = buf
         self.name = name
         self.dtype = dtype
-        self.masks = [None, None, None]
-        self.todo = ([], [], [])        # accesses not yet or-ed into masks[kind]: (core, lo, hi, view)
-        self.bounds = [{}, {}, {}]
+        self.masks = [None, None, None, None]
+        # accesses not yet or-ed into masks[kind]: (core, lo, hi, view), for _CHANGED plus the changed bytes
+        # (a bool array shaped like the view, None for all)
+        self.todo = ([], [], [], [])
+        self.bounds = [{}, {}, {}, {}]
         self.log: list = []             # _Entry per access (adjacent ones of one site merged)
 
 
 class _Pending:
-    """A plain write over bytes other cores wrote this phase: compared once the op has stored."""
+    """A plain write, compared with the bytes it replaced once the op has stored: ``data`` = its bytes
+    (a view of GM), ``before`` = their copy taken before the store, ``others`` = the other cores'
+    plain-writer bits on them (None when no other core wrote them this phase)."""
 
-    __slots__ = ("region", "data", "conflict", "before", "base", "strides", "core", "op", "where", "operand",
-                 "others")
+    __slots__ = ("region", "data", "before", "base", "hi", "strides", "core", "op", "where", "operand", "others")
 
-    def __init__(self, region, data, conflict, before, base, strides, core, op, where, operand, others):
-        self.region, self.data, self.conflict, self.before = region, data, conflict, before
-        self.base, self.strides, self.core, self.op, self.where = base, strides, core, op, where
+    def __init__(self, region, data, before, base, hi, strides, core, op, where, operand, others):
+        self.region, self.data, self.before, self.base, self.hi = region, data, before, base, hi
+        self.strides, self.core, self.op, self.where = strides, core, op, where
         self.operand, self.others = operand, others
 
 
@@ -178,6 +189,11 @@ class GmRaceTracker:
         r = self._regions.get(id(buf)) or self._region(buf)
         core = ctx.core.index
         bounds = r.bounds
+        store = None
+        if kind == _WRITE:
+            data = buf.data[lo:hi] if view is None else self._mask(buf.data, lo, hi, view)
+            store = _Pending(r, data, data.copy(), lo, hi, None if view is None else view[1], core, ctx.op_name,
+                             ctx.where, operand, None)
         for f in _CHECKS[kind]:
             for c, span in bounds[f].items():
                 if c != core and span[0] < hi and lo < span[1]:
@@ -186,8 +202,13 @@ class GmRaceTracker:
                     m = self._mask(r.masks[f], lo, hi, view)
                     x = m & self._others[core]
                     if np.count_nonzero(x):
-                        self._conflict(ctx, r, f, kind, x, lo, hi, view, atomic, operand)
+                        if f == _WRITE and kind == _WRITE:
+                            store.others = x        # write/write: judged once the op has stored
+                        else:
+                            self._conflict(ctx, r, f, kind, x, lo, hi, view, atomic, operand)
                     break
+        if store is not None:
+            self.pending.append(store)
         r.todo[kind].append((core, lo, hi, view))
         span = bounds[kind].get(core)
         if span is None:
@@ -217,9 +238,14 @@ class GmRaceTracker:
         if mask is None:
             mask = r.masks[kind] = np.zeros(r.buf.data.shape[0], self._dtype)
         bit = self._bit
-        for core, lo, hi, view in r.todo[kind]:
-            m = self._mask(mask, lo, hi, view)
-            np.bitwise_or(m, bit[core], out=m)
+        if kind == _CHANGED:
+            for core, lo, hi, view, where in r.todo[kind]:
+                m = self._mask(mask, lo, hi, view)
+                np.bitwise_or(m, bit[core], out=m, where=True if where is None else where)
+        else:
+            for core, lo, hi, view in r.todo[kind]:
+                m = self._mask(mask, lo, hi, view)
+                np.bitwise_or(m, bit[core], out=m)
         r.todo[kind].clear()
 
     @staticmethod
@@ -234,25 +260,24 @@ class GmRaceTracker:
     def _conflict(self, ctx, r, f, kind, x, lo, hi, view, atomic, operand) -> None:
         """Bytes of this access that other cores accessed with kind ``f`` (their bits: ``x``)."""
         strides = None if view is None else view[1]
-        if f == _WRITE and kind == _WRITE:
-            # plain write over other cores' plain writes: a race only if it stores different bytes
-            if strides is None:
-                data = r.buf.data[lo:hi]
-            else:
-                data = np.ndarray(x.shape, np.uint8, r.buf.data, lo, strides)
-            soft = x != 0
-            self.pending.append(_Pending(r, data, soft, data[soft].copy(), lo, strides, ctx.core.index, ctx.op_name,
-                                         ctx.where, operand, x))
-            return
         if f == _ATOMIC and kind == _ATOMIC:
             # atomic over other cores' atomics: a race only if they are atomics of another op
             self._atomic_mix(ctx, r, x != 0, lo, strides, atomic, operand)
             return
         offs, vals = self._nonzero(x, lo, strides)
         obit = int(vals[0]).bit_length() - 1
+        first, end = int(offs[0]), _run_end(offs)
+        if f == _CHANGED:
+            # a read of bytes another core changed: report the run of bytes it wrote around the first one
+            f = _WRITE
+            if r.todo[_WRITE]:
+                self._materialize(r, _WRITE)
+            both, _ = self._nonzero(self._mask(r.masks[_WRITE], lo, hi, view) & self._others[ctx.core.index], lo,
+                                    strides)
+            first, end = _run_around(both, first)
         entry = self._find(r, int(offs[0]), f, obit)
         label = "atomic/plain" if _ATOMIC in (kind, f) else "read/write"
-        self._report(ctx, r, entry, int(offs[0]), _run_end(offs), label, kind, atomic, operand, other=(obit, f))
+        self._report(ctx, r, entry, first, end, label, kind, atomic, operand, other=(obit, f))
 
     def _atomic_mix(self, ctx, r, soft, lo, strides, atomic, operand) -> None:
         core = ctx.core.index
@@ -285,27 +310,49 @@ class GmRaceTracker:
         return None
 
     def flush(self) -> None:
-        """Compare the pending plain writes with what the other cores had stored there."""
+        """Judge the pending plain writes now that their ops have stored: the bytes each changed race with
+        other cores' plain writes (write/write) and reads (read/write) of them; record them as changed."""
         pending, self.pending = self.pending, []
         for p in pending:
-            after = p.data[p.conflict]
-            diff = after != p.before
-            if not diff.any():
+            changed = p.data != p.before
+            if not changed.any():
                 continue
-            sel = np.zeros(p.conflict.shape, dtype=p.others.dtype)
-            sel[p.conflict] = p.others[p.conflict] * diff
-            offs, vals = self._nonzero(sel, p.base, p.strides)
-            first = int(offs[0])
-            obit = int(vals[0]).bit_length() - 1
-            entry = self._find(p.region, first, _WRITE, obit)
-            # the range reported: the run of overlapping bytes around the first one that differs
-            both, _ = self._nonzero(p.others, p.base, p.strides)
-            i = int(np.searchsorted(both, first))
-            j = i
-            while j > 0 and both[j - 1] == both[j] - 1:
-                j -= 1
-            self._report(p, p.region, entry, int(both[j]), _run_end(both[j:]), "write/write", _WRITE, None,
-                         p.operand, other=(obit, _WRITE))
+            r, lo, hi = p.region, p.base, p.hi
+            if p.others is not None:
+                self._judged(p, p.others, changed, _WRITE, "write/write")
+            others = self._others[p.core]
+            for c, span in r.bounds[_READ].items():
+                if c != p.core and span[0] < hi and lo < span[1]:
+                    if r.todo[_READ]:
+                        self._materialize(r, _READ)
+                    x = self._mask(r.masks[_READ], lo, hi, self._view(p)) & others
+                    self._judged(p, x, changed, _READ, "read/write")
+                    break
+            # recorded for reads to come; or-ed into the mask only when one needs it (`_materialize`)
+            r.todo[_CHANGED].append((p.core, lo, hi, self._view(p), None if changed.all() else changed))
+            span = r.bounds[_CHANGED].get(p.core)
+            if span is None:
+                r.bounds[_CHANGED][p.core] = [lo, hi]
+            else:
+                span[0], span[1] = min(span[0], lo), max(span[1], hi)
+
+    @staticmethod
+    def _view(p: _Pending) -> Optional[tuple]:
+        return None if p.strides is None else (p.data.shape, p.strides)
+
+    def _judged(self, p: _Pending, others: np.ndarray, changed: np.ndarray, kind: int, label: str) -> None:
+        """Report the bytes ``p`` changed that other cores (bits ``others``) accessed with ``kind`` this phase;
+        the range reported is the run of bytes both touched around the first changed one."""
+        sel = others * changed
+        if not sel.any():
+            return
+        offs, vals = self._nonzero(sel, p.base, p.strides)
+        first = int(offs[0])
+        obit = int(vals[0]).bit_length() - 1
+        entry = self._find(p.region, first, kind, obit)
+        both, _ = self._nonzero(others, p.base, p.strides)
+        lo, hi = _run_around(both, first)
+        self._report(p, p.region, entry, lo, hi, label, _WRITE, None, p.operand, other=(obit, kind))
 
     # ------------------------------------------------------------------ reporting
     def _report(self, cur, r, entry, first, end, label, kind, atomic, operand, other=None) -> None:
@@ -361,6 +408,14 @@ class GmRaceTracker:
         self.machine.report("race", text)
         if mode == "warn":
             warnings.warn(text, GmRaceWarning, stacklevel=4)
+
+
+def _run_around(offs: np.ndarray, first: int) -> tuple:
+    """``[lo, hi)`` of the run of consecutive byte offsets in sorted ``offs`` that contains ``first``."""
+    j = int(np.searchsorted(offs, first))
+    while j > 0 and offs[j - 1] == offs[j] - 1:
+        j -= 1
+    return int(offs[j]), _run_end(offs[j:])
 
 
 def _run_end(offs: np.ndarray) -> int:

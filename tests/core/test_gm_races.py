@@ -123,6 +123,35 @@ def test_read_after_sync_all_is_no_race(order, seed):
     assert out["y"].tolist() == [x[1].tolist(), x[0].tolist()]
 
 
+def _write_back_kernel(changed: bool):
+    """Core 0 reads x into y; core 1 stores x back into x (``changed``: x shifted by 8 bytes, else unchanged)."""
+    with program("write_back", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (16,), io="inout")
+        y = k.gm_arg("y", "s32", (8,), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            with k.if_(c == 0):
+                _load_store(k, x, y, 32)
+            with k.else_():
+                _load_store(k, x + 2 if changed else x, x, 32)
+    return k.program
+
+
+@pytest.mark.parametrize("order,seed", ORDERS + [("random", 2), ("random", 3)])
+def test_unchanged_write_back_is_no_race_for_readers(order, seed):
+    x = np.arange(16, dtype=np.int32) + 7
+    out, races = _races(_write_back_kernel(False), {"x": x}, order=order, seed=seed)
+    assert races == [] and out["y"].tolist() == x[:8].tolist()
+
+
+@pytest.mark.parametrize("order,seed", ORDERS + [("random", 2), ("random", 3)])
+def test_changing_write_back_races_with_readers(order, seed):
+    x = np.arange(16, dtype=np.int32) + 7
+    out, races = _races(_write_back_kernel(True), {"x": x}, order=order, seed=seed)
+    assert len(races) == 1 and "GM race (read/write) on region 'x' bytes [0, 32) (s32 elements 0..7)" in races[0]
+    assert "core 1 writes bytes that core 0's" in races[0] or "core 0 reads bytes that core 1's" in races[0]
+    # only the low byte of each element changes: the report still names the whole run both touched
+
+
 def test_reads_by_every_core_are_no_race():
     with program("bcast", target="A2A3") as k:
         x = k.gm_arg("x", "s32", (8,))
