@@ -10,7 +10,9 @@ selection; nothing freezes it, and later layers read it lazily through `current_
 Queries answer from data (``tbe_compat/data``): `get_soc_spec` follows the key handling
 of CANN's platform C++ (``GetSocSpec``) and the value types of
 ``tbe/common/platform/platform_info.py``; `api_check_support` follows
-``tbe/tik/common/common_util.py`` (TIK's own table first, then the ini intrinsic map);
+``tbe/tik/common/common_util.py`` for ``tik.`` names (TIK's own table first, then the
+ini intrinsic map) and ``tbe/dsl/compute/util.py`` for ``te.lang.cce.``/``tbe.dsl.``
+names (the DSL support table);
 `intrinsic_check_support` reads the ini ``[AICoreintrinsicDtypeMap]`` (or
 ``[VectorCoreintrinsicDtypeMap]`` when the core type is VectorCore).
 
@@ -30,7 +32,7 @@ from typing import Any, Optional
 from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
 from pto_core.targets import ChipProfile, dprofile_target, get_target
 
-from .data import soc_v100, soc_v200, soc_v220, soc_v300
+from .data import dsl_support, soc_v100, soc_v200, soc_v220, soc_v300
 from .data.tik_api_map import (H_API_MAP, H_DATA_MOVE_DTYPES, ONLY_TIK_API_MAP,
                                TRANS_TIK_API_TO_INSTR_MAP)
 
@@ -662,6 +664,26 @@ def _tik_api_check_support(intrinsic: str, dtype: str) -> bool:
     return intrinsic_check_support("Intrinsic_" + api, dtype)
 
 
+def _dsl_api_check_support(intrinsic: str, dtype: str) -> bool:
+    """``tbe/dsl/compute/util.py::dsl_check_support`` (static table, see `dsl_support`)."""
+    name = intrinsic.split(".")[-1]
+    name = dsl_support.SAME_API.get(name, name)
+    rows = dsl_support.DSL_SUPPORT.get(name)
+    if rows is None:
+        return False
+    state = current_soc()
+    key = dsl_support.SOC_KEY_ALIASES.get(state.short_soc_version, state.short_soc_version)
+    if key not in dsl_support.SOC_KEYS:
+        raise PlatformDataMissing(f"no DSL support data for {state.soc_version} (key {key!r}), cannot answer "
+                                  f"{intrinsic}", op="api_check_support", operand="intrinsic", value=intrinsic,
+                                  hint=f"add the chip's rows from {dsl_support.SOURCE} to tbe_compat/data/"
+                                       "dsl_support.py")
+    row = rows.get(key, rows.get(dsl_support.ALL))
+    if row is None:
+        return False
+    return dtype == "" or dtype in row
+
+
 def api_check_support(intrinsic: str, dtype: str = "") -> bool:
     """Whether the selected chip supports a TIK/DSL API (``tbe.common.platform.api_check_support``).
 
@@ -671,8 +693,14 @@ def api_check_support(intrinsic: str, dtype: str = "") -> bool:
     ``vec_reduce_add`` -> ``vcadd``, ``h_cast`` -> ``vconv``) and the ini intrinsic map
     decides (`intrinsic_check_support`). dtype strings: ``"float16"`` for same-type ops,
     concatenated short codes for mixed ones (``"s8s8s32"``, vconv ``"f322s32r"``).
-    ``"te.lang.cce."``/``"tbe.dsl."`` names need the DSL support table, which is not
-    modelled (`PlatformDataMissing`); any other prefix answers False.
+
+    ``"te.lang.cce.<api>"`` / ``"tbe.dsl.<api>"``: CANN's DSL support table
+    (``tbe_compat/data/dsl_support.py``). The name is the text after the last ``"."``;
+    ``sum``, ``round_to`` and ``round_d`` are checked as ``reduce_sum``, ``clip`` and
+    ``round_half_up``. The row is the chip's (keyed by short SoC version; Hi3796CV300ES/CS
+    and SD3403 share ``"smallhisi"``), else the ``"AllSoc"`` row; an unknown API, or no
+    row at all, answers False; ``dtype=""`` answers True whenever a row exists (even one
+    listing no dtype). The core type plays no part. Any other prefix answers False.
     """
     api = "api_check_support"
     _expect_str(intrinsic, "intrinsic", api)
@@ -680,9 +708,7 @@ def api_check_support(intrinsic: str, dtype: str = "") -> bool:
     if intrinsic.startswith("tik."):
         return _tik_api_check_support(intrinsic, dtype)
     if intrinsic.startswith(("te.lang.cce.", "tbe.dsl.")):
-        raise PlatformDataMissing(f"{intrinsic}: the DSL (te.lang.cce / tbe.dsl) support table is not modelled",
-                                  op=api, operand="intrinsic", value=intrinsic,
-                                  hint="this simulator runs TIK kernels; probe TIK APIs as 'tik.<api>'")
+        return _dsl_api_check_support(intrinsic, dtype)
     return False
 
 
@@ -915,7 +941,8 @@ def profiling_soc(profiling=None) -> SocState:
 
 _IMPORTED = {"annotations", "re", "warnings", "dataclass", "Any", "Optional", "IllegalOperand", "UnknownName",
              "UnsupportedOp", "ChipProfile", "dprofile_target", "get_target", "soc_v100", "soc_v200", "soc_v220",
-             "soc_v300", "H_API_MAP", "H_DATA_MOVE_DTYPES", "ONLY_TIK_API_MAP", "TRANS_TIK_API_TO_INSTR_MAP"}
+             "soc_v300", "dsl_support", "H_API_MAP", "H_DATA_MOVE_DTYPES", "ONLY_TIK_API_MAP",
+             "TRANS_TIK_API_TO_INSTR_MAP"}
 #: public names (star-exported by the legacy alias modules); keeps CANN's ``_AIC_ENGINE``/``_VEC_ENGINE``.
 __all__ = sorted(n for n in dir() if n not in _IMPORTED and (not n.startswith("_") or n in ("_AIC_ENGINE",
                                                                                                "_VEC_ENGINE")))

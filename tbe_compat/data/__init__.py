@@ -8,6 +8,8 @@
   the ``Intrinsic_`` prefix -> the ini's comma-separated dtype string).
 * ``tik_api_map.py``: TIK's own API support table (``tbe/tik/common/tik_api_map.py``)
   and its API-name -> instruction-name translation table.
+* ``dsl_support.py``: CANN's DSL API support table (``DSL_CHECK_SUPPORT_MAP``), which
+  answers ``api_check_support("te.lang.cce.<api>" / "tbe.dsl.<api>", dtype)``.
 
 Every table names its source in ``SOURCE``; `migration_guide/platform.md` lists them
 and the few documented gaps (SoCs whose ini is not in the public CANN release).

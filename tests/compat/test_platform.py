@@ -406,13 +406,111 @@ def test_probes_answer_for_the_chip_selected_when_called():
     assert api_check_support("tik.vdiv", "float32") is True
 
 
-def test_non_tik_names_answer_false_and_dsl_names_raise():
+# DSL probes: expected values typed from CANN 8.1.RC1 tbe/dsl/compute/util.py
+# (DSL_CHECK_SUPPORT_MAP, looked up by SHORT_SOC_VERSION), independently of tbe_compat/data.
+DSL_PROBES = [
+    # the casts public operators decide on
+    ("Ascend310", "te.lang.cce.vexp", "float32", False),
+    ("Ascend310", "te.lang.cce.vexp", "float16", True),
+    ("Ascend310", "te.lang.cce.vdiv", "float32", True),
+    ("Ascend310", "te.lang.cce.vmaxs", "float32", True),
+    ("Ascend310", "te.lang.cce.sum", "float32", True),              # sum -> reduce_sum
+    ("Ascend310", "te.lang.cce.reduce_sum", "int64", False),
+    ("Ascend310", "te.lang.cce.vcmp", "float32", False),
+    ("Ascend310", "te.lang.cce.trunc", "f162s32", True),
+    ("Ascend310", "te.lang.cce.reduce_mean", "float32", False),     # no Ascend310 row: AllSoc (float16)
+    ("Ascend310", "te.lang.cce.reduce_mean", "float16", True),
+    ("Ascend310", "te.lang.cce.gather", "", True),                  # an empty row still exists
+    ("Ascend310", "te.lang.cce.gather", "float16", False),
+    ("Ascend310", "te.lang.cce.powi", "int32", False),              # no row and no AllSoc row
+    ("Ascend310", "te.lang.cce.powi", "", False),
+    ("Ascend310", "te.lang.cce.round_to", "int32", True),           # round_to -> clip
+    ("Ascend310", "te.lang.cce.round_d", "float32", False),         # round_d -> round_half_up
+    ("Ascend910A", "te.lang.cce.vexp", "float32", True),
+    ("Ascend910A", "te.lang.cce.round_d", "float32", True),
+    ("Ascend910A", "tbe.dsl.vrelu", "float32", False),
+    ("Ascend910A", "tbe.dsl.vdiv", "int64", True),
+    ("Ascend910A", "tbe.dsl.reduce_prod", "int64", True),
+    ("Ascend910A", "tbe.dsl.reduce_max", "int64", False),
+    ("Ascend910A", "tbe.dsl.vgcd", "int32", True),
+    ("Ascend910A", "tbe.dsl.vgcd", "int16", False),
+    ("Ascend910A", "tbe.dsl.topk", "float32", False),
+    ("Ascend310P3", "tbe.dsl.vmaxs", "bool", True),
+    ("Ascend310P3", "tbe.dsl.vmins", "bool", False),
+    ("Ascend310P3", "tbe.dsl.cast_to", "s322s16", True),
+    ("Ascend310P3", "tbe.dsl.trunc", "f322s16", True),
+    ("Ascend310P3", "tbe.dsl.round", "f162s16", True),
+    ("Ascend310P3", "tbe.dsl.ceil", "f162s16", False),
+    ("Ascend310P3", "tbe.dsl.vsignbit", "", True),                  # AllSoc row is empty
+    ("Ascend310P3", "tbe.dsl.vsignbit", "float16", False),
+    ("Ascend310P3", "tbe.dsl.vadd", "uint64", True),
+    ("Ascend310P3", "tbe.dsl.vsub", "uint64", False),
+    ("Ascend610", "tbe.dsl.cast_to", "s322s16", False),
+    ("Ascend610", "tbe.dsl.trunc", "f322s16", False),
+    ("Ascend610", "tbe.dsl.vdiv", "int64", False),
+    ("Ascend610", "tbe.dsl.full", "uint1", True),
+    ("BS9SX1AA", "tbe.dsl.full", "uint1", False),
+    ("BS9SX1AA", "tbe.dsl.vgcd", "int16", True),
+    ("Ascend910B1", "te.lang.cce.vadd", "complex64", True),
+    ("Ascend910B1", "te.lang.cce.vexp", "bfloat16", False),
+    ("Ascend910B1", "te.lang.cce.broadcast", "bfloat16", True),
+    ("Ascend910B1", "te.lang.cce.cast_to", "s42f16", True),
+    ("Ascend910B1", "te.lang.cce.scatter_nd", "int8", True),
+    ("Ascend910B1", "te.lang.cce.reduce_window", "float32", True),
+    ("Ascend910B1", "te.lang.cce.vrelu", "float32", False),
+    ("Ascend910B1", "te.lang.cce.complex", "float16", False),        # only in CANN's dynamic-context table
+    ("Ascend310B1", "tbe.dsl.vmin", "int8", True),
+    ("Ascend310B1", "tbe.dsl.vmin", "uint64", False),
+    ("Ascend310B1", "tbe.dsl.vsignbit", "int16", True),
+    ("Ascend310B1", "tbe.dsl.sort", "", True),
+    ("Ascend310B1", "tbe.dsl.sort", "float16", False),
+    ("Ascend310B1", "tbe.dsl.vdiv", "uint16", True),
+    ("Hi3796CV300ES", "te.lang.cce.vexp", "float32", False),         # smallhisi row
+    ("Hi3796CV300ES", "te.lang.cce.vaddrelu", "int16", True),
+    ("Hi3796CV300CS", "te.lang.cce.gather", "float16", True),        # no smallhisi row: AllSoc
+    ("Hi3796CV300CS", "te.lang.cce.cast_to", "f322f16", False),
+    ("SD3403", "te.lang.cce.vmaxs", "float32", False),
+    ("SD3403", "te.lang.cce.round_d", "float16", True),
+    ("SD3403", "te.lang.cce.round_to", "int32", False),
+]
+
+
+@pytest.mark.parametrize("soc, api, dtype, expected", DSL_PROBES)
+def test_api_check_support_dsl_truth_table(soc, api, dtype, expected):
+    set_current_compile_soc_info(soc)
+    assert api_check_support(api, dtype) is expected
+
+
+def test_dsl_names_follow_cann_lookup():
+    set_current_compile_soc_info("Ascend910B1", "VectorCore")      # the core type plays no part
+    assert api_check_support("tbe.dsl.vexp", "float32") is True
+    assert api_check_support("te.lang.cce.vexp", "Float32") is False
+    assert api_check_support("te.lang.cce.vexp") is True
+    assert api_check_support("te.lang.cce.foo.vexp", "float32") is True  # the text after the last "."
+    assert api_check_support("te.lang.cce.no_such_api") is False
+    assert api_check_support("tbe.dsl.") is False
+    assert api_check_support("te.lang.dynamic.vexp", "float16") is False  # not a DSL prefix in CANN 8.1
+    assert api_check_support("te.lang.cce.reduce_sum", "int64") is True
+    assert api_check_support("te.lang.cce.sum", "int64") is True
+
+
+def test_dsl_table_covers_every_modelled_chip(monkeypatch):
+    from tbe_compat.data import dsl_support as D
+    for soc in P.SOC_TABLES:
+        short = P.SOC_TABLES[soc]["version"]["Short_SoC_version"]
+        assert D.SOC_KEY_ALIASES.get(short, short) in D.SOC_KEYS, soc
+    for api, rows in D.DSL_SUPPORT.items():
+        assert set(rows) <= set(D.SOC_KEYS) | {D.ALL}, api
+        assert all(isinstance(row, tuple) and len(set(row)) == len(row) for row in rows.values()), api
+    assert set(D.SAME_API.values()) <= set(D.DSL_SUPPORT)
+    monkeypatch.setattr(D, "SOC_KEYS", tuple(k for k in D.SOC_KEYS if k != "Ascend310"))
+    with pytest.raises(PlatformDataMissing, match="no DSL support data for Ascend310"):
+        api_check_support("te.lang.cce.vexp", "float16")
+
+
+def test_non_tik_non_dsl_names_answer_false():
     assert api_check_support("vadd", "float16") is False
     assert api_check_support("te.platform.vadd") is False
-    with pytest.raises(PlatformDataMissing, match="DSL"):
-        api_check_support("te.lang.cce.vexp", "float32")
-    with pytest.raises(PlatformDataMissing, match="DSL"):
-        api_check_support("tbe.dsl.vadd", "float16")
     with pytest.raises(PlatformError, match="intrinsic type should be 'str'"):
         api_check_support(None)
     with pytest.raises(PlatformError, match="dtype type should be 'str'"):
@@ -573,6 +671,8 @@ def test_te_platform_spellings_warn():
         assert tp.get_soc_spec("CORE_NUM") == 2
     with pytest.warns(TbeDeprecationWarning, match="api_check_support"):
         assert tp.api_check_support("tik.vdiv", "float32") is False
+    with pytest.warns(TbeDeprecationWarning, match="api_check_support"):
+        assert tp.api_check_support("te.lang.cce.vexp", "float32") is False
     with pytest.warns(TbeDeprecationWarning, match="intrinsic_check_support"):
         assert tp.intrinsic_check_support("Intrinsic_vadd", "float16") is True
     with warnings.catch_warnings():
