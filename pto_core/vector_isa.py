@@ -189,9 +189,11 @@ for _fam in (_V200, _V220, _V300, _A5):
     _fam["vgather"] = _B32SET6
 for _fam in (_V200, _V300):
     _fam["vscatter"] = _B32SET6
-# vbcb: ini ``Intrinsic_vbrcb`` (u16u16 s16s16 f16f16 u32u32 s32s32 f32f32) on 910B and 310B.
+# vbcb: ini ``Intrinsic_vbrcb`` (u16u16 s16s16 f16f16 u32u32 s32s32 f32f32) on 910B and 310B;
+# vgatherb: ini ``Intrinsic_vgatherb`` (the same six pairs) on 910B and 310B.
 for _fam in (_V220, _V300, _A5):
     _fam["vbcb"] = _fs("u16", S16, F16, "u32", S32, F32)
+    _fam["vgatherb"] = _fs("u16", S16, F16, "u32", S32, F32)
 # v2 sort pair: ini ``Intrinsic_vbitsort32`` / ``Intrinsic_vmrgsort4v2`` (f16, f32) on 910B and 310B.
 for _fam in (_V220, _V300):
     _fam["vsort32"] = _fs(F16, F32)

@@ -32,7 +32,7 @@ Families: `vector_elementwise` (binary, unary, vector-scalar, fused, dup),
 `vector_cmpsel` (vcmpv, vcmpvs, vcmp, vsel, CMPMASK moves), `vector_layout`
 (vtranspose, vnchwconv, vconcat, vextract, vreduce), `vector_proposal` (sort), `vector_nms`
 (vrpac, viou, vaadd, rpn_cor, rpn_cor_diag and their special registers), `vector_index`
-(vci, vgather, vscatter, vbcb), `vector_sort2` (vsort32, vmrgsort),
+(vci, vgather, vgatherb, vscatter, vbcb), `vector_sort2` (vsort32, vmrgsort),
 `vector_trans4d` (v4dtrans).
 Chip legality comes from `pto_core.vector_isa`.
 """

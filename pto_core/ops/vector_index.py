@@ -1,5 +1,5 @@
 """Index fill, indexed moves and block broadcast: ``pto.ub.vci``, ``pto.ub.vgather``,
-``pto.ub.vscatter``, ``pto.ub.vbcb``.
+``pto.ub.vgatherb``, ``pto.ub.vscatter``, ``pto.ub.vbcb``.
 
 * ``vci(dst, start, repeat)`` (TIK ``vci``, CCE ``vci``; Ascend C ``CreateVecIndex``): lane ``e``
   of repeat ``r`` gets ``start + r*PAR + e`` -- the lane's index counted over the whole call,
@@ -22,6 +22,15 @@
 * ``vscatter(dst, src, offsets, repeat)`` (TIK ``vscatter``): the inverse: lane ``e`` of repeat
   ``r`` of ``src`` (standard geometry) is stored at byte ``dst + base + offsets[r*PAR + e]``.
   Two lanes aimed at the same element: the later one (repeat, then lane order) wins.
+
+* ``vgatherb(dst, src, offsets, repeat)`` (TIK ``vgatherb``, CCE ``vgatherb``, Ascend C ``Gatherb``):
+  gathers whole 32 B blocks. Repeat ``r`` reads the 8 consecutive 32-bit byte offsets
+  ``offsets[8r .. 8r+7]`` and fills destination block ``j`` (32 B at ``dst + r*rep*32 +
+  j*blk*32``) with the 32 bytes at ``src + offsets[8r + j]``. No mask (CCE: "MASK is not
+  considered"); ``blk_stride`` 0..255 (default 1), ``rep_stride`` 0..4095 (default 8), both in
+  32 B. Offsets must be non-negative multiples of 32 (CCE: "offsets are always 32-byte
+  aligned"). Named choice: a block stride of 0 is taken literally (every block of a repeat
+  lands on the same 32 B, the last one wins), as are overlapping repeats (later repeats win).
 
 * ``vbcb(dst, src, repeat)`` (TIK ``vbcb``, CCE ``vbrcb``, Ascend C ``Brcb``): repeat ``r`` reads the 8
   consecutive elements ``src[8r .. 8r+7]`` and fills destination block ``j`` (32 B at ``dst +
@@ -310,6 +319,119 @@ for _instr, _fn, _what, _strided in (
     EXPANDERS["ub." + _instr] = _gs_expand(_instr)
 del _instr, _fn, _what, _strided
 
+
+
+# ----------------------------------------------------------------------------- vgatherb (block gather)
+
+GATHERB_BLOCKS = 8                 # blocks (and offsets) per repeat
+GATHERB_MAX_BLK = 255              # CCE dstBlockStride [0, 2**8 - 1]
+GATHERB_MAX_REP = 4095             # CCE dstRepeatStride [0, 4095]
+
+
+def _gatherb_check(target, dst, src, offsets, op):
+    for nm, p in (("dst", dst), ("src", src), ("offsets", offsets)):
+        ve.check_ub(p, op=op, operand=nm)
+    if dst.dtype is not src.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+    if offsets.dtype.bits != _OFFSET_BITS or offsets.dtype.is_float:
+        raise IllegalOperand(f"offsets must be 32-bit integers (s32/u32), got {offsets.dtype.name}", op=op,
+                             operand="offsets", value=offsets.dtype.name, limit="s32, u32",
+                             hint="offsets are byte offsets of 32-byte blocks, 8 per repeat")
+    vector_isa.require(target, "vgatherb", dst.dtype.name, op=op)
+
+
+def _gatherb_plan(op, d, repeat, blk_stride, rep_stride):
+    key = ("vgatherb", d.name, repeat, blk_stride, rep_stride)
+
+    def build():
+        rep = ve.check_repeat(repeat, op=op)
+        blk = 1 if blk_stride is None else ve.check_range(blk_stride[0][0], 0, GATHERB_MAX_BLK, op=op,
+                                                           operand="blk_stride(dst)")
+        rs = GATHERB_BLOCKS if rep_stride is None else ve.check_range(rep_stride[0][0], 0, GATHERB_MAX_REP, op=op,
+                                                                       operand="rep_stride(dst)")
+        e = ve.BLOCK_BYTES // d.itemsize
+        par = GATHERB_BLOCKS * e
+        stream = ve.Stream("dst", d, (rep, GATHERB_BLOCKS, e), (rs * ve.BLOCK_BYTES, blk * ve.BLOCK_BYTES,
+                                                                  d.itemsize), "w")
+        return ve.Plan(ve.Lanes(rep, par, None, par), (stream,))
+
+    return _PLANS.get(_hashable(key), build)
+
+
+def _block_offsets(ctx, offsets, r0, r1, op):
+    """Byte offsets ``(r1 - r0, 8)`` of the blocks repeats ``[r0, r1)`` gather (checked: >= 0, 32 B multiples)."""
+    n = r1 - r0
+    raw = ctx.strided_view(offsets, (n, GATHERB_BLOCKS), (GATHERB_BLOCKS * 4, 4), offset=r0 * GATHERB_BLOCKS * 4,
+                           dtype=offsets.dtype, operand="offsets")
+    addr = np.asarray(raw, dtype=np.int64)
+    bad = (addr < 0) | (addr % ve.BLOCK_BYTES != 0)
+    if bad.any():
+        r, j = (int(i) for i in np.argwhere(bad)[0])
+        v = int(addr[r, j])
+        cls = IllegalOperand if v < 0 else Misaligned
+        raise cls(f"block {j} of repeat {r0 + r} gathers from byte offset {v}, which is "
+                  f"{'negative' if v < 0 else 'not a multiple of 32'}", op=op, operand="offsets", value=v,
+                  limit=">= 0, multiple of 32",
+                  hint="vgatherb offsets are byte offsets of whole 32-byte blocks from the start of src")
+    return addr
+
+
+def _overlaps(a, a_lo, a_hi, b, b_lo, b_hi) -> bool:
+    """Whether bytes ``[a + a_lo, a + a_hi)`` and ``[b + b_lo, b + b_hi)`` share memory."""
+    return (a.space == b.space and a.sub == b.sub and a.addr + a_lo < b.addr + b_hi
+            and b.addr + b_lo < a.addr + a_hi)
+
+
+def _gatherb_execute(ctx, dst, src, offsets, repeat, *, blk_stride=None, rep_stride=None):
+    op = "pto.ub.vgatherb"
+    _gatherb_check(ctx.target, dst, src, offsets, op)
+    d = dst.dtype
+    plan = _gatherb_plan(op, d, repeat, blk_stride, rep_stride)
+    stream, lanes = plan.streams[0], plan.lanes
+    rep = lanes.repeat
+    if rep == 0:
+        return
+    addr = _block_offsets(ctx, offsets, 0, rep, op)
+    span = (int(addr.min()), int(addr.max()) + ve.BLOCK_BYTES)
+    # Repeats run in order: when dst may overwrite offsets or gathered blocks of a later repeat, one at a time.
+    serial = rep > 1 and (_overlaps(dst, 0, stream.extent, offsets, 0, rep * GATHERB_BLOCKS * 4)
+                          or _overlaps(dst, 0, stream.extent, src, *span))
+    block = np.arange(ve.BLOCK_BYTES, dtype=np.int64)
+    for r0, r1 in (tuple((r, r + 1) for r in range(rep)) if serial else ((0, rep),)):
+        a = _block_offsets(ctx, offsets, r0, r1, op) if serial else addr
+        lo, hi = int(a.min()), int(a.max()) + ve.BLOCK_BYTES
+        data, written, _ = ctx.span_tracked(src, lo, hi, operand="src")
+        idx = (a - lo)[..., None] + block                       # (repeats, 8, 32) byte indices into the span
+        ctx.check_written(written[idx], operand="src", ptr=src)
+        vals = np.ascontiguousarray(data[idx]).view(d.storage).reshape(r1 - r0, lanes.par)
+        ve.store(ctx, stream, dst, r0, r1, vals, lanes)
+
+
+def _gatherb_expand(call) -> list:
+    return [f"// {call.spec.asm_name}: dst block j of repeat r = the 32 B at src + offsets[8r + j]",
+            f"scf.for %r = %c0 to %c{call.operands[3]} step %c1 {{",
+            "  %off = pto.vlds %offsets[%r * 32] : !pto.vreg<8xi32>    // 8 byte offsets, one per block",
+            "  %v = pto.vgatherb %src, %off : ... -> !pto.vreg    // 8 blocks of 32 B",
+            "  pto.vsstb %v, %dst, %o_dst    // block stride blk, repeat stride rep (32 B units)",
+            "}"]
+
+
+register(OpSpec(
+    name="ub.vgatherb", family="vector", pipe="V",
+    operands=(Operand("dst", "ptr", _UB, doc="destination: 8 blocks of 32 B per repeat"),
+              Operand("src", "ptr", _UB, doc="source the offsets point into"),
+              Operand("offsets", "ptr", _UB, doc="32-bit byte offsets of 32 B blocks, 8 per repeat, contiguous"),
+              Operand("repeat", "int", doc="repeats, 0..255")),
+    clauses=(Clause("blk_stride", "args", params=("%dst",), min_params=1,
+                    doc="dst block stride, 32 B units, 0..255 (default 1)"),
+             Clause("rep_stride", "args", params=("%dst",), min_params=1,
+                    doc="dst repeat stride, 32 B units, 0..4095 (default 8)")),
+    execute=_gatherb_execute,
+    verify=lambda call, target: _gatherb_check(target, *call.operands[:3], call.spec.asm_name)
+    if all(isinstance(p, Ptr) for p in call.operands[:3]) else None,
+    doc="dst block j of repeat r = the 32 B at src + offsets[8r + j] (vgatherb / Gatherb)"))
+EXPANDERS["ub.vgatherb"] = _gatherb_expand
 
 
 # ----------------------------------------------------------------------------- vbcb (block broadcast)

@@ -16,6 +16,7 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 
 import numpy as np
@@ -669,13 +670,17 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             from pto_core.errors import Provenance
             w = user_frame()
             cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
+            from .vector import UNMODELLED
             legacy = "v" + name[4:] if name.startswith("vec_") else None
-            if legacy is not None and callable(getattr(type(self), legacy, None)):
+            if legacy in UNMODELLED:
+                message = f"tik.{name} is not implemented, nor is its instruction {legacy}: {UNMODELLED[legacy][0]}"
+                hint = UNMODELLED[legacy][1]
+            elif legacy is not None and callable(getattr(type(self), legacy, None)):
                 # the name list adds vec_<x> for every v<x> intrinsic; TIK has only the legacy spelling of some
                 message = (f"tik.{name} is not implemented; the instruction is available as the legacy "
                            f"tik.{legacy}")
-                hint = (f"call tik_instance.{legacy}(mask, dst, src, ..., repeat_times, dst_blk_stride, "
-                        f"src_blk_stride, dst_rep_stride, src_rep_stride) (block strides before repeat strides)")
+                params = str(inspect.signature(getattr(type(self), legacy))).replace("(self, ", "(", 1)
+                hint = f"call tik_instance.{legacy}{params}"
             else:
                 message = f"tik.{name} is a TIK API this simulator does not implement yet"
                 hint = ("express it with supported calls (the API tables and the list of what is not "

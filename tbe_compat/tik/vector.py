@@ -30,7 +30,6 @@ from typing import Optional
 
 from pto_core.errors import UnsupportedOp
 
-from .. import platform
 from .api import tik_api
 from .autosync import Access
 
@@ -356,8 +355,42 @@ from .vector_layout import LayoutAPI  # noqa: E402
 from .vector_reduce import ReduceAPI  # noqa: E402
 
 
-class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI):
+#: TIK vector instructions left out on purpose: name -> (why the public sources do not pin the result down
+#: bit for bit, what to do instead). Each raises `UnsupportedOp` when called (migration_guide/tik_vector.md §7).
+UNMODELLED = {
+    "vpadding": ("the public descriptions (Ascend C VectorPadding: pad modes 0..2, left/right side, examples such "
+                 "as 'aaa|abc' and 'cba|abc') do not say how many elements of a 32-byte block are padded nor where "
+                 "that count comes from, so no result can be computed bit for bit",
+                 "build the padded blocks with vector_dup / vadds on masked lanes, or with data_move"),
+    "vcbd": ("the integer width conversion's narrowing behaviour (int32 -> int16, uint16 -> uint8, int16 -> uint8 "
+             "..., saturate or wrap) and its signed <-> unsigned widenings are not documented",
+             "convert through vconv / vec_conv codes the chip has (s322f16, s162f16, ...), or keep values in the "
+             "target range first (vmaxs / vmins) and convert through float16"),
+    "vbi": ("bilinear interpolation's float16 multiply / accumulate rounding order, the first iteration's "
+            "accumulator and the unit of src0_offset are not documented",
+            "express the interpolation with vmul / vmla / vadd, whose numerics are modelled"),
+}
+
+
+def _unmodelled(name: str, why: str, hint: str):
+    def method(self, *args, **kwargs):
+        raise self._error(f"{name} is not modelled: {why}", cls=UnsupportedOp, hint=hint)
+    method.__name__ = name
+    method.__doc__ = f"Not lowered (UnsupportedOp): {why}."
+    return tik_api(name)(method)
+
+
+class UnmodelledAPI(VectorBase):
+    """TIK vector instructions the simulator refuses with a reason (`UNMODELLED`)."""
+
+
+for _n, (_why, _hint) in UNMODELLED.items():
+    setattr(UnmodelledAPI, _n, _unmodelled(_n, _why, _hint))
+del _n, _why, _hint
+
+
+class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI, UnmodelledAPI):
     """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
 
 
-__all__ = ["VectorAPI", "LanewiseAPI"]
+__all__ = ["VectorAPI", "LanewiseAPI", "UNMODELLED"]

@@ -10,6 +10,8 @@ TIK                                                    PTO
                                                        ``rep_stride=(dr,))``
 ``vscatter(m, d, s, off, r, sr, base_addr=b)``         ``pto.ub.vscatter(d, s, off, r, base=(b,), mask=m,``
                                                        ``rep_stride=(sr,))``
+``vgatherb(d, s, off, r, db, dr)``                      ``pto.ub.vgatherb(d, s, off, r, blk_stride=(db,),``
+                                                       ``rep_stride=(dr,))``
 ``vbcb(d, s, r, db, dr)``                               ``pto.ub.vbcb(d, s, r, blk_stride=(db,), rep_stride=(dr,))``
 ``v4dtrans(chw2hwc, d, s, m_len, channels)``            ``pto.ub.v4dtrans(d, s, m_len, channels[, chw2hwc])``
 ``vreducev2(m, d, s0, pattern, r, sb, sr, pr,``        ``pto.ub.vreduce(d, s0, r, pattern=p, ...)`` (1..7) or
@@ -18,7 +20,9 @@ TIK                                                    PTO
 
 Semantics (pto_core.ops.vector_index): ``vci`` lane ``e`` of repeat ``r`` = ``start + r*PAR + e``;
 ``vgather``/``vscatter`` offsets are 32-bit *byte* offsets (plus ``base_addr``), ``PAR``
-consecutive offsets per repeat. ``vreducev2`` (CCE ``vreducev2``, Ascend C ``GatherMask``): in
+consecutive offsets per repeat. ``vgatherb`` gathers 32 B blocks: destination block ``j`` of repeat
+``r`` = the 32 bytes at byte ``offset[8r + j]`` of ``src`` (no mask; offsets multiples of 32).
+``vreducev2`` (CCE ``vreducev2``, Ascend C ``GatherMask``): in
 normal mode the hardware ignores the mask and every repeat processes all ``PAR`` lanes
 (the mask argument is still range-checked like TIK); in counter mode ``mask`` is the
 element count. ``vbcb``: repeat ``r`` broadcasts ``src[8r + j]`` over destination block ``j``
@@ -34,10 +38,12 @@ from .vector_common import SHORT, U8, U16, Geo, VectorBase, iadd, ieq, imul, ise
 
 MAX_GS_REP_STRIDE = 4095          # CCE vgather dstRepeatStride [0, 4095]
 MAX_BASE_ADDR = 2 ** 31 - 1
+#: vgatherb offset dtypes: public TIK kernels pass int32 tensors, Ascend C ``Gatherb`` takes uint32.
+GATHERB_OFFSET_DTYPES = ("int32", "uint32")
 
 
 class IndexAPI(VectorBase):
-    """vci, vgather, vscatter, vreducev2 (mixin)."""
+    """vci, vgather, vgatherb, vscatter, vbcb, v4dtrans, vreducev2 (mixin)."""
 
     # ------------------------------------------------------------------ vci
     @tik_api("vci")
@@ -130,6 +136,42 @@ class IndexAPI(VectorBase):
                                   f"{nbytes}, input base_addr: {b}", operand="base_addr", value=b, limit=nbytes,
                                   hint="base_addr is a byte offset inside the indexed tensor")
         return b
+
+    # ------------------------------------------------------------------ vgatherb
+    @tik_api("vgatherb")
+    def vgatherb(self, dst, src, offset, repeat_times, dst_blk_stride, dst_rep_stride):
+        """Block gather: destination block ``j`` of repeat ``r`` = the 32 bytes at byte ``offset[8r + j]`` of
+        ``src`` (CCE ``vgatherb``, Ascend C ``Gatherb``); strides in 32 B, no mask."""
+        d = self._vec_operand(dst, "dst")
+        s = self._vec_operand(src, "src")
+        self._same_dtype(d, s)
+        o = self._vec_operand(offset, "offset")
+        if o.tensor.dtype not in GATHERB_OFFSET_DTYPES:
+            raise self._error(f"dtype of offset should be 'int32' or 'uint32', but input dtype is "
+                              f"{o.tensor.dtype!r}", operand="offset", value=o.tensor.dtype,
+                              limit=", ".join(GATHERB_OFFSET_DTYPES),
+                              hint="offsets are 32-bit byte offsets of 32-byte blocks of src, 8 per repeat")
+        self._require_instr("vgatherb", self._gatherb_signature(d.tensor.dtype), what=d.tensor.dtype)
+        repeat = self._vec_repeat(repeat_times)
+        blk = self._vec_stride(dst_blk_stride, "dst_blk_stride", U8)
+        rep = self._vec_stride(dst_rep_stride, "dst_rep_stride", MAX_GS_REP_STRIDE)
+        e = 256 // d.dt.bits
+        ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), rep), e), iadd(imul(imul(7, blk), e), e)))
+        fp = [self._vec_access(d, ext, True), self._vec_access(o, imul(repeat, 8), False), s.read(None)]
+        self._vec_emit("vgatherb", d.ptr, s.ptr, o.ptr, repeat, footprint=fp, blk_stride=(blk,),
+                       rep_stride=(rep,))
+
+    @staticmethod
+    def _gatherb_signature(dtype: str) -> str:
+        """How the chip's ini spells ``dtype`` in its ``Intrinsic_vgatherb`` row: dst/src pairs (``"f16f16"``,
+        910B / 310B) or plain names (``"float16"``, the BS9SX1AA vector core)."""
+        try:
+            if platform.intrinsic_check_support("Intrinsic_vgatherb", dtype):
+                return dtype
+        except platform.PlatformDataMissing:
+            pass
+        short = SHORT.get(dtype, dtype)
+        return short + short
 
     # ------------------------------------------------------------------ vbcb
     @tik_api("vbcb")

@@ -76,11 +76,20 @@ class ReduceAPI(VectorBase):
                     stride_unit)
 
     def _no_index_options(self, name, index_low, max_cnt_index):
+        """``index_low`` / ``max_cnt_index`` stay out: public kernels show only that ``max_cnt_index`` is a list of
+        three Scalars (value, count, index) read from the MAX_MIN_CNT register; what the count counts, how the
+        index runs across repeats (and ties), and where ``index_low`` puts the index bits are not published."""
         if index_low or max_cnt_index is not None:
             what = "index_low" if index_low else "max_cnt_index"
-            raise self._error(f"{name} with {what} (newer chips' index/count options) is not modelled: the result "
-                              f"layout of these options is not publicly specified", operand=what, cls=UnsupportedOp,
-                              hint="use the default form (value, index) pairs")
+            detail = ("which bits of the result the index goes to" if what == "index_low" else
+                      "what the MAX_MIN_CNT register's count counts and how its value and index run across "
+                      "repeats (ties included)")
+            raise self._error(f"{name} with {what} is not modelled: the public sources do not specify {detail}",
+                              operand=what, value=True if what == "index_low" else "list of Scalars",
+                              cls=UnsupportedOp,
+                              hint=f"use the default form ({name} writes a (value, index) pair per repeat; read "
+                                   f"the index through reinterpret_cast_to) or vec_reduce_{name[2:]}(..., "
+                                   f"cal_index=True) for the overall {name[2:]} and its index")
 
     @tik_api("vec_cpadd")
     def vec_cpadd(self, mask, dst, src, repeat_times, dst_rep_stride, src_rep_stride):

@@ -1,10 +1,11 @@
-"""pto.ub.vci / vgather / vscatter against a lane-by-lane reference (tik_api.md §9.1 addressing)."""
+"""pto.ub.vci / vgather / vgatherb / vscatter against a lane-by-lane reference (tik_api.md §9.1 addressing)."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pto_core import IllegalOperand, Machine, Misaligned, OutOfBounds, UnsupportedOp, pto
+from pto_core import (IllegalOperand, Machine, MachineOptions, Misaligned, OutOfBounds, UninitializedRead,
+                      UnsupportedOp, pto)
 
 import vector_ref as ref
 from vector_harness import assert_same, machine, masks, ub_bytes
@@ -190,6 +191,104 @@ def test_vgather_vscatter_errors():
         pto.ub.vgather(mv.ptr("ub", "f16", 0), mv.ptr("ub", "f16", 1024), mv.ptr("ub", "s32", 2048), 1)
     with pytest.raises(IllegalOperand, match="base"):
         pto.ub.vgather(d, s, o, 1, base=(2 ** 31,))
+
+
+# ----------------------------------------------------------------------------- vgatherb
+
+
+def _gatherb_ref(mem, dst_at, src_at, off_at, off_dt, repeat, blk, rep):
+    """Repeat by repeat: read the 8 offsets and the 8 source blocks (current memory), then write them."""
+    for r in range(repeat):
+        offs = mem[off_at + 32 * r:off_at + 32 * (r + 1)].view(off_dt)
+        blocks = [mem[src_at + int(o):src_at + int(o) + 32].copy() for o in offs]
+        for j, b in enumerate(blocks):
+            at = dst_at + r * rep * 32 + j * blk * 32
+            mem[at:at + 32] = b
+
+
+@SETTINGS
+@given(data=st.data())
+def test_vgatherb_matches_reference(data):
+    dt = data.draw(st.sampled_from(["f16", "f32", "s16", "u32", "u16", "s32"]))
+    off_dt = data.draw(st.sampled_from([np.int32, np.uint32]))
+    repeat = data.draw(st.integers(0, 4))
+    blk, rep = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 20))
+    target = data.draw(st.sampled_from(["Ascend910B1", "Ascend310B1"]))
+    src_at, off_at = 0, 4096
+    dst_at = data.draw(st.sampled_from([8192, 256, 1024]))          # 256 / 1024: dst overlaps the gathered span
+    m = machine(target, seed=6)
+    offs = np.array(data.draw(st.lists(st.integers(0, 63), min_size=8 * repeat, max_size=8 * repeat)),
+                    dtype=np.int64) * 32
+    ub_bytes(m)[off_at:off_at + offs.size * 4] = offs.astype(off_dt).view(np.uint8)
+    want = ub_bytes(m).copy()
+    kw = {}
+    if blk != 1 or data.draw(st.booleans()):
+        kw["blk_stride"] = (blk,)
+    if rep != 8 or data.draw(st.booleans()):
+        kw["rep_stride"] = (rep,)
+    pto.ub.vgatherb(m.ptr("ub", dt, dst_at), m.ptr("ub", dt, src_at),
+                    m.ptr("ub", "s32" if off_dt is np.int32 else "u32", off_at), repeat, **kw)
+    _gatherb_ref(want, dst_at, src_at, off_at, off_dt, repeat, kw.get("blk_stride", (1,))[0],
+                 kw.get("rep_stride", (8,))[0])
+    assert_same(ub_bytes(m)[:16384], want[:16384], np.uint8, "vgatherb")
+
+
+def test_vgatherb_gathers_blocks_as_the_ascend_c_example_shows():
+    m = Machine("Ascend910B1")
+    src, off, dst = m.ptr("ub", "u16", 0), m.ptr("ub", "u32", 1024), m.ptr("ub", "u16", 2048)
+    m.write(src, np.arange(128, dtype=np.uint16))
+    m.write(off, np.array([224, 192, 160, 128, 96, 64, 32, 0], np.uint32))
+    m.write(dst, np.full(128, 7, np.uint16))
+    pto.ub.vgatherb(dst, src, off, 1)
+    np.testing.assert_array_equal(m.read(dst, 128), ((112 - 16 * np.arange(8))[:, None] + np.arange(16)).ravel())
+
+
+def test_vgatherb_reads_the_offsets_a_previous_repeat_wrote():
+    m = machine("Ascend910B1", seed=7)
+    vals = np.arange(1024, dtype=np.int64) * 32 % 4096        # every s32 element is a valid block offset
+    vals[0] = 32 * 100                                        # repeat 0, block 0: elements 800..807 ...
+    ub_bytes(m)[:4096] = vals.astype(np.int32).view(np.uint8)
+    want = ub_bytes(m).copy()
+    # ... land on elements 8..15: the offsets repeat 1 reads (dst overlaps the offsets)
+    pto.ub.vgatherb(m.ptr("ub", "s32", 32), m.ptr("ub", "s32", 0), m.ptr("ub", "s32", 0), 2)
+    _gatherb_ref(want, 32, 0, 0, np.int32, 2, 1, 8)
+    assert want[32:64].view(np.int32).tolist() == (np.arange(800, 808) * 32 % 4096).tolist()
+    assert_same(ub_bytes(m)[:16384], want[:16384], np.uint8, "vgatherb")
+
+
+def test_vgatherb_errors():
+    m = Machine("Ascend910B1")
+    d, s, o = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024), m.ptr("ub", "s32", 2048)
+    m.write(s, np.zeros(512, np.float16))
+    for bad, cls, text in ((16, Misaligned, "byte offset 16, which is not a multiple of 32"),
+                           (-32, IllegalOperand, "byte offset -32, which is negative"),
+                           (2 ** 30, OutOfBounds, None)):
+        m.write(o, np.r_[np.zeros(5, np.int32), bad, np.zeros(2, np.int32)].astype(np.int32))
+        with pytest.raises(cls, match=text and f"block 5 of repeat 0 gathers from {text}"):
+            pto.ub.vgatherb(d, s, o, 1)
+    m.write(o, np.zeros(8, np.int32))
+    with pytest.raises(IllegalOperand, match="offsets must be 32-bit integers"):
+        pto.ub.vgatherb(d, s, m.ptr("ub", "s16", 2048), 1)
+    with pytest.raises(IllegalOperand, match="differs from src dtype"):
+        pto.ub.vgatherb(d, m.ptr("ub", "s16", 1024), o, 1)
+    with pytest.raises(Misaligned, match="not 32-byte aligned"):
+        pto.ub.vgatherb(m.ptr("ub", "f16", 2), s, o, 1)
+    with pytest.raises(IllegalOperand, match=r"blk_stride\(dst\).*outside \[0, 255\]"):
+        pto.ub.vgatherb(d, s, o, 1, blk_stride=(256,))
+    with pytest.raises(IllegalOperand, match=r"rep_stride\(dst\).*outside \[0, 4095\]"):
+        pto.ub.vgatherb(d, s, o, 1, rep_stride=(4096,))
+    with pytest.raises(IllegalOperand, match="repeat"):
+        pto.ub.vgatherb(d, s, o, 256)
+    with pytest.raises(UnsupportedOp, match="does not support vgatherb for s8"):
+        pto.ub.vgatherb(m.ptr("ub", "s8", 0), m.ptr("ub", "s8", 1024), o, 1)
+    with pytest.raises(UnsupportedOp, match="Ascend310P3 has no vgatherb instruction"):
+        mp = Machine("Ascend310P3")
+        pto.ub.vgatherb(mp.ptr("ub", "f16", 0), mp.ptr("ub", "f16", 1024), mp.ptr("ub", "s32", 2048), 1)
+    fresh = Machine("Ascend910B1", options=MachineOptions(uninitialized="raise"))
+    fo = fresh.ptr("ub", "s32", 2048)
+    fresh.write(fo, np.full(8, 32, np.int32))
+    with pytest.raises(UninitializedRead, match="src"):
+        pto.ub.vgatherb(fresh.ptr("ub", "f16", 0), fresh.ptr("ub", "f16", 1024), fo, 1)
 
 
 # ----------------------------------------------------------------------------- vbcb

@@ -174,8 +174,15 @@ def test_vec_name_of_a_legacy_only_instruction_points_to_the_legacy_api():
     with pytest.raises(_MissingApi, match=r"tik.vec_maxs is not implemented; .* legacy tik.vmaxs.*Fix: call "
                                           r"tik_instance.vmaxs\(mask"):
         ti.vec_maxs
-    with pytest.raises(_MissingApi, match="tik.vgatherb is a TIK API this simulator does not implement yet"):
-        ti.vgatherb
+    with pytest.raises(_MissingApi, match=r"tik.vec_gatherb is not implemented; .* legacy tik.vgatherb.*Fix: call "
+                                          r"tik_instance.vgatherb\(dst, src, offset, repeat_times, dst_blk_stride, "
+                                          r"dst_rep_stride\)"):
+        ti.vec_gatherb
+    with pytest.raises(_MissingApi, match="tik.depthwise_conv is a TIK API this simulator does not implement yet"):
+        ti.depthwise_conv
+    with pytest.raises(_MissingApi, match="tik.vec_cbd is not implemented, nor is its instruction vcbd: .*saturate "
+                                          "or wrap"):
+        ti.vec_cbd
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""vci, vgather, vscatter and vreducev2 through TIK kernels, against independent references; error paths."""
+"""vci, vgather, vgatherb, vscatter and vreducev2 through TIK kernels, against independent references; error paths."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
 
 from .helpers import raises_tik
 from .vec_helpers import elem, lanes_of, vec_kernel
@@ -121,6 +121,100 @@ def test_vgather_vscatter_errors():
     odd = dict(bufs, o=np.full(128, 3, np.int32))
     with raises_tik(Exception, match="not a multiple of the 2-byte element size"):
         vec_kernel(odd, lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"], 1, 8), chip="Ascend310P3")
+
+
+# ----------------------------------------------------------------------------- vgatherb
+
+
+def gatherb_ref(dst, src, offs, repeat, blk, rep):
+    """Block j of repeat r of dst = the 32 bytes at byte offs[8r + j] of src (no overlap between them)."""
+    out = dst.copy().view(np.uint8)
+    raw = src.view(np.uint8)
+    for r in range(repeat):
+        for j in range(8):
+            at = (r * rep + j * blk) * 32
+            out[at:at + 32] = raw[int(offs[8 * r + j]):int(offs[8 * r + j]) + 32]
+    return out.view(dst.dtype)
+
+
+@pytest.mark.parametrize("dtype,off_dtype,chip,blk,rep", [
+    ("float16", "int32", "Ascend910B1", 1, 8),          # the contiguous form public kernels use
+    ("uint32", "uint32", "Ascend910B1", 2, 20),
+    ("int16", "int32", "Ascend310B1", 0, 3),            # block stride 0: the last block of a repeat wins
+    ("float32", "uint32", "Ascend310B1", 1, 0)])         # repeat stride 0: the last repeat wins
+def test_vgatherb_gathers_32_byte_blocks(dtype, off_dtype, chip, blk, rep):
+    dt = np.dtype(dtype)
+    src = (np.arange(1024 // dt.itemsize) * 3 + 1).astype(dt)
+    offs = (RNG.integers(0, 32, 24) * 32).astype(off_dtype)
+    n = (2 * rep + 7 * blk + 1) * 32 // dt.itemsize
+    dst = np.full(max(n, 32 // dt.itemsize), 9, dt)
+
+    def body(ti, ub):
+        ti.vgatherb(ub["d"], ub["s"], ub["o"], 3 if rep else 2, blk, rep)
+    out = vec_kernel({"d": dst, "s": src, "o": offs}, body, chip=chip)["d"]
+    np.testing.assert_array_equal(out, gatherb_ref(dst, src, offs, 3 if rep else 2, blk, rep))
+    assert not np.array_equal(out, dst)
+
+
+def test_vgatherb_with_run_time_repeats():
+    src = np.arange(256, dtype=np.float16)
+    offs = (np.arange(16)[::-1] * 32).astype(np.int32)
+    dst = np.zeros(256, np.float16)
+
+    def body(ti, ub):
+        ti.vgatherb(ub["d"], ub["s"], ub["o"], ub["n"], 1, 8)
+    out = vec_kernel({"d": dst, "s": src, "o": offs}, body, chip="Ascend910B1", scalars={"n": ("int32", 2)})["d"]
+    np.testing.assert_array_equal(out, src.reshape(16, 16)[::-1].ravel())
+
+
+def test_vgatherb_errors():
+    b = {"d": np.zeros(128, np.float16), "s": np.zeros(128, np.float16), "o": np.zeros(8, np.int32)}
+    with raises_tik(UnsupportedOp, match="vgatherb does not support float16 on Ascend310P3"):
+        vec_kernel(b, lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 1, 8), chip="Ascend310P3",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="dtype of offset should be 'int32' or 'uint32'"):
+        vec_kernel(dict(b, o=np.zeros(16, np.int16)), lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 1, 8),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(IllegalOperand, match="src's dtype int16 should be equal to dst's dtype float16"):
+        vec_kernel(dict(b, s=np.zeros(128, np.int16)), lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 1, 8),
+                   chip="Ascend910B1", build_only=True)
+    with raises_tik(OutOfBounds, match="dst tensor overflow"):
+        vec_kernel(b, lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 2, 8), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(OutOfBounds, match="offset tensor overflow"):
+        vec_kernel(dict(b, d=np.zeros(256, np.float16)),
+                   lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 2, 1, 8), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="dst_blk_stride = 256 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 256, 8), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="dst_rep_stride = 4096 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 1, 4096), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(IllegalOperand, match="repeat_times = 0 is outside"):
+        vec_kernel(b, lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 0, 1, 8), chip="Ascend910B1",
+                   build_only=True)
+    with raises_tik(Misaligned, match="32"):
+        vec_kernel(b, lambda ti, ub: ti.vgatherb(ub["d"][8], ub["s"], ub["o"], 1, 1, 0), chip="Ascend910B1",
+                   build_only=True)
+    odd = dict(b, o=np.r_[np.zeros(7, np.int32), 48].astype(np.int32))
+    with raises_tik(Misaligned, match="block 7 of repeat 0 gathers from byte offset 48, which is not a multiple of 32"):
+        vec_kernel(odd, lambda ti, ub: ti.vgatherb(ub["d"], ub["s"], ub["o"], 1, 1, 8), chip="Ascend910B1")
+
+
+# ----------------------------------------------------------------------------- left out on purpose
+
+
+@pytest.mark.parametrize("name,args,why", [
+    ("vpadding", lambda ub: (128, 0, False, ub["d"], ub["s"], 1, 1, 1, 8, 8), "how many elements of a 32-byte block"),
+    ("vcbd", lambda ub: (64, ub["h"], ub["w"], 1, 1, 1, 4, 8), "saturate or wrap"),
+    ("vbi", lambda ub: (128, ub["d"], ub["s"], ub["s"], ub["s"], 1, 1, 1), "rounding order")])
+def test_unmodelled_vector_instructions_say_why(name, args, why):
+    b = {"d": np.zeros(128, np.float16), "s": np.zeros(128, np.float16), "h": np.zeros(64, np.int16),
+         "w": np.zeros(64, np.int32)}
+    with raises_tik(UnsupportedOp, match=rf"test_vector_index.py:\d+ in `tik.{name}`: .*{name} is not modelled: "
+                                         rf".*{why}.*Fix: "):
+        vec_kernel(b, lambda ti, ub: getattr(ti, name)(*args(ub)), chip="Ascend310P3", build_only=True)
 
 
 # ----------------------------------------------------------------------------- vreducev2
