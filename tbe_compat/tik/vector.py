@@ -30,7 +30,6 @@ from typing import Optional
 
 from pto_core.errors import UnsupportedOp
 
-from .. import platform
 from .api import tik_api
 from .autosync import Access
 
