@@ -322,10 +322,11 @@ def _img2col_dst_outer(dst, target) -> str:
 
 
 def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, m_ext, dst_stride, stride=None,
-                  filter=None, dilation=None, pad=None, pad_value=None):  # noqa: A002 (clause name)
+                  filter=None, dilation=None, pad=None, pad_value=None, transpose=None):  # noqa: A002 (clause name)
     op = "pto.img2col"
     _require("img2col", ctx.target)
-    _img2col_static(op, src, dst)
+    _img2col_static(op, src, dst, transpose)
+    tr = bool(transpose)
     cl = {"stride": stride, "filter": filter, "dilation": dilation, "pad": pad}
     rs = _raster(op, cl, fm_h, fm_w)
     d = src.dtype
@@ -345,11 +346,14 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     check_align(op, src, BLOCK, "%src")
     check_align(op, dst, FRACTAL if dst.space in ("l0a", "l0b") else BLOCK, "%dst")
     outer = _img2col_dst_outer(dst, ctx.target)
-    inner_count = ke // d.c0 if outer == "row" else me // 16
+    # fractal grid of the written matrix: X (M x K) or, transposed, X^T (K x M); `outer` walks its rows or columns
+    rows_f, cols_f = (ke // d.c0, me // 16) if tr else (me // 16, ke // d.c0)
+    inner_count = cols_f if outer == "row" else rows_f
     if ds < inner_count:
-        raise IllegalOperand(f"%dst_stride {ds} fractals is smaller than the {inner_count} fractals of one "
-                             f"{'M block row' if outer == 'row' else 'K block column'}", op=op,
-                             operand="%dst_stride", value=ds, limit=f">= {inner_count}")
+        block = ("K block row" if tr else "M block row") if outer == "row" else \
+            ("M block column" if tr else "K block column")
+        raise IllegalOperand(f"%dst_stride {ds} fractals is smaller than the {inner_count} fractals of one {block}",
+                             op=op, operand="%dst_stride", value=ds, limit=f">= {inner_count}")
     c0 = d.c0 if ch % d.c0 == 0 else ch
     taps = rs.kh * rs.kw
     last_k = min(ks + ke, taps * ch) - 1
@@ -360,7 +364,7 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     lo, hi = first_c * plane * size, cblocks * plane * size
     data, written, _ = ctx.span_tracked(src, lo, hi, operand="%src")
     plan = _img2col_plan(d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
-                         ms, me, ks, ke, first_c * plane, outer)
+                         ms, me, ks, ke, first_c * plane, outer, tr)
     if plan.unit_index is not None:      # whole 32-byte channel vectors: gather C0 elements per index
         vals = data.view(_C0_UNIT).take(plan.unit_index).view(d.storage)
         rows = vals.reshape(-1, d.c0)
@@ -373,7 +377,7 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     if tracking(ctx) and not all_written(written):
         used = _flags(written, d).take(plan.index if plan.inside is None else plan.index[plan.inside])
         ctx.check_written(used, operand="%src", ptr=src, unit="element")
-    fi, fj = (me // 16, ke // d.c0) if outer == "row" else (ke // d.c0, me // 16)
+    fi, fj = (rows_f, cols_f) if outer == "row" else (cols_f, rows_f)
     strides = (ds * FRACTAL, FRACTAL)
     hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
     ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
@@ -401,11 +405,12 @@ class _Img2colPlan(NamedTuple):
 
 @functools.lru_cache(maxsize=64)
 def _img2col_plan(dname: str, channels: int, geo: tuple, m0: int, m_ext: int, k0: int, k_ext: int, base: int,
-                  outer: str) -> _Img2colPlan:
+                  outer: str, transpose: bool = False) -> _Img2colPlan:
     """`img2col_matrix`'s index map for one call site, permuted to the 16 x C0 fractals the call writes
     (``outer="row"``: fractal (I, J) = rows I, columns J in row-major fractal order, else column-major)
-    and made relative to element ``base`` of the map. At most 64 plans (<= 32 Ki int32 entries each
-    for a 64 KiB L0A/L0B tile: ~10 MiB) are kept."""
+    and made relative to element ``base`` of the map; ``transpose`` (16-bit, C0 = 16): the fractals of
+    the transposed block X^T, each fractal holding its 16 K rows x 16 M columns. At most 64 plans
+    (<= 32 Ki int32 entries each for a 64 KiB L0A/L0B tile: ~10 MiB) are kept."""
     from ..dtypes import dtype as _dtype
     d = _dtype(dname)
     h, w, kh, kw, sh, sw, dh, dw, pl, pt, wo = geo
@@ -418,7 +423,9 @@ def _img2col_plan(dname: str, channels: int, geo: tuple, m0: int, m_ext: int, k0
     fi, fj = m_ext // 16, k_ext // c0
 
     def frac(x):
-        x = x.reshape(fi, 16, fj, c0)
+        x = x.reshape(fi, 16, fj, c0)              # (M block, m, K block, k)
+        if transpose:                              # X^T fractals: (K block, M block) order, k rows x m columns
+            return (x.transpose(2, 0, 3, 1) if outer == "row" else x.transpose(0, 2, 3, 1)).reshape(-1)
         return (x.transpose(0, 2, 1, 3) if outer == "row" else x.transpose(2, 0, 1, 3)).reshape(-1)
     index, inside, valid_k = frac(np.where(inside, index - base, 0)), frac(inside), frac(valid_k)
     index = index.astype(np.int32)
@@ -426,7 +433,7 @@ def _img2col_plan(dname: str, channels: int, geo: tuple, m0: int, m_ext: int, k0
     ins = None if inside.all() else np.flatnonzero(inside).astype(np.int32)
     rows = index.reshape(-1, c0)
     units = None
-    if channels % c0 == 0 and base % c0 == 0:     # fractal rows are whole channel vectors (or all pad / zero)
+    if channels % c0 == 0 and base % c0 == 0 and not transpose:   # fractal rows are whole channel vectors
         in_rows = inside.reshape(-1, c0)[:, 0]
         uniform = all(np.array_equal(m.reshape(-1, c0), np.broadcast_to(m.reshape(-1, c0)[:, :1], (rows.shape)))
                       for m in (inside, valid_k))
@@ -441,7 +448,7 @@ def _img2col_plan(dname: str, channels: int, geo: tuple, m0: int, m_ext: int, k0
     return _Img2colPlan(index, ins, pad if pad.size else None, zero if zero.size else None, units)
 
 
-def _img2col_static(op, src, dst):
+def _img2col_static(op, src, dst, transpose=None):
     check_ptr(op, "%src", src, ("l1",))
     check_ptr(op, "%dst", dst, ("l0a", "l0b", "ub"))
     sd, dd = getattr(src, "dtype", None), getattr(dst, "dtype", None)
@@ -450,11 +457,22 @@ def _img2col_static(op, src, dst):
                              operand="%dst", value=dd.name)
     if sd is not None and sd.bits not in (8, 16, 32):
         raise IllegalOperand(f"img2col moves 8/16/32-bit data, got {sd.name}", op=op, operand="%src", value=sd.name)
+    if transpose:
+        ds = getattr(dst, "space", None)
+        if ds is not None and ds != "l0a":
+            raise IllegalOperand(f"transpose writes the transposed block into L0A only, not {ds}", op=op,
+                                 operand="transpose", value=ds, limit="l0a",
+                                 hint="drop transpose, or load into L0A")
+        if sd is not None and sd.bits != 16:
+            raise UnsupportedOp(f"transpose of {sd.name} im2col blocks is not modelled: only 16-bit data, whose "
+                                f"16 x 16 fractals stay square when transposed, has a public definition",
+                                op=op, operand="transpose", value=sd.name, limit="16-bit element types",
+                                hint="transpose 8/32-bit matrices with the transposing load2d forms")
 
 
 def _verify_img2col(call, target):
     op = call.spec.asm_name
-    _img2col_static(op, *call.operands[:2])
+    _img2col_static(op, *call.operands[:2], call.clauses.get("transpose"))
     for name in ("stride", "filter", "dilation", "pad"):
         _group(call.clauses, name, op, 2)
     _require("img2col", target)
@@ -471,7 +489,9 @@ register(OpSpec(
               Operand("m_start", "int", doc="first output pixel (raster index)"),
               Operand("m_ext", "int", doc="rows (pixels) written, multiple of 16"),
               Operand("dst_stride", "int", doc="fractals between consecutive outer blocks of the destination")),
-    clauses=_GEOMETRY_CLAUSES + (Clause("pad_value", "args", params=("%value",), doc="value of padding pixels"),),
+    clauses=_GEOMETRY_CLAUSES + (Clause("pad_value", "args", params=("%value",), doc="value of padding pixels"),
+                                 Clause("transpose", "flag", doc="write X^T (K x M) instead of the M x K block, "
+                                                                 "each 16 x 16 fractal transposed (16-bit, L0A)")),
     execute=_exec_img2col, verify=_verify_img2col,
     doc="Load3D/img2col: an m_ext x k_ext block of the im2col matrix as 16 x C0 fractals (Zz in L0A/UB, Nz in L0B)"))
 
@@ -727,7 +747,12 @@ register(OpSpec(
     doc="UB -> L0C fractal copy (v100/v200); f16 -> f32 widens exactly"))
 
 
-def _exec_broadcast(ctx, src, dst, nburst, burst_len, src_gap, dst_gap):
+#: (src, dst) element types of pto.broadcast_ub_to_cc: same type, or f16 rows widened exactly to f32
+#: (the ``broadcast_ub_to_cc(float *dst, half *src, ...)`` form; TIK mmad_broadcast ``f32f16``).
+BROADCAST_TYPES = (("f16", "f16"), ("f32", "f32"), ("s32", "s32"), ("f16", "f32"))
+
+
+def _exec_broadcast(ctx, src, dst, nburst, burst_len, src_gap, dst_gap, repeat=None):
     op = "pto.broadcast_ub_to_cc"
     _require("broadcast_ub_to_cc", ctx.target)
     _broadcast_static(op, src, dst)
@@ -737,17 +762,23 @@ def _exec_broadcast(ctx, src, dst, nburst, burst_len, src_gap, dst_gap):
     dg = check_int(op, "%dst_gap", dst_gap, 0, U8)
     check_align(op, src, BLOCK, "%src")
     check_align(op, dst, BLOCK, "%dst")
-    d = src.dtype
-    size = d.bits // 8
-    row = ROW * size
-    frac = 256 * size
-    s_step, d_step = bl * row + sg * BLOCK, (bl + dg) * frac
-    sdata, sw, _ = ctx.span_tracked(src, 0, (n - 1) * s_step + bl * row, operand="%src")
-    rows = np.ascontiguousarray(strided(sdata, (n, bl, row), (s_step, row, 1)))
+    sd, dd = src.dtype, dst.dtype
+    row = ROW * (sd.bits // 8)                     # one 16-element source row, in bytes
+    frac = 256 * (dd.bits // 8)                    # one L0C fractal of the destination type
+    rows_per_burst = 1 if repeat else bl           # repeat: one row per burst fills all its fractals
+    s_step, d_step = rows_per_burst * row + sg * BLOCK, (bl + dg) * frac
+    sdata, sw, _ = ctx.span_tracked(src, 0, (n - 1) * s_step + rows_per_burst * row, operand="%src")
+    shape, steps = (n, rows_per_burst, row), (s_step, row, 1)
+    rows = np.ascontiguousarray(strided(sdata, shape, steps)).view(sd.storage).reshape(n, rows_per_burst, ROW)
     if tracking(ctx):
-        ctx.check_written(np.ascontiguousarray(strided(sw, (n, bl, row), (s_step, row, 1))), operand="%src", ptr=src)
+        ctx.check_written(np.ascontiguousarray(strided(sw, shape, steps)), operand="%src", ptr=src)
+    if sd != dd:
+        rows = rows.astype(dd.storage)             # f16 -> f32 is exact
+    rows = np.broadcast_to(rows, (n, bl, ROW))     # repeat: the burst's one row for each of its fractals
     ddata, dw, _ = ctx.span_tracked(dst, 0, (n - 1) * d_step + bl * frac, write=True, operand="%dst")
-    strided(ddata, (n, bl, ROW, row), (d_step, frac, row, 1), True)[...] = rows[:, :, None, :]
+    out = strided(ddata, (n, bl, ROW, ROW * (dd.bits // 8)), (d_step, frac, ROW * (dd.bits // 8), 1), True)
+    vals = np.ascontiguousarray(np.broadcast_to(rows[:, :, None, :], (n, bl, ROW, ROW)), dtype=dd.storage)
+    out[...] = vals.view(np.uint8).reshape(out.shape)
     strided(dw, (n, bl, frac), (d_step, frac, 1), True)[...] = True
 
 
@@ -755,11 +786,10 @@ def _broadcast_static(op, src, dst):
     check_ptr(op, "%src", src, ("ub",))
     check_ptr(op, "%dst", dst, ("l0c",))
     sd, dd = getattr(src, "dtype", None), getattr(dst, "dtype", None)
-    if sd is not None and dd is not None:
-        if sd != dd or sd.name not in ("f16", "f32", "s32"):
-            raise IllegalOperand(f"broadcast_ub_to_cc moves f16, f32 or s32 rows of one type, got {sd.name} -> "
-                                 f"{dd.name}", op=op, operand="%dst", value=f"{sd.name}->{dd.name}",
-                                 limit="f16->f16, f32->f32, s32->s32")
+    if sd is not None and dd is not None and (sd.name, dd.name) not in BROADCAST_TYPES:
+        raise IllegalOperand(f"broadcast_ub_to_cc moves f16, f32 or s32 rows of one type (or f16 rows into f32), "
+                             f"got {sd.name} -> {dd.name}", op=op, operand="%dst", value=f"{sd.name}->{dd.name}",
+                             limit=", ".join(f"{a}->{b}" for a, b in BROADCAST_TYPES))
 
 
 def _verify_broadcast(call, target):
@@ -771,11 +801,15 @@ register(OpSpec(
     "broadcast_ub_to_cc", "mte", "V",
     operands=(Operand("src", "ptr", ("ub",)), Operand("dst", "ptr", ("l0c",)),
               Operand("nburst", "int", doc="bursts, 1..255"),
-              Operand("burst_len", "int", doc="rows (16 elements) per burst; each fills one L0C fractal, 1..255"),
-              Operand("src_gap", "int", doc="32-byte UB blocks skipped after each burst, 0..255"),
+              Operand("burst_len", "int", doc="L0C fractals per burst, 1..255; each is one 16-element row "
+                                              "repeated over its 16 rows"),
+              Operand("src_gap", "int", doc="32-byte UB blocks skipped after each burst's rows, 0..255"),
               Operand("dst_gap", "int", doc="L0C fractals skipped after each burst, 0..255")),
+    clauses=(Clause("repeat", "flag", doc="one source row per burst fills all burst_len fractals (the config "
+                                          "word's enable-repeat bit; TIK mmad_broadcast repeat_mode=1)"),),
     execute=_exec_broadcast, verify=_verify_broadcast,
-    doc="UB -> L0C broadcast (v100/v200): each 16-element UB row fills all 16 rows of one L0C fractal"))
+    doc="UB -> L0C broadcast (v100/v200): each 16-element UB row fills all 16 rows of one L0C fractal "
+        "(f16/f32/s32 rows, or f16 rows widened to f32)"))
 
 
-__all__ = ["AVAILABILITY", "available", "Raster", "img2col_matrix", "CC_TO_UB"]
+__all__ = ["AVAILABILITY", "available", "Raster", "img2col_matrix", "CC_TO_UB", "BROADCAST_TYPES"]

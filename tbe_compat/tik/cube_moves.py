@@ -11,6 +11,8 @@ TIK                                    PTO
 ``load2dv1`` / ``load2dv2``            ``pto.load2d``
 ``load3dv1`` / ``load3dv2``            ``pto.img2col``
 ``broadcast_ub_to_l0c``                ``pto.broadcast_ub_to_cc``
+``mmad_broadcast``                     ``pto.broadcast_ub_to_cc`` (``repeat`` for repeat_mode 1; f16 -> f32)
+``data_move_quant``                    ``pto.copy_matrix_cc_to_ubuf`` with ``deq`` (TIK ConvReluMode 3 / 7)
 ``col2img``                            ``pto.col2img``
 =====================================  =========================================================
 
@@ -20,6 +22,7 @@ L0C element type (512 B for 16-bit, 1 KiB for 32-bit; TIK block mode ``'v'``: on
 """
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 from pto_core import program as P
@@ -29,8 +32,8 @@ from pto_core.ops.mte import l0a_layout
 
 from .. import platform
 from .api import tik_api
-from .cube_common import CubeBase, l0c_align
-from .data import DATA_MOVE_PATHS, MovePath, register_move_path
+from .cube_common import CubeBase, codes, l0c_align
+from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem
 from .scalar import Expr, Scalar
 from .tensor import Tensor
@@ -155,6 +158,40 @@ class CubeMoveAPI(CubeBase):
         self._cube_l0c_move(dst, src, nburst, burst_len, src_stride, dst_stride, block_mode=mode, relu=relu,
                        deqscale=deqscale, api="tensor_mov")
 
+    @tik_api("data_move_quant")
+    def data_move_quant(self, dst, src, sid, nburst, burst, src_stride, dst_stride, quant_param, relu_flag=False):
+        """L0C int32 fractals -> UB float16 with dequantisation (tik_api.md §7.7).
+
+        CANN TIK emits ``copy_matrix_cc_to_ubuf`` with ConvReluMode 3 (a float16 ``quant_param``
+        scale, set as DEQSCALE) or 7 (a UB float16 tensor of 16 per-channel scales, with the ReLU
+        bit when ``relu_flag``): the deq / vdeq forms of ``tensor_mov`` (units: L0C fractals and
+        fractal gaps; UB 32-byte gaps). ConvReluMode 3 has no ReLU: a scalar ``quant_param`` with
+        ``relu_flag=True`` moves without ReLU, as the hardware does, and warns."""
+        if platform.current_soc().core_type != platform.AIC:
+            raise self._error("data_move_quant needs an AI Core (the Vector Core has no L0C)", operand="dst",
+                              value=platform.current_soc().core_type, cls=UnsupportedOp,
+                              hint="select the AiCore core type")
+        if not isinstance(relu_flag, bool):
+            raise self._error(f"relu_flag must be a bool, got {relu_flag!r}", operand="relu_flag",
+                              value=repr(relu_flag))
+        self._int_arg(sid, "sid", 0, 15)
+        d = self._operand(dst, "dst", spaces=("ub",))
+        s = self._operand(src, "src", spaces=("l0c",))
+        if (s.dt.name, d.dt.name) != ("s32", "f16"):
+            raise self._error(f"data_move_quant dequantises int32 L0C data into float16, got {s.tensor.dtype} -> "
+                              f"{d.tensor.dtype}", operand="dst", value=f"{s.tensor.dtype}->{d.tensor.dtype}",
+                              limit="int32 -> float16", hint="use data_move / tensor_mov for the other conversions")
+        if quant_param is None:
+            raise self._error("quant_param is required: a float16 scale (float or float16 Scalar) or a float16 UB "
+                              "tensor of 16 per-channel scales", operand="quant_param", value=None)
+        relu = relu_flag and isinstance(quant_param, Tensor)
+        if relu_flag and not relu:
+            warnings.warn(f"{self._where or 'tik.data_move_quant'}: relu_flag has no effect with a scalar "
+                          f"quant_param: CANN TIK emits ConvReluMode 3 (deq without ReLU) for it; pass the scales "
+                          f"as a UB tensor (ConvReluMode 7) to apply ReLU", IgnoredArgumentWarning, stacklevel=3)
+        self._cube_l0c_move(dst, src, nburst, burst, src_stride, dst_stride, block_mode="m", relu=relu,
+                            deqscale=quant_param, api="data_move_quant")
+
     def _cube_l0c_move(self, dst, src, nburst, burst, src_stride, dst_stride, *, block_mode, relu, want=(None, None),
                   deqscale=None, api):
         d = self._operand(dst, "dst")
@@ -179,7 +216,7 @@ class CubeMoveAPI(CubeBase):
         if block_mode == "v" and s.space != "l0c":
             raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v")
         n = self._int_arg(nburst, "nburst", 1, 4095)
-        b = self._int_arg(burst, "burst" if api == "data_move" else "burst_len", 1, U16)
+        b = self._int_arg(burst, "burst_len" if api == "tensor_mov" else "burst", 1, U16)
         ss = self._int_arg(src_stride, "src_stride", 0, U16)
         ds = self._int_arg(dst_stride, "dst_stride", 0, U16)
         l0c = s if s.space == "l0c" else d
@@ -203,7 +240,7 @@ class CubeMoveAPI(CubeBase):
         fp = [s.read(se), d.write(de)]
         deq_arg = None
         if conv == "deq":
-            deq_arg, extra = self._cube_deq_operand(deqscale)
+            deq_arg, extra = self._cube_deq_operand(deqscale, "quant_param" if api == "data_move_quant" else "deqscale")
             fp += extra
         path.lower(self, d, s, n, b, ss, ds, None, fp, row_mode=block_mode == "v", deq=deq_arg, relu=relu)
 
@@ -234,26 +271,26 @@ class CubeMoveAPI(CubeBase):
             raise self._error("relu applies to L0C -> UB moves only", operand="relu", value=True)
         return conv
 
-    def _cube_deq_operand(self, deqscale):
+    def _cube_deq_operand(self, deqscale, name="deqscale"):
         """(deq clause value, extra footprint) of a ``deqscale``: float immediate, float16 Scalar, UB tensor [16]."""
         if isinstance(deqscale, Tensor):
-            t = self._operand(deqscale, "deqscale", spaces=("ub",), dtypes=("float16",))
+            t = self._operand(deqscale, name, spaces=("ub",), dtypes=("float16",))
             t.check_aligned(32)
             t.check_extent(32, "16 float16 scales")
             return t.ptr, [t.read(32)]
         if isinstance(deqscale, (Scalar, Expr)):
             if deqscale.dtype != "float16":
-                raise self._error(f"a Scalar deqscale must be float16, got {deqscale.dtype}", operand="deqscale",
+                raise self._error(f"a Scalar {name} must be float16, got {deqscale.dtype}", operand=name,
                                   value=deqscale.dtype, limit="float16")
             return deqscale.ir, []
         if isinstance(deqscale, float):
             return deqscale, []
         if isinstance(deqscale, int) and not isinstance(deqscale, bool):
-            raise self._error("an integer deqscale selects the uint64 deq8/deq16 modes, which are not modelled",
-                              operand="deqscale", value=deqscale, cls=UnsupportedOp,
+            raise self._error(f"an integer {name} selects the uint64 deq8/deq16 modes, which are not modelled",
+                              operand=name, value=deqscale, cls=UnsupportedOp,
                               hint="pass the scale as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor")
-        raise self._error(f"deqscale must be a float, a float16 Scalar or a float16 UB tensor, got "
-                          f"{type(deqscale).__name__}", operand="deqscale", value=repr(deqscale))
+        raise self._error(f"{name} must be a float, a float16 Scalar or a float16 UB tensor, got "
+                          f"{type(deqscale).__name__}", operand=name, value=repr(deqscale))
 
     # ------------------------------------------------------------------ load2d
     @tik_api("load2dv1")
@@ -456,10 +493,19 @@ class CubeMoveAPI(CubeBase):
         kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
         dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
         dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
-        if en_transpose:
-            raise self._error("load3dv2 en_transpose (transposed im2col into L0B) is not modelled",
-                              operand="en_transpose", value=True, cls=UnsupportedOp,
-                              hint="load the untransposed block, or use load2dv2 with if_transpose on 16-bit data")
+        if not isinstance(en_transpose, bool):
+            raise self._error(f"en_transpose must be a bool, got {en_transpose!r}", operand="en_transpose",
+                              value=repr(en_transpose))
+        if en_transpose and d.space != "l0a":
+            raise self._error(f"load3dv2 en_transpose into {d.space.upper()} is not modelled: the public definition "
+                              f"(transpose the whole block and each fractal) covers the L0A path only",
+                              operand="en_transpose", value=d.tensor.scope, cls=UnsupportedOp,
+                              hint="load the untransposed block, or transpose into L0A")
+        if en_transpose and d.dt.bits != 16:
+            raise self._error(f"load3dv2 en_transpose of {d.tensor.dtype} is not modelled: only 16-bit data (square "
+                              f"16 x 16 fractals) has a public definition", operand="en_transpose",
+                              value=d.tensor.dtype, cls=UnsupportedOp, limit="float16 (16-bit types)",
+                              hint="transpose 8/32-bit matrices with load2dv2 / the transposing loads")
         c0 = d.dt.c0
         if en_small_k and ch != 4:
             raise self._error(f"en_small_k packs 4-channel (C04) maps: channel_size must be 4, got {ch}",
@@ -473,7 +519,10 @@ class CubeMoveAPI(CubeBase):
                                   limit=f"multiple of {unit}")
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
-        ds = idiv(ke, c0) if outer == "row" else idiv(me, 16)
+        if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K
+            ds = idiv(me, 16) if outer == "row" else idiv(ke, c0)
+        else:
+            ds = idiv(ke, c0) if outer == "row" else idiv(me, 16)
         d.check_aligned(512 if d.space != "ub" else 32)
         s.check_aligned(32)
         if isinstance(ke, int) and isinstance(me, int):
@@ -484,7 +533,8 @@ class CubeMoveAPI(CubeBase):
             dst_access = self._vec_access(d, imul(ke, me), True)
         pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
-                   dilation=(dh, dw), pad=pads, pad_value=(pv,), footprint=[s.read(None), dst_access])
+                   dilation=(dh, dw), pad=pads, pad_value=(pv,), transpose=True if en_transpose else None,
+                   footprint=[s.read(None), dst_access])
 
     def _cube_same_dtype(self, s, d):
         if s.dt is not d.dt:
@@ -525,6 +575,52 @@ class CubeMoveAPI(CubeBase):
         s.check_extent(se, "the broadcast rows")
         d.check_extent(de, "the broadcast fractals")
         self._emit("broadcast_ub_to_cc", s.ptr, d.ptr, n, bl, sg, dg, footprint=[s.read(se), d.write(de)])
+
+    @tik_api("mmad_broadcast")
+    def mmad_broadcast(self, dst, src, repeat_mode, nburst, burst_repeat, dst_gap, src_gap):
+        """16-element UB rows broadcast to whole L0C fractals (tik_api.md §7.7; ``broadcast_ub_to_cc``).
+
+        Burst ``b`` writes ``burst_repeat`` fractals (then skips ``dst_gap`` fractals); each fractal is
+        one 16-element source row repeated over its 16 rows. ``repeat_mode=0``: the burst reads
+        ``burst_repeat`` consecutive rows, one per fractal; ``repeat_mode=1``: it reads one row and
+        repeats it into all its fractals. ``src_gap`` 32-byte blocks follow each burst's rows.
+        dst/src: f16/f16, f32/f32, s32/s32 or f32/f16 (widened exactly)."""
+        d = self._operand(dst, "dst", spaces=("l0c",))
+        s = self._operand(src, "src", spaces=("ub", "l1"))
+        if s.space == "l1":
+            raise self._error("mmad_broadcast from L1 (broadcast_cbuf_to_cc, v200 AI Core) is not modelled: no "
+                              "public source defines its source units and gaps", operand="src", value=s.tensor.scope,
+                              cls=UnsupportedOp, hint="move the rows to UB (data_move L1 -> UB) and broadcast "
+                                                      "from there")
+        self._require_support("tik.mmad_broadcast", codes(d.dt, s.dt))
+        target = platform.current_soc().profile
+        if not legacy_cube.available("broadcast_ub_to_cc", target):
+            raise self._error(f"mmad_broadcast needs the UB -> L0C broadcast instruction, which "
+                              f"{platform.current_soc().soc_version} does not have", operand="dst",
+                              value=platform.current_soc().soc_version, cls=UnsupportedOp,
+                              limit="Ascend310/910, Ascend310P/610 class chips",
+                              hint="initialise L0C through a mmad with a bias (or fixpipe) instead")
+        if (s.dt.name, d.dt.name) not in legacy_cube.BROADCAST_TYPES:
+            raise self._error(f"src {s.tensor.dtype} -> dst {d.tensor.dtype} is not a broadcast conversion",
+                              operand="dst", value=f"{s.tensor.dtype}->{d.tensor.dtype}",
+                              limit="same type (float16, float32, int32) or float16 -> float32")
+        rm = self._cube_imm(repeat_mode, "repeat_mode", 0, 1,
+                            hint="pass 0 (one row per fractal) or 1 (one row per burst) as a Python int")
+        n = self._int_arg(nburst, "nburst", 1, 255)
+        br = self._int_arg(burst_repeat, "burst_repeat", 1, 255)
+        dg = self._int_arg(dst_gap, "dst_gap", 0, 255)
+        sg = self._int_arg(src_gap, "src_gap", 0, 255)
+        d.check_aligned(l0c_align(d.dt))
+        s.check_aligned(32)
+        row = 16 * (s.dt.bits // 8)
+        frac = 256 * (d.dt.bits // 8)
+        burst_rows = row if rm else _mul(br, row)
+        se = _ext(n, burst_rows, _add(burst_rows, _mul(sg, 32)))
+        de = _ext(n, _mul(br, frac), _mul(_add(br, dg), frac))
+        s.check_extent(se, "the broadcast rows")
+        d.check_extent(de, "the broadcast fractals")
+        self._emit("broadcast_ub_to_cc", s.ptr, d.ptr, n, br, sg, dg, repeat=True if rm else None,
+                   footprint=[s.read(se), d.write(de)])
 
     @tik_api("col2img")
     def col2img(self, dst, src, pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w, left_top_h,

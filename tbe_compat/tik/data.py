@@ -145,8 +145,12 @@ def _lower_ub_gm(tik, dst, src, n, burst, ss, ds, mode, fp):
 
 def _lower_gm_l1(tik, dst, src, n, burst, ss, ds, mode, fp):
     if mode not in (None, 0):
-        raise tik._error(f"PadMode {mode} (GM -> L1 padding modes 1..8) is not modelled", operand="PadMode",
-                         value=mode, cls=UnsupportedOp, hint="use PadMode 0 (no padding)")
+        raise tik._error(f"PadMode {mode} (GM -> L1 padding modes 1..8) is not modelled: the pad bytes come from "
+                         f"the PADDING register, which data_move has no argument to set (its value is undefined "
+                         f"in a TIK kernel), and the public copy_gm_to_cbuf table gives the fill layout of modes "
+                         f"1..4 only (with conflicting register bits) and not of modes 5..8", operand="PadMode",
+                         value=mode, cls=UnsupportedOp,
+                         hint="use PadMode 0 and write the padding yourself (vector_dup in UB, then UB -> L1)")
     _byte_form(tik, "mte_gm_l1", dst, src, n, burst, ss, ds, limit16=False, footprint=fp)
 
 

@@ -179,9 +179,13 @@ class LanewiseAPI(VectorBase):
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode", value=round_mode,
                               limit=", ".join(repr(k) for k in ROUND_MODES))
         if ldst_high_half:
-            raise self._error("vconv with ldst_high_half=True (deqs162b8, int16 -> int8 with a uint64 deqscale) is "
-                              "not modelled: its deqscale bit layout is not publicly specified", operand="ldst_high_half",
-                              value=True, cls=UnsupportedOp, hint="convert through float16 instead")
+            raise self._error("vconv with ldst_high_half=True (deqs162b8: int16 -> int8/uint8, each result stored "
+                              "in one 16-byte half of its 32-byte block) is not modelled: the DEQSCALE word is "
+                              "public (fp32 scale in bits 0..31, 9-bit offset in bits 37..45, sign mode in bit 46) "
+                              "but the rounding and saturation of src*scale+offset, and which half "
+                              "ldst_high_half selects, are not", operand="ldst_high_half",
+                              value=True, cls=UnsupportedOp,
+                              hint="dequantise through float16 (vconv s16 -> f16, vmuls, vadds, vconv f16 -> s8/u8)")
         d = self._operand(dst, "dst", spaces=("ub",))
         s = self._operand(src, "src", spaces=("ub",))
         suffix = ROUND_MODES[round_mode]

@@ -182,7 +182,7 @@ def test_img2col_reports_uninitialised_pixels():
 def test_col2img_adds_fractals_at_their_pixels(dt):
     m = Machine("Ascend910A")
     h, w, kh, kw = 4, 5, 3, 2
-    pad, stride, dil = (1, 0, 1, 1), (1, 2), (1, 1)
+    pad, dil = (1, 0, 1, 1), (1, 1)
     rng = np.random.default_rng(0)
     npd = np.float16 if dt == "f16" else np.float32
     img0 = rng.integers(-9, 9, (h, w, 16)).astype(npd)
@@ -309,7 +309,7 @@ def test_copy_ubuf_to_cc_and_broadcast():
     np.testing.assert_array_equal(got[0], np.broadcast_to(r[:16], (16, 16)))
     np.testing.assert_array_equal(got[2], np.broadcast_to(r[24:40], (16, 16)))
     with pytest.raises(IllegalOperand, match="f16, f32 or s32 rows of one type"):
-        pto.broadcast_ub_to_cc(u, cc, 1, 1, 0, 0)
+        pto.broadcast_ub_to_cc(m.ptr("ub", "s32", 0), cc, 1, 1, 0, 0)
     with pytest.raises(IllegalOperand, match="%burst_len"):
         pto.broadcast_ub_to_cc(ub, cc, 1, 256, 0, 0)
     with pytest.raises(IllegalOperand, match="not supported"):
@@ -335,3 +335,90 @@ def test_legacy_ops_round_trip_through_pto_as_text():
     for name in ("pto.img2col", "pto.load2d", "pto.copy_matrix_cc_to_ubuf", "pto.col2img", "pto.broadcast_ub_to_cc",
                  "pto.copy_matrix_ubuf_to_cc", "relu", "transpose", "deq("):
         assert name in text
+
+
+# ----------------------------------------------------------------------------- broadcast repeat / f16 -> f32
+
+
+@SETTINGS
+@given(n=st.integers(1, 3), bl=st.integers(1, 3), sg=st.integers(0, 2), dg=st.integers(0, 2),
+       repeat=st.booleans(), pair=st.sampled_from([("f16", "f16"), ("f32", "f32"), ("s32", "s32"), ("f16", "f32")]),
+       seed=st.integers(0, 999))
+def test_broadcast_repeat_and_widening_match_loop_reference(n, bl, sg, dg, repeat, pair, seed):
+    sname, dname = pair
+    snp = {"f16": np.float16, "f32": np.float32, "s32": np.int32}
+    m = Machine("Ascend310P3")
+    per_block = 32 // np.dtype(snp[sname]).itemsize
+    nsrc = n * (16 * (1 if repeat else bl) + sg * per_block)
+    x = (np.random.default_rng(seed).integers(-999, 999, nsrc) / (1 if sname == "s32" else 4)).astype(snp[sname])
+    ub, cc = m.ptr("ub", sname, 0), m.ptr("l0c", dname, 0)
+    fill(m, ub, x)
+    nfrac = n * (bl + dg)
+    fill(m, cc, np.full(nfrac * 256, -5, snp[dname]))
+    pto.broadcast_ub_to_cc(ub, cc, n, bl, sg, dg, repeat=repeat or None)
+    exp = np.full((nfrac, 16, 16), -5, np.float64)
+    pos = 0
+    for b in range(n):
+        for j in range(bl):
+            r = pos if repeat else pos + 16 * j
+            exp[b * (bl + dg) + j] = x[r:r + 16].astype(np.float64)
+        pos += (16 if repeat else 16 * bl) + sg * per_block
+    np.testing.assert_array_equal(m.read(cc, nfrac * 256).reshape(nfrac, 16, 16), exp)
+
+
+# ----------------------------------------------------------------------------- img2col transpose
+
+
+@SETTINGS
+@given(h=st.integers(2, 6), w=st.integers(2, 6), kh=st.integers(1, 2), kw=st.integers(1, 3),
+       pad=st.tuples(*[st.integers(0, 1)] * 4), extra=st.integers(0, 1), seed=st.integers(0, 999))
+def test_img2col_transpose_matches_transposed_loop_reference(h, w, kh, kw, pad, extra, seed):
+    pl, pr, pt, pb = pad
+    wo, ho = w + pl + pr - kw + 1, h + pt + pb - kh + 1
+    if wo < 1 or ho < 1:
+        return
+    rng = np.random.default_rng(seed)
+    fm = rng.integers(-50, 50, (2, h, w, 16)).astype(np.float16)
+    m = Machine("Ascend910B1")
+    src = m.ptr("l1", "f16", 0)
+    fill(m, src, fm.reshape(-1))
+    ktot = kh * kw * 32
+    k0 = 16 * int(rng.integers(0, ktot // 16))
+    ke = 16 * int(rng.integers(1, (ktot - k0) // 16 + 1))
+    me = 16 * int(rng.integers(1, 3))
+    m0 = int(rng.integers(0, ho * wo))
+    d = m.ptr("l0a", "f16", 0)
+    fk, fm_ = ke // 16, me // 16
+    ds = fm_ + extra                                         # fractals per K block row of X^T
+    pto.img2col(src, d, h, w, 32, k0, ke, m0, me, ds, stride=(1, 1), filter=(kh, kw), dilation=(1, 1), pad=pad,
+                pad_value=(9.0,), transpose=True)
+    ref = im2col_loop(fm.astype(np.float64), 2, h, w, 16, 32, kh, kw, 1, 1, 1, 1, pad, 9.0, m0, me, k0, ke).T
+    raw = m.read(d, ((fk - 1) * ds + fm_) * 256)
+    for j in range(fk):
+        for i in range(fm_):
+            f = j * ds + i
+            np.testing.assert_array_equal(raw[f * 256:(f + 1) * 256].reshape(16, 16),
+                                          ref[16 * j:16 * j + 16, 16 * i:16 * i + 16])
+
+
+def test_img2col_transpose_errors():
+    m = Machine("Ascend910B1")
+    geo = dict(stride=(1, 1), filter=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0), transpose=True)
+    with pytest.raises(IllegalOperand, match="transposed block into L0A only, not l0b"):
+        pto.img2col(m.ptr("l1", "f16", 0), m.ptr("l0b", "f16", 0), 4, 4, 16, 0, 16, 0, 16, 1, **geo)
+    with pytest.raises(UnsupportedOp, match="transpose of s8 im2col blocks is not modelled"):
+        pto.img2col(m.ptr("l1", "s8", 0), m.ptr("l0a", "s8", 0), 4, 4, 32, 0, 32, 0, 16, 1, **geo)
+    with pytest.raises(IllegalOperand, match="%dst_stride 1 fractals is smaller than the 2 fractals of one K block"):
+        pto.img2col(m.ptr("l1", "f16", 0), m.ptr("l0a", "f16", 0), 8, 4, 16, 0, 16, 0, 32, 1, **geo)
+
+
+def test_new_clauses_round_trip_through_pto_as_text():
+    from pto_core.program import program
+    from pto_core import asm
+    with program("k", target="Ascend310P3") as k:
+        pto.img2col(k.ptr("l1", "f16", 0), k.ptr("l0a", "f16", 0), 4, 4, 16, 0, 16, 0, 16, 1, stride=(1, 1),
+                    filter=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0), pad_value=(0.0,), transpose=True)
+        pto.broadcast_ub_to_cc(k.ptr("ub", "f16", 0), k.ptr("l0c", "f32", 0), 1, 2, 0, 0, repeat=True)
+    text = k.program.to_asm()
+    assert asm.parse(text).to_asm() == text
+    assert "transpose" in text and "repeat" in text
