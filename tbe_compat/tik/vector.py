@@ -30,7 +30,6 @@ from typing import Optional
 
 from pto_core.errors import UnsupportedOp
 
-from .. import platform
 from .api import tik_api
 from .autosync import Access
 
@@ -349,6 +348,7 @@ del _n, _r, _i
 
 
 from .vector_cmpsel import CmpSelAPI  # noqa: E402 (the families import vector_common, not this module)
+from .vector_expm1 import Expm1API  # noqa: E402
 from .vector_h import HVectorAPI  # noqa: E402
 from .vector_index import IndexAPI  # noqa: E402
 from .vector_sort2 import Sort2API  # noqa: E402
@@ -356,7 +356,7 @@ from .vector_layout import LayoutAPI  # noqa: E402
 from .vector_reduce import ReduceAPI  # noqa: E402
 
 
-class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI):
+class VectorAPI(LanewiseAPI, Expm1API, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI):
     """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
 
 
