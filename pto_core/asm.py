@@ -1851,8 +1851,13 @@ class _Parser:
         ssa = []
         operands = []
         list_first = bool(spec.operands) and spec.operands[0].kind == "ptrs"
-        bracket = not list_first and self.accept("[")
-        if bracket:
+        # an op without operands (pto.set_atomic_f16) ends its line: a value on the next line is the
+        # next statement's result (`%2 = pto.get_spr ...`), not an operand of this op
+        ends_here = not spec.operands and self.peek().line != op.line
+        bracket = not list_first and not ends_here and self.accept("[")
+        if ends_here:
+            pass
+        elif bracket:
             if not self.accept("]"):
                 while True:
                     operands.append(self.operand(ssa, spec, len(operands)))

@@ -38,6 +38,7 @@ import numpy as np
 from . import scalars as S
 from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp
 from .memory import Machine, MachineOptions, Ptr
+from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
@@ -109,7 +110,11 @@ def _make_store(space, dt, where):
 def _make_spr_read(spr: str, index: int, where):
     """``read(ctx)``: word ``index`` of this core's special register ``spr`` (`ReadSpr`) as a Python int;
     a register no op has written is an uninitialised read (reported per ``MachineOptions.uninitialized``;
-    the value is then 0)."""
+    the value is then 0). Registers in ``ops.ctrl.SPR_READERS`` are derived from the core's control state."""
+    derived = SPR_READERS.get(spr)
+    if derived is not None:
+        return derived
+
     def read_spr(ctx):
         value = ctx.spr.get(spr)
         if value is None:

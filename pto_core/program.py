@@ -893,8 +893,9 @@ class Load(Stmt):
 
 #: Special registers a program may read into a scalar register (`ReadSpr`), with their number of
 #: 64-bit words: ``RSVD_CNT`` (elements the last ``vreduce``/``vreduce_bits`` kept, over all repeats),
-#: ``VMS4_SR`` (records ``vmrgsort4`` took from each of its four lists).
-SPR_WORDS = {"RSVD_CNT": 1, "VMS4_SR": 4}
+#: ``VMS4_SR`` (records ``vmrgsort4`` took from each of its four lists), ``ATOMIC`` (the GM atomic
+#: mode, ``pto_core.ops.ctrl``: 0 off, else ``type | op << 3``).
+SPR_WORDS = {"RSVD_CNT": 1, "VMS4_SR": 4, "ATOMIC": 1}
 
 
 class ReadSpr(Stmt):

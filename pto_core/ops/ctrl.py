@@ -16,6 +16,10 @@ Simulator state: ``ctx.spr["ATOMIC_TYPE"]`` (dtype name, default ``"f32"``) and
 with `atomic_mode`. The ops are issued by the scalar unit (pipe S) and access no
 memory. Encoding (type 1..6 = f32 f16 s16 s32 s8 bf16, op 0..2 = add max min) is TIK's
 ``set_atomic_add(mode)`` numbering too.
+
+Read back: ``pto.get_spr "ATOMIC"[0]`` gives the mode as one word, the two fields of
+``SPR.CTRL[10:6]`` shifted down: 0 while atomics are disabled (the state at kernel start),
+else ``type | op << 3`` (f32 add = 1, f16 max = 10). TIK ``mov_atomic_add_to_scalar`` reads it.
 """
 from __future__ import annotations
 
@@ -34,6 +38,20 @@ def atomic_mode(ctx) -> Optional[tuple]:
     if op is None:
         return None
     return ctx.spr.get("ATOMIC_TYPE", "f32"), op
+
+
+def atomic_word(ctx) -> int:
+    """The ``ATOMIC`` special-register word of this core (module doc): 0 when disabled."""
+    mode = atomic_mode(ctx)
+    if mode is None:
+        return 0
+    code = next(k for k, v in ATOMIC_TYPES.items() if v == mode[0])
+    return code | ATOMIC_OPS.index(mode[1]) << 3
+
+
+#: special registers `pto.get_spr` derives from this module's state (never "unwritten": atomics
+#: start disabled)
+SPR_READERS = {"ATOMIC": atomic_word}
 
 
 def _set_type(dtype: str):

@@ -5,7 +5,9 @@
 formats the run-time values of up to six scalar operands with a C ``printf`` format
 (``%[flags][width][.precision]type``, types ``d i u o x X f e g c s %``) and writes the
 text to the machine's console: ``Machine.printed`` keeps ``(core, text)`` pairs and the
-text goes to ``sys.stdout`` (TIK's ``printf`` prints during ``start_debug`` the same way).
+text goes to ``sys.stdout`` (TIK's ``printf`` prints during ``start_debug`` the same way),
+unless ``screen = false`` (TIK ``set_printf_params(is_printf_to_screen=False)``): then only
+``Machine.printed`` gets it.
 Like ``pto.assert_in_bounds`` it is a simulator facility on the scalar unit, not a
 hardware instruction; it touches no memory.
 """
@@ -59,11 +61,12 @@ def format_c(fmt: str, values: tuple) -> str:
     return "".join(out)
 
 
-def _debug_print(ctx, *, fmt, values=None):
+def _debug_print(ctx, *, fmt, values=None, screen=True):
     vals = tuple(values[0]) if values else ()
     text = format_c(str(fmt), vals)
     ctx.machine.printed.append((ctx.core.index, text))
-    sys.stdout.write(text)
+    if screen:
+        sys.stdout.write(text)
 
 
 def _verify(call, target):
@@ -85,6 +88,7 @@ register(OpSpec(
     operands=(),
     clauses=(Clause("values", "args", params=tuple(f"%v{i}" for i in range(MAX_VALUES)), min_params=0,
                     doc="up to six scalar values (int or float registers, or constants)"),
-             Clause("fmt", "attr", doc="C printf format string")),
+             Clause("fmt", "attr", doc="C printf format string"),
+             Clause("screen", "attr", values=(True, False), doc="also write the text to stdout (default true)")),
     execute=_debug_print, verify=_verify,
     doc="print scalar values with a C printf format to the machine console (Machine.printed and stdout)"))

@@ -98,6 +98,9 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
     _freeze_chip(tik)
     _signature(tik, kernel_name, feed, outs)
     prog = tik._builder.program
+    printf_params = getattr(tik, "_printf_params", None)
+    if printf_params is not None and (prog.block_num is None or isinstance(prog.block_num, int)):
+        tik._check_printf_cores(printf_params, prog.block_num or 1)     # a run-time block_num: at start_debug
     prog.name = kernel_name
     prog._executable = None
     tik.build = BuildInfo(kernel_name, feed, outs, platform.current_soc(), dict(config or {}), tik._where)

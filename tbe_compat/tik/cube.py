@@ -8,9 +8,13 @@ The methods live in three modules (one mixin each), composed here:
 * `cube_mm.CubeMatmulAPI`: ``mmad``, ``matmul``, ``conv2d``;
 * `cube_fixpipe.FixpipeAPI`: the legacy ``fixpipe`` (and ``tik_instance.fixpipe_calls``).
 
+``tensor_padding_with_matrix`` / ``set_l0_set_value`` raise `UnsupportedOp` with the reason.
+
 Per-API mapping, units and composed lowerings: ``migration_guide/tik_cube.md``.
 """
 from __future__ import annotations
+
+from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
 from .cube_fixpipe import FixpipeAPI, FixpipeCall
@@ -34,6 +38,26 @@ class CubeAPI(CubeMoveAPI, CubeMatmulAPI, FixpipeAPI):
             self._cube_atomic = "dynamic"
         else:
             self._cube_atomic = ATOMIC_MODES.get(int(mode)) if int(mode) else None
+
+    # ------------------------------------------------------------------ L0A/L0B fill (not modelled)
+    @tik_api("tensor_padding_with_matrix")
+    def tensor_padding_with_matrix(self, dst, repeat_times, value=None):
+        """Not modelled (UnsupportedOp): the public sources do not pin its results down (tik_cube.md §7)."""
+        self._require_support("tik.tensor_padding_with_matrix")
+        raise self._error("tensor_padding_with_matrix is not modelled: the public sources do not give the unit of "
+                          "repeat_times on each chip (TIK passes only repeat_times, while the CCE set_l0a_2d / "
+                          "set_l0b_2d config also holds blocks per repeat and a gap), how the 16-bit L0_SET_VALUE "
+                          "fills 32-bit dtypes, nor what value=None fills before any set_l0_set_value",
+                          operand="dst", cls=UnsupportedOp,
+                          hint="fill the matrix in UB with vec_dup, move it to L1 and load it with load2dv1/load2dv2")
+
+    @tik_api("set_l0_set_value")
+    def set_l0_set_value(self, value, dtype):
+        """Not modelled (UnsupportedOp): L0_SET_VALUE only feeds tensor_padding_with_matrix, which is not."""
+        raise self._error("set_l0_set_value is not modelled: the register it sets (L0_SET_VALUE) only feeds "
+                          "tensor_padding_with_matrix, whose results the public sources do not pin down",
+                          operand="value", cls=UnsupportedOp,
+                          hint="fill the matrix in UB with vec_dup, move it to L1 and load it with load2dv1/load2dv2")
 
 
 __all__ = ["CubeAPI", "FixpipeCall"]

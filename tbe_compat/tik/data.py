@@ -1,4 +1,5 @@
-"""Data movement: ``data_move``, ``data_move_pad``, ``tensor_mov`` (plain moves), ``set_atomic_add``.
+"""Data movement: ``data_move``, ``data_move_pad``, ``tensor_mov`` (plain moves), ``set_atomic_add``,
+``mov_atomic_add_to_scalar``.
 
 ``data_move(dst, src, sid, nburst, burst, src_stride, dst_stride)`` moves ``nburst``
 bursts of ``burst`` units; strides are *gaps* (tail of one burst to the head of the
@@ -42,7 +43,7 @@ from pto_core.ops.sync import barrier_pipe
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
-from .scalar import Expr
+from .scalar import Expr, Scalar
 from .tensor import SPACE_TIK_NAMES, Tensor
 
 BLOCK = 32
@@ -175,6 +176,8 @@ register_move_path("l1", "gm", MovePath(_units_form("mte_l1_gm"), socs=("Ascend9
 
 #: TIK set_atomic_add mode -> atomic type (tik_api.md §6.4; the SPR.CTRL encoding).
 ATOMIC_MODES = {1: "float32", 2: "float16", 3: "int16", 4: "int32", 5: "int8", 6: "bfloat16"}
+#: ``pto.get_spr "ATOMIC"``: ``type | op << ATOMIC_OP_SHIFT`` (op 0 = add), 0 when atomics are off
+ATOMIC_OP_SHIFT = 3
 _ATOMIC_PTO = {"float32": "f32", "float16": "f16", "int16": "s16", "int32": "s32", "int8": "s8", "bfloat16": "bf16"}
 
 
@@ -322,6 +325,25 @@ class DataAPI(TikBase):
             with b.elif_(P.cmp("eq", v, code)):
                 self._emit(f"set_atomic_{_ATOMIC_PTO[dt]}")
                 self._emit("set_atomic_add")
+
+    @tik_api("mov_atomic_add_to_scalar")
+    def mov_atomic_add_to_scalar(self, scalar):
+        """``scalar`` = the current atomic-add mode in ``set_atomic_add``'s numbering (0 off, 1 float32,
+        2 float16, 3 int16, 4 int32, 5 int8, 6 bfloat16) -- TIK reads the atomic field of the CTRL
+        register into a ``uint64`` Scalar; here ``pto.get_spr "ATOMIC"`` (an atomic max/min set by
+        direct PTO ops reads as 0: atomic add is off). Returns ``scalar``."""
+        if not isinstance(scalar, Scalar):
+            raise self._error(f"input scalar should be Scalar, got {type(scalar).__name__}", operand="scalar",
+                              value=repr(scalar), hint='create it with tik_instance.Scalar("uint64")')
+        if scalar.dtype != "uint64":
+            raise self._error(f"scalar must be uint64, got {scalar.dtype}", operand="scalar", value=scalar.dtype,
+                              limit="uint64", hint='create it with tik_instance.Scalar("uint64")')
+        self._require_support("tik.mov_atomic_add_to_scalar")
+        word = self._builder.read_spr("ATOMIC")
+        add_on = P.cmp("eq", P.binop("shr", word, ATOMIC_OP_SHIFT), 0)
+        mode = P.select(add_on, P.binop("and", word, (1 << ATOMIC_OP_SHIFT) - 1), P.cast(0, P.I64))
+        self._builder.assign(scalar.ir, P.cast(mode, scalar.ir.type))
+        return scalar
 
     @tik_api("data_move_pad")
     def data_move_pad(self, dst, src, nburst, burst, dst_gap, src_gap, right_padding=0, left_padding=0,

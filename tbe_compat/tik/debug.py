@@ -129,6 +129,10 @@ class Tikdb:
             inputs.update(self._runtime_sizes(info, feed_dict, inputs, alias))
             exe = tik.program.compile()
             self.executable = exe
+            printf_params = getattr(tik, "_printf_params", None)
+            cores = tik.program.block_num
+            if printf_params is not None and isinstance(cores, P.ScalarArg) and isinstance(inputs.get(cores.name), int):
+                tik._check_printf_cores(printf_params, inputs[cores.name])
             fed = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()} \
                 if RUN_OBSERVERS else None
             try:
@@ -137,6 +141,7 @@ class Tikdb:
             except PtoError as e:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
+            tik._write_printf_file(info.kernel_name, exe.machine.printed)
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
                 run = DebugRun(tik, fed, results, outputs)

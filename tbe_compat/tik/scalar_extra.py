@@ -18,8 +18,24 @@ instructions live in `container`).
   Scalars / Exprs / numbers (C format, printed during ``start_debug`` like TIK's debugger;
   ``Machine.printed`` keeps them). Tensor and ScalarArray arguments (TIK prints their
   contents) are not supported (`UnsupportedOp`).
+* ``set_printf_params(print_workspace_size=128, single_print_length=512, is_printf_to_screen=True,
+  printf_file_path=None)`` (TIK reference "set_printf_params"): TIK's ranges and rules
+  (`PrintfParams`; once per kernel, before every printf; a workspace of ``[1, 32768]`` MB split
+  evenly over the cores, each printf taking ``single_print_length`` bytes, a multiple of 32 in
+  ``[64, workspace / block_num - 32]``; the workspace a multiple of ``block_num`` and at least
+  ``block_num * (32 + single_print_length)`` -- checked when ``BuildCCE`` knows ``block_num``).
+  Effects here: format strings may have ``single_print_length - 32`` characters (128 without
+  the call); ``is_printf_to_screen=False`` keeps the text off stdout (``pto.debug_print``
+  ``screen = false``; ``Machine.printed`` still has it); ``printf_file_path`` makes every
+  ``start_debug`` write the run's printf text to ``<printf_file_path>/<kernel_name>.txt``
+  (the directory is created; the file is rewritten per run). The workspace is not a limit
+  here: TIK does not document what a full print buffer does on the device.
 """
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -32,6 +48,39 @@ from .scalar import SCALAR_DTYPES, Expr, Scalar, static_int
 from .tensor import Tensor
 
 U64 = P.scalar_type("uint64")
+
+#: printf format strings without set_printf_params (TIK reference "printf")
+FORMAT_LIMIT = 128
+#: set_printf_params: workspace range in MB, smallest record, bytes of a record that are not text
+WORKSPACE_MB = (1, 32768)
+MIN_PRINT_LENGTH = 64
+PRINT_HEADER = 32
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class PrintfParams:
+    """What ``set_printf_params`` fixed for one kernel (defaults: TIK's)."""
+
+    workspace_mb: int = 128
+    single_print_length: int = 512
+    to_screen: bool = True
+    file_path: Optional[str] = None
+    where: object = None          # Provenance of the call
+
+    @property
+    def format_limit(self) -> int:
+        return self.single_print_length - PRINT_HEADER
+
+    def core_problem(self, block_num: int) -> Optional[str]:
+        """Why ``block_num`` cores cannot share the workspace (TIK's rules), or None."""
+        total = self.workspace_mb * MB
+        if total % block_num:
+            return f"print_workspace_size*1024*1024 = {total} is not divisible by block_num {block_num}"
+        if total < block_num * (PRINT_HEADER + self.single_print_length):
+            return (f"print_workspace_size*1024*1024 = {total} is less than block_num * (32 + single_print_length) "
+                    f"= {block_num * (PRINT_HEADER + self.single_print_length)}")
+        return None
 _M1, _M2, _M4, _H01 = 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101
 
 
@@ -100,15 +149,70 @@ class TensorAddrList(Tensor):
 class ScalarExtraAPI(TikBase):
     """ScalarArray, TensorAddrList, the bit-count scalar instructions and printf (mixin)."""
 
+    @tik_api("set_printf_params")
+    def set_printf_params(self, print_workspace_size=128, single_print_length=512, is_printf_to_screen=True,
+                          printf_file_path=None):
+        """Configure printf for this kernel (see module doc)."""
+        prev = getattr(self, "_printf_params", None)
+        if prev is not None:
+            w = f" (first call at {prev.where.file}:{prev.where.line})" if prev.where else ""
+            raise self._error(f"set_printf_params can be called only once in a kernel{w}",
+                              operand="print_workspace_size")
+        first = getattr(self, "_first_printf", None)
+        if first is not None:
+            raise self._error(f"set_printf_params must be called before every printf; a printf is at "
+                              f"{first.file}:{first.line}", operand="print_workspace_size",
+                              hint="move set_printf_params to the start of the kernel")
+        for v, name in ((print_workspace_size, "print_workspace_size"), (single_print_length, "single_print_length")):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise self._error(f"{name} must be an immediate int, got {type(v).__name__} {v!r}", operand=name,
+                                  value=repr(v))
+        ws = self._int_arg(print_workspace_size, "print_workspace_size", *WORKSPACE_MB)
+        spl = self._int_arg(single_print_length, "single_print_length", MIN_PRINT_LENGTH, ws * MB - PRINT_HEADER)
+        if spl % 32:
+            raise self._error(f"single_print_length {spl} must be a multiple of 32 bytes", operand="single_print_length",
+                              value=spl, limit="multiple of 32")
+        if not isinstance(is_printf_to_screen, bool):
+            raise self._error(f"is_printf_to_screen must be a bool, got {type(is_printf_to_screen).__name__}",
+                              operand="is_printf_to_screen", value=repr(is_printf_to_screen))
+        if printf_file_path is not None and (not isinstance(printf_file_path, str) or not printf_file_path):
+            raise self._error("printf_file_path must be None or a non-empty str (a directory)",
+                              operand="printf_file_path", value=repr(printf_file_path))
+        params = PrintfParams(ws, spl, is_printf_to_screen, printf_file_path, self._where)
+        bn = self._builder.program.block_num
+        if isinstance(bn, int):
+            self._check_printf_cores(params, bn)
+        self._printf_params = params
+
+    def _check_printf_cores(self, params: "PrintfParams", block_num: int) -> None:
+        """TIK's rules between the print workspace and the number of cores (BuildCCE / start_debug)."""
+        problem = params.core_problem(block_num)
+        if problem is not None:
+            raise self._error(f"set_printf_params: {problem}", api="tik.set_printf_params",
+                              operand="print_workspace_size", value=params.workspace_mb,
+                              hint="choose print_workspace_size and single_print_length for the kernel's block_num")
+
+    def _write_printf_file(self, kernel_name: str, printed: list) -> None:
+        """``printf_file_path``: this run's printf text into ``<path>/<kernel_name>.txt``."""
+        params = getattr(self, "_printf_params", None)
+        if params is None or params.file_path is None:
+            return
+        os.makedirs(params.file_path, exist_ok=True)
+        with open(os.path.join(params.file_path, f"{kernel_name}.txt"), "w") as f:
+            f.write("".join(text for _, text in printed))
+
     @tik_api("printf")
     def printf(self, format_string, *arg):
         """Print Scalars/Exprs/numbers with a C format at run time (see module doc)."""
         if not isinstance(format_string, str) or not format_string:
             raise self._error("format_string must be a non-empty str", operand="format_string",
                               value=repr(format_string))
-        if len(format_string) > 128:
+        params = getattr(self, "_printf_params", None)
+        limit = FORMAT_LIMIT if params is None else params.format_limit
+        if len(format_string) > limit:
             raise self._error(f"format_string has {len(format_string)} characters", operand="format_string",
-                              value=len(format_string), limit="128 characters")
+                              value=len(format_string), limit=f"{limit} characters" + (
+                                  "" if params is None else " (single_print_length - 32)"))
         if len(arg) > 6:
             raise self._error(f"printf takes at most 6 values, got {len(arg)}", operand="arg", value=len(arg),
                               limit=6)
@@ -123,7 +227,10 @@ class ScalarExtraAPI(TikBase):
                 raise self._error(f"printf value {k} must be a Scalar, Expr or number, got {type(a).__name__}",
                                   operand=f"arg[{k}]", value=repr(a))
             values.append(a.ir if isinstance(a, Expr) else a.item() if isinstance(a, np.generic) else a)
-        self._emit("debug_print", values=tuple(values) if values else None, fmt=format_string)
+        if getattr(self, "_first_printf", None) is None:
+            self._first_printf = self._where
+        extra = {} if params is None or params.to_screen else {"screen": False}
+        self._emit("debug_print", values=tuple(values) if values else None, fmt=format_string, **extra)
 
     @tik_api("ScalarArray")
     def ScalarArray(self, dtype="int64", length=1, name="reg_buf", init_value=None):  # noqa: N802 (TIK's name)
@@ -231,4 +338,4 @@ class ScalarExtraAPI(TikBase):
         b.assign(dst.ir, P.cast(n, dst.ir.type))
 
 
-__all__ = ["ScalarExtraAPI", "ScalarArray", "TensorAddrList"]
+__all__ = ["ScalarExtraAPI", "ScalarArray", "TensorAddrList", "PrintfParams"]

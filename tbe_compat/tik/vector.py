@@ -352,6 +352,7 @@ del _n, _r, _i
 
 
 from .vector_cmpsel import CmpSelAPI  # noqa: E402 (the families import vector_common, not this module)
+from .vector_expm1 import Expm1API  # noqa: E402
 from .vector_h import HVectorAPI  # noqa: E402
 from .vector_index import IndexAPI  # noqa: E402
 from .vector_sort2 import Sort2API  # noqa: E402
@@ -393,7 +394,8 @@ for _n, (_why, _hint) in UNMODELLED.items():
 del _n, _why, _hint
 
 
-class VectorAPI(LanewiseAPI, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI, UnmodelledAPI):
+class VectorAPI(LanewiseAPI, Expm1API, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI,
+                UnmodelledAPI):
     """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
 
 

@@ -19,6 +19,7 @@ TIK                                                    PTO
 
 Result bits: lane ``i`` of repeat ``r`` is bit ``r*PAR + i`` of ``dst``, LSB first; a repeat
 writes ``PAR/8`` bytes (golden §10.5). ``vcmp_*`` leaves 0 in masked-off lanes of CMPMASK.
+``set_scalar_to_cmpmask`` raises `UnsupportedOp` (the mapping of a Scalar onto CMPMASK is unpublished).
 """
 from __future__ import annotations
 
@@ -183,6 +184,15 @@ class CmpSelAPI(VectorBase):
         size = max(1, d.dt.bits // 8)
         self._vec_emit("mov_cmpmask_to_tensor", d.ptr,
                        footprint=[self._vec_access(d, -(-CMPMASK_BYTES // size), True)])
+
+    @tik_api("set_scalar_to_cmpmask")
+    def set_scalar_to_cmpmask(self, scalar):
+        """Not modelled (UnsupportedOp): how a Scalar's bits land in the 128-bit CMPMASK is not published."""
+        raise self._error("set_scalar_to_cmpmask is not modelled: no public source says how the Scalar's bits "
+                          "land in the 128-bit CMPMASK register (the low 64 bits, both halves, or a UB address "
+                          "as vsel mode 2 uses)", operand="scalar", cls=UnsupportedOp,
+                          hint="store the 128 selection bits to a UB tensor (2 x uint64) and load them with "
+                               "mov_tensor_to_cmpmask(tensor)")
 
 
 def ceil_elems(repeat, nbytes: int, size: int):

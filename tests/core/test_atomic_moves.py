@@ -199,3 +199,20 @@ def test_new_ops_round_trip_through_pto_as():
     text = k.program.to_asm()
     assert "pto.set_atomic_f32" in text and "pto.set_atomic_none" in text and "pto.mte_ub_ub" in text
     assert parse(text).to_asm() == text
+
+
+def test_atomic_mode_reads_back_as_one_word():
+    """``pto.get_spr "ATOMIC"[0]``: 0 while disabled (also before any set), else ``type | op << 3``."""
+    with program("atomic_spr", target="A2A3") as k:
+        c = k.gm_arg("c", "s32", (8,), io="out")
+        steps = [(), (pto.set_atomic_f16,), (pto.set_atomic_add,), (pto.set_atomic_s8, pto.set_atomic_max),
+                 (pto.set_atomic_none,), (pto.set_atomic_bf16, pto.set_atomic_min)]
+        for slot, ops in enumerate(steps):
+            for op in ops:
+                op()
+            k.store(c, slot, k.read_spr("ATOMIC"))
+    text = k.program.to_asm()
+    assert text.count('pto.get_spr "ATOMIC"[0] : i64') == len(steps)
+    want = [0, 0, 2 | 0 << 3, 5 | 1 << 3, 0, 6 | 2 << 3]
+    got = k.program.run({}, options=None)["c"][:len(steps)].tolist()
+    assert got == want == parse(text).run({})["c"][:len(steps)].tolist()

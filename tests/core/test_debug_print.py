@@ -52,3 +52,15 @@ def test_debug_print_in_a_program_round_trips_through_pto_as(capsys):
     again.compile().run(machine=m)
     assert [t for _, t in m.printed] == ["it\t0\n", "it\t1\n", "it\t2\n"]
     assert print_program(again) == text
+
+
+def test_screen_false_keeps_the_text_off_stdout(capsys):
+    with program("quiet", target="A2A3") as k:
+        pto.debug_print(values=(5,), fmt="q=%d\n", screen=False)
+        pto.debug_print(fmt="loud\n")
+    text = print_program(k.program)
+    assert "screen = false" in text and print_program(parse(text)) == text
+    m = Machine("A2A3")
+    parse(text).compile().run(machine=m)
+    assert [t for _, t in m.printed] == ["q=5\n", "loud\n"]
+    assert capsys.readouterr().out == "loud\n"

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import tbe_compat
-from pto_core.errors import CapacityExceeded, IllegalOperand, PtoError, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, UnknownName, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
 
-from .helpers import build, copy_kernel, raises_tik, run
+from .helpers import build, raises_tik, run
 
 
 # ------------------------------------------------------------------ Tik forms and chips
@@ -316,6 +316,23 @@ def test_missing_api_families_raise_a_clear_attribute_error():
     assert "migration_guide/tik_vector.md" in str(info.value)       # what to do: where the coverage is listed
     with pytest.raises(AttributeError, match="no attribute 'not_a_tik_api'"):
         ti.not_a_tik_api
+
+
+def test_apis_the_public_sources_do_not_pin_down_raise_unsupported_with_the_reason():
+    ti = tik.Tik()
+    l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+    with raises_tik(UnsupportedOp, match=r"set_scalar_to_cmpmask is not modelled: no public source says how the "
+                                         r"Scalar's bits land in the 128-bit CMPMASK.*Fix: .*mov_tensor_to_cmpmask"):
+        ti.set_scalar_to_cmpmask(ti.Scalar("uint64", init_value=3))
+    with raises_tik(UnsupportedOp, match=r"tensor_padding_with_matrix is not modelled: the public sources do not "
+                                         r"give the unit of repeat_times.*Fix: fill the matrix in UB with vec_dup"):
+        ti.tensor_padding_with_matrix(l0a, 1, 1.0)
+    with raises_tik(UnsupportedOp, match="set_l0_set_value is not modelled: the register it sets"):
+        ti.set_l0_set_value(1.0, "float16")
+    set_current_compile_soc_info("Ascend310B1")
+    ti = tik.Tik()
+    with raises_tik(UnsupportedOp, match="tik.tensor_padding_with_matrix is not supported on Ascend310B1"):
+        ti.tensor_padding_with_matrix(ti.Tensor("float16", (256,), name="a", scope=tik.scope_ca), 1)
 
 
 def test_init_value_tensors_are_internal_and_initialised():

@@ -128,7 +128,6 @@ def test_data_move_errors():
     ti = tik.Tik()
     g = ti.Tensor("float16", (64,), name="g", scope=tik.scope_gm)
     ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
-    ub32 = ti.Tensor("float32", (64,), name="ub32", scope=tik.scope_ubuf)
     l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
     with raises_tik(IllegalOperand, match=r"nburst = 0 is outside \[1, 4095\]"):
         ti.data_move(ub, g, 0, 0, 1, 0, 0)
@@ -475,3 +474,34 @@ def test_data_move_run_time_counts_are_range_checked_under_their_tik_names(which
     assert out[0] == 1
     with raises_tik(IllegalOperand, match=rf"{which} of tik.data_move .* = 0 is outside \[1, "):
         ti.tikdb.start_debug({"x": np.ones(128, np.float16), "n": 0}, interactive=False)
+
+
+def test_mov_atomic_add_to_scalar_reads_the_mode_set_atomic_add_wrote():
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    y = ti.Tensor("uint64", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("uint64", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vec_dup(16, ub.reinterpret_cast_to("uint32"), 77, 1, 8)
+    mode = ti.Scalar("uint64", name="mode", init_value=99)
+    m = ti.Scalar("int64", name="m", init_value=4)
+    for slot, setter in enumerate([None, 2, "int8", m, 0, "bfloat16"]):
+        if setter is not None:
+            ti.set_atomic_add(setter)
+        assert ti.mov_atomic_add_to_scalar(mode) is mode
+        ub[slot].set_as(mode)
+    ti.set_atomic_add(0)
+    ti.data_move(y, ub, 0, 1, 2, 0, 0)
+    build(ti, "atomic_mode", [], [y])
+    assert run(ti)[0].tolist() == [0, 2, 5, 4, 0, 6] + [77 | 77 << 32] * 2
+
+
+def test_mov_atomic_add_to_scalar_errors():
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match="scalar must be uint64, got int64"):
+        ti.mov_atomic_add_to_scalar(ti.Scalar("int64"))
+    with raises_tik(IllegalOperand, match="input scalar should be Scalar, got int"):
+        ti.mov_atomic_add_to_scalar(3)
+    set_current_compile_soc_info("Ascend310B1", "VectorCore")
+    ti = tik.Tik()
+    with raises_tik(UnsupportedOp, match="tik.mov_atomic_add_to_scalar is not supported on Ascend310B1 VectorCore"):
+        ti.mov_atomic_add_to_scalar(ti.Scalar("uint64"))

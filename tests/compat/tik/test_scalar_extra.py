@@ -132,3 +132,71 @@ def test_tikdb_debug_print_is_a_clear_unsupported_error():
     with raises_tik(UnsupportedOp, match=r"tikdb.debug_print\('x_ub'\) is not simulated.*Fix: print Scalars with "
                                          r"tik_instance.printf"):
         ti.tikdb.debug_print("x_ub")
+
+
+# ---------------------------------------------------------------------------------------------
+# set_printf_params: TIK's ranges and rules; screen / file output; longer format strings
+
+def _printf_kernel(ti, cores=2, fmt="core %d\n"):
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    with ti.for_range(0, cores, block_num=cores) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.printf(fmt, core)
+        ti.vec_dup(8, ub, 5, 1, 8)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="pfp", inputs=[], outputs=[y])
+    return ti
+
+
+def test_set_printf_params_off_screen_to_a_file(capsys, tmp_path):
+    ti = tik.Tik()
+    ti.set_printf_params(1, 256, is_printf_to_screen=False, printf_file_path=str(tmp_path / "logs"))
+    long_fmt = "x" * 219 + " %d\n"                           # 224 = 256 - 32 characters (over the default 128)
+    _printf_kernel(ti, 2, long_fmt)
+    capsys.readouterr()
+    out, = ti.tikdb.start_debug({}, interactive=False)
+    assert capsys.readouterr().out == "" and (out == 5).all()
+    assert (tmp_path / "logs" / "pfp.txt").read_text() == "x" * 219 + " 0\n" + "x" * 219 + " 1\n"
+    assert [t for _, t in ti.tikdb.executable.machine.printed] == ["x" * 219 + " 0\n", "x" * 219 + " 1\n"]
+    ti2 = tik.Tik()                                          # defaults: on screen, no file
+    ti2.set_printf_params()
+    _printf_kernel(ti2, 1)
+    capsys.readouterr()
+    ti2.tikdb.start_debug({}, interactive=False)
+    assert capsys.readouterr().out == "core 0\n"
+
+
+def test_set_printf_params_errors():
+    ti = tik.Tik()
+    ti.set_printf_params(1, 64)
+    with raises_tik(IllegalOperand, match="set_printf_params can be called only once in a kernel"):
+        ti.set_printf_params(1, 64)
+    with raises_tik(IllegalOperand, match=r"format_string has 33 characters \(limit: 32 characters "
+                                          r"\(single_print_length - 32\)\)"):
+        ti.printf("y" * 33)
+    ti = tik.Tik()
+    ti.printf("a\n")
+    with raises_tik(IllegalOperand, match="set_printf_params must be called before every printf; a printf is at"):
+        ti.set_printf_params()
+    ti = tik.Tik()
+    for args, msg in [((0,), r"print_workspace_size = 0 is outside \[1, 32768\]"),
+                      ((32769,), r"print_workspace_size = 32769 is outside \[1, 32768\]"),
+                      ((1, 32), r"single_print_length = 32 is outside \[64, 1048544\]"),
+                      ((1, 100), "single_print_length 100 must be a multiple of 32 bytes"),
+                      ((1.5,), "print_workspace_size must be an immediate int"),
+                      ((1, 64, 1), "is_printf_to_screen must be a bool"),
+                      ((1, 64, True, ""), "printf_file_path must be None or a non-empty str")]:
+        with raises_tik(IllegalOperand, match=msg):
+            ti.set_printf_params(*args)
+    ti = tik.Tik()
+    ti.set_printf_params(1, 256)
+    with raises_tik(IllegalOperand, match=r"set_printf_params: print_workspace_size\*1024\*1024 = 1048576 is not "
+                                          r"divisible by block_num 3"):
+        _printf_kernel(ti, 3)
+    ti = tik.Tik()
+    ti.set_printf_params(1, 1048544)
+    with raises_tik(IllegalOperand, match=r"is less than block_num \* \(32 \+ single_print_length\) = 2097152"):
+        _printf_kernel(ti, 2)
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"format_string has 129 characters \(limit: 128 characters\)"):
+        ti.printf("z" * 129)
