@@ -213,3 +213,21 @@ def test_te_lang_dynamic_imports_for_2020_dynamic_operators():
     with pytest.raises(RuntimeError, match="errCode: E80000"):
         em.error_manager_util.raise_runtime_error({"errCode": "E80000", "op_name": "k"})
 
+
+
+def test_tvm_imports_but_any_use_is_unsupported():
+    """TIK kernels import TVM (``from te import tvm``, CANN's 2020 dynamic gather_v2) without using it:
+    every spelling imports; using an attribute raises UnsupportedOp at the user's line (TVM, the TBE
+    DSL's expression layer, is not simulated); protocol names stay AttributeError."""
+    from pto_core.errors import UnsupportedOp
+    from impl.util.platform_adapter import tvm as adapter_tvm
+    from tbe import tvm as tbe_tvm
+    from te import tvm
+    import te.tvm  # noqa: F401
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*tvm.const is part of TVM, the TBE DSL" % line):
+        tvm.const(0, "float16")
+    for mod in (tbe_tvm, adapter_tvm):
+        with pytest.raises(UnsupportedOp, match=r"tvm.placeholder .* not model"):
+            mod.placeholder
+    assert not hasattr(tvm, "__path__") and not hasattr(tbe_tvm, "__wrapped__")
