@@ -2,7 +2,8 @@
 
 CANN's built-in operator package re-exports, in one module, the names its TIK kernels
 use: ``tik``, ``tbe_platform`` (the ``tbe.common.platform`` namespace), ``para_check``,
-``shape_util``, ``register_operator`` / ``register_operator_compute``, ``error_manager_vector``
+``shape_util``, ``tvm`` (importable only: the TBE DSL's TVM layer is not simulated, see
+`tbe_compat.tvm`), ``register_operator`` / ``register_operator_compute``, ``error_manager_vector``
 (the ``raise_err_*`` parameter errors), ``tbe_context`` (the per-build op context kernels
 add compile info to) and a few constant classes. The legacy alias
 ``impl.util.platform_adapter`` imports from here.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from . import para_check, platform as tbe_platform  # noqa: F401
 from . import tik  # noqa: F401
+from . import tvm  # noqa: F401
 from .register import register_op_compute, register_operator  # noqa: F401
 
 
@@ -115,6 +117,6 @@ class _TbeContext:
 tbe_context = _TbeContext()
 
 
-__all__ = ["tik", "tbe_platform", "para_check", "register_operator", "register_operator_compute",
+__all__ = ["tik", "tvm", "tbe_platform", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
            "error_manager_util", "tbe_context"]

@@ -138,18 +138,21 @@ class Operand:
         n = self.tensor.storage.nbytes
         return None if b is None or n is None else n - b
 
-    def check_extent(self, nbytes, what: str = "") -> None:
+    def check_extent(self, nbytes, what: str = "", *, slack: int = 0) -> None:
         """Raise TIK's "tensor overflow" error if an access of ``nbytes`` (int) from the view's start
         runs past the tensor (when both are known now). An on-chip destination whose start or length
         is a run-time value (an IR expression for ``nbytes``) gets a ``pto.assert_in_bounds`` instead,
         checked when it runs (the PTO op itself only sees the whole buffer): a write past the tensor
         would clobber its neighbours. Run-time over-reads of a source stay inside the buffer and are
         left alone (shipped kernels do them harmlessly, e.g. MindSpore's matmul_cube_dense_right reads
-        one fractal past its last L1 tile and never uses it). ``None``: not checked."""
+        one fractal past its last L1 tile and never uses it). ``None``: not checked. ``slack``: bytes
+        past the tensor's end the access may still touch at run time (the rest of an on-chip tensor's
+        last 32-byte block, which its 32-byte aligned placement owns); trace-time callers apply
+        their own tail rules before calling."""
         if nbytes is None:
             return
         if not isinstance(nbytes, int) or self.static_byte_offset is None:
-            self._check_extent_at_run_time(nbytes, what)
+            self._check_extent_at_run_time(nbytes, what, slack)
             return
         avail = self.available_bytes()
         b = self.static_byte_offset
@@ -174,11 +177,13 @@ class Operand:
                 operand=self.name, value=nbytes, limit=f"{avail} B", cls=OutOfBounds,
                 hint="check nburst/burst/strides (or repeat counts) against the tensor's shape")
 
-    def _check_extent_at_run_time(self, nbytes, what: str) -> None:
+    def _check_extent_at_run_time(self, nbytes, what: str, slack: int = 0) -> None:
         total = self.tensor.storage.nbytes
         if self.space == "gm" or not isinstance(total, int) or not self.name.startswith("dst"):
             return                                # GM regions are bounds-checked by the ops; reads: see above
         esize = max(1, self.dt.bits // 8)
+        alloc = "" if not slack else f", {total + slack} B with the rest of its last 32-byte block"
+        total += slack
         b = self.tensor.byte_offset()
         i64 = P.I64
         first = b // esize if isinstance(b, int) else P.binop("div", P.cast(b, i64), esize)
@@ -188,7 +193,7 @@ class Operand:
                                                                          esize)
         self.tik._emit("assert_in_bounds", first, end, total // esize,
                        what=f"{self.name} of {self.tik._where.call if self.tik._where else 'tik'} "
-                            f"({what or 'the access'}, tensor {self.tensor.name!r})")
+                            f"({what or 'the access'}, tensor {self.tensor.name!r}{alloc})")
 
     def check_aligned(self, alignment: int) -> None:
         """Raise if the view's start (on-chip, static) is not ``alignment``-byte aligned."""

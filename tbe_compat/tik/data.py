@@ -109,6 +109,18 @@ def _add(a, b):
     return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
 
 
+def _move_extent(nburst, burst, gap, unit: int):
+    """Bytes a move touches from its start, ``((nburst - 1) * (burst + gap) + burst) * unit``: an int,
+    or an IR expression when any of the counts is a run-time value."""
+    if all(isinstance(x, int) for x in (nburst, burst, gap)):
+        return ((nburst - 1) * (burst + gap) + burst) * unit
+
+    def i64(v):
+        return P.cast(P.as_expr(v, P.I64), P.I64)
+    rows = P.binop("mul", P.binop("sub", i64(nburst), 1), P.binop("add", i64(burst), i64(gap)))
+    return P.binop("mul", P.binop("add", rows, i64(burst)), unit)
+
+
 def _row_blocks(burst: int) -> int:
     """Largest divisor of ``burst`` that is at most `_MAX_ROW_BLOCKS`."""
     for d in range(min(burst, _MAX_ROW_BLOCKS), 0, -1):
@@ -245,23 +257,28 @@ class DataAPI(TikBase):
         for op, unit, gap, w in ((s, path.src_unit, ss, False), (d, path.dst_unit, ds, True)):
             unit = unit(op) if callable(unit) else unit
             ext = None
+            # a GM access's last 32-byte block may run past the tensor as long as it starts inside it
+            # (GM is allocated in 32-byte granules plus padding: reads get unknown bytes there,
+            # writes are dropped -- pto_core.ops.mte read_span / _gm_tail_cut); an on-chip tensor
+            # owns the rest of its last 32-byte block (placement aligns every tensor to 32 B), so a
+            # one-block move into a (1,)-shaped UB tensor stays inside its allocation
+            if op.space == "gm":
+                slack = BLOCK - 1
+            elif op.space in ("ub", "l1") and op.tensor.storage.nbytes is not None:
+                slack = -op.tensor.storage.nbytes % BLOCK
+            else:
+                slack = 0
             if unit is not None and all(isinstance(x, int) for x in (n, b, gap)):
-                ext = ((n - 1) * (b + gap) + b) * unit
+                ext = _move_extent(n, b, gap, unit)
                 avail = op.available_bytes()
-                # a GM access's last 32-byte block may run past the tensor as long as it starts inside it
-                # (GM is allocated in 32-byte granules plus padding: reads get unknown bytes there,
-                # writes are dropped -- pto_core.ops.mte read_span / _gm_tail_cut); an on-chip tensor
-                # owns the rest of its last 32-byte block (placement aligns every tensor to 32 B), so a
-                # one-block move into a (1,)-shaped UB tensor stays inside its allocation
-                if op.space == "gm":
-                    slack = BLOCK - 1
-                elif op.space in ("ub", "l1") and op.tensor.storage.nbytes is not None:
-                    slack = -op.tensor.storage.nbytes % BLOCK
-                else:
-                    slack = 0
                 tail_ok = avail is not None and 0 < ext - avail <= slack
                 if not tail_ok:
-                    op.check_extent(ext, f"{n} burst(s) of {b} x {unit} B with gap {gap} x {unit} B")
+                    op.check_extent(ext, f"{n} burst(s) of {b} x {unit} B with gap {gap} x {unit} B", slack=slack)
+            elif unit is not None and w:
+                # nburst, burst or the gap is a run-time value: the destination's extent is checked
+                # when the move runs (a write past the tensor would clobber its neighbours)
+                op.check_extent(_move_extent(n, b, gap, unit),
+                                f"nburst/burst/gap computed at run time, in {unit}-byte units", slack=slack)
             fp.append(op.write(ext) if w else op.read(ext))
         path.lower(self, d, s, n, b, ss, ds, mode, fp)
 

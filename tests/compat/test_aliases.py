@@ -223,3 +223,21 @@ def test_te_utils_op_utils_star_import_gives_the_modules_cann_2020_leaked():
     assert ns["math"].ceil(2.5) == 3 and ns["re"].match("a", "a")
     assert ns["functools_reduce"](lambda a, b: a * b, [2, 3, 4]) == 24 and callable(ns["wraps"])
     assert ns["check_op_params"] is para_check.check_op_params and ns["REQUIRED_INPUT"] == "required_input"
+
+
+def test_tvm_imports_but_any_use_is_unsupported():
+    """TIK kernels import TVM (``from te import tvm``, CANN's 2020 dynamic gather_v2) without using it:
+    every spelling imports; using an attribute raises UnsupportedOp at the user's line (TVM, the TBE
+    DSL's expression layer, is not simulated); protocol names stay AttributeError."""
+    from pto_core.errors import UnsupportedOp
+    from impl.util.platform_adapter import tvm as adapter_tvm
+    from tbe import tvm as tbe_tvm
+    from te import tvm
+    importlib.import_module("te.tvm")
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*tvm.const is part of TVM, the TBE DSL" % line):
+        tvm.const(0, "float16")
+    for mod in (tbe_tvm, adapter_tvm):
+        with pytest.raises(UnsupportedOp, match=r"tvm.placeholder .* not model"):
+            mod.placeholder
+    assert not hasattr(tvm, "__path__") and not hasattr(tbe_tvm, "__wrapped__")

@@ -505,3 +505,37 @@ def test_mov_atomic_add_to_scalar_errors():
     ti = tik.Tik()
     with raises_tik(UnsupportedOp, match="tik.mov_atomic_add_to_scalar is not supported on Ascend310B1 VectorCore"):
         ti.mov_atomic_add_to_scalar(ti.Scalar("uint64"))
+
+
+@pytest.mark.parametrize("counts, fits", [
+    ((1, 3, 0), False),        # 3 blocks into a 1-block tensor: the bytes after it would be clobbered
+    ((2, 1, 1), False),        # 2 bursts with a 1-block gap: 3 blocks
+    ((1, 1, 0), True),         # one block fills the tensor's own 32-byte allocation
+])
+def test_on_chip_destination_overrun_by_run_time_counts_is_caught_when_it_runs(counts, fits):
+    """nburst / burst / dst_gap read from GM at run time: the destination's extent is checked when
+    the move runs; a one-block move into a tensor smaller than a block stays in its 32-byte allocation."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    c = ti.Tensor("int32", (8,), name="c", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    c_ub = ti.Tensor("int32", (8,), name="c_ub", scope=tik.scope_ubuf)
+    ti.data_move(c_ub, c, 0, 1, 1, 0, 0)
+    n, b, g = (ti.Scalar("int32", init_value=c_ub[i]) for i in range(3))
+    small = ti.Tensor("float32", (5,), name="small", scope=tik.scope_ubuf)       # 20 B, allocation 32 B
+    after = ti.Tensor("float32", (64,), name="after", scope=tik.scope_ubuf)
+    ti.vector_dup(64, after, -1.0, 1, 1, 8)
+    ti.data_move(small, x, 0, n, b, 0, g)
+    ti.data_move(y, small, 0, 1, 1, 0, 0)
+    build(ti, "rt_counts", [x, c], [y])
+    xs = np.arange(64, dtype=np.float32) + 1
+    feed = {"x": xs, "c": np.array(list(counts) + [0] * 5, np.int32)}
+    if fits:
+        got, = run(ti, feed)
+        assert np.array_equal(got, xs[:8])
+    else:
+        with pytest.raises(OutOfBounds, match=r"tensor overflow: dst of tik.data_move \(nburst/burst/gap computed "
+                                              r"at run time, in 32-byte units, tensor 'small', 32 B with the rest "
+                                              r"of its last 32-byte block\) needs elements \[0, 24\) but the tensor "
+                                              r"has only 8"):
+            run(ti, feed)
