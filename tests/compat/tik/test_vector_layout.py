@@ -180,6 +180,37 @@ def test_vrpsort16_and_vmrgsort4():
     assert set(merged[:, 5]) == set(range(64))
 
 
+def test_vmrgsort4_extents_and_overlap():
+    """TIK's vmrgsort4 overflow rule (dst: the valid lists' proposals plus whole later repeats; each valid
+    source: its list plus whole later repeats) and MrgSort4's no-overlap rule."""
+    p = _proposals(48, RNG)
+    srt = np.concatenate([g[np.argsort(-g[:, 4], kind="stable")] for g in p.reshape(3, 16, 8)])
+
+    def body(ti, ub):          # lists in the first 384 halves of "w", merged into its last 384: no overlap
+        w = ub["w"]
+        ti.vmrgsort4(w[384], [w[0], w[128], w[256], w[0]], [16, 16, 16, 16], False, 7, 1)
+    w = np.concatenate([srt.reshape(-1), np.full(384, 3, np.float16)])
+    out = vec_kernel({"w": w}, body)["w"]
+    np.testing.assert_array_equal(out[:384], srt.reshape(-1))
+    merged = out[384:].reshape(48, 8)
+    np.testing.assert_array_equal(merged, p[np.argsort(-p[:, 4], kind="stable")])
+
+    h = np.zeros(1024, np.float16)
+    srcs = lambda s: [s[0], s[128], s[256], s[384]]          # noqa: E731
+    with raises_tik(OutOfBounds, match=r"dst tensor overflow, expected elements nums: 384, actual elements nums: 368"):
+        vec_kernel({"d": np.zeros(368, np.float16), "s": h},
+                   lambda ti, ub: ti.vmrgsort4(ub["d"], srcs(ub["s"]), [16, 16, 16, 16], False, 7, 1),
+                   build_only=True)
+    with raises_tik(OutOfBounds, match=r"src_list\[3\] tensor overflow, expected elements nums: 1024, actual "
+                                       r"elements nums: 896"):
+        vec_kernel({"d": np.zeros(1024, np.float16), "s": h[:896]},  # repeat 2: each list spans 16 + 64 proposals
+                   lambda ti, ub: ti.vmrgsort4(ub["d"], srcs(ub["s"]), [16, 16, 16, 16], False, 15, 2),
+                   build_only=True)
+    with raises_tik(IllegalOperand, match=r"dst and src_list\[2\] overlap"):
+        vec_kernel({"s": h}, lambda ti, ub: ti.vmrgsort4(ub["s"][320], srcs(ub["s"]), [16, 16, 16, 8], False, 7, 1),
+                   build_only=True)
+
+
 def _areas(p, off=1.0):
     return (p[:, 2].astype(np.float64) - p[:, 0] + off) * (p[:, 3].astype(np.float64) - p[:, 1] + off)
 
