@@ -205,6 +205,7 @@ class LayoutAPI(VectorBase):
         clauses["rep_stride"] = (g.rep, pr)
         if unit:
             clauses["stride_unit"] = unit
+        clauses["dst_limit"] = self._dst_room(d)
         self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
         if rsvd is not None:
             self._read_spr("RSVD_CNT", rsvd)

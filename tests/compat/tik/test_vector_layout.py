@@ -180,6 +180,25 @@ def test_vrpsort16_and_vmrgsort4():
     assert set(merged[:, 5]) == set(range(64))
 
 
+@pytest.mark.parametrize("api,chip", [("vreduce", "Ascend310P3"), ("vreducev2", "Ascend910B1")])
+def test_vreduce_kept_elements_must_fit_dst(api, chip):
+    """The kept count depends on the pattern bits, so the bound is checked when the op runs: enough room
+    (from a run-time offset) passes, one element too many raises before anything is written."""
+    src = np.arange(128, dtype=np.uint16) + 1
+    bits = np.zeros(16, np.uint16)
+    bits[0] = 0xFFFF                                  # lanes 0..15 kept
+
+    def body(ti, ub):
+        off = ti.Scalar("int32", name="off", init_value=ub["o"])
+        getattr(ti, api)(128, ub["d"][off], ub["s"], ub["p"], 1, 1, 8, 0)
+    out = vec_kernel({"s": src, "p": bits, "d": np.zeros(48, np.uint16)}, body, chip=chip,
+                     scalars={"o": ("int32", 32)})["d"]           # 16 kept into the last 16 elements
+    np.testing.assert_array_equal(out, np.concatenate([np.zeros(32, np.uint16), src[:16]]))
+    bits[1] = 1                                       # lane 16 too: 17 kept
+    with raises_tik(OutOfBounds, match="keeps 17 elements but dst holds only 16"):
+        vec_kernel({"s": src, "p": bits, "d": np.zeros(48, np.uint16)}, body, chip=chip, scalars={"o": ("int32", 32)})
+
+
 def test_vmrgsort4_extents_and_overlap():
     """TIK's vmrgsort4 overflow rule (dst: the valid lists' proposals plus whole later repeats; each valid
     source: its list plus whole later repeats) and MrgSort4's no-overlap rule."""
