@@ -122,6 +122,9 @@ class LayoutAPI(VectorBase):
                                   limit=ref.tensor.dtype)
         self._require_support("tik." + ("vnchwconv" if api == "vnchwconv" else "vec_trans_scatter"),
                               sl[0].tensor.dtype)
+        # the TIK API table lists b32 for Ascend310/910 too, but their ini has no b32 scatter_vnchwconv
+        # (the op verifier rejects it when the kernel runs): say so at the call
+        self._require_instr("vnchwconv", sl[0].tensor.dtype)
         repeat = self._vec_repeat(repeat_times)
         dr = self._vec_stride(dr, "dst_rep_stride", U16)
         sr = self._vec_stride(sr, "src_rep_stride", U16)

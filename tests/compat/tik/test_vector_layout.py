@@ -354,3 +354,18 @@ def test_layout_errors():
     with raises_tik(IllegalOperand, match="valid bits only support"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vmrgsort4(ub["d"], [ub["s"], ub["s"]], 4, False, 5),
                    chip="Ascend310", build_only=True)
+
+
+def test_vnchwconv_b32_needs_the_chip_instruction():
+    """32-bit scatter transposes exist on 310P/910B (b32: destination block 2j takes element j of source
+    blocks 0..7, block 2j+1 element j of blocks 8..15); Ascend310 has no b32 form: refused at the call."""
+    x = (np.arange(128, dtype=np.int32) * 7) % 101
+
+    def body(ti, ub):
+        ti.vnchwconv(False, False, [ub["d"][8 * i] for i in range(16)], [ub["x"][8 * i] for i in range(16)], 1, 0, 0)
+    out = vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310P3")["d"]
+    blocks = x.reshape(16, 8)
+    want = np.stack([blocks[8 * (e % 2):8 * (e % 2) + 8, e // 2] for e in range(16)])
+    np.testing.assert_array_equal(out.reshape(16, 8), want)
+    with raises_tik(UnsupportedOp, match="tik.vnchwconv does not support int32 on Ascend310"):
+        vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310", build_only=True)
