@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import vector_isa
 from ..dtypes import dtype
-from ..errors import IllegalOperand
+from ..errors import IllegalOperand, OutOfBounds
 from ..memory import Ptr
 from .registry import Clause, OpSpec, Operand, register
 from . import vector_engine as ve
@@ -313,7 +313,7 @@ def _vreduce(bits_mode: bool):
     op = "pto.ub." + name
 
     def execute(ctx, dst, src0, *rest, pattern=None, mask=None, counter=None, blk_stride=None, rep_stride=None,
-                stride_unit=None):
+                stride_unit=None, dst_limit=None):
         src1 = rest[0] if bits_mode else None
         repeat = rest[-1]
         _vr_check(ctx.target, dst, src0, op, src1)
@@ -352,6 +352,11 @@ def _vreduce(bits_mode: bool):
             sel = fixed_pattern(pat, par)[None, :]
         keep &= sel[:, :lanes.count]
         out = vals[keep]
+        if dst_limit is not None and out.size > int(dst_limit[0][0]):
+            raise OutOfBounds(f"keeps {out.size} elements but dst holds only {int(dst_limit[0][0])} (the "
+                              "dst_limit clause: the elements of dst's tensor from its start)", op=op, operand="dst",
+                              value=int(out.size), limit=int(dst_limit[0][0]),
+                              hint="give dst room for every element the pattern can keep")
         ctx.spr["RSVD_CNT"] = int(out.size)
         if out.size:
             view = ctx.strided_view(dst, (out.size,), (d.itemsize,), dtype=d, write=True, operand="dst")
@@ -372,7 +377,10 @@ def _vreduce(bits_mode: bool):
         Clause("blk_stride", "args", params=("%src0",), min_params=1, doc="src0 block stride (default 1)"),
         Clause("rep_stride", "args", params=("%src0", "%src1"), min_params=1,
                doc="src0 repeat stride and (vreduce_bits) src1 repeat stride, 32 B units"),
-        ve.stride_clauses(("src0",))[-1])
+        ve.stride_clauses(("src0",))[-1],
+        Clause("dst_limit", "args", params=("%n",),
+               doc="elements dst may receive (a front end's tensor bound); keeping more raises OutOfBounds "
+                   "before anything is written"))
     register(OpSpec(name="ub." + name, family="vector", pipe="V", operands=operands, clauses=clauses,
                     execute=execute, verify=verify,
                     doc="append the active lanes selected by the pattern to dst; count -> RSVD_CNT"))

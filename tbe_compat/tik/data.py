@@ -37,6 +37,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import ml_dtypes
+import numpy as np
+
 from pto_core import program as P
 from pto_core.errors import IllegalOperand, UnsupportedOp
 from pto_core.ops.sync import barrier_pipe
@@ -388,6 +391,8 @@ class DataAPI(TikBase):
         lp = self._int_arg(left_padding, "left_padding", 0, per_block)
         if not (isinstance(rp, int) and isinstance(lp, int)):
             raise self._error("padding counts must be Python ints", operand="left_padding")
+        if padding_value is not None:
+            self._check_pad_value(padding_value, d.dt)
         if d.space == "ub":
             d.check_aligned(BLOCK)
             padded = lp or rp or padding_value is not None
@@ -420,6 +425,25 @@ class DataAPI(TikBase):
             d_step = _add(nb, dg)
             fp = [s.read(None), d.write(None)]
             self._emit("mte_ub_gm", s.ptr, d.ptr, nb, nburst=(n, s_step, d_step), footprint=fp)
+
+    def _check_pad_value(self, value, dt) -> None:
+        """``data_move_pad``'s ``padding_value``: an immediate of the data's range (TIK reference: "in the
+        range of the dst dtype"): an int for integer data, an int or a finite float for float data."""
+        name = dt.tik_name or dt.name
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._error(f"padding_value should be an int or float immediate, got {type(value).__name__}",
+                              operand="padding_value", value=repr(value),
+                              hint="pass a Python number in the range of the data type")
+        if dt.is_int:
+            info = np.iinfo(dt.storage)
+            if not isinstance(value, int) or not info.min <= value <= info.max:
+                raise self._error(f"padding_value {value!r} is not an integer in the range of {name}",
+                                  operand="padding_value", value=value, limit=f"[{info.min}, {info.max}]")
+        else:
+            top = float(ml_dtypes.finfo(dt.storage).max)
+            if not abs(float(value)) <= top:
+                raise self._error(f"padding_value {value!r} is outside the finite range of {name}",
+                                  operand="padding_value", value=value, limit=f"[{-top:g}, {top:g}]")
 
     @tik_api("block_barrier")
     def block_barrier(self, sync_workspace):

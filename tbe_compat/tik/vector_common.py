@@ -382,6 +382,11 @@ class VectorBase(TikBase):
             return op.write(extent * size) if write else op.read(extent * size)
         return op.write(None) if write else op.read(None)
 
+    def _dst_room(self, op: Operand):
+        """Elements from ``op``'s start to the end of its tensor (an int, or an IR value for run-time
+        offsets): the bound an op that writes a data-dependent count (``vreduce``) is given."""
+        return isub(op.tensor.storage_elements, op.tensor.offset)
+
     def _record_check(self, first, end, size, what: str) -> None:
         self._emit("assert_in_bounds", _i(first), _i(end), _i(size), what=what)
 

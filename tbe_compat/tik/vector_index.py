@@ -274,6 +274,7 @@ class IndexAPI(VectorBase):
             clauses.update(m.clause)
         clauses["blk_stride"] = (g.blk,)
         clauses["rep_stride"] = (g.rep, pr)
+        clauses["dst_limit"] = self._dst_room(d)
         self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
         if rsvd is not None:
             self._read_spr("RSVD_CNT", rsvd)

@@ -122,6 +122,9 @@ class LayoutAPI(VectorBase):
                                   limit=ref.tensor.dtype)
         self._require_support("tik." + ("vnchwconv" if api == "vnchwconv" else "vec_trans_scatter"),
                               sl[0].tensor.dtype)
+        # the TIK API table lists b32 for Ascend310/910 too, but their ini has no b32 scatter_vnchwconv
+        # (the op verifier rejects it when the kernel runs): say so at the call
+        self._require_instr("vnchwconv", sl[0].tensor.dtype)
         repeat = self._vec_repeat(repeat_times)
         dr = self._vec_stride(dr, "dst_rep_stride", U16)
         sr = self._vec_stride(sr, "src_rep_stride", U16)
@@ -205,6 +208,7 @@ class LayoutAPI(VectorBase):
         clauses["rep_stride"] = (g.rep, pr)
         if unit:
             clauses["stride_unit"] = unit
+        clauses["dst_limit"] = self._dst_room(d)
         self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
         if rsvd is not None:
             self._read_spr("RSVD_CNT", rsvd)
@@ -264,7 +268,7 @@ class LayoutAPI(VectorBase):
                                   f"(binary), got {v:04b}", operand="valid_bit", value=v,
                                   limit=", ".join(format(b, "04b") for b in allowed))
         repeat = self._vec_repeat(repeat_times)
-        fp = [d.write(None)] + [s.read(None) for s in ss]
+        fp = self._vms4_footprint(d, ss, lens, v, repeat, if_exhausted_suspension)
         clauses = {"valid_bit": v}
         if if_exhausted_suspension:
             clauses["exhausted"] = True
@@ -273,6 +277,62 @@ class LayoutAPI(VectorBase):
             self._read_spr("VMS4_SR", counts, VMS4_FIELD_BITS)
             return None
         return VMS4_SR
+
+    def _vms4_footprint(self, d, ss, lens, valid, repeat, exhausted):
+        """TIK's vmrgsort4 tensor-overflow checks (``_check_vms4_src/dst_tensor_overflow``) and the
+        MrgSort4 rule that no source may overlap ``dst``; returns the footprint.
+
+        With a static ``valid_bit`` and ``repeat_times``: the repeat form counts only for four valid lists
+        of equal length without suspension (else one repeat); valid list ``k`` is read for
+        ``lens[k] + (repeat - 1) * sum(lens)`` proposals; ``dst`` receives ``sum(valid lens) + (repeat - 1)
+        * sum(lens)`` proposals, or in exhausted mode at least ``min(valid lens)`` (TIK checks that much:
+        how many more depends on the data). Lengths that are Scalars are checked when the kernel runs."""
+        if not isinstance(valid, int) or not isinstance(repeat, int):
+            return [d.write(None)] + [s.read(None) for s in ss]
+        n = bin(valid).count("1")
+        if n > len(ss):
+            raise self._error(f"valid_bit {valid:04b} selects {n} lists, but src_list has {len(ss)}",
+                              operand="valid_bit", value=valid, limit=len(ss))
+        static = all(isinstance(x, int) for x in lens)
+        if exhausted or valid != 15 or not static or len(set(lens)) != 1:
+            repeat = 1
+        total = lens[0]
+        for x in lens[1:]:
+            total = iadd(total, x)
+        more = imul(repeat - 1, total)
+        fp = []
+        src_ext = []
+        for k in range(n):
+            ext = imul(iadd(lens[k], more), PROPOSAL)
+            src_ext.append(ext)
+            fp.append(self._vec_access(ss[k], ext, False))
+        fp += [s.read(None) for s in ss[n:]]
+        if exhausted:
+            least = min(lens[:n]) * PROPOSAL if static else None
+            self._vec_access(d, least, True)
+            fp.insert(0, d.write(None))
+            dst_ext = least
+        else:
+            used = lens[0]
+            for x in lens[1:n]:
+                used = iadd(used, x)
+            dst_ext = imul(iadd(used, more), PROPOSAL)
+            fp.insert(0, self._vec_access(d, dst_ext, True))
+        if isinstance(dst_ext, int) and d.static_byte_offset is not None:
+            size = max(1, d.dt.bits // 8)
+            a0 = d.static_byte_offset
+            a1 = a0 + (sum(lens[:n]) * PROPOSAL if exhausted else dst_ext) * size
+            for k, (s, ext) in enumerate(zip(ss, src_ext)):
+                if s.tensor.storage is not d.tensor.storage or s.static_byte_offset is None \
+                        or not isinstance(ext, int) or ext == 0 or a1 == a0:
+                    continue
+                b0 = s.static_byte_offset
+                if b0 < a1 and a0 < b0 + ext * size:
+                    raise self._error(f"dst and src_list[{k}] overlap (dst bytes {a0}..{a1}, src_list[{k}] bytes "
+                                      f"{b0}..{b0 + ext * size} of tensor {d.tensor.name!r}): vmrgsort4 does not "
+                                      "support overlapping source and destination", operand=f"src_list[{k}]",
+                                      hint="merge into a separate tensor or a non-overlapping part of this one")
+        return fp
 
     @tik_api("mov_vmrgsort4_sr_to_scalar")
     def mov_vmrgsort4_sr_to_scalar(self, scalar_list, vms4_sr):

@@ -6,7 +6,7 @@ if/elif/else. Each runs unchanged through the facade and matches a numpy referen
 import numpy as np
 import pytest
 
-from pto_core.errors import UnsupportedOp
+from pto_core.errors import IllegalOperand, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -71,6 +71,23 @@ def test_data_move_pad_left_and_right_padding():
     assert np.array_equal(y[:lp], np.full(lp, value, np.float16))
     assert np.array_equal(y[lp:lp + n], x)
     assert np.array_equal(y[lp + n:], np.full(16 - lp - n, value, np.float16))   # right pad + filler
+
+
+def test_data_move_pad_padding_value_is_an_immediate_of_the_data_range():
+    set_current_compile_soc_info("Ascend910B2")
+    ti = left_pad_kernel(10, 1, 1, 65504.0)               # the largest finite f16 is in range
+    y, = run(ti, {"x": np.arange(1, 11, dtype=np.float16)})
+    assert y[0] == 65504 and y[11] == 65504
+    with raises_tik(IllegalOperand, match=r"padding_value 70000.0 is outside the finite range of float16"):
+        left_pad_kernel(10, 1, 1, 70000.0)
+    with raises_tik(IllegalOperand, match=r"padding_value should be an int or float immediate, got str"):
+        left_pad_kernel(10, 1, 1, "0")
+    ti = tik.Tik()
+    x = ti.Tensor("int16", (16,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("int16", (16,), name="ub", scope=tik.scope_ubuf)
+    for bad in (2.5, 32768):
+        with raises_tik(IllegalOperand, match=rf"padding_value {bad} is not an integer in the range of int16"):
+            ti.data_move_pad(ub, x, 1, 20, 0, 0, right_padding=2, padding_value=bad)
 
 
 def test_data_move_pad_is_not_on_ascend310():

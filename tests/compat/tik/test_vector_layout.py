@@ -180,6 +180,56 @@ def test_vrpsort16_and_vmrgsort4():
     assert set(merged[:, 5]) == set(range(64))
 
 
+@pytest.mark.parametrize("api,chip", [("vreduce", "Ascend310P3"), ("vreducev2", "Ascend910B1")])
+def test_vreduce_kept_elements_must_fit_dst(api, chip):
+    """The kept count depends on the pattern bits, so the bound is checked when the op runs: enough room
+    (from a run-time offset) passes, one element too many raises before anything is written."""
+    src = np.arange(128, dtype=np.uint16) + 1
+    bits = np.zeros(16, np.uint16)
+    bits[0] = 0xFFFF                                  # lanes 0..15 kept
+
+    def body(ti, ub):
+        off = ti.Scalar("int32", name="off", init_value=ub["o"])
+        getattr(ti, api)(128, ub["d"][off], ub["s"], ub["p"], 1, 1, 8, 0)
+    out = vec_kernel({"s": src, "p": bits, "d": np.zeros(48, np.uint16)}, body, chip=chip,
+                     scalars={"o": ("int32", 32)})["d"]           # 16 kept into the last 16 elements
+    np.testing.assert_array_equal(out, np.concatenate([np.zeros(32, np.uint16), src[:16]]))
+    bits[1] = 1                                       # lane 16 too: 17 kept
+    with raises_tik(OutOfBounds, match="keeps 17 elements but dst holds only 16"):
+        vec_kernel({"s": src, "p": bits, "d": np.zeros(48, np.uint16)}, body, chip=chip, scalars={"o": ("int32", 32)})
+
+
+def test_vmrgsort4_extents_and_overlap():
+    """TIK's vmrgsort4 overflow rule (dst: the valid lists' proposals plus whole later repeats; each valid
+    source: its list plus whole later repeats) and MrgSort4's no-overlap rule."""
+    p = _proposals(48, RNG)
+    srt = np.concatenate([g[np.argsort(-g[:, 4], kind="stable")] for g in p.reshape(3, 16, 8)])
+
+    def body(ti, ub):          # lists in the first 384 halves of "w", merged into its last 384: no overlap
+        w = ub["w"]
+        ti.vmrgsort4(w[384], [w[0], w[128], w[256], w[0]], [16, 16, 16, 16], False, 7, 1)
+    w = np.concatenate([srt.reshape(-1), np.full(384, 3, np.float16)])
+    out = vec_kernel({"w": w}, body)["w"]
+    np.testing.assert_array_equal(out[:384], srt.reshape(-1))
+    merged = out[384:].reshape(48, 8)
+    np.testing.assert_array_equal(merged, p[np.argsort(-p[:, 4], kind="stable")])
+
+    h = np.zeros(1024, np.float16)
+    srcs = lambda s: [s[0], s[128], s[256], s[384]]          # noqa: E731
+    with raises_tik(OutOfBounds, match=r"dst tensor overflow, expected elements nums: 384, actual elements nums: 368"):
+        vec_kernel({"d": np.zeros(368, np.float16), "s": h},
+                   lambda ti, ub: ti.vmrgsort4(ub["d"], srcs(ub["s"]), [16, 16, 16, 16], False, 7, 1),
+                   build_only=True)
+    with raises_tik(OutOfBounds, match=r"src_list\[3\] tensor overflow, expected elements nums: 1024, actual "
+                                       r"elements nums: 896"):
+        vec_kernel({"d": np.zeros(1024, np.float16), "s": h[:896]},  # repeat 2: each list spans 16 + 64 proposals
+                   lambda ti, ub: ti.vmrgsort4(ub["d"], srcs(ub["s"]), [16, 16, 16, 16], False, 15, 2),
+                   build_only=True)
+    with raises_tik(IllegalOperand, match=r"dst and src_list\[2\] overlap"):
+        vec_kernel({"s": h}, lambda ti, ub: ti.vmrgsort4(ub["s"][320], srcs(ub["s"]), [16, 16, 16, 8], False, 7, 1),
+                   build_only=True)
+
+
 def _areas(p, off=1.0):
     return (p[:, 2].astype(np.float64) - p[:, 0] + off) * (p[:, 3].astype(np.float64) - p[:, 1] + off)
 
@@ -304,3 +354,18 @@ def test_layout_errors():
     with raises_tik(IllegalOperand, match="valid bits only support"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vmrgsort4(ub["d"], [ub["s"], ub["s"]], 4, False, 5),
                    chip="Ascend310", build_only=True)
+
+
+def test_vnchwconv_b32_needs_the_chip_instruction():
+    """32-bit scatter transposes exist on 310P/910B (b32: destination block 2j takes element j of source
+    blocks 0..7, block 2j+1 element j of blocks 8..15); Ascend310 has no b32 form: refused at the call."""
+    x = (np.arange(128, dtype=np.int32) * 7) % 101
+
+    def body(ti, ub):
+        ti.vnchwconv(False, False, [ub["d"][8 * i] for i in range(16)], [ub["x"][8 * i] for i in range(16)], 1, 0, 0)
+    out = vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310P3")["d"]
+    blocks = x.reshape(16, 8)
+    want = np.stack([blocks[8 * (e % 2):8 * (e % 2) + 8, e // 2] for e in range(16)])
+    np.testing.assert_array_equal(out.reshape(16, 8), want)
+    with raises_tik(UnsupportedOp, match="tik.vnchwconv does not support int32 on Ascend310"):
+        vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310", build_only=True)
