@@ -218,6 +218,14 @@ CHIP_FAMILY: dict = {
 #: Families whose chips lack the vector counter mode (TIK treats ``mask_mode="counter"`` as normal mode).
 NO_COUNTER_MODE = frozenset({"v100-mini", "v100-cloud"})
 
+#: Families whose gather-by-pattern (``vreduce``/``vreducev2``, Ascend C ``GatherMask``) runs counter mode
+#: per repeat: ``repeat`` repeats of ``count`` elements each (Ascend C GatherMask "configuration 1", which
+#: its page gives for Atlas A2/A3 = 910B/910_93; the dav_m300 (310B) and A5 emulations loop the same way;
+#: CANN batch_multi_class_nms relies on it). Elsewhere (v200) ``count`` is the total and the repeat count
+#: is ignored ("configuration 2", as CANN's YOLO detection-output op relies on). A named choice:
+#: migration_guide/tik_vector.md §5c.
+GATHER_COUNTER_PER_REPEAT = frozenset({"v220", "v300", "a5"})
+
 FAMILY_NOTES = {
     "Hi3796CV300ES": "no public intrinsic table; assumed equal to Ascend310P (v200)",
     "Hi3796CV300CS": "no public intrinsic table; assumed equal to Ascend310P (v200)",
@@ -243,6 +251,12 @@ def supported(target, instr: str) -> frozenset:
 
 def has_counter_mode(target) -> bool:
     return family_of(target) not in NO_COUNTER_MODE
+
+
+def gather_counter_per_repeat(target) -> bool:
+    """Whether counter-mode ``vreduce`` on ``target`` processes ``count`` elements per repeat
+    (`GATHER_COUNTER_PER_REPEAT`) rather than ``count`` in total."""
+    return family_of(target) in GATHER_COUNTER_PER_REPEAT
 
 
 def require(target, instr: str, signature: str, *, op: str, operand: str = "dtype") -> None:

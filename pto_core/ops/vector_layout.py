@@ -30,6 +30,11 @@
   in counter mode with ``src1_rep`` > 0 the ``count`` elements take consecutive bits from
   ``src1`` (PAR per internal repeat: TIK's src1 extent is ``ceil(count / word bits)`` words,
   and Ascend C's GatherMask ``reduceMode`` reads 16 B per 128 halves).
+  Counter mode is chip-dependent (`vector_isa.GATHER_COUNTER_PER_REPEAT`): on v200 ``count``
+  is the total (internal repeats ``rep_stride`` apart, the repeat operand ignored); on v220,
+  v300 and A5 each of ``repeat`` repeats takes ``count`` elements from ``src0 + i*rep_stride``
+  blocks (chunks of PAR lanes ``8*blk_stride`` blocks apart) and ``count`` consecutive pattern
+  bits from ``src1 + i*src1_rep*PAR/8`` bytes (Ascend C GatherMask "configuration 1").
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ import numpy as np
 
 from .. import vector_isa
 from ..dtypes import dtype
-from ..errors import IllegalOperand, OutOfBounds
+from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
 from ..memory import Ptr
 from .registry import Clause, OpSpec, Operand, register
 from . import vector_engine as ve
@@ -308,6 +313,63 @@ def _vr_check(target, dst, src0, op, src1=None):
     vector_isa.require(target, "vreduce", src0.dtype.name, op=op)
 
 
+def _store(ctx, dst, out: np.ndarray, dst_limit, d, op: str) -> None:
+    """Write the kept elements to ``dst`` (after the ``dst_limit`` check) and their number to RSVD_CNT."""
+    if dst_limit is not None and out.size > int(dst_limit[0][0]):
+        raise OutOfBounds(f"keeps {out.size} elements but dst holds only {int(dst_limit[0][0])} (the "
+                          "dst_limit clause: the elements of dst's tensor from its start)", op=op, operand="dst",
+                          value=int(out.size), limit=int(dst_limit[0][0]),
+                          hint="give dst room for every element the pattern can keep")
+    ctx.spr["RSVD_CNT"] = int(out.size)
+    if out.size:
+        view = ctx.strided_view(dst, (out.size,), (d.itemsize,), dtype=d, write=True, operand="dst")
+        view[...] = out
+
+
+def _per_repeat(ctx, src0, src1, d, par: int, clauses: dict, rep: int, pattern, s1: int, op: str) -> tuple:
+    """Counter mode on `vector_isa.GATHER_COUNTER_PER_REPEAT` chips: repeat ``i`` takes ``count`` elements from
+    ``src0 + i * rep_stride`` blocks, in chunks of PAR lanes ``8 * blk_stride`` blocks apart (blocks
+    ``blk_stride`` apart within a chunk), and ``count`` consecutive pattern bits from ``src1 + i * src1_rep *
+    PAR/8`` bytes (`pattern_rep_unit`; 0: the same bits every repeat). Returns ``(values, keep)`` shaped
+    ``(repeat, chunks, lanes)``."""
+    inner = ve.lanes_from_clauses(clauses, par=par, repeat=1, counter_ok=True, op=op)
+    (b, r, u), = ve.strides_from_clauses(clauses, ("src0",), (d,), par, op=op)
+    if u:
+        raise UnsupportedOp(f"stride_unit {u} with counter mode on {ctx.target.name} (count elements per repeat) "
+                            "is not modelled", op=op, operand="stride_unit", value=u,
+                            hint="use stride_unit 0 (block and repeat strides in 32-byte blocks)")
+    size = d.itemsize
+    e = ve.BLOCK_BYTES // size
+    nblk = max(1, par * size // ve.BLOCK_BYTES)
+    nb_act = min(nblk, -(-inner.count // e))
+    width = nb_act * e
+    if rep == 0 or inner.repeat == 0:
+        return np.empty((0,), d.storage), np.zeros((0,), bool)
+    shape = (rep, inner.repeat, nb_act, e)
+    act = inner.padded(0, inner.repeat, width)
+    v = ctx.strided_view(src0, shape, (r * ve.BLOCK_BYTES, nblk * b * ve.BLOCK_BYTES, b * ve.BLOCK_BYTES, size),
+                         dtype=d, operand="src0", active=None if act is None else act.reshape(1, -1, nb_act, e))
+    vals = v.reshape(rep, inner.repeat, width)[:, :, :inner.count]
+    keep = np.ones((rep, inner.repeat, inner.count), dtype=bool)
+    if inner.rows(0, inner.repeat) is not None:
+        keep &= inner.rows(0, inner.repeat)[None]
+    if src1 is not None:
+        count = (inner.repeat - 1) * par + inner.count if inner.mask is None else int(inner.mask.sum())
+        word = 2 if d.bits == 16 else 4
+        nbytes = -(-count // (8 * word)) * word
+        raw = np.zeros((rep, inner.repeat * par // 8), np.uint8)
+        raw[:, :nbytes] = ctx.strided_view(src1, (rep, nbytes), (s1 * pattern_rep_unit(par), 1), dtype=_U8,
+                                           operand="src1")
+        sel = np.unpackbits(raw.reshape(rep, inner.repeat, par // 8), axis=2, bitorder="little",
+                            count=par).astype(bool)
+    else:
+        pat = ve.check_range(pattern[0][0] if pattern is not None else 7, 1, 7, op=op, operand="pattern",
+                             hint="1 even, 2 odd, 3..6 every 4th from lane 0..3, 7 all")
+        sel = fixed_pattern(pat, par)[None, None, :]
+    keep &= sel[..., :inner.count]
+    return vals, keep
+
+
 def _vreduce(bits_mode: bool):
     name = "vreduce_bits" if bits_mode else "vreduce"
     op = "pto.ub." + name
@@ -323,6 +385,15 @@ def _vreduce(bits_mode: bool):
                    "stride_unit": stride_unit,
                    "rep_stride": None if rep_stride is None else ((rep_stride[0][0],), {})}
         rep = ve.check_repeat(repeat, op=op)
+        s1 = 0
+        if bits_mode:
+            s1 = 0 if rep_stride is None else ve.check_range(rep_stride[0][1], 0, 255, op=op,
+                                                              operand="rep_stride(src1)")
+        if counter is not None and vector_isa.has_counter_mode(ctx.target) \
+                and vector_isa.gather_counter_per_repeat(ctx.target):
+            vals, keep = _per_repeat(ctx, src0, src1, d, par, clauses, rep, pattern, s1, op)
+            _store(ctx, dst, vals[keep], dst_limit, d, op)
+            return
         lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep,
                                       counter_ok=vector_isa.has_counter_mode(ctx.target), op=op)
         if lanes.repeat == 0:
@@ -338,8 +409,6 @@ def _vreduce(bits_mode: bool):
         if lanes.rows(0, lanes.repeat) is not None:
             keep &= lanes.rows(0, lanes.repeat)
         if bits_mode:
-            s1 = 0 if rep_stride is None else ve.check_range(rep_stride[0][1], 0, 255, op=op,
-                                                              operand="rep_stride(src1)")
             if s1 and counter is not None and vector_isa.has_counter_mode(ctx.target):
                 sel = _counter_pattern(ctx, src1, lanes, par, d)
             else:
@@ -351,16 +420,7 @@ def _vreduce(bits_mode: bool):
                                  hint="1 even, 2 odd, 3..6 every 4th from lane 0..3, 7 all")
             sel = fixed_pattern(pat, par)[None, :]
         keep &= sel[:, :lanes.count]
-        out = vals[keep]
-        if dst_limit is not None and out.size > int(dst_limit[0][0]):
-            raise OutOfBounds(f"keeps {out.size} elements but dst holds only {int(dst_limit[0][0])} (the "
-                              "dst_limit clause: the elements of dst's tensor from its start)", op=op, operand="dst",
-                              value=int(out.size), limit=int(dst_limit[0][0]),
-                              hint="give dst room for every element the pattern can keep")
-        ctx.spr["RSVD_CNT"] = int(out.size)
-        if out.size:
-            view = ctx.strided_view(dst, (out.size,), (d.itemsize,), dtype=d, write=True, operand="dst")
-            view[...] = out
+        _store(ctx, dst, vals[keep], dst_limit, d, op)
 
     def verify(call, target):
         ptrs = call.operands[:3 if bits_mode else 2]

@@ -261,10 +261,30 @@ class VectorBase(TikBase):
             mask = par_of(dt)
         return self._vec_mask(mask, [dt], mask_mode=mask_mode)
 
+    @staticmethod
+    def _gather_per_repeat(m: MaskArg) -> bool:
+        """Counter-mode ``vreduce``/``vreducev2`` on a chip that runs ``count`` elements per repeat
+        (`pto_core.vector_isa.GATHER_COUNTER_PER_REPEAT`; tik_vector.md §5c)."""
+        from pto_core import vector_isa
+        return m.counter and vector_isa.gather_counter_per_repeat(platform.current_soc().profile)
+
+    def _gather_extent(self, op: Operand, m: MaskArg, repeat, geo: Geo, unit: int):
+        """Elements the source of ``vreduce``/``vreducev2`` touches: TIK's formula, or on a per-repeat chip in
+        counter mode ``repeat`` runs of ``count`` elements (chunks of PAR lanes ``8 * blk`` blocks apart)
+        ``rep`` blocks apart."""
+        if not self._gather_per_repeat(m):
+            return self._vec_extent(op, m, repeat, geo, unit)
+        block_len = BLOCK * 8 // op.dt.bits
+        one = self._vec_extent(op, m, 1, Geo(geo.blk, imul(geo.blk, max(1, m.par // block_len))), unit)
+        if one is None or not isinstance(repeat, int) or not isinstance(geo.rep, int):
+            return None
+        return 0 if repeat == 0 else iadd(one, imul(repeat - 1, geo.rep * block_len))
+
     def _pattern_access(self, p: Operand, m: MaskArg, repeat, src1_rep_stride, src_dt):
         """Footprint of a ``vreduce`` / ``vreducev2`` pattern tensor, checked as TIK checks it
         (``check_vreduce_src1_overflow``): PAR bits per repeat read one after another (stride 0: one
-        repeat's bits); counter mode: ``ceil(count / word bits)`` words (stride 0: at most one repeat's)."""
+        repeat's bits); counter mode: ``ceil(count / word bits)`` words (stride 0: at most one repeat's;
+        on a per-repeat chip, each repeat's ``count`` bits from ``repeat * stride`` PAR-bit units)."""
         word = p.dt.bits
         per_repeat = par_of(src_dt) // word
         if not isinstance(src1_rep_stride, int):
@@ -274,6 +294,11 @@ class VectorBase(TikBase):
             if not isinstance(count, int):
                 return self._vec_access(p, None, False)
             words = -(-count // word)
+            if self._gather_per_repeat(m):
+                if not isinstance(repeat, int):
+                    return self._vec_access(p, None, False)
+                return self._vec_access(p, 0 if repeat == 0 else (repeat - 1) * src1_rep_stride * per_repeat + words,
+                                        False)
             return self._vec_access(p, min(words, per_repeat) if src1_rep_stride == 0 else words, False)
         if src1_rep_stride == 0:
             return self._vec_access(p, per_repeat, False)

@@ -253,7 +253,7 @@ class IndexAPI(VectorBase):
             lanes = m
         else:                                   # normal mode: the mask is checked, then ignored (all lanes)
             lanes = self._vec_mask(par_of(s.dt), [s.dt])
-        fp = [self._vec_access(s, self._vec_extent(s, lanes, repeat, g, 0), False), d.write(None)]
+        fp = [self._vec_access(s, self._gather_extent(s, lanes, repeat, g, 0), False), d.write(None)]
         operands = [d.ptr, s.ptr]
         clauses = {}
         if isinstance(src1_pattern, Tensor):

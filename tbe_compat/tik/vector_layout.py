@@ -185,7 +185,12 @@ class LayoutAPI(VectorBase):
         g = Geo(self._vec_stride(src0_blk_stride, "src0_blk_stride", U16),
                 self._vec_stride(src0_rep_stride, "src0_rep_stride", U8))
         pr = self._vec_stride(src1_rep_stride, "src1_rep_stride", U8)
-        fp = [self._vec_access(s, self._vec_extent(s, m, repeat, g, unit), False), d.write(None)]
+        if unit and self._gather_per_repeat(m):
+            raise self._error(f"stride_unit {unit} with mask_mode='counter' is not modelled on "
+                              f"{platform.current_soc().soc_version} (counter mode runs count elements per repeat "
+                              "there: migration_guide/tik_vector.md §5c)", operand="stride_unit", value=unit,
+                              cls=UnsupportedOp, hint="use stride_unit=0")
+        fp = [self._vec_access(s, self._gather_extent(s, m, repeat, g, unit), False), d.write(None)]
         clauses = {}
         operands = [d.ptr, s.ptr]
         if isinstance(src1_pattern, Tensor):

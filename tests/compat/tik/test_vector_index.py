@@ -252,15 +252,18 @@ def test_vreducev2_counter_mode_needs_a_mask():
                    chip="Ascend910B1", build_only=True)
 
 
-def test_vreducev2_counter_mode_in_place_with_a_pattern_tensor():
+@pytest.mark.parametrize("chip", ["Ascend910B1", "Ascend310P3"])
+def test_vreduce_counter_mode_in_place_with_a_pattern_tensor(chip):
     x = np.arange(256, dtype=np.float16)
-    bits = RNG.integers(0, 2, 128).astype(np.uint8)
-    pat = np.zeros(16, np.uint16)
-    pat[:8] = np.packbits(bits, bitorder="little").view(np.uint16)
-    out = vec_kernel({"x": x, "p": pat},
-                     lambda ti, ub: ti.vreducev2(200, ub["x"], ub["x"], ub["p"], 1, 1, 8, 0, None, "counter"),
-                     chip="Ascend910B1")["x"]
-    keep = np.r_[bits, bits][:200].astype(bool)           # src1_rep_stride 0: the same 128 bits every repeat
+    bits = RNG.integers(0, 2, 256).astype(np.uint8)
+    pat = np.packbits(bits, bitorder="little").view(np.uint16)
+    if chip == "Ascend910B1":
+        call = lambda ti, ub: ti.vreducev2(200, ub["x"], ub["x"], ub["p"], 1, 1, 8, 0, None, "counter")  # noqa: E731
+        keep = bits[:200].astype(bool)                  # one repeat of 200 elements: 200 consecutive bits
+    else:
+        call = lambda ti, ub: ti.vreduce(200, ub["x"], ub["x"], ub["p"], 1, 1, 8, 0, 0, None, "counter")  # noqa: E731
+        keep = np.r_[bits[:128], bits[:128]][:200].astype(bool)  # 200 in total, stride 0: the same 128 bits twice
+    out = vec_kernel({"x": x, "p": pat}, call, chip=chip)["x"]
     kept = x[:200][keep]
     want = x.copy()
     want[:kept.size] = kept
@@ -423,3 +426,85 @@ def test_v4dtrans_errors():
     with raises_tik(OutOfBounds, match="src tensor overflow"):
         vec_kernel(b, lambda ti, ub: ti.v4dtrans(False, ub["d"], ub["s"][32], 16, 3), chip="Ascend310P3",
                    build_only=True)
+
+
+# ----------------------------------------------------------------------------- counter mode: per repeat or in total
+
+def _gather_reference(x, count, repeat, rep, blk, par, bits=None, s1=0, pattern=None):
+    """Counter-mode gather on a per-repeat chip (tik_vector.md §5c): repeat ``rr`` takes ``count`` elements,
+    element ``i`` in block ``i // epb`` (``blk`` blocks apart) from ``rr * rep`` blocks, with pattern bit
+    ``rr * s1 * par + i`` (or the fixed pattern's lane ``i % par``)."""
+    epb = 32 // x.itemsize
+    out = []
+    for rr in range(repeat):
+        for i in range(count):
+            if bits is not None:
+                take = bits[rr * s1 * par + i]
+            else:
+                lane = i % par
+                take = {1: lane % 2 == 0, 2: lane % 2 == 1, 7: True}.get(pattern, lane % 4 == pattern - 3)
+            if take:
+                out.append(x[rr * rep * epb + (i // epb) * blk * epb + i % epb])
+    return np.array(out, x.dtype)
+
+
+@settings(max_examples=30, deadline=None)
+@given(dt=st.sampled_from([np.float16, np.float32]), count=st.integers(1, 300), repeat=st.integers(1, 4),
+       rep=st.integers(0, 12), blk=st.integers(1, 2), s1=st.integers(0, 2), fixed=st.sampled_from([None, 1, 3, 7]),
+       seed=st.integers(0, 2 ** 16))
+def test_vreducev2_counter_mode_runs_count_elements_per_repeat_on_910b(dt, count, repeat, rep, blk, s1, fixed, seed):
+    """Ascend C GatherMask, Atlas A2/A3: counter mode runs ``repeat_times`` repeats of ``mask`` elements each."""
+    rng = np.random.default_rng(seed)
+    par = 256 // np.dtype(dt).itemsize
+    n_src = 4096 // np.dtype(dt).itemsize
+    x = (rng.permutation(n_src) % 2000).astype(dt)
+    bits = rng.integers(0, 2, 2048).astype(np.uint8)
+    pat = np.packbits(bits, bitorder="little").view(np.uint16 if dt == np.float16 else np.uint32)
+    d0 = np.full(n_src, -3, dt)
+    bufs = {"d": d0, "x": x, "p": pat, "c": np.full(8, -7, np.int32)}
+
+    def body(ti, ub):
+        n = ti.Scalar("uint32", name="n", init_value=12345)
+        src1 = fixed if fixed is not None else ub["p"]
+        ti.vreducev2(count, ub["d"], ub["x"], src1, repeat, blk, rep, 0 if fixed is not None else s1,
+                     rsvd_scalar=n, mask_mode="counter")
+        ub["c"][0].set_as(n)
+    out = vec_kernel(bufs, body, chip="Ascend910B1")
+    want = _gather_reference(x, count, repeat, rep, blk, par, None if fixed is not None else bits, s1, fixed)
+    assert int(out["c"][0]) == want.size
+    np.testing.assert_array_equal(out["d"][:want.size], want)
+    np.testing.assert_array_equal(out["d"][want.size:], d0[want.size:])
+
+
+def test_vreduce_counter_mode_ignores_the_repeat_count_on_310p():
+    """Ascend C GatherMask "configuration 2" (v200): ``mask`` elements in total, repeat_times ignored; CANN's YOLO
+    detection-output op passes the repeats covering the chunk and reads RSVD_CNT elements."""
+    x = np.arange(256, dtype=np.float16)
+    bufs = {"d": np.full(256, -3, np.float16), "x": x, "c": np.full(8, -7, np.int32)}
+
+    def body(ti, ub):
+        n = ti.Scalar("uint32", name="n", init_value=12345)
+        ti.vreduce(100, ub["d"], ub["x"], 2, 2, 1, 8, 0, 0, n, "counter")     # odd lanes of 100 elements
+        ub["c"][0].set_as(n)
+    out = vec_kernel(bufs, body, chip="Ascend310P3")
+    assert int(out["c"][0]) == 50
+    np.testing.assert_array_equal(out["d"][:50], x[1:100:2])
+    np.testing.assert_array_equal(out["d"][50:], -3)
+
+
+def test_vreducev2_counter_mode_per_repeat_source_extent_is_checked_at_trace_time():
+    b = {"d": np.zeros(512, np.float16), "x": np.zeros(256, np.float16)}
+    # 3 repeats of 128 elements 8 blocks apart read 384 elements of a 256-element tensor
+    with raises_tik(OutOfBounds, match="src0 tensor overflow, expected elements nums: 384, actual elements nums: 256"):
+        vec_kernel(b, lambda ti, ub: ti.vreducev2(128, ub["d"], ub["x"], 7, 3, 1, 8, 0, mask_mode="counter"),
+                   chip="Ascend910B1", build_only=True)
+    # the same call with count in total (v200 vreduce) reads 128 elements: fine
+    vec_kernel(b, lambda ti, ub: ti.vreduce(128, ub["d"], ub["x"], 1, 3, 1, 8, 0, 0, None, "counter"),
+               chip="Ascend310P3", build_only=True)
+
+
+def test_vreduce_counter_mode_with_stride_unit_is_refused_where_it_runs_per_repeat():
+    b = {"d": np.zeros(256, np.float16), "x": np.zeros(256, np.float16)}
+    with raises_tik(UnsupportedOp, match="stride_unit 1 with mask_mode='counter' is not modelled on Ascend910B1"):
+        vec_kernel(b, lambda ti, ub: ti.vreduce(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, 1, None, "counter"),
+                   chip="Ascend910B1", build_only=True)
