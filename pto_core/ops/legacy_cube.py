@@ -129,6 +129,10 @@ def _group(clauses: dict, name: str, op: str, n: int, *, required: bool = True, 
 # ============================================================================ raster geometry (im2col / col2img)
 
 
+#: Lowest window origin row of a Load3D v1 walk (``left_top_h`` >= -255, tik_api.md §7.5).
+WINDOW_ORIGIN_MIN = -255
+
+
 class Raster:
     """Output-pixel raster of a convolution window walk (all ints, validated)."""
 
@@ -149,18 +153,28 @@ class Raster:
                                  f"{self.w} map (Ho = {self.ho}, Wo = {self.wo})", op=op, operand="filter",
                                  value=(self.kh, self.kw), hint="check fm size, padding, filter and dilation")
 
+    def first_index(self) -> int:
+        """Lowest raster index a walk may start at: the first row whose window origin ``ho*stride_h - pad_top``
+        is still >= -255 (the Load3D v1 ``left_top_h`` range); rows ``ho < 0`` lie above the padded map."""
+        return -((-WINDOW_ORIGIN_MIN - self.pt) // self.sh) * self.wo     # ceil((pt + MIN) / sh) rows, pt <= 255
+
     def pixel(self, m: np.ndarray) -> tuple:
         """Top-left input coordinates ``(h0, w0)`` of output pixels ``m`` (raster index)."""
         ho, wo = np.divmod(m, self.wo)
         return ho * self.sh - self.pt, wo * self.sw - self.pl
 
     def raster_index(self, op: str, left_top_h: int, left_top_w: int) -> int:
-        """Raster index of the pixel whose window starts at ``(left_top_h, left_top_w)`` (must be on the raster)."""
+        """Raster index of the pixel whose window starts at ``(left_top_h, left_top_w)`` (must be on the raster).
+
+        Window rows above the padded map (``left_top_h < -pad_top``, down to the instruction's -255) are raster
+        rows ``ho < 0``: the index is negative and those rows' pixels outside the map read the pad value
+        (named choice "rows above the padded map", pto_cube.md)."""
         dh, dw = left_top_h + self.pt, left_top_w + self.pl
-        if dh < 0 or dw < 0 or dh % self.sh or dw % self.sw or dw // self.sw >= self.wo:
+        if left_top_h < WINDOW_ORIGIN_MIN or dw < 0 or dh % self.sh or dw % self.sw or dw // self.sw >= self.wo:
             raise IllegalOperand(f"(left_top_h, left_top_w) = ({left_top_h}, {left_top_w}) is not the window origin "
                                  f"of an output pixel (origins are (ho*{self.sh} - {self.pt}, wo*{self.sw} - "
-                                 f"{self.pl}) with wo < {self.wo})", op=op, operand="%left_top_w",
+                                 f"{self.pl}) with wo < {self.wo}, left_top_h >= {WINDOW_ORIGIN_MIN})", op=op,
+                                 operand="%left_top_w",
                                  value=(left_top_h, left_top_w),
                                  hint="start the walk at an output pixel: left_top = (ho*stride_h - pad_top, "
                                       "wo*stride_w - pad_left)")
@@ -336,7 +350,9 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
                              operand="%channels", value=ch, limit=f"multiple of {d.c0} (or 4 for 16-bit C04 maps)")
     ks = check_int(op, "%k_start", k_start, 0, U16)
     ke = check_int(op, "%k_ext", k_ext, 1, U16)
-    ms = check_int(op, "%m_start", m_start, 0, U16)
+    ms = check_int(op, "%m_start", m_start, rs.first_index(), U16,
+                   hint=f"negative raster indices are rows above the padded map; the first row's window origin "
+                        f"(ho*{rs.sh} - {rs.pt}) must be >= {WINDOW_ORIGIN_MIN}")
     me = check_int(op, "%m_ext", m_ext, 1, U16)
     ds = check_int(op, "%dst_stride", dst_stride, 1, U16)
     for name, v, unit in (("%k_start", ks, d.c0), ("%k_ext", ke, d.c0), ("%m_ext", me, 16)):

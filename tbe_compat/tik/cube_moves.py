@@ -396,7 +396,8 @@ class CubeMoveAPI(CubeBase):
                 check(v, 0, k - 1, f"{name} (a position in the {rs.kh} x {rs.kw} filter)")
         oh, ow = iadd(lh, rs.pt), iadd(lw, rs.pl)
         if not isinstance(lh, int) or runtime_wo:
-            check(oh, 0, 32767 + 255, f"left_top_h + pad_top ({rs.pt}) (window rows start inside the padded map)")
+            # rows above the padded map are raster rows ho < 0 (pto_cube.md, "rows above the padded map")
+            check(lh, legacy_cube.WINDOW_ORIGIN_MIN, 32767, "left_top_h (window origin row)")
             if rs.sh > 1:
                 check(irem(oh, rs.sh), 0, 0,
                       f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - {rs.pt})")
@@ -489,6 +490,8 @@ class CubeMoveAPI(CubeBase):
         me = self._int_arg(m_extension, "m_extension", 1, U16)
         ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16)
         ms = self._int_arg(m_start_pt, "m_start_pt", 0, U16)
+        if not isinstance(ms, int):     # pto.img2col also takes the negative rows of load3dv1 walks: check here
+            self._emit("assert_in_range", P.cast(ms, P.I64), 0, U16, what="m_start_pt of tik.load3dv2")
         sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
         kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
         dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)

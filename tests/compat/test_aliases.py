@@ -241,3 +241,21 @@ def test_tvm_imports_but_any_use_is_unsupported():
         with pytest.raises(UnsupportedOp, match=r"tvm.placeholder .* not model"):
             mod.placeholder
     assert not hasattr(tvm, "__path__") and not hasattr(tbe_tvm, "__wrapped__")
+
+
+def test_dsl_modules_import_but_any_use_is_unsupported():
+    """``import te.lang.cce`` and ``from topi import generic`` sit at the top of TIK kernels whose DSL path
+    they serve (MindSpore's matmul_cube_dense_left_impl.py, CANN's 2020 dynamic unsorted_segment_sum):
+    both import; using a name raises UnsupportedOp at the user's line; protocol names stay AttributeError."""
+    from pto_core.errors import UnsupportedOp
+    cce = importlib.import_module("te.lang.cce")
+    generic = importlib.import_module("topi.generic")
+    import topi
+    assert topi.generic is generic
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*te.lang.cce.matmul is part of the TBE DSL" % line):
+        cce.matmul(None, None, False, False)
+    with pytest.raises(UnsupportedOp, match=r"topi.generic.auto_schedule is part of the TBE DSL's scheduling.*"
+                                            r"only TIK is simulated"):
+        generic.auto_schedule
+    assert not hasattr(cce, "__path__") and not hasattr(generic, "__wrapped__")

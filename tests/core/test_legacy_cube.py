@@ -115,7 +115,7 @@ def test_img2col_matches_loop_reference(c1n, h, w, kh, kw, sh, sw, dh, dw, pad, 
     k0 = 16 * int(rng.integers(0, ktot // 16))
     ke = 16 * int(rng.integers(1, (ktot - k0) // 16 + 2))
     me = 16 * int(rng.integers(1, 3))
-    m0 = int(rng.integers(0, ho * wo))
+    m0 = int(rng.integers(-3 * wo, ho * wo))        # rows ho < 0: windows above the padded map (Load3D v1)
     d = m.ptr(dst, "f16", 0)
     fi, fj = me // 16, ke // 16
     outer_rows = dst != "l0b"
@@ -154,6 +154,7 @@ def test_img2col_int8_c0_32_and_errors():
         (dict(stride=(0, 1)), IllegalOperand, r"stride\(%h\)"),
         (dict(stride=(1.0, 1)), IllegalOperand, r"stride\(%h\)"),     # not the memoised (1, 1) raster
         (dict(pad_value=(300,)), IllegalOperand, "pad value 300 does not fit s8"),
+        (dict(m_start=-255 * 2 - 1), IllegalOperand, r"%m_start: value -511 is outside \[-510, 65535\].*>= -255"),  # -255 rows
     ]
     base = dict(channels=64, k_start=0, k_ext=256, m_start=0, m_ext=16, dst_stride=8, pad_value=(0,), **geo)
     for change, cls, match in bad:
@@ -178,8 +179,9 @@ def test_img2col_reports_uninitialised_pixels():
 # ----------------------------------------------------------------------------- col2img
 
 
+@pytest.mark.parametrize("lh", [1, -5])                 # -5: the walk starts above the padded map (pad top 1)
 @pytest.mark.parametrize("dt", ["f16", "f32"])
-def test_col2img_adds_fractals_at_their_pixels(dt):
+def test_col2img_adds_fractals_at_their_pixels(dt, lh):
     m = Machine("Ascend910A")
     h, w, kh, kw = 4, 5, 3, 2
     pad, dil = (1, 0, 1, 1), (1, 1)
@@ -190,11 +192,11 @@ def test_col2img_adds_fractals_at_their_pixels(dt):
     src, dst = m.ptr("ub", dt, 0), m.ptr("ub", dt, 8192)
     fill(m, src, col.reshape(-1))
     fill(m, dst, img0.reshape(-1))
-    pto.col2img(src, dst, h, w, 1, 2, -1, 1, 2, stride=(2, 1), filter=(kh, kw), dilation=dil, pad=pad)
+    pto.col2img(src, dst, h, w, 1, 2, -1, lh, 2, stride=(2, 1), filter=(kh, kw), dilation=dil, pad=pad)
     sh, sw = 2, 1
     pl, pr, pt, pb = pad
     wo = (w + pl + pr - (kw - 1) - 1) // sw + 1
-    m0 = ((1 + pt) // sh) * wo + (-1 + pl) // sw
+    m0 = ((lh + pt) // sh) * wo + (-1 + pl) // sw
     want = img0.astype(np.float64).copy()
     for p in range(32):
         mm = m0 + p

@@ -236,7 +236,6 @@ def _load3d_kernel(v, dst_scope, args, nfrac, chip="Ascend310P3"):
         else:
             ti.load2dv2(one, il1, 0, 1, 0, 1, 0)
         acc = ti.Tensor("float32", (nfrac * 256,), name="acc", scope=tik.scope_cc)
-        ub = ti.Tensor("float32", (nfrac * 256,), name="ub", scope=tik.scope_ubuf)
         uh = ti.Tensor("float16", (nfrac * 256,), name="uh", scope=tik.scope_ubuf)
         for f in range(nfrac):                       # fractal f of L0A (16 x 16) times identity
             ti.mmad(acc[f * 256], dst[f * 256], one, 16, 16, 16, 0)
@@ -253,7 +252,7 @@ def test_load3dv1_repeat_modes(dst_scope):
     rng = np.random.default_rng(5)
     x4 = rng.integers(-5, 6, (2, 6, 7, 16)).astype(np.float16)
     x = x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64)
-    pad, st, dl = [1, 0, 1, 1], [1, 2], [1, 1]
+    pad, dl = [1, 0, 1, 1], [1, 1]
     X, ho, wo = im2col_ref(x, 2, 3, [2, 1], pad, dl, 0.0, 16)   # stride (h, w) = (2, 1)
     # mode 0: 5 K fractals from c1 0, tap (0, 1), pixels 3..18 (left_top = (ho=0, wo=3))
     args = (pad, 6, 7, 0, 1, 0, 3 * 1 - 1, 0 * 2 - 1, 1, 2, 3, 2, 1, 1, 1, 0, 5)
@@ -283,7 +282,7 @@ def test_load3dv2_block_and_errors():
     rng = np.random.default_rng(6)
     x4 = rng.integers(-5, 6, (2, 6, 7, 16)).astype(np.float16)
     x = x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64)
-    pad, st, dl = [1, 1, 0, 2], [1, 1], [2, 1]
+    pad = [1, 1, 0, 2]
     X, ho, wo = im2col_ref(x, 2, 2, [1, 1], pad, [2, 1], 3.0, 16)
     args = (pad, 6, 7, 32, 48, 32, 16, 16, 1, 1, 2, 2, 1, 2, False, False, 3.0)
     ti, _ = _load3d_kernel(2, tik.scope_ubuf, args, 6)
@@ -337,7 +336,7 @@ def test_col2img_scatter_adds_each_tap():
     set_current_compile_soc_info("Ascend910A")
     ti = tik.Tik()
     h, w = 4, 8                                   # Ho*Wo = 32: whole fractals, no pixel past the raster
-    pad, st = [1, 1, 1, 1], [1, 1]
+    pad = [1, 1, 1, 1]
     kh, kw = 3, 3
     ho, wo = h, w
     npx = -(-ho * wo // 16) * 16
@@ -544,3 +543,91 @@ def test_load3dv2_takes_tik_values_for_block_starts_and_extents():
         ti2.BuildCCE("l3dv2_bad", [g2], [o2])
         run(ti2, {"g": x4})
     assert "test_tik_cube_conv.py" in str(info.value)
+
+
+def _walk_ref(fm, lh, lw, kh_, kw_, pad, stride, npx, pad_value):
+    """The load3dv1 pixel walk written out (tik_api.md §7.5): pixel p's window starts at (lh, lw) for p = 0 and
+    advances by stride along the output row of Wo pixels, later rows from -pad_left; pixels outside the map read
+    ``pad_value``. fm [C0-block map H x W x 16] -> [npx, 16]."""
+    h, w = fm.shape[:2]
+    pl, pr, _, _ = pad
+    sh, sw = stride
+    wo = (w + pl + pr - 3) // sw + 1
+    col0 = (lw + pl) // sw
+    out = np.full((npx, 16), pad_value)
+    for p in range(npx):
+        r, c = divmod(col0 + p, wo)
+        y, x = lh + r * sh + kh_, c * sw - pl + kw_
+        if 0 <= y < h and 0 <= x < w:
+            out[p] = fm[y, x]
+    return out
+
+
+def _above_map_kernel(origins, runtime: bool):
+    """load3dv1 (3 x 3 filter, stride 2, pad 1) into UB with window origins ``(lh, -1)`` for each ``lh`` in
+    ``origins`` (static ints, or ``r*2 + origins[0]`` from a loop), two fractals per tap; output
+    [len(origins), 9, 32 pixels, 16]."""
+    set_current_compile_soc_info("Ascend910A")
+    h, w, pad = 6, 7, [1, 1, 1, 1]
+    n = len(origins)
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (1, h, w, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, h, w, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (n, 9, 512), name="col", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (n, 9, 512), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, h * w, 0, 0)
+    for k in range(9):
+        if runtime:
+            with ti.for_range(0, n) as r:
+                ti.load3dv1(col[r, k, 0], fm, pad, h, w, 0, k % 3, k // 3, -1, r * 2 + origins[0], 2, 2, 3, 3, 1, 1,
+                            1, 1, 2, pad_value=3.0)
+        else:
+            for r, lh in enumerate(origins):
+                ti.load3dv1(col[r, k, 0], fm, pad, h, w, 0, k % 3, k // 3, -1, lh, 2, 2, 3, 3, 1, 1, 1, 1, 2,
+                            pad_value=3.0)
+    ti.data_move(out, col, 0, 1, n * 9 * 32, 0, 0)
+    ti.BuildCCE("l3d_above", [g], [out])
+    return ti
+
+
+@pytest.mark.parametrize("runtime", [False, True])
+def test_load3dv1_window_origin_above_the_padded_map(runtime):
+    """left_top_h below -pad_top (MindSpore img2col_impl.py's 224 x 224 branch starts a 7 x 7 walk at -5 with pad
+    3 so that tap 5 reads row 0): the walk continues row by row; pixels outside the map read pad_value."""
+    origins = [-7, -5, -3, -1, 1]
+    ti = _above_map_kernel(origins, runtime)
+    x = np.random.default_rng(4).integers(-8, 9, (1, 6, 7, 16)).astype(np.float16)
+    res, = run(ti, {"g": x})
+    got = res.reshape(len(origins), 9, 32, 16)
+    for r, lh in enumerate(origins):
+        for k in range(9):
+            want = _walk_ref(x[0].astype(np.float64), lh, -1, k // 3, k % 3, (1, 1, 1, 1), (2, 2), 32, 3.0)
+            np.testing.assert_array_equal(got[r, k], want, err_msg=f"origin {lh} tap {k}")
+
+
+def test_load3dv1_window_origin_below_minus_255_is_rejected():
+    with raises_tik(IllegalOperand, match=r"left_top_h = -257 is outside \[-255, 32767\]"):
+        _above_map_kernel([-257], runtime=False)
+    ti = _above_map_kernel([-259, -257], runtime=True)        # on the stride-2 raster, but too far up
+    with pytest.raises(IllegalOperand, match=r"left_top_h \(window origin row\) of tik.load3dv1 = -259 is outside "
+                                             r"\[-255, 32767\]") as info:
+        run(ti, {"g": np.zeros((1, 6, 7, 16), np.float16)})
+    assert "test_tik_cube_conv.py" in str(info.value)
+
+
+def test_load3dv2_negative_run_time_m_start_is_rejected():
+    """pto.img2col takes negative raster indices (load3dv1's rows above the map); load3dv2's m_start_pt stays
+    unsigned."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (1, 6, 7, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
+    blk = ti.Tensor("float16", (256,), name="blk", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 42, 0, 0)
+    ms = ti.Scalar("int32", name="ms", init_value=-16)
+    ti.load3dv2(blk, fm, [1, 1, 1, 1], 6, 7, 16, 16, 16, 0, ms, 1, 1, 3, 3, 1, 1)
+    ti.data_move(out, blk, 0, 1, 16, 0, 0)
+    ti.BuildCCE("l3d2_neg", [g], [out])
+    with pytest.raises(IllegalOperand, match=r"m_start_pt of tik.load3dv2 = -16 is outside \[0, 65535\]"):
+        run(ti, {"g": np.zeros((1, 6, 7, 16), np.float16)})
