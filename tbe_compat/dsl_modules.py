@@ -8,7 +8,8 @@ Many TIK kernels import these modules at module level and use them only on a DSL
 not at all (CANN's 2020 dynamic ``gather_v2``, ``unsorted_segment_sum``, ``atomic_addr_clean`` import
 ``topi.generic``; MindSpore's ``matmul_cube_dense_left_impl.py`` imports ``te.lang.cce``), so the
 names exist: the import works, and using any attribute raises `UnsupportedOp` naming it and the
-script's ``file:line``. Python's protocol names (``__path__``, ``__wrapped__`` ...) stay plain
+script's ``file:line``, except ``tvm.placeholder`` / ``tvm.var`` (declarations some kernels make before
+taking their TIK path: an inert `DslValue` that refuses any use) and ``tvm.const`` (the number). Python's protocol names (``__path__``, ``__wrapped__`` ...) stay plain
 ``AttributeError`` so import machinery and introspection keep working.
 """
 from __future__ import annotations
@@ -40,13 +41,72 @@ DSL_MODULES = {
 }
 
 
+class DslValue:
+    """What ``tvm.placeholder`` / ``tvm.var`` return here: an inert stand-in for a DSL tensor or variable.
+
+    Several TIK kernels declare their DSL placeholders before choosing the TIK path (MindSpore's
+    ``matmul_cube_dense_left_impl.py``): declaring one is fine; any use of it (an attribute, arithmetic,
+    indexing, a truth test) raises `UnsupportedOp` naming the declaration's ``file:line``."""
+
+    __slots__ = ("_call", "_where")
+
+    def __init__(self, call: str, where):
+        object.__setattr__(self, "_call", call)
+        object.__setattr__(self, "_where", where)
+
+    def _refuse(self, *_args, **_kwargs):
+        w = self._where
+        at = f" (declared at {w.file}:{w.line})" if w is not None else ""
+        raise UnsupportedOp(f"the result of {self._call}{at} is a TBE DSL value, which the simulator does not "
+                            "model (only TIK is simulated)", op=self._call, where=user_frame(),
+                            hint="use it only on the DSL path, or write this part with TIK APIs")
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        self._refuse()
+
+    def __repr__(self):
+        return f"<DSL value of {self._call} (not simulated)>"
+
+    __setattr__ = __getitem__ = __setitem__ = __call__ = __iter__ = __len__ = __bool__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __index__ = __int__ = __float__ = _refuse
+
+
+def _declaration(module: str, name: str):
+    def declare(*args, **kwargs):
+        shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        return DslValue(f"{module}.{name}({shown})", user_frame())
+    declare.__name__ = name
+    return declare
+
+
+def _const(value, dtype="int32"):
+    """``tvm.const(value, dtype)``: the Python number (an immediate wherever TIK takes one)."""
+    if not isinstance(value, (int, float, bool)) or not isinstance(dtype, str):
+        raise UnsupportedOp(f"tvm.const({value!r}, {dtype!r}): only a number and a dtype name are modelled",
+                            op="tvm.const", where=user_frame(), hint="pass a Python int or float")
+    return float(value) if dtype.startswith(("float", "bfloat")) else int(value)
+
+
+#: DSL names that work here: declarations give an inert `DslValue`; ``tvm.const`` gives the number.
+DSL_NAMES = {("tvm", "placeholder"): _declaration("tvm", "placeholder"), ("tvm", "var"): _declaration("tvm", "var"),
+             ("tvm", "const"): _const}
+
+
 def module_getattr(module: str) -> Callable[[str], object]:
-    """The module-level ``__getattr__`` of DSL namespace ``module``: every name raises `UnsupportedOp`."""
+    """The module-level ``__getattr__`` of DSL namespace ``module``: `DSL_NAMES` work, every other name raises
+    `UnsupportedOp`."""
     info = DSL_MODULES[module]
 
     def __getattr__(name: str):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        known = DSL_NAMES.get((module, name))
+        if known is not None:
+            return known
         raise UnsupportedOp(f"{module}.{name} is part of {info.what}, which the simulator does not model "
                             "(only TIK is simulated)", op=f"{module}.{name}", hint=info.hint, where=user_frame())
     return __getattr__

@@ -235,12 +235,31 @@ def test_tvm_imports_but_any_use_is_unsupported():
     from te import tvm
     importlib.import_module("te.tvm")
     line = sys._getframe().f_lineno + 2
-    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*tvm.const is part of TVM, the TBE DSL" % line):
-        tvm.const(0, "float16")
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*tvm.compute is part of TVM, the TBE DSL" % line):
+        tvm.compute((16,), lambda i: i)
     for mod in (tbe_tvm, adapter_tvm):
-        with pytest.raises(UnsupportedOp, match=r"tvm.placeholder .* not model"):
-            mod.placeholder
+        with pytest.raises(UnsupportedOp, match=r"tvm.decl_buffer .* not model"):
+            mod.decl_buffer
     assert not hasattr(tvm, "__path__") and not hasattr(tbe_tvm, "__wrapped__")
+
+
+def test_tvm_declarations_are_inert_until_used():
+    """MindSpore's matmul_cube_dense_left_impl.py declares tvm placeholders before taking its TIK path:
+    declaring works; any use raises UnsupportedOp naming the declaration; tvm.const is the number."""
+    from pto_core.errors import UnsupportedOp
+    from te import tvm
+    line = sys._getframe().f_lineno + 1
+    a = tvm.placeholder((16, 16), name="tensor_a", dtype="float16")
+    assert "tvm.placeholder((16, 16), name='tensor_a', dtype='float16')" in repr(a)
+    for use in (lambda: a.shape, lambda: a + 1, lambda: a[0], lambda: bool(a), lambda: len(a)):
+        with pytest.raises(UnsupportedOp, match=r"the result of tvm.placeholder\(.*\) \(declared at .*"
+                                                 r"test_aliases.py:%d\) is a TBE DSL value" % line):
+            use()
+    assert tvm.const(3, "int32") == 3 and isinstance(tvm.const(3, "int32"), int)
+    assert tvm.const(0.5, "float16") == 0.5 and isinstance(tvm.const(1, "float32"), float)
+    with pytest.raises(UnsupportedOp, match="only a number and a dtype name"):
+        tvm.const(a, "int32")
+    assert repr(tvm.var("n", dtype="int32")).startswith("<DSL value of tvm.var('n'")
 
 
 def test_dsl_modules_import_but_any_use_is_unsupported():
