@@ -296,6 +296,15 @@ def _scales(ctx, data_ptr, space: str, outer: int, groups: int, rows_needed: int
     return _e8m0(np.ascontiguousarray(s))
 
 
+def _gemv_scales(ctx, data_ptr, groups: int) -> np.ndarray:
+    """GEMV left scales ``(1, groups)`` as f32: the one-row scale tile is dense, group ``g`` at byte ``g``
+    from data address / 16 (the left data row is dense too; named choice GEMV_MX_SCALES, pto_cube.md)."""
+    sptr = replace(data_ptr, space="l0a_scale", addr=data_ptr.addr // MX_ADDR_DIV)
+    data, written, _ = ctx.span_tracked(sptr, 0, groups, operand="%lhs scale")
+    ctx.check_written(written, operand="%lhs scale", ptr=sptr)
+    return _e8m0(np.ascontiguousarray(data[:groups]).reshape(1, groups))
+
+
 def _tf32(x: np.ndarray, mode: str) -> np.ndarray:
     rnd = "even" if mode == "round_even" else "away"
     return np.asarray(_numerics().tf32_round(np.ascontiguousarray(x, np.float32), rnd), np.float32)
@@ -305,7 +314,8 @@ def _mx_scaled(ctx, lhs, rhs, a: np.ndarray, bt: np.ndarray, m: int, n: int, k: 
     """``a * sA`` and ``bt * sB^T`` with one E8M0 scale per 32 K elements (scales at data address / 16)."""
     groups = -(-k // 32)
     na = bt.shape[0]
-    sa = _scales(ctx, lhs, "l0a_scale", 16 if gemv else a.shape[0], groups, a.shape[0], m, "a")
+    sa = _gemv_scales(ctx, lhs, groups) if gemv else _scales(ctx, lhs, "l0a_scale", a.shape[0], groups,
+                                                                a.shape[0], m, "a")
     sb = _scales(ctx, rhs, "l0b_scale", na, groups, na, n, "b")
     return a * np.repeat(sa, 32, axis=1)[:, :k], bt * np.repeat(sb, 32, axis=1)[:, :k]
 

@@ -1126,7 +1126,7 @@ def _mx_group(op: str, vals: tuple, clauses: dict) -> tuple:
     have_full = [k for k, v in full.items() if v is not None]
     if vals and have_full:
         raise IllegalOperand("the shape-derived operands and the full MX group are mutually exclusive", op=op,
-                             operand=have_full[0], hint="give either (m, k, start_row, start_col) or all six "
+                             operand=have_full[0], hint="give either (m, k[, start_row, start_col]) or all six "
                                                         "x_start/y_start/x_step/y_step/src_stride/dst_stride")
     if have_full:
         missing = [k for k, v in full.items() if v is None]
@@ -1135,9 +1135,12 @@ def _mx_group(op: str, vals: tuple, clauses: dict) -> tuple:
                                  operand=missing[0], hint="give all of x_start, y_start, x_step, y_step, "
                                                           "src_stride, dst_stride")
         return ("full",) + tuple(full[k][0][0] for k in full)
+    if len(vals) == 2:          # the VPTO form ``%src, %dst, %m, %k``: the fragments from (0, 0)
+        vals = tuple(vals) + (0, 0)
     if len(vals) != 4:
-        raise IllegalOperand(f"the shape-derived group needs 4 operands (extent, extent, start_row, start_col), "
-                             f"got {len(vals)}", op=op, value=len(vals), hint="or give the full MX group clauses")
+        raise IllegalOperand(f"the shape-derived group takes 2 operands (extent, extent) or 4 (extent, extent, "
+                             f"start_row, start_col), got {len(vals)}", op=op, value=len(vals),
+                             hint="or give the full MX group clauses")
     return ("shape",) + tuple(vals)
 
 

@@ -355,6 +355,41 @@ def test_mx_mad_applies_one_scale_per_32_k(da, db, kind):
     assert m.reports == []
 
 
+def test_mx_scale_loads_take_the_vpto_two_extent_form():
+    """``mte_l1_l0a_mx %src, %dst, %m, %k`` (the VPTO op pages) = the same fragments from (0, 0)."""
+    m = Machine("A5")
+    l1 = m.ptr("l1", "e8m0", 0)
+    m.write(l1.cast("u8"), np.arange(128, dtype=np.uint8))
+    lhs, rhs = m.ptr("l0a", "e4m3", 0x800), m.ptr("l0b", "e4m3", 0x800)
+    pto.mte_l1_l0a_mx(l1, lhs, 20, 96)                  # 2 fragment rows x 2 pairs
+    pto.mte_l1_l0b_mx(l1, rhs, 96, 20, 0, 0)
+    got_a = m.read(m.ptr("l0a_scale", "u8", 0x80), (128,))
+    assert np.array_equal(got_a, m.read(m.ptr("l0b_scale", "u8", 0x80), (128,)))
+    assert np.array_equal(got_a, np.arange(128, dtype=np.uint8))
+    with pytest.raises(IllegalOperand, match="takes 2 operands .* or 4"):
+        pto.mte_l1_l0a_mx(l1, lhs, 20, 96, 0)
+
+
+def test_gemv_mx_reads_the_left_scales_as_one_dense_row():
+    """GEMV (m = 1): the one-row scale tile is dense (group g at byte g), like the dense data row
+    (pto-isa RunTGEMVMX: a 1 x scaleK scale tile; PTOAS gemv_mx ST golden)."""
+    m = Machine("A5")
+    k, n = 256, 20
+    a = RNG.choice([-2, -1, 0, 1, 2, 3], (1, k)).astype(np.float32)
+    B = RNG.choice([-2, -1, 0, 1, 2], (k, n)).astype(np.float32)
+    lhs, rhs = stage(m, "A5", a, B, "e4m3", "e5m2", gemv=True)
+    sA = np.array([[127, 128, 129, 126, 130, 127, 128, 125]], np.uint8)
+    sB = RNG.integers(126, 129, (8, n)).astype(np.uint8)
+    stage_scales(m, lhs, rhs, np.full((1, 8), 127, np.uint8), sB)       # right scales (and a left placeholder)
+    m.write(m.ptr("l0a_scale", "u8", lhs.addr // 16), np.concatenate([sA[0], np.zeros(120, np.uint8)]))
+    dst = m.ptr("l0c", "f32", 0)
+    pto.mad_mx(lhs, rhs, dst, 1, n, k)
+    ref = (a * np.repeat(2.0 ** (sA.astype(np.float64) - 127), 32, axis=1)) @ \
+        (B * np.repeat(2.0 ** (sB.astype(np.float64) - 127), 32, axis=0))
+    assert np.array_equal(read_acc(m, dst, 1, n).astype(np.float64), ref)
+    assert m.reports == []
+
+
 def test_mx_k_not_multiple_of_32_and_nan_scale():
     m = Machine("A5")
     mm, n, k = 3, 5, 50

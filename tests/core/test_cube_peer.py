@@ -7,7 +7,7 @@ float64 numpy product, compared exactly (the data make every f32 sum exact).
 Data path: GM -> L1 with ``mte_gm_l1_frac`` (A: nd2nz; B: nd2nz + transposing
 ``mte_l1_l0b``, or dn2nz + plain ``mte_l1_l0b``), L1 -> L0A/L0B, bias GM -> L1 -> BT,
 GEMV rows GM -> L1 (``mte_gm_l1``) -> L0A as a dense row (full-control form), MX scales
-GM -> L1 (``mte_gm_l1``) -> ``mte_l1_l0a_mx``/``mte_l1_l0b_mx``. L0C is read back with the
+GM -> L1 (``mte_gm_l1``) -> ``mte_l1_l0a_mx``/``mte_l1_l0b_mx`` (the GEMV left scales as one dense row). L0C is read back with the
 Nz index map (FIXPIPE is tested separately).
 """
 import ml_dtypes
@@ -158,14 +158,21 @@ MX = [  # A, B, M, K, N, mode
     ("e5m2", "e4m3", 115, 64, 30, "bias"), ("e4m3", "e4m3", 200, 192, 95, "bias"),
     ("e2m1x2", "e1m2x2", 35, 128, 56, "bias"),
     ("e1m2x2", "e1m2x2", 47, 128, 62, "bias+acc"), ("e4m3", "e5m2", 64, 192, 64, "bias+acc"),
-    ("e1m2x2", "e1m2x2", 1, 64, 62, "bias+acc,disable_gemv"), ("e1m2x2", "e1m2x2", 1, 2048, 64, "bias+acc"),
+    # pto-isa runs the two M = 1 bias cases through RunTMATMULMX(_SPLIT_K) with a 16-row TileLeft: not GEMV
+    ("e1m2x2", "e1m2x2", 1, 64, 62, "bias+acc,disable_gemv"), ("e1m2x2", "e1m2x2", 1, 2048, 64, "bias+acc,disable_gemv"),
 ]
 VALUES = {"e4m3": [-3, -2, -1, 0, 1, 2, 3, 4], "e5m2": [-2, -1, 0, 1, 2, 3, 4],
           "e2m1x2": [-3, -2, -1.5, -1, 0, 0.5, 1, 2, 3, 4, 6], "e1m2x2": [-1.5, -1, -0.25, 0, 0.5, 1, 1.25, 1.75]}
 
 
-def scale_fragments(s, side):
-    """E8M0 scale matrix -> the 32-byte fragment order of the L1 scale tile (left Zz 16x2, right Nn 2x16)."""
+def scale_fragments(s, side, gemv=False):
+    """E8M0 scale matrix -> the 32-byte fragment order of the L1 scale tile (left Zz 16x2, right Nn 2x16);
+    the GEMV left scale is one dense row (pto-isa RunTGEMVMX: a 1 x scaleK GM tensor in a 1-row Mat tile)."""
+    if side == "a" and gemv:
+        pairs = -(-s.shape[1] // 2)
+        full = np.full(32 * pairs, 127, np.uint8)
+        full[:s.shape[1]] = s[0]
+        return full
     if side == "a":
         rows, groups = s.shape
         pairs = -(-groups // 2)
@@ -196,7 +203,7 @@ def test_tmatmul_mx_peer_cases(da, db, M, K, N, mode):
     lhs = load_a(m, gm(m, "a", a, da), da, M, K, gemv)
     rhs = load_b(m, gm(m, "b", b, db), db, K, N, "dn2nz" if dtype(db).bits == 8 else "nd2nz")
     for side, s, l1, data, ext in (("a", sa, L1_SA, lhs, (M, K)), ("b", sb, L1_SB, rhs, (K, N))):
-        frag = scale_fragments(s, side)
+        frag = scale_fragments(s, side, gemv)
         gs = m.gm_tensor(frag, name="s" + side, dtype="u8").cast("e8m0")      # raw E8M0 codes
         src = m.ptr("l1", "e8m0", l1)
         pto.mte_gm_l1(gs, src, frag.size, nburst=(1, 0, 0))
