@@ -54,7 +54,7 @@ from . import scalars as S
 from .dtypes import dtype as _dtype
 from .errors import AsmParseError, PtoError, Provenance
 from .ops import registry
-from .pipes import asm_pipe, event_id, pipe_name
+from .pipes import asm_pipe, event_id, pipe_name, sync_op_pipe
 from .program import (BOOL, F32, I64, INDEX, REGS, SPR_WORDS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break,
                       Cast, Cmp, Const, Continue, Expr, For, GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd,
                       PtrCast, PtrFromInt, PtrReg, PtrToInt, PtrType, ReadSpr, Reg, Return, ScalarArg, Select, Store,
@@ -736,7 +736,8 @@ class _Printer:
         ssa = []
 
         def literal(x, kind) -> str:
-            word = asm_pipe(pipe_name(x, allow_all=True)) if kind == "pipe" else f"EVENT_ID{event_id(x)}"
+            word = asm_pipe(pipe_name(x, allow_all=True)) if kind == "pipe" else \
+                asm_pipe(sync_op_pipe(x)) if kind == "bufpipe" else f"EVENT_ID{event_id(x)}"
             return f"<{word}>" if form in ("bracket", "angle") else _q(word)
 
         def value(x, kind=None) -> list:
@@ -745,7 +746,7 @@ class _Printer:
                 for k, e in enumerate(x):
                     out += ([", "] if k else []) + value(e)
                 return out + ["]"]
-            if kind == "pipe" or (kind == "event" and not isinstance(x, Expr)):
+            if kind in ("pipe", "bufpipe") or (kind == "event" and not isinstance(x, Expr)):
                 return [literal(x, kind)]
             if isinstance(x, str):
                 return [_q(x)]
@@ -1015,6 +1016,59 @@ def _unquote(s: str) -> str:
 # ============================================================================= parser
 
 
+#: PTOAS spellings outside the parsed subset: (test on the op name, why, what to write instead).
+#: Checked only for names that are not ops of the registry (pto_programs.md §8).
+_NOT_PARSED = (
+    (lambda n: n in ("pto.ub.set_mask", "pto.ub.set_mask_count", "pto.ub.set_mask_norm"),
+     "is PTOAS's A2/A3 mask-register form (the MASK/CTRL state a later positional pto.ub.* op reads); the "
+     "simulator keeps no such state: its only public description (a lowering design note) is inconsistent "
+     "about when the mask is set",
+     "give each pto.ub.* op its own mask(...) or counter(...) clause (pto_vector.md §1-2)"),
+    (lambda n: n in ("pto.alloc_tile", "pto.tile_buf_addr", "pto.make_tensor_view", "pto.partition_view",
+                     "pto.declare_tile", "pto.subview", "pto.pointer_cast", "pto.bind_tile")
+     or (n.startswith("pto.t") and not n.startswith("pto.tassign")),
+     "is PTOAS tile-level IR (!pto.tile_buf / tensor views), which the simulator does not parse",
+     "lower it with ptoas (--enable-tile-op-expand --pto-backend=vpto) to the micro ops (pto.mte_*, pto.mad*, "
+     "pto.mte_l0c_*) or write those"),
+    (lambda n: n in ("pto.vecscope", "pto.vlds", "pto.vsts", "pto.mem_bar") or n.startswith(("pto.plt_", "pto.pset_",
+                                                                                             "pto.pge_", "pto.v")),
+     "is PTOAS register-level vector IR (!pto.vreg / !pto.mask values), which the simulator does not parse",
+     "write the repeat-level pto.ub.* op of the same computation (pto_vector.md)"),
+    (lambda n: n.startswith("pto.section."),
+     "is a PTOAS kernel section (cube / vector parts of a mixed kernel), which the simulator does not parse",
+     "write a single-section kernel without the section wrapper; mixed cube/vector kernels (C2V/V2C "
+     "transfers with cross-core sync) are not modelled"),
+    (lambda n: n in ("pto.record_event", "pto.wait_event", "pto.barrier_sync"),
+     "is PTOAS's tile-level sync on op types, which ptoas lowers to set_flag/wait_flag/barrier",
+     "write pto.set_flag/pto.wait_flag with the pipes (TLOAD -> PIPE_MTE2, TMATMUL -> PIPE_M, ...)"),
+    (lambda n: n.startswith(("pto.copy_gm_to_", "pto.copy_ubuf_to_", "pto.copy_cbuf_to_", "pto.load_cbuf_to_",
+                             "pto.copy_matrix_cc_to_", "pto.set_loop", "pto.set_mte2_nz_para", "pto.set_channel_para",
+                             "pto.set_quant_pre", "pto.set_fpc", "pto.set_pad_val")),
+     "is PTOAS's raw, register-configured cube/DMA layer (packed configuration words)",
+     "write the structured op it comes from: pto.mte_gm_l1(_frac), pto.mte_gm_ub, pto.mte_ub_gm, "
+     "pto.mte_l1_l0a/l0b, pto.mte_l0c_gm/l1/ub"),
+)
+
+
+def _not_parsed(name: str) -> Optional[str]:
+    """Why a PTOAS op name outside the registry is not parsed, and the way out (or None)."""
+    for test, why, fix in _NOT_PARSED:
+        if test(name):
+            return f"{name} {why}; {fix}"
+    return None
+
+
+class _FuncDef(NamedTuple):
+    """A ``func.func`` of the module, found by the first scan (its body is parsed on demand)."""
+
+    name: str
+    pos: int            # token index of ``func.func``
+    private: bool       # ``func.func private``: a helper, never a kernel
+    entry: bool         # ``attributes {pto.entry}``: the kernel(s) of a multi-function module (PTOAS)
+    target: object      # the enclosing module's pto.target_arch (or None)
+    tok: object
+
+
 class _Parser:
     def __init__(self, text: str, source: str, target=None, kernel: Optional[str] = None):
         self.toks = _tokenize(text, source)
@@ -1025,6 +1079,9 @@ class _Parser:
         self.scopes: list = [{}]
         self.loops: list = []           # iter registers of the enclosing scf.for
         self.target = None
+        self.funcs: dict = {}           # name -> _FuncDef of every func.func of the module
+        self.inlining: list = []        # helpers being inlined (func.call), innermost last
+        self.returned: list = []        # (value, token) of the last top-level `return %v : T`
 
     # -- token helpers
     def peek(self, k: int = 0) -> _Tok:
@@ -1092,7 +1149,12 @@ class _Parser:
         t = self.peek()
         if t.kind == "bang":
             if t.text != "!pto.ptr":
-                raise self.error(f"unsupported type {t.text}; expected a scalar type or !pto.ptr<T, space>", t)
+                kind = {"!pto.tile_buf": "tile-level", "!pto.tensor_view": "tile-level",
+                        "!pto.partition_tensor_view": "tile-level", "!pto.vreg": "register-level vector",
+                        "!pto.mask": "register-level vector", "!pto.align": "register-level vector"}.get(t.text)
+                more = f" ({t.text} is PTOAS {kind} IR, which the simulator does not parse; pto_programs.md §8)" \
+                    if kind else ""
+                raise self.error(f"unsupported type {t.text}; expected a scalar type or !pto.ptr<T, space>{more}", t)
             self.next()
             return self.ptr_body()
         if t.kind == "punct" and t.text == "<":
@@ -1226,20 +1288,36 @@ class _Parser:
 
     # -- top level
     def parse(self) -> Program:
-        progs = self.module()
+        defs = self.module()
         if self.peek().kind != "eof":
             raise self.expected("end of input")
+        for d in defs:
+            if d.name in self.funcs:
+                raise self.error(f"redefinition of function @{d.name}", d.tok)
+            self.funcs[d.name] = d
+        # kernels: the `pto.entry` functions if any (PTOAS), else every public function; private
+        # functions are helpers that `func.call` inlines
+        kernels = [d for d in defs if d.entry] or [d for d in defs if not d.private]
         if self.kernel is not None:
-            for p in progs:
-                if p.name == self.kernel:
-                    return p
-            raise self.error(f"no kernel named {self.kernel!r}; found " + ", ".join(p.name for p in progs))
+            pick = [d for d in kernels if d.name == self.kernel]
+            if not pick:
+                what = "a helper (private or not pto.entry), not a kernel" if self.kernel in self.funcs else \
+                    "not defined"
+                raise self.error(f"no kernel named {self.kernel!r} ({what}); kernels: " +
+                                 ", ".join(d.name for d in kernels),
+                                 self.funcs[self.kernel].tok if self.kernel in self.funcs else self.toks[0])
+            kernels = pick
+        if not kernels:
+            raise self.error("the module defines no kernel: every function is private", self.toks[0])
+        progs = [self.func(d) for d in kernels]
         if len(progs) != 1:
             raise self.error(f"the module defines {len(progs)} kernels (" + ", ".join(p.name for p in progs) +
-                             "); choose one with kernel=", self.toks[0])
+                             "); choose one with kernel= (or mark the kernel `attributes {pto.entry}` and make "
+                             "the others helpers)", self.toks[0])
         return progs[0]
 
     def module(self) -> list:
+        """Scan a module: one `_FuncDef` per ``func.func`` (bodies are parsed later, on demand)."""
         self.expect("module", "'module'")
         if self.peek().kind == "sym":
             self.next()
@@ -1254,22 +1332,60 @@ class _Parser:
             except PtoError as e:
                 raise self.error(f"pto.target_arch: {e.message}", self.toks[0]) from None
         self.expect("{", "'{'")
-        progs = []
+        defs = []
         while not self.accept("}"):
             if self.at("module"):
-                progs += self.module()
+                defs += self.module()
             elif self.at("func.func"):
-                progs.append(self.func())
+                defs.append(self.scan_func())
             else:
                 raise self.expected("'func.func', 'module' or '}'")
         self.target = saved if saved is not None else self.target
-        return progs
+        return defs
 
-    def func(self) -> Program:
+    def func_header(self):
+        """``func.func [private] @name``: returns (name token, name, private)."""
         self.expect("func.func")
-        nt = self.expect_kind("sym", "a kernel name (@name)")
+        private = False
+        if self.peek().kind == "ident" and self.peek().text in ("private", "public", "nested"):
+            private = self.next().text != "public"
+        nt = self.expect_kind("sym", "a function name (@name)")
         name = nt.text[1:]
-        name = _unquote(name) if name.startswith('"') else name
+        return nt, (_unquote(name) if name.startswith('"') else name), private
+
+    def result_types(self) -> list:
+        """Optional ``-> T`` / ``-> (T, ...)`` of a function."""
+        if not self.accept("->"):
+            return []
+        if self.accept("("):
+            if self.accept(")"):
+                return []
+            out = self.type_list()
+            self.expect(")", "')'")
+            return out
+        return [self.parse_type()]
+
+    def scan_func(self) -> "_FuncDef":
+        start = self.pos
+        nt, name, private = self.func_header()
+        self.expect("(", "'('")
+        depth = 1
+        while depth:
+            t = self.next()
+            if t.kind == "eof":
+                raise self.expected("')' closing the arguments", t)
+            depth += (t.text == "(" and t.kind == "punct") - (t.text == ")" and t.kind == "punct")
+        self.result_types()
+        fattrs = self.attr_dict() if self.accept("attributes") else {}
+        if not self.at("{"):
+            raise self.expected("'{' (a function body)")
+        self.skip_balanced("{", "}")
+        return _FuncDef(name, start, private, "pto.entry" in fattrs, self.target, nt)
+
+    def func(self, d: "_FuncDef") -> Program:
+        self.pos = d.pos
+        self.target = d.target
+        nt, name, _ = self.func_header()
         target = self.target_override or self.target or get_target("A2A3")
         self.scopes = [{}]
         args = []
@@ -1280,6 +1396,9 @@ class _Parser:
                 if self.accept(")"):
                     break
                 self.expect(",", "',' or ')'")
+        if self.result_types():
+            raise self.error(f"kernel @{name} declares results; a kernel returns nothing (only helper functions "
+                             f"called with func.call return values)", nt)
         fattrs = {}
         if self.accept("attributes"):
             fattrs = self.attr_dict()
@@ -1296,9 +1415,109 @@ class _Parser:
         self.expect("{", "'{'")
         self.scopes.append({})
         prog.body = self.block(top=True)
+        if self.returned:
+            raise self.error(f"kernel @{name} returns values; a kernel returns nothing", self.returned[0][1])
         self.expect("}", "'}' after return")
         self.scopes.pop()
         return prog
+
+    # -- func.call: helpers are inlined
+    def func_call(self, results, out, op):
+        ct = self.expect_kind("sym", "the callee (@name)")
+        name = ct.text[1:]
+        name = _unquote(name) if name.startswith('"') else name
+        self.expect("(", "'('")
+        args = []
+        if not self.accept(")"):
+            while True:
+                args.append(self.value())
+                if self.accept(")"):
+                    break
+                self.expect(",", "',' or ')'")
+        self.expect(":", "':' and the callee's function type")
+        self.expect("(", "'(' (argument types)")
+        arg_types = []
+        if not self.accept(")"):
+            arg_types = self.type_list()
+            self.expect(")", "')'")
+        self.expect("->", "'->' (result types)")
+        if self.accept("("):
+            res_types = []
+            if not self.accept(")"):
+                res_types = self.type_list()
+                self.expect(")", "')'")
+        else:
+            res_types = [self.parse_type()]
+        if len(arg_types) != len(args):
+            raise self.error(f"func.call @{name} passes {len(args)} arguments but its type lists {len(arg_types)}", ct)
+        for (v, tok), ty in zip(args, arg_types):
+            self.typed(v, ty, tok)
+        d = self.funcs.get(name)
+        if d is None:
+            raise self.error(f"func.call of unknown function @{name}; this module defines " +
+                             (", ".join("@" + f for f in self.funcs) or "no function"), ct)
+        if name in self.inlining:
+            raise self.error(f"recursive func.call of @{name} (" + " -> ".join("@" + f for f in self.inlining) +
+                             f" -> @{name}): helpers are inlined, so recursion is not supported", ct)
+        body, values = self.inline(d, args, res_types, ct)
+        out.extend(body)
+        if results:
+            self.bind_results(results, values, op)
+        return values
+
+    def inline(self, d: "_FuncDef", args: list, res_types: list, call_tok) -> tuple:
+        """Parse helper ``d``'s body with its parameters bound to ``args``: its statements and the values
+        its ``return`` yields."""
+        saved = (self.pos, self.scopes, self.loops, self.target, self.returned)
+        self.inlining.append(d.name)
+        try:
+            self.pos = d.pos
+            if self.target_override is None and d.target is not None:
+                self.target = d.target
+            self.func_header()
+            self.scopes = [{}]
+            self.loops = []
+            self.expect("(", "'('")
+            params = []
+            if not self.accept(")"):
+                while True:
+                    t = self.expect_kind("value", "a parameter (%name: type)")
+                    self.expect(":", "':'")
+                    ty = self.parse_type()
+                    if self.at("{"):
+                        self.attr_dict()
+                    params.append((t, ty))
+                    if self.accept(")"):
+                        break
+                    self.expect(",", "',' or ')'")
+            if len(params) != len(args):
+                raise self.error(f"func.call @{d.name} passes {len(args)} arguments; @{d.name} takes {len(params)}",
+                                 call_tok)
+            for (pt, ty), (v, tok) in zip(params, args):
+                if (isinstance(v.type, PtrType) != isinstance(ty, PtrType)) or v.type != ty:
+                    raise self.error(f"func.call @{d.name}: argument {tok.text} has type {_tstr(v.type)}, parameter "
+                                     f"{pt.text} is {_tstr(ty)}", tok)
+                self.define(pt, v)
+            declared = self.result_types()
+            if [_tstr(t) for t in declared] != [_tstr(t) for t in res_types]:
+                raise self.error(f"func.call @{d.name} expects results ({', '.join(_tstr(t) for t in res_types)}); "
+                                 f"@{d.name} returns ({', '.join(_tstr(t) for t in declared)})", call_tok)
+            if self.accept("attributes"):
+                self.attr_dict()
+            self.expect("{", "'{'")
+            self.scopes.append({})
+            body = self.block(top=True)
+            got = self.returned
+            if len(got) != len(declared):
+                raise self.error(f"@{d.name} returns {len(got)} values but declares {len(declared)} results",
+                                 got[0][1] if got else call_tok)
+            for (v, tok), ty in zip(got, declared):
+                self.typed(v, ty, tok)
+            return_values = [v for v, _ in got]
+        finally:
+            self.pos, self.scopes, self.loops, self.target, self.returned = saved
+            self.inlining.pop()
+        return body, return_values
 
     def func_arg(self):
         t = self.expect_kind("value", "an argument (%name: type)")
@@ -1338,6 +1557,15 @@ class _Parser:
                 return stmts
             if t.kind == "ident" and t.text == "return" and top:
                 self.next()
+                self.returned = []
+                if self.peek().kind == "value" and self.peek().line == t.line:
+                    vals = [self.value()]
+                    while self.accept(","):
+                        vals.append(self.value())
+                    self.expect(":", "':' and the returned types")
+                    for (v, tok), ty in zip(vals, self.type_list()):
+                        self.typed(v, ty, tok)
+                    self.returned = vals
                 self.loc()
                 return stmts
             if t.kind == "ident" and t.text == "scf.yield":
@@ -1368,6 +1596,9 @@ class _Parser:
             self.next()
             self.no_results(results, op)
             self.loop_exit(name, out, op, where)
+        elif name == "func.call":
+            self.next()
+            self.func_call(results, out, op)
         elif name == "pto.return":
             self.next()
             self.no_results(results, op)
@@ -1388,6 +1619,8 @@ class _Parser:
             self.pure(name, results, out, op, where)
         elif name.startswith("pto."):
             self.next()
+            if name[4:] not in registry.OPS:
+                raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op)
             self.no_results(results, op)
             self.generic(name, op, out, where)
         else:
@@ -1847,7 +2080,7 @@ class _Parser:
         try:
             spec = registry.get_op(name)
         except PtoError:
-            raise self.error(f"unknown operation {name!r}", op) from None
+            raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op) from None
         ssa = []
         operands = []
         list_first = bool(spec.operands) and spec.operands[0].kind == "ptrs"
@@ -1869,6 +2102,8 @@ class _Parser:
             while self.at(",") and self.is_operand_start(1):
                 self.next()
                 operands.append(self.operand(ssa, spec, len(operands)))
+        if spec.asm_operands is not None:
+            operands = list(spec.asm_operands(tuple(operands)))
         items = []          # (name, value) in text order; attrs merged at their canonical place
         repeated = {}
         while True:
@@ -1877,6 +2112,11 @@ class _Parser:
             if t.kind != "ident":
                 break
             c = self.clause_for(spec, t.text)
+            if c is None and k and t.text != "loc":
+                names = ", ".join(x.name for x in spec.clauses if x.form != "attr") or "none"
+                hint = spec.clause_hints.get(t.text)
+                raise self.error(f"{name} has no clause {t.text!r} (its clauses: {names})" +
+                                 (f"; {hint}" if hint else ""), t)
             if c is None or c.form == "attr":
                 break
             self.pos += k + 1
@@ -1902,6 +2142,12 @@ class _Parser:
                 raise self.error(f"{name} has {len(ssa)} SSA operands but {len(types)} types", op)
             for (v, tok), ty in zip(ssa, types):
                 self.typed(v, ty, tok)
+        if name.startswith("pto.ub.") and len(operands) > len(spec.operands) and \
+                any(c.name == "rep_stride" for c in spec.clauses):
+            raise self.error(f"{name} takes {len(spec.operands)} operands ({', '.join(o.name for o in spec.operands)}), "
+                             f"got {len(operands)}: PTOAS's A2/A3 positional form (%repeat, block strides, repeat "
+                             f"strides, mask from pto.ub.set_mask) is not parsed; write the strides as "
+                             f"blk_stride(...) rep_stride(...) and the mask as mask(...) (pto_vector.md §1-2)", op)
         try:
             call = registry.make_call(spec, tuple(operands), clauses, where)
             ops = tuple(_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands))
@@ -1994,6 +2240,8 @@ class _Parser:
         try:
             if kind == "pipe":
                 return pipe_name(s, allow_all=True)
+            if kind == "bufpipe":
+                return sync_op_pipe(s)
             if kind == "event":
                 return event_id(s)
         except PtoError as e:

@@ -66,3 +66,27 @@ def event_id(value) -> int:
         raise SyncError(f"event id {value!r} is outside 0..{NUM_EVENTS - 1}", operand="event", value=value,
                         limit=f"[0, {NUM_EVENTS - 1}]", hint="hardware has 8 event ids per pipe pair")
     return value
+
+
+#: PTOAS ``SyncOpType`` (``#pto.pipe_event_type<TLOAD>``, ``#pto.sync_op_type<...>``) -> the pipe it
+#: stands for (PTOAS ``lib/PTO/IR/PTOSyncUtils.cpp`` ``mapSyncOpTypeToPipe``). ``pto.get_buf`` /
+#: ``pto.rls_buf`` accept these names where a pipe is expected, as PTOAS's verifier does.
+SYNC_OP_TYPE_PIPES = {
+    "TLOAD": "MTE2", "TSTORE_VEC": "MTE3", "TSTORE_ACC": "FIX", "TMOV_M2L": "MTE1", "TMOV_M2B": "MTE1",
+    "TMOV_M2S": "FIX", "TMOV_M2V": "V", "TMOV_V2M": "FIX", "TMATMUL": "M", "TVEC": "V", "TVECWAIT_EVENT": "V",
+}
+
+
+def sync_op_pipe(name) -> str:
+    """Canonical pipe of a pipe name (``"PIPE_MTE2"``, ``"MTE2"``) or of a PTOAS ``SyncOpType``
+    (``"TLOAD"`` -> ``"MTE2"``); ``PIPE_ALL`` is not a concrete pipe. Raises `UnknownName`."""
+    if isinstance(name, str) and name.upper() in SYNC_OP_TYPE_PIPES:
+        return SYNC_OP_TYPE_PIPES[name.upper()]
+    try:
+        canon = pipe_name(name)
+    except UnknownName:
+        raise UnknownName(f"unknown pipe {name!r}", value=name,
+                          limit="one of " + ", ".join(PIPES) + " or a PTOAS sync op type ("
+                                + ", ".join(SYNC_OP_TYPE_PIPES) + ")",
+                          hint="buffer-id sync names a concrete pipe, e.g. \"PIPE_MTE2\" (PIPE_ALL is not one)") from None
+    return canon

@@ -53,7 +53,7 @@ from .dtypes import DType, dtype as _dtype
 from .errors import IllegalOperand, Provenance, PtoError, UnknownName
 from .memory import Ptr
 from .ops import registry
-from .pipes import event_id, pipe_name
+from .pipes import event_id, pipe_name, sync_op_pipe
 from .scalars import INDEX, scalar_type
 from .targets import ChipProfile, get_target, space_name
 
@@ -1526,10 +1526,10 @@ def _coerce_operand(o: registry.Operand, v):
             raise IllegalOperand(f"pointer in {v.space} is not allowed", operand=o.name, value=v.space,
                                  limit="one of " + ", ".join(o.spaces))
         return v
-    if kind == "pipe":
+    if kind in ("pipe", "bufpipe"):
         if isinstance(v, Expr):
             raise IllegalOperand("pipe operands must be constants", operand=o.name, value=repr(v))
-        return pipe_name(v, allow_all=True)
+        return pipe_name(v, allow_all=True) if kind == "pipe" else sync_op_pipe(v)
     if kind == "event":
         if isinstance(v, Expr):
             return _int_expr(o, v)

@@ -122,6 +122,8 @@ class ChipProfile:
         overflow_mode: default float overflow mode, ``"saturation"`` (inf -> max,
             nan -> 0) or ``"inf_nan"`` (IEEE-754).
         fixpipe_to_ub: whether ``pto.mte_l0c_ub`` exists (A5-class).
+        buffer_ids: how many buffer-id tokens ``pto.get_buf``/``pto.rls_buf`` have per core
+            (A5: 32, asc_lock ``mutex_id`` 0..31); 0 = the chip has no buffer-id sync.
         soc_version / short_soc_version / family / core_type: what TIK's
             ``get_soc_spec`` answers (``family`` is TIK's "v100"/"v200"/"v220"/"v300").
         aiv_cores: separate vector cores (TIK ``VectorCore``), 0 if none.
@@ -145,6 +147,7 @@ class ChipProfile:
     vector_subcores: int = 1
     mad_mx_dtypes: frozenset = frozenset()
     fixpipe_to_ub: bool = False
+    buffer_ids: int = 0
     soc_version: str = ""
     short_soc_version: str = ""
     family: str = ""
@@ -171,9 +174,10 @@ class ChipProfile:
 
 
 def _pto(name, sizes, arch, mad, acc, overflow, *, aliases=(), mx=frozenset(), fixpipe_to_ub=False,
-         cores=1, subcores=2):
+         cores=1, subcores=2, buffer_ids=0):
     return ChipProfile(name=name, kind="pto", sizes=sizes, arch=arch, mad_dtypes=mad, acc_dtypes=acc,
                        overflow_mode=overflow, aliases=aliases, mad_mx_dtypes=mx, fixpipe_to_ub=fixpipe_to_ub,
+                       buffer_ids=buffer_ids,
                        aic_cores=cores, vector_subcores=subcores, soc_version=name, short_soc_version=name,
                        family=arch)
 
@@ -195,7 +199,8 @@ _PROFILES = (
          aliases=("a2", "a3", "a2a3", "Ascend910B", "910B"), cores=24),
     _pto("A5", BufferSizes(l1=512 * KiB, l0a=64 * KiB, l0b=64 * KiB, l0c=256 * KiB, ub=256 * KiB, bt=4 * KiB,
                            fb=4 * KiB, l0a_scale=4 * KiB, l0b_scale=4 * KiB), "a5", _A5_MAD, ("f32", "s32"),
-         "inf_nan", aliases=("a5", "Ascend950", "950"), mx=_A5_MX, fixpipe_to_ub=True, cores=32),
+         "inf_nan", aliases=("a5", "Ascend950", "950"), mx=_A5_MX, fixpipe_to_ub=True, cores=32,
+         buffer_ids=32),     # asc_lock/asc_unlock: mutex_id 0..31, Ascend 950PR/950DT only
     _pto("Kirin9030", BufferSizes(l1=512 * KiB, l0a=32 * KiB, l0b=32 * KiB, l0c=64 * KiB, ub=128 * KiB, bt=1 * KiB,
                                   fb=7 * KiB), "kirin9030", _KIRIN_MAD, ("f16", "s32"), "inf_nan",
          aliases=("kirin9030",), cores=1, subcores=1),

@@ -17,6 +17,19 @@ Semantics (one named choice each, sources in migration_guide/pto_sync.md):
 
 Event ids are 0..7 (``EVENT_ID0..EVENT_ID7``), except on chips listed in
 `EVENT_ID_LIMITS`.
+
+The same table holds the **buffer-id** tokens of ``pto.get_buf`` / ``pto.rls_buf`` (A5; AscendC
+``asc_lock`` / ``asc_unlock``, ``Mutex::Lock`` / ``Unlock``):
+
+* ``get_buf(P, id, mode=0)`` holds the token until ``rls_buf(P, id, mode)``. A token is held by
+  at most one pair at a time: a ``get_buf`` of an id still held is a `SyncError` ("pairs on one
+  id must not nest, whatever the pipe and mode"), as is an ``rls_buf`` without a held token, or
+  one whose pipe or mode differ from its ``get_buf`` ("same mutex_id, mode (and pipe)").
+* Ordering (hazard verifier): ``rls_buf`` publishes everything its pipe issued before it;
+  ``get_buf(P, id, 0)`` (``ASC_LOCK_BLOCK``) makes P's later ops wait for every earlier
+  ``rls_buf`` of ``id`` by another pipe (consecutive pairs on one pipe do not order, per
+  ``asc_lock``: use ``pipe_barrier``); ``mode=1`` (``ASC_LOCK_NON_BLOCK``) does not block.
+* Tokens still held when the kernel ends are reported.
 """
 from __future__ import annotations
 
@@ -70,6 +83,11 @@ def flag_text(kind: str, src: str, dst: str, event) -> str:
     return f"pto.{kind}[{asm_pipe(src)}, {asm_pipe(dst)}, {ev}]"
 
 
+def buf_text(kind: str, pipe: str, buf_id, mode) -> str:
+    """PTO-AS spelling of one buffer-id op: ``pto.get_buf "PIPE_V", 3, 0``."""
+    return f'pto.{kind} "{asm_pipe(pipe)}", {buf_id}, {mode}'
+
+
 def _at(where: Optional[Provenance]) -> str:
     return f" at {where.file}:{where.line}" if where is not None else ""
 
@@ -89,12 +107,14 @@ class RaisedFlag:
 
 
 class FlagTable:
-    """Raised flags of one core, keyed by ``(src, dst, event)``."""
+    """Raised flags of one core, keyed by ``(src, dst, event)``, and its held buffer ids."""
 
     def __init__(self, core_index: int = 0):
         self.core_index = core_index
         self.raised: dict = {}
         self.last_wait: dict = {}   # key -> where of the wait that last lowered it (for messages)
+        self.buf_held: dict = {}    # buffer id -> (pipe, mode, where) of the get_buf holding it
+        self.buf_released: dict = {}   # buffer id -> {pipe: hazard snapshot of its latest rls_buf}
 
     def set(self, src: str, dst: str, event: int, where: Optional[Provenance], token=None) -> None:
         """Raise a flag; `SyncError` if it is already raised."""
@@ -150,15 +170,55 @@ class FlagTable:
                 return ev
         return None
 
+    # ------------------------------------------------------------------ buffer ids
+    def get_buf(self, pipe: str, buf_id: int, mode: int, where: Optional[Provenance]) -> list:
+        """Take token ``buf_id`` for ``pipe``; returns the hazard snapshots its later ops wait for
+        (the latest release of the id by each other pipe; none with ``mode=1``)."""
+        held = self.buf_held.get(buf_id)
+        if held is not None:
+            hp, hm, hw = held
+            raise SyncError(f"{buf_text('get_buf', pipe, buf_id, mode)} while buffer id {buf_id} is still held by "
+                            f"{buf_text('get_buf', hp, buf_id, hm)}{_at(hw)}: get_buf/rls_buf pairs on one id must "
+                            f"not nest, whatever the pipe and mode (the hardware behaviour is unpredictable)",
+                            value=buf_id, where=where,
+                            hint=f"issue {buf_text('rls_buf', hp, buf_id, hm)} first, or use another buffer id")
+        self.buf_held[buf_id] = (pipe, mode, where)
+        if mode:
+            return []
+        return [tok for p, tok in self.buf_released.get(buf_id, {}).items() if p != pipe and tok is not None]
+
+    def rls_buf(self, pipe: str, buf_id: int, mode: int, where: Optional[Provenance], token=None) -> None:
+        """Release token ``buf_id``; `SyncError` unless ``get_buf(pipe, buf_id, mode)`` holds it."""
+        held = self.buf_held.get(buf_id)
+        this = buf_text("rls_buf", pipe, buf_id, mode)
+        if held is None:
+            raise SyncError(f"{this} releases buffer id {buf_id}, which no earlier get_buf holds: every rls_buf "
+                            f"must follow its get_buf (same id, pipe and mode)", value=buf_id, where=where,
+                            hint=f"issue {buf_text('get_buf', pipe, buf_id, mode)} before the ops this pair "
+                                 f"protects, or fix the buffer id")
+        hp, hm, hw = held
+        if (hp, hm) != (pipe, mode):
+            raise SyncError(f"{this} does not match {buf_text('get_buf', hp, buf_id, hm)}{_at(hw)}, which holds "
+                            f"buffer id {buf_id}: a pair must use the same pipe and mode", value=buf_id, where=where,
+                            hint=f"release it with {buf_text('rls_buf', hp, buf_id, hm)}")
+        del self.buf_held[buf_id]
+        self.buf_released.setdefault(buf_id, {})[pipe] = token
+
     def end_kernel(self) -> list:
-        """``("sync", message)`` for every flag still raised; clears the table."""
+        """``("sync", message)`` for every flag still raised and buffer id still held; clears the table."""
         reports = []
         for f in self.raised.values():
             reports.append(("sync", f"core{self.core_index}: {f.describe()} was never waited for (flag still set "
                                     f"at kernel end); pair it with {flag_text('wait_flag', f.src, f.dst, f.event)} "
                                     f"(loops that prime a flag must drain it after the loop)"))
+        for bid, (pipe, mode, where) in self.buf_held.items():
+            reports.append(("sync", f"core{self.core_index}: {buf_text('get_buf', pipe, bid, mode)}{_at(where)} "
+                                    f"was never released (buffer id still held at kernel end); pair it with "
+                                    f"{buf_text('rls_buf', pipe, bid, mode)}"))
         self.raised.clear()
         self.last_wait.clear()
+        self.buf_held.clear()
+        self.buf_released.clear()
         return reports
 
 

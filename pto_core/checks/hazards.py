@@ -18,6 +18,8 @@ each is a `HazardError` unless the earlier access happens before the current op:
 * a ``set_flag(Q, P', e)`` issued after it, matched by a ``wait_flag(Q, P', e)`` before
   the current op, transitively over pipes (vector clocks, `vector_clock`);
 * a ``pipe_barrier(ALL)`` between them;
+* buffer-id tokens: an ``rls_buf(Q, id)`` issued after it and a later blocking
+  ``get_buf(P, id)`` before the current op (`flags.FlagTable.get_buf`);
 * a unit-flag handshake: mad ``unit_flag(check_and_set)`` -> FIXPIPE
   ``unit_flag(check_only|check_and_clear)`` orders the mad's L0C writes before the
   FIXPIPE reads of the published bytes; FIXPIPE ``check_and_clear`` -> a later mad's
@@ -316,6 +318,9 @@ class HazardTracker:
                 hint += (" (or clear the unit flag with FIXPIPE unit_flag(check_and_clear) and give the mad "
                          "unit_flag(check_only|check_and_set))")
             hint += ", or a pto.pipe_barrier('ALL') between them"
+            if getattr(self.ctx.target, "buffer_ids", 0):
+                hint += (f" (A5: or one buffer id, rls_buf on {asm_pipe(Q)} after the first op and get_buf on "
+                         f"{asm_pipe(P)} before the second)")
         msg = (f"{kind} hazard on {label} bytes [{start:#x}, {end:#x}): {cur_name} ({asm_pipe(P)}) {verb_now} "
                f"bytes that {prior_name} ({asm_pipe(Q)} op #{ep}{at_site(prior_where, prior_name)}) "
                f"{verb_then}, {relation}")
@@ -337,6 +342,19 @@ class HazardTracker:
         """``wait_flag(src, dst)`` matched the set that produced ``token``."""
         if token is not None:
             self.clocks.acquire(PIPE_INDEX[dst], token)
+            self._clocks_changed()
+
+    def buf_release(self, pipe: str):
+        """``rls_buf(pipe, id)``: returns the snapshot a later ``get_buf`` of the id by another pipe acquires
+        (everything ``pipe`` issued before the release, and what it had waited for)."""
+        return self.clocks.release(PIPE_INDEX[pipe])
+
+    def buf_acquire(self, pipe: str, tokens) -> None:
+        """``get_buf(pipe, id, mode=0)``: later ops of ``pipe`` start after the releases in ``tokens``."""
+        if tokens:
+            p = PIPE_INDEX[pipe]
+            for t in tokens:
+                self.clocks.acquire(p, t)
             self._clocks_changed()
 
     def barrier(self, pipe: str) -> None:

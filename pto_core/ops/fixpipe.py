@@ -797,7 +797,8 @@ _SHAPE = (Operand("%m", "int", doc="logical rows written"), Operand("%n", "int",
 _HINTS = {"clip": _CLIP_HINT, "split_m": "write dst_mode='split_m'", "split_n": "write dst_mode='split_n'",
           "sub_blockid": "write dst_mode=<sub-block id>", "layout": "write nz2nd=True, nz2dn=1 or nz2nz=True",
           "nosat": "write sat=False", "preserve_nan": "write sat='preserve_nan'",
-          "split": "write nz2nz=1 (channel split) or dst_mode='split_m'/'split_n' (UB dual destination)"}
+          "split": "write nz2nz=1 (channel split) or dst_mode='split_m'/'split_n' (UB dual destination)",
+          "atomic": "atomic(...) exists only on pto.mte_l0c_gm (the GM read-modify-write path)"}
 
 register(OpSpec("mte_l0c_l1", "fixpipe", "FIX",
                 (_SRC, Operand("%dst", "ptr", ("l1",), "L1 destination"), *_SHAPE),

@@ -66,7 +66,8 @@ class Operand:
     """One positional operand.
 
     kind: ``"ptr"`` (a pointer; ``spaces`` lists the legal spaces), ``"int"`` (i64 value),
-    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"event"``,
+    ``"float"`` (f32 value), ``"scalar"`` (int or float), ``"pipe"``, ``"bufpipe"`` (a concrete
+    pipe or a PTOAS sync op type such as ``TLOAD``, `pipes.sync_op_pipe`), ``"event"``,
     ``"ptrs"`` (a tuple of pointers, e.g. the 16 block addresses of ``pto.ub.vnchwconv``).
     """
 
@@ -131,6 +132,9 @@ class OpSpec:
             ``"quoted"``: ``pto.pipe_barrier "PIPE_V"`` (the ISA-doc spelling).
         clause_hints: name -> fix, for names that are not clauses of this op but that users
             are likely to write as one (shown in the `UnknownName` error).
+        asm_operands: optional ``fn(operands) -> operands`` the PTO-AS parser applies to the
+            operands as written, to accept an alternative operand order of PTOAS text
+            (``pto.get_buf %id, "PIPE_V"``); the printer always writes the spec's order.
     """
 
     name: str
@@ -143,6 +147,7 @@ class OpSpec:
     doc: str = ""
     asm_form: str = "generic"
     clause_hints: dict = field(default_factory=dict)
+    asm_operands: Optional[Callable] = None
 
     @property
     def asm_name(self) -> str:

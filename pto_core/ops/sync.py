@@ -7,6 +7,8 @@ Python and PTO-AS spellings::
     pto.set_flag_dyn("M", "FIX", i)        pto.set_flag_dyn[<PIPE_M>, <PIPE_FIX>, %i]
     pto.pipe_barrier("ALL")                pto.pipe_barrier "PIPE_ALL"   (ISA docs)
     pto.barrier("V")                       pto.barrier <PIPE_V>          (PTOAS dialect)
+    pto.get_buf("MTE2", 0)                 pto.get_buf "PIPE_MTE2", %c0_i64, %c0_i64 : i64, i64   (A5)
+    pto.rls_buf("MTE2", 0, 0)              pto.rls_buf "PIPE_MTE2", %c0_i64, %c0_i64 : i64, i64
 
 Pipes are names (``S V M MTE1 MTE2 MTE3 FIX``, aliases ``CUBE``/``FIXP``, with or
 without ``PIPE_``); the two numeric encodings in the wild disagree (pto_core.pipes).
@@ -18,8 +20,8 @@ verifier when it is on. Semantics and sources: migration_guide/pto_sync.md.
 from __future__ import annotations
 
 from ..checks.flags import flag_event, flag_pipe, flag_table
-from ..errors import IllegalOperand
-from ..pipes import pipe_name
+from ..errors import IllegalOperand, UnsupportedOp
+from ..pipes import pipe_name, sync_op_pipe
 from .registry import Operand, OpSpec, register
 
 _FLAG_OPERANDS = (
@@ -154,3 +156,77 @@ register(OpSpec("sync_all", "sync", "S", (), _sync_all,
 register(OpSpec("barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe to drain, or ALL"),),
                 _pipe_barrier, verify=_verify_barrier, asm_form="angle",
                 doc="PTOAS dialect spelling of pipe_barrier: pto.barrier <PIPE_X>."))
+
+
+# ----------------------------------------------------------------------------- buffer ids (A5)
+
+_BUF_OPERANDS = (
+    Operand("pipe", "bufpipe", doc="the pipe the pair guards (or a PTOAS sync op type: TLOAD -> MTE2, ...)"),
+    Operand("buf_id", "int", doc="buffer id (token) 0..31, an i64 value"),
+    Operand("mode", "int", optional=True, doc="0 (default): blocking (ASC_LOCK_BLOCK); 1: non-blocking"),
+)
+
+
+def buf_operands(op: str, pipe, buf_id, mode, target) -> tuple:
+    """Canonical ``(pipe, id, mode)`` of a get_buf/rls_buf, validated against ``target``."""
+    if not target.buffer_ids:
+        raise UnsupportedOp(f"{target.name} has no buffer-id synchronisation (get_buf/rls_buf exist on A5, "
+                            f"Ascend 950)", op=op, value=target.name,
+                            hint="use pto.set_flag/pto.wait_flag pairs on this target")
+    canon = sync_op_pipe(pipe)
+    limit = target.buffer_ids
+    if not isinstance(buf_id, int) or isinstance(buf_id, bool) or not 0 <= buf_id < limit:
+        raise IllegalOperand(f"buffer id {buf_id!r} does not exist on {target.name}", op=op, operand="buf_id",
+                             value=buf_id, limit=f"[0, {limit - 1}]", hint="pick a free buffer id")
+    if mode is None:
+        mode = 0
+    if mode not in (0, 1) or isinstance(mode, bool) or not isinstance(mode, int):
+        raise IllegalOperand(f"mode must be 0 (blocking, ASC_LOCK_BLOCK) or 1 (non-blocking), got {mode!r}",
+                             op=op, operand="mode", value=mode, limit="0, 1",
+                             hint="the intrinsic's mode is a bool; omit it for the blocking default")
+    return canon, buf_id, mode
+
+
+def _verify_buf(call, target) -> None:
+    """Record-time checks: a chip with buffer ids, a concrete pipe, constant id/mode in range."""
+    pipe, bid = call.operands[0], call.operands[1]
+    mode = call.operands[2] if len(call.operands) > 2 else 0
+    op = call.spec.asm_name
+    if not target.buffer_ids:
+        buf_operands(op, pipe, 0, 0, target)
+    sync_op_pipe(pipe)
+    if isinstance(bid, int):
+        buf_operands(op, pipe, bid, mode if isinstance(mode, int) else 0, target)
+    elif isinstance(mode, int):
+        buf_operands(op, pipe, 0, mode, target)
+
+
+def _buf_pipes(operands: tuple) -> tuple:
+    """PTOAS also spells the ISA examples as ``pto.get_buf %bufid, "PIPE_MTE2"`` (id first, no mode)."""
+    if len(operands) == 2 and not isinstance(operands[0], str) and isinstance(operands[1], str):
+        return (operands[1], operands[0])
+    return operands
+
+
+def _get_buf(ctx, pipe, buf_id, mode=None) -> None:
+    pipe, bid, mode = buf_operands("pto.get_buf", pipe, buf_id, mode, ctx.target)
+    tokens = (ctx.sync_state or flag_table(ctx)).get_buf(pipe, bid, mode, ctx.where)
+    if ctx.hazards is not None:
+        ctx.hazards.buf_acquire(pipe, tokens)
+
+
+def _rls_buf(ctx, pipe, buf_id, mode=None) -> None:
+    pipe, bid, mode = buf_operands("pto.rls_buf", pipe, buf_id, mode, ctx.target)
+    token = ctx.hazards.buf_release(pipe) if ctx.hazards is not None else None
+    (ctx.sync_state or flag_table(ctx)).rls_buf(pipe, bid, mode, ctx.where, token)
+
+
+register(OpSpec("get_buf", "sync", "S", _BUF_OPERANDS, _get_buf, verify=_verify_buf, asm_form="quoted",
+                asm_operands=_buf_pipes,
+                doc="Take buffer-id token buf_id for pipe (A5 buffer-id sync, AscendC asc_lock/Mutex::Lock): with "
+                    "mode 0 the pipe's later ops wait until every earlier rls_buf of the id by another pipe "
+                    "completed."))
+register(OpSpec("rls_buf", "sync", "S", _BUF_OPERANDS, _rls_buf, verify=_verify_buf, asm_form="quoted",
+                asm_operands=_buf_pipes,
+                doc="Release buffer-id token buf_id once every earlier op of pipe completed (asc_unlock); the "
+                    "pipe and mode must match the get_buf holding it."))

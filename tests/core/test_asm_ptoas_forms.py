@@ -166,3 +166,138 @@ def test_ptoas_dialect_element_types(name, spelled):
     assert printed.count("!pto.ptr<" + spelled + ", gm>") == 2
     with pytest.raises(AsmParseError, match="unknown element type '!pto.f5'"):
         asm.parse(text.replace(spelled, "!pto.f5"))
+
+
+# ----------------------------------------------------------------------------- multi-function modules
+
+# the MATMUL body moved into a private helper that the pto.entry kernel calls (PTOAS: a module with
+# several functions names its kernel with {pto.entry}; func.call of a helper)
+def _split(matmul: str) -> str:
+    head, body = matmul.split(" attributes {pto.kernel} {\n", 1)
+    body = body.rsplit("    return\n  }\n}\n", 1)[0]
+    args = "%a: !pto.ptr<f16, gm>, %b: !pto.ptr<f16, gm>, %c: !pto.ptr<f32, gm>"
+    return (head.replace("func.func @mm(", "func.func @entry(") + " attributes {pto.entry} {\n"
+            "    func.call @body(%a, %b, %c) : (!pto.ptr<f16, gm>, !pto.ptr<f16, gm>, !pto.ptr<f32, gm>) -> ()\n"
+            "    return\n  }\n"
+            f"  func.func private @body({args}) attributes {{pto.kernel_kind = #pto.kernel_kind<cube>}} {{\n"
+            + body + "    return\n  }\n}\n")
+
+
+def test_func_call_of_a_private_helper_is_inlined_into_the_entry_kernel():
+    text = _split(MATMUL)
+    prog = asm.parse(text, source_name="split.pto")
+    assert prog.name == "entry"
+    a, b = _ab()
+    out = prog.run({"a": a, "b": b, "c": np.zeros((16, 16), np.float32)})
+    assert np.array_equal(out["c"], a.astype(np.float32) @ b.astype(np.float32))
+    mad = next(s for s in prog.body if getattr(s, "call", None) is not None and s.call.spec.name == "mad")
+    helper_line = text[:text.index("func.func private")].count("\n") + 1
+    assert mad.where.line > helper_line and mad.where.file == "split.pto"      # the helper's own line
+    with pytest.raises(AsmParseError, match="'body' .a helper"):        # a helper is not a kernel
+        asm.parse(text, kernel="body")
+
+
+HELPERS = textwrap.dedent("""\
+    module {
+      func.func @k(%x: !pto.ptr<i32, gm> {pto.shape = [8]}, %y: !pto.ptr<i32, gm> {pto.io = "out", pto.shape = [2]}) attributes {pto.entry} {
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %s0 = func.call @sum(%x, %c0) : (!pto.ptr<i32, gm>, index) -> i32
+        %s1 = func.call @sum(%x, %c1) : (!pto.ptr<i32, gm>, index) -> (i32)
+        pto.store_scalar %s0, %y[%c0] : !pto.ptr<i32, gm>, i32
+        pto.store_scalar %s1, %y[%c1] : !pto.ptr<i32, gm>, i32
+        return
+      }
+      func.func private @sum(%p: !pto.ptr<i32, gm>, %start: index) -> i32 {
+        %zero = arith.constant 0 : i32
+        %c2 = arith.constant 2 : index
+        %c8 = arith.constant 8 : index
+        %acc = scf.for %i = %start to %c8 step %c2 iter_args(%a = %zero) -> (i32) {
+          %v = pto.load_scalar %p[%i] : !pto.ptr<i32, gm> -> i32
+          %a2 = arith.addi %a, %v : i32
+          scf.yield %a2 : i32
+        }
+        return %acc : i32
+      }
+    }
+    """)
+
+
+def test_helpers_return_values_and_are_inlined_at_every_call():
+    prog = asm.parse(HELPERS)
+    x = np.arange(1, 9, dtype=np.int32)
+    assert prog.run({"x": x})["y"].tolist() == [16, 20]          # odd / even positions summed
+    again = asm.parse(asm.print_program(prog))                    # one kernel, two loops, no call left
+    assert again.run({"x": x})["y"].tolist() == [16, 20]
+
+
+@pytest.mark.parametrize("old,new,msg", [
+    ("%v = pto.load_scalar %p[%i] : !pto.ptr<i32, gm> -> i32",
+     "%v = func.call @sum(%p, %i) : (!pto.ptr<i32, gm>, index) -> i32", "recursive func.call of @sum"),
+    ("func.call @sum(%x, %c1)", "func.call @sums(%x, %c1)", "unknown function @sums"),
+    (", index) -> (i32)", ", index) -> f32", r"expects results \(f32\); @sum returns \(i32\)"),
+    ("func.call @sum(%x, %c0) : (!pto.ptr<i32, gm>, index)", "func.call @sum(%c0, %c0) : (index, index)",
+     "argument %c0 has type index, parameter %p is"),
+    ("    return\n  }\n  func.func private", "    return %s0 : i32\n  }\n  func.func private", "a kernel returns nothing"),
+])
+def test_func_call_errors(old, new, msg):
+    assert old in HELPERS
+    with pytest.raises(AsmParseError, match=msg):
+        asm.parse(HELPERS.replace(old, new))
+
+
+def test_which_functions_are_kernels():
+    assert asm.parse(HELPERS.replace(" attributes {pto.entry}", "")).name == "k"     # @sum is private
+    both_public = HELPERS.replace(" attributes {pto.entry}", "").replace("func.func private", "func.func")
+    with pytest.raises(AsmParseError, match="kernel @sum declares results; a kernel returns nothing"):
+        asm.parse(both_public)                                   # every public function is a kernel
+    assert asm.parse(both_public, kernel="k").name == "k"       # unless one is chosen
+    two = "module {\n  func.func @a() {\n    return\n  }\n  func.func @b() {\n    return\n  }\n}\n"
+    with pytest.raises(AsmParseError, match="defines 2 kernels .*pto.entry"):
+        asm.parse(two)
+    assert asm.parse(two.replace("@b()", "@b() attributes {pto.entry}")).name == "b"
+
+
+# ----------------------------------------------------------------------------- clear messages
+
+@pytest.mark.parametrize("line,msg", [
+    ("pto.ub.set_mask_count", "A2/A3 mask-register form"),
+    ("pto.ub.vadd %u, %u, %u, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c8_i64, %c8_i64, %c8_i64",
+     "positional form .* is not parsed; write the strides as blk_stride"),
+    ("%t = pto.alloc_tile : !pto.tile_buf<vec, 1x64xf32>", "pto.alloc_tile is PTOAS tile-level IR"),
+    ("pto.tload ins(%u : !pto.ptr<f32, ub>) outs(%u : !pto.ptr<f32, ub>)", "tile-level IR"),
+    ("pto.vecscope {}", "register-level vector IR"),
+    ("pto.section.cube {}", "kernel section"),
+    ("pto.copy_gm_to_cbuf %u, %u", "raw, register-configured"),
+    ("pto.record_event[<TLOAD>, <TMOV_M2L>, <EVENT_ID0>]", "write pto.set_flag/pto.wait_flag"),
+    ("pto.barrier <PIPE_ALL>, atomic", "pto.barrier has no clause 'atomic'"),
+])
+def test_ptoas_forms_outside_the_subset_say_why(line, msg):
+    text = textwrap.dedent(f"""\
+        module attributes {{pto.target_arch = "a2a3"}} {{
+          func.func @k() {{
+            %c0_i64 = arith.constant 0 : i64
+            %c1_i64 = arith.constant 1 : i64
+            %c8_i64 = arith.constant 8 : i64
+            %u = pto.castptr %c0_i64 : i64 -> !pto.ptr<f32, ub>
+            {line}
+            return
+          }}
+        }}
+        """)
+    with pytest.raises(AsmParseError, match=msg) as ei:
+        asm.parse(text, source_name="why.pto")
+    assert "why.pto:7:" in str(ei.value)
+
+
+def test_an_unknown_clause_after_a_comma_is_named_with_the_ops_clauses():
+    bad = MATMUL.replace("%c0_i64, %c0_i64, nz2nd\n", "%c0_i64, %c0_i64, nz2nd, relu\n")
+    with pytest.raises(AsmParseError, match=r"pto.mte_l0c_gm has no clause 'relu' \(its clauses: unit_flag"):
+        asm.parse(bad)
+    assert asm.parse(MATMUL.replace("nz2nd\n", "nz2nd, sat\n")).name == "mm"
+
+
+def test_tile_level_types_are_named():
+    bad = MATMUL.replace("%a: !pto.ptr<f16, gm>", "%a: !pto.partition_tensor_view<16x32xf16>")
+    with pytest.raises(AsmParseError, match="PTOAS tile-level IR"):
+        asm.parse(bad)
