@@ -30,6 +30,10 @@ from .errors import convert
 from .scalar import Expr, InputScalar, Scalar, static_int
 
 
+#: largest ``block_num`` of a multi-core for_range (TIK reference: an immediate in [1, 65535])
+MAX_BLOCK_NUM = 65535
+
+
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
@@ -117,6 +121,12 @@ class ControlAPI(TikBase):
         if dtype not in ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8"):
             raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype)
         bn = block_num
+        nb = static_int(bn)
+        if nb is not None and not isinstance(bn, bool) and nb > MAX_BLOCK_NUM:
+            raise self._error(f"block_num = {nb} is outside [1, {MAX_BLOCK_NUM}]", operand="block_num", value=nb,
+                              limit=f"[1, {MAX_BLOCK_NUM}]",
+                              hint="launch at most 65535 blocks (the runtime schedules more blocks than cores "
+                                   "in batches)")
         if isinstance(bn, Scalar) and static_int(bn) is None:
             return self._dynamic_block_loop(lo, endt, bn, tn, name, dtype, where)
         multicore = isinstance(bn, InputScalar) or (static_int(bn) is not None and static_int(bn) > 1)
@@ -124,8 +134,13 @@ class ControlAPI(TikBase):
             if static_int(bn) is None or static_int(bn) < 1:
                 raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
                                   operand="block_num", value=repr(block_num), limit=">= 1")
+            if isinstance(lo, int) and isinstance(hi, int) and hi < lo:
+                raise self._error(f"for_range({lo}, {hi}): endt is below begint", operand="endt", value=hi,
+                                  limit=f">= begint ({lo})",
+                                  hint="TIK requires begint <= endt for constant bounds (end - begin >= 0); "
+                                       "an empty loop is for_range(n, n)")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
-            empty = isinstance(lo, int) and isinstance(hi, int) and hi <= lo
+            empty = isinstance(lo, int) and isinstance(hi, int) and hi == lo
             return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
                           self._close_loop, conditional=not runs, dead=empty)
         if tn not in (0, 1):
@@ -272,8 +287,14 @@ class ControlAPI(TikBase):
         self._jump("return_")
 
     def _jump(self, kind):
-        if kind != "return_" and not self._builder._loops:
-            raise self._error(f"tik_{kind[:-1]} outside a for_range", hint="use it inside a for_range body")
+        if kind != "return_":
+            loop = next((sc.kind for sc in reversed(self._scopes) if sc.kind in ("for", "block")), None)
+            if loop is None:
+                raise self._error(f"tik_{kind[:-1]} outside a for_range", hint="use it inside a for_range body")
+            if loop == "block":
+                raise self._error(f"tik_{kind[:-1]} directly inside the multi-core for_range (block_num > 1)",
+                                  hint=f"TIK allows tik_{kind[:-1]} only in serial loops: put it in a for_range "
+                                       f"nested in the multi-core loop, or skip the work with if_scope")
         self._sync.barrier_all()
         getattr(self._builder, kind)(where=self._where)
 
