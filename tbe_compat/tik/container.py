@@ -433,7 +433,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """TIK's rules for the value a Scalar of register type ``t`` is set to (the Scalar reference and its
         set_as page): a one-element tensor view only; no Expr into a float16 Scalar (every chip); on Ascend310
         (Atlas 200/300/500 inference) no float Scalar from a Scalar of another type or from an Expr, and no
-        int Scalar from a float Scalar or from an Expr over float Scalars."""
+        int Scalar from a float Scalar or from an Expr over float Scalars. The facade's own lowerings (nested
+        calls) are not checked."""
+        if self._depth > 1:
+            return
         if isinstance(value, Tensor):
             size = value.size
             if isinstance(size, int) and size != 1:

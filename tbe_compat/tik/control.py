@@ -34,6 +34,22 @@ from .scalar import Expr, InputScalar, Scalar, static_int
 MAX_BLOCK_NUM = 65535
 
 
+#: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
+#: and float32 on Ascend310, Atlas 200/300/500 inference)
+_FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
+
+
+def _leaves(ir):
+    """The registers, arguments and loop variables an IR scalar expression reads."""
+    kids = ir.children() if isinstance(ir, P.ScalarExpr) else ()
+    if not kids:
+        if not isinstance(ir, P.Const):
+            yield ir
+        return
+    for k in kids:
+        yield from _leaves(k)
+
+
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
@@ -253,9 +269,19 @@ class ControlAPI(TikBase):
                               hint="put it right after the `with tik_instance.if_scope(...)` block")
 
     def _cond(self, cond):
-        if isinstance(cond, (bool, int)) and not isinstance(cond, Expr):
+        if isinstance(cond, (bool, int, float)) and not isinstance(cond, Expr):
             return P.Const(bool(cond), P.BOOL)
         if isinstance(cond, Expr):
+            banned = _FLOAT_COND_BANNED.get(platform.current_soc().short_soc_version, ("f16",))
+            bad = [] if self._depth > 1 else \
+                sorted({leaf.type.name for leaf in _leaves(cond.ir) if leaf.type.name in banned})
+            if bad:
+                names = " or ".join({"f16": "float16", "f32": "float32"}[b] for b in bad)
+                raise self._error(f"the condition uses a {names} Scalar; TIK conditions cannot contain {names} "
+                                  f"Scalars on {platform.current_soc().soc_version}", operand="cond",
+                                  value=repr(cond), hint="compare in float32 (scalar_conv the value into a float32 "
+                                                         "Scalar) or in integers" if bad == ["f16"] else
+                                  "compare integers (convert with scalar_conv / vec_conv first)")
             return P.cast(cond.ir, P.BOOL)
         raise self._error(f"condition must be a TIK expression or a Python bool, got {type(cond).__name__}",
                           operand="cond", value=repr(cond))

@@ -179,3 +179,30 @@ def test_errors_outside_a_tik_call_still_name_the_script_line():
     n = ti.InputScalar("int32", name="n")
     with raises_tik(IllegalOperand, match=r"test_language_rules\.py:\d+ in `tik\.InputScalar\.set_as`"):
         n.set_as(3)
+
+
+def test_conditions_take_numbers_and_no_float16_scalars():
+    def body(ti, ub):
+        f = ti.Scalar("float32", init_value=0.5)
+        four = ti.Scalar("int32", init_value=4)
+        with ti.if_scope(f > 0.25):                   # float32 Scalars are fine off Ascend310
+            ub[0].set_as(1)
+        with ti.if_scope(2.5):                        # a float immediate (nonzero: true)
+            ub[1].set_as(2)
+        with ti.if_scope(0.0):
+            ub[2].set_as(3)
+        with ti.elif_scope(four // 2):                # a numeric Expr: != 0
+            ub[3].set_as(4)
+    assert _counter(body).tolist()[:4] == [1, 2, 0, 4]
+    ti = tik.Tik()
+    h = ti.Scalar("float16", init_value=1.0)
+    with raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
+        ti.if_scope(h > 0)
+    u = ti.Tensor("float16", (16,), name="u", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
+        ti.if_scope(u[0] < 1.0)                        # an element comparison reads a float16 Scalar
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    f = ti.Scalar("float32", init_value=1.0)
+    with raises_tik(IllegalOperand, match="the condition uses a float32 Scalar"):
+        ti.if_scope(f > 0)
