@@ -155,6 +155,11 @@ class ControlAPI(TikBase):
                                   limit=f">= begint ({lo})",
                                   hint="TIK requires begint <= endt for constant bounds (end - begin >= 0); "
                                        "an empty loop is for_range(n, n)")
+            if isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo < tn:
+                raise self._error(f"for_range({lo}, {hi}, thread_num={tn}): {hi - lo} iteration(s) cannot be split "
+                                  f"into {tn} buffers", operand="thread_num", value=tn, limit=f"<= {hi - lo}",
+                                  hint="TIK requires end - begin >= thread_num when the loop runs; use thread_num=1 "
+                                       "for short loops (CANN ops write `thread_num = 2 if n > 1 else 1`)")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
             empty = isinstance(lo, int) and isinstance(hi, int) and hi == lo
             return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),

@@ -41,6 +41,20 @@ def test_constant_for_range_bounds_need_begint_le_endt():
         ti.for_range(4, 2)
 
 
+def test_double_buffered_constant_loops_need_thread_num_iterations():
+    def body(ti, ub):
+        n = ti.Scalar("int32", init_value=0)
+        with ti.for_range(0, 3, thread_num=2) as i:   # 3 iterations, the last pair half used
+            n.set_as(n + i + 1)
+        with ti.for_range(5, 5, thread_num=2):        # empty: legal
+            n.set_as(100)
+        ub[0].set_as(n)
+    assert _counter(body)[0] == 6
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"for_range\(0, 1, thread_num=2\): 1 iteration\(s\) cannot be split"):
+        ti.for_range(0, 1, thread_num=2)
+
+
 def test_block_num_above_65535_is_rejected():
     ti = tik.Tik()
     with raises_tik(IllegalOperand, match=r"block_num = 65536 is outside \[1, 65535\]"):
