@@ -2,8 +2,11 @@
 
 One ``vcmax`` per row writes, for each of the row's 8 repeats of 128 lanes, the pair
 (maximum, lane index of its first occurrence) -- the index as the raw integer bits of a
-float16 slot. The scalar unit then scans the 8 pairs (read through a uint16 view of the
-same buffer), keeps the first largest value and forms ``repeat * 128 + lane``. Run it with
+float16 slot. A second ``vcmax`` over the 8 maxima (the even slots: mask 0x5555) picks the
+largest and the slot it came from, first occurrence on ties; the scalar unit reads the
+indices through a uint16 view and forms ``repeat * 128 + lane``. (TIK conditions cannot
+compare float16 Scalars, so the comparison stays on the vector unit, as in CANN's
+arg_max_with_value.) Run it with
 
     tik-run examples/tik_argmax.py        (or: python examples/tik_argmax.py)
 """
@@ -21,21 +24,18 @@ def argmax_kernel(rows=ROWS):
     out = tik_instance.Tensor("int32", (rows, 8), name="out", scope=tik.scope_gm)
     buf = tik_instance.Tensor("float16", (rows, COLS), name="buf", scope=tik.scope_ubuf)
     pairs = tik_instance.Tensor("float16", (2 * REPEATS,), name="pairs", scope=tik.scope_ubuf)
+    best = tik_instance.Tensor("float16", (16,), name="best", scope=tik.scope_ubuf)
     res = tik_instance.Tensor("int32", (rows, 8), name="res", scope=tik.scope_ubuf)
     tik_instance.data_move(buf, x, 0, 1, rows * COLS // 16, 0, 0)
     tik_instance.vec_dup(rows * 8, res, 0, 1, 8)
     index_bits = pairs.reinterpret_cast_to("uint16")
+    best_bits = best.reinterpret_cast_to("uint16")
     with tik_instance.for_range(0, rows) as r:
         tik_instance.vcmax(128, pairs, buf[r, 0], REPEATS, 1, 1, 8)
-        best = tik_instance.Scalar("float16", name="best", init_value=pairs[0])
-        arg = tik_instance.Scalar("int32", name="arg", init_value=index_bits[1])
-        with tik_instance.for_range(1, REPEATS) as k:
-            v = tik_instance.Scalar("float16", name="v", init_value=pairs[2 * k])
-            with tik_instance.if_scope(v > best):
-                best.set_as(v)
-                lane = tik_instance.Scalar("int32", name="lane", init_value=index_bits[2 * k + 1])
-                arg.set_as(k * 128 + lane)
-        res[r, 0].set_as(arg)
+        tik_instance.vcmax([0, 0x5555], best, pairs, 1, 1, 1, 8)    # the 8 maxima: slots 0, 2, ..., 14
+        slot = tik_instance.Scalar("int32", name="slot", init_value=best_bits[1])    # 2 * winning repeat
+        lane = tik_instance.Scalar("int32", name="lane", init_value=index_bits[slot + 1])
+        res[r, 0].set_as(slot // 2 * 128 + lane)
     tik_instance.data_move(out, res, 0, 1, rows * 8 // 8, 0, 0)
     tik_instance.BuildCCE(kernel_name="argmax", inputs=[x], outputs=[out])
     return tik_instance

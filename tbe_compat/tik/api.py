@@ -282,6 +282,8 @@ class TikBase:
                limit=None, hint: Optional[str] = None, cls: type = IllegalOperand) -> PtoError:
         """A facade error at the current TIK call (raise it)."""
         where = self._where
+        if where is None:          # raised outside a TIK call's context (a view method): the user's line
+            where = api_site(api or "tik")
         return tik_error(message, api=api or (where.call if where else "tik"), operand=operand, value=value,
                          limit=limit, hint=hint, where=where, cls=cls, exit_on_error=self._exit_on_error)
 

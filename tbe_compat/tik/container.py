@@ -17,11 +17,13 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 from __future__ import annotations
 
 import inspect
+import re
 import weakref
 
 import numpy as np
 
 from pto_core import program as P
+from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
 from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
 from pto_core.program import INDEX
@@ -38,7 +40,7 @@ from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
-from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
+from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, integer_rooted, static_int
 
 
 #: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
@@ -105,6 +107,12 @@ def _away_from_zero(v):
 UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 BLOCK_BYTES = 32
 from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
+
+#: TIK's name rules: tensors (tik_tensor check_name_str_valid) and Scalars (the Scalar reference: no leading digit)
+_TENSOR_NAME = re.compile(r"[0-9A-Za-z_]+\Z")
+_SCALAR_NAME = re.compile(r"[A-Za-z_][0-9A-Za-z_]*\Z")
+_SCOPE_WORDS = {"for": "for_range", "block": "for_range", "if": "if_scope", "elif": "elif_scope", "else": "else_scope",
+                "stmt": "new_stmt_scope"}
 
 #: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).
 _V100_SHORT = ("Ascend310", "Ascend910")
@@ -209,9 +217,15 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                    "tik.scope_cc (= tik.scope_cbuf_out)")
         if name is None:
             name = f"tensor_{len(self._names)}"
-        if not isinstance(name, str) or not name:
-            raise self._error(f"name must be a non-empty str, got {name!r}", operand="name", value=name)
+        if not isinstance(name, str) or not _TENSOR_NAME.match(name):
+            raise self._error(f"tensor name {name!r} must be a non-empty string of letters, digits and _",
+                              operand="name", value=name, limit="[0-9A-Za-z_]+")
         self._names[name] = self._names.get(name, 0) + 1
+        if space == "gm" and len(self._scopes) > 1:
+            raise self._error(f"GM tensor {name!r} is declared inside a {_SCOPE_WORDS[self._scopes[-1].kind]} body; "
+                              f"TIK declares scope_gm tensors at the kernel's top level only", operand="scope",
+                              value=scope, hint="declare the GM tensor before the for_range/if_scope/new_stmt_scope "
+                                                "and index it inside")
         if space != "gm":
             for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
                               ("init_value", init_value)):
@@ -408,9 +422,48 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def Scalar(self, dtype="int64", name="reg_buf", init_value=None):  # noqa: N802
         """A scalar register (tik_api.md §5.1)."""
         self._scalar_dtype(dtype)
-        if not isinstance(name, str):
-            raise self._error(f"name must be a str, got {name!r}", operand="name", value=name)
+        if not isinstance(name, str) or not _SCALAR_NAME.match(name):
+            raise self._error(f"Scalar name {name!r} must be letters, digits and _, not starting with a digit",
+                              operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*")
+        if init_value is not None:
+            self._check_scalar_value(P.scalar_type(dtype), init_value, "init_value")
         return Scalar(self, dtype, name, init_value)
+
+    def _check_scalar_value(self, t, value, name: str) -> None:
+        """TIK's rules for the value a Scalar of register type ``t`` is set to (the Scalar reference and its
+        set_as page): a one-element tensor view only; no Expr into a float16 Scalar (every chip); on Ascend310
+        (Atlas 200/300/500 inference) no float Scalar from a Scalar of another type or from an Expr, and no
+        int Scalar from a float Scalar or from an Expr over float Scalars. The facade's own lowerings (nested
+        calls) are not checked."""
+        if self._depth > 1:
+            return
+        if isinstance(value, Tensor):
+            size = value.size
+            if isinstance(size, int) and size != 1:
+                raise self._error(f"{name} is tensor view {value.name!r} of shape {list(value.shape)}; a Scalar is "
+                                  f"set from one element", operand=name, value=list(value.shape), limit="1 element",
+                                  hint="index the element: s.set_as(t[i])")
+            return
+        if not isinstance(value, Expr) or isinstance(value.ir, P.Const):
+            return
+        computed = bool(value.ir.children())
+        vt = value.ir.type
+        what = f"the {vt.pto_name} Scalar" if not computed else "an Expr"
+        if t.name == "f16" and computed:
+            raise self._error(f"{name}: a float16 Scalar cannot be set to an Expr", operand=name, value=repr(value),
+                              hint="compute in a float32 Scalar and convert with scalar_conv('', dst_f16, src_f32)")
+        if platform.current_soc().short_soc_version != "Ascend310":
+            return
+        bad = None
+        if S.is_float(t) and (computed or vt is not t):
+            bad = f"a {t.pto_name} Scalar cannot be set to {what}"
+        elif not S.is_float(t) and not integer_rooted(value.ir):
+            bad = f"an integer Scalar cannot be set to {what} of float type"
+        if bad:
+            raise self._error(f"{name}: on Ascend310 {bad} (the scalar unit has no such conversion)",
+                              operand=name, value=repr(value), cls=UnsupportedOp,
+                              hint="use immediates or same-type Scalars, or convert with scalar_conv on a chip "
+                                   "that has it")
 
     def _scalar_dtype(self, dtype):
         if dtype not in SCALAR_DTYPES:
@@ -443,7 +496,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _scalar_set_api(self, s, value, src_offset=None):
         if isinstance(value, Tensor) and src_offset is not None:
             value = value._view((1,), (1,), _add(value.offset, self._int_arg(src_offset, "src_offset")))
+        self._check_scalar_value(s.ir.type, value, "value")
         self._scalar_set(s, value)
+
+    @tik_api("InputScalar.set_as")
+    def _input_scalar_set_as(self, s, *args, **kwargs):
+        raise self._error("an InputScalar is read-only", operand=s.name,
+                          hint="copy it into a Scalar first: s = tik_instance.Scalar(dtype); s.set_as(input)")
 
     def _load_element(self, t: Tensor, reg, name: str) -> None:
         op = self._operand(t, name, spaces=("ub", "gm"))
@@ -477,6 +536,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if isinstance(value, Tensor):
             if src_offset is not None:
                 value = value._view((1,), (1,), _add(value.offset, self._int_arg(src_offset, "src_offset")))
+            elif isinstance(value.size, int) and value.size != 1:
+                raise self._error(f"value is tensor view {value.name!r} of shape {list(value.shape)}; set_as copies "
+                                  f"one element", operand="value", value=list(value.shape), limit="1 element",
+                                  hint="index the element: t[i].set_as(src[j]), or move blocks with data_move")
             tmp = P.Reg(P.scalar_type(value.dt))
             self._load_element(value, tmp, "value")
             v = tmp

@@ -30,6 +30,26 @@ from .errors import convert
 from .scalar import Expr, InputScalar, Scalar, static_int
 
 
+#: largest ``block_num`` of a multi-core for_range (TIK reference: an immediate in [1, 65535])
+MAX_BLOCK_NUM = 65535
+
+
+#: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
+#: and float32 on Ascend310, Atlas 200/300/500 inference)
+_FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
+
+
+def _leaves(ir):
+    """The registers, arguments and loop variables an IR scalar expression reads."""
+    kids = ir.children() if isinstance(ir, P.ScalarExpr) else ()
+    if not kids:
+        if not isinstance(ir, P.Const):
+            yield ir
+        return
+    for k in kids:
+        yield from _leaves(k)
+
+
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
@@ -117,6 +137,12 @@ class ControlAPI(TikBase):
         if dtype not in ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8"):
             raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype)
         bn = block_num
+        nb = static_int(bn)
+        if nb is not None and not isinstance(bn, bool) and nb > MAX_BLOCK_NUM:
+            raise self._error(f"block_num = {nb} is outside [1, {MAX_BLOCK_NUM}]", operand="block_num", value=nb,
+                              limit=f"[1, {MAX_BLOCK_NUM}]",
+                              hint="launch at most 65535 blocks (the runtime schedules more blocks than cores "
+                                   "in batches)")
         if isinstance(bn, Scalar) and static_int(bn) is None:
             return self._dynamic_block_loop(lo, endt, bn, tn, name, dtype, where)
         multicore = isinstance(bn, InputScalar) or (static_int(bn) is not None and static_int(bn) > 1)
@@ -124,8 +150,18 @@ class ControlAPI(TikBase):
             if static_int(bn) is None or static_int(bn) < 1:
                 raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
                                   operand="block_num", value=repr(block_num), limit=">= 1")
+            if isinstance(lo, int) and isinstance(hi, int) and hi < lo:
+                raise self._error(f"for_range({lo}, {hi}): endt is below begint", operand="endt", value=hi,
+                                  limit=f">= begint ({lo})",
+                                  hint="TIK requires begint <= endt for constant bounds (end - begin >= 0); "
+                                       "an empty loop is for_range(n, n)")
+            if isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo < tn:
+                raise self._error(f"for_range({lo}, {hi}, thread_num={tn}): {hi - lo} iteration(s) cannot be split "
+                                  f"into {tn} buffers", operand="thread_num", value=tn, limit=f"<= {hi - lo}",
+                                  hint="TIK requires end - begin >= thread_num when the loop runs; use thread_num=1 "
+                                       "for short loops (CANN ops write `thread_num = 2 if n > 1 else 1`)")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
-            empty = isinstance(lo, int) and isinstance(hi, int) and hi <= lo
+            empty = isinstance(lo, int) and isinstance(hi, int) and hi == lo
             return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
                           self._close_loop, conditional=not runs, dead=empty)
         if tn not in (0, 1):
@@ -238,9 +274,19 @@ class ControlAPI(TikBase):
                               hint="put it right after the `with tik_instance.if_scope(...)` block")
 
     def _cond(self, cond):
-        if isinstance(cond, (bool, int)) and not isinstance(cond, Expr):
+        if isinstance(cond, (bool, int, float)) and not isinstance(cond, Expr):
             return P.Const(bool(cond), P.BOOL)
         if isinstance(cond, Expr):
+            banned = _FLOAT_COND_BANNED.get(platform.current_soc().short_soc_version, ("f16",))
+            bad = [] if self._depth > 1 else \
+                sorted({leaf.type.name for leaf in _leaves(cond.ir) if leaf.type.name in banned})
+            if bad:
+                names = " or ".join({"f16": "float16", "f32": "float32"}[b] for b in bad)
+                raise self._error(f"the condition uses a {names} Scalar; TIK conditions cannot contain {names} "
+                                  f"Scalars on {platform.current_soc().soc_version}", operand="cond",
+                                  value=repr(cond), hint="compare in float32 (scalar_conv the value into a float32 "
+                                                         "Scalar) or in integers" if bad == ["f16"] else
+                                  "compare integers (convert with scalar_conv / vec_conv first)")
             return P.cast(cond.ir, P.BOOL)
         raise self._error(f"condition must be a TIK expression or a Python bool, got {type(cond).__name__}",
                           operand="cond", value=repr(cond))
@@ -272,8 +318,14 @@ class ControlAPI(TikBase):
         self._jump("return_")
 
     def _jump(self, kind):
-        if kind != "return_" and not self._builder._loops:
-            raise self._error(f"tik_{kind[:-1]} outside a for_range", hint="use it inside a for_range body")
+        if kind != "return_":
+            loop = next((sc.kind for sc in reversed(self._scopes) if sc.kind in ("for", "block")), None)
+            if loop is None:
+                raise self._error(f"tik_{kind[:-1]} outside a for_range", hint="use it inside a for_range body")
+            if loop == "block":
+                raise self._error(f"tik_{kind[:-1]} directly inside the multi-core for_range (block_num > 1)",
+                                  hint=f"TIK allows tik_{kind[:-1]} only in serial loops: put it in a for_range "
+                                       f"nested in the multi-core loop, or skip the work with if_scope")
         self._sync.barrier_all()
         getattr(self._builder, kind)(where=self._where)
 

@@ -73,6 +73,7 @@ class Expr:
     def _bin(self, op, other, reflected=False):
         with _expr_errors(f"tik.Expr.__{op}__"):
             o = ir_value(other, what=f"operand of {op!r}")
+            _no_bf16_arith(op, self.ir, o)
             a, b = (o, self.ir) if reflected else (self.ir, o)
             return Expr(P.binop(op, a, b))
 
@@ -100,6 +101,11 @@ class Expr:
     def __rxor__(self, o): return self._bin("xor", o, True)
     def _un(self, op):
         with _expr_errors(f"tik.Expr.__{op}__"):
+            _no_bf16_arith(op, self.ir)
+            if op == "neg" and self.ir.type.kind == "u":
+                raise IllegalOperand(f"cannot negate an unsigned {self.dtype} value", operand="neg",
+                                     value=self.dtype, hint="TIK has no negation of uint Scalars; subtract from a "
+                                                            "signed value (s.astype('int64')) instead")
             return Expr(P.unop(op, self.ir))
 
     def __neg__(self): return self._un("neg")
@@ -113,8 +119,9 @@ class Expr:
         if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
             return getattr(other, _MIRRORED[pred])(self)
         with _expr_errors(f"tik.Expr.__{pred}__"):
-            return _Comparison(P.cmp(pred, self.ir, ir_value(other, what="operand of a comparison")), pred, self,
-                               other)
+            o = ir_value(other, what="operand of a comparison")
+            _no_bf16_arith(pred, self.ir, o)
+            return _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
 
     def __lt__(self, o): return self._cmp("lt", o)
     def __le__(self, o): return self._cmp("le", o)
@@ -209,8 +216,7 @@ class InputScalar(Expr):
         self.name = name
 
     def set_as(self, *args, **kwargs):
-        raise self.tik._error("an InputScalar is read-only", api="tik.InputScalar.set_as", operand=self.name,
-                              hint="copy it into a Scalar first: s = tik_instance.Scalar(dtype); s.set_as(input)")
+        self.tik._input_scalar_set_as(self, *args, **kwargs)
 
     def __repr__(self):
         return f"tik.InputScalar({self.name!r}: {self.dtype})"
@@ -235,6 +241,15 @@ class _expr_errors:
                 where = None if w is None else type(w)(w.file, w.line, self.api)
                 raise convert(e, api=self.api, where=where) from None
         return False
+
+
+def _no_bf16_arith(op: str, *operands) -> None:
+    """TIK's Scalar reference (note 3): a bfloat16 Scalar supports no arithmetic (+ - * /, shifts) and no
+    comparisons; it only moves values (set_as, vector operands)."""
+    if any(isinstance(x, P.Expr) and x.type.name == "bf16" for x in operands):
+        raise IllegalOperand(f"operator {op!r} on a bfloat16 value: TIK bfloat16 Scalars support no arithmetic or "
+                             f"comparison", operand=op, value="bfloat16",
+                             hint="compute in a float32 Scalar and convert (s.astype('float32'))")
 
 
 def _no_python_value(e: Expr, what: str, hint: str) -> PtoError:

@@ -260,6 +260,7 @@ class ScalarExtraAPI(TikBase):
         with self._api("tik.ScalarArray.set_as"):
             b = self._builder
             regs = elem.array.regs
+            self._check_scalar_value(regs[0].ir.type, value, "value")
             idx = P.cast(elem.index, P.I64)
             for k, reg in enumerate(regs):
                 scope = b.if_(P.cmp("eq", idx, k)) if k == 0 else b.elif_(P.cmp("eq", idx, k))

@@ -21,8 +21,9 @@ def _row_fill_kernel(m: int, barrier_first: bool = False):
     blocks = (m * 2 + 31) // 32
     with ti.for_range(0, 2, block_num=2) as core:
         ub = ti.Tensor("float16", (blocks * 16,), name="ub", scope=tik.scope_ubuf)
-        val = ti.Scalar("float16", init_value=0)
-        val.set_as(core + 1)
+        val = ti.Scalar("float16", init_value=1.0)
+        with ti.if_scope(core == 1):               # (an Expr such as core + 1 cannot set a float16 Scalar)
+            val.set_as(2.0)
         ti.vec_dup(blocks * 16, ub, val, 1, 8)          # (m <= 64: one repeat)
         if barrier_first:
             with ti.if_scope(core == 0):

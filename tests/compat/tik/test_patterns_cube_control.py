@@ -70,15 +70,15 @@ def test_matmul_k_not_multiple_of_16(m, k, n, split):
 
 def first_above(rows, cols, thr):
     ti = tik.Tik()
-    x = ti.Tensor("float16", (rows, cols), name="x", scope=tik.scope_gm)
+    x = ti.Tensor("int16", (rows, cols), name="x", scope=tik.scope_gm)
     out = ti.Tensor("int32", (rows, 8), name="out", scope=tik.scope_gm)
     with ti.for_range(0, rows, block_num=rows) as r:
-        x_ub = ti.Tensor("float16", (cols,), name="x_ub", scope=tik.scope_ubuf)
+        x_ub = ti.Tensor("int16", (cols,), name="x_ub", scope=tik.scope_ubuf)
         o_ub = ti.Tensor("int32", (8,), name="o_ub", scope=tik.scope_ubuf)
         ti.data_move(x_ub, x[r, 0], 0, 1, cols // 16, 0, 0)
         ti.vec_dup(8, o_ub, -1, 1, 8)
         ti.data_move(out[r, 0], o_ub, 0, 1, 1, 0, 0)
-        v = ti.Scalar("float16", name="v")
+        v = ti.Scalar("int16", name="v")               # (TIK conditions cannot read float16 Scalars)
         v.set_as(x_ub[0])
         with ti.if_scope(v < 0):
             ti.tik_return()                          # out row stays -1
@@ -118,12 +118,12 @@ def _first_above_ref(x, thr):
 
 
 def test_scalar_search_with_break_all_any_and_return():
-    rows, cols, thr = 8, 32, 2.0
+    rows, cols, thr = 8, 32, 2
     rng = np.random.default_rng(4)
-    x = rng.uniform(0, 1.5, (rows, cols)).astype(np.float16)
-    x[1, 3] = x[2, 20] = x[3, 31] = x[4, 30] = 5.0          # classes 1, 2, 3, 3
-    x[5, 0] = -1.0                                          # early return
-    x[6, 0] = 3.0                                           # hit at 0
+    x = rng.integers(0, 2, (rows, cols)).astype(np.int16)
+    x[1, 3] = x[2, 20] = x[3, 31] = x[4, 30] = 5            # classes 1, 2, 3, 3
+    x[5, 0] = -1                                            # early return
+    x[6, 0] = 3                                             # hit at 0
     ti = first_above(rows, cols, thr)                       # row 0 and 7: no hit
     out, = run(ti, {"x": x})
     np.testing.assert_array_equal(out, _first_above_ref(x, thr))

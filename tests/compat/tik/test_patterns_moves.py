@@ -127,7 +127,7 @@ def relu_plus_one(rows, cols, core_num=8, chunk_rows=3):
             ti.data_move(y[row, 0], ub, 0, 1, n * cols // 16, 0, 0)
 
         if loops:
-            with ti.for_range(0, loops, thread_num=2) as i:
+            with ti.for_range(0, loops, thread_num=2 if loops > 1 else 1) as i:    # (TIK: >= 2 iterations)
                 chunk(first_row + i * chunk_rows, chunk_rows)
         if tail:
             chunk(first_row + loops * chunk_rows, tail)

@@ -1,0 +1,222 @@
+"""TIK language rules from the TIK reference pages and TIK's source: constant for_range bounds, block_num range,
+tik_break/tik_continue placement, Scalar assignment and arithmetic restrictions, names, GM tensors at the top
+level, one-element set_as sources. Each rule: a legal kernel that runs and the illegal call's error."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+
+@pytest.fixture(autouse=True)
+def _chip():
+    set_current_compile_soc_info("Ascend910")
+
+
+def _counter(body, n=8, dtype="int32"):
+    """Runs ``body(ti, ub)`` on an ``n``-element UB tensor (zeroed) and returns it."""
+    ti = tik.Tik()
+    o = ti.Tensor(dtype, (n,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor(dtype, (n,), name="ub", scope=tik.scope_ubuf)
+    ti.vec_dup(n, ub, 0, 1, 8)
+    body(ti, ub)
+    ti.data_move(o, ub, 0, 1, n * np.dtype(dtype).itemsize // 32, 0, 0)
+    return run(build(ti, "k", [], [o]))[0]
+
+
+def test_constant_for_range_bounds_need_begint_le_endt():
+    def body(ti, ub):
+        n = ti.Scalar("int32", init_value=0)
+        with ti.for_range(3, 3):                      # empty, legal
+            n.set_as(n + 1)
+        with ti.for_range(2, 5):
+            n.set_as(n + 10)
+        ub[0].set_as(n)
+    assert _counter(body)[0] == 30
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"for_range\(4, 2\): endt is below begint"):
+        ti.for_range(4, 2)
+
+
+def test_double_buffered_constant_loops_need_thread_num_iterations():
+    def body(ti, ub):
+        n = ti.Scalar("int32", init_value=0)
+        with ti.for_range(0, 3, thread_num=2) as i:   # 3 iterations, the last pair half used
+            n.set_as(n + i + 1)
+        with ti.for_range(5, 5, thread_num=2):        # empty: legal
+            n.set_as(100)
+        ub[0].set_as(n)
+    assert _counter(body)[0] == 6
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"for_range\(0, 1, thread_num=2\): 1 iteration\(s\) cannot be split"):
+        ti.for_range(0, 1, thread_num=2)
+
+
+def test_block_num_above_65535_is_rejected():
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"block_num = 65536 is outside \[1, 65535\]"):
+        ti.for_range(0, 65536, block_num=65536)
+
+
+def test_break_and_continue_belong_to_serial_loops_not_the_multi_core_loop():
+    ti = tik.Tik()
+    o = ti.Tensor("int32", (16,), name="o", scope=tik.scope_gm)
+    with ti.for_range(0, 2, block_num=2) as c:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.vec_dup(8, ub, 0, 1, 8)
+        with ti.for_range(0, 8) as j:                 # a child loop of the multi-core loop: legal
+            with ti.if_scope(j == 5):
+                ti.tik_break()
+            ub[j].set_as(c * 10 + j)
+        ti.data_move(o[c * 8], ub, 0, 1, 1, 0, 0)
+    out = run(build(ti, "k", [], [o]))[0]
+    assert out.tolist() == [0, 1, 2, 3, 4, 0, 0, 0, 10, 11, 12, 13, 14, 0, 0, 0]
+    ti = tik.Tik()
+    with ti.for_range(0, 3):                          # the multi-core loop inside a serial loop
+        with ti.for_range(0, 2, block_num=2) as c:
+            with ti.if_scope(c == 1):
+                with raises_tik(IllegalOperand, match="tik_continue directly inside the multi-core for_range"):
+                    ti.tik_continue()
+
+
+def test_uint_values_cannot_be_negated():
+    ti = tik.Tik()
+    s = ti.Scalar("uint32", init_value=3)
+    i = ti.Scalar("int32", init_value=3)
+    assert (-i).dtype == "int32"
+    with raises_tik(IllegalOperand, match="cannot negate an unsigned uint32 value"):
+        -s
+
+
+def test_bfloat16_scalars_have_no_arithmetic_or_comparison():
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    b = ti.Scalar("bfloat16", init_value=1.5)
+    c = ti.Scalar("bfloat16")
+    c.set_as(b)                                       # moves are fine
+    assert b.astype("float32").dtype == "float32"
+    for expr in (lambda: b + 1, lambda: 2 * b, lambda: b < 2.0, lambda: -b):
+        with raises_tik(IllegalOperand, match="bfloat16 Scalars support no arithmetic"):
+            expr()
+
+
+def test_float16_scalars_take_values_not_expressions():
+    def body(ti, ub):
+        h = ti.Scalar("float16", init_value=1.5)
+        g = ti.Scalar("float16")
+        g.set_as(h)                                   # a Scalar: legal
+        f = ti.Scalar("float32")
+        f.set_as(g)
+        f.set_as(f * 4 + 1)                           # an Expr into float32: legal on this chip
+        ti.scalar_conv("", g, f)
+        ub[0].set_as(g)
+    assert _counter(body, n=16, dtype="float16")[0] == 7.0
+    ti = tik.Tik()
+    h = ti.Scalar("float16", init_value=1.5)
+    with raises_tik(IllegalOperand, match="a float16 Scalar cannot be set to an Expr"):
+        h.set_as(h + h)
+    with raises_tik(IllegalOperand, match="a float16 Scalar cannot be set to an Expr"):
+        ti.Scalar("float16", init_value=ti.Scalar("int32", init_value=1) + 1)
+
+
+def test_ascend310_float_scalars_take_immediates_and_same_type_scalars_only():
+    set_current_compile_soc_info("Ascend310")
+
+    def body(ti, ub):
+        f = ti.Scalar("float32", init_value=2.5)
+        g = ti.Scalar("float32")
+        g.set_as(f)
+        i = ti.Scalar("int32", init_value=7)
+        j = ti.Scalar("int32")
+        j.set_as(i * 3 + 1.9)                         # int Scalar from an Expr of int Scalars and immediates
+        ub[0].set_as(j)
+    assert _counter(body)[0] == 22
+    ti = tik.Tik()
+    f = ti.Scalar("float32", init_value=2.5)
+    h = ti.Scalar("float16", init_value=1.0)
+    i = ti.Scalar("int32", init_value=7)
+    for target, value, what in ((f, h, "a f32 Scalar cannot be set to the f16 Scalar"),
+                                (f, i, "a f32 Scalar cannot be set to the i32 Scalar"),
+                                (f, f + 1, "a f32 Scalar cannot be set to an Expr"),
+                                (i, f, "an integer Scalar cannot be set to the f32 Scalar")):
+        with raises_tik(UnsupportedOp, match="on Ascend310 " + what):
+            target.set_as(value)
+    set_current_compile_soc_info("Ascend910")
+    f.set_as(i)                                       # other chips convert
+
+
+def test_names_follow_tik_rules():
+    ti = tik.Tik()
+    ti.Tensor("float16", (16,), name="9_ok", scope=tik.scope_ubuf)     # TIK's tensor rule allows a leading digit
+    ti.Scalar("int32", name="_s1")
+    with raises_tik(IllegalOperand, match="tensor name 'a-b' must be"):
+        ti.Tensor("float16", (16,), name="a-b", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="Scalar name '1s' must be"):
+        ti.Scalar("int32", name="1s")
+
+
+def test_gm_tensors_are_declared_at_the_top_level():
+    ti = tik.Tik()
+    ti.Tensor("float16", (16,), name="g", scope=tik.scope_gm)
+    with ti.for_range(0, 2):
+        ti.Tensor("float16", (16,), name="u", scope=tik.scope_ubuf)
+        with raises_tik(IllegalOperand, match="GM tensor 'h' is declared inside a for_range body"):
+            ti.Tensor("float16", (16,), name="h", scope=tik.scope_gm)
+    with ti.new_stmt_scope():
+        with raises_tik(IllegalOperand, match="inside a new_stmt_scope body"):
+            ti.Tensor("float16", (16,), name="h2", scope=tik.scope_gm)
+
+
+def test_set_as_reads_one_element():
+    def body(ti, ub):
+        src = ti.Tensor("int32", (8,), name="src", scope=tik.scope_ubuf)
+        ti.vec_dup(8, src, 9, 1, 8)
+        s = ti.Scalar("int32")
+        s.set_as(src[3])
+        ub[1].set_as(src[2:3])                        # a one-element slice is an element
+        ub[2].set_as(s)
+    assert _counter(body).tolist()[:3] == [0, 9, 9]
+    ti = tik.Tik()
+    a = ti.Tensor("int32", (8,), name="a", scope=tik.scope_ubuf)
+    s = ti.Scalar("int32")
+    with raises_tik(IllegalOperand, match=r"tensor view 'a' of shape \[8\]; a Scalar is set from one element"):
+        s.set_as(a)
+    with raises_tik(IllegalOperand, match=r"tensor view 'a' of shape \[4\]; set_as copies one element"):
+        a[0].set_as(a[4:8])
+
+
+def test_errors_outside_a_tik_call_still_name_the_script_line():
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    with raises_tik(IllegalOperand, match=r"test_language_rules\.py:\d+ in `tik\.InputScalar\.set_as`"):
+        n.set_as(3)
+
+
+def test_conditions_take_numbers_and_no_float16_scalars():
+    def body(ti, ub):
+        f = ti.Scalar("float32", init_value=0.5)
+        four = ti.Scalar("int32", init_value=4)
+        with ti.if_scope(f > 0.25):                   # float32 Scalars are fine off Ascend310
+            ub[0].set_as(1)
+        with ti.if_scope(2.5):                        # a float immediate (nonzero: true)
+            ub[1].set_as(2)
+        with ti.if_scope(0.0):
+            ub[2].set_as(3)
+        with ti.elif_scope(four // 2):                # a numeric Expr: != 0
+            ub[3].set_as(4)
+    assert _counter(body).tolist()[:4] == [1, 2, 0, 4]
+    ti = tik.Tik()
+    h = ti.Scalar("float16", init_value=1.0)
+    with raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
+        ti.if_scope(h > 0)
+    u = ti.Tensor("float16", (16,), name="u", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
+        ti.if_scope(u[0] < 1.0)                        # an element comparison reads a float16 Scalar
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    f = ti.Scalar("float32", init_value=1.0)
+    with raises_tik(IllegalOperand, match="the condition uses a float32 Scalar"):
+        ti.if_scope(f > 0)
