@@ -15,8 +15,10 @@
   - b8: ``dst[e][k + 16*dst_high_half] = src[k][e + 16*src_high_half]`` (half of each
     destination block is written).
 
-  The TIK doc remark that "with repeat_times == 1 the effective start is the list
-  address + rep_stride" is not modelled (tik_api.md §13.6: the ISA page does not have it).
+  With ``repeat == 1`` the blocks start one repeat stride after the list addresses
+  (`REPEAT1_STARTS_ONE_STRIDE_IN`: a named choice following the TIK vnchwconv page and the
+  Ascend C TransDataTo5HD page, which both say so and tell kernels to pass stride 0 for a
+  single repeat, as public kernels do; the CCE ISA page is silent; tik_api.md §13.6).
 * ``vconcat(dst, src, repeat, mode)`` / ``vextract``: a proposal is 8 elements (x1, y1,
   x2, y2, score, label, ...); one repeat handles 16 proposals:
   ``dst[(16r+i)*8 + mode] = src[16r+i]`` (other proposal fields untouched) and the inverse.
@@ -109,6 +111,9 @@ EXPANDERS["ub.vtranspose"] = lambda call: [
 # ----------------------------------------------------------------------------- vnchwconv
 
 LIST_LEN = 16
+#: With one repeat, vnchwconv's blocks start at the list addresses plus one repeat stride (TIK vnchwconv and
+#: Ascend C TransDataTo5HD docs: "set the strides to 0 to start at the list addresses"; tik_api.md §13.6).
+REPEAT1_STARTS_ONE_STRIDE_IN = True
 
 
 def _list(value, name, op):
@@ -145,20 +150,21 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
         ve.check_range(v, 0, 65535, op=op, operand=f"rep_stride({n})") for v, n in zip(rep_stride[0], ("dst", "src")))
     size = d.itemsize
     e = ve.BLOCK_BYTES // size
+    s0, d0 = (sr * 32, dr * 32) if rep == 1 and REPEAT1_STARTS_ONE_STRIDE_IN else (0, 0)
     if size == 1:
         sh, dh = 16 * bool(src_high_half), 16 * bool(dst_high_half)
     elif dst_high_half or src_high_half:
         raise IllegalOperand("high_half selects the byte half of 8-bit blocks only", op=op, operand="dst_high_half",
                              value=d.name)
     # order repeats one at a time only if a destination block can overwrite a later source block
-    src_rng = [(p.addr, p.addr + (rep - 1) * sr * 32 + 32) for p in src_list]
-    dst_rng = [(p.addr, p.addr + (rep - 1) * dr * 32 + 32) for p in dst_list]
+    src_rng = [(p.addr + s0, p.addr + s0 + (rep - 1) * sr * 32 + 32) for p in src_list]
+    dst_rng = [(p.addr + d0, p.addr + d0 + (rep - 1) * dr * 32 + 32) for p in dst_list]
     same = all(p.sub == src_list[0].sub for p in src_list + dst_list)
     overlap = same and any(a0 < b1 and b0 < a1 for a0, a1 in dst_rng for b0, b1 in src_rng)
     chunks = [(r, r + 1) for r in range(rep)] if overlap else [(0, rep)]
     for r0, r1 in chunks:
         n = r1 - r0
-        blocks = np.stack([np.asarray(ctx.strided_view(p, (n, e), (sr * 32, size), offset=r0 * sr * 32, dtype=d,
+        blocks = np.stack([np.asarray(ctx.strided_view(p, (n, e), (sr * 32, size), offset=s0 + r0 * sr * 32, dtype=d,
                                                        operand=f"src_list[{k}]"))
                            for k, p in enumerate(src_list)], axis=1)          # (n, 16 src blocks, e)
         if size == 2:
@@ -174,7 +180,7 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
             cols = slice(dh, dh + 16)
         for j, p in enumerate(dst_list):
             width = cols.stop - cols.start
-            view = ctx.strided_view(p, (n, width), (dr * 32, size), offset=r0 * dr * 32 + cols.start * size,
+            view = ctx.strided_view(p, (n, width), (dr * 32, size), offset=d0 + r0 * dr * 32 + cols.start * size,
                                     dtype=d, write=True, operand=f"dst_list[{j}]")
             if dr == 0 and n > 1:
                 view[...] = out[n - 1:n, j, :]
@@ -197,7 +203,8 @@ register(OpSpec(
     clauses=(Clause("dst_high_half", "flag", doc="b8: write bytes 16..31 of each destination block"),
              Clause("src_high_half", "flag", doc="b8: read bytes 16..31 of each source block"),
              Clause("rep_stride", "args", params=("%dst", "%src"), min_params=2,
-                    doc="repeat strides in 32 B blocks, applied to every list address (default 0)")),
+                    doc="repeat strides in 32 B blocks, applied to every list address (default 0; with "
+                        "repeat 1 the blocks start one stride in)")),
     execute=_nchw_execute, verify=_nchw_verify,
     doc="scatter transpose of 16 blocks (vnchwconv / vec_trans_scatter)"))
 EXPANDERS["ub.vnchwconv"] = lambda call: [

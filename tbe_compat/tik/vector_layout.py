@@ -132,7 +132,8 @@ class LayoutAPI(VectorBase):
         for lst, r, w in ((dl, dr, True), (sl, sr, False)):
             for o in lst:
                 e = 32 * 8 // o.dt.bits
-                ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), r), e), e))
+                # repeats - 1 strides, or with one repeat the one stride the blocks start in (tik_api.md §13.6)
+                ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isel(ieq(repeat, 1), 1, isub(repeat, 1)), r), e), e))
                 fp.append(self._vec_access(o, ext, w))
         clauses = {}
         if ref.dt.bits == 8:               # the flags select byte halves; TIK ignores them for wider types

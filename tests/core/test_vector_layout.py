@@ -36,16 +36,20 @@ def test_vtranspose(repeat, rep, base):
 _HALVES = [(False, False), (True, False), (False, True), (True, True)]
 
 
+@pytest.mark.parametrize("repeat", [3, 1])
 @pytest.mark.parametrize("dt, high", [("f16", _HALVES[0]), ("f32", _HALVES[0])] +
                          [(t, h) for t in ("u8", "s8") for h in _HALVES])
-def test_vnchwconv_matches_isa_formula(dt, high):
+def test_vnchwconv_matches_isa_formula(dt, high, repeat):
+    """The CCE ISA formula; with one repeat the blocks start one repeat stride after the list addresses (TIK and
+    Ascend C TransDataTo5HD docs; REPEAT1_STARTS_ONE_STRIDE_IN)."""
     d = dtype(dt)
     m = machine("Ascend910B1", seed=5)
     rng = np.random.default_rng(9)
     slots = rng.permutation(200)[:32] * 32 + 8192        # 32 distinct block addresses
     src_list = tuple(m.ptr("ub", d, int(a)) for a in slots[:16])
     dst_list = tuple(m.ptr("ub", d, int(a)) for a in slots[16:])
-    repeat, srs, drs = 3, 210, 220                       # repeat strides in blocks, no overlap between repeats
+    srs, drs = 210, 220                                  # repeat strides in blocks, no overlap between repeats
+    first = 1 if repeat == 1 else 0                      # one repeat: the blocks start one stride in
     before = ub_bytes(m).copy()
     kw = {}
     if high[0]:
@@ -56,7 +60,7 @@ def test_vnchwconv_matches_isa_formula(dt, high):
     want = before.copy()
     st_ = d.storage
     s = d.itemsize
-    for r in range(repeat):
+    for r in range(first, first + repeat):
         src = [[ref.get(want, int(slots[k]) + r * srs * 32 + i * s, st_) for i in range(32 // s)] for k in range(16)]
         dst_addr = [int(a) + r * drs * 32 for a in slots[16:]]
         if s == 2:

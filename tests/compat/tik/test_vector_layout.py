@@ -369,3 +369,19 @@ def test_vnchwconv_b32_needs_the_chip_instruction():
     np.testing.assert_array_equal(out.reshape(16, 8), want)
     with raises_tik(UnsupportedOp, match="tik.vnchwconv does not support int32 on Ascend310"):
         vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310", build_only=True)
+
+
+def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent():
+    """TIK vnchwconv / Ascend C TransDataTo5HD: with repeat_times 1 the blocks start at the list addresses plus the
+    repeat strides (kernels pass 0 to start at the list); the extent check counts that stride."""
+    a = np.arange(512, dtype=np.float16)
+    out = vec_kernel({"s": a, "d": np.full(512, -1, np.float16)}, lambda ti, ub: ti.vnchwconv(
+        False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 2, 1),
+        chip="Ascend910B1")["d"]
+    want = np.full(512, -1, np.float16)
+    want[32:288] = a.reshape(32, 16)[1:17].T.reshape(-1)        # src blocks 1..16, dst blocks 2..17
+    np.testing.assert_array_equal(out, want)
+    with raises_tik(OutOfBounds, match="dst_list\\[15\\] tensor overflow"):
+        vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, lambda ti, ub: ti.vnchwconv(
+            False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 1, 0),
+            chip="Ascend910B1", build_only=True)
