@@ -9,8 +9,8 @@ Model:
   destination writes).
 * GM is a set of named *regions* (one per kernel argument or allocation) placed in
   one virtual byte-address space with unmapped guard gaps between them, so an
-  access that runs past a tensor is an `OutOfBounds` error, never a silent write
-  into a neighbour.
+  access that runs past a tensor's allocation (`GM_TAIL_PAD`: the host pads it) is an
+  `OutOfBounds` error, never a silent write into a neighbour.
 * Every buffer keeps a per-byte *written* map for uninitialised-read detection.
 * A `Ptr` is a typed byte address in one space (``!pto.ptr<f16, l0a>`` at 0x400).
   Pointers made by ``machine.ptr(...)`` are bound to a core (`ExecContext`) so the
@@ -189,10 +189,22 @@ class GmRegion:
     def end(self) -> int:
         return self.base + self.buffer.size
 
+    @property
+    def padded_size(self) -> int:
+        """Bytes of the allocation the host makes for this tensor (`GM_TAIL_PAD`)."""
+        return _round_up(self.buffer.size, 32) + GM_TAIL_PAD
+
 
 GM_BASE = 0x1000_0000
 GM_ALIGN = 512
 GM_GUARD = 4096
+#: Named choice "GM allocation padding": the host allocates every GM tensor of ``n`` bytes as
+#: ``round32(n) + GM_TAIL_PAD`` bytes, so a DMA may touch up to that end. Source: GE's
+#: ``TensorUtils::GetTensorMemorySizeInBytes`` (metadef ``graph/utils/tensor_utils.cc``) sizes tensor
+#: memory as ``((n + 2*32 - 1) / 32) * 32``; MindSpore's ``GetCommonAlignSize`` reserves at least as
+#: much (``(n + 512 + 31) / 512 * 512``). The padding's bytes are unknown: reads there give unknown
+#: data, writes there are dropped (``pto_core.ops.mte``). Must stay below `GM_GUARD`.
+GM_TAIL_PAD = 32
 
 
 class GlobalMemory:
@@ -241,6 +253,14 @@ class GlobalMemory:
                 return r
         raise IllegalOperand(f"no GM region named {name!r}", operand="name", value=name,
                              limit=", ".join(r.name for r in self.regions) or "(none)")
+
+    def find_padded(self, addr: int) -> Optional[tuple]:
+        """``(region, offset)`` of the allocation whose padded extent (`GmRegion.padded_size`) holds
+        byte ``addr``, or None (the offset may be past the region's size: a padding byte)."""
+        i = bisect.bisect_right(self._bases, addr) - 1
+        if i >= 0 and addr - self.regions[i].base < self.regions[i].padded_size:
+            return self.regions[i], addr - self.regions[i].base
+        return None
 
     def find(self, addr: int, nbytes: int) -> tuple:
         """Return ``(region, offset)`` holding ``[addr, addr + nbytes)`` or raise `OutOfBounds`."""

@@ -171,40 +171,49 @@ def flags_from_elems(we: np.ndarray, d: DType) -> np.ndarray:
 # ============================================================================ byte-burst engine
 
 
-def _gm_available(ctx, ptr, lo: int) -> int:
-    """Bytes of ptr's GM region from ``ptr + lo`` to the region end (0 if ptr+lo is unmapped)."""
-    try:
-        region, off = ctx.machine.gm.find(ptr.addr + lo, 1)
-    except OutOfBounds:
-        return 0
-    return region.size - off
+def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str) -> Optional[int]:
+    """For a GM access of bytes ``[ptr + lo, ptr + hi)`` that runs past its tensor into the host's
+    allocation padding (`pto_core.memory.GM_TAIL_PAD`): how many of its bytes, from ``ptr + lo``, are
+    inside the tensor (0 when it starts in the padding). None when it is not a GM access that
+    starts inside a tensor's padded allocation and overruns the tensor (the caller's ordinary
+    bounds check then applies). Past the padding: `OutOfBounds` naming the padded extent."""
+    if ptr.space != "gm":
+        return None
+    found = ctx.machine.gm.find_padded(ptr.addr + lo)
+    if found is None:
+        return None
+    region, off = found
+    n = hi - lo
+    if off + n <= region.size:
+        return None
+    if off + n > region.padded_size:
+        raise OutOfBounds(f"GM bytes [{off}, {off + n}) run past the end of region {region.name!r} "
+                          f"({region.size} B) and of its allocation's padding (the host allocates "
+                          f"{region.padded_size} B: the size rounded up to 32 B plus one 32-byte block)",
+                          op=ctx.op_name, operand=operand, value=hex(ptr.addr + lo),
+                          limit=f"{region.padded_size} B",
+                          hint="check burst lengths, strides and offsets against the tensor's shape")
+    return max(0, region.size - off)
 
 
-def read_span(ctx, ptr, lo: int, exact_hi: int, hi: int, operand: str, runs: Optional[tuple] = None):
-    """``(data, written)`` of ``[ptr+lo, ptr+hi)`` where bytes past ``exact_hi`` may run past a GM tensor.
+def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = None):
+    """``(data, written)`` of ``[ptr+lo, ptr+hi)``; a GM read may run into its tensor's allocation padding.
 
-    Hardware moves whole 32-byte blocks, so a burst may read a few bytes beyond the end
-    of a GM tensor; those bytes are modelled as unknown: zero data, not written. Bytes up
-    to ``exact_hi`` must be in bounds (`OutOfBounds` otherwise). ``runs``: the bytes really read
-    (`ExecContext.span_tracked`).
+    The host allocates every GM tensor with padding after it (named choice "GM allocation
+    padding", `pto_core.memory.GM_TAIL_PAD`), and the DMA reads whole 32-byte blocks, so a
+    burst may read bytes past the end of a GM tensor up to the end of that padding; those
+    bytes are modelled as unknown: zero data, not written. Past the padding: `OutOfBounds`.
+    ``runs``: the bytes really read (`ExecContext.span_tracked`).
     """
-    if hi > exact_hi and ptr.space == "gm":
-        avail = _gm_available(ctx, ptr, lo)
-        if 0 < avail < exact_hi - lo:                # the last block of the read starts past the tensor
-            region, off = ctx.machine.gm.find(ptr.addr + lo, 1)
-            raise OutOfBounds(f"GM bytes [{off}, {off + hi - lo}) run past the end of region {region.name!r} "
-                              f"({region.size} B): a read's last 32-byte block may run past a tensor's end only if "
-                              f"it starts inside it, and this one starts at byte {off + exact_hi - lo - 1}",
-                              op=ctx.op_name, operand=operand, value=hex(ptr.addr + lo), limit=f"{region.size} B",
-                              hint="check burst lengths, strides and offsets against the tensor's shape (a burst's "
-                                   "last block may run past the end only if it starts inside the tensor)")
-        if avail < hi - lo:
-            data, written, _ = ctx.span_tracked(ptr, lo, max(exact_hi, lo + avail), operand=operand, runs=runs)
-            pdata = np.zeros(hi - lo, np.uint8)
-            pwritten = np.zeros(hi - lo, np.bool_)
-            pdata[:data.size] = data
-            pwritten[:data.size] = written
-            return pdata, pwritten
+    inside = _gm_padding_split(ctx, ptr, lo, hi, operand)
+    if inside is not None:
+        pdata = np.zeros(hi - lo, np.uint8)
+        pwritten = np.zeros(hi - lo, np.bool_)
+        if inside:
+            data, written, _ = ctx.span_tracked(ptr, lo, lo + inside, operand=operand, runs=runs)
+            pdata[:inside] = data
+            pwritten[:inside] = written
+        return pdata, pwritten
     data, written, _ = ctx.span_tracked(ptr, lo, hi, operand=operand, runs=runs)
     return data, written
 
@@ -234,53 +243,58 @@ def _extent(groups, side: int, row: int) -> int:
     return sum((g[0] - 1) * g[side] for g in groups) + row
 
 
-def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, exact_src_row: Optional[int] = None,
-                dst_offset: int = 0, fill_row: Optional[np.ndarray] = None, atomic: Optional[tuple] = None,
-                fill_first: int = 0) -> None:
+def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, dst_offset: int = 0,
+                fill_row: Optional[np.ndarray] = None, atomic: Optional[tuple] = None, fill_first: int = 0) -> None:
     """Copy rows described by ``groups`` = ``[(count, src_stride, dst_stride), ...]`` (innermost first).
 
     Each row copies ``src_row`` bytes from the source row start to ``dst_offset`` bytes
     after the destination row start; ``dst_row`` is the destination row footprint. When
     ``fill_row`` (``dst_row`` bytes) is given, each destination row is first filled with
-    it (padding), so only the copied part comes from the source. ``exact_src_row`` (<=
-    ``src_row``) is the part of each source row that must exist (see `read_span`).
+    it (padding), so only the copied part comes from the source. A GM side may run into its
+    tensor's allocation padding (`read_span`, `_gm_tail_cut`).
     ``atomic`` = ``(dtype name, op)`` (`pto_core.ops.ctrl.atomic_mode`) makes every row a
     read-modify-write ``dst = dst op src`` in that type (`atomic_rows`). ``fill_first`` (an
     element size in bytes) completes each destination row after the copied bytes with copies
     of the row's first element (the DMA's "dummy" data of an unpadded unaligned burst).
     """
-    exact = src_row if exact_src_row is None else exact_src_row
     s_hi = _extent(groups, 1, src_row)
-    s_exact = _extent(groups, 1, exact)
     races = ctx.races is not None           # the GM race checker wants the rows, not the span
-    sdata, swritten = read_span(ctx, src, 0, s_exact, s_hi, "%src",
-                                _gm_runs(src, groups, 1, src_row, s_hi) if races else None)
+    sdata, swritten = read_span(ctx, src, 0, s_hi, "%src", _gm_runs(src, groups, 1, src_row, s_hi) if races else None)
     d_hi = _extent(groups, 2, dst_row)
     cut = _gm_tail_cut(ctx, dst, d_hi)
     druns = _gm_runs(dst, groups, 2, dst_row, d_hi) if races else None
-    if atomic is not None:
-        ctx.gm_atomic = atomic[1]
-    try:
-        real, real_written, _ = ctx.span_tracked(dst, 0, d_hi if cut is None else cut, write=True, operand="%dst",
-                                                 runs=druns)
-    finally:
-        ctx.gm_atomic = None
     if cut is None:
+        real, real_written = _dst_span(ctx, dst, d_hi, atomic, druns)
         _copy_rows(ctx, sdata, swritten, real, real_written, groups, src_row, dst_row, dst_offset, fill_row, atomic,
                    dst, fill_first)
         return
     ddata = np.zeros(d_hi, np.uint8)
     dwritten = np.ones(d_hi, np.bool_)
-    ddata[:cut] = real
-    dwritten[:cut] = real_written
+    real = None
+    if cut:
+        real, real_written = _dst_span(ctx, dst, cut, atomic, druns)
+        ddata[:cut] = real
+        dwritten[:cut] = real_written
     _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst,
                fill_first)
-    real[...] = ddata[:cut]
-    real_written[...] = dwritten[:cut]
-    region, off = ctx.machine.gm.find(dst.addr, 1)
-    ctx.machine.report("gm-tail", f"a write to GM region {region.name!r} ran {d_hi - cut} byte(s) past its end "
-                                  f"(bytes {off + cut}..{off + d_hi - 1}); they land in the allocation's 32-byte "
-                                  f"padding and are dropped")
+    if real is not None:
+        real[...] = ddata[:cut]
+        real_written[...] = dwritten[:cut]
+    region, off = ctx.machine.gm.find_padded(dst.addr)
+    ctx.machine.report("gm-tail", f"a write to GM region {region.name!r} ran {off + d_hi - region.size} byte(s) past "
+                                  f"its end (bytes {max(off, region.size)}..{off + d_hi - 1}); they land in the "
+                                  f"allocation's padding and are dropped")
+
+
+def _dst_span(ctx, dst, hi: int, atomic: Optional[tuple], runs: Optional[tuple]):
+    """The destination's ``(data, written)`` views of ``[dst, dst + hi)`` for writing (atomic mode noted)."""
+    if atomic is not None:
+        ctx.gm_atomic = atomic[1]
+    try:
+        real, real_written, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst", runs=runs)
+    finally:
+        ctx.gm_atomic = None
+    return real, real_written
 
 
 def _gm_runs(ptr, groups, side: int, row: int, extent: int) -> Optional[tuple]:
@@ -297,19 +311,14 @@ def _gm_runs(ptr, groups, side: int, row: int, extent: int) -> Optional[tuple]:
 
 
 def _gm_tail_cut(ctx, dst, d_hi: int) -> Optional[int]:
-    """For a GM destination whose write ends less than one 32-byte block past the end of its
-    region: the bytes that are inside (else None).
+    """For a GM destination whose write runs past its tensor into the allocation's padding: the
+    bytes that are inside (0 when it starts in the padding), else None.
 
-    The host allocates every GM tensor in 32-byte granules plus at least one 32-byte block
-    of padding, so a kernel may store its last partial block whole (``burst = ceil(n /
-    block)``); the bytes past the tensor land in that padding, never in another tensor.
-    Longer overruns are `OutOfBounds` as usual."""
-    if dst.space != "gm":
-        return None
-    avail = _gm_available(ctx, dst, 0)
-    if 0 < avail < d_hi < avail + BLOCK:
-        return avail
-    return None
+    The host pads every GM allocation (named choice "GM allocation padding",
+    `pto_core.memory.GM_TAIL_PAD`), so a kernel may store its last partial block whole (``burst =
+    ceil(n / block)``); the bytes past the tensor land in that padding, never in another tensor,
+    and are dropped. Longer overruns are `OutOfBounds`."""
+    return _gm_padding_split(ctx, dst, 0, d_hi, "%dst")
 
 
 def _copy_rows(ctx, sdata, swritten, ddata, dwritten, groups, src_row, dst_row, dst_offset, fill_row, atomic, dst,
@@ -425,16 +434,6 @@ def _round32(n: int) -> int:
     return (n + BLOCK - 1) // BLOCK * BLOCK
 
 
-def _exact_gm_row(length: int) -> int:
-    """Bytes of a ``length``-byte GM read row that must lie inside the GM tensor.
-
-    The DMA reads whole 32-byte blocks (counted from the row start), and GM is allocated in
-    32-byte granules: the row's final block may run past the end of the tensor as long as
-    it starts inside it; the bytes past the end arrive as unknown data (`read_span`).
-    """
-    return (length - 1) // BLOCK * BLOCK + 1
-
-
 # ============================================================================ pto.mte_gm_l1 / mte_l1_ub
 
 
@@ -447,7 +446,7 @@ def _exec_bytes_to_32b_blocks(op: str):
         _require_stride_alignment(op, groups, 2, BLOCK, dst.space)
         check_align(op, src, BLOCK, "%src")     # on-chip sources are 32-byte aligned; GM is exempt
         row = _round32(length)   # the destination is written in whole 32-byte blocks, tail from the source
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row, exact_src_row=_exact_gm_row(length))
+        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row)
     return execute
 
 
@@ -590,7 +589,7 @@ def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=No
     _require_stride_alignment(op, groups, 2, BLOCK, "UB")
     d = dst.dtype
     if pad is None and length % BLOCK == 0:
-        copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length, exact_src_row=_exact_gm_row(length))
+        copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length)
         return
     if pad is None:
         # whole 32-byte UB blocks; an unaligned burst's tail is "dummy" data: copies of the burst's first

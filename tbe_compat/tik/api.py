@@ -164,17 +164,25 @@ class Operand:
             if self.tik._may_not_run():
                 # Code that may never run (a run-time branch, a loop that may be empty): CANN compiles
                 # it; the overflow is an error only if it executes (run-time check, same message).
-                self.tik._emit("assert_in_bounds", b // esize, -(-(b + nbytes) // esize),
-                               self.tensor.storage.nbytes // esize,
+                total = self.tensor.storage.nbytes
+                alloc = "" if not slack else (f", {total + slack} B with its allocation's padding"
+                                              if self.space == "gm" else
+                                              f", {total + slack} B with the rest of its last 32-byte block")
+                self.tik._emit("assert_in_bounds", b // esize, -(-(b + nbytes) // esize), (total + slack) // esize,
                                what=f"{self.name} of {self.tik._where.call if self.tik._where else 'tik'} "
                                     f"({what or 'the access'}, "
-                                    f"tensor {self.tensor.name!r})")
+                                    f"tensor {self.tensor.name!r}{alloc})")
                 return
+            allowance = ""
+            if slack:
+                allowance = (f" ({avail + slack} B with its allocation's padding)" if self.space == "gm" else
+                             f" ({avail + slack} B with the rest of its last 32-byte block)")
             raise self.tik._error(
                 f"tensor overflow: {what or 'the access'} needs {nbytes} bytes ({nbytes // esize} elements) "
                 f"from the start of {self.name}, but tensor {self.tensor.name!r} "
-                f"({self.tensor.storage.nbytes} B) has only {avail} B ({avail // esize} elements) from there",
-                operand=self.name, value=nbytes, limit=f"{avail} B", cls=OutOfBounds,
+                f"({self.tensor.storage.nbytes} B) has only {avail} B ({avail // esize} elements) from there"
+                f"{allowance}",
+                operand=self.name, value=nbytes, limit=f"{avail + slack} B", cls=OutOfBounds,
                 hint="check nburst/burst/strides (or repeat counts) against the tensor's shape")
 
     def _check_extent_at_run_time(self, nbytes, what: str, slack: int = 0) -> None:

@@ -42,6 +42,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.memory import GM_TAIL_PAD
 from pto_core.ops.sync import barrier_pipe
 
 from .. import platform
@@ -260,13 +261,14 @@ class DataAPI(TikBase):
         for op, unit, gap, w in ((s, path.src_unit, ss, False), (d, path.dst_unit, ds, True)):
             unit = unit(op) if callable(unit) else unit
             ext = None
-            # a GM access's last 32-byte block may run past the tensor as long as it starts inside it
-            # (GM is allocated in 32-byte granules plus padding: reads get unknown bytes there,
-            # writes are dropped -- pto_core.ops.mte read_span / _gm_tail_cut); an on-chip tensor
-            # owns the rest of its last 32-byte block (placement aligns every tensor to 32 B), so a
-            # one-block move into a (1,)-shaped UB tensor stays inside its allocation
+            # a GM access may run past the tensor into the host's allocation padding (named choice
+            # "GM allocation padding": round32(size) + GM_TAIL_PAD bytes; reads get unknown bytes
+            # there, writes are dropped -- pto_core.ops.mte read_span / _gm_tail_cut); an on-chip
+            # tensor owns the rest of its last 32-byte block (placement aligns every tensor to 32 B),
+            # so a one-block move into a (1,)-shaped UB tensor stays inside its allocation
             if op.space == "gm":
-                slack = BLOCK - 1
+                nbytes = op.tensor.storage.nbytes
+                slack = 0 if nbytes is None else -nbytes % BLOCK + GM_TAIL_PAD
             elif op.space in ("ub", "l1") and op.tensor.storage.nbytes is not None:
                 slack = -op.tensor.storage.nbytes % BLOCK
             else:

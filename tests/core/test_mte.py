@@ -595,11 +595,13 @@ def test_unknown_clause_lists_valid_ones():
     assert "nburst" in str(e.value)
 
 
-def test_gm_read_last_block_may_start_inside_and_end_past_the_tensor():
-    """The DMA reads whole 32-byte blocks: a row's final block may run past the GM tensor when it
-    starts inside it (unknown bytes, not an error); a block starting past the end is an error."""
+def test_gm_read_may_run_into_the_allocation_padding():
+    """The host allocates a GM tensor of n bytes as round32(n) + 32 bytes (GE's
+    GetTensorMemorySizeInBytes): a read may run past the tensor up to that end -- also a whole
+    block starting past the tensor -- and the bytes past the tensor are unknown (not written);
+    past the padding it is an error."""
     m = Machine("A2A3")
-    src = rand_bytes(100)
+    src = rand_bytes(100)                                                # allocation: 128 + 32 = 160 B
     g = m.gm_tensor(src, name="s")
     ub = m.ptr("ub", "u8", 0)
     pto.mte_gm_ub(g.byte_offset(72), ub, 0, 32, nburst=(1, 32, 32))      # bytes [72, 104): 4 past the end
@@ -609,25 +611,34 @@ def test_gm_read_last_block_may_start_inside_and_end_past_the_tensor():
     l1 = m.ptr("l1", "u8", 0)
     pto.mte_gm_l1(g, l1, 64, nburst=(2, 40, 64))                        # row 2: [40, 104)
     assert np.array_equal(raw(m, l1, 124)[64:124], src[40:100])
-    with pytest.raises(OutOfBounds, match="run past"):
-        pto.mte_gm_ub(g.byte_offset(72), ub, 0, 64, nburst=(1, 64, 64))   # 2nd block [104, 136) starts past 100
+    pto.mte_gm_ub(g.byte_offset(72), ub, 0, 64, nburst=(1, 64, 64))      # 2nd block [104, 136) starts past 100
+    assert np.array_equal(raw(m, ub, 28), src[72:100]) and not buf.written[28:64].any()
+    ub2 = m.ptr("ub", "u8", 256)
+    pto.mte_gm_ub(g.byte_offset(128), ub2, 0, 32, nburst=(1, 32, 32))    # [128, 160): all padding
+    assert not buf.written[256:288].any()
+    with pytest.raises(OutOfBounds, match=r"GM bytes \[72, 168\) run past the end of region 's' \(100 B\) and of "
+                                          r"its allocation's padding \(the host allocates 160 B"):
+        pto.mte_gm_ub(g.byte_offset(72), ub, 0, 96, nburst=(1, 96, 96))   # [72, 168): past 160
 
 
-def test_gm_write_last_block_past_the_tensor_lands_in_padding():
-    """A store whose end runs less than one 32-byte block past a GM tensor writes the bytes
-    inside and drops the rest (the allocation's padding), with a "gm-tail" report; plain and
-    atomic stores alike. Running a whole block past the end is OutOfBounds."""
+def test_gm_write_into_the_allocation_padding_is_dropped():
+    """A store that runs past a GM tensor into its allocation's padding (up to round32(n) + 32 bytes)
+    writes the bytes inside and drops the rest, with a "gm-tail" report; plain and atomic stores alike,
+    and a store that starts in the padding. Running past the padding is OutOfBounds."""
     m = Machine("A2A3")
-    g = m.gm_tensor(np.full(100, 7, np.uint8), name="d")
+    g = m.gm_tensor(np.full(100, 7, np.uint8), name="d")                  # allocation: 160 B
     nxt = m.gm_tensor(np.full(64, 9, np.uint8), name="next")
     src = rand_bytes(128)
     ub = m.ptr("ub", "u8", 0)
     m.write(ub, src)
-    pto.mte_ub_gm(ub, g.byte_offset(64), 64, nburst=(1, 64, 64))          # bytes [64, 128): 28 past the end
+    pto.mte_ub_gm(ub, g.byte_offset(64), 96, nburst=(1, 96, 96))          # bytes [64, 160): 60 past the end
     out = raw(m, g, 100)
     assert np.array_equal(out[64:], src[:36]) and (out[:64] == 7).all()
     assert (raw(m, nxt, 64) == 9).all()
-    assert any(k == "gm-tail" and "28 byte(s) past its end" in msg for k, msg in m.reports)
+    assert any(k == "gm-tail" and "60 byte(s) past its end" in msg for k, msg in m.reports)
+    pto.mte_ub_gm(ub, g.byte_offset(128), 32, nburst=(1, 32, 32))         # [128, 160): all padding
+    assert np.array_equal(raw(m, g, 100)[64:], src[:36])
+    assert any(k == "gm-tail" and "bytes 128..159" in msg for k, msg in m.reports)
     f = m.gm_tensor(np.ones(10, np.float32), name="acc")                  # 40 B: an atomic 64-byte store
     m.write(m.ptr("ub", "f32", 256), np.arange(16, dtype=np.float32))
     pto.set_atomic_f32()
@@ -635,18 +646,19 @@ def test_gm_write_last_block_past_the_tensor_lands_in_padding():
     pto.mte_ub_gm(m.ptr("ub", "f32", 256), f, 64, nburst=(1, 64, 64))
     pto.set_atomic_none()
     assert np.array_equal(m.read(f, 10), 1 + np.arange(10, dtype=np.float32))
-    with pytest.raises(OutOfBounds, match="run past"):
-        pto.mte_ub_gm(ub, g.byte_offset(64), 96, nburst=(1, 96, 96))      # 60 past: more than a block
+    with pytest.raises(OutOfBounds, match="and of its allocation's padding"):
+        pto.mte_ub_gm(ub, g.byte_offset(64), 128, nburst=(1, 128, 128))   # [64, 192): past 160
+    assert (raw(m, nxt, 64) == 9).all()
 
 
-def test_gm_read_whose_last_block_starts_past_the_tensor_names_the_whole_read():
-    """The last 32-byte block of a GM read may run past the tensor only if it starts inside it; the error
-    names the whole read range and where that block starts (not just the bytes that must exist)."""
+def test_gm_read_past_the_padding_names_the_whole_read():
+    """The error for a GM read past the tensor's allocation names the whole read range and the
+    allocation size (not just the bytes that must exist)."""
     from pto_core.program import program
     with program("oob_tail", target="A2A3") as k:
-        x = k.gm_arg("x", "f32", (64,))                    # 256 B
+        x = k.gm_arg("x", "f32", (64,))                    # 256 B: allocation 288 B
         k.gm_arg("y", "f32", (64,), io="out")
-        pto.mte_gm_ub(x + 48, k.ptr("ub", "f32", 0), 0, 96, nburst=(1, 0, 0))     # [192, 288)
-    with pytest.raises(OutOfBounds, match=r"GM bytes \[192, 288\) run past the end of region 'x' \(256 B\).* "
-                                          r"starts at byte 256"):
+        pto.mte_gm_ub(x + 48, k.ptr("ub", "f32", 0), 0, 128, nburst=(1, 0, 0))    # [192, 320)
+    with pytest.raises(OutOfBounds, match=r"GM bytes \[192, 320\) run past the end of region 'x' \(256 B\).* "
+                                          r"allocates 288 B"):
         k.program.run({"x": np.zeros(64, np.float32)})

@@ -43,8 +43,9 @@ def test_static_overflow_in_dead_branch_runs():
 
 def test_static_overflow_in_taken_branch_is_a_run_time_error():
     ti = _clear_kernel(64, 32, take_else=True)
-    with pytest.raises(OutOfBounds, match=r"tensor overflow: dst of tik.data_move .*tensor 'g'.* needs elements "
-                                           r"\[0, 512\) but the tensor has only 64"):
+    with pytest.raises(OutOfBounds, match=r"tensor overflow: dst of tik.data_move .*tensor 'g', 160 B with its "
+                                           r"allocation's padding\) needs elements \[0, 512\) but the tensor has "
+                                           r"only 80"):
         run(ti, {"g": np.full(64, 3, np.float16)})
 
 
@@ -129,12 +130,16 @@ def test_atomic_add_of_zero_padded_narrow_rows():
     np.testing.assert_allclose(res, ref, rtol=1e-6, atol=1e-6)
 
 
-def test_store_a_whole_block_past_the_end_is_an_error():
+def test_store_past_the_allocation_padding_is_an_error():
+    """A 200-byte GM tensor owns 256 bytes on the device (round32 + one block of padding): an 8-block
+    store fits, a 9-block store is a tensor overflow."""
     ti = tik.Tik()
     y = ti.Tensor("float16", (100,), name="y", scope=tik.scope_gm)
-    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
-    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 256 bytes .* 'y' \(200 B\) has only 200 B"):
-        ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    ub = ti.Tensor("float16", (144,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 288 bytes .* 'y' \(200 B\) has only 200 B .*"
+                                       r"\(256 B with its allocation's padding\)"):
+        ti.data_move(y, ub, 0, 1, 9, 0, 0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -137,8 +137,8 @@ def test_data_move_errors():
         ti.data_move(ub, g, 16, 1, 1, 0, 0)
     with raises_tik(IllegalOperand, match=r"src_stride = -1 is outside \[0, 65535\]"):
         ti.data_move(ub, g, 0, 2, 1, -1, 0)
-    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 160 bytes .* 'g' \(128 B\) has only 128 B"):
-        ti.data_move(ub, g, 0, 1, 5, 0, 0)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 192 bytes .* 'g' \(128 B\) has only 128 B"):
+        ti.data_move(ub, g, 0, 1, 6, 0, 0)
     with raises_tik(OutOfBounds, match="tensor overflow"):
         ti.data_move(ub[48], g, 0, 2, 1, 0, 1)
     with raises_tik(Misaligned, match="dst address is not 32-byte aligned: tensor 'ub' \\+ 2 B"):
@@ -194,7 +194,7 @@ def test_run_time_out_of_bounds_names_the_call_and_the_loop():
     x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
     ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
     with ti.for_range(0, 4) as i:
-        ti.data_move(ub, x[i * 16], 0, 1, 2, 0, 0)            # i = 3 reads past x
+        ti.data_move(ub, x[i * 16], 0, 1, 3, 0, 0)            # i = 3 reads past x and its padding
     build(ti, "oob", [x], [])
     with raises_tik(OutOfBounds) as info:
         run(ti, {"x": np.zeros(64, np.float16)})
@@ -375,7 +375,8 @@ def test_pipe_barrier_records_the_barrier_and_keeps_the_data():
 
 def test_gm_reads_may_end_inside_the_last_32_byte_block():
     """A 1-element float32 GM tensor read with one 32-byte burst (a real kernel does this):
-    legal, the bytes past the tensor are unknown; a burst starting past the tensor is an error."""
+    legal, the bytes past the tensor are unknown; a read past its 64-byte allocation (32-byte
+    rounding plus one block of padding) is an error."""
     ti = tik.Tik()
     m = ti.Tensor("float32", (1,), name="m", scope=tik.scope_gm)
     y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
@@ -390,7 +391,32 @@ def test_gm_reads_may_end_inside_the_last_32_byte_block():
     with raises_tik(OutOfBounds, match="tensor overflow"):
         ti2 = tik.Tik()
         g = ti2.Tensor("float32", (1,), name="g", scope=tik.scope_gm)
-        ti2.data_move(ti2.Tensor("float32", (16,), name="u", scope=tik.scope_ubuf), g, 0, 1, 2, 0, 0)
+        ti2.data_move(ti2.Tensor("float32", (24,), name="u", scope=tik.scope_ubuf), g, 0, 1, 3, 0, 0)
+
+
+def test_run_time_gm_moves_may_use_the_allocation_padding():
+    """A GM tensor of n bytes owns round32(n) + 32 bytes on the device (the host's padding, named
+    choice "GM allocation padding"): moves at run-time offsets may read a whole block starting past
+    the tensor (unknown bytes) or store one (dropped, a gm-tail report), as CANN's dynamic in_top_k
+    does for a row count that is not a multiple of 32; one block further is an error."""
+    def kernel(blocks):
+        ti = tik.Tik()
+        x = ti.Tensor("float32", (20,), name="x", scope=tik.scope_gm)        # 80 B: allocation 128 B
+        y = ti.Tensor("float32", (20,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float32", (40,), name="ub", scope=tik.scope_ubuf)
+        with ti.for_range(0, 1) as i:
+            ti.data_move(ub, x[i * 32], 0, 1, blocks, 0, 0)                 # [0, 32 * blocks)
+            ti.vec_adds(8, ub, ub, 1.0, 3, 1, 1)                             # the first 24 elements + 1
+            ti.data_move(y[i * 32], ub, 0, 1, blocks, 0, 0)
+        build(ti, "padding", [x], [y])
+        return ti
+    ti = kernel(4)
+    xs = np.arange(20, dtype=np.float32) * 3
+    out, = run(ti, {"x": xs})
+    assert np.array_equal(out, xs + 1)
+    assert any(kind == "gm-tail" and "48 byte(s) past its end" in msg for kind, msg in ti.tikdb.reports)
+    with raises_tik(OutOfBounds, match="and of its allocation's padding"):
+        run(kernel(5), {"x": xs})
 
 
 def test_atomic_adds_into_a_zeroed_output_report_no_uninitialised_read():
