@@ -381,7 +381,8 @@ def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent()
     want = np.full(512, -1, np.float16)
     want[32:288] = a.reshape(32, 16)[1:17].T.reshape(-1)        # src blocks 1..16, dst blocks 2..17
     np.testing.assert_array_equal(out, want)
-    with raises_tik(OutOfBounds, match="dst_list\\[15\\] tensor overflow"):
+    with raises_tik(OutOfBounds, match="dst_list\\[15\\] tensor overflow.*with repeat_times 1 the blocks start one "
+                                       "repeat stride \\(1 x 32 B\\) after the list addresses"):
         vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, lambda ti, ub: ti.vnchwconv(
             False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 1, 0),
             chip="Ascend910B1", build_only=True)
