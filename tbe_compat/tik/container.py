@@ -17,18 +17,20 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 from __future__ import annotations
 
 import inspect
+import math
 import weakref
 
 import numpy as np
 
 from pto_core import program as P
+from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
 from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
 from pto_core.program import INDEX
 
 from .. import platform
 from . import registry as _registry
-from .api import TikBase, sync_spec, tik_api
+from .api import TikBase, has_key, sync_spec, tik_api
 from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
@@ -161,7 +163,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             platform.profiling_soc(profiling)
             if err_msg_level not in (0, 1):
                 raise self._error(f"err_msg_level must be 0 or 1, got {err_msg_level!r}", operand="err_msg_level",
-                                  value=err_msg_level, limit="0 or 1")
+                                  value=err_msg_level, limit="0 or 1",
+                                  hint="pass 0 (errors are SystemExit, CANN's default) or 1 (plain exceptions with "
+                                       "tracebacks)")
             if block_size != 32:
                 raise self._error(f"block_size must be 32 on the modelled chips, got {block_size!r}",
                                   operand="block_size", value=block_size, limit="32",
@@ -199,7 +203,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if scope is None:
             raise self._error("scope is required", operand="scope",
                               hint="pass scope=tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, ...")
-        space = SCOPE_SPACES.get(scope)
+        space = SCOPE_SPACES.get(scope) if has_key(SCOPE_SPACES, scope) else None
         if space is None:
             known = ", ".join(f"{k!r}" for k in SCOPE_SPACES)
             cls = UnsupportedOp if isinstance(scope, str) and scope.startswith("local.") else UnknownName
@@ -210,7 +214,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if name is None:
             name = f"tensor_{len(self._names)}"
         if not isinstance(name, str) or not name:
-            raise self._error(f"name must be a non-empty str, got {name!r}", operand="name", value=name)
+            raise self._error(f"name must be a non-empty str, got {name!r}", operand="name", value=name,
+                              hint="pass name='...' (a str; the feed_dict key of GM inputs)")
         self._names[name] = self._names.get(name, 0) + 1
         if space != "gm":
             for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
@@ -234,15 +239,19 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _tensor_dtype(self, dtype):
         if isinstance(dtype, str) and dtype in TENSOR_DTYPES:
             return _dtype(dtype)
+        name = getattr(dtype, "__name__", None) or getattr(dtype, "name", None)
+        hint = f"pass the dtype name as a str, e.g. {name!r}" if isinstance(name, str) and name in TENSOR_DTYPES \
+            else "pass one of the listed dtype names as a str (e.g. 'float16')"
         raise self._error(f"dtype {dtype!r} is not a TIK tensor dtype", operand="dtype", value=dtype,
-                          limit="one of " + ", ".join(TENSOR_DTYPES), cls=UnknownName)
+                          limit="one of " + ", ".join(TENSOR_DTYPES), cls=UnknownName, hint=hint)
 
     def _shape_arg(self, shape) -> tuple:
         if shape is None:
-            raise self._error("shape is required", operand="shape")
+            raise self._error("shape is required", operand="shape", hint="pass the shape as a list/tuple of ints")
         items = shape if isinstance(shape, (list, tuple)) else (shape,)
         if not items:
-            raise self._error("shape must have at least one dimension", operand="shape", value=shape)
+            raise self._error("shape must have at least one dimension", operand="shape", value=shape,
+                              hint="pass a list/tuple with at least one dimension, e.g. (16,)")
         dims = []
         for d in items:
             v = static_int(d)
@@ -251,14 +260,17 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                     v = None
                 elif v <= 0:
                     raise self._error(f"shape {list(items)} has a non-positive dimension {v}", operand="shape",
-                                      value=list(items), limit="dimensions >= 1")
+                                      value=list(items), limit="dimensions >= 1",
+                                      hint="every dimension must be at least 1")
             if v is not None:
                 dims.append(v)
             elif isinstance(d, Expr):
-                dims.append(P.cast(d.ir, INDEX))
+                dims.append(P.cast(self._int_arg(d, "shape"), INDEX))
             else:
                 raise self._error(f"shape {shape!r} has a dimension {d!r} that is not an int or a TIK integer "
-                                  f"expression", operand="shape", value=repr(d))
+                                  f"expression", operand="shape", value=repr(d),
+                                  hint="pass a list/tuple of Python ints (integer Scalars/Exprs for dynamic "
+                                       "dimensions)")
         return tuple(dims)
 
     def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value):
@@ -270,7 +282,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         st.is_workspace = bool(is_workspace)
         st.is_atomic_add = bool(is_atomic_add)
         if init_value is not None:
-            st.init_value = np.asarray(init_value).reshape(-1)
+            st.init_value = self._init_values(st, count, init_value)
         internal = f"_gm{len(self._gm_tensors)}"
         if isinstance(count, int) and count >= UNBOUNDED_GM_ELEMENTS:
             # CANN dynamic-shape idiom: Tensor(dtype, (MAX_INT64,), scope_gm): the real size comes at launch
@@ -292,6 +304,30 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         st.gm = P.GmArg(internal, st.dtype, shape, io="workspace")
         self._builder.program.args.append(st.gm)
         self._gm_tensors.append(st)
+
+    def _init_values(self, st: Storage, count, init_value) -> np.ndarray:
+        """``init_value`` of a GM tensor as a flat float64 array (TIK: a list of immediates, one per element)."""
+        try:
+            vals = np.asarray(init_value, dtype=object).reshape(-1)
+        except (TypeError, ValueError):
+            vals = None
+        bad = None if vals is not None else init_value
+        if vals is not None:
+            bad = next((v for v in vals.tolist() if isinstance(v, bool) or
+                        not isinstance(v, (int, float, np.integer, np.floating))), None)
+        if vals is None or bad is not None or not vals.size:
+            raise self._error(f"init_value must be a list of numbers, got {type(init_value).__name__} "
+                              f"{init_value!r:.60}", operand="init_value", value=repr(bad)[:40],
+                              hint="pass a list (or numpy array) with one number per element of the tensor")
+        if isinstance(count, int) and vals.size != count:
+            raise self._error(f"init_value has {vals.size} values; tensor {st.name!r} has {count} elements",
+                              operand="init_value", value=vals.size, limit=count,
+                              hint="give one value per element (np.full(shape, v).ravel().tolist() repeats one)")
+        out = vals.astype(np.float64)
+        if st.dtype.kind != "f" and not np.all(np.isfinite(out)):
+            raise self._error(f"init_value of the {st.dtype.tik_name} tensor {st.name!r} holds a NaN or infinity",
+                              operand="init_value", hint="integer tensors take finite integer values")
+        return np.asarray(vals.tolist(), dtype=np.float64 if st.dtype.kind == "f" else object)
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or
@@ -409,24 +445,27 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """A scalar register (tik_api.md §5.1)."""
         self._scalar_dtype(dtype)
         if not isinstance(name, str):
-            raise self._error(f"name must be a str, got {name!r}", operand="name", value=name)
+            raise self._error(f"name must be a str, got {name!r}", operand="name", value=name,
+                              hint="pass name='...' (a str)")
         return Scalar(self, dtype, name, init_value)
 
     def _scalar_dtype(self, dtype):
         if dtype not in SCALAR_DTYPES:
             raise self._error(f"dtype {dtype!r} is not a TIK scalar dtype", operand="dtype", value=dtype,
-                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName)
+                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName,
+                              hint="pass one of the listed dtype names as a str (e.g. 'int32')")
 
     @tik_api("InputScalar")
     def InputScalar(self, dtype="int64", name="input_scalar"):  # noqa: N802
         """A kernel argument given at launch (``feed_dict[name]``); list it in BuildCCE inputs."""
         self._scalar_dtype(dtype)
         if not isinstance(name, str) or not name.isidentifier():
-            raise self._error(f"InputScalar name {name!r} must be an identifier", operand="name", value=name)
+            raise self._error(f"InputScalar name {name!r} must be an identifier", operand="name", value=name,
+                              hint="use letters, digits and _ only (the name is the feed_dict key)")
         if any(s.name == name for s in self._input_scalars):
             raise self._error(f"InputScalar name {name!r} is used twice", operand="name", value=name,
                               hint="give every InputScalar a unique name (it is the feed_dict key)")
-        arg = P.ScalarArg(name, dtype)
+        arg = P.ScalarArg(name, dtype, owner=self._builder)
         s = InputScalar(self, arg, name)
         self._input_scalars.append(s)
         return s
@@ -437,6 +476,17 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             self._load_element(value, s.ir, "value")
             return
         v = self._scalar_arg(value, "value")
+        t = s.ir.type
+        if S.is_int(t) and isinstance(v, (int, float)) and not isinstance(v, bool):
+            lo, hi = S.int_bounds(t)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise self._error(f"{v} cannot be stored in the {s.dtype} Scalar {s.name!r}", operand="value",
+                                  value=v, hint=f"integer Scalars hold finite values in [{lo}, {hi}]")
+            if not lo <= int(v) <= hi:
+                # an immediate that does not fit the register (TVM rejects such literals too)
+                raise self._error(f"{v} does not fit the {s.dtype} Scalar {s.name!r}", operand="value", value=v,
+                                  limit=f"[{lo}, {hi}]",
+                                  hint=f"pass a value in [{lo}, {hi}], or declare the Scalar with a wider dtype")
         self._builder.assign(s.ir, v)
 
     @tik_api("Scalar.set_as")
@@ -491,7 +541,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _scalar_dst(self, dst, name="dst") -> Scalar:
         if not isinstance(dst, Scalar):
             raise self._error(f"{name} must be a Scalar, got {type(dst).__name__} {dst!r}", operand=name,
-                              value=repr(dst))
+                              value=repr(dst),
+                              hint=f"pass a tik Scalar as {name} (tik_instance.Scalar(dtype))")
         return dst
 
     @tik_api("scalar_abs")
@@ -541,11 +592,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         (nearest even) or 'odd' (round to odd)."""
         d = self._scalar_dst(dst)
         if not isinstance(src, Expr):
-            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src")
-        mode = self._SCALAR_CONV_MODES.get(round_mode)
+            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src",
+                              hint="pass a Scalar or an Expr of Scalars (s = tik_instance.Scalar('float32', "
+                                   "init_value=x) for a number)")
+        mode = self._SCALAR_CONV_MODES.get(round_mode) if has_key(self._SCALAR_CONV_MODES, round_mode) else None
         if mode is None:
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",
-                              value=round_mode, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
+                              value=round_mode, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES),
+                              hint="pass one of the listed round_mode strs ('' or 'none' for the default rounding)")
         fn, suffix = mode
         if round_mode == "away-zero" and platform.current_soc().short_soc_version in _AWAY_IS_UP_SOCS:
             fn = _away_from_zero
@@ -557,7 +611,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if round_mode not in modes:
             if b == "s32" and suffix == "":
                 raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
-                                  value=round_mode, limit="round, floor, ceil, away-zero, to-zero")
+                                  value=round_mode, limit="round, floor, ceil, away-zero, to-zero",
+                                  hint="pass round_mode='round', 'floor', 'ceil', 'away-zero' or 'to-zero'")
             raise self._error(f"scalar_conv {src.dtype} -> {d.dtype} takes round_mode "
                               f"{', '.join(repr(m) for m in modes)}, not {round_mode!r}", operand="round_mode",
                               value=round_mode, limit=", ".join(repr(m) for m in modes))
@@ -572,7 +627,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     # ------------------------------------------------------------------ views
     def _view_error(self, e: _IndexError):
-        return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit)
+        return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit, hint=e.hint)
 
     def _api_view(self, t: Tensor, key):
         """``t[key]`` (no statement is recorded: provenance is only needed for errors)."""
@@ -655,10 +710,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     def get_available_buffer_size(self, scope) -> int:
         """Bytes still free in ``scope`` (largest total, not the largest hole)."""
-        space = SCOPE_SPACES.get(scope)
+        space = SCOPE_SPACES.get(scope) if has_key(SCOPE_SPACES, scope) else None
         if space is None or space == "gm":
             raise self._error(f"scope {scope!r} has no on-chip buffer", api="tik.get_available_buffer_size",
-                              operand="scope", value=scope)
+                              operand="scope", value=scope,
+                              hint="pass an on-chip scope: tik.scope_ubuf, tik.scope_cbuf, tik.scope_ca, "
+                                   "tik.scope_cb or tik.scope_cc")
         t = platform.current_soc().profile
         return buffer_capacity(space) - self._placement.allocator(space, t).used
 

@@ -183,7 +183,7 @@ class Scalar(Expr):
     __slots__ = ("tik", "name")
 
     def __init__(self, tik, dtype="int64", name="reg_buf", init_value=None):
-        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name))
+        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name, owner=tik._builder))
         self.tik = tik
         self.name = name
         if init_value is not None:
@@ -300,24 +300,28 @@ def _conds(conds, api):
     if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
         conds = tuple(conds[0])
     if not conds:
-        from .errors import tik_error
-        raise tik_error("needs at least one condition", api=api)
+        from .errors import api_site, tik_error
+        raise tik_error("needs at least one condition", api=api, where=api_site(api),
+                        hint=f"pass one or more conditions: {api}(a > 0, b < n)")
     return [ir_value(c, what="condition") for c in conds]
 
 
 def all_(*conds) -> Expr:
     """``tik.all(c1, c2, ...)``: logical and."""
-    return Expr(P.all_(*_conds(conds, "tik.all")))
+    with _expr_errors("tik.all"):
+        return Expr(P.all_(*_conds(conds, "tik.all")))
 
 
 def any_(*conds) -> Expr:
     """``tik.any(c1, c2, ...)``: logical or."""
-    return Expr(P.any_(*_conds(conds, "tik.any")))
+    with _expr_errors("tik.any"):
+        return Expr(P.any_(*_conds(conds, "tik.any")))
 
 
 def negate(cond) -> Expr:
     """``tik.negate(c)``: logical not."""
-    return Expr(P.not_(ir_value(cond, what="condition")))
+    with _expr_errors("tik.negate"):
+        return Expr(P.not_(ir_value(cond, what="condition")))
 
 
 __all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES"]
