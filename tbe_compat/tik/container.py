@@ -25,7 +25,7 @@ import numpy as np
 from pto_core import program as P
 from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
-from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, UnknownName, UnsupportedOp
 from pto_core.program import INDEX
 
 from .. import platform
@@ -40,7 +40,7 @@ from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
-from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, static_int
+from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, check_immediate, static_int
 
 
 #: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
@@ -570,13 +570,25 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     @tik_api("scalar_max")
     def scalar_max(self, dst, src0, src1):
         """``dst = max(src0, src1)`` (floats: IEEE maxNum)."""
-        self._builder.assign(self._scalar_dst(dst).ir, P.max_(self._scalar_arg(src0, "src0"),
-                                                             self._scalar_arg(src1, "src1")))
+        d = self._scalar_dst(dst)
+        self._builder.assign(d.ir, P.max_(*self._scalar_operands(d, src0, src1)))
 
     @tik_api("scalar_min")
     def scalar_min(self, dst, src0, src1):
-        self._builder.assign(self._scalar_dst(dst).ir, P.min_(self._scalar_arg(src0, "src0"),
-                                                             self._scalar_arg(src1, "src1")))
+        d = self._scalar_dst(dst)
+        self._builder.assign(d.ir, P.min_(*self._scalar_operands(d, src0, src1)))
+
+    def _scalar_operands(self, d: Scalar, src0, src1) -> tuple:
+        """The two sources of a scalar_max/min in IR form; an int immediate takes the other source's dtype (or
+        dst's) and must fit it."""
+        a, b = self._scalar_arg(src0, "src0"), self._scalar_arg(src1, "src1")
+        for v, other, name in ((a, b, "src0"), (b, a, "src1")):
+            t = other.type if isinstance(other, P.Expr) else d.ir.type
+            try:
+                check_immediate(v, t, name)
+            except IllegalOperand as e:
+                raise self._error(e.message, operand=name, value=e.value, limit=e.limit, hint=e.hint) from None
+        return a, b
 
     #: scalar_conv round_mode -> (IR rounding function or None, api_check_support suffix); 'away-zero' is
     #: half away from zero here (310P-class AI/Vector Core: "四舍五入") and `_away_from_zero` on _AWAY_IS_UP_SOCS

@@ -25,6 +25,7 @@ from typing import Optional
 import numpy as np
 
 from pto_core import program as P
+from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
 from pto_core.errors import IllegalOperand, PtoError
 
@@ -73,6 +74,7 @@ class Expr:
     def _bin(self, op, other, reflected=False):
         with _expr_errors(f"tik.Expr.__{op}__"):
             o = ir_value(other, what=f"operand of {op!r}")
+            check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)
             return Expr(P.binop(op, a, b))
 
@@ -113,8 +115,9 @@ class Expr:
         if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
             return getattr(other, _MIRRORED[pred])(self)
         with _expr_errors(f"tik.Expr.__{pred}__"):
-            return _Comparison(P.cmp(pred, self.ir, ir_value(other, what="operand of a comparison")), pred, self,
-                               other)
+            o = ir_value(other, what="operand of a comparison")
+            check_immediate(o, self.ir.type, "operand of a comparison")
+            return _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
 
     def __lt__(self, o): return self._cmp("lt", o)
     def __le__(self, o): return self._cmp("le", o)
@@ -262,6 +265,20 @@ def ir_value(v, *, what: str = "value"):
                              hint="read the element first: s = tik_instance.Scalar(dtype); s.set_as(tensor[i])")
     raise IllegalOperand(f"cannot use {type(v).__name__} {v!r} as a scalar {what}", value=repr(v),
                          hint="use ints, floats, Scalars, InputScalars or expressions of them")
+
+
+def check_immediate(v, t, what: str) -> None:
+    """A Python int combined with (or stored into) an integer TIK value takes that value's dtype ``t``; raise
+    `IllegalOperand` if it does not fit (TVM rejects such literals; wrapping it would silently compute
+    something else). Other values are left alone."""
+    if type(v) is not int or not S.is_int(t) or S.is_bool(t):
+        return
+    lo, hi = S.int_bounds(t)
+    if not lo <= v <= hi:
+        name = tik_dtype_name(t) if t.name != "index" else "int64"
+        raise IllegalOperand(f"the immediate {v} ({what}) does not fit {name}", value=v, limit=f"[{lo}, {hi}]",
+                             hint=f"use a value in [{lo}, {hi}], or convert the TIK value to a wider dtype first "
+                                  f"(.astype('int64'))")
 
 
 def static_int(v) -> Optional[int]:

@@ -136,7 +136,8 @@ class LanewiseAPI(VectorBase):
     @tik_api("vector_dup")
     def vector_dup(self, mask, dst, scalar, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit=0):
         """``dst[lane] = scalar`` on active lanes (tik_api.md §9.5)."""
-        self._dup(mask, dst, scalar, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit)
+        self._dup(mask, dst, scalar, repeat_times, self._given(dst_blk_stride, "dst_blk_stride"), dst_rep_stride,
+                  stride_unit)
 
     @tik_api("vec_dup")
     def vec_dup(self, mask, dst, scalar, repeat_times, dst_rep_stride):

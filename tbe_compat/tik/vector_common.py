@@ -233,6 +233,13 @@ class VectorBase(TikBase):
         return self._int_arg(v, name, 0, hi, hint=f"{name} counts 32-byte blocks: pass 0..{hi} (an int, or an "
                                                    f"integer Scalar)")
 
+    def _given(self, v, name: str):
+        """``v`` of a legacy form's block stride: the helpers read None as "the vec_* form, no block
+        stride", so a None the script passed is refused here (as every other integer argument is)."""
+        if v is None:
+            self._int_arg(v, name)
+        return v
+
     def _vec_stride_unit(self, v):
         u = self._int_arg(v, "stride_unit", 0, 3)
         if not isinstance(u, int):

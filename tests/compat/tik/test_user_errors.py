@@ -219,3 +219,29 @@ def test_set_atomic_add_with_a_float_scalar_mode_is_refused():
     ti, x, y, a, f = _kernel()
     with raises_tik(IllegalOperand, match="mode must be an integer, got a float32 expression"):
         ti.set_atomic_add(ti.Scalar("float32", init_value=1.0))
+
+
+def test_legacy_block_strides_given_as_none_are_refused():
+    """None means "the vec_* form" inside the helpers, so vcadd(..., src_blk_stride=None) silently used 1."""
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match="src_blk_stride must be an int, Scalar or Expr, got NoneType"):
+        ti.vcadd(128, a, a, 1, 1, None, 8)
+    with raises_tik(IllegalOperand, match="src_blk_stride must be an int"):
+        ti.vcmax(128, a, a, 1, 1, None, 8)
+    with raises_tik(IllegalOperand, match="dst_blk_stride must be an int"):
+        ti.vector_dup(128, a, 1.0, 1, None, 8)
+    ti.vec_dup(128, a, 1.0, 1, 8)                                # the vec_* forms have no block stride
+
+
+def test_int_immediates_combined_with_tik_values_must_fit_their_dtype():
+    """``s + 2**40`` on an int32 Scalar wrapped the immediate silently (``s < 2**32`` compared with 0)."""
+    ti, x, y, a, f = _kernel()
+    s = ti.Scalar("int32", name="s", init_value=1)
+    with raises_tik(IllegalOperand, match=r"the immediate 1099511627776 \(operand of 'add'\) does not fit int32"):
+        s + 2 ** 40
+    with raises_tik(IllegalOperand, match="operand of a comparison"):
+        s < 2 ** 32
+    with raises_tik(IllegalOperand, match="does not fit int32") as e:
+        ti.scalar_max(s, s, 2 ** 64)
+    assert e.value.operand == "src1"
+    assert (s.astype("int64") + 2 ** 40).dtype == "int64" and (s + (2 ** 31 - 1)).dtype == "int32"
