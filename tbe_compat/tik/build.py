@@ -119,7 +119,8 @@ def _check_gm(tik, x, what: str) -> None:
                          hint="list tensors created by this tik.Tik() instance")
     if x.space != "gm":
         raise tik._error(f"{what} (tensor {x.name!r}) is in {SPACE_TIK_NAMES[x.space]}; kernel arguments are GM "
-                         f"tensors", operand=what, value=x.scope, limit="scope_gm")
+                         f"tensors", operand=what, value=x.scope, limit="scope_gm",
+                         hint="list GM tensors (scope_gm) only; on-chip tensors are filled from GM inside the kernel")
     st = x.storage
     if st.is_workspace:
         raise tik._error(f"{what} (tensor {x.name!r}) is a workspace (is_workspace=True); workspaces are internal",

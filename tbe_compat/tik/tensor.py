@@ -288,6 +288,9 @@ class Tensor:
     def __len__(self):
         self._no_python_op("len()", "use t.shape (a list of its dimensions) or t.size")
 
+    def __bool__(self):              # a tensor is an object: `if bias:` tests that one was given (not __len__)
+        return True
+
     def __iter__(self):
         self._no_python_op("iteration", "index it (t[i], t[a:b]) or loop with tik_instance.for_range")
 

@@ -67,6 +67,7 @@ def test_tensors_have_no_python_arithmetic_len_iteration_or_int():
         with raises_tik(IllegalOperand, match="TIK tensor view") as e:
             bad()
         assert e.value.hint and e.value.where.file == HERE
+    assert a and bool(a[0:16])                                  # `if bias:` still asks "was a tensor given"
 
 
 def test_a_scalar_of_another_kernel_is_rejected_where_it_is_used():
