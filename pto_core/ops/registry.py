@@ -330,7 +330,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
                     pos.append((clause.params.index("%" + key if "%" + key in clause.params else key), v))
                 else:
                     raise _bad(spec, name, f"unknown parameter {k!r}", k,
-                               limit=", ".join(list(clause.params) + list(clause.keys)))
+                               limit=", ".join(list(clause.params) + list(clause.keys)),
+                               hint="name the parameters as listed (or give them positionally in a tuple)")
             pos.sort()
             if [i for i, _ in pos] != list(range(len(pos))):
                 raise _bad(spec, name, "positional parameters must be given without gaps", value,
@@ -351,7 +352,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
         _check_params(spec, clause, args)
         for k, v in kw.items():
             if k not in clause.keys:
-                raise _bad(spec, name, f"unknown key {k!r}", k, limit=", ".join(clause.keys) or "(none)")
+                raise _bad(spec, name, f"unknown key {k!r}", k, limit=", ".join(clause.keys) or "(none)",
+                           hint="use one of the listed keys" if clause.keys else f"{name} takes no keys")
             legal = clause.keys[k]
             if legal and v not in legal:
                 raise _bad(spec, f"{name}({k})", f"value {v!r} is not one of {', '.join(legal)}", v,
