@@ -17,7 +17,6 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 from __future__ import annotations
 
 import inspect
-import math
 import weakref
 
 import numpy as np
@@ -476,18 +475,16 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             self._load_element(value, s.ir, "value")
             return
         v = self._scalar_arg(value, "value")
-        t = s.ir.type
-        if S.is_int(t) and isinstance(v, (int, float)) and not isinstance(v, bool):
-            lo, hi = S.int_bounds(t)
-            if isinstance(v, float) and not math.isfinite(v):
-                raise self._error(f"{v} cannot be stored in the {s.dtype} Scalar {s.name!r}", operand="value",
-                                  value=v, hint=f"integer Scalars hold finite values in [{lo}, {hi}]")
-            if not lo <= int(v) <= hi:
-                # an immediate that does not fit the register (TVM rejects such literals too)
-                raise self._error(f"{v} does not fit the {s.dtype} Scalar {s.name!r}", operand="value", value=v,
-                                  limit=f"[{lo}, {hi}]",
-                                  hint=f"pass a value in [{lo}, {hi}], or declare the Scalar with a wider dtype")
+        self._check_stored(v, s.ir.type, f"the {s.dtype} Scalar {s.name!r}", "value")
         self._builder.assign(s.ir, v)
+
+    def _check_stored(self, v, t, what: str, operand: str) -> None:
+        """`check_immediate` of a value stored into ``t`` (a Scalar, a dst register), as this call's error."""
+        try:
+            check_immediate(v if type(v) is not float or not float(v).is_integer() or not S.is_int(t) else int(v),
+                            t, f"stored into {what}", store=True)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand=operand, value=e.value, limit=e.limit, hint=e.hint) from None
 
     @tik_api("Scalar.set_as")
     def _scalar_set_api(self, s, value, src_offset=None):
@@ -564,7 +561,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",
                               value=d.dtype, limit="int64", cls=UnsupportedOp,
                               hint="use an int64 Scalar, or select a chip with float32 scalar_sqrt (e.g. Ascend910)")
-        v = P.abs_(P.cast(P.as_expr(self._scalar_arg(src, "src"), d.ir.type), d.ir.type))
+        sv = self._scalar_arg(src, "src")
+        self._check_stored(sv, d.ir.type, f"the {d.dtype} Scalar {d.name!r}", "src")
+        v = P.abs_(P.cast(P.as_expr(sv, d.ir.type), d.ir.type))
         self._builder.assign(d.ir, _isqrt(v) if d.dtype == "int64" else P.sqrt(v))
 
     @tik_api("scalar_max")

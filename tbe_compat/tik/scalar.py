@@ -19,6 +19,7 @@ value in a Python ``if``/``while``/``and``/``or`` raises a clear error naming ``
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Optional
 
@@ -267,18 +268,25 @@ def ir_value(v, *, what: str = "value"):
                          hint="use ints, floats, Scalars, InputScalars or expressions of them")
 
 
-def check_immediate(v, t, what: str) -> None:
+def check_immediate(v, t, what: str, *, store: bool = False) -> None:
     """A Python int combined with (or stored into) an integer TIK value takes that value's dtype ``t``; raise
     `IllegalOperand` if it does not fit (TVM rejects such literals; wrapping it would silently compute
-    something else). Other values are left alone."""
-    if type(v) is not int or not S.is_int(t) or S.is_bool(t):
+    something else). ``store``: ``v`` is converted into ``t`` (a register assignment), so a NaN or infinite
+    float is refused too (a fraction converts as in C). Other values are left alone."""
+    if not S.is_int(t) or S.is_bool(t):
         return
     lo, hi = S.int_bounds(t)
+    name = tik_dtype_name(t) if t.name != "index" else "int64"
+    if store and type(v) is float and not math.isfinite(v):
+        raise IllegalOperand(f"{v} ({what}) cannot be stored in {name}", value=v,
+                             hint=f"integer values are finite, in [{lo}, {hi}]")
+    if type(v) is not int:
+        return
     if not lo <= v <= hi:
-        name = tik_dtype_name(t) if t.name != "index" else "int64"
+        fix = "declare the register (Scalar) with a wider dtype" if store else \
+            "convert the TIK value to a wider dtype first (.astype('int64'))"
         raise IllegalOperand(f"the immediate {v} ({what}) does not fit {name}", value=v, limit=f"[{lo}, {hi}]",
-                             hint=f"use a value in [{lo}, {hi}], or convert the TIK value to a wider dtype first "
-                                  f"(.astype('int64'))")
+                             hint=f"use a value in [{lo}, {hi}], or {fix}")
 
 
 def static_int(v) -> Optional[int]:

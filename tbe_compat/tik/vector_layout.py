@@ -276,7 +276,9 @@ class LayoutAPI(VectorBase):
             if v not in allowed:
                 raise self._error(f"valid bits only support {', '.join(format(b, '04b') for b in allowed)} "
                                   f"(binary), got {v:04b}", operand="valid_bit", value=v,
-                                  limit=", ".join(format(b, "04b") for b in allowed))
+                                  limit=", ".join(format(b, "04b") for b in allowed),
+                                  hint=f"pass one of {', '.join(str(b) for b in allowed)} (bit i marks src_list[i] "
+                                       f"as a queue to merge)")
         repeat = self._vec_repeat(repeat_times)
         fp = self._vms4_footprint(d, ss, lens, v, repeat, if_exhausted_suspension)
         clauses = {"valid_bit": v}
