@@ -1844,7 +1844,8 @@ class _Parser:
             if not isinstance(p.type, PtrType):
                 raise self.error(f"{tp.text} is not a pointer", tp)
             if isinstance(n.type, PtrType) or not S.is_int(n.type):
-                raise self.error(f"{tn.text} must be an integer offset", tn)
+                raise self.error(f"{tn.text} must be an integer offset", tn,
+                                 hint="pass an integer SSA value (i64 or index) as the element offset")
             self.discardable_attrs()
             if self.accept(":"):
                 t1 = self.parse_type()
@@ -1855,7 +1856,7 @@ class _Parser:
                     raise self.error("pto.addptr keeps the pointer type", op,
                                      hint="give the result the pointer type of the operand (pto.castptr reinterprets)")
             return PtrAdd(p, n)
-        raise self.error(f"unknown operation {name!r}", op)
+        raise self.error(f"unknown operation {name!r}", op, hint=_op_hint(name))
 
     def skip_flags(self):
         while self.peek().kind == "ident" and self.peek().text in ("overflow", "fastmath") and self.peek(1).text == "<":
@@ -2216,7 +2217,8 @@ class _Parser:
             raise self.error(f"{name} takes {len(spec.operands)} operands ({', '.join(o.name for o in spec.operands)}), "
                              f"got {len(operands)}: PTOAS's A2/A3 positional form (%repeat, block strides, repeat "
                              f"strides, mask from pto.ub.set_mask) is not parsed; write the strides as "
-                             f"blk_stride(...) rep_stride(...) and the mask as mask(...) (pto_vector.md §1-2)", op)
+                             f"blk_stride(...) rep_stride(...) and the mask as mask(...) (pto_vector.md §1-2)", op,
+                             hint=f"write {name} %dst, %src..., %repeat with blk_stride/rep_stride/mask clauses")
         try:
             call = registry.make_call(spec, tuple(operands), clauses, where)
             ops = tuple(_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands))

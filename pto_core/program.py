@@ -545,7 +545,8 @@ class GmArg(PtrExpr):
         else:
             self.shape = _gm_shape(name, shape)
         if io not in ("in", "out", "inout", "workspace"):
-            raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io)
+            raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io,
+                                 hint="use pto.io = \"in\", \"out\", \"inout\" or \"workspace\"")
         if fill not in (None, "zero", "pattern", "random"):
             raise IllegalOperand(f"fill={fill!r} is not one of zero, pattern, random", operand=name, value=fill)
         if init is not None and io in ("in", "inout"):
