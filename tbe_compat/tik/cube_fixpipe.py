@@ -196,7 +196,9 @@ class FixpipeAPI(CubeBase):
             if quant is None:
                 mode = "int322fp16" if pair == "s32f16" else "fp322fp16"
                 raise self._error(f"src {s.tensor.dtype} -> dst float16 needs extend_params['quantize_params'] "
-                                  f"with mode {mode!r}", operand="quantize_params", limit=f"mode {mode!r}")
+                                  f"with mode {mode!r}", operand="quantize_params", limit=f"mode {mode!r}",
+                                  hint=f"pass extend_params={{'quantize_params': {{'mode': {mode!r}, 'mode_param': "
+                                       f"None}}}}")
         if ext.get("bias") is not None and ext.get("element-wise-add") is not None:
             raise self._error("bias and element-wise-add cannot be enabled together", operand="extend_params",
                               value="bias + element-wise-add", limit="at most one of bias, element-wise-add")

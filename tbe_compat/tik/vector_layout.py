@@ -201,7 +201,8 @@ class LayoutAPI(VectorBase):
             if p.tensor.dtype != want:
                 raise self._error(f"When src dtype is b{s.dt.bits}, src1 dtype should be u{s.dt.bits}, "
                                   f"input src1 dtype: {p.tensor.dtype}", operand="src1_pattern",
-                                  value=p.tensor.dtype, limit=want)
+                                  value=p.tensor.dtype, limit=want,
+                                  hint=f"pass a {want} pattern tensor (or a fixed pattern 1..7)")
             fp.append(self._pattern_access(p, m, repeat, pr, s.dt))
             operands.append(p.ptr)
             instr = "vreduce_bits"
