@@ -1866,9 +1866,10 @@ class _Parser:
 
     def check_attr_names(self, attrs: dict, known: tuple, tok) -> None:
         """Dialect attributes other than ``known`` are discardable (ignored), except near-misses of a known
-        name (``pto.shpe``): a typo there would silently drop the shape, io or target."""
+        ``pto.`` name (``pto.shpe``): a typo there would silently drop the shape, io or target (other
+        dialects' attributes are never taken for one)."""
         for key in attrs:
-            if key not in known:
+            if key not in known and key.startswith("pto."):
                 close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
                 if close:
                     raise self.error(f"unknown attribute {key!r}", tok, hint=f"did you mean {close[0]!r}?")
