@@ -47,6 +47,7 @@ Printing then parsing then printing gives the same text.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from typing import NamedTuple, Optional
 
@@ -993,7 +994,9 @@ def _tokenize(text: str, source: str) -> list:
             continue
         if kind == "bad":
             raise AsmParseError(f"unexpected character {m.group()!r}", line=line,
-                                column=m.start() - line_start + 1, source_name=source)
+                                column=m.start() - line_start + 1, source_name=source,
+                                hint="remove it (or put it inside a \"string\"); PTO-AS is ASCII outside strings "
+                                     "and comments")
         append(_Tok(kind, m.group(), line, m.start() - line_start + 1))
     toks.append(_Tok("eof", "", line, len(text) - line_start + 1))
     return toks
@@ -1050,6 +1053,20 @@ _NOT_PARSED = (
 )
 
 
+#: the attributes of a kernel argument the simulator reads (pto_programs.md §5)
+_ARG_ATTRS = ("pto.shape", "pto.io", "pto.fill", "pto.init")
+
+
+def _op_hint(name: str) -> str:
+    """The fix for an unknown op name: the closest registered names, else where the op list is."""
+    known = ["pto." + k for k in registry.OPS] + ["arith.constant", "arith.addi", "arith.muli", "arith.index_cast",
+                                                   "pto.castptr", "pto.addptr", "scf.for", "scf.if", "scf.yield"]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.75)
+    if close:
+        return "did you mean " + " or ".join(close) + "?"
+    return "see the op list in migration_guide/pto_api.md (pto.*) and pto_programs.md (arith/scf/func)"
+
+
 def _not_parsed(name: str) -> Optional[str]:
     """Why a PTOAS op name outside the registry is not parsed, and the way out (or None)."""
     for test, why, fix in _NOT_PARSED:
@@ -1093,13 +1110,14 @@ class _Parser:
             self.pos += 1
         return t
 
-    def error(self, msg: str, tok: Optional[_Tok] = None) -> AsmParseError:
+    def error(self, msg: str, tok: Optional[_Tok] = None, hint: Optional[str] = None) -> AsmParseError:
         tok = tok or self.peek()
-        return AsmParseError(msg, line=tok.line, column=tok.col, source_name=self.source)
+        return AsmParseError(msg, line=tok.line, column=tok.col, source_name=self.source, hint=hint)
 
     def expected(self, what: str, tok: Optional[_Tok] = None) -> AsmParseError:
         tok = tok or self.peek()
-        return self.error(f"expected {what}, found {tok!r}", tok)
+        return self.error(f"expected {what}, found {tok!r}", tok,
+                          hint=f"write {what} here" + (" (the text ends too early)" if tok.kind == "eof" else ""))
 
     def at(self, text: str) -> bool:
         t = self.peek()
@@ -1129,7 +1147,9 @@ class _Parser:
             raise self.error(f"cannot define {tok.text}: result numbers are only for uses", tok)
         for sc in self.scopes:
             if name in sc:
-                raise self.error(f"redefinition of %{name}", tok)
+                raise self.error(f"redefinition of %{name}", tok,
+                                 hint=f"give the new value another name (SSA values are defined once), e.g. "
+                                      f"%{name}_1")
         self.scopes[-1][name] = value
 
     def value(self):
@@ -1142,7 +1162,9 @@ class _Parser:
     def typed(self, v, t, tok):
         vt = v.type
         if (isinstance(vt, PtrType) != isinstance(t, PtrType)) or vt != t:
-            raise self.error(f"type mismatch: {tok.text} has type {_tstr(vt)}, expected {_tstr(t)}", tok)
+            raise self.error(f"type mismatch: {tok.text} has type {_tstr(vt)}, expected {_tstr(t)}", tok,
+                             hint=f"write the type {_tstr(vt)} {tok.text} was defined with, or pass a value of type "
+                                  f"{_tstr(t)}")
 
     # -- types
     def parse_type(self):
@@ -1154,7 +1176,8 @@ class _Parser:
                         "!pto.mask": "register-level vector", "!pto.align": "register-level vector"}.get(t.text)
                 more = f" ({t.text} is PTOAS {kind} IR, which the simulator does not parse; pto_programs.md §8)" \
                     if kind else ""
-                raise self.error(f"unsupported type {t.text}; expected a scalar type or !pto.ptr<T, space>{more}", t)
+                raise self.error(f"unsupported type {t.text}; expected a scalar type or !pto.ptr<T, space>{more}", t,
+                                 hint="write a scalar type (i64, f32 ...) or !pto.ptr<dtype, space>")
             self.next()
             return self.ptr_body()
         if t.kind == "punct" and t.text == "<":
@@ -1165,7 +1188,8 @@ class _Parser:
         try:
             return scalar_type(t.text)
         except PtoError as e:
-            raise self.error(f"unknown scalar type {t.text!r} ({e.message})", t) from None
+            raise self.error(f"unknown scalar type {t.text!r} ({e.message})", t,
+                             hint="write a scalar type such as i1, i32, i64, f16, f32 or index") from None
 
     def ptr_body(self) -> PtrType:
         self.expect("<", "'<'")
@@ -1173,14 +1197,17 @@ class _Parser:
         try:
             d = _dtype(et.text)
         except PtoError:
-            raise self.error(f"unknown element type {et.text!r}", et) from None
+            raise self.error(f"unknown element type {et.text!r}", et,
+                             hint="write a dtype such as f16, f32, bf16, i8, i32, u8, u16 (pto_api.md)") from None
         space = "gm"
         if self.accept(","):
             st = self.next()
             try:
                 space = space_name(st.text)
             except PtoError:
-                raise self.error(f"unknown memory space {st.text!r}", st) from None
+                raise self.error(f"unknown memory space {st.text!r}", st,
+                                 hint="write gm, ub, l1, l0a, l0b, l0c, bt or fb (or an alias such as vec, mat, "
+                                      "left, right, acc)") from None
         self.expect(">", "'>'")
         return PtrType(d, space)
 
@@ -1323,14 +1350,18 @@ class _Parser:
             self.next()
         attrs = {}
         if self.accept("attributes"):
+            at = self.peek()
             attrs = self.attr_dict()
+            self.check_attr_names(attrs, ("pto.target_arch",), at)
         arch = attrs.get("pto.target_arch")
         saved = self.target
         if arch is not None and self.target_override is None:
             try:
                 self.target = get_target(arch)
             except PtoError as e:
-                raise self.error(f"pto.target_arch: {e.message}", self.toks[0]) from None
+                raise self.error(f"pto.target_arch: {e.message}", self.toks[0],
+                                 hint=e.hint or "write a target name such as \"a2a3\" or a TIK SoC name "
+                                      "(targets.md)") from None
         self.expect("{", "'{'")
         defs = []
         while not self.accept("}"):
@@ -1523,20 +1554,25 @@ class _Parser:
         t = self.expect_kind("value", "an argument (%name: type)")
         name = t.text[1:]
         if not name.isidentifier():
-            raise self.error(f"argument name %{name} must be an identifier", t)
+            raise self.error(f"argument name %{name} must be an identifier", t,
+                             hint="name it with letters, digits and _ (%x, %len_0)")
         self.expect(":", "':'")
         ty = self.parse_type()
+        at = self.peek()
         attrs = self.attr_dict() if self.at("{") else {}
+        self.check_attr_names(attrs, _ARG_ATTRS, at)
         if isinstance(ty, PtrType):
             if ty.space != "gm":
                 raise self.error(f"kernel argument %{name} points into {ty.space}; arguments must be GM pointers "
-                                 f"or scalars", t)
+                                 f"or scalars", t,
+                                 hint="declare it !pto.ptr<T, gm> and move data on chip inside the kernel, or pass "
+                                      "a scalar")
             shape = attrs.get("pto.shape")          # none: a host buffer (PTOAS), sized by the caller's array
             try:
                 a = GmArg(name, ty.dtype, shape, attrs.get("pto.io", "in" if shape is not None else "inout"),
                           attrs.get("pto.fill"), attrs.get("pto.init"))
             except PtoError as e:
-                raise self.error(e.message, t) from None
+                raise self.error(e.message, t, hint=e.hint) from None
         else:
             a = ScalarArg(name, ty)
         self.define(t, a)
@@ -1620,11 +1656,11 @@ class _Parser:
         elif name.startswith("pto."):
             self.next()
             if name[4:] not in registry.OPS:
-                raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op)
+                raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op, hint=_op_hint(name))
             self.no_results(results, op)
             self.generic(name, op, out, where)
         else:
-            raise self.error(f"unknown operation {name!r}", op)
+            raise self.error(f"unknown operation {name!r}", op, hint=_op_hint(name))
         loc = self.loc()
         if loc is not None:
             for s in out[n_before:]:
@@ -1644,7 +1680,8 @@ class _Parser:
 
     def no_results(self, results, op):
         if results:
-            raise self.error(f"{op.text} has no results", results[0][0])
+            raise self.error(f"{op.text} has no results", results[0][0],
+                             hint=f"write {op.text} without a result name (drop \"%name = \")")
 
     def bind_results(self, results, values: list, op):
         if len(results) == 1 and results[0][1] is not None:
@@ -1675,12 +1712,15 @@ class _Parser:
                 if idx is not None:
                     raise self.error(f"%{name} has one result; write %{name}", tok)
                 return v
-        raise self.error(f"use of undefined value %{tok.text[1:]}", tok)
+        raise self.error(f"use of undefined value %{tok.text[1:]}", tok,
+                         hint="define it before this use (arith.constant, a function argument or an op result "
+                              "in this or an enclosing block)")
 
     # -- pure value ops
     def pure(self, name, results, out, op, where):
         if len(results) != 1 or results[0][1] is not None:
-            raise self.error(f"{name} defines exactly one value", op)
+            raise self.error(f"{name} defines exactly one value", op,
+                             hint="write one result name: %r = ...")
         tok = results[0][0]
         node = self.pure_node(name, op)
         if isinstance(node, Const):
@@ -1737,7 +1777,8 @@ class _Parser:
             table = _PARSE_CMPI if name == "arith.cmpi" else _PARSE_CMPF
             if pt.text not in table:
                 raise self.error(f"unsupported predicate {pt.text!r} for {name}; expected one of " +
-                                 ", ".join(table), pt)
+                                 ", ".join(table), pt,
+                                 hint="use one of the listed predicates")
             self.expect(",", "','")
             (a, ta), _, (b, tb) = self.value(), self.expect(","), self.value()
             t = self.colon_type()
@@ -1803,7 +1844,8 @@ class _Parser:
             if not isinstance(p.type, PtrType):
                 raise self.error(f"{tp.text} is not a pointer", tp)
             if isinstance(n.type, PtrType) or not S.is_int(n.type):
-                raise self.error(f"{tn.text} must be an integer offset", tn)
+                raise self.error(f"{tn.text} must be an integer offset", tn,
+                                 hint="pass an integer SSA value (i64 or index) as the element offset")
             self.discardable_attrs()
             if self.accept(":"):
                 t1 = self.parse_type()
@@ -1811,15 +1853,26 @@ class _Parser:
                 t2 = self.parse_type()
                 self.typed(p, t1, tp)
                 if t2 != t1:
-                    raise self.error("pto.addptr keeps the pointer type", op)
+                    raise self.error("pto.addptr keeps the pointer type", op,
+                                     hint="give the result the pointer type of the operand (pto.castptr reinterprets)")
             return PtrAdd(p, n)
-        raise self.error(f"unknown operation {name!r}", op)
+        raise self.error(f"unknown operation {name!r}", op, hint=_op_hint(name))
 
     def skip_flags(self):
         while self.peek().kind == "ident" and self.peek().text in ("overflow", "fastmath") and self.peek(1).text == "<":
             self.next()
             self.skip_balanced("<", ">")
         self.discardable_attrs()
+
+    def check_attr_names(self, attrs: dict, known: tuple, tok) -> None:
+        """Dialect attributes other than ``known`` are discardable (ignored), except near-misses of a known
+        ``pto.`` name (``pto.shpe``): a typo there would silently drop the shape, io or target (other
+        dialects' attributes are never taken for one)."""
+        for key in attrs:
+            if key not in known and key.startswith("pto."):
+                close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+                if close:
+                    raise self.error(f"unknown attribute {key!r}", tok, hint=f"did you mean {close[0]!r}?")
 
     def discardable_attrs(self, allowed=(), op_name: str = "") -> dict:
         """An optional ``{...}`` of discardable attributes, which the simulator ignores.
@@ -1878,15 +1931,24 @@ class _Parser:
                     return Const(S.bits_float(int(t.text, 16), ty), ty)
                 return Const(float(t.text), ty)
             if t.kind == "float":
-                raise self.error(f"integer type {_tstr(ty)} needs an integer constant", t)
-            return Const(int(t.text, 0), ty)
+                raise self.error(f"integer type {_tstr(ty)} needs an integer constant", t,
+                                 hint="write an integer literal, or give the constant a float type (f32)")
+            v = int(t.text, 0)
+            if not S.is_bool(ty):
+                lo, hi = S.int_bounds(ty)
+                if not (lo <= v <= hi or (ty.name.startswith("s") and 0 <= v < 1 << ty.bits)):
+                    # a signless iN literal may be written signed or unsigned (MLIR's rule); anything wider is an error
+                    raise self.error(f"constant {t.text} does not fit {_tstr(ty)}", t,
+                                     hint=f"write a value in [{lo}, {hi}] (or a wider type such as i64)")
+            return Const(v, ty)
         except PtoError as e:
-            raise self.error(e.message, t) from None
+            raise self.error(e.message, t, hint=e.hint) from None
 
     # -- memory
     def load(self, results, out, op, where):
         if len(results) != 1 or results[0][1] is not None:
-            raise self.error("pto.load_scalar defines exactly one value", op)
+            raise self.error("pto.load_scalar defines exactly one value", op,
+                             hint="write one result name: %v = pto.load_scalar ...")
         p, tp = self.value()
         self.expect("[", "'['")
         o, to = self.value()
@@ -1906,7 +1968,8 @@ class _Parser:
 
     def read_spr(self, results, out, op, where):
         if len(results) != 1 or results[0][1] is not None:
-            raise self.error("pto.get_spr defines exactly one value", op)
+            raise self.error("pto.get_spr defines exactly one value", op,
+                             hint="write one result name: %v = pto.get_spr ...")
         name = self.expect_kind("string", 'a special register name string such as "RSVD_CNT"')
         spr = _unquote(name.text)
         self.expect("[", "'['")
@@ -1975,7 +2038,8 @@ class _Parser:
             types = []
         t = self.colon_type() if self.at(":") else INDEX
         if not S.is_int(t):
-            raise self.error(f"loop variables are integers, got {_tstr(t)}", vt)
+            raise self.error(f"loop variables are integers, got {_tstr(t)}", vt,
+                             hint="give the loop an integer type (index, i32, i64)")
         for v, tok in ((lo, tlo), (hi, thi), (st, tst)):
             self.typed(v, t, tok)
         regs = []
@@ -2001,6 +2065,9 @@ class _Parser:
         self.expect("}", "'}' at the end of the loop body")
         self.loops.pop()
         self.scopes.pop()
+        if isinstance(st, Const) and st.value <= 0:        # MLIR's scf.for verifier, after the body
+            raise self.error(f"scf.for step {tst.text} is {st.value}; loops count up", tst,
+                             hint="use a step constant >= 1")
         out.append(For(var, lo, hi, st, body, where))
         self.bind_results(results, regs, vt)
 
@@ -2080,7 +2147,8 @@ class _Parser:
         try:
             spec = registry.get_op(name)
         except PtoError:
-            raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op) from None
+            raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op,
+                             hint=_op_hint(name)) from None
         ssa = []
         operands = []
         list_first = bool(spec.operands) and spec.operands[0].kind == "ptrs"
@@ -2116,7 +2184,8 @@ class _Parser:
                 names = ", ".join(x.name for x in spec.clauses if x.form != "attr") or "none"
                 hint = spec.clause_hints.get(t.text)
                 raise self.error(f"{name} has no clause {t.text!r} (its clauses: {names})" +
-                                 (f"; {hint}" if hint else ""), t)
+                                 (f"; {hint}" if hint else ""), t,
+                                 hint=f"write one of its clauses ({names}), or end the op here")
             if c is None or c.form == "attr":
                 break
             self.pos += k + 1
@@ -2127,7 +2196,8 @@ class _Parser:
                 repeated[c.name].append(self.clause_value(c, t, ssa))
                 continue
             if any(n == c.name for n, _ in items):
-                raise self.error(f"clause {c.name!r} given twice", t)
+                raise self.error(f"clause {c.name!r} given twice", t,
+                                 hint="give each clause once")
             items.append((c.name, self.clause_value(c, t, ssa)))
         if self.at("{"):
             own = tuple(c.name for c in spec.clauses if c.form == "attr")
@@ -2139,7 +2209,8 @@ class _Parser:
         if self.accept(":"):
             types = self.op_type_list(spec)
             if len(types) != len(ssa):
-                raise self.error(f"{name} has {len(ssa)} SSA operands but {len(types)} types", op)
+                raise self.error(f"{name} has {len(ssa)} SSA operands but {len(types)} types", op,
+                                 hint="list one type after ':' per SSA operand, in order")
             for (v, tok), ty in zip(ssa, types):
                 self.typed(v, ty, tok)
         if name.startswith("pto.ub.") and len(operands) > len(spec.operands) and \
@@ -2147,7 +2218,8 @@ class _Parser:
             raise self.error(f"{name} takes {len(spec.operands)} operands ({', '.join(o.name for o in spec.operands)}), "
                              f"got {len(operands)}: PTOAS's A2/A3 positional form (%repeat, block strides, repeat "
                              f"strides, mask from pto.ub.set_mask) is not parsed; write the strides as "
-                             f"blk_stride(...) rep_stride(...) and the mask as mask(...) (pto_vector.md §1-2)", op)
+                             f"blk_stride(...) rep_stride(...) and the mask as mask(...) (pto_vector.md §1-2)", op,
+                             hint=f"write {name} %dst, %src..., %repeat with blk_stride/rep_stride/mask clauses")
         try:
             call = registry.make_call(spec, tuple(operands), clauses, where)
             ops = tuple(_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands))
@@ -2156,7 +2228,8 @@ class _Parser:
                 spec.verify(rec, self.target)
         except PtoError as e:
             msg = e.message if e.operand is None else f"operand {e.operand}: {e.message}"
-            raise self.error(f"{name}: {msg}" + (f" (limit: {e.limit})" if e.limit is not None else ""), op) from None
+            raise self.error(f"{name}: {msg}" + (f" (limit: {e.limit})" if e.limit is not None else ""), op,
+                             hint=e.hint or f"the op's form: {spec.signature()}") from None
         out.append(OpStmt(rec))
 
     def op_type_list(self, spec) -> list:
@@ -2235,8 +2308,10 @@ class _Parser:
             s = inner[1:-1]
         elif t.kind == "int":
             return int(t.text, 0)
-        else:
+        elif t.kind == "float":
             return float(t.text)
+        else:
+            raise self.expected("an operand (%value, a number, \"PIPE_X\" or <EVENT_IDn>)", t)
         try:
             if kind == "pipe":
                 return pipe_name(s, allow_all=True)
@@ -2245,7 +2320,7 @@ class _Parser:
             if kind == "event":
                 return event_id(s)
         except PtoError as e:
-            raise self.error(e.message, t) from None
+            raise self.error(e.message, t, hint=e.hint) from None
         return s
 
     def clause_for(self, spec, word):

@@ -64,6 +64,20 @@ def site_provenance(file: str, line: int, call: str) -> Provenance:
     return where
 
 
+def limit_hint(limit: Any) -> Optional[str]:
+    """The fix an error states when its raise site gives none: what its ``limit`` asks for, as an
+    instruction (``[1, 255]`` -> ``pass a value in [1, 255]``). None for limits that do not read as one."""
+    if not isinstance(limit, str) or not limit:
+        return None
+    if limit[0] in "[(":
+        return f"pass a value in {limit}"
+    if limit.startswith(("one of ", "multiple of ")):
+        return f"use {'a ' if limit.startswith('multiple') else ''}{limit}"
+    if limit.startswith((">= ", "<= ", "> ", "< ")):
+        return f"pass a value {limit}"
+    return None
+
+
 class PtoError(Exception):
     """Base class of all simulator errors.
 
@@ -85,7 +99,7 @@ class PtoError(Exception):
         self.operand = operand
         self.value = value
         self.limit = limit
-        self.hint = hint
+        self.hint = hint if hint is not None else limit_hint(limit)
         self.where = where
         self.context = dict(context or {})
         super().__init__(message)
@@ -198,5 +212,5 @@ def expect_range(value: int, lo: int, hi: int, *, op: str, operand: str, hint: O
     """Return ``value`` if ``lo <= value <= hi``, else raise `IllegalOperand` naming the range."""
     if not (lo <= value <= hi):
         raise IllegalOperand(f"value {value} is outside [{lo}, {hi}]", op=op, operand=operand,
-                             value=value, limit=f"[{lo}, {hi}]", hint=hint)
+                             value=value, limit=f"[{lo}, {hi}]", hint=hint or f"pass {operand} between {lo} and {hi}")
     return value

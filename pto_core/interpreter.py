@@ -54,7 +54,8 @@ def _undef():
 
 def _step(s):
     if s <= 0:
-        raise IllegalOperand(f"loop step {s} must be positive", operand="step", value=s, limit="> 0")
+        raise IllegalOperand(f"loop step {s} must be positive", operand="step", value=s, limit="> 0",
+                             hint="loops count up: give the loop a step >= 1")
     return s
 
 
@@ -359,7 +360,7 @@ class _Codegen:
         elif isinstance(s, For):
             v = self._ident(s.var, "v")
             lo, hi = self.need(s.lo), self.need(s.hi)
-            if isinstance(s.step, Const):
+            if isinstance(s.step, Const) and s.step.value > 0:
                 rng = f"range({lo}, {hi})" if s.step.value == 1 else f"range({lo}, {hi}, {s.step.value})"
             else:
                 rng = f"range({lo}, {hi}, _step({self.need(s.step)}))"
@@ -1022,6 +1023,13 @@ class Executable:
             elif token is _LAUNCH:
                 self._launch(live)
 
+    def _register_of(self, e: NameError):
+        """The register (or other IR value) whose generated name a NameError is about, or None."""
+        name = getattr(e, "name", None)
+        if name is None:
+            return next((v for k, v in self._py_names.items() if f"'{k}'" in str(e)), None)
+        return self._py_names.get(name)
+
     def _decorate(self, e: BaseException, core: int):
         """Attach provenance, core and loop indices from the kernel frame where ``e`` was raised."""
         tb = e.__traceback__
@@ -1052,11 +1060,15 @@ class Executable:
                 e.op = stmt.call.spec.asm_name
             e.with_where(where)
             e.add_context(**context)
-        elif isinstance(e, UnboundLocalError):
-            reg = next((v for k, v in self._py_names.items() if f"'{k}'" in str(e)), None)
-            name = f"%{reg.name}" if reg is not None and reg.name else repr(reg)
+        elif isinstance(e, NameError) and self._register_of(e) is not None:
+            # a register read before any assignment: on a path that skips it (UnboundLocalError), or one the
+            # kernel never assigns at all (then the generated code has no such local: NameError)
+            reg = self._register_of(e)
+            name = f"%{reg.name}" if reg.name else repr(reg)
             err = UninitializedRead(f"register {name} is read before any assignment", operand=name,
-                                    where=where, hint="initialise it (k.reg(dtype, init)) or assign it on every path")
+                                    where=where, hint="give it a value before the read on every path (TIK: "
+                                                      "Scalar(..., init_value=v) or s.set_as(v); PTO: "
+                                                      "k.reg(dtype, init))")
             err.add_context(**context)
             raise err from None
         else:

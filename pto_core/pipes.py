@@ -61,7 +61,8 @@ def event_id(value) -> int:
         if key.startswith("EVENT_ID") and key[8:].isdigit():
             value = int(key[8:])
         else:
-            raise SyncError(f"bad event id {value!r}", operand="event", value=value, limit="EVENT_ID0..EVENT_ID7")
+            raise SyncError(f"bad event id {value!r}", operand="event", value=value, limit="EVENT_ID0..EVENT_ID7",
+                            hint="write EVENT_ID0 .. EVENT_ID7 (or an int 0..7)")
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < NUM_EVENTS:
         raise SyncError(f"event id {value!r} is outside 0..{NUM_EVENTS - 1}", operand="event", value=value,
                         limit=f"[0, {NUM_EVENTS - 1}]", hint="hardware has 8 event ids per pipe pair")

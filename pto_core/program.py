@@ -200,14 +200,19 @@ class Undef(ScalarExpr):
 
 
 class Reg(ScalarExpr):
-    """A mutable scalar register. ``r.set(v)`` (or ``r += v``) records an assignment."""
+    """A mutable scalar register. ``r.set(v)`` (or ``r += v``) records an assignment.
 
-    __slots__ = ("id",)
+    ``owner``: the `Builder` whose kernel the register belongs to (``k.reg`` sets it; None: not
+    checked); a statement of another builder that uses it is an error (it would read a register
+    the other kernel never has)."""
 
-    def __init__(self, t, name: Optional[str] = None):
+    __slots__ = ("id", "owner")
+
+    def __init__(self, t, name: Optional[str] = None, owner=None):
         self.type = scalar_type(t)
         self.name = name
         self.id = next(_ids)
+        self.owner = owner
 
     def set(self, value, *, where: Optional[Provenance] = None) -> "Reg":
         _active_builder("assign a register").assign(self, value, where=where)
@@ -250,13 +255,14 @@ class LoopVar(ScalarExpr):
 
 
 class ScalarArg(ScalarExpr):
-    """A scalar kernel argument (TIK ``InputScalar``), read-only."""
+    """A scalar kernel argument (TIK ``InputScalar``), read-only. ``owner``: as `Reg.owner`."""
 
-    __slots__ = ()
+    __slots__ = ("owner",)
 
-    def __init__(self, name: str, t):
+    def __init__(self, name: str, t, owner=None):
         self.type = scalar_type(t)
         self.name = name
+        self.owner = owner
 
     def __repr__(self):
         return f"%{self.name}"
@@ -487,6 +493,28 @@ class PtrReg(PtrExpr):
 _I64_LIMIT = 1 << 63
 
 
+def _gm_shape(name: str, shape) -> tuple:
+    """A GM argument's shape as a tuple of ints >= 1 (a list/tuple/array of ints, or one int)."""
+    dims = list(shape) if isinstance(shape, (list, tuple, np.ndarray)) else [shape]
+    bad = next((d for d in dims if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer))
+                or not 1 <= int(d) < _I64_LIMIT), None) if dims else shape
+    if bad is not None or not dims:
+        raise IllegalOperand(f"GM argument {name!r} has shape {shape!r}: dimensions must be ints >= 1",
+                             operand=name, value=repr(shape), limit="dimensions in [1, 2**63)",
+                             hint="give the shape as a list of positive ints, e.g. pto.shape = [16, 32]")
+    return tuple(int(d) for d in dims)
+
+
+def _gm_init(name: str, init) -> tuple:
+    """The initial values of a GM argument: numbers (Python ints stay exact)."""
+    values = np.asarray(init, dtype=object).reshape(-1).tolist() if not isinstance(init, str) else [init]
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise IllegalOperand(f"GM argument {name!r}: init value {v!r} is not a number", operand=name,
+                                 value=repr(v), hint="give init as a list of numbers, one per element")
+    return tuple(float(v) if isinstance(v, (float, np.floating)) else int(v) for v in values)
+
+
 class GmArg(PtrExpr):
     """A GM tensor kernel argument: pointer to its first element.
 
@@ -512,20 +540,20 @@ class GmArg(PtrExpr):
                                      limit="io in ('in', 'inout')",
                                      hint="give the shape (pto.shape = [...]) or pass the buffer as an input")
             self.shape = None
-        elif type(shape) is tuple and shape and all(type(s) is int and -_I64_LIMIT <= s < _I64_LIMIT for s in shape):
+        elif type(shape) is tuple and shape and all(type(s) is int and 1 <= s < _I64_LIMIT for s in shape):
             self.shape = shape              # the common case (what the numpy round trip gives)
         else:
-            self.shape = tuple(int(s) for s in np.atleast_1d(np.asarray(shape, dtype=np.int64)))
+            self.shape = _gm_shape(name, shape)
         if io not in ("in", "out", "inout", "workspace"):
-            raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io)
+            raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io,
+                                 hint="use pto.io = \"in\", \"out\", \"inout\" or \"workspace\"")
         if fill not in (None, "zero", "pattern", "random"):
             raise IllegalOperand(f"fill={fill!r} is not one of zero, pattern, random", operand=name, value=fill)
         if init is not None and io in ("in", "inout"):
             raise IllegalOperand(f"GM argument {name!r} is an input; init= applies to out/workspace tensors",
                                  operand=name)
         self.io, self.fill = io, fill
-        self.init = None if init is None else tuple(float(v) if isinstance(v, float) else int(v)
-                                                    for v in np.asarray(init).reshape(-1).tolist())
+        self.init = None if init is None else _gm_init(name, init)
 
     @property
     def count(self) -> int:
@@ -740,7 +768,8 @@ def bitcast(x, t) -> ScalarExpr:
     x = as_expr(x)
     if x.type.bits != t.bits or S.is_bool(t) or S.is_bool(x.type):
         raise IllegalOperand(f"bitcast from {x.type.pto_name} to {t.pto_name} needs equal widths",
-                             operand="bitcast", value=t.pto_name)
+                             operand="bitcast", value=t.pto_name,
+                             hint=f"bitcast to a {x.type.bits}-bit type, or convert the value (astype) instead")
     return x if x.type is t else Bitcast(x, t)
 
 
@@ -1212,6 +1241,12 @@ class Builder:
             if isinstance(x, LoopVar) and x not in self._active_vars:
                 raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
                                hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
+            if (t is Reg or t is ScalarArg) and x.owner is not None and x.owner is not self:
+                what = "register" if t is Reg else "scalar argument"
+                raise IllegalOperand(f"{what} %{x.name} belongs to another kernel ({x.owner.program.name!r}), "
+                                     f"not to {self.program.name!r}", operand=f"%{x.name}", where=stmt.where,
+                                     hint=f"create the {what} in this kernel (TIK: with this tik.Tik() instance; "
+                                          f"PTO: k.reg / k.scalar_arg of this builder)")
             kids = x.children()
             if kids:
                 stack.extend(reversed(kids))
@@ -1235,14 +1270,14 @@ class Builder:
     def scalar_arg(self, name: str, dt="s32") -> ScalarArg:
         """Declare a scalar kernel argument (TIK ``InputScalar``)."""
         self._check_name(name)
-        a = ScalarArg(name, dt)
+        a = ScalarArg(name, dt, owner=self)
         self.program.args.append(a)
         return a
 
     # -- values
     def reg(self, dt, init=None, *, name: Optional[str] = None, where: Optional[Provenance] = None) -> Reg:
         """A new scalar register; ``init`` (if given) is assigned here."""
-        r = Reg(dt, name)
+        r = Reg(dt, name, owner=self)
         if init is not None:
             self.assign(r, init, where=self._prov(where, "reg"))
         return r
@@ -1350,10 +1385,15 @@ class Builder:
             raise IllegalOperand(f"loop bounds must be integers, got {t.pto_name}", operand="for", value=t.pto_name)
         if block_num is not None:
             return self._multicore_loop(lo, hi, step, block_num, t, name)
-        if isinstance(step, int) and step <= 0:
-            raise IllegalOperand(f"loop step {step} must be positive", operand="step", value=step, limit="> 0")
+        step_t = cast(as_expr(step, t), t)
+        if isinstance(step, int) and step <= 0 or isinstance(step_t, Const) and step_t.value <= 0:
+            wrapped = isinstance(step, int) and step != step_t.value
+            raise IllegalOperand(f"loop step {step if isinstance(step, int) else step_t.value} must be positive"
+                                 + (f" (it is {step_t.value} as {t.pto_name})" if wrapped else ""), operand="step",
+                                 value=repr(step), limit="> 0", where=w,
+                                 hint="loops count up: pass a step >= 1 that fits the loop type")
         var = LoopVar(t, name)
-        loop = For(var, cast(as_expr(lo, t), t), cast(as_expr(hi, t), t), cast(as_expr(step, t), t), [], w)
+        loop = For(var, cast(as_expr(lo, t), t), cast(as_expr(hi, t), t), step_t, [], w)
         self._emit(loop)
         self._loops += 1
         self._active_vars.add(var)
@@ -1542,8 +1582,8 @@ def _coerce_operand(o: registry.Operand, v):
         if kind == "float":
             return cast(v, F32) if not S.is_float(v.type) else v
         return v
-    if kind == "int" and isinstance(v, float):
-        raise IllegalOperand(f"expects an integer, got {v!r}", operand=o.name, value=v)
+    if kind in ("int", "float", "scalar"):
+        registry.check_constant_operand(None, o, v, Ptr)
     if isinstance(v, np.generic):
         v = v.item()
     if kind == "float" and isinstance(v, int) and not isinstance(v, bool):

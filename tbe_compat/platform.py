@@ -24,12 +24,14 @@ selected chip raises `PlatformDataMissing` (an `UnsupportedOp`, also a
 """
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
+from pto_core.errors import IllegalOperand, Provenance, UnknownName, UnsupportedOp
+from pto_core.ops import registry as _registry
 from pto_core.targets import ChipProfile, dprofile_target, get_target
 
 from .data import dsl_support, soc_v100, soc_v200, soc_v220, soc_v300
@@ -41,9 +43,21 @@ from .data.tik_api_map import (H_API_MAP, H_DATA_MOVE_DTYPES, ONLY_TIK_API_MAP,
 # --------------------------------------------------------------------------------------
 
 
+# frames in this package are not the user's call site
+_registry.add_internal_package(os.path.dirname(os.path.abspath(__file__)))
+
+
 class PlatformError(IllegalOperand, RuntimeError):
     """A chip selection or platform query CANN rejects with ``RuntimeError`` (a bad
-    ``aicore_num``/``l1_fusion``, a malformed argument, an empty ini value)."""
+    ``aicore_num``/``l1_fusion``, a malformed argument, an empty ini value). Without an explicit
+    ``where`` it carries the user's ``file:line`` that made the call."""
+
+    def __init__(self, message: str, **kw):
+        if kw.get("where") is None:
+            w = _registry.user_frame(2)
+            if w is not None:
+                kw["where"] = Provenance(w.file, w.line, kw.get("op") or "")
+        super().__init__(message, **kw)
 
 
 class UnknownPlatformName(UnknownName, PlatformError):

@@ -235,11 +235,11 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
     else:
         if not _is_ptr(src) or src.space != "l0c":
             raise _err(f"%src must be an l0c pointer, got {getattr(src, 'type_str', src)!r}", "%src", src,
-                       "!pto.ptr<f32|i32, l0c>")
+                       "!pto.ptr<f32|i32, l0c>", "pass the L0C accumulator the mad wrote (an f32/i32 l0c pointer)")
         want = {"l1": "l1", "gm": "gm", "ub": "ub"}[kind]
         if not _is_ptr(dst) or dst.space != want:
             raise _err(f"%dst must be a {want} pointer, got {getattr(dst, 'type_str', dst)!r}", "%dst", dst,
-                       f"!pto.ptr<T, {want}>")
+                       f"!pto.ptr<T, {want}>", f"pass a {want} pointer as %dst (pto.mte_l0c_{kind} writes {want})")
         acc, dst_t = src.dtype, dst.dtype
         if acc.name not in target.acc_dtypes:
             raise _err(f"accumulator element type {acc.name} is not an L0C type of {target.name}", "%src",

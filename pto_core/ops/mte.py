@@ -91,7 +91,8 @@ def check_int(op: str, name: str, value, lo: Optional[int] = None, hi: Optional[
     """Validate an integer operand that is known now (Python/numpy int); other values pass through."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, float):
-            raise IllegalOperand(f"must be an integer, got {value!r}", op=op, operand=name, value=value, hint=hint)
+            raise IllegalOperand(f"must be an integer, got {value!r}", op=op, operand=name, value=value,
+                                 hint=hint or f"pass {name} as an int")
         return value
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):

@@ -56,6 +56,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from ..errors import IllegalOperand, PtoError, Provenance, UnknownName, site_provenance  # noqa: F401 (re-exported)
 
 # ----------------------------------------------------------------------------- table rows
@@ -217,8 +219,51 @@ class OpCall:
         raise KeyError(name)
 
 
+def check_constant_operand(op: Optional[str], o: Operand, v, ptr_type) -> None:
+    """Raise `IllegalOperand` unless the constant ``v`` (not an IR value) has the kind of operand ``o`` of op
+    ``op``: a pointer (``ptr_type``; its space is the op's own check), a list of them, an integer, or a
+    number. Eager calls check every operand here and recorded calls their constants, so an op's execute
+    function only sees operands of the kinds its row declares (a None or str length would otherwise fail
+    inside it)."""
+    kind = o.kind
+    got = f"{type(v).__name__} {v!r:.60}"
+    if kind == "ptr":
+        where = " or ".join(o.spaces) or "memory"
+        if not isinstance(v, ptr_type):
+            raise IllegalOperand(f"expects a pointer into {where}, got {got}", op=op, operand=o.name, value=repr(v),
+                                 hint="pass a pointer: Machine.ptr(space, dtype, addr), Machine.gm_tensor(...), "
+                                      "or p + n")
+    elif kind == "ptrs":
+        if not isinstance(v, (tuple, list)) or not v:
+            raise IllegalOperand(f"expects a list of pointers, got {got}", op=op, operand=o.name, value=repr(v),
+                                 hint="pass a list/tuple of pointers")
+        for x in v:
+            check_constant_operand(op, Operand(o.name, "ptr", o.spaces), x, ptr_type)
+    elif kind == "int":
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise IllegalOperand(f"expects an integer, got {got}", op=op, operand=o.name, value=repr(v),
+                                 hint="pass a Python int (or an integer register/expression in a program)")
+    elif kind in ("float", "scalar"):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise IllegalOperand(f"expects a number, got {got}", op=op, operand=o.name, value=repr(v),
+                                 hint="pass an int or float (or a register/expression in a program)")
+
+
 def _bad(spec: OpSpec, operand: str, message: str, value=None, limit=None, hint=None):
     return IllegalOperand(message, op=spec.asm_name, operand=operand, value=value, limit=limit, hint=hint)
+
+
+#: Python values that are never a clause parameter (parameters are numbers, pointers or IR values; a str
+#: is left to the op, whose message for it is more specific)
+_NOT_PARAMS = (list, tuple, dict, set, complex, type(None), np.ndarray)
+
+
+def _check_params(spec: OpSpec, clause: Clause, args: tuple) -> None:
+    for p, v in zip(clause.params, args):
+        if isinstance(v, _NOT_PARAMS):
+            raise _bad(spec, clause.name, f"parameter {p} must be a number, pointer or program value, got "
+                                          f"{type(v).__name__} {v!r:.60}", repr(v),
+                       hint=f"write {clause.name}=({', '.join(clause.params)}) with one value per parameter")
 
 
 def normalize_clause(spec: OpSpec, clause: Clause, value):
@@ -229,6 +274,7 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
         # the common spelling: all positional parameters as a tuple (same result as the general path below)
         need = len(clause.params) if clause.min_params is None else clause.min_params
         if need <= len(value) <= len(clause.params):
+            _check_params(spec, clause, value)
             return (value, {})
     if clause.form == "flag":
         if value is not True:
@@ -284,7 +330,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
                     pos.append((clause.params.index("%" + key if "%" + key in clause.params else key), v))
                 else:
                     raise _bad(spec, name, f"unknown parameter {k!r}", k,
-                               limit=", ".join(list(clause.params) + list(clause.keys)))
+                               limit=", ".join(list(clause.params) + list(clause.keys)),
+                               hint="name the parameters as listed (or give them positionally in a tuple)")
             pos.sort()
             if [i for i, _ in pos] != list(range(len(pos))):
                 raise _bad(spec, name, "positional parameters must be given without gaps", value,
@@ -299,10 +346,14 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
             args = tuple(items)
         if not need <= len(args) <= nparams:
             raise _bad(spec, name, f"takes {need}..{nparams} parameters ({', '.join(clause.params)}), "
-                                   f"got {len(args)}", value)
+                                   f"got {len(args)}", value,
+                       hint=f"write {name}=({', '.join(clause.params[:need])}"
+                            f"{', ...' if nparams > need else ''}) with one value per parameter")
+        _check_params(spec, clause, args)
         for k, v in kw.items():
             if k not in clause.keys:
-                raise _bad(spec, name, f"unknown key {k!r}", k, limit=", ".join(clause.keys) or "(none)")
+                raise _bad(spec, name, f"unknown key {k!r}", k, limit=", ".join(clause.keys) or "(none)",
+                           hint="use one of the listed keys" if clause.keys else f"{name} takes no keys")
             legal = clause.keys[k]
             if legal and v not in legal:
                 raise _bad(spec, f"{name}({k})", f"value {v!r} is not one of {', '.join(legal)}", v,
@@ -331,13 +382,16 @@ def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenanc
     names = tuple([k for k, v in kwargs.items() if v is not None])
     shape = info[3].get(names)
     clauses: dict = {}
-    if shape is None:       # first time: the full interleaved checks (same error order as ever), then cache
-        shape = _call_shape(spec, names, kwargs, clauses, where)
-        if len(info[3]) < 256:
-            info[3][names] = shape
-        return OpCall(spec, tuple(args), clauses, where)
-    for key, clause in shape:
-        clauses[key] = normalize_clause(spec, clause, kwargs[key])
+    try:
+        if shape is None:       # first time: the full interleaved checks (same error order as ever), then cache
+            shape = _call_shape(spec, names, kwargs, clauses, where)
+            if len(info[3]) < 256:
+                info[3][names] = shape
+            return OpCall(spec, tuple(args), clauses, where)
+        for key, clause in shape:
+            clauses[key] = normalize_clause(spec, clause, kwargs[key])
+    except PtoError as e:           # a clause error is reported at the user's call
+        raise e.with_where(where)
     return OpCall(spec, tuple(args), clauses, where)
 
 
@@ -388,9 +442,11 @@ _IS_INTERNAL: dict = {}
 
 
 def add_internal_package(path: str) -> None:
-    """Frames from files under ``path`` are skipped when finding the user's call site."""
-    _INTERNAL.append(os.path.abspath(path))
-    _IS_INTERNAL.clear()
+    """Frames from files under ``path`` are skipped when finding the user's call site (idempotent)."""
+    path = os.path.abspath(path)
+    if path not in _INTERNAL:
+        _INTERNAL.append(path)
+        _IS_INTERNAL.clear()
 
 
 def user_frame(skip: int = 1) -> Optional[Provenance]:
@@ -472,6 +528,8 @@ def execute_call(ctx, call: OpCall) -> None:
 
 
 _memory = None   # pto_core.memory, bound on first dispatch (it imports nothing from here)
+#: operand kinds `check_constant_operand` checks (pipes and events have their own canonicalisation)
+_CHECKED_KINDS = frozenset(("ptr", "ptrs", "int", "float", "scalar"))
 
 
 def dispatch(name: str, args: tuple, kwargs: dict):
@@ -502,6 +560,12 @@ def dispatch(name: str, args: tuple, kwargs: dict):
                     return rec.record(call)
     ctx = None
     ptr_type = _memory.Ptr
+    try:
+        for o, v in zip(spec.operands, call.operands):
+            if o.kind in _CHECKED_KINDS:
+                check_constant_operand(spec.asm_name, o, v, ptr_type)
+    except PtoError as e:
+        raise e.with_where(where) from None
     for v in call.operands:
         if isinstance(v, ptr_type):
             vctx = v.ctx

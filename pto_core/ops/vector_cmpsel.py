@@ -60,7 +60,8 @@ def _same(dts, names, op):
     for n, d in zip(names[1:], dts[1:]):
         if d is not dts[0]:
             raise IllegalOperand(f"dtype {d.name} differs from {names[0]} dtype {dts[0].name}", op=op, operand=n,
-                                 value=d.name, limit=dts[0].name)
+                                 value=d.name, limit=dts[0].name,
+                                 hint="use operands of one element type (convert with pto.ub.vconv first)")
 
 
 # ----------------------------------------------------------------------------- vcmpv / vcmpvs
@@ -74,7 +75,8 @@ def _cmpv_check(target, instr, dst, srcs, op):
     _same(tuple(p.dtype for p in srcs), names, op)
     if not dst.dtype.is_int or dst.dtype.is_signed:
         raise IllegalOperand(f"result bits go to an unsigned integer tensor, got {dst.dtype.name}", op=op,
-                             operand="dst", value=dst.dtype.name, limit="u8, u16, u32, u64")
+                             operand="dst", value=dst.dtype.name, limit="u8, u16, u32, u64",
+                             hint="pass a u8/u16/u32/u64 dst (one bit per lane)")
     vector_isa.require(target, instr, srcs[0].dtype.name, op=op)
 
 

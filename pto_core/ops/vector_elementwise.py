@@ -157,24 +157,38 @@ def _unary_exact(fn):
 def _scalar_value(value, d: DType, *, op: str, operand: str = "scalar"):
     """A scalar operand converted to the element type: floats rounded to ``d`` (nearest-even), ints range-checked."""
     if isinstance(value, (bool, np.bool_)):
-        raise IllegalOperand(f"expects a number, got {value!r}", op=op, operand=operand, value=value)
+        raise IllegalOperand(f"expects a number, got {value!r}", op=op, operand=operand, value=value,
+                             hint=f"pass a {d.name} number (1 or 0 for a bool)")
     if d.is_float:
         if not isinstance(value, (int, float, np.integer, np.floating)):
-            raise IllegalOperand(f"expects a number, got {value!r}", op=op, operand=operand, value=value)
+            raise IllegalOperand(f"expects a number, got {value!r}", op=op, operand=operand, value=value,
+                                 hint=f"pass an int or float (it is rounded to {d.name})")
         with np.errstate(over="ignore"):
             return np.asarray(value, dtype=np.float64).astype(d.storage)
     if isinstance(value, (float, np.floating)):
         if not float(value).is_integer():
             raise IllegalOperand(f"{d.name} operation takes an integer scalar, got {value!r}", op=op,
-                                 operand=operand, value=value)
+                                 operand=operand, value=value,
+                                 hint=f"pass a whole number (the {d.name} elements take no fractions)")
         value = int(value)
     if not isinstance(value, (int, np.integer)):
-        raise IllegalOperand(f"expects an integer, got {value!r}", op=op, operand=operand, value=value)
+        raise IllegalOperand(f"expects an integer, got {value!r}", op=op, operand=operand, value=value,
+                             hint=f"pass a {d.name} integer")
     v = int(value)
     if not d.min <= v <= d.max:
         raise IllegalOperand(f"scalar {v} does not fit {d.name}", op=op, operand=operand, value=v,
-                             limit=f"[{d.min}, {d.max}]")
+                             limit=f"[{d.min}, {d.max}]", hint=f"pass a value between {d.min} and {d.max}")
     return np.asarray(v, dtype=d.storage)
+
+
+def _check_constant_scalar(row: "Lanewise", dt: dict, value, op: str) -> None:
+    """Record-time check of a constant scalar operand (the checks `execute` makes on it), so a bad immediate
+    is reported where the op is written, not when the program runs."""
+    if isinstance(value, (bool, int, float, np.generic)) or not hasattr(value, "type"):
+        _scalar_value(value, _scalar_dtype(row, dt), op=op)
+        if row.name in ("vshl", "vshr"):
+            ve.check_range(int(value), 0, dt["dst"].bits, op=op, operand="scalar",
+                           hint="shift counts run from 0 to the element width")
 
 
 def _vs_arith(fn):
@@ -377,6 +391,8 @@ def _check_types(row: Lanewise, dt: dict, target, op: str) -> None:
 
 
 def _verify_lanewise(row: Lanewise):
+    nmem = len(row.mem)
+
     def verify(call, target):
         op = call.spec.asm_name
         dt = {}
@@ -387,6 +403,10 @@ def _verify_lanewise(row: Lanewise):
                 dt[nm] = v.dtype
         if len(dt) == len(row.mem):
             _check_types(row, dt, target, op)
+        if row.scalar and len(call.operands) > nmem:
+            types = {nm: getattr(call.operands[i], "dtype", None) for i, nm in enumerate(row.mem)}
+            if all(isinstance(d, DType) for d in types.values()):
+                _check_constant_scalar(row, types, call.operands[nmem], op)
     return verify
 
 

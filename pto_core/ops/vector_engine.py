@@ -100,7 +100,8 @@ def clause_args(clauses: dict, name: str) -> Optional[tuple]:
 def as_int(value, *, op: str, operand: str) -> int:
     """An integer operand value (Python/numpy int); bool and float are rejected."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise IllegalOperand(f"expects an integer, got {value!r}", op=op, operand=operand, value=value)
+        raise IllegalOperand(f"expects an integer, got {value!r}", op=op, operand=operand, value=value,
+                             hint="pass a Python int")
     return int(value)
 
 
@@ -108,7 +109,7 @@ def check_range(value, lo: int, hi: int, *, op: str, operand: str, hint: Optiona
     v = as_int(value, op=op, operand=operand)
     if not lo <= v <= hi:
         raise IllegalOperand(f"value {v} is outside [{lo}, {hi}]", op=op, operand=operand, value=v,
-                             limit=f"[{lo}, {hi}]", hint=hint)
+                             limit=f"[{lo}, {hi}]", hint=hint or f"pass {operand} between {lo} and {hi}")
     return v
 
 
@@ -176,8 +177,8 @@ def lanes_from_clauses(clauses: dict, *, par: int, repeat: int, counter_ok: bool
     """Resolve the ``mask`` / ``counter`` clauses of a call (cached by value)."""
     m = clause_args(clauses, "mask")
     c = clause_args(clauses, "counter")
-    key = (par, repeat, counter_ok, None if m is None else tuple(int(x) for x in m),
-           None if c is None else int(c[0]))
+    key = (par, repeat, counter_ok, None if m is None else tuple(as_int(x, op=op, operand="mask") for x in m),
+           None if c is None else as_int(c[0], op=op, operand="counter"))
     return _lanes(key, op)
 
 

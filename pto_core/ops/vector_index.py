@@ -152,7 +152,8 @@ def _gs_check(target, instr, dst, src, offsets, op):
         ve.check_ub(p, op=op, operand=nm)
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     if offsets.dtype.bits != _OFFSET_BITS or offsets.dtype.is_float:
         raise IllegalOperand(f"offsets must be 32-bit integers (s32/u32), got {offsets.dtype.name}", op=op,
                              operand="offsets", value=offsets.dtype.name, limit="s32, u32",
@@ -333,7 +334,8 @@ def _gatherb_check(target, dst, src, offsets, op):
         ve.check_ub(p, op=op, operand=nm)
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     if offsets.dtype.bits != _OFFSET_BITS or offsets.dtype.is_float:
         raise IllegalOperand(f"offsets must be 32-bit integers (s32/u32), got {offsets.dtype.name}", op=op,
                              operand="offsets", value=offsets.dtype.name, limit="s32, u32",
@@ -444,7 +446,8 @@ def _bcb_check(target, dst, src, op):
     ve.check_ub(src, op=op, operand="src")
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, "vbcb", dst.dtype.name, op=op)
 
 

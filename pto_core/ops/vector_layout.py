@@ -63,7 +63,8 @@ def _tr_check(target, dst, src, op):
     ve.check_ub(src, op=op, operand="src")
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="dst", value=dst.dtype.name, limit=src.dtype.name)
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, "vtranspose", src.dtype.name, op=op)
 
 
@@ -135,7 +136,8 @@ def _nchw_check(target, dst_list, src_list, op):
                 d = p.dtype
             elif p.dtype.itemsize != d.itemsize:
                 raise IllegalOperand(f"element size {p.dtype.itemsize} differs from {d.itemsize}", op=op,
-                                     operand=f"{nm}[{i}]", value=p.dtype.name, limit=d.name)
+                                     operand=f"{nm}[{i}]", value=p.dtype.name, limit=d.name,
+                                     hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, "vnchwconv", d.name, op=op)
     return dst_list, src_list, d
 
@@ -224,7 +226,8 @@ def _prop_check(target, instr, dst, src, mode, op):
     ve.check_ub(src, op=op, operand="src")
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="dst", value=dst.dtype.name, limit=src.dtype.name)
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, instr, src.dtype.name, op=op)
     hi = 3 if instr == "vextract" and vector_isa.family_of(target) == "v100-mini" else 5
     ve.check_range(mode, 0, hi, op=op, operand="mode", hint="0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label")
@@ -316,7 +319,8 @@ def _vr_check(target, dst, src0, op, src1=None):
         ve.check_ub(src1, op=op, operand="src1")
     if dst.dtype is not src0.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src0 dtype {src0.dtype.name}", op=op,
-                             operand="dst", value=dst.dtype.name, limit=src0.dtype.name)
+                             operand="dst", value=dst.dtype.name, limit=src0.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, "vreduce", src0.dtype.name, op=op)
 
 

@@ -73,7 +73,8 @@ def _check(target, instr, dst, srcs, op, sig=None):
         ve.check_ub(p, op=op, operand=nm)
         if p.dtype is not dst.dtype:
             raise IllegalOperand(f"{nm} dtype {p.dtype.name} differs from dst dtype {dst.dtype.name}", op=op,
-                                 operand=nm, value=p.dtype.name, limit=dst.dtype.name)
+                                 operand=nm, value=p.dtype.name, limit=dst.dtype.name,
+                                 hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, instr, sig or dst.dtype.name, op=op)
 
 

@@ -42,7 +42,8 @@ def _check_pair(target, instr, dst, srcs, op):
         ve.check_ub(p, op=op, operand=f"src[{i}]" if len(srcs) > 1 else "src")
         if p.dtype is not dst.dtype:
             raise IllegalOperand(f"dtype {p.dtype.name} differs from dst dtype {dst.dtype.name}", op=op,
-                                 operand="src", value=p.dtype.name, limit=dst.dtype.name)
+                                 operand="src", value=p.dtype.name, limit=dst.dtype.name,
+                                 hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, instr, dst.dtype.name, op=op)
 
 

@@ -145,7 +145,8 @@ def _check_src_dst(ctx_target, name: str, dst: Ptr, src: Ptr, op: str, align: in
     ve.check_ub(dst, op=op, operand="dst", align=align or dst.dtype.itemsize)
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="dst", value=dst.dtype.name, limit=src.dtype.name)
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(ctx_target, name, src.dtype.name, op=op)
 
 
@@ -283,7 +284,8 @@ def _macro_check(target, kind, dst, src, work, op):
     for nm, p in (("dst", dst), ("work", work)):
         if p.dtype is not src.dtype:
             raise IllegalOperand(f"{nm} dtype {p.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                                 operand=nm, value=p.dtype.name, limit=src.dtype.name)
+                                 operand=nm, value=p.dtype.name, limit=src.dtype.name,
+                                 hint="use operands of one element type (convert with pto.ub.vconv first)")
     instr = {"add": "vcadd", "max": "vcmax", "min": "vcmin"}[kind]
     vector_isa.require(target, instr, src.dtype.name, op=op)
 

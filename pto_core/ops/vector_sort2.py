@@ -70,7 +70,8 @@ def _sort32_check(target, dst, src, idx, op):
         ve.check_ub(p, op=op, operand=nm)
     if src.dtype is not dst.dtype:
         raise IllegalOperand(f"src dtype {src.dtype.name} differs from dst dtype {dst.dtype.name}", op=op,
-                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     if idx.dtype is not _U32:
         raise IllegalOperand(f"indices must be u32, got {idx.dtype.name}", op=op, operand="indices",
                              value=idx.dtype.name, limit="u32")
@@ -171,7 +172,8 @@ def _mrg2_check(target, dst, src_list, op):
         ve.check_ub(p, op=op, operand=f"src_list[{i}]", align=RECORD)
         if p.dtype is not dst.dtype:
             raise IllegalOperand(f"dtype {p.dtype.name} differs from dst dtype {dst.dtype.name}", op=op,
-                                 operand=f"src_list[{i}]", value=p.dtype.name, limit=dst.dtype.name)
+                                 operand=f"src_list[{i}]", value=p.dtype.name, limit=dst.dtype.name,
+                                 hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, "vmrgsort", dst.dtype.name, op=op)
 
 

@@ -28,7 +28,8 @@ def _check(target, dst, src, op):
     ve.check_ub(src, op=op, operand="src")
     if dst.dtype is not src.dtype:
         raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="src", value=src.dtype.name, limit=dst.dtype.name)
+                             operand="src", value=src.dtype.name, limit=dst.dtype.name,
+                             hint="use operands of one element type (convert with pto.ub.vconv first)")
     vector_isa.require(target, "v4dtrans", dst.dtype.name, op=op)
 
 

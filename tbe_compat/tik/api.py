@@ -32,6 +32,8 @@ import functools
 import inspect
 from typing import Optional
 
+import numpy as np
+
 from pto_core.errors import IllegalOperand, OutOfBounds, Misaligned, Provenance, PtoError, UnsupportedOp
 from pto_core import program as P
 from pto_core.program import INDEX
@@ -233,6 +235,39 @@ class Operand:
         return self._region(nbytes, True)
 
 
+def has_key(table, key) -> bool:
+    """``key in table`` for a user-given ``key`` that may be unhashable (a list where a mode name belongs:
+    then it is simply not a key, and the caller's error lists the legal ones)."""
+    try:
+        return key in table
+    except TypeError:
+        return False
+
+
+def range_hint(name: str, lo: Optional[int], hi: Optional[int]) -> str:
+    """The fix of an out-of-range integer argument."""
+    if lo is not None and hi is not None:
+        return f"pass {name} between {lo} and {hi}"
+    return f"pass {name} >= {lo}" if lo is not None else f"pass {name} <= {hi}"
+
+
+def int_type_hint(v) -> str:
+    """The fix of an integer argument of another type."""
+    if isinstance(v, bool):
+        return "pass an int (0 or 1), not a bool"
+    if isinstance(v, (float, np.floating)):
+        return "pass a whole number as an int (round it first: int(...)), or an integer Scalar/Expr"
+    if isinstance(v, Tensor):
+        return "read the element into a Scalar first (s = tik_instance.Scalar('int32'); s.set_as(t[i])) and pass s"
+    return "pass a Python int, or an integer tik Scalar/Expr for a value known only at run time"
+
+
+def dtype_hint(name: str, dtypes) -> str:
+    """The fix of a tensor argument of a dtype the API does not take."""
+    return (f"pass a {' or '.join(dtypes)} tensor as {name} (convert the data with vconv/vec_conv/h_cast, or "
+            f"view its bytes with reinterpret_cast_to)")
+
+
 class _ApiCall:
     """The context of one TIK API call. The outermost call (``tik._depth`` 0) takes the user's
     ``file:line`` as provenance of everything recorded inside (`Builder.at`) and converts a
@@ -288,7 +323,8 @@ class TikBase:
 
     def _error(self, message: str, *, api: Optional[str] = None, operand: Optional[str] = None, value=None,
                limit=None, hint: Optional[str] = None, cls: type = IllegalOperand) -> PtoError:
-        """A facade error at the current TIK call (raise it)."""
+        """A facade error at the current TIK call (raise it); outside one (a helper a script calls
+        directly), at the user's line that called it."""
         where = self._where
         if where is None:          # raised outside a TIK call's context (a view method): the user's line
             where = api_site(api or "tik")
@@ -305,12 +341,14 @@ class TikBase:
             raise self._error(f"{name} belongs to another Tik instance", operand=name, value=t.name,
                               hint="create all tensors of a kernel with the same tik.Tik()")
         if spaces is not None and t.space not in spaces:
-            raise self._error(f"{name} must be in {' or '.join(SPACE_TIK_NAMES[s] for s in spaces)}, got tensor "
-                              f"{t.name!r} in {SPACE_TIK_NAMES[t.space]}", operand=name, value=t.scope,
-                              limit=", ".join(spaces))
+            where = " or ".join(SPACE_TIK_NAMES[s] for s in spaces)
+            raise self._error(f"{name} must be in {where}, got tensor {t.name!r} in {SPACE_TIK_NAMES[t.space]}",
+                              operand=name, value=t.scope, limit=", ".join(spaces),
+                              hint=f"pass a tensor declared in {where} (copy the data there first, e.g. with "
+                                   f"data_move)")
         if dtypes is not None and t.dtype not in dtypes:
             raise self._error(f"{name} dtype {t.dtype} is not supported here", operand=name, value=t.dtype,
-                              limit="one of " + ", ".join(dtypes))
+                              limit="one of " + ", ".join(dtypes), hint=dtype_hint(name, dtypes))
         self._check_alive(t, name)
         return Operand(self, t, name)
 
@@ -321,7 +359,8 @@ class TikBase:
         if i is not None and not isinstance(v, bool) and (not isinstance(v, float) or float(v).is_integer()):
             if (lo is not None and i < lo) or (hi is not None and i > hi):
                 rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
-                raise self._error(f"{name} = {i} is outside {rng}", operand=name, value=i, limit=rng, hint=hint)
+                raise self._error(f"{name} = {i} is outside {rng}", operand=name, value=i, limit=rng,
+                                  hint=hint or range_hint(name, lo, hi))
             return i
         if isinstance(v, Expr):
             t = v.ir.type
@@ -332,7 +371,7 @@ class TikBase:
             raise self._error(f"{name} must be an integer, got a {v.dtype} expression", operand=name,
                               value=repr(v), hint="convert it with .astype('int32')")
         raise self._error(f"{name} must be an int, Scalar or Expr, got {type(v).__name__} {v!r}", operand=name,
-                          value=repr(v))
+                          value=repr(v), hint=int_type_hint(v))
 
     def _scalar_arg(self, v, name: str):
         """A scalar value argument (number, Scalar, Expr) in IR form."""
@@ -366,4 +405,4 @@ class TikBase:
         self._support_checks.append((api, dtype, self._where))
 
 
-__all__ = ["tik_api", "TikBase", "Operand"]
+__all__ = ["tik_api", "TikBase", "Operand", "has_key"]

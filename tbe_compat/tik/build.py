@@ -63,9 +63,11 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
                          hint="BuildCCE(kernel_name='my_kernel', inputs=[...], outputs=[...])")
     if not isinstance(kernel_name, str) or not kernel_name.replace(".", "_").isidentifier():
         raise tik._error(f"kernel_name {kernel_name!r} must be an identifier-like string", operand="kernel_name",
-                         value=kernel_name, limit="[A-Za-z_][A-Za-z0-9_]*")
+                         value=kernel_name, limit="[A-Za-z_][A-Za-z0-9_]*",
+                         hint="use letters, digits and _ only, not starting with a digit (e.g. 'add_kernel')")
     if config is not None and (not isinstance(config, dict) or not all(isinstance(k, str) for k in config)):
-        raise tik._error("config must be a dict with str keys", operand="config", value=repr(config))
+        raise tik._error("config must be a dict with str keys", operand="config", value=repr(config),
+                         hint="pass config={'key': value, ...} or omit it")
     if tik._builder._blocks[-1] is not tik._builder.program.body or len(tik._builder._blocks) != 1:
         raise tik._error("BuildCCE is called inside a for_range/if_scope body", operand="kernel_name",
                          hint="call BuildCCE after every `with` block of the kernel is closed")
@@ -109,12 +111,16 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
 def _check_gm(tik, x, what: str) -> None:
     if not isinstance(x, Tensor):
         raise tik._error(f"{what} must be a GM tensor or InputScalar, got {type(x).__name__} {x!r}", operand=what,
-                         value=repr(x))
+                         value=repr(x),
+                         hint="list the kernel's GM tensors (scope_gm) and InputScalars; Scalars and on-chip "
+                              "tensors are not arguments")
     if x.tik is not tik:
-        raise tik._error(f"{what} (tensor {x.name!r}) belongs to another Tik instance", operand=what, value=x.name)
+        raise tik._error(f"{what} (tensor {x.name!r}) belongs to another Tik instance", operand=what, value=x.name,
+                         hint="list tensors created by this tik.Tik() instance")
     if x.space != "gm":
         raise tik._error(f"{what} (tensor {x.name!r}) is in {SPACE_TIK_NAMES[x.space]}; kernel arguments are GM "
-                         f"tensors", operand=what, value=x.scope, limit="scope_gm")
+                         f"tensors", operand=what, value=x.scope, limit="scope_gm",
+                         hint="list GM tensors (scope_gm) only; on-chip tensors are filled from GM inside the kernel")
     st = x.storage
     if st.is_workspace:
         raise tik._error(f"{what} (tensor {x.name!r}) is a workspace (is_workspace=True); workspaces are internal",
@@ -135,7 +141,8 @@ def _check_names(tik, feed: list, outs: list) -> None:
         seen[x.name] = key
         if not x.name.isidentifier():
             raise tik._error(f"kernel argument name {x.name!r} must be an identifier", operand="inputs",
-                             value=x.name)
+                             value=x.name,
+                             hint="give the tensor a name= made of letters, digits and _ (it is the feed_dict key)")
 
 
 def _freeze_chip(tik) -> None:

@@ -25,12 +25,12 @@ import numpy as np
 from pto_core import program as P
 from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
-from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, UnknownName, UnsupportedOp
 from pto_core.program import INDEX
 
 from .. import platform
 from . import registry as _registry
-from .api import TikBase, sync_spec, tik_api
+from .api import TikBase, has_key, sync_spec, tik_api
 from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
@@ -40,7 +40,7 @@ from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
-from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, integer_rooted, static_int
+from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, check_immediate, integer_rooted, static_int
 
 
 #: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
@@ -169,7 +169,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             platform.profiling_soc(profiling)
             if err_msg_level not in (0, 1):
                 raise self._error(f"err_msg_level must be 0 or 1, got {err_msg_level!r}", operand="err_msg_level",
-                                  value=err_msg_level, limit="0 or 1")
+                                  value=err_msg_level, limit="0 or 1",
+                                  hint="pass 0 (errors are SystemExit, CANN's default) or 1 (plain exceptions with "
+                                       "tracebacks)")
             if block_size != 32:
                 raise self._error(f"block_size must be 32 on the modelled chips, got {block_size!r}",
                                   operand="block_size", value=block_size, limit="32",
@@ -207,7 +209,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if scope is None:
             raise self._error("scope is required", operand="scope",
                               hint="pass scope=tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, ...")
-        space = SCOPE_SPACES.get(scope)
+        space = SCOPE_SPACES.get(scope) if has_key(SCOPE_SPACES, scope) else None
         if space is None:
             known = ", ".join(f"{k!r}" for k in SCOPE_SPACES)
             cls = UnsupportedOp if isinstance(scope, str) and scope.startswith("local.") else UnknownName
@@ -219,7 +221,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             name = f"tensor_{len(self._names)}"
         if not isinstance(name, str) or not _TENSOR_NAME.match(name):
             raise self._error(f"tensor name {name!r} must be a non-empty string of letters, digits and _",
-                              operand="name", value=name, limit="[0-9A-Za-z_]+")
+                              operand="name", value=name, limit="[0-9A-Za-z_]+",
+                              hint="pass name='...' (letters, digits and _; the feed_dict key of GM inputs)")
         self._names[name] = self._names.get(name, 0) + 1
         if space == "gm" and len(self._scopes) > 1:
             raise self._error(f"GM tensor {name!r} is declared inside a {_SCOPE_WORDS[self._scopes[-1].kind]} body; "
@@ -248,15 +251,19 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _tensor_dtype(self, dtype):
         if isinstance(dtype, str) and dtype in TENSOR_DTYPES:
             return _dtype(dtype)
+        name = getattr(dtype, "__name__", None) or getattr(dtype, "name", None)
+        hint = f"pass the dtype name as a str, e.g. {name!r}" if isinstance(name, str) and name in TENSOR_DTYPES \
+            else "pass one of the listed dtype names as a str (e.g. 'float16')"
         raise self._error(f"dtype {dtype!r} is not a TIK tensor dtype", operand="dtype", value=dtype,
-                          limit="one of " + ", ".join(TENSOR_DTYPES), cls=UnknownName)
+                          limit="one of " + ", ".join(TENSOR_DTYPES), cls=UnknownName, hint=hint)
 
     def _shape_arg(self, shape) -> tuple:
         if shape is None:
-            raise self._error("shape is required", operand="shape")
+            raise self._error("shape is required", operand="shape", hint="pass the shape as a list/tuple of ints")
         items = shape if isinstance(shape, (list, tuple)) else (shape,)
         if not items:
-            raise self._error("shape must have at least one dimension", operand="shape", value=shape)
+            raise self._error("shape must have at least one dimension", operand="shape", value=shape,
+                              hint="pass a list/tuple with at least one dimension, e.g. (16,)")
         dims = []
         for d in items:
             v = static_int(d)
@@ -265,14 +272,17 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                     v = None
                 elif v <= 0:
                     raise self._error(f"shape {list(items)} has a non-positive dimension {v}", operand="shape",
-                                      value=list(items), limit="dimensions >= 1")
+                                      value=list(items), limit="dimensions >= 1",
+                                      hint="every dimension must be at least 1")
             if v is not None:
                 dims.append(v)
             elif isinstance(d, Expr):
-                dims.append(P.cast(d.ir, INDEX))
+                dims.append(P.cast(self._int_arg(d, "shape"), INDEX))
             else:
                 raise self._error(f"shape {shape!r} has a dimension {d!r} that is not an int or a TIK integer "
-                                  f"expression", operand="shape", value=repr(d))
+                                  f"expression", operand="shape", value=repr(d),
+                                  hint="pass a list/tuple of Python ints (integer Scalars/Exprs for dynamic "
+                                       "dimensions)")
         return tuple(dims)
 
     def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value):
@@ -284,7 +294,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         st.is_workspace = bool(is_workspace)
         st.is_atomic_add = bool(is_atomic_add)
         if init_value is not None:
-            st.init_value = np.asarray(init_value).reshape(-1)
+            st.init_value = self._init_values(st, count, init_value)
         internal = f"_gm{len(self._gm_tensors)}"
         if isinstance(count, int) and count >= UNBOUNDED_GM_ELEMENTS:
             # CANN dynamic-shape idiom: Tensor(dtype, (MAX_INT64,), scope_gm): the real size comes at launch
@@ -306,6 +316,30 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         st.gm = P.GmArg(internal, st.dtype, shape, io="workspace")
         self._builder.program.args.append(st.gm)
         self._gm_tensors.append(st)
+
+    def _init_values(self, st: Storage, count, init_value) -> np.ndarray:
+        """``init_value`` of a GM tensor as a flat float64 array (TIK: a list of immediates, one per element)."""
+        try:
+            vals = np.asarray(init_value, dtype=object).reshape(-1)
+        except (TypeError, ValueError):
+            vals = None
+        bad = None if vals is not None else init_value
+        if vals is not None:
+            bad = next((v for v in vals.tolist() if isinstance(v, bool) or
+                        not isinstance(v, (int, float, np.integer, np.floating))), None)
+        if vals is None or bad is not None or not vals.size:
+            raise self._error(f"init_value must be a list of numbers, got {type(init_value).__name__} "
+                              f"{init_value!r:.60}", operand="init_value", value=repr(bad)[:40],
+                              hint="pass a list (or numpy array) with one number per element of the tensor")
+        if isinstance(count, int) and vals.size != count:
+            raise self._error(f"init_value has {vals.size} values; tensor {st.name!r} has {count} elements",
+                              operand="init_value", value=vals.size, limit=count,
+                              hint="give one value per element (np.full(shape, v).ravel().tolist() repeats one)")
+        out = vals.astype(np.float64)
+        if st.dtype.kind != "f" and not np.all(np.isfinite(out)):
+            raise self._error(f"init_value of the {st.dtype.tik_name} tensor {st.name!r} holds a NaN or infinity",
+                              operand="init_value", hint="integer tensors take finite integer values")
+        return np.asarray(vals.tolist(), dtype=np.float64 if st.dtype.kind == "f" else object)
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or
@@ -424,7 +458,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._scalar_dtype(dtype)
         if not isinstance(name, str) or not _SCALAR_NAME.match(name):
             raise self._error(f"Scalar name {name!r} must be letters, digits and _, not starting with a digit",
-                              operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*")
+                              operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*",
+                              hint="pass name='...' (a str of letters, digits and _)")
         if init_value is not None:
             self._check_scalar_value(P.scalar_type(dtype), init_value, "init_value")
         return Scalar(self, dtype, name, init_value)
@@ -468,18 +503,20 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _scalar_dtype(self, dtype):
         if dtype not in SCALAR_DTYPES:
             raise self._error(f"dtype {dtype!r} is not a TIK scalar dtype", operand="dtype", value=dtype,
-                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName)
+                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName,
+                              hint="pass one of the listed dtype names as a str (e.g. 'int32')")
 
     @tik_api("InputScalar")
     def InputScalar(self, dtype="int64", name="input_scalar"):  # noqa: N802
         """A kernel argument given at launch (``feed_dict[name]``); list it in BuildCCE inputs."""
         self._scalar_dtype(dtype)
         if not isinstance(name, str) or not name.isidentifier():
-            raise self._error(f"InputScalar name {name!r} must be an identifier", operand="name", value=name)
+            raise self._error(f"InputScalar name {name!r} must be an identifier", operand="name", value=name,
+                              hint="use letters, digits and _ only (the name is the feed_dict key)")
         if any(s.name == name for s in self._input_scalars):
             raise self._error(f"InputScalar name {name!r} is used twice", operand="name", value=name,
                               hint="give every InputScalar a unique name (it is the feed_dict key)")
-        arg = P.ScalarArg(name, dtype)
+        arg = P.ScalarArg(name, dtype, owner=self._builder)
         s = InputScalar(self, arg, name)
         self._input_scalars.append(s)
         return s
@@ -490,7 +527,16 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             self._load_element(value, s.ir, "value")
             return
         v = self._scalar_arg(value, "value")
+        self._check_stored(v, s.ir.type, f"the {s.dtype} Scalar {s.name!r}", "value")
         self._builder.assign(s.ir, v)
+
+    def _check_stored(self, v, t, what: str, operand: str) -> None:
+        """`check_immediate` of a value stored into ``t`` (a Scalar, a dst register), as this call's error."""
+        try:
+            check_immediate(v if type(v) is not float or not float(v).is_integer() or not S.is_int(t) else int(v),
+                            t, f"stored into {what}", store=True)
+        except IllegalOperand as e:
+            raise self._error(e.message, operand=operand, value=e.value, limit=e.limit, hint=e.hint) from None
 
     @tik_api("Scalar.set_as")
     def _scalar_set_api(self, s, value, src_offset=None):
@@ -554,7 +600,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _scalar_dst(self, dst, name="dst") -> Scalar:
         if not isinstance(dst, Scalar):
             raise self._error(f"{name} must be a Scalar, got {type(dst).__name__} {dst!r}", operand=name,
-                              value=repr(dst))
+                              value=repr(dst),
+                              hint=f"pass a tik Scalar as {name} (tik_instance.Scalar(dtype))")
         return dst
 
     @tik_api("scalar_abs")
@@ -576,19 +623,33 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",
                               value=d.dtype, limit="int64", cls=UnsupportedOp,
                               hint="use an int64 Scalar, or select a chip with float32 scalar_sqrt (e.g. Ascend910)")
-        v = P.abs_(P.cast(P.as_expr(self._scalar_arg(src, "src"), d.ir.type), d.ir.type))
+        sv = self._scalar_arg(src, "src")
+        self._check_stored(sv, d.ir.type, f"the {d.dtype} Scalar {d.name!r}", "src")
+        v = P.abs_(P.cast(P.as_expr(sv, d.ir.type), d.ir.type))
         self._builder.assign(d.ir, _isqrt(v) if d.dtype == "int64" else P.sqrt(v))
 
     @tik_api("scalar_max")
     def scalar_max(self, dst, src0, src1):
         """``dst = max(src0, src1)`` (floats: IEEE maxNum)."""
-        self._builder.assign(self._scalar_dst(dst).ir, P.max_(self._scalar_arg(src0, "src0"),
-                                                             self._scalar_arg(src1, "src1")))
+        d = self._scalar_dst(dst)
+        self._builder.assign(d.ir, P.max_(*self._scalar_operands(d, src0, src1)))
 
     @tik_api("scalar_min")
     def scalar_min(self, dst, src0, src1):
-        self._builder.assign(self._scalar_dst(dst).ir, P.min_(self._scalar_arg(src0, "src0"),
-                                                             self._scalar_arg(src1, "src1")))
+        d = self._scalar_dst(dst)
+        self._builder.assign(d.ir, P.min_(*self._scalar_operands(d, src0, src1)))
+
+    def _scalar_operands(self, d: Scalar, src0, src1) -> tuple:
+        """The two sources of a scalar_max/min in IR form; an int immediate takes the other source's dtype (or
+        dst's) and must fit it."""
+        a, b = self._scalar_arg(src0, "src0"), self._scalar_arg(src1, "src1")
+        for v, other, name in ((a, b, "src0"), (b, a, "src1")):
+            t = other.type if isinstance(other, P.Expr) else d.ir.type
+            try:
+                check_immediate(v, t, name)
+            except IllegalOperand as e:
+                raise self._error(e.message, operand=name, value=e.value, limit=e.limit, hint=e.hint) from None
+        return a, b
 
     #: scalar_conv round_mode -> (IR rounding function or None, api_check_support suffix); 'away-zero' is
     #: half away from zero here (310P-class AI/Vector Core: "四舍五入") and `_away_from_zero` on _AWAY_IS_UP_SOCS
@@ -604,11 +665,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         (nearest even) or 'odd' (round to odd)."""
         d = self._scalar_dst(dst)
         if not isinstance(src, Expr):
-            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src")
-        mode = self._SCALAR_CONV_MODES.get(round_mode)
+            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src",
+                              hint="pass a Scalar or an Expr of Scalars (s = tik_instance.Scalar('float32', "
+                                   "init_value=x) for a number)")
+        mode = self._SCALAR_CONV_MODES.get(round_mode) if has_key(self._SCALAR_CONV_MODES, round_mode) else None
         if mode is None:
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",
-                              value=round_mode, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES))
+                              value=round_mode, limit=", ".join(repr(m) for m in self._SCALAR_CONV_MODES),
+                              hint="pass one of the listed round_mode strs ('' or 'none' for the default rounding)")
         fn, suffix = mode
         if round_mode == "away-zero" and platform.current_soc().short_soc_version in _AWAY_IS_UP_SOCS:
             fn = _away_from_zero
@@ -620,7 +684,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if round_mode not in modes:
             if b == "s32" and suffix == "":
                 raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
-                                  value=round_mode, limit="round, floor, ceil, away-zero, to-zero")
+                                  value=round_mode, limit="round, floor, ceil, away-zero, to-zero",
+                                  hint="pass round_mode='round', 'floor', 'ceil', 'away-zero' or 'to-zero'")
             raise self._error(f"scalar_conv {src.dtype} -> {d.dtype} takes round_mode "
                               f"{', '.join(repr(m) for m in modes)}, not {round_mode!r}", operand="round_mode",
                               value=round_mode, limit=", ".join(repr(m) for m in modes))
@@ -635,7 +700,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     # ------------------------------------------------------------------ views
     def _view_error(self, e: _IndexError):
-        return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit)
+        return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit, hint=e.hint)
 
     def _api_view(self, t: Tensor, key):
         """``t[key]`` (no statement is recorded: provenance is only needed for errors)."""
@@ -718,10 +783,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     def get_available_buffer_size(self, scope) -> int:
         """Bytes still free in ``scope`` (largest total, not the largest hole)."""
-        space = SCOPE_SPACES.get(scope)
+        space = SCOPE_SPACES.get(scope) if has_key(SCOPE_SPACES, scope) else None
         if space is None or space == "gm":
             raise self._error(f"scope {scope!r} has no on-chip buffer", api="tik.get_available_buffer_size",
-                              operand="scope", value=scope)
+                              operand="scope", value=scope,
+                              hint="pass an on-chip scope: tik.scope_ubuf, tik.scope_cbuf, tik.scope_ca, "
+                                   "tik.scope_cb or tik.scope_cc")
         t = platform.current_soc().profile
         return buffer_capacity(space) - self._placement.allocator(space, t).used
 

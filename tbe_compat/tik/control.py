@@ -22,12 +22,18 @@ value (the loop spans ``CORE_NUM`` indices); a value outside ``[1, CORE_NUM]`` i
 from __future__ import annotations
 
 from pto_core import program as P
+from pto_core import scalars as S
 from pto_core.errors import PtoError
 
 from .. import platform
 from .api import TikBase, tik_api
 from .errors import convert
 from .scalar import Expr, InputScalar, Scalar, static_int
+
+#: Integer dtypes a for_range loop variable may have.
+LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8")
+#: The largest block_num of a multi-core for_range (TIK reference: "an immediate in [1, 65535]").
+MAX_BLOCK_NUM = 65535
 
 
 #: largest ``block_num`` of a multi-core for_range (TIK reference: an immediate in [1, 65535])
@@ -132,10 +138,19 @@ class ControlAPI(TikBase):
         tn = static_int(thread_num)
         if tn is None or not 0 <= tn <= 4:
             raise self._error(f"thread_num must be an int in [0, 4], got {thread_num!r}", operand="thread_num",
-                              value=thread_num, limit="[0, 4]")
+                              value=thread_num, limit="[0, 4]",
+                              hint="pass 1 (no buffering), 2 (double buffering) ... 4, or 0")
         self._scalar_dtype(dtype)
-        if dtype not in ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8"):
-            raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype)
+        if dtype not in LOOP_DTYPES:
+            raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype,
+                              limit=", ".join(LOOP_DTYPES), hint="pass dtype='int32' (TIK's default)")
+        lo_b, hi_b = S.int_bounds(P.scalar_type(dtype))
+        for v, nm in ((lo, "begint"), (hi, "endt")):
+            if isinstance(v, int) and not lo_b <= v <= hi_b:
+                # the loop variable could not hold it (the loop would wrap): TIK's 0 <= begint <= endt <= 2**31-1
+                raise self._error(f"{nm} = {v} does not fit the loop's {dtype} variable", operand=nm, value=v,
+                                  limit=f"[{lo_b}, {hi_b}]",
+                                  hint=f"keep the bounds in [{lo_b}, {hi_b}] (split the loop), or pass a wider dtype")
         bn = block_num
         nb = static_int(bn)
         if nb is not None and not isinstance(bn, bool) and nb > MAX_BLOCK_NUM:
@@ -149,7 +164,8 @@ class ControlAPI(TikBase):
         if not multicore:
             if static_int(bn) is None or static_int(bn) < 1:
                 raise self._error(f"block_num must be a positive int or an InputScalar, got {block_num!r}",
-                                  operand="block_num", value=repr(block_num), limit=">= 1")
+                                  operand="block_num", value=repr(block_num), limit=">= 1",
+                                  hint="pass block_num=1 (one core) or the number of cores as an int")
             if isinstance(lo, int) and isinstance(hi, int) and hi < lo:
                 raise self._error(f"for_range({lo}, {hi}): endt is below begint", operand="endt", value=hi,
                                   limit=f">= begint ({lo})",
@@ -177,6 +193,11 @@ class ControlAPI(TikBase):
             bn_ir = bn.ir
         else:
             bn_ir = static_int(bn)
+            if bn_ir > MAX_BLOCK_NUM:
+                raise self._error(f"block_num = {bn_ir} is more than TIK's {MAX_BLOCK_NUM}", operand="block_num",
+                                  value=bn_ir, limit=f"[1, {MAX_BLOCK_NUM}]",
+                                  hint="give each core a larger share of the work (the runtime runs block_num "
+                                       "blocks in batches of the available cores)")
             if not (isinstance(hi, int) and hi == bn_ir):
                 raise self._error(f"the multi-core loop must run 0..block_num: endt {endt!r} != block_num {bn_ir}",
                                   operand="endt", value=repr(endt), limit=f"== block_num ({bn_ir})")
@@ -190,7 +211,8 @@ class ControlAPI(TikBase):
         if not isinstance(begint_list, (list, tuple)) or not isinstance(endt_list, (list, tuple)) or \
                 len(begint_list) != len(endt_list) or not begint_list:
             raise self._error("begint_list and endt_list must be non-empty lists of the same length",
-                              operand="endt_list", value=(begint_list, endt_list))
+                              operand="endt_list", value=(begint_list, endt_list),
+                              hint="pass one begin and one end per loop: multi_for_range([0, 0], [m, n])")
         loops = [self.for_range(b, e, name=f"{name}{k}", dtype=dtype)
                  for k, (b, e) in enumerate(zip(begint_list, endt_list))]
         return _Nested(loops)
@@ -289,7 +311,8 @@ class ControlAPI(TikBase):
                                   "compare integers (convert with scalar_conv / vec_conv first)")
             return P.cast(cond.ir, P.BOOL)
         raise self._error(f"condition must be a TIK expression or a Python bool, got {type(cond).__name__}",
-                          operand="cond", value=repr(cond))
+                          operand="cond", value=repr(cond),
+                          hint="pass a comparison of Scalars/Exprs (s > 0), tik.all/tik.any of them, or a Python bool")
 
     @tik_api("new_stmt_scope")
     def new_stmt_scope(self, disable_sync=False):

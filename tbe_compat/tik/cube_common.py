@@ -58,7 +58,8 @@ class CubeBase(TikBase):
         i = static_int(v)
         if i is None or isinstance(v, bool) or (isinstance(v, float) and not float(v).is_integer()):
             raise self._error(f"{name} must be a Python int, got {type(v).__name__} {v!r}", operand=name,
-                              value=repr(v), hint=hint)
+                              value=repr(v), hint=hint or f"pass {name} as a Python int (an immediate of the "
+                                                          f"instruction)")
         return self._int_arg(i, name, lo, hi, hint=hint)
 
     def _cube_ints(self, values, names, lo, hi):
@@ -67,7 +68,7 @@ class CubeBase(TikBase):
     def _cube_int_list(self, v, name: str, n: int, lo: int, hi: int) -> tuple:
         if not isinstance(v, (list, tuple)) or len(v) != n:
             raise self._error(f"{name} must be a list of {n} ints, got {v!r}", operand=name, value=repr(v),
-                              limit=f"{n} ints")
+                              limit=f"{n} ints", hint=f"pass {name} as a list of {n} Python ints")
         return tuple(self._cube_imm(x, f"{name}[{i}]", lo, hi) for i, x in enumerate(v))
 
     # ------------------------------------------------------------------ scratch tensors

@@ -36,17 +36,17 @@ normalised arguments, the L0C source and destination byte ranges and the stateme
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from pto_core.errors import IllegalOperand, OutOfBounds, Provenance, UnknownName, UnsupportedOp
+from pto_core.errors import OutOfBounds, Provenance, UnknownName, UnsupportedOp
 from pto_core.ops import legacy_cube
 
 from .. import platform
-from .api import tik_api
+from .api import has_key, tik_api
 from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
-from .scalar import Expr, Scalar
+from .scalar import Expr
 from .tensor import Tensor
 
 EXTEND_KEYS = ("bias", "element-wise-add", "quantize_params", "relu")
@@ -196,7 +196,9 @@ class FixpipeAPI(CubeBase):
             if quant is None:
                 mode = "int322fp16" if pair == "s32f16" else "fp322fp16"
                 raise self._error(f"src {s.tensor.dtype} -> dst float16 needs extend_params['quantize_params'] "
-                                  f"with mode {mode!r}", operand="quantize_params", limit=f"mode {mode!r}")
+                                  f"with mode {mode!r}", operand="quantize_params", limit=f"mode {mode!r}",
+                                  hint=f"pass extend_params={{'quantize_params': {{'mode': {mode!r}, 'mode_param': "
+                                       f"None}}}}")
         if ext.get("bias") is not None and ext.get("element-wise-add") is not None:
             raise self._error("bias and element-wise-add cannot be enabled together", operand="extend_params",
                               value="bias + element-wise-add", limit="at most one of bias, element-wise-add")
@@ -247,7 +249,8 @@ class FixpipeAPI(CubeBase):
             return {}
         if not isinstance(extend_params, dict):
             raise self._error(f"extend_params must be a dict or None, got {type(extend_params).__name__}",
-                              operand="extend_params", value=type(extend_params).__name__, limit="dict")
+                              operand="extend_params", value=type(extend_params).__name__, limit="dict",
+                              hint="pass a dict such as {'relu': True} or None")
         unknown = [k for k in extend_params if k not in EXTEND_KEYS]
         if unknown:
             raise self._error(f"extend_params key {unknown[0]!r} is not supported", operand="extend_params",
@@ -267,7 +270,7 @@ class FixpipeAPI(CubeBase):
             raise self._error("quantize_params must contain both 'mode' and 'mode_param'", operand="quantize_params",
                               value=sorted(quant), limit="keys 'mode', 'mode_param'")
         mode = quant["mode"]
-        if mode not in QUANT_MODES:
+        if not has_key(QUANT_MODES, mode):
             raise self._error(f"quantize mode {mode!r} is not supported", operand="quantize_params.mode",
                               value=mode, limit="one of " + ", ".join(QUANT_MODES), cls=UnknownName)
         ms, md = QUANT_MODES[mode]

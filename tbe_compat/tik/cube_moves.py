@@ -542,7 +542,8 @@ class CubeMoveAPI(CubeBase):
     def _cube_same_dtype(self, s, d):
         if s.dt is not d.dt:
             raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) dtypes differ", operand="dst",
-                              value=d.tensor.dtype, limit=s.tensor.dtype)
+                              value=d.tensor.dtype, limit=s.tensor.dtype,
+                              hint="use src and dst tensors of one dtype")
 
     def _cube_pad_imm(self, v, dt):
         if isinstance(v, bool) or not isinstance(v, (int, float)):

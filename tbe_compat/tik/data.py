@@ -299,7 +299,8 @@ class DataAPI(TikBase):
         "anything else"), so ``'m'``, ``'v'``, ``'sc'`` and ``'dp'`` move like ``''`` here."""
         if block_mode not in _TENSOR_MOV_BLOCK_MODES:
             raise self._error(f"block_mode {block_mode!r} is not a tensor_mov block mode", operand="block_mode",
-                              value=repr(block_mode), limit=", ".join(repr(m) for m in _TENSOR_MOV_BLOCK_MODES[1:]))
+                              value=repr(block_mode), limit=", ".join(repr(m) for m in _TENSOR_MOV_BLOCK_MODES[1:]),
+                              hint="pass one of the listed block_mode strs ('' for plain moves)")
         extras = {"deqscale": deqscale, "relu": relu or None, "pad_mode": pad_mode, "pad_value": pad_value,
                   "onthefly_mode": onthefly_mode or None, "src_onthefly": src_onthefly,
                   "sid_store_mode": sid_store_mode or None}
@@ -318,7 +319,8 @@ class DataAPI(TikBase):
         if isinstance(mode, str):
             if mode not in _ATOMIC_PTO:
                 raise self._error(f"atomic dtype {mode!r} is not one of {', '.join(_ATOMIC_PTO)}", operand="mode",
-                                  value=mode, limit=", ".join(_ATOMIC_PTO))
+                                  value=mode, limit=", ".join(_ATOMIC_PTO),
+                                  hint="pass a dtype name from the list, or the mode number 0..6")
             names = {1: mode}
             m = 1
         elif isinstance(mode, Expr):
@@ -337,7 +339,7 @@ class DataAPI(TikBase):
             self._emit("set_atomic_add")
             return
         # run-time mode: one branch per supported value
-        v = P.cast(mode.ir, P.I64)
+        v = P.cast(self._int_arg(mode, "mode"), P.I64)
         b = self._builder
         with b.if_(P.cmp("eq", v, 0)):
             self._emit("set_atomic_none")
@@ -375,10 +377,13 @@ class DataAPI(TikBase):
         s = self._operand(src, "src", spaces=("ub", "gm"))
         if (s.space, d.space) not in (("gm", "ub"), ("ub", "gm")):
             raise self._error("data_move_pad moves GM -> UB or UB -> GM", operand="dst",
-                              value=f"{s.space}->{d.space}", cls=UnsupportedOp)
+                              value=f"{s.space}->{d.space}", cls=UnsupportedOp,
+                              hint="pass a GM dst with a UB src or a UB dst with a GM src (data_move covers the "
+                                   "other paths)")
         if s.dt is not d.dt:
             raise self._error(f"src dtype {s.tensor.dtype} and dst dtype {d.tensor.dtype} differ", operand="dst",
-                              value=d.tensor.dtype, limit=s.tensor.dtype)
+                              value=d.tensor.dtype, limit=s.tensor.dtype,
+                              hint="use src and dst tensors of one dtype (convert with vconv after the move)")
         self._require_support("tik.data_move_pad", d.tensor.dtype)
         size = max(1, d.dt.bits // 8)
         n = self._int_arg(nburst, "nburst", 1, 4095)
@@ -470,7 +475,8 @@ class DataAPI(TikBase):
         if not isinstance(pipe, str):
             raise self._error(f"pipe must be a pipe name such as 'PIPE_V', got {pipe!r}", operand="pipe",
                               value=repr(pipe), limit="PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, "
-                                                      "PIPE_ALL")
+                                                      "PIPE_ALL",
+                              hint="pass a pipe name str: 'PIPE_V', 'PIPE_MTE2', ... or 'PIPE_ALL'")
         try:
             canon = barrier_pipe(pipe)
         except IllegalOperand as e:

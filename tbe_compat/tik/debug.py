@@ -120,7 +120,8 @@ class Tikdb:
                 feed_dict = {}
             if not isinstance(feed_dict, dict):
                 raise tik._error(f"feed_dict must be a dict, got {type(feed_dict).__name__}", operand="feed_dict",
-                                 value=repr(feed_dict)[:80])
+                                 value=repr(feed_dict)[:80],
+                                 hint="pass {input name: numpy array or number, ...}")
             scalars = self._scalar_values(info, feed_dict)
             inputs = self._tensor_values(info, feed_dict, scalars)
             inputs.update({s.name: v for s, v in scalars.items()})
@@ -156,7 +157,8 @@ class Tikdb:
         tik = self._tik
         if not isinstance(inplace, dict):
             raise tik._error(f"inplace must be a dict {{output name: input name}}, got {type(inplace).__name__}",
-                             operand="inplace", value=repr(inplace)[:80])
+                             operand="inplace", value=repr(inplace)[:80],
+                             hint="pass inplace={'out_name': 'in_name'}")
         outs = {x.name: x for x in info.outputs if isinstance(x, Tensor)}
         ins = {x.name: x for x in info.inputs if isinstance(x, Tensor)}
         alias = {}
@@ -198,7 +200,8 @@ class Tikdb:
             t = s.ir.type
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise tik._error(f"InputScalar {s.name!r} needs a number, got {type(v).__name__} {v!r}",
-                                 operand=s.name, value=repr(v))
+                                 operand=s.name, value=repr(v),
+                                 hint=f"pass feed_dict[{s.name!r}] = an int or float")
             if S.is_int(t):
                 if isinstance(v, float) and not v.is_integer():
                     raise tik._error(f"InputScalar {s.name!r} is {s.dtype}; got the float {v!r}", operand=s.name,
@@ -207,7 +210,9 @@ class Tikdb:
                 lo, hi = S.int_bounds(t)
                 if not lo <= v <= hi:
                     raise tik._error(f"InputScalar {s.name!r} = {v} does not fit {s.dtype}", operand=s.name,
-                                     value=v, limit=f"[{lo}, {hi}]")
+                                     value=v, limit=f"[{lo}, {hi}]",
+                                     hint=f"pass a value in [{lo}, {hi}], or declare the InputScalar with a wider "
+                                          f"dtype")
             else:
                 v = float(v)
             out[s] = v

@@ -19,12 +19,14 @@ value in a Python ``if``/``while``/``and``/``or`` raises a clear error naming ``
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Optional
 
 import numpy as np
 
 from pto_core import program as P
+from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
 from pto_core.errors import IllegalOperand, PtoError
 
@@ -74,6 +76,7 @@ class Expr:
         with _expr_errors(f"tik.Expr.__{op}__"):
             o = ir_value(other, what=f"operand of {op!r}")
             _no_bf16_arith(op, self.ir, o)
+            check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)
             return Expr(P.binop(op, a, b))
 
@@ -121,6 +124,7 @@ class Expr:
         with _expr_errors(f"tik.Expr.__{pred}__"):
             o = ir_value(other, what="operand of a comparison")
             _no_bf16_arith(pred, self.ir, o)
+            check_immediate(o, self.ir.type, "operand of a comparison")
             return _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
 
     def __lt__(self, o): return self._cmp("lt", o)
@@ -190,7 +194,7 @@ class Scalar(Expr):
     __slots__ = ("tik", "name")
 
     def __init__(self, tik, dtype="int64", name="reg_buf", init_value=None):
-        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name))
+        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name, owner=tik._builder))
         self.tik = tik
         self.name = name
         if init_value is not None:
@@ -279,6 +283,27 @@ def ir_value(v, *, what: str = "value"):
                          hint="use ints, floats, Scalars, InputScalars or expressions of them")
 
 
+def check_immediate(v, t, what: str, *, store: bool = False) -> None:
+    """A Python int combined with (or stored into) an integer TIK value takes that value's dtype ``t``; raise
+    `IllegalOperand` if it does not fit (TVM rejects such literals; wrapping it would silently compute
+    something else). ``store``: ``v`` is converted into ``t`` (a register assignment), so a NaN or infinite
+    float is refused too (a fraction converts as in C). Other values are left alone."""
+    if not S.is_int(t) or S.is_bool(t):
+        return
+    lo, hi = S.int_bounds(t)
+    name = tik_dtype_name(t) if t.name != "index" else "int64"
+    if store and type(v) is float and not math.isfinite(v):
+        raise IllegalOperand(f"{v} ({what}) cannot be stored in {name}", value=v,
+                             hint=f"integer values are finite, in [{lo}, {hi}]")
+    if type(v) is not int:
+        return
+    if not lo <= v <= hi:
+        fix = "declare the register (Scalar) with a wider dtype" if store else \
+            "convert the TIK value to a wider dtype first (.astype('int64'))"
+        raise IllegalOperand(f"the immediate {v} ({what}) does not fit {name}", value=v, limit=f"[{lo}, {hi}]",
+                             hint=f"use a value in [{lo}, {hi}], or {fix}")
+
+
 def static_int(v) -> Optional[int]:
     """``v`` as a Python int if it is known now (int, integral float, numpy int, constant IR), else None."""
     if type(v) is int:
@@ -315,24 +340,28 @@ def _conds(conds, api):
     if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
         conds = tuple(conds[0])
     if not conds:
-        from .errors import tik_error
-        raise tik_error("needs at least one condition", api=api)
+        from .errors import api_site, tik_error
+        raise tik_error("needs at least one condition", api=api, where=api_site(api),
+                        hint=f"pass one or more conditions: {api}(a > 0, b < n)")
     return [ir_value(c, what="condition") for c in conds]
 
 
 def all_(*conds) -> Expr:
     """``tik.all(c1, c2, ...)``: logical and."""
-    return Expr(P.all_(*_conds(conds, "tik.all")))
+    with _expr_errors("tik.all"):
+        return Expr(P.all_(*_conds(conds, "tik.all")))
 
 
 def any_(*conds) -> Expr:
     """``tik.any(c1, c2, ...)``: logical or."""
-    return Expr(P.any_(*_conds(conds, "tik.any")))
+    with _expr_errors("tik.any"):
+        return Expr(P.any_(*_conds(conds, "tik.any")))
 
 
 def negate(cond) -> Expr:
     """``tik.negate(c)``: logical not."""
-    return Expr(P.not_(ir_value(cond, what="condition")))
+    with _expr_errors("tik.negate"):
+        return Expr(P.not_(ir_value(cond, what="condition")))
 
 
 __all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES"]

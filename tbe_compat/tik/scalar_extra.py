@@ -40,7 +40,7 @@ from typing import Optional
 import numpy as np
 
 from pto_core import program as P
-from pto_core.errors import UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
 
 from .. import platform
 from .api import TikBase, tik_api
@@ -51,6 +51,9 @@ U64 = P.scalar_type("uint64")
 
 #: printf format strings without set_printf_params (TIK reference "printf")
 FORMAT_LIMIT = 128
+#: Named choice (simulator limit, tik_core.md): the longest ScalarArray. The TIK reference gives no bound;
+#: the simulator keeps one register per element, so an absurd length (2**31) would exhaust the host.
+MAX_SCALAR_ARRAY = 65536
 #: set_printf_params: workspace range in MB, smallest record, bytes of a record that are not text
 WORKSPACE_MB = (1, 32768)
 MIN_PRINT_LENGTH = 64
@@ -206,7 +209,8 @@ class ScalarExtraAPI(TikBase):
         """Print Scalars/Exprs/numbers with a C format at run time (see module doc)."""
         if not isinstance(format_string, str) or not format_string:
             raise self._error("format_string must be a non-empty str", operand="format_string",
-                              value=repr(format_string))
+                              value=repr(format_string),
+                              hint="pass a str such as \"x=%d\\n\" first")
         params = getattr(self, "_printf_params", None)
         limit = FORMAT_LIMIT if params is None else params.format_limit
         if len(format_string) > limit:
@@ -225,7 +229,8 @@ class ScalarExtraAPI(TikBase):
                                        "outputs of start_debug")
             if isinstance(a, bool) or not isinstance(a, (Expr, int, float, np.integer, np.floating)):
                 raise self._error(f"printf value {k} must be a Scalar, Expr or number, got {type(a).__name__}",
-                                  operand=f"arg[{k}]", value=repr(a))
+                                  operand=f"arg[{k}]", value=repr(a),
+                                  hint="pass Scalars, Exprs or numbers after the format string (one per %d/%f)")
             values.append(a.ir if isinstance(a, Expr) else a.item() if isinstance(a, np.generic) else a)
         if getattr(self, "_first_printf", None) is None:
             self._first_printf = self._where
@@ -236,11 +241,16 @@ class ScalarExtraAPI(TikBase):
     def ScalarArray(self, dtype="int64", length=1, name="reg_buf", init_value=None):  # noqa: N802 (TIK's name)
         if dtype not in SCALAR_DTYPES:
             raise self._error(f"dtype {dtype!r} is not a TIK scalar dtype", operand="dtype", value=dtype,
-                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName)
+                              limit="one of " + ", ".join(SCALAR_DTYPES), cls=UnknownName,
+                              hint="pass one of the listed dtype names as a str (e.g. 'int32')")
         n = static_int(length)
         if n is None or isinstance(length, bool) or n < 1:
             raise self._error(f"length should be a positive int, got {length!r}", operand="length",
-                              value=repr(length), limit=">= 1")
+                              value=repr(length), limit=">= 1", hint="pass the number of Scalars as a Python int")
+        if n > MAX_SCALAR_ARRAY:
+            raise self._error(f"ScalarArray length {n} is more than the simulator's {MAX_SCALAR_ARRAY}",
+                              operand="length", value=n, limit=f"[1, {MAX_SCALAR_ARRAY}]", cls=CapacityExceeded,
+                              hint="keep that many values in a tensor (UB or GM) and index it instead")
         return ScalarArray(self, dtype, n, name, init_value)
 
     def _scalar_array_item(self, arr: ScalarArray, index):
@@ -281,16 +291,19 @@ class ScalarExtraAPI(TikBase):
     # ------------------------------------------------------------------ bit counts
     def _bit_args(self, api, dst, src):
         if not isinstance(dst, Scalar):
-            raise self._error("dst should be Scalar", operand="dst", value=repr(dst))
+            raise self._error("dst should be Scalar", operand="dst", value=repr(dst),
+                              hint="pass a tik Scalar as dst")
         if isinstance(src, Scalar):
             if src.dtype != dst.dtype:
                 raise self._error(f"Intrinsic {api}'s src's dtype should be equal to dst's dtype", operand="src",
-                                  value=src.dtype, limit=dst.dtype)
+                                  value=src.dtype, limit=dst.dtype,
+                                  hint="use a src of the dst Scalar's dtype")
             v = src.ir
         elif isinstance(src, int) and not isinstance(src, bool):
             v = src
         else:
-            raise self._error("not support this type of src now", operand="src", value=repr(src))
+            raise self._error("not support this type of src now", operand="src", value=repr(src),
+                              hint="pass a Scalar or an integer Expr as src")
         instr = {"scalar_countbit0": "bcnt0", "scalar_countbit1": "bcnt1", "scalar_countleading0": "clz"}[api]
         try:
             ok = platform.intrinsic_check_support("Intrinsic_" + instr, dst.dtype)

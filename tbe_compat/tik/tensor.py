@@ -32,7 +32,7 @@ from pto_core import program as P
 from pto_core.dtypes import DType
 from pto_core.program import INDEX, I64
 
-from .scalar import Expr, static_int
+from .scalar import Expr, integer_rooted, static_int, tik_dtype_name
 
 #: TIK scope string -> canonical space (tik_api.md §1.1; ``scope_cbuf_out`` == ``scope_cc``).
 SCOPE_SPACES = {"global": "gm", "local.L1": "l1", "local.UB": "ub", "local.L0A": "l0a", "local.L0B": "l0b",
@@ -272,6 +272,33 @@ class Tensor:
     # compare it) are set below the class; hashing stays by identity: the facade keys tensors with `is`
     __hash__ = object.__hash__
 
+    # -- Python operations a TIK tensor does not have: a clear error instead of Python's TypeError
+    def _no_python_op(self, what: str, hint: str):
+        with self.tik._api(f"tik.Tensor.{what}"):
+            raise self.tik._error(f"tensor {self.name!r} is a TIK tensor view: it has no Python {what} (its data "
+                                  f"exists only when the kernel runs)", operand="self", hint=hint)
+
+    def _arith(self, *_):
+        self._no_python_op("arithmetic", "compute on tensors with the vector APIs (vec_add, vec_muls, h_add ...), "
+                                         "or read an element into a Scalar (s.set_as(t[i])) and compute on that")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arith
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __pos__ = __abs__ = __pow__ = _arith
+
+    def __len__(self):
+        self._no_python_op("len()", "use t.shape (a list of its dimensions) or t.size")
+
+    def __bool__(self):              # a tensor is an object: `if bias:` tests that one was given (not __len__)
+        return True
+
+    def __iter__(self):
+        self._no_python_op("iteration", "index it (t[i], t[a:b]) or loop with tik_instance.for_range")
+
+    def __int__(self):
+        self._no_python_op("int()", "read the element into a Scalar: s = tik_instance.Scalar(dtype); s.set_as(t[i])")
+
+    __index__ = __float__ = __int__
+
     def index(self, key) -> "Tensor":
         """The view ``self[key]`` (TIK's rules; raises ValueError(message, operand) on a bad index)."""
         nd = len(self._shape)
@@ -375,24 +402,51 @@ class Tensor:
 class _IndexError(Exception):
     """A bad index/slice/reshape (converted to the facade's error by the Tik API wrapper)."""
 
-    def __init__(self, message, operand, limit=None, value=None):
+    def __init__(self, message, operand, limit=None, value=None, hint=None):
         super().__init__(message)
         self.message, self.operand, self.limit, self.value = message, operand, limit, value
+        self.hint = hint or {"index": "index with ints or integer Scalars/Exprs inside the tensor's shape "
+                                      "(t[i], t[a:b], one index per dimension)",
+                             "new_shape": "give a shape with the same number of elements as the view"}.get(operand)
+
+
+_INDEX_HINT = "index with a Python int or an integer Scalar/Expr (convert a float one with .astype('int32'))"
+
+
+def _index_value(k, what: str):
+    """An index or slice bound: a Python int, or an integer IR value (a float Scalar/Expr, a float with a
+    fraction, a str ... are errors: TIK indices are integers)."""
+    if isinstance(k, Expr):
+        k = k.ir
+    if isinstance(k, P.Expr):
+        if isinstance(k, P.Const):
+            i = static_int(k)
+            if i is None:
+                raise _IndexError(f"{what} {k.value!r} is not an integer", "index", value=k.value, hint=_INDEX_HINT)
+            return i
+        if k.is_ptr or not (k.type.kind in ("s", "u") or k.type.name == "index" or integer_rooted(k)):
+            raise _IndexError(f"{what} is a {tik_dtype_name(k.type)} expression, not an integer one", "index",
+                              value=repr(k),
+                              hint=_INDEX_HINT)
+        return P.cast(k, INDEX)
+    i = static_int(k) if not isinstance(k, (float, np.floating)) or float(k).is_integer() else None
+    if i is None:
+        raise _IndexError(f"{what} {k!r} is not an integer or a TIK integer expression", "index", value=k,
+                          hint=_INDEX_HINT)
+    return i
 
 
 def _index(k, dim):
     """An int index (wrapped if negative, range-checked) or an IR index value."""
-    i = static_int(k) if not isinstance(k, float) or float(k).is_integer() else None
-    if isinstance(k, (Expr, P.Expr)) and not isinstance(getattr(k, "ir", k), P.Const):
-        return _idx(k)
-    if i is None:
-        raise _IndexError(f"index {k!r} is not an integer or a TIK integer expression", "index", value=k)
+    i = _index_value(k, "index")
+    if not isinstance(i, int):
+        return i
     if isinstance(dim, int):
         if i < 0:
             i += dim
         if not 0 <= i < dim:
             raise _IndexError(f"tensor overflow: index {static_int(k)} is outside [0, {dim})", "index", value=k,
-                              limit=f"[0, {dim})")
+                              limit=f"[0, {dim})", hint=f"use an index from 0 to {dim - 1} (or -{dim} to -1)")
     return i
 
 
@@ -463,8 +517,8 @@ def _slice(k: slice, dim):
         raise _IndexError(f"slice step {k.step!r} must be a Python int", "index", value=k.step)
     if step < 1:
         raise _IndexError(f"slice step {step} must be >= 1", "index", value=step, limit=">= 1")
-    start = 0 if k.start is None else k.start
-    stop = dim if k.stop is None else k.stop
+    start = 0 if k.start is None else _index_value(k.start, "slice start")
+    stop = dim if k.stop is None else _index_value(k.stop, "slice stop")
     s0, s1 = static_int(start), static_int(stop)
     dyn_start = s0 is None
     dyn_stop = s1 is None

@@ -30,7 +30,7 @@ from typing import Optional
 
 from pto_core.errors import UnsupportedOp
 
-from .api import tik_api
+from .api import has_key, tik_api
 from .autosync import Access
 
 from .tensor import Tensor
@@ -136,7 +136,8 @@ class LanewiseAPI(VectorBase):
     @tik_api("vector_dup")
     def vector_dup(self, mask, dst, scalar, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit=0):
         """``dst[lane] = scalar`` on active lanes (tik_api.md §9.5)."""
-        self._dup(mask, dst, scalar, repeat_times, dst_blk_stride, dst_rep_stride, stride_unit)
+        self._dup(mask, dst, scalar, repeat_times, self._given(dst_blk_stride, "dst_blk_stride"), dst_rep_stride,
+                  stride_unit)
 
     @tik_api("vec_dup")
     def vec_dup(self, mask, dst, scalar, repeat_times, dst_rep_stride):
@@ -175,9 +176,10 @@ class LanewiseAPI(VectorBase):
                    ldst_high_half, 0)
 
     def _conv(self, mask, round_mode, dst, src, repeat_times, blk, rep, deqscale, ldst_high_half, stride_unit):
-        if round_mode not in ROUND_MODES:
+        if not has_key(ROUND_MODES, round_mode):
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode", value=round_mode,
-                              limit=", ".join(repr(k) for k in ROUND_MODES))
+                              limit=", ".join(repr(k) for k in ROUND_MODES),
+                              hint="pass one of the listed round_mode strs ('' or 'none' for the default rounding)")
         if ldst_high_half:
             raise self._error("vconv with ldst_high_half=True (deqs162b8: int16 -> int8/uint8, each result stored "
                               "in one 16-byte half of its 32-byte block) is not modelled: the DEQSCALE word is "

@@ -108,7 +108,8 @@ class CmpSelAPI(VectorBase):
         if m_ == 1:
             if isinstance(src1, Tensor):
                 raise self._error("mode 1 takes a scalar src1 (int, float, Scalar)", operand="src1",
-                                  value=repr(src1))
+                                  value=repr(src1),
+                                  hint="pass src1 as a number or Scalar in mode 1 (modes 0 and 2 take a tensor)")
         else:
             b = self._vec_operand(src1, "src1")
             ops.append(b)
@@ -179,7 +180,8 @@ class CmpSelAPI(VectorBase):
         """Store the 16 bytes of CMPMASK to UB."""
         if not isinstance(src_cmpmask, CmpMask):
             raise self._error("src_cmpmask should be the CMPMASK returned by vcmp_* or mov_tensor_to_cmpmask",
-                              operand="src_cmpmask", value=repr(src_cmpmask))
+                              operand="src_cmpmask", value=repr(src_cmpmask),
+                              hint="pass the value vcmp_*(...) or mov_tensor_to_cmpmask(...) returned")
         d = self._vec_operand(dst, "dst", align=CMPMASK_BYTES)
         size = max(1, d.dt.bits // 8)
         self._vec_emit("mov_cmpmask_to_tensor", d.ptr,
@@ -222,7 +224,8 @@ def _vec_cmpv_method(cmp: str):
 def _cmpvs_method(cmp: str):
     def method(self, dst, src, scalar, repeat_times, src_blk_stride, src_rep_stride):
         if scalar is None or isinstance(scalar, Tensor):
-            raise self._error("scalar should be an int, float, Scalar or Expr", operand="scalar", value=repr(scalar))
+            raise self._error("scalar should be an int, float, Scalar or Expr", operand="scalar", value=repr(scalar),
+                              hint="pass a number or a Scalar of the sources' dtype")
         self._cmpv(cmp, dst, [(src, "src")], scalar, repeat_times, [src_blk_stride], [src_rep_stride], U16)
     method.__name__ = f"vcmpvs_{cmp}"
     method.__doc__ = f"Bit per lane: src {cmp} scalar (pto.ub.vcmpvs_{cmp}); tik_api.md §9.8."

@@ -218,7 +218,9 @@ class VectorBase(TikBase):
             if o.dt is not ref.dt:
                 raise self._error(f"{o.name}'s dtype {o.tensor.dtype} should be equal to {ref.name}'s dtype "
                                   f"{ref.tensor.dtype}", operand=o.name, value=o.tensor.dtype,
-                                  limit=ref.tensor.dtype)
+                                  limit=ref.tensor.dtype,
+                                  hint=f"pass {ref.tensor.dtype} tensors for both (convert {o.name} first with "
+                                       f"vconv/vec_conv)")
 
     # ------------------------------------------------------------------ integer arguments
     def _vec_repeat(self, repeat, name: str = "repeat_times", hi: int = MAX_REPEAT, imm_lo: int = 1):
@@ -228,12 +230,21 @@ class VectorBase(TikBase):
                                   f"calls (a Scalar may be 0 at run time)")
 
     def _vec_stride(self, v, name: str, hi: int):
-        return self._int_arg(v, name, 0, hi)
+        return self._int_arg(v, name, 0, hi, hint=f"{name} counts 32-byte blocks: pass 0..{hi} (an int, or an "
+                                                   f"integer Scalar)")
+
+    def _given(self, v, name: str):
+        """``v`` of a legacy form's block stride: the helpers read None as "the vec_* form, no block
+        stride", so a None the script passed is refused here (as every other integer argument is)."""
+        if v is None:
+            self._int_arg(v, name)
+        return v
 
     def _vec_stride_unit(self, v):
         u = self._int_arg(v, "stride_unit", 0, 3)
         if not isinstance(u, int):
-            raise self._error("stride_unit must be an immediate int 0..3", operand="stride_unit", value=repr(v))
+            raise self._error("stride_unit must be an immediate int 0..3", operand="stride_unit", value=repr(v),
+                              hint="pass 0 (block strides in blocks, the default), 1, 2 or 3 as a Python int")
         return u
 
     # ------------------------------------------------------------------ scalars
@@ -242,7 +253,8 @@ class VectorBase(TikBase):
         if isinstance(value, Expr):
             if isinstance(value, Scalar) and value.dtype != dtype:
                 raise self._error(f"{name}'s dtype {value.dtype} should be equal to the tensor dtype {dtype}",
-                                  operand=name, value=value.dtype, limit=dtype)
+                                  operand=name, value=value.dtype, limit=dtype,
+                                  hint=f"use a {dtype} Scalar (s.astype('{dtype}') converts an Expr)")
             return value.ir
         if isinstance(value, P.Expr) and not value.is_ptr:        # already resolved by a facade helper
             return value
@@ -250,7 +262,8 @@ class VectorBase(TikBase):
             if isinstance(value, np.generic):
                 return value.item()
             raise self._error(f"{name} should be int, float, Scalar or Expr, got {type(value).__name__}",
-                              operand=name, value=repr(value))
+                              operand=name, value=repr(value),
+                              hint=f"pass a number or a {dtype} Scalar (read a tensor element into a Scalar first)")
         return value
 
     # ------------------------------------------------------------------ mask
@@ -309,14 +322,14 @@ class VectorBase(TikBase):
         par = par_of(*dtypes)
         if mask_mode not in ("normal", "counter"):
             raise self._error(f"mask_mode should be 'normal' or 'counter', got {mask_mode!r}", operand="mask_mode",
-                              value=mask_mode, limit="normal, counter")
+                              value=mask_mode, limit="normal, counter", hint="pass mask_mode='normal' or 'counter'")
         counter = mask_mode == "counter"
         if counter:
             from pto_core import vector_isa
             has = vector_isa.has_counter_mode(platform.current_soc().profile)
             if isinstance(mask, (list, tuple)):
                 raise self._error("in counter mode the mask is an element count (int or Scalar)", operand="mask",
-                                  value=repr(mask))
+                                  value=repr(mask), hint="pass the number of elements to process as an int or Scalar")
             hi = MAX_COUNTER if has else par
             n = self._int_arg(mask, "mask", 1, hi, hint="counter mode: mask = elements to process in total" if has
                               else f"{platform.current_soc().soc_version} has no counter mode; TIK treats the mask "
@@ -331,8 +344,11 @@ class VectorBase(TikBase):
             if len(words) != want:
                 raise self._error(f"a bit mask for {'8' if par == 256 else str(2048 // par)}-bit operands is a list "
                                   f"of {want} ints, got {len(words)}", operand="mask", value=repr(mask),
-                                  limit=f"{want} words, highest first")
-            vals = [self._int_arg(w, "mask", 0, 2 ** 64 - 1) for w in words]
+                                  limit=f"{want} words, highest first",
+                                  hint=f"pass [{', '.join(f'mask_{i}' for i in range(want - 1, -1, -1))}] (64-bit "
+                                       f"words, highest first), or an int count 1..{par} of leading lanes")
+            vals = [self._int_arg(w, "mask", 0, 2 ** 64 - 1, hint="each mask word is a 64-bit unsigned int (bit i "
+                                                                   "selects lane i of its 64)") for w in words]
             if not all(isinstance(v, int) for v in vals):
                 if par == 64 and not isinstance(vals[0], int):
                     # a run-time high word for 64-lane (32-bit) operands selects nothing: the lanes are the low
@@ -342,10 +358,12 @@ class VectorBase(TikBase):
             lanes = _bit_lanes(vals, par)
             if par == 64 and vals[0] != 0:
                 raise self._error("mask_h should be 0 for 32-bit operands (only 64 lanes exist)", operand="mask",
-                                  value=[hex(v) for v in vals], limit="[0, lo]")
+                                  value=[hex(v) for v in vals], limit="[0, lo]",
+                                  hint="pass [0, mask_l]: bit i of mask_l selects lane i")
             if par == 32 and (vals[0] != 0 or vals[1] > 2 ** 32 - 1):
                 raise self._error("for 64-bit operands mask_h should be 0 and mask_l at most 2**32-1", operand="mask",
-                                  value=[hex(v) for v in vals], limit="[0, <= 2**32-1]")
+                                  value=[hex(v) for v in vals], limit="[0, <= 2**32-1]",
+                                  hint="pass [0, mask_l] with mask_l < 2**32: 32 lanes exist")
             if not lanes.any():
                 raise self._error("mask should not be all zero", operand="mask", value=list(vals),
                                   hint="an all-zero bit mask selects no element; skip the instruction instead")

@@ -64,7 +64,7 @@ import numpy as np
 from pto_core import program as P
 from pto_core.errors import Misaligned, UnsupportedOp
 
-from .api import tik_api
+from .api import has_key, tik_api
 from .scalar import Expr, Scalar
 from .tensor import Tensor, _add, _constant_difference, _mul, prod
 from .vector_common import ROUND_MODES, SHORT, U8, ceil_div, idiv, irem, par_of
@@ -142,7 +142,8 @@ class HVectorAPI:
     # ------------------------------------------------------------------ checks
     def _h_tensor(self, t, name):
         if not isinstance(t, Tensor):
-            raise self._error(f"{name} should be a tensor", operand=name, value=repr(t))
+            raise self._error(f"{name} should be a tensor", operand=name, value=repr(t),
+                              hint="pass a UB tensor (or a view of one) created by tik_instance.Tensor")
         return self._operand(t, name, spaces=("ub",))
 
     def _h_static(self, t: Tensor, name: str):
@@ -180,7 +181,9 @@ class HVectorAPI:
         if len(got) != len(want) or any(isinstance(x, int) and isinstance(y, int) and x != y
                                         for x, y in zip(got, want)):
             raise self._error(f"{name} and {ref} {what}, got {_shape_str(got)} and {_shape_str(want)}",
-                              operand=name, value=_shape_str(got), limit=_shape_str(want))
+                              operand=name, value=_shape_str(got), limit=_shape_str(want),
+                              hint=f"use views of the shape {_shape_str(want)} (slice or reshape the operands to "
+                                   f"match)")
         for k, (x, y) in enumerate(zip(got, want)):
             if not _same(x, y):
                 self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
@@ -253,14 +256,16 @@ class HVectorAPI:
         if isinstance(x, Expr):
             if x.dtype != dtype:
                 raise self._error(f"{name} should be {dtype}, got a {x.dtype} Scalar/Expr", operand=name,
-                                  value=x.dtype, limit=dtype)
+                                  value=x.dtype, limit=dtype,
+                                  hint=f"pass a {dtype} Scalar, or convert the Expr with .astype({dtype!r})")
             return x.ir
         is_float = dtype.startswith(("float", "bfloat"))
         if isinstance(x, bool) or not isinstance(x, (int, float)) or (is_float and not isinstance(x, float)) or \
                 (not is_float and not isinstance(x, int)):
             raise self._error(f"{name} should be {'float' if is_float else 'int'} for {dtype} tensors, got "
                               f"{type(x).__name__} {x!r}", operand=name, value=repr(x),
-                              limit="float" if is_float else "int")
+                              limit="float" if is_float else "int",
+                              hint=f"pass {'a float' if is_float else 'an int'} (the tensors are {dtype})")
         if not is_float:
             from pto_core.dtypes import dtype as _dt
             d = _dt(dtype)
@@ -335,7 +340,8 @@ class HVectorAPI:
         for o in ops:
             if o.dt is not d.dt:
                 raise self._error(f"{o.name} and dst tensor should be the same dtype, got {o.tensor.dtype} and "
-                                  f"{d.tensor.dtype}", operand=o.name, value=o.tensor.dtype, limit=d.tensor.dtype)
+                                  f"{d.tensor.dtype}", operand=o.name, value=o.tensor.dtype, limit=d.tensor.dtype,
+                                  hint="use tensors of one dtype (convert with h_cast first)")
         self._h_check([dst] + list(tensors), ["dst"] + list(names))
         return d
 
@@ -402,9 +408,10 @@ class HVectorAPI:
         self._h_cast("h_conv", dst, src, round_mode)
 
     def _h_cast(self, api, dst, src, round_mode):
-        if round_mode not in ROUND_MODES:
+        if not has_key(ROUND_MODES, round_mode):
             raise self._error(f"round_mode: {round_mode!r} is not supported", operand="round_mode", value=round_mode,
-                              limit=", ".join(repr(k) for k in ROUND_MODES))
+                              limit=", ".join(repr(k) for k in ROUND_MODES),
+                              hint="pass one of the listed round_mode strs ('' or 'none' for the default rounding)")
         d = self._h_tensor(dst, "dst")
         s = self._h_tensor(src, "src")
         code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{ROUND_MODES[round_mode]}"
@@ -436,7 +443,8 @@ class HVectorAPI:
         """``dst[...] = src`` (a scalar)."""
         d = self._h_tensor(dst, "dst")
         if isinstance(src, Tensor):
-            raise self._error("wrong src data type for Instruction h_duplicate: src must be a scalar", operand="src")
+            raise self._error("wrong src data type for Instruction h_duplicate: src must be a scalar", operand="src",
+                              hint="pass a number or a Scalar as src (h_data_move copies tensors)")
         xv = self._h_scalar(src, d.tensor.dtype, "src")
         if isinstance(src, Expr) and not isinstance(src, Scalar) and d.tensor.dtype == "float16":
             raise self._error("For instruction h_duplicate when dtype is float16, src cannot be Expr", operand="src")
@@ -452,15 +460,19 @@ class HVectorAPI:
         """Whole-view move UB <-> GM or UB -> UB as ``data_move`` bursts (rows of whole 32 B blocks)."""
         for t, n in ((dst, "dst"), (src, "src")):
             if not isinstance(t, Tensor):
-                raise self._error(f"{n} should be tensor.", operand=n, value=repr(t))
+                raise self._error(f"{n} should be tensor.", operand=n, value=repr(t),
+                                  hint="pass a GM or UB tensor (or a view of one) created by tik_instance.Tensor")
         key = (src.space, dst.space)
         if key not in (("ub", "gm"), ("ub", "ub"), ("gm", "ub")):
             raise self._error(f"h_data_move doesn't support {src.space.upper()} to {dst.space.upper()}",
                               operand="dst", value=f"{src.space}->{dst.space}", limit="UB<->GM, UB->UB",
-                              cls=UnsupportedOp)
+                              cls=UnsupportedOp,
+                              hint="move GM <-> UB or UB -> UB with h_data_move; use data_move / load2d / fixpipe for "
+                                   "the cube buffers")
         if src.dtype != dst.dtype:
             raise self._error("dst and src tensor should be the same dtype", operand="src", value=src.dtype,
-                              limit=dst.dtype)
+                              limit=dst.dtype,
+                              hint="use tensors of one dtype (convert with h_cast first)")
         if "bool" in (src.dtype, dst.dtype):
             raise self._error("h_data_move does not move bool tensors", operand="src", cls=UnsupportedOp)
         self._h_check([dst, src], ["dst", "src"])
@@ -504,7 +516,8 @@ class HVectorAPI:
         if len(axes) == nd:
             if not isinstance(dst, Scalar):
                 raise self._error("dst should be Scalar when every axis is reduced", operand="dst",
-                                  value=repr(dst))
+                                  value=repr(dst),
+                                  hint="pass a Scalar as dst, or reduce fewer axes")
             if dst.dtype != s.tensor.dtype:
                 raise self._error("src's dtype and dst's dtype should be the same.", operand="dst", value=dst.dtype,
                                   limit=s.tensor.dtype)
@@ -513,7 +526,8 @@ class HVectorAPI:
         d = self._h_tensor(dst, "dst")
         if d.dt is not s.dt:
             raise self._error("dst and src tensor should be the same dtype", operand="dst", value=d.tensor.dtype,
-                              limit=s.tensor.dtype)
+                              limit=s.tensor.dtype,
+                              hint="use tensors of one dtype (convert with h_cast first)")
         want = [n for i, n in enumerate(shape) if i not in axes]
         dshape, _ = self._h_static(dst, "dst")
         self._h_same_shape(list(dshape), want, "dst", "src", "shapes: dst should be src without the reduced axes")
@@ -532,7 +546,8 @@ class HVectorAPI:
         out = []
         for a in items:
             if isinstance(a, bool) or not isinstance(a, int):
-                raise self._error("axis's value should be int.", operand="axis", value=repr(a))
+                raise self._error("axis's value should be int.", operand="axis", value=repr(a),
+                                  hint="pass axis as an int, a list/tuple of ints, or None (every axis)")
             if not 0 <= a < nd:
                 raise self._error(f"axis {axis} is out of bounds for src of dimension {nd}.", operand="axis",
                                   value=a, limit=f"[0, {nd - 1}]")

@@ -261,7 +261,8 @@ class IndexAPI(VectorBase):
             p = self._vec_operand(src1_pattern, "src1_pattern")
             if p.tensor.dtype != want:
                 raise self._error(f"src1_pattern should be {want} for {s.tensor.dtype} src0, got {p.tensor.dtype}",
-                                  operand="src1_pattern", value=p.tensor.dtype, limit=want)
+                                  operand="src1_pattern", value=p.tensor.dtype, limit=want,
+                                  hint=f"pass a {want} pattern tensor (or a fixed pattern 1..7)")
             fp.append(self._pattern_access(p, m, repeat, pr, s.dt))
             operands.append(p.ptr)
             instr = "vreduce_bits"

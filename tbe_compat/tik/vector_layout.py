@@ -105,13 +105,15 @@ class LayoutAPI(VectorBase):
     def _scatter(self, api, dst_high_half, src_high_half, dst_list, src_list, repeat_times, dr, sr):
         for nm, v in (("dst_high_half", dst_high_half), ("src_high_half", src_high_half)):
             if not isinstance(v, bool):
-                raise self._error(f"{nm} should be a bool, got {v!r}", operand=nm, value=repr(v))
+                raise self._error(f"{nm} should be a bool, got {v!r}", operand=nm, value=repr(v),
+                                  hint="pass True or False")
         lists = []
         for nm, lst in (("dst_list", dst_list), ("src_list", src_list)):
             if not isinstance(lst, (list, tuple)) or len(lst) != LIST_LEN:
                 raise self._error(f"{nm} should be a list of {LIST_LEN} tensors, got "
                                   f"{len(lst) if isinstance(lst, (list, tuple)) else type(lst).__name__}",
-                                  operand=nm, limit=LIST_LEN)
+                                  operand=nm, limit=LIST_LEN,
+                                  hint=f"pass a list of {LIST_LEN} UB tensor views (one per block)")
             lists.append([self._vec_operand(t, f"{nm}[{i}]") for i, t in enumerate(lst)])
         dl, sl = lists
         ref = dl[0]
@@ -207,7 +209,8 @@ class LayoutAPI(VectorBase):
             if p.tensor.dtype != want:
                 raise self._error(f"When src dtype is b{s.dt.bits}, src1 dtype should be u{s.dt.bits}, "
                                   f"input src1 dtype: {p.tensor.dtype}", operand="src1_pattern",
-                                  value=p.tensor.dtype, limit=want)
+                                  value=p.tensor.dtype, limit=want,
+                                  hint=f"pass a {want} pattern tensor (or a fixed pattern 1..7)")
             fp.append(self._pattern_access(p, m, repeat, pr, s.dt))
             operands.append(p.ptr)
             instr = "vreduce_bits"
@@ -251,7 +254,8 @@ class LayoutAPI(VectorBase):
                                   hint="pass if_exhausted_suspension=True to read the per-list counts")
         d = self._vec_operand(dst, "dst", align=16)
         if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
-            raise self._error("src_list should be a list of up to 4 tensors", operand="src_list", limit="1..4")
+            raise self._error("src_list should be a list of up to 4 tensors", operand="src_list", limit="1..4",
+                              hint="pass a list of 1 to 4 UB tensors (one per sorted queue)")
         ss = [self._vec_operand(t, f"src_list[{i}]", align=16) for i, t in enumerate(src_list)]
         self._same_dtype(d, *ss)
         self._require_instr("vmrgsort4", d.tensor.dtype)
@@ -261,11 +265,13 @@ class LayoutAPI(VectorBase):
             lens = [element_lengths] * len(ss)
         if len(lens) != len(ss):
             raise self._error(f"element_lengths should have {len(ss)} entries, got {len(lens)}",
-                              operand="element_lengths", value=len(lens), limit=len(ss))
+                              operand="element_lengths", value=len(lens), limit=len(ss),
+                              hint="give one length per src_list entry")
         lens = [self._int_arg(n, f"element_lengths[{i}]", 0, 4095) for i, n in enumerate(lens)]
         if not isinstance(if_exhausted_suspension, bool):
             raise self._error("if_exhausted_suspension should be a bool", operand="if_exhausted_suspension",
-                              value=repr(if_exhausted_suspension))
+                              value=repr(if_exhausted_suspension),
+                              hint="pass True or False")
         if isinstance(valid_bit, str):
             try:
                 valid_bit = int(valid_bit, 2)
@@ -279,7 +285,9 @@ class LayoutAPI(VectorBase):
             if v not in allowed:
                 raise self._error(f"valid bits only support {', '.join(format(b, '04b') for b in allowed)} "
                                   f"(binary), got {v:04b}", operand="valid_bit", value=v,
-                                  limit=", ".join(format(b, "04b") for b in allowed))
+                                  limit=", ".join(format(b, "04b") for b in allowed),
+                                  hint=f"pass one of {', '.join(str(b) for b in allowed)} (bit i marks src_list[i] "
+                                       f"as a queue to merge)")
         repeat = self._vec_repeat(repeat_times)
         fp = self._vms4_footprint(d, ss, lens, v, repeat, if_exhausted_suspension)
         clauses = {"valid_bit": v}
@@ -424,7 +432,8 @@ class LayoutAPI(VectorBase):
         """Set the 16-bit RPN_COR_IR register; returns its handle."""
         if isinstance(number, Scalar) and number.dtype != "uint16":
             raise self._error("scalar_number should be uint16", operand="number", value=number.dtype,
-                              limit="uint16")
+                              limit="uint16",
+                              hint="pass a uint16 Scalar")
         if isinstance(number, Expr) and not isinstance(number, Scalar):
             raise self._error("number should be int or Scalar", operand="number", value=repr(number))
         v = self._int_arg(number, "number", 0, 65535)

@@ -64,7 +64,8 @@ class ReduceAPI(VectorBase):
               index_low=False, max_cnt_index=None):
         """Per repeat: (max, index of its first lane) into 2 dst elements, the index as integer bits."""
         self._no_index_options("vcmax", index_low, max_cnt_index)
-        self._whole("vcmax", mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
+        self._whole("vcmax", mask, dst, src, repeat_times, dst_rep_stride,
+                    self._given(src_blk_stride, "src_blk_stride"), src_rep_stride,
                     stride_unit)
 
     @tik_api("vcmin")
@@ -72,7 +73,8 @@ class ReduceAPI(VectorBase):
               index_low=False, max_cnt_index=None):
         """Per repeat: (min, index of its first lane) into 2 dst elements, the index as integer bits."""
         self._no_index_options("vcmin", index_low, max_cnt_index)
-        self._whole("vcmin", mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
+        self._whole("vcmin", mask, dst, src, repeat_times, dst_rep_stride,
+                    self._given(src_blk_stride, "src_blk_stride"), src_rep_stride,
                     stride_unit)
 
     def _no_index_options(self, name, index_low, max_cnt_index):
@@ -106,7 +108,8 @@ class ReduceAPI(VectorBase):
         self._require_instr(instr, s.tensor.dtype)
         if not isinstance(cal_index, bool):
             raise self._error(f"cal_index should be a bool, got {cal_index!r}", operand="cal_index",
-                              value=repr(cal_index))
+                              value=repr(cal_index),
+                              hint="pass True (also return the index) or False")
         m = self._vec_mask(mask, [s.dt])
         hi = INDEX_REPEAT_LIMIT.get(s.tensor.dtype, 255) if cal_index else MAX_REDUCE_REPEAT
         repeat = self._int_arg(repeat_times, "repeat_times", 1, hi,
@@ -173,8 +176,8 @@ class ReduceAPI(VectorBase):
 
 def _whole_method(instr: str):
     def method(self, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride, stride_unit=0):
-        self._whole(instr, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
-                    stride_unit)
+        self._whole(instr, mask, dst, src, repeat_times, dst_rep_stride, self._given(src_blk_stride, "src_blk_stride"),
+                    src_rep_stride, stride_unit)
     method.__name__ = instr
     method.__doc__ = f"``{instr}``: per-repeat reduction into dst (pto.ub.{instr}); tik_api.md §9.7."
     return tik_api(instr)(method)

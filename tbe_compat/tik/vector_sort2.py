@@ -34,7 +34,8 @@ class Sort2API(VectorBase):
         i = self._vec_operand(src1, "src1")
         if s.dt is not d.dt:
             raise self._error(f"Instruction vsort32's src0's dtype {s.tensor.dtype} should be equal to dst's dtype "
-                              f"{d.tensor.dtype}", operand="src0", value=s.tensor.dtype, limit=d.tensor.dtype)
+                              f"{d.tensor.dtype}", operand="src0", value=s.tensor.dtype, limit=d.tensor.dtype,
+                              hint="use src0 and dst tensors of one dtype")
         if i.tensor.dtype != "uint32":
             raise self._error(f"Instruction vsort32's src1's dtype should be uint32, got {i.tensor.dtype}",
                               operand="src1", value=i.tensor.dtype, limit="uint32",
@@ -64,7 +65,8 @@ class Sort2API(VectorBase):
                                   hint="pass if_exhausted_suspension=True to read the per-list counts")
         d = self._vec_operand(dst, "dst")
         if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
-            raise self._error("src_list should be a list of 1..4 tensors", operand="src_list", limit="1..4")
+            raise self._error("src_list should be a list of 1..4 tensors", operand="src_list", limit="1..4",
+                              hint="pass a list of 1 to 4 UB tensors (one per sorted queue)")
         ss = [self._vec_operand(t, f"src_list[{k}]", align=RECORD) for k, t in enumerate(src_list)]
         self._same_dtype(d, *ss)
         self._require_instr("vmrgsort4v2", d.tensor.dtype, what=f"{d.tensor.dtype} (vmrgsort)")
@@ -72,7 +74,8 @@ class Sort2API(VectorBase):
             [element_count_list] * len(ss)
         if len(counts) != len(ss):
             raise self._error(f"element_count_list should have {len(ss)} entries, got {len(counts)}",
-                              operand="element_count_list", value=len(counts), limit=len(ss))
+                              operand="element_count_list", value=len(counts), limit=len(ss),
+                              hint="give one count per src_list entry")
         counts = [self._int_arg(n, f"element_count_list[{k}]", 0, MAX_COUNT_V2) for k, n in enumerate(counts)]
         if not isinstance(if_exhausted_suspension, bool):
             raise self._error("if_exhausted_suspension should be bool", operand="if_exhausted_suspension",

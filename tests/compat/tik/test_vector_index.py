@@ -460,7 +460,7 @@ def test_vreducev2_counter_mode_runs_count_elements_per_repeat_on_910b(dt, count
     x = (rng.permutation(n_src) % 2000).astype(dt)
     bits = rng.integers(0, 2, 2048).astype(np.uint8)
     pat = np.packbits(bits, bitorder="little").view(np.uint16 if dt == np.float16 else np.uint32)
-    d0 = np.full(n_src, -3, dt)
+    d0 = np.full(2 * n_src, -3, dt)          # room for every kept element (up to 300 x 4 with pattern 7)
     bufs = {"d": d0, "x": x, "p": pat, "c": np.full(8, -7, np.int32)}
 
     def body(ti, ub):

@@ -1,0 +1,250 @@
+"""Bad input from a kernel author: every case raises the facade's error (a `pto_core.errors` class that is
+also SystemExit/RuntimeError) naming the problem, the user's ``file:line`` and a fix -- never a bare Python
+exception from inside the simulator, and never a silently wrong kernel. (Found by an argument fuzzer over
+the TIK API; each test is one of its findings.)"""
+import inspect
+
+import numpy as np
+import pytest
+
+from pto_core.errors import CapacityExceeded, IllegalOperand, PtoError, UninitializedRead, UnknownName
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+HERE = __file__
+
+
+def _line(fn, text):
+    """Line number in this file of the first line of ``fn`` containing ``text``."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+def _at_user_line(e: PtoError, fn, text) -> None:
+    assert e.where is not None and e.where.file == HERE and e.where.line == _line(fn, text), e.where
+    assert e.hint, str(e)
+
+
+def _kernel(chip="Ascend910B1"):
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (128,), name="a", scope=tik.scope_ubuf)
+    f = ti.Tensor("float32", (128,), name="f", scope=tik.scope_ubuf)
+    return ti, x, y, a, f
+
+
+def _copy_still_works(ti, x, y, a):
+    """The instance is usable after the error: a copy kernel builds and gives the right result."""
+    ti.data_move(a, x, 0, 1, 8, 0, 0)
+    ti.data_move(y, a, 0, 1, 8, 0, 0)
+    build(ti, "copy", [x], [y])
+    xs = np.arange(128).astype(np.float16)
+    assert np.array_equal(run(ti, {"x": xs})[0], xs)
+
+
+def test_mode_arguments_given_as_lists_are_clear_errors():
+    """An unhashable value where a mode name belongs (round_mode, scope) was a TypeError from a dict."""
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match=r"round_mode \['none'\] is not supported") as e:
+        ti.vec_conv(64, ["none"], f, a, 1, 8, 4)
+    _at_user_line(e.value, test_mode_arguments_given_as_lists_are_clear_errors, "ti.vec_conv(64")
+    with raises_tik(UnknownName, match="is not a tensor scope"):
+        ti.Tensor("float16", (16,), name="t", scope=[tik.scope_ubuf])
+    with raises_tik(IllegalOperand, match="round_mode"):
+        ti.scalar_conv(["round"], ti.Scalar("int32"), ti.Scalar("float32", init_value=1.5))
+    with raises_tik(IllegalOperand, match="round_mode"):
+        ti.h_cast(f.reshape((8, 16)), a.reshape((8, 16)), ["none"])
+    _copy_still_works(ti, x, y, a)
+
+
+def test_tensors_have_no_python_arithmetic_len_iteration_or_int():
+    ti, x, y, a, f = _kernel()
+    for bad in (lambda: a + 1, lambda: 2 * a, lambda: -a, lambda: len(a), lambda: list(a), lambda: int(a[0])):
+        with raises_tik(IllegalOperand, match="TIK tensor view") as e:
+            bad()
+        assert e.value.hint and e.value.where.file == HERE
+    assert a and bool(a[0:16])                                  # `if bias:` still asks "was a tensor given"
+
+
+def test_a_scalar_of_another_kernel_is_rejected_where_it_is_used():
+    """It used to trace, then fail in the generated code (NameError) when the kernel ran."""
+    ti, x, y, a, f = _kernel()
+    other = tik.Tik().Scalar("int32", name="other", init_value=3)
+    s = ti.Scalar("int32", name="s")
+    with raises_tik(IllegalOperand, match="belongs to another kernel") as e:
+        s.set_as(other + 1)
+    _at_user_line(e.value, test_a_scalar_of_another_kernel_is_rejected_where_it_is_used, "s.set_as(other + 1)")
+    with raises_tik(IllegalOperand, match="belongs to another kernel"):
+        ti.data_move(a, x, 0, 1, other, 0, 0)
+    _copy_still_works(ti, x, y, a)
+
+
+def test_reading_a_scalar_never_set_is_an_uninitialized_read_at_its_line():
+    """It was a NameError from the generated kernel code."""
+    ti, x, y, a, f = _kernel()
+    s = ti.Scalar("float16", name="never_set")
+    a[3].set_as(s)
+    ti.data_move(y, a, 0, 1, 8, 0, 0)
+    build(ti, "uninit", [], [y])
+    with raises_tik(UninitializedRead, match="never_set is read before any assignment") as e:
+        run(ti)
+    _at_user_line(e.value, test_reading_a_scalar_never_set_is_an_uninitialized_read_at_its_line, "a[3].set_as(s)")
+
+
+def test_immediates_that_do_not_fit_an_integer_scalar():
+    """2**40 into an int32 Scalar used to wrap silently, NaN to convert to garbage (TVM rejects such literals)."""
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match="1099511627776 \\(stored into the int32 Scalar 'big'\\) does not fit") as e:
+        ti.Scalar("int32", name="big", init_value=2 ** 40)
+    assert "[-2147483648, 2147483647]" in e.value.hint
+    s = ti.Scalar("uint8", name="u")
+    with raises_tik(IllegalOperand, match="does not fit"):
+        s.set_as(-1)
+    with raises_tik(IllegalOperand, match="nan .* cannot be stored in uint8"):
+        s.set_as(float("nan"))
+    with raises_tik(IllegalOperand, match="does not fit int64"):
+        ti.scalar_sqrt(ti.Scalar("int64", name="r"), 2 ** 64)
+    s.set_as(255)                                              # the edges are fine
+    ti.Scalar("int32", init_value=1.5)                         # a fraction converts as in C (documented)
+
+
+def test_for_range_bounds_must_fit_the_loop_variable_and_block_num_its_limit():
+    """for_range(2**31, ...) wrapped the int32 loop variable (a 2**32-iteration loop); block_num=2**20 ran a
+    million simulated cores."""
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match="does not fit the loop's int32 variable") as e:
+        with ti.for_range(2 ** 31, 2 ** 31 + 2):
+            pass
+    assert e.value.operand == "begint" and e.value.hint
+    with raises_tik(IllegalOperand, match="endt"):
+        with ti.for_range(0, 2 ** 40):
+            pass
+    with ti.for_range(0, 2 ** 40, dtype="int64"):               # a wide loop variable holds it
+        pass
+    with raises_tik(IllegalOperand, match="more than TIK's 65535"):
+        with ti.for_range(0, 2 ** 20, block_num=2 ** 20):
+            pass
+
+
+def test_float_values_are_not_indices_slice_bounds_or_dimensions():
+    """A float Scalar index/dimension and a fractional slice bound were truncated silently."""
+    ti, x, y, a, f = _kernel()
+    fs = ti.Scalar("float32", name="fs", init_value=2.0)
+    with raises_tik(IllegalOperand, match="float32 expression, not an integer one") as e:
+        a[fs]
+    _at_user_line(e.value, test_float_values_are_not_indices_slice_bounds_or_dimensions, "a[fs]")
+    with raises_tik(IllegalOperand, match="slice stop 1.5 is not an integer"):
+        a[0:1.5]
+    with raises_tik(IllegalOperand, match="shape must be an integer"):
+        ti.Tensor("float16", (fs,), name="t", scope=tik.scope_ubuf, max_mem_size=1024)
+    i = ti.Scalar("int32", name="i", init_value=2)
+    assert a[i + 1].shape == [1] and a[i:i + 4].shape == [4] and a[2.0].shape == [1]
+
+
+def test_init_value_is_checked_where_the_tensor_is_declared():
+    """A wrong count was reported by start_debug, a str crashed BuildCCE with a ValueError."""
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match="init_value has 3 values; tensor 'w' has 16 elements") as e:
+        ti.Tensor("int32", (16,), name="w", scope=tik.scope_gm, init_value=[1, 2, 3])
+    _at_user_line(e.value, test_init_value_is_checked_where_the_tensor_is_declared, "init_value=[1, 2, 3]")
+    with raises_tik(IllegalOperand, match="init_value must be a list of numbers"):
+        ti.Tensor("int32", (3,), name="w", scope=tik.scope_gm, init_value="abc")
+    with raises_tik(IllegalOperand, match="NaN or infinity"):
+        ti.Tensor("int32", (2,), name="w", scope=tik.scope_gm, init_value=[1, float("inf")])
+
+
+def test_scalar_array_longer_than_the_simulator_holds_is_refused_at_once():
+    """ScalarArray(length=2**31) made 2**31 registers (a hang), 2**63 an OverflowError."""
+    ti, x, y, a, f = _kernel()
+    for n in (2 ** 63, 2 ** 31):
+        with raises_tik(CapacityExceeded, match="more than the simulator's 65536"):
+            ti.ScalarArray("int32", length=n)
+
+
+def test_vector_scalar_immediates_are_checked_when_traced():
+    """vshl/vshr/vadds immediates that do not fit the elements failed only when start_debug ran, without a fix."""
+    ti, x, y, a, f = _kernel()
+    h = ti.Tensor("int16", (128,), name="h", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="takes an integer scalar, got 1.5") as e:
+        ti.vshl(128, h, h, 1.5, 1, 1, 1, 8, 8)
+    _at_user_line(e.value, test_vector_scalar_immediates_are_checked_when_traced, "ti.vshl(128, h, h, 1.5")
+    with raises_tik(IllegalOperand, match="scalar -1 does not fit u16"):
+        ti.vshr(128, h, h, -1, 1, 1, 1, 8, 8)
+    with raises_tik(IllegalOperand, match="scalar 40000 does not fit s16"):
+        ti.vadds(128, h, h, 40000, 1, 1, 1, 8, 8)
+    ti.vshl(128, h, h, 3, 1, 1, 1, 8, 8)
+
+
+def test_errors_outside_an_api_call_carry_the_users_line_and_a_fix():
+    ti, x, y, a, f = _kernel()
+    n = ti.InputScalar("int32", name="n")
+    with raises_tik(IllegalOperand, match="read-only") as e:
+        n.set_as(3)
+    _at_user_line(e.value, test_errors_outside_an_api_call_carry_the_users_line_and_a_fix, "n.set_as(3)")
+    with raises_tik(IllegalOperand, match="cannot use str") as e:
+        tik.all("x", n > 0)
+    _at_user_line(e.value, test_errors_outside_an_api_call_carry_the_users_line_and_a_fix, 'tik.all("x"')
+    with raises_tik(IllegalOperand, match="has no on-chip buffer") as e:
+        ti.get_available_buffer_size("x")
+    _at_user_line(e.value, test_errors_outside_an_api_call_carry_the_users_line_and_a_fix, "get_available_buffer")
+    with pytest.raises(UnknownName, match="unsupported SoC version") as e:
+        set_current_compile_soc_info("Ascend999")
+    _at_user_line(e.value, test_errors_outside_an_api_call_carry_the_users_line_and_a_fix, '"Ascend999"')
+    with raises_tik(IllegalOperand, match=r"slice start 'a' is not an integer"):
+        x["a":"b"]
+
+
+def test_shared_argument_checks_say_what_to_do():
+    """The helpers every API resolves its arguments with give a fix (they gave none before)."""
+    ti, x, y, a, f = _kernel()
+    h = ti.Tensor("int16", (128,), name="h", scope=tik.scope_ubuf)
+    cases = [
+        (lambda: ti.vec_add(128, x, a, a, 1, 8, 8, 8), "pass a tensor declared in UB"),            # scope
+        (lambda: ti.vec_add(128, a, a, a, 1, 300, 8, 8), "counts 32-byte blocks: pass 0..255"),     # stride range
+        (lambda: ti.vec_add(128, a, a, a, 1.5, 8, 8, 8), "round it first"),                         # int type
+        (lambda: ti.vec_add(128, a, a, h, 1, 8, 8, 8), "convert src1 first"),                       # dtype match
+        (lambda: ti.vec_add([1, 2, 3], a, a, a, 1, 8, 8, 8), r"pass \[mask_1, mask_0\]"),           # mask words
+        (lambda: ti.vec_cmpv_lt(a, a, a, 1, 8, 8), "pass a uint8 or uint16"),                      # dtypes
+        (lambda: ti.data_move(a, x, 0, 5000, 1, 0, 0), "between 1 and 4095"),                       # range
+    ]
+    for bad, fix in cases:
+        with raises_tik(PtoError, match=fix) as e:
+            bad()
+        assert e.value.where.file == HERE, e.value
+    _copy_still_works(ti, x, y, a)
+
+
+def test_set_atomic_add_with_a_float_scalar_mode_is_refused():
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match="mode must be an integer, got a float32 expression"):
+        ti.set_atomic_add(ti.Scalar("float32", init_value=1.0))
+
+
+def test_legacy_block_strides_given_as_none_are_refused():
+    """None means "the vec_* form" inside the helpers, so vcadd(..., src_blk_stride=None) silently used 1."""
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand, match="src_blk_stride must be an int, Scalar or Expr, got NoneType"):
+        ti.vcadd(128, a, a, 1, 1, None, 8)
+    with raises_tik(IllegalOperand, match="src_blk_stride must be an int"):
+        ti.vcmax(128, a, a, 1, 1, None, 8)
+    with raises_tik(IllegalOperand, match="dst_blk_stride must be an int"):
+        ti.vector_dup(128, a, 1.0, 1, None, 8)
+    ti.vec_dup(128, a, 1.0, 1, 8)                                # the vec_* forms have no block stride
+
+
+def test_int_immediates_combined_with_tik_values_must_fit_their_dtype():
+    """``s + 2**40`` on an int32 Scalar wrapped the immediate silently (``s < 2**32`` compared with 0)."""
+    ti, x, y, a, f = _kernel()
+    s = ti.Scalar("int32", name="s", init_value=1)
+    with raises_tik(IllegalOperand, match=r"the immediate 1099511627776 \(operand of 'add'\) does not fit int32"):
+        s + 2 ** 40
+    with raises_tik(IllegalOperand, match="operand of a comparison"):
+        s < 2 ** 32
+    with raises_tik(IllegalOperand, match="does not fit int32") as e:
+        ti.scalar_max(s, s, 2 ** 64)
+    assert e.value.operand == "src1"
+    assert (s.astype("int64") + 2 ** 40).dtype == "int64" and (s + (2 ** 31 - 1)).dtype == "int32"

@@ -1,0 +1,156 @@
+"""Bad input to the PTO API, the program builder and the PTO-AS parser: a `pto_core.errors` class with
+the user's location (``file:line`` of the call, or ``line:column`` of the text) and a fix -- never a bare
+Python exception from inside an op, and never a silently different kernel. (Found by an argument fuzzer and a
+PTO-AS mutation fuzzer; each test is one of their findings.)"""
+import numpy as np
+import pytest
+
+from pto_core import Machine, asm, pto
+from pto_core.errors import AsmParseError, IllegalOperand, PtoError, UninitializedRead
+from pto_core.program import GmArg, program
+
+HERE = __file__
+
+
+def _line_of(text: str) -> int:
+    with open(HERE) as f:
+        for n, line in enumerate(f, 1):
+            if text in line and "_line_of" not in line:
+                return n
+    raise AssertionError(text)
+
+
+def _machine():
+    m = Machine("A2A3")
+    g = m.gm_tensor(np.arange(256, dtype=np.float16), name="g")
+    return m, g, m.ptr("ub", "f16", 0), m.ptr("l0c", "f32", 0)
+
+
+def test_eager_ops_reject_operands_of_the_wrong_kind_at_the_call():
+    """None / str / list operands reached the op's execute function: AttributeError, TypeError."""
+    m, g, ub, l0c = _machine()
+    bad_calls = [
+        (lambda: pto.mte_gm_ub(None, ub, 0, 64), "operand src: expects a pointer into gm, got NoneType"),
+        (lambda: pto.mte_gm_ub(g, "ub", 0, 64), "operand dst: expects a pointer into ub, got str"),
+        (lambda: pto.mte_gm_ub(g, ub, 0, "64"), "operand len_burst: expects an integer, got str"),
+        (lambda: pto.mte_gm_ub(g, ub, [0], 64), "operand l2_cache_ctl: expects an integer, got list"),
+        (lambda: pto.mad(ub, ub, l0c, None, 16, 16), "operand m: expects an integer, got NoneType"),
+        (lambda: pto.ub.vadds(ub, ub, "2", 1), "operand scalar: expects a number, got str"),
+        (lambda: pto.ub.vadd(ub, ub, ub, 1, mask=("x", 0)), "operand mask: expects an integer, got 'x'"),
+        (lambda: pto.ub.vadd(ub, ub, ub, 1, mask=([1], 0)), "parameter %m0 must be a number"),
+    ]
+    for call, message in bad_calls:
+        with pytest.raises(IllegalOperand, match=message) as e:
+            call()
+        assert e.value.where is not None and e.value.where.file == HERE and e.value.hint, e.value
+
+
+def test_clause_errors_carry_the_call_site_and_a_fix():
+    m, g, ub, l0c = _machine()
+    with pytest.raises(IllegalOperand, match=r"nburst: takes 3\.\.3 parameters") as e:
+        pto.mte_gm_ub(g, ub, 0, 64, nburst=(1, 2))
+    assert (e.value.where.file, e.value.where.line) == (HERE, _line_of("nburst=(1, 2))"))
+    assert "nburst=(%count, %src_stride, %dst_stride)" in e.value.hint
+
+
+def test_recorded_ops_reject_constants_of_the_wrong_kind():
+    """A builder kept a None length and the compiled kernel failed inside the op."""
+    with program("k") as k:
+        x = k.gm_arg("x", "f16", (64,))
+        with pytest.raises(IllegalOperand, match="len_burst: expects an integer, got NoneType"):
+            pto.mte_gm_ub(x, k.ptr("ub", "f16", 0), 0, None)
+
+
+def test_registers_and_arguments_of_another_builder_are_rejected():
+    """They compiled into a kernel that read a name it never defined (NameError)."""
+    with program("a") as ka:
+        r = ka.reg("s32", 5, name="r")
+        s = ka.scalar_arg("s", "s32")
+    with program("b") as kb:
+        mine = kb.reg("s32", 0, name="mine")
+        for other in (r, s):
+            with pytest.raises(IllegalOperand, match="belongs to another kernel \\('a'\\), not to 'b'") as e:
+                mine.set(other + 1)
+            assert e.value.hint
+
+
+def test_a_register_never_assigned_is_an_uninitialized_read():
+    with program("u") as k:
+        y = k.gm_arg("y", "s32", (8,), io="out")
+        r = k.reg("s32", name="never")
+        k.store(y, 0, r)
+    with pytest.raises(UninitializedRead, match="register %never is read before any assignment"):
+        k.program.run({})
+
+
+def test_loop_steps_are_positive_after_conversion_to_the_loop_type():
+    """step 2**32 in an s32 loop is 0 after the conversion: range() raised ValueError when the kernel ran."""
+    with program("s") as k:
+        with pytest.raises(IllegalOperand, match="must be positive \\(it is 0 as i32\\)"):
+            k.for_(0, 4, 2 ** 32, dtype="s32")
+
+
+def test_gm_argument_shapes_and_init_values_are_checked():
+    for shape in ([2 ** 70], ["a"], [1.5], [-1], [], [float("inf")]):
+        with pytest.raises(IllegalOperand, match="dimensions must be ints >= 1") as e:
+            GmArg("x", "f16", shape)
+        assert e.value.hint
+    with pytest.raises(IllegalOperand, match="init value 'a' is not a number"):
+        GmArg("x", "f16", (2,), io="out", init=[1.0, "a"])
+    assert GmArg("x", "s32", [2, np.int64(3)]).shape == (2, 3)
+
+
+KERNEL = """module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%x: !pto.ptr<f16, gm> {{{attrs}}}) {{
+    %c0 = arith.constant {c0} : {t0}
+    %p = pto.castptr %c0 : {t0} -> !pto.ptr<f16, ub>
+    {op}
+    return
+  }}
+}}
+"""
+
+
+def _parse(attrs="pto.shape = [16]", c0="0", t0="i64", op="pto.mte_gm_ub %x, %p, %c0, %c0 nburst(%c0, %c0, %c0) : "
+           "!pto.ptr<f16, gm>, !pto.ptr<f16, ub>, i64, i64, i64, i64, i64"):
+    return asm.parse(KERNEL.format(attrs=attrs, c0=c0, t0=t0, op=op), source_name="k.pto")
+
+
+@pytest.mark.parametrize("kw, message, line", [
+    (dict(attrs="pto.shape = [99999999999999999999]"), "dimensions must be ints >= 1", 2),      # was OverflowError
+    (dict(attrs="pto.shape = [1e400]"), "dimensions must be ints >= 1", 2),                    # was OverflowError
+    (dict(attrs="pto.shape = [-4]"), "dimensions must be ints >= 1", 2),                       # was accepted
+    (dict(attrs="pto.shpe = [16]"), "unknown attribute 'pto.shpe'", 2),                        # was ignored
+    (dict(c0="4294967296", t0="i32"), "constant 4294967296 does not fit i32", 3),              # wrapped to 0
+    (dict(op="pto.set_flag[<PIPE_MTE2>, , <PIPE_MTE3>, <EVENT_ID0>]"), "expected an operand", 5),  # ValueError
+    (dict(op="pto.mte_gm_bu %x, %p, %c0, %c0"), "unknown operation 'pto.mte_gm_bu'", 5),
+])
+def test_malformed_pto_as_is_a_parse_error_with_a_fix(kw, message, line):
+    with pytest.raises(AsmParseError, match=message) as e:
+        _parse(**kw)
+    assert e.value.source_name == "k.pto" and e.value.line == line and e.value.hint, str(e.value)
+
+
+def test_parse_errors_suggest_the_op_and_keep_the_verifiers_fix():
+    with pytest.raises(AsmParseError) as e:
+        _parse(op="pto.mte_gm_bu %x, %p, %c0, %c0")
+    assert "did you mean pto.mte_gm_ub" in e.value.hint
+    with pytest.raises(AsmParseError, match="nburst") as e:                   # the op's own hint survives
+        _parse(op="pto.mte_gm_ub %x, %p, %c0, %c0 : !pto.ptr<f16, gm>, !pto.ptr<f16, ub>, i64, i64")
+    assert e.value.hint
+
+
+def test_scf_for_with_a_constant_step_of_zero_is_refused():
+    """range() raised 'arg 3 must not be zero' when the parsed kernel ran."""
+    with pytest.raises(AsmParseError, match="scf.for step %c0 is 0; loops count up"):
+        _parse(op="scf.for %i = %c0 to %c0 step %c0 : i64 {\n    }")
+
+
+def test_an_error_without_an_explicit_fix_states_what_its_limit_asks_for():
+    assert IllegalOperand("x", limit="[1, 255]").hint == "pass a value in [1, 255]"
+    assert IllegalOperand("x", limit="one of a, b").hint == "use one of a, b"
+    assert IllegalOperand("x", limit="multiple of 32").hint == "use a multiple of 32"
+    assert IllegalOperand("x", limit="> 0").hint == "pass a value > 0"
+    assert IllegalOperand("x", limit="ub").hint is None and IllegalOperand("x", limit=7).hint is None
+    assert IllegalOperand("x", limit="[1, 2]", hint="mine").hint == "mine"
+    assert "Fix: pass a value in [1, 255]" in str(PtoError("bad", limit="[1, 255]"))
