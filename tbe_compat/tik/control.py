@@ -36,10 +36,6 @@ LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", 
 MAX_BLOCK_NUM = 65535
 
 
-#: largest ``block_num`` of a multi-core for_range (TIK reference: an immediate in [1, 65535])
-MAX_BLOCK_NUM = 65535
-
-
 #: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
 #: and float32 on Ascend310, Atlas 200/300/500 inference)
 _FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
@@ -193,11 +189,6 @@ class ControlAPI(TikBase):
             bn_ir = bn.ir
         else:
             bn_ir = static_int(bn)
-            if bn_ir > MAX_BLOCK_NUM:
-                raise self._error(f"block_num = {bn_ir} is more than TIK's {MAX_BLOCK_NUM}", operand="block_num",
-                                  value=bn_ir, limit=f"[1, {MAX_BLOCK_NUM}]",
-                                  hint="give each core a larger share of the work (the runtime runs block_num "
-                                       "blocks in batches of the available cores)")
             if not (isinstance(hi, int) and hi == bn_ir):
                 raise self._error(f"the multi-core loop must run 0..block_num: endt {endt!r} != block_num {bn_ir}",
                                   operand="endt", value=repr(endt), limit=f"== block_num ({bn_ir})")

@@ -125,7 +125,7 @@ def test_for_range_bounds_must_fit_the_loop_variable_and_block_num_its_limit():
             pass
     with ti.for_range(0, 2 ** 40, dtype="int64"):               # a wide loop variable holds it
         pass
-    with raises_tik(IllegalOperand, match="more than TIK's 65535"):
+    with raises_tik(IllegalOperand, match=r"block_num = 1048576 is outside \[1, 65535\]"):
         with ti.for_range(0, 2 ** 20, block_num=2 ** 20):
             pass
 
