@@ -1,6 +1,8 @@
 """The TBE DSL's names as TIK operator scripts import them: ``tvm`` (``from te import tvm``, ``from tbe
-import tvm``, ``from impl.util.platform_adapter import tvm``), ``te.lang.cce`` (``import te.lang.cce``)
-and ``topi.generic`` (``from topi import generic``).
+import tvm``, ``from impl.util.platform_adapter import tvm``), ``te.lang.cce`` (``import te.lang.cce``),
+``topi.generic`` (``from topi import generic``) and ``te.platform.cce_build`` (``from te.platform.cce_build
+import build_config``, the DSL build configuration CANN's 2019 ops such as ``split_d`` use on their
+``tvm.build`` fallback path).
 
 The DSL (TVM expressions ``tvm.const`` / ``tvm.placeholder`` / ``tvm.compute``, the ``te.lang.cce``
 compute and build functions, ``topi.generic.auto_schedule``) is not modelled: the simulator runs TIK.
@@ -9,7 +11,9 @@ not at all (CANN's 2020 dynamic ``gather_v2``, ``unsorted_segment_sum``, ``atomi
 ``topi.generic``; MindSpore's ``matmul_cube_dense_left_impl.py`` imports ``te.lang.cce``), so the
 names exist: the import works, and using any attribute raises `UnsupportedOp` naming it and the
 script's ``file:line``, except ``tvm.placeholder`` / ``tvm.var`` (declarations some kernels make before
-taking their TIK path: an inert `DslValue` that refuses any use) and ``tvm.const`` (the number). Python's protocol names (``__path__``, ``__wrapped__`` ...) stay plain
+taking their TIK path: an inert `DslValue` that refuses any use), ``tvm.const`` (the number) and
+``cce_build.build_config`` (imported by name, so it is an inert `DslValue` too: ``with build_config:``
+raises at that line). Python's protocol names (``__path__``, ``__wrapped__`` ...) stay plain
 ``AttributeError`` so import machinery and introspection keep working.
 """
 from __future__ import annotations
@@ -38,6 +42,9 @@ DSL_MODULES = {
                              "te.lang.cce without using it is fine"),
     "topi.generic": DslModule("the TBE DSL's scheduling (topi.generic.auto_schedule)",
                               "DSL operators are not simulated; importing topi.generic without using it is fine"),
+    "te.platform.cce_build": DslModule("the TBE DSL's build configuration (te.platform.cce_build)",
+                                       "DSL operators are not simulated; importing build_config without using "
+                                       "it is fine"),
 }
 
 
@@ -48,16 +55,17 @@ class DslValue:
     ``matmul_cube_dense_left_impl.py``): declaring one is fine; any use of it (an attribute, arithmetic,
     indexing, a truth test) raises `UnsupportedOp` naming the declaration's ``file:line``."""
 
-    __slots__ = ("_call", "_where")
+    __slots__ = ("_call", "_where", "_subject")
 
-    def __init__(self, call: str, where):
+    def __init__(self, call: str, where, subject: str = "the result of "):
         object.__setattr__(self, "_call", call)
         object.__setattr__(self, "_where", where)
+        object.__setattr__(self, "_subject", subject)
 
     def _refuse(self, *_args, **_kwargs):
         w = self._where
         at = f" (declared at {w.file}:{w.line})" if w is not None else ""
-        raise UnsupportedOp(f"the result of {self._call}{at} is a TBE DSL value, which the simulator does not "
+        raise UnsupportedOp(f"{self._subject}{self._call}{at} is a TBE DSL value, which the simulator does not "
                             "model (only TIK is simulated)", op=self._call, where=user_frame(),
                             hint="use it only on the DSL path, or write this part with TIK APIs")
 
@@ -72,7 +80,7 @@ class DslValue:
     __setattr__ = __getitem__ = __setitem__ = __call__ = __iter__ = __len__ = __bool__ = _refuse
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
-    __index__ = __int__ = __float__ = _refuse
+    __index__ = __int__ = __float__ = __enter__ = __exit__ = _refuse
 
 
 def _declaration(module: str, name: str):
@@ -91,9 +99,11 @@ def _const(value, dtype="int32"):
     return float(value) if dtype.startswith(("float", "bfloat")) else int(value)
 
 
-#: DSL names that work here: declarations give an inert `DslValue`; ``tvm.const`` gives the number.
+#: DSL names that work here: declarations give an inert `DslValue`; ``tvm.const`` gives the number;
+#: ``build_config`` (a context-manager object, imported by name at module level) is an inert `DslValue`.
 DSL_NAMES = {("tvm", "placeholder"): _declaration("tvm", "placeholder"), ("tvm", "var"): _declaration("tvm", "var"),
-             ("tvm", "const"): _const}
+             ("tvm", "const"): _const,
+             ("te.platform.cce_build", "build_config"): DslValue("te.platform.cce_build.build_config", None, subject="")}
 
 
 def module_getattr(module: str) -> Callable[[str], object]:
@@ -115,3 +125,4 @@ def module_getattr(module: str) -> Callable[[str], object]:
 tvm_getattr = module_getattr("tvm")                       # tbe_compat.tvm, te.tvm, tbe.tvm
 te_lang_cce_getattr = module_getattr("te.lang.cce")       # the te.lang.cce alias
 topi_generic_getattr = module_getattr("topi.generic")     # the topi.generic alias
+cce_build_getattr = module_getattr("te.platform.cce_build")  # the te.platform.cce_build alias

@@ -278,3 +278,23 @@ def test_dsl_modules_import_but_any_use_is_unsupported():
                                             r"only TIK is simulated"):
         generic.auto_schedule
     assert not hasattr(cce, "__path__") and not hasattr(generic, "__wrapped__")
+
+
+def test_cce_build_config_imports_and_refuses_use():
+    """CANN's 2019 split_d.py imports ``from te.platform.cce_build import build_config`` for its tvm.build
+    fallback and takes a TIK path for most shapes: the import works; ``with build_config:`` (or any use)
+    raises UnsupportedOp at the user's line; other names of the module raise on access."""
+    from pto_core.errors import UnsupportedOp
+    from te.platform.cce_build import build_config
+    import te.platform.cce_build as cce_build
+    line = sys._getframe().f_lineno + 3
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*te.platform.cce_build.build_config is a TBE DSL "
+                                            r"value" % line):
+        with build_config:
+            pass
+    with pytest.raises(UnsupportedOp, match=r"te.platform.cce_build.build_config is a TBE DSL value"):
+        build_config(dump_cce_code=True)
+    with pytest.raises(UnsupportedOp, match=r"te.platform.cce_build.cce_build_code is part of the TBE DSL's build "
+                                            r"configuration"):
+        cce_build.cce_build_code
+    assert not hasattr(cce_build, "__path__")
