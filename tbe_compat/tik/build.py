@@ -46,6 +46,14 @@ class BuildInfo:
         return [x.name for x in self.inputs]
 
 
+#: Named choice: ``None`` in BuildCCE ``inputs`` is an absent optional input and is dropped (no
+#: kernel argument, no feed_dict key). CANN ops list optional inputs that way (attention_ln_qkv
+#: extends its inputs with ``None`` biases when the op has none); the BuildCCE reference page lists
+#: only Tensors and InputScalars, and TIK 2019's build refused anything else. ``None`` in ``outputs``
+#: stays an error.
+ABSENT_OPTIONAL_INPUT = None
+
+
 def _as_list(tik, value, what: str) -> list:
     if value is None:
         return []
@@ -71,7 +79,7 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
     if tik._builder._blocks[-1] is not tik._builder.program.body or len(tik._builder._blocks) != 1:
         raise tik._error("BuildCCE is called inside a for_range/if_scope body", operand="kernel_name",
                          hint="call BuildCCE after every `with` block of the kernel is closed")
-    ins = _as_list(tik, inputs, "inputs")
+    ins = [x for x in _as_list(tik, inputs, "inputs") if x is not ABSENT_OPTIONAL_INPUT]
     outs = _as_list(tik, outputs, "outputs")
     flow = _as_list(tik, flowtable, "flowtable")
     for i, x in enumerate(ins):

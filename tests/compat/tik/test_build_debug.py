@@ -89,6 +89,24 @@ def test_buildcce_keywords_and_argument_forms():
     assert tbe_compat.kernels()["kw_kernel"] is ti
 
 
+def test_buildcce_drops_none_inputs_as_absent_optional_inputs():
+    """CANN ops pass an absent optional input (a bias) as None in BuildCCE inputs; it is no argument and
+    takes no feed_dict key. None among the outputs is still an error."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.vec_adds(8, ub, ub, 1.5, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match=r"outputs\[1\] must be a GM tensor or InputScalar, got NoneType"):
+        ti.BuildCCE(kernel_name="opt", inputs=[x, None], outputs=[y, None])
+    ti.BuildCCE(kernel_name="opt", inputs=[x, None, None], outputs=[y])
+    assert [a.name for a in ti.program.args] == ["x", "y"]
+    got = ti.tikdb.start_debug({"x": np.arange(8, dtype=np.float32)}, False)[0]
+    np.testing.assert_array_equal(got, np.arange(8, dtype=np.float32) + 1.5)
+
+
 def test_buildcce_errors():
     ti = tik.Tik()
     x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
