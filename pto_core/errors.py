@@ -183,6 +183,11 @@ class UninitializedRead(PtoError, RuntimeError):
     """An op read bytes that nothing wrote since the buffer was created."""
 
 
+class UninitializedReadWarning(RuntimeWarning):
+    """A TIK ``start_debug`` run returned output bytes that the kernel never wrote (its
+    ``unwritten-output`` reports; one warning per run)."""
+
+
 class ConfigError(PtoError, ValueError):
     """A bad option value (machine options, CLI flags)."""
 

@@ -803,6 +803,8 @@ class Executable:
                                 for st in walk_stmts(self.program.body))
         self.machine: Optional[Machine] = None
         self.reports: list = []
+        #: outputs of the last run with bytes the kernel did not write (`_unwritten_outputs`)
+        self.unwritten_outputs: dict = {}
 
     # -- launching
     def _launch_width(self, inputs: dict, cores: Optional[int]) -> int:
@@ -867,6 +869,7 @@ class Executable:
             self._interleave(gens, random.Random(seed))
         machine.end_kernel()
         self.reports = list(machine.reports)
+        self.unwritten_outputs = self._unwritten_outputs(machine, regions, aliases)
         outputs = {}
         for a, (region, arr) in regions.items():
             data = region.buffer.data
@@ -880,6 +883,23 @@ class Executable:
             if write_back and arr is not None and a.io in ("in", "inout"):     # no temporary copy of inputs
                 np.copyto(arr, final.reshape(arr.shape), casting="unsafe")
         return outputs
+
+    @staticmethod
+    def _unwritten_outputs(machine, regions: dict, aliases: dict) -> dict:
+        """``{output name: (bytes not written, bytes, first such byte)}`` of the outputs whose bytes the
+        kernel did not all write (never stored, or stored from data nothing wrote): they hold the launch
+        fill, where hardware would return stale memory. Empty with ``uninitialized="off"``."""
+        found = {}
+        if machine.options.uninitialized == "off":
+            return found
+        for a, (region, _) in regions.items():
+            written = region.buffer.written
+            if a.io != "out" or a in aliases or not written.flags.writeable:
+                continue
+            missing = int(written.size - np.count_nonzero(written))
+            if missing:
+                found[a.name] = (missing, int(written.size), int(np.argmin(written)))
+        return found
 
     def _check_inputs(self, inputs: dict):
         prog = self.program

@@ -37,9 +37,16 @@ from typing import Optional
 
 
 def _select_soc(spec: str) -> None:
+    """The ``--soc SOC[:CORE_TYPE]`` option: select the chip; a bad value is a `ConfigError` about the option
+    (not about a line of the command's launcher, which the platform call would name)."""
+    from pto_core.errors import ConfigError, PtoError
     from . import platform
     soc, _, core = spec.partition(":")
-    platform.set_current_compile_soc_info(soc, core or "AiCore")
+    try:
+        platform.set_current_compile_soc_info(soc, core or "AiCore")
+    except PtoError as e:
+        raise ConfigError(e.message, operand="--soc", value=spec,
+                          hint=e.hint if e.hint is not None else None) from None
 
 
 def _describe_kernels(out) -> None:
@@ -61,9 +68,11 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     ap = argparse.ArgumentParser(prog="tik-run", description="Run an unmodified TIK script on the simulator.")
     ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
     ap.add_argument("--kernels", action="store_true", help="list the kernels the script built")
-    ap.add_argument("script", help="the TIK script (.py)")
+    ap.add_argument("script", nargs="?", help="the TIK script (.py)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = ap.parse_args(argv)
+    if ns.script is None:              # (a required positional before REMAINDER makes argparse call `args` required too)
+        ap.error("the following argument is required: script (the TIK script to run)")
     script = os.path.abspath(ns.script)
     if not os.path.isfile(script):
         print(f"tik-run: error: script {ns.script!r} does not exist", file=sys.stderr)
@@ -126,8 +135,11 @@ def run_script(script: str, args=(), *, display_name: Optional[str] = None,
             errors.append(str(e))
     except KeyboardInterrupt:
         status = 130
-    except BaseException:  # noqa: BLE001 - report like the interpreter does
-        text = traceback.format_exc()
+    except BaseException as e:  # noqa: BLE001 - report like the interpreter does
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:      # the runner's own frames
+            tb = tb.tb_next
+        text = "".join(traceback.format_exception(type(e), e, tb))
         print(text, end="", file=sys.stderr)
         if errors is not None:
             errors.append(text)

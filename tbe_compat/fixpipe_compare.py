@@ -686,7 +686,8 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
         if unused:
             res.notes.append(f"feed keys not used by any kernel: {', '.join(unused)}")
     if not watches:
-        res.notes.append("the script built no kernel (no BuildCCE call)")
+        res.notes.append("the script failed before it built a kernel (its error is below)" if error is not None
+                         else "the script built no kernel (no BuildCCE call)")
     return res
 
 

@@ -6,7 +6,7 @@
 
 runs the script like ``tik-run`` (its ``__main__`` block included, so kernels that its
 driver builds and runs are seen; ``start_debug`` runs too, and its feed and outputs are
-kept for ``--check``/``--save-io``), then prints, for each kernel built, one row per
+kept for ``--check``/``--save-io``; the script's own output goes to stderr), then prints, for each kernel built, one row per
 TIK call site: ``file:line``, the API, the call as written (the whole expression, also
 when it spans lines) and the PTO-AS lines it produced -- the op(s), the auto-sync
 ``set_flag``/``wait_flag`` pairs placed before it, the ``scf.for``/``scf.if`` it opened
@@ -49,8 +49,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import html
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -139,6 +141,8 @@ def listing(tik, *, group: str = "site", expand: bool = False, constants: bool =
     lines = program_lines(tik.program)
     build_where = tik.build.where if tik.build is not None else None
     texts = [_line_text(ln, expand) for ln in lines]
+    if not constants:
+        _annotate_constants(lines, texts)
     keys = []
     for k, ln in enumerate(lines):
         if ln.where is not None:
@@ -150,6 +154,31 @@ def listing(tik, *, group: str = "site", expand: bool = False, constants: bool =
     if group == "sequence":
         return _sequence_rows(lines, texts, keys)
     return _site_rows(tik, lines, texts, keys)
+
+
+_CONSTANT = re.compile(r"^\s*(%[\w.]+) = arith\.constant (.+)$")
+_SELF_DESCRIBING = re.compile(r"^%(c-?\d+(_\w+)?|true|false)$")     # %c8_i64 says its value; %cst does not
+_NAME = re.compile(r"%[\w.]+")
+_RESULT = re.compile(r"^\s*%[\w.]+(, %[\w.]+)* = ")                   # the names a line defines
+
+
+def _annotate_constants(lines, texts) -> None:
+    """Hidden constants (the listing leaves out ``arith.constant`` lines) whose SSA name does not say their
+    value (``%cst``, ``%cst_0``: floats) get it as a comment on the lines that use them, so the PTO op
+    can be written from the listing: ``pre_quant(%cst, ...)    // %cst = 0.300048828125 : f32``."""
+    values = {}
+    for ln in lines:
+        m = _CONSTANT.match(ln.text) if ln.hoisted and ln.where is None else None
+        if m and not _SELF_DESCRIBING.match(m.group(1)):
+            values[m.group(1)] = m.group(2)
+    if not values:
+        return
+    for ln, text in zip(lines, texts):
+        if ln.hoisted and ln.where is None:
+            continue
+        used = [n for n in dict.fromkeys(_NAME.findall(_RESULT.sub("", ln.text))) if n in values]
+        if used:
+            text[0] += "    // " + ", ".join(f"{n} = {values[n]}" for n in used)
 
 
 def _key(where) -> tuple:
@@ -487,7 +516,8 @@ def main(argv: Optional[list] = None) -> int:
         print(f"tik-migrate: error: script {ns.script!r} does not exist", file=err)
         return 2
     try:
-        trace = trace_script(ns.script, ns.args, soc=ns.soc)
+        with contextlib.redirect_stdout(err):        # the script's own output: stdout is the listing's
+            trace = trace_script(ns.script, ns.args, soc=ns.soc)
     except PtoError as e:
         print(f"tik-migrate: error: {e}", file=err)
         return 2

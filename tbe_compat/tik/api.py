@@ -140,7 +140,7 @@ class Operand:
         n = self.tensor.storage.nbytes
         return None if b is None or n is None else n - b
 
-    def check_extent(self, nbytes, what: str = "", *, slack: int = 0) -> None:
+    def check_extent(self, nbytes, what: str = "", *, slack: int = 0, hint: str = "") -> None:
         """Raise TIK's "tensor overflow" error if an access of ``nbytes`` (int) from the view's start
         runs past the tensor (when both are known now). An on-chip destination whose start or length
         is a run-time value (an IR expression for ``nbytes``) gets a ``pto.assert_in_bounds`` instead,
@@ -150,7 +150,8 @@ class Operand:
         one fractal past its last L1 tile and never uses it). ``None``: not checked. ``slack``: bytes
         past the tensor's end the access may still touch at run time (the rest of an on-chip tensor's
         last 32-byte block, which its 32-byte aligned placement owns); trace-time callers apply
-        their own tail rules before calling."""
+        their own tail rules before calling. ``hint``: the fix to print (default: the data-move
+        advice about bursts and strides)."""
         if nbytes is None:
             return
         if not isinstance(nbytes, int) or self.static_byte_offset is None:
@@ -185,7 +186,7 @@ class Operand:
                 f"({self.tensor.storage.nbytes} B) has only {avail} B ({avail // esize} elements) from there"
                 f"{allowance}",
                 operand=self.name, value=nbytes, limit=f"{avail + slack} B", cls=OutOfBounds,
-                hint="check nburst/burst/strides (or repeat counts) against the tensor's shape")
+                hint=hint or "check nburst/burst/strides (or repeat counts) against the tensor's shape")
 
     def _check_extent_at_run_time(self, nbytes, what: str, slack: int = 0) -> None:
         total = self.tensor.storage.nbytes

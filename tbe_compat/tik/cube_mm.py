@@ -229,9 +229,17 @@ class CubeMatmulAPI(CubeBase):
         d.check_aligned(l0c_align(d.dt))
         k0 = ao.dt.c0
         M, N, K1 = ceil_to(mi, 16), ceil_to(ni, 16), ceil_div(ki, k0)
-        ao.check_extent(ao.dt.nbytes(K1 * M * k0), f"a [K1={K1}, M={M}, K0={k0}]")
-        bo.check_extent(bo.dt.nbytes(K1 * N * k0), f"b [K1={K1}, N={N}, K0={k0}]")
-        d.check_extent(d.dt.nbytes(N * M), f"dst [N1={N // 16}, M={M}, 16]")
+        def padded(name, dim, value, full):
+            return (f"{name} holds [K1, {dim}, K0] = [{K1}, {full}, {k0}] elements: {dim.lower()}={value} is padded "
+                    f"to a multiple of 16 ({full}) and k={ki} to K1={K1} blocks of K0={k0} (tik_api.md 8.3); "
+                    f"declare {name} (and the data moved into it) with shape ({K1}, {full}, {k0})")
+        ao.check_extent(ao.dt.nbytes(K1 * M * k0), f"a [K1={K1}, M={M}, K0={k0}]",
+                        hint=padded("a", "M", mi, M))
+        bo.check_extent(bo.dt.nbytes(K1 * N * k0), f"b [K1={K1}, N={N}, K0={k0}]",
+                        hint=padded("b", "N", ni, N))
+        d.check_extent(d.dt.nbytes(N * M), f"dst [N1={N // 16}, M={M}, 16]",
+                       hint=f"dst holds [N1, M, 16] = [{N // 16}, {M}, 16] elements (m={mi} padded to a multiple "
+                            f"of 16); declare it with shape ({N // 16}, {M}, 16)")
         bias_op = self._cube_bias(bias, d, ni, init)
         self._cube_product(d, ao, mi, ki, ni, k0, init, bias_op, a_tile=self._cube_matmul_a_loader(ao, M, k0),
                            b_tile=self._cube_nz_b_loader(bo, N, k0))
@@ -288,7 +296,9 @@ class CubeMatmulAPI(CubeBase):
         M = ceil_to(howo, 16)
         fm.check_extent(fm.dt.nbytes(c1 * h * wd * c0), f"the feature map {list(fm_shape)}")
         w.check_extent(w.dt.nbytes(c1 * kh * kw * cout * c0), f"the weight {list(kernel_shape)}")
-        d.check_extent(d.dt.nbytes(cout * M), f"dst [{cout // 16}, {M}, 16]")
+        d.check_extent(d.dt.nbytes(cout * M), f"dst [{cout // 16}, {M}, 16]",
+                       hint=f"dst holds [Cout/16, round16(Ho*Wo), 16] = [{cout // 16}, {M}, 16] elements (Ho*Wo = "
+                            f"{howo} padded to a multiple of 16); declare it with shape ({cout // 16}, {M}, 16)")
         self._cube_check_no_overlap(fm, fm.dt.nbytes(c1 * h * wd * c0), w, w.dt.nbytes(c1 * kh * kw * cout * c0))
         bias_op = self._cube_bias(bias, d, cout, init)
         K = c1 * kh * kw * c0

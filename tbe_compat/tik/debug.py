@@ -30,6 +30,11 @@ the chip BuildCCE froze, with ``block_num`` cores. Initial memory:
   int32 1431655765): finite, so the common "zero a buffer with ``x * 0``" idiom
   (CHECKLIST §2.9.4) gives 0 as on hardware, where stale data is finite in practice.
 
+Reads of bytes nothing wrote (an on-chip buffer never loaded, L0C never computed) are recorded in
+``tikdb.reports`` with the op's ``file:line``. A run that returns output bytes the kernel never
+stored, or stored from memory nothing wrote (typically: a GM tensor the kernel reads that BuildCCE
+does not list as an input, so it is an unfed workspace), also emits one `UninitializedReadWarning`.
+
 Errors while the kernel runs carry the TIK call's ``file:line`` and the core and loop
 indices (``[at core=1, i=3]``).
 """
@@ -41,7 +46,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import IllegalOperand, PtoError, UnknownName, UnsupportedOp
+from pto_core.errors import IllegalOperand, PtoError, UninitializedReadWarning, UnknownName, UnsupportedOp
 from pto_core.memory import MachineOptions
 
 from .errors import convert
@@ -74,6 +79,30 @@ def tik_machine_options(**overrides) -> MachineOptions:
     kw = dict(fill="pattern", fill_byte=ON_CHIP_FILL_BYTE, gm_fill_byte=GM_FILL_BYTE)
     kw.update(overrides)
     return MachineOptions(**kw)
+
+
+def _warn_unwritten_outputs(kernel_name: str, exe) -> None:
+    """One `UninitializedReadWarning` for a run that returns output bytes the kernel never stored (or
+    stored from memory nothing wrote, ``exe.unwritten_outputs``): they are the launch fill here and
+    stale memory on hardware, and the usual cause -- a GM tensor the kernel reads but BuildCCE does
+    not list as an input -- is otherwise silent. Points at the ``start_debug`` call (stacklevel 3:
+    this helper, ``start_debug``, its caller). Reads of unwritten on-chip bytes by ops stay in
+    ``tikdb.reports`` only: kernels compute on lanes they never store (tails under a full mask), so a
+    warning there would be noise."""
+    if not exe.unwritten_outputs:
+        return
+    import warnings
+    outs = [f"output {name!r}: {missing} of {total} bytes hold no data the kernel wrote (first at byte {first:#x})"
+            for name, (missing, total, first) in exe.unwritten_outputs.items()]
+    reads = sum(kind == "uninitialized" for kind, _ in exe.reports)
+    warnings.warn(f"kernel {kernel_name!r} returned output data it did not write (the launch fill, stale memory "
+                  f"on a device): " + "; ".join(outs)
+                  + (f" ({reads} read(s) of unwritten memory by ops are in tik_instance.tikdb.reports)" if reads
+                     else "")
+                  + ". Fix: list every GM tensor the kernel reads in BuildCCE(inputs=[...]) and store every "
+                    "output element; to stop at the first read of unwritten data: tik_instance.tikdb.options = "
+                    "tbe_compat.tik.debug.tik_machine_options(uninitialized='raise')",
+                  UninitializedReadWarning, stacklevel=3)
 
 
 class Tikdb:
@@ -143,6 +172,7 @@ class Tikdb:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
             tik._write_printf_file(info.kernel_name, exe.machine.printed)
+            _warn_unwritten_outputs(info.kernel_name, exe)
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
                 run = DebugRun(tik, fed, results, outputs)
@@ -172,6 +202,17 @@ class Tikdb:
         return alias
 
     # ------------------------------------------------------------------ feed checks
+    def _key_kind(self, info, key) -> str:
+        """What an unexpected feed_dict key names, as `` (...)`` for the error (empty if nothing)."""
+        if any(getattr(x, "name", None) == key for x in info.outputs):
+            return " (a BuildCCE output: start_debug returns it, it is not fed)"
+        if any(st.name == key for st in self._tik._gm_tensors):
+            return " (a GM tensor BuildCCE does not list as an input: add it to inputs=[...] if the kernel reads it)"
+        on_chip = next((st for st in getattr(self._tik._placement, "placed", ()) if st.name == key), None)
+        if on_chip is not None:
+            return f" (an on-chip {on_chip.space.upper()} tensor: the kernel fills it from GM, it is not fed)"
+        return ""
+
     def _scalar_values(self, info, feed: dict) -> dict:
         tik = self._tik
         expected_t = [x for x in info.inputs if isinstance(x, Tensor)]
@@ -185,7 +226,7 @@ class Tikdb:
             if missing:
                 parts.append("missing " + ", ".join(repr(k) for k in missing))
             if extra:
-                parts.append("unexpected " + ", ".join(repr(k) for k in extra))
+                parts.append("unexpected " + ", ".join(repr(k) + self._key_kind(info, k) for k in extra))
             raise tik._error(f"feed_dict keys do not match the kernel inputs: {'; '.join(parts)}",
                              operand="feed_dict", value=sorted(map(str, feed)), cls=UnknownName,
                              limit="expected keys " + (", ".join(repr(n) for n in dict.fromkeys(names)) or "(none)"),

@@ -1,0 +1,183 @@
+"""Defects a new user hit running the tools end to end (each: the fixed behaviour, and the case that
+keeps working): unwritten outputs are reported, cube extent errors explain the padded shapes,
+start_debug says what an unexpected feed key is, the CLIs' --soc / missing-script / traceback
+reports, tik-migrate's stdout carries only the listing and shows hidden float constants, and
+tik-compare-fixpipe says when a script failed before BuildCCE."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from pto_core.errors import OutOfBounds, UninitializedReadWarning, UnknownName
+from tbe import tik
+from tbe_compat import migrate
+from tbe_compat.cli import tik_run_main
+from tbe_compat.compare import compare_script
+from tbe_compat.migrate import main as tik_migrate
+
+from .helpers import build, copy_kernel, raises_tik, run
+
+HERE = os.path.abspath(__file__)
+
+
+# ------------------------------------------------------------------ outputs the kernel never wrote
+
+def _copy_of(listed: bool):
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    return build(ti, "copy", [x] if listed else [], [y])
+
+
+def test_an_input_missing_from_buildcce_warns_at_the_start_debug_line():
+    ti = _copy_of(listed=False)           # x is then an unfed workspace: y would be the 0xFF launch fill
+    with pytest.warns(UninitializedReadWarning) as rec:
+        out, = ti.tikdb.start_debug({}, interactive=False)
+    assert np.isnan(out).all()
+    msg = str(rec[0].message)
+    assert "output 'y': 256 of 256 bytes hold no data the kernel wrote" in msg
+    assert "BuildCCE(inputs=[...])" in msg
+    assert rec[0].filename == HERE
+    assert ti.tikdb.executable.unwritten_outputs == {"y": (256, 256, 0)}
+
+
+def test_a_kernel_that_writes_every_output_byte_does_not_warn():
+    ti = copy_kernel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UninitializedReadWarning)
+        out, = run(ti, {"x": np.arange(128, dtype=np.float16)})
+    assert out.tobytes() == np.arange(128, dtype=np.float16).tobytes()
+    assert ti.tikdb.reports == [] and ti.tikdb.executable.unwritten_outputs == {}
+
+
+# ------------------------------------------------------------------ cube extents
+
+def _int8_matmul(m_rows: int):
+    ti = tik.Tik()
+    a = ti.Tensor("int8", (2, m_rows, 32), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("int8", (2, 32, 32), name="b", scope=tik.scope_cbuf)
+    c = ti.Tensor("int32", (2, 32, 16), name="c", scope=tik.scope_cbuf_out)
+    ti.matmul(c, a, b, 20, 64, 32)
+    return ti
+
+
+def test_matmul_a_sized_for_the_unpadded_m_says_m_is_padded_to_16():
+    with raises_tik(OutOfBounds, match=r"m=20 is padded to a multiple of 16 \(32\).*shape \(2, 32, 32\)"):
+        _int8_matmul(20)
+    _int8_matmul(32)                       # the padded shape is accepted
+
+
+# ------------------------------------------------------------------ feed_dict keys
+
+def test_start_debug_says_what_an_unexpected_key_names():
+    ti = copy_kernel()
+    x = np.ones(128, np.float16)
+    with raises_tik(UnknownName, match=r"unexpected 'y' \(a BuildCCE output: start_debug returns it"):
+        run(ti, {"x": x, "y": x})
+    with raises_tik(UnknownName, match=r"unexpected 'ub' \(an on-chip UB tensor"):
+        run(ti, {"x": x, "ub": x})
+    with raises_tik(UnknownName, match=r"unexpected 'q'; |unexpected 'q' \(limit"):
+        run(ti, {"x": x, "q": x})
+    assert run(ti, {"x": x})[0].tobytes() == x.tobytes()
+
+
+def test_start_debug_names_a_gm_tensor_missing_from_the_inputs():
+    ti = _copy_of(listed=False)
+    with raises_tik(UnknownName, match=r"unexpected 'x' \(a GM tensor BuildCCE does not list as an input"):
+        run(ti, {"x": np.ones(128, np.float16)})
+
+
+# ------------------------------------------------------------------ CLIs
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_cli_soc_errors_name_the_option_not_the_launcher(tmp_path, capsys):
+    script = _write(tmp_path, "ok.py", "print('ran')\n")
+    assert tik_run_main(["--soc", "Ascend999", script]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tik-run: error: operand --soc: unsupported SoC version 'Ascend999'") and ".py:" not in err
+    assert tik_migrate(["--soc", "Ascend910B1:Cube", script]) == 2
+    assert "operand --soc: unsupported core type 'Cube'" in capsys.readouterr().err
+    assert tik_run_main(["--soc", "Ascend910B1", script]) == 0
+    assert capsys.readouterr().out == "ran\n"
+
+
+def test_tik_run_without_a_script_asks_for_the_script_only(capsys):
+    with pytest.raises(SystemExit) as e:
+        tik_run_main([])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "required: script" in err and "args" not in err.splitlines()[-1]
+
+
+def test_tik_run_tracebacks_show_the_script_frames_only(tmp_path, capsys):
+    bad = _write(tmp_path, "bad.py", "x = (\n")
+    assert tik_run_main([bad]) == 1
+    err = capsys.readouterr().err
+    assert "SyntaxError" in err and "cli.py" not in err
+    boom = _write(tmp_path, "boom.py", "def f():\n    raise ValueError('boom')\nf()\n")
+    assert tik_run_main([boom]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):\n  File \"" + boom + "\", line 3")
+    assert "cli.py" not in err and err.rstrip().endswith("ValueError: boom")
+
+
+_DEQ = """
+import numpy as np
+from tbe import tik
+print("script says hello")
+ti = tik.Tik()
+a = ti.Tensor("int8", (2, 32, 32), name="a", scope=tik.scope_cbuf)
+b = ti.Tensor("int8", (2, 32, 32), name="b", scope=tik.scope_cbuf)
+c = ti.Tensor("int32", (2, 32, 16), name="c", scope=tik.scope_cbuf_out)
+a_gm = ti.Tensor("int8", (2, 32, 32), name="a_gm", scope=tik.scope_gm)
+b_gm = ti.Tensor("int8", (2, 32, 32), name="b_gm", scope=tik.scope_gm)
+o = ti.Tensor("float16", (2, 20, 16), name="o", scope=tik.scope_gm)
+ti.data_move(a, a_gm, 0, 1, 64, 0, 0)
+ti.data_move(b, b_gm, 0, 1, 64, 0, 0)
+ti.matmul(c, a, b, 20, 64, 32)
+ti.fixpipe(o, c, 2, 40, 0, 0, extend_params={"quantize_params": {"mode": "int322fp16", "mode_param": SCALE}})
+ti.BuildCCE(kernel_name="deq", inputs=[a_gm, b_gm], outputs=[o])
+"""
+
+
+def test_tik_migrate_listing_on_stdout_script_output_on_stderr_and_float_constants_shown(tmp_path, capsys):
+    script = _write(tmp_path, "deq.py", _DEQ.replace("SCALE", "0.3"))
+    assert tik_migrate([script, "--width", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "script says hello" in err and "script says hello" not in out
+    fix = next(ln for ln in out.splitlines() if "pto.mte_l0c_gm" in ln)
+    assert "pre_quant(%cst, mode = deqf16_scalar)" in fix
+    assert "// %cst = 0.300048828125 : f32" in fix          # the legacy scale as float16, the value to write
+    trace = migrate.trace_script(script)
+    rows = migrate.listing(trace.kernels["deq"], constants=True)   # listed constants: no comment needed
+    assert not any("// %cst" in t for r in rows for t in r.pto)
+    assert any(t == "%cst = arith.constant 0.300048828125 : f32" for r in rows for t in r.pto)
+
+
+def test_tik_migrate_does_not_annotate_self_describing_constants(tmp_path, capsys):
+    script = _write(tmp_path, "deq.py", _DEQ.replace("SCALE", "0.5"))
+    rows = migrate.listing(migrate.trace_script(script).kernels["deq"])
+    capsys.readouterr()
+    move = next(t for r in rows for t in r.pto if t.startswith("pto.mte_gm_l1 "))
+    assert "//" not in move and "%c2048_i64" in move
+
+
+def test_compare_says_the_script_failed_before_buildcce(tmp_path, capsys):
+    bad = _write(tmp_path, "bad.py", _DEQ.replace("SCALE", "0.3").replace("(2, 32, 32), name=\"a\"",
+                                                                          "(2, 20, 32), name=\"a\""))
+    res = compare_script(bad)
+    assert res.exit_status == 3
+    assert res.notes == ["the script failed before it built a kernel (its error is below)"]
+    assert "bad.py:12 in `tik.data_move`" in res.script_error
+    empty = _write(tmp_path, "empty.py", "x = 1\n")
+    assert compare_script(empty).notes == ["the script built no kernel (no BuildCCE call)"]
+    capsys.readouterr()
