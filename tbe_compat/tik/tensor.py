@@ -510,6 +510,13 @@ def _constant_difference(b, a):
     return x[0] - y[0]
 
 
+#: Named choice: the shortest legal slice length. 0 -- ``t[a:a]`` (``ub[n:]`` with n == size) is a
+#: zero-length view at ``a``; TIK's ``TensorSlice.__getitem__`` (tik_tensor.py) raises only for a negative
+#: length, and IndexSDK ``distance_flat_ip_maxs_with_mask`` builds such a tail for a branch that never
+#: runs. Instructions given the view still access memory past it, checked against the buffer.
+EMPTY_SLICE = 0
+
+
 def _slice(k: slice, dim):
     """``(start, length, step)`` of a slice on a dimension of length ``dim``."""
     step = 1 if k.step is None else static_int(k.step)
@@ -532,18 +539,18 @@ def _slice(k: slice, dim):
     if not dyn_stop and isinstance(dim, int) and s1 > dim:
         raise _IndexError(f"tensor overflow: slice stop {k.stop} is past the end ({dim})", "index", value=k.stop,
                           limit=f"<= {dim}")
-    if not dyn_start and not dyn_stop and s1 <= s0:
-        raise _IndexError(f"empty slice [{k.start}:{k.stop}] (stop must be greater than start)", "index",
-                          value=(k.start, k.stop))
+    if not dyn_start and not dyn_stop and s1 - s0 < EMPTY_SLICE:
+        raise _IndexError(f"slice [{k.start}:{k.stop}] has its stop before its start (a slice may be empty, "
+                          f"start == stop, but not negative)", "index", value=(k.start, k.stop))
     a = _idx(start) if dyn_start else s0
     b = _idx(stop) if dyn_stop else s1
     n = _sub(b, a)
     if not isinstance(n, int):                  # x[4*i:4*(i+1)]: a moving window of a constant length
         const = _constant_difference(b, a)
         if const is not None:
-            if const < 1:
-                raise _IndexError(f"empty slice [{k.start}:{k.stop}] (stop must be greater than start)", "index",
-                                  value=(k.start, k.stop))
+            if const < EMPTY_SLICE:
+                raise _IndexError(f"slice [{k.start}:{k.stop}] has its stop before its start (a slice may be "
+                                  f"empty, start == stop, but not negative)", "index", value=(k.start, k.stop))
             n = const
     if step != 1:
         n = (n + step - 1) // step if isinstance(n, int) else P.binop("div", P.binop("add", n, step - 1), step)

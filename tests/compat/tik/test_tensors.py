@@ -1,9 +1,8 @@
 """Tensor declaration (every scope and form), on-chip placement, views (tik_api.md §4.2),
 reshape / reinterpret_cast_to, element set_as and __setitem__."""
 import numpy as np
-import pytest
 
-from pto_core.errors import CapacityExceeded, IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, UnknownName, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
 
@@ -186,8 +185,8 @@ def test_static_index_errors_and_dynamic_indices():
         t[8, 0]
     with raises_tik(IllegalOperand, match="slice stop 9 is past the end"):
         t[0, 0:9]
-    with raises_tik(IllegalOperand, match="empty slice"):
-        t[0, 5:5]
+    with raises_tik(IllegalOperand, match=r"slice \[6:5\] has its stop before its start"):
+        t[0, 6:5]
     with raises_tik(IllegalOperand, match="step .* must be a Python int"):
         t[0, 0:8:1.5]
     i = ti.Scalar("int32", name="i", init_value=3)
@@ -195,6 +194,45 @@ def test_static_index_errors_and_dynamic_indices():
     assert not isinstance(v.offset, int)
     w = t[i + 5, 0]                                    # out of range only at run time: fine to make (S11)
     assert not isinstance(w.offset, int)
+
+
+def test_empty_slice_is_a_zero_length_view():
+    """TIK builds a zero-length view for start == stop (tik_tensor.py TensorSlice.__getitem__ rejects only a
+    negative length); IndexSDK's vsel filter takes ``ub[n:]`` with n == size in a branch that never runs."""
+    ti = tik.Tik()
+    t = ti.Tensor("float16", (4, 32), name="t", scope=tik.scope_ubuf)
+    assert _v(t[128:]) == (128, [0], (1,))                 # flat tail at the very end
+    assert _v(t[1, 5:5]) == (37, [1, 0], (32, 1))
+    i = ti.Scalar("int32", name="i", init_value=2)
+    assert _v(t[4 * i:4 * i])[1] == [0]                    # moving window of constant length 0
+    with raises_tik(IllegalOperand, match="has its stop before its start"):
+        t[4 * i + 1:4 * i]
+
+
+def _tail_kernel(run_tail: bool):
+    """y = 2 x on 128 elements in one vmuls; the tail ``ub[128:]`` (empty) is used only under ``if_scope``."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    ti.vmuls(128, ub, ub, 2.0, 1, 1, 1, 8, 8)
+    tail = ub[128:]
+    with ti.if_scope(1 if run_tail else 0):
+        ti.vmuls(16, tail, tail, 3.0, 1, 1, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    return build(ti, "tail", [x], [y])
+
+
+def test_empty_tail_view_in_a_branch_that_does_not_run():
+    x = np.arange(128, dtype=np.float16) / 4
+    (y,) = run(_tail_kernel(False), {"x": x})
+    np.testing.assert_array_equal(y, x * np.float16(2))
+
+
+def test_empty_tail_view_used_by_an_instruction_is_out_of_bounds():
+    with raises_tik(OutOfBounds, match="vmuls"):
+        run(_tail_kernel(True), {"x": np.ones(128, np.float16)})
 
 
 def test_reshape_flatten_and_errors():
