@@ -1,7 +1,7 @@
 """What CANN's ``impl.util.platform_adapter`` gives operator scripts, from the facade's parts.
 
 CANN's built-in operator package re-exports, in one module, the names its TIK kernels
-use: ``tik``, ``tbe_platform`` (the ``tbe.common.platform`` namespace), ``para_check``,
+use: ``tik``, ``tbe_platform`` (the ``tbe.common.platform`` namespace; also as ``PlatformApi``), ``para_check``,
 ``shape_util``, ``tvm`` (importable only: the TBE DSL's TVM layer is not simulated, see
 `tbe_compat.tvm`), ``register_operator`` / ``register_operator_compute``, ``error_manager_vector``
 (the ``raise_err_*`` parameter errors), ``tbe_context`` (the per-build op context kernels
@@ -15,6 +15,10 @@ user code.
 from __future__ import annotations
 
 from . import para_check, platform as tbe_platform  # noqa: F401
+
+#: CANN 2022+ ops also import the platform namespace as ``PlatformApi``
+#: (``PlatformApi.get_soc_spec(PlatformApi.UB_SIZE)``, swin_attention_ffn).
+PlatformApi = tbe_platform
 from . import tik  # noqa: F401
 from . import tvm  # noqa: F401
 from .register import register_op_compute, register_operator  # noqa: F401
@@ -117,6 +121,6 @@ class _TbeContext:
 tbe_context = _TbeContext()
 
 
-__all__ = ["tik", "tvm", "tbe_platform", "para_check", "register_operator", "register_operator_compute",
+__all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
            "error_manager_util", "tbe_context"]

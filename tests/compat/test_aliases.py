@@ -60,6 +60,7 @@ SAME_OBJECTS = [
     ("te.platform.fusion_manager", "fusion_manager", register.fusion_manager),
     ("te.utils.para_check", "check_op_params", para_check.check_op_params),
     ("te.utils.op_utils", "check_op_params", para_check.check_op_params),
+    ("impl.util.platform_adapter", "PlatformApi", platform),
     ("te.utils.error_manager", "error_manager_vector", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_cube", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_util", platform_adapter.error_manager_util),
