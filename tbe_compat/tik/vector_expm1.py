@@ -24,8 +24,9 @@ So ``dst = float16(taylor7(float32(x)))`` where ``-0.7 < x < 1.7`` (the float16 
 ``1.7001953125`` / ``-0.7001953125``) and ``float16(float16(exp(x)) - 1)`` elsewhere,
 with the core's ``vexp`` (correctly rounded, pto_vector.md §4) and its overflow mode. The
 macro's side effects are reproduced too: every region of ``work_tensor`` it uses is
-overwritten, and the ``vand`` over whole 256-byte repeats of the compare bits reads work
-bytes nothing wrote (TIK's own layout; such reads are recorded in ``tikdb.reports``).
+overwritten. The ``vand`` over whole 256-byte repeats of the compare bits (TIK's own layout)
+reads bytes ``vcmpv`` does not write; TIK leaves them stale, we zero them first
+(`EXPM1_ZERO_COMPARE_PADDING`), so no read of unwritten bytes is reported.
 
 Checks (TIK's ``check_high_preci_param``, ``check_over_high_preci`` and the macro's slices):
 UB operands, 32-byte aligned, one dtype (float16, ``api_check_support``), repeat and stride
@@ -43,6 +44,13 @@ from .api import tik_api
 from .scalar import Expr
 from .vector_common import U8, VectorBase, ceil_div, imax, imul, iadd, max_offset
 
+#: Named choice: the macro reads no work bytes it did not write, so it does not trip the
+#: uninitialised-read check a user enables for their own kernel. TIK's ``vand`` reads whole
+#: 256-byte repeats of the compare bits (``vcmpv`` writes 16 bytes per repeat) and its ``vcmpv``
+#: compares all 128 lanes against bounds dup'ed under ``mask`` only; we zero the compare regions
+#: first (two ``vector_dup`` more than TIK issues) and dup the bounds into all 128 lanes. The
+#: extra lanes never reach ``dst`` (the final ``vsel`` uses ``mask``), so ``dst`` is unchanged.
+EXPM1_ZERO_COMPARE_PADDING = True
 #: the float16 bounds of the Taylor branch (TIK dups them into a float16 tensor)
 TAYLOR_LOW, TAYLOR_HIGH = -0.7, 1.7
 #: the last power of the Taylor series (``x**k / k!`` for ``k <= 7``)
@@ -171,10 +179,16 @@ class Expm1API(VectorBase):
         lt = region(1).reinterpret_cast_to("uint16")
         gt = region(2).reinterpret_cast_to("uint16")
         cmp_repeat, and_stride = (1, 0) if srs == 0 else (repeat, 8)
-        # the Taylor range as CMPMASK bits, 128 per repeat: (src < 1.7) & (src > -0.7)
-        self.vector_dup(mask, region(0), TAYLOR_HIGH, repeat, 1, srs)
+        # the Taylor range as CMPMASK bits, 128 per repeat: (src < 1.7) & (src > -0.7). The vand below
+        # reads whole 256-byte repeats of the packed compare bits (16 bytes per repeat): zero what it
+        # reads first (EXPM1_ZERO_COMPARE_PADDING), so the macro never reads bytes nothing wrote
+        if EXPM1_ZERO_COMPARE_PADDING:
+            self.vector_dup(128, lt, 0, repeat, 1, and_stride)
+            self.vector_dup(128, gt, 0, repeat, 1, and_stride)
+        bound_mask = 128 if EXPM1_ZERO_COMPARE_PADDING else mask     # vcmpv compares all 128 lanes
+        self.vector_dup(bound_mask, region(0), TAYLOR_HIGH, repeat, 1, srs)
         self.vcmpv_lt(lt, src, region(0), cmp_repeat, 1, 1, srs, srs)
-        self.vector_dup(mask, region(0), TAYLOR_LOW, repeat, 1, srs)
+        self.vector_dup(bound_mask, region(0), TAYLOR_LOW, repeat, 1, srs)
         self.vcmpv_gt(gt, src, region(0), cmp_repeat, 1, 1, srs, srs)
         self.vand(128, and_t, lt, gt, repeat, 1, 1, 1, and_stride, and_stride, and_stride)
         # exp branch: work[E:2E] = float16(exp(x)) - 1
