@@ -147,11 +147,6 @@ class ControlAPI(TikBase):
                 raise self._error(f"{nm} = {v} does not fit the loop's {dtype} variable", operand=nm, value=v,
                                   limit=f"[{lo_b}, {hi_b}]",
                                   hint=f"keep the bounds in [{lo_b}, {hi_b}] (split the loop), or pass a wider dtype")
-        if isinstance(lo, int) and lo < 0:
-            raise self._error(f"begint = {lo} is negative; TIK loops start at 0 or above", operand="begint", value=lo,
-                              limit=">= 0",
-                              hint="the TIK reference requires 0 <= begint <= endt <= 2147483647: shift the loop "
-                                   "(for_range(0, endt - begint) and add begint to the loop variable)")
         bn = block_num
         nb = static_int(bn)
         if nb is not None and not isinstance(bn, bool) and nb > MAX_BLOCK_NUM:
