@@ -41,6 +41,19 @@ def test_constant_for_range_bounds_need_begint_le_endt():
         ti.for_range(4, 2)
 
 
+def test_a_negative_immediate_begint_iterates_from_it():
+    """Named choice (tik_core.md): TIK's source accepts it; the loop runs begint <= i < endt."""
+    def body(ti, ub):
+        n = ti.Scalar("int32", init_value=0)
+        with ti.for_range(-3, 2) as i:
+            n.set_as(n * 3 + i)
+        ub[0].set_as(n)
+    want = 0
+    for i in range(-3, 2):
+        want = want * 3 + i
+    assert _counter(body)[0] == want
+
+
 def test_double_buffered_constant_loops_need_thread_num_iterations():
     def body(ti, ub):
         n = ti.Scalar("int32", init_value=0)
