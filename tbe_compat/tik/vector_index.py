@@ -104,9 +104,10 @@ class IndexAPI(VectorBase):
         base = self._base_addr(base_addr, s if instr == "vgather" else d)
         strided, indexed = (d, s) if instr == "vgather" else (s, d)
         par = par_of(d.dt)
-        # offsets read: PAR per repeat up to the last active lane of the last repeat (the op uses only
-        # active lanes' offsets; TIK's overflow rule counts the mask, as for every vector operand --
-        # IndexSDK's lookup_table_in_ub gathers `num` < 64 f32 values with a `num`-element offset tensor)
+        # offsets read (named choice GATHER_OFFSETS_MASKED): PAR per repeat up to the last active lane of
+        # the last repeat (the op uses only active lanes' offsets; TIK's overflow rule counts the mask, as
+        # for every vector operand -- IndexSDK's lookup_table_in_ub gathers `num` < 64 f32 values with a
+        # `num`-element offset tensor)
         if m.counter:
             n_offsets = m.clause["counter"]
         elif m.length is not None:
