@@ -10,7 +10,8 @@ instructions live in `container`).
 * ``TensorAddrList(size, scope, name)``: an ``int64`` tensor of GM addresses in GM or UB
   (TIK's rules: ``size`` a positive int or integer Scalar/Expr; ``set_as`` takes ``int64``
   values; a GM list can only be read). It is an ordinary ``int64`` Tensor here; the
-  instructions that dereference such addresses are not modelled.
+  instructions that dereference such addresses are not modelled: ``lst[i].value`` (the buffer at
+  entry i's address) raises `UnsupportedOp` (named choice ADDR_LIST_DEREF).
 * bit counts on 64-bit values (``dst`` a ``uint64`` Scalar, ``src`` a ``uint64`` Scalar or an
   int immediate), built from wrapping integer expressions (SWAR population count,
   binary-search leading-zero count); no new PTO op is needed.
@@ -132,8 +133,23 @@ class TensorAddrList(Tensor):
 
     @property
     def value(self):
-        """TIK's "address value" view (the list itself)."""
-        return self
+        """TIK's "address value" view. Of the whole list: the list itself (its int64 entries). Of one
+        entry (``lst[i].value``, what IndexSDK and CANN ops pass to data_move, also as
+        ``lst[i].value + offset``): the GM buffer at the address the entry holds -- not modelled
+        (named choice ADDR_LIST_DEREF): the debugger feeds no device addresses, so there is no
+        buffer to map an address to, and TIK does not document the element dtype or the unit of
+        an offset added to such an address. Raises `UnsupportedOp` instead of reading the entry's
+        own bytes as data."""
+        if self._whole:
+            return self
+        with self.tik._api("tik.TensorAddrList.value"):
+            raise self.tik._error(
+                f"{self.name!r}[i].value is the GM buffer at the address stored in that entry; dereferencing "
+                f"TensorAddrList addresses is not modelled (there is no device address space to look the address "
+                f"up in, and TIK does not document the pointed-to dtype or offset units)",
+                operand="self", value=self.name, cls=UnsupportedOp,
+                hint="pass the buffers the addresses point to as GM tensors of the kernel (BuildCCE inputs/outputs) "
+                     "and address them with Scalar offsets")
 
     def _view(self, shape, strides, offset, whole=False):
         return TensorAddrList(self.tik, self.storage, self._dt, shape, strides, offset, whole, self._name)

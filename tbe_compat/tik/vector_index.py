@@ -104,7 +104,16 @@ class IndexAPI(VectorBase):
         base = self._base_addr(base_addr, s if instr == "vgather" else d)
         strided, indexed = (d, s) if instr == "vgather" else (s, d)
         par = par_of(d.dt)
-        n_offsets = m.clause["counter"] if m.counter else imul(repeat, par)
+        # offsets read (named choice GATHER_OFFSETS_MASKED): PAR per repeat up to the last active lane of
+        # the last repeat (the op uses only active lanes' offsets; TIK's overflow rule counts the mask, as
+        # for every vector operand -- IndexSDK's lookup_table_in_ub gathers `num` < 64 f32 values with a
+        # `num`-element offset tensor)
+        if m.counter:
+            n_offsets = m.clause["counter"]
+        elif m.length is not None:
+            n_offsets = iadd(imul(isub(repeat, 1), par), m.length)
+        else:
+            n_offsets = imul(repeat, par)
         fp = [self._vec_access(strided, self._vec_extent(strided, m, repeat, Geo(1, rep), unit),
                                strided is d),
               self._vec_access(o, n_offsets if not m.counter or isinstance(n_offsets, int) else None, False),

@@ -55,6 +55,35 @@ def test_tensor_addr_list():
                    build_only=True)
 
 
+def _addr_list_kernel(deref: bool):
+    """A GM address list copied to UB (TIK's legal use) and, with ``deref``, its entry 1 dereferenced as
+    a data_move source the way IndexSDK's distance_ivf_sq8_ip8_accum does (``lst[i].value``)."""
+    ti = tik.Tik()
+    lst = ti.TensorAddrList(4, name="lst", scope=tik.scope_gm)
+    out = ti.Tensor("int64", (4,), name="out", scope=tik.scope_gm)
+    lst_ub = ti.TensorAddrList(4, name="lst_ub", scope=tik.scope_ubuf)
+    ti.data_move(lst_ub, lst, 0, 1, 1, 0, 0)
+    res = ti.Tensor("int64", (4,), name="res", scope=tik.scope_ubuf)
+    if deref:
+        ti.data_move(res, lst_ub[1].value, 0, 1, 1, 0, 0)          # line checked below
+    else:
+        ti.data_move(res, lst_ub.value, 0, 1, 1, 0, 0)
+    ti.data_move(out, res, 0, 1, 1, 0, 0)
+    ti.BuildCCE("addr_list", inputs=[lst], outputs=[out])
+    return ti
+
+
+def test_tensor_addr_list_copy_and_entry_dereference():
+    addrs = np.array([4096, 8192, 12288, 16384], np.int64)
+    out, = _addr_list_kernel(False).tikdb.start_debug({"lst": addrs}, interactive=False)
+    np.testing.assert_array_equal(out, addrs)
+    # ADDR_LIST_DEREF: the buffer at an entry's address is not modelled -- a clear UnsupportedOp at the
+    # user's line, not the entry's own bytes read as data
+    with raises_tik(UnsupportedOp, match=r"'lst_ub'\[i\]\.value is the GM buffer at the address") as e:
+        _addr_list_kernel(True)
+    assert "test_scalar_extra.py" in str(e.value) and "TensorAddrList.value" in str(e.value)
+
+
 def test_bit_counts_against_python():
     rng = np.random.default_rng(0)
     vals = [0, 1, 2 ** 64 - 1, 2 ** 63] + [int(v) for v in rng.integers(0, 2 ** 63, 12, dtype=np.uint64)]

@@ -82,6 +82,30 @@ def test_vgather_by_byte_offsets(chip):
     np.testing.assert_array_equal(out, want)
 
 
+def test_vgather_partial_mask_reads_only_active_offsets():
+    """An offset tensor may end at the last active lane (the mask counts for the overflow check, as for every
+    vector operand): IndexSDK's lookup_table_in_ub gathers `num` < 64 f32 table entries with a `num`-element
+    offset tensor. Two repeats of 16 lanes need 64 + 16 offsets; one fewer is a tensor overflow."""
+    table = (np.arange(96) * 0.5 - 7).astype(np.float32)
+    idx = RNG.integers(0, 96, 80)
+    dst = np.full(128, -1, np.float32)
+
+    def body(ti, ub):
+        ti.vgather(16, ub["d"], ub["s"], ub["o"], 2, 8)
+    out = vec_kernel({"d": dst, "s": table, "o": (idx * 4).astype(np.int32)}, body, chip="Ascend310P3")["d"]
+    want = dst.copy()
+    for r in range(2):
+        want[r * 64:r * 64 + 16] = table[idx[r * 64:r * 64 + 16]]
+    np.testing.assert_array_equal(out, want)
+    one = vec_kernel({"d": dst[:64], "s": table, "o": (idx[:16] * 4).astype(np.int32)},
+                     lambda ti, ub: ti.vgather(16, ub["d"], ub["s"], ub["o"], 1, 8), chip="Ascend310P3")["d"]
+    np.testing.assert_array_equal(one[:16], table[idx[:16]])
+    with raises_tik(OutOfBounds, match="src_offset tensor overflow, expected elements nums: 80, actual elements "
+                                       "nums: 72"):
+        vec_kernel({"d": dst, "s": table, "o": (idx[:72] * 4).astype(np.int32)}, body, chip="Ascend310P3",
+                   build_only=True)
+
+
 def test_vscatter_counter_mode_last_writer_wins():
     src = np.arange(128, dtype=np.int16) + 500
     slots = RNG.integers(0, 64, 128)
