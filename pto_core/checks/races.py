@@ -46,7 +46,10 @@ per kind. An access is checked against the masks only where its bytes meet anoth
 and a mask is only built (from the accesses recorded so far) when some access needs it: cores
 that work on disjoint parts of a tensor cost a few Python operations per access and no mask.
 At a phase end the masks are dropped. A per-phase log of accesses (merged when one site
-touches adjacent bytes) names the other access of a race.
+touches adjacent bytes) names the other access of a race; it is searched only when a race is
+found, and for atomics over other cores' atomics only when an atomic of another op was logged
+(each region keeps the set of atomic ops it saw), so many cores adding into the same bytes cost
+no search.
 """
 from __future__ import annotations
 
@@ -91,9 +94,12 @@ class _Region:
     ``masks[kind]``: one core bit per byte (readers, plain writers, atomic writers, changers), built when an
     access first needs it (from ``todo[kind]``, the accesses of that kind not yet in it);
     ``bounds[kind]``: ``{core: [lo, hi]}``, the bytes each core's accesses of that kind span (an
-    access outside every other core's span needs no look at the mask)."""
+    access outside every other core's span needs no look at the mask);
+    ``atomic_ops``: the atomic ops (``"add"``, ``"max"`` ...) logged so far, so that an atomic
+    access over other cores' atomics of its own op (the common case: every core adds) needs no
+    scan of the log for an atomic of another op."""
 
-    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log")
+    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log", "atomic_ops")
 
     def __init__(self, buf, name, dtype):
         self.buf = buf
@@ -105,6 +111,7 @@ class _Region:
         self.todo = ([], [], [], [])
         self.bounds = [{}, {}, {}, {}]
         self.log: list = []             # _Entry per access (adjacent ones of one site merged)
+        self.atomic_ops: set = set()
 
 
 class _Pending:
@@ -210,6 +217,8 @@ class GmRaceTracker:
         if store is not None:
             self.pending.append(store)
         r.todo[kind].append((core, lo, hi, view))
+        if kind == _ATOMIC:
+            r.atomic_ops.add(atomic)
         span = bounds[kind].get(core)
         if span is None:
             bounds[kind][core] = [lo, hi]
@@ -280,6 +289,8 @@ class GmRaceTracker:
         self._report(ctx, r, entry, first, end, label, kind, atomic, operand, other=(obit, f))
 
     def _atomic_mix(self, ctx, r, soft, lo, strides, atomic, operand) -> None:
+        if r.atomic_ops <= {atomic}:
+            return                              # only atomics of this op so far: nothing to find in the log
         core = ctx.core.index
         offs, _ = self._nonzero(soft, lo, strides)
         for e in reversed(r.log):

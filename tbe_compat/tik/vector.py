@@ -151,7 +151,7 @@ class LanewiseAPI(VectorBase):
         unit = self._vec_stride_unit(stride_unit)
         g = Geo(1 if blk is None else self._vec_stride(blk, "dst_blk_stride", U16),
                 self._vec_stride(rep, "dst_rep_stride", U8))
-        sval = self._vec_scalar(scalar, d.tensor.dtype, "scalar")
+        sval = _unsigned_dup_immediate(self._vec_scalar(scalar, d.tensor.dtype, "scalar"), d.dt)
         fp = [self._vec_access(d, self._vec_extent(d, m, repeat, g, unit), True)]
         clauses = dict(m.clause)
         if blk is not None:
@@ -319,6 +319,23 @@ def _classic_scalar(instr: str):
     method.__name__ = instr
     method.__doc__ = f"``{instr}``: vector op scalar (pto.ub.{instr}); tik_api.md §9.4."
     return tik_api(instr)(method)
+
+
+#: Named choice UNSIGNED_DUP_NEGATIVE_IMMEDIATE (tik_vector.md): a negative int immediate ``v`` with
+#: ``-2**(bits-1) <= v < 0`` duplicated into an unsigned tensor (``vec_dup(128, u16_ub, -1, 1, 8)``) is the
+#: same-width two's-complement pattern ``v + 2**bits`` (0xFFFF for -1). TIK converts a vec_dup immediate to the
+#: dst dtype (tik_api.md §9.5) and C's conversion to an unsigned type is modulo 2**bits; CANN's roi_align
+#: (RoiAlign.roi_align_perf_scale) builds its all-ones uint16 mask this way. Anything else out of range
+#: (70000 or -40000 into uint16) stays an IllegalOperand.
+UNSIGNED_DUP_NEGATIVE_IMMEDIATE = True
+
+
+def _unsigned_dup_immediate(value, dt):
+    """The vec_dup immediate after UNSIGNED_DUP_NEGATIVE_IMMEDIATE (unchanged unless it applies)."""
+    if (UNSIGNED_DUP_NEGATIVE_IMMEDIATE and isinstance(value, int) and not isinstance(value, bool)
+            and dt.kind == "u" and -(1 << (dt.bits - 1)) <= value < 0):
+        return value + (1 << dt.bits)
+    return value
 
 
 def _vec_scalar_op(name: str, instr: str):

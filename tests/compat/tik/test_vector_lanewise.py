@@ -270,6 +270,26 @@ def test_vector_dup_and_vec_dup():
     np.testing.assert_array_equal(out["d"], want)
 
 
+@pytest.mark.parametrize("dtype, value, want", [("uint16", -1, 0xFFFF), ("uint16", -32768, 0x8000),
+                                                 ("uint32", -1, 0xFFFFFFFF), ("uint32", -7, 2**32 - 7)])
+def test_vec_dup_negative_immediate_into_unsigned_is_its_twos_complement(dtype, value, want):
+    """Named choice UNSIGNED_DUP_NEGATIVE_IMMEDIATE: CANN roi_align builds an all-ones uint16 mask with
+    ``vec_dup(128, u16_ub, -1, 1, 8)``; TIK converts the immediate to the dst dtype (C: modulo 2**bits)."""
+    d = data(dtype, 128)
+    n = 128 if dtype == "uint16" else 64
+    out = vec_kernel({"d": d}, lambda ti, ub: ti.vec_dup(n - 3, ub["d"], value, 1, 8))
+    want_arr = d.copy()
+    want_arr[:n - 3] = want
+    assert not np.array_equal(want_arr, d)
+    np.testing.assert_array_equal(out["d"], want_arr)
+
+
+@pytest.mark.parametrize("dtype, value", [("uint16", 70000), ("uint16", -32769), ("int16", 40000)])
+def test_vec_dup_immediate_out_of_the_dtype_range_is_an_error(dtype, value):
+    with pytest.raises(IllegalOperand, match=f"scalar {value} does not fit"):
+        vec_kernel({"d": data(dtype, 128)}, lambda ti, ub: ti.vec_dup(128, ub["d"], value, 1, 8))
+
+
 def test_block_stride_0_extent_counts_the_lanes_of_the_first_block_only():
     """Huawei's yuv444_2_yuv422 op fills an 8-element uint16 UB tensor with vector_dup(8, t, v, 1, 0, 0):
     the extent is 8 elements (not a whole 16-element block); 16 lanes there overflow."""
