@@ -10,6 +10,10 @@ Options (before the script name):
 
 * ``--soc Ascend910B1`` (or ``Ascend610:VectorCore``): select the chip before the
   script runs (the script may still select another one itself);
+* ``--soc-names cann20``: ``get_soc_spec("SOC_VERSION")`` spells chips as CANN 20.x did
+  (``"Ascend910"`` for Ascend910A), for 2019-2020 kernels that compare against those names
+  (``platform.set_soc_version_naming``; the environment variable
+  ``TBE_COMPAT_SOC_VERSION_NAMING=cann20`` does the same for every tool and plain ``python``);
 * ``--kernels``: after the script, list every kernel it built (``BuildCCE``) with its
   inputs and outputs -- useful for entry functions that return ``None``.
 
@@ -67,6 +71,9 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-run``; returns the exit status."""
     ap = argparse.ArgumentParser(prog="tik-run", description="Run an unmodified TIK script on the simulator.")
     ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
+    ap.add_argument("--soc-names", choices=("current", "cann20"), default=None,
+                    help="how get_soc_spec('SOC_VERSION') spells chips: current CANN names (default) or CANN "
+                         "20.x names ('Ascend910' for Ascend910A)")
     ap.add_argument("--kernels", action="store_true", help="list the kernels the script built")
     ap.add_argument("script", nargs="?", help="the TIK script (.py)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -81,6 +88,9 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     from .aliases import install
     try:
         install()
+        if ns.soc_names:
+            from . import platform
+            platform.set_soc_version_naming(ns.soc_names)
         if ns.soc:
             _select_soc(ns.soc)
     except PtoError as e:

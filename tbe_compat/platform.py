@@ -366,6 +366,51 @@ class SocState:
 
 _current = SocState(DEFAULT_SOC)
 
+#: How ``get_soc_spec("SOC_VERSION")`` / ``"FULL_SOC_VERSION"`` spell a chip (named choice, see
+#: platform.md): ``"current"`` (default) gives today's CANN names (``"Ascend910A"``); ``"cann20"``
+#: gives the names CANN 20.x returned, which 2019-2020 kernels compare against (``"Ascend910"``
+#: for Ascend910A; every other chip keeps its name). Set by `set_soc_version_naming`, by the
+#: environment variable `SOC_VERSION_NAMING_ENV` at import, or by ``tik-run --soc-names``.
+SOC_VERSION_NAMINGS = ("current", "cann20")
+SOC_VERSION_NAMING_ENV = "TBE_COMPAT_SOC_VERSION_NAMING"
+#: SOC_VERSION under ``"cann20"`` naming, where it differs from the current name
+_CANN20_SOC_VERSION = {"Ascend910A": "Ascend910"}
+
+
+def _naming_from_env() -> str:
+    value = os.environ.get(SOC_VERSION_NAMING_ENV, "current") or "current"
+    if value not in SOC_VERSION_NAMINGS:
+        raise PlatformError(f"environment variable {SOC_VERSION_NAMING_ENV}={value!r} is not a SoC version naming",
+                            op="tbe_compat.platform", operand=SOC_VERSION_NAMING_ENV, value=value,
+                            limit="one of " + ", ".join(SOC_VERSION_NAMINGS),
+                            hint=f"set {SOC_VERSION_NAMING_ENV}=cann20 for CANN 20.x names (SOC_VERSION "
+                                 f"'Ascend910'), or unset it")
+    return value
+
+
+_soc_version_naming = None          # read from the environment on first use
+
+
+def soc_version_naming() -> str:
+    """The SoC version naming in force (`SOC_VERSION_NAMINGS`)."""
+    global _soc_version_naming
+    if _soc_version_naming is None:
+        _soc_version_naming = _naming_from_env()
+    return _soc_version_naming
+
+
+def set_soc_version_naming(naming: str) -> None:
+    """Select how ``get_soc_spec("SOC_VERSION")`` spells the chip: ``"current"`` (``"Ascend910A"``)
+    or ``"cann20"`` (``"Ascend910"``, as CANN 20.x returned; for kernels that test
+    ``get_soc_spec("SOC_VERSION") in ("Ascend910", ...)``). Simulator extension; process-wide."""
+    global _soc_version_naming
+    if naming not in SOC_VERSION_NAMINGS:
+        raise PlatformError(f"SoC version naming {naming!r} is not one of {', '.join(SOC_VERSION_NAMINGS)}",
+                            op="set_soc_version_naming", operand="naming", value=naming,
+                            limit="one of " + ", ".join(SOC_VERSION_NAMINGS),
+                            hint="pass 'cann20' for CANN 20.x names or 'current' (the default)")
+    _soc_version_naming = naming
+
 
 def current_soc() -> SocState:
     """The chip currently selected (default Ascend310 AiCore). Read it lazily, at the
@@ -514,6 +559,8 @@ def _spec_value(state: SocState, key: str) -> str:
     aic = state.core_type == AIC
     short = state.short_soc_version
     if key in (SOC_VERSION, FULL_SOC_VERSION):
+        if soc_version_naming() == "cann20":
+            return _CANN20_SOC_VERSION.get(state.soc_version, state.soc_version)
         return state.soc_version
     if key == SHORT_SOC_VERSION:
         return short

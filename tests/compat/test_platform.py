@@ -99,6 +99,39 @@ def test_ascend910_selects_ascend910a():
     assert current_soc().profile is get_target("Ascend910A")
 
 
+def test_cann20_soc_version_naming_spells_ascend910a_as_ascend910():
+    """2019-2020 kernels test get_soc_spec("SOC_VERSION") in ("Ascend910", ...) (CANN 20.x names)."""
+    set_current_compile_soc_info("Ascend910")
+    try:
+        P.set_soc_version_naming("cann20")
+        assert get_soc_spec("SOC_VERSION") == "Ascend910" and get_soc_spec("FULL_SOC_VERSION") == "Ascend910"
+        assert get_soc_spec("SHORT_SOC_VERSION") == "Ascend910"
+        assert current_soc().soc_version == "Ascend910A"            # the chip itself is unchanged
+        set_current_compile_soc_info("Ascend910B1")
+        assert get_soc_spec("SOC_VERSION") == "Ascend910B1"         # other chips keep their names
+        with pytest.raises(PlatformError, match="'cann21' is not one of current, cann20"):
+            P.set_soc_version_naming("cann21")
+        assert P.soc_version_naming() == "cann20"                    # a bad value changes nothing
+    finally:
+        P.set_soc_version_naming("current")
+    set_current_compile_soc_info("Ascend910")
+    assert get_soc_spec("SOC_VERSION") == "Ascend910A"
+
+
+@pytest.mark.parametrize("value, expected", [("cann20", "Ascend910"), ("current", "Ascend910A"),
+                                             ("bogus", "TBE_COMPAT_SOC_VERSION_NAMING='bogus'")])
+def test_soc_version_naming_from_the_environment(value, expected):
+    code = ("import tbe_compat.aliases; tbe_compat.aliases.install()\n"
+            "import tbe.common.platform as p\n"
+            "p.set_current_compile_soc_info('Ascend910')\n"
+            "try:\n    print(p.get_soc_spec('SOC_VERSION'))\n"
+            "except RuntimeError as e:\n    print(e)\n")
+    env = dict(__import__("os").environ, TBE_COMPAT_SOC_VERSION_NAMING=value)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert expected in out.stdout
+
+
 def test_selection_after_a_dprofile_is_seen_by_its_getters():
     profile = Dprofile("v100", "mini")
     assert profile.get_aicore_num() == 2

@@ -110,6 +110,19 @@ def test_cli_soc_errors_name_the_option_not_the_launcher(tmp_path, capsys):
     assert capsys.readouterr().out == "ran\n"
 
 
+def test_tik_run_soc_names_cann20_gives_a_2020_kernel_the_name_it_tests(tmp_path, capsys):
+    from tbe_compat import platform
+    script = _write(tmp_path, "soc.py", "from te import platform as tbe_platform\n"
+                                        "print(tbe_platform.cce_conf.get_soc_spec('SOC_VERSION'))\n")
+    try:
+        assert tik_run_main(["--soc", "Ascend910", "--soc-names", "cann20", script]) == 0
+        assert capsys.readouterr().out == "Ascend910\n"
+    finally:
+        platform.set_soc_version_naming("current")
+    assert tik_run_main(["--soc", "Ascend910", script]) == 0
+    assert capsys.readouterr().out == "Ascend910A\n"
+
+
 def test_tik_run_without_a_script_asks_for_the_script_only(capsys):
     with pytest.raises(SystemExit) as e:
         tik_run_main([])
