@@ -1,7 +1,7 @@
 """Where on-chip tensors live: TIK's automatic buffer placement.
 
 TIK places every on-chip tensor itself (the user never gives addresses, except the rare
-``start_addr=``). We place each tensor at trace time with a first-fit
+``start_addr=``, placed exactly there: `START_ADDR_IS_USER_MANAGED`). We place each tensor at trace time with a first-fit
 `pto_core.tassign.TileAllocator` per memory space, with TIK's start-address alignment
 (tik_api.md §1.4, ``TENSOR_START_ADDR_ALIGN``):
 
@@ -33,6 +33,13 @@ from pto_core.targets import ChipProfile
 
 from .. import platform
 
+#: Named choice: a tensor given ``start_addr`` is placed there even where live tensors already
+#: are (they then share those bytes, as on the device); automatic placement keeps avoiding it.
+#: Kernels that place tensors by hand reuse memory by design: CANN's attention_score
+#: (mat_mul_softmax_dropout_matmul) pins its second matmul's UB tensors at 0 over automatically
+#: placed tensors it has finished with. The TIK pages give no overlap rule. Capacity and
+#: alignment are still checked; stale data read through an alias shows in the results.
+START_ADDR_IS_USER_MANAGED = True
 #: start-address alignment in bytes per space (for L0C: per element size, see `alignment`).
 SCOPE_ALIGNMENT = {"ub": 32, "l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "bt": 64, "fb": 128}
 
@@ -72,11 +79,13 @@ class Placement:
 
     @staticmethod
     def _place_at(a: TileAllocator, storage, nbytes: int, addr: int) -> int:
-        for lo, size, name in a.occupants():
-            if lo < addr + nbytes and addr < lo + size:
-                raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B overlaps tensor {name!r} at "
-                                       f"[{lo:#x}, {lo + size:#x})", operand="start_addr", value=hex(addr),
-                                       hint="choose a start_addr outside the other tensors, or drop start_addr")
+        """A tensor at the user's ``start_addr``: user-managed placement (`START_ADDR_IS_USER_MANAGED`)."""
+        if not START_ADDR_IS_USER_MANAGED:
+            for lo, size, name in a.occupants():
+                if lo < addr + nbytes and addr < lo + size:
+                    raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B overlaps tensor {name!r} at "
+                                           f"[{lo:#x}, {lo + size:#x})", operand="start_addr", value=hex(addr),
+                                           hint="choose a start_addr outside the other tensors, or drop start_addr")
         if addr + nbytes > a.capacity:
             raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B is past the end of {a.space} "
                                    f"({a.capacity} B)", operand="start_addr", value=hex(addr),

@@ -130,8 +130,28 @@ def test_start_addr_places_exactly_and_is_checked():
     assert t.storage.addr == 1024
     with raises_tik(IllegalOperand, match="not 32-byte aligned"):
         ti.Tensor("float16", (16,), name="t2", scope=tik.scope_ubuf, start_addr=100)
-    with raises_tik(CapacityExceeded, match="overlaps tensor 't'"):
-        ti.Tensor("float16", (16,), name="t3", scope=tik.scope_ubuf, start_addr=1024)
+    with raises_tik(CapacityExceeded, match="past the end of ub"):
+        ti.Tensor("float16", (16,), name="t4", scope=tik.scope_ubuf, start_addr=256 * 1024 - 32)
+
+
+def test_start_addr_is_user_managed_and_may_alias_live_tensors():
+    """START_ADDR_IS_USER_MANAGED: a pinned tensor over a live one shares its bytes (CANN attention_score
+    pins UB tensors at 0 over automatic ones it is done with); automatic placement avoids pinned ones."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (32,), name="y", scope=tik.scope_gm)
+    auto = ti.Tensor("float16", (16,), name="auto", scope=tik.scope_ubuf)
+    pinned = ti.Tensor("float16", (16,), name="pinned", scope=tik.scope_ubuf, start_addr=auto.storage.addr)
+    later = ti.Tensor("float16", (16,), name="later", scope=tik.scope_ubuf)
+    assert pinned.storage.addr == auto.storage.addr and later.storage.addr >= auto.storage.addr + 32
+    ti.data_move(auto, x, 0, 1, 1, 0, 0)                 # written through one name ...
+    ti.vec_adds(16, later, pinned, 1.0, 1, 8, 8)         # ... read through the other
+    ti.data_move(y, auto, 0, 1, 1, 0, 0)
+    ti.data_move(y[16], later, 0, 1, 1, 0, 0)
+    build(ti, "alias", [x], [y])
+    xin = np.arange(16, dtype=np.float16)
+    out, = run(ti, {"x": xin})
+    np.testing.assert_array_equal(out, np.concatenate([xin, xin + 1]))
 
 
 def test_capacities_follow_the_chip_selected_at_declaration():
