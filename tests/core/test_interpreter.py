@@ -15,6 +15,7 @@ from pto_core.program import cast, min_, program, select, sqrt
 
 from program_gen import random_program, reference_run, same
 from program_testops import set_flag, sync, testops, wait_flag  # noqa: F401  (testops: fixture)
+from kernel_helpers import line_of
 
 pytestmark = pytest.mark.usefixtures("testops")
 T = S.scalar_type
@@ -22,11 +23,7 @@ HERE = __file__
 
 
 def _line_of(text: str) -> int:
-    with open(HERE) as f:
-        for n, line in enumerate(f, 1):
-            if text in line and "_line_of" not in line:
-                return n
-    raise AssertionError(text)
+    return line_of(HERE, text)
 
 
 # ============================================================================= scalars (C semantics)

@@ -9,17 +9,14 @@ from pto_core.program import (INDEX, Assign, BinOp, Cast, Cmp, Const, For, GmArg
                               select, sqrt)
 
 from program_testops import testops  # noqa: F401  (fixture)
+from kernel_helpers import line_of
 
 pytestmark = pytest.mark.usefixtures("testops")
 HERE = __file__
 
 
 def _line_of(text: str) -> int:
-    with open(HERE) as f:
-        for n, line in enumerate(f, 1):
-            if text in line and "_line_of" not in line:
-                return n
-    raise AssertionError(text)
+    return line_of(HERE, text)
 
 
 # ----------------------------------------------------------------------------- signature

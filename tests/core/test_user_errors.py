@@ -8,16 +8,13 @@ import pytest
 from pto_core import Machine, asm, pto
 from pto_core.errors import AsmParseError, IllegalOperand, PtoError, UninitializedRead
 from pto_core.program import GmArg, program
+from kernel_helpers import line_of
 
 HERE = __file__
 
 
 def _line_of(text: str) -> int:
-    with open(HERE) as f:
-        for n, line in enumerate(f, 1):
-            if text in line and "_line_of" not in line:
-                return n
-    raise AssertionError(text)
+    return line_of(HERE, text)
 
 
 def _machine():
