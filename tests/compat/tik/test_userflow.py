@@ -112,8 +112,8 @@ def test_cli_soc_errors_name_the_option_not_the_launcher(tmp_path, capsys):
 
 def test_tik_run_soc_names_cann20_gives_a_2020_kernel_the_name_it_tests(tmp_path, capsys):
     from tbe_compat import platform
-    script = _write(tmp_path, "soc.py", "from te import platform as tbe_platform\n"
-                                        "print(tbe_platform.cce_conf.get_soc_spec('SOC_VERSION'))\n")
+    script = _write(tmp_path, "soc.py", "from tbe.common import platform as tbe_platform\n"
+                                        "print(tbe_platform.get_soc_spec('SOC_VERSION'))\n")
     try:
         assert tik_run_main(["--soc", "Ascend910", "--soc-names", "cann20", script]) == 0
         assert capsys.readouterr().out == "Ascend910\n"
