@@ -154,7 +154,8 @@ ASCEND_310P = "Ascend310P"
 BS9SX1A = "BS9SX1A"
 ASCEND_610B = "Ascend610B"
 # names older CANN releases exported for SoCs before their release names; legacy ops compare
-# get_soc_spec(SOC_VERSION) with them (sort_v2.py: ASCEND_920A), so they never match a chip here
+# get_soc_spec(SOC_VERSION) with them. Ascend710 and Ascend615 are accepted (`PRE_RELEASE_SOC_NAMES`);
+# ASCEND_920A (sort_v2.py) matches no chip here: no public source gives its core counts
 ASCEND_615 = "Ascend615"
 ASCEND_710 = "Ascend710"
 ASCEND_920A = "Ascend920A"
@@ -248,6 +249,14 @@ CUBE_MKN = {"int4": {"mac": [16, 64, 16]}, "int8": {"mac": [16, 32, 16]}, "uint8
 SOC_TABLES: dict = {**soc_v100.SOCS, **soc_v200.SOCS, **soc_v220.SOCS, **soc_v300.SOCS}
 #: names CANN accepts for a modelled SoC (``"Ascend910"`` selects ``Ascend910A.ini``).
 SOC_NAME_ALIASES = {"Ascend910": "Ascend910A"}
+#: Pre-release SoC names CANN 20.x / 5.x accepted (named choice, see platform.md), and the modelled
+#: part each one selects. CANN 20.x ``te/platform/cce_conf.py`` ``SOC_VERSION_MAP`` gives their core
+#: counts and architecture: Ascend710 8 AiCore / 7 VectorCore and Ascend710Pro 10 / 8 (product
+#: 1951dc, the 310P silicon: today's Ascend310P3 and Ascend310P1 have exactly these counts), Ascend615
+#: 10 / 8 (product 1951pg2: the BS9SX1A family, BS9SX1AA). Selecting one simulates the part and
+#: ``get_soc_spec("SOC_VERSION")`` reports the name as given, as CANN did; 2020-2021 kernels test
+#: ``SOC_VERSION in ("Ascend710", "Ascend610", "Ascend615", ...)`` to take their v200 path.
+PRE_RELEASE_SOC_NAMES = {"Ascend710": "Ascend310P3", "Ascend710Pro": "Ascend310P1", "Ascend615": "BS9SX1AA"}
 #: SoC names CANN 8.1 knows that this simulator does not model (for clearer errors).
 UNMODELLED_SOCS = ("Ascend310P2", "Ascend310P4", "Ascend310P5", "Ascend310P7", "Ascend910B", "Ascend910ProA",
                    "Ascend910ProB", "Ascend910PremiumA", "Ascend910B2C", "Ascend910B4-1", "Ascend910_9391",
@@ -255,6 +264,9 @@ UNMODELLED_SOCS = ("Ascend310P2", "Ascend310P4", "Ascend310P5", "Ascend310P7", "
                    "Ascend310B2", "Ascend310B3", "Ascend310B4", "AS31XM1X", "Ascend031", "Ascend035",
                    "Ascend035A", "Ascend035B", "Ascend610Lite", "Ascend610B1", "Ascend610B2", "BS9SX1AB", "BS9SX1AC",
                    "BS9SX2AA", "BS9SX2AB", "MC61AM21AA", "MC61AM21AB", "Hi3519AV200")
+#: Pre-release names older CANN releases or kernels use that match no modelled part (for clearer errors):
+#: Ascend910Pro / Ascend910Lite (CANN 20.x, 32 / 30 cores), Ascend920A and Ascend620 (no public core counts).
+UNMAPPED_PRE_RELEASE_SOCS = ("Ascend910Pro", "Ascend910Lite", "Ascend920A", "Ascend620")
 #: SoCs whose table is not a full public ini (their gaps raise `PlatformDataMissing`).
 PARTIAL_TABLE_SOCS = ("Ascend310", "Ascend910A", "Hi3796CV300ES", "Hi3796CV300CS", "SD3403")
 
@@ -277,7 +289,7 @@ _VREG_SHORT = ("BS9SX1A", "Ascend310B")
 
 def soc_names() -> list:
     """Names `set_current_compile_soc_info` accepts, sorted."""
-    return sorted(set(SOC_TABLES) | set(SOC_NAME_ALIASES))
+    return sorted(set(SOC_TABLES) | set(SOC_NAME_ALIASES) | set(PRE_RELEASE_SOC_NAMES))
 
 
 def _soc_name(soc_version: Any, *, api: str) -> str:
@@ -285,7 +297,7 @@ def _soc_name(soc_version: Any, *, api: str) -> str:
         raise PlatformError(f"soc_version must be a str, got {type(soc_version).__name__} {soc_version!r}",
                             op=api, operand="soc_version", value=soc_version,
                             hint="pass a SoC name such as 'Ascend310' or 'Ascend910B1'")
-    name = SOC_NAME_ALIASES.get(soc_version, soc_version)
+    name = SOC_NAME_ALIASES.get(soc_version, PRE_RELEASE_SOC_NAMES.get(soc_version, soc_version))
     if name in SOC_TABLES:
         return name
     valid = ", ".join(soc_names())
@@ -295,6 +307,9 @@ def _soc_name(soc_version: Any, *, api: str) -> str:
     elif soc_version in UNMODELLED_SOCS:
         hint = (f"{soc_version!r} is a CANN SoC this simulator does not model; pick the closest modelled one "
                 f"(one of {valid})")
+    elif soc_version in UNMAPPED_PRE_RELEASE_SOCS:
+        hint = (f"{soc_version!r} is a pre-release CANN name that matches no modelled part; select the released "
+                f"part the kernel targets (one of {valid})")
     elif soc_version in ("Ascend310P", "Ascend910B", "Ascend310B"):
         hint = (f"{soc_version!r} is a short SoC version; select a part such as "
                 f"{soc_version}{'3' if soc_version == 'Ascend310P' else '1'}")
@@ -314,16 +329,20 @@ class SocState:
     """The selected chip: what every platform query and the TIK layer consult.
 
     Attributes:
-        soc_version: the SoC name as CANN reports it (``"Ascend910"`` becomes ``"Ascend910A"``).
+        soc_version: the modelled SoC (``"Ascend910"`` becomes ``"Ascend910A"``, ``"Ascend710"``
+            ``"Ascend310P3"``: `SOC_NAME_ALIASES`, `PRE_RELEASE_SOC_NAMES`).
         core_type: ``"AiCore"`` or ``"VectorCore"``.
         aicore_num: the ``aicore_num`` override of `set_current_compile_soc_info` (AiCore only), or None.
         l1_fusion: the ``l1_fusion`` flag, or None.
+        pre_release_name: the `PRE_RELEASE_SOC_NAMES` name the chip was selected by (reported as
+            ``SOC_VERSION``), or None.
     """
 
     soc_version: str
     core_type: str = AIC
     aicore_num: Optional[int] = None
     l1_fusion: Optional[bool] = None
+    pre_release_name: Optional[str] = None
 
     @property
     def table(self) -> dict:
@@ -369,12 +388,13 @@ _current = SocState(DEFAULT_SOC)
 #: How ``get_soc_spec("SOC_VERSION")`` / ``"FULL_SOC_VERSION"`` spell a chip (named choice, see
 #: platform.md): ``"current"`` (default) gives today's CANN names (``"Ascend910A"``); ``"cann20"``
 #: gives the names CANN 20.x returned, which 2019-2020 kernels compare against (``"Ascend910"``
-#: for Ascend910A; every other chip keeps its name). Set by `set_soc_version_naming`, by the
+#: for Ascend910A, ``"Ascend710"`` for Ascend310P3, ...; every other chip keeps its name). Set by `set_soc_version_naming`, by the
 #: environment variable `SOC_VERSION_NAMING_ENV` at import, or by ``tik-run --soc-names``.
 SOC_VERSION_NAMINGS = ("current", "cann20")
 SOC_VERSION_NAMING_ENV = "TBE_COMPAT_SOC_VERSION_NAMING"
-#: SOC_VERSION under ``"cann20"`` naming, where it differs from the current name
-_CANN20_SOC_VERSION = {"Ascend910A": "Ascend910"}
+#: SOC_VERSION under ``"cann20"`` naming, where it differs from the current name: CANN 20.x's
+#: ``SOC_VERSION_MAP`` names (Ascend910, and the pre-release names of `PRE_RELEASE_SOC_NAMES`).
+_CANN20_SOC_VERSION = {"Ascend910A": "Ascend910", **{part: name for name, part in PRE_RELEASE_SOC_NAMES.items()}}
 
 
 def _naming_from_env() -> str:
@@ -475,7 +495,9 @@ def set_current_compile_soc_info(soc_version, core_type=AIC, aicore_num=None, l1
     """Select the chip (``tbe.common.platform.set_current_compile_soc_info``).
 
     Args:
-        soc_version: a SoC name (`soc_names`); ``"Ascend910"`` selects Ascend910A.
+        soc_version: a SoC name (`soc_names`); ``"Ascend910"`` selects Ascend910A; the pre-release
+            names ``"Ascend710"``, ``"Ascend710Pro"``, ``"Ascend615"`` select the part they became
+            (`PRE_RELEASE_SOC_NAMES`) and ``SOC_VERSION`` reports them as given.
         core_type: ``"AiCore"`` (default) or ``"VectorCore"`` (only on SoCs with vector cores).
         aicore_num: cores to use (AiCore); must not exceed the SoC's count (310P parts excepted, as in CANN).
         l1_fusion: True/False/None (recorded, no effect on simulation).
@@ -490,7 +512,7 @@ def set_current_compile_soc_info(soc_version, core_type=AIC, aicore_num=None, l1
     ctype = _core_type(core_type, table, soc, api=api)
     num = _aicore_num(aicore_num, table, soc, ctype, api=api)
     fusion = _l1_fusion(l1_fusion, api=api)
-    _current = SocState(soc, ctype, num, fusion)
+    _current = SocState(soc, ctype, num, fusion, soc_version if soc_version in PRE_RELEASE_SOC_NAMES else None)
     return "success"
 
 
@@ -559,6 +581,8 @@ def _spec_value(state: SocState, key: str) -> str:
     aic = state.core_type == AIC
     short = state.short_soc_version
     if key in (SOC_VERSION, FULL_SOC_VERSION):
+        if state.pre_release_name is not None:
+            return state.pre_release_name
         if soc_version_naming() == "cann20":
             return _CANN20_SOC_VERSION.get(state.soc_version, state.soc_version)
         return state.soc_version

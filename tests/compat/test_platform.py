@@ -118,6 +118,42 @@ def test_cann20_soc_version_naming_spells_ascend910a_as_ascend910():
     assert get_soc_spec("SOC_VERSION") == "Ascend910A"
 
 
+@pytest.mark.parametrize("name, part, aic, aiv", [("Ascend710", "Ascend310P3", 8, 7),
+                                                  ("Ascend710Pro", "Ascend310P1", 10, 8),
+                                                  ("Ascend615", "BS9SX1AA", 10, 8)])
+def test_pre_release_names_select_their_part_and_report_the_name(name, part, aic, aiv):
+    """CANN 20.x SOC_VERSION_MAP: Ascend710 8/7 and Ascend710Pro 10/8 (1951dc), Ascend615 10/8 (1951pg2)."""
+    set_current_compile_soc_info(name)
+    assert current_soc().soc_version == part and current_soc().profile is get_target(part)
+    assert get_soc_spec("SOC_VERSION") == name and get_soc_spec("FULL_SOC_VERSION") == name
+    assert get_soc_spec("SHORT_SOC_VERSION") == EXPECTED[part]["short"]     # the modelled part's
+    assert get_soc_spec("CORE_NUM") == aic
+    set_current_compile_soc_info(name, "VectorCore")
+    assert get_soc_spec("CORE_NUM") == aiv and get_soc_spec("SOC_VERSION") == name
+    set_current_compile_soc_info(part)
+    assert get_soc_spec("SOC_VERSION") == part                               # the released name reports itself
+    assert name in P.soc_names()
+
+
+def test_cann20_naming_reports_the_pre_release_names():
+    set_current_compile_soc_info("Ascend310P3")
+    try:
+        P.set_soc_version_naming("cann20")
+        assert get_soc_spec("SOC_VERSION") == "Ascend710"
+        set_current_compile_soc_info("Ascend610")
+        assert get_soc_spec("SOC_VERSION") == "Ascend610"                    # a 20.x name already
+    finally:
+        P.set_soc_version_naming("current")
+
+
+@pytest.mark.parametrize("name", ["Ascend920A", "Ascend910Lite"])
+def test_unmapped_pre_release_names_say_what_to_do(name):
+    set_current_compile_soc_info("Ascend310")
+    with pytest.raises(PlatformError, match=f"'{name}' is a pre-release CANN name that matches no modelled part"):
+        set_current_compile_soc_info(name)
+    assert current_soc().soc_version == "Ascend310"
+
+
 @pytest.mark.parametrize("value, expected", [("cann20", "Ascend910"), ("current", "Ascend910A"),
                                              ("bogus", "TBE_COMPAT_SOC_VERSION_NAMING='bogus'")])
 def test_soc_version_naming_from_the_environment(value, expected):

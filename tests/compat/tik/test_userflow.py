@@ -123,6 +123,39 @@ def test_tik_run_soc_names_cann20_gives_a_2020_kernel_the_name_it_tests(tmp_path
     assert capsys.readouterr().out == "Ascend910A\n"
 
 
+_V200_BRANCH = """
+import numpy as np
+from tbe import tik
+from tbe.common import platform as tbe_platform
+v200 = tbe_platform.get_soc_spec("SOC_VERSION") in ("Ascend710", "Ascend610", "Ascend615")
+cores = tbe_platform.get_soc_spec("CORE_NUM")
+ti = tik.Tik()
+x = ti.Tensor("int32", (cores, 8), name="x", scope=tik.scope_gm)
+y = ti.Tensor("int32", (cores, 8), name="y", scope=tik.scope_gm)
+with ti.for_range(0, cores, block_num=cores) as c:
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x[c, 0], 0, 1, 1, 0, 0)
+    if v200:                       # int32 vadds exists on v200 only
+        ti.vadds(8, ub, ub, 7, 1, 1, 1, 8, 8)
+    ti.data_move(y[c, 0], ub, 0, 1, 1, 0, 0)
+ti.BuildCCE(kernel_name="v200_branch", inputs=[x], outputs=[y])
+data = np.arange(cores * 8, dtype=np.int32).reshape(cores, 8)
+out, = ti.tikdb.start_debug({"x": data}, interactive=False)
+print(cores, v200, bool(np.array_equal(out, data + 7)))
+"""
+
+
+def test_tik_run_accepts_the_pre_release_name_a_2021_kernel_selects(tmp_path, capsys):
+    """CANN 5.x kernels and op tests select "Ascend710" (the 8-core 310P) and branch on SOC_VERSION."""
+    script = _write(tmp_path, "v200.py", _V200_BRANCH)
+    assert tik_run_main(["--soc", "Ascend710", script]) == 0
+    assert capsys.readouterr().out == "8 True True\n"
+    assert tik_run_main(["--soc", "Ascend310P3", script]) == 0           # current name: the v100 branch
+    assert capsys.readouterr().out == "8 False False\n"
+    assert tik_run_main(["--soc", "Ascend920A", script]) == 2
+    assert "pre-release CANN name that matches no modelled part" in capsys.readouterr().err
+
+
 def test_tik_run_without_a_script_asks_for_the_script_only(capsys):
     with pytest.raises(SystemExit) as e:
         tik_run_main([])
