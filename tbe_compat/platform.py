@@ -914,6 +914,10 @@ class CceProductParams:
     def is_ng1_version(self) -> bool:
         return self.cce_product in ("ng1dc", "ng1mdc", "ng1pg2")
 
+    def is_1951_version(self) -> bool:
+        """CANN 20.x's name of `is_ng1_version` (its products were "1951dc", "1951mdc", "1951pg2")."""
+        return self.is_ng1_version()
+
     def set_build_option(self, key, value) -> None:
         self.build_options[key] = value
 

@@ -135,6 +135,16 @@ def test_pre_release_names_select_their_part_and_report_the_name(name, part, aic
     assert name in P.soc_names()
 
 
+def test_te_set_version_with_a_pre_release_name_is_a_1951_product():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TbeDeprecationWarning)
+        params = P.te_set_version("Ascend710")
+    assert params.is_1951_version() and params.is_ng1_version() and not params.is_cloud_version()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TbeDeprecationWarning)
+        assert not P.te_set_version("Ascend910").is_1951_version()
+
+
 def test_cann20_naming_reports_the_pre_release_names():
     set_current_compile_soc_info("Ascend310P3")
     try:
