@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import PtoError
+from pto_core.errors import PtoError, UnsupportedOp
 
 from .. import platform
 from .api import TikBase, tik_api
@@ -174,8 +174,9 @@ class ControlAPI(TikBase):
                                        "for short loops (CANN ops write `thread_num = 2 if n > 1 else 1`)")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
             empty = isinstance(lo, int) and isinstance(hi, int) and hi == lo
-            return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where),
-                          self._close_loop, conditional=not runs, dead=empty)
+            opened = []
+            return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where, opened),
+                          lambda: self._close_loop(opened), conditional=not runs, dead=empty)
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
                               value=tn, limit="0 or 1")
@@ -208,14 +209,43 @@ class ControlAPI(TikBase):
                  for k, (b, e) in enumerate(zip(begint_list, endt_list))]
         return _Nested(loops)
 
-    def _open_loop(self, lo, hi, name, dtype, where):
+    def _open_loop(self, lo, hi, name, dtype, where, opened):
         self._sync.begin_loop()
         scope = self._builder.for_(lo, hi, name=name if isinstance(name, str) and name.isidentifier() else "i",
                                    dtype=dtype, where=where)
+        opened.append(self._builder._blocks[-1][-1])        # the `P.For` just recorded
         return scope, None
 
-    def _close_loop(self):
+    def _close_loop(self, opened):
         self._sync.end_loop()
+        if opened:
+            self._reread_loop_end(opened[0])
+
+    def _reread_loop_end(self, loop):
+        """Named choice LOOP_END_REREAD: the end of a for_range is re-read before every iteration.
+
+        TIK records ``For(i, 0, endt - begint)`` and the generated C loop tests ``i < extent`` before
+        each iteration, reading the Scalars of ``endt`` anew; a body that assigns such a Scalar changes
+        the trip count (CANN tabulate_fusion ends its neighbour loop by ``for_end_s.set_as(0)``, its
+        ``break``). A PTO ``For`` evaluates its bounds once, so such a loop is recorded as ``for i in
+        range(begint, <dtype max>)`` whose body starts with ``if not i < endt: break``. Loops whose
+        bounds the body does not assign are unchanged."""
+        end_regs = {id(r) for r in _leaves(loop.hi) if isinstance(r, P.Reg)}
+        if not end_regs:
+            return
+        assigned = {id(s.reg) for s in P.walk_stmts(loop.body) if isinstance(s, (P.Assign, P.Load, P.ReadSpr))}
+        if not end_regs & assigned:
+            return
+        begin_regs = {r.name or "?" for r in _leaves(loop.lo) if isinstance(r, P.Reg) and id(r) in assigned}
+        if begin_regs:
+            raise self._error(f"the for_range body assigns Scalar(s) {sorted(begin_regs)} of its begint and of its "
+                              f"endt: the loop variable (begint re-read at every use) and trip count are not "
+                              f"modelled for this case", operand="begint", cls=UnsupportedOp,
+                              hint="copy begint into a Scalar the body does not assign, or end the loop with "
+                                   "tik_break()")
+        hi = loop.hi
+        loop.hi = P.Const(S.int_bounds(loop.var.type)[1], loop.var.type)
+        loop.body.insert(0, P.If(P.not_(P.cmp("lt", loop.var, hi)), [P.Break(loop.where)], None, loop.where))
 
     def _dynamic_block_loop(self, lo, endt, bn, tn, name, dtype, where):
         """``for_range(0, s, block_num=s)`` with a computed Scalar ``s`` (see module doc)."""

@@ -132,6 +132,56 @@ def test_break_continue_return():
     assert run(ti)[0].tolist() == [8, 0, 0, 2, 4, 0, 0, 0]
 
 
+def test_loop_end_scalar_assigned_in_the_body_is_reread_each_iteration():
+    """LOOP_END_REREAD: TIK's generated C loop tests ``i < endt`` before every iteration, so a body that
+    assigns the end Scalar changes the trip count (CANN tabulate_fusion ends its loop with
+    ``for_end_s.set_as(0)``); growing it extends the loop, a loop whose end the body leaves alone is unchanged."""
+    def body(ti, ub):
+        end = ti.Scalar("int32", name="end", init_value=6)
+        cnt = ti.Scalar("int32", name="cnt", init_value=0)
+        with ti.for_range(0, end) as i:                  # stop after iteration 2: 3 iterations
+            cnt.set_as(cnt + 1)
+            with ti.if_scope(i == 2):
+                end.set_as(0)
+        ub[0].set_as(cnt)
+        ub[1].set_as(end)
+        grow = ti.Scalar("int32", name="grow", init_value=2)
+        with ti.for_range(1, grow + 1) as i:             # grows to 5 in iteration 1: i = 1..4
+            with ti.if_scope(i == 1):
+                grow.set_as(4)
+            ub[2].set_as(i)
+        inner = ti.Scalar("int32", name="inner", init_value=5)
+        tot = ti.Scalar("int32", name="tot", init_value=0)
+        with ti.for_range(0, 3):                         # assigned in a nested loop, reset per outer trip
+            inner.set_as(5)
+            with ti.for_range(0, inner) as j:
+                tot.set_as(tot + 1)
+                with ti.if_scope(j == 1):
+                    inner.set_as(j)                      # 2 iterations
+        ub[3].set_as(tot)
+        fixed = ti.Scalar("int32", name="fixed", init_value=3)
+        other = ti.Scalar("int32", name="other", init_value=0)
+        with ti.for_range(0, fixed):                     # end not assigned: evaluated as before
+            other.set_as(other + 10)
+        ub[4].set_as(other)
+        gone = ti.Scalar("int32", name="gone", init_value=0)
+        with ti.for_range(0, gone):                      # empty at entry: the body never runs
+            gone.set_as(7)
+        ub[5].set_as(gone)
+    assert _counter_kernel(body).tolist() == [3, 0, 4, 6, 30, 0, 0, 0]
+
+
+def test_loop_whose_body_assigns_its_begin_and_end_scalars_is_refused():
+    ti = tik.Tik()
+    lo = ti.Scalar("int32", name="lo", init_value=0)
+    hi = ti.Scalar("int32", name="hi", init_value=4)
+    with raises_tik(UnsupportedOp, match=r"assigns Scalar\(s\) \['lo'\] of its begint") as e:
+        with ti.for_range(lo, hi):
+            lo.set_as(1)
+            hi.set_as(2)
+    assert "test_control.py" in str(e.value)
+
+
 def test_break_outside_a_loop_is_an_error():
     ti = tik.Tik()
     with raises_tik(PtoError, match="tik_break outside a for_range"):
