@@ -231,18 +231,19 @@ class ControlAPI(TikBase):
         range(begint, <dtype max>)`` whose body starts with ``if not i < endt: break``. Loops whose
         bounds the body does not assign are unchanged."""
         end_regs = {id(r) for r in _leaves(loop.hi) if isinstance(r, P.Reg)}
-        if not end_regs:
+        begin_regs = [r for r in _leaves(loop.lo) if isinstance(r, P.Reg)]
+        if not end_regs and not begin_regs:
             return
         assigned = {id(s.reg) for s in P.walk_stmts(loop.body) if isinstance(s, (P.Assign, P.Load, P.ReadSpr))}
-        if not end_regs & assigned:
-            return
-        begin_regs = {r.name or "?" for r in _leaves(loop.lo) if isinstance(r, P.Reg) and id(r) in assigned}
-        if begin_regs:
-            raise self._error(f"the for_range body assigns Scalar(s) {sorted(begin_regs)} of its begint and of its "
-                              f"endt: the loop variable (begint re-read at every use) and trip count are not "
-                              f"modelled for this case", operand="begint", cls=UnsupportedOp,
+        begin_assigned = sorted({r.name or "?" for r in begin_regs if id(r) in assigned})
+        if begin_assigned:
+            raise self._error(f"the for_range body assigns Scalar(s) {begin_assigned} of its begint: TIK re-reads "
+                              f"begint at every use of the loop variable and in the trip count (endt - begint), "
+                              f"which is not modelled", operand="begint", cls=UnsupportedOp,
                               hint="copy begint into a Scalar the body does not assign, or end the loop with "
                                    "tik_break()")
+        if not end_regs & assigned:
+            return
         hi = loop.hi
         loop.hi = P.Const(S.int_bounds(loop.var.type)[1], loop.var.type)
         loop.body.insert(0, P.If(P.not_(P.cmp("lt", loop.var, hi)), [P.Break(loop.where)], None, loop.where))
