@@ -703,11 +703,22 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         return self._error(e.message, operand=e.operand, value=e.value, limit=e.limit, hint=e.hint)
 
     def _api_view(self, t: Tensor, key):
-        """``t[key]`` (no statement is recorded: provenance is only needed for errors)."""
+        """``t[key]`` (no statement is recorded: provenance is only needed for errors).
+
+        In code that never runs (a statically false ``if_scope``, an empty constant ``for_range``;
+        see `api.tik_api`) a static index or slice bound outside the tensor is not an error: TIK's
+        constant folding drops the code. IndexSDK's flat-IP loader indexes one row past an L1
+        tensor under ``if_scope(cnt % H != 0)`` with ``cnt`` a Python multiple of ``H``. The view
+        is built unchecked; calls that use it are dropped or never executed."""
         try:
             return t.index(key)
         except _IndexError:
             pass
+        if any(sc.dead for sc in self._scopes):
+            try:
+                return t.index(key, bounds=False)
+            except _IndexError:
+                pass
         with self._api("tik.Tensor.__getitem__"):
             try:
                 t.index(key)

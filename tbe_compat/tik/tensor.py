@@ -299,33 +299,35 @@ class Tensor:
 
     __index__ = __float__ = __int__
 
-    def index(self, key) -> "Tensor":
-        """The view ``self[key]`` (TIK's rules; raises ValueError(message, operand) on a bad index)."""
+    def index(self, key, bounds: bool = True) -> "Tensor":
+        """The view ``self[key]`` (TIK's rules; raises `_IndexError` on a bad index). ``bounds=False``
+        skips the range checks of static indices and slice bounds (code that never runs, see
+        `container._api_view`); the other rules still apply."""
         nd = len(self._shape)
         if not isinstance(key, tuple):
             if nd == 1:
-                return self._index_dims((key,))
+                return self._index_dims((key,), bounds)
             if not self.is_contiguous:
                 raise _IndexError("a single index on a multi-dimensional view is a flat index and needs a "
                                   "contiguous view", "index")
             flat = self._view((self.size,), (1,), self.offset)
-            return flat._index_dims((key,))
+            return flat._index_dims((key,), bounds)
         if len(key) != nd:
             raise _IndexError(f"length of index ({len(key)}) should be equal to the dimension of Tensor ({nd})",
                               "index", limit=f"{nd} indices or 1 flat index")
-        return self._index_dims(key)
+        return self._index_dims(key, bounds)
 
-    def _index_dims(self, key) -> "Tensor":
+    def _index_dims(self, key, bounds: bool = True) -> "Tensor":
         offset = self.offset
         shape, strides = [], []
         for k, dim, stride in zip(key, self._shape, self._strides):
             if isinstance(k, slice):
-                start, length, step = _slice(k, dim)
+                start, length, step = _slice(k, dim, bounds)
                 offset = _add(offset, _mul(start, stride))
                 shape.append(length)
                 strides.append(_mul(stride, step))
             else:                   # TIK keeps an int-indexed dimension with length 1 (tik_tensor_._normalize_slice)
-                i = _index(k, dim)
+                i = _index(k, dim, bounds)
                 offset = _add(offset, _mul(i, stride))
                 shape.append(1)
                 strides.append(stride)
@@ -436,15 +438,15 @@ def _index_value(k, what: str):
     return i
 
 
-def _index(k, dim):
-    """An int index (wrapped if negative, range-checked) or an IR index value."""
+def _index(k, dim, bounds: bool = True):
+    """An int index (wrapped if negative, range-checked unless ``bounds`` is False) or an IR index value."""
     i = _index_value(k, "index")
     if not isinstance(i, int):
         return i
     if isinstance(dim, int):
         if i < 0:
             i += dim
-        if not 0 <= i < dim:
+        if bounds and not 0 <= i < dim:
             raise _IndexError(f"tensor overflow: index {static_int(k)} is outside [0, {dim})", "index", value=k,
                               limit=f"[0, {dim})", hint=f"use an index from 0 to {dim - 1} (or -{dim} to -1)")
     return i
@@ -517,8 +519,9 @@ def _constant_difference(b, a):
 EMPTY_SLICE = 0
 
 
-def _slice(k: slice, dim):
-    """``(start, length, step)`` of a slice on a dimension of length ``dim``."""
+def _slice(k: slice, dim, bounds: bool = True):
+    """``(start, length, step)`` of a slice on a dimension of length ``dim`` (``bounds=False``: start and
+    stop are not checked against the dimension)."""
     step = 1 if k.step is None else static_int(k.step)
     if step is None or (isinstance(k.step, float) and not float(k.step).is_integer()):
         raise _IndexError(f"slice step {k.step!r} must be a Python int", "index", value=k.step)
@@ -533,10 +536,10 @@ def _slice(k: slice, dim):
         s0 += dim
     if not dyn_stop and s1 < 0 and isinstance(dim, int):
         s1 += dim
-    if not dyn_start and s0 < 0:
+    if bounds and not dyn_start and s0 < 0:
         raise _IndexError(f"tensor overflow: slice start {k.start} is before the first element", "index",
                           value=k.start, limit=f"[0, {dim})")
-    if not dyn_stop and isinstance(dim, int) and s1 > dim:
+    if bounds and not dyn_stop and isinstance(dim, int) and s1 > dim:
         raise _IndexError(f"tensor overflow: slice stop {k.stop} is past the end ({dim})", "index", value=k.stop,
                           limit=f"<= {dim}")
     if not dyn_start and not dyn_stop and s1 - s0 < EMPTY_SLICE:

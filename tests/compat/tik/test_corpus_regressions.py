@@ -5,7 +5,7 @@ wrong."""
 import numpy as np
 import pytest
 
-from pto_core.errors import OutOfBounds
+from pto_core.errors import IllegalOperand, OutOfBounds
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -56,6 +56,43 @@ def test_static_overflow_unconditional_is_a_trace_time_error():
     with ti.if_scope(True):                      # a Python True: the body always runs
         with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 1024 bytes .* 'g' \(128 B\)"):
             ti.data_move(g, ub, 0, 1, 32, 0, 0)
+
+
+# The same for a view: a static index past the end inside an ``if_scope`` whose condition is a
+# Python False (IndexSDK's flat-IP slice loader copies a partial z-region with
+#     remain = cnt % H                      # a Python int: 0 for every full slice
+#     with if_scope(remain != 0): data_move(l1[d, nburst * H, 0], ...)
+# so ``nburst * H`` is one past the last row for every full slice; TIK folds the branch away).
+
+def _dead_view_kernel(rows, cnt):
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (rows, 16), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (rows, 16), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (rows, 16), name="ub", scope=tik.scope_ubuf)
+    full, remain = cnt // 8 * 8, cnt % 8
+    ti.data_move(ub, x, 0, 1, full, 0, 0)
+    with ti.if_scope(remain != 0):
+        ti.data_move(ub[full, 0], x[full, 0], 0, 1, remain, 0, 0)
+    ti.vec_adds(128, ub, ub, 1.0, rows * 16 // 128, 8, 8)
+    ti.data_move(y, ub, 0, 1, rows, 0, 0)
+    return build(ti, "dead_view", [x], [y])
+
+
+@pytest.mark.parametrize("cnt", [16, 12])
+def test_static_index_past_the_end_in_dead_branch(cnt):
+    ti = _dead_view_kernel(16, cnt)             # cnt 16: ub[16, 0] is one row past the end, branch dead
+    xv = np.arange(256, dtype=np.float16).reshape(16, 16)
+    out, = run(ti, {"x": xv})
+    assert np.array_equal(out[:cnt], xv[:cnt] + np.float16(1))
+
+
+def test_static_index_past_the_end_in_live_branch_is_an_error():
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (16, 16), name="ub", scope=tik.scope_ubuf)
+    flag = ti.Scalar("int32", name="flag", init_value=1)
+    with ti.if_scope(flag != 0):                 # a run-time condition: the view is checked when traced
+        with raises_tik(IllegalOperand, match=r"tensor overflow: index 16 is outside \[0, 16\)"):
+            ub[16, 0]
 
 
 def test_vector_overflow_in_possibly_empty_loop():
