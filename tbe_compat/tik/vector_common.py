@@ -349,6 +349,11 @@ class VectorBase(TikBase):
                                        f"words, highest first), or an int count 1..{par} of leading lanes")
             vals = [self._int_arg(w, "mask", 0, 2 ** 64 - 1, hint="each mask word is a 64-bit unsigned int (bit i "
                                                                    "selects lane i of its 64)") for w in words]
+            # SIGNED_MASK_WORD_BITS: TIK types run-time mask words as int64 Scalars (the TIK reference: "Scalar
+            # (int64)", range [0, 2**64-1]), so a word with bit 63 set can only be a negative int64; the mask
+            # register takes its 64-bit pattern (C conversion to uint64). CANN mat_mul_softmax_dropout_matmul
+            # builds its pad-column mask as -1 minus the cleared bits.
+            vals = [P.cast(v, "u64") if not isinstance(v, int) and v.type.kind == "s" else v for v in vals]
             if not all(isinstance(v, int) for v in vals):
                 if par == 64 and not isinstance(vals[0], int):
                     # a run-time high word for 64-lane (32-bit) operands selects nothing: the lanes are the low

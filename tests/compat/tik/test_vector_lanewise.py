@@ -446,3 +446,25 @@ def test_scalar_high_mask_word_of_32_bit_operands_selects_nothing():
     want = np.zeros(64, np.int32)
     want[[0, 1, 2, 3, 8, 9, 10, 11]] = 7
     assert np.array_equal(got, want)
+
+
+def test_negative_int64_scalar_mask_words_are_their_bit_patterns():
+    """TIK types run-time mask words as int64 Scalars, so bit 63 is only reachable through a negative value:
+    the mask register takes the 64-bit pattern (CANN mat_mul_softmax_dropout_matmul's pad-column mask
+    `-1 - sum(bits)`). A negative immediate word stays TIK's range error."""
+    from tbe import tik
+    ti = tik.Tik()
+    o = ti.Tensor("float16", (256,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (256,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(128, ub, 1.0, 2, 1, 8)
+    lo = ti.Scalar("int64", name="lo", init_value=-1 - 0b101 - 2 ** 40)     # all lanes but 0, 2, 40
+    hi = ti.Scalar("int64", name="hi", init_value=-2 ** 63)                  # lane 127 only
+    ti.vector_dup([hi, lo], ub, -3.0, 2, 1, 8)
+    with raises_tik(IllegalOperand, match=r"mask = -1 is outside \[0, 18446744073709551615\]"):
+        ti.vector_dup([-1, 3], ub, 7.0, 1, 1, 8)
+    ti.data_move(o, ub, 0, 1, 16, 0, 0)
+    ti.BuildCCE("mask_neg", [], [o])
+    got, = ti.tikdb.start_debug({}, interactive=False)
+    lane = np.arange(256) % 128
+    want = np.where((lane < 64) & ~np.isin(lane, [0, 2, 40]) | (lane == 127), -3.0, 1.0).astype(np.float16)
+    assert np.array_equal(got, want)
