@@ -577,13 +577,29 @@ def round_float(x: np.ndarray, dst: DType, ctx) -> np.ndarray:
     ``saturation`` (chip default on Ascend310/910/310P...): finite overflow and +/-inf
     clamp to the largest finite value of ``dst``, NaN becomes 0 (ACL saturation mode).
     ``inf_nan``: IEEE-754 (overflow -> inf, NaN stays NaN).
+
+    A NaN written as 0 is recorded in ``machine.reports`` (kind ``"saturation"``, with the op's
+    file:line): legal on the device, but it is how float arithmetic used as a bit copy (f32 data
+    reinterpreted as f16 and "copied" with ``vadds(x, 0)``) silently changes data.
     """
     if ctx.machine.overflow_mode == "saturation":
         big = dst.max
         # two reductions prove the common case (no NaN: max/min propagate it; nothing out of range)
         if x.size and not (_MAX(x, axis=None) <= big and _MIN(x, axis=None) >= -big):
+            nans = int(np.count_nonzero(np.isnan(x)))
+            if nans:
+                _report_nan_to_zero(ctx, nans, dst)
             x = np.nan_to_num(np.clip(x, -big, big), nan=0.0)
     return to_f16(x) if dst.name == "f16" else x.astype(dst.storage)
+
+
+def _report_nan_to_zero(ctx, count: int, dst: DType) -> None:
+    where = getattr(ctx, "where", None)
+    ctx.machine.report("saturation", (
+        f"{getattr(ctx, 'op_name', '') or 'op'} wrote {count} NaN {dst.name} result(s) as 0: the chip's saturation "
+        f"overflow mode turns NaN into 0" + (f" ({where})" if where else "") + ". If the op is meant to copy bits "
+        f"(data of another dtype reinterpreted as {dst.name}), use a data move: float arithmetic does not keep "
+        f"NaN, inf or -0 bit patterns"))
 
 
 # ----------------------------------------------------------------------------- expansion text

@@ -142,6 +142,16 @@ def _nchw_check(target, dst_list, src_list, op):
     return dst_list, src_list, d
 
 
+def _dst_blocks_collide(dst_list, d0: int, dr: int, rep: int) -> bool:
+    """True when two (repeat, list entry) destination blocks of a vnchwconv start at the same byte (or the
+    destination pointers are in different buffers: then assume they may)."""
+    if any(p.sub != dst_list[0].sub for p in dst_list):
+        return True
+    starts = np.array([p.addr for p in dst_list], dtype=np.int64)[None, :] + d0 \
+        + np.arange(rep, dtype=np.int64)[:, None] * (dr * 32)
+    return np.unique(starts).size < starts.size
+
+
 def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_high_half=None, rep_stride=None):
     op = "pto.ub.vnchwconv"
     dst_list, src_list, d = _nchw_check(ctx.target, dst_list, src_list, op)
@@ -163,6 +173,9 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
     dst_rng = [(p.addr + d0, p.addr + d0 + (rep - 1) * dr * 32 + 32) for p in dst_list]
     same = all(p.sub == src_list[0].sub for p in src_list + dst_list)
     overlap = same and any(a0 < b1 and b0 < a1 for a0, a1 in dst_rng for b0, b1 in src_rng)
+    # ... or if a later repeat writes a destination block an earlier repeat wrote (repeats run in order: the
+    # later one wins; CANN prod_force_se_a transposes 4 rows with dst_rep_stride 1 and keeps block r of repeat r)
+    overlap = overlap or (rep > 1 and _dst_blocks_collide(dst_list, d0, dr, rep))
     chunks = [(r, r + 1) for r in range(rep)] if overlap else [(0, rep)]
     for r0, r1 in chunks:
         n = r1 - r0

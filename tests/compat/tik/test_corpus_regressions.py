@@ -259,3 +259,60 @@ def test_h_op_shape_mismatch_names_both_shapes():
     b = ti.Tensor("float16", (16,), name="b", scope=tik.scope_ubuf)
     with raises_tik(Exception, match=r"src1 and dst tensor should be the same shape, got \[16\] and \[1, 16\]"):
         ti.h_add(a[0, :], a[0, :], b)
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN prod_force_se_a (supp_mode version) "copies" f32 data reinterpreted as f16 with
+# vadds(x, 0). On saturation-mode chips every f16 half whose pattern is a NaN becomes 0 (and -0
+# becomes +0), so the copy silently changes 1 in 32 low halves. The device does this without a
+# word; the simulator computes the same numbers and records a "saturation" report at the line.
+
+def _f16_copy_kernel(chip, use_vadds):
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float32", (64,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (64,), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 8, 0, 0)
+    a16, b16 = a.reinterpret_cast_to("float16"), b.reinterpret_cast_to("float16")
+    if use_vadds:
+        ti.vadds(128, b16, a16, 0, 1, 1, 1, 8, 8)          # COPY_LINE
+    else:
+        ti.data_move(b16, a16, 0, 1, 8, 0, 0)
+    ti.data_move(y, b, 0, 1, 8, 0, 0)
+    return build(ti, "f16copy", [x], [y])
+
+
+def _f32_with_nan_halves():
+    u = (np.arange(64, dtype=np.uint32) << 23 >> 3) + 0x3F800000     # ordinary f32 values 1 .. 2
+    u[[3, 10, 40]] = (u[[3, 10, 40]] & 0xFFFF0000) | np.array([0x7E00, 0x7C01, 0xFFFF], np.uint32)
+    return u.view(np.float32)
+
+
+@pytest.mark.parametrize("chip", ["Ascend310P3", "Ascend910"])
+def test_f16_vadds_copy_of_f32_data_is_reported_on_saturation_chips(chip):
+    import inspect
+    x = _f32_with_nan_halves()
+    ti = _f16_copy_kernel(chip, use_vadds=True)
+    (y,) = run(ti, {"x": x.copy()})
+    want = x.view(np.uint32).copy()
+    want[[3, 10, 40]] &= 0xFFFF0000                                  # NaN halves written as 0
+    np.testing.assert_array_equal(y.view(np.uint32), want)
+    sat = [m for k, m in ti.tikdb.reports if k == "saturation"]
+    line = next(i for i, t in enumerate(inspect.getsource(_f16_copy_kernel).splitlines())
+                if "COPY_LINE" in t) + inspect.getsourcelines(_f16_copy_kernel)[1]
+    assert len(sat) == 1 and "3 NaN f16 result(s) as 0" in sat[0] and f"test_corpus_regressions.py:{line}" in sat[0]
+    assert "data move" in sat[0]
+
+
+def test_f16_data_move_copy_keeps_bits_and_inf_nan_chip_keeps_nan():
+    x = _f32_with_nan_halves()
+    ti = _f16_copy_kernel("Ascend310P3", use_vadds=False)
+    (y,) = run(ti, {"x": x.copy()})
+    np.testing.assert_array_equal(y.view(np.uint32), x.view(np.uint32))
+    assert ti.tikdb.reports == []
+    ti = _f16_copy_kernel("Ascend910B1", use_vadds=True)             # inf_nan mode: NaN stays NaN, no report
+    (y,) = run(ti, {"x": x.copy()})
+    assert np.isnan(y.view(np.uint32).astype(np.uint16).view(np.float16)[[3, 10, 40]]).all()
+    assert not [k for k, _ in ti.tikdb.reports if k == "saturation"]

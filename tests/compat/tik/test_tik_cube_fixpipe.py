@@ -147,7 +147,8 @@ def test_fixpipe_matches_the_legacy_model(case):
     out, = run(ti, feed)
     exp = _expected(chip=case["chip"], **kw)
     _same(out, exp)
-    assert ti.tikdb.reports == []
+    # NaN inputs written as 0 on saturation chips are recorded ("saturation" reports): expected here
+    assert [r for r in ti.tikdb.reports if r[0] != "saturation"] == []
 
 
 def _mm_kernel(chip, relu=False, quant=None, cb=2, m=20, dst_stride=0):

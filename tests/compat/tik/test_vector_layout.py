@@ -386,3 +386,23 @@ def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent()
         vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, lambda ti, ub: ti.vnchwconv(
             False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 1, 0),
             chip="Ascend910B1", build_only=True)
+
+
+def test_vnchwconv_repeats_run_in_order_when_destination_blocks_collide():
+    """dst_rep_stride 1 block with 16 consecutive destination blocks: repeat r writes blocks r..r+15,
+    so each block keeps what the *last* repeat writing it stored (the repeats are sequential
+    iterations). A 4-row gather kernel relies on block r holding output block 0 of repeat r."""
+    s = np.arange(16 * 16 * 4, dtype=np.float16)        # 4 repeats x 16 source blocks x 16 lanes
+    d = np.full(16 * 20, -1, np.float16)
+
+    def body(ti, ub):
+        ti.vnchwconv(False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)],
+                     4, 1, 16)
+    out = vec_kernel({"d": d, "s": s}, body)["d"].reshape(20, 16)
+    want = d.reshape(20, 16).copy()
+    for r in range(4):                                     # independent loop in repeat order
+        src = s.reshape(4, 16, 16)[r]                      # (source block k, lane e)
+        for j in range(16):
+            want[r + j] = src[:, j]                        # dst block j of repeat r = lane j of every src block
+    np.testing.assert_array_equal(out, want)
+    assert (out[:4] == s.reshape(4, 16, 16)[:, :, 0]).all()    # block r = lane 0 of repeat r's sources
