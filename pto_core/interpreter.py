@@ -803,6 +803,8 @@ class Executable:
                                 for st in walk_stmts(self.program.body))
         self.machine: Optional[Machine] = None
         self.reports: list = []
+        #: reports of the last run past `MachineOptions.max_reports` (counted, not recorded)
+        self.reports_dropped = 0
         #: outputs of the last run with bytes the kernel did not write (`_unwritten_outputs`)
         self.unwritten_outputs: dict = {}
 
@@ -869,6 +871,7 @@ class Executable:
             self._interleave(gens, random.Random(seed))
         machine.end_kernel()
         self.reports = list(machine.reports)
+        self.reports_dropped = machine.reports_dropped
         self.unwritten_outputs = self._unwritten_outputs(machine, regions, aliases)
         outputs = {}
         for a, (region, arr) in regions.items():

@@ -81,7 +81,8 @@ class MachineOptions:
             ``"inf_nan"``: the process-wide float overflow mode ops consult when a
             clause does not choose one.
         seed: seed for ``fill="random"`` and for randomised core order.
-        max_reports: cap on recorded checker events.
+        max_reports: cap on recorded checker events; later ones are only counted
+            (`Machine.reports_dropped`), so a capped list can hide the one report that matters.
     """
 
     check_hazards: bool = True
@@ -392,6 +393,8 @@ class Machine:
         self.gm = GlobalMemory(self)
         self.cores = [Core(self, i) for i in range(int(cores))]
         self.reports: list = []
+        #: checker reports not recorded because `MachineOptions.max_reports` was reached
+        self.reports_dropped = 0
         self.printed: list = []           # (core, text) of every pto.debug_print
         self.launch_width = 1             # cores a run-time block count asked for (pto.launch_blocks)
         self._contexts = [ExecContext(self, c) for c in self.cores]
@@ -525,6 +528,8 @@ class Machine:
     def report(self, kind: str, message: str) -> None:
         if len(self.reports) < self.options.max_reports:
             self.reports.append((kind, message))
+        else:
+            self.reports_dropped += 1
 
     def __repr__(self) -> str:
         return f"<Machine {self.target.name} cores={len(self.cores)}>"

@@ -118,8 +118,24 @@ class Tikdb:
 
     @property
     def reports(self) -> list:
-        """Checker reports of the last run (uninitialised reads, flags left set ...)."""
-        return list(self.executable.reports) if self.executable is not None else []
+        """Checker reports of the last run (uninitialised reads, flags left set ...). When the run made
+        more than ``MachineOptions.max_reports``, a last ``("reports-dropped", ...)`` entry says how many
+        were only counted: the one that matters may be among them (`reports_dropped`)."""
+        if self.executable is None:
+            return []
+        out = list(self.executable.reports)
+        n = self.reports_dropped
+        if n:
+            out.append(("reports-dropped",
+                        f"{n} more checker report(s) were not recorded: the run reached the cap of {len(out)} "
+                        f"(MachineOptions.max_reports); later kinds and op sites may be among them. To see them: "
+                        f"tik_instance.tikdb.options = tbe_compat.tik.debug.tik_machine_options(max_reports=...)"))
+        return out
+
+    @property
+    def reports_dropped(self) -> int:
+        """Checker reports of the last run past the ``max_reports`` cap (counted, not recorded)."""
+        return getattr(self.executable, "reports_dropped", 0) if self.executable is not None else 0
 
     def debug_print(self, expr):
         """TIK's debugger evaluates the Python text ``expr`` on its state when execution reaches this

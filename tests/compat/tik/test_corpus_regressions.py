@@ -316,3 +316,59 @@ def test_f16_data_move_copy_keeps_bits_and_inf_nan_chip_keeps_nan():
     (y,) = run(ti, {"x": x.copy()})
     assert np.isnan(y.view(np.uint32).astype(np.uint16).view(np.float16)[[3, 10, 40]]).all()
     assert not [k for k, _ in ti.tikdb.reports if k == "saturation"]
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN prod_force_se_a (4-atom path, nnei tail % 4 == 2) reads a neighbour index past the end of
+# its nlist input: the bytes come from the host's GM allocation padding (unknown; modelled as 0
+# and reported as an uninitialised read), and the kernel stores a force there. The decisive
+# report came after 100 benign ones (reads of unwritten lanes a transpose discards), so the
+# capped `tikdb.reports` hid it. Reports past the cap are counted, and the list says so.
+
+def _noisy_overread_kernel(noise):
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (12,), name="x", scope=tik.scope_gm)          # 48 B: 16 B of padding after
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm)
+    junk = ti.Tensor("int32", (8,), name="junk", scope=tik.scope_ubuf)     # never written
+    acc = ti.Tensor("int32", (8,), name="acc", scope=tik.scope_ubuf)
+    ti.vec_dup(8, acc, 0, 1, 8)
+    with ti.for_range(0, noise):
+        ti.vadd(8, acc, acc, junk, 1, 1, 1, 1, 8, 8, 8)                      # benign-looking noise
+    ub = ti.Tensor("int32", (16,), name="ub", scope=tik.scope_ubuf)
+    one = ti.Tensor("int32", (16,), name="one", scope=tik.scope_ubuf)
+    ti.vec_dup(16, one, 1, 1, 8)
+    ti.data_move(ub, x, 0, 1, 2, 0, 0)                                      # 2 blocks: reads 4 past x
+    ti.vadd(16, ub, ub, one, 1, 1, 1, 1, 8, 8, 8)                           # OVERREAD_USE
+    ti.data_move(y, ub, 0, 1, 2, 0, 0)
+    return build(ti, "overread", [x], [y])
+
+
+def _overread_site():
+    import inspect
+    src, first = inspect.getsourcelines(_noisy_overread_kernel)
+    return f"test_corpus_regressions.py:{first + next(i for i, t in enumerate(src) if 'OVERREAD_USE' in t)}"
+
+
+def test_reports_past_the_cap_are_counted_and_announced():
+    from tbe_compat.tik.debug import tik_machine_options
+    site = _overread_site()
+    ti = _noisy_overread_kernel(150)
+    (y,) = run(ti, {"x": np.arange(12, dtype=np.int32)})
+    np.testing.assert_array_equal(y, np.r_[np.arange(1, 13), [1, 1, 1, 1]].astype(np.int32))
+    reps = ti.tikdb.reports
+    assert ti.tikdb.reports_dropped == 51 and len(reps) == 101                  # 150 noise + 1 decisive - 100
+    kind, msg = reps[-1]
+    assert kind == "reports-dropped" and msg.startswith("51 more checker report(s) were not recorded")
+    assert "max_reports=" in msg
+    assert not any(site in m for _, m in reps[:-1])                         # the decisive one is the dropped one
+    ti.tikdb.options = tik_machine_options(max_reports=1000)
+    run(ti, {"x": np.arange(12, dtype=np.int32)})
+    assert ti.tikdb.reports_dropped == 0
+    assert any(k == "uninitialized" and site in m for k, m in ti.tikdb.reports)
+
+
+def test_reports_under_the_cap_have_no_dropped_entry():
+    ti = _noisy_overread_kernel(3)
+    run(ti, {"x": np.arange(12, dtype=np.int32)})
+    assert ti.tikdb.reports_dropped == 0
+    assert not any(k == "reports-dropped" for k, _ in ti.tikdb.reports)
