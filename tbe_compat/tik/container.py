@@ -586,15 +586,24 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 raise self._error(f"value is tensor view {value.name!r} of shape {list(value.shape)}; set_as copies "
                                   f"one element", operand="value", value=list(value.shape), limit="1 element",
                                   hint="index the element: t[i].set_as(src[j]), or move blocks with data_move")
+            # Named choice SET_AS_ELEMENT_BITS (tik_core.md): an element of another dtype of the same width is
+            # copied as bits (as the reg_mov load of a Scalar set_as; TIK documents no conversion for Tensor ->
+            # Tensor set_as and forbids storing a Scalar of another dtype). CANN's prod_env_mat_a stages int32
+            # nlist entries in a float32 block this way. Other widths convert as values.
             tmp = P.Reg(P.scalar_type(value.dt))
             self._load_element(value, tmp, "value")
             v = tmp
+            if value.dt is not t.dt and value.dt.bits == t.dt.bits and "bool" not in (t.dt.name, value.dt.name):
+                bits_ptr = op.ptr.cast(value.dt)       # the destination slot written with the source's bits
+            else:
+                bits_ptr = None
         else:
             v = self._scalar_arg(value, "value")
+            bits_ptr = None
         esize = max(1, t.dt.bits // 8)
         op.check_extent(esize, "writing one element")
         self._sync.op("S", [op.write(esize)])
-        self._builder.store(op.ptr, 0, v)
+        self._builder.store(op.ptr if bits_ptr is None else bits_ptr, 0, v)
 
     # ------------------------------------------------------------------ scalar unit ops (tik_api.md §5.1)
     def _scalar_dst(self, dst, name="dst") -> Scalar:

@@ -41,6 +41,11 @@ MAX_BLOCK_NUM = 65535
 _FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
 
 
+def _reads_var(block, var) -> bool:
+    """Whether any statement of ``block`` (nested blocks included) evaluates an expression that reads ``var``."""
+    return any(node is var for st in P.walk_stmts(block) for e in P.stmt_exprs(st) for node in P.walk(e))
+
+
 def _leaves(ir):
     """The registers, arguments and loop variables an IR scalar expression reads."""
     kids = ir.children() if isinstance(ir, P.ScalarExpr) else ()
@@ -228,8 +233,10 @@ class ControlAPI(TikBase):
         each iteration, reading the Scalars of ``endt`` anew; a body that assigns such a Scalar changes
         the trip count (CANN tabulate_fusion ends its neighbour loop by ``for_end_s.set_as(0)``, its
         ``break``). A PTO ``For`` evaluates its bounds once, so such a loop is recorded as ``for i in
-        range(begint, <dtype max>)`` whose body starts with ``if not i < endt: break``. Loops whose
-        bounds the body does not assign are unchanged."""
+        range(begint, <dtype max>)`` whose body starts with ``if not i < endt: break``. A body that
+        assigns a Scalar of ``begint`` (and never reads the loop variable) is recorded as ``for c in
+        range(0, <dtype max>)`` with ``if not c < endt - begint: break``. Loops whose bounds the body does
+        not assign are unchanged."""
         end_regs = {id(r) for r in _leaves(loop.hi) if isinstance(r, P.Reg)}
         begin_regs = [r for r in _leaves(loop.lo) if isinstance(r, P.Reg)]
         if not end_regs and not begin_regs:
@@ -237,11 +244,20 @@ class ControlAPI(TikBase):
         assigned = {id(s.reg) for s in P.walk_stmts(loop.body) if isinstance(s, (P.Assign, P.Load, P.ReadSpr))}
         begin_assigned = sorted({r.name or "?" for r in begin_regs if id(r) in assigned})
         if begin_assigned:
-            raise self._error(f"the for_range body assigns Scalar(s) {begin_assigned} of its begint: TIK re-reads "
-                              f"begint at every use of the loop variable and in the trip count (endt - begint), "
-                              f"which is not modelled", operand="begint", cls=UnsupportedOp,
-                              hint="copy begint into a Scalar the body does not assign, or end the loop with "
-                                   "tik_break()")
+            if _reads_var(loop.body, loop.var):
+                raise self._error(f"the for_range body assigns Scalar(s) {begin_assigned} of its begint and reads "
+                                  f"the loop variable: TIK re-reads begint at every use of the loop variable "
+                                  f"(i + begint), which is not modelled", operand="begint", cls=UnsupportedOp,
+                                  hint="copy begint into a Scalar the body does not assign, or end the loop with "
+                                       "tik_break()")
+            # the body never reads the loop variable: only the trip test `count < endt - begint`, re-read
+            # before every iteration, sees the new begint (CANN prod_env_mat_a's merge-pass loop).
+            extent = P.binop("sub", loop.hi, loop.lo)
+            loop.lo = P.Const(0, loop.var.type)
+            loop.hi = P.Const(S.int_bounds(loop.var.type)[1], loop.var.type)
+            loop.body.insert(0, P.If(P.not_(P.cmp("lt", loop.var, extent)), [P.Break(loop.where)], None,
+                                     loop.where))
+            return
         if not end_regs & assigned:
             return
         hi = loop.hi

@@ -122,6 +122,7 @@ class Expr:
         if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
             return getattr(other, _MIRRORED[pred])(self)
         with _expr_errors(f"tik.Expr.__{pred}__"):
+            other = _c_unsigned_compare_immediate(other, self.ir.type)
             o = ir_value(other, what="operand of a comparison")
             _no_bf16_arith(pred, self.ir, o)
             check_immediate(o, self.ir.type, "operand of a comparison")
@@ -281,6 +282,17 @@ def ir_value(v, *, what: str = "value"):
                              hint="read the element first: s = tik_instance.Scalar(dtype); s.set_as(tensor[i])")
     raise IllegalOperand(f"cannot use {type(v).__name__} {v!r} as a scalar {what}", value=repr(v),
                          hint="use ints, floats, Scalars, InputScalars or expressions of them")
+
+
+def _c_unsigned_compare_immediate(v, t):
+    """A negative int compared with an unsigned TIK value converts to that dtype as in C (``u32 != -1`` is
+    ``u32 != 0xFFFFFFFF``) when it fits the signed type of the same width; anything else is returned unchanged
+    (and `check_immediate` refuses what does not fit). Named choice, tik_core.md: CANN's prod_env_mat_a compares
+    its uint32 neighbour count with -1 (the host's "no neighbours" mark) and compiles in its Ascend710 UT."""
+    if type(v) is int and v < 0 and S.is_int(t) and not S.is_bool(t) and t.kind == "u" \
+            and v >= -(1 << (t.bits - 1)):
+        return v + (1 << t.bits)
+    return v
 
 
 def check_immediate(v, t, what: str, *, store: bool = False) -> None:

@@ -171,15 +171,49 @@ def test_loop_end_scalar_assigned_in_the_body_is_reread_each_iteration():
     assert _counter_kernel(body).tolist() == [3, 0, 4, 6, 30, 0, 0, 0]
 
 
+def test_loop_whose_body_assigns_its_begin_scalar_retests_the_trip_count():
+    """The generated loop counts c = 0, 1, ... while c < endt - begint, re-reading begint before every
+    iteration; a body that never reads the loop variable sees nothing else of it (a merge-pass loop
+    ``for_range(run, n)`` whose body does ``run.set_as(run * 4)`` runs exactly the passes it needs)."""
+    def body(ti, ub):
+        run_ = ti.Scalar("int32", name="run", init_value=64)
+        end = ti.Scalar("int32", name="end", init_value=356)
+        passes = ti.Scalar("int32", name="passes", init_value=0)
+        with ti.for_range(run_, end):                    # 0 < 292, 1 < 100, 2 < -668: 2 passes
+            passes.set_as(passes + 1)
+            run_.set_as(run_ * 4)
+        ub[0].set_as(passes)
+        ub[1].set_as(run_)
+        lo = ti.Scalar("int32", name="lo", init_value=0)
+        hi = ti.Scalar("int32", name="hi", init_value=5)
+        cnt = ti.Scalar("int32", name="cnt", init_value=0)
+        with ti.for_range(lo, hi):                       # both move: c < 5-0, 1 < 4-1, 2 < 3-2 stops
+            cnt.set_as(cnt + 1)
+            lo.set_as(lo + 1)
+            hi.set_as(hi - 1)
+        ub[2].set_as(cnt)
+        k = ti.Scalar("int32", name="k", init_value=3)
+        none = ti.Scalar("int32", name="none", init_value=0)
+        with ti.for_range(k, 3):                         # empty at entry: the body never runs
+            k.set_as(0)
+            none.set_as(9)
+        ub[3].set_as(none)
+    assert _counter_kernel(body).tolist() == [2, 1024, 2, 0, 0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("assign_end", [True, False])
-def test_loop_whose_body_assigns_its_begin_scalar_is_refused(assign_end):
-    """TIK re-reads begint at every use of the loop variable and in the trip count: not modelled."""
+def test_loop_whose_body_assigns_its_begin_scalar_and_reads_the_variable_is_refused(assign_end):
+    """TIK re-reads begint at every use of the loop variable (i + begint): not modelled."""
     ti = tik.Tik()
     lo = ti.Scalar("int32", name="lo", init_value=0)
     hi = ti.Scalar("int32", name="hi", init_value=4)
-    with raises_tik(UnsupportedOp, match=r"assigns Scalar\(s\) \['lo'\] of its begint") as e:
-        with ti.for_range(lo, hi):
+    acc = ti.Scalar("int32", name="acc", init_value=0)
+    with raises_tik(UnsupportedOp, match=r"assigns Scalar\(s\) \['lo'\] of its begint and reads the loop "
+                                         r"variable") as e:
+        with ti.for_range(lo, hi) as i:
             lo.set_as(1)
+            with ti.if_scope(i > 1):
+                acc.set_as(acc + 1)
             if assign_end:
                 hi.set_as(2)
     assert "test_control.py" in str(e.value)

@@ -372,3 +372,75 @@ def test_reports_under_the_cap_have_no_dropped_entry():
     run(ti, {"x": np.arange(12, dtype=np.int32)})
     assert ti.tikdb.reports_dropped == 0
     assert not any(k == "reports-dropped" for k, _ in ti.tikdb.reports)
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN's prod_env_mat_a (DeePMD) keeps its neighbour count in a uint32 Scalar and skips atoms with
+# `if_scope(count != -1)` (the host writes -1); its Ascend710 UT compiles it. The int immediate converts to
+# the unsigned dtype as in C (-1 -> 0xFFFFFFFF). The same kernel stages int32 nlist entries in a float32 UB
+# block with `f32_block[i].set_as(i32_list[j])` before moving the block to the int32 output: same-width
+# elements are copied as bits (SET_AS_ELEMENT_BITS, tik_core.md).
+
+def _skip_kernel(value):
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    count = ti.Scalar("uint32", name="count", init_value=7)
+    count.set_as(ub[0])
+    with ti.if_scope(count != -1):
+        ub[1].set_as(11)
+    with ti.else_scope():
+        ub[1].set_as(22)
+    with ti.if_scope(count > -2):                 # > 0xFFFFFFFE
+        ub[2].set_as(33)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "skip", [x], [y])
+    return run(ti, {"x": np.array([value, 0, 0, 0, 0, 0, 0, 0], np.int32)})[0]
+
+
+def test_unsigned_scalar_compared_with_a_negative_immediate_converts_it_as_c():
+    assert _skip_kernel(-1).tolist()[:3] == [-1, 22, 33]
+    assert _skip_kernel(5).tolist()[:3] == [5, 11, 0]
+
+
+def test_unsigned_scalar_compared_with_an_immediate_beyond_the_signed_range_is_refused():
+    ti = tik.Tik()
+    s = ti.Scalar("uint32", name="s", init_value=1)
+    with raises_tik(IllegalOperand, match=r"the immediate -2147483649 \(operand of a comparison\) does not fit "
+                                          r"uint32"):
+        s != -2 ** 31 - 1
+    u8 = ti.Scalar("uint8", name="u8", init_value=1)
+    with raises_tik(IllegalOperand, match="does not fit uint8"):
+        u8 == -129
+
+
+def test_tensor_element_set_as_from_another_dtype_of_the_same_width_copies_bits():
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("float16", (16,), name="z", scope=tik.scope_gm)
+    src = ti.Tensor("int32", (8,), name="src", scope=tik.scope_ubuf)
+    stage = ti.Tensor("float32", (8,), name="stage", scope=tik.scope_ubuf)
+    half = ti.Tensor("float16", (16,), name="half", scope=tik.scope_ubuf)
+    ti.data_move(src, x, 0, 1, 1, 0, 0)
+    ti.vec_dup(16, half, 0, 1, 8)
+    for i in range(8):
+        stage[i].set_as(src[7 - i])
+    half[0].set_as(src[1])                        # other width: converted as a value
+    ti.data_move(y, stage, 0, 1, 1, 0, 0)
+    ti.data_move(z, half, 0, 1, 1, 0, 0)
+    build(ti, "stage", [x], [y, z])
+    xs = np.array([-1, 37, 2 ** 30, -5, 0x7F800001, 7, 0, 123456], np.int32)
+    got_y, got_z = run(ti, {"x": xs})
+    assert np.array_equal(got_y.view(np.int32), xs[::-1])
+    assert got_z[0] == np.float16(37)
+
+
+def test_tensor_element_set_as_from_a_multi_element_view_is_refused():
+    ti = tik.Tik()
+    src = ti.Tensor("int32", (8,), name="src", scope=tik.scope_ubuf)
+    stage = ti.Tensor("float32", (8,), name="stage", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="set_as copies one element"):
+        stage[0].set_as(src[0:2])
