@@ -14,7 +14,10 @@ user code.
 """
 from __future__ import annotations
 
+from pto_core.errors import IllegalOperand
+
 from . import para_check, platform as tbe_platform  # noqa: F401
+from .tik.errors import user_frame
 
 #: CANN 2022+ ops also import the platform namespace as ``PlatformApi``
 #: (``PlatformApi.get_soc_spec(PlatformApi.UB_SIZE)``, swin_attention_ffn).
@@ -84,11 +87,23 @@ class error_manager_util:  # noqa: N801 (CANN's module name, used as ``error_man
         raise RuntimeError(args, error_manager_util.get_error_message(args))
 
 
-class _OpContext:
-    """What ``tbe_context.get_context()`` returns while an operator is built: a store for the
-    compile info and build results a kernel reports (the simulator only keeps them)."""
+class OpContext:
+    """The per-build op context (CANN ``tbe.common.context.op_context.OpContext``): a store for the
+    compile info and build results a kernel reports (the simulator only keeps them) and the op mode.
 
-    def __init__(self):
+    Used as a context manager (``with tbe.common.context.op_context.OpContext("dynamic"):``, as CANN's
+    operator unit tests do), it is what ``tbe_context.get_context()`` returns inside the ``with``
+    block; outside any block ``get_context()`` gives one process-wide context in mode ``"static"``.
+    The mode is only recorded (``get_op_mode()``): TIK kernels run the same either way.
+    """
+
+    def __init__(self, op_mode="static"):
+        if not isinstance(op_mode, str) or not op_mode:
+            raise IllegalOperand(f"the op mode must be a non-empty str such as 'static' or 'dynamic', got {op_mode!r}",
+                                 op="OpContext", operand="op_mode", value=op_mode,
+                                 hint='use OpContext("dynamic") or OpContext("static")',
+                                 where=user_frame())
+        self.op_mode = op_mode
         self.compile_info: dict = {}
         self.build_res: dict = {}
 
@@ -105,22 +120,43 @@ class _OpContext:
         return self.build_res if key is None else self.build_res.get(key)
 
     def get_op_mode(self):
-        return "static"
+        return self.op_mode
+
+    def __enter__(self):
+        tbe_context._stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        # contexts close in the reverse order they opened (``with`` blocks nest)
+        if tbe_context._stack and tbe_context._stack[-1] is self:
+            tbe_context._stack.pop()
+        return False
+
+
+#: the name this context had before ``OpContext`` became public
+_OpContext = OpContext
 
 
 class _TbeContext:
-    """``tbe_context``: ``get_context()`` gives the process-wide `_OpContext`."""
+    """``tbe_context`` (CANN ``tbe.common.context``): ``get_context()`` gives the innermost
+    ``with OpContext(...)`` context, else the process-wide one."""
 
     def __init__(self):
-        self._context = _OpContext()
+        self._context = OpContext()
+        self._stack: list = []
 
     def get_context(self):
-        return self._context
+        return self._stack[-1] if self._stack else self._context
 
 
 tbe_context = _TbeContext()
 
 
+def get_context():
+    """``tbe.common.context.get_context()`` / ``op_context.get_context()``: the current op context."""
+    return tbe_context.get_context()
+
+
 __all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
-           "error_manager_util", "tbe_context"]
+           "error_manager_util", "tbe_context", "OpContext"]
