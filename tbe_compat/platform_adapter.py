@@ -87,6 +87,22 @@ class error_manager_util:  # noqa: N801 (CANN's module name, used as ``error_man
         raise RuntimeError(args, error_manager_util.get_error_message(args))
 
 
+class OpInfo:
+    """What an operator unit test registers on its op context (CANN ``tbe.common.context.op_info.OpInfo``):
+    the op's name and type (``OpInfo("ScanPQCodes", "ScanPQCodes")``); the simulator only keeps it."""
+
+    def __init__(self, op_name, op_type):
+        for operand, value in (("op_name", op_name), ("op_type", op_type)):
+            if not isinstance(value, str) or not value:
+                raise IllegalOperand(f"{operand} must be a non-empty str, got {value!r}", op="OpInfo", operand=operand,
+                                     value=value, hint='use OpInfo("MyOp", "MyOp")', where=user_frame())
+        self.op_name = op_name
+        self.op_type = op_type
+
+    def __repr__(self):
+        return f"OpInfo({self.op_name!r}, {self.op_type!r})"
+
+
 class OpContext:
     """The per-build op context (CANN ``tbe.common.context.op_context.OpContext``): a store for the
     compile info and build results a kernel reports (the simulator only keeps them) and the op mode.
@@ -106,6 +122,7 @@ class OpContext:
         self.op_mode = op_mode
         self.compile_info: dict = {}
         self.build_res: dict = {}
+        self.op_infos: list = []
 
     def add_compile_info(self, key, value):
         self.compile_info[key] = value
@@ -121,6 +138,17 @@ class OpContext:
 
     def get_op_mode(self):
         return self.op_mode
+
+    def add_op_info(self, op_info):
+        if not isinstance(op_info, OpInfo):
+            raise IllegalOperand(f"add_op_info takes an OpInfo, got {type(op_info).__name__}", op="add_op_info",
+                                 operand="op_info", value=op_info,
+                                 hint='use tbe.common.context.op_info.OpInfo("MyOp", "MyOp")', where=user_frame())
+        self.op_infos.append(op_info)
+
+    def get_op_info(self, op_name=None):
+        """The registered `OpInfo` objects (all, or those named ``op_name``)."""
+        return [i for i in self.op_infos if op_name is None or i.op_name == op_name]
 
     def __enter__(self):
         tbe_context._stack.append(self)
@@ -159,4 +187,4 @@ def get_context():
 
 __all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
-           "error_manager_util", "tbe_context", "OpContext"]
+           "error_manager_util", "tbe_context", "OpContext", "OpInfo"]

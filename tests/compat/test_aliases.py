@@ -63,6 +63,7 @@ SAME_OBJECTS = [
     ("impl.util.platform_adapter", "PlatformApi", platform),
     ("tbe.common.context.op_context", "OpContext", platform_adapter.OpContext),
     ("tbe.common.context", "get_context", platform_adapter.get_context),
+    ("tbe.common.context.op_info", "OpInfo", platform_adapter.OpInfo),
     ("te.utils.error_manager", "error_manager_vector", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_cube", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_util", platform_adapter.error_manager_util),
@@ -220,6 +221,17 @@ def test_op_context_block_is_the_current_context_of_a_cann_unit_test():
             assert tbe_context.get_context() is inner
         assert tbe_context.get_context() is ctx
     assert ctx.get_compile_info() == {"vars": {"core_num": 8}}
+    # CANN's system tests also register the op on the context (tbe.common.context.op_info.OpInfo)
+    import tbe.common.context.op_info as operator_info
+    with tbe.common.context.op_context.OpContext("dynamic"):
+        info = operator_info.OpInfo("ScanPQCodes", "ScanPQCodes")
+        tbe.common.context.op_context.get_context().add_op_info(info)
+        assert tbe.common.context.get_context().get_op_info() == [info]
+        with pytest.raises(IllegalOperand, match=r"test_aliases\.py:\d+: add_op_info operand op_info: .*got str"):
+            tbe.common.context.get_context().add_op_info("ScanPQCodes")
+        assert tbe.common.context.get_context().get_op_info("ScanPQCodes") == [info]
+    with pytest.raises(IllegalOperand, match=r"test_aliases\.py:\d+: OpInfo operand op_type: op_type must be a non-empty str, got None"):
+        operator_info.OpInfo("x", None)
     assert tbe_context.get_context() is outer
     # a bad mode names the caller's line and changes nothing
     with pytest.raises(IllegalOperand, match=r"test_aliases\.py:\d+: OpContext operand op_mode: .*got 3"):

@@ -2,4 +2,4 @@
 and the ``op_context`` module with ``OpContext``."""
 from tbe_compat.platform_adapter import get_context  # noqa: F401
 
-from . import op_context  # noqa: F401
+from . import op_context, op_info  # noqa: F401
