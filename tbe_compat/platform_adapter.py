@@ -14,7 +14,10 @@ user code.
 """
 from __future__ import annotations
 
+from pto_core.errors import IllegalOperand
+
 from . import para_check, platform as tbe_platform  # noqa: F401
+from .tik.errors import user_frame
 
 #: CANN 2022+ ops also import the platform namespace as ``PlatformApi``
 #: (``PlatformApi.get_soc_spec(PlatformApi.UB_SIZE)``, swin_attention_ffn).
@@ -84,13 +87,42 @@ class error_manager_util:  # noqa: N801 (CANN's module name, used as ``error_man
         raise RuntimeError(args, error_manager_util.get_error_message(args))
 
 
-class _OpContext:
-    """What ``tbe_context.get_context()`` returns while an operator is built: a store for the
-    compile info and build results a kernel reports (the simulator only keeps them)."""
+class OpInfo:
+    """What an operator unit test registers on its op context (CANN ``tbe.common.context.op_info.OpInfo``):
+    the op's name and type (``OpInfo("ScanPQCodes", "ScanPQCodes")``); the simulator only keeps it."""
 
-    def __init__(self):
+    def __init__(self, op_name, op_type):
+        for operand, value in (("op_name", op_name), ("op_type", op_type)):
+            if not isinstance(value, str) or not value:
+                raise IllegalOperand(f"{operand} must be a non-empty str, got {value!r}", op="OpInfo", operand=operand,
+                                     value=value, hint='use OpInfo("MyOp", "MyOp")', where=user_frame())
+        self.op_name = op_name
+        self.op_type = op_type
+
+    def __repr__(self):
+        return f"OpInfo({self.op_name!r}, {self.op_type!r})"
+
+
+class OpContext:
+    """The per-build op context (CANN ``tbe.common.context.op_context.OpContext``): a store for the
+    compile info and build results a kernel reports (the simulator only keeps them) and the op mode.
+
+    Used as a context manager (``with tbe.common.context.op_context.OpContext("dynamic"):``, as CANN's
+    operator unit tests do), it is what ``tbe_context.get_context()`` returns inside the ``with``
+    block; outside any block ``get_context()`` gives one process-wide context in mode ``"static"``.
+    The mode is only recorded (``get_op_mode()``): TIK kernels run the same either way.
+    """
+
+    def __init__(self, op_mode="static"):
+        if not isinstance(op_mode, str) or not op_mode:
+            raise IllegalOperand(f"the op mode must be a non-empty str such as 'static' or 'dynamic', got {op_mode!r}",
+                                 op="OpContext", operand="op_mode", value=op_mode,
+                                 hint='use OpContext("dynamic") or OpContext("static")',
+                                 where=user_frame())
+        self.op_mode = op_mode
         self.compile_info: dict = {}
         self.build_res: dict = {}
+        self.op_infos: list = []
 
     def add_compile_info(self, key, value):
         self.compile_info[key] = value
@@ -105,22 +137,54 @@ class _OpContext:
         return self.build_res if key is None else self.build_res.get(key)
 
     def get_op_mode(self):
-        return "static"
+        return self.op_mode
+
+    def add_op_info(self, op_info):
+        if not isinstance(op_info, OpInfo):
+            raise IllegalOperand(f"add_op_info takes an OpInfo, got {type(op_info).__name__}", op="add_op_info",
+                                 operand="op_info", value=op_info,
+                                 hint='use tbe.common.context.op_info.OpInfo("MyOp", "MyOp")', where=user_frame())
+        self.op_infos.append(op_info)
+
+    def get_op_info(self, op_name=None):
+        """The registered `OpInfo` objects (all, or those named ``op_name``)."""
+        return [i for i in self.op_infos if op_name is None or i.op_name == op_name]
+
+    def __enter__(self):
+        tbe_context._stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        # contexts close in the reverse order they opened (``with`` blocks nest)
+        if tbe_context._stack and tbe_context._stack[-1] is self:
+            tbe_context._stack.pop()
+        return False
+
+
+#: the name this context had before ``OpContext`` became public
+_OpContext = OpContext
 
 
 class _TbeContext:
-    """``tbe_context``: ``get_context()`` gives the process-wide `_OpContext`."""
+    """``tbe_context`` (CANN ``tbe.common.context``): ``get_context()`` gives the innermost
+    ``with OpContext(...)`` context, else the process-wide one."""
 
     def __init__(self):
-        self._context = _OpContext()
+        self._context = OpContext()
+        self._stack: list = []
 
     def get_context(self):
-        return self._context
+        return self._stack[-1] if self._stack else self._context
 
 
 tbe_context = _TbeContext()
 
 
+def get_context():
+    """``tbe.common.context.get_context()`` / ``op_context.get_context()``: the current op context."""
+    return tbe_context.get_context()
+
+
 __all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
-           "error_manager_util", "tbe_context"]
+           "error_manager_util", "tbe_context", "OpContext", "OpInfo"]

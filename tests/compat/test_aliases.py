@@ -10,7 +10,7 @@ import types
 import pytest
 
 import tbe_compat.aliases as aliases
-from pto_core.errors import ConfigError
+from pto_core.errors import ConfigError, IllegalOperand
 from tbe_compat import para_check, platform, platform_adapter, register, te_platform, tik_util, topi_util
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -61,6 +61,9 @@ SAME_OBJECTS = [
     ("te.utils.para_check", "check_op_params", para_check.check_op_params),
     ("te.utils.op_utils", "check_op_params", para_check.check_op_params),
     ("impl.util.platform_adapter", "PlatformApi", platform),
+    ("tbe.common.context.op_context", "OpContext", platform_adapter.OpContext),
+    ("tbe.common.context", "get_context", platform_adapter.get_context),
+    ("tbe.common.context.op_info", "OpInfo", platform_adapter.OpInfo),
     ("te.utils.error_manager", "error_manager_vector", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_cube", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_util", platform_adapter.error_manager_util),
@@ -202,6 +205,38 @@ def test_impl_platform_adapter_is_a_namespace_alias_that_never_shadows_user_pack
     monkeypatch.setattr(sys, "path", sys.path + [str(tmp_path)])
     importlib.invalidate_caches()
     assert importlib.import_module("impl").OWN is True
+
+
+def test_op_context_block_is_the_current_context_of_a_cann_unit_test():
+    # CANN's operator UTs wrap the call: ``with tbe.common.context.op_context.OpContext("dynamic"): op(...)``
+    import tbe
+    from impl.util.platform_adapter import tbe_context
+    outer = tbe_context.get_context()
+    assert outer.get_op_mode() == "static"
+    with tbe.common.context.op_context.OpContext("dynamic") as ctx:
+        assert tbe_context.get_context() is ctx and tbe.common.context.get_context() is ctx
+        assert ctx.get_op_mode() == "dynamic"
+        tbe_context.get_context().add_compile_info("vars", {"core_num": 8})
+        with tbe.common.context.op_context.OpContext("static") as inner:
+            assert tbe_context.get_context() is inner
+        assert tbe_context.get_context() is ctx
+    assert ctx.get_compile_info() == {"vars": {"core_num": 8}}
+    # CANN's system tests also register the op on the context (tbe.common.context.op_info.OpInfo)
+    import tbe.common.context.op_info as operator_info
+    with tbe.common.context.op_context.OpContext("dynamic"):
+        info = operator_info.OpInfo("ScanPQCodes", "ScanPQCodes")
+        tbe.common.context.op_context.get_context().add_op_info(info)
+        assert tbe.common.context.get_context().get_op_info() == [info]
+        with pytest.raises(IllegalOperand, match=r"test_aliases\.py:\d+: add_op_info operand op_info: .*got str"):
+            tbe.common.context.get_context().add_op_info("ScanPQCodes")
+        assert tbe.common.context.get_context().get_op_info("ScanPQCodes") == [info]
+    with pytest.raises(IllegalOperand, match=r"test_aliases\.py:\d+: OpInfo operand op_type: op_type must be a non-empty str, got None"):
+        operator_info.OpInfo("x", None)
+    assert tbe_context.get_context() is outer
+    # a bad mode names the caller's line and changes nothing
+    with pytest.raises(IllegalOperand, match=r"test_aliases\.py:\d+: OpContext operand op_mode: .*got 3"):
+        tbe.common.context.op_context.OpContext(3)
+    assert tbe_context.get_context() is outer
 
 
 def test_te_lang_dynamic_imports_for_2020_dynamic_operators():

@@ -1,2 +1,2 @@
 """``tbe.common`` (alias onto `tbe_compat`)."""
-from . import platform, register, utils  # noqa: F401
+from . import context, platform, register, utils  # noqa: F401
