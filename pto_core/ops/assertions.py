@@ -1,5 +1,5 @@
 """Run-time checks a front end can place in a program: ``pto.assert_in_bounds``,
-``pto.assert_in_range``.
+``pto.assert_in_range``, ``pto.unmodelled``.
 
 A front end that knows the extent of an allocation (TIK's tensor "original shape") but
 not, at trace time, the offset or repeat count an instruction will use records::
@@ -16,7 +16,7 @@ the check sits.
 """
 from __future__ import annotations
 
-from ..errors import IllegalOperand, OutOfBounds
+from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
 from .registry import Clause, OpSpec, Operand, register
 
 
@@ -61,3 +61,20 @@ register(OpSpec(
     clauses=(Clause("what", "attr", doc="what the value is, for the error message"),),
     execute=_assert_in_range,
     doc="raise IllegalOperand unless lo <= value <= hi (e.g. a core count read from tiling data)"))
+
+
+def _unmodelled(ctx, *, what=None, why=None, hint=None):
+    raise UnsupportedOp(f"{what or 'an instruction'} is not modelled: {why or 'its result is not specified'}",
+                        op="pto.unmodelled", hint=hint)
+
+
+register(OpSpec(
+    name="unmodelled", family="assertions", pipe="S",
+    operands=(),
+    clauses=(Clause("what", "attr", doc="the front-end instruction that is not modelled"),
+             Clause("why", "attr", doc="why its result cannot be computed bit for bit"),
+             Clause("hint", "attr", doc="what to use instead")),
+    execute=_unmodelled,
+    doc="raise UnsupportedOp when executed: a front end records it for an instruction it does not model "
+        "inside a branch that may not run (e.g. a TIK tiling-key branch), so the kernel's other branches "
+        "still run"))

@@ -380,7 +380,8 @@ from .vector_reduce import ReduceAPI  # noqa: E402
 
 
 #: TIK vector instructions left out on purpose: name -> (why the public sources do not pin the result down
-#: bit for bit, what to do instead). Each raises `UnsupportedOp` when called (migration_guide/tik_vector.md §7).
+#: bit for bit, what to do instead). Each raises `UnsupportedOp` when called, or, inside a branch that may not
+#: run, when executed (``pto.unmodelled``; migration_guide/tik_vector.md §7).
 UNMODELLED = {
     "vpadding": ("the public descriptions (Ascend C VectorPadding: pad modes 0..2, left/right side, examples such "
                  "as 'aaa|abc' and 'cba|abc') do not say how many elements of a 32-byte block are padded nor where "
@@ -398,6 +399,10 @@ UNMODELLED = {
 
 def _unmodelled(name: str, why: str, hint: str):
     def method(self, *args, **kwargs):
+        if self._may_not_run():
+            # inside a run-time branch (e.g. one tiling key of a dynamic kernel): refuse only if it runs
+            self._emit("unmodelled", what=f"tik.{name}", why=why, hint=hint)
+            return None
         raise self._error(f"{name} is not modelled: {why}", cls=UnsupportedOp, hint=hint)
     method.__name__ = name
     method.__doc__ = f"Not lowered (UnsupportedOp): {why}."

@@ -532,3 +532,45 @@ def test_vreduce_counter_mode_with_stride_unit_is_refused_where_it_runs_per_repe
     with raises_tik(UnsupportedOp, match="stride_unit 1 with mask_mode='counter' is not modelled on Ascend910B1"):
         vec_kernel(b, lambda ti, ub: ti.vreduce(128, ub["d"], ub["x"], 1, 1, 1, 8, 0, 1, None, "counter"),
                    chip="Ascend910B1", build_only=True)
+
+
+def _tiling_key_kernel(key: int, chip: str = "Ascend310P3"):
+    """A dynamic kernel whose tiling key 1 would use vbi (not modelled) and key 0 a modelled vadds,
+    as CANN resize_bilinear_v2 does (its vbi path is one of three tiling keys)."""
+    b = {"d": np.full(128, 7, np.float16), "s": np.arange(128).astype(np.float16)}
+
+    def body(ti, ub):
+        with ti.if_scope(ub["key"] == 1):
+            ti.vbi(128, ub["d"], ub["s"], ub["s"], ub["s"], 1, 1, 1)
+        with ti.else_scope():
+            ti.vadds(128, ub["d"], ub["s"], 2.0, 1, 1, 1, 8, 8)
+    return vec_kernel(b, body, chip=chip, scalars={"key": ("int32", key)})
+
+
+def test_unmodelled_instruction_in_an_untaken_branch_does_not_stop_the_kernel():
+    # before: tracing the vbi branch raised, so no tiling key of the kernel could run
+    out = _tiling_key_kernel(0)
+    np.testing.assert_array_equal(out["d"], np.arange(128).astype(np.float16) + np.float16(2))
+
+
+def test_unmodelled_instruction_raises_when_its_branch_runs():
+    with raises_tik(UnsupportedOp, match=r"test_vector_index.py:\d+ in `tik.vbi`: .*tik.vbi is not modelled: "
+                                         r".*rounding order.*Fix: express the interpolation"):
+        _tiling_key_kernel(1)
+
+
+def test_unmodelled_op_round_trips_through_pto_as():
+    from pto_core import asm
+    ti = _tiling_key_kernel_build()
+    text = asm.print_program(ti.program)
+    assert "pto.unmodelled" in text
+    assert asm.print_program(asm.parse(text, source_name="k.pto")) == text
+
+
+def _tiling_key_kernel_build():
+    b = {"d": np.zeros(128, np.float16), "s": np.zeros(128, np.float16)}
+
+    def body(ti, ub):
+        with ti.if_scope(ub["key"] == 1):
+            ti.vpadding(128, 0, False, ub["d"], ub["s"], 1, 1, 1, 8, 8)
+    return vec_kernel(b, body, chip="Ascend310P3", scalars={"key": ("int32", 0)}, build_only=True)
