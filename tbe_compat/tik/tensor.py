@@ -311,7 +311,16 @@ class Tensor:
                 raise _IndexError("a single index on a multi-dimensional view is a flat index and needs a "
                                   "contiguous view", "index")
             flat = self._view((self.size,), (1,), self.offset)
-            return flat._index_dims((key,), bounds)
+            try:
+                return flat._index_dims((key,), bounds)
+            except _IndexError as e:
+                if e.message.startswith("tensor overflow"):
+                    # open question 13: say what the index means here and what TIK itself does with it
+                    e.hint = (f"{e.hint}; a single index on this {nd}-D view (shape {list(self._shape)}) is a flat "
+                              f"index into the view, not into tensor {self.name!r} (CANN TIK drops the view's offset "
+                              f"and indexes the whole tensor from its start, which is rarely what is meant): index "
+                              f"the tensor itself, or give one index per dimension")
+                raise
         if len(key) != nd:
             raise _IndexError(f"length of index ({len(key)}) should be equal to the dimension of Tensor ({nd})",
                               "index", limit=f"{nd} indices or 1 flat index")

@@ -125,6 +125,31 @@ def ceil_div(a, b):
     return idiv(iadd(a, b - 1), b)
 
 
+def _word_bit_length(w, lo: int = 0, hi: int = 64):
+    """Bit length (0 for 0) of the uint64 IR value ``w``, known to lie in ``[lo, hi]``: a select tree
+    of depth 7 over comparisons with powers of two (each run evaluates one path)."""
+    if lo == hi:
+        return lo
+    mid = (lo + hi + 1) // 2                      # bit length >= mid  <=>  w >= 2**(mid-1)
+    return P.select(P.cmp("ge", w, 2 ** (mid - 1)), _i(_word_bit_length(w, mid, hi)),
+                    _i(_word_bit_length(w, lo, mid - 1)))
+
+
+def mask_bit_length(words):
+    """Last active lane + 1 of a bit mask given as 64-bit words, highest first (ints or IR values);
+    0 when no bit is set. An int when every word is an int."""
+    n = len(words)
+    length = 0
+    for k in range(n - 1, -1, -1):                # from the lowest word up: a set higher word wins
+        w, base = words[k], (n - 1 - k) * 64
+        if isinstance(w, int):
+            length = base + w.bit_length() if w else length
+            continue
+        w = P.cast(w, "u64")
+        length = P.select(P.cmp("ne", w, 0), _i(iadd(base, _word_bit_length(w))), _i(length))
+    return length
+
+
 # ----------------------------------------------------------------------------- TIK's extent formula
 
 def max_offset(repeat, mask_len, blk, rep, unit: int, block_len: int, nblock: int = BLOCKS):
@@ -359,7 +384,9 @@ class VectorBase(TikBase):
                     # a run-time high word for 64-lane (32-bit) operands selects nothing: the lanes are the low
                     # word's bits (CANN's arg_max_with_value passes [mask_l, mask_l] Scalars to f32/int32 ops)
                     vals[0] = 0
-                return MaskArg({"mask": tuple(vals)}, False, None, None, par)
+                # the last active lane + 1 is known when the op runs: the extent checks use it, as TIK's
+                # debugger checks a run-time mask's lanes against the tensor (DYNAMIC_MASK_EXTENT)
+                return MaskArg({"mask": tuple(vals)}, False, mask_bit_length(vals), None, par)
             lanes = _bit_lanes(vals, par)
             if par == 64 and vals[0] != 0:
                 raise self._error("mask_h should be 0 for 32-bit operands (only 64 lanes exist)", operand="mask",
@@ -396,7 +423,11 @@ class VectorBase(TikBase):
             return imax(full, last)
         if m.length is None:
             return None
-        return max_offset(repeat, m.length, geo.blk, geo.rep, unit, block_len)
+        if isinstance(m.length, int):
+            return max_offset(repeat, m.length, geo.blk, geo.rep, unit, block_len)
+        # a run-time mask may select no lane (a Scalar count is at least 1, a bit mask may be all zero):
+        # the op then touches nothing
+        return isel(ieq(m.length, 0), 0, max_offset(repeat, m.length, geo.blk, geo.rep, unit, block_len))
 
     def _vec_access(self, op: Operand, extent, write: bool):
         """Check ``extent`` elements from ``op``'s start against its tensor; return the footprint.

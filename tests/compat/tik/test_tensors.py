@@ -196,6 +196,14 @@ def test_multi_dimensional_flat_and_full_indexing():
         t[1, 2]
     with raises_tik(IllegalOperand, match="flat index and needs a contiguous view"):
         t[1, :, 0:8][3]
+    # a flat index on an element view stays inside the view; past it the error explains the rule and
+    # what CANN TIK does instead (arg_max_with_kd indexes `first[row, 0][128]`; open question 13)
+    u = ti.Tensor("float16", (16, 256), name="first", scope=tik.scope_ubuf)
+    assert _v(u[3, 0][0]) == (768, [1], (1,))
+    with raises_tik(IllegalOperand, match=r"index 128 is outside \[0, 1\).*a single index on this 2-D view "
+                                          r"\(shape \[1, 1\]\) is a flat index into the view, not into tensor "
+                                          r"'first' \(CANN TIK drops the view's offset"):
+        u[3, 0][128]
 
 
 def test_static_index_errors_and_dynamic_indices():

@@ -407,6 +407,52 @@ def test_dynamic_offset_overflow_is_checked_at_run_time():
         vec_kernel({"d": d}, body)
 
 
+def _run_time_bit_mask_dup(dtype, masks):
+    """vec_dup(7) under run-time bit masks (words read from UB into Scalars, highest first) at
+    d[i * half] for i = 0, 1: the pattern of CANN's arg_max_with_kd index scatter."""
+    par = 128 if dtype == np.float16 else 64
+    half = par // 2
+    d = np.zeros(par, dtype)
+    m = np.array(masks, np.uint64).reshape(-1)            # [hi0, lo0, hi1, lo1]
+
+    def body(ti, ub):
+        with ti.for_range(0, 2) as i:
+            hi, lo = ti.Scalar("uint64"), ti.Scalar("uint64")
+            hi.set_as(ub["m"][2 * i])
+            lo.set_as(ub["m"][2 * i + 1])
+            ti.vec_dup([hi, lo], ub["d"][i * half], 7, 1, 8)
+    return vec_kernel({"d": d, "m": m}, body)["d"], half
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int32])
+def test_run_time_bit_mask_inside_the_tensor(dtype):
+    # lanes 0..half-1 of each repeat (bit 63 of the low word for 16-bit operands is lane 63)
+    lo = (1 << 63) | 1 if dtype == np.float16 else (1 << 31) | 1
+    got, half = _run_time_bit_mask_dup(dtype, [[0, lo], [0, lo]])
+    want = np.zeros(2 * half, dtype)
+    for base in (0, half):
+        want[base] = want[base + lo.bit_length() - 1] = 7
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype, word, bits", [(np.float16, (1, 0), 65), (np.float16, (1 << 63, 5), 128),
+                                               (np.int32, (0, 1 << 40), 41), (np.int32, (0, 1 << 32), 33),
+                                               (np.int32, (0, 1 << 63), 64)])
+def test_run_time_bit_mask_past_the_tensor_is_checked_when_it_runs(dtype, word, bits):
+    # Regression: a bit mask held in Scalars gave the op no extent, so a write past the tensor went
+    # unchecked into its neighbour (reported as a hazard with the neighbour's reader, or not at all)
+    half = (128 if dtype == np.float16 else 64) // 2
+    with raises_tik(OutOfBounds, match=rf"dst \(tensor 'd_ub'\) needs elements \[{half}, {half + bits}\) but "
+                                       rf"the tensor has only {2 * half}"):
+        _run_time_bit_mask_dup(dtype, [[0, 1], list(word)])
+
+
+def test_run_time_all_zero_bit_mask_is_the_ops_error_not_an_overflow():
+    # an all-zero run-time mask has no extent; the op itself rejects it (even at an offset past the tensor)
+    with raises_tik(IllegalOperand, match="mask selects no lane"):
+        _run_time_bit_mask_dup(np.float16, [[0, 3], [0, 0]])
+
+
 def test_scalar_repeat_and_scalar_mask():
     x = data(np.float16, 512)
     d = data(np.float16, 512)
