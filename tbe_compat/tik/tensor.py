@@ -265,6 +265,11 @@ class Tensor:
     def __getitem__(self, key) -> "Tensor":
         return self.tik._api_view(self, key)
 
+    def __call__(self, key) -> "Tensor":
+        """``t(i)`` is ``t[i]``: TIK's Tensor defines ``__call__(index)`` as ``__getitem__(index)``
+        (undocumented; CANN's nll_loss reads ``target_ub(0)`` and writes ``output(offset)``)."""
+        return self.tik._api_view(self, key)
+
     def __setitem__(self, key, value) -> None:
         self.tik._api_setitem(self, key, value)
 

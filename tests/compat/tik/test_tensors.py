@@ -312,6 +312,27 @@ def test_element_writes_and_reads_run_on_the_simulator():
     assert out[1].tolist() == [102, 1030, 77, 104, 105, 13, 14, 15]
 
 
+def test_calling_a_tensor_indexes_it():
+    """TIK's ``Tensor.__call__(index)`` is ``__getitem__(index)`` (tik_tensor.py); CANN's nll_loss reads
+    ``target_ub(0)`` into a Scalar and moves data to ``output(offset)``."""
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (16,), name="ub", scope=tik.scope_ubuf)
+    assert _v(ub(5)) == _v(ub[5]) == (5, [1], (1,))
+    ti.data_move(ub, x, 0, 1, 2, 0, 0)
+    s = ti.Scalar("int32", name="s")
+    s.set_as(ub(3))                                    # Scalar <- ub(3)
+    ub(0).set_as(s * 2)
+    ti.data_move(y(8), ub, 0, 1, 1, 0, 0)              # y[8:16] <- ub[0:8]
+    ti.data_move(y(0), ub(8), 0, 1, 1, 0, 0)           # y[0:8] <- ub[8:16]
+    build(ti, "call_index", [x], [y])
+    out, = run(ti, {"x": np.arange(40, 56, dtype=np.int32)})
+    assert out.tolist() == list(range(48, 56)) + [86] + list(range(41, 48))
+    with raises_tik(IllegalOperand, match=r"tensor overflow: index 16 is outside \[0, 16\)"):
+        ub(16)
+
+
 def test_set_as_scope_rules_follow_the_chip():
     ti = tik.Tik()                                      # Ascend310: no GM element access
     g = ti.Tensor("int32", (8,), name="g", scope=tik.scope_gm)
