@@ -270,6 +270,23 @@ def test_vector_dup_and_vec_dup():
     np.testing.assert_array_equal(out["d"], want)
 
 
+def test_vector_dup_block_stride_0_writes_one_block_and_warns():
+    """Open question (tik_vector.md §2): dst_blk_stride 0 is taken literally, so a 64-lane f32 dup fills lanes 0..7
+    only; the call warns (CANN roi_pooling / masked_fill_range expect all blocks filled). A one-block mask does not."""
+    import warnings
+    from tbe_compat.tik.vector import BlockStrideZeroWarning
+    d = data(np.float32, 64)
+    with pytest.warns(BlockStrideZeroWarning, match=r"test_vector_lanewise.py:\d+ .*only lanes 0\.\.7 "):
+        out = vec_kernel({"d": d}, lambda ti, ub: ti.vector_dup(64, ub["d"], 2.5, 1, 0, 8))
+    want = d.copy()
+    want[:8] = 2.5
+    np.testing.assert_array_equal(out["d"], want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BlockStrideZeroWarning)
+        out = vec_kernel({"d": d}, lambda ti, ub: ti.vector_dup(8, ub["d"], 2.5, 1, 0, 8))
+    np.testing.assert_array_equal(out["d"], want)
+
+
 @pytest.mark.parametrize("dtype, value, want", [("uint16", -1, 0xFFFF), ("uint16", -32768, 0x8000),
                                                  ("uint32", -1, 0xFFFFFFFF), ("uint32", -7, 2**32 - 7)])
 def test_vec_dup_negative_immediate_into_unsigned_is_its_twos_complement(dtype, value, want):
