@@ -10,6 +10,7 @@ from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import build, raises_tik, run
+from .vec_helpers import vec_kernel
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,3 +445,33 @@ def test_tensor_element_set_as_from_a_multi_element_view_is_refused():
     stage = ti.Tensor("float32", (8,), name="stage", scope=tik.scope_ubuf)
     with raises_tik(IllegalOperand, match="set_as copies one element"):
         stage[0].set_as(src[0:2])
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN's YOLO detection-output kernels score a box with one f16 vec_mul (thresholded obj x class
+# probability) and keep it with vcmpvs_gt(score, 0.5). A product just above 0.5 in exact
+# arithmetic (0x393d x 0x3a1c = 0.500041) rounds to 0.5 and fails the strict compare, so the
+# kernel drops the box; a float64 reference keeps it. Pinned here with pairs straddling 0.5.
+
+def test_f16_product_rounding_onto_a_threshold_fails_the_strict_compare():
+    rng = np.random.default_rng(45)
+    a = rng.uniform(0.5, 1.0, 128).astype(np.float16)
+    b = (0.5 / a.astype(np.float64)).astype(np.float16)
+    b = (b.view(np.uint16) + rng.integers(-2, 3, 128).astype(np.uint16)).view(np.float16)
+    a[:2] = np.array([0x393D, 0x3AE7], np.uint16).view(np.float16)     # the two corpus pairs
+    b[:2] = np.array([0x3A1C, 0x38A3], np.uint16).view(np.float16)
+    exact = a.astype(np.float64) * b.astype(np.float64)                # exact: 22 significant bits
+    score = exact.astype(np.float16)                                   # one RNE rounding
+    keep = score > np.float16(0.5)
+    assert exact[0] > 0.5 and not keep[0] and exact[1] > 0.5 and not keep[1]
+    assert np.any((exact > 0.5) & ~keep) and np.any(keep) and np.any(exact < 0.5)
+
+    def body(ti, ub):
+        ti.vec_mul(128, ub["p"], ub["a"], ub["b"], 1, 8, 8, 8)
+        ti.vcmpvs_gt(ub["m"], ub["p"], 0.5, 1, 1, 8)
+
+    out = vec_kernel({"a": a, "b": b, "p": np.full(128, -1, np.float16), "m": np.full(16, 0xAAAA, np.uint16)},
+                     body, chip="Ascend310P3")
+    assert np.array_equal(out["p"].view(np.uint16), score.view(np.uint16))
+    bits = np.unpackbits(out["m"][:8].view(np.uint8), bitorder="little").astype(bool)
+    assert np.array_equal(bits, keep)
