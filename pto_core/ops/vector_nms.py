@@ -32,8 +32,9 @@ US patent 2020/0364289 "VRPAC, VIOU, VAADD ... suppression matrices"):
     rows at ``src0 + r*s0*32 B`` and the 16 vector entries at ``src1 + r*s1*32 B``:
     ``RPN_COR_IR |= rows[k]`` for every ``k`` whose entry is 0;
   - ``rpn_cor_diag(dst, src)``: the 16 rows of the diagonal block; for ``k = 0..15`` in
-    order: ``dst[k] = 1`` if bit ``k`` of ``RPN_COR_IR`` is set (suppressed), else
-    ``dst[k] = 0`` and ``RPN_COR_IR |= src[k]``;
+    order: an entry ``dst[k]`` that is already 0 stays 0 (kept) and ``RPN_COR_IR |= src[k]``
+    (named choice `RPN_COR_DIAG_KEEPS_ZERO_ENTRIES`); otherwise ``dst[k] = 1`` if bit ``k``
+    of ``RPN_COR_IR`` is set (suppressed), else ``dst[k] = 0`` and ``RPN_COR_IR |= src[k]``;
   - ``set_rpn_cor_ir(v)`` sets the 16-bit register (``ctx.spr["RPN_COR_IR"]``).
 
 Inputs and outputs of every op are read/written whole (no mask).
@@ -236,14 +237,26 @@ def _rpn_cor_execute(ctx, src0, src1, repeat, *, rep_stride=None):
     ctx.spr["RPN_COR_IR"] = ir | int(np.bitwise_or.reduce(kept)) if kept.size else ir
 
 
+#: Named choice (open question, migration_guide/tik_vector.md §5): ``rpn_cor_diag`` reads its ``dst`` entries
+#: and keeps an entry that is already 0 (a proposal the kernel marked kept before the call). No public page
+#: documents the instruction, and TIK declares ``dst`` write-only; but both Huawei call patterns then give a
+#: greedy NMS: ``nms_with_mask`` / ``batch_multi_class_nms`` fill ``dst`` with 1 before every burst, and
+#: CANN's ``cce_nms`` (proposal, ssd_detection_output) and the YOLO v2/v3 ``nms_filter`` pre-set the
+#: top box's entry to 0 and pass the diagonal block to ``rpn_cor`` first, so that the box's own overlap bit
+#: is in the register: with a write-only ``dst`` every class would lose its top box.
+RPN_COR_DIAG_KEEPS_ZERO_ENTRIES = True
+
+
 def _rpn_cor_diag_execute(ctx, dst, src):
     op = "pto.ub.rpn_cor_diag"
     _cor_check(ctx.target, (dst, src), ("dst", "src"), op)
     ir = _cor_ir(ctx, op)
     rows = np.array(ctx.strided_view(src, (GROUP,), (2,), dtype=_U16, operand="src"))
+    old = (np.array(ctx.strided_view(dst, (GROUP,), (2,), dtype=_U16, operand="dst"))
+           if RPN_COR_DIAG_KEEPS_ZERO_ENTRIES else np.ones(GROUP, np.uint16))
     out = np.zeros(GROUP, dtype=np.uint16)
     for k in range(GROUP):                     # sequential by definition: 16 steps of 16-bit logic
-        if (ir >> k) & 1:
+        if old[k] and (ir >> k) & 1:
             out[k] = 1
         else:
             ir |= int(rows[k])
@@ -262,7 +275,8 @@ register(OpSpec(
     doc="RPN_COR_IR |= OR of the matrix rows of kept proposals"))
 register(OpSpec(
     name="ub.rpn_cor_diag", family="vector", pipe="V",
-    operands=(Operand("dst", "ptr", _UB, doc="16 suppression entries (1 suppressed, 0 kept)"),
+    operands=(Operand("dst", "ptr", _UB, doc="16 suppression entries (1 suppressed, 0 kept; an entry already 0 "
+                                             "stays kept)"),
               Operand("src", "ptr", _UB, doc="16 rows of the diagonal suppression block")),
     execute=_rpn_cor_diag_execute,
     doc="resolve the diagonal block in order against RPN_COR_IR"))

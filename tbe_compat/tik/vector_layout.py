@@ -464,7 +464,8 @@ class LayoutAPI(VectorBase):
         s = self._vec_operand(src, "src", dtypes=("uint16",))
         self._require_instr("rpn_cor_diag", "")
         self._vec_emit("rpn_cor_diag", d.ptr, s.ptr,
-                       footprint=[self._vec_access(d, GROUP, True), self._vec_access(s, GROUP, False)])
+                       footprint=[self._vec_access(d, GROUP, False), self._vec_access(d, GROUP, True),
+                                  self._vec_access(s, GROUP, False)])
 
 
 __all__ = ["LayoutAPI", "RPN_COR_IR", "VMS4_SR"]

@@ -103,10 +103,11 @@ def _cor_ref(rows, vec, ir):
     return ir
 
 
-def _diag_ref(rows, ir):
+def _diag_ref(rows, ir, old):
+    """RPN_COR_DIAG_KEEPS_ZERO_ENTRIES: an entry already 0 stays kept (and its row joins the register)."""
     out = []
     for k in range(16):
-        if ir >> k & 1:
+        if old[k] and ir >> k & 1:
             out.append(1)
         else:
             out.append(0)
@@ -124,6 +125,8 @@ def test_rpn_cor_and_diag_match_the_sequential_reference(seed, repeat, s0, s1, i
     vec = (rng.random(512) < 0.5).astype(np.uint16) * rng.integers(1, 9, 512, dtype=np.uint16)
     _put(m, 0, mat)
     _put(m, 2048, vec)
+    diag_old = (rng.random(16) < 0.7).astype(np.uint16) * rng.integers(1, 3, 16, dtype=np.uint16)
+    _put(m, 4096, diag_old)
     pto.ub.set_rpn_cor_ir(ir0)
     pto.ub.rpn_cor(m.ptr("ub", "u16", 0), m.ptr("ub", "u16", 2048), repeat, rep_stride=(s0, s1))
     rows = np.stack([mat[r * s0 * 16:r * s0 * 16 + 16] for r in range(repeat)]) if repeat else mat[:0]
@@ -131,7 +134,7 @@ def test_rpn_cor_and_diag_match_the_sequential_reference(seed, repeat, s0, s1, i
     ir = _cor_ref(rows, ents, ir0)
     assert m.context(0).spr["RPN_COR_IR"] == ir
     pto.ub.rpn_cor_diag(m.ptr("ub", "u16", 4096), m.ptr("ub", "u16", 0))
-    out, ir = _diag_ref(mat[:16], ir)
+    out, ir = _diag_ref(mat[:16], ir, diag_old)
     assert list(_get(m, 4096, 16, np.uint16)) == out
     assert m.context(0).spr["RPN_COR_IR"] == ir
 
