@@ -238,8 +238,43 @@ class Tensor:
         """Elements from the view's start to the end of its storage (what an instruction may touch)."""
         return _sub(self.storage_elements, self.offset)
 
-    def ptr(self) -> P.PtrExpr:
-        """The view's start as a PTO pointer expression (``!pto.ptr<dtype, space>``)."""
+    @property
+    def is_workspace(self) -> bool:
+        """The ``is_workspace=`` flag the tensor was created with."""
+        return self.storage.is_workspace
+
+    @property
+    def is_atomic_add(self) -> bool:
+        """The ``is_atomic_add=`` flag the tensor was created with."""
+        return self.storage.is_atomic_add
+
+    @property
+    def buffer_size(self):
+        """Bytes of the whole allocation (TIK ``Tensor.buffer_size``; an IR value for dynamic GM shapes)."""
+        st = self.storage
+        if st.nbytes is not None:
+            return st.nbytes
+        return Expr(P.binop("div", P.binop("mul", st.size_expr, st.dtype.bits), 8))
+
+    def is_single_point(self) -> bool:
+        """Whether every dim of the view is 1 (TIK ``Tensor.is_single_point``)."""
+        return all(isinstance(d, int) and d == 1 for d in self._shape)
+
+    def is_tensor_slice(self) -> bool:
+        """Whether the view covers less than its whole allocation (TIK ``Tensor.is_tensor_slice``; views with
+        run-time dims or offsets count as slices only where that is known at trace time)."""
+        if self._whole:
+            return False
+        size, total = self.size, self.storage_elements
+        if isinstance(size, int) and isinstance(total, int) and size != total:
+            return True
+        return isinstance(self.offset, int) and self.offset != 0
+
+    def ptr(self, index=None):
+        """``t.ptr(i)`` is ``t[i]`` (TIK ``Tensor.ptr``); ``t.ptr()`` is the view's start as a PTO pointer
+        expression (``!pto.ptr<dtype, space>``)."""
+        if index is not None:
+            return self.tik._api_view(self, index)
         base = self.storage.base_ptr(self._dt)
         return base + self.offset if not (isinstance(self.offset, int) and self.offset == 0) else base
 

@@ -333,6 +333,23 @@ def test_calling_a_tensor_indexes_it():
         ub(16)
 
 
+def test_tik_tensor_query_attributes():
+    """TIK Tensor's public queries (tik_tensor.py): ``ptr(i)`` is ``t[i]``, ``buffer_size`` (bytes of the
+    allocation), ``is_tensor_slice()``, ``is_single_point()``, ``is_workspace`` / ``is_atomic_add``."""
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (4, 16), name="ub", scope=tik.scope_ubuf)
+    ws = ti.Tensor("float32", (8,), name="ws", scope=tik.scope_gm, is_workspace=True)
+    acc = ti.Tensor("float32", (8,), name="acc", scope=tik.scope_gm, is_atomic_add=True)
+    assert _v(ub.ptr(1)) == _v(ub[1])
+    assert ub.buffer_size == 128 and ub[1].buffer_size == 128 and ws.buffer_size == 32
+    assert not ub.is_tensor_slice() and not ub[0:4, 0:16].is_tensor_slice() and not ub.reshape((64,)).is_tensor_slice()
+    assert ub[1].is_tensor_slice() and ub[0:4].is_tensor_slice() and ub[1:4, 0:16].is_tensor_slice()
+    assert ub[1, 3].is_single_point() and ub[1].is_single_point() and not ub[1:2, 0:16].is_single_point()
+    assert ws.is_workspace and not ws.is_atomic_add and acc.is_atomic_add and not ub.is_workspace
+    with raises_tik(IllegalOperand, match=r"tensor overflow"):
+        ub.ptr(64)
+
+
 def test_set_as_scope_rules_follow_the_chip():
     ti = tik.Tik()                                      # Ascend310: no GM element access
     g = ti.Tensor("int32", (8,), name="g", scope=tik.scope_gm)
