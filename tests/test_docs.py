@@ -112,3 +112,19 @@ def test_every_page_is_linked_from_the_index():
     missing = [p for p in doc_pages() if p.startswith("migration_guide") and not p.endswith("index.md")
                and f"({os.path.basename(p)})" not in index]
     assert not missing, f"pages not linked from migration_guide/index.md: {missing}"
+
+
+def test_readme_hazard_message_is_what_the_checker_prints(doc_env):
+    """README shows the error its matmul block raises without the CUBE -> FIXP flag pair; the text must be
+    the checker's (line breaks aside), so a reworded message does not leave the README behind."""
+    from pto_core.errors import HazardError
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    code = next(c for _, c, _ in python_blocks(text) if "pto.mad(" in c)
+    without = re.sub(r'^pto\.set_flag\("CUBE", "FIXP", 0\).*$', "", code, count=1, flags=re.M)
+    assert without != code
+    shown = re.search(r"```text\n(HazardError: .*?)```", text, re.S).group(1)
+    with pytest.raises(HazardError) as info:
+        exec(compile(without, "readme.py", "exec"), {"__name__": "readme"})
+    got = f"HazardError: {info.value}"
+    assert re.sub(r"\s+", "", got) == re.sub(r"\s+", "", shown), got     # README wraps the message anywhere

@@ -208,6 +208,14 @@ class LanewiseAPI(VectorBase):
                               hint="dequantise through float16 (vconv s16 -> f16, vmuls, vadds, vconv f16 -> s8/u8)")
         d = self._operand(dst, "dst", spaces=("ub",))
         s = self._operand(src, "src", spaces=("ub",))
+        for nm, t in (("dst", d), ("src", s)):
+            if t.tensor.dtype not in SHORT:
+                # packed 4-bit tensors (CANN lists f162s4 / f322s4 / s322s4 on v220/v300): the vector ops here
+                # address whole bytes, and pto.ub.vconv refuses packed 4-bit destinations
+                raise self._error(f"vconv with {nm} of dtype {t.tensor.dtype} (packed 4-bit elements) is not "
+                                  f"modelled", operand=nm, value=t.tensor.dtype, cls=UnsupportedOp,
+                                  hint="convert to int8 / uint8 instead (e.g. round_mode 'round' from float16) "
+                                       "and pack the nibbles outside the kernel")
         suffix = ROUND_MODES[round_mode]
         deq = SHORT[s.tensor.dtype] == "s32" and SHORT[d.tensor.dtype] == "f16" and suffix == "" and \
             deqscale is not None

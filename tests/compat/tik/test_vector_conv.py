@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from pto_core.errors import IllegalOperand, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import raises_tik
 from .vec_helpers import ref_lanewise, vec_kernel
@@ -87,3 +89,27 @@ def test_f16_to_int_floor_as_kernels_call_it():
 def test_conv_errors(call, cls, match):
     with raises_tik(cls, match=match):
         vec_kernel({"d": np.zeros(128, np.float16), "s": np.zeros(64, np.float32)}, call, build_only=True)
+
+
+def _conv_to(dst_dtype):
+    """A kernel converting 256 float16 values to ``dst_dtype`` on Ascend910B1 (whose CANN table lists f162s8
+    and the packed f322s4 / s322s4)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int8", (256,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (256,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor(dst_dtype, (256,), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 16, 0, 0)
+    ti.vconv(128, "round", b, a, 2, 1, 1, 4, 8)
+    ti.data_move(y, b, 0, 1, 8, 0, 0)
+    ti.BuildCCE(kernel_name="conv_to", inputs=[x], outputs=[y])
+    return ti
+
+
+def test_vconv_to_int8_runs_and_to_packed_int4_is_refused():
+    x = (np.arange(256) % 17 - 8).astype(np.float16)
+    y, = _conv_to("int8").tikdb.start_debug({"x": x}, interactive=False)
+    assert (y == x.astype(np.int8)).all() and y.dtype == np.int8
+    with raises_tik(UnsupportedOp, match=r"vconv with dst of dtype int4 \(packed 4-bit elements\) is not modelled"):
+        _conv_to("int4")
