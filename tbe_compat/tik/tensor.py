@@ -30,6 +30,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core.dtypes import DType
+from pto_core.errors import UnsupportedOp
 from pto_core.program import INDEX, I64
 
 from .scalar import Expr, integer_rooted, static_int, tik_dtype_name
@@ -154,6 +155,11 @@ def prod(dims):
     for d in dims:
         out = _mul(out, d)
     return out
+
+
+#: TIK Tensor members that expose TVM objects (tik_tensor.py): refused with a clear error
+_TIK_TENSOR_INTERNALS = {"access_ptr": "a tvm_access_ptr intrinsic for emit()", "indice": "its TensorSlice",
+                         "disable_tensor": "the end of a scope's lifetime, which TIK calls itself"}
 
 
 class Tensor:
@@ -390,6 +396,25 @@ class Tensor:
 
     def reinterpret_cast_to(self, dtype) -> "Tensor":
         return self.tik._api_reinterpret(self, dtype)
+
+    def change_shape(self, new_shape) -> None:
+        """TIK ``Tensor.change_shape``: ``reshape`` in place (this Python object takes the new shape; ops
+        already traced keep the old one)."""
+        v = self.tik._api_reshape(self, (new_shape,), api="tik.Tensor.change_shape")
+        self._shape, self._strides, self.offset, self._whole = v._shape, v._strides, v.offset, v._whole
+
+    def double_buffer_size(self, thread_num_value):
+        """TIK ``Tensor.double_buffer_size``: `buffer_size` times ``thread_num_value`` (bytes)."""
+        return self.buffer_size * thread_num_value
+
+    def __getattr__(self, name):
+        if name in _TIK_TENSOR_INTERNALS:
+            tik = object.__getattribute__(self, "tik")
+            with tik._api(f"tik.Tensor.{name}"):
+                raise tik._error(f"Tensor.{name} is TIK's TVM-level plumbing ({_TIK_TENSOR_INTERNALS[name]}); the "
+                                 f"simulator has no TVM buffers", operand=name, cls=UnsupportedOp,
+                                 hint="index the tensor (t[i], t[a:b]) and pass views to TIK calls instead")
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
     def set_as(self, value, dst_offset=0, src_offset=None) -> None:
         self.tik._tensor_set_as(self, value, dst_offset, src_offset)

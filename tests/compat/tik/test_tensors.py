@@ -1,6 +1,7 @@
 """Tensor declaration (every scope and form), on-chip placement, views (tik_api.md §4.2),
 reshape / reinterpret_cast_to, element set_as and __setitem__."""
 import numpy as np
+import pytest
 
 from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, UnknownName, UnsupportedOp
 from tbe import tik
@@ -348,6 +349,17 @@ def test_tik_tensor_query_attributes():
     assert ws.is_workspace and not ws.is_atomic_add and acc.is_atomic_add and not ub.is_workspace
     with raises_tik(IllegalOperand, match=r"tensor overflow"):
         ub.ptr(64)
+    assert ub.double_buffer_size(2) == 256
+    view = ub[0:4, 0:16]
+    view.change_shape((2, 32))                          # in place, as TIK's change_shape
+    assert view.shape == [2, 32] and _v(view[1, 0])[0] == _v(ub[2, 0])[0] == 32
+    with raises_tik(IllegalOperand, match=r"cannot reshape 64 elements"):
+        view.change_shape((3, 16))
+    assert view.shape == [2, 32]                        # bad input leaves the view as it was
+    with raises_tik(UnsupportedOp, match=r"Tensor.access_ptr is TIK's TVM-level plumbing"):
+        ub.access_ptr("w")
+    with pytest.raises(AttributeError, match="no attribute 'no_such_member'"):
+        ub.no_such_member
 
 
 def test_set_as_scope_rules_follow_the_chip():
