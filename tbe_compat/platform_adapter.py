@@ -185,6 +185,10 @@ def get_context():
     return tbe_context.get_context()
 
 
+# CANN's platform_adapter exports the ``tbe.common.utils.errormgr`` package as ``error_manager`` (imported last:
+# it re-exports the reporters defined above)
+from . import errormgr as error_manager  # noqa: E402
+
 __all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
-           "error_manager_util", "tbe_context", "OpContext", "OpInfo"]
+           "error_manager_util", "error_manager", "tbe_context", "OpContext", "OpInfo"]

@@ -475,10 +475,10 @@ def _img2col_static(op, src, dst, transpose=None):
         raise IllegalOperand(f"img2col moves 8/16/32-bit data, got {sd.name}", op=op, operand="%src", value=sd.name)
     if transpose:
         ds = getattr(dst, "space", None)
-        if ds is not None and ds != "l0a":
-            raise IllegalOperand(f"transpose writes the transposed block into L0A only, not {ds}", op=op,
-                                 operand="transpose", value=ds, limit="l0a",
-                                 hint="drop transpose, or load into L0A")
+        if ds is not None and ds not in ("l0a", "l0b"):
+            raise IllegalOperand(f"transpose writes the transposed block into L0A or L0B only, not {ds}", op=op,
+                                 operand="transpose", value=ds, limit="l0a, l0b",
+                                 hint="drop transpose, or load into L0A / L0B")
         if sd is not None and sd.bits != 16:
             raise UnsupportedOp(f"transpose of {sd.name} im2col blocks is not modelled: only 16-bit data, whose "
                                 f"16 x 16 fractals stay square when transposed, has a public definition",

@@ -452,8 +452,17 @@ class CubeMoveAPI(CubeBase):
             channels = 4
         else:
             channels = imul(iadd(idiv(iadd(k_first, iadd(k_ext, -1)), taps * c0), 1), c0)
-        outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
-                                                != "Zz") else "row"
+        # Named choice L0B_LOAD3DV1_IS_ZN_OF_X (tik_cube.md): into L0B the im2col block becomes the mmad
+        # operand B = X (K = the pixels), i.e. X^T written in L0B's geometry (pto.img2col transpose): fractal
+        # (pixel group, K block) at (group*dst_stride + K block)*512, groups jump_offset fractals apart
+        l0b = d.space == "l0b"
+        if l0b and d.dt.bits != 16:
+            raise self._error(f"load3dv1 of {d.tensor.dtype} into L0B is not modelled: L0B receives the im2col block "
+                              f"transposed (B = X), and only 16-bit data, whose 16 x 16 fractals stay square, "
+                              f"has a public definition of that", cls=UnsupportedOp, operand="dst",
+                              value=d.tensor.dtype, hint="load 8-bit feature maps into L0A (or UB) instead")
+        outer = "col" if not l0b and d.space == "l0a" and l0a_layout(platform.current_soc().profile) != "Zz" \
+            else "row"
         if outer == "row":
             ds = rep if mode == 0 else jump
             dst_bytes = imul(rep, 512) if mode == 0 else imul(iadd(imul(iadd(rep, -1), jump), 1), 512)
@@ -470,7 +479,7 @@ class CubeMoveAPI(CubeBase):
         pv = self._cube_pad_imm(pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, channels, k_first, k_ext, m0, m_ext, ds,
                    stride=(sh, sw), filter=(kh, kw), dilation=(dh, dw), pad=pads, pad_value=(pv,),
-                   footprint=[s.read(None), dst_access])
+                   transpose=True if l0b else None, footprint=[s.read(None), dst_access])
 
     @tik_api("load3dv2")
     def load3dv2(self, dst, src, pad_list, l1_h, l1_w, channel_size, k_extension, m_extension, k_start_pt,

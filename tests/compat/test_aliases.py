@@ -67,6 +67,9 @@ SAME_OBJECTS = [
     ("te.utils.error_manager", "error_manager_vector", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_cube", platform_adapter.error_manager_vector),
     ("te.utils.error_manager", "error_manager_util", platform_adapter.error_manager_util),
+    ("impl.util.platform_adapter", "error_manager", platform_adapter.error_manager),
+    ("tbe.common.utils.errormgr", "error_manager_vector", platform_adapter.error_manager_vector),
+    ("tbe.common.utils.errormgr", "get_error_message", platform_adapter.error_manager_util.get_error_message),
     ("topi.cce.util", "check_input_type", para_check.check_input_type),
     ("topi.cce.util", "axis_check", topi_util.axis_check),
     ("topi.cce.util", "compare_tensor_dict_key", topi_util.compare_tensor_dict_key),
@@ -249,6 +252,20 @@ def test_te_lang_dynamic_imports_for_2020_dynamic_operators():
     with pytest.raises(RuntimeError, match="errCode: E80000"):
         em.error_manager_util.raise_runtime_error({"errCode": "E80000", "op_name": "k"})
 
+
+def test_errormgr_package_get_error_message_for_cube_operators():
+    """CANN cube TIK operators (fused_dbn_dw, avg_pool_grad_d, conv2d_backprop_*) import
+    ``error_manager`` from platform_adapter (CANN's ``tbe.common.utils.errormgr`` package) and raise
+    ``RuntimeError(d, error_manager.get_error_message(d))``; ``tbe.common.utils.errormgr`` is the same."""
+    import tbe
+    from impl.util.platform_adapter import error_manager
+    d = {"errCode": "E60108", "reason": "case not supported"}
+    assert error_manager.get_error_message(d) == "errCode: E60108, reason: case not supported"
+    assert tbe.common.utils.errormgr.get_error_message is error_manager.get_error_message
+    with pytest.raises(RuntimeError, match="errCode: E60108, reason: case not supported"):
+        error_manager.raise_runtime_error(d)
+    with pytest.raises(RuntimeError, match=r"In op\[k\], input dtype not supported"):
+        error_manager.error_manager_vector.raise_err_input_dtype_not_supported("k", "x", "float16", "int8")
 
 
 def test_te_utils_op_utils_star_import_gives_the_modules_cann_2020_leaked():

@@ -403,11 +403,46 @@ def test_img2col_transpose_matches_transposed_loop_reference(h, w, kh, kw, pad, 
                                           ref[16 * j:16 * j + 16, 16 * i:16 * i + 16])
 
 
+@SETTINGS
+@given(h=st.integers(2, 6), w=st.integers(2, 6), kh=st.integers(1, 2), kw=st.integers(1, 3),
+       pad=st.tuples(*[st.integers(0, 1)] * 4), extra=st.integers(0, 1), seed=st.integers(0, 999))
+def test_img2col_transpose_into_l0b_is_zn_of_the_block(h, w, kh, kw, pad, extra, seed):
+    """Into L0B (Nz geometry) the transposed block X^T lands as Zn of X: fractal (I, J) of X (M block I,
+    K block J) at dst + (I*dst_stride + J)*512 holding its 16 K rows x 16 M columns, i.e. the mmad operand
+    B = X with K = the block's pixels (TIK load3dv1 into L0B, tik_cube.md)."""
+    pl, pr, pt, pb = pad
+    wo, ho = w + pl + pr - kw + 1, h + pt + pb - kh + 1
+    if wo < 1 or ho < 1:
+        return
+    rng = np.random.default_rng(seed)
+    fm = rng.integers(-50, 50, (2, h, w, 16)).astype(np.float16)
+    m = Machine("Ascend910B1")
+    src = m.ptr("l1", "f16", 0)
+    fill(m, src, fm.reshape(-1))
+    ktot = kh * kw * 32
+    k0 = 16 * int(rng.integers(0, ktot // 16))
+    ke = 16 * int(rng.integers(1, (ktot - k0) // 16 + 1))
+    me = 16 * int(rng.integers(1, 3))
+    m0 = int(rng.integers(0, ho * wo))
+    d = m.ptr("l0b", "f16", 0)
+    fk, fm_ = ke // 16, me // 16
+    ds = fk + extra                                          # fractals per M block row of X (K blocks)
+    pto.img2col(src, d, h, w, 32, k0, ke, m0, me, ds, stride=(1, 1), filter=(kh, kw), dilation=(1, 1), pad=pad,
+                pad_value=(9.0,), transpose=True)
+    ref = im2col_loop(fm.astype(np.float64), 2, h, w, 16, 32, kh, kw, 1, 1, 1, 1, pad, 9.0, m0, me, k0, ke)
+    raw = m.read(d, ((fm_ - 1) * ds + fk) * 256)
+    for i in range(fm_):
+        for j in range(fk):
+            f = i * ds + j
+            np.testing.assert_array_equal(raw[f * 256:(f + 1) * 256].reshape(16, 16),
+                                          ref[16 * i:16 * i + 16, 16 * j:16 * j + 16].T)
+
+
 def test_img2col_transpose_errors():
     m = Machine("Ascend910B1")
     geo = dict(stride=(1, 1), filter=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0), transpose=True)
-    with pytest.raises(IllegalOperand, match="transposed block into L0A only, not l0b"):
-        pto.img2col(m.ptr("l1", "f16", 0), m.ptr("l0b", "f16", 0), 4, 4, 16, 0, 16, 0, 16, 1, **geo)
+    with pytest.raises(IllegalOperand, match="transposed block into L0A or L0B only, not ub"):
+        pto.img2col(m.ptr("l1", "f16", 0), m.ptr("ub", "f16", 0), 4, 4, 16, 0, 16, 0, 16, 1, **geo)
     with pytest.raises(UnsupportedOp, match="transpose of s8 im2col blocks is not modelled"):
         pto.img2col(m.ptr("l1", "s8", 0), m.ptr("l0a", "s8", 0), 4, 4, 32, 0, 32, 0, 16, 1, **geo)
     with pytest.raises(IllegalOperand, match="%dst_stride 1 fractals is smaller than the 2 fractals of one K block"):

@@ -278,6 +278,62 @@ def test_load3dv1_repeat_modes(dst_scope):
         np.testing.assert_array_equal(fr[f][:rows], X[16 * r:16 * r + rows, kcol:kcol + 16])
 
 
+def _l0b_kernel(mode, dtype="float16"):
+    """load3dv1 into L0B, then mmad with a 16-row A from L0A: C = A @ B shows which matrix B L0B holds."""
+    set_current_compile_soc_info("Ascend310")
+    kf, n1 = (2, 2) if mode == 1 else (1, 4)
+    fm_shape = (2, 6, 7, 16) if dtype == "float16" else (1, 6, 7, 32)
+    ti = tik.Tik()
+    g = ti.Tensor(dtype, fm_shape, name="g", scope=tik.scope_gm)
+    ag = ti.Tensor("float16", (kf * 256,), name="ag", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (n1 * 256,), name="out", scope=tik.scope_gm)
+    fm = ti.Tensor(dtype, fm_shape, name="fm", scope=tik.scope_cbuf)
+    al1 = ti.Tensor("float16", (kf * 256,), name="al1", scope=tik.scope_cbuf)
+    a = ti.Tensor("float16", (kf * 256,), name="a", scope=tik.scope_ca)
+    b = ti.Tensor(dtype, (kf * n1 * 256,), name="b", scope=tik.scope_cb)
+    c = ti.Tensor("float32", (n1 * 256,), name="c", scope=tik.scope_cc)
+    ub = ti.Tensor("float32", (n1 * 256,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(fm, g, 0, 1, fm_shape[0] * 6 * 7, 0, 0)
+    ti.data_move(al1, ag, 0, 1, kf * 16, 0, 0)
+    ti.load2dv1(a, al1, 0, kf, 1, 0)
+    if mode == 1:   # 1 x 1 filter: per channel block, 2 pixel groups (the K blocks of B), jump_offset = N1
+        for c1 in range(2):
+            ti.load3dv1(b[c1 * 256], fm, [0, 0, 0, 0], 6, 7, c1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, n1, 1, kf)
+    else:           # 3 x 3 filter, pad 1: pixels 16..31 (origin (ho, wo) = (2, 2)), 4 K fractals (the N blocks)
+        ti.load3dv1(b, fm, [1, 1, 1, 1], 6, 7, 0, 0, 0, 1, 1, 1, 1, 3, 3, 1, 1, 1, 0, 4)
+    ti.mmad(c, a, b, 16, 16 * kf, 16 * n1, 0)
+    ti.data_move(ub, c, 0, 1, n1, 0, 0)
+    ti.data_move(out, ub, 0, 1, n1 * 32, 0, 0)
+    ti.BuildCCE("l3d_l0b", [g, ag], [out])
+    return ti, kf, n1
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_load3dv1_into_l0b_gives_mmad_operand_b_equal_to_the_im2col_block(mode):
+    """CANN's fused_dbn_dw (dW = dY^T x im2col(x) on Ascend910) loads the feature map into L0B with
+    load3dv1 (repeat_mode 1, jump_offset = N1, one call per channel block) and multiplies with K = the
+    pixels: L0B holds B = X (K = pixels, N = im2col columns), pixel groups jump_offset fractals apart."""
+    rng = np.random.default_rng(7 + mode)
+    x4 = rng.integers(-4, 5, (2, 6, 7, 16)).astype(np.float16)
+    ti, kf, n1 = _l0b_kernel(mode)
+    amat = rng.integers(-3, 4, (16, 16 * kf)).astype(np.float16)
+    out, = run(ti, {"g": x4, "ag": amat.reshape(16, kf, 16).transpose(1, 0, 2).reshape(-1)})
+    x = x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64)
+    if mode == 1:
+        X, _, _ = im2col_ref(x, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 0.0, 16)
+        B = X[0:32, 0:32]
+    else:
+        X, _, _ = im2col_ref(x, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 0.0, 16)
+        B = X[16:32, 0:64]
+    got = out.reshape(n1, 16, 16).transpose(1, 0, 2).reshape(16, 16 * n1)
+    np.testing.assert_array_equal(got, amat.astype(np.float64) @ B)
+
+
+def test_load3dv1_int8_into_l0b_is_unsupported():
+    with raises_tik(UnsupportedOp, match="load3dv1 of int8 into L0B is not modelled"):
+        _l0b_kernel(1, "int8")
+
+
 def test_load3dv2_block_and_errors():
     rng = np.random.default_rng(6)
     x4 = rng.integers(-5, 6, (2, 6, 7, 16)).astype(np.float16)

@@ -1,2 +1,2 @@
 """``tbe.common.utils`` (alias onto `tbe_compat`)."""
-from . import para_check, shape_util  # noqa: F401
+from . import errormgr, para_check, shape_util  # noqa: F401
