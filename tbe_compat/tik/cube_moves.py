@@ -42,6 +42,13 @@ U16 = 0xFFFF
 #: TIK ConvReluMode codes of data_move L0C <-> UB (tik_api.md §7.1, CR_MODE_MAP) -> (src, dst, relu).
 CONV_RELU_MODES = {0: (None, None, False), 1: ("f32", "f16", False), 2: ("f32", "f16", True),
                    3: ("s32", "f16", False), 4: ("f16", "f32", False), 5: (None, None, True)}
+#: Named choice DATA_MOVE_L0C_MODE_SELECTS_CONVERSION (migration_guide/tik_cube.md, "L0C moves"): an
+#: explicit ConvReluMode is the instruction's conversion field, so the same-type codes (0 plain, 5 relu)
+#: never convert. When the UB tensor's dtype differs from the L0C tensor's, the UB side is taken as
+#: raw bytes of the L0C dtype (the hardware moves 32-bit L0C elements unchanged under mode 0; CANN
+#: basic_lstm_cell_weight_grad relies on it for its float32 bias gradient). Without the argument the
+#: conversion still follows the dtype pair (CR_MODE_MAP).
+SAME_TYPE_MODES = (0, 5)
 
 
 def _space(t):
@@ -127,6 +134,12 @@ class CubeMoveAPI(CubeBase):
             raise self._error("ConvReluMode 3 (s32 -> f16 deq) needs a deqscale, which data_move has no argument "
                               "for", operand="ConvReluMode", value=3,
                               hint="use tensor_mov(dst, src, 'm', ..., deqscale=scale)")
+        if mode is not None and code in SAME_TYPE_MODES and isinstance(dst, Tensor) and isinstance(src, Tensor) \
+                and dst.dtype != src.dtype:
+            if src.space == "l0c":
+                dst = self._api_reinterpret(dst, src.dtype)
+            else:
+                src = self._api_reinterpret(src, dst.dtype)
         self._cube_l0c_move(dst, src, nburst, burst, src_stride, dst_stride, block_mode="m", relu=relu,
                        want=(want_s, want_d), api="data_move")
 

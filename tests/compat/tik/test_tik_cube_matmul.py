@@ -407,6 +407,41 @@ def test_l0c_ub_moves_conv_relu_modes_and_tensor_mov_deq():
     np.testing.assert_array_equal(r3, (xi * 0.5).astype(np.float16))
 
 
+def test_l0c_ub_same_type_mode_moves_raw_l0c_elements_into_another_dtype():
+    # DATA_MOVE_L0C_MODE_SELECTS_CONVERSION: ConvReluMode 0 / 5 never convert; a float16 UB tensor receives
+    # the float32 L0C bytes (CANN basic_lstm_cell_weight_grad's float32 bias path); no mode: dtype pair converts
+    ti = tik.Tik()
+    g = ti.Tensor("float32", (256,), name="g", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (256,), name="ub", scope=tik.scope_ubuf)
+    c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
+    uh = ti.Tensor("float16", (512,), name="uh", scope=tik.scope_ubuf)
+    o0 = ti.Tensor("float16", (512,), name="o0", scope=tik.scope_gm)
+    o5 = ti.Tensor("float16", (512,), name="o5", scope=tik.scope_gm)
+    oc = ti.Tensor("float16", (256,), name="oc", scope=tik.scope_gm)
+    ti.data_move(ub, g, 0, 1, 32, 0, 0)
+    ti.data_move(c, ub, 0, 1, 1, 0, 0)
+    ti.data_move(uh, c, 0, 1, 1, 0, 0, 0)          # plain: 1024 raw bytes
+    ti.data_move(o0, uh, 0, 1, 32, 0, 0)
+    ti.data_move(uh, c, 0, 1, 1, 0, 0, 5)          # relu in float32, raw bytes
+    ti.data_move(o5, uh, 0, 1, 32, 0, 0)
+    ti.data_move(uh, c, 0, 1, 1, 0, 0)             # no mode: f32 -> f16 by the dtype pair
+    ti.data_move(oc, uh, 0, 1, 16, 0, 0)
+    ti.BuildCCE("raw", [g], [o0, o5, oc])
+    x = (np.random.default_rng(5).standard_normal(256) * 1000).astype(np.float32)
+    r0, r5, rc = run(ti, {"g": x})
+    np.testing.assert_array_equal(np.asarray(r0).view(np.float32), x)
+    np.testing.assert_array_equal(np.asarray(r5).view(np.float32), np.maximum(x, np.float32(0)))
+    np.testing.assert_array_equal(rc, x.astype(np.float16))
+
+
+def test_l0c_ub_same_type_mode_into_small_other_dtype_tensor_overflows():
+    ti = tik.Tik()
+    c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
+    uh = ti.Tensor("float16", (256,), name="uh", scope=tik.scope_ubuf)   # 512 B: half a float32 fractal
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        ti.data_move(uh, c, 0, 1, 1, 0, 0, 0)
+
+
 def test_l0c_move_errors():
     ti = tik.Tik()
     ub = ti.Tensor("float32", (512,), name="ub", scope=tik.scope_ubuf)
