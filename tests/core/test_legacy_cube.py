@@ -371,14 +371,15 @@ def test_broadcast_repeat_and_widening_match_loop_reference(n, bl, sg, dg, repea
 # ----------------------------------------------------------------------------- img2col transpose
 
 
-@SETTINGS
-@given(h=st.integers(2, 6), w=st.integers(2, 6), kh=st.integers(1, 2), kw=st.integers(1, 3),
-       pad=st.tuples(*[st.integers(0, 1)] * 4), extra=st.integers(0, 1), seed=st.integers(0, 999))
-def test_img2col_transpose_matches_transposed_loop_reference(h, w, kh, kw, pad, extra, seed):
+def _transposed_img2col(space, h, w, kh, kw, pad, extra, seed):
+    """Run ``pto.img2col(..., transpose=True)`` of a random block into ``space``; return the fractals it wrote
+    as ``{(K block j, M block i): 16 x 16}`` and the block ``X`` (M pixels x K columns, float64) from the loop
+    reference, or None when the window does not fit. Zz L0A: fractal (j, i) at ``j*ds + i`` (``ds`` = M
+    fractals + extra); Nz L0B: fractal (i, j) at ``i*ds + j`` (``ds`` = K fractals + extra)."""
     pl, pr, pt, pb = pad
     wo, ho = w + pl + pr - kw + 1, h + pt + pb - kh + 1
     if wo < 1 or ho < 1:
-        return
+        return None
     rng = np.random.default_rng(seed)
     fm = rng.integers(-50, 50, (2, h, w, 16)).astype(np.float16)
     m = Machine("Ascend910B1")
@@ -389,53 +390,48 @@ def test_img2col_transpose_matches_transposed_loop_reference(h, w, kh, kw, pad, 
     ke = 16 * int(rng.integers(1, (ktot - k0) // 16 + 1))
     me = 16 * int(rng.integers(1, 3))
     m0 = int(rng.integers(0, ho * wo))
-    d = m.ptr("l0a", "f16", 0)
+    d = m.ptr(space, "f16", 0)
     fk, fm_ = ke // 16, me // 16
-    ds = fm_ + extra                                         # fractals per K block row of X^T
+    l0a = space == "l0a"
+    ds = (fm_ if l0a else fk) + extra
     pto.img2col(src, d, h, w, 32, k0, ke, m0, me, ds, stride=(1, 1), filter=(kh, kw), dilation=(1, 1), pad=pad,
                 pad_value=(9.0,), transpose=True)
-    ref = im2col_loop(fm.astype(np.float64), 2, h, w, 16, 32, kh, kw, 1, 1, 1, 1, pad, 9.0, m0, me, k0, ke).T
-    raw = m.read(d, ((fk - 1) * ds + fm_) * 256)
-    for j in range(fk):
-        for i in range(fm_):
-            f = j * ds + i
-            np.testing.assert_array_equal(raw[f * 256:(f + 1) * 256].reshape(16, 16),
-                                          ref[16 * j:16 * j + 16, 16 * i:16 * i + 16])
+    x = im2col_loop(fm.astype(np.float64), 2, h, w, 16, 32, kh, kw, 1, 1, 1, 1, pad, 9.0, m0, me, k0, ke)
+    raw = m.read(d, ((fk - 1) * ds + fm_) * 256 if l0a else ((fm_ - 1) * ds + fk) * 256)
+    frac = {(j, i): raw[f * 256:(f + 1) * 256].reshape(16, 16)
+            for j in range(fk) for i in range(fm_) for f in [j * ds + i if l0a else i * ds + j]}
+    return frac, x
+
+
+TRANSPOSE_CASES = dict(h=st.integers(2, 6), w=st.integers(2, 6), kh=st.integers(1, 2), kw=st.integers(1, 3),
+                       pad=st.tuples(*[st.integers(0, 1)] * 4), extra=st.integers(0, 1), seed=st.integers(0, 999))
 
 
 @SETTINGS
-@given(h=st.integers(2, 6), w=st.integers(2, 6), kh=st.integers(1, 2), kw=st.integers(1, 3),
-       pad=st.tuples(*[st.integers(0, 1)] * 4), extra=st.integers(0, 1), seed=st.integers(0, 999))
+@given(**TRANSPOSE_CASES)
+def test_img2col_transpose_matches_transposed_loop_reference(h, w, kh, kw, pad, extra, seed):
+    """Into a Zz L0A the block is written as X^T: fractal (J, I) of X^T (K block J, M block I) holds
+    X^T[16J:16J+16, 16I:16I+16]."""
+    got = _transposed_img2col("l0a", h, w, kh, kw, pad, extra, seed)
+    if got is None:
+        return
+    frac, x = got
+    for (j, i), block in frac.items():
+        np.testing.assert_array_equal(block, x.T[16 * j:16 * j + 16, 16 * i:16 * i + 16])
+
+
+@SETTINGS
+@given(**TRANSPOSE_CASES)
 def test_img2col_transpose_into_l0b_is_zn_of_the_block(h, w, kh, kw, pad, extra, seed):
     """Into L0B (Nz geometry) the transposed block X^T lands as Zn of X: fractal (I, J) of X (M block I,
     K block J) at dst + (I*dst_stride + J)*512 holding its 16 K rows x 16 M columns, i.e. the mmad operand
     B = X with K = the block's pixels (TIK load3dv1 into L0B, tik_cube.md)."""
-    pl, pr, pt, pb = pad
-    wo, ho = w + pl + pr - kw + 1, h + pt + pb - kh + 1
-    if wo < 1 or ho < 1:
+    got = _transposed_img2col("l0b", h, w, kh, kw, pad, extra, seed)
+    if got is None:
         return
-    rng = np.random.default_rng(seed)
-    fm = rng.integers(-50, 50, (2, h, w, 16)).astype(np.float16)
-    m = Machine("Ascend910B1")
-    src = m.ptr("l1", "f16", 0)
-    fill(m, src, fm.reshape(-1))
-    ktot = kh * kw * 32
-    k0 = 16 * int(rng.integers(0, ktot // 16))
-    ke = 16 * int(rng.integers(1, (ktot - k0) // 16 + 1))
-    me = 16 * int(rng.integers(1, 3))
-    m0 = int(rng.integers(0, ho * wo))
-    d = m.ptr("l0b", "f16", 0)
-    fk, fm_ = ke // 16, me // 16
-    ds = fk + extra                                          # fractals per M block row of X (K blocks)
-    pto.img2col(src, d, h, w, 32, k0, ke, m0, me, ds, stride=(1, 1), filter=(kh, kw), dilation=(1, 1), pad=pad,
-                pad_value=(9.0,), transpose=True)
-    ref = im2col_loop(fm.astype(np.float64), 2, h, w, 16, 32, kh, kw, 1, 1, 1, 1, pad, 9.0, m0, me, k0, ke)
-    raw = m.read(d, ((fm_ - 1) * ds + fk) * 256)
-    for i in range(fm_):
-        for j in range(fk):
-            f = i * ds + j
-            np.testing.assert_array_equal(raw[f * 256:(f + 1) * 256].reshape(16, 16),
-                                          ref[16 * i:16 * i + 16, 16 * j:16 * j + 16].T)
+    frac, x = got
+    for (j, i), block in frac.items():
+        np.testing.assert_array_equal(block, x[16 * i:16 * i + 16, 16 * j:16 * j + 16].T)
 
 
 def test_img2col_transpose_errors():

@@ -272,17 +272,22 @@ def _greedy_nms(p, thresh):
     return kept
 
 
+def _separated_proposals(n, rng, thresh):
+    """``n`` score-ordered proposals with no pair within rounding distance of the IoU threshold."""
+    while True:
+        p = _proposals(n, rng, score_order=np.arange(n, 0, -1).astype(np.float16))
+        a = _areas(p)
+        inter = _inter(p, p)
+        if (np.abs(inter - (a[:, None] + a[None, :]) * thresh / (1 + thresh)) > 2).all():
+            return p
+
+
 def test_nms_pipeline_as_huawei_kernels_build_it():
     """viou / vaadd / vmuls / vcmpv_gt / rpn_cor / rpn_cor_diag (the CANN nms_with_mask pipeline) keep exactly
     the proposals a greedy IoU > t NMS keeps."""
     rng = np.random.default_rng(3)
     thresh, n = 0.5, 48
-    while True:                                     # no pair within rounding distance of the threshold
-        p = _proposals(n, rng, score_order=np.arange(n, 0, -1).astype(np.float16))
-        a = _areas(p)
-        inter = _inter(p, p)
-        if (np.abs(inter - (a[:, None] + a[None, :]) * thresh / (1 + thresh)) > 2).all():
-            break
+    p = _separated_proposals(n, rng, thresh)
 
     def body(ti, ub):
         ti.vrpac(ub["area"], ub["p"], 3)
@@ -312,12 +317,7 @@ def test_nms_pipeline_in_the_cce_nms_form_keeps_the_top_box():
     register's bit 0 (the box's overlap with itself) would suppress it."""
     rng = np.random.default_rng(5)
     thresh, n = 0.5, 48
-    while True:
-        p = _proposals(n, rng, score_order=np.arange(n, 0, -1).astype(np.float16))
-        a = _areas(p)
-        inter = _inter(p, p)
-        if (np.abs(inter - (a[:, None] + a[None, :]) * thresh / (1 + thresh)) > 2).all():
-            break
+    p = _separated_proposals(n, rng, thresh)
 
     def body(ti, ub):
         ti.vrpac(ub["area"], ub["p"], 3)
