@@ -282,16 +282,23 @@ def _separated_proposals(n, rng, thresh):
             return p
 
 
-def test_nms_pipeline_as_huawei_kernels_build_it():
-    """viou / vaadd / vmuls / vcmpv_gt / rpn_cor / rpn_cor_diag (the CANN nms_with_mask pipeline) keep exactly
-    the proposals a greedy IoU > t NMS keeps."""
-    rng = np.random.default_rng(3)
+@pytest.mark.parametrize("form, seed", [("nms_with_mask", 3), ("cce_nms", 5)])
+def test_nms_pipeline_as_huawei_kernels_build_it(form, seed):
+    """viou / vaadd / vmuls / vcmpv_gt / rpn_cor / rpn_cor_diag keep exactly the proposals a greedy IoU > t NMS
+    keeps, in both Huawei call patterns (tik_vector.md §5): CANN nms_with_mask fills the suppression vector with
+    1 and ORs only earlier groups; CANN cce_nms (proposal, ssd_detection_output) and the YOLO nms_filter pre-set
+    the top box's entry to 0 and pass the first group's own diagonal block to rpn_cor. The second form keeps its
+    top box only under the named choice RPN_COR_DIAG_KEEPS_ZERO_ENTRIES (the register's bit 0 is the box's
+    overlap with itself)."""
+    rng = np.random.default_rng(seed)
     thresh, n = 0.5, 48
     p = _separated_proposals(n, rng, thresh)
 
     def body(ti, ub):
         ti.vrpac(ub["area"], ub["p"], 3)
         ti.vec_dup(48, ub["sup"], 1, 1, 0)
+        if form == "cce_nms":
+            ub["sup"][0].set_as(0)
         for i in range(3):
             length = 16 * (i + 1)
             ti.viou(ub["iou"], ub["p"], ub["p"][i * 128], i + 1)
@@ -299,38 +306,10 @@ def test_nms_pipeline_as_huawei_kernels_build_it():
             ti.vmuls(128, ub["join"], ub["join"], thresh / (1 + thresh), length // 8, 1, 1, 8, 8)
             ti.vcmpv_gt(ub["mat"], ub["iou"], ub["join"], length // 8, 1, 1, 8, 8)
             ir = ti.set_rpn_cor_ir(0)
-            if i > 0:
+            if form == "cce_nms":
+                ir = ti.rpn_cor(ub["mat"], ub["sup"], 1, 1, max(i, 1))     # group 0: its own diagonal block
+            elif i > 0:
                 ir = ti.rpn_cor(ub["mat"], ub["sup"], 1, 1, i)
-            ti.rpn_cor_diag(ub["sup"][i * 16], ub["mat"][length - 16], ir)
-    out = vec_kernel({"p": p.reshape(-1), "area": np.zeros(48, np.float16), "sup": np.zeros(48, np.uint16),
-                      "iou": np.zeros(768, np.float16), "join": np.zeros(768, np.float16),
-                      "mat": np.zeros(48, np.uint16)}, body, chip="Ascend310P3")
-    kept = list(np.nonzero(out["sup"] == 0)[0])
-    assert kept == _greedy_nms(p, thresh)
-    assert 0 < len(kept) < n
-
-
-def test_nms_pipeline_in_the_cce_nms_form_keeps_the_top_box():
-    """CANN cce_nms (proposal, ssd_detection_output) and the YOLO nms_filter pre-set the top box's entry to 0 and
-    pass the first group's diagonal block to rpn_cor before rpn_cor_diag (named choice
-    RPN_COR_DIAG_KEEPS_ZERO_ENTRIES): the result is the greedy NMS, top box included. With a write-only dst the
-    register's bit 0 (the box's overlap with itself) would suppress it."""
-    rng = np.random.default_rng(5)
-    thresh, n = 0.5, 48
-    p = _separated_proposals(n, rng, thresh)
-
-    def body(ti, ub):
-        ti.vrpac(ub["area"], ub["p"], 3)
-        ti.vec_dup(48, ub["sup"], 1, 1, 0)
-        ub["sup"][0].set_as(0)
-        for i in range(3):
-            length = 16 * (i + 1)
-            ti.viou(ub["iou"], ub["p"], ub["p"][i * 128], i + 1)
-            ti.vaadd(ub["join"], ub["area"], ub["area"][i * 16], i + 1)
-            ti.vmuls(128, ub["join"], ub["join"], thresh / (1 + thresh), length // 8, 1, 1, 8, 8)
-            ti.vcmpv_gt(ub["mat"], ub["iou"], ub["join"], length // 8, 1, 1, 8, 8)
-            ir = ti.set_rpn_cor_ir(0)
-            ir = ti.rpn_cor(ub["mat"], ub["sup"], 1, 1, max(i, 1))     # group 0: its own diagonal block
             ti.rpn_cor_diag(ub["sup"][i * 16], ub["mat"][length - 16], ir)
     out = vec_kernel({"p": p.reshape(-1), "area": np.zeros(48, np.float16), "sup": np.zeros(48, np.uint16),
                       "iou": np.zeros(768, np.float16), "join": np.zeros(768, np.float16),
@@ -338,6 +317,7 @@ def test_nms_pipeline_in_the_cce_nms_form_keeps_the_top_box():
     kept = list(np.nonzero(out["sup"] == 0)[0])
     assert kept[0] == 0
     assert kept == _greedy_nms(p, thresh)
+    assert 0 < len(kept) < n
 
 
 def test_layout_errors():
