@@ -157,7 +157,7 @@ class LanewiseAPI(VectorBase):
         unit = self._vec_stride_unit(stride_unit)
         g = Geo(1 if blk is None else self._vec_stride(blk, "dst_blk_stride", U16),
                 self._vec_stride(rep, "dst_rep_stride", U8))
-        if g.blk == 0 and m.static and m.lanes.nonzero()[0][-1] >= m.par // 8:
+        if isinstance(g.blk, int) and g.blk == 0 and m.static and m.lanes.nonzero()[0][-1] >= m.par // 8:
             self._warn_dup_block_stride_zero(m)
         sval = _unsigned_dup_immediate(self._vec_scalar(scalar, d.tensor.dtype, "scalar"), d.dt)
         fp = [self._vec_access(d, self._vec_extent(d, m, repeat, g, unit), True)]
@@ -170,7 +170,7 @@ class LanewiseAPI(VectorBase):
         self._vec_emit("vector_dup", d.ptr, sval, repeat, footprint=fp, **clauses)
 
     def _warn_dup_block_stride_zero(self, m) -> None:
-        """Say what ``dst_blk_stride`` 0 does here (open question: tik_vector.md §2, strides)."""
+        """Say what ``dst_blk_stride`` 0 does here (open question: tik_vector.md §3, strides)."""
         lanes = m.par // 8
         warnings.warn(f"{self._where or 'tik.vector_dup'}: vector_dup with dst_blk_stride 0 writes the 8 blocks of "
                       f"each repeat to the same 32 bytes, so only lanes 0..{lanes - 1} of the mask get the value (the "
