@@ -532,23 +532,42 @@ def _exec_col2img(ctx, src, dst, fm_h, fm_w, fetch_w, fetch_h, left_top_w, left_
         return
     d = src.dtype
     m0 = rs.raster_index(op, lh, lw)
-    h0, w0 = rs.pixel(np.arange(m0, m0 + rep * ROW))
-    h, w = h0 + fh * rs.dh, w0 + fw * rs.dw
-    inside = (h >= 0) & (h < rs.h) & (w >= 0) & (w < rs.w)
+    pix, inside = col2img_walk(rs, fh, fw, m0, rep)
     n_src = rep * ROW * ROW
     sv = ctx.view(src, n_src, operand="%src").reshape(rep * ROW, ROW)[inside]
-    pix = (h * rs.w + w)[inside]
-    total = rs.h * rs.w * ROW
-    ddata, dwr, _ = ctx.span_tracked(dst, 0, d.nbytes(total), write=True, operand="%dst")
-    dv = ddata.view(d.storage).reshape(rs.h * rs.w, ROW)
+    pix = pix[inside]
+    if pix.size == 0:
+        return
+    n_pix = int(pix.max()) + 1          # COL2IMG_DST_EXTENT_IS_WALK: only the pixels the walk adds into
+    ddata, dwr, _ = ctx.span_tracked(dst, 0, d.nbytes(n_pix * ROW), write=True, operand="%dst")
+    dv = ddata.view(d.storage).reshape(n_pix, ROW)
     if tracking(ctx):
-        ctx.check_written(_flags(dwr, d).reshape(rs.h * rs.w, ROW)[pix], operand="%dst", ptr=dst, unit="element")
+        ctx.check_written(_flags(dwr, d).reshape(n_pix, ROW)[pix], operand="%dst", ptr=dst, unit="element")
     with np.errstate(over="ignore", invalid="ignore"):
         s = dv[pix].astype(np.float64) + sv.astype(np.float64)
     if ctx.machine.overflow_mode == "saturation":
         s = np.nan_to_num(np.clip(s, -float(d.max), float(d.max)), nan=0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         dv[pix] = s.astype(d.storage)
+
+
+def col2img_walk(rs: Raster, fetch_h: int, fetch_w: int, m0: int, repeat: int) -> tuple:
+    """The map pixels of a col2img walk: ``(pixel, inside)`` for the ``repeat * 16`` raster positions from
+    raster index ``m0`` (kernel tap ``(fetch_h, fetch_w)``): ``pixel = h * W + w`` of each position and
+    whether it lies in the map (positions outside are skipped)."""
+    h0, w0 = rs.pixel(np.arange(m0, m0 + repeat * ROW))
+    h, w = h0 + fetch_h * rs.dh, w0 + fetch_w * rs.dw
+    return h * rs.w + w, (h >= 0) & (h < rs.h) & (w >= 0) & (w < rs.w)
+
+
+def col2img_dst_elements(rs: Raster, fetch_h: int, fetch_w: int, m0: int, repeat: int) -> int:
+    """Elements of the ``[H][W][16]`` UB map, from its start, that a col2img walk reads and writes: up to
+    the last in-map pixel it adds into (0 when every position is outside the map). Named choice
+    COL2IMG_DST_EXTENT_IS_WALK (tik_cube.md): the destination must hold these, not the whole map, as
+    the instruction touches no other pixel (CANN's static col2im passes a one-row UB buffer with the
+    full map height and a walk that stays in row 0)."""
+    pix, inside = col2img_walk(rs, fetch_h, fetch_w, m0, repeat)
+    return (int(pix[inside].max()) + 1) * ROW if inside.any() else 0
 
 
 def _col2img_static(op, src, dst):

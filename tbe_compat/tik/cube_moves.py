@@ -659,15 +659,27 @@ class CubeMoveAPI(CubeBase):
         win = self._img2col_window("tik.col2img", pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w,
                                    left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
                                    dilation_filter_h)
-        pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, _ = win
+        pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0 = win
         rep = self._int_arg(repeat_time, "repeat_time", 1, 255)
         s.check_aligned(32)
         d.check_aligned(32)
         se = d.dt.nbytes(rep * 256) if isinstance(rep, int) else None
-        de = d.dt.nbytes(h * w * 16) if isinstance(h, int) and isinstance(w, int) else \
-            imul(imul(h, w), 16 * (d.dt.bits // 8))
+        fhs = [fh] if isinstance(fh, int) else range(kh)
+        fws = [fw] if isinstance(fw, int) else range(kw)
+        walked = m0 is not None and isinstance(rep, int) and len(fhs) * len(fws) <= 1024
+        if walked:
+            # COL2IMG_DST_EXTENT_IS_WALK (tik_cube.md): dst holds the pixels the walk touches (the most
+            # over the filter for a run-time fetch position)
+            de = d.dt.nbytes(max(legacy_cube.col2img_dst_elements(rs, a, b, m0, rep) for a in fhs for b in fws))
+        elif isinstance(h, int) and isinstance(w, int):
+            de = d.dt.nbytes(h * w * 16)
+        else:
+            de = imul(imul(h, w), 16 * (d.dt.bits // 8))
         s.check_extent(se, f"{rep} fractal(s)")
-        d.check_extent(de, f"the {_show(h)} x {_show(w)} x 16 map")
+        d.check_extent(de, f"the pixels {rep} fractal(s) add into in the {h} x {w} x 16 map" if walked else
+                       f"the {_show(h)} x {_show(w)} x 16 map",
+                       hint="make dst hold the map rows the walk reaches (repeat_time x 16 positions wrap "
+                            "to the next row after Wo)" if walked else "")
         self._emit("col2img", s.ptr, d.ptr, h, w, fw, fh, lw, lh, rep, stride=(sh, sw), filter=(kh, kw),
                    dilation=(dh, dw), pad=pads, footprint=[s.read(se), d.read(de), d.write(de)])
 

@@ -455,3 +455,28 @@ def test_new_clauses_round_trip_through_pto_as_text():
     text = k.program.to_asm()
     assert asm.parse(text).to_asm() == text
     assert "transpose" in text and "repeat" in text
+
+
+@settings(max_examples=150, deadline=None)
+@given(h=st.integers(1, 7), w=st.integers(1, 7), kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 2),
+       sw=st.integers(1, 2), dh=st.integers(1, 2), dw=st.integers(1, 2), pads=st.tuples(*[st.integers(0, 2)] * 4),
+       rep=st.integers(1, 4), data=st.data())
+def test_col2img_dst_elements_is_the_last_touched_pixel(h, w, kh, kw, sh, sw, dh, dw, pads, rep, data):
+    """COL2IMG_DST_EXTENT_IS_WALK: the destination extent is one past the last in-map pixel of the walk
+    (reference: the walk position by position in plain Python)."""
+    from pto_core.ops.legacy_cube import Raster, col2img_dst_elements
+    pl, pr, pt, pb = pads
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    if wo < 1 or ho < 1:
+        return
+    rs = Raster("t", h, w, (sh, sw), (kh, kw), (dh, dw), (pl, pr, pt, pb))
+    fh, fw = data.draw(st.integers(0, kh - 1)), data.draw(st.integers(0, kw - 1))
+    m0 = data.draw(st.integers(0, ho * wo - 1))
+    last = -1
+    for m in range(m0, m0 + 16 * rep):
+        r, c = m // wo, m % wo
+        y, x = r * sh - pt + fh * dh, c * sw - pl + fw * dw
+        if 0 <= y < h and 0 <= x < w:
+            last = max(last, y * w + x)
+    assert col2img_dst_elements(rs, fh, fw, m0, rep) == (last + 1) * 16

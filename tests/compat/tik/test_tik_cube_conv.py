@@ -687,3 +687,43 @@ def test_load3dv2_negative_run_time_m_start_is_rejected():
     ti.BuildCCE("l3d2_neg", [g], [out])
     with pytest.raises(IllegalOperand, match=r"m_start_pt of tik.load3dv2 = -16 is outside \[0, 65535\]"):
         run(ti, {"g": np.zeros((1, 6, 7, 16), np.float16)})
+
+
+def _col2img_row_kernel(wo_cols: int):
+    """CANN's static col2im pattern: one f32 map row in UB (``l1_w`` pixels) under a map of height 3, the
+    1 x 3 kernel's column tap from a loop variable, one fractal (16 positions) per call. With ``wo_cols``
+    = 16 output columns the walk stays in row 0; with fewer it wraps into row 1, past the buffer."""
+    set_current_compile_soc_info("Ascend910A")
+    w = wo_cols + 2
+    ti = tik.Tik()
+    g = ti.Tensor("float32", (3, 16, 16), name="g", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (w * 16,), name="out", scope=tik.scope_gm)
+    row = ti.Tensor("float32", (w, 16), name="row", scope=tik.scope_ubuf)
+    col = ti.Tensor("float32", (16, 16), name="col", scope=tik.scope_ubuf)
+    ti.vector_dup(64, row, 0.0, w * 16 // 64, 1, 8)
+    if w * 16 % 64:
+        ti.vector_dup(w * 16 % 64, row[w * 16 // 64 * 64], 0.0, 1, 1, 8)
+    with ti.for_range(0, 3) as k:
+        ti.data_move(col, g[k, 0, 0], 0, 1, 32, 0, 0)
+        ti.col2img(row, col, (0, 0, 0, 0), 3, w, k, 0, 0, 0, 1, 1, 3, 1, 1, 1, 1)
+    ti.data_move(out, row, 0, 1, w * 2, 0, 0)
+    ti.BuildCCE("col2img_row", [g], [out])
+    return ti, w
+
+
+def test_col2img_destination_needs_only_the_pixels_the_walk_touches():
+    """COL2IMG_DST_EXTENT_IS_WALK: a walk that stays in map row 0 may add into a one-row buffer (the
+    map is 3 rows high); f32 sums of the three taps in tap order, from +0."""
+    ti, w = _col2img_row_kernel(16)
+    x = np.random.default_rng(5).standard_normal((3, 16, 16)).astype(np.float32)
+    res, = run(ti, {"g": x})
+    ref = np.zeros((w, 16), np.float32)
+    for k in range(3):
+        ref[k:k + 16] = (ref[k:k + 16] + x[k]).astype(np.float32)
+    np.testing.assert_array_equal(res.reshape(w, 16).view(np.uint32), ref.view(np.uint32))
+
+
+def test_col2img_walk_wrapping_past_a_one_row_destination_fails():
+    with raises_tik(OutOfBounds, match="map rows the walk reaches") as info:
+        _col2img_row_kernel(8)       # Wo = 8: positions 8..15 land in map row 1, past the 10-pixel buffer
+    assert "test_tik_cube_conv.py" in str(info.value)
