@@ -689,7 +689,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         modes = _SCALAR_CONV_PAIRS.get((a, b))
         if modes is None:
             raise self._error(f"scalar_conv from {src.dtype} to {d.dtype} is not a TIK conversion", operand="dst",
-                              value=f"{src.dtype}->{d.dtype}", limit="f32->s32, s32->f32, f16->f32, f32->f16")
+                              value=f"{src.dtype}->{d.dtype}", limit="f32->s32, s32->f32, f16->f32, f32->f16",
+                              hint="convert in steps through float32 (each step one scalar_conv), or use "
+                                   "Scalar.set_as for a same-type copy")
         if round_mode not in modes:
             if b == "s32" and suffix == "":
                 raise self._error("scalar_conv float32 -> int32 needs a rounding mode", operand="round_mode",
@@ -697,7 +699,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                   hint="pass round_mode='round', 'floor', 'ceil', 'away-zero' or 'to-zero'")
             raise self._error(f"scalar_conv {src.dtype} -> {d.dtype} takes round_mode "
                               f"{', '.join(repr(m) for m in modes)}, not {round_mode!r}", operand="round_mode",
-                              value=round_mode, limit=", ".join(repr(m) for m in modes))
+                              value=round_mode, limit=", ".join(repr(m) for m in modes),
+                              hint=f"pass round_mode={modes[0]!r}" if len(modes) == 1 else
+                              f"pass one of round_mode={', '.join(repr(m) for m in modes)}")
         self._require_support("tik.scalar_conv", f"{a}2{b}{suffix if b == 's32' or suffix == 'o' else ''}")
         v = src.ir
         if round_mode == "odd":

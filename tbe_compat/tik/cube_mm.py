@@ -331,7 +331,8 @@ class CubeMatmulAPI(CubeBase):
             pv = self._cube_imm(v, "pad_value", dt.min, dt.max)
             return pv
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v))
+            raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v),
+                              hint="pass pad_value as an int or float immediate")
         return float(v)
 
     def _cube_check_no_overlap(self, x, nx, y, ny):

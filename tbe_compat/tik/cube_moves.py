@@ -165,9 +165,11 @@ class CubeMoveAPI(CubeBase):
         if mode not in ("m", "v"):
             raise self._error(f"block_mode {block_mode!r} is not an L0C block mode", operand="block_mode",
                               value=block_mode, limit="'m' (16 x 16 fractals), 'v' (16-element rows) or ''",
+                              hint="pass block_mode='m' to move whole 16 x 16 fractals or 'v' for 16-element rows",
                               cls=UnsupportedOp if mode in ("sc", "dp") else IllegalOperand)
         if not isinstance(relu, bool):
-            raise self._error(f"relu must be a bool, got {relu!r}", operand="relu", value=repr(relu))
+            raise self._error(f"relu must be a bool, got {relu!r}", operand="relu", value=repr(relu),
+                              limit="one of True, False")
         self._cube_l0c_move(dst, src, nburst, burst_len, src_stride, dst_stride, block_mode=mode, relu=relu,
                        deqscale=deqscale, api="tensor_mov")
 
@@ -186,7 +188,7 @@ class CubeMoveAPI(CubeBase):
                               hint="select the AiCore core type")
         if not isinstance(relu_flag, bool):
             raise self._error(f"relu_flag must be a bool, got {relu_flag!r}", operand="relu_flag",
-                              value=repr(relu_flag))
+                              value=repr(relu_flag), limit="one of True, False")
         self._int_arg(sid, "sid", 0, 15)
         d = self._operand(dst, "dst", spaces=("ub",))
         s = self._operand(src, "src", spaces=("l0c",))
@@ -269,7 +271,9 @@ class CubeMoveAPI(CubeBase):
             raise self._error(f"src dtype {s.tensor.dtype} -> dst dtype {d.tensor.dtype} is not a conversion of "
                               f"this path", operand="dst", value=d.tensor.dtype,
                               limit=", ".join(f"{a}->{b}" for a, b in legacy_cube.CC_TO_UB)
-                              if s.space == "l0c" else "same dtype (or float16 -> float32)")
+                              if s.space == "l0c" else "same dtype (or float16 -> float32)",
+                              hint="give dst one of the dtypes this path converts to, or convert the data in UB "
+                                   "afterwards with vconv / vec_conv")
         ws, wd = want
         if ws is not None and pair != (ws, wd):
             raise self._error(f"ConvReluMode converts {ws} -> {wd}, but src/dst are {pair[0]} -> {pair[1]}",
@@ -332,7 +336,7 @@ class CubeMoveAPI(CubeBase):
         self._int_arg(sid, "sid", 0, 15)
         if not isinstance(transpose, bool):
             raise self._error(f"if_transpose must be a bool, got {transpose!r}", operand="if_transpose",
-                              value=repr(transpose))
+                              value=repr(transpose), limit="one of True, False")
         if transpose and d.dt.bits != 16:
             raise self._error(f"if_transpose transposes 16 x 16 fractals of 16-bit data, not {d.tensor.dtype}",
                               operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16")
@@ -520,7 +524,7 @@ class CubeMoveAPI(CubeBase):
         dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
         if not isinstance(en_transpose, bool):
             raise self._error(f"en_transpose must be a bool, got {en_transpose!r}", operand="en_transpose",
-                              value=repr(en_transpose))
+                              value=repr(en_transpose), limit="one of True, False")
         if en_transpose and d.space != "l0a":
             raise self._error(f"load3dv2 en_transpose into {d.space.upper()} is not modelled: the public definition "
                               f"(transpose the whole block and each fractal) covers the L0A path only",
@@ -534,7 +538,8 @@ class CubeMoveAPI(CubeBase):
         c0 = d.dt.c0
         if en_small_k and ch != 4:
             raise self._error(f"en_small_k packs 4-channel (C04) maps: channel_size must be 4, got {ch}",
-                              operand="en_small_k", value=ch, limit="channel_size 4")
+                              operand="en_small_k", value=ch, limit="channel_size 4",
+                              hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size=4")
         if ch % c0 and not (ch == 4 and d.dt.bits == 16):
             raise self._error(f"channel_size {ch} must be a multiple of C0 = {c0} ({d.tensor.dtype})",
                               operand="channel_size", value=ch, limit=f"multiple of {c0} (or 4 for float16)")
@@ -569,7 +574,8 @@ class CubeMoveAPI(CubeBase):
 
     def _cube_pad_imm(self, v, dt):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v))
+            raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v),
+                              hint="pass pad_value as an int or float immediate (None: 0)")
         if dt.is_int:
             if not float(v).is_integer() or not dt.min <= v <= dt.max:
                 raise self._error(f"pad_value {v!r} is not a {dt.tik_name} value", operand="pad_value", value=v,

@@ -20,8 +20,6 @@ that TIK call: then they run eagerly on it, as outside any kernel.
 """
 from __future__ import annotations
 
-import weakref
-
 from pto_core.memory import active_context
 
 _KERNELS: dict = {}

@@ -96,7 +96,8 @@ class ScalarArray:
         values = list(init_value) if isinstance(init_value, (list, tuple)) else [init_value] * length
         if len(values) != length:
             raise tik._error(f"init_value has {len(values)} entries for a ScalarArray of length {length}",
-                             api="tik.ScalarArray", operand="init_value", value=len(values), limit=length)
+                             api="tik.ScalarArray", operand="init_value", value=len(values), limit=length,
+                             hint=f"give one initial value per entry ({length}), or a single value for all")
         self.regs = [Scalar(tik, dtype, f"{name}_{i}", v) for i, v in enumerate(values)]
 
     def __len__(self):

@@ -96,7 +96,9 @@ class CmpSelAPI(VectorBase):
     def _sel(self, mask, mode, dst, sel, src0, src1, repeat_times, blk, rep, *, vec_form):
         m_ = self._int_arg(mode, "mode", 0, 2)
         if not isinstance(m_, int):
-            raise self._error("mode must be an immediate 0, 1 or 2", operand="mode", value=repr(mode))
+            raise self._error("mode must be an immediate 0, 1 or 2", operand="mode", value=repr(mode),
+                              hint="pass the select mode as a Python int: it picks the instruction form when "
+                                   "the kernel is traced, so a Scalar cannot choose it at run time")
         soc = platform.current_soc()
         if m_ != 0 and soc.short_soc_version in ("Ascend310", "Ascend910"):
             raise self._error(f"{soc.soc_version} supports only mode 0 of vsel/vec_sel", operand="mode", value=m_,

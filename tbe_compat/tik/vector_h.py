@@ -520,7 +520,7 @@ class HVectorAPI:
                                   hint="pass a Scalar as dst, or reduce fewer axes")
             if dst.dtype != s.tensor.dtype:
                 raise self._error("src's dtype and dst's dtype should be the same.", operand="dst", value=dst.dtype,
-                                  limit=s.tensor.dtype)
+                                  limit=s.tensor.dtype, hint=f"pass a {s.tensor.dtype} Scalar as dst")
             self._h_reduce_all(kind, fold, dst, src)
             return
         d = self._h_tensor(dst, "dst")
