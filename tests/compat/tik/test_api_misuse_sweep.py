@@ -32,13 +32,17 @@ def _tensors(ti):
                                ("s_neg", "int32", -5), ("s_zero", "int32", 0), ("s_i64", "int64", 300),
                                ("s_f32", "float32", 2.5)):
         t[name] = ti.Scalar(dtype, name=name, init_value=value)
+    t["ub16_odd"] = t["ub16"][3:]            # not 32-byte aligned
+    t["ub16_tail"] = t["ub16"][240:]         # 16 elements left
+    t["ub16_dyn"] = t["ub16"][t["s_two"]:]   # run-time offset
     return t
 
 
 #: wrong values: plain Python values, or the name of a tensor / Scalar made by `_tensors`
 BAD_VALUES = (None, -1, 0, 1.5, "abc", 2 ** 40, -2 ** 33, [1], (1, 2), True, np.int64(3),
               "s_two", "s_f16", "s_big", "s_neg", "s_zero", "s_i64",
-              "ub16", "ub32", "ubi32", "gm16", "l1", "l0a", "l0c", "gmo")
+              "ub16", "ub32", "ubi32", "gm16", "l1", "l0a", "l0c", "gmo",
+              "ub16_odd", "ub16_tail", "ub16_dyn")
 
 
 def _loop(ti, t, a):
