@@ -4,7 +4,7 @@ error at the calling line of this file with a fix -- never a bare Python excepti
 simulator, and never an error without the user's location. The case table holds the most used APIs of
 tik_usage.md with valid arguments; hypothesis picks the API, the argument and the bad value."""
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pto_core.errors import PtoError
@@ -182,6 +182,7 @@ def test_a_wrong_argument_is_a_located_error_or_runs(data):
     name = data.draw(st.sampled_from(sorted(CASES)), label="api")
     index = data.draw(st.integers(0, len(CASES[name][1]) - 1), label="argument")
     bad = data.draw(st.sampled_from(BAD_VALUES), label="value")
+    assume(not (name == "for_range" and bad == "s_big"))     # a legal 2**30-trip loop: right, but slow
     e = _attempt(name, index, bad, _chip(name))
     if e is None:
         return
