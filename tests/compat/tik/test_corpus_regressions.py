@@ -475,3 +475,80 @@ def test_f16_product_rounding_onto_a_threshold_fails_the_strict_compare():
     assert np.array_equal(out["p"].view(np.uint16), score.view(np.uint16))
     bits = np.unpackbits(out["m"][:8].view(np.uint8), bitorder="little").astype(bool)
     assert np.array_equal(bits, keep)
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN helper code tells run-time TIK values from Python numbers through CANN's own module paths:
+# ``hasattr(tik, "tik_lib")`` picks its "C7X" branch, then ``isinstance(v, (tik.tik_lib.tik_expr.Expr,
+# tik.api.tik_scalar.Scalar, tik.api.tik_scalar.InputScalar, tik.api.tik_tensor.Tensor))``
+# (impl/ascend/_check.py, used by grid_assign_positive and normalize_batch; dilation2d_backprop_*).
+# Without those paths the helper stopped with "not supported tik version".
+
+def _import_tik(path):
+    import importlib
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                      # te.tik's deprecation notice
+        mod = importlib.import_module(path)
+    return mod.tik if path == "impl.util.platform_adapter" else mod
+
+
+def _is_tik_dynamic(v, t):
+    """The helper's test, re-stated."""
+    if not hasattr(t, "tik_lib"):
+        raise RuntimeError("not supported tik version")
+    return isinstance(v, (t.tik_lib.tik_expr.Expr, t.api.tik_scalar.Scalar, t.api.tik_scalar.InputScalar,
+                          t.api.tik_tensor.Tensor))
+
+
+def _rows_kernel(t, count_kind):
+    """Row r (of 8 rows of 8 int32) = r + 1 for r < count, else 0; the helper unrolls a Python count
+    and emits a for_range for a run-time one."""
+    ti = t.Tik()
+    y = ti.Tensor("int32", (64,), name="y", scope=t.scope_gm)
+    ub = ti.Tensor("int32", (64,), name="ub", scope=t.scope_ubuf)
+    inputs = []
+    if count_kind == "int":
+        count = 3
+    elif count_kind == "input_scalar":
+        count = ti.InputScalar("int32", name="n")
+        inputs = [count]
+    else:
+        count = ti.Scalar("int32", name="cnt", init_value=3)
+    ti.vector_dup(64, ub, 0, 1, 1, 8)
+    assert _is_tik_dynamic(ub, t) and not _is_tik_dynamic(3, t)
+    if _is_tik_dynamic(count, t):
+        with ti.for_range(0, count) as r:
+            assert _is_tik_dynamic(r, t) and _is_tik_dynamic(r + 1, t)
+            ti.vector_dup(8, ub[r * 8], r + 1, 1, 1, 8)
+    else:
+        for r in range(count):
+            ti.vector_dup(8, ub[r * 8], r + 1, 1, 1, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "rows", inputs, [y])
+    return ti
+
+
+@pytest.mark.parametrize("path", ["tbe.tik", "te.tik", "impl.util.platform_adapter"])
+@pytest.mark.parametrize("count_kind", ["int", "scalar", "input_scalar"])
+def test_cann_module_paths_tell_run_time_values_from_numbers(path, count_kind):
+    t = _import_tik(path)
+    assert t.tik_lib.tik_expr.Expr is t.Expr and t.api.tik_tensor.Tensor is t.Tensor
+    assert t.api.tik_scalar.Scalar is t.Scalar and t.api.tik_scalar.InputScalar is t.InputScalar
+    ti = _rows_kernel(t, count_kind)
+    out, = run(ti, {"n": 3} if count_kind == "input_scalar" else {})
+    assert np.array_equal(out, np.repeat(np.array([1, 2, 3, 0, 0, 0, 0, 0], np.int32), 8))
+
+
+def test_cann_module_paths_import_forms():
+    from te.tik.api.tik_tensor import Tensor
+    from tbe.tik.api.tik_scalar import InputScalar, Scalar
+    from tbe.tik.tik_lib.tik_expr import Expr
+    assert (Tensor, Scalar, InputScalar, Expr) == (tik.Tensor, tik.Scalar, tik.InputScalar, tik.Expr)
+
+
+def test_run_time_count_past_the_buffer_is_an_error_at_the_kernel_line():
+    """The same helper with a run-time count of 9 rows writes past the 8-row UB tensor."""
+    ti = _rows_kernel(tik, "input_scalar")
+    with raises_tik(OutOfBounds, match=r"test_corpus_regressions\.py:\d+"):
+        run(ti, {"n": 9})

@@ -39,12 +39,12 @@ from pto_core import program as P
 from pto_core.program import INDEX
 from pto_core.ops import registry
 
-from .. import platform
-from . import registry as _registry
-from .autosync import Access
-from .errors import api_site, convert, tik_error
-from .scalar import Expr, integer_rooted, ir_value, static_int
-from .tensor import SPACE_TIK_NAMES, Tensor
+from ... import platform
+from .. import registry as _registry
+from ..autosync import Access
+from ..errors import api_site, convert, tik_error
+from ..scalar import Expr, integer_rooted, ir_value, static_int
+from ..tensor import SPACE_TIK_NAMES, Tensor
 
 
 def tik_api(name: str):
@@ -406,4 +406,8 @@ class TikBase:
         self._support_checks.append((api, dtype, self._where))
 
 
-__all__ = ["tik_api", "TikBase", "Operand", "has_key"]
+__all__ = ["tik_api", "TikBase", "Operand", "has_key", "tik_scalar", "tik_tensor"]
+
+
+# CANN module paths under `tik.api` (re-exports; see their docstrings)
+from . import tik_scalar, tik_tensor  # noqa: E402
