@@ -528,7 +528,7 @@ def _cover_3x3(h: int, w: int) -> np.ndarray:
     return cover
 
 
-def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False):
+def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False, scalar_pad=None):
     """The scatter-add of `test_col2img_scatter_adds_each_tap` on a 4 x 8 map with the tap from a loop
     variable (and, ``scalar_map``, the map height and width as Scalars) into an ``img_pixels``-pixel
     destination. Returns ``(tik, h, w)``."""
@@ -545,9 +545,12 @@ def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False):
         if scalar_map else (h, w)
     ti.data_move(fm, g, 0, 1, h * w, 0, 0)
     ti.vector_dup(128, img, 0.0, img_pixels * 16 // 128, 1, 8)
+    cpad = pad
+    if scalar_pad is not None:        # col2img's pad list as uint8 Scalars (FMATRIX fields, like load3dv1's)
+        cpad = [ti.Scalar("uint8", name=f"cpad{i}", init_value=v) for i, v in enumerate(scalar_pad)]
     with ti.for_range(0, 9) as k:
         ti.load3dv1(col, fm, pad, mh, mw, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
-        ti.col2img(img, col, pad, mh, mw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
+        ti.col2img(img, col, cpad, mh, mw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
     ti.data_move(out, img, 0, 1, min(img_pixels, h * w), 0, 0)
     ti.BuildCCE("col2img_scalar_map" if scalar_map else "col2img_dyn", [g], [out])
     return ti, h, w
@@ -565,6 +568,22 @@ def test_col2img_takes_scalar_map_sizes():
     x = np.random.default_rng(2).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
     res, = run(ti, {"g": x})
     np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
+
+
+def test_col2img_takes_scalar_pads():
+    ti, h, w = _col2img_window_kernel(scalar_pad=[1, 1, 1, 1])
+    x = np.random.default_rng(3).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
+    res, = run(ti, {"g": x})
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
+
+
+def test_col2img_scalar_pad_off_the_raster_fails_when_it_runs():
+    """A run-time pad_left of 0 puts left_top_w = -1 left of the padded map: rejected when it runs."""
+    ti, h, w = _col2img_window_kernel(scalar_pad=[0, 1, 1, 1])
+    with pytest.raises(IllegalOperand, match=r"\(left_top_h, left_top_w\) = \(-1, -1\) is not the window origin "
+                                             r"of an output pixel") as info:
+        run(ti, {"g": np.zeros((1, h, w, 16), np.float16)})
+    assert "test_tik_cube_conv.py" in str(info.value)
 
 
 def test_col2img_scalar_map_larger_than_its_destination_fails_when_it_runs():
