@@ -368,7 +368,7 @@ class CubeMoveAPI(CubeBase):
         instruction runs; CANN's max_pool_with_argmax_v2 ResNet-50 branch passes Scalar sizes): they come
         back as IR expressions, checked when the instruction runs (``pto.img2col`` / ``pto.col2img``
         validate the map), and the raster index is then None (`_img2col_runtime_checks` builds it)."""
-        pads = self._cube_int_list(pad, "pad", 4, 0, 255)
+        pads = self._fmatrix_pads(pad, api)
         h = self._int_arg(l1_h, "l1_h", 1, 32767)
         w = self._int_arg(l1_w, "l1_w", 1, 32767)
         fw = self._int_arg(fetch_filter_w, "fetch_filter_w", 0, 254)
@@ -382,17 +382,35 @@ class CubeMoveAPI(CubeBase):
         if (isinstance(fw, int) and fw >= kw) or (isinstance(fh, int) and fh >= kh):
             raise self._error(f"fetch position ({_show(fh)}, {_show(fw)}) is outside the {kh} x {kw} filter",
                               operand="fetch_filter_w", value=(_show(fh), _show(fw)), limit=f"< ({kh}, {kw})")
-        if isinstance(h, int) and isinstance(w, int):
+        if isinstance(h, int) and isinstance(w, int) and all(isinstance(p, int) for p in pads):
             rs = legacy_cube.Raster(api, h, w, (sh, sw), (kh, kw), (dh, dw), pads)
         else:
             rs = _runtime_raster(h, w, (sh, sw), (kh, kw), (dh, dw), pads)
         m0 = None
-        if isinstance(lh, int) and isinstance(lw, int) and isinstance(rs.wo, int):
+        if isinstance(lh, int) and isinstance(lw, int) and isinstance(rs, legacy_cube.Raster):
             try:
                 m0 = rs.raster_index(api, lh, lw)
             except IllegalOperand as e:
                 raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
         return pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0
+
+    def _fmatrix_pads(self, pad, api: str) -> tuple:
+        """``pad`` = [left, right, top, bottom], each in [0, 255]: Python ints (checked now) or TIK values.
+
+        TIK values are allowed because the pads are fields of the FMATRIX register that TIK assembles when
+        the instruction runs (four 8-bit fields next to the 16-bit map size, like ``l1_h`` / ``l1_w``);
+        CANN's fused_dbn_dw passes int8 Scalars set in if_scopes. A run-time pad is range-checked by a
+        ``pto.assert_in_range`` at the call's line, and the window raster then depends on it
+        (`_runtime_raster`)."""
+        if not isinstance(pad, (list, tuple)) or len(pad) != 4:
+            raise self._error(f"pad must be a list of 4 values [left, right, top, bottom], got {pad!r}",
+                              operand="pad", value=repr(pad), limit="4 values in [0, 255]",
+                              hint="pass pad as [pad_left, pad_right, pad_top, pad_bottom] (ints, Scalars or Exprs)")
+        pads = tuple(self._int_arg(x, f"pad[{i}]", 0, 255) for i, x in enumerate(pad))
+        for i, (side, v) in enumerate(zip(("left", "right", "top", "bottom"), pads)):
+            if not isinstance(v, int):
+                self._emit("assert_in_range", P.cast(v, P.I64), 0, 255, what=f"pad[{i}] ({side}) of {api}")
+        return pads
 
     def _img2col_runtime_checks(self, api: str, rs, fw, fh, lw, lh):
         """Run-time checks (``pto.assert_in_range``) of the window arguments given as TIK values, and the
@@ -406,7 +424,8 @@ class CubeMoveAPI(CubeBase):
                 return
             self._emit("assert_in_range", P.cast(value, P.I64), lo, hi, what=f"{what} of {api}")
 
-        runtime_wo = not isinstance(rs.wo, int)        # l1_w is a TIK value: nothing was checked at trace time
+        # the map size or a pad is a TIK value: nothing about the origin was checked at trace time
+        runtime_wo = not isinstance(rs, legacy_cube.Raster)
 
         for name, v, k in (("fetch_filter_w", fw, rs.kw), ("fetch_filter_h", fh, rs.kh)):
             if not isinstance(v, int):
@@ -417,13 +436,16 @@ class CubeMoveAPI(CubeBase):
             check(lh, legacy_cube.WINDOW_ORIGIN_MIN, 32767, "left_top_h (window origin row)")
             if rs.sh > 1:
                 check(irem(oh, rs.sh), 0, 0,
-                      f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - {rs.pt})")
+                      f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - "
+                      f"{_show(rs.pt, 'pad_top')})")
         if not isinstance(lw, int) or runtime_wo:
             check(ow, 0, imul(iadd(rs.wo, -1), rs.sw),
-                  f"left_top_w + pad_left ({rs.pl}) (the origin of an output column wo < Wo = {_show(rs.wo)})")
+                  f"left_top_w + pad_left ({_show(rs.pl)}) (the origin of an output column wo < Wo = "
+                  f"{_show(rs.wo)})")
             if rs.sw > 1:
                 check(irem(ow, rs.sw), 0, 0,
-                      f"(left_top_w + pad_left) mod stride_w ({rs.sw}) (window origins are wo*{rs.sw} - {rs.pl})")
+                      f"(left_top_w + pad_left) mod stride_w ({rs.sw}) (window origins are wo*{rs.sw} - "
+                      f"{_show(rs.pl, 'pad_left')})")
         return iadd(imul(idiv(oh, rs.sh), rs.wo), idiv(ow, rs.sw))
 
     @tik_api("load3dv1")
@@ -691,9 +713,9 @@ class CubeMoveAPI(CubeBase):
 
 
 class _RuntimeRaster(NamedTuple):
-    """The window walk over a map whose height or width is a TIK value: the fields `Raster` has, with
-    ``h``, ``w`` and the output width ``wo`` as IR expressions (``pto.img2col`` builds and checks the
-    real `Raster` when it runs)."""
+    """The window walk over a map whose height, width or pads are TIK values: the fields `Raster` has,
+    with ``h``, ``w``, the pads and the output width ``wo`` as ints or IR expressions (``pto.img2col``
+    builds and checks the real `Raster` when it runs)."""
 
     h: object
     w: object
@@ -703,16 +725,16 @@ class _RuntimeRaster(NamedTuple):
     kw: int
     dh: int
     dw: int
-    pl: int
-    pr: int
-    pt: int
-    pb: int
+    pl: object
+    pr: object
+    pt: object
+    pb: object
     wo: object
 
 
 def _runtime_raster(h, w, stride, filt, dil, pads) -> _RuntimeRaster:
     (sh, sw), (kh, kw), (dh, dw), (pl, pr, pt, pb) = stride, filt, dil, pads
-    wo = iadd(idiv(iadd(w, pl + pr - dw * (kw - 1) - 1), sw), 1)     # Raster.wo
+    wo = iadd(idiv(iadd(iadd(w, iadd(pl, pr)), -(dw * (kw - 1)) - 1), sw), 1)     # Raster.wo
     return _RuntimeRaster(h, w, sh, sw, kh, kw, dh, dw, pl, pr, pt, pb, wo)
 
 
@@ -722,8 +744,9 @@ def _add(a, b):
     return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
 
 
-def _show(v):
-    return v if isinstance(v, int) else "a run-time value"
+def _show(v, name: str = ""):
+    """An int as itself; a TIK value as its name (``name``) or "a run-time value"."""
+    return v if isinstance(v, int) else (name or "a run-time value")
 
 
 __all__ = ["CubeMoveAPI", "CONV_RELU_MODES"]

@@ -378,7 +378,7 @@ def test_load3dv1_errors():
                                ({14: 0}, IllegalOperand, "jump_offset = 0 is outside \\[1, 127\\]"),
                                ({15: 2}, IllegalOperand, "repeat_mode = 2 is outside"),
                                ({16: 7}, OutOfBounds, "7 fractal"),
-                               ({0: [1, 0, 1]}, IllegalOperand, "pad must be a list of 4 ints")):
+                               ({0: [1, 0, 1]}, IllegalOperand, "pad must be a list of 4 values")):
         a = list(good)
         for i, v in change.items():
             a[i] = v
@@ -431,10 +431,12 @@ def test_col2img_scatter_adds_each_tap():
 
 
 def _dynamic_window_kernel(stride, pad, *, fetch_w_extra=0, bad_row_origin=False, rep_value=None,
-                           scalar_map=False, left_w=None):
+                           scalar_map=False, left_w=None, scalar_pad=None):
     """im2col into UB with every window argument a TIK value: c1 and the filter tap from loops (``k % 3``,
     ``k // 3``), one output row per ``for_range`` step (``left_top_h = r*stride - pad_top``), and
-    ``repeat_time`` from a Scalar. Output ``[C1, 9, Ho, 16 x 16]`` (row r's first 16 pixels per tap)."""
+    ``repeat_time`` from a Scalar. Output ``[C1, 9, Ho, 16 x 16]`` (row r's first 16 pixels per tap).
+    ``scalar_pad``: the pad list passed as int8 Scalars set in an if_scope (CANN's fused_dbn_dw conv1
+    branch), holding ``pad`` or the values of ``scalar_pad`` when it is a list."""
     set_current_compile_soc_info("Ascend910A")
     c1n, h, w = 2, 6, 7
     sh, sw = stride
@@ -451,24 +453,31 @@ def _dynamic_window_kernel(stride, pad, *, fetch_w_extra=0, bad_row_origin=False
     if scalar_map:             # CANN's max_pool_with_argmax_v2 (ResNet-50 branch) passes uint64 Scalar sizes
         l1_h = ti.Scalar("uint64", name="l1_h", init_value=h)
         l1_w = ti.Scalar("uint64", name="l1_w", init_value=w)
+    pad_arg = pad
+    if scalar_pad:
+        held = pad if scalar_pad is True else scalar_pad
+        pad_arg = [ti.Scalar("int8", name=f"pad_{side}", init_value=0) for side in "lrtb"]
+        with ti.if_scope(rep >= 0):
+            for s, v in zip(pad_arg, held):
+                s.set_as(v)
     with ti.for_range(0, c1n) as c1:
         with ti.for_range(0, 9) as k:
             with ti.for_range(0, ho) as r:
                 lh = r * sh - pt + (1 if bad_row_origin else 0)
-                ti.load3dv1(col[c1, k, r, 0], fm, pad, l1_h, l1_w, c1, k % 3 + fetch_w_extra, k // 3,
+                ti.load3dv1(col[c1, k, r, 0], fm, pad_arg, l1_h, l1_w, c1, k % 3 + fetch_w_extra, k // 3,
                             -pl if left_w is None else left_w, lh, sw, sh, 3, 3, 1, 1, 1, 0, rep)
     ti.data_move(out, col, 0, 1, c1n * 9 * ho * 16, 0, 0)
     ti.BuildCCE("l3d_dyn", [g], [out])
     return ti, ho
 
 
-@pytest.mark.parametrize("scalar_map", [False, True])
+@pytest.mark.parametrize("scalar_map,scalar_pad", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("stride,pad", [((1, 1), (1, 1, 1, 1)), ((2, 2), (1, 0, 1, 0)), ((2, 1), (0, 1, 1, 1))])
-def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(stride, pad, scalar_map):
+def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(stride, pad, scalar_map, scalar_pad):
     """CANN TIK accepts int, Scalar or Expr for these (MindSpore's img2col_impl.py passes loop
-    expressions; CANN's max_pool_with_argmax_v2 passes Scalar l1_h / l1_w); the values are checked
-    when the instruction runs."""
-    ti, ho = _dynamic_window_kernel(stride, pad, scalar_map=scalar_map)
+    expressions; CANN's max_pool_with_argmax_v2 passes Scalar l1_h / l1_w; CANN's fused_dbn_dw passes
+    int8 Scalar pads, FMATRIX fields); the values are checked when the instruction runs."""
+    ti, ho = _dynamic_window_kernel(stride, pad, scalar_map=scalar_map, scalar_pad=scalar_pad)
     x4 = np.random.default_rng(9).integers(-8, 9, (2, 6, 7, 16)).astype(np.float16)
     out, = run(ti, {"g": x4})
     X, ho_ref, wo = im2col_ref(x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64), 3, 3,
@@ -493,6 +502,10 @@ def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(strid
                                                          r"column wo < Wo = a run-time value\) of tik.load3dv1 = 6 "
                                                          r"is outside \[0, 4\]"),
     ({"scalar_map": True, "bad_row_origin": True}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h"),
+    ({"scalar_pad": [1, 0, -1, 0]}, IllegalOperand, r"pad\[2\] \(top\) of tik.load3dv1 = -1 is outside \[0, 255\]"),
+    ({"scalar_pad": [1, 0, 2, 0]}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h \(2\) \(window origins "
+                                                   r"are ho\*2 - pad_top\) of tik.load3dv1 = 1 is outside"),
+    ({"scalar_pad": [2, 0, 1, 0]}, IllegalOperand, r"\(left_top_w \+ pad_left\) mod stride_w \(2\)"),
 ])
 def test_load3dv1_tik_value_arguments_are_checked_when_they_run(change, cls, match):
     ti, _ = _dynamic_window_kernel((2, 2), (1, 0, 1, 0), **change)
@@ -515,7 +528,7 @@ def _cover_3x3(h: int, w: int) -> np.ndarray:
     return cover
 
 
-def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False):
+def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False, scalar_pad=None):
     """The scatter-add of `test_col2img_scatter_adds_each_tap` on a 4 x 8 map with the tap from a loop
     variable (and, ``scalar_map``, the map height and width as Scalars) into an ``img_pixels``-pixel
     destination. Returns ``(tik, h, w)``."""
@@ -532,9 +545,12 @@ def _col2img_window_kernel(img_pixels: int = 32, scalar_map: bool = False):
         if scalar_map else (h, w)
     ti.data_move(fm, g, 0, 1, h * w, 0, 0)
     ti.vector_dup(128, img, 0.0, img_pixels * 16 // 128, 1, 8)
+    cpad = pad
+    if scalar_pad is not None:        # col2img's pad list as uint8 Scalars (FMATRIX fields, like load3dv1's)
+        cpad = [ti.Scalar("uint8", name=f"cpad{i}", init_value=v) for i, v in enumerate(scalar_pad)]
     with ti.for_range(0, 9) as k:
         ti.load3dv1(col, fm, pad, mh, mw, 0, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, npx // 16)
-        ti.col2img(img, col, pad, mh, mw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
+        ti.col2img(img, col, cpad, mh, mw, k % 3, k // 3, -1, -1, 1, 1, 3, 3, 1, 1, npx // 16)
     ti.data_move(out, img, 0, 1, min(img_pixels, h * w), 0, 0)
     ti.BuildCCE("col2img_scalar_map" if scalar_map else "col2img_dyn", [g], [out])
     return ti, h, w
@@ -552,6 +568,22 @@ def test_col2img_takes_scalar_map_sizes():
     x = np.random.default_rng(2).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
     res, = run(ti, {"g": x})
     np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
+
+
+def test_col2img_takes_scalar_pads():
+    ti, h, w = _col2img_window_kernel(scalar_pad=[1, 1, 1, 1])
+    x = np.random.default_rng(3).integers(-3, 4, (1, h, w, 16)).astype(np.float16)
+    res, = run(ti, {"g": x})
+    np.testing.assert_array_equal(res.reshape(h, w, 16), (x[0] * _cover_3x3(h, w)[:, :, None]).astype(np.float16))
+
+
+def test_col2img_scalar_pad_off_the_raster_fails_when_it_runs():
+    """A run-time pad_left of 0 puts left_top_w = -1 left of the padded map: rejected when it runs."""
+    ti, h, w = _col2img_window_kernel(scalar_pad=[0, 1, 1, 1])
+    with pytest.raises(IllegalOperand, match=r"\(left_top_h, left_top_w\) = \(-1, -1\) is not the window origin "
+                                             r"of an output pixel") as info:
+        run(ti, {"g": np.zeros((1, h, w, 16), np.float16)})
+    assert "test_tik_cube_conv.py" in str(info.value)
 
 
 def test_col2img_scalar_map_larger_than_its_destination_fails_when_it_runs():
