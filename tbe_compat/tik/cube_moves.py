@@ -49,6 +49,9 @@ CONV_RELU_MODES = {0: (None, None, False), 1: ("f32", "f16", False), 2: ("f32", 
 #: basic_lstm_cell_weight_grad relies on it for its float32 bias gradient). Without the argument the
 #: conversion still follows the dtype pair (CR_MODE_MAP).
 SAME_TYPE_MODES = (0, 5)
+#: load3dv1 dtypes (the TIK load3dv1 page; Ascend C Load3Dv1: uint8_t/int8_t/half on the training and
+#: inference AI cores). TIK's own API table lists the chips only, so the page decides the dtype.
+LOAD3DV1_DTYPES = ("uint8", "int8", "float16")
 
 
 def _space(t):
@@ -457,6 +460,10 @@ class CubeMoveAPI(CubeBase):
         s = self._operand(src, "src", spaces=("l1",))
         self._require_support("tik.load3dv1")
         self._cube_same_dtype(s, d)
+        if d.tensor.dtype not in LOAD3DV1_DTYPES:
+            raise self._error(f"load3dv1 moves {', '.join(LOAD3DV1_DTYPES)} data, not {d.tensor.dtype}",
+                              operand="dst", value=d.tensor.dtype, limit=", ".join(LOAD3DV1_DTYPES),
+                              hint="use load3dv2 (float32 on Ascend910B/310B) or cast the feature map")
         win = self._img2col_window("tik.load3dv1", pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w,
                                    left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
                                    dilation_filter_h)

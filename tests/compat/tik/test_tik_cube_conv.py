@@ -386,6 +386,18 @@ def test_load3dv1_errors():
             ti.load3dv1(dst, fm, *a)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint16"])
+def test_load3dv1_moves_only_8_and_16_bit_feature_maps(dtype):
+    """The load3dv1 page (and Ascend C Load3Dv1) list uint8/int8/float16 only; TIK's API table gives chips only."""
+    set_current_compile_soc_info("Ascend910A")
+    ti = tik.Tik()
+    c0 = 32 // np.dtype(dtype).itemsize
+    fm = ti.Tensor(dtype, (2, 6, 7, c0), name="fm", scope=tik.scope_cbuf)
+    dst = ti.Tensor(dtype, (6 * 256,), name="dst", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=f"load3dv1 moves uint8, int8, float16 data, not {dtype}"):
+        ti.load3dv1(dst, fm, [1, 0, 1, 1], 6, 7, 0, 1, 0, 2, -1, 1, 2, 3, 2, 1, 1, 1, 0, 1)
+
+
 def test_col2img_scatter_adds_each_tap():
     """im2col of every tap then col2img back: each pixel receives its value times the number of windows
     that cover it (f16 exact for small integers)."""
