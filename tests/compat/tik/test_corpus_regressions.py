@@ -552,3 +552,37 @@ def test_run_time_count_past_the_buffer_is_an_error_at_the_kernel_line():
     ti = _rows_kernel(tik, "input_scalar")
     with raises_tik(OutOfBounds, match=r"test_corpus_regressions\.py:\d+"):
         run(ti, {"n": 9})
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN yolo_boxes_encode fills its clamp bound with vector_dup(64, t, v, 80, 1, 4) on f32: a
+# repeat stride of 4 blocks under a full 8-block mask makes the repeats overlap, so 80 repeats
+# write (80 - 1) * 32 + 64 = 2592 elements, not 5120; its later vmax over more elements reads the
+# unwritten rest. The checker must report that read at the vmax (operand src1) and the covered
+# part must be exact.
+
+def _overlapping_dup_kernel(n_max):
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (n_max,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (n_max,), name="y", scope=tik.scope_gm)
+    src = ti.Tensor("float32", (n_max,), name="src", scope=tik.scope_ubuf)
+    bound = ti.Tensor("float32", (5120,), name="bound", scope=tik.scope_ubuf)
+    ti.data_move(src, x, 0, 1, n_max // 8, 0, 0)
+    ti.vector_dup(64, bound, 1.0, 80, 1, 4)
+    ti.vmax(64, src, src, bound, n_max // 64, 1, 1, 1, 8, 8, 8)
+    ti.data_move(y, src, 0, 1, n_max // 8, 0, 0)
+    return build(ti, "dup_overlap", [x], [y])
+
+
+@pytest.mark.parametrize("n_max, unwritten", [(2560, False), (3072, True)])
+def test_vector_dup_overlapping_repeats_cover_only_their_extent(n_max, unwritten):
+    x = np.random.default_rng(5).uniform(-2, 2, n_max).astype(np.float32)
+    ti = _overlapping_dup_kernel(n_max)
+    out, = run(ti, {"x": x})
+    covered = min(n_max, 2592)
+    np.testing.assert_array_equal(np.asarray(out)[:covered], np.maximum(x[:covered], np.float32(1.0)))
+    reads = [r for r in ti.tikdb.reports if r[0] == "uninitialized"]
+    if unwritten:
+        assert reads and all("pto.ub.vmax operand src1" in r[1] and "tik.vmax" in r[1] for r in reads)
+    else:
+        assert reads == []
