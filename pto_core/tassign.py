@@ -157,7 +157,10 @@ def tassign_violations(tile: Tile, addr: int, target) -> list:
     space = tile.space
     cap = t.sizes.of(space)
     size = tile.nbytes
-    align = t.scale_alignment if space in ("l0a_scale", "l0b_scale") else t.alignment
+    # TASSIGN's SA-0354 uses the space's 32 B alignment for every TileType, ScaleLeft/ScaleRight
+    # included (pto-isa TASSIGN doc table, buffer_limits.hpp PTO_L0A/L0B_ALIGN_BYTES); the 16 B
+    # `scale_alignment` is the MX scale-load operand rule, not a tile-placement rule.
+    align = t.alignment
     out = []
     if not cap > 0:
         out.append(("SA-0351", TASSIGN_CHECKS["SA-0351"], f"{space} capacity on {t.name} is 0"))

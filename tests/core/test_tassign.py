@@ -52,10 +52,19 @@ def test_checked_form_space_missing_on_the_target():
     with pytest.raises(TassignError) as ei:
         tassign_checked(scale, 0x0, "A2A3")
     assert "SA-0351" in ei.value.violations and "not available on this architecture" in str(ei.value)
-    tassign_checked(scale, 0x10, "A5")  # 16 B alignment for scale tiles
+    tassign_checked(scale, 0x20, "A5")
     with pytest.raises(TassignError) as ei:
         tassign_checked(Tile("ScaleLeft", "e8m0", 16, 2), 0x8, "A5")
     assert ei.value.violations == ("SA-0354",)
+
+
+@pytest.mark.parametrize("tile_type", ["ScaleLeft", "ScaleRight"])
+def test_checked_form_scale_tiles_need_32_byte_alignment(tile_type):
+    # pto-isa TASSIGN table and buffer_limits.hpp: ScaleLeft/ScaleRight share L0A/L0B's 32 B alignment
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(Tile(tile_type, "e8m0", 16, 2), 0x10, "A5")
+    assert ei.value.violations == ("SA-0354",) and "0x10 % 32 = 16" in str(ei.value)
+    assert tassign_checked(Tile(tile_type, "e8m0", 16, 2), 0x40, "A5").addr == 0x40
 
 
 @pytest.mark.parametrize("target", ["A2A3", "A5", "Kirin9030", "KirinX90"])
