@@ -34,6 +34,12 @@ def test_int16_abs_and_reduce_max_on_the_vector_core():
               lambda ti, ub: ti.vcmax(128, ub["d"], ub["a"], 1, 1, 1, 8))
     assert out["d"][0] == a.max() and out["d"][1] == int(np.argmax(a))
     assert (out["d"][2:] == 5).all()
+    b = (np.arange(128) % 3 * 7 - 300).astype(np.int16)
+
+    def cmp(ti, ub):
+        ti.mov_cmpmask_to_tensor(ub["m"], ti.vcmp_eq(128, ub["a"], ub["b"], 1, 1))
+    out = _on("Ascend310P3", "VectorCore", {"a": a, "b": b, "m": np.full(32, 0xAA, np.uint8)}, cmp)
+    assert np.array_equal(out["m"][:16], np.packbits(a == b, bitorder="little"))
 
 
 @pytest.mark.parametrize("api", ["vabs", "vshl"])
