@@ -20,7 +20,7 @@ pointers (``l1``, ``l0a``, ``l0b``, ``l0c``, ``ub``, ``bt``, ``fb``, ``l0a_scale
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Optional
 
 from .errors import UnknownName
@@ -274,6 +274,21 @@ def get_target(name: "str | ChipProfile") -> ChipProfile:
     if found is None:
         raise UnknownName(f"unknown target {name!r}", value=name, limit="one of " + ", ".join(target_names()),
                           hint="pick a PTO target (A2A3, A5, Kirin9030, KirinX90) or a TIK SoC such as Ascend310")
+    return found
+
+
+_VECTOR_CORE_VARIANTS: dict = {}
+
+
+def vector_core_variant(profile: ChipProfile) -> ChipProfile:
+    """``profile`` as its TIK ``VectorCore`` (``core_type="VectorCore"``; everything else equal), one
+    object per chip so identity comparisons of the current target stay stable. Only the vector
+    instruction tables read the core type (`pto_core.vector_isa.CHIP_FAMILY_AIV`)."""
+    if profile.core_type == "VectorCore":
+        return profile
+    found = _VECTOR_CORE_VARIANTS.get(profile.name)
+    if found is None:
+        found = _VECTOR_CORE_VARIANTS[profile.name] = replace(profile, core_type="VectorCore")
     return found
 
 

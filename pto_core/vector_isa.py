@@ -202,8 +202,22 @@ del _fam
 # v4dtrans: ini ``Intrinsic_v4dtrans`` of Ascend310P/610 (both core types); absent from 910B/310B.
 _V200["v4dtrans"] = _fs("s8", "u8", S16, "u16", F16, F32, S32, "u32")
 
+# ---------------------------------------------------------------- v200 vector cores (TIK ``VectorCore``)
+# Ascend310P1/P3 and Ascend610 ``[VectorCoreintrinsicDtypeMap]`` (CANN 8.1.RC1 inis; tik_api.md Appendix A
+# column 310P-AIV) differ from the AI core map: int16 vabs / vcmp / vcmax / vcmin, vshl / vshr, three more
+# conversions, and no ``deq``. The ini also lists float16/float32 for ``vshl``; what a left shift of a float
+# does is documented nowhere, so those two stay rejected (named choice, migration_guide/tik_vector.md).
+_V200_AIV = dict(_V200)
+for _k in ("vabs", "vcmp", "vcmax", "vcmin"):
+    _V200_AIV[_k] = _V200[_k] | {S16}
+_V200_AIV["vshl"] = _fs(S16, "u16", S32, "u32")
+_V200_AIV["vshr"] = _fs(S16, "u16", S32, "u32")
+_V200_AIV["vconv"] = (_V200["vconv"] - {"deq"}) | {"f322s16r", "f322s16z", "s162f32"}
+del _k
+
 FAMILIES: dict = {
     "v100-mini": _V100_310, "v100-cloud": _V100_910, "v200": _V200, "v220": _V220, "v300": _V300, "a5": _A5,
+    "v200-aiv": _V200_AIV,
 }
 
 #: Chip profile name -> vector family.
@@ -214,6 +228,11 @@ CHIP_FAMILY: dict = {
     "Ascend910B1": "v220", "Ascend910B2": "v220", "Ascend910B3": "v220", "Ascend910B4": "v220", "A2A3": "v220",
     "Ascend310B1": "v300", "A5": "a5", "Kirin9030": "v220", "KirinX90": "v220",
 }
+
+#: Chip profile name -> vector family of its TIK ``VectorCore`` where that differs from the AI core's and a
+#: public table gives it. Other chips' vector cores use the AI core family; the facade's ini check
+#: (``intrinsic_check_support``) still rejects what their vector-core map lacks.
+CHIP_FAMILY_AIV: dict = {"Ascend310P3": "v200-aiv", "Ascend310P1": "v200-aiv", "Ascend610": "v200-aiv"}
 
 #: Families whose chips lack the vector counter mode (TIK treats ``mask_mode="counter"`` as normal mode).
 NO_COUNTER_MODE = frozenset({"v100-mini", "v100-cloud"})
@@ -236,7 +255,9 @@ FAMILY_NOTES = {
 
 
 def family_of(target) -> str:
-    """Vector family of a `ChipProfile` (by name, falling back to its TIK family)."""
+    """Vector family of a `ChipProfile` (by name and core type, falling back to its TIK family)."""
+    if getattr(target, "core_type", "AiCore") == "VectorCore" and target.name in CHIP_FAMILY_AIV:
+        return CHIP_FAMILY_AIV[target.name]
     fam = CHIP_FAMILY.get(target.name)
     if fam is not None:
         return fam

@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 from pto_core.errors import IllegalOperand, Provenance, UnknownName, UnsupportedOp
 from pto_core.ops import registry as _registry
-from pto_core.targets import ChipProfile, dprofile_target, get_target
+from pto_core.targets import ChipProfile, dprofile_target, get_target, vector_core_variant
 
 from .data import dsl_support, soc_v100, soc_v200, soc_v220, soc_v300
 from .data.tik_api_map import (H_API_MAP, H_DATA_MOVE_DTYPES, ONLY_TIK_API_MAP,
@@ -351,8 +351,10 @@ class SocState:
 
     @property
     def profile(self) -> ChipProfile:
-        """The simulator's `ChipProfile` for this SoC (buffer sizes, MAD types, ...)."""
-        return get_target(self.soc_version)
+        """The simulator's `ChipProfile` for this SoC (buffer sizes, MAD types, ...); for a
+        ``VectorCore`` selection its vector-core variant (the vector instruction tables differ)."""
+        profile = get_target(self.soc_version)
+        return vector_core_variant(profile) if self.core_type == AIV else profile
 
     @property
     def short_soc_version(self) -> str:
