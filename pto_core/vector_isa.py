@@ -214,11 +214,47 @@ _V200_AIV["vshl"] = _fs(S16, "u16", S32, "u32")
 _V200_AIV["vshr"] = _fs(S16, "u16", S32, "u32")
 _V200_AIV["vconv"] = (_V200["vconv"] - {"deq"}) | {"f322s16r", "f322s16z", "s162f32"}
 del _k
+# Ascend310P1's vector-core map adds int16 ``vrelu`` (its ini row is f16,f32,s16,s32).
+_V200_AIV_P1 = dict(_V200_AIV, vrelu=_V200_AIV["vrelu"] | {S16})
+
+# BS9SX1AA ``[VectorCoreintrinsicDtypeMap]`` (CANN 8.1.RC1 BS9SX1AA.ini, a dav-m210-vec register-ISA vector
+# core; the ``Intrinsic_vectorized_*`` rows are not repeat-form instructions): no proposal / NMS instructions,
+# no vaddrelu / vsubrelu / vadddeqrelu / v4dtrans, same-type vaxpy / vmla only, int8 vci, int32 vcmpv_eq,
+# the v2 sort pair, vgatherb, int shifts, and its own conversion list (integer widen / narrow rows included;
+# `pto_core.ops.vector_conv.UNDOCUMENTED` names the rows whose result the public sources leave open).
+_V210_AIV = {k: v for k, v in _V200.items()
+             if k not in ("rpn_cor", "v4dtrans", "vaadd", "vadddeqrelu", "vaddrelu", "vsubrelu", "vbitsort",
+                          "vconcat", "vextract", "viou", "vmrgsort4", "vrpac")}
+_V210_AIV.update({
+    "vaxpy": _fs("f16f16f16", "f32f32f32"), "vmla": _fs("f16f16f16", "f32f32f32"),
+    "vci": _V200["vci"] | {"s8"}, "vcmpv_eq": _fs(F16, F32, S32), "vcmpvs_eq": _fs(F16, F32, S32),
+    "vsort32": _fs(F16, F32), "vmrgsort": _fs(F16, F32), "vgatherb": _B32SET6,
+    "vshl": _fs(S16, "u16", S32, "u32"), "vshr": _fs(S16, "u16", S32, "u32"),
+    "vconv": _fs("f162f32", "f322f16r", "f322f16", "f322f16o", "u82f16", "s82f16", "f162u8", "f162u8r", "f162u8a",
+                 "f162u8f", "f162u8c", "f162u8z", "f162s8", "f162s8r", "f162s8a", "f162s8f", "f162s8c", "f162s8z",
+                 "f162s16", "f162s32r", "f162s32a", "f162s32f", "f162s32c", "f162s32z", "s162f16", "s162f32",
+                 "f322s16r", "f322s16z", "f322s32r", "f322s32a", "f322s32f", "f322s32c", "f322s32z", "s322f32",
+                 "u82u16", "s82s16", "u162u8", "u162u32", "s162u32", "s162s32", "u322u16", "u322s16", "s322u16",
+                 "s322s16"),
+})
+
+# Ascend910B1-B4 ``[VectorCoreintrinsicDtypeMap]``: ``vcmp`` without int16 (tik_api.md Appendix A 910B-AIV);
+# everything else equals the AI core map.
+_V220_AIV = dict(_V220, vcmp=_fs(F16, F32))
+
+# Ascend310B1 ``[VectorCoreintrinsicDtypeMap]``: ``vmin`` adds int8 / uint8 (the AI core row has no int8).
+_V300_AIV = dict(_V300, vmin=_V300["vmin"] | {"s8", "u8"})
 
 FAMILIES: dict = {
     "v100-mini": _V100_310, "v100-cloud": _V100_910, "v200": _V200, "v220": _V220, "v300": _V300, "a5": _A5,
-    "v200-aiv": _V200_AIV,
+    "v200-aiv": _V200_AIV, "v200-aiv-p1": _V200_AIV_P1, "v210-aiv": _V210_AIV, "v220-aiv": _V220_AIV,
+    "v300-aiv": _V300_AIV,
 }
+
+#: Core-type family -> the family whose chip-wide behaviour (counter mode, gather configuration, reduction
+#: order, legacy-chip quirks) it shares; only the dtype tables differ.
+FAMILY_BASE: dict = {"v200-aiv": "v200", "v200-aiv-p1": "v200", "v210-aiv": "v200", "v220-aiv": "v220",
+                     "v300-aiv": "v300"}
 
 #: Chip profile name -> vector family.
 CHIP_FAMILY: dict = {
@@ -229,10 +265,15 @@ CHIP_FAMILY: dict = {
     "Ascend310B1": "v300", "A5": "a5", "Kirin9030": "v220", "KirinX90": "v220",
 }
 
-#: Chip profile name -> vector family of its TIK ``VectorCore`` where that differs from the AI core's and a
-#: public table gives it. Other chips' vector cores use the AI core family; the facade's ini check
-#: (``intrinsic_check_support``) still rejects what their vector-core map lacks.
-CHIP_FAMILY_AIV: dict = {"Ascend310P3": "v200-aiv", "Ascend310P1": "v200-aiv", "Ascend610": "v200-aiv"}
+#: Chip profile name -> vector family of its TIK ``VectorCore``: every chip whose ini has a
+#: ``[VectorCoreintrinsicDtypeMap]`` that differs from its AI core map for a repeat-form instruction. Chips
+#: not listed have no vector core, or one whose map equals the AI core's (the test
+#: tests/compat/tik/test_vector_core_families.py compares every ini map of tbe_compat's SoC tables with these).
+CHIP_FAMILY_AIV: dict = {
+    "Ascend310P3": "v200-aiv", "Ascend310P1": "v200-aiv-p1", "Ascend610": "v200-aiv", "BS9SX1AA": "v210-aiv",
+    "Ascend910B1": "v220-aiv", "Ascend910B2": "v220-aiv", "Ascend910B3": "v220-aiv", "Ascend910B4": "v220-aiv",
+    "Ascend310B1": "v300-aiv",
+}
 
 #: Families whose chips lack the vector counter mode (TIK treats ``mask_mode="counter"`` as normal mode).
 NO_COUNTER_MODE = frozenset({"v100-mini", "v100-cloud"})
@@ -265,19 +306,25 @@ def family_of(target) -> str:
         getattr(target, "family", ""), "v220")
 
 
+def base_family(target) -> str:
+    """The family whose chip-wide behaviour ``target`` follows (its core type's dtype table aside)."""
+    fam = family_of(target)
+    return FAMILY_BASE.get(fam, fam)
+
+
 def supported(target, instr: str) -> frozenset:
     """Dtype signatures ``instr`` accepts on ``target`` (empty if the chip lacks it)."""
     return FAMILIES[family_of(target)].get(instr, frozenset())
 
 
 def has_counter_mode(target) -> bool:
-    return family_of(target) not in NO_COUNTER_MODE
+    return base_family(target) not in NO_COUNTER_MODE
 
 
 def gather_counter_per_repeat(target) -> bool:
     """Whether counter-mode ``vreduce`` on ``target`` processes ``count`` elements per repeat
     (`GATHER_COUNTER_PER_REPEAT`) rather than ``count`` in total."""
-    return family_of(target) in GATHER_COUNTER_PER_REPEAT
+    return base_family(target) in GATHER_COUNTER_PER_REPEAT
 
 
 def require(target, instr: str, signature: str, *, op: str, operand: str = "dtype") -> None:

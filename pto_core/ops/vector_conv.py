@@ -26,8 +26,12 @@ Results:
 * float -> int: rounding per mode, saturating to the integer range, NaN -> 0
   (`pto_core.numerics.float_to_int`).
 * int -> float: exact, then one rounding (`pto_core.numerics.int_to_float`).
+* int -> int widening that keeps every value (u8->u16, s8->s16, u16->u32, s16->s32, s32->s64):
+  exact.
 * int -> int narrowing (s32->s16, s64->s32, s16->s8/u8): saturating (choice: the vconv
   documentation says float->int saturates; the int narrowing behaviour is not documented).
+  The other narrowing or sign-changing rows a chip lists (`UNDOCUMENTED`: BS9SX1AA vector
+  core) raise `UnsupportedOp`: whether they saturate, wrap or sign-extend is not documented.
 * ``deq`` (s32 -> f16 with ``deqscale``): ``f16(src * f16(deqscale))``, the product exact
   in f64 and rounded once to nearest-even.
 * Float destinations follow the machine overflow mode (``saturation``: overflow and
@@ -50,6 +54,15 @@ PTO_ROUND = {"r": "ROUND_R", "a": "ROUND_A", "f": "ROUND_F", "c": "ROUND_C", "z"
              None: "ROUND_R"}
 
 EXPANDERS: dict = {}
+
+_OPEN_INT = ("out-of-range values could saturate or wrap (two's complement) and no public source "
+             "(TIK vconv page, tik_api.md §9.6, CANN ops) says which")
+_OPEN_SIGN = ("negative values could saturate to 0 or sign-extend and wrap modulo 2^32 and no public source "
+              "(TIK vconv page, tik_api.md §9.6, CANN ops) says which")
+#: Conversion rows a chip's table lists whose results the public sources leave open: they raise
+#: `UnsupportedOp` with the reason instead of a guess (migration_guide/tik_vector.md §4).
+UNDOCUMENTED: dict = {"u162u8": _OPEN_INT, "u322u16": _OPEN_INT, "u322s16": _OPEN_INT, "s322u16": _OPEN_INT,
+                      "s162u32": _OPEN_SIGN}
 
 
 def conversion_code(src: DType, dst: DType, rnd, deq: bool) -> str:
@@ -102,6 +115,11 @@ def _check(ctx_target, dst: DType, src: DType, rnd, deq: bool, op: str) -> None:
         raise UnsupportedOp("conversions to packed 4-bit destinations are not modelled", op=op, operand="dst",
                             value=code)
     vector_isa.require(ctx_target, "vconv", code, op=op, operand="round" if rnd else "dtype")
+    if code in UNDOCUMENTED:
+        raise UnsupportedOp(f"vconv {code} is listed for {ctx_target.name} but not modelled: {UNDOCUMENTED[code]}",
+                            op=op, operand="dtype", value=code,
+                            hint="convert through a documented path (e.g. widen or clamp with vmaxs/vmins first, "
+                                 "then an exact conversion)")
 
 
 def _verify(call, target):

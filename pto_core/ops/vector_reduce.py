@@ -321,7 +321,7 @@ def _macro_execute(kind):
         if kind == "add":
             part = reduce_repeat("sum", vals, active, d, par, ctx)[:, 0]
             _write(ctx, work, part, "work")
-            if vector_isa.family_of(ctx.target) in SEQUENTIAL_REDUCE_FAMILIES and rep > 1:
+            if vector_isa.base_family(ctx.target) in SEQUENTIAL_REDUCE_FAMILIES and rep > 1:
                 _write(ctx, dst, sequential_chunk_sum(part, d, ctx)[None], "dst")
                 return
             n = rep
