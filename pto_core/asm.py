@@ -2046,7 +2046,7 @@ class _Parser:
         for (at, init, itok), ty in zip(inits, types):
             self.typed(init, ty, itok)
             r = PtrReg(ty, _base_name(at.text[1:])) if isinstance(ty, PtrType) else Reg(ty, _base_name(at.text[1:]))
-            out.append(Assign(r, init, where))
+            out.append(Assign(r, init, where, carry=True))
             regs.append(r)
         self.expect("{", "'{'")
         var = LoopVar(t, _base_name(vt.text[1:]) or "i")
@@ -2416,7 +2416,8 @@ def _py_const(v):
 
 
 def _parallel_assign(regs: list, values: list, where) -> list:
-    """Assignments ``regs[i] = values[i]`` done simultaneously (through temporaries if needed)."""
+    """Assignments ``regs[i] = values[i]`` done simultaneously (through temporaries if needed); they carry
+    values (``Assign.carry``): an undefined source register leaves its target as it is."""
     pairs = list(zip(regs, values))
     targets = {r for r, v in pairs if v is not r}
     if any(v in targets and v is not r for r, v in pairs if isinstance(v, (Reg, PtrReg))):
@@ -2424,11 +2425,11 @@ def _parallel_assign(regs: list, values: list, where) -> list:
         out = []
         for r, v in pairs:
             t = PtrReg(r.type) if isinstance(r, PtrReg) else Reg(r.type)
-            out.append(Assign(t, v, where))
+            out.append(Assign(t, v, where, carry=True))
             temps.append((r, t))
-        return out + [Assign(r, t, where) for r, t in temps]
+        return out + [Assign(r, t, where, carry=True) for r, t in temps]
     # identity pairs stay: an assignment in the loop keeps the value loop-carried when printed again
-    return [Assign(r, v, where) for r, v in pairs]
+    return [Assign(r, v, where, carry=True) for r, v in pairs]
 
 
 def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optional[str] = None) -> Program:

@@ -897,12 +897,17 @@ class OpStmt(Stmt):
 
 
 class Assign(Stmt):
-    """``reg = value``; ``reg`` is a `Reg` (value of the same register type) or a `PtrReg`."""
+    """``reg = value``; ``reg`` is a `Reg` (value of the same register type) or a `PtrReg`.
 
-    __slots__ = ("reg", "value")
+    ``carry=True`` marks a value carried along by ``scf.yield`` / ``iter_args`` / ``pto.break``
+    (what the PTO-AS parser builds): copying a register that was never assigned is then no read --
+    the target keeps what it holds, as an assignment of ``ub.poison`` does -- so a value that is
+    undefined on one path is an error only where it is really used."""
 
-    def __init__(self, reg: Reg, value: ScalarExpr, where=None):
-        self.reg, self.value, self.where = reg, value, where
+    __slots__ = ("reg", "value", "carry")
+
+    def __init__(self, reg: Reg, value: ScalarExpr, where=None, carry: bool = False):
+        self.reg, self.value, self.where, self.carry = reg, value, where, carry
 
     def __repr__(self):
         return f"{self.reg!r} = {self.value!r}"

@@ -209,3 +209,37 @@ def test_call_source_fallbacks(tmp_path):
     assert migrate.call_source(str(p), 4, "tik.nothing") == "with open('x') as f:"
     assert migrate.call_source(str(p), 4, "tik.open") == "with open('x') as f:"
     assert migrate.call_source(str(tmp_path / "gone.py"), 1, "tik.x") == "?"
+
+
+def _check_script(tmp_path, body, feed, name="rt"):
+    """Trace a small self-written kernel and run the PTO-AS round trip on its start_debug run."""
+    p = tmp_path / f"{name}.py"
+    p.write_text("import numpy as np\nfrom tbe import tik\n" + textwrap.dedent(body) +
+                 f"\nti.BuildCCE(kernel_name={name!r}, inputs=[x], outputs=[y])\n"
+                 f"ti.tikdb.start_debug({feed}, False)\n")
+    trace = migrate.trace_script(str(p))
+    assert trace.status == 0
+    return migrate.check_round_trip(trace.kernels[name], trace.runs[name][-1])
+
+
+def test_check_round_trip_register_set_on_one_path_only(tmp_path):
+    # a Scalar assigned only inside an if (and read only there): the printed scf.if yields ub.poison on the
+    # other path, and the enclosing scf.if copies that undefined value on; the copy must not be a read
+    body = """
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    a = ti.Scalar("int32", name="a")
+    b = ti.Scalar("int32", name="b")
+    a.set_as(ub[0])
+    with ti.if_scope(a > 0):
+        with ti.if_scope(a > 1):
+            b.set_as(a * 3)
+    with ti.if_scope(a > 1):
+        ub[1].set_as(b)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    """
+    for first in (5, 1, -1):
+        assert _check_script(tmp_path, body, f"{{'x': np.arange({first}, {first} + 8, dtype=np.int32)}}") == []
