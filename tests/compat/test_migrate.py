@@ -243,3 +243,19 @@ def test_check_round_trip_register_set_on_one_path_only(tmp_path):
     """
     for first in (5, 1, -1):
         assert _check_script(tmp_path, body, f"{{'x': np.arange({first}, {first} + 8, dtype=np.int32)}}") == []
+
+
+def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, monkeypatch):
+    from pto_core.errors import UnsupportedOp
+    real = migrate.check_round_trip
+
+    def check(tik, run, **kw):
+        if tik.build.kernel_name == "a":
+            raise UnsupportedOp("pto.something is not parsed", operand="op")
+        return real(tik, run, **kw)
+
+    monkeypatch.setattr(migrate, "check_round_trip", check)
+    assert main([_script(tmp_path, names=("a", "b")), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "kernel a: the PTO-AS round trip failed: " in err and "pto.something is not parsed" in err
+    assert "kernel b: PTO-AS outputs equal start_debug's bit for bit (y)" in err
