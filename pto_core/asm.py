@@ -417,6 +417,18 @@ class _Printer:
         self.live = _Liveness()
         self.live.analyze(prog.body)
         self.indent = 2
+        # id(node) -> (node, value): a shared subexpression (expressions are DAGs: a TIK expression built
+        # in a Python loop can reach one node by 2**n paths) is walked once; valid while the register
+        # bindings and the CSE scope stay the same, so `fresh` empties them at each statement and scope
+        self.val_memo: dict = {}
+        self.inv_memo: dict = {}
+        self.subst_memo: dict = {}
+
+    def fresh(self):
+        """Forget the memoised values of `val`/`invariant`/`subst` (the bindings or the scope change)."""
+        self.val_memo.clear()
+        self.inv_memo.clear()
+        self.subst_memo.clear()
 
     # -- helpers
     def emit(self, parts: list, defs: list, where=None, entry=False, loc=True, op=None):
@@ -436,7 +448,12 @@ class _Printer:
         if isinstance(e, REGS):
             v = self.env.get(e)
             return v is None or not isinstance(v, _V) or v.inv
-        return all(self.invariant(c) for c in e.children())
+        m = self.inv_memo.get(id(e))
+        if m is not None and m[0] is e:
+            return m[1]
+        r = all(self.invariant(c) for c in e.children())
+        self.inv_memo[id(e)] = (e, r)
+        return r
 
     def subst(self, e):
         """``e`` with registers replaced by their (invariant) bindings: a deferrable expression."""
@@ -448,10 +465,13 @@ class _Printer:
         kids = e.children()
         if not kids:
             return e
+        m = self.subst_memo.get(id(e))
+        if m is not None and m[0] is e:
+            return m[1]
         new = [self.subst(c) for c in kids]
-        if all(a is b for a, b in zip(new, kids)):
-            return e
-        return _rebuild(e, new)
+        r = e if all(a is b for a, b in zip(new, kids)) else _rebuild(e, new)
+        self.subst_memo[id(e)] = (e, r)
+        return r
 
     def const_v(self, value, t) -> _V:
         c = value if isinstance(value, Const) else Const(value, t)
@@ -502,7 +522,12 @@ class _Printer:
             return self.undef_v(e.type)
         if isinstance(e, _VLeaf):
             return e.v
-        return self.node_v(e, e.name, where)
+        m = self.val_memo.get(id(e))
+        if m is not None and m[0] is e:
+            return m[1]
+        v = self.node_v(e, e.name, where)
+        self.val_memo[id(e)] = (e, v)
+        return v
 
     def prelower(self, exprs, where=None):
         """Print the non-invariant operands first: the parsed text defines them as earlier lines, so
@@ -597,6 +622,7 @@ class _Printer:
         w = s.where
         if id(s) in self.live.dead:
             return False
+        self.fresh()
         if isinstance(s, OpStmt):
             self.op(s)
         elif isinstance(s, Assign):
@@ -677,6 +703,7 @@ class _Printer:
         self.env.update(zip(iters, args))
         self.named[s.var] = var_v
         self.cse.append({})
+        self.fresh()
         self.loops.append((iters, args, live_out))
         self.indent += 1
         term = self.block(s.body)
@@ -686,9 +713,11 @@ class _Printer:
         self.indent -= 1
         self.loops.pop()
         self.cse.pop()
+        self.fresh()
         del self.named[s.var]
         self.env = saved
         self.env.update(zip(iters, res))
+        self.fresh()
         self.emit(["}"], [], w)
 
     def if_(self, s: If) -> bool:
@@ -716,6 +745,7 @@ class _Printer:
                 self.emit(["} else {"], [], w, loc=False)
             saved = dict(self.env)
             self.cse.append({})
+            self.fresh()
             self.indent += 1
             term = self.block(branch or [])
             if not term and results:
@@ -723,9 +753,11 @@ class _Printer:
                           [" : " + ", ".join(_tstr(r.type) for r in results)], [], w, loc=False)
             self.indent -= 1
             self.cse.pop()
+            self.fresh()
             self.env = saved
             terms.append(term)
         self.env.update(zip(results, res))
+        self.fresh()
         self.emit(["}"], [], w)
         return all(terms)
 
@@ -2046,7 +2078,7 @@ class _Parser:
         for (at, init, itok), ty in zip(inits, types):
             self.typed(init, ty, itok)
             r = PtrReg(ty, _base_name(at.text[1:])) if isinstance(ty, PtrType) else Reg(ty, _base_name(at.text[1:]))
-            out.append(Assign(r, init, where))
+            out.append(Assign(r, init, where, carry=True))
             regs.append(r)
         self.expect("{", "'{'")
         var = LoopVar(t, _base_name(vt.text[1:]) or "i")
@@ -2416,7 +2448,8 @@ def _py_const(v):
 
 
 def _parallel_assign(regs: list, values: list, where) -> list:
-    """Assignments ``regs[i] = values[i]`` done simultaneously (through temporaries if needed)."""
+    """Assignments ``regs[i] = values[i]`` done simultaneously (through temporaries if needed); they carry
+    values (``Assign.carry``): an undefined source register leaves its target as it is."""
     pairs = list(zip(regs, values))
     targets = {r for r, v in pairs if v is not r}
     if any(v in targets and v is not r for r, v in pairs if isinstance(v, (Reg, PtrReg))):
@@ -2424,11 +2457,11 @@ def _parallel_assign(regs: list, values: list, where) -> list:
         out = []
         for r, v in pairs:
             t = PtrReg(r.type) if isinstance(r, PtrReg) else Reg(r.type)
-            out.append(Assign(t, v, where))
+            out.append(Assign(t, v, where, carry=True))
             temps.append((r, t))
-        return out + [Assign(r, t, where) for r, t in temps]
+        return out + [Assign(r, t, where, carry=True) for r, t in temps]
     # identity pairs stay: an assignment in the loop keeps the value loop-carried when printed again
-    return [Assign(r, v, where) for r, v in pairs]
+    return [Assign(r, v, where, carry=True) for r, v in pairs]
 
 
 def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optional[str] = None) -> Program:

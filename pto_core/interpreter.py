@@ -333,6 +333,13 @@ class _Codegen:
             if isinstance(s.value, Undef):
                 return                      # an undefined value leaves the register as it is
             r = self._ident(s.reg, "r")
+            if s.carry and isinstance(s.value, (Reg, PtrReg)):
+                # a carried value (scf.yield / iter_args): an unassigned source leaves the target as it is
+                self.emit(ind, "try:", s)
+                self.emit(ind + 1, f"{r} = {self._ident(s.value, 'r')}", s)
+                self.emit(ind, "except NameError:", s)
+                self.emit(ind + 1, "pass", s)
+                return
             if isinstance(s.reg, PtrReg):
                 self.emit(ind, f"{r} = {self.pex(s.value)}", s)
                 return

@@ -868,12 +868,19 @@ def static_addr(p) -> Optional[int]:
 
 
 def walk(e: Expr):
-    """All nodes of an expression tree (pre-order, shared nodes repeated)."""
+    """All nodes of an expression (pre-order). Expressions are DAGs (a TIK expression built in a Python
+    loop can reach one node by 2**n paths): a shared inner node and what is below it are visited once."""
     stack = [e]
+    seen = set()
     while stack:
         x = stack.pop()
+        kids = x.children()
+        if kids:
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
         yield x
-        stack.extend(reversed(x.children()))
+        stack.extend(reversed(kids))
 
 
 # ============================================================================= statements
@@ -897,12 +904,17 @@ class OpStmt(Stmt):
 
 
 class Assign(Stmt):
-    """``reg = value``; ``reg`` is a `Reg` (value of the same register type) or a `PtrReg`."""
+    """``reg = value``; ``reg`` is a `Reg` (value of the same register type) or a `PtrReg`.
 
-    __slots__ = ("reg", "value")
+    ``carry=True`` marks a value carried along by ``scf.yield`` / ``iter_args`` / ``pto.break``
+    (what the PTO-AS parser builds): copying a register that was never assigned is then no read --
+    the target keeps what it holds, as an assignment of ``ub.poison`` does -- so a value that is
+    undefined on one path is an error only where it is really used."""
 
-    def __init__(self, reg: Reg, value: ScalarExpr, where=None):
-        self.reg, self.value, self.where = reg, value, where
+    __slots__ = ("reg", "value", "carry")
+
+    def __init__(self, reg: Reg, value: ScalarExpr, where=None, carry: bool = False):
+        self.reg, self.value, self.where, self.carry = reg, value, where, carry
 
     def __repr__(self):
         return f"{self.reg!r} = {self.value!r}"
@@ -1229,6 +1241,7 @@ class Builder:
         """Raise if ``stmt`` uses a loop variable outside its loop (the first one in `walk` order)."""
         stack = stmt_exprs(stmt)
         stack.reverse()
+        seen = set()                       # shared subexpressions (expressions are DAGs) are walked once
         while stack:                       # `walk` over every expression, inlined (every op records this)
             x = stack.pop()
             t = type(x)
@@ -1248,7 +1261,8 @@ class Builder:
                                      hint=f"create the {what} in this kernel (TIK: with this tik.Tik() instance; "
                                           f"PTO: k.reg / k.scalar_arg of this builder)")
             kids = x.children()
-            if kids:
+            if kids and id(x) not in seen:
+                seen.add(id(x))
                 stack.extend(reversed(kids))
 
     # -- signature

@@ -562,7 +562,12 @@ def main(argv: Optional[list] = None) -> int:
                     print(f"tik-migrate: kernel {name}: no start_debug run to check against", file=err)
                     status = 1
                     continue
-                reports = check_round_trip(tik, runs[-1], locations=locations)
+                try:
+                    reports = check_round_trip(tik, runs[-1], locations=locations)
+                except PtoError as e:          # this kernel's text did not parse or run: check the others
+                    status = 1
+                    print(f"tik-migrate: kernel {name}: the PTO-AS round trip failed: {e}", file=err)
+                    continue
                 if reports:
                     status = 1
                     print(f"tik-migrate: kernel {name}: PTO-AS outputs differ from start_debug:", file=err)

@@ -209,3 +209,53 @@ def test_call_source_fallbacks(tmp_path):
     assert migrate.call_source(str(p), 4, "tik.nothing") == "with open('x') as f:"
     assert migrate.call_source(str(p), 4, "tik.open") == "with open('x') as f:"
     assert migrate.call_source(str(tmp_path / "gone.py"), 1, "tik.x") == "?"
+
+
+def _check_script(tmp_path, body, feed, name="rt"):
+    """Trace a small self-written kernel and run the PTO-AS round trip on its start_debug run."""
+    p = tmp_path / f"{name}.py"
+    p.write_text("import numpy as np\nfrom tbe import tik\n" + textwrap.dedent(body) +
+                 f"\nti.BuildCCE(kernel_name={name!r}, inputs=[x], outputs=[y])\n"
+                 f"ti.tikdb.start_debug({feed}, False)\n")
+    trace = migrate.trace_script(str(p))
+    assert trace.status == 0
+    return migrate.check_round_trip(trace.kernels[name], trace.runs[name][-1])
+
+
+def test_check_round_trip_register_set_on_one_path_only(tmp_path):
+    # a Scalar assigned only inside an if (and read only there): the printed scf.if yields ub.poison on the
+    # other path, and the enclosing scf.if copies that undefined value on; the copy must not be a read
+    body = """
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    a = ti.Scalar("int32", name="a")
+    b = ti.Scalar("int32", name="b")
+    a.set_as(ub[0])
+    with ti.if_scope(a > 0):
+        with ti.if_scope(a > 1):
+            b.set_as(a * 3)
+    with ti.if_scope(a > 1):
+        ub[1].set_as(b)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    """
+    for first in (5, 1, -1):
+        assert _check_script(tmp_path, body, f"{{'x': np.arange({first}, {first} + 8, dtype=np.int32)}}") == []
+
+
+def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, monkeypatch):
+    from pto_core.errors import UnsupportedOp
+    real = migrate.check_round_trip
+
+    def check(tik, run, **kw):
+        if tik.build.kernel_name == "a":
+            raise UnsupportedOp("pto.something is not parsed", operand="op")
+        return real(tik, run, **kw)
+
+    monkeypatch.setattr(migrate, "check_round_trip", check)
+    assert main([_script(tmp_path, names=("a", "b")), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "kernel a: the PTO-AS round trip failed: " in err and "pto.something is not parsed" in err
+    assert "kernel b: PTO-AS outputs equal start_debug's bit for bit (y)" in err

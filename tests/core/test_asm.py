@@ -391,3 +391,27 @@ def test_special_register_reads_print_parse_and_stay_between_the_ops():
     feed = {"x": np.arange(128, dtype=np.float32)}
     assert list(again.run(feed)["c"][:2]) == [64, 32] == list(k.program.run(feed)["c"][:2])
 
+
+
+def test_shared_subexpressions_print_once_not_once_per_path():
+    # an expression built in a Python loop is a DAG reaching its root by 2**40 paths: printing it (and
+    # the builder's checks) must walk each node once; the text runs like a numpy reference
+    with program("dag", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (16,))
+        y = k.gm_arg("y", "s32", (16,), io="out")
+        n = k.scalar_arg("n", "s32")
+        a = k.reg("s32", 0, name="a")
+        with k.for_(0, 16) as i:
+            a.set(k.load(x, i))
+            e = a
+            for _ in range(40):
+                e = (e + e) & 0xFFFF
+            k.store(y, i, e + n)
+    text = asm.print_program(k.program)
+    assert text.count("arith.addi") == 41
+    xs = np.arange(16, dtype=np.int32) * 7 - 30
+    ref = xs.astype(np.int64)
+    for _ in range(40):
+        ref = (ref + ref) & 0xFFFF
+    got = asm.parse(text).compile().run({"x": xs, "n": 5})["y"]
+    np.testing.assert_array_equal(got, (ref + 5).astype(np.int32))
