@@ -17,7 +17,7 @@ from tbe_compat import platform
 HERE = __file__
 
 
-def _tensors(ti):
+def _tensors(ti, vector_core=False):
     t = {}
     for name, dtype, shape, scope in (
             ("gm16", "float16", (256,), tik.scope_gm), ("out16", "float16", (256,), tik.scope_gm),
@@ -29,7 +29,8 @@ def _tensors(ti):
             ("l0a", "float16", (16, 16, 16), tik.scope_ca), ("l0b", "float16", (16, 16, 16), tik.scope_cb),
             ("l0c", "float32", (16, 16, 16), tik.scope_cc), ("l0c16", "float16", (16, 16, 16), tik.scope_cc),
             ("ubi32b", "int32", (256,), tik.scope_ubuf)):
-        t[name] = ti.Tensor(dtype, shape, name=name, scope=scope)
+        if scope in (tik.scope_gm, tik.scope_ubuf) or not vector_core:
+            t[name] = ti.Tensor(dtype, shape, name=name, scope=scope)
     for name, dtype, value in (("s_two", "int32", 2), ("s_f16", "float16", 1.5), ("s_big", "int32", 2 ** 30),
                                ("s_neg", "int32", -5), ("s_zero", "int32", 0), ("s_i64", "int64", 300),
                                ("s_f32", "float32", 2.5)):
@@ -152,9 +153,9 @@ def _value(t, v):
 def _attempt(name, index, bad, chip):
     """Build and run the case with argument ``index`` replaced by ``bad``; returns the error or None."""
     platform.reset_platform()
-    set_current_compile_soc_info(chip)
+    set_current_compile_soc_info(*chip.split(":"))
     ti = tik.Tik()
-    t = _tensors(ti)
+    t = _tensors(ti, chip.endswith(":VectorCore"))
     call, valid = CASES[name][:2]
     args = [_value(t, v) for v in valid]
     if index is not None:
