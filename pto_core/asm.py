@@ -64,6 +64,9 @@ from .program import (BOOL, F32, I64, INDEX, REGS, SPR_WORDS, Assign, BinOp, Bit
 from .scalars import scalar_type
 from .targets import get_target, space_name
 
+U64 = scalar_type("u64")
+_I64_MAX = 2 ** 63 - 1
+
 __all__ = ["print_program", "program_lines", "AsmLine", "parse", "parse_file"]
 
 
@@ -788,7 +791,7 @@ class _Printer:
             elif isinstance(x, bool):
                 v = self.const_v(x, BOOL)
             elif isinstance(x, int):
-                v = self.const_v(x, I64)
+                v = self.const_v(x, U64 if x > _I64_MAX else I64)     # 64-bit words with bit 63 (masks)
             elif isinstance(x, float):
                 v = self.const_v(x, F32)
             else:
@@ -2441,10 +2444,13 @@ _CAST_OPS = {"extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
 
 
 def _py_const(v):
-    """Constants of the default operand types become Python values (as the builder records them)."""
-    if isinstance(v, Const) and v.type in (I64, F32, BOOL):
+    """Constants of the default operand types become Python values (as the builder records them): i64, f32,
+    i1, and the ui64 constants the printer writes for Python ints above the i64 range (mask words with bit
+    63 set, which an i64 literal would turn negative)."""
+    if isinstance(v, Const) and (v.type in (I64, F32, BOOL) or (v.type is U64 and v.value > _I64_MAX)):
         return v.value
     return v
+
 
 
 def _parallel_assign(regs: list, values: list, where) -> list:

@@ -245,6 +245,22 @@ def test_check_round_trip_register_set_on_one_path_only(tmp_path):
         assert _check_script(tmp_path, body, f"{{'x': np.arange({first}, {first} + 8, dtype=np.int32)}}") == []
 
 
+def test_check_round_trip_mask_words_with_bit_63(tmp_path):
+    # Python-int mask words >= 2**63 (CANN's 2**64 - 256 style masks) print as ui64 constants and read back as
+    # the same words; as i64 literals they came back negative and the op refused them
+    body = """
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    ti.vector_dup([2**64 - 256, 2**63 + 5], ub, 7.0, 1, 1, 8)
+    ti.vec_adds([2**63, 2**64 - 1], ub, ub, 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    """
+    assert _check_script(tmp_path, body, "{'x': np.arange(128, dtype=np.float16)}") == []
+
+
 def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, monkeypatch):
     from pto_core.errors import UnsupportedOp
     real = migrate.check_round_trip
