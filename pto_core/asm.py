@@ -1773,11 +1773,8 @@ class _Parser:
         self.define(tok, reg)
 
     def _invariant(self, e) -> bool:
-        if isinstance(e, (Const, Undef, ScalarArg, BlockIdx, BlockNum, GmArg)):
-            return True
-        if isinstance(e, (Reg, PtrReg, LoopVar)):
-            return False
-        return all(self._invariant(c) for c in e.children())
+        """Whether ``e`` reads no register or loop variable (each shared node of the DAG looked at once)."""
+        return not any(isinstance(x, (Reg, PtrReg, LoopVar)) for x in walk(e))
 
     def pure_node(self, name, op):
         short = name.split(".", 1)[1]

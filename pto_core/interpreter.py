@@ -42,7 +42,7 @@ from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
-                      walk_stmts)
+                      stmt_exprs, walk_stmts)
 
 
 # ============================================================================= run-time helpers
@@ -234,6 +234,8 @@ class _Codegen:
         self.ptr_factories: dict = {}
         self.ptrs: dict = {}             # (space, dtype name, byte address) -> Ptr (immutable: shared)
         self.bounds: dict = {}           # id(expr) -> (expr, raw_bounds(expr)): nested add/mul ask again
+        self.shared: dict = {}           # id(expr) -> (expr, local): shared nodes of the statement being emitted
+        self.nshared = 0
 
     # -- naming
     def _ident(self, obj, prefix: str) -> str:
@@ -317,6 +319,43 @@ class _Codegen:
             loops = "".join(f"({(v.name or 'i')!r}, {self._ident(v, 'v')}), " for v in self.loops)
             self.emit(ind, f"{fn}(ctx, ({vals}), ({loops}))", s)
 
+    def hoist_shared(self, exprs: list, ind: int, s) -> None:
+        """Bind the inner nodes that the expressions of statement ``s`` reach more than once to locals
+        (``__cN = <code>``, innermost first), so `ex` names them instead of repeating their code: a TIK
+        expression built in a Python loop (``e = e + e``) is a DAG reaching one node by ``2**n`` paths,
+        and inline code would have ``2**n`` copies. The branches of a `Select` are not entered (they are
+        evaluated only when selected); the locals hold exact register values (`need`). Call
+        `end_shared` before emitting anything the statement does not evaluate itself (a nested block)."""
+        counts: dict = {}
+        order: list = []
+        stack = [(e, False) for e in reversed(exprs)]
+        while stack:                    # iterative post-order; a node's children are entered once
+            x, done = stack.pop()
+            if not isinstance(x, Expr):
+                continue
+            if done:
+                order.append(x)
+                continue
+            k = id(x)
+            if k in counts:
+                counts[k] += 1
+                continue
+            counts[k] = 1
+            kids = (x.c,) if isinstance(x, Select) else x.children()
+            if kids:
+                stack.append((x, True))
+                stack.extend((c, False) for c in reversed(kids))
+        for x in order:
+            if counts[id(x)] > 1 and not x.is_ptr:
+                name = f"__c{self.nshared}"
+                self.nshared += 1
+                self.emit(ind, f"{name} = {self.need(x)}", s)
+                self.shared[id(x)] = (x, name)
+
+    def end_shared(self) -> None:
+        if self.shared:
+            self.shared = {}
+
     def stmt(self, s, ind: int):
         if self.probes:
             if not isinstance(s, OpStmt):
@@ -329,7 +368,16 @@ class _Codegen:
     def _stmt(self, s, ind: int):
         if isinstance(s, OpStmt):
             self.op(s, ind)
-        elif isinstance(s, Assign):
+            return
+        if isinstance(s, (Assign, Store, For, If, Load)):
+            self.hoist_shared(stmt_exprs(s), ind, s)
+        try:
+            self._stmt_body(s, ind)
+        finally:
+            self.end_shared()
+
+    def _stmt_body(self, s, ind: int):
+        if isinstance(s, Assign):
             if isinstance(s.value, Undef):
                 return                      # an undefined value leaves the register as it is
             r = self._ident(s.reg, "r")
@@ -372,6 +420,7 @@ class _Codegen:
             else:
                 rng = f"range({lo}, {hi}, _step({self.need(s.step)}))"
             self.emit(ind, f"for {v} in {rng}:", s)
+            self.end_shared()                   # the body may change what the shared nodes read
             (a0, a1), (b0, b1) = self.value_bounds(s.lo), self.value_bounds(s.hi)
             self.loop_bounds[s.var] = (min(a0, b0), max(a1, b1))     # range() stays between lo and hi
             self.bounds.clear()                                         # they may depend on it
@@ -380,6 +429,7 @@ class _Codegen:
             self.loops.pop()
         elif isinstance(s, If):
             self.emit(ind, f"if {self.need(s.cond)}:", s)
+            self.end_shared()
             self.block(s.then, ind + 1)
             orelse = s.orelse
             while orelse:
@@ -418,6 +468,15 @@ class _Codegen:
             if spec.name in LAUNCH_OPS:
                 self.emit(ind, "yield _LAUNCH", s)
             return
+        self.hoist_shared(stmt_exprs(s), ind, s)
+        try:
+            self._dyn_call(s, ind, yield_)
+        finally:
+            self.end_shared()
+
+    def _dyn_call(self, s: OpStmt, ind: int, yield_: str):
+        call = s.call
+        spec = call.spec
         template, holes, codes = [], [], []
         for i, v in enumerate(call.operands):
             static, code, conv = self.operand_parts(v)
@@ -603,6 +662,9 @@ class _Codegen:
 
     def ex(self, e: Expr):
         """``(code, exact)``: Python code for scalar ``e``; exact=False if it may need wrapping."""
+        hit = self.shared.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1], True
         t = e.type
         if isinstance(e, Const):
             if S.is_float(t):

@@ -11,7 +11,7 @@ from pto_core.ops import registry
 from pto_core.program import OpStmt, program
 
 from program_gen import random_program, same
-from program_testops import testops, with_asm_form  # noqa: F401  (testops: fixture)
+from program_testops import testops, with_asm_form  # noqa: F401  (testops: fixture)  # noqa: F401 (registers the test ops)
 
 pytestmark = pytest.mark.usefixtures("testops")
 
@@ -415,3 +415,6 @@ def test_shared_subexpressions_print_once_not_once_per_path():
         ref = (ref + ref) & 0xFFFF
     got = asm.parse(text).compile().run({"x": xs, "n": 5})["y"]
     np.testing.assert_array_equal(got, (ref + 5).astype(np.int32))
+    # the interpreter's code generator binds shared nodes to locals: inline code had 2**40 copies
+    direct = k.program.run({"x": xs, "n": 5})["y"]
+    np.testing.assert_array_equal(direct, (ref + 5).astype(np.int32))
