@@ -90,11 +90,9 @@ def _tensor_comparison(pred: str):
 
 def _known_at_launch(e) -> bool:
     """Whether an integer IR expression uses only constants and kernel arguments (InputScalars)."""
-    if isinstance(e, (int, P.Const, P.ScalarArg)):
+    if isinstance(e, int):
         return True
-    if isinstance(e, (P.BinOp, P.UnOp, P.Cast)):
-        return all(_known_at_launch(c) for c in e.children())
-    return False
+    return all(isinstance(x, (P.Const, P.ScalarArg, P.BinOp, P.UnOp, P.Cast)) for x in P.walk(e))
 
 
 def _away_from_zero(v):

@@ -47,14 +47,15 @@ def _reads_var(block, var) -> bool:
 
 
 def _leaves(ir):
-    """The registers, arguments and loop variables an IR scalar expression reads."""
-    kids = ir.children() if isinstance(ir, P.ScalarExpr) else ()
-    if not kids:
+    """The registers, arguments and loop variables an IR scalar expression reads (shared nodes of a DAG
+    entered once)."""
+    if not isinstance(ir, P.ScalarExpr):
         if not isinstance(ir, P.Const):
             yield ir
         return
-    for k in kids:
-        yield from _leaves(k)
+    for x in P.walk(ir):
+        if not x.children() and not isinstance(x, P.Const):
+            yield x
 
 
 class _Block:

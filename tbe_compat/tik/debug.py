@@ -373,8 +373,17 @@ class Tikdb:
 def _evaluate(e, scalars: dict) -> int:
     """Value of an integer IR expression over InputScalars (dynamic tensor dims)."""
     values = {s.ir: v for s, v in scalars.items()}
+    memo: dict = {}      # id(node) -> (node, value): a shared node of a DAG expression is evaluated once
 
     def ev(x):
+        hit = memo.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        v = _ev(x)
+        memo[id(x)] = (x, v)
+        return v
+
+    def _ev(x):
         if isinstance(x, P.Const):
             return x.value
         if isinstance(x, P.ScalarArg):

@@ -338,14 +338,14 @@ def integer_rooted(ir) -> bool:
     loop variable / InputScalar combined with (possibly float) immediates. TIK accepts such an Expr where
     an integer is due even when a float immediate made it a float expression (tik_api.md §5.1; CANN
     cumsum_d loops to ``(n - shape[0] / block_num * block_i) / 256``); a float Scalar is not."""
-    if isinstance(ir, P.Const):
-        return True
-    if isinstance(ir, P.Bitcast) or not isinstance(ir, P.ScalarExpr):
-        return False
-    kids = ir.children()
-    if not kids:
-        return ir.type.kind in ("s", "u") or ir.type.name == "index"
-    return all(integer_rooted(k) for k in kids)
+    for x in P.walk(ir):               # each shared node once (an expression built in a loop is a DAG)
+        if isinstance(x, P.Const):
+            continue
+        if isinstance(x, P.Bitcast) or not isinstance(x, P.ScalarExpr):
+            return False
+        if not x.children() and not (x.type.kind in ("s", "u") or x.type.name == "index"):
+            return False
+    return True
 
 
 def _conds(conds, api):

@@ -538,10 +538,22 @@ for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
 del _pred
 
 
-def _affine(e, depth: int = 0):
+def _affine(e, depth: int = 0, memo: Optional[dict] = None):
     """``(constant, {atom: coefficient})`` of an integer IR value built from constants, +, -, * by a
     constant and negation over atoms (loop variables, registers, other subexpressions by identity);
-    wide integer casts are looked through. None where that does not describe it."""
+    wide integer casts are looked through. None where that does not describe it. A node shared in the
+    expression's DAG is described once (``memo``)."""
+    if memo is None:
+        memo = {}
+    hit = memo.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    r = _affine_node(e, depth, memo)
+    memo[id(e)] = (e, r)
+    return r
+
+
+def _affine_node(e, depth: int, memo: dict):
     if isinstance(e, int):
         return e, {}
     if depth > 32 or not isinstance(e, P.ScalarExpr) or e.type.kind not in ("s", "u") and e.type.name != "index":
@@ -551,13 +563,13 @@ def _affine(e, depth: int = 0):
     if isinstance(e, P.Cast):
         inner = e.a.type
         if (e.type.name == "index" or e.type.bits >= 32) and (inner.kind in ("s", "u") or inner.name == "index"):
-            return _affine(e.a, depth + 1)
+            return _affine(e.a, depth + 1, memo)
         return None
     if isinstance(e, P.UnOp) and e.op == "neg":
-        x = _affine(e.a, depth + 1)
+        x = _affine(e.a, depth + 1, memo)
         return None if x is None else (-x[0], {k: -v for k, v in x[1].items()})
     if isinstance(e, P.BinOp) and e.op in ("add", "sub", "mul"):
-        x, y = _affine(e.a, depth + 1), _affine(e.b, depth + 1)
+        x, y = _affine(e.a, depth + 1, memo), _affine(e.b, depth + 1, memo)
         if x is None or y is None:
             return None
         if e.op == "mul":

@@ -586,3 +586,47 @@ def test_vector_dup_overlapping_repeats_cover_only_their_extent(n_max, unwritten
         assert reads and all("pto.ub.vmax operand src1" in r[1] and "tik.vmax" in r[1] for r in reads)
     else:
         assert reads == []
+
+
+# ---------------------------------------------------------------------------------------------
+# An expression built in a Python loop (``e = e + e``: in_top_k-style index arithmetic) is a DAG that
+# reaches its first node by 2**n paths. Tracing (integer checks, loop-bound and condition analysis,
+# run-time GM sizes) and the compiled kernel must each look at a shared node once.
+
+def test_expressions_built_in_a_python_loop_trace_and_run_in_linear_time():
+    doublings = 48
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    dyn = n
+    for _ in range(doublings):
+        dyn = (dyn + dyn) % 97                      # known at launch: sizes the GM tensor x
+    x = ti.Tensor("int32", (dyn + 8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    s = ti.Scalar("int32", name="s")
+    s.set_as(ub[0])
+    e = s
+    for _ in range(doublings):
+        e = (e + e) % 1000003
+    acc = ti.Scalar("int32", name="acc", init_value=0)
+    with ti.for_range(0, e % 5 + 1) as i:           # a loop bound and a condition from the DAG
+        with ti.if_scope(e % 2 == 0):
+            acc.set_as(acc + i)
+    r = ti.Scalar("int32", name="r")
+    r.set_as(e)
+    ub[1].set_as(r)
+    ub[2].set_as(acc)
+    ub[3].set_as(ub[e % 3])                         # an index from the DAG
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "dag", [x, n], [y])
+    size = 5
+    for _ in range(doublings):
+        size = (size + size) % 97
+    for first in (3, 4):
+        v = first
+        for _ in range(doublings):
+            v = (v + v) % 1000003
+        acc_ref = sum(range(v % 5 + 1)) if v % 2 == 0 else 0
+        out, = run(ti, {"x": np.arange(first, first + size + 8, dtype=np.int32), "n": 5})
+        assert (out[1], out[2], out[3]) == (v, acc_ref, (first, v, acc_ref)[v % 3])   # ub[1], ub[2] set above
