@@ -11,7 +11,7 @@ from pto_core.ops import registry
 from pto_core.program import OpStmt, program
 
 from program_gen import random_program, same
-from program_testops import testops, with_asm_form  # noqa: F401  (testops: fixture)  # noqa: F401 (registers the test ops)
+from program_testops import testops, with_asm_form  # noqa: F401  (testops: fixture)
 
 pytestmark = pytest.mark.usefixtures("testops")
 
