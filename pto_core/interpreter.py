@@ -327,24 +327,37 @@ class _Codegen:
         evaluated only when selected); the locals hold exact register values (`need`). Call
         `end_shared` before emitting anything the statement does not evaluate itself (a nested block)."""
         counts: dict = {}
-        order: list = []
-        stack = [(e, False) for e in reversed(exprs)]
-        while stack:                    # iterative post-order; a node's children are entered once
-            x, done = stack.pop()
-            if not isinstance(x, Expr):
-                continue
-            if done:
-                order.append(x)
-                continue
+        stack = list(exprs)
+        shared = False
+        while stack:                    # count the parents of each node (children entered once)
+            x = stack.pop()
             k = id(x)
-            if k in counts:
-                counts[k] += 1
+            c = counts.get(k)
+            if c is not None:
+                counts[k] = c + 1
+                shared = shared or bool(x.children())
                 continue
             counts[k] = 1
-            kids = (x.c,) if isinstance(x, Select) else x.children()
+            kids = (x.c,) if type(x) is Select else x.children()
             if kids:
-                stack.append((x, True))
-                stack.extend((c, False) for c in reversed(kids))
+                stack.extend(kids)
+        if not shared:                  # the common case: a tree (leaves may repeat)
+            return
+        order: list = []
+        done: set = set()
+        stack2 = [(e, False) for e in reversed(exprs)]
+        while stack2:                   # post-order: a shared node after the shared nodes below it
+            x, closing = stack2.pop()
+            if closing:
+                order.append(x)
+                continue
+            if id(x) in done:
+                continue
+            done.add(id(x))
+            kids = (x.c,) if type(x) is Select else x.children()
+            if kids:
+                stack2.append((x, True))
+                stack2.extend((c, False) for c in reversed(kids))
         for x in order:
             if counts[id(x)] > 1 and not x.is_ptr:
                 name = f"__c{self.nshared}"
