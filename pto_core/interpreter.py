@@ -214,6 +214,27 @@ class Probe:
                               value=self.when, limit="'before' or 'after'")
 
 
+def _parent_counts(exprs: list) -> tuple:
+    """``({id(node): number of parents}, whether an inner node has several)`` over the expressions'
+    DAG (each node's children entered once; the branches of a `Select` are not entered)."""
+    counts: dict = {}
+    stack = list(exprs)
+    shared = False
+    while stack:
+        x = stack.pop()
+        k = id(x)
+        c = counts.get(k)
+        if c is not None:
+            counts[k] = c + 1
+            shared = shared or bool(x.children())
+            continue
+        counts[k] = 1
+        kids = (x.c,) if type(x) is Select else x.children()
+        if kids:
+            stack.extend(kids)
+    return counts, shared
+
+
 class _Codegen:
     """Emits the kernel generator function's source for one program."""
 
@@ -326,21 +347,7 @@ class _Codegen:
         and inline code would have ``2**n`` copies. The branches of a `Select` are not entered (they are
         evaluated only when selected); the locals hold exact register values (`need`). Call
         `end_shared` before emitting anything the statement does not evaluate itself (a nested block)."""
-        counts: dict = {}
-        stack = list(exprs)
-        shared = False
-        while stack:                    # count the parents of each node (children entered once)
-            x = stack.pop()
-            k = id(x)
-            c = counts.get(k)
-            if c is not None:
-                counts[k] = c + 1
-                shared = shared or bool(x.children())
-                continue
-            counts[k] = 1
-            kids = (x.c,) if type(x) is Select else x.children()
-            if kids:
-                stack.extend(kids)
+        counts, shared = _parent_counts(exprs)
         if not shared:                  # the common case: a tree (leaves may repeat)
             return
         order: list = []
@@ -446,8 +453,8 @@ class _Codegen:
             self.block(s.then, ind + 1)
             orelse = s.orelse
             while orelse:
-                if len(orelse) == 1 and isinstance(orelse[0], If):
-                    nxt = orelse[0]
+                if len(orelse) == 1 and isinstance(orelse[0], If) and not _parent_counts([orelse[0].cond])[1]:
+                    nxt = orelse[0]           # (a condition sharing nodes goes in an else block: hoisted there)
                     self.emit(ind, f"elif {self.need(nxt.cond)}:", nxt)
                     self.block(nxt.then, ind + 1)
                     orelse = nxt.orelse

@@ -618,6 +618,12 @@ def test_expressions_built_in_a_python_loop_trace_and_run_in_linear_time():
     ub[1].set_as(r)
     ub[2].set_as(acc)
     ub[3].set_as(ub[e % 3])                         # an index from the DAG
+    with ti.if_scope(e % 7 == 100):
+        ub[4].set_as(1)
+    with ti.elif_scope(e % 2 == 1):                  # an elif condition from the DAG
+        ub[4].set_as(2)
+    with ti.else_scope():
+        ub[4].set_as(3)
     ti.data_move(y, ub, 0, 1, 1, 0, 0)
     build(ti, "dag", [x, n], [y])
     size = 5
@@ -630,3 +636,4 @@ def test_expressions_built_in_a_python_loop_trace_and_run_in_linear_time():
         acc_ref = sum(range(v % 5 + 1)) if v % 2 == 0 else 0
         out, = run(ti, {"x": np.arange(first, first + size + 8, dtype=np.int32), "n": 5})
         assert (out[1], out[2], out[3]) == (v, acc_ref, (first, v, acc_ref)[v % 3])   # ub[1], ub[2] set above
+        assert out[4] == (2 if v % 2 else 3)
