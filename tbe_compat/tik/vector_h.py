@@ -356,7 +356,8 @@ class HVectorAPI:
             return
         if not (t0 or t1):
             raise self._error(f"wrong src data type for Instruction {api}: one of src0/src1 must be a tensor",
-                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}")
+                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}",
+                              hint="pass a UB tensor as src0 or src1 (the other may be a Scalar or an immediate)")
         src, x, xname = (src0, src1, "src1") if t0 else (src1, src0, "src0")
         d = self._h_elementwise_check(api, dst, [src], ["src0" if t0 else "src1"])
         self._require_instr(vv, d.tensor.dtype)
@@ -910,11 +911,13 @@ class HVectorAPI:
         mode = cmp_mode.lower() if isinstance(cmp_mode, str) else None
         if mode not in CMP_MODES:
             raise self._error(f"cmp_mode should be one of {', '.join(m.upper() for m in CMP_MODES)}, got {cmp_mode!r}",
-                              operand="cmp_mode", value=repr(cmp_mode), limit=", ".join(m.upper() for m in CMP_MODES))
+                              operand="cmp_mode", value=repr(cmp_mode), limit=", ".join(m.upper() for m in CMP_MODES),
+                              hint="pass cmp_mode as one of the strings 'LT', 'GT', 'GE', 'EQ', 'NE', 'LE'")
         t0, t1 = isinstance(src0, Tensor), isinstance(src1, Tensor)
         if not (t0 or t1):
             raise self._error("wrong src data type for Instruction h_cmpv: one of src0/src1 must be a tensor",
-                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}")
+                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}",
+                              hint="pass a UB tensor as src0 or src1 (the other may be a Scalar or an immediate)")
         if not t0:                                            # x <op> t  ==  t <mirrored op> x
             src0, src1, mode = src1, src0, MIRROR[mode]
         s = self._h_tensor(src0, "src0" if t0 else "src1")
@@ -922,7 +925,8 @@ class HVectorAPI:
             o = self._h_tensor(src1, "src1")
             if o.dt is not s.dt:
                 raise self._error(f"src1 and src0 tensor should be the same dtype, got {src1.dtype} and {src0.dtype}",
-                                  operand="src1", value=src1.dtype, limit=src0.dtype)
+                                  operand="src1", value=src1.dtype, limit=src0.dtype,
+                                  hint="use tensors of one dtype (convert with h_cast first)")
             self._h_check([src0, src1], ["src0", "src1"])
         self._require_instr(f"vcmpv_{mode}", src0.dtype)
         self._require_instr("vcmp", src0.dtype)
@@ -966,7 +970,8 @@ class HVectorAPI:
         t0, t1 = isinstance(src0, Tensor), isinstance(src1, Tensor)
         if not (t0 or t1):
             raise self._error("wrong src data type for Instruction h_sel: one of src0/src1 must be a tensor",
-                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}")
+                              operand="src0", value=f"{type(src0).__name__}, {type(src1).__name__}",
+                              hint="pass a UB tensor as src0 or src1 (the other may be a Scalar or an immediate)")
         tensors = [t for t, ok in ((src0, t0), (src1, t1)) if ok]
         names = [n for n, ok in (("src0", t0), ("src1", t1)) if ok]
         d = self._h_elementwise_check("h_sel", dst, tensors, names)

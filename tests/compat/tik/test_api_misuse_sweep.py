@@ -59,6 +59,12 @@ def _vgather(ti, t, a):
     ti.vgather(*a)
 
 
+def _h_cmpv_sel(ti, t, a):
+    m = ti.Tensor("bool", (256,), name="hmask", scope=tik.scope_ubuf)
+    ti.h_cmpv(m, a[0], a[1], a[2])
+    ti.h_sel(t["ub16"], a[0], a[1], m)
+
+
 def _load_l0(ti, t):
     ti.data_move(t["l1a"], t["gm16"], 0, 1, 16, 0, 0)
     ti.data_move(t["l1b"], t["gm16"], 0, 1, 16, 0, 0)
@@ -139,6 +145,24 @@ CASES = {
                  ["l0a", "l1a", [0, 0, 0, 0], 4, 4, 16, 16, 16, 0, 0, 1, 1, 3, 3, 1, 1, False, False, 0], "Ascend910B1"),
     "conv2d": (lambda ti, t, a: ti.conv2d(*a),
                ["l0c", "l1a", "l1b", [1, 4, 4, 16], [1, 1, 1, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1]]),
+    "vec_ln": (lambda ti, t, a: ti.vec_ln(*a), [128, "ub16", "ub16", 2, 8, 8]),
+    "vec_abs": (lambda ti, t, a: ti.vec_abs(*a), [128, "ub16", "ub16", 2, 8, 8]),
+    "vrsqrt": (lambda ti, t, a: ti.vrsqrt(*a), [128, "ub16", "ub16", 2, 1, 1, 8, 8]),
+    "vec_max": (lambda ti, t, a: ti.vec_max(*a), [128, "ub16", "ub16", "ub16", 2, 8, 8, 8]),
+    "vec_cmpv_gt": (lambda ti, t, a: ti.vec_cmpv_gt(*a), ["ubu16", "ub16", "ub16", 1, 8, 8]),
+    "vec_reduce_min": (lambda ti, t, a: ti.vec_reduce_min(*a), [128, "ub16", "ub16", "ub16b", 2, 8, True]),
+    "vcgadd": (lambda ti, t, a: ti.vcgadd(*a), [128, "ub16", "ub16", 1, 1, 1, 8]),
+    "vcmin": (lambda ti, t, a: ti.vcmin(*a), [128, "ub16", "ub16", 1, 1, 1, 8]),
+    "vtranspose": (lambda ti, t, a: ti.vtranspose(*a), ["ub16", "ub16b"]),
+    "vec_trans": (lambda ti, t, a: ti.vec_trans(*a), ["ub16", "ub16b", 1, 1, 1]),
+    "h_sub": (lambda ti, t, a: ti.h_sub(*a), ["ub16", "ub16", "ub16b"]),
+    "h_mul": (lambda ti, t, a: ti.h_mul(*a), ["ub16", "ub16", 2.0]),
+    "h_exp": (lambda ti, t, a: ti.h_exp(*a), ["ub16", "ub16"]),
+    "h_reduce_sum": (lambda ti, t, a: ti.h_reduce_sum(*a), ["s_f16", "ub16", 0]),
+    "h_cmpv_sel": (lambda ti, t, a: _h_cmpv_sel(ti, t, a), ["ub16", "ub16b", "GT"], "Ascend910B1"),
+    "data_move_l1": (lambda ti, t, a: ti.data_move(*a), ["l1", "gm16", 0, 1, 16, 0, 0]),
+    "slice_step": (lambda ti, t, a: ti.vec_adds(128, t["ub16"][a[0]:a[1]:a[2]], t["ub16"][0:128], 1.0, 1, 8, 8),
+                   [0, 256, 2]),
     "load3dv1": (lambda ti, t, a: ti.load3dv1(*a),
                  ["l0a", "l1a", [0, 0, 0, 0], 4, 4, 0, 0, 0, 0, 0, 1, 1, 3, 3, 1, 1, 1, 0, 1]),
 }
