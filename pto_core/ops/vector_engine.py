@@ -6,6 +6,7 @@ lanes per repeat; lane ``e`` of repeat ``r`` of an operand with ``E = 32 / items
 elements per block lives at
 
 * ``stride_unit`` 0 (default): byte ``r*rep*32 + (e//E)*blk*32 + (e%E)*size``
+  (a *destination* block stride of 0 acts as 1: `DST_BLOCK_STRIDE_ZERO_IS_ONE`)
 * ``stride_unit`` 1: like 0 but ``rep`` is the *gap* in blocks after the last block of
   the previous repeat: repeat ``r`` starts at ``r*((nblk-1)*blk + 1 + rep)*32``
 * ``stride_unit`` 2: ``blk`` is a gap and ``rep`` a stride, both in *elements*:
@@ -54,6 +55,18 @@ REPEAT_BYTES = 256
 MAX_REPEAT = 255
 MAX_COUNTER = 2 ** 32 - 1
 STRIDE_UNITS = (0, 1, 2, 3)
+
+#: Named choice: a destination (written) operand's block stride of 0 acts as 1 under
+#: ``stride_unit`` 0 and 1, where ``blk`` is a stride in blocks (under 2 and 3 it is a gap, and
+#: 0 means contiguous anyway). Source block strides of 0 stay literal (every block of a repeat
+#: reads the same 32 B: the broadcast idiom). The CCE intrinsic pages give the range
+#: ``[0, 2**16-1]`` and nothing else; the rule comes from Huawei's own code: TIK's front end
+#: checks a ``dst_blk_stride`` of 0 with ``_MIN_DST_BLK_STRIDE = 1`` (tik_vector_api.py, the
+#: overlap and tensor-overflow checks), Huawei's CPU model of the CCE intrinsics
+#: (``aicore_fast_sim``) sets ``dst_stride_m0 = 1`` when it is 0 in its unary, binary,
+#: scalar-operand and duplicate templates, and CANN roi_pooling and masked_fill_range call
+#: ``vector_dup`` with block stride 0 expecting all 8 blocks filled (tik_vector.md §3).
+DST_BLOCK_STRIDE_ZERO_IS_ONE = True
 
 # ----------------------------------------------------------------------------- clauses
 
@@ -308,11 +321,14 @@ class Stream:
 
 def vector_stream(name: str, dtype: DType, role: str, *, par: int, lanes: Lanes, blk: int, rep: int,
                   unit: int) -> Stream:
-    """A standard operand: ``par`` lanes per repeat in blocks of 32 B, trimmed to the active lanes."""
+    """A standard operand: ``par`` lanes per repeat in blocks of 32 B, trimmed to the active lanes
+    (a written operand's block stride 0 counts as 1: `DST_BLOCK_STRIDE_ZERO_IS_ONE`)."""
     size = dtype.itemsize
     e = BLOCK_BYTES // size
     nblk = max(1, par * size // BLOCK_BYTES)
     nb_act = min(nblk, -(-lanes.count // e))
+    if blk == 0 and unit in (0, 1) and "w" in role and DST_BLOCK_STRIDE_ZERO_IS_ONE:
+        blk = 1
     return Stream(name, dtype, (lanes.repeat, nb_act, e), block_strides(size, nblk, blk, rep, unit), role)
 
 

@@ -26,7 +26,6 @@ TIK documents as near correctly rounded, lower to the same ops); fused ops one r
 """
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
 from pto_core.errors import UnsupportedOp
@@ -53,11 +52,6 @@ VEC_SCALAR = {"vec_adds": "vadds", "vec_muls": "vmuls"}
 #: vec_*_high_preci -> (core instruction, work-tensor elements per source element by source dtype)
 HIGH_PRECI = {"vec_rec_high_preci": ("vrec", {"float16": 4, "float32": 2}),
               "vec_rsqrt_high_preci": ("vrsqrt", None), "vec_ln_high_preci": ("vln", None)}
-
-
-class BlockStrideZeroWarning(UserWarning):
-    """A ``vector_dup`` whose 8 destination blocks all address the same 32 bytes (``dst_blk_stride`` 0) with a
-    mask that covers more than one block: under the documented reading only one block receives the value."""
 
 
 class LanewiseAPI(VectorBase):
@@ -157,8 +151,6 @@ class LanewiseAPI(VectorBase):
         unit = self._vec_stride_unit(stride_unit)
         g = Geo(1 if blk is None else self._vec_stride(blk, "dst_blk_stride", U16),
                 self._vec_stride(rep, "dst_rep_stride", U8))
-        if isinstance(g.blk, int) and g.blk == 0 and m.static and m.lanes.nonzero()[0][-1] >= m.par // 8:
-            self._warn_dup_block_stride_zero(m)
         sval = _unsigned_dup_immediate(self._vec_scalar(scalar, d.tensor.dtype, "scalar"), d.dt)
         fp = [self._vec_access(d, self._vec_extent(d, m, repeat, g, unit), True)]
         clauses = dict(m.clause)
@@ -168,16 +160,6 @@ class LanewiseAPI(VectorBase):
         if unit:
             clauses["stride_unit"] = unit
         self._vec_emit("vector_dup", d.ptr, sval, repeat, footprint=fp, **clauses)
-
-    def _warn_dup_block_stride_zero(self, m) -> None:
-        """Say what ``dst_blk_stride`` 0 does here (open question: tik_vector.md §3, strides)."""
-        lanes = m.par // 8
-        warnings.warn(f"{self._where or 'tik.vector_dup'}: vector_dup with dst_blk_stride 0 writes the 8 blocks of "
-                      f"each repeat to the same 32 bytes, so only lanes 0..{lanes - 1} of the mask get the value (the "
-                      f"documented address-step reading, which this simulator follows). CANN roi_pooling and "
-                      f"masked_fill_range pass 0 expecting all 8 blocks filled; no public source settles which the "
-                      f"hardware does. If the kernel means consecutive blocks, pass dst_blk_stride=1 "
-                      f"(migration_guide/tik_vector.md)", BlockStrideZeroWarning, stacklevel=5)
 
     # ------------------------------------------------------------------ conversion
     @tik_api("vconv")

@@ -176,6 +176,17 @@ def max_offset(repeat, mask_len, blk, rep, unit: int, block_len: int, nblock: in
     return isel(ieq(repeat, 0), 0, off)
 
 
+def dst_block_stride(blk, unit: int):
+    """The block stride a destination operand moves by: 0 acts as 1 under ``stride_unit`` 0 and 1
+    (`pto_core.ops.vector_engine.DST_BLOCK_STRIDE_ZERO_IS_ONE`; TIK's front end checks a 0 with its
+    ``_MIN_DST_BLK_STRIDE = 1``). Int or IR."""
+    if unit not in (0, 1):
+        return blk
+    if isinstance(blk, int):
+        return 1 if blk == 0 else blk
+    return isel(ieq(blk, 0), 1, blk)
+
+
 # ----------------------------------------------------------------------------- argument records
 
 @dataclass
@@ -409,8 +420,11 @@ class VectorBase(TikBase):
 
     # ------------------------------------------------------------------ extent checks and footprints
     def _vec_extent(self, op: Operand, m: MaskArg, repeat, geo: Geo, unit: int, *, lanes_par: Optional[int] = None):
-        """Elements ``op`` touches from its start (int or IR; None if unknown), TIK's formula."""
+        """Elements ``op`` touches from its start (int or IR; None if unknown), TIK's formula (a ``dst``
+        block stride of 0 counts as 1, as TIK's own check and the op do: `dst_block_stride`)."""
         block_len = BLOCK * 8 // op.dt.bits
+        if op.name == "dst":
+            geo = Geo(dst_block_stride(geo.blk, unit), geo.rep)
         if m.counter:
             if not isinstance(m.clause["counter"], int):
                 return None

@@ -63,6 +63,22 @@ def test_vmla_reads_its_destination_in_repeat_order(data, repeat, blk, rep, base
     assert_same(ub_bytes(m)[:REGION + 4096], want[:REGION + 4096], np.float32, "vmla")
 
 
+@pytest.mark.parametrize("unit, blk, want_blocks", [(0, 0, range(8)), (1, 0, range(8)), (0, 2, range(0, 16, 2)),
+                                                    (2, 0, range(8))])
+def test_destination_block_stride_0_moves_one_block(unit, blk, want_blocks):
+    """ve.DST_BLOCK_STRIDE_ZERO_IS_ONE: a written operand's block stride 0 (units 0/1, where it is a stride) acts
+    as 1; under unit 2 it is a gap, 0 = contiguous. The 8 blocks of a full f32 vector_dup land on distinct blocks."""
+    assert ve.DST_BLOCK_STRIDE_ZERO_IS_ONE
+    m = machine("A2A3")
+    before = ub_bytes(m).copy()
+    pto.ub.vector_dup(m.ptr("ub", "f32", 0), 2.5, 1, blk_stride=(blk,), rep_stride=(8,), stride_unit=unit)
+    got = ub_bytes(m)[:32 * 16].view(np.float32).reshape(16, 8)
+    want = before[:32 * 16].view(np.float32).reshape(16, 8).copy()
+    want[list(want_blocks)] = 2.5
+    assert not np.array_equal(want, before[:32 * 16].view(np.float32).reshape(16, 8))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_accumulate_with_zero_repeat_strides_is_sequential():
     """The one documented legal overlap: dst == src1 with both rep strides 0 sums the src0 rows."""
     m = Machine("A2A3")

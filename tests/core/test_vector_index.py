@@ -36,7 +36,7 @@ def _vci_ref(mem, base, dt, start, par, lane_sets, blk, rep, unit):
                 v = (first + k) % (1 << bits)
                 if npd.kind == "i" and v >= 1 << (bits - 1):
                     v -= 1 << bits
-            ref.put(mem, base + ref.lane_offset(npd.itemsize, par, blk, rep, unit, r, e), npd, v)
+            ref.put(mem, base + ref.lane_offset(npd.itemsize, par, ref.dst_blk(blk, unit), rep, unit, r, e), npd, v)
 
 
 @SETTINGS

@@ -51,6 +51,12 @@ def put(mem: np.ndarray, off: int, dt: np.dtype, value) -> None:
     mem[off:off + dt.itemsize] = np.array([value], dtype=dt).view(np.uint8)
 
 
+def dst_blk(blk: int, unit: int) -> int:
+    """A destination's block stride: 0 moves by one block under stride units 0 and 1 (the named choice
+    DST_BLOCK_STRIDE_ZERO_IS_ONE: TIK's front end and Huawei's CPU model of the intrinsics do so)."""
+    return 1 if blk == 0 and unit in (0, 1) else blk
+
+
 def run_lanewise(mem: np.ndarray, operands: list, par: int, lane_sets: list, fn, *, unit: int = 0):
     """Apply ``fn`` lane by lane, repeat by repeat.
 
@@ -58,6 +64,7 @@ def run_lanewise(mem: np.ndarray, operands: list, par: int, lane_sets: list, fn,
     (the first with a ``"w"`` in its role is the destination). ``fn(**sources)`` returns
     the destination value. Reads of a repeat all happen before its writes.
     """
+    operands = [dict(o, blk=dst_blk(o["blk"], unit)) if "w" in o["role"] else o for o in operands]
     dst = next(o for o in operands if "w" in o["role"])
     for r, lanes in enumerate(lane_sets):
         results = {}

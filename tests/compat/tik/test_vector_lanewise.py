@@ -270,21 +270,31 @@ def test_vector_dup_and_vec_dup():
     np.testing.assert_array_equal(out["d"], want)
 
 
-def test_vector_dup_block_stride_0_writes_one_block_and_warns():
-    """Open question (tik_vector.md §2): dst_blk_stride 0 is taken literally, so a 64-lane f32 dup fills lanes 0..7
-    only; the call warns (CANN roi_pooling / masked_fill_range expect all blocks filled). A one-block mask does not."""
-    import warnings
-    from tbe_compat.tik.vector import BlockStrideZeroWarning
+def test_destination_block_stride_0_acts_as_1_and_source_block_stride_0_broadcasts():
+    """Named choice DST_BLOCK_STRIDE_ZERO_IS_ONE (tik_vector.md §3): CANN roi_pooling fills 64 f32 clamp lanes with
+    ``vector_dup(64, t, v, 1, 0, 0, 0)``, which TIK's own overflow check and Huawei's CPU model of the intrinsic treat
+    as block stride 1. A source block stride of 0 stays literal: every block reads the same 32 bytes."""
     d = data(np.float32, 64)
-    with pytest.warns(BlockStrideZeroWarning, match=r"test_vector_lanewise.py:\d+ .*only lanes 0\.\.7 "):
-        out = vec_kernel({"d": d}, lambda ti, ub: ti.vector_dup(64, ub["d"], 2.5, 1, 0, 8))
-    want = d.copy()
-    want[:8] = 2.5
+    out = vec_kernel({"d": d}, lambda ti, ub: ti.vector_dup(64, ub["d"], 2.5, 1, 0, 8))
+    assert not np.array_equal(d, np.full(64, 2.5, np.float32))
+    np.testing.assert_array_equal(out["d"], np.full(64, 2.5, np.float32))
+    x = data(np.float32, 64, -2, 2)
+    y = data(np.float32, 64, -2, 2)
+    out = vec_kernel({"d": d, "x": x, "y": y},
+                     lambda ti, ub: ti.vadd(64, ub["d"], ub["x"], ub["y"], 1, 0, 0, 1, 8, 8, 8))
+    want = (np.tile(x[:8], 8).astype(np.float64) + y).astype(np.float32)      # x block 0 to every block
     np.testing.assert_array_equal(out["d"], want)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", BlockStrideZeroWarning)
-        out = vec_kernel({"d": d}, lambda ti, ub: ti.vector_dup(8, ub["d"], 2.5, 1, 0, 8))
-    np.testing.assert_array_equal(out["d"], want)
+    via_reference = ref_lanewise(rounded(lambda a, b: a + b, np.float32), d, [x, y], 1, 64, (0, 0, 1), (8, 8, 8))
+    np.testing.assert_array_equal(out["d"], via_reference)
+
+
+def test_destination_block_stride_0_counts_every_block_in_the_overflow_check():
+    """TIK checks a dst_blk_stride of 0 as 1 (its _MIN_DST_BLK_STRIDE): 64 f32 lanes need 64 elements."""
+    from tbe import tik
+    ti = tik.Tik()
+    t = ti.Tensor("float32", (8,), name="t", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match="expected elements nums: 64, actual elements nums: 8"):
+        ti.vector_dup(64, t, 1.0, 1, 0, 8)
 
 
 @pytest.mark.parametrize("dtype, value, want", [("uint16", -1, 0xFFFF), ("uint16", -32768, 0x8000),

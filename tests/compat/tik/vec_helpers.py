@@ -66,6 +66,7 @@ def ref_lanewise(fn, dst, srcs, repeat, mask, blks, reps, unit=0, reads_dst=Fals
 
     ``fn(*values)`` gets one scalar per source (and the old dst value last when ``reads_dst``)."""
     out = dst.copy()
+    blks = [1 if blks[0] == 0 and unit in (0, 1) else blks[0]] + list(blks[1:])   # DST_BLOCK_STRIDE_ZERO_IS_ONE
     arrays = [out] + list(srcs)
     par = par or 256 // max(a.dtype.itemsize for a in arrays)
     lanes = lanes_of(mask, par)
