@@ -1,7 +1,8 @@
 """Command-line tools of pto_core.
 
-``pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy [--target A2A3] [--cores N]``
-parses a PTO-AS kernel, runs it on the simulator and saves the requested outputs.
+``pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy [--alias OUT=IN] [--target A2A3] [--cores N]``
+parses a PTO-AS kernel, runs it on the simulator and saves the requested outputs. ``--alias OUT=IN``
+places output OUT on input IN's memory (an in-place operator, as ``start_debug(inplace=)``).
 Scalar arguments are given inline: ``--in n=128`` (or ``--in scale=0.5``).
 """
 from __future__ import annotations
@@ -62,6 +63,9 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                     help="a GM tensor argument from a .npy file, or a scalar argument's value")
     ap.add_argument("--out", dest="outputs", action="append", metavar="NAME=FILE.npy",
                     help="save an output tensor to a .npy file")
+    ap.add_argument("--alias", dest="aliases", action="append", metavar="OUT=IN",
+                    help="an output placed on an input's GM memory (an in-place operator's output: it starts "
+                         "with the input's data)")
     ap.add_argument("--target", help="chip (overrides the module's pto.target_arch), e.g. A2A3, A5, Ascend910B1")
     ap.add_argument("--cores", type=int, help="number of cores (default: the kernel's pto.block_num, else 1)")
     ap.add_argument("--kernel-name", help="which func.func to run when the module has several")
@@ -78,7 +82,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
         inputs = _load_inputs(prog, _pairs(args.inputs, "--in"))
         outs = _pairs(args.outputs, "--out")
         exe = prog.compile()
-        results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed)
+        alias = dict(_pairs(args.aliases, "--alias"))
+        results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed, alias=alias)
         for name, path in outs:
             if name not in results:
                 raise ConfigError(f"{name!r} is not an output of kernel {prog.name!r}", operand="--out", value=name,

@@ -66,12 +66,15 @@ RUN_OBSERVERS: list = []
 class DebugRun(NamedTuple):
     """One completed ``start_debug``: ``inputs`` ``{kernel argument name: array or number}`` as fed
     (copied before the run), ``results`` ``{GM argument name: array}`` of every ``out``/``inout``
-    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned."""
+    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned,
+    ``alias`` the run's ``{out argument: in argument}`` (``start_debug(inplace=)``; empty without):
+    a replay must place those outputs on the inputs' memory too."""
 
     tik: object
     inputs: dict
     results: dict
     outputs: list
+    alias: dict
 
 
 def tik_machine_options(**overrides) -> MachineOptions:
@@ -191,7 +194,7 @@ class Tikdb:
             _warn_unwritten_outputs(info.kernel_name, exe)
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
-                run = DebugRun(tik, fed, results, outputs)
+                run = DebugRun(tik, fed, results, outputs, dict(alias))
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs

@@ -211,12 +211,12 @@ def test_call_source_fallbacks(tmp_path):
     assert migrate.call_source(str(tmp_path / "gone.py"), 1, "tik.x") == "?"
 
 
-def _check_script(tmp_path, body, feed, name="rt"):
+def _check_script(tmp_path, body, feed, name="rt", debug_kw=""):
     """Trace a small self-written kernel and run the PTO-AS round trip on its start_debug run."""
     p = tmp_path / f"{name}.py"
     p.write_text("import numpy as np\nfrom tbe import tik\n" + textwrap.dedent(body) +
                  f"\nti.BuildCCE(kernel_name={name!r}, inputs=[x], outputs=[y])\n"
-                 f"ti.tikdb.start_debug({feed}, False)\n")
+                 f"ti.tikdb.start_debug({feed}, False{debug_kw})\n")
     trace = migrate.trace_script(str(p))
     assert trace.status == 0
     return migrate.check_round_trip(trace.kernels[name], trace.runs[name][-1])
@@ -259,6 +259,42 @@ def test_check_round_trip_mask_words_with_bit_63(tmp_path):
     ti.data_move(y, ub, 0, 1, 8, 0, 0)
     """
     assert _check_script(tmp_path, body, "{'x': np.arange(128, dtype=np.float16)}") == []
+
+
+#: an in-place ("ref") kernel: y is placed on x's memory (start_debug(inplace=)); it adds 1 to the
+#: first 8 elements it reads through y, the other 8 keep x's data
+INPLACE_BODY = """
+ti = tik.Tik()
+x = ti.Tensor("float32", (16,), name="x", scope=tik.scope_gm)
+y = ti.Tensor("float32", (16,), name="y", scope=tik.scope_gm)
+ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+ti.data_move(ub, y, 0, 1, 1, 0, 0)
+ti.vec_adds(8, ub, ub, 1.0, 1, 8, 8)
+ti.data_move(y, ub, 0, 1, 1, 0, 0)
+"""
+
+
+def test_check_round_trip_replays_an_inplace_output_on_its_input(tmp_path):
+    # the replay places y on x's memory as start_debug(inplace=) did; it ran with y at the launch fill
+    feed = "{'x': np.arange(16, dtype=np.float32) * 3}"
+    assert _check_script(tmp_path, INPLACE_BODY, feed, debug_kw=", inplace={'y': 'x'}") == []
+
+
+def test_save_io_pto_run_command_of_an_inplace_run_reproduces_it(tmp_path, capsys):
+    p = tmp_path / "inpl.py"
+    p.write_text("import numpy as np\nfrom tbe import tik\n" + INPLACE_BODY +
+                 "ti.BuildCCE(kernel_name='inpl', inputs=[x], outputs=[y])\n"
+                 "out, = ti.tikdb.start_debug({'x': np.arange(16, dtype=np.float32) * 3}, False, inplace={'y': 'x'})\n"
+                 "assert (out == np.r_[np.arange(8) * 3 + 1, np.arange(8, 16) * 3]).all()\n")
+    assert main(["--save-io", str(tmp_path / "io"), "--check", str(p)]) == 0
+    argv, = _pto_run_commands(capsys.readouterr().err)
+    assert argv[argv.index("--alias") + 1] == "y=x"
+    assert pto_run_main(argv) == 0
+    out = argv[-1].split("=", 1)[1]
+    assert np.array_equal(np.load(out), np.r_[np.arange(8) * 3 + 1, np.arange(8, 16) * 3])
+    bad = argv[:argv.index("--alias")] + ["--alias", "y=nope"] + argv[argv.index("--alias") + 2:]
+    assert pto_run_main(bad) == 2
+    assert "pto-run: error: " in capsys.readouterr().err
 
 
 def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, monkeypatch):
