@@ -9,8 +9,8 @@ Comparisons are IEEE: any comparison with NaN is false except ``ne``.
 CMPMASK is the per-core special register ``ctx.spr["CMPMASK"]`` (16 bytes):
 
 * ``vcmp_<cmp>`` (one repeat, with a mask) writes it: bit ``i`` = result of lane ``i``;
-  masked-off lanes give 0 (choice: tik_api.md §13.11 leaves it open); for 32-bit
-  operands bits 64..127 are 0.
+  masked-off lanes (and, for 32-bit operands, bits 64..127) keep their previous value
+  (named choice `VCMP_KEEPS_MASKED_BITS`, from the CCE ``vcmp`` page).
 * ``vsel`` (TIK ``vsel``/``vec_sel`` mode 0) selects with the first ``PAR`` bits of it,
   the same bits in every repeat. TIK ``vec_sel(mode=0, sel=tensor)`` lowers to
   ``pto.ub.mov_tensor_to_cmpmask(sel)`` followed by ``pto.ub.vsel``, as TIK itself does.
@@ -36,6 +36,15 @@ EXPANDERS: dict = {}
 _PLANS = ve.PlanCache()
 _UB = ("ub",)
 _U8 = dtype("u8")
+
+#: Named choice: ``vcmp_<cmp>`` writes the CMPMASK bits of its **active** lanes only. A masked-off
+#: lane, and for 32-bit operands every bit from 64 up, keeps the bit the register held before. Sources:
+#: the CCE intrinsic page for ``vcmp`` (cceapi_0118, CANN 8.5: "if a bit of MASK is zero, the matching
+#: CMPMASK bit is unchanged"; f32 results "go to the low 64 bits of CMPMASK") and Huawei's CPU model of
+#: the v100 intrinsics (``aicore_fast_sim``, 2019), whose ``vcmp_*`` store only mask-selected lanes.
+#: A CMPMASK no op wrote yet counts as all zero bits (the register's reset value is not published).
+#: Up to this release masked-off bits (and f32 bits 64..127) were cleared to 0 (tik_api.md §13.11).
+VCMP_KEEPS_MASKED_BITS = True
 
 CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "gt": np.greater, "ge": np.greater_equal,
        "le": np.less_equal}
@@ -179,12 +188,16 @@ def _vcmp_op(cmp: str):
         plan = _PLANS.get(_hashable((instr, d.name, mask, blk_stride)), build)
 
         def compute(ins, r0, r1):
-            res = fn(ins["src0"], ins["src1"])
+            res = fn(ins["src0"], ins["src1"])[0]
             act = plan.lanes.rows(0, 1)
-            if act is not None:
-                res = res & act
-            bits = np.zeros(128, dtype=bool)
-            bits[:res.shape[1]] = res[0]
+            if VCMP_KEEPS_MASKED_BITS:
+                prev = ctx.spr.get("CMPMASK")
+                bits = np.zeros(128, dtype=bool) if prev is None else unpack_bits(prev, 128)
+                n = res.shape[0]
+                bits[:n] = res if act is None else np.where(act[0, :n], res, bits[:n])
+            else:
+                bits = np.zeros(128, dtype=bool)
+                bits[:res.shape[0]] = res if act is None else res & act[0, :res.shape[0]]
             ctx.spr["CMPMASK"] = pack_bits(bits)
             return {}
 
@@ -193,7 +206,7 @@ def _vcmp_op(cmp: str):
     def expand(call) -> list:
         return [f"// {call.spec.asm_name}: one repeat, the {cmp} result bits go to the CMPMASK register",
                 "%v0 = pto.vlds %src0[%c0] {dist = \"NORM\"}", "%v1 = pto.vlds %src1[%c0] {dist = \"NORM\"}",
-                f"%cmpmask = pto.vcmp %v0, %v1, %mask {{cmp = \"{cmp}\"}}    // inactive lanes give 0"]
+                f"%cmpmask = pto.vcmp %v0, %v1, %mask {{cmp = \"{cmp}\"}}    // inactive lanes keep their bits"]
 
     register(OpSpec(
         name="ub." + instr, family="vector", pipe="V",

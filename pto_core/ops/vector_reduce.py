@@ -2,7 +2,8 @@
 ``vec_reduce_add / vec_reduce_max / vec_reduce_min`` macros (``pto.ub.reduce_add`` ...).
 
 Per repeat (``PAR`` source lanes, mask applied to the source; inactive lanes count as 0
-for sums and are ignored by max/min; a repeat or block with no active lane yields 0):
+for sums and are ignored by max/min; a block with no active lane is not written:
+`GROUP_REDUCE_SKIPS_EMPTY_BLOCKS`):
 
 ==========  ==========================================  ======================  =============
 op          results per repeat                          dst repeat-stride unit  dst alignment
@@ -61,6 +62,28 @@ _REDUCE = {
     "vcgmin": ("gmin", lambda par: 8, 16, "pto.vcgmin"),
     "vcpadd": ("psum", lambda par: par // 2, 32, "pto.vcpadd"),
 }
+
+
+#: Named choice: ``vcgadd`` / ``vcgmax`` / ``vcgmin`` do not write the result of a 32 B block whose
+#: lanes are all masked off (the destination element keeps its value). Sources: the CCE intrinsic page
+#: for vcgadd/vcgmax/vcgmin (cceapi_0035, CANN 8.5: "if the mask of a block/group is all 0, the interface
+#: does not write the corresponding destination element") and Huawei's CPU model of the v100 intrinsics
+#: (``aicore_fast_sim``, 2019: its group-reduce template stores a block's result only when a lane of it
+#: is active). Up to this release such blocks were written as 0. (A whole repeat without an active lane
+#: cannot occur: an all-zero mask is rejected and reductions have no counter mode.)
+GROUP_REDUCE_SKIPS_EMPTY_BLOCKS = True
+
+
+def _written_blocks(kind: str, lanes, par: int, d: DType):
+    """Destination mask ``(1 | repeat, 8)`` of a block reduction: blocks with an active lane (None: all)."""
+    if kind not in ("gsum", "gmax", "gmin") or not GROUP_REDUCE_SKIPS_EMPTY_BLOCKS:
+        return None
+    e = ve.BLOCK_BYTES // d.itemsize
+    m = lanes.mask
+    full = np.zeros((1 if m is None else m.shape[0], par), dtype=bool)
+    full[:, :lanes.count] = True if m is None else m[:, :lanes.count]
+    blocks = full.reshape(full.shape[0], par // e, e).any(axis=-1)
+    return None if blocks.all() else blocks
 
 
 def _index_dtype(d: DType) -> np.dtype:
@@ -181,7 +204,7 @@ def _execute(name):
                                                                    operand="rep_stride(dst)")
             if name == "vcpadd" and dst_rep == 0:
                 dst_rep = 1
-            dst_lanes = ve.Lanes(rep, k, None, k)
+            dst_lanes = ve.Lanes(rep, k, _written_blocks(kind, lanes, par, d), k)
             src_s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
             dst_s = ve.Stream("dst", d, (rep, 1, k), (dst_rep * k * d.itemsize, k * d.itemsize, d.itemsize), "w")
             return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))

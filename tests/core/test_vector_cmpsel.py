@@ -177,3 +177,52 @@ def test_cmpsel_errors():
         pto.ub.vcmpvs_gt(old.ptr("ub", "u8", 512), p, 1.0, 1)
     with pytest.raises(IllegalOperand, match="differs"):
         pto.ub.vsel(f16, f16, m.ptr("ub", "f32", 0), 1)
+
+
+@SETTINGS
+@given(st.sampled_from(list(PY_CMP)), st.sampled_from(["f16", "f32"]), st.integers(0, 2 ** 64 - 1),
+       st.integers(0, 2 ** 64 - 1), st.binary(min_size=16, max_size=16), st.integers(0, 2 ** 32 - 1))
+def test_vcmp_keeps_masked_off_cmpmask_bits(cmp, dt, hi, lo, before, seed):
+    """`VCMP_KEEPS_MASKED_BITS` (CCE vcmp page): only the active lanes' bits change; masked-off lanes
+    and, for f32, bits 64..127 keep the register's previous value."""
+    m = Machine("Ascend910")
+    par = 128 if dt == "f16" else 64
+    if par == 64:
+        hi = 0
+    if hi == 0 and lo == 0:
+        lo = 1
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, par).astype(dtype(dt).storage)
+    b = rng.integers(-3, 4, par).astype(dtype(dt).storage)
+    pa, pb, pm = m.ptr("ub", dt, 0), m.ptr("ub", dt, 512), m.ptr("ub", "u8", 1024)
+    m.write(pa, a)
+    m.write(pb, b)
+    old = np.frombuffer(before, dtype=np.uint8)
+    m.write(pm, old)
+    pto.ub.mov_tensor_to_cmpmask(pm)
+    getattr(pto.ub, f"vcmp_{cmp}")(pa, pb, mask=(hi, lo))
+    # independent reference: bit by bit in plain Python
+    want = [(old[i // 8] >> (i % 8)) & 1 for i in range(128)]
+    for i in range(par):
+        if ((lo | (hi << 64)) >> i) & 1:
+            want[i] = int(PY_CMP[cmp](float(a[i]), float(b[i])))
+    got = np.unpackbits(m.context(0).spr["CMPMASK"], bitorder="little")
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vcmp_masked_lanes_keep_bits_then_vsel_uses_them():
+    """A mask of 16 lanes after an all-ones CMPMASK: lanes 16.. still select src0 (they were 0 before
+    the CCE rule was adopted)."""
+    m = Machine("Ascend910")
+    a, b, d, pm = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 512), m.ptr("ub", "f16", 1024), m.ptr("ub", "u8", 2048)
+    m.write(a, np.arange(128, dtype=np.float16))
+    m.write(b, np.full(128, -1, np.float16))
+    m.write(d, np.full(128, 7, np.float16))
+    m.write(pm, np.full(16, 0xFF, np.uint8))
+    pto.ub.mov_tensor_to_cmpmask(pm)
+    pto.ub.vcmp_gt(a, b, mask=16)                    # lanes 0..15: a > b is true anyway
+    pto.ub.vcmp_lt(a, b, mask=4)                     # lanes 0..3 now false, 4.. untouched
+    pto.ub.vsel(d, a, b, 1)
+    out = m.read(d, 128)
+    np.testing.assert_array_equal(out[:4], [-1] * 4)
+    np.testing.assert_array_equal(out[4:], np.arange(4, 128))

@@ -48,8 +48,9 @@ def reduce_results(kind, vals, lanes, dt, sat, par):
     e = 32 // dt.itemsize
     if kind == "vcadd":
         return [tree(z, dt, sat)]
-    if kind == "vcgadd":
-        return [tree(z[g * e:(g + 1) * e], dt, sat) for g in range(par // e)]
+    if kind == "vcgadd":     # a block without an active lane is not written (None): CCE vcgadd page
+        return [tree(z[g * e:(g + 1) * e], dt, sat) if any(i in lanes for i in range(g * e, (g + 1) * e))
+                else None for g in range(par // e)]
     if kind == "vcpadd":
         return [rnd(float(z[2 * i]) + float(z[2 * i + 1]), dt, sat) for i in range(par // 2)]
     if kind in ("vcgmax", "vcgmin"):
@@ -57,7 +58,7 @@ def reduce_results(kind, vals, lanes, dt, sat, par):
         for g in range(par // e):
             grp = [i for i in range(g * e, (g + 1) * e) if i in lanes]
             if not grp:
-                out.append(dt.type(0))
+                out.append(None)
                 continue
             sub = [float(vals[i]) for i in grp]
             if any(map(math.isnan, sub)):
@@ -110,6 +111,8 @@ def test_reduction_matches_reference(kind, target, dt, data):
                 for e in range(par)]
         res = reduce_results(kind, vals, lanes[r], d.storage, sat, par)
         for i, v in enumerate(res):
+            if v is None:
+                continue
             ref.put(want, base[0] + r * step + i * d.itemsize, d.storage, v)
     assert_same(ub_bytes(m)[:REGION + 4096], want[:REGION + 4096], d.storage, kind)
 
@@ -240,7 +243,7 @@ def test_reduce_errors():
 @pytest.mark.parametrize("dt", ["f16", "f32"])
 def test_vcgmax_vcgmin_signed_zeros_nan_and_inactive_blocks(dt):
     """Per 32-byte block: max prefers +0 over -0 and min -0 over +0 whatever their lane order; a NaN
-    lane makes the block NaN; a block with no active lane gives 0 (compared with the reference)."""
+    lane makes the block NaN; a block with no active lane is not written (compared with the reference)."""
     d = dtype(dt)
     par = 256 // d.itemsize
     e = 32 // d.itemsize
@@ -260,6 +263,31 @@ def test_vcgmax_vcgmin_signed_zeros_nan_and_inactive_blocks(dt):
             kw = {} if mask is None else {"mask": mask}
             getattr(pto.ub, kind)(dst, src, 1, **kw)
             _, lanes = ref.active_lanes(par, mask, 1)
-            want = np.array(reduce_results(kind, list(x), lanes[0], d.storage, False, par), d.storage)
+            res = reduce_results(kind, list(x), lanes[0], d.storage, False, par)
+            want = np.array([7 if v is None else v for v in res], d.storage)
             got = m.read(dst, 8)
             assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (kind, mask, got, want)
+
+
+@pytest.mark.parametrize("kind", ["vcgadd", "vcgmax", "vcgmin"])
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_group_reductions_skip_blocks_without_active_lanes(kind, dt):
+    """`GROUP_REDUCE_SKIPS_EMPTY_BLOCKS` (CCE vcgadd/vcgmax/vcgmin page): a count mask of 20 lanes
+    leaves blocks 2.. (f16) / 3.. (f32) of every repeat's 8 results untouched; a bit mask with
+    only block 5 active writes only result 5."""
+    d = dtype(dt)
+    par, e = 256 // d.itemsize, 32 // d.itemsize
+    m = Machine("Ascend910B1")
+    src, dst = m.ptr("ub", dt, 0), m.ptr("ub", dt, 2048)
+    m.write(src, np.arange(2 * par).astype(d.storage) % 5)
+    m.write(dst, np.full(32, 9, d.storage))
+    getattr(pto.ub, kind)(dst, src, 2, mask=20, rep_stride=(1, 8))
+    got = m.read(dst, 32)
+    nb = -(-20 // e)
+    for r in range(2):
+        assert (got[8 * r + nb:8 * r + 8] == 9).all() and (got[8 * r:8 * r + nb] != 9).all(), got
+    m.write(dst, np.full(32, 9, d.storage))
+    bits = ((1 << e) - 1) << (5 * e)
+    getattr(pto.ub, kind)(dst, src, 1, mask=(bits >> 64, bits & (2 ** 64 - 1)))
+    got = m.read(dst, 8)
+    assert got[5] != 9 and (np.delete(got, 5) == 9).all(), got

@@ -62,9 +62,12 @@ def test_vcadd_vcmax_vcmin_vcgadd(dtype, chip, mask):
         E = 32 // dt.itemsize
         for k in range(2):
             row = x[k * par:(k + 1) * par].astype(np.float64)
-            v, _ = lanes_vec(row, mask, par, 0.0)
+            v, idx = lanes_vec(row, mask, par, 0.0)
             for b in range(8):
-                assert out[32 + 8 * k + b] == tree_sum(v[b * E:(b + 1) * E], dt)
+                if ((idx >= b * E) & (idx < (b + 1) * E)).any():
+                    assert out[32 + 8 * k + b] == tree_sum(v[b * E:(b + 1) * E], dt)
+                else:           # no active lane in the block: not written (CCE vcgadd page)
+                    assert out[32 + 8 * k + b] == 9
 
 
 def test_vcpadd_and_vec_cpadd_pairs():
@@ -268,3 +271,24 @@ def test_cmpsel_errors():
     with raises_tik(UnsupportedOp, match="vcmpvs_lt"):
         vec_kernel({"d": np.zeros(16, np.uint16), "a": f},
                    lambda ti, ub: ti.vcmpvs_lt(ub["d"], ub["a"], 1.0, 1, 1, 8), chip="Ascend310", build_only=True)
+
+
+def test_vcmp_masked_off_lanes_keep_cmpmask_bits():
+    """CCE vcmp page: a zero MASK bit leaves its CMPMASK bit unchanged; an f32 vcmp writes only the low
+    64 bits (`VCMP_KEEPS_MASKED_BITS`). A second, narrower vcmp refines the first one's bits."""
+    a = RNG.uniform(-1, 1, 128).astype(np.float16)
+    b = RNG.uniform(-1, 1, 128).astype(np.float16)
+    c = RNG.uniform(-1, 1, 64).astype(np.float32)
+
+    def body(ti, ub):
+        ti.vcmp_gt(128, ub["a"], ub["b"], 1, 1)
+        ti.vcmp_lt([0, 0xFF00], ub["a"], ub["b"], 1, 1)     # lanes 8..15 only
+        cm = ti.vcmp_ge(8, ub["c"], ub["c"], 1, 1)          # f32: lanes 0..7 set, bits 64.. kept
+        ti.mov_cmpmask_to_tensor(ub["m"], cm)
+    out = vec_kernel({"a": a, "b": b, "c": c, "m": np.zeros(32, np.uint8)}, body, chip="Ascend910")
+    want = a > b
+    want[8:16] = a[8:16] < b[8:16]
+    want[:8] = True
+    np.testing.assert_array_equal(out["m"][:16], np.packbits(want, bitorder="little"))
+    with raises_tik(IllegalOperand, match="should not be all zero"):
+        vec_kernel({"a": a, "b": b}, lambda ti, ub: ti.vcmp_lt([0, 0], ub["a"], ub["b"], 1, 1), build_only=True)
