@@ -1,7 +1,6 @@
 """TIK ``scatter_v*`` (VA-register address lists): addressing against an independent per-lane numpy
 reference (hypothesis sweep), one passing and one failing kernel per sub-family, chip gating."""
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
