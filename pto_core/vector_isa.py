@@ -247,7 +247,8 @@ _V300_AIV = dict(_V300, vmin=_V300["vmin"] | {"s8", "u8"})
 
 # VA-register ("scatter") forms: CANN ini rows ``Intrinsic_scatter_<x>`` of Ascend910B.ini (v100 cloud)
 # and Ascend310P3.ini (AI and vector core maps): every row is a subset of (here: equal to) the ``<x>`` row
-# of the same map, so ``scatter_<x>`` inherits ``<x>``; Ascend310's follow its narrower ``<x>`` rows (tbe_compat/data/soc_v100.py).
+# of the same map, so ``scatter_<x>`` inherits ``<x>``; Ascend310's follow its narrower ``<x>`` rows
+# (tbe_compat/data/soc_v100.py).
 # BS9SX1AA's vector core (a register-ISA core) and the v220+ inis have none. Modelled only with one
 # element type: mixed forms (``f32f16f16`` vmla/vaxpy) are left out, see `pto_core.ops.vector_va`.
 VA_FORMS = ("vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vmadd", "vmaddrelu", "vmla", "vabs", "vexp", "vln",

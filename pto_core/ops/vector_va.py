@@ -51,7 +51,7 @@ _MOV = Lanewise("vector_mov", "vector_mov", ("dst", "src"), ("w", "r"), False, "
 
 #: The lane-wise rows that have a VA form on some chip (`vector_isa.VA_FORMS_V200`), plus the copy.
 VA_ROWS = tuple(replace(r, intrinsic="scatter_" + r.intrinsic) for r in LANEWISE
-                if r.name in vector_isa.VA_FORMS_V200 and r.name != "vmulconv") + (replace(_MOV, intrinsic="scatter_vector_mov"),)
+                if r.name in vector_isa.VA_FORMS_V200) + (replace(_MOV, intrinsic="scatter_vector_mov"),)
 
 
 def _lists(row: Lanewise, operands, op: str) -> tuple:
