@@ -245,6 +245,25 @@ _V220_AIV = dict(_V220, vcmp=_fs(F16, F32))
 # Ascend310B1 ``[VectorCoreintrinsicDtypeMap]``: ``vmin`` adds int8 / uint8 (the AI core row has no int8).
 _V300_AIV = dict(_V300, vmin=_V300["vmin"] | {"s8", "u8"})
 
+# VA-register ("scatter") forms: CANN ini rows ``Intrinsic_scatter_<x>`` of Ascend910B.ini (v100 cloud)
+# and Ascend310P3.ini (AI and vector core maps): every row is a subset of (here: equal to) the ``<x>`` row
+# of the same map, so ``scatter_<x>`` inherits ``<x>``; Ascend310's follow its narrower ``<x>`` rows
+# (tbe_compat/data/soc_v100.py).
+# BS9SX1AA's vector core (a register-ISA core) and the v220+ inis have none. Modelled only with one
+# element type: mixed forms (``f32f16f16`` vmla/vaxpy) are left out, see `pto_core.ops.vector_va`.
+VA_FORMS = ("vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vmadd", "vmaddrelu", "vmla", "vabs", "vexp", "vln",
+            "vrec", "vrsqrt", "vsqrt", "vrelu", "vadds", "vmuls", "vaxpy")
+VA_FORMS_V200 = VA_FORMS + ("vmaxs", "vmins")
+for _fam, _names in ((_V100_310, VA_FORMS), (_V100_910, VA_FORMS), (_V200, VA_FORMS_V200),
+                     (_V200_AIV, VA_FORMS_V200), (_V200_AIV_P1, VA_FORMS_V200)):
+    # one element type only: a dtype name, or a dst+src+src code of three equal 3-letter names
+    _fam.update({"scatter_" + _n: frozenset(c for c in _fam[_n] if len(c) <= 3 or c == c[:3] * 3)
+                 for _n in _names if _n in _fam})
+    _fam["scatter_vector_mov"] = _fs(S16, "u16", F16)
+# Ascend310P1's vector-core ini keeps scatter_vrelu at f16/s32/f32 (its int16 is for plain vrelu only).
+_V200_AIV_P1["scatter_vrelu"] = _V200_AIV["scatter_vrelu"]
+del _fam, _names
+
 FAMILIES: dict = {
     "v100-mini": _V100_310, "v100-cloud": _V100_910, "v200": _V200, "v220": _V220, "v300": _V300, "a5": _A5,
     "v200-aiv": _V200_AIV, "v200-aiv-p1": _V200_AIV_P1, "v210-aiv": _V210_AIV, "v220-aiv": _V220_AIV,

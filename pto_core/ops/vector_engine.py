@@ -660,3 +660,101 @@ def loop_text(repeat, body: list, header: list) -> list:
     """``scf.for`` over the repeats around ``body`` (each line indented)."""
     rep = repeat if isinstance(repeat, (int, np.integer)) else "%repeat"
     return header + [f"scf.for %r = %c0 to %c{rep} step %c1 {{"] + ["  " + line for line in body] + ["}"]
+
+
+# ----------------------------------------------------------------------------- VA (address-list) addressing
+
+
+def va_stream(name: str, dtype: DType, role: str, *, par: int, lanes: Lanes, rep: int) -> Stream:
+    """An operand of a VA-register ("scatter") op: block ``j`` of repeat ``r`` at ``list[j] + r*rep*32``.
+
+    ``shape`` is ``(repeat, active blocks, E)`` like `vector_stream`; the block stride is a
+    placeholder (each block has its own base pointer), so the stream is only run by `run_va`.
+    """
+    size = dtype.itemsize
+    e = BLOCK_BYTES // size
+    nblk = max(1, par * size // BLOCK_BYTES)
+    nb_act = min(nblk, -(-lanes.count // e))
+    return Stream(name, dtype, (lanes.repeat, nb_act, e), (rep * BLOCK_BYTES, BLOCK_BYTES, size), role)
+
+
+def va_needs_serial(streams: tuple, ptr_lists: tuple, repeat: int) -> bool:
+    """True when the repeats of a VA op cannot run as one array operation: a written block overlaps a
+    block read or written by another (block, repeat) pair (the hardware runs repeat by repeat, reading
+    every source block of a repeat before writing its destination blocks)."""
+    if repeat <= 1:
+        return False
+    spans = []               # (stream, block, sub, lo, hi, rep bytes)
+    for s, lst in zip(streams, ptr_lists):
+        size = s.dtype.itemsize
+        blk_bytes = s.shape[2] * size
+        rep_b = s.strides[0]
+        for j in range(s.shape[1]):
+            p = lst[j]
+            spans.append((s, j, (p.space, p.sub), p.addr, p.addr + (repeat - 1) * rep_b + blk_bytes, rep_b))
+    for i, (s, j, sub, lo, hi, rep_b) in enumerate(spans):
+        if not s.writes:
+            continue
+        if rep_b < s.shape[2] * s.dtype.itemsize:          # the block aliases itself across repeats
+            return True
+        for k, (t, jj, sub2, lo2, hi2, rep2) in enumerate(spans):
+            if k == i or sub2 != sub or not (lo < hi2 and lo2 < hi):
+                continue
+            # the same block of an in-place operand (same address, stride, width, block index) is lane-local
+            if jj == j and lo2 == lo and rep2 == rep_b and t.dtype.itemsize == s.dtype.itemsize:
+                continue
+            return True
+    return False
+
+
+def run_va(ctx, plan: Plan, ptr_lists: tuple, compute: Callable) -> None:
+    """Execute a VA-register op (`va_stream` operands): like `run`, but block ``j`` of every operand
+    starts at its own address ``ptr_lists[stream][j]``. Lanes, ``compute`` and stores are those of the
+    standard op; overlapping operands run one repeat at a time, block by block (the last block wins)."""
+    lanes = plan.lanes
+    repeat = lanes.repeat
+    if repeat == 0:
+        return
+    streams = plan.streams
+    count = lanes.count
+    view = ctx.strided_view
+    chunks = [(r, r + 1) for r in range(repeat)] if va_needs_serial(streams, ptr_lists, repeat) else [(0, repeat)]
+    for r0, r1 in chunks:
+        n = r1 - r0
+        inputs = {}
+        for s, lst in zip(streams, ptr_lists):
+            if not s.reads:
+                continue
+            nb, e = s.shape[1], s.shape[2]
+            act = None if lanes.mask is None and s.lanes == count else lanes.padded(r0, r1, s.lanes)
+            act3 = None if act is None else act.reshape((-1, nb, e))
+            parts = []
+            for j in range(nb):
+                a = None if act3 is None else act3[:, j:j + 1, :]
+                parts.append(view(lst[j], (n, 1, e), (s.strides[0], BLOCK_BYTES, s.dtype.itemsize),
+                                  offset=r0 * s.strides[0], dtype=s.dtype, operand=f"{s.name}_list[{j}]", active=a))
+            v = np.concatenate(parts, axis=1).reshape(n, s.lanes)
+            inputs[s.name] = v if count == s.lanes else v[:, :count]
+        with np.errstate(all="ignore"):
+            outputs = compute(inputs, r0, r1)
+        for s, lst in zip(streams, ptr_lists):
+            if not s.writes:
+                continue
+            nb, e = s.shape[1], s.shape[2]
+            values = outputs[s.name]
+            if values.shape[1] != s.lanes:
+                full = np.zeros((n, s.lanes), dtype=values.dtype)
+                full[:, :values.shape[1]] = values
+                values = full
+            vals = values.reshape(n, nb, e)
+            act = None if lanes.mask is None and s.lanes == count else lanes.padded(r0, r1, s.lanes)
+            act3 = None if act is None else np.broadcast_to(act.reshape((-1, nb, e)), (n, nb, e))
+            for j in range(nb):
+                a = None if act3 is None else act3[:, j:j + 1, :]
+                dst = view(lst[j], (n, 1, e), (s.strides[0], BLOCK_BYTES, s.dtype.itemsize),
+                           offset=r0 * s.strides[0], dtype=s.dtype, write=True, operand=f"{s.name}_list[{j}]",
+                           active=a)
+                if a is None:
+                    dst[...] = vals[:, j:j + 1, :]
+                else:
+                    np.copyto(dst, vals[:, j:j + 1, :], where=a)

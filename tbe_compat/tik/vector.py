@@ -385,6 +385,7 @@ from .vector_index import IndexAPI  # noqa: E402
 from .vector_sort2 import Sort2API  # noqa: E402
 from .vector_layout import LayoutAPI  # noqa: E402
 from .vector_reduce import ReduceAPI  # noqa: E402
+from .vector_scatter import ScatterAPI  # noqa: E402
 
 
 #: TIK vector instructions left out on purpose: name -> (why the public sources do not pin the result down
@@ -427,7 +428,7 @@ del _n, _why, _hint
 
 
 class VectorAPI(LanewiseAPI, Expm1API, ReduceAPI, CmpSelAPI, LayoutAPI, IndexAPI, Sort2API, HVectorAPI,
-                UnmodelledAPI):
+                ScatterAPI, UnmodelledAPI):
     """Every TIK vector family (mixin of `tbe_compat.tik.Tik`)."""
 
 

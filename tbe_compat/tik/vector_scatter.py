@@ -1,0 +1,218 @@
+"""TIK's address-list vector family ``scatter_v*`` (v100/v200 VA-register instructions).
+
+Each call lowers to one ``pto.ub.scatter_<x>`` op (`pto_core.ops.vector_va`): the lane-wise
+instruction ``<x>`` whose operands give up to 8 block addresses (a list of UB tensor views)
+instead of a base and a block stride. Block ``j`` of repeat ``r`` is at ``list[j] + r *
+rep_stride * 32 B``; lanes, mask and numerics are those of ``<x>``.
+
+==========================================================  ===========================================
+TIK                                                         PTO
+==========================================================  ===========================================
+``scatter_vadd(m, dl, s0l, s1l, r, dr, s0r, s1r)`` (also    ``pto.ub.scatter_vadd(dl, s0l, s1l, r, mask=m,``
+vsub vmul vdiv vmax vmin vmadd vmaddrelu vmla)              ``    rep_stride=(dr, s0r, s1r))``
+``scatter_vabs(m, dl, sl, r, dr, sr)`` (also vexp vln vrec  ``pto.ub.scatter_vabs(dl, sl, r, mask=m, ...)``
+vrsqrt vsqrt vrelu vector_mov)
+``scatter_vadds(m, dl, sl, x, r, dr, sr, mask_mode)``       ``pto.ub.scatter_vadds(dl, sl, x, r, ...)``
+(also vmuls, vmaxs, vmins)                                  (``counter=`` in counter mode)
+``scatter_vaxpy(m, False, dl, sl, x, r, dr, sr)``           ``pto.ub.scatter_vaxpy(dl, sl, x, r, ...)``
+==========================================================  ===========================================
+
+Refused with a reason (`UNMODELLED_SCATTER`): ``scatter_vconv``, ``scatter_vmulconv``,
+mixed-type ``scatter_vmla``/``scatter_vaxpy`` and ``store_high_half=True`` (the narrow operand
+occupies half blocks chosen by a high-half flag: a layout the public sources do not pin down),
+``scatter_vsel``/``scatter_vcmp`` (not modelled yet), ``scatter_vnchwconv`` (TIK has no such
+API of its own: ``vnchwconv`` is the scatter transpose).
+"""
+from __future__ import annotations
+
+from pto_core.errors import UnsupportedOp
+
+from .api import tik_api
+from .autosync import Access
+from .vector_common import SHORT, U16, VectorBase, iadd, ieq, imul, isel, isub
+
+MAX_LIST = 8
+#: ``scatter_vmaxs`` / ``scatter_vmins`` have v200 ini rows but no public TIK front end: they take
+#: ``scatter_vadds``'s arguments (named choice, migration_guide/tik_vector.md §5d).
+SCATTER_VMAXS_SIGNATURE = "scatter_vadds"
+READS_DST = ("vmla", "vmadd", "vmaddrelu", "vaxpy")
+
+UNMODELLED_SCATTER = {
+    "scatter_vconv": ("its narrow operand takes half of each 32-byte block (ldst_high_half picks the half), a "
+                      "VA layout the public TIK sources name but do not define", "convert with vconv / vec_conv"),
+    "scatter_vmulconv": ("its 8-bit destination takes half of each 32-byte block (store_high_half picks the "
+                         "half), a VA layout the public TIK sources name but do not define",
+                         "use vmulconv, or scatter_vmul followed by vconv"),
+    "scatter_vsel": ("the VA form of vsel (CMPMASK / selection-tensor modes over address lists) is not modelled "
+                     "yet", "use vsel / vec_sel on contiguous data"),
+    "scatter_vcmp": ("the VA form of vcmp (CMPMASK results over address lists) is not modelled yet",
+                     "use vcmp_* / vec_cmpv_* on contiguous data"),
+    "scatter_vnchwconv": ("TIK exposes the VA transpose as vnchwconv / vec_trans_scatter (a 16-address list "
+                          "with high-half flags), not under this name", "call vnchwconv or vec_trans_scatter"),
+}
+
+
+class ScatterAPI(VectorBase):
+    """``scatter_v*``: lane-wise vector instructions over lists of block addresses (mixin)."""
+
+    def _va(self, instr: str, mask, lists: list, repeat_times, reps: list, *, scalar=None, has_scalar=False,
+            mask_mode: str = "normal") -> None:
+        """Resolve, check and emit one VA instruction. ``lists``: ``(value, name)`` per memory operand (dst
+        first); ``reps``: the repeat strides in the same order."""
+        api = self._where.call if self._where else "tik.scatter_" + instr
+        n = None
+        ops = []
+        for value, nm in lists:
+            if not isinstance(value, (list, tuple)) or not 1 <= len(value) <= MAX_LIST:
+                got = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
+                raise self._error(f"{nm} should be a list of 1..{MAX_LIST} tensors, got {got}", operand=nm,
+                                  value=got, limit=f"1..{MAX_LIST}",
+                                  hint="pass one UB tensor view per 32-byte block of a repeat")
+            if n is None:
+                n = len(value)
+            elif len(value) != n:
+                raise self._error(f"{nm} should contain as many tensors as {lists[0][1]} ({n}), got {len(value)}",
+                                  operand=nm, value=len(value), limit=n, hint="give every list the same length")
+            lst = [self._vec_operand(t, f"{nm}[{j}]") for j, t in enumerate(value)]
+            for o in lst[1:]:
+                if o.dt is not lst[0].dt:
+                    raise self._error(f"{o.name} dtype {o.tensor.dtype} should be equal to {nm}[0]'s dtype "
+                                      f"{lst[0].tensor.dtype}", operand=o.name, value=o.tensor.dtype,
+                                      limit=lst[0].tensor.dtype, hint="every tensor of a list has one dtype")
+            ops.append(lst)
+        heads = [lst[0] for lst in ops]
+        if instr in ("vmla", "vaxpy") and any(h.dt is not heads[0].dt for h in heads[1:]):
+            code = SHORT[heads[0].tensor.dtype] + SHORT[heads[1].tensor.dtype] * 2
+            self._require_instr("scatter_" + instr, code, api,
+                                f"dst {heads[0].tensor.dtype} with src {heads[1].tensor.dtype}")
+            raise self._error(f"{api} with a {heads[0].tensor.dtype} destination and {heads[1].tensor.dtype} "
+                              f"sources is not modelled: the narrow operand's VA block layout (half blocks) is "
+                              f"not defined by the public TIK sources", cls=UnsupportedOp,
+                              hint="use the same dtype for every list, or vmla / vaxpy on contiguous data")
+        self._same_dtype(*heads)
+        dtype = heads[0].tensor.dtype
+        code = dtype if instr not in ("vmla", "vaxpy") else SHORT[dtype] * 3
+        self._require_instr("scatter_" + instr, code, api, dtype)
+        m = self._vec_mask(mask, [heads[0].dt], mask_mode=mask_mode)
+        repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
+        geo = [self._vec_stride(r, f"{nm.replace('_list', '')}_rep_stride", U16) for r, (_, nm) in zip(reps, lists)]
+        e = 32 // heads[0].dt.itemsize
+        if m.counter:
+            if n != MAX_LIST:
+                raise self._error(f"in counter mode the lists should contain {MAX_LIST} tensors, got {n}",
+                                  operand=lists[0][1], value=n, limit=MAX_LIST,
+                                  hint="give all 8 block addresses (every repeat but the last uses all lanes)")
+            count = m.clause["counter"]
+            repeat = -(-count // m.par) if isinstance(count, int) else None
+            blocks = MAX_LIST
+        elif isinstance(m.length, int):
+            blocks = -(-m.length // e)
+            if blocks > n:
+                raise self._error(f"the mask reaches lane {m.length - 1}, in block {blocks - 1}, but the lists give "
+                                  f"{n} block address(es) ({e} {dtype} elements each)", operand="mask",
+                                  value=m.length, limit=f"<= {n * e} lanes",
+                                  hint="list one tensor per 32-byte block the mask reaches, or narrow the mask")
+        else:
+            blocks = n           # a run-time mask: the op checks it against the lists when it runs
+        sval = self._vec_scalar(scalar, dtype, "scalar") if has_scalar else None
+        footprint = []
+        for lst, rep, (_, nm) in zip(ops, geo, lists):
+            write = lst is ops[0]
+            for o in lst[:blocks]:
+                if repeat is None:
+                    acc = self._vec_access(o, None, write)
+                else:
+                    ext = isel(ieq(repeat, 0), 0, imul(iadd(imul(isub(repeat, 1), rep), 1), e))
+                    acc = self._vec_access(o, ext, write)
+                footprint.append(acc)
+                if write and instr in READS_DST:
+                    footprint.append(Access(acc.region, acc.lo, acc.hi, False))
+        clauses = dict(m.clause)
+        clauses["rep_stride"] = tuple(geo)
+        operands = [tuple(o.ptr for o in lst) for lst in ops] + ([sval] if has_scalar else []) + \
+            [repeat if not m.counter else 1]
+        self._vec_emit("scatter_" + instr, *operands, footprint=footprint, **clauses)
+
+    # ------------------------------------------------------------------ one source
+    def _va_single(self, instr, mask, dst_list, src_list, repeat_times, dst_rep_stride, src_rep_stride):
+        self._va(instr, mask, [(dst_list, "dst_list"), (src_list, "src_list")], repeat_times,
+                 [dst_rep_stride, src_rep_stride])
+
+    # ------------------------------------------------------------------ two sources
+    def _va_binary(self, instr, mask, dst_list, src0_list, src1_list, repeat_times, dst_rep_stride, src0_rep_stride,
+                   src1_rep_stride):
+        self._va(instr, mask, [(dst_list, "dst_list"), (src0_list, "src0_list"), (src1_list, "src1_list")],
+                 repeat_times, [dst_rep_stride, src0_rep_stride, src1_rep_stride])
+
+    # ------------------------------------------------------------------ a scalar
+    def _va_scalar(self, instr, mask, dst_list, src0_list, src1, repeat_times, dst_rep_stride, src_rep_stride,
+                   mask_mode="normal"):
+        self._va(instr, mask, [(dst_list, "dst_list"), (src0_list, "src0_list")], repeat_times,
+                 [dst_rep_stride, src_rep_stride], scalar=src1, has_scalar=True, mask_mode=mask_mode)
+
+    @tik_api("scatter_vaxpy")
+    def scatter_vaxpy(self, mask, store_high_half, dst_list, src0_list, src1, repeat_times, dst_rep_stride,
+                      src_rep_stride):
+        """``dst = src1 * src0 + dst`` (fused) over address lists; ``store_high_half`` must be False."""
+        if not isinstance(store_high_half, bool):
+            raise self._error(f"store_high_half should be a bool, got {store_high_half!r}", operand="store_high_half",
+                              value=repr(store_high_half), hint="pass False")
+        if store_high_half:
+            raise self._error("scatter_vaxpy with store_high_half=True is not modelled: it selects a half-block "
+                              "layout for mixed-precision lists that the public TIK sources do not define",
+                              operand="store_high_half", value=True, cls=UnsupportedOp,
+                              hint="pass store_high_half=False with lists of one dtype")
+        self._va_scalar("vaxpy", mask, dst_list, src0_list, src1, repeat_times, dst_rep_stride, src_rep_stride)
+
+
+def _single(instr):
+    def method(self, mask, dst_list, src_list, repeat_times, dst_rep_stride, src_rep_stride):
+        self._va_single(instr, mask, dst_list, src_list, repeat_times, dst_rep_stride, src_rep_stride)
+    return method
+
+
+def _binary(instr):
+    def method(self, mask, dst_list, src0_list, src1_list, repeat_times, dst_rep_stride, src0_rep_stride,
+               src1_rep_stride):
+        self._va_binary(instr, mask, dst_list, src0_list, src1_list, repeat_times, dst_rep_stride, src0_rep_stride,
+                        src1_rep_stride)
+    return method
+
+
+def _scalar(instr):
+    def method(self, mask, dst_list, src0_list, src1, repeat_times, dst_rep_stride, src_rep_stride,
+               mask_mode="normal"):
+        self._va_scalar(instr, mask, dst_list, src0_list, src1, repeat_times, dst_rep_stride, src_rep_stride,
+                        mask_mode)
+    return method
+
+
+def _refused(name: str, why: str, hint: str):
+    def method(self, *args, **kwargs):
+        if self._may_not_run():
+            self._emit("unmodelled", what=f"tik.{name}", why=why, hint=hint)
+            return None
+        raise self._error(f"{name} is not modelled: {why}", cls=UnsupportedOp, hint=hint)
+    return method
+
+
+_FORMS = {
+    **{n: _single for n in ("vector_mov", "vabs", "vexp", "vln", "vrec", "vrsqrt", "vsqrt", "vrelu")},
+    **{n: _binary for n in ("vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vmadd", "vmaddrelu", "vmla")},
+    **{n: _scalar for n in ("vadds", "vmuls")},
+    **{n: _scalar for n in ("vmaxs", "vmins")},          # SCATTER_VMAXS_SIGNATURE
+}
+
+for _instr, _make in _FORMS.items():
+    _m = _make(_instr)
+    _m.__name__ = "scatter_" + _instr
+    _m.__doc__ = f"``{_instr}`` over lists of up to 8 block addresses (VA registers)."
+    setattr(ScatterAPI, _m.__name__, tik_api(_m.__name__)(_m))
+for _name, (_why, _hint) in UNMODELLED_SCATTER.items():
+    _m = _refused(_name, _why, _hint)
+    _m.__name__ = _name
+    _m.__doc__ = f"Not lowered (UnsupportedOp): {_why}."
+    setattr(ScatterAPI, _name, tik_api(_name)(_m))
+del _instr, _make, _m, _name, _why, _hint
+
+__all__ = ["ScatterAPI", "UNMODELLED_SCATTER"]
