@@ -679,31 +679,59 @@ def va_stream(name: str, dtype: DType, role: str, *, par: int, lanes: Lanes, rep
 
 
 def va_needs_serial(streams: tuple, ptr_lists: tuple, repeat: int) -> bool:
-    """True when the repeats of a VA op cannot run as one array operation: a written block overlaps a
-    block read or written by another (block, repeat) pair (the hardware runs repeat by repeat, reading
-    every source block of a repeat before writing its destination blocks)."""
+    """True when the repeats of a VA op cannot run as one array operation, which reads every block of
+    every repeat before it writes any: some repeat reads a block an earlier repeat writes, or two
+    repeats write the same block (the hardware runs repeat by repeat, reading every
+    source block of a repeat before writing its destination blocks, later blocks last).
+
+    Exact: list addresses are 32-byte aligned and repeat strides whole blocks, so two blocks either
+    coincide or are disjoint. Block ``j`` of a list with stride ``R`` is at ``a_j + r*R``; a write at
+    ``a + r1*R`` and a read at ``b + r2*R`` meet when ``a - b = (r2 - r1)*R``."""
     if repeat <= 1:
         return False
-    spans = []               # (stream, block, sub, lo, hi, rep bytes)
+    lists = []
     for s, lst in zip(streams, ptr_lists):
-        size = s.dtype.itemsize
-        blk_bytes = s.shape[2] * size
+        nb = s.shape[1]
+        addrs = tuple(p.addr for p in lst[:nb])
         rep_b = s.strides[0]
-        for j in range(s.shape[1]):
-            p = lst[j]
-            spans.append((s, j, (p.space, p.sub), p.addr, p.addr + (repeat - 1) * rep_b + blk_bytes, rep_b))
-    for i, (s, j, sub, lo, hi, rep_b) in enumerate(spans):
+        key = (lst[0].space, lst[0].sub)
+        lo, hi = min(addrs), max(addrs) + (repeat - 1) * rep_b + BLOCK_BYTES
+        lists.append((s, addrs, rep_b, key, lo, hi))
+    for s, a, rw, key, lo, hi in lists:
         if not s.writes:
             continue
-        if rep_b < s.shape[2] * s.dtype.itemsize:          # the block aliases itself across repeats
-            return True
-        for k, (t, jj, sub2, lo2, hi2, rep2) in enumerate(spans):
-            if k == i or sub2 != sub or not (lo < hi2 and lo2 < hi):
+        if rw == 0 or _blocks_meet(a, a, rw, repeat, same=True):
+            return True                                   # a block written by two repeats
+        for t, b, rr, key2, lo2, hi2 in lists:
+            if t is s or not t.reads or key2 != key or hi2 <= lo or hi <= lo2:
                 continue
-            # the same block of an in-place operand (same address, stride, width, block index) is lane-local
-            if jj == j and lo2 == lo and rep2 == rep_b and t.dtype.itemsize == s.dtype.itemsize:
+            if b == a and rr == rw:
+                continue                                  # in place: block j reads what block j writes
+            if rr == rw:
+                if _blocks_meet(a, b, rw, repeat, same=False):
+                    return True
+            else:                                         # different strides: compare the addresses
+                r = np.arange(repeat, dtype=np.int64)
+                w_at = {int(x): int(k % repeat) for aj in a for k, x in enumerate(aj + r * rw)}
+                if any(w_at.get(bj + r2 * rr, repeat) < r2 for bj in b for r2 in range(repeat)):
+                    return True
+    return False
+
+
+def _blocks_meet(a: tuple, b: tuple, stride: int, repeat: int, *, same: bool) -> bool:
+    """Lists ``a`` (written) and ``b`` with one repeat stride: ``same``: blocks of ``a`` from two different
+    repeats coincide (two blocks of one repeat at one address store in block order either way); else a
+    block of ``b`` in a repeat is written by an earlier repeat of ``a``."""
+    for j, aj in enumerate(a):
+        for jj, bj in enumerate(b):
+            if same and jj <= j:
                 continue
-            return True
+            d = aj - bj
+            if d % stride:
+                continue
+            k = d // stride                               # = r2 - r1
+            if (0 < abs(k) < repeat) if same else (0 < k < repeat):
+                return True
     return False
 
 

@@ -283,3 +283,34 @@ def test_namespace_and_signature():
     assert "[mask]" in spec.signature() and "[rep_stride]" in spec.signature()
     with pytest.raises(AttributeError):
         pto.ub.no_such_op
+
+
+@SETTINGS
+@given(repeat=st.integers(1, 6), nb=st.integers(1, 8),
+       blocks=st.lists(st.lists(st.integers(0, 24), min_size=8, max_size=8), min_size=3, max_size=3),
+       reps=st.lists(st.integers(0, 4), min_size=3, max_size=3), same_list=st.booleans())
+def test_va_needs_serial_is_exactly_a_later_read_or_a_double_write(repeat, nb, blocks, reps, same_list):
+    """`va_needs_serial` against its definition on every (repeat, block) pair: a read of a block that an
+    earlier repeat writes, or one block written by two repeats, needs repeat-by-repeat execution."""
+    m = Machine("Ascend910")
+    lanes = ve.Lanes(repeat, nb * 8, None, 64)
+    f32 = m.ptr("ub", "f32", 0).dtype
+    roles = ("w", "r", "r")
+    if same_list:                              # in place: the destination list is also a source list
+        blocks[2], reps[2] = blocks[0], reps[0]
+    streams = tuple(ve.va_stream(nm, f32, role, par=64, lanes=lanes, rep=r)
+                    for nm, role, r in zip(("dst", "a", "b"), roles, reps))
+    lists = tuple(tuple(m.ptr("ub", "f32", 32 * b) for b in blk) for blk in blocks)
+    written, reads = {}, []
+    double = False
+    for r in range(repeat):
+        for s, blk, rep in zip(streams, blocks, reps):
+            for j in range(nb):
+                at = blk[j] + r * rep
+                if s.writes:
+                    double |= at in written and written[at] != r     # one repeat stores in block order
+                    written.setdefault(at, r)
+                else:
+                    reads.append((at, r))
+    want = double or any(written.get(at, repeat) < r for at, r in reads)
+    assert ve.va_needs_serial(streams, lists, repeat) == want
