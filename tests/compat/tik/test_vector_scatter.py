@@ -89,7 +89,9 @@ def test_scatter_addressing_matches_a_per_lane_reference(case):
     rng = np.random.default_rng(seed)
     e = 32 // np.dtype(dt).itemsize
     size = NB * e
-    gen = (lambda: rng.integers(-50, 50, size)) if dt == "int32" else (lambda: rng.uniform(-4, 4, size))
+    # values stay small enough that three in-place repeats of vmadd (d = a*d + b with a = d) cannot overflow:
+    # the test is about addressing; the chip's overflow mode is the lane-wise ops' business
+    gen = (lambda: rng.integers(-50, 50, size)) if dt == "int32" else (lambda: rng.uniform(-1.5, 1.5, size))
     bufs = {"d": gen().astype(dt), "a": gen().astype(dt), "b": gen().astype(dt)}
     snames = ["a", "b"][:len(slists)]
     dst_name = "a" if inplace else "d"
