@@ -38,6 +38,8 @@ def _tensors(ti, vector_core=False):
     t["ub16_odd"] = t["ub16"][3:]            # not 32-byte aligned
     t["ub16_tail"] = t["ub16"][240:]         # 16 elements left
     t["ub16_dyn"] = t["ub16"][t["s_two"]:]   # run-time offset
+    t["ub16_list"] = [t["ub16"][16 * j] for j in range(8)]      # scatter_v* block address lists
+    t["ub16b_list"] = [t["ub16b"][16 * j] for j in range(8)]
     return t
 
 
@@ -163,6 +165,9 @@ CASES = {
     "data_move_l1": (lambda ti, t, a: ti.data_move(*a), ["l1", "gm16", 0, 1, 16, 0, 0]),
     "slice_step": (lambda ti, t, a: ti.vec_adds(128, t["ub16"][a[0]:a[1]:a[2]], t["ub16"][0:128], 1.0, 1, 8, 8),
                    [0, 256, 2]),
+    "scatter_vadd": (lambda ti, t, a: ti.scatter_vadd(*a), [128, "ub16_list", "ub16_list", "ub16b_list", 2, 8, 8, 8]),
+    "scatter_vmuls": (lambda ti, t, a: ti.scatter_vmuls(*a), [128, "ub16_list", "ub16b_list", 2.0, 1, 8, 8]),
+    "scatter_vabs": (lambda ti, t, a: ti.scatter_vabs(*a), [64, "ub16_list", "ub16b_list", 1, 0, 0]),
     "load3dv1": (lambda ti, t, a: ti.load3dv1(*a),
                  ["l0a", "l1a", [0, 0, 0, 0], 4, 4, 0, 0, 0, 0, 0, 1, 1, 3, 3, 1, 1, 1, 0, 1]),
 }
