@@ -89,7 +89,10 @@ def test_scatter_addressing_matches_a_per_lane_reference(case):
     rng = np.random.default_rng(seed)
     e = 32 // np.dtype(dt).itemsize
     size = NB * e
-    gen = (lambda: rng.integers(-50, 50, size)) if dt == "int32" else (lambda: rng.uniform(-4, 4, size))
+    # |x| <= 1.5 keeps three in-place vmadd repeats (d = d*d + b) finite in float16 (max 245): this test
+    # is about addressing, not overflow (with 4: 404**2 overflows; the reference gives inf, the simulated chip saturates to 65504)
+    hi = 1.5 if op == "vmadd" else 4
+    gen = (lambda: rng.integers(-50, 50, size)) if dt == "int32" else (lambda: rng.uniform(-hi, hi, size))
     bufs = {"d": gen().astype(dt), "a": gen().astype(dt), "b": gen().astype(dt)}
     snames = ["a", "b"][:len(slists)]
     dst_name = "a" if inplace else "d"
