@@ -56,7 +56,7 @@ class CubeBase(TikBase):
             raise self._error(f"{name} must be an immediate Python int, got a TIK expression", operand=name,
                               value=repr(v), hint=hint or "compute it in Python (it fixes the instruction sequence)")
         i = static_int(v)
-        if i is None or isinstance(v, bool) or (isinstance(v, float) and not float(v).is_integer()):
+        if i is None or (isinstance(v, float) and not float(v).is_integer()):    # a bool is an int (TIK)
             raise self._error(f"{name} must be a Python int, got {type(v).__name__} {v!r}", operand=name,
                               value=repr(v), hint=hint or f"pass {name} as a Python int (an immediate of the "
                                                           f"instruction)")

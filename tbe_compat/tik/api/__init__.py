@@ -355,9 +355,13 @@ class TikBase:
 
     def _int_arg(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *,
                  hint: Optional[str] = None):
-        """An integer argument: a Python int (range-checked) or an integer IR expression."""
+        """An integer argument: a Python int (range-checked) or an integer IR expression.
+
+        A Python bool counts as the int it is (``True`` is 1): TIK checks integer arguments with
+        ``isinstance(v, int)`` and ``check_integer_in_range``, which accept bools, so e.g.
+        ``mmad(..., is_bias=k > 0)`` with a Python ``k`` builds on the real toolchain."""
         i = static_int(v)
-        if i is not None and not isinstance(v, bool) and (not isinstance(v, float) or float(v).is_integer()):
+        if i is not None and (not isinstance(v, float) or float(v).is_integer()):
             if (lo is not None and i < lo) or (hi is not None and i > hi):
                 rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
                 raise self._error(f"{name} = {i} is outside {rng}", operand=name, value=i, limit=rng,

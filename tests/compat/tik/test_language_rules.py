@@ -233,3 +233,21 @@ def test_conditions_take_numbers_and_no_float16_scalars():
     f = ti.Scalar("float32", init_value=1.0)
     with raises_tik(IllegalOperand, match="the condition uses a float32 Scalar"):
         ti.if_scope(f > 0)
+
+
+def test_python_bools_are_int_arguments_as_in_tik():
+    """TIK checks integer arguments with ``isinstance(v, int)`` / ``check_integer_in_range``, which accept
+    Python bools (``True`` is 1): ``vadd(..., repeat_times=True, ...)`` and ``data_move(..., nburst=True, ...)``
+    build on the real toolchain and run one repeat / one burst."""
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+    o = ti.Tensor("float16", (256,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (256,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, g, 0, True, 16, 0, 0)                      # nburst=True: one burst of 16 blocks
+    ti.vadd(128, ub, ub, ub, True, 1, 1, 1, 8, 8, 8)             # repeat_times=True: the first 128 only
+    with raises_tik(IllegalOperand, match="repeat_times = 0 is outside"):
+        ti.vadd(128, ub, ub, ub, False, 1, 1, 1, 8, 8, 8)        # False is 0: outside [1, 255]
+    ti.data_move(o, ub, False, 1, 16, 0, 0)                      # sid=False is sid 0
+    x = np.arange(256, dtype=np.float16) % 13 + 1
+    out, = run(build(ti, "k", [g], [o]), {"g": x})
+    np.testing.assert_array_equal(out, np.concatenate([x[:128] * 2, x[128:]]))

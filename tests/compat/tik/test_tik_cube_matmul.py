@@ -215,7 +215,7 @@ def test_matmul_operand_errors():
 # ----------------------------------------------------------------------------- mmad + load2d
 
 
-def _mmad_kernel(chip, m, k, n, is_bias, dyn=False, transpose_b=False):
+def _mmad_kernel(chip, m, k, n, is_bias, dyn=False, transpose_b=False, bool_flags=False):
     set_current_compile_soc_info(chip)
     ti = tik.Tik()
     K1, M1, N1 = k // 16, m // 16, n // 16
@@ -248,6 +248,9 @@ def _mmad_kernel(chip, m, k, n, is_bias, dyn=False, transpose_b=False):
         ti.mmad(c, l0a, l0b, mm, k, n, ib)
         ib.set_as(1)
         ti.mmad(c, l0a, l0b, mm, k, n, ib)
+    elif bool_flags:                 # Python bools are TIK ints (isinstance(True, int)): False = 0, True = 1
+        ti.mmad(c, l0a, l0b, m, k, n, False)
+        ti.mmad(c, l0a, l0b, m, k, n, is_bias > 0)
     else:
         ti.mmad(c, l0a, l0b, m, k, n, 0)
         if is_bias:
@@ -259,10 +262,11 @@ def _mmad_kernel(chip, m, k, n, is_bias, dyn=False, transpose_b=False):
 
 
 @pytest.mark.parametrize("chip", ["Ascend310", "Ascend310P3"])
-@pytest.mark.parametrize("variant", ["plain", "acc", "dyn", "transpose"])
+@pytest.mark.parametrize("variant", ["plain", "acc", "dyn", "transpose", "bool"])
 def test_mmad_with_load2d(chip, variant):
     m, k, n = 32, 48, 32
-    ti = _mmad_kernel(chip, m, k, n, variant == "acc", dyn=variant == "dyn", transpose_b=variant == "transpose")
+    ti = _mmad_kernel(chip, m, k, n, variant in ("acc", "bool"), dyn=variant == "dyn",
+                      transpose_b=variant == "transpose", bool_flags=variant == "bool")
     rng = np.random.default_rng(4)
     A = rng.integers(-4, 5, (m, k)).astype(np.float16)
     B = rng.integers(-4, 5, (k, n)).astype(np.float16)
@@ -274,7 +278,7 @@ def test_mmad_with_load2d(chip, variant):
         b_l1 = nz(B.T.copy(), n, 16).reshape(-1)
     out, = run(ti, {"a_gm": a_l1, "b_gm": b_l1})
     C = l0c_to_mat(out.reshape(n // 16, m, 16), m, n)
-    times = 2 if variant in ("acc", "dyn") else 1
+    times = 2 if variant in ("acc", "dyn", "bool") else 1
     np.testing.assert_array_equal(C, times * (A.astype(np.float64) @ B.astype(np.float64)))
 
 
@@ -296,6 +300,8 @@ def test_mmad_zero_dims_and_flags():
         ti.mmad(cc, l0a, l0b, 16, 5000, 16, 0)
     with raises_tik(IllegalOperand, match="is_bias = 2 is outside"):
         ti.mmad(cc, l0a, l0b, 16, 16, 16, 2)
+    with raises_tik(IllegalOperand, match="is_bias = 2 is outside"):
+        ti.mmad(cc, l0a, l0b, 16, 16, 16, True + True)       # a bool is an int (TIK), and so is its sum
     with raises_tik(IllegalOperand, match="src_fm must be in L0A"):
         ti.mmad(cc, l0b, l0b, 16, 16, 16, 0)
     with raises_tik(OutOfBounds, match="the left matrix tile"):
