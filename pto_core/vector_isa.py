@@ -260,6 +260,9 @@ for _fam, _names in ((_V100_310, VA_FORMS), (_V100_910, VA_FORMS), (_V200, VA_FO
     _fam.update({"scatter_" + _n: frozenset(c for c in _fam[_n] if len(c) <= 3 or c == c[:3] * 3)
                  for _n in _names if _n in _fam})
     _fam["scatter_vector_mov"] = _fs(S16, "u16", F16)
+    # scatter_vsel / scatter_vcmp: the ini rows equal the vsel / vcmp rows of the same map
+    _fam["scatter_vsel"] = _fam["vsel"]
+    _fam["scatter_vcmp"] = _fam["vcmp"]
 # Ascend310P1's vector-core ini keeps scatter_vrelu at f16/s32/f32 (its int16 is for plain vrelu only).
 _V200_AIV_P1["scatter_vrelu"] = _V200_AIV["scatter_vrelu"]
 del _fam, _names

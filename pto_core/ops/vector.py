@@ -33,7 +33,8 @@ Families: `vector_elementwise` (binary, unary, vector-scalar, fused, dup),
 (vtranspose, vnchwconv, vconcat, vextract, vreduce), `vector_proposal` (sort), `vector_nms`
 (vrpac, viou, vaadd, rpn_cor, rpn_cor_diag and their special registers), `vector_index`
 (vci, vgather, vgatherb, vscatter, vbcb), `vector_sort2` (vsort32, vmrgsort),
-`vector_trans4d` (v4dtrans), `vector_va` (the VA-register ``scatter_*`` forms).
+`vector_trans4d` (v4dtrans), `vector_va` (the VA-register ``scatter_*`` forms), `vector_va_cmpsel`
+(their compares and selects).
 Chip legality comes from `pto_core.vector_isa`.
 """
 from __future__ import annotations
@@ -49,9 +50,10 @@ from . import vector_index as _index
 from . import vector_sort2 as _sort2
 from . import vector_trans4d as _trans4d
 from . import vector_va as _va
+from . import vector_va_cmpsel as _va_cmpsel
 
 EXPANDERS: dict = {}
-for _m in (_elementwise, _conv, _reduce, _cmpsel, _layout, _proposal, _nms, _index, _sort2, _trans4d, _va):
+for _m in (_elementwise, _conv, _reduce, _cmpsel, _layout, _proposal, _nms, _index, _sort2, _trans4d, _va, _va_cmpsel):
     EXPANDERS.update(_m.EXPANDERS)
 del _m
 

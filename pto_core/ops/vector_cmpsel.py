@@ -157,6 +157,21 @@ def _cmpv_ops(cmp: str, scalar: bool):
 # ----------------------------------------------------------------------------- vcmp -> CMPMASK
 
 
+def write_cmpmask(ctx, res: np.ndarray, act) -> None:
+    """CMPMASK after a one-repeat compare: bit ``i`` = ``res[i]`` on active lanes (``act``: None = all,
+    else a ``(1, n)`` bool row); the other bits as `VCMP_KEEPS_MASKED_BITS` says. Shared by ``vcmp_*``
+    and the VA forms ``scatter_vcmp_*``."""
+    n = res.shape[0]
+    if VCMP_KEEPS_MASKED_BITS:
+        prev = ctx.spr.get("CMPMASK")
+        bits = np.zeros(128, dtype=bool) if prev is None else unpack_bits(prev, 128)
+        bits[:n] = res if act is None else np.where(act[0, :n], res, bits[:n])
+    else:
+        bits = np.zeros(128, dtype=bool)
+        bits[:n] = res if act is None else res & act[0, :n]
+    ctx.spr["CMPMASK"] = pack_bits(bits)
+
+
 def _vcmp_op(cmp: str):
     instr = f"vcmp_{cmp}"
     op = "pto.ub." + instr
@@ -188,17 +203,7 @@ def _vcmp_op(cmp: str):
         plan = _PLANS.get(_hashable((instr, d.name, mask, blk_stride)), build)
 
         def compute(ins, r0, r1):
-            res = fn(ins["src0"], ins["src1"])[0]
-            act = plan.lanes.rows(0, 1)
-            if VCMP_KEEPS_MASKED_BITS:
-                prev = ctx.spr.get("CMPMASK")
-                bits = np.zeros(128, dtype=bool) if prev is None else unpack_bits(prev, 128)
-                n = res.shape[0]
-                bits[:n] = res if act is None else np.where(act[0, :n], res, bits[:n])
-            else:
-                bits = np.zeros(128, dtype=bool)
-                bits[:res.shape[0]] = res if act is None else res & act[0, :res.shape[0]]
-            ctx.spr["CMPMASK"] = pack_bits(bits)
+            write_cmpmask(ctx, fn(ins["src0"], ins["src1"])[0], plan.lanes.rows(0, 1))
             return {}
 
         ve.run(ctx, plan, (src0, src1), compute)

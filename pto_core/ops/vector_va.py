@@ -55,8 +55,13 @@ VA_ROWS = tuple(replace(r, intrinsic="scatter_" + r.intrinsic) for r in LANEWISE
 
 
 def _lists(row: Lanewise, operands, op: str) -> tuple:
+    return check_lists(row.mem, operands, op)
+
+
+def check_lists(names: tuple, operands, op: str) -> tuple:
+    """Each operand a list of 1..8 UB block pointers of one dtype; returns them as tuples."""
     out = []
-    for nm, lst in zip(row.mem, operands):
+    for nm, lst in zip(names, operands):
         if not isinstance(lst, (tuple, list)) or not 1 <= len(lst) <= MAX_LIST:
             raise IllegalOperand(f"expects a list of 1..{MAX_LIST} UB block pointers", op=op, operand=nm + "_list",
                                  value=type(lst).__name__ if not isinstance(lst, (tuple, list)) else len(lst),
@@ -97,6 +102,12 @@ def _plan(row: Lanewise, target, dts, repeat, mask, counter, rep_stride, list_le
                     ve.check_range(rep_stride[0][i], 0, REP_MAX, op=op, operand=f"rep_stride({nm})"))
     streams = tuple(ve.va_stream(nm, d, role, par=par, lanes=lanes, rep=r)
                     for nm, d, role, r in zip(row.mem, dts, row.roles, reps))
+    check_reach(streams, list_lens, repeat, op)
+    return ve.Plan(lanes, streams)
+
+
+def check_reach(streams: tuple, list_lens: tuple, repeat, op: str) -> None:
+    """Every block the mask reaches has an address in its list (`SCATTER_SHORT_LIST`)."""
     for s, n in zip(streams, list_lens):
         if s.shape[1] > n and repeat:
             raise IllegalOperand(f"the mask selects lanes of block {s.shape[1] - 1} but {s.name}_list gives {n} "
@@ -104,7 +115,6 @@ def _plan(row: Lanewise, target, dts, repeat, mask, counter, rep_stride, list_le
                                  limit=f">= {s.shape[1]} addresses",
                                  hint=f"give one address per block the mask reaches ({s.shape[2]} {s.dtype.name} "
                                       f"elements per block), or narrow the mask")
-    return ve.Plan(lanes, streams)
 
 
 def _execute(row: Lanewise):
@@ -162,5 +172,5 @@ for _row in VA_ROWS:
     _register(_row)
 del _row
 
-__all__ = ["VA_ROWS", "SCATTER_SHORT_LIST", "EXPANDERS"]
+__all__ = ["VA_ROWS", "SCATTER_SHORT_LIST", "EXPANDERS", "check_lists", "check_reach"]
 

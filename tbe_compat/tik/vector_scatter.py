@@ -15,20 +15,28 @@ vrsqrt vsqrt vrelu vector_mov)
 ``scatter_vadds(m, dl, sl, x, r, dr, sr, mask_mode)``       ``pto.ub.scatter_vadds(dl, sl, x, r, ...)``
 (also vmuls, vmaxs, vmins)                                  (``counter=`` in counter mode)
 ``scatter_vaxpy(m, False, dl, sl, x, r, dr, sr)``           ``pto.ub.scatter_vaxpy(dl, sl, x, r, ...)``
+``scatter_vcmp_lt(m, s0l, s1l)`` -> CMPMASK (also gt ge     ``pto.ub.scatter_vcmp_lt(s0l, s1l, mask=m)``
+eq ne le)
+``scatter_vsel(m, 0, dl, cmpmask, s0l, s1l, 1, dr, s0r,``   ``pto.ub.scatter_vsel(dl, s0l, s1l, 1, mask=m,``
+``s1r)``                                                    ``    rep_stride=(dr, s0r, s1r))``
+``scatter_vsel(m, 2, dl, sel, s0l, s1l, r, dr, s0r, s1r)``  ``pto.ub.scatter_vsel_bits(dl, sel, s0l, s1l, r, ...)``
 ==========================================================  ===========================================
 
 Refused with a reason (`UNMODELLED_SCATTER`): ``scatter_vconv``, ``scatter_vmulconv``,
 mixed-type ``scatter_vmla``/``scatter_vaxpy`` and ``store_high_half=True`` (the narrow operand
 occupies half blocks chosen by a high-half flag: a layout the public sources do not pin down),
-``scatter_vsel``/``scatter_vcmp`` (not modelled yet), ``scatter_vnchwconv`` (TIK has no such
-API of its own: ``vnchwconv`` is the scatter transpose).
+``scatter_vsel`` mode 1 (`SCATTER_VSEL_MODE1`: the layout of its selection bits over a ``sel`` list
+is not public), ``scatter_vnchwconv`` (TIK has no such API of its own: ``vnchwconv`` is the scatter
+transpose).
 """
 from __future__ import annotations
 
 from pto_core.errors import UnsupportedOp
 
+from .. import platform
 from .api import tik_api
 from .autosync import Access
+from .vector_cmpsel import BIT_DTYPES, CMP, CmpMask, ceil_elems
 from .vector_common import SHORT, U16, VectorBase, iadd, ieq, imul, isel, isub
 
 MAX_LIST = 8
@@ -43,23 +51,27 @@ UNMODELLED_SCATTER = {
     "scatter_vmulconv": ("its 8-bit destination takes half of each 32-byte block (store_high_half picks the "
                          "half), a VA layout the public TIK sources name but do not define",
                          "use vmulconv, or scatter_vmul followed by vconv"),
-    "scatter_vsel": ("the VA form of vsel (CMPMASK / selection-tensor modes over address lists) is not modelled "
-                     "yet", "use vsel / vec_sel on contiguous data"),
-    "scatter_vcmp": ("the VA form of vcmp (CMPMASK results over address lists) is not modelled yet",
-                     "use vcmp_* / vec_cmpv_* on contiguous data"),
     "scatter_vnchwconv": ("TIK exposes the VA transpose as vnchwconv / vec_trans_scatter (a 16-address list "
                           "with high-half flags), not under this name", "call vnchwconv or vec_trans_scatter"),
 }
 
 
+#: ``scatter_vsel`` mode 1 (scalar ``src1``): TIK puts the ``sel`` *list* in the third VA register and the
+#: scalar in CMPMASK, so the chip reads the selection bits through block addresses; TIK's own overflow
+#: check reads them as one contiguous run from ``sel[0]`` and ignores ``src1_sel_rep_stride``. Which
+#: bits of which ``sel`` block select which lane is not public, so mode 1 stays refused.
+SCATTER_VSEL_MODE1 = ("its selection bits come through a list of block addresses (the third VA register) and "
+                      "no public source says which bits of which sel block select which lane (TIK's own checks "
+                      "read them contiguously from sel[0], its instruction encoding per block)",
+                      "use mode 2 with src1 a list of blocks filled with the scalar (vector_dup), or vsel / "
+                      "vec_sel mode 1 on contiguous data")
+
+
 class ScatterAPI(VectorBase):
     """``scatter_v*``: lane-wise vector instructions over lists of block addresses (mixin)."""
 
-    def _va(self, instr: str, mask, lists: list, repeat_times, reps: list, *, scalar=None, has_scalar=False,
-            mask_mode: str = "normal") -> None:
-        """Resolve, check and emit one VA instruction. ``lists``: ``(value, name)`` per memory operand (dst
-        first); ``reps``: the repeat strides in the same order."""
-        api = self._where.call if self._where else "tik.scatter_" + instr
+    def _va_lists(self, lists: list):
+        """Check ``(value, name)`` lists: 1..8 UB tensors each, equal lengths, one dtype per list."""
         n = None
         ops = []
         for value, nm in lists:
@@ -80,6 +92,27 @@ class ScatterAPI(VectorBase):
                                       f"{lst[0].tensor.dtype}", operand=o.name, value=o.tensor.dtype,
                                       limit=lst[0].tensor.dtype, hint="every tensor of a list has one dtype")
             ops.append(lst)
+        return ops, n
+
+    def _va_blocks(self, m, n: int, e: int, dtype: str) -> int:
+        """Blocks a normal-mode mask reaches (an immediate mask past the lists is refused)."""
+        if isinstance(m.length, int):
+            blocks = -(-m.length // e)
+            if blocks > n:
+                raise self._error(f"the mask reaches lane {m.length - 1}, in block {blocks - 1}, but the lists give "
+                                  f"{n} block address(es) ({e} {dtype} elements each)", operand="mask",
+                                  value=m.length, limit=f"<= {n * e} lanes",
+                                  hint="list one tensor per 32-byte block the mask reaches, or narrow the mask")
+            return blocks
+        return n                 # a run-time mask: the op checks it against the lists when it runs
+
+    def _va(self, instr: str, mask, lists: list, repeat_times, reps: list, *, scalar=None, has_scalar=False,
+            mask_mode: str = "normal", sel=None, require: str = None) -> None:
+        """Resolve, check and emit one VA instruction. ``lists``: ``(value, name)`` per memory operand (dst
+        first); ``reps``: the repeat strides in the same order; ``sel``: the selection-bit tensor of
+        ``scatter_vsel`` mode 2 (an operand after the dst list); ``require``: the ini row to check."""
+        api = self._where.call if self._where else "tik.scatter_" + instr
+        ops, n = self._va_lists(lists)
         heads = [lst[0] for lst in ops]
         if instr in ("vmla", "vaxpy") and any(h.dt is not heads[0].dt for h in heads[1:]):
             code = SHORT[heads[0].tensor.dtype] + SHORT[heads[1].tensor.dtype] * 2
@@ -92,9 +125,13 @@ class ScatterAPI(VectorBase):
         self._same_dtype(*heads)
         dtype = heads[0].tensor.dtype
         code = dtype if instr not in ("vmla", "vaxpy") else SHORT[dtype] * 3
-        self._require_instr("scatter_" + instr, code, api, dtype)
+        self._require_instr(require or "scatter_" + instr, code, api, dtype)
         m = self._vec_mask(mask, [heads[0].dt], mask_mode=mask_mode)
         repeat = self._vec_repeat(repeat_times, imm_lo=0 if m.counter else 1)
+        if instr == "vsel" and isinstance(repeat, int) and repeat != 1:
+            raise self._error(f"repeat_times should be 1 when mode is 0, got {repeat}", operand="repeat_times",
+                              value=repeat, limit="1",
+                              hint="select one repeat per call with CMPMASK, or pass a sel tensor (mode 2)")
         geo = [self._vec_stride(r, f"{nm.replace('_list', '')}_rep_stride", U16) for r, (_, nm) in zip(reps, lists)]
         e = 32 // heads[0].dt.itemsize
         if m.counter:
@@ -105,15 +142,8 @@ class ScatterAPI(VectorBase):
             count = m.clause["counter"]
             repeat = -(-count // m.par) if isinstance(count, int) else None
             blocks = MAX_LIST
-        elif isinstance(m.length, int):
-            blocks = -(-m.length // e)
-            if blocks > n:
-                raise self._error(f"the mask reaches lane {m.length - 1}, in block {blocks - 1}, but the lists give "
-                                  f"{n} block address(es) ({e} {dtype} elements each)", operand="mask",
-                                  value=m.length, limit=f"<= {n * e} lanes",
-                                  hint="list one tensor per 32-byte block the mask reaches, or narrow the mask")
         else:
-            blocks = n           # a run-time mask: the op checks it against the lists when it runs
+            blocks = self._va_blocks(m, n, e, dtype)
         sval = self._vec_scalar(scalar, dtype, "scalar") if has_scalar else None
         footprint = []
         for lst, rep, (_, nm) in zip(ops, geo, lists):
@@ -129,8 +159,13 @@ class ScatterAPI(VectorBase):
                     footprint.append(Access(acc.region, acc.lo, acc.hi, False))
         clauses = dict(m.clause)
         clauses["rep_stride"] = tuple(geo)
+        if sel is not None:
+            footprint.append(self._vec_access(sel, ceil_elems(repeat, m.par // 8, max(1, sel.dt.bits // 8)),
+                                              False))
         operands = [tuple(o.ptr for o in lst) for lst in ops] + ([sval] if has_scalar else []) + \
             [repeat if not m.counter else 1]
+        if sel is not None:
+            operands.insert(1, sel.ptr)
         self._vec_emit("scatter_" + instr, *operands, footprint=footprint, **clauses)
 
     # ------------------------------------------------------------------ one source
@@ -149,6 +184,61 @@ class ScatterAPI(VectorBase):
                    mask_mode="normal"):
         self._va(instr, mask, [(dst_list, "dst_list"), (src0_list, "src0_list")], repeat_times,
                  [dst_rep_stride, src_rep_stride], scalar=src1, has_scalar=True, mask_mode=mask_mode)
+
+    # ------------------------------------------------------------------ compare into CMPMASK
+    def _va_vcmp(self, cmp: str, mask, src0_list, src1_list):
+        api = self._where.call if self._where else f"tik.scatter_vcmp_{cmp}"
+        ops, n = self._va_lists([(src0_list, "src0_list"), (src1_list, "src1_list")])
+        heads = [lst[0] for lst in ops]
+        self._same_dtype(*heads)
+        dtype = heads[0].tensor.dtype
+        self._require_instr("scatter_vcmp", dtype, api, dtype)
+        m = self._vec_mask(mask, [heads[0].dt])
+        e = 32 // heads[0].dt.itemsize
+        blocks = self._va_blocks(m, n, e, dtype)
+        footprint = [self._vec_access(o, e, False) for lst in ops for o in lst[:blocks]]
+        self._vec_emit(f"scatter_vcmp_{cmp}", *[tuple(o.ptr for o in lst) for lst in ops], footprint=footprint,
+                       **m.clause)
+        return CmpMask(self)
+
+    # ------------------------------------------------------------------ select
+    @tik_api("scatter_vsel")
+    def scatter_vsel(self, mask, mode, dst_list, sel, src0_list, src1, repeat_times, dst_rep_stride=0,
+                     src0_rep_stride=0, src1_sel_rep_stride=0):
+        """``dst = src0 where sel bit else src1`` over address lists. Mode 0: ``sel`` is the CMPMASK (one
+        repeat); mode 2: ``sel`` a UB tensor of bits consumed per repeat; mode 1 is refused (`SCATTER_VSEL_MODE1`)."""
+        m_ = self._int_arg(mode, "mode", 0, 2)
+        if not isinstance(m_, int):
+            raise self._error("mode must be an immediate 0, 1 or 2", operand="mode", value=repr(mode),
+                              hint="pass the select mode as a Python int: it picks the instruction form when "
+                                   "the kernel is traced")
+        soc = platform.current_soc()
+        if m_ != 0 and soc.short_soc_version in ("Ascend310", "Ascend910"):
+            raise self._error(f"{soc.soc_version} supports only mode 0 of scatter_vsel", operand="mode", value=m_,
+                              limit="0", cls=UnsupportedOp,
+                              hint="compare into CMPMASK (scatter_vcmp_*) and select one repeat at a time")
+        if m_ == 1:
+            why, hint = SCATTER_VSEL_MODE1
+            if self._may_not_run():
+                self._emit("unmodelled", what="tik.scatter_vsel (mode 1)", why=why, hint=hint)
+                return
+            raise self._error(f"scatter_vsel mode 1 is not modelled: {why}", operand="mode", value=1,
+                              cls=UnsupportedOp, hint=hint)
+        if not isinstance(src1, (list, tuple)):
+            raise self._error(f"src1 should be a list of tensors in mode {m_}, got {type(src1).__name__}",
+                              operand="src1", value=type(src1).__name__,
+                              hint="pass src1 as a list of UB tensor views, one per block (like src0_list)")
+        lists = [(dst_list, "dst_list"), (src0_list, "src0_list"), (src1, "src1")]
+        reps = [dst_rep_stride, src0_rep_stride, src1_sel_rep_stride]
+        if m_ == 0:
+            if not isinstance(sel, CmpMask):
+                raise self._error("in mode 0 sel should be the CMPMASK returned by scatter_vcmp_*, vcmp_* or "
+                                  "mov_tensor_to_cmpmask", operand="sel", value=repr(sel),
+                                  hint="pass the CMPMASK handle, or a UB tensor of selection bits with mode=2")
+            self._va("vsel", mask, lists, repeat_times, reps)
+            return
+        s = self._vec_operand(sel, "sel", dtypes=BIT_DTYPES)
+        self._va("vsel_bits", mask, lists, repeat_times, reps, sel=s, require="scatter_vsel")
 
     @tik_api("scatter_vaxpy")
     def scatter_vaxpy(self, mask, store_high_half, dst_list, src0_list, src1, repeat_times, dst_rep_stride,
@@ -208,11 +298,17 @@ for _instr, _make in _FORMS.items():
     _m.__name__ = "scatter_" + _instr
     _m.__doc__ = f"``{_instr}`` over lists of up to 8 block addresses (VA registers)."
     setattr(ScatterAPI, _m.__name__, tik_api(_m.__name__)(_m))
+for _c in CMP:
+    def _vcmp(self, mask, src0_list, src1_list, _c=_c):
+        return self._va_vcmp(_c, mask, src0_list, src1_list)
+    _vcmp.__name__ = "scatter_vcmp_" + _c
+    _vcmp.__doc__ = f"One repeat of src0 {_c} src1 over address lists into CMPMASK; returns the CMPMASK handle."
+    setattr(ScatterAPI, _vcmp.__name__, tik_api(_vcmp.__name__)(_vcmp))
 for _name, (_why, _hint) in UNMODELLED_SCATTER.items():
     _m = _refused(_name, _why, _hint)
     _m.__name__ = _name
     _m.__doc__ = f"Not lowered (UnsupportedOp): {_why}."
     setattr(ScatterAPI, _name, tik_api(_name)(_m))
-del _instr, _make, _m, _name, _why, _hint
+del _instr, _make, _m, _name, _why, _hint, _c, _vcmp
 
 __all__ = ["ScatterAPI", "UNMODELLED_SCATTER"]
