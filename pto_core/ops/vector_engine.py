@@ -711,8 +711,7 @@ def va_needs_serial(streams: tuple, ptr_lists: tuple, repeat: int) -> bool:
                 if _blocks_meet(a, b, rw, repeat, same=False):
                     return True
             else:                                         # different strides: compare the addresses
-                r = np.arange(repeat, dtype=np.int64)
-                w_at = {int(x): int(k % repeat) for aj in a for k, x in enumerate(aj + r * rw)}
+                w_at = {aj + r1 * rw: r1 for aj in a for r1 in range(repeat)}
                 if any(w_at.get(bj + r2 * rr, repeat) < r2 for bj in b for r2 in range(repeat)):
                     return True
     return False

@@ -35,6 +35,7 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core.errors import OutOfBounds, UnsupportedOp
+from pto_core.ops.vector_engine import DST_BLOCK_STRIDE_ZERO_IS_ONE
 from pto_core.program import I64
 
 from .. import platform
@@ -180,7 +181,7 @@ def dst_block_stride(blk, unit: int):
     """The block stride a destination operand moves by: 0 acts as 1 under ``stride_unit`` 0 and 1
     (`pto_core.ops.vector_engine.DST_BLOCK_STRIDE_ZERO_IS_ONE`; TIK's front end checks a 0 with its
     ``_MIN_DST_BLK_STRIDE = 1``). Int or IR."""
-    if unit not in (0, 1):
+    if unit not in (0, 1) or not DST_BLOCK_STRIDE_ZERO_IS_ONE:
         return blk
     if isinstance(blk, int):
         return 1 if blk == 0 else blk
