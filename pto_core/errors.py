@@ -121,7 +121,7 @@ class PtoError(Exception):
         if self.where is not None:
             parts.append(f"{self.where}: ")
         head = []
-        if self.op:
+        if self.op and not (self.where is not None and self.where.call == self.op):   # "in `op`" names it already
             head.append(self.op)
         if self.operand:
             head.append(f"operand {self.operand}")

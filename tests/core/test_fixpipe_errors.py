@@ -398,7 +398,8 @@ def test_errors_carry_the_op_and_the_users_source_line(env):
         env.l1_op(pre_quant=(1, {"mode": "qf322f16_pre_scalar"}))
     text = str(ei.value)
     assert text.startswith(__file__.rsplit("/", 1)[-1]) or __file__ in text
-    assert "pto.mte_l0c_l1 operand pre_quant" in text and "Fix:" in text
+    assert "in `pto.mte_l0c_l1`: operand pre_quant:" in text and "Fix:" in text    # the op named once
+    assert text.count("pto.mte_l0c_l1") == 1
 
 
 class IRValue:

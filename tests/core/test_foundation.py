@@ -24,6 +24,14 @@ def test_error_message_names_location_op_operand_limit_and_fix():
     assert "[at core=1, i=3]" in str(e)
 
 
+def test_error_message_names_the_op_once_when_the_call_is_the_op():
+    e = IllegalOperand("bad", op="pto.mad", operand="%m", where=Provenance("k.py", 3, "pto.mad"))
+    assert str(e) == "k.py:3 in `pto.mad`: operand %m: bad"
+    assert str(IllegalOperand("bad", op="tik.vec_add", where=Provenance("k.py", 3, "tik.vec_add"))) == \
+        "k.py:3 in `tik.vec_add`: bad"
+    assert str(IllegalOperand("bad", op="pto.mad")) == "pto.mad: bad"
+
+
 def test_error_classes_derive_from_matching_builtins():
     assert issubclass(OutOfBounds, IndexError)
     assert issubclass(UnknownName, LookupError)
