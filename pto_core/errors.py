@@ -128,7 +128,7 @@ class PtoError(Exception):
         if head:
             parts.append(" ".join(head) + ": ")
         parts.append(self.message)
-        if self.limit is not None and "limit" not in self.message:
+        if self.limit is not None and "limit" not in self.message and str(self.limit) not in self.message:
             parts.append(f" (limit: {self.limit})")
         if self.context:
             ctx = ", ".join(f"{k}={v}" for k, v in self.context.items())

@@ -32,6 +32,12 @@ def test_error_message_names_the_op_once_when_the_call_is_the_op():
     assert str(IllegalOperand("bad", op="pto.mad")) == "pto.mad: bad"
 
 
+def test_error_message_shows_the_limit_once():
+    assert "(limit:" not in str(IllegalOperand("x = 300 is outside [1, 255]", limit="[1, 255]"))
+    assert str(IllegalOperand("x = 300 is too large", limit="[1, 255]")).startswith(
+        "x = 300 is too large (limit: [1, 255])")
+
+
 def test_error_classes_derive_from_matching_builtins():
     assert issubclass(OutOfBounds, IndexError)
     assert issubclass(UnknownName, LookupError)
