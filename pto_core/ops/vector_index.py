@@ -147,7 +147,8 @@ EXPANDERS["ub.vci"] = _vci_expand
 # ----------------------------------------------------------------------------- vgather / vscatter
 
 
-def _gs_check(target, instr, dst, src, offsets, op):
+def _gs_check(target, instr, dst, src, offsets, op, offsets_are="byte offsets, one 32-bit word per lane"):
+    """Operand spaces, one element type for dst and src, 32-bit integer offsets, chip support."""
     for nm, p in (("dst", dst), ("src", src), ("offsets", offsets)):
         ve.check_ub(p, op=op, operand=nm)
     if dst.dtype is not src.dtype:
@@ -157,7 +158,7 @@ def _gs_check(target, instr, dst, src, offsets, op):
     if offsets.dtype.bits != _OFFSET_BITS or offsets.dtype.is_float:
         raise IllegalOperand(f"offsets must be 32-bit integers (s32/u32), got {offsets.dtype.name}", op=op,
                              operand="offsets", value=offsets.dtype.name, limit="s32, u32",
-                             hint="offsets are byte offsets, one 32-bit word per lane")
+                             hint=f"offsets are {offsets_are}")
     vector_isa.require(target, instr, dst.dtype.name, op=op)
 
 
@@ -330,17 +331,7 @@ GATHERB_MAX_REP = 4095             # CCE dstRepeatStride [0, 4095]
 
 
 def _gatherb_check(target, dst, src, offsets, op):
-    for nm, p in (("dst", dst), ("src", src), ("offsets", offsets)):
-        ve.check_ub(p, op=op, operand=nm)
-    if dst.dtype is not src.dtype:
-        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
-                             operand="src", value=src.dtype.name, limit=dst.dtype.name,
-                             hint="use operands of one element type (convert with pto.ub.vconv first)")
-    if offsets.dtype.bits != _OFFSET_BITS or offsets.dtype.is_float:
-        raise IllegalOperand(f"offsets must be 32-bit integers (s32/u32), got {offsets.dtype.name}", op=op,
-                             operand="offsets", value=offsets.dtype.name, limit="s32, u32",
-                             hint="offsets are byte offsets of 32-byte blocks, 8 per repeat")
-    vector_isa.require(target, "vgatherb", dst.dtype.name, op=op)
+    _gs_check(target, "vgatherb", dst, src, offsets, op, offsets_are="byte offsets of 32-byte blocks, 8 per repeat")
 
 
 def _gatherb_plan(op, d, repeat, blk_stride, rep_stride):
