@@ -271,10 +271,23 @@ class GlobalMemory:
             off = addr - r.base
             if off + nbytes <= r.size:
                 return r, off
-            raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.name!r} "
-                              f"({r.size} B)", value=hex(addr), limit=f"{r.size} B",
-                              hint="check burst lengths, strides and offsets against the tensor's size")
-        raise OutOfBounds(f"GM address {addr:#x} is not inside any allocated region", value=hex(addr),
+            if off < r.padded_size:
+                raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.name!r} "
+                                  f"({r.size} B)", value=hex(addr), limit=f"{r.size} B",
+                                  hint="check burst lengths, strides and offsets against the tensor's size")
+        # The access starts outside every allocation (in a guard gap). When it reaches into the next
+        # region it is almost always a negative offset into that tensor (``t[s]`` with s < 0): name it,
+        # not the region whose guard gap the start address happens to fall in.
+        if i + 1 < len(self.regions) and addr + nbytes > self.regions[i + 1].base:
+            nxt = self.regions[i + 1]
+            before = nxt.base - addr
+            raise OutOfBounds(f"GM bytes [-{before}, {nbytes - before}) of region {nxt.name!r}: the access starts "
+                              f"{before} B before the region's first byte (a negative offset into it)",
+                              value=hex(addr), limit="offset >= 0",
+                              hint="check the offset expression: it is negative at this point")
+        where = f" ({addr - self.regions[i].base - self.regions[i].size} B past the end of region " \
+                f"{self.regions[i].name!r})" if i >= 0 else ""
+        raise OutOfBounds(f"GM address {addr:#x} is not inside any allocated region{where}", value=hex(addr),
                           hint="pointers into GM must come from a kernel argument or gm allocation")
 
 

@@ -637,3 +637,37 @@ def test_expressions_built_in_a_python_loop_trace_and_run_in_linear_time():
         out, = run(ti, {"x": np.arange(first, first + size + 8, dtype=np.int32), "n": 5})
         assert (out[1], out[2], out[3]) == (v, acc_ref, (first, v, acc_ref)[v % 3])   # ub[1], ub[2] set above
         assert out[4] == (2 if v % 2 else 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# A Scalar GM offset that goes negative (CANN one_hot's axis-0 path moves a row from
+# ``y_gm[row * n + j * part - offset]``, which is -offset for row 0): the error must name the
+# tensor the kernel indexed and say the offset is negative, not blame the GM region whose
+# guard gap the start address happens to fall in.
+
+def _scalar_offset_kernel(start):
+    ti = tik.Tik()
+    a = ti.Tensor("int32", (64,), name="a", scope=tik.scope_gm)
+    b = ti.Tensor("int32", (64,), name="b", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (64,), name="ub", scope=tik.scope_ubuf)
+    s = ti.Scalar("int32", init_value=start)
+    ti.data_move(ub, b[s], 0, 1, 7, 0, 0)
+    ti.data_move(y, ub, 0, 1, 7, 0, 0)
+    return build(ti, "scalar_offset", [a, b], [y])
+
+
+def _offset_feed():
+    return {"a": np.arange(64, dtype=np.int32), "b": np.arange(100, 164, dtype=np.int32)}
+
+
+def test_scalar_gm_offset_in_range_runs():
+    out, = run(_scalar_offset_kernel(8), _offset_feed())
+    assert np.array_equal(out[:56], np.arange(108, 164, dtype=np.int32))
+
+
+def test_negative_scalar_gm_offset_names_the_indexed_tensor():
+    ti = _scalar_offset_kernel(-8)
+    with raises_tik(OutOfBounds, match=r"GM bytes \[-32, 192\) of region 'b': the access starts 32 B before "
+                                       r"the region's first byte \(a negative offset into it\)"):
+        run(ti, _offset_feed())
