@@ -285,10 +285,17 @@ class GlobalMemory:
                               f"{before} B before the region's first byte (a negative offset into it)",
                               value=hex(addr), limit="offset >= 0",
                               hint="check the offset expression: it is negative at this point")
-        where = f" ({addr - self.regions[i].base - self.regions[i].size} B past the end of region " \
-                f"{self.regions[i].name!r})" if i >= 0 else ""
+        near = []                   # the neighbours, nearer first: which tensor the bad offset most likely meant
+        if i >= 0:
+            prev = self.regions[i]
+            near.append((addr - prev.end, f"{addr - prev.end} B past the end of region {prev.name!r}"))
+        if i + 1 < len(self.regions):
+            nxt = self.regions[i + 1]
+            near.append((nxt.base - addr, f"{nxt.base - addr} B before region {nxt.name!r}"))
+        where = f" ({' and '.join(text for _, text in sorted(near))})" if near else ""
         raise OutOfBounds(f"GM address {addr:#x} is not inside any allocated region{where}", value=hex(addr),
-                          hint="pointers into GM must come from a kernel argument or gm allocation")
+                          hint="check the offset expression (a negative offset lands before its tensor); pointers "
+                               "into GM must come from a kernel argument or gm allocation")
 
 
 def _round_up(x: int, a: int) -> int:
