@@ -42,6 +42,11 @@ RANK_LIMIT = 8
 ZERO_DIM = 0
 NONE_TYPE = type(None)
 MAX_KERNEL_NAME_LEN = 200
+#: The 2019-2020 spelling: CANN's te.utils.para_check, te.utils.op_utils and topi.cce.util define
+#: ``MAX_KERNEL_NAEM_LEN = 200`` (sic) and ops of that era read it (clip_boxes_d:
+#: ``len(kernel_name) > util.MAX_KERNEL_NAEM_LEN``); tbe.common.utils.para_check only has the corrected name,
+#: so only the legacy aliases export this one.
+MAX_KERNEL_NAEM_LEN = MAX_KERNEL_NAME_LEN
 KERNEL_NAME = "kernel_name"
 
 CONST = "const"
@@ -610,7 +615,8 @@ def check_and_init_5hdc_reduce_support(input_tensor: dict, axis) -> bool:
     return False
 
 
-__all__ = sorted(n for n in dir() if n.isupper() or n in (
+__all__ = sorted(n for n in dir() if (n.isupper() and n != "MAX_KERNEL_NAEM_LEN")  # legacy aliases only
+                 or n in (
     "OpParamInfoKey", "TensorFormat", "ParamCheckError", "UnknownParamFlagWarning", "check_op_params", "check_shape",
     "check_dtype", "check_format", "check_elewise_shape_range", "check_input_type", "check_dtype_rule", "check_shape_rule",
     "check_kernel_name", "is_scalar", "get_shape_size", "check_shape_size", "check_tensor_shape_size",

@@ -7,8 +7,8 @@ two types the original raises) with a message naming the bad value and the rule.
 from __future__ import annotations
 
 from .para_check import (DEFAULT_MAX_SHAPE_DIM, DEFAULT_MAX_SHAPE_NUM, DEFAULT_MIN_SHAPE_DIM,  # noqa: F401
-                         MAX_KERNEL_NAME_LEN, ParamCheckError, _fail, check_dtype_rule, check_input_type,
-                         check_kernel_name, check_shape_rule, get_shape_size, is_scalar)
+                         MAX_KERNEL_NAEM_LEN, MAX_KERNEL_NAME_LEN, ParamCheckError, _fail, check_dtype_rule,
+                         check_input_type, check_kernel_name, check_shape_rule, get_shape_size, is_scalar)
 from .platform import current_soc
 
 #: the max product of all reduce axes of a shape.
@@ -164,7 +164,8 @@ def is_mini_or_lhisi_version() -> bool:
 
 
 __all__ = ["MAX_REDUCE_SHAPE_NUM", "SHAPE_SIZE_LIMIT", "DEFAULT_MIN_SHAPE_DIM", "DEFAULT_MAX_SHAPE_DIM",
-           "DEFAULT_MAX_SHAPE_NUM", "MAX_KERNEL_NAME_LEN", "VERSION_CLOUD", "VERSION_MINI", "VERSION_SHISI",
+           "DEFAULT_MAX_SHAPE_NUM", "MAX_KERNEL_NAME_LEN", "MAX_KERNEL_NAEM_LEN",
+           "VERSION_CLOUD", "VERSION_MINI", "VERSION_SHISI",
            "VERSION_MINI_1951", "VERSION_MINI_1951M", "ParamCheckError", "check_input_type", "check_dtype_rule",
            "check_shape_rule", "check_reduce_shape_rule", "check_kernel_name", "check_shape_size",
            "check_tensor_shape_size", "compare_tensor_dict_key", "axis_check", "check_reduce_need_refine",

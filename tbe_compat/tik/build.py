@@ -17,6 +17,7 @@ before launch; multi-core reductions rely on it).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pto_core.errors import CapacityExceeded, UnsupportedOp
@@ -25,6 +26,11 @@ from pto_core.program import OpStmt, walk_stmts
 from .. import platform
 from .scalar import InputScalar
 from .tensor import SPACE_TIK_NAMES, Tensor
+
+#: BuildCCE's kernel_name format (TIK BuildCCE page: "digits, letters and underscores, not starting with a
+#: digit"; the name becomes the C kernel function ``<name>__kernel0``). ASCII only: TIK's own check is the
+#: regex ``^[0-9A-Za-z_]+$``, so dots and non-ASCII letters are rejected as well.
+_KERNEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: BuildCCE argument count limit (CANN 8.1; inputs + flowtable + outputs + workspace + global tensors).
 MAX_ARGS = 192
@@ -69,7 +75,7 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
     if kernel_name is None:
         raise tik._error("kernel_name is required", operand="kernel_name",
                          hint="BuildCCE(kernel_name='my_kernel', inputs=[...], outputs=[...])")
-    if not isinstance(kernel_name, str) or not kernel_name.replace(".", "_").isidentifier():
+    if not isinstance(kernel_name, str) or not _KERNEL_NAME.fullmatch(kernel_name):
         raise tik._error(f"kernel_name {kernel_name!r} must be an identifier-like string", operand="kernel_name",
                          value=kernel_name, limit="[A-Za-z_][A-Za-z0-9_]*",
                          hint="use letters, digits and _ only, not starting with a digit (e.g. 'add_kernel')")

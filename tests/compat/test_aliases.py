@@ -95,6 +95,15 @@ def test_alias_resolves_to_the_tbe_compat_object(module, name, expected):
         assert value is expected
 
 
+def test_legacy_max_kernel_naem_len_spelling():
+    """CANN's 2019-2020 te.utils.para_check / op_utils and topi.cce.util spell it MAX_KERNEL_NAEM_LEN (sic) and
+    ops of that era read it (clip_boxes_d); the modern tbe.common.utils.para_check has only the corrected name."""
+    for module in ("topi.cce.util", "te.utils.op_utils", "te.utils.para_check"):
+        assert importlib.import_module(module).MAX_KERNEL_NAEM_LEN == 200
+    modern = importlib.import_module("tbe.common.utils.para_check")
+    assert modern.MAX_KERNEL_NAME_LEN == 200 and not hasattr(modern, "MAX_KERNEL_NAEM_LEN")
+
+
 def test_package_attribute_access_styles():
     import tbe
     import te

@@ -116,8 +116,10 @@ def test_buildcce_errors():
     n = ti.InputScalar("int32", name="n")
     with raises_tik(IllegalOperand, match="kernel_name is required"):
         ti.BuildCCE(inputs=[x], outputs=[])
-    with raises_tik(IllegalOperand, match="identifier-like"):
-        ti.BuildCCE(kernel_name="bad name", inputs=[x, n], outputs=[])
+    # TIK's format: ASCII letters, digits and _, not starting with a digit (dots and non-ASCII letters too)
+    for bad in ("bad name", "", "1kernel", "add.v2", "\u6838\u51fd\u6570"):
+        with raises_tik(IllegalOperand, match="identifier-like"):
+            ti.BuildCCE(kernel_name=bad, inputs=[x, n], outputs=[])
     with raises_tik(IllegalOperand, match=r"inputs\[0\] \(tensor 'ub'\) is in UB"):
         ti.BuildCCE(kernel_name="k", inputs=[ub, n], outputs=[])
     with raises_tik(IllegalOperand, match="is a workspace"):

@@ -9,3 +9,4 @@ from functools import reduce as functools_reduce  # noqa: F401
 from functools import wraps  # noqa: F401
 
 from tbe_compat.para_check import *  # noqa: F401,F403
+from tbe_compat.para_check import MAX_KERNEL_NAEM_LEN  # noqa: F401  (2019-2020 spelling, sic)
