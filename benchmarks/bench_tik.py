@@ -18,13 +18,20 @@ tbe_compat.aliases.install()
 from tbe import tik  # noqa: E402
 
 
+def blocks_of(moves: int) -> int:
+    """Blocks of 16 halves the kernel copies: 64, or fewer when there are fewer move pairs (so every
+    output element is written and the output equals the input)."""
+    return max(1, min(moves // 2, 64))
+
+
 def trace(moves: int):
+    n = blocks_of(moves)
     ti = tik.Tik()
-    x = ti.Tensor("float16", (16 * 64,), name="x", scope=tik.scope_gm)
-    y = ti.Tensor("float16", (16 * 64,), name="y", scope=tik.scope_gm)
-    ub = ti.Tensor("float16", (16 * 64,), name="ub", scope=tik.scope_ubuf)
+    x = ti.Tensor("float16", (16 * n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16 * n,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16 * n,), name="ub", scope=tik.scope_ubuf)
     for r in range(moves // 2):
-        i = r % 64
+        i = r % n
         ti.data_move(ub[i * 16], x[i * 16], 0, 1, 1, 0, 0)
         ti.data_move(y[i * 16], ub[i * 16], 0, 1, 1, 0, 0)
     ti.BuildCCE(kernel_name="bench", inputs=[x], outputs=[y])
@@ -34,7 +41,7 @@ def trace(moves: int):
 def numpy_loop(x: np.ndarray, moves: int) -> np.ndarray:
     ub, y = np.empty_like(x), np.empty_like(x)
     for r in range(moves // 2):
-        i = r % 64
+        i = r % blocks_of(moves)
         ub[i * 16:i * 16 + 16] = x[i * 16:i * 16 + 16]
         y[i * 16:i * 16 + 16] = ub[i * 16:i * 16 + 16]
     return y
@@ -45,7 +52,9 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    x = np.arange(1024, dtype=np.float16)
+    if a.moves < 2:
+        ap.error(f"--moves {a.moves}: at least 2 (a move into UB and one out)")
+    x = np.arange(16 * blocks_of(a.moves), dtype=np.float16)
     best = {}
     for _ in range(a.repeat):
         t0 = time.process_time()

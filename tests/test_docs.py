@@ -5,6 +5,11 @@ block may use names an earlier one defined), from the repository root, with the 
 import names (``tbe``, ``te``, ``topi``) importable and the default chip selected. A block
 that is deliberately not runnable is marked by an HTML comment ``<!-- norun -->`` on the
 line right above its fence (use sparingly: prefer ```text for listings and output).
+
+Output the pages show in ```text blocks is checked against what the tools print now where a block
+claims to be program output (the README's hazard, pto_sync.md's error messages, the
+tik-compare-fixpipe report, a tik-migrate listing row), and every command-line option written after
+a tool's name must be one its ``--help`` lists.
 """
 import os
 import re
@@ -128,3 +133,105 @@ def test_readme_hazard_message_is_what_the_checker_prints(doc_env):
         exec(compile(without, "readme.py", "exec"), {"__name__": "readme"})
     got = f"HazardError: {info.value}"
     assert re.sub(r"\s+", "", got) == re.sub(r"\s+", "", shown), got     # README wraps the message anywhere
+
+
+def _text_blocks(page: str) -> list:
+    """The contents of the ```text fences of ``page``, in order."""
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+        return re.findall(r"^```text\n(.*?)^```", f.read(), re.S | re.M)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+#: pto_sync.md "Error messages": the statements of each example kernel by line of kernel.py (the
+#: messages name those lines), after a common set-up on lines 1-5
+_SYNC_SETUP = {
+    1: 'm = Machine("A2A3")',
+    2: 'l1a, l1b = m.ptr("l1", "f16", 0x0), m.ptr("l1", "f16", 0x200)',
+    3: 'l0a, l0b, l0c = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)',
+    4: 'ga, gc = m.gm_alloc((16, 16), "f16", name="a"), m.gm_alloc((16, 16), "f32", name="c")',
+    5: 'm.write(l1a, np.ones((16, 16), np.float16)); m.write(l1b, np.ones((16, 16), np.float16))',
+}
+_SYNC_KERNELS = [
+    {8: 'pto.mte_l1_l0a(l1a, l0a, 16, 16)', 9: 'pto.mte_l1_l0b(l1b, l0b, 16, 16)',
+     10: 'pto.set_flag("MTE1", "CUBE", 0); pto.wait_flag("MTE1", "CUBE", 0)',
+     11: 'pto.mad(l0a, l0b, l0c, 16, 16, 16)', 12: 'pto.mte_l0c_gm(l0c, gc, 16, 16, 16, 16, 0, 0)'},
+    {16: 'pto.mte_l1_l0a(l1a, l0a, 16, 16)', 17: 'pto.mte_gm_l1(ga, l1a, 256, nburst=(1, 256, 256))'},
+    {18: 'pto.set_flag("V", "MTE2", 0)', 19: 'pto.wait_flag("MTE2", "V", 0)'},
+    {18: 'pto.set_flag("V", "MTE2", 0)', 20: 'pto.set_flag("V", "MTE2", 0)'},
+]
+
+
+def test_pto_sync_error_blocks_are_what_the_checkers_print(doc_env):
+    import numpy as np
+    from pto_core import Machine, pto
+    from pto_core.errors import PtoError
+    blocks = [b for b in _text_blocks("migration_guide/pto_sync.md") if re.match(r"\w+Error: kernel\.py", b)]
+    assert len(blocks) == len(_SYNC_KERNELS)
+    for shown, body in zip(blocks, _SYNC_KERNELS):
+        lines = {**_SYNC_SETUP, **body}
+        src = "\n".join(lines.get(i, "") for i in range(1, max(lines) + 1)) + "\n"
+        with pytest.raises(PtoError) as info:
+            exec(compile(src, "kernel.py", "exec"), {"Machine": Machine, "pto": pto, "np": np})
+        got = f"{type(info.value).__name__}: {info.value}"
+        assert _squash(got) == _squash(shown), got
+    report = next(b for b in _text_blocks("migration_guide/pto_sync.md") if b.startswith("[('sync'"))
+    ns = {"Machine": Machine, "pto": pto}
+    exec(compile("machine = Machine('A2A3')\n" + "\n" * 16 + 'pto.set_flag("V", "MTE2", 0)\n', "kernel.py", "exec"), ns)
+    got = repr(ns["machine"].end_kernel())
+    assert _squash(got) == _squash(report), got
+
+
+def test_fixpipe_compare_report_block_is_what_the_tool_prints(doc_env):
+    from tbe_compat.compare import compare_script, format_comparisons
+    shown = next(b for b in _text_blocks("migration_guide/fixpipe_compare.md")
+                 if b.startswith("$ tik-compare-fixpipe examples/tik_conv2d_fixpipe.py\n"))
+    res = compare_script("examples/tik_conv2d_fixpipe.py")
+    got = format_comparisons(res, "table").replace(f"script: {os.path.join(ROOT, 'examples')}{os.sep}",
+                                                   "script: .../examples/")
+    assert shown.split("\n", 1)[1].rstrip("\n") == got.rstrip("\n"), got
+
+
+def test_worked_migration_listing_row_is_what_tik_migrate_prints(doc_env, capsys):
+    from tbe_compat.migrate import main
+    shown = next(b for b in _text_blocks("migration_guide/worked_migration.md") if "tik.vec_add" in b)
+    assert main(["examples/migrate_vector_add.py", "--kernel", "scaled_add_step0", "--width", "64"]) == 0
+    out = capsys.readouterr().out
+    assert shown in out, out
+
+
+_TOOLS = ("tik-run", "tik-migrate", "tik-compare-fixpipe", "pto-run")
+
+
+def _tool_options(tool: str, capsys) -> set:
+    from pto_core.cli import pto_run_main
+    from tbe_compat.cli import tik_compare_fixpipe_main, tik_migrate_main, tik_run_main
+    main = {"tik-run": tik_run_main, "tik-migrate": tik_migrate_main,
+            "tik-compare-fixpipe": tik_compare_fixpipe_main, "pto-run": pto_run_main}[tool]
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    return set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", capsys.readouterr().out))
+
+
+def test_every_tool_option_the_docs_show_exists(capsys):
+    """An option written after a tool's name (`tik-migrate ... --check`, in text blocks and inline
+    code) is one the tool's --help lists."""
+    options = {t: _tool_options(t, capsys) for t in _TOOLS}
+    tool_re = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _TOOLS)) + r")\b")
+    unknown, seen = [], 0
+    for page in doc_pages():
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        for n, line in enumerate(lines, 1):
+            for span in re.findall(r"`([^`]+)`", line) or [line]:
+                m = tool_re.search(span)
+                if not m:
+                    continue
+                cmd = span[m.end():].split("#")[0]
+                for opt in re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z]\b)", cmd):
+                    seen += 1
+                    if opt not in options[m.group(1)]:
+                        unknown.append(f"{page}:{n}: {m.group(1)} {opt}")
+    assert seen > 20 and not unknown, unknown

@@ -129,7 +129,7 @@ def _cmpv_ops(cmp: str, scalar: bool):
 
     def expand(call) -> list:
         src = call.operands[1]
-        d = src.dtype if isinstance(src, Ptr) else None
+        d = ve.static_dtype(src)
         par = ve.par_of(d) if d is not None else 128
         repeat = call.operands[-1]
         body = [f"%v0 = pto.vlds %{names[0]}[%r * 256] {{dist = \"NORM\"}}"]
@@ -346,7 +346,7 @@ def _sel_op(name: str):
 
     def expand(call) -> list:
         src = call.operands[mem.index("src0")]
-        d = src.dtype if isinstance(src, Ptr) else None
+        d = ve.static_dtype(src)
         par = ve.par_of(d) if d is not None else 128
         repeat = call.operands[-1]
         head = [f"// {call.spec.asm_name} (TIK vsel mode {mode}): {repeat} repeats x {par} lanes"]

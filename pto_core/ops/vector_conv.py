@@ -177,8 +177,9 @@ def _execute(ctx, dst, src, repeat, *, round=None, deqscale=None, mask=None, cou
 
 def _expand(call) -> list:
     dst, src = call.operands[0], call.operands[1]
-    known = isinstance(dst, Ptr) and isinstance(src, Ptr)
-    par = ve.par_of(dst.dtype, src.dtype) if known else 64
+    dd, sd = ve.static_dtype(dst), ve.static_dtype(src)
+    known = dd is not None and sd is not None
+    par = ve.par_of(dd, sd) if known else 64
     repeat = call.operands[2]
     rnd = call.clauses.get("round")
     lines = [f"// {call.spec.asm_name}: {repeat} repeats x {par} lanes, as a vlds / vcvt / vsts loop"]

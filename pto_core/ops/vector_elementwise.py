@@ -490,7 +490,7 @@ def _expand_lanewise(row: Lanewise):
         dts = {}
         for i, nm in enumerate(row.mem):
             v = call.operands[i]
-            dts[nm] = v.dtype if isinstance(v, Ptr) else None
+            dts[nm] = ve.static_dtype(v)
         known = [d for d in dts.values() if d is not None]
         par = ve.par_of(*known) if known else 128
         bits = 2048 // par
@@ -594,7 +594,7 @@ def _dup_execute(ctx, dst, scalar, repeat, *, mask=None, counter=None, blk_strid
 
 
 def _dup_expand(call) -> list:
-    d = call.operands[0].dtype if isinstance(call.operands[0], Ptr) else None
+    d = ve.static_dtype(call.operands[0])
     par = ve.par_of(d) if d is not None else 128
     lines = [f"// {call.spec.asm_name}: {call.operands[2]} repeats x {par} lanes"]
     lines += ve.mask_text(call.clauses, par, 2048 // par)

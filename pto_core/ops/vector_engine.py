@@ -144,6 +144,14 @@ def check_ub(ptr, *, op: str, operand: str, align: int = BLOCK_BYTES) -> None:
                          hint=f"vector operands start at multiples of {align} bytes in UB")
 
 
+def static_dtype(ptr) -> Optional[DType]:
+    """The element type of a pointer operand known before it runs: a `Ptr`'s, or a recorded program's
+    pointer expression's static type (``!pto.ptr<f32, ub>``); None for anything else. For the expansion
+    listings, which must show a traced kernel's lanes and types as they are, not a 16-bit default."""
+    d = getattr(ptr, "dtype", None)
+    return d if isinstance(d, DType) else None
+
+
 def par_of(*dtypes: DType) -> int:
     """Lanes per repeat: 256 bytes over the widest operand."""
     return REPEAT_BYTES // max(d.itemsize for d in dtypes)

@@ -123,7 +123,7 @@ def _vci_verify(call, target):
 
 
 def _vci_expand(call) -> list:
-    d = call.operands[0].dtype if isinstance(call.operands[0], Ptr) else None
+    d = ve.static_dtype(call.operands[0])
     par = ve.par_of(d) if d is not None else 128
     lines = [f"// {call.spec.asm_name}: lane e of repeat r = %start + r*{par} + e"]
     lines += ve.mask_text(call.clauses, par, 2048 // par)

@@ -224,7 +224,7 @@ def _expand(name):
 
     def expand(call) -> list:
         src = call.operands[1]
-        d = src.dtype if isinstance(src, Ptr) else None
+        d = ve.static_dtype(src)
         par = ve.par_of(d) if d is not None else 128
         repeat = call.operands[2]
         k = nres(par)

@@ -2,6 +2,7 @@
 (outputs bit-identical to start_debug's for every example kernel)."""
 import glob
 import os
+import re
 import textwrap
 
 import numpy as np
@@ -311,3 +312,34 @@ def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, m
     err = capsys.readouterr().err
     assert "kernel a: the PTO-AS round trip failed: " in err and "pto.something is not parsed" in err
     assert "kernel b: PTO-AS outputs equal start_debug's bit for bit (y)" in err
+
+
+def test_expand_of_a_traced_kernel_uses_the_operands_types(tmp_path, capsys):
+    """A traced kernel's ops take pointer expressions, not machine pointers: the expansion still shows
+    the f32 lane count (64), the b32 predicate and typed loads/stores (was: f16's 128 lanes, untyped)."""
+    p = tmp_path / "vec32.py"
+    p.write_text(textwrap.dedent('''\
+        import numpy as np
+        from tbe import tik
+        ti = tik.Tik()
+        x = ti.Tensor("float32", (256,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float32", (256,), name="y", scope=tik.scope_gm)
+        a = ti.Tensor("float32", (256,), name="a", scope=tik.scope_ubuf)
+        h = ti.Tensor("float16", (256,), name="h", scope=tik.scope_ubuf)
+        b = ti.Tensor("float32", (64,), name="b", scope=tik.scope_ubuf)
+        ti.data_move(a, x, 0, 1, 32, 0, 0)
+        ti.vec_add(16, a, a, a, 4, 8, 8, 8)
+        ti.vec_conv(64, "none", h, a, 4, 4, 8)
+        ti.vec_conv(64, "", a, h, 4, 8, 4)
+        ti.vec_dup(64, b, 1.5, 1, 8)
+        ti.vcadd(64, b, a, 4, 1, 1, 8)
+        ti.data_move(y, a, 0, 1, 32, 0, 0)
+        ti.BuildCCE(kernel_name="vec32", inputs=[x], outputs=[y])
+        ti.tikdb.start_debug({"x": np.arange(256, dtype=np.float32)}, False)
+        '''))
+    assert main([str(p), "--expand", "--width", "0"]) == 0
+    out = capsys.readouterr().out
+    lanes = re.findall(r"// pto\.ub\.(\w+): \d+ repeats x (\d+) lanes", out)
+    assert sorted(lanes) == [("vadd", "64"), ("vconv", "64"), ("vconv", "64"), ("vector_dup", "64")], lanes
+    assert 'pto.pge_b32 "PAT_VL16"' in out and "pto.pge_b16" not in out
+    assert "!pto.vreg<64xf32>" in out and "pto.vlds %src0[%o_src0] {" in out
