@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import ConfigError, PtoError
+from .errors import ConfigError, PtoError, UnknownName
 
 
 def _pairs(items, what: str) -> list:
@@ -39,7 +39,10 @@ def _load_inputs(prog, pairs) -> dict:
     from .program import GmArg
     inputs = {}
     for name, value in pairs:
-        arg = prog.arg(name)
+        try:
+            arg = prog.arg(name)
+        except UnknownName as e:                    # a usage error: the command line names no such argument
+            raise ConfigError(e.message, operand="--in", value=name, limit=e.limit) from None
         if name in inputs:
             raise ConfigError(f"input {name!r} given twice", operand="--in", value=name)
         if isinstance(arg, GmArg):
@@ -81,13 +84,17 @@ def pto_run_main(argv: Optional[list] = None) -> int:
         prog = parse_file(args.kernel, target=args.target, kernel=args.kernel_name)
         inputs = _load_inputs(prog, _pairs(args.inputs, "--in"))
         outs = _pairs(args.outputs, "--out")
+        outputs = [a.name for a in prog.gm_args if a.io in ("out", "inout")]      # what `Executable.run` returns
+        for name, _ in outs:                        # checked before the run, which may take a while
+            if name not in outputs:
+                named = ", ".join(outputs)
+                raise ConfigError(f"{name!r} is not an output of kernel {prog.name!r} "
+                                  f"({'its outputs: ' + named if named else 'it has no outputs'})",
+                                  operand="--out", value=name, limit=named or "(no outputs)")
         exe = prog.compile()
         alias = dict(_pairs(args.aliases, "--alias"))
         results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed, alias=alias)
         for name, path in outs:
-            if name not in results:
-                raise ConfigError(f"{name!r} is not an output of kernel {prog.name!r}", operand="--out", value=name,
-                                  limit=", ".join(results) or "(no outputs)")
             np.save(path, results[name], allow_pickle=False)
         for kind, msg in exe.reports:
             print(f"pto-run: {kind}: {msg}", file=sys.stderr)

@@ -1018,10 +1018,11 @@ class Executable:
         for o, i in alias.items():
             a, b = by_name.get(o), by_name.get(i)
             if a is None or b is None or a.io not in ("out", "workspace") or b.io not in ("in", "inout"):
-                raise ConfigError(f"alias {o!r} -> {i!r}: needs an out/workspace GM argument onto an in/inout one",
-                                  operand="alias", value=(o, i),
-                                  limit="outputs: " + ", ".join(x.name for x in self.program.gm_args
-                                                                if x.io in ("out", "workspace")),
+                outs = ", ".join(x.name for x in self.program.gm_args if x.io in ("out", "workspace")) or "none"
+                ins = ", ".join(x.name for x in self.program.gm_args if x.io in ("in", "inout")) or "none"
+                raise ConfigError(f"alias {o!r} -> {i!r}: needs an out/workspace GM argument onto an in/inout one "
+                                  f"(outputs: {outs}; inputs: {ins})",
+                                  operand="alias", value=(o, i), limit=f"outputs: {outs}; inputs: {ins}",
                                   hint="map the output's name to the name of the input it shares memory with")
             if a.fill == "zero" or a.init is not None or a.shape is None:
                 raise ConfigError(f"alias {o!r} -> {i!r}: {o!r} is cleared or initialised before launch (or has "

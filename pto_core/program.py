@@ -1091,8 +1091,10 @@ class Program:
         for a in self.args:
             if a.name == name:
                 return a
-        raise UnknownName(f"kernel {self.name!r} has no argument {name!r}", value=name,
-                          limit=", ".join(a.name for a in self.args) or "(no arguments)")
+        names = ", ".join(a.name for a in self.args)
+        raise UnknownName(f"kernel {self.name!r} has no argument {name!r} "
+                          f"({'its arguments: ' + names if names else 'it has no arguments'})", value=name,
+                          limit=names or "(no arguments)")
 
     def to_asm(self, **kw) -> str:
         """PTO-AS text (see `pto_core.asm.print_program`)."""

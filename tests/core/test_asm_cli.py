@@ -64,7 +64,7 @@ def test_pto_run_on_one_core_leaves_the_second_row_unwritten(files):
     (["{k}", "--in", "x={x}", "--in", "k=one"], 2, "scalar argument 'k' needs a number"),
     (["{k}", "--in", "x={x}"], 2, "missing k"),
     (["{k}", "--in", "x={x}", "--in", "k=1", "--out", "z=z.npy"], 2, "'z' is not an output"),
-    (["{k}", "--in", "q={x}"], 1, "no argument 'q'"),
+    (["{k}", "--in", "q={x}"], 2, "no argument 'q' (its arguments: x, y, k)"),
     (["{k}", "--in", "x={x}", "--in", "k=1", "--target", "nochip"], 1, "unknown target 'nochip'"),
     (["{bad}"], 1, "bad.pto:2:3: expected 'func.func'"),
 ])
