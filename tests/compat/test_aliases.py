@@ -360,3 +360,32 @@ def test_cce_build_config_imports_and_refuses_use():
                                             r"configuration"):
         cce_build.cce_build_code
     assert not hasattr(cce_build, "__path__")
+
+
+def test_cann_shape_helper_names_resolve_in_every_legacy_module():
+    """Names CANN's topi.cce.util / te.utils.op_utils / para_check / shape_util define and TIK operators
+    call (concat_v2_d, split_d, reverse_v2_d: ``util.axis_transfrom_5d``; reduce ops: ``util.shape_refine``
+    then ``util.simplify_axis_shape``); the DSL-only ones import and refuse use at the caller's line."""
+    from pto_core.errors import UnsupportedOp
+    from topi.cce import util
+    from te.utils import op_utils, shape_util as te_shape_util
+    from te.utils import para_check as te_para_check
+    from tbe.common.utils import shape_util
+    import te.platform.cce_params as cce_params
+    assert util.axis_transfrom_5d(1, "NHWC") == 2 and shape_util.axis_transform_5d(1, "NHWC") == 2
+    shape, axes = util.shape_refine([4, 1, 3, 5], [2, 3])
+    assert (shape, axes) == ([4, 3, 5], [1, 2]) and util.simplify_axis_shape(shape, axes) == ([4, 15], [1])
+    assert shape_util.shape_refine is util.shape_refine is te_shape_util.shape_refine
+    for module in (op_utils, te_para_check, shape_util):
+        assert module.broadcast_shapes([2, 1], [3]) == ([2, 1], [1, 3], [2, 3])
+        assert module.refine_shape_axes((2, 3, 4, 5, 6), (1, -3)) == ([2, 12, 30], [1])
+    assert op_utils.MAX_UNKOWN_SHAPE_NUM == te_para_check.MAX_UNKOWN_SHAPE_NUM == 2 ** 31 - 1
+    assert op_utils.MIN_UNKOWN_SHAPE_RANK == 0 and op_utils.OP_ERROR_CODE_013 == "E80013"
+    assert not hasattr(importlib.import_module("tbe.common.utils.para_check"), "MAX_UNKOWN_SHAPE_NUM")
+    assert cce_params.ASCEND_310AIC == "Ascend310AiCore" and cce_params.ASCEND_910AIC == "Ascend910AiCore"
+    assert cce_params.ASCEND_620 == "Ascend620"
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*create_param_ptr builds TVM expressions" % line):
+        util.create_param_ptr([1, 2], "int32", "p")
+    with pytest.raises(UnsupportedOp, match="variable_shape builds TVM expressions"):
+        op_utils.variable_shape([{"shape": [-1], "range": [(1, 8)]}])
