@@ -1035,7 +1035,14 @@ def profiling_soc(profiling=None) -> SocState:
                          hint="pass tik.Dprofile(...) or select the chip with set_current_compile_soc_info")
 
 
-_IMPORTED = {"annotations", "re", "warnings", "dataclass", "Any", "Optional", "IllegalOperand", "UnknownName",
+# CANN's ``impl.util.platform_adapter.tbe_platform`` (``PlatformApi``, this module here) carries the fusion
+# manager: ``@tbe_platform.fusion_manager.register("op")`` decorates compute functions at import time. Not
+# star-exported: CANN's ``tbe.common.platform`` has no such name, and ``te.platform.fusion_manager`` is the module.
+from . import register as _register  # noqa: E402
+
+fusion_manager = _register.fusion_manager
+
+_IMPORTED = {"fusion_manager", "annotations", "re", "warnings", "dataclass", "Any", "Optional", "IllegalOperand", "UnknownName",
              "UnsupportedOp", "ChipProfile", "dprofile_target", "get_target", "soc_v100", "soc_v200", "soc_v220",
              "soc_v300", "dsl_support", "H_API_MAP", "H_DATA_MOVE_DTYPES", "ONLY_TIK_API_MAP",
              "TRANS_TIK_API_TO_INSTR_MAP"}

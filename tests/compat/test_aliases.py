@@ -389,3 +389,51 @@ def test_cann_shape_helper_names_resolve_in_every_legacy_module():
         util.create_param_ptr([1, 2], "int32", "p")
     with pytest.raises(UnsupportedOp, match="variable_shape builds TVM expressions"):
         op_utils.variable_shape([{"shape": [-1], "range": [(1, 8)]}])
+
+
+def test_platform_adapter_helpers_of_cann_tik_operators():
+    """CANN's TIK operators (concat_v2_d_tik, split_d, scatter ops ...) import ``check_support_block_size_16``
+    and ``check_supported_vcopy`` from ``impl.util.platform_adapter``; ``@tbe_platform.fusion_manager.register``
+    decorates at import time; the DSL names import and refuse use."""
+    from pto_core.errors import UnsupportedOp
+    from impl.util.platform_adapter import (OpImplMode, OpPatternMode, OpTbeImplMode, buildcfg, check_support_block_size_16,
+                                            check_supported_vcopy, classify, tbe, tbe_platform)
+    from tbe.common.platform import set_current_compile_soc_info
+    assert check_support_block_size_16() is False and check_supported_vcopy() is False      # Ascend310
+    set_current_compile_soc_info("Ascend910B1")
+    assert check_supported_vcopy() is True and check_support_block_size_16() is False
+    assert OpImplMode.SUPPORT_OUT_OF_BOUND_INDEX == "support_out_of_bound_index"
+    assert OpPatternMode.NORM == "norm" and OpTbeImplMode.TBE_HIGH_PRECISION == "high_precision"
+
+    @tbe_platform.fusion_manager.register("my_op")
+    def my_op_compute(x):
+        return x + 1
+    assert my_op_compute(1) == 2 and tbe_platform.fusion_manager is register.fusion_manager
+    assert not hasattr(importlib.import_module("tbe.common.platform"), "fusion_manager")
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*classify builds TVM expressions" % line):
+        classify([], "elewise")
+    with pytest.raises(UnsupportedOp, match=r"tbe.dsl\)\.vadd is part of the TBE DSL"):
+        tbe.vadd
+    with pytest.raises(UnsupportedOp, match="buildcfg"):
+        buildcfg.get_current_build_config("enable_op_prebuild")
+
+
+def test_cce_conf_2020_names():
+    """CANN 2020's ``te.platform.cce_conf`` extras: the 1951 product names compare equal to what
+    ``get_product_version`` answers; ``is_lhisi_cs_version``, ``get_product``, ``set_status_check``."""
+    from te.platform import cce_conf
+    from tbe.common.platform import set_current_compile_soc_info
+    assert cce_conf.get_product() is None and cce_conf.is_lhisi_cs_version() is False
+    set_current_compile_soc_info("Ascend310P3")
+    assert cce_conf.get_product_version() == cce_conf.VERSION_MINI_1951 and cce_conf.is_v200_version()
+    set_current_compile_soc_info("Hi3796CV300CS")
+    assert cce_conf.is_lhisi_cs_version() is True
+    with pytest.warns(platform.TbeDeprecationWarning):
+        cce_conf.te_set_version("Ascend910")
+    assert cce_conf.get_product() == "1980"
+    cce_conf.set_status_check(True)
+    assert cce_conf.CceProductParams().get_build_option("status_check") is True
+    with pytest.raises(platform.PlatformError, match="set_status_check takes a bool, got 1"):
+        cce_conf.set_status_check(1)
+    assert cce_conf.CceProductParams().get_build_option("status_check") is True     # bad input changed nothing
