@@ -26,6 +26,11 @@ PlatformApi = tbe_platform
 from . import tik  # noqa: F401
 from . import tvm  # noqa: F401
 from .register import register_op_compute, register_operator  # noqa: F401
+# names CANN's module imports at its top and ops import from it (``from impl.util.platform_adapter import
+# set_current_compile_soc_info``; ``add_compile_info`` is ``tbe.dsl.base.operation.add_compile_info``, the
+# same record as ``te.op.add_compile_info``)
+from .platform import intrinsic_check_support, set_current_compile_soc_info  # noqa: F401
+from .register import add_compile_info  # noqa: F401
 
 
 def register_operator_compute(op_type, op_mode="dynamic", support_fusion=False):
@@ -241,4 +246,5 @@ __all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
            "error_manager_util", "error_manager", "tbe_context", "OpContext", "OpInfo", "OpTbeImplMode",
            "check_support_block_size_16", "check_supported_vcopy", "tbe", "operation", "buildcfg", "op_tiling",
-           "rl_bank", "classify", "tbe_classify", "tuple_sum", "build_config"]
+           "rl_bank", "classify", "tbe_classify", "tuple_sum", "build_config", "set_current_compile_soc_info",
+           "intrinsic_check_support", "add_compile_info"]

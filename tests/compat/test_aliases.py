@@ -404,6 +404,10 @@ def test_platform_adapter_helpers_of_cann_tik_operators():
     assert check_supported_vcopy() is True and check_support_block_size_16() is False
     assert OpImplMode.SUPPORT_OUT_OF_BOUND_INDEX == "support_out_of_bound_index"
     assert OpPatternMode.NORM == "norm" and OpTbeImplMode.TBE_HIGH_PRECISION == "high_precision"
+    from impl.util.platform_adapter import add_compile_info, intrinsic_check_support
+    from impl.util.platform_adapter import set_current_compile_soc_info as adapter_set_soc
+    assert adapter_set_soc is platform.set_current_compile_soc_info
+    assert intrinsic_check_support is platform.intrinsic_check_support and add_compile_info is register.add_compile_info
 
     @tbe_platform.fusion_manager.register("my_op")
     def my_op_compute(x):
