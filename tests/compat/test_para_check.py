@@ -399,3 +399,6 @@ def test_dynamic_shape_checks_and_string_enums():
     # CANN's OpParamInfoKey / TensorFormat are plain string attributes
     assert tensor()[pc.OpParamInfoKey.SHAPE] == [2, 16] and pc.TensorFormat.NC1HWC0 == "NC1HWC0"
     assert pc.OP_ERROR_CODE_000 == "E80000" and pc.OP_ERROR_CODE_013 == "E80013" and pc.OP_ERROR_CODE_027 == "E80027"
+    # CANN 2025's dtype and format lists
+    assert call(x=tensor(dtype="hifloat8", fmt="FRACTAL_NZ_C0_32")) == "my_kernel_1"
+    expect("dtype", x=tensor(dtype="float8_e4m3"))
