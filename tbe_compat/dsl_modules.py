@@ -126,3 +126,36 @@ tvm_getattr = module_getattr("tvm")                       # tbe_compat.tvm, te.t
 te_lang_cce_getattr = module_getattr("te.lang.cce")       # the te.lang.cce alias
 topi_generic_getattr = module_getattr("topi.generic")     # the topi.generic alias
 cce_build_getattr = module_getattr("te.platform.cce_build")  # the te.platform.cce_build alias
+
+
+def dsl_only(name: str) -> Callable:
+    """A helper of CANN's shape / check modules that builds TVM expressions: importable, and
+    calling it raises `UnsupportedOp` naming it and the caller's ``file:line``."""
+    def refuse(*_args, **_kwargs):
+        raise UnsupportedOp(f"{name} builds TVM expressions (the TBE DSL), which the simulator does not model "
+                            "(only TIK is simulated)", op=name, where=user_frame(),
+                            hint="use it only on a DSL path, or write this part with TIK APIs")
+    refuse.__name__ = name.rsplit(".", 1)[-1]
+    refuse.__qualname__ = refuse.__name__
+    return refuse
+
+
+class DslNamespace:
+    """A DSL / compiler namespace exported under a plain name (``impl.util.platform_adapter.tbe`` is
+    ``tbe.dsl``): importing it is fine; any attribute raises `UnsupportedOp` naming it and the
+    caller's ``file:line``."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        raise UnsupportedOp(f"{self._name}.{attr} is part of the TBE DSL / compiler, which the simulator does not "
+                            "model (only TIK is simulated)", op=f"{self._name}.{attr}", where=user_frame(),
+                            hint="use it only on a DSL path, or write this part with TIK APIs")
+
+    def __repr__(self):
+        return f"<DSL namespace {self._name} (not simulated)>"

@@ -47,6 +47,11 @@ MAX_KERNEL_NAME_LEN = 200
 #: ``len(kernel_name) > util.MAX_KERNEL_NAEM_LEN``); tbe.common.utils.para_check only has the corrected name,
 #: so only the legacy aliases export this one.
 MAX_KERNEL_NAEM_LEN = MAX_KERNEL_NAME_LEN
+#: The same era's spellings of the unknown-shape limits (sic, 2020 te.utils.op_utils / para_check).
+MIN_UNKOWN_SHAPE_RANK = MIN_UNKNOWN_SHAPE_RANK
+MAX_UNKOWN_SHAPE_NUM = MAX_UNKNOWN_SHAPE_NUM
+#: the legacy (misspelt) names, exported only by the te.utils / topi.cce.util aliases.
+LEGACY_SPELLINGS = ("MAX_KERNEL_NAEM_LEN", "MIN_UNKOWN_SHAPE_RANK", "MAX_UNKOWN_SHAPE_NUM")
 KERNEL_NAME = "kernel_name"
 
 CONST = "const"
@@ -84,6 +89,7 @@ OPTION_ATTR_LIST_BOOL = "OPTION_ATTR_LIST_BOOL"
 OPTION_ATTR_LIST_LIST_INT = "OPTION_ATTR_LIST_LIST_INT"
 
 # CANN error codes (E80xxx: op parameter errors; E600xx: older util checks).
+OP_ERROR_CODE_000 = "E80000"   # value not allowed (an inf/nan float attribute)
 OP_ERROR_CODE_001 = "E80001"   # mandatory parameter missing
 OP_ERROR_CODE_002 = "E80002"   # value out of range
 OP_ERROR_CODE_003 = "E80003"   # wrong type
@@ -100,10 +106,22 @@ OP_ERROR_CODE_021 = "E80021"   # shape and range lengths differ
 OP_ERROR_CODE_022 = "E80022"   # bad range bounds
 OP_ERROR_CODE_023 = "E80023"   # range element not a pair
 OP_ERROR_CODE_024 = "E80024"   # ranges do not intersect
+# The rest of CANN's E800xx table (2020 ``op_utils``): codes its other helpers raise.
+OP_ERROR_CODE_005 = "E80005"
+OP_ERROR_CODE_006 = "E80006"
+OP_ERROR_CODE_009 = "E80009"
+OP_ERROR_CODE_010 = "E80010"
+OP_ERROR_CODE_013 = "E80013"   # shapes do not broadcast
+OP_ERROR_CODE_016 = "E80016"
+OP_ERROR_CODE_018 = "E80018"
+OP_ERROR_CODE_019 = "E80019"
+OP_ERROR_CODE_025 = "E80025"   # unsupported expression
+OP_ERROR_CODE_026 = "E80026"   # not a multiplication
+OP_ERROR_CODE_027 = "E80027"   # broadcast needs two inputs
 
 
-class OpParamInfoKey(Enum):
-    """Keys of a tensor parameter dict."""
+class OpParamInfoKey(str, Enum):
+    """Keys of a tensor parameter dict (strings, as in CANN: ``param[OpParamInfoKey.SHAPE]`` works)."""
 
     SHAPE = "shape"
     FORMAT = "format"
@@ -113,8 +131,8 @@ class OpParamInfoKey(Enum):
     RANGE = "range"
 
 
-class TensorFormat(Enum):
-    """Tensor formats CANN accepts in a parameter dict."""
+class TensorFormat(str, Enum):
+    """Tensor formats CANN accepts in a parameter dict (strings, as in CANN: ``TensorFormat.ND == "ND"``)."""
 
     ND = "ND"
     NC = "NC"
@@ -138,11 +156,19 @@ class TensorFormat(Enum):
     FRACTAL_ZN_LSTM = "FRACTAL_ZN_LSTM"
     FRACTAL_ZN_RNN = "FRACTAL_ZN_RNN"
     ND_RNN_BIAS = "ND_RNN_BIAS"
+    FRACTAL_NZ_C0_16 = "FRACTAL_NZ_C0_16"     # CANN 2025 additions
+    FRACTAL_NZ_C0_32 = "FRACTAL_NZ_C0_32"
+    FRACTAL_NZ_C0_2 = "FRACTAL_NZ_C0_2"
+    FRACTAL_NZ_C0_4 = "FRACTAL_NZ_C0_4"
+    FRACTAL_NZ_C0_8 = "FRACTAL_NZ_C0_8"
 
 
 ALL_FORMAT_LIST = [entry.value for entry in TensorFormat]
+#: CANN 2025's list (asc_op_compile_base para_check): the 2020 list plus int4/bfloat16/double/complex*, the
+#: 8- and 4-bit float formats and int2; a tensor dict with any of them passes the dtype check.
 ALL_DTYPE_LIST = ("int4", "int8", "uint8", "int16", "uint16", "int32", "uint32", "bfloat16", "int64", "uint64",
-                  "float16", "float32", "float64", "bool", "uint1", "double", "complex32", "complex64")
+                  "float16", "float32", "float64", "bool", "uint1", "double", "complex32", "complex64", "complex128",
+                  "hifloat8", "float8_e4m3fn", "float8_e5m2", "float8_e8m0", "float4_e2m1", "float4_e1m2", "int2")
 OP_NAME = ""
 PARAM_NAME = ""
 
@@ -251,6 +277,26 @@ def _check_range(shape, shape_range, max_shape_num=MAX_UNKNOWN_SHAPE_NUM_INT64, 
             _fail(OP_ERROR_CODE_022, f"{param_name}: range entry {tuple(pair)} must satisfy 0 <= low <= high <= "
                   f"{max_shape_num}", param_name=param_name, value=tuple(pair), limit=f"0 <= low <= high <= "
                   f"{max_shape_num}")
+
+
+def check_range(shape, shape_range, min_dim=0, max_dim=RANK_LIMIT, max_shape_num=MAX_UNKNOWN_SHAPE_NUM,
+                param_name=PARAM_NAME) -> None:
+    """CANN's public ``check_range``: the ``range`` of a dynamic tensor has one (low, high)
+    pair per dim with 0 <= low <= high <= ``max_shape_num`` (high may be None).
+    ``min_dim`` / ``max_dim`` are accepted and unused, as in CANN."""
+    _check_range(shape, shape_range, max_shape_num=max_shape_num, param_name=param_name)
+
+
+def check_dynamic_shape(shape, max_dim=DIM_LIMIT, max_rank=RANK_LIMIT, param_name=PARAM_NAME) -> None:
+    """A dynamic shape: rank in [0, ``max_rank``], every dim in [-2, ``max_dim``] (-1 an unknown
+    dim, -2 an unknown rank; CANN 2020 allowed [-1, max_dim] without 0, later CANN this)."""
+    _check_rank(shape, MIN_UNKNOWN_SHAPE_RANK, max_rank, param_name)
+    for dim in shape:
+        if not (isinstance(dim, int) and UNKNOWN_RANK_FLAG <= dim <= max_dim):
+            _fail(OP_ERROR_CODE_002, f"In op, the parameter[{param_name}] should be in the range of "
+                  f"[{UNKNOWN_RANK_FLAG}, {max_dim}], but actually is [{dim}]", param_name=param_name, value=dim,
+                  limit=f"[{UNKNOWN_RANK_FLAG}, {max_dim}]", min_value=str(UNKNOWN_RANK_FLAG), max_value=max_dim,
+                  real_value=dim)
 
 
 def check_dtype(dtype, check_list=ALL_DTYPE_LIST, param_name=PARAM_NAME) -> None:
@@ -615,9 +661,9 @@ def check_and_init_5hdc_reduce_support(input_tensor: dict, axis) -> bool:
     return False
 
 
-__all__ = sorted(n for n in dir() if (n.isupper() and n != "MAX_KERNEL_NAEM_LEN")  # legacy aliases only
+__all__ = sorted(n for n in dir() if (n.isupper() and n not in LEGACY_SPELLINGS)  # legacy aliases only
                  or n in (
     "OpParamInfoKey", "TensorFormat", "ParamCheckError", "UnknownParamFlagWarning", "check_op_params", "check_shape",
     "check_dtype", "check_format", "check_elewise_shape_range", "check_input_type", "check_dtype_rule", "check_shape_rule",
     "check_kernel_name", "is_scalar", "get_shape_size", "check_shape_size", "check_tensor_shape_size",
-    "check_reduce_shape_rule", "check_and_init_5hdc_reduce_support"))
+    "check_reduce_shape_rule", "check_and_init_5hdc_reduce_support", "check_range", "check_dynamic_shape"))

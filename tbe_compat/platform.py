@@ -159,6 +159,9 @@ ASCEND_610B = "Ascend610B"
 ASCEND_615 = "Ascend615"
 ASCEND_710 = "Ascend710"
 ASCEND_920A = "Ascend920A"
+# CANN 2019-2020 te.platform.cce_params: Ascend620 (the "mini_1951m" product of topi.cce.util) matches
+# no chip here either
+ASCEND_620 = "Ascend620"
 _AIC_ENGINE = AIC
 _VEC_ENGINE = AIV
 AIC_310P = ASCEND_310P + AIC
@@ -174,6 +177,8 @@ VEC_310B = ASCEND_310B + AIV
 AIC_AS31XM1 = AS31XM1 + AIC
 VEC_AS31XM1 = AS31XM1 + AIV
 HI3796CV300ESAIC = HI3796CV300ES + AIC
+ASCEND_310AIC = ASCEND_310 + AIC   # CANN 2019-2020 cce_params names
+ASCEND_910AIC = ASCEND_910 + AIC
 HI3796CV300CSAIC = HI3796CV300CS + AIC
 SD3403AIC = SD3403 + AIC
 ASCEND_910BAIC = ASCEND_910B + AIC
@@ -1030,7 +1035,14 @@ def profiling_soc(profiling=None) -> SocState:
                          hint="pass tik.Dprofile(...) or select the chip with set_current_compile_soc_info")
 
 
-_IMPORTED = {"annotations", "re", "warnings", "dataclass", "Any", "Optional", "IllegalOperand", "UnknownName",
+# CANN's ``impl.util.platform_adapter.tbe_platform`` (``PlatformApi``, this module here) carries the fusion
+# manager: ``@tbe_platform.fusion_manager.register("op")`` decorates compute functions at import time. Not
+# star-exported: CANN's ``tbe.common.platform`` has no such name, and ``te.platform.fusion_manager`` is the module.
+from . import register as _register  # noqa: E402
+
+fusion_manager = _register.fusion_manager
+
+_IMPORTED = {"fusion_manager", "annotations", "re", "warnings", "dataclass", "Any", "Optional", "IllegalOperand", "UnknownName",
              "UnsupportedOp", "ChipProfile", "dprofile_target", "get_target", "soc_v100", "soc_v200", "soc_v220",
              "soc_v300", "dsl_support", "H_API_MAP", "H_DATA_MOVE_DTYPES", "ONLY_TIK_API_MAP",
              "TRANS_TIK_API_TO_INSTR_MAP"}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pto_core.errors import IllegalOperand
 
 from . import para_check, platform as tbe_platform  # noqa: F401
+from .dsl_modules import DslNamespace, dsl_only
 from .tik.errors import user_frame
 
 #: CANN 2022+ ops also import the platform namespace as ``PlatformApi``
@@ -25,6 +26,11 @@ PlatformApi = tbe_platform
 from . import tik  # noqa: F401
 from . import tvm  # noqa: F401
 from .register import register_op_compute, register_operator  # noqa: F401
+# names CANN's module imports at its top and ops import from it (``from impl.util.platform_adapter import
+# set_current_compile_soc_info``; ``add_compile_info`` is ``tbe.dsl.base.operation.add_compile_info``, the
+# same record as ``te.op.add_compile_info``)
+from .platform import intrinsic_check_support, set_current_compile_soc_info  # noqa: F401
+from .register import add_compile_info  # noqa: F401
 
 
 def register_operator_compute(op_type, op_mode="dynamic", support_fusion=False):
@@ -33,19 +39,66 @@ def register_operator_compute(op_type, op_mode="dynamic", support_fusion=False):
 
 
 class OpPatternMode:
-    """Operator pattern names used by CANN's dynamic-shape classifier."""
+    """Operator pattern names used by CANN's dynamic-shape classifier (values as CANN 2021-2022)."""
 
     NONE = ""
+    GATHER = "gather"
     ELEWISE = "elewise"
     ELEWISE_WITH_BROADCAST = "broadcast"
     REDUCE = "reduce"
+    TRANSDATA = "transdata"
+    NORM = "norm"
+    TUPLE_REDUCE = "tuple_reduce"
+    POOLING_GRAD_WITH_ARG = "pooling_grad_with_arg"
+    POOLING = "pooling"
+    ASCEND_ANTI_QUANT = "anti_quant"
+    ASCEND_QUANT = "quant"
+    SEGMENT = "segment"
+    SPARSE_APPLY = "sparse_apply"
+    SORT = "sort"
+    CONV2D_BP_FILTER = "Conv2d_backprop_filter"
 
 
 class OpImplMode:
-    """Implementation modes a kernel may be asked to favour."""
+    """Implementation modes a kernel may be asked to favour (``impl_mode=`` of an entry function)."""
 
     HIGH_PERFORMANCE = "high_performance"
     HIGH_PRECISION = "high_precision"
+    SUPER_PERFORMANCE = "super_performance"
+    NORM_CLASS = "norm_class"
+    SUPPORT_OUT_OF_BOUND_INDEX = "support_out_of_bound_index"
+
+
+class OpTbeImplMode:
+    """The TBE implementation mode name CANN's ``platform_adapter`` also exports."""
+
+    TBE_HIGH_PRECISION = "high_precision"
+
+
+def check_support_block_size_16() -> bool:
+    """True on chips whose UB block is 16 bytes (CANN's nano-series test; TIK kernels such as
+    ``concat_v2_d_tik`` pick their block constants from it): ``get_block_size() == 16``."""
+    return tbe_platform.get_block_size() == 16
+
+
+def check_supported_vcopy() -> bool:
+    """True where TIK's ``vcopy`` exists: ``api_check_support("tik.vcopy")``."""
+    return bool(tbe_platform.api_check_support("tik.vcopy"))
+
+
+#: Names of CANN's ``platform_adapter`` that are the TBE DSL / compiler (``tbe`` is ``tbe.dsl``,
+#: ``classify`` / ``tbe_classify`` its shape classifier, ``operation`` its dynamic-shape context,
+#: ``buildcfg`` / ``build_config`` the build configuration, ``op_tiling`` / ``rl_bank`` compiler
+#: services, ``tuple_sum`` a DSL compute): importable, raising `UnsupportedOp` when used.
+tbe = DslNamespace("impl.util.platform_adapter.tbe (tbe.dsl)")
+operation = DslNamespace("impl.util.platform_adapter.operation (tbe.dsl.base.operation)")
+buildcfg = DslNamespace("impl.util.platform_adapter.buildcfg (tbe.common.buildcfg)")
+op_tiling = DslNamespace("impl.util.platform_adapter.op_tiling (tbe.common.utils.op_tiling)")
+rl_bank = DslNamespace("impl.util.platform_adapter.rl_bank (tbe.common.rl_bank)")
+classify = dsl_only("impl.util.platform_adapter.classify")
+tbe_classify = dsl_only("impl.util.platform_adapter.tbe_classify")
+tuple_sum = dsl_only("impl.util.platform_adapter.tuple_sum")
+build_config = dsl_only("impl.util.platform_adapter.build_config")
 
 
 class TbeContextKey:
@@ -191,4 +244,7 @@ from . import errormgr as error_manager  # noqa: E402
 
 __all__ = ["tik", "tvm", "tbe_platform", "PlatformApi", "para_check", "register_operator", "register_operator_compute",
            "OpPatternMode", "OpImplMode", "TbeContextKey", "error_manager_vector", "error_manager_cube",
-           "error_manager_util", "error_manager", "tbe_context", "OpContext", "OpInfo"]
+           "error_manager_util", "error_manager", "tbe_context", "OpContext", "OpInfo", "OpTbeImplMode",
+           "check_support_block_size_16", "check_supported_vcopy", "tbe", "operation", "buildcfg", "op_tiling",
+           "rl_bank", "classify", "tbe_classify", "tuple_sum", "build_config", "set_current_compile_soc_info",
+           "intrinsic_check_support", "add_compile_info"]

@@ -50,6 +50,12 @@ VERSION_MINI_NG1 = "ng1dc"
 VERSION_MINI_NG1M = "ng1mdc"
 VERSION_MINI_NG1PG2 = "ng1pg2"
 VERSION_SHISI = "smallhisi"
+#: CANN 2020's names of the same three products ("1951dc", "1951mdc", "1951pg2" then). Named choice: they
+#: carry the values this module's `get_product_version` answers, so ``get_product_version() ==
+#: VERSION_MINI_1951`` holds on the chip it held on in CANN 2020 (Ascend710, now Ascend310P).
+VERSION_MINI_1951 = VERSION_MINI_NG1
+VERSION_MINI_1951M = VERSION_MINI_NG1M
+VERSION_MINI_1951PG2 = VERSION_MINI_NG1PG2
 
 _SHORT_TO_PRODUCT = {"Ascend310": VERSION_MINI, "Ascend910": VERSION_CLOUD, "Hi3796CV300ES": VERSION_SHISI,
                      "Hi3796CV300CS": VERSION_SHISI, "SD3403": VERSION_SHISI, "Ascend310P": VERSION_MINI_NG1,
@@ -94,8 +100,30 @@ def is_mini_l_version() -> bool:
     return get_product_version() == VERSION_MINI_L
 
 
+def is_lhisi_cs_version() -> bool:
+    """CANN 2020's ``cce_conf.is_lhisi_cs_version``: the selected chip is Hi3796CV300CS."""
+    return _platform.current_soc().short_soc_version == "Hi3796CV300CS"
+
+
+def get_product():
+    """CANN 2020's ``cce_conf.get_product``: ``CceProductParams().cce_product`` (None until
+    `te_set_version` sets it)."""
+    return _platform.CceProductParams().cce_product
+
+
+def set_status_check(bool_status) -> None:
+    """CANN 2020's ``cce_conf.set_status_check``: asks the compiler to add overflow-status checks.
+    Recorded in ``CceProductParams().build_options["status_check"]``; the simulator has no such
+    code to add. Anything but a bool is rejected, as in CANN."""
+    if not isinstance(bool_status, bool):
+        raise _platform.PlatformError(f"set_status_check takes a bool, got {bool_status!r}", op="set_status_check",
+                                      operand="bool_status", value=bool_status, limit="True or False")
+    _platform.CceProductParams().set_build_option("status_check", bool_status)
+
+
 __all__ = sorted(set(_platform.__all__) | {
     "get_soc_spec", "api_check_support", "intrinsic_check_support", "te_set_l2_mode", "VERSION_CLOUD", "VERSION_MINI",
     "VERSION_MINI_L", "VERSION_MINI_NG1", "VERSION_MINI_NG1M", "VERSION_MINI_NG1PG2", "VERSION_SHISI",
     "get_product_version", "is_mini_version", "is_cloud_version", "is_lhisi_version", "is_mini_or_lhisi_version",
-    "is_v200_version", "is_v200_version_new", "is_mini_l_version"})
+    "is_v200_version", "is_v200_version_new", "is_mini_l_version", "VERSION_MINI_1951", "VERSION_MINI_1951M",
+    "VERSION_MINI_1951PG2", "is_lhisi_cs_version", "get_product", "set_status_check"})

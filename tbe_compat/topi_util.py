@@ -6,9 +6,11 @@ two types the original raises) with a message naming the bad value and the rule.
 """
 from __future__ import annotations
 
+from .dsl_modules import dsl_only
 from .para_check import (DEFAULT_MAX_SHAPE_DIM, DEFAULT_MAX_SHAPE_NUM, DEFAULT_MIN_SHAPE_DIM,  # noqa: F401
                          MAX_KERNEL_NAEM_LEN, MAX_KERNEL_NAME_LEN, ParamCheckError, _fail, check_dtype_rule,
                          check_input_type, check_kernel_name, check_shape_rule, get_shape_size, is_scalar)
+from .para_check import check_and_init_5hdc_reduce_support as _5hdc
 from .platform import current_soc
 
 #: the max product of all reduce axes of a shape.
@@ -87,10 +89,15 @@ def axis_check(shape_len: int, axis):
     return sorted({_axis_value(shape_len, a) for a in axis})
 
 
-def check_reduce_need_refine(shape, reduce_axis) -> bool:
-    """False if a reduced axis has length 1 (the shape must then not be refined)."""
-    axes = reduce_axis if hasattr(reduce_axis, "index") else [reduce_axis]
-    return all(shape[i] != 1 for i in axes)
+def check_reduce_need_refine(shape, reduce_axis, keep_dims=True) -> bool:
+    """False if a reduced axis has length 1 (the shape must then not be refined). With
+    ``keep_dims=False`` (``tbe.common.utils.shape_util``'s third argument) and a list of axes,
+    True as soon as one reduced axis is not 1."""
+    if hasattr(reduce_axis, "index"):
+        if not keep_dims:
+            return any(shape[i] != 1 for i in reduce_axis)
+        return all(shape[i] != 1 for i in reduce_axis)
+    return shape[reduce_axis] != 1
 
 
 def refine_axis(axis, shape) -> list:
@@ -124,6 +131,200 @@ def produce_shapes(shape1, shape2) -> tuple:
 def shape_to_list(shape) -> list:
     """A shape (any sequence of ints or objects with ``.value``) as a list of ints."""
     return [int(getattr(d, "value", d)) for d in shape]
+
+
+def _squeeze(shape) -> list:
+    return [d for d in shape if d > 1] or [1]
+
+
+def shape_refine(shape, reduce_axis=None, keep_dims=True):
+    """Drop the 1s of ``shape``. Without ``reduce_axis`` returns the refined shape; with it
+    returns ``(shape, axes)`` with the reduce axes renumbered (length-1 axes dropped), or the
+    shape and axes unchanged when `check_reduce_need_refine` says no."""
+    if reduce_axis is None:
+        return _squeeze(shape)
+    if not check_reduce_need_refine(shape, reduce_axis, keep_dims):
+        return (shape, reduce_axis) if hasattr(reduce_axis, "index") else (shape, [reduce_axis])
+    axes = sorted(refine_axis(reduce_axis, shape))
+    if not axes:
+        return _squeeze(shape), []
+    refined, kept = [], 0
+    for dim in shape:
+        if dim > 1:
+            refined.append(dim)
+            kept += 1
+        else:
+            axes = [a - 1 if a > kept else a for a in axes]
+    return refined, axes
+
+
+def simplify_axis_shape(shape, axis):
+    """Fuse runs of adjacent reduce axes and runs of adjacent kept axes: returns
+    ``(shape, axes)``, e.g. ``([2, 3, 4, 5], [1, 2])`` -> ``([2, 12, 5], [1])``. ``axis`` must be
+    sorted and non-negative; with no axes CANN answers ``([shape[0]], [0])``, and so does this."""
+    axis = list(axis)
+    if not axis:
+        return [shape[0]], [0]
+    fused, fused_axes, merged, length = [], [axis[0]], 0, shape[axis[0]]
+    for prev, cur in zip(axis, axis[1:]):
+        if cur - prev == 1:
+            length *= shape[cur]
+            merged += 1
+        else:
+            fused.append(length)
+            fused.extend(shape[prev + 1:cur])
+            fused_axes.append(cur - merged)
+            length = shape[cur]
+    fused.append(length)
+    fused = list(shape[:axis[0]]) + fused + list(shape[axis[-1] + 1:])
+    out_shape, out_axes, folded, previous = [], [], 0, -1
+    for a in fused_axes:
+        kept = fused[previous + 1:a]
+        out_shape += [get_shape_size(kept)] if len(kept) > 1 else kept
+        folded += max(len(kept) - 1, 0)
+        out_axes.append(a - folded)
+        out_shape.append(fused[a])
+        previous = a
+    kept = fused[previous + 1:]
+    out_shape += [get_shape_size(kept)] if len(kept) > 1 else kept
+    return out_shape, out_axes
+
+
+def squeeze_shape(shape) -> list:
+    """The dims > 1 of ``shape`` (``[1]`` if none)."""
+    return _squeeze(shape)
+
+
+def wrap_axes_to_positive(axes, rank: int) -> list:
+    """Axes (int or list) as a list of non-negative axes; each must be in [-rank, rank)."""
+    out = []
+    for a in axes if isinstance(axes, (tuple, list)) else [axes]:
+        if not -rank <= a < rank:
+            _fail("E60039", f"axis {a} is out of range: axes must be in [-{rank}, {rank})", param_name="axis",
+                  value=a, limit=f"[-{rank}, {rank})")
+        out.append(a + rank if a < 0 else a)
+    return out
+
+
+def refine_shape_axes(shape, axes):
+    """For reduce ops: drop 1s, fuse adjacent reduced dims and adjacent kept dims; returns
+    ``(shape, axes)``, e.g. ``((2, 3, 4, 5, 6), (1, -3))`` -> ``([2, 12, 30], [1])``."""
+    if len(shape) == 1:
+        return shape, axes
+    wrapped = sorted(wrap_axes_to_positive(axes, len(shape)))
+    out_shape, out_axes, state = [], [], -1
+    for index, dim in enumerate(shape):
+        if dim == 1:
+            continue
+        reduced = 1 if index in wrapped else 0
+        if reduced == state:
+            out_shape[-1] *= dim
+        else:
+            out_shape.append(dim)
+            if reduced:
+                out_axes.append(index)
+            state = reduced
+    return out_shape or [1], out_axes
+
+
+def broadcast_shapes(shape1, shape2, op_name="", param_name_input1="", param_name_input2=""):
+    """Broadcast two static shapes: returns (shape1, shape2, out_shape), the shorter one padded
+    with leading 1s; unequal dims neither of which is 1 raise (CANN's E80013)."""
+    a, b = list(shape1), list(shape2)
+    swapped = len(a) < len(b)
+    if swapped:
+        a, b = b, a
+    b = [1] * (len(a) - len(b)) + b
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            _fail("E80013", f"In op[{op_name}], the inputs[{param_name_input1}][{param_name_input2}] could not be "
+                  f"broadcast together with shapes[{','.join(map(str, a))}][{','.join(map(str, b))}]",
+                  op_name=op_name, param_name=param_name_input1, value=(tuple(a), tuple(b)),
+                  limit="equal dims or 1")
+    out = [x if y == 1 else y for x, y in zip(a, b)]
+    return (b, a, out) if swapped else (a, b, out)
+
+
+def unify_broadcast_shapes(shapes, op_name=""):
+    """Broadcast any number of static shapes: returns each shape padded with leading 1s, then
+    the broadcast shape."""
+    rank = max(len(s) for s in shapes)
+    padded = [[1] * (rank - len(s)) + list(s) for s in shapes]
+    out = []
+    for column in zip(*padded):
+        big = {d for d in column if d != 1}
+        if len(big) > 1:
+            _fail("E80013", f"In op[{op_name}], the inputs[{','.join(map(str, column))}] could not be broadcast "
+                  "together", op_name=op_name, param_name="shapes", value=[tuple(s) for s in shapes],
+                  limit="equal dims or 1")
+        out.append(big.pop() if big else 1)
+    return (*padded, out)
+
+
+def refine_shapes_for_broadcast(shape1, shape2):
+    """Fuse the dims of two broadcastable static shapes: dims both 1 are dropped, runs of
+    equal dims fuse, and runs that broadcast the same way fuse. Returns the two fused shapes.
+    CANN skips the fusion while pre-building an op (a compiler mode the simulator never is in)."""
+    a, b = list(shape1), list(shape2)
+    swapped = len(a) < len(b)
+    if swapped:
+        a, b = b, a
+    b = [1] * (len(a) - len(b)) + b
+    pairs = [(x, y) for x, y in zip(a, b) if x != y or x != 1] or [(1, 1)]
+    fused1, fused2 = [pairs[0][0]], [pairs[0][1]]
+    for (px, py), (x, y) in zip(pairs, pairs[1:]):
+        if (x == y and px == py) or (x != y and px != py and (x == px or y == py)):
+            fused1[-1] *= x
+            fused2[-1] *= y
+        else:
+            fused1.append(x)
+            fused2.append(y)
+    return (fused2, fused1) if swapped else (fused1, fused2)
+
+
+def axis_transform_5d(axis: int, data_format: str) -> int:
+    """The NC1HWC0 axis of a 4-D (``NCHW`` / ``NHWC``) axis: NCHW negative axes move one
+    left; NHWC maps 1->2, 2->3, 3->1, -1->-4, -4->-5. Other formats and axes are returned
+    unchanged (as in CANN, which spells the 2020 name ``axis_transfrom_5d``)."""
+    if data_format == "NCHW":
+        return axis - 1 if axis < 0 else axis
+    if data_format == "NHWC":
+        return {-4: -5, -1: -4, 1: 2, 2: 3, 3: 1}.get(axis, axis)
+    return axis
+
+
+axis_transfrom_5d = axis_transform_5d
+
+#: ``get_device_api_dtype``'s table (CANN's device API dtype numbers).
+DEVICE_API_DTYPES = {"float32": 0, "float16": 1, "int32": 2, "double": 3}
+
+
+def get_device_api_dtype(dtype: str) -> int:
+    """The device API's number for ``dtype`` (float32 0, float16 1, int32 2, double 3)."""
+    if dtype not in DEVICE_API_DTYPES:
+        _fail("E60038", f"get_device_api_dtype knows no dtype {dtype!r}", param_name="dtype", value=dtype,
+              limit=sorted(DEVICE_API_DTYPES))
+    return DEVICE_API_DTYPES[dtype]
+
+
+def check_input_type_dict(input_dict: dict, input_key, input_name: str) -> None:
+    """Every key of ``input_dict`` must be in ``input_key``; its ``shape`` must be a list or
+    tuple and its ``dtype`` a string."""
+    for key, value in input_dict.items():
+        if key not in input_key:
+            _fail("E60038", f"{input_name}: unexpected key {key!r} (allowed: {list(input_key)})",
+                  param_name=input_name, value=key, limit=list(input_key))
+        want = {"shape": (list, tuple), "dtype": (str,)}.get(key)
+        if want and not isinstance(value, want):
+            _fail("E60038", f"{input_name}[{key!r}] must be a {' or '.join(t.__name__ for t in want)}, got "
+                  f"{type(value).__name__}", param_name=input_name, value=value, limit=want)
+
+
+def check_and_init_5hdc_reduce_support(input_tensor: dict, axis, kernel_name=None) -> bool:
+    """True when a float16 NC1HWC0 tensor is reduced over axes 1 and 4 (it then needs
+    ``ori_shape`` and ``ori_format``). CANN's 2020 ``topi.cce.util`` version also hands those
+    to the DSL compiler under ``kernel_name``; nothing here reads them."""
+    return _5hdc(input_tensor, axis)
 
 
 def get_divisors(num: int) -> list:
@@ -171,4 +372,15 @@ __all__ = ["MAX_REDUCE_SHAPE_NUM", "SHAPE_SIZE_LIMIT", "DEFAULT_MIN_SHAPE_DIM", 
            "check_tensor_shape_size", "compare_tensor_dict_key", "axis_check", "check_reduce_need_refine",
            "refine_axis", "is_scalar", "get_shape_size", "shape_to_list", "scalar2tensor_one", "produce_shapes",
            "get_divisors", "get_product_version",
-           "is_v200_version", "is_lhisi_version", "is_cloud_version", "is_mini_version", "is_mini_or_lhisi_version"]
+           "is_v200_version", "is_lhisi_version", "is_cloud_version", "is_mini_version", "is_mini_or_lhisi_version",
+           "shape_refine", "simplify_axis_shape", "squeeze_shape", "wrap_axes_to_positive", "refine_shape_axes",
+           "broadcast_shapes", "unify_broadcast_shapes", "refine_shapes_for_broadcast", "axis_transform_5d",
+           "axis_transfrom_5d", "get_device_api_dtype", "check_input_type_dict",
+           "check_and_init_5hdc_reduce_support", "create_param_ptr", "variable_shape", "cast"]
+
+#: TVM-building helpers of CANN's shape modules (``create_param_ptr`` builds a ``tvm.compute``,
+#: ``variable_shape`` makes ``tvm`` variables for dynamic shapes, ``cast`` a TVM cast): importable,
+#: raising `UnsupportedOp` when called.
+create_param_ptr = dsl_only("topi.cce.util.create_param_ptr")
+variable_shape = dsl_only("shape_util.variable_shape")
+cast = dsl_only("shape_util.cast")

@@ -360,3 +360,84 @@ def test_cce_build_config_imports_and_refuses_use():
                                             r"configuration"):
         cce_build.cce_build_code
     assert not hasattr(cce_build, "__path__")
+
+
+def test_cann_shape_helper_names_resolve_in_every_legacy_module():
+    """Names CANN's topi.cce.util / te.utils.op_utils / para_check / shape_util define and TIK operators
+    call (concat_v2_d, split_d, reverse_v2_d: ``util.axis_transfrom_5d``; reduce ops: ``util.shape_refine``
+    then ``util.simplify_axis_shape``); the DSL-only ones import and refuse use at the caller's line."""
+    from pto_core.errors import UnsupportedOp
+    from topi.cce import util
+    from te.utils import op_utils, shape_util as te_shape_util
+    from te.utils import para_check as te_para_check
+    from tbe.common.utils import shape_util
+    import te.platform.cce_params as cce_params
+    assert util.axis_transfrom_5d(1, "NHWC") == 2 and shape_util.axis_transform_5d(1, "NHWC") == 2
+    shape, axes = util.shape_refine([4, 1, 3, 5], [2, 3])
+    assert (shape, axes) == ([4, 3, 5], [1, 2]) and util.simplify_axis_shape(shape, axes) == ([4, 15], [1])
+    assert shape_util.shape_refine is util.shape_refine is te_shape_util.shape_refine
+    for module in (op_utils, te_para_check, shape_util):
+        assert module.broadcast_shapes([2, 1], [3]) == ([2, 1], [1, 3], [2, 3])
+        assert module.refine_shape_axes((2, 3, 4, 5, 6), (1, -3)) == ([2, 12, 30], [1])
+    assert op_utils.MAX_UNKOWN_SHAPE_NUM == te_para_check.MAX_UNKOWN_SHAPE_NUM == 2 ** 31 - 1
+    assert op_utils.MIN_UNKOWN_SHAPE_RANK == 0 and op_utils.OP_ERROR_CODE_013 == "E80013"
+    assert not hasattr(importlib.import_module("tbe.common.utils.para_check"), "MAX_UNKOWN_SHAPE_NUM")
+    assert cce_params.ASCEND_310AIC == "Ascend310AiCore" and cce_params.ASCEND_910AIC == "Ascend910AiCore"
+    assert cce_params.ASCEND_620 == "Ascend620"
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*create_param_ptr builds TVM expressions" % line):
+        util.create_param_ptr([1, 2], "int32", "p")
+    with pytest.raises(UnsupportedOp, match="variable_shape builds TVM expressions"):
+        op_utils.variable_shape([{"shape": [-1], "range": [(1, 8)]}])
+
+
+def test_platform_adapter_helpers_of_cann_tik_operators():
+    """CANN's TIK operators (concat_v2_d_tik, split_d, scatter ops ...) import ``check_support_block_size_16``
+    and ``check_supported_vcopy`` from ``impl.util.platform_adapter``; ``@tbe_platform.fusion_manager.register``
+    decorates at import time; the DSL names import and refuse use."""
+    from pto_core.errors import UnsupportedOp
+    from impl.util.platform_adapter import (OpImplMode, OpPatternMode, OpTbeImplMode, buildcfg, check_support_block_size_16,
+                                            check_supported_vcopy, classify, tbe, tbe_platform)
+    from tbe.common.platform import set_current_compile_soc_info
+    assert check_support_block_size_16() is False and check_supported_vcopy() is False      # Ascend310
+    set_current_compile_soc_info("Ascend910B1")
+    assert check_supported_vcopy() is True and check_support_block_size_16() is False
+    assert OpImplMode.SUPPORT_OUT_OF_BOUND_INDEX == "support_out_of_bound_index"
+    assert OpPatternMode.NORM == "norm" and OpTbeImplMode.TBE_HIGH_PRECISION == "high_precision"
+    from impl.util.platform_adapter import add_compile_info, intrinsic_check_support
+    from impl.util.platform_adapter import set_current_compile_soc_info as adapter_set_soc
+    assert adapter_set_soc is platform.set_current_compile_soc_info
+    assert intrinsic_check_support is platform.intrinsic_check_support and add_compile_info is register.add_compile_info
+
+    @tbe_platform.fusion_manager.register("my_op")
+    def my_op_compute(x):
+        return x + 1
+    assert my_op_compute(1) == 2 and tbe_platform.fusion_manager is register.fusion_manager
+    assert not hasattr(importlib.import_module("tbe.common.platform"), "fusion_manager")
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*classify builds TVM expressions" % line):
+        classify([], "elewise")
+    with pytest.raises(UnsupportedOp, match=r"tbe.dsl\)\.vadd is part of the TBE DSL"):
+        tbe.vadd
+    with pytest.raises(UnsupportedOp, match="buildcfg"):
+        buildcfg.get_current_build_config("enable_op_prebuild")
+
+
+def test_cce_conf_2020_names():
+    """CANN 2020's ``te.platform.cce_conf`` extras: the 1951 product names compare equal to what
+    ``get_product_version`` answers; ``is_lhisi_cs_version``, ``get_product``, ``set_status_check``."""
+    from te.platform import cce_conf
+    from tbe.common.platform import set_current_compile_soc_info
+    assert cce_conf.get_product() is None and cce_conf.is_lhisi_cs_version() is False
+    set_current_compile_soc_info("Ascend310P3")
+    assert cce_conf.get_product_version() == cce_conf.VERSION_MINI_1951 and cce_conf.is_v200_version()
+    set_current_compile_soc_info("Hi3796CV300CS")
+    assert cce_conf.is_lhisi_cs_version() is True
+    with pytest.warns(platform.TbeDeprecationWarning):
+        cce_conf.te_set_version("Ascend910")
+    assert cce_conf.get_product() == "1980"
+    cce_conf.set_status_check(True)
+    assert cce_conf.CceProductParams().get_build_option("status_check") is True
+    with pytest.raises(platform.PlatformError, match="set_status_check takes a bool, got 1"):
+        cce_conf.set_status_check(1)
+    assert cce_conf.CceProductParams().get_build_option("status_check") is True     # bad input changed nothing

@@ -290,3 +290,115 @@ def test_te_set_l2_mode_records_the_mode():
     assert CceProductParams().get_build_option("l2_mode") == 1
     with pytest.warns(TbeDeprecationWarning), pytest.raises(PlatformError, match="l2_mode must be an int, got 'x'"):
         te_platform.te_set_l2_mode("x")
+
+
+# --------------------------------------------------------------------------------------
+# CANN's shape helpers (topi.cce.util, te.utils.op_utils / para_check, tbe.common.utils.shape_util)
+# --------------------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+import numpy as np  # noqa: E402
+
+_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=5)
+
+
+@st.composite
+def _shape_and_axes(draw):
+    shape = draw(_shapes)
+    axes = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True))
+    return shape, sorted(axes)
+
+
+def _reduce_same(shape, axes, new_shape, new_axes):
+    """Independent reference: summing over ``axes`` equals summing the reshaped data over ``new_axes``."""
+    data = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    assert int(np.prod(new_shape)) == data.size
+    want = data.sum(axis=tuple(axes)).ravel()
+    got = data.reshape(new_shape).sum(axis=tuple(new_axes)).ravel() if new_axes else data.ravel()
+    np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_shape_and_axes())
+def test_simplify_axis_shape_and_refine_shape_axes_keep_the_reduction(case):
+    shape, axes = case
+    new_shape, new_axes = topi_util.simplify_axis_shape(shape, axes)
+    _reduce_same(shape, axes, new_shape, new_axes)
+    # adjacent reduce axes and adjacent kept axes are fused: no two neighbours of the same kind
+    kinds = [i in new_axes for i in range(len(new_shape))]
+    assert all(a != b for a, b in zip(kinds, kinds[1:]))
+    new_shape, _ = topi_util.refine_shape_axes(shape, [a - len(shape) for a in axes])
+    if len(shape) > 1:
+        assert int(np.prod(new_shape)) == int(np.prod(shape)) and (1 not in new_shape or new_shape == [1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(_shape_and_axes())
+def test_shape_refine_drops_ones_and_renumbers_axes(case):
+    shape, axes = case
+    new_shape, new_axes = topi_util.shape_refine(list(shape), axes)
+    if any(shape[a] == 1 for a in axes):             # CANN leaves such shapes alone
+        assert (new_shape, new_axes) == (shape, axes)
+    else:
+        assert new_shape == [d for d in shape if d > 1] or new_shape == [1]
+        _reduce_same(shape, axes, new_shape, new_axes)
+    assert topi_util.shape_refine([1, 3, 1, 2]) == [3, 2] and topi_util.shape_refine([1, 1]) == [1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_shapes, _shapes)
+def test_broadcast_helpers_match_numpy(a, b):
+    a = [d if d != 3 else 1 for d in a]               # make broadcastable pairs likely
+    try:
+        want = list(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        with pytest.raises(ParamCheckError, match="could not be broadcast"):
+            topi_util.broadcast_shapes(a, b, "my_op", "x1", "x2")
+        return
+    pa, pb, out = topi_util.broadcast_shapes(a, b)
+    assert out == want and len(pa) == len(pb) == len(want)
+    assert topi_util.unify_broadcast_shapes([a, b])[-1] == want
+    fa, fb = topi_util.refine_shapes_for_broadcast(a, b)
+    xa, xb = np.ones(a, np.int64), np.arange(int(np.prod(b)), dtype=np.int64).reshape(b)
+    np.testing.assert_array_equal((xa.reshape(fa) * xb.reshape(fb)).ravel(), (xa * xb).ravel())
+
+
+def test_shape_helper_known_values_and_errors():
+    assert topi_util.refine_shape_axes((2, 3, 4, 5, 6), (1, -3)) == ([2, 12, 30], [1])
+    # CANN reports each fused reduce run by its first original index, even after fusing (kept as is)
+    assert topi_util.refine_shape_axes((2, 3, 4, 5, 6), (3,)) == ([24, 5, 6], [3])
+    assert topi_util.simplify_axis_shape([2, 3, 4, 5], [1, 2]) == ([2, 12, 5], [1])
+    assert topi_util.simplify_axis_shape([7, 3], []) == ([7], [0])          # CANN's answer for no axes
+    assert topi_util.squeeze_shape((1, 4, 1)) == [4]
+    assert topi_util.wrap_axes_to_positive(-1, 3) == [2]
+    with pytest.raises(ParamCheckError, match=r"axis 3 is out of range: axes must be in \[-3, 3\)"):
+        topi_util.wrap_axes_to_positive([0, 3], 3)
+    # 4-D axis -> NC1HWC0 axis (CANN's 2020 name is misspelt "transfrom")
+    assert [topi_util.axis_transfrom_5d(a, "NHWC") for a in (0, 1, 2, 3, -1, -4)] == [0, 2, 3, 1, -4, -5]
+    assert [topi_util.axis_transform_5d(a, "NCHW") for a in (1, -1)] == [1, -2]
+    assert topi_util.axis_transform_5d(2, "ND") == 2
+    assert topi_util.get_device_api_dtype("float16") == 1
+    with pytest.raises(ParamCheckError, match="knows no dtype 'int8'"):
+        topi_util.get_device_api_dtype("int8")
+    topi_util.check_input_type_dict({"shape": [2], "dtype": "float16"}, ("shape", "dtype"), "x")
+    with pytest.raises(ParamCheckError, match=r"x\['shape'\] must be a list or tuple"):
+        topi_util.check_input_type_dict({"shape": 2}, ("shape",), "x")
+    with pytest.raises(ParamCheckError, match="unexpected key 'fmt'"):
+        topi_util.check_input_type_dict({"fmt": "ND"}, ("shape",), "x")
+    five_hd = {"format": "NC1HWC0", "dtype": "float16", "ori_shape": [1], "ori_format": "NCHW"}
+    assert topi_util.check_and_init_5hdc_reduce_support(five_hd, [1, 4], "k") is True
+
+
+def test_dynamic_shape_checks_and_string_enums():
+    pc.check_dynamic_shape([-1, 16, -2])
+    with pytest.raises(ParamCheckError, match=r"should be in the range of \[-2, 2147483647\], but actually is \[-3\]"):
+        pc.check_dynamic_shape([4, -3], param_name="x")
+    pc.check_range([-1, 8], [(1, None), (8, 8)])
+    with pytest.raises(ParamCheckError, match="must satisfy 0 <= low <= high"):
+        pc.check_range([-1], [(9, 2)], param_name="x")
+    # CANN's OpParamInfoKey / TensorFormat are plain string attributes
+    assert tensor()[pc.OpParamInfoKey.SHAPE] == [2, 16] and pc.TensorFormat.NC1HWC0 == "NC1HWC0"
+    assert pc.OP_ERROR_CODE_000 == "E80000" and pc.OP_ERROR_CODE_013 == "E80013" and pc.OP_ERROR_CODE_027 == "E80027"
+    # CANN 2025's dtype and format lists
+    assert call(x=tensor(dtype="hifloat8", fmt="FRACTAL_NZ_C0_32")) == "my_kernel_1"
+    expect("dtype", x=tensor(dtype="float8_e4m3"))
