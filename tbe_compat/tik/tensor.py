@@ -352,7 +352,11 @@ class Tensor:
         nd = len(self._shape)
         if not isinstance(key, tuple):
             if nd == 1:
-                return self._index_dims((key,), bounds)
+                # DYNAMIC_VIEW_INDEX_UNBOUNDED: TIK clips a sub-index to its view's end only when that end is
+                # a constant (tik_tensor.py TensorSlice._slice_cal); a view that starts at a run-time offset
+                # (``y[k]``, k an Expr) takes any index, relative to its start (STFT's ``dst[set_as_offset]``
+                # on ``out[k]``). The access itself is still checked when the kernel runs.
+                return self._index_dims((key,), bounds, upper=isinstance(self.offset, int))
             if not self.is_contiguous:
                 raise _IndexError("a single index on a multi-dimensional view is a flat index and needs a "
                                   "contiguous view", "index")
@@ -372,17 +376,18 @@ class Tensor:
                               "index", limit=f"{nd} indices or 1 flat index")
         return self._index_dims(key, bounds)
 
-    def _index_dims(self, key, bounds: bool = True) -> "Tensor":
+    def _index_dims(self, key, bounds: bool = True, upper: bool = True) -> "Tensor":
+        """``upper=False``: static indices and slice stops are not checked against the view's end."""
         offset = self.offset
         shape, strides = [], []
         for k, dim, stride in zip(key, self._shape, self._strides):
             if isinstance(k, slice):
-                start, length, step = _slice(k, dim, bounds)
+                start, length, step = _slice(k, dim, bounds, upper)
                 offset = _add(offset, _mul(start, stride))
                 shape.append(length)
                 strides.append(_mul(stride, step))
             else:                   # TIK keeps an int-indexed dimension with length 1 (tik_tensor_._normalize_slice)
-                i = _index(k, dim, bounds)
+                i = _index(k, dim, bounds, upper)
                 offset = _add(offset, _mul(i, stride))
                 shape.append(1)
                 strides.append(stride)
@@ -512,15 +517,16 @@ def _index_value(k, what: str):
     return i
 
 
-def _index(k, dim, bounds: bool = True):
-    """An int index (wrapped if negative, range-checked unless ``bounds`` is False) or an IR index value."""
+def _index(k, dim, bounds: bool = True, upper: bool = True):
+    """An int index (wrapped if negative, range-checked unless ``bounds`` is False; ``upper=False``: only
+    against the view's start) or an IR index value."""
     i = _index_value(k, "index")
     if not isinstance(i, int):
         return i
     if isinstance(dim, int):
         if i < 0:
             i += dim
-        if bounds and not 0 <= i < dim:
+        if bounds and not (0 <= i < dim or (not upper and i >= 0)):
             raise _IndexError(f"tensor overflow: index {static_int(k)} is outside [0, {dim})", "index", value=k,
                               limit=f"[0, {dim})", hint=f"use an index from 0 to {dim - 1} (or -{dim} to -1)")
     return i
@@ -605,9 +611,9 @@ def _constant_difference(b, a):
 EMPTY_SLICE = 0
 
 
-def _slice(k: slice, dim, bounds: bool = True):
+def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):
     """``(start, length, step)`` of a slice on a dimension of length ``dim`` (``bounds=False``: start and
-    stop are not checked against the dimension)."""
+    stop are not checked against the dimension; ``upper=False``: the stop is not)."""
     step = 1 if k.step is None else static_int(k.step)
     if step is None or (isinstance(k.step, float) and not float(k.step).is_integer()):
         raise _IndexError(f"slice step {k.step!r} must be a Python int", "index", value=k.step)
@@ -625,7 +631,7 @@ def _slice(k: slice, dim, bounds: bool = True):
     if bounds and not dyn_start and s0 < 0:
         raise _IndexError(f"tensor overflow: slice start {k.start} is before the first element", "index",
                           value=k.start, limit=f"[0, {dim})")
-    if bounds and not dyn_stop and isinstance(dim, int) and s1 > dim:
+    if bounds and upper and not dyn_stop and isinstance(dim, int) and s1 > dim:
         raise _IndexError(f"tensor overflow: slice stop {k.stop} is past the end ({dim})", "index", value=k.stop,
                           limit=f"<= {dim}")
     if not dyn_start and not dyn_stop and s1 - s0 < EMPTY_SLICE:

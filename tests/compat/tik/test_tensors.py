@@ -207,6 +207,33 @@ def test_multi_dimensional_flat_and_full_indexing():
         u[3, 0][128]
 
 
+def test_a_view_at_a_run_time_offset_takes_indices_past_its_end():
+    """DYNAMIC_VIEW_INDEX_UNBOUNDED: TIK clips a sub-index to the view's end only when that end is a constant
+    (tik_tensor.py ``TensorSlice._slice_cal``), so ``out[k][12]`` with k an Expr is element k + 12 (CANN-era
+    STFT writes a row's tail through ``dst[set_as_offset]`` of ``out[row_start]``); a constant view start
+    still gets the static check."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (2, 4, 8), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    with ti.for_range(0, 2) as k:
+        ub[k * 32][12].set_as(ti.Scalar("float32", init_value=-1.0))      # a one-element view at k * 32
+        ub[k * 32 + 1][15:16].set_as(ti.Scalar("float32", init_value=-2.0))  # a slice past its end too
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "dyn_view", [x], [y])
+    out, = run(ti, {"x": np.arange(64, dtype=np.float32)})
+    want = np.arange(64, dtype=np.float32)
+    want[[12, 44]] = -1.0
+    want[[16, 48]] = -2.0
+    assert out.tolist() == want.tolist()
+    with raises_tik(IllegalOperand, match=r"tensor overflow: index 12 is outside \[0, 1\)"):
+        ub[32][12]                                                        # a constant view start: checked
+    k2 = ti.Scalar("int32", init_value=3)
+    with raises_tik(IllegalOperand, match=r"index -2 is outside"):
+        ub[k2][-2]                                                        # before the view's start: still an error
+
+
 def test_static_index_errors_and_dynamic_indices():
     ti = tik.Tik()
     t = ti.Tensor("int32", (8, 8), name="t", scope=tik.scope_ubuf)
