@@ -352,11 +352,8 @@ class Tensor:
         nd = len(self._shape)
         if not isinstance(key, tuple):
             if nd == 1:
-                # DYNAMIC_VIEW_INDEX_UNBOUNDED: TIK clips a sub-index to its view's end only when that end is
-                # a constant (tik_tensor.py TensorSlice._slice_cal); a view that starts at a run-time offset
-                # (``y[k]``, k an Expr) takes any index, relative to its start (STFT's ``dst[set_as_offset]``
-                # on ``out[k]``). The access itself is still checked when the kernel runs.
-                return self._index_dims((key,), bounds, upper=isinstance(self.offset, int))
+                upper = isinstance(self.offset, int) or not DYNAMIC_VIEW_INDEX_UNBOUNDED
+                return self._index_dims((key,), bounds, upper=upper)
             if not self.is_contiguous:
                 raise _IndexError("a single index on a multi-dimensional view is a flat index and needs a "
                                   "contiguous view", "index")
@@ -609,6 +606,13 @@ def _constant_difference(b, a):
 #: length, and IndexSDK ``distance_flat_ip_maxs_with_mask`` builds such a tail for a branch that never
 #: runs. Instructions given the view still access memory past it, checked against the buffer.
 EMPTY_SLICE = 0
+
+#: Named choice: a 1-D view that starts at a run-time offset (``out[k]``, k an Expr) takes static indices and
+#: slice stops past its end, relative to its start (``out[k][12]`` is element k + 12). TIK clips a sub-index
+#: to the view's end only when that end is a constant (tik_tensor.py ``TensorSlice._slice_cal``); a CANN-era
+#: STFT op writes each row's tail through ``dst[set_as_offset]`` of ``out[row_start]``. Accesses are still
+#: checked against the tensor when the kernel runs; an index before the view's start stays an error.
+DYNAMIC_VIEW_INDEX_UNBOUNDED = True
 
 
 def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):
