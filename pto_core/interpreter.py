@@ -896,6 +896,8 @@ class Executable:
         self.reports_dropped = 0
         #: outputs of the last run with bytes the kernel did not write (`_unwritten_outputs`)
         self.unwritten_outputs: dict = {}
+        #: per-byte written maps of those outputs (bool arrays, by output name)
+        self.unwritten_maps: dict = {}
 
     # -- launching
     def _launch_width(self, inputs: dict, cores: Optional[int]) -> int:
@@ -961,7 +963,7 @@ class Executable:
         machine.end_kernel()
         self.reports = list(machine.reports)
         self.reports_dropped = machine.reports_dropped
-        self.unwritten_outputs = self._unwritten_outputs(machine, regions, aliases)
+        self.unwritten_outputs, self.unwritten_maps = self._unwritten_outputs(machine, regions, aliases)
         outputs = {}
         for a, (region, arr) in regions.items():
             data = region.buffer.data
@@ -980,10 +982,12 @@ class Executable:
     def _unwritten_outputs(machine, regions: dict, aliases: dict) -> dict:
         """``{output name: (bytes not written, bytes, first such byte)}`` of the outputs whose bytes the
         kernel did not all write (never stored, or stored from data nothing wrote): they hold the launch
-        fill, where hardware would return stale memory. Empty with ``uninitialized="off"``."""
-        found = {}
+        fill, where hardware would return stale memory; and ``{output name: per-byte written map}`` of
+        those outputs (a front end whose result is a view of the output narrows the count to it). Both
+        empty with ``uninitialized="off"``."""
+        found, maps = {}, {}
         if machine.options.uninitialized == "off":
-            return found
+            return found, maps
         for a, (region, _) in regions.items():
             written = region.buffer.written
             if a.io != "out" or a in aliases or not written.flags.writeable:
@@ -991,7 +995,8 @@ class Executable:
             missing = int(written.size - np.count_nonzero(written))
             if missing:
                 found[a.name] = (missing, int(written.size), int(np.argmin(written)))
-        return found
+                maps[a.name] = written.copy()
+        return found, maps
 
     def _check_inputs(self, inputs: dict):
         prog = self.program

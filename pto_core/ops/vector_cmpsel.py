@@ -238,11 +238,22 @@ def _mov_check(p, op, operand):
     ve.check_ub(p, op=op, operand=operand, align=CMPMASK_BYTES)
 
 
-def _mov_to_cmpmask(ctx, src):
+#: Bits a ``mov_tensor_to_cmpmask{bits = 64}`` load takes from UB (the rest of CMPMASK is cleared).
+#: Named choice (tik_vector.md "vsel mode 0 selection bits"): TIK's vec_sel mode 0 consumes only the
+#: first 64 bits of ``sel`` for 32-bit data (CMPMASK[63:0], cce vsel page), so a front end that loads
+#: ``sel`` for an f32 select reads just those 8 bytes; what the device leaves in CMPMASK[127:64] is
+#: not published and no f32 select reads it.
+CMPMASK_LOAD_BITS = (64, 128)
+
+
+def _mov_to_cmpmask(ctx, src, bits=None):
     op = "pto.ub.mov_tensor_to_cmpmask"
     _mov_check(src, op, "src")
-    raw = ctx.strided_view(src, (CMPMASK_BYTES,), (1,), dtype=_U8, operand="src")
-    ctx.spr["CMPMASK"] = np.array(raw, dtype=np.uint8)
+    nbytes = CMPMASK_BYTES if bits is None else bits // 8
+    raw = ctx.strided_view(src, (nbytes,), (1,), dtype=_U8, operand="src")
+    value = np.zeros(CMPMASK_BYTES, dtype=np.uint8)
+    value[:nbytes] = raw
+    ctx.spr["CMPMASK"] = value
 
 
 def _mov_from_cmpmask(ctx, dst):
@@ -264,7 +275,9 @@ def cmpmask(ctx, op: str) -> np.ndarray:
 
 register(OpSpec(name="ub.mov_tensor_to_cmpmask", family="vector", pipe="V",
                 operands=(Operand("src", "ptr", _UB, doc="16 bytes (2 x u64) of selection bits"),),
-                execute=_mov_to_cmpmask, doc="CMPMASK = 16 bytes at src"))
+                clauses=(Clause("bits", "attr", values=CMPMASK_LOAD_BITS,
+                                doc="bits loaded (default 128); 64: CMPMASK[63:0] from 8 bytes, the rest 0"),),
+                execute=_mov_to_cmpmask, doc="CMPMASK = 16 bytes at src (or its first 64 bits)"))
 register(OpSpec(name="ub.mov_cmpmask_to_tensor", family="vector", pipe="V",
                 operands=(Operand("dst", "ptr", _UB, doc="receives the 16 bytes of CMPMASK"),),
                 execute=_mov_from_cmpmask, doc="16 bytes at dst = CMPMASK"))

@@ -33,7 +33,8 @@ the chip BuildCCE froze, with ``block_num`` cores. Initial memory:
 Reads of bytes nothing wrote (an on-chip buffer never loaded, L0C never computed) are recorded in
 ``tikdb.reports`` with the op's ``file:line``. A run that returns output bytes the kernel never
 stored, or stored from memory nothing wrote (typically: a GM tensor the kernel reads that BuildCCE
-does not list as an input, so it is an unfed workspace), also emits one `UninitializedReadWarning`.
+does not list as an input, so it is an unfed workspace), also emits one `UninitializedReadWarning`
+(an output given to BuildCCE as a view counts only the view's bytes).
 
 Errors while the kernel runs carry the TIK call's ``file:line`` and the core and loop
 indices (``[at core=1, i=3]``).
@@ -84,7 +85,7 @@ def tik_machine_options(**overrides) -> MachineOptions:
     return MachineOptions(**kw)
 
 
-def _warn_unwritten_outputs(kernel_name: str, exe) -> None:
+def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = None) -> None:
     """One `UninitializedReadWarning` for a run that returns output bytes the kernel never stored (or
     stored from memory nothing wrote, ``exe.unwritten_outputs``): they are the launch fill here and
     stale memory on hardware, and the usual cause -- a GM tensor the kernel reads but BuildCCE does
@@ -92,11 +93,12 @@ def _warn_unwritten_outputs(kernel_name: str, exe) -> None:
     this helper, ``start_debug``, its caller). Reads of unwritten on-chip bytes by ops stay in
     ``tikdb.reports`` only: kernels compute on lanes they never store (tails under a full mask), so a
     warning there would be noise."""
-    if not exe.unwritten_outputs:
+    unwritten = exe.unwritten_outputs if unwritten is None else unwritten
+    if not unwritten:
         return
     import warnings
     outs = [f"output {name!r}: {missing} of {total} bytes hold no data the kernel wrote (first at byte {first:#x})"
-            for name, (missing, total, first) in exe.unwritten_outputs.items()]
+            for name, (missing, total, first) in unwritten.items()]
     reads = sum(kind == "uninitialized" for kind, _ in exe.reports)
     warnings.warn(f"kernel {kernel_name!r} returned output data it did not write (the launch fill, stale memory "
                   f"on a device): " + "; ".join(outs)
@@ -191,7 +193,7 @@ class Tikdb:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
             tik._write_printf_file(info.kernel_name, exe.machine.printed)
-            _warn_unwritten_outputs(info.kernel_name, exe)
+            _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
                 run = DebugRun(tik, fed, results, outputs, dict(alias))
@@ -356,6 +358,45 @@ class Tikdb:
                                            f"values", operand=st.name, value=list(dims), limit="dimensions >= 1")
                 st.gm.shape = dims
                 st.nbytes = st.dtype.nbytes(int(np.prod(dims)))
+
+    def _unwritten_in_outputs(self, exe, outputs: list, scalars: dict) -> dict:
+        """``exe.unwritten_outputs`` narrowed to what start_debug returns: an output given to BuildCCE as
+        a view (``out_gm[:n]``, e.g. over a tensor padded by one batch) counts only the view's bytes, and
+        is left out when the kernel wrote all of them. Whole and runtime-sized outputs are as the run
+        found them; the byte offset is then relative to the view."""
+        found = {}
+        for name, entry in exe.unwritten_outputs.items():
+            views = [x for x in outputs if x.storage.gm.name == name]
+            written = exe.unwritten_maps.get(name)
+            if written is None or not views or any(self._is_whole(x, scalars) for x in views):
+                found[name] = entry
+                continue
+            missing, total, first = 0, 0, None
+            for x in views:
+                size = max(1, x._dt.bits // 8)
+                shape = tuple(int(d if isinstance(d, int) else _evaluate(d, scalars)) for d in x._shape)
+                strides = tuple(int(t if isinstance(t, int) else _evaluate(t, scalars)) * size for t in x._strides)
+                offset = int(x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)) * size
+                flat = np.ascontiguousarray(written).reshape(-1).view(np.uint8)
+                view = np.lib.stride_tricks.as_strided(flat[offset:], shape + (size,), strides + (1,)).reshape(-1)
+                holes = np.flatnonzero(view == 0)
+                if holes.size and first is None:
+                    first = int(total + holes[0])
+                missing += int(holes.size)
+                total += int(view.size)
+            if missing:
+                found[name] = (missing, total, first)
+        return found
+
+    def _is_whole(self, x: Tensor, scalars: dict) -> bool:
+        """Whether BuildCCE output ``x`` is its whole GM tensor (or runtime-sized: returned from its start)."""
+        st = x.storage
+        if st.runtime_size is not None:
+            return True
+        shape = tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in x._shape)
+        offset = x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)
+        whole = tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.gm.shape)
+        return x._dt is st.dtype and offset == 0 and shape == whole
 
     def _output(self, x: Tensor, results: dict, scalars: dict) -> np.ndarray:
         st = x.storage

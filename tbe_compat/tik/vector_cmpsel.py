@@ -135,11 +135,15 @@ class CmpSelAPI(VectorBase):
                     raise self._error("vec_sel takes the selection bits as a UB tensor", operand="sel",
                                       value=repr(sel))
             else:
+                # mode 0 consumes the first PAR bits of sel (TIK vec_sel page: 128 for f16, 64 for
+                # f32), so only those are loaded: an 8-byte sel serves an f32 select
                 s = self._vec_operand(sel, "sel", dtypes=BIT_DTYPES)
                 ssize = max(1, s.dt.bits // 8)
+                bits = 64 if par == 64 else None
+                nbytes = CMPMASK_BYTES if bits is None else bits // 8
                 self._sync.settle()
-                self._vec_emit("mov_tensor_to_cmpmask", s.ptr,
-                               footprint=[self._vec_access(s, -(-CMPMASK_BYTES // ssize), False)])
+                self._vec_emit("mov_tensor_to_cmpmask", s.ptr, bits=bits,
+                               footprint=[self._vec_access(s, -(-nbytes // ssize), False)])
             self._vec_emit("vsel", d.ptr, a.ptr, b.ptr, repeat, footprint=fp, **clauses)
             return
         s = self._vec_operand(sel, "sel", dtypes=BIT_DTYPES)

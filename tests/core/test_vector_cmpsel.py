@@ -122,6 +122,21 @@ def test_cmpmask_moves_at_16_byte_offsets():
         pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512 + 8))
 
 
+def test_cmpmask_load_of_64_bits():
+    """``bits = 64`` (a front end's f32 vsel mode 0, which consumes CMPMASK[63:0]) reads 8 bytes and
+    clears the upper half; a bad width is refused."""
+    m = Machine("Ascend910")
+    sel = (np.arange(16, dtype=np.uint8) * 17 + 3).astype(np.uint8)
+    m.write(m.ptr("ub", "u8", 512), sel[:8])
+    pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512), bits=64)
+    np.testing.assert_array_equal(m.context(0).spr["CMPMASK"], np.r_[sel[:8], np.zeros(8, np.uint8)])
+    m.write(m.ptr("ub", "u8", 512), sel)
+    pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512))
+    np.testing.assert_array_equal(m.context(0).spr["CMPMASK"], sel)
+    with pytest.raises(IllegalOperand, match="bits"):
+        pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512), bits=32)
+
+
 @pytest.mark.parametrize("mode", ["bits", "scalar"])
 @SETTINGS
 @given(data=st.data())

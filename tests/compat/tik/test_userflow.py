@@ -54,6 +54,33 @@ def test_a_kernel_that_writes_every_output_byte_does_not_warn():
     assert ti.tikdb.reports == [] and ti.tikdb.executable.unwritten_outputs == {}
 
 
+def _padded_output_view(blocks: int):
+    """BuildCCE's output is ``o[:2, :]`` of a GM tensor padded by one row (CANN's STFT on 310P returns
+    ``output_data_310p[:batches]``); the kernel stores ``blocks`` 32-byte blocks of it."""
+    ti = tik.Tik()
+    a = ti.Tensor("float32", (2, 64), name="a", scope=tik.scope_gm)
+    o = ti.Tensor("float32", (3, 64), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (2, 64), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, a, 0, 1, 16, 0, 0)
+    ti.data_move(o, ub, 0, 1, blocks, 0, 0)
+    return build(ti, "padded", [a], [o[:2, :]])
+
+
+def test_an_output_view_counts_only_its_own_bytes():
+    """The padding row outside the returned view is not output data: no warning when the view is all
+    written (it warned '256 of 768 bytes'); a hole inside the view is counted against the view."""
+    x = np.arange(128, dtype=np.float32).reshape(2, 64)
+    ti = _padded_output_view(16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UninitializedReadWarning)
+        out, = ti.tikdb.start_debug({"a": x}, interactive=False)
+    np.testing.assert_array_equal(out, x)
+    ti = _padded_output_view(12)
+    with pytest.warns(UninitializedReadWarning, match=r"output 'o': 128 of 512 bytes .* \(first at byte 0x180\)"):
+        out, = ti.tikdb.start_debug({"a": x}, interactive=False)
+    np.testing.assert_array_equal(out.reshape(-1)[:96], x.reshape(-1)[:96])
+
+
 # ------------------------------------------------------------------ cube extents
 
 def _int8_matmul(m_rows: int):

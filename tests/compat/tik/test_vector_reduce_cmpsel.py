@@ -4,7 +4,7 @@ index on ties), CMPMASK moves, and the error paths."""
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, Misaligned, UnsupportedOp
+from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UninitializedRead, UnsupportedOp
 
 from .helpers import raises_tik
 from .vec_helpers import lanes_of, vec_kernel
@@ -292,3 +292,50 @@ def test_vcmp_masked_off_lanes_keep_cmpmask_bits():
     np.testing.assert_array_equal(out["m"][:16], np.packbits(want, bitorder="little"))
     with raises_tik(IllegalOperand, match="should not be all zero"):
         vec_kernel({"a": a, "b": b}, lambda ti, ub: ti.vcmp_lt([0, 0], ub["a"], ub["b"], 1, 1), build_only=True)
+
+
+def _sel_kernel(dtype, sel_elems, bit_words):
+    """f16/f32 vec_sel mode 0 whose ``sel`` UB tensor is ``sel_elems`` uint32 words, the first
+    ``len(bit_words)`` written by set_as; run with uninitialised reads raising."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    from tbe_compat.tik.debug import tik_machine_options
+    set_current_compile_soc_info("Ascend910A")
+    par = 128 if dtype == "float16" else 64
+    ti = tik.Tik()
+    a = ti.Tensor(dtype, (par,), tik.scope_gm, "a")
+    o = ti.Tensor(dtype, (par,), tik.scope_gm, "o")
+    ua = ti.Tensor(dtype, (par,), tik.scope_ubuf, "ua")
+    z = ti.Tensor(dtype, (par,), tik.scope_ubuf, "z")
+    sel = ti.Tensor("uint32", (sel_elems,), tik.scope_ubuf, "sel")
+    ti.data_move(ua, a, 0, 1, par * np.dtype(dtype).itemsize // 32, 0, 0)
+    ti.vec_dup(par, z, 0, 1, 8)
+    for i, w in enumerate(bit_words):
+        sel[i].set_as(w)
+    ti.vec_sel(par, 0, ua, sel, ua, z, 1)
+    ti.data_move(o, ua, 0, 1, par * np.dtype(dtype).itemsize // 32, 0, 0)
+    ti.BuildCCE("sel8", [a], [o])
+    ti.tikdb.options = tik_machine_options(uninitialized="raise")
+    return ti
+
+
+def test_vec_sel_mode0_f32_reads_only_64_sel_bits():
+    """TIK vec_sel page: mode 0 uses the first 64 bits of sel for f32 (128 for f16), so an 8-byte sel
+    serves an f32 select (CANN IFMR writes select[0], select[1] of a uint32 tensor); it was refused
+    ('sel tensor overflow') or, in a larger tensor, reported as an uninitialised read."""
+    words = [0x0000FFFF, 0xF0000001]
+    bits = np.unpackbits(np.array(words, np.uint32).view(np.uint8), bitorder="little").astype(bool)
+    x = np.arange(1, 65, dtype=np.float32)
+    for n in (2, 8):
+        out, = _sel_kernel("float32", n, words).tikdb.start_debug({"a": x}, interactive=False)
+        np.testing.assert_array_equal(out, np.where(bits, x, np.float32(0)))
+    # f16 consumes 128 bits: 8 bytes of sel are too few, 16 written bytes are needed
+    with raises_tik(OutOfBounds, match="sel tensor overflow"):
+        _sel_kernel("float16", 2, words)
+    with raises_tik(UninitializedRead, match="nothing wrote"):
+        _sel_kernel("float16", 8, words).tikdb.start_debug({"a": x.astype(np.float16).repeat(2)}, interactive=False)
+    h = np.arange(1, 129).astype(np.float16)
+    words4 = words + [0xFFFFFFFF, 0x80000000]
+    out, = _sel_kernel("float16", 4, words4).tikdb.start_debug({"a": h}, interactive=False)
+    bits4 = np.unpackbits(np.array(words4, np.uint32).view(np.uint8), bitorder="little").astype(bool)
+    np.testing.assert_array_equal(out, np.where(bits4, h, np.float16(0)))
