@@ -350,6 +350,10 @@ class Tensor:
         skips the range checks of static indices and slice bounds (code that never runs, see
         `container._api_view`); the other rules still apply."""
         nd = len(self._shape)
+        if isinstance(key, list):
+            # named choice LIST_INDEX_IS_TUPLE: a Python list is one index per dimension, as a tuple
+            # (CANN's cum_computer moves `gm[[o, e, m * len]]` and passes its UT on 910/310/710)
+            key = tuple(key)
         if not isinstance(key, tuple):
             if nd == 1:
                 upper = isinstance(self.offset, int) or not DYNAMIC_VIEW_INDEX_UNBOUNDED

@@ -671,3 +671,43 @@ def test_negative_scalar_gm_offset_names_the_indexed_tensor():
     with raises_tik(OutOfBounds, match=r"GM bytes \[-32, 192\) of region 'b': the access starts 32 B before "
                                        r"the region's first byte \(a negative offset into it\)"):
         run(ti, _offset_feed())
+
+
+# ---------------------------------------------------------------------------------------------
+# A Python *list* as a tensor index means one index per dimension, like a tuple (named choice
+# LIST_INDEX_IS_TUPLE): CANN's cum_computer (cumsum_d / cumprod_d) builds `idx = [o, e, m * len]`
+# and moves `gm[idx]`, and those ops pass their UT on Ascend910/310/710.
+
+def _list_index_kernel(rows, cols, width):
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (rows, cols, width), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (rows, cols, width), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (width,), name="ub", scope=tik.scope_ubuf)
+    with ti.for_range(0, rows) as r:
+        with ti.for_range(0, cols) as c:
+            src = [r, cols - 1 - c, 0]                  # reversed along the middle axis
+            ti.data_move(ub, x[src], 0, 1, width // 8, 0, 0)
+            ti.vec_adds(width, ub, ub, 1.0, 1, 8, 8)
+            ti.data_move(y[[r, c, 0]], ub, 0, 1, width // 8, 0, 0)
+    return build(ti, "list_index", [x], [y])
+
+
+def test_list_index_is_one_index_per_dimension():
+    ti = _list_index_kernel(3, 4, 16)
+    xv = np.random.default_rng(74).uniform(-5, 5, (3, 4, 16)).astype(np.float32)
+    out, = run(ti, {"x": xv})
+    np.testing.assert_array_equal(out, xv[:, ::-1, :] + np.float32(1))
+
+
+def test_list_index_element_set_and_view_shape():
+    ti = tik.Tik()
+    ub = ti.Tensor("int32", (2, 3, 8), name="ub", scope=tik.scope_ubuf)
+    assert list(ub[[1, 2, 0]].shape) == [1, 1, 1]
+    assert list(ub[[1, slice(0, 2), 0]].shape) == [1, 2, 1]
+
+
+def test_list_index_of_the_wrong_length_is_refused():
+    ti = tik.Tik()
+    ub = ti.Tensor("float32", (2, 3, 8), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(Exception, match=r"length of index \(2\) should be equal to the dimension of Tensor \(3\)"):
+        ub[[1, 2]]
