@@ -354,6 +354,8 @@ class Tensor:
             # named choice LIST_INDEX_IS_TUPLE: a Python list is one index per dimension, as a tuple
             # (CANN's cum_computer moves `gm[[o, e, m * len]]` and passes its UT on 910/310/710)
             key = tuple(key)
+        if isinstance(key, tuple) and len(key) == 1 and nd > 1:
+            key = key[0]            # one index in a tuple/list is one index (flat), as TIK's __getitem__ counts them
         if not isinstance(key, tuple):
             if nd == 1:
                 upper = isinstance(self.offset, int) or not DYNAMIC_VIEW_INDEX_UNBOUNDED

@@ -711,3 +711,12 @@ def test_list_index_of_the_wrong_length_is_refused():
     ub = ti.Tensor("float32", (2, 3, 8), name="ub", scope=tik.scope_ubuf)
     with raises_tik(Exception, match=r"length of index \(2\) should be equal to the dimension of Tensor \(3\)"):
         ub[[1, 2]]
+
+
+def test_one_index_in_a_list_or_tuple_is_a_flat_index():
+    """TIK's ``__getitem__`` counts the indices of a tuple or list: one index on a multi-dimensional
+    tensor is flat, however it is spelled."""
+    ti = tik.Tik()
+    ub = ti.Tensor("float32", (4, 8), name="ub", scope=tik.scope_ubuf)
+    assert ub[[5]].offset == ub[(5,)].offset == ub[5].offset == 5
+    assert list(ub[[slice(8, 16)]].shape) == [8]
