@@ -209,6 +209,23 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _dtype_choices(check_list) -> tuple[str, str | None]:
+    """How a dtype ``check_list`` reads in a message, and a hint when it is a plain str.
+
+    CANN tests ``dtype in check_list``; ``("float32")`` (no trailing comma) is a str, so the test
+    matches substrings of it, exactly as the simulator does. The message names the str instead of
+    listing its characters."""
+    if isinstance(check_list, str):
+        return (f"{check_list!r} (check_list is a str: CANN's `in` test accepts substrings of it)",
+                f"a one-element tuple needs a trailing comma: ({check_list!r},)")
+    return "[" + ", ".join(check_list) + "]", None
+
+
+def _dtype_limit(check_list):
+    """``check_list`` as the error's limit: a str stays one str, anything else becomes a list."""
+    return check_list if isinstance(check_list, str) else list(check_list)
+
+
 def _is_dynamic(shape) -> bool:
     return isinstance(shape, (list, tuple)) and any(d in (DYNAMIC_SHAPE_FLAG, UNKNOWN_RANK_FLAG) for d in shape
                                                     if isinstance(d, int))
@@ -301,16 +318,17 @@ def check_dynamic_shape(shape, max_dim=DIM_LIMIT, max_rank=RANK_LIMIT, param_nam
 
 def check_dtype(dtype, check_list=ALL_DTYPE_LIST, param_name=PARAM_NAME) -> None:
     """``dtype`` (case-insensitive) must be one of ``check_list``."""
+    choices, hint = _dtype_choices(check_list)
     if dtype is None:
         _fail(OP_ERROR_CODE_007, f"the dtype of {param_name or 'the input'} is None", param_name=param_name,
-              limit="one of " + ", ".join(check_list))
+              limit="one of " + choices)
     if not isinstance(dtype, str):
         _fail(OP_ERROR_CODE_003, f"the dtype of {param_name or 'the input'} must be a str, got "
               f"{_type_name(dtype)} {dtype!r}", param_name=param_name, value=dtype, limit="str")
     if dtype.lower() not in check_list:
         _fail(OP_ERROR_CODE_008, f"the dtype of {param_name or 'the input'} is {dtype.lower()!r}, it must be one of "
-              f"[{', '.join(check_list)}]", param_name=param_name, value=dtype, limit=list(check_list),
-              excepted_dtype_list=list(check_list), dtype=dtype.lower())
+              f"{choices}", param_name=param_name, value=dtype, limit=_dtype_limit(check_list),
+              excepted_dtype_list=_dtype_limit(check_list), dtype=dtype.lower(), hint=hint)
 
 
 def check_format(data_format, check_list=None, param_name=PARAM_NAME) -> None:
@@ -577,12 +595,13 @@ def _check_typed(value, name: str, want, op_name: str) -> None:
 
 def check_dtype_rule(dtype, check_list, param_name="default") -> None:
     """``dtype`` (case-insensitive) must be in ``check_list``."""
+    choices, hint = _dtype_choices(check_list)
     if dtype is None:
-        _fail("E60038", "dtype is None", param_name=param_name, limit="one of " + ", ".join(check_list))
+        _fail("E60038", "dtype is None", param_name=param_name, limit="one of " + choices)
     if not isinstance(dtype, str) or dtype.lower() not in check_list:
         _fail("E60005", f"the dtype of {param_name if param_name != 'default' else 'the input'} is {dtype!r}, it must "
-              f"be one of [{', '.join(check_list)}]", param_name=param_name, value=dtype, limit=list(check_list),
-              expected_dtype_list=list(check_list), dtype=str(dtype).lower())
+              f"be one of {choices}", param_name=param_name, value=dtype, limit=_dtype_limit(check_list),
+              expected_dtype_list=_dtype_limit(check_list), dtype=str(dtype).lower(), hint=hint)
 
 
 def check_shape_rule(shape, min_dim=None, max_dim=None, max_shape_num=None) -> None:

@@ -402,3 +402,16 @@ def test_dynamic_shape_checks_and_string_enums():
     # CANN 2025's dtype and format lists
     assert call(x=tensor(dtype="hifloat8", fmt="FRACTAL_NZ_C0_32")) == "my_kernel_1"
     expect("dtype", x=tensor(dtype="float8_e4m3"))
+
+
+def test_check_dtype_with_a_str_check_list_names_the_str():
+    """CANN ops write ``check_list = ("float32")`` (a str, no trailing comma); CANN's ``in`` test then
+    matches substrings, and so does the simulator. The refusal names the str, not its characters
+    (sparse_apply_proximal_adagrad_d's accum check)."""
+    pc.check_dtype("float32", ("float32"), param_name="accum")
+    with pytest.raises(ParamCheckError, match=r"must be one of 'float32' \(check_list is a str.*trailing comma: "
+                                              r"\('float32',\)") as info:
+        pc.check_dtype("float16", ("float32"), param_name="accum")
+    assert "[f, l, o" not in str(info.value)
+    with pytest.raises(ParamCheckError, match=r"must be one of 'float16' \(check_list is a str"):
+        pc.check_dtype_rule("int8", "float16", param_name="x")
