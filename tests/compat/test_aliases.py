@@ -441,3 +441,26 @@ def test_cce_conf_2020_names():
     with pytest.raises(platform.PlatformError, match="set_status_check takes a bool, got 1"):
         cce_conf.set_status_check(1)
     assert cce_conf.CceProductParams().get_build_option("status_check") is True     # bad input changed nothing
+
+
+def test_tbe_tvm_topi_cce_util_is_the_legacy_topi_util():
+    """CANN 5.x+ ops (celu) and MindSpore's later _custom_op files (matrix_combine, fused_abs_max1, img2col,
+    matmul cube ops) import ``from tbe.tvm.topi.cce import util`` and ``from tbe.tvm.topi import generic``:
+    the same modules as the legacy ``topi.cce.util`` / ``topi.generic``; ``tbe.tvm`` itself stays inert."""
+    from pto_core.errors import UnsupportedOp
+    from tbe.tvm.topi.cce import util
+    from tbe.tvm.topi import generic
+    import topi.cce.util
+    import topi.generic
+    from tbe import tvm as tbe_tvm
+    assert util.get_product_version is topi.cce.util.get_product_version
+    assert util.VERSION_MINI == topi.cce.util.VERSION_MINI and util.check_kernel_name is topi.cce.util.check_kernel_name
+    assert util.MAX_KERNEL_NAEM_LEN == 200
+    with pytest.raises(UnsupportedOp, match=r"not model|not simulated|TBE DSL"):
+        generic.auto_schedule
+    with pytest.raises(UnsupportedOp, match=r"tvm.decl_buffer .* not model"):
+        tbe_tvm.decl_buffer
+    assert topi.generic.__name__ == "topi.generic"
+    ns = {}
+    exec("from tbe.tvm import topi as t; from tbe.tvm.topi import cce as c", ns)
+    assert ns["c"].util is util
