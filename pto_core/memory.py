@@ -219,11 +219,13 @@ class GlobalMemory:
 
     def alloc(self, nbytes: int, *, name: str = "", dtype=None, shape=(), data: Optional[np.ndarray] = None,
               fill: Optional[str] = None) -> GmRegion:
-        """Allocate a region of ``nbytes`` bytes; ``data`` (any array) initialises it and marks it written."""
+        """Allocate a region of ``nbytes`` bytes; ``data`` (any array) initialises it and marks it written.
+        0 bytes is an empty tensor (a framework passes one to a kernel that reads nothing of it): every
+        access to it is out of bounds."""
         nbytes = int(nbytes)
-        if nbytes <= 0:
+        if nbytes < 0:
             raise IllegalOperand(f"GM allocation of {nbytes} bytes", operand=name or "gm", value=nbytes,
-                                 limit="> 0")
+                                 limit=">= 0")
         name = name or f"gm{len(self.regions)}"
         if any(r.name == name for r in self.regions):
             raise IllegalOperand(f"GM region name {name!r} is already used", operand="name", value=name,

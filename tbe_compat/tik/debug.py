@@ -353,9 +353,9 @@ class Tikdb:
         for st in self._tik._gm_tensors:
             if st.size_expr is not None and st.runtime_size is None:
                 dims = self._static_shape(st, scalars)
-                if any(d <= 0 for d in dims):
+                if any(d < 0 for d in dims):        # 0: an empty tensor, as a framework passes one
                     raise self._tik._error(f"GM tensor {st.name!r} has shape {list(dims)} with these InputScalar "
-                                           f"values", operand=st.name, value=list(dims), limit="dimensions >= 1")
+                                           f"values", operand=st.name, value=list(dims), limit="dimensions >= 0")
                 st.gm.shape = dims
                 st.nbytes = st.dtype.nbytes(int(np.prod(dims)))
 

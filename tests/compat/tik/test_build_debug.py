@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tbe_compat
-from pto_core.errors import CapacityExceeded, IllegalOperand, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, UnknownName, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
 
@@ -445,3 +445,28 @@ def test_start_debug_inplace_names_must_be_an_output_and_an_input():
     with raises_tik(UnknownName, match=r"inplace 'var' -> 'var_out': needs a BuildCCE output name mapped to an "
                                        r"input name"):
         ti.tikdb.start_debug(feed, interactive=False, inplace={"var": "var_out"})
+
+
+def test_an_input_scalar_may_make_a_gm_tensor_empty():
+    """A framework passes an empty tensor (shape [0]) to a kernel that then reads nothing of it (CANN
+    sparse_segment_sum_grad's tiling key 0); a read of it is out of bounds, a negative size an error."""
+    def kernel(read: bool):
+        ti = tik.Tik()
+        n = ti.InputScalar("int32", name="n")
+        x = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+        ti.vector_dup(16, ub, 2.0, 1, 1, 8)
+        with ti.if_scope(n > 0):
+            ti.data_move(ub, x, 0, 1, 1, 0, 0)
+        if read:
+            ti.data_move(ub, x[8], 0, 1, 1, 0, 0)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        ti.BuildCCE("empty_in", inputs=[x, n], outputs=[y])
+        return ti
+    out, = kernel(False).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": 0}, interactive=False)
+    assert out.tolist() == [2.0] * 16
+    with raises_tik(OutOfBounds, match=r"GM bytes \[16, 48\) run past the end of region 'x' \(0 B\)"):
+        kernel(True).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": 0}, interactive=False)
+    with raises_tik(IllegalOperand, match=r"tensor 'x' is \[-1\]"):
+        kernel(False).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": -1}, interactive=False)
