@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from pto_core.errors import UnsupportedOp
 
-from .. import platform
 from .api import tik_api
 from .tensor import Tensor
 from .vector_common import U8, U16, Geo, VectorBase, ceil_div, ieq, imul, isel, par_of
@@ -94,15 +93,7 @@ class CmpSelAPI(VectorBase):
 
     # ------------------------------------------------------------------ select
     def _sel(self, mask, mode, dst, sel, src0, src1, repeat_times, blk, rep, *, vec_form):
-        m_ = self._int_arg(mode, "mode", 0, 2)
-        if not isinstance(m_, int):
-            raise self._error("mode must be an immediate 0, 1 or 2", operand="mode", value=repr(mode),
-                              hint="pass the select mode as a Python int: it picks the instruction form when "
-                                   "the kernel is traced, so a Scalar cannot choose it at run time")
-        soc = platform.current_soc()
-        if m_ != 0 and soc.short_soc_version in ("Ascend310", "Ascend910"):
-            raise self._error(f"{soc.soc_version} supports only mode 0 of vsel/vec_sel", operand="mode", value=m_,
-                              limit="0", cls=UnsupportedOp, hint="compare into CMPMASK and select one repeat at a time")
+        m_ = self._select_mode(mode, "vsel/vec_sel", "compare into CMPMASK and select one repeat at a time")
         d = self._vec_operand(dst, "dst")
         a = self._vec_operand(src0, "src0")
         ops = [d, a]

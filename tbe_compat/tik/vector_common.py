@@ -228,6 +228,20 @@ def par_of(*dtypes) -> int:
 class VectorBase(TikBase):
     """Argument helpers and emission shared by the vector API families."""
 
+    # ------------------------------------------------------------------ select mode
+    def _select_mode(self, mode, api: str, hint: str) -> int:
+        """The immediate select ``mode`` (0, 1 or 2) of ``api``; v100 chips (Ascend310/910) have mode 0 only."""
+        m_ = self._int_arg(mode, "mode", 0, 2)
+        if not isinstance(m_, int):
+            raise self._error("mode must be an immediate 0, 1 or 2", operand="mode", value=repr(mode),
+                              hint="pass the select mode as a Python int: it picks the instruction form when "
+                                   "the kernel is traced, so a Scalar cannot choose it at run time")
+        soc = platform.current_soc()
+        if m_ != 0 and soc.short_soc_version in ("Ascend310", "Ascend910"):
+            raise self._error(f"{soc.soc_version} supports only mode 0 of {api}", operand="mode", value=m_,
+                              limit="0", cls=UnsupportedOp, hint=hint)
+        return m_
+
     # ------------------------------------------------------------------ operands
     def _vec_operand(self, t, name: str, dtypes: Optional[tuple] = None, align: int = BLOCK) -> Operand:
         op = self._operand(t, name, spaces=("ub",), dtypes=dtypes)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from pto_core.errors import UnsupportedOp
 
-from .. import platform
 from .api import tik_api
 from .autosync import Access
 from .vector_cmpsel import BIT_DTYPES, CMP, CmpMask, ceil_elems
@@ -207,16 +206,8 @@ class ScatterAPI(VectorBase):
                      src0_rep_stride=0, src1_sel_rep_stride=0):
         """``dst = src0 where sel bit else src1`` over address lists. Mode 0: ``sel`` is the CMPMASK (one
         repeat); mode 2: ``sel`` a UB tensor of bits consumed per repeat; mode 1 is refused (`SCATTER_VSEL_MODE1`)."""
-        m_ = self._int_arg(mode, "mode", 0, 2)
-        if not isinstance(m_, int):
-            raise self._error("mode must be an immediate 0, 1 or 2", operand="mode", value=repr(mode),
-                              hint="pass the select mode as a Python int: it picks the instruction form when "
-                                   "the kernel is traced")
-        soc = platform.current_soc()
-        if m_ != 0 and soc.short_soc_version in ("Ascend310", "Ascend910"):
-            raise self._error(f"{soc.soc_version} supports only mode 0 of scatter_vsel", operand="mode", value=m_,
-                              limit="0", cls=UnsupportedOp,
-                              hint="compare into CMPMASK (scatter_vcmp_*) and select one repeat at a time")
+        m_ = self._select_mode(mode, "scatter_vsel",
+                               "compare into CMPMASK (scatter_vcmp_*) and select one repeat at a time")
         if m_ == 1:
             why, hint = SCATTER_VSEL_MODE1
             if self._may_not_run():
