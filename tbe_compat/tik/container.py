@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 import weakref
 
 import numpy as np
@@ -31,6 +32,7 @@ from pto_core.program import INDEX
 from .. import platform
 from . import registry as _registry
 from .api import TikBase, has_key, sync_spec, tik_api
+from .errors import user_frame
 from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
@@ -104,7 +106,8 @@ def _away_from_zero(v):
 #: ``(MAX_INT32,)`` = ``(2**31 - 1,)`` and get the real buffer from the framework.
 UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 BLOCK_BYTES = 32
-from .tensor import SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, Storage, Tensor, _IndexError, prod
+from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
+                     prod, single_index_skips_view)
 
 #: TIK's name rules: tensors (tik_tensor check_name_str_valid) and Scalars (the Scalar reference: no leading digit)
 _TENSOR_NAME = re.compile(r"[0-9A-Za-z_]+\Z")
@@ -721,6 +724,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         constant folding drops the code. IndexSDK's flat-IP loader indexes one row past an L1
         tensor under ``if_scope(cnt % H != 0)`` with ``cnt`` a Python multiple of ``H``. The view
         is built unchecked; calls that use it are dropped or never executed."""
+        if single_index_skips_view(t, key):
+            self._warn_flat_index(t)
         try:
             return t.index(key)
         except _IndexError:
@@ -757,8 +762,23 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         reg.set_as(t)
         return reg
 
+    def _warn_flat_index(self, t: Tensor) -> None:
+        """FLAT_INDEX_FROM_TENSOR_START drops the offset of view ``t``: say so at the user's line."""
+        w = user_frame()
+        dims = "x".join(str(d) if isinstance(d, int) else "?" for d in t._shape)
+        offset = t.offset if isinstance(t.offset, int) else "set at run time"
+        msg = (f"one index on the {dims} view of tensor {t.name!r} (element offset {offset}) counts from the "
+               f"tensor's first element, not the view's: CANN TIK flattens the whole tensor and the device computes "
+               f"that (FLAT_INDEX_FROM_TENSOR_START). If the view's start was meant, give one index per dimension")
+        if w:
+            warnings.warn_explicit(msg, FlatIndexWarning, w.file, w.line)
+        else:
+            warnings.warn(msg, FlatIndexWarning, stacklevel=3)
+
     @tik_api("Tensor.__setitem__")
     def _api_setitem(self, t: Tensor, key, value):
+        if single_index_skips_view(t, key):
+            self._warn_flat_index(t)
         try:
             v = t.index(key)
         except _IndexError as e:
@@ -818,7 +838,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """A TIK API this simulator has no family for yet raises a clear error (an AttributeError, so
         ``hasattr(tik_instance, "vec_add")`` stays False)."""
         if not name.startswith("_") and name in known_tik_apis():
-            from .errors import tik_error_class, user_frame
+            from .errors import tik_error_class
             from pto_core.errors import Provenance
             w = user_frame()
             cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit

@@ -6,9 +6,9 @@ TIK models it (tik_api.md §4.2):
 * ``t[i]`` / ``t[a:b]`` on a 1-D tensor index / slice it (negative ints wrap; bounds
   and steps may be ints or TIK expressions; ``step`` must be an int).
 * On a multi-dimensional tensor a **single** index or slice is a *flat* element index
-  (the view must be contiguous); the result is 1-D. (Open question 13: real TIK drops
-  the view's own offset there; we index relative to the view, which is what the
-  expression says. Documented in ARCHITECTURE.md.)
+  counted from the first element of the whole tensor, whatever the view's offset (named
+  choice FLAT_INDEX_FROM_TENSOR_START, as CANN TIK does; the facade warns where a view's
+  offset is dropped); the result is 1-D.
 * With several indices there must be one per dimension; an int index keeps its
   dimension with length 1 (CANN 8.1 ``tik_tensor_._normalize_slice`` turns ``i`` into
   ``slice(i, i + 1, 1)``): ``t[i, :, :]`` of an (a, b, c) tensor has shape ``[1, b, c]``,
@@ -360,19 +360,16 @@ class Tensor:
             if nd == 1:
                 upper = isinstance(self.offset, int) or not DYNAMIC_VIEW_INDEX_UNBOUNDED
                 return self._index_dims((key,), bounds, upper=upper)
-            if not self.is_contiguous:
-                raise _IndexError("a single index on a multi-dimensional view is a flat index and needs a "
-                                  "contiguous view", "index")
-            flat = self._view((self.size,), (1,), self.offset)
+            # FLAT_INDEX_FROM_TENSOR_START: the index counts from the tensor's first element, whatever the
+            # view (CANN TIK flattens the whole buffer), so contiguity and the view's extent do not matter
+            whole = self._view((self.storage_elements,), (1,), 0)
             try:
-                return flat._index_dims((key,), bounds)
+                return whole._index_dims((key,), bounds)
             except _IndexError as e:
-                if e.message.startswith("tensor overflow"):
-                    # open question 13: say what the index means here and what TIK itself does with it
-                    e.hint = (f"{e.hint}; a single index on this {nd}-D view (shape {list(self._shape)}) is a flat "
-                              f"index into the view, not into tensor {self.name!r} (CANN TIK drops the view's offset "
-                              f"and indexes the whole tensor from its start, which is rarely what is meant): index "
-                              f"the tensor itself, or give one index per dimension")
+                if e.message.startswith("tensor overflow") and not _zero(self.offset):
+                    e.hint = (f"{e.hint}; a single index on a {nd}-D view is a flat index into the whole "
+                              f"tensor {self.name!r} from its first element, as CANN TIK counts it, not into the "
+                              f"view: give one index per dimension")
                 raise
         if len(key) != nd:
             raise _IndexError(f"length of index ({len(key)}) should be equal to the dimension of Tensor ({nd})",
@@ -619,6 +616,33 @@ EMPTY_SLICE = 0
 #: STFT op writes each row's tail through ``dst[set_as_offset]`` of ``out[row_start]``. Accesses are still
 #: checked against the tensor when the kernel runs; an index before the view's start stays an error.
 DYNAMIC_VIEW_INDEX_UNBOUNDED = True
+
+
+#: Named choice FLAT_INDEX_FROM_TENSOR_START (tik_api.md §4.2 and open question 13): one index or slice on a
+#: multi-dimensional view (``t2d[1:, :][5]``, ``first[row, 0][128]``) is a flat element index counted from
+#: the first element of the whole tensor, not of the view: CANN TIK's ``Tensor.__getitem__`` rebuilds the
+#: tensor over its whole buffer and flattens that (tik_tensor.py, the ``flatten_flag`` branch), and the
+#: hiascend page bounds the index by the tensor's element count. The kernel then computes on the device
+#: what this gives; `single_index_skips_view` tells the facade to warn where the view had an offset.
+
+
+def single_index_skips_view(t: "Tensor", key) -> bool:
+    """Whether ``t[key]`` is a flat index on a multi-dimensional view whose start is not statically the
+    tensor's first element (the view's offset is dropped: FLAT_INDEX_FROM_TENSOR_START)."""
+    if len(t._shape) < 2 or _zero(t.offset):
+        return False
+    if isinstance(key, (tuple, list)):
+        return len(key) == 1
+    return True
+
+
+class FlatIndexWarning(UserWarning):
+    """One index on a multi-dimensional view with an offset: it counts from the tensor's first element
+    (FLAT_INDEX_FROM_TENSOR_START), which is rarely what the kernel's author meant."""
+
+
+def _zero(v) -> bool:
+    return isinstance(v, int) and v == 0
 
 
 def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):

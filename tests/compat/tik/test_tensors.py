@@ -1,11 +1,14 @@
 """Tensor declaration (every scope and form), on-chip placement, views (tik_api.md §4.2),
 reshape / reinterpret_cast_to, element set_as and __setitem__."""
+import warnings
+
 import numpy as np
 import pytest
 
 from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, UnknownName, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
+from tbe_compat.tik.tensor import FlatIndexWarning
 
 from .helpers import build, raises_tik, run
 
@@ -195,16 +198,51 @@ def test_multi_dimensional_flat_and_full_indexing():
     assert _v(t[:, 1, :]) == (16, [4, 1, 16], (128, 16, 1))
     with raises_tik(IllegalOperand, match=r"length of index \(2\) should be equal to the dimension of Tensor \(3\)"):
         t[1, 2]
-    with raises_tik(IllegalOperand, match="flat index and needs a contiguous view"):
-        t[1, :, 0:8][3]
-    # a flat index on an element view stays inside the view; past it the error explains the rule and
-    # what CANN TIK does instead (arg_max_with_kd indexes `first[row, 0][128]`; open question 13)
+
+
+def test_a_single_index_on_a_multi_dimensional_view_counts_from_the_tensor_start():
+    """FLAT_INDEX_FROM_TENSOR_START: CANN TIK flattens the whole tensor for one index on a multi-dimensional
+    view, so the view's offset is dropped (arg_max_with_kd indexes ``first[row, 0][128]``); contiguity and the
+    view's extent do not matter, the tensor's do. Each such index warns at the user's line."""
+    ti = tik.Tik()
+    t = ti.Tensor("float32", (4, 8, 16), name="t", scope=tik.scope_ubuf)
     u = ti.Tensor("float16", (16, 256), name="first", scope=tik.scope_ubuf)
-    assert _v(u[3, 0][0]) == (768, [1], (1,))
-    with raises_tik(IllegalOperand, match=r"index 128 is outside \[0, 1\).*a single index on this 2-D view "
-                                          r"\(shape \[1, 1\]\) is a flat index into the view, not into tensor "
-                                          r"'first' \(CANN TIK drops the view's offset"):
-        u[3, 0][128]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _v(u[0, 0][128]) == (128, [1], (1,))          # offset 0: nothing dropped, no warning
+        assert _v(u.reshape((256, 16))[7]) == (7, [1], (1,))
+    with pytest.warns(FlatIndexWarning, match=r"view of tensor 'first' \(element offset 768\) counts from the "
+                                              r"tensor's first element") as rec:
+        assert _v(u[3, 0][128]) == (128, [1], (1,))
+    assert rec[0].filename == __file__                     # the user's line, not the simulator's
+    with pytest.warns(FlatIndexWarning):
+        assert _v(t[1, :, 0:8][3]) == (3, [1], (1,))         # not contiguous: TIK flattens the tensor anyway
+    with pytest.warns(FlatIndexWarning):
+        assert _v(t[2:, :, :][500:]) == (500, [12], (1,))    # a flat slice runs to the tensor's end
+    with pytest.warns(FlatIndexWarning), raises_tik(IllegalOperand, match=r"index 512 is outside \[0, 512\).*a "
+                                                                          r"flat index into the whole tensor 't'"):
+        t[1, 0, 0][512]
+
+
+def test_a_flat_index_past_a_views_offset_gives_the_devices_result():
+    """End to end: ``u[1:, :][5]`` writes row 0 (what the device does); ``u[1, 0][20]`` writes element 20."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (4, 16), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (4, 16), name="y", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (4, 16), name="u", scope=tik.scope_ubuf)
+    ti.data_move(u, x, 0, 1, 4, 0, 0)
+    s = ti.Scalar("float16", init_value=-7.0)
+    with pytest.warns(FlatIndexWarning):
+        u[1:, :][5].set_as(s)
+    with pytest.warns(FlatIndexWarning):
+        u[2, 0][20] = s
+    ti.data_move(y, u, 0, 1, 4, 0, 0)
+    ti.BuildCCE(kernel_name="flat_from_start", inputs=[x], outputs=[y])
+    a = np.arange(64, dtype=np.float16).reshape(4, 16)
+    got, = ti.tikdb.start_debug({"x": a}, interactive=False)
+    want = a.copy()
+    want.flat[[5, 20]] = -7
+    np.testing.assert_array_equal(got, want)
 
 
 def test_a_view_at_a_run_time_offset_takes_indices_past_its_end():
