@@ -246,10 +246,11 @@ class DataAPI(TikBase):
                               value=f"{s.space}->{d.space}", limit=", ".join(path.socs), cls=UnsupportedOp)
         if s.dt.name == "s32" and d.dt.name == "f16":
             return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
-        for value, name, hi in ((n, "nburst", 4095), (b, "burst", U16)):
+        for value, name, lo, hi, unit in ((n, "nburst", 1, 4095, "bursts"), (b, "burst", 1, U16, "32-byte blocks"),
+                                          (ss, "src_stride", 0, U16, "gap"),
+                                          (ds, "dst_stride", 0, U16, "gap")):
             if not isinstance(value, int):              # a TIK value: its range is checked when the move runs
-                self._emit("assert_in_range", P.cast(value, P.I64), 1, hi,
-                           what=f"{name} of tik.data_move ({'bursts' if name == 'nburst' else '32-byte blocks'})")
+                self._emit("assert_in_range", P.cast(value, P.I64), lo, hi, what=f"{name} of tik.data_move ({unit})")
         if s.dt is not d.dt and not path.byte_copy:
             raise self._error(f"src dtype {s.tensor.dtype} and dst dtype {d.tensor.dtype} differ; data_move copies "
                               f"bytes of one dtype", operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype,

@@ -502,6 +502,38 @@ def test_data_move_run_time_counts_are_range_checked_under_their_tik_names(which
         ti.tikdb.start_debug({"x": np.ones(128, np.float16), "n": 0}, interactive=False)
 
 
+@pytest.mark.parametrize("which", ["src_stride", "dst_stride"])
+@pytest.mark.parametrize("bad", [65536, -1])
+def test_data_move_run_time_gaps_are_range_checked_under_their_tik_names(which, bad):
+    """A gap from a TIK value is checked when the move runs against data_move's range [0, 65535] and reported
+    under its data_move name (found by differential testing: the error named the PTO op's operand
+    'nburst(%src_gap)')."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (256,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (256,), name="ub", scope=tik.scope_ubuf)
+    ub2 = ti.Tensor("float16", (256,), name="ub2", scope=tik.scope_ubuf)
+    g = ti.InputScalar("int32", name="g")
+    ti.data_move(ub, x, 0, 1, 16, 0, 0)
+    ti.vector_dup(128, ub2, 0.0, 2, 1, 8)
+    if which == "src_stride":
+        ti.data_move(ub2, ub, 0, 2, 4, g, 0)
+    else:
+        ti.data_move(ub2, ub, 0, 2, 4, 0, g)
+    ti.data_move(y, ub2, 0, 1, 16, 0, 0)
+    ti.BuildCCE("gaps", inputs=[x, g], outputs=[y])
+    xs = np.arange(256).astype(np.float16)
+    out, = ti.tikdb.start_debug({"x": xs, "g": 4}, interactive=False)
+    exp = np.zeros(256, np.float16)
+    if which == "src_stride":      # bursts of 64 elements read 64 apart (gap 4 blocks), written back to back
+        exp[:64], exp[64:128] = xs[:64], xs[128:192]
+    else:                          # read back to back, written with a 4-block gap
+        exp[:64], exp[128:192] = xs[:64], xs[64:128]
+    assert np.array_equal(out, exp)
+    with raises_tik(IllegalOperand, match=rf"{which} of tik.data_move .* = {bad} is outside \[0, 65535\]"):
+        ti.tikdb.start_debug({"x": xs, "g": bad}, interactive=False)
+
+
 def test_mov_atomic_add_to_scalar_reads_the_mode_set_atomic_add_wrote():
     set_current_compile_soc_info("Ascend910B1")
     ti = tik.Tik()
