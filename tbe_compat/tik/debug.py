@@ -47,7 +47,8 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import IllegalOperand, PtoError, UninitializedReadWarning, UnknownName, UnsupportedOp
+from pto_core.errors import (CapacityExceeded, IllegalOperand, PtoError, UninitializedReadWarning, UnknownName,
+                             UnsupportedOp)
 from pto_core.memory import MachineOptions
 
 from .errors import convert
@@ -58,6 +59,14 @@ from .tensor import Tensor
 ON_CHIP_FILL_BYTE = 0x55
 #: Initial byte of uninitialised GM outputs/workspaces (NaN in float formats).
 GM_FILL_BYTE = 0xFF
+
+#: Named choice WORKSPACE_SIZE_FROM_FEED: a statically sized ``is_workspace`` GM tensor may be
+#: given a smaller real size with ``feed_dict[name] = element count`` (on a device the framework
+#: allocates workspaces from the op's tiling / compile info, not from the declaration: CANN's
+#: dynamic sort declares three 2**30-element workspaces, its tiling asks for 1 GiB each); accesses
+#: past the fed size are out of bounds. An unfed workspace larger than this many bytes is refused
+#: before the run (allocating it would exhaust the host), with that feed as the fix.
+MAX_UNFED_WORKSPACE_BYTES = 1 << 30
 
 #: Callables ``fn(run: DebugRun)`` told about every completed ``start_debug`` (``tik-migrate --check``
 #: and the pytest plugin's golden recording use it). Empty by default: then nothing is copied.
@@ -239,7 +248,8 @@ class Tikdb:
         expected_t = [x for x in info.inputs if isinstance(x, Tensor)]
         expected_s = [x for x in info.inputs if isinstance(x, InputScalar)]
         names = [x.name for x in expected_t] + [x.name for x in expected_s]
-        sized = [st.name for st in tik._gm_tensors if st.runtime_size is not None and st.name not in names]
+        sized = [st.name for st in tik._gm_tensors if (st.runtime_size is not None or _resizable_workspace(st, info))
+                 and st.name not in names]
         missing = [n for n in dict.fromkeys(names) if n not in feed]
         extra = [k for k in feed if k not in names and k not in sized]
         if missing or extra:
@@ -344,7 +354,33 @@ class Tikdb:
                                  operand=st.name, value=n, limit=f"[1, {declared}]")
             st.gm.shape = (n,)
             out[st.runtime_size.name] = n
+        for st in tik._gm_tensors:
+            if _resizable_workspace(st, info):
+                self._workspace_size(st, feed.get(st.name))
         return out
+
+    def _workspace_size(self, st, v) -> None:
+        """Size the GM region of static workspace ``st`` (WORKSPACE_SIZE_FROM_FEED): the declared
+        shape, or ``v`` elements when fed."""
+        tik = self._tik
+        declared = st.nbytes * 8 // st.dtype.bits
+        if v is None:
+            if st.nbytes > MAX_UNFED_WORKSPACE_BYTES:
+                raise tik._error(f"workspace {st.name!r} is declared with {declared} elements ({st.nbytes} bytes); "
+                                 f"the simulator allocates unfed workspaces whole, up to "
+                                 f"{MAX_UNFED_WORKSPACE_BYTES} bytes", operand=st.name, value=st.nbytes,
+                                 limit=MAX_UNFED_WORKSPACE_BYTES, cls=CapacityExceeded,
+                                 hint=f"pass feed_dict[{st.name!r}] = the element count the kernel really uses "
+                                      f"(the framework's workspace size); accesses past it are out of bounds")
+            st.gm.shape = tuple(int(d) for d in st.shape)
+            return
+        n = v.size if isinstance(v, np.ndarray) else v
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= declared:
+            raise tik._error(f"feed_dict[{st.name!r}] must be the workspace's element count in [1, {declared}] "
+                             f"(or an array of that size), got {repr(v)[:60]}", operand=st.name,
+                             value=repr(v)[:60], limit=f"[1, {declared}]",
+                             hint="give the number of elements the framework allocates for this workspace")
+        st.gm.shape = (int(n),)
 
     def _static_shape(self, st, scalars: dict) -> tuple:
         return tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.shape)
@@ -412,6 +448,14 @@ class Tikdb:
             return whole
         raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)
         return x.numpy_view(raw, shape=shape, strides=strides, offset=offset)
+
+
+def _resizable_workspace(st, info) -> bool:
+    """A statically sized ``is_workspace`` GM tensor that is neither a BuildCCE input nor an output
+    (its size may come from the feed: WORKSPACE_SIZE_FROM_FEED)."""
+    if not st.is_workspace or st.runtime_size is not None or st.size_expr is not None or st.nbytes is None:
+        return False
+    return not any(isinstance(x, Tensor) and x.storage is st for x in list(info.inputs) + list(info.outputs))
 
 
 def _evaluate(e, scalars: dict) -> int:

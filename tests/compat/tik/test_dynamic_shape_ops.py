@@ -319,3 +319,48 @@ def test_gm_tensors_shaped_by_scalars_the_kernel_reads_are_sized_from_the_feed()
     assert np.array_equal(got.reshape(3, 16), xs + 1)
     with raises_tik(UnknownName, match="GM tensor 'y' has a shape computed by the kernel .* pass feed_dict"):
         run(kernel(), {"x": xs, "tiling_gm": tiling})
+
+
+def _big_workspace_kernel():
+    """y[:64] = x[:64] through a (2**30,)-element f16 workspace at the element offset read from the
+    tiling tensor (CANN's dynamic sort declares its workspaces this size)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+    ws = ti.Tensor("float16", (2 ** 30,), name="ws", scope=tik.scope_gm, is_workspace=True)
+    tiling_gm = ti.Tensor("int64", (TILING_ARGS,), name="tiling_gm", scope=tik.scope_gm)
+    off = ti.Scalar("int64", name="off", init_value=0)
+    tiling_ub = ti.Tensor("int64", (TILING_ARGS,), name="tiling_ub", scope=tik.scope_ubuf)
+    ti.data_move(tiling_ub, tiling_gm, 0, 1, 1, 0, 0)
+    off.set_as(tiling_ub[0])
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 4, 0, 0)
+    ti.data_move(ws[off], ub, 0, 1, 4, 0, 0)
+    ub2 = ti.Tensor("float16", (64,), name="ub2", scope=tik.scope_ubuf)
+    ti.data_move(ub2, ws[off], 0, 1, 4, 0, 0)
+    ti.data_move(y, ub2, 0, 1, 4, 0, 0)
+    build(ti, "big_workspace", [x], [y], flowtable=[tiling_gm])
+    return ti
+
+
+def test_a_workspace_takes_a_fed_size():
+    """WORKSPACE_SIZE_FROM_FEED: feed_dict[workspace] = element count allocates only that much."""
+    ti = _big_workspace_kernel()
+    xs = np.arange(64, dtype=np.float16) - 7
+    y, = run(ti, {"x": xs, "tiling_gm": np.array([128, 0, 0, 0], np.int64), "ws": 256})
+    assert np.array_equal(y, xs)
+
+
+def test_a_huge_unfed_workspace_is_refused_and_a_fed_one_is_bounds_checked():
+    from pto_core.errors import CapacityExceeded
+    ti = _big_workspace_kernel()
+    xs = np.ones(64, np.float16)
+    tiling = np.array([0, 0, 0, 0], np.int64)
+    with raises_tik(CapacityExceeded, match=r"workspace 'ws' is declared with 1073741824 elements .*"
+                                            r"feed_dict\['ws'\] = the element count"):
+        run(ti, {"x": xs, "tiling_gm": tiling})
+    with raises_tik(IllegalOperand, match=r"feed_dict\['ws'\] must be the workspace's element count in "
+                                          r"\[1, 1073741824\]"):
+        run(ti, {"x": xs, "tiling_gm": tiling, "ws": 2 ** 31})
+    with raises_tik(OutOfBounds, match=r"past the end of region 'ws_ws'"):
+        run(ti, {"x": xs, "tiling_gm": np.array([1000, 0, 0, 0], np.int64), "ws": 256})
