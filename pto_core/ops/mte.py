@@ -980,6 +980,39 @@ def _shape_form_control(op: str, side: str, d: DType, a: int, b: int, start_row:
     return ctl
 
 
+def _check_transpose_fits(op: str, side: str, d: DType, names: tuple, rows: int, cols: int, r_al: int,
+                          c_al: int, zz_dst: bool) -> None:
+    """Named choice TRANSPOSE_SHAPE_FITS: a transposing shape-form load must fit the tile ``pto.mad`` reads.
+
+    ``pto.mad`` has only m, n, k as geometry operands: it reads L0A as the ``round16(m) x
+    round_C0(k)`` tile and L0B as ``round_C0(k) x round16(n)``. A transposing load moves
+    whole ``g x g`` blocks (``g = max(16, C0)``) and strides its destination fractals by the
+    ``g``-rounded extent. When that extent has more fractals than the mad's tile on the
+    stride axis (8-bit types: m or n with ``x % 32`` in 1..16; 32-bit types on a Zz L0A: k
+    with ``k % 16`` in 1..8) and more than one block is written along the other axis, the
+    blocks after the first land where the mad reads something else. The VPTO text says the
+    shape "must fit the dtype's transpose granularity": such shapes are rejected (a single
+    block row/column still loads, its extra padding fractals going past the tile).
+    """
+    g = max(16, d.c0)
+    if zz_dst:      # fractal rows strided by the column count
+        ext, al, unit, other = cols, c_al, d.c0, r_al // 16
+        name = names[1] if side == "a" else names[0]
+    else:           # fractal columns strided by the row count
+        ext, al, unit, other = rows, r_al, 16, c_al // d.c0
+        name = names[0] if side == "a" else names[1]
+    native = _ceil(ext, unit) * unit
+    if al != native and other > 1:
+        raise IllegalOperand(
+            f"transpose moves whole {g} x {g} blocks of {d.name}: {name} = {ext} rounds up to {al}, but the "
+            f"{'L0A' if side == 'a' else 'L0B'} tile that pto.mad reads for {name} = {ext} is {native} wide on "
+            f"that axis, so the {other} transposed fractal blocks along the other axis would be laid out with a "
+            f"stride the mad does not use (the shape must fit the dtype's transpose granularity)",
+            op=op, operand=name, value=ext,
+            limit=f"a multiple of {g}, or a value whose round-up to {unit} equals its round-up to {g}",
+            hint=f"pad {name} to {al} (and pass {al} to pto.mad too), or load without transpose")
+
+
 def _shape_form_control_uncached(op: str, side: str, d: DType, a: int, b: int, start_row: int, start_col: int,
                                  transpose: bool, zz_dst: bool) -> tuple:
     """Full-control tuple for the shape-derived ``mte_l1_l0a`` (a=m, b=k) / ``mte_l1_l0b`` (a=k, b=n) form.
@@ -1016,6 +1049,7 @@ def _shape_form_control_uncached(op: str, side: str, d: DType, a: int, b: int, s
     else:
         g = max(16, c0)
         r_al, c_al = _ceil(rows_dst, g) * g, _ceil(cols_dst, g) * g
+        _check_transpose_fits(op, side, d, names, rows_dst, cols_dst, r_al, c_al, zz_dst)
         m_step, k_step = c_al // 16, r_al // c0     # source grid is the transposed matrix (c_al x r_al)
         src_stride = m_step
         rows_dst, cols_dst = r_al, c_al

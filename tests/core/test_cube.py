@@ -624,3 +624,60 @@ def test_spaces_bias_and_alignment():
     assert e.value.operand == "unit_flag"
     with pytest.raises(IllegalOperand, match="out of canonical order"):
         pto.mad(a, b, c, 16, 16, 16, n_dir=True, sat=True)
+
+
+# ---------------------------------------------------------------- transposed shape-form loads feeding pto.mad
+
+def _transposed_chain(target, dt, acc, M, K, N, trans_a, trans_b):
+    """A (M x K), B (K x N) -> L1 Nz -> shape-form loads (optionally transposing) -> pto.mad; returns L0C M x N."""
+    m = Machine(target)
+    d = dtype(dt)
+    g = max(16, d.c0)
+    rng = np.random.default_rng(M * 10007 + K * 101 + N)
+    A = rng.integers(-5, 6, (M, K)).astype(d.storage)
+    B = rng.integers(-5, 6, (K, N)).astype(d.storage)
+    l1a, l1b = m.ptr("l1", dt, 0), m.ptr("l1", dt, 0x20000)
+    l0a, l0b, l0c = m.ptr("l0a", dt, 0), m.ptr("l0b", dt, 0), m.ptr("l0c", acc, 0)
+    if trans_a:      # L1 holds A^T (K x M) in Nz, g-rounded height
+        pto.mte_gm_l1_frac(m.gm_tensor(np.ascontiguousarray(A.T), name="A"), l1a, nd2nz=True, shape=(K, M),
+                           src_layout=(d.nbytes(M),), dst_group=(1, 1, ceil_to(K, g), 0), ctrl=(0, 0))
+    else:
+        pto.mte_gm_l1_frac(m.gm_tensor(A, name="A"), l1a, nd2nz=True, shape=(M, K),
+                           src_layout=(d.nbytes(K),), dst_group=(1, 1, ceil_to(M, 16), 0), ctrl=(0, 0))
+    if trans_b:      # L1 holds B (K x N) in Nz: needs the transposing load
+        pto.mte_gm_l1_frac(m.gm_tensor(B, name="B"), l1b, nd2nz=True, shape=(K, N),
+                           src_layout=(d.nbytes(N),), dst_group=(1, 1, ceil_to(K, g), 0), ctrl=(0, 0))
+    else:
+        pto.mte_gm_l1_frac(m.gm_tensor(np.ascontiguousarray(B.T), name="B"), l1b, nd2nz=True, shape=(N, K),
+                           src_layout=(d.nbytes(K),), dst_group=(1, 1, ceil_to(N, 16), 0), ctrl=(0, 0))
+    handoff("MTE2", "MTE1")
+    pto.mte_l1_l0a(l1a, l0a, M, K, transpose=True if trans_a else None)
+    pto.mte_l1_l0b(l1b, l0b, K, N, transpose=True if trans_b else None)
+    handoff("MTE1", "M")
+    pto.mad(l0a, l0b, l0c, M, N, K)
+    r, c = ceil_to(M, 16), ceil_to(N, 16)
+    got = layout.unpack(m.read(l0c, (r * c,)), "Nz", r, c, l0c.dtype, fractal=1024)[:M, :N]
+    return got, A.astype(np.float64) @ B.astype(np.float64)
+
+
+@pytest.mark.parametrize("target, dt, acc, M, K, N, ta, tb", [
+    ("A5", "s8", "s32", 20, 70, 56, True, True),       # 20 and 56 round to 32-multiples the mad also reads
+    ("A2A3", "f32", "f32", 24, 80, 38, True, False),    # K = 80: whole 16-column blocks on the Zz L0A
+    ("A2A3", "s8", "s32", 14, 20, 8, True, True),      # one transposed block along the other axis
+    ("A5", "f16", "f32", 17, 33, 29, True, True),      # 16-bit: g = 16 = C0, any shape fits
+])
+def test_transposed_shape_form_loads_feed_mad_exactly(target, dt, acc, M, K, N, ta, tb):
+    got, exp = _transposed_chain(target, dt, acc, M, K, N, ta, tb)
+    assert np.array_equal(got.astype(np.float64), exp)
+
+
+@pytest.mark.parametrize("target, dt, acc, M, K, N, ta, tb, operand", [
+    ("A5", "s8", "s32", 14, 35, 42, True, False, "%m"),     # 14 -> 32 rows, mad reads 16: 2nd K block misplaced
+    ("A5", "s8", "s32", 52, 38, 45, False, True, "%n"),     # L0B: 45 -> 64, mad reads 48
+    ("A2A3", "f32", "f32", 24, 67, 38, True, False, "%k"),  # Zz L0A: 67 -> 80 columns, mad reads 72
+])
+def test_transposed_shape_form_load_that_mad_cannot_read_is_rejected(target, dt, acc, M, K, N, ta, tb, operand):
+    # before TRANSPOSE_SHAPE_FITS these ran and pto.mad read fractals of the wrong blocks (or 0x55 fill)
+    with pytest.raises(IllegalOperand, match="transpose granularity") as e:
+        _transposed_chain(target, dt, acc, M, K, N, ta, tb)
+    assert e.value.operand == operand and "test_cube.py" in str(e.value)

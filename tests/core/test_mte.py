@@ -379,6 +379,14 @@ def test_mte_l1_l0_shape_form_matches_layout_index_maps(dt, target, side, e0, e1
         start_col = src_cols_extra
     l1 = m.ptr("l1", dt, 0)
     m.write(l1.cast("u8"), to_bytes(storage_of(src_full, "Nz", d), d))
+    zz = side == "a" and target == "A2A3"
+    if transpose and (ceil_to(cols_l, c0) != c_al and r_al > 16 if zz
+                      else ceil_to(rows_l, 16) != r_al and c_al > c0):
+        # TRANSPOSE_SHAPE_FITS: the g-rounded block does not fit the tile pto.mad reads
+        load = pto.mte_l1_l0a if side == "a" else pto.mte_l1_l0b
+        with pytest.raises(IllegalOperand, match="transpose granularity"):
+            load(l1, m.ptr("l0a" if side == "a" else "l0b", dt, 0), e0, e1, 0, start_col, transpose=True)
+        return
     if side == "a":
         dst = m.ptr("l0a", dt, 0)
         pto.mte_l1_l0a(l1, dst, e0, e1, 0, start_col, transpose=transpose or None)
