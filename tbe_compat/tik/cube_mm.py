@@ -38,6 +38,7 @@ from pto_core.ops.mte import l0a_layout
 from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
+from .vector_common import iadd, idiv, imul
 
 #: mmad flags that the modelled chips do not support (tik_api.md §8.1): flag -> what it does in TIK.
 MMAD_UNSUPPORTED = {"en_weight_offset": "weight offset (asymmetric int8 weights)", "smask": "sparse-matrix mask",
@@ -141,6 +142,8 @@ class CubeMatmulAPI(CubeBase):
         k = self._int_arg(matrix_k, "matrix_k", 0, 4095)
         n = self._int_arg(matrix_n, "matrix_n", 0, 4095)
         ib = self._int_arg(is_bias, "is_bias", 0, 1)
+        self._cube_run_time_ranges("tik.mmad", (("matrix_m", m, 0, 4095), ("matrix_k", k, 0, 4095),
+                                                ("matrix_n", n, 0, 4095), ("is_bias", ib, 0, 1)))
         for op, al in ((a, 512), (b, 512), (d, l0c_align(d.dt))):
             op.check_aligned(al)
         bt = None
@@ -163,6 +166,11 @@ class CubeMatmulAPI(CubeBase):
             a.check_extent(fp_sizes[0], "the left matrix tile")
             b.check_extent(fp_sizes[1], "the right matrix tile")
             d.check_extent(fp_sizes[2], "the result tile")
+        else:
+            # a run-time m or n: the result tile (round16(m) x round16(n) elements) is checked when it runs;
+            # reads of L0A/L0B past their tensors stay in the buffer (Operand.check_extent)
+            rows, cols = (imul(idiv(iadd(v, 15), 16), 16) for v in (m, n))
+            d.check_extent(imul(imul(rows, cols), d.dt.bits // 8), "the result tile")
         guard = [P.cmp("gt", P.cast(v, P.I64), 0) for v in (m, k, n) if not isinstance(v, int)]
         with (self._cube_if(P.all_(*guard)) if guard else contextlib.nullcontext()):
             if bt is not None:

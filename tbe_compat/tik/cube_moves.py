@@ -34,7 +34,7 @@ from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, codes, l0c_align
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
-from .vector_common import iadd, idiv, imul, irem
+from .vector_common import iadd, idiv, imul, irem, isub
 from .scalar import Expr, Scalar
 from .tensor import Tensor
 
@@ -62,11 +62,18 @@ def _mul(a, k):
     return a * k if isinstance(a, int) else P.binop("mul", P.cast(a, P.I64), k)
 
 
+def _num(v, name: str) -> str:
+    """An argument in an extent message: its value, or its TIK name when it is a run-time value."""
+    return str(v) if isinstance(v, int) else name
+
+
 def _ext(n, per_burst, step):
-    """Bytes spanned by ``n`` bursts of ``per_burst`` bytes, ``step`` bytes apart (None if not static)."""
+    """Bytes spanned by ``n`` bursts of ``per_burst`` bytes, ``step`` bytes apart: an int, or an IR
+    expression when one of them is a run-time value (``Operand.check_extent`` then checks a destination
+    when the op runs; callers range-check a run-time ``n >= 1`` first)."""
     if all(isinstance(x, int) for x in (n, per_burst, step)):
         return (n - 1) * step + per_burst
-    return None
+    return iadd(imul(isub(n, 1), step), per_burst)
 
 
 # ============================================================================ DATA_MOVE_PATHS rows (L0C)
@@ -237,6 +244,9 @@ class CubeMoveAPI(CubeBase):
         b = self._int_arg(burst, "burst_len" if api == "tensor_mov" else "burst", 1, U16)
         ss = self._int_arg(src_stride, "src_stride", 0, U16)
         ds = self._int_arg(dst_stride, "dst_stride", 0, U16)
+        self._cube_run_time_ranges(f"tik.{api}", (
+            ("nburst", n, 1, 4095), ("burst_len" if api == "tensor_mov" else "burst", b, 1, U16),
+            ("src_stride", ss, 0, U16), ("dst_stride", ds, 0, U16)))
         l0c = s if s.space == "l0c" else d
         other = d if l0c is s else s
         conv = self._cube_l0c_dtypes(s, d, want, deqscale, relu)
@@ -253,8 +263,9 @@ class CubeMoveAPI(CubeBase):
             src_burst = _mul(b, 256 * (s.dt.bits // 8))
             s_step, d_step = _add(src_burst, _mul(ss, 32)), _add(dst_burst, _mul(ds, frac))
         se, de = _ext(n, src_burst, s_step), _ext(n, dst_burst, d_step)
-        s.check_extent(se, f"{n} burst(s) of {b} unit(s)")
-        d.check_extent(de, f"{n} burst(s) of {b} unit(s)")
+        what = f"{_num(n, 'nburst')} burst(s) of {_num(b, 'burst_len' if api == 'tensor_mov' else 'burst')} unit(s)"
+        s.check_extent(se, what)
+        d.check_extent(de, what)
         fp = [s.read(se), d.write(de)]
         deq_arg = None
         if conv == "deq":
@@ -336,6 +347,9 @@ class CubeMoveAPI(CubeBase):
         rep = self._int_arg(repeat, "repeat_times", 1, 255)
         gap = self._int_arg(dst_gap, "dst_gap", 0, U16)
         ss = self._int_arg(src_stride, "src_stride", 0, U16)
+        self._cube_run_time_ranges(api, (
+            ("index" if api.endswith("v1") else "start_index", idx, 0, U16), ("repeat_times", rep, 1, 255),
+            ("dst_gap", gap, 0, U16), ("src_stride", ss, 0, U16)))
         self._int_arg(sid, "sid", 0, 15)
         if not isinstance(transpose, bool):
             raise self._error(f"if_transpose must be a bool, got {transpose!r}", operand="if_transpose",
@@ -356,7 +370,7 @@ class CubeMoveAPI(CubeBase):
             src_bytes = (idx + (rep - 1) * ss + 1) * fr
             s.check_extent(src_bytes, f"fractals {idx} + r*{ss}")
         dst_bytes = _ext(rep, fr, _mul(_add(gap, 1), fr))
-        d.check_extent(dst_bytes, f"{rep} fractal(s)")
+        d.check_extent(dst_bytes, f"{_num(rep, 'repeat_times')} fractal(s)")
         self._emit("load2d", s.ptr, d.ptr, idx, rep, ss, gap, transpose=True if transpose else None,
                    addr_dec=True if addr_mode == 1 else None, footprint=[s.read(src_bytes), d.write(dst_bytes)])
 
@@ -628,6 +642,8 @@ class CubeMoveAPI(CubeBase):
         bl = self._int_arg(burst_len, "burst_len", 1, 255)
         sg = self._int_arg(strides[0], "src_gap", 0, 255)
         dg = self._int_arg(strides[1], "dst_gap", 0, 255)
+        self._cube_run_time_ranges("tik.broadcast_ub_to_l0c", (
+            ("nburst", n, 1, 255), ("burst_len", bl, 1, 255), ("src_gap", sg, 0, 255), ("dst_gap", dg, 0, 255)))
         d.check_aligned(l0c_align(d.dt))
         s.check_aligned(32)
         size = d.dt.bits // 8
@@ -671,6 +687,8 @@ class CubeMoveAPI(CubeBase):
         br = self._int_arg(burst_repeat, "burst_repeat", 1, 255)
         dg = self._int_arg(dst_gap, "dst_gap", 0, 255)
         sg = self._int_arg(src_gap, "src_gap", 0, 255)
+        self._cube_run_time_ranges("tik.mmad_broadcast", (
+            ("nburst", n, 1, 255), ("burst_repeat", br, 1, 255), ("dst_gap", dg, 0, 255), ("src_gap", sg, 0, 255)))
         d.check_aligned(l0c_align(d.dt))
         s.check_aligned(32)
         row = 16 * (s.dt.bits // 8)
