@@ -412,6 +412,10 @@ class DataAPI(TikBase):
                 d_step = P.binop("add", P.binop("mul", P.binop("div", P.binop(
                     "add", P.cast(nb, P.I64), lp * size + rp * size + BLOCK - 1), BLOCK), BLOCK), _mul(dg, BLOCK))
             s_step = _add(nb, sg)
+            if isinstance(n, int) and row is not None and isinstance(d_step, int):
+                self._check_pad_extent(d, (n - 1) * d_step + row, n, "dst")
+            if isinstance(n, int) and isinstance(s_step, int):
+                self._check_pad_extent(s, (n - 1) * s_step + nb, n, "src")
             fp = [s.read(None if not isinstance(n, int) or row is None else (n - 1) * s_step + nb
                           if isinstance(s_step, int) else None),
                   d.write(None if row is None or not isinstance(d_step, int) or not isinstance(n, int)
@@ -431,8 +435,25 @@ class DataAPI(TikBase):
                 s_step = P.binop("add", P.binop("mul", P.binop("div", P.binop(
                     "add", P.cast(nb, P.I64), BLOCK - 1), BLOCK), BLOCK), _mul(sg, BLOCK))
             d_step = _add(nb, dg)
+            if isinstance(n, int) and isinstance(nb, int) and isinstance(s_step, int) and isinstance(d_step, int):
+                self._check_pad_extent(s, (n - 1) * s_step + nb, n, "src")
+                self._check_pad_extent(d, (n - 1) * d_step + nb, n, "dst")
             fp = [s.read(None), d.write(None)]
             self._emit("mte_ub_gm", s.ptr, d.ptr, nb, nburst=(n, s_step, d_step), footprint=fp)
+
+    def _check_pad_extent(self, op, nbytes, n, side) -> None:
+        """TIK's trace-time "tensor overflow" check of a ``data_move_pad`` side (bytes from the view's start;
+        an on-chip tensor owns the rest of its last 32-byte block, a GM tensor its tail pad, as data_move)."""
+        nbytes_t = op.tensor.storage.nbytes
+        if op.space == "gm":
+            slack = 0 if nbytes_t is None else -nbytes_t % BLOCK + GM_TAIL_PAD
+        else:
+            slack = 0 if nbytes_t is None else -nbytes_t % BLOCK
+        avail = op.available_bytes()
+        if avail is not None and 0 < nbytes - avail <= slack:
+            return
+        op.check_extent(nbytes, f"{n} burst(s) of data_move_pad ({side}: {nbytes} B incl. padding and gaps)",
+                        hint="check nburst, burst, the gaps and the padding against the tensor's shape")
 
     def _check_pad_value(self, value, dt) -> None:
         """``data_move_pad``'s ``padding_value``: an immediate of the data's range (TIK reference: "in the

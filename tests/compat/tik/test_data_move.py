@@ -267,6 +267,31 @@ def test_data_move_pad_errors():
         ti.data_move_pad(ub, x, 1, 20, 0, 0, left_padding=17)
 
 
+
+def test_data_move_pad_overruns_are_tensor_overflow_errors():
+    # a data_move_pad whose bursts (rows rounded to 32 B, plus gaps) run past either tensor used to be
+    # accepted and wrote into the UB neighbour; like data_move it is TIK's trace-time "tensor overflow"
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (3, 16), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match="tensor overflow: 4 burst.s. of data_move_pad .dst: 128 B"):
+        ti.data_move_pad(ub, x, 4, 20, 0, 0)                   # 4 rows of 32 B into 96 B
+    with raises_tik(OutOfBounds, match="tensor overflow: 3 burst.s. of data_move_pad .dst: 160 B"):
+        ti.data_move_pad(ub, x, 3, 20, 1, 0)                   # dst_gap 1 block: rows 64 B apart
+    with raises_tik(OutOfBounds, match="tensor overflow: 3 burst.s. of data_move_pad .src: 736 B"):
+        ti.data_move_pad(ub, x[16:], 3, 32, 0, 320)           # GM source runs far past x
+    with raises_tik(OutOfBounds, match="tensor overflow: 2 burst.s. of data_move_pad .dst: 1064 B"):
+        ti.data_move_pad(y[8:], ub, 2, 32, 1000, 0)            # UB -> GM far past y
+    ti.data_move_pad(ub, x, 3, 20, 0, 0)                       # exactly the 3 rows of 32 B: fine
+    ti.data_move_pad(y, ub, 3, 20, 0, 0)
+    build(ti, "pad_ok", [x], [y])
+    xs = np.arange(64, dtype=np.float16) + 1
+    (oy,) = run(ti, {"x": xs})
+    assert np.array_equal(oy[:30], np.concatenate([xs[i * 10:i * 10 + 10] for i in range(3)]))
+
+
 # ------------------------------------------------------------------ atomic add, barrier
 
 def test_set_atomic_add_accumulates_moves_into_gm():
