@@ -42,7 +42,8 @@ from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
-from .scalar import SCALAR_DTYPES, Expr, InputScalar, Scalar, check_immediate, integer_rooted, static_int
+from .scalar import (SCALAR_DTYPES, Expr, InputScalar, Scalar, check_immediate, int64_immediate_bits,
+                     integer_rooted, static_int)
 
 
 #: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
@@ -527,7 +528,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if isinstance(value, Tensor):
             self._load_element(value, s.ir, "value")
             return
-        v = self._scalar_arg(value, "value")
+        v = int64_immediate_bits(self._scalar_arg(value, "value"), s.ir.type)
         self._check_stored(v, s.ir.type, f"the {s.dtype} Scalar {s.name!r}", "value")
         self._builder.assign(s.ir, v)
 

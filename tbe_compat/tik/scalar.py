@@ -295,6 +295,19 @@ def _c_unsigned_compare_immediate(v, t):
     return v
 
 
+def int64_immediate_bits(v, t):
+    """Named choice INT64_IMMEDIATE_BIT_PATTERN (tik_core.md): a Python int in [2**63, 2**64) stored into a
+    64-bit signed register becomes its two's-complement pattern (``2**64-1`` -> ``-1``). TIK's ``set_as`` hands
+    an int immediate to ``tvm.const`` with no range check of its own (TIK ``tik_scalar.py``), and the FFI passes
+    it in a 64-bit integer slot, which keeps exactly these 64 bits; CANN's dynamic concat (``concat_v2_d_tik``)
+    builds its all-ones vadd masks as ``Scalar("int64", init_value=2**64-1)`` on every compile. Anything else
+    is returned unchanged (and `check_immediate` refuses what does not fit)."""
+    if type(v) is int and S.is_int(t) and not S.is_bool(t) and t.kind == "s" and t.bits == 64 \
+            and (1 << 63) <= v < (1 << 64):
+        return v - (1 << 64)
+    return v
+
+
 def check_immediate(v, t, what: str, *, store: bool = False) -> None:
     """A Python int combined with (or stored into) an integer TIK value takes that value's dtype ``t``; raise
     `IllegalOperand` if it does not fit (TVM rejects such literals; wrapping it would silently compute
