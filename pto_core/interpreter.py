@@ -78,6 +78,7 @@ _HELPERS = {
     "_BARRIER": _BARRIER, "_LAUNCH": _LAUNCH,
     "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
+    "_fadd": S.fadd, "_fsub": S.fsub, "_fmul": S.fmul,
     "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
     "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
@@ -729,9 +730,8 @@ class _Codegen:
         if S.is_float(t):
             a, b = self.need(e.a), self.need(e.b)
             r = _ROUND[t.name]
-            if op in ("add", "sub", "mul"):
-                sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-                return f"{r}({a} {sym} {b})", True
+            if op in ("add", "sub", "mul"):           # host-independent NaNs: SCALAR_DEFAULT_NAN
+                return f"{r}(_f{op}({a}, {b}))", True
             if op == "div":
                 return f"{r}(_fdiv({a}, {b}))", True
             if op == "rem":

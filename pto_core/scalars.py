@@ -16,6 +16,9 @@ Named choices (documented in ``migration_guide/pto_programs.md``):
   or the sign fill (signed ``>>``) -- a barrel shifter without count masking;
 * float operations compute the exact result and round once to the register
   format (round to nearest, ties to even; overflow to infinity);
+* an invalid float operation (``inf - inf``, ``0 * inf``, ``inf / inf``, ``0 / 0``) gives the
+  positive quiet NaN, and a NaN operand passes on as a quiet NaN of its sign, whatever the host
+  FPU does (x86's default NaN is negative, ARM's positive): named choice ``SCALAR_DEFAULT_NAN``;
 * float -> int conversion truncates toward zero and saturates; NaN gives 0
   (the AI-core scalar unit's ``conv_f322s32z`` behaviour and ARM ``FCVTZS``);
 * int -> float conversion rounds once, to nearest even;
@@ -218,14 +221,42 @@ def float_to_int(x: float, t: DType) -> int:
     return int(x)
 
 
+def _nan_of(a: float, b: float) -> float:
+    """The NaN result of a float operation on ``a`` and ``b`` (``SCALAR_DEFAULT_NAN``): the quiet NaN with the
+    sign of the first NaN operand, else (an invalid operation) the positive quiet NaN. Host independent: x86
+    FPUs make an invalid operation's NaN negative, ARM ones positive."""
+    if a != a:
+        return math.copysign(NAN, a)
+    if b != b:
+        return math.copysign(NAN, b)
+    return NAN
+
+
+def fadd(a: float, b: float) -> float:
+    """IEEE addition in double (the caller rounds); NaN results per `_nan_of`."""
+    r = a + b
+    return r if r == r else _nan_of(a, b)
+
+
+def fsub(a: float, b: float) -> float:
+    r = a - b
+    return r if r == r else _nan_of(a, b)
+
+
+def fmul(a: float, b: float) -> float:
+    r = a * b
+    return r if r == r else _nan_of(a, b)
+
+
 def fdiv(a: float, b: float) -> float:
-    """IEEE division in double (the caller rounds): x/0 -> +-inf, 0/0 -> NaN."""
+    """IEEE division in double (the caller rounds): x/0 -> +-inf, 0/0 -> NaN (NaN results per `_nan_of`)."""
     try:
-        return a / b
+        r = a / b
     except ZeroDivisionError:
         if a != a or a == 0.0:
-            return NAN
+            return _nan_of(a, b)
         return math.copysign(INF, a) * math.copysign(1.0, b)
+    return r if r == r else _nan_of(a, b)
 
 
 def frem(a: float, b: float) -> float:
@@ -238,7 +269,7 @@ def frem(a: float, b: float) -> float:
 
 def fsqrt(a: float) -> float:
     if a != a or a < 0.0:
-        return NAN
+        return _nan_of(a, 0.0)
     return math.sqrt(a)
 
 

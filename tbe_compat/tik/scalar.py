@@ -350,11 +350,15 @@ def integer_rooted(ir) -> bool:
     """True if every non-constant leaf of the scalar IR ``ir`` is an integer value: an integer Scalar /
     loop variable / InputScalar combined with (possibly float) immediates. TIK accepts such an Expr where
     an integer is due even when a float immediate made it a float expression (tik_api.md §5.1; CANN
-    cumsum_d loops to ``(n - shape[0] / block_num * block_i) / 256``); a float Scalar is not."""
+    cumsum_d loops to ``(n - shape[0] / block_num * block_i) / 256``); a float Scalar is not. A bit
+    reinterpretation counts as integer when it goes to an integer type from integer values (``b.reinterpret_cast_to(
+    "uint32")``); one into a float type, or of a float value's bits, does not."""
     for x in P.walk(ir):               # each shared node once (an expression built in a loop is a DAG)
         if isinstance(x, P.Const):
             continue
-        if isinstance(x, P.Bitcast) or not isinstance(x, P.ScalarExpr):
+        if isinstance(x, P.Bitcast) and x.type.kind not in ("s", "u"):
+            return False
+        if not isinstance(x, P.ScalarExpr):
             return False
         if not x.children() and not (x.type.kind in ("s", "u") or x.type.name == "index"):
             return False

@@ -161,6 +161,29 @@ def test_ascend310_float_scalars_take_immediates_and_same_type_scalars_only():
     f.set_as(i)                                       # other chips convert
 
 
+def test_ascend310_integer_scalars_take_bit_reinterpretations_of_integers():
+    """An integer reinterpreted as another integer type involves no float (found by random TIK-language programs,
+    h_difflang88: it was refused as "an Expr of float type"); the bits of a float Scalar stay refused on Ascend310."""
+    set_current_compile_soc_info("Ascend310")
+
+    def body(ti, ub):
+        b = ti.Scalar("int32", init_value=-2)
+        u = ti.Scalar("uint32", init_value=0)
+        u.set_as(b.reinterpret_cast_to("uint32") >> 28)     # 0xFFFFFFFE >> 28 (logical)
+        ub[0].set_as(u)
+        ub[1].set_as(b.reinterpret_cast_to("uint32").reinterpret_cast_to("int32") * 3)
+    out = _counter(body)
+    assert out[0] == 15 and out[1] == -6
+    ti = tik.Tik()
+    f = ti.Scalar("float32", init_value=2.5)
+    i = ti.Scalar("int32", init_value=7)
+    with raises_tik(UnsupportedOp, match="on Ascend310 an integer Scalar cannot be set to an Expr of float type"):
+        i.set_as(f.reinterpret_cast_to("int32") + 1)
+    with raises_tik(UnsupportedOp, match="on Ascend310 an integer Scalar cannot be set to an Expr of float type"):
+        i.set_as(i.reinterpret_cast_to("float32").reinterpret_cast_to("int32"))
+    set_current_compile_soc_info("Ascend910")
+
+
 def test_names_follow_tik_rules():
     ti = tik.Tik()
     ti.Tensor("float16", (16,), name="9_ok", scope=tik.scope_ubuf)     # TIK's tensor rule allows a leading digit

@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, PtoError, UnknownName
 from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import build, raises_tik, run
 
@@ -184,3 +185,27 @@ def test_scalar_set_from_an_element_of_another_dtype_of_the_same_width_moves_its
     xv[77] = 5
     got, = ti.tikdb.start_debug({"x": xv}, interactive=False)
     assert got[0] == 77 and got[1] == 10
+
+
+def test_invalid_float_scalar_operations_give_the_canonical_positive_nan_on_every_host():
+    """inf - inf, 0 * inf, inf / inf, 0 / 0 give the quiet NaN 0x7FC00000 whatever the host FPU makes (x86's
+    default NaN is negative, ARM's positive); a NaN operand keeps its sign (named choice SCALAR_DEFAULT_NAN).
+    Found by random TIK-language programs (h_difflang88): a float32 NaN reinterpreted as int32 read -4194304
+    on x86 hosts."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    inf = ti.Scalar("float32", name="inf", init_value=float("inf"))
+    z = ti.Scalar("float32", name="z", init_value=0.0)
+    neg = ti.Scalar("int32", name="neg", init_value=-4194304)          # 0xFFC00000: a negative NaN
+    r = ti.Scalar("float32", name="r")
+    for k, e in enumerate((inf - inf, z * inf, inf / inf, z / z, -inf + inf, neg.reinterpret_cast_to("float32") + 1.0,
+                           1.0 * neg.reinterpret_cast_to("float32"))):
+        r.set_as(e)
+        ub[k].set_as(r.reinterpret_cast_to("int32"))
+    ub[7].set_as(7)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    out = run(build(ti, "k", [], [y]))[0].view(np.uint32)
+    set_current_compile_soc_info("Ascend310")
+    assert out.tolist() == [0x7FC00000] * 5 + [0xFFC00000] * 2 + [7]
