@@ -36,7 +36,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import scalars as S
-from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp
+from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp, at_site
 from .memory import Machine, MachineOptions, Ptr
 from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
@@ -1105,6 +1105,7 @@ class Executable:
         Cores a launch op starts join the phase it was issued in."""
         live = list(gens)
         self._started = len(gens)
+        self._barrier_mismatch_reported = False
         races = self.machine.gm_races
         while live:
             phase, live = live, []
@@ -1114,16 +1115,52 @@ class Executable:
                 if self._drive(c, g, phase):
                     live.append((c, g))
                 i += 1
+            if live and len(live) < len(phase):
+                self._report_barrier_mismatch(live, [c for c, g in phase if all(c != w for w, _ in live)])
             if live and races is not None:
                 races.next_phase()                      # every core reached the barrier (or ended)
+
+    def _report_barrier_mismatch(self, waiting: list, ended: list) -> None:
+        """A ``("sync", ...)`` report (once per run) when an all-core barrier releases cores only because
+        the other cores of the launch ended without reaching it. Named choice BARRIER_COUNT_MISMATCH: the
+        scheduler still releases them (``pto.sync_all`` waits for every core "or ended", pto_sync.md), but on
+        the device TIK's ``block_barrier`` / AscendC ``SyncAll`` waits until every core of the launch has
+        arrived, so such a kernel hangs: every core must pass the same number of barriers."""
+        if self._barrier_mismatch_reported:
+            return
+        self._barrier_mismatch_reported = True
+        sites = {self._paused_site(g) for _, g in waiting}
+        site = "".join(sorted(at_site(w, "pto.sync_all") for w in sites if w is not None))
+        waiting_cores, ended = sorted(c for c, _ in waiting), sorted(ended)
+        cores = ", ".join(str(c) for c in waiting_cores[:8]) + (" ..." if len(waiting_cores) > 8 else "")
+        gone = ", ".join(str(c) for c in ended[:8]) + (" ..." if len(ended) > 8 else "")
+        self.machine.report("sync", f"pto.sync_all (TIK block_barrier){site}: core(s) {cores} wait at the all-core "
+                                    f"barrier while core(s) {gone} ended without reaching it; on the device the "
+                                    f"barrier waits for every core of the launch and the kernel hangs. Fix: make "
+                                    f"every core pass the same barriers (move block_barrier out of "
+                                    f"if_scope / core-dependent loops)")
+
+    def _paused_site(self, g):
+        """The provenance of the op a core's kernel generator is paused at (an all-core barrier), or None."""
+        fr = getattr(g, "gi_frame", None)
+        if fr is None:
+            return None
+        stmt, _ = self._line_info.get(fr.f_lineno, (None, ()))
+        if isinstance(stmt, dict):
+            stmt = stmt.get(fr.f_locals.get("__op"))
+        return getattr(stmt, "where", None)
 
     def _interleave(self, gens: list, rng: random.Random):
         live = list(gens)
         self._started = len(gens)
+        self._barrier_mismatch_reported = False
         waiting = []
+        ended = []
         while live or waiting:
             if not live:                      # every running core reached the barrier: release them
-                live, waiting = waiting, []
+                if ended:
+                    self._report_barrier_mismatch(waiting, ended)
+                live, waiting, ended = waiting, [], []
                 if self.machine.gm_races is not None:
                     self.machine.gm_races.next_phase()
             i = rng.randrange(len(live))
@@ -1132,6 +1169,7 @@ class Executable:
                 token = next(g)
             except StopIteration:
                 live.pop(i)
+                ended.append(c)
                 continue
             except Exception as e:  # noqa: BLE001 - re-raised with context
                 self._decorate(e, c)

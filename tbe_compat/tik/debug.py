@@ -52,6 +52,7 @@ from pto_core.errors import (CapacityExceeded, IllegalOperand, PtoError, Uniniti
 from pto_core.memory import MachineOptions
 
 from .errors import convert
+from .control import MAX_BLOCK_NUM
 from .scalar import InputScalar
 from .tensor import Tensor
 
@@ -182,6 +183,7 @@ class Tikdb:
                                  value=repr(feed_dict)[:80],
                                  hint="pass {input name: numpy array or number, ...}")
             scalars = self._scalar_values(info, feed_dict)
+            self._check_block_num(scalars)
             inputs = self._tensor_values(info, feed_dict, scalars)
             inputs.update({s.name: v for s, v in scalars.items()})
             self._set_dynamic_shapes(scalars)
@@ -209,6 +211,20 @@ class Tikdb:
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs
+
+    def _check_block_num(self, scalars) -> None:
+        """A fed InputScalar ``block_num`` gets the range of an immediate one, ``[1, MAX_BLOCK_NUM]`` (the TIK
+        reference's [1, 65535]); checked before the launch allocates a core per block."""
+        tik = self._tik
+        bn = tik.program.block_num
+        if not isinstance(bn, P.ScalarArg):
+            return
+        v = next((val for s, val in scalars.items() if s.name == bn.name), None)
+        if isinstance(v, (int, np.integer)) and not 1 <= int(v) <= MAX_BLOCK_NUM:
+            raise tik._error(f"block_num InputScalar {bn.name!r} = {int(v)} is outside [1, {MAX_BLOCK_NUM}]",
+                             operand=bn.name, value=int(v), limit=f"[1, {MAX_BLOCK_NUM}]",
+                             hint="feed the number of blocks to launch, 1 to 65535 (the runtime runs more blocks "
+                                  "than cores in batches)")
 
     def _inplace(self, info, inplace) -> dict:
         """``start_debug(inplace=)`` as GM argument names: ``{output tensor name: input tensor name}``."""

@@ -258,6 +258,25 @@ def test_block_num_from_an_input_scalar_runs_that_many_cores():
     assert (got[3:] == -1).all()                      # rows no core wrote keep the GM pattern
 
 
+def test_block_num_input_scalar_is_range_checked_when_fed():
+    """A fed InputScalar block_num gets the immediate's range [1, 65535] (was: 70000 cores were allocated and
+    the process ran out of memory; 0 a bare launch error)."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    with ti.for_range(0, n, block_num=n):
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.vec_dup(8, ub, 7, 1, 8)
+        ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "cores", [n], [out])
+    for bad in (0, -3, 65536, 70000):
+        with raises_tik(IllegalOperand, match=rf"\.py:\d+ in .tikdb\.start_debug.: .*block_num InputScalar 'n' = {bad} "
+                                              rf"is outside \[1, 65535\]"):
+            run(ti, {"n": bad})
+    got, = run(ti, {"n": 1})
+    assert (got == 7).all()
+
+
 def test_multi_core_loop_inside_a_serial_loop_and_an_if():
     # CANN cummin / arg_max_with_value open the block loop inside a for_range, scatter_max_with_argmax
     # inside an if_scope: the kernel runs on every core, the block body wherever control reaches it

@@ -64,3 +64,41 @@ def test_block_barrier_orders_the_spill():
         warnings.simplefilter("error", GmRaceWarning)
         (y,) = run(ti)
     assert (y[1, :12] == 1).all() and (y[1, 12:] == 2).all()     # core 0's spill lands after the barrier
+
+
+def _barrier_kernel(partial: bool):
+    """4 cores each store their row of y (core + 1); with ``partial`` only core 0 issues the block_barrier."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (4, 8), name="y", scope=tik.scope_gm)
+    sync = ti.Tensor("int64", (32,), name="sync", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)
+    with ti.for_range(0, 4, block_num=4) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        v = ti.Scalar("int32", init_value=core + 1)
+        ti.vec_dup(8, ub, v, 1, 8)
+        if partial:
+            with ti.if_scope(core == 0):
+                ti.block_barrier(sync)
+        else:
+            ti.block_barrier(sync)
+        ti.data_move(y[core, 0], ub, 0, 1, 1, 0, 0)
+    return build(ti, "barrier_count", [], [y])
+
+
+@pytest.mark.parametrize("order", ["sequential", "random"])
+def test_block_barrier_some_cores_never_reach_is_reported(order):
+    ti = _barrier_kernel(partial=True)
+    ti.tikdb.order = order
+    (y,) = run(ti)
+    sync = [msg for kind, msg in ti.tikdb.reports if kind == "sync"]
+    assert len(sync) == 1
+    assert "test_gm_races.py:" in sync[0] and "tik.block_barrier" in sync[0]
+    assert "core(s) 0 wait" in sync[0] and "1, 2, 3 ended" in sync[0] and "hangs" in sync[0]
+    assert y[:, 0].tolist() == [1, 2, 3, 4]        # the simulator still releases core 0 (named choice)
+
+
+def test_block_barrier_every_core_reaches_is_no_report():
+    ti = _barrier_kernel(partial=False)
+    (y,) = run(ti)
+    assert not [k for k, _ in ti.tikdb.reports if k == "sync"]
+    assert y[:, 0].tolist() == [1, 2, 3, 4]
