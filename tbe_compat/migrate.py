@@ -317,68 +317,93 @@ def _storage_note(st) -> str:
 _SOURCES: dict = {}
 
 
+@dataclass(frozen=True)
+class _Source:
+    """One parsed script, indexed once so each listing row costs a dictionary look-up (a kernel
+    has hundreds of rows; walking the whole tree per row made big listings take minutes)."""
+    text: str
+    lines: tuple          # lines with their ends, split as ast.get_source_segment splits them
+    parents: dict         # node -> parent node
+    calls: dict           # line -> ast.Call nodes whose span covers it, in ast.walk order
+    stmts: dict           # line -> ast.stmt nodes whose span covers it, in ast.walk order
+
+
 def _parsed(file: str):
-    got = _SOURCES.get(file)
-    if got is None:
+    got = _SOURCES.get(file, False)
+    if got is False:
         try:
             with open(file, encoding="utf-8") as f:
                 text = f.read()
             tree = ast.parse(text)
         except (OSError, SyntaxError, ValueError):
-            got = (None, None, None)
+            got = None
         else:
-            parents = {}
+            parents, calls, stmts = {}, {}, {}
             for node in ast.walk(tree):
                 for child in ast.iter_child_nodes(node):
                     parents[child] = node
-            got = (text, tree, parents)
+                index = calls if isinstance(node, ast.Call) else stmts if isinstance(node, ast.stmt) else None
+                if index is not None:
+                    for ln in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                        index.setdefault(ln, []).append(node)
+            lines = tuple(m.group(0) for m in _LINE.finditer(text) if m.group(0))
+            got = _Source(text, lines, parents, calls, stmts)
         _SOURCES[file] = got
     return got
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
 
 def call_source(file: str, line: int, api: str) -> str:
     """The source text of the call at ``file:line`` made through ``api`` (``"tik.data_move"``): the
     whole call expression as written (``with ... as x:`` for a ``with`` item); the statement
     (header) on that line when no call by that name is found; ``"?"`` if the file is unreadable."""
-    text, tree, parents = _parsed(file)
-    if tree is None:
+    src = _parsed(file)
+    if src is None:
         return "?"
     name = api.rsplit(".", 1)[-1]
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            f = node.func
-            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-            if fname == name and (best is None or _span(node) < _span(best)):
-                best = node
+    for node in src.calls.get(line, ()):
+        f = node.func
+        fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if fname == name and (best is None or _span(node) < _span(best)):
+            best = node
     if best is not None:
-        seg = _segment(text, best)
-        parent = parents.get(best)
+        seg = _segment(src, best)
+        parent = src.parents.get(best)
         if isinstance(parent, ast.withitem) and parent.context_expr is best:
-            target = f" as {_segment(text, parent.optional_vars)}" if parent.optional_vars is not None else ""
+            target = f" as {_segment(src, parent.optional_vars)}" if parent.optional_vars is not None else ""
             seg = f"with {seg}{target}:"
         return seg
     stmt = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if stmt is None or _span(node) < _span(stmt):
-                stmt = node
+    for node in src.stmts.get(line, ()):
+        if stmt is None or _span(node) < _span(stmt):
+            stmt = node
     if stmt is None:
         return "?"
     body = getattr(stmt, "body", None)
     if body and isinstance(body, list):           # compound statement: its header
-        src = text.splitlines()[stmt.lineno - 1:body[0].lineno - 1]
-        return textwrap.dedent("\n".join(src)).strip()
-    return _segment(text, stmt)
+        head = src.lines[stmt.lineno - 1:body[0].lineno - 1]
+        return textwrap.dedent("\n".join(x.rstrip("\r\n") for x in head)).strip()
+    return _segment(src, stmt)
 
 
 def _span(node) -> tuple:
     return ((node.end_lineno or node.lineno) - node.lineno, (node.end_col_offset or 0) - node.col_offset)
 
 
-def _segment(text: str, node) -> str:
-    seg = ast.get_source_segment(text, node) or "?"
-    return textwrap.dedent(" " * node.col_offset + seg).strip()
+def _segment(src: "_Source", node) -> str:
+    """``ast.get_source_segment`` on the pre-split lines (column offsets are UTF-8 byte offsets)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    if node.end_col_offset is None or last >= len(src.lines):
+        return "?"
+    if first == last:
+        seg = src.lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+    else:
+        seg = "".join([src.lines[first].encode()[node.col_offset:].decode(), *src.lines[first + 1:last],
+                       src.lines[last].encode()[:node.end_col_offset].decode()])
+    return textwrap.dedent(" " * node.col_offset + seg).strip() or "?"
 
 
 def _short_path(path: str) -> str:

@@ -343,3 +343,25 @@ def test_expand_of_a_traced_kernel_uses_the_operands_types(tmp_path, capsys):
     assert sorted(lanes) == [("vadd", "64"), ("vconv", "64"), ("vconv", "64"), ("vector_dup", "64")], lanes
     assert 'pto.pge_b32 "PAT_VL16"' in out and "pto.pge_b16" not in out
     assert "!pto.vreg<64xf32>" in out and "pto.vlds %src0[%o_src0] {" in out
+
+
+def test_call_source_indexes_a_script_once(tmp_path, monkeypatch):
+    # a listing has one row per TIK call: each row must not walk the whole script's tree again
+    # (a 500-row one_hot listing took ~50 s that way); the answers stay those of the full walk
+    p = tmp_path / "many.py"
+    body = "".join(f"tik_instance.data_move(dst[{i}], src,\n    0, 1, {i}, 0, 0)\n" for i in range(50))
+    p.write_text("x = 'é'; tik_instance.vec_add(64, d, s0, s1, 1, 8, 8, 8)\n" + body
+                 + "for i in range(2):\n    pass\n")
+    first = migrate.call_source(str(p), 1, "tik.vec_add")
+    assert first == "tik_instance.vec_add(64, d, s0, s1, 1, 8, 8, 8)"
+
+    calls = []
+    for fn in ("walk", "get_source_segment"):
+        real = getattr(migrate.ast, fn)
+        monkeypatch.setattr(migrate.ast, fn, lambda *a, _r=real, _n=fn, **k: calls.append(_n) or _r(*a, **k))
+    got = [migrate.call_source(str(p), 4, "tik.data_move"), migrate.call_source(str(p), 101, "tik.data_move"),
+           migrate.call_source(str(p), 102, "tik.for_range")]
+    monkeypatch.undo()
+    assert calls == []
+    assert got == ["tik_instance.data_move(dst[1], src,\n    0, 1, 1, 0, 0)",
+                   "tik_instance.data_move(dst[49], src,\n    0, 1, 49, 0, 0)", "for i in range(2):"]
