@@ -511,7 +511,7 @@ def _expand_lanewise(row: Lanewise):
             else:
                 rs = ve.default_rep_stride(d, par) if d is not None else 8
             rs_txt = f"{rs * 32}" if isinstance(rs, (int, np.integer)) else f"{rs} * 32"
-            body.append(f"%o_{nm} = arith.muli %r, %c{rs_txt} : index    // repeat stride of {nm}")
+            body.append(f"%o_{nm} = arith.muli %r, %c{rs_txt} : index    // repeat stride of {nm}: {rs} x 32 B, a byte offset")
             if "r" in row.roles[i]:
                 regs[nm] = f"%v_{nm}"
                 if d is not None:
