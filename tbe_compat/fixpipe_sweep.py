@@ -588,6 +588,13 @@ def _legacy_other_mode(cw, snap: dict) -> np.ndarray:
     return r.values
 
 
+def _legacy_fp19(c: LegacyConfig, l0c: np.ndarray, scale: np.float32, mode: str) -> np.ndarray:
+    """The legacy int322fp16 result with the FP19 scale in place of the float16 one (the legacy
+    model's own deq stage): the values `fp19_scale` accounts for. Only for the immediate-scale
+    option, which has no relu, bias or element-wise-add."""
+    return LF.deq_int32_to_fp16(l0c, _fp19(scale), mode)
+
+
 def _explain(ev: _Eval, mask: np.ndarray, ctx: dict) -> tuple:
     """``(reason ids, detail, explained)`` for the mismatching elements ``mask`` (dst order)."""
     c = ev.config
@@ -595,9 +602,11 @@ def _explain(ev: _Eval, mask: np.ndarray, ctx: dict) -> tuple:
     if ev.scale_payload is not None and isinstance(ev.scale_payload, np.float32):
         legacy_s = float(np.float16(c.scale)) if np.isfinite(np.float16(c.scale)) else np.inf
         new_s = float(_fp19(ev.scale_payload))
-        if legacy_s != new_s:
+        pred = ctx.get("fp19_expected")
+        z = mask & ~diff_values(pred, ctx["got"]).mask if pred is not None else mask & False
+        if legacy_s != new_s and z.any():            # only the elements the FP19 scale accounts for
             reasons.append("fp19_scale")
-            covered |= True
+            covered |= z
             details.append(f"scale {c.scale!r}: FP19 {new_s!r}, legacy float16 {legacy_s!r}")
     if ev.relu_mode and ctx.get("src_negzero") is not None:
         z = ctx["src_negzero"] & mask
@@ -629,6 +638,7 @@ def _diff_row(row: SweepRow, expected: np.ndarray, got: np.ndarray, ev: _Eval, c
     row.first_mismatch = f"[{', '.join(map(str, idx))}]: legacy {e.item()!r} vs new {g.item()!r}"
     flat = {k: (v.reshape(expected.shape).reshape(-1) if isinstance(v, np.ndarray) and v.size == expected.size else v)
             for k, v in ctx.items()}
+    flat["got"] = got.reshape(-1)
     row.reasons, row.detail, row.explained = _explain(ev, d.mask, flat)
 
 
@@ -683,6 +693,9 @@ def _evaluate(c: LegacyConfig, cw, group: _Group, extra: dict) -> list:
                           if isinstance(v, np.ndarray) else v) for k, v in ctx.items()}
             row.note = f"compared after re-layout [N1, m, 16] -> [m, n] ({c.n} of {N1 * 16} columns)"
             _diff_row(row, exp, got, ev, ctx_nd)
+        elif isinstance(ev.scale_payload, np.float32):
+            _diff_row(row, legacy, got, ev, {**ctx, "fp19_expected": _legacy_fp19(c, l0c, ev.scale_payload,
+                                                                                 snap["overflow_mode"])})
         else:
             _diff_row(row, legacy, got, ev, ctx)
         rows.append(row)

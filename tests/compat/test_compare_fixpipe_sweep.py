@@ -115,6 +115,24 @@ def test_an_unexplained_difference_fails_the_sweep(monkeypatch, capsys):
     assert all(r["reason"].startswith("UNEXPLAINED") for r in bad)
 
 
+def test_fp19_scale_explains_only_the_elements_the_fp19_scale_accounts_for(monkeypatch):
+    """A wrong element in the f32-scale option (not an FP19 effect) is UNEXPLAINED; it used to be hidden
+    because fp19_scale covered every element of the row."""
+    real = S._run_new
+
+    def faulty(c, clauses, layout, snap, group, extra):
+        got = real(c, clauses, layout, snap, group, extra)
+        if isinstance(clauses.get("pre_quant", (None,))[0], float):     # the f32-payload option only
+            got = got.copy()
+            got.reshape(-1)[0] = np.float16(-12344.0)
+        return got
+    monkeypatch.setattr(S, "_run_new", faulty)
+    rows = S.sweep(chips=["Ascend910B1"])
+    f32 = [r for r in rows if r.option == "mte_l0c_gm (NZ), scale as f32"]
+    assert f32 and all(not r.explained for r in f32)
+    assert any("fp19_scale" in r.reasons and r.reason_text().startswith("UNEXPLAINED (partly)") for r in f32)
+
+
 def test_formats_and_exit_status(capsys):
     assert main(["--sweep", "--chip", "Ascend910B1", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
