@@ -609,7 +609,8 @@ def _explain(ev: _Eval, mask: np.ndarray, ctx: dict) -> tuple:
             covered |= z
             details.append(f"scale {c.scale!r}: FP19 {new_s!r}, legacy float16 {legacy_s!r}")
     if ev.relu_mode and ctx.get("src_negzero") is not None:
-        z = ctx["src_negzero"] & mask
+        g, e = ctx["got"], ctx["expected"]              # legacy +0 where FIXPIPE keeps the -0
+        z = ctx["src_negzero"] & mask & (g == 0) & np.signbit(g) & (e == 0) & ~np.signbit(e)
         if z.any():
             reasons.append("relu_negative_zero")
             covered |= z
@@ -638,7 +639,7 @@ def _diff_row(row: SweepRow, expected: np.ndarray, got: np.ndarray, ev: _Eval, c
     row.first_mismatch = f"[{', '.join(map(str, idx))}]: legacy {e.item()!r} vs new {g.item()!r}"
     flat = {k: (v.reshape(expected.shape).reshape(-1) if isinstance(v, np.ndarray) and v.size == expected.size else v)
             for k, v in ctx.items()}
-    flat["got"] = got.reshape(-1)
+    flat["got"], flat["expected"] = got.reshape(-1), expected.reshape(-1)
     row.reasons, row.detail, row.explained = _explain(ev, d.mask, flat)
 
 
