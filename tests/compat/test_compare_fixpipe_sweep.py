@@ -159,6 +159,24 @@ def test_relu_negative_zero_explains_only_a_kept_negative_zero(monkeypatch):
     assert faulted and hit and all(not r.explained for r in hit)
 
 
+def test_sat_mode_explains_only_the_values_the_clause_gives(monkeypatch):
+    """nosat on Ascend310 must give the inf_nan value at an overflowing element; any other value there is
+    UNEXPLAINED (it used to be covered by sat_mode whatever the value)."""
+    real = S._run_new
+
+    def faulty(c, clauses, layout, snap, group, extra):
+        got = real(c, clauses, layout, snap, group, extra)
+        if clauses.get("sat") is False and c.dst == "f16":
+            got = got.copy()
+            flat = got.reshape(-1)
+            flat[np.flatnonzero(np.isinf(flat))[:1]] = np.float16(1234.0)
+        return got
+    monkeypatch.setattr(S, "_run_new", faulty)
+    rows = S.sweep(chips=["Ascend310"])
+    hit = [r for r in rows if r.option == "mte_l0c_gm (NZ) nosat" and "new 1234.0" in r.first_mismatch]
+    assert hit and all(not r.explained for r in hit)
+
+
 def test_formats_and_exit_status(capsys):
     assert main(["--sweep", "--chip", "Ascend910B1", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
