@@ -396,8 +396,9 @@ class _CallWatch:
             return
         for note in legacy.plan.notes:
             _note(r, note)
-        for w in caught:
-            _note(r, str(w.message))
+        for w in caught:                     # the plan's notes already state a reserved src_stride
+            if not issubclass(w.category, LF.ReservedArgumentWarning):
+                _note(r, str(w.message))
         geo = legacy.geometry
         if not geo.src_blocks(snap["l0c_written"]).all():
             _note(r, "the call read L0C elements that were never written (initial fill pattern); "

@@ -588,6 +588,25 @@ def _legacy_other_mode(cw, snap: dict) -> np.ndarray:
     return r.values
 
 
+def _legacy_fp19(c: LegacyConfig, l0c: np.ndarray, scale: np.float32, mode: str) -> np.ndarray:
+    """The legacy int322fp16 result with the FP19 scale in place of the float16 one (the legacy
+    model's own deq stage): the values `fp19_scale` accounts for. Only for the immediate-scale
+    option, which has no relu, bias or element-wise-add."""
+    return LF.deq_int32_to_fp16(l0c, _fp19(scale), mode)
+
+
+def _sat_expected(sat, legacy: np.ndarray, other: np.ndarray, mode: str) -> np.ndarray:
+    """The legacy result under an explicit ``sat`` clause (the values `sat_mode` accounts for):
+    ``sat`` = the saturation mode, ``nosat`` = inf_nan, ``sat(preserve_nan)`` = saturation with NaN
+    kept where the inf_nan result is NaN. ``legacy`` is in the chip's ``mode``, ``other`` in the other."""
+    saturated, ieee = (legacy, other) if mode == "saturation" else (other, legacy)
+    if sat is False:
+        return ieee
+    if sat == "preserve_nan" and saturated.dtype.kind == "f":
+        return np.where(np.isnan(ieee), ieee, saturated)
+    return saturated
+
+
 def _explain(ev: _Eval, mask: np.ndarray, ctx: dict) -> tuple:
     """``(reason ids, detail, explained)`` for the mismatching elements ``mask`` (dst order)."""
     c = ev.config
@@ -595,19 +614,23 @@ def _explain(ev: _Eval, mask: np.ndarray, ctx: dict) -> tuple:
     if ev.scale_payload is not None and isinstance(ev.scale_payload, np.float32):
         legacy_s = float(np.float16(c.scale)) if np.isfinite(np.float16(c.scale)) else np.inf
         new_s = float(_fp19(ev.scale_payload))
-        if legacy_s != new_s:
+        pred = ctx.get("fp19_expected")
+        z = mask & ~diff_values(pred, ctx["got"]).mask if pred is not None else mask & False
+        if legacy_s != new_s and z.any():            # only the elements the FP19 scale accounts for
             reasons.append("fp19_scale")
-            covered |= True
+            covered |= z
             details.append(f"scale {c.scale!r}: FP19 {new_s!r}, legacy float16 {legacy_s!r}")
     if ev.relu_mode and ctx.get("src_negzero") is not None:
-        z = ctx["src_negzero"] & mask
+        g, e = ctx["got"], ctx["expected"]              # legacy +0 where FIXPIPE keeps the -0
+        z = ctx["src_negzero"] & mask & (g == 0) & np.signbit(g) & (e == 0) & ~np.signbit(e)
         if z.any():
             reasons.append("relu_negative_zero")
             covered |= z
     if ev.sat is not None:
         mode = ctx["overflow_mode"]
         same = (ev.sat is True and mode == "saturation") or (ev.sat is False and mode == "inf_nan")
-        z = ctx["overflow_sensitive"] & mask
+        pred = ctx["sat_expected"]                       # what the legacy model gives under the clause
+        z = ctx["overflow_sensitive"] & mask & ~diff_values(pred, ctx["got"]).mask
         if not same and z.any():
             reasons.append("sat_mode")
             covered |= z
@@ -629,6 +652,7 @@ def _diff_row(row: SweepRow, expected: np.ndarray, got: np.ndarray, ev: _Eval, c
     row.first_mismatch = f"[{', '.join(map(str, idx))}]: legacy {e.item()!r} vs new {g.item()!r}"
     flat = {k: (v.reshape(expected.shape).reshape(-1) if isinstance(v, np.ndarray) and v.size == expected.size else v)
             for k, v in ctx.items()}
+    flat["got"], flat["expected"] = got.reshape(-1), expected.reshape(-1)
     row.reasons, row.detail, row.explained = _explain(ev, d.mask, flat)
 
 
@@ -663,6 +687,10 @@ def _evaluate(c: LegacyConfig, cw, group: _Group, extra: dict) -> list:
             rows.append(row)
             continue
         ev = _Eval(c, label, **evf)
+        if ev.sat is not None:
+            ctx_row = {**ctx, "sat_expected": _sat_expected(ev.sat, legacy, other, snap["overflow_mode"])}
+        else:
+            ctx_row = ctx
         try:
             got = _run_new(c, clauses, layout, snap, group, extra)
         except PtoError as e:
@@ -680,11 +708,14 @@ def _evaluate(c: LegacyConfig, cw, group: _Group, extra: dict) -> list:
         if layout == "nd":
             exp = np.ascontiguousarray(legacy.transpose(1, 0, 2)).reshape(m, N1 * 16)[:, :c.n]
             ctx_nd = {k: (np.ascontiguousarray(v.transpose(1, 0, 2)).reshape(m, N1 * 16)[:, :c.n]
-                          if isinstance(v, np.ndarray) else v) for k, v in ctx.items()}
+                          if isinstance(v, np.ndarray) else v) for k, v in ctx_row.items()}
             row.note = f"compared after re-layout [N1, m, 16] -> [m, n] ({c.n} of {N1 * 16} columns)"
             _diff_row(row, exp, got, ev, ctx_nd)
+        elif isinstance(ev.scale_payload, np.float32):
+            _diff_row(row, legacy, got, ev, {**ctx, "fp19_expected": _legacy_fp19(c, l0c, ev.scale_payload,
+                                                                                 snap["overflow_mode"])})
         else:
-            _diff_row(row, legacy, got, ev, ctx)
+            _diff_row(row, legacy, got, ev, ctx_row)
         rows.append(row)
     return rows
 

@@ -129,6 +129,25 @@ def test_compare_kernel_equal_with_loop_runs_and_structured_result():
     assert json.loads(json.dumps(d))["first_mismatch"] is None and d["equal"] is True
 
 
+def test_a_reserved_src_stride_is_noted_once():
+    from tbe import tik
+    ti = tik.Tik()
+    gm = ti.Tensor("int32", (1024,), name="g", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (1024,), name="ub", scope=tik.scope_ubuf)
+    l0c = ti.Tensor("int32", (2, 32, 16), name="l0c", scope=tik.scope_cbuf_out)
+    dst = ti.Tensor("float16", (2, 16, 16), name="dst", scope=tik.scope_gm)
+    ti.data_move(ub, gm, 0, 1, 128, 0, 0)
+    ti.data_move(l0c, ub, 0, 1, 4, 0, 0)
+    ti.fixpipe(dst, l0c, 2, 32, 0, 1, extend_params={"quantize_params": {"mode": "int322fp16", "mode_param": 0.5}})
+    ti.BuildCCE(kernel_name="stride", inputs=[gm], outputs=[dst])
+    res = C.compare_kernel(ti, {"g": np.arange(1024, dtype=np.int32) - 512})
+    c, = res.comparisons
+    assert c.equal and c.elements == 2 * 16 * 16
+    assert [n for n in c.notes if "src_stride" in n] == [
+        "src_stride=1 is documented as reserved ('to ensure data accuracy, pass 0'); modelled as a gap of "
+        "1*256 elements between src blocks"]
+
+
 def _line_of(text):
     with open(__file__) as f:
         return next(n for n, line in enumerate(f, 1) if text in line and "_line_of" not in line)

@@ -115,6 +115,68 @@ def test_an_unexplained_difference_fails_the_sweep(monkeypatch, capsys):
     assert all(r["reason"].startswith("UNEXPLAINED") for r in bad)
 
 
+def test_fp19_scale_explains_only_the_elements_the_fp19_scale_accounts_for(monkeypatch):
+    """A wrong element in the f32-scale option (not an FP19 effect) is UNEXPLAINED; it used to be hidden
+    because fp19_scale covered every element of the row."""
+    real = S._run_new
+
+    def faulty(c, clauses, layout, snap, group, extra):
+        got = real(c, clauses, layout, snap, group, extra)
+        if isinstance(clauses.get("pre_quant", (None,))[0], float):     # the f32-payload option only
+            got = got.copy()
+            got.reshape(-1)[0] = np.float16(-12344.0)
+        return got
+    monkeypatch.setattr(S, "_run_new", faulty)
+    rows = S.sweep(chips=["Ascend910B1"])
+    f32 = [r for r in rows if r.option == "mte_l0c_gm (NZ), scale as f32"]
+    assert f32 and all(not r.explained for r in f32)
+    assert any("fp19_scale" in r.reasons and r.reason_text().startswith("UNEXPLAINED (partly)") for r in f32)
+
+
+def _clause_key(clauses):
+    return tuple(sorted(clauses))
+
+
+def test_relu_negative_zero_explains_only_a_kept_negative_zero(monkeypatch):
+    """A new relu value other than -0 at an L0C -0 is UNEXPLAINED (it used to be covered by
+    relu_negative_zero whatever the value)."""
+    real = S._run_new
+    faulted = set()
+
+    def faulty(c, clauses, layout, snap, group, extra):
+        got = real(c, clauses, layout, snap, group, extra)
+        flat = got.reshape(-1)
+        z = np.flatnonzero((flat == 0) & np.signbit(flat)) if "pre_relu" in clauses else []
+        if len(z):
+            got = got.copy()
+            got.reshape(-1)[z[0]] = 7.0                           # a wrong value where -0 was kept
+            faulted.add((c, _clause_key(clauses)))
+        return got
+    monkeypatch.setattr(S, "_run_new", faulty)
+    rows = S.sweep(chips=["Ascend310"])
+    hit = [r for r in rows if any(c is r.config for c, _ in faulted) and "pre_relu" in r.clauses
+           and r.option != "TIK lowering"]
+    assert faulted and hit and all(not r.explained for r in hit)
+
+
+def test_sat_mode_explains_only_the_values_the_clause_gives(monkeypatch):
+    """nosat on Ascend310 must give the inf_nan value at an overflowing element; any other value there is
+    UNEXPLAINED (it used to be covered by sat_mode whatever the value)."""
+    real = S._run_new
+
+    def faulty(c, clauses, layout, snap, group, extra):
+        got = real(c, clauses, layout, snap, group, extra)
+        if clauses.get("sat") is False and c.dst == "f16":
+            got = got.copy()
+            flat = got.reshape(-1)
+            flat[np.flatnonzero(np.isinf(flat))[:1]] = np.float16(1234.0)
+        return got
+    monkeypatch.setattr(S, "_run_new", faulty)
+    rows = S.sweep(chips=["Ascend310"])
+    hit = [r for r in rows if r.option == "mte_l0c_gm (NZ) nosat" and "new 1234.0" in r.first_mismatch]
+    assert hit and all(not r.explained for r in hit)
+
+
 def test_formats_and_exit_status(capsys):
     assert main(["--sweep", "--chip", "Ascend910B1", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
