@@ -179,6 +179,12 @@ class GmRaceWarning(RuntimeWarning):
     """The warning ``MachineOptions(gm_races="warn")`` (the default) emits for each distinct GM race."""
 
 
+class BarrierCountWarning(RuntimeWarning):
+    """An all-core barrier (``pto.sync_all``, TIK ``block_barrier``) that some cores of the launch ended
+    without reaching: the run continues, but on the device the kernel hangs there (one warning per run;
+    the ``("sync", ...)`` report names the barrier, the waiting and the ended cores)."""
+
+
 class UninitializedRead(PtoError, RuntimeError):
     """An op read bytes that nothing wrote since the buffer was created."""
 

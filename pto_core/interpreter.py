@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import functools
 import random
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
 from . import scalars as S
-from .errors import ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp, at_site
+from .errors import (BarrierCountWarning, ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp,
+                     at_site)
 from .memory import Machine, MachineOptions, Ptr
 from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
@@ -1134,11 +1136,12 @@ class Executable:
         waiting_cores, ended = sorted(c for c, _ in waiting), sorted(ended)
         cores = ", ".join(str(c) for c in waiting_cores[:8]) + (" ..." if len(waiting_cores) > 8 else "")
         gone = ", ".join(str(c) for c in ended[:8]) + (" ..." if len(ended) > 8 else "")
-        self.machine.report("sync", f"pto.sync_all (TIK block_barrier){site}: core(s) {cores} wait at the all-core "
-                                    f"barrier while core(s) {gone} ended without reaching it; on the device the "
-                                    f"barrier waits for every core of the launch and the kernel hangs. Fix: make "
-                                    f"every core pass the same barriers (move block_barrier out of "
-                                    f"if_scope / core-dependent loops)")
+        msg = (f"pto.sync_all (TIK block_barrier){site}: core(s) {cores} wait at the all-core barrier while "
+               f"core(s) {gone} ended without reaching it; on the device the barrier waits for every core of the "
+               f"launch and the kernel hangs. Fix: make every core pass the same barriers (move block_barrier out "
+               f"of if_scope / core-dependent loops)")
+        self.machine.report("sync", msg)
+        warnings.warn(msg, BarrierCountWarning, stacklevel=2)
 
     def _paused_site(self, g):
         """The provenance of the op a core's kernel generator is paused at (an all-core barrier), or None."""

@@ -4,7 +4,7 @@ import warnings
 
 import pytest
 
-from pto_core import GmRaceWarning
+from pto_core import BarrierCountWarning, GmRaceWarning
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -89,7 +89,9 @@ def _barrier_kernel(partial: bool):
 def test_block_barrier_some_cores_never_reach_is_reported(order):
     ti = _barrier_kernel(partial=True)
     ti.tikdb.order = order
-    (y,) = run(ti)
+    with pytest.warns(BarrierCountWarning, match="kernel hangs") as rec:
+        (y,) = run(ti)
+    assert len([w for w in rec if issubclass(w.category, BarrierCountWarning)]) == 1     # one per run
     sync = [msg for kind, msg in ti.tikdb.reports if kind == "sync"]
     assert len(sync) == 1
     assert "test_gm_races.py:" in sync[0] and "tik.block_barrier" in sync[0]
@@ -99,6 +101,8 @@ def test_block_barrier_some_cores_never_reach_is_reported(order):
 
 def test_block_barrier_every_core_reaches_is_no_report():
     ti = _barrier_kernel(partial=False)
-    (y,) = run(ti)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BarrierCountWarning)
+        (y,) = run(ti)
     assert not [k for k, _ in ti.tikdb.reports if k == "sync"]
     assert y[:, 0].tolist() == [1, 2, 3, 4]
