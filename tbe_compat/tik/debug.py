@@ -390,13 +390,16 @@ class Tikdb:
                                       f"(the framework's workspace size); accesses past it are out of bounds")
             st.gm.shape = tuple(int(d) for d in st.shape)
             return
-        n = v.size if isinstance(v, np.ndarray) else v
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= declared:
-            raise tik._error(f"feed_dict[{st.name!r}] must be the workspace's element count in [1, {declared}] "
-                             f"(or an array of that size), got {repr(v)[:60]}", operand=st.name,
-                             value=repr(v)[:60], limit=f"[1, {declared}]",
-                             hint="give the number of elements the framework allocates for this workspace")
-        st.gm.shape = (int(n),)
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= int(v) <= declared:
+            what = (f"an array of shape {list(v.shape)} (a workspace holds no data at launch: its contents would be "
+                    f"ignored)" if isinstance(v, np.ndarray) else repr(v)[:60])
+            raise tik._error(f"feed_dict[{st.name!r}] must be the workspace's element count in [1, {declared}], "
+                             f"got {what}", operand=st.name, value=repr(v)[:60], limit=f"[1, {declared}]",
+                             hint="give the number of elements the framework allocates for this workspace, e.g. "
+                                  f"feed_dict[{st.name!r}] = 4096")
+        st.gm.shape = (int(v),)
 
     def _static_shape(self, st, scalars: dict) -> tuple:
         return tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.shape)
