@@ -64,6 +64,8 @@ _V100_910 = dict(_V100_COMMON, **{
     "vexp": _fs(F16, F32), "vln": _fs(F16, F32), "vsqrt": _fs(F16, F32), "vdiv": _fs(F16, F32),
     "vsel": _fs(F16, F32), "vcmp": _fs(F16, F32),
     **_cmp([f"vcmpv_{c}" for c in _CMP], (F16, F32)),
+    # tik_api.md Appendix A, Ascend910A column (Ascend310 has neither)
+    "vadddeqrelu": _fs("f16s32s32"), "vmulconv": _fs("u8f16f16", "s8f16f16"),
     "vconv": _fs("f322f16", "f162f32", "f322f16o", "f162s8", "f162s8a", "f162s8f", "f162s8c", "f162s8z", "f162u8",
                  "f162u8a", "f162u8f", "f162u8c", "f162u8z", "deq", "s322f32", "f162s32r", "f162s32a", "f162s32f",
                  "f162s32c", "f162s32z", "f322s32r", "f322s32a", "f322s32f", "f322s32c", "f322s32z", "u82f16",

@@ -541,3 +541,36 @@ def test_negative_int64_scalar_mask_words_are_their_bit_patterns():
     lane = np.arange(256) % 128
     want = np.where((lane < 64) & ~np.isin(lane, [0, 2, 40]) | (lane == 127), -3.0, 1.0).astype(np.float16)
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("chip", ["Ascend910A", "Ascend310P3"])
+def test_vadddeqrelu_on_every_chip_appendix_a_lists(chip):
+    """tik_api.md Appendix A: vadddeqrelu f16s32s32 on 910A and 310P (found by differential round 4)."""
+    a = np.arange(-64, 64, dtype=np.int32) * 7
+    b = np.arange(128, dtype=np.int32)[::-1].copy() - 40
+    d = np.full(128, 9.0, np.float16)
+    out = vec_kernel({"d": d, "a": a, "b": b}, lambda ti, ub: ti.vadddeqrelu(
+        64, ub["d"], 0.25, ub["a"], ub["b"], 2, 1, 1, 1, 4, 8, 8), chip=chip)
+    v = ((a.astype(np.float64) + b) * 0.25).astype(np.float16)
+    want = d.copy()
+    want[0:64] = np.where(v[0:64] > 0, v[0:64], 0)
+    want[64:128] = np.where(v[64:128] > 0, v[64:128], 0)
+    np.testing.assert_array_equal(out["d"], want)
+
+
+@pytest.mark.parametrize("chip", ["Ascend910A", "Ascend310P3", "Ascend910B1"])
+def test_vmulconv_on_every_chip_appendix_a_lists(chip):
+    a = (np.arange(128) % 16).astype(np.float16)
+    b = (np.arange(128) % 13).astype(np.float16)
+    d = np.full(128, 201, np.uint8)
+    out = vec_kernel({"d": d, "a": a, "b": b}, lambda ti, ub: ti.vmulconv(
+        128, ub["d"], ub["a"], ub["b"], 1, 1, 1, 1, 4, 8, 8), chip=chip)
+    np.testing.assert_array_equal(out["d"], (a.astype(np.int64) * b.astype(np.int64)).astype(np.uint8))
+
+
+def test_vadddeqrelu_and_vmulconv_are_refused_on_ascend310():
+    a, b = np.zeros(64, np.int32), np.zeros(64, np.int32)
+    d = np.zeros(64, np.float16)
+    with raises_tik(UnsupportedOp, match="vadddeqrelu"):
+        vec_kernel({"d": d, "a": a, "b": b}, lambda ti, ub: ti.vadddeqrelu(
+            64, ub["d"], 1.0, ub["a"], ub["b"], 1, 1, 1, 1, 4, 8, 8), chip="Ascend310", build_only=True)
