@@ -62,16 +62,6 @@ class CubeBase(TikBase):
                                                           f"instruction)")
         return self._int_arg(i, name, lo, hi, hint=hint)
 
-    def _cube_run_time_ranges(self, api: str, args) -> None:
-        """Run-time range checks of integer arguments given as TIK values: ``args`` holds
-        ``(name, value, lo, hi)`` rows, ``value`` as `_int_arg` returned it. A Python int was checked
-        at trace time; any other value gets a ``pto.assert_in_range`` at the call's line, so a Scalar
-        outside the documented range stops the run with the argument's TIK name instead of running
-        with a value the instruction cannot encode."""
-        for name, v, lo, hi in args:
-            if not isinstance(v, int):
-                self._emit("assert_in_range", P.cast(v, P.I64), lo, hi, what=f"{name} of {api}")
-
     def _cube_ints(self, values, names, lo, hi):
         return tuple(self._cube_imm(v, n, lo, hi) for v, n in zip(values, names))
 

@@ -138,12 +138,9 @@ class CubeMatmulAPI(CubeBase):
             raise self._error("mmad fm_offset (feature-map zero point) is not supported on "
                               f"{soc.soc_version}", operand="fm_offset", value=repr(fm_offset), cls=UnsupportedOp,
                               hint="pass fm_offset=0")
-        m = self._int_arg(matrix_m, "matrix_m", 0, 4095)
-        k = self._int_arg(matrix_k, "matrix_k", 0, 4095)
-        n = self._int_arg(matrix_n, "matrix_n", 0, 4095)
-        ib = self._int_arg(is_bias, "is_bias", 0, 1)
-        self._cube_run_time_ranges("tik.mmad", (("matrix_m", m, 0, 4095), ("matrix_k", k, 0, 4095),
-                                                ("matrix_n", n, 0, 4095), ("is_bias", ib, 0, 1)))
+        m, k, n = (self._int_arg(v, nm, 0, 4095, run_time_api="tik.mmad")
+                   for v, nm in ((matrix_m, "matrix_m"), (matrix_k, "matrix_k"), (matrix_n, "matrix_n")))
+        ib = self._int_arg(is_bias, "is_bias", 0, 1, run_time_api="tik.mmad")
         for op, al in ((a, 512), (b, 512), (d, l0c_align(d.dt))):
             op.check_aligned(al)
         bt = None

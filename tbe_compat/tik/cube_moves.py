@@ -240,13 +240,11 @@ class CubeMoveAPI(CubeBase):
                               cls=UnsupportedOp, hint="write L0C results out with fixpipe")
         if block_mode == "v" and s.space != "l0c":
             raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v")
-        n = self._int_arg(nburst, "nburst", 1, 4095)
-        b = self._int_arg(burst, "burst_len" if api == "tensor_mov" else "burst", 1, U16)
-        ss = self._int_arg(src_stride, "src_stride", 0, U16)
-        ds = self._int_arg(dst_stride, "dst_stride", 0, U16)
-        self._cube_run_time_ranges(f"tik.{api}", (
-            ("nburst", n, 1, 4095), ("burst_len" if api == "tensor_mov" else "burst", b, 1, U16),
-            ("src_stride", ss, 0, U16), ("dst_stride", ds, 0, U16)))
+        where = f"tik.{api}"
+        n = self._int_arg(nburst, "nburst", 1, 4095, run_time_api=where)
+        b = self._int_arg(burst, "burst_len" if api == "tensor_mov" else "burst", 1, U16, run_time_api=where)
+        ss = self._int_arg(src_stride, "src_stride", 0, U16, run_time_api=where)
+        ds = self._int_arg(dst_stride, "dst_stride", 0, U16, run_time_api=where)
         l0c = s if s.space == "l0c" else d
         other = d if l0c is s else s
         conv = self._cube_l0c_dtypes(s, d, want, deqscale, relu)
@@ -343,13 +341,10 @@ class CubeMoveAPI(CubeBase):
         if s.dt.bits != d.dt.bits:
             raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) element sizes differ",
                               operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype)
-        idx = self._int_arg(index, "index" if api.endswith("v1") else "start_index", 0, U16)
-        rep = self._int_arg(repeat, "repeat_times", 1, 255)
-        gap = self._int_arg(dst_gap, "dst_gap", 0, U16)
-        ss = self._int_arg(src_stride, "src_stride", 0, U16)
-        self._cube_run_time_ranges(api, (
-            ("index" if api.endswith("v1") else "start_index", idx, 0, U16), ("repeat_times", rep, 1, 255),
-            ("dst_gap", gap, 0, U16), ("src_stride", ss, 0, U16)))
+        idx = self._int_arg(index, "index" if api.endswith("v1") else "start_index", 0, U16, run_time_api=api)
+        rep = self._int_arg(repeat, "repeat_times", 1, 255, run_time_api=api)
+        gap = self._int_arg(dst_gap, "dst_gap", 0, U16, run_time_api=api)
+        ss = self._int_arg(src_stride, "src_stride", 0, U16, run_time_api=api)
         self._int_arg(sid, "sid", 0, 15)
         if not isinstance(transpose, bool):
             raise self._error(f"if_transpose must be a bool, got {transpose!r}", operand="if_transpose",
@@ -638,12 +633,9 @@ class CubeMoveAPI(CubeBase):
         if len(strides) != 2:
             raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
                               f"value(s)", operand="strides", value=len(strides), limit="2 values")
-        n = self._int_arg(nburst, "nburst", 1, 255)
-        bl = self._int_arg(burst_len, "burst_len", 1, 255)
-        sg = self._int_arg(strides[0], "src_gap", 0, 255)
-        dg = self._int_arg(strides[1], "dst_gap", 0, 255)
-        self._cube_run_time_ranges("tik.broadcast_ub_to_l0c", (
-            ("nburst", n, 1, 255), ("burst_len", bl, 1, 255), ("src_gap", sg, 0, 255), ("dst_gap", dg, 0, 255)))
+        n, bl, sg, dg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.broadcast_ub_to_l0c")
+                         for v, nm, lo in ((nburst, "nburst", 1), (burst_len, "burst_len", 1),
+                                           (strides[0], "src_gap", 0), (strides[1], "dst_gap", 0)))
         d.check_aligned(l0c_align(d.dt))
         s.check_aligned(32)
         size = d.dt.bits // 8
@@ -683,12 +675,9 @@ class CubeMoveAPI(CubeBase):
                               limit="same type (float16, float32, int32) or float16 -> float32")
         rm = self._cube_imm(repeat_mode, "repeat_mode", 0, 1,
                             hint="pass 0 (one row per fractal) or 1 (one row per burst) as a Python int")
-        n = self._int_arg(nburst, "nburst", 1, 255)
-        br = self._int_arg(burst_repeat, "burst_repeat", 1, 255)
-        dg = self._int_arg(dst_gap, "dst_gap", 0, 255)
-        sg = self._int_arg(src_gap, "src_gap", 0, 255)
-        self._cube_run_time_ranges("tik.mmad_broadcast", (
-            ("nburst", n, 1, 255), ("burst_repeat", br, 1, 255), ("dst_gap", dg, 0, 255), ("src_gap", sg, 0, 255)))
+        n, br, dg, sg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.mmad_broadcast")
+                         for v, nm, lo in ((nburst, "nburst", 1), (burst_repeat, "burst_repeat", 1),
+                                           (dst_gap, "dst_gap", 0), (src_gap, "src_gap", 0)))
         d.check_aligned(l0c_align(d.dt))
         s.check_aligned(32)
         row = 16 * (s.dt.bits // 8)

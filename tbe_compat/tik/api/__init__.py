@@ -354,12 +354,15 @@ class TikBase:
         return Operand(self, t, name)
 
     def _int_arg(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *,
-                 hint: Optional[str] = None):
+                 hint: Optional[str] = None, run_time_api: Optional[str] = None):
         """An integer argument: a Python int (range-checked) or an integer IR expression.
 
         A Python bool counts as the int it is (``True`` is 1): TIK checks integer arguments with
         ``isinstance(v, int)`` and ``check_integer_in_range``, which accept bools, so e.g.
-        ``mmad(..., is_bias=k > 0)`` with a Python ``k`` builds on the real toolchain."""
+        ``mmad(..., is_bias=k > 0)`` with a Python ``k`` builds on the real toolchain.
+        ``run_time_api`` (``"tik.mmad"``): a TIK value is range-checked when the kernel runs too
+        (``pto.assert_in_range``, reported as ``<name> of <api>`` at the call's line), so a Scalar
+        outside ``[lo, hi]`` stops the run instead of running with a value the instruction cannot encode."""
         i = static_int(v)
         if i is not None and (not isinstance(v, float) or float(v).is_integer()):
             if (lo is not None and i < lo) or (hi is not None and i > hi):
@@ -370,9 +373,16 @@ class TikBase:
         if isinstance(v, Expr):
             t = v.ir.type
             if t.kind in ("s", "u") or t.name == "index":
-                return v.ir
-            if integer_rooted(v.ir):        # int Scalar with float immediates: C conversion, as set_as does
-                return P.cast(v.ir, INDEX)
+                ir = v.ir
+            elif integer_rooted(v.ir):      # int Scalar with float immediates: C conversion, as set_as does
+                ir = P.cast(v.ir, INDEX)
+            else:
+                ir = None
+            if ir is not None:
+                if run_time_api is not None:
+                    self._emit("assert_in_range", P.cast(ir, P.I64), lo if lo is not None else -2 ** 63,
+                               hi if hi is not None else 2 ** 63 - 1, what=f"{name} of {run_time_api}")
+                return ir
             raise self._error(f"{name} must be an integer, got a {v.dtype} expression", operand=name,
                               value=repr(v), hint="convert it with .astype('int32')")
         raise self._error(f"{name} must be an int, Scalar or Expr, got {type(v).__name__} {v!r}", operand=name,
