@@ -1037,6 +1037,12 @@ def _tokenize(text: str, source: str) -> list:
     return toks
 
 
+def _int_text(text: str) -> int:
+    """The value of an ``int`` token: hex after ``0x``, else decimal (MLIR allows leading zeros: ``007`` is 7;
+    Python's ``int(text, 0)`` rejects them)."""
+    return int(text, 16) if text.lstrip("-")[:2].lower() == "0x" else int(text, 10)
+
+
 def _unquote(s: str) -> str:
     out, i = [], 1
     while i < len(s) - 1:
@@ -1276,7 +1282,7 @@ class _Parser:
         if t.kind == "string":
             v = _unquote(t.text)
         elif t.kind == "int":
-            v = int(t.text, 0)
+            v = _int_text(t.text)
         elif t.kind == "float":
             v = float(t.text)
         elif t.kind == "ident" and t.text in ("true", "false"):
@@ -1343,7 +1349,7 @@ class _Parser:
 
     def _file_line(self, f: _Tok, call: str) -> Provenance:
         self.expect(":", "':'")
-        line = int(self.expect_kind("int", "a line number").text)
+        line = _int_text(self.expect_kind("int", "a line number").text)
         if self.accept(":"):
             self.expect_kind("int", "a column number")
         return Provenance(_unquote(f.text), line, call)
@@ -1475,8 +1481,12 @@ class _Parser:
                 prog.block_num = next((a for a in args if isinstance(a, ScalarArg) and a.name == bn), None)
                 if prog.block_num is None:
                     raise self.error(f"pto.block_num names {bn!r}, which is not a scalar argument", nt)
+            elif isinstance(bn, int) and not isinstance(bn, bool) and bn >= 1:
+                prog.block_num = bn
             else:
-                prog.block_num = int(bn)
+                raise self.error(f"pto.block_num = {bn!r}: the core count must be an int >= 1 or the name of a "
+                                 f"scalar argument", nt,
+                                 hint="write pto.block_num = 8 : i64 (or = \"n\" for a scalar argument %n)")
         self.target = target
         self.expect("{", "'{'")
         self.scopes.append({})
@@ -1707,7 +1717,7 @@ class _Parser:
         toks = [self.next()]
         if self.at(":") and self.peek(1).kind == "int":
             self.next()
-            n = int(self.next().text)
+            n = _int_text(self.next().text)
             return [(toks[0], n)]
         while self.accept(","):
             toks.append(self.expect_kind("value", "a result name"))
@@ -1965,7 +1975,7 @@ class _Parser:
             if t.kind == "float":
                 raise self.error(f"integer type {_tstr(ty)} needs an integer constant", t,
                                  hint="write an integer literal, or give the constant a float type (f32)")
-            v = int(t.text, 0)
+            v = _int_text(t.text)
             if not S.is_bool(ty):
                 lo, hi = S.int_bounds(ty)
                 if not (lo <= v <= hi or (ty.name.startswith("s") and 0 <= v < 1 << ty.bits)):
@@ -2012,7 +2022,7 @@ class _Parser:
         if t is not I64:
             raise self.error("pto.get_spr returns i64", op)
         words = SPR_WORDS.get(spr)
-        index = int(idx.text, 0)
+        index = _int_text(idx.text)
         if words is None or not 0 <= index < words:
             raise self.error(f"no special register word {spr}[{idx.text}] (readable: "
                              f"{', '.join(f'{k}[0..{v - 1}]' for k, v in SPR_WORDS.items())})", name)
@@ -2339,7 +2349,7 @@ class _Parser:
             inner = self.skip_balanced("<", ">") if self.at("<") else ""
             s = inner[1:-1]
         elif t.kind == "int":
-            return int(t.text, 0)
+            return _int_text(t.text)
         elif t.kind == "float":
             return float(t.text)
         else:
@@ -2425,7 +2435,7 @@ class _Parser:
             return items
         self.next()
         if t.kind == "int":
-            return int(t.text, 0)
+            return _int_text(t.text)
         if t.kind == "float":
             return float(t.text)
         if t.kind in ("string", "ident"):
@@ -2480,7 +2490,13 @@ def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optiona
         AsmParseError: with ``line``/``column`` and what was expected.
     """
     p = _Parser(text, source_name, get_target(target) if target is not None else None, kernel)
-    return p.parse()
+    try:
+        return p.parse()
+    except RecursionError:
+        # brackets nested thousands deep (an unclosed '[' repeated, a pasted run of '(') exhaust the recursive
+        # descent before any other error shows; the token reached is where the nesting got too deep
+        raise p.error("brackets, types or regions are nested too deeply to parse", p.peek(),
+                      hint="check for unclosed or repeated '[', '(', '<' or '{' near here") from None
 
 
 def parse_file(path: str, **kw) -> Program:

@@ -327,6 +327,40 @@ def test_structural_parse_errors(text, message):
         asm.parse(text)
 
 
+def test_integer_literals_with_leading_zeros_are_decimal_everywhere():
+    # MLIR's decimal-literal is digit+, so `007` is 7 (Python's int(text, 0) rejects it): constants, attribute
+    # values, loc() line numbers and hex literals all go through one reading
+    text = ("module {\n  func.func @k(%y: !pto.ptr<i32, gm> {pto.io = \"out\", pto.shape = [004]}) {\n"
+            "    %v = arith.constant 007 : i32\n    %w = arith.constant 0x0A : i32\n"
+            "    %c = arith.constant 00 : index\n    %c1 = arith.constant 01 : index\n"
+            "    %s = arith.addi %v, %w : i32\n"
+            "    pto.store_scalar %s, %y[%c] : !pto.ptr<i32, gm>, i32 loc(\"k.py\":012:0)\n"
+            "    pto.store_scalar %v, %y[%c1] : !pto.ptr<i32, gm>, i32\n    return\n  }\n}\n")
+    prog = asm.parse(text, source_name="z.pto")
+    assert prog.gm_args[0].shape == (4,)
+    assert any(getattr(s, "where", None) is not None and s.where.line == 12 for s in prog.body)
+    out = prog.compile().run({})["y"]
+    assert out[0] == 17 and out[1] == 7
+
+
+@pytest.mark.parametrize("value", ["1.5", "[2]", "true", "0 : i64", "-2 : i64"])
+def test_block_num_that_is_not_a_positive_int_is_a_parse_error(value):
+    text = f"module {{\n  func.func @k() attributes {{pto.block_num = {value}}} {{\n    return\n  }}\n}}\n"
+    with pytest.raises(AsmParseError, match=r"pto.block_num = .*must be an int >= 1") as ei:
+        asm.parse(text, source_name="bn.pto")
+    assert str(ei.value).startswith("bn.pto:2:")
+
+
+@pytest.mark.parametrize("body,args,line", [
+    ("pto.barrier " + "[" * 5000 + "\n", "", 3),
+    ("", "%x: !pto.ptr<i32, gm> {pto.shape = " + "[" * 5000 + "4}", 2),
+])
+def test_brackets_nested_thousands_deep_are_a_parse_error_not_a_recursion_error(body, args, line):
+    with pytest.raises(AsmParseError, match="nested too deeply") as ei:
+        asm.parse(_kernel(body, args), source_name="deep.pto")
+    assert ei.value.line == line
+
+
 def test_parse_file_reads_from_disk(tmp_path):
     path = tmp_path / "acc.pto"
     path.write_text(GOLDEN)
