@@ -862,6 +862,11 @@ def _float_widens(src, dst) -> bool:
 # ============================================================================= executable
 
 
+#: The most blocks one launch starts (TIK's ``block_num`` range [1, 65535]; the same bound the TIK
+#: facade checks a fed InputScalar against): checked before the launch allocates a core per block.
+MAX_LAUNCH_BLOCKS = 65535
+
+
 class Executable:
     """A compiled program. ``run`` may be called many times.
 
@@ -918,6 +923,11 @@ class Executable:
                                   operand="cores", value=cores, limit=n, hint="omit cores= or pass the same count")
         if n < 1:
             raise ConfigError(f"the kernel needs at least one core, got {n}", operand="cores", value=n)
+        if n > MAX_LAUNCH_BLOCKS:
+            raise ConfigError(f"kernel {self.program.name!r} launches {n} blocks; a launch takes at most "
+                              f"{MAX_LAUNCH_BLOCKS}", operand="cores", value=n, limit=f"[1, {MAX_LAUNCH_BLOCKS}]",
+                              hint="launch at most 65535 blocks (TIK's block_num range; loop over more work "
+                                   "inside each block)")
         return n
 
     def run(self, inputs: Optional[dict] = None, *, cores: Optional[int] = None, machine: Optional[Machine] = None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 from pto_core import program as P
 from pto_core import scalars as S
 from pto_core.errors import PtoError, UnsupportedOp
+from pto_core.interpreter import MAX_LAUNCH_BLOCKS
 
 from .. import platform
 from .api import TikBase, tik_api
@@ -32,8 +33,9 @@ from .scalar import Expr, InputScalar, Scalar, static_int
 
 #: Integer dtypes a for_range loop variable may have.
 LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8")
-#: The largest block_num of a multi-core for_range (TIK reference: "an immediate in [1, 65535]").
-MAX_BLOCK_NUM = 65535
+#: The largest block_num of a multi-core for_range (TIK reference: "an immediate in [1, 65535]"), the
+#: bound the interpreter puts on every launch.
+MAX_BLOCK_NUM = MAX_LAUNCH_BLOCKS
 
 
 #: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16

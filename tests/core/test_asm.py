@@ -351,6 +351,19 @@ def test_block_num_that_is_not_a_positive_int_is_a_parse_error(value):
     assert str(ei.value).startswith("bn.pto:2:")
 
 
+@pytest.mark.parametrize("value,ok", [("65535 : i64", True), ("65536 : i64", False), ("99999999999 : i64", False)])
+def test_a_launch_of_more_than_65535_blocks_is_refused_before_any_core_is_made(value, ok):
+    """MAX_LAUNCH_BLOCKS: a huge pto.block_num would allocate one core per block; a launch over TIK's
+    block_num range is a ConfigError before the run (the limit itself compiles)."""
+    from pto_core.errors import ConfigError
+    text = f"module {{\n  func.func @k() attributes {{pto.block_num = {value}}} {{\n    return\n  }}\n}}\n"
+    exe = asm.parse(text, source_name="bn.pto").compile()
+    if ok:
+        return
+    with pytest.raises(ConfigError, match=r"launches \d+ blocks; a launch takes at most 65535"):
+        exe.run({})
+
+
 @pytest.mark.parametrize("body,args,line", [
     ("pto.barrier " + "[" * 5000 + "\n", "", 3),
     ("", "%x: !pto.ptr<i32, gm> {pto.shape = " + "[" * 5000 + "4}", 2),
