@@ -180,9 +180,10 @@ class GmRaceWarning(RuntimeWarning):
 
 
 class BarrierCountWarning(RuntimeWarning):
-    """An all-core barrier (``pto.sync_all``, TIK ``block_barrier``) that some cores of the launch ended
-    without reaching: the run continues, but on the device the kernel hangs there (one warning per run;
-    the ``("sync", ...)`` report names the barrier, the waiting and the ended cores)."""
+    """An all-core barrier (``pto.sync_all``, TIK ``block_barrier``) the device cannot pass: some cores of
+    the launch ended without reaching it (BARRIER_COUNT_MISMATCH), or the launch has more blocks than the
+    chip runs at once (BARRIER_NEEDS_RESIDENT_BLOCKS). The run continues, but on the device the kernel
+    hangs there (one warning per run and case; the ``("sync", ...)`` report names the barrier's line)."""
 
 
 class UninitializedRead(PtoError, RuntimeError):

@@ -966,6 +966,7 @@ class Executable:
         aliases = self._aliases(alias or {})
         args, regions = self._bind_args(machine, inputs, aliases)
         machine.launch_width = 1
+        self._launch_n = n
         self._start = lambda c: (c, self._kernel(machine.context(c), c, n, *args))
         gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
         if order == "sequential":
@@ -1117,7 +1118,7 @@ class Executable:
         Cores a launch op starts join the phase it was issued in."""
         live = list(gens)
         self._started = len(gens)
-        self._barrier_mismatch_reported = False
+        self._barrier_mismatch_reported = self._barrier_batches_reported = False
         races = self.machine.gm_races
         while live:
             phase, live = live, []
@@ -1129,6 +1130,8 @@ class Executable:
                 i += 1
             if live and len(live) < len(phase):
                 self._report_barrier_mismatch(live, [c for c, g in phase if all(c != w for w, _ in live)])
+            if live:
+                self._report_barrier_batches(live)
             if live and races is not None:
                 races.next_phase()                      # every core reached the barrier (or ended)
 
@@ -1153,6 +1156,31 @@ class Executable:
         self.machine.report("sync", msg)
         warnings.warn(msg, BarrierCountWarning, stacklevel=2)
 
+    def _report_barrier_batches(self, waiting: list) -> None:
+        """A ``("sync", ...)`` report and a `BarrierCountWarning` (once per run) when cores reach an all-core
+        barrier in a launch of more blocks than the chip runs at once. Named choice
+        BARRIER_NEEDS_RESIDENT_BLOCKS: the simulator runs every block of a launch at once, but the device
+        runs the blocks beyond its core count (`ChipProfile.resident_blocks`) in later batches, which cannot
+        start before the first batch ends -- and it waits at the barrier: the kernel hangs. Source:
+        AscendC's inter-core sync pages (SyncAll, NotifyNextBlock / WaitPreBlock): the logical blockDim
+        "must not exceed the number of AI cores that run the operator, otherwise the framework inserts
+        abnormal synchronisation when it schedules several rounds and the kernel hangs"."""
+        target = self.machine.target
+        if self._barrier_batches_reported or self._launch_n <= target.resident_blocks:
+            return
+        self._barrier_batches_reported = True
+        sites = {self._paused_site(g) for _, g in waiting}
+        site = "".join(sorted(at_site(w, "pto.sync_all") for w in sites if w is not None))
+        cores = target.resident_blocks
+        msg = (f"pto.sync_all (TIK block_barrier){site}: the launch has {self._launch_n} blocks but "
+               f"{target.name} runs {cores} at a time; the device runs the other blocks in later batches, "
+               f"which never start while the first batch waits at this all-core barrier, so the kernel hangs. "
+               f"Fix: launch at most {cores} blocks (block_num <= the chip's core count, e.g. "
+               f"tbe_platform.get_soc_spec(\"CORE_NUM\")) and loop over the work inside each block, or pick "
+               f"the chip the kernel is meant for (tik-run --soc)")
+        self.machine.report("sync", msg)
+        warnings.warn(msg, BarrierCountWarning, stacklevel=2)
+
     def _paused_site(self, g):
         """The provenance of the op a core's kernel generator is paused at (an all-core barrier), or None."""
         fr = getattr(g, "gi_frame", None)
@@ -1166,13 +1194,14 @@ class Executable:
     def _interleave(self, gens: list, rng: random.Random):
         live = list(gens)
         self._started = len(gens)
-        self._barrier_mismatch_reported = False
+        self._barrier_mismatch_reported = self._barrier_batches_reported = False
         waiting = []
         ended = []
         while live or waiting:
             if not live:                      # every running core reached the barrier: release them
                 if ended:
                     self._report_barrier_mismatch(waiting, ended)
+                self._report_barrier_batches(waiting)
                 live, waiting, ended = waiting, [], []
                 if self.machine.gm_races is not None:
                     self.machine.gm_races.next_phase()

@@ -169,6 +169,16 @@ class ChipProfile:
     def supports_mad(self, lhs: str, rhs: str, dst: str) -> bool:
         return (lhs, rhs, dst) in self.mad_dtypes
 
+    @property
+    def resident_blocks(self) -> int:
+        """How many blocks of one launch can run at the same time: the chip's cores of the kind the kernel
+        runs on (``aiv_cores`` for a TIK ``VectorCore`` profile, else the larger of ``aic_cores`` and
+        ``aiv_cores``, so that a vector-only kernel on a split-architecture chip is not undercounted).
+        A launch with more blocks runs them in batches (named choice BARRIER_NEEDS_RESIDENT_BLOCKS)."""
+        if self.core_type == "VectorCore":
+            return max(1, self.aiv_cores)
+        return max(1, self.aic_cores, self.aiv_cores)
+
     def __str__(self) -> str:
         return self.name
 

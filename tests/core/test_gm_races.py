@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kernel_helpers import handoff
-from pto_core import GmRace, GmRaceWarning, Machine, MachineOptions, pto
+from pto_core import BarrierCountWarning, GmRace, GmRaceWarning, Machine, MachineOptions, pto
 from pto_core.program import program
 
 ORDERS = [("sequential", 0), ("random", 1), ("random", 5)]
@@ -298,3 +298,28 @@ def test_reports_are_deduplicated_per_site_pair():
     exe = k.program.compile()
     exe.run({"x": np.arange(64, dtype=np.int32).reshape(4, 16)}, options=RECORD)
     assert len(exe.reports) == 1 and exe.machine.gm_races.count == 3
+
+
+# ----------------------------------------------------------------------------- barrier in batches
+
+def test_sync_all_in_a_launch_wider_than_the_chip_is_reported():
+    """Kirin9030 has one core: a 2-block launch runs block 1 after block 0 ends, so block 0 waits at the
+    barrier forever on the device (named choice BARRIER_NEEDS_RESIDENT_BLOCKS)."""
+    with program("wide", target="Kirin9030") as k:
+        x = k.gm_arg("x", "s32", (2, 8))
+        y = k.gm_arg("y", "s32", (2, 8), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            pto.sync_all()
+            _load_store(k, x + c * 8, y + c * 8, 32)
+    with pytest.warns(BarrierCountWarning, match="Kirin9030 runs 1 at a time") as rec:
+        out, _ = _races(k.program, {"x": X[:, :8].copy()})
+    assert len([w for w in rec if issubclass(w.category, BarrierCountWarning)]) == 1
+    assert out["y"].tolist() == X[:, :8].tolist()
+
+
+def test_resident_blocks_per_core_kind():
+    from pto_core.targets import get_target, vector_core_variant
+    assert get_target("Ascend310").resident_blocks == 2
+    assert get_target("Ascend910B1").resident_blocks == 48          # vector kernels run on the 48 AIVs
+    assert get_target("Ascend310P3").resident_blocks == 8
+    assert vector_core_variant(get_target("Ascend310P3")).resident_blocks == 7

@@ -106,3 +106,54 @@ def test_block_barrier_every_core_reaches_is_no_report():
         (y,) = run(ti)
     assert not [k for k, _ in ti.tikdb.reports if k == "sync"]
     assert y[:, 0].tolist() == [1, 2, 3, 4]
+
+
+def _wide_barrier_kernel(soc: str, blocks: int, barrier: bool = True):
+    """``blocks`` cores each store their row of y (core + 1), with a block_barrier before the store."""
+    set_current_compile_soc_info(soc)
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (blocks, 8), name="y", scope=tik.scope_gm)
+    sync = ti.Tensor("int64", (4 * blocks,), name="sync", scope=tik.scope_gm, is_workspace=True,
+                     is_atomic_add=True)
+    with ti.for_range(0, blocks, block_num=blocks) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        v = ti.Scalar("int32", init_value=core + 1)
+        ti.vec_dup(8, ub, v, 1, 8)
+        if barrier:
+            ti.block_barrier(sync)
+        ti.data_move(y[core, 0], ub, 0, 1, 1, 0, 0)
+    return build(ti, "wide_barrier", [], [y])
+
+
+@pytest.mark.parametrize("order", ["sequential", "random"])
+def test_block_barrier_in_a_launch_wider_than_the_chip_is_reported(order):
+    """Ascend310 runs 2 blocks at a time: a 4-block launch runs in two batches, and the first batch waits
+    at the barrier for blocks that cannot start (named choice BARRIER_NEEDS_RESIDENT_BLOCKS)."""
+    ti = _wide_barrier_kernel("Ascend310", 4)
+    ti.tikdb.order = order
+    with pytest.warns(BarrierCountWarning, match="runs 2 at a time") as rec:
+        (y,) = run(ti)
+    assert len([w for w in rec if issubclass(w.category, BarrierCountWarning)]) == 1
+    sync = [msg for kind, msg in ti.tikdb.reports if kind == "sync"]
+    assert len(sync) == 1 and "test_gm_races.py:" in sync[0] and "tik.block_barrier" in sync[0]
+    assert "launch has 4 blocks" in sync[0] and "hangs" in sync[0] and "block_num" in sync[0]
+    assert y[:, 0].tolist() == [1, 2, 3, 4]           # the values are still computed
+
+
+@pytest.mark.parametrize("soc,blocks", [("Ascend310", 2), ("Ascend910A", 32), ("Ascend910B1", 48)])
+def test_block_barrier_in_a_launch_the_chip_holds_is_no_report(soc, blocks):
+    ti = _wide_barrier_kernel(soc, blocks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BarrierCountWarning)
+        (y,) = run(ti)
+    assert not [k for k, _ in ti.tikdb.reports if k == "sync"]
+    assert y[:, 0].tolist() == list(range(1, blocks + 1))
+
+
+def test_wide_launch_without_a_barrier_is_no_report():
+    """Batches are fine when no block waits for another."""
+    ti = _wide_barrier_kernel("Ascend310", 4, barrier=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BarrierCountWarning)
+        (y,) = run(ti)
+    assert y[:, 0].tolist() == [1, 2, 3, 4]
