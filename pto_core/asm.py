@@ -53,7 +53,7 @@ from typing import NamedTuple, Optional
 
 from . import scalars as S
 from .dtypes import dtype as _dtype
-from .errors import AsmParseError, PtoError, Provenance
+from .errors import AsmParseError, ConfigError, PtoError, Provenance
 from .ops import registry
 from .pipes import asm_pipe, event_id, pipe_name, sync_op_pipe
 from .program import (BOOL, F32, I64, INDEX, REGS, SPR_WORDS, Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break,
@@ -2500,5 +2500,23 @@ def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optiona
 
 
 def parse_file(path: str, **kw) -> Program:
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), source_name=kw.pop("source_name", str(path)), **kw)
+    """`parse` of the text in file ``path`` (UTF-8). A file that cannot be read (a directory, no permission)
+    is a `ConfigError`; bytes that are not UTF-8 (a binary file, a Latin-1 comment) an `AsmParseError` at the
+    first such byte's line and column."""
+    source_name = kw.pop("source_name", str(path))
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ConfigError(f"cannot read PTO-AS file {str(path)!r}: {e.strerror or e}", operand="kernel",
+                          value=str(path), hint="give the path of a PTO-AS text file (.pto)") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = data[:e.start]
+        line, column = before.count(b"\n") + 1, e.start - (before.rfind(b"\n") + 1) + 1
+        raise AsmParseError(f"byte {data[e.start]:#04x} is not UTF-8 text (a binary file, or text in another "
+                            f"encoding)", line=line, column=column, source_name=source_name,
+                            hint="PTO-AS files are UTF-8 text: re-save the file as UTF-8 (or pass the .pto file "
+                                 "tik-migrate -o wrote)") from None
+    return parse(text, source_name=source_name, **kw)

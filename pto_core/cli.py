@@ -48,7 +48,7 @@ def _load_inputs(prog, pairs) -> dict:
         if isinstance(arg, GmArg):
             if not os.path.exists(value):
                 raise ConfigError(f"input file {value!r} for {name!r} does not exist", operand="--in", value=value)
-            inputs[name] = np.load(value, allow_pickle=False)
+            inputs[name] = _load_array(name, value)
         else:
             try:
                 inputs[name] = _scalar(value)
@@ -56,6 +56,33 @@ def _load_inputs(prog, pairs) -> dict:
                 raise ConfigError(f"scalar argument {name!r} needs a number, got {value!r}", operand="--in",
                                   value=value) from None
     return inputs
+
+
+def _load_array(name: str, path: str) -> np.ndarray:
+    """The array of ``--in NAME=PATH``: one ``.npy`` file (``numpy.save``), without pickled objects."""
+    fix = f"write it with numpy.save({path!r}, array) (one .npy file per input, numeric dtype)"
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise ConfigError(f"cannot read input file {path!r} for {name!r}: {getattr(e, 'strerror', None) or e}",
+                          operand="--in", value=path, hint=fix) from None
+    if not isinstance(arr, np.ndarray):          # an .npz archive: np.load gives the archive, not an array
+        arr.close()
+        raise ConfigError(f"input file {path!r} for {name!r} is an .npz archive, not one array", operand="--in",
+                          value=path, hint=fix)
+    return arr
+
+
+def _check_writable(path: str) -> None:
+    """``--out NAME=PATH``: PATH's folder exists and PATH is not a folder (checked before the run; as
+    ``numpy.save``, a PATH not ending in ``.npy`` is written to PATH.npy)."""
+    if not path.endswith(".npy"):
+        path += ".npy"
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(folder):
+        what = "is a folder" if os.path.isdir(path) else f"is in folder {folder!r}, which does not exist"
+        raise ConfigError(f"output file {path!r} {what}", operand="--out", value=path,
+                          hint="give a file path in an existing folder (create the folder first)")
 
 
 def pto_run_main(argv: Optional[list] = None) -> int:
@@ -91,11 +118,17 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                 raise ConfigError(f"{name!r} is not an output of kernel {prog.name!r} "
                                   f"({'its outputs: ' + named if named else 'it has no outputs'})",
                                   operand="--out", value=name, limit=named or "(no outputs)")
+        for _, path in outs:
+            _check_writable(path)
         exe = prog.compile()
         alias = dict(_pairs(args.aliases, "--alias"))
         results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed, alias=alias)
         for name, path in outs:
-            np.save(path, results[name], allow_pickle=False)
+            try:
+                np.save(path, results[name], allow_pickle=False)
+            except OSError as e:
+                raise ConfigError(f"cannot write output file {path!r}: {e.strerror or e}", operand="--out",
+                                  value=path, hint="give a writable file path") from None
         for kind, msg in exe.reports:
             print(f"pto-run: {kind}: {msg}", file=sys.stderr)
         if args.show:

@@ -206,7 +206,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
         except PtoError as e:
             print(f"{prog}: error: {e}", file=sys.stderr)
             return 2
-        _emit(format_sweep(rows, ns.format, summarize=ns.summary), ns.output)
+        if not _emit(format_sweep(rows, ns.format, summarize=ns.summary), ns.output, prog):
+            return 2
         return 1 if unexplained(rows) else 0
     if ns.full or ns.chip or ns.summary:
         print(f"{prog}: error: --full, --chip and --summary go with --sweep", file=sys.stderr)
@@ -225,17 +226,26 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
-    _emit(format_comparisons(res, ns.format), ns.output)
+    if not _emit(format_comparisons(res, ns.format), ns.output, prog):
+        return 2
     return res.exit_status
 
 
-def _emit(text: str, path: Optional[str]) -> None:
+def _emit(text: str, path: Optional[str], prog: str = "tik-compare-fixpipe") -> bool:
+    """Write the report to ``path`` (``-o``) or stdout; False (after a one-line error) if ``path`` cannot be
+    written."""
     if path:
-        with open(path, "w") as f:
-            f.write(text)
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            print(f"{prog}: error: cannot write the report to {path!r}: {e.strerror or e}. Fix: give a file path "
+                  f"in an existing folder", file=sys.stderr)
+            return False
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+    return True
 
 
 def _exit_status(e: SystemExit) -> int:

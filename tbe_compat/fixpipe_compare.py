@@ -541,9 +541,12 @@ def generated_feed(tik, seed: int = DEFAULT_SEED, given: Optional[dict] = None) 
 def load_feed(path: str) -> dict:
     """The arrays of an ``.npz`` file by key (0-d arrays become numbers, for InputScalars)."""
     try:
-        with np.load(path, allow_pickle=False) as z:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):       # one .npy array: no names to feed by
+            raise ValueError("it holds one array (a .npy file), not arrays by kernel input name (an .npz file)")
+        with z:
             return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise UnknownName(f"cannot read the feed file {path!r}: {e}", operand="--feed", value=path,
                           hint="write it with numpy.savez(path, name=array, ...)") from None
 

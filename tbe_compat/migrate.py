@@ -575,14 +575,25 @@ def main(argv: Optional[list] = None) -> int:
             rows = listing(tik, group=ns.group, expand=ns.expand, constants=ns.constants)
             print(format_rows(rows, ns.format, width=width))
             if ns.output:
-                with open(ns.output, "w", encoding="utf-8") as f:
-                    f.write(kernel_asm(tik, locations=locations, runs=runs))
+                text = kernel_asm(tik, locations=locations, runs=runs)
+                try:
+                    with open(ns.output, "w", encoding="utf-8") as f:
+                        f.write(text)
+                except OSError as e:
+                    raise ConfigError(f"cannot write {ns.output!r}: {e.strerror or e}", operand="-o",
+                                      value=ns.output, hint="give a file path in an existing folder") from None
                 print(f"tik-migrate: wrote {ns.output}", file=err)
             if ns.save_io:
                 if not runs:
                     print(f"tik-migrate: kernel {name}: no start_debug run to save", file=err)
                 else:
-                    argv_run = save_io(tik, runs[-1], ns.save_io, locations=locations)
+                    try:
+                        argv_run = save_io(tik, runs[-1], ns.save_io, locations=locations)
+                    except OSError as e:
+                        raise ConfigError(f"cannot write the run's files to {ns.save_io!r}: {e.strerror or e}",
+                                          operand="--save-io", value=ns.save_io,
+                                          hint="give a folder path that can be created (or an existing folder)") \
+                            from None
                     print("tik-migrate: pto-run " + " ".join(argv_run), file=err)
             if ns.check:
                 if not runs:

@@ -239,7 +239,7 @@ class Tikdb:
         ins = {x.name: x for x in info.inputs if isinstance(x, Tensor)}
         alias = {}
         for o, i in inplace.items():
-            if o not in outs or i not in ins:
+            if not isinstance(o, str) or not isinstance(i, str) or o not in outs or i not in ins:
                 raise tik._error(f"inplace {o!r} -> {i!r}: needs a BuildCCE output name mapped to an input name",
                                  operand="inplace", value=(o, i), cls=UnknownName,
                                  limit=f"outputs {sorted(outs)}, inputs {sorted(ins)}",

@@ -103,3 +103,15 @@ def test_subprocess_run_keeps_stdout_parseable():
                        text=True, env=env, timeout=300, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["exit_status"] == 0 and "conv2d_fixpipe: PASS" in p.stderr
+
+
+def test_a_npy_feed_or_an_unwritable_report_is_a_usage_error(tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros(4, np.float16))
+    assert main(["--feed", str(tmp_path / "x.npy"), TILED]) == 2
+    err = capsys.readouterr().err
+    assert "not arrays by kernel input name" in err and "Traceback" not in err
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    assert main(["-o", str(tmp_path / "no" / "r.txt"), str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the report" in err and "Traceback" not in err

@@ -365,3 +365,12 @@ def test_call_source_indexes_a_script_once(tmp_path, monkeypatch):
     assert calls == []
     assert got == ["tik_instance.data_move(dst[1], src,\n    0, 1, 1, 0, 0)",
                    "tik_instance.data_move(dst[49], src,\n    0, 1, 49, 0, 0)", "for i in range(2):"]
+
+
+def test_cli_unwritable_output_paths_are_usage_errors(tmp_path, capsys):
+    script = _script(tmp_path, names=("k1",))
+    assert main([script, "-o", str(tmp_path / "no" / "k.pto")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "Fix:" in err and "Traceback" not in err
+    assert main([script, "-o", str(tmp_path)]) == 2
+    assert "cannot write" in capsys.readouterr().err

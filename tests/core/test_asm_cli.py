@@ -93,3 +93,31 @@ def test_setup_cfg_declares_the_console_script():
     cfg = configparser.ConfigParser()
     cfg.read(os.path.join(os.path.dirname(__file__), "..", "..", "setup.cfg"))
     assert "pto-run = pto_core.cli:pto_run_main" in cfg["options.entry_points"]["console_scripts"]
+
+
+def test_pto_run_unreadable_files_are_usage_errors_not_tracebacks(files, capsys):
+    """An --in file that is a folder, not .npy, pickled or an .npz archive; an --out path in a missing folder;
+    a kernel path that is a folder or not UTF-8: one message, exit 2 (1 for text that does not parse)."""
+    tmp, kernel, x = files
+    (tmp / "garbage.npy").write_bytes(b"hello")
+    np.save(tmp / "obj.npy", np.array([1, "a"], object), allow_pickle=True)
+    np.savez(tmp / "z.npz", x=x)
+    (tmp / "d.npy").mkdir()
+    (tmp / "latin.pto").write_bytes(b"module {\n // caf\xe9\n}\n")
+    xin = f"x={tmp / 'x.npy'}"
+    cases = [
+        ([str(kernel), "--in", f"x={tmp}", "--in", "k=1"], 2, "cannot read input file"),
+        ([str(kernel), "--in", f"x={tmp / 'garbage.npy'}", "--in", "k=1"], 2, "cannot read input file"),
+        ([str(kernel), "--in", f"x={tmp / 'obj.npy'}", "--in", "k=1"], 2, "cannot read input file"),
+        ([str(kernel), "--in", f"x={tmp / 'z.npz'}", "--in", "k=1"], 2, "is an .npz archive"),
+        ([str(kernel), "--in", xin, "--in", "k=1", "--out", f"y={tmp / 'no' / 'y.npy'}"], 2, "which does not exist"),
+        ([str(kernel), "--in", xin, "--in", "k=1", "--out", f"y={tmp / 'd.npy'}"], 2, "is a folder"),
+        ([str(tmp)], 2, "cannot read PTO-AS file"),
+        ([str(tmp / "latin.pto")], 1, "latin.pto:2:5: byte 0xe9 is not UTF-8"),
+    ]
+    for argv, code, message in cases:
+        assert pto_run_main(argv) == code, argv
+        err = capsys.readouterr().err
+        assert err.startswith("pto-run: error: ") and message in err and "Fix:" in err and "Traceback" not in err
+    assert pto_run_main([str(kernel), "--in", xin, "--in", "k=1", "--out", f"y={tmp / 'y'}"]) == 0   # numpy adds .npy
+    assert np.load(tmp / "y.npy").shape == (2, 4)

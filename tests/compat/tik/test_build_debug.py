@@ -445,6 +445,8 @@ def test_start_debug_inplace_names_must_be_an_output_and_an_input():
     with raises_tik(UnknownName, match=r"inplace 'var' -> 'var_out': needs a BuildCCE output name mapped to an "
                                        r"input name"):
         ti.tikdb.start_debug(feed, interactive=False, inplace={"var": "var_out"})
+    with raises_tik(UnknownName, match=r"needs a BuildCCE output name mapped to an input name"):
+        ti.tikdb.start_debug(feed, interactive=False, inplace={"var_out": ["var"]})      # was TypeError: unhashable
 
 
 def test_an_input_scalar_may_make_a_gm_tensor_empty():
