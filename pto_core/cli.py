@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import ConfigError, PtoError, UnknownName
+from .targets import get_target
 
 
 def _pairs(items, what: str) -> list:
@@ -108,6 +109,11 @@ def pto_run_main(argv: Optional[list] = None) -> int:
     try:
         if not os.path.exists(args.kernel):
             raise ConfigError(f"kernel file {args.kernel!r} does not exist", operand="kernel", value=args.kernel)
+        if args.target is not None:                 # a bad option is a usage error (exit 2), as --soc of tik-run
+            try:
+                get_target(args.target)
+            except UnknownName as e:
+                raise ConfigError(e.message, operand="--target", value=args.target, limit=e.limit) from None
         prog = parse_file(args.kernel, target=args.target, kernel=args.kernel_name)
         inputs = _load_inputs(prog, _pairs(args.inputs, "--in"))
         outs = _pairs(args.outputs, "--out")

@@ -65,7 +65,7 @@ def test_pto_run_on_one_core_leaves_the_second_row_unwritten(files):
     (["{k}", "--in", "x={x}"], 2, "missing k"),
     (["{k}", "--in", "x={x}", "--in", "k=1", "--out", "z=z.npy"], 2, "'z' is not an output"),
     (["{k}", "--in", "q={x}"], 2, "no argument 'q' (its arguments: x, y, k)"),
-    (["{k}", "--in", "x={x}", "--in", "k=1", "--target", "nochip"], 1, "unknown target 'nochip'"),
+    (["{k}", "--in", "x={x}", "--in", "k=1", "--target", "nochip"], 2, "unknown target 'nochip'"),
     (["{bad}"], 1, "bad.pto:2:3: expected 'func.func'"),
 ])
 def test_pto_run_errors_are_one_line_messages(files, capsys, args, code, message):
@@ -113,7 +113,7 @@ def test_pto_run_unreadable_files_are_usage_errors_not_tracebacks(files, capsys)
         ([str(kernel), "--in", xin, "--in", "k=1", "--out", f"y={tmp / 'no' / 'y.npy'}"], 2, "which does not exist"),
         ([str(kernel), "--in", xin, "--in", "k=1", "--out", f"y={tmp / 'd.npy'}"], 2, "is a folder"),
         ([str(tmp)], 2, "cannot read PTO-AS file"),
-        ([str(tmp / "latin.pto")], 1, "latin.pto:2:5: byte 0xe9 is not UTF-8"),
+        ([str(tmp / "latin.pto")], 1, "latin.pto:2:8: byte 0xe9 is not UTF-8"),
     ]
     for argv, code, message in cases:
         assert pto_run_main(argv) == code, argv
