@@ -50,7 +50,7 @@ import numpy as np
 
 from . import scalars as S
 from .dtypes import DType, dtype as _dtype
-from .errors import IllegalOperand, Provenance, PtoError, UnknownName
+from .errors import IllegalOperand, Provenance, PtoError, UnknownName, UnsupportedOp
 from .memory import Ptr
 from .ops import registry
 from .pipes import event_id, pipe_name, sync_op_pipe
@@ -1141,6 +1141,13 @@ def _active_builder(what: str) -> "Builder":
     return b
 
 
+def _same_block_num(a, b) -> bool:
+    """Whether two multi-core loops launch the same block count: equal ints, or the same scalar argument."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return a is b
+
+
 class _Scope:
     """A context manager that closes a nested block on exit."""
 
@@ -1195,7 +1202,8 @@ class Builder:
         self._loops = 0
         self._active_vars: set = set()
         self._elifs: dict = {}        # id -> If made by elif_ (an elif chain continues through them)
-        self._multicore = False
+        self._multicore = False       # the kernel has had a multi-core loop (program.block_num is set)
+        self._multicore_open = False  # ... and is inside it now
         self._names: set = set()
         self._open = False
 
@@ -1420,9 +1428,10 @@ class Builder:
         return _Scope(self, loop.body, var, done)
 
     def _multicore_loop(self, lo, hi, step, block_num, t, name):
-        if self._multicore:
-            raise IllegalOperand("a kernel has at most one multi-core loop", operand="block_num",
-                                 hint="TIK forbids nesting multi-core loops; use one block_num loop")
+        if self._multicore_open:
+            raise IllegalOperand("a multi-core loop cannot be nested in another multi-core loop", operand="block_num",
+                                 hint="TIK forbids nesting multi-core loops; close the outer block_num loop first "
+                                      "(loops one after the other are fine)")
         if not (isinstance(lo, int) and lo == 0) or not (isinstance(step, int) and step == 1):
             raise IllegalOperand("the multi-core loop must start at 0 with step 1", operand="block_num",
                                  value=(lo, step))
@@ -1433,12 +1442,26 @@ class Builder:
         elif not (isinstance(block_num, ScalarArg) and hi is block_num):
             raise IllegalOperand("block_num must be an int or a scalar argument that is also the loop end",
                                  operand="block_num", value=repr(block_num))
+        if self._multicore and not _same_block_num(self.program.block_num, block_num):
+            raise UnsupportedOp(f"a second multi-core loop with block_num {block_num!r} after one with "
+                                f"{self.program.block_num!r}: one launch has one block count, and how a kernel "
+                                f"with loops of different counts is launched is not published",
+                                operand="block_num", value=repr(block_num), limit=repr(self.program.block_num),
+                                hint="give every multi-core loop of the kernel the same block_num (guard the "
+                                     "surplus cores with an if), or split it into two kernels")
+        # SEQUENTIAL_BLOCK_LOOPS (named choice, migration_guide/tik_core.md): multi-core loops one after the other
+        # with the same block_num are one launch whose cores run each body in turn, with no barrier between them
+        # (TIK resets its nesting flag when a block loop closes; each loop is a `thread_extent` of blockIdx.x).
         self._multicore = True
+        self._multicore_open = True
         self.program.block_num = block_num
         var = cast(BlockIdx(), t)
         if var.name is None and not isinstance(var, BlockIdx):
             var.name = name
-        return _Scope(self, self._blocks[-1], var)
+
+        def close():
+            self._multicore_open = False
+        return _Scope(self, self._blocks[-1], var, close)
 
     def if_(self, cond, *, where: Optional[Provenance] = None) -> _Scope:
         """``with k.if_(cond):``; follow with ``k.elif_(c)`` / ``k.else_()`` blocks."""

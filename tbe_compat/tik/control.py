@@ -279,14 +279,26 @@ class ControlAPI(TikBase):
             raise self._error(f"with block_num the Scalar {bn.name!r}, endt must be the same Scalar",
                               operand="endt", value=repr(endt), hint="for_range(0, s, block_num=s)")
         width = platform.current_soc().core_num
+        self._one_launch_only(where, "a Scalar block_num")
 
         def enter():
             loop, _ = self._open_block_loop(width, name, dtype, where)
+            self._dynamic_block_loop_seen = True
             return _GuardedScope(self, loop, bn, width, where), None
 
         return _Block(self, "block", where, enter, self._sync.end_branch)
 
+    def _one_launch_only(self, where, what):
+        """A kernel whose block count a computed Scalar chooses (``pto.launch_blocks``) has exactly one multi-core
+        loop: a second launch point is not modelled (SEQUENTIAL_BLOCK_LOOPS covers static counts only)."""
+        if getattr(self, "_dynamic_block_loop_seen", False) or (what and self._builder._multicore):
+            raise self._error("a kernel with a multi-core loop over a computed Scalar block_num may have no other "
+                              "multi-core loop (its cores are launched where that loop starts)",
+                              operand="block_num", cls=UnsupportedOp,
+                              hint="put both bodies in one for_range(0, s, block_num=s)")
+
     def _open_block_loop(self, bn, name, dtype, where):
+        self._one_launch_only(where, None)
         hi = bn if isinstance(bn, int) else bn
         scope = self._builder.for_(0, hi, block_num=bn, name=name if isinstance(name, str) else "i",
                                    dtype=dtype, where=where)

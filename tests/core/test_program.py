@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pto_core import Machine, pto
-from pto_core.errors import IllegalOperand, Provenance, PtoError, UnknownName
+from pto_core.errors import IllegalOperand, Provenance, PtoError, UnknownName, UnsupportedOp
 from pto_core.program import (INDEX, Assign, BinOp, Cast, Cmp, Const, For, GmArg, If, Load, OpStmt, PtrAdd,
                               PtrFromInt, Reg, Store, abs_, all_, any_, bitcast, cast, max_, min_, not_, program,
                               select, sqrt)
@@ -249,8 +249,16 @@ def test_multicore_loop_rules():
     with program("mc2") as k:
         with k.for_(0, 8, block_num=8, name="core") as c:
             assert c.name == "core"
-            with pytest.raises(IllegalOperand, match="at most one multi-core loop"):
+            with pytest.raises(IllegalOperand, match="cannot be nested in another multi-core loop"):
                 k.for_(0, 8, block_num=8)
+    assert k.program.block_num == 8
+    with program("mc3") as k:                         # SEQUENTIAL_BLOCK_LOOPS: one after the other, same count
+        with k.for_(0, 8, block_num=8):
+            pass
+        with k.for_(0, 8, block_num=8):
+            pass
+        with pytest.raises(UnsupportedOp, match="second multi-core loop with block_num 4 after one with 8"):
+            k.for_(0, 4, block_num=4)
     assert k.program.block_num == 8
     for args, kw, match in [((0, 8), {"block_num": 4}, "must equal block_num"),
                             ((1, 8), {"block_num": 8}, "start at 0"),

@@ -238,9 +238,47 @@ def test_multi_core_loop_rules():
     with raises_tik(IllegalOperand, match="block_num must be a positive int"):
         ti.for_range(0, 4, block_num=0)
     with ti.for_range(0, 2, block_num=2):
-        with raises_tik(PtoError, match="at most one multi-core loop"):
+        with raises_tik(PtoError, match="cannot be nested in another multi-core loop"):
             with ti.for_range(0, 2, block_num=2):
                 pass
+
+
+def _two_block_loops(first, second, dynamic=False):
+    """IndexSDK fp_to_fp16's shape: one multi-core loop per round, one after the other (unrolled by Python)."""
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8, 8), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8, 8), name="y", scope=tik.scope_gm)
+    for rnd, bn in enumerate((first, second)):
+        if dynamic and rnd == 1:
+            bn = ti.Scalar("int32", name="cores", init_value=second)
+        with ti.for_range(0, bn, block_num=bn) as core:
+            ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+            ti.data_move(ub, x[rnd * 4 + core, 0], 0, 1, 1, 0, 0)
+            ti.vadds(8, ub, ub, 1000 * (rnd + 1), 1, 1, 1, 8, 8)
+            ti.data_move(y[rnd * 4 + core, 0], ub, 0, 1, 1, 0, 0)
+    return ti, x, y
+
+
+def test_multi_core_loops_one_after_the_other_run_on_the_same_cores():
+    """TIK resets its nesting flag when a block loop closes (CANN 8.1 tik_ir_builder `_for_range_block_init`), so
+    a kernel may hold several multi-core loops in a row; each core runs their bodies in turn (was: IllegalOperand
+    "a kernel has at most one multi-core loop ... TIK forbids nesting" for loops that were not nested)."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti, x, y = _two_block_loops(4, 4)
+    build(ti, "rounds", [x], [y])
+    xv = np.arange(64, dtype=np.int32).reshape(8, 8)
+    got, = run(ti, {"x": xv})
+    assert (got[:4] == xv[:4] + 1000).all() and (got[4:] == xv[4:] + 2000).all()
+    assert ti.program.block_num == 4
+
+
+def test_multi_core_loops_with_different_counts_are_refused_clearly():
+    set_current_compile_soc_info("Ascend310P3")
+    with raises_tik(UnsupportedOp, match=r"\.py:\d+ in .tik\.for_range.: .*second multi-core loop with block_num 2 "
+                                         r"after one with 4"):
+        _two_block_loops(4, 2)
+    with raises_tik(UnsupportedOp, match="computed Scalar block_num may have no other multi-core loop"):
+        _two_block_loops(4, 4, dynamic=True)
 
 
 def test_block_num_from_an_input_scalar_runs_that_many_cores():
