@@ -74,7 +74,7 @@ class Expr:
     # -- arithmetic
     def _bin(self, op, other, reflected=False):
         with _expr_errors(f"tik.Expr.__{op}__"):
-            o = ir_value(other, what=f"operand of {op!r}")
+            o = int64_immediate_bits(ir_value(other, what=f"operand of {op!r}"), self.ir.type)
             _no_bf16_arith(op, self.ir, o)
             check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)
@@ -297,10 +297,12 @@ def _c_unsigned_compare_immediate(v, t):
 
 def int64_immediate_bits(v, t):
     """Named choice INT64_IMMEDIATE_BIT_PATTERN (tik_core.md): a Python int in [2**63, 2**64) stored into a
-    64-bit signed register becomes its two's-complement pattern (``2**64-1`` -> ``-1``). TIK's ``set_as`` hands
-    an int immediate to ``tvm.const`` with no range check of its own (TIK ``tik_scalar.py``), and the FFI passes
-    it in a 64-bit integer slot, which keeps exactly these 64 bits; CANN's dynamic concat (``concat_v2_d_tik``)
-    builds its all-ones vadd masks as ``Scalar("int64", init_value=2**64-1)`` on every compile. Anything else
+    64-bit signed register, or an operand of arithmetic with a 64-bit signed TIK value (``Expr._bin``), becomes
+    its two's-complement pattern (``2**64-1`` -> ``-1``). TIK's ``set_as`` hands an int immediate to ``tvm.const``
+    with no range check of its own (TIK ``tik_scalar.py``), and the FFI passes it in a 64-bit integer slot, which
+    keeps exactly these 64 bits; CANN's dynamic concat (``concat_v2_d_tik``) builds its all-ones vadd masks as
+    ``Scalar("int64", init_value=2**64-1)``, and CANN's dynamic arg_max_v2 its tail masks as
+    ``MAX_MASK_INT64 - mask`` (its UT compiles that kernel for float16, expecting success). Anything else
     is returned unchanged (and `check_immediate` refuses what does not fit)."""
     if type(v) is int and S.is_int(t) and not S.is_bool(t) and t.kind == "s" and t.bits == 64 \
             and (1 << 63) <= v < (1 << 64):
