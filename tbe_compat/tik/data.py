@@ -113,6 +113,19 @@ def _add(a, b):
     return P.binop("add", P.cast(P.as_expr(a, P.I64), P.I64), P.cast(P.as_expr(b, P.I64), P.I64))
 
 
+def _one_burst_gap(nburst, gap):
+    """The gap a move uses: a run-time ``gap`` counts only when ``nburst`` is not 1. Named choice
+    RUN_TIME_GAP_OF_ONE_BURST (tik_core.md): one burst never uses its gaps and the instruction takes them as
+    16-bit fields, so a run-time gap of any value is harmless there (CANN's dynamic arg_max_v2 computes -21 for
+    its single-burst moves of an f16 row of 16..112 elements); it is 0 then, and range-checked otherwise.
+    Immediate gaps are range-checked at trace time whatever the count, as TIK does."""
+    if isinstance(gap, int):
+        return gap
+    if isinstance(nburst, int):
+        return 0 if nburst == 1 else gap
+    return P.select(P.cast(nburst, P.I64) == 1, 0, P.cast(gap, P.I64))
+
+
 def _move_extent(nburst, burst, gap, unit: int):
     """Bytes a move touches from its start, ``((nburst - 1) * (burst + gap) + burst) * unit``: an int,
     or an IR expression when any of the counts is a run-time value."""
@@ -246,6 +259,7 @@ class DataAPI(TikBase):
                               value=f"{s.space}->{d.space}", limit=", ".join(path.socs), cls=UnsupportedOp)
         if s.dt.name == "s32" and d.dt.name == "f16":
             return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
+        ss, ds = _one_burst_gap(n, ss), _one_burst_gap(n, ds)
         for value, name, lo, hi, unit in ((n, "nburst", 1, 4095, "bursts"), (b, "burst", 1, U16, "32-byte blocks"),
                                           (ss, "src_stride", 0, U16, "gap"),
                                           (ds, "dst_stride", 0, U16, "gap")):

@@ -622,3 +622,25 @@ def test_on_chip_destination_overrun_by_run_time_counts_is_caught_when_it_runs(c
                                               r"of its last 32-byte block\) needs elements \[0, 24\) but the tensor "
                                               r"has only 8"):
             run(ti, feed)
+
+
+@pytest.mark.parametrize("static_one", [True, False])
+def test_a_run_time_gap_of_a_single_burst_move_is_unused(static_one):
+    """RUN_TIME_GAP_OF_ONE_BURST: one burst never uses its gaps, so a negative run-time gap is harmless there
+    (CANN's dynamic arg_max_v2 computes -21 for its single-burst moves); with two bursts it is refused."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (256,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (256,), name="ub", scope=tik.scope_ubuf)
+    g = ti.InputScalar("int32", name="g")
+    n = ti.InputScalar("int32", name="n")
+    ti.vector_dup(128, ub, 0.0, 2, 1, 8)
+    ti.data_move(ub, x, 0, 1 if static_one else n, 4, g, g)
+    ti.data_move(y, ub, 0, 1, 16, 0, 0)
+    ti.BuildCCE("one_burst", inputs=[x, g, n], outputs=[y])
+    xs = np.arange(1, 257).astype(np.float16)
+    out, = ti.tikdb.start_debug({"x": xs, "g": -21, "n": 1}, interactive=False)
+    assert np.array_equal(out[:64], xs[:64]) and not out[64:].any()
+    if not static_one:
+        with raises_tik(IllegalOperand, match=r"src_stride of tik.data_move .* = -21 is outside \[0, 65535\]"):
+            ti.tikdb.start_debug({"x": xs, "g": -21, "n": 2}, interactive=False)
