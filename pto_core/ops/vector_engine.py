@@ -170,12 +170,16 @@ class Lanes:
         mask: None when lanes ``[0, count)`` are active in every repeat; else bool array
             ``(1 | repeat, count)``.
         par: lanes per full repeat.
+        tail: counter mode only: the active lanes of a short last repeat (0 = the last
+            repeat has the lanes of the others). Its blocks past the last active lane are
+            not accessed, so a counter-mode operand may end there (`run`).
     """
 
     repeat: int
     count: int
     mask: Optional[np.ndarray]
     par: int
+    tail: int = 0
 
     def rows(self, r0: int, r1: int) -> Optional[np.ndarray]:
         if self.mask is None or self.mask.shape[0] == 1:
@@ -233,7 +237,7 @@ def _lanes_uncached(key, op) -> Lanes:
         m = np.ones((rep, par), dtype=bool)
         m[-1, tail:] = False
         m.setflags(write=False)
-        return Lanes(rep, par, m, par)
+        return Lanes(rep, par, m, par, tail)
     if mask is None:
         return Lanes(repeat, par, None, par)
     if len(mask) == 1:
@@ -421,8 +425,14 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
     count = lanes.count
     view = ctx.strided_view
     chunks = ((0, repeat),) if repeat == 1 else plan_chunks(streams, ptrs, repeat)
+    tail_streams = _tail_streams(streams, lanes)
+    if tail_streams is not None:
+        # counter mode with a short last repeat: run it alone with its trailing blocks trimmed
+        chunks = tuple((r0, min(r1, repeat - 1)) for r0, r1 in chunks if r0 < repeat - 1) + ((repeat - 1, repeat),)
     for r0, r1 in chunks:
         n = r1 - r0
+        if tail_streams is not None and r1 == repeat:
+            streams = tail_streams
         inputs = {}
         for s, p in zip(streams, ptrs):
             if not s.reads:
@@ -433,6 +443,8 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
                 v = view(p, shape, s.strides, offset=r0 * s.strides[0], dtype=s.dtype, operand=s.name,
                          active=None if act is None else act.reshape((-1,) + s.shape[1:]))
                 v = v.reshape(n, s.lanes)
+                if s.lanes < count:             # a trimmed tail repeat: the missing lanes are inactive
+                    v = np.concatenate([v, np.zeros((n, count - s.lanes), dtype=v.dtype)], axis=1)
                 inputs[s.name] = v if count == s.lanes else v[:, :count]
             else:
                 inputs[s.name] = view(p, shape, s.strides, offset=r0 * s.strides[0], dtype=s.dtype,
@@ -441,7 +453,27 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
             outputs = compute(inputs, r0, r1)
         for s, p in zip(streams, ptrs):
             if s.writes:
-                store(ctx, s, p, r0, r1, outputs[s.name], plan.out_lanes(s.name) if plan.lanes_out else lanes)
+                store(ctx, s, p, r0, r1, outputs[s.name][:, :s.lanes],
+                      plan.out_lanes(s.name) if plan.lanes_out else lanes)
+
+
+def _tail_streams(streams: tuple, lanes: Lanes) -> Optional[tuple]:
+    """The streams of a counter-mode short last repeat, each trimmed to the blocks up to its
+    last active lane (None when no stream gets shorter). Only lane-mapped streams (masked, one
+    lane per element) are trimmed; the others keep their shape."""
+    if not lanes.tail or lanes.repeat < 1:
+        return None
+    out = []
+    changed = False
+    for s in streams:
+        e = s.shape[2]
+        nb = -(-lanes.tail // e)
+        if s.masked and s.lanes == lanes.count and s.shape[0] == lanes.repeat and nb < s.shape[1]:
+            out.append(Stream(s.name, s.dtype, (s.shape[0], nb, e), s.strides, s.role, s.masked))
+            changed = True
+        else:
+            out.append(s)
+    return tuple(out) if changed else None
 
 
 def store(ctx, s: Stream, ptr: Ptr, r0: int, r1: int, values: np.ndarray, lanes: Lanes) -> None:

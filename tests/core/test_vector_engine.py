@@ -141,6 +141,24 @@ def test_only_touched_blocks_are_accessed():
     assert e.value.operand in ("src", "dst")
 
 
+def test_counter_mode_tail_repeat_touches_only_its_blocks():
+    """counter=144 f16: repeat 0 has 128 lanes, repeat 1 only 16 (one block), so an operand whose
+    second repeat is the last 32 B of UB is legal; one more element is out of bounds. The
+    extent used to count the whole last repeat (8 blocks) and refused the legal kernel."""
+    m = Machine("A2A3")
+    size = m.target.sizes.ub
+    d = m.ptr("ub", "f16", size - 288)
+    m.write(d, np.arange(144, dtype=np.float16))
+    pto.ub.vadds(d, d, 1.0, 1, counter=144)
+    np.testing.assert_array_equal(m.read(d, 144), np.arange(144, dtype=np.float16) + 1)
+    s32 = m.ptr("ub", "s32", size - 256 - 64)    # 64 + 8 s32 lanes: the tail is one block
+    m.write(s32, np.arange(72, dtype=np.int32))
+    pto.ub.vmuls(s32, s32, 3, 1, counter=72)
+    np.testing.assert_array_equal(m.read(s32, 72), np.arange(72, dtype=np.int32) * 3)
+    with pytest.raises(OutOfBounds, match="outside ub"):
+        pto.ub.vadds(d, d, 1.0, 1, counter=145)
+
+
 def test_uninitialised_reads_only_count_active_lanes():
     m = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
     d, a = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024)
