@@ -1612,7 +1612,7 @@ def _coerce_operand(o: registry.Operand, v):
     if kind == "event":
         if isinstance(v, Expr):
             return _int_expr(o, v)
-        return event_id(v)
+        return event_id(int(v) if isinstance(v, np.integer) else v)   # np.int64(1) is event id 1
     if isinstance(v, Expr):
         if v.is_ptr:
             raise IllegalOperand("expects a scalar, got a pointer", operand=o.name, value=repr(v))

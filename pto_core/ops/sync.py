@@ -19,6 +19,8 @@ verifier when it is on. Semantics and sources: migration_guide/pto_sync.md.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..checks.flags import flag_event, flag_pipe, flag_table
 from ..errors import IllegalOperand, UnsupportedOp
 from ..pipes import pipe_name, sync_op_pipe
@@ -39,8 +41,16 @@ _FLAG_DYN_OPERANDS = _FLAG_OPERANDS[:2] + (Operand("event", "int", doc="event id
 _CANON: dict = {}
 
 
+def as_int(v):
+    """A numpy integer as a Python int; anything else unchanged (for the checks to name). Event and buffer
+    ids are integers like every other integer operand (`registry.check_constant_operand` takes numpy
+    integers), so ``np.int64(3)`` is id 3, not an id 'outside 0..7'."""
+    return int(v) if isinstance(v, np.integer) else v
+
+
 def _flag_operands(src, dst, event, target) -> tuple:
     """Canonical ``(src pipe, dst pipe, event id)`` of a flag op, validated (memoised per spelling and target)."""
+    event = as_int(event)
     key = (src, dst, event, type(src), type(dst), type(event), target.name)
     try:
         hit = _CANON.get(key)
@@ -58,6 +68,7 @@ def _flag_operands(src, dst, event, target) -> tuple:
 def _verify_flag(call, target) -> None:
     """Static form: both pipes named, the event id a constant in range for the target."""
     src, dst, ev = call.operands
+    ev = as_int(ev)
     if not isinstance(ev, (int, str)) or isinstance(ev, bool):
         flag_pipe(src, "src")
         flag_pipe(dst, "dst")
@@ -70,7 +81,7 @@ def _verify_flag_dyn(call, target) -> None:
     """Dynamic form: both pipes named; the event id is checked when it is known (run time)."""
     flag_pipe(call.operands[0], "src")
     flag_pipe(call.operands[1], "dst")
-    ev = call.operands[2]
+    ev = as_int(call.operands[2])
     if isinstance(ev, int) and not isinstance(ev, bool):
         flag_event(ev, target)
 
@@ -174,6 +185,7 @@ def buf_operands(op: str, pipe, buf_id, mode, target) -> tuple:
                             f"Ascend 950)", op=op, value=target.name,
                             hint="use pto.set_flag/pto.wait_flag pairs on this target")
     canon = sync_op_pipe(pipe)
+    buf_id, mode = as_int(buf_id), as_int(mode)
     limit = target.buffer_ids
     if not isinstance(buf_id, int) or isinstance(buf_id, bool) or not 0 <= buf_id < limit:
         raise IllegalOperand(f"buffer id {buf_id!r} does not exist on {target.name}", op=op, operand="buf_id",
@@ -189,8 +201,8 @@ def buf_operands(op: str, pipe, buf_id, mode, target) -> tuple:
 
 def _verify_buf(call, target) -> None:
     """Record-time checks: a chip with buffer ids, a concrete pipe, constant id/mode in range."""
-    pipe, bid = call.operands[0], call.operands[1]
-    mode = call.operands[2] if len(call.operands) > 2 else 0
+    pipe, bid = call.operands[0], as_int(call.operands[1])
+    mode = as_int(call.operands[2]) if len(call.operands) > 2 else 0
     op = call.spec.asm_name
     if not target.buffer_ids:
         buf_operands(op, pipe, 0, 0, target)
