@@ -111,6 +111,7 @@ class HazardTracker:
         self._thr_cache: dict = {}   # pipe -> (thr_list, limits), valid until the clocks change
         self._grants: list = []
         self._pending: list = []     # the current op's accesses, recorded when it ends
+        self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -382,12 +383,30 @@ class HazardTracker:
                             hint="consume the published tile with a FIXPIPE unit_flag(check_and_clear) first, "
                                  "or drop unit_flag on this mad and use set_flag/wait_flag")
         self._grants.append(_Grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy()))
+        self._acquire_unit_known(sh.u_clr_pipe[b0:b1], sh.u_clr[b0:b1])
+
+    def _acquire_unit_known(self, pipes, epochs) -> None:
+        """Named choice UNIT_FLAG_TRANSITIVE: an op that passed a unit-flag check also comes after everything the
+        op it waited for (the publishing mad, the clearing FIXPIPE) had itself waited for -- a flag chain MTE1 ->
+        M then a unit flag M -> FIX orders the MTE1 access before the FIXPIPE, as two flags would. The checked op's
+        own accesses stay covered only on the unit-flag bytes (the grants: other tiles still need flags)."""
+        keys = {(int(q), int(e)) for q, e in zip(pipes, epochs) if e > 0}
+        snaps = [self._unit_known[k] for k in keys if k in self._unit_known]
+        if snaps:
+            for snap in snaps:
+                self.clocks.acquire(self._pipe, snap)
+            self._clocks_changed()
+
+    def _remember_unit_known(self) -> None:
+        """What the current op (a unit-flag publish or clear) waited for, for `_acquire_unit_known`."""
+        self._unit_known[(self._pipe, self._epoch)] = list(self.clocks.known[self._pipe])
 
     def unit_flag_publish(self, buf, lo: int, hi: int) -> None:
         """Producer side (mad ``unit_flag(check_and_set)``): publish the current op's L0C bytes."""
         sh = self._shadow(buf)
         sh.unit_arrays()
         b0, b1 = block_range(lo, hi)
+        self._remember_unit_known()
         sh.u_pub[b0:b1] = self._epoch
         sh.u_pub_pipe[b0:b1] = self._pipe
         sh.u_seen[b0:b1] = False
@@ -405,8 +424,10 @@ class HazardTracker:
                             op=self._name, operand="unit_flag", where=self._where,
                             hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
         self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
+        self._acquire_unit_known(sh.u_pub_pipe[b0:b1], pub)
         sh.u_seen[b0:b1] = True
         if clear:
+            self._remember_unit_known()
             sh.u_clr[b0:b1] = self._epoch
             sh.u_clr_pipe[b0:b1] = self._pipe
             sh.u_pub[b0:b1] = 0
@@ -436,3 +457,4 @@ class HazardTracker:
         self._clocks_changed()
         self._grants = []
         self._pending = []
+        self._unit_known = {}

@@ -407,6 +407,34 @@ def test_mad_check_on_uncleared_tile_is_a_deadlock(m):
     assert "check_and_clear" in str(e.value) and "bytes [0x0, 0x200)" in str(e.value)
 
 
+def test_unit_flag_edge_is_transitive(m):
+    """UNIT_FLAG_TRANSITIVE: MTE1 reads an L1 tile, flag MTE1 -> M, the mad publishes its L0C tile, and the
+    FIXPIPE that consumed the tile overwrites that L1 tile: ordered (the FIXPIPE waited for the mad, which
+    waited for MTE1), no WAR (h_hazard100's probe P10)."""
+    l0a, l0b, l0c, out = unit_setup(m)
+    l1 = m.ptr("l1", "u8", 0)
+    m.write(l1, data(seed=2))
+    pto.t_mte1(l1, l0a, N)
+    pto.set_flag("MTE1", "M", 0)
+    pto.wait_flag("MTE1", "M", 0)
+    pto.t_mad(l0a, l0b, l0c, N, unit_flag="check_and_set")
+    pto.t_fixpipe(l0c, l1, N, unit_flag="check_and_clear")
+    assert np.array_equal(m.read(l1, N), data(seed=2) + np.uint8(1) + data(seed=1))     # uint8 wraps
+    assert m.end_kernel() == []
+
+
+def test_unit_flag_edge_does_not_order_what_the_mad_did_not_wait_for(m):
+    """Without the MTE1 -> M flag the mad itself is a hazard; with check_hazards off for it, the FIXPIPE
+    still may not overwrite what MTE1 read: the unit flag carries only what the mad waited for."""
+    l0a, l0b, l0c, out = unit_setup(m)
+    l1 = m.ptr("l1", "u8", 0)
+    pto.t_write_mte1(l1, N, 3)
+    pto.t_mad(l0a, l0b, l0c, N, unit_flag="check_and_set")
+    with pytest.raises(HazardError) as e:
+        pto.t_fixpipe(l0c, l1, N, unit_flag="check_and_clear")
+    assert e.value.kind == "WAW" and e.value.first[1] == "MTE1"
+
+
 # ----------------------------------------------------------------------------- same-pipe policy
 
 def test_same_pipe_is_ordered_by_default(m):
