@@ -39,6 +39,16 @@ class Provenance:
         return where
 
 
+@dataclass(frozen=True)
+class FencedProvenance(Provenance):
+    """A `Provenance` that also confines the op's on-chip accesses to ``fences``: ``((space, lo, hi,
+    label), ...)`` byte ranges (an access of an on-chip space must lie inside one range of that space;
+    spaces without a range are not confined). Made by front ends for ops whose pointers stand for
+    their own buffers (the TIK bridge: `tbe_compat.tik.bridge`); checked by `memory.ExecContext`."""
+
+    fences: tuple = ()
+
+
 def at_site(where: Optional["Provenance"], op_name: str = "") -> str:
     """`` at file:line`` of ``where`` plus the high-level call (`` (`tik.matmul`)``) when it is not the op
     ``op_name`` itself; ``""`` without a provenance. For messages naming an earlier op of a kernel."""

@@ -50,7 +50,7 @@ import numpy as np
 
 from . import scalars as S
 from .dtypes import DType, dtype as _dtype
-from .errors import IllegalOperand, Provenance, PtoError, UnknownName
+from .errors import FencedProvenance, IllegalOperand, Provenance, PtoError, UnknownName
 from .memory import Ptr
 from .ops import registry
 from .pipes import event_id, pipe_name, sync_op_pipe
@@ -1519,7 +1519,7 @@ class Builder:
         """Registry recorder hook: validate operand kinds, run the op's verifier, append an `OpStmt`."""
         spec = call.spec
         where = call.where
-        if self._where and self._where[-1] is not None:
+        if self._where and self._where[-1] is not None and not isinstance(where, FencedProvenance):
             where = self._where[-1]
         target = self.target
         key = (spec.name, id(target), call.operands) if spec.family == "sync" and not call.clauses and \

@@ -226,3 +226,38 @@ def test_pointer_arithmetic_errors_name_the_user_line():
             make()
         assert e.value.where is not None and e.value.where.file == __file__, str(e.value)
     assert P.static_addr(ub.pto_ptr() - np.int64(2)) == ub.storage.addr - 4
+
+
+def _spill_kernel(offset, in_loop=False):
+    """vadds of 128 f16 lanes at ``ub.pto_ptr() + offset`` on a 128-element ``ub``; ``nb`` follows it in UB."""
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    nb = ti.Tensor("float16", (N,), name="nb", scope=tik.scope_ubuf)
+    y2 = ti.Tensor("float16", (N,), name="y2", scope=tik.scope_gm)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    ti.data_move(nb, x, 0, 1, N // 16, 0, 0)
+    line = inspect.currentframe().f_lineno + 3
+    if in_loop:
+        with ti.for_range(0, 3) as i:
+            pto.ub.vadds(ub.pto_ptr() + i * offset, ub.pto_ptr() + i * offset, 1.0, 1, mask=128)
+    else:
+        pto.ub.vadds(ub.pto_ptr() + offset, ub.pto_ptr() + offset, 1.0, 1, mask=128)
+    ti.data_move(y2, nb, 0, 1, N // 16, 0, 0)       # MTE3 reads nb before any V -> MTE3 pair
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)
+    return build(ti, "spill", [x], [y, y2]), line
+
+
+def test_a_pto_op_running_past_its_tik_tensor_is_out_of_bounds():
+    # PTO_OPS_STAY_IN_TENSORS: TIK refuses the same vec_adds ("tensor overflow"); the PTO op used to
+    # change the neighbouring tensor nb silently (or fail the hazard verifier asking for EVENT_ID0 flags)
+    from pto_core.errors import OutOfBounds
+    for in_loop, offset in ((False, 64), (True, 32)):
+        ti, line = _spill_kernel(offset, in_loop)
+        with raises_tik(OutOfBounds, match="outside the tensor") as e:
+            run(ti, {"x": np.zeros(N, np.float16)})
+        assert (e.value.where.file, e.value.where.line) == (__file__, line + (0 if in_loop else 2))
+        assert "tensor 'ub'" in str(e.value) and "pto.ub.vadds" in str(e.value)
+    ti, _ = _spill_kernel(0)                          # inside the tensor: runs
+    a = np.arange(N, dtype=np.float16)
+    y, y2 = run(ti, {"x": a})
+    assert y.tobytes() == (a + np.float16(1)).tobytes() and y2.tobytes() == a.tobytes()
