@@ -19,7 +19,10 @@ PTO pointer expression of a TIK tensor view:
   ``for_range`` indices): the pointer is then an expression evaluated where the op runs;
 * ``p + n`` moves ``n`` elements, ``p.cast("f32")`` reinterprets, ``p.byte_offset(b)`` moves
   ``b`` bytes -- derived pointers keep the link to their tensor;
-* it is valid only inside this kernel (and the tensor's scope, like the tensor itself).
+* it is valid only inside this kernel (and the tensor's scope, like the tensor itself);
+* the op may touch on-chip bytes only inside the tensors of its pointer operands
+  (`PTO_OPS_STAY_IN_TENSORS`): the recorded op carries them as a `FencedProvenance`, checked
+  when it runs.
 
 **Recording** -- a ``pto.*`` call whose pointer operands come from ``pto_ptr()`` is recorded
 into that kernel's program at the call's ``file:line`` (provenance ``pto.<op>``), in the
