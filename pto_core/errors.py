@@ -29,6 +29,8 @@ class Provenance:
     line: int
     call: str = ""
     detail: str = ""
+    #: not a field: `FencedProvenance` overrides it (read by `memory.ExecContext.begin_op` for every op)
+    fences = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
