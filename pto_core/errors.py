@@ -29,6 +29,8 @@ class Provenance:
     line: int
     call: str = ""
     detail: str = ""
+    #: not a field: `FencedProvenance` overrides it (read by `memory.ExecContext.begin_op` for every op)
+    fences = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
@@ -37,6 +39,16 @@ class Provenance:
         if self.detail:
             where += f" ({self.detail})"
         return where
+
+
+@dataclass(frozen=True)
+class FencedProvenance(Provenance):
+    """A `Provenance` that also confines the op's on-chip accesses to ``fences``: ``((space, lo, hi,
+    label), ...)`` byte ranges (an access of an on-chip space must lie inside one range of that space;
+    spaces without a range are not confined). Made by front ends for ops whose pointers stand for
+    their own buffers (the TIK bridge: `tbe_compat.tik.bridge`); checked by `memory.ExecContext`."""
+
+    fences: tuple = ()
 
 
 def at_site(where: Optional["Provenance"], op_name: str = "") -> str:

@@ -614,6 +614,8 @@ class ExecContext:
         self.op_name: str = ""
         self.pipe: str = "S"
         self.where: Optional[Provenance] = None
+        #: the running op's `FencedProvenance.fences` (None: its on-chip accesses are not confined)
+        self.fences: Optional[tuple] = None
         self.sync_state = None       # set/wait flag table (pto_core.checks.flags), made by ops.sync
         self.races = None            # the machine's GM race checker (pto_core.checks.races) on multi-core machines
         #: the atomic op (``"add"``/``"max"``/``"min"``) of the GM read-modify-write the running op is doing, set
@@ -631,6 +633,7 @@ class ExecContext:
         self.op_name = op_name
         self.pipe = pipe
         self.where = where
+        self.fences = getattr(where, "fences", None) or None
         if self._holding:                  # the previous op is done with its writable flag views
             for buf in self._holding:
                 buf.held.clear()
@@ -660,7 +663,23 @@ class ExecContext:
                               f"(capacity {buf.size} B on {self.target.name})", op=self.op_name,
                               operand=operand, value=hex(addr), limit=f"{buf.size} B",
                               hint="check the address, shape and strides of this operand")
+        if self.fences is not None:
+            self._check_fence(space, addr, nbytes, operand)
         return buf, addr
+
+    def _check_fence(self, space: str, addr: int, nbytes: int, operand: str) -> None:
+        """`OutOfBounds` unless ``[addr, addr + nbytes)`` of ``space`` lies inside one of the running op's
+        fences of that space (`FencedProvenance`; spaces without a fence are free)."""
+        mine = [f for f in self.fences if f[0] == space]
+        if not mine or nbytes <= 0 or any(lo <= addr and addr + nbytes <= hi for _, lo, hi, _ in mine):
+            return
+        names = ", ".join(f"{label} ({space} bytes [{lo:#x}, {hi:#x}))" for _, lo, hi, label in mine)
+        raise OutOfBounds(f"bytes [{addr:#x}, {addr + nbytes:#x}) of {space} run outside the tensor(s) its "
+                          f"pointers come from: {names}", op=self.op_name, operand=operand, value=hex(addr),
+                          limit=names,
+                          hint="a PTO op in a TIK kernel must stay inside the TIK tensors of its pointer operands "
+                               "(auto-sync orders whole tensors, tik_core.md §7): check the repeat, mask, strides "
+                               "and the offset added to the pointer")
 
     def read(self, ptr: Ptr, nbytes: int, *, operand: str = "src") -> np.ndarray:
         """Byte view of ``[ptr, ptr + nbytes)`` for reading (records the read)."""
@@ -748,6 +767,8 @@ class ExecContext:
             off = ptr.addr + offset
             if off < 0 or off + extent > buf.data.shape[0]:
                 self._locate(Ptr(ptr.space, ptr.dtype, off, ptr.sub, ptr.ctx), extent, operand)
+            elif self.fences is not None:
+                self._check_fence(ptr.space, off, extent, operand)
         if self.hazards is not None:
             self.hazards.on_access(buf, off, off + extent, write)
         if self.races is not None and buf.space == "gm":

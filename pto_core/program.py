@@ -50,7 +50,7 @@ import numpy as np
 
 from . import scalars as S
 from .dtypes import DType, dtype as _dtype
-from .errors import IllegalOperand, Provenance, PtoError, UnknownName, UnsupportedOp
+from .errors import FencedProvenance, IllegalOperand, Provenance, PtoError, UnknownName, UnsupportedOp
 from .memory import Ptr
 from .ops import registry
 from .pipes import event_id, pipe_name, sync_op_pipe
@@ -451,14 +451,14 @@ class PtrExpr(Expr):
     def __add__(self, n):
         if isinstance(n, int) and not isinstance(n, bool) and n == 0:
             return self
-        return PtrAdd(self, _offset(n))
+        return PtrAdd(self, _user_offset(n))
 
     __radd__ = __add__
 
     def __sub__(self, n):
-        if isinstance(n, Expr):
-            return PtrAdd(self, UnOp("neg", _offset(n)))
-        return self + (-int(n))
+        if isinstance(n, (int, np.integer)) and not isinstance(n, bool):
+            return self + (-int(n))
+        return PtrAdd(self, UnOp("neg", _user_offset(n)))
 
     def cast(self, new_dtype) -> "PtrExpr":
         """Same address, another element type."""
@@ -625,6 +625,13 @@ REGS = (Reg, PtrReg)
 INVARIANT_LEAVES = (Const, Undef, ScalarArg, BlockIdx, BlockNum, GmArg)
 
 
+#: The method a front end's scalar value defines to give its IR expression (`as_expr` calls it):
+#: TIK's ``Scalar``/``Expr``/loop index (``tbe_compat``) define it, so pointer arithmetic on a TIK
+#: tensor's PTO pointer takes them (``t.pto_ptr() + s``, ``p.byte_offset(i * 64)``), as
+#: ``t[s].pto_ptr()`` does. pto_core never imports the front end; the front end opts in.
+PTO_EXPR_HOOK = "__pto_expr__"
+
+
 def as_expr(v, t=None) -> Expr:
     """An `Expr` for a Python value (``t`` = the type to give a Python number)."""
     if isinstance(v, Expr):
@@ -637,6 +644,11 @@ def as_expr(v, t=None) -> Expr:
         return Const(int(v), INDEX if t is None else t)
     if isinstance(v, (float, np.floating)):
         return Const(float(v), F32 if t is None or not S.is_float(t) else t)
+    hook = getattr(type(v), PTO_EXPR_HOOK, None)
+    if hook is not None:
+        e = hook(v)
+        if isinstance(e, Expr):
+            return e
     raise IllegalOperand(f"cannot use {type(v).__name__} {v!r} as a program value", value=v,
                          hint="use ints, floats, registers, loop variables or expressions")
 
@@ -849,6 +861,16 @@ def _offset(n) -> ScalarExpr:
         raise IllegalOperand(f"pointer offsets must be integers, got {type_str(e.type)}", operand="offset",
                              value=repr(e))
     return cast(e, INDEX)
+
+
+def _user_offset(n) -> ScalarExpr:
+    """`_offset` for ``p + n`` / ``p - n``: an error names the user's line (`p + 1.5`, `p - "x"`)."""
+    try:
+        return _offset(n)
+    except PtoError as e:
+        if e.op is None:
+            e.op = "pointer arithmetic"
+        raise e.with_where(registry.user_frame(2)) from None
 
 
 def static_addr(p) -> Optional[int]:
@@ -1520,7 +1542,7 @@ class Builder:
         """Registry recorder hook: validate operand kinds, run the op's verifier, append an `OpStmt`."""
         spec = call.spec
         where = call.where
-        if self._where and self._where[-1] is not None:
+        if self._where and self._where[-1] is not None and not isinstance(where, FencedProvenance):
             where = self._where[-1]
         target = self.target
         key = (spec.name, id(target), call.operands) if spec.family == "sync" and not call.clauses and \

@@ -19,7 +19,10 @@ PTO pointer expression of a TIK tensor view:
   ``for_range`` indices): the pointer is then an expression evaluated where the op runs;
 * ``p + n`` moves ``n`` elements, ``p.cast("f32")`` reinterprets, ``p.byte_offset(b)`` moves
   ``b`` bytes -- derived pointers keep the link to their tensor;
-* it is valid only inside this kernel (and the tensor's scope, like the tensor itself).
+* it is valid only inside this kernel (and the tensor's scope, like the tensor itself);
+* the op may touch on-chip bytes only inside the tensors of its pointer operands
+  (`PTO_OPS_STAY_IN_TENSORS`): the recorded op carries them as a `FencedProvenance`, checked
+  when it runs.
 
 **Recording** -- a ``pto.*`` call whose pointer operands come from ``pto_ptr()`` is recorded
 into that kernel's program at the call's ``file:line`` (provenance ``pto.<op>``), in the
@@ -51,7 +54,7 @@ from __future__ import annotations
 import weakref
 
 from pto_core import program as P
-from pto_core.errors import IllegalOperand
+from pto_core.errors import FencedProvenance, IllegalOperand
 from pto_core.ops import registry as _ops
 from pto_core.pipes import event_id, pipe_name
 
@@ -63,6 +66,17 @@ from .scalar import Expr
 WRITTEN_OPERANDS = frozenset({"dst", "%dst", "dst_list", "work"})
 #: Sync ops after which every pipe has completed everything before (auto-sync forgets its state).
 FULL_BARRIERS = ("sync_all",)
+
+#: Ops whose addresses depend on data (offset tensors): not confined to their operands' tensors
+#: (`PTO_OPS_STAY_IN_TENSORS`), since TIK cannot check those addresses either.
+DATA_ADDRESSED_OPS = frozenset({"ub.vgather", "ub.vgatherb", "ub.vscatter"})
+#: Named choice PTO_OPS_STAY_IN_TENSORS: a PTO op in a TIK kernel may touch on-chip bytes only inside
+#: the TIK tensors its pointer operands come from (per space; GM has its own regions), else
+#: `OutOfBounds` naming the line and the tensors. TIK refuses an instruction that runs past its
+#: tensor ("tensor overflow"), and auto-sync orders whole tensors: an op reaching into a neighbouring
+#: tensor would get no synchronisation for it (a HazardError asking for EVENT_ID0 flags, or silently
+#: changed data). Sources are silent on raw PTO pointers in TIK kernels (the hardware would write).
+PTO_OPS_STAY_IN_TENSORS = True
 
 #: Tik instances that handed out pointers (weak: a garbage-collected kernel drops out).
 _OWNERS: "weakref.WeakSet" = weakref.WeakSet()
@@ -103,7 +117,7 @@ class BridgeAPI(TikBase):
                         footprint.append(self._footprint(x, name))
             if spec.family == "sync":
                 self._check_user_event(spec, operands)
-            rec = _ops.OpCall(spec, operands, clauses, self._where)
+            rec = _ops.OpCall(spec, operands, clauses, _fenced(self._where, spec, [t for _, t in footprint]))
             self._sync.op(rec.pipe, [a for a, _ in footprint])
             self._builder.record(rec)
             if spec.name in FULL_BARRIERS or (spec.name in ("barrier", "pipe_barrier") and
@@ -138,6 +152,24 @@ class BridgeAPI(TikBase):
                                   limit="EVENT_ID1..EVENT_ID7",
                                   hint="auto-sync already orders the PTO ops of a TIK kernel; if you keep your own "
                                        "flags, use event ids 1..7")
+
+
+def _fenced(where, spec, tensors):
+    """``where`` as a `FencedProvenance` confining the op to ``tensors``' on-chip bytes
+    (`PTO_OPS_STAY_IN_TENSORS`); ``where`` itself when nothing is confined."""
+    if not PTO_OPS_STAY_IN_TENSORS or where is None or spec.name in DATA_ADDRESSED_OPS:
+        return where
+    fences = []
+    for t in tensors:
+        st = t.storage
+        if st.space == "gm" or not isinstance(st.addr, int) or not isinstance(st.nbytes, int):
+            continue
+        fence = (st.space, st.addr, st.addr + st.nbytes, f"tensor {st.name!r}")
+        if fence not in fences:
+            fences.append(fence)
+    if not fences:
+        return where
+    return FencedProvenance(where.file, where.line, where.call, where.detail, tuple(fences))
 
 
 def _pointers(v):

@@ -56,6 +56,10 @@ class Expr:
                 ir = P.cast(ir, dtype)
         self.ir = ir
 
+    def __pto_expr__(self):
+        """The IR expression (`pto_core.program.PTO_EXPR_HOOK`): ``tensor.pto_ptr() + s`` moves by ``s``."""
+        return self.ir
+
     # -- properties
     @property
     def dtype(self) -> str:

@@ -183,3 +183,81 @@ def test_op_errors_carry_the_user_line():
         run(ti, {"x": np.zeros(N, np.float16)})
     assert (e.value.where.file, e.value.where.line) == (__file__, line)
     assert "pto.ub.vadds" in str(e.value) and "255" in str(e.value)
+
+
+def _offset_kernel(form):
+    """y = x with 1.0 added to elements [n + 64*i, n + 64*i + 64) for i in 0, 1 (n = 0 at run time)."""
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    n = ti.Scalar("int32", init_value=64)
+    with ti.for_range(0, 2) as i:
+        if form == "tik":
+            ti.vec_adds(64, ub[i * 64 + n - 64], ub[i * 64 + n - 64], 1.0, 1, 8, 8)
+        else:
+            if form == "plus":
+                p = ub.pto_ptr() + (i * 64 + n - 64)              # element offset: a TIK Expr
+            elif form == "minus":
+                p = (ub.pto_ptr() + i * 64) - (64 - n)          # a loop index, then a Scalar expression
+            else:
+                p = ub.pto_ptr().byte_offset(i * 128 + n * 2 - 128)
+            pto.ub.vadds(p, p, 1.0, 1, mask=64, rep_stride=(8, 8))
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)
+    return build(ti, f"offset_{form}", [x], [y])
+
+
+def test_pointer_arithmetic_takes_tik_scalars_and_loop_indices():
+    # tik_core.md §7: `p + n` moves n elements and TIK Scalars / loop indices are valid operands
+    # (was IllegalOperand "cannot use Scalar ... as a program value", without the user's line)
+    a = np.random.default_rng(1).standard_normal(N).astype(np.float16)
+    want, = run(_offset_kernel("tik"), {"x": a})
+    assert (want != a).all()
+    for form in ("plus", "minus", "bytes"):
+        got, = run(_offset_kernel(form), {"x": a})
+        assert got.tobytes() == want.tobytes(), form
+
+
+def test_pointer_arithmetic_errors_name_the_user_line():
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    f = ti.Scalar("float32", init_value=1.0)
+    for make in (lambda: ub.pto_ptr() + f, lambda: ub.pto_ptr() - 1.5, lambda: ub.pto_ptr().byte_offset(2.5)):
+        with pytest.raises(IllegalOperand, match="pointer offsets must be integers") as e:
+            make()
+        assert e.value.where is not None and e.value.where.file == __file__, str(e.value)
+    assert P.static_addr(ub.pto_ptr() - np.int64(2)) == ub.storage.addr - 4
+
+
+def _spill_kernel(offset, in_loop=False):
+    """vadds of 128 f16 lanes at ``ub.pto_ptr() + offset`` on a 128-element ``ub``; ``nb`` follows it in UB."""
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    nb = ti.Tensor("float16", (N,), name="nb", scope=tik.scope_ubuf)
+    y2 = ti.Tensor("float16", (N,), name="y2", scope=tik.scope_gm)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    ti.data_move(nb, x, 0, 1, N // 16, 0, 0)
+    line = inspect.currentframe().f_lineno + 3
+    if in_loop:
+        with ti.for_range(0, 3) as i:
+            pto.ub.vadds(ub.pto_ptr() + i * offset, ub.pto_ptr() + i * offset, 1.0, 1, mask=128)
+    else:
+        pto.ub.vadds(ub.pto_ptr() + offset, ub.pto_ptr() + offset, 1.0, 1, mask=128)
+    ti.data_move(y2, nb, 0, 1, N // 16, 0, 0)       # MTE3 reads nb before any V -> MTE3 pair
+    ti.data_move(y, ub, 0, 1, N // 16, 0, 0)
+    return build(ti, "spill", [x], [y, y2]), line
+
+
+def test_a_pto_op_running_past_its_tik_tensor_is_out_of_bounds():
+    # PTO_OPS_STAY_IN_TENSORS: TIK refuses the same vec_adds ("tensor overflow"); the PTO op used to
+    # change the neighbouring tensor nb silently (or fail the hazard verifier asking for EVENT_ID0 flags)
+    from pto_core.errors import OutOfBounds
+    for in_loop, offset in ((False, 64), (True, 32)):
+        ti, line = _spill_kernel(offset, in_loop)
+        with raises_tik(OutOfBounds, match="outside the tensor") as e:
+            run(ti, {"x": np.zeros(N, np.float16)})
+        assert (e.value.where.file, e.value.where.line) == (__file__, line + (0 if in_loop else 2))
+        assert "tensor 'ub'" in str(e.value) and "pto.ub.vadds" in str(e.value)
+    ti, _ = _spill_kernel(0)                          # inside the tensor: runs
+    a = np.arange(N, dtype=np.float16)
+    y, y2 = run(ti, {"x": a})
+    assert y.tobytes() == (a + np.float16(1)).tobytes() and y2.tobytes() == a.tobytes()
