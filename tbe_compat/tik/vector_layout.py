@@ -27,7 +27,7 @@ Special registers read back into Scalars right after the op that set them (``pto
 """
 from __future__ import annotations
 
-from pto_core.errors import OutOfBounds, UnsupportedOp
+from pto_core.errors import UnsupportedOp
 
 from .. import platform
 from .api import tik_api
@@ -136,14 +136,13 @@ class LayoutAPI(VectorBase):
                 e = 32 * 8 // o.dt.bits
                 # repeats - 1 strides, or with one repeat the one stride the blocks start in (tik_api.md §13.6)
                 ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isel(ieq(repeat, 1), 1, isub(repeat, 1)), r), e), e))
-                try:
-                    fp.append(self._vec_access(o, ext, w))
-                except OutOfBounds as err:
-                    if isinstance(repeat, int) and repeat == 1 and isinstance(r, int) and r:
-                        err.hint = (f"with repeat_times 1 the blocks start one repeat stride ({r} x 32 B) after the "
-                                    "list addresses, as the TIK vnchwconv page says: pass repeat strides of 0 to "
-                                    "start at the list addresses")
-                    raise
+                hint = None
+                if isinstance(repeat, int) and repeat == 1 and isinstance(r, int) and r:
+                    # the same advice whether the overflow is found now or when the kernel runs
+                    hint = (f"with repeat_times 1 the blocks start one repeat stride ({r} x 32 B) after the "
+                            "list addresses, as the TIK vnchwconv page says: pass repeat strides of 0 to "
+                            "start at the list addresses")
+                fp.append(self._vec_access(o, ext, w, hint))
         clauses = {}
         if ref.dt.bits == 8:               # the flags select byte halves; TIK ignores them for wider types
             if dst_high_half:

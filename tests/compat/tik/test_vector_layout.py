@@ -403,6 +403,21 @@ def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent()
             chip="Ascend910B1", build_only=True)
 
 
+def test_vnchwconv_one_repeat_overflow_found_at_run_time_gives_the_same_advice():
+    """A list address computed at run time (a for_range index, as in a public batch-matmul kernel's
+    final transpose) moves the extent check to run time; its failure still names the repeat-1 rule
+    rather than only the generic advice."""
+    a = np.arange(256, dtype=np.float16)
+
+    def body(ti, ub):
+        with ti.for_range(0, 1) as j:
+            ti.vnchwconv(True, True, [ub["d"][16 * k + 16 * j] for k in range(16)],
+                         [ub["s"][16 * k + 16 * j] for k in range(16)], 1, 16, 1)
+    with raises_tik(OutOfBounds, match="needs elements \\[0, 272\\).*with repeat_times 1 the blocks start one "
+                                       "repeat stride \\(16 x 32 B\\) after the list addresses"):
+        vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, body, chip="Ascend910B1")
+
+
 def test_vnchwconv_repeats_run_in_order_when_destination_blocks_collide():
     """dst_rep_stride 1 block with 16 consecutive destination blocks: repeat r writes blocks r..r+15,
     so each block keeps what the *last* repeat writing it stored (the repeats are sequential
