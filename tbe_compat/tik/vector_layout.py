@@ -171,7 +171,12 @@ class LayoutAPI(VectorBase):
         self._require_instr(instr, d.tensor.dtype)
         repeat = self._vec_repeat(repeat_times)
         hi = 3 if instr == "vextract" and platform.current_soc().short_soc_version == "Ascend310" else 5
-        mode = self._int_arg(mode_number, "mode_number", 0, hi, hint="0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label")
+        hint = "0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label"
+        if hi == 3:                        # TIK: MAX_MODE_NUMBER_VEXTRACT_V100 on the mini SoC
+            hint = ("on Ascend310 vextract reads only the coordinates (0 x1, 1 y1, 2 x2, 3 y2); the score (4) and "
+                    "label (5) fields can be read there with set_as or a strided data_move, or select a chip "
+                    "whose vextract has them (Ascend910, Ascend310P, ...)")
+        mode = self._int_arg(mode_number, "mode_number", 0, hi, hint=hint)
         big, small = (d, s) if instr == "vconcat" else (s, d)
         fp = [self._vec_access(d, imul(repeat, GROUP * (PROPOSAL if d is big else 1)), True),
               self._vec_access(s, imul(repeat, GROUP * (PROPOSAL if s is big else 1)), False)]
