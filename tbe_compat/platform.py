@@ -74,6 +74,20 @@ class TbeDeprecationWarning(FutureWarning):
     """A legacy CANN API that CANN itself marks as expired (shown once per call site)."""
 
 
+class DprofileIgnoredWarning(UserWarning):
+    """``tik.Dprofile`` with only one of ``ai_core_arch`` / ``ai_core_version``: TIK accepts it and
+    selects no chip (see `DPROFILE_LONE_ARGUMENT_SELECTS_NOTHING`); the warning says which chip runs."""
+
+
+DPROFILE_LONE_ARGUMENT_SELECTS_NOTHING = True
+"""``tik.Dprofile("cloud")`` (one of the two arguments): TIK's ``Dprofile1.__init__`` (public 2020
+``te.tik`` source, ``tik_conf_.py``) skips the chip selection when either argument is None ("ge do the
+init!"), so the call is legal and the chip stays whatever was selected before; CANN's own 2020
+``sort_v2`` operator constructs ``tik.Tik(tik.Dprofile('cloud'))``. We do the same and warn
+(`DprofileIgnoredWarning`), since a script run outside the framework then gets the default chip.
+The CANN 8.1 constructor was not retrievable; migration_guide/platform.md."""
+
+
 def warn_deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
     """Emit CANN's "expired API" notice as a `TbeDeprecationWarning`."""
     warnings.warn(f"{old} is deprecated in CANN; use {new} instead", TbeDeprecationWarning,
@@ -966,7 +980,8 @@ class Dprofile:
     ("v100","mini") Ascend310, ("v100","cloud") Ascend910A, ("v200","aic") Ascend310P1,
     ("v200","hisi-es"/"hisi-cs") Hi3796CV300ES/CS, ("v200","sd3403"/"hisi-sd3403") SD3403,
     ("v200","vec") Ascend610 VectorCore, ("v210","aic"/"aiv") BS9SX1AA AiCore/VectorCore,
-    ("v300","aiv") Ascend310B1 VectorCore. Without arguments it just reads the current
+    ("v300","aiv") Ascend310B1 VectorCore. Without arguments (or with only one, with a
+    `DprofileIgnoredWarning`: `DPROFILE_LONE_ARGUMENT_SELECTS_NOTHING`) it just reads the current
     chip. The getters are static: ``tik.Dprofile.get_aicore_num()`` works on the class,
     and every getter answers for the chip selected *when it is called*.
     """
@@ -978,6 +993,13 @@ class Dprofile:
         if ai_core_arch is None and ai_core_version is None:
             return
         if ai_core_arch is None or ai_core_version is None:
+            if DPROFILE_LONE_ARGUMENT_SELECTS_NOTHING:
+                given = ai_core_arch if ai_core_version is None else ai_core_version
+                warnings.warn(f"tik.Dprofile({given!r}) with one argument selects no chip, as in TIK (the "
+                              f"framework's chip stays): running on {current_soc().soc_version}; pass both "
+                              "arguments, e.g. tik.Dprofile('v100', 'cloud'), or call "
+                              "set_current_compile_soc_info first", DprofileIgnoredWarning, stacklevel=2)
+                return
             raise PlatformError("Dprofile needs both ai_core_arch and ai_core_version (or neither)",
                                 op="tik.Dprofile", operand="ai_core_version" if ai_core_version is None
                                 else "ai_core_arch", value=(ai_core_arch, ai_core_version),

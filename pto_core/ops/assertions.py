@@ -20,7 +20,7 @@ from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
 from .registry import Clause, OpSpec, Operand, register
 
 
-def _assert_in_bounds(ctx, first, end, size, *, what=None):
+def _assert_in_bounds(ctx, first, end, size, *, what=None, hint=None):
     first, end, size = int(first), int(end), int(size)
     if end <= first:
         return
@@ -32,7 +32,7 @@ def _assert_in_bounds(ctx, first, end, size, *, what=None):
             msg = (f"tensor overflow: {where} needs elements [{first}, {end}) but the tensor has only {size} "
                    f"elements")
         raise OutOfBounds(msg, op="pto.assert_in_bounds", value=end, limit=size,
-                          hint="check the offsets, repeat counts and strides computed at run time")
+                          hint=hint or "check the offsets, repeat counts and strides computed at run time")
 
 
 register(OpSpec(
@@ -40,7 +40,8 @@ register(OpSpec(
     operands=(Operand("first", "int", doc="first element accessed"),
               Operand("end", "int", doc="one past the last element accessed (<= first: nothing accessed)"),
               Operand("size", "int", doc="elements of the allocation")),
-    clauses=(Clause("what", "attr", doc="what is accessed, for the error message"),),
+    clauses=(Clause("what", "attr", doc="what is accessed, for the error message"),
+             Clause("hint", "attr", doc="what to do, when the front end knows more than the generic advice"),),
     execute=_assert_in_bounds,
     doc="raise OutOfBounds unless [first, end) lies in [0, size) (empty ranges pass)"))
 

@@ -458,11 +458,12 @@ class VectorBase(TikBase):
         # the op then touches nothing
         return isel(ieq(m.length, 0), 0, max_offset(repeat, m.length, geo.blk, geo.rep, unit, block_len))
 
-    def _vec_access(self, op: Operand, extent, write: bool):
+    def _vec_access(self, op: Operand, extent, write: bool, hint: str | None = None):
         """Check ``extent`` elements from ``op``'s start against its tensor; return the footprint.
 
         Static extent and offset: TIK's trace-time "tensor overflow" error. Otherwise a
-        ``pto.assert_in_bounds`` is recorded before the op (run-time check)."""
+        ``pto.assert_in_bounds`` is recorded before the op (run-time check). ``hint``: what to do
+        if the check fails (the same advice in both cases)."""
         size = max(1, op.dt.bits // 8)
         t = op.tensor
         total = t.storage_elements
@@ -477,15 +478,15 @@ class VectorBase(TikBase):
                                   f"{t.name!r}", operand=op.name, value=off, cls=OutOfBounds)
             if off + extent > total:
                 if self._may_not_run():          # see TikBase._may_not_run: checked if it runs
-                    self._record_check(off, off + extent, total, f"{op.name} (tensor {t.name!r})")
+                    self._record_check(off, off + extent, total, f"{op.name} (tensor {t.name!r})", hint)
                     return op.write(extent * size) if write else op.read(extent * size)
                 raise self._error(f"{op.name} tensor overflow, expected elements nums: {off + extent}, actual "
                                   f"elements nums: {total} (tensor {t.name!r})", operand=op.name,
                                   value=off + extent, limit=total, cls=OutOfBounds,
-                                  hint="check repeat_times, the mask and the strides against the tensor's shape")
+                                  hint=hint or "check repeat_times, the mask and the strides against the tensor's shape")
             return op.write(extent * size) if write else op.read(extent * size)
         what = f"{op.name} (tensor {t.name!r})"
-        self._record_check(off, iadd(off, extent), total, what)
+        self._record_check(off, iadd(off, extent), total, what, hint)
         if isinstance(extent, int) and isinstance(off, int):
             return op.write(extent * size) if write else op.read(extent * size)
         return op.write(None) if write else op.read(None)
@@ -495,8 +496,11 @@ class VectorBase(TikBase):
         offsets): the bound an op that writes a data-dependent count (``vreduce``) is given."""
         return isub(op.tensor.storage_elements, op.tensor.offset)
 
-    def _record_check(self, first, end, size, what: str) -> None:
-        self._emit("assert_in_bounds", _i(first), _i(end), _i(size), what=what)
+    def _record_check(self, first, end, size, what: str, hint: str | None = None) -> None:
+        if hint:
+            self._emit("assert_in_bounds", _i(first), _i(end), _i(size), what=what, hint=hint)
+        else:
+            self._emit("assert_in_bounds", _i(first), _i(end), _i(size), what=what)
 
     # ------------------------------------------------------------------ overlap (TIK's static rules)
     def _vec_overlap(self, api: str, instr: str, dst: Operand, srcs, m: MaskArg, repeat, geos: dict, unit: int,

@@ -27,7 +27,7 @@ Special registers read back into Scalars right after the op that set them (``pto
 """
 from __future__ import annotations
 
-from pto_core.errors import OutOfBounds, UnsupportedOp
+from pto_core.errors import UnsupportedOp
 
 from .. import platform
 from .api import tik_api
@@ -136,14 +136,13 @@ class LayoutAPI(VectorBase):
                 e = 32 * 8 // o.dt.bits
                 # repeats - 1 strides, or with one repeat the one stride the blocks start in (tik_api.md §13.6)
                 ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isel(ieq(repeat, 1), 1, isub(repeat, 1)), r), e), e))
-                try:
-                    fp.append(self._vec_access(o, ext, w))
-                except OutOfBounds as err:
-                    if isinstance(repeat, int) and repeat == 1 and isinstance(r, int) and r:
-                        err.hint = (f"with repeat_times 1 the blocks start one repeat stride ({r} x 32 B) after the "
-                                    "list addresses, as the TIK vnchwconv page says: pass repeat strides of 0 to "
-                                    "start at the list addresses")
-                    raise
+                hint = None
+                if isinstance(repeat, int) and repeat == 1 and isinstance(r, int) and r:
+                    # the same advice whether the overflow is found now or when the kernel runs
+                    hint = (f"with repeat_times 1 the blocks start one repeat stride ({r} x 32 B) after the "
+                            "list addresses, as the TIK vnchwconv page says: pass repeat strides of 0 to "
+                            "start at the list addresses")
+                fp.append(self._vec_access(o, ext, w, hint))
         clauses = {}
         if ref.dt.bits == 8:               # the flags select byte halves; TIK ignores them for wider types
             if dst_high_half:
@@ -172,7 +171,12 @@ class LayoutAPI(VectorBase):
         self._require_instr(instr, d.tensor.dtype)
         repeat = self._vec_repeat(repeat_times)
         hi = 3 if instr == "vextract" and platform.current_soc().short_soc_version == "Ascend310" else 5
-        mode = self._int_arg(mode_number, "mode_number", 0, hi, hint="0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label")
+        hint = "0 x1, 1 y1, 2 x2, 3 y2, 4 score, 5 label"
+        if hi == 3:                        # TIK: MAX_MODE_NUMBER_VEXTRACT_V100 on the mini SoC
+            hint = ("on Ascend310 vextract reads only the coordinates (0 x1, 1 y1, 2 x2, 3 y2); the score (4) and "
+                    "label (5) fields can be read there with set_as or a strided data_move, or select a chip "
+                    "whose vextract has them (Ascend910, Ascend310P, ...)")
+        mode = self._int_arg(mode_number, "mode_number", 0, hi, hint=hint)
         big, small = (d, s) if instr == "vconcat" else (s, d)
         fp = [self._vec_access(d, imul(repeat, GROUP * (PROPOSAL if d is big else 1)), True),
               self._vec_access(s, imul(repeat, GROUP * (PROPOSAL if s is big else 1)), False)]

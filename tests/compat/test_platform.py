@@ -684,8 +684,17 @@ def test_dprofile_errors():
     with pytest.raises(PlatformError, match=r"unknown Dprofile \('v100', 'tiny'\)") as info:
         Dprofile("v100", "tiny")
     assert "('v100', 'mini')" in str(info.value)
-    with pytest.raises(PlatformError, match="both ai_core_arch and ai_core_version"):
-        Dprofile("v100")
+
+
+def test_dprofile_with_one_argument_selects_nothing_and_warns():
+    """TIK's Dprofile skips the chip selection when either argument is None (public te.tik source);
+    CANN's sort_v2 builds tik.Tik(tik.Dprofile('cloud')). Legal: the current chip stays, with a warning."""
+    set_current_compile_soc_info("Ascend910B3")
+    for args in (("cloud",), ("v100",), (None, "mini")):
+        with pytest.warns(P.DprofileIgnoredWarning, match="selects no chip.*running on Ascend910B3"):
+            profile = Dprofile(*args)
+        assert current_soc().soc_version == "Ascend910B3"
+        assert profile.get_unified_buffer_size() == 192 * KiB
 
 
 def test_profiling_soc_accepts_none_instance_and_class():

@@ -332,7 +332,8 @@ def test_layout_errors():
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vec_trans(ub["d"], ub["s"], 2, 1, 1), build_only=True)
     with raises_tik(IllegalOperand, match="mode_number = 6"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vconcat(ub["d"], ub["s"], 1, 6), build_only=True)
-    with raises_tik(IllegalOperand, match=r"mode_number = 4 is outside \[0, 3\]"):
+    with raises_tik(IllegalOperand, match=r"mode_number = 4 is outside \[0, 3\].*on Ascend310 vextract reads only the "
+                                          r"coordinates \(0 x1, 1 y1, 2 x2, 3 y2\)"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vextract(ub["d"], ub["s"], 1, 4), chip="Ascend310",
                    build_only=True)
     with raises_tik(IllegalOperand, match="When src dtype is b16, src1 dtype should be u16, input src1 dtype: uint8"):
@@ -401,6 +402,21 @@ def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent()
         vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, lambda ti, ub: ti.vnchwconv(
             False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 1, 0),
             chip="Ascend910B1", build_only=True)
+
+
+def test_vnchwconv_one_repeat_overflow_found_at_run_time_gives_the_same_advice():
+    """A list address computed at run time (a for_range index, as in a public batch-matmul kernel's
+    final transpose) moves the extent check to run time; its failure still names the repeat-1 rule
+    rather than only the generic advice."""
+    a = np.arange(256, dtype=np.float16)
+
+    def body(ti, ub):
+        with ti.for_range(0, 1) as j:
+            ti.vnchwconv(True, True, [ub["d"][16 * k + 16 * j] for k in range(16)],
+                         [ub["s"][16 * k + 16 * j] for k in range(16)], 1, 16, 1)
+    with raises_tik(OutOfBounds, match="needs elements \\[0, 272\\).*with repeat_times 1 the blocks start one "
+                                       "repeat stride \\(16 x 32 B\\) after the list addresses"):
+        vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, body, chip="Ascend910B1")
 
 
 def test_vnchwconv_repeats_run_in_order_when_destination_blocks_collide():
