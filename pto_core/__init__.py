@@ -8,7 +8,8 @@ Quick start::
     a = m.ptr("l0a", "f16", 0x0)
 """
 from .errors import (PtoError, OutOfBounds, Misaligned, CapacityExceeded, IllegalOperand, UnknownName,  # noqa: F401
-                     UnsupportedOp, SyncError, HazardError, GmRace, GmRaceWarning, BarrierCountWarning,
+                     UnsupportedOp, SyncError, HazardError, GmRace, GmRaceWarning, GmOverreadWarning,
+                     BarrierCountWarning,
                      UninitializedRead, UninitializedReadWarning, ConfigError,
                      AsmParseError, TassignError, Provenance)
 from .dtypes import DType, dtype  # noqa: F401

@@ -187,6 +187,13 @@ class GmRace(SyncError):
     at least one writes: the result depends on timing on hardware (``MachineOptions(gm_races="raise")``)."""
 
 
+class GmOverreadWarning(RuntimeWarning):
+    """A GM read that starts inside a tensor and runs past the host's allocation for it (named choice
+    GM_OVERREAD_READS_UNKNOWN, `pto_core.ops.mte`): the bytes past it read as unknown data, as the device
+    reads whatever memory follows. One warning per op site and tensor; the ``("gm-overread", ...)`` report
+    names the line and the bytes."""
+
+
 class GmRaceWarning(RuntimeWarning):
     """The warning ``MachineOptions(gm_races="warn")`` (the default) emits for each distinct GM race."""
 

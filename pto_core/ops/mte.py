@@ -35,6 +35,7 @@ general path; `FAST_PATHS = False` forces the general path, and
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from typing import Optional
 
@@ -42,7 +43,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
-from ..errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from ..errors import GmOverreadWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
 from ..memory import all_written
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
@@ -172,12 +173,13 @@ def flags_from_elems(we: np.ndarray, d: DType) -> np.ndarray:
 # ============================================================================ byte-burst engine
 
 
-def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str) -> Optional[int]:
+def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str, reading: bool = False) -> Optional[int]:
     """For a GM access of bytes ``[ptr + lo, ptr + hi)`` that runs past its tensor into the host's
     allocation padding (`pto_core.memory.GM_TAIL_PAD`): how many of its bytes, from ``ptr + lo``, are
     inside the tensor (0 when it starts in the padding). None when it is not a GM access that
     starts inside a tensor's padded allocation and overruns the tensor (the caller's ordinary
-    bounds check then applies). Past the padding: `OutOfBounds` naming the padded extent."""
+    bounds check then applies). A write past the padding is `OutOfBounds` naming the padded extent;
+    a read past it reads unknown data (`GM_OVERREAD_READS_UNKNOWN`)."""
     if ptr.space != "gm":
         return None
     found = ctx.machine.gm.find_padded(ptr.addr + lo)
@@ -187,7 +189,9 @@ def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str) -> Optional[int]
     n = hi - lo
     if off + n <= region.size:
         return None
-    if off + n > region.padded_size:
+    if off + n > region.padded_size and reading and GM_OVERREAD_READS_UNKNOWN:
+        _report_overread(ctx, region, off, n)
+    elif off + n > region.padded_size:
         raise OutOfBounds(f"GM bytes [{off}, {off + n}) run past the end of region {region.name!r} "
                           f"({region.size} B) and of its allocation's padding (the host allocates "
                           f"{region.padded_size} B: the size rounded up to 32 B plus one 32-byte block)",
@@ -195,6 +199,36 @@ def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str) -> Optional[int]
                           limit=f"{region.padded_size} B",
                           hint="check burst lengths, strides and offsets against the tensor's shape")
     return max(0, region.size - off)
+
+
+#: Named choice GM_OVERREAD_READS_UNKNOWN: a GM read that starts inside a tensor's allocation (the tensor or
+#: its "GM allocation padding") and runs past it is not an error: the bytes past the tensor read as unknown data
+#: (zero, marked unwritten, so the uninitialised-data checks report them where the kernel uses them), with
+#: one ``("gm-overread", ...)`` report and `GmOverreadWarning` per op site and tensor. The device has no
+#: bounds check on a DMA read: it reads whatever memory follows (CANN TIK's data_move checks only its
+#: parameters' ranges), and shipped CANN kernels read past small inputs and never use the bytes (dynamic
+#: sort_v2 past its input; sparse_apply_ftrl_d 4 KiB of indices from an 8-byte tensor; diag / diag_part
+#: 128 B of a 32-byte tiling tensor; in_top_k one 32-row group past its last row). A read that *starts*
+#: outside every allocation (a wild or negative offset), and every write past the padding, stay `OutOfBounds`.
+GM_OVERREAD_READS_UNKNOWN = True
+
+
+def _report_overread(ctx, region, off: int, n: int) -> None:
+    machine = ctx.machine
+    where = ctx.where
+    key = (region.name, where)
+    seen = machine.__dict__.setdefault("_gm_overread_sites", set())
+    if key in seen:
+        return
+    seen.add(key)
+    site = f"{where}: " if where is not None else ""
+    msg = (f"{site}{ctx.op_name or 'a GM read'} reads GM bytes [{off}, {off + n}) of region {region.name!r} "
+           f"({region.size} B; the host allocates {region.padded_size} B): the {off + n - region.padded_size} "
+           f"byte(s) past that allocation read as unknown data (on the device: whatever memory follows). Harmless "
+           f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
+           f"tensor's size (check burst lengths, counts and offsets against its shape)")
+    machine.report("gm-overread", msg)
+    warnings.warn(msg, GmOverreadWarning, stacklevel=2)
 
 
 def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = None):
@@ -206,7 +240,7 @@ def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = 
     bytes are modelled as unknown: zero data, not written. Past the padding: `OutOfBounds`.
     ``runs``: the bytes really read (`ExecContext.span_tracked`).
     """
-    inside = _gm_padding_split(ctx, ptr, lo, hi, operand)
+    inside = _gm_padding_split(ctx, ptr, lo, hi, operand, reading=True)
     if inside is not None:
         pdata = np.zeros(hi - lo, np.uint8)
         pwritten = np.zeros(hi - lo, np.bool_)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kernel_helpers import handoff
-from pto_core import Machine, MachineOptions, dtype, layout, pto
+from pto_core import GmOverreadWarning, Machine, MachineOptions, dtype, layout, pto
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
 from pto_core.ops import get_op
 from pto_core.ops.mte import BT_LOAD_UNIT
@@ -109,8 +109,11 @@ def test_mte_gm_l1_errors():
     with pytest.raises(IllegalOperand, match="outside") as e:
         pto.mte_gm_l1(g, m.ptr("l1", "u8", 0), 32, nburst=(0, 32, 32))
     assert "count" in e.value.operand
+    with pytest.warns(GmOverreadWarning, match=r"reads GM bytes \[0, 320\) of region 's'"):
+        pto.mte_gm_l1(g, m.ptr("l1", "u8", 0), 64, nburst=(5, 64, 64))       # a read: unknown data past 288 B
+    pto.pipe_barrier("ALL")
     with pytest.raises(OutOfBounds, match="run past"):
-        pto.mte_gm_l1(g, m.ptr("l1", "u8", 0), 64, nburst=(5, 64, 64))
+        pto.mte_l1_gm(m.ptr("l1", "u8", 0), g, 64, nburst=(5, 64, 64))       # a write past the padding
     with pytest.raises(IllegalOperand, match="must point into gm"):
         pto.mte_gm_l1(m.ptr("ub", "u8", 0), m.ptr("l1", "u8", 0), 32, nburst=(1, 0, 0))
     with pytest.raises(IllegalOperand, match="list of parameter tuples"):
@@ -607,7 +610,8 @@ def test_gm_read_may_run_into_the_allocation_padding():
     """The host allocates a GM tensor of n bytes as round32(n) + 32 bytes (GE's
     GetTensorMemorySizeInBytes): a read may run past the tensor up to that end -- also a whole
     block starting past the tensor -- and the bytes past the tensor are unknown (not written);
-    past the padding it is an error."""
+    a read that starts inside the allocation and runs past it reads unknown data there too, with a
+    warning (GM_OVERREAD_READS_UNKNOWN); one that starts past the allocation is an error."""
     m = Machine("A2A3")
     src = rand_bytes(100)                                                # allocation: 128 + 32 = 160 B
     g = m.gm_tensor(src, name="s")
@@ -624,9 +628,16 @@ def test_gm_read_may_run_into_the_allocation_padding():
     ub2 = m.ptr("ub", "u8", 256)
     pto.mte_gm_ub(g.byte_offset(128), ub2, 0, 32, nburst=(1, 32, 32))    # [128, 160): all padding
     assert not buf.written[256:288].any()
-    with pytest.raises(OutOfBounds, match=r"GM bytes \[72, 168\) run past the end of region 's' \(100 B\) and of "
-                                          r"its allocation's padding \(the host allocates 160 B"):
+    m.write(ub, np.full(96, 0xAB, np.uint8))
+    with pytest.warns(GmOverreadWarning, match=r"reads GM bytes \[72, 168\) of region 's' \(100 B; the host "
+                                               r"allocates 160 B\): the 8 byte\(s\) past"):
         pto.mte_gm_ub(g.byte_offset(72), ub, 0, 96, nburst=(1, 96, 96))   # [72, 168): past 160
+    assert np.array_equal(raw(m, ub, 28), src[72:100]) and not buf.written[28:96].any()
+    assert sum(k == "gm-overread" for k, _ in m.reports) == 1
+    with pytest.warns(GmOverreadWarning, match=r"reads GM bytes \[104, 168\)"):
+        pto.mte_gm_ub(g.byte_offset(104), ub, 0, 64, nburst=(1, 64, 64))  # starts in the padding, runs past it
+    with pytest.raises(OutOfBounds, match=r"not inside any allocated region \(100 B past the end of region 's'\)"):
+        pto.mte_gm_ub(g.byte_offset(200), ub, 0, 32, nburst=(1, 32, 32))  # starts past the allocation
 
 
 def test_gm_write_into_the_allocation_padding_is_dropped():
@@ -660,13 +671,15 @@ def test_gm_write_into_the_allocation_padding_is_dropped():
 
 
 def test_gm_read_past_the_padding_names_the_whole_read():
-    """The error for a GM read past the tensor's allocation names the whole read range and the
-    allocation size (not just the bytes that must exist)."""
+    """The report of a GM read past the tensor's allocation names the whole read range, the allocation
+    size and the line; the bytes past it read as unknown (unwritten) data."""
     from pto_core.program import program
     with program("oob_tail", target="A2A3") as k:
         x = k.gm_arg("x", "f32", (64,))                    # 256 B: allocation 288 B
         k.gm_arg("y", "f32", (64,), io="out")
         pto.mte_gm_ub(x + 48, k.ptr("ub", "f32", 0), 0, 128, nburst=(1, 0, 0))    # [192, 320)
-    with pytest.raises(OutOfBounds, match=r"GM bytes \[192, 320\) run past the end of region 'x' \(256 B\).* "
-                                          r"allocates 288 B"):
-        k.program.run({"x": np.zeros(64, np.float32)})
+    exe = k.program.compile()
+    with pytest.warns(GmOverreadWarning, match=r"test_mte.py:\d+.*: pto.mte_gm_ub reads GM bytes \[192, 320\) of "
+                                               r"region 'x' \(256 B; the host allocates 288 B\)"):
+        exe.run({"x": np.zeros(64, np.float32)})
+    assert [k for k, _ in exe.reports].count("gm-overread") == 1

@@ -6,11 +6,17 @@ import functools
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from pto_core.errors import GmOverreadWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import build, raises_tik, run
+
+
+def here() -> int:
+    """Line number of the caller's next line."""
+    import inspect
+    return inspect.currentframe().f_back.f_lineno + 1
 
 
 def _gapped_reference(src, n, burst, src_gap, dst_gap, dst_size, unit):
@@ -137,8 +143,8 @@ def test_data_move_errors():
         ti.data_move(ub, g, 16, 1, 1, 0, 0)
     with raises_tik(IllegalOperand, match=r"src_stride = -1 is outside \[0, 65535\]"):
         ti.data_move(ub, g, 0, 2, 1, -1, 0)
-    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 192 bytes .* 'g' \(128 B\) has only 128 B"):
-        ti.data_move(ub, g, 0, 1, 6, 0, 0)
+    with raises_tik(OutOfBounds, match=r"tensor overflow: .* needs 192 bytes .* 'ub' \(128 B\) has only 128 B"):
+        ti.data_move(ub, g, 0, 1, 6, 0, 0)             # (reading g past its end is allowed: the UB side is not)
     with raises_tik(OutOfBounds, match="tensor overflow"):
         ti.data_move(ub[48], g, 0, 2, 1, 0, 1)
     with raises_tik(Misaligned, match="dst address is not 32-byte aligned: tensor 'ub' \\+ 2 B"):
@@ -193,8 +199,9 @@ def test_run_time_out_of_bounds_names_the_call_and_the_loop():
     ti = tik.Tik()
     x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
     ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 4, 0, 0)
     with ti.for_range(0, 4) as i:
-        ti.data_move(ub, x[i * 16], 0, 1, 3, 0, 0)            # i = 3 reads past x and its padding
+        ti.data_move(x[i * 16], ub, 0, 1, 3, 0, 0)            # i = 3 writes past x and its padding
     build(ti, "oob", [x], [])
     with raises_tik(OutOfBounds) as info:
         run(ti, {"x": np.zeros(64, np.float16)})
@@ -401,7 +408,8 @@ def test_pipe_barrier_records_the_barrier_and_keeps_the_data():
 def test_gm_reads_may_end_inside_the_last_32_byte_block():
     """A 1-element float32 GM tensor read with one 32-byte burst (a real kernel does this):
     legal, the bytes past the tensor are unknown; a read past its 64-byte allocation (32-byte
-    rounding plus one block of padding) is an error."""
+    rounding plus one block of padding) reads unknown data too, with a warning naming the line
+    (GM_OVERREAD_READS_UNKNOWN), and a use of those bytes is a read of unwritten data."""
     ti = tik.Tik()
     m = ti.Tensor("float32", (1,), name="m", scope=tik.scope_gm)
     y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
@@ -413,10 +421,20 @@ def test_gm_reads_may_end_inside_the_last_32_byte_block():
     build(ti, "tail", [m], [y])
     out, = run(ti, {"m": np.array([3.0], np.float32)})
     assert out[:2].tolist() == [3.0, 6.0]
-    with raises_tik(OutOfBounds, match="tensor overflow"):
-        ti2 = tik.Tik()
-        g = ti2.Tensor("float32", (1,), name="g", scope=tik.scope_gm)
-        ti2.data_move(ti2.Tensor("float32", (24,), name="u", scope=tik.scope_ubuf), g, 0, 1, 3, 0, 0)
+    ti2 = tik.Tik()
+    g = ti2.Tensor("float32", (1,), name="g", scope=tik.scope_gm)
+    h = ti2.Tensor("float32", (24,), name="h", scope=tik.scope_gm)
+    u = ti2.Tensor("float32", (24,), name="u", scope=tik.scope_ubuf)
+    line = here()
+    ti2.data_move(u, g, 0, 1, 3, 0, 0)                         # 96 B from a 4-byte tensor (64 B allocated)
+    ti2.vec_muls(8, u, u, 2.0, 1, 8, 8)                          # uses only g's element
+    ti2.data_move(h, u, 0, 1, 3, 0, 0)
+    build(ti2, "overread", [g], [h])
+    with pytest.warns(GmOverreadWarning, match=rf"test_data_move.py:{line} in `tik.data_move`: pto.mte_gm_ub reads "
+                                               rf"GM bytes \[0, 96\) of region 'g' \(4 B; the host allocates 64 B\)"):
+        out, = run(ti2, {"g": np.array([3.0], np.float32)})
+    assert out[0] == 6.0
+    assert [k for k, _ in ti2.tikdb.reports].count("gm-overread") == 1
 
 
 def test_run_time_gm_moves_may_use_the_allocation_padding():
