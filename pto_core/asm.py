@@ -2270,7 +2270,8 @@ class _Parser:
                 spec.verify(rec, self.target)
         except PtoError as e:
             msg = e.message if e.operand is None else f"operand {e.operand}: {e.message}"
-            raise self.error(f"{name}: {msg}" + (f" (limit: {e.limit})" if e.limit is not None else ""), op,
+            shown = e.limit is None or "limit" in msg or str(e.limit) in msg      # as PtoError.__str__ does
+            raise self.error(f"{name}: {msg}" + ("" if shown else f" (limit: {e.limit})"), op,
                              hint=e.hint or f"the op's form: {spec.signature()}") from None
         out.append(OpStmt(rec))
 

@@ -1307,7 +1307,8 @@ def _tensor_input(a: GmArg, arr):
                           hint=f"convert it: arr.astype({d.storage.name!r})")
     if a.shape is not None and tuple(arr.shape) != a.shape:
         raise ConfigError(f"input {a.name!r} must have shape {a.shape}, got {tuple(arr.shape)}", operand=a.name,
-                          value=tuple(arr.shape), limit=a.shape)
+                          value=tuple(arr.shape), limit=a.shape,
+                          hint=f"pass an array of the declared shape (arr.reshape({a.shape}) if the size matches)")
     return arr
 
 

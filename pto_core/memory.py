@@ -296,8 +296,9 @@ class GlobalMemory:
             near.append((nxt.base - addr, f"{nxt.base - addr} B before region {nxt.name!r}"))
         where = f" ({' and '.join(text for _, text in sorted(near))})" if near else ""
         raise OutOfBounds(f"GM address {addr:#x} is not inside any allocated region{where}", value=hex(addr),
-                          hint="check the offset expression (a negative offset lands before its tensor); pointers "
-                               "into GM must come from a kernel argument or gm allocation")
+                          hint="check the offset expression (a negative offset lands before its tensor; a loop or core "
+                               "index can run past its end) and the burst/repeat counts; a PTO pointer into GM must "
+                               "come from a kernel argument or gm allocation")
 
 
 def _round_up(x: int, a: int) -> int:

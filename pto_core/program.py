@@ -1284,8 +1284,9 @@ class Builder:
             if t is PtrAdd and type(x.n) is Const and type(x.p) is PtrFromInt and type(x.p.a) is Const:
                 continue                                    # a constant offset from one
             if isinstance(x, LoopVar) and x not in self._active_vars:
-                raise PtoError(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
-                               hint="copy it into a register inside the loop (r = k.reg(dtype); r.set(i))")
+                raise IllegalOperand(f"loop variable %{x.name} is used outside its loop", where=stmt.where,
+                                     hint="copy it into a register inside the loop (PTO: r = k.reg(dtype); "
+                                          "r.set(i); TIK: s = tik_instance.Scalar('int32'); s.set_as(i))")
             if (t is Reg or t is ScalarArg) and x.owner is not None and x.owner is not self:
                 what = "register" if t is Reg else "scalar argument"
                 raise IllegalOperand(f"{what} %{x.name} belongs to another kernel ({x.owner.program.name!r}), "

@@ -27,7 +27,7 @@ def _assert_in_bounds(ctx, first, end, size, *, what=None, hint=None):
     if first < 0 or end > size:
         where = what or "an access"
         if first < 0:
-            msg = f"tensor overflow: {where} starts {-first} elements before the tensor"
+            msg = f"tensor overflow: {where} starts {-first} elements before the tensor (of {size} elements)"
         else:
             msg = (f"tensor overflow: {where} needs elements [{first}, {end}) but the tensor has only {size} "
                    f"elements")

@@ -245,13 +245,17 @@ def _static(op: str, target, mx: bool, lhs, rhs, dst, bias, clauses: dict) -> No
                                  hint="load the bias with mte_l1_bt into a bt pointer of the accumulator type")
 
 
+#: fix for %m / %n / %k outside [1, MAD_LIMIT]: a zero size (an empty tile) is as wrong as an oversized one
+MAD_SIZE_HINT = "pass a size from 1 to 4095 (skip the op for an empty tile; split larger matmuls into tiles of at most 4095)"
+
+
 def _verify(mx: bool, has_bias: bool):
     def verify(call, target):
         ops = call.operands
         bias = ops[3] if has_bias else None
         _static(call.spec.asm_name, target, mx, ops[0], ops[1], ops[2], bias, call.clauses)
         for name, v in zip(("%m", "%n", "%k"), ops[-3:]):
-            check_int(call.spec.asm_name, name, v, 1, MAD_LIMIT, hint="split the matmul into tiles of at most 4095")
+            check_int(call.spec.asm_name, name, v, 1, MAD_LIMIT, hint=MAD_SIZE_HINT)
     return verify
 
 
@@ -397,7 +401,7 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
     def execute(ctx, lhs, rhs, dst, *rest, unit_flag=None, disable_gemv=None, sat=None, tf32_mode=None,
                 n_dir=None):
         bias = rest[0] if has_bias else None    # spaces, types and clause combinations were checked by verify()
-        m, n, k = (check_int(op, nm, v, 1, MAD_LIMIT, hint="split the matmul into tiles of at most 4095")
+        m, n, k = (check_int(op, nm, v, 1, MAD_LIMIT, hint=MAD_SIZE_HINT)
                    for nm, v in zip(("%m", "%n", "%k"), rest[-3:]))
         da, db = lhs.dtype, rhs.dtype
         if (da.bits == 4 or db.bits == 4) and k % 2:

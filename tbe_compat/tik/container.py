@@ -628,7 +628,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         d = self._scalar_dst(dst)
         if d.dtype not in ("int64", "float32"):
             raise self._error(f"scalar_sqrt takes int64 or float32 Scalars, got a {d.dtype} dst", operand="dst",
-                              value=d.dtype, limit="int64, float32")
+                              value=d.dtype, limit="int64, float32",
+                              hint="declare dst (and src) as int64 or float32 Scalars; convert with "
+                                   "Scalar.set_as or scalar_conv first")
         soc = platform.current_soc()
         if d.dtype == "float32" and soc.short_soc_version == "Ascend310":
             raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",

@@ -187,10 +187,12 @@ class ControlAPI(TikBase):
                           lambda: self._close_loop(opened), conditional=not runs, dead=empty)
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
-                              value=tn, limit="0 or 1")
+                              value=tn, limit="0 or 1",
+                              hint="drop thread_num from the block_num loop; double-buffer an inner for_range instead")
         if not (isinstance(lo, int) and lo == 0):
             raise self._error("the multi-core loop (block_num > 1) must start at 0", operand="begint",
-                              value=repr(begint), limit="0")
+                              value=repr(begint), limit="0", hint="write for_range(0, n, block_num=n); the loop "
+                              "variable is the core index 0..n-1 (add an offset inside the body)")
         if isinstance(bn, InputScalar):
             if endt is not bn:
                 raise self._error("with block_num an InputScalar, endt must be the same InputScalar",
@@ -200,7 +202,9 @@ class ControlAPI(TikBase):
             bn_ir = static_int(bn)
             if not (isinstance(hi, int) and hi == bn_ir):
                 raise self._error(f"the multi-core loop must run 0..block_num: endt {endt!r} != block_num {bn_ir}",
-                                  operand="endt", value=repr(endt), limit=f"== block_num ({bn_ir})")
+                                  operand="endt", value=repr(endt), limit=f"== block_num ({bn_ir})",
+                                  hint=f"write for_range(0, {bn_ir}, block_num={bn_ir}) (one iteration per core); "
+                                       f"loop over each core's share in an inner for_range")
         return _Block(self, "block", where,
                       lambda: self._open_block_loop(bn_ir, name, dtype, where), None)
 
@@ -271,10 +275,12 @@ class ControlAPI(TikBase):
         """``for_range(0, s, block_num=s)`` with a computed Scalar ``s`` (see module doc)."""
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
-                              value=tn, limit="0 or 1")
+                              value=tn, limit="0 or 1",
+                              hint="drop thread_num from the block_num loop; double-buffer an inner for_range instead")
         if not (isinstance(lo, int) and lo == 0):
             raise self._error("the multi-core loop (block_num > 1) must start at 0", operand="begint",
-                              value=repr(lo), limit="0")
+                              value=repr(lo), limit="0", hint="write for_range(0, s, block_num=s); the loop "
+                              "variable is the core index (add an offset inside the body)")
         if endt is not bn:
             raise self._error(f"with block_num the Scalar {bn.name!r}, endt must be the same Scalar",
                               operand="endt", value=repr(endt), hint="for_range(0, s, block_num=s)")

@@ -214,7 +214,7 @@ class FixpipeAPI(CubeBase):
             r = ext["relu"]
             if not isinstance(r, bool):
                 raise self._error(f"relu must be a bool, got {type(r).__name__}", operand="relu", value=repr(r),
-                                  limit="True or False")
+                                  limit="True or False", hint="pass extend_params={'relu': True} (or False)")
             if hisi:
                 raise self._error(f"{short} fixpipe does not support the 'relu' key", operand="relu", value=r,
                                   cls=UnsupportedOp, hint="drop the 'relu' key; apply ReLU with vector instructions")
@@ -268,7 +268,9 @@ class FixpipeAPI(CubeBase):
                               operand="quantize_params", value=type(quant).__name__, limit="dict")
         if "mode" not in quant or "mode_param" not in quant:
             raise self._error("quantize_params must contain both 'mode' and 'mode_param'", operand="quantize_params",
-                              value=sorted(quant), limit="keys 'mode', 'mode_param'")
+                              value=sorted(quant), limit="keys 'mode', 'mode_param'",
+                              hint="pass {'mode': 'fp322fp16', 'mode_param': None} (mode_param None unless the "
+                                   "mode takes a scale)")
         mode = quant["mode"]
         if not has_key(QUANT_MODES, mode):
             raise self._error(f"quantize mode {mode!r} is not supported", operand="quantize_params.mode",

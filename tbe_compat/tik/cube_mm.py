@@ -279,7 +279,9 @@ class CubeMatmulAPI(CubeBase):
                               value=list(fm_shape), limit=f"C1 in [1, 256], C1*C0 in [{dc0}, 4096]")
         if (kc1, kc0) != (c1, c0):
             raise self._error(f"kernel_shape C1, C0 = ({kc1}, {kc0}) must equal fm_shape's ({c1}, {c0})",
-                              operand="kernel_shape", value=list(kernel_shape), limit=f"C1 = {c1}, C0 = {c0}")
+                              operand="kernel_shape", value=list(kernel_shape), limit=f"C1 = {c1}, C0 = {c0}",
+                              hint="the weight's input channels (C1, C0 of kernel_shape [C1, Kh, Kw, Cout, C0]) "
+                                   "are the feature map's (fm_shape [C1, H, W, C0]): declare both with one Cin")
         if kh > 255 or kw > 255:
             raise self._error(f"kernel Kh, Kw = ({kh}, {kw}) must be in [1, 255]", operand="kernel_shape",
                               value=(kh, kw), limit="[1, 255]")
@@ -321,7 +323,7 @@ class CubeMatmulAPI(CubeBase):
         if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
             return bool(v)
         raise self._error(f"{name} must be True or False, got {v!r}", operand=name, value=repr(v),
-                          limit="True | False")
+                          limit="True | False", hint=f"pass {name}=True or {name}=False (a Python bool)")
 
     def _cube_dtypes(self, api: str, a, b, c) -> None:
         """The (a, b, dst) dtype triple against TIK's table; u8 x s8 -> s32 (the 2020 docs' conv2d/matmul

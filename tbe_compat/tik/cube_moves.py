@@ -392,8 +392,13 @@ class CubeMoveAPI(CubeBase):
         dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
         dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
         if (isinstance(fw, int) and fw >= kw) or (isinstance(fh, int) and fh >= kh):
-            raise self._error(f"fetch position ({_show(fh)}, {_show(fw)}) is outside the {kh} x {kw} filter",
-                              operand="fetch_filter_w", value=(_show(fh), _show(fw)), limit=f"< ({kh}, {kw})")
+            bad_w = isinstance(fw, int) and fw >= kw
+            raise self._error(f"fetch position (fetch_filter_h, fetch_filter_w) = ({_show(fh)}, {_show(fw)}) is "
+                              f"outside the {kh} x {kw} filter (filter_h x filter_w)",
+                              operand="fetch_filter_w" if bad_w else "fetch_filter_h", value=(_show(fh), _show(fw)),
+                              limit=f"< ({kh}, {kw})",
+                              hint=f"pass fetch_filter_w in [0, {kw - 1}] and fetch_filter_h in [0, {kh - 1}] "
+                                   f"(positions inside the filter, counted from 0)")
         if isinstance(h, int) and isinstance(w, int) and all(isinstance(p, int) for p in pads):
             rs = legacy_cube.Raster(api, h, w, (sh, sw), (kh, kw), (dh, dw), pads)
         else:

@@ -26,6 +26,8 @@ argument, the rule broken and a fix.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import linecache
 import os
 import runpy
@@ -126,6 +128,30 @@ def is_tik_error(e: BaseException) -> bool:
     return isinstance(e, _TikErrorMixin)
 
 
+#: ops the facade inserts to check run-time values (`pto_core.ops.assertions`); a failure is reported as
+#: the TIK call's own error, without the ``pto.assert_... (lowered from tik....)`` prefix
+CHECK_OPS_PREFIX = "pto.assert_"
+
+
+@functools.lru_cache(maxsize=None)
+def _api_params(api: str) -> frozenset:
+    """Parameter names of the TIK API ``api`` (``"tik.data_move"``); empty when it is not a `Tik` method."""
+    from .container import Tik
+    fn = getattr(Tik, api.rpartition(".")[2], None)
+    try:
+        return frozenset(inspect.signature(fn).parameters) if callable(fn) else frozenset()
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def tik_operand_name(api: str, operand: Optional[str]) -> Optional[str]:
+    """``operand`` of a PTO op lowered from ``api`` as the TIK user wrote it: ``%dst`` -> ``dst`` when the
+    TIK call has a parameter of that name; other PTO operand names are kept (they say which PTO operand)."""
+    if operand and operand.startswith("%") and operand[1:] in _api_params(api):
+        return operand[1:]
+    return operand
+
+
 def convert(e: PtoError, *, api: Optional[str] = None, where: Optional[Provenance] = None,
             exit_on_error: bool = True) -> PtoError:
     """``e`` as the facade's exception (same fields; ``api`` and ``where`` filled if missing)."""
@@ -141,9 +167,12 @@ def convert(e: PtoError, *, api: Optional[str] = None, where: Optional[Provenanc
         if new.op is None:
             new.op = api
         elif new.op != api and not new.op.startswith("tik."):
-            # a PTO-level check failed under a TIK call: name both
-            new.message = f"{new.op} (lowered from {api}): {new.message}"
+            # a PTO-level check failed under a TIK call: name both (a facade-inserted run-time check,
+            # pto.assert_*, is no instruction of the user's: its message already names the TIK call)
+            if not new.op.startswith(CHECK_OPS_PREFIX):
+                new.message = f"{new.op} (lowered from {api}): {new.message}"
             new.op = api
+            new.operand = tik_operand_name(api, new.operand)
     if where is not None:
         new.with_where(where)
     new.user_stack = _user_stack()

@@ -203,7 +203,8 @@ class LanewiseAPI(VectorBase):
             deqscale is not None
         if deqscale is not None and not deq:
             raise self._error(f"deqscale applies only to int32 -> float16 conversions without a round mode, got "
-                              f"{s.tensor.dtype} -> {d.tensor.dtype}", operand="deqscale", value=repr(deqscale))
+                              f"{s.tensor.dtype} -> {d.tensor.dtype}", operand="deqscale", value=repr(deqscale),
+                              hint="drop deqscale (deqscale=None): it scales only int32 -> float16 with round_mode '' or 'none'")
         code = "deq" if deq else f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{suffix}"
         api = self._where.call
         if s.dt is d.dt and suffix == "":

@@ -373,7 +373,7 @@ def test_load3dv1_errors():
     fm = ti.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
     dst = ti.Tensor("float16", (6 * 256,), name="dst", scope=tik.scope_ubuf)
     good = [[1, 0, 1, 1], 6, 7, 0, 1, 0, 2, -1, 1, 2, 3, 2, 1, 1, 1, 0, 5]
-    for change, cls, match in (({4: 3}, IllegalOperand, "fetch position \\(0, 3\\) is outside"),
+    for change, cls, match in (({4: 3}, IllegalOperand, "fetch position \\(fetch_filter_h, fetch_filter_w\\) = \\(0, 3\\) is outside"),
                                ({7: 0}, IllegalOperand, "is not the window origin of an output pixel"),
                                ({14: 0}, IllegalOperand, "jump_offset = 0 is outside \\[1, 127\\]"),
                                ({15: 2}, IllegalOperand, "repeat_mode = 2 is outside"),

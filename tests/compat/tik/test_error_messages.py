@@ -1,0 +1,117 @@
+"""Wording of user-facing errors (audit h_msg105): each message names the TIK argument as the user wrote it,
+says what was wrong and gives a fix that is right for that case -- no PTO-internal op or operand names
+(``pto.assert_in_range``, ``%src``) in a TIK user's error, no missing or misleading "Fix:"."""
+import numpy as np
+
+from pto_core.errors import PtoError
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+HERE = __file__
+
+
+def _ti(chip="Ascend910B1"):
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (256,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (256,), name="ub", scope=tik.scope_ubuf)
+    return ti, x, y, ub
+
+
+def _run(ti, x, y):
+    build(ti, "k", [x], [y])
+    run(ti, {"x": np.ones(256, np.float16)})
+
+
+def test_run_time_check_failures_do_not_name_the_internal_assert_op():
+    ti, x, y, ub = _ti()
+    ti.data_move(ub, x, 0, ti.Scalar("int32", init_value=0), 1, 0, 0)
+    with raises_tik(PtoError) as e:
+        _run(ti, x, y)
+    text = str(e.value)
+    assert "pto.assert_in_range" not in text and "lowered from" not in text, text
+    assert "nburst of tik.data_move (bursts) = 0 is outside [1, 4095]" in text and "Fix:" in text
+
+
+def test_out_of_tensor_run_time_index_says_how_big_the_tensor_is():
+    ti, x, y, ub = _ti()
+    ub[ti.Scalar("int32", init_value=-16)].set_as(1.0)
+    with raises_tik(PtoError) as e:
+        _run(ti, x, y)
+    assert "starts 16 elements before the tensor (of 256 elements)" in str(e.value), str(e.value)
+    assert "(limit: 256)" not in str(e.value)
+
+
+def test_pto_operand_of_a_lowered_op_is_named_as_the_tik_argument():
+    ti, x, y, ub = _ti()
+    ti.data_move(ub, x[ti.Scalar("int32", init_value=300)], 0, 1, 1, 0, 0)
+    with raises_tik(PtoError) as e:
+        _run(ti, x, y)
+    assert e.value.operand == "src" and "operand src:" in str(e.value) and "%src" not in str(e.value)
+    assert "loop or core index can run past its end" in e.value.hint
+
+
+def test_multi_core_loop_rules_come_with_a_fix():
+    ti, *_ = _ti()
+    with raises_tik(PtoError, match=r"must start at 0 Fix: write for_range\(0, n, block_num=n\)"):
+        with ti.for_range(1, 4, block_num=4):
+            pass
+    with raises_tik(PtoError, match=r"endt 4 != block_num 2 .*Fix: write for_range\(0, 2, block_num=2\)"):
+        with ti.for_range(0, 4, block_num=2):
+            pass
+    with raises_tik(PtoError, match=r"got 2 Fix: drop thread_num from the block_num loop"):
+        with ti.for_range(0, 2, block_num=2, thread_num=2):
+            pass
+
+
+def test_loop_variable_outside_its_loop_gives_the_tik_fix_too():
+    ti, x, y, ub = _ti()
+    with ti.for_range(0, 4) as i:
+        pass
+    with raises_tik(PtoError) as e:
+        ti.vector_dup(128, ub[i * 16], 1.0, 1, 1, 8)
+    assert "is used outside its loop" in str(e.value)
+    assert "TIK: s = tik_instance.Scalar('int32'); s.set_as(i)" in e.value.hint, e.value.hint
+
+
+def test_argument_errors_that_had_no_fix():
+    ti, x, y, ub = _ti()
+    ub32 = ti.Tensor("float32", (64,), name="ub32", scope=tik.scope_ubuf)
+    with raises_tik(PtoError, match=r"Fix: drop deqscale \(deqscale=None\)"):
+        ti.vconv(64, "", ub32, ub, 1, 1, 1, 8, 4, deqscale=1.0)
+    with raises_tik(PtoError, match=r"Fix: declare dst \(and src\) as int64 or float32 Scalars"):
+        ti.scalar_sqrt(ti.Scalar("int32"), ti.Scalar("int32", init_value=4))
+
+
+def test_cube_argument_errors_that_had_no_fix_or_a_generic_one():
+    ti, x, y, ub = _ti()
+    l1a = ti.Tensor("float16", (16, 16, 16), name="l1a", scope=tik.scope_cbuf)
+    l1b = ti.Tensor("float16", (16, 16, 16), name="l1b", scope=tik.scope_cbuf)
+    l0c = ti.Tensor("float32", (16, 16, 16), name="l0c", scope=tik.scope_cc)
+    gm32 = ti.Tensor("float32", (256,), name="gm32", scope=tik.scope_gm)
+    with raises_tik(PtoError, match=r"Fix: pass init_l1out=True or init_l1out=False"):
+        ti.matmul(l0c, l1a, l1b, 16, 16, 16, init_l1out="yes")
+    with raises_tik(PtoError, match=r"declare both with one Cin"):
+        ti.conv2d(l0c, l1a, l1b, [1, 4, 4, 16], [2, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1])
+    ti.data_move(l1a, x, 0, 1, 16, 0, 0)
+    ti.data_move(l1b, x, 0, 1, 16, 0, 0)
+    ti.matmul(l0c, l1a, l1b, 16, 16, 16)
+    with raises_tik(PtoError, match=r"Fix: pass extend_params=\{'relu': True\}"):
+        ti.fixpipe(gm32, l0c, 1, 32, 0, 0, extend_params={"relu": 1})
+    with raises_tik(PtoError, match=r"Fix: pass \{'mode': 'fp322fp16', 'mode_param': None\}"):
+        ti.fixpipe(y, l0c, 1, 16, 0, 0, extend_params={"quantize_params": {"mode": "fp322fp16"}})
+
+
+def test_load3dv1_fetch_position_names_the_argument_and_its_range():
+    ti, x, y, ub = _ti("Ascend910")
+    l1a = ti.Tensor("float16", (16, 16, 16), name="l1a", scope=tik.scope_cbuf)
+    l0a = ti.Tensor("float16", (16, 16, 16), name="l0a", scope=tik.scope_ca)
+    ti.data_move(l1a, x, 0, 1, 16, 0, 0)
+    with raises_tik(PtoError) as e:
+        ti.load3dv1(l0a, l1a, [0, 0, 0, 0], 4, 4, 0, 0, 3, 0, 0, 1, 1, 2, 2, 1, 1, 1, 0, 1)
+    assert e.value.operand == "fetch_filter_h", e.value
+    assert "(fetch_filter_h, fetch_filter_w) = (3, 0)" in str(e.value)
+    assert e.value.hint.startswith("pass fetch_filter_w in [0, 1] and fetch_filter_h in [0, 1]")

@@ -1,0 +1,35 @@
+"""Wording of PTO-level errors (audit h_msg105): the fix fits the case, and no limit is printed twice."""
+import numpy as np
+import pytest
+
+from pto_core import asm
+from pto_core.errors import AsmParseError, ConfigError
+
+_PTO = """module attributes {pto.target_arch = "a2a3"} {
+  func.func @k() {
+    %c0 = arith.constant 0 : i64
+    %c32 = arith.constant 32 : i64
+    %a = pto.castptr %c0 : i64 -> !pto.ptr<f16, l0a>
+    %b = pto.castptr %c0 : i64 -> !pto.ptr<f16, l0b>
+    %c = pto.castptr %c0 : i64 -> !pto.ptr<f32, l0c>
+    pto.mad %a, %b, %c, %c0, %c32, %c32 : !pto.ptr<f16, l0a>, !pto.ptr<f16, l0b>, !pto.ptr<f32, l0c>, i64, i64, i64
+    return
+  }
+}
+"""
+
+
+def test_pto_as_zero_mad_size_is_not_told_to_split_the_matmul():
+    with pytest.raises(AsmParseError) as e:
+        asm.parse(_PTO, source_name="m.pto")
+    text = str(e.value)
+    assert text.startswith("m.pto:8:5: pto.mad: operand %m: value 0 is outside [1, 4095] Fix: pass a size"), text
+    assert "(limit:" not in text, text
+
+
+def test_pto_input_of_the_wrong_shape_has_a_fix():
+    text = _PTO.replace("@k()", '@k(%x: !pto.ptr<f16, gm> {pto.shape = [8]})')
+    exe = asm.parse(text.replace("%c0, %c32, %c32", "%c32, %c32, %c32"), source_name="m.pto").compile()
+    with pytest.raises(ConfigError) as e:
+        exe.run({"x": np.ones(256, np.float16)})
+    assert "arr.reshape((8,))" in e.value.hint
