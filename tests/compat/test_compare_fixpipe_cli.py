@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from tbe_compat import legacy_fixpipe as LF
 from tbe_compat.cli import tik_compare_fixpipe_main as main
