@@ -418,6 +418,8 @@ class Machine:
         self.reports: list = []
         #: checker reports not recorded because `MachineOptions.max_reports` was reached
         self.reports_dropped = 0
+        #: (region name, provenance) of the GM over-reads already reported (`pto_core.ops.mte`: one report each)
+        self.gm_overread_sites: set = set()
         self.printed: list = []           # (core, text) of every pto.debug_print
         self.launch_width = 1             # cores a run-time block count asked for (pto.launch_blocks)
         self._contexts = [ExecContext(self, c) for c in self.cores]

@@ -217,10 +217,9 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
     machine = ctx.machine
     where = ctx.where
     key = (region.name, where)
-    seen = machine.__dict__.setdefault("_gm_overread_sites", set())
-    if key in seen:
+    if key in machine.gm_overread_sites:
         return
-    seen.add(key)
+    machine.gm_overread_sites.add(key)
     site = f"{where}: " if where is not None else ""
     msg = (f"{site}{ctx.op_name or 'a GM read'} reads GM bytes [{off}, {off + n}) of region {region.name!r} "
            f"({region.size} B; the host allocates {region.padded_size} B): the {off + n - region.padded_size} "
