@@ -60,6 +60,18 @@ class Expr:
         """The IR expression (`pto_core.program.PTO_EXPR_HOOK`): ``tensor.pto_ptr() + s`` moves by ``s``."""
         return self.ir
 
+    def set_as(self, *args, **kwargs):
+        """An expression or a ``for_range`` loop variable is not a register: a clear error (TIK's ``Expr`` has
+        no ``set_as``; Python would say only "'Expr' object has no attribute 'set_as'")."""
+        from .errors import tik_error, user_frame
+        w = user_frame()
+        what = "a for_range loop variable" if isinstance(self.ir, P.LoopVar) else "an expression"
+        raise tik_error(f"{self!r} is {what}, which cannot be assigned: set_as is a method of tik.Scalar (and of "
+                        f"tensor elements)", api="tik.Expr.set_as",
+                        where=None if w is None else type(w)(w.file, w.line, "tik.Expr.set_as"),
+                        hint="copy it into a Scalar and change that: s = tik_instance.Scalar(dtype, init_value=i); "
+                             "s.set_as(...)", cls=IllegalOperand)
+
     # -- properties
     @property
     def dtype(self) -> str:

@@ -3,7 +3,7 @@ says what was wrong and gives a fix that is right for that case -- no PTO-intern
 (``pto.assert_in_range``, ``%src``) in a TIK user's error, no missing or misleading "Fix:"."""
 import numpy as np
 
-from pto_core.errors import PtoError
+from pto_core.errors import IllegalOperand, PtoError
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -115,3 +115,16 @@ def test_load3dv1_fetch_position_names_the_argument_and_its_range():
     assert e.value.operand == "fetch_filter_h", e.value
     assert "(fetch_filter_h, fetch_filter_w) = (3, 0)" in str(e.value)
     assert e.value.hint.startswith("pass fetch_filter_w in [0, 1] and fetch_filter_h in [0, 1]")
+
+
+def test_set_as_on_a_loop_variable_or_an_expression_is_a_clear_error():
+    """A for_range index and an expression are not registers (was a bare AttributeError: 'Expr' object has no
+    attribute 'set_as')."""
+    ti = tik.Tik()
+    s = ti.Scalar("int32", init_value=1)
+    with ti.for_range(0, 4) as i:
+        with raises_tik(IllegalOperand, match=r"is a for_range loop variable, which cannot be assigned") as info:
+            i.set_as(3)
+    assert f"{HERE}:" in str(info.value) and "tik_instance.Scalar" in str(info.value.hint)
+    with raises_tik(IllegalOperand, match=r"is an expression, which cannot be assigned"):
+        (s + 1).set_as(2)
