@@ -30,7 +30,9 @@ machines with more than one core):
   covers its rows only when the op names them (`ExecContext.span_tracked` ``runs=``), else
   its whole ``[lo, hi)`` span. A write whose span covers gaps it does not store is harmless
   for write/write (unchanged bytes compare equal) but may be reported against another
-  core's read of the gap.
+  core's read of the gap. Rows cut at a GM tensor's end: a read keeps its outer rows wholly
+  inside the tensor (`GmRaceTracker._clip_view`) and takes the rest whole; a write (cut only in
+  the allocation padding, a few bytes) takes its whole span.
 
 Each race is reported once per (kind, region, pair of source sites), with both cores, the
 region, the byte range (and element range when the region has a dtype), and both ops with
@@ -192,7 +194,12 @@ class GmRaceTracker:
         if hi <= lo:
             return
         if view is not None and sum((n - 1) * s for n, s in zip(*view)) + 1 > hi - lo:
-            view = None                         # runs past the span (a cut tail): take the span
+            # the rows run past the span (a GM tail cut at the tensor's end): a read keeps the exact rows of
+            # its outer items wholly inside and takes the rest of the span (GM_OVERREAD_READS_UNKNOWN makes
+            # these long: the gaps before the cut are not read); a write takes the whole span
+            view, hi = self._clip_view(ctx, buf, lo, hi, view, operand) if kind == _READ else (None, hi)
+            if hi <= lo:
+                return
         r = self._regions.get(id(buf)) or self._region(buf)
         core = ctx.core.index
         bounds = r.bounds
@@ -240,6 +247,19 @@ class GmRaceTracker:
                     e.hi = hi
                 return
         log.append(_Entry(lo, hi, core, kind, atomic, ctx.op_name, where, operand))
+
+    def _clip_view(self, ctx, buf, lo: int, hi: int, view: tuple, operand: str) -> tuple:
+        """``(view, hi)`` of the outer items of a read's ``view`` that lie wholly in ``[lo, hi)``; the bytes
+        from the first item that does not, up to ``hi``, are recorded as one more read of the span."""
+        shape, strides = view
+        inner = sum((n - 1) * s for n, s in zip(shape[1:], strides[1:])) + 1     # one outer item's extent
+        if len(shape) < 2 or strides[0] <= 0 or inner > hi - lo:
+            return None, hi
+        k = (hi - lo - inner) // strides[0] + 1
+        tail = lo + k * strides[0]
+        if tail < hi:
+            self.access(ctx, buf, tail, hi, False, operand)
+        return ((k,) + tuple(shape[1:]), strides), lo + (k - 1) * strides[0] + inner
 
     def _materialize(self, r: _Region, kind: int) -> None:
         """Or the accesses of ``r.todo[kind]`` into ``r.masks[kind]`` (allocated on first use)."""

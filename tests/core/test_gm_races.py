@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kernel_helpers import handoff
-from pto_core import BarrierCountWarning, GmRace, GmRaceWarning, Machine, MachineOptions, pto
+from pto_core import BarrierCountWarning, GmOverreadWarning, GmRace, GmRaceWarning, Machine, MachineOptions, pto
 from pto_core.program import program
 
 ORDERS = [("sequential", 0), ("random", 1), ("random", 5)]
@@ -323,3 +323,34 @@ def test_resident_blocks_per_core_kind():
     assert get_target("Ascend910B1").resident_blocks == 48          # vector kernels run on the 48 AIVs
     assert get_target("Ascend310P3").resident_blocks == 8
     assert vector_core_variant(get_target("Ascend310P3")).resident_blocks == 7
+
+
+def test_strided_read_running_past_its_tensor_races_only_on_its_rows():
+    """Core 0 reads two 32-byte rows 128 B apart from x (4 x 8 s32 = 128 B, 160 B allocated): the second
+    row starts past the allocation (GM_OVERREAD_READS_UNKNOWN), so the rows are cut at the tensor's end.
+    The gap it skips, x[2:4], is what core 1 changes: no race (the cut read was taken as its whole span,
+    gap included, and reported read/write on x[2]); reading x[2] itself stays a race."""
+    def kernel(first_row):
+        with program("overread", target="A2A3") as k:
+            x = k.gm_arg("x", "s32", (4, 8), io="inout")
+            y = k.gm_arg("y", "s32", (2, 8), io="out")
+            with k.for_(0, 2, block_num=2, dtype="s32") as c:
+                ub = k.ptr("ub", "s32", 0)
+                with k.if_(c == 0):
+                    pto.mte_gm_ub(x + first_row * 8, ub, 0, 32, nburst=(2, 128, 32))
+                    handoff("MTE2", "MTE3")
+                    pto.mte_ub_gm(ub, y, 32, nburst=(1, 32, 32))
+                with k.else_():
+                    pto.mte_gm_ub(x, ub, 0, 32, nburst=(1, 32, 32))
+                    handoff("MTE2", "MTE3")
+                    pto.mte_ub_gm(ub, x + 16, 32, nburst=(1, 32, 32))    # x[2] = x[0]: changes it
+        return k.program
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    for order, seed in ORDERS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GmOverreadWarning)
+            out, races = _races(kernel(1), {"x": x}, order=order, seed=seed)
+            assert races == []
+            assert out["y"][0].tolist() == x[1].tolist()
+            _, races = _races(kernel(2), {"x": x}, order=order, seed=seed)    # row 2 itself, then past
+            assert len(races) == 1 and "read/write" in races[0]
