@@ -156,6 +156,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._placement = Placement()
         #: on-chip dynamic-shape tensors declared without max_mem_size: storage -> element-count IR
         self._open_ended: dict = {}
+        #: a multi-core loop over a computed Scalar block_num was opened (control.py: no other block loop then)
+        self._dynamic_block_loop_seen = False
         self._scopes = [_Scope("kernel")]
         self._support_checks: list = []
         self._targets_seen = {self._builder.program.target.name}

@@ -297,7 +297,7 @@ class ControlAPI(TikBase):
     def _one_launch_only(self, where, what):
         """A kernel whose block count a computed Scalar chooses (``pto.launch_blocks``) has exactly one multi-core
         loop: a second launch point is not modelled (SEQUENTIAL_BLOCK_LOOPS covers static counts only)."""
-        if getattr(self, "_dynamic_block_loop_seen", False) or (what and self._builder._multicore):
+        if self._dynamic_block_loop_seen or (what and self._builder._multicore):
             raise self._error("a kernel with a multi-core loop over a computed Scalar block_num may have no other "
                               "multi-core loop (its cores are launched where that loop starts)",
                               operand="block_num", cls=UnsupportedOp,
