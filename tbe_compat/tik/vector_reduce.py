@@ -12,6 +12,9 @@ TIK                                                         PTO
 ``vec_reduce_max/min(m, d, s, work, r, sr, cal_index)``     ``pto.ub.reduce_max/min(..., cal_index=True)``
 ==========================================================  ===============================================
 
+Repeat strides of every form here, ``vec_cpadd`` and ``vec_reduce_*`` included, take 0..65535 (the
+instructions' strides are 16-bit; TIK's own checks and reference for ``vec_reduce_add/max/min`` and
+``vec_cpadd`` say "[0, 65535]", unlike the [0, 255] of the other ``vec_*`` APIs).
 Destination repeat strides count results: 1 element (vcadd), 2 (vcmax/vcmin: value and
 index bits), 8 (vcgadd/vcgmax/vcgmin), ``PAR/2`` (vcpadd; 0 is treated as 1).
 """
@@ -20,7 +23,7 @@ from __future__ import annotations
 from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
-from .vector_common import U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+from .vector_common import U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
 
 #: name -> (results per repeat as a function of PAR, dst start alignment in bytes)
 WHOLE = {"vcadd": (lambda par: 1, 0), "vcmax": (lambda par: 2, 4), "vcmin": (lambda par: 2, 4),
@@ -34,7 +37,7 @@ class ReduceAPI(VectorBase):
     """Reductions (mixin)."""
 
     def _whole(self, instr, mask, dst, src, repeat_times, dst_rep_stride, src_blk_stride, src_rep_stride,
-               stride_unit=0, *, vec_form=False):
+               stride_unit=0):
         nres, align = WHOLE[instr]
         s = self._vec_operand(src, "src")
         d = self._vec_operand(dst, "dst", align=align or max(1, s.dt.bits // 8))
@@ -44,8 +47,8 @@ class ReduceAPI(VectorBase):
         repeat = self._vec_repeat(repeat_times)
         unit = self._vec_stride_unit(stride_unit)
         sg = Geo(1 if src_blk_stride is None else self._vec_stride(src_blk_stride, "src_blk_stride", U16),
-                 self._vec_stride(src_rep_stride, "src_rep_stride", U8 if vec_form else U16))
-        dr = self._vec_stride(dst_rep_stride, "dst_rep_stride", U8 if vec_form else U16)
+                 self._vec_stride(src_rep_stride, "src_rep_stride", U16))
+        dr = self._vec_stride(dst_rep_stride, "dst_rep_stride", U16)
         k = nres(m.par)
         step = isel(ieq(dr, 0), 1, dr) if instr == "vcpadd" else dr
         dst_ext = isel(ieq(repeat, 0), 0, imul(iadd(imul(isub(repeat, 1), step), 1), k))
@@ -96,7 +99,7 @@ class ReduceAPI(VectorBase):
     @tik_api("vec_cpadd")
     def vec_cpadd(self, mask, dst, src, repeat_times, dst_rep_stride, src_rep_stride):
         """Per repeat ``dst[i] = src[2i] + src[2i+1]``; dst_rep_stride in 128 B (0 is treated as 1)."""
-        self._whole("vcpadd", mask, dst, src, repeat_times, dst_rep_stride, None, src_rep_stride, vec_form=True)
+        self._whole("vcpadd", mask, dst, src, repeat_times, dst_rep_stride, None, src_rep_stride)
 
     # ------------------------------------------------------------------ vec_reduce_*
     def _macro(self, kind, mask, dst, src, work_tensor, repeat_times, src_rep_stride, cal_index=False):
@@ -115,7 +118,7 @@ class ReduceAPI(VectorBase):
         repeat = self._int_arg(repeat_times, "repeat_times", 1, hi,
                                hint=f"vec_reduce_{kind} takes 1..{hi} repeats"
                                     + (" with cal_index (the index must fit the dtype)" if cal_index else ""))
-        sr = self._vec_stride(src_rep_stride, "src_rep_stride", U8)
+        sr = self._vec_stride(src_rep_stride, "src_rep_stride", U16)
         ndst = 2 if cal_index else 1
         need = self._work_need(kind, cal_index, repeat, s)
         fp = [self._vec_access(d, ndst, True), self._vec_access(s, self._vec_extent(s, m, repeat, Geo(1, sr), 0),

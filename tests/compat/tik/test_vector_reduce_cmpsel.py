@@ -118,6 +118,30 @@ def test_vec_reduce_max_min_with_index(kind):
     assert out[0:2].view(np.uint32)[1] == 64 * 3 + 5
 
 
+def test_vec_reduce_and_vec_cpadd_take_16_bit_repeat_strides():
+    """TIK checks src_rep_stride of vec_reduce_add/max/min (and documents vec_cpadd's strides) as
+    [0, 65535], not the [0, 255] of the other vec_* APIs: a stride of 300 blocks is legal."""
+    x = np.zeros(300 * 128 + 128, np.float16)
+    x[5], x[300 * 128 + 7], x[300 * 128 + 6] = 3, 9, 1
+
+    def body(ti, ub):
+        ti.vec_reduce_max(128, ub["r"], ub["x"], ub["w"], 2, 2400, cal_index=True)
+        ti.vec_reduce_add(128, ub["r"][16], ub["x"], ub["w"][32], 2, 2400)
+        ti.vec_cpadd(128, ub["r"][32], ub["x"], 2, 300, 2400)
+    out = vec_kernel({"r": np.full(32 + 64 * 300 + 64, 5, np.float16), "x": x, "w": np.zeros(64, np.float16)},
+                     body, chip="Ascend910")["r"]
+    assert out[0] == 9 and out[0:2].view(np.uint16)[1] == 128 + 7
+    assert out[16] == 13
+    pairs0 = x[0:128:2].astype(np.float32) + x[1:128:2]
+    pairs1 = x[38400:38528:2].astype(np.float32) + x[38401:38528:2]
+    np.testing.assert_array_equal(out[32:96], pairs0.astype(np.float16))
+    np.testing.assert_array_equal(out[32 + 300 * 64:32 + 301 * 64], pairs1.astype(np.float16))
+    assert (out[96:32 + 300 * 64] == 5).all()
+    with raises_tik(IllegalOperand, match="src_rep_stride = 65536 is outside"):
+        vec_kernel({"r": np.zeros(16, np.float16), "x": x, "w": np.zeros(64, np.float16)},
+                   lambda ti, ub: ti.vec_reduce_add(128, ub["r"], ub["x"], ub["w"], 1, 65536), build_only=True)
+
+
 def test_reduce_errors():
     x = np.zeros(512, np.float16)
     w = np.zeros(16, np.float16)
