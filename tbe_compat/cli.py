@@ -216,7 +216,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
         print(f"{prog}: error: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
         return 2
     if not os.path.isfile(ns.script):
-        print(f"{prog}: error: script {ns.script!r} does not exist", file=sys.stderr)
+        what = "is a folder, not a Python file" if os.path.isdir(ns.script) else "does not exist"
+        print(f"{prog}: error: script {ns.script!r} {what}", file=sys.stderr)
         return 2
     from .fixpipe_compare import compare_script, format_comparisons, load_feed
     try:

@@ -547,6 +547,8 @@ def load_feed(path: str) -> dict:
         with z:
             return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
     except (OSError, ValueError, EOFError) as e:
+        if isinstance(e, ValueError) and "allow_pickle" in str(e):   # numpy's guess for any non-.npz bytes
+            e = "it is not an .npz archive of arrays (numpy.savez output)"
         raise UnknownName(f"cannot read the feed file {path!r}: {e}", operand="--feed", value=path,
                           hint="write it with numpy.savez(path, name=array, ...)") from None
 
@@ -724,6 +726,17 @@ def fmt_metric(v: float) -> str:
     return str(int(v)) if v == int(v) else f"{v:.6g}"
 
 
+#: Printed under a report with mismatching elements: which side is the reference and what to do.
+DIFFERENCE_HELP = ("meaning: 'legacy' is what TIK fixpipe writes according to its documentation (the independent "
+                   "reference model, migration_guide/legacy_fixpipe.md); 'new' is what this simulator's PTO lowering "
+                   "wrote. They must agree bit for bit, so the legacy value is the expected one. Fix: report the call "
+                   "site as a simulator bug, with this report in --format json")
+#: Printed under a report with a call the legacy model refused.
+REJECTION_HELP = ("meaning: the legacy reference model refuses a call that the simulator ran; the message names the "
+                  "documented fixpipe rule it breaks. Fix: check that call against the rule (the kernel may not run "
+                  "on hardware), or report it if the call is legal TIK")
+
+
 def verdict(res: ScriptComparison) -> str:
     ran = [c for c in res.comparisons if c.runs]
     status = res.exit_status
@@ -734,8 +747,13 @@ def verdict(res: ScriptComparison) -> str:
         return "no fixpipe call ran: nothing compared"
     if status == 1:
         n = len([c for c in ran if not c.equal])
-        return f"DIFFERENCES: {n} of {_count(len(ran), 'fixpipe call site')} " \
-               f"{'differs' if n == 1 else 'differ'} from the legacy model"
+        lines = [f"DIFFERENCES: {n} of {_count(len(ran), 'fixpipe call site')} "
+                 f"{'differs' if n == 1 else 'differ'} from the legacy model"]
+        if any(c.mismatches for c in ran):
+            lines.append(DIFFERENCE_HELP)
+        if any(c.errors for c in ran):
+            lines.append(REJECTION_HELP)
+        return "\n".join(lines)
     runs = sum(c.runs for c in ran)
     return f"OK: {'' if len(ran) == 1 else 'all '}{_count(len(ran), 'fixpipe call site')} " \
            f"({_count(runs, 'execution')}) {'matches' if len(ran) == 1 else 'match'} the legacy model bit for bit"

@@ -73,7 +73,11 @@ def test_an_injected_difference_gives_exit_status_1_and_the_first_mismatch(monke
     assert (fm["index"], fm["multi_index"], fm["core"], fm["loops"]) == (100, [0, 6, 4], 0, {})
     assert fm["legacy"] == -fm["new"] and fm["new"] != 0
     assert main([TILED]) == 1
-    assert "DIFFERENCES: 1 of 1 fixpipe call site differs" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "DIFFERENCES: 1 of 1 fixpipe call site differs" in out
+    # the verdict says which side is the reference and what to do (a newcomer cannot guess it)
+    assert "the legacy value is the expected one" in out and "simulator bug" in out
+    assert "refuses a call" not in out
 
 
 def test_usage_errors(tmp_path, capsys):
@@ -114,3 +118,16 @@ def test_a_npy_feed_or_an_unwritable_report_is_a_usage_error(tmp_path, capsys):
     assert main(["-o", str(tmp_path / "no" / "r.txt"), str(script)]) == 2
     err = capsys.readouterr().err
     assert "cannot write the report" in err and "Traceback" not in err
+
+
+def test_usage_error_wording_for_a_folder_and_a_non_npz_feed(tmp_path, capsys):
+    """A folder given as the script is not called missing; a feed that is not an .npz does not get numpy's
+    allow_pickle advice (loading it with pickle would not help)."""
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder, not a Python file" in err and "does not exist" not in err
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not a zip")
+    assert main(["--feed", str(bad), TILED]) == 2
+    err = capsys.readouterr().err
+    assert "it is not an .npz archive" in err and "allow_pickle" not in err
