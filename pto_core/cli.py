@@ -127,7 +127,13 @@ def pto_run_main(argv: Optional[list] = None) -> int:
         for _, path in outs:
             _check_writable(path)
         exe = prog.compile()
-        alias = dict(_pairs(args.aliases, "--alias"))
+        alias = {}
+        for out_name, in_name in _pairs(args.aliases, "--alias"):
+            if out_name in alias:                   # a dict would keep the last one silently
+                raise ConfigError(f"output {out_name!r} aliased twice (onto {alias[out_name]!r} and {in_name!r})",
+                                  operand="--alias", value=out_name,
+                                  hint="give one --alias per output: an output lives on one input's memory")
+            alias[out_name] = in_name
         results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed, alias=alias)
         for name, path in outs:
             try:

@@ -53,6 +53,16 @@ def _select_soc(spec: str) -> None:
                           hint=e.hint if e.hint is not None else None) from None
 
 
+def script_path_error(path: str) -> Optional[str]:
+    """Why ``path`` cannot be run as a TIK script (None if it is a file): the one-line usage error of
+    ``tik-run``, ``tik-migrate`` and ``tik-compare-fixpipe`` (a folder is named as one, not as missing)."""
+    if os.path.isfile(path):
+        return None
+    if os.path.isdir(path):
+        return f"script {path!r} is a folder, not a file. Fix: give the path of the TIK script (.py)"
+    return f"script {path!r} does not exist"
+
+
 def _describe_kernels(out) -> None:
     from .tik.registry import kernels
     ks = kernels()
@@ -81,8 +91,9 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     if ns.script is None:              # (a required positional before REMAINDER makes argparse call `args` required too)
         ap.error("the following argument is required: script (the TIK script to run)")
     script = os.path.abspath(ns.script)
-    if not os.path.isfile(script):
-        print(f"tik-run: error: script {ns.script!r} does not exist", file=sys.stderr)
+    problem = script_path_error(ns.script)
+    if problem:
+        print(f"tik-run: error: {problem}", file=sys.stderr)
         return 2
     from pto_core.errors import PtoError
     from .aliases import install
@@ -91,7 +102,7 @@ def tik_run_main(argv: Optional[list] = None) -> int:
         if ns.soc_names:
             from . import platform
             platform.set_soc_version_naming(ns.soc_names)
-        if ns.soc:
+        if ns.soc is not None:         # --soc "" is an unknown chip, not "no --soc"
             _select_soc(ns.soc)
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
@@ -215,9 +226,9 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     if not ns.script:
         print(f"{prog}: error: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
         return 2
-    if not os.path.isfile(ns.script):
-        what = "is a folder, not a Python file" if os.path.isdir(ns.script) else "does not exist"
-        print(f"{prog}: error: script {ns.script!r} {what}", file=sys.stderr)
+    problem = script_path_error(ns.script)
+    if problem:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
         return 2
     from .fixpipe_compare import compare_script, format_comparisons, load_feed
     try:

@@ -661,7 +661,7 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
 
     res = ScriptComparison(script=os.path.abspath(path), comparisons=[], kernels=[])
     install()
-    if soc:
+    if soc is not None:             # --soc "" is an unknown chip, not "no --soc"
         _select_soc(soc)
     errors: list = []
     registry.add_build_listener(on_build)

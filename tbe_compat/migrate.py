@@ -113,7 +113,7 @@ def trace_script(script: str, args=(), *, soc: Optional[str] = None) -> Trace:
     from .cli import _select_soc, run_script
     from .tik import debug, registry
     install()
-    if soc:
+    if soc is not None:             # --soc "" is an unknown chip, not "no --soc"
         _select_soc(soc)
     before = registry.kernels()
     runs: dict = {}
@@ -539,8 +539,10 @@ def main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-migrate``; returns the exit status."""
     ns = _parser().parse_intermixed_args(argv)
     err = sys.stderr
-    if not os.path.isfile(ns.script):
-        print(f"tik-migrate: error: script {ns.script!r} does not exist", file=err)
+    from .cli import script_path_error
+    problem = script_path_error(ns.script)
+    if problem:
+        print(f"tik-migrate: error: {problem}", file=err)
         return 2
     try:
         with contextlib.redirect_stdout(err):        # the script's own output: stdout is the listing's

@@ -125,7 +125,7 @@ def test_usage_error_wording_for_a_folder_and_a_non_npz_feed(tmp_path, capsys):
     allow_pickle advice (loading it with pickle would not help)."""
     assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "is a folder, not a Python file" in err and "does not exist" not in err
+    assert "is a folder, not a file" in err and "does not exist" not in err
     bad = tmp_path / "bad.npz"
     bad.write_text("not a zip")
     assert main(["--feed", str(bad), TILED]) == 2

@@ -121,3 +121,23 @@ def test_pto_run_unreadable_files_are_usage_errors_not_tracebacks(files, capsys)
         assert err.startswith("pto-run: error: ") and message in err and "Fix:" in err and "Traceback" not in err
     assert pto_run_main([str(kernel), "--in", xin, "--in", "k=1", "--out", f"y={tmp / 'y'}"]) == 0   # numpy adds .npy
     assert np.load(tmp / "y.npy").shape == (2, 4)
+
+
+def test_pto_run_an_output_aliased_twice_is_a_usage_error(tmp_path, capsys):
+    """`--alias y=a --alias y=b` used to run with the last alias only (a dict), silently."""
+    with program("inplace") as k:
+        a = k.gm_arg("a", "s32", (4,))
+        b = k.gm_arg("b", "s32", (4,))
+        y = k.gm_arg("y", "s32", (4,), io="out")
+        with k.for_(0, 4) as i:
+            k.store(y, i, k.load(a, i) + k.load(b, i))
+    path = tmp_path / "inplace.pto"
+    path.write_text(k.program.to_asm())
+    for n in "ab":
+        np.save(tmp_path / f"{n}.npy", np.arange(4, dtype=np.int32))
+    ins = ["--in", f"a={tmp_path / 'a.npy'}", "--in", f"b={tmp_path / 'b.npy'}"]
+    assert pto_run_main([str(path), *ins, "--alias", "y=a"]) == 0
+    capsys.readouterr()
+    assert pto_run_main([str(path), *ins, "--alias", "y=a", "--alias", "y=b"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pto-run: error: ") and "output 'y' aliased twice (onto 'a' and 'b')" in err

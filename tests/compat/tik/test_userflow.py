@@ -137,6 +137,20 @@ def test_cli_soc_errors_name_the_option_not_the_launcher(tmp_path, capsys):
     assert capsys.readouterr().out == "ran\n"
 
 
+def test_cli_empty_soc_and_a_folder_as_script_are_usage_errors(tmp_path, capsys):
+    """`--soc ""` is an unknown chip (it used to be ignored: the script ran on the default chip), and a folder
+    given as the script is named as a folder, not as missing; tik-run, tik-migrate and tik-compare-fixpipe."""
+    from tbe_compat.cli import tik_compare_fixpipe_main
+    script = _write(tmp_path, "ok.py", "print('ran')\n")
+    for main in (tik_run_main, tik_migrate, tik_compare_fixpipe_main):
+        assert main(["--soc", "", script]) == 2
+        out, err = capsys.readouterr()
+        assert "operand --soc: unsupported SoC version ''" in err and "ran" not in out
+        assert main([str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert f"script {str(tmp_path)!r} is a folder, not a file" in err and "does not exist" not in err
+
+
 def test_tik_run_soc_names_cann20_gives_a_2020_kernel_the_name_it_tests(tmp_path, capsys):
     from tbe_compat import platform
     script = _write(tmp_path, "soc.py", "from tbe.common import platform as tbe_platform\n"
