@@ -35,11 +35,18 @@ SCORE = 4
 SORT_GROUP = 16
 MAX_LIST = 4095
 
+MRGSORT4_ALIGN = {2: 16, 4: 32}
+"""Byte alignment of ``vmrgsort4``'s ``dst`` and source lists per element size: 16 B for f16, 32 B for
+f32. Ascend C ``MrgSort4`` (atlasascendc_api_07_0230): the start address "需要保证16字节对齐（针对half
+数据类型），32字节对齐（针对float数据类型）"; the v100/v200 CCE intrinsic packs the four list addresses
+as ``addr >> 4`` (half) / ``addr >> 5`` (float). Lists of an odd number of f16 proposals may therefore
+follow one another in UB (``vbitsort`` keeps the 32 B rule of every vector operand)."""
 
-def _check_pair(target, instr, dst, srcs, op):
-    ve.check_ub(dst, op=op, operand="dst")
+
+def _check_pair(target, instr, dst, srcs, op, align: int = ve.BLOCK_BYTES):
+    ve.check_ub(dst, op=op, operand="dst", align=align)
     for i, p in enumerate(srcs):
-        ve.check_ub(p, op=op, operand=f"src[{i}]" if len(srcs) > 1 else "src")
+        ve.check_ub(p, op=op, operand=f"src[{i}]" if len(srcs) > 1 else "src", align=align)
         if p.dtype is not dst.dtype:
             raise IllegalOperand(f"dtype {p.dtype.name} differs from dst dtype {dst.dtype.name}", op=op,
                                  operand="src", value=p.dtype.name, limit=dst.dtype.name,
@@ -114,7 +121,8 @@ def _mrg_execute(ctx, dst, src_list, lengths, repeat, *, valid_bit=None, exhaust
     if not isinstance(lengths, (tuple, list)) or len(lengths) != len(src_list):
         raise IllegalOperand("needs one length per source list", op=op, operand="lengths",
                              limit=len(src_list))
-    _check_pair(ctx.target, "vmrgsort4", dst, tuple(src_list), op)
+    _check_pair(ctx.target, "vmrgsort4", dst, tuple(src_list), op,
+                align=MRGSORT4_ALIGN.get(dst.dtype.itemsize, ve.BLOCK_BYTES))
     lens = [ve.check_range(n, 0, MAX_LIST, op=op, operand=f"lengths[{i}]") for i, n in enumerate(lengths)]
     valid = (1 << len(src_list)) - 1 if valid_bit is None else ve.check_range(valid_bit[0][0], 1, 15, op=op,
                                                                                operand="valid_bit")

@@ -3,7 +3,7 @@ NMS instruction family through kernels, against independent references; error pa
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, OutOfBounds, UnsupportedOp
+from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
 
 from .helpers import raises_tik
 from .vec_helpers import vec_kernel
@@ -178,6 +178,32 @@ def test_vrpsort16_and_vmrgsort4():
     merged = out["m"].reshape(64, 8)
     assert list(merged[:, 4]) == sorted(p[:, 4], reverse=True)
     assert set(merged[:, 5]) == set(range(64))
+
+
+@pytest.mark.parametrize("chip", ["Ascend310", "Ascend910", "Ascend310P3"])
+def test_vmrgsort4_f16_lists_at_16_byte_offsets(chip):
+    """f16 lists of an odd number of proposals packed one after another: the second list and dst start
+    16 B into a block, which MrgSort4 allows for half (16 B; float 32 B). Was refused at run time."""
+    a = np.zeros((3, 8), np.float16)
+    a[:, 4] = [3, 2, 1]
+    b = np.zeros((2, 8), np.float16)
+    b[:, 4] = [2.5, 0.5]
+    b[:, 5] = 7
+
+    def body(ti, ub):
+        ti.vmrgsort4(ub["d"][8], [ub["s"][0], ub["s"][24]], [3, 2], False, 3, 1)
+    out = vec_kernel({"s": np.concatenate([a, b, np.zeros((1, 8), np.float16)]).reshape(-1),
+                      "d": np.full(8 * 8, 9, np.float16)}, body, chip=chip)["d"].reshape(8, 8)
+    np.testing.assert_array_equal(out[1:6, 4], np.array([3, 2.5, 2, 1, 0.5], np.float16))
+    np.testing.assert_array_equal(out[1:6, 5], np.array([0, 7, 0, 0, 7], np.float16))
+    assert (out[0] == 9).all() and (out[6:] == 9).all()
+
+
+def test_vmrgsort4_f32_lists_need_32_bytes():
+    def body(ti, ub):
+        ti.vmrgsort4(ub["d"], [ub["s"][0], ub["s"][4]], [1, 1], False, 3, 1)
+    with raises_tik(Misaligned, match="32-byte"):
+        vec_kernel({"s": np.zeros(24, np.float32), "d": np.zeros(16, np.float32)}, body, chip="Ascend310P3")
 
 
 @pytest.mark.parametrize("api,chip", [("vreduce", "Ascend310P3"), ("vreducev2", "Ascend910B1")])
