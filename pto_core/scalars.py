@@ -120,6 +120,11 @@ def trem(a: int, b: int) -> int:
     return r if a >= 0 else -r
 
 
+#: What to do about a negative right-shift count (`shl` names its range instead).
+_SHIFT_HINT = ("shift by a count >= 0 (mask a computed count, e.g. `n & 31`, or guard the shift "
+               "with an if on the count)")
+
+
 def shl(a: int, n: int, bits: int) -> int:
     """``a << n`` before wrapping; counts ``>= bits`` give 0."""
     if n < 0:
@@ -130,7 +135,7 @@ def shl(a: int, n: int, bits: int) -> int:
 def shr(a: int, n: int) -> int:
     """``a >> n`` on the register value (arithmetic for signed, logical for unsigned values)."""
     if n < 0:
-        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n)
+        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n, hint=_SHIFT_HINT)
     return a >> n if n < 128 else (-1 if a < 0 else 0)
 
 

@@ -209,3 +209,23 @@ def test_invalid_float_scalar_operations_give_the_canonical_positive_nan_on_ever
     out = run(build(ti, "k", [], [y]))[0].view(np.uint32)
     set_current_compile_soc_info("Ascend310")
     assert out.tolist() == [0x7FC00000] * 5 + [0xFFC00000] * 2 + [7]
+
+
+def test_negative_shift_count_names_the_line_and_a_fix():
+    # a shift by a run-time count that turns out negative: IllegalOperand at the user's
+    # line, with what to do (`>>` used to carry no Fix)
+    for op in ("<<", ">>"):
+        ti = tik.Tik()
+        n = ti.InputScalar("int32", name="n")
+        out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        s = ti.Scalar("int32", name="s", init_value=12)
+        with ti.for_range(0, 8) as j:
+            ub[j].set_as(s << n if op == "<<" else s >> n)
+        ti.data_move(out, ub, 0, 1, 1, 0, 0)
+        build(ti, inputs=[n], outputs=[out])
+        assert run(ti, {"n": 2})[0][0] == (48 if op == "<<" else 3)
+        with raises_tik(IllegalOperand, match="negative shift count -1") as info:
+            run(ti, {"n": -1})
+        assert info.value.where.file == __file__
+        assert "Fix:" in str(info.value)
