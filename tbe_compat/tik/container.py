@@ -592,8 +592,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                   hint="index the element: t[i].set_as(src[j]), or move blocks with data_move")
             # Named choice SET_AS_ELEMENT_BITS (tik_core.md): an element of another dtype of the same width is
             # copied as bits (as the reg_mov load of a Scalar set_as; TIK documents no conversion for Tensor ->
-            # Tensor set_as and forbids storing a Scalar of another dtype). CANN's prod_env_mat_a stages int32
-            # nlist entries in a float32 block this way. Other widths convert as values.
+            # Tensor set_as). CANN's prod_env_mat_a stages int32 nlist entries in a float32 block this way.
+            # Other widths convert as values.
             tmp = P.Reg(P.scalar_type(value.dt))
             self._load_element(value, tmp, "value")
             v = tmp
@@ -602,6 +602,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             else:
                 bits_ptr = None
         else:
+            # Named choice SET_AS_SCALAR_CONVERTS (tik_core.md): a Scalar/Expr of another dtype is stored with C
+            # conversion. TIK's set_as page says a Scalar "must be of the same data type" but TIK's code does not
+            # check it; the store it emits converts as C does.
             v = self._scalar_arg(value, "value")
             bits_ptr = None
         esize = max(1, t.dt.bits // 8)

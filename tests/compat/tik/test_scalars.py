@@ -187,6 +187,23 @@ def test_scalar_set_from_an_element_of_another_dtype_of_the_same_width_moves_its
     assert got[0] == 77 and got[1] == 10
 
 
+def test_a_scalar_of_another_dtype_stored_into_a_tensor_converts_as_c():
+    """Named choice SET_AS_SCALAR_CONVERTS: TIK's code does not check the documented "same data type" rule for
+    a Scalar stored into a tensor element; the store converts as C does (wrap, truncation toward zero)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    o = ti.Tensor("int32", (8,), name="o", scope=tik.scope_gm)
+    oi = ti.Tensor("int32", (8,), name="oi", scope=tik.scope_ubuf)
+    big = ti.Scalar("int64", name="big", init_value=2 ** 40 + 7)
+    neg = ti.Scalar("float32", name="neg", init_value=-5.75)
+    ti.vector_dup(8, oi, 3, 1, 1, 8)
+    oi[0].set_as(big)
+    oi[1].set_as(neg)
+    oi[2].set_as(big * 2 + 1)
+    ti.data_move(o, oi, 0, 1, 1, 0, 0)
+    build(ti, "conv_store", [], [o])
+    assert run(ti)[0].tolist() == [7, -5, 15, 3, 3, 3, 3, 3]
+
 def test_invalid_float_scalar_operations_give_the_canonical_positive_nan_on_every_host():
     """inf - inf, 0 * inf, inf / inf, 0 / 0 give the quiet NaN 0x7FC00000 whatever the host FPU makes (x86's
     default NaN is negative, ARM's positive); a NaN operand keeps its sign (named choice SCALAR_DEFAULT_NAN).
