@@ -78,7 +78,8 @@ def site_provenance(file: str, line: int, call: str) -> Provenance:
 
 def limit_hint(limit: Any) -> Optional[str]:
     """The fix an error states when its raise site gives none: what its ``limit`` asks for, as an
-    instruction (``[1, 255]`` -> ``pass a value in [1, 255]``). None for limits that do not read as one."""
+    instruction (``[1, 255]`` -> ``pass a value in [1, 255]``, ``sat | nosat`` -> ``use one of sat, nosat``).
+    None for limits that do not read as one."""
     if not isinstance(limit, str) or not limit:
         return None
     if limit[0] in "[(":
@@ -87,6 +88,10 @@ def limit_hint(limit: Any) -> Optional[str]:
         return f"use {'a ' if limit.startswith('multiple') else ''}{limit}"
     if limit.startswith((">= ", "<= ", "> ", "< ")):
         return f"pass a value {limit}"
+    for sep in (" | ", ", "):       # a list of legal words: "check_only, check_and_set", "sat | nosat"
+        words = limit.split(sep)
+        if len(words) > 1 and all(w and " " not in w for w in words):
+            return "use one of " + ", ".join(words)
     return None
 
 

@@ -262,8 +262,13 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         payload = args[0]
         mode = Q.QUANT_MODES[kw["mode"]]
         if target.arch not in mode.archs:
+            here = sorted(q.name for q in Q.QUANT_MODES.values() if target.arch in q.archs and q.acc == mode.acc
+                          and q.is_vector == mode.is_vector and set(q.dst or q.acc) & set(mode.dst or mode.acc))
             raise UnsupportedOp(f"pre_quant mode {mode.name} does not exist on {target.name}", operand="pre_quant",
-                                value=mode.name, limit="architectures " + ", ".join(mode.archs))
+                                value=mode.name, limit="architectures " + ", ".join(mode.archs),
+                                hint=f"use a mode {target.name} has (pto_fixpipe.md pre_quant table"
+                                     + (f"; same source and destination types: {', '.join(here)}" if here else "")
+                                     + f") or run on a target of architecture {', '.join(mode.archs)}")
         if acc is not None:
             if acc.name not in ("f32", "s32"):
                 raise _err(f"pre_quant source element type must be f32 or i32, got {acc.name}", "pre_quant",
@@ -404,7 +409,8 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         atomic = (kw["type"], kw["op"])
         if dst_t is not None and atomic[0] != dst_t.name:
             raise _err(f"atomic type {atomic[0]} must match the destination element type {dst_t.name}", "atomic",
-                       atomic[0], dst_t.name)
+                       atomic[0], dst_t.name,
+                       hint=f"write atomic={{'type': '{dst_t.name}', 'op': '{atomic[1]}'}} (the type of %dst)")
 
     sat = _resolve_sat(clauses.get("sat"), machine_mode)
 
@@ -421,7 +427,8 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
 def _check_clip(clip, dst: DType, static: bool):
     if dst.name not in Q.CLIP_DESTINATIONS:
         raise _err(f"clip is supported for f16, ui8 and signed 4/8/16-bit destinations, not {dst.name}",
-                   "pre_relu(clip)", dst.name, "f16 | u8 | s4 | s8 | s16")
+                   "pre_relu(clip)", dst.name, "f16 | u8 | s4 | s8 | s16",
+                   hint=f"drop clip ({dst.name} destinations take none), or convert to one of f16, u8, s4, s8, s16")
     if static and not _known(clip):
         return
     if dst.name == "f16":
