@@ -60,6 +60,8 @@ def script_path_error(path: str) -> Optional[str]:
         return None
     if os.path.isdir(path):
         return f"script {path!r} is a folder, not a file. Fix: give the path of the TIK script (.py)"
+    if os.path.exists(path):                    # a device or a pipe: it exists, so "does not exist" misleads
+        return f"script {path!r} is not a regular file. Fix: give the path of the TIK script (.py)"
     return f"script {path!r} does not exist"
 
 

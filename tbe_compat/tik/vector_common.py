@@ -280,8 +280,8 @@ class VectorBase(TikBase):
                              hint=f"an immediate repeat_times is {imm_lo}..{hi}; split longer work into several "
                                   f"calls (a Scalar may be 0 at run time)")
 
-    def _vec_stride(self, v, name: str, hi: int):
-        return self._int_arg(v, name, 0, hi, hint=f"{name} counts 32-byte blocks: pass 0..{hi} (an int, or an "
+    def _vec_stride(self, v, name: str, hi: int, unit: str = "32-byte blocks"):
+        return self._int_arg(v, name, 0, hi, hint=f"{name} counts {unit}: pass 0..{hi} (an int, or an "
                                                    f"integer Scalar)")
 
     def _given(self, v, name: str):

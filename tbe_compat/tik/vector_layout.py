@@ -28,6 +28,7 @@ Special registers read back into Scalars right after the op that set them (``pto
 from __future__ import annotations
 
 from pto_core.errors import UnsupportedOp
+from pto_core.ops.vector_proposal import MRGSORT4_ALIGN
 
 from .. import platform
 from .api import tik_api
@@ -256,11 +257,13 @@ class LayoutAPI(VectorBase):
             if if_exhausted_suspension is not True:
                 raise self._error("vms4_sr can't be read in non-exhausted mode", operand="vms4_sr_scalar_array",
                                   hint="pass if_exhausted_suspension=True to read the per-list counts")
-        d = self._vec_operand(dst, "dst", align=16)
+        d = self._vec_operand(dst, "dst", align=0)
+        align = MRGSORT4_ALIGN.get(d.dt.bits // 8, 32)        # 16 B for f16 lists, 32 B for f32
+        d.check_aligned(align)
         if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
             raise self._error("src_list should be a list of up to 4 tensors", operand="src_list", limit="1..4",
                               hint="pass a list of 1 to 4 UB tensors (one per sorted queue)")
-        ss = [self._vec_operand(t, f"src_list[{i}]", align=16) for i, t in enumerate(src_list)]
+        ss = [self._vec_operand(t, f"src_list[{i}]", align=align) for i, t in enumerate(src_list)]
         self._same_dtype(d, *ss)
         self._require_instr("vmrgsort4", d.tensor.dtype)
         if isinstance(element_lengths, (list, tuple)):

@@ -29,6 +29,11 @@ from .vector_common import U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
 WHOLE = {"vcadd": (lambda par: 1, 0), "vcmax": (lambda par: 2, 4), "vcmin": (lambda par: 2, 4),
          "vcgadd": (lambda par: 8, 16), "vcgmax": (lambda par: 8, 16), "vcgmin": (lambda par: 8, 16),
          "vcpadd": (lambda par: par // 2, 32)}
+#: name -> what its dst_rep_stride counts (named in the range error's Fix; the module docstring)
+WHOLE_DST_UNIT = {"vcadd": "results (1 element each)", "vcmax": "(value, index) pairs",
+                  "vcmin": "(value, index) pairs", "vcgadd": "groups of 8 results",
+                  "vcgmax": "groups of 8 results", "vcgmin": "groups of 8 results",
+                  "vcpadd": "128-byte units"}
 MAX_REDUCE_REPEAT = 4095
 INDEX_REPEAT_LIMIT = {"float16": 511, "float32": 4095, "int16": 255}
 
@@ -48,7 +53,7 @@ class ReduceAPI(VectorBase):
         unit = self._vec_stride_unit(stride_unit)
         sg = Geo(1 if src_blk_stride is None else self._vec_stride(src_blk_stride, "src_blk_stride", U16),
                  self._vec_stride(src_rep_stride, "src_rep_stride", U16))
-        dr = self._vec_stride(dst_rep_stride, "dst_rep_stride", U16)
+        dr = self._vec_stride(dst_rep_stride, "dst_rep_stride", U16, WHOLE_DST_UNIT[instr])
         k = nres(m.par)
         step = isel(ieq(dr, 0), 1, dr) if instr == "vcpadd" else dr
         dst_ext = isel(ieq(repeat, 0), 0, imul(iadd(imul(isub(repeat, 1), step), 1), k))

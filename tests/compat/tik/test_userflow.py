@@ -151,6 +151,16 @@ def test_cli_empty_soc_and_a_folder_as_script_are_usage_errors(tmp_path, capsys)
         assert f"script {str(tmp_path)!r} is a folder, not a file" in err and "does not exist" not in err
 
 
+def test_cli_a_device_or_pipe_as_script_is_not_called_missing(tmp_path, capsys):
+    """A path that exists but is no regular file (/dev/null, a FIFO) was reported as "does not exist"."""
+    from tbe_compat.cli import tik_compare_fixpipe_main
+    for main in (tik_run_main, tik_migrate, tik_compare_fixpipe_main):
+        assert main([os.devnull]) == 2
+        err = capsys.readouterr().err
+        assert f"script {os.devnull!r} is not a regular file" in err and "Fix:" in err
+        assert "does not exist" not in err
+
+
 def test_tik_run_soc_names_cann20_gives_a_2020_kernel_the_name_it_tests(tmp_path, capsys):
     from tbe_compat import platform
     script = _write(tmp_path, "soc.py", "from tbe.common import platform as tbe_platform\n"

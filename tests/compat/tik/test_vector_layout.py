@@ -463,3 +463,14 @@ def test_vnchwconv_repeats_run_in_order_when_destination_blocks_collide():
             want[r + j] = src[:, j]                        # dst block j of repeat r = lane j of every src block
     np.testing.assert_array_equal(out, want)
     assert (out[:4] == s.reshape(4, 16, 16)[:, :, 0]).all()    # block r = lane 0 of repeat r's sources
+
+
+@pytest.mark.parametrize("dst_at,src1_at", [(0, 4), (4, 8)])
+def test_vmrgsort4_f32_static_16_byte_offset_is_refused_when_traced(dst_at, src1_at):
+    """A static f32 list or dst 16 B into a block breaks MRGSORT4_ALIGN (32 B for float): TIK's check names
+    it at trace time with the 32-byte rule (it used to pass the trace and fail only when the kernel ran)."""
+    def body(ti, ub):
+        ti.vmrgsort4(ub["d"][dst_at], [ub["s"][0], ub["s"][src1_at]], [1, 1], False, 3, 1)
+    with raises_tik(Misaligned, match="not 32-byte aligned.*multiple of 32 B"):
+        vec_kernel({"s": np.zeros(32, np.float32), "d": np.zeros(32, np.float32)}, body, chip="Ascend310P3",
+                   build_only=True)

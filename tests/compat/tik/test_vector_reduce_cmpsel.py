@@ -1,6 +1,8 @@
 """Reductions, compares and selects through kernels: goldens §10.5 (vec_cmpv) and §10.6 (vec_sel),
 independent references of the documented reduction order (pairwise tree per repeat, first
 index on ties), CMPMASK moves, and the error paths."""
+import re
+
 import numpy as np
 import pytest
 
@@ -363,3 +365,17 @@ def test_vec_sel_mode0_f32_reads_only_64_sel_bits():
     out, = _sel_kernel("float16", 4, words4).tikdb.start_debug({"a": h}, interactive=False)
     bits4 = np.unpackbits(np.array(words4, np.uint32).view(np.uint8), bitorder="little").astype(bool)
     np.testing.assert_array_equal(out, np.where(bits4, h, np.float16(0)))
+
+
+@pytest.mark.parametrize("call,unit", [
+    (lambda ti, ub: ti.vec_cpadd(128, ub["r"], ub["x"], 1, 65536, 8), "128-byte units"),
+    (lambda ti, ub: ti.vcpadd(128, ub["r"], ub["x"], 1, 65536, 1, 8), "128-byte units"),
+    (lambda ti, ub: ti.vcadd(128, ub["r"], ub["x"], 1, 65536, 1, 8), "results (1 element each)"),
+    (lambda ti, ub: ti.vcmax(128, ub["r"], ub["x"], 1, 65536, 1, 8), "(value, index) pairs"),
+    (lambda ti, ub: ti.vcgadd(128, ub["r"], ub["x"], 1, 65536, 1, 8), "groups of 8 results"),
+])
+def test_reduction_dst_rep_stride_error_names_its_unit(call, unit):
+    """dst_rep_stride of the reductions does not count 32-byte blocks: vec_cpadd/vcpadd count 128 B,
+    vcadd results, vcmax/vcmin pairs, vcg* groups of 8; the Fix said "counts 32-byte blocks" for all."""
+    with raises_tik(IllegalOperand, match=re.escape(f"dst_rep_stride counts {unit}: pass 0..65535")):
+        vec_kernel({"r": np.zeros(128, np.float16), "x": np.zeros(128, np.float16)}, call, build_only=True)
