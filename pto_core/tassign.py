@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from .dtypes import DType, dtype as _dtype
 from .errors import CapacityExceeded, IllegalOperand, TassignError, UnknownName
 from .layout import check_shape, layout_name
@@ -142,12 +144,27 @@ class Tile:
         return f"Tile<{self.tile_type}, {self.dtype.name}, {self.rows}, {self.cols}>"
 
 
+def _user_site():
+    """The user's ``file:line`` for a TASSIGN error (frames inside pto_core are skipped)."""
+    from .ops.registry import user_frame
+    return user_frame(3)
+
+
+def _int_addr(addr) -> Optional[int]:
+    """``addr`` as a Python int when it is an integer (Python or numpy, as every int operand), else None."""
+    if isinstance(addr, (bool, np.bool_)) or not isinstance(addr, (int, np.integer)):
+        return None
+    return int(addr)
+
+
 def tassign(tile: Tile, addr: int) -> Tile:
     """Runtime form ``TASSIGN(tile, addr)``: bind without static checks (bounds checked at use)."""
-    if not isinstance(addr, int) or isinstance(addr, bool):
+    value = _int_addr(addr)
+    if value is None:
         raise IllegalOperand(f"address must be an integer, got {type(addr).__name__}", op="TASSIGN",
-                             operand="addr", value=addr)
-    tile.addr = addr
+                             operand="addr", value=addr, hint="pass an int byte address",
+                             where=_user_site())
+    tile.addr = value
     return tile
 
 
@@ -166,7 +183,8 @@ def tassign_violations(tile: Tile, addr: int, target) -> list:
         out.append(("SA-0351", TASSIGN_CHECKS["SA-0351"], f"{space} capacity on {t.name} is 0"))
     if not size <= cap:
         out.append(("SA-0352", TASSIGN_CHECKS["SA-0352"], f"tile_size {size} B > capacity {cap} B"))
-    if not addr + size <= cap:
+    # tassign_check.hpp: `capacity == 0 || end_addr <= capacity`: a missing space is SA-0351 only
+    if cap > 0 and not addr + size <= cap:
         out.append(("SA-0353", TASSIGN_CHECKS["SA-0353"], f"{addr:#x} + {size} B = {addr + size} B > {cap} B"))
     if addr % align != 0:
         out.append(("SA-0354", TASSIGN_CHECKS["SA-0354"], f"{addr:#x} % {align} = {addr % align}"))
@@ -175,15 +193,18 @@ def tassign_violations(tile: Tile, addr: int, target) -> list:
 
 def tassign_checked(tile: Tile, addr: int, target) -> Tile:
     """Compile-time form ``TASSIGN<addr>(tile)``: static checks SA-0351..SA-0354, all reported."""
-    if not isinstance(addr, int) or isinstance(addr, bool) or addr < 0:
+    value = _int_addr(addr)
+    if value is None or value < 0:
         raise IllegalOperand(f"address must be a non-negative integer, got {addr!r}", op="TASSIGN",
-                             operand="addr", value=addr)
+                             operand="addr", value=addr, hint="pass a non-negative int byte address",
+                             where=_user_site())
+    addr = value
     bad = tassign_violations(tile, addr, target)
     if bad:
         lines = "; ".join(f"{cid}: {msg} ({detail})" for cid, msg, detail in bad)
         raise TassignError(f"TASSIGN<{addr:#x}>({tile}) on {get_target(target).name} fails {len(bad)} static "
                            f"check(s): {lines}", op="TASSIGN", operand="addr", value=hex(addr),
-                           violations=tuple(b[0] for b in bad), hint=FIX_A12)
+                           violations=tuple(b[0] for b in bad), hint=FIX_A12, where=_user_site())
     tile.addr = addr
     return tile
 

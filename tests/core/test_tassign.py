@@ -119,3 +119,35 @@ def test_allocator_first_fit_scopes_and_capacity_error_lists_occupants():
     assert "cannot place huge of 65000 B in l0a (65536 B on A2A3" in msg and "y [0x400, 0x600)" in msg
     with pytest.raises(IllegalOperand, match="nothing named 'nope'"):
         alloc.free("nope")
+
+
+def test_checked_form_space_missing_reports_no_out_of_bounds():
+    # tassign_check.hpp guards SA-0353 with `capacity == 0 || end_addr <= capacity`: a space that
+    # does not exist reports SA-0351 (+ SA-0352 for the non-empty tile), never SA-0353.
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(Tile("ScaleRight", "e8m0", 16, 2), 0x40, "A2A3")
+    assert ei.value.violations == ("SA-0351", "SA-0352") and "SA-0353:" not in str(ei.value)
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(Tile("ScaleLeft", "e8m0", 16, 2), 0x41, "Kirin9030")
+    assert ei.value.violations == ("SA-0351", "SA-0352", "SA-0354")
+
+
+def test_both_forms_name_the_users_line():
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(Tile("Vec", "f32", 16, 16), 0x30000, "A2A3")
+    assert ei.value.where is not None and ei.value.where.file == __file__
+    assert f"test_tassign.py:{ei.value.where.line}" in str(ei.value)
+    with pytest.raises(IllegalOperand) as ei:
+        tassign(Tile("Vec", "f32", 16, 16), "0x40")
+    assert ei.value.where is not None and ei.value.where.file == __file__
+
+
+def test_both_forms_accept_numpy_integer_addresses():
+    # the address is an integral value (pto-isa TASSIGN: "addr must be an integral type"); numpy
+    # integers are integers like everywhere else in the simulator (registry int operands)
+    a = tassign(Tile("Vec", "f32", 16, 16), np.int64(0x400))
+    b = tassign_checked(Tile("Vec", "f32", 16, 16), np.uint32(0x800), "A2A3")
+    assert (a.addr, b.addr) == (0x400, 0x800) and type(a.addr) is int and type(b.addr) is int
+    with pytest.raises(TassignError) as ei:
+        tassign_checked(Tile("Vec", "f32", 16, 16), np.int32(0x21), "A2A3")
+    assert ei.value.violations == ("SA-0354",)
