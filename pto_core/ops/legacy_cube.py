@@ -91,11 +91,13 @@ _PAD_VALUES: dict = {}
 
 def _pad_value(value, d: DType):
     """The pad value as one element of ``d`` (float types round to nearest even; ints must fit),
-    memoised per value, its type and ``d`` (the result is a read-only 0-d array)."""
-    key = (value, type(value), d.name)
+    memoised per value, its sign bit, its type and ``d`` (the result is a read-only 0-d array).
+    The sign bit is part of the key: -0.0 == 0.0 and both hash alike, so without it a +0.0 pad
+    would reuse an earlier -0.0 entry (and vice versa)."""
     try:
+        key = (value, bool(np.signbit(value)), type(value), d.name)
         got = _PAD_VALUES.get(key)
-    except TypeError:            # unhashable value: converted (and checked) below
+    except (TypeError, ValueError):  # unhashable or not a scalar: converted (and checked) below
         got, key = None, None
     if got is None:
         got = _pad_value_uncached(value, d)

@@ -273,10 +273,14 @@ class CubeMatmulAPI(CubeBase):
                                   limit="[1, H, W, 4] float16")
         elif c0 != dc0:
             raise self._error(f"fm_shape C0 = {c0} does not match {fm.tensor.dtype} (C0 = {dc0}; 4 for the C04 "
-                              f"layout)", operand="fm_shape", value=c0, limit=f"{dc0} (or 4)")
+                              f"layout)", operand="fm_shape", value=c0, limit=f"{dc0} (or 4)",
+                              hint=f"declare the feature map [C1, H, W, {dc0}] for {fm.tensor.dtype} (C0 = 32 bytes of "
+                                   f"channels), or use C0 = 4 with C1 = 1 for a float16 first layer")
         if c1 > 256 or not (dc0 <= c1 * c0 <= 4096 or small):
             raise self._error(f"fm_shape C1 = {c1} x C0 = {c0} is outside the documented range", operand="fm_shape",
-                              value=list(fm_shape), limit=f"C1 in [1, 256], C1*C0 in [{dc0}, 4096]")
+                              value=list(fm_shape), limit=f"C1 in [1, 256], C1*C0 in [{dc0}, 4096]",
+                              hint="split the input channels over several conv2d calls (init_l1out=False "
+                                   "accumulates into dst)")
         if (kc1, kc0) != (c1, c0):
             raise self._error(f"kernel_shape C1, C0 = ({kc1}, {kc0}) must equal fm_shape's ({c1}, {c0})",
                               operand="kernel_shape", value=list(kernel_shape), limit=f"C1 = {c1}, C0 = {c0}",
@@ -284,10 +288,13 @@ class CubeMatmulAPI(CubeBase):
                                    "are the feature map's (fm_shape [C1, H, W, C0]): declare both with one Cin")
         if kh > 255 or kw > 255:
             raise self._error(f"kernel Kh, Kw = ({kh}, {kw}) must be in [1, 255]", operand="kernel_shape",
-                              value=(kh, kw), limit="[1, 255]")
+                              value=(kh, kw), limit="[1, 255]",
+                              hint="pass Kh, Kw between 1 and 255 in kernel_shape [C1, Kh, Kw, Cout, C0]")
         if cout % 16:
             raise self._error(f"Cout = {cout} must be a multiple of 16", operand="kernel_shape", value=cout,
-                              limit="multiple of 16 in [16, 4096]")
+                              limit="multiple of 16 in [16, 4096]",
+                              hint="pad Cout up to a multiple of 16 (zero weights) and drop the extra channels "
+                                   "after fixpipe")
         ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
         wo = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
         if ho < 1 or wo < 1:

@@ -351,7 +351,9 @@ class CubeMoveAPI(CubeBase):
                               value=repr(transpose), limit="one of True, False")
         if transpose and d.dt.bits != 16:
             raise self._error(f"if_transpose transposes 16 x 16 fractals of 16-bit data, not {d.tensor.dtype}",
-                              operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16")
+                              operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16",
+                              hint="pass if_transpose=False for 8-bit data and store its fractals in L1 "
+                                   "already in the layout the destination needs")
         if addr_mode not in (None, 0, 1):
             raise self._error(f"addr_mode must be None, 0 (increasing) or 1 (decreasing), got {addr_mode!r}",
                               operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1")

@@ -133,6 +133,20 @@ def test_img2col_matches_loop_reference(c1n, h, w, kh, kw, sh, sw, dh, dw, pad, 
                                           ref[16 * i:16 * i + 16, 16 * j:16 * j + 16])
 
 
+def test_img2col_pad_value_sign_of_zero_is_kept_across_calls():
+    """pad_value -0.0 and +0.0 compare equal (and hash alike); each call must pad with its own bits
+    (h_cube119: a memo keyed by value gave +0.0 pads -0.0 after an earlier -0.0 call)."""
+    m = Machine("Ascend310P3")
+    src = m.ptr("l1", "f16", 0)
+    fill(m, src, np.ones(16, np.float16))
+    geo = dict(stride=(1, 1), filter=(1, 1), dilation=(1, 1), pad=(1, 1, 1, 1))
+    for pv in (-0.0, 0.0, -0.0, np.float16(0.0), np.float16(-0.0), 0.0):
+        d = m.ptr("ub", "f16", 0)
+        pto.img2col(src, d, 1, 1, 16, 0, 16, 0, 16, 1, **geo, pad_value=(pv,))
+        row0 = m.read(d, 16)                      # output pixel 0 lies in the padding
+        assert (np.signbit(row0) == np.signbit(pv)).all(), pv
+
+
 def test_img2col_int8_c0_32_and_errors():
     m = Machine("Ascend310")
     fm = np.arange(2 * 3 * 3 * 32).astype(np.int8).reshape(2, 3, 3, 32)

@@ -105,6 +105,26 @@ def test_cube_argument_errors_that_had_no_fix_or_a_generic_one():
         ti.fixpipe(y, l0c, 1, 16, 0, 0, extend_params={"quantize_params": {"mode": "fp322fp16"}})
 
 
+def test_conv2d_shape_and_load2d_transpose_errors_come_with_a_fix():
+    """h_cube119: these range/shape errors named the limit but said nothing about what to do."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    fm8 = ti.Tensor("int8", (1, 5, 5, 16), name="fm8", scope=tik.scope_cbuf)
+    w8 = ti.Tensor("int8", (1, 3, 3, 16, 16), name="w8", scope=tik.scope_cbuf)
+    fm = ti.Tensor("float16", (257, 1, 1, 16), name="fm", scope=tik.scope_cbuf)
+    w = ti.Tensor("float16", (257, 1, 1, 16, 16), name="w", scope=tik.scope_cbuf)
+    l0c = ti.Tensor("int32", (1, 32, 16), name="l0c", scope=tik.scope_cc)
+    f0c = ti.Tensor("float32", (1, 32, 16), name="f0c", scope=tik.scope_cc)
+    with raises_tik(PtoError, match=r"fm_shape C0 = 16 does not match int8.*Fix: declare the feature map \[C1, H, W, 32\]"):
+        ti.conv2d(l0c, fm8, w8, [1, 5, 5, 16], [1, 3, 3, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1])
+    with raises_tik(PtoError, match=r"C1 = 257 .*Fix: split the input channels"):
+        ti.conv2d(f0c, fm, w, [257, 1, 1, 16], [257, 1, 1, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1])
+    l1 = ti.Tensor("int8", (4096,), name="l1", scope=tik.scope_cbuf)
+    l0a = ti.Tensor("int8", (4096,), name="l0a", scope=tik.scope_ca)
+    with raises_tik(PtoError, match=r"not int8.*Fix: pass if_transpose=False"):
+        ti.load2dv1(l0a, l1, 0, 1, 1, 0, True)
+
+
 def test_load3dv1_fetch_position_names_the_argument_and_its_range():
     ti, x, y, ub = _ti("Ascend910")
     l1a = ti.Tensor("float16", (16, 16, 16), name="l1a", scope=tik.scope_cbuf)
