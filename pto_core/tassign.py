@@ -25,6 +25,7 @@ and fails with a `CapacityExceeded` that lists what occupies the space.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from .dtypes import DType, dtype as _dtype
 from .errors import CapacityExceeded, IllegalOperand, TassignError, UnknownName
-from .layout import check_shape, layout_name
+from .layout import inner_box, layout_name
 from .memory import Ptr
 from .targets import ChipProfile, get_target, space_name
 
@@ -126,10 +127,31 @@ class Tile:
         return default_layout(self.tile_type, t)
 
     def validate_shape(self, target) -> None:
+        """The Tile template's static shape rules (pto_spec.md §2.1): a boxed layout needs ``cols`` a
+        multiple of the inner box's columns and ``rows`` of its rows (the row rule is waived for Vec and MX
+        scale tiles and for one-row tiles); an unboxed row-major (ND) tile needs ``cols * sizeof`` a multiple
+        of 32 B, an unboxed column-major (DN) tile ``rows * sizeof``. Raises `IllegalOperand`."""
         layout, fractal = self.resolved_layout(target)
-        if layout in ("ND", "DN") or self.tile_type == "Vec":
+        width = self.dtype.nbytes
+        if layout in ("ND", "DN"):
+            n, what = (self.cols, "columns") if layout == "ND" else (self.rows, "rows")
+            if width(n) % 32:
+                raise IllegalOperand(
+                    f"{self}: an unboxed {'row' if layout == 'ND' else 'column'}-major ({layout}) tile needs its "
+                    f"{what} to fill whole 32-byte blocks ({n} {what} x {self.dtype.name} = {width(n)} B)",
+                    operand="shape", value=(self.rows, self.cols), limit=f"{what} * sizeof % 32 == 0",
+                    hint=f"pad the tile's {what} to a multiple of {256 // math.gcd(256, self.dtype.bits)} "
+                         f"(valid rows/columns may be smaller)", where=_user_site())
             return
-        check_shape(layout, self.rows, self.cols, self.dtype, fractal)
+        ir, ic = inner_box(layout, self.dtype, fractal)
+        rows_waived = self.tile_type in ("Vec", "ScaleLeft", "ScaleRight") or self.rows == 1
+        if self.cols % ic or (self.rows % ir and not rows_waived):
+            raise IllegalOperand(
+                f"{self}: tile shape {self.rows}x{self.cols} is not a multiple of the {layout} inner box {ir}x{ic} "
+                f"for {self.dtype.name} ({fractal} B fractals)", operand="shape", value=(self.rows, self.cols),
+                limit=f"cols % {ic} == 0" + ("" if rows_waived else f" and rows % {ir} == 0"),
+                hint=f"pad the tile to multiples of {ir} rows and {ic} columns (valid rows/columns may be "
+                     f"smaller)", where=_user_site())
 
     def ptr(self, machine=None, *, core: int = 0, sub: int = 0) -> Ptr:
         """Pointer to the tile's first element (bound to ``machine``'s core if given)."""
@@ -199,6 +221,7 @@ def tassign_checked(tile: Tile, addr: int, target) -> Tile:
                              operand="addr", value=addr, hint="pass a non-negative int byte address",
                              where=_user_site())
     addr = value
+    tile.validate_shape(target)          # the Tile template's own static rules come first, as in C++
     bad = tassign_violations(tile, addr, target)
     if bad:
         lines = "; ".join(f"{cid}: {msg} ({detail})" for cid, msg, detail in bad)

@@ -61,10 +61,11 @@ def test_checked_form_space_missing_on_the_target():
 @pytest.mark.parametrize("tile_type", ["ScaleLeft", "ScaleRight"])
 def test_checked_form_scale_tiles_need_32_byte_alignment(tile_type):
     # pto-isa TASSIGN table and buffer_limits.hpp: ScaleLeft/ScaleRight share L0A/L0B's 32 B alignment
+    shape = (16, 2) if tile_type == "ScaleLeft" else (2, 16)        # whole inner boxes (Zz 16x2, Nn 2x16)
     with pytest.raises(TassignError) as ei:
-        tassign_checked(Tile(tile_type, "e8m0", 16, 2), 0x10, "A5")
+        tassign_checked(Tile(tile_type, "e8m0", *shape), 0x10, "A5")
     assert ei.value.violations == ("SA-0354",) and "0x10 % 32 = 16" in str(ei.value)
-    assert tassign_checked(Tile(tile_type, "e8m0", 16, 2), 0x40, "A5").addr == 0x40
+    assert tassign_checked(Tile(tile_type, "e8m0", *shape), 0x40, "A5").addr == 0x40
 
 
 @pytest.mark.parametrize("target", ["A2A3", "A5", "Kirin9030", "KirinX90"])
@@ -125,12 +126,26 @@ def test_checked_form_space_missing_reports_no_out_of_bounds():
     # tassign_check.hpp guards SA-0353 with `capacity == 0 || end_addr <= capacity`: a space that
     # does not exist reports SA-0351 (+ SA-0352 for the non-empty tile), never SA-0353.
     with pytest.raises(TassignError) as ei:
-        tassign_checked(Tile("ScaleRight", "e8m0", 16, 2), 0x40, "A2A3")
+        tassign_checked(Tile("ScaleRight", "e8m0", 2, 16), 0x40, "A2A3")
     assert ei.value.violations == ("SA-0351", "SA-0352") and "SA-0353:" not in str(ei.value)
     with pytest.raises(TassignError) as ei:
         tassign_checked(Tile("ScaleLeft", "e8m0", 16, 2), 0x41, "Kirin9030")
     assert ei.value.violations == ("SA-0351", "SA-0352", "SA-0354")
 
+
+def test_checked_form_runs_the_tile_templates_shape_rules_first():
+    """pto_spec.md §2.1: boxed tiles need whole inner boxes (the row rule waived for Vec, MX scale and one-row
+    tiles); unboxed row-major tiles need columns filling whole 32-byte blocks. The C++ Tile type does not
+    compile otherwise, so TASSIGN<addr> of such a tile is an IllegalOperand naming the user's line."""
+    with pytest.raises(IllegalOperand, match=r"test_tassign.py:\d+: .*Left.*not a multiple of the Nz inner box "
+                                             r"16x16 for bf16.*Fix: pad the tile"):
+        tassign_checked(Tile("Left", "bf16", 3, 205), 0, "A5")
+    with pytest.raises(IllegalOperand, match=r"unboxed row-major \(ND\) tile needs its columns to fill whole "
+                                             r"32-byte blocks \(5 columns x f16 = 10 B\).*multiple of 16"):
+        tassign_checked(Tile("Vec", "f16", 4, 5), 0, "A2A3")
+    assert tassign_checked(Tile("Left", "f16", 1, 16), 0, "A5").addr == 0          # one row: waived
+    assert tassign_checked(Tile("Vec", "f32", 3, 8), 0x40, "A2A3").addr == 0x40   # Vec: no row rule
+    assert tassign(Tile("Left", "bf16", 3, 205), 0).addr == 0                     # runtime form: no checks
 
 def test_both_forms_name_the_users_line():
     with pytest.raises(TassignError) as ei:
