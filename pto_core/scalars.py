@@ -120,15 +120,15 @@ def trem(a: int, b: int) -> int:
     return r if a >= 0 else -r
 
 
-#: What to do about a negative right-shift count (`shl` names its range instead).
-_SHIFT_HINT = ("shift by a count >= 0 (mask a computed count, e.g. `n & 31`, or guard the shift "
-               "with an if on the count)")
+#: What to do about a negative shift count.
+_SHIFT_HINT = ("shift by a count >= 0 (counts >= the width give 0; mask a computed count, e.g. `n & 31` for "
+               "32-bit values, or guard the shift with an if on the count)")
 
 
 def shl(a: int, n: int, bits: int) -> int:
     """``a << n`` before wrapping; counts ``>= bits`` give 0."""
     if n < 0:
-        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n, limit=f"[0, {bits - 1}]")
+        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n, limit=">= 0", hint=_SHIFT_HINT)
     return a << n if n < bits else 0
 
 
