@@ -4,7 +4,7 @@ results (saturation chips: NaN -> 0, +-inf -> +-max), and the documented work_te
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand
+from pto_core.errors import IllegalOperand, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -66,3 +66,12 @@ def test_work_tensor_minimum_is_accepted_and_one_less_refused(op, chip, mask, ne
     set_current_compile_soc_info(chip)
     with raises_tik(IllegalOperand, match=rf"work tensor size\({need - 1}\).*needed size\({need}\)"):
         _kernel(op, 256, need - 1, mask=mask)
+
+
+def test_h_cast_to_int4_is_a_clear_error_not_a_key_error():
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (256,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("int4", (256,), name="b", scope=tik.scope_ubuf)
+    with raises_tik(UnsupportedOp, match=r"test_vector_high_preci.py:\d+.*h_cast does not convert int4"):
+        ti.h_cast(b, a, "none")
