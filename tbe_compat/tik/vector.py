@@ -30,6 +30,8 @@ from typing import Optional
 
 from pto_core.errors import UnsupportedOp
 
+from .. import platform
+
 from .api import has_key, tik_api
 from .autosync import Access
 
@@ -49,9 +51,29 @@ VEC_UNARY = {"vec_relu": "vrelu", "vec_abs": "vabs", "vec_exp": "vexp", "vec_ln"
              "vec_rsqrt": "vrsqrt", "vec_not": "vnot"}
 SCALAR_OPS = ("vadds", "vmuls", "vmaxs", "vmins", "vlrelu", "vshl", "vaxpy")
 VEC_SCALAR = {"vec_adds": "vadds", "vec_muls": "vmuls"}
-#: vec_*_high_preci -> (core instruction, work-tensor elements per source element by source dtype)
-HIGH_PRECI = {"vec_rec_high_preci": ("vrec", {"float16": 4, "float32": 2}),
-              "vec_rsqrt_high_preci": ("vrsqrt", None), "vec_ln_high_preci": ("vln", None)}
+#: vec_*_high_preci -> (core instruction, the documented work_tensor dtype)
+HIGH_PRECI = {"vec_rec_high_preci": ("vrec", "float32"), "vec_rsqrt_high_preci": ("vrsqrt", "float32"),
+              "vec_ln_high_preci": ("vln", "float16")}
+#: HIGH_PRECI_WORK_UNITS: the documented minimum ``work_tensor`` size of each macro, as a multiple of
+#: ``wk_size_unit`` (the source extent rounded up to a 32-byte block) counted in the documented work
+#: dtype (HIGH_PRECI), by API key (short SoC version + core type, ``"*"`` = every chip) and source
+#: dtype. Sources: the hiascend TIK pages atlastikapi_07_0060 (vec_rec_high_preci: 4 / 2),
+#: atlastikapi_07_0058 (vec_ln_high_preci: 10) and atlastikapi_07_0062 (vec_rsqrt_high_preci: Atlas
+#: 200/300/500 inference 6 / 4, Atlas training and Atlas inference AI Core 5 / 3). The rsqrt numbers
+#: for other chips (310P vector core, A2/A3, ...) were not available to us: not checked there.
+HIGH_PRECI_WORK_UNITS = {
+    "vec_rec_high_preci": {"*": {"float16": 4, "float32": 2}},
+    "vec_ln_high_preci": {"*": {"float16": 10}},
+    "vec_rsqrt_high_preci": {"Ascend310AiCore": {"float16": 6, "float32": 4},
+                             "Ascend910AiCore": {"float16": 5, "float32": 3},
+                             "Ascend310PAiCore": {"float16": 5, "float32": 3}},
+}
+
+
+def high_preci_work_units(name: str, api_key: str, src_dtype: str) -> Optional[int]:
+    """The documented ``work_tensor`` multiple of ``wk_size_unit`` (HIGH_PRECI_WORK_UNITS), or None."""
+    table = HIGH_PRECI_WORK_UNITS[name]
+    return table.get(api_key, table.get("*", {})).get(src_dtype)
 
 
 class LanewiseAPI(VectorBase):
@@ -222,25 +244,29 @@ class LanewiseAPI(VectorBase):
 
     # ------------------------------------------------------------------ high precision macros
     def _high_preci(self, name, mask, dst, src, work_tensor, repeat_times, dst_rep_stride, src_rep_stride):
-        instr, factor = HIGH_PRECI[name]
+        instr, work_dtype = HIGH_PRECI[name]
         s = self._operand(src, "src", spaces=("ub",))
         self._require_support("tik." + name, s.tensor.dtype)
         w = self._operand(work_tensor, "work_tensor", spaces=("ub",), dtypes=("float16", "float32"))
-        if factor is not None:
+        units = high_preci_work_units(name, platform.current_soc().api_key, s.tensor.dtype)
+        if units is not None:
             m = self._vec_mask(mask, [s.dt])
             rep = self._vec_repeat(repeat_times)
             sr = self._vec_stride(src_rep_stride, "src_rep_stride", U8)
             ext = self._vec_extent(s, m, rep, Geo(1, sr), 0)
             if isinstance(ext, int) and isinstance(w.tensor.size, int):
                 block = 32 * 8 // s.dt.bits
-                need = -(-ext // block) * block * factor[s.tensor.dtype] * (2 if w.tensor.dtype == "float16" else 1)
+                need_bytes = -(-ext // block) * block * units * (4 if work_dtype == "float32" else 2)
+                wbytes = 4 if w.tensor.dtype == "float32" else 2
+                need = -(-need_bytes // wbytes)
                 have = w.tensor.storage_elements - (w.static_offset or 0) if isinstance(
                     w.tensor.storage_elements, int) else None
                 if have is not None and have < need:
                     raise self._error(f"Input work tensor size({have}) must be more than needed size({need})",
                                       operand="work_tensor", value=have, limit=f">= {need}",
-                                      hint=f"{name} needs {factor[s.tensor.dtype]} x the source extent (rounded "
-                                           f"up to a block) in float32 work elements")
+                                      hint=f"{name} needs {units} x the source extent (rounded up to a 32-byte "
+                                           f"block) in {work_dtype} work elements: declare work_tensor with at "
+                                           f"least {need} elements")
         self._lanewise(instr, mask, dst, [(src, "src")], repeat_times, None, [dst_rep_stride, src_rep_stride],
                        blk_max=U16)
 

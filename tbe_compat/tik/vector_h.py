@@ -415,6 +415,12 @@ class HVectorAPI:
                               hint="pass one of the listed round_mode strs ('' or 'none' for the default rounding)")
         d = self._h_tensor(dst, "dst")
         s = self._h_tensor(src, "src")
+        for t, name in ((s, "src"), (d, "dst")):
+            if t.tensor.dtype not in SHORT:
+                raise self._error(f"{api} does not convert {t.tensor.dtype} tensors", operand=name,
+                                  value=t.tensor.dtype, limit=", ".join(SHORT), cls=UnsupportedOp,
+                                  hint=f"use a {name} of one of the listed dtypes (vconv f162s4 is not modelled "
+                                       f"by h_cast)")
         code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{ROUND_MODES[round_mode]}"
         if code in ("s322f16", "s162s8", "s162u8"):
             raise self._error(f"{api} does not convert {code}: use h_quant", operand="dst", value=code,
