@@ -50,6 +50,9 @@ _A2A3_A5 = ("a2a3", "a5")
 _A5 = ("a5",)
 _A2A3 = ("a2a3",)
 _WITH_KIRIN = ("a2a3", "a5", "kirin9030", "kirinx90")
+#: Modes pto-isa gives Kirin9030 but not KirinX90 (``include/pto/npu/kirin9030/common.hpp``
+#: ``GetScalarPreQuantMode`` / ``GetVectorPreQuantMode``: int32 -> int16 is DEQS16 / VDEQS16).
+_WITH_KIRIN9030 = ("a2a3", "a5", "kirin9030")
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -369,7 +372,8 @@ _ROWS = (
     *_pair("req4", (21, 22), (18, 17), _S32, ("s4",), scaled_int, inter_bits=5, offset_bits=5),
     *_pair("qf322b8_pre", (23, 24), (23, 24), _F32, _B8, scaled_int, inter_bits=9, offset_bits=9),
     *_pair("qf322s4_pre", (25, 26), (None, None), _F32, ("s4",), scaled_int, inter_bits=5, offset_bits=5),
-    *_pair("deqs16", (27, 28), (20, 19), _S32, ("s16",), scaled_int, inter_bits=17, offset_bits=17),
+    *_pair("deqs16", (27, 28), (20, 19), _S32, ("s16",), scaled_int, archs=_WITH_KIRIN9030, inter_bits=17,
+           offset_bits=17),
     *_pair("qf162s16_pre", (29, 30), (None, None), _S32, ("s16",), scaled_int, inter_bits=17, offset_bits=17,
            f16_stage=True),
     *_pair("qf322f16_pre", (31, 32), (33, 32), _F32, ("f16",), scaled_float),
