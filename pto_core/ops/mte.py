@@ -523,7 +523,8 @@ def _exec_mte_ub_l1(ctx, src, dst, len_burst, nburst=None):
     op = "pto.mte_ub_l1"
     length = check_int(op, "%len_burst", len_burst, 1, U16)
     if nburst is None:
-        raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+        raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                             hint="add nburst=(n_burst, src_gap, dst_gap)")
     n, sg, dg = nburst[0]
     n = check_int(op, "nburst(%n_burst)", n, 1, U16)
     sg = check_int(op, "nburst(%src_gap)", sg, 0, U16)
@@ -561,7 +562,8 @@ def _exec_32b_units(op: str, src_space: str, dst_space: str, gm_atomic: bool = F
     def execute(ctx, src, dst, len_burst, nburst=None):
         length = check_int(op, "%len_burst", len_burst, 1, U16)
         if nburst is None:
-            raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+            raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                             hint="add nburst=(n_burst, src_gap, dst_gap)")
         n, sg, dg = nburst[0]
         n = check_int(op, "nburst(%n_burst)", n, 1, 4095)
         sg = check_int(op, "nburst(%src_gap)", sg, 0, U16)
@@ -1345,7 +1347,8 @@ def _verify_mte_l1_bt(call, target):
     check_ptr(op, "%dst", call.operands[1], ("bt",))
     _bt_types(op, call.operands[0], call.operands[1])
     if "nburst" not in call.clauses:
-        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                             hint="add nburst=(count, src_gap, dst_gap) (load units)")
 
 
 def _exec_mte_l1_fb(ctx, src, dst, len_burst, nburst=None):
@@ -1363,7 +1366,8 @@ def _verify_mte_l1_fb(call, target):
     check_ptr(op, "%src", call.operands[0], ("l1",))
     check_ptr(op, "%dst", call.operands[1], ("fb",))
     if "nburst" not in call.clauses:
-        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst")
+        raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst",
+                             hint="add nburst=(count, src_gap, dst_gap) (load units)")
 
 
 _NBURST_GAPS = Clause("nburst", "args", params=("%count", "%src_gap", "%dst_gap"),

@@ -48,3 +48,13 @@ def test_rejected_cube_call_states_a_fix(name, exc, fix, call):
     text = str(e.value)
     assert "test_cube_error_fixes.py:" in text, text
     assert " Fix: " in text and fix in text.split(" Fix: ", 1)[1], text
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: pto.mte_l1_fb(m.ptr("l1", "u8", 0), m.ptr("fb", "u8", 0), 1),
+    lambda m: pto.mte_l1_bt(m.ptr("l1", "f32", 0), m.ptr("bt", "f32", 0), 1),
+    lambda m: pto.mte_ub_l1(m.ptr("ub", "f16", 0), m.ptr("l1", "f16", 0), 1),
+])
+def test_a_missing_nburst_clause_says_how_to_add_it(call):
+    with pytest.raises(IllegalOperand, match=r"nburst\(.*\) is required.*Fix: add nburst="):
+        call(Machine("A5"))
