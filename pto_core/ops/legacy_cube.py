@@ -272,7 +272,9 @@ def _load2d_static(op, src, dst, transpose):
                                  hint="transpose 8/32-bit data with the transposing mte_l1_l0a/b forms")
         if ss == "gm" or ds == "l1":
             raise IllegalOperand("transpose applies to L1 -> L0A/L0B loads only", op=op, operand="transpose",
-                                 value=f"{ss}->{ds}")
+                                 value=f"{ss}->{ds}",
+                                 hint="move the fractals to L1 first (untransposed), then transpose them in "
+                                      "the L1 -> L0A/L0B load")
 
 
 def _verify_load2d(call, target):

@@ -624,7 +624,8 @@ class CubeMoveAPI(CubeBase):
         if dt.is_int:
             if not float(v).is_integer() or not dt.min <= v <= dt.max:
                 raise self._error(f"pad_value {v!r} is not a {dt.tik_name} value", operand="pad_value", value=v,
-                                  limit=f"integer in [{dt.min}, {dt.max}]")
+                                  limit=f"integer in [{dt.min}, {dt.max}]",
+                                  hint=f"pass pad_value as an integer in [{dt.min}, {dt.max}] (the feature map's dtype)")
             return int(v)
         return float(v)
 

@@ -148,3 +148,20 @@ def test_set_as_on_a_loop_variable_or_an_expression_is_a_clear_error():
     assert f"{HERE}:" in str(info.value) and "tik_instance.Scalar" in str(info.value.hint)
     with raises_tik(IllegalOperand, match=r"is an expression, which cannot be assigned"):
         (s + 1).set_as(2)
+
+
+def test_load3d_int_pad_value_and_load2dv2_gm_transpose_errors_come_with_a_fix():
+    """h_cube122: an out-of-range integer pad_value and if_transpose on a GM source named the problem
+    but not what to do."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    fm8 = ti.Tensor("int8", (1, 4, 4, 32), name="fm8", scope=tik.scope_cbuf)
+    ub8 = ti.Tensor("int8", (512,), name="ub8", scope=tik.scope_ubuf)
+    with raises_tik(PtoError, match=r"pad_value 300 is not a int8 value.*Fix: pass pad_value as an integer in \[-128, 127\]"):
+        ti.load3dv1(ub8, fm8, [0, 0, 0, 0], 4, 4, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 300)
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    gm = ti.Tensor("float16", (256,), name="gm", scope=tik.scope_gm)
+    l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+    with raises_tik(PtoError, match=r"transpose applies to L1 -> L0A/L0B loads only.*Fix: move the fractals to L1 first"):
+        ti.load2dv2(l0a, gm, 0, 1, 0, 1, 0, True)
