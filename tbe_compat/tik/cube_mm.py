@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from pto_core import program as P
 from pto_core.errors import OutOfBounds, UnsupportedOp
 from pto_core.ops.mte import l0a_layout
@@ -341,6 +343,8 @@ class CubeMatmulAPI(CubeBase):
         self._require_support(api, combo)
 
     def _cube_conv_pad_value(self, v, dt):
+        if isinstance(v, np.generic) and not isinstance(v, np.bool_):
+            v = v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
         if dt.is_int:
             pv = self._cube_imm(v, "pad_value", dt.min, dt.max)
             return pv

@@ -25,6 +25,8 @@ from __future__ import annotations
 import warnings
 from typing import NamedTuple
 
+import numpy as np
+
 from pto_core import program as P
 from pto_core.errors import IllegalOperand, UnsupportedOp
 from pto_core.ops import legacy_cube
@@ -618,6 +620,8 @@ class CubeMoveAPI(CubeBase):
                               hint="use src and dst tensors of one dtype")
 
     def _cube_pad_imm(self, v, dt):
+        if isinstance(v, np.generic) and not isinstance(v, np.bool_):
+            v = v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v),
                               hint="pass pad_value as an int or float immediate (None: 0)")

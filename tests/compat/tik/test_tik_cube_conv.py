@@ -771,3 +771,24 @@ def test_col2img_walk_wrapping_past_a_one_row_destination_fails():
     with raises_tik(OutOfBounds, match="map rows the walk reaches") as info:
         _col2img_row_kernel(8)       # Wo = 8: positions 8..15 land in map row 1, past the 10-pixel buffer
     assert "test_tik_cube_conv.py" in str(info.value)
+
+
+@pytest.mark.parametrize("pad_value", [np.float16(-0.0), np.float32(2.5), np.int64(-3)])
+def test_load3dv1_takes_a_numpy_scalar_pad_value(pad_value):
+    """A numpy scalar pad_value is its Python number (np.float16(-0.0) keeps its sign), as numpy scalars are
+    elsewhere in the facade (h_cube122: np.float16/np.int64 were refused as 'not a number')."""
+    set_current_compile_soc_info("Ascend910A")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (1, 4, 4, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, 4, 4, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (16 * 16,), name="col", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (16 * 16,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 16, 0, 0)
+    ti.load3dv1(col, fm, [1, 1, 1, 1], 4, 4, 0, 0, 0, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, 1, pad_value=pad_value)
+    ti.data_move(out, col, 0, 1, 16, 0, 0)
+    ti.BuildCCE("npad", [g], [out])
+    res, = run(ti, {"g": np.ones((1, 4, 4, 16), np.float16)})
+    first = res[:16]                     # output pixel (0, 0), tap (0, 0): the padded corner
+    want = np.float16(pad_value.item())
+    assert (first.view(np.uint16) == want.view(np.uint16)).all()
+    assert (res[16 * 5:16 * 6] == 1).all()      # pixel (1, 1) of tap (0, 0) reads the map
