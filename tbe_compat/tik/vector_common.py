@@ -259,7 +259,16 @@ class VectorBase(TikBase):
         if not ok:
             soc = platform.current_soc()
             api = api or (self._where.call if self._where else "tik." + instr)
-            raise self._error(f"{api} does not support {what or dtype} on {soc.soc_version} {soc.core_type}",
+            wanted = what or dtype
+            msg = (f"{api} does not support {wanted} on {soc.soc_version} {soc.core_type}" if wanted
+                   else f"{api} is not available on {soc.soc_version} {soc.core_type}")
+            if not platform.intrinsic_check_support("Intrinsic_" + instr):
+                # the chip has no such instruction at all: no dtype would help
+                raise self._error(f"{msg} (the chip has no {instr} instruction)", operand="chip",
+                                  value=soc.soc_version, cls=UnsupportedOp,
+                                  hint="select a chip that has it (api_check_support tells) or express it with "
+                                       "instructions this chip has")
+            raise self._error(msg,
                               operand="dtype", value=dtype, cls=UnsupportedOp,
                               hint="use a supported dtype (convert with vconv/vec_conv) or select a chip that has "
                                    "it (api_check_support tells)")

@@ -398,6 +398,24 @@ def test_layout_errors():
                    chip="Ascend310", build_only=True)
 
 
+@pytest.mark.parametrize("chip", ["Ascend910B1", "Ascend310B1"])
+def test_nms_instructions_absent_on_the_chip_say_so(chip):
+    """rpn_cor has no dtype to name and viou's f16 is not the problem: the message says the chip lacks the
+    instruction (it used to read 'tik.rpn_cor does not support  on Ascend910B1' and advise another dtype)."""
+    m = np.zeros(32, np.uint16)
+    with raises_tik(UnsupportedOp, match=rf"tik.rpn_cor is not available on {chip} AiCore \(the chip has no "
+                                         r"rpn_cor instruction\).*select a chip that has it") as info:
+        vec_kernel({"m": m}, lambda ti, ub: ti.rpn_cor(ub["m"], ub["m"][16], 1, 1, 1), chip=chip,
+                   build_only=True)
+    assert "supported dtype" not in str(info.value)
+    with raises_tik(UnsupportedOp, match=rf"tik.viou does not support float16 on {chip} AiCore \(the chip has "
+                                         r"no viou instruction\)") as info:
+        f = np.zeros(512, np.float16)
+        vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.viou(ub["d"], ub["s"], ub["s"], 1), chip=chip,
+                   build_only=True)
+    assert "supported dtype" not in str(info.value)
+
+
 def test_vnchwconv_b32_needs_the_chip_instruction():
     """32-bit scatter transposes exist on 310P/910B (b32: destination block 2j takes element j of source
     blocks 0..7, block 2j+1 element j of blocks 8..15); Ascend310 has no b32 form: refused at the call."""
