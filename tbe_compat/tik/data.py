@@ -419,7 +419,7 @@ class DataAPI(TikBase):
         if not (isinstance(rp, int) and isinstance(lp, int)):
             raise self._error("padding counts must be Python ints", operand="left_padding")
         if padding_value is not None:
-            self._check_pad_value(padding_value, d.dt)
+            padding_value = self._check_pad_value(padding_value, d.dt)
         if d.space == "ub":
             d.check_aligned(BLOCK)
             padded = lp or rp or padding_value is not None
@@ -474,10 +474,13 @@ class DataAPI(TikBase):
         op.check_extent(nbytes, f"{n} burst(s) of data_move_pad ({side}: {nbytes} B incl. padding and gaps)",
                         hint="check nburst, burst, the gaps and the padding against the tensor's shape")
 
-    def _check_pad_value(self, value, dt) -> None:
+    def _check_pad_value(self, value, dt):
         """``data_move_pad``'s ``padding_value``: an immediate of the data's range (TIK reference: "in the
-        range of the dst dtype"): an int for integer data, an int or a finite float for float data."""
+        range of the dst dtype"): an int for integer data, an int or a finite float for float data. Returns it
+        as a Python number (a numpy scalar is its ``.item()``)."""
         name = dt.tik_name or dt.name
+        if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+            value = value.item()
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._error(f"padding_value should be an int or float immediate, got {type(value).__name__}",
                               operand="padding_value", value=repr(value),
@@ -492,6 +495,7 @@ class DataAPI(TikBase):
             if not abs(float(value)) <= top:
                 raise self._error(f"padding_value {value!r} is outside the finite range of {name}",
                                   operand="padding_value", value=value, limit=f"[{-top:g}, {top:g}]")
+        return value
 
     @tik_api("block_barrier")
     def block_barrier(self, sync_workspace):

@@ -90,6 +90,16 @@ def test_data_move_pad_padding_value_is_an_immediate_of_the_data_range():
             ti.data_move_pad(ub, x, 1, 20, 0, 0, right_padding=2, padding_value=bad)
 
 
+def test_data_move_pad_takes_a_numpy_scalar_padding_value():
+    """A numpy scalar is its Python number (np.float16(-0.0) keeps its sign)."""
+    set_current_compile_soc_info("Ascend910B2")
+    ti = left_pad_kernel(10, 1, 1, np.float16(-0.0))
+    y, = run(ti, {"x": np.arange(1, 11, dtype=np.float16)})
+    assert np.signbit(y[0]) and y[0] == 0 and np.signbit(y[11])
+    ti = left_pad_kernel(10, 1, 1, np.int32(7))
+    y, = run(ti, {"x": np.arange(1, 11, dtype=np.float16)})
+    assert y[0] == 7 and y[11] == 7
+
 def test_data_move_pad_is_not_on_ascend310():
     set_current_compile_soc_info("Ascend310")
     with raises_tik(UnsupportedOp, match=r"tik.data_move_pad .*not supported on Ascend310"):
