@@ -136,13 +136,13 @@ class Tile:
         tiles with the 32-byte MX scale fractal and one-row tiles); an unboxed row-major (ND) tile needs ``cols * sizeof`` a multiple
         of 32 B, an unboxed column-major (DN) tile ``rows * sizeof``. Raises `IllegalOperand`."""
         layout, fractal = self.resolved_layout(target)
-        width = self.dtype.nbytes
+        bits = self.dtype.bits
         if layout in ("ND", "DN"):
             n, what = (self.cols, "columns") if layout == "ND" else (self.rows, "rows")
-            if width(n) % 32:
+            if n * bits % 256:               # in bits: 63 packed 4-bit values are 31.5 B, not a whole block
                 raise IllegalOperand(
                     f"{self}: an unboxed {'row' if layout == 'ND' else 'column'}-major ({layout}) tile needs its "
-                    f"{what} to fill whole 32-byte blocks ({n} {what} x {self.dtype.name} = {width(n)} B)",
+                    f"{what} to fill whole 32-byte blocks ({n} {what} x {self.dtype.name} = {n * bits / 8:g} B)",
                     operand="shape", value=(self.rows, self.cols), limit=f"{what} * sizeof % 32 == 0",
                     hint=f"pad the tile's {what} to a multiple of {256 // math.gcd(256, self.dtype.bits)} "
                          f"(valid rows/columns may be smaller)", where=_user_site())

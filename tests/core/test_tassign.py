@@ -177,3 +177,10 @@ def test_mx_fractal_waives_the_row_rule_for_any_tile_type():
         tassign_checked(Tile("Mat", "e8m0", 2, 8, layout="Nn", fractal=32), 0, "A5")     # cols rule stays
     with pytest.raises(IllegalOperand, match=r"rows % 16 == 0"):                           # 512 B: not MX
         tassign_checked(Tile("ScaleLeft", "e8m0", 8, 32, layout="Zz", fractal=512), 0, "A5")
+
+
+def test_unboxed_rule_counts_half_bytes_of_packed_4_bit_rows():
+    # 63 x fp4 = 31.5 B is not a whole 32-byte block (rounding the byte count up hid it); 64 x fp4 = 32 B is
+    with pytest.raises(IllegalOperand, match=r"63 columns x e2m1x2 = 31.5 B.*multiple of 64"):
+        tassign_checked(Tile("Vec", "e2m1x2", 1, 63), 0, "A5")
+    assert tassign_checked(Tile("Vec", "e2m1x2", 1, 64), 0, "A5").addr == 0
