@@ -121,7 +121,8 @@ def trem(a: int, b: int) -> int:
 
 
 #: What to do about a negative shift count.
-_SHIFT_HINT = ("shift by a count >= 0 (counts >= the width give 0; mask a computed count, e.g. `n & 31` for "
+_SHIFT_HINT = ("shift by a count >= 0 (counts >= the width give 0, or -1 for a negative signed value shifted "
+               "right; mask a computed count, e.g. `n & 31` for "
                "32-bit values, or guard the shift with an if on the count)")
 
 
@@ -135,7 +136,7 @@ def shl(a: int, n: int, bits: int) -> int:
 def shr(a: int, n: int) -> int:
     """``a >> n`` on the register value (arithmetic for signed, logical for unsigned values)."""
     if n < 0:
-        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n, hint=_SHIFT_HINT)
+        raise IllegalOperand(f"negative shift count {n}", operand="shift", value=n, limit=">= 0", hint=_SHIFT_HINT)
     return a >> n if n < 128 else (-1 if a < 0 else 0)
 
 

@@ -49,6 +49,10 @@ TASSIGN_CHECKS = {
     "SA-0353": "addr + tile_size exceeds memory space capacity (out of bounds).",
     "SA-0354": "addr is not properly aligned for the target memory space.",
 }
+#: Fractal size (bytes) of an MX scale tile (pto-isa ``TileConfig::fractalMxSize``). A tile declared with it
+#: (``ScaleLeft``/``ScaleRight`` by default, or an L1 ``Mat`` scale tile given ``fractal=32``) is exempt from
+#: the whole-inner-box row rule, as in the C++ Tile template.
+MX_FRACTAL_BYTES = 32
 #: The fix recipe the C++ library points to (docs/coding/debug.md FIX-A12), in our words.
 FIX_A12 = ("FIX-A12: use a smaller tile or split the work into several tiles (SA-0352), move the tile to a lower "
            "address or shrink it so addr + size fits (SA-0353), round the address to the space's alignment "
@@ -128,23 +132,25 @@ class Tile:
 
     def validate_shape(self, target) -> None:
         """The Tile template's static shape rules (pto_spec.md §2.1): a boxed layout needs ``cols`` a
-        multiple of the inner box's columns and ``rows`` of its rows (the row rule is waived for Vec and MX
-        scale tiles and for one-row tiles); an unboxed row-major (ND) tile needs ``cols * sizeof`` a multiple
+        multiple of the inner box's columns and ``rows`` of its rows (the row rule is waived for Vec tiles,
+        tiles with the 32-byte MX scale fractal and one-row tiles); an unboxed row-major (ND) tile needs ``cols * sizeof`` a multiple
         of 32 B, an unboxed column-major (DN) tile ``rows * sizeof``. Raises `IllegalOperand`."""
         layout, fractal = self.resolved_layout(target)
-        width = self.dtype.nbytes
+        bits = self.dtype.bits
         if layout in ("ND", "DN"):
             n, what = (self.cols, "columns") if layout == "ND" else (self.rows, "rows")
-            if width(n) % 32:
+            if n * bits % 256:               # in bits: 63 packed 4-bit values are 31.5 B, not a whole block
                 raise IllegalOperand(
                     f"{self}: an unboxed {'row' if layout == 'ND' else 'column'}-major ({layout}) tile needs its "
-                    f"{what} to fill whole 32-byte blocks ({n} {what} x {self.dtype.name} = {width(n)} B)",
+                    f"{what} to fill whole 32-byte blocks ({n} {what} x {self.dtype.name} = {n * bits / 8:g} B)",
                     operand="shape", value=(self.rows, self.cols), limit=f"{what} * sizeof % 32 == 0",
                     hint=f"pad the tile's {what} to a multiple of {256 // math.gcd(256, self.dtype.bits)} "
                          f"(valid rows/columns may be smaller)", where=_user_site())
             return
         ir, ic = inner_box(layout, self.dtype, fractal)
-        rows_waived = self.tile_type in ("Vec", "ScaleLeft", "ScaleRight") or self.rows == 1
+        # pto_tile.hpp: `Loc == Vec || SFractalSize == fractalMxSize || Rows == 1`: the MX waiver follows the
+        # 32 B fractal (an L1 `Mat` scale tile too), not the tile type
+        rows_waived = self.tile_type == "Vec" or fractal == MX_FRACTAL_BYTES or self.rows == 1
         if self.cols % ic or (self.rows % ir and not rows_waived):
             raise IllegalOperand(
                 f"{self}: tile shape {self.rows}x{self.cols} is not a multiple of the {layout} inner box {ir}x{ic} "

@@ -258,6 +258,7 @@ class LayoutAPI(VectorBase):
                 raise self._error("vms4_sr can't be read in non-exhausted mode", operand="vms4_sr_scalar_array",
                                   hint="pass if_exhausted_suspension=True to read the per-list counts")
         d = self._vec_operand(dst, "dst", align=0)
+        self._require_instr("vmrgsort4", d.tensor.dtype)      # a dtype the chip lacks before its alignment rule
         align = MRGSORT4_ALIGN.get(d.dt.bits // 8, 32)        # 16 B for f16 lists, 32 B for f32
         d.check_aligned(align)
         if not isinstance(src_list, (list, tuple)) or not 1 <= len(src_list) <= 4:
@@ -265,7 +266,6 @@ class LayoutAPI(VectorBase):
                               hint="pass a list of 1 to 4 UB tensors (one per sorted queue)")
         ss = [self._vec_operand(t, f"src_list[{i}]", align=align) for i, t in enumerate(src_list)]
         self._same_dtype(d, *ss)
-        self._require_instr("vmrgsort4", d.tensor.dtype)
         if isinstance(element_lengths, (list, tuple)):
             lens = list(element_lengths)
         else:

@@ -67,6 +67,17 @@ def test_shifts_count_rules():
         S.shr(1, -3)
 
 
+def test_negative_shift_count_errors_read_alike_in_both_directions():
+    # both directions name the limit; the hint states the >= width rule of each (a signed >> fills with the sign)
+    msgs = []
+    for fn, args in ((S.shl, (1, -1, 32)), (S.shr, (-8, -1))):
+        with pytest.raises(IllegalOperand) as ei:
+            fn(*args)
+        msgs.append(str(ei.value))
+    assert all("(limit: >= 0)" in m and "or -1 for a negative signed value shifted right" in m for m in msgs)
+    assert S.shr(-8, 32) == -1 and S.shl(1, 32, 32) == 0        # what the hint says
+
+
 def _doubles(n, seed):
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.standard_normal(n) * 10.0 ** rng.integers(-45, 40, n),

@@ -166,3 +166,21 @@ def test_both_forms_accept_numpy_integer_addresses():
     with pytest.raises(TassignError) as ei:
         tassign_checked(Tile("Vec", "f32", 16, 16), np.int32(0x21), "A2A3")
     assert ei.value.violations == ("SA-0354",)
+
+
+def test_mx_fractal_waives_the_row_rule_for_any_tile_type():
+    """pto_tile.hpp waives `Rows % InnerRows` for `SFractalSize == fractalMxSize` (not by tile type): an L1
+    scale tile `Tile<Mat, uint8_t, scaleK, N, ColMajor, .., ColMajor, 32>` with an odd scaleK compiles."""
+    assert tassign_checked(Tile("Mat", "e8m0", 3, 16, layout="Nn", fractal=32), 0, "A5").addr == 0
+    assert tassign_checked(Tile("Mat", "e8m0", 8, 2, layout="Zz", fractal=32), 0, "A5").addr == 0
+    with pytest.raises(IllegalOperand, match="not a multiple of the Nn inner box 2x16"):
+        tassign_checked(Tile("Mat", "e8m0", 2, 8, layout="Nn", fractal=32), 0, "A5")     # cols rule stays
+    with pytest.raises(IllegalOperand, match=r"rows % 16 == 0"):                           # 512 B: not MX
+        tassign_checked(Tile("ScaleLeft", "e8m0", 8, 32, layout="Zz", fractal=512), 0, "A5")
+
+
+def test_unboxed_rule_counts_half_bytes_of_packed_4_bit_rows():
+    # 63 x fp4 = 31.5 B is not a whole 32-byte block (rounding the byte count up hid it); 64 x fp4 = 32 B is
+    with pytest.raises(IllegalOperand, match=r"63 columns x e2m1x2 = 31.5 B.*multiple of 64"):
+        tassign_checked(Tile("Vec", "e2m1x2", 1, 63), 0, "A5")
+    assert tassign_checked(Tile("Vec", "e2m1x2", 1, 64), 0, "A5").addr == 0

@@ -492,3 +492,13 @@ def test_vmrgsort4_f32_static_16_byte_offset_is_refused_when_traced(dst_at, src1
     with raises_tik(Misaligned, match="not 32-byte aligned.*multiple of 32 B"):
         vec_kernel({"s": np.zeros(32, np.float32), "d": np.zeros(32, np.float32)}, body, chip="Ascend310P3",
                    build_only=True)
+
+
+@pytest.mark.parametrize("chip", ["Ascend910", "Ascend910B1"])
+def test_vmrgsort4_f32_on_a_chip_without_it_says_so_before_the_alignment_rule(chip):
+    """Aligning the f32 lists would not help where the chip has no f32 vmrgsort4: that error comes first."""
+    def body(ti, ub):
+        ti.vmrgsort4(ub["d"][4], [ub["s"][0], ub["s"][4]], [1, 1], False, 3, 1)
+    with raises_tik(UnsupportedOp, match=rf"vmrgsort4 does not support float32 on {chip}"):
+        vec_kernel({"s": np.zeros(32, np.float32), "d": np.zeros(32, np.float32)}, body, chip=chip,
+                   build_only=True)
