@@ -53,6 +53,11 @@ TASSIGN_CHECKS = {
 #: (``ScaleLeft``/``ScaleRight`` by default, or an L1 ``Mat`` scale tile given ``fractal=32``) is exempt from
 #: the whole-inner-box row rule, as in the C++ Tile template.
 MX_FRACTAL_BYTES = 32
+#: Fractal size (bytes) -> the fixed inner box (rows, cols) the C++ Tile template checks shapes against,
+#: whatever the layout (pto-isa pto_tile.hpp getInnerRow/getInnerCol: fixedRowSize x fixedColSize for the
+#: 1024 B Acc fractal, fixedMxRowSize x fixedMxColSize for the MX one). The data layout of the tiles is
+#: `layout.inner_box`'s; only the shape rule uses this box.
+TEMPLATE_FIXED_BOX = {1024: (16, 16), MX_FRACTAL_BYTES: (16, 2)}
 #: The fix recipe the C++ library points to (docs/coding/debug.md FIX-A12), in our words.
 FIX_A12 = ("FIX-A12: use a smaller tile or split the work into several tiles (SA-0352), move the tile to a lower "
            "address or shrink it so addr + size fits (SA-0353), round the address to the space's alignment "
@@ -137,6 +142,10 @@ class Tile:
         of 32 B, an unboxed column-major (DN) tile ``rows * sizeof``. Raises `IllegalOperand`."""
         layout, fractal = self.resolved_layout(target)
         bits = self.dtype.bits
+        if fractal in TEMPLATE_FIXED_BOX:
+            # pto_tile.hpp getInnerRow/getInnerCol: the 1024 B (Acc) and 32 B (MX) fractals have a fixed box
+            # whatever the layout (checked before the boxed/unboxed distinction)
+            self._check_box(layout, fractal, *TEMPLATE_FIXED_BOX[fractal])
         if layout in ("ND", "DN"):
             n, what = (self.cols, "columns") if layout == "ND" else (self.rows, "rows")
             if n * bits % 256:               # in bits: 63 packed 4-bit values are 31.5 B, not a whole block
@@ -147,7 +156,10 @@ class Tile:
                     hint=f"pad the tile's {what} to a multiple of {256 // math.gcd(256, self.dtype.bits)} "
                          f"(valid rows/columns may be smaller)", where=_user_site())
             return
-        ir, ic = inner_box(layout, self.dtype, fractal)
+        if fractal not in TEMPLATE_FIXED_BOX:
+            self._check_box(layout, fractal, *inner_box(layout, self.dtype, fractal))
+
+    def _check_box(self, layout, fractal, ir, ic) -> None:
         # pto_tile.hpp: `Loc == Vec || SFractalSize == fractalMxSize || Rows == 1`: the MX waiver follows the
         # 32 B fractal (an L1 `Mat` scale tile too), not the tile type
         rows_waived = self.tile_type == "Vec" or fractal == MX_FRACTAL_BYTES or self.rows == 1

@@ -173,8 +173,8 @@ def test_mx_fractal_waives_the_row_rule_for_any_tile_type():
     scale tile `Tile<Mat, uint8_t, scaleK, N, ColMajor, .., ColMajor, 32>` with an odd scaleK compiles."""
     assert tassign_checked(Tile("Mat", "e8m0", 3, 16, layout="Nn", fractal=32), 0, "A5").addr == 0
     assert tassign_checked(Tile("Mat", "e8m0", 8, 2, layout="Zz", fractal=32), 0, "A5").addr == 0
-    with pytest.raises(IllegalOperand, match="not a multiple of the Nn inner box 2x16"):
-        tassign_checked(Tile("Mat", "e8m0", 2, 8, layout="Nn", fractal=32), 0, "A5")     # cols rule stays
+    with pytest.raises(IllegalOperand, match="not a multiple of the Nn inner box 16x2"):
+        tassign_checked(Tile("Mat", "e8m0", 2, 7, layout="Nn", fractal=32), 0, "A5")     # cols rule stays
     with pytest.raises(IllegalOperand, match=r"rows % 16 == 0"):                           # 512 B: not MX
         tassign_checked(Tile("ScaleLeft", "e8m0", 8, 32, layout="Zz", fractal=512), 0, "A5")
 
@@ -184,3 +184,14 @@ def test_unboxed_rule_counts_half_bytes_of_packed_4_bit_rows():
     with pytest.raises(IllegalOperand, match=r"63 columns x e2m1x2 = 31.5 B.*multiple of 64"):
         tassign_checked(Tile("Vec", "e2m1x2", 1, 63), 0, "A5")
     assert tassign_checked(Tile("Vec", "e2m1x2", 1, 64), 0, "A5").addr == 0
+
+
+def test_mx_and_acc_fractals_check_shapes_against_the_templates_fixed_box():
+    """pto_tile.hpp getInnerRow/getInnerCol: a 32 B (MX) fractal checks against 16 x 2 and a 1024 B one
+    against 16 x 16 whatever the layout, so a ScaleRight (Nn) tile needs an even column count only."""
+    assert tassign_checked(Tile("ScaleRight", "e8m0", 2, 8), 0, "A5").addr == 0
+    assert tassign_checked(Tile("ScaleRight", "e8m0", 3, 2), 0, "A5").addr == 0          # rows waived (MX)
+    with pytest.raises(IllegalOperand, match=r"inner box 16x2 .*cols % 2 == 0"):
+        tassign_checked(Tile("ScaleRight", "e8m0", 2, 7), 0, "A5")
+    with pytest.raises(IllegalOperand, match=r"inner box 16x16 for f32 \(1024 B"):
+        tassign_checked(Tile("Acc", "f32", 16, 8), 0, "A5")
