@@ -344,7 +344,7 @@ class CubeMatmulAPI(CubeBase):
 
     def _cube_conv_pad_value(self, v, dt):
         if isinstance(v, np.generic) and not isinstance(v, np.bool_):
-            v = v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
+            v = float(v) if isinstance(v, np.floating) else v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
         if dt.is_int:
             pv = self._cube_imm(v, "pad_value", dt.min, dt.max)
             return pv

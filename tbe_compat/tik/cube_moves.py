@@ -621,7 +621,7 @@ class CubeMoveAPI(CubeBase):
 
     def _cube_pad_imm(self, v, dt):
         if isinstance(v, np.generic) and not isinstance(v, np.bool_):
-            v = v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
+            v = float(v) if isinstance(v, np.floating) else v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v),
                               hint="pass pad_value as an int or float immediate (None: 0)")

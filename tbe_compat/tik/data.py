@@ -480,7 +480,7 @@ class DataAPI(TikBase):
         as a Python number (a numpy scalar is its ``.item()``)."""
         name = dt.tik_name or dt.name
         if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-            value = value.item()
+            value = float(value) if isinstance(value, np.floating) else value.item()
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._error(f"padding_value should be an int or float immediate, got {type(value).__name__}",
                               operand="padding_value", value=repr(value),
