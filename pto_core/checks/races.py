@@ -15,7 +15,9 @@ machines with more than one core):
   - one is a plain read and the other a plain write: **read/write** -- only on bytes the write
     changed (a named choice, "unchanged writes are no race for readers": a store of the bytes
     already there, e.g. every core writing its unchanged inputs back, gives the reader the same
-    bytes in any order; whether it changed them is judged once the op has stored);
+    bytes in any order; whether it changed them is judged once the op has stored); nor on bytes the
+    reading core itself wrote earlier in the phase (it reads its own bytes or the other core's store of
+    them; a store of different bytes is a write/write race, reported on its own);
   - both are plain writes: **write/write** -- only if the bytes the later one stores differ
     from the bytes already there (a named choice, "identical writes are no race": several
     CANN ops store the same padding or the same broadcast values from every core, which
@@ -215,6 +217,8 @@ class GmRaceTracker:
                         self._materialize(r, f)
                     m = self._mask(r.masks[f], lo, hi, view)
                     x = m & self._others[core]
+                    if f == _CHANGED and np.count_nonzero(x):
+                        x = self._drop_own_writes(r, core, lo, hi, view, x)
                     if np.count_nonzero(x):
                         if f == _WRITE and kind == _WRITE:
                             store.others = x        # write/write: judged once the op has stored
@@ -247,6 +251,18 @@ class GmRaceTracker:
                     e.hi = hi
                 return
         log.append(_Entry(lo, hi, core, kind, atomic, ctx.op_name, where, operand))
+
+    def _drop_own_writes(self, r: _Region, core: int, lo: int, hi: int, view, x: np.ndarray) -> np.ndarray:
+        """``x`` (other cores' changer bits on the bytes a read of ``core`` covers) without the bytes ``core``
+        itself wrote earlier in this phase: the read gets its own bytes or another core's write of them, and
+        another core storing different bytes there is a write/write race, reported on its own."""
+        span = r.bounds[_WRITE].get(core)
+        if span is None or span[1] <= lo or hi <= span[0]:
+            return x
+        if r.todo[_WRITE]:
+            self._materialize(r, _WRITE)
+        own = self._mask(r.masks[_WRITE], lo, hi, view) & self._bit[core]
+        return np.where(own != 0, x.dtype.type(0), x)
 
     def _clip_view(self, ctx, buf, lo: int, hi: int, view: tuple, operand: str) -> tuple:
         """``(view, hi)`` of the outer items of a read's ``view`` that lie wholly in ``[lo, hi)``; the bytes
