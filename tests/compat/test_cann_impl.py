@@ -200,3 +200,48 @@ def test_op_base_dispatches_on_the_tiling_key():
 def test_modules_are_namespace_portions():
     for name in ("impl.common_util", "impl.constant_util", "impl.util.util_common", "impl.util.util_tik_comm_func"):
         assert importlib.import_module(name).__file__.endswith(name.rsplit(".", 1)[1] + ".py")
+
+
+@pytest.mark.parametrize("mode", ["floor", "round"])
+def test_tik_func_vconv_f32_to_s32_through_f16_on_ascend310(mode):
+    """Ascend310 has no f322s32 vconv: the helper goes through float16. ``round`` is then the float16
+    value rounded; ``floor`` is corrected back to the exact floor (CANN's error-term step)."""
+    platform.set_current_compile_soc_info("Ascend310")
+    from impl.util import util_tik_comm_func as f
+    n = 300
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (n,), name="y", scope=tik.scope_gm)
+    ux = ti.Tensor("float32", (n,), name="ux", scope=tik.scope_ubuf)
+    uy = ti.Tensor("int32", (n,), name="uy", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ux, x, n)
+    f.tik_func_vconv(ti, uy, ux, n, mode)
+    f.ub2gm(ti, y, uy, n)
+    d = (np.random.default_rng(0).standard_normal(n) * 50).astype(np.float32)
+    d[:4] = [1.9999, -1.9999, 2.0001, 0.99999]
+    (out,) = _run(ti, "f2i", [x], [y], {"x": d})
+    want = np.floor(d) if mode == "floor" else np.rint(d.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(out, want.astype(np.int32))
+
+
+def test_tik_func_vcomple_vdiv_without_vdiv_uses_newton_reciprocal():
+    """Ascend310 has no vdiv: ``src0 * vrec(src1)`` refined by two Newton steps."""
+    platform.set_current_compile_soc_info("Ascend310")
+    from impl.util import util_tik_comm_func as f
+    n = 160
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (n,), name="a", scope=tik.scope_gm)
+    b = ti.Tensor("float16", (n,), name="b", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    ua = ti.Tensor("float16", (n,), name="ua", scope=tik.scope_ubuf)
+    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ua, a, n)
+    f.gm2ub(ti, ub, b, n)
+    f.tik_func_vcomple(ti, "vdiv", ua, ua, ub, n)
+    f.ub2gm(ti, y, ua, n)
+    rng = np.random.default_rng(2)
+    da = rng.uniform(-4, 4, n).astype(np.float16)
+    db = rng.uniform(0.5, 4, n).astype(np.float16)
+    (out,) = _run(ti, "div", [a, b], [y], {"a": da, "b": db})
+    np.testing.assert_allclose(out.astype(np.float32), da.astype(np.float32) / db.astype(np.float32),
+                               rtol=4e-3, atol=1e-3)
