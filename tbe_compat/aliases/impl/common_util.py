@@ -1,10 +1,3 @@
-"""``impl.common_util`` (alias of the helpers in `tbe_compat.cann_impl`)."""
-from tbe_compat.cann_impl import (COMMON_UTIL_DSL as _DSL, dsl_helpers as _dsl_helpers, missing_name as _missing,
-                                  get_block_element, get_data_size, get_datamove_nburst, get_dtype,
-                                  get_vector_repeat_times, move_out_non32_alignment)
-
-globals().update(_dsl_helpers("impl.common_util", _DSL))
-__all__ = ["get_block_element", "get_data_size", "get_datamove_nburst", "get_dtype", "get_vector_repeat_times",
-           "move_out_non32_alignment"]
-__getattr__ = _missing("impl.common_util", "write this step with TIK APIs (the conv_* dtype helpers are not "
-                                           "modelled yet)")
+"""``impl.common_util`` (alias of `tbe_compat.impl_common_util`)."""
+from tbe_compat.impl_common_util import *  # noqa: F401,F403
+from tbe_compat.impl_common_util import __getattr__  # noqa: F401

@@ -1,10 +1,3 @@
-"""``impl.util.util_tik_comm_func`` (alias of the TIK helpers in `tbe_compat.cann_impl`)."""
-from tbe_compat.cann_impl import (UTIL_TIK_COMM_FUNC_CONSTANTS as _CONSTANTS, OpBase, ceil_align,  # noqa: F401
-                                  ceil_div, floor_align, gm2ub, missing_name as _missing, tik_fuc_vrec_newton,
-                                  tik_func_vadds, tik_func_vcomple, tik_func_vconcat, tik_func_vconv,
-                                  tik_func_vector, tik_func_vextract, tik_func_vmuls, tik_func_vrec, ub2gm, ub2ub,
-                                  ub_offset)
-
-__all__ = ["OpBase", "ceil_align", "ceil_div", "floor_align", "gm2ub", "tik_fuc_vrec_newton", "tik_func_vadds", "tik_func_vcomple", "tik_func_vconcat", "tik_func_vconv", "tik_func_vector", "tik_func_vextract", "tik_func_vmuls", "tik_func_vrec", "ub2gm", "ub2ub", "ub_offset"] + sorted(_CONSTANTS)
-globals().update(_CONSTANTS)
-__getattr__ = _missing("impl.util.util_tik_comm_func", "issue the TIK instructions directly")
+"""``impl.util.util_tik_comm_func`` (alias of `tbe_compat.impl_util_tik_comm_func`)."""
+from tbe_compat.impl_util_tik_comm_func import *  # noqa: F401,F403
+from tbe_compat.impl_util_tik_comm_func import __getattr__  # noqa: F401
