@@ -1,0 +1,3 @@
+"""``impl.common_util`` (alias of `tbe_compat.impl_common_util`)."""
+from tbe_compat.impl_common_util import *  # noqa: F401,F403
+from tbe_compat.impl_common_util import __getattr__  # noqa: F401

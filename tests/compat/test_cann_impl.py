@@ -1,0 +1,247 @@
+"""CANN's shared operator helpers ``impl.constant_util``, ``impl.common_util``, ``impl.util.util_common``
+and ``impl.util.util_tik_comm_func``: CANN TIK operator files import them at the top, so without them
+such a file failed with ModuleNotFoundError before its TIK code. The TIK helpers trace to ordinary TIK
+calls; these kernels check their results bit-exact against numpy."""
+import importlib
+
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
+from tbe_compat import platform
+
+from tbe import tik
+
+
+def _run(ti, name, inputs, outputs, feed):
+    ti.BuildCCE(kernel_name=name, inputs=list(inputs), outputs=list(outputs))
+    return ti.tikdb.start_debug(feed_dict=feed, interactive=False)
+
+
+def test_constant_util_values_and_import_styles():
+    import impl.constant_util as constant
+    from impl import constant_util
+    from impl.constant_util import BLOCK_SIZE, STRIDE_ONE, VECTOR_BYTE_SIZE
+    assert constant is constant_util
+    assert (BLOCK_SIZE, VECTOR_BYTE_SIZE, STRIDE_ONE) == (32, 256, 1)
+    assert (constant.REPEAT_STRIDE_EIGHT, constant.SID, constant.DEFAULT_NBURST, constant.MASK128,
+            constant.DATA_TYPE_INT32, constant.CLOUD) == (8, 0, 1, 128, "int32", "cloud")
+
+
+def test_unknown_names_raise_unsupported_op_at_the_user_line():
+    from impl import common_util, constant_util
+    with pytest.raises(UnsupportedOp, match=r"test_cann_impl\.py:\d+: impl\.constant_util\.NO_SUCH: not modelled"):
+        constant_util.NO_SUCH
+    with pytest.raises(UnsupportedOp, match=r"impl\.common_util\.conv_s4_to_s8"):
+        common_util.conv_s4_to_s8
+    with pytest.raises(UnsupportedOp, match="TBE DSL"):
+        common_util.get_esp_min("float16")
+    with pytest.raises(UnsupportedOp):
+        exec("from impl.util.util_tik_comm_func import no_such_helper", {})
+
+
+def test_common_util_get_data_size():
+    from impl import common_util
+    assert [common_util.get_data_size(d) for d in ("float16", "float32", "int8", "uint64")] == [2, 4, 1, 8]
+    assert common_util.get_block_element("float16") == 16
+    with pytest.raises(UnknownName, match="bfloat16"):
+        common_util.get_data_size("bfloat16")
+
+
+def test_util_common_pure_helpers():
+    from impl.util import util_common as uc
+    assert (uc.ceil(33, 16), uc.align(33, 16), uc.lcm(4, 6)) == (3, 48, 12)
+    assert (uc.ceil_div_scalar(7, 2), uc.div_align_scalar(7, 4), uc.div_align_scalar(7, 4, "floor")) == (4, 8, 4)
+    with pytest.raises(IllegalOperand, match="E62502"):
+        uc.ceil(3, 0)
+    d = {"shape": (2, -1), "ori_shape": (2, -1)}
+    assert uc.is_unknown([d]) and uc.is_dynamic_input(d) and not uc.is_unknown_rank_input(d)
+    assert not uc.is_unknown({"shape": (2, 3), "ori_shape": (2, 3)})
+    z = {"sub_format": 2, "ori_format": "NCHW", "ori_shape": (64, 3, 3, 3)}
+    assert uc.is_support_fractal_z_inputs([z, z]) and not uc.is_support_fractal_z_input({**z, "sub_format": 0})
+
+
+def test_gm2ub_ub2gm_ceil_div_tail_copy():
+    """A 40-element float16 copy: gm2ub/ub2gm round the burst up to whole blocks (48 elements)."""
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (48,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (48,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (48,), name="ub", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ub, x, 40)
+    f.ub2gm(ti, y, ub, 40)
+    data = np.arange(48, dtype=np.float16)
+    (out,) = _run(ti, "copy40", [x], [y], {"x": data})
+    np.testing.assert_array_equal(out.view(np.uint16), data.view(np.uint16))
+    assert f.ceil_div(40, 16) == 3 and f.ceil_align(40, 16) == 48 and f.floor_align(40, 16) == 32
+
+
+def test_gm2ub_refuses_wrong_scope():
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    with pytest.raises(IllegalOperand, match="dst must be in local.UB"):
+        f.gm2ub(ti, x, x, 16)
+
+
+@pytest.mark.parametrize("soc", ["Ascend910", "Ascend910B1"])
+def test_vector_helpers_split_into_repeats(soc):
+    """600 float32 elements: 64 per repeat, 9 repeats + a 24-element tail, checked against numpy."""
+    platform.set_current_compile_soc_info(soc)
+    from impl.util import util_tik_comm_func as f
+    n = 600
+    ti = tik.Tik()
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_gm)
+    b = ti.Tensor("float32", (n,), name="b", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("float32", (n,), name="z", scope=tik.scope_gm)
+    ua = ti.Tensor("float32", (n,), name="ua", scope=tik.scope_ubuf)
+    ub = ti.Tensor("float32", (n,), name="ub", scope=tik.scope_ubuf)
+    uz = ti.Tensor("float32", (n,), name="uz", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ua, a, n)
+    f.gm2ub(ti, ub, b, n)
+    f.tik_func_vcomple(ti, "vmax", ua, ua, ub, n)
+    f.tik_func_vmuls(ti, ua, ua, 0.5, n)
+    f.tik_func_vadds(ti, ua, ua, -1.0, n)
+    f.tik_func_vector(ti, uz, 3.0, n)
+    f.ub2gm(ti, y, ua, n)
+    f.ub2gm(ti, z, uz, n)
+    rng = np.random.default_rng(1)
+    da, db = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out_y, out_z = _run(ti, "vec", [a, b], [y, z], {"a": da, "b": db})
+    want = (np.maximum(da, db) * np.float32(0.5)) + np.float32(-1.0)
+    np.testing.assert_array_equal(out_y.view(np.uint32), want.view(np.uint32))
+    np.testing.assert_array_equal(out_z, np.full(n, 3.0, np.float32))
+
+
+def test_tik_func_vconv_f16_to_f32_and_back():
+    platform.set_current_compile_soc_info("Ascend910")
+    from impl.util import util_tik_comm_func as f
+    n = 200
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+    ux = ti.Tensor("float16", (n,), name="ux", scope=tik.scope_ubuf)
+    uy = ti.Tensor("float32", (n,), name="uy", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ux, x, n)
+    f.tik_func_vconv(ti, uy, ux, n)
+    f.ub2gm(ti, y, uy, n)
+    data = np.linspace(-5, 5, n).astype(np.float16)
+    (out,) = _run(ti, "conv", [x], [y], {"x": data})
+    np.testing.assert_array_equal(out, data.astype(np.float32))
+
+
+def test_vector_helper_needs_a_trace_time_count():
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    n = ti.Scalar("int32", init_value=128)
+    with pytest.raises(IllegalOperand, match="must be a Python int"):
+        f.tik_func_vector(ti, ub, 0, n)
+
+
+@pytest.mark.parametrize("count", [5, 16, 21])
+def test_move_out_non32_alignment_keeps_neighbours(count):
+    """The last ``count`` float16 elements of a 32-element GM tensor are written from UB; elements
+    before them keep their values (under one block, CANN reads the block back first)."""
+    from impl import common_util
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (32,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (32,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 2, 0, 0)
+    ti.data_move(y, ub, 0, 1, 2, 0, 0)
+    ti.vec_muls(32, ub, ub, 2.0, 1, 8, 8)
+    common_util.move_out_non32_alignment({"instance": ti, "out_ub": ub, "out_gm": y, "gm_offset": 32 - count,
+                                          "element_num": count, "dsize": 2})
+    data = np.arange(32, dtype=np.float16)
+    (out,) = _run(ti, "tail", [x], [y], {"x": data})
+    want = data.copy()
+    want[32 - count:] = data[:count] * 2
+    np.testing.assert_array_equal(out, want)
+
+
+def test_op_base_dispatches_on_the_tiling_key():
+    from impl.util.util_tik_comm_func import OpBase
+
+    class Copy(OpBase):
+        def __init__(self):
+            super().__init__()
+            self.core_nums = 1
+            self.kernel_name = "opbase_copy"
+            self.op_init_gm([{"dtype": "float32", "shape": (8,), "ori_shape": (8,)}],
+                            [{"dtype": "float32", "shape": (8,), "ori_shape": (8,)}],
+                            tiling_info={"dtype": "int32", "shape": (8,)})
+            self.tiling_key = self.tik_instance.Scalar("int32", name="key")
+            self.regist_compute(1, self.scale, 2.0)
+            self.regist_compute(2, self.scale, 3.0)
+
+        def tiling_args(self):
+            ub = self.tik_instance.Tensor("int32", (8,), name="t_ub", scope=tik.scope_ubuf)
+            self.tik_instance.data_move(ub, self.tiling_gm, 0, 1, 1, 0, 0)
+            self.tiling_key.set_as(ub[0])
+
+        def scale(self, factor):
+            ub = self.tik_instance.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+            self.tik_instance.data_move(ub, self.input_gm_list[0], 0, 1, 1, 0, 0)
+            self.tik_instance.vec_muls(8, ub, ub, factor, 1, 8, 8)
+            self.tik_instance.data_move(self.output_gm_list[0], ub, 0, 1, 1, 0, 0)
+
+    op = Copy()
+    op.op_run_compute()
+    op.op_build_cce()
+    data = np.arange(8, dtype=np.float32)
+    (out,) = op.tik_instance.tikdb.start_debug(
+        feed_dict={"input_gm_0": data, "tiling_gm": np.array([2, 0, 0, 0, 0, 0, 0, 0], np.int32)},
+        interactive=False)
+    np.testing.assert_array_equal(out, data * 3)
+
+
+def test_modules_are_namespace_portions():
+    for name in ("impl.common_util", "impl.constant_util", "impl.util.util_common", "impl.util.util_tik_comm_func"):
+        assert importlib.import_module(name).__file__.endswith(name.rsplit(".", 1)[1] + ".py")
+
+
+@pytest.mark.parametrize("mode", ["floor", "round"])
+def test_tik_func_vconv_f32_to_s32_through_f16_on_ascend310(mode):
+    """Ascend310 has no f322s32 vconv: the helper goes through float16. ``round`` is then the float16
+    value rounded; ``floor`` is corrected back to the exact floor (CANN's error-term step)."""
+    platform.set_current_compile_soc_info("Ascend310")
+    from impl.util import util_tik_comm_func as f
+    n = 300
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (n,), name="y", scope=tik.scope_gm)
+    ux = ti.Tensor("float32", (n,), name="ux", scope=tik.scope_ubuf)
+    uy = ti.Tensor("int32", (n,), name="uy", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ux, x, n)
+    f.tik_func_vconv(ti, uy, ux, n, mode)
+    f.ub2gm(ti, y, uy, n)
+    d = (np.random.default_rng(0).standard_normal(n) * 50).astype(np.float32)
+    d[:4] = [1.9999, -1.9999, 2.0001, 0.99999]
+    (out,) = _run(ti, "f2i", [x], [y], {"x": d})
+    want = np.floor(d) if mode == "floor" else np.rint(d.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(out, want.astype(np.int32))
+
+
+def test_tik_func_vcomple_vdiv_without_vdiv_uses_newton_reciprocal():
+    """Ascend310 has no vdiv: ``src0 * vrec(src1)`` refined by two Newton steps."""
+    platform.set_current_compile_soc_info("Ascend310")
+    from impl.util import util_tik_comm_func as f
+    n = 160
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (n,), name="a", scope=tik.scope_gm)
+    b = ti.Tensor("float16", (n,), name="b", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    ua = ti.Tensor("float16", (n,), name="ua", scope=tik.scope_ubuf)
+    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ua, a, n)
+    f.gm2ub(ti, ub, b, n)
+    f.tik_func_vcomple(ti, "vdiv", ua, ua, ub, n)
+    f.ub2gm(ti, y, ua, n)
+    rng = np.random.default_rng(2)
+    da = rng.uniform(-4, 4, n).astype(np.float16)
+    db = rng.uniform(0.5, 4, n).astype(np.float16)
+    (out,) = _run(ti, "div", [a, b], [y], {"a": da, "b": db})
+    np.testing.assert_allclose(out.astype(np.float32), da.astype(np.float32) / db.astype(np.float32),
+                               rtol=4e-3, atol=1e-3)
