@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import contextlib
 
-import numpy as np
-
 from pto_core import program as P
 from pto_core.errors import OutOfBounds, UnsupportedOp
 from pto_core.ops.mte import l0a_layout
@@ -40,6 +38,7 @@ from pto_core.ops.mte import l0a_layout
 from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
+from .scalar import py_number
 from .vector_common import iadd, idiv, imul
 
 #: mmad flags that the modelled chips do not support (tik_api.md §8.1): flag -> what it does in TIK.
@@ -343,8 +342,7 @@ class CubeMatmulAPI(CubeBase):
         self._require_support(api, combo)
 
     def _cube_conv_pad_value(self, v, dt):
-        if isinstance(v, np.generic) and not isinstance(v, np.bool_):
-            v = float(v) if isinstance(v, np.floating) else v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
+        v = py_number(v)         # a numpy scalar is its Python number (keeps -0.0's sign)
         if dt.is_int:
             pv = self._cube_imm(v, "pad_value", dt.min, dt.max)
             return pv

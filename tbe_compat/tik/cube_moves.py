@@ -25,8 +25,6 @@ from __future__ import annotations
 import warnings
 from typing import NamedTuple
 
-import numpy as np
-
 from pto_core import program as P
 from pto_core.errors import IllegalOperand, UnsupportedOp
 from pto_core.ops import legacy_cube
@@ -37,7 +35,7 @@ from .api import tik_api
 from .cube_common import CubeBase, codes, l0c_align
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem, isub
-from .scalar import Expr, Scalar
+from .scalar import Expr, Scalar, py_number
 from .tensor import Tensor
 
 U16 = 0xFFFF
@@ -620,8 +618,7 @@ class CubeMoveAPI(CubeBase):
                               hint="use src and dst tensors of one dtype")
 
     def _cube_pad_imm(self, v, dt):
-        if isinstance(v, np.generic) and not isinstance(v, np.bool_):
-            v = float(v) if isinstance(v, np.floating) else v.item()                 # a numpy scalar is its Python number (np.float16(-0.0) keeps its sign)
+        v = py_number(v)         # a numpy scalar is its Python number (keeps -0.0's sign)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v),
                               hint="pass pad_value as an int or float immediate (None: 0)")

@@ -48,7 +48,7 @@ from pto_core.ops.sync import barrier_pipe
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
-from .scalar import Expr, Scalar
+from .scalar import Expr, Scalar, py_number
 from .tensor import SPACE_TIK_NAMES, Tensor
 
 BLOCK = 32
@@ -479,8 +479,7 @@ class DataAPI(TikBase):
         range of the dst dtype"): an int for integer data, an int or a finite float for float data. Returns it
         as a Python number (a numpy scalar is its ``.item()``)."""
         name = dt.tik_name or dt.name
-        if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-            value = float(value) if isinstance(value, np.floating) else value.item()
+        value = py_number(value)     # a numpy scalar is its Python number (keeps -0.0's sign)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._error(f"padding_value should be an int or float immediate, got {type(value).__name__}",
                               operand="padding_value", value=repr(value),

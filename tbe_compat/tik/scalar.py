@@ -282,6 +282,16 @@ def _no_python_value(e: Expr, what: str, hint: str) -> PtoError:
                      api="tik.Expr", operand=repr(e), hint=hint, where=where)
 
 
+def py_number(v):
+    """A numpy number as the Python number it holds (``np.float16(-0.0)`` -> ``-0.0`` with its sign,
+    ``np.longdouble`` -> float, ``np.int64`` -> int); anything else, numpy bools included, unchanged."""
+    if isinstance(v, np.floating):
+        return float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
 def ir_value(v, *, what: str = "value"):
     """The IR form of a TIK scalar operand: `Expr` -> its IR, Python/numpy numbers unchanged."""
     if isinstance(v, Expr):
