@@ -31,7 +31,6 @@ from typing import Optional
 from pto_core.errors import UnsupportedOp
 
 from .. import platform
-
 from .api import has_key, tik_api
 from .autosync import Access
 
