@@ -337,7 +337,7 @@ def tik_func_vadds(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_b
 
 
 #: ``tik_func_vcomple`` function names and the TIK binary op each issues.
-VCOMPLE_FUNCTIONS = ("vmin", "vmax", "vmul", "vadd", "vsub", "vdiv")
+VCOMPLE_FUNCTIONS = ("vmin", "vmax", "vmul", "vadd", "vsub", "vdiv", "vor")
 
 
 def tik_func_vcomple(tik_instance, function, out_dst, src0, src1, copy_num, dst_blk=1, src0_blk=1, src1_blk=1,
@@ -514,20 +514,22 @@ def ub2ub(tik_instance, dst, src, count, tail_overlap=True) -> None:
         dst[i].set_as(src[i])
 
 
-def ub2gm(tik_instance, dst, src, count, burst=None) -> None:
-    """Copy ``count`` elements UB -> GM as one burst of ``ceil(count / block elements)`` blocks
-    (or ``burst`` blocks)."""
+def ub2gm(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst_stride=0) -> None:
+    """Copy ``count`` elements UB -> GM: ``repeat`` bursts (later CANN's keywords; default one) of
+    ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""
     from .tik import scope_gm, scope_ubuf
     _check_move("ub2gm", dst, src, scope_gm, scope_ubuf)
-    tik_instance.data_move(dst, src, 0, 1, ceil_div(count, _per_block(src)) if burst is None else burst, 0, 0)
+    tik_instance.data_move(dst, src, 0, repeat, ceil_div(count, _per_block(src)) if burst is None else burst,
+                           src_stride, dst_stride)
 
 
-def gm2ub(tik_instance, dst, src, count, burst=None) -> None:
-    """Copy ``count`` elements GM -> UB as one burst of ``ceil(count / block elements)`` blocks
-    (or ``burst`` blocks)."""
+def gm2ub(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst_stride=0) -> None:
+    """Copy ``count`` elements GM -> UB: ``repeat`` bursts (later CANN's keywords; default one) of
+    ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""
     from .tik import scope_gm, scope_ubuf
     _check_move("gm2ub", dst, src, scope_ubuf, scope_gm)
-    tik_instance.data_move(dst, src, 0, 1, ceil_div(count, _per_block(src)) if burst is None else burst, 0, 0)
+    tik_instance.data_move(dst, src, 0, repeat, ceil_div(count, _per_block(src)) if burst is None else burst,
+                           src_stride, dst_stride)
 
 
 class OpBase:
@@ -535,7 +537,7 @@ class OpBase:
     UB size, GM tensors from tensor dicts (`op_init_gm`), tiling-key dispatch (`regist_compute`,
     `run_compute`, `op_run_compute`) and `op_build_cce`."""
 
-    def __init__(self):
+    def __init__(self, kernel_name=None):
         from .platform import get_soc_spec
         from .tik import Tik
         self.tik_instance = Tik()
@@ -545,7 +547,7 @@ class OpBase:
         self.output_gm_list = []
         self.tiling_gm = None
         self.unknown_max_shape = (UTIL_TIK_COMM_FUNC_CONSTANTS["MAX_INT64"],)
-        self.kernel_name = None
+        self.kernel_name = kernel_name          # later CANN takes it here (earlier: set by the subclass)
         self.opt_config = {"out_of_bound_sync_check": True, "enable_const_fold": True}
         self.tiling_key = None
         self.mode_compute = {}

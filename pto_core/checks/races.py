@@ -17,7 +17,9 @@ machines with more than one core):
     already there, e.g. every core writing its unchanged inputs back, gives the reader the same
     bytes in any order; whether it changed them is judged once the op has stored); nor on bytes the
     reading core itself wrote earlier in the phase (it reads its own bytes or the other core's store of
-    them; a store of different bytes is a write/write race, reported on its own);
+    them; a store of different bytes is a write/write race, reported on its own) -- unless the other
+    core changed them more than once in the phase (its earlier value may be what the read sees, and
+    no write/write compare saw it: ``_Region.rechanged``);
   - both are plain writes: **write/write** -- only if the bytes the later one stores differ
     from the bytes already there (a named choice, "identical writes are no race": several
     CANN ops store the same padding or the same broadcast values from every core, which
@@ -103,7 +105,7 @@ class _Region:
     access over other cores' atomics of its own op (the common case: every core adds) needs no
     scan of the log for an atomic of another op."""
 
-    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log", "atomic_ops")
+    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log", "atomic_ops", "rechanged")
 
     def __init__(self, buf, name, dtype):
         self.buf = buf
@@ -116,6 +118,9 @@ class _Region:
         self.bounds = [{}, {}, {}, {}]
         self.log: list = []             # _Entry per access (adjacent ones of one site merged)
         self.atomic_ops: set = set()
+        # one core bit per byte that core changed more than once this phase (None until one did): another core
+        # may have read its earlier value, so reading back one's own store of the byte is no alibi
+        self.rechanged: Optional[np.ndarray] = None
 
 
 class _Pending:
@@ -261,8 +266,12 @@ class GmRaceTracker:
             return x
         if r.todo[_WRITE]:
             self._materialize(r, _WRITE)
-        own = self._mask(r.masks[_WRITE], lo, hi, view) & self._bit[core]
-        return np.where(own != 0, x.dtype.type(0), x)
+        drop = (self._mask(r.masks[_WRITE], lo, hi, view) & self._bit[core]) != 0
+        if r.rechanged is not None:
+            # a byte another core changed twice: its earlier value may have been there between this core's
+            # store and this read, and no write/write compare saw it (it was gone before this core stored)
+            drop &= (self._mask(r.rechanged, lo, hi, view) & x) == 0
+        return np.where(drop, x.dtype.type(0), x)
 
     def _clip_view(self, ctx, buf, lo: int, hi: int, view: tuple, operand: str) -> tuple:
         """``(view, hi)`` of the outer items of a read's ``view`` that lie wholly in ``[lo, hi)``; the bytes
@@ -375,6 +384,9 @@ class GmRaceTracker:
                     x = self._mask(r.masks[_READ], lo, hi, self._view(p)) & others
                     self._judged(p, x, changed, _READ, "read/write")
                     break
+            span = r.bounds[_CHANGED].get(p.core)
+            if span is not None and span[0] < hi and lo < span[1]:
+                self._note_rechanged(p, changed)
             # recorded for reads to come; or-ed into the mask only when one needs it (`_materialize`)
             r.todo[_CHANGED].append((p.core, lo, hi, self._view(p), None if changed.all() else changed))
             span = r.bounds[_CHANGED].get(p.core)
@@ -382,6 +394,18 @@ class GmRaceTracker:
                 r.bounds[_CHANGED][p.core] = [lo, hi]
             else:
                 span[0], span[1] = min(span[0], lo), max(span[1], hi)
+
+    def _note_rechanged(self, p: _Pending, changed: np.ndarray) -> None:
+        """Mark in ``rechanged`` the bytes ``p`` changed that its core had already changed this phase."""
+        r, view, bit = p.region, self._view(p), self._bit[p.core]
+        if r.todo[_CHANGED]:
+            self._materialize(r, _CHANGED)
+        again = changed & ((self._mask(r.masks[_CHANGED], p.base, p.hi, view) & bit) != 0)
+        if again.any():
+            if r.rechanged is None:
+                r.rechanged = np.zeros(r.buf.data.shape[0], self._dtype)
+            m = self._mask(r.rechanged, p.base, p.hi, view)
+            np.bitwise_or(m, bit, out=m, where=again)
 
     @staticmethod
     def _view(p: _Pending) -> Optional[tuple]:

@@ -245,3 +245,32 @@ def test_tik_func_vcomple_vdiv_without_vdiv_uses_newton_reciprocal():
     (out,) = _run(ti, "div", [a, b], [y], {"a": da, "b": db})
     np.testing.assert_allclose(out.astype(np.float32), da.astype(np.float32) / db.astype(np.float32),
                                rtol=4e-3, atol=1e-3)
+
+
+def test_later_cann_surface_vor_move_strides_and_op_base_kernel_name():
+    """Later CANN releases: tik_func_vcomple "vor", gm2ub/ub2gm repeat/src_stride/dst_stride keywords and
+    OpBase(kernel_name) (each was refused: UnknownName, TypeError, TypeError)."""
+    from impl.util import util_tik_comm_func as f
+    platform.set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    a = ti.Tensor("int16", (64,), name="a", scope=tik.scope_gm)
+    b = ti.Tensor("int16", (32,), name="b", scope=tik.scope_gm)
+    y = ti.Tensor("int16", (64,), name="y", scope=tik.scope_gm)
+    ua = ti.Tensor("int16", (32,), name="ua", scope=tik.scope_ubuf)
+    ub = ti.Tensor("int16", (32,), name="ub", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ua, a, 16, repeat=2, src_stride=1)          # blocks 0 and 2 of a
+    f.gm2ub(ti, ub, b, 32)
+    f.tik_func_vcomple(ti, "vor", ua, ua, ub, 32)
+    f.tik_func_vector(ti, ub, 0, 32)
+    f.ub2gm(ti, y, ub, 32)
+    f.ub2gm(ti, y[32], ub, 32)
+    f.ub2gm(ti, y[16], ua, 16, repeat=2, dst_stride=1)      # blocks 1 and 3 of y
+    da = np.arange(64, dtype=np.int16) * 37
+    db = (np.arange(32, dtype=np.int16) * 11) ^ 0x0F0F
+    (out,) = _run(ti, "vor_strides", [a, b], [y], {"a": da, "b": db})
+    got = np.concatenate([da[:16], da[32:48]]) | db
+    want = np.zeros(64, np.int16)
+    want[16:32], want[48:64] = got[:16], got[16:]
+    np.testing.assert_array_equal(out, want)
+    op = f.OpBase("named")
+    assert op.kernel_name == "named" and f.OpBase().kernel_name is None
