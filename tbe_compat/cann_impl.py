@@ -413,7 +413,11 @@ def tik_func_vextract(tik_instance, proposals_ub, _ub, trans_repeat, mode) -> No
 #: elements per repeat. f32->s32 and s32->f32 go through float16 on chips without the direct vconv.
 VCONV_STRIDES = {("float32", "int32"): (8, 8, None), ("float32", "float16"): (4, 8, None),
                  ("float16", "int32"): (8, 4, None), ("int32", "float16"): (4, 8, 1.0),
-                 ("float16", "float32"): (8, 4, None), ("int32", "float32"): (8, 8, None)}
+                 ("float16", "float32"): (8, 4, None), ("int32", "float32"): (8, 8, None),
+                 # the later CANN releases' pairs (64 elements per repeat: strides in 32-byte blocks)
+                 ("int16", "float16"): (4, 4, None), ("int8", "float16"): (4, 2, None),
+                 ("uint8", "float16"): (4, 2, None), ("float32", "bfloat16"): (4, 8, None),
+                 ("bfloat16", "float32"): (8, 4, None)}
 
 
 def tik_func_vconv(tik_instance, dst_ub, src_ub, do_len, mode="", mini_mid_ub=None) -> None:

@@ -131,6 +131,26 @@ def test_tik_func_vconv_f16_to_f32_and_back():
     np.testing.assert_array_equal(out, data.astype(np.float32))
 
 
+
+@pytest.mark.parametrize("src", ["int16", "int8", "uint8"])
+def test_tik_func_vconv_converts_the_later_cann_pairs_to_float16(src):
+    """Later CANN releases convert int16/int8/uint8 -> float16 too (the 2019 helper did nothing)."""
+    platform.set_current_compile_soc_info("Ascend310P3")
+    from impl.util import util_tik_comm_func as f
+    n = 160
+    ti = tik.Tik()
+    x = ti.Tensor(src, (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    ux = ti.Tensor(src, (n,), name="ux", scope=tik.scope_ubuf)
+    uy = ti.Tensor("float16", (n,), name="uy", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ux, x, n)
+    f.tik_func_vconv(ti, uy, ux, n)
+    f.ub2gm(ti, y, uy, n)
+    info = np.iinfo(src)
+    data = np.random.default_rng(0).integers(max(info.min, -2048), min(info.max, 2048) + 1, n).astype(src)
+    (out,) = _run(ti, "conv16", [x], [y], {"x": data})
+    np.testing.assert_array_equal(out, data.astype(np.float16))
+
 def test_vector_helper_needs_a_trace_time_count():
     from impl.util import util_tik_comm_func as f
     ti = tik.Tik()
