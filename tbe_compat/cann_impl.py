@@ -15,6 +15,7 @@ expressions (TVM) raise `UnsupportedOp` when called (`tbe_compat.dsl_modules.dsl
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Callable
 
 from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
@@ -307,12 +308,23 @@ def ub_offset(input_ub):
     return Expr(off)
 
 
+def _at(ub, flat):
+    """``ub[flat]`` for a flat index the helper means as such (`ub_offset` + a count): TIK's rule, so the
+    FlatIndexWarning a user's own one-index access of a multi-dim view gets is not raised for it."""
+    from .tik.tensor import FlatIndexWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FlatIndexWarning)
+        return ub[flat]
+
+
 def tik_func_vector(tik_instance, _ub, value, dup_len) -> None:
-    """``vector_dup`` of ``value`` into the first ``dup_len`` elements of ``_ub``."""
+    """``vector_dup`` of ``value`` into the first ``dup_len`` elements of ``_ub`` (a multi-dim view from
+    where it starts, `ub_offset`, as the later CANN releases and this module's other helpers do)."""
     n = _static_len("tik_func_vector", dup_len)
     per_repeat = _per_block(_ub) * _REPEAT_BLOCKS
+    start = ub_offset(_ub)
     for mask, repeat, done in _chunks(n, per_repeat):
-        tik_instance.vector_dup(mask, _ub[done * per_repeat], value, repeat, 1, 8)
+        tik_instance.vector_dup(mask, _at(_ub, start + done * per_repeat), value, repeat, 1, 8)
 
 
 def _single_with_scalar(tik_api, helper, dst_ub, src_ub, value, do_len, dst_blk, src_blk, dst_rep, src_rep):
@@ -320,7 +332,7 @@ def _single_with_scalar(tik_api, helper, dst_ub, src_ub, value, do_len, dst_blk,
     blk = _per_block(dst_ub)
     dst0, src0 = ub_offset(dst_ub), ub_offset(src_ub)
     for mask, repeat, done in _chunks(n, blk * _REPEAT_BLOCKS):
-        tik_api(mask, dst_ub[dst0 + done * blk * dst_rep], src_ub[src0 + done * blk * src_rep], value,
+        tik_api(mask, _at(dst_ub, dst0 + done * blk * dst_rep), _at(src_ub, src0 + done * blk * src_rep), value,
                 repeat, dst_blk, src_blk, dst_rep, src_rep)
 
 
@@ -361,8 +373,8 @@ def tik_func_vcomple(tik_instance, function, out_dst, src0, src1, copy_num, dst_
     api = getattr(tik_instance, function)
     d0, s0, s1 = ub_offset(out_dst), ub_offset(src0), ub_offset(src1)
     for mask, repeat, done in _chunks(n, blk * _REPEAT_BLOCKS):
-        api(mask, out_dst[d0 + done * blk * dst_rep], src0[s0 + done * blk * src0_rep],
-            src1[s1 + done * blk * src1_rep], repeat, dst_blk, src0_blk, src1_blk, dst_rep, src0_rep, src1_rep)
+        api(mask, _at(out_dst, d0 + done * blk * dst_rep), _at(src0, s0 + done * blk * src0_rep),
+            _at(src1, s1 + done * blk * src1_rep), repeat, dst_blk, src0_blk, src1_blk, dst_rep, src0_rep, src1_rep)
 
 
 def tik_fuc_vrec_newton(tik_instance, vrec_ub, origin_ub, do_len, newton_iteration=2, block_num=16,
@@ -392,7 +404,7 @@ def tik_func_vrec(tik_instance, dst_ub, src_ub, do_len, newton_iteration=2, dst_
     blk = _per_block(dst_ub)
     d0, s0 = ub_offset(dst_ub), ub_offset(src_ub)
     for mask, repeat, done in _chunks(n, blk * _REPEAT_BLOCKS):
-        dst, src = dst_ub[d0 + done * blk * dst_rep], src_ub[s0 + done * blk * src_rep]
+        dst, src = _at(dst_ub, d0 + done * blk * dst_rep), _at(src_ub, s0 + done * blk * src_rep)
         tik_instance.vrec(mask, dst, src, repeat, dst_blk, src_blk, dst_rep, src_rep)
         tik_fuc_vrec_newton(tik_instance, dst, src, mask * repeat,
                             newton_iteration=newton_iteration, block_num=blk, vrec_blk=dst_blk, origin_blk=src_blk,
@@ -441,7 +453,7 @@ def tik_func_vconv(tik_instance, dst_ub, src_ub, do_len, mode="", mini_mid_ub=No
     dst_rep, src_rep, deq = VCONV_STRIDES[pair]
     d0, s0 = ub_offset(dst_ub), ub_offset(src_ub)
     for mask, repeat, done in _chunks(n, 64):
-        tik_instance.vconv(mask, mode, dst_ub[d0 + done * 64], src_ub[s0 + done * 64], repeat, 1, 1,
+        tik_instance.vconv(mask, mode, _at(dst_ub, d0 + done * 64), _at(src_ub, s0 + done * 64), repeat, 1, 1,
                            dst_rep, src_rep, deqscale=deq)
 
 

@@ -294,3 +294,18 @@ def test_later_cann_surface_vor_move_strides_and_op_base_kernel_name():
     np.testing.assert_array_equal(out, want)
     op = f.OpBase("named")
     assert op.kernel_name == "named" and f.OpBase().kernel_name is None
+
+
+@pytest.mark.filterwarnings("error")
+def test_tik_func_vector_fills_a_multi_dim_view_where_it_starts():
+    """No FlatIndexWarning either: the helper's own flat indices are meant as such."""
+    platform.set_current_compile_soc_info("Ascend910")
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    y = ti.Tensor("float16", (2, 128), name="y", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (2, 128), name="u", scope=tik.scope_ubuf)
+    f.tik_func_vector(ti, u[0, :], 1.0, 128)
+    f.tik_func_vector(ti, u[1, :], 2.0, 128)
+    f.ub2gm(ti, y, u, 256)
+    (out,) = _run(ti, "dup2", [], [y], {})
+    assert (out[0] == 1).all() and (out[1] == 2).all()
