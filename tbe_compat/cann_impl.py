@@ -14,6 +14,7 @@ expressions (TVM) raise `UnsupportedOp` when called (`tbe_compat.dsl_modules.dsl
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from typing import Callable
@@ -82,6 +83,25 @@ def get_block_element(datatype) -> int:
     return _BLOCK_BYTES // get_data_size(datatype)
 
 
+def _in_dead_code(tik_instance) -> bool:
+    """True while tracing code that never runs (a statically false ``if_scope``, an empty constant
+    ``for_range``). TIK's constant folding drops such code; the facade drops a TIK call there whose
+    checks fail (`tbe_compat.tik.api.tik_api`), so a tensor declared there may be ``None`` (a
+    ``Tensor`` of shape ``(0,)`` for a Python count of 0)."""
+    return any(getattr(sc, "dead", False) for sc in getattr(tik_instance, "_scopes", ()))
+
+
+def _skipped_in_dead_code(helper):
+    """Decorator of a TIK helper taking the Tik instance first: in code that never runs
+    (`_in_dead_code`) it does nothing, as every TIK call it would issue is dropped or never executed."""
+    @functools.wraps(helper)
+    def wrapper(tik_instance, *args, **kwargs):
+        if _in_dead_code(tik_instance):
+            return None
+        return helper(tik_instance, *args, **kwargs)
+    return wrapper
+
+
 def get_vector_repeat_times(tik_instance, total_size):
     """An int32 Scalar: vector repeats (256 B each) covering ``total_size`` bytes, rounded up."""
     repeats = tik_instance.Scalar("int32")
@@ -107,6 +127,8 @@ def move_out_non32_alignment(input_dict) -> None:
     (which is modified) and written ending at the last element.
     """
     tik = input_dict.get("instance")
+    if _in_dead_code(tik):
+        return
     out_ub, out_gm = input_dict.get("out_ub"), input_dict.get("out_gm")
     gm_offset, count, dsize = input_dict.get("gm_offset"), input_dict.get("element_num"), input_dict.get("dsize")
     per_block = _BLOCK_BYTES // dsize
@@ -317,6 +339,7 @@ def _at(ub, flat):
         return ub[flat]
 
 
+@_skipped_in_dead_code
 def tik_func_vector(tik_instance, _ub, value, dup_len) -> None:
     """``vector_dup`` of ``value`` into the first ``dup_len`` elements of ``_ub`` (a multi-dim view from
     where it starts, `ub_offset`, as the later CANN releases and this module's other helpers do)."""
@@ -336,12 +359,14 @@ def _single_with_scalar(tik_api, helper, dst_ub, src_ub, value, do_len, dst_blk,
                 repeat, dst_blk, src_blk, dst_rep, src_rep)
 
 
+@_skipped_in_dead_code
 def tik_func_vmuls(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_blk=1, dst_rep=8, src_rep=8):
     """``dst = src * value`` over ``do_len`` elements (``vmuls`` split into repeats)."""
     _single_with_scalar(tik_instance.vmuls, "tik_func_vmuls", dst_ub, src_ub, value, do_len,
                         dst_blk, src_blk, dst_rep, src_rep)
 
 
+@_skipped_in_dead_code
 def tik_func_vadds(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_blk=1, dst_rep=8, src_rep=8):
     """``dst = src + value`` over ``do_len`` elements (``vadds`` split into repeats)."""
     _single_with_scalar(tik_instance.vadds, "tik_func_vadds", dst_ub, src_ub, value, do_len,
@@ -352,6 +377,7 @@ def tik_func_vadds(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_b
 VCOMPLE_FUNCTIONS = ("vmin", "vmax", "vmul", "vadd", "vsub", "vdiv", "vor")
 
 
+@_skipped_in_dead_code
 def tik_func_vcomple(tik_instance, function, out_dst, src0, src1, copy_num, dst_blk=1, src0_blk=1, src1_blk=1,
                      dst_rep=8, src0_rep=8, src1_rep=8) -> None:
     """Binary vector op ``function`` (one of `VCOMPLE_FUNCTIONS`) over ``copy_num`` elements. ``"vdiv"``
@@ -377,6 +403,7 @@ def tik_func_vcomple(tik_instance, function, out_dst, src0, src1, copy_num, dst_
             _at(src1, s1 + done * blk * src1_rep), repeat, dst_blk, src0_blk, src1_blk, dst_rep, src0_rep, src1_rep)
 
 
+@_skipped_in_dead_code
 def tik_fuc_vrec_newton(tik_instance, vrec_ub, origin_ub, do_len, newton_iteration=2, block_num=16,
                         vrec_blk=1, origin_blk=1, vrec_rep=8, origin_rep=8) -> None:
     """Refine a ``vrec`` result in place: ``newton_iteration`` times ``r = r * (2 - r * x)``
@@ -396,6 +423,7 @@ def tik_fuc_vrec_newton(tik_instance, vrec_ub, origin_ub, do_len, newton_iterati
                              src1_blk=vrec_blk, src1_rep=vrec_rep)
 
 
+@_skipped_in_dead_code
 def tik_func_vrec(tik_instance, dst_ub, src_ub, do_len, newton_iteration=2, dst_blk=1, src_blk=1, dst_rep=8,
                   src_rep=8) -> None:
     """``dst = 1 / src`` over ``do_len`` elements: ``vrec`` per instruction, each refined by
@@ -411,11 +439,13 @@ def tik_func_vrec(tik_instance, dst_ub, src_ub, do_len, newton_iteration=2, dst_
                             vrec_rep=dst_rep, origin_rep=src_rep)
 
 
+@_skipped_in_dead_code
 def tik_func_vconcat(tik_instance, proposals_ub, _ub, trans_repeat, mode) -> None:
     """``vconcat(proposals_ub, _ub, trans_repeat, mode)``."""
     tik_instance.vconcat(proposals_ub, _ub, trans_repeat, mode)
 
 
+@_skipped_in_dead_code
 def tik_func_vextract(tik_instance, proposals_ub, _ub, trans_repeat, mode) -> None:
     """``vextract(_ub, proposals_ub, trans_repeat, mode)`` (proposals into ``_ub``)."""
     tik_instance.vextract(_ub, proposals_ub, trans_repeat, mode)
@@ -432,6 +462,7 @@ VCONV_STRIDES = {("float32", "int32"): (8, 8, None), ("float32", "float16"): (4,
                  ("bfloat16", "float32"): (8, 4, None)}
 
 
+@_skipped_in_dead_code
 def tik_func_vconv(tik_instance, dst_ub, src_ub, do_len, mode="", mini_mid_ub=None) -> None:
     """``vconv`` of ``do_len`` elements between the dtype pairs of `VCONV_STRIDES` (other pairs do
     nothing, as in CANN). ``mode`` is the TIK round mode."""
@@ -514,6 +545,7 @@ def _check_move(helper: str, dst, src, dst_scope: str, src_scope: str) -> None:
                              operand="dst", value=dst.dtype, limit=src.dtype, where=where)
 
 
+@_skipped_in_dead_code
 def ub2ub(tik_instance, dst, src, count, tail_overlap=True) -> None:
     """Copy ``count`` elements UB -> UB. ``tail_overlap=True``: whole blocks, rounding up (up to a
     block past ``count`` is written); else whole blocks then the remaining elements one by one."""
@@ -530,6 +562,7 @@ def ub2ub(tik_instance, dst, src, count, tail_overlap=True) -> None:
         dst[i].set_as(src[i])
 
 
+@_skipped_in_dead_code
 def ub2gm(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst_stride=0) -> None:
     """Copy ``count`` elements UB -> GM: ``repeat`` bursts (later CANN's keywords; default one) of
     ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""
@@ -539,6 +572,7 @@ def ub2gm(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst
                            src_stride, dst_stride)
 
 
+@_skipped_in_dead_code
 def gm2ub(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst_stride=0) -> None:
     """Copy ``count`` elements GM -> UB: ``repeat`` bursts (later CANN's keywords; default one) of
     ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""

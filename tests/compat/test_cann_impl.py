@@ -309,3 +309,35 @@ def test_tik_func_vector_fills_a_multi_dim_view_where_it_starts():
     f.ub2gm(ti, y, u, 256)
     (out,) = _run(ti, "dup2", [], [y], {})
     assert (out[0] == 1).all() and (out[1] == 2).all()
+
+
+@pytest.mark.parametrize("soc", ["Ascend910", "Ascend910B1"])
+def test_helpers_do_nothing_in_code_that_never_runs(soc):
+    """A tail branch for a Python count of 0 (CANN's sub_sample_labels with N a multiple of its batch):
+    the tensor sized 0 declared under the statically false ``if_scope`` is dropped (None), so the
+    helpers there must do nothing, not fail on it; the live code's result is unchanged."""
+    platform.set_current_compile_soc_info(soc)
+    from impl.util import util_tik_comm_func as f
+    from impl import common_util
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (16,), name="ub", scope=tik.scope_ubuf)
+    f.gm2ub(ti, ub, x, 16)
+    tail = 0
+    with ti.if_scope(tail > 0):
+        t_ub = ti.Tensor("int32", (tail,), name="t_ub", scope=tik.scope_ubuf)
+        assert t_ub is None
+        f.tik_func_vector(ti, t_ub, 0, tail)
+        f.tik_func_vcomple(ti, "vadd", t_ub, t_ub, ub, tail)
+        f.tik_func_vadds(ti, t_ub, t_ub, 1, tail)
+        f.gm2ub(ti, t_ub, x, tail)
+        f.ub2ub(ti, t_ub, ub, tail)
+        f.ub2gm(ti, y, t_ub, tail)
+        common_util.move_out_non32_alignment({"instance": ti, "out_ub": t_ub, "out_gm": y, "gm_offset": 0,
+                                              "element_num": tail, "dsize": 4})
+    f.tik_func_vcomple(ti, "vadd", ub, ub, ub, 16)
+    f.ub2gm(ti, y, ub, 16)
+    data = np.arange(16, dtype=np.int32)
+    (out,) = _run(ti, "dead_tail", [x], [y], {"x": data})
+    np.testing.assert_array_equal(out, data * 2)
