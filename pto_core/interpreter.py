@@ -1263,7 +1263,8 @@ class Executable:
             # kernel never assigns at all (then the generated code has no such local: NameError)
             reg = self._register_of(e)
             name = f"%{reg.name}" if reg.name else repr(reg)
-            err = UninitializedRead(f"register {name} is read before any assignment", operand=name,
+            decl = f" (declared at {reg.declared})" if getattr(reg, "declared", None) else ""
+            err = UninitializedRead(f"register {name}{decl} is read before any assignment", operand=name,
                                     where=where, hint="give it a value before the read on every path (TIK: "
                                                       "Scalar(..., init_value=v) or s.set_as(v); PTO: "
                                                       "k.reg(dtype, init))")

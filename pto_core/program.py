@@ -206,13 +206,14 @@ class Reg(ScalarExpr):
     checked); a statement of another builder that uses it is an error (it would read a register
     the other kernel never has)."""
 
-    __slots__ = ("id", "owner")
+    __slots__ = ("id", "owner", "declared")
 
-    def __init__(self, t, name: Optional[str] = None, owner=None):
+    def __init__(self, t, name: Optional[str] = None, owner=None, declared: Optional[str] = None):
         self.type = scalar_type(t)
         self.name = name
         self.id = next(_ids)
         self.owner = owner
+        self.declared = declared        # "file:line" of the front end's declaration, for error messages
 
     def set(self, value, *, where: Optional[Provenance] = None) -> "Reg":
         _active_builder("assign a register").assign(self, value, where=where)

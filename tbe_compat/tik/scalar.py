@@ -211,7 +211,10 @@ class Scalar(Expr):
     __slots__ = ("tik", "name")
 
     def __init__(self, tik, dtype="int64", name="reg_buf", init_value=None):
-        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name, owner=tik._builder))
+        from .errors import user_frame
+        site = user_frame()
+        Expr.__init__(self, P.Reg(P.scalar_type(dtype), name, owner=tik._builder,
+                                  declared=None if site is None else f"{site.file}:{site.line}"))
         self.tik = tik
         self.name = name
         if init_value is not None:

@@ -90,9 +90,11 @@ def test_reading_a_scalar_never_set_is_an_uninitialized_read_at_its_line():
     a[3].set_as(s)
     ti.data_move(y, a, 0, 1, 8, 0, 0)
     build(ti, "uninit", [], [y])
-    with raises_tik(UninitializedRead, match="never_set is read before any assignment") as e:
+    with raises_tik(UninitializedRead, match=r"never_set \(declared at .*test_user_errors\.py:\d+\) is read before "
+                                             r"any assignment") as e:
         run(ti)
     _at_user_line(e.value, test_reading_a_scalar_never_set_is_an_uninitialized_read_at_its_line, "a[3].set_as(s)")
+    assert f"test_user_errors.py:{e.value.where.line - 1})" in str(e.value)     # the declaration, a line above
 
 
 def test_immediates_that_do_not_fit_an_integer_scalar():
