@@ -545,6 +545,14 @@ def _check_move(helper: str, dst, src, dst_scope: str, src_scope: str) -> None:
                              operand="dst", value=dst.dtype, limit=src.dtype, where=where)
 
 
+def _burst_move(tik_instance, helper, dst, src, count, burst, repeat, src_stride, dst_stride, dst_scope,
+                src_scope) -> None:
+    """`gm2ub` / `ub2gm`: ``repeat`` bursts of ``ceil(count / block elements)`` blocks (or ``burst``)."""
+    _check_move(helper, dst, src, dst_scope, src_scope)
+    tik_instance.data_move(dst, src, 0, repeat, ceil_div(count, _per_block(src)) if burst is None else burst,
+                           src_stride, dst_stride)
+
+
 @_skipped_in_dead_code
 def ub2ub(tik_instance, dst, src, count, tail_overlap=True) -> None:
     """Copy ``count`` elements UB -> UB. ``tail_overlap=True``: whole blocks, rounding up (up to a
@@ -567,9 +575,7 @@ def ub2gm(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst
     """Copy ``count`` elements UB -> GM: ``repeat`` bursts (later CANN's keywords; default one) of
     ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""
     from .tik import scope_gm, scope_ubuf
-    _check_move("ub2gm", dst, src, scope_gm, scope_ubuf)
-    tik_instance.data_move(dst, src, 0, repeat, ceil_div(count, _per_block(src)) if burst is None else burst,
-                           src_stride, dst_stride)
+    _burst_move(tik_instance, "ub2gm", dst, src, count, burst, repeat, src_stride, dst_stride, scope_gm, scope_ubuf)
 
 
 @_skipped_in_dead_code
@@ -577,9 +583,7 @@ def gm2ub(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst
     """Copy ``count`` elements GM -> UB: ``repeat`` bursts (later CANN's keywords; default one) of
     ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""
     from .tik import scope_gm, scope_ubuf
-    _check_move("gm2ub", dst, src, scope_ubuf, scope_gm)
-    tik_instance.data_move(dst, src, 0, repeat, ceil_div(count, _per_block(src)) if burst is None else burst,
-                           src_stride, dst_stride)
+    _burst_move(tik_instance, "gm2ub", dst, src, count, burst, repeat, src_stride, dst_stride, scope_ubuf, scope_gm)
 
 
 class OpBase:
