@@ -209,7 +209,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """Declare a tensor (tik_api.md §4.1). GM tensors become kernel arguments when listed in
         BuildCCE, else internal workspaces; on-chip tensors are placed now."""
         dt = self._tensor_dtype(dtype)
-        dims = self._shape_arg(shape)
+        dead = any(sc.dead for sc in self._scopes)
+        dims = self._shape_arg(shape, zero_ok=dead)
         if scope is None:
             raise self._error("scope is required", operand="scope",
                               hint="pass scope=tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, ...")
@@ -246,6 +247,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             acc = acc * d if isinstance(acc, int) and isinstance(d, int) else P.binop("mul", _index(acc), _index(d))
         strides = tuple(reversed(strides))
         count = prod(dims)
+        if any(isinstance(d, int) and d <= 0 for d in dims):
+            # only in code that never runs (`_shape_arg`): TIK's constant folding drops the declaration.
+            # Nothing is placed; a call using the tensor fails `_check_alive` (and is dropped there too).
+            storage.nbytes = 0
+            return Tensor(self, storage, dt, dims, strides, 0, True)
         if space == "gm":
             self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value)
         else:
@@ -261,7 +267,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         raise self._error(f"dtype {dtype!r} is not a TIK tensor dtype", operand="dtype", value=dtype,
                           limit="one of " + ", ".join(TENSOR_DTYPES), cls=UnknownName, hint=hint)
 
-    def _shape_arg(self, shape) -> tuple:
+    def _shape_arg(self, shape, zero_ok: bool = False) -> tuple:
+        """The dimensions of ``shape`` (ints, or INDEX expressions for dynamic ones), each >= 1.
+
+        ``zero_ok``: dimensions <= 0 are kept (a tensor declared in code that never runs, e.g. a tail
+        buffer of ``n % 8`` elements under ``if_scope(n % 8 > 0)`` with ``n`` a multiple of 8: an empty
+        tensor, see `Tensor`)."""
         if shape is None:
             raise self._error("shape is required", operand="shape", hint="pass the shape as a list/tuple of ints")
         items = shape if isinstance(shape, (list, tuple)) else (shape,)
@@ -274,7 +285,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             if v is not None and not isinstance(d, bool):
                 if isinstance(d, float) and not float(d).is_integer():
                     v = None
-                elif v <= 0:
+                elif v <= 0 and not zero_ok:
                     raise self._error(f"shape {list(items)} has a non-positive dimension {v}", operand="shape",
                                       value=list(items), limit="dimensions >= 1",
                                       hint="every dimension must be at least 1")
@@ -445,6 +456,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     def _check_alive(self, t: Tensor, name: str) -> None:
         st = t.storage
+        if st.nbytes == 0:
+            w = f" at {st.where.file}:{st.where.line}" if st.where else ""
+            raise self._error(f"{name} uses tensor {st.name!r} of shape {list(st.shape)}: it was declared{w} in code "
+                              f"that never runs (a statically false if_scope or an empty for_range), where TIK drops "
+                              f"the declaration; it holds no elements", operand=name, value=list(st.shape),
+                              limit="dimensions >= 1",
+                              hint="use the tensor only inside the scope that declares it, or give every dimension "
+                                   "at least 1")
         if st.space == "gm" or st.alive:
             return
         other = self._placement.reclaim(st)

@@ -463,3 +463,49 @@ def test_available_buffer_size_tracks_placement():
     assert ti.get_left_buffer_size(tik.scope_ubuf) == full - 2000
     with raises_tik(IllegalOperand, match="has no on-chip buffer"):
         ti.get_available_buffer_size(tik.scope_gm)
+
+
+# ------------------------------------------------------------------ zero-size tensors in code that never runs
+
+def test_zero_dimension_tensor_in_code_that_never_runs_is_an_empty_tensor():
+    """CANN sub_sample_labels declares a tail buffer of ``n % batch`` elements under ``if_scope(n % batch > 0)``;
+    with ``n`` a multiple of the batch the declaration (shape [0]) and every call using it sit in code that never
+    runs, which TIK's constant folding drops: the tensor is an empty Tensor object (not None), calls using it are
+    dropped, nothing is placed, and the live code around it runs."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    tail = 128 % 64
+    with ti.if_scope(tail > 0):
+        t = ti.Tensor("float16", (tail, 16), name="t", scope=tik.scope_ubuf)
+        ti.data_move(t, x, 0, 1, 8, 0, 0)
+        ti.vadds(128, ub, t[0, 0], 1.0, 1, 1, 1, 8, 8)
+        ti.vadds(128, t[3], ub, 1.0, 1, 1, 1, 8, 8)
+    after = ti.Tensor("float16", (128,), name="after", scope=tik.scope_ubuf)
+    ti.vadds(128, after, ub, 2.0, 1, 1, 1, 8, 8)
+    ti.data_move(y, after, 0, 1, 8, 0, 0)
+    assert t.shape == [0, 16] and t.storage.addr is None
+    assert after.storage.addr == ub.storage.addr + 256            # the empty tensor took no UB bytes
+    build(ti, "dead_empty", [x], [y])
+    data = np.arange(128).astype(np.float16)
+    assert (run(ti, {"x": data})[0] == data + np.float16(2)).all()
+
+
+def test_zero_dimension_tensor_used_in_live_code_names_its_declaration():
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    with ti.if_scope(False):
+        t = ti.Tensor("float16", (0,), name="t", scope=tik.scope_ubuf)
+    decl_line = t.storage.where.line
+    with raises_tik(IllegalOperand, match=rf"tensor 't' of shape \[0\]: it was declared at .*:{decl_line} in code "
+                                          r"that never runs") as info:
+        ti.data_move(t, x, 0, 1, 8, 0, 0)
+    assert "test_tensors.py" in str(info.value) and "Fix:" in str(info.value)
+    with raises_tik(IllegalOperand, match=r"non-positive dimension 0"):
+        ti.Tensor("float16", (0,), name="live", scope=tik.scope_ubuf)     # live code: still refused
+    with ti.if_scope(False):
+        neg = ti.Tensor("float16", (4, -1), name="neg", scope=tik.scope_ubuf)  # n % 8 - 1 with n % 8 == 0
+    with raises_tik(IllegalOperand, match=r"tensor 'neg' of shape \[4, -1\]: it was declared"):
+        ti.vadds(16, neg, neg, 1.0, 1, 1, 1, 8, 8)
