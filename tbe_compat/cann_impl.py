@@ -21,6 +21,7 @@ from typing import Callable
 
 from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
 
+from . import missing_modules  # noqa: F401 (installs its finder: impl.<a module the simulator lacks>)
 from .dsl_modules import dsl_only
 from .tik.errors import user_frame
 

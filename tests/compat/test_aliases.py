@@ -464,3 +464,47 @@ def test_tbe_tvm_topi_cce_util_is_the_legacy_topi_util():
     ns = {}
     exec("from tbe.tvm import topi as t; from tbe.tvm.topi import cce as c", ns)
     assert ns["c"].util is util
+
+
+def test_a_cann_module_the_simulator_lacks_is_a_clear_import_error(tmp_path, monkeypatch):
+    """``import te.platform.cce_runtime`` (CANN pad_v3) used to end in Python's bare ``No module named``:
+    now an UnsupportedOp naming the module, the script's line and what the package does provide, which
+    is still a ModuleNotFoundError, so a script's ``try: import ... except ImportError:`` keeps working."""
+    from pto_core.errors import UnsupportedOp
+    from tbe_compat.missing_modules import MissingModule
+    aliases.install()
+    import te  # noqa: F401
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(MissingModule) as info:
+        import te.platform.cce_runtime  # noqa: F401
+    e = info.value
+    assert isinstance(e, UnsupportedOp) and isinstance(e, ModuleNotFoundError)
+    assert e.where.file == __file__ and e.where.line == line
+    assert "'te.platform.cce_runtime' is not among the CANN modules the simulator provides" in str(e)
+    assert "te.platform provides: cce_build, cce_conf" in str(e) and "Fix:" in str(e)
+    with pytest.raises(MissingModule, match=r"'tbe\.common\.no_such_helper'"):
+        from tbe.common import no_such_helper  # noqa: F401        (the from-import form keeps the message)
+    try:
+        import topi.cce.no_such_helper  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.fail("no ImportError")
+    # impl is a namespace package: a project's own portion is found first; only what nobody provides fails
+    (tmp_path / "impl" / "dynamic").mkdir(parents=True)
+    (tmp_path / "impl" / "dynamic" / "own_op.py").write_text("OWN = 1\n")
+    monkeypatch.setattr(sys, "path", sys.path + [str(tmp_path)])
+    for name in [m for m in sys.modules if m == "impl" or m.startswith("impl.")]:
+        monkeypatch.delitem(sys.modules, name)
+    importlib.invalidate_caches()
+    importlib.import_module("impl.common_util")
+    assert importlib.import_module("impl.dynamic.own_op").OWN == 1
+    with pytest.raises(MissingModule, match=r"'impl\.dynamic\.other_op' .*nor is it on sys.path"):
+        importlib.import_module("impl.dynamic.other_op")
+    # a foreign (real CANN) package is left alone: Python's own error
+    foreign = types.ModuleType("topi")
+    foreign.__path__ = [str(tmp_path)]
+    monkeypatch.setitem(sys.modules, "topi", foreign)
+    with pytest.raises(ModuleNotFoundError) as info:
+        importlib.import_module("topi.no_such_helper")
+    assert not isinstance(info.value, MissingModule)

@@ -1,0 +1,98 @@
+"""A clear error for a CANN module the legacy packages (``tbe``, ``te``, ``topi``, ``impl``) do not provide.
+
+CANN operator files import many CANN modules; the simulator provides the ones TIK kernels use
+(migration_guide/platform.md). Importing another one (``import te.platform.cce_runtime``,
+``from te.platform import cce_runtime``, ``from impl.dynamic.foo import bar``) used to end in Python's
+bare ``No module named ...``. `MissingModuleFinder`, the last entry of ``sys.meta_path``, runs only
+after every other finder failed (a project's own ``impl`` modules are still found first) and raises
+`MissingModule`: an `UnsupportedOp` that is also a ``ModuleNotFoundError`` (so ``try: import ...
+except ImportError:`` in a script keeps working), naming the module, what the simulator's package
+does provide, and the script's ``file:line``. Importing this module installs the finder (the alias
+packages and `tbe_compat.cann_impl` import it).
+"""
+from __future__ import annotations
+
+import os
+import pkgutil
+import sys
+
+from pto_core.errors import Provenance, UnsupportedOp
+
+from .tik.errors import user_frame
+
+#: the legacy top-level packages whose missing submodules `MissingModuleFinder` reports.
+LEGACY_PACKAGES = ("tbe", "te", "topi", "impl")
+
+
+class MissingModule(UnsupportedOp, ModuleNotFoundError):
+    """A submodule of a legacy CANN package that the simulator does not provide.
+
+    ``name`` is left unset (None): with it set, ``from te.platform import cce_runtime`` would
+    swallow this error and raise Python's bare ``cannot import name`` instead."""
+
+
+def _is_our_portion(path: str) -> bool:
+    """Whether ``path`` is the simulator's ``impl`` directory (its ``constant_util.py`` imports tbe_compat)."""
+    try:
+        with open(os.path.join(path, "constant_util.py"), encoding="utf-8") as f:
+            return "tbe_compat" in f.read(2000)
+    except OSError:
+        return False
+
+
+def _ours(top: str) -> bool:
+    mod = sys.modules.get(top)
+    if mod is None:
+        return False
+    if top != "impl":
+        return bool(getattr(mod, "__tbe_compat_alias__", False))
+    return any(_is_our_portion(p) for p in getattr(mod, "__path__", ()))   # a namespace package
+
+
+def _provided(parent: str) -> list:
+    mod = sys.modules.get(parent)
+    path = getattr(mod, "__path__", None)
+    if path is None:
+        return []
+    names = {m.name for m in pkgutil.iter_modules(list(path))}
+    for p in path:                       # namespace subpackages (impl.util) have no __init__.py
+        try:
+            names.update(e.name for e in os.scandir(p) if e.is_dir() and e.name.isidentifier())
+        except OSError:
+            pass
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+class MissingModuleFinder:
+    """Meta-path finder of last resort for the legacy packages (see the module docstring)."""
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        top, dot, _ = fullname.partition(".")
+        if not dot or top not in LEGACY_PACKAGES or not _ours(top):
+            return None
+        parent = fullname.rpartition(".")[0]
+        if parent not in sys.modules:
+            return None                  # the parent failed first: Python reports that one
+        have = _provided(parent)
+        listing = f"; {parent} provides: {', '.join(have)}" if have else ""
+        site = user_frame()
+        where = None if site is None else Provenance(site.file, site.line, f"import {fullname}")
+        project = " (nor is it on sys.path in your project)" if top == "impl" else ""
+        raise MissingModule(f"module {fullname!r} is not among the CANN modules the simulator provides{project}"
+                            f"{listing}", value=fullname, where=where,
+                            hint="remove the import if the kernel's TIK code does not use it, or replace its use "
+                                 "with TIK calls (migration_guide/platform.md lists the modules provided)")
+
+    @classmethod
+    def invalidate_caches(cls):
+        return None
+
+
+def install() -> None:
+    """Append `MissingModuleFinder` to ``sys.meta_path`` (idempotent)."""
+    if MissingModuleFinder not in sys.meta_path:
+        sys.meta_path.append(MissingModuleFinder)
+
+
+install()
