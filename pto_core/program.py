@@ -1610,6 +1610,15 @@ def _common(*types):
     return t
 
 
+def _pointer_hint(v) -> str:
+    """The Fix for a non-pointer given as a pointer operand: a TIK tensor (anything with a ``pto_ptr()``
+    method; pto_core does not import tbe_compat) is told to pass its PTO pointer (tik_core.md §7)."""
+    if callable(getattr(v, "pto_ptr", None)):
+        name = getattr(v, "name", None) or "tensor"
+        return f"pass {name}.pto_ptr(), the TIK tensor's PTO pointer (mixed kernels: tik_core.md §7)"
+    return "pass a kernel GM argument, k.ptr(space, dtype, addr) or p + n"
+
+
 def _coerce_operand(o: registry.Operand, v):
     """A recorded operand: Python constants stay constants, pointers become `PtrExpr`."""
     kind = o.kind
@@ -1624,7 +1633,7 @@ def _coerce_operand(o: registry.Operand, v):
     if kind == "ptr":
         if not isinstance(v, PtrExpr):
             raise IllegalOperand(f"expects a pointer, got {v!r}", operand=o.name, value=repr(v),
-                                 hint="pass a kernel GM argument, k.ptr(space, dtype, addr) or p + n")
+                                 hint=_pointer_hint(v))
         if o.spaces and v.space not in o.spaces:
             raise IllegalOperand(f"pointer in {v.space} is not allowed", operand=o.name, value=v.space,
                                  limit="one of " + ", ".join(o.spaces))

@@ -521,7 +521,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("args", nargs="*", help="arguments passed to the script (after --)")
     ap.add_argument("--kernel", help="only this kernel (by BuildCCE kernel_name)")
     ap.add_argument("--format", choices=("text", "markdown"), default="text")
-    ap.add_argument("--group", choices=("site", "sequence"), default="site")
+    ap.add_argument("--group", choices=("site", "sequence"), default="site",
+                    help="site: one row per TIK call site (default); sequence: the program in order, one row "
+                         "per run of consecutive lines of one call")
     ap.add_argument("--expand", action="store_true", help="expand pto.ub.* vector ops into vlds/v<op>/vsts loops")
     ap.add_argument("--constants", action="store_true", help="also list arith.constant lines")
     ap.add_argument("--width", type=int, default=None, help="wrap PTO-AS lines at this width (text format; "

@@ -79,11 +79,23 @@ def _known(v) -> bool:
 # ----------------------------------------------------------------------------- clause table
 
 
+#: The TIK ``fixpipe`` quantize_params modes a migrator may write as a FIXPIPE ``pre_quant`` mode, and the
+#: Fix naming the PTO mode (tik_cube.md "fixpipe": fp322fp16 -> f32_f16; int322fp16 -> deqf16_scalar with
+#: the float16 value of the scale, or deqf16_vec for a tensor of scales; fixpipe_compare.md item 2).
+LEGACY_QUANT_MODE_HINTS = {
+    "fp322fp16": "TIK fixpipe's 'fp322fp16' is pre_quant=(0.0, {'mode': 'f32_f16'}) (tik_cube.md, fixpipe)",
+    "int322fp16": "TIK fixpipe's 'int322fp16' is pre_quant=(np.float16(scale), {'mode': 'deqf16_scalar'}) for an "
+                  "immediate or Scalar scale, or pre_quant=(fb_ptr, {'mode': 'deqf16_vec'}) for a tensor of scales "
+                  "(tik_cube.md, fixpipe; fixpipe_compare.md item 2)",
+}
+
+
 def _common_clauses(atomic: bool) -> tuple:
     clauses = [
         Clause("unit_flag", "word", values=("check_only", "check_and_clear"),
                doc="consumer side of the M->FIX unit-flag handshake on the L0C bytes read"),
         Clause("pre_quant", "args", params=("%payload",), min_params=0, keys={"mode": Q.QUANT_MODE_NAMES},
+               value_hints=LEGACY_QUANT_MODE_HINTS,
                doc="pre_quant(%payload, mode = <mode>): scale/convert; payload: fb Ptr (_vec) or scalar"),
         Clause("pre_relu", "args", params=("%payload",), min_params=0,
                keys={"mode": Q.RELU_MODES, "clip": ()},

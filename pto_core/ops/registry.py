@@ -93,6 +93,8 @@ class Clause:
     params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
     keys: keyword parameters of ``"args"``: name -> tuple of legal words (empty = any word).
     min_params: how many leading positional params are required (``args`` form).
+    value_hints: a word that is not legal for a key -> the Fix the error gives instead of the list of
+        legal words (legacy spellings a migrator writes, e.g. TIK fixpipe's ``int322fp16``).
     """
 
     name: str
@@ -104,6 +106,7 @@ class Clause:
     min_params: Optional[int] = None
     repeat: bool = False
     doc: str = ""
+    value_hints: dict = field(default_factory=dict)   # a refused key word -> the Fix for it (e.g. a legacy name)
 
     @property
     def slot(self) -> str:
@@ -357,7 +360,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
             legal = clause.keys[k]
             if legal and v not in legal:
                 raise _bad(spec, f"{name}({k})", f"value {v!r} is not one of {', '.join(legal)}", v,
-                           limit=", ".join(legal))
+                           limit=", ".join(legal),
+                           hint=clause.value_hints.get(v) if isinstance(v, str) else None)
         return (args, kw)
     raise ValueError(f"bad clause form {clause.form!r} in {spec.name}")
 

@@ -151,3 +151,20 @@ def test_an_error_without_an_explicit_fix_states_what_its_limit_asks_for():
     assert IllegalOperand("x", limit="ub").hint is None and IllegalOperand("x", limit=7).hint is None
     assert IllegalOperand("x", limit="[1, 2]", hint="mine").hint == "mine"
     assert "Fix: pass a value in [1, 255]" in str(PtoError("bad", limit="[1, 255]"))
+
+
+def test_a_legacy_fixpipe_mode_name_in_pre_quant_gets_the_pto_mode_as_its_fix():
+    """A migrator writes TIK fixpipe's mode name (``int322fp16``, ``fp322fp16``) as the FIXPIPE pre_quant mode:
+    the Fix names the PTO mode to write (deqf16_scalar / deqf16_vec, f32_f16), not the list of 40 modes."""
+    m = Machine("A2A3")
+    l0c = m.ptr("l0c", "s32", 0)
+    gm = m.gm_alloc((16, 16), "f16", name="out")
+    with pytest.raises(IllegalOperand, match="is not one of") as e:
+        pto.mte_l0c_gm(l0c, gm, 16, 16, 16, 16, 0, 0, pre_quant=(0.3, {"mode": "int322fp16"}))
+    assert "Fix: TIK fixpipe's 'int322fp16' is pre_quant=(np.float16(scale), {'mode': 'deqf16_scalar'})" in str(e.value)
+    call_line = _line_of('{"mode": "int322fp16"}))')
+    assert "deqf16_vec" in str(e.value) and f"test_user_errors.py:{call_line}" in str(e.value)
+    with pytest.raises(IllegalOperand, match="'mode': 'f32_f16'"):
+        pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), gm, 16, 16, 16, 16, 0, 0, pre_quant=(0.0, {"mode": "fp322fp16"}))
+    with pytest.raises(IllegalOperand, match="Fix: use one of no_convert"):      # other words: the list
+        pto.mte_l0c_gm(l0c, gm, 16, 16, 16, 16, 0, 0, pre_quant=(0.3, {"mode": "deq"}))

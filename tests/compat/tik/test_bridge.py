@@ -261,3 +261,13 @@ def test_a_pto_op_running_past_its_tik_tensor_is_out_of_bounds():
     a = np.arange(N, dtype=np.float16)
     y, y2 = run(ti, {"x": a})
     assert y.tobytes() == (a + np.float16(1)).tobytes() and y2.tobytes() == a.tobytes()
+
+
+def test_a_tik_tensor_passed_as_a_pointer_is_told_to_use_pto_ptr():
+    """Passing the TIK tensor itself (not ``x.pto_ptr()``) to a PTO op in a TIK kernel: the Fix names
+    ``x.pto_ptr()``, not the program builder's ``k.ptr(...)``."""
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    with raises_tik(IllegalOperand, match="expects a pointer") as e:
+        pto.mte_gm_ub(x, ub.pto_ptr(), 0, 32, nburst=(1, 32, 32))
+    assert e.value.operand == "src" and "x.pto_ptr()" in str(e.value) and "k.ptr(" not in str(e.value)
