@@ -140,6 +140,31 @@ def dsl_only(name: str) -> Callable:
     return refuse
 
 
+#: DSL modules whose *functions* TIK kernels import by name at module level for a DSL fallback path
+#: (CANN's 2021 ``split_v_d.py``: ``from tbe.dsl.compute.array import split_compute_com`` and
+#: ``from tbe.dsl.static_schedule.split_schedule import split_schedule_com``, while its SplitEqual /
+#: SplitLastDim classes are TIK): every name imports as a `dsl_only` callable, so the import works and a
+#: call raises `UnsupportedOp` at the caller's ``file:line``.
+DSL_FUNCTION_MODULES = ("tbe.dsl.compute.array", "tbe.dsl.static_schedule.split_schedule")
+
+
+def function_module_getattr(module: str) -> Callable[[str], object]:
+    """The module-level ``__getattr__`` of a `DSL_FUNCTION_MODULES` entry: any public name is a `dsl_only`
+    callable; protocol names stay ``AttributeError``."""
+    if module not in DSL_FUNCTION_MODULES:
+        raise KeyError(module)
+
+    def __getattr__(name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return dsl_only(f"{module}.{name}")
+    return __getattr__
+
+
+dsl_compute_array_getattr = function_module_getattr("tbe.dsl.compute.array")
+dsl_split_schedule_getattr = function_module_getattr("tbe.dsl.static_schedule.split_schedule")
+
+
 class DslNamespace:
     """A DSL / compiler namespace exported under a plain name (``impl.util.platform_adapter.tbe`` is
     ``tbe.dsl``): importing it is fine; any attribute raises `UnsupportedOp` naming it and the

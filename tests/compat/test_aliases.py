@@ -362,6 +362,40 @@ def test_cce_build_config_imports_and_refuses_use():
     assert not hasattr(cce_build, "__path__")
 
 
+def test_tbe_dsl_compute_and_schedule_functions_import_by_name_for_a_tik_kernel():
+    """CANN's 2021 split_v_d.py imports ``split_compute_com`` / ``split_schedule_com`` from
+    ``tbe.dsl.compute.array`` / ``tbe.dsl.static_schedule.split_schedule`` for its DSL fallback, while its
+    SplitEqual class is TIK (vnchwconv): the imports work, the TIK path runs, a call raises UnsupportedOp at
+    the caller's line; protocol names stay AttributeError."""
+    import numpy as np
+    from pto_core.errors import UnsupportedOp
+    from tbe import tik
+    from tbe.dsl.compute.array import split_compute_com
+    from tbe.dsl.static_schedule.split_schedule import split_schedule_com
+    import tbe.dsl.compute.array as array_mod
+
+    tik_instance = tik.Tik()
+    x = tik_instance.Tensor("float16", (16, 16), name="x", scope=tik.scope_gm)
+    y = tik_instance.Tensor("float16", (16, 16), name="y", scope=tik.scope_gm)
+    a = tik_instance.Tensor("float16", (16, 16), name="a", scope=tik.scope_ubuf)
+    b = tik_instance.Tensor("float16", (16, 16), name="b", scope=tik.scope_ubuf)
+    tik_instance.data_move(a, x, 0, 1, 16, 0, 0)
+    tik_instance.vnchwconv(False, False, [b[i, 0] for i in range(16)], [a[i, 0] for i in range(16)], 1, 0, 0)
+    tik_instance.data_move(y, b, 0, 1, 16, 0, 0)
+    tik_instance.BuildCCE(kernel_name="dsl_import_then_tik", inputs=[x], outputs=[y])
+    data = np.arange(256, dtype=np.float16).reshape(16, 16)
+    out, = tik_instance.tikdb.start_debug({"x": data}, interactive=False)
+    assert np.array_equal(out, data.T)
+
+    line = sys._getframe().f_lineno + 3
+    with pytest.raises(UnsupportedOp, match=r"test_aliases.py:%d.*tbe.dsl.compute.array.split_compute_com builds "
+                                            r"TVM expressions" % line):
+        split_compute_com(None, 1, [8, 8], ["y0", "y1"])
+    with pytest.raises(UnsupportedOp, match=r"tbe.dsl.static_schedule.split_schedule.split_schedule_com"):
+        split_schedule_com(None, 1, None)
+    assert not hasattr(array_mod, "__path__") and not hasattr(array_mod, "__wrapped__")
+
+
 def test_cann_shape_helper_names_resolve_in_every_legacy_module():
     """Names CANN's topi.cce.util / te.utils.op_utils / para_check / shape_util define and TIK operators
     call (concat_v2_d, split_d, reverse_v2_d: ``util.axis_transfrom_5d``; reduce ops: ``util.shape_refine``
