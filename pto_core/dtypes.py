@@ -83,11 +83,12 @@ class DType:
         """Elements per 32-byte block."""
         return BLOCK_BYTES * 8 // self.bits
 
-    @property
+    # cached per instance (`_limits` hashes every field of the dtype: a cost in each saturating vector op)
+    @functools.cached_property
     def min(self):
         return _limits(self)[0]
 
-    @property
+    @functools.cached_property
     def max(self):
         return _limits(self)[1]
 

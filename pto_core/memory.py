@@ -818,6 +818,36 @@ class ExecContext:
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
         return view
 
+    def dense_view(self, ptr: Ptr, offset: int, nbytes: int, dtype: DType, write: bool, operand: str) -> np.ndarray:
+        """`strided_view` of a contiguous footprint (``nbytes`` > 0 bytes at ``ptr + offset``, ``dtype`` of
+        8 bits or more, every element active) as a 1-D view: the same bounds, fence, hazard, race and
+        initialisation checks and the same written marks, without the generic shape arithmetic.
+        For the vector engine's per-op fast path (streams whose geometry is known dense at plan time)."""
+        if ptr.space == "gm":
+            size = dtype.bits >> 3
+            return self.strided_view(ptr, (nbytes // size,), (size,), offset=offset, dtype=dtype, write=write,
+                                     operand=operand)
+        buf = self.core.buffer(ptr.space, ptr.sub)
+        off = ptr.addr + offset
+        end = off + nbytes
+        if off < 0 or end > buf.data.shape[0]:
+            self._locate(Ptr(ptr.space, ptr.dtype, off, ptr.sub, ptr.ctx), nbytes, operand)
+        elif self.fences is not None:
+            self._check_fence(ptr.space, off, nbytes, operand)
+        if self.hazards is not None:
+            self.hazards.on_access(buf, off, end, write)
+        view = buf.data[off:end].view(dtype.storage)
+        if write:
+            if buf.written.flags.writeable:
+                buf.written[off:end] = True
+                _remember_written(buf, off, end)
+            return view
+        view.flags.writeable = False
+        if self.machine.options.uninitialized != "off" and not _all_written(buf, off, end):
+            bad = off + int(np.argmin(buf.written[off:end]))
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+        return view
+
     def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, False, operand)

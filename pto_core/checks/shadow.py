@@ -78,6 +78,14 @@ class BlockMap:
             return
         vals = self.vals
         i = bisect_right(starts, b0) - 1            # run holding b0
+        nxt = starts[i + 1] if i + 1 < len(starts) else self.n      # end of run i
+        if b1 <= nxt:
+            if vals[i] == v:                        # run i already holds v on [b0, b1): nothing changes
+                return
+            if starts[i] == b0 and b1 == nxt and (i == 0 or vals[i - 1] != v) and (
+                    i + 1 == len(vals) or vals[i + 1] != v):
+                vals[i] = v                         # exactly run i, no merge with its neighbours: new value
+                return
         j = bisect_left(starts, b1)                 # first run starting at or after b1
         new_s, new_v = [b0], [v]
         if b1 < self.n and (j == len(starts) or starts[j] != b1):

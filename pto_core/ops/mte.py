@@ -90,6 +90,8 @@ def check_ptr(op: str, name: str, value, spaces: tuple) -> None:
 def check_int(op: str, name: str, value, lo: Optional[int] = None, hi: Optional[int] = None,
               hint: Optional[str] = None) -> int:
     """Validate an integer operand that is known now (Python/numpy int); other values pass through."""
+    if type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi):
+        return value                        # the common case: a plain int in range
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, float):
             raise IllegalOperand(f"must be an integer, got {value!r}", op=op, operand=name, value=value,

@@ -355,12 +355,54 @@ class Plan:
     lanes: Lanes
     streams: tuple
     lanes_out: tuple = ()
+    #: derived once: `dense_streams` of this plan (None: the general path)
+    dense: Optional[tuple] = field(init=False, compare=False, repr=False, default=None)
+
+    def __post_init__(self):
+        object.__setattr__(self, "dense", dense_streams(self))
 
     def out_lanes(self, name: str) -> Lanes:
         for n, ln in self.lanes_out:
             if n == name:
                 return ln
         return self.lanes
+
+
+#: `run` takes its dense fast path (one 1-D view per operand, `ExecContext.dense_view`) for plans whose
+#: streams are all contiguous and fully active (`dense_streams`); False forces the general strided path
+#: (tests compare the two: same values, written flags, reports and errors).
+DENSE_FAST_PATH = True
+
+
+def dense_streams(plan: "Plan") -> Optional[tuple]:
+    """``((name, reads, writes, nbytes, dtype, (repeat, lanes)), ...)`` per stream when `run` may take its
+    dense fast path for ``plan``, else None. It may when every lane of every repeat is active (no mask, no
+    counter-mode tail, no per-stream output lanes) and every stream covers one contiguous byte range
+    exactly once (`_is_dense`) in whole bytes (a masked or written stream over all ``lanes.count`` lanes): then each operand is one 1-D view (`ExecContext.dense_view`)
+    with the same checks and marks as `ExecContext.strided_view` of its (repeat, block, element) pattern."""
+    lanes = plan.lanes
+    if lanes.mask is not None or lanes.tail or lanes.repeat < 1 or plan.lanes_out:
+        return None
+    out = []
+    for s in plan.streams:
+        size = s.dtype.itemsize
+        if (s.dtype.bits < 8 or ((s.masked or s.writes) and s.lanes != lanes.count) or s.shape[0] != lanes.repeat
+                or not _is_dense(s.shape, s.strides, size) or (s.writes and not s.once)):
+            return None
+        out.append((s.name, s.reads, s.writes, s.extent, s.dtype, (lanes.repeat, s.lanes)))
+    return tuple(out)
+
+
+def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
+    """True if ``shape``/``strides`` cover a contiguous byte range exactly once in C order."""
+    expect = size
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if s != expect:
+            return False
+        expect *= n
+    return True
 
 
 class PlanCache:
@@ -422,9 +464,27 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
     if repeat == 0:
         return
     streams = plan.streams
+    chunks = ((0, repeat),) if repeat == 1 else plan_chunks(streams, ptrs, repeat)
+    dense = plan.dense
+    if dense is not None and DENSE_FAST_PATH and len(chunks) == 1:
+        # every lane active, every operand one contiguous range: one 1-D view each, same checks
+        dv = ctx.dense_view
+        inputs = {}
+        for (name, reads, _, nbytes, dtype, shape2), p in zip(dense, ptrs):
+            if reads:
+                inputs[name] = dv(p, 0, nbytes, dtype, False, name).reshape(shape2)
+        with np.errstate(all="ignore"):      # IEEE overflow/NaN are results here, not warnings
+            outputs = compute(inputs, 0, repeat)
+        for (name, _, writes, nbytes, dtype, shape2), s, p in zip(dense, streams, ptrs):
+            if writes:
+                vals = outputs[name]
+                if vals.shape != shape2:
+                    store(ctx, s, p, 0, repeat, vals[:, :s.lanes], lanes)
+                else:
+                    dv(p, 0, nbytes, dtype, True, name).reshape(shape2)[...] = vals
+        return
     count = lanes.count
     view = ctx.strided_view
-    chunks = ((0, repeat),) if repeat == 1 else plan_chunks(streams, ptrs, repeat)
     tail_streams = _tail_streams(streams, lanes)
     if tail_streams is not None:
         # counter mode with a short last repeat: run it alone with its trailing blocks trimmed

@@ -386,3 +386,72 @@ def test_gm_input_region_flags_after_writes_equal_a_materialised_map():
     lazy, eager = run(True), run(False)
     assert np.array_equal(lazy[0], eager[0]) and 0 < np.count_nonzero(~lazy[0]) < lazy[0].size
     assert lazy[1] == eager[1]
+
+
+# ============================================================================ vector engine: dense operands
+
+
+def _vector_case(monkeypatch, fast, body, options):
+    from pto_core.ops import vector_engine as ve
+    monkeypatch.setattr(ve, "DENSE_FAST_PATH", fast)
+    m = Machine("A5", options=MachineOptions(fill="random", seed=3, **options))
+    try:
+        body(m)
+        err = None
+    except Exception as e:          # the two paths must raise the same error
+        err = (type(e).__name__, str(e))
+    ub = m.cores[0].buffer("ub")
+    return ub.data.copy(), ub.written.copy(), list(m.reports), err
+
+
+VECTOR_CASES = [  # (op, dtype, repeat, dst offset, src0 offset, src1 offset, unwritten byte of src0 or None)
+    ("vadd", "f16", 1, 0x2000, 0, 0x1000, None),
+    ("vmul", "f32", 3, 0x2000, 0, 0x1000, None),
+    ("vsub", "s16", 8, 0x2000, 0, 0x1000, None),
+    ("vadd", "f16", 4, 0x100, 0, 0x1000, None),        # dst overlaps src0 one repeat later: chunks
+    ("vadd", "f32", 2, 0, 0, 0x1000, None),            # in place
+    ("vmax", "f16", 2, 0x2000, 0, 0x1000, 300),        # uninitialised read reported
+    ("vadd", "f16", 2, 0x2000, 0x3FF00, 0x1000, None),  # runs past the end of UB: the same error
+]
+
+
+@pytest.mark.parametrize("op,dt,repeat,d_off,a_off,b_off,hole", VECTOR_CASES)
+@pytest.mark.parametrize("uninit", ["record", "raise"])
+def test_vector_dense_fast_path_equals_strided_path(monkeypatch, op, dt, repeat, d_off, a_off, b_off, hole, uninit):
+    """Lane-wise vector ops with the dense 1-D view path on and off: same UB bytes and written flags,
+    same reports (uninitialised reads) and the same error; saturating f16 values included."""
+    vals = RNG.integers(0, 256, 0x4000, dtype=np.uint8)
+    if dt == "f16":
+        vals.view(np.uint16)[::37] = 0x7C00        # inf among random codes (NaN too, by chance)
+
+    def body(m):
+        a, b, c = m.ptr("ub", dt, a_off), m.ptr("ub", dt, b_off), m.ptr("ub", dt, d_off)
+        cut = len(vals) if hole is None else a_off + hole      # leave byte `cut` unwritten
+        m.write(m.ptr("ub", "u8", 0), vals[:cut])
+        if cut + 1 < len(vals):
+            m.write(m.ptr("ub", "u8", cut + 1), vals[cut + 1:])
+        getattr(pto.ub, op)(c, a, b, repeat)
+        pto.ub.vadd(c, c, b, 1)
+
+    fast = _vector_case(monkeypatch, True, body, {"uninitialized": uninit})
+    slow = _vector_case(monkeypatch, False, body, {"uninitialized": uninit})
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    assert fast[2] == slow[2] and fast[3] == slow[3]
+    if a_off + 0x400 < 0x4000 and (hole is None or uninit == "record"):
+        assert fast[3] is None                     # the case ran (and wrote) on both paths
+    if hole is not None and uninit == "record":
+        assert any(k == "uninitialized" for k, _ in fast[2])
+
+
+def test_vector_dense_fast_path_reports_the_same_hazard(monkeypatch):
+    """A vector op reading UB an MTE load wrote without a flag: the same HazardError on both paths."""
+    def body(m):
+        g = m.gm_tensor(np.ones(256, np.float16), name="g")
+        a, c = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0x1000)
+        pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+        pto.ub.vadd(c, a, a, 2)
+
+    fast = _vector_case(monkeypatch, True, body, {})
+    slow = _vector_case(monkeypatch, False, body, {})
+    assert fast[3] is not None and fast[3][0] == "HazardError"
+    assert fast[3] == slow[3] and fast[2] == slow[2]
