@@ -1613,9 +1613,10 @@ def _common(*types):
 def _pointer_hint(v) -> str:
     """The Fix for a non-pointer given as a pointer operand: a TIK tensor (anything with a ``pto_ptr()``
     method; pto_core does not import tbe_compat) is told to pass its PTO pointer (tik_core.md §7)."""
-    if callable(getattr(v, "pto_ptr", None)):
-        name = getattr(v, "name", None) or "tensor"
-        return f"pass {name}.pto_ptr(), the TIK tensor's PTO pointer (mixed kernels: tik_core.md §7)"
+    name = getattr(v, "name", None)
+    if callable(getattr(v, "pto_ptr", None)) and isinstance(name, str):   # not the Tik instance's pto_ptr(t)
+        return (f"pass {name}.pto_ptr(), the TIK tensor's PTO pointer; for a view, the view's: {name}[i].pto_ptr() "
+                f"(mixed kernels: tik_core.md §7)")
     return "pass a kernel GM argument, k.ptr(space, dtype, addr) or p + n"
 
 

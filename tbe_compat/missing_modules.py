@@ -23,6 +23,11 @@ from .tik.errors import user_frame
 #: the legacy top-level packages whose missing submodules `MissingModuleFinder` reports.
 LEGACY_PACKAGES = ("tbe", "te", "topi", "impl")
 
+#: the import system's function that calls ``sys.meta_path`` finders (through ``_find_spec``) for an
+#: ``import`` statement, ``__import__`` or ``importlib.import_module``; any other caller
+#: (``importlib.util.find_spec``, ``pkgutil``) is probing, and gets None as Python's finders return.
+IMPORT_FRAME = "_find_and_load_unlocked"
+
 
 class MissingModule(UnsupportedOp, ModuleNotFoundError):
     """A submodule of a legacy CANN package that the simulator does not provide.
@@ -63,6 +68,20 @@ def _provided(parent: str) -> list:
     return sorted(n for n in names if not n.startswith("_"))
 
 
+def _later_finders_spec(fullname, path, target):
+    """The spec of ``fullname`` from a finder appended to ``sys.meta_path`` after `MissingModuleFinder`
+    (a project's own import hook installed after ``from tbe import tik``), or None."""
+    finders = list(sys.meta_path)
+    if MissingModuleFinder not in finders:
+        return None
+    for finder in finders[finders.index(MissingModuleFinder) + 1:]:
+        find_spec = getattr(finder, "find_spec", None)
+        spec = None if find_spec is None else find_spec(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
+
+
 class MissingModuleFinder:
     """Meta-path finder of last resort for the legacy packages (see the module docstring)."""
 
@@ -74,6 +93,11 @@ class MissingModuleFinder:
         parent = fullname.rpartition(".")[0]
         if parent not in sys.modules:
             return None                  # the parent failed first: Python reports that one
+        if sys._getframe(2).f_code.co_name != IMPORT_FRAME:
+            return None                  # a probe (importlib.util.find_spec): "not found" is None, not an error
+        spec = _later_finders_spec(fullname, path, target)
+        if spec is not None:
+            return spec                  # a finder the project appended after this one provides it
         have = _provided(parent)
         listing = f"; {parent} provides: {', '.join(have)}" if have else ""
         site = user_frame()

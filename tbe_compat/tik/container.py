@@ -241,11 +241,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
         storage = Storage(space, scope, name, dt, dims, self._where)
-        strides, acc = [], 1
-        for d in reversed(dims):
-            strides.append(acc)
-            acc = acc * d if isinstance(acc, int) and isinstance(d, int) else P.binop("mul", _index(acc), _index(d))
-        strides = tuple(reversed(strides))
+        strides = _contiguous_strides(dims)
         count = prod(dims)
         if any(isinstance(d, int) and d <= 0 for d in dims):
             # only in code that never runs (`_shape_arg`): TIK's constant folding drops the declaration.
@@ -454,16 +450,21 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         lo = -(-(prev.addr + keep) // align) * align
         return lo, prev.addr + old - lo
 
+    def _empty_tensor_error(self, t: Tensor, name: str):
+        """The error for a use of an empty tensor (declared with a dimension <= 0 in code that never runs)."""
+        st = t.storage
+        w = f" at {st.where.file}:{st.where.line}" if st.where else ""
+        return self._error(f"{name} uses tensor {st.name!r} of shape {list(st.shape)}: it was declared{w} in code "
+                           f"that never runs (a statically false if_scope or an empty for_range), where TIK drops "
+                           f"the declaration; it holds no elements", operand=name, value=list(st.shape),
+                           limit="dimensions >= 1",
+                           hint="use the tensor only inside the scope that declares it, or give every dimension "
+                                "at least 1")
+
     def _check_alive(self, t: Tensor, name: str) -> None:
         st = t.storage
         if st.nbytes == 0:
-            w = f" at {st.where.file}:{st.where.line}" if st.where else ""
-            raise self._error(f"{name} uses tensor {st.name!r} of shape {list(st.shape)}: it was declared{w} in code "
-                              f"that never runs (a statically false if_scope or an empty for_range), where TIK drops "
-                              f"the declaration; it holds no elements", operand=name, value=list(st.shape),
-                              limit="dimensions >= 1",
-                              hint="use the tensor only inside the scope that declares it, or give every dimension "
-                                   "at least 1")
+            raise self._empty_tensor_error(t, name)
         if st.space == "gm" or st.alive:
             return
         other = self._placement.reclaim(st)
@@ -483,6 +484,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"Scalar name {name!r} must be letters, digits and _, not starting with a digit",
                               operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*",
                               hint="pass name='...' (a str of letters, digits and _)")
+        if isinstance(init_value, Tensor) and init_value.storage.nbytes == 0 and self._never_runs():
+            init_value = None      # an element of an empty tensor in code that never runs: a Scalar (not None)
         if init_value is not None:
             self._check_scalar_value(P.scalar_type(dtype), init_value, "init_value")
         return Scalar(self, dtype, name, init_value)
@@ -590,9 +593,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             ptr = ptr.cast(rt)
         self._builder.load(ptr, 0, into=reg)
 
+    @tik_api("Tensor.set_as")
     def _tensor_set_as(self, t: Tensor, value, dst_offset=0, src_offset=None):
-        with self._api("tik.Tensor.set_as"):
-            self._store_element(t, value, dst_offset, src_offset)
+        self._store_element(t, value, dst_offset, src_offset)
 
     def _store_element(self, t: Tensor, value, dst_offset=0, src_offset=None):
         off = self._int_arg(dst_offset, "dst_offset")
@@ -763,6 +766,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             except _IndexError:
                 pass
         with self._api("tik.Tensor.__getitem__"):
+            if t.storage.nbytes == 0:
+                raise self._empty_tensor_error(t, "self")
             try:
                 t.index(key)
             except _IndexError as e:
@@ -804,6 +809,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
 
     @tik_api("Tensor.__setitem__")
     def _api_setitem(self, t: Tensor, key, value):
+        if t.storage.nbytes == 0:
+            raise self._empty_tensor_error(t, "dst")
         if single_index_skips_view(t, key):
             self._warn_flat_index(t)
         try:
@@ -816,6 +823,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _api_reshape(self, t: Tensor, new_shape, api=None):
         if len(new_shape) == 1 and isinstance(new_shape[0], (list, tuple)):
             new_shape = tuple(new_shape[0])
+        if t.storage.nbytes == 0:
+            if not self._never_runs():
+                raise self._empty_tensor_error(t, "self")
+            # code that never runs: the view stays an empty Tensor (not None) so the code after it traces
+            dims = self._shape_arg(new_shape, zero_ok=True)
+            return Tensor(self, t.storage, t._dt, dims, _contiguous_strides(dims), 0, True)
         dims = self._shape_arg(new_shape)
         try:
             return t.reshaped(dims)
@@ -825,6 +838,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     @tik_api("Tensor.reinterpret_cast_to")
     def _api_reinterpret(self, t: Tensor, dtype):
         new = self._tensor_dtype(dtype)
+        if t.storage.nbytes == 0:          # as `_api_reshape`
+            if not self._never_runs():
+                raise self._empty_tensor_error(t, "self")
+            return Tensor(self, t.storage, new, tuple(t._shape), _contiguous_strides(t._shape), 0, True)
         try:
             return t.reinterpreted(new)
         except _IndexError as e:
@@ -926,6 +943,15 @@ def known_tik_apis() -> set:
         names.update(_EXTRA_APIS)
         _KNOWN.update(n for n in names if n.isidentifier() and not n.endswith("_v1"))
     return _KNOWN
+
+
+def _contiguous_strides(dims) -> tuple:
+    """Element strides of a row-major tensor of ``dims`` (ints or INDEX expressions)."""
+    strides, acc = [], 1
+    for d in reversed(dims):
+        strides.append(acc)
+        acc = acc * d if isinstance(acc, int) and isinstance(d, int) else P.binop("mul", _index(acc), _index(d))
+    return tuple(reversed(strides))
 
 
 def _index(v):

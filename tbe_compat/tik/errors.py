@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import inspect
 import linecache
 import os
@@ -42,8 +43,8 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _registry.add_internal_package(_PACKAGE_ROOT)
 
 _classes: dict = {}
-#: standard-library helpers that sit between a user's call and the facade
-_SKIP_FILES = tuple(os.path.abspath(m.__file__) for m in (contextlib, runpy))
+#: standard-library helpers that sit between a user's call and the facade (importlib: import_module)
+_SKIP_FILES = tuple(os.path.abspath(m.__file__) for m in (contextlib, runpy, importlib))
 
 
 #: (file name, number of internal package roots) -> whether that file's frames are internal

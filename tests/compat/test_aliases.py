@@ -542,3 +542,36 @@ def test_a_cann_module_the_simulator_lacks_is_a_clear_import_error(tmp_path, mon
     with pytest.raises(ModuleNotFoundError) as info:
         importlib.import_module("topi.no_such_helper")
     assert not isinstance(info.value, MissingModule)
+
+
+def test_missing_module_probes_and_later_finders(monkeypatch):
+    """Probing (``importlib.util.find_spec``) a CANN module nobody provides answers None as Python does
+    (not an error); ``importlib.import_module`` names the script's line (not importlib's); a finder a
+    project appends to ``sys.meta_path`` after ``from tbe import tik`` still provides its modules."""
+    import importlib.abc
+    import importlib.machinery
+    import importlib.util
+    from tbe_compat.missing_modules import MissingModule
+    aliases.install()
+    importlib.import_module("te")
+    assert importlib.util.find_spec("te.platform.cce_runtime") is None
+    assert importlib.util.find_spec("tbe.common.no_such_helper") is None
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(MissingModule) as info:
+        importlib.import_module("te.platform.cce_runtime")
+    assert info.value.where.file == __file__ and info.value.where.line == line
+
+    class Stub(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path=None, target=None):
+            return importlib.machinery.ModuleSpec(name, self) if name == "te.platform.cce_runtime" else None
+
+        def create_module(self, spec):
+            return types.ModuleType(spec.name)
+
+        def exec_module(self, module):
+            module.STUB = True
+
+    monkeypatch.setattr(sys, "meta_path", sys.meta_path + [Stub()])
+    monkeypatch.delitem(sys.modules, "te.platform.cce_runtime", raising=False)
+    assert importlib.import_module("te.platform.cce_runtime").STUB
+    sys.modules.pop("te.platform.cce_runtime", None)

@@ -322,6 +322,10 @@ class TikBase:
         for_range not known to iterate): static overflow errors there become run-time checks."""
         return any(s.conditional for s in self._scopes)
 
+    def _never_runs(self) -> bool:
+        """True inside code that never runs (a statically false ``if_scope``, an empty constant ``for_range``)."""
+        return any(s.dead for s in self._scopes)
+
     def _error(self, message: str, *, api: Optional[str] = None, operand: Optional[str] = None, value=None,
                limit=None, hint: Optional[str] = None, cls: type = IllegalOperand) -> PtoError:
         """A facade error at the current TIK call (raise it); outside one (a helper a script calls

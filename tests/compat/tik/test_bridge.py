@@ -271,3 +271,16 @@ def test_a_tik_tensor_passed_as_a_pointer_is_told_to_use_pto_ptr():
     with raises_tik(IllegalOperand, match="expects a pointer") as e:
         pto.mte_gm_ub(x, ub.pto_ptr(), 0, 32, nburst=(1, 32, 32))
     assert e.value.operand == "src" and "x.pto_ptr()" in str(e.value) and "k.ptr(" not in str(e.value)
+
+
+def test_a_tik_view_or_the_tik_instance_passed_as_a_pointer():
+    """A view passed as a pointer: the Fix also says how to take the view's pointer (``x.pto_ptr()``
+    alone would point at the tensor's start); the Tik instance is not told to call ``tensor.pto_ptr()``."""
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    with raises_tik(IllegalOperand, match="expects a pointer") as e:
+        pto.mte_gm_ub(x.pto_ptr(), ub[32], 0, 32, nburst=(1, 32, 32))
+    assert "ub[i].pto_ptr()" in str(e.value)
+    with raises_tik(IllegalOperand, match="expects a pointer") as e:
+        pto.mte_gm_ub(x.pto_ptr(), ti, 0, 32, nburst=(1, 32, 32))
+    assert "tensor.pto_ptr()" not in str(e.value)

@@ -509,3 +509,37 @@ def test_zero_dimension_tensor_used_in_live_code_names_its_declaration():
         neg = ti.Tensor("float16", (4, -1), name="neg", scope=tik.scope_ubuf)  # n % 8 - 1 with n % 8 == 0
     with raises_tik(IllegalOperand, match=r"tensor 'neg' of shape \[4, -1\]: it was declared"):
         ti.vadds(16, neg, neg, 1.0, 1, 1, 1, 8, 8)
+
+
+def test_zero_dimension_tensor_element_views_and_scalars_in_code_that_never_runs():
+    """Element set_as, reshape / reinterpret_cast_to and a Scalar initialised from an element of an empty
+    tensor in code that never runs are dropped / stay objects (not an error, not None); in live code each
+    names the declaration (not an index error telling to use an index from 0 to -1)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    with ti.if_scope(False):
+        t = ti.Tensor("float16", (0, 16), name="t", scope=tik.scope_ubuf)
+        t[0, 1].set_as(ub[0])
+        t[2].set_as(1.0)
+        t[1, 1] = 2.0
+        flat = t.reshape((0,))
+        bits = flat.reinterpret_cast_to("int16")
+        bits[0].set_as(3)
+        idx = ti.Tensor("int32", (0,), name="idx", scope=tik.scope_ubuf)
+        s = ti.Scalar("int32", init_value=idx[0])
+        with ti.if_scope(s > 0):
+            ti.vadds(128, t, ub, 1.0, 1, 1, 1, 8, 8)
+    assert flat.shape == [0] and bits.dtype == "int16" and s is not None
+    ti.vadds(128, ub, ub, 2.0, 1, 1, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    decl = t.storage.where.line
+    for use in (lambda: t[0, 0].set_as(1.0), lambda: t.__setitem__(0, 1.0), lambda: ub[0].set_as(t[0, 0]),
+                lambda: t.reshape((16,)), lambda: t.flatten(), lambda: t.reinterpret_cast_to("int16")):
+        with raises_tik(IllegalOperand, match=rf"tensor 't' of shape \[0, 16\]: it was declared at .*:{decl} in code"):
+            use()
+    build(ti, "dead_empty_views", [x], [y])
+    data = np.arange(128).astype(np.float16)
+    assert (run(ti, {"x": data})[0] == data + np.float16(2)).all()
