@@ -73,12 +73,24 @@ class _Block:
 
     def __enter__(self):
         tik = self.tik
-        with tik._api_at(self.where):
-            self._scope, _ = self._enter()
+        try:
+            with tik._api_at(self.where):
+                self._scope, _ = self._enter()
+        except PtoError:
+            if not any(sc.dead for sc in tik._scopes):
+                raise
+            self._drop()             # in code that never runs (an elif/else after a dropped if_scope)
         from .container import _Scope
         tik._scopes.append(_Scope(self.kind, self.conditional, self.dead))
-        value = self._scope.__enter__() if self._scope is not None else None
+        if self._scope is None:
+            return 0 if self.dead and self.kind == "for" else None
+        value = self._scope.__enter__()
         return Expr(value) if value is not None else None
+
+    def _drop(self):
+        """Make this a dead block that records nothing (`_DroppedBlock`)."""
+        self._scope, self._enter, self._leave = None, (lambda: (None, None)), None
+        self.conditional = self.dead = True
 
     def __exit__(self, exc_type, exc, tb):
         tik = self.tik
@@ -93,6 +105,20 @@ class _Block:
             if self._scope is not None:
                 self._scope.__exit__(exc_type, exc, tb)
         return False
+
+
+class _DroppedBlock(_Block):
+    """The block of a ``for_range`` / ``if_scope`` / ... call dropped in code that never runs (its own
+    checks failed there, e.g. an ``if_scope`` on a float16 Scalar under ``if_scope(False)``): a dead
+    scope, so the calls in its body are dropped too; a loop's variable is 0 (never used at run time)."""
+
+    def __init__(self, tik, kind: str, where):
+        super().__init__(tik, kind, where, lambda: (None, None), None, conditional=True, dead=True)
+
+
+#: TIK block APIs (``with tik_instance.<api>(...)``) -> the kind of scope they open
+BLOCK_APIS = {"tik.for_range": "for", "tik.if_scope": "if", "tik.elif_scope": "elif", "tik.else_scope": "else",
+              "tik.new_stmt_scope": "stmt", "tik.new_scope": "stmt"}
 
 
 class _GuardedScope:
@@ -127,6 +153,10 @@ class _GuardedScope:
 
 class ControlAPI(TikBase):
     """The control-flow family (mixin of `tbe_compat.tik.Tik`)."""
+
+    def _dropped_result(self, api: str, where):
+        kind = BLOCK_APIS.get(api)
+        return super()._dropped_result(api, where) if kind is None else _DroppedBlock(self, kind, where)
 
     def _api_at(self, where):
         """Re-enter the provenance of a ``with`` statement (for statements recorded at enter/exit)."""

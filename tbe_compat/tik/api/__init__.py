@@ -67,7 +67,7 @@ def tik_api(name: str):
                     return fn(self, *args, **kwargs)
                 except PtoError:
                     if any(getattr(sc, "dead", False) for sc in getattr(self, "_scopes", ())):
-                        return None           # never executed: constant folding drops it
+                        return self._dropped_result(api, where)   # never executed: constant folding drops it
                     raise
                 except TypeError:
                     try:                      # a wrong call of the API itself, or an error inside it?
@@ -311,6 +311,11 @@ class TikBase:
     """State and helpers shared by all API families (mixed into `tbe_compat.tik.Tik`)."""
 
     _exit_on_error = True
+
+    def _dropped_result(self, api: str, where):
+        """What a call dropped in code that never runs returns (see `tik_api`): None, except for the
+        block APIs (`ControlAPI`), which must still work in a ``with`` statement."""
+        return None
 
     # ------------------------------------------------------------------ provenance & errors
     def _api(self, api: str) -> "_ApiCall":

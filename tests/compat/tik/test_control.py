@@ -528,3 +528,35 @@ def test_new_scope_is_a_statement_block_like_new_stmt_scope():
                 ub[k].set_as(t[0])
     got = _counter_kernel(body).tolist()
     assert got[:2] == [10, 11]
+
+
+def test_block_calls_whose_checks_fail_in_code_that_never_runs_still_open_a_block():
+    """A for_range / if_scope / elif_scope / else_scope / new_stmt_scope call dropped in code that never
+    runs (its own checks fail there) is still a usable ``with`` block: a dead one, whose body is dropped
+    too (was None: Python's TypeError 'does not support the context manager protocol')."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    with ti.if_scope(False):
+        h = ti.Scalar("float16", name="h", init_value=1.0)
+        with ti.if_scope(h > 0):                         # Ascend310: no float16 Scalar in a condition
+            ub[0].set_as(1)
+        with ti.elif_scope(h < 0):
+            ub[1].set_as(1)
+        with ti.else_scope():
+            ub[2].set_as(1)
+        with ti.for_range(0, 2.5) as i:                  # a non-integral bound
+            ub[i].set_as(1)
+            with ti.for_range(0, 2.5) as j, ti.if_scope(h > i + j):
+                ub[j].set_as(1)
+    with ti.for_range(0, 0):
+        with ti.for_range(0, 1.5) as k:
+            ub[k].set_as(1)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "dead_blocks", [], [out])
+    assert run(ti)[0].tolist() == [3] * 8
+    with raises_tik(PtoError, match="float16"):          # live code: still refused
+        with ti.if_scope(h > 0):
+            pass
