@@ -386,3 +386,19 @@ def test_gm_input_region_flags_after_writes_equal_a_materialised_map():
     lazy, eager = run(True), run(False)
     assert np.array_equal(lazy[0], eager[0]) and 0 < np.count_nonzero(~lazy[0]) < lazy[0].size
     assert lazy[1] == eager[1]
+
+
+@pytest.mark.parametrize("dst_outer", ["row", "col"])
+def test_fractal_word_copy_equals_byte_copy(dst_outer):
+    """`_copy_fractals` (L1 -> L0 loads) moves 8-byte words: the same bytes as a byte-wise copy,
+    on strided source and destination grids at odd (32-byte aligned) offsets."""
+    from pto_core.ops.mte import FRACTAL, _copy_fractals, strided
+    rng = np.random.default_rng(7)
+    src = rng.integers(0, 256, 40 * FRACTAL + 96, dtype=np.uint8)
+    rows, cols = 3, 4
+    sv = strided(src[96:], (rows, cols, FRACTAL), (FRACTAL, 9 * FRACTAL, 1))
+    strides = (FRACTAL, 5 * FRACTAL) if dst_outer == "col" else (6 * FRACTAL, FRACTAL)
+    got, want = (np.full(40 * FRACTAL + 32, 0xA5, np.uint8) for _ in range(2))
+    _copy_fractals(strided(got[32:], (rows, cols, FRACTAL), strides + (1,), True), sv)
+    strided(want[32:], (rows, cols, FRACTAL), strides + (1,), True)[...] = sv
+    assert np.array_equal(got, want)
