@@ -435,9 +435,19 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         seed = np.zeros(na, bvals.dtype)
         seed[:n] = bvals
         prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
-    if init == "zero" and floating and dc.name == "f32" and not saturate and prod.dtype == np.float32:
+    if init != "bias" and floating and dc.name == "f32" and prod.dtype == np.float32:
         # the Nz tile is the product's 16-column strips one after another: move whole 64-byte rows of 16
-        data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+        # (into the tile, or for mad_acc into a work array added to the tile in one contiguous pass:
+        # the same f32 additions, about a third of the time of adding the transposed product directly)
+        if init == "zero":
+            data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+        else:
+            nz = _scratch("prod_nz", (n1, mrows, 16), np.float32)
+            nz.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+            acc3 = acc4.reshape(n1, mrows, 16)
+            np.add(acc3, nz, out=acc3)                            # one f32 rounding of old + sum
+        if saturate and not np.isfinite(acc4).all():              # as `_accumulate`
+            np.nan_to_num(acc4, copy=False, nan=0.0, posinf=_F32_MAX, neginf=-_F32_MAX)
     else:
         _accumulate(acc4, prod4, dc, init, floating, saturate)
     return nbytes

@@ -438,3 +438,38 @@ def test_decoded_tile_cache_follows_every_write_into_the_tile(monkeypatch, budge
         kept = cube._SCRATCH.decoded
         assert len(kept["lhs"]) == 3 and len(kept["rhs"]) == 2        # a, a2, a3 / bt, bt2
         assert not kept["lhs"][-1].values.flags.writeable
+
+
+@pytest.mark.parametrize("sat", [True, False])
+@pytest.mark.parametrize("mm,n,k", [(256, 64, 128), (1, 32, 64), (48, 16, 32)])
+def test_mad_acc_through_a_work_array_equals_the_transposed_accumulate(sat, mm, n, k):
+    """f32 ``mad_acc`` copies the product into Nz order (64-byte rows) and adds it contiguously: the
+    same bits as adding the transposed product to the L0C tile, inf and NaN old values
+    included (sat: inf -> f32 max, NaN -> 0; nosat: kept), GEMV (m == 1) too."""
+    m = Machine("A5")
+    lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+    rows = max(16, -(-mm // 16) * 16)
+    a = (RNG.standard_normal((mm, k)) * 4).astype(np.float16)
+    bt = (RNG.standard_normal((n, k)) * 4).astype(np.float16)
+    old = RNG.standard_normal((rows, n)).astype(np.float32)
+    old[0, :4] = [np.inf, -np.inf, np.nan, np.finfo(np.float32).max]     # special old values
+    m.write(dst, layout.pack(old, "Nz", "f32", fractal=1024))
+    if mm == 1:
+        m.write(lhs, a.reshape(-1))
+    else:
+        _stage_nz(m, lhs, a)
+    _stage_nz(m, rhs, bt)
+    pto.set_flag("MTE1", "M", 0)
+    pto.wait_flag("MTE1", "M", 0)
+    pto.mad_acc(lhs, rhs, dst, mm, n, k, sat=sat)
+    pto.set_flag("M", "MTE1", 0)
+    pto.wait_flag("M", "MTE1", 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        prod = np.zeros((rows, n), np.float32)
+        prod[:mm] = np.matmul(a.astype(np.float32), bt.astype(np.float32).T)
+        want = old + prod
+    assert np.isinf(want[0, :2]).all() and np.isnan(want[0, 2]) and np.isfinite(want[1:]).all()
+    if sat:
+        want = np.nan_to_num(want, nan=0.0, posinf=np.finfo(np.float32).max, neginf=-np.finfo(np.float32).max)
+    got = _nz_acc(m, dst, rows, n)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
