@@ -175,64 +175,10 @@ def _logical(raw: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: i
     and (``check_finite``) whether all its values are finite, else None."""
     shape4, perm = _boxed(layout, rows // ir, cols // ic, ir, ic)
     boxed = _typed(raw, d).reshape(shape4).transpose(perm)
-    if scratch and _f16_by_bits(boxed, d):
-        x, finite = _decoded_tile(scratch, raw, (d.name, layout, rows, cols, ir, ic), boxed)
-        return x.reshape(rows, cols), (finite if check_finite else None)
     if check_finite:
         x, finite = _decode_finite(boxed, d, scratch)
         return x.reshape(rows, cols), finite
     return _decode(boxed, d, scratch).reshape(rows, cols), None
-
-
-#: Named choice DECODE_CACHE_BYTES: how many bytes (tile bytes + their f32 decode) of decoded f16 L0A / L0B
-#: tiles each side (``lhs``, ``rhs``) of a thread keeps. A cube kernel reloads the same L1 data into
-#: L0A/L0B for every output block it is reused in (a 256 x 128 f16 left tile once per column block);
-#: a mad whose tile bytes equal a kept tile's bytes (compared in full) reuses that tile's decode, which
-#: is what decoding them again would give. Keyed on the content, so no write path can leave a stale
-#: entry behind. 0 turns the cache off. See migration_guide/pto_cube.md.
-DECODE_CACHE_BYTES = 2 << 20
-
-_DECODE_SAMPLE = 509                   # stride (bytes) of the sample that picks the candidates to compare in full
-
-
-class _DecodedTile:
-    __slots__ = ("key", "sample", "content", "bits", "values", "finite", "size")
-
-
-def _decoded_tile(side: str, raw: np.ndarray, key: tuple, boxed: np.ndarray) -> tuple:
-    """``(f32 values, finite)`` of the f16 tile ``boxed`` (whose bytes are ``raw``): a kept decode of the
-    same bytes under the same ``key`` (type, layout, geometry), else a new one, kept (`DECODE_CACHE_BYTES`).
-    The values are read-only."""
-    caches = getattr(_SCRATCH, "decoded", None)
-    if caches is None:
-        caches = _SCRATCH.decoded = {}
-    entries = caches.setdefault(side, [])
-    sample = raw[::_DECODE_SAMPLE].tobytes()
-    content = raw.tobytes()
-    for i, e in enumerate(entries):
-        if e.key == key and e.sample == sample and e.content == content:
-            if i != len(entries) - 1:          # most recently used last
-                entries.append(entries.pop(i))
-            return e.values, e.finite
-    size = 3 * raw.nbytes                  # the bytes and their f32 values
-    if size > DECODE_CACHE_BYTES:
-        return _f16_to_f32_finite(boxed.view(np.uint16), _scratch(side, boxed.shape, np.int32))
-    out, kept = None, size + sum(e.size for e in entries)
-    while entries and kept > DECODE_CACHE_BYTES:
-        old = entries.pop(0)                   # least recently used: its array takes the new decode
-        kept -= old.size
-        if out is None and old.bits.shape == boxed.shape:
-            out = old.bits
-    if out is None:
-        out = np.empty(boxed.shape, np.int32)
-    out.flags.writeable = True
-    values, finite = _f16_to_f32_finite(boxed.view(np.uint16), out)
-    out.flags.writeable = False
-    values = out.view(np.float32)          # read-only like ``out``
-    e = _DecodedTile()
-    e.key, e.sample, e.content, e.bits, e.values, e.finite, e.size = key, sample, content, out, values, finite, size
-    entries.append(e)
-    return values, finite
 
 
 def _logical_flags(w: np.ndarray, d: DType, layout: str, rows: int, cols: int, ir: int, ic: int) -> np.ndarray:

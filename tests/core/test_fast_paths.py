@@ -404,42 +404,6 @@ def test_fractal_word_copy_equals_byte_copy(dst_outer):
     assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("budget", [None, 1])
-def test_decoded_tile_cache_follows_every_write_into_the_tile(monkeypatch, budget):
-    """Kept f16 tile decodes (`DECODE_CACHE_BYTES`) are reused only for the same bytes: a mad after a
-    write into the cached L0A / L0B tile (one element, a new inf under sat, the old bytes back again)
-    gives what a fresh decode gives, with the cache on and (budget 1) off."""
-    from pto_core.ops import cube
-    monkeypatch.setattr(cube._SCRATCH, "decoded", {}, raising=False)       # no tiles kept by earlier tests
-    if budget is not None:
-        monkeypatch.setattr(cube, "DECODE_CACHE_BYTES", budget)
-    m = Machine("A5")
-    lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
-    mm, n, k = 256, 64, 128
-    a = (RNG.standard_normal((mm, k)) * 8).astype(np.float16)
-    bt = (RNG.standard_normal((n, k)) * 8).astype(np.float16)
-    a2, bt2, a3 = a.copy(), bt.copy(), a.copy()
-    a2[200, 100] = np.float16(1000.0)
-    bt2[3, 5] = -bt2[3, 5] - np.float16(1)
-    a3[17, 9] = np.inf
-    for step, (x, y) in enumerate([(a, bt), (a, bt), (a2, bt), (a2, bt2), (a, bt2), (a3, bt), (a, bt)]):
-        _stage_nz(m, lhs, x)
-        _stage_nz(m, rhs, y)
-        pto.set_flag("MTE1", "M", 0)
-        pto.wait_flag("MTE1", "M", 0)
-        pto.mad(lhs, rhs, dst, mm, n, k, sat=True)
-        pto.set_flag("M", "MTE1", 0)
-        pto.wait_flag("M", "MTE1", 0)
-        xs = np.where(np.isinf(x), np.float16(65504) * np.sign(x), x)      # sat: inf -> the f16 extremum
-        want = np.matmul(xs.astype(np.float32), y.astype(np.float32).T)
-        got = _nz_acc(m, dst, mm, n)
-        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), step
-    if budget is None:
-        kept = cube._SCRATCH.decoded
-        assert len(kept["lhs"]) == 3 and len(kept["rhs"]) == 2        # a, a2, a3 / bt, bt2
-        assert not kept["lhs"][-1].values.flags.writeable
-
-
 @pytest.mark.parametrize("sat", [True, False])
 @pytest.mark.parametrize("mm,n,k", [(256, 64, 128), (1, 32, 64), (48, 16, 32)])
 def test_mad_acc_through_a_work_array_equals_the_transposed_accumulate(sat, mm, n, k):
