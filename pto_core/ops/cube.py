@@ -35,8 +35,9 @@ operands are decoded by integer bit moves (`f16_to_f32`, bit-identical to numpy'
 in cache-sized slabs; tiles of <= 2048 elements by one table gather), fused with the
 Zz/Nz -> logical transposition, into per-thread work arrays that are reused across ops
 (`_scratch`; ops do not nest); the GEMM writes into a reused product array
-(``np.matmul(out=)``: the same BLAS call without allocating the result); a zero-initialised
-f32 L0C tile is stored as 64-byte rows of 16 channels. See ``migration_guide/pto_cube.md``.
+(``np.matmul(out=)``: the same BLAS call without allocating the result); an f32 result goes
+into Nz order as 64-byte rows of 16 channels (``mad_acc``: into a work array, then one
+contiguous f32 add into L0C). See ``migration_guide/pto_cube.md``.
 """
 from __future__ import annotations
 
