@@ -390,18 +390,21 @@ def test_gm_input_region_flags_after_writes_equal_a_materialised_map():
 
 @pytest.mark.parametrize("dst_outer", ["row", "col"])
 def test_fractal_word_copy_equals_byte_copy(dst_outer):
-    """`_copy_fractals` (L1 -> L0 loads) moves 8-byte words: the same bytes as a byte-wise copy,
+    """`copy_fractals` (L1 -> L0 loads, load2d, img2col) moves 8-byte words: the same bytes as a byte-wise copy,
     on strided source and destination grids at odd (32-byte aligned) offsets."""
-    from pto_core.ops.mte import FRACTAL, _copy_fractals, strided
+    from pto_core.ops.mte import FRACTAL, copy_fractals, strided
     rng = np.random.default_rng(7)
     src = rng.integers(0, 256, 40 * FRACTAL + 96, dtype=np.uint8)
     rows, cols = 3, 4
     sv = strided(src[96:], (rows, cols, FRACTAL), (FRACTAL, 9 * FRACTAL, 1))
     strides = (FRACTAL, 5 * FRACTAL) if dst_outer == "col" else (6 * FRACTAL, FRACTAL)
     got, want = (np.full(40 * FRACTAL + 32, 0xA5, np.uint8) for _ in range(2))
-    _copy_fractals(strided(got[32:], (rows, cols, FRACTAL), strides + (1,), True), sv)
+    copy_fractals(strided(got[32:], (rows, cols, FRACTAL), strides + (1,), True), sv)
     strided(want[32:], (rows, cols, FRACTAL), strides + (1,), True)[...] = sv
     assert np.array_equal(got, want)
+    copy_fractals(strided(got[32:], (rows * cols, FRACTAL), (FRACTAL, 1), True), sv.reshape(-1, FRACTAL)[::-1])
+    strided(want[32:], (rows * cols, FRACTAL), (FRACTAL, 1), True)[...] = sv.reshape(-1, FRACTAL)[::-1]
+    assert np.array_equal(got, want)                 # load2d addr_dec: fractals in decreasing order
 
 
 @pytest.mark.parametrize("sat", [True, False])
