@@ -35,8 +35,9 @@ operands are decoded by integer bit moves (`f16_to_f32`, bit-identical to numpy'
 in cache-sized slabs; tiles of <= 2048 elements by one table gather), fused with the
 Zz/Nz -> logical transposition, into per-thread work arrays that are reused across ops
 (`_scratch`; ops do not nest); the GEMM writes into a reused product array
-(``np.matmul(out=)``: the same BLAS call without allocating the result); a zero-initialised
-f32 L0C tile is stored as 64-byte rows of 16 channels. See ``migration_guide/pto_cube.md``.
+(``np.matmul(out=)``: the same BLAS call without allocating the result); an f32 result goes
+into Nz order as 64-byte rows of 16 channels (``mad_acc``: into a work array, then one
+contiguous f32 add into L0C). See ``migration_guide/pto_cube.md``.
 """
 from __future__ import annotations
 
@@ -381,9 +382,19 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
         seed = np.zeros(na, bvals.dtype)
         seed[:n] = bvals
         prod4 = prod4 + seed.reshape(n1, 1, 1, 16)
-    if init == "zero" and floating and dc.name == "f32" and not saturate and prod.dtype == np.float32:
+    if init != "bias" and floating and dc.name == "f32" and prod.dtype == np.float32:
         # the Nz tile is the product's 16-column strips one after another: move whole 64-byte rows of 16
-        data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+        # (into the tile, or for mad_acc into a work array added to the tile in one contiguous pass:
+        # the same f32 additions, about a third of the time of adding the transposed product directly)
+        if init == "zero":
+            data.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+        else:
+            nz = _scratch("prod_nz", (n1, mrows, 16), np.float32)
+            nz.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
+            acc3 = acc4.reshape(n1, mrows, 16)
+            np.add(acc3, nz, out=acc3)                            # one f32 rounding of old + sum
+        if saturate and not np.isfinite(acc4).all():              # as `_accumulate`
+            np.nan_to_num(acc4, copy=False, nan=0.0, posinf=_F32_MAX, neginf=-_F32_MAX)
     else:
         _accumulate(acc4, prod4, dc, init, floating, saturate)
     return nbytes

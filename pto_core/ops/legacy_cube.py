@@ -43,7 +43,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
 from ..memory import all_written
-from .mte import FRACTAL, check_align, check_int, check_ptr, l0a_layout, strided, tracking
+from .mte import FRACTAL, check_align, check_int, check_ptr, copy_fractals, l0a_layout, strided, tracking
 from .registry import Clause, Operand, OpSpec, register
 
 U8, U16 = 0xFF, 0xFFFF
@@ -250,7 +250,7 @@ def _exec_load2d(ctx, src, dst, base_idx, repeat, src_stride, dst_gap, transpose
             .reshape(rep, 256).view(np.uint8)
         dwv[...] = np.ascontiguousarray(swv).reshape(rep, 16, 16, 2).transpose(0, 2, 1, 3).reshape(rep, FRACTAL)
     else:
-        dv[...] = sv
+        copy_fractals(dv, sv)
         dwv[...] = swv
 
 
@@ -401,7 +401,7 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     strides = (ds * FRACTAL, FRACTAL)
     hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
     ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
-    strided(ddata, (fi, fj, FRACTAL), strides + (1,), True)[...] = vals.view(np.uint8).reshape(fi, fj, FRACTAL)
+    copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), vals.view(np.uint8).reshape(fi, fj, FRACTAL))
     strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
 
 

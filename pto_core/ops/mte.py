@@ -964,6 +964,15 @@ def transpose_fractals(blocks: np.ndarray, flags: np.ndarray, d: DType, op: str)
     return out[0], out[1]
 
 
+def copy_fractals(dv: np.ndarray, sv: np.ndarray) -> None:
+    """``dv[...] = sv`` for byte grids of whole fractals (last axis FRACTAL), moved as 8-byte words (the same bytes;
+    about half the time of a byte-wise strided copy). Each fractal is 512 contiguous bytes in both."""
+    try:
+        dv.view(np.uint64)[...] = sv.view(np.uint64)
+    except ValueError:           # a view numpy cannot reinterpret (never for whole fractals): copy bytes
+        dv[...] = sv
+
+
 def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer: str) -> None:
     """The full-control L1 -> L0 load.
 
@@ -985,10 +994,10 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
     if track and (dst_stride == inner or outer == 1) and all_written(sw):
         # every source byte written, destination fractals back to back: one span marked written whole
         raw, _ = ctx.span(dst, 0, rows * cols * FRACTAL, write=True, operand="%dst")
-        strided(raw, (rows, cols, FRACTAL), strides + (1,), True)[...] = sv
+        copy_fractals(strided(raw, (rows, cols, FRACTAL), strides + (1,), True), sv)
         return
     dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst", flags=track)
-    dv[...] = sv
+    copy_fractals(dv, sv)
     if track:
         dw[...] = sw
 

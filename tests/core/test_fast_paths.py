@@ -455,3 +455,57 @@ def test_vector_dense_fast_path_reports_the_same_hazard(monkeypatch):
     slow = _vector_case(monkeypatch, False, body, {})
     assert fast[3] is not None and fast[3][0] == "HazardError"
     assert fast[3] == slow[3] and fast[2] == slow[2]
+
+
+@pytest.mark.parametrize("dst_outer", ["row", "col"])
+def test_fractal_word_copy_equals_byte_copy(dst_outer):
+    """`copy_fractals` (L1 -> L0 loads, load2d, img2col) moves 8-byte words: the same bytes as a byte-wise copy,
+    on strided source and destination grids at odd (32-byte aligned) offsets."""
+    from pto_core.ops.mte import FRACTAL, copy_fractals, strided
+    rng = np.random.default_rng(7)
+    src = rng.integers(0, 256, 40 * FRACTAL + 96, dtype=np.uint8)
+    rows, cols = 3, 4
+    sv = strided(src[96:], (rows, cols, FRACTAL), (FRACTAL, 9 * FRACTAL, 1))
+    strides = (FRACTAL, 5 * FRACTAL) if dst_outer == "col" else (6 * FRACTAL, FRACTAL)
+    got, want = (np.full(40 * FRACTAL + 32, 0xA5, np.uint8) for _ in range(2))
+    copy_fractals(strided(got[32:], (rows, cols, FRACTAL), strides + (1,), True), sv)
+    strided(want[32:], (rows, cols, FRACTAL), strides + (1,), True)[...] = sv
+    assert np.array_equal(got, want)
+    copy_fractals(strided(got[32:], (rows * cols, FRACTAL), (FRACTAL, 1), True), sv.reshape(-1, FRACTAL)[::-1])
+    strided(want[32:], (rows * cols, FRACTAL), (FRACTAL, 1), True)[...] = sv.reshape(-1, FRACTAL)[::-1]
+    assert np.array_equal(got, want)                 # load2d addr_dec: fractals in decreasing order
+
+
+@pytest.mark.parametrize("sat", [True, False])
+@pytest.mark.parametrize("mm,n,k", [(256, 64, 128), (1, 32, 64), (48, 16, 32)])
+def test_mad_acc_through_a_work_array_equals_the_transposed_accumulate(sat, mm, n, k):
+    """f32 ``mad_acc`` copies the product into Nz order (64-byte rows) and adds it contiguously: the
+    same bits as adding the transposed product to the L0C tile, inf and NaN old values
+    included (sat: inf -> f32 max, NaN -> 0; nosat: kept), GEMV (m == 1) too."""
+    m = Machine("A5")
+    lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+    rows = max(16, -(-mm // 16) * 16)
+    a = (RNG.standard_normal((mm, k)) * 4).astype(np.float16)
+    bt = (RNG.standard_normal((n, k)) * 4).astype(np.float16)
+    old = RNG.standard_normal((rows, n)).astype(np.float32)
+    old[0, :4] = [np.inf, -np.inf, np.nan, np.finfo(np.float32).max]     # special old values
+    m.write(dst, layout.pack(old, "Nz", "f32", fractal=1024))
+    if mm == 1:
+        m.write(lhs, a.reshape(-1))
+    else:
+        _stage_nz(m, lhs, a)
+    _stage_nz(m, rhs, bt)
+    pto.set_flag("MTE1", "M", 0)
+    pto.wait_flag("MTE1", "M", 0)
+    pto.mad_acc(lhs, rhs, dst, mm, n, k, sat=sat)
+    pto.set_flag("M", "MTE1", 0)
+    pto.wait_flag("M", "MTE1", 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        prod = np.zeros((rows, n), np.float32)
+        prod[:mm] = np.matmul(a.astype(np.float32), bt.astype(np.float32).T)
+        want = old + prod
+    assert np.isinf(want[0, :2]).all() and np.isnan(want[0, 2]) and np.isfinite(want[1:]).all()
+    if sat:
+        want = np.nan_to_num(want, nan=0.0, posinf=np.finfo(np.float32).max, neginf=-np.finfo(np.float32).max)
+    got = _nz_acc(m, dst, rows, n)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
