@@ -422,7 +422,7 @@ def format_rows(rows: list, fmt: str = "text", *, width: int = 0) -> str:
         return _markdown(rows)
     if fmt != "text":
         raise ConfigError(f"format {fmt!r} is not 'text' or 'markdown'", operand="--format", value=fmt)
-    from tabulate import tabulate
+    import tabulate
     table = []
     for r in rows:
         left = f"{r.site}  {r.api}" + (f"\n{r.source}" if r.source else "")
@@ -430,7 +430,18 @@ def format_rows(rows: list, fmt: str = "text", *, width: int = 0) -> str:
         if width > 0:
             right = [w for ln in right for w in _wrap(ln, width)]
         table.append([left, "\n".join(right)])
-    return tabulate(table, headers=["TIK call", "PTO-AS"], tablefmt="grid", disable_numparse=True)
+    # keep the PTO-AS indentation of a cell's first line: tabulate 0.10 takes preserve_whitespace=True,
+    # 0.9 reads the module-level PRESERVE_WHITESPACE
+    saved = tabulate.PRESERVE_WHITESPACE
+    tabulate.PRESERVE_WHITESPACE = True
+    args = dict(headers=["TIK call", "PTO-AS"], tablefmt="grid", disable_numparse=True)
+    try:
+        try:
+            return tabulate.tabulate(table, preserve_whitespace=True, **args)
+        except TypeError:
+            return tabulate.tabulate(table, **args)
+    finally:
+        tabulate.PRESERVE_WHITESPACE = saved
 
 
 def _wrap(line: str, width: int) -> list:

@@ -374,3 +374,13 @@ def test_cli_unwritable_output_paths_are_usage_errors(tmp_path, capsys):
     assert "cannot write" in err and "Fix:" in err and "Traceback" not in err
     assert main([script, "-o", str(tmp_path)]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_text_table_keeps_the_indentation_of_a_cells_first_line():
+    """A sequence row that starts inside a loop body (its first PTO-AS line indented) keeps that indent
+    (tabulate strips cell whitespace unless told not to: the first line sat at column 0, the rest at 2)."""
+    rows = [migrate.Row("k.py", 3, "tik.for_range", "with ti.for_range(0, 2):",
+                        ["  pto.set_flag[<PIPE_MTE3>, <PIPE_V>, <EVENT_ID0>]", "}"])]
+    text = migrate.format_rows(rows, "text")
+    cell = [ln.split("|")[2] for ln in text.splitlines() if "set_flag" in ln][0]
+    assert cell.startswith("   pto.set_flag")                   # the table's one space of padding + 2
