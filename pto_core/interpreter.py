@@ -131,11 +131,18 @@ def _make_spr_read(spr: str, index: int, where):
     return read_spr
 
 
-def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict) -> Callable:
+def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict,
+              bind: Optional[Callable] = None) -> Callable:
     """``op(ctx)``: one op whose operands and clauses are all known at compile time, bound to them
     (``ctx.begin_op`` + ``execute``), so the generated kernel spends one short call on it.
-    ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function."""
-    if callable(pipe):
+    ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function; ``bind`` the spec's
+    hook (`OpSpec.bind`) that may specialise ``execute`` to ``args`` and ``clauses``."""
+    run = bind(args, clauses) if bind is not None and not callable(pipe) else None
+    if run is not None:
+        def op(ctx):
+            ctx.begin_op(name, pipe, where)
+            run(ctx)
+    elif callable(pipe):
         def op(ctx):
             ctx.begin_op(name, pipe(args, clauses), where)
             execute(ctx, *args, **clauses)
@@ -553,7 +560,7 @@ class _Codegen:
         if args is None or any(clause_exprs(v) for v in call.clauses.values()):
             return None
         spec = call.spec
-        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses))
+        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses), spec.bind)
 
     def static_ptr(self, p) -> Optional[Ptr]:
         """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None."""

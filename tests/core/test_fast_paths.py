@@ -455,3 +455,100 @@ def test_vector_dense_fast_path_reports_the_same_hazard(monkeypatch):
     slow = _vector_case(monkeypatch, False, body, {})
     assert fast[3] is not None and fast[3][0] == "HazardError"
     assert fast[3] == slow[3] and fast[2] == slow[2]
+
+
+# ============================================================================ bound flag ops (OpSpec.bind)
+
+
+def _flag_program(body, target="A5"):
+    from pto_core.program import program
+    with program("flags", target=target) as k:
+        g = k.gm_arg("g", "f16", (256,), io="out", init=1.0)
+        a, c = k.ptr("ub", "f16", 0), k.ptr("ub", "f16", 0x1000)
+        body(k, g, a, c)
+    return k.program
+
+
+def _run_flags(monkeypatch, bound, body, machine=None):
+    """Run ``body``'s program with the flag ops' bind hook on or off: (error class, text, where), reports, output."""
+    import dataclasses
+    from pto_core.ops.registry import OPS
+    if not bound:
+        for name in ("set_flag", "wait_flag", "set_flag_dyn", "wait_flag_dyn"):
+            monkeypatch.setitem(OPS, name, dataclasses.replace(OPS[name], bind=None))
+    exe = _flag_program(body).compile()
+    try:
+        if machine is not None:
+            exe.run({})                               # on the program's target first, then on ``machine``'s
+        out = exe.run({}, **({"machine": machine()} if machine else {}))
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        out, err = None, (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    return err, [(r.kind, str(r)) for r in exe.reports], None if out is None else out["g"].tobytes()
+
+
+def _clean(k, g, a, c):
+    pto.set_flag("V", "MTE2", 0)                   # a wait that teaches MTE2 nothing new
+    pto.wait_flag("V", "MTE2", 0)
+    pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+    pto.set_flag("MTE2", "V", "EVENT_ID1")
+    pto.wait_flag("MTE2", "V", "EVENT_ID1")
+    with k.for_(0, 3, dtype="s32"):
+        pto.set_flag_dyn("MTE2", "V", 2)
+        pto.wait_flag_dyn("MTE2", "V", np.int64(2))
+        pto.ub.vadd(c, a, a, 2)
+    pto.set_flag("V", "MTE3", 0)
+    pto.wait_flag("V", "MTE3", 0)
+    pto.mte_ub_gm(c, g, 512, nburst=(1, 0, 0))
+
+
+def _unordered(k, g, a, c):
+    pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+    with k.for_(0, 3, dtype="s32"):                # flags between other pipes: the vadd is still unordered
+        pto.set_flag("MTE3", "V", 1)
+        pto.wait_flag("MTE3", "V", 1)
+    pto.ub.vadd(c, a, a, 2)
+
+
+def _refill(k, g, a, c):
+    for _ in range(2):                             # V's thresholds are cached by the first vadd, then change
+        pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+        pto.set_flag("MTE2", "V", 0)
+        pto.wait_flag("MTE2", "V", 0)
+        pto.ub.vadd(c, a, a, 2)
+        pto.set_flag("V", "MTE2", 0)
+        pto.wait_flag("V", "MTE2", 0)
+
+
+def _set_twice(k, g, a, c):
+    with k.for_(0, 2, dtype="s32"):
+        pto.set_flag("MTE2", "V", 3)
+
+
+def _wait_unset(k, g, a, c):
+    pto.set_flag("MTE2", "V", 3)
+    pto.wait_flag("MTE2", "V", 3)
+    pto.wait_flag("MTE2", "V", 3)
+
+
+def _event_5(k, g, a, c):
+    pto.set_flag("MTE2", "V", 5)
+    pto.wait_flag("MTE2", "V", 5)
+
+
+@pytest.mark.parametrize("body,machine", [(_clean, None), (_refill, None), (_unordered, None), (_set_twice, None),
+                                          (_wait_unset, None), (_event_5, lambda: Machine("Ascend910A")),
+                                          (_event_5, None)])
+def test_bound_flag_ops_equal_the_general_path(monkeypatch, body, machine):
+    """set_flag/wait_flag with compile-time operands (canonical operands made once, `OpSpec.bind`) give the
+    same output, reports and first error (class, text, provenance) as the general execute."""
+    fast = _run_flags(monkeypatch, True, body, machine)
+    slow = _run_flags(monkeypatch, False, body, machine)
+    assert fast == slow
+    expect = {_clean: None, _refill: None, _event_5: None}.get(body, "?") if machine is None else "SyncError"
+    if expect is None:
+        assert fast[0] is None and fast[2] is not None
+    else:
+        assert fast[0] is not None and (expect == "?" or fast[0][0] == expect)
+        assert fast[0][2] is not None                # the user's line
