@@ -341,9 +341,8 @@ class HazardTracker:
 
     def flag_wait(self, src: str, dst: str, token) -> None:
         """``wait_flag(src, dst)`` matched the set that produced ``token``."""
-        if token is not None:
-            self.clocks.acquire(PIPE_INDEX[dst], token)
-            self._clocks_changed()
+        if token is not None and self.clocks.acquire(PIPE_INDEX[dst], token):
+            self._clocks_changed()       # (a wait that teaches the pipe nothing new keeps the cached thresholds)
 
     def buf_release(self, pipe: str):
         """``rls_buf(pipe, id)``: returns the snapshot a later ``get_buf`` of the id by another pipe acquires
@@ -354,9 +353,11 @@ class HazardTracker:
         """``get_buf(pipe, id, mode=0)``: later ops of ``pipe`` start after the releases in ``tokens``."""
         if tokens:
             p = PIPE_INDEX[pipe]
+            changed = False
             for t in tokens:
-                self.clocks.acquire(p, t)
-            self._clocks_changed()
+                changed = self.clocks.acquire(p, t) or changed
+            if changed:
+                self._clocks_changed()
 
     def barrier(self, pipe: str) -> None:
         """``pipe_barrier(pipe)`` (``"ALL"`` drains every pipe)."""

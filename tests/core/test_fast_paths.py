@@ -552,3 +552,17 @@ def test_bound_flag_ops_equal_the_general_path(monkeypatch, body, machine):
     else:
         assert fast[0] is not None and (expect == "?" or fast[0][0] == expect)
         assert fast[0][2] is not None                # the user's line
+
+
+def test_clock_acquire_reports_whether_the_row_changed():
+    """`PipeClocks.acquire` is True exactly when ``known[p]`` grew (the hazard tracker keeps its cached
+    thresholds otherwise; `test_bound_flag_ops_equal_the_general_path` [_refill] covers a change)."""
+    from pto_core.checks.vector_clock import PipeClocks
+    c = PipeClocks()
+    c.tick(4)
+    snap = c.release(4)
+    assert c.acquire(1, snap) is True and c.known[1][4] == 1
+    assert c.acquire(1, snap) is False and c.known[1][4] == 1
+    assert c.acquire(1, [0] * len(snap)) is False
+    c.tick(4)
+    assert c.acquire(1, c.release(4)) is True and c.known[1][4] == 2
