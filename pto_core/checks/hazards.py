@@ -123,7 +123,8 @@ class HazardTracker:
         self._name = op_name
         self._where = where
         self._pipe = p
-        self._epoch = self.clocks.tick(p)
+        epoch = self.clocks.epoch               # PipeClocks.tick, inlined
+        self._epoch = epoch[p] = epoch[p] + 1
         self._epoch_ops[p].append(0)
         self._op_id = 0
         self._thr_list = None

@@ -59,12 +59,11 @@ class PipeClocks:
         """A ``wait_flag`` on pipe ``p``: later ops of ``p`` start after ``snapshot`` completed.
         Returns whether ``known[p]`` changed (else thresholds computed from it are still valid)."""
         row = self.known[p]
-        changed = False
-        for i, t in enumerate(snapshot):
-            if t > row[i]:
-                row[i] = t
-                changed = True
-        return changed
+        new = list(map(max, row, snapshot))          # (elementwise in C; a new row: no one keeps the old one)
+        if new == row:
+            return False
+        self.known[p] = new
+        return True
 
     def drain(self, p: int) -> None:
         """``pipe_barrier(p)``: later ops of ``p`` start after all earlier ops of ``p``."""
