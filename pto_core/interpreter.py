@@ -96,8 +96,9 @@ def _make_load(space, dt, where):
 
     def load_scalar(ctx, addr):
         ctx.begin_op("pto.load_scalar", "S", where)
-        raw = ctx.read(Ptr(space, dt, addr), nb, operand="src")
-        return conv(raw.view(sto)[0])
+        buf, off = ctx._locate_at(space, 0, addr, nb, "src")      # ctx.read(Ptr(space, dt, addr), nb), inlined
+        ctx._on_read(buf, off, off + nb, "src")
+        return conv(buf.data[off:off + nb].view(sto)[0])
     return load_scalar
 
 
@@ -106,8 +107,9 @@ def _make_store(space, dt, where):
 
     def store_scalar(ctx, addr, value):
         ctx.begin_op("pto.store_scalar", "S", where)
-        raw = ctx.write(Ptr(space, dt, addr), nb, operand="dst")
-        raw.view(sto)[0] = value
+        buf, off = ctx._locate_at(space, 0, addr, nb, "dst")      # ctx.write(Ptr(space, dt, addr), nb), inlined
+        ctx._on_write(buf, off, off + nb, "dst")
+        buf.data[off:off + nb].view(sto)[0] = value
     return store_scalar
 
 

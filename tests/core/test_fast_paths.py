@@ -485,7 +485,7 @@ def _run_flags(monkeypatch, bound, body, machine=None):
     except Exception as e:                            # noqa: BLE001 - compared between the two paths
         out, err = None, (type(e).__name__, str(e), e.where)
     monkeypatch.undo()
-    return err, [(r.kind, str(r)) for r in exe.reports], None if out is None else out["g"].tobytes()
+    return err, list(exe.reports), None if out is None else out["g"].tobytes()
 
 
 def _clean(k, g, a, c):
@@ -566,3 +566,71 @@ def test_clock_acquire_reports_whether_the_row_changed():
     assert c.acquire(1, [0] * len(snap)) is False
     c.tick(4)
     assert c.acquire(1, c.release(4)) is True and c.known[1][4] == 2
+
+
+# ============================================================================ compiled load_scalar / store_scalar
+
+
+def _old_load(space, dt, where):
+    """The general form the compiled scalar load inlines: ``ctx.read`` of a `Ptr`."""
+    from pto_core.memory import Ptr
+    nb, sto = dt.nbytes(1), dt.storage
+    conv = {"f": float, "b": bool}.get(dt.kind, int)
+
+    def load_scalar(ctx, addr):
+        ctx.begin_op("pto.load_scalar", "S", where)
+        return conv(ctx.read(Ptr(space, dt, addr), nb, operand="src").view(sto)[0])
+    return load_scalar
+
+
+def _old_store(space, dt, where):
+    from pto_core.memory import Ptr
+    nb, sto = dt.nbytes(1), dt.storage
+
+    def store_scalar(ctx, addr, value):
+        ctx.begin_op("pto.store_scalar", "S", where)
+        ctx.write(Ptr(space, dt, addr), nb, operand="dst").view(sto)[0] = value
+    return store_scalar
+
+
+def _scalar_case(monkeypatch, general, case, uninit):
+    from pto_core import interpreter
+    from pto_core.program import program
+    if general:
+        monkeypatch.setattr(interpreter, "_make_load", _old_load)
+        monkeypatch.setattr(interpreter, "_make_store", _old_store)
+    with program("scalars", target="A5") as k:
+        g = k.gm_arg("g", "f32", (64,), io="inout")
+        u = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(g, u, 0, 128, nburst=(1, 0, 0))
+        if case != "hazard":                                      # (without the flag: a RAW hazard on S)
+            pto.set_flag("MTE2", "S", 0)
+            pto.wait_flag("MTE2", "S", 0)
+        with k.for_(0, 40, dtype="s32") as i:
+            v = k.load(u, i) + k.load(u, i + 40)                  # elements 41.. are never written
+            k.store(u, i + 1, v + 1.5)
+            if case == "oob":
+                k.store(u, i * 0x4000, v)
+            k.store(g, i, k.load(g, i) * 2.0)
+    try:
+        exe = k.program.compile()
+        out = exe.run({"g": np.arange(64, dtype=np.float32)}, options=MachineOptions(uninitialized=uninit))
+        res = (None, out["g"].tobytes())
+    except Exception as e:                                   # noqa: BLE001 - compared between the two paths
+        res = ((type(e).__name__, str(e), e.where, getattr(e, "operand", None), getattr(e, "op", None)), None)
+    monkeypatch.undo()
+    return res, list(exe.reports)
+
+
+@pytest.mark.parametrize("case", ["ok", "oob", "hazard"])
+@pytest.mark.parametrize("uninit", ["record", "raise"])
+def test_compiled_scalar_loads_and_stores_equal_the_ctx_read_write_path(monkeypatch, case, uninit):
+    """The compiled load_scalar/store_scalar (locate + access hooks inlined) give the same values, reports
+    and first error (class, text, provenance, operand) as ``ctx.read`` / ``ctx.write`` of a `Ptr`."""
+    fast = _scalar_case(monkeypatch, False, case, uninit)
+    slow = _scalar_case(monkeypatch, True, case, uninit)
+    assert fast == slow
+    if case == "ok" and uninit == "record":
+        assert fast[0][0] is None and any(kind == "uninitialized" for kind, _ in fast[1])
+    if case != "ok" or uninit == "raise":
+        assert fast[0][0] is not None and fast[0][0][2] is not None
