@@ -96,8 +96,9 @@ def _make_load(space, dt, where):
 
     def load_scalar(ctx, addr):
         ctx.begin_op("pto.load_scalar", "S", where)
-        raw = ctx.read(Ptr(space, dt, addr), nb, operand="src")
-        return conv(raw.view(sto)[0])
+        buf, off = ctx._locate_at(space, 0, addr, nb, "src")      # ctx.read(Ptr(space, dt, addr), nb), inlined
+        ctx._on_read(buf, off, off + nb, "src")
+        return conv(buf.data[off:off + nb].view(sto)[0])
     return load_scalar
 
 
@@ -106,8 +107,9 @@ def _make_store(space, dt, where):
 
     def store_scalar(ctx, addr, value):
         ctx.begin_op("pto.store_scalar", "S", where)
-        raw = ctx.write(Ptr(space, dt, addr), nb, operand="dst")
-        raw.view(sto)[0] = value
+        buf, off = ctx._locate_at(space, 0, addr, nb, "dst")      # ctx.write(Ptr(space, dt, addr), nb), inlined
+        ctx._on_write(buf, off, off + nb, "dst")
+        buf.data[off:off + nb].view(sto)[0] = value
     return store_scalar
 
 
@@ -131,11 +133,18 @@ def _make_spr_read(spr: str, index: int, where):
     return read_spr
 
 
-def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict) -> Callable:
+def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: dict,
+              bind: Optional[Callable] = None) -> Callable:
     """``op(ctx)``: one op whose operands and clauses are all known at compile time, bound to them
     (``ctx.begin_op`` + ``execute``), so the generated kernel spends one short call on it.
-    ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function."""
-    if callable(pipe):
+    ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function; ``bind`` the spec's
+    hook (`OpSpec.bind`) that may specialise ``execute`` to ``args`` and ``clauses``."""
+    run = bind(args, clauses) if bind is not None and not callable(pipe) else None
+    if run is not None:
+        def op(ctx):
+            ctx.begin_op(name, pipe, where)
+            run(ctx)
+    elif callable(pipe):
         def op(ctx):
             ctx.begin_op(name, pipe(args, clauses), where)
             execute(ctx, *args, **clauses)
@@ -553,7 +562,7 @@ class _Codegen:
         if args is None or any(clause_exprs(v) for v in call.clauses.values()):
             return None
         spec = call.spec
-        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses))
+        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses), spec.bind)
 
     def static_ptr(self, p) -> Optional[Ptr]:
         """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None."""

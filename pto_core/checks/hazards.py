@@ -123,7 +123,8 @@ class HazardTracker:
         self._name = op_name
         self._where = where
         self._pipe = p
-        self._epoch = self.clocks.tick(p)
+        epoch = self.clocks.epoch               # PipeClocks.tick, inlined
+        self._epoch = epoch[p] = epoch[p] + 1
         self._epoch_ops[p].append(0)
         self._op_id = 0
         self._thr_list = None
@@ -341,9 +342,8 @@ class HazardTracker:
 
     def flag_wait(self, src: str, dst: str, token) -> None:
         """``wait_flag(src, dst)`` matched the set that produced ``token``."""
-        if token is not None:
-            self.clocks.acquire(PIPE_INDEX[dst], token)
-            self._clocks_changed()
+        if token is not None and self.clocks.acquire(PIPE_INDEX[dst], token):
+            self._clocks_changed()       # (a wait that teaches the pipe nothing new keeps the cached thresholds)
 
     def buf_release(self, pipe: str):
         """``rls_buf(pipe, id)``: returns the snapshot a later ``get_buf`` of the id by another pipe acquires
@@ -354,9 +354,11 @@ class HazardTracker:
         """``get_buf(pipe, id, mode=0)``: later ops of ``pipe`` start after the releases in ``tokens``."""
         if tokens:
             p = PIPE_INDEX[pipe]
+            changed = False
             for t in tokens:
-                self.clocks.acquire(p, t)
-            self._clocks_changed()
+                changed = self.clocks.acquire(p, t) or changed
+            if changed:
+                self._clocks_changed()
 
     def barrier(self, pipe: str) -> None:
         """``pipe_barrier(pipe)`` (``"ALL"`` drains every pipe)."""

@@ -55,12 +55,15 @@ class PipeClocks:
         snap[q] = self.epoch[q]
         return snap
 
-    def acquire(self, p: int, snapshot) -> None:
-        """A ``wait_flag`` on pipe ``p``: later ops of ``p`` start after ``snapshot`` completed."""
+    def acquire(self, p: int, snapshot) -> bool:
+        """A ``wait_flag`` on pipe ``p``: later ops of ``p`` start after ``snapshot`` completed.
+        Returns whether ``known[p]`` changed (else thresholds computed from it are still valid)."""
         row = self.known[p]
-        for i, t in enumerate(snapshot):
-            if t > row[i]:
-                row[i] = t
+        new = list(map(max, row, snapshot))          # (elementwise in C; a new row: no one keeps the old one)
+        if new == row:
+            return False
+        self.known[p] = new
+        return True
 
     def drain(self, p: int) -> None:
         """``pipe_barrier(p)``: later ops of ``p`` start after all earlier ops of ``p``."""

@@ -140,6 +140,11 @@ class OpSpec:
         asm_operands: optional ``fn(operands) -> operands`` the PTO-AS parser applies to the
             operands as written, to accept an alternative operand order of PTOAS text
             (``pto.get_buf %id, "PIPE_V"``); the printer always writes the spec's order.
+        bind: optional ``fn(args, clauses) -> fn(ctx) or None``, called when a compiled program binds
+            an op whose operands and clauses are all compile-time values (`interpreter._bound_op`): it
+            may return ``execute`` specialised to them (work that does not depend on run-time state
+            done once), which must do every check ``execute`` does, with the same errors; None keeps
+            ``execute``.
     """
 
     name: str
@@ -153,6 +158,7 @@ class OpSpec:
     asm_form: str = "generic"
     clause_hints: dict = field(default_factory=dict)
     asm_operands: Optional[Callable] = None
+    bind: Optional[Callable] = None
 
     @property
     def asm_name(self) -> str:

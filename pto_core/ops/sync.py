@@ -104,18 +104,45 @@ def _verify_barrier(call, target) -> None:
 
 # ----------------------------------------------------------------------------- execute
 
-def _set_flag(ctx, src, dst, event) -> None:
-    src, dst, ev = _flag_operands(src, dst, event, ctx.target)
+def _set_canon(ctx, src, dst, ev) -> None:
+    """`_set_flag` on operands `_flag_operands` already made canonical."""
     table = ctx.sync_state or flag_table(ctx)
     token = ctx.hazards.flag_set(src, dst) if ctx.hazards is not None else None
     table.set(src, dst, ev, ctx.where, token)
 
 
-def _wait_flag(ctx, src, dst, event) -> None:
-    src, dst, ev = _flag_operands(src, dst, event, ctx.target)
+def _wait_canon(ctx, src, dst, ev) -> None:
+    """`_wait_flag` on operands `_flag_operands` already made canonical."""
     flag = (ctx.sync_state or flag_table(ctx)).wait(src, dst, ev, ctx.where)
     if ctx.hazards is not None:
         ctx.hazards.flag_wait(src, dst, flag.token)
+
+
+def _set_flag(ctx, src, dst, event) -> None:
+    _set_canon(ctx, *_flag_operands(src, dst, event, ctx.target))
+
+
+def _wait_flag(ctx, src, dst, event) -> None:
+    _wait_canon(ctx, *_flag_operands(src, dst, event, ctx.target))
+
+
+def _bind_flag(canon_op):
+    """`OpSpec.bind` of the flag ops: operands known at compile time are made canonical once per target
+    (by `_flag_operands`, which raises the same errors as the general path when they are not valid)."""
+    def bind(args, clauses):
+        if clauses or len(args) != 3:
+            return None
+        src, dst, event = args
+        memo = [None, None]                 # the target the canonical operands were made for, and them
+
+        def run(ctx):
+            target = ctx.target
+            if target is not memo[0]:
+                canon = _flag_operands(src, dst, event, target)
+                memo[0], memo[1] = target, canon
+            canon_op(ctx, *memo[1])
+        return run
+    return bind
 
 
 def _pipe_barrier(ctx, pipe) -> None:
@@ -127,13 +154,16 @@ def _pipe_barrier(ctx, pipe) -> None:
 # ----------------------------------------------------------------------------- table
 
 register(OpSpec("set_flag", "sync", "S", _FLAG_OPERANDS, _set_flag, verify=_verify_flag, asm_form="bracket",
+                bind=_bind_flag(_set_canon),
                 doc="Raise flag (src, dst, event) once every earlier op of src has completed."))
 register(OpSpec("wait_flag", "sync", "S", _FLAG_OPERANDS, _wait_flag, verify=_verify_flag, asm_form="bracket",
+                bind=_bind_flag(_wait_canon),
                 doc="Block later ops of dst until flag (src, dst, event) is raised, then lower it."))
 register(OpSpec("set_flag_dyn", "sync", "S", _FLAG_DYN_OPERANDS, _set_flag, verify=_verify_flag_dyn,
-                asm_form="bracket", doc="set_flag with the event id as a runtime value."))
+                asm_form="bracket", bind=_bind_flag(_set_canon), doc="set_flag with the event id as a runtime value."))
 register(OpSpec("wait_flag_dyn", "sync", "S", _FLAG_DYN_OPERANDS, _wait_flag, verify=_verify_flag_dyn,
-                asm_form="bracket", doc="wait_flag with the event id as a runtime value."))
+                asm_form="bracket", bind=_bind_flag(_wait_canon),
+                doc="wait_flag with the event id as a runtime value."))
 register(OpSpec("pipe_barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe to drain, or ALL"),),
                 _pipe_barrier, verify=_verify_barrier, asm_form="quoted",
                 doc="Later ops of pipe start after all earlier ops of pipe complete (ALL: of every pipe)."))

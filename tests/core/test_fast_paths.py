@@ -509,3 +509,182 @@ def test_mad_acc_through_a_work_array_equals_the_transposed_accumulate(sat, mm, 
         want = np.nan_to_num(want, nan=0.0, posinf=np.finfo(np.float32).max, neginf=-np.finfo(np.float32).max)
     got = _nz_acc(m, dst, rows, n)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+# ============================================================================ bound flag ops (OpSpec.bind)
+
+
+def _flag_program(body, target="A5"):
+    from pto_core.program import program
+    with program("flags", target=target) as k:
+        g = k.gm_arg("g", "f16", (256,), io="out", init=1.0)
+        a, c = k.ptr("ub", "f16", 0), k.ptr("ub", "f16", 0x1000)
+        body(k, g, a, c)
+    return k.program
+
+
+def _run_flags(monkeypatch, bound, body, machine=None):
+    """Run ``body``'s program with the flag ops' bind hook on or off: (error class, text, where), reports, output."""
+    import dataclasses
+    from pto_core.ops.registry import OPS
+    if not bound:
+        for name in ("set_flag", "wait_flag", "set_flag_dyn", "wait_flag_dyn"):
+            monkeypatch.setitem(OPS, name, dataclasses.replace(OPS[name], bind=None))
+    exe = _flag_program(body).compile()
+    try:
+        if machine is not None:
+            exe.run({})                               # on the program's target first, then on ``machine``'s
+        out = exe.run({}, **({"machine": machine()} if machine else {}))
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        out, err = None, (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    return err, list(exe.reports), None if out is None else out["g"].tobytes()
+
+
+def _clean(k, g, a, c):
+    pto.set_flag("V", "MTE2", 0)                   # a wait that teaches MTE2 nothing new
+    pto.wait_flag("V", "MTE2", 0)
+    pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+    pto.set_flag("MTE2", "V", "EVENT_ID1")
+    pto.wait_flag("MTE2", "V", "EVENT_ID1")
+    with k.for_(0, 3, dtype="s32"):
+        pto.set_flag_dyn("MTE2", "V", 2)
+        pto.wait_flag_dyn("MTE2", "V", np.int64(2))
+        pto.ub.vadd(c, a, a, 2)
+    pto.set_flag("V", "MTE3", 0)
+    pto.wait_flag("V", "MTE3", 0)
+    pto.mte_ub_gm(c, g, 512, nburst=(1, 0, 0))
+
+
+def _unordered(k, g, a, c):
+    pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+    with k.for_(0, 3, dtype="s32"):                # flags between other pipes: the vadd is still unordered
+        pto.set_flag("MTE3", "V", 1)
+        pto.wait_flag("MTE3", "V", 1)
+    pto.ub.vadd(c, a, a, 2)
+
+
+def _refill(k, g, a, c):
+    for _ in range(2):                             # V's thresholds are cached by the first vadd, then change
+        pto.mte_gm_ub(g, a, 0, 512, nburst=(1, 0, 0))
+        pto.set_flag("MTE2", "V", 0)
+        pto.wait_flag("MTE2", "V", 0)
+        pto.ub.vadd(c, a, a, 2)
+        pto.set_flag("V", "MTE2", 0)
+        pto.wait_flag("V", "MTE2", 0)
+
+
+def _set_twice(k, g, a, c):
+    with k.for_(0, 2, dtype="s32"):
+        pto.set_flag("MTE2", "V", 3)
+
+
+def _wait_unset(k, g, a, c):
+    pto.set_flag("MTE2", "V", 3)
+    pto.wait_flag("MTE2", "V", 3)
+    pto.wait_flag("MTE2", "V", 3)
+
+
+def _event_5(k, g, a, c):
+    pto.set_flag("MTE2", "V", 5)
+    pto.wait_flag("MTE2", "V", 5)
+
+
+@pytest.mark.parametrize("body,machine", [(_clean, None), (_refill, None), (_unordered, None), (_set_twice, None),
+                                          (_wait_unset, None), (_event_5, lambda: Machine("Ascend910A")),
+                                          (_event_5, None)])
+def test_bound_flag_ops_equal_the_general_path(monkeypatch, body, machine):
+    """set_flag/wait_flag with compile-time operands (canonical operands made once, `OpSpec.bind`) give the
+    same output, reports and first error (class, text, provenance) as the general execute."""
+    fast = _run_flags(monkeypatch, True, body, machine)
+    slow = _run_flags(monkeypatch, False, body, machine)
+    assert fast == slow
+    expect = {_clean: None, _refill: None, _event_5: None}.get(body, "?") if machine is None else "SyncError"
+    if expect is None:
+        assert fast[0] is None and fast[2] is not None
+    else:
+        assert fast[0] is not None and (expect == "?" or fast[0][0] == expect)
+        assert fast[0][2] is not None                # the user's line
+
+
+def test_clock_acquire_reports_whether_the_row_changed():
+    """`PipeClocks.acquire` is True exactly when ``known[p]`` grew (the hazard tracker keeps its cached
+    thresholds otherwise; `test_bound_flag_ops_equal_the_general_path` [_refill] covers a change)."""
+    from pto_core.checks.vector_clock import PipeClocks
+    c = PipeClocks()
+    c.tick(4)
+    snap = c.release(4)
+    assert c.acquire(1, snap) is True and c.known[1][4] == 1
+    assert c.acquire(1, snap) is False and c.known[1][4] == 1
+    assert c.acquire(1, [0] * len(snap)) is False
+    c.tick(4)
+    assert c.acquire(1, c.release(4)) is True and c.known[1][4] == 2
+
+
+# ============================================================================ compiled load_scalar / store_scalar
+
+
+def _old_load(space, dt, where):
+    """The general form the compiled scalar load inlines: ``ctx.read`` of a `Ptr`."""
+    from pto_core.memory import Ptr
+    nb, sto = dt.nbytes(1), dt.storage
+    conv = {"f": float, "b": bool}.get(dt.kind, int)
+
+    def load_scalar(ctx, addr):
+        ctx.begin_op("pto.load_scalar", "S", where)
+        return conv(ctx.read(Ptr(space, dt, addr), nb, operand="src").view(sto)[0])
+    return load_scalar
+
+
+def _old_store(space, dt, where):
+    from pto_core.memory import Ptr
+    nb, sto = dt.nbytes(1), dt.storage
+
+    def store_scalar(ctx, addr, value):
+        ctx.begin_op("pto.store_scalar", "S", where)
+        ctx.write(Ptr(space, dt, addr), nb, operand="dst").view(sto)[0] = value
+    return store_scalar
+
+
+def _scalar_case(monkeypatch, general, case, uninit):
+    from pto_core import interpreter
+    from pto_core.program import program
+    if general:
+        monkeypatch.setattr(interpreter, "_make_load", _old_load)
+        monkeypatch.setattr(interpreter, "_make_store", _old_store)
+    with program("scalars", target="A5") as k:
+        g = k.gm_arg("g", "f32", (64,), io="inout")
+        u = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(g, u, 0, 128, nburst=(1, 0, 0))
+        if case != "hazard":                                      # (without the flag: a RAW hazard on S)
+            pto.set_flag("MTE2", "S", 0)
+            pto.wait_flag("MTE2", "S", 0)
+        with k.for_(0, 40, dtype="s32") as i:
+            v = k.load(u, i) + k.load(u, i + 40)                  # elements 41.. are never written
+            k.store(u, i + 1, v + 1.5)
+            if case == "oob":
+                k.store(u, i * 0x4000, v)
+            k.store(g, i, k.load(g, i) * 2.0)
+    try:
+        exe = k.program.compile()
+        out = exe.run({"g": np.arange(64, dtype=np.float32)}, options=MachineOptions(uninitialized=uninit))
+        res = (None, out["g"].tobytes())
+    except Exception as e:                                   # noqa: BLE001 - compared between the two paths
+        res = ((type(e).__name__, str(e), e.where, getattr(e, "operand", None), getattr(e, "op", None)), None)
+    monkeypatch.undo()
+    return res, list(exe.reports)
+
+
+@pytest.mark.parametrize("case", ["ok", "oob", "hazard"])
+@pytest.mark.parametrize("uninit", ["record", "raise"])
+def test_compiled_scalar_loads_and_stores_equal_the_ctx_read_write_path(monkeypatch, case, uninit):
+    """The compiled load_scalar/store_scalar (locate + access hooks inlined) give the same values, reports
+    and first error (class, text, provenance, operand) as ``ctx.read`` / ``ctx.write`` of a `Ptr`."""
+    fast = _scalar_case(monkeypatch, False, case, uninit)
+    slow = _scalar_case(monkeypatch, True, case, uninit)
+    assert fast == slow
+    if case == "ok" and uninit == "record":
+        assert fast[0][0] is None and any(kind == "uninitialized" for kind, _ in fast[1])
+    if case != "ok" or uninit == "raise":
+        assert fast[0][0] is not None and fast[0][0][2] is not None
