@@ -591,6 +591,8 @@ class HazardTrackerProtocol:
     def __init__(self, ctx: "ExecContext"): ...
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None: ...
     def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool, operand: str = "") -> None: ...
+    def on_access_runs(self, buf: Buffer, lo: int, count: int, run: int, stride: int, is_write: bool,
+                       operand: str = "") -> None: ...     # optional: else one on_access per run
     def flag_set(self, src: str, dst: str): ...
     def flag_wait(self, src: str, dst: str, token) -> None: ...
     def barrier(self, pipe: str) -> None: ...
@@ -711,9 +713,13 @@ class ExecContext:
         except OutOfBounds:
             return None
         if self.hazards is not None:
-            for k in range(count):
-                lo = off + k * stride_bytes
-                self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
+            runs = getattr(self.hazards, "on_access_runs", None)     # optional in the protocol
+            if runs is not None:
+                runs(buf, off, count, run_bytes, stride_bytes, True, operand)
+            else:
+                for k in range(count):
+                    lo = off + k * stride_bytes
+                    self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + extent, True, operand, ((count, run_bytes), (stride_bytes, 1)))
         if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
