@@ -741,9 +741,13 @@ class ExecContext:
         relative to ``ptr``, takes one span, then indexes inside it. Returns
         ``(view, origin)`` where ``view[origin]`` is the byte at ``ptr``.
         """
-        start = ptr.byte_offset(lo)
-        raw = (self.write if write else self.read)(start, hi - lo, operand=operand)
-        return raw, -lo
+        n = hi - lo          # `write` / `read` of ``ptr.byte_offset(lo)``, without making that pointer
+        buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
+        if write:
+            self._on_write(buf, off, off + n, operand)
+        else:
+            self._on_read(buf, off, off + n, operand)
+        return buf.data[off:off + n], -lo
 
     def strided_view(self, ptr: Ptr, shape: tuple, strides: tuple, *, offset: int = 0,
                      dtype: Optional[DType] = None, write: bool = False, operand: str = "src",

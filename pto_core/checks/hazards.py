@@ -111,6 +111,7 @@ class HazardTracker:
         self._thr_cache: dict = {}   # pipe -> (thr_list, limits), valid until the clocks change
         self._grants: list = []
         self._pending: list = []     # the current op's accesses, recorded when it ends
+        self._last_write = -1        # index in ``_pending`` of the last write access (-1: none yet)
         self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
 
     # ------------------------------------------------------------------ op bracketing
@@ -157,9 +158,9 @@ class HazardTracker:
         p, e = self._pipe, self._epoch
         stamp = (e << 3) | p
         pending = self._pending
-        n = len(pending)
-        for i in range(n):                      # BufferShadow.record_write / record_read, inlined
-            sh, b0, b1, is_write = pending[i]
+        last_write = min(self._last_write, len(pending) - 1)     # index of the op's last write (-1: none)
+        self._last_write = -1
+        for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
             if is_write:
                 sh.w.assign(b0, b1, stamp)
                 for r in sh.r.values():
@@ -169,14 +170,15 @@ class HazardTracker:
                     r.assign(b0, b1, 0)
                 sh.max_w[p] = e
                 continue
-            covered = False
-            for j in range(i + 1, n):
-                s2, w0, w1, w = pending[j]
-                if w and s2 is sh and w0 <= b0 and b1 <= w1:
-                    covered = True
-                    break
-            if covered:
-                continue        # a later write of the same op covers these blocks and clears this read anyway
+            if i < last_write:
+                covered = False
+                for j in range(i + 1, last_write + 1):
+                    s2, w0, w1, w = pending[j]
+                    if w and s2 is sh and w0 <= b0 and b1 <= w1:
+                        covered = True
+                        break
+                if covered:
+                    continue    # a later write of the same op covers these blocks and clears this read anyway
             r = sh.r.get(p)
             if r is None:
                 r = sh.r[p] = BlockMap(sh.nblocks, 0)
@@ -223,6 +225,7 @@ class HazardTracker:
                 if e > thr[q]:
                     self._check_readers(sh, b0, b1, lo, hi, operand)
                     break
+            self._last_write = len(self._pending)
         if not self._op_id:
             self._record_op()
         self._pending.append((sh, b0, b1, is_write))
@@ -248,10 +251,12 @@ class HazardTracker:
             return
         if not self._op_id:
             self._record_op()
-        append = self._pending.append
+        pending = self._pending
         for k in range(count):
             a = lo + k * stride
-            append((sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write))
+            pending.append((sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write))
+        if is_write:
+            self._last_write = len(pending) - 1
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
         w = sh.w
@@ -486,4 +491,5 @@ class HazardTracker:
         self._clocks_changed()
         self._grants = []
         self._pending = []
+        self._last_write = -1
         self._unit_known = {}

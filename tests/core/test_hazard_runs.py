@@ -56,7 +56,6 @@ def _run(steps, grouped: bool):
             events.append("ok")
         except HazardError as e:
             events.append((e.kind, e.byte_range, str(e)))
-            h._pending.clear()
     h.begin_op("end", "S", None)
     sh = h.shadows.get(buf)
     hist = None if sh is None else (sh.w.array(0, sh.nblocks).tolist(),
