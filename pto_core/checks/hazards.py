@@ -111,7 +111,7 @@ class HazardTracker:
         self._thr_cache: dict = {}   # pipe -> (thr_list, limits), valid until the clocks change
         self._grants: list = []
         self._pending: list = []     # the current op's accesses, recorded when it ends
-        self._last_write = -1        # index in ``_pending`` of the last write access (-1: none yet)
+        self._last_write: dict = {}  # shadow -> index in ``_pending`` of the op's last write access to it
         self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
 
     # ------------------------------------------------------------------ op bracketing
@@ -158,8 +158,8 @@ class HazardTracker:
         p, e = self._pipe, self._epoch
         stamp = (e << 3) | p
         pending = self._pending
-        last_write = min(self._last_write, len(pending) - 1)     # index of the op's last write (-1: none)
-        self._last_write = -1
+        last_write = self._last_write           # shadow -> index of the op's last write access to it
+        self._last_write = {}
         for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
             if is_write:
                 sh.w.assign(b0, b1, stamp)
@@ -170,9 +170,10 @@ class HazardTracker:
                     r.assign(b0, b1, 0)
                 sh.max_w[p] = e
                 continue
-            if i < last_write:
+            lw = last_write.get(sh, -1) if last_write else -1
+            if i < lw:
                 covered = False
-                for j in range(i + 1, last_write + 1):
+                for j in range(i + 1, min(lw, len(pending) - 1) + 1):
                     s2, w0, w1, w = pending[j]
                     if w and s2 is sh and w0 <= b0 and b1 <= w1:
                         covered = True
@@ -225,7 +226,7 @@ class HazardTracker:
                 if e > thr[q]:
                     self._check_readers(sh, b0, b1, lo, hi, operand)
                     break
-            self._last_write = len(self._pending)
+            self._last_write[sh] = len(self._pending)
         if not self._op_id:
             self._record_op()
         self._pending.append((sh, b0, b1, is_write))
@@ -256,7 +257,7 @@ class HazardTracker:
             a = lo + k * stride
             pending.append((sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write))
         if is_write:
-            self._last_write = len(pending) - 1
+            self._last_write[sh] = len(pending) - 1
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
         w = sh.w
@@ -491,5 +492,5 @@ class HazardTracker:
         self._clocks_changed()
         self._grants = []
         self._pending = []
-        self._last_write = -1
+        self._last_write = {}
         self._unit_known = {}

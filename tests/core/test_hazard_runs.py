@@ -86,3 +86,48 @@ def test_whole_buffer_assign_resets_a_per_block_map_to_one_run(monkeypatch):
     assert m.starts == [0] and m.vals == [5] and m.array(0, 8).tolist() == [5] * 8
     m.assign(3, 4, 1)
     assert m.array(0, 8).tolist() == [5, 5, 5, 1, 5, 5, 5, 5]
+
+
+def _reference_flush(h):
+    """The record rule of `HazardTracker._flush` written plainly: every access in order, except a read that a
+    later write of the same op to the same buffer covers."""
+    p, e = h._pipe, h._epoch
+    pending = list(h._pending)
+    for i, (sh, b0, b1, is_write) in enumerate(pending):
+        if is_write:
+            sh.record_write(b0, b1, p, e)
+        elif not any(w and s2 is sh and w0 <= b0 and b1 <= w1 for s2, w0, w1, w in pending[i + 1:]):
+            sh.record_read(b0, b1, p, e)
+    h._pending.clear()
+    h._last_write = {}
+
+
+op_accesses = st.lists(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 40), st.integers(1, 24), st.booleans()),
+                                min_size=1, max_size=6), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(op_accesses, st.lists(st.sampled_from(PIPES), min_size=12, max_size=12))
+def test_flush_records_like_the_plain_rule(ops, pipes):
+    """Each op's accesses (reads and writes of two buffers, in any order) end up in the history as the plain rule
+    says; a barrier between ops keeps every access legal."""
+    hist = []
+    for reference in (False, True):
+        h = _tracker()
+        bufs = [Buffer("ub", 64 * 32, label="ub"), Buffer("l1", 64 * 32, label="l1")]
+        for k, accesses in enumerate(ops):
+            h.begin_op("pto.barrier", "S", None)
+            h.barrier("ALL")
+            h.begin_op(f"op{k}", pipes[k], None)
+            for which, blk, nblk, write in accesses:
+                h.on_access(bufs[which], blk * 32, (blk + nblk) * 32, write)
+            if reference:
+                _reference_flush(h)
+        if reference:
+            h._pending.clear()
+        h.begin_op("end", "S", None)
+        hist.append([None if sh is None else (sh.w.array(0, sh.nblocks).tolist(),
+                                              {q: r.array(0, sh.nblocks).tolist() for q, r in sh.r.items()},
+                                              dict(sh.max_w), dict(sh.max_r))
+                     for sh in (h.shadows.get(b) for b in bufs)])
+    assert hist[0] == hist[1]
