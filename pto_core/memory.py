@@ -591,6 +591,8 @@ class HazardTrackerProtocol:
     def __init__(self, ctx: "ExecContext"): ...
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None: ...
     def on_access(self, buf: Buffer, lo: int, hi: int, is_write: bool, operand: str = "") -> None: ...
+    def on_access_runs(self, buf: Buffer, lo: int, count: int, run: int, stride: int, is_write: bool,
+                       operand: str = "") -> None: ...     # optional: else one on_access per run
     def flag_set(self, src: str, dst: str): ...
     def flag_wait(self, src: str, dst: str, token) -> None: ...
     def barrier(self, pipe: str) -> None: ...
@@ -711,9 +713,13 @@ class ExecContext:
         except OutOfBounds:
             return None
         if self.hazards is not None:
-            for k in range(count):
-                lo = off + k * stride_bytes
-                self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
+            runs = getattr(self.hazards, "on_access_runs", None)     # optional in the protocol
+            if runs is not None:
+                runs(buf, off, count, run_bytes, stride_bytes, True, operand)
+            else:
+                for k in range(count):
+                    lo = off + k * stride_bytes
+                    self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + extent, True, operand, ((count, run_bytes), (stride_bytes, 1)))
         if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
@@ -735,9 +741,13 @@ class ExecContext:
         relative to ``ptr``, takes one span, then indexes inside it. Returns
         ``(view, origin)`` where ``view[origin]`` is the byte at ``ptr``.
         """
-        start = ptr.byte_offset(lo)
-        raw = (self.write if write else self.read)(start, hi - lo, operand=operand)
-        return raw, -lo
+        n = hi - lo          # `write` / `read` of ``ptr.byte_offset(lo)``, without making that pointer
+        buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
+        if write:
+            self._on_write(buf, off, off + n, operand)
+        else:
+            self._on_read(buf, off, off + n, operand)
+        return buf.data[off:off + n], -lo
 
     def strided_view(self, ptr: Ptr, shape: tuple, strides: tuple, *, offset: int = 0,
                      dtype: Optional[DType] = None, write: bool = False, operand: str = "src",

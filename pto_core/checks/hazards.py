@@ -111,6 +111,7 @@ class HazardTracker:
         self._thr_cache: dict = {}   # pipe -> (thr_list, limits), valid until the clocks change
         self._grants: list = []
         self._pending: list = []     # the current op's accesses, recorded when it ends
+        self._last_write: dict = {}  # shadow -> index in ``_pending`` of the op's last write access to it
         self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
 
     # ------------------------------------------------------------------ op bracketing
@@ -156,31 +157,36 @@ class HazardTracker:
         """Record the finished op's accesses. Deferred so that an op is only ever checked against
         *other* ops (an op that reads then writes the same bytes does not race with itself)."""
         p, e = self._pipe, self._epoch
+        stamp = (e << 3) | p
         pending = self._pending
-        n = len(pending)
-        for i in range(n):                      # BufferShadow.record_write / record_read, inlined
-            sh, b0, b1, is_write = pending[i]
-            if not is_write:
+        last_write = self._last_write           # shadow -> index of the op's last write access to it
+        self._last_write = {}
+        for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
+            if is_write:
+                sh.w.assign(b0, b1, stamp)
+                for r in sh.r.values():
+                    vals = r.vals
+                    if vals is not None and len(vals) == 1 and vals[0] == 0:
+                        continue                # no read of this pipe since the last write anywhere: nothing to clear
+                    r.assign(b0, b1, 0)
+                sh.max_w[p] = e
+                continue
+            lw = last_write.get(sh, -1) if last_write else -1
+            if i < lw:
                 covered = False
-                for j in range(i + 1, n):
+                for j in range(i + 1, min(lw, len(pending) - 1) + 1):
                     s2, w0, w1, w = pending[j]
                     if w and s2 is sh and w0 <= b0 and b1 <= w1:
                         covered = True
                         break
                 if covered:
                     continue    # a later write of the same op covers these blocks and clears this read anyway
-            if is_write:
-                sh.w.assign(b0, b1, (e << 3) | p)
-                for r in sh.r.values():
-                    r.assign(b0, b1, 0)
-                sh.max_w[p] = e
-            else:
-                r = sh.r.get(p)
-                if r is None:
-                    r = sh.r[p] = BlockMap(sh.nblocks, 0)
-                r.assign(b0, b1, e)
-                sh.max_r[p] = e
-        self._pending.clear()
+            r = sh.r.get(p)
+            if r is None:
+                r = sh.r[p] = BlockMap(sh.nblocks, 0)
+            r.assign(b0, b1, e)
+            sh.max_r[p] = e
+        pending.clear()
 
     def _record_op(self) -> None:
         """Intern the current op (name, where) and remember it for its (pipe, epoch)."""
@@ -221,9 +227,38 @@ class HazardTracker:
                 if e > thr[q]:
                     self._check_readers(sh, b0, b1, lo, hi, operand)
                     break
+            self._last_write[sh] = len(self._pending)
         if not self._op_id:
             self._record_op()
         self._pending.append((sh, b0, b1, is_write))
+
+    def on_access_runs(self, buf, lo: int, count: int, run: int, stride: int, is_write: bool,
+                       operand: str = "") -> None:
+        """`on_access` of ``count`` runs of ``run`` bytes, ``stride`` bytes apart from ``lo`` (one call per burst
+        op instead of one per row): the same checks and records as ``count`` calls of `on_access`. The fast-path
+        test (nothing in ``buf`` newer than the current op knows) does not depend on the range, so it runs once;
+        when it fails, every run is checked on its own."""
+        if run <= 0 or count <= 0:
+            return
+        sh = self.shadows.get(buf)
+        if sh is None:
+            sh = self.shadows[buf] = BufferShadow(buf)
+        thr = self._thr_list or self._thresholds()
+        newer = any(e > thr[q] for q, e in sh.max_w.items()) or (
+            is_write and any(e > thr[q] for q, e in sh.max_r.items()))
+        if newer:
+            for k in range(count):
+                a = lo + k * stride
+                self.on_access(buf, a, a + run, is_write, operand)
+            return
+        if not self._op_id:
+            self._record_op()
+        pending = self._pending
+        for k in range(count):
+            a = lo + k * stride
+            pending.append((sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write))
+        if is_write:
+            self._last_write[sh] = len(pending) - 1
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
         w = sh.w
@@ -459,4 +494,5 @@ class HazardTracker:
         self._clocks_changed()
         self._grants = []
         self._pending = []
+        self._last_write = {}
         self._unit_known = {}

@@ -24,7 +24,8 @@ Per block (each a `BlockMap`: one value per block, stored as runs of equal value
 
 Cost: every access is one contiguous block range, so a map holds few runs (one per
 distinct live access) and recording an access costs two bisections and a list splice,
-independent of its size. A map fragmented into more than `MAX_RUNS` runs turns into a
+independent of its size; an access of the whole buffer (a full L0A/L0B/L0C tile) resets the
+map to one run. A map fragmented into more than `MAX_RUNS` runs turns into a
 plain ``int64`` array per block (8 bytes per block; slice stores), which bounds the
 cost of kernels that scatter many small accesses over one buffer.
 """
@@ -72,6 +73,9 @@ class BlockMap:
 
     def assign(self, b0: int, b1: int, v: int) -> None:
         """Set blocks ``[b0, b1)`` (``0 <= b0 < b1 <= n``) to ``v``."""
+        if b0 == 0 and b1 == self.n:                # the whole buffer (a full L0 tile): one run, any form
+            self.starts, self.vals, self.arr = [0], [v], None
+            return
         starts = self.starts
         if starts is None:
             self.arr[b0:b1] = v

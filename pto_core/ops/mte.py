@@ -299,6 +299,17 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, dst_offset
     d_hi = _extent(groups, 2, dst_row)
     cut = _gm_tail_cut(ctx, dst, d_hi)
     druns = _gm_runs(dst, groups, 2, dst_row, d_hi) if races else None
+    if (cut is None and FAST_PATHS and atomic is None and fill_row is None and not fill_first and not dst_offset
+            and len(groups) == 1 and src_row == dst_row and (groups[0][0] == 1 or groups[0][2] == dst_row)
+            and groups[0][0] * dst_row == d_hi and all_written(swritten) and tracking(ctx)):
+        # written bytes whose rows fill the destination span back to back (a GM -> L1 panel load): take the span
+        # marked written whole (remembered: later reads need no scan) instead of copying its all-True flags
+        real, _ = ctx.span(dst, 0, d_hi, write=True, operand="%dst")
+        if groups[0][0] == 1 or groups[0][1] == src_row:
+            real[...] = sdata[:d_hi]
+        else:
+            _burst_view(real, groups, src_row, True, 2)[...] = _burst_view(sdata, groups, src_row, False, 1)
+        return
     if cut is None:
         real, real_written = _dst_span(ctx, dst, d_hi, atomic, druns)
         _copy_rows(ctx, sdata, swritten, real, real_written, groups, src_row, dst_row, dst_offset, fill_row, atomic,

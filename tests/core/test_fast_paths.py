@@ -248,6 +248,33 @@ def test_burst_copies_fast_path_equals_general_path(monkeypatch, len_burst, nbur
         assert np.array_equal(r1.data, r2.data) and np.array_equal(r1.written, r2.written)
 
 
+@pytest.mark.parametrize("nburst", [(1, 0, 0), (8, 64, None)])
+@pytest.mark.parametrize("hole", [False, True])
+def test_contiguous_load_of_written_bytes_is_remembered_and_holes_still_report(hole, nburst):
+    """A one-burst GM -> L1 load of fully written bytes marks its L1 span written as a known range (later reads
+    need no scan of the map); a source with an unwritten byte takes the flag-copying path, and the L1 -> L0A
+    move after it carries that byte's flag along, as before."""
+    m = Machine("A5", options=MachineOptions(uninitialized="record"))
+    g = m.gm_alloc((8192,), "u8", name="src")
+    raw = RNG.integers(0, 256, 8192, dtype=np.uint8)
+    if hole:                                  # byte 100 never written
+        m.write(g, raw[:100])
+        m.write(g + 101, raw[101:])
+    else:
+        m.write(g, raw)
+    l1 = m.ptr("l1", "u8", 1024)
+    count, gap, _ = nburst                    # one 4096-byte burst, or 8 rows of 512 with gaps in GM
+    pto.mte_gm_l1(g, l1, 4096 // count, nburst=(count, 4096 // count + gap, 4096 // count) if count > 1 else nburst)
+    buf = m.cores[0].buffer("l1")
+    assert buf.written[1024:1024 + 4096].sum() == 4096 - hole
+    assert ((1024, 1024 + 4096) in buf.known) != hole
+    pto.set_flag("MTE2", "MTE1", 0)
+    pto.wait_flag("MTE2", "MTE1", 0)
+    pto.mte_l1_l0a(l1, m.ptr("l0a", "u8", 0), 64, 64)
+    l0a = m.cores[0].buffer("l0a")
+    assert (not l0a.written[:4096].all()) == hole        # the move carries the unwritten byte along (no use yet)
+
+
 # ============================================================================ hazard bookkeeping shortcuts
 
 
