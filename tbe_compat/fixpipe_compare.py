@@ -60,6 +60,8 @@ from .tik.tensor import Tensor
 #: seed of generated kernel inputs (``--seed``)
 DEFAULT_SEED = 0
 FORMATS = ("table", "md", "csv", "json")
+#: flag ops auto-sync records around a call (the probes skip them)
+_FLAG_OPS = frozenset({"set_flag", "wait_flag"})
 
 
 # ============================================================================= element-wise metrics
@@ -303,7 +305,11 @@ class _CallWatch:
         st = self.call.statements
         if not st:
             return []
-        return [Probe(st[0], self._before, self._before_exprs(), "before"),
+        # the before-probe sits on the call's first statement that is not a flag op: auto-sync may have
+        # moved the call's set/wait pair out of an enclosing loop (HOIST_LOOP_INVARIANT_PAIRS)
+        first = next((s for s in st if getattr(getattr(s, "call", None), "spec", None) is None
+                      or s.call.spec.name not in _FLAG_OPS), st[0])
+        return [Probe(first, self._before, self._before_exprs(), "before"),
                 Probe(st[-1], self._after, (self.call.dst.ptr(),), "after")]
 
     # -- probes

@@ -47,13 +47,63 @@ Control flow:
 """
 from __future__ import annotations
 
-from pto_core.pipes import PIPES
+from pto_core import program as P
+from pto_core.pipes import PIPES, pipe_name
 
 BLOCK = 32
 #: Pipes in a fixed order (deterministic emission order).
 PIPE_ORDER = tuple(p for p in PIPES)
 #: pipe -> the other pipes, in order
 _OTHERS = {p: tuple(q for q in PIPE_ORDER if q != p) for p in PIPE_ORDER}
+#: Named choice: move auto-sync pairs whose source pipe has no op in a for_range body to just before
+#: the loop (module doc, "loop-invariant pairs"). False keeps every pair where it was emitted (the A/B
+#: switch of the differential test in tests/compat/tik/test_autosync.py).
+HOIST_LOOP_INVARIANT_PAIRS = True
+_ALL = frozenset(PIPE_ORDER)
+_SETS = frozenset({"set_flag", "set_flag_dyn"})
+_WAITS = frozenset({"wait_flag", "wait_flag_dyn"})
+_BARRIERS = frozenset({"pipe_barrier", "barrier"})
+
+
+def _canon(name, allow_all=False):
+    try:
+        return pipe_name(name, allow_all=allow_all)
+    except Exception:        # an IR value or a misspelling (the builder reports those): any pipe
+        return "ALL"
+
+
+def pipes_used(body: list) -> frozenset:
+    """The pipes whose knowledge (the verifier's ``known[P]``, `pto_core.checks.vector_clock`) an execution
+    of ``body`` (nested blocks included) may change: the pipe of every op, S for every scalar load/store
+    and sync op, the destination of a wait, the pipe of a barrier (ALL: every pipe), every pipe for any
+    other sync op or an op whose pipe is not known statically."""
+    used = set()
+    for st in P.walk_stmts(body):
+        if isinstance(st, P.OpStmt):
+            call = st.call
+            spec = call.spec
+            if spec.family == "sync":
+                used.add("S")
+                name = spec.name
+                if name in _SETS:
+                    continue
+                if name in _WAITS:
+                    p = _canon(call.operands[1])
+                elif name in _BARRIERS:
+                    p = _canon(call.operands[0], allow_all=True)
+                else:
+                    return _ALL
+            else:
+                try:
+                    p = _canon(call.pipe)
+                except Exception:
+                    return _ALL
+            if p == "ALL":
+                return _ALL
+            used.add(p)
+        elif isinstance(st, (P.Load, P.Store, P.ReadSpr)):
+            used.add("S")
+    return frozenset(used)
 
 
 class Access:
@@ -122,6 +172,12 @@ class AutoSync:
         self._open_chain = None       # an if-chain whose next branch may still follow
         self._chains: list = []       # chains whose branch is being traced
         self.pairs = 0                # number of pairs emitted (statistics / tests)
+        self.hoisted = 0              # pairs moved out of a loop body (statistics / tests)
+        self._auto: set = set()       # id() of the set_flag statements of the pairs emitted here
+
+    def mark(self, set_stmt) -> None:
+        """``set_stmt`` (a `P.OpStmt`) is the ``set_flag`` of a pair auto-sync emitted (may be hoisted)."""
+        self._auto.add(id(set_stmt))
 
     # ------------------------------------------------------------------ ops
     def op(self, pipe: str, accesses) -> None:
@@ -230,6 +286,48 @@ class AutoSync:
         self.pend = _join([self.pend, pre])
         for _, outer in self._loops:
             outer.extend(log)
+
+    def hoist(self, body: list) -> list:
+        """Remove from a traced loop ``body`` (nested blocks included) the auto-sync pairs whose source pipe
+        has no op in it (`pipes_used`); returns their statements (set, wait, set, wait, ...), one pair per
+        (source, destination), in program order, for the caller to put just before the loop."""
+        if not HOIST_LOOP_INVARIANT_PAIRS or not self._auto:
+            return []
+        used = pipes_used(body)
+        if used == _ALL:
+            return []
+        auto, out, seen = self._auto, [], set()
+
+        def visit(block):
+            keep, i, n, changed = [], 0, len(block), False
+            while i < n:
+                st = block[i]
+                if id(st) in auto and i + 1 < n:
+                    wait = block[i + 1]
+                    ops = st.call.operands
+                    if isinstance(wait, P.OpStmt) and wait.call.spec.name == "wait_flag" and \
+                            wait.call.operands == ops and _canon(ops[0]) not in used:
+                        key = (_canon(ops[0]), _canon(ops[1]))
+                        if key not in seen:
+                            seen.add(key)
+                            out.extend((st, wait))
+                        i += 2
+                        changed = True
+                        continue
+                if isinstance(st, P.For):
+                    visit(st.body)
+                elif isinstance(st, P.If):
+                    visit(st.then)
+                    if st.orelse:
+                        visit(st.orelse)
+                keep.append(st)
+                i += 1
+            if changed:
+                block[:] = keep
+
+        visit(body)
+        self.hoisted += len(out) // 2
+        return out
 
 
 __all__ = ["AutoSync", "Access"]

@@ -186,6 +186,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         ops = (src, dst, 0)
         record = self._builder.record_constant
         record(sync_spec("set_flag"), ops, self._where)
+        block = self._builder._blocks[-1]
+        self._sync.mark(block[-1])
         record(sync_spec("wait_flag"), ops, self._where)
 
     def _emit_barrier_all(self) -> None:

@@ -262,6 +262,21 @@ class ControlAPI(TikBase):
         self._sync.end_loop()
         if opened:
             self._reread_loop_end(opened[0])
+            self._hoist_pairs(opened[0])
+
+    def _hoist_pairs(self, loop):
+        """Auto-sync pairs of the body that no iteration changes go just before the loop (autosync
+        HOIST_LOOP_INVARIANT_PAIRS); called while the builder is still inside the body."""
+        blocks = self._builder._blocks
+        if len(blocks) < 2 or blocks[-1] is not loop.body:
+            return
+        parent = blocks[-2]
+        for k in range(len(parent) - 1, -1, -1):
+            if parent[k] is loop:
+                moved = self._sync.hoist(loop.body)
+                if moved:
+                    parent[k:k] = moved
+                return
 
     def _reread_loop_end(self, loop):
         """Named choice LOOP_END_REREAD: the end of a for_range is re-read before every iteration.

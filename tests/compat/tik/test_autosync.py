@@ -9,6 +9,8 @@ import pytest
 
 from pto_core.errors import HazardError
 from tbe import tik
+from tbe_compat.tik import autosync
+from pto_core import program as P
 from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import build, run
@@ -169,3 +171,220 @@ def test_if_else_join_keeps_what_either_branch_left_pending():
     assert _sync_lines(ti) == ["set_flag S->MTE3", "wait_flag S->MTE3", "set_flag MTE2->MTE3", "wait_flag MTE2->MTE3"]
     for cv in (0, 1):
         run(ti, {"x": np.ones(16, np.float16), "c": cv})
+
+
+# ---------------------------------------------------------------------------- loop-invariant pairs (hoisting)
+
+def _one_hot(n):
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (n,), name="ub", scope=tik.scope_ubuf)
+    ob = ti.Tensor("float16", (n,), name="ob", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, n * 4 // 32, 0, 0)
+    ti.vector_dup(min(n, 128), ob, 0.0, max(1, n // 128), 1, 8)
+    idx = ti.Scalar("int32", name="idx")
+    with ti.for_range(0, n) as i:
+        idx.set_as(ub[i])
+        with ti.if_scope(tik.all(idx >= 0, idx < n)):
+            ob[idx].set_as(1.0)
+    ti.data_move(y, ob, 0, 1, n * 2 // 32, 0, 0)
+    return build(ti, "one_hot", [x], [y])
+
+
+def _loops(block):
+    for st in P.walk_stmts(block):
+        if isinstance(st, P.For):
+            yield st
+
+
+def _flags(block):
+    """The flag pairs recorded anywhere in ``block``: ["MTE2->S", ...]."""
+    return [f"{st.call.operands[0]}->{st.call.operands[1]}" for st in P.walk_stmts(block)
+            if isinstance(st, P.OpStmt) and st.call.spec.name == "set_flag"]
+
+
+def _body(ti):
+    loop, = _loops(ti.program.body)
+    return _flags(loop.body)
+
+
+def test_scalar_loop_without_mte2_or_v_ops_runs_no_flag_op_per_iteration(monkeypatch):
+    xs = np.array([3, -1, 70, 0, 5, 3, 64, 63] * 8, dtype=np.int32)
+    want = np.zeros(64, np.float16)
+    want[[v for v in xs if 0 <= v < 64]] = 1
+    ti = _one_hot(64)
+    assert _body(ti) == []
+    assert _sync_lines(ti)[:4] == ["set_flag MTE2->S", "wait_flag MTE2->S", "set_flag V->S", "wait_flag V->S"]
+    assert ti._sync.hoisted == 2
+    np.testing.assert_array_equal(run(ti, {"x": xs})[0], want)
+    monkeypatch.setattr(autosync, "HOIST_LOOP_INVARIANT_PAIRS", False)
+    off = _one_hot(64)
+    assert _body(off) == ["MTE2->S", "V->S", "V->S"]
+    np.testing.assert_array_equal(run(off, {"x": xs})[0], want)
+
+
+def test_loops_whose_body_uses_the_source_pipe_keep_their_pairs():
+    # load / vector / store per trip, double buffered: every pair's source pipe runs in the body
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (512,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (512,), name="y", scope=tik.scope_gm)
+    with ti.for_range(0, 4, thread_num=2) as i:
+        ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[i * 128], 0, 1, 8, 0, 0)
+        ti.vec_adds(128, ub, ub, 1.0, 1, 8, 8)
+        ti.data_move(y[i * 128], ub, 0, 1, 8, 0, 0)
+    build(ti, "lvs", [x], [y])
+    assert ti._sync.hoisted == 0
+    assert set(_body(ti)) >= {"MTE2->V", "V->MTE3", "MTE3->MTE2"}
+    a = np.arange(512, dtype=np.float16)
+    np.testing.assert_array_equal(run(ti, {"x": a})[0], a + 1)
+
+
+def test_inner_loop_pairs_hoist_through_the_outer_loop_when_it_allows():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+    acc = ti.Tensor("float32", (64,), name="acc", scope=tik.scope_ubuf)
+    s, t = ti.Scalar("float32", name="s"), ti.Scalar("float32", name="t")
+    ti.data_move(acc, x, 0, 1, 8, 0, 0)
+    with ti.for_range(0, 2) as o:
+        ti.data_move(ub, x, 0, 1, 8, 0, 0)              # MTE2 runs in the outer body
+        with ti.for_range(0, 8) as i:
+            s.set_as(ub[i])                            # MTE2 -> S: leaves the inner loop only
+            t.set_as(acc[o])                           # MTE2 -> S for acc: too
+            acc[i].set_as(s + t)
+    ti.data_move(y, acc, 0, 1, 8, 0, 0)
+    build(ti, "nest", [x], [y])
+    outer, inner = _loops(ti.program.body)
+    assert _flags(inner.body) == []
+    assert "MTE2->S" in _flags(outer.body)
+    assert _flags(ti.program.body[:ti.program.body.index(outer)]) == []
+    xs = np.arange(64, dtype=np.float32)
+    want = xs.copy()
+    for o in range(2):
+        for i in range(8):
+            want[i] = xs[i] + want[o]
+    np.testing.assert_array_equal(run(ti, {"x": xs})[0], want)
+    # without the outer MTE2 op the pair leaves both loops
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+    s = ti.Scalar("float32", name="s")
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    with ti.for_range(0, 2):
+        with ti.for_range(0, 7) as i:
+            s.set_as(ub[i + 1])
+            ub[i].set_as(s)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "nest2", [x], [y])
+    outer, inner = _loops(ti.program.body)
+    assert _flags(outer.body) == [] and ti._sync.hoisted == 2
+    want = xs.copy()
+    for _ in range(2):
+        for i in range(7):
+            want[i] = want[i + 1]
+    np.testing.assert_array_equal(run(ti, {"x": xs})[0], want)
+
+
+def _random_hoist_kernel(seed: int):
+    """Loops (constant, dynamic, double-buffered, with break/continue), if/elif/else chains, data_move,
+    vector ops, Scalar element reads/writes of GM and UB."""
+    rng = random.Random(seed)
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (N,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (N,), name="y", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = [ti.Tensor("float32", (N,), name=f"u{i}", scope=tik.scope_ubuf) for i in range(3)]
+    s = ti.Scalar("float32", name="s", init_value=1.0)
+    k = ti.Scalar("int32", name="k", init_value=rng.randrange(3))
+    for u in ub:
+        ti.data_move(u, x, 0, 1, N // 8, 0, 0)
+    ti.data_move(y, ub[0], 0, 1, N // 8, 0, 0)
+    loop_vars = []
+
+    def index():
+        if loop_vars and rng.random() < 0.5:
+            return rng.choice(loop_vars) + rng.randrange(N - 8)
+        return rng.randrange(N)
+
+    def op():
+        r = rng.random()
+        if r < 0.3:
+            a, b = rng.choice([("gm", "ub"), ("ub", "gm"), ("ub", "ub")])
+            src = x if a == "gm" else rng.choice(ub)
+            dst = y if b == "gm" else rng.choice(ub)
+            if src is dst:
+                return
+            blocks = rng.randint(1, 4)
+            so, do = rng.randrange(0, N // 8 - blocks + 1) * 8, rng.randrange(0, N // 8 - blocks + 1) * 8
+            ti.data_move(dst[do], src[so], 0, 1, blocks, 0, 0)
+        elif r < 0.45:
+            d, a = rng.choice(ub), rng.choice(ub)
+            off = rng.randrange(0, N // 8) * 8
+            cnt = rng.randint(1, (N - off) // 8) * 8
+            if rng.random() < 0.5:
+                ti.vec_adds(cnt, d[off], a[off], 1.0, 1, 8, 8)
+            else:
+                ti.vector_dup(cnt, d[off], float(rng.randrange(5)), 1, 1, 8)
+        elif r < 0.85:
+            u = rng.choice(ub)
+            if rng.random() < 0.5:
+                s.set_as(u[index()])
+            else:
+                u[index()].set_as(s + 1.0)
+        else:
+            g = rng.choice([x, y])
+            if rng.random() < 0.5 or g is x:
+                s.set_as(g[index()])
+            else:
+                y[index()].set_as(s * 2.0)
+
+    def stmts(depth, count):
+        for _ in range(count):
+            r = rng.random()
+            if r < 0.6 or depth >= 3:
+                op()
+            elif r < 0.8:
+                trips = rng.choice([2, 3, 8, n, k + 1])
+                with ti.for_range(0, trips, thread_num=rng.choice([1, 1, 2])) as i:
+                    loop_vars.append(i)
+                    stmts(depth + 1, rng.randint(1, 5))
+                    if rng.random() < 0.15:
+                        with ti.if_scope(i > rng.randrange(3)):
+                            ti.tik_continue() if rng.random() < 0.5 else ti.tik_break()
+                        stmts(depth + 1, rng.randint(1, 2))
+                    loop_vars.pop()
+            else:
+                with ti.if_scope(k > rng.randrange(3)):
+                    stmts(depth + 1, rng.randint(1, 3))
+                if rng.random() < 0.3:
+                    with ti.elif_scope(k == rng.randrange(3)):
+                        stmts(depth + 1, rng.randint(1, 3))
+                if rng.random() < 0.5:
+                    with ti.else_scope():
+                        stmts(depth + 1, rng.randint(1, 3))
+    stmts(0, rng.randint(4, 10))
+    build(ti, f"hoist{seed}", [x, n], [y])
+    return ti
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_hoisting_is_invisible_in_random_kernels(chunk, monkeypatch):
+    """300 random kernels traced with hoisting on and off: identical outputs, no hazard report (the verifier
+    is on in `run`), and hoisting happens in many of them."""
+    hoisted = 0
+    for seed in range(chunk * 75, chunk * 75 + 75):
+        feed = {"x": np.arange(N, dtype=np.float32) * 0.5, "n": seed % 4}
+        monkeypatch.setattr(autosync, "HOIST_LOOP_INVARIANT_PAIRS", True)
+        on = _random_hoist_kernel(seed)
+        hoisted += on._sync.hoisted > 0
+        got = run(on, feed)[0]
+        monkeypatch.setattr(autosync, "HOIST_LOOP_INVARIANT_PAIRS", False)
+        off = _random_hoist_kernel(seed)
+        assert off._sync.hoisted == 0
+        np.testing.assert_array_equal(got.view(np.uint32), run(off, feed)[0].view(np.uint32), err_msg=f"seed {seed}")
+    assert hoisted >= 15
