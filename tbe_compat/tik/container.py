@@ -159,6 +159,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         #: a multi-core loop over a computed Scalar block_num was opened (control.py: no other block loop then)
         self._dynamic_block_loop_seen = False
         self._scopes = [_Scope("kernel")]
+        self._chain_taken = False     # the if-chain just closed had a statically true branch (control.py)
         self._support_checks: list = []
         self._targets_seen = {self._builder.program.target.name}
         self._gm_tensors: list = []

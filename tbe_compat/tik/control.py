@@ -40,6 +40,14 @@ MAX_BLOCK_NUM = MAX_LAUNCH_BLOCKS
 
 #: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
 #: and float32 on Ascend310, Atlas 200/300/500 inference)
+#: Named choice STATIC_IF_CHAIN: after an ``if_scope``/``elif_scope`` whose condition is a Python
+#: true value (``if_scope(window > 64)`` with a Python ``window``), the chain's later ``elif_scope`` /
+#: ``else_scope`` bodies are code that never runs, like an ``if_scope`` on a Python False: a call
+#: there whose immediate arguments fail a check is dropped (constant folding removes it), not an
+#: error. CANN's moving_sum_with_sigmoid keeps ``vec_reduce_add(window, ...)`` in the else of
+#: ``if_scope(window > 64)`` and its UT builds window 250 and 512 ("expect": "success");
+#: migration_guide/tik_core.md (if_scope row).
+STATIC_IF_CHAIN = True
 _FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
 
 
@@ -63,11 +71,15 @@ def _leaves(ir):
 class _Block:
     """Context manager of one TIK scope (see module doc)."""
 
-    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False, dead: bool = False):
+    def __init__(self, tik, kind: str, where, enter, leave=None, conditional: bool = False, dead: bool = False,
+                 taken: bool = False):
         self.tik, self.kind, self.where = tik, kind, where
         self._enter, self._leave = enter, leave
         self.conditional = conditional
         self.dead = dead
+        #: if/elif: this branch or an earlier one of its chain is statically taken (a Python-true
+        #: condition), so the chain's later elif/else branches never run (`STATIC_IF_CHAIN`)
+        self.taken = taken
         self._scope = None
         self._value = None
 
@@ -94,6 +106,8 @@ class _Block:
 
     def __exit__(self, exc_type, exc, tb):
         tik = self.tik
+        if self.kind in ("if", "elif"):
+            tik._chain_taken = self.taken    # read by the elif_scope/else_scope that may follow
         scope = tik._scopes.pop()
         try:
             if exc_type is None:
@@ -363,7 +377,7 @@ class ControlAPI(TikBase):
         always = isinstance(c, P.Const) and bool(c.value)
         never = isinstance(c, P.Const) and not bool(c.value)
         return _Block(self, "if", where, lambda: self._open_if(c, where), self._sync.end_branch,
-                      conditional=not always, dead=never)
+                      conditional=not always, dead=never, taken=always)
 
     def _open_if(self, c, where):
         self._sync.begin_if()
@@ -373,9 +387,12 @@ class ControlAPI(TikBase):
     def elif_scope(self, cond):
         """``with tik_instance.elif_scope(cond):`` directly after an if_scope/elif_scope block."""
         where = self._where
+        before = self._chain_taken
         c = self._cond(cond)
+        static = isinstance(c, P.Const)
         return _Block(self, "elif", where, lambda: self._open_elif(c, where), self._sync.end_branch,
-                      conditional=True)
+                      conditional=True, dead=(STATIC_IF_CHAIN and before) or (static and not bool(c.value)),
+                      taken=before or (static and bool(c.value)))
 
     def _open_elif(self, c, where):
         self._check_follows_if("elif_scope")
@@ -386,7 +403,8 @@ class ControlAPI(TikBase):
     def else_scope(self):
         """``with tik_instance.else_scope():`` directly after an if_scope/elif_scope block."""
         where = self._where
-        return _Block(self, "else", where, self._open_else, self._sync.end_branch, conditional=True)
+        return _Block(self, "else", where, self._open_else, self._sync.end_branch, conditional=True,
+                      dead=STATIC_IF_CHAIN and self._chain_taken)
 
     def _open_else(self):
         self._check_follows_if("else_scope")

@@ -560,3 +560,49 @@ def test_block_calls_whose_checks_fail_in_code_that_never_runs_still_open_a_bloc
     with raises_tik(PtoError, match="float16"):          # live code: still refused
         with ti.if_scope(h > 0):
             pass
+
+
+@pytest.mark.parametrize("form", ["else", "elif", "elif_true_then_else", "elif_false"])
+def test_branches_after_a_statically_true_condition_never_run(form):
+    """STATIC_IF_CHAIN: after ``if_scope(<Python True>)`` the chain's elif/else bodies never run, like
+    an ``if_scope(False)`` body: a call there whose immediate arguments fail a check is dropped (CANN's
+    moving_sum_with_sigmoid keeps ``vec_reduce_add(window, ...)`` in the else of ``if_scope(window > 64)``;
+    its UT builds window 250 / 512). Was: IllegalOperand "mask = 200 is outside [1, 64]"."""
+    set_current_compile_soc_info("Ascend910A")
+    window = 200
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    xu = ti.Tensor("float32", (256,), name="xu", scope=tik.scope_ubuf)
+    yu = ti.Tensor("float32", (8,), name="yu", scope=tik.scope_ubuf)
+    wu = ti.Tensor("float32", (64,), name="wu", scope=tik.scope_ubuf)
+    ti.data_move(xu, x, 0, 1, 32, 0, 0)
+    ti.vector_dup(8, yu, 0, 1, 1, 8)
+    if form == "elif_false":                             # if(False) elif(True): the final else never runs
+        with ti.if_scope(window < 64):
+            ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
+        with ti.elif_scope(window > 64):
+            ti.vec_reduce_add(64, yu, xu, wu, window // 64, 8)
+        with ti.else_scope():
+            ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
+    else:
+        with ti.if_scope(window > 64):
+            ti.vec_reduce_add(64, yu, xu, wu, window // 64, 8)
+        if form == "else":
+            with ti.else_scope():
+                ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
+        else:
+            with ti.elif_scope(window > 100):            # also never runs: an earlier branch is taken
+                ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
+            if form == "elif_true_then_else":
+                with ti.else_scope():
+                    ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
+    ti.data_move(y, yu, 0, 1, 1, 0, 0)
+    build(ti, "static_chain", [x], [y])
+    got = run(ti, {"x": np.ones(256, np.float32)})[0]
+    assert got[0] == 192.0 and (got[1:] == 0).all()
+    with raises_tik(IllegalOperand, match="mask"):       # a branch that runs is still checked
+        with ti.if_scope(window < 64):
+            pass
+        with ti.else_scope():
+            ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
