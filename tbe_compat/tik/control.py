@@ -38,8 +38,6 @@ LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", 
 MAX_BLOCK_NUM = MAX_LAUNCH_BLOCKS
 
 
-#: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
-#: and float32 on Ascend310, Atlas 200/300/500 inference)
 #: Named choice STATIC_IF_CHAIN: after an ``if_scope``/``elif_scope`` whose condition is a Python
 #: true value (``if_scope(window > 64)`` with a Python ``window``), the chain's later ``elif_scope`` /
 #: ``else_scope`` bodies are code that never runs, like an ``if_scope`` on a Python False: a call
@@ -48,6 +46,8 @@ MAX_BLOCK_NUM = MAX_LAUNCH_BLOCKS
 #: ``if_scope(window > 64)`` and its UT builds window 250 and 512 ("expect": "success");
 #: migration_guide/tik_core.md (if_scope row).
 STATIC_IF_CHAIN = True
+#: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
+#: and float32 on Ascend310, Atlas 200/300/500 inference)
 _FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
 
 
