@@ -724,3 +724,100 @@ def test_compiled_scalar_loads_and_stores_equal_the_ctx_read_write_path(monkeypa
         assert fast[0][0] is None and any(kind == "uninitialized" for kind, _ in fast[1])
     if case != "ok" or uninit == "raise":
         assert fast[0][0] is not None and fast[0][0][2] is not None
+
+
+# ============================================================================ bound vector ops (OpSpec.bind)
+
+
+def _vec_program(body):
+    from pto_core.program import program
+    with program("vec", target="A5") as k:
+        g = k.gm_arg("g", "f16", (1024,), io="out", init=1.5)
+        a, b, c = k.ptr("ub", "f16", 0), k.ptr("ub", "f16", 0x1000), k.ptr("ub", "f16", 0x2000)
+        body(k, g, a, b, c)
+    return k.program
+
+
+def _run_vec(monkeypatch, bound, body, machine=None):
+    """Run ``body``'s program with the lanewise ops' bind hook on or off: (error class, text, where), reports,
+    output. With ``machine``, the compiled program runs on its own target first, then on that machine's."""
+    from pto_core.ops import vector_elementwise
+    monkeypatch.setattr(vector_elementwise, "VECTOR_BIND", bound)
+    exe = _vec_program(body).compile()
+    try:
+        if machine is not None:
+            exe.run({})
+        out = exe.run({}, **({"machine": machine()} if machine else {}))
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        out, err = None, (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    return err, list(exe.reports), None if out is None else out["g"].tobytes()
+
+
+def _vec_load(g, a, b):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    pto.mte_gm_ub(g, b, 0, 2048, nburst=(1, 0, 0))
+    pto.set_flag("MTE2", "V", 0)
+    pto.wait_flag("MTE2", "V", 0)
+
+
+def _vec_store(g, c):
+    pto.set_flag("V", "MTE3", 0)
+    pto.wait_flag("V", "MTE3", 0)
+    pto.mte_ub_gm(c, g, 2048, nburst=(1, 0, 0))
+
+
+def _vec_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32"):
+        pto.ub.vadd(c, a, b, 2)
+        pto.ub.vmuls(c, c, 0.3, 2, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000))
+        pto.ub.vmax(c, c, a, 1, blk_stride=(1, 2, 1), rep_stride=(8, 8, 8))
+        pto.ub.vadds(c, c, 65504.0, 2, counter=(200,))
+        pto.ub.vmul(c, c, b, 0)
+        pto.ub.vexp(c, c, 1)
+    _vec_store(g, c)
+
+
+def _vec_ints(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32"):
+        pto.ub.vshr(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), 3, 2, round=True)
+        pto.ub.vshl(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0x2000), 15, 1)
+    _vec_store(g, c)
+
+
+def _vec_uninit(k, g, a, b, c):
+    with k.for_(0, 2, dtype="s32"):
+        pto.ub.vadd(c, a, b, 1)                   # reads unwritten UB
+    _vec_store(g, c)
+
+
+def _vec_unordered(k, g, a, b, c):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    pto.ub.vadd(c, a, a, 1)                       # no flag between MTE2 and V
+
+
+def _vec_counter(k, g, a, b, c):
+    _vec_load(g, a, b)
+    pto.ub.vadd(c, a, b, 2, counter=(200,))       # counter mode: refused on v100 targets at run time
+
+
+@pytest.mark.parametrize("body,machine", [(_vec_clean, None), (_vec_ints, None), (_vec_uninit, None),
+                                          (_vec_unordered, None), (_vec_counter, None),
+                                          (_vec_clean, lambda: Machine("Ascend910B1")),
+                                          (_vec_counter, lambda: Machine("Ascend910A"))])
+def test_bound_vector_ops_equal_the_general_path(monkeypatch, body, machine):
+    """Lanewise vector ops with compile-time operands (checks, dtype legality, scalar and plan made once per
+    target, `OpSpec.bind`) give the same output, reports and first error (class, text, provenance) as the
+    general execute, also when the compiled program then runs on a machine with another target."""
+    fast = _run_vec(monkeypatch, True, body, machine)
+    slow = _run_vec(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _vec_counter and machine is not None:
+        assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
+    elif body in (_vec_clean, _vec_ints):
+        assert fast[0] is None and fast[2] is not None
+    elif body in (_vec_uninit, _vec_unordered):
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)     # reported, or refused at the line
