@@ -944,3 +944,29 @@ def test_burst_moves_with_a_run_time_operand_equal_the_general_path(monkeypatch,
     slow = _run_mte(monkeypatch, False, body, machine)
     assert fast == slow
     assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
+
+
+def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
+    """`GmMemory.find` tries the region `find_padded` found last: the same region, offset or error text for
+    addresses inside, at the end of, past, in the padding or guard gap after, and before every region."""
+    m = Machine("A5")
+    regions = [m.gm.alloc(n, name=f"r{n}") for n in (0, 100, 64, 2000)]
+
+    def outcome(addr, n):
+        try:
+            r, off = m.gm.find(addr, n)
+            return r.name, off
+        except Exception as e:                        # noqa: BLE001 - compared between the two lookups
+            return type(e).__name__, str(e)
+
+    probes = []
+    for r in regions:
+        for d in (-40, -1, 0, 1, 36, r.size - 1, r.size, r.size + 1, r.padded_size, r.padded_size + 64):
+            for n in (0, 1, 4, 64, r.size):
+                probes.append((r.base + d, n))
+    for addr, n in probes:
+        m.gm._hint = None
+        plain = outcome(addr, n)
+        for r in regions:
+            m.gm._hint = r
+            assert outcome(addr, n) == plain, (addr, n, r.name)
