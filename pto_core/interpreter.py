@@ -160,14 +160,26 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
 
 
 def _dyn_op(name: str, pipe, where, execute: Callable, template: tuple, holes: tuple, clauses: dict,
-            dyn_keys: tuple) -> Callable:
+            dyn_keys: tuple, bind_hole: Optional[Callable] = None) -> Callable:
     """``op(ctx, *values)``: one op whose operands or clauses are partly computed at run time. ``values``
     are, in order, the operands at ``holes`` (``(index, conv)``: the operand is ``conv(value)``, or the
     value when ``conv`` is None; the other operands are ``template``'s) and then the clauses ``dyn_keys``
-    (the others are ``clauses``). ``ctx.begin_op`` + ``execute``, like `_bound_op`."""
+    (the others are ``clauses``). ``ctx.begin_op`` + ``execute``, like `_bound_op`. ``bind_hole``: the
+    spec's hook (`OpSpec.bind_hole`) that may specialise ``execute`` when one operand is computed at run time."""
     nh = len(holes)
     if not callable(pipe) and not dyn_keys and nh == 1:          # the common case: one run-time operand
         (i, conv), = holes
+        run = bind_hole(template, i, clauses) if bind_hole is not None else None
+        if run is not None:
+            if conv is None:
+                def op(ctx, v):
+                    ctx.begin_op(name, pipe, where)
+                    run(ctx, v)
+            else:
+                def op(ctx, v):
+                    ctx.begin_op(name, pipe, where)
+                    run(ctx, conv(v))
+            return op
         pre, post = template[:i], template[i + 1:]
         if conv is None:
             def op(ctx, v):
@@ -527,7 +539,7 @@ class _Codegen:
                 dyn_keys.append(k)
                 codes.append(code)
         fn = self.const(_dyn_op(spec.asm_name, spec.pipe, s.where, spec.execute, tuple(template), tuple(holes),
-                                static_clauses, tuple(dyn_keys)), "D")
+                                static_clauses, tuple(dyn_keys), spec.bind_hole), "D")
         self.emit(ind, yield_, s)
         if self.probes:
             self.probe_calls(s, "before", ind)

@@ -216,6 +216,7 @@ class GlobalMemory:
         self.regions: list = []
         self._bases: list = []
         self._next = GM_BASE
+        self._hint = None           # the region `find_padded` found last: `find` tries it first
 
     def alloc(self, nbytes: int, *, name: str = "", dtype=None, shape=(), data: Optional[np.ndarray] = None,
               fill: Optional[str] = None) -> GmRegion:
@@ -262,11 +263,17 @@ class GlobalMemory:
         byte ``addr``, or None (the offset may be past the region's size: a padding byte)."""
         i = bisect.bisect_right(self._bases, addr) - 1
         if i >= 0 and addr - self.regions[i].base < self.regions[i].padded_size:
-            return self.regions[i], addr - self.regions[i].base
+            r = self._hint = self.regions[i]
+            return r, addr - r.base
         return None
 
     def find(self, addr: int, nbytes: int) -> tuple:
         """Return ``(region, offset)`` holding ``[addr, addr + nbytes)`` or raise `OutOfBounds`."""
+        r = self._hint              # a burst move looked its GM side up with find_padded just before
+        if r is not None:
+            off = addr - r.base
+            if 0 <= off <= r.size and off + nbytes <= r.size:   # inside r: the region bisect finds too
+                return r, off
         i = bisect.bisect_right(self._bases, addr) - 1
         if i >= 0:
             r = self.regions[i]

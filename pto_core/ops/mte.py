@@ -481,20 +481,78 @@ def _round32(n: int) -> int:
     return (n + BLOCK - 1) // BLOCK * BLOCK
 
 
+#: Named choice MTE_BIND: a compiled program binds a byte-burst move whose operands and clauses are all
+#: compile-time values to them (`OpSpec.bind`): its burst checks (counts, strides, alignment, lengths) and
+#: burst groups are made when the op first runs on a target, then reused; a check that fails raises the
+#: general path's error at the same op (it runs the same function, at run time, every time until it passes).
+#: A GM operand computed at run time (a kernel argument, an offset) is bound too (`OpSpec.bind_hole`): the
+#: checks and groups do not depend on a GM address (`check_align` exempts GM), so they are made once as well;
+#: any other run-time operand takes the general path.
+MTE_BIND = True
+
+
+def _bind_bursts(plan, atomic: bool = False):
+    """``(bind, bind_hole)`` (`OpSpec.bind`, `OpSpec.bind_hole`) of a burst move whose checks and groups are
+    ``plan(src, dst, *rest, **clauses) -> (groups, copy_bursts keywords)``; ``atomic``: the run adds the GM
+    atomic mode (a run-time state)."""
+    def bind(args, clauses):
+        if not MTE_BIND:
+            return None
+        src, dst = args[0], args[1]
+        memo = [None, None]                 # the target the plan was made for, and the plan
+
+        def run(ctx):
+            if ctx.target is not memo[0]:
+                memo[1] = plan(*args, **clauses)
+                memo[0] = ctx.target
+            groups, kw = memo[1]
+            if atomic:
+                copy_bursts(ctx, src, dst, groups, atomic=atomic_mode(ctx), **kw)
+            else:
+                copy_bursts(ctx, src, dst, groups, **kw)
+        return run
+
+    def bind_hole(args, index, clauses):
+        if not MTE_BIND or index > 1:
+            return None
+        other = args[1 - index]
+        memo = [None, None]
+
+        def run(ctx, ptr):
+            operands = (ptr, other) if index == 0 else (other, ptr)
+            if ptr.space != "gm":               # the plan may depend on an on-chip address: not memoised
+                groups, kw = plan(*operands, *args[2:], **clauses)
+            else:
+                if ctx.target is not memo[0]:
+                    memo[1] = plan(*operands, *args[2:], **clauses)
+                    memo[0] = ctx.target
+                groups, kw = memo[1]
+            if atomic:
+                copy_bursts(ctx, operands[0], operands[1], groups, atomic=atomic_mode(ctx), **kw)
+            else:
+                copy_bursts(ctx, operands[0], operands[1], groups, **kw)
+        return run
+    return bind, bind_hole
+
+
 # ============================================================================ pto.mte_gm_l1 / mte_l1_ub
 
 
 def _exec_bytes_to_32b_blocks(op: str):
     """Execute function of a byte-burst move whose destination is written in whole 32-byte blocks."""
-    def execute(ctx, src, dst, len_burst, nburst=None, loop=None):
+    def plan(src, dst, len_burst, nburst=None, loop=None):
         length = check_int(op, "%len_burst", len_burst, 1)
         groups = _burst_groups(op, {"nburst": nburst, "loop": loop})
         check_align(op, dst, BLOCK, "%dst")
         _require_stride_alignment(op, groups, 2, BLOCK, dst.space)
         check_align(op, src, BLOCK, "%src")     # on-chip sources are 32-byte aligned; GM is exempt
         row = _round32(length)   # the destination is written in whole 32-byte blocks, tail from the source
-        copy_bursts(ctx, src, dst, groups, src_row=row, dst_row=row)
-    return execute
+        return groups, {"src_row": row, "dst_row": row}
+
+    def execute(ctx, src, dst, *args, **clauses):
+        groups, kw = plan(src, dst, *args, **clauses)
+        copy_bursts(ctx, src, dst, groups, **kw)
+    return (execute,) + _bind_bursts(plan)
 
 
 def _verify_bytes(src_spaces, dst_spaces):
@@ -512,12 +570,15 @@ _NBURST_STRIDES = Clause("nburst", "args", params=("%count", "%src_stride", "%ds
 _LOOP = Clause("loop", "args", params=("%count", "%src_stride", "%dst_stride"), repeat=True,
                doc="outer repetition groups, inner to outer; byte strides")
 
+_MTE_GM_L1 = _exec_bytes_to_32b_blocks("pto.mte_gm_l1")
+_MTE_L1_UB = _exec_bytes_to_32b_blocks("pto.mte_l1_ub")
+
 register(OpSpec(
     "mte_gm_l1", "mte", "MTE2",
     operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("l1",)),
               Operand("len_burst", "int", doc="bytes per burst row")),
     clauses=(_NBURST_STRIDES, _LOOP),
-    execute=_exec_bytes_to_32b_blocks("pto.mte_gm_l1"), verify=_verify_bytes(("gm",), ("l1",)),
+    execute=_MTE_GM_L1[0], bind=_MTE_GM_L1[1], bind_hole=_MTE_GM_L1[2], verify=_verify_bytes(("gm",), ("l1",)),
     doc="GM -> L1 byte bursts; L1 written in whole 32-byte blocks (tail bytes come from the source)"))
 
 register(OpSpec(
@@ -525,7 +586,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("ub",)),
               Operand("len_burst", "int", doc="bytes per burst row")),
     clauses=(_NBURST_STRIDES, _LOOP),
-    execute=_exec_bytes_to_32b_blocks("pto.mte_l1_ub"), verify=_verify_bytes(("l1",), ("ub",)),
+    execute=_MTE_L1_UB[0], bind=_MTE_L1_UB[1], bind_hole=_MTE_L1_UB[2], verify=_verify_bytes(("l1",), ("ub",)),
     doc="L1 -> UB byte bursts (AIC-side copy_cbuf_to_ubuf, MTE1); UB written in whole 32-byte blocks"))
 
 
@@ -629,7 +690,13 @@ register(OpSpec(
 # ============================================================================ pto.mte_gm_ub / pto.mte_ub_gm
 
 
-def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=None, pad=None):
+def _exec_mte_gm_ub(ctx, src, dst, *args, **clauses):
+    groups, kw = _plan_mte_gm_ub(src, dst, *args, **clauses)
+    copy_bursts(ctx, src, dst, groups, **kw)
+
+
+def _plan_mte_gm_ub(src, dst, l2_cache_ctl, len_burst, nburst=None, loop=None, pad=None):
+    """The checks and `copy_bursts` arguments ``(groups, keywords)`` of a `pto.mte_gm_ub`."""
     op = "pto.mte_gm_ub"
     check_int(op, "%l2_cache_ctl", l2_cache_ctl, 0, 3)
     length = check_int(op, "%len_burst", len_burst, 1, LEN_BURST_BYTES_MAX)
@@ -638,14 +705,12 @@ def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=No
     _require_stride_alignment(op, groups, 2, BLOCK, "UB")
     d = dst.dtype
     if pad is None and length % BLOCK == 0:
-        copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length)
-        return
+        return groups, {"src_row": length, "dst_row": length}
     if pad is None:
         # whole 32-byte UB blocks; an unaligned burst's tail is "dummy" data: copies of the burst's first
         # element (CCE copy_gm_to_ubuf_align_b8/16/32, cceapi_0093: "哑数据是在不进行padding的情况下,
         # 每个burst的第一个元素的复制")
-        copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=_round32(length), fill_first=max(1, d.bits // 8))
-        return
+        return groups, {"src_row": length, "dst_row": _round32(length), "fill_first": max(1, d.bits // 8)}
     params = pad[0]
     if d.bits < 8:
         raise IllegalOperand(f"pad(...) needs a byte-sized element type, got {d.name}", op=op, operand="pad",
@@ -661,7 +726,7 @@ def _exec_mte_gm_ub(ctx, src, dst, l2_cache_ctl, len_burst, nburst=None, loop=No
     word = np.asarray(params[0]).astype(d.storage).reshape(1).view(np.uint8)
     row = _round32(left * size + length + right * size)
     fill = np.tile(word, row // size)
-    copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=row, dst_offset=left * size, fill_row=fill)
+    return groups, {"src_row": length, "dst_row": row, "dst_offset": left * size, "fill_row": fill}
 
 
 def _verify_mte_gm_ub(call, target):
@@ -671,7 +736,13 @@ def _verify_mte_gm_ub(call, target):
     _burst_groups(op, call.clauses, count_max=U16, loop_max=(1 << 21) - 1)
 
 
-def _exec_mte_ub_gm(ctx, src, dst, len_burst, nburst=None, l2_cache_ctl=None, loop=None):
+def _exec_mte_ub_gm(ctx, src, dst, *args, **clauses):
+    groups, kw = _plan_mte_ub_gm(src, dst, *args, **clauses)
+    copy_bursts(ctx, src, dst, groups, atomic=atomic_mode(ctx), **kw)
+
+
+def _plan_mte_ub_gm(src, dst, len_burst, nburst=None, l2_cache_ctl=None, loop=None):
+    """The checks and `copy_bursts` arguments ``(groups, keywords)`` of a `pto.mte_ub_gm`."""
     op = "pto.mte_ub_gm"
     length = check_int(op, "%len_burst", len_burst, 1, LEN_BURST_BYTES_MAX)
     if l2_cache_ctl is not None:
@@ -679,8 +750,7 @@ def _exec_mte_ub_gm(ctx, src, dst, len_burst, nburst=None, l2_cache_ctl=None, lo
     groups = _burst_groups(op, {"nburst": nburst, "loop": loop}, count_max=U16, loop_max=(1 << 21) - 1)
     check_align(op, src, BLOCK, "%src")
     _require_stride_alignment(op, groups, 1, BLOCK, "UB")
-    copy_bursts(ctx, src, dst, groups, src_row=length, dst_row=length,   # de-padding: only len_burst bytes
-                atomic=atomic_mode(ctx))
+    return groups, {"src_row": length, "dst_row": length}     # de-padding: only len_burst bytes
 
 
 def _verify_mte_ub_gm(call, target):
@@ -690,6 +760,9 @@ def _verify_mte_ub_gm(call, target):
     _burst_groups(op, call.clauses, count_max=U16, loop_max=(1 << 21) - 1)
 
 
+_GM_UB_BIND = _bind_bursts(_plan_mte_gm_ub)
+_UB_GM_BIND = _bind_bursts(_plan_mte_ub_gm, atomic=True)
+
 register(OpSpec(
     "mte_gm_ub", "mte", "MTE2",
     operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("ub",)),
@@ -698,7 +771,8 @@ register(OpSpec(
     clauses=(_NBURST_STRIDES, _LOOP,
              Clause("pad", "args", params=("%pad_value", "%left_padding_count", "%right_padding_count"),
                     min_params=1, doc="pad value and optional left/right element counts")),
-    execute=_exec_mte_gm_ub, verify=_verify_mte_gm_ub,
+    execute=_exec_mte_gm_ub, verify=_verify_mte_gm_ub, bind=_GM_UB_BIND[0],
+    bind_hole=_GM_UB_BIND[1],
     doc="GM -> UB byte bursts (vector DMA load); UB rows written in whole 32-byte blocks"))
 
 register(OpSpec(
@@ -708,7 +782,8 @@ register(OpSpec(
     clauses=(_NBURST_STRIDES,
              Clause("l2_cache_ctl", "args", params=("%l2_cache_ctl",), doc="GM store L2 hint 0..15 (no value effect)"),
              _LOOP),
-    execute=_exec_mte_ub_gm, verify=_verify_mte_ub_gm,
+    execute=_exec_mte_ub_gm, verify=_verify_mte_ub_gm, bind=_UB_GM_BIND[0],
+    bind_hole=_UB_GM_BIND[1],
     doc="UB -> GM byte bursts (vector DMA store); only len_burst bytes per row reach GM"))
 
 

@@ -145,6 +145,10 @@ class OpSpec:
             may return ``execute`` specialised to them (work that does not depend on run-time state
             done once), which must do every check ``execute`` does, with the same errors; None keeps
             ``execute``.
+        bind_hole: optional ``fn(args, index, clauses) -> fn(ctx, operand) or None``, the same for an op
+            whose operands are all compile-time values but the one at ``index`` (``args[index]`` is None),
+            computed at run time with no run-time clause (`interpreter._dyn_op`): the returned function
+            gets that operand's value per run.
     """
 
     name: str
@@ -159,6 +163,7 @@ class OpSpec:
     clause_hints: dict = field(default_factory=dict)
     asm_operands: Optional[Callable] = None
     bind: Optional[Callable] = None
+    bind_hole: Optional[Callable] = None
 
     @property
     def asm_name(self) -> str:

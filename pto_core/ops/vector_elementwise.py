@@ -423,18 +423,19 @@ def _check_cached(row: Lanewise, dts: tuple, target, op: str) -> None:
         _LEGAL[key] = True
 
 
-def _execute_lanewise(row: Lanewise):
+def _prepare_lanewise(row: Lanewise, op: str):
+    """``prepare(target, operands, clauses) -> (dt, scalar, plan, rounding)``: everything a lanewise op
+    computes before touching memory (operand checks, dtype legality, the scalar, the plan), in the order
+    and with the errors of the general path. `execute` calls it per op; `_bind_lanewise` once per target."""
     nmem = len(row.mem)
-    op = "pto.ub." + row.name
 
-    def execute(ctx, *operands, mask=None, counter=None, blk_stride=None, rep_stride=None, stride_unit=None,
+    def prepare(target, operands, mask=None, counter=None, blk_stride=None, rep_stride=None, stride_unit=None,
                 **extra):
         ptrs = operands[:nmem]
         for nm, p in zip(row.mem, ptrs):
             ve.check_ub(p, op=op, operand=nm)
         dts = tuple([p.dtype for p in ptrs])
         names = tuple([d.name for d in dts])
-        target = ctx.target
         dt = _CHECKED.get((row.name, names, target.name))
         if dt is None:            # legality of this dtype combination on this target, checked once
             _check_cached(row, dts, target, op)
@@ -455,15 +456,58 @@ def _execute_lanewise(row: Lanewise):
                              stride_unit, target.name))
         plan = _PLANS.data.get(key) or _PLANS.get(key, lambda: _plan_lanewise(row, target, dts, repeat, mask, counter,
                                                                               blk_stride, rep_stride, stride_unit, op))
-        rounding = bool(extra.get("round"))
+        return dt, scalar, plan, bool(extra.get("round"))
+    return prepare
+
+
+def _compute_lanewise(row: Lanewise, ctx, dt, scalar, rounding):
+    if row.name == "vshr":
+        def compute(ins, r0, r1):
+            return {"dst": _shift_right(ctx, dt, ins, scalar, rounding)}
+    else:
+        fn = row.compute
 
         def compute(ins, r0, r1):
-            if row.name == "vshr":
-                return {"dst": _shift_right(ctx, dt, ins, scalar, rounding)}
-            return {"dst": row.compute(ctx, dt, ins, scalar)}
+            return {"dst": fn(ctx, dt, ins, scalar)}
+    return compute
 
-        ve.run(ctx, plan, ptrs, compute)
+
+def _execute_lanewise(row: Lanewise):
+    nmem = len(row.mem)
+    prepare = _prepare_lanewise(row, "pto.ub." + row.name)
+
+    def execute(ctx, *operands, **clauses):
+        dt, scalar, plan, rounding = prepare(ctx.target, operands, **clauses)
+        ve.run(ctx, plan, operands[:nmem], _compute_lanewise(row, ctx, dt, scalar, rounding))
     return execute
+
+
+#: a compiled program binds a lanewise op whose operands and clauses are all compile-time values to them
+#: (`OpSpec.bind`): the operand checks, dtype legality, scalar conversion and plan lookup run once per
+#: target instead of once per op (the same functions, raising the same errors at the same op when they fail)
+VECTOR_BIND = True
+
+
+def _bind_lanewise(row: Lanewise):
+    nmem = len(row.mem)
+    prepare = _prepare_lanewise(row, "pto.ub." + row.name)
+    run = ve.run
+
+    def bind(args, clauses):
+        if not VECTOR_BIND:
+            return None
+        ptrs = args[:nmem]
+        memo = [None, None]                 # the target the preparation was made for, and its result
+
+        def op(ctx):
+            target = ctx.target
+            if target is not memo[0]:
+                memo[1] = prepare(target, args, **clauses)
+                memo[0] = target
+            dt, scalar, plan, rounding = memo[1]
+            run(ctx, plan, ptrs, _compute_lanewise(row, ctx, dt, scalar, rounding))
+        return op
+    return bind
 
 
 def _hashable(key):
@@ -546,7 +590,8 @@ def _register_lanewise(row: Lanewise) -> None:
     operands += (Operand("repeat", "int", doc="repeats, 0..255 (0 = no-op)"),)
     clauses = ve.mask_clauses() + ve.stride_clauses(row.mem) + row.clauses
     spec = OpSpec(name="ub." + row.name, family="vector", pipe="V", operands=operands, clauses=clauses,
-                  execute=_execute_lanewise(row), verify=_verify_lanewise(row), doc=row.doc)
+                  execute=_execute_lanewise(row), verify=_verify_lanewise(row), bind=_bind_lanewise(row),
+                  doc=row.doc)
     register(spec)
     EXPANDERS[spec.name] = _expand_lanewise(row)
 

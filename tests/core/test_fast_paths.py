@@ -724,3 +724,249 @@ def test_compiled_scalar_loads_and_stores_equal_the_ctx_read_write_path(monkeypa
         assert fast[0][0] is None and any(kind == "uninitialized" for kind, _ in fast[1])
     if case != "ok" or uninit == "raise":
         assert fast[0][0] is not None and fast[0][0][2] is not None
+
+
+# ============================================================================ bound vector ops (OpSpec.bind)
+
+
+def _vec_program(body):
+    from pto_core.program import program
+    with program("vec", target="A5") as k:
+        g = k.gm_arg("g", "f16", (1024,), io="out", init=1.5)
+        a, b, c = k.ptr("ub", "f16", 0), k.ptr("ub", "f16", 0x1000), k.ptr("ub", "f16", 0x2000)
+        body(k, g, a, b, c)
+    return k.program
+
+
+def _run_vec(monkeypatch, bound, body, machine=None):
+    """Run ``body``'s program with the lanewise ops' bind hook on or off: (error class, text, where), reports,
+    output. With ``machine``, the compiled program runs on its own target first, then on that machine's."""
+    from pto_core.ops import vector_elementwise
+    monkeypatch.setattr(vector_elementwise, "VECTOR_BIND", bound)
+    exe = _vec_program(body).compile()
+    try:
+        if machine is not None:
+            exe.run({})
+        out = exe.run({}, **({"machine": machine()} if machine else {}))
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        out, err = None, (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    return err, list(exe.reports), None if out is None else out["g"].tobytes()
+
+
+def _vec_load(g, a, b):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    pto.mte_gm_ub(g, b, 0, 2048, nburst=(1, 0, 0))
+    pto.set_flag("MTE2", "V", 0)
+    pto.wait_flag("MTE2", "V", 0)
+
+
+def _vec_store(g, c):
+    pto.set_flag("V", "MTE3", 0)
+    pto.wait_flag("V", "MTE3", 0)
+    pto.mte_ub_gm(c, g, 2048, nburst=(1, 0, 0))
+
+
+def _vec_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32"):
+        pto.ub.vadd(c, a, b, 2)
+        pto.ub.vmuls(c, c, 0.3, 2, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000))
+        pto.ub.vmax(c, c, a, 1, blk_stride=(1, 2, 1), rep_stride=(8, 8, 8))
+        pto.ub.vadds(c, c, 65504.0, 2, counter=(200,))
+        pto.ub.vmul(c, c, b, 0)
+        pto.ub.vexp(c, c, 1)
+    _vec_store(g, c)
+
+
+def _vec_ints(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32"):
+        pto.ub.vshr(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), 3, 2, round=True)
+        pto.ub.vshl(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0x2000), 15, 1)
+    _vec_store(g, c)
+
+
+def _vec_uninit(k, g, a, b, c):
+    with k.for_(0, 2, dtype="s32"):
+        pto.ub.vadd(c, a, b, 1)                   # reads unwritten UB
+    _vec_store(g, c)
+
+
+def _vec_unordered(k, g, a, b, c):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    pto.ub.vadd(c, a, a, 1)                       # no flag between MTE2 and V
+
+
+def _vec_counter(k, g, a, b, c):
+    _vec_load(g, a, b)
+    pto.ub.vadd(c, a, b, 2, counter=(200,))       # counter mode: refused on v100 targets at run time
+
+
+@pytest.mark.parametrize("body,machine", [(_vec_clean, None), (_vec_ints, None), (_vec_uninit, None),
+                                          (_vec_unordered, None), (_vec_counter, None),
+                                          (_vec_clean, lambda: Machine("Ascend910B1")),
+                                          (_vec_counter, lambda: Machine("Ascend910A"))])
+def test_bound_vector_ops_equal_the_general_path(monkeypatch, body, machine):
+    """Lanewise vector ops with compile-time operands (checks, dtype legality, scalar and plan made once per
+    target, `OpSpec.bind`) give the same output, reports and first error (class, text, provenance) as the
+    general execute, also when the compiled program then runs on a machine with another target."""
+    fast = _run_vec(monkeypatch, True, body, machine)
+    slow = _run_vec(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _vec_counter and machine is not None:
+        assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
+    elif body in (_vec_clean, _vec_ints):
+        assert fast[0] is None and fast[2] is not None
+    elif body in (_vec_uninit, _vec_unordered):
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)     # reported, or refused at the line
+
+
+# ============================================================================ bound burst moves (OpSpec.bind)
+
+
+def _run_mte(monkeypatch, bound, body, machine=None):
+    """Run ``body``'s program with the burst moves' bind hook on or off: (error class, text, where), reports,
+    outputs. With ``machine``, the compiled program runs on its own target first, then on that machine's."""
+    from pto_core.ops import mte
+    from pto_core.program import program
+    monkeypatch.setattr(mte, "MTE_BIND", bound)
+    with program("bursts", target="A5") as k:
+        g = k.gm_arg("g", "f16", (1000,), io="inout")
+        o = k.gm_arg("o", "f16", (1000,), io="out", init=0.5)
+        body(k, g, o, k.ptr("ub", "f16", 0), k.ptr("l1", "f16", 0))
+    exe = k.program.compile()
+    data = {"g": (np.arange(1000) % 97).astype(np.float16)}
+    try:
+        if machine is not None:
+            exe.run(dict(data))
+        out = exe.run(dict(data), **({"machine": machine()} if machine else {}))
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        out, err = None, (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    return err, list(exe.reports), None if out is None else (out["g"].tobytes(), out["o"].tobytes())
+
+
+def _sync(src, dst):
+    pto.set_flag(src, dst, 0)
+    pto.wait_flag(src, dst, 0)
+
+
+def _mte_clean(k, g, o, u, l1):
+    with k.for_(0, 2, dtype="s32"):
+        pto.mte_gm_ub(g, u, 0, 256, nburst=(3, 320, 256))                       # aligned rows
+        pto.mte_gm_ub(g, k.ptr("ub", "f16", 0x1000), 1, 70,
+                      nburst=(2, 100, 96), loop=((2, 300, 192),))               # unaligned: dummy tail
+        pto.mte_gm_ub(g, k.ptr("ub", "f16", 0x2000), 0, 40, nburst=(2, 64, 64), pad=(7.0, 2, 3))
+        _sync("MTE2", "MTE3")
+        pto.mte_ub_gm(u, o, 200, nburst=(3, 256, 300))                          # de-padding store
+        pto.mte_ub_gm(k.ptr("ub", "f16", 0x2000), o, 64, nburst=(1, 0, 0), l2_cache_ctl=(3,))
+        pto.mte_gm_l1(g, l1, 100, nburst=(2, 128, 128))
+        _sync("MTE2", "MTE1")
+        pto.mte_l1_ub(l1, k.ptr("ub", "f16", 0x3000), 64, nburst=(2, 128, 64))
+        _sync("MTE3", "MTE2")
+        _sync("MTE1", "MTE2")
+
+
+def _mte_atomic(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "MTE3")
+    pto.set_atomic_f16()
+    pto.set_atomic_add()
+    with k.for_(0, 2, dtype="s32"):
+        pto.mte_ub_gm(u, g, 512, nburst=(1, 0, 0))
+    pto.set_atomic_none()
+
+
+def _mte_tail(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 2080, nburst=(1, 0, 0))      # reads past the 2000-byte tensor's padding: unknown
+    _sync("MTE2", "MTE3")
+    pto.mte_ub_gm(u, o, 2016, nburst=(1, 0, 0))          # writes into the allocation padding: dropped
+
+
+def _mte_misaligned(k, g, o, u, l1):
+    with k.for_(0, 2, dtype="s32"):
+        pto.mte_gm_ub(g, k.ptr("ub", "f16", 0x10), 0, 64, nburst=(1, 0, 0))    # UB destination off 32 B
+
+
+def _mte_out_of_bounds(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 256, nburst=(1, 0, 0))
+    _sync("MTE2", "MTE3")
+    pto.mte_ub_gm(u, o, 256, nburst=(9, 0, 256))          # runs past o and its padding
+
+
+def _mte_unordered(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 256, nburst=(1, 0, 0))
+    pto.mte_ub_gm(u, o, 256, nburst=(1, 0, 0))            # no flag MTE2 -> MTE3
+
+
+@pytest.mark.parametrize("body,machine", [(_mte_clean, None), (_mte_atomic, None), (_mte_tail, None),
+                                          (_mte_misaligned, None), (_mte_out_of_bounds, None),
+                                          (_mte_unordered, None), (_mte_clean, lambda: Machine("Ascend910B1")),
+                                          (_mte_misaligned, lambda: Machine("Ascend910A"))])
+def test_bound_burst_moves_equal_the_general_path(monkeypatch, body, machine):
+    """mte_gm_ub / mte_ub_gm / mte_gm_l1 / mte_l1_ub with compile-time operands (burst checks and groups made
+    once per target, `OpSpec.bind`) give the same outputs, reports and first error (class, text, provenance)
+    as the general execute, also when the compiled program then runs on a machine with another target."""
+    fast = _run_mte(monkeypatch, True, body, machine)
+    slow = _run_mte(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body in (_mte_clean, _mte_atomic, _mte_tail):
+        assert fast[0] is None and fast[2] is not None
+    else:
+        assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
+    if body is _mte_tail:
+        assert {r[0] for r in fast[1]} >= {"gm-overread", "gm-tail"}
+
+
+def _mte_run_time_gm(k, g, o, u, l1):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g + i * 128, u, 0, 256, nburst=(1, 0, 0))               # GM address computed per run
+        _sync("MTE2", "MTE3")
+        pto.mte_ub_gm(u, o + i * 900, 256, nburst=(1, 0, 0))                  # i = 1 overruns o
+        _sync("MTE3", "MTE2")
+
+
+def _mte_run_time_ub(k, g, o, u, l1):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g, u + i * 8, 0, 256, nburst=(1, 0, 0))                 # UB address computed: 16 B off
+        _sync("MTE2", "MTE3")
+
+
+@pytest.mark.parametrize("body,machine", [(_mte_run_time_gm, None), (_mte_run_time_ub, None),
+                                          (_mte_run_time_gm, lambda: Machine("Ascend910B1"))])
+def test_burst_moves_with_a_run_time_operand_equal_the_general_path(monkeypatch, body, machine):
+    """A burst move whose one run-time operand is a GM pointer binds its checks and groups once
+    (`OpSpec.bind_hole`); a run-time UB pointer takes the general path: same outputs, reports, first error."""
+    fast = _run_mte(monkeypatch, True, body, machine)
+    slow = _run_mte(monkeypatch, False, body, machine)
+    assert fast == slow
+    assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
+
+
+def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
+    """`GmMemory.find` tries the region `find_padded` found last: the same region, offset or error text for
+    addresses inside, at the end of, past, in the padding or guard gap after, and before every region."""
+    m = Machine("A5")
+    regions = [m.gm.alloc(n, name=f"r{n}") for n in (0, 100, 64, 2000)]
+
+    def outcome(addr, n):
+        try:
+            r, off = m.gm.find(addr, n)
+            return r.name, off
+        except Exception as e:                        # noqa: BLE001 - compared between the two lookups
+            return type(e).__name__, str(e)
+
+    probes = []
+    for r in regions:
+        for d in (-40, -1, 0, 1, 36, r.size - 1, r.size, r.size + 1, r.padded_size, r.padded_size + 64):
+            for n in (0, 1, 4, 64, r.size):
+                probes.append((r.base + d, n))
+    for addr, n in probes:
+        m.gm._hint = None
+        plain = outcome(addr, n)
+        for r in regions:
+            m.gm._hint = r
+            assert outcome(addr, n) == plain, (addr, n, r.name)
