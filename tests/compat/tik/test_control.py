@@ -606,3 +606,74 @@ def test_branches_after_a_statically_true_condition_never_run(form):
             pass
         with ti.else_scope():
             ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
+
+
+def _chain_kernel():
+    set_current_compile_soc_info("Ascend910A")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (256,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    xu = ti.Tensor("float32", (256,), name="xu", scope=tik.scope_ubuf)
+    yu = ti.Tensor("float32", (8,), name="yu", scope=tik.scope_ubuf)
+    wu = ti.Tensor("float32", (64,), name="wu", scope=tik.scope_ubuf)
+    ti.data_move(xu, x, 0, 1, 32, 0, 0)
+    ti.vector_dup(8, yu, 0, 1, 1, 8)
+    s = ti.Scalar("int32", name="s", init_value=3)
+    return ti, (x, y, xu, yu, wu), s
+
+
+@pytest.mark.parametrize("form", ["inner_true_chain_in_run_time_if", "inner_true_chain_in_run_time_elif",
+                                  "true_chain_in_else_then_new_chain"])
+def test_a_nested_statically_true_chain_leaves_the_enclosing_run_time_chain_live(form):
+    """STATIC_IF_CHAIN is per chain: an inner ``if_scope(<Python True>)`` chain inside a branch of a run-time
+    chain does not make the enclosing chain's later elif/else dead; a failing call there is still refused at
+    its line (h_review151)."""
+    ti, (x, y, xu, yu, wu), s = _chain_kernel()
+    with raises_tik(IllegalOperand, match="mask"):
+        if form == "inner_true_chain_in_run_time_if":
+            with ti.if_scope(s > 1):
+                with ti.if_scope(True):
+                    ti.vec_reduce_add(64, yu, xu, wu, 3, 8)
+            with ti.else_scope():
+                ti.vec_reduce_add(200, yu, xu, wu, 1, 1)
+        elif form == "inner_true_chain_in_run_time_elif":
+            with ti.if_scope(s > 5):
+                pass
+            with ti.elif_scope(s > 1):
+                with ti.if_scope(True):
+                    pass
+                with ti.else_scope():
+                    pass
+            with ti.elif_scope(s > 0):
+                ti.vec_reduce_add(200, yu, xu, wu, 1, 1)
+        else:
+            with ti.if_scope(s > 1):
+                pass
+            with ti.else_scope():
+                with ti.if_scope(True):
+                    pass
+            with ti.if_scope(s > 1):
+                pass
+            with ti.else_scope():
+                ti.vec_reduce_add(200, yu, xu, wu, 1, 1)
+
+
+def test_a_python_true_elif_of_a_run_time_chain_makes_the_later_branches_dead():
+    """``if_scope(<run time>)`` / ``elif_scope(<Python True>)``: the later elif and else never run (their failing
+    calls are dropped); the run-time if and the true elif are live and give the values (h_review151)."""
+    ti, (x, y, xu, yu, wu), s = _chain_kernel()
+    with ti.if_scope(s > 5):
+        ti.vector_dup(8, yu, 5.0, 1, 1, 8)
+    with ti.elif_scope(True):
+        with ti.if_scope(False):
+            ti.vec_reduce_add(200, yu, xu, wu, 1, 1)
+        with ti.else_scope():
+            ti.vec_reduce_add(64, yu, xu, wu, 3, 8)
+    with ti.elif_scope(s > 1):
+        ti.vec_reduce_add(200, yu, xu, wu, 1, 1)
+    with ti.else_scope():
+        ti.vec_reduce_add(200, yu, xu, wu, 1, 1)
+    ti.data_move(y, yu, 0, 1, 1, 0, 0)
+    build(ti, "true_elif", [x], [y])
+    got = run(ti, {"x": np.ones(256, np.float32)})[0]
+    assert got[0] == 192.0 and (got[1:] == 0).all()
