@@ -21,6 +21,8 @@ value (the loop spans ``CORE_NUM`` indices); a value outside ``[1, CORE_NUM]`` i
 """
 from __future__ import annotations
 
+import numpy as np
+
 from pto_core import program as P
 from pto_core import scalars as S
 from pto_core.errors import PtoError, UnsupportedOp
@@ -418,7 +420,8 @@ class ControlAPI(TikBase):
                               hint="put it right after the `with tik_instance.if_scope(...)` block")
 
     def _cond(self, cond):
-        if isinstance(cond, (bool, int, float)) and not isinstance(cond, Expr):
+        if isinstance(cond, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(cond, Expr):
+            # a Python or numpy constant (``window > 64`` with a numpy ``window`` is a numpy bool): fixed at trace time
             return P.Const(bool(cond), P.BOOL)
         if isinstance(cond, Expr):
             banned = _FLOAT_COND_BANNED.get(platform.current_soc().short_soc_version, ("f16",))

@@ -677,3 +677,25 @@ def test_a_python_true_elif_of_a_run_time_chain_makes_the_later_branches_dead():
     build(ti, "true_elif", [x], [y])
     got = run(ti, {"x": np.ones(256, np.float32)})[0]
     assert got[0] == 192.0 and (got[1:] == 0).all()
+
+
+def test_numpy_scalar_conditions_are_trace_time_constants():
+    """``if_scope(window > 64)`` with a numpy ``window`` (shapes read from numpy arrays) gives a numpy bool:
+    a constant like a Python bool, so a statically false branch is code that never runs and the
+    elif/else after a statically true one too (was refused: "condition must be a TIK expression")."""
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    window = np.int64(100)
+    with ti.if_scope(window > 64):                      # np.bool_(True)
+        ub[0].set_as(7)
+    with ti.else_scope():
+        ti.vector_dup(window, ub, 1, 1, 1, 8)           # mask 100 > 64 for int32: never runs, dropped
+    with ti.if_scope(np.int64(0)):
+        ub[1].set_as(9)
+    with ti.if_scope(np.float32(2.5)):
+        ub[2].set_as(5)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "np_cond", [], [out])
+    assert run(ti)[0].tolist() == [7, 3, 5, 3, 3, 3, 3, 3]
