@@ -790,7 +790,7 @@ class ExecContext:
             elif self.fences is not None:
                 self._check_fence(ptr.space, off, extent, operand)
         if self.hazards is not None:
-            self.hazards.on_access(buf, off, off + extent, write)
+            self.hazards.on_access(buf, off, off + extent, write, operand)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + extent, write, operand, (shape + (size,), tuple(strides) + (1,)))
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
@@ -852,7 +852,7 @@ class ExecContext:
         elif self.fences is not None:
             self._check_fence(ptr.space, off, nbytes, operand)
         if self.hazards is not None:
-            self.hazards.on_access(buf, off, end, write)
+            self.hazards.on_access(buf, off, end, write, operand)
         view = buf.data[off:end].view(dtype.storage)
         if write:
             if buf.written.flags.writeable:
@@ -908,7 +908,7 @@ class ExecContext:
         n = hi - lo
         buf, off = self._locate_at(ptr.space, ptr.sub, ptr.addr + int(lo), n, operand)
         if self.hazards is not None:
-            self.hazards.on_access(buf, off, off + n, write)
+            self.hazards.on_access(buf, off, off + n, write, operand)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + n, write, operand, runs)
         if write:

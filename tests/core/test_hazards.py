@@ -738,3 +738,33 @@ def test_messages_show_the_high_level_call_of_each_op(m):
     assert "pto.t_write_mte2 (PIPE_MTE2 op #1 at kernel.py:12 (`tik.data_move`))" in msg
     assert "before pto.t_read_mte1 at kernel.py:14 (`tik.load2dv1`)" in e.value.hint
     assert msg.startswith("kernel.py:14 in `tik.load2dv1`")
+
+
+@pytest.mark.parametrize("hole", [False, True])
+def test_hazard_text_of_a_load_does_not_depend_on_whether_its_source_was_fully_written(hole):
+    """A GM -> L1 load over L1 bytes PIPE_MTE1 read without a flag: the WAR error names the operand the same
+    way whether the load takes the remembered-range path (source fully written) or copies the written flags
+    (source with a hole), and whatever accessor the op uses (h_hazard152: only the first path named %dst)."""
+    m = Machine("A2A3")
+    g = m.gm_alloc((1024,), "u8", name="src")
+    m.write(g, data(1024)[:500])
+    if not hole:
+        m.write(g + 500, data(1024)[500:])
+    l1 = m.ptr("l1", "u8", 0)
+    m.write(l1, data(1024))
+    pto.mte_l1_l0a(l1, m.ptr("l0a", "u8", 0), 32, 32)
+    with pytest.raises(HazardError) as e:
+        pto.mte_gm_l1(g, l1, 1024, nburst=(1, 1024, 1024))
+    assert e.value.kind == "WAR" and e.value.byte_range == (0, 1024)
+    assert "in `pto.mte_gm_l1`: operand %dst: WAR hazard on core0.l1 bytes [0x0, 0x400)" in str(e.value)
+
+
+def test_hazard_error_of_a_strided_read_names_the_operand(m):
+    """A vector op reading UB bytes an unsynchronised MTE2 load wrote: the RAW error names the source operand."""
+    src = m.gm_tensor(np.ones(128, np.float16), name="src")
+    a, b = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0x1000)
+    m.write(b, np.ones(128, np.float16))
+    pto.mte_gm_ub(src, a, 0, 256, nburst=(1, 256, 256))
+    with pytest.raises(HazardError) as e:
+        pto.ub.vadd(b, a, b, 1)
+    assert e.value.kind == "RAW" and "in `pto.ub.vadd`: operand src0: RAW hazard on core0.ub0" in str(e.value)
