@@ -159,14 +159,37 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     return op
 
 
+def _holes_op(name: str, pipe, where, run: Callable, convs: tuple) -> Callable:
+    """``op(ctx, *values)`` of `_dyn_op` for a ``run(ctx, *operands)`` an `OpSpec.bind_holes` hook made:
+    ``convs`` makes each operand of its value (None: the value)."""
+    if len(convs) == 2 and None not in convs:          # the common case: two run-time pointers
+        c0, c1 = convs
+
+        def op(ctx, v0, v1):
+            ctx.begin_op(name, pipe, where)
+            run(ctx, c0(v0), c1(v1))
+        return op
+
+    def op(ctx, *values):
+        ctx.begin_op(name, pipe, where)
+        run(ctx, *[v if c is None else c(v) for c, v in zip(convs, values)])
+    return op
+
+
 def _dyn_op(name: str, pipe, where, execute: Callable, template: tuple, holes: tuple, clauses: dict,
-            dyn_keys: tuple, bind_hole: Optional[Callable] = None) -> Callable:
+            dyn_keys: tuple, bind_hole: Optional[Callable] = None,
+            bind_holes: Optional[Callable] = None) -> Callable:
     """``op(ctx, *values)``: one op whose operands or clauses are partly computed at run time. ``values``
     are, in order, the operands at ``holes`` (``(index, conv)``: the operand is ``conv(value)``, or the
     value when ``conv`` is None; the other operands are ``template``'s) and then the clauses ``dyn_keys``
     (the others are ``clauses``). ``ctx.begin_op`` + ``execute``, like `_bound_op`. ``bind_hole``: the
-    spec's hook (`OpSpec.bind_hole`) that may specialise ``execute`` when one operand is computed at run time."""
+    spec's hook (`OpSpec.bind_hole`) that may specialise ``execute`` when one operand is computed at run time;
+    ``bind_holes`` (`OpSpec.bind_holes`), tried first, the same for one or more."""
     nh = len(holes)
+    if bind_holes is not None and not callable(pipe) and not dyn_keys:
+        run = bind_holes(template, tuple(i for i, _ in holes), clauses)
+        if run is not None:
+            return _holes_op(name, pipe, where, run, tuple(conv for _, conv in holes))
     if not callable(pipe) and not dyn_keys and nh == 1:          # the common case: one run-time operand
         (i, conv), = holes
         run = bind_hole(template, i, clauses) if bind_hole is not None else None
@@ -539,7 +562,7 @@ class _Codegen:
                 dyn_keys.append(k)
                 codes.append(code)
         fn = self.const(_dyn_op(spec.asm_name, spec.pipe, s.where, spec.execute, tuple(template), tuple(holes),
-                                static_clauses, tuple(dyn_keys), spec.bind_hole), "D")
+                                static_clauses, tuple(dyn_keys), spec.bind_hole, spec.bind_holes), "D")
         self.emit(ind, yield_, s)
         if self.probes:
             self.probe_calls(s, "before", ind)

@@ -149,6 +149,10 @@ class OpSpec:
             whose operands are all compile-time values but the one at ``index`` (``args[index]`` is None),
             computed at run time with no run-time clause (`interpreter._dyn_op`): the returned function
             gets that operand's value per run.
+        bind_holes: optional ``fn(args, indices, clauses) -> fn(ctx, *operands) or None``, the same for an op
+            whose operands at ``indices`` (one or more) are computed at run time, with no run-time clause and
+            a fixed pipe (`interpreter._dyn_op`, tried before ``bind_hole``): the returned function gets those
+            operands' values per run, in ``indices`` order; it must still do every check that depends on them.
     """
 
     name: str
@@ -164,6 +168,7 @@ class OpSpec:
     asm_operands: Optional[Callable] = None
     bind: Optional[Callable] = None
     bind_hole: Optional[Callable] = None
+    bind_holes: Optional[Callable] = None
 
     @property
     def asm_name(self) -> str:

@@ -490,8 +490,10 @@ VECTOR_BIND = True
 
 def _bind_lanewise(row: Lanewise):
     nmem = len(row.mem)
-    prepare = _prepare_lanewise(row, "pto.ub." + row.name)
+    opname = "pto.ub." + row.name
+    prepare = _prepare_lanewise(row, opname)
     run = ve.run
+    check_ub = ve.check_ub
 
     def bind(args, clauses):
         if not VECTOR_BIND:
@@ -507,7 +509,30 @@ def _bind_lanewise(row: Lanewise):
             dt, scalar, plan, rounding = memo[1]
             run(ctx, plan, ptrs, _compute_lanewise(row, ctx, dt, scalar, rounding))
         return op
-    return bind
+
+    def bind_holes(args, indices, clauses):
+        if not VECTOR_BIND or any(i >= nmem for i in indices):
+            return None                     # a run-time scalar or repeat: the general path
+        names = tuple(row.mem[i] for i in indices)
+        memo = [None, None, None]           # the target, the hole pointers' dtypes, the preparation
+
+        def op(ctx, *ptrs):
+            # address-dependent checks of the run-time pointers, every time, in operand order (the
+            # compile-time pointers passed them when the preparation was made)
+            for nm, p in zip(names, ptrs):
+                check_ub(p, op=opname, operand=nm)
+            dts = tuple([p.dtype for p in ptrs])
+            target = ctx.target
+            operands = list(args)
+            for i, p in zip(indices, ptrs):
+                operands[i] = p
+            if target is not memo[0] or dts != memo[1]:
+                memo[2] = prepare(target, operands, **clauses)
+                memo[0], memo[1] = target, dts
+            dt, scalar, plan, rounding = memo[2]
+            run(ctx, plan, operands[:nmem], _compute_lanewise(row, ctx, dt, scalar, rounding))
+        return op
+    return bind, bind_holes
 
 
 def _hashable(key):
@@ -589,8 +614,9 @@ def _register_lanewise(row: Lanewise) -> None:
         operands += (Operand("scalar", "scalar", doc="scalar operand (converted to the element type)"),)
     operands += (Operand("repeat", "int", doc="repeats, 0..255 (0 = no-op)"),)
     clauses = ve.mask_clauses() + ve.stride_clauses(row.mem) + row.clauses
+    bind, bind_holes = _bind_lanewise(row)
     spec = OpSpec(name="ub." + row.name, family="vector", pipe="V", operands=operands, clauses=clauses,
-                  execute=_execute_lanewise(row), verify=_verify_lanewise(row), bind=_bind_lanewise(row),
+                  execute=_execute_lanewise(row), verify=_verify_lanewise(row), bind=bind, bind_holes=bind_holes,
                   doc=row.doc)
     register(spec)
     EXPANDERS[spec.name] = _expand_lanewise(row)

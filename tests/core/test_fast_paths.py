@@ -823,6 +823,98 @@ def test_bound_vector_ops_equal_the_general_path(monkeypatch, body, machine):
         assert fast[1] or (fast[0] is not None and fast[0][2] is not None)     # reported, or refused at the line
 
 
+def _vecrt_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        o = i * 128                                   # run-time pointers, 256 B apart
+        pto.ub.vadd(c + o, a + o, b + o, 1)
+        pto.ub.vmuls(c + o, c + o, 0.3, 1, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000))
+        pto.ub.vadds(c + o, c + o, 65504.0, 1, counter=(100,))
+        pto.ub.vmax(c, c + o, a, 1)                   # one run-time pointer among constant ones
+        pto.ub.vexp(c + o, c + o, 1)
+    _vec_store(g, c)
+
+
+def _vecrt_misaligned(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(c, a + i * 8, b + i * 128, 1)     # 16 B steps: the second pass is off 32 B
+    _vec_store(g, c)
+
+
+def _vecrt_out_of_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 4, dtype="s32") as i:
+        pto.ub.vadd(c + i * 0x10000, a, b + i * 64, 1)   # 128 KiB steps: runs off the UB
+    _vec_store(g, c)
+
+
+def _vecrt_overlap(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(a + i * 16, a + i * 32, b + i * 16, 2)   # dst and src0 overlap, differently each pass
+    _vec_store(g, c)
+
+
+def _vecrt_uninit(k, g, a, b, c):
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + i * 128, a + i * 128, b + i * 128, 1)   # reads unwritten UB
+    _vec_store(g, c)
+
+
+def _vecrt_unordered(k, g, a, b, c):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + i * 128, a + i * 128, a, 1)   # no flag between MTE2 and V
+
+
+def _vecrt_dtypes(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + i * 128, k.ptr("ub", "f32", 0) + i * 64, b + i * 128, 1)   # mixed dtypes: refused
+
+
+def _vecrt_counter(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + i * 128, a + i * 128, b, 2, counter=(200,))   # refused on v100 targets
+
+
+@pytest.mark.parametrize("body,machine", [(_vecrt_clean, None), (_vecrt_misaligned, None),
+                                          (_vecrt_out_of_range, None), (_vecrt_overlap, None),
+                                          (_vecrt_uninit, None), (_vecrt_unordered, None), (_vecrt_dtypes, None),
+                                          (_vecrt_clean, lambda: Machine("Ascend910B1")),
+                                          (_vecrt_counter, lambda: Machine("Ascend910A"))])
+def test_bound_vector_ops_with_run_time_pointers_equal_the_general_path(monkeypatch, body, machine):
+    """Lanewise vector ops whose pointers are computed at run time (`OpSpec.bind_holes`): the address-independent
+    setup is made once per target, the pointer checks (alignment, space), bounds, hazards and initialisation
+    still run on every op; same output, reports and first error (class, text, provenance) as the general
+    execute, also after a target switch."""
+    from pto_core.ops import vector_elementwise
+    calls = []
+    real = vector_elementwise._scalar_value
+
+    def counting(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(vector_elementwise, "_scalar_value", counting)
+    fast = _run_vec(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    monkeypatch.setattr(vector_elementwise, "_scalar_value", counting)
+    slow = _run_vec(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _vecrt_clean:
+        assert fast[0] is None and fast[2] is not None
+        assert nfast < len(calls) - nfast             # the bound form converts the scalars once per target
+    elif body is _vecrt_counter:
+        assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
+    elif body in (_vecrt_misaligned, _vecrt_out_of_range, _vecrt_dtypes):
+        assert fast[0] is not None and fast[0][2] is not None
+    elif body in (_vecrt_uninit, _vecrt_unordered):
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+
+
 # ============================================================================ bound burst moves (OpSpec.bind)
 
 
