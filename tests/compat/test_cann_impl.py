@@ -48,6 +48,25 @@ def test_common_util_get_data_size():
         common_util.get_data_size("bfloat16")
 
 
+def test_common_util_exposes_the_constant_table_as_constant():
+    """CANN's common_util.py starts with ``from impl import constant_util as constant`` and operators read
+    ``common_util.constant.BLOCK_SIZE``; the facade refused that name with UnsupportedOp."""
+    from impl import common_util, constant_util
+    assert common_util.constant is constant_util
+    assert common_util.constant.BLOCK_SIZE // common_util.get_data_size("float16") == 16
+    ti = tik.Tik()
+    n = common_util.constant.BLOCK_SIZE // common_util.get_data_size("float32")
+    x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (n,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.vec_adds(n, ub, ub, 1.0, 1, common_util.constant.STRIDE_ONE, common_util.constant.STRIDE_ONE)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    xv = np.arange(n, dtype=np.float32)
+    out, = _run(ti, "cu_const", [x], [y], {"x": xv})
+    np.testing.assert_array_equal(out, xv + 1)
+
+
 def test_util_common_pure_helpers():
     from impl.util import util_common as uc
     assert (uc.ceil(33, 16), uc.align(33, 16), uc.lcm(4, 6)) == (3, 48, 12)
