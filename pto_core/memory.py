@@ -794,7 +794,7 @@ class ExecContext:
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + extent, write, operand, (shape + (size,), tuple(strides) + (1,)))
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
-        dense = _is_dense(shape, strides, size)
+        dense = is_dense(shape, strides, size)
         if write:
             if not buf.written.flags.writeable:
                 pass                    # all bytes already written (see `Buffer.mark_all_written`)
@@ -1066,7 +1066,7 @@ def all_written(flags: np.ndarray) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
+def is_dense(shape: tuple, strides: tuple, size: int) -> bool:
     """True if a view of ``shape``/``strides`` covers a contiguous byte range exactly once (C order)."""
     expect = size
     for n, s in zip(reversed(shape), reversed(strides)):

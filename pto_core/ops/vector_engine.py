@@ -45,7 +45,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, Misaligned
-from ..memory import Ptr
+from ..memory import Ptr, is_dense
 from ..numerics.floats import to_f16
 from .registry import Clause
 
@@ -378,7 +378,7 @@ def dense_streams(plan: "Plan") -> Optional[tuple]:
     """``((name, reads, writes, nbytes, dtype, (repeat, lanes)), ...)`` per stream when `run` may take its
     dense fast path for ``plan``, else None. It may when every lane of every repeat is active (no mask, no
     counter-mode tail, no per-stream output lanes) and every stream covers one contiguous byte range
-    exactly once (`_is_dense`) in whole bytes (a masked or written stream over all ``lanes.count`` lanes): then each operand is one 1-D view (`ExecContext.dense_view`)
+    exactly once (`memory.is_dense`) in whole bytes (a masked or written stream over all ``lanes.count`` lanes): then each operand is one 1-D view (`ExecContext.dense_view`)
     with the same checks and marks as `ExecContext.strided_view` of its (repeat, block, element) pattern."""
     lanes = plan.lanes
     if lanes.mask is not None or lanes.tail or lanes.repeat < 1 or plan.lanes_out:
@@ -387,22 +387,10 @@ def dense_streams(plan: "Plan") -> Optional[tuple]:
     for s in plan.streams:
         size = s.dtype.itemsize
         if (s.dtype.bits < 8 or ((s.masked or s.writes) and s.lanes != lanes.count) or s.shape[0] != lanes.repeat
-                or not _is_dense(s.shape, s.strides, size) or (s.writes and not s.once)):
+                or not is_dense(s.shape, s.strides, size) or (s.writes and not s.once)):
             return None
         out.append((s.name, s.reads, s.writes, s.extent, s.dtype, (lanes.repeat, s.lanes)))
     return tuple(out)
-
-
-def _is_dense(shape: tuple, strides: tuple, size: int) -> bool:
-    """True if ``shape``/``strides`` cover a contiguous byte range exactly once in C order."""
-    expect = size
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n == 1:
-            continue
-        if s != expect:
-            return False
-        expect *= n
-    return True
 
 
 class PlanCache:
