@@ -435,9 +435,11 @@ class ControlAPI(TikBase):
                                                          "Scalar) or in integers" if bad == ["f16"] else
                                   "compare integers (convert with scalar_conv / vec_conv first)")
             return P.cast(cond.ir, P.BOOL)
-        raise self._error(f"condition must be a TIK expression or a Python bool, got {type(cond).__name__}",
+        raise self._error(f"condition must be a TIK expression or a Python/numpy bool or number, got "
+                          f"{type(cond).__name__}",
                           operand="cond", value=repr(cond),
-                          hint="pass a comparison of Scalars/Exprs (s > 0), tik.all/tik.any of them, or a Python bool")
+                          hint="pass a comparison of Scalars/Exprs (s > 0), tik.all/tik.any of them, or a Python bool "
+                               "(bool(x) for a 0-d numpy array)")
 
     @tik_api("new_stmt_scope")
     def new_stmt_scope(self, disable_sync=False):
