@@ -170,6 +170,12 @@ def _holes_op(name: str, pipe, where, run: Callable, convs: tuple) -> Callable:
             run(ctx, c0(v0), c1(v1))
         return op
 
+    if convs == (None,):                                # one run-time value used as is (a scalar)
+        def op(ctx, v):
+            ctx.begin_op(name, pipe, where)
+            run(ctx, v)
+        return op
+
     def op(ctx, *values):
         ctx.begin_op(name, pipe, where)
         run(ctx, *[v if c is None else c(v) for c, v in zip(convs, values)])

@@ -423,6 +423,16 @@ def _check_cached(row: Lanewise, dts: tuple, target, op: str) -> None:
         _LEGAL[key] = True
 
 
+def _convert_scalar(row: Lanewise, value, dt: dict, op: str):
+    """The scalar operand of a lanewise op converted to its element type (`_scalar_value`), shift counts
+    range-checked: per op in `execute`, and per op for a run-time scalar of a bound op (`_bind_lanewise`)."""
+    scalar = _scalar_value(value, _scalar_dtype(row, dt), op=op)
+    if row.name in ("vshl", "vshr"):
+        ve.check_range(int(value), 0, dt["dst"].bits, op=op, operand="scalar",
+                       hint="shift counts run from 0 to the element width")
+    return scalar
+
+
 def _prepare_lanewise(row: Lanewise, op: str):
     """``prepare(target, operands, clauses) -> (dt, scalar, plan, rounding)``: everything a lanewise op
     computes before touching memory (operand checks, dtype legality, the scalar, the plan), in the order
@@ -440,12 +450,7 @@ def _prepare_lanewise(row: Lanewise, op: str):
         if dt is None:            # legality of this dtype combination on this target, checked once
             _check_cached(row, dts, target, op)
             dt = _CHECKED[(row.name, names, target.name)] = dict(zip(row.mem, dts))
-        scalar = None
-        if row.scalar:
-            scalar = _scalar_value(operands[nmem], _scalar_dtype(row, dt), op=op)
-            if row.name in ("vshl", "vshr"):
-                ve.check_range(int(operands[nmem]), 0, dt["dst"].bits, op=op, operand="scalar",
-                               hint="shift counts run from 0 to the element width")
+        scalar = _convert_scalar(row, operands[nmem], dt, op) if row.scalar else None
         repeat = operands[nmem + (1 if row.scalar else 0)]
         if mask is None and counter is None and blk_stride is None and rep_stride is None and stride_unit is None:
             # the common form (all lanes, contiguous): a cheaper key; the repeat's type is part of it so
@@ -495,6 +500,9 @@ def _bind_lanewise(row: Lanewise):
     run = ve.run
     check_ub = ve.check_ub
 
+    def convert(value, dt):
+        return _convert_scalar(row, value, dt, opname)
+
     def bind(args, clauses):
         if not VECTOR_BIND:
             return None
@@ -511,12 +519,16 @@ def _bind_lanewise(row: Lanewise):
         return op
 
     def bind_holes(args, indices, clauses):
-        if not VECTOR_BIND or any(i >= nmem for i in indices):
-            return None                     # a run-time scalar or repeat: the general path
-        names = tuple(row.mem[i] for i in indices)
+        if not VECTOR_BIND or any(i > nmem or (i == nmem and not row.scalar) for i in indices):
+            return None                     # a run-time repeat: the general path
+        pos = tuple(j for j, i in enumerate(indices) if i < nmem)       # the run-time pointers among the values
+        pidx = tuple(indices[j] for j in pos)
+        names = tuple(row.mem[i] for i in pidx)
+        spos = indices.index(nmem) if nmem in indices else None        # the run-time scalar, if any
         memo = [None, None, None]           # the target, the hole pointers' dtypes, the preparation
 
-        def op(ctx, *ptrs):
+        def op(ctx, *values):
+            ptrs = [values[j] for j in pos]
             # address-dependent checks of the run-time pointers, every time, in operand order (the
             # compile-time pointers passed them when the preparation was made)
             for nm, p in zip(names, ptrs):
@@ -524,12 +536,17 @@ def _bind_lanewise(row: Lanewise):
             dts = tuple([p.dtype for p in ptrs])
             target = ctx.target
             operands = list(args)
-            for i, p in zip(indices, ptrs):
-                operands[i] = p
+            for i, v in zip(indices, values):
+                operands[i] = v
             if target is not memo[0] or dts != memo[1]:
-                memo[2] = prepare(target, operands, **clauses)
+                memo[0] = None
+                memo[2] = prep = prepare(target, operands, **clauses)
                 memo[0], memo[1] = target, dts
-            dt, scalar, plan, rounding = memo[2]
+                dt, scalar, plan, rounding = prep
+            else:
+                dt, scalar, plan, rounding = memo[2]
+                if spos is not None:        # the run-time scalar: converted (and range-checked) every time
+                    scalar = convert(values[spos], dt)
             run(ctx, plan, operands[:nmem], _compute_lanewise(row, ctx, dt, scalar, rounding))
         return op
     return bind, bind_holes

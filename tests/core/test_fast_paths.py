@@ -12,6 +12,7 @@ import pytest
 
 from pto_core import Machine, MachineOptions, dtype, layout, pto
 from pto_core.ops.cube import f16_to_f32
+from pto_core.program import cast
 
 RNG = np.random.default_rng(2024)
 ALL_F16 = np.arange(1 << 16, dtype=np.uint16)
@@ -880,33 +881,99 @@ def _vecrt_counter(k, g, a, b, c):
         pto.ub.vadd(c + i * 128, a + i * 128, b, 2, counter=(200,))   # refused on v100 targets
 
 
+def _vecrs_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        x = cast(i, "f32")                            # run-time scalars, constant pointers (softmax's form)
+        pto.ub.vmuls(c, a, x * 0.3 + 0.1, 1)
+        pto.ub.vadds(c, c, 0.0 - x, 2, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000))
+        pto.ub.vmaxs(c + i * 128, c, x * 0.5, 1)      # a run-time scalar and a run-time pointer
+        pto.ub.vshr(k.ptr("ub", "s16", 0x3000), k.ptr("ub", "s16", 0), i * 5, 1, round=True)
+        pto.ub.vadds(k.ptr("ub", "s16", 0x3000), k.ptr("ub", "s16", 0x3000), i * 10000 - 15000, 1)
+    _vec_store(g, c)
+
+
+def _vecrs_special(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        x = cast(i, "f32")
+        big = x * 1e30 * 1e30                         # 0, then inf
+        pto.ub.vadds(c, a, big, 1)
+        pto.ub.vmuls(c, c, big - big, 1)              # 0, then NaN
+        pto.ub.vmuls(c, c, x * 70000.0, 1)            # out of range for f16: rounds to inf
+    _vec_store(g, c)
+
+
+def _vecrs_s16_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadds(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), 0 - i * 20000, 1)   # -40000 on pass 3
+
+
+def _vecrs_shift_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vshl(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), i * 9, 1)   # 18 > 16 on pass 3
+
+
+def _vecrs_negative(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vshr(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), 1 - i, 1)    # -1 on pass 3
+
+
+def _vecrs_fraction(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadds(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), cast(i, "f32") * 0.75, 1)  # 0.75: refused
+
+
 @pytest.mark.parametrize("body,machine", [(_vecrt_clean, None), (_vecrt_misaligned, None),
                                           (_vecrt_out_of_range, None), (_vecrt_overlap, None),
                                           (_vecrt_uninit, None), (_vecrt_unordered, None), (_vecrt_dtypes, None),
                                           (_vecrt_clean, lambda: Machine("Ascend910B1")),
-                                          (_vecrt_counter, lambda: Machine("Ascend910A"))])
+                                          (_vecrt_counter, lambda: Machine("Ascend910A")),
+                                          (_vecrs_clean, None), (_vecrs_special, None), (_vecrs_s16_range, None),
+                                          (_vecrs_shift_range, None), (_vecrs_negative, None),
+                                          (_vecrs_fraction, None),
+                                          (_vecrs_clean, lambda: Machine("Ascend910B1")),
+                                          (_vecrs_shift_range, lambda: Machine("Ascend910B1"))])
 def test_bound_vector_ops_with_run_time_pointers_equal_the_general_path(monkeypatch, body, machine):
     """Lanewise vector ops whose pointers are computed at run time (`OpSpec.bind_holes`): the address-independent
     setup is made once per target, the pointer checks (alignment, space), bounds, hazards and initialisation
     still run on every op; same output, reports and first error (class, text, provenance) as the general
     execute, also after a target switch."""
     from pto_core.ops import vector_elementwise
-    calls = []
-    real = vector_elementwise._scalar_value
+    calls, checks = [], []
+    real, real_check = vector_elementwise._scalar_value, vector_elementwise.ve.check_ub
 
     def counting(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(vector_elementwise, "_scalar_value", counting)
+    def counting_check(*a, **kw):
+        checks.append(1)
+        return real_check(*a, **kw)
+
+    def count():
+        monkeypatch.setattr(vector_elementwise, "_scalar_value", counting)
+        monkeypatch.setattr(vector_elementwise.ve, "check_ub", counting_check)
+
+    count()
     fast = _run_vec(monkeypatch, True, body, machine)
-    nfast = len(calls)
-    monkeypatch.setattr(vector_elementwise, "_scalar_value", counting)
+    nfast, nfast_checks = len(calls), len(checks)
+    count()
     slow = _run_vec(monkeypatch, False, body, machine)
     assert fast == slow
     if body is _vecrt_clean:
         assert fast[0] is None and fast[2] is not None
         assert nfast < len(calls) - nfast             # the bound form converts the scalars once per target
+    elif body is _vecrs_clean:
+        assert fast[0] is None and fast[2] is not None
+        assert nfast == len(calls) - nfast            # run-time scalars: converted on every op, both ways
+        assert nfast_checks < len(checks) - nfast_checks    # the constant pointers: checked once per target
+    elif body in (_vecrs_s16_range, _vecrs_shift_range, _vecrs_negative, _vecrs_fraction):
+        assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
     elif body is _vecrt_counter:
         assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
     elif body in (_vecrt_misaligned, _vecrt_out_of_range, _vecrt_dtypes):
