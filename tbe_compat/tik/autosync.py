@@ -296,8 +296,7 @@ class AutoSync:
                 if p in need:
                     self._sync(p, q)
         self.pend = _join([self.pend, pre])
-        for _, outer in self._loops:
-            outer.extend(log)
+        # (`op` logs every access in every open loop: the enclosing loops hold this body's already)
 
     def hoist(self, body: list) -> list:
         """Remove from a traced loop ``body`` (nested blocks included) the auto-sync pairs whose source pipe
