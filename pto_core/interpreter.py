@@ -916,6 +916,25 @@ def _float_widens(src, dst) -> bool:
 #: facade checks a fed InputScalar against): checked before the launch allocates a core per block.
 MAX_LAUNCH_BLOCKS = 65535
 
+#: how many generated kernel sources `_compiled` keeps the byte code of (oldest dropped first): a
+#: kernel traced again (a benchmark or tuning loop, a test rebuilding the same kernel) generates the
+#: same source, and Python's ``compile`` of it is about a third of `Program.compile`
+CODE_CACHE_SIZE = 64
+_CODE_CACHE: dict = {}
+
+
+def _compiled(source: str, filename: str):
+    """``compile(source, filename, "exec")``, shared by equal (source, filename) pairs: a code object
+    is immutable and each `Executable` ``exec``s it into its own namespace (fresh functions)."""
+    key = (source, filename)
+    code = _CODE_CACHE.get(key)
+    if code is None:
+        code = compile(source, filename, "exec")
+        if len(_CODE_CACHE) >= CODE_CACHE_SIZE:
+            del _CODE_CACHE[next(iter(_CODE_CACHE))]
+        _CODE_CACHE[key] = code
+    return code
+
 
 class Executable:
     """A compiled program. ``run`` may be called many times.
@@ -934,7 +953,7 @@ class Executable:
         filename = f"<pto kernel {prog.name}>"
         try:
             self.source = gen.generate()
-            code = compile(self.source, filename, "exec")
+            code = _compiled(self.source, filename)
         except (RecursionError, SyntaxError, MemoryError) as e:
             raise UnsupportedOp(f"kernel {prog.name!r} is too deeply nested to compile ({type(e).__name__}: {e})",
                                 hint="split long expression chains through registers and flatten deep "

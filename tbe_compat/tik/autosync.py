@@ -78,31 +78,43 @@ def pipes_used(body: list) -> frozenset:
     and sync op, the destination of a wait, the pipe of a barrier (ALL: every pipe), every pipe for any
     other sync op or an op whose pipe is not known statically."""
     used = set()
-    for st in P.walk_stmts(body):
-        if isinstance(st, P.OpStmt):
-            call = st.call
-            spec = call.spec
-            if spec.family == "sync":
-                used.add("S")
-                name = spec.name
-                if name in _SETS:
-                    continue
-                if name in _WAITS:
-                    p = _canon(call.operands[1])
-                elif name in _BARRIERS:
-                    p = _canon(call.operands[0], allow_all=True)
+    stack = [body]               # every nested block once (a set: the walk order does not matter)
+    For, If, OpStmt, scalar = P.For, P.If, P.OpStmt, (P.Load, P.Store, P.ReadSpr)
+    while stack:
+        for st in stack.pop():
+            t = type(st)
+            if t is For:
+                stack.append(st.body)
+                continue
+            if t is If:
+                stack.append(st.then)
+                if st.orelse:
+                    stack.append(st.orelse)
+                continue
+            if isinstance(st, OpStmt):
+                call = st.call
+                spec = call.spec
+                if spec.family == "sync":
+                    used.add("S")
+                    name = spec.name
+                    if name in _SETS:
+                        continue
+                    if name in _WAITS:
+                        p = _canon(call.operands[1])
+                    elif name in _BARRIERS:
+                        p = _canon(call.operands[0], allow_all=True)
+                    else:
+                        return _ALL
                 else:
+                    try:
+                        p = _canon(call.pipe)
+                    except Exception:
+                        return _ALL
+                if p == "ALL":
                     return _ALL
-            else:
-                try:
-                    p = _canon(call.pipe)
-                except Exception:
-                    return _ALL
-            if p == "ALL":
-                return _ALL
-            used.add(p)
-        elif isinstance(st, (P.Load, P.Store, P.ReadSpr)):
-            used.add("S")
+                used.add(p)
+            elif isinstance(st, scalar):
+                used.add("S")
     return frozenset(used)
 
 
@@ -284,8 +296,7 @@ class AutoSync:
                 if p in need:
                     self._sync(p, q)
         self.pend = _join([self.pend, pre])
-        for _, outer in self._loops:
-            outer.extend(log)
+        # (`op` logs every access in every open loop: the enclosing loops hold this body's already)
 
     def hoist(self, body: list) -> list:
         """Remove from a traced loop ``body`` (nested blocks included) the auto-sync pairs whose source pipe

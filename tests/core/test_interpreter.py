@@ -714,3 +714,26 @@ def test_alias_onto_a_smaller_input_is_an_error():
         k.gm_arg("y", "f32", (64,), io="out")
     with pytest.raises(ConfigError, match="the output needs 256 B, the input has 32 B"):
         k.program.run({"x": np.zeros(8, np.float32)}, alias={"y": "x"})
+
+
+def _stores(value, name="cc"):
+    with program(name) as k:
+        o = k.gm_arg("o", "s32", (2,), io="out")
+        r = k.reg("s32", value)
+        k.store(o, 0, r + 1)
+    return k.program
+
+
+def test_compile_shares_byte_code_of_equal_sources_only(monkeypatch):
+    from pto_core import interpreter
+    a, b, c = _stores(5).compile(), _stores(5).compile(), _stores(6).compile()
+    assert a.source == b.source and a._code is b._code          # traced again: compiled once
+    assert c.source != a.source and c._code is not a._code
+    assert a._kernel is not b._kernel                           # each executable has its own functions
+    assert a.run()["o"][0] == 6 and b.run()["o"][0] == 6 and c.run()["o"][0] == 7
+    monkeypatch.setattr(interpreter, "_CODE_CACHE", {})
+    monkeypatch.setattr(interpreter, "CODE_CACHE_SIZE", 2)
+    for v in range(4):
+        _stores(v).compile()
+    assert len(interpreter._CODE_CACHE) == 2                      # bounded, oldest dropped
+    assert _stores(3).compile().run()["o"][0] == 4
