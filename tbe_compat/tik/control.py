@@ -420,6 +420,8 @@ class ControlAPI(TikBase):
                               hint="put it right after the `with tik_instance.if_scope(...)` block")
 
     def _cond(self, cond):
+        if isinstance(cond, np.ndarray) and cond.ndim == 0 and cond.dtype.kind in "biuf":
+            cond = cond.item()                  # a 0-d array (np.array(True), np.all(shape_a == shape_b))
         if isinstance(cond, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(cond, Expr):
             # a Python or numpy constant (``window > 64`` with a numpy ``window`` is a numpy bool): fixed at trace time
             return P.Const(bool(cond), P.BOOL)
@@ -438,8 +440,7 @@ class ControlAPI(TikBase):
         raise self._error(f"condition must be a TIK expression or a Python/numpy bool or number, got "
                           f"{type(cond).__name__}",
                           operand="cond", value=repr(cond),
-                          hint="pass a comparison of Scalars/Exprs (s > 0), tik.all/tik.any of them, or a Python bool "
-                               "(bool(x) for a 0-d numpy array)")
+                          hint="pass a comparison of Scalars/Exprs (s > 0), tik.all/tik.any of them, or a Python bool")
 
     @tik_api("new_stmt_scope")
     def new_stmt_scope(self, disable_sync=False):

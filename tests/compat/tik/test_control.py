@@ -696,6 +696,8 @@ def test_numpy_scalar_conditions_are_trace_time_constants():
         ub[1].set_as(9)
     with ti.if_scope(np.float32(2.5)):
         ub[2].set_as(5)
+    with ti.if_scope(np.array(False)):                  # a 0-d array: its one value
+        ub[3].set_as(6)
     ti.data_move(out, ub, 0, 1, 1, 0, 0)
     build(ti, "np_cond", [], [out])
     assert run(ti)[0].tolist() == [7, 3, 5, 3, 3, 3, 3, 3]
