@@ -568,16 +568,8 @@ def test_branches_after_a_statically_true_condition_never_run(form):
     an ``if_scope(False)`` body: a call there whose immediate arguments fail a check is dropped (CANN's
     moving_sum_with_sigmoid keeps ``vec_reduce_add(window, ...)`` in the else of ``if_scope(window > 64)``;
     its UT builds window 250 / 512). Was: IllegalOperand "mask = 200 is outside [1, 64]"."""
-    set_current_compile_soc_info("Ascend910A")
     window = 200
-    ti = tik.Tik()
-    x = ti.Tensor("float32", (256,), name="x", scope=tik.scope_gm)
-    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
-    xu = ti.Tensor("float32", (256,), name="xu", scope=tik.scope_ubuf)
-    yu = ti.Tensor("float32", (8,), name="yu", scope=tik.scope_ubuf)
-    wu = ti.Tensor("float32", (64,), name="wu", scope=tik.scope_ubuf)
-    ti.data_move(xu, x, 0, 1, 32, 0, 0)
-    ti.vector_dup(8, yu, 0, 1, 1, 8)
+    ti, (x, y, xu, yu, wu), _ = _chain_kernel()
     if form == "elif_false":                             # if(False) elif(True): the final else never runs
         with ti.if_scope(window < 64):
             ti.vec_reduce_add(window, yu, xu, wu, 1, 1)
