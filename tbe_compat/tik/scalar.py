@@ -296,9 +296,12 @@ def py_number(v):
 
 
 def ir_value(v, *, what: str = "value"):
-    """The IR form of a TIK scalar operand: `Expr` -> its IR, Python/numpy numbers unchanged."""
+    """The IR form of a TIK scalar operand: `Expr` -> its IR, Python/numpy numbers unchanged (a 0-d numpy
+    array of a bool or number, such as ``np.array(True)``, is its one value, as in `if_scope`)."""
     if isinstance(v, Expr):
         return v.ir
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
+        v = v[()]
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, (bool, int, float)):

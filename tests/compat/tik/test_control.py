@@ -693,3 +693,28 @@ def test_numpy_scalar_conditions_are_trace_time_constants():
     ti.data_move(out, ub, 0, 1, 1, 0, 0)
     build(ti, "np_cond", [], [out])
     assert run(ti)[0].tolist() == [7, 3, 5, 3, 3, 3, 3, 3]
+
+
+def test_zero_d_array_conditions_in_tik_all_any_negate_are_their_value():
+    """``tik.all`` / ``tik.any`` / ``tik.negate`` take a 0-d numpy array (``np.all(a == b)`` on arrays
+    kept as arrays, ``np.array(True)``) as its one value, as `if_scope` does (was refused: "cannot use
+    ndarray array(True) as a scalar condition")."""
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    with ti.if_scope(tik.all(np.array(True), n > 2)):
+        ub[0].set_as(7)
+    with ti.if_scope(tik.any(np.array(False), n > 10)):
+        ub[1].set_as(8)
+    with ti.if_scope(tik.negate(np.array(0))):
+        ub[2].set_as(9)
+    with ti.if_scope(tik.all(np.array(2.5), n > 2)):
+        ub[3].set_as(1)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "np_cond_all", [n], [out])
+    assert run(ti, {"n": 5})[0].tolist() == [7, 3, 9, 1, 3, 3, 3, 3]
+    assert run(ti, {"n": 11})[0].tolist() == [7, 8, 9, 1, 3, 3, 3, 3]
+    with pytest.raises(PtoError, match="ndarray"):
+        tik.all(np.array([True, False]), n > 2)         # a 1-d array is no scalar condition
