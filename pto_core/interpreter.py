@@ -93,23 +93,33 @@ _PLAIN = frozenset({int, bool, str, type(None)})
 def _make_load(space, dt, where):
     nb, sto = dt.nbytes(1), dt.storage
     conv = {"f": float, "b": bool}.get(dt.kind, int)
+    nan_exact = dt.kind == "f" and dt.name in ("f32", "f16", "bf16")
+    ust = np.dtype(f"u{nb}")
 
     def load_scalar(ctx, addr):
         ctx.begin_op("pto.load_scalar", "S", where)
         buf, off = ctx._locate_at(space, 0, addr, nb, "src")      # ctx.read(Ptr(space, dt, addr), nb), inlined
         ctx._on_read(buf, off, off + nb, "src")
-        return conv(buf.data[off:off + nb].view(sto)[0])
+        v = buf.data[off:off + nb].view(sto)[0]
+        if nan_exact and v != v:                                    # NAN_BITS_KEPT (scalars.py): sign and payload
+            return S.bits_float(int(buf.data[off:off + nb].view(ust)[0]), dt)
+        return conv(v)
     return load_scalar
 
 
 def _make_store(space, dt, where):
     nb, sto = dt.nbytes(1), dt.storage
+    nan_exact = dt.kind == "f" and dt.name in ("f32", "f16", "bf16")
+    ust = np.dtype(f"u{nb}")
 
     def store_scalar(ctx, addr, value):
         ctx.begin_op("pto.store_scalar", "S", where)
         buf, off = ctx._locate_at(space, 0, addr, nb, "dst")      # ctx.write(Ptr(space, dt, addr), nb), inlined
         ctx._on_write(buf, off, off + nb, "dst")
-        buf.data[off:off + nb].view(sto)[0] = value
+        if nan_exact and value != value:                            # NAN_BITS_KEPT (scalars.py): sign and payload
+            buf.data[off:off + nb].view(ust)[0] = S.float_bits(value, dt)
+        else:
+            buf.data[off:off + nb].view(sto)[0] = value
     return store_scalar
 
 

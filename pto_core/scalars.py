@@ -340,8 +340,43 @@ _INT_FMT = {(8, "s"): "<b", (8, "u"): "<B", (16, "s"): "<h", (16, "u"): "<H", (3
             (32, "u"): "<I", (64, "s"): "<q", (64, "u"): "<Q"}
 
 
+#: Mantissa bits of the register float formats. Named choice NAN_BITS_KEPT: a NaN moves between a format's
+#: bits and a register (a Python float, f64) with its sign and payload shifted into / out of the f64 mantissa,
+#: quiet bit included, as a plain bit move does on the device: a scalar load / store of a signalling NaN keeps
+#: it signalling. (The host's f32 -> f64 conversion sets the quiet bit, and numpy's bfloat16 conversion drops the
+#: payload, so a value-level conversion would change the bits of data that is only copied: CANN's
+#: gather_elements copies arbitrary float32 data element by element through set_as.) Arithmetic on a NaN still
+#: gives the quiet NaN of SCALAR_DEFAULT_NAN. migration_guide/tik_core.md (set_as rows).
+_NAN_MANTISSA = {"f32": 23, "f16": 10, "bf16": 7}
+
+
+def _nan_payload_bits(x: float, t: DType) -> int:
+    """Bits in format ``t`` of the NaN ``x``: its sign and the top mantissa bits of its f64 pattern (a payload
+    only in the low f64 bits gives the quiet NaN of that sign)."""
+    d = _unpack("<Q", _pack("<d", x))[0]
+    m = _NAN_MANTISSA[t.name]
+    payload = (d >> (52 - m)) & ((1 << m) - 1) or 1 << (m - 1)
+    return (d >> 63) << (t.bits - 1) | ((1 << (t.bits - 1 - m)) - 1) << m | payload
+
+
+def _nan_from_bits(bits: int, t: DType) -> float:
+    """The f64 NaN carrying the sign and payload (quiet bit included) of the ``t`` NaN pattern ``bits``."""
+    m = _NAN_MANTISSA[t.name]
+    sign = (bits >> (t.bits - 1)) & 1
+    return _unpack("<d", _pack("<Q", sign << 63 | 0x7FF << 52 | (bits & ((1 << m) - 1)) << (52 - m)))[0]
+
+
+def _is_nan_bits(bits: int, t: DType) -> bool:
+    m = _NAN_MANTISSA[t.name]
+    e = (1 << (t.bits - 1 - m)) - 1
+    return (bits >> m) & e == e and bits & ((1 << m) - 1) != 0
+
+
 def float_bits(x: float, t: DType) -> int:
-    """Unsigned bit pattern of float value ``x`` in format ``t``."""
+    """Unsigned bit pattern of float value ``x`` in format ``t`` (a NaN keeps its sign and payload,
+    NAN_BITS_KEPT)."""
+    if x != x and t.name in _NAN_MANTISSA:
+        return _nan_payload_bits(x, t)
     if t.name == "f32":
         return _unpack("<I", _pack("<f", x))[0]
     if t.name == "f16":
@@ -352,7 +387,10 @@ def float_bits(x: float, t: DType) -> int:
 
 
 def bits_float(bits: int, t: DType) -> float:
-    """Float value of an unsigned bit pattern in format ``t``."""
+    """Float value of an unsigned bit pattern in format ``t`` (a NaN keeps its sign and payload,
+    NAN_BITS_KEPT)."""
+    if t.name in _NAN_MANTISSA and _is_nan_bits(bits & ((1 << t.bits) - 1), t):
+        return _nan_from_bits(bits & ((1 << t.bits) - 1), t)
     if t.name == "f32":
         return _unpack("<f", _pack("<I", bits & 0xFFFFFFFF))[0]
     if t.name == "f16":

@@ -106,6 +106,13 @@ def _away_from_zero(v):
 #: `Tik._declare_gm`): CANN dynamic-shape ops declare ``(MAX_INT64,)`` = ``(2**64 - 1,)`` or
 #: ``(MAX_INT32,)`` = ``(2**31 - 1,)`` and get the real buffer from the framework.
 UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
+#: Named choice SET_AS_TENSOR_FIRST_ELEMENT: ``t[i].set_as(value)`` with a Tensor ``value`` of more than one
+#: element (and no ``src_offset``) stores the view's first element. The TIK reference's Tensor set_as page (CANN
+#: 5.0.4 .. 9.0, zh and en) says value is "A Tensor. Can have only one element. Otherwise, the first element of the
+#: Tensor is used"; CANN's dynamic gather_elements stores ``res_ub[i].set_as(block_ub)`` with an 8-element
+#: ``block_ub``. (An older te.tik source raised "This is illegal for tensor."; Scalar.set_as, whose page takes "one
+#: value of a Tensor", still refuses a multi-element view.) migration_guide/tik_core.md (set_as rows).
+SET_AS_TENSOR_FIRST_ELEMENT = True
 BLOCK_BYTES = 32
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
@@ -611,10 +618,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if isinstance(value, Tensor):
             if src_offset is not None:
                 value = value._view((1,), (1,), _add(value.offset, self._int_arg(src_offset, "src_offset")))
-            elif isinstance(value.size, int) and value.size != 1:
-                raise self._error(f"value is tensor view {value.name!r} of shape {list(value.shape)}; set_as copies "
-                                  f"one element", operand="value", value=list(value.shape), limit="1 element",
-                                  hint="index the element: t[i].set_as(src[j]), or move blocks with data_move")
+            elif SET_AS_TENSOR_FIRST_ELEMENT and not (isinstance(value.size, int) and value.size == 1):
+                value = value._view((1,), (1,), value.offset)
             # Named choice SET_AS_ELEMENT_BITS (tik_core.md): an element of another dtype of the same width is
             # copied as bits (as the reg_mov load of a Scalar set_as; TIK documents no conversion for Tensor ->
             # Tensor set_as). CANN's prod_env_mat_a stages int32 nlist entries in a float32 block this way.

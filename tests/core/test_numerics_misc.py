@@ -238,3 +238,16 @@ def test_scalars_views_and_empty_arrays_keep_their_shape():
         assert call(np.zeros((0, 2), np.float32)).shape == (0, 2)
     assert int_to_float(np.int16(3), "e4m3").shape == ()
     assert int_to_float(np.arange(6, dtype=np.int8).reshape(2, 3), "hif8").shape == (2, 3)
+
+
+@pytest.mark.parametrize("name, pats", [("f32", [0x7F800001, 0xFF812345, 0x7FC00000, 0x7FFFFFFF]),
+                                        ("f16", [0x7C01, 0xFD55, 0x7E00]),
+                                        ("bf16", [0x7F81, 0xFF85, 0x7FC0])])
+def test_nan_bits_survive_a_register_round_trip(name, pats):
+    # NAN_BITS_KEPT: bits -> register value -> bits keeps a NaN's sign and payload (signalling NaNs too)
+    from pto_core import scalars as S
+    t = S.scalar_type(name)
+    for p in pats:
+        v = S.bits_float(p, t)
+        assert v != v and S.float_bits(v, t) == p
+        assert S.bitcast(v, t, S.scalar_type("u32" if name == "f32" else "u16")) == p

@@ -439,12 +439,21 @@ def test_tensor_element_set_as_from_another_dtype_of_the_same_width_copies_bits(
     assert got_z[0] == np.float16(37)
 
 
-def test_tensor_element_set_as_from_a_multi_element_view_is_refused():
+def test_tensor_element_set_as_from_a_multi_element_view_copies_its_first_element():
+    # SET_AS_TENSOR_FIRST_ELEMENT (tik_core.md): the Tensor set_as reference uses the first element
     ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
     src = ti.Tensor("int32", (8,), name="src", scope=tik.scope_ubuf)
     stage = ti.Tensor("float32", (8,), name="stage", scope=tik.scope_ubuf)
-    with raises_tik(IllegalOperand, match="set_as copies one element"):
-        stage[0].set_as(src[0:2])
+    ti.data_move(src, x, 0, 1, 1, 0, 0)
+    ti.vec_dup(8, stage, 0.0, 1, 8)
+    stage[0].set_as(src[2:4])                     # same width, other dtype: bits of src[2]
+    ti.data_move(y, stage, 0, 1, 1, 0, 0)
+    build(ti, "first", [x], [y])
+    xs = np.array([1, 2, 0x7F800001, 4, 5, 6, 7, 8], np.int32)
+    got, = run(ti, {"x": xs})
+    assert got.view(np.int32)[0] == 0x7F800001
 
 
 # ---------------------------------------------------------------------------------------------

@@ -220,8 +220,21 @@ def test_set_as_reads_one_element():
     s = ti.Scalar("int32")
     with raises_tik(IllegalOperand, match=r"tensor view 'a' of shape \[8\]; a Scalar is set from one element"):
         s.set_as(a)
-    with raises_tik(IllegalOperand, match=r"tensor view 'a' of shape \[4\]; set_as copies one element"):
-        a[0].set_as(a[4:8])
+
+
+def test_tensor_set_as_from_a_multi_element_tensor_takes_its_first_element():
+    # TIK reference, Tensor set_as (CANN 5.0.4 .. 9.0): value "A Tensor. Can have only one element. Otherwise, the
+    # first element of the Tensor is used." CANN's dynamic gather_elements stores res_ub[i].set_as(block_ub) with an
+    # 8-element block_ub. (Scalar.set_as takes "one value of a Tensor" and still refuses a multi-element view.)
+    def body(ti, ub):
+        src = ti.Tensor("int32", (2, 8), name="src", scope=tik.scope_ubuf)
+        ti.vec_dup(16, src, 7, 1, 8)
+        src[0, 0].set_as(ti.Scalar("int32", init_value=41))
+        src[1, 3].set_as(ti.Scalar("int32", init_value=-5))
+        ub[1].set_as(src)                             # whole 2-D tensor: its first element
+        ub[2].set_as(src[1, 3:8])                     # a view starting at a run of 5: its first element
+        ub[3].set_as(src[0:2, 0:8:2])                 # strided 2-D view: element [0, 0]
+    assert _counter(body).tolist()[:4] == [0, 41, -5, 41]
 
 
 def test_errors_outside_a_tik_call_still_name_the_script_line():

@@ -246,3 +246,40 @@ def test_negative_shift_count_names_the_line_and_a_fix():
             run(ti, {"n": -1})
         assert info.value.where.file == __file__
         assert "Fix:" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# NAN_BITS_KEPT (pto_core/scalars.py): a scalar load / store moves a NaN's bits. CANN's dynamic
+# gather_elements copies arbitrary float32 data element by element (res_ub[i].set_as(block_ub));
+# signalling NaNs came out quieted (0x7F800001 -> 0x7FC00001), as the host's f32 -> f64 conversion does.
+
+@pytest.mark.parametrize("dtype, pats", [
+    ("float32", [0x7F800001, 0xFF812345, 0x7FC00000, 0xFFBFFFFF, 0x7F7FFFFF, 0x00000001, 0x80000000, 0x3F800000]),
+    ("float16", [0x7C01, 0xFD55, 0x7E00, 0xFDFF, 0x7BFF, 0x0001, 0x8000, 0x3C00] * 2)])
+def test_scalar_load_and_store_keep_nan_bits(dtype, pats):
+    n = len(pats)
+    ti = tik.Tik()
+    x = ti.Tensor(dtype, (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor(dtype, (n,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor(dtype, (n,), name="z", scope=tik.scope_gm)
+    a = ti.Tensor(dtype, (n,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor(dtype, (n,), name="b", scope=tik.scope_ubuf)
+    c = ti.Tensor(dtype, (n,), name="c", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 1, 0, 0)
+    ti.vec_dup(n, b, 0, 1, 8)
+    ti.vec_dup(n, c, 0, 1, 8)
+    s = ti.Scalar(dtype, name="s")
+    t = ti.Scalar(dtype, name="t")
+    for i in range(n):
+        b[i].set_as(a[n - 1 - i])                 # tensor -> tensor
+        s.set_as(a[i])                            # via a Scalar, and a Scalar copy
+        t.set_as(s)
+        c[i].set_as(t)
+    ti.data_move(y, b, 0, 1, 1, 0, 0)
+    ti.data_move(z, c, 0, 1, 1, 0, 0)
+    build(ti, "nanbits", [x], [y, z])
+    u = np.uint32 if dtype == "float32" else np.uint16
+    xs = np.array(pats, u).view(dtype)
+    got_y, got_z = run(ti, {"x": xs})
+    assert np.asarray(got_y).view(u).tolist() == pats[::-1]
+    assert np.asarray(got_z).view(u).tolist() == pats
