@@ -982,6 +982,123 @@ def test_bound_vector_ops_with_run_time_pointers_equal_the_general_path(monkeypa
         assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
 
 
+# ---------------------------------------------------------------- run-time repeat counts (OpSpec.bind_holes)
+
+
+def _vecrr_init(k):
+    """Sources of up to 255 f16 repeats (64 KiB each) at 0x8000 and 0x18000, written by the vector pipe."""
+    a, b = k.ptr("ub", "f16", 0x8000), k.ptr("ub", "f16", 0x18000)
+    pto.ub.vector_dup(a, 1.25, 255)
+    pto.ub.vector_dup(b, -0.5, 255)
+    return a, b
+
+
+def _vecrr_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    big_a, big_b = _vecrr_init(k)
+    d = big_a                                         # in place: the UB of Ascend910B1 is 192 KiB
+    for _ in range(2):                                # the same repeats again: the memoised plans
+        with k.for_(0, 4, dtype="s32") as i:
+            rep = i * 85                              # 0 (no-op), 85, 170, 255
+            pto.ub.vadd(d, big_a, big_b, rep)
+            pto.ub.vmuls(d, d, 0.3, rep)
+            pto.ub.vexp(d, d, rep, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000))
+            pto.ub.vadds(c, a, cast(i, "f32") * 0.5, 1 + i)          # run-time scalar and repeat
+            pto.ub.vmax(c + i * 128, a, b, 4 - i)                     # run-time pointer and repeat
+            pto.ub.vadd(c, a, b, i + 1, rep_stride=(8, 0, 8))         # a stride clause
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c, a, b, 1 + i)
+        pto.ub.vadd(c, a, b, 1)                       # the same op, constant repeat: same plan cache
+    pto.ub.vadd(c, a, b, 200, counter=(300,))         # counter mode: the repeat operand is ignored
+    _vec_store(g, c)
+    pto.set_flag("MTE3", "V", 0)
+    pto.wait_flag("MTE3", "V", 0)
+    pto.ub.vadd(c, d, d, 8)
+    _vec_store(g, c)
+
+
+def _vecrr_counter(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c, a, b, i + 1, counter=(200,))   # refused on v100 targets
+
+
+def _vecrr_256(k, g, a, b, c):
+    _vec_load(g, a, b)
+    big_a, big_b = _vecrr_init(k)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(big_a, big_a, big_b, 254 + i)     # 256 on pass 3: refused
+    _vec_store(g, c)
+
+
+def _vecrr_negative(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vmuls(c, a, 2.0, 1 - i)                # 1, 0 (no-op), -1: refused
+    _vec_store(g, c)
+
+
+def _vecrr_out_of_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(k.ptr("ub", "f16", 0x3F000), a, a, 8 + i * 8)   # 24 repeats end past the 256 KiB UB
+    _vec_store(g, c)
+
+
+def _vecrr_loaded(k, g, a, b, c):
+    t = k.gm_arg("tiling", "s32", (2,), io="workspace", init=127)
+    _vec_load(g, a, b)
+    big_a, big_b = _vecrr_init(k)
+    n = k.load(t, 0)                                  # a dynamic kernel's tiling value, read from GM
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(big_a, big_a, big_b, n * (i + 1) + i)    # 127, 255, then 383: refused
+    _vec_store(g, c)
+
+
+def _vecrr_uninit(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(c, a, b, 8 + i * 4)               # 12 and 16 repeats read past the 2 KiB loaded
+    _vec_store(g, c)
+
+
+@pytest.mark.parametrize("body,machine", [(_vecrr_clean, None), (_vecrr_256, None), (_vecrr_negative, None),
+                                          (_vecrr_out_of_range, None), (_vecrr_loaded, None),
+                                          (_vecrr_uninit, None),
+                                          (_vecrr_clean, lambda: Machine("Ascend910B1")),
+                                          (_vecrr_out_of_range, lambda: Machine("Ascend910B1")),
+                                          (_vecrr_counter, lambda: Machine("Ascend910A"))])
+def test_bound_vector_ops_with_run_time_repeats_equal_the_general_path(monkeypatch, body, machine):
+    """Lanewise vector ops whose repeat count is computed at run time (a dynamic kernel's tiling Scalar,
+    `OpSpec.bind_holes`): checks, dtype legality and scalar are made once per target, the plan once per
+    repeat value; the repeat range check (0..255, 0 a no-op), bounds, hazards and initialisation for that
+    repeat give the same output, reports and first error (class, text, provenance) as the general execute,
+    also after a target switch."""
+    from pto_core.ops import vector_elementwise
+    calls = []
+    real = vector_elementwise._scalar_value
+
+    def count():
+        monkeypatch.setattr(vector_elementwise, "_scalar_value", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    count()
+    fast = _run_vec(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_vec(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _vecrr_clean:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        # the constant scalar of the run-time-repeat vmuls: converted once per target, not per op
+        assert nfast < len(calls) - nfast
+    elif body is _vecrr_counter:
+        assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
+    elif body is _vecrr_uninit:
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+    else:
+        assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
+
+
 # ============================================================================ bound burst moves (OpSpec.bind)
 
 
