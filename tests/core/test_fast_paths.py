@@ -1224,6 +1224,70 @@ def test_burst_moves_with_a_run_time_operand_equal_the_general_path(monkeypatch,
     assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
 
 
+def _mte_ub_moves(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 2048, nburst=(1, 0, 0))
+    _sync("MTE2", "V")
+    _sync("MTE2", "MTE3")
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x1000), 2, nburst=(3, 1, 0))          # 32-byte units, gaps
+        pto.mte_ub_ub(u + i * 16, k.ptr("ub", "f16", 0x2000) + i * 32, 1, nburst=(2, 0, 1))   # run-time pointers
+        pto.mte_ub_l1(u, l1, 4, nburst=(2, 0, 2))
+        pto.mte_ub_l1(u + i * 64, l1 + i * 256, 1, nburst=(1, 0, 0))
+    _sync("V", "MTE3")
+    pto.mte_ub_gm(k.ptr("ub", "f16", 0x1000), o, 512, nburst=(1, 0, 0))
+    _sync("MTE3", "MTE1")
+    pto.mte_l1_ub(l1, k.ptr("ub", "f16", 0x3000), 256, nburst=(1, 0, 0))
+    _sync("MTE1", "MTE3")
+    pto.mte_ub_gm(k.ptr("ub", "f16", 0x3000), o, 256, nburst=(1, 0, 0))
+
+
+def _mte_ub_ub_misaligned(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "V")
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x1000) + i * 8, 1, nburst=(1, 0, 0))   # 16 B off on pass 2
+
+
+def _mte_ub_ub_out_of_bounds(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "V")
+    pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x3FF00), 2, nburst=(8, 0, 0))             # runs off the UB
+
+
+def _mte_ub_l1_count(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "MTE3")
+    with k.for_(0, 2, dtype="s32"):
+        pto.mte_ub_l1(u, l1, 1, nburst=(0, 0, 0))       # zero bursts: refused when it runs
+
+
+@pytest.mark.parametrize("body,machine", [(_mte_ub_moves, None), (_mte_ub_ub_misaligned, None),
+                                          (_mte_ub_ub_out_of_bounds, None), (_mte_ub_l1_count, None),
+                                          (_mte_ub_moves, lambda: Machine("Ascend910B1")),
+                                          (_mte_ub_ub_out_of_bounds, lambda: Machine("Ascend910B1"))])
+def test_bound_ub_ub_and_ub_l1_moves_equal_the_general_path(monkeypatch, body, machine):
+    """mte_ub_ub / mte_ub_l1 (32-byte units) bind like the byte-burst moves (`OpSpec.bind`, `bind_hole`; a
+    run-time on-chip pointer re-runs the checks every time): same outputs, reports and first error."""
+    from pto_core.ops import mte
+    calls = []
+    real = mte.check_int
+
+    def count():
+        monkeypatch.setattr(mte, "check_int", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    count()
+    fast = _run_mte(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_mte(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _mte_ub_moves:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        assert nfast < len(calls) - nfast             # the constant moves: checked once per target
+    else:
+        assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
+
+
 def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
     """`GmMemory.find` tries the region `find_padded` found last: the same region, offset or error text for
     addresses inside, at the end of, past, in the padding or guard gap after, and before every region."""
