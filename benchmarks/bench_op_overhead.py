@@ -49,6 +49,22 @@ def _prog_vadd(iters, repeat):
     return k.program
 
 
+def _prog_vadd_rt(iters, repeat):
+    """The vadd loop with its repeat count read from GM at run time (a dynamic kernel's tiling value)."""
+    with program("vadd_rt_loop", target="A5") as k:
+        a, b, c = (k.ptr("ub", "f16", x) for x in (0, 0x10000, 0x20000))
+        o = k.gm_arg("o", "f16", (repeat * N,), io="out", init=1.0)
+        t = k.gm_arg("tiling", "s32", (1,), io="workspace", init=repeat)
+        pto.mte_gm_ub(o, a, 0, 2 * N * repeat, nburst=(1, 0, 0))     # initialise the sources
+        pto.mte_gm_ub(o, b, 0, 2 * N * repeat, nburst=(1, 0, 0))
+        pto.set_flag("MTE2", "V", 0)
+        pto.wait_flag("MTE2", "V", 0)
+        n = k.load(t, 0)
+        with k.for_(0, iters, dtype="s32"):
+            pto.ub.vadd(c, a, b, n)
+    return k.program
+
+
 def _eager_flags(m, iters):
     for _ in range(iters):
         pto.set_flag("MTE2", "V", 0)
@@ -98,6 +114,8 @@ CASES = {
                            lambda x, y: np.add(x[:N], y[:N])),
     "vadd f16, 8 repeats": (lambda m, n: _eager_vadd(m, n, 8), lambda n: _prog_vadd(n, 8), 1,
                             lambda x, y: np.add(x[:8 * N], y[:8 * N])),
+    "vadd f16, 1 repeat from GM": (lambda m, n: _eager_vadd(m, n, 1), lambda n: _prog_vadd_rt(n, 1), 1,
+                                   lambda x, y: np.add(x[:N], y[:N])),
     "set_flag / wait_flag": (_eager_flags, _prog_flags, 2, None),
     "mte_gm_ub 256 B": (_eager_copy, _prog_copy, 1, lambda x, y: x[:N].copy()),
     "mad f16 16x16x16": (_eager_mad, None, 1, None),

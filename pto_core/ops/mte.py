@@ -487,7 +487,8 @@ def _round32(n: int) -> int:
 #: general path's error at the same op (it runs the same function, at run time, every time until it passes).
 #: A GM operand computed at run time (a kernel argument, an offset) is bound too (`OpSpec.bind_hole`): the
 #: checks and groups do not depend on a GM address (`check_align` exempts GM), so they are made once as well;
-#: any other run-time operand takes the general path.
+#: any other run-time operand takes the general path. Bound: mte_gm_ub, mte_ub_gm, mte_gm_l1, mte_l1_ub and the
+#: 32-byte-unit mte_ub_ub, mte_ub_l1 (mte_l1_gm is not).
 MTE_BIND = True
 
 
@@ -593,7 +594,8 @@ register(OpSpec(
 # ============================================================================ pto.mte_ub_l1 (32-byte units)
 
 
-def _exec_mte_ub_l1(ctx, src, dst, len_burst, nburst=None):
+def _plan_mte_ub_l1(src, dst, len_burst, nburst=None):
+    """The checks and `copy_bursts` arguments ``(groups, keywords)`` of a `pto.mte_ub_l1`."""
     op = "pto.mte_ub_l1"
     length = check_int(op, "%len_burst", len_burst, 1, U16)
     if nburst is None:
@@ -606,7 +608,15 @@ def _exec_mte_ub_l1(ctx, src, dst, len_burst, nburst=None):
     check_align(op, src, BLOCK, "%src")
     check_align(op, dst, BLOCK, "%dst")
     row = length * BLOCK
-    copy_bursts(ctx, src, dst, [(n, (length + sg) * BLOCK, (length + dg) * BLOCK)], src_row=row, dst_row=row)
+    return [(n, (length + sg) * BLOCK, (length + dg) * BLOCK)], {"src_row": row, "dst_row": row}
+
+
+def _exec_mte_ub_l1(ctx, src, dst, *args, **clauses):
+    groups, kw = _plan_mte_ub_l1(src, dst, *args, **clauses)
+    copy_bursts(ctx, src, dst, groups, **kw)
+
+
+_UB_L1_BIND = _bind_bursts(_plan_mte_ub_l1)
 
 
 def _verify_mte_ub_l1(call, target):
@@ -624,7 +634,7 @@ register(OpSpec(
               Operand("len_burst", "int", doc="32-byte blocks per burst")),
     clauses=(Clause("nburst", "args", params=("%n_burst", "%src_gap", "%dst_gap"),
                     doc="burst count and gaps after each burst, in 32-byte units (required)"),),
-    execute=_exec_mte_ub_l1, verify=_verify_mte_ub_l1,
+    execute=_exec_mte_ub_l1, verify=_verify_mte_ub_l1, bind=_UB_L1_BIND[0], bind_hole=_UB_L1_BIND[1],
     doc="UB -> L1 copy in 32-byte units (AIV-side copy_ubuf_to_cbuf, MTE3); no layout change"))
 
 
@@ -632,8 +642,9 @@ register(OpSpec(
 
 
 def _exec_32b_units(op: str, src_space: str, dst_space: str, gm_atomic: bool = False):
-    """Execute function of a ``len_32b nburst(%n_burst, %src_gap, %dst_gap)`` move (gaps: tail to head)."""
-    def execute(ctx, src, dst, len_burst, nburst=None):
+    """``(execute, bind, bind_hole)`` of a ``len_32b nburst(%n_burst, %src_gap, %dst_gap)`` move (gaps: tail to
+    head); ``bind`` / ``bind_hole`` (`_bind_bursts`) memoise the same checks and groups."""
+    def plan(src, dst, len_burst, nburst=None):
         length = check_int(op, "%len_burst", len_burst, 1, U16)
         if nburst is None:
             raise IllegalOperand("nburst(%n_burst, %src_gap, %dst_gap) is required", op=op, operand="nburst",
@@ -645,9 +656,12 @@ def _exec_32b_units(op: str, src_space: str, dst_space: str, gm_atomic: bool = F
         check_align(op, src, BLOCK, "%src")
         check_align(op, dst, BLOCK, "%dst")
         row = length * BLOCK
-        copy_bursts(ctx, src, dst, [(n, (length + sg) * BLOCK, (length + dg) * BLOCK)], src_row=row, dst_row=row,
-                    atomic=atomic_mode(ctx) if gm_atomic else None)
-    return execute
+        return [(n, (length + sg) * BLOCK, (length + dg) * BLOCK)], {"src_row": row, "dst_row": row}
+
+    def execute(ctx, src, dst, *args, **clauses):
+        groups, kw = plan(src, dst, *args, **clauses)
+        copy_bursts(ctx, src, dst, groups, atomic=atomic_mode(ctx) if gm_atomic else None, **kw)
+    return (execute,) + _bind_bursts(plan, atomic=gm_atomic)
 
 
 def _verify_32b_units(src_spaces, dst_spaces):
@@ -666,6 +680,8 @@ def _verify_32b_units(src_spaces, dst_spaces):
     return verify
 
 
+_MTE_UB_UB = _exec_32b_units("pto.mte_ub_ub", "ub", "ub")
+
 _NBURST_GAPS = Clause("nburst", "args", params=("%n_burst", "%src_gap", "%dst_gap"),
                       doc="burst count (1..4095) and gaps after each burst, in 32-byte units (required)")
 
@@ -674,7 +690,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("ub",)), Operand("dst", "ptr", ("ub",)),
               Operand("len_burst", "int", doc="32-byte blocks per burst (1..65535)")),
     clauses=(_NBURST_GAPS,),
-    execute=_exec_32b_units("pto.mte_ub_ub", "ub", "ub"), verify=_verify_32b_units(("ub",), ("ub",)),
+    execute=_MTE_UB_UB[0], bind=_MTE_UB_UB[1], bind_hole=_MTE_UB_UB[2], verify=_verify_32b_units(("ub",), ("ub",)),
     doc="UB -> UB copy in 32-byte units (copy_ubuf_to_ubuf; runs on PIPE_V per asc_copy_ub2ub)"))
 
 register(OpSpec(
@@ -682,7 +698,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("gm",)),
               Operand("len_burst", "int", doc="32-byte blocks per burst (1..65535)")),
     clauses=(_NBURST_GAPS,),
-    execute=_exec_32b_units("pto.mte_l1_gm", "l1", "gm", gm_atomic=True),
+    execute=_exec_32b_units("pto.mte_l1_gm", "l1", "gm", gm_atomic=True)[0],
     verify=_verify_32b_units(("l1",), ("gm",)),
     doc="L1 -> GM copy in 32-byte units (copy_cbuf_to_gm, MTE3); honours the GM atomic mode"))
 
@@ -1466,6 +1482,8 @@ def _verify_mte_l1_fb(call, target):
         raise IllegalOperand("nburst(%count, %src_gap, %dst_gap) is required", op=op, operand="nburst",
                              hint="add nburst=(count, src_gap, dst_gap) (load units)")
 
+
+_MTE_UB_UB = _exec_32b_units("pto.mte_ub_ub", "ub", "ub")
 
 _NBURST_GAPS = Clause("nburst", "args", params=("%count", "%src_gap", "%dst_gap"),
                       doc="burst count and gaps after each burst, in load units (required)")

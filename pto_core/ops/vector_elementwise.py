@@ -452,17 +452,25 @@ def _prepare_lanewise(row: Lanewise, op: str):
             dt = _CHECKED[(row.name, names, target.name)] = dict(zip(row.mem, dts))
         scalar = _convert_scalar(row, operands[nmem], dt, op) if row.scalar else None
         repeat = operands[nmem + (1 if row.scalar else 0)]
-        if mask is None and counter is None and blk_stride is None and rep_stride is None and stride_unit is None:
-            # the common form (all lanes, contiguous): a cheaper key; the repeat's type is part of it so
-            # that True never finds the plan of 1 (check_repeat rejects bools)
-            key = (row.name, names, type(repeat), repeat, target.name)
-        else:
-            key = _hashable((row.name, names, type(repeat), repeat, mask, counter, blk_stride, rep_stride,
-                             stride_unit, target.name))
-        plan = _PLANS.data.get(key) or _PLANS.get(key, lambda: _plan_lanewise(row, target, dts, repeat, mask, counter,
-                                                                              blk_stride, rep_stride, stride_unit, op))
+        plan = _lanewise_plan(row, target, names, dts, repeat, mask, counter, blk_stride, rep_stride, stride_unit, op)
         return dt, scalar, plan, bool(extra.get("round"))
     return prepare
+
+
+def _lanewise_plan(row: Lanewise, target, names: tuple, dts: tuple, repeat, mask, counter, blk_stride, rep_stride,
+                   stride_unit, op: str) -> "ve.Plan":
+    """The plan of one lanewise call from the plan cache (made by `_plan_lanewise` on a miss, which range-checks
+    the repeat and clauses): the repeat-dependent part of `_prepare_lanewise`, also called per op by a bound op
+    whose repeat is computed at run time (`_bind_lanewise`)."""
+    if mask is None and counter is None and blk_stride is None and rep_stride is None and stride_unit is None:
+        # the common form (all lanes, contiguous): a cheaper key; the repeat's type is part of it so
+        # that True never finds the plan of 1 (check_repeat rejects bools)
+        key = (row.name, names, type(repeat), repeat, target.name)
+    else:
+        key = _hashable((row.name, names, type(repeat), repeat, mask, counter, blk_stride, rep_stride,
+                         stride_unit, target.name))
+    return _PLANS.data.get(key) or _PLANS.get(key, lambda: _plan_lanewise(row, target, dts, repeat, mask, counter,
+                                                                          blk_stride, rep_stride, stride_unit, op))
 
 
 def _compute_lanewise(row: Lanewise, ctx, dt, scalar, rounding):
@@ -497,6 +505,7 @@ def _bind_lanewise(row: Lanewise):
     nmem = len(row.mem)
     opname = "pto.ub." + row.name
     prepare = _prepare_lanewise(row, opname)
+    ridx = nmem + (1 if row.scalar else 0)      # the repeat operand's index
     run = ve.run
     check_ub = ve.check_ub
 
@@ -519,13 +528,21 @@ def _bind_lanewise(row: Lanewise):
         return op
 
     def bind_holes(args, indices, clauses):
-        if not VECTOR_BIND or any(i > nmem or (i == nmem and not row.scalar) for i in indices):
-            return None                     # a run-time repeat: the general path
+        if not VECTOR_BIND or any(i > ridx for i in indices):       # a run-time clause value: general path
+            return None
         pos = tuple(j for j, i in enumerate(indices) if i < nmem)       # the run-time pointers among the values
         pidx = tuple(indices[j] for j in pos)
         names = tuple(row.mem[i] for i in pidx)
-        spos = indices.index(nmem) if nmem in indices else None        # the run-time scalar, if any
-        memo = [None, None, None]           # the target, the hole pointers' dtypes, the preparation
+        spos = indices.index(nmem) if row.scalar and nmem in indices else None     # the run-time scalar, if any
+        rpos = indices.index(ridx) if ridx in indices else None        # the run-time repeat, if any
+        # the target, the hole pointers' dtypes, the preparation, every operand's dtype, and the plans made
+        # for run-time repeats (Python int repeat -> Plan; at most the MAX_REPEAT + 1 legal values, since a
+        # refused repeat raises before it is stored; remade with the preparation)
+        memo = [None, None, None, None, None]
+        geo = tuple(clauses.get(k) for k in ("mask", "counter", "blk_stride", "rep_stride", "stride_unit"))
+
+        def plan_for(target, dts, repeat):
+            return _lanewise_plan(row, target, tuple([d.name for d in dts]), dts, repeat, *geo, opname)
 
         def op(ctx, *values):
             ptrs = [values[j] for j in pos]
@@ -541,12 +558,24 @@ def _bind_lanewise(row: Lanewise):
             if target is not memo[0] or dts != memo[1]:
                 memo[0] = None
                 memo[2] = prep = prepare(target, operands, **clauses)
+                memo[3] = tuple([p.dtype for p in operands[:nmem]])
+                memo[4] = {}
                 memo[0], memo[1] = target, dts
                 dt, scalar, plan, rounding = prep
+                if rpos is not None and type(values[rpos]) is int:
+                    memo[4][values[rpos]] = plan
             else:
                 dt, scalar, plan, rounding = memo[2]
                 if spos is not None:        # the run-time scalar: converted (and range-checked) every time
                     scalar = convert(values[spos], dt)
+                if rpos is not None:        # the run-time repeat: its plan (range-checked when first made)
+                    repeat = values[rpos]
+                    if type(repeat) is int:
+                        plan = memo[4].get(repeat)
+                        if plan is None:
+                            plan = memo[4][repeat] = plan_for(target, memo[3], repeat)
+                    else:                   # numpy ints, floats, bools: the general key (typed) and checks
+                        plan = plan_for(target, memo[3], repeat)
             run(ctx, plan, operands[:nmem], _compute_lanewise(row, ctx, dt, scalar, rounding))
         return op
     return bind, bind_holes

@@ -982,6 +982,123 @@ def test_bound_vector_ops_with_run_time_pointers_equal_the_general_path(monkeypa
         assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
 
 
+# ---------------------------------------------------------------- run-time repeat counts (OpSpec.bind_holes)
+
+
+def _vecrr_init(k):
+    """Sources of up to 255 f16 repeats (64 KiB each) at 0x8000 and 0x18000, written by the vector pipe."""
+    a, b = k.ptr("ub", "f16", 0x8000), k.ptr("ub", "f16", 0x18000)
+    pto.ub.vector_dup(a, 1.25, 255)
+    pto.ub.vector_dup(b, -0.5, 255)
+    return a, b
+
+
+def _vecrr_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    big_a, big_b = _vecrr_init(k)
+    d = big_a                                         # in place: the UB of Ascend910B1 is 192 KiB
+    for _ in range(2):                                # the same repeats again: the memoised plans
+        with k.for_(0, 4, dtype="s32") as i:
+            rep = i * 85                              # 0 (no-op), 85, 170, 255
+            pto.ub.vadd(d, big_a, big_b, rep)
+            pto.ub.vmuls(d, d, 0.3, rep)
+            pto.ub.vexp(d, d, rep, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000))
+            pto.ub.vadds(c, a, cast(i, "f32") * 0.5, 1 + i)          # run-time scalar and repeat
+            pto.ub.vmax(c + i * 128, a, b, 4 - i)                     # run-time pointer and repeat
+            pto.ub.vadd(c, a, b, i + 1, rep_stride=(8, 0, 8))         # a stride clause
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c, a, b, 1 + i)
+        pto.ub.vadd(c, a, b, 1)                       # the same op, constant repeat: same plan cache
+    pto.ub.vadd(c, a, b, 200, counter=(300,))         # counter mode: the repeat operand is ignored
+    _vec_store(g, c)
+    pto.set_flag("MTE3", "V", 0)
+    pto.wait_flag("MTE3", "V", 0)
+    pto.ub.vadd(c, d, d, 8)
+    _vec_store(g, c)
+
+
+def _vecrr_counter(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c, a, b, i + 1, counter=(200,))   # refused on v100 targets
+
+
+def _vecrr_256(k, g, a, b, c):
+    _vec_load(g, a, b)
+    big_a, big_b = _vecrr_init(k)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(big_a, big_a, big_b, 254 + i)     # 256 on pass 3: refused
+    _vec_store(g, c)
+
+
+def _vecrr_negative(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vmuls(c, a, 2.0, 1 - i)                # 1, 0 (no-op), -1: refused
+    _vec_store(g, c)
+
+
+def _vecrr_out_of_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(k.ptr("ub", "f16", 0x3F000), a, a, 8 + i * 8)   # 24 repeats end past the 256 KiB UB
+    _vec_store(g, c)
+
+
+def _vecrr_loaded(k, g, a, b, c):
+    t = k.gm_arg("tiling", "s32", (2,), io="workspace", init=127)
+    _vec_load(g, a, b)
+    big_a, big_b = _vecrr_init(k)
+    n = k.load(t, 0)                                  # a dynamic kernel's tiling value, read from GM
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(big_a, big_a, big_b, n * (i + 1) + i)    # 127, 255, then 383: refused
+    _vec_store(g, c)
+
+
+def _vecrr_uninit(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadd(c, a, b, 8 + i * 4)               # 12 and 16 repeats read past the 2 KiB loaded
+    _vec_store(g, c)
+
+
+@pytest.mark.parametrize("body,machine", [(_vecrr_clean, None), (_vecrr_256, None), (_vecrr_negative, None),
+                                          (_vecrr_out_of_range, None), (_vecrr_loaded, None),
+                                          (_vecrr_uninit, None),
+                                          (_vecrr_clean, lambda: Machine("Ascend910B1")),
+                                          (_vecrr_out_of_range, lambda: Machine("Ascend910B1")),
+                                          (_vecrr_counter, lambda: Machine("Ascend910A"))])
+def test_bound_vector_ops_with_run_time_repeats_equal_the_general_path(monkeypatch, body, machine):
+    """Lanewise vector ops whose repeat count is computed at run time (a dynamic kernel's tiling Scalar,
+    `OpSpec.bind_holes`): checks, dtype legality and scalar are made once per target, the plan once per
+    repeat value; the repeat range check (0..255, 0 a no-op), bounds, hazards and initialisation for that
+    repeat give the same output, reports and first error (class, text, provenance) as the general execute,
+    also after a target switch."""
+    from pto_core.ops import vector_elementwise
+    calls = []
+    real = vector_elementwise._scalar_value
+
+    def count():
+        monkeypatch.setattr(vector_elementwise, "_scalar_value", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    count()
+    fast = _run_vec(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_vec(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _vecrr_clean:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        # the constant scalar of the run-time-repeat vmuls: converted once per target, not per op
+        assert nfast < len(calls) - nfast
+    elif body is _vecrr_counter:
+        assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
+    elif body is _vecrr_uninit:
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+    else:
+        assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
+
+
 # ============================================================================ bound burst moves (OpSpec.bind)
 
 
@@ -1105,6 +1222,70 @@ def test_burst_moves_with_a_run_time_operand_equal_the_general_path(monkeypatch,
     slow = _run_mte(monkeypatch, False, body, machine)
     assert fast == slow
     assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
+
+
+def _mte_ub_moves(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 2048, nburst=(1, 0, 0))
+    _sync("MTE2", "V")
+    _sync("MTE2", "MTE3")
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x1000), 2, nburst=(3, 1, 0))          # 32-byte units, gaps
+        pto.mte_ub_ub(u + i * 16, k.ptr("ub", "f16", 0x2000) + i * 32, 1, nburst=(2, 0, 1))   # run-time pointers
+        pto.mte_ub_l1(u, l1, 4, nburst=(2, 0, 2))
+        pto.mte_ub_l1(u + i * 64, l1 + i * 256, 1, nburst=(1, 0, 0))
+    _sync("V", "MTE3")
+    pto.mte_ub_gm(k.ptr("ub", "f16", 0x1000), o, 512, nburst=(1, 0, 0))
+    _sync("MTE3", "MTE1")
+    pto.mte_l1_ub(l1, k.ptr("ub", "f16", 0x3000), 256, nburst=(1, 0, 0))
+    _sync("MTE1", "MTE3")
+    pto.mte_ub_gm(k.ptr("ub", "f16", 0x3000), o, 256, nburst=(1, 0, 0))
+
+
+def _mte_ub_ub_misaligned(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "V")
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x1000) + i * 8, 1, nburst=(1, 0, 0))   # 16 B off on pass 2
+
+
+def _mte_ub_ub_out_of_bounds(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "V")
+    pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x3FF00), 2, nburst=(8, 0, 0))             # runs off the UB
+
+
+def _mte_ub_l1_count(k, g, o, u, l1):
+    pto.mte_gm_ub(g, u, 0, 512, nburst=(1, 0, 0))
+    _sync("MTE2", "MTE3")
+    with k.for_(0, 2, dtype="s32"):
+        pto.mte_ub_l1(u, l1, 1, nburst=(0, 0, 0))       # zero bursts: refused when it runs
+
+
+@pytest.mark.parametrize("body,machine", [(_mte_ub_moves, None), (_mte_ub_ub_misaligned, None),
+                                          (_mte_ub_ub_out_of_bounds, None), (_mte_ub_l1_count, None),
+                                          (_mte_ub_moves, lambda: Machine("Ascend910B1")),
+                                          (_mte_ub_ub_out_of_bounds, lambda: Machine("Ascend910B1"))])
+def test_bound_ub_ub_and_ub_l1_moves_equal_the_general_path(monkeypatch, body, machine):
+    """mte_ub_ub / mte_ub_l1 (32-byte units) bind like the byte-burst moves (`OpSpec.bind`, `bind_hole`; a
+    run-time on-chip pointer re-runs the checks every time): same outputs, reports and first error."""
+    from pto_core.ops import mte
+    calls = []
+    real = mte.check_int
+
+    def count():
+        monkeypatch.setattr(mte, "check_int", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    count()
+    fast = _run_mte(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_mte(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _mte_ub_moves:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        assert nfast < len(calls) - nfast             # the constant moves: checked once per target
+    else:
+        assert fast[0] is not None and fast[0][2] is not None          # refused at the user's line
 
 
 def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
