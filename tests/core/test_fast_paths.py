@@ -1478,8 +1478,15 @@ def _mtec_uninit(k, g, o, u, l1):
         _sync("V", "MTE2")
 
 
+def _mtec_ub_hole(k, g, o, u, l1):
+    t = k.gm_arg("tiling", "s32", (2,), io="workspace", init=1)
+    n = k.load(t, 0)                                  # the same run-time count on every pass
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g, u + i * 8, 0, 64, nburst=(n, 0, 0))                             # UB 16 B off on pass 2
+
+
 @pytest.mark.parametrize("body,machine", [(_mtec_clean, None), (_mtec_count, None), (_mtec_stride, None),
-                                          (_mtec_out_of_bounds, None), (_mtec_uninit, None),
+                                          (_mtec_out_of_bounds, None), (_mtec_uninit, None), (_mtec_ub_hole, None),
                                           (_mtec_clean, lambda: Machine("Ascend910B1")),
                                           (_mtec_count, lambda: Machine("Ascend910B1"))])
 def test_burst_moves_with_run_time_clause_values_equal_the_general_path(monkeypatch, body, machine):
