@@ -577,16 +577,18 @@ BIND_DYN_PLANS = 1024
 
 
 def _clause_key(values: tuple):
-    """`_plain_key` of a bound move's run-time clause values, with a fast path for the common form (each a
-    tuple of ints, ``nburst=(count, src_stride, dst_stride)``; its key cannot equal a `_plain_key` tuple,
-    whose first item is a type name)."""
+    """`_plain_key` of a bound move's run-time clause values, with a fast path for the common form (each an
+    ``args`` clause of ints, ``((count, src_stride, dst_stride), {})``: keyed by its ints; such a key cannot
+    equal a `_plain_key` tuple, whose first item is a type name)."""
+    out = []
     for v in values:
-        if type(v) is not tuple:
+        if type(v) is not tuple or len(v) != 2 or type(v[1]) is not dict or v[1] or type(v[0]) is not tuple:
             return _plain_key(values)
-        for x in v:
+        for x in v[0]:
             if type(x) is not int:
                 return _plain_key(values)
-    return values
+        out.append(v[0])
+    return tuple(out)
 
 
 def _plain_key(v):

@@ -1519,8 +1519,9 @@ def test_bind_dyn_memo_keys_only_plain_int_clause_values():
     """The memo of `OpSpec.bind_dyn` moves keys a run-time clause value only when every leaf is a Python int:
     True or 1.0 must not find the plan of 1."""
     from pto_core.ops.mte import _clause_key, _plain_key
-    assert _clause_key(((1, 2, 3),)) == ((1, 2, 3),)
-    assert _clause_key(((True, 2, 3),)) is None and _clause_key(((1.0, 2, 3),)) is None
-    assert _clause_key((np.int32(1),)) is None
-    assert _clause_key((((2, 3, 4),),)) == _plain_key((((2, 3, 4),),)) != (((2, 3, 4),),)
-    assert _plain_key(({"a": 1},)) == ("tuple", ("dict", ("a", 1)))
+    assert _clause_key((((1, 2, 3), {}),)) == ((1, 2, 3),)              # the fast path: an args clause of ints
+    assert _clause_key((((True, 2, 3), {}),)) is None and _clause_key((((1.0, 2, 3), {}),)) is None
+    assert _clause_key((((np.int32(1), 2, 3), {}),)) is None
+    assert _clause_key(((1, 2, 3),)) == _plain_key(((1, 2, 3),)) == ("tuple", ("tuple", 1, 2, 3))
+    assert _clause_key(((((2, 3, 4),), {}),)) == _plain_key(((((2, 3, 4),), {}),)) != (((2, 3, 4),),)
+    assert _clause_key((((1,), {"k": 2}),)) == ("tuple", ("tuple", ("tuple", 1), ("dict", ("k", 2))))
