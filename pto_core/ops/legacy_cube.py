@@ -400,10 +400,23 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     fi, fj = (rows_f, cols_f) if outer == "row" else (cols_f, rows_f)
     strides = (ds * FRACTAL, FRACTAL)
     hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
+    src_grid = vals.view(np.uint8).reshape(fi, fj, FRACTAL)
+    if IMG2COL_DENSE_DST and hi == fi * fj * FRACTAL:
+        # fractals back to back: one span marked written whole (a known range, so the mad that reads
+        # the tile needs no scan of its written map); the same flags as the strided marking below
+        ddata, _ = ctx.span(dst, 0, hi, write=True, operand="%dst")
+        copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), src_grid)
+        return
     ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
-    copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), vals.view(np.uint8).reshape(fi, fj, FRACTAL))
+    copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), src_grid)
     strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
 
+
+#: img2col whose destination fractals lie back to back marks the destination written as one known range
+#: (`ExecContext.span` with ``write=True``) instead of through a strided view of its written map: the same
+#: flags, and the mad that reads the tile next finds it written without a scan. Off: the general path
+#: (tests/core/test_fast_paths.py compares the two).
+IMG2COL_DENSE_DST = True
 
 _C0_UNIT = np.dtype((np.void, BLOCK))    # one pixel's C0 channel vector (32 bytes) in a [C1][H][W][C0] map
 

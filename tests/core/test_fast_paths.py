@@ -1131,3 +1131,72 @@ def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
         for r in regions:
             m.gm._hint = r
             assert outcome(addr, n) == plain, (addr, n, r.name)
+
+
+# ============================================================================ img2col: dense destination
+
+
+def _img2col_case(monkeypatch, fast, body, options):
+    from pto_core.ops import legacy_cube
+    monkeypatch.setattr(legacy_cube, "IMG2COL_DENSE_DST", fast)
+    m = Machine("Ascend310", options=MachineOptions(fill="random", seed=5, **options))
+    try:
+        body(m)
+        err = None
+    except Exception as e:          # the two paths must raise the same error
+        err = (type(e).__name__, str(e))
+    l0a, l0c = m.cores[0].buffer("l0a"), m.cores[0].buffer("l0c")
+    return (l0a.data.copy(), np.array(l0a.written, copy=True), l0c.data.copy(), list(m.reports), err,
+            list(l0a.known))
+
+
+def _img2col_body(ds, hole=None, synced=True, pad_value=-3.0):
+    """A 2 x 5 x 6 map (one pixel unwritten if ``hole``), img2col of a 48 x 32 block into L0A (Zz,
+    ``ds`` fractals per M row: 2 is dense), the weights into L0B, a mad reading both."""
+    def body(m):
+        fm = (np.arange(2 * 5 * 6 * 16) % 23 - 11).astype(np.float16)
+        src = m.ptr("l1", "f16", 0)
+        if hole is None:
+            m.write(src, fm)
+        else:
+            m.write(src, fm[:hole])
+            m.write(src + (hole + 16), fm[hole + 16:])
+        w = m.ptr("l1", "f16", 0x8000)
+        m.write(w, (np.arange(32 * 16) % 7 - 3).astype(np.float16))
+        a, b, c = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+        pto.set_flag("MTE2", "MTE1", 0)
+        pto.wait_flag("MTE2", "MTE1", 0)
+        pto.img2col(src, a, 5, 6, 32, 16, 32, -2, 48, ds, stride=(1, 1), filter=(3, 3), dilation=(1, 1),
+                    pad=(1, 1, 1, 1), pad_value=(pad_value,))
+        pto.load2d(w, b, 0, 2, 1, 0)
+        if synced:
+            pto.set_flag("MTE1", "M", 0)
+            pto.wait_flag("MTE1", "M", 0)
+        if ds == 2:
+            pto.mad(a, b, c, 48, 16, 32, disable_gemv=True)
+    return body
+
+
+@pytest.mark.parametrize("ds", [2, 3])
+@pytest.mark.parametrize("hole,synced,uninit", [(None, True, "record"), (16 * 7, True, "record"),
+                                                (16 * 7, True, "raise"), (None, False, "record")])
+def test_img2col_dense_destination_equals_strided_marking(monkeypatch, ds, hole, synced, uninit):
+    """img2col into back-to-back L0A fractals (one known written range) and through the general strided
+    marking: the same L0A bytes and written flags, the same L0C result of the mad reading the tile, the same
+    reports (uninitialised map pixel), the same hazard error (mad without the MTE1 -> M flag)."""
+    body = _img2col_body(ds, hole, synced)
+    fast = _img2col_case(monkeypatch, True, body, {"uninitialized": uninit})
+    slow = _img2col_case(monkeypatch, False, body, {"uninitialized": uninit})
+    for f, s in zip(fast[:3], slow[:3]):
+        assert np.array_equal(f, s)
+    assert fast[3] == slow[3] and fast[4] == slow[4]
+    if synced and uninit == "record":
+        assert fast[4] is None
+    if not synced and ds == 2:
+        assert fast[4] is not None and fast[4][0] == "HazardError"
+    if hole is not None and uninit == "record":
+        assert any(k == "uninitialized" for k, _ in fast[3])
+    if ds == 3 and fast[4] is None:
+        assert not fast[1][:3 * 3 * 512].all()       # the gap fractals stay unwritten
+    if ds == 2 and fast[4] is None:
+        assert any(lo <= 0 and 3 * 2 * 512 <= hi for lo, hi in fast[5])     # the tile is a known written range
