@@ -1200,3 +1200,38 @@ def test_img2col_dense_destination_equals_strided_marking(monkeypatch, ds, hole,
         assert not fast[1][:3 * 3 * 512].all()       # the gap fractals stay unwritten
     if ds == 2 and fast[4] is None:
         assert any(lo <= 0 and 3 * 2 * 512 <= hi for lo, hi in fast[5])     # the tile is a known written range
+
+
+# ============================================================================ on-chip buffers made on first use
+
+
+@pytest.mark.parametrize("fill", ["pattern", "zero", "random"])
+def test_lazy_buffers_equal_eager_buffers(monkeypatch, fill):
+    """On-chip buffers made on first use (LAZY_BUFFERS) and all made with the Machine: the same initial
+    bytes and written flags in every space, in any order of first use (random fill: the same draws),
+    the same error for a space the target does not have."""
+    from pto_core import memory
+    from pto_core.targets import ON_CHIP_SPACES
+
+    def run(lazy, order):
+        monkeypatch.setattr(memory, "LAZY_BUFFERS", lazy)
+        m = Machine("A5", cores=2, options=MachineOptions(fill=fill, seed=11, fill_byte=0x3C))
+        got = {}
+        for core in (1, 0):
+            for space in order:
+                try:
+                    b = m.cores[core].buffer(space)
+                    got[core, space] = (b.data.copy(), np.array(b.written, copy=True), b.label)
+                except Exception as e:
+                    got[core, space] = (type(e).__name__, str(e))
+        return got
+
+    spaces = list(ON_CHIP_SPACES) + ["nosuch"]
+    want = run(False, spaces)
+    for got in (run(True, spaces), run(True, spaces[::-1])):
+        assert got.keys() == want.keys()
+        for key, w in want.items():
+            g = got[key]
+            assert len(g) == len(w) and all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+                                            for a, b in zip(g, w)), key
+    assert sum(isinstance(v[0], np.ndarray) for v in want.values()) >= 8
