@@ -385,31 +385,51 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     data, written, _ = ctx.span_tracked(src, lo, hi, operand="%src")
     plan = _img2col_plan(d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
                          ms, me, ks, ke, first_c * plane, outer, tr)
-    if plan.unit_index is not None:      # whole 32-byte channel vectors: gather C0 elements per index
-        vals = data.view(_C0_UNIT).take(plan.unit_index).view(d.storage)
-        rows = vals.reshape(-1, d.c0)
-    else:
-        vals = rows = data.view(d.storage).take(plan.index)
-    if plan.pad is not None:
-        rows[plan.pad] = _pad_value(0 if pad_value is None else pad_value[0][0], d)
-    if plan.zero is not None:
-        rows[plan.zero] = 0
+    pv = _pad_value(0 if pad_value is None else pad_value[0][0], d) if plan.pad is not None else None
     if tracking(ctx) and not all_written(written):
         used = _flags(written, d).take(plan.index if plan.inside is None else plan.index[plan.inside])
         ctx.check_written(used, operand="%src", ptr=src, unit="element")
     fi, fj = (rows_f, cols_f) if outer == "row" else (cols_f, rows_f)
     strides = (ds * FRACTAL, FRACTAL)
     hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
-    src_grid = vals.view(np.uint8).reshape(fi, fj, FRACTAL)
     if IMG2COL_DENSE_DST and hi == fi * fj * FRACTAL:
-        # fractals back to back: one span marked written whole (a known range, so the mad that reads
-        # the tile needs no scan of its written map); the same flags as the strided marking below
+        # fractals back to back (fractal (I, J) at (I * fj + J) * 512: the plan's order): gathered straight
+        # into the destination, which is marked written as one known range (so the mad that reads the tile
+        # needs no scan of its written map); the same bytes and flags as the general path below
         ddata, _ = ctx.span(dst, 0, hi, write=True, operand="%dst")
-        copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), src_grid)
+        _img2col_gather(data, plan, d, pv, ddata.view(d.storage))
         return
+    vals = _img2col_gather(data, plan, d, pv, None)
+    src_grid = vals.view(np.uint8).reshape(fi, fj, FRACTAL)
     ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
     copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), src_grid)
     strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
+
+
+def _img2col_gather(data: np.ndarray, plan: "_Img2colPlan", d: DType, pv, out: Optional[np.ndarray]) -> np.ndarray:
+    """The img2col block's elements in fractal order (``plan``), pad and zero lanes filled, from the source
+    byte span ``data``; into ``out`` (C-contiguous, ``d.storage``, one entry per element) when given."""
+    if plan.unit_index is not None:      # whole 32-byte channel vectors: gather C0 elements per index
+        units = data.view(_C0_UNIT)
+        if out is None:
+            vals = units.take(plan.unit_index).view(d.storage)
+        else:                            # mode="clip": no buffered copy (the plan's indices lie in the span)
+            units.take(plan.unit_index, out=out.view(_C0_UNIT), mode="clip")
+            vals = out
+        rows = vals.reshape(-1, d.c0)
+    else:
+        elems = data.view(d.storage)
+        if out is None:
+            vals = elems.take(plan.index)
+        else:
+            elems.take(plan.index, out=out, mode="clip")
+            vals = out
+        rows = vals
+    if plan.pad is not None:
+        rows[plan.pad] = pv
+    if plan.zero is not None:
+        rows[plan.zero] = 0
+    return vals
 
 
 #: img2col whose destination fractals lie back to back marks the destination written as one known range
