@@ -36,6 +36,7 @@ Units and semantics (sources and choices: ``migration_guide/pto_cube.md``, secti
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -95,7 +96,8 @@ def _pad_value(value, d: DType):
     The sign bit is part of the key: -0.0 == 0.0 and both hash alike, so without it a +0.0 pad
     would reuse an earlier -0.0 entry (and vice versa)."""
     try:
-        key = (value, bool(np.signbit(value)), type(value), d.name)
+        sign = math.copysign(1.0, value) < 0 if type(value) is float else bool(np.signbit(value))   # as np.signbit
+        key = (value, sign, type(value), d.name)
         got = _PAD_VALUES.get(key)
     except (TypeError, ValueError):  # unhashable or not a scalar: converted (and checked) below
         got, key = None, None

@@ -1236,3 +1236,22 @@ def test_lazy_buffers_equal_eager_buffers(monkeypatch, fill):
             assert len(g) == len(w) and all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
                                             for a, b in zip(g, w)), key
     assert sum(isinstance(v[0], np.ndarray) for v in want.values()) >= 8
+
+
+def test_img2col_pad_value_memo_key_sign_equals_numpy_signbit():
+    """The pad-value memo keys a Python float's sign with math.copysign instead of np.signbit: the same sign
+    bit on zeros, NaNs, infinities and subnormals, so memoised values equal fresh conversions in any call order."""
+    import math
+
+    from pto_core.ops import legacy_cube as lc
+    vals = [0.0, -0.0, 1.5, -2.0, float("nan"), -float("nan"), float("inf"), -float("inf"), 5e-324, -5e-324,
+            np.float32(-0.0), np.float16(0.0), 3, -3]
+    for v in vals:
+        if type(v) is float:
+            assert (math.copysign(1.0, v) < 0) == bool(np.signbit(v))
+    for d in (dtype("f16"), dtype("f32")):
+        for order in (vals, vals[::-1]):
+            lc._PAD_VALUES.clear()
+            for v in order + order:
+                got, want = lc._pad_value(v, d), lc._pad_value_uncached(v, d)
+                assert got.tobytes() == want.tobytes(), (v, d.name)
