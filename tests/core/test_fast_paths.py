@@ -1312,3 +1312,127 @@ def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
         for r in regions:
             m.gm._hint = r
             assert outcome(addr, n) == plain, (addr, n, r.name)
+
+
+# ============================================================================ img2col: dense destination
+
+
+def _img2col_case(monkeypatch, fast, body, options):
+    from pto_core.ops import legacy_cube
+    monkeypatch.setattr(legacy_cube, "IMG2COL_DENSE_DST", fast)
+    m = Machine("Ascend310", options=MachineOptions(fill="random", seed=5, **options))
+    try:
+        body(m)
+        err = None
+    except Exception as e:          # the two paths must raise the same error
+        err = (type(e).__name__, str(e))
+    l0a, l0c = m.cores[0].buffer("l0a"), m.cores[0].buffer("l0c")
+    return (l0a.data.copy(), np.array(l0a.written, copy=True), l0c.data.copy(), list(m.reports), err,
+            list(l0a.known))
+
+
+def _img2col_body(ds, hole=None, synced=True, pad_value=-3.0, k0=16):
+    """A 2 x 5 x 6 map (one pixel unwritten if ``hole``), img2col of a 48 x 32 block into L0A (Zz,
+    ``ds`` fractals per M row: 2 is dense; K from ``k0``: 272 includes the zero lanes past 3 * 3 * 32), the
+    weights into L0B, a mad reading both."""
+    def body(m):
+        fm = (np.arange(2 * 5 * 6 * 16) % 23 - 11).astype(np.float16)
+        src = m.ptr("l1", "f16", 0)
+        if hole is None:
+            m.write(src, fm)
+        else:
+            m.write(src, fm[:hole])
+            m.write(src + (hole + 16), fm[hole + 16:])
+        w = m.ptr("l1", "f16", 0x8000)
+        m.write(w, (np.arange(32 * 16) % 7 - 3).astype(np.float16))
+        a, b, c = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+        pto.set_flag("MTE2", "MTE1", 0)
+        pto.wait_flag("MTE2", "MTE1", 0)
+        pto.img2col(src, a, 5, 6, 32, k0, 32, -2, 48, ds, stride=(1, 1), filter=(3, 3), dilation=(1, 1),
+                    pad=(1, 1, 1, 1), pad_value=(pad_value,))
+        pto.load2d(w, b, 0, 2, 1, 0)
+        if synced:
+            pto.set_flag("MTE1", "M", 0)
+            pto.wait_flag("MTE1", "M", 0)
+        if ds == 2:
+            pto.mad(a, b, c, 48, 16, 32, disable_gemv=True)
+    return body
+
+
+@pytest.mark.parametrize("ds,k0", [(2, 16), (3, 16), (2, 272), (3, 272)])
+@pytest.mark.parametrize("hole,synced,uninit", [(None, True, "record"), (16 * 7, True, "record"),
+                                                (16 * 7, True, "raise"), (None, False, "record")])
+def test_img2col_dense_destination_equals_strided_marking(monkeypatch, ds, k0, hole, synced, uninit):
+    """img2col into back-to-back L0A fractals (gathered straight into L0A, one known written range) and through
+    the general path (a work array copied into L0A, strided marking): the same L0A bytes and written flags, the same L0C result of the mad reading the tile, the same
+    reports (uninitialised map pixel), the same hazard error (mad without the MTE1 -> M flag)."""
+    body = _img2col_body(ds, hole, synced, k0=k0)
+    fast = _img2col_case(monkeypatch, True, body, {"uninitialized": uninit})
+    slow = _img2col_case(monkeypatch, False, body, {"uninitialized": uninit})
+    for f, s in zip(fast[:3], slow[:3]):
+        assert np.array_equal(f, s)
+    assert fast[3] == slow[3] and fast[4] == slow[4]
+    if synced and uninit == "record":
+        assert fast[4] is None
+    if not synced and ds == 2:
+        assert fast[4] is not None and fast[4][0] == "HazardError"
+    if hole is not None and uninit == "record" and k0 == 16:       # K from 272 reads channel block 1 only
+        assert any(k == "uninitialized" for k, _ in fast[3])
+    if ds == 3 and fast[4] is None:
+        assert not fast[1][:3 * 3 * 512].all()       # the gap fractals stay unwritten
+    if ds == 2 and fast[4] is None:
+        assert any(lo <= 0 and 3 * 2 * 512 <= hi for lo, hi in fast[5])     # the tile is a known written range
+
+
+# ============================================================================ on-chip buffers made on first use
+
+
+@pytest.mark.parametrize("fill", ["pattern", "zero", "random"])
+def test_lazy_buffers_equal_eager_buffers(monkeypatch, fill):
+    """On-chip buffers made on first use (LAZY_BUFFERS) and all made with the Machine: the same initial
+    bytes and written flags in every space, in any order of first use (random fill: the same draws),
+    the same error for a space the target does not have."""
+    from pto_core import memory
+    from pto_core.targets import ON_CHIP_SPACES
+
+    def run(lazy, order):
+        monkeypatch.setattr(memory, "LAZY_BUFFERS", lazy)
+        m = Machine("A5", cores=2, options=MachineOptions(fill=fill, seed=11, fill_byte=0x3C))
+        got = {}
+        for core in (1, 0):
+            for space in order:
+                try:
+                    b = m.cores[core].buffer(space)
+                    got[core, space] = (b.data.copy(), np.array(b.written, copy=True), b.label)
+                except Exception as e:
+                    got[core, space] = (type(e).__name__, str(e))
+        return got
+
+    spaces = list(ON_CHIP_SPACES) + ["nosuch"]
+    want = run(False, spaces)
+    for got in (run(True, spaces), run(True, spaces[::-1])):
+        assert got.keys() == want.keys()
+        for key, w in want.items():
+            g = got[key]
+            assert len(g) == len(w) and all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+                                            for a, b in zip(g, w)), key
+    assert sum(isinstance(v[0], np.ndarray) for v in want.values()) >= 8
+
+
+def test_img2col_pad_value_memo_key_sign_equals_numpy_signbit():
+    """The pad-value memo keys a Python float's sign with math.copysign instead of np.signbit: the same sign
+    bit on zeros, NaNs, infinities and subnormals, so memoised values equal fresh conversions in any call order."""
+    import math
+
+    from pto_core.ops import legacy_cube as lc
+    vals = [0.0, -0.0, 1.5, -2.0, float("nan"), -float("nan"), float("inf"), -float("inf"), 5e-324, -5e-324,
+            np.float32(-0.0), np.float16(0.0), 3, -3]
+    for v in vals:
+        if type(v) is float:
+            assert (math.copysign(1.0, v) < 0) == bool(np.signbit(v))
+    for d in (dtype("f16"), dtype("f32")):
+        for order in (vals, vals[::-1]):
+            lc._PAD_VALUES.clear()
+            for v in order + order:
+                got, want = lc._pad_value(v, d), lc._pad_value_uncached(v, d)
+                assert got.tobytes() == want.tobytes(), (v, d.name)
