@@ -1002,7 +1002,10 @@ class Executable:
         self._py_names = gen.py_names
         ns = gen.ns
         exec(code, ns)
-        self._kernel = ns["__kernel"]
+        # taken out of its own globals: ``ns`` -> kernel -> ``ns`` would be a reference cycle, so every
+        # dropped executable (a rebuilt kernel, a tuning loop) would wait for the cyclic collector, which
+        # then walks its closures, constants and statements; without the cycle it is freed at once
+        self._kernel = ns.pop("__kernel")
         self._code = self._kernel.__code__
         self._lazy_launch = _has_launch_op(self.program.body)
         self.machine: Optional[Machine] = None

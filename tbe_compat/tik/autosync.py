@@ -172,6 +172,38 @@ class _Chain:
         self.pre, self.branches, self.has_else = pre, [], False
 
 
+def _hoist_visit(block: list, auto: set, used: frozenset, seen: set, out: list) -> None:
+    """`AutoSync.hoist`'s walk of one block (nested blocks recursively; a module function, not a closure
+    calling itself, which would be a reference cycle left for the cyclic collector at every loop)."""
+    For, If, OpStmt = P.For, P.If, P.OpStmt
+    keep, i, n, changed = [], 0, len(block), False
+    while i < n:
+        st = block[i]
+        t = type(st)
+        if t is For:
+            _hoist_visit(st.body, auto, used, seen, out)
+        elif t is If:
+            _hoist_visit(st.then, auto, used, seen, out)
+            if st.orelse:
+                _hoist_visit(st.orelse, auto, used, seen, out)
+        elif id(st) in auto and i + 1 < n:        # (auto holds set_flag statements only)
+            wait = block[i + 1]
+            ops = st.call.operands
+            if type(wait) is OpStmt and wait.call.spec.name == "wait_flag" and \
+                    wait.call.operands == ops and _canon(ops[0]) not in used:
+                key = (_canon(ops[0]), _canon(ops[1]))
+                if key not in seen:
+                    seen.add(key)
+                    out.extend((st, wait))
+                i += 2
+                changed = True
+                continue
+        keep.append(st)
+        i += 1
+    if changed:
+        block[:] = keep
+
+
 class AutoSync:
     """Trace-time pending-access state of one kernel (see module doc).
 
@@ -310,39 +342,8 @@ class AutoSync:
         used = pipes_used(body)
         if used == _ALL:
             return []
-        auto, out, seen = self._auto, [], set()
-
-        For, If, OpStmt = P.For, P.If, P.OpStmt
-
-        def visit(block):
-            keep, i, n, changed = [], 0, len(block), False
-            while i < n:
-                st = block[i]
-                t = type(st)
-                if t is For:
-                    visit(st.body)
-                elif t is If:
-                    visit(st.then)
-                    if st.orelse:
-                        visit(st.orelse)
-                elif id(st) in auto and i + 1 < n:        # (auto holds set_flag statements only)
-                    wait = block[i + 1]
-                    ops = st.call.operands
-                    if type(wait) is OpStmt and wait.call.spec.name == "wait_flag" and \
-                            wait.call.operands == ops and _canon(ops[0]) not in used:
-                        key = (_canon(ops[0]), _canon(ops[1]))
-                        if key not in seen:
-                            seen.add(key)
-                            out.extend((st, wait))
-                        i += 2
-                        changed = True
-                        continue
-                keep.append(st)
-                i += 1
-            if changed:
-                block[:] = keep
-
-        visit(body)
+        out, seen = [], set()
+        _hoist_visit(body, self._auto, used, seen, out)
         self.hoisted += len(out) // 2
         return out
 
