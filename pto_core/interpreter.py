@@ -44,7 +44,7 @@ from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
-                      stmt_exprs, walk_stmts)
+                      stmt_exprs)
 
 
 # ============================================================================= run-time helpers
@@ -148,24 +148,45 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     """``op(ctx)``: one op whose operands and clauses are all known at compile time, bound to them
     (``ctx.begin_op`` + ``execute``), so the generated kernel spends one short call on it.
     ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function; ``bind`` the spec's
-    hook (`OpSpec.bind`) that may specialise ``execute`` to ``args`` and ``clauses``."""
+    hook (`OpSpec.bind`) that may specialise ``execute`` to ``args`` and ``clauses``.
+
+    Each form is made by its own small factory, so a compile allocates only the closure cells the
+    chosen form uses (a kernel's ops are bound at every compile: fewer objects for the collector)."""
     run = bind(args, clauses) if bind is not None and not callable(pipe) else None
     if run is not None:
-        def op(ctx):
-            ctx.begin_op(name, pipe, where)
-            run(ctx)
-    elif callable(pipe):
-        def op(ctx):
-            ctx.begin_op(name, pipe(args, clauses), where)
-            execute(ctx, *args, **clauses)
-    elif clauses:
-        def op(ctx):
-            ctx.begin_op(name, pipe, where)
-            execute(ctx, *args, **clauses)
-    else:
-        def op(ctx):
-            ctx.begin_op(name, pipe, where)
-            execute(ctx, *args)
+        return _op_bound_run(name, pipe, where, run)
+    if callable(pipe):
+        return _op_pipe_fn(name, pipe, where, execute, args, clauses)
+    if clauses:
+        return _op_clauses(name, pipe, where, execute, args, clauses)
+    return _op_plain(name, pipe, where, execute, args)
+
+
+def _op_bound_run(name, pipe, where, run):
+    def op(ctx):
+        ctx.begin_op(name, pipe, where)
+        run(ctx)
+    return op
+
+
+def _op_pipe_fn(name, pipe, where, execute, args, clauses):
+    def op(ctx):
+        ctx.begin_op(name, pipe(args, clauses), where)
+        execute(ctx, *args, **clauses)
+    return op
+
+
+def _op_clauses(name, pipe, where, execute, args, clauses):
+    def op(ctx):
+        ctx.begin_op(name, pipe, where)
+        execute(ctx, *args, **clauses)
+    return op
+
+
+def _op_plain(name, pipe, where, execute, args):
+    def op(ctx):
+        ctx.begin_op(name, pipe, where)
+        execute(ctx, *args)
     return op
 
 
@@ -946,6 +967,25 @@ def _compiled(source: str, filename: str):
     return code
 
 
+def _has_launch_op(body: list) -> bool:
+    """Whether any statement of ``body`` (nested blocks included, as `walk_stmts` visits them) is a
+    `LAUNCH_OPS` op; one loop with a stack (every compile asks)."""
+    stack = [body]
+    while stack:
+        for st in stack.pop():
+            t = type(st)
+            if t is OpStmt:
+                if st.call.spec.name in LAUNCH_OPS:
+                    return True
+            elif t is For:
+                stack.append(st.body)
+            elif t is If:
+                stack.append(st.then)
+                if st.orelse:
+                    stack.append(st.orelse)
+    return False
+
+
 class Executable:
     """A compiled program. ``run`` may be called many times.
 
@@ -972,10 +1012,12 @@ class Executable:
         self._py_names = gen.py_names
         ns = gen.ns
         exec(code, ns)
-        self._kernel = ns["__kernel"]
+        # taken out of its own globals: ``ns`` -> kernel -> ``ns`` would be a reference cycle, so every
+        # dropped executable (a rebuilt kernel, a tuning loop) would wait for the cyclic collector, which
+        # then walks its closures, constants and statements; without the cycle it is freed at once
+        self._kernel = ns.pop("__kernel")
         self._code = self._kernel.__code__
-        self._lazy_launch = any(isinstance(st, OpStmt) and st.call.spec.name in LAUNCH_OPS
-                                for st in walk_stmts(self.program.body))
+        self._lazy_launch = _has_launch_op(self.program.body)
         self.machine: Optional[Machine] = None
         self.reports: list = []
         #: reports of the last run past `MachineOptions.max_reports` (counted, not recorded)
