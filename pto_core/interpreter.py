@@ -81,7 +81,7 @@ _HELPERS = {
     "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fadd": S.fadd, "_fsub": S.fsub, "_fmul": S.fmul,
-    "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
+    "_fwiden": S.widen_float, "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
     "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
 }
@@ -915,8 +915,10 @@ class _Codegen:
         if S.is_float(dst):
             if S.is_float(src):
                 a = self.need(e.a)
-                if _float_widens(src, dst):
+                if src is dst:
                     return a, True
+                if _float_widens(src, dst):
+                    return f"_fwiden({a})", True         # exact; a NaN becomes the quiet NaN of its sign
                 return f"{_ROUND[dst.name]}({a})", True
             if S.is_bool(src):
                 return f"float({self.need(e.a)})", True
