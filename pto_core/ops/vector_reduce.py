@@ -495,6 +495,9 @@ def _macro_body(ctx, kind, mp, dst, src, work, cal_index):
         return
     pairs = reduce_repeat("argmax" if kind == "max" else "argmin", vals, active, d, par, ctx)
     _write(ctx, work, pairs.reshape(-1), "work")
+    if rep == 1:        # one repeat: its (value, lane) pair is the result (the lane is the logical index)
+        _write(ctx, dst, pairs[0, :2 if cal_index else 1], "dst")
+        return
     x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(1, -1)
     flat_active = _active_full(active, rep, vals.shape[1], par).reshape(1, -1)
     i = int(arg_extreme(x, flat_active, kind == "max")[0])
