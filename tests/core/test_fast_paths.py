@@ -1436,3 +1436,182 @@ def test_img2col_pad_value_memo_key_sign_equals_numpy_signbit():
             for v in order + order:
                 got, want = lc._pad_value(v, d), lc._pad_value_uncached(v, d)
                 assert got.tobytes() == want.tobytes(), (v, d.name)
+
+
+# ============================================================================ bound reductions (OpSpec.bind)
+
+
+def _run_red(monkeypatch, bound, body, machine=None):
+    """`_run_vec` with the reductions' bind hooks (`vector_reduce.REDUCE_BIND`) on or off."""
+    from pto_core.ops import vector_reduce
+    monkeypatch.setattr(vector_reduce, "REDUCE_BIND", bound)
+    return _run_vec(monkeypatch, True, body, machine)
+
+
+def _red_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32"):
+        pto.ub.vcadd(c, a, 4, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000), rep_stride=(1, 8))
+        pto.ub.vcmax(c + 16, a, 4, blk_stride=(2,), rep_stride=(1, 4))
+        pto.ub.vcmin(c + 32, b, 2)
+        pto.ub.vcgadd(c + 48, a, 2, mask=(0, 0x0F0F0000FFFF000F))          # empty blocks keep their value
+        pto.ub.vcgmax(c + 64, b, 2)
+        pto.ub.vcgmin(c + 80, a, 1, mask=(0, 0xFFFF))
+        pto.ub.vcpadd(c + 96, a, 1)
+        pto.ub.reduce_add(c + 160, a, w, 8, rep_stride=8)
+        pto.ub.reduce_max(c + 176, a, w, 8, mask=100, rep_stride=8, cal_index=True)
+        pto.ub.reduce_min(c + 192, b, w, 8, rep_stride=4, cal_index=True)
+        pto.ub.reduce_min(c + 208, b, w, 3, rep_stride=8)
+        pto.ub.reduce_add(k.ptr("ub", "f32", 0x2200), k.ptr("ub", "f32", 0), k.ptr("ub", "f32", 0x3000), 4)
+        pto.ub.reduce_max(k.ptr("ub", "f32", 0x2240), k.ptr("ub", "f32", 0), k.ptr("ub", "f32", 0x3000), 4,
+                          cal_index=True)
+    _vec_store(g, c)
+
+
+def _red_rt_ptrs(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 4, dtype="s32") as i:
+        pto.ub.vcmax(c + i * 2, a + i * 128, 1)                   # run-time dst and src
+        pto.ub.vcgadd(c + 64 + i * 8, b, 1)
+        pto.ub.reduce_min(c + 128 + i * 2, a + i * 128, w, 2, cal_index=True)   # chamfer's per-point form
+        pto.ub.reduce_add(c + 160 + i, b, w + i * 16, 3)          # run-time dst and work
+    _vec_store(g, c)
+
+
+def _red_rt_repeat(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    for _ in range(2):                                # the same repeats again: the memoised plans
+        with k.for_(0, 4, dtype="s32") as i:
+            pto.ub.vcadd(c, a, i * 2)                 # 0 (no-op), 2, 4, 6
+            pto.ub.vcgmin(c + 16 + i * 8, b, i + 1, rep_stride=(1, 2))
+            pto.ub.reduce_max(c + 64, a, w, i + 1, cal_index=True)
+            pto.ub.reduce_add(c + 96 + i, b, w, 8 - i * 2, mask=77)
+    _vec_store(g, c)
+
+
+def _red_index_limit(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        # 510, 511, then 512 repeats with cal_index: the f16 index limit (511) refuses the last pass
+        pto.ub.reduce_min(c, a, w, 510 + i, rep_stride=0, cal_index=True)
+        pto.ub.reduce_min(c + 16, a, w, 510 + i * 2, rep_stride=0)          # without cal_index: fine
+    _vec_store(g, c)
+
+
+def _red_repeat_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcadd(c, a, 254 + i, rep_stride=(1, 0))           # 256 on pass 3: refused
+        pto.ub.reduce_add(c + 16, a, w, 2 - i, rep_stride=0)     # 0 on pass 3 would be refused as well
+    _vec_store(g, c)
+
+
+def _red_zero_repeat(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.reduce_max(c, a, w, 2 - i)                # 0 repeats on pass 3: vec_reduce_* takes 1..4095
+    _vec_store(g, c)
+
+
+def _red_out_of_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 4, dtype="s32") as i:
+        pto.ub.reduce_min(c, a + i * 0x10000, w, 1, cal_index=True)   # 128 KiB steps: runs off the UB
+    _vec_store(g, c)
+
+
+def _red_misaligned(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcadd(c + i, a, 1)                                 # 2 B steps: fine (element alignment)
+        pto.ub.reduce_max(c + i, a, w, 1, cal_index=True)         # dst needs 4 B: pass 2 is refused
+    _vec_store(g, c)
+
+
+def _red_src_misaligned(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcgmax(c + i, a + i * 8, 1)     # pass 2: src (16 B) and dst (2 B) both off: src is named first
+    _vec_store(g, c)
+
+
+def _red_overlap(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.reduce_max(w + 8 - i * 4, a, w, 2, cal_index=True)  # work [w, w+4) meets dst on pass 2
+    _vec_store(g, c)
+
+
+def _red_uninit(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcadd(c, a, 8 + i * 4)                             # 12 and 16 repeats read past the 2 KiB loaded
+        pto.ub.reduce_min(c + 16, b + i * 512, w, 2)
+    _vec_store(g, c)
+
+
+def _red_unordered(k, g, a, b, c):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.reduce_max(c + i * 16, a, w, 1)                    # no flag between MTE2 and V
+
+
+def _red_f32(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vcadd(k.ptr("ub", "f32", 0x2000) + i, k.ptr("ub", "f32", 0), 2)   # f32 sums: legal on v100
+        pto.ub.reduce_max(k.ptr("ub", "f32", 0x2100) + i * 2, k.ptr("ub", "f32", 0),
+                          k.ptr("ub", "f32", 0x3000), 2, cal_index=True)      # vcmax f32: refused on v100
+    _vec_store(g, c)
+
+
+@pytest.mark.parametrize("body,machine", [
+    (_red_clean, None), (_red_rt_ptrs, None), (_red_rt_repeat, None), (_red_index_limit, None),
+    (_red_repeat_range, None), (_red_zero_repeat, None), (_red_out_of_range, None), (_red_misaligned, None),
+    (_red_src_misaligned, None), (_red_overlap, None), (_red_uninit, None), (_red_unordered, None),
+    (_red_f32, None),
+    (_red_clean, lambda: Machine("Ascend910B1")), (_red_rt_repeat, lambda: Machine("Ascend910B1")),
+    (_red_rt_ptrs, lambda: Machine("Ascend910A")), (_red_f32, lambda: Machine("Ascend910A")),
+    (_red_clean, lambda: Machine("Ascend910A"))])
+def test_bound_reductions_equal_the_general_path(monkeypatch, body, machine):
+    """vcadd ... vcpadd and the reduce_add/max/min macros in a compiled program (`vector_reduce.REDUCE_BIND`:
+    checks, dtype legality and plan once per target, per pointer dtypes and per run-time repeat value) give the
+    same output, reports and first error (class, text, provenance) as the general execute: constant, run-time
+    pointers and repeats, refused at a later pass (repeat ranges, the cal_index limit, alignment, work/dst
+    overlap, the UB's end), uninitialised and unordered reads, and after a target switch (A2's in-order
+    vec_reduce_add, v100's f16-only vcmax)."""
+    from pto_core.ops import vector_reduce
+    calls = []
+    real_rr, real_macro = vector_reduce._check_src_dst, vector_reduce._macro_check
+
+    def count():
+        monkeypatch.setattr(vector_reduce, "_check_src_dst", lambda *a, **kw: calls.append(1) or real_rr(*a, **kw))
+        monkeypatch.setattr(vector_reduce, "_macro_check", lambda *a, **kw: calls.append(1) or real_macro(*a, **kw))
+
+    count()
+    fast = _run_red(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_red(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body in (_red_clean, _red_rt_ptrs, _red_rt_repeat) and machine is None:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        assert nfast < len(calls) - nfast                # bound: the operand checks once per target, not per op
+    elif body in (_red_f32, _red_clean) and machine is not None and machine().target.name == "Ascend910A":
+        assert fast[0] is not None and fast[0][0] == "UnsupportedOp" and fast[0][2] is not None
+    elif body in (_red_uninit, _red_unordered):
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+    elif body in (_red_index_limit, _red_repeat_range, _red_zero_repeat, _red_out_of_range, _red_misaligned,
+                  _red_src_misaligned, _red_overlap):
+        assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
