@@ -843,6 +843,13 @@ def _vecrt_misaligned(k, g, a, b, c):
     _vec_store(g, c)
 
 
+def _vecrt_two_bad(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + 8, a + i * 128 + 8, b, 1)     # dst (constant) and src0 (run-time) both off 32 B: dst named
+    _vec_store(g, c)
+
+
 def _vecrt_out_of_range(k, g, a, b, c):
     _vec_load(g, a, b)
     with k.for_(0, 4, dtype="s32") as i:
@@ -928,7 +935,7 @@ def _vecrs_fraction(k, g, a, b, c):
         pto.ub.vadds(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), cast(i, "f32") * 0.75, 1)  # 0.75: refused
 
 
-@pytest.mark.parametrize("body,machine", [(_vecrt_clean, None), (_vecrt_misaligned, None),
+@pytest.mark.parametrize("body,machine", [(_vecrt_clean, None), (_vecrt_misaligned, None), (_vecrt_two_bad, None),
                                           (_vecrt_out_of_range, None), (_vecrt_overlap, None),
                                           (_vecrt_uninit, None), (_vecrt_unordered, None), (_vecrt_dtypes, None),
                                           (_vecrt_clean, lambda: Machine("Ascend910B1")),
