@@ -65,6 +65,35 @@ def _prog_vadd_rt(iters, repeat):
     return k.program
 
 
+def _eager_reduce(m, iters, op):
+    a, w, c = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0x10000), m.ptr("ub", "f16", 0x20000)
+    m.write(a, np.ones(N, np.float16))
+    for _ in range(iters):
+        if op == "vcmax":
+            pto.ub.vcmax(c, a, 1)
+        else:
+            pto.ub.reduce_min(c, a, w, 1, cal_index=True)
+    return iters
+
+
+def _prog_reduce(iters, op, run_time_dst):
+    """A per-point loop of one reduction (chamfer_distance's ``vec_reduce_min(.., cal_index=True)`` form):
+    1 repeat, the destination constant or one element pair per iteration (a run-time pointer)."""
+    with program("reduce_loop", target="A5") as k:
+        a, w, c = k.ptr("ub", "f16", 0), k.ptr("ub", "f16", 0x10000), k.ptr("ub", "f16", 0x20000)
+        o = k.gm_arg("o", "f16", (N,), io="out", init=1.0)
+        pto.mte_gm_ub(o, a, 0, 2 * N, nburst=(1, 0, 0))
+        pto.set_flag("MTE2", "V", 0)
+        pto.wait_flag("MTE2", "V", 0)
+        with k.for_(0, iters, dtype="s32") as i:
+            d = c + (i % 1024) * 2 if run_time_dst else c
+            if op == "vcmax":
+                pto.ub.vcmax(d, a, 1)
+            else:
+                pto.ub.reduce_min(d, a, w, 1, cal_index=True)
+    return k.program
+
+
 def _eager_flags(m, iters):
     for _ in range(iters):
         pto.set_flag("MTE2", "V", 0)
@@ -116,6 +145,12 @@ CASES = {
                             lambda x, y: np.add(x[:8 * N], y[:8 * N])),
     "vadd f16, 1 repeat from GM": (lambda m, n: _eager_vadd(m, n, 1), lambda n: _prog_vadd_rt(n, 1), 1,
                                    lambda x, y: np.add(x[:N], y[:N])),
+    "vcmax f16, 1 repeat": (lambda m, n: _eager_reduce(m, n, "vcmax"), lambda n: _prog_reduce(n, "vcmax", False),
+                            1, None),
+    "vec_reduce_min cal_index, 1 repeat": (lambda m, n: _eager_reduce(m, n, "min"),
+                                           lambda n: _prog_reduce(n, "min", False), 1, None),
+    "vec_reduce_min cal_index, run-time dst": (lambda m, n: _eager_reduce(m, n, "min"),
+                                               lambda n: _prog_reduce(n, "min", True), 1, None),
     "set_flag / wait_flag": (_eager_flags, _prog_flags, 2, None),
     "mte_gm_ub 256 B": (_eager_copy, _prog_copy, 1, lambda x, y: x[:N].copy()),
     "mad f16 16x16x16": (_eager_mad, None, 1, None),

@@ -44,7 +44,7 @@ from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
-                      stmt_exprs, walk_stmts)
+                      stmt_exprs)
 
 
 # ============================================================================= run-time helpers
@@ -81,7 +81,7 @@ _HELPERS = {
     "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fadd": S.fadd, "_fsub": S.fsub, "_fmul": S.fmul,
-    "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
+    "_fwiden": S.widen_float, "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
     "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
 }
@@ -148,24 +148,45 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     """``op(ctx)``: one op whose operands and clauses are all known at compile time, bound to them
     (``ctx.begin_op`` + ``execute``), so the generated kernel spends one short call on it.
     ``pipe`` is the pipe name or the spec's ``pipe(operands, clauses)`` function; ``bind`` the spec's
-    hook (`OpSpec.bind`) that may specialise ``execute`` to ``args`` and ``clauses``."""
+    hook (`OpSpec.bind`) that may specialise ``execute`` to ``args`` and ``clauses``.
+
+    Each form is made by its own small factory, so a compile allocates only the closure cells the
+    chosen form uses (a kernel's ops are bound at every compile: fewer objects for the collector)."""
     run = bind(args, clauses) if bind is not None and not callable(pipe) else None
     if run is not None:
-        def op(ctx):
-            ctx.begin_op(name, pipe, where)
-            run(ctx)
-    elif callable(pipe):
-        def op(ctx):
-            ctx.begin_op(name, pipe(args, clauses), where)
-            execute(ctx, *args, **clauses)
-    elif clauses:
-        def op(ctx):
-            ctx.begin_op(name, pipe, where)
-            execute(ctx, *args, **clauses)
-    else:
-        def op(ctx):
-            ctx.begin_op(name, pipe, where)
-            execute(ctx, *args)
+        return _op_bound_run(name, pipe, where, run)
+    if callable(pipe):
+        return _op_pipe_fn(name, pipe, where, execute, args, clauses)
+    if clauses:
+        return _op_clauses(name, pipe, where, execute, args, clauses)
+    return _op_plain(name, pipe, where, execute, args)
+
+
+def _op_bound_run(name, pipe, where, run):
+    def op(ctx):
+        ctx.begin_op(name, pipe, where)
+        run(ctx)
+    return op
+
+
+def _op_pipe_fn(name, pipe, where, execute, args, clauses):
+    def op(ctx):
+        ctx.begin_op(name, pipe(args, clauses), where)
+        execute(ctx, *args, **clauses)
+    return op
+
+
+def _op_clauses(name, pipe, where, execute, args, clauses):
+    def op(ctx):
+        ctx.begin_op(name, pipe, where)
+        execute(ctx, *args, **clauses)
+    return op
+
+
+def _op_plain(name, pipe, where, execute, args):
+    def op(ctx):
+        ctx.begin_op(name, pipe, where)
+        execute(ctx, *args)
     return op
 
 
@@ -925,8 +946,10 @@ class _Codegen:
         if S.is_float(dst):
             if S.is_float(src):
                 a = self.need(e.a)
-                if _float_widens(src, dst):
+                if src is dst:
                     return a, True
+                if _float_widens(src, dst):
+                    return f"_fwiden({a})", True         # exact; a NaN becomes the quiet NaN of its sign
                 return f"{_ROUND[dst.name]}({a})", True
             if S.is_bool(src):
                 return f"float({self.need(e.a)})", True
@@ -977,6 +1000,25 @@ def _compiled(source: str, filename: str):
     return code
 
 
+def _has_launch_op(body: list) -> bool:
+    """Whether any statement of ``body`` (nested blocks included, as `walk_stmts` visits them) is a
+    `LAUNCH_OPS` op; one loop with a stack (every compile asks)."""
+    stack = [body]
+    while stack:
+        for st in stack.pop():
+            t = type(st)
+            if t is OpStmt:
+                if st.call.spec.name in LAUNCH_OPS:
+                    return True
+            elif t is For:
+                stack.append(st.body)
+            elif t is If:
+                stack.append(st.then)
+                if st.orelse:
+                    stack.append(st.orelse)
+    return False
+
+
 class Executable:
     """A compiled program. ``run`` may be called many times.
 
@@ -1003,10 +1045,12 @@ class Executable:
         self._py_names = gen.py_names
         ns = gen.ns
         exec(code, ns)
-        self._kernel = ns["__kernel"]
+        # taken out of its own globals: ``ns`` -> kernel -> ``ns`` would be a reference cycle, so every
+        # dropped executable (a rebuilt kernel, a tuning loop) would wait for the cyclic collector, which
+        # then walks its closures, constants and statements; without the cycle it is freed at once
+        self._kernel = ns.pop("__kernel")
         self._code = self._kernel.__code__
-        self._lazy_launch = any(isinstance(st, OpStmt) and st.call.spec.name in LAUNCH_OPS
-                                for st in walk_stmts(self.program.body))
+        self._lazy_launch = _has_launch_op(self.program.body)
         self.machine: Optional[Machine] = None
         self.reports: list = []
         #: reports of the last run past `MachineOptions.max_reports` (counted, not recorded)

@@ -356,6 +356,13 @@ class Ptr:
 # ----------------------------------------------------------------------------- cores & machine
 
 
+#: On-chip buffers (L1, L0A/B/C, BT, FB, scale buffers; UB aside) are allocated and filled on their first
+#: use instead of when the `Machine` is made (a kernel that never touches a 1 MiB L1 does not pay for
+#: filling it). The content is the same: ``fill`` "pattern" and "zero" do not depend on when a buffer is
+#: made; with "random" every buffer is still made up front, in the same order of random draws.
+LAZY_BUFFERS = True
+
+
 class Core:
     """One AI core: its on-chip buffers (UB per vector sub-core)."""
 
@@ -364,13 +371,19 @@ class Core:
         self.index = index
         t = machine.target
         self.buffers: dict = {}
+        #: sizes of the on-chip buffers (UB aside) not allocated yet: `buffer` makes each on first use
+        #: (LAZY_BUFFERS); with ``fill="random"`` all are made here, in a fixed order of random draws
+        self._lazy: dict = {}
         for space in ON_CHIP_SPACES:
             if space == "ub":
                 continue
             size = t.sizes.of(space)
             if size > 0:
-                self.buffers[space] = Buffer(space, size, label=f"core{index}.{space}",
-                                             fill=machine._fill_array(size))
+                if LAZY_BUFFERS and machine.options.fill != "random":
+                    self._lazy[space] = size
+                else:
+                    self.buffers[space] = Buffer(space, size, label=f"core{index}.{space}",
+                                                 fill=machine._fill_array(size))
         self.ubs = [Buffer("ub", t.sizes.ub, label=f"core{index}.ub{s}", fill=machine._fill_array(t.sizes.ub))
                     for s in range(max(1, t.vector_subcores))]
 
@@ -381,6 +394,10 @@ class Core:
                                      operand="sub_blockid", value=sub, limit=f"[0, {len(self.ubs) - 1}]")
             return self.ubs[sub]
         buf = self.buffers.get(space)
+        if buf is None and space in self._lazy:
+            size = self._lazy.pop(space)
+            buf = self.buffers[space] = Buffer(space, size, label=f"core{self.index}.{space}",
+                                               fill=self.machine._fill_array(size))
         if buf is None:
             raise IllegalOperand(f"memory space {space!r} does not exist on {self.machine.target.name}",
                                  operand="space", value=space,

@@ -170,24 +170,34 @@ _unpack = struct.unpack
 
 
 def round_f32(x: float) -> float:
-    """Nearest f32 value (ties to even; overflow to infinity)."""
+    """Nearest f32 value (ties to even; overflow to infinity; a NaN gives the quiet NaN of its sign,
+    SCALAR_DEFAULT_NAN)."""
     try:
-        return _unpack("<f", _pack("<f", x))[0]
+        y = _unpack("<f", _pack("<f", x))[0]
     except OverflowError:
         return math.copysign(INF, x)
+    return y if y == y else math.copysign(NAN, x)
 
 
 def round_f16(x: float) -> float:
-    """Nearest f16 value (ties to even; overflow to infinity)."""
+    """Nearest f16 value (ties to even; overflow to infinity; a NaN gives the quiet NaN of its sign)."""
     try:
-        return _unpack("<e", _pack("<e", x))[0]
+        y = _unpack("<e", _pack("<e", x))[0]
     except OverflowError:
         return math.copysign(INF, x)
+    return y if y == y else math.copysign(NAN, x)
 
 
 def round_bf16(x: float) -> float:
-    """Nearest bf16 value (ties to even; overflow to infinity)."""
-    return round_to_format(x, 8, -126, _BF16_MAX)
+    """Nearest bf16 value (ties to even; overflow to infinity; a NaN gives the quiet NaN of its sign)."""
+    return round_to_format(x, 8, -126, _BF16_MAX) if x == x else math.copysign(NAN, x)
+
+
+def widen_float(x: float) -> float:
+    """A float register value converted to a wider float format: exact, and a NaN gives the quiet NaN of
+    its sign (a format conversion is an operation: SCALAR_DEFAULT_NAN; only a copy within one format keeps
+    a NaN's bits, NAN_BITS_KEPT)."""
+    return x if x == x else math.copysign(NAN, x)
 
 
 ROUNDERS = {"f32": round_f32, "f16": round_f16, "bf16": round_bf16}
@@ -238,6 +248,11 @@ def _nan_of(a: float, b: float) -> float:
     return NAN
 
 
+def _quiet(x: float) -> float:
+    """``x``, or for a NaN the quiet NaN of its sign (SCALAR_DEFAULT_NAN: no payload)."""
+    return x if x == x else math.copysign(NAN, x)
+
+
 def fadd(a: float, b: float) -> float:
     """IEEE addition in double (the caller rounds); NaN results per `_nan_of`."""
     r = a + b
@@ -266,11 +281,13 @@ def fdiv(a: float, b: float) -> float:
 
 
 def frem(a: float, b: float) -> float:
-    """C ``fmod``: remainder with the sign of the dividend; NaN for ``b == 0`` or infinite ``a``."""
+    """C ``fmod``: remainder with the sign of the dividend; NaN for ``b == 0`` or infinite ``a``
+    (NaN results per `_nan_of`)."""
     try:
-        return math.fmod(a, b)
+        r = math.fmod(a, b)
     except ValueError:
-        return NAN
+        return _nan_of(a, b)
+    return r if r == r else _nan_of(a, b)
 
 
 def fsqrt(a: float) -> float:
@@ -285,26 +302,26 @@ def _integral(r: float, x: float) -> float:
 
 def ffloor(x: float) -> float:
     """Round toward -inf (IEEE roundToIntegralTowardNegative; keeps -0.0, inf, NaN)."""
-    return x if x != x or x in (INF, -INF) else _integral(float(math.floor(x)), x)
+    return _quiet(x) if x != x or x in (INF, -INF) else _integral(float(math.floor(x)), x)
 
 
 def fceil(x: float) -> float:
-    return x if x != x or x in (INF, -INF) else _integral(float(math.ceil(x)), x)
+    return _quiet(x) if x != x or x in (INF, -INF) else _integral(float(math.ceil(x)), x)
 
 
 def ftrunc(x: float) -> float:
-    return x if x != x or x in (INF, -INF) else _integral(float(math.trunc(x)), x)
+    return _quiet(x) if x != x or x in (INF, -INF) else _integral(float(math.trunc(x)), x)
 
 
 def fround_even(x: float) -> float:
     """Nearest integral value, ties to even."""
-    return x if x != x or x in (INF, -INF) else _integral(float(round(x)), x)
+    return _quiet(x) if x != x or x in (INF, -INF) else _integral(float(round(x)), x)
 
 
 def fround_away(x: float) -> float:
     """Nearest integral value, ties away from zero (C ``round``)."""
     if x != x or x in (INF, -INF):
-        return x
+        return _quiet(x)
     t = float(math.trunc(x))
     if abs(x - t) >= 0.5:                  # exact: x - trunc(x) has no rounding error
         t += math.copysign(1.0, x)
@@ -316,18 +333,18 @@ ROUND_TO_INTEGRAL = {"floor": ffloor, "ceil": fceil, "trunc": ftrunc, "roundeven
 
 
 def fmax(a: float, b: float) -> float:
-    """IEEE maxNum: a NaN operand is ignored."""
+    """IEEE maxNum: a NaN operand is ignored (two NaNs give the quiet NaN of the second's sign)."""
     if a != a:
-        return b
+        return _quiet(b)
     if b != b:
         return a
     return a if a > b else b
 
 
 def fmin(a: float, b: float) -> float:
-    """IEEE minNum: a NaN operand is ignored."""
+    """IEEE minNum: a NaN operand is ignored (two NaNs give the quiet NaN of the second's sign)."""
     if a != a:
-        return b
+        return _quiet(b)
     if b != b:
         return a
     return a if a < b else b
@@ -420,7 +437,9 @@ def convert(x, src: DType, dst: DType):
         src = INDEX
     if dst.kind == "f":
         if src.kind == "f":
-            return x if dst.bits >= src.bits and not (dst.name == "f16" and src.name == "bf16") and \
+            if src.name == dst.name:
+                return x                    # a copy: a NaN keeps its bits (NAN_BITS_KEPT)
+            return widen_float(x) if dst.bits >= src.bits and not (dst.name == "f16" and src.name == "bf16") and \
                 not (dst.name == "bf16" and src.name == "f16") else ROUNDERS[dst.name](x)
         return int_to_float(x, dst)
     if src.kind == "f":

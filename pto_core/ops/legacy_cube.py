@@ -36,6 +36,7 @@ Units and semantics (sources and choices: ``migration_guide/pto_cube.md``, secti
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -95,7 +96,8 @@ def _pad_value(value, d: DType):
     The sign bit is part of the key: -0.0 == 0.0 and both hash alike, so without it a +0.0 pad
     would reuse an earlier -0.0 entry (and vice versa)."""
     try:
-        key = (value, bool(np.signbit(value)), type(value), d.name)
+        sign = math.copysign(1.0, value) < 0 if type(value) is float else bool(np.signbit(value))   # as np.signbit
+        key = (value, sign, type(value), d.name)
         got = _PAD_VALUES.get(key)
     except (TypeError, ValueError):  # unhashable or not a scalar: converted (and checked) below
         got, key = None, None
@@ -385,25 +387,58 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     data, written, _ = ctx.span_tracked(src, lo, hi, operand="%src")
     plan = _img2col_plan(d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
                          ms, me, ks, ke, first_c * plane, outer, tr)
-    if plan.unit_index is not None:      # whole 32-byte channel vectors: gather C0 elements per index
-        vals = data.view(_C0_UNIT).take(plan.unit_index).view(d.storage)
-        rows = vals.reshape(-1, d.c0)
-    else:
-        vals = rows = data.view(d.storage).take(plan.index)
-    if plan.pad is not None:
-        rows[plan.pad] = _pad_value(0 if pad_value is None else pad_value[0][0], d)
-    if plan.zero is not None:
-        rows[plan.zero] = 0
+    pv = _pad_value(0 if pad_value is None else pad_value[0][0], d) if plan.pad is not None else None
     if tracking(ctx) and not all_written(written):
         used = _flags(written, d).take(plan.index if plan.inside is None else plan.index[plan.inside])
         ctx.check_written(used, operand="%src", ptr=src, unit="element")
     fi, fj = (rows_f, cols_f) if outer == "row" else (cols_f, rows_f)
     strides = (ds * FRACTAL, FRACTAL)
     hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
+    if IMG2COL_DENSE_DST and hi == fi * fj * FRACTAL:
+        # fractals back to back (fractal (I, J) at (I * fj + J) * 512: the plan's order): gathered straight
+        # into the destination, which is marked written as one known range (so the mad that reads the tile
+        # needs no scan of its written map); the same bytes and flags as the general path below
+        ddata, _ = ctx.span(dst, 0, hi, write=True, operand="%dst")
+        _img2col_gather(data, plan, d, pv, ddata.view(d.storage))
+        return
+    vals = _img2col_gather(data, plan, d, pv, None)
+    src_grid = vals.view(np.uint8).reshape(fi, fj, FRACTAL)
     ddata, dwr, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
-    copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), vals.view(np.uint8).reshape(fi, fj, FRACTAL))
+    copy_fractals(strided(ddata, (fi, fj, FRACTAL), strides + (1,), True), src_grid)
     strided(dwr, (fi, fj, FRACTAL), strides + (1,), True)[...] = True
 
+
+def _img2col_gather(data: np.ndarray, plan: "_Img2colPlan", d: DType, pv, out: Optional[np.ndarray]) -> np.ndarray:
+    """The img2col block's elements in fractal order (``plan``), pad and zero lanes filled, from the source
+    byte span ``data``; into ``out`` (C-contiguous, ``d.storage``, one entry per element) when given."""
+    if plan.unit_index is not None:      # whole 32-byte channel vectors: gather C0 elements per index
+        units = data.view(_C0_UNIT)
+        if out is None:
+            vals = units.take(plan.unit_index).view(d.storage)
+        else:                            # mode="clip": no buffered copy (the plan's indices lie in the span)
+            units.take(plan.unit_index, out=out.view(_C0_UNIT), mode="clip")
+            vals = out
+        rows = vals.reshape(-1, d.c0)
+    else:
+        elems = data.view(d.storage)
+        if out is None:
+            vals = elems.take(plan.index)
+        else:
+            elems.take(plan.index, out=out, mode="clip")
+            vals = out
+        rows = vals
+    if plan.pad is not None:
+        rows[plan.pad] = pv
+    if plan.zero is not None:
+        rows[plan.zero] = 0
+    return vals
+
+
+#: img2col whose destination fractals lie back to back marks the destination written as one known range
+#: (`ExecContext.span` with ``write=True``) instead of through a strided view of its written map: the same
+#: flags, and the mad that reads the tile next finds it written without a scan. Off: the general path
+#: (tests/core/test_fast_paths.py compares the two).
+IMG2COL_DENSE_DST = True
 
 _C0_UNIT = np.dtype((np.void, BLOCK))    # one pixel's C0 channel vector (32 bytes) in a [C1][H][W][C0] map
 

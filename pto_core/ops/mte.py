@@ -1564,8 +1564,6 @@ def _verify_mte_l1_fb(call, target):
                              hint="add nburst=(count, src_gap, dst_gap) (load units)")
 
 
-_MTE_UB_UB = _exec_32b_units("pto.mte_ub_ub", "ub", "ub")
-
 _NBURST_GAPS = Clause("nburst", "args", params=("%count", "%src_gap", "%dst_gap"),
                       doc="burst count and gaps after each burst, in load units (required)")
 

@@ -132,13 +132,14 @@ def _bind_flag(canon_op):
     def bind(args, clauses):
         if clauses or len(args) != 3:
             return None
-        src, dst, event = args
-        memo = [None, None]                 # the target the canonical operands were made for, and them
+        # the target the canonical operands were made for, them, and the operands (one closure cell:
+        # a compile binds every flag op of the kernel, so few objects each)
+        memo = [None, None, args]
 
         def run(ctx):
             target = ctx.target
             if target is not memo[0]:
-                canon = _flag_operands(src, dst, event, target)
+                canon = _flag_operands(*memo[2], target)
                 memo[0], memo[1] = target, canon
             canon_op(ctx, *memo[1])
         return run

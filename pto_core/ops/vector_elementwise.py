@@ -546,16 +546,14 @@ def _bind_lanewise(row: Lanewise):
 
         def op(ctx, *values):
             ptrs = [values[j] for j in pos]
-            # address-dependent checks of the run-time pointers, every time, in operand order (the
-            # compile-time pointers passed them when the preparation was made)
-            for nm, p in zip(names, ptrs):
-                check_ub(p, op=opname, operand=nm)
             dts = tuple([p.dtype for p in ptrs])
             target = ctx.target
             operands = list(args)
             for i, v in zip(indices, values):
                 operands[i] = v
             if target is not memo[0] or dts != memo[1]:
+                # the general path's preparation checks every operand in operand order (so the first bad
+                # one is named, as without binding)
                 memo[0] = None
                 memo[2] = prep = prepare(target, operands, **clauses)
                 memo[3] = tuple([p.dtype for p in operands[:nmem]])
@@ -565,6 +563,10 @@ def _bind_lanewise(row: Lanewise):
                 if rpos is not None and type(values[rpos]) is int:
                     memo[4][values[rpos]] = plan
             else:
+                # address-dependent checks of the run-time pointers, every time, in operand order (the
+                # compile-time pointers passed them when the preparation was made)
+                for nm, p in zip(names, ptrs):
+                    check_ub(p, op=opname, operand=nm)
                 dt, scalar, plan, rounding = memo[2]
                 if spos is not None:        # the run-time scalar: converted (and range-checked) every time
                     scalar = convert(values[spos], dt)

@@ -183,40 +183,157 @@ def _verify(name):
     return verify
 
 
+def _plan(name: str, d: DType, repeat, mask, blk_stride, rep_stride, stride_unit, op: str) -> "ve.Plan":
+    """The plan of one per-repeat reduction from the plan cache (made on a miss, which range-checks the repeat
+    and clauses): called per op by `execute`, and once per target and repeat value by a bound op (`_bind`)."""
+    kind, nres, _, _ = _REDUCE[name]
+
+    def build():
+        rep = ve.check_repeat(repeat, op=op)
+        par = ve.par_of(d)
+        k = nres(par)
+        clauses = {"mask": mask, "blk_stride": blk_stride, "stride_unit": stride_unit,
+                   "rep_stride": None if rep_stride is None else ((rep_stride[0][1],), {})}
+        lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep, counter_ok=False, op=op)
+        (b, r, u), = ve.strides_from_clauses(clauses, ("src",), (d,), par, op=op, blk_max=65535,
+                                             rep_max=65535)
+        dst_rep = 1 if rep_stride is None else ve.check_range(rep_stride[0][0], 0, 65535, op=op,
+                                                               operand="rep_stride(dst)")
+        if name == "vcpadd" and dst_rep == 0:
+            dst_rep = 1
+        dst_lanes = ve.Lanes(rep, k, _written_blocks(kind, lanes, par, d), k)
+        src_s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
+        dst_s = ve.Stream("dst", d, (rep, 1, k), (dst_rep * k * d.itemsize, k * d.itemsize, d.itemsize), "w")
+        return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))
+
+    return _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
+
+
+def _run(name: str, ctx, plan, dst: Ptr, src: Ptr) -> None:
+    """Execute a prepared per-repeat reduction (`execute` and the bound op share it)."""
+    kind = _REDUCE[name][0]
+    d = src.dtype
+    par = plan.lanes.par
+
+    def compute(ins, r0, r1):
+        return {"dst": reduce_repeat(kind, ins["src"], plan.lanes.rows(r0, r1), d, par, ctx)}
+
+    ve.run(ctx, plan, (dst, src), compute)
+
+
 def _execute(name):
-    kind, nres, align, _ = _REDUCE[name]
+    align = _REDUCE[name][2]
     op = "pto.ub." + name
 
     def execute(ctx, dst, src, repeat, *, mask=None, blk_stride=None, rep_stride=None, stride_unit=None):
         _check_src_dst(ctx.target, name, dst, src, op, align)
-        d = src.dtype
-
-        def build():
-            rep = ve.check_repeat(repeat, op=op)
-            par = ve.par_of(d)
-            k = nres(par)
-            clauses = {"mask": mask, "blk_stride": blk_stride, "stride_unit": stride_unit,
-                       "rep_stride": None if rep_stride is None else ((rep_stride[0][1],), {})}
-            lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep, counter_ok=False, op=op)
-            (b, r, u), = ve.strides_from_clauses(clauses, ("src",), (d,), par, op=op, blk_max=65535,
-                                                 rep_max=65535)
-            dst_rep = 1 if rep_stride is None else ve.check_range(rep_stride[0][0], 0, 65535, op=op,
-                                                                   operand="rep_stride(dst)")
-            if name == "vcpadd" and dst_rep == 0:
-                dst_rep = 1
-            dst_lanes = ve.Lanes(rep, k, _written_blocks(kind, lanes, par, d), k)
-            src_s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
-            dst_s = ve.Stream("dst", d, (rep, 1, k), (dst_rep * k * d.itemsize, k * d.itemsize, d.itemsize), "w")
-            return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))
-
-        plan = _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
-        par = plan.lanes.par
-
-        def compute(ins, r0, r1):
-            return {"dst": reduce_repeat(kind, ins["src"], plan.lanes.rows(r0, r1), d, par, ctx)}
-
-        ve.run(ctx, plan, (dst, src), compute)
+        plan = _plan(name, src.dtype, repeat, mask, blk_stride, rep_stride, stride_unit, op)
+        _run(name, ctx, plan, dst, src)
     return execute
+
+
+#: a compiled program binds the reductions (``vcadd`` ... ``vcpadd`` and the ``reduce_add/max/min`` macros)
+#: like the lanewise ops (`vector_elementwise.VECTOR_BIND`): operand checks, dtype legality and the plan
+#: are made once per target (`OpSpec.bind`), with run-time pointers or repeat counts once per target and
+#: pointer dtypes, the plan once per repeat value (`OpSpec.bind_holes`); the address checks of run-time
+#: pointers (space, alignment, the macros' work/dst overlap), bounds, hazards and initialisation run on
+#: every op. The same functions as the general path raise the same errors at the same op. False: every
+#: reduction takes the general path (`execute`).
+REDUCE_BIND = True
+
+
+def _binder(op: str, nptr: int, check_order: tuple, prepare, plan_for, address, run):
+    """``(bind, bind_holes)`` hooks of a reduction. ``prepare(target, operands, clauses) -> state`` does every
+    check that needs no address beyond the compile-time pointers' (the general path's order; None is never
+    returned); ``plan_for(state, repeat) -> plan`` the repeat-dependent part (range checks included);
+    ``address(ptrs, state, plan)`` the checks on the pointers' addresses made after the plan (the macros'
+    overlap); ``run(ctx, ptrs, state, plan)`` the work. ``check_order``: (operand index, operand name, align
+    or None for the state's) in the order the general path checks the pointers (`ve.check_ub`)."""
+    check_ub = ve.check_ub
+    ridx = nptr
+
+    def bind(args, clauses):
+        if not REDUCE_BIND:
+            return None
+        ptrs = tuple(args[:nptr])
+        memo = [None, None, None]          # target, state, plan
+
+        def fn(ctx):
+            target = ctx.target
+            if target is not memo[0]:
+                state = prepare(target, args, clauses)
+                plan = plan_for(state, args[ridx])
+                address(ptrs, state, plan)
+                memo[1], memo[2], memo[0] = state, plan, target
+            run(ctx, ptrs, memo[1], memo[2])
+        return fn
+
+    def bind_holes(args, indices, clauses):
+        if not REDUCE_BIND or any(i > ridx for i in indices):
+            return None
+        rpos = indices.index(ridx) if ridx in indices else None
+        # the run-time pointers' checks, in the general path's order: (position among the values, name, align)
+        checks = tuple((indices.index(i), nm, al) for i, nm, al in check_order if i in indices)
+        pos = tuple(indices.index(i) if i in indices else None for i in range(nptr))
+        memo = [None, None, None, None, None]     # target, hole dtypes, state, constant-repeat plan, plans by repeat
+
+        def fn(ctx, *values):
+            ptrs = tuple([args[i] if j is None else values[j] for i, j in enumerate(pos)])
+            dts = tuple([ptrs[i].dtype if isinstance(ptrs[i], Ptr) else None for i in range(nptr)])
+            target = ctx.target
+            repeat = args[ridx] if rpos is None else values[rpos]
+            if target is not memo[0] or dts != memo[1]:
+                # first op, another target or pointer dtype: the whole preparation, every check in order
+                operands = list(args)
+                for i, v in zip(indices, values):
+                    operands[i] = v
+                memo[0] = None
+                state = prepare(target, operands, clauses)
+                plan = plan_for(state, repeat)
+                memo[2], memo[3], memo[4] = state, (plan if rpos is None else None), {}
+                if rpos is not None and type(repeat) is int:
+                    memo[4][repeat] = plan
+                memo[0], memo[1] = target, dts
+            else:
+                state = memo[2]
+                for j, nm, al in checks:          # address-dependent checks of the run-time pointers, every op
+                    check_ub(values[j], op=op, operand=nm, align=al or state[0])
+                if rpos is None:
+                    plan = memo[3]
+                elif type(repeat) is int:
+                    plan = memo[4].get(repeat)
+                    if plan is None:
+                        plan = memo[4][repeat] = plan_for(state, repeat)
+                else:                             # numpy ints, floats, bools: the general checks every time
+                    plan = plan_for(state, repeat)
+            address(ptrs, state, plan)
+            run(ctx, ptrs, state, plan)
+        return fn
+    return bind, bind_holes
+
+
+def _no_address_checks(ptrs, state, plan) -> None:
+    return None
+
+
+def _bind(name):
+    align = _REDUCE[name][2]
+    op = "pto.ub." + name
+
+    def prepare(target, operands, clauses):
+        dst, src = operands[0], operands[1]
+        _check_src_dst(target, name, dst, src, op, align)
+        geo = tuple(clauses.get(k) for k in ("mask", "blk_stride", "rep_stride", "stride_unit"))
+        return (align or dst.dtype.itemsize, src.dtype, geo)
+
+    def plan_for(state, repeat):
+        return _plan(name, state[1], repeat, *state[2], op)
+
+    def run(ctx, ptrs, state, plan):
+        _run(name, ctx, plan, ptrs[0], ptrs[1])
+
+    return _binder(op, 2, ((1, "src", ve.BLOCK_BYTES), (0, "dst", None)), prepare, plan_for, _no_address_checks,
+                   run)
 
 
 def _expand(name):
@@ -245,6 +362,7 @@ def _expand(name):
 
 
 for _name, (_kind, _n, _align, _vreg) in _REDUCE.items():
+    _hooks = _bind(_name)
     _spec = OpSpec(
         name="ub." + _name, family="vector", pipe="V",
         operands=(Operand("dst", "ptr", _UB, doc="results"), Operand("src", "ptr", _UB, doc="source"),
@@ -255,14 +373,14 @@ for _name, (_kind, _n, _align, _vreg) in _REDUCE.items():
                  Clause("rep_stride", "args", params=("%dst", "%src"), min_params=2,
                         doc="dst repeat stride in result units (see table), src repeat stride in 32 B"),
                  ve.stride_clauses(("src",))[-1]),
-        execute=_execute(_name), verify=_verify(_name),
+        execute=_execute(_name), verify=_verify(_name), bind=_hooks[0], bind_holes=_hooks[1],
         doc={"vcadd": "per repeat: sum of the active lanes", "vcmax": "per repeat: max and its lane index",
              "vcmin": "per repeat: min and its lane index", "vcgadd": "per repeat: sum of each 32 B block",
              "vcgmax": "per repeat: max of each 32 B block", "vcgmin": "per repeat: min of each 32 B block",
              "vcpadd": "per repeat: sums of adjacent lane pairs"}[_name])
     register(_spec)
     EXPANDERS[_spec.name] = _expand(_name)
-del _name, _kind, _n, _align, _vreg, _spec
+del _name, _kind, _n, _align, _vreg, _spec, _hooks
 
 
 # ----------------------------------------------------------------------------- vec_reduce_* macros
@@ -313,62 +431,103 @@ def _macro_check(target, kind, dst, src, work, op):
     vector_isa.require(target, instr, src.dtype.name, op=op)
 
 
+def _macro_plan(kind: str, d: DType, repeat, mask, rep_stride, cal_index, op: str) -> tuple:
+    """The repeat-dependent preparation of a ``reduce_*`` macro, with its range checks in the general path's
+    order: ``(rep, par, lanes, stream, active lanes, work elements)``. `execute` calls it per op, a bound op
+    once per target and repeat value."""
+    rep = ve.check_range(repeat, 1, MAX_REDUCE_REPEAT, op=op, operand="repeat",
+                         hint="vec_reduce_* takes 1..4095 repeats")
+    if cal_index:
+        lim = _INDEX_REPEAT_LIMIT.get(d.name, 255)
+        ve.check_range(rep, 1, lim, op=op, operand="repeat",
+                       hint=f"with cal_index the index must fit the {d.name} bits: at most {lim} repeats")
+    par = ve.par_of(d)
+    clauses = {"mask": mask, "rep_stride": None if rep_stride is None else ((rep_stride[0][0],), {})}
+    lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep, counter_ok=False, op=op)
+    (b, r, u), = ve.strides_from_clauses(clauses, ("src",), (d,), par, op=op, rep_max=65535)
+    s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
+    nwork = rep if kind == "add" else 2 * rep
+    act = lanes.padded(0, rep, s.lanes)
+    if act is not None:
+        act = act.reshape((-1,) + s.shape[1:])
+    return rep, par, lanes, s, act, nwork
+
+
 def _macro_execute(kind):
     op = f"pto.ub.reduce_{kind}"
 
     def execute(ctx, dst, src, work, repeat, *, mask=None, rep_stride=None, cal_index=None):
-        with np.errstate(all="ignore"):
-            _macro_body(ctx, dst, src, work, repeat, mask, rep_stride, cal_index)
-
-    def _macro_body(ctx, dst, src, work, repeat, mask, rep_stride, cal_index):
         _macro_check(ctx.target, kind, dst, src, work, op)
-        d = src.dtype
-        rep = ve.check_range(repeat, 1, MAX_REDUCE_REPEAT, op=op, operand="repeat",
-                             hint="vec_reduce_* takes 1..4095 repeats")
-        if cal_index:
-            lim = _INDEX_REPEAT_LIMIT.get(d.name, 255)
-            ve.check_range(rep, 1, lim, op=op, operand="repeat",
-                           hint=f"with cal_index the index must fit the {d.name} bits: at most {lim} repeats")
-        par = ve.par_of(d)
-        clauses = {"mask": mask, "rep_stride": None if rep_stride is None else ((rep_stride[0][0],), {})}
-        lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep, counter_ok=False, op=op)
-        (b, r, u), = ve.strides_from_clauses(clauses, ("src",), (d,), par, op=op, rep_max=65535)
-        s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
-        nwork = rep if kind == "add" else 2 * rep
-        _no_overlap(dst, 2 if cal_index else 1, work, nwork, op)
-        act = lanes.padded(0, rep, s.lanes)
-        v = ctx.strided_view(src, s.shape, s.strides, dtype=d, operand="src",
-                             active=None if act is None else act.reshape((-1,) + s.shape[1:]))
-        vals = v.reshape(rep, s.lanes)[:, :lanes.count]
-        active = lanes.rows(0, rep)
-        if kind == "add":
-            part = reduce_repeat("sum", vals, active, d, par, ctx)[:, 0]
-            _write(ctx, work, part, "work")
-            if vector_isa.base_family(ctx.target) in SEQUENTIAL_REDUCE_FAMILIES and rep > 1:
-                _write(ctx, dst, sequential_chunk_sum(part, d, ctx)[None], "dst")
-                return
-            n = rep
-            while n > 1:
-                chunks = -(-n // par)
-                buf = np.zeros((chunks, par), dtype=np.float32)
-                buf.reshape(-1)[:n] = part.astype(np.float32)
-                part = tree_sum(buf, d, ctx).astype(d.storage)
-                n = chunks
-                if n > 1:
-                    _write(ctx, work, part, "work")
-            _write(ctx, dst, part[:1], "dst")
-            return
-        pairs = reduce_repeat("argmax" if kind == "max" else "argmin", vals, active, d, par, ctx)
-        _write(ctx, work, pairs.reshape(-1), "work")
-        x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(1, -1)
-        flat_active = _active_full(active, rep, vals.shape[1], par).reshape(1, -1)
-        i = int(arg_extreme(x, flat_active, kind == "max")[0])
-        x = x[0]
-        out = np.array([x[i]], dtype=np.float32).astype(d.storage)
-        if cal_index:
-            out = np.concatenate([out, np.array([i], dtype=_index_dtype(d)).view(d.storage)])
-        _write(ctx, dst, out, "dst")
+        mp = _macro_plan(kind, src.dtype, repeat, mask, rep_stride, cal_index, op)
+        _no_overlap(dst, 2 if cal_index else 1, work, mp[5], op)
+        _macro_run(ctx, kind, mp, dst, src, work, cal_index)
     return execute
+
+
+def _macro_run(ctx, kind: str, mp: tuple, dst: Ptr, src: Ptr, work: Ptr, cal_index) -> None:
+    """Execute a prepared ``reduce_*`` macro (`execute` and the bound op share it)."""
+    with np.errstate(all="ignore"):
+        _macro_body(ctx, kind, mp, dst, src, work, cal_index)
+
+
+def _macro_body(ctx, kind, mp, dst, src, work, cal_index):
+    rep, par, lanes, s, act, _ = mp
+    d = src.dtype
+    v = ctx.strided_view(src, s.shape, s.strides, dtype=d, operand="src", active=act)
+    vals = v.reshape(rep, s.lanes)[:, :lanes.count]
+    active = lanes.rows(0, rep)
+    if kind == "add":
+        part = reduce_repeat("sum", vals, active, d, par, ctx)[:, 0]
+        _write(ctx, work, part, "work")
+        if vector_isa.base_family(ctx.target) in SEQUENTIAL_REDUCE_FAMILIES and rep > 1:
+            _write(ctx, dst, sequential_chunk_sum(part, d, ctx)[None], "dst")
+            return
+        n = rep
+        while n > 1:
+            chunks = -(-n // par)
+            buf = np.zeros((chunks, par), dtype=np.float32)
+            buf.reshape(-1)[:n] = part.astype(np.float32)
+            part = tree_sum(buf, d, ctx).astype(d.storage)
+            n = chunks
+            if n > 1:
+                _write(ctx, work, part, "work")
+        _write(ctx, dst, part[:1], "dst")
+        return
+    pairs = reduce_repeat("argmax" if kind == "max" else "argmin", vals, active, d, par, ctx)
+    _write(ctx, work, pairs.reshape(-1), "work")
+    if rep == 1:        # one repeat: its (value, lane) pair is the result (the lane is the logical index)
+        _write(ctx, dst, pairs[0, :2 if cal_index else 1], "dst")
+        return
+    x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(1, -1)
+    flat_active = _active_full(active, rep, vals.shape[1], par).reshape(1, -1)
+    i = int(arg_extreme(x, flat_active, kind == "max")[0])
+    x = x[0]
+    out = np.array([x[i]], dtype=np.float32).astype(d.storage)
+    if cal_index:
+        out = np.concatenate([out, np.array([i], dtype=_index_dtype(d)).view(d.storage)])
+    _write(ctx, dst, out, "dst")
+
+
+def _macro_bind(kind):
+    op = f"pto.ub.reduce_{kind}"
+
+    def prepare(target, operands, clauses):
+        dst, src, work = operands[:3]
+        _macro_check(target, kind, dst, src, work, op)
+        return (src.dtype.itemsize, src.dtype, clauses.get("mask"), clauses.get("rep_stride"), clauses.get("cal_index"))
+
+    def plan_for(state, repeat):
+        return _macro_plan(kind, state[1], repeat, state[2], state[3], state[4], op)
+
+    def address(ptrs, state, mp):
+        _no_overlap(ptrs[0], 2 if state[4] else 1, ptrs[2], mp[5], op)
+
+    def run(ctx, ptrs, state, mp):
+        _macro_run(ctx, kind, mp, ptrs[0], ptrs[1], ptrs[2], state[4])
+
+    # `_macro_check`'s order: src (32 B), dst (4 B, or the element for reduce_add), work (the element)
+    order = ((1, "src", ve.BLOCK_BYTES), (0, "dst", 4 if kind != "add" else None), (2, "work", None))
+    return _binder(op, 3, order, prepare, plan_for, address, run)
 
 
 def _no_overlap(dst: Ptr, ndst: int, work: Ptr, nwork: int, op: str) -> None:
@@ -403,6 +562,7 @@ for _kind in ("add", "max", "min"):
                                         doc="source repeat stride (32 B units, default 8)"))
     if _kind != "add":
         _cl += (Clause("cal_index", "flag", doc="also store the index of the extremum in dst[1] (integer bits)"),)
+    _hooks = _macro_bind(_kind)
     register(OpSpec(
         name=f"ub.reduce_{_kind}", family="vector", pipe="V",
         operands=(Operand("dst", "ptr", _UB, doc="result (1 element, 2 with cal_index)"),
@@ -410,6 +570,7 @@ for _kind in ("add", "max", "min"):
                   Operand("work", "ptr", _UB, doc="scratch for the partial results"),
                   Operand("repeat", "int", doc="repeats, 1..4095")),
         clauses=_cl, execute=_macro_execute(_kind), verify=_macro_verify(_kind),
+        bind=_hooks[0], bind_holes=_hooks[1],
         doc=f"TIK vec_reduce_{_kind}: reduce all active lanes of all repeats to dst[0]"))
     EXPANDERS[f"ub.reduce_{_kind}"] = _macro_expand(_kind)
-del _kind, _cl
+del _kind, _cl, _hooks

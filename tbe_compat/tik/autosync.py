@@ -60,12 +60,15 @@ _OTHERS = {p: tuple(q for q in PIPE_ORDER if q != p) for p in PIPE_ORDER}
 #: switch of the differential test in tests/compat/tik/test_autosync.py).
 HOIST_LOOP_INVARIANT_PAIRS = True
 _ALL = frozenset(PIPE_ORDER)
+_CANONICAL_PIPES = frozenset(PIPES)         # names `pipe_name` returns as they are (ALL: only if allowed)
 _SETS = frozenset({"set_flag", "set_flag_dyn"})
 _WAITS = frozenset({"wait_flag", "wait_flag_dyn"})
 _BARRIERS = frozenset({"pipe_barrier", "barrier"})
 
 
 def _canon(name, allow_all=False):
+    if type(name) is str and name in _CANONICAL_PIPES:       # the common case (auto-sync's own pairs)
+        return name
     try:
         return pipe_name(name, allow_all=allow_all)
     except Exception:        # an IR value or a misspelling (the builder reports those): any pipe
@@ -91,7 +94,7 @@ def pipes_used(body: list) -> frozenset:
                 if st.orelse:
                     stack.append(st.orelse)
                 continue
-            if isinstance(st, OpStmt):
+            if t is OpStmt:
                 call = st.call
                 spec = call.spec
                 if spec.family == "sync":
@@ -113,7 +116,7 @@ def pipes_used(body: list) -> frozenset:
                 if p == "ALL":
                     return _ALL
                 used.add(p)
-            elif isinstance(st, scalar):
+            elif t in scalar:
                 used.add("S")
     return frozenset(used)
 
@@ -167,6 +170,38 @@ class _Chain:
 
     def __init__(self, pre):
         self.pre, self.branches, self.has_else = pre, [], False
+
+
+def _hoist_visit(block: list, auto: set, used: frozenset, seen: set, out: list) -> None:
+    """`AutoSync.hoist`'s walk of one block (nested blocks recursively; a module function, not a closure
+    calling itself, which would be a reference cycle left for the cyclic collector at every loop)."""
+    For, If, OpStmt = P.For, P.If, P.OpStmt
+    keep, i, n, changed = [], 0, len(block), False
+    while i < n:
+        st = block[i]
+        t = type(st)
+        if t is For:
+            _hoist_visit(st.body, auto, used, seen, out)
+        elif t is If:
+            _hoist_visit(st.then, auto, used, seen, out)
+            if st.orelse:
+                _hoist_visit(st.orelse, auto, used, seen, out)
+        elif id(st) in auto and i + 1 < n:        # (auto holds set_flag statements only)
+            wait = block[i + 1]
+            ops = st.call.operands
+            if type(wait) is OpStmt and wait.call.spec.name == "wait_flag" and \
+                    wait.call.operands == ops and _canon(ops[0]) not in used:
+                key = (_canon(ops[0]), _canon(ops[1]))
+                if key not in seen:
+                    seen.add(key)
+                    out.extend((st, wait))
+                i += 2
+                changed = True
+                continue
+        keep.append(st)
+        i += 1
+    if changed:
+        block[:] = keep
 
 
 class AutoSync:
@@ -307,36 +342,8 @@ class AutoSync:
         used = pipes_used(body)
         if used == _ALL:
             return []
-        auto, out, seen = self._auto, [], set()
-
-        def visit(block):
-            keep, i, n, changed = [], 0, len(block), False
-            while i < n:
-                st = block[i]
-                if id(st) in auto and i + 1 < n:
-                    wait = block[i + 1]
-                    ops = st.call.operands
-                    if isinstance(wait, P.OpStmt) and wait.call.spec.name == "wait_flag" and \
-                            wait.call.operands == ops and _canon(ops[0]) not in used:
-                        key = (_canon(ops[0]), _canon(ops[1]))
-                        if key not in seen:
-                            seen.add(key)
-                            out.extend((st, wait))
-                        i += 2
-                        changed = True
-                        continue
-                if isinstance(st, P.For):
-                    visit(st.body)
-                elif isinstance(st, P.If):
-                    visit(st.then)
-                    if st.orelse:
-                        visit(st.orelse)
-                keep.append(st)
-                i += 1
-            if changed:
-                block[:] = keep
-
-        visit(body)
+        out, seen = [], set()
+        _hoist_visit(body, self._auto, used, seen, out)
         self.hoisted += len(out) // 2
         return out
 

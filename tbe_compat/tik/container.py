@@ -111,7 +111,8 @@ UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 #: 5.0.4 .. 9.0, zh and en) says value is "A Tensor. Can have only one element. Otherwise, the first element of the
 #: Tensor is used"; CANN's dynamic gather_elements stores ``res_ub[i].set_as(block_ub)`` with an 8-element
 #: ``block_ub``. (An older te.tik source raised "This is illegal for tensor."; Scalar.set_as, whose page takes "one
-#: value of a Tensor", still refuses a multi-element view.) migration_guide/tik_core.md (set_as rows).
+#: value of a Tensor", still refuses a multi-element view.) An empty view (``t[4:4]``, known size 0) has no first
+#: element and is refused (its offset is outside it). migration_guide/tik_core.md (set_as rows).
 SET_AS_TENSOR_FIRST_ELEMENT = True
 BLOCK_BYTES = 32
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
@@ -125,6 +126,15 @@ _SCOPE_WORDS = {"for": "for_range", "block": "for_range", "if": "if_scope", "eli
 
 #: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).
 _V100_SHORT = ("Ascend310", "Ascend910")
+
+#: Advice when a dynamic-shape on-chip tensor declared without ``max_mem_size`` outgrows its share
+#: of the buffer at run time: the share is the simulator's named choice (DYNAMIC_TENSOR_OPEN_ENDED,
+#: migration_guide/tik_core.md), so the kernel's offsets are not what to check; bounding the
+#: tensor is the workaround.
+OPEN_ENDED_HINT = ("the tensor was declared with a run-time shape and no max_mem_size, so it shares the rest of "
+                   "the buffer with the other such tensors (simulator choice DYNAMIC_TENSOR_OPEN_ENDED, "
+                   "migration_guide/tik_core.md); give it max_mem_size=<largest size in bytes> (and the other "
+                   "run-time-shaped tensors too) if the run-time sizes fit the buffer together")
 
 
 class _Scope:
@@ -434,7 +444,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _check_open_ended(self, st: Storage, count, nbytes: int) -> None:
         self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,
                    what=f"the shape of dynamic tensor {st.name!r} ({nbytes} B of {SPACE_TIK_NAMES[st.space]} "
-                        f"reserved without max_mem_size)")
+                        f"reserved without max_mem_size)",
+                   hint=OPEN_ENDED_HINT)
 
     def _split_open_ended(self, space: str, a, align: int, start_addr: int, nbytes: int, need=None):
         """Room for a new tensor when the last open-ended dynamic tensor took the rest of the
@@ -618,6 +629,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if isinstance(value, Tensor):
             if src_offset is not None:
                 value = value._view((1,), (1,), _add(value.offset, self._int_arg(src_offset, "src_offset")))
+            elif isinstance(value.size, int) and value.size == 0:
+                # an empty view has no first element (the element at its offset lies outside it)
+                raise self._error(f"value is tensor view {value.name!r} of shape {list(value.shape)}, which has no "
+                                  f"element to store", operand="value", value=list(value.shape),
+                                  limit="1 element",
+                                  hint="index the element: t[i].set_as(src[j]), or check the slice bounds")
             elif SET_AS_TENSOR_FIRST_ELEMENT and not (isinstance(value.size, int) and value.size == 1):
                 value = value._view((1,), (1,), value.offset)
             # Named choice SET_AS_ELEMENT_BITS (tik_core.md): an element of another dtype of the same width is

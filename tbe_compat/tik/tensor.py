@@ -112,6 +112,8 @@ def _dims(shape) -> tuple:
 
 
 def _mul(a, b):
+    if type(a) is int and type(b) is int:       # the common case (static offsets), before the general checks
+        return a * b
     if isinstance(a, int) and isinstance(b, int):
         return a * b
     if isinstance(b, int) and b == 1:
@@ -124,6 +126,8 @@ def _mul(a, b):
 
 
 def _add(a, b):
+    if type(a) is int and type(b) is int:
+        return a + b
     if isinstance(a, int) and isinstance(b, int):
         return a + b
     if isinstance(a, int) and a == 0:

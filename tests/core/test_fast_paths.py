@@ -843,6 +843,13 @@ def _vecrt_misaligned(k, g, a, b, c):
     _vec_store(g, c)
 
 
+def _vecrt_two_bad(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + 8, a + i * 128 + 8, b, 1)     # dst (constant) and src0 (run-time) both off 32 B: dst named
+    _vec_store(g, c)
+
+
 def _vecrt_out_of_range(k, g, a, b, c):
     _vec_load(g, a, b)
     with k.for_(0, 4, dtype="s32") as i:
@@ -928,7 +935,7 @@ def _vecrs_fraction(k, g, a, b, c):
         pto.ub.vadds(k.ptr("ub", "s16", 0x2000), k.ptr("ub", "s16", 0), cast(i, "f32") * 0.75, 1)  # 0.75: refused
 
 
-@pytest.mark.parametrize("body,machine", [(_vecrt_clean, None), (_vecrt_misaligned, None),
+@pytest.mark.parametrize("body,machine", [(_vecrt_clean, None), (_vecrt_misaligned, None), (_vecrt_two_bad, None),
                                           (_vecrt_out_of_range, None), (_vecrt_overlap, None),
                                           (_vecrt_uninit, None), (_vecrt_unordered, None), (_vecrt_dtypes, None),
                                           (_vecrt_clean, lambda: Machine("Ascend910B1")),
@@ -1312,6 +1319,309 @@ def test_gm_find_with_the_find_padded_hint_equals_the_bisect_lookup():
         for r in regions:
             m.gm._hint = r
             assert outcome(addr, n) == plain, (addr, n, r.name)
+
+
+# ============================================================================ img2col: dense destination
+
+
+def _img2col_case(monkeypatch, fast, body, options):
+    from pto_core.ops import legacy_cube
+    monkeypatch.setattr(legacy_cube, "IMG2COL_DENSE_DST", fast)
+    m = Machine("Ascend310", options=MachineOptions(fill="random", seed=5, **options))
+    try:
+        body(m)
+        err = None
+    except Exception as e:          # the two paths must raise the same error
+        err = (type(e).__name__, str(e))
+    l0a, l0c = m.cores[0].buffer("l0a"), m.cores[0].buffer("l0c")
+    return (l0a.data.copy(), np.array(l0a.written, copy=True), l0c.data.copy(), list(m.reports), err,
+            list(l0a.known))
+
+
+def _img2col_body(ds, hole=None, synced=True, pad_value=-3.0, k0=16):
+    """A 2 x 5 x 6 map (one pixel unwritten if ``hole``), img2col of a 48 x 32 block into L0A (Zz,
+    ``ds`` fractals per M row: 2 is dense; K from ``k0``: 272 includes the zero lanes past 3 * 3 * 32), the
+    weights into L0B, a mad reading both."""
+    def body(m):
+        fm = (np.arange(2 * 5 * 6 * 16) % 23 - 11).astype(np.float16)
+        src = m.ptr("l1", "f16", 0)
+        if hole is None:
+            m.write(src, fm)
+        else:
+            m.write(src, fm[:hole])
+            m.write(src + (hole + 16), fm[hole + 16:])
+        w = m.ptr("l1", "f16", 0x8000)
+        m.write(w, (np.arange(32 * 16) % 7 - 3).astype(np.float16))
+        a, b, c = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+        pto.set_flag("MTE2", "MTE1", 0)
+        pto.wait_flag("MTE2", "MTE1", 0)
+        pto.img2col(src, a, 5, 6, 32, k0, 32, -2, 48, ds, stride=(1, 1), filter=(3, 3), dilation=(1, 1),
+                    pad=(1, 1, 1, 1), pad_value=(pad_value,))
+        pto.load2d(w, b, 0, 2, 1, 0)
+        if synced:
+            pto.set_flag("MTE1", "M", 0)
+            pto.wait_flag("MTE1", "M", 0)
+        if ds == 2:
+            pto.mad(a, b, c, 48, 16, 32, disable_gemv=True)
+    return body
+
+
+@pytest.mark.parametrize("ds,k0", [(2, 16), (3, 16), (2, 272), (3, 272)])
+@pytest.mark.parametrize("hole,synced,uninit", [(None, True, "record"), (16 * 7, True, "record"),
+                                                (16 * 7, True, "raise"), (None, False, "record")])
+def test_img2col_dense_destination_equals_strided_marking(monkeypatch, ds, k0, hole, synced, uninit):
+    """img2col into back-to-back L0A fractals (gathered straight into L0A, one known written range) and through
+    the general path (a work array copied into L0A, strided marking): the same L0A bytes and written flags, the same L0C result of the mad reading the tile, the same
+    reports (uninitialised map pixel), the same hazard error (mad without the MTE1 -> M flag)."""
+    body = _img2col_body(ds, hole, synced, k0=k0)
+    fast = _img2col_case(monkeypatch, True, body, {"uninitialized": uninit})
+    slow = _img2col_case(monkeypatch, False, body, {"uninitialized": uninit})
+    for f, s in zip(fast[:3], slow[:3]):
+        assert np.array_equal(f, s)
+    assert fast[3] == slow[3] and fast[4] == slow[4]
+    if synced and uninit == "record":
+        assert fast[4] is None
+    if not synced and ds == 2:
+        assert fast[4] is not None and fast[4][0] == "HazardError"
+    if hole is not None and uninit == "record" and k0 == 16:       # K from 272 reads channel block 1 only
+        assert any(k == "uninitialized" for k, _ in fast[3])
+    if ds == 3 and fast[4] is None:
+        assert not fast[1][:3 * 3 * 512].all()       # the gap fractals stay unwritten
+    if ds == 2 and fast[4] is None:
+        assert any(lo <= 0 and 3 * 2 * 512 <= hi for lo, hi in fast[5])     # the tile is a known written range
+
+
+# ============================================================================ on-chip buffers made on first use
+
+
+@pytest.mark.parametrize("fill", ["pattern", "zero", "random"])
+def test_lazy_buffers_equal_eager_buffers(monkeypatch, fill):
+    """On-chip buffers made on first use (LAZY_BUFFERS) and all made with the Machine: the same initial
+    bytes and written flags in every space, in any order of first use (random fill: the same draws),
+    the same error for a space the target does not have."""
+    from pto_core import memory
+    from pto_core.targets import ON_CHIP_SPACES
+
+    def run(lazy, order):
+        monkeypatch.setattr(memory, "LAZY_BUFFERS", lazy)
+        m = Machine("A5", cores=2, options=MachineOptions(fill=fill, seed=11, fill_byte=0x3C))
+        got = {}
+        for core in (1, 0):
+            for space in order:
+                try:
+                    b = m.cores[core].buffer(space)
+                    got[core, space] = (b.data.copy(), np.array(b.written, copy=True), b.label)
+                except Exception as e:
+                    got[core, space] = (type(e).__name__, str(e))
+        return got
+
+    spaces = list(ON_CHIP_SPACES) + ["nosuch"]
+    want = run(False, spaces)
+    for got in (run(True, spaces), run(True, spaces[::-1])):
+        assert got.keys() == want.keys()
+        for key, w in want.items():
+            g = got[key]
+            assert len(g) == len(w) and all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+                                            for a, b in zip(g, w)), key
+    assert sum(isinstance(v[0], np.ndarray) for v in want.values()) >= 8
+
+
+def test_img2col_pad_value_memo_key_sign_equals_numpy_signbit():
+    """The pad-value memo keys a Python float's sign with math.copysign instead of np.signbit: the same sign
+    bit on zeros, NaNs, infinities and subnormals, so memoised values equal fresh conversions in any call order."""
+    import math
+
+    from pto_core.ops import legacy_cube as lc
+    vals = [0.0, -0.0, 1.5, -2.0, float("nan"), -float("nan"), float("inf"), -float("inf"), 5e-324, -5e-324,
+            np.float32(-0.0), np.float16(0.0), 3, -3]
+    for v in vals:
+        if type(v) is float:
+            assert (math.copysign(1.0, v) < 0) == bool(np.signbit(v))
+    for d in (dtype("f16"), dtype("f32")):
+        for order in (vals, vals[::-1]):
+            lc._PAD_VALUES.clear()
+            for v in order + order:
+                got, want = lc._pad_value(v, d), lc._pad_value_uncached(v, d)
+                assert got.tobytes() == want.tobytes(), (v, d.name)
+
+
+# ============================================================================ bound reductions (OpSpec.bind)
+
+
+def _run_red(monkeypatch, bound, body, machine=None):
+    """`_run_vec` with the reductions' bind hooks (`vector_reduce.REDUCE_BIND`) on or off."""
+    from pto_core.ops import vector_reduce
+    monkeypatch.setattr(vector_reduce, "REDUCE_BIND", bound)
+    return _run_vec(monkeypatch, True, body, machine)
+
+
+def _red_clean(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32"):
+        pto.ub.vcadd(c, a, 4, mask=(0x00FF00FF00FF00FF, 0xFFFF0000FFFF0000), rep_stride=(1, 8))
+        pto.ub.vcmax(c + 16, a, 4, blk_stride=(2,), rep_stride=(1, 4))
+        pto.ub.vcmin(c + 32, b, 2)
+        pto.ub.vcgadd(c + 48, a, 2, mask=(0, 0x0F0F0000FFFF000F))          # empty blocks keep their value
+        pto.ub.vcgmax(c + 64, b, 2)
+        pto.ub.vcgmin(c + 80, a, 1, mask=(0, 0xFFFF))
+        pto.ub.vcpadd(c + 96, a, 1)
+        pto.ub.reduce_add(c + 160, a, w, 8, rep_stride=8)
+        pto.ub.reduce_max(c + 176, a, w, 8, mask=100, rep_stride=8, cal_index=True)
+        pto.ub.reduce_min(c + 192, b, w, 8, rep_stride=4, cal_index=True)
+        pto.ub.reduce_min(c + 208, b, w, 3, rep_stride=8)
+        pto.ub.reduce_add(k.ptr("ub", "f32", 0x2200), k.ptr("ub", "f32", 0), k.ptr("ub", "f32", 0x3000), 4)
+        pto.ub.reduce_max(k.ptr("ub", "f32", 0x2240), k.ptr("ub", "f32", 0), k.ptr("ub", "f32", 0x3000), 4,
+                          cal_index=True)
+    _vec_store(g, c)
+
+
+def _red_rt_ptrs(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 4, dtype="s32") as i:
+        pto.ub.vcmax(c + i * 2, a + i * 128, 1)                   # run-time dst and src
+        pto.ub.vcgadd(c + 64 + i * 8, b, 1)
+        pto.ub.reduce_min(c + 128 + i * 2, a + i * 128, w, 2, cal_index=True)   # chamfer's per-point form
+        pto.ub.reduce_add(c + 160 + i, b, w + i * 16, 3)          # run-time dst and work
+    _vec_store(g, c)
+
+
+def _red_rt_repeat(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    for _ in range(2):                                # the same repeats again: the memoised plans
+        with k.for_(0, 4, dtype="s32") as i:
+            pto.ub.vcadd(c, a, i * 2)                 # 0 (no-op), 2, 4, 6
+            pto.ub.vcgmin(c + 16 + i * 8, b, i + 1, rep_stride=(1, 2))
+            pto.ub.reduce_max(c + 64, a, w, i + 1, cal_index=True)
+            pto.ub.reduce_add(c + 96 + i, b, w, 8 - i * 2, mask=77)
+    _vec_store(g, c)
+
+
+def _red_index_limit(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        # 510, 511, then 512 repeats with cal_index: the f16 index limit (511) refuses the last pass
+        pto.ub.reduce_min(c, a, w, 510 + i, rep_stride=0, cal_index=True)
+        pto.ub.reduce_min(c + 16, a, w, 510 + i * 2, rep_stride=0)          # without cal_index: fine
+    _vec_store(g, c)
+
+
+def _red_repeat_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcadd(c, a, 254 + i, rep_stride=(1, 0))           # 256 on pass 3: refused
+        pto.ub.reduce_add(c + 16, a, w, 2 - i, rep_stride=0)     # 0 on pass 3 would be refused as well
+    _vec_store(g, c)
+
+
+def _red_zero_repeat(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.reduce_max(c, a, w, 2 - i)                # 0 repeats on pass 3: vec_reduce_* takes 1..4095
+    _vec_store(g, c)
+
+
+def _red_out_of_range(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 4, dtype="s32") as i:
+        pto.ub.reduce_min(c, a + i * 0x10000, w, 1, cal_index=True)   # 128 KiB steps: runs off the UB
+    _vec_store(g, c)
+
+
+def _red_misaligned(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcadd(c + i, a, 1)                                 # 2 B steps: fine (element alignment)
+        pto.ub.reduce_max(c + i, a, w, 1, cal_index=True)         # dst needs 4 B: pass 2 is refused
+    _vec_store(g, c)
+
+
+def _red_src_misaligned(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcgmax(c + i, a + i * 8, 1)     # pass 2: src (16 B) and dst (2 B) both off: src is named first
+    _vec_store(g, c)
+
+
+def _red_overlap(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.reduce_max(w + 8 - i * 4, a, w, 2, cal_index=True)  # work [w, w+4) meets dst on pass 2
+    _vec_store(g, c)
+
+
+def _red_uninit(k, g, a, b, c):
+    _vec_load(g, a, b)
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vcadd(c, a, 8 + i * 4)                             # 12 and 16 repeats read past the 2 KiB loaded
+        pto.ub.reduce_min(c + 16, b + i * 512, w, 2)
+    _vec_store(g, c)
+
+
+def _red_unordered(k, g, a, b, c):
+    pto.mte_gm_ub(g, a, 0, 2048, nburst=(1, 0, 0))
+    w = k.ptr("ub", "f16", 0x3000)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.reduce_max(c + i * 16, a, w, 1)                    # no flag between MTE2 and V
+
+
+def _red_f32(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vcadd(k.ptr("ub", "f32", 0x2000) + i, k.ptr("ub", "f32", 0), 2)   # f32 sums: legal on v100
+        pto.ub.reduce_max(k.ptr("ub", "f32", 0x2100) + i * 2, k.ptr("ub", "f32", 0),
+                          k.ptr("ub", "f32", 0x3000), 2, cal_index=True)      # vcmax f32: refused on v100
+    _vec_store(g, c)
+
+
+@pytest.mark.parametrize("body,machine", [
+    (_red_clean, None), (_red_rt_ptrs, None), (_red_rt_repeat, None), (_red_index_limit, None),
+    (_red_repeat_range, None), (_red_zero_repeat, None), (_red_out_of_range, None), (_red_misaligned, None),
+    (_red_src_misaligned, None), (_red_overlap, None), (_red_uninit, None), (_red_unordered, None),
+    (_red_f32, None),
+    (_red_clean, lambda: Machine("Ascend910B1")), (_red_rt_repeat, lambda: Machine("Ascend910B1")),
+    (_red_rt_ptrs, lambda: Machine("Ascend910A")), (_red_f32, lambda: Machine("Ascend910A")),
+    (_red_clean, lambda: Machine("Ascend910A"))])
+def test_bound_reductions_equal_the_general_path(monkeypatch, body, machine):
+    """vcadd ... vcpadd and the reduce_add/max/min macros in a compiled program (`vector_reduce.REDUCE_BIND`:
+    checks, dtype legality and plan once per target, per pointer dtypes and per run-time repeat value) give the
+    same output, reports and first error (class, text, provenance) as the general execute: constant, run-time
+    pointers and repeats, refused at a later pass (repeat ranges, the cal_index limit, alignment, work/dst
+    overlap, the UB's end), uninitialised and unordered reads, and after a target switch (A2's in-order
+    vec_reduce_add, v100's f16-only vcmax)."""
+    from pto_core.ops import vector_reduce
+    calls = []
+    real_rr, real_macro = vector_reduce._check_src_dst, vector_reduce._macro_check
+
+    def count():
+        monkeypatch.setattr(vector_reduce, "_check_src_dst", lambda *a, **kw: calls.append(1) or real_rr(*a, **kw))
+        monkeypatch.setattr(vector_reduce, "_macro_check", lambda *a, **kw: calls.append(1) or real_macro(*a, **kw))
+
+    count()
+    fast = _run_red(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_red(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body in (_red_clean, _red_rt_ptrs, _red_rt_repeat) and machine is None:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        assert nfast < len(calls) - nfast                # bound: the operand checks once per target, not per op
+    elif body in (_red_f32, _red_clean) and machine is not None and machine().target.name == "Ascend910A":
+        assert fast[0] is not None and fast[0][0] == "UnsupportedOp" and fast[0][2] is not None
+    elif body in (_red_uninit, _red_unordered):
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+    elif body in (_red_index_limit, _red_repeat_range, _red_zero_repeat, _red_out_of_range, _red_misaligned,
+                  _red_src_misaligned, _red_overlap):
+        assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
 
 
 # ------------------------------------------------- vector_dup bound (OpSpec.bind, bind_holes, bind_dyn)

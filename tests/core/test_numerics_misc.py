@@ -251,3 +251,27 @@ def test_nan_bits_survive_a_register_round_trip(name, pats):
         v = S.bits_float(p, t)
         assert v != v and S.float_bits(v, t) == p
         assert S.bitcast(v, t, S.scalar_type("u32" if name == "f32" else "u16")) == p
+
+
+def test_float_conversions_and_operations_quiet_a_nan():
+    """A format conversion, maxNum/minNum of two NaNs, rounding to integral and fmod are operations: a NaN
+    operand gives the quiet NaN of its sign with no payload (SCALAR_DEFAULT_NAN), whatever its bits; only a
+    copy within one format keeps them (NAN_BITS_KEPT)."""
+    from pto_core import scalars as S
+    f16, bf16, f32 = (S.scalar_type(n) for n in ("f16", "bf16", "f32"))
+    qnan = {f16: 0x7E00, bf16: 0x7FC0, f32: 0x7FC00000}
+    sign = {f16: 0x8000, bf16: 0x8000, f32: 0x80000000}
+    nans = {f16: [0x7C01, 0x7D55, 0x7E01, 0xFC08, 0xFFFF], bf16: [0x7F81, 0x7FC1, 0xFF85, 0xFFFF],
+            f32: [0x7F800001, 0x7FBFF000, 0x7FC00001, 0xFF812345, 0xFFFFFFFF]}
+    for src, pats in nans.items():
+        for p in pats:
+            v = S.bits_float(p, src)
+            neg = bool(p & sign[src])
+            assert S.float_bits(S.convert(v, src, src), src) == p                      # a copy
+            for dst in (f16, bf16, f32):
+                if dst is not src:
+                    assert S.float_bits(S.convert(v, src, dst), dst) == qnan[dst] | (sign[dst] if neg else 0), \
+                        (hex(p), src.name, dst.name)
+            for r in (S.fmax(v, v), S.fmin(v, v), S.frem(v, 1.0), *(f(v) for f in S.ROUND_TO_INTEGRAL.values())):
+                assert S.float_bits(r, src) == qnan[src] | (sign[src] if neg else 0), (hex(p), src.name)
+            assert S.float_bits(S.fmax(v, 1.5), src) == S.float_bits(1.5, src)        # one NaN: ignored

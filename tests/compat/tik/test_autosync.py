@@ -388,3 +388,35 @@ def test_hoisting_is_invisible_in_random_kernels(chunk, monkeypatch):
         assert off._sync.hoisted == 0
         np.testing.assert_array_equal(got.view(np.uint32), run(off, feed)[0].view(np.uint32), err_msg=f"seed {seed}")
     assert hoisted >= 15
+
+
+def test_loop_hoisting_and_compile_leave_no_reference_cycles():
+    """Rebuilding a kernel must not leave garbage only the cyclic collector frees: hoisting walks loop
+    bodies without a self-referencing closure, and a compiled kernel is not kept in its own globals."""
+    import gc
+    from pto_core.interpreter import Executable
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+    s = ti.Scalar("float32", name="s")
+    with ti.for_range(0, 2):
+        ti.data_move(ub, x, 0, 1, 8, 0, 0)
+        with ti.for_range(0, 8) as i:
+            s.set_as(ub[i])
+            ub[i].set_as(s)
+        ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "cycles", [x], [y])
+    outer = next(iter(_loops(ti.program.body)))
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        ti._sync.hoist(list(outer.body))
+        assert gc.collect() == 0
+        ex = Executable(ti.program)
+        del ex
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

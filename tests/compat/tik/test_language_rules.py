@@ -237,6 +237,20 @@ def test_tensor_set_as_from_a_multi_element_tensor_takes_its_first_element():
     assert _counter(body).tolist()[:4] == [0, 41, -5, 41]
 
 
+def test_tensor_set_as_from_an_empty_view_is_refused():
+    # SET_AS_TENSOR_FIRST_ELEMENT takes a view's first element; an empty view has none (the element at its
+    # offset lies outside it: a[4:4] would store a[4], a[8:8] read past the tensor's end)
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (8,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (16,), name="b", scope=tik.scope_ubuf)
+    for empty in (a[4:4], a[8:8], b.reshape((2, 8))[1:2, 0:0]):
+        with raises_tik(IllegalOperand, match=r"view '[ab]' of shape \[[0-9, ]*\], which has no element") as info:
+            b[0].set_as(empty)
+        assert info.value.where.file == __file__
+    b[0].set_as(a[4:5])                               # one element: stored
+    b[0].set_as(a[4:4], src_offset=1)                 # src_offset names the element: a[5]
+
+
 def test_errors_outside_a_tik_call_still_name_the_script_line():
     ti = tik.Tik()
     n = ti.InputScalar("int32", name="n")

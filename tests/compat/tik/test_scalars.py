@@ -283,3 +283,34 @@ def test_scalar_load_and_store_keep_nan_bits(dtype, pats):
     got_y, got_z = run(ti, {"x": xs})
     assert np.asarray(got_y).view(u).tolist() == pats[::-1]
     assert np.asarray(got_z).view(u).tolist() == pats
+
+
+def test_scalar_conversion_between_float_types_gives_the_quiet_nan():
+    """Converting a NaN to another float type (Scalar.set_as across dtypes) gives the quiet NaN of its sign,
+    as scalar_conv and scalar arithmetic do (SCALAR_DEFAULT_NAN); a NaN copied within its type keeps its bits."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (16,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (8,), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 1, 0, 0)
+    ti.vec_dup(8, b, 1.0, 1, 8)
+    h = ti.Scalar("float16", name="h")
+    f = ti.Scalar("float32", name="f")
+    for i in range(4):
+        h.set_as(a[i])
+        f.set_as(h)                               # f16 -> f32
+        b[i].set_as(f)
+    g = ti.Scalar("float32", name="g")
+    g.set_as(b[0])
+    f.set_as(b[1])
+    b[4].set_as(g)                                # a copy: bits kept
+    ti.scalar_max(f, g, f)
+    b[5].set_as(f)
+    ti.data_move(y, b, 0, 1, 1, 0, 0)
+    build(ti, "nanconv", [x], [y])
+    xs = np.zeros(16, np.uint16)
+    xs[:4] = [0x7C01, 0xFD55, 0x7E00, 0x3C00]
+    got = np.asarray(run(ti, {"x": xs.view(np.float16)})[0]).view(np.uint32).tolist()
+    assert got[:6] == [0x7FC00000, 0xFFC00000, 0x7FC00000, 0x3F800000, 0x7FC00000, 0xFFC00000]
