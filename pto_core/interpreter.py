@@ -213,16 +213,46 @@ def _holes_op(name: str, pipe, where, run: Callable, convs: tuple) -> Callable:
     return op
 
 
+def _dyn_keys_op(name: str, pipe, where, run: Callable, convs: tuple) -> Callable:
+    """``op(ctx, *values)`` of `_dyn_op` for a ``run(ctx, *operands, *clause_values)`` an `OpSpec.bind_dyn`
+    hook made: ``convs`` makes each run-time operand of its value (None: the value); the clause values follow
+    as they are."""
+    nh = len(convs)
+    if nh == 1 and convs[0] is not None:               # the common case: one run-time pointer
+        c0 = convs[0]
+
+        def op(ctx, v, *clause_values):
+            ctx.begin_op(name, pipe, where)
+            run(ctx, c0(v), *clause_values)
+        return op
+
+    if all(c is None for c in convs):                  # no run-time operand, or scalars used as they are
+        def op(ctx, *values):
+            ctx.begin_op(name, pipe, where)
+            run(ctx, *values)
+        return op
+
+    def op(ctx, *values):
+        ctx.begin_op(name, pipe, where)
+        run(ctx, *[v if c is None else c(v) for c, v in zip(convs, values[:nh])], *values[nh:])
+    return op
+
+
 def _dyn_op(name: str, pipe, where, execute: Callable, template: tuple, holes: tuple, clauses: dict,
             dyn_keys: tuple, bind_hole: Optional[Callable] = None,
-            bind_holes: Optional[Callable] = None) -> Callable:
+            bind_holes: Optional[Callable] = None, bind_dyn: Optional[Callable] = None) -> Callable:
     """``op(ctx, *values)``: one op whose operands or clauses are partly computed at run time. ``values``
     are, in order, the operands at ``holes`` (``(index, conv)``: the operand is ``conv(value)``, or the
     value when ``conv`` is None; the other operands are ``template``'s) and then the clauses ``dyn_keys``
     (the others are ``clauses``). ``ctx.begin_op`` + ``execute``, like `_bound_op`. ``bind_hole``: the
     spec's hook (`OpSpec.bind_hole`) that may specialise ``execute`` when one operand is computed at run time;
-    ``bind_holes`` (`OpSpec.bind_holes`), tried first, the same for one or more."""
+    ``bind_holes`` (`OpSpec.bind_holes`), tried first, the same for one or more; ``bind_dyn``
+    (`OpSpec.bind_dyn`) the same when clauses are computed at run time."""
     nh = len(holes)
+    if bind_dyn is not None and not callable(pipe) and dyn_keys:
+        run = bind_dyn(template, tuple(i for i, _ in holes), clauses, dyn_keys)
+        if run is not None:
+            return _dyn_keys_op(name, pipe, where, run, tuple(conv for _, conv in holes))
     if bind_holes is not None and not callable(pipe) and not dyn_keys:
         run = bind_holes(template, tuple(i for i, _ in holes), clauses)
         if run is not None:
@@ -599,7 +629,8 @@ class _Codegen:
                 dyn_keys.append(k)
                 codes.append(code)
         fn = self.const(_dyn_op(spec.asm_name, spec.pipe, s.where, spec.execute, tuple(template), tuple(holes),
-                                static_clauses, tuple(dyn_keys), spec.bind_hole, spec.bind_holes), "D")
+                                static_clauses, tuple(dyn_keys), spec.bind_hole, spec.bind_holes,
+                                spec.bind_dyn), "D")
         self.emit(ind, yield_, s)
         if self.probes:
             self.probe_calls(s, "before", ind)

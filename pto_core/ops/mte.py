@@ -487,15 +487,18 @@ def _round32(n: int) -> int:
 #: general path's error at the same op (it runs the same function, at run time, every time until it passes).
 #: A GM operand computed at run time (a kernel argument, an offset) is bound too (`OpSpec.bind_hole`): the
 #: checks and groups do not depend on a GM address (`check_align` exempts GM), so they are made once as well;
-#: any other run-time operand takes the general path. Bound: mte_gm_ub, mte_ub_gm, mte_gm_l1, mte_l1_ub and the
+#: any other run-time operand takes the general path. Run-time clause values (a TIK data_move with a Scalar
+#: burst count, `OpSpec.bind_dyn`) are bound too: the checks and groups are made per distinct value (plain
+#: ints only; kept per target, at most BIND_DYN_PLANS) when the run-time pointers are in GM, else per op.
+#: Bound: mte_gm_ub, mte_ub_gm, mte_gm_l1, mte_l1_ub and the
 #: 32-byte-unit mte_ub_ub, mte_ub_l1 (mte_l1_gm is not).
 MTE_BIND = True
 
 
 def _bind_bursts(plan, atomic: bool = False):
-    """``(bind, bind_hole)`` (`OpSpec.bind`, `OpSpec.bind_hole`) of a burst move whose checks and groups are
-    ``plan(src, dst, *rest, **clauses) -> (groups, copy_bursts keywords)``; ``atomic``: the run adds the GM
-    atomic mode (a run-time state)."""
+    """``(bind, bind_hole, bind_dyn)`` (`OpSpec.bind`, `OpSpec.bind_hole`, `OpSpec.bind_dyn`) of a burst move
+    whose checks and groups are ``plan(src, dst, *rest, **clauses) -> (groups, copy_bursts keywords)``;
+    ``atomic``: the run adds the GM atomic mode (a run-time state)."""
     def bind(args, clauses):
         if not MTE_BIND:
             return None
@@ -533,7 +536,85 @@ def _bind_bursts(plan, atomic: bool = False):
             else:
                 copy_bursts(ctx, operands[0], operands[1], groups, **kw)
         return run
-    return bind, bind_hole
+    def bind_dyn(args, indices, clauses, dyn_keys):
+        if not MTE_BIND or any(i > 1 for i in indices):
+            return None
+        nh = len(indices)
+        memo = [None, {}]                   # the target the plans were made for; clause values -> plan
+
+        def run(ctx, *values):
+            operands = list(args)
+            for i, v in zip(indices, values):
+                operands[i] = v
+            c = dict(clauses)
+            c.update(zip(dyn_keys, values[nh:]))
+            # memoised only when the run-time pointers are in GM (the plan does not depend on a GM address)
+            # and every run-time clause value is a plain int (an equal float, bool or numpy value takes the
+            # checks again, as in the general path)
+            key = _clause_key(values[nh:]) if all(operands[i].space == "gm" for i in indices) else None
+            if key is None:
+                groups, kw = plan(*operands, **c)
+            else:
+                if ctx.target is not memo[0]:
+                    memo[0], memo[1] = ctx.target, {}
+                hit = memo[1].get(key)
+                if hit is None:
+                    hit = plan(*operands, **c)          # stored only once its checks passed
+                    if len(memo[1]) >= BIND_DYN_PLANS:
+                        memo[1].clear()
+                    memo[1][key] = hit
+                groups, kw = hit
+            if atomic:
+                copy_bursts(ctx, operands[0], operands[1], groups, atomic=atomic_mode(ctx), **kw)
+            else:
+                copy_bursts(ctx, operands[0], operands[1], groups, **kw)
+        return run
+    return bind, bind_hole, bind_dyn
+
+
+#: the plans one bound move with run-time clause values keeps (per clause value; cleared when full)
+BIND_DYN_PLANS = 1024
+
+
+def _clause_key(values: tuple):
+    """`_plain_key` of a bound move's run-time clause values, with a fast path for the common form (each an
+    ``args`` clause of ints, ``((count, src_stride, dst_stride), {})``: keyed by its ints; such a key cannot
+    equal a `_plain_key` tuple, whose first item is a type name)."""
+    out = []
+    for v in values:
+        if type(v) is not tuple or len(v) != 2 or type(v[1]) is not dict or v[1] or type(v[0]) is not tuple:
+            return _plain_key(values)
+        for x in v[0]:
+            if type(x) is not int:
+                return _plain_key(values)
+        out.append(v[0])
+    return tuple(out)
+
+
+def _plain_key(v):
+    """A hashable key of a run-time clause value whose leaves are all Python ints, strings or None (tuples,
+    lists and dicts of them), else None: an equal value of another type (True, 2.0, numpy ints) must take
+    the checks of the general path again."""
+    t = type(v)
+    if t is int or t is str or v is None:
+        return v
+    if t is tuple or t is list:
+        out = []
+        for x in v:
+            k = _plain_key(x)
+            if k is None and x is not None:
+                return None
+            out.append(k)
+        return (t.__name__,) + tuple(out)
+    if t is dict:
+        items = []
+        for name, x in v.items():
+            k = _plain_key(x)
+            if k is None and x is not None:
+                return None
+            items.append((name, k))
+        return ("dict",) + tuple(items)
+    return None
 
 
 # ============================================================================ pto.mte_gm_l1 / mte_l1_ub
@@ -579,7 +660,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("gm",)), Operand("dst", "ptr", ("l1",)),
               Operand("len_burst", "int", doc="bytes per burst row")),
     clauses=(_NBURST_STRIDES, _LOOP),
-    execute=_MTE_GM_L1[0], bind=_MTE_GM_L1[1], bind_hole=_MTE_GM_L1[2], verify=_verify_bytes(("gm",), ("l1",)),
+    execute=_MTE_GM_L1[0], bind=_MTE_GM_L1[1], bind_hole=_MTE_GM_L1[2], bind_dyn=_MTE_GM_L1[3], verify=_verify_bytes(("gm",), ("l1",)),
     doc="GM -> L1 byte bursts; L1 written in whole 32-byte blocks (tail bytes come from the source)"))
 
 register(OpSpec(
@@ -587,7 +668,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("l1",)), Operand("dst", "ptr", ("ub",)),
               Operand("len_burst", "int", doc="bytes per burst row")),
     clauses=(_NBURST_STRIDES, _LOOP),
-    execute=_MTE_L1_UB[0], bind=_MTE_L1_UB[1], bind_hole=_MTE_L1_UB[2], verify=_verify_bytes(("l1",), ("ub",)),
+    execute=_MTE_L1_UB[0], bind=_MTE_L1_UB[1], bind_hole=_MTE_L1_UB[2], bind_dyn=_MTE_L1_UB[3], verify=_verify_bytes(("l1",), ("ub",)),
     doc="L1 -> UB byte bursts (AIC-side copy_cbuf_to_ubuf, MTE1); UB written in whole 32-byte blocks"))
 
 
@@ -634,7 +715,7 @@ register(OpSpec(
               Operand("len_burst", "int", doc="32-byte blocks per burst")),
     clauses=(Clause("nburst", "args", params=("%n_burst", "%src_gap", "%dst_gap"),
                     doc="burst count and gaps after each burst, in 32-byte units (required)"),),
-    execute=_exec_mte_ub_l1, verify=_verify_mte_ub_l1, bind=_UB_L1_BIND[0], bind_hole=_UB_L1_BIND[1],
+    execute=_exec_mte_ub_l1, verify=_verify_mte_ub_l1, bind=_UB_L1_BIND[0], bind_hole=_UB_L1_BIND[1], bind_dyn=_UB_L1_BIND[2],
     doc="UB -> L1 copy in 32-byte units (AIV-side copy_ubuf_to_cbuf, MTE3); no layout change"))
 
 
@@ -690,7 +771,7 @@ register(OpSpec(
     operands=(Operand("src", "ptr", ("ub",)), Operand("dst", "ptr", ("ub",)),
               Operand("len_burst", "int", doc="32-byte blocks per burst (1..65535)")),
     clauses=(_NBURST_GAPS,),
-    execute=_MTE_UB_UB[0], bind=_MTE_UB_UB[1], bind_hole=_MTE_UB_UB[2], verify=_verify_32b_units(("ub",), ("ub",)),
+    execute=_MTE_UB_UB[0], bind=_MTE_UB_UB[1], bind_hole=_MTE_UB_UB[2], bind_dyn=_MTE_UB_UB[3], verify=_verify_32b_units(("ub",), ("ub",)),
     doc="UB -> UB copy in 32-byte units (copy_ubuf_to_ubuf; runs on PIPE_V per asc_copy_ub2ub)"))
 
 register(OpSpec(
@@ -788,7 +869,7 @@ register(OpSpec(
              Clause("pad", "args", params=("%pad_value", "%left_padding_count", "%right_padding_count"),
                     min_params=1, doc="pad value and optional left/right element counts")),
     execute=_exec_mte_gm_ub, verify=_verify_mte_gm_ub, bind=_GM_UB_BIND[0],
-    bind_hole=_GM_UB_BIND[1],
+    bind_hole=_GM_UB_BIND[1], bind_dyn=_GM_UB_BIND[2],
     doc="GM -> UB byte bursts (vector DMA load); UB rows written in whole 32-byte blocks"))
 
 register(OpSpec(
@@ -799,7 +880,7 @@ register(OpSpec(
              Clause("l2_cache_ctl", "args", params=("%l2_cache_ctl",), doc="GM store L2 hint 0..15 (no value effect)"),
              _LOOP),
     execute=_exec_mte_ub_gm, verify=_verify_mte_ub_gm, bind=_UB_GM_BIND[0],
-    bind_hole=_UB_GM_BIND[1],
+    bind_hole=_UB_GM_BIND[1], bind_dyn=_UB_GM_BIND[2],
     doc="UB -> GM byte bursts (vector DMA store); only len_burst bytes per row reach GM"))
 
 

@@ -153,6 +153,11 @@ class OpSpec:
             whose operands at ``indices`` (one or more) are computed at run time, with no run-time clause and
             a fixed pipe (`interpreter._dyn_op`, tried before ``bind_hole``): the returned function gets those
             operands' values per run, in ``indices`` order; it must still do every check that depends on them.
+        bind_dyn: optional ``fn(args, indices, clauses, dyn_keys) -> fn(ctx, *values) or None``, the same for an
+            op with a fixed pipe whose clauses ``dyn_keys`` (one or more; ``clauses`` holds the others) and
+            operands at ``indices`` (none or more) are computed at run time (`interpreter._dyn_op`): the returned
+            function gets the operands' values in ``indices`` order, then the clauses' values in ``dyn_keys``
+            order, per run; it must still do every check that depends on them.
     """
 
     name: str
@@ -169,6 +174,7 @@ class OpSpec:
     bind: Optional[Callable] = None
     bind_hole: Optional[Callable] = None
     bind_holes: Optional[Callable] = None
+    bind_dyn: Optional[Callable] = None
 
     @property
     def asm_name(self) -> str:

@@ -686,30 +686,89 @@ def _dup_verify(call, target):
         vector_isa.require(target, "vector_dup", v.dtype.name, op=op)
 
 
-def _dup_execute(ctx, dst, scalar, repeat, *, mask=None, counter=None, blk_stride=None, rep_stride=None,
-                 stride_unit=None):
+def _dup_plan(target, dtype, repeat, mask=None, counter=None, blk_stride=None, rep_stride=None, stride_unit=None):
+    """The plan of one vector_dup from the plan cache (made on a miss, which range-checks the repeat and clauses);
+    called per op by `_dup_execute` and by a bound dup (`_bind_dup`). The repeat's type is part of the key so
+    that True never finds the plan of 1 (check_repeat rejects bools)."""
     op = "pto.ub.vector_dup"
-    ve.check_ub(dst, op=op, operand="dst")
-    vector_isa.require(ctx.target, "vector_dup", dst.dtype.name, op=op)
-    value = _scalar_value(scalar, dst.dtype, op=op)
-    key = ("vector_dup", dst.dtype.name, repeat, mask, counter, blk_stride, rep_stride, stride_unit, ctx.target.name)
+    key = _hashable(("vector_dup", dtype.name, type(repeat), repeat, mask, counter, blk_stride, rep_stride,
+                     stride_unit, target.name))
+    plan = _PLANS.data.get(key)
+    if plan is not None:
+        return plan
 
     def build():
         rep = ve.check_repeat(repeat, op=op)
         clauses = {"mask": mask, "counter": counter, "blk_stride": blk_stride, "rep_stride": rep_stride,
                    "stride_unit": stride_unit}
-        par = ve.par_of(dst.dtype)
+        par = ve.par_of(dtype)
         lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep,
-                                      counter_ok=vector_isa.has_counter_mode(ctx.target), op=op)
-        (b, r, u), = ve.strides_from_clauses(clauses, ("dst",), (dst.dtype,), par, op=op, blk_max=65535)
-        return ve.Plan(lanes, (ve.vector_stream("dst", dst.dtype, "w", par=par, lanes=lanes, blk=b, rep=r, unit=u),))
+                                      counter_ok=vector_isa.has_counter_mode(target), op=op)
+        (b, r, u), = ve.strides_from_clauses(clauses, ("dst",), (dtype,), par, op=op, blk_max=65535)
+        return ve.Plan(lanes, (ve.vector_stream("dst", dtype, "w", par=par, lanes=lanes, blk=b, rep=r, unit=u),))
 
-    plan = _PLANS.get(_hashable(key), build)
+    return _PLANS.get(key, build)
 
+
+def _dup_value(target, dst, scalar):
+    """The dtype legality of a vector_dup's destination on ``target`` and its scalar converted to that type."""
+    op = "pto.ub.vector_dup"
+    vector_isa.require(target, "vector_dup", dst.dtype.name, op=op)
+    return _scalar_value(scalar, dst.dtype, op=op)
+
+
+def _dup_run(ctx, plan, dst, value):
     def compute(ins, r0, r1):
         return {"dst": np.broadcast_to(value, (r1 - r0, plan.lanes.count))}
 
     ve.run(ctx, plan, (dst,), compute)
+
+
+def _dup_execute(ctx, dst, scalar, repeat, **clauses):
+    ve.check_ub(dst, op="pto.ub.vector_dup", operand="dst")
+    value = _dup_value(ctx.target, dst, scalar)
+    _dup_run(ctx, _dup_plan(ctx.target, dst.dtype, repeat, **clauses), dst, value)
+
+
+def _bind_dup(args, indices, clauses, dyn_keys=()):
+    """``run(ctx, *values)`` of a vector_dup bound to its compile-time operands and clauses (`OpSpec.bind`,
+    `OpSpec.bind_holes`, `OpSpec.bind_dyn`; ``values``: the operands at ``indices``, then the clauses
+    ``dyn_keys``, computed at run time): the dtype legality and a compile-time scalar's conversion once per
+    target and destination dtype, the destination check and the plan lookup (the general path's cache, key
+    and checks) per op, in the general path's order, so the same error is raised at the same op."""
+    if not VECTOR_BIND:
+        return None
+    nh = len(indices)
+    hole_scalar = 1 in indices
+    check_ub = ve.check_ub
+    memo = [None, None, None]       # the target and destination dtype the value was made for, the value
+
+    def run(ctx, *values):
+        if nh:
+            operands = list(args)
+            for i, v in zip(indices, values):
+                operands[i] = v
+            dst, scalar, repeat = operands
+        else:
+            dst, scalar, repeat = args
+        check_ub(dst, op="pto.ub.vector_dup", operand="dst")
+        target = ctx.target
+        if hole_scalar:             # a run-time scalar: checked and converted every time
+            value = _dup_value(target, dst, scalar)
+        elif target is memo[0] and dst.dtype == memo[1]:
+            value = memo[2]
+        else:
+            memo[0] = None
+            value = memo[2] = _dup_value(target, dst, scalar)
+            memo[0], memo[1] = target, dst.dtype
+        if dyn_keys:
+            c = dict(clauses)
+            c.update(zip(dyn_keys, values[nh:]))
+            plan = _dup_plan(target, dst.dtype, repeat, **c)
+        else:
+            plan = _dup_plan(target, dst.dtype, repeat, **clauses)
+        _dup_run(ctx, plan, dst, value)
+    return run
 
 
 def _dup_expand(call) -> list:
@@ -733,5 +792,6 @@ register(OpSpec(
               Operand("scalar", "scalar", doc="value, converted to the destination type (floats nearest-even)"),
               Operand("repeat", "int", doc="repeats, 0..255")),
     clauses=ve.mask_clauses() + ve.stride_clauses(("dst",)),
-    execute=_dup_execute, verify=_dup_verify, doc="dst[lane] = scalar for every active lane (vec_dup / vector_dup)"))
+    execute=_dup_execute, verify=_dup_verify, bind=lambda args, clauses: _bind_dup(args, (), clauses),
+    bind_holes=_bind_dup, bind_dyn=_bind_dup, doc="dst[lane] = scalar for every active lane (vec_dup / vector_dup)"))
 EXPANDERS["ub.vector_dup"] = _dup_expand

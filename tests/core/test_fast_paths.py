@@ -1622,3 +1622,216 @@ def test_bound_reductions_equal_the_general_path(monkeypatch, body, machine):
     elif body in (_red_index_limit, _red_repeat_range, _red_zero_repeat, _red_out_of_range, _red_misaligned,
                   _red_src_misaligned, _red_overlap):
         assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
+
+
+# ------------------------------------------------- vector_dup bound (OpSpec.bind, bind_holes, bind_dyn)
+
+
+def _dup_clean(k, g, a, b, c):
+    t = k.gm_arg("tiling", "s32", (2,), io="workspace", init=3)
+    n = k.load(t, 0)                                  # a dynamic kernel's tiling value, read from GM
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vector_dup(c, 0.25, 8)                                   # all compile-time
+        pto.ub.vector_dup(c + i * 128, -3.0, 2)                          # run-time destination
+        pto.ub.vector_dup(c + 512, 7.0, 1, mask=(i * 32 + 32,))          # run-time mask (count)
+        pto.ub.vector_dup(c + 640, cast(i * n, "f32"), n - 1 + i)        # run-time scalar and repeat
+        pto.ub.vector_dup(c + i * 256, 1.5, 1, mask=(0, i * 255 + 1))    # run-time destination and bit mask
+    _vec_store(g, c)
+
+
+def _dup_later_mask(k, g, a, b, c):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vector_dup(c, 2.0, 1, mask=(64 - i * 32,))               # 64, 32, then 0 lanes: refused
+    _vec_store(g, c)
+
+
+def _dup_later_repeat(k, g, a, b, c):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vector_dup(c + i * 128, 2.0, 1 - i, mask=(16,))           # 1, 0 (no-op), -1: refused
+    _vec_store(g, c)
+
+
+def _dup_out_of_bounds(k, g, a, b, c):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vector_dup(k.ptr("ub", "f16", 0x3F000) + i * 0x400, 2.0, 16, mask=(128,))   # pass 2 ends past UB
+    _vec_store(g, c)
+
+
+def _dup_misaligned(k, g, a, b, c):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vector_dup(c + i * 8, 2.0, 1, mask=(i + 1,))              # 16 B off on pass 2
+    _vec_store(g, c)
+
+
+def _dup_uninit(k, g, a, b, c):
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vector_dup(c, 2.0, 8, mask=(120 + i,))                    # the last lanes of each repeat unwritten
+    pto.ub.vadd(b, c, c, 8)                                              # reads them
+    _vec_store(g, c)
+
+
+def _dup_scalar_range(k, g, a, b, c):
+    d = k.ptr("ub", "s16", 0x2000)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vector_dup(d, i * 20000, 1, mask=(i + 1,))                # 0, 20000, then 40000: not an s16
+    _vec_store(g, c)
+
+
+def _dup_constant_scalar_range(k, g, a, b, c):
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vector_dup(k.ptr("ub", "s16", 0x2000) + i * 16, 40000, 1, mask=(i + 1,))   # never an s16
+    _vec_store(g, c)
+
+
+def _dup_dtype(k, g, a, b, c):
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vector_dup(k.ptr("ub", "bf16", 0x2000), 1.0, 1, mask=(i + 1,))   # bf16: not on every target
+    _vec_store(g, c)
+
+
+@pytest.mark.parametrize("body,machine", [(_dup_clean, None), (_dup_later_mask, None), (_dup_later_repeat, None),
+                                          (_dup_out_of_bounds, None), (_dup_misaligned, None), (_dup_uninit, None),
+                                          (_dup_scalar_range, None), (_dup_constant_scalar_range, None),
+                                          (_dup_dtype, None),
+                                          (_dup_clean, lambda: Machine("Ascend910B1")),
+                                          (_dup_out_of_bounds, lambda: Machine("Ascend910B1")),
+                                          (_dup_dtype, lambda: Machine("Ascend910A"))])
+def test_bound_vector_dup_equals_the_general_path(monkeypatch, body, machine):
+    """vector_dup binds like the lanewise ops (`OpSpec.bind`, `bind_holes`) and with run-time clause values
+    (`OpSpec.bind_dyn`: a TIK mask Scalar): dtype legality and a constant scalar once per target, destination
+    check, scalar range and plan (mask, repeat) per op; same output, reports and first error (class, text,
+    provenance) as the general execute, also after a target switch."""
+    from pto_core.ops import vector_elementwise
+    calls = []
+    real = vector_elementwise._scalar_value
+
+    def count():
+        monkeypatch.setattr(vector_elementwise, "_scalar_value", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    count()
+    fast = _run_vec(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_vec(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _dup_clean:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        assert nfast < len(calls) - nfast             # the constant scalars: converted once per target
+    elif body is _dup_uninit:
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+    elif body is _dup_dtype and machine is None:
+        assert fast[0] is None or fast[0][2] is not None
+    else:
+        assert fast[0] is not None and fast[0][2] is not None     # refused at the user's line
+        if body not in (_dup_constant_scalar_range, _dup_dtype):
+            assert "i=" in fast[0][1]                 # at the failing pass
+
+
+def test_vector_dup_plan_key_tells_a_bool_repeat_from_1():
+    """The dup plan cache keys the repeat with its type: a repeat of True is refused even after a plan for 1
+    exists (check_repeat rejects bools), as for the lanewise ops."""
+    from pto_core.ops import vector_elementwise as v
+    from pto_core.targets import get_target
+    t = get_target("A5")
+    v._dup_plan(t, dtype("f16"), 1)
+    with pytest.raises(Exception) as e:
+        v._dup_plan(t, dtype("f16"), True)
+    assert "repeat" in str(e.value)
+
+
+# ----------------------------------------------- burst moves with run-time clause values (OpSpec.bind_dyn)
+
+
+def _mtec_clean(k, g, o, u, l1):
+    with k.for_(0, 2, dtype="s32"), k.for_(0, 3, dtype="s32") as i:      # each value twice: the memoised plans
+        pto.mte_gm_ub(g + i * 64, u, 0, 64, nburst=(i + 1, 64, 64))                      # GM hole + count
+        pto.mte_gm_ub(g, k.ptr("ub", "f16", 0x1000), 0, 40, nburst=(2, 64 + i * 32, 64))   # static ptrs
+        pto.mte_gm_ub(g, k.ptr("ub", "f16", 0x2000), 0, 64, nburst=(1, 0, 0), loop=((i + 1, 200, 64),))
+        pto.mte_gm_ub(g, k.ptr("ub", "f16", 0x3000) + i * 256, 0, 64, nburst=(i + 1, 0, 0))  # UB hole: per op
+        _sync("MTE2", "MTE3")
+        _sync("MTE2", "V")
+        pto.mte_ub_gm(u, o + i * 100, 64, nburst=(i + 1, 64, 100))                       # atomic-capable store
+        pto.mte_gm_l1(g, l1, 64, nburst=(i + 1, 64, 64))
+        _sync("MTE2", "MTE1")
+        pto.mte_l1_ub(l1, k.ptr("ub", "f16", 0x4000), 64, nburst=(i + 1, 64, 64))
+        pto.mte_ub_ub(u, k.ptr("ub", "f16", 0x5000), 2, nburst=(i + 1, 0, 0))
+        _sync("MTE3", "MTE2")
+        _sync("MTE1", "MTE2")
+        _sync("V", "MTE2")
+    _sync("MTE1", "MTE3")
+    pto.mte_ub_gm(k.ptr("ub", "f16", 0x4000), o + 600, 128, nburst=(1, 0, 0))
+
+
+def _mtec_count(k, g, o, u, l1):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g + i * 64, u, 0, 64, nburst=(2 - i, 64, 64))                      # 2, 1, then 0: refused
+
+
+def _mtec_stride(k, g, o, u, l1):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g, u, 0, 64, nburst=(2, 64, 64 + i * 16))                          # UB stride 16 B off
+
+
+def _mtec_out_of_bounds(k, g, o, u, l1):
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g, u, 0, 64, nburst=(1, 0, 0))
+        _sync("MTE2", "MTE3")
+        pto.mte_ub_gm(u, o + i * 10, 64, nburst=(1 + i * 14, 0, 128))                    # pass 2 runs past o
+        _sync("MTE3", "MTE2")
+
+
+def _mtec_uninit(k, g, o, u, l1):
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.mte_gm_ub(g, u, 0, 64, nburst=(1 + i, 64, 64))                               # 64 B, then 128 B
+        _sync("MTE2", "V")
+        pto.ub.vadd(k.ptr("ub", "f16", 0x1000), u, u, 1)                                 # reads 256 B
+        _sync("V", "MTE2")
+
+
+def _mtec_ub_hole(k, g, o, u, l1):
+    t = k.gm_arg("tiling", "s32", (2,), io="workspace", init=1)
+    n = k.load(t, 0)                                  # the same run-time count on every pass
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.mte_gm_ub(g, u + i * 8, 0, 64, nburst=(n, 0, 0))                             # UB 16 B off on pass 2
+
+
+@pytest.mark.parametrize("body,machine", [(_mtec_clean, None), (_mtec_count, None), (_mtec_stride, None),
+                                          (_mtec_out_of_bounds, None), (_mtec_uninit, None), (_mtec_ub_hole, None),
+                                          (_mtec_clean, lambda: Machine("Ascend910B1")),
+                                          (_mtec_count, lambda: Machine("Ascend910B1"))])
+def test_burst_moves_with_run_time_clause_values_equal_the_general_path(monkeypatch, body, machine):
+    """A burst move whose burst count, strides or loop are computed at run time (`OpSpec.bind_dyn`: TIK
+    data_move with a Scalar nburst) reuses the checks and groups per distinct value when its run-time pointers
+    are in GM, else checks per op: same outputs, reports and first error (class, text, provenance)."""
+    from pto_core.ops import mte
+    calls = []
+    real = mte.check_int
+
+    def count():
+        monkeypatch.setattr(mte, "check_int", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    count()
+    fast = _run_mte(monkeypatch, True, body, machine)
+    nfast = len(calls)
+    count()
+    slow = _run_mte(monkeypatch, False, body, machine)
+    assert fast == slow
+    if body is _mtec_clean:
+        assert fast[0] is None and not fast[1] and fast[2] is not None
+        assert nfast < len(calls) - nfast             # the plans made per value are reused
+    elif body is _mtec_uninit:
+        assert fast[1] or (fast[0] is not None and fast[0][2] is not None)
+    else:
+        assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
+
+
+def test_bind_dyn_memo_keys_only_plain_int_clause_values():
+    """The memo of `OpSpec.bind_dyn` moves keys a run-time clause value only when every leaf is a Python int:
+    True or 1.0 must not find the plan of 1."""
+    from pto_core.ops.mte import _clause_key, _plain_key
+    assert _clause_key((((1, 2, 3), {}),)) == ((1, 2, 3),)              # the fast path: an args clause of ints
+    assert _clause_key((((True, 2, 3), {}),)) is None and _clause_key((((1.0, 2, 3), {}),)) is None
+    assert _clause_key((((np.int32(1), 2, 3), {}),)) is None
+    assert _clause_key(((1, 2, 3),)) == _plain_key(((1, 2, 3),)) == ("tuple", ("tuple", 1, 2, 3))
+    assert _clause_key(((((2, 3, 4),), {}),)) == _plain_key(((((2, 3, 4),), {}),)) != (((2, 3, 4),),)
+    assert _clause_key((((1,), {"k": 2}),)) == ("tuple", ("tuple", ("tuple", 1), ("dict", ("k", 2))))
