@@ -127,15 +127,6 @@ _SCOPE_WORDS = {"for": "for_range", "block": "for_range", "if": "if_scope", "eli
 #: GM tensors the kernel can read only on these chips (v100 forbids GM as a scalar source/target).
 _V100_SHORT = ("Ascend310", "Ascend910")
 
-#: Advice when a dynamic-shape on-chip tensor declared without ``max_mem_size`` outgrows its share
-#: of the buffer at run time: the share is the simulator's named choice (DYNAMIC_TENSOR_OPEN_ENDED,
-#: migration_guide/tik_core.md), so the kernel's offsets are not what to check; bounding the
-#: tensor is the workaround.
-OPEN_ENDED_HINT = ("the tensor was declared with a run-time shape and no max_mem_size, so it shares the rest of "
-                   "the buffer with the other such tensors (simulator choice DYNAMIC_TENSOR_OPEN_ENDED, "
-                   "migration_guide/tik_core.md); give it max_mem_size=<largest size in bytes> (and the other "
-                   "run-time-shaped tensors too) if the run-time sizes fit the buffer together")
-
 
 class _Scope:
     """A TIK scope (kernel top level, for_range / if / elif / else / new_stmt_scope body).
@@ -442,10 +433,17 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             self._check_open_ended(st, count, nbytes)
 
     def _check_open_ended(self, st: Storage, count, nbytes: int) -> None:
+        others = [t.name for t in self._open_ended if t is not st and t.alive and t.space == st.space]
+        shared = f"; it shares that room with {', '.join(map(repr, others))}" if others else ""
         self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,
                    what=f"the shape of dynamic tensor {st.name!r} ({nbytes} B of {SPACE_TIK_NAMES[st.space]} "
                         f"reserved without max_mem_size)",
-                   hint=OPEN_ENDED_HINT)
+                   hint=f"where TIK places an on-chip tensor with a run-time shape and no max_mem_size is not "
+                        f"documented; the simulator gives it the rest of the buffer above the tensors in use, and "
+                        f"later tensors take their room from it (another such tensor half of it){shared} (named "
+                        f"choice DYNAMIC_TENSOR_OPEN_ENDED, migration_guide/tik_core.md). If the sizes the kernel "
+                        f"computes fit the buffer together, declare {st.name!r} with max_mem_size=<its largest size "
+                        f"in bytes>; otherwise make the shape the kernel computes smaller")
 
     def _split_open_ended(self, space: str, a, align: int, start_addr: int, nbytes: int, need=None):
         """Room for a new tensor when the last open-ended dynamic tensor took the rest of the

@@ -245,6 +245,21 @@ def test_later_tensors_take_room_from_an_open_ended_dynamic_tensor():
         run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
 
 
+def test_an_open_ended_tensor_too_small_at_run_time_names_the_placement_and_max_mem_size():
+    """Two run-time-shaped UB tensors without max_mem_size whose run-time sizes fit the UB together but
+    not in the halves the simulator gives them (CANN's dynamic embedding_dense_grad sizes its indices_ub
+    and grad_ub from one Scalar): the error says why and that max_mem_size is the fix, not the generic
+    offsets/repeat advice."""
+    from tbe.common.platform import get_soc_spec
+    ti = _two_dynamic_ub_tensors_kernel()
+    big = get_soc_spec("UB_SIZE") // 2 // 4 // 64 * 64 + 64
+    with raises_tik(OutOfBounds, match=r"DYNAMIC_TENSOR_OPEN_ENDED") as info:
+        run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
+    msg = str(info.value)
+    assert "max_mem_size=<its largest size in bytes>" in msg
+    assert "check the offsets, repeat counts and strides" not in msg
+
+
 def test_a_dynamic_tensor_after_a_static_one_shares_the_first_reservation():
     """dynamic a, static s, dynamic b (CANN's moving_sum_with_sigmoid f16 path): b takes half of a's
     reservation, not the 32-byte alignment slack left above s; both hold n elements."""
