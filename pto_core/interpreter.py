@@ -528,7 +528,10 @@ class _Codegen:
             code, exact = self.ex(s.value)
             self.emit(ind, f"{r} = {code}", s)
             if not exact:
-                self.emit(ind, f"if not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}", s)
+                # a quotient may be undefined (a division by zero, INT_DIV_BY_ZERO_UNDEFINED): no range test
+                guard = f"{r}.__class__ is int and " if "_tdiv(" in code or "_trem(" in code else ""
+                self.emit(ind, f"if {guard}not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}",
+                          s)
         elif isinstance(s, Load):
             r = self._ident(s.reg, "r")
             ld = self.const(_make_load(s.ptr.space, s.ptr.dtype, s.where), "LD")

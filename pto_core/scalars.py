@@ -10,8 +10,8 @@ the PTO-AS printer (constant spelling).
 Named choices (documented in ``migration_guide/pto_programs.md``):
 
 * integer results wrap to the register width (two's complement);
-* ``//`` and ``%`` truncate toward zero (C99); division by zero raises
-  `IllegalOperand`; ``INT_MIN // -1`` wraps to ``INT_MIN``;
+* ``//`` and ``%`` truncate toward zero (C99); ``INT_MIN // -1`` wraps to ``INT_MIN``; division
+  by zero gives an undefined value whose use raises `UninitializedRead` (``INT_DIV_BY_ZERO_UNDEFINED``);
 * shift counts must be ``>= 0``; counts ``>= width`` give 0 (``<<``, unsigned ``>>``)
   or the sign fill (signed ``>>``) -- a barrel shifter without count masking;
 * float operations compute the exact result and round once to the register
@@ -30,7 +30,7 @@ import math
 import struct
 
 from .dtypes import DType, dtype as _dtype
-from .errors import IllegalOperand, UnknownName
+from .errors import IllegalOperand, UninitializedRead, UnknownName
 
 import numpy as np
 
@@ -102,20 +102,85 @@ def wrap(x: int, t: DType) -> int:
 # ----------------------------------------------------------------------------- integer arithmetic
 
 
+#: Named choice INT_DIV_BY_ZERO_UNDEFINED: an integer division or remainder by zero on the scalar unit does
+#: not trap; its result is undefined (`UndefinedInt`). Using it -- a condition, a comparison, a store, an
+#: address, a loop bound, a repeat count, a conversion -- raises `UninitializedRead` at that use; arithmetic
+#: on it stays undefined (except ``x * 0`` and ``x & 0``, which are 0 whatever ``x`` is). No source gives the
+#: value; shipped CANN kernels divide by a zero loop count whose quotient they never use (nll_loss on cores
+#: whose rows fit one load, pad on idle cores), so a trap would be a false rejection of them.
+#: migration_guide/pto_programs.md.
+INT_DIV_BY_ZERO_UNDEFINED = True
+
+
+class UndefinedInt:
+    """The undefined result of an integer division or remainder by zero (INT_DIV_BY_ZERO_UNDEFINED)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def _used(self, *_):
+        raise UninitializedRead(f"the result of an integer {self.what} by zero is used (the device leaves it "
+                                f"undefined)", operand="value",
+                                hint=f"guard the {self.what} with an if on the divisor, or use its result only "
+                                     f"where the divisor is not 0")
+
+    __bool__ = __index__ = __int__ = __float__ = __round__ = __trunc__ = __floor__ = __ceil__ = _used
+    __hash__ = object.__hash__
+
+    def _same(self, *_):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _same
+    __truediv__ = __rtruediv__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _same
+    __or__ = __ror__ = __xor__ = __rxor__ = __neg__ = __pos__ = __abs__ = __invert__ = _same
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _same      # a comparison is undefined too
+
+    def _zero_or_same(self, other):
+        return 0 if type(other) is int and other == 0 else self
+
+    __mul__ = __rmul__ = __and__ = __rand__ = _zero_or_same
+
+    def __repr__(self):
+        return f"<undefined: integer {self.what} by zero>"
+
+
+def reject_undefined(value) -> None:
+    """Raise the `UninitializedRead` of `UndefinedInt` if ``value`` is one (for operand checks that refuse
+    values that are not numbers: an undefined quotient is a use of it, not a wrong type)."""
+    if isinstance(value, UndefinedInt):
+        value._used()
+
+
+_UNDEFINED_QUOTIENT = UndefinedInt("division")
+_UNDEFINED_REMAINDER = UndefinedInt("remainder")
+
+
 def tdiv(a: int, b: int) -> int:
-    """C division: quotient truncated toward zero. Raises `IllegalOperand` on division by zero."""
+    """C division: quotient truncated toward zero; by zero: undefined (INT_DIV_BY_ZERO_UNDEFINED)."""
+    if b.__class__ is not int or a.__class__ is not int:
+        if isinstance(a, UndefinedInt) or isinstance(b, UndefinedInt):
+            return _UNDEFINED_QUOTIENT
     if b == 0:
-        raise IllegalOperand("integer division by zero", operand="divisor", value=0,
-                             hint="guard the division with an if on the divisor")
+        if not INT_DIV_BY_ZERO_UNDEFINED:
+            raise IllegalOperand("integer division by zero", operand="divisor", value=0,
+                                 hint="guard the division with an if on the divisor")
+        return _UNDEFINED_QUOTIENT
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
 
 def trem(a: int, b: int) -> int:
-    """C remainder: ``a - b * tdiv(a, b)`` (sign of the dividend)."""
+    """C remainder: ``a - b * tdiv(a, b)`` (sign of the dividend); by zero: undefined."""
+    if b.__class__ is not int or a.__class__ is not int:
+        if isinstance(a, UndefinedInt) or isinstance(b, UndefinedInt):
+            return _UNDEFINED_REMAINDER
     if b == 0:
-        raise IllegalOperand("integer remainder by zero", operand="divisor", value=0,
-                             hint="guard the remainder with an if on the divisor")
+        if not INT_DIV_BY_ZERO_UNDEFINED:
+            raise IllegalOperand("integer remainder by zero", operand="divisor", value=0,
+                                 hint="guard the remainder with an if on the divisor")
+        return _UNDEFINED_REMAINDER
     r = abs(a) % abs(b)
     return r if a >= 0 else -r
 

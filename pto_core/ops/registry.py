@@ -59,6 +59,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..errors import IllegalOperand, PtoError, Provenance, UnknownName, site_provenance  # noqa: F401 (re-exported)
+from ..scalars import reject_undefined
 
 # ----------------------------------------------------------------------------- table rows
 
@@ -266,6 +267,7 @@ def check_constant_operand(op: Optional[str], o: Operand, v, ptr_type) -> None:
             check_constant_operand(op, Operand(o.name, "ptr", o.spaces), x, ptr_type)
     elif kind == "int":
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            reject_undefined(v)
             raise IllegalOperand(f"expects an integer, got {got}", op=op, operand=o.name, value=repr(v),
                                  hint="pass a Python int (or an integer register/expression in a program)")
     elif kind in ("float", "scalar"):

@@ -34,6 +34,7 @@ import numpy as np
 from .. import vector_isa
 from ..dtypes import DType
 from ..errors import IllegalOperand
+from ..scalars import UndefinedInt
 from ..memory import Ptr
 from ..numerics.floats import from_f16
 from .registry import Clause, OpSpec, Operand, register
@@ -156,6 +157,8 @@ def _unary_exact(fn):
 
 def _scalar_value(value, d: DType, *, op: str, operand: str = "scalar"):
     """A scalar operand converted to the element type: floats rounded to ``d`` (nearest-even), ints range-checked."""
+    if value.__class__ is UndefinedInt:
+        value._used()
     if isinstance(value, (bool, np.bool_)):
         raise IllegalOperand(f"expects a number, got {value!r}", op=op, operand=operand, value=value,
                              hint=f"pass a {d.name} number (1 or 0 for a bool)")

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import IllegalOperand, Misaligned
+from ..scalars import reject_undefined
 from ..memory import Ptr, is_dense
 from ..numerics.floats import to_f16
 from .registry import Clause
@@ -113,6 +114,7 @@ def clause_args(clauses: dict, name: str) -> Optional[tuple]:
 def as_int(value, *, op: str, operand: str) -> int:
     """An integer operand value (Python/numpy int); bool and float are rejected."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        reject_undefined(value)
         raise IllegalOperand(f"expects an integer, got {value!r}", op=op, operand=operand, value=value,
                              hint="pass a Python int")
     return int(value)

@@ -275,3 +275,20 @@ def test_float_conversions_and_operations_quiet_a_nan():
             for r in (S.fmax(v, v), S.fmin(v, v), S.frem(v, 1.0), *(f(v) for f in S.ROUND_TO_INTEGRAL.values())):
                 assert S.float_bits(r, src) == qnan[src] | (sign[src] if neg else 0), (hex(p), src.name)
             assert S.float_bits(S.fmax(v, 1.5), src) == S.float_bits(1.5, src)        # one NaN: ignored
+
+
+def test_integer_division_by_zero_is_undefined_until_used():
+    """INT_DIV_BY_ZERO_UNDEFINED: x // 0 and x % 0 give an undefined value; arithmetic keeps it undefined
+    (x * 0 and x & 0 are 0), and every use (truth value, int, index, comparison result) raises."""
+    from pto_core import scalars as S
+    from pto_core.errors import UninitializedRead
+    for a in (-7, 0, 5, -(1 << 31)):
+        q, r = S.tdiv(a, 0), S.trem(a, 0)
+        assert isinstance(q, S.UndefinedInt) and isinstance(r, S.UndefinedInt)
+        for v in (q + 1, 3 - q, q * 2, q // 3, S.tdiv(q, 3), S.trem(9, r), -q, q << 2, q | 1, q ^ 5, q < 3):
+            assert isinstance(v, S.UndefinedInt)
+        assert q * 0 == 0 and 0 * r == 0 and (q & 0) == 0 and (0 & r) == 0
+        for use in (bool, int, float, lambda v: range(v), lambda v: [0][v]):
+            with pytest.raises(UninitializedRead, match="by zero is used"):
+                use(q)
+    assert S.tdiv(7, -2) == -3 and S.trem(-7, 2) == -1                    # unchanged otherwise

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pto_core.errors import IllegalOperand, PtoError, UnknownName
+from pto_core.errors import IllegalOperand, PtoError, UninitializedRead, UnknownName
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -67,10 +67,42 @@ def test_integer_expressions_follow_c(expr_kernel, a, b):
         assert out[k] == ref(a, b), (text, a, b, out[k])
 
 
-def test_division_by_zero_at_run_time_names_the_line(expr_kernel):
-    with raises_tik(IllegalOperand, match="division by zero|divide") as info:
+def test_a_used_division_by_zero_at_run_time_names_the_line(expr_kernel):
+    # INT_DIV_BY_ZERO_UNDEFINED: the quotient is undefined; storing it is a use
+    with raises_tik(UninitializedRead, match="integer division by zero is used") as info:
         run(expr_kernel, {"a": 1, "b": 0})
     assert info.value.where.file == __file__
+
+
+def test_an_unused_division_by_zero_is_accepted():
+    """INT_DIV_BY_ZERO_UNDEFINED: CANN nll_loss computes ``(size - left) // loop_cnt`` on cores where
+    loop_cnt is 0 and uses it only in for_range(0, loop_cnt) bodies (pad on idle cores likewise): the
+    device does not trap, so the kernel is right. The quotient is undefined: each use of it is an error
+    at the using line; ``q * 0`` is 0."""
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    q = ti.Scalar("int32", name="q")
+    r = ti.Scalar("int32", name="r")
+    q.set_as((100 - 4) // n)
+    r.set_as(-100 % n)
+    with ti.for_range(0, n) as i:
+        ub[i].set_as(q + r)
+    z = ti.Scalar("int32", name="z")
+    z.set_as(q * 0 + 5)
+    ub[7].set_as(z)
+    with ti.if_scope(n == 0):
+        ub[6].set_as(q)                              # LINE-used
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "divzero", [n], [out])
+    assert run(ti, {"n": 3})[0].tolist() == [31, 31, 31, 3, 3, 3, 3, 5]
+    assert run(ti, {"n": -7})[0].tolist() == [3, 3, 3, 3, 3, 3, 3, 5]
+    with raises_tik(UninitializedRead, match="integer division by zero is used") as info:
+        run(ti, {"n": 0})
+    assert info.value.where.file == __file__
+    assert "LINE-used" in open(__file__).read().splitlines()[info.value.where.line - 1]
 
 
 def test_float_scalars_round_to_their_dtype_and_mix_with_python_numbers():
