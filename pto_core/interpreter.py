@@ -39,7 +39,7 @@ import numpy as np
 from . import scalars as S
 from .errors import (BarrierCountWarning, ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp,
                      at_site)
-from .memory import Machine, MachineOptions, Ptr
+from .memory import Machine, MachineOptions, Ptr, _forget_written
 from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
@@ -116,6 +116,12 @@ def _make_store(space, dt, where):
         ctx.begin_op("pto.store_scalar", "S", where)
         buf, off = ctx._locate_at(space, 0, addr, nb, "dst")      # ctx.write(Ptr(space, dt, addr), nb), inlined
         ctx._on_write(buf, off, off + nb, "dst")
+        if value.__class__ is S.UndefinedInt:
+            # INT_DIV_BY_ZERO_UNDEFINED: the element now holds an undefined value -- its bytes count as
+            # unwritten, so a later read of them is an uninitialised read (reported as such)
+            buf.flags_for_write()[off:off + nb] = False
+            _forget_written(buf, off, off + nb)
+            return
         if nan_exact and value != value:                            # NAN_BITS_KEPT (scalars.py): sign and payload
             buf.data[off:off + nb].view(ust)[0] = S.float_bits(value, dt)
         else:

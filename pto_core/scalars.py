@@ -103,8 +103,9 @@ def wrap(x: int, t: DType) -> int:
 
 
 #: Named choice INT_DIV_BY_ZERO_UNDEFINED: an integer division or remainder by zero on the scalar unit does
-#: not trap; its result is undefined (`UndefinedInt`). Using it -- a condition, a comparison, a store, an
-#: address, a loop bound, a repeat count, a conversion -- raises `UninitializedRead` at that use; arithmetic
+#: not trap; its result is undefined (`UndefinedInt`). Stored, it leaves the element's bytes unwritten (the
+#: interpreter's store); any other use -- a condition, a comparison, an address, a loop bound, a repeat count,
+#: a conversion -- raises `UninitializedRead` at that use; arithmetic
 #: on it stays undefined (except ``x * 0`` and ``x & 0``, which are 0 whatever ``x`` is). No source gives the
 #: value; shipped CANN kernels divide by a zero loop count whose quotient they never use (nll_loss on cores
 #: whose rows fit one load, pad on idle cores), so a trap would be a false rejection of them.

@@ -67,11 +67,17 @@ def test_integer_expressions_follow_c(expr_kernel, a, b):
         assert out[k] == ref(a, b), (text, a, b, out[k])
 
 
-def test_a_used_division_by_zero_at_run_time_names_the_line(expr_kernel):
-    # INT_DIV_BY_ZERO_UNDEFINED: the quotient is undefined; storing it is a use
-    with raises_tik(UninitializedRead, match="integer division by zero is used") as info:
-        run(expr_kernel, {"a": 1, "b": 0})
-    assert info.value.where.file == __file__
+def test_a_stored_division_by_zero_is_an_unwritten_output_element(expr_kernel):
+    # INT_DIV_BY_ZERO_UNDEFINED: the stored quotient is undefined: that output element is reported unwritten
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, = run(expr_kernel, {"a": 1, "b": 0})
+    texts = [text for text, _ in EXPRS]
+    first = min(texts.index(t) for t in ("a // b", "a / b", "a % b", "100 // b"))
+    assert any("did not write" in str(w.message) and f"first at byte {4 * first:#x}" in str(w.message)
+               for w in caught)
+    assert out[texts.index("a + b")] == 1 and out[texts.index("a * b")] == 0     # the rest as usual
 
 
 def test_an_unused_division_by_zero_is_accepted():
@@ -94,7 +100,8 @@ def test_an_unused_division_by_zero_is_accepted():
     z.set_as(q * 0 + 5)
     ub[7].set_as(z)
     with ti.if_scope(n == 0):
-        ub[6].set_as(q)                              # LINE-used
+        with ti.if_scope(q > 3):                     # LINE-used
+            ub[6].set_as(1)
     ti.data_move(out, ub, 0, 1, 1, 0, 0)
     build(ti, "divzero", [n], [out])
     assert run(ti, {"n": 3})[0].tolist() == [31, 31, 31, 3, 3, 3, 3, 5]
@@ -346,3 +353,31 @@ def test_scalar_conversion_between_float_types_gives_the_quiet_nan():
     xs[:4] = [0x7C01, 0xFD55, 0x7E00, 0x3C00]
     got = np.asarray(run(ti, {"x": xs.view(np.float16)})[0]).view(np.uint32).tolist()
     assert got[:6] == [0x7FC00000, 0xFFC00000, 0x7FC00000, 0x3F800000, 0x7FC00000, 0xFFC00000]
+
+
+def test_a_stored_undefined_quotient_leaves_the_element_unwritten():
+    """INT_DIV_BY_ZERO_UNDEFINED: storing the undefined result of x % 0 gives the element an undefined
+    value: its bytes count as unwritten, so reading it back is an uninitialised read (reported), and the
+    output warns about bytes the kernel did not write."""
+    import warnings
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    q = ti.Scalar("int32", name="q")
+    q.set_as(96 % n)
+    ub[1].set_as(q)
+    s = ti.Scalar("int32", name="s")
+    s.set_as(ub[1])                                  # LINE-reload
+    ub[2].set_as(s + 1)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "divzero_store", [n], [out])
+    assert run(ti, {"n": 5})[0].tolist() == [3, 1, 2, 3, 3, 3, 3, 3] and not ti.tikdb.reports
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = run(ti, {"n": 0})[0].tolist()
+    assert got[0] == 3 and got[3:] == [3] * 5
+    kinds = [k for k, _ in ti.tikdb.reports]
+    assert kinds == ["uninitialized"] and "byte 0x4" in ti.tikdb.reports[0][1]
+    assert any("did not write" in str(w.message) for w in caught)
