@@ -587,9 +587,42 @@ def _bind_lanewise(row: Lanewise):
 
 
 def _hashable(key):
-    """Clause values are ``(args, kw)`` pairs; make them hashable for the plan cache."""
-    return tuple((k[0], tuple(k[1].items())) if type(k) is tuple and len(k) == 2 and type(k[1]) is dict else k
-                 for k in key)
+    """A plan-cache key of ``key``'s items (clause values are ``(args, kw)`` pairs, made hashable). Named choice
+    PLAN_KEYS_TYPED: every leaf that is not a Python int, str or None is keyed with its type, so an equal value of
+    another type (True, 1.0, np.int64(1)) never finds the plan made for the int and takes the checks of a plan
+    build again (they refuse bools and floats). The plan caches are module-wide: without this, whether a run-time
+    mask or repeat of True was refused depended on which ops had run before, in any program."""
+    out = []
+    for k in key:
+        t = type(k)
+        if t is int or t is str or k is None:
+            out.append(k)
+        elif t is tuple and len(k) == 2 and type(k[1]) is dict:         # a clause: (args, kw)
+            a, kw = k
+            if type(a) is not tuple or not _PLAIN.issuperset(map(type, a)):
+                a = _typed_leaf(a)
+            out.append((a, tuple([(n, _typed_leaf(x)) for n, x in kw.items()]) if kw else ()))
+        elif t is tuple and _PLAIN.issuperset(map(type, k)):
+            out.append(k)
+        else:
+            out.append(_typed_leaf(k))
+    return tuple(out)
+
+
+_PLAIN = frozenset((int, str))
+
+
+def _typed_leaf(v):
+    """`_hashable` of one item: ints, strings and None as they are, tuples (and ``(args, kw)`` pairs) item by
+    item, anything else as ``(type, value)``."""
+    t = type(v)
+    if t is int or t is str or v is None:
+        return v
+    if t is tuple:
+        if len(v) == 2 and type(v[1]) is dict:
+            return _typed_leaf(v[0]), tuple([(n, _typed_leaf(x)) for n, x in v[1].items()])
+        return tuple([_typed_leaf(x) for x in v])
+    return t, v
 
 
 def _plan_lanewise(row: Lanewise, target, dts, repeat, mask, counter, blk_stride, rep_stride, stride_unit, op):

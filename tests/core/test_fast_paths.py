@@ -1835,3 +1835,67 @@ def test_bind_dyn_memo_keys_only_plain_int_clause_values():
     assert _clause_key(((1, 2, 3),)) == _plain_key(((1, 2, 3),)) == ("tuple", ("tuple", 1, 2, 3))
     assert _clause_key(((((2, 3, 4),), {}),)) == _plain_key(((((2, 3, 4),), {}),)) != (((2, 3, 4),),)
     assert _clause_key((((1,), {"k": 2}),)) == ("tuple", ("tuple", ("tuple", 1), ("dict", ("k", 2))))
+
+
+# ------------------------------------------ plan cache keys typed: a cached plan never accepts True or 1.0
+
+
+def _typed_key_case(body, warm):
+    """First error (class, operand, provenance mentions the pass) of ``body`` in a fresh program; with ``warm``
+    an op with the int value 1 runs first (its plan is cached in the module-wide plan cache)."""
+    from pto_core.program import program
+    with program("typed_keys", target="A5") as k:
+        a, c = k.ptr("ub", "f16", 0), k.ptr("ub", "f16", 0x1000)
+        pto.ub.vector_dup(a, 1.0, 2)
+        body(k, a, c, warm)
+    try:
+        k.program.compile().run({})
+    except Exception as e:                            # noqa: BLE001 - the first error is compared
+        return type(e).__name__, e.operand, str(e).split("[at ")[-1]
+    return None
+
+
+def _typed_reduce_repeat(k, a, c, warm):
+    if warm:
+        pto.ub.vcmax(c, a, 1)
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vcmax(c + 16, a, i == 0)                  # a bool repeat: refused on the first pass
+
+
+def _typed_dup_mask(k, a, c, warm):
+    if warm:
+        pto.ub.vector_dup(c, 1.0, 1, mask=(1,))
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vector_dup(c + 16, 2.0, 1, mask=(i == 0,))       # a bool mask: refused on the first pass
+
+
+def _typed_lanewise_mask(k, a, c, warm):
+    if warm:
+        pto.ub.vadd(c, a, a, 1, mask=(1,))
+    with k.for_(0, 2, dtype="s32") as i:
+        pto.ub.vadd(c + 128, a, a, 1, mask=(i == 0,))
+
+
+@pytest.mark.parametrize("body", [_typed_reduce_repeat, _typed_dup_mask, _typed_lanewise_mask])
+@pytest.mark.parametrize("bound", [True, False])
+def test_plan_cache_keys_tell_bool_and_float_values_from_ints(monkeypatch, body, bound):
+    """The vector plan caches are module-wide; a plan made for a repeat or mask of 1 must not let a later True
+    (or 1.0) skip the checks that refuse it: the first error is the same, at the same pass, whether or not an
+    op with the int value ran before (bound or general path)."""
+    from pto_core.ops import vector_elementwise, vector_reduce
+    monkeypatch.setattr(vector_elementwise, "VECTOR_BIND", bound)
+    monkeypatch.setattr(vector_reduce, "REDUCE_BIND", bound)
+    cold = _typed_key_case(body, False)
+    warm = _typed_key_case(body, True)
+    assert cold is not None and "i=0" in cold[2]
+    assert warm == cold
+
+
+def test_hashable_keys_leaves_by_type():
+    from pto_core.ops.vector_elementwise import _hashable
+    assert _hashable(("x", 1, ((1, 2), {}))) == _hashable(("x", 1, ((1, 2), {})))
+    assert _hashable(("x", True, None)) != _hashable(("x", 1, None))
+    assert _hashable(("x", ((True, 2), {}))) != _hashable(("x", ((1, 2), {})))
+    assert _hashable(("x", ((1.0,), {"k": 2}))) != _hashable(("x", ((1,), {"k": 2})))
+    assert _hashable(("x", ((1,), {"k": 2.0}))) != _hashable(("x", ((1,), {"k": 2})))
+    assert _hashable(("x", ((np.int64(2), 3), {}))) != _hashable(("x", ((2, 3), {})))
