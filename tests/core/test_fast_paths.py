@@ -1986,3 +1986,118 @@ def test_bound_run_time_checks_send_other_values_to_the_general_function():
         assert a._bind_in_range((3, 0, 2), {}) is None and a._bind_in_range((2, 0, 2), {}) is a._pass
     finally:
         a._assert_in_bounds, a._assert_in_range = real_b, real_r
+
+
+# ------------------------------------------------- GM race tracker: per-core changed ranges (races.CHANGED_RUNS)
+
+
+def _gm_store_program(steps):
+    """2 cores on a 64-element s32 GM workspace ``ws``; ``steps``: per core, a list of ``("store", at, n, stride,
+    value)`` (``n`` elements, in bursts of 8 ``stride`` elements apart when ``stride``) and ``("read", at)`` (8
+    elements of ws to y[core]) in program order."""
+    from kernel_helpers import handoff
+    from pto_core.program import program
+    with program("gmruns", target="A2A3") as k:
+        ws = k.gm_arg("ws", "s32", (64,), io="workspace", init=0)
+        y = k.gm_arg("y", "s32", (2, 8), io="out", init=0)
+        u = k.ptr("ub", "s32", 0)
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            for core in (0, 1):
+                with k.if_(c == core):
+                    for step in steps[core]:
+                        if step[0] == "store":
+                            _, at, n, stride, value = step
+                            with k.for_(0, n) as j:
+                                k.store(u, j, j * 0 + value)
+                            handoff("S", "MTE3")
+                            if stride:
+                                pto.mte_ub_gm(u, ws + at, 32, nburst=(n // 8, 32, stride * 4))
+                            else:
+                                pto.mte_ub_gm(u, ws + at, n * 4, nburst=(1, 0, 0))
+                            handoff("MTE3", "S")
+                        else:
+                            handoff("MTE3", "MTE2")
+                            pto.mte_gm_ub(ws + step[1], u, 0, 32, nburst=(1, 0, 0))
+                            handoff("MTE2", "MTE3")
+                            pto.mte_ub_gm(u, y + c * 8, 32, nburst=(1, 0, 0))
+                            handoff("MTE3", "S")
+    return k.program
+
+
+def _gm_random_steps(seed):
+    import random
+    r = random.Random(seed)
+    steps = ([], [])
+    for core in (0, 1):
+        for _ in range(r.randint(2, 6)):
+            if r.random() < 0.25:
+                steps[core].append(("read", r.randrange(0, 57)))
+            elif r.random() < 0.3:
+                steps[core].append(("store", r.randrange(0, 9) * 4, 16, r.choice([12, 16, 20]), r.choice([5, 7])))
+            else:
+                n = r.choice([8, 16])
+                steps[core].append(("store", r.randrange(0, 65 - n), n, 0, r.choice([5, 7, 9])))
+    return steps
+
+
+_GM_REWRITE = ([("store", 0, 8, 0, 5), ("store", 8, 8, 0, 5), ("store", 24, 8, 0, 5), ("store", 4, 8, 0, 7),
+                ("store", 16, 8, 0, 7)],
+               [("store", 0, 16, 0, 7), ("read", 4), ("read", 16)])
+_GM_TAIL = ([("store", 16, 8, 0, 9), ("store", 0, 8, 0, 5), ("store", 4, 8, 0, 7)],   # the last changes the 2nd's tail
+            [("store", 4, 8, 0, 7), ("read", 4)])
+_GM_TILES = ([("store", 0, 8, 0, 5), ("store", 16, 8, 0, 5), ("store", 8, 8, 0, 5)],          # into the gap: never twice
+             [("store", 40, 8, 0, 5), ("read", 0), ("store", 0, 8, 0, 5), ("read", 8)])
+_GM_STRIDED = ([("store", 0, 16, 16, 5), ("store", 8, 8, 0, 7), ("store", 16, 8, 0, 9)],      # into the gap, then over
+               [("store", 8, 8, 0, 7), ("read", 8), ("read", 16)])
+
+
+@pytest.mark.parametrize("steps", [_GM_REWRITE, _GM_TAIL, _GM_TILES, _GM_STRIDED] + [_gm_random_steps(s) for s in range(24)])
+def test_gm_race_changed_runs_equal_the_bounding_box_path(monkeypatch, steps):
+    """The per-core changed ranges only skip rechanged tests that cannot find a byte: the same GM race reports
+    (read/write after a core changed bytes twice included), outputs and first error as with the bounding box
+    alone, on both schedulers."""
+    from pto_core.checks import races
+
+    def run(on, order, seed):
+        monkeypatch.setattr(races, "CHANGED_RUNS", on)
+        calls = []
+        real = races.GmRaceTracker._note_rechanged
+        monkeypatch.setattr(races.GmRaceTracker, "_note_rechanged",
+                            lambda self, p, ch: calls.append(1) or real(self, p, ch))
+        exe = _gm_store_program(steps).compile()
+        try:
+            out = exe.run({}, order=order, seed=seed, options=MachineOptions(gm_races="record"))
+            err = None
+        except Exception as e:                        # noqa: BLE001 - compared between the two paths
+            out, err = None, (type(e).__name__, str(e), e.where)
+        monkeypatch.undo()
+        return (err, list(exe.reports), None if out is None else out["y"].tobytes()), len(calls)
+
+    for order, seed in (("sequential", 0), ("random", 1), ("random", 4)):
+        (fast, nfast), (slow, nslow) = run(True, order, seed), run(False, order, seed)
+        assert fast == slow and nfast <= nslow
+        if steps in (_GM_REWRITE, _GM_TAIL) and order == "sequential":
+            assert any(kind == "race" and "read/write" in msg for kind, msg in fast[1])
+            assert nfast >= 1
+        if steps is _GM_TILES:
+            assert nfast == 0 < nslow
+
+
+def test_changed_runs_merge_and_overlap_like_a_byte_set():
+    """`races._runs_add` / `_runs_overlap` against a set of bytes, on random ranges (touching ranges merge)."""
+    import random
+    from pto_core.checks import races
+    r = random.Random(7)
+    for _ in range(300):
+        runs, covered = ([], []), set()
+        for _ in range(r.randint(1, 12)):
+            lo = r.randrange(0, 200)
+            hi = lo + r.randint(1, 40)
+            q0 = r.randrange(0, 240)
+            q1 = q0 + r.randint(1, 30)
+            assert races._runs_overlap(runs, q0, q1) == bool(covered & set(range(q0, q1))) or not runs[0]
+            races._runs_add(runs, lo, hi)
+            covered |= set(range(lo, hi))
+            starts, ends = runs
+            assert all(a < b for a, b in zip(starts, ends)) and all(b < a for b, a in zip(ends, starts[1:]))
+            assert set().union(*(range(a, b) for a, b in zip(starts, ends))) == covered
