@@ -213,6 +213,12 @@ def _holes_op(name: str, pipe, where, run: Callable, convs: tuple) -> Callable:
             run(ctx, v)
         return op
 
+    if all(c is None for c in convs):                  # run-time scalars used as they are
+        def op(ctx, *values):
+            ctx.begin_op(name, pipe, where)
+            run(ctx, *values)
+        return op
+
     def op(ctx, *values):
         ctx.begin_op(name, pipe, where)
         run(ctx, *[v if c is None else c(v) for c, v in zip(convs, values)])

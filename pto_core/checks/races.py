@@ -60,6 +60,7 @@ no search.
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_left, bisect_right
 from typing import Optional
 
 import numpy as np
@@ -105,7 +106,7 @@ class _Region:
     access over other cores' atomics of its own op (the common case: every core adds) needs no
     scan of the log for an atomic of another op."""
 
-    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log", "atomic_ops", "rechanged")
+    __slots__ = ("buf", "name", "dtype", "masks", "todo", "bounds", "log", "atomic_ops", "rechanged", "changed_runs")
 
     def __init__(self, buf, name, dtype):
         self.buf = buf
@@ -121,6 +122,35 @@ class _Region:
         # one core bit per byte that core changed more than once this phase (None until one did): another core
         # may have read its earlier value, so reading back one's own store of the byte is no alibi
         self.rechanged: Optional[np.ndarray] = None
+        # core -> ([starts], [ends]): sorted disjoint byte ranges covering the spans of that core's stores that
+        # changed bytes this phase (`CHANGED_RUNS`)
+        self.changed_runs: dict = {}
+
+
+#: Keep, per core and region, the disjoint byte ranges its changing stores spanned this phase (`_Region.changed_runs`),
+#: so a store outside all of them skips the rechanged test (`GmRaceTracker._note_rechanged`: or-ing the changer
+#: mask and comparing it) that the bounding box of the core's stores alone would ask for (a core storing
+#: consecutive tiles: every store after the first). The ranges cover every byte the mask test could find, so
+#: the result is the same. False: the bounding box only.
+CHANGED_RUNS = True
+
+
+def _runs_overlap(runs, lo: int, hi: int) -> bool:
+    """Whether ``[lo, hi)`` overlaps one of the sorted disjoint ranges ``runs`` = ``(starts, ends)``."""
+    starts, ends = runs
+    j = bisect_left(starts, hi)                 # ranges [0, j) start before hi; their ends are sorted too
+    return j > 0 and ends[j - 1] > lo
+
+
+def _runs_add(runs, lo: int, hi: int) -> None:
+    """Add ``[lo, hi)`` to ``runs``, merging the ranges it overlaps or touches."""
+    starts, ends = runs
+    i = bisect_left(ends, lo)                   # first range ending at or after lo
+    j = bisect_right(starts, hi)                # ranges [0, j) start at or before hi
+    if i < j:
+        lo, hi = min(lo, starts[i]), max(hi, ends[j - 1])
+    starts[i:j] = [lo]
+    ends[i:j] = [hi]
 
 
 class _Pending:
@@ -386,7 +416,15 @@ class GmRaceTracker:
                     break
             span = r.bounds[_CHANGED].get(p.core)
             if span is not None and span[0] < hi and lo < span[1]:
-                self._note_rechanged(p, changed)
+                runs = r.changed_runs.get(p.core) if CHANGED_RUNS else None
+                if runs is None or _runs_overlap(runs, lo, hi):
+                    self._note_rechanged(p, changed)
+            if CHANGED_RUNS:
+                runs = r.changed_runs.get(p.core)
+                if runs is None:
+                    r.changed_runs[p.core] = ([lo], [hi])
+                else:
+                    _runs_add(runs, lo, hi)
             # recorded for reads to come; or-ed into the mask only when one needs it (`_materialize`)
             r.todo[_CHANGED].append((p.core, lo, hi, self._view(p), None if changed.all() else changed))
             span = r.bounds[_CHANGED].get(p.core)

@@ -35,6 +35,65 @@ def _assert_in_bounds(ctx, first, end, size, *, what=None, hint=None):
                           hint=hint or "check the offsets, repeat counts and strides computed at run time")
 
 
+#: Bind ``assert_in_bounds`` / ``assert_in_range`` in compiled programs (`OpSpec.bind`, `OpSpec.bind_holes`):
+#: a run-time check whose values are plain ints and pass returns after two comparisons; any other value (a
+#: failing check, a bool, a numpy or float value) goes to the general function, so errors are the same.
+ASSERT_BIND = True
+
+
+def _fill(args, indices):
+    """``fn(*values) -> args`` with the run-time ``values`` put at ``indices`` of ``args``."""
+    def fill(values):
+        a = list(args)
+        for i, v in zip(indices, values):
+            a[i] = v
+        return a
+    return fill
+
+
+def _static_ints(args, indices) -> bool:
+    return all(type(a) is int for i, a in enumerate(args) if i not in indices)
+
+
+def _bind_in_bounds_holes(args, indices, clauses):
+    """`OpSpec.bind_holes` of ``assert_in_bounds``: passing plain-int ranges return at once."""
+    if not ASSERT_BIND or not _static_ints(args, indices):
+        return None
+    run = _assert_in_bounds
+    if indices == (0, 1):                       # the common case: run-time first and end, static size
+        size = args[2]
+
+        def check(ctx, first, end):
+            if type(first) is int and type(end) is int and (end <= first or (first >= 0 and end <= size)):
+                return
+            run(ctx, first, end, size, **clauses)
+        return check
+    fill = _fill(args, indices)
+
+    def check_any(ctx, *values):
+        first, end, size = a = fill(values)
+        if type(first) is int and type(end) is int and type(size) is int and (
+                end <= first or (first >= 0 and end <= size)):
+            return
+        run(ctx, *a, **clauses)
+    return check_any
+
+
+def _bind_in_bounds(args, clauses):
+    """`OpSpec.bind` of ``assert_in_bounds``: a check of constants that passes does nothing (one that fails
+    keeps the general function, which raises when the op runs)."""
+    if not ASSERT_BIND or not _static_ints(args, ()):
+        return None
+    first, end, size = args
+    if end <= first or (first >= 0 and end <= size):
+        return _pass
+    return None
+
+
+def _pass(ctx):
+    return None
+
+
 register(OpSpec(
     name="assert_in_bounds", family="assertions", pipe="S",
     operands=(Operand("first", "int", doc="first element accessed"),
@@ -42,7 +101,7 @@ register(OpSpec(
               Operand("size", "int", doc="elements of the allocation")),
     clauses=(Clause("what", "attr", doc="what is accessed, for the error message"),
              Clause("hint", "attr", doc="what to do, when the front end knows more than the generic advice"),),
-    execute=_assert_in_bounds,
+    execute=_assert_in_bounds, bind=_bind_in_bounds, bind_holes=_bind_in_bounds_holes,
     doc="raise OutOfBounds unless [first, end) lies in [0, size) (empty ranges pass)"))
 
 
@@ -54,13 +113,44 @@ def _assert_in_range(ctx, value, lo, hi, *, what=None):
                              hint="check the value the kernel computed (e.g. the tiling data it read)")
 
 
+def _bind_in_range_holes(args, indices, clauses):
+    """`OpSpec.bind_holes` of ``assert_in_range``: passing plain-int values return at once."""
+    if not ASSERT_BIND or not _static_ints(args, indices):
+        return None
+    run = _assert_in_range
+    if indices == (0,):                         # the common case: a run-time value, static bounds
+        lo, hi = args[1], args[2]
+
+        def check(ctx, value):
+            if type(value) is int and lo <= value <= hi:
+                return
+            run(ctx, value, lo, hi, **clauses)
+        return check
+    fill = _fill(args, indices)
+
+    def check_any(ctx, *values):
+        value, lo, hi = a = fill(values)
+        if type(value) is int and type(lo) is int and type(hi) is int and lo <= value <= hi:
+            return
+        run(ctx, *a, **clauses)
+    return check_any
+
+
+def _bind_in_range(args, clauses):
+    """`OpSpec.bind` of ``assert_in_range``: a passing check of constants does nothing."""
+    if not ASSERT_BIND or not _static_ints(args, ()):
+        return None
+    value, lo, hi = args
+    return _pass if lo <= value <= hi else None
+
+
 register(OpSpec(
     name="assert_in_range", family="assertions", pipe="S",
     operands=(Operand("value", "int", doc="the run-time value"),
               Operand("lo", "int", doc="smallest allowed value"),
               Operand("hi", "int", doc="largest allowed value")),
     clauses=(Clause("what", "attr", doc="what the value is, for the error message"),),
-    execute=_assert_in_range,
+    execute=_assert_in_range, bind=_bind_in_range, bind_holes=_bind_in_range_holes,
     doc="raise IllegalOperand unless lo <= value <= hi (e.g. a core count read from tiling data)"))
 
 

@@ -1899,3 +1899,269 @@ def test_hashable_keys_leaves_by_type():
     assert _hashable(("x", ((1.0,), {"k": 2}))) != _hashable(("x", ((1,), {"k": 2})))
     assert _hashable(("x", ((1,), {"k": 2.0}))) != _hashable(("x", ((1,), {"k": 2})))
     assert _hashable(("x", ((np.int64(2), 3), {}))) != _hashable(("x", ((2, 3), {})))
+
+
+# ------------------------------------------------- run-time checks bound (assertions.ASSERT_BIND)
+
+
+def _chk_program(body, cores=1):
+    """A 2-pass (or 2-core) kernel: ``body(k, i, n, y)`` with the loop (or core) index ``i``, a tiling value ``n``
+    (2, read from GM) and the output ``y`` (s32 (2, 8)); each pass stores its row of y (the cores race when
+    ``body`` spills)."""
+    from pto_core.program import program
+    with program("chk", target="A2A3") as k:
+        t = k.gm_arg("tiling", "s32", (8,), io="workspace", init=2)
+        y = k.gm_arg("y", "s32", (2, 8), io="out", init=0)
+        u = k.ptr("ub", "s32", 0)
+        n = k.load(t, 0)
+        with k.for_(0, 2, dtype="s32", **({"block_num": 2} if cores > 1 else {})) as i:
+            body(k, i, n, y, u)
+    return k.program
+
+
+def _chk_store(k, i, y, u, nbytes=32):
+    from kernel_helpers import handoff
+    with k.for_(0, 8) as j:
+        k.store(u, j, i * 8 + j)
+    handoff("S", "MTE3")
+    pto.mte_ub_gm(u, y + i * 8, nbytes, nburst=(1, 0, 0))
+    handoff("MTE3", "S")
+
+
+def _chk_clean(k, i, n, y, u):
+    pto.assert_in_bounds(i * 8, i * 8 + 8, 16, what="row")             # end == size on pass 1
+    pto.assert_in_bounds(n - 3 - i, n - 3 - i, 4, what="empty")        # empty ranges starting before 0 pass
+    pto.assert_in_bounds(i, n + 5, n * 4, what="run-time size", hint="h")   # end == size on pass 1 (7 <= 8)
+    pto.assert_in_bounds(i * 4, 8, 16)                                  # one run-time value
+    pto.assert_in_bounds(0, 16, 16, what="static")                      # all compile-time
+    pto.assert_in_range(i + n, 2, 3, what="i + n")                      # lo, then hi
+    pto.assert_in_range(1, 0, 2, what="static")
+    pto.assert_in_range(n, i, n + i, what="run-time bounds")
+    _chk_store(k, i, y, u)
+
+
+def _chk_end_past(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_in_bounds(i * 8, i * 9 + 8, 16, what="row", hint="shrink it")   # [0, 8), then [8, 17)
+
+
+def _chk_first_negative(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_in_bounds(n - 2 - i, 4, 16, what="start")               # 0, then -1
+
+
+def _chk_size_shrinks(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_in_bounds(2, 6, n * 3 - i * 2)                           # 6 <= 6, then 6 > 4
+
+
+def _chk_range_hi(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_in_range(n + i, 0, 2, what="n + i")                      # 2, then 3
+
+
+def _chk_range_lo(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_in_range(n - 2 - i, 0, 5, what="n - 2 - i")              # 0, then -1
+
+
+def _chk_range_bounds(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_in_range(3, i, n - i + 1)                                # [0, 3], then [1, 2]
+
+
+def _chk_static_fails(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    with k.if_(i == 1):
+        pto.assert_in_bounds(0, 17, 16, what="static")                  # refused when reached
+
+
+def _chk_race(k, i, n, y, u):
+    pto.assert_in_bounds(i * 8, i * 8 + 8, 16, what="row")
+    pto.assert_in_range(i + n, 2, 3)
+    _chk_store(k, i, y, u, nbytes=64 - i * 32)                          # core 0 spills into core 1's row
+
+
+@pytest.mark.parametrize("body,cores", [(_chk_clean, 1), (_chk_clean, 2), (_chk_end_past, 1), (_chk_end_past, 2),
+                                        (_chk_first_negative, 1), (_chk_size_shrinks, 1), (_chk_range_hi, 1),
+                                        (_chk_range_hi, 2), (_chk_range_lo, 1), (_chk_range_bounds, 1),
+                                        (_chk_static_fails, 1), (_chk_race, 2)])
+def test_bound_run_time_checks_equal_the_general_path(monkeypatch, body, cores):
+    """assert_in_bounds / assert_in_range bind (`OpSpec.bind`, `bind_holes`): the same output, reports (GM races
+    between cores included) and first error (class, text, where: the failing pass) as the general execute, on
+    both schedulers; the boundary values (end == size, value == lo / hi) pass and one past them fails."""
+    from pto_core.ops import assertions
+
+    def run(bound, order):
+        monkeypatch.setattr(assertions, "ASSERT_BIND", bound)
+        exe = _chk_program(body, cores).compile()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = exe.run({}, order=order, seed=3, options=MachineOptions(gm_races="record"))
+            err = None
+        except Exception as e:                        # noqa: BLE001 - compared between the two paths
+            out, err = None, (type(e).__name__, str(e), e.where)
+        monkeypatch.undo()
+        return err, list(exe.reports), None if out is None else out["y"].tobytes()
+
+    for order in ("sequential", "random") if cores > 1 else ("sequential",):
+        fast, slow = run(True, order), run(False, order)
+        assert fast == slow
+        if body is _chk_clean:
+            assert fast[0] is None and not fast[1] and fast[2] is not None
+        elif body is _chk_race:
+            assert fast[0] is None and any(kind == "race" for kind, _ in fast[1])
+        else:
+            assert fast[0] is not None and fast[0][2] is not None     # refused at the user's line
+            assert fast[0][0] in ("OutOfBounds", "IllegalOperand")
+            if cores == 1:
+                assert "i=1" in fast[0][1]                # at the failing (second) pass
+
+
+def test_bound_run_time_checks_send_other_values_to_the_general_function():
+    """The bound checks pass only plain ints through their fast test: a bool, numpy int or float value (and a
+    failing value) reaches the general function, which converts and raises as before."""
+    from pto_core.ops import assertions as a
+    calls = []
+
+    def spy(ctx, *args, **kw):
+        calls.append(args)
+
+    real_b, real_r = a._assert_in_bounds, a._assert_in_range
+    try:
+        a._assert_in_bounds, a._assert_in_range = spy, spy
+        b2 = a._bind_in_bounds_holes((None, None, 16), (0, 1), {"what": "w"})
+        b3 = a._bind_in_bounds_holes((None, None, None), (0, 1, 2), {})
+        r1 = a._bind_in_range_holes((None, 0, 2), (0,), {})
+        r3 = a._bind_in_range_holes((None, None, 2), (0, 1), {})
+        for f, vals in [(b2, (0, 16)), (b2, (5, 3)), (b2, (-3, -3)), (b3, (1, 4, 4)), (r1, (2,)), (r1, (0,)),
+                        (r3, (1, 1))]:
+            f(None, *vals)
+        assert calls == []                             # passing plain ints: no call
+        for f, vals in [(b2, (0, 17)), (b2, (-1, 4)), (b2, (np.int64(0), 4)), (b2, (0, 4.0)), (b2, (True, 4)),
+                        (b3, (0, 5, 4)), (b3, (0, 4, np.int32(4))), (r1, (3,)), (r1, (-1,)), (r1, (True,)),
+                        (r1, (np.int64(1),)), (r3, (1, 2))]:
+            f(None, *vals)
+        assert len(calls) == 12
+        assert a._bind_in_bounds_holes((None, None, 16.0), (0, 1), {}) is None       # a non-int constant
+        assert a._bind_in_range_holes((None, True, 2), (0,), {}) is None
+        assert a._bind_in_bounds((0, 17, 16), {}) is None and a._bind_in_bounds((0, 16, 16), {}) is a._pass
+        assert a._bind_in_range((3, 0, 2), {}) is None and a._bind_in_range((2, 0, 2), {}) is a._pass
+    finally:
+        a._assert_in_bounds, a._assert_in_range = real_b, real_r
+
+
+# ------------------------------------------------- GM race tracker: per-core changed ranges (races.CHANGED_RUNS)
+
+
+def _gm_store_program(steps):
+    """2 cores on a 64-element s32 GM workspace ``ws``; ``steps``: per core, a list of ``("store", at, n, stride,
+    value)`` (``n`` elements, in bursts of 8 ``stride`` elements apart when ``stride``) and ``("read", at)`` (8
+    elements of ws to y[core]) in program order."""
+    from kernel_helpers import handoff
+    from pto_core.program import program
+    with program("gmruns", target="A2A3") as k:
+        ws = k.gm_arg("ws", "s32", (64,), io="workspace", init=0)
+        y = k.gm_arg("y", "s32", (2, 8), io="out", init=0)
+        u = k.ptr("ub", "s32", 0)
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            for core in (0, 1):
+                with k.if_(c == core):
+                    for step in steps[core]:
+                        if step[0] == "store":
+                            _, at, n, stride, value = step
+                            with k.for_(0, n) as j:
+                                k.store(u, j, j * 0 + value)
+                            handoff("S", "MTE3")
+                            if stride:
+                                pto.mte_ub_gm(u, ws + at, 32, nburst=(n // 8, 32, stride * 4))
+                            else:
+                                pto.mte_ub_gm(u, ws + at, n * 4, nburst=(1, 0, 0))
+                            handoff("MTE3", "S")
+                        else:
+                            handoff("MTE3", "MTE2")
+                            pto.mte_gm_ub(ws + step[1], u, 0, 32, nburst=(1, 0, 0))
+                            handoff("MTE2", "MTE3")
+                            pto.mte_ub_gm(u, y + c * 8, 32, nburst=(1, 0, 0))
+                            handoff("MTE3", "S")
+    return k.program
+
+
+def _gm_random_steps(seed):
+    import random
+    r = random.Random(seed)
+    steps = ([], [])
+    for core in (0, 1):
+        for _ in range(r.randint(2, 6)):
+            if r.random() < 0.25:
+                steps[core].append(("read", r.randrange(0, 57)))
+            elif r.random() < 0.3:
+                steps[core].append(("store", r.randrange(0, 9) * 4, 16, r.choice([12, 16, 20]), r.choice([5, 7])))
+            else:
+                n = r.choice([8, 16])
+                steps[core].append(("store", r.randrange(0, 65 - n), n, 0, r.choice([5, 7, 9])))
+    return steps
+
+
+_GM_REWRITE = ([("store", 0, 8, 0, 5), ("store", 8, 8, 0, 5), ("store", 24, 8, 0, 5), ("store", 4, 8, 0, 7),
+                ("store", 16, 8, 0, 7)],
+               [("store", 0, 16, 0, 7), ("read", 4), ("read", 16)])
+_GM_TAIL = ([("store", 16, 8, 0, 9), ("store", 0, 8, 0, 5), ("store", 4, 8, 0, 7)],   # the last changes the 2nd's tail
+            [("store", 4, 8, 0, 7), ("read", 4)])
+_GM_TILES = ([("store", 0, 8, 0, 5), ("store", 16, 8, 0, 5), ("store", 8, 8, 0, 5)],          # into the gap: never twice
+             [("store", 40, 8, 0, 5), ("read", 0), ("store", 0, 8, 0, 5), ("read", 8)])
+_GM_STRIDED = ([("store", 0, 16, 16, 5), ("store", 8, 8, 0, 7), ("store", 16, 8, 0, 9)],      # into the gap, then over
+               [("store", 8, 8, 0, 7), ("read", 8), ("read", 16)])
+
+
+@pytest.mark.parametrize("steps", [_GM_REWRITE, _GM_TAIL, _GM_TILES, _GM_STRIDED] + [_gm_random_steps(s) for s in range(24)])
+def test_gm_race_changed_runs_equal_the_bounding_box_path(monkeypatch, steps):
+    """The per-core changed ranges only skip rechanged tests that cannot find a byte: the same GM race reports
+    (read/write after a core changed bytes twice included), outputs and first error as with the bounding box
+    alone, on both schedulers."""
+    from pto_core.checks import races
+
+    def run(on, order, seed):
+        monkeypatch.setattr(races, "CHANGED_RUNS", on)
+        calls = []
+        real = races.GmRaceTracker._note_rechanged
+        monkeypatch.setattr(races.GmRaceTracker, "_note_rechanged",
+                            lambda self, p, ch: calls.append(1) or real(self, p, ch))
+        exe = _gm_store_program(steps).compile()
+        try:
+            out = exe.run({}, order=order, seed=seed, options=MachineOptions(gm_races="record"))
+            err = None
+        except Exception as e:                        # noqa: BLE001 - compared between the two paths
+            out, err = None, (type(e).__name__, str(e), e.where)
+        monkeypatch.undo()
+        return (err, list(exe.reports), None if out is None else out["y"].tobytes()), len(calls)
+
+    for order, seed in (("sequential", 0), ("random", 1), ("random", 4)):
+        (fast, nfast), (slow, nslow) = run(True, order, seed), run(False, order, seed)
+        assert fast == slow and nfast <= nslow
+        if steps in (_GM_REWRITE, _GM_TAIL) and order == "sequential":
+            assert any(kind == "race" and "read/write" in msg for kind, msg in fast[1])
+            assert nfast >= 1
+        if steps is _GM_TILES:
+            assert nfast == 0 < nslow
+
+
+def test_changed_runs_merge_and_overlap_like_a_byte_set():
+    """`races._runs_add` / `_runs_overlap` against a set of bytes, on random ranges (touching ranges merge)."""
+    import random
+    from pto_core.checks import races
+    r = random.Random(7)
+    for _ in range(300):
+        runs, covered = ([], []), set()
+        for _ in range(r.randint(1, 12)):
+            lo = r.randrange(0, 200)
+            hi = lo + r.randint(1, 40)
+            q0 = r.randrange(0, 240)
+            q1 = q0 + r.randint(1, 30)
+            assert races._runs_overlap(runs, q0, q1) == bool(covered & set(range(q0, q1))) or not runs[0]
+            races._runs_add(runs, lo, hi)
+            covered |= set(range(lo, hi))
+            starts, ends = runs
+            assert all(a < b for a, b in zip(starts, ends)) and all(b < a for b, a in zip(ends, starts[1:]))
+            assert set().union(*(range(a, b) for a, b in zip(starts, ends))) == covered
