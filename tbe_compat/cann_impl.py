@@ -374,6 +374,21 @@ def tik_func_vadds(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_b
                         dst_blk, src_blk, dst_rep, src_rep)
 
 
+@_skipped_in_dead_code
+def tik_func_vmins(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_blk=1, dst_rep=8, src_rep=8):
+    """``dst = min(src, value)`` over ``do_len`` elements (``vmins`` split into repeats; CANN's NMS
+    files -- cnms_yolov3_ver, batch_multi_class_nms -- import it at the top)."""
+    _single_with_scalar(tik_instance.vmins, "tik_func_vmins", dst_ub, src_ub, value, do_len,
+                        dst_blk, src_blk, dst_rep, src_rep)
+
+
+@_skipped_in_dead_code
+def tik_func_vmaxs(tik_instance, dst_ub, src_ub, value, do_len, dst_blk=1, src_blk=1, dst_rep=8, src_rep=8):
+    """``dst = max(src, value)`` over ``do_len`` elements (``vmaxs`` split into repeats)."""
+    _single_with_scalar(tik_instance.vmaxs, "tik_func_vmaxs", dst_ub, src_ub, value, do_len,
+                        dst_blk, src_blk, dst_rep, src_rep)
+
+
 #: ``tik_func_vcomple`` function names and the TIK binary op each issues.
 VCOMPLE_FUNCTIONS = ("vmin", "vmax", "vmul", "vadd", "vsub", "vdiv", "vor")
 

@@ -360,3 +360,27 @@ def test_helpers_do_nothing_in_code_that_never_runs(soc):
     data = np.arange(16, dtype=np.int32)
     (out,) = _run(ti, "dead_tail", [x], [y], {"x": data})
     np.testing.assert_array_equal(out, data * 2)
+
+
+@pytest.mark.parametrize("soc", ["Ascend310P3", "Ascend910B1"])  # vmins/vmaxs: not on v100 chips
+def test_tik_func_vmins_vmaxs_and_the_module_level_tik(soc):
+    """CANN's NMS operators import ``tik``, ``tik_func_vmins`` and ``tik_func_vmaxs`` from
+    util_tik_comm_func (CANN's module imports tik at its top); 300 float16 elements = 2 full repeats
+    of 128 + a 44-element tail, clamped into [-1, 2] and checked bit for bit."""
+    platform.set_current_compile_soc_info(soc)
+    from impl.util.util_tik_comm_func import tik as t, tik_func_vmaxs, tik_func_vmins
+    from impl.util import util_tik_comm_func as f
+    assert t.Tik is tik.Tik and t.scope_ubuf == tik.scope_ubuf
+    n = 300
+    ti = t.Tik()
+    a = ti.Tensor("float16", (n,), name="a", scope=t.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=t.scope_gm)
+    ua = ti.Tensor("float16", (n + 4,), name="ua", scope=t.scope_ubuf)
+    f.gm2ub(ti, ua, a, n)
+    tik_func_vmins(ti, ua, ua, 2.0, n)
+    tik_func_vmaxs(ti, ua, ua, -1.0, n)
+    f.ub2gm(ti, y, ua, n)
+    da = (np.random.default_rng(2).standard_normal(n) * 3).astype(np.float16)
+    out, = _run(ti, "clamp", [a], [y], {"a": da})
+    want = np.maximum(np.minimum(da, np.float16(2.0)), np.float16(-1.0))
+    np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
