@@ -308,6 +308,10 @@ def _storage_note(st) -> str:
         io = st.gm.io if st.gm is not None else "?"
         kind = {"in": "input", "out": "output", "inout": "input/output", "workspace": "workspace"}.get(io, io)
         return f"kernel argument %{st.gm.name}: !pto.ptr<{st.dtype.pto_name}, gm> ({kind})"
+    if not isinstance(st.addr, int):
+        lo, hi = st.static_bounds()
+        return (f"{st.space} bytes from a run-time address inside [{lo:#x}, {hi:#x}) (DYNAMIC_TENSOR_RUNTIME_CHAIN): "
+                f"pointers are pto.castptr of that register as !pto.ptr<{st.dtype.pto_name}, {st.space}>")
     return (f"{st.space} bytes [{st.addr:#x}, {st.addr + st.nbytes:#x}): pointers are "
             f"pto.castptr of {st.addr:#x} (+ element offsets) as !pto.ptr<{st.dtype.pto_name}, {st.space}>")
 

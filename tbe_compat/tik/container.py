@@ -115,6 +115,16 @@ UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 #: element and is refused (its offset is outside it). migration_guide/tik_core.md (set_as rows).
 SET_AS_TENSOR_FIRST_ELEMENT = True
 BLOCK_BYTES = 32
+#: Named choice DYNAMIC_TENSOR_OPEN_ENDED: an on-chip tensor with a run-time shape and no ``max_mem_size`` (the
+#: reference page atlastikapi_07_0007 allows omitting it; where TIK then places it is not documented) reserves the
+#: rest of its buffer above the tensors in use, re-checked at run time (`Tik._place`).
+#: Named choice DYNAMIC_TENSOR_RUNTIME_CHAIN: a later such tensor in the same space, while one is live, is placed
+#: at a RUN-TIME address: the end of the last live one (its shape's size at its declaration), aligned; a run-time
+#: check keeps its end inside the first one's reservation. A static tensor declared meanwhile takes its bytes from
+#: the top of that reservation and re-checks the chain's run-time end (`Tik._chain_open_ended`,
+#: `Tik._room_from_open_ended`). So tensors whose run-time sizes fit the buffer together run (CANN dynamic
+#: embedding_dense_grad, nll_loss, roi_pool_grad_with_arg_max, sparse_segment_sum_grad); migration_guide/tik_core.md.
+DYNAMIC_TENSOR_RUNTIME_CHAIN = True
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
 
@@ -164,6 +174,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._placement = Placement()
         #: on-chip dynamic-shape tensors declared without max_mem_size: storage -> element-count IR
         self._open_ended: dict = {}
+        #: open-ended storage -> I64 register holding its run-time end byte (DYNAMIC_TENSOR_RUNTIME_CHAIN)
+        self._chain_end: dict = {}
         #: a multi-core loop over a computed Scalar block_num was opened (control.py: no other block loop then)
         self._dynamic_block_loop_seen = False
         self._scopes = [_Scope("kernel")]
@@ -366,25 +378,25 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or
         without it (TIK lets it be omitted when the shape has variables; CANN's dynamic diag and
-        trace ops do) the rest of its buffer above the tensors in use -- a later such tensor
-        splits that reservation in halves (`_split_open_ended`); a run-time check
-        (``pto.assert_in_bounds``) keeps the shape's element count inside the reservation."""
+        trace ops do) the rest of its buffer above the tensors in use (DYNAMIC_TENSOR_OPEN_ENDED);
+        a later such tensor while one is live is placed at the run-time end of the last live one
+        (DYNAMIC_TENSOR_RUNTIME_CHAIN, `_chain_open_ended`); a run-time check
+        (``pto.assert_in_bounds``) keeps the shapes' sizes inside the reservation."""
         elem = max(1, st.dtype.bits // 8)
         align = alignment(st.space, elem)
         rest_of_buffer = False
         if isinstance(count, int):
             nbytes = st.dtype.nbytes(count)
         elif max_mem_size is None and start_addr is None and buffer_capacity(st.space) > 0:
+            chain = self._live_chain(st.space)
+            if chain:
+                self._chain_open_ended(st, count, chain, align)
+                return
             target = platform.current_soc().profile
             a = self._placement.allocator(st.space, target)
             top = max((lo + size for lo, size, _ in a.occupants()), default=0)
             start_addr = -(-top // align) * align
             nbytes = a.capacity - start_addr
-            reserved = max((t.nbytes for t in self._open_ended if t.alive and t.space == st.space), default=0)
-            if nbytes < BLOCK_BYTES or nbytes < reserved // 2:
-                # another open-ended tensor holds most of the buffer (the tail left above later static
-                # tensors is only their alignment slack): share that reservation in halves instead
-                start_addr, nbytes = self._split_open_ended(st.space, a, align, start_addr, nbytes)
             if nbytes < BLOCK_BYTES:
                 raise self._error(f"dynamic-shape tensor {st.name!r} takes the rest of "
                                   f"{SPACE_TIK_NAMES[st.space]} without max_mem_size, but only {max(0, nbytes)} B "
@@ -413,7 +425,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             a = self._placement.allocator(st.space, target)
             top = max((lo + size for lo, size, _ in a.occupants()), default=0)
             if -(-top // align) * align + nbytes > a.capacity:     # room from an open-ended reservation
-                self._split_open_ended(st.space, a, align, 0, 0, need=nbytes)
+                self._room_from_open_ended(st, a, align, nbytes)
         try:
             st.addr = self._placement.place(st, target, nbytes, align, start_addr)
         except CapacityExceeded as e:
@@ -431,43 +443,79 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if rest_of_buffer:
             self._open_ended[st] = count
             self._check_open_ended(st, count, nbytes)
+            self._chain_end[st] = self._builder.reg(P.I64, st.addr + self._byte_count(st, count))
+
+    def _live_chain(self, space: str) -> list:
+        """The live open-ended dynamic tensors of ``space`` in declaration order (the first holds the reservation)."""
+        return [t for t in self._open_ended if t.alive and t.space == space]
+
+    @staticmethod
+    def _byte_count(st: Storage, count):
+        """Bytes of ``count`` (an IR expression) elements of ``st``'s dtype, as an I64 expression."""
+        return (P.cast(count, P.I64) * st.dtype.bits + 7) // 8
+
+    def _chain_hint(self, names) -> str:
+        return (f"where TIK places on-chip tensors with run-time shapes and no max_mem_size is not documented; the "
+                f"simulator places {', '.join(map(repr, names))} one after another from the end of the tensors in "
+                f"use, each at the run-time end of the one before (named choices DYNAMIC_TENSOR_OPEN_ENDED and "
+                f"DYNAMIC_TENSOR_RUNTIME_CHAIN, migration_guide/tik_core.md), and the sizes the kernel computes "
+                f"do not fit the buffer together. Declare them with max_mem_size=<its largest size in bytes> "
+                f"(then they must fit their static bounds), or make the shapes the kernel computes smaller")
+
+    def _chain_open_ended(self, st: Storage, count, chain: list, align: int) -> None:
+        """DYNAMIC_TENSOR_RUNTIME_CHAIN: place ``st`` at the run-time end of the last live open-ended
+        tensor (captured in registers now: the shape Scalars may change later), inside the first one's
+        reservation; a run-time check keeps its end there."""
+        root, prev = chain[0], chain[-1]
+        top = root.addr + root.nbytes
+        b = self._builder
+        start = b.reg(P.I64, (self._chain_end[prev] + (align - 1)) // align * align)
+        st.addr = start
+        st.nbytes = root.nbytes              # static upper bound: the whole reservation
+        st.chain_root = root
+        self._placement.placed.append(st)
+        self._scopes[-1].storages.append(st)
+        self._open_ended[st] = count
+        names = [t.name for t in chain] + [st.name]
+        room = (P.cast(top, P.I64) - start) * 8 // st.dtype.bits
+        self._emit("assert_in_bounds", 0, P.cast(count, P.I64), room,
+                   what=f"the shape of dynamic tensor {st.name!r} (placed without max_mem_size at the run-time end "
+                        f"of {prev.name!r} in {SPACE_TIK_NAMES[st.space]}, room up to byte {top:#x})",
+                   hint=self._chain_hint(names))
+        self._chain_end[st] = b.reg(P.I64, start + self._byte_count(st, count))
 
     def _check_open_ended(self, st: Storage, count, nbytes: int) -> None:
-        others = [t.name for t in self._open_ended if t is not st and t.alive and t.space == st.space]
-        shared = f"; it shares that room with {', '.join(map(repr, others))}" if others else ""
         self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,
                    what=f"the shape of dynamic tensor {st.name!r} ({nbytes} B of {SPACE_TIK_NAMES[st.space]} "
                         f"reserved without max_mem_size)",
                    hint=f"where TIK places an on-chip tensor with a run-time shape and no max_mem_size is not "
-                        f"documented; the simulator gives it the rest of the buffer above the tensors in use, and "
-                        f"later tensors take their room from it (another such tensor half of it){shared} (named "
-                        f"choice DYNAMIC_TENSOR_OPEN_ENDED, migration_guide/tik_core.md). If the sizes the kernel "
-                        f"computes fit the buffer together, declare {st.name!r} with max_mem_size=<its largest size "
+                        f"documented; the simulator gives it the rest of the buffer above the tensors in use "
+                        f"(named choice DYNAMIC_TENSOR_OPEN_ENDED, migration_guide/tik_core.md). If the sizes the "
+                        f"kernel computes fit the buffer, declare {st.name!r} with max_mem_size=<its largest size "
                         f"in bytes>; otherwise make the shape the kernel computes smaller")
 
-    def _split_open_ended(self, space: str, a, align: int, start_addr: int, nbytes: int, need=None):
-        """Room for a new tensor when the last open-ended dynamic tensor took the rest of the
-        buffer: that one gives up the top ``need`` bytes (a static tensor) or half of its bytes
-        (another open-ended tensor) and is re-checked at run time from here on. Returns the
-        ``(start_addr, nbytes)`` freed at the top (unchanged arguments if nothing can be freed)."""
-        live = [t for t in self._open_ended if t.alive and t.space == space]
-        if not live:
-            return start_addr, nbytes
-        prev = max(live, key=lambda t: t.nbytes)            # the largest reservation gives room
-        old = prev.nbytes
-        if need is None:
-            keep = old // 2 // align * align
-        else:
-            keep = (old - -(-need // BLOCK_BYTES) * BLOCK_BYTES - align) // align * align
+    def _room_from_open_ended(self, st: Storage, a, align: int, need: int) -> None:
+        """Room for static tensor ``st`` (``need`` bytes) when an open-ended dynamic tensor took the rest
+        of the buffer: its reservation gives up the top ``need`` bytes, and the run-time end of the live
+        open-ended tensors (DYNAMIC_TENSOR_RUNTIME_CHAIN) is re-checked against the lowered top."""
+        chain = self._live_chain(st.space)
+        if not chain:
+            return
+        root = chain[0]
+        old = root.nbytes
+        keep = (old - -(-need // BLOCK_BYTES) * BLOCK_BYTES - align) // align * align
         if keep < BLOCK_BYTES:
-            return start_addr, nbytes
-        a._free_id(prev.alloc_id)
-        a._place(prev.addr, keep, prev.name)
-        prev.alloc_id = a._order[-1]
-        prev.nbytes = keep
-        self._check_open_ended(prev, self._open_ended[prev], keep)
-        lo = -(-(prev.addr + keep) // align) * align
-        return lo, prev.addr + old - lo
+            return
+        a._free_id(root.alloc_id)
+        a._place(root.addr, keep, root.name)
+        root.alloc_id = a._order[-1]
+        root.nbytes = keep
+        names = ", ".join(repr(t.name) for t in chain)
+        self._emit("assert_in_bounds", 0, self._chain_end[chain[-1]], root.addr + keep,
+                   what=f"the {SPACE_TIK_NAMES[st.space]} bytes (not elements) used by dynamic tensor(s) {names} "
+                        f"(placed without max_mem_size) below static tensor {st.name!r} at byte "
+                        f"{root.addr + keep:#x}",
+                   hint=self._chain_hint([t.name for t in chain]))
 
     def _empty_tensor_error(self, t: Tensor, name: str):
         """The error for a use of an empty tensor (declared with a dimension <= 0 in code that never runs)."""

@@ -109,6 +109,12 @@ class Placement:
         """Re-reserve the bytes of a freed ``storage`` used after its scope; returns the name of a
         tensor now occupying them (the caller reports it), or None on success."""
         a = self._alloc[storage.space]
+        if storage.chain_root is not None:      # placed at a run-time address inside another's reservation
+            root = storage.chain_root
+            if not root.alive:
+                return root.name
+            storage.alive = True
+            return None
         for lo, size, name in a.occupants():
             if lo < storage.addr + storage.nbytes and storage.addr < lo + size:
                 return name
@@ -121,7 +127,7 @@ class Placement:
         """Highest end address ever placed per space (checked against the frozen chip in BuildCCE)."""
         out: dict = {}
         for st in self.placed:
-            out[st.space] = max(out.get(st.space, 0), st.addr + st.nbytes)
+            out[st.space] = max(out.get(st.space, 0), st.static_bounds()[1])
         return out
 
 

@@ -57,14 +57,16 @@ class Storage:
         nbytes: bytes of the allocation (int; None for GM tensors with dynamic dims).
         runtime_size: for a GM tensor declared unbounded (CANN's ``(MAX_INT64,)`` idiom), the
             hidden scalar argument holding its real element count, fixed at launch.
-        addr: byte address (on-chip) -- None for GM.
+        addr: byte address (on-chip) -- None for GM; an I64 register for an open-ended dynamic tensor
+            placed at run time (DYNAMIC_TENSOR_RUNTIME_CHAIN, then ``chain_root`` is the tensor whose
+            reservation holds it and ``nbytes`` a static upper bound).
         gm: the `pto_core.program.GmArg` of a GM tensor.
         alive: False after the creating scope ended (on-chip).
         where: provenance of the ``Tensor(...)`` call.
     """
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
-                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "_base_ptrs")
+                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "chain_root", "_base_ptrs")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
@@ -79,6 +81,15 @@ class Storage:
         self.init_value = None
         self.size_expr = None
         self.runtime_size = None
+        self.chain_root = None
+
+    def static_bounds(self) -> tuple:
+        """``(lo, hi)``: static byte range holding the allocation (the chain root's reservation for a
+        tensor placed at a run-time address)."""
+        if isinstance(self.addr, int):
+            return self.addr, self.addr + self.nbytes
+        root = self.chain_root
+        return root.addr, root.addr + root.nbytes
 
     def base_ptr(self, dt: DType) -> P.PtrExpr:
         """Pointer to the first byte of the allocation, typed ``dt``."""
@@ -87,11 +98,13 @@ class Storage:
         key = (self.addr, dt.name)      # IR expressions are immutable: one node per address and type
         ptr = self._base_ptrs.get(key)
         if ptr is None:
-            ptr = self._base_ptrs[key] = P.PtrFromInt(P.Const(self.addr, I64), P.PtrType(dt, self.space))
+            addr = P.Const(self.addr, I64) if isinstance(self.addr, int) else self.addr
+            ptr = self._base_ptrs[key] = P.PtrFromInt(addr, P.PtrType(dt, self.space))
         return ptr
 
     def __repr__(self):
-        where = f" @{self.addr:#x}" if self.addr is not None else ""
+        where = "" if self.addr is None else f" @{self.addr:#x}" if isinstance(self.addr, int) else \
+            " @(run time)"
         return f"<{self.space} tensor {self.name!r} {self.dtype.tik_name}{list(self.shape)}{where}>"
 
 

@@ -132,7 +132,7 @@ class Operand:
         """Byte address of the view's start (on-chip, static offset), else None."""
         b = self.static_byte_offset
         st = self.tensor.storage
-        return None if b is None or st.addr is None else st.addr + b
+        return None if b is None or not isinstance(st.addr, int) else st.addr + b
 
     def available_bytes(self) -> Optional[int]:
         """Bytes from the view's start to the end of its storage (None if not static)."""
@@ -221,6 +221,9 @@ class Operand:
     def _region(self, nbytes, write: bool) -> Access:
         st = self.tensor.storage
         region = ("gm", id(st.gm)) if st.space == "gm" else (st.space,)
+        if st.chain_root is not None:       # a run-time address: anywhere in the chain root's reservation
+            lo, hi = st.static_bounds()
+            return Access(region, lo, hi, write)
         base = st.addr or 0
         b = self.static_byte_offset
         if b is not None and isinstance(nbytes, int) and b >= 0:

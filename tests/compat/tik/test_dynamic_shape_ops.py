@@ -238,31 +238,33 @@ def test_later_tensors_take_room_from_an_open_ended_dynamic_tensor():
     xs = np.random.default_rng(7).standard_normal(n).astype(np.float32)
     y, = run(ti, {"x": xs, "tiling_gm": np.array([n, 0, 0, 0], np.int64), "y": 2 * n})
     assert np.array_equal(y, np.concatenate([xs + np.float32(1), xs + np.float32(2)]))
-    # 'a' kept about half of the UB after 'b' and 'ones' took theirs: a count above that is refused
+    # 'b' starts at the run-time end of 'a' (DYNAMIC_TENSOR_RUNTIME_CHAIN): two counts that do not fit the
+    # UB together are refused at b's declaration, naming both tensors
     big = get_soc_spec("UB_SIZE") // 2 // 4 // 64 * 64 + 64
-    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'a' \(\d+ B of UB \(scope_ubuf\) reserved without "
-                                       r"max_mem_size\)"):
+    with raises_tik(OutOfBounds, match=r"the shape of dynamic tensor 'b' \(placed without max_mem_size at the run-time "
+                                       r"end of 'a' in UB \(scope_ubuf\)"):
         run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
 
 
 def test_an_open_ended_tensor_too_small_at_run_time_names_the_placement_and_max_mem_size():
-    """Two run-time-shaped UB tensors without max_mem_size whose run-time sizes fit the UB together but
-    not in the halves the simulator gives them (CANN's dynamic embedding_dense_grad sizes its indices_ub
-    and grad_ub from one Scalar): the error says why and that max_mem_size is the fix, not the generic
-    offsets/repeat advice."""
+    """Two run-time-shaped UB tensors without max_mem_size whose run-time sizes do not fit the UB
+    together: the error names both tensors, the named choices and that max_mem_size (or smaller shapes)
+    is the fix, not the generic offsets/repeat advice."""
     from tbe.common.platform import get_soc_spec
     ti = _two_dynamic_ub_tensors_kernel()
     big = get_soc_spec("UB_SIZE") // 2 // 4 // 64 * 64 + 64
-    with raises_tik(OutOfBounds, match=r"DYNAMIC_TENSOR_OPEN_ENDED") as info:
+    with raises_tik(OutOfBounds, match=r"DYNAMIC_TENSOR_RUNTIME_CHAIN") as info:
         run(ti, {"x": np.zeros(big, np.float32), "tiling_gm": np.array([big, 0, 0, 0], np.int64), "y": 2 * big})
     msg = str(info.value)
+    assert "'a', 'b'" in msg and "make the shapes the kernel computes smaller" in msg
     assert "max_mem_size=<its largest size in bytes>" in msg
     assert "check the offsets, repeat counts and strides" not in msg
 
 
 def test_a_dynamic_tensor_after_a_static_one_shares_the_first_reservation():
-    """dynamic a, static s, dynamic b (CANN's moving_sum_with_sigmoid f16 path): b takes half of a's
-    reservation, not the 32-byte alignment slack left above s; both hold n elements."""
+    """dynamic a, static s, dynamic b (CANN's moving_sum_with_sigmoid f16 path): s takes its bytes from the
+    top of a's reservation, b starts at a's run-time end (not in the 32-byte slack above s); both hold n
+    elements."""
     ti = tik.Tik()
     x = ti.Tensor("float16", (4096,), name="x", scope=tik.scope_gm)
     y = ti.Tensor("float16", (4096,), name="y", scope=tik.scope_gm)
@@ -382,3 +384,172 @@ def test_a_huge_unfed_workspace_is_refused_and_a_fed_one_is_bounds_checked():
         run(ti, {"x": xs, "tiling_gm": tiling, "ws": np.zeros(256, np.float16)})
     with raises_tik(OutOfBounds, match=r"past the end of region 'ws_ws'"):
         run(ti, {"x": xs, "tiling_gm": np.array([1000, 0, 0, 0], np.int64), "ws": 256})
+
+
+# ---------------------------------------------------------------- DYNAMIC_TENSOR_RUNTIME_CHAIN
+CHAIN_CHIPS = ("Ascend910B1", "Ascend310P3")
+
+
+def _chain_counts(ti, k):
+    """k int32 Scalars read from GM input ``n_gm`` (the run-time shapes)."""
+    n_gm = ti.Tensor("int32", (8,), name="n_gm", scope=tik.scope_gm)
+    nub = ti.Tensor("int32", (8,), name="nub", scope=tik.scope_ubuf)
+    ti.data_move(nub, n_gm, 0, 1, 1, 0, 0)
+    return n_gm, [ti.Scalar("int32", name=f"n{i}", init_value=nub[i]) for i in range(k)]
+
+
+def _load(ti, x, tensors, counts, chunk=None):
+    """tensors[i] <- x[sum(counts[:i]) :][:counts[i]]; returns the offsets."""
+    offs, off = [], 0
+    for t, c in zip(tensors, counts):
+        ti.data_move(t, x[off], 0, 1, c // 8, 0, 0)
+        offs.append(off)
+        off = off + c
+    return offs
+
+
+def _store(ti, y, tensors, counts, offs):
+    for t, c, o in zip(tensors, counts, offs):
+        ti.data_move(y[o], t, 0, 1, c // 8, 0, 0)
+
+
+def _chain_run(ti, counts):
+    xs = np.arange(sum(counts), dtype=np.float32) * np.float32(0.5) + np.float32(1)
+    feed = {"n_gm": np.array(list(counts) + [0] * (8 - len(counts)), np.int32), "x": xs, "y": xs.size}
+    return xs, run(ti, feed)[0]
+
+
+def _ub(chip):
+    from tbe.common.platform import get_soc_spec
+    set_current_compile_soc_info(chip)
+    return get_soc_spec("UB_SIZE")
+
+
+def _two_tensor_kernel(scope=tik.scope_ubuf):
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    n_gm, (n0, n1) = _chain_counts(ti, 2)
+    a = ti.Tensor("float32", (n0,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (n1,), name="b", scope=tik.scope_ubuf)
+    _store(ti, y, [a, b], [n0, n1], _load(ti, x, [a, b], [n0, n1]))
+    build(ti, "two_chain", [n_gm, x], [y])
+    return ti
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+def test_a_second_open_ended_tensor_may_take_three_quarters_of_the_ub(chip):
+    """indices_ub then grad_ub (CANN embedding_dense_grad's shape): the second needs 3/4 of the UB; it starts
+    at the run-time end of the first (DYNAMIC_TENSOR_RUNTIME_CHAIN; refused under the old halving)."""
+    m = (_ub(chip) - 256) // 16 // 64 * 64
+    ti = _two_tensor_kernel()
+    xs, y = _chain_run(ti, [m, 3 * m])
+    assert np.array_equal(y, xs)
+    xs, y = _chain_run(ti, [64, 128])         # small sizes: same program, packed at run time
+    assert np.array_equal(y, xs)
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+def test_open_ended_tensors_that_do_not_fit_together_are_refused_naming_them(chip):
+    m = _ub(chip) // 16 // 64 * 64 + 64
+    ti = _two_tensor_kernel()
+    with raises_tik(OutOfBounds, match=r"dynamic tensor 'b' \(placed without max_mem_size at the run-time end of "
+                                       r"'a'") as info:
+        _chain_run(ti, [m, 3 * m])
+    assert "'a', 'b'" in info.value.hint and "max_mem_size=" in info.value.hint
+    assert info.value.hint.count("DYNAMIC_TENSOR_RUNTIME_CHAIN") == 1
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+def test_a_static_tensor_after_chained_ones_takes_the_top_and_rechecks_the_chain(chip):
+    ub = _ub(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    n_gm, (n0, n1) = _chain_counts(ti, 2)
+    a = ti.Tensor("float32", (n0,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (n1,), name="b", scope=tik.scope_ubuf)
+    s = ti.Tensor("float32", (4096,), name="s", scope=tik.scope_ubuf)        # 16 KB from the top
+    offs = _load(ti, x, [a, b], [n0, n1])
+    ti.vec_dup(64, s, 3.0, 64, 8)
+    ti.vec_add(64, a, a, s, 1, 8, 8, 8)              # a[:64] += 3 (s untouched by a and b)
+    _store(ti, y, [a, b], [n0, n1], offs)
+    build(ti, "chain_static", [n_gm, x], [y])
+    m = (ub - 16384 - 512) // 8 // 64 * 64
+    xs, got = _chain_run(ti, [m, m])
+    want = xs.copy()
+    want[:64] += np.float32(3)
+    assert np.array_equal(got, want)
+    big = (ub - 16384) // 8 // 64 * 64 + 64        # fits the UB, not the room below s
+    with raises_tik(OutOfBounds, match=r"used by dynamic tensor\(s\) 'a', 'b' .*below static tensor 's'"):
+        _chain_run(ti, [big, big])
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+def test_a_tensor_declared_after_a_freed_chained_one_chains_from_the_last_live_one(chip):
+    """a (outer), b in a new_stmt_scope (freed), then c: c starts at a's end, so a + b and a + c each fit
+    the UB although a + b + c does not."""
+    ub = _ub(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    n_gm, (n0, n1, n2) = _chain_counts(ti, 3)
+    a = ti.Tensor("float32", (n0,), name="a", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, n0 // 8, 0, 0)
+    with ti.new_stmt_scope():
+        b = ti.Tensor("float32", (n1,), name="b", scope=tik.scope_ubuf)
+        ti.data_move(b, x[n0], 0, 1, n1 // 8, 0, 0)
+        ti.data_move(y[n0], b, 0, 1, n1 // 8, 0, 0)
+    c = ti.Tensor("float32", (n2,), name="c", scope=tik.scope_ubuf)
+    ti.data_move(c, x[n0 + n1], 0, 1, n2 // 8, 0, 0)
+    ti.data_move(y, a, 0, 1, n0 // 8, 0, 0)
+    ti.data_move(y[n0 + n1], c, 0, 1, n2 // 8, 0, 0)
+    build(ti, "chain_scopes", [n_gm, x], [y])
+    q = (ub - 256) // 4 // 4 // 64 * 64
+    xs, got = _chain_run(ti, [q, 3 * q, 3 * q])
+    assert np.array_equal(got, xs)
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+def test_a_chained_address_uses_the_shape_value_at_the_declaration(chip):
+    """n changes after a's declaration: b starts at a's end computed from the old n (with the new n it
+    would not fit)."""
+    ub = _ub(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    n_gm, (n0, n1) = _chain_counts(ti, 2)
+    n = ti.Scalar("int32", name="n", init_value=n0)
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf)
+    n.set_as(n1)
+    b = ti.Tensor("float32", (n,), name="b", scope=tik.scope_ubuf)
+    _store(ti, y, [a, b], [n0, n1], _load(ti, x, [a, b], [n0, n1]))
+    build(ti, "chain_scalar", [n_gm, x], [y])
+    xs, got = _chain_run(ti, [64, (ub - 1024) // 4 // 64 * 64])
+    assert np.array_equal(got, xs)
+
+
+@pytest.mark.parametrize("chip", ("Ascend910", "Ascend310P3"))
+def test_open_ended_l1_tensors_chain_too(chip):
+    from tbe.common.platform import get_soc_spec
+    set_current_compile_soc_info(chip)
+    l1 = get_soc_spec("L1_SIZE")
+    chunk = 2048
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    n_gm, (n0, n1) = _chain_counts(ti, 2)
+    a = ti.Tensor("float32", (n0,), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("float32", (n1,), name="b", scope=tik.scope_cbuf)
+    ub = ti.Tensor("float32", (chunk,), name="ub", scope=tik.scope_ubuf)
+    offs = _load(ti, x, [a, b], [n0, n1])
+    for t, c, o in zip((a, b), (n0, n1), offs):
+        with ti.for_range(0, c // chunk) as k:
+            ti.data_move(ub, t[k * chunk], 0, 1, chunk // 8, 0, 0)
+            ti.data_move(y[o + k * chunk], ub, 0, 1, chunk // 8, 0, 0)
+    build(ti, "chain_l1", [n_gm, x], [y])
+    m = (l1 - 2048) // 16 // chunk * chunk
+    xs, got = _chain_run(ti, [m, 3 * m])
+    assert np.array_equal(got, xs)
+    with raises_tik(OutOfBounds, match=r"dynamic tensor 'b' \(placed without max_mem_size .* in L1"):
+        _chain_run(ti, [2 * m, 3 * m])
