@@ -433,12 +433,14 @@ class _CallWatch:
         if st.space == "gm":
             region, off = ctx.machine.gm.find(snap["dst_addr"], 1)
             base = off // size
-        else:
+        elif isinstance(st.addr, int):
             base = (snap["dst_addr"] - st.addr) // size
-        index = base + pos
+        else:       # a tensor placed at run time (DYNAMIC_TENSOR_RUNTIME_CHAIN): the index from the write's start
+            base = None
+        index = (base or 0) + pos
         shape = tuple(st.shape)
         multi = tuple(int(i) for i in np.unravel_index(index, shape)) \
-            if all(isinstance(d, int) for d in shape) and index < int(np.prod(shape)) else ()
+            if base is not None and all(isinstance(d, int) for d in shape) and index < int(np.prod(shape)) else ()
         return Mismatch(int(index), multi, _scalar(expected[pos]), _scalar(got[pos]), _hex(expected[pos]),
                         _hex(got[pos]), run, snap["core"], snap["loops"])
 
