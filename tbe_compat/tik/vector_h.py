@@ -64,6 +64,7 @@ import numpy as np
 from pto_core import program as P
 from pto_core.errors import Misaligned, UnsupportedOp
 
+from .. import platform
 from .api import has_key, tik_api
 from .scalar import Expr, Scalar
 from .tensor import Tensor, _add, _constant_difference, _mul, prod
@@ -982,6 +983,14 @@ class HVectorAPI:
         names = [n for n, ok in (("src0", t0), ("src1", t1)) if ok]
         d = self._h_elementwise_check("h_sel", dst, tensors, names)
         self._require_instr("vsel", d.tensor.dtype)
+        soc = platform.current_soc()
+        if soc.short_soc_version in ("Ascend310", "Ascend910"):
+            raise self._error(f"h_sel is not available on {soc.soc_version}: it selects by a mask tensor with vsel "
+                              f"modes 1/2 (one mask bit per element over every repeat), and this chip has vsel "
+                              f"mode 0 only (one CMPMASK reused by every repeat)", operand="mask_tensor",
+                              cls=UnsupportedOp,
+                              hint="select one repeat at a time: mov_tensor_to_cmpmask (or vec_cmpv_* into "
+                                   "CMPMASK) then vec_sel mode 0, or run on a chip with vsel modes 1/2")
         mask = self._h_mask(mask_tensor, self._h_static(dst, "dst")[0], "dst")
         par = par_of(dst.dt)
         with self.new_stmt_scope():

@@ -182,5 +182,7 @@ def test_errors(body, cls, match):
 
 
 def test_error_chip_without_vsel_modes_1_2():
-    _err(lambda ti, ub: ti.h_sel(ub["a"], ub["a"], ub["b"], _mask(ti)), UnsupportedOp, "only mode 0",
-         chip="Ascend910A")
+    _err(lambda ti, ub: ti.h_sel(ub["a"], ub["a"], ub["b"], _mask(ti)), UnsupportedOp,
+         "h_sel is not available on Ascend910A: it selects by a mask tensor with vsel modes 1/2", chip="Ascend910A")
+    _err(lambda ti, ub: ti.h_sel(ub["a"], ub["a"], 2.0, _mask(ti)), UnsupportedOp,
+         "h_sel is not available on Ascend310", chip="Ascend310")
