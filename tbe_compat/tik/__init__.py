@@ -20,7 +20,7 @@ from .tensor import Tensor  # noqa: F401
 # CANN module paths public ops test values against: tik.api.tik_scalar/tik_tensor, tik.tik_lib.tik_expr
 from . import api, tik_lib  # noqa: E402
 
-__all__ = ["Tik", "Dprofile", "Tensor", "Scalar", "InputScalar", "Expr", "all", "any", "negate", "kernels",
+__all__ = ["Tik", "Dprofile", "Tensor", "Scalar", "InputScalar", "Expr", "all", "any", "negate", "kernels", "kernel",
            "scope_gm", "scope_ubuf", "scope_cbuf", "scope_cbuf_out", "scope_cc", "scope_ca", "scope_cb", "scope_bt",
            "scope_fb0", "scope_smask", "scope_reg", "scope_vreg", "BLOCK_IN", "BLOCK_OUT", "BLOCK_REDUCE",
            "BLOCK_REDUCE_INT8", "C0_SIZE", "CUBE_MKN", "VECTOR_INST_BLOCK_NUM", "VECTOR_INST_BLOCK_WIDTH",

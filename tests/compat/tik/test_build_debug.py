@@ -250,6 +250,7 @@ def test_registry_finds_kernels_whose_entry_returns_none():
     assert entry() is None
     ti = tbe_compat.kernels()["returns_none"]
     assert tbe_compat.kernel("returns_none") is ti and tik.kernels()["returns_none"] is ti
+    assert tik.kernel("returns_none") is ti                      # also as tik.kernel (in tik.__all__)
     assert run(ti, {"x": np.arange(32, dtype=np.int8)})[0].tolist() == list(range(32))
     with pytest.raises(UnknownName, match="no kernel named 'nope'"):
         tbe_compat.kernel("nope")
