@@ -123,7 +123,9 @@ BLOCK_BYTES = 32
 #: check keeps its end inside the first one's reservation. A static tensor declared meanwhile takes its bytes from
 #: the top of that reservation and re-checks the chain's run-time end (`Tik._chain_open_ended`,
 #: `Tik._room_from_open_ended`). So tensors whose run-time sizes fit the buffer together run (CANN dynamic
-#: embedding_dense_grad, nll_loss, roi_pool_grad_with_arg_max, sparse_segment_sum_grad); migration_guide/tik_core.md.
+#: embedding_dense_grad, nll_loss, roi_pool_grad_with_arg_max, sparse_segment_sum_grad); a write into a tensor
+#: of the chain is checked at run time against the start of the next one (`Tik._chain_room`);
+#: migration_guide/tik_core.md.
 DYNAMIC_TENSOR_RUNTIME_CHAIN = True
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
@@ -483,6 +485,31 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                         f"of {prev.name!r} in {SPACE_TIK_NAMES[st.space]}, room up to byte {top:#x})",
                    hint=self._chain_hint(names))
         self._chain_end[st] = b.reg(P.I64, start + self._byte_count(st, count))
+
+    def _chain_room(self, st: Storage):
+        """DYNAMIC_TENSOR_RUNTIME_CHAIN: ``(bytes, hint)`` a write into ``st`` may cover from its start when
+        another live open-ended tensor is placed at run time after it (up to that one's start) or ``st`` is
+        itself placed at run time (up to its reservation's top); None otherwise (the static allocation
+        bounds it). The bytes are an I64 expression, checked when the write runs."""
+        if st not in self._open_ended or not st.alive:
+            return None
+        chain = self._live_chain(st.space)
+        i = chain.index(st)
+        if i + 1 < len(chain):
+            nxt = chain[i + 1]
+            end, beyond = nxt.addr, f"{nxt.name!r}, placed right after it at run time"
+        elif st.chain_root is not None:
+            root = st.chain_root
+            end, beyond = root.addr + root.nbytes, f"the end of the reservation of {root.name!r} (byte " \
+                                                  f"{root.addr + root.nbytes:#x})"
+        else:
+            return None
+        room = P.cast(end, P.I64) - P.cast(st.addr, P.I64)
+        hint = (f"{st.name!r} has a run-time shape and no max_mem_size, so the simulator packs it with the other "
+                f"such tensors: a write past its room reaches {beyond} (named choice DYNAMIC_TENSOR_RUNTIME_CHAIN, "
+                f"migration_guide/tik_core.md). Keep the write inside the shape, or declare {st.name!r} with "
+                f"max_mem_size=<its largest size in bytes>")
+        return room, hint
 
     def _check_open_ended(self, st: Storage, count, nbytes: int) -> None:
         self._emit("assert_in_bounds", 0, P.cast(count, P.I64), nbytes * 8 // st.dtype.bits,

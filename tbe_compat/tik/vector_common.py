@@ -479,6 +479,10 @@ class VectorBase(TikBase):
         off = t.offset
         if extent is None:
             return op.write(None) if write else op.read(None)
+        room = self._chain_room(t.storage) if write else None
+        if room is not None:        # DYNAMIC_TENSOR_RUNTIME_CHAIN: the bytes up to the next tensor, known at run time
+            self._record_check(off, iadd(off, extent), room[0] * 8 // op.dt.bits,
+                               f"{op.name} (tensor {t.name!r}, placed without max_mem_size)", room[1])
         if isinstance(extent, int) and isinstance(off, int) and isinstance(total, int):
             if extent == 0:
                 return op.write(0) if write else op.read(0)

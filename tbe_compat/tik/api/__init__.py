@@ -154,6 +154,9 @@ class Operand:
         advice about bursts and strides)."""
         if nbytes is None:
             return
+        room = self.tik._chain_room(self.tensor.storage) if self.name.startswith("dst") else None
+        if room is not None:        # DYNAMIC_TENSOR_RUNTIME_CHAIN: the bytes up to the next tensor, known at run time
+            self._check_extent_at_run_time(nbytes, what, 0, total=room[0], hint=room[1])
         if not isinstance(nbytes, int) or self.static_byte_offset is None:
             self._check_extent_at_run_time(nbytes, what, slack)
             return
@@ -188,13 +191,19 @@ class Operand:
                 operand=self.name, value=nbytes, limit=f"{avail + slack} B", cls=OutOfBounds,
                 hint=hint or "check nburst/burst/strides (or repeat counts) against the tensor's shape")
 
-    def _check_extent_at_run_time(self, nbytes, what: str, slack: int = 0) -> None:
-        total = self.tensor.storage.nbytes
-        if self.space == "gm" or not isinstance(total, int) or not self.name.startswith("dst"):
+    def _check_extent_at_run_time(self, nbytes, what: str, slack: int = 0, total=None, hint=None) -> None:
+        """``total``: the tensor's bytes (default: its allocation; an I64 expression for a tensor placed
+        by DYNAMIC_TENSOR_RUNTIME_CHAIN); ``hint``: the fix to print."""
+        if total is None:
+            total = self.tensor.storage.nbytes
+            if not isinstance(total, int):
+                return
+        if self.space == "gm" or not self.name.startswith("dst"):
             return                                # GM regions are bounds-checked by the ops; reads: see above
         esize = max(1, self.dt.bits // 8)
         alloc = "" if not slack else f", {total + slack} B with the rest of its last 32-byte block"
-        total += slack
+        total = total + slack
+        hint_kw = {"hint": hint} if hint else {}
         b = self.tensor.byte_offset()
         i64 = P.I64
         first = b // esize if isinstance(b, int) else P.binop("div", P.cast(b, i64), esize)
@@ -204,7 +213,7 @@ class Operand:
                                                                          esize)
         self.tik._emit("assert_in_bounds", first, end, total // esize,
                        what=f"{self.name} of {self.tik._where.call if self.tik._where else 'tik'} "
-                            f"({what or 'the access'}, tensor {self.tensor.name!r}{alloc})")
+                            f"({what or 'the access'}, tensor {self.tensor.name!r}{alloc})", **hint_kw)
 
     def check_aligned(self, alignment: int) -> None:
         """Raise if the view's start (on-chip, static) is not ``alignment``-byte aligned."""

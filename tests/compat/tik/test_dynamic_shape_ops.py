@@ -553,3 +553,72 @@ def test_open_ended_l1_tensors_chain_too(chip):
     assert np.array_equal(got, xs)
     with raises_tik(OutOfBounds, match=r"dynamic tensor 'b' \(placed without max_mem_size .* in L1"):
         _chain_run(ti, [2 * m, 3 * m])
+
+
+def _write_past_kernel(write, max_mem_size=None):
+    """a, b: float32 (n,) UB tensors; b <- x[:64]; ``write(ti, a, x)`` writes 128 floats into a; y <- b."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (1024,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    kw = {} if max_mem_size is None else {"max_mem_size": max_mem_size}
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf, **kw)
+    b = ti.Tensor("float32", (n,), name="b", scope=tik.scope_ubuf, **kw)
+    ti.data_move(b, x, 0, 1, 8, 0, 0)
+    write(ti, a, x)
+    ti.data_move(y, b, 0, 1, 8, 0, 0)
+    return build(ti, "write_past", [x, n], [y])
+
+
+WRITES_OF_128 = {
+    "vec_dup": lambda ti, a, x: ti.vec_dup(64, a, 7.0, 2, 8),
+    "data_move": lambda ti, a, x: ti.data_move(a, x[64], 0, 1, 16, 0, 0),
+}
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+@pytest.mark.parametrize("how", sorted(WRITES_OF_128))
+def test_a_write_past_an_open_ended_tensor_into_the_chained_one_is_refused(chip, how):
+    """A write of 128 elements into 'a' (n = 64) would land in 'b', placed at a's run-time end
+    (DYNAMIC_TENSOR_RUNTIME_CHAIN): refused at run time naming 'b' (it was silently overwritten). With
+    max_mem_size (room for 256 floats each) the same kernel keeps b intact; a smaller n for b is fine."""
+    set_current_compile_soc_info(chip)
+    xs = np.arange(1024, dtype=np.float32)
+    ti = _write_past_kernel(WRITES_OF_128[how], max_mem_size=1024)
+    y, = run(ti, {"x": xs, "n": 64})
+    assert np.array_equal(y, xs[:64])
+    ti = _write_past_kernel(WRITES_OF_128[how])
+    with raises_tik(OutOfBounds, match=r"tensor 'a'") as info:
+        run(ti, {"x": xs, "n": 64})
+    assert "reaches 'b', placed right after it at run time" in info.value.hint
+    assert "DYNAMIC_TENSOR_RUNTIME_CHAIN" in info.value.hint and "max_mem_size=" in info.value.hint
+    y, = run(ti, {"x": xs, "n": 128})          # the write fits a's shape
+    assert np.array_equal(y, xs[:64])
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+def test_a_write_past_the_last_chained_tensor_into_a_static_one_is_refused(chip):
+    """'b' chained after 'a', static 's' declared after them takes the top of a's reservation: a write past
+    b's room (a static extent inside the reservation's static size) would land in s. Refused as a tensor
+    overflow naming the reservation's end (it was reported as a WAW hazard on s, or corrupted s)."""
+    ub = _ub(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (1024,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (64,), name="y", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    m = ti.InputScalar("int32", name="m")
+    ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (m,), name="b", scope=tik.scope_ubuf)
+    s = ti.Tensor("float32", (64,), name="s", scope=tik.scope_ubuf)
+    ti.data_move(s, x, 0, 1, 8, 0, 0)
+    ti.vec_dup(64, b, 7.0, 4, 8)              # 256 floats into b
+    ti.data_move(y, s, 0, 1, 8, 0, 0)
+    build(ti, "chain_top", [x, n, m], [y])
+    xs = np.arange(1024, dtype=np.float32)
+    y, = run(ti, {"x": xs, "n": 64, "m": 256})
+    assert np.array_equal(y, xs[:64])
+    n_big = (ub - 1024) // 4                  # b's room: 184 floats below s (a's top is UB - 288 B)
+    with raises_tik(OutOfBounds, match=r"dst \(tensor 'b', placed without max_mem_size\) needs elements \[0, 256\)"
+                                       r" but the tensor has only 184 elements") as info:
+        run(ti, {"x": xs, "n": n_big, "m": 64})
+    assert "reaches the end of the reservation of 'a'" in info.value.hint
