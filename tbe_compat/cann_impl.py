@@ -705,10 +705,18 @@ def init_index(tik_instance, src, index, offset, do_lens, dtype="float16") -> No
         tik_instance.data_move(index, shifted, 0, 1, bursts, 0, 0)
 
 
+#: Named choice (CANN fidelity): CANN's ``gm2ub_for_vsort32`` (and the ``_v300`` copy inside
+#: cnms_yolov3_ver) fills the element tail ``dst[whole + i]`` from ``src[batch, class, box + i]``, i.e.
+#: from the START of the run, not from ``box + whole + i``; a kernel calling CANN's helper gets that on
+#: the device, so the simulator does the same (evident intent differs: open item, migration_guide/platform.md).
+GM2UB_VSORT32_TAIL_FROM_START = True
+
+
 @_skipped_in_dead_code
 def gm2ub_for_vsort32(tik_instance, src, idx_list, dst, do_lens) -> None:
     """Copy ``do_lens`` scores of the 3-D GM tensor ``src`` from ``src[batch, class, box]``
-    (``idx_list``) into the UB tensor ``dst``: whole blocks by one ``data_move``, the rest one by one
+    (``idx_list``) into the UB tensor ``dst``: whole blocks by one ``data_move``, then the remaining
+    ``do_lens % block`` elements one by one, read as CANN reads them (`GM2UB_VSORT32_TAIL_FROM_START`)
     (``do_lens`` an int or a Scalar; nothing past ``do_lens`` is written)."""
     per_block = _per_block(src)
     bursts = do_lens // per_block
@@ -717,7 +725,8 @@ def gm2ub_for_vsort32(tik_instance, src, idx_list, dst, do_lens) -> None:
     with tik_instance.if_scope(bursts > 0):
         tik_instance.data_move(dst, src[batch, cls, box], 0, 1, bursts, 0, 0)
     with tik_instance.for_range(0, tail) as i:
-        dst[bursts * per_block + i].set_as(src[batch, cls, box + i])
+        first = box if GM2UB_VSORT32_TAIL_FROM_START else box + bursts * per_block
+        dst[bursts * per_block + i].set_as(src[batch, cls, first + i])
 
 
 class OpBase:

@@ -480,3 +480,23 @@ def test_sort_helpers_refuse_sizes_cann_refuses():
         f.init_index(ti, i_gm, i_ub, 0, 8192)
     with pytest.raises(IllegalOperand, match="multiple of 8"):
         f.init_index(ti, i_gm, i_ub, 0, 12)
+
+
+def test_gm2ub_for_vsort32_tail_reads_from_the_run_start_as_cann():
+    """GM2UB_VSORT32_TAIL_FROM_START: CANN's helper fills the element tail dst[whole + i] from
+    src[b, c, box + i] (the run's start); 37 float16 = 2 blocks + 5 elements; dst past 37 untouched."""
+    platform.set_current_compile_soc_info("Ascend910B1")
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    s_gm = ti.Tensor("float16", (2, 2, 48), name="s_gm", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (48,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (48,), name="ub", scope=tik.scope_ubuf)
+    f.tik_func_vector(ti, ub, -1.0, 48)
+    n = ti.Scalar("int32", init_value=37)
+    f.gm2ub_for_vsort32(ti, s_gm, [1, 0, 4], ub, n)
+    f.ub2gm(ti, y, ub, 48)
+    data = np.arange(2 * 2 * 48).astype(np.float16).reshape(2, 2, 48)
+    out, = _run(ti, "g2u", [s_gm], [y], {"s_gm": data})
+    run = data[1, 0, 4:]
+    want = np.concatenate([run[:32], run[:5], np.full(11, -1, np.float16)])
+    np.testing.assert_array_equal(out, want)
