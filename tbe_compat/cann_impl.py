@@ -278,6 +278,26 @@ def check_load3d_w_out_1_support() -> bool:
     return get_soc_spec("SHORT_SOC_VERSION") in ("Ascend310", "Hi3796CV300CS")
 
 
+#: ``util_common.get_mask_rep_stride``: bytes per element of the dtypes it accepts (CANN's 2-value
+#: form: ``(mask, rep_stride)``; bfloat16, uint8 and the others are refused as CANN raises for them).
+MASK_REP_STRIDE_BYTES = {"float16": 2, "int16": 2, "uint16": 2, "float32": 4, "int32": 4, "uint32": 4,
+                         "int8": 1, "int64": 8, "uint64": 8}
+
+
+def get_mask_rep_stride(src):
+    """``(mask, rep_stride)`` of a whole-repeat vector op on ``src``'s dtype: ``mask`` = the elements in
+    256 bytes (8 blocks), ``rep_stride`` = 8 blocks. A dtype outside `MASK_REP_STRIDE_BYTES` raises
+    `UnknownName` (CANN raises RuntimeError)."""
+    size = MASK_REP_STRIDE_BYTES.get(src.dtype)
+    if size is None:
+        raise UnknownName(f"get_mask_rep_stride: dtype {src.dtype!r} is not supported", operand="src",
+                          op="impl.util.util_common.get_mask_rep_stride", value=src.dtype,
+                          limit=sorted(MASK_REP_STRIDE_BYTES), where=user_frame(),
+                          hint="pass a tensor of one of the listed dtypes (CANN's helper raises for any other)")
+    mask = _BLOCK_BYTES * _REPEAT_BLOCKS // size
+    return mask, mask // (_BLOCK_BYTES // size)
+
+
 UTIL_COMMON_DSL = ("high_precision_floor", "tensor_mod_int", "uint8_int8_overflow_proc")
 
 # --------------------------------------------------------------------------------------------------
@@ -285,7 +305,9 @@ UTIL_COMMON_DSL = ("high_precision_floor", "tensor_mod_int", "uint8_int8_overflo
 
 #: ``util_tik_comm_func`` module constants.
 UTIL_TIK_COMM_FUNC_CONSTANTS = {"SCALAR_MIN_FP32": 2 ** (-126), "SCALAR_MUL_FP32": 2 ** 50,
-                                "SCALAR_MUL2_FP32": 2 ** 26, "MAX_REPEAT_NUM": 255, "MAX_INT64": 2 ** 64 - 1}
+                                "SCALAR_MUL2_FP32": 2 ** 26, "MAX_REPEAT_NUM": 255, "MAX_INT64": 2 ** 64 - 1,
+                                "REPEAT_NUM": 32, "SORT_LIST_NUM": 4, "PER_LOOP_NUM": 4096, "BLOCK_ELE_B32": 8,
+                                "INVALID_VALUE": -1}
 _MAX_REPEAT = UTIL_TIK_COMM_FUNC_CONSTANTS["MAX_REPEAT_NUM"]
 _MOD = "impl.util.util_tik_comm_func"
 
@@ -600,6 +622,111 @@ def gm2ub(tik_instance, dst, src, count, burst=None, repeat=1, src_stride=0, dst
     ``ceil(count / block elements)`` blocks (or ``burst`` blocks) with the given block strides."""
     from .tik import scope_gm, scope_ubuf
     _burst_move(tik_instance, "gm2ub", dst, src, count, burst, repeat, src_stride, dst_stride, scope_ubuf, scope_gm)
+
+
+# CANN's v2-sort (vsort32 / vmrgsort) helpers of the NMS operators (cnms_yolov3_ver, batch_multi_class_nms).
+
+def _sort_len(helper: str, operand: str, value, ok: bool, rule: str) -> None:
+    """Refuse a size the helper splits while tracing: not a Python int, or breaking ``rule``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not ok:
+        raise IllegalOperand(f"{helper}: {operand} must be a Python int {rule}, got {value!r}",
+                             op=f"{_MOD}.{helper}", operand=operand, value=value, limit=rule, where=user_frame(),
+                             hint="pass a trace-time int that satisfies the rule (CANN's helper raises RuntimeError)")
+
+
+@_skipped_in_dead_code
+def sort_score_idx_by_desc(tik_instance, score_idx, score_idx_out, do_lens, level=1, dtype="float16"):
+    """Merge runs of score-descending v2 sort records (``vsort32`` output) of ``score_idx`` into one
+    descending run of ``do_lens`` elements, left in ``score_idx_out``; returns ``INVALID_VALUE`` (-1).
+
+    As CANN's helper: at ``level`` a run is ``32 * h * 4 ** level`` elements (``h`` = 2 for ``dtype``
+    ``"float32"``, else 1; ``do_lens`` must be a multiple of it) holding ``run // (4 // h)`` records; each
+    group of four runs is merged by one ``vmrgsort`` (non-exhausted, repeat 1) into the other tensor, a
+    last group of two or three runs likewise, a single last run copied (`ub2ub`). While a group is
+    shorter than ``do_lens`` the level goes up and the two tensors swap roles; at the last level an even
+    level copies the merged result back into the other tensor, so ``score_idx_out`` ends with it and
+    ``score_idx`` is scratch. Records and tie order: ``vmrgsort`` (migration_guide/tik_vector.md §5b)."""
+    helper = "sort_score_idx_by_desc"
+    _sort_len(helper, "level", level, isinstance(level, int) and level >= 0, ">= 0")
+    half = 2 if dtype == "float32" else 1
+    src, dst = score_idx, score_idx_out
+    lists = UTIL_TIK_COMM_FUNC_CONSTANTS["SORT_LIST_NUM"]
+    while True:
+        run = UTIL_TIK_COMM_FUNC_CONSTANTS["REPEAT_NUM"] * half * lists ** level
+        records = run // (lists // half)
+        group = run * lists
+        _sort_len(helper, "do_lens", do_lens, isinstance(do_lens, int) and do_lens % run == 0,
+                  f"that is a multiple of 32 * {half} * 4 ** level = {run} (level {level})")
+        groups, tail = divmod(do_lens, group)
+        if groups > 0:
+            with tik_instance.for_range(0, groups) as g:
+                base = g * group
+                tik_instance.vmrgsort(dst[base], [src[base + k * run:base + (k + 1) * run] for k in range(lists)],
+                                      [records] * lists, False, 1)
+        if tail:
+            base = groups * group
+            ways = tail // run
+            if ways == 1:
+                ub2ub(tik_instance, dst[base], src[base], tail)
+            else:
+                tik_instance.vmrgsort(dst[base], [src[base + k * run:base + (k + 1) * run] for k in range(ways)],
+                                      [records] * ways, False, 1)
+        if group >= do_lens:
+            if level % 2 == 0:
+                ub2ub(tik_instance, src, dst, do_lens)
+            return UTIL_TIK_COMM_FUNC_CONSTANTS["INVALID_VALUE"]
+        level += 1
+        src, dst = dst, src
+
+
+@_skipped_in_dead_code
+def init_index(tik_instance, src, index, offset, do_lens, dtype="float16") -> None:
+    """Fill the uint32 UB tensor ``index`` with ``do_lens`` indices for ``vsort32`` from the GM index
+    table ``src`` (``do_lens`` a Python int, a multiple of 8, at most 4096). ``dtype`` ``"float16"``:
+    copies ``src[offset:offset + do_lens]``; any other: copies ``src[0:do_lens]`` and adds ``offset``
+    (int32 ``vadds`` of ``do_lens // 64`` whole repeats, as CANN: a partial last repeat is not added)."""
+    helper = "init_index"
+    per_loop = UTIL_TIK_COMM_FUNC_CONSTANTS["PER_LOOP_NUM"]
+    block = UTIL_TIK_COMM_FUNC_CONSTANTS["BLOCK_ELE_B32"]
+    _sort_len(helper, "do_lens", do_lens, isinstance(do_lens, int) and do_lens % block == 0 and do_lens <= per_loop,
+              f"that is a multiple of {block} and at most {per_loop}")
+    bursts = do_lens // block
+    if dtype == "float16":
+        tik_instance.data_move(index, src[offset], 0, 1, bursts, 0, 0)
+        return
+    from .tik import scope_ubuf
+    with tik_instance.new_stmt_scope():
+        base = tik_instance.Tensor("int32", (do_lens,), name="init_index", scope=scope_ubuf)
+        shifted = tik_instance.Tensor("int32", (do_lens,), name="tmp", scope=scope_ubuf)
+        src_i32 = src.reinterpret_cast_to("int32")
+        tik_instance.data_move(base, src_i32, 0, 1, bursts, 0, 0)
+        mask, _ = get_mask_rep_stride(src_i32)
+        tik_instance.vadds(mask, shifted, base, offset, do_lens // mask, 1, 1, 8, 8)
+        tik_instance.data_move(index, shifted, 0, 1, bursts, 0, 0)
+
+
+#: Named choice (CANN fidelity): CANN's ``gm2ub_for_vsort32`` (and the ``_v300`` copy inside
+#: cnms_yolov3_ver) fills the element tail ``dst[whole + i]`` from ``src[batch, class, box + i]``, i.e.
+#: from the START of the run, not from ``box + whole + i``; a kernel calling CANN's helper gets that on
+#: the device, so the simulator does the same (evident intent differs: open item, migration_guide/platform.md).
+GM2UB_VSORT32_TAIL_FROM_START = True
+
+
+@_skipped_in_dead_code
+def gm2ub_for_vsort32(tik_instance, src, idx_list, dst, do_lens) -> None:
+    """Copy ``do_lens`` scores of the 3-D GM tensor ``src`` from ``src[batch, class, box]``
+    (``idx_list``) into the UB tensor ``dst``: whole blocks by one ``data_move``, then the remaining
+    ``do_lens % block`` elements one by one, read as CANN reads them (`GM2UB_VSORT32_TAIL_FROM_START`)
+    (``do_lens`` an int or a Scalar; nothing past ``do_lens`` is written)."""
+    per_block = _per_block(src)
+    bursts = do_lens // per_block
+    tail = do_lens % per_block
+    batch, cls, box = idx_list
+    with tik_instance.if_scope(bursts > 0):
+        tik_instance.data_move(dst, src[batch, cls, box], 0, 1, bursts, 0, 0)
+    with tik_instance.for_range(0, tail) as i:
+        first = box if GM2UB_VSORT32_TAIL_FROM_START else box + bursts * per_block
+        dst[bursts * per_block + i].set_as(src[batch, cls, first + i])
 
 
 class OpBase:

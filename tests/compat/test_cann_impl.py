@@ -384,3 +384,119 @@ def test_tik_func_vmins_vmaxs_and_the_module_level_tik(soc):
     out, = _run(ti, "clamp", [a], [y], {"a": da})
     want = np.maximum(np.minimum(da, np.float16(2.0)), np.float16(-1.0))
     np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+
+
+def test_get_mask_rep_stride():
+    """util_common.get_mask_rep_stride: (elements in 256 bytes, 8) per dtype; others refused."""
+    from impl.util.util_common import get_mask_rep_stride
+    ti = tik.Tik()
+    got = {dt: get_mask_rep_stride(ti.Tensor(dt, (64,), name=f"t_{dt}", scope=tik.scope_ubuf))
+           for dt in ("float16", "uint16", "float32", "int32", "uint32", "int8", "int64")}
+    assert got == {"float16": (128, 8), "uint16": (128, 8), "float32": (64, 8), "int32": (64, 8),
+                   "uint32": (64, 8), "int8": (256, 8), "int64": (32, 8)}
+    with pytest.raises(UnknownName, match=r"test_cann_impl\.py:\d+: .*get_mask_rep_stride"):
+        get_mask_rep_stride(ti.Tensor("uint8", (64,), name="u8", scope=tik.scope_ubuf))
+
+
+def _sorted_records(scores, idx):
+    """numpy model of vsort32 + vmrgsort: descending score, ties in input order (the index order here)."""
+    order = np.lexsort((np.arange(len(scores)), -scores.astype(np.float64)))
+    return scores[order], idx[order]
+
+
+@pytest.mark.parametrize("n", [64, 96, 384, 512])   # 2 / 3 runs, 3 groups + a 3-run merge, 2 levels
+def test_sort_score_idx_by_desc_init_index_gm2ub_for_vsort32(n):
+    """CANN's NMS sort path on 910B1: gm2ub_for_vsort32 (3-D GM scores, block part + element tail),
+    init_index (float16: a copy of the index table from ``offset``), vsort32 runs of 32 and
+    sort_score_idx_by_desc merging them (ping-pong between the two tensors, result in the second);
+    scores with ties, checked bit for bit against a stable descending numpy sort."""
+    platform.set_current_compile_soc_info("Ascend910B1")
+    from impl.util import util_tik_comm_func as f
+    off = 40
+    ti = tik.Tik()
+    s_gm = ti.Tensor("float16", (2, 3, n + 5), name="s_gm", scope=tik.scope_gm)
+    i_gm = ti.Tensor("uint32", (n + off,), name="i_gm", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n * 4,), name="y", scope=tik.scope_gm)
+    s_ub = ti.Tensor("float16", (n,), name="s_ub", scope=tik.scope_ubuf)
+    i_ub = ti.Tensor("uint32", (n,), name="i_ub", scope=tik.scope_ubuf)
+    a = ti.Tensor("float16", (n * 4,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (n * 4,), name="b", scope=tik.scope_ubuf)
+    f.gm2ub_for_vsort32(ti, s_gm, [1, 2, 3], s_ub, n)
+    f.init_index(ti, i_gm, i_ub, off, n)
+    ti.vsort32(a, s_ub, i_ub, n // 32)
+    assert f.sort_score_idx_by_desc(ti, a, b, n * 4) == -1
+    f.ub2gm(ti, y, b, n * 4)
+    rng = np.random.default_rng(n)
+    sc = (rng.integers(-20, 20, (2, 3, n + 5)) / 4).astype(np.float16)
+    table = np.arange(n + off, dtype=np.uint32) * 3
+    out, = _run(ti, "sortp", [s_gm, i_gm], [y], {"s_gm": sc, "i_gm": table})
+    want_s, want_i = _sorted_records(sc[1, 2, 3:3 + n], table[off:off + n])
+    rec = out.view(np.uint16).reshape(n, 4)
+    np.testing.assert_array_equal(rec[:, 0], want_s.view(np.uint16))
+    np.testing.assert_array_equal(rec[:, 2:].copy().view(np.uint32).ravel(), want_i)
+
+
+def test_init_index_float32_adds_the_offset_and_sort_float32_level0():
+    """init_index with dtype float32: the table's first ``do_lens`` entries plus ``offset``; the sort
+    helper with dtype float32 at level 0 merges vsort32's 32-record float32 runs."""
+    platform.set_current_compile_soc_info("Ascend910B1")
+    from impl.util import util_tik_comm_func as f
+    n = 128
+    ti = tik.Tik()
+    s_gm = ti.Tensor("float32", (1, 1, n), name="s_gm", scope=tik.scope_gm)
+    i_gm = ti.Tensor("uint32", (n,), name="i_gm", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (n * 2,), name="y", scope=tik.scope_gm)
+    s_ub = ti.Tensor("float32", (n,), name="s_ub", scope=tik.scope_ubuf)
+    i_ub = ti.Tensor("uint32", (n,), name="i_ub", scope=tik.scope_ubuf)
+    a = ti.Tensor("float32", (n * 2,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float32", (n * 2,), name="b", scope=tik.scope_ubuf)
+    f.gm2ub_for_vsort32(ti, s_gm, [0, 0, 0], s_ub, n)
+    f.init_index(ti, i_gm, i_ub, 1000, n, dtype="float32")
+    ti.vsort32(a, s_ub, i_ub, n // 32)
+    f.sort_score_idx_by_desc(ti, a, b, n * 2, level=0, dtype="float32")
+    f.ub2gm(ti, y, b, n * 2)
+    sc = (np.random.default_rng(5).integers(-9, 9, (1, 1, n)) / 2).astype(np.float32)
+    table = np.arange(n, dtype=np.uint32)
+    out, = _run(ti, "sortf", [s_gm, i_gm], [y], {"s_gm": sc, "i_gm": table})
+    want_s, want_i = _sorted_records(sc.ravel(), table + 1000)
+    rec = out.view(np.uint32).reshape(n, 2)
+    np.testing.assert_array_equal(rec[:, 0], want_s.view(np.uint32))
+    np.testing.assert_array_equal(rec[:, 1], want_i)
+
+
+def test_sort_helpers_refuse_sizes_cann_refuses():
+    platform.set_current_compile_soc_info("Ascend910B1")
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (1024,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (1024,), name="b", scope=tik.scope_ubuf)
+    i_gm = ti.Tensor("uint32", (8192,), name="i_gm", scope=tik.scope_gm)
+    i_ub = ti.Tensor("uint32", (8192,), name="i_ub", scope=tik.scope_ubuf)
+    with pytest.raises(IllegalOperand, match=r"test_cann_impl\.py:\d+: .*multiple of 32 \* 1 \* 4 \*\* level = 128"):
+        f.sort_score_idx_by_desc(ti, a, b, 200)
+    with pytest.raises(IllegalOperand, match=r"multiple of 32 \* 1 \* 4 \*\* level = 512 \(level 2\)"):
+        f.sort_score_idx_by_desc(ti, a, b, 640)     # one run left over at level 1, then 640 % 512
+    with pytest.raises(IllegalOperand, match="multiple of 8 and at most 4096"):
+        f.init_index(ti, i_gm, i_ub, 0, 8192)
+    with pytest.raises(IllegalOperand, match="multiple of 8"):
+        f.init_index(ti, i_gm, i_ub, 0, 12)
+
+
+def test_gm2ub_for_vsort32_tail_reads_from_the_run_start_as_cann():
+    """GM2UB_VSORT32_TAIL_FROM_START: CANN's helper fills the element tail dst[whole + i] from
+    src[b, c, box + i] (the run's start); 37 float16 = 2 blocks + 5 elements; dst past 37 untouched."""
+    platform.set_current_compile_soc_info("Ascend910B1")
+    from impl.util import util_tik_comm_func as f
+    ti = tik.Tik()
+    s_gm = ti.Tensor("float16", (2, 2, 48), name="s_gm", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (48,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (48,), name="ub", scope=tik.scope_ubuf)
+    f.tik_func_vector(ti, ub, -1.0, 48)
+    n = ti.Scalar("int32", init_value=37)
+    f.gm2ub_for_vsort32(ti, s_gm, [1, 0, 4], ub, n)
+    f.ub2gm(ti, y, ub, 48)
+    data = np.arange(2 * 2 * 48).astype(np.float16).reshape(2, 2, 48)
+    out, = _run(ti, "g2u", [s_gm], [y], {"s_gm": data})
+    run = data[1, 0, 4:]
+    want = np.concatenate([run[:32], run[:5], np.full(11, -1, np.float16)])
+    np.testing.assert_array_equal(out, want)
