@@ -78,7 +78,7 @@ _SCHEDULING_OPS = BARRIER_OPS | LAUNCH_OPS
 
 _HELPERS = {
     "_BARRIER": _BARRIER, "_LAUNCH": _LAUNCH,
-    "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
+    "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_lnot": S.logical_not, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fadd": S.fadd, "_fsub": S.fsub, "_fmul": S.fmul,
     "_fwiden": S.widen_float, "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
@@ -946,6 +946,8 @@ class _Codegen:
     def unop(self, e: UnOp):
         op, t = e.op, e.type
         if S.is_bool(t):
+            if self.has_int_div():       # a negated comparison of an undefined quotient stays undefined
+                return f"_lnot({self.need(e.a)})", True
             return f"(not {self.need(e.a)})", True
         if S.is_float(t):
             a = self.need(e.a)

@@ -112,6 +112,33 @@ def test_an_unused_division_by_zero_is_accepted():
     assert "LINE-used" in open(__file__).read().splitlines()[info.value.where.line - 1]
 
 
+def test_a_division_guarded_inside_tik_all_or_any_runs():
+    """INT_DIV_BY_ZERO_UNDEFINED: tik.all / tik.any are logical combinators (tik_api.md): False and c is
+    False, True or c is True, whatever c is -- so ``tik.all(n != 0, 96 // n > 3)`` is a guarded division, not
+    a use (was UninitializedRead at the if_scope). Where the other operand does not decide, it is a use."""
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 0, 1, 1, 8)
+    q = ti.Scalar("int32", name="q")
+    q.set_as(96 // n)
+    for k, cond in enumerate((tik.all(n != 0, q > 3), tik.all(q > 3, n != 0), tik.any(n == 0, q > 3),
+                              tik.all(n != 0, tik.negate(q > 3)), tik.any(n == 0, tik.negate(q > 3)))):
+        with ti.if_scope(cond):
+            ub[k].set_as(1)
+    with ti.if_scope(n == 0):
+        with ti.if_scope(tik.all(n == 0, q > 3)):        # LINE-undecided
+            ub[7].set_as(1)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "divzero_guard", [n], [out])
+    assert run(ti, {"n": 3})[0].tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
+    assert run(ti, {"n": 96})[0].tolist() == [0, 0, 0, 1, 1, 0, 0, 0]
+    with raises_tik(UninitializedRead, match="integer division by zero is used") as info:
+        run(ti, {"n": 0})
+    assert "LINE-undecided" in open(__file__).read().splitlines()[info.value.where.line - 1]
+
+
 def test_arithmetic_on_an_undefined_quotient_assigned_to_a_scalar_stays_undefined():
     """INT_DIV_BY_ZERO_UNDEFINED: ``r.set_as(q + 1)`` (and - neg << and a numpy factor: results that may leave
     the register's range) with q = x // 0 assigns an undefined value; it is not a use (was an
