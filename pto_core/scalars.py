@@ -104,8 +104,8 @@ def wrap(x: int, t: DType) -> int:
 
 #: Named choice INT_DIV_BY_ZERO_UNDEFINED: an integer division or remainder by zero on the scalar unit does
 #: not trap; its result is undefined (`UndefinedInt`). Stored, it leaves the element's bytes unwritten (the
-#: interpreter's store); any other use -- a condition, a comparison, an address, a loop bound, a repeat count,
-#: a conversion -- raises `UninitializedRead` at that use; arithmetic
+#: interpreter's store); any other use -- a condition, min/max, an address, a loop bound, a repeat count,
+#: a conversion to float -- raises `UninitializedRead` at that use; a comparison of it is undefined; arithmetic
 #: on it stays undefined (except ``x * 0``, ``x & 0``, ``x | -1`` and the logical ``False & c`` / ``True | c`` of
 #: tik.all / tik.any, which do not depend on it). No source gives the
 #: value; shipped CANN kernels divide by a zero loop count whose quotient they never use (nll_loss on cores
