@@ -44,7 +44,7 @@ from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
-                      stmt_exprs)
+                      stmt_exprs, walk, walk_stmts)
 
 
 # ============================================================================= run-time helpers
@@ -78,7 +78,7 @@ _SCHEDULING_OPS = BARRIER_OPS | LAUNCH_OPS
 
 _HELPERS = {
     "_BARRIER": _BARRIER, "_LAUNCH": _LAUNCH,
-    "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_shl": S.shl, "_shr": S.shr,
+    "_undef": _undef, "_step": _step, "_tdiv": S.tdiv, "_trem": S.trem, "_lnot": S.logical_not, "_shl": S.shl, "_shr": S.shr,
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fadd": S.fadd, "_fsub": S.fsub, "_fmul": S.fmul,
     "_fwiden": S.widen_float, "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
@@ -383,6 +383,17 @@ class _Codegen:
         self.bounds: dict = {}           # id(expr) -> (expr, raw_bounds(expr)): nested add/mul ask again
         self.shared: dict = {}           # id(expr) -> (expr, local): shared nodes of the statement being emitted
         self.nshared = 0
+        self._int_div = None             # has_int_div, computed on first need
+
+    def has_int_div(self) -> bool:
+        """Whether the program divides integers anywhere: only then can a register hold an undefined
+        quotient (`scalars.UndefinedInt`, INT_DIV_BY_ZERO_UNDEFINED), so only then does an assignment's
+        range test need to let one through."""
+        if self._int_div is None:
+            self._int_div = any(isinstance(x, BinOp) and x.op in ("div", "rem") and S.is_int(x.type)
+                                for st in walk_stmts(self.prog.body) for e in stmt_exprs(st)
+                                if isinstance(e, Expr) for x in walk(e))
+        return self._int_div
 
     # -- naming
     def _ident(self, obj, prefix: str) -> str:
@@ -540,8 +551,9 @@ class _Codegen:
             code, exact = self.ex(s.value)
             self.emit(ind, f"{r} = {code}", s)
             if not exact:
-                # a quotient may be undefined (a division by zero, INT_DIV_BY_ZERO_UNDEFINED): no range test
-                guard = f"{r}.__class__ is int and " if "_tdiv(" in code or "_trem(" in code else ""
+                # a value computed from a quotient may be undefined (a division by zero, INT_DIV_BY_ZERO_UNDEFINED:
+                # `q + 1` with q = x // 0 stays undefined): no range test then (it would be a use)
+                guard = f"{r}.__class__ is int and " if self.has_int_div() else ""
                 self.emit(ind, f"if {guard}not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}",
                           s)
         elif isinstance(s, Load):
@@ -934,6 +946,8 @@ class _Codegen:
     def unop(self, e: UnOp):
         op, t = e.op, e.type
         if S.is_bool(t):
+            if self.has_int_div():       # a negated comparison of an undefined quotient stays undefined
+                return f"_lnot({self.need(e.a)})", True
             return f"(not {self.need(e.a)})", True
         if S.is_float(t):
             a = self.need(e.a)

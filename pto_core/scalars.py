@@ -104,9 +104,10 @@ def wrap(x: int, t: DType) -> int:
 
 #: Named choice INT_DIV_BY_ZERO_UNDEFINED: an integer division or remainder by zero on the scalar unit does
 #: not trap; its result is undefined (`UndefinedInt`). Stored, it leaves the element's bytes unwritten (the
-#: interpreter's store); any other use -- a condition, a comparison, an address, a loop bound, a repeat count,
-#: a conversion -- raises `UninitializedRead` at that use; arithmetic
-#: on it stays undefined (except ``x * 0`` and ``x & 0``, which are 0 whatever ``x`` is). No source gives the
+#: interpreter's store); any other use -- a condition, min/max, an address, a loop bound, a repeat count,
+#: a conversion to float -- raises `UninitializedRead` at that use; a comparison of it is undefined; arithmetic
+#: on it stays undefined (except ``x * 0``, ``x & 0``, ``x | -1`` and the logical ``False & c`` / ``True | c`` of
+#: tik.all / tik.any, which do not depend on it). No source gives the
 #: value; shipped CANN kernels divide by a zero loop count whose quotient they never use (nll_loss on cores
 #: whose rows fit one load, pad on idle cores), so a trap would be a false rejection of them.
 #: migration_guide/pto_programs.md.
@@ -135,16 +136,28 @@ class UndefinedInt:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _same
     __truediv__ = __rtruediv__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _same
-    __or__ = __ror__ = __xor__ = __rxor__ = __neg__ = __pos__ = __abs__ = __invert__ = _same
+    __xor__ = __rxor__ = __neg__ = __pos__ = __abs__ = __invert__ = _same
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _same      # a comparison is undefined too
 
     def _zero_or_same(self, other):
-        return 0 if type(other) is int and other == 0 else self
+        # x * 0 and x & 0 are 0 whatever x is; a logical and with False (tik.all) is False
+        return other if other.__class__ in (int, bool) and other == 0 else self
+
+    def _ones_or_same(self, other):
+        # x | -1 is -1 whatever x is; a logical or with True (tik.any) is True
+        return other if (other.__class__ is int and other == -1) or other is True else self
 
     __mul__ = __rmul__ = __and__ = __rand__ = _zero_or_same
+    __or__ = __ror__ = _ones_or_same
 
     def __repr__(self):
         return f"<undefined: integer {self.what} by zero>"
+
+
+def logical_not(value):
+    """``not value`` for a condition; the negation of an undefined comparison is undefined (a use of it
+    raises where it is used: ``tik.all(n != 0, tik.negate(q > 3))`` with n == 0 is False)."""
+    return value if value.__class__ is UndefinedInt else not value
 
 
 def reject_undefined(value) -> None:

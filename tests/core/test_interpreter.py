@@ -300,6 +300,23 @@ def test_scalar_errors_carry_provenance_and_loop_indices():
     assert ei.value.where.line == _line_of("# LINE-div") and ei.value.context["i"] == 3
 
 
+def test_an_assigned_sum_of_an_undefined_quotient_is_not_a_use():
+    """INT_DIV_BY_ZERO_UNDEFINED: ``r = q + 1`` / ``q << 2`` / ``-q`` (inexact: may leave the type) with q an
+    undefined quotient keep r undefined; the assignment's range test must not compare it (was
+    UninitializedRead at the assignment). A store of r leaves the element unwritten."""
+    with program("undef_sum") as k:
+        g = k.gm_arg("g", "s32", (4,), io="out")
+        n = k.scalar_arg("n", "s32")
+        q = k.reg("s32", 96 // n, name="q")
+        k.store(g, 0, 5)
+        for j, v in enumerate((q + 1, q << 2, -q), 1):
+            k.store(g, j, k.reg("s32", v, name=f"r{j}"))
+    exe = k.program.compile()
+    assert exe.run({"n": 3})["g"].tolist() == [5, 33, 128, -32] and not exe.unwritten_outputs
+    assert exe.run({"n": 0})["g"].tolist()[0] == 5
+    assert exe.unwritten_outputs["g"][:2] == (12, 16)        # 3 elements x 4 bytes of 16 (missing, total, ...)
+
+
 def test_out_of_bounds_scalar_store_and_dynamic_step():
     with program("oob") as k:
         g = k.gm_arg("g", "s32", (4,), io="out")

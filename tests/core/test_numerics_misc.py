@@ -292,3 +292,19 @@ def test_integer_division_by_zero_is_undefined_until_used():
             with pytest.raises(UninitializedRead, match="by zero is used"):
                 use(q)
     assert S.tdiv(7, -2) == -3 and S.trem(-7, 2) == -1                    # unchanged otherwise
+
+
+def test_logical_and_or_with_a_deciding_operand_ignore_an_undefined_value():
+    """INT_DIV_BY_ZERO_UNDEFINED: False & c, True | c (tik.all / tik.any) and x | -1 do not depend on c; the
+    negation of an undefined condition stays undefined."""
+    from pto_core import scalars as S
+    from pto_core.errors import UninitializedRead
+    q = S.tdiv(3, 0)
+    c = q > 1
+    assert (False & c) is False and (c & False) is False and (True | c) is True and (c | True) is True
+    assert (q | -1) == -1 and (-1 | q) == -1
+    for v in (True & c, c & True, False | c, c | False, q | 1, S.logical_not(c)):
+        assert isinstance(v, S.UndefinedInt)
+        with pytest.raises(UninitializedRead):
+            bool(v)
+    assert S.logical_not(True) is False and S.logical_not(False) is True

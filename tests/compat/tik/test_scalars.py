@@ -112,6 +112,80 @@ def test_an_unused_division_by_zero_is_accepted():
     assert "LINE-used" in open(__file__).read().splitlines()[info.value.where.line - 1]
 
 
+def test_a_division_guarded_inside_tik_all_or_any_runs():
+    """INT_DIV_BY_ZERO_UNDEFINED: tik.all / tik.any are logical combinators (tik_api.md): False and c is
+    False, True or c is True, whatever c is -- so ``tik.all(n != 0, 96 // n > 3)`` is a guarded division, not
+    a use (was UninitializedRead at the if_scope). Where the other operand does not decide, it is a use."""
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 0, 1, 1, 8)
+    q = ti.Scalar("int32", name="q")
+    q.set_as(96 // n)
+    for k, cond in enumerate((tik.all(n != 0, q > 3), tik.all(q > 3, n != 0), tik.any(n == 0, q > 3),
+                              tik.all(n != 0, tik.negate(q > 3)), tik.any(n == 0, tik.negate(q > 3)))):
+        with ti.if_scope(cond):
+            ub[k].set_as(1)
+    with ti.if_scope(n == 0):
+        with ti.if_scope(tik.all(n == 0, q > 3)):        # LINE-undecided
+            ub[7].set_as(1)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "divzero_guard", [n], [out])
+    assert run(ti, {"n": 3})[0].tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
+    assert run(ti, {"n": 96})[0].tolist() == [0, 0, 0, 1, 1, 0, 0, 0]
+    with raises_tik(UninitializedRead, match="integer division by zero is used") as info:
+        run(ti, {"n": 0})
+    assert "LINE-undecided" in open(__file__).read().splitlines()[info.value.where.line - 1]
+
+
+def test_arithmetic_on_an_undefined_quotient_assigned_to_a_scalar_stays_undefined():
+    """INT_DIV_BY_ZERO_UNDEFINED: ``r.set_as(q + 1)`` (and - neg << and a numpy factor: results that may leave
+    the register's range) with q = x // 0 assigns an undefined value; it is not a use (was an
+    UninitializedRead at the set_as: the range test of the assignment compared it). Stored, r leaves the
+    element unwritten; the use of r names its line."""
+    import warnings
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    q = ti.Scalar("int32", name="q")
+    q.set_as(96 // n)
+    rs = []
+    for k, make in enumerate((lambda: q + 1, lambda: 5 - q, lambda: -q, lambda: q << 2, lambda: np.int32(2) * q)):
+        r = ti.Scalar("int32", name=f"r{k}")
+        r.set_as(make())
+        ub[k].set_as(r)
+        rs.append(r)
+    with ti.if_scope(n == 0):
+        with ti.if_scope(rs[0] > 3):                 # LINE-derived-used
+            ub[7].set_as(1)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, "divzero_arith", [n], [out])
+    assert run(ti, {"n": 3})[0].tolist() == [33, -27, -32, 128, 64, 3, 3, 3]
+    assert run(ti, {"n": -96})[0].tolist() == [0, 6, 1, -4, -2, 3, 3, 3]
+    with raises_tik(UninitializedRead, match="integer division by zero is used") as info:
+        run(ti, {"n": 0})
+    assert "LINE-derived-used" in open(__file__).read().splitlines()[info.value.where.line - 1]
+    ti2 = tik.Tik()                                  # the same without the use: runs, 5 elements unwritten
+    out2 = ti2.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    n2 = ti2.InputScalar("int32", name="n")
+    ub2 = ti2.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti2.vector_dup(8, ub2, 3, 1, 1, 8)
+    q2 = ti2.Scalar("int32", name="q")
+    q2.set_as(96 // n2)
+    r2 = ti2.Scalar("int32", name="r")
+    r2.set_as(q2 + 1)
+    ub2[0].set_as(r2)
+    ti2.data_move(out2, ub2, 0, 1, 1, 0, 0)
+    build(ti2, "divzero_arith2", [n2], [out2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = run(ti2, {"n": 0})[0].tolist()
+    assert got[1:] == [3] * 7 and any("did not write" in str(w.message) for w in caught)
+
+
 def test_float_scalars_round_to_their_dtype_and_mix_with_python_numbers():
     ti = tik.Tik()
     out = ti.Tensor("float32", (8,), name="out", scope=tik.scope_gm)
