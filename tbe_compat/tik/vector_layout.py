@@ -85,7 +85,8 @@ class LayoutAPI(VectorBase):
         for o, r in ((d, dr), (s, sr)):
             ext = isel(ieq(repeat, 0), 0, iadd(imul(imul(isub(repeat, 1), r), 256), 256))
             fp.append(self._vec_access(o, ext, o is d))
-        clauses = {} if (isinstance(repeat, int) and repeat == 1 and dr == 1 and sr == 1) else \
+        clauses = {} if (isinstance(repeat, int) and repeat == 1 and isinstance(dr, int) and dr == 1 and
+                         isinstance(sr, int) and sr == 1) else \
             {"rep_stride": (dr, sr)}
         self._vec_emit("vtranspose", d.ptr, s.ptr, repeat, footprint=fp, **clauses)
 

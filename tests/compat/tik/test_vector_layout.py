@@ -502,3 +502,24 @@ def test_vmrgsort4_f32_on_a_chip_without_it_says_so_before_the_alignment_rule(ch
     with raises_tik(UnsupportedOp, match=rf"vmrgsort4 does not support float32 on {chip}"):
         vec_kernel({"s": np.zeros(32, np.float32), "d": np.zeros(32, np.float32)}, body, chip=chip,
                    build_only=True)
+
+
+def test_vec_trans_takes_run_time_repeat_strides():
+    """vec_trans with Scalar repeat strides (was a generic "a program expression has no Python truth value"
+    at the call): strides 1 give two back-to-back 16x16 transposes."""
+    platform.reset_platform()
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16, 32), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16, 32), name="y", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    a = ti.Tensor("float16", (16, 32), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (16, 32), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 32, 0, 0)
+    ti.vec_dup(128, b, 0, 4, 8)
+    ti.vec_trans(b, a, 2, n, n)
+    ti.data_move(y, b, 0, 1, 32, 0, 0)
+    ti.BuildCCE(kernel_name="vt_rt", inputs=[x, n], outputs=[y])
+    xs = np.arange(512, dtype=np.float16)
+    out = ti.tikdb.start_debug({"x": xs.reshape(16, 32), "n": 1}, interactive=False)[0].reshape(512)
+    exp = np.concatenate([xs[:256].reshape(16, 16).T.reshape(256), xs[256:].reshape(16, 16).T.reshape(256)])
+    assert out.tobytes() == exp.tobytes()
