@@ -507,6 +507,8 @@ def test_vmrgsort4_f32_on_a_chip_without_it_says_so_before_the_alignment_rule(ch
 def test_vec_trans_takes_run_time_repeat_strides():
     """vec_trans with Scalar repeat strides (was a generic "a program expression has no Python truth value"
     at the call): strides 1 give two back-to-back 16x16 transposes."""
+    from tbe import tik
+    from tbe_compat import platform
     platform.reset_platform()
     ti = tik.Tik()
     x = ti.Tensor("float16", (16, 32), name="x", scope=tik.scope_gm)
