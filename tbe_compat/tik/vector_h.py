@@ -298,7 +298,8 @@ class HVectorAPI:
         chunk); else each row is ``L // PAR`` full repeats (groups of 255) and a masked tail
         repeat. A run-time ``L`` gives the same instructions with run-time repeat counts: as
         many groups as the longest row the tensors can hold needs, each ``clamp(L // PAR - 255 g,
-        0, 255)`` repeats (0: nothing runs), and a tail of mask ``L % PAR`` run once if non-zero
+        0, 255)`` repeats (0: nothing runs; groups after the first only run when ``L`` reaches them,
+        RUNTIME_GROUPS_GUARDED), and a tail of mask ``L % PAR`` run once if non-zero
         -- what TIK computes from the Scalar when the kernel runs; nothing past ``L`` is touched."""
         lay = self._h_layout(views, names)
         sizes = [max(1, v.dt.bits // 8) for v in views]
@@ -331,7 +332,14 @@ class HVectorAPI:
         full, tail = idiv(L, par), irem(L, par)
         for g in range(max(1, -(-(bound // par) // MAX_REPEAT))):
             k = P.max_(P.min_(P.binop("sub", full, g * MAX_REPEAT), MAX_REPEAT), 0)
-            emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
+            if g == 0:
+                emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
+                continue
+            # later groups run only when the row reaches them (RUNTIME_GROUPS_GUARDED): a group of 0 repeats
+            # runs nothing, so skipping it changes no value or report -- it saves the op's dispatch and checks
+            # (tensors whose bound is far above their run-time length: DYNAMIC_TENSOR_RUNTIME_CHAIN)
+            with self.if_scope(Expr(P.cmp("gt", full, g * MAX_REPEAT))):
+                emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
         has_tail = P.cmp("gt", tail, 0)
         emit([_add(b, _mul(full, par)) for b in base], _rt(P.max_(tail, 1)), _rt(P.select(has_tail, 1, 0)), reps)
 

@@ -277,3 +277,40 @@ def test_error_run_time_length_past_the_tensor():
     _run(ti, 256)
     with raises_tik(OutOfBounds, match=r"h_exp"):
         _run(ti, 300)
+
+
+def test_groups_past_a_run_time_length_do_not_run():
+    """RUNTIME_GROUPS_GUARDED: a run-time length is lowered to as many groups of up to 255 repeats as the
+    longest row the tensor can hold needs; groups past the length the kernel computes are skipped (no op
+    runs), and lengths that reach them still get every element."""
+    from pto_core import memory
+    set_current_compile_soc_info(CHIP)
+    cap = 255 * 128 * 2 + 512                       # f16: room for 3 groups of 255 repeats
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (cap,), name="y", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (n,), name="t", scope=tik.scope_ubuf, max_mem_size=cap * 2)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    ti.h_add(t, t, 1.0)
+    ti.data_move(y, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="groups", inputs=[x, n], outputs=[y])
+    xs = (np.arange(cap) % 512).astype(np.float16)
+    counts = []
+    orig = memory.ExecContext.begin_op
+
+    def counting(self, name, *a, **k):
+        if name in ("pto.ub.vadds", "pto.ub.vadd"):
+            counts[-1] += 1
+        return orig(self, name, *a, **k)
+    memory.ExecContext.begin_op = counting
+    try:
+        for length in (100, 255 * 128 + 5, 255 * 128 + 130, cap):
+            counts.append(0)
+            got = ti.tikdb.start_debug({"x": xs, "n": length}, interactive=False)[0]
+            want = xs.copy()
+            want[:length] += np.float16(1)
+            assert got[:length].tobytes() == want[:length].tobytes()
+    finally:
+        memory.ExecContext.begin_op = orig
+    assert counts == [2, 2, 3, 4]                   # group 0 and the tail, + group 1, + group 2
