@@ -395,17 +395,25 @@ class HVectorAPI:
         self._require_instr(SINGLE[api], d.tensor.dtype)
         self._h_rows(SINGLE[api], [dst, src], ["dst", "src"])
 
+    def _h_trig_unmodelled(self, name):
+        """h_sin / h_cos: `UnsupportedOp` at the call, or, inside a run-time branch that may not run (one
+        tiling key of a dynamic kernel, e.g. CANN rotated_feature_align's 5-point key), a ``pto.unmodelled``
+        that raises only if the branch runs -- as the `UNMODELLED` vector instructions do (tik_vector.md §7)."""
+        why = "TIK computes it with a series whose terms and precision are not published"
+        if self._may_not_run():
+            self._emit("unmodelled", what=f"tik.{name}", why=why, hint=None)
+            return None
+        raise self._error(f"{name} is not modelled: {why}", operand="src", cls=UnsupportedOp)
+
     @tik_api("h_sin")
     def h_sin(self, dst, src):
         """Not lowered: TIK's sine series and its precision are not published (UnsupportedOp)."""
-        raise self._error("h_sin is not modelled: TIK computes it with a series whose terms and precision are not "
-                          "published", operand="src", cls=UnsupportedOp)
+        return self._h_trig_unmodelled("h_sin")
 
     @tik_api("h_cos")
     def h_cos(self, dst, src):
         """Not lowered: TIK's cosine series and its precision are not published (UnsupportedOp)."""
-        raise self._error("h_cos is not modelled: TIK computes it with a series whose terms and precision are not "
-                          "published", operand="src", cls=UnsupportedOp)
+        return self._h_trig_unmodelled("h_cos")
 
     # ------------------------------------------------------------------ cast / quant / duplicate
     @tik_api("h_cast")

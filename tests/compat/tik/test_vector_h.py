@@ -229,3 +229,30 @@ def test_slice_length_is_static_only_when_the_bounds_differ_by_a_constant():
             dyn = x[4 * i:4 * j + 4, :].shape[0]              # i and j do not cancel: a run-time length
             assert not isinstance(dyn, int)
             assert _constant_difference((i * j).ir, (i * j).ir) is None     # not affine: left dynamic
+
+
+def _trig_key_kernel(key: int, api: str):
+    """A dynamic kernel whose tiling key 5 calls h_sin / h_cos (not modelled) and key 1 a modelled h_mul,
+    as CANN rotated_feature_align does (`with if_scope(points == 5): ... h_cos / h_sin`)."""
+    b = {"d": np.zeros(64, np.float32), "a": np.arange(64).astype(np.float32)}
+
+    def body(ti, ub):
+        with ti.if_scope(ub["key"] == 5):
+            getattr(ti, api)(ub["d"], ub["a"])
+        with ti.else_scope():
+            ti.h_mul(ub["d"], ub["a"], 2.0)
+    return vec_kernel(b, body, chip="Ascend910B1", scalars={"key": ("int32", key)})
+
+
+@pytest.mark.parametrize("api", ["h_sin", "h_cos"])
+def test_h_sin_cos_in_an_untaken_branch_do_not_stop_the_kernel(api):
+    # before: tracing the points == 5 branch raised, so the kernel's other tiling key could not run either
+    out = _trig_key_kernel(1, api)
+    np.testing.assert_array_equal(out["d"], np.arange(64).astype(np.float32) * 2)
+
+
+@pytest.mark.parametrize("api", ["h_sin", "h_cos"])
+def test_h_sin_cos_raise_where_their_branch_runs(api):
+    with raises_tik(UnsupportedOp, match=rf"test_vector_h.py:\d+ in `tik.{api}`: .*tik.{api} is not modelled: "
+                                         r".*series whose terms and precision are not published"):
+        _trig_key_kernel(5, api)
