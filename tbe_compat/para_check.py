@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 from pto_core.errors import IllegalOperand
 
+from .tik.errors import user_frame
+
 SHAPE_SIZE_LIMIT = 2 ** 31 - 1
 SHAPE_SIZE_LIMIT_INT64 = 2 ** 63 - 1
 SHAPE_SIZE_ZERO = 0
@@ -202,7 +204,8 @@ def _fail(code: str, message: str, *, op_name: str = "", param_name: str = "", v
     """Raise `ParamCheckError`; ``error_info["op_name"]`` falls back to CANN's global
     ``OP_NAME`` (the last checked entry function), the error's ``op`` does not."""
     error_info = {"errCode": code, "op_name": op_name or OP_NAME, "param_name": param_name, **info}
-    raise ParamCheckError(error_info, message, op=op_name or None, value=value, limit=limit, hint=hint)
+    err = ParamCheckError(error_info, message, op=op_name or None, value=value, limit=limit, hint=hint)
+    raise err.with_where(user_frame())
 
 
 def _type_name(value: Any) -> str:

@@ -340,7 +340,9 @@ def get_product_version() -> str:
                 "Hi3796CV300CS": VERSION_SHISI, "Ascend610": VERSION_MINI_1951}
     if short not in versions:
         _fail("E60038", f"the 2020 topi helper knows no product version for {short}", param_name="soc_version",
-              value=short, limit=sorted(versions))
+              value=short, limit=sorted(versions),
+              hint=f"select one of {sorted(versions)} (set_current_compile_soc_info / te_set_version), or "
+                   "ask tbe.common.platform.get_soc_spec('SOC_VERSION') instead of the 2020 helper")
     return versions[short]
 
 

@@ -230,6 +230,24 @@ def test_topi_product_version_follows_the_chip():
         topi_util.get_product_version()
 
 
+def test_param_check_errors_name_the_callers_file_and_line():
+    """A failed CANN check raised from a helper the kernel calls (the 2020 topi
+    get_product_version on a chip it does not know, a check_op_params decorator) names the
+    caller's file:line and what to do, like every other PtoError (public MindSpore cube
+    kernels call get_product_version at top level to pick a Dprofile)."""
+    import inspect
+    set_current_compile_soc_info("Ascend310P3")
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(ParamCheckError) as ei:
+        topi_util.get_product_version()
+    err = ei.value
+    assert err.where is not None and err.where.file == __file__ and err.where.line == line
+    assert str(err).startswith(f"{__file__}:{line}: ") and "Fix:" in str(err)
+    with pytest.raises(ParamCheckError) as ei:    # raised by the decorator: the innermost user frame is call()
+        call(x=tensor(dtype="float8"))
+    assert ei.value.where is not None and ei.value.where.file == __file__
+
+
 # ---------------------------------------------------------------------------- registration
 
 
