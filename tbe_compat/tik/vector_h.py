@@ -330,16 +330,21 @@ class HVectorAPI:
                 emit([_add(b, full * par) for b in base], tail, 1, reps)
             return
         full, tail = idiv(L, par), irem(L, par)
-        for g in range(max(1, -(-(bound // par) // MAX_REPEAT))):
-            k = P.max_(P.min_(P.binop("sub", full, g * MAX_REPEAT), MAX_REPEAT), 0)
-            if g == 0:
-                emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
-                continue
-            # later groups run only when the row reaches them (RUNTIME_GROUPS_GUARDED): a group of 0 repeats
-            # runs nothing, so skipping it changes no value or report -- it saves the op's dispatch and checks
-            # (tensors whose bound is far above their run-time length: DYNAMIC_TENSOR_RUNTIME_CHAIN)
-            with self.if_scope(Expr(P.cmp("gt", full, g * MAX_REPEAT))):
-                emit([_add(b, g * MAX_REPEAT * par) for b in base], par, _rt(k), reps)
+        groups = max(1, -(-(bound // par) // MAX_REPEAT))
+        emit(list(base), par, _rt(P.max_(P.min_(full, MAX_REPEAT), 0)), reps)
+        # later groups run only when the row reaches them (RUNTIME_GROUPS_GUARDED): a group of 0 repeats runs
+        # nothing, so skipping it changes no value or report -- it saves the op's dispatch and checks; more than
+        # one later group is a for_range over the groups the length needs (tensors whose bound is far above
+        # their run-time length, DYNAMIC_TENSOR_RUNTIME_CHAIN, would otherwise unroll many)
+        if groups == 2:
+            with self.if_scope(Expr(P.cmp("gt", full, MAX_REPEAT))):
+                emit([_add(b, MAX_REPEAT * par) for b in base], par,
+                     _rt(P.min_(P.binop("sub", full, MAX_REPEAT), MAX_REPEAT)), reps)
+        elif groups > 2:
+            with self.for_range(1, _rt(ceil_div(full, MAX_REPEAT))) as g:
+                first = P.binop("mul", P.cast(g.ir, P.I64), MAX_REPEAT)
+                emit([_add(b, P.binop("mul", first, par)) for b in base], par,
+                     _rt(P.min_(P.binop("sub", full, first), MAX_REPEAT)), reps)
         has_tail = P.cmp("gt", tail, 0)
         emit([_add(b, _mul(full, par)) for b in base], _rt(P.max_(tail, 1)), _rt(P.select(has_tail, 1, 0)), reps)
 
