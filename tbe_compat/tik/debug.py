@@ -47,8 +47,8 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import (CapacityExceeded, IllegalOperand, PtoError, UninitializedReadWarning, UnknownName,
-                             UnsupportedOp)
+from pto_core.errors import (CapacityExceeded, IllegalOperand, PtoError, UninitializedRead, UninitializedReadWarning,
+                             UnknownName, UnsupportedOp)
 from pto_core.memory import MachineOptions
 
 from .errors import convert
@@ -402,7 +402,13 @@ class Tikdb:
         st.gm.shape = (int(v),)
 
     def _static_shape(self, st, scalars: dict) -> tuple:
-        return tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.shape)
+        try:
+            return tuple(d if isinstance(d, int) else _evaluate(d, scalars) for d in st.shape)
+        except UninitializedRead as e:              # a dimension divides by an InputScalar of 0
+            raise self._tik._error(f"GM tensor {st.name!r}: a dimension of its shape is undefined with these "
+                                   f"InputScalar values ({e.message})", operand=st.name, cls=UninitializedRead,
+                                   hint="feed InputScalar values that make every dimension defined (no division "
+                                        "by 0)") from None
 
     def _set_dynamic_shapes(self, scalars: dict) -> None:
         for st in self._tik._gm_tensors:

@@ -455,3 +455,19 @@ def test_a_stored_undefined_quotient_leaves_the_element_unwritten():
     kinds = [k for k, _ in ti.tikdb.reports]
     assert kinds == ["uninitialized"] and "byte 0x4" in ti.tikdb.reports[0][1]
     assert any("did not write" in str(w.message) for w in caught)
+
+
+def test_a_gm_dimension_divided_by_a_zero_input_scalar_names_the_tensor():
+    """A dynamic GM shape ``(96 // n,)`` fed n = 0 is undefined: the error names the tensor and the fix."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (96 // n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.vec_dup(16, ub, 1.0, 1, 8)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "gm_dim_div0", [x, n], [y])
+    assert run(ti, {"x": np.zeros(32, np.float16), "n": 3})[0][0] == 1
+    with raises_tik(UninitializedRead, match="GM tensor 'x': a dimension of its shape is undefined") as info:
+        run(ti, {"x": np.zeros(32, np.float16), "n": 0})
+    assert info.value.operand == "x" and "Fix:" in str(info.value)
