@@ -29,7 +29,9 @@ from .tik.errors import user_frame
 # impl.constant_util
 
 #: ``impl.constant_util``: every constant of CANN's module (2019-2022 releases), by name.
-#: ``MAX_REPEAT_TIMES`` is read by the later ``common_util`` conversion helpers.
+#: ``MAX_REPEAT_TIMES`` is read by the later ``common_util`` conversion helpers; ``SIZE_SIXTEEN`` (16) and
+#: ``SHAPE_SIZE_LIMIT`` (2**31 - 1) close the 2021+ module (dynamic ``prod_virial_se_a`` sizes its tiling
+#: and GM tensors with them).
 CONSTANT_UTIL = {
     "DATA_TYPE_FP32": "float32", "DATA_TYPE_FP16": "float16", "DATA_TYPE_INT32": "int32",
     "DATA_TYPE_INT16": "int16", "DATA_TYPE_INT8": "int8", "DATA_TYPE_UINT64": "uint64",
@@ -43,6 +45,7 @@ CONSTANT_UTIL = {
     "BLOCK_SIZE": 32, "VECTOR_BYTE_SIZE": 256, "SCALAR_SIZE": 1, "MAX_BLOCK_NUMBER": 32,
     "MAX_REPEAT_TIMES": 255,
     "HISI_ES": "hisi-es", "AIC": "aic", "MINI": "mini", "CLOUD": "cloud",
+    "SIZE_SIXTEEN": 16, "SHAPE_SIZE_LIMIT": 2 ** 31 - 1,
 }
 
 _BLOCK_BYTES = CONSTANT_UTIL["BLOCK_SIZE"]

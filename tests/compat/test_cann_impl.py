@@ -28,6 +28,31 @@ def test_constant_util_values_and_import_styles():
             constant.DATA_TYPE_INT32, constant.CLOUD) == (8, 0, 1, 128, "int32", "cloud")
 
 
+def test_constant_util_has_the_2021_sizes_a_dynamic_op_reads():
+    """CANN's constant_util (2021 and later) ends with SIZE_SIXTEEN = 16 and SHAPE_SIZE_LIMIT = 2**31 - 1;
+    a dynamic operator sizes its tiling and GM tensors with them (was UnsupportedOp 'not modelled')."""
+    from impl import constant_util as constant
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int64", (constant.SIZE_SIXTEEN,), name="tiling_gm", scope=tik.scope_gm)
+    x_gm = ti.Tensor("float32", (constant.SHAPE_SIZE_LIMIT,), name="x_gm", scope=tik.scope_gm)
+    y_gm = ti.Tensor("float32", (constant.SHAPE_SIZE_LIMIT,), name="y_gm", scope=tik.scope_gm)
+    tiling_ub = ti.Tensor("int64", (constant.SIZE_SIXTEEN,), name="tiling_ub", scope=tik.scope_ubuf)
+    ti.data_move(tiling_ub, tiling_gm, 0, 1, constant.SIZE_SIXTEEN * 8 // 32, 0, 0)
+    n = ti.Scalar("int64", name="n")
+    n.set_as(tiling_ub[0])
+    x_ub = ti.Tensor("float32", (64,), name="x_ub", scope=tik.scope_ubuf)
+    ti.data_move(x_ub, x_gm, 0, 1, n, 0, 0)
+    ti.vec_adds(64, x_ub, x_ub, 1.0, 1, 8, 8)
+    ti.data_move(y_gm, x_ub, 0, 1, n, 0, 0)
+    ti.BuildCCE(kernel_name="k", inputs=[x_gm], outputs=[y_gm], flowtable=[tiling_gm])
+    x = np.arange(16, dtype=np.float32)
+    t = np.zeros(16, np.int64)
+    t[0] = 2
+    y, = ti.tikdb.start_debug({"x_gm": x, "tiling_gm": t, "y_gm": 16}, interactive=False)
+    assert (constant.SIZE_SIXTEEN, constant.SHAPE_SIZE_LIMIT) == (16, 2 ** 31 - 1)
+    assert np.asarray(y).reshape(-1)[:16].tobytes() == (x + 1).tobytes()
+
+
 def test_unknown_names_raise_unsupported_op_at_the_user_line():
     from impl import common_util, constant_util
     with pytest.raises(UnsupportedOp, match=r"test_cann_impl\.py:\d+: impl\.constant_util\.NO_SUCH: not modelled"):
