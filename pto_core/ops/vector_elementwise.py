@@ -720,6 +720,10 @@ def _dup_verify(call, target):
     if isinstance(v, Ptr):
         ve.check_ub(v, op=op, operand="dst")
         vector_isa.require(target, "vector_dup", v.dtype.name, op=op)
+    d = getattr(v, "dtype", None)            # a Ptr, or a recorded pointer expression
+    scalar = call.operands[1] if len(call.operands) > 1 else None
+    if isinstance(d, DType) and isinstance(scalar, (bool, int, float, np.generic)):
+        _scalar_value(scalar, d, op=op)      # an immediate: checked where the op is written, as execute checks it
 
 
 def _dup_plan(target, dtype, repeat, mask=None, counter=None, blk_stride=None, rep_stride=None, stride_unit=None):

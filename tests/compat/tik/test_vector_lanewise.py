@@ -317,6 +317,21 @@ def test_vec_dup_immediate_out_of_the_dtype_range_is_an_error(dtype, value):
         vec_kernel({"d": data(dtype, 128)}, lambda ti, ub: ti.vec_dup(128, ub["d"], value, 1, 8))
 
 
+@pytest.mark.parametrize("api", ["vec_dup", "vector_dup"])
+def test_dup_immediate_out_of_range_is_refused_at_the_call_even_in_a_branch_that_never_runs(api):
+    """An immediate is checked where it is written (as TIK checks it when the call is made), not only when
+    the op runs: a kernel that only builds, or whose branch never runs, still hears of it, at its line."""
+    from tbe import tik
+    ti = tik.Tik()
+    t = ti.Tensor("int16", (128,), name="t", scope=tik.scope_ubuf)
+    n = ti.InputScalar("int32", name="n")
+    with ti.if_scope(n > 1000):
+        call = (lambda: ti.vec_dup(128, t, 40000, 1, 8)) if api == "vec_dup" else \
+            (lambda: ti.vector_dup(128, t, 40000, 1, 1, 8))
+        with raises_tik(IllegalOperand, match="scalar 40000 does not fit s16"):
+            call()
+
+
 def test_block_stride_0_extent_counts_the_lanes_of_the_first_block_only():
     """Huawei's yuv444_2_yuv422 op fills an 8-element uint16 UB tensor with vector_dup(8, t, v, 1, 0, 0):
     the extent is 8 elements (not a whole 16-element block); 16 lanes there overflow."""
