@@ -2165,3 +2165,85 @@ def test_changed_runs_merge_and_overlap_like_a_byte_set():
             starts, ends = runs
             assert all(a < b for a, b in zip(starts, ends)) and all(b < a for b, a in zip(ends, starts[1:]))
             assert set().union(*(range(a, b) for a, b in zip(starts, ends))) == covered
+
+
+# ============================================================================ bound img2col (OpSpec.bind)
+
+
+def _run_i2c_bound(monkeypatch, bound, ds, k0, hole, m0, target, machine, uninit):
+    """A compiled program: a 2 x 5 x 6 f16 map into L1 (one 16-element pixel missing if ``hole``), weights,
+    then twice (a loop) img2col of a 48 x 32 block into L0A (``ds`` fractals per M row, K from ``k0``,
+    first raster row ``m0``), load2d, mad. With img2col's bind hook on or off: (error class, text, where),
+    reports, L0A bytes and flags, L0C bytes."""
+    from pto_core.ops import legacy_cube
+    from pto_core.program import program
+    monkeypatch.setattr(legacy_cube, "IMG2COL_BIND", bound)
+    calls = []
+    checks = legacy_cube._img2col_checks
+    monkeypatch.setattr(legacy_cube, "_img2col_checks", lambda *a, **kw: calls.append(1) or checks(*a, **kw))
+    with program("i2c", target=target) as k:
+        g = k.gm_arg("fm", "f16", (2 * 5 * 6 * 16,), io="in")
+        wg = k.gm_arg("w", "f16", (32 * 16,), io="in")
+        src, w = k.ptr("l1", "f16", 0), k.ptr("l1", "f16", 0x8000)
+        if hole is None:
+            pto.mte_gm_l1(g, src, 2 * 5 * 6 * 16 * 2, nburst=(1, 0, 0))
+        else:
+            pto.mte_gm_l1(g, src, hole * 2, nburst=(1, 0, 0))
+            pto.mte_gm_l1(g + (hole + 16), src + (hole + 16), (2 * 5 * 6 * 16 - hole - 16) * 2, nburst=(1, 0, 0))
+        pto.mte_gm_l1(wg, w, 32 * 16 * 2, nburst=(1, 0, 0))
+        a, b, c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+        _sync("MTE2", "MTE1")
+        with k.for_(0, 2, dtype="s32"):
+            pto.img2col(src, a, 5, 6, 32, k0, 32, m0, 48, ds, stride=(1, 1), filter=(3, 3), dilation=(1, 1),
+                        pad=(1, 1, 1, 1), pad_value=(-3.0,))
+            pto.load2d(w, b, 0, 2, 1, 0)
+            _sync("MTE1", "M")
+            pto.mad(a, b, c, 48, 16, 32, disable_gemv=True)
+            _sync("M", "MTE1")
+    exe = k.program.compile()
+    data = {"fm": (np.arange(2 * 5 * 6 * 16) % 23 - 11).astype(np.float16),
+            "w": (np.arange(32 * 16) % 7 - 3).astype(np.float16)}
+    m = machine(MachineOptions(fill="random", seed=5, uninitialized=uninit))
+    try:
+        if target != m.target.name:
+            exe.run(dict(data))               # first on the program's own target
+        exe.run(dict(data), machine=m)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        err = (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0a, l0c = m.cores[0].buffer("l0a"), m.cores[0].buffer("l0c")
+    return (err, [r for r in m.reports], l0a.data.tobytes(), np.asarray(l0a.written).tobytes(),
+            l0c.data.tobytes()), len(calls)
+
+
+@pytest.mark.parametrize("ds,k0,hole,m0,uninit,machine", [
+    (2, 16, None, -2, "record", "Ascend310"),         # dense destination, padding rows and columns
+    (3, 16, None, -2, "record", "Ascend310"),         # gap between fractal rows: the general destination path
+    (2, 272, None, 0, "record", "Ascend310"),         # K past 3 * 3 * 32: zero lanes
+    (2, 16, 16 * 7, -2, "record", "Ascend310"),       # an unwritten map pixel: reported
+    (2, 16, 16 * 7, -2, "raise", "Ascend310"),        # ... raised, at the img2col's line
+    (1, 16, None, -2, "record", "Ascend310"),         # dst_stride below the 2 fractals of an M row: refused
+    (2, 16, None, -9999, "record", "Ascend310"),      # m_start far above the padded map: refused
+    (2, 16, None, -2, "record", "Ascend910A"),        # compiled for 310, run on another chip
+    (2, 16, None, -2, "record", "Ascend910B1"),
+])
+def test_bound_img2col_equals_the_general_path(monkeypatch, ds, k0, hole, m0, uninit, machine):
+    """img2col with compile-time operands (checks once per target, plan and pad value kept: `IMG2COL_BIND`) gives
+    the same L0A bytes and flags, L0C result, reports and first error (class, text, provenance) as
+    `_exec_img2col` on every run, also when the compiled program then runs on a machine of another target."""
+    mk = (lambda opts: Machine(machine, options=opts))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast, nfast = _run_i2c_bound(monkeypatch, True, ds, k0, hole, m0, "Ascend310", mk, uninit)
+        slow, nslow = _run_i2c_bound(monkeypatch, False, ds, k0, hole, m0, "Ascend310", mk, uninit)
+    assert fast == slow
+    if fast[0] is None:                                  # checked once per target, not once per run
+        assert nfast == (1 if machine == "Ascend310" else 2) and nslow == 2 * nfast
+    if ds == 1 or m0 == -9999:
+        assert fast[0] is not None and fast[0][0] == "IllegalOperand" and fast[0][2] is not None
+    elif hole is not None:
+        assert any(r[0] == "uninitialized" for r in fast[1]) if uninit == "record" else \
+            fast[0][0] == "UninitializedRead"
+    elif machine == "Ascend310":
+        assert fast[0] is None and any(fast[4])
