@@ -2247,3 +2247,75 @@ def test_bound_img2col_equals_the_general_path(monkeypatch, ds, k0, hole, m0, un
             fast[0][0] == "UninitializedRead"
     elif machine == "Ascend310":
         assert fast[0] is None and any(fast[4])
+
+
+# ============================================================================ f16 tile decode: table or bit moves
+
+
+@pytest.mark.parametrize("sat", [True, False])
+@pytest.mark.parametrize("op,mm,n,k", [("mad", 48, 64, 32), ("mad", 17, 33, 35), ("mad_acc", 31, 20, 16),
+                                       ("mad_acc", 1, 48, 48), ("mad_bias", 16, 16, 64), ("mad_bias", 5, 7, 9)])
+def test_f16_decode_by_table_or_bits_gives_the_same_mad(monkeypatch, sat, op, mm, n, k):
+    """The mad's f16 operand tiles decoded by the table gather (every size) and by the bit moves (every size,
+    `cube._F16_BY_TABLE`): the same L0C bits, from random 16-bit codes (inf, NaN, subnormal codes among
+    them), saturation on and off, odd m / n / k, mad_acc over special old values, mad_bias."""
+    from pto_core.ops import cube
+    rng = np.random.default_rng(mm * 1000 + n * 10 + k)
+    rows, kk, na = max(16, -(-mm // 16) * 16), -(-k // 16) * 16, -(-n // 16) * 16
+    a = rng.integers(0, 1 << 16, (rows, kk), dtype=np.uint16)
+    a.flat[:6] = [0x7C00, 0xFC00, 0x7E01, 0x0001, 0x83FF, 0x7BFF]          # inf, -inf, NaN, subnormals, max
+    bt = rng.integers(0, 1 << 16, (na, kk), dtype=np.uint16)
+    bt.flat[:3] = [0x0001, 0xFE00, 0x7C00]
+    if mm > 16:                                     # a finite tile too: the decoders' finite flag decides
+        a[16:] = (rng.standard_normal((rows - 16, kk)) * 8).astype(np.float16).view(np.uint16)
+    old = rng.standard_normal((rows, na)).astype(np.float32)
+    old[0, :3] = [np.inf, np.nan, np.finfo(np.float32).max]
+    bias = rng.standard_normal(na).astype(np.float32)
+    results = []
+    for table in (1 << 30, 0):
+        monkeypatch.setattr(cube, "_F16_BY_TABLE", table)
+        m = Machine("A5")
+        lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+        m.write(dst, layout.pack(old, "Nz", "f32", fractal=1024))
+        if mm == 1:
+            m.write(lhs, a[0].view(np.float16))
+        else:
+            _stage_nz(m, lhs, a.view(np.float16))
+        _stage_nz(m, rhs, bt.view(np.float16))
+        extra = ()
+        if op == "mad_bias":
+            bp = m.ptr("bt", "f32", 0)
+            m.write(bp, bias)
+            extra = (bp,)
+        pto.set_flag("MTE1", "M", 0)
+        pto.wait_flag("MTE1", "M", 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            getattr(pto, op)(lhs, rhs, dst, *extra, mm, n, k, sat=sat)
+        pto.set_flag("M", "MTE1", 0)
+        pto.wait_flag("M", "MTE1", 0)
+        results.append((m.read(dst, (rows * na,)).view(np.uint32).copy(), list(m.reports)))
+    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
+
+
+def test_f16_decoders_agree_on_every_code_and_layout():
+    """`cube._decode_finite` by table and by bit moves on all 65,536 codes (Zz and Nz boxed views): the same
+    bits and the same all-finite answer, also for all-finite tiles."""
+    from pto_core.ops import cube
+    f16 = dtype("f16")
+    codes = np.arange(1 << 16, dtype=np.uint16)
+    finite = codes[(codes & 0x7C00) != 0x7C00]
+    for vals in (codes, finite[:256 * 64]):
+        raw = vals.view(np.uint8)
+        rows = vals.size // 64
+        for lay in ("Zz", "Nz"):
+            old = cube._F16_BY_TABLE
+            try:
+                cube._F16_BY_TABLE = 1 << 30
+                t = cube._logical(raw, f16, lay, rows, 64, 16, 16, "", True)
+                cube._F16_BY_TABLE = 0
+                b = cube._logical(raw, f16, lay, rows, 64, 16, 16, "", True)
+            finally:
+                cube._F16_BY_TABLE = old
+            assert np.array_equal(t[0].view(np.uint32), b[0].view(np.uint32)) and t[1] == b[1]
+            assert t[1] == (vals is not codes)
