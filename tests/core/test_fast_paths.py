@@ -2319,3 +2319,33 @@ def test_f16_decoders_agree_on_every_code_and_layout():
                 cube._F16_BY_TABLE = old
             assert np.array_equal(t[0].view(np.uint32), b[0].view(np.uint32)) and t[1] == b[1]
             assert t[1] == (vals is not codes)
+
+
+# ============================================================================ f16 encode: no-special pre-check
+
+
+@pytest.mark.parametrize("sat", ["nosat", "sat", "preserve_nan"])
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_f16_cast_precheck_equals_the_general_encoder(sat, src):
+    """`float_to(x, "f16")` by the cast, whose scan for inf/NaN codes is skipped when max/min lie inside
+    +-65520 (`floats._F16_ROUNDS_TO_INF`): the same codes as the exact encoder (`encode_float64`) for
+    tiles with and without the boundary values, inf, NaN (both signs), subnormal results, in 1-d and 2-d."""
+    from pto_core.numerics.floats import FORMATS, codes_to_storage, encode_float64, float_to
+    rng = np.random.default_rng(11)
+    edge = np.array([65504.0, 65519.99609375, 65520.0, 65535.0, 65536.0, 1e6, np.inf, np.nan, 6e-8, 1e-9],
+                    dtype=np.float64)
+    if src is np.float64:
+        edge = np.concatenate([edge, [np.nextafter(65520.0, 0.0), np.nextafter(65520.0, np.inf)]])
+    tiles = [rng.standard_normal(4096) * 300, (rng.standard_normal((64, 48)) * 2e4)]
+    for e in edge:
+        for sign in (1.0, -1.0):
+            t = rng.standard_normal(1000) * 100
+            t[rng.integers(0, 1000)] = sign * e
+            tiles.append(t)
+            tiles.append(np.full(3, sign * e))
+    for t in tiles:
+        x = t.astype(src)
+        got = float_to(x, "f16", sat=sat)
+        want = codes_to_storage(encode_float64(x.astype(np.float64).reshape(-1), FORMATS["f16"], "even", sat),
+                                FORMATS["f16"]).reshape(x.shape)
+        assert np.array_equal(np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16))
