@@ -133,7 +133,12 @@ def _decode_any(values: np.ndarray, d: DType) -> np.ndarray:
     raise UnsupportedOp(f"cannot decode {d.name} data for a MAD", operand="%lhs", value=d.name)
 
 
-_F16_BY_TABLE = 2048                   # up to this many elements `_decode` gathers from the f16 table instead
+#: Up to this many elements `_decode` gathers f16 values from the 65,536-entry (256 KiB) table instead of
+#: the bit moves. The gather wins only while the table stays in cache: inside a kernel the other ops'
+#: tiles evict it, and its scattered reads in turn evict theirs (conv2d, 64 x 32 weight tiles: at 2048,
+#: the mad's lhs read, rhs read and L0C update all ran ~1.3-1.8x slower than with the bit moves). Both
+#: decoders give the same bits on every code (tests/core/test_fast_paths.py).
+_F16_BY_TABLE = 256
 
 
 _SCRATCH = threading.local()

@@ -341,10 +341,16 @@ def _img2col_dst_outer(dst, target) -> str:
     return "row"
 
 
-def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, m_ext, dst_stride, stride=None,
-                  filter=None, dilation=None, pad=None, pad_value=None, transpose=None):  # noqa: A002 (clause name)
+def _exec_img2col(ctx, src, dst, *args, **clauses):
+    _img2col_apply(ctx, src, dst, _img2col_checks(ctx.target, src, dst, *args, **clauses), None)
+
+
+def _img2col_checks(target, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, m_ext, dst_stride, stride=None,
+                    filter=None, dilation=None, pad=None, pad_value=None, transpose=None):  # noqa: A002 (clause name)
+    """img2col's checks of its operands and clauses on ``target`` (they depend on nothing else), and what
+    `_img2col_apply` needs: ``(d, lo, hi, plan arguments, pad value clause, fi, fj, strides)``."""
     op = "pto.img2col"
-    _require("img2col", ctx.target)
+    _require("img2col", target)
     _img2col_static(op, src, dst, transpose)
     tr = bool(transpose)
     cl = {"stride": stride, "filter": filter, "dilation": dilation, "pad": pad}
@@ -367,7 +373,7 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
                                  limit=f"multiple of {unit}", hint="the instruction writes whole fractals")
     check_align(op, src, BLOCK, "%src")
     check_align(op, dst, FRACTAL if dst.space in ("l0a", "l0b") else BLOCK, "%dst")
-    outer = _img2col_dst_outer(dst, ctx.target)
+    outer = _img2col_dst_outer(dst, target)
     # fractal grid of the written matrix: X (M x K) or, transposed, X^T (K x M); `outer` walks its rows or columns
     rows_f, cols_f = (ke // d.c0, me // 16) if tr else (me // 16, ke // d.c0)
     inner_count = cols_f if outer == "row" else rows_f
@@ -384,15 +390,27 @@ def _exec_img2col(ctx, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_start, 
     size = d.bits // 8
     plane = rs.h * rs.w * c0
     lo, hi = first_c * plane * size, cblocks * plane * size
+    plan_args = (d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
+                 ms, me, ks, ke, first_c * plane, outer, tr)
+    fi, fj = (rows_f, cols_f) if outer == "row" else (cols_f, rows_f)
+    return d, lo, hi, plan_args, pad_value, fi, fj, (ds * FRACTAL, FRACTAL)
+
+
+def _img2col_apply(ctx, src, dst, checked: tuple, memo: Optional[list]) -> None:
+    """img2col's data movement after `_img2col_checks` passed (``checked`` is its result); ``memo``: a bound
+    op's list whose item 2 keeps the plan and pad value of the first run that got this far (None: made here)."""
+    d, lo, hi, plan_args, pad_value, fi, fj, strides = checked
     data, written, _ = ctx.span_tracked(src, lo, hi, operand="%src")
-    plan = _img2col_plan(d.name, ch, (rs.h, rs.w, rs.kh, rs.kw, rs.sh, rs.sw, rs.dh, rs.dw, rs.pl, rs.pt, rs.wo),
-                         ms, me, ks, ke, first_c * plane, outer, tr)
-    pv = _pad_value(0 if pad_value is None else pad_value[0][0], d) if plan.pad is not None else None
+    if memo is not None and memo[2] is not None:
+        plan, pv = memo[2]
+    else:
+        plan = _img2col_plan(*plan_args)
+        pv = _pad_value(0 if pad_value is None else pad_value[0][0], d) if plan.pad is not None else None
+        if memo is not None:
+            memo[2] = (plan, pv)
     if tracking(ctx) and not all_written(written):
         used = _flags(written, d).take(plan.index if plan.inside is None else plan.index[plan.inside])
         ctx.check_written(used, operand="%src", ptr=src, unit="element")
-    fi, fj = (rows_f, cols_f) if outer == "row" else (cols_f, rows_f)
-    strides = (ds * FRACTAL, FRACTAL)
     hi = (fi - 1) * strides[0] + (fj - 1) * strides[1] + FRACTAL
     if IMG2COL_DENSE_DST and hi == fi * fj * FRACTAL:
         # fractals back to back (fractal (I, J) at (I * fj + J) * 512: the plan's order): gathered straight
@@ -439,6 +457,28 @@ def _img2col_gather(data: np.ndarray, plan: "_Img2colPlan", d: DType, pv, out: O
 #: flags, and the mad that reads the tile next finds it written without a scan. Off: the general path
 #: (tests/core/test_fast_paths.py compares the two).
 IMG2COL_DENSE_DST = True
+
+#: img2col with compile-time operands and clauses (`OpSpec.bind`) makes its checks once per target and keeps
+#: its plan and pad value, instead of per run: the same checks (and errors, raised on every run that reaches
+#: them), bytes, flags and reports. Off: every run goes through `_exec_img2col` (tests/core/test_fast_paths.py
+#: compares the two).
+IMG2COL_BIND = True
+
+
+def _bind_img2col(args: tuple, clauses: dict):
+    """`OpSpec.bind` of img2col: ``run(ctx)`` that checks once per target (`_img2col_checks`; a failing check
+    is not memoised, so it raises again) and reuses the first successful run's plan."""
+    if not IMG2COL_BIND:
+        return None
+    src, dst = args[0], args[1]
+    memo = [None, None, None]               # target the checks passed for, their result, (plan, pad value)
+
+    def run(ctx):
+        if ctx.target is not memo[0]:
+            checked = _img2col_checks(ctx.target, *args, **clauses)
+            memo[0], memo[1], memo[2] = ctx.target, checked, None
+        _img2col_apply(ctx, src, dst, memo[1], memo)
+    return run
 
 _C0_UNIT = np.dtype((np.void, BLOCK))    # one pixel's C0 channel vector (32 bytes) in a [C1][H][W][C0] map
 
@@ -547,7 +587,7 @@ register(OpSpec(
     clauses=_GEOMETRY_CLAUSES + (Clause("pad_value", "args", params=("%value",), doc="value of padding pixels"),
                                  Clause("transpose", "flag", doc="write X^T (K x M) instead of the M x K block, "
                                                                  "each 16 x 16 fractal transposed (16-bit, L0A)")),
-    execute=_exec_img2col, verify=_verify_img2col,
+    execute=_exec_img2col, verify=_verify_img2col, bind=_bind_img2col,
     doc="Load3D/img2col: an m_ext x k_ext block of the im2col matrix as 16 x C0 fractals (Zz in L0A/UB, Nz in L0B)"))
 
 

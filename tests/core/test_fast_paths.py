@@ -2165,3 +2165,187 @@ def test_changed_runs_merge_and_overlap_like_a_byte_set():
             starts, ends = runs
             assert all(a < b for a, b in zip(starts, ends)) and all(b < a for b, a in zip(ends, starts[1:]))
             assert set().union(*(range(a, b) for a, b in zip(starts, ends))) == covered
+
+
+# ============================================================================ bound img2col (OpSpec.bind)
+
+
+def _run_i2c_bound(monkeypatch, bound, ds, k0, hole, m0, target, machine, uninit):
+    """A compiled program: a 2 x 5 x 6 f16 map into L1 (one 16-element pixel missing if ``hole``), weights,
+    then twice (a loop) img2col of a 48 x 32 block into L0A (``ds`` fractals per M row, K from ``k0``,
+    first raster row ``m0``), load2d, mad. With img2col's bind hook on or off: (error class, text, where),
+    reports, L0A bytes and flags, L0C bytes."""
+    from pto_core.ops import legacy_cube
+    from pto_core.program import program
+    monkeypatch.setattr(legacy_cube, "IMG2COL_BIND", bound)
+    calls = []
+    checks = legacy_cube._img2col_checks
+    monkeypatch.setattr(legacy_cube, "_img2col_checks", lambda *a, **kw: calls.append(1) or checks(*a, **kw))
+    with program("i2c", target=target) as k:
+        g = k.gm_arg("fm", "f16", (2 * 5 * 6 * 16,), io="in")
+        wg = k.gm_arg("w", "f16", (32 * 16,), io="in")
+        src, w = k.ptr("l1", "f16", 0), k.ptr("l1", "f16", 0x8000)
+        if hole is None:
+            pto.mte_gm_l1(g, src, 2 * 5 * 6 * 16 * 2, nburst=(1, 0, 0))
+        else:
+            pto.mte_gm_l1(g, src, hole * 2, nburst=(1, 0, 0))
+            pto.mte_gm_l1(g + (hole + 16), src + (hole + 16), (2 * 5 * 6 * 16 - hole - 16) * 2, nburst=(1, 0, 0))
+        pto.mte_gm_l1(wg, w, 32 * 16 * 2, nburst=(1, 0, 0))
+        a, b, c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+        _sync("MTE2", "MTE1")
+        with k.for_(0, 2, dtype="s32"):
+            pto.img2col(src, a, 5, 6, 32, k0, 32, m0, 48, ds, stride=(1, 1), filter=(3, 3), dilation=(1, 1),
+                        pad=(1, 1, 1, 1), pad_value=(-3.0,))
+            pto.load2d(w, b, 0, 2, 1, 0)
+            _sync("MTE1", "M")
+            pto.mad(a, b, c, 48, 16, 32, disable_gemv=True)
+            _sync("M", "MTE1")
+    exe = k.program.compile()
+    data = {"fm": (np.arange(2 * 5 * 6 * 16) % 23 - 11).astype(np.float16),
+            "w": (np.arange(32 * 16) % 7 - 3).astype(np.float16)}
+    m = machine(MachineOptions(fill="random", seed=5, uninitialized=uninit))
+    try:
+        if target != m.target.name:
+            exe.run(dict(data))               # first on the program's own target
+        exe.run(dict(data), machine=m)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        err = (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0a, l0c = m.cores[0].buffer("l0a"), m.cores[0].buffer("l0c")
+    return (err, [r for r in m.reports], l0a.data.tobytes(), np.asarray(l0a.written).tobytes(),
+            l0c.data.tobytes()), len(calls)
+
+
+@pytest.mark.parametrize("ds,k0,hole,m0,uninit,machine", [
+    (2, 16, None, -2, "record", "Ascend310"),         # dense destination, padding rows and columns
+    (3, 16, None, -2, "record", "Ascend310"),         # gap between fractal rows: the general destination path
+    (2, 272, None, 0, "record", "Ascend310"),         # K past 3 * 3 * 32: zero lanes
+    (2, 16, 16 * 7, -2, "record", "Ascend310"),       # an unwritten map pixel: reported
+    (2, 16, 16 * 7, -2, "raise", "Ascend310"),        # ... raised, at the img2col's line
+    (1, 16, None, -2, "record", "Ascend310"),         # dst_stride below the 2 fractals of an M row: refused
+    (2, 16, None, -9999, "record", "Ascend310"),      # m_start far above the padded map: refused
+    (2, 16, None, -2, "record", "Ascend910A"),        # compiled for 310, run on another chip
+    (2, 16, None, -2, "record", "Ascend910B1"),
+])
+def test_bound_img2col_equals_the_general_path(monkeypatch, ds, k0, hole, m0, uninit, machine):
+    """img2col with compile-time operands (checks once per target, plan and pad value kept: `IMG2COL_BIND`) gives
+    the same L0A bytes and flags, L0C result, reports and first error (class, text, provenance) as
+    `_exec_img2col` on every run, also when the compiled program then runs on a machine of another target."""
+    mk = (lambda opts: Machine(machine, options=opts))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast, nfast = _run_i2c_bound(monkeypatch, True, ds, k0, hole, m0, "Ascend310", mk, uninit)
+        slow, nslow = _run_i2c_bound(monkeypatch, False, ds, k0, hole, m0, "Ascend310", mk, uninit)
+    assert fast == slow
+    if fast[0] is None:                                  # checked once per target, not once per run
+        assert nfast == (1 if machine == "Ascend310" else 2) and nslow == 2 * nfast
+    if ds == 1 or m0 == -9999:
+        assert fast[0] is not None and fast[0][0] == "IllegalOperand" and fast[0][2] is not None
+    elif hole is not None:
+        assert any(r[0] == "uninitialized" for r in fast[1]) if uninit == "record" else \
+            fast[0][0] == "UninitializedRead"
+    elif machine == "Ascend310":
+        assert fast[0] is None and any(fast[4])
+
+
+# ============================================================================ f16 tile decode: table or bit moves
+
+
+@pytest.mark.parametrize("sat", [True, False])
+@pytest.mark.parametrize("op,mm,n,k", [("mad", 48, 64, 32), ("mad", 17, 33, 35), ("mad_acc", 31, 20, 16),
+                                       ("mad_acc", 1, 48, 48), ("mad_bias", 16, 16, 64), ("mad_bias", 5, 7, 9)])
+def test_f16_decode_by_table_or_bits_gives_the_same_mad(monkeypatch, sat, op, mm, n, k):
+    """The mad's f16 operand tiles decoded by the table gather (every size) and by the bit moves (every size,
+    `cube._F16_BY_TABLE`): the same L0C bits, from random 16-bit codes (inf, NaN, subnormal codes among
+    them), saturation on and off, odd m / n / k, mad_acc over special old values, mad_bias."""
+    from pto_core.ops import cube
+    rng = np.random.default_rng(mm * 1000 + n * 10 + k)
+    rows, kk, na = max(16, -(-mm // 16) * 16), -(-k // 16) * 16, -(-n // 16) * 16
+    a = rng.integers(0, 1 << 16, (rows, kk), dtype=np.uint16)
+    a.flat[:6] = [0x7C00, 0xFC00, 0x7E01, 0x0001, 0x83FF, 0x7BFF]          # inf, -inf, NaN, subnormals, max
+    bt = rng.integers(0, 1 << 16, (na, kk), dtype=np.uint16)
+    bt.flat[:3] = [0x0001, 0xFE00, 0x7C00]
+    if mm > 16:                                     # a finite tile too: the decoders' finite flag decides
+        a[16:] = (rng.standard_normal((rows - 16, kk)) * 8).astype(np.float16).view(np.uint16)
+    old = rng.standard_normal((rows, na)).astype(np.float32)
+    old[0, :3] = [np.inf, np.nan, np.finfo(np.float32).max]
+    bias = rng.standard_normal(na).astype(np.float32)
+    results = []
+    for table in (1 << 30, 0):
+        monkeypatch.setattr(cube, "_F16_BY_TABLE", table)
+        m = Machine("A5")
+        lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+        m.write(dst, layout.pack(old, "Nz", "f32", fractal=1024))
+        if mm == 1:
+            m.write(lhs, a[0].view(np.float16))
+        else:
+            _stage_nz(m, lhs, a.view(np.float16))
+        _stage_nz(m, rhs, bt.view(np.float16))
+        extra = ()
+        if op == "mad_bias":
+            bp = m.ptr("bt", "f32", 0)
+            m.write(bp, bias)
+            extra = (bp,)
+        pto.set_flag("MTE1", "M", 0)
+        pto.wait_flag("MTE1", "M", 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            getattr(pto, op)(lhs, rhs, dst, *extra, mm, n, k, sat=sat)
+        pto.set_flag("M", "MTE1", 0)
+        pto.wait_flag("M", "MTE1", 0)
+        results.append((m.read(dst, (rows * na,)).view(np.uint32).copy(), list(m.reports)))
+    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
+
+
+def test_f16_decoders_agree_on_every_code_and_layout():
+    """`cube._decode_finite` by table and by bit moves on all 65,536 codes (Zz and Nz boxed views): the same
+    bits and the same all-finite answer, also for all-finite tiles."""
+    from pto_core.ops import cube
+    f16 = dtype("f16")
+    codes = np.arange(1 << 16, dtype=np.uint16)
+    finite = codes[(codes & 0x7C00) != 0x7C00]
+    for vals in (codes, finite[:256 * 64]):
+        raw = vals.view(np.uint8)
+        rows = vals.size // 64
+        for lay in ("Zz", "Nz"):
+            old = cube._F16_BY_TABLE
+            try:
+                cube._F16_BY_TABLE = 1 << 30
+                t = cube._logical(raw, f16, lay, rows, 64, 16, 16, "", True)
+                cube._F16_BY_TABLE = 0
+                b = cube._logical(raw, f16, lay, rows, 64, 16, 16, "", True)
+            finally:
+                cube._F16_BY_TABLE = old
+            assert np.array_equal(t[0].view(np.uint32), b[0].view(np.uint32)) and t[1] == b[1]
+            assert t[1] == (vals is not codes)
+
+
+# ============================================================================ f16 encode: no-special pre-check
+
+
+@pytest.mark.parametrize("sat", ["nosat", "sat", "preserve_nan"])
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_f16_cast_precheck_equals_the_general_encoder(sat, src):
+    """`float_to(x, "f16")` by the cast, whose scan for inf/NaN codes is skipped when max/min lie inside
+    +-65520 (`floats._F16_ROUNDS_TO_INF`): the same codes as the exact encoder (`encode_float64`) for
+    tiles with and without the boundary values, inf, NaN (both signs), subnormal results, in 1-d and 2-d."""
+    from pto_core.numerics.floats import FORMATS, codes_to_storage, encode_float64, float_to
+    rng = np.random.default_rng(11)
+    edge = np.array([65504.0, 65519.99609375, 65520.0, 65535.0, 65536.0, 1e6, np.inf, np.nan, 6e-8, 1e-9],
+                    dtype=np.float64)
+    if src is np.float64:
+        edge = np.concatenate([edge, [np.nextafter(65520.0, 0.0), np.nextafter(65520.0, np.inf)]])
+    tiles = [rng.standard_normal(4096) * 300, (rng.standard_normal((64, 48)) * 2e4)]
+    for e in edge:
+        for sign in (1.0, -1.0):
+            t = rng.standard_normal(1000) * 100
+            t[rng.integers(0, 1000)] = sign * e
+            tiles.append(t)
+            tiles.append(np.full(3, sign * e))
+    for t in tiles:
+        x = t.astype(src)
+        got = float_to(x, "f16", sat=sat)
+        want = codes_to_storage(encode_float64(x.astype(np.float64).reshape(-1), FORMATS["f16"], "even", sat),
+                                FORMATS["f16"]).reshape(x.shape)
+        assert np.array_equal(np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16))
