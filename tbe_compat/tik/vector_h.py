@@ -342,6 +342,7 @@ class HVectorAPI:
                      _rt(P.min_(P.binop("sub", full, MAX_REPEAT), MAX_REPEAT)), reps)
         elif groups > 2:
             with self.for_range(1, _rt(ceil_div(full, MAX_REPEAT))) as g:
+                g.ir.hidden = True          # not the user's loop: errors name no index of it (HIDDEN_LOOP_VARS)
                 first = P.binop("mul", P.cast(g.ir, P.I64), MAX_REPEAT)
                 emit([_add(b, P.binop("mul", first, par)) for b in base], par,
                      _rt(P.min_(P.binop("sub", full, first), MAX_REPEAT)), reps)

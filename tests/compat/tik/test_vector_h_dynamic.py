@@ -314,3 +314,24 @@ def test_groups_past_a_run_time_length_do_not_run():
     finally:
         memory.ExecContext.begin_op = orig
     assert counts == [2, 2, 3, 4]                   # group 0 and the tail, + group 1, + group 2
+
+
+def test_error_past_the_tensor_in_a_later_group_names_only_the_users_loops():
+    """RUNTIME_GROUPS_GUARDED + HIDDEN_LOOP_VARS: a run-time length past the tensor that fails in the facade's
+    loop over groups 2.. of 255 repeats gives the message the unrolled groups gave -- the core and the
+    user's loop index, no index of a loop the user never wrote (was ``[at core=0, i=0, i'=2]``)."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info(CHIP)
+    cap = 255 * 128 * 2 + 512                       # f16: 3 groups of 255 repeats -> a for_range over 1..2
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (n,), name="t", scope=tik.scope_ubuf, max_mem_size=cap * 2)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    with ti.for_range(0, 2):
+        ti.h_add(t, t, 1.0)
+    ti.data_move(x, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="groups_err", inputs=[x, n], outputs=[x])
+    xs = np.zeros(cap, np.float16)
+    with raises_tik(OutOfBounds, match=r"h_add.*needs elements \[65280, 97920\).*\[at core=0, i=0\] Fix"):
+        ti.tikdb.start_debug({"x": xs, "n": 2 * cap}, interactive=False)
