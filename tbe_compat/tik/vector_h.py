@@ -346,6 +346,13 @@ class HVectorAPI:
                 first = P.binop("mul", P.cast(g.ir, P.I64), MAX_REPEAT)
                 emit([_add(b, P.binop("mul", first, par)) for b in base], par,
                      _rt(P.min_(P.binop("sub", full, first), MAX_REPEAT)), reps)
+        if groups <= 2 and bound // par >= groups * MAX_REPEAT:
+            # tensors holding exactly `groups` full groups: a length needing more still runs the next group (past
+            # the tensors), so it is refused there as in the for_range above -- not cut after `groups` and accepted
+            # (otherwise the last group above reaches past the tensors for such a length and is refused)
+            with self.if_scope(Expr(P.cmp("gt", full, groups * MAX_REPEAT))):
+                emit([_add(b, groups * MAX_REPEAT * par) for b in base], par,
+                     _rt(P.min_(P.binop("sub", full, groups * MAX_REPEAT), MAX_REPEAT)), reps)
         has_tail = P.cmp("gt", tail, 0)
         emit([_add(b, _mul(full, par)) for b in base], _rt(P.max_(tail, 1)), _rt(P.select(has_tail, 1, 0)), reps)
 

@@ -3,6 +3,7 @@ declared with Scalar shapes): for every length -- 0, 1, around PAR and around 25
 kernel gives what the same call on the static length gives (built separately, bit for bit), what
 numpy gives, and leaves everything past ``n`` alone; the errors that remain name the call."""
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, UnsupportedOp
@@ -335,3 +336,27 @@ def test_error_past_the_tensor_in_a_later_group_names_only_the_users_loops():
     xs = np.zeros(cap, np.float16)
     with raises_tik(OutOfBounds, match=r"h_add.*needs elements \[65280, 97920\).*\[at core=0, i=0\] Fix"):
         ti.tikdb.start_debug({"x": xs, "n": 2 * cap}, interactive=False)
+
+
+@pytest.mark.parametrize("cap,length", [(255 * 128, 256 * 128), (510 * 128, 511 * 128), (510 * 128, 600 * 128),
+                                        (510 * 128, 511 * 128 + 5)])
+def test_length_past_a_tensor_of_exactly_one_or_two_groups_is_refused(cap, length):
+    """RUNTIME_GROUPS_GUARDED: a tensor holding exactly 1 or 2 groups of 255 repeats and a run-time length
+    needing more is refused at the call, naming the first repeat past the tensor -- it was cut after the groups
+    the tensor holds and accepted (with no tail: no op ran past the tensor)."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info(CHIP)
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (cap,), name="t", scope=tik.scope_ubuf)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    ti.h_add(t[0:n], t[0:n], 1.0)
+    ti.data_move(x, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="exact_groups", inputs=[x, n], outputs=[x])
+    xs = np.zeros(cap, np.float16)
+    got = ti.tikdb.start_debug({"x": xs.copy(), "n": cap}, interactive=False)[0]
+    assert (got == 1).all()                         # the whole tensor: every group runs
+    end = cap + min(length // 128 * 128 - cap, 255 * 128)
+    with raises_tik(OutOfBounds, match=rf"h_add.*needs elements \[{cap}, {end}\) but the tensor has only {cap}"):
+        ti.tikdb.start_debug({"x": xs.copy(), "n": length}, interactive=False)
