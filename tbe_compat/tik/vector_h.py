@@ -933,9 +933,16 @@ class HVectorAPI:
                     tail_part([_add(b, full * par) for b in base], tail)
                 return
             full, tail = idiv(L, par), irem(L, par)
-            for g in range(max(1, -(-(bound // par) // MASK_GROUP))):
+            groups = max(1, -(-(bound // par) // MASK_GROUP))
+            for g in range(groups):
                 k = P.max_(P.min_(P.binop("sub", full, g * MASK_GROUP), MASK_GROUP), 0)
                 full_part([_add(b, g * MASK_GROUP * par) for b in base], _rt(k))
+            if bound // par >= groups * MASK_GROUP:
+                # views holding exactly `groups` full groups: a length needing more runs the next group (past the
+                # views) and is refused there, not cut after `groups` and accepted (as `_h_row`)
+                with self.if_scope(Expr(P.cmp("gt", full, groups * MASK_GROUP))):
+                    full_part([_add(b, groups * MASK_GROUP * par) for b in base],
+                              _rt(P.min_(P.binop("sub", full, groups * MASK_GROUP), MASK_GROUP)))
             with self.if_scope(_rt(tail) > 0):
                 tail_part([_add(b, _mul(full, par)) for b in base], _rt(tail))
         self._h_for_rows(lay, row)

@@ -360,3 +360,27 @@ def test_length_past_a_tensor_of_exactly_one_or_two_groups_is_refused(cap, lengt
     end = cap + min(length // 128 * 128 - cap, 255 * 128)
     with raises_tik(OutOfBounds, match=rf"h_add.*needs elements \[{cap}, {end}\) but the tensor has only {cap}"):
         ti.tikdb.start_debug({"x": xs.copy(), "n": length}, interactive=False)
+
+
+def test_h_cmpv_length_past_views_of_exactly_whole_mask_groups_is_refused():
+    """The mask path (groups of MASK_GROUP repeats) the same way: a 32256-element f16 view (one full group of
+    252 repeats) and a run-time length of 32384 is refused at the call (it was cut after the group and accepted)."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info(CHIP)
+    cap = 252 * 128
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (cap,), name="y", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (cap,), name="t", scope=tik.scope_ubuf)
+    m = ti.Tensor("bool", (cap,), name="m", scope=tik.scope_ubuf)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    ti.h_cmpv(m[0:n], t[0:n], 0.0, "GE")
+    ti.h_sel(t[0:n], t[0:n], 5.0, m[0:n])
+    ti.data_move(y, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="mask_groups", inputs=[x, n], outputs=[y])
+    xs = (np.arange(cap) % 7 - 3).astype(np.float16)
+    got = ti.tikdb.start_debug({"x": xs, "n": cap}, interactive=False)[0]
+    np.testing.assert_array_equal(got, np.where(xs >= 0, xs, np.float16(5)))
+    with raises_tik(OutOfBounds, match=rf"h_cmpv.*needs elements \[{cap}, {cap + 128}\) but the tensor has only {cap}"):
+        ti.tikdb.start_debug({"x": xs, "n": cap + 128}, interactive=False)
