@@ -1009,6 +1009,12 @@ def _float_widens(src, dst) -> bool:
 #: facade checks a fed InputScalar against): checked before the launch allocates a core per block.
 MAX_LAUNCH_BLOCKS = 65535
 
+#: Run-time errors name the core and the loop indices of the loops the user wrote (``[at core=1, i=3]``);
+#: a loop variable marked ``LoopVar.hidden`` -- one a front end made for its own lowering, e.g. the TIK
+#: facade's loop over the groups of 255 repeats of a run-time-length h_* row (RUNTIME_GROUPS_GUARDED) --
+#: is left out, so the message is the one the same op gives outside such a loop.
+HIDDEN_LOOP_VARS = True
+
 #: how many generated kernel sources `_compiled` keeps the byte code of (oldest dropped first): a
 #: kernel traced again (a benchmark or tuning loop, a test rebuilding the same kernel) generates the
 #: same source, and Python's ``compile`` of it is about a third of `Program.compile`
@@ -1429,6 +1435,8 @@ class Executable:
             stmt = stmt.get(f_locals.get("__op"))
         context = {"core": core}
         for var in loops:
+            if HIDDEN_LOOP_VARS and getattr(var, "hidden", False):
+                continue
             py = next((k for k, v in self._py_names.items() if v is var), None)
             if py is not None and py in f_locals:
                 key = var.name or "i"

@@ -242,14 +242,16 @@ class Reg(ScalarExpr):
 
 
 class LoopVar(ScalarExpr):
-    """The induction variable of a `For`."""
+    """The induction variable of a `For`. ``hidden``: a loop a front end made for its own lowering (not one
+    the user wrote); run-time errors leave it out of their ``[at core=.., i=..]`` context (`HIDDEN_LOOP_VARS`)."""
 
-    __slots__ = ("id",)
+    __slots__ = ("id", "hidden")
 
     def __init__(self, t, name: str = "i"):
         self.type = scalar_type(t)
         self.name = name
         self.id = next(_ids)
+        self.hidden = False
 
     def __repr__(self):
         return f"%{self.name}"

@@ -342,9 +342,17 @@ class HVectorAPI:
                      _rt(P.min_(P.binop("sub", full, MAX_REPEAT), MAX_REPEAT)), reps)
         elif groups > 2:
             with self.for_range(1, _rt(ceil_div(full, MAX_REPEAT))) as g:
+                g.ir.hidden = True          # not the user's loop: errors name no index of it (HIDDEN_LOOP_VARS)
                 first = P.binop("mul", P.cast(g.ir, P.I64), MAX_REPEAT)
                 emit([_add(b, P.binop("mul", first, par)) for b in base], par,
                      _rt(P.min_(P.binop("sub", full, first), MAX_REPEAT)), reps)
+        if groups <= 2 and bound // par >= groups * MAX_REPEAT:
+            # tensors holding exactly `groups` full groups: a length needing more still runs the next group (past
+            # the tensors), so it is refused there as in the for_range above -- not cut after `groups` and accepted
+            # (otherwise the last group above reaches past the tensors for such a length and is refused)
+            with self.if_scope(Expr(P.cmp("gt", full, groups * MAX_REPEAT))):
+                emit([_add(b, groups * MAX_REPEAT * par) for b in base], par,
+                     _rt(P.min_(P.binop("sub", full, groups * MAX_REPEAT), MAX_REPEAT)), reps)
         has_tail = P.cmp("gt", tail, 0)
         emit([_add(b, _mul(full, par)) for b in base], _rt(P.max_(tail, 1)), _rt(P.select(has_tail, 1, 0)), reps)
 
@@ -925,9 +933,16 @@ class HVectorAPI:
                     tail_part([_add(b, full * par) for b in base], tail)
                 return
             full, tail = idiv(L, par), irem(L, par)
-            for g in range(max(1, -(-(bound // par) // MASK_GROUP))):
+            groups = max(1, -(-(bound // par) // MASK_GROUP))
+            for g in range(groups):
                 k = P.max_(P.min_(P.binop("sub", full, g * MASK_GROUP), MASK_GROUP), 0)
                 full_part([_add(b, g * MASK_GROUP * par) for b in base], _rt(k))
+            if bound // par >= groups * MASK_GROUP:
+                # views holding exactly `groups` full groups: a length needing more runs the next group (past the
+                # views) and is refused there, not cut after `groups` and accepted (as `_h_row`)
+                with self.if_scope(Expr(P.cmp("gt", full, groups * MASK_GROUP))):
+                    full_part([_add(b, groups * MASK_GROUP * par) for b in base],
+                              _rt(P.min_(P.binop("sub", full, groups * MASK_GROUP), MASK_GROUP)))
             with self.if_scope(_rt(tail) > 0):
                 tail_part([_add(b, _mul(full, par)) for b in base], _rt(tail))
         self._h_for_rows(lay, row)

@@ -3,6 +3,7 @@ declared with Scalar shapes): for every length -- 0, 1, around PAR and around 25
 kernel gives what the same call on the static length gives (built separately, bit for bit), what
 numpy gives, and leaves everything past ``n`` alone; the errors that remain name the call."""
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, UnsupportedOp
@@ -314,3 +315,72 @@ def test_groups_past_a_run_time_length_do_not_run():
     finally:
         memory.ExecContext.begin_op = orig
     assert counts == [2, 2, 3, 4]                   # group 0 and the tail, + group 1, + group 2
+
+
+def test_error_past_the_tensor_in_a_later_group_names_only_the_users_loops():
+    """RUNTIME_GROUPS_GUARDED + HIDDEN_LOOP_VARS: a run-time length past the tensor that fails in the facade's
+    loop over groups 2.. of 255 repeats gives the message the unrolled groups gave -- the core and the
+    user's loop index, no index of a loop the user never wrote (was ``[at core=0, i=0, i'=2]``)."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info(CHIP)
+    cap = 255 * 128 * 2 + 512                       # f16: 3 groups of 255 repeats -> a for_range over 1..2
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (n,), name="t", scope=tik.scope_ubuf, max_mem_size=cap * 2)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    with ti.for_range(0, 2):
+        ti.h_add(t, t, 1.0)
+    ti.data_move(x, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="groups_err", inputs=[x, n], outputs=[x])
+    xs = np.zeros(cap, np.float16)
+    with raises_tik(OutOfBounds, match=r"h_add.*needs elements \[65280, 97920\).*\[at core=0, i=0\] Fix"):
+        ti.tikdb.start_debug({"x": xs, "n": 2 * cap}, interactive=False)
+
+
+@pytest.mark.parametrize("cap,length", [(255 * 128, 256 * 128), (510 * 128, 511 * 128), (510 * 128, 600 * 128),
+                                        (510 * 128, 511 * 128 + 5)])
+def test_length_past_a_tensor_of_exactly_one_or_two_groups_is_refused(cap, length):
+    """RUNTIME_GROUPS_GUARDED: a tensor holding exactly 1 or 2 groups of 255 repeats and a run-time length
+    needing more is refused at the call, naming the first repeat past the tensor -- it was cut after the groups
+    the tensor holds and accepted (with no tail: no op ran past the tensor)."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info(CHIP)
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (cap,), name="t", scope=tik.scope_ubuf)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    ti.h_add(t[0:n], t[0:n], 1.0)
+    ti.data_move(x, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="exact_groups", inputs=[x, n], outputs=[x])
+    xs = np.zeros(cap, np.float16)
+    got = ti.tikdb.start_debug({"x": xs.copy(), "n": cap}, interactive=False)[0]
+    assert (got == 1).all()                         # the whole tensor: every group runs
+    end = cap + min(length // 128 * 128 - cap, 255 * 128)
+    with raises_tik(OutOfBounds, match=rf"h_add.*needs elements \[{cap}, {end}\) but the tensor has only {cap}"):
+        ti.tikdb.start_debug({"x": xs.copy(), "n": length}, interactive=False)
+
+
+def test_h_cmpv_length_past_views_of_exactly_whole_mask_groups_is_refused():
+    """The mask path (groups of MASK_GROUP repeats) the same way: a 32256-element f16 view (one full group of
+    252 repeats) and a run-time length of 32384 is refused at the call (it was cut after the group and accepted)."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info(CHIP)
+    cap = 252 * 128
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (cap,), name="y", scope=tik.scope_gm)
+    t = ti.Tensor("float16", (cap,), name="t", scope=tik.scope_ubuf)
+    m = ti.Tensor("bool", (cap,), name="m", scope=tik.scope_ubuf)
+    ti.data_move(t, x, 0, 1, cap * 2 // 32, 0, 0)
+    ti.h_cmpv(m[0:n], t[0:n], 0.0, "GE")
+    ti.h_sel(t[0:n], t[0:n], 5.0, m[0:n])
+    ti.data_move(y, t, 0, 1, cap * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="mask_groups", inputs=[x, n], outputs=[y])
+    xs = (np.arange(cap) % 7 - 3).astype(np.float16)
+    got = ti.tikdb.start_debug({"x": xs, "n": cap}, interactive=False)[0]
+    np.testing.assert_array_equal(got, np.where(xs >= 0, xs, np.float16(5)))
+    with raises_tik(OutOfBounds, match=rf"h_cmpv.*needs elements \[{cap}, {cap + 128}\) but the tensor has only {cap}"):
+        ti.tikdb.start_debug({"x": xs, "n": cap + 128}, interactive=False)
