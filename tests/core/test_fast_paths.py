@@ -12,6 +12,7 @@ import pytest
 
 from pto_core import Machine, MachineOptions, dtype, layout, pto
 from pto_core.ops.cube import f16_to_f32
+from pto_core.errors import IllegalOperand
 from pto_core.program import cast
 
 RNG = np.random.default_rng(2024)
@@ -1691,8 +1692,7 @@ def _dup_dtype(k, g, a, b, c):
 
 @pytest.mark.parametrize("body,machine", [(_dup_clean, None), (_dup_later_mask, None), (_dup_later_repeat, None),
                                           (_dup_out_of_bounds, None), (_dup_misaligned, None), (_dup_uninit, None),
-                                          (_dup_scalar_range, None), (_dup_constant_scalar_range, None),
-                                          (_dup_dtype, None),
+                                          (_dup_scalar_range, None), (_dup_dtype, None),
                                           (_dup_clean, lambda: Machine("Ascend910B1")),
                                           (_dup_out_of_bounds, lambda: Machine("Ascend910B1")),
                                           (_dup_dtype, lambda: Machine("Ascend910A"))])
@@ -1723,8 +1723,16 @@ def test_bound_vector_dup_equals_the_general_path(monkeypatch, body, machine):
         assert fast[0] is None or fast[0][2] is not None
     else:
         assert fast[0] is not None and fast[0][2] is not None     # refused at the user's line
-        if body not in (_dup_constant_scalar_range, _dup_dtype):
+        if body is not _dup_dtype:
             assert "i=" in fast[0][1]                 # at the failing pass
+
+
+def test_vector_dup_constant_scalar_out_of_range_is_refused_when_recorded():
+    """A constant scalar that does not fit the destination dtype is refused where the op is written (the
+    record-time verify), before any compile or run, naming the op's line."""
+    with pytest.raises(IllegalOperand, match="scalar 40000 does not fit s16") as e:
+        _vec_program(_dup_constant_scalar_range)
+    assert "test_fast_paths.py" in str(e.value) and "at core" not in str(e.value)
 
 
 def test_vector_dup_plan_key_tells_a_bool_repeat_from_1():
