@@ -16,6 +16,7 @@ another chip are re-run. ``start_debug`` runs on the frozen chip.
 """
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
 import warnings
@@ -1003,6 +1004,20 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             err = cls(message, op=f"tik.{name}", where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
                       hint=hint)
             raise err
+        if not name.startswith("_"):
+            # not a TIK API at all (a typo, or a name from another DSL): the same AttributeError subclass,
+            # naming the user's line and the closest TIK names
+            from .errors import tik_error_class
+            from pto_core.errors import Provenance
+            w = user_frame()
+            names = {n for n in dir(type(self)) if not n.startswith("_")} | set(known_tik_apis())
+            close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+            hint = (f"did you mean {', '.join('tik_instance.' + c for c in close)}?" if close else
+                    "check the spelling against the TIK API reference (tik_api.md); supported calls and what "
+                    "is not modelled: migration_guide/tik_vector.md, tik_cube.md, tik_core.md")
+            cls = tik_error_class(_MissingApi, exit_on_error=False)
+            raise cls(f"'Tik' object has no attribute {name!r}: tik.{name} is not a TIK API", op=f"tik.{name}",
+                      where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"), hint=hint)
         raise AttributeError(f"'Tik' object has no attribute {name!r}")
 
     def __repr__(self):

@@ -339,6 +339,20 @@ def test_missing_api_families_raise_a_clear_attribute_error():
         ti.not_a_tik_api
 
 
+def test_a_name_that_is_no_tik_api_names_the_users_line_and_the_closest_apis():
+    """A typo (or a name from another DSL) is an AttributeError that is also a simulator error naming the
+    call's line and the closest TIK names; ``hasattr`` stays False and private names stay plain."""
+    ti = tik.Tik()
+    assert not hasattr(ti, "vec_addd") and getattr(ti, "vec_addd", 7) == 7
+    with pytest.raises(UnsupportedOp, match=r"tik.vec_addd is not a TIK API.*did you mean tik_instance.vec_add") \
+            as info:
+        ti.vec_addd(128, None, None, None, 1, 8, 8, 8)
+    assert isinstance(info.value, AttributeError) and info.value.where.file == __file__
+    with pytest.raises(AttributeError) as plain:
+        ti._no_such_private_name
+    assert not isinstance(plain.value, UnsupportedOp)
+
+
 def test_apis_the_public_sources_do_not_pin_down_raise_unsupported_with_the_reason():
     ti = tik.Tik()
     l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
