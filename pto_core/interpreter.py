@@ -1011,8 +1011,9 @@ MAX_LAUNCH_BLOCKS = 65535
 
 #: Run-time errors name the core and the loop indices of the loops the user wrote (``[at core=1, i=3]``);
 #: a loop variable marked ``LoopVar.hidden`` -- one a front end made for its own lowering, e.g. the TIK
-#: facade's loop over the groups of 255 repeats of a run-time-length h_* row (RUNTIME_GROUPS_GUARDED) --
-#: is left out, so the message is the one the same op gives outside such a loop.
+#: facade's loop over the groups of 255 repeats of a run-time-length h_* row (RUNTIME_GROUPS_GUARDED), its
+#: loop over an h_* op's run-time rows, a run-time reduction's column folds and vec_expm1_high_preci's
+#: per-repeat select -- is left out, so the message is the one the same op gives outside such a loop.
 HIDDEN_LOOP_VARS = True
 
 #: how many generated kernel sources `_compiled` keeps the byte code of (oldest dropped first): a

@@ -203,6 +203,7 @@ class Expm1API(VectorBase):
         # select one repeat at a time with that repeat's 128 bits in CMPMASK
         sel_step = 0 if srs == 0 else 8
         with self.for_range(0, repeat) as r:
+            r.ir.hidden = True              # not the user's loop: errors name no index of it (HIDDEN_LOOP_VARS)
             i = r.ir
             cm = self.mov_tensor_to_cmpmask(and_t[imul(i, sel_step):])
             step = srs * _F16_BLOCK

@@ -230,6 +230,7 @@ class HVectorAPI:
                 body([_row_offset(idx, st) for st in lay.outer_strides])
             return
         with self.for_range(0, _rt(lay.nrows)) as r:
+            r.ir.hidden = True              # not the user's loop: errors name no index of it (HIDDEN_LOOP_VARS)
             rem, idx = P.cast(r.ir, P.INDEX), []
             for d in reversed(dims):
                 idx.append(P.binop("rem", rem, P.cast(P.as_expr(d, P.INDEX), P.INDEX)))
@@ -625,6 +626,7 @@ class HVectorAPI:
         with self.if_scope(Expr(P.cmp("gt", L, par))):
             self._data_copy(scratch, row, par)
             with self.for_range(1, _rt(ceil_div(L, par))) as c:
+                c.ir.hidden = True          # not the user's loop (HIDDEN_LOOP_VARS)
                 start = P.binop("mul", P.cast(c.ir, P.I64), par)
                 self._h_fold(fold, scratch, self._h_view(row, start), _rt(P.min_(P.binop("sub", L, start), par)))
             final(scratch, par)

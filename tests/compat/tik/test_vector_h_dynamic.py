@@ -384,3 +384,30 @@ def test_h_cmpv_length_past_views_of_exactly_whole_mask_groups_is_refused():
     np.testing.assert_array_equal(got, np.where(xs >= 0, xs, np.float16(5)))
     with raises_tik(OutOfBounds, match=rf"h_cmpv.*needs elements \[{cap}, {cap + 128}\) but the tensor has only {cap}"):
         ti.tikdb.start_debug({"x": xs, "n": cap + 128}, interactive=False)
+
+
+def test_the_facades_own_loops_are_hidden_from_error_context():
+    """HIDDEN_LOOP_VARS: loops the facade writes for its own lowering (an h_* op's run-time rows, a run-time
+    reduction's column folds, groups 2.. of 255 repeats) are marked hidden, so an error inside one names only
+    the core and the user's loops; the user's for_range stays visible."""
+    from pto_core.program import For, walk_stmts
+    set_current_compile_soc_info(CHIP)
+    ti = tik.Tik()
+    r = ti.InputScalar("int32", name="r")
+    n = ti.InputScalar("int32", name="n")
+    cap = 255 * 128 * 3
+    x = ti.Tensor("float16", (cap,), name="x", scope=tik.scope_gm)
+    rows = ti.Tensor("float16", (r, 128), name="rows", scope=tik.scope_ubuf, max_mem_size=4 * 128 * 2)
+    flat = ti.Tensor("float16", (n,), name="flat", scope=tik.scope_ubuf, max_mem_size=cap * 2)
+    acc = ti.Tensor("float16", (16,), name="acc", scope=tik.scope_ubuf)
+    total = ti.Scalar("float16", name="total")
+    with ti.for_range(0, 2):
+        ti.h_add(rows[:, 0:64], rows[:, 0:64], 1.0)     # run-time rows (a strided view)
+        ti.h_add(flat, flat, 1.0)                   # run-time length over 2+ groups
+        ti.h_reduce_sum(total, flat, axis=0)        # run-time column folds
+    acc[0].set_as(total)
+    ti.data_move(x, acc, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="hidden_loops", inputs=[x, r, n], outputs=[x])
+    loops = [s for s in walk_stmts(ti.program.body) if isinstance(s, For)]
+    visible = [s for s in loops if not s.var.hidden]
+    assert len(loops) >= 4 and len(visible) == 1    # the user's for_range only
