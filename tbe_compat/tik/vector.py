@@ -426,8 +426,14 @@ UNMODELLED = {
              "..., saturate or wrap) and its signed <-> unsigned widenings are not documented",
              "convert through vconv / vec_conv codes the chip has (s322f16, s162f16, ...), or keep values in the "
              "target range first (vmaxs / vmins) and convert through float16"),
-    "vbi": ("bilinear interpolation's float16 multiply / accumulate rounding order, the first iteration's "
-            "accumulator and the unit of src0_offset are not documented",
+    "vbi": ("bilinear interpolation's float16 rounding order and first-iteration accumulator are not documented "
+            "for the instruction: CANN's text (Ascend C BilinearInterpolation) only says each iteration's "
+            "products are 'accumulated by data block with the previous dst result', TIK's debugger runs vbi in "
+            "a binary chip model (no formula), and the one executable reference, Ascend C's 910B (dav_c220) "
+            "emulation (f16 vmul, then f16 vadd in horizontal order starting from the first product, dst not "
+            "read), is not the 310P instruction (dav_m200 calls the vbi intrinsic). Known: src0_offset holds "
+            "int32 byte offsets from src0's start (8 per iteration), dst_blk_stride is in 32 B blocks, "
+            "vertical_repeat_offset in elements (>= 128), repeat_mode 0/1 = 1 or 8 src1 values per iteration",
             "express the interpolation with vmul / vmla / vadd, whose numerics are modelled"),
 }
 
