@@ -406,12 +406,16 @@ def to_f16(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64) or x.size < _F16_MIN_SIZE:
         return x.astype(np.float16)
-    flat_x = x.reshape(-1)
-    sample = np.abs(flat_x[::_F16_SAMPLE])
+    if x.flags.c_contiguous:
+        sample = x.reshape(-1)[::_F16_SAMPLE]
+    elif x.ndim and x.shape[-1] % _F16_SAMPLE == 0:
+        sample = x[..., ::_F16_SAMPLE]   # the same values as every 16th of the C-order ravel, no copy
+    else:
+        sample = x.reshape(-1)[::_F16_SAMPLE]
+    sample = np.abs(sample)
     if np.count_nonzero((sample < 2.0 ** -14) & (sample > 0)) * 64 < sample.size:
-        return x.astype(np.float16)      # (almost) no f16-subnormal results: the cast is as fast
-    if not x.flags.c_contiguous:
-        flat_x = np.ascontiguousarray(x).reshape(-1)
+        return x.astype(np.float16, order="C")   # (almost) no f16-subnormal results: the cast is as fast
+    flat_x = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat_x.size, np.float16)
     for i in range(0, flat_x.size, _F16_BLOCK):
         out[i:i + _F16_BLOCK] = _to_f16_bits(flat_x[i:i + _F16_BLOCK])
@@ -553,7 +557,12 @@ def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
                              hint="use one of even, away, floor, ceil, zero, odd")
     mode = rounding_name(rounding)
     satm = sat_name(sat)
-    arr, shape = flat(x)
+    nd = np.asarray(x)
+    if mode == "even" and fmt.name in _RNE_CASTS and nd.ndim >= 1 and (nd.dtype == np.float32 or (
+            nd.dtype == np.float64 and fmt.name in _RNE_CASTS_FROM_F64)):
+        # in the source's shape: a strided view (a fixpipe slab of the Nz tile) is cast without a copy
+        return np.ascontiguousarray(_rne_by_cast(nd, fmt, satm))
+    arr, shape = flat(nd)
     if mode == "even" and fmt.name in _RNE_CASTS and (arr.dtype == np.float32 or (
             arr.dtype == np.float64 and fmt.name in _RNE_CASTS_FROM_F64)):
         return _rne_by_cast(arr, fmt, satm).reshape(shape)

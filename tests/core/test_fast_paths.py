@@ -2357,3 +2357,57 @@ def test_f16_cast_precheck_equals_the_general_encoder(sat, src):
         want = codes_to_storage(encode_float64(x.astype(np.float64).reshape(-1), FORMATS["f16"], "even", sat),
                                 FORMATS["f16"]).reshape(x.shape)
         assert np.array_equal(np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16))
+
+
+# ============================================================================ float_to on strided views (no flat copy)
+
+
+def _float_tiles_with_specials(rng, shape, src):
+    """Random tiles of ``shape``: normal, f16-subnormal-heavy, overflow, and inf/NaN/boundary codes."""
+    n = int(np.prod(shape))
+    normal = rng.standard_normal(n) * 300
+    tiny = rng.standard_normal(n) * 2.0 ** -16            # most results f16 subnormal: the bit path
+    edge = np.array([65504.0, 65519.99609375, 65520.0, 7e4, 1e39, np.inf, -np.inf, np.nan, -np.nan, 6e-8, 0.0, -0.0])
+    spiked = normal.copy()
+    spiked[rng.integers(0, n, 40)] = rng.choice(edge, 40)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return [t.reshape(shape).astype(src) for t in (normal, tiny, spiked, tiny + spiked * (rng.random(n) < .1))]
+
+
+@pytest.mark.parametrize("sat", ["nosat", "sat", "preserve_nan"])
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+@pytest.mark.parametrize("dst", ["f16", "bf16", "f32"])
+def test_float_to_on_strided_views_equals_the_contiguous_copy(sat, src, dst):
+    """`float_to` casts n-d strided views in place of a flat copy (fixpipe slabs of the Nz tile, transposes,
+    last axes not a multiple of 16): the same codes as on the C-contiguous copy and as the exact encoder."""
+    from pto_core.numerics.floats import FORMATS, codes_to_storage, encode_float64, float_to
+    rng = np.random.default_rng(186)
+    fmt = FORMATS[dst]
+    utype = {16: np.uint16, 32: np.uint32}[fmt.storage.itemsize * 8]
+    for tile in _float_tiles_with_specials(rng, (8, 512, 16), src):
+        for view in (tile[:, 100:400, :], tile.transpose(1, 0, 2), tile[:, :, 3:13], tile[::2, ::3], tile[1]):
+            assert not view.flags.c_contiguous or view.ndim == 2
+            got = float_to(view, dst, sat=sat)
+            ref = float_to(np.ascontiguousarray(view), dst, sat=sat)
+            want = codes_to_storage(encode_float64(view.astype(np.float64).reshape(-1), fmt, "even", sat),
+                                    fmt).reshape(view.shape)
+            assert got.shape == view.shape and got.flags.c_contiguous
+            assert np.array_equal(got.view(utype), ref.view(utype))
+            if dst != "f32":           # f32 destinations: inf/NaN kept by encode_float, not by float_to itself
+                assert np.array_equal(got.view(utype), np.asarray(want).view(utype))
+
+
+@pytest.mark.parametrize("sat", ["nosat", "sat"])
+def test_quant_convert_of_an_nz_tile_in_slabs_equals_one_pass(sat):
+    """`quant.convert` splits a large Nz tile into strided slabs along axis 1 (cast without a copy): the
+    same f16 codes as the exact encoder on the whole tile, specials and subnormal results included."""
+    from pto_core import dtype as dt
+    from pto_core.numerics import quant as Q
+    from pto_core.numerics.floats import FORMATS, codes_to_storage, encode_float64
+    rng = np.random.default_rng(7)
+    for tile in _float_tiles_with_specials(rng, (16, 256, 16), np.float32):
+        assert -(-tile.size // Q.BLOCK_ELEMENTS) > 1
+        got = Q.convert(Q.QUANT_MODES["f32_f16"], tile, Q.QuantArgs(dst=dt("f16"), sat=sat), axis=1)
+        want = codes_to_storage(encode_float64(tile.astype(np.float64).reshape(-1), FORMATS["f16"], "even", sat),
+                                FORMATS["f16"]).reshape(tile.shape)
+        assert got.flags.c_contiguous and np.array_equal(got.view(np.uint16), want.view(np.uint16))
