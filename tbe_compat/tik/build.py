@@ -13,7 +13,8 @@ Signature (what ``tikdb.start_debug`` feeds and returns):
 GM arguments get the TIK names (feed keys); internal tensors keep unique internal
 names. Output GM tensors start with the recognisable GM pattern, except
 ``is_atomic_add=True`` ones, which start at zero (the framework clears atomic outputs
-before launch; multi-core reductions rely on it).
+before launch; multi-core reductions rely on it), or at their one ``init_value`` when they
+have one (`ATOMIC_INIT_VALUE_OUTPUTS`).
 """
 from __future__ import annotations
 
@@ -31,6 +32,16 @@ from .tensor import SPACE_TIK_NAMES, Tensor
 #: digit"; the name becomes the C kernel function ``<name>__kernel0``). ASCII only: TIK's own check is the
 #: regex ``^[0-9A-Za-z_]+$``, so dots and non-ASCII letters are rejected as well.
 _KERNEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: Named choice ATOMIC_INIT_VALUE_OUTPUTS: a GM tensor declared ``is_atomic_add=True`` with one immediate
+#: ``init_value=v`` (`INIT_VALUE_SCALAR_FILL`) may be listed in BuildCCE's outputs; it then starts as ``v`` in every
+#: element at launch (instead of the zero of other atomic outputs) and is returned like any output. CANN's dynamic
+#: ``roi_pooling_with_arg_max`` lists such an argmax output (``init_value=-1``); the framework's atomic clean of
+#: an output is a memset to one value before the op runs (Ascend C InitValue + SetNeedAtomic pages,
+#: atlasascendc_api_07_0972). Still refused (tik_api.md §3.2: init_value tensors are internal): any init_value
+#: tensor in inputs, and in outputs a list-form init_value or one without is_atomic_add.
+#: migration_guide/tik_core.md (init_value row).
+ATOMIC_INIT_VALUE_OUTPUTS = True
 
 #: BuildCCE argument count limit (CANN 8.1; inputs + flowtable + outputs + workspace + global tensors).
 MAX_ARGS = 192
@@ -139,9 +150,18 @@ def _check_gm(tik, x, what: str) -> None:
     if st.is_workspace:
         raise tik._error(f"{what} (tensor {x.name!r}) is a workspace (is_workspace=True); workspaces are internal",
                          operand=what, value=x.name, hint="drop it from inputs/outputs")
-    if st.init_value is not None:
+    if st.init_value is not None and not (what.startswith("outputs") and _atomic_init_output(st)):
+        hint = "drop it from inputs/outputs"
+        if what.startswith("outputs"):
+            hint += ("; an output that must start at one value is declared is_atomic_add=True with one immediate "
+                     "init_value=v (ATOMIC_INIT_VALUE_OUTPUTS)")
         raise tik._error(f"{what} (tensor {x.name!r}) has init_value; such tensors are internal", operand=what,
-                         value=x.name, hint="drop it from inputs/outputs")
+                         value=x.name, hint=hint)
+
+
+def _atomic_init_output(st) -> bool:
+    """`ATOMIC_INIT_VALUE_OUTPUTS`: ``st`` (with an init_value) may be a BuildCCE output."""
+    return ATOMIC_INIT_VALUE_OUTPUTS and st.is_atomic_add and st.init_value.size == 1
 
 
 def _check_names(tik, feed: list, outs: list) -> None:
@@ -200,7 +220,7 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
             a.io = "out"
         else:
             a.io = "workspace"
-        a.fill = "zero" if st.is_atomic_add and a.io in ("out", "workspace") else None
+        a.fill = "zero" if st.is_atomic_add and a.io in ("out", "workspace") and st.init_value is None else None
         a.init = None
         if st.init_value is not None:
             a.init = tuple(float(v) if st.dtype.kind == "f" else int(v) for v in st.init_value.tolist())

@@ -115,6 +115,15 @@ UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 #: value of a Tensor", still refuses a multi-element view.) An empty view (``t[4:4]``, known size 0) has no first
 #: element and is refused (its offset is outside it). migration_guide/tik_core.md (set_as rows).
 SET_AS_TENSOR_FIRST_ELEMENT = True
+#: Named choice INIT_VALUE_SCALAR_FILL: ``Tensor(..., scope_gm, init_value=v)`` with one immediate ``v`` (not a
+#: list) makes every element of the GM tensor start as ``v`` (for a runtime-sized ``(MAX_INT32,)`` tensor: every
+#: element of the buffer given at launch). The TIK Tensor page documents init_value as a list of immediates, one per
+#: element (that form is unchanged: a list must have one value per element); CANN ships the one-value form: the dynamic
+#: ``roi_pooling_with_arg_max`` declares its argmax output ``Tensor("int32", [MAX_INT32], scope_gm,
+#: is_atomic_add=True, init_value=-1)`` and lists it in BuildCCE's outputs, so the framework's atomic clean
+#: (Ascend C InitValue/SetNeedAtomic pages: the output's GM is memset to the value before the op runs) fills it.
+#: The value must be a finite number that fits an integer dtype exactly. migration_guide/tik_core.md (init_value row).
+INIT_VALUE_SCALAR_FILL = True
 BLOCK_BYTES = 32
 #: Named choice DYNAMIC_TENSOR_OPEN_ENDED: an on-chip tensor with a run-time shape and no ``max_mem_size`` (the
 #: reference page atlastikapi_07_0007 allows omitting it; where TIK then places it is not documented) reserves the
@@ -263,7 +272,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if space != "gm":
             for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
                               ("init_value", init_value)):
-                if val not in (False, None):
+                if (val is not None) if flag == "init_value" else val not in (False, None):  # init_value=0 too
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
         storage = Storage(space, scope, name, dt, dims, self._where)
@@ -355,7 +364,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._gm_tensors.append(st)
 
     def _init_values(self, st: Storage, count, init_value) -> np.ndarray:
-        """``init_value`` of a GM tensor as a flat float64 array (TIK: a list of immediates, one per element)."""
+        """``init_value`` of a GM tensor as a flat array (TIK: a list of immediates, one per element; one
+        immediate fills every element, `INIT_VALUE_SCALAR_FILL`: a 1-element array, broadcast at launch)."""
+        if INIT_VALUE_SCALAR_FILL and not isinstance(init_value, (list, tuple, np.ndarray)):
+            return self._init_fill_value(st, init_value)
         try:
             vals = np.asarray(init_value, dtype=object).reshape(-1)
         except (TypeError, ValueError):
@@ -377,6 +389,26 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"init_value of the {st.dtype.tik_name} tensor {st.name!r} holds a NaN or infinity",
                               operand="init_value", hint="integer tensors take finite integer values")
         return np.asarray(vals.tolist(), dtype=np.float64 if st.dtype.kind == "f" else object)
+
+    def _init_fill_value(self, st: Storage, v) -> np.ndarray:
+        """One immediate ``init_value`` (`INIT_VALUE_SCALAR_FILL`), checked against the tensor's dtype."""
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            what = "a TIK Scalar/Expr (known only while the kernel runs)" if isinstance(v, Expr) else \
+                f"{type(v).__name__} {v!r:.60}"
+            raise self._error(f"init_value of GM tensor {st.name!r} must be a number or a list of numbers, got {what}",
+                              operand="init_value", value=repr(v)[:40],
+                              hint="pass one immediate (every element starts as it) or a list with one number per "
+                                   "element")
+        if st.dtype.kind == "f":
+            return np.asarray([float(v)], dtype=np.float64)
+        fv = float(v)
+        info = np.iinfo(np.dtype(st.dtype.storage)) if np.dtype(st.dtype.storage).kind in "iu" else None
+        if not np.isfinite(fv) or fv != int(fv) or (info is not None and not info.min <= int(v) <= info.max):
+            lim = f"[{info.min}, {info.max}]" if info is not None else "an integer"
+            raise self._error(f"init_value {v!r} does not fit the {st.dtype.tik_name} tensor {st.name!r}",
+                              operand="init_value", value=repr(v)[:40], limit=lim,
+                              hint=f"pass an integer in {lim}")
+        return np.asarray([int(v)], dtype=object)
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or

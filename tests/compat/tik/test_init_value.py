@@ -1,0 +1,114 @@
+"""GM ``init_value``: the list form (one value per element, internal tensors), the one-immediate form
+(INIT_VALUE_SCALAR_FILL: every element starts as it, also for runtime-sized tensors) and atomic outputs
+that start at their init_value (ATOMIC_INIT_VALUE_OUTPUTS, CANN's dynamic roi_pooling_with_arg_max)."""
+import numpy as np
+
+from pto_core.errors import IllegalOperand
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+MAX_INT32 = 2 ** 31 - 1
+
+
+def _copy_through(ti, src, dst, n):
+    ub = ti.Tensor(src.dtype, (n,), name="ub", scope=tik.scope_ubuf)
+    per = 32 // np.dtype(src.dtype).itemsize
+    ti.data_move(ub, src, 0, 1, n // per, 0, 0)
+    ti.data_move(dst, ub, 0, 1, n // per, 0, 0)
+
+
+def test_scalar_init_value_fills_an_internal_static_tensor():
+    ti = tik.Tik()
+    table = ti.Tensor("int32", (16,), name="table", scope=tik.scope_gm, init_value=-7)
+    half = ti.Tensor("float16", (16,), name="half", scope=tik.scope_gm, init_value=0.1)
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("float16", (16,), name="z", scope=tik.scope_gm)
+    _copy_through(ti, table, y, 16)
+    ub = ti.Tensor("float16", (16,), name="ub16", scope=tik.scope_ubuf)
+    ti.data_move(ub, half, 0, 1, 1, 0, 0)
+    ti.data_move(z, ub, 0, 1, 1, 0, 0)
+    build(ti, "fill", [], [y, z])
+    out_y, out_z = run(ti)
+    assert out_y.tolist() == [-7] * 16
+    assert out_z.view(np.uint16).tolist() == [np.float16(0.1).view(np.uint16)] * 16   # RNE to the dtype
+
+
+def test_list_init_value_is_unchanged():
+    ti = tik.Tik()
+    table = ti.Tensor("int32", (8,), name="table", scope=tik.scope_gm, init_value=list(range(3, 11)))
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    _copy_through(ti, table, y, 8)
+    build(ti, "lst", [], [y])
+    assert run(ti)[0].tolist() == list(range(3, 11))
+    with raises_tik(IllegalOperand, match="init_value has 1 values; tensor 'w' has 8 elements"):
+        ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, init_value=[1])
+
+
+def test_atomic_init_value_output_static_size_is_filled_and_returned():
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm, is_atomic_add=True, init_value=-1)
+    _copy_through(ti, x, y, 8)                    # writes the first 8; the rest keep -1
+    build(ti, "st", [x], [y])
+    out = run(ti, {"x": np.arange(8, dtype=np.int32)})[0]
+    assert out.tolist() == list(range(8)) + [-1] * 8
+
+
+def test_atomic_init_value_output_runtime_size_is_filled_at_launch():
+    """The CANN idiom: (MAX_INT32,) atomic output with init_value=-1, listed in outputs."""
+    ti = tik.Tik()
+    x = ti.Tensor("int32", [MAX_INT32], name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", [MAX_INT32], name="y", scope=tik.scope_gm, is_atomic_add=True, init_value=-1)
+    _copy_through(ti, x, y, 8)
+    build(ti, "dyn", [x], [y])
+    out = run(ti, {"x": np.arange(8, dtype=np.int32), "y": 24})[0]
+    assert out.tolist() == list(range(8)) + [-1] * 16
+
+
+def test_atomic_adds_from_two_cores_accumulate_onto_the_init_value():
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (2, 8), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True, init_value=0.5)
+    with ti.for_range(0, 2, block_num=2) as b:
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[b * 8], 0, 1, 1, 0, 0)
+        ti.set_atomic_add(1)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        ti.set_atomic_add(0)
+    build(ti, "acc", [x], [y])
+    feed = np.arange(16, dtype=np.float32).reshape(2, 8) / 4
+    out = run(ti, {"x": feed})[0]
+    assert out.view(np.uint32).tolist() == (np.float32(0.5) + feed[0] + feed[1]).view(np.uint32).tolist()
+
+
+def test_illegal_init_value_forms_are_refused_at_the_line():
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match="init_value 300 does not fit the int8 tensor 'a'"):
+        ti.Tensor("int8", (32,), name="a", scope=tik.scope_gm, init_value=300)
+    with raises_tik(IllegalOperand, match="init_value 1.5 does not fit the int32 tensor 'a'"):
+        ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=1.5)
+    with raises_tik(IllegalOperand, match="init_value nan does not fit"):
+        ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=float("nan"))
+    with raises_tik(IllegalOperand, match="must be a number or a list of numbers, got a TIK Scalar"):
+        ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=ti.Scalar("int32", init_value=1))
+    with raises_tik(IllegalOperand, match="must be a number or a list of numbers, got bool"):
+        ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=True)
+    with raises_tik(IllegalOperand, match="init_value applies to GM tensors only"):
+        ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf, init_value=0)
+
+
+def test_init_value_tensors_stay_out_of_inputs_and_non_atomic_or_list_ones_out_of_outputs():
+    ti = tik.Tik()
+    a = ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, is_atomic_add=True, init_value=-1)
+    b = ti.Tensor("int32", (8,), name="b", scope=tik.scope_gm, init_value=-1)
+    c = ti.Tensor("int32", (8,), name="c", scope=tik.scope_gm, is_atomic_add=True, init_value=list(range(8)))
+    with raises_tik(IllegalOperand, match=r"inputs\[0\] \(tensor 'a'\) has init_value; such tensors are internal"):
+        ti.BuildCCE(kernel_name="k", inputs=[a], outputs=[])
+    with raises_tik(IllegalOperand, match=r"outputs\[0\] \(tensor 'b'\) has init_value.*is_atomic_add=True with one "
+                                          r"immediate"):
+        ti.BuildCCE(kernel_name="k", inputs=[], outputs=[b])
+    with raises_tik(IllegalOperand, match=r"outputs\[0\] \(tensor 'c'\) has init_value"):
+        ti.BuildCCE(kernel_name="k", inputs=[], outputs=[c])
