@@ -1012,6 +1012,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def __getattr__(self, name):
         """A TIK API this simulator has no family for yet raises a clear error (an AttributeError, so
         ``hasattr(tik_instance, "vec_add")`` stays False)."""
+        found = next((c.__dict__[name] for c in type(self).__mro__ if name in c.__dict__), _ABSENT)
+        if found is not _ABSENT and hasattr(found, "__get__"):
+            # a class attribute (a property of the Tik or of a subclass) whose getter raised AttributeError:
+            # Python then calls __getattr__ and drops that error. Run the getter again so its own error
+            # (the attribute it could not read) reaches the user instead of "not a TIK API".
+            return found.__get__(self, type(self))
         if not name.startswith("_") and name in known_tik_apis():
             from .errors import tik_error_class
             from pto_core.errors import Provenance
@@ -1055,6 +1061,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def __repr__(self):
         name = self.build.kernel_name if self.build else "(not built)"
         return f"<tik.Tik kernel {name} on {self._builder.program.target.name}>"
+
+
+#: `Tik.__getattr__`'s "no such class attribute" marker (a name's value may be None)
+_ABSENT = object()
 
 
 class _MissingApi(UnsupportedOp, AttributeError):

@@ -353,6 +353,24 @@ def test_a_name_that_is_no_tik_api_names_the_users_line_and_the_closest_apis():
     assert not isinstance(plain.value, UnsupportedOp)
 
 
+def test_a_property_whose_getter_raises_attribute_error_keeps_its_own_error():
+    """Python drops a property's AttributeError and calls ``__getattr__``: the error must still name the
+    attribute the getter could not read, not call the property "not a TIK API" (nor suggest itself)."""
+    class MyTik(tik.Tik):
+        @property
+        def my_prop(self):
+            return self.inner_missing_name
+
+    ti = MyTik()
+    with pytest.raises(AttributeError, match="inner_missing_name") as info:
+        ti.my_prop
+    assert "my_prop" not in str(info.value)
+    assert not hasattr(ti, "my_prop") and getattr(ti, "my_prop", 5) == 5
+    bare = tik.Tik.__new__(tik.Tik)                  # no __init__: `program` cannot read its builder
+    with pytest.raises(AttributeError, match="_builder"):
+        bare.program
+
+
 def test_apis_the_public_sources_do_not_pin_down_raise_unsupported_with_the_reason():
     ti = tik.Tik()
     l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
