@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import random
+import struct
 import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -90,32 +91,81 @@ _ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
 _PLAIN = frozenset({int, bool, str, type(None)})
 
 
+#: Compiled ``pto.load_scalar`` / ``pto.store_scalar`` read and write the element's bytes with ``struct``
+#: (``unpack_from`` / ``pack_into`` on the buffer, no numpy slice and view per element) for the dtypes in
+#: `_STRUCT_FORMATS`. Loads give the same Python value as the numpy path (the formats decode the stored bits
+#: exactly; a NaN still takes the bit path). A store whose value is not a plain ``int`` (integer dtypes) or
+#: ``float`` (f32, f16), or that ``struct`` refuses (out of range, overflow to inf, a read-only or
+#: non-contiguous buffer), takes the numpy path, so results, errors and warnings stay those of numpy
+#: (``struct``'s f32 / f16 packing rounds to nearest-even like numpy's cast). False: always the numpy path.
+SCALAR_STRUCT = True
+_STRUCT_FORMATS = {"f32": "<f", "f16": "<e", "s8": "<b", "u8": "<B", "s16": "<h", "u16": "<H", "s32": "<i",
+                   "u32": "<I", "s64": "<q", "u64": "<Q", "bool": "<?"}
+_STRUCT_ERRORS = (struct.error, OverflowError, TypeError, ValueError, BufferError)
+
+
+def _struct_of(dt):
+    """The ``struct.Struct`` of ``dt``'s element bytes (`SCALAR_STRUCT`), or None: the numpy path."""
+    fmt = _STRUCT_FORMATS.get(dt.name) if SCALAR_STRUCT else None
+    if fmt is None or struct.calcsize(fmt) != dt.nbytes(1) or np.dtype(dt.storage).itemsize != dt.nbytes(1):
+        return None
+    return struct.Struct(fmt)
+
+
 def _make_load(space, dt, where):
     nb, sto = dt.nbytes(1), dt.storage
     conv = {"f": float, "b": bool}.get(dt.kind, int)
     nan_exact = dt.kind == "f" and dt.name in ("f32", "f16", "bf16")
     ust = np.dtype(f"u{nb}")
+    st = _struct_of(dt)
 
-    def load_scalar(ctx, addr):
-        ctx.begin_op("pto.load_scalar", "S", where)
-        buf, off = ctx._locate_at(space, 0, addr, nb, "src")      # ctx.read(Ptr(space, dt, addr), nb), inlined
-        ctx._on_read(buf, off, off + nb, "src")
+    def element(buf, off):
         v = buf.data[off:off + nb].view(sto)[0]
         if nan_exact and v != v:                                    # NAN_BITS_KEPT (scalars.py): sign and payload
             return S.bits_float(int(buf.data[off:off + nb].view(ust)[0]), dt)
         return conv(v)
-    return load_scalar
+
+    if st is None:
+        def load_scalar(ctx, addr):
+            ctx.begin_op("pto.load_scalar", "S", where)
+            buf, off = ctx._locate_at(space, 0, addr, nb, "src")      # ctx.read(Ptr(space, dt, addr), nb), inlined
+            ctx._on_read(buf, off, off + nb, "src")
+            return element(buf, off)
+        return load_scalar
+    unpack = st.unpack_from
+
+    def load_scalar_struct(ctx, addr):
+        ctx.begin_op("pto.load_scalar", "S", where)
+        buf, off = ctx._locate_at(space, 0, addr, nb, "src")          # ctx.read(Ptr(space, dt, addr), nb), inlined
+        ctx._on_read(buf, off, off + nb, "src")
+        try:
+            v, = unpack(buf.data, off)
+        except _STRUCT_ERRORS:
+            return element(buf, off)
+        if v != v:                                                    # a NaN: its bits (NAN_BITS_KEPT)
+            return element(buf, off)
+        return v
+    return load_scalar_struct
 
 
 def _make_store(space, dt, where):
     nb, sto = dt.nbytes(1), dt.storage
     nan_exact = dt.kind == "f" and dt.name in ("f32", "f16", "bf16")
     ust = np.dtype(f"u{nb}")
+    st = _struct_of(dt) if dt.kind in "su" or dt.name in ("f32", "f16") else None
+    pack = st.pack_into if st is not None else None
+    plain = int if dt.kind in "su" else float
 
     def store_scalar(ctx, addr, value):
         ctx.begin_op("pto.store_scalar", "S", where)
         buf, off = ctx._locate_at(space, 0, addr, nb, "dst")      # ctx.write(Ptr(space, dt, addr), nb), inlined
         ctx._on_write(buf, off, off + nb, "dst")
+        if value.__class__ is plain and pack is not None and value == value:
+            try:
+                pack(buf.data, off, value)
+                return
+            except _STRUCT_ERRORS:
+                pass                                                # the numpy path decides (SCALAR_STRUCT)
         if value.__class__ is S.UndefinedInt:
             # INT_DIV_BY_ZERO_UNDEFINED: the element now holds an undefined value -- its bytes count as
             # unwritten, so a later read of them is an uninitialised read (reported as such)

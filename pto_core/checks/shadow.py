@@ -78,7 +78,10 @@ class BlockMap:
             return
         starts = self.starts
         if starts is None:
-            self.arr[b0:b1] = v
+            if b1 - b0 == 1:                        # one block (a scalar-unit access): item set, no slice
+                self.arr[b0] = v
+            else:
+                self.arr[b0:b1] = v
             return
         vals = self.vals
         i = bisect_right(starts, b0) - 1            # run holding b0

@@ -2411,3 +2411,105 @@ def test_quant_convert_of_an_nz_tile_in_slabs_equals_one_pass(sat):
         want = codes_to_storage(encode_float64(tile.astype(np.float64).reshape(-1), FORMATS["f16"], "even", sat),
                                 FORMATS["f16"]).reshape(tile.shape)
         assert got.flags.c_contiguous and np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+# ------------------------------------------------- scalar-unit element copies (interpreter.SCALAR_STRUCT)
+
+
+def _rev_program(dt, variant):
+    """``y[j] = x[n - 1 - j]`` through UB with a run-time ``n`` (32, read from GM): MTE2 brings x in, the scalar
+    unit copies element by element with a run-time bounds check per store, MTE3 takes y out. ``variant`` breaks
+    one thing: ``uninit`` (the loads read UB bytes nothing wrote), ``oob`` (the second store leaves UB),
+    ``check`` (the bounds check fails on the second pass), ``no_flag_in`` / ``no_flag_out`` (a missing
+    MTE2 -> S / S -> MTE3 edge)."""
+    from kernel_helpers import handoff
+    from pto_core.program import program
+    nb = dtype(dt).nbytes(32)
+    with program("rev", target="A2A3") as k:
+        t = k.gm_arg("tiling", "s32", (8,), io="workspace", init=32)
+        x = k.gm_arg("x", dt, (32,), io="in")
+        y = k.gm_arg("y", dt, (32,), io="out", init=0)
+        u, v = k.ptr("ub", dt, 0), k.ptr("ub", dt, 1024)
+        n = k.load(t, 0)
+        pto.mte_gm_ub(x, u, 0, nb, nburst=(1, 0, 0))
+        if variant != "no_flag_in":
+            handoff("MTE2", "S")
+        with k.for_(0, n, dtype="s32") as j:
+            pto.assert_in_bounds(j, j + 1 + (31 * j if variant == "check" else 0), 32, what="dst of the copy")
+            k.store(v, j * (300000 if variant == "oob" else 1), k.load(u, n - 1 - j + (32 if variant == "uninit"
+                                                                                          else 0)))
+        if variant != "no_flag_out":
+            handoff("S", "MTE3")
+        pto.mte_ub_gm(v, y, nb, nburst=(1, 0, 0))
+    return k.program
+
+
+def _rev_input(dt):
+    return np.tile(_rev_values(dt), 4)
+
+
+def _rev_values(dt):
+    if dt == "f32":
+        bits = np.array([0x7FC00001, 0xFFA00000, 0x7F800000, 0x80000000, 0x3F800001, 0x00000001, 0xC0490FDB,
+                         0x7F7FFFFF], np.uint32)
+        return bits.view(np.float32)
+    if dt == "f16":
+        return np.array([0x7E01, 0xFD00, 0x7C00, 0x8000, 0x3C01, 0x0001, 0xC248, 0x7BFF], np.uint16).view(np.float16)
+    return np.array([-128, 127, -1, 0, 1, 2, 100, -100] if dt == "s8" else [-2**31, 2**31 - 1, -1, 0, 1, 2, 7, 9],
+                    dtype(dt).storage)
+
+
+@pytest.mark.parametrize("dt", ["f32", "f16", "s8", "s32", "bf16"])
+@pytest.mark.parametrize("variant", ["clean", "uninit", "oob", "check", "no_flag_in", "no_flag_out"])
+def test_scalar_copy_fast_paths_equal_the_general_path(monkeypatch, dt, variant):
+    """Compiled load_scalar / store_scalar through ``struct`` (`interpreter.SCALAR_STRUCT`): the same output bits (NaN payloads, -0, inf,
+    subnormals, integer extremes), reports and first error (class, text, where: the user's line and pass) as
+    the general path, for uninitialised reads, run-time out-of-bounds stores, failing checks and missing
+    MTE2 -> S / S -> MTE3 edges."""
+    from pto_core import interpreter
+    x = _rev_input(dt) if dt != "bf16" else _rev_input("f16").view(np.uint16).view(dtype("bf16").storage)
+
+    def run(on):
+        monkeypatch.setattr(interpreter, "SCALAR_STRUCT", on)
+        exe = _rev_program(dt, variant).compile()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = exe.run({"x": x.copy()}, options=MachineOptions(uninitialized="raise"))
+            err = None
+        except Exception as e:                        # noqa: BLE001 - compared between the two paths
+            out, err = None, (type(e).__name__, str(e), e.where)
+        monkeypatch.undo()
+        return err, list(exe.reports), None if out is None else out["y"].tobytes()
+
+    fast, slow = run(True), run(False)
+    assert fast == slow
+    if variant == "clean":
+        assert fast[0] is None and fast[2] == x[::-1].tobytes()
+    else:
+        assert fast[0] is not None and fast[0][2] is not None, fast
+        want = {"uninit": "UninitializedRead", "oob": "OutOfBounds", "check": "OutOfBounds",
+                "no_flag_in": "HazardError", "no_flag_out": "HazardError"}[variant]
+        assert fast[0][0] == want, fast
+        if variant in ("oob", "check"):
+            assert "i=1]" in fast[0][1], fast[0][1]     # at the failing (second) pass
+
+
+def test_scalar_store_struct_rounds_and_refuses_like_numpy():
+    """`SCALAR_STRUCT` stores: ``struct``'s f32 / f16 packing of Python floats gives numpy's bits (nearest-even,
+    midpoints and one ulp either side, subnormals); values it refuses (overflow) are left to numpy."""
+    import struct
+    h = np.arange(65536, dtype=np.uint16).view(np.float16)
+    h = np.sort(h[np.isfinite(h)].astype(np.float64))
+    mids = (h[1:] + h[:-1]) / 2
+    for vals, fmt, np_t in ((np.concatenate([h, mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf)]),
+                             "<e", np.float16),
+                            (np.random.default_rng(2).standard_normal(20000)
+                             * 10.0 ** np.random.default_rng(3).integers(-46, 39, 20000), "<f", np.float32)):
+        buf = bytearray(struct.calcsize(fmt))
+        for v in vals.tolist():
+            try:
+                struct.pack_into(fmt, buf, 0, v)
+            except OverflowError:
+                continue
+            assert bytes(buf) == np_t(v).tobytes(), (fmt, v)
