@@ -90,7 +90,8 @@ class Expr:
     # -- arithmetic
     def _bin(self, op, other, reflected=False):
         with _expr_errors(f"tik.Expr.__{op}__"):
-            o = int64_immediate_bits(ir_value(other, what=f"operand of {op!r}"), self.ir.type)
+            o = float_immediate_to_int(ir_value(other, what=f"operand of {op!r}"), self.ir.type, f"operand of {op!r}")
+            o = int64_immediate_bits(o, self.ir.type)
             _no_bf16_arith(op, self.ir, o)
             check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)
@@ -139,7 +140,8 @@ class Expr:
             return getattr(other, _MIRRORED[pred])(self)
         with _expr_errors(f"tik.Expr.__{pred}__"):
             other = _c_unsigned_compare_immediate(other, self.ir.type)
-            o = ir_value(other, what="operand of a comparison")
+            o = float_immediate_to_int(ir_value(other, what="operand of a comparison"), self.ir.type,
+                                       "operand of a comparison")
             _no_bf16_arith(pred, self.ir, o)
             check_immediate(o, self.ir.type, "operand of a comparison")
             return _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
@@ -325,6 +327,30 @@ def _c_unsigned_compare_immediate(v, t):
             and v >= -(1 << (t.bits - 1)):
         return v + (1 << t.bits)
     return v
+
+
+#: Named choice INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED (tik_core.md): a Python float combined with (or compared
+#: with) an integer TIK value takes that value's dtype, converted as C converts a double (toward zero):
+#: ``n / 16.0`` is ``n / 16`` and ``n < 2.5`` is ``n < 2``. TIK's own Expr operators wrap the other operand as
+#: ``Expr(other, self.dtype)``, i.e. ``tvm.const(16.0, "int32")`` (TIK ``tik_expr.py``, 2019), and shipped CANN
+#: code relies on it: the dynamic pad / strided_slice_grad kernels (``pad_not_align``) round up with
+#: ``BLOCK_SIZE / num_bit`` (16.0 under Python 3) and get 32-byte aligned UB offsets only this way. A NaN or
+#: infinity, or a value outside the dtype, is refused (no integer holds it). Was: float32 arithmetic.
+INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED = True
+
+
+def float_immediate_to_int(v, t, what: str):
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED: a Python float operand of an integer TIK value ``t`` as the int C's
+    conversion gives; anything else unchanged."""
+    if type(v) is not float or not INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED or not S.is_int(t) or S.is_bool(t):
+        return v
+    if not math.isfinite(v):
+        name = tik_dtype_name(t) if t.name != "index" else "int64"
+        raise IllegalOperand(f"{v} ({what}) has no {name} value: TIK converts a float immediate to the other "
+                             f"operand's integer dtype", value=v,
+                             hint="use a finite number, or convert the TIK value to a float dtype first "
+                                  "(.astype('float32'))")
+    return int(v)                                   # toward zero; check_immediate then checks the range
 
 
 def int64_immediate_bits(v, t):

@@ -301,3 +301,39 @@ def test_python_bools_are_int_arguments_as_in_tik():
     x = np.arange(256, dtype=np.float16) % 13 + 1
     out, = run(build(ti, "k", [g], [o]), {"g": x})
     np.testing.assert_array_equal(out, np.concatenate([x[:128] * 2, x[128:]]))
+
+
+def test_a_float_immediate_with_an_integer_tik_value_takes_its_dtype_toward_zero():
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED: TIK wraps the other operand as ``Expr(other, self.dtype)``, so a
+    float immediate combined with (or compared with) an int32 value is converted to int32 toward zero: CANN's
+    dynamic pad rounds up with ``(n / (BLOCK_SIZE / num_bit) + 1) * (BLOCK_SIZE / num_bit)`` (16.0 in Python 3)
+    and needs 32 for n = 17 (was float32 arithmetic: 33)."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    o = ti.Tensor("int32", (8,), name="o", scope=tik.scope_gm)
+    u = ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf)
+    s = ti.Scalar("int32", name="s")
+    rows = [(n / 16.0 + 1) * 16.0, n % 16.0, 2.5 * n, -7.9 + n, n * -1.5, n // 4.99]
+    for i, e in enumerate(rows):
+        s.set_as(e)
+        u[i].set_as(s)
+    s.set_as(0)
+    with ti.if_scope(n < 17.9):                  # n < 17
+        s.set_as(1)
+    u[6].set_as(s)
+    s.set_as(0)
+    with ti.if_scope(n == 17.5):                 # n == 17
+        s.set_as(1)
+    u[7].set_as(s)
+    ti.data_move(o, u, 0, 1, 1, 0, 0)
+    ti.BuildCCE("float_imm", [n], [o])
+    out, = ti.tikdb.start_debug({"n": np.int32(17)}, interactive=False)
+    np.testing.assert_array_equal(out, [32, 1, 34, 10, -17, 4, 0, 1])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 3e10])
+def test_a_float_immediate_no_integer_holds_is_refused_at_its_line(bad):
+    ti = tik.Tik()
+    s = ti.Scalar("int32", name="s", init_value=1)
+    with raises_tik(IllegalOperand, match="int32"):
+        s + bad
