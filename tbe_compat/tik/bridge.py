@@ -60,7 +60,7 @@ from pto_core.pipes import event_id, pipe_name
 
 from . import registry as _registry
 from .api import Operand, TikBase, tik_api
-from .errors import tik_error
+from .errors import convert, tik_error
 from .scalar import Expr
 
 #: Operand names of PTO ops that the op writes (every other pointer operand is read).
@@ -225,6 +225,17 @@ def route(call: _ops.OpCall):
     return _registry.tracing_kernel()
 
 
+def call_error(e, args: tuple, kwargs: dict):
+    """`pto_core.ops.registry` call-error hook: a ``pto.<op>`` call with a pointer of a TIK kernel whose
+    operands the registry refuses (operand count, clause names) fails as a TIK error of that kernel."""
+    ptrs = list(_pointers(list(args) + list(kwargs.values())))
+    for tik in list(_OWNERS):
+        if any(tik._bridged_tensor(p) is not None for p in ptrs):
+            return convert(e, api=e.op, where=e.where, exit_on_error=tik._exit_on_error)
+    return e
+
+
 _ops.add_router(route)
+_ops.add_call_error_hook(call_error)
 
 __all__ = ["BridgeAPI", "route", "WRITTEN_OPERANDS"]
