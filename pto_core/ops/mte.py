@@ -229,7 +229,16 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
            f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
            f"tensor's size (check burst lengths, counts and offsets against its shape)")
     machine.report("gm-overread", msg)
-    warnings.warn(msg, GmOverreadWarning, stacklevel=2)
+    if where is not None and where.file and where.line:
+        # attributed to the user's line (the op's provenance), not to this module: Python prints that
+        # location and its source line, as for every other warning of a user's kernel
+        warnings.warn_explicit(msg, GmOverreadWarning, where.file, where.line, registry=_OVERREAD_REGISTRY)
+    else:
+        warnings.warn(msg, GmOverreadWarning, stacklevel=2)
+
+
+#: `warnings.warn_explicit` registry of `_report_overread` (the "default" filter shows a message once)
+_OVERREAD_REGISTRY: dict = {}
 
 
 def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = None):

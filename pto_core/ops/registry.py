@@ -541,6 +541,20 @@ def add_router(route) -> None:
         _routers.append(route)
 
 
+#: Functions ``hook(error, args, kwargs) -> error`` asked, in order, when a ``pto.<op>`` call made outside
+#: a program builder has operands `make_call` refuses (arity, clause names, clause shapes): a facade
+#: whose kernel the call's pointers belong to returns the error as its own kind (the TIK facade: a TIK
+#: error, which prints as the message and the user's call stack, like every other error of a TIK script);
+#: any other call's error is returned unchanged.
+_call_error_hooks: list = []
+
+
+def add_call_error_hook(hook) -> None:
+    """Register a call-error hook (see `_call_error_hooks`); registering the same function twice is a no-op."""
+    if hook not in _call_error_hooks:
+        _call_error_hooks.append(hook)
+
+
 def execute_call(ctx, call: OpCall) -> None:
     """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
     spec = call.spec
@@ -575,7 +589,17 @@ def dispatch(name: str, args: tuple, kwargs: dict):
         spec = get_op(name)
     asm_name = "pto." + spec.name
     where = _call_site(2, asm_name)
-    call = make_call(spec, args, kwargs, where)
+    try:
+        call = make_call(spec, args, kwargs, where)
+    except PtoError as e:
+        if _recorders or not _call_error_hooks:
+            raise
+        err = e
+        for hook in _call_error_hooks:
+            err = hook(err, args, kwargs)
+        if err is e:
+            raise
+        raise err from None
     if _recorders:
         return _recorders[-1].record(call)
     if _routers:  # a facade may claim calls none of whose pointers is bound to a machine

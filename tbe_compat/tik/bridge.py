@@ -60,6 +60,7 @@ from pto_core.pipes import event_id, pipe_name
 
 from . import registry as _registry
 from .api import Operand, TikBase, tik_api
+from .errors import convert, tik_error
 from .scalar import Expr
 
 #: Operand names of PTO ops that the op writes (every other pointer operand is read).
@@ -198,19 +199,43 @@ def route(call: _ops.OpCall):
     ptrs = [p for v in call.operands for p in _pointers(v)]
     for v in call.clauses.values():
         ptrs += [x for x in P.clause_exprs(v) if isinstance(x, P.PtrExpr)]
-    owners = []
-    for tik in list(_OWNERS):
-        if any(tik._bridged_tensor(p) is not None for p in ptrs) and tik not in owners:
-            owners.append(tik)
+    kernels = list(_OWNERS)
+    owners, names = [], []              # in operand order (the WeakSet's order is arbitrary)
+    for p in ptrs:
+        for tik in kernels:
+            t = tik._bridged_tensor(p)
+            if t is None:
+                continue
+            if tik not in owners:
+                owners.append(tik)
+                names.append([])
+            if t.name not in names[owners.index(tik)]:
+                names[owners.index(tik)].append(t.name)
+    names = [" and ".join(repr(n) for n in ns) for ns in names]
     if len(owners) > 1:
-        raise IllegalOperand(f"{call.spec.asm_name}: operands point into tensors of {len(owners)} different TIK "
-                             f"kernels", op=call.spec.asm_name, where=call.where,
-                             hint="use pointers of one kernel's tensors")
+        # a user error of a TIK script: the facade's error class (SystemExit-flavoured like every other TIK
+        # error, so an uncaught one prints the message and the user's call stack, not our traceback)
+        raise tik_error(f"operands point into tensors of {len(owners)} different TIK kernels (tensor "
+                        + "; tensor ".join(f"{n} of kernel {i + 1}" for i, n in enumerate(names)) + ")",
+                        api=call.spec.asm_name, where=call.where, cls=IllegalOperand,
+                        hint="use pointers of one kernel's tensors (x.pto_ptr() of tensors declared on the "
+                             "tik.Tik() the op belongs to)", exit_on_error=owners[0]._exit_on_error)
     if owners:
         return owners[0]
     return _registry.tracing_kernel()
 
 
+def call_error(e, args: tuple, kwargs: dict):
+    """`pto_core.ops.registry` call-error hook: a ``pto.<op>`` call with a pointer of a TIK kernel whose
+    operands the registry refuses (operand count, clause names) fails as a TIK error of that kernel."""
+    ptrs = list(_pointers(list(args) + list(kwargs.values())))
+    for tik in list(_OWNERS):
+        if any(tik._bridged_tensor(p) is not None for p in ptrs):
+            return convert(e, api=e.op, where=e.where, exit_on_error=tik._exit_on_error)
+    return e
+
+
 _ops.add_router(route)
+_ops.add_call_error_hook(call_error)
 
 __all__ = ["BridgeAPI", "route", "WRITTEN_OPERANDS"]

@@ -683,3 +683,22 @@ def test_gm_read_past_the_padding_names_the_whole_read():
                                                r"region 'x' \(256 B; the host allocates 288 B\)"):
         exe.run({"x": np.zeros(64, np.float32)})
     assert [k for k, _ in exe.reports].count("gm-overread") == 1
+
+
+def test_gm_overread_warning_is_attributed_to_the_users_line():
+    """The GmOverreadWarning was issued at pto_core/ops/mte.py (Python printed our file and our source line
+    `_report_overread(ctx, region, off, n)` above the message); it belongs to the op's line in the user's file."""
+    import inspect
+    import warnings
+    from pto_core.program import program
+    with program("oob_tail_site", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))
+        k.gm_arg("y", "f32", (64,), io="out")
+        pto.mte_gm_ub(x + 48, k.ptr("ub", "f32", 0), 0, 128, nburst=(1, 0, 0))
+    line = inspect.currentframe().f_lineno - 1
+    exe = k.program.compile()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        exe.run({"x": np.zeros(64, np.float32)})
+    w = [w for w in got if issubclass(w.category, GmOverreadWarning)]
+    assert len(w) == 1 and w[0].filename == __file__ and w[0].lineno == line, (w[0].filename, w[0].lineno)

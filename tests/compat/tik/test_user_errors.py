@@ -252,3 +252,63 @@ def test_int_immediates_combined_with_tik_values_must_fit_their_dtype():
         ti.scalar_max(s, s, 2 ** 64)
     assert e.value.operand == "src1"
     assert (s.astype("int64") + 2 ** 40).dtype == "int64" and (s + (2 ** 31 - 1)).dtype == "int32"
+
+
+def test_pto_op_mixing_two_tik_kernels_is_a_tik_error_at_the_users_line():
+    """A pto.* op on tensors of two tik.Tik() instances raised a bare IllegalOperand from the router, so the
+    script died with a Python traceback through pto_core/ops/registry.py and tbe_compat/tik/bridge.py."""
+    from pto_core import pto
+    ti, x, y, a, f = _kernel()
+    other = tik.Tik()
+    b = other.Tensor("float16", (128,), name="b", scope=tik.scope_ubuf)
+
+    def mixed():
+        pto.mte_gm_ub(x.pto_ptr(), b.pto_ptr(), 0, 256, nburst=(1, 256, 256))
+
+    with raises_tik(IllegalOperand, match=r"2 different TIK kernels \(tensor 'x' of kernel 1; tensor 'b' of "
+                                          r"kernel 2\)") as e:
+        mixed()
+    _at_user_line(e.value, mixed, "pto.mte_gm_ub")
+    assert "TIK call stack" in e.value.code and "pto.mte_gm_ub(x.pto_ptr()" in e.value.code
+    a_ptr = a.pto_ptr()
+    pto.mte_gm_ub(x.pto_ptr(), a_ptr, 0, 256, nburst=(1, 256, 256))      # the kernel still traces
+    ti.data_move(y, a, 0, 1, 8, 0, 0)
+    build(ti, "mixed_ok", [x], [y])
+    assert (run(ti, {"x": np.ones(128, np.float16)})[0] == 1).all()
+
+
+def test_pto_op_with_wrong_operands_in_a_tik_kernel_is_a_tik_error():
+    """Operand-count and clause-name errors of a pto.* call on TIK tensors' pointers (found before the call is
+    routed to its kernel) were bare pto_core errors with a traceback into pto_core/ops/registry.py; other
+    operand errors of the same call were TIK errors."""
+    from pto_core import pto
+    from pto_core.errors import UnknownName
+    ti, x, y, a, f = _kernel()
+
+    def too_few():
+        pto.mte_gm_ub(x.pto_ptr(), a.pto_ptr(), 0)
+
+    def bad_clause():
+        pto.mte_gm_ub(x.pto_ptr(), a.pto_ptr(), 0, 256, nbursts=(1, 256, 256))
+
+    with raises_tik(IllegalOperand, match=r"takes 4 operands \(src, dst, l2_cache_ctl, len_burst\), got 3") as e:
+        too_few()
+    _at_user_line(e.value, too_few, "pto.mte_gm_ub")
+    assert "TIK call stack" in e.value.code
+    with raises_tik(UnknownName, match="unknown clause 'nbursts'") as e:
+        bad_clause()
+    _at_user_line(e.value, bad_clause, "pto.mte_gm_ub")
+    pto.mte_gm_ub(x.pto_ptr(), a.pto_ptr(), 0, 256, nburst=(1, 256, 256))
+    ti.data_move(y, a, 0, 1, 8, 0, 0)
+    build(ti, "mixed_ok", [x], [y])
+    assert (run(ti, {"x": np.ones(128, np.float16)})[0] == 1).all()
+
+
+def test_pure_pto_operand_errors_are_unchanged():
+    """The call-error hook leaves pto.* calls on a Machine's pointers alone (a plain pto_core error)."""
+    from pto_core import Machine, pto
+    m = Machine("A2A3")
+    g, u = m.gm_alloc((128,), "f16", name="g"), m.ptr("ub", "f16", 0)
+    with pytest.raises(IllegalOperand, match="takes 4 operands") as e:
+        pto.mte_gm_ub(g, u, 0)
+    assert not isinstance(e.value, SystemExit)
