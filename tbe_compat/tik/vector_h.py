@@ -177,11 +177,17 @@ class HVectorAPI:
                     raise self._error(f"{n} and {names[0]} tensor overlap error", operand=n,
                                       hint="use the same view (in place) or separate tensors")
 
-    def _h_same_shape(self, got, want, name: str, ref: str, what: str = "tensor should be the same shape") -> None:
-        """``got`` == ``want`` (dims): static dims now, a run-time dim not provably equal when the op runs."""
+    def _h_same_shape(self, got, want, name: str, ref: str, what: str = "tensor should be the same shape",
+                      ref_shape=None) -> None:
+        """``got`` == ``want`` (dims): static dims now, a run-time dim not provably equal when the op runs.
+        ``ref_shape``: ``ref``'s own shape when ``want`` is derived from it (a reduction's dst), so the
+        message names both real shapes and the wanted one instead of calling ``want`` ``ref``'s shape."""
         if len(got) != len(want) or any(isinstance(x, int) and isinstance(y, int) and x != y
                                         for x, y in zip(got, want)):
-            raise self._error(f"{name} and {ref} {what}, got {_shape_str(got)} and {_shape_str(want)}",
+            shown = (f"got {_shape_str(got)} and {_shape_str(want)}" if ref_shape is None else
+                     f"{name} is {_shape_str(got)} and {ref} is {_shape_str(ref_shape)}, so {name} should be "
+                     f"{_shape_str(want)}")
+            raise self._error(f"{name} and {ref} {what}, {shown}",
                               operand=name, value=_shape_str(got), limit=_shape_str(want),
                               hint=f"use views of the shape {_shape_str(want)} (slice or reshape the operands to "
                                    f"match)")
@@ -568,7 +574,8 @@ class HVectorAPI:
                               hint="use tensors of one dtype (convert with h_cast first)")
         want = [n for i, n in enumerate(shape) if i not in axes]
         dshape, _ = self._h_static(dst, "dst")
-        self._h_same_shape(list(dshape), want, "dst", "src", "shapes: dst should be src without the reduced axes")
+        self._h_same_shape(list(dshape), want, "dst", "src", "shapes: dst should be src without the reduced axes",
+                           ref_shape=list(shape))
         if axes == tuple(range(nd - len(axes), nd)):
             self._h_reduce_rows(kind, fold, dst, src, len(axes))
         elif nd == 2 and axes == (0,):
@@ -793,7 +800,7 @@ class HVectorAPI:
             longest = L if not _dyn(L) else self._h_bound([src])
             if not whole:
                 self._h_same_shape(list(dst._shape), list(shape[:-1]), "dst", "src",
-                                   "shapes: dst should be src without the last axis")
+                                   "shapes: dst should be src without the last axis", ref_shape=list(shape))
         idx_t = "uint16" if src.dt.bits == 16 else "uint32"
         kind = "max" if largest else "min"
         with self.new_stmt_scope():

@@ -207,6 +207,9 @@ def _b(body, bufs=None, chip=None):
     (lambda ti, ub: ti.h_cast(ub["d"], ub["a"], "bankers"), IllegalOperand, "round_mode"),
     (lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["a"], 0), IllegalOperand, "dst should be Scalar"),
     (lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["a"], 3), IllegalOperand, "out of bounds"),
+    # the message names src's own shape, not the wanted dst shape as if it were src's (CANN roi_pooling_with_arg_max)
+    (lambda ti, ub: ti.h_reduce_max(ub["d"], ub["a"].reshape((8, 16)), 0), IllegalOperand,
+     r"dst is \[128\] and src is \[8, 16\], so dst should be \[16\]"),
     (lambda ti, ub: ti.h_cmpv(ub["d"], ub["a"], ub["b"], "LT"), IllegalOperand, "mask_tensor should be a bool"),
     (lambda ti, ub: ti.h_sin(ub["d"], ub["a"]), UnsupportedOp, "series"),
     (lambda ti, ub: ti.h_exp(ub["d"][0:128:2], ub["a"][0:128:2]), UnsupportedOp, "step"),
