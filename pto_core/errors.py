@@ -60,6 +60,20 @@ def at_site(where: Optional["Provenance"], op_name: str = "") -> str:
     return f" at {where.file}:{where.line}{call}"
 
 
+#: `warn_at`'s `warnings.warn_explicit` registry (the "default" filter shows a message once per site)
+_WARN_REGISTRY: dict = {}
+
+
+def warn_at(message: str, category: type, where: Optional["Provenance"], stacklevel: int = 2) -> None:
+    """Issue a warning about a user's kernel at ``where`` (its file:line, so Python prints the user's
+    line, not the simulator module that noticed the problem); without a provenance, at ``stacklevel``."""
+    import warnings
+    if where is not None and getattr(where, "file", None) and getattr(where, "line", None):
+        warnings.warn_explicit(message, category, where.file, where.line, registry=_WARN_REGISTRY)
+    else:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
 #: (file, line, call) -> Provenance: provenances are immutable, so call sites share one object each
 _SITES: dict = {}
 

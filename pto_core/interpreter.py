@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import random
 import struct
-import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -39,7 +38,7 @@ import numpy as np
 
 from . import scalars as S
 from .errors import (BarrierCountWarning, ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp,
-                     at_site)
+                     at_site, warn_at)
 from .memory import Machine, MachineOptions, Ptr, _forget_written
 from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
@@ -1055,6 +1054,12 @@ def _float_widens(src, dst) -> bool:
 # ============================================================================= executable
 
 
+def _first_site(sites):
+    """The first (by file and line) of a set of provenances, None values skipped: where a warning about
+    them is issued."""
+    return min((w for w in sites if w is not None), key=lambda w: (w.file, w.line), default=None)
+
+
 #: The most blocks one launch starts (TIK's ``block_num`` range [1, 65535]; the same bound the TIK
 #: facade checks a fed InputScalar against): checked before the launch allocates a core per block.
 MAX_LAUNCH_BLOCKS = 65535
@@ -1394,7 +1399,7 @@ class Executable:
                f"launch and the kernel hangs. Fix: make every core pass the same barriers (move block_barrier out "
                f"of if_scope / core-dependent loops)")
         self.machine.report("sync", msg)
-        warnings.warn(msg, BarrierCountWarning, stacklevel=2)
+        warn_at(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
 
     def _report_barrier_batches(self, waiting: list) -> None:
         """A ``("sync", ...)`` report and a `BarrierCountWarning` (once per run) when cores reach an all-core
@@ -1419,7 +1424,7 @@ class Executable:
                f"tbe_platform.get_soc_spec(\"CORE_NUM\")) and loop over the work inside each block, or pick "
                f"the chip the kernel is meant for (tik-run --soc)")
         self.machine.report("sync", msg)
-        warnings.warn(msg, BarrierCountWarning, stacklevel=2)
+        warn_at(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
 
     def _paused_site(self, g):
         """The provenance of the op a core's kernel generator is paused at (an all-core barrier), or None."""

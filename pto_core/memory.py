@@ -31,7 +31,7 @@ import numpy as np
 
 from .dtypes import DType, dtype as _dtype
 from .errors import (ConfigError, IllegalOperand, Misaligned, OutOfBounds, PtoError, Provenance,
-                     UninitializedRead)
+                     UninitializedRead, warn_at)
 from .targets import ChipProfile, ON_CHIP_SPACES, get_target, space_name
 
 # ----------------------------------------------------------------------------- options
@@ -900,8 +900,7 @@ class ExecContext:
                                     hint="load or initialise this data before reading it")
         self.machine.report("uninitialized", msg)
         if mode == "warn":
-            import warnings
-            warnings.warn(msg, RuntimeWarning, stacklevel=4)
+            warn_at(msg, RuntimeWarning, self.where, stacklevel=4)
 
     # -- accesses whose initialisation the op tracks itself
     def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src",

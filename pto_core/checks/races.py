@@ -59,13 +59,12 @@ no search.
 """
 from __future__ import annotations
 
-import warnings
 from bisect import bisect_left, bisect_right
 from typing import Optional
 
 import numpy as np
 
-from ..errors import GmRace, GmRaceWarning, at_site
+from ..errors import GmRace, GmRaceWarning, at_site, warn_at
 
 #: Most cores with their own bits; core ``c`` uses bit ``c % MAX_CORE_BITS`` of each mask.
 MAX_CORE_BITS = 64
@@ -516,7 +515,7 @@ class GmRaceTracker:
         text = str(err)
         self.machine.report("race", text)
         if mode == "warn":
-            warnings.warn(text, GmRaceWarning, stacklevel=4)
+            warn_at(text, GmRaceWarning, where, stacklevel=4)      # at the second access's line
 
 
 def _run_around(offs: np.ndarray, first: int) -> tuple:

@@ -47,6 +47,7 @@ def test_rounded_store_spilling_into_another_cores_row_is_reported():
     assert "GM race (write/write) on region 'y' bytes [40, 64) (f16 elements 20..31)" in msg
     assert msg.count("test_gm_races.py:") >= 2 and "tik.data_move" in msg
     assert (y[1, :12] == 2).all()               # sequential order: core 1 stored last -- one possible result
+    assert rec[0].filename == __file__          # issued at the kernel's line (Python prints it), not in pto_core
 
 
 def test_aligned_rows_are_no_race():
@@ -92,6 +93,7 @@ def test_block_barrier_some_cores_never_reach_is_reported(order):
     with pytest.warns(BarrierCountWarning, match="kernel hangs") as rec:
         (y,) = run(ti)
     assert len([w for w in rec if issubclass(w.category, BarrierCountWarning)]) == 1     # one per run
+    assert {w.filename for w in rec if issubclass(w.category, BarrierCountWarning)} == {__file__}   # the user's line
     sync = [msg for kind, msg in ti.tikdb.reports if kind == "sync"]
     assert len(sync) == 1
     assert "test_gm_races.py:" in sync[0] and "tik.block_barrier" in sync[0]
