@@ -337,3 +337,27 @@ def test_a_float_immediate_no_integer_holds_is_refused_at_its_line(bad):
     s = ti.Scalar("int32", name="s", init_value=1)
     with raises_tik(IllegalOperand, match="int32"):
         s + bad
+
+
+def test_an_integral_float_immediate_keeps_int32_arithmetic_exact_past_2_to_the_24():
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED with an integral float: CANN's dynamic inplace_index_add splits its
+    indices by ``max_ub_idx_num``, a Python float (its compile-info UB size is a float), as ``n // m``, ``n % m`` and
+    ``loop * m`` on int32 Scalars. TIK makes ``m`` an int32 constant, so the arithmetic is int32 and exact; float32
+    arithmetic (before) lost the low bits once n > 2**24 (20000001 % 57120.0 gave 8000)."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    o = ti.Tensor("int32", (8,), name="o", scope=tik.scope_gm)
+    u = ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf)
+    s = ti.Scalar("int32", name="s")
+    m = 57120.0
+    rows = [n // m, n % m, (n // m) * m, n + 1.0, n - 0.5, 3.0 * n - n * 3.0]
+    for i, e in enumerate(rows):
+        s.set_as(e)
+        u[i].set_as(s)
+    u[6].set_as(0)
+    u[7].set_as(0)
+    ti.data_move(o, u, 0, 1, 1, 0, 0)
+    ti.BuildCCE("float_imm_big", [n], [o])
+    N = 20000001
+    out, = ti.tikdb.start_debug({"n": np.int32(N)}, interactive=False)
+    np.testing.assert_array_equal(out, [N // 57120, N % 57120, N // 57120 * 57120, N + 1, N, 0, 0, 0])
