@@ -718,3 +718,19 @@ def test_zero_d_array_conditions_in_tik_all_any_negate_are_their_value():
     assert run(ti, {"n": 11})[0].tolist() == [7, 8, 9, 1, 3, 3, 3, 3]
     with pytest.raises(PtoError, match="ndarray"):
         tik.all(np.array([True, False]), n > 2)         # a 1-d array is no scalar condition
+
+
+def test_for_range_truncates_a_float_end_as_tik_does():
+    """FOR_RANGE_FLOAT_END_TRUNCATED: TIK's for_range does ``endt = int(endt)`` for a Python float
+    (``for_range(0, 5.7)`` runs 5 times); other integer arguments still refuse a fraction."""
+    def body(ti, ub):
+        acc = ti.Scalar("int32", name="acc", init_value=0)
+        with ti.for_range(0, 5.7):
+            acc.set_as(acc + 1)
+        ub[0].set_as(acc)
+        ub[1].set_as(0)
+    assert _counter_kernel(body).tolist()[:2] == [5, 0]
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match="begint must be an int"):
+        with ti.for_range(0.5, 4):
+            pass
