@@ -337,3 +337,16 @@ def test_a_float_immediate_no_integer_holds_is_refused_at_its_line(bad):
     s = ti.Scalar("int32", name="s", init_value=1)
     with raises_tik(IllegalOperand, match="int32"):
         s + bad
+
+
+@pytest.mark.parametrize("big", [2.0 ** 63, 1.8e19])
+def test_a_float_immediate_past_int64_is_refused_not_wrapped(big):
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED refuses a float no int64 holds; INT64_IMMEDIATE_BIT_PATTERN (2**64-1 ->
+    -1) is for int immediates only (was: ``n + 1.8e19`` silently ``n + -446744073709551616``)."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int64", name="n")
+    with raises_tik(IllegalOperand, match="does not fit int64"):
+        n + big
+    with raises_tik(IllegalOperand, match="does not fit int64"):
+        big * n
+    assert "-1:i64" in repr(n + (2 ** 64 - 1))          # the int bit pattern is unchanged
