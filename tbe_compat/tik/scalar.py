@@ -90,8 +90,10 @@ class Expr:
     # -- arithmetic
     def _bin(self, op, other, reflected=False):
         with _expr_errors(f"tik.Expr.__{op}__"):
-            o = float_immediate_to_int(ir_value(other, what=f"operand of {op!r}"), self.ir.type, f"operand of {op!r}")
-            o = int64_immediate_bits(o, self.ir.type)
+            o = ir_value(other, what=f"operand of {op!r}")
+            # INT64_IMMEDIATE_BIT_PATTERN is for int immediates only: a float past int64 is refused (below)
+            o = int64_immediate_bits(o, self.ir.type) if type(o) is not float else \
+                float_immediate_to_int(o, self.ir.type, f"operand of {op!r}")
             _no_bf16_arith(op, self.ir, o)
             check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)

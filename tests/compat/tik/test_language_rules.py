@@ -361,3 +361,14 @@ def test_an_integral_float_immediate_keeps_int32_arithmetic_exact_past_2_to_the_
     N = 20000001
     out, = ti.tikdb.start_debug({"n": np.int32(N)}, interactive=False)
     np.testing.assert_array_equal(out, [N // 57120, N % 57120, N // 57120 * 57120, N + 1, N, 0, 0, 0])
+@pytest.mark.parametrize("big", [2.0 ** 63, 1.8e19])
+def test_a_float_immediate_past_int64_is_refused_not_wrapped(big):
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED refuses a float no int64 holds; INT64_IMMEDIATE_BIT_PATTERN (2**64-1 ->
+    -1) is for int immediates only (was: ``n + 1.8e19`` silently ``n + -446744073709551616``)."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int64", name="n")
+    with raises_tik(IllegalOperand, match="does not fit int64"):
+        n + big
+    with raises_tik(IllegalOperand, match="does not fit int64"):
+        big * n
+    assert "-1:i64" in repr(n + (2 ** 64 - 1))          # the int bit pattern is unchanged
