@@ -1567,6 +1567,12 @@ def _init_data(a: GmArg):
                           value=vals.size, limit=a.count)
     if a.dtype.bits < 8:
         raise ConfigError(f"init= is not supported for packed type {a.dtype.name}", operand=a.name)
+    if a.dtype.is_float and vals.dtype.kind in "biuf":
+        # one round-to-nearest-even from the exact value (a bf16 cast through float32 would round twice, and
+        # numpy warns on overflow where the conversion is simply inf), as a float Scalar's init_value rounds
+        from .numerics.floats import float_to
+        coded = float_to(vals.astype(np.float64), a.dtype, rounding="even", sat="nosat")
+        return np.broadcast_to(coded.view(a.dtype.storage).reshape(-1), (a.count,)).copy()
     return np.broadcast_to(vals.astype(a.dtype.storage), (a.count,)).copy()
 
 

@@ -112,3 +112,21 @@ def test_init_value_tensors_stay_out_of_inputs_and_non_atomic_or_list_ones_out_o
         ti.BuildCCE(kernel_name="k", inputs=[], outputs=[b])
     with raises_tik(IllegalOperand, match=r"outputs\[0\] \(tensor 'c'\) has init_value"):
         ti.BuildCCE(kernel_name="k", inputs=[], outputs=[c])
+
+
+def test_a_float_init_value_is_rounded_once_and_overflows_to_inf_quietly():
+    """INIT_VALUE_SCALAR_FILL: the fill value is rounded once to nearest even from the exact value (a bf16 cast
+    through float32 rounded 1 + 2**-8 + 2**-30 twice, to 1.0), and a value past the format's range is inf with
+    no numpy RuntimeWarning pointing into the simulator."""
+    import warnings
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    for dtype, value, want in (("bfloat16", 1 + 2 ** -8 + 2 ** -30, 1.0078125), ("float16", 1e5, np.inf),
+                               ("float32", 1e40, np.inf)):
+        ti = tik.Tik()
+        t = ti.Tensor(dtype, (16,), name="t", scope=tik.scope_gm, is_atomic_add=True, init_value=value)
+        ti.BuildCCE("once", [], [t])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out, = ti.tikdb.start_debug({}, interactive=False)
+        assert (out.astype(np.float64) == want).all(), (dtype, out[:2])
