@@ -203,6 +203,14 @@ for _fam in (_V220, _V300):
 del _fam
 # v4dtrans: ini ``Intrinsic_v4dtrans`` of Ascend310P/610 (both core types); absent from 910B/310B.
 _V200["v4dtrans"] = _fs("s8", "u8", S16, "u16", F16, F32, S32, "u32")
+# vmergech (TIK ``vmrgch``): ini ``Intrinsic_vmergech`` of Ascend910A/Ascend310 (int8,uint8,int16,uint16,float16),
+# Ascend310P3/610 (int8,uint8,float16, both core types) and Ascend310P1 (int8,uint8,int16,uint16,float16); absent
+# from BS9SX1AA, 910B, 310B and A5. A bit copy: the v200 row is the union of 310P3's and 310P1's rows (one family
+# holds both chips); the TIK facade checks each chip's own ini row (`tbe_compat.tik.vector_layout.vmrgch`).
+_MERGECH = _fs("s8", "u8", S16, "u16", F16)
+for _fam in (_V100_310, _V100_910, _V200):
+    _fam["vmergech"] = _MERGECH
+del _fam
 
 # ---------------------------------------------------------------- v200 vector cores (TIK ``VectorCore``)
 # Ascend310P1/P3 and Ascend610 ``[VectorCoreintrinsicDtypeMap]`` (CANN 8.1.RC1 inis; tik_api.md Appendix A
@@ -226,7 +234,7 @@ _V200_AIV_P1 = dict(_V200_AIV, vrelu=_V200_AIV["vrelu"] | {S16})
 # `pto_core.ops.vector_conv.UNDOCUMENTED` names the rows whose result the public sources leave open).
 _V210_AIV = {k: v for k, v in _V200.items()
              if k not in ("rpn_cor", "v4dtrans", "vaadd", "vadddeqrelu", "vaddrelu", "vsubrelu", "vbitsort",
-                          "vconcat", "vextract", "viou", "vmrgsort4", "vrpac")}
+                          "vconcat", "vextract", "viou", "vmrgsort4", "vrpac", "vmergech")}
 _V210_AIV.update({
     "vaxpy": _fs("f16f16f16", "f32f32f32"), "vmla": _fs("f16f16f16", "f32f32f32"),
     "vci": _V200["vci"] | {"s8"}, "vcmpv_eq": _fs(F16, F32, S32), "vcmpvs_eq": _fs(F16, F32, S32),

@@ -1,5 +1,5 @@
 """Data rearrangement: ``pto.ub.vtranspose``, ``pto.ub.vnchwconv``, ``pto.ub.vconcat``,
-``pto.ub.vextract``, ``pto.ub.vreduce`` / ``pto.ub.vreduce_bits``.
+``pto.ub.vextract``, ``pto.ub.vmergech``, ``pto.ub.vreduce`` / ``pto.ub.vreduce_bits``.
 
 * ``vtranspose(dst, src, repeat)``: each repeat transposes one 16x16 matrix of 16-bit
   elements, ``dst[j*16+i] = src[i*16+j]``; repeat strides in 512 B units (TIK
@@ -22,6 +22,11 @@
 * ``vconcat(dst, src, repeat, mode)`` / ``vextract``: a proposal is 8 elements (x1, y1,
   x2, y2, score, label, ...); one repeat handles 16 proposals:
   ``dst[(16r+i)*8 + mode] = src[16r+i]`` (other proposal fields untouched) and the inverse.
+* ``vmergech(dst, src, repeat)`` (TIK ``vmrgch``; 8- and 16-bit data): repeat ``r`` reads the 8
+  blocks (256 B) at ``src + r*256`` B and writes the first 4 elements of each, in order, to
+  ``dst + 32r`` elements: ``dst[(8r+b)*4 + j] = src[(8r+b)*E + j]``, ``E`` = elements per 32 B
+  (TIK source, MindStudio sanitizer footprint 256 B in / 64 B (b16), 32 B (b8) out per repeat;
+  migration_guide/tik_vector.md §5e).
 * ``vreduce`` / ``vreduce_bits`` (TIK ``vreduce``, gather by pattern): per repeat the
   active lanes whose pattern bit is 1 are appended, in order, to ``dst`` (compact, over
   all repeats); the number kept goes to ``ctx.spr["RSVD_CNT"]``. Fixed patterns: 1 even
@@ -287,6 +292,66 @@ def _prop_op(instr: str):
 for _i in ("vconcat", "vextract"):
     _prop_op(_i)
 del _i
+
+
+# ----------------------------------------------------------------------------- vmergech
+
+MERGECH_KEEP = 4
+"""Elements ``pto.ub.vmergech`` keeps from the start of every 32-byte source block (8 B of 16-bit data, 4 B of
+8-bit data). TIK's ``vmrgch``: "Keep the first 4 data, the rest of the data is removed" and its extents
+"extract valid 8B from each 32B for b16" / "valid 4B from each 32B for b8" (te/tik tik_proposal_api_.py)."""
+
+MERGECH_WIDTHS = (1, 2)
+"""Element sizes (bytes) ``vmergech`` moves: the CCE intrinsics are ``VMERGECH_b8`` and ``VMERGECH_f16``; TIK
+reinterprets any 16-bit tensor as float16 and any 8-bit one as uint8 (a bit copy, no arithmetic)."""
+
+
+def _mergech_check(target, dst, src, op):
+    ve.check_ub(dst, op=op, operand="dst")
+    ve.check_ub(src, op=op, operand="src")
+    if dst.dtype is not src.dtype:
+        raise IllegalOperand(f"dst dtype {dst.dtype.name} differs from src dtype {src.dtype.name}", op=op,
+                             operand="dst", value=dst.dtype.name, limit=src.dtype.name,
+                             hint="use operands of one element type (reinterpret one of them)")
+    if src.dtype.itemsize not in MERGECH_WIDTHS:
+        raise IllegalOperand(f"moves 8- or 16-bit elements, got {src.dtype.name}", op=op, operand="src",
+                             value=src.dtype.name, limit="8- or 16-bit dtype",
+                             hint="reinterpret the data as float16/uint8 blocks of the same bytes")
+    vector_isa.require(target, "vmergech", src.dtype.name, op=op)
+
+
+def _mergech_execute(ctx, dst, src, repeat):
+    """Repeat ``r`` reads 8 blocks (256 B) at ``src + r*256 B`` and writes the first `MERGECH_KEEP` elements of
+    each block, in block order, to ``dst + r*8*MERGECH_KEEP`` elements (contiguous)."""
+    op = "pto.ub.vmergech"
+    _mergech_check(ctx.target, dst, src, op)
+    rep = ve.check_repeat(repeat, op=op)
+    if rep == 0:
+        return
+    d = src.dtype
+    s = d.itemsize
+    blocks = rep * ve.BLOCKS_PER_REPEAT
+    vals = np.array(ctx.strided_view(src, (blocks, MERGECH_KEEP), (ve.BLOCK_BYTES, s), dtype=d, operand="src"))
+    ctx.strided_view(dst, (blocks * MERGECH_KEEP,), (s,), dtype=d, write=True, operand="dst")[...] = \
+        vals.reshape(-1)
+
+
+def _mergech_verify(call, target):
+    dst, src = call.operands[:2]
+    if isinstance(dst, Ptr) and isinstance(src, Ptr):
+        _mergech_check(target, dst, src, call.spec.asm_name)
+
+
+register(OpSpec(
+    name="ub.vmergech", family="vector", pipe="V",
+    operands=(Operand("dst", "ptr", _UB, doc="8 x 4 elements per repeat, contiguous"),
+              Operand("src", "ptr", _UB, doc="8 blocks of 32 B per repeat, contiguous"),
+              Operand("repeat", "int", doc="repeats, 0..255")),
+    execute=_mergech_execute, verify=_mergech_verify,
+    doc="dst[(8r+b)*4 + j] = src element j of 32 B block 8r+b, j < 4 (keep the first 4 of each block)"))
+EXPANDERS["ub.vmergech"] = lambda call: [
+    f"// {call.spec.asm_name}: keep the first 4 elements of every 32 B block, packed (8 blocks per repeat)",
+    "// strided copy: 4 elements per 32 B source block into consecutive destination elements"]
 
 
 # ----------------------------------------------------------------------------- vreduce (gather by pattern)

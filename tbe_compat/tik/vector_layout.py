@@ -18,6 +18,7 @@ TIK                                                  PTO
 ``vrpac / viou / vaadd (d, ..., r)``                 ``pto.ub.vrpac / viou / vaadd``
 ``rpn_cor(s0, s1, s0r, s1r, r)``                     ``pto.ub.rpn_cor(s0, s1, r, rep_stride=(s0r, s1r))``
 ``rpn_cor_diag(d, s, ir)``                           ``pto.ub.rpn_cor_diag(d, s)``
+``vmrgch(d, s, r)``                                  ``pto.ub.vmergech(d, s, r)``
 ===================================================  ===================================================
 
 Special registers read back into Scalars right after the op that set them (``pto.get_spr``):
@@ -28,13 +29,14 @@ Special registers read back into Scalars right after the op that set them (``pto
 from __future__ import annotations
 
 from pto_core.errors import UnsupportedOp
+from pto_core.ops.vector_layout import MERGECH_KEEP
 from pto_core.ops.vector_proposal import MRGSORT4_ALIGN
 
 from .. import platform
 from .api import tik_api
 from .scalar import Expr, Scalar
 from .tensor import Tensor
-from .vector_common import U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+from .vector_common import BLOCK, U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
 
 LIST_LEN = 16
 PROPOSAL = 8
@@ -375,6 +377,21 @@ class LayoutAPI(VectorBase):
         self._read_spr("VMS4_SR", self._spr_scalars(scalar_list, "scalar_list", 4, "int64"), VMS4_FIELD_BITS)
 
     # ------------------------------------------------------------------ NMS
+    @tik_api("vmrgch")
+    def vmrgch(self, dst, src, repeat_times):
+        """Keep the first 4 elements of every 32 B block: repeat ``r`` reads 8 blocks (256 B) from
+        ``src + r*256 B`` and writes their first 4 elements, packed in block order, to ``dst + 32r`` elements
+        (8- and 16-bit data; hardware ``vmergech``; migration_guide/tik_vector.md §5e)."""
+        d, ss, repeat = self._nms_args("vmergech", dst, [src], repeat_times)
+        if d.dt.bits not in (8, 16):
+            raise self._error(f"vmrgch moves 8- or 16-bit elements, got {d.tensor.dtype}", operand="dst",
+                              value=d.tensor.dtype, limit="int8/uint8/int16/uint16/float16",
+                              cls=UnsupportedOp, hint="reinterpret_cast_to an 8- or 16-bit dtype of the same bytes")
+        per_block = BLOCK * 8 // d.dt.bits
+        self._vec_emit("vmergech", d.ptr, ss[0].ptr, repeat,
+                       footprint=[self._vec_access(d, imul(repeat, 8 * MERGECH_KEEP), True),
+                                  self._vec_access(ss[0], imul(repeat, 8 * per_block), False)])
+
     @tik_api("vrpac")
     def vrpac(self, dst, src, repeat_times):
         """Areas of 16 proposals per repeat: ``(x2 - x1 + off) * (y2 - y1 + off)`` (off: ``set_rpn_offset``,

@@ -256,3 +256,41 @@ def test_vadd_expansion_is_the_vlds_vadd_vsts_loop():
     assert "pto.vlds %src0" not in text and "pto.vsldb %src0" in text      # block stride 2 needs vsldb
     assert "pto.vlds %src1" in text and "pto.vadd" in text and "pto.vsts %res, %dst" in text
     assert "arith.muli %r, %c512" in text                                   # src0 repeat stride 16 blocks
+
+
+def _mergech_ref(src_bytes: bytes, repeat: int, itemsize: int) -> bytes:
+    """TIK vmrgch: of every 32 B block keep the first 4 elements (8 B for 16-bit, 4 B for 8-bit data);
+    8 blocks per repeat, the kept bytes packed in block order."""
+    keep = 4 * itemsize
+    return b"".join(src_bytes[32 * b:32 * b + keep] for b in range(8 * repeat))
+
+
+@pytest.mark.parametrize("chip, dt", [("Ascend310P3", "f16"), ("Ascend310P3", "u8"), ("Ascend910", "s16"),
+                                      ("Ascend910", "s8"), ("Ascend310", "u16")])
+@pytest.mark.parametrize("repeat", [0, 1, 3])
+def test_vmergech_keeps_the_first_four_elements_of_every_block(chip, dt, repeat):
+    m = Machine(chip)
+    src, dst = m.ptr("ub", dt, 0), m.ptr("ub", dt, 4096)
+    raw = np.random.default_rng(repeat).integers(0, 256, 8 * 32 * 4, dtype=np.uint8)
+    m.write(m.ptr("ub", "u8", 0), raw)
+    m.write(m.ptr("ub", "u8", 4096), np.full(512, 0xEE, np.uint8))
+    pto.ub.vmergech(dst, src, repeat)
+    got = m.read(m.ptr("ub", "u8", 4096), 512).tobytes()
+    isz = dtype(dt).itemsize
+    want = _mergech_ref(raw.tobytes(), repeat, isz)
+    assert got[:len(want)] == want
+    assert got[len(want):] == b"\xee" * (512 - len(want))          # nothing written past 32 elements a repeat
+    assert len(want) == repeat * 32 * isz
+
+
+def test_vmergech_refusals():
+    m = Machine("Ascend910B1")
+    with pytest.raises(UnsupportedOp, match="Ascend910B1 has no vmergech"):
+        pto.ub.vmergech(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024), 1)
+    p3 = Machine("Ascend310P3")
+    with pytest.raises(IllegalOperand, match="8- or 16-bit"):
+        pto.ub.vmergech(p3.ptr("ub", "f32", 0), p3.ptr("ub", "f32", 1024), 1)
+    with pytest.raises(IllegalOperand, match="differs from src dtype"):
+        pto.ub.vmergech(p3.ptr("ub", "f16", 0), p3.ptr("ub", "u8", 1024), 1)
+    with pytest.raises(IllegalOperand, match="outside \\[0, 255\\]"):
+        pto.ub.vmergech(p3.ptr("ub", "f16", 0), p3.ptr("ub", "f16", 1024), 256)

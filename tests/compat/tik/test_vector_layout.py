@@ -525,3 +525,35 @@ def test_vec_trans_takes_run_time_repeat_strides():
     out = ti.tikdb.start_debug({"x": xs.reshape(16, 32), "n": 1}, interactive=False)[0].reshape(512)
     exp = np.concatenate([xs[:256].reshape(16, 16).T.reshape(256), xs[256:].reshape(16, 16).T.reshape(256)])
     assert out.tobytes() == exp.tobytes()
+
+
+def test_vmrgch_cuts_rows_of_16_down_to_their_first_4():
+    """The fastrcnn_predictions / rpn_proposals pattern: k rows of 16 halves (x1, y1, x2, y2, then padding)
+    -> k rows of 4; ``repeat = 2k/16`` (8 rows a repeat)."""
+    k = 24
+    rows = RNG.uniform(-10, 10, (k, 16)).astype(np.float16)
+    out = vec_kernel({"d": np.full(k * 4, -1, np.float16), "s": rows.reshape(-1)},
+                     lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 2 * k // 16), chip="Ascend310P3")["d"]
+    np.testing.assert_array_equal(out.reshape(k, 4), rows[:, :4])
+
+
+def test_vmrgch_uint8_keeps_4_bytes_per_block():
+    x = np.arange(2 * 256).astype(np.uint8)
+    out = vec_kernel({"d": np.zeros(64, np.uint8), "s": x},
+                     lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 2), chip="Ascend910")["d"]
+    np.testing.assert_array_equal(out, x.reshape(16, 32)[:, :4].reshape(-1))
+
+
+def test_vmrgch_chip_dtype_and_extent_errors():
+    z16, z = np.zeros(512, np.int16), np.zeros(64, np.float16)
+    with raises_tik(UnsupportedOp, match="does not support int16 on Ascend310P3"):
+        vec_kernel({"d": z16[:64], "s": z16}, lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 1), chip="Ascend310P3",
+                   build_only=True)
+    vec_kernel({"d": z16[:64], "s": z16}, lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 1), chip="Ascend310P1",
+               build_only=True)                                  # 310P1's ini row adds int16/uint16
+    with raises_tik(UnsupportedOp, match="has no vmergech instruction"):
+        vec_kernel({"d": z, "s": np.zeros(256, np.float16)}, lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 1),
+                   chip="BS9SX1AA", build_only=True)
+    with raises_tik(OutOfBounds):                                # 2 repeats read 256 halves, src holds 128
+        vec_kernel({"d": z, "s": np.zeros(128, np.float16)}, lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 2),
+                   chip="Ascend310P3", build_only=True)
