@@ -97,6 +97,8 @@ class Expr:
             _no_bf16_arith(op, self.ir, o)
             check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)
+            if op in _BITWISE_OPS:
+                b = bitwise_right_operand(a, b)
             return Expr(P.binop(op, a, b))
 
     def __add__(self, o): return self._bin("add", o)
@@ -329,6 +331,30 @@ def _c_unsigned_compare_immediate(v, t):
             and v >= -(1 << (t.bits - 1)):
         return v + (1 << t.bits)
     return v
+
+
+#: Named choice BITWISE_OPERAND_TAKES_LEFT_DTYPE (tik_core.md): ``a & b``, ``a | b`` and ``a ^ b`` on two integer TIK
+#: values of different dtypes convert the right operand to the left one's dtype (C conversion: a wider value keeps
+#: its low bits, a narrower one is sign- or zero-extended by its own signedness) and compute in that dtype, as
+#: ``<<``/``>>`` already do. TIK's own ``__and__``/``__or__``/``__xor__`` build ``Expr(other, self.dtype)`` =
+#: ``other.astype(self.dtype)`` and a ``bitwise_*`` intrinsic of ``self.dtype``, in TIK 2019 (``tik_expr.py``,
+#: te.tik) and unchanged in CANN 8.1.RC1 (tbe.tik ``tik_expr.py``), whose ``+ - * / % < ...`` promote instead
+#: (``change_dtype_of_expr_op``, which the simulator's common type already follows). Was: the common type
+#: (``int8(-1) & uint16(0xFFFF)`` was uint16 65535; TIK: int8 -1). Loop variables (INDEX) and bools keep the old rule.
+BITWISE_OPERAND_TAKES_LEFT_DTYPE = True
+
+_BITWISE_OPS = ("and", "or", "xor")
+
+
+def bitwise_right_operand(a, b):
+    """BITWISE_OPERAND_TAKES_LEFT_DTYPE: the right operand ``b`` of a bitwise operator, converted to the left
+    operand ``a``'s integer dtype when both are integer TIK values (IR expressions) of different dtypes; else ``b``."""
+    if not BITWISE_OPERAND_TAKES_LEFT_DTYPE or not isinstance(a, P.Expr) or not isinstance(b, P.Expr):
+        return b
+    ta, tb = a.type, b.type
+    if ta is tb or not all(t.kind in ("s", "u") and t.name != "index" and not S.is_bool(t) for t in (ta, tb)):
+        return b
+    return P.cast(b, ta)
 
 
 #: Named choice INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED (tik_core.md): a Python float combined with (or compared

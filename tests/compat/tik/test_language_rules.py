@@ -372,3 +372,77 @@ def test_a_float_immediate_past_int64_is_refused_not_wrapped(big):
     with raises_tik(IllegalOperand, match="does not fit int64"):
         big * n
     assert "-1:i64" in repr(n + (2 ** 64 - 1))          # the int bit pattern is unchanged
+
+
+_INT_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+
+def _bits(dtype, byte):
+    """The value of ``dtype`` whose every byte is ``byte``."""
+    n = np.dtype(dtype).itemsize
+    return np.frombuffer(bytes([byte]) * n, dtype=dtype)[0]
+
+
+def test_bitwise_operators_convert_the_right_tik_value_to_the_left_dtype():
+    """BITWISE_OPERAND_TAKES_LEFT_DTYPE: TIK's ``&``/``|``/``^`` build ``Expr(other, self.dtype)`` (TIK 2019 and
+    CANN 8.1.RC1 alike): the right value is converted to the left one's dtype (C conversion) and the result has the
+    left dtype. Every ordered pair of integer Scalar dtypes, all-ones (left) with 0xA5 bytes (right); each result
+    stored into an int64 Scalar (was the common type: ``int8(-1) & uint16(0xA5A5)`` gave 42405, TIK gives -91)."""
+    ti = tik.Tik()
+    pairs = [(l, r) for l in _INT_DTYPES for r in _INT_DTYPES if l != r]
+    n = 3 * len(pairs)
+    o = ti.Tensor("int64", (n,), name="o", scope=tik.scope_gm)
+    u = ti.Tensor("int64", (n,), name="u", scope=tik.scope_ubuf)
+    sc = {d: (ti.Scalar(d, name="a_" + d, init_value=int(_bits(d, 0xFF))),
+              ti.Scalar(d, name="b_" + d, init_value=int(_bits(d, 0xA5)))) for d in _INT_DTYPES}
+    r = ti.Scalar("int64", name="r")
+    want = []
+    for i, (lt, rt) in enumerate(pairs):
+        a, b = sc[lt][0], sc[rt][1]
+        av, bv = _bits(lt, 0xFF), np.array(_bits(rt, 0xA5)).astype(lt)[()]
+        for j, (e, w) in enumerate([(a & b, av & bv), (a | b, av | bv), (a ^ b, av ^ bv)]):
+            assert e.dtype == lt
+            r.set_as(e)
+            u[3 * i + j].set_as(r)
+            want.append(np.array(w).astype(np.int64))
+    ti.data_move(o, u, 0, 1, n * 8 // 32, 0, 0)
+    ti.BuildCCE("bitwise_mixed", [], [o])
+    out, = ti.tikdb.start_debug({}, interactive=False)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_mixed_dtype_arithmetic_and_comparisons_promote_as_cann_tik_does():
+    """CANN 8.1.RC1 TIK ``change_dtype_of_expr_op``: an int with a float value computes in the float's dtype
+    (either operand order), float16 with float32 in float32, a signed with the unsigned int of the same width in
+    the unsigned one, other int pairs in the wider dtype. (TIK 2019 converted the right value to the left dtype;
+    the simulator follows the newer rule: tik_core.md, open question.) Kernel pattern: ``n * scale`` with an
+    int32 count and a float32 scale, both orders."""
+    ti = tik.Tik()
+    n = ti.Scalar("int32", name="n", init_value=7)
+    f = ti.Scalar("float32", name="f", init_value=0.5)
+    h = ti.Scalar("float16", name="h", init_value=0.25)
+    s = ti.Scalar("int32", name="s", init_value=-1)
+    w = ti.Scalar("uint32", name="w", init_value=1)
+    q = ti.Scalar("int64", name="q", init_value=2 ** 40)
+    assert [(n * f).dtype, (f * n).dtype, (h + f).dtype, (f + h).dtype, (n + h).dtype] == \
+        ["float32", "float32", "float32", "float32", "float16"]
+    assert [(s + w).dtype, (w + s).dtype, (n + q).dtype, (q + n).dtype] == ["uint32", "uint32", "int64", "int64"]
+    o = ti.Tensor("float32", (8,), name="o", scope=tik.scope_gm)
+    u = ti.Tensor("float32", (8,), name="u", scope=tik.scope_ubuf)
+    x = ti.Scalar("float32", name="x")
+    for i, e in enumerate([n * f, f * n, n / f - 0.0, h + f]):
+        x.set_as(e)
+        u[i].set_as(x)
+    k = ti.Scalar("int32", name="k", init_value=0)
+    with ti.if_scope(s > w):             # uint32 compare: 0xFFFFFFFF > 1
+        k.set_as(1)
+    with ti.if_scope(n < f * 16):        # float32 compare: 7 < 8
+        k.set_as(k + 2)
+    x.set_as(k.astype("float32"))
+    u[4].set_as(x)
+    for i in range(5, 8):
+        u[i].set_as(0.0)
+    ti.data_move(o, u, 0, 1, 1, 0, 0)
+    ti.BuildCCE("mixed_promote", [], [o])
+    out, = ti.tikdb.start_debug({}, interactive=False)
+    np.testing.assert_array_equal(out, [3.5, 3.5, 14.0, 0.75, 3.0, 0, 0, 0])
