@@ -31,6 +31,13 @@ from .vector_common import U8, U16, Geo, VectorBase, ceil_div, ieq, imul, isel, 
 
 CMP = ("lt", "gt", "ge", "eq", "ne", "le")
 BIT_DTYPES = ("uint8", "uint16", "uint32", "uint64")
+#: Named choice VCMPV_DST_BLOCK_TAIL: the bits a vcmpv_* / vcmpvs_* writes may run past its destination tensor
+#: into the rest of that tensor's last 32-byte block, which the tensor's 32-byte aligned allocation owns (no
+#: other tensor lives there). TIK's own vcmpv element-wise check tests only the two sources, not dst (TIK
+#: ``_vcmpv_elewise_func``), and CANN's dynamic roi_pooling_with_arg_max compares 64 f32 lanes (8 bytes of
+#: bits) into a 1-element uint16 tensor on Ascend910B1. Past the block it is still "tensor overflow".
+#: tik_vector.md.
+VCMPV_DST_BLOCK_TAIL = True
 CMPMASK_BYTES = 16
 
 
@@ -65,7 +72,7 @@ class CmpSelAPI(VectorBase):
         par = par_of(ss[0].dt)
         dsize = max(1, d.dt.bits // 8)
         dst_ext = ceil_elems(repeat, par // 8, dsize)
-        fp = [self._vec_access(d, dst_ext, True)]
+        fp = [self._vec_access(d, dst_ext, True, block_tail=VCMPV_DST_BLOCK_TAIL)]
         for s, g in zip(ss, geos):
             fp.append(self._vec_access(s, self._vec_extent(s, m, repeat, g, 0), False))
         clauses = {}

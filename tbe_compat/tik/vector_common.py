@@ -467,15 +467,19 @@ class VectorBase(TikBase):
         # the op then touches nothing
         return isel(ieq(m.length, 0), 0, max_offset(repeat, m.length, geo.blk, geo.rep, unit, block_len))
 
-    def _vec_access(self, op: Operand, extent, write: bool, hint: str | None = None):
+    def _vec_access(self, op: Operand, extent, write: bool, hint: str | None = None, *, block_tail: bool = False):
         """Check ``extent`` elements from ``op``'s start against its tensor; return the footprint.
 
         Static extent and offset: TIK's trace-time "tensor overflow" error. Otherwise a
         ``pto.assert_in_bounds`` is recorded before the op (run-time check). ``hint``: what to do
-        if the check fails (the same advice in both cases)."""
+        if the check fails (the same advice in both cases). ``block_tail``: the access may also cover the
+        rest of the tensor's last 32-byte block, which its 32-byte aligned on-chip allocation owns
+        (VCMPV_DST_BLOCK_TAIL)."""
         size = max(1, op.dt.bits // 8)
         t = op.tensor
         total = t.storage_elements
+        if block_tail and isinstance(total, int) and t.storage.space != "gm":
+            total = -(-total * size // 32) * 32 // size
         off = t.offset
         if extent is None:
             return op.write(None) if write else op.read(None)

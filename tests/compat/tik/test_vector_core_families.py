@@ -231,3 +231,29 @@ def test_910b_int16_vcmp_is_ai_core_only():
     set_current_compile_soc_info("Ascend910B1", core_type="VectorCore")
     with raises_tik(UnsupportedOp, match="int16"):
         vec_kernel({"a": a, "b": b, "m": np.zeros(32, np.uint8)}, body)
+
+
+def test_vcmpv_bits_may_fill_the_rest_of_the_destination_tensors_32_byte_block():
+    """VCMPV_DST_BLOCK_TAIL: 64 f32 lanes give 8 bytes of bits; CANN's roi_pooling_with_arg_max writes them into
+    a 1-element uint16 tensor on Ascend910B1 (TIK checks only vcmpv's sources). The bytes land in the rest of
+    that tensor's 32-byte block, which its allocation owns; past the block it is still a tensor overflow."""
+    from pto_core.errors import OutOfBounds
+    from tbe import tik
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a = ti.Tensor("float32", (64,), name="a", scope=tik.scope_gm)
+    o = ti.Tensor("uint16", (16,), name="o", scope=tik.scope_gm)
+    au = ti.Tensor("float32", (64,), name="au", scope=tik.scope_ubuf)
+    m = ti.Tensor("uint16", (1,), name="m", scope=tik.scope_ubuf)
+    ou = ti.Tensor("uint16", (16,), name="ou", scope=tik.scope_ubuf)
+    ti.data_move(au, a, 0, 1, 8, 0, 0)
+    ti.vec_cmpv_ge(m, au, au, 1, 8, 8)              # 8 bytes into a 2-byte tensor: inside its block
+    ti.vector_dup(16, ou, 0, 1, 1, 8)
+    ou[0].set_as(m[0])
+    ti.data_move(o, ou, 0, 1, 1, 0, 0)
+    ti.BuildCCE("cmpv_tail", [a], [o])
+    out, = ti.tikdb.start_debug({"a": np.arange(64, dtype=np.float32)}, interactive=False)
+    assert out[0] == 0xFFFF and not (out[1:] != 0).any()
+    big = ti.Tensor("float32", (64 * 5,), name="big", scope=tik.scope_ubuf)
+    with raises_tik(OutOfBounds, match="tensor overflow"):
+        ti.vec_cmpv_ge(m, big, big, 5, 8, 8)        # 40 bytes: past the block
