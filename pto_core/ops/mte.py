@@ -35,7 +35,6 @@ general path; `FAST_PATHS = False` forces the general path, and
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Optional
 
@@ -43,7 +42,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
-from ..errors import GmOverreadWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from ..errors import GmOverreadWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp, warn_at
 from ..memory import all_written
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
@@ -229,16 +228,7 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
            f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
            f"tensor's size (check burst lengths, counts and offsets against its shape)")
     machine.report("gm-overread", msg)
-    if where is not None and where.file and where.line:
-        # attributed to the user's line (the op's provenance), not to this module: Python prints that
-        # location and its source line, as for every other warning of a user's kernel
-        warnings.warn_explicit(msg, GmOverreadWarning, where.file, where.line, registry=_OVERREAD_REGISTRY)
-    else:
-        warnings.warn(msg, GmOverreadWarning, stacklevel=2)
-
-
-#: `warnings.warn_explicit` registry of `_report_overread` (the "default" filter shows a message once)
-_OVERREAD_REGISTRY: dict = {}
+    warn_at(msg, GmOverreadWarning, where, stacklevel=2)      # at the user's line, as every kernel warning
 
 
 def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = None):

@@ -1018,11 +1018,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             # Python then calls __getattr__ and drops that error. Run the getter again so its own error
             # (the attribute it could not read) reaches the user instead of "not a TIK API".
             return found.__get__(self, type(self))
-        if not name.startswith("_") and name in known_tik_apis():
-            from .errors import tik_error_class
-            from pto_core.errors import Provenance
-            w = user_frame()
-            cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
+        if name.startswith("_"):
+            raise AttributeError(f"'Tik' object has no attribute {name!r}")
+        if name in known_tik_apis():
             from .vector import UNMODELLED
             legacy = "v" + name[4:] if name.startswith("vec_") else None
             if legacy in UNMODELLED:
@@ -1039,24 +1037,21 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 hint = ("express it with supported calls (the API tables and the list of what is not "
                         "modelled: migration_guide/tik_vector.md, tik_cube.md, tik_core.md), or run this part "
                         "as direct PTO ops in the same kernel (migration_guide/worked_migration.md)")
-            err = cls(message, op=f"tik.{name}", where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
-                      hint=hint)
-            raise err
-        if not name.startswith("_"):
+        else:
             # not a TIK API at all (a typo, or a name from another DSL): the same AttributeError subclass,
             # naming the user's line and the closest TIK names
-            from .errors import tik_error_class
-            from pto_core.errors import Provenance
-            w = user_frame()
             names = {n for n in dir(type(self)) if not n.startswith("_")} | set(known_tik_apis())
             close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+            message = f"'Tik' object has no attribute {name!r}: tik.{name} is not a TIK API"
             hint = (f"did you mean {', '.join('tik_instance.' + c for c in close)}?" if close else
                     "check the spelling against the TIK API reference (tik_api.md); supported calls and what "
                     "is not modelled: migration_guide/tik_vector.md, tik_cube.md, tik_core.md")
-            cls = tik_error_class(_MissingApi, exit_on_error=False)
-            raise cls(f"'Tik' object has no attribute {name!r}: tik.{name} is not a TIK API", op=f"tik.{name}",
-                      where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"), hint=hint)
-        raise AttributeError(f"'Tik' object has no attribute {name!r}")
+        from .errors import tik_error_class
+        from pto_core.errors import Provenance
+        w = user_frame()
+        cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
+        raise cls(message, op=f"tik.{name}", where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"),
+                  hint=hint)
 
     def __repr__(self):
         name = self.build.kernel_name if self.build else "(not built)"
