@@ -60,7 +60,9 @@ def at_site(where: Optional["Provenance"], op_name: str = "") -> str:
     return f" at {where.file}:{where.line}{call}"
 
 
-#: `warn_at`'s `warnings.warn_explicit` registry (the "default" filter shows a message once per site)
+#: `warn_at`'s `warnings.warn_explicit` registries, one per user file as Python keeps one per module (a registry's
+#: keys are (text, category, line) only: the "default" filter shows a message once per file:line, so one shared
+#: registry hid the same message at the same line number of a second file)
 _WARN_REGISTRY: dict = {}
 
 
@@ -69,7 +71,10 @@ def warn_at(message: str, category: type, where: Optional["Provenance"], stackle
     line, not the simulator module that noticed the problem); without a provenance, at ``stacklevel``."""
     import warnings
     if where is not None and getattr(where, "file", None) and getattr(where, "line", None):
-        warnings.warn_explicit(message, category, where.file, where.line, registry=_WARN_REGISTRY)
+        if len(_WARN_REGISTRY) >= 4096:
+            _WARN_REGISTRY.clear()
+        registry = _WARN_REGISTRY.setdefault(where.file, {})
+        warnings.warn_explicit(message, category, where.file, where.line, registry=registry)
     else:
         warnings.warn(message, category, stacklevel=stacklevel + 1)
 

@@ -53,7 +53,8 @@ STATIC_IF_CHAIN = True
 #: Named choice FOR_RANGE_FLOAT_END_TRUNCATED: a Python float ``endt`` of ``for_range`` is truncated toward zero
 #: (``for_range(0, 5.7)`` runs 5 times), as TIK's ``_init_for_range_params`` does ("if isinstance(endt, float):
 #: endt = int(endt)  # for python3"; TIK tik_ir_builder.py, 2019); CANN's in_top_k passes a float end computed
-#: with ``BLOCK_SIZE / element_bytes``. Other integer arguments still refuse a fraction. tik_core.md.
+#: with ``BLOCK_SIZE / element_bytes``. ``isinstance`` as in TIK: a ``np.float64`` (``np.ceil(n / 16)``) is a float
+#: too; ``np.float32``/``np.float16`` are not. Other integer arguments still refuse a fraction. tik_core.md.
 FOR_RANGE_FLOAT_END_TRUNCATED = True
 #: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
 #: and float32 on Ascend310, Atlas 200/300/500 inference)
@@ -191,8 +192,8 @@ class ControlAPI(TikBase):
         """``with tik_instance.for_range(begin, end[, block_num=N][, thread_num=2]) as i:``"""
         where = self._where
         lo = self._int_arg(begint, "begint")
-        if FOR_RANGE_FLOAT_END_TRUNCATED and type(endt) is float and math.isfinite(endt):
-            endt = int(endt)                        # TIK: `if isinstance(endt, float): endt = int(endt)`
+        if FOR_RANGE_FLOAT_END_TRUNCATED and isinstance(endt, float) and math.isfinite(endt):
+            endt = int(endt)                        # TIK: `if isinstance(endt, float): endt = int(endt)` (np.float64 too)
         hi = self._int_arg(endt, "endt")
         tn = static_int(thread_num)
         if tn is None or not 0 <= tn <= 4:

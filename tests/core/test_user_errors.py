@@ -168,3 +168,20 @@ def test_a_legacy_fixpipe_mode_name_in_pre_quant_gets_the_pto_mode_as_its_fix():
         pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), gm, 16, 16, 16, 16, 0, 0, pre_quant=(0.0, {"mode": "fp322fp16"}))
     with pytest.raises(IllegalOperand, match="Fix: use one of no_convert"):      # other words: the list
         pto.mte_l0c_gm(l0c, gm, 16, 16, 16, 16, 0, 0, pre_quant=(0.3, {"mode": "deq"}))
+
+
+def test_warn_at_shows_a_message_once_per_file_and_line_not_once_per_line_number():
+    """warn_at keeps one warnings registry per user file, as Python keeps one per module: the same message at
+    the same line number of two files is shown for each file, and once per file:line (was one shared registry,
+    keyed by text/category/line only: the second file's warning was hidden under the "default" filter)."""
+    import warnings
+    from pto_core.errors import Provenance, warn_at
+
+    class _Probe(UserWarning):
+        pass
+
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("default")
+        for f in ("/u/k_a.py", "/u/k_b.py", "/u/k_a.py", "/u/k_b.py"):
+            warn_at("one text", _Probe, Provenance(f, 11, "tik.data_move"))
+    assert [(r.filename, r.lineno) for r in rec] == [("/u/k_a.py", 11), ("/u/k_b.py", 11)]

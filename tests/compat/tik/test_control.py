@@ -730,6 +730,14 @@ def test_for_range_truncates_a_float_end_as_tik_does():
         ub[0].set_as(acc)
         ub[1].set_as(0)
     assert _counter_kernel(body).tolist()[:2] == [5, 0]
+
+    def body64(ti, ub):                             # np.ceil(17 / 16) + 0.5 is a np.float64: isinstance float
+        acc = ti.Scalar("int32", name="acc", init_value=0)
+        with ti.for_range(0, np.ceil(17 / 16) + 0.5):
+            acc.set_as(acc + 1)
+        ub[0].set_as(acc)
+        ub[1].set_as(0)
+    assert _counter_kernel(body64).tolist()[:2] == [2, 0]
     ti = tik.Tik()
     with raises_tik(IllegalOperand, match="begint must be an int"):
         with ti.for_range(0.5, 4):
