@@ -384,11 +384,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"init_value has {vals.size} values; tensor {st.name!r} has {count} elements",
                               operand="init_value", value=vals.size, limit=count,
                               hint="give one value per element (np.full(shape, v).ravel().tolist() repeats one)")
-        out = vals.astype(np.float64)
-        if st.dtype.kind != "f" and not np.all(np.isfinite(out)):
-            raise self._error(f"init_value of the {st.dtype.tik_name} tensor {st.name!r} holds a NaN or infinity",
-                              operand="init_value", hint="integer tensors take finite integer values")
-        return np.asarray(vals.tolist(), dtype=np.float64 if st.dtype.kind == "f" else object)
+        if st.dtype.kind == "f":
+            return np.asarray(vals.tolist(), dtype=np.float64)
+        for i, v in enumerate(vals.tolist()):      # every value as the one-number form checks it
+            self._check_int_init(st, v, f"init_value[{i}]")
+        return np.asarray([int(v) for v in vals.tolist()], dtype=object)
 
     def _init_fill_value(self, st: Storage, v) -> np.ndarray:
         """One immediate ``init_value`` (`INIT_VALUE_SCALAR_FILL`), checked against the tensor's dtype."""
@@ -401,14 +401,26 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                    "element")
         if st.dtype.kind == "f":
             return np.asarray([float(v)], dtype=np.float64)
-        fv = float(v)
-        info = np.iinfo(np.dtype(st.dtype.storage)) if np.dtype(st.dtype.storage).kind in "iu" else None
-        if not np.isfinite(fv) or fv != int(fv) or (info is not None and not info.min <= int(v) <= info.max):
-            lim = f"[{info.min}, {info.max}]" if info is not None else "an integer"
-            raise self._error(f"init_value {v!r} does not fit the {st.dtype.tik_name} tensor {st.name!r}",
-                              operand="init_value", value=repr(v)[:40], limit=lim,
-                              hint=f"pass an integer in {lim}")
+        self._check_int_init(st, v, "init_value")
         return np.asarray([int(v)], dtype=object)
+
+    def _check_int_init(self, st: Storage, v, what: str) -> None:
+        """Refuse an integer tensor's initial value that is not a whole number in its dtype's range (never wrapped)."""
+        info = np.iinfo(np.dtype(st.dtype.storage)) if np.dtype(st.dtype.storage).kind in "iu" else None
+        lim = f"[{info.min}, {info.max}]" if info is not None else "an integer"
+        fv = float(v)
+        if not np.isfinite(fv):
+            raise self._error(f"{what} = {v!r}: the {st.dtype.tik_name} tensor {st.name!r} cannot hold a NaN or "
+                              f"infinity", operand="init_value", value=repr(v)[:40], limit=lim,
+                              hint=f"pass an integer in {lim}")
+        if fv != int(fv):
+            raise self._error(f"{what} = {v!r} is not a whole number; the {st.dtype.tik_name} tensor {st.name!r} "
+                              f"holds integers", operand="init_value", value=repr(v)[:40], limit=lim,
+                              hint=f"pass an integer in {lim}")
+        if info is not None and not info.min <= int(v) <= info.max:
+            raise self._error(f"{what} = {v!r} does not fit the {st.dtype.tik_name} tensor {st.name!r}",
+                              operand="init_value", value=repr(v)[:40], limit=lim,
+                              hint=f"pass an integer in {lim} (values are never wrapped)")
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or

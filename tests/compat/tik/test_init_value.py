@@ -46,6 +46,22 @@ def test_list_init_value_is_unchanged():
         ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, init_value=[1])
 
 
+def test_list_init_value_of_an_integer_tensor_is_checked_per_value_never_wrapped():
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"init_value\[1\] = 2147483648 does not fit the int32 tensor 'w'"):
+        ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, init_value=[0, 2 ** 31] + [0] * 6)
+    with raises_tik(IllegalOperand, match=r"init_value\[0\] = -1 does not fit the uint8 tensor 'w'"):
+        ti.Tensor("uint8", (32,), name="w", scope=tik.scope_gm, init_value=[-1] + [0] * 31)
+    with raises_tik(IllegalOperand, match=r"init_value\[7\] = 2.5 is not a whole number"):
+        ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, init_value=[0] * 7 + [2.5])
+    table = ti.Tensor("int32", (8,), name="table", scope=tik.scope_gm,
+                      init_value=[MAX_INT32, -MAX_INT32 - 1, 3.0, np.int64(4), 5, 6, 7, 8])
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    _copy_through(ti, table, y, 8)
+    build(ti, "lst_range", [], [y])
+    assert run(ti)[0].tolist() == [MAX_INT32, -MAX_INT32 - 1, 3, 4, 5, 6, 7, 8]
+
+
 def test_atomic_init_value_output_static_size_is_filled_and_returned():
     ti = tik.Tik()
     x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
@@ -86,11 +102,11 @@ def test_atomic_adds_from_two_cores_accumulate_onto_the_init_value():
 
 def test_illegal_init_value_forms_are_refused_at_the_line():
     ti = tik.Tik()
-    with raises_tik(IllegalOperand, match="init_value 300 does not fit the int8 tensor 'a'"):
+    with raises_tik(IllegalOperand, match="init_value = 300 does not fit the int8 tensor 'a'"):
         ti.Tensor("int8", (32,), name="a", scope=tik.scope_gm, init_value=300)
-    with raises_tik(IllegalOperand, match="init_value 1.5 does not fit the int32 tensor 'a'"):
+    with raises_tik(IllegalOperand, match="init_value = 1.5 is not a whole number; the int32 tensor 'a' holds integers"):
         ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=1.5)
-    with raises_tik(IllegalOperand, match="init_value nan does not fit"):
+    with raises_tik(IllegalOperand, match="init_value = nan: the int32 tensor 'a' cannot hold a NaN or infinity"):
         ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=float("nan"))
     with raises_tik(IllegalOperand, match="must be a number or a list of numbers, got a TIK Scalar"):
         ti.Tensor("int32", (8,), name="a", scope=tik.scope_gm, init_value=ti.Scalar("int32", init_value=1))
