@@ -497,8 +497,10 @@ class VectorBase(TikBase):
                 if self._may_not_run():          # see TikBase._may_not_run: checked if it runs
                     self._record_check(off, off + extent, total, f"{op.name} (tensor {t.name!r})", hint)
                     return op.write(extent * size) if write else op.read(extent * size)
+                room = "" if total == t.storage_elements else \
+                    f", {t.storage_elements} plus the rest of its last 32-byte block"
                 raise self._error(f"{op.name} tensor overflow, expected elements nums: {off + extent}, actual "
-                                  f"elements nums: {total} (tensor {t.name!r})", operand=op.name,
+                                  f"elements nums: {total} (tensor {t.name!r}{room})", operand=op.name,
                                   value=off + extent, limit=total, cls=OutOfBounds,
                                   hint=hint or "check repeat_times, the mask and the strides against the tensor's shape")
             return op.write(extent * size) if write else op.read(extent * size)
