@@ -25,3 +25,30 @@ __all__ = ["Tik", "Dprofile", "Tensor", "Scalar", "InputScalar", "Expr", "all", 
            "scope_fb0", "scope_smask", "scope_reg", "scope_vreg", "BLOCK_IN", "BLOCK_OUT", "BLOCK_REDUCE",
            "BLOCK_REDUCE_INT8", "C0_SIZE", "CUBE_MKN", "VECTOR_INST_BLOCK_NUM", "VECTOR_INST_BLOCK_WIDTH",
            "VECTOR_INST_MAX_REPEAT_TIMES", "api", "tik_lib"]
+
+#: Buffer names written in place of TIK's scope names (a public TBE overview page declares tensors in
+#: ``tik.scope_l0a`` / ``scope_l0b`` / ``scope_l0c``): the module ``__getattr__`` names TIK's spelling.
+SCOPE_NAME_HINTS = {"scope_l0a": "scope_ca", "scope_l0b": "scope_cb", "scope_l0c": "scope_cc",
+                    "scope_l1": "scope_cbuf", "scope_ub": "scope_ubuf"}
+
+
+def __getattr__(name: str):
+    """``tik.<name>`` that TIK's module does not have: an AttributeError that is also the simulator's
+    error naming the user's line and the TIK spelling (``hasattr`` stays False; dunder and private
+    names, which Python's import machinery probes, stay plain AttributeErrors)."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'tik' has no attribute {name!r}")
+    import difflib
+    from pto_core.errors import Provenance
+    from .container import _MissingApi
+    from .errors import tik_error_class, user_frame
+    if name in SCOPE_NAME_HINTS:
+        hint = f"use tik.{SCOPE_NAME_HINTS[name]} (TIK's name for that buffer)"
+    else:
+        close = difflib.get_close_matches(name, __all__, n=3, cutoff=0.6)
+        hint = (f"did you mean {', '.join('tik.' + c for c in close)}?" if close else
+                "check the spelling against the TIK API reference (tik_api.md); module names: " + ", ".join(__all__))
+    w = user_frame()
+    cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
+    raise cls(f"module 'tik' has no attribute {name!r}: tik.{name} is not a TIK name", op=f"tik.{name}",
+              where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"), hint=hint)

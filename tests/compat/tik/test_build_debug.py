@@ -353,6 +353,26 @@ def test_a_name_that_is_no_tik_api_names_the_users_line_and_the_closest_apis():
     assert not isinstance(plain.value, UnsupportedOp)
 
 
+def test_a_name_the_tik_module_does_not_have_names_the_users_line_and_the_tik_spelling():
+    """``tik.scope_l0a`` (a public TBE page's spelling of L0A) is an AttributeError that is also a simulator
+    error naming the user's line and TIK's name ``tik.scope_ca``, through every import path of the module;
+    ``hasattr``/``getattr`` defaults and dunder/private lookups stay plain Python."""
+    import importlib
+    for mod in ("tbe.tik", "te.tik", "impl.util.platform_adapter", "tbe_compat.tik"):
+        m = importlib.import_module(mod)
+        m = m.tik if mod == "impl.util.platform_adapter" else m
+        assert not hasattr(m, "scope_l0a") and getattr(m, "scope_l0a", 3) == 3
+        with pytest.raises(UnsupportedOp, match=r"tik.scope_l0a is not a TIK name.*tik.scope_ca") as info:
+            m.scope_l0a
+        assert isinstance(info.value, AttributeError) and info.value.where.file == __file__
+    with pytest.raises(UnsupportedOp, match=r"did you mean tik.scope_ubuf"):
+        tik.scope_ubuff
+    for plain in ("__wrapped__", "_private_name"):
+        with pytest.raises(AttributeError) as info:
+            getattr(tik, plain)
+        assert not isinstance(info.value, UnsupportedOp)
+
+
 def test_a_property_whose_getter_raises_attribute_error_keeps_its_own_error():
     """Python drops a property's AttributeError and calls ``__getattr__``: the error must still name the
     attribute the getter could not read, not call the property "not a TIK API" (nor suggest itself)."""

@@ -1,2 +1,3 @@
 """``te.tik`` (deprecated alias of `tbe_compat.tik`; emits CANN's notice on import)."""
 from tbe_compat.te_tik import *  # noqa: F401,F403
+from tbe_compat.tik import __getattr__  # noqa: F401,E402 (a star import skips it)
