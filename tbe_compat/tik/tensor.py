@@ -410,8 +410,12 @@ class Tensor:
                 strides.append(stride)
         return self._view(tuple(shape), tuple(strides), offset)
 
-    def reshape(self, *new_shape) -> "Tensor":
-        return self.tik._api_reshape(self, new_shape)
+    def reshape(self, *dims, new_shape=None) -> "Tensor":
+        """TIK ``Tensor.reshape(new_shape)``: the documented name works as a keyword too
+        (``t.reshape(new_shape=(8, 16))``); ``t.reshape((8, 16))`` and ``t.reshape(8, 16)`` as before."""
+        if new_shape is not None:
+            dims = dims + (new_shape,)        # both forms at once: `_api_reshape` refuses the odd shape
+        return self.tik._api_reshape(self, dims)
 
     def flatten(self) -> "Tensor":
         return self.tik._api_reshape(self, ((self.size,),), api="tik.Tensor.flatten")

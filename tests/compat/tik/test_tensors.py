@@ -341,6 +341,17 @@ def test_reshape_flatten_and_errors():
         t[:, 0:32].reshape((128,))
 
 
+def test_reshape_takes_its_documented_keyword_new_shape():
+    # tik_api.md §4.3 `reshape(new_shape)`: the documented name by keyword was a TypeError (h_sig207)
+    ti = tik.Tik()
+    t = ti.Tensor("float16", (4, 64), name="t", scope=tik.scope_ubuf)
+    assert t.reshape(new_shape=(16, 16)).shape == [16, 16] and t.reshape(new_shape=[256]).shape == [256]
+    with raises_tik(IllegalOperand, match="cannot reshape 256 elements into"):
+        t.reshape(new_shape=(3, 64))
+    with raises_tik(IllegalOperand):
+        t.reshape((16, 16), new_shape=(16, 16))      # the shape twice: refused, not silently merged
+
+
 def test_reinterpret_cast_to_wider_and_narrower():
     ti = tik.Tik()
     t = ti.Tensor("float32", (64,), name="t", scope=tik.scope_ubuf)
