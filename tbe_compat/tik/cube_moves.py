@@ -632,13 +632,19 @@ class CubeMoveAPI(CubeBase):
 
     # ------------------------------------------------------------------ broadcast / col2img
     @tik_api("broadcast_ub_to_l0c")
-    def broadcast_ub_to_l0c(self, dst, src, nburst, burst_len, *strides):
+    def broadcast_ub_to_l0c(self, dst, src, nburst, burst_len, *strides, src_gap=None, dst_gap=None):
         """Each 16-element UB row fills all 16 rows of one L0C fractal (tik_api.md §7.6);
-        ``strides = (src_gap, dst_gap)``."""
+        ``strides = (src_gap, dst_gap)``, positional (§7.6) or by their Appendix C names."""
         d = self._operand(dst, "dst", spaces=("l0c",))
         s = self._operand(src, "src", spaces=("ub",))
         self._require_support("tik.broadcast_ub_to_l0c", d.tensor.dtype)
         self._cube_same_dtype(s, d)
+        named = [(nm, v) for nm, v in (("src_gap", src_gap), ("dst_gap", dst_gap)) if v is not None]
+        for nm, _ in named:
+            if ("src_gap", "dst_gap").index(nm) < len(strides):
+                raise self._error(f"broadcast_ub_to_l0c got {nm} both by position and by keyword", operand=nm,
+                                  hint="pass (src_gap, dst_gap) either after burst_len or as keywords, once")
+        strides = tuple(strides) + tuple(v for _, v in named)
         if len(strides) != 2:
             raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
                               f"value(s)", operand="strides", value=len(strides), limit="2 values")

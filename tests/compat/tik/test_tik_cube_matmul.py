@@ -526,3 +526,41 @@ def test_l0c_to_l1_on_910b_and_broadcast_ub_to_l0c():
     c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
     with raises_tik(UnsupportedOp, match="broadcast_ub_to_l0c"):
         ti.broadcast_ub_to_l0c(c, ub, 1, 1, 0, 0)
+
+
+def test_broadcast_ub_to_l0c_takes_its_gaps_by_position_or_by_their_appendix_c_names():
+    """§7.6 gives ``(dst, src, nburst, burst_len, *strides)``, Appendix C ``(..., src_gap, dst_gap)``: both
+    spellings run the same; a gap given twice, or a missing one, is an error at the line."""
+    set_current_compile_soc_info("Ascend310")
+    x = np.arange(64, dtype=np.float32)
+    results = []
+    for form in ("pos", "kw", "mixed"):
+        ti = tik.Tik()
+        g = ti.Tensor("float32", (64,), name="g", scope=tik.scope_gm)
+        ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+        c = ti.Tensor("float32", (6 * 256,), name="c", scope=tik.scope_cc)
+        u2 = ti.Tensor("float32", (6 * 256,), name="u2", scope=tik.scope_ubuf)
+        out = ti.Tensor("float32", (6 * 256,), name="out", scope=tik.scope_gm)
+        ti.data_move(ub, g, 0, 1, 8, 0, 0)
+        ti.vector_dup(64, u2, -1.0, 24, 1, 8)
+        ti.data_move(c, u2, 0, 1, 6, 0, 0)
+        if form == "pos":
+            ti.broadcast_ub_to_l0c(c, ub, 2, 1, 2, 1)
+        elif form == "kw":
+            ti.broadcast_ub_to_l0c(c, ub, nburst=2, burst_len=1, src_gap=2, dst_gap=1)
+        else:
+            ti.broadcast_ub_to_l0c(c, ub, 2, 1, 2, dst_gap=1)
+        ti.data_move(u2, c, 0, 1, 6, 0, 0)
+        ti.data_move(out, u2, 0, 1, 6 * 256 * 4 // 32, 0, 0)
+        ti.BuildCCE("bcast_kw", [g], [out])
+        results.append(run(ti, {"g": x})[0].reshape(6, 16, 16))
+        if form == "mixed":
+            with raises_tik(IllegalOperand, match="got src_gap both by position and by keyword"):
+                ti.broadcast_ub_to_l0c(c, ub, 2, 1, 2, src_gap=2)
+            with raises_tik(IllegalOperand, match=r"takes \(src_gap, dst_gap\) after burst_len, got 1 value"):
+                ti.broadcast_ub_to_l0c(c, ub, 2, 1, src_gap=2)
+    expect = np.full((6, 16, 16), -1.0, np.float32)
+    expect[0] = x[0:16]          # burst 0: row 0 (64 B) -> fractal 0; then 2 blocks (64 B, row 1) skipped in UB
+    expect[2] = x[32:48]         # burst 1: row 2 -> fractal 2 (after one fractal of dst gap)
+    for r in results:
+        np.testing.assert_array_equal(r, expect)
