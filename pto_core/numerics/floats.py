@@ -391,7 +391,7 @@ _F16_MIN_SIZE = 2048        # below this many values numpy's cast is used as it 
 _F16_BLOCK = 16384          # values per block of the bit-operation path (its passes stay in cache)
 
 
-def to_f16(x: np.ndarray) -> np.ndarray:
+def to_f16(x: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     """``x.astype(np.float16)`` for float32 / float64 ``x``, bit for bit, without numpy's slow path.
 
     numpy's cast rounds to nearest-even and keeps NaN payloads as ``0x7C00 + (fraction >> cut)``
@@ -402,10 +402,12 @@ def to_f16(x: np.ndarray) -> np.ndarray:
     integer bit operations instead (`_to_f16_bits`), in cache-sized blocks. Tested against the
     cast on every bit pattern around the rounding cut in every binade, and on random values.
     Floating-point warnings are the caller's to silence (the cast may raise them; the bit path does not).
+    ``out``: optional float16 array of ``x``'s shape (any strides) that receives the codes, cast
+    straight into it (no staging copy); it is returned.
     """
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64) or x.size < _F16_MIN_SIZE:
-        return x.astype(np.float16)
+        return x.astype(np.float16) if out is None else _cast_into(out, x)
     if x.flags.c_contiguous:
         sample = x.reshape(-1)[::_F16_SAMPLE]
     elif x.ndim and x.shape[-1] % _F16_SAMPLE == 0:
@@ -414,12 +416,22 @@ def to_f16(x: np.ndarray) -> np.ndarray:
         sample = x.reshape(-1)[::_F16_SAMPLE]
     sample = np.abs(sample)
     if np.count_nonzero((sample < 2.0 ** -14) & (sample > 0)) * 64 < sample.size:
-        return x.astype(np.float16, order="C")   # (almost) no f16-subnormal results: the cast is as fast
+        # (almost) no f16-subnormal results: the cast is as fast
+        return x.astype(np.float16, order="C") if out is None else _cast_into(out, x)
     flat_x = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat_x.size, np.float16)
+    res = np.empty(flat_x.size, np.float16)
     for i in range(0, flat_x.size, _F16_BLOCK):
-        out[i:i + _F16_BLOCK] = _to_f16_bits(flat_x[i:i + _F16_BLOCK])
-    return out.reshape(x.shape)
+        res[i:i + _F16_BLOCK] = _to_f16_bits(flat_x[i:i + _F16_BLOCK])
+    if out is None:
+        return res.reshape(x.shape)
+    out[...] = res.reshape(x.shape)
+    return out
+
+
+def _cast_into(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """numpy's float -> float16 cast of ``x`` written into ``out`` (the same conversion as ``astype``)."""
+    np.copyto(out, x, casting="unsafe")
+    return out
 
 
 def _to_f16_bits(x: np.ndarray) -> np.ndarray:
@@ -494,10 +506,21 @@ def _f64_to_f16_bits(x: np.ndarray) -> np.ndarray:
 _F16_ROUNDS_TO_INF = 65520.0
 
 
-def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str) -> np.ndarray:
-    """RNE conversion of a float32/float64 array via the cast, then the ``sat`` policy."""
+def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str, into: Optional[np.ndarray] = None) -> np.ndarray:
+    """RNE conversion of a float32/float64 array via the cast, then the ``sat`` policy.
+
+    ``into``: optional array of ``arr``'s shape and the format's storage dtype that receives the
+    result (returned); an f16 cast goes straight into it."""
+    res = _rne_by_cast_codes(arr, fmt, sat, into if fmt.name == "f16" else None)
+    if into is None or res is into:
+        return res
+    into[...] = res
+    return into
+
+
+def _rne_by_cast_codes(arr: np.ndarray, fmt: FloatFormat, sat: str, into: Optional[np.ndarray]) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
-        out = to_f16(arr) if fmt.name == "f16" else arr.astype(_RNE_CASTS[fmt.name])
+        out = to_f16(arr, into) if fmt.name == "f16" else arr.astype(_RNE_CASTS[fmt.name])
     utype = _UINT_OF_BITS[max(8, fmt.code_bits)]
     codes = out.view(utype)
     sign_bit = utype(fmt.sign_bit)
@@ -507,7 +530,7 @@ def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str) -> np.ndarray:
             codes = np.where(nan_in, utype(fmt.max_code if sat == "nosat" else 0), codes)
         return codes.view(fmt.storage) if fmt.storage != codes.dtype else codes
     if fmt.name == "f16" and arr.size and arr.max() < _F16_ROUNDS_TO_INF and arr.min() > -_F16_ROUNDS_TO_INF:
-        return codes.view(fmt.storage)                # no NaN (max/min would be NaN) and nothing rounds to inf
+        return out                                    # no NaN (max/min would be NaN) and nothing rounds to inf
     magnitude = codes & utype(fmt.sign_bit - 1)
     special_out = magnitude >= utype(fmt.inf_code) if fmt.specials == "ieee" else magnitude == utype(fmt.nan_code)
     if special_out.any():                             # overflow, inf inputs, NaN inputs (a NaN casts to NaN)
@@ -532,7 +555,7 @@ def codes_to_storage(codes: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 # ----------------------------------------------------------------------------- public API
 
 
-def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
+def float_to(x, dst, *, rounding="even", sat="nosat", out: Optional[np.ndarray] = None) -> np.ndarray:
     """Convert float values to float format ``dst`` with one correct rounding.
 
     Args:
@@ -546,7 +569,17 @@ def float_to(x, dst, *, rounding="even", sat="nosat") -> np.ndarray:
     Returns:
         An array of the destination's storage dtype (np.float32, np.float16,
         ml_dtypes.bfloat16/float8_e4m3fn/float8_e5m2; uint8 codes for hif8, e2m1, e1m2).
+        With ``out`` (an array of ``x``'s shape and that dtype, any strides) the result is written
+        there and ``out`` returned; an RNE f16 conversion casts straight into it.
     """
+    if out is not None:
+        nd = np.asarray(x)
+        fmt = float_format(dst)
+        if rounding_name(rounding) == "even" and fmt.name == "f16" and nd.ndim >= 1 and nd.dtype in (
+                np.float32, np.float64) and out.shape == nd.shape and out.dtype == np.float16:
+            return _rne_by_cast(nd, fmt, sat_name(sat), out)
+        out[...] = float_to(x, dst, rounding=rounding, sat=sat)
+        return out
     fmt = float_format(dst)
     if fmt.name == "hif8":
         from .hif8 import hif8_encode

@@ -204,13 +204,20 @@ def encode_integer(y: np.ndarray, a: QuantArgs) -> np.ndarray:
     return y.astype(a.dst.storage)
 
 
-def encode_float(v: np.ndarray, dst: DType, sat: str, rounding: str = "even") -> np.ndarray:
+def encode_float(v: np.ndarray, dst: DType, sat: str, rounding: str = "even",
+                 out: Optional[np.ndarray] = None) -> np.ndarray:
     """One rounding of exact float64 values to a float destination under the saturation mode.
 
     f32 destinations keep inf/NaN inputs whatever ``sat`` says (only finite overflow
     is clamped by ``sat``); hif8 uses `hif8_encode` with ``rounding`` (away/hybrid; the
     hybrid rule reads the low bits of an f32 value, so the product is first rounded to f32).
+    ``out``: optional destination array of ``v``'s shape (any strides) that receives the result.
     """
+    if out is not None:
+        if dst.name in ("hif8", "f32"):
+            out[...] = encode_float(v, dst, sat, rounding)
+            return out
+        return _nx.float_to(v, dst.name, rounding=rounding, sat=sat, out=out)
     if dst.name == "hif8":
         if rounding == "hybrid":  # hybrid rounding is defined on the f32 bits of the scaled value
             v = _nx.float_to(v, "f32", rounding="even", sat="nosat")
@@ -235,14 +242,14 @@ def _clip_float(v: np.ndarray, a: QuantArgs) -> np.ndarray:
 # ----------------------------------------------------------------------------- mode families
 
 
-def cast(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
+def cast(x: np.ndarray, a: QuantArgs, mode: "QuantMode", out: Optional[np.ndarray] = None) -> np.ndarray:
     """``f32_f16`` / ``f32_bf16``: no scale; the payload is required by syntax only.
 
     Without activation or clip, float32 values go to the encoder as they are (one rounding
-    from the exact f32 value either way; skips the float64 copy)."""
+    from the exact f32 value either way; skips the float64 copy). ``out``: see `encode_float`."""
     if x.dtype == np.float32 and a.relu == "no_relu" and a.clip is None:
-        return encode_float(x, a.dst, a.sat, mode.rounding)
-    return encode_float(_clip_float(multiplied(x, None, a), a), a.dst, a.sat, mode.rounding)
+        return encode_float(x, a.dst, a.sat, mode.rounding, out)
+    return encode_float(_clip_float(multiplied(x, None, a), a), a.dst, a.sat, mode.rounding, out)
 
 
 def same_type(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
@@ -421,6 +428,9 @@ def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis
         step = rows if blocks <= 1 else -(-rows // blocks)
         for r0 in range(0, rows, step):
             sl = (slice(None),) * axis + (slice(r0, r0 + step),)
+            if fn is cast and out is not None:     # the encoder writes the destination directly
+                fn(acc[sl], args, mode, out[sl])
+                continue
             part = fn(acc[sl], args, mode)
             if out is None:
                 out = np.empty(acc.shape, dtype=part.dtype)

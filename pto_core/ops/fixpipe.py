@@ -757,6 +757,17 @@ def _scatter(ctx, dst: Ptr, p: _Plan, res: np.ndarray, order: str) -> None:
 # ----------------------------------------------------------------------------- execute
 
 
+def _nz_runs_view(ctx, dst: Ptr, p: _Plan, shape: tuple) -> Optional[np.ndarray]:
+    """Writable ``(n1, m, 16)`` destination view of an NZ write of whole 16-channel blocks, marked
+    written and reported exactly as `_write_groups` would; None when the runs do not lie in one
+    buffer (the caller then scatters them one by one, which reports the faulty run)."""
+    n1, run_len, es = shape[0], shape[1] * shape[2], p.dst.bits >> 3
+    if n1 == 1 or int(p.dst_stride) == run_len:
+        return ctx.view(dst, n1 * run_len, write=True, operand="dst").reshape(shape)
+    runs = ctx.write_runs(dst, n1, run_len * es, int(p.dst_stride) * es, operand="dst")
+    return None if runs is None else runs.view(p.dst.storage).reshape(shape)
+
+
 def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
     p = _plan(kind, operands, clauses, ctx.target, ctx.machine.overflow_mode)
     src, dst = operands[0], operands[1]
@@ -774,6 +785,9 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
     direct = (not plain and order == "logical" and p.layout == "nz2nd" and p.dst_mode is None
               and p.atomic is None and p.dst.bits >= 8 and int(p.n) == p.n1 * ROW
               and (int(p.m) == 1 or int(p.dst_stride) == int(p.n)))
+    # So does an NZ destination of whole 16-channel blocks (one run of m x 16 per block).
+    direct_nz = (not plain and order == "nz" and p.dst_mode is None and p.atomic is None
+                 and p.dst.bits >= 8 and int(p.n) == p.n1 * ROW)
     for r in range(count):
         acc = _gather(ctx, src, p, r * s3)
         dst_r = dst + r * d3 if r else dst
@@ -781,9 +795,13 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
             _scatter(ctx, dst_r, p, acc, order)
             continue
         x = acc if order == "nz" else acc.transpose(1, 0, 2)
+        view = None
         if direct:
-            view = ctx.view(dst_r, int(p.m) * int(p.n), write=True, operand="dst")
-            Q.convert(p.mode, x, args, out=view.reshape(x.shape))
+            view = ctx.view(dst_r, int(p.m) * int(p.n), write=True, operand="dst").reshape(x.shape)
+        elif direct_nz:
+            view = _nz_runs_view(ctx, replace(dst_r, sub=p.dst_mode) if p.kind == "ub" else dst_r, p, x.shape)
+        if view is not None:
+            Q.convert(p.mode, x, args, axis=1 if order == "nz" else 0, out=view)
         else:
             _scatter(ctx, dst_r, p, Q.convert(p.mode, x, args, axis=1 if order == "nz" else 0), order)
 

@@ -2513,3 +2513,88 @@ def test_scalar_store_struct_rounds_and_refuses_like_numpy():
             except OverflowError:
                 continue
             assert bytes(buf) == np_t(v).tobytes(), (fmt, v)
+
+
+# ============================================================================ f16 encodes written into the destination
+
+
+def _f16_specials(dtype, n, subnormal_heavy, specials=True):
+    """Random values with NaNs (both signs, payloads), infs, values at and around the f16 overflow
+    boundary, f16 subnormals, both zeros; ``subnormal_heavy`` makes `to_f16` take its bit path."""
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 65504.0, 65519.99, 65520.0, -65520.0, 7e4, -1e30,
+                        2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26, -2.0 ** -15, 0.0, -0.0, 2.0 ** -14, 1.0], dtype)
+    scale = 2.0 ** -16 if subnormal_heavy else 1e3
+    x = (RNG.standard_normal(n) * scale).astype(dtype)
+    if not specials:
+        return x
+    x[RNG.integers(0, n, 64)] = special[RNG.integers(0, special.size, 64)]
+    bits = x.view(np.uint32 if dtype == np.float32 else np.uint64)
+    nan_at = RNG.integers(0, n, 8)                                   # NaNs with payloads
+    bits[nan_at] = (bits[nan_at] | (np.uint32(0x7F800001) if dtype == np.float32 else np.uint64(0x7FF0000000000001)))
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sat", ["sat", "preserve_nan", "nosat"])
+@pytest.mark.parametrize("n,subnormal_heavy", [(100, False), (4096, False), (4096, True), (70000, True)])
+@pytest.mark.parametrize("strided", [False, True])
+@pytest.mark.parametrize("specials", [True, False])
+def test_f16_encode_into_destination_equals_the_returned_array(dtype, sat, n, subnormal_heavy, strided, specials):
+    from pto_core.numerics import float_to
+    x = _f16_specials(dtype, n, subnormal_heavy, specials)
+    want = float_to(x, "f16", sat=sat)
+    if strided:           # every other element of a larger array: the gaps must keep their sentinel
+        big = np.full(2 * n, np.float16(-7.0))
+        out = big[::2]
+    else:
+        big = out = np.full(n, np.float16(-7.0))
+    got = float_to(x, "f16", sat=sat, out=out)
+    assert got is out
+    if not specials:                                                  # the reference: numpy's RNE cast
+        assert np.array_equal(want.view(np.uint16), x.astype(np.float16).view(np.uint16))
+    assert np.array_equal(out.view(np.uint16), want.view(np.uint16))
+    if strided:
+        assert (big[1::2] == np.float16(-7.0)).all()
+    x2 = x.reshape(-1, 4) if n % 4 == 0 else x                       # a strided (non-contiguous) source too
+    src = x2[:, ::2] if x2.ndim == 2 else x2[::3]
+    out2 = np.empty(src.shape, np.float16)
+    float_to(src, "f16", sat=sat, out=out2)
+    assert np.array_equal(out2.view(np.uint16), float_to(src, "f16", sat=sat).view(np.uint16))
+
+
+@pytest.mark.parametrize("sat", [None, True, False, "preserve_nan"])
+@pytest.mark.parametrize("specials", [True, False])
+@pytest.mark.parametrize("m,n,dst_stride", [(256, 256, 512 * 16), (48, 64, 48 * 16), (32, 32, 40 * 16),
+                                                (16, 16, 16 * 16)])
+def test_fixpipe_nz_writeback_into_gm_runs_equals_the_scatter_path(monkeypatch, sat, specials, m, n, dst_stride):
+    """The NZ f32 -> f16 write-back converts straight into the destination's runs; forcing the
+    staged conversion + scatter it replaced gives the same GM bytes and the same written map."""
+    from pto_core.ops import fixpipe
+    from tests.core.fixpipe_support import load_acc
+    x = _f16_specials(np.float32, m * n, m * n >= 8192, specials).reshape(m, n)
+    n1 = n // 16
+    extent = (n1 - 1) * dst_stride + m * 16
+
+    def run(fast):
+        if not fast:
+            monkeypatch.setattr(fixpipe, "_nz_runs_view", lambda *a: None)
+        mach = Machine("Ascend310")                                  # 256 KiB L0C: two conversion blocks
+        src, ss = load_acc(mach, x)
+        out = mach.gm_alloc((extent + 16,), "f16", name="out")
+        clauses = {} if sat is None else {"sat": sat}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pto.mte_l0c_gm(src, out, m, n, ss, dst_stride, 0, 0, pre_quant=(0.0, {"mode": "f32_f16"}), **clauses)
+        monkeypatch.undo()
+        buf, off = mach.resolve(out, 2 * (extent + 16))
+        return buf.data[off:off + 2 * (extent + 16)].copy(), np.array(buf.written[off:off + 2 * (extent + 16)])
+
+    (fast_bytes, fast_w), (slow_bytes, slow_w) = run(True), run(False)
+    assert np.array_equal(fast_bytes, slow_bytes)
+    assert np.array_equal(fast_w, slow_w)
+    assert not fast_w.all()                                           # the gaps and the tail stay unwritten
+    if not specials:                                                  # the reference: numpy's RNE cast, NZ runs
+        vals = fast_bytes.view(np.float16)
+        for j1 in range(n1):
+            run = vals[j1 * dst_stride:j1 * dst_stride + m * 16].reshape(m, 16)
+            assert np.array_equal(run.view(np.uint16), x[:, j1 * 16:(j1 + 1) * 16].astype(np.float16).view(np.uint16))
