@@ -1175,9 +1175,22 @@ class Executable:
                                    "inside each block)")
         return n
 
+    def _block_dim(self, width: int, block_dim) -> int:
+        """``run(block_dim=)`` checked against the launch width ``width`` (1 .. width)."""
+        if self._lazy_launch:
+            raise ConfigError(f"kernel {self.program.name!r} chooses its block count while it runs "
+                              f"(pto.launch_blocks); block_dim does not apply", operand="block_dim", value=block_dim,
+                              hint="omit block_dim: the kernel's own run-time count decides the launch")
+        if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or \
+                not 1 <= int(block_dim) <= width:
+            raise ConfigError(f"block_dim = {block_dim!r} is not a block count in [1, {width}] (the kernel's "
+                              f"block_num)", operand="block_dim", value=repr(block_dim)[:40], limit=f"[1, {width}]",
+                              hint=f"pass the number of blocks the host launches, 1 to {width}")
+        return int(block_dim)
+
     def run(self, inputs: Optional[dict] = None, *, cores: Optional[int] = None, machine: Optional[Machine] = None,
             order: str = "sequential", seed: int = 0, options: Optional[MachineOptions] = None,
-            write_back: bool = False, alias: Optional[dict] = None) -> dict:
+            write_back: bool = False, alias: Optional[dict] = None, block_dim: Optional[int] = None) -> dict:
         """Run the kernel; return ``{name: array}`` for every ``out``/``inout`` GM argument.
 
         Args:
@@ -1194,6 +1207,9 @@ class Executable:
             alias: ``{out argument: in argument}``: the output shares the input's GM memory, as the
                 framework places an in-place ("ref") operator's output (the kernel reads the input's
                 data through it; it comes back as the output, in the output's dtype and shape).
+            block_dim: launch only blocks ``0 .. block_dim-1`` of the kernel's ``block_num`` (a host whose
+                tiling picks fewer blocks than the kernel was built for: CANN's ``block_dim``); the kernel's
+                ``pto.get_block_num`` is then ``block_dim``. Default: the whole ``block_num``.
         """
         prog = self.program
         inputs = dict(inputs or {})
@@ -1201,6 +1217,8 @@ class Executable:
             raise ConfigError(f"order={order!r} is not 'sequential' or 'random'", operand="order", value=order)
         self._check_inputs(inputs)
         n = self._launch_width(inputs, cores)
+        if block_dim is not None:
+            n = self._block_dim(n, block_dim)
         if machine is None:
             self.machine = None            # the previous run's machine can go before the new one is built
             machine = Machine(prog.target, cores=n, options=options)

@@ -163,13 +163,17 @@ class Tikdb:
                              hint="print Scalars with tik_instance.printf(\"x=%d\\n\", x), or look at the outputs "
                                   "returned by start_debug")
 
-    def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None, *, inplace=None):
+    def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None, *, inplace=None, block_dim=None):
         """Run the kernel on ``feed_dict``; returns the outputs (see module doc).
 
         ``inplace`` (a simulator extension): ``{output name: input name}`` for in-place ("ref")
         operators whose output the framework places on an input's memory (CANN's
         ``inplace_index_add``, scatter ops): the kernel then reads the input's data through the
-        output tensor, as on hardware."""
+        output tensor, as on hardware.
+
+        ``block_dim`` (a simulator extension): launch only blocks ``0 .. block_dim-1`` of the kernel's
+        ``block_num``, as a host does whose tiling picks fewer blocks than the kernel was built for (CANN
+        dynamic ops' ``block_dim``); 1 to block_num. Default: every block."""
         tik = self._tik
         with tik._api("tikdb.start_debug"):
             info = tik.build
@@ -199,7 +203,7 @@ class Tikdb:
                 if RUN_OBSERVERS else None
             try:
                 results = exe.run(inputs, write_back=True, options=self.options or tik_machine_options(),
-                                  order=self.order, alias=alias)
+                                  order=self.order, alias=alias, block_dim=block_dim)
             except PtoError as e:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None

@@ -525,3 +525,44 @@ def test_an_input_scalar_may_make_a_gm_tensor_empty():
         kernel(True).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": 0}, interactive=False)
     with raises_tik(IllegalOperand, match=r"tensor 'x' is \[-1\]"):
         kernel(False).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": -1}, interactive=False)
+
+
+def test_start_debug_block_dim_launches_only_the_first_blocks():
+    """start_debug(block_dim=n) (simulator extension): a host whose tiling launches fewer blocks than the
+    kernel's block_num runs blocks 0..n-1 only. Here every block writes the whole output (an unguarded
+    kernel, as CANN cumsum's small-row path): all 4 blocks race; one block alone does not."""
+    import warnings
+    from pto_core.errors import ConfigError, GmRaceWarning
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("int32", (4, 8), name="z", scope=tik.scope_gm)
+    with ti.for_range(0, 4, block_num=4) as b:
+        ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+        zu = ti.Tensor("int32", (8,), name="zu", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 1, 0, 0)
+        ti.vec_adds(16, ub, ub, b + 1, 1, 8, 8)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)                 # every block: the whole of y
+        ti.vec_dup(8, zu, b + 1, 1, 8)
+        ti.data_move(z[b, 0], zu, 0, 1, 1, 0, 0)           # block b: row b of z
+    ti.BuildCCE("blk", [x], [y, z])
+    feed = {"x": np.arange(16, dtype=np.float16)}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        y1, z1 = ti.tikdb.start_debug(feed, interactive=False, block_dim=1)
+    assert np.array_equal(y1, np.arange(16, dtype=np.float16) + 1)
+    assert z1[0].tolist() == [1] * 8
+    texts = [str(w.message) for w in seen]
+    assert any("output 'z': 96 of 128 bytes hold no data the kernel wrote" in t for t in texts)   # rows 1..3
+    assert not any(issubclass(w.category, GmRaceWarning) for w in seen)
+    with pytest.warns(GmRaceWarning, match="GM race"):
+        _, z4 = ti.tikdb.start_debug(feed, interactive=False)
+    assert z4[:, 0].tolist() == [1, 2, 3, 4]
+    with pytest.warns(GmRaceWarning):
+        _, z2 = ti.tikdb.start_debug(feed, interactive=False, block_dim=np.int64(2))
+    assert z2[:2, 0].tolist() == [1, 2]
+    for bad in (0, 5, 1.5, True):
+        with raises_tik(ConfigError, match=r"test_build_debug.py:\d+ .*block_dim = .* is not a block count in "
+                                           r"\[1, 4\]"):
+            ti.tikdb.start_debug(feed, interactive=False, block_dim=bad)

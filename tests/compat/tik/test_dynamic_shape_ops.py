@@ -134,6 +134,13 @@ def test_code_outside_a_scalar_block_loop_runs_on_the_launched_cores_only(launch
     assert "pto.launch_blocks" in ti.program.to_asm()
 
 
+def test_start_debug_block_dim_does_not_apply_to_a_kernel_whose_scalar_picks_its_block_count():
+    from pto_core.errors import ConfigError
+    ti = _outside_the_loop_kernel()
+    with raises_tik(ConfigError, match="chooses its block count while it runs .*block_dim does not apply"):
+        ti.tikdb.start_debug({"tiling_gm": np.array([3] + [0] * 7, np.int32)}, interactive=False, block_dim=2)
+
+
 def test_a_scalar_block_count_beyond_the_chip_stops_before_any_other_core_starts():
     ti = _outside_the_loop_kernel()
     with raises_tik(IllegalOperand, match=r"block_num Scalar 'cores' .* = 33 is outside \[1, 32\]"):
