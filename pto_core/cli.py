@@ -1,6 +1,6 @@
 """Command-line tools of pto_core.
 
-``pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy [--alias OUT=IN] [--target A2A3] [--cores N]``
+``pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy [--alias OUT=IN] [--target A2A3] [--cores N] [--block-dim N]``
 parses a PTO-AS kernel, runs it on the simulator and saves the requested outputs. ``--alias OUT=IN``
 places output OUT on input IN's memory (an in-place operator, as ``start_debug(inplace=)``).
 Scalar arguments are given inline: ``--in n=128`` (or ``--in scale=0.5``).
@@ -99,6 +99,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                          "with the input's data)")
     ap.add_argument("--target", help="chip (overrides the module's pto.target_arch), e.g. A2A3, A5, Ascend910B1")
     ap.add_argument("--cores", type=int, help="number of cores (default: the kernel's pto.block_num, else 1)")
+    ap.add_argument("--block-dim", dest="block_dim", type=int,
+                    help="launch only blocks 0..N-1 of the kernel's pto.block_num (a host's tiling block_dim)")
     ap.add_argument("--kernel-name", help="which func.func to run when the module has several")
     ap.add_argument("--order", choices=("sequential", "random"), default="sequential",
                     help="core scheduling: sequential (default) or seeded random interleaving")
@@ -134,7 +136,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                                   operand="--alias", value=out_name,
                                   hint="give one --alias per output: an output lives on one input's memory")
             alias[out_name] = in_name
-        results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed, alias=alias)
+        results = exe.run(inputs, cores=args.cores, order=args.order, seed=args.seed, alias=alias,
+                          block_dim=args.block_dim)
         for name, path in outs:
             try:
                 np.save(path, results[name], allow_pickle=False)

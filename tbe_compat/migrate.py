@@ -490,7 +490,8 @@ def check_round_trip(tik, run, *, locations: bool = True) -> list:
     from .tik.debug import tik_machine_options
     text = kernel_asm(tik, locations=locations, runs=[run])
     prog = parse(text, source_name=f"{tik.build.kernel_name}.pto")
-    got = prog.compile().run(dict(run.inputs), options=tik_machine_options(), alias=run.alias)
+    got = prog.compile().run(dict(run.inputs), options=tik_machine_options(), alias=run.alias,
+                             block_dim=run.block_dim)
     reports = []
     for name, expected in run.results.items():
         if name not in got:
@@ -520,6 +521,8 @@ def save_io(tik, run, directory: str, *, locations: bool = True) -> list:
             argv += ["--in", f"{arg}={value!r}"]
     for out, inp in run.alias.items():
         argv += ["--alias", f"{out}={inp}"]
+    if run.block_dim is not None:
+        argv += ["--block-dim", str(run.block_dim)]
     for arg, value in run.results.items():
         np.save(os.path.join(directory, f"{name}.{arg}.expected.npy"), value, allow_pickle=False)
         argv += ["--out", f"{arg}={os.path.join(directory, f'{name}.{arg}.out.npy')}"]

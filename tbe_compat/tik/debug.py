@@ -79,13 +79,15 @@ class DebugRun(NamedTuple):
     (copied before the run), ``results`` ``{GM argument name: array}`` of every ``out``/``inout``
     argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned,
     ``alias`` the run's ``{out argument: in argument}`` (``start_debug(inplace=)``; empty without):
-    a replay must place those outputs on the inputs' memory too."""
+    a replay must place those outputs on the inputs' memory too; ``block_dim`` the blocks launched
+    (``start_debug(block_dim=)``; None: every block of ``block_num``), which a replay launches too."""
 
     tik: object
     inputs: dict
     results: dict
     outputs: list
     alias: dict
+    block_dim: Optional[int] = None
 
 
 def tik_machine_options(**overrides) -> MachineOptions:
@@ -211,7 +213,7 @@ class Tikdb:
             _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
-                run = DebugRun(tik, fed, results, outputs, dict(alias))
+                run = DebugRun(tik, fed, results, outputs, dict(alias), None if block_dim is None else int(block_dim))
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs

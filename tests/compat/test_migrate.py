@@ -298,6 +298,34 @@ def test_save_io_pto_run_command_of_an_inplace_run_reproduces_it(tmp_path, capsy
     assert "pto-run: error: " in capsys.readouterr().err
 
 
+#: every block of 4 adds its index + 1 to row 0 of y (unguarded: on a 4-block launch they race); the host
+#: launches 1 block (start_debug(block_dim=1))
+BLOCK_DIM_BODY = """
+ti = tik.Tik()
+x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+with ti.for_range(0, 4, block_num=4) as b:
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.vec_adds(8, ub, ub, b + 1.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+"""
+
+
+def test_check_and_save_io_replay_a_block_dim_run_on_the_same_blocks(tmp_path, capsys):
+    p = tmp_path / "bdim.py"
+    p.write_text("import numpy as np\nfrom tbe import tik\n" + BLOCK_DIM_BODY +
+                 "ti.BuildCCE(kernel_name='bdim', inputs=[x], outputs=[y])\n"
+                 "out, = ti.tikdb.start_debug({'x': np.arange(8, dtype=np.float32)}, False, block_dim=1)\n"
+                 "assert (out == np.arange(8) + 1).all()\n")
+    assert main(["--save-io", str(tmp_path / "io"), "--check", str(p)]) == 0
+    argv, = _pto_run_commands(capsys.readouterr().err)
+    assert argv[argv.index("--block-dim") + 1] == "1"
+    assert pto_run_main(argv) == 0
+    out = argv[-1].split("=", 1)[1]
+    assert np.array_equal(np.load(out), np.arange(8) + 1.0)
+
+
 def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, monkeypatch):
     from pto_core.errors import UnsupportedOp
     real = migrate.check_round_trip
