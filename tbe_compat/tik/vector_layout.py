@@ -28,8 +28,8 @@ Special registers read back into Scalars right after the op that set them (``pto
 """
 from __future__ import annotations
 
-from pto_core.errors import UnsupportedOp
-from pto_core.ops.vector_layout import MERGECH_KEEP
+from pto_core.errors import UnsupportedOp, warn_at
+from pto_core.ops.vector_layout import MERGECH_KEEP, REPEAT1_STARTS_ONE_STRIDE_IN
 from pto_core.ops.vector_proposal import MRGSORT4_ALIGN
 
 from .. import platform
@@ -43,6 +43,12 @@ PROPOSAL = 8
 GROUP = 16
 VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}     # v200+ also 0b0001; v100 needs two lists at least
 VMS4_FIELD_BITS = 13       # VMS4_SR packs one 13-bit count per list
+
+
+class Repeat1StrideWarning(UserWarning):
+    """``vec_trans_scatter`` / ``vnchwconv`` with one repeat and a non-zero repeat stride: the blocks start
+    one stride after the list addresses (REPEAT1_STARTS_ONE_STRIDE_IN), which a kernel written for repeats
+    >= 2 rarely means (a public FFT kernel read unwritten UB this way)."""
 
 
 class _Token:
@@ -134,6 +140,11 @@ class LayoutAPI(VectorBase):
         repeat = self._vec_repeat(repeat_times)
         dr = self._vec_stride(dr, "dst_rep_stride", U16)
         sr = self._vec_stride(sr, "src_rep_stride", U16)
+        if REPEAT1_STARTS_ONE_STRIDE_IN and isinstance(repeat, int) and repeat == 1 and \
+                any(isinstance(r, int) and r for r in (dr, sr)):
+            warn_at(f"{api} with repeat_times 1 and repeat strides (dst {dr}, src {sr}): the one repeat starts one "
+                    f"stride after the list addresses (TIK vnchwconv page), not at them. Fix: pass repeat strides "
+                    f"of 0 to start at the list addresses", Repeat1StrideWarning, self._where)
         fp = []
         for lst, r, w in ((dl, dr, True), (sl, sr, False)):
             for o in lst:

@@ -1,9 +1,12 @@
 """Transposes, scatter transposes, proposal fields, pattern reduce, proposal sort/merge and the
 NMS instruction family through kernels, against independent references; error paths."""
+import warnings
+
 import numpy as np
 import pytest
 
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from tbe_compat.tik.vector_layout import Repeat1StrideWarning
 
 from .helpers import raises_tik
 from .vec_helpers import vec_kernel
@@ -435,17 +438,28 @@ def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent()
     """TIK vnchwconv / Ascend C TransDataTo5HD: with repeat_times 1 the blocks start at the list addresses plus the
     repeat strides (kernels pass 0 to start at the list); the extent check counts that stride."""
     a = np.arange(512, dtype=np.float16)
-    out = vec_kernel({"s": a, "d": np.full(512, -1, np.float16)}, lambda ti, ub: ti.vnchwconv(
-        False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 2, 1),
-        chip="Ascend910B1")["d"]
+    with pytest.warns(Repeat1StrideWarning, match=r"vnchwconv with repeat_times 1 and repeat strides \(dst 2, src "
+                                                  r"1\): the one repeat starts one stride after the list addresses") \
+            as seen:
+        out = vec_kernel({"s": a, "d": np.full(512, -1, np.float16)}, lambda ti, ub: ti.vnchwconv(
+            False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 2, 1),
+            chip="Ascend910B1")["d"]
+    assert seen[0].filename == __file__             # the user's line, not the simulator's
     want = np.full(512, -1, np.float16)
     want[32:288] = a.reshape(32, 16)[1:17].T.reshape(-1)        # src blocks 1..16, dst blocks 2..17
     np.testing.assert_array_equal(out, want)
-    with raises_tik(OutOfBounds, match="dst_list\\[15\\] tensor overflow.*with repeat_times 1 the blocks start one "
-                                       "repeat stride \\(1 x 32 B\\) after the list addresses"):
+    with pytest.warns(Repeat1StrideWarning), \
+            raises_tik(OutOfBounds, match="dst_list\\[15\\] tensor overflow.*with repeat_times 1 the blocks start "
+                                          "one repeat stride \\(1 x 32 B\\) after the list addresses"):
         vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, lambda ti, ub: ti.vnchwconv(
             False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 1, 0),
             chip="Ascend910B1", build_only=True)
+    with warnings.catch_warnings():                  # strides 0: the list addresses, no warning
+        warnings.simplefilter("error", Repeat1StrideWarning)
+        out = vec_kernel({"s": a[:256], "d": np.full(256, -1, np.float16)}, lambda ti, ub: ti.vec_trans_scatter(
+            False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 0, 0),
+            chip="Ascend910B1")["d"]
+    np.testing.assert_array_equal(out, a[:256].reshape(16, 16).T.reshape(-1))
 
 
 def test_vnchwconv_one_repeat_overflow_found_at_run_time_gives_the_same_advice():
@@ -458,8 +472,9 @@ def test_vnchwconv_one_repeat_overflow_found_at_run_time_gives_the_same_advice()
         with ti.for_range(0, 1) as j:
             ti.vnchwconv(True, True, [ub["d"][16 * k + 16 * j] for k in range(16)],
                          [ub["s"][16 * k + 16 * j] for k in range(16)], 1, 16, 1)
-    with raises_tik(OutOfBounds, match="needs elements \\[0, 272\\).*with repeat_times 1 the blocks start one "
-                                       "repeat stride \\(16 x 32 B\\) after the list addresses"):
+    with pytest.warns(Repeat1StrideWarning), \
+            raises_tik(OutOfBounds, match="needs elements \\[0, 272\\).*with repeat_times 1 the blocks start one "
+                                          "repeat stride \\(16 x 32 B\\) after the list addresses"):
         vec_kernel({"s": a, "d": np.zeros(256, np.float16)}, body, chip="Ascend910B1")
 
 
