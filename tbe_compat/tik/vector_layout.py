@@ -262,7 +262,7 @@ class LayoutAPI(VectorBase):
                        footprint=[self._vec_access(d, n, True), self._vec_access(s, n, False)])
 
     @tik_api("vmrgsort4")
-    def vmrgsort4(self, dst, src_list, element_lengths, if_exhausted_suspension, valid_bit, repeat_times=1,
+    def vmrgsort4(self, dst, src_list, element_count_list, if_exhausted_suspension, valid_bit, repeat_times=1,
                   vms4_sr_scalar_array=None):
         """Merge up to four score-descending proposal lists (tik_api.md §9.11); returns the VMS4_SR handle."""
         counts = None
@@ -280,15 +280,15 @@ class LayoutAPI(VectorBase):
                               hint="pass a list of 1 to 4 UB tensors (one per sorted queue)")
         ss = [self._vec_operand(t, f"src_list[{i}]", align=align) for i, t in enumerate(src_list)]
         self._same_dtype(d, *ss)
-        if isinstance(element_lengths, (list, tuple)):
-            lens = list(element_lengths)
+        if isinstance(element_count_list, (list, tuple)):
+            lens = list(element_count_list)
         else:
-            lens = [element_lengths] * len(ss)
+            lens = [element_count_list] * len(ss)
         if len(lens) != len(ss):
-            raise self._error(f"element_lengths should have {len(ss)} entries, got {len(lens)}",
-                              operand="element_lengths", value=len(lens), limit=len(ss),
+            raise self._error(f"element_count_list should have {len(ss)} entries, got {len(lens)}",
+                              operand="element_count_list", value=len(lens), limit=len(ss),
                               hint="give one length per src_list entry")
-        lens = [self._int_arg(n, f"element_lengths[{i}]", 0, 4095) for i, n in enumerate(lens)]
+        lens = [self._int_arg(n, f"element_count_list[{i}]", 0, 4095) for i, n in enumerate(lens)]
         if not isinstance(if_exhausted_suspension, bool):
             raise self._error("if_exhausted_suspension should be a bool", operand="if_exhausted_suspension",
                               value=repr(if_exhausted_suspension),

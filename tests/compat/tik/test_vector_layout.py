@@ -183,6 +183,27 @@ def test_vrpsort16_and_vmrgsort4():
     assert set(merged[:, 5]) == set(range(64))
 
 
+def test_vmrgsort4_takes_tik_keyword_names():
+    """TIK's vmrgsort4 names its third parameter element_count_list (tik_proposal_api, as vmrgsort does):
+    an all-keyword call merges exactly as the positional one (sig212)."""
+    p = _proposals(64, RNG)
+    bufs = {"p": p.reshape(-1), "s": np.zeros(512, np.float16), "m": np.zeros(512, np.float16)}
+
+    def body(keyword):
+        def run(ti, ub):
+            ti.vrpsort16(dst=ub["s"], src=ub["p"], repeat_times=4)
+            srcs = [ub["s"], ub["s"][128], ub["s"][256], ub["s"][384]]
+            if keyword:
+                ti.vmrgsort4(dst=ub["m"], src_list=srcs, element_count_list=[16, 16, 16, 16],
+                             if_exhausted_suspension=False, valid_bit=15, repeat_times=1, vms4_sr_scalar_array=None)
+            else:
+                ti.vmrgsort4(ub["m"], srcs, [16, 16, 16, 16], False, 15)
+        return run
+    got = vec_kernel(dict(bufs), body(True))["m"]
+    np.testing.assert_array_equal(got, vec_kernel(dict(bufs), body(False))["m"])
+    assert list(got.reshape(64, 8)[:, 4]) == sorted(p[:, 4], reverse=True)
+
+
 @pytest.mark.parametrize("chip", ["Ascend310", "Ascend910", "Ascend310P3"])
 def test_vmrgsort4_f16_lists_at_16_byte_offsets(chip):
     """f16 lists of an odd number of proposals packed one after another: the second list and dst start
