@@ -420,10 +420,12 @@ class HVectorAPI:
         tiling key of a dynamic kernel, e.g. CANN rotated_feature_align's 5-point key), a ``pto.unmodelled``
         that raises only if the branch runs -- as the `UNMODELLED` vector instructions do (tik_vector.md §7)."""
         why = "TIK computes it with a series whose terms and precision are not published"
+        hint = ("compute it from modelled ops (e.g. a range reduction and a Taylor/Chebyshev polynomial with "
+                "vec_mul / vec_add / vec_axpy), or feed precomputed sin/cos values as an input tensor")
         if self._may_not_run():
-            self._emit("unmodelled", what=f"tik.{name}", why=why, hint=None)
+            self._emit("unmodelled", what=f"tik.{name}", why=why, hint=hint)
             return None
-        raise self._error(f"{name} is not modelled: {why}", operand="src", cls=UnsupportedOp)
+        raise self._error(f"{name} is not modelled: {why}", operand="src", cls=UnsupportedOp, hint=hint)
 
     @tik_api("h_sin")
     def h_sin(self, dst, src):
