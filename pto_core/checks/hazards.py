@@ -59,10 +59,11 @@ _FIX = PIPE_INDEX["FIX"]
 #: Accesses of at most this many 32-byte blocks are checked on Python ints (cheaper than numpy there).
 _FEW_BLOCKS = 16
 
-#: An op with more pending accesses than this finds the reads a later write of the same op covers with one
-#: sorted sweep (`_covered_reads`, O(n log n)) instead of scanning the later accesses per read (O(n^2): an
-#: in-place vnchwconv ordered repeat by repeat makes 32 accesses per repeat).
-_SWEEP_ACCESSES = 64
+#: Once the per-read scans for a later covering write of the same op (O(n^2) in the op's accesses) have
+#: stepped over this many accesses, the op's remaining reads are looked up in one sorted sweep
+#: (`_covered_reads`, O(n log n)): an in-place vnchwconv ordered repeat by repeat makes 32 accesses per
+#: repeat. Below it the scans are cheaper (most reads are of buffers the op does not write: no scan at all).
+_SCAN_BUDGET = 2048
 
 _VERBS = {  # kind -> (what the current op does, what the earlier op did)
     "RAW": ("reads", "wrote"),
@@ -202,7 +203,8 @@ class HazardTracker:
         pending = self._pending
         last_write = self._last_write           # shadow -> index of the op's last write access to it
         self._last_write = {}
-        covered_set = _covered_reads(pending) if last_write and len(pending) > _SWEEP_ACCESSES else None
+        covered_set = None
+        scanned = 0
         for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
             if is_write:
                 sh.w.assign(b0, b1, stamp)
@@ -214,6 +216,10 @@ class HazardTracker:
                 sh.max_w[p] = e
                 continue
             lw = last_write.get(sh, -1) if last_write else -1
+            if i < lw and covered_set is None:
+                scanned += lw - i
+                if scanned > _SCAN_BUDGET:
+                    covered_set = _covered_reads(pending)
             if covered_set is not None:
                 if i in covered_set:
                     continue    # (the same test as below, computed by one sweep)

@@ -790,3 +790,39 @@ def test_covered_reads_sweep_matches_the_scan(accesses):
     shadows = [object(), object(), object()]
     pending = [(shadows[s], b0, b0 + n, w) for s, b0, n, w in accesses]
     assert _covered_reads(pending) == _covered_brute(pending)
+
+
+@settings(max_examples=60, deadline=None)
+@given(accesses=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 40), st.integers(1, 12), st.booleans()),
+                         max_size=80))
+def test_flush_records_the_same_history_with_the_sweep(accesses):
+    """`HazardTracker._flush` switches from per-read scans to `_covered_reads` once its scans pass
+    `_SCAN_BUDGET`: with the switch at once (budget 0) or never, one op's accesses leave the same history."""
+    import types
+    from pto_core.checks import hazards as H
+
+    def history(budget):
+        old = H._SCAN_BUDGET
+        H._SCAN_BUDGET = budget
+        try:
+            ctx = types.SimpleNamespace(machine=types.SimpleNamespace(
+                options=types.SimpleNamespace(hazard_same_pipe="ordered")))
+            t = H.HazardTracker(ctx)
+            bufs = [type("Buf", (), {"size": 64 * 32, "label": f"b{i}", "space": "ub"})() for i in range(2)]
+            t.begin_op("op", "V", None)
+            for b, b0, n, w in accesses:
+                t.on_access(bufs[b], b0 * 32, (b0 + n) * 32, w)
+            t.begin_op("next", "V", None)          # flushes the op's accesses
+        finally:
+            H._SCAN_BUDGET = old
+        out = []
+        for b in bufs:
+            sh = t.shadows.get(b)
+            if sh is None:
+                out.append(None)
+                continue
+            reads = {q: r.array(0, sh.nblocks).tolist() for q, r in sh.r.items() if any(r.array(0, sh.nblocks))}
+            out.append((sh.w.array(0, sh.nblocks).tolist(), reads))
+        return out
+
+    assert history(0) == history(10 ** 9)
