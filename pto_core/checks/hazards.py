@@ -41,6 +41,7 @@ of the same op covers is not recorded (the write clears it).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Optional
 
 import numpy as np
@@ -58,6 +59,12 @@ _FIX = PIPE_INDEX["FIX"]
 #: Accesses of at most this many 32-byte blocks are checked on Python ints (cheaper than numpy there).
 _FEW_BLOCKS = 16
 
+#: Once the per-read scans for a later covering write of the same op (O(n^2) in the op's accesses) have
+#: stepped over this many accesses, the op's remaining reads are looked up in one sorted sweep
+#: (`_covered_reads`, O(n log n)): an in-place vnchwconv ordered repeat by repeat makes 32 accesses per
+#: repeat. Below it the scans are cheaper (most reads are of buffers the op does not write: no scan at all).
+_SCAN_BUDGET = 2048
+
 _VERBS = {  # kind -> (what the current op does, what the earlier op did)
     "RAW": ("reads", "wrote"),
     "WAW": ("overwrites", "wrote"),
@@ -69,6 +76,41 @@ def _span(mask, b0: int, lo: int, hi: int) -> str:
     """``[first, last)`` bytes of the blocks set in ``mask`` (blocks from ``b0``), clipped to ``[lo, hi)``."""
     idx = np.flatnonzero(mask)
     return f"[{max(lo, int(b0 + idx[0]) * BLOCK):#x}, {min(hi, int(b0 + idx[-1] + 1) * BLOCK):#x})"
+
+
+def _covered_reads(pending: list) -> set:
+    """Indices of the read accesses in ``pending`` (``(shadow, b0, b1, is_write)``) whose blocks ``[b0, b1)`` lie
+    inside one later write access of the same shadow: one backward sweep with a prefix-maximum (Fenwick) tree of
+    write ends over the write starts, per shadow."""
+    starts: dict = {}
+    for sh, b0, _b1, w in pending:
+        if w:
+            starts.setdefault(sh, set()).add(b0)
+    trees = {sh: (sorted(v), [0] * (len(v) + 1)) for sh, v in starts.items()}
+    covered = set()
+    for i in range(len(pending) - 1, -1, -1):
+        sh, b0, b1, w = pending[i]
+        t = trees.get(sh)
+        if t is None:
+            continue
+        keys, tree = t
+        if w:                       # max-update at the write's start
+            k = bisect_right(keys, b0)
+            n = len(tree)
+            while k < n:
+                if tree[k] < b1:
+                    tree[k] = b1
+                k += k & -k
+        else:                       # the largest end of a later write starting at or before b0
+            k = bisect_right(keys, b0)
+            end = 0
+            while k > 0:
+                if tree[k] > end:
+                    end = tree[k]
+                k -= k & -k
+            if end >= b1:
+                covered.add(i)
+    return covered
 
 
 class _Grant:
@@ -161,6 +203,8 @@ class HazardTracker:
         pending = self._pending
         last_write = self._last_write           # shadow -> index of the op's last write access to it
         self._last_write = {}
+        covered_set = None
+        scanned = 0
         for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
             if is_write:
                 sh.w.assign(b0, b1, stamp)
@@ -172,7 +216,14 @@ class HazardTracker:
                 sh.max_w[p] = e
                 continue
             lw = last_write.get(sh, -1) if last_write else -1
-            if i < lw:
+            if i < lw and covered_set is None:
+                scanned += lw - i
+                if scanned > _SCAN_BUDGET:
+                    covered_set = _covered_reads(pending)
+            if covered_set is not None:
+                if i in covered_set:
+                    continue    # (the same test as below, computed by one sweep)
+            elif i < lw:
                 covered = False
                 for j in range(i + 1, min(lw, len(pending) - 1) + 1):
                     s2, w0, w1, w = pending[j]

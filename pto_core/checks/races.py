@@ -458,12 +458,18 @@ class GmRaceTracker:
         first = int(offs[0])
         obit = int(vals[0]).bit_length() - 1
         entry = self._find(p.region, first, kind, obit)
-        both, _ = self._nonzero(others, p.base, p.strides)
-        lo, hi = _run_around(both, first)
-        self._report(p, p.region, entry, lo, hi, label, _WRITE, None, p.operand, other=(obit, kind))
+
+        def around() -> tuple:
+            both, _ = self._nonzero(others, p.base, p.strides)
+            return _run_around(both, first)
+        self._report(p, p.region, entry, None, None, label, _WRITE, None, p.operand, other=(obit, kind),
+                     span_of=around)
 
     # ------------------------------------------------------------------ reporting
-    def _report(self, cur, r, entry, first, end, label, kind, atomic, operand, other=None) -> None:
+    def _report(self, cur, r, entry, first, end, label, kind, atomic, operand, other=None, span_of=None) -> None:
+        """Record (or raise) one race unless its sites were reported already or the report list is full.
+        ``span_of``: instead of ``first, end``, a function returning them, called only when the report is made
+        (a kernel racing on every row repeats one pair of sites thousands of times)."""
         self.count += 1
         if isinstance(cur, _Pending):
             core, op, where = cur.core, cur.op, cur.where
@@ -481,6 +487,8 @@ class GmRaceTracker:
         mode = self.mode
         if mode != "raise" and len(self.machine.reports) >= self.machine.options.max_reports:
             return
+        if span_of is not None:
+            first, end = span_of()
         span = f"bytes [{first}, {end})"
         if r.dtype is not None and r.dtype.bits >= 8:
             size = r.dtype.bits // 8
