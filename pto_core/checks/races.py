@@ -486,6 +486,7 @@ class GmRaceTracker:
         self._seen.add(key)
         mode = self.mode
         if mode != "raise" and len(self.machine.reports) >= self.machine.options.max_reports:
+            self.machine.reports_dropped += 1        # counted like every other capped report (MachineOptions)
             return
         if span_of is not None:
             first, end = span_of()

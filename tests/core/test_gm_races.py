@@ -377,3 +377,27 @@ def test_a_repeated_write_write_race_is_measured_only_when_reported(monkeypatch)
     out, races = _races(k.program, {"x": X})
     assert len(races) == 1 and len(calls) == 1
     assert all("GM race (write/write) on region 'y' bytes [32, 64) (s32 elements 8..15)" in m for m in races)
+
+
+def test_a_race_past_the_report_cap_is_counted_as_dropped():
+    """MachineOptions(max_reports=): a race found once the list is full is counted in reports_dropped, as
+    every other capped report is (it was dropped without a count)."""
+    with program("two_sites", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (2, 16))
+        y = k.gm_arg("y", "s32", (2, 8), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            ub = k.ptr("ub", x.dtype, 0)
+            with k.if_(c == 0):
+                pto.mte_gm_ub(x, ub, 0, 64, nburst=(1, 64, 64))
+                handoff("MTE2", "MTE3")
+                pto.mte_ub_gm(ub, y, 64, nburst=(1, 64, 64))
+            with k.else_():
+                pto.mte_gm_ub(x + 16, ub, 0, 64, nburst=(1, 64, 64))
+                handoff("MTE2", "MTE3")
+                pto.mte_ub_gm(ub, y, 32, nburst=(1, 32, 32))             # site A: bytes [0, 32)
+                pto.mte_ub_gm(ub + 8, y + 8, 32, nburst=(1, 32, 32))     # site B: bytes [32, 64)
+    for cap, kept, dropped in ((10, 2, 0), (1, 1, 1)):
+        exe = k.program.compile()
+        exe.run({"x": X}, options=MachineOptions(gm_races="record", max_reports=cap))
+        assert len([m for kind, m in exe.reports if kind == "race"]) == kept
+        assert exe.reports_dropped == dropped
