@@ -983,7 +983,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._store_element(v, value)
 
     @tik_api("Tensor.reshape")
-    def _api_reshape(self, t: Tensor, new_shape, api=None):
+    def _api_reshape(self, t: Tensor, new_shape, api=None, twice=None):
+        if twice is not None:
+            raise self._error(f"Tensor.reshape got the shape by position {new_shape!r:.40} and as new_shape="
+                              f"{twice!r:.40}", operand="new_shape", value=repr(twice)[:40],
+                              hint="pass the shape once: t.reshape(new_shape=(16, 8)) or t.reshape((16, 8))")
         if len(new_shape) == 1 and isinstance(new_shape[0], (list, tuple)):
             new_shape = tuple(new_shape[0])
         if t.storage.nbytes == 0:
