@@ -1579,7 +1579,9 @@ def _tensor_input(a: GmArg, arr):
 
 
 def _init_data(a: GmArg):
-    vals = np.asarray(a.init)
+    # An integer tensor's values stay Python ints up to the one cast to its storage: numpy types a mix such as
+    # (2**64 - 1, 3) as float64, which rounds 2**63 + 1 and turns 2**64 - 1 into 0 in the uint64 cast.
+    vals = np.asarray(a.init) if a.dtype.is_float else np.asarray(a.init, dtype=object)
     if vals.size not in (1, a.count):
         raise ConfigError(f"init of {a.name!r} has {vals.size} values, the tensor has {a.count}", operand=a.name,
                           value=vals.size, limit=a.count)
@@ -1591,6 +1593,15 @@ def _init_data(a: GmArg):
         from .numerics.floats import float_to
         coded = float_to(vals.astype(np.float64), a.dtype, rounding="even", sat="nosat")
         return np.broadcast_to(coded.view(a.dtype.storage).reshape(-1), (a.count,)).copy()
+    storage = np.dtype(a.dtype.storage)
+    if storage.kind in "iu":
+        info = np.iinfo(storage)
+        bad = next((v for v in vals.reshape(-1).tolist() if not info.min <= int(v) <= info.max), None)
+        if bad is not None:
+            raise ConfigError(f"init of {a.name!r}: {bad!r} does not fit {a.dtype.name}", operand=a.name,
+                              value=repr(bad)[:40], limit=f"[{info.min}, {info.max}]",
+                              hint=f"give {a.dtype.name} values in [{info.min}, {info.max}] (values are never wrapped)")
+        vals = np.array([int(v) for v in vals.reshape(-1).tolist()], dtype=storage)
     return np.broadcast_to(vals.astype(a.dtype.storage), (a.count,)).copy()
 
 

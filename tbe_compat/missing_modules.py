@@ -99,8 +99,18 @@ class MissingModuleFinder:
         if spec is not None:
             return spec                  # a finder the project appended after this one provides it
         have = _provided(parent)
-        listing = f"; {parent} provides: {', '.join(have)}" if have else ""
         site = user_frame()
+        from . import tik as _tik
+        if getattr(sys.modules.get(parent), "__getattr__", None) is _tik.__getattr__:
+            # ``from tbe.tik import scope_l0a``: Python imports a submodule after the name lookup failed; the
+            # user asked for a name, so the error is the tik module's missing-name one (still an ImportError)
+            name = fullname.rpartition(".")[2]
+            mods = f" (its modules: {', '.join(have)})" if have else ""
+            raise MissingModule(f"{parent} has no name or module {name!r}{mods}: tik.{name} is not a TIK name",
+                                value=name, where=None if site is None else Provenance(site.file, site.line,
+                                                                                       f"import {fullname}"),
+                                hint=_tik.name_hint(name))
+        listing = f"; {parent} provides: {', '.join(have)}" if have else ""
         where = None if site is None else Provenance(site.file, site.line, f"import {fullname}")
         project = " (nor is it on sys.path in your project)" if top == "impl" else ""
         raise MissingModule(f"module {fullname!r} is not among the CANN modules the simulator provides{project}"

@@ -38,17 +38,22 @@ def __getattr__(name: str):
     names, which Python's import machinery probes, stay plain AttributeErrors)."""
     if name.startswith("_"):
         raise AttributeError(f"module 'tik' has no attribute {name!r}")
-    import difflib
     from pto_core.errors import Provenance
     from .container import _MissingApi
     from .errors import tik_error_class, user_frame
-    if name in SCOPE_NAME_HINTS:
-        hint = f"use tik.{SCOPE_NAME_HINTS[name]} (TIK's name for that buffer)"
-    else:
-        close = difflib.get_close_matches(name, __all__, n=3, cutoff=0.6)
-        hint = (f"did you mean {', '.join('tik.' + c for c in close)}?" if close else
-                "check the spelling against the TIK API reference (tik_api.md); module names: " + ", ".join(__all__))
+    hint = name_hint(name)
     w = user_frame()
     cls = tik_error_class(_MissingApi, exit_on_error=False)   # AttributeError cannot also be SystemExit
     raise cls(f"module 'tik' has no attribute {name!r}: tik.{name} is not a TIK name", op=f"tik.{name}",
               where=None if w is None else Provenance(w.file, w.line, f"tik.{name}"), hint=hint)
+
+
+def name_hint(name: str) -> str:
+    """The fix of a name the tik module does not have: TIK's spelling (SCOPE_NAME_HINTS) or the closest
+    module names (also `tbe_compat.missing_modules` for ``from tbe.tik import scope_l0a``)."""
+    import difflib
+    if name in SCOPE_NAME_HINTS:
+        return f"use tik.{SCOPE_NAME_HINTS[name]} (TIK's name for that buffer)"
+    close = difflib.get_close_matches(name, __all__, n=3, cutoff=0.6)
+    return (f"did you mean {', '.join('tik.' + c for c in close)}?" if close else
+            "check the spelling against the TIK API reference (tik_api.md); module names: " + ", ".join(__all__))

@@ -22,6 +22,7 @@ import re
 import warnings
 import weakref
 
+import ml_dtypes
 import numpy as np
 
 from pto_core import program as P
@@ -163,6 +164,24 @@ class _Scope:
 
     def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
         self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
+
+
+
+#: The number types an ``init_value`` takes (list elements and the one immediate): Python and numpy
+#: ints/floats and the ml_dtypes scalars of TIK's narrow types (``bfloat16(1.5)``, as an element of a list
+#: or of a bfloat16 array); bool is refused separately.
+INIT_VALUE_NUMBER_TYPES = (int, float, np.integer, np.floating) + tuple(
+    t for t in (getattr(ml_dtypes, n, None) for n in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4"))
+    if t is not None)
+
+
+def _init_float(v) -> float:
+    """``float(v)`` of an init value; a Python int past float64's range is that signed infinity (its exact
+    value is past every float format's range; an integer tensor then reports it as not fitting)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
 
 
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
@@ -375,7 +394,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         bad = None if vals is not None else init_value
         if vals is not None:
             bad = next((v for v in vals.tolist() if isinstance(v, bool) or
-                        not isinstance(v, (int, float, np.integer, np.floating))), None)
+                        not isinstance(v, INIT_VALUE_NUMBER_TYPES)), None)
         if vals is None or bad is not None or not vals.size:
             raise self._error(f"init_value must be a list of numbers, got {type(init_value).__name__} "
                               f"{init_value!r:.60}", operand="init_value", value=repr(bad)[:40],
@@ -385,14 +404,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               operand="init_value", value=vals.size, limit=count,
                               hint="give one value per element (np.full(shape, v).ravel().tolist() repeats one)")
         if st.dtype.kind == "f":
-            return np.asarray(vals.tolist(), dtype=np.float64)
+            return np.asarray([_init_float(v) for v in vals.tolist()], dtype=np.float64)
         for i, v in enumerate(vals.tolist()):      # every value as the one-number form checks it
             self._check_int_init(st, v, f"init_value[{i}]")
         return np.asarray([int(v) for v in vals.tolist()], dtype=object)
 
     def _init_fill_value(self, st: Storage, v) -> np.ndarray:
         """One immediate ``init_value`` (`INIT_VALUE_SCALAR_FILL`), checked against the tensor's dtype."""
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, INIT_VALUE_NUMBER_TYPES):
             what = "a TIK Scalar/Expr (known only while the kernel runs)" if isinstance(v, Expr) else \
                 f"{type(v).__name__} {v!r:.60}"
             raise self._error(f"init_value of GM tensor {st.name!r} must be a number or a list of numbers, got {what}",
@@ -400,7 +419,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               hint="pass one immediate (every element starts as it) or a list with one number per "
                                    "element")
         if st.dtype.kind == "f":
-            return np.asarray([float(v)], dtype=np.float64)
+            return np.asarray([_init_float(v)], dtype=np.float64)
         self._check_int_init(st, v, "init_value")
         return np.asarray([int(v)], dtype=object)
 
@@ -408,17 +427,18 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """Refuse an integer tensor's initial value that is not a whole number in its dtype's range (never wrapped)."""
         info = np.iinfo(np.dtype(st.dtype.storage)) if np.dtype(st.dtype.storage).kind in "iu" else None
         lim = f"[{info.min}, {info.max}]" if info is not None else "an integer"
-        fv = float(v)
-        if not np.isfinite(fv):
+        fv = _init_float(v)
+        if not np.isfinite(fv) and not isinstance(v, (int, np.integer)):
             raise self._error(f"{what} = {v!r}: the {st.dtype.tik_name} tensor {st.name!r} cannot hold a NaN or "
                               f"infinity", operand="init_value", value=repr(v)[:40], limit=lim,
                               hint=f"pass an integer in {lim}")
-        if fv != int(fv):
+        if not isinstance(v, (int, np.integer)) and fv != int(fv):
             raise self._error(f"{what} = {v!r} is not a whole number; the {st.dtype.tik_name} tensor {st.name!r} "
                               f"holds integers", operand="init_value", value=repr(v)[:40], limit=lim,
                               hint=f"pass an integer in {lim}")
         if info is not None and not info.min <= int(v) <= info.max:
-            raise self._error(f"{what} = {v!r} does not fit the {st.dtype.tik_name} tensor {st.name!r}",
+            text = repr(v) if len(repr(v)) <= 40 else repr(v)[:20] + "..."     # a huge int: its first digits
+            raise self._error(f"{what} = {text} does not fit the {st.dtype.tik_name} tensor {st.name!r}",
                               operand="init_value", value=repr(v)[:40], limit=lim,
                               hint=f"pass an integer in {lim} (values are never wrapped)")
 
@@ -963,7 +983,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._store_element(v, value)
 
     @tik_api("Tensor.reshape")
-    def _api_reshape(self, t: Tensor, new_shape, api=None):
+    def _api_reshape(self, t: Tensor, new_shape, api=None, twice=None):
+        if twice is not None:
+            raise self._error(f"Tensor.reshape got the shape by position {new_shape!r:.40} and as new_shape="
+                              f"{twice!r:.40}", operand="new_shape", value=repr(twice)[:40],
+                              hint="pass the shape once: t.reshape(new_shape=(16, 8)) or t.reshape((16, 8))")
         if len(new_shape) == 1 and isinstance(new_shape[0], (list, tuple)):
             new_shape = tuple(new_shape[0])
         if t.storage.nbytes == 0:

@@ -413,9 +413,9 @@ class Tensor:
     def reshape(self, *dims, new_shape=None) -> "Tensor":
         """TIK ``Tensor.reshape(new_shape)``: the documented name works as a keyword too
         (``t.reshape(new_shape=(8, 16))``); ``t.reshape((8, 16))`` and ``t.reshape(8, 16)`` as before."""
-        if new_shape is not None:
-            dims = dims + (new_shape,)        # both forms at once: `_api_reshape` refuses the odd shape
-        return self.tik._api_reshape(self, dims)
+        if new_shape is not None and dims:    # both forms at once (Python's own 'multiple values' case)
+            return self.tik._api_reshape(self, dims, twice=new_shape)
+        return self.tik._api_reshape(self, dims if new_shape is None else (new_shape,))
 
     def flatten(self) -> "Tensor":
         return self.tik._api_reshape(self, ((self.size,),), api="tik.Tensor.flatten")

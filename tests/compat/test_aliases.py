@@ -575,3 +575,16 @@ def test_missing_module_probes_and_later_finders(monkeypatch):
     monkeypatch.delitem(sys.modules, "te.platform.cce_runtime", raising=False)
     assert importlib.import_module("te.platform.cce_runtime").STUB
     sys.modules.pop("te.platform.cce_runtime", None)
+
+
+def test_from_tik_import_of_a_name_tik_does_not_have_names_tiks_spelling():
+    """``from tbe.tik import scope_l0a`` (Python imports a submodule once the name lookup fails) was the
+    missing-module error 'module tbe.tik.scope_l0a is not among the CANN modules'; it names TIK's spelling as
+    ``tik.scope_l0a`` does, and stays an ImportError."""
+    from tbe_compat.missing_modules import MissingModule
+    with pytest.raises(MissingModule, match=r"test_aliases.py:\d+ in `import tbe.tik.scope_l0a`: tbe.tik has no "
+                                            r"name or module 'scope_l0a' .*Fix: use tik.scope_ca"):
+        from tbe.tik import scope_l0a  # noqa: F401
+    with pytest.raises(ImportError, match=r"did you mean tik.Tik\?"):
+        from tbe.tik import Tikk  # noqa: F401
+    from tbe.tik import Tik, api, scope_ubuf  # noqa: F401   (real names and submodules still import)

@@ -2,6 +2,7 @@
 (INIT_VALUE_SCALAR_FILL: every element starts as it, also for runtime-sized tensors) and atomic outputs
 that start at their init_value (ATOMIC_INIT_VALUE_OUTPUTS, CANN's dynamic roi_pooling_with_arg_max)."""
 import numpy as np
+import pytest
 
 from pto_core.errors import IllegalOperand
 from tbe import tik
@@ -146,3 +147,52 @@ def test_a_float_init_value_is_rounded_once_and_overflows_to_inf_quietly():
             warnings.simplefilter("error")
             out, = ti.tikdb.start_debug({}, interactive=False)
         assert (out.astype(np.float64) == want).all(), (dtype, out[:2])
+
+
+def test_list_init_value_of_a_64_bit_tensor_keeps_every_value_exact():
+    """A uint64 list mixing 2**64 - 1 or 2**63 + 1 with small values (numpy types such a list float64: the
+    launch wrote 0 for 2**64 - 1 and 2**63 for 2**63 + 1) starts with exactly its values; a PTO init out of
+    the dtype's range is a ConfigError, never wrapped."""
+    from pto_core.errors import ConfigError
+    from pto_core.program import program
+    ti = tik.Tik()
+    big = [2 ** 64 - 1, 3, 2 ** 63 + 1, 0]
+    table = ti.Tensor("uint64", (4,), name="table", scope=tik.scope_gm, init_value=big)
+    arr = ti.Tensor("uint64", (4,), name="arr", scope=tik.scope_gm, init_value=np.array(big, np.uint64))
+    y = ti.Tensor("uint64", (4,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("uint64", (4,), name="z", scope=tik.scope_gm)
+    _copy_through(ti, table, y, 4)
+    _copy_through(ti, arr, z, 4)
+    build(ti, "u64_init", [], [y, z])
+    out_y, out_z = run(ti)
+    assert out_y.tolist() == big and out_z.tolist() == big
+    for dt, init in (("u64", (2 ** 64, 1)), ("s8", (-129,)), ("u8", (3, -1))):
+        with program("init_range") as k:
+            k.gm_arg("g", dt, (2,), io="out", init=init)
+        with pytest.raises(ConfigError, match=r"init of 'g': -?\d+ does not fit"):
+            k.program.compile().run({})
+
+
+def test_init_value_takes_ml_dtypes_scalars_and_a_huge_int_is_an_error_or_inf():
+    """A list of bfloat16 scalars (ml_dtypes scalars are not np.floating: was refused as 'not a list of
+    numbers') initialises a bfloat16 tensor; a Python int past float64's range (was a raw OverflowError) does
+    not fit an integer tensor and is inf in a float tensor, as any value past the format's range."""
+    import ml_dtypes
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"init_value\[0\] = 13582985290493858492\.\.\. does not fit the int64"):
+        ti.Tensor("int64", (4,), name="w", scope=tik.scope_gm, init_value=[2 ** 1100, 0, 0, 0])
+    with raises_tik(IllegalOperand, match=r"init_value = 13582985290493858492\.\.\. does not fit the int32"):
+        ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, init_value=2 ** 1100)
+    bf = ml_dtypes.bfloat16
+    vals = [bf(1.5), bf(-2.0)] + [bf(0.25)] * 14
+    b = ti.Tensor("bfloat16", (16,), name="b", scope=tik.scope_gm, init_value=vals)
+    f = ti.Tensor("float32", (8,), name="f", scope=tik.scope_gm, init_value=[2 ** 1100, -2 ** 1100] + [1] * 6)
+    yb = ti.Tensor("bfloat16", (16,), name="yb", scope=tik.scope_gm)
+    yf = ti.Tensor("float32", (8,), name="yf", scope=tik.scope_gm)
+    _copy_through(ti, b, yb, 16)
+    _copy_through(ti, f, yf, 8)
+    build(ti, "ml_init", [], [yb, yf])
+    out_b, out_f = run(ti)
+    assert out_b.astype(np.float64).tolist() == [1.5, -2.0] + [0.25] * 14
+    assert out_f.tolist() == [np.inf, -np.inf] + [1.0] * 6

@@ -348,8 +348,11 @@ def test_reshape_takes_its_documented_keyword_new_shape():
     assert t.reshape(new_shape=(16, 16)).shape == [16, 16] and t.reshape(new_shape=[256]).shape == [256]
     with raises_tik(IllegalOperand, match="cannot reshape 256 elements into"):
         t.reshape(new_shape=(3, 64))
-    with raises_tik(IllegalOperand):
+    with raises_tik(IllegalOperand, match=r"test_tensors.py:\d+ .*Tensor.reshape got the shape by position "
+                                          r"\(\(16, 16\),\) and as new_shape=\(16, 16\)"):
         t.reshape((16, 16), new_shape=(16, 16))      # the shape twice: refused, not silently merged
+    with raises_tik(IllegalOperand, match=r"by position \(16,\) and as new_shape=16"):
+        t.reshape(16, new_shape=16)                  # split across both forms (was merged into (16, 16))
 
 
 def test_reinterpret_cast_to_wider_and_narrower():
