@@ -645,6 +645,11 @@ class CubeMoveAPI(CubeBase):
                 raise self._error(f"broadcast_ub_to_l0c got {nm} both by position and by keyword", operand=nm,
                                   hint="pass (src_gap, dst_gap) either after burst_len or as keywords, once")
         strides = tuple(strides) + tuple(v for _, v in named)
+        if named and len(strides) != 2:
+            missing = [nm for nm in ("src_gap", "dst_gap")[len(strides) - len(named):] if nm not in dict(named)]
+            raise self._error(f"broadcast_ub_to_l0c needs {' and '.join(missing)} too (got "
+                              f"{', '.join(nm for nm, _ in named)} by keyword)", operand=missing[0],
+                              hint="pass both gaps: src_gap= and dst_gap= (32-byte blocks and fractals)")
         if len(strides) != 2:
             raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
                               f"value(s)", operand="strides", value=len(strides), limit="2 values")

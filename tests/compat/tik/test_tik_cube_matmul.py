@@ -557,8 +557,12 @@ def test_broadcast_ub_to_l0c_takes_its_gaps_by_position_or_by_their_appendix_c_n
         if form == "mixed":
             with raises_tik(IllegalOperand, match="got src_gap both by position and by keyword"):
                 ti.broadcast_ub_to_l0c(c, ub, 2, 1, 2, src_gap=2)
-            with raises_tik(IllegalOperand, match=r"takes \(src_gap, dst_gap\) after burst_len, got 1 value"):
+            with raises_tik(IllegalOperand, match=r"needs dst_gap too \(got src_gap by keyword\)"):
                 ti.broadcast_ub_to_l0c(c, ub, 2, 1, src_gap=2)
+            with raises_tik(IllegalOperand, match=r"needs src_gap too \(got dst_gap by keyword\)"):
+                ti.broadcast_ub_to_l0c(c, ub, 2, 1, dst_gap=0)
+            with raises_tik(IllegalOperand, match=r"takes \(src_gap, dst_gap\) after burst_len, got 1 value"):
+                ti.broadcast_ub_to_l0c(c, ub, 2, 1, 2)
     expect = np.full((6, 16, 16), -1.0, np.float32)
     expect[0] = x[0:16]          # burst 0: row 0 (64 B) -> fractal 0; then 2 blocks (64 B, row 1) skipped in UB
     expect[2] = x[32:48]         # burst 1: row 2 -> fractal 2 (after one fractal of dst gap)
