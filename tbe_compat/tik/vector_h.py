@@ -194,8 +194,8 @@ class HVectorAPI:
         for k, (x, y) in enumerate(zip(got, want)):
             if not _same(x, y):
                 self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
-                           what=f"dim {k} of {name} minus dim {k} of {ref} (run-time lengths; "
-                                f"{self._where.call if self._where else 'h_*'}: {ref} {what})")
+                           what=f"dim {k} of {name} {_shape_str(got)} minus dim {k} of {ref} {_shape_str(want)} "
+                                f"(run-time lengths; {self._where.call if self._where else 'h_*'}: {ref} {what})")
 
     def _h_layout(self, views: list, names: list) -> _Layout:
         shape, _ = self._h_static(views[0], names[0])

@@ -259,3 +259,32 @@ def test_h_sin_cos_raise_where_their_branch_runs(api):
     with raises_tik(UnsupportedOp, match=rf"test_vector_h.py:\d+ in `tik.{api}`: .*tik.{api} is not modelled: "
                                          r".*series whose terms and precision are not published"):
         _trig_key_kernel(5, api)
+
+
+def test_a_run_time_shape_mismatch_names_both_operand_shapes():
+    """h_mul of a static [80] source into a run-time [n] destination (CANN dynamic common_iou_grad sizes its box
+    buffers statically, its temporaries by the tiling): n = 64 fails when it runs, naming both shapes."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    t_gm = ti.Tensor("int32", (8,), tik.scope_gm, "t_gm")
+    x_gm = ti.Tensor("float32", (80,), tik.scope_gm, "x_gm")
+    y_gm = ti.Tensor("float32", (64,), tik.scope_gm, "y_gm")
+    t_ub = ti.Tensor("int32", (8,), tik.scope_ubuf, "t_ub")
+    ti.data_move(t_ub, t_gm, 0, 1, 1, 0, 0)
+    n = ti.Scalar("int32", "n")
+    n.set_as(t_ub[0])
+    a = ti.Tensor("float32", (80,), tik.scope_ubuf, "a")
+    b = ti.Tensor("float32", (n,), tik.scope_ubuf, "b")
+    ti.data_move(a, x_gm, 0, 1, 10, 0, 0)
+    ti.h_mul(b, a, 0.5)
+    ti.data_move(y_gm, b, 0, 1, 8, 0, 0)
+    ti.BuildCCE("hshape", [t_gm, x_gm], [y_gm])
+    with raises_tik(IllegalOperand, match=r"dim 0 of src0 \[80\] minus dim 0 of dst \[<run-time>\] .* = 16 is "
+                                          r"outside \[0, 0\]"):
+        ti.tikdb.start_debug({"t_gm": np.array([64] + [0] * 7, np.int32), "x_gm": np.zeros(80, np.float32)},
+                             interactive=False)
+    y, = ti.tikdb.start_debug({"t_gm": np.array([80] + [0] * 7, np.int32),
+                               "x_gm": np.arange(80, dtype=np.float32)}, interactive=False)
+    assert np.array_equal(y, np.arange(64, dtype=np.float32) * 0.5)
