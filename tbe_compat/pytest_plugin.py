@@ -60,6 +60,7 @@ from __future__ import annotations
 import ast
 import inspect
 import io
+import json
 import os
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
@@ -335,9 +336,12 @@ class TikKernelItem(pytest.Item):
         tol = self._tolerance(sr)
         tik = sr.kernels[name]
         reports = []
-        for k, (inputs, outputs) in enumerate(cases):
+        for k, case in enumerate(cases):
+            inputs, outputs = case
+            opts = getattr(case, "options", {})
             got = tik.tikdb.start_debug({key: (v.copy() if isinstance(v, np.ndarray) else v)
-                                         for key, v in inputs.items()}, interactive=False)
+                                         for key, v in inputs.items()}, interactive=False,
+                                        inplace=opts.get("inplace") or None, block_dim=opts.get("block_dim"))
             run = _Run(tik, got)
             reports += _compare(name, f"golden case {k + 1} of {len(cases)}", run, outputs, tol)
         return reports
@@ -345,8 +349,8 @@ class TikKernelItem(pytest.Item):
     def _record(self, sr, name) -> None:
         runs = self._runs_of(sr, name)
         golden = str(self.path)[:-3] + GOLDEN_SUFFIX
-        cases = {n: [(r.inputs, r.outputs) for r in sr.runs if r.tik is sr.kernels.get(n)] for n in sr.kernels}
-        cases[name] = [(r.inputs, r.outputs) for r in runs]
+        cases = {n: [GoldenCase.of(r) for r in sr.runs if r.tik is sr.kernels.get(n)] for n in sr.kernels}
+        cases[name] = [GoldenCase.of(r) for r in runs]
         save_golden(golden, {n: c for n, c in cases.items() if c})
 
     def repr_failure(self, excinfo, style=None):
@@ -407,15 +411,35 @@ def _compare(kernel: str, what: str, run, expected, tol: dict) -> list:
 
 # ============================================================================ golden files
 
+class GoldenCase(tuple):
+    """One recorded run: unpacks as ``(inputs, outputs)``; ``options`` holds the ``start_debug`` keywords
+    a replay needs to give the same outputs (``inplace``, ``block_dim``; empty when the run used none)."""
+
+    def __new__(cls, inputs: dict, outputs: list, options: Optional[dict] = None):
+        case = super().__new__(cls, (inputs, outputs))
+        case.options = {k: v for k, v in (options or {}).items() if v}
+        return case
+
+    @classmethod
+    def of(cls, run) -> "GoldenCase":
+        """The case of a `DebugRun`."""
+        return cls(run.inputs, run.outputs, {"inplace": run.inplace, "block_dim": run.block_dim})
+
+
 def save_golden(path: str, cases: dict) -> None:
-    """Write ``{kernel: [(inputs dict, outputs list), ...]}`` to ``path`` (atomically)."""
+    """Write ``{kernel: [(inputs dict, outputs list), ...]}`` to ``path`` (atomically); a `GoldenCase`'s
+    ``options`` are kept too (as JSON text)."""
     arrays = {}
     for name, runs in cases.items():
-        for k, (inputs, outputs) in enumerate(runs):
+        for k, case in enumerate(runs):
+            inputs, outputs = case
             for arg, v in inputs.items():
                 arrays[f"{name}{_SEP}{k}{_SEP}in{_SEP}{arg}"] = np.asarray(v)
             for i, v in enumerate(outputs):
                 arrays[f"{name}{_SEP}{k}{_SEP}out{_SEP}{i}"] = np.asarray(v)
+            options = getattr(case, "options", None)
+            if options:
+                arrays[f"{name}{_SEP}{k}{_SEP}opt{_SEP}json"] = np.asarray(json.dumps(options, sort_keys=True))
     fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path) or ".")
     os.close(fd)
     try:
@@ -427,21 +451,24 @@ def save_golden(path: str, cases: dict) -> None:
 
 
 def load_golden(path: str) -> dict:
-    """``{kernel: [(inputs dict, outputs list), ...]}`` from a golden file."""
+    """``{kernel: [GoldenCase (inputs dict, outputs list; .options), ...]}`` from a golden file."""
     out: dict = {}
     with np.load(path, allow_pickle=False) as z:
         for key in z.files:
             name, k, part, arg = key.split(_SEP)
             runs = out.setdefault(name, {})
-            inputs, outputs = runs.setdefault(int(k), ({}, {}))
+            inputs, outputs, options = runs.setdefault(int(k), ({}, {}, {}))
             v = z[key]
             if part == "in":
                 inputs[arg] = v.item() if v.shape == () else v
+            elif part == "opt":
+                options.update(json.loads(str(v)))
             else:
                 outputs[int(arg)] = v
-    return {name: [(inp, [outs[i] for i in sorted(outs)]) for _, (inp, outs) in sorted(runs.items())]
+    return {name: [GoldenCase(inp, [outs[i] for i in sorted(outs)], opts)
+                   for _, (inp, outs, opts) in sorted(runs.items())]
             for name, runs in out.items()}
 
 
 __all__ = ["pytest_addoption", "pytest_configure", "pytest_collect_file", "TikScript", "TikKernelItem",
-           "save_golden", "load_golden", "static_kernel_names", "script_kind", "run_script_once"]
+           "GoldenCase", "save_golden", "load_golden", "static_kernel_names", "script_kind", "run_script_once"]

@@ -80,7 +80,9 @@ class DebugRun(NamedTuple):
     argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned,
     ``alias`` the run's ``{out argument: in argument}`` (``start_debug(inplace=)``; empty without):
     a replay must place those outputs on the inputs' memory too; ``block_dim`` the blocks launched
-    (``start_debug(block_dim=)``; None: every block of ``block_num``), which a replay launches too."""
+    (``start_debug(block_dim=)``; None: every block of ``block_num``), which a replay launches too;
+    ``inplace`` the ``start_debug(inplace=)`` mapping as given (tensor names), for a replay through
+    ``start_debug``."""
 
     tik: object
     inputs: dict
@@ -88,6 +90,7 @@ class DebugRun(NamedTuple):
     outputs: list
     alias: dict
     block_dim: Optional[int] = None
+    inplace: Optional[dict] = None
 
 
 def tik_machine_options(**overrides) -> MachineOptions:
@@ -213,7 +216,8 @@ class Tikdb:
             _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
-                run = DebugRun(tik, fed, results, outputs, dict(alias), None if block_dim is None else int(block_dim))
+                run = DebugRun(tik, fed, results, outputs, dict(alias), None if block_dim is None else int(block_dim),
+                               dict(inplace or {}))
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs

@@ -135,6 +135,42 @@ def test_golden_files_are_recorded_then_checked(pytester):
     res.stdout.fnmatch_lines(["*kernel add_one, golden case 1 of 1:*", "*first at index 3*expected 99.0*"])
 
 
+INPLACE_BLOCKS = '''\
+import numpy as np
+from tbe import tik
+
+def bump(kernel_name="bump"):
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    with ti.for_range(0, 4, block_num=4) as b:
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, y, 0, 1, 1, 0, 0)
+        ti.vec_adds(8, ub, ub, b + 1.0, 1, 8, 8)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name=kernel_name, inputs=[x], outputs=[y])
+    return ti
+
+if __name__ == "__main__":
+    ti = bump()
+    ti.tikdb.start_debug({"x": np.random.standard_normal(8).astype(np.float32)}, False, inplace={"y": "x"},
+                         block_dim=1)
+'''
+
+
+def test_golden_cases_keep_the_runs_inplace_and_block_dim(pytester):
+    """A run with start_debug(inplace=, block_dim=) is recorded with both and replayed with both (without
+    them the replay reads y's launch fill and runs 4 racing blocks: a false mismatch)."""
+    d = pytester.mkdir("kernels")
+    (d / "bump.py").write_text(INPLACE_BLOCKS)
+    pytester.runpytest(*PLUGIN, "--tik-kernels", str(d), "--tik-record-golden").assert_outcomes(passed=1)
+    case, = pytest_plugin.load_golden(str(d / "bump.golden.npz"))["bump"]
+    inputs, outputs = case
+    assert case.options == {"inplace": {"y": "x"}, "block_dim": 1}
+    np.testing.assert_array_equal(outputs[0], inputs["x"] + np.float32(1))
+    pytester.runpytest(*PLUGIN, "--tik-kernels", str(d), "-v").assert_outcomes(passed=1)
+
+
 def test_script_errors_and_kernels_without_runs(pytester):
     d = pytester.mkdir("kernels")
     (d / "crash.py").write_text(ADD_ONE.replace("OFF", "0") + "\nraise RuntimeError('boom')\n")
