@@ -614,7 +614,11 @@ class ScriptComparison:
 
 
 def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED) -> ScriptComparison:
-    """Run one built kernel (``feed`` completed by `generated_feed`) and compare its ``fixpipe`` calls."""
+    """Run one built kernel (``feed`` completed by `generated_feed`) and compare its ``fixpipe`` calls.
+
+    The caller's ``feed`` arrays are left as they are (the run gets copies): a kernel that stores to a
+    GM input (an atomic-add accumulator listed in ``inputs``) would otherwise change them, as
+    ``start_debug`` does, and a second comparison or run on the same feed would start from other data."""
     watch = watch_kernel(tik)
     res = ScriptComparison(script="", comparisons=[], kernels=[])
     _run_watched(watch, feed, seed, res, explicit=feed is not None)
@@ -639,6 +643,7 @@ def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: Scrip
                          f"(numpy default_rng({seed}); pass --feed inputs.npz to choose them)")
     else:
         run.how = "feed file"
+    full = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in full.items()}   # never the caller's arrays
     try:
         tik.tikdb.start_debug(feed_dict=full, interactive=False)
     except (PtoError, SystemExit, RuntimeError) as e:

@@ -312,3 +312,30 @@ def test_atomic_add_fixpipe_compares_old_plus_value(chip):
     assert [c.runs for c in res.comparisons] == [2] and res.exit_status == 0, C.format_comparisons(res)
     c, = res.comparisons
     assert any("set_atomic_add" in n for n in c.notes)
+
+
+def test_compare_kernel_leaves_the_callers_feed_arrays_alone():
+    """A kernel that stores to a GM input (atomic-add accumulator listed in inputs and outputs):
+    compare_kernel runs it on copies, so the caller's array keeps its data and a second comparison
+    sees the same inputs."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (1, 16, 16), name="a_gm", scope=tik.scope_gm)
+    b_gm = ti.Tensor("float16", (1, 16, 16), name="b_gm", scope=tik.scope_gm)
+    c_gm = ti.Tensor("float32", (1, 16, 16), name="c_gm", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (1, 16, 16), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("float16", (1, 16, 16), name="b", scope=tik.scope_cbuf)
+    c = ti.Tensor("float32", (1, 16, 16), name="c", scope=tik.scope_cbuf_out)
+    ti.data_move(a, a_gm, 0, 1, 16, 0, 0)
+    ti.data_move(b, b_gm, 0, 1, 16, 0, 0)
+    ti.matmul(c, a, b, 16, 16, 16)
+    ti.set_atomic_add(1)
+    ti.fixpipe(c_gm, c, 1, 32, 0, 0)
+    ti.set_atomic_add(0)
+    ti.BuildCCE(kernel_name="acc_into_input", inputs=[a_gm, b_gm, c_gm], outputs=[c_gm])
+    feed = {"a_gm": np.ones((1, 16, 16), np.float16), "b_gm": np.ones((1, 16, 16), np.float16),
+            "c_gm": np.full((1, 16, 16), 100, np.float32)}
+    for _ in range(2):
+        res = C.compare_kernel(ti, feed)
+        assert res.exit_status == 0, C.format_comparisons(res)
+        assert (feed["c_gm"] == 100).all()
