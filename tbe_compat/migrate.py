@@ -622,19 +622,26 @@ def main(argv: Optional[list] = None) -> int:
                     print(f"tik-migrate: kernel {name}: no start_debug run to check against", file=err)
                     status = 1
                     continue
-                try:
-                    reports = check_round_trip(tik, runs[-1], locations=locations)
-                except PtoError as e:          # this kernel's text did not parse or run: check the others
+                failed = False
+                for k, run in enumerate(runs):         # every run: other branches, shapes, block counts
+                    which = f"run {k + 1} of {len(runs)}"
+                    try:
+                        reports = check_round_trip(tik, run, locations=locations)
+                    except PtoError as e:      # this kernel's text did not parse or run: check the others
+                        print(f"tik-migrate: kernel {name}: the PTO-AS round trip failed ({which}): {e}", file=err)
+                        failed = True
+                        break
+                    if reports:
+                        failed = True
+                        print(f"tik-migrate: kernel {name}: PTO-AS outputs differ from start_debug ({which}):",
+                              file=err)
+                        for r in reports:
+                            print(f"  {r}", file=err)
+                if failed:
                     status = 1
-                    print(f"tik-migrate: kernel {name}: the PTO-AS round trip failed: {e}", file=err)
-                    continue
-                if reports:
-                    status = 1
-                    print(f"tik-migrate: kernel {name}: PTO-AS outputs differ from start_debug:", file=err)
-                    for r in reports:
-                        print(f"  {r}", file=err)
                 else:
-                    print(f"tik-migrate: kernel {name}: PTO-AS outputs equal start_debug's bit for bit "
+                    runs_text = "its start_debug run" if len(runs) == 1 else f"all {len(runs)} start_debug runs"
+                    print(f"tik-migrate: kernel {name}: PTO-AS outputs equal {runs_text} bit for bit "
                           f"({', '.join(runs[-1].results)})", file=err)
     except (ConfigError, UnknownName) as e:
         print(f"tik-migrate: error: {e}", file=err)

@@ -200,7 +200,7 @@ def test_expand_shows_vector_loops_of_pto_ub_ops(tmp_path, capsys):
     out = capsys.readouterr()
     assert "pto.ub.vadds(ub.pto_ptr(), ub.pto_ptr(), 2.0," in out.out and "pto.vlds" in out.out
     assert "// %dst = %" in out.out
-    assert "equal start_debug's bit for bit" in out.err
+    assert "equal its start_debug run bit for bit" in out.err
 
 
 def test_call_source_fallbacks(tmp_path):
@@ -326,6 +326,26 @@ def test_check_and_save_io_replay_a_block_dim_run_on_the_same_blocks(tmp_path, c
     assert np.array_equal(np.load(out), np.arange(8) + 1.0)
 
 
+def test_check_round_trips_every_start_debug_run(tmp_path, capsys, monkeypatch):
+    """Two runs of one kernel (one block, then all 4): --check replays both, not only the last."""
+    p = tmp_path / "bdim2.py"
+    p.write_text("import numpy as np\nimport warnings\nfrom tbe import tik\n" + BLOCK_DIM_BODY +
+                 "ti.BuildCCE(kernel_name='bdim2', inputs=[x], outputs=[y])\n"
+                 "ti.tikdb.start_debug({'x': np.arange(8, dtype=np.float32)}, False, block_dim=1)\n"
+                 "with warnings.catch_warnings():\n"
+                 "    warnings.simplefilter('ignore')\n"
+                 "    ti.tikdb.start_debug({'x': np.arange(8, dtype=np.float32) * 2}, False)\n")
+    seen = []
+    real = migrate.check_round_trip
+    monkeypatch.setattr(migrate, "check_round_trip", lambda tik, run, **kw: seen.append(run.block_dim) or
+                        real(tik, run, **kw))
+    from pto_core.errors import GmRaceWarning
+    with pytest.warns(GmRaceWarning):               # the 4-block run's replay races as the run did
+        assert main(["--check", str(p)]) == 0
+    assert seen == [1, None]
+    assert "kernel bdim2: PTO-AS outputs equal all 2 start_debug runs bit for bit (y)" in capsys.readouterr().err
+
+
 def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, monkeypatch):
     from pto_core.errors import UnsupportedOp
     real = migrate.check_round_trip
@@ -338,8 +358,8 @@ def test_check_goes_on_after_a_kernel_whose_round_trip_fails(tmp_path, capsys, m
     monkeypatch.setattr(migrate, "check_round_trip", check)
     assert main([_script(tmp_path, names=("a", "b")), "--check"]) == 1
     err = capsys.readouterr().err
-    assert "kernel a: the PTO-AS round trip failed: " in err and "pto.something is not parsed" in err
-    assert "kernel b: PTO-AS outputs equal start_debug's bit for bit (y)" in err
+    assert "kernel a: the PTO-AS round trip failed (run 1 of 1): " in err and "pto.something is not parsed" in err
+    assert "kernel b: PTO-AS outputs equal its start_debug run bit for bit (y)" in err
 
 
 def test_expand_of_a_traced_kernel_uses_the_operands_types(tmp_path, capsys):
