@@ -164,7 +164,7 @@ class PtoError(Exception):
         if head:
             parts.append(" ".join(head) + ": ")
         parts.append(self.message)
-        if self.limit is not None and "limit" not in self.message and str(self.limit) not in self.message:
+        if self.limit is not None and "limit" not in self.message and not _mentions(self.message, str(self.limit)):
             parts.append(f" (limit: {self.limit})")
         if self.context:
             ctx = ", ".join(f"{k}={v}" for k, v in self.context.items())
@@ -172,6 +172,13 @@ class PtoError(Exception):
         if self.hint:
             parts.append(f" Fix: {self.hint}")
         return "".join(parts)
+
+
+def _mentions(message: str, text: str) -> bool:
+    """Whether ``message`` already states ``text`` as a whole token (a one-letter limit such as a kernel
+    named ``e`` inside a word does not count, so the limit is still shown)."""
+    import re
+    return re.search(rf"(?<![A-Za-z0-9_.]){re.escape(text)}(?![A-Za-z0-9_])", message) is not None
 
 
 class OutOfBounds(PtoError, IndexError):

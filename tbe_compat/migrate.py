@@ -579,7 +579,9 @@ def main(argv: Optional[list] = None) -> int:
         if ns.kernel is not None:
             if ns.kernel not in kernels:
                 raise UnknownName(f"the script built no kernel named {ns.kernel!r}", operand="--kernel",
-                                  value=ns.kernel, limit=", ".join(kernels) or "(no kernel built)")
+                                  value=ns.kernel, limit=", ".join(kernels) or "(no kernel built)",
+                                  hint="pass the kernel_name= of one of the script's BuildCCE calls (listed as "
+                                       "the limit), or omit --kernel")
             kernels = {ns.kernel: kernels[ns.kernel]}
         if not kernels:
             print("tik-migrate: the script built no kernel (no BuildCCE call)", file=err)
