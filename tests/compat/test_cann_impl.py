@@ -525,3 +525,25 @@ def test_gm2ub_for_vsort32_tail_reads_from_the_run_start_as_cann():
     run = data[1, 0, 4:]
     want = np.concatenate([run[:32], run[:5], np.full(11, -1, np.float16)])
     np.testing.assert_array_equal(out, want)
+
+
+def test_util_binary_get_bit_len_sizes_a_kernel():
+    """CANN TIK operators (ifmr, split_v_d, strided_slice_d ...) import ``get_bit_len`` from
+    ``impl.util.util_binary`` at module level (was MissingModule before the TIK code ran); its build-flow
+    matchers raise UnsupportedOp naming the line."""
+    from impl.util.util_binary import get_bit_len
+    from impl.util import util_binary
+    assert importlib.import_module("impl.util.util_binary").__file__.endswith("util_binary.py")
+    assert (get_bit_len("float16"), get_bit_len("int64"), get_bit_len("uint8")) == (16, 64, 8)
+    n = 32 // (get_bit_len("float16") // 8) * 4
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (n,), name="y", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (n,), name="u", scope=tik.scope_ubuf)
+    ti.data_move(u, x, 0, 1, n * get_bit_len("float16") // 8 // 32, 0, 0)
+    ti.data_move(y, u, 0, 1, n * get_bit_len("float16") // 8 // 32, 0, 0)
+    d = np.arange(n, dtype=np.float16)
+    (out,) = _run(ti, "bits", [x], [y], {"x": d})
+    np.testing.assert_array_equal(out, d)
+    with pytest.raises(UnsupportedOp, match=r"test_cann_impl\.py:\d+: impl\.util\.util_binary\.binary_match"):
+        util_binary.binary_match("Add")
