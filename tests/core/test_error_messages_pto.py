@@ -33,3 +33,15 @@ def test_pto_input_of_the_wrong_shape_has_a_fix():
     with pytest.raises(ConfigError) as e:
         exe.run({"x": np.ones(256, np.float16)})
     assert "arr.reshape((8,))" in e.value.hint
+
+
+def test_the_limit_is_left_out_only_when_the_message_states_it_as_a_whole_token():
+    from pto_core.errors import UnknownName
+    e = UnknownName("the script built no kernel named 'nope'", operand="--kernel", limit="e")
+    assert str(e).endswith("(limit: e)")                     # 'e' inside 'the', 'kernel', 'named' is no mention
+    e = UnknownName("burst 8 is outside [1, 4]", operand="burst", limit="[1, 4]")
+    assert "(limit:" not in str(e)
+    e = UnknownName("tensor has 16 elements", operand="x", limit=16)
+    assert "(limit:" not in str(e)
+    e = UnknownName("tensor has 160 elements", operand="x", limit=16)
+    assert str(e).endswith("(limit: 16)")
