@@ -313,6 +313,37 @@ _RNE_CASTS_FROM_F64 = ("f32", "f16")
 # ----------------------------------------------------------------------------- f16 <-> f32 fast paths
 
 _F16_SPECIAL = np.float32(65536.0)    # |x| * 2**112 of every f16 inf/NaN code and of nothing finite
+_F16_SPECIAL_SQUARE = 2.0 ** 32        # its square: a sum of squares below it has no |x| >= _F16_SPECIAL
+
+
+#: Finiteness and magnitude checks of large float32 arrays (`all_finite`, the special-code test of
+#: `f16_to_f32_finite`) first take the sum of squares ``x . x`` (one BLAS dot: one read pass, no
+#: temporary). Rounding is monotonic and every term is >= 0, so the sum is >= each square, in any order,
+#: accumulated in float32 or float64, with or without FMA: a sum below ``b**2`` proves every ``|x| < b``,
+#: and a finite sum proves every value finite (an inf or NaN square keeps any sum of non-negative terms
+#: inf or NaN). Only when the dot cannot prove it (a real special value, or large values whose squares
+#: add up past the bound / overflow) does the exact scan (``max``/``min``, ``isfinite``) decide. Off:
+#: always the scan (tests/core/test_fast_paths.py compares the two).
+CHECK_BY_DOT = True
+_DOT_MIN_SIZE = 256                    # below this many values the scans are as cheap as the dot's set-up
+_DOT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))     # BLAS dots (float16 has none)
+
+
+def _below_by_dot(x: np.ndarray, bound_square: float) -> bool:
+    """True only if the dot of ``x`` (C-contiguous float32/float64) with itself proves every ``x*x < bound_square``
+    (False: unknown, the caller scans). See `CHECK_BY_DOT`."""
+    if not CHECK_BY_DOT or x.size < _DOT_MIN_SIZE or not x.flags.c_contiguous or x.dtype not in _DOT_TYPES:
+        return False
+    flat = x.reshape(-1)
+    return bool(np.dot(flat, flat) < bound_square)    # an inf or NaN sum compares False
+
+
+def all_finite(x: np.ndarray) -> bool:
+    """``np.isfinite(x).all()`` for a float array, by one BLAS dot when that proves it (`CHECK_BY_DOT`)."""
+    with np.errstate(over="ignore", invalid="ignore"):     # squares of large finite values may overflow
+        if _below_by_dot(x, np.inf):
+            return True
+    return bool(np.isfinite(x).all())
 _F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
 
 
@@ -351,7 +382,8 @@ def f16_to_f32_finite(h: np.ndarray, out: Optional[np.ndarray] = None) -> tuple:
     np.bitwise_and(t, np.int32(-0x70000001), out=t)        # 0x8FFFFFFF: sign, exponent, fraction
     f = t.view(np.float32)
     np.multiply(f, np.float32(2.0 ** 112), out=f)
-    if f.size and (f.max() >= _F16_SPECIAL or f.min() <= -_F16_SPECIAL):
+    if f.size and not _below_by_dot(f, _F16_SPECIAL_SQUARE) and (f.max() >= _F16_SPECIAL
+                                                                 or f.min() <= -_F16_SPECIAL):
         t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)
         return f, False
     return f, True

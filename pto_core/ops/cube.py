@@ -37,7 +37,9 @@ Zz/Nz -> logical transposition, into per-thread work arrays that are reused acro
 (`_scratch`; ops do not nest); the GEMM writes into a reused product array
 (``np.matmul(out=)``: the same BLAS call without allocating the result); an f32 result goes
 into Nz order as 64-byte rows of 16 channels (``mad_acc``: into a work array, then one
-contiguous f32 add into L0C). See ``migration_guide/pto_cube.md``.
+contiguous f32 add into L0C); ``sat`` finiteness checks first try one BLAS dot of the tile with itself
+(`numerics.floats.CHECK_BY_DOT`; the exact scan decides whenever the dot proves nothing). See
+``migration_guide/pto_cube.md``.
 """
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import all_written
+from ..numerics.floats import all_finite as _all_finite
 from ..numerics.floats import f16_bits_exact as _f16_bits_exact
 from ..numerics.floats import f16_to_f32, f16_to_f32_finite as _f16_to_f32_finite  # noqa: F401
 from .mte import (BLOCK, MX_ADDR_DIV, MX_FRAGMENT, check_align, check_int, check_ptr, flags_to_elems, l0a_layout,
@@ -115,7 +118,7 @@ def _decode_finite(values: np.ndarray, d: DType, scratch: str = "") -> tuple:
     if d.is_int:
         return values.astype(np.float64, order="C"), True
     x = _decode_any(values, d)
-    return x, bool(np.isfinite(x).all())
+    return x, _all_finite(x)
 
 
 def _decode_any(values: np.ndarray, d: DType) -> np.ndarray:
@@ -398,7 +401,7 @@ def _write_acc(ctx, dst, bias, prod: np.ndarray, m: int, n: int, init: str, floa
             nz.view(_ACC_ROW).reshape(n1, mrows)[...] = prod.view(_ACC_ROW).T
             acc3 = acc4.reshape(n1, mrows, 16)
             np.add(acc3, nz, out=acc3)                            # one f32 rounding of old + sum
-        if saturate and not np.isfinite(acc4).all():              # as `_accumulate`
+        if saturate and not _all_finite(acc4):              # as `_accumulate`
             np.nan_to_num(acc4, copy=False, nan=0.0, posinf=_F32_MAX, neginf=-_F32_MAX)
     else:
         _accumulate(acc4, prod4, dc, init, floating, saturate)
@@ -461,7 +464,7 @@ def _accumulate(acc4: np.ndarray, prod4: np.ndarray, dc: DType, init: str, float
             acc4 += prod4                                         # one f32 rounding of old + sum
         else:
             acc4[...] = prod4
-        if saturate and not np.isfinite(acc4).all():              # the f32 sum cannot exceed the range otherwise
+        if saturate and not _all_finite(acc4):              # the f32 sum cannot exceed the range otherwise
             np.nan_to_num(acc4, copy=False, nan=0.0, posinf=_F32_MAX, neginf=-_F32_MAX)
     else:
         res = prod4.astype(np.float32)

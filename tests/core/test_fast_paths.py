@@ -2598,3 +2598,100 @@ def test_fixpipe_nz_writeback_into_gm_runs_equals_the_scatter_path(monkeypatch, 
         for j1 in range(n1):
             run = vals[j1 * dst_stride:j1 * dst_stride + m * 16].reshape(m, 16)
             assert np.array_equal(run.view(np.uint16), x[:, j1 * 16:(j1 + 1) * 16].astype(np.float16).view(np.uint16))
+
+
+# ============================================================================ finiteness checks by a BLAS dot
+
+
+def _special_arrays(dt):
+    """Float arrays with every kind of value a finiteness check meets: normal, subnormal, -0, huge finite
+    (squares overflow), inf, -inf, NaN; small and large, one special or none."""
+    big = float(np.finfo(dt).max)
+    tiny = float(np.finfo(dt).smallest_subnormal)
+    for size in (3, 255, 256, 4096, 70000):
+        base = RNG.standard_normal(size).astype(dt)
+        base[0] = -0.0
+        base[-1] = tiny
+        for special in (None, np.inf, -np.inf, np.nan, big, -big, 1e19):
+            x = base.copy()
+            if special is not None:
+                x[RNG.integers(size)] = special
+            yield x
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_all_finite_by_dot_equals_isfinite(monkeypatch, dt):
+    from pto_core.numerics import floats
+    for x in _special_arrays(dt):
+        want = bool(np.isfinite(x).all())
+        for on in (True, False):
+            monkeypatch.setattr(floats, "CHECK_BY_DOT", on)
+            assert floats.all_finite(x) == want
+            assert floats.all_finite(x.reshape(1, -1)[:, ::-1]) == want      # a strided view: the scan
+    assert floats.all_finite(np.full(300, np.float16(np.inf))) is False       # float16: no BLAS dot
+
+
+def test_all_finite_by_dot_raises_no_overflow_warning():
+    from pto_core.numerics import floats
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert floats.all_finite(np.full(1000, 3e38, np.float32))
+
+
+@pytest.mark.parametrize("shape", [(256,), (4096,), (784, 32), (3, 70000)])
+def test_f16_decode_special_test_by_dot_equals_the_scan(monkeypatch, shape):
+    """The dot only skips the max/min scan when it proves no inf/NaN code: the same bits and report with it
+    on or off, also for tiles of large finite values (sums of squares past the bound: the scan decides)."""
+    from pto_core.numerics import floats
+    finite_codes = ALL_F16[(ALL_F16 & 0x7C00) != 0x7C00]
+    special_codes = ALL_F16[(ALL_F16 & 0x7C00) == 0x7C00]
+    big = np.array([0x7BFF, 0xFBFF, 0x7BFE, 0x0001, 0x8000], np.uint16)     # +-65504, 65472, subnormal, -0
+    for fill in ("random", "big", "small"):
+        for n_special in (0, 1):
+            if fill == "random":
+                codes = RNG.choice(finite_codes, size=shape)
+            elif fill == "big":
+                codes = RNG.choice(big, size=shape)
+            else:
+                codes = (RNG.standard_normal(shape) * 1e-3).astype(np.float16).view(np.uint16)
+            if n_special:
+                codes.reshape(-1)[RNG.integers(codes.size)] = RNG.choice(special_codes)
+            want = codes.view(np.float16).astype(np.float32).view(np.uint32)
+            for on in (True, False):
+                monkeypatch.setattr(floats, "CHECK_BY_DOT", on)
+                got, finite = floats.f16_to_f32_finite(codes)
+                assert finite == (n_special == 0)
+                assert np.array_equal(got.view(np.uint32), want)
+
+
+@pytest.mark.parametrize("old_special", [None, np.inf, -np.inf, np.nan, 3e38, 1e30])
+@pytest.mark.parametrize("sat", [True, False])
+def test_mad_acc_saturation_check_by_dot_equals_the_scan(monkeypatch, old_special, sat):
+    """sat mad_acc / mad find non-finite L0C values by the dot or the scan alike: the same L0C bits."""
+    from pto_core.numerics import floats
+    mm, n, k = 64, 32, 64
+    results = []
+    for on in (True, False):
+        monkeypatch.setattr(floats, "CHECK_BY_DOT", on)
+        rng = np.random.default_rng(7)
+        m = Machine("A5")
+        lhs, rhs, dst = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+        a = (rng.standard_normal((mm, k)) * 4).astype(np.float16)
+        bt = (rng.standard_normal((n, k)) * 4).astype(np.float16)
+        a[3, 5] = np.float16(65504)
+        bt[7, 5] = np.float16(65504)                       # one product near 2**32: overflow only with 3e38
+        old = rng.standard_normal((mm, n)).astype(np.float32)
+        if old_special is not None:
+            old[3, 7] = old_special
+        m.write(dst, layout.pack(old, "Nz", "f32", fractal=1024))
+        _stage_nz(m, lhs, a)
+        _stage_nz(m, rhs, bt)
+        pto.set_flag("MTE1", "M", 0)
+        pto.wait_flag("MTE1", "M", 0)
+        pto.mad_acc(lhs, rhs, dst, mm, n, k, sat=sat)
+        pto.set_flag("M", "MTE1", 0)
+        pto.wait_flag("M", "MTE1", 0)
+        results.append(_nz_acc(m, dst, mm, n).view(np.uint32).copy())
+    assert np.array_equal(results[0], results[1])
+    if sat:
+        assert np.isfinite(results[0].view(np.float32)).all()
