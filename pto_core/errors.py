@@ -176,9 +176,11 @@ class PtoError(Exception):
 
 def _mentions(message: str, text: str) -> bool:
     """Whether ``message`` already states ``text`` as a whole token (a one-letter limit such as a kernel
-    named ``e`` inside a word does not count, so the limit is still shown)."""
+    named ``e`` inside a word does not count, so the limit is still shown). A number is no mention of another:
+    a limit ``1`` is not stated by ``-1``, nor ``16`` by ``16.5``."""
     import re
-    return re.search(rf"(?<![A-Za-z0-9_.]){re.escape(text)}(?![A-Za-z0-9_])", message) is not None
+    before = "(?<![A-Za-z0-9_.-])" if text[:1].isdigit() else "(?<![A-Za-z0-9_.])"
+    return re.search(rf"{before}{re.escape(text)}(?![A-Za-z0-9_]|\.\d)", message) is not None
 
 
 class OutOfBounds(PtoError, IndexError):

@@ -45,3 +45,14 @@ def test_the_limit_is_left_out_only_when_the_message_states_it_as_a_whole_token(
     assert "(limit:" not in str(e)
     e = UnknownName("tensor has 160 elements", operand="x", limit=16)
     assert str(e).endswith("(limit: 16)")
+
+
+def test_a_limit_is_not_taken_as_stated_by_a_different_number():
+    """review224: a limit 1 was hidden by a message quoting -1, a limit 16 by 16.5 (another number, not a mention)."""
+    from pto_core.errors import UnknownName
+    assert str(UnknownName("repeat -1 is out of range", operand="repeat", limit=1)).endswith("(limit: 1)")
+    assert str(UnknownName("scale 16.5 is too big", operand="scale", limit=16)).endswith("(limit: 16)")
+    assert str(UnknownName("value -0.5 is not allowed", operand="v", limit=0.5)).endswith("(limit: 0.5)")
+    for msg in ("repeat 300 is over 255.", "offset -8 is below -8", "got 2, want 16 (0x10)"):
+        limit = {"repeat 300 is over 255.": 255, "offset -8 is below -8": -8}.get(msg, 16)
+        assert "(limit:" not in str(UnknownName(msg, operand="x", limit=limit))
