@@ -108,8 +108,8 @@ class LanewiseAPI(VectorBase):
         names = [o.name for o in ops]
         geos = {}
         for i, (o, r) in enumerate(zip(ops, rep)):
-            b = 1 if blk is None else self._vec_stride(blk[i], f"{o.name}_blk_stride", blk_max)
-            geos[o.name] = Geo(b, self._vec_stride(r, f"{o.name}_rep_stride", rep_max))
+            b = 1 if blk is None else self._legacy_stride(blk[i], f"{o.name}_blk_stride", blk_max, unit, False)
+            geos[o.name] = Geo(b, self._legacy_stride(r, f"{o.name}_rep_stride", rep_max, unit, True))
         sval = None
         if has_scalar:
             sval = self._vec_scalar(scalar, scalar_dtype or (ss[0] if ss else d).tensor.dtype, "scalar")
@@ -170,8 +170,8 @@ class LanewiseAPI(VectorBase):
         m = self._vec_mask(mask, [d.dt])
         repeat = self._vec_repeat(repeat_times)
         unit = self._vec_stride_unit(stride_unit)
-        g = Geo(1 if blk is None else self._vec_stride(blk, "dst_blk_stride", U16),
-                self._vec_stride(rep, "dst_rep_stride", U8))
+        g = Geo(1 if blk is None else self._legacy_stride(blk, "dst_blk_stride", U16, unit, False),
+                self._legacy_stride(rep, "dst_rep_stride", U8, unit, True))
         sval = _unsigned_dup_immediate(self._vec_scalar(scalar, d.tensor.dtype, "scalar"), d.dt)
         fp = [self._vec_access(d, self._vec_extent(d, m, repeat, g, unit), True)]
         clauses = dict(m.clause)

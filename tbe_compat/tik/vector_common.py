@@ -188,6 +188,17 @@ def dst_block_stride(blk, unit: int):
     return isel(ieq(blk, 0), 1, blk)
 
 
+#: What a legacy ``(block stride, repeat stride)`` counts under each ``stride_unit`` (tik_api.md §9.1:
+#: 0 stride & stride in 32 B; 1 stride & gap in 32 B; 2 gap & stride in elements; 3 gap & gap in
+#: elements); used only in the Fix text of an out-of-range stride.
+STRIDE_UNIT_COUNTS = {
+    0: ("32-byte blocks", "32-byte blocks"),
+    1: ("32-byte blocks", "32-byte blocks of gap after the previous repeat's last block"),
+    2: ("elements of gap between blocks", "elements"),
+    3: ("elements of gap between blocks", "elements of gap after the previous repeat's last block"),
+}
+
+
 # ----------------------------------------------------------------------------- argument records
 
 @dataclass
@@ -288,6 +299,10 @@ class VectorBase(TikBase):
         return self._int_arg(repeat, name, imm_lo, hi,
                              hint=f"an immediate repeat_times is {imm_lo}..{hi}; split longer work into several "
                                   f"calls (a Scalar may be 0 at run time)")
+
+    def _legacy_stride(self, v, name: str, hi: int, stride_unit: int, rep: bool):
+        """A legacy block (``rep=False``) or repeat stride; the Fix names what it counts under ``stride_unit``."""
+        return self._vec_stride(v, name, hi, STRIDE_UNIT_COUNTS[stride_unit][int(rep)])
 
     def _vec_stride(self, v, name: str, hi: int, unit: str = "32-byte blocks"):
         return self._int_arg(v, name, 0, hi, hint=f"{name} counts {unit}: pass 0..{hi} (an int, or an "

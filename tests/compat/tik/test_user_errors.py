@@ -312,3 +312,22 @@ def test_pure_pto_operand_errors_are_unchanged():
     with pytest.raises(IllegalOperand, match="takes 4 operands") as e:
         pto.mte_gm_ub(g, u, 0)
     assert not isinstance(e.value, SystemExit)
+
+
+def test_stride_range_fix_names_the_unit_of_the_stride_unit_mode():
+    """Under ``stride_unit`` 2/3 the strides count elements (tik_api.md §9.1), and under 1/3 the
+    repeat stride is a gap: the out-of-range Fix said "counts 32-byte blocks" for every mode."""
+    ti, x, y, a, f = _kernel()
+    cases = [
+        (lambda: ti.vadds(128, a, a, 1.0, 1, 1, 1, 300, 8, 0), r"dst_rep_stride counts 32-byte blocks: pass"),
+        (lambda: ti.vadds(128, a, a, 1.0, 1, 1, 1, 300, 8, 1), r"dst_rep_stride counts 32-byte blocks of gap after"),
+        (lambda: ti.vadds(128, a, a, 1.0, 1, 1, 1, 300, 8, 2), r"dst_rep_stride counts elements: pass"),
+        (lambda: ti.vadds(128, a, a, 1.0, 1, 1, 1, 8, 300, 3), r"src_rep_stride counts elements of gap after"),
+        (lambda: ti.vector_dup(128, a, 1.0, 1, 1, 300, 2), r"dst_rep_stride counts elements: pass"),
+        (lambda: ti.vadd(128, a, a, a, 1, 300, 1, 1, 8, 8, 8, 2), r"dst_blk_stride counts elements of gap between"),
+    ]
+    for bad, fix in cases:
+        with raises_tik(PtoError, match=fix) as e:
+            bad()
+        assert e.value.where.file == HERE, e.value
+    _copy_still_works(ti, x, y, a)
