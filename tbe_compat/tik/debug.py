@@ -82,7 +82,8 @@ class DebugRun(NamedTuple):
     a replay must place those outputs on the inputs' memory too; ``block_dim`` the blocks launched
     (``start_debug(block_dim=)``; None: every block of ``block_num``), which a replay launches too;
     ``inplace`` the ``start_debug(inplace=)`` mapping as given (tensor names), for a replay through
-    ``start_debug``."""
+    ``start_debug``; ``shapes`` ``{GM tensor name: shape}`` of the tensors whose shape depends on
+    InputScalars, as this run's values made them (a replay's PTO-AS text declares these shapes)."""
 
     tik: object
     inputs: dict
@@ -91,6 +92,7 @@ class DebugRun(NamedTuple):
     alias: dict
     block_dim: Optional[int] = None
     inplace: Optional[dict] = None
+    shapes: Optional[dict] = None
 
 
 def tik_machine_options(**overrides) -> MachineOptions:
@@ -216,8 +218,10 @@ class Tikdb:
             _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
+                shapes = {st.name: tuple(st.gm.shape) for st in tik._gm_tensors
+                          if st.size_expr is not None and st.runtime_size is None}
                 run = DebugRun(tik, fed, results, outputs, dict(alias), None if block_dim is None else int(block_dim),
-                               dict(inplace or {}))
+                               dict(inplace or {}), shapes)
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs
