@@ -77,7 +77,8 @@ RUN_OBSERVERS: list = []
 class DebugRun(NamedTuple):
     """One completed ``start_debug``: ``inputs`` ``{kernel argument name: array or number}`` as fed
     (copied before the run), ``results`` ``{GM argument name: array}`` of every ``out``/``inout``
-    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned,
+    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned (results
+    and outputs are copies: the script changing its arrays later does not change the run),
     ``alias`` the run's ``{out argument: in argument}`` (``start_debug(inplace=)``; empty without):
     a replay must place those outputs on the inputs' memory too; ``block_dim`` the blocks launched
     (``start_debug(block_dim=)``; None: every block of ``block_num``), which a replay launches too;
@@ -220,7 +221,10 @@ class Tikdb:
             if fed is not None:
                 shapes = {st.name: tuple(st.gm.shape) for st in tik._gm_tensors
                           if st.size_expr is not None and st.runtime_size is None}
-                run = DebugRun(tik, fed, results, outputs, dict(alias), None if block_dim is None else int(block_dim),
+                # copies: the script may change the arrays returned (views of results) in place afterwards
+                kept = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in results.items()}
+                outs = [v.copy() if isinstance(v, np.ndarray) else v for v in outputs]
+                run = DebugRun(tik, fed, kept, outs, dict(alias), None if block_dim is None else int(block_dim),
                                dict(inplace or {}), shapes)
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
