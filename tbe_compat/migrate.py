@@ -31,8 +31,8 @@ Options:
   ``loc(...)`` provenance unless ``--no-locations``); ``pto-run kernel.pto --in ... --out
   ...`` runs it;
 * ``--check``: run the PTO-AS text (parsed back, as ``pto-run`` does) on the inputs of
-  the script's last ``start_debug`` of each kernel and compare every output bit for bit
-  (exit status 1 on a difference);
+  every ``start_debug`` run of each kernel (a dynamic-shape kernel's text with that run's
+  shapes) and compare every output bit for bit (exit status 1 on a difference);
 * ``--save-io DIR``: write ``DIR/<kernel>.pto``, the fed inputs (``<kernel>.<arg>.npy``),
   the ``start_debug`` outputs (``<kernel>.<arg>.expected.npy``) and print the ``pto-run``
   command that reproduces them;
@@ -479,7 +479,18 @@ def kernel_asm(tik, *, locations: bool = True, runs: Optional[list] = None) -> s
                           f"({', '.join(dynamic)}); PTO-AS needs concrete shapes", operand="kernel",
                           value=tik.build.kernel_name,
                           hint="let the script run tikdb.start_debug once (tik-migrate uses that run's shapes)")
-    return tik.program.to_asm(locations=locations)
+    if not dynamic:
+        return tik.program.to_asm(locations=locations)
+    shapes = runs[-1].shapes or {}
+    saved = [(st, st.gm.shape, st.nbytes) for st in tik._gm_tensors if st.name in shapes]
+    try:                            # the PTO-AS of that run: its shapes (another run may have had others)
+        for st, _, _ in saved:
+            st.gm.shape = tuple(shapes[st.name])
+            st.nbytes = st.dtype.nbytes(int(np.prod(st.gm.shape)))
+        return tik.program.to_asm(locations=locations)
+    finally:
+        for st, shape, nbytes in saved:
+            st.gm.shape, st.nbytes = shape, nbytes
 
 
 def check_round_trip(tik, run, *, locations: bool = True) -> list:

@@ -77,12 +77,14 @@ RUN_OBSERVERS: list = []
 class DebugRun(NamedTuple):
     """One completed ``start_debug``: ``inputs`` ``{kernel argument name: array or number}`` as fed
     (copied before the run), ``results`` ``{GM argument name: array}`` of every ``out``/``inout``
-    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned,
+    argument (the program's outputs, whole tensors), ``outputs`` the list start_debug returned (results
+    and outputs are copies: the script changing its arrays later does not change the run),
     ``alias`` the run's ``{out argument: in argument}`` (``start_debug(inplace=)``; empty without):
     a replay must place those outputs on the inputs' memory too; ``block_dim`` the blocks launched
     (``start_debug(block_dim=)``; None: every block of ``block_num``), which a replay launches too;
     ``inplace`` the ``start_debug(inplace=)`` mapping as given (tensor names), for a replay through
-    ``start_debug``."""
+    ``start_debug``; ``shapes`` ``{GM tensor name: shape}`` of the tensors whose shape depends on
+    InputScalars, as this run's values made them (a replay's PTO-AS text declares these shapes)."""
 
     tik: object
     inputs: dict
@@ -91,6 +93,7 @@ class DebugRun(NamedTuple):
     alias: dict
     block_dim: Optional[int] = None
     inplace: Optional[dict] = None
+    shapes: Optional[dict] = None
 
 
 def tik_machine_options(**overrides) -> MachineOptions:
@@ -216,8 +219,13 @@ class Tikdb:
             _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
-                run = DebugRun(tik, fed, results, outputs, dict(alias), None if block_dim is None else int(block_dim),
-                               dict(inplace or {}))
+                shapes = {st.name: tuple(st.gm.shape) for st in tik._gm_tensors
+                          if st.size_expr is not None and st.runtime_size is None}
+                # copies: the script may change the arrays returned (views of results) in place afterwards
+                kept = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in results.items()}
+                outs = [v.copy() if isinstance(v, np.ndarray) else v for v in outputs]
+                run = DebugRun(tik, fed, kept, outs, dict(alias), None if block_dim is None else int(block_dim),
+                               dict(inplace or {}), shapes)
                 for observer in list(RUN_OBSERVERS):
                     observer(run)
             return outputs

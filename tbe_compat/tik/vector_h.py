@@ -191,11 +191,15 @@ class HVectorAPI:
                               operand=name, value=_shape_str(got), limit=_shape_str(want),
                               hint=f"use views of the shape {_shape_str(want)} (slice or reshape the operands to "
                                    f"match)")
+        # a reduction's want is not ref's shape: name it as derived from ref's own shape
+        other = (f"{ref} {_shape_str(want)}" if ref_shape is None else
+                 f"the wanted {_shape_str(want)} ({ref} is {_shape_str(ref_shape)})")
         for k, (x, y) in enumerate(zip(got, want)):
             if not _same(x, y):
                 self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
-                           what=f"dim {k} of {name} {_shape_str(got)} minus dim {k} of {ref} {_shape_str(want)} "
-                                f"(run-time lengths; {self._where.call if self._where else 'h_*'}: {ref} {what})")
+                           what=f"dim {k} of {name} {_shape_str(got)} minus dim {k} of {other} "
+                                f"(run-time lengths; {self._where.call if self._where else 'h_*'}: {name} and {ref} "
+                                f"{what})")
 
     def _h_layout(self, views: list, names: list) -> _Layout:
         shape, _ = self._h_static(views[0], names[0])

@@ -432,3 +432,54 @@ def test_text_table_keeps_the_indentation_of_a_cells_first_line():
     text = migrate.format_rows(rows, "text")
     cell = [ln.split("|")[2] for ln in text.splitlines() if "set_flag" in ln][0]
     assert cell.startswith("   pto.set_flag")                   # the table's one space of padding + 2
+
+
+def test_check_replays_each_run_of_a_dynamic_kernel_with_that_runs_shapes(tmp_path, capsys):
+    """Two runs with different InputScalar shapes: each replay's PTO-AS declares its own run's shapes
+    (the PTO-AS of the last run refused the first run's inputs: 'must have shape (32,), got (16,)')."""
+    p = tmp_path / "dyn2.py"
+    p.write_text(textwrap.dedent('''\
+        import numpy as np
+        from tbe import tik
+        ti = tik.Tik()
+        n = ti.InputScalar("int32", name="n")
+        x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        with ti.for_range(0, n // 8) as i:
+            ti.data_move(ub, x[i * 8], 0, 1, 1, 0, 0)
+            ti.vec_adds(8, ub, ub, 1.0, 1, 8, 8)
+            ti.data_move(y[i * 8], ub, 0, 1, 1, 0, 0)
+        ti.BuildCCE(kernel_name="dyn2", inputs=[x, n], outputs=[y])
+        for size in (16, 32):
+            ti.tikdb.start_debug({"x": np.arange(size, dtype=np.float32), "n": size}, False)
+        '''))
+    assert main(["--check", "-o", str(tmp_path / "d.pto"), str(p)]) == 0
+    assert "kernel dyn2: PTO-AS outputs equal all 2 start_debug runs bit for bit (y)" in capsys.readouterr().err
+    assert "pto.shape = [32]" in (tmp_path / "d.pto").read_text()     # -o: the last run's shapes
+
+
+def test_check_and_save_io_keep_the_outputs_as_start_debug_returned_them(tmp_path, capsys):
+    """A script that changes start_debug's output (and its input array) in place afterwards: --check compared
+    against the changed array (a false 'outputs differ') and --save-io saved it as expected."""
+    p = tmp_path / "mut.py"
+    p.write_text(textwrap.dedent('''\
+        import numpy as np
+        from tbe import tik
+        ti = tik.Tik()
+        x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 1, 0, 0)
+        ti.vec_adds(8, ub, ub, 1.0, 1, 8, 8)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        ti.BuildCCE(kernel_name="mut", inputs=[x], outputs=[y])
+        xin = np.arange(8, dtype=np.float32)
+        out, = ti.tikdb.start_debug({"x": xin}, False)
+        out *= 100
+        xin[:] = -5
+        '''))
+    assert main(["--check", "--save-io", str(tmp_path / "io"), str(p)]) == 0
+    assert "kernel mut: PTO-AS outputs equal its start_debug run bit for bit (y)" in capsys.readouterr().err
+    assert np.array_equal(np.load(tmp_path / "io" / "mut.y.expected.npy"), np.arange(8) + 1.0)
+    assert np.array_equal(np.load(tmp_path / "io" / "mut.x.npy"), np.arange(8))

@@ -288,3 +288,26 @@ def test_a_run_time_shape_mismatch_names_both_operand_shapes():
     y, = ti.tikdb.start_debug({"t_gm": np.array([80] + [0] * 7, np.int32),
                                "x_gm": np.arange(80, dtype=np.float32)}, interactive=False)
     assert np.array_equal(y, np.arange(64, dtype=np.float32) * 0.5)
+
+
+def test_run_time_reduction_shape_message_names_src_shape_and_the_wanted_one():
+    """h_reduce_sum of src [r, 16] into dst [m] with r != m at run time: the message gives src's own shape and
+    the wanted dst shape (it called the wanted [<run-time>] src's shape)."""
+    from tbe import tik
+    ti = tik.Tik()
+    r = ti.InputScalar("int32", name="r")
+    m = ti.InputScalar("int32", name="m")
+    x = ti.Tensor("float16", (4, 16), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (4, 16), name="ub", scope=tik.scope_ubuf)
+    ob = ti.Tensor("float16", (16,), name="ob", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 4, 0, 0)
+    ti.h_duplicate(ob, 0.0)
+    ti.h_reduce_sum(ob[0:m], ub[0:r, :], axis=1)
+    ti.data_move(y, ob, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="hred_msg", inputs=[x, r, m], outputs=[y])
+    y0, = ti.tikdb.start_debug({"x": np.ones((4, 16), np.float16), "r": 3, "m": 3}, False)
+    assert np.array_equal(y0[:4], [16, 16, 16, 0])
+    with raises_tik(IllegalOperand, match=r"dim 0 of dst \[<run-time>\] minus dim 0 of the wanted \[<run-time>\] "
+                                          r"\(src is \[<run-time>, 16\]\) .* = -1 is outside \[0, 0\]"):
+        ti.tikdb.start_debug({"x": np.ones((4, 16), np.float16), "r": 3, "m": 2}, False)
