@@ -385,6 +385,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _init_values(self, st: Storage, count, init_value) -> np.ndarray:
         """``init_value`` of a GM tensor as a flat array (TIK: a list of immediates, one per element; one
         immediate fills every element, `INIT_VALUE_SCALAR_FILL`: a 1-element array, broadcast at launch)."""
+        if INIT_VALUE_SCALAR_FILL and isinstance(init_value, np.ndarray) and init_value.ndim == 0:
+            init_value = init_value[()]          # np.array(3): one number, as its numpy scalar is
         if INIT_VALUE_SCALAR_FILL and not isinstance(init_value, (list, tuple, np.ndarray)):
             return self._init_fill_value(st, init_value)
         try:
@@ -395,9 +397,15 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if vals is not None:
             bad = next((v for v in vals.tolist() if isinstance(v, bool) or
                         not isinstance(v, INIT_VALUE_NUMBER_TYPES)), None)
-        if vals is None or bad is not None or not vals.size:
+        if vals is not None and bad is not None:
+            i = next(k for k, v in enumerate(vals.tolist()) if v is bad)
+            raise self._error(f"init_value[{i}] = {bad!r:.40} is not a number (init_value takes numbers only"
+                              f"{'; a bool is not one' if isinstance(bad, (bool, np.bool_)) else ''})",
+                              operand="init_value", value=repr(bad)[:40],
+                              hint="pass a list (or numpy array) with one number per element of the tensor")
+        if vals is None or not vals.size:
             raise self._error(f"init_value must be a list of numbers, got {type(init_value).__name__} "
-                              f"{init_value!r:.60}", operand="init_value", value=repr(bad)[:40],
+                              f"{init_value!r:.60}", operand="init_value", value=repr(init_value)[:40],
                               hint="pass a list (or numpy array) with one number per element of the tensor")
         if isinstance(count, int) and vals.size != count:
             raise self._error(f"init_value has {vals.size} values; tensor {st.name!r} has {count} elements",
@@ -427,6 +435,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """Refuse an integer tensor's initial value that is not a whole number in its dtype's range (never wrapped)."""
         info = np.iinfo(np.dtype(st.dtype.storage)) if np.dtype(st.dtype.storage).kind in "iu" else None
         lim = f"[{info.min}, {info.max}]" if info is not None else "an integer"
+        if isinstance(v, np.generic):        # shown as the number, not np.int64(300)
+            v = v.item()
         fv = _init_float(v)
         if not np.isfinite(fv) and not isinstance(v, (int, np.integer)):
             raise self._error(f"{what} = {v!r}: the {st.dtype.tik_name} tensor {st.name!r} cannot hold a NaN or "

@@ -196,3 +196,15 @@ def test_init_value_takes_ml_dtypes_scalars_and_a_huge_int_is_an_error_or_inf():
     out_b, out_f = run(ti)
     assert out_b.astype(np.float64).tolist() == [1.5, -2.0] + [0.25] * 14
     assert out_f.tolist() == [np.inf, -np.inf] + [1.0] * 6
+
+
+def test_a_zero_dimensional_array_init_value_is_one_fill_value():
+    """np.array(3) is one number (INIT_VALUE_SCALAR_FILL), as np.int32(3) is; it was taken as a 1-element list."""
+    ti = tik.Tik()
+    table = ti.Tensor("int32", (8,), name="table", scope=tik.scope_gm, init_value=np.array(-3))
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    _copy_through(ti, table, y, 8)
+    build(ti, "fill0d", [], [y])
+    assert run(ti)[0].tolist() == [-3] * 8
+    with raises_tik(IllegalOperand, match="init_value = 300 does not fit the int8 tensor 'w'"):
+        ti.Tensor("int8", (32,), name="w", scope=tik.scope_gm, init_value=np.array(300))

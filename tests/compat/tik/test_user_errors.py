@@ -155,8 +155,12 @@ def test_init_value_is_checked_where_the_tensor_is_declared():
     _at_user_line(e.value, test_init_value_is_checked_where_the_tensor_is_declared, "init_value=[1, 2, 3]")
     with raises_tik(IllegalOperand, match="init_value of GM tensor 'w' must be a number or a list of numbers"):
         ti.Tensor("int32", (3,), name="w", scope=tik.scope_gm, init_value="abc")
-    with raises_tik(IllegalOperand, match="init_value must be a list of numbers"):
+    with raises_tik(IllegalOperand, match=r"init_value\[0\] = 'abc' is not a number"):
         ti.Tensor("int32", (3,), name="w", scope=tik.scope_gm, init_value=["abc", 1, 2])
+    with raises_tik(IllegalOperand, match=r"init_value\[2\] = True is not a number .*a bool is not one"):
+        ti.Tensor("int32", (3,), name="w", scope=tik.scope_gm, init_value=[0, 1, True])
+    with raises_tik(IllegalOperand, match="init_value must be a list of numbers, got list"):
+        ti.Tensor("int32", (3,), name="w", scope=tik.scope_gm, init_value=[])
     with raises_tik(IllegalOperand, match="NaN or infinity"):
         ti.Tensor("int32", (2,), name="w", scope=tik.scope_gm, init_value=[1, float("inf")])
 
