@@ -334,7 +334,7 @@ def _below_by_dot(x: np.ndarray, bound_square: float) -> bool:
     (False: unknown, the caller scans). See `CHECK_BY_DOT`."""
     if not CHECK_BY_DOT or x.size < _DOT_MIN_SIZE or not x.flags.c_contiguous or x.dtype not in _DOT_TYPES:
         return False
-    flat = x.reshape(-1)
+    flat = np.asarray(x).reshape(-1)       # a plain 1-D view (an np.matrix would stay 2-D and not align)
     return bool(np.dot(flat, flat) < bound_square)    # an inf or NaN sum compares False
 
 

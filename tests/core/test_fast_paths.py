@@ -2695,3 +2695,13 @@ def test_mad_acc_saturation_check_by_dot_equals_the_scan(monkeypatch, old_specia
     assert np.array_equal(results[0], results[1])
     if sat:
         assert np.isfinite(results[0].view(np.float32)).all()
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")     # np.matrix's own notice
+def test_all_finite_by_dot_accepts_array_subclasses():
+    """The dot sees a plain 1-D view: an np.matrix (reshape keeps it 2-D) answers like the scan, not ValueError."""
+    from pto_core.numerics import floats
+    for special, want in ((1.0, True), (np.inf, False), (np.nan, False)):
+        row = np.ones((1, 300), np.float32)
+        row[0, 7] = special
+        assert floats.all_finite(np.asmatrix(row)) is want
