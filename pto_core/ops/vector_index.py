@@ -162,12 +162,23 @@ def _gs_check(target, instr, dst, src, offsets, op, offsets_are="byte offsets, o
     vector_isa.require(target, instr, dst.dtype.name, op=op)
 
 
+GS_CONTIGUOUS_BLK = {0: 1, 1: 1, 2: 0, 3: 0}
+"""Named choice: the block field that keeps the strided operand of ``vgather``/``vscatter`` contiguous
+inside a repeat, per ``stride_unit``. The instruction has no block stride (CCE cceapi_0057: the N gathered
+elements are "written contiguously to the destination"); units 0/1 count block *strides* (1 = contiguous),
+units 2/3 count block *gaps* in elements (0 = contiguous, pto_vector.md §2). Vision SDK's warp_affine_uint8
+gathers 4 x C x 1024 f16 values with ``dst_rep_stride=0, stride_unit=3`` (rep gap 0: one contiguous run)."""
+
+
 def _gs_plan(op, instr, d, repeat, mask, counter, rep_stride, stride_unit, target):
     key = (instr, d.name, repeat, mask, counter, rep_stride, stride_unit, target.name)
 
     def build():
         rep = ve.check_repeat(repeat, op=op)
         clauses = {"mask": mask, "counter": counter, "rep_stride": rep_stride, "stride_unit": stride_unit}
+        unit = ve.clause_args(clauses, "stride_unit")
+        unit = 0 if unit is None else ve.check_range(unit[0], 0, 3, op=op, operand="stride_unit")
+        clauses["blk_stride"] = ((GS_CONTIGUOUS_BLK[unit],),)
         par = ve.par_of(d)
         lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep,
                                       counter_ok=vector_isa.has_counter_mode(target), op=op)

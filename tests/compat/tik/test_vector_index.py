@@ -106,6 +106,25 @@ def test_vgather_partial_mask_reads_only_active_offsets():
                    build_only=True)
 
 
+@pytest.mark.parametrize("unit, rep, starts", [(0, 8, (0, 128)), (1, 0, (0, 128)), (3, 0, (0, 128)),
+                                                (3, 16, (0, 144)), (2, 136, (0, 136))])
+def test_vgather_writes_each_repeat_contiguously_for_every_stride_unit(unit, rep, starts):
+    """CCE vgather (cceapi_0057) writes its N gathered elements contiguously; stride_unit only changes how the
+    repeat step counts (units 2/3: in elements, unit 3 a gap after the repeat). Vision SDK's warp_affine_uint8
+    gathers with dst_rep_stride=0, stride_unit=3: one contiguous run (was: a 1-element gap every 16 lanes)."""
+    src = (np.arange(512) % 2048).astype(np.float16)
+    offs = (np.arange(256) * 2).astype(np.int32)
+    dst = np.full(512, -1, np.float16)
+
+    def body(ti, ub):
+        ti.vgather(128, ub["d"], ub["s"], ub["o"], 2, rep, 0, unit)
+    out = vec_kernel({"d": dst, "s": src, "o": offs}, body, chip="Ascend310P3")["d"]
+    want = dst.copy()
+    for r, at in enumerate(starts):
+        want[at:at + 128] = src[r * 128:(r + 1) * 128]
+    np.testing.assert_array_equal(out, want)
+
+
 def test_vscatter_counter_mode_last_writer_wins():
     src = np.arange(128, dtype=np.int16) + 500
     slots = RNG.integers(0, 64, 128)
