@@ -166,7 +166,6 @@ class _Scope:
         self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
 
 
-
 #: The number types an ``init_value`` takes (list elements and the one immediate): Python and numpy
 #: ints/floats and the ml_dtypes scalars of TIK's narrow types (``bfloat16(1.5)``, as an element of a list
 #: or of a bfloat16 array); bool is refused separately.
@@ -393,12 +392,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             vals = np.asarray(init_value, dtype=object).reshape(-1)
         except (TypeError, ValueError):
             vals = None
-        bad = None if vals is not None else init_value
-        if vals is not None:
-            bad = next((v for v in vals.tolist() if isinstance(v, bool) or
-                        not isinstance(v, INIT_VALUE_NUMBER_TYPES)), None)
-        if vals is not None and bad is not None:
-            i = next(k for k, v in enumerate(vals.tolist()) if v is bad)
+        items = [] if vals is None else vals.tolist()
+        i, bad = next(((k, v) for k, v in enumerate(items) if isinstance(v, bool) or
+                       not isinstance(v, INIT_VALUE_NUMBER_TYPES)), (None, None))
+        if i is not None:
             raise self._error(f"init_value[{i}] = {bad!r:.40} is not a number (init_value takes numbers only"
                               f"{'; a bool is not one' if isinstance(bad, (bool, np.bool_)) else ''})",
                               operand="init_value", value=repr(bad)[:40],
@@ -412,10 +409,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               operand="init_value", value=vals.size, limit=count,
                               hint="give one value per element (np.full(shape, v).ravel().tolist() repeats one)")
         if st.dtype.kind == "f":
-            return np.asarray([_init_float(v) for v in vals.tolist()], dtype=np.float64)
-        for i, v in enumerate(vals.tolist()):      # every value as the one-number form checks it
-            self._check_int_init(st, v, f"init_value[{i}]")
-        return np.asarray([int(v) for v in vals.tolist()], dtype=object)
+            return np.asarray([_init_float(v) for v in items], dtype=np.float64)
+        for k, v in enumerate(items):      # every value as the one-number form checks it
+            self._check_int_init(st, v, f"init_value[{k}]")
+        return np.asarray([int(v) for v in items], dtype=object)
 
     def _init_fill_value(self, st: Storage, v) -> np.ndarray:
         """One immediate ``init_value`` (`INIT_VALUE_SCALAR_FILL`), checked against the tensor's dtype."""
