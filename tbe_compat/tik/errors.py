@@ -112,6 +112,21 @@ class _TikErrorMixin:
         text = PtoError.__str__(self)
         return text + ("\n" + self.user_stack if self.user_stack else "")
 
+    def __reduce__(self):
+        """Pickled as (simulator base class, exit_on_error) + state: the class itself is built at run
+        time, so pickle could not find it by name (a kernel run in a multiprocessing worker raises
+        its error in the parent)."""
+        return _rebuild_tik_error, (self._tik_base, self._tik_exit, self.args), dict(self.__dict__)
+
+
+def _rebuild_tik_error(base: type, exit_on_error: bool, args: tuple):
+    """Unpickling helper of `_TikErrorMixin`: an instance of ``tik_error_class(base, exit_on_error)``
+    with ``args``; the attributes (message, op, where, ...) are restored from the pickled state."""
+    cls = tik_error_class(base, exit_on_error=exit_on_error)
+    err = cls.__new__(cls)
+    err.args = args
+    return err
+
 
 def tik_error_class(base: type, *, exit_on_error: bool = True) -> type:
     """The facade's variant of the `PtoError` subclass ``base`` (cached)."""
@@ -120,9 +135,38 @@ def tik_error_class(base: type, *, exit_on_error: bool = True) -> type:
     if cls is None:
         bases = (_TikErrorMixin, base) + (() if issubclass(base, RuntimeError) else (RuntimeError,)) + \
             ((SystemExit,) if exit_on_error else ())
-        cls = type("Tik" + base.__name__, bases, {"__module__": __name__})
+        cls = type("Tik" + base.__name__, bases, {"__module__": __name__, "_tik_base": base,
+                                                  "_tik_exit": exit_on_error})
         _classes[key] = cls
     return cls
+
+
+def user_method(api: str):
+    """Decorator of a public method of a TIK value (``Tensor.reshape``, ``Scalar.set_as``): a call with
+    arguments the method does not take (an unknown keyword, too many values) is a TIK error naming the
+    user's line and the method's parameters, as for `Tik` methods (`tik_api`), not a bare TypeError.
+    A TypeError raised inside a correctly bound call propagates unchanged."""
+    def deco(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            try:
+                return fn(self, *args, **kwargs)
+            except TypeError:
+                try:
+                    sig.bind(self, *args, **kwargs)
+                except TypeError as bad:
+                    shown = sig.replace(return_annotation=inspect.Signature.empty)
+                    params = str(shown).replace("(self, ", "(", 1).replace("(self)", "()")
+                    w = user_frame()
+                    where = None if w is None else site_provenance(w.file, w.line, api)
+                    tik = getattr(self, "tik", None)
+                    raise tik_error(f"bad arguments: {bad}", api=api, where=where, hint=f"call it as {api}{params}",
+                                    exit_on_error=getattr(tik, "_exit_on_error", True)) from None
+                raise
+        return wrapper
+    return deco
 
 
 def is_tik_error(e: BaseException) -> bool:
@@ -192,4 +236,4 @@ def tik_error(message: str, *, api: str, operand: Optional[str] = None, value=No
     return err
 
 
-__all__ = ["tik_error", "tik_error_class", "convert", "is_tik_error"]
+__all__ = ["tik_error", "tik_error_class", "convert", "is_tik_error", "user_method"]

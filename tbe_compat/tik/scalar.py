@@ -30,6 +30,8 @@ from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
 from pto_core.errors import IllegalOperand, PtoError
 
+from .errors import user_method
+
 #: Scalar dtypes TIK accepts (tik_api.md §5.1).
 SCALAR_DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "bfloat16", "uint32", "int32", "float32",
                  "uint64", "int64")
@@ -77,11 +79,13 @@ class Expr:
     def dtype(self) -> str:
         return tik_dtype_name(self.ir.type) if self.ir.type.name != "index" else "int64"
 
+    @user_method("tik.Expr.astype")
     def astype(self, dtype) -> "Expr":
         """C value conversion (TIK ``Expr.astype``)."""
         with _expr_errors("tik.Expr.astype"):
             return Expr(P.cast(self.ir, P.scalar_type(dtype)))
 
+    @user_method("tik.Expr.reinterpret_cast_to")
     def reinterpret_cast_to(self, dtype) -> "Expr":
         """The same bits as another dtype of equal width."""
         with _expr_errors("tik.Expr.reinterpret_cast_to"):
@@ -226,6 +230,7 @@ class Scalar(Expr):
         if init_value is not None:
             tik._scalar_set(self, init_value)
 
+    @user_method("tik.Scalar.set_as")
     def set_as(self, value, src_offset=None):
         """Assign ``value`` (number, Scalar/Expr, or a one-element tensor view read from UB/GM)."""
         self.tik._scalar_set_api(self, value, src_offset)

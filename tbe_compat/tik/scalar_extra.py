@@ -45,6 +45,7 @@ from pto_core.errors import CapacityExceeded, UnknownName, UnsupportedOp
 
 from .. import platform
 from .api import TikBase, tik_api
+from .errors import user_method
 from .scalar import SCALAR_DTYPES, Expr, Scalar, static_int
 from .tensor import Tensor
 
@@ -123,6 +124,7 @@ class _ArrayElement(Expr):
         Expr.__init__(self, value)
         self.array, self.index = array, index
 
+    @user_method("tik.Scalar.set_as")
     def set_as(self, value, src_offset=None):
         self.array.tik._scalar_array_store(self, value, src_offset)
 
@@ -155,6 +157,7 @@ class TensorAddrList(Tensor):
     def _view(self, shape, strides, offset, whole=False):
         return TensorAddrList(self.tik, self.storage, self._dt, shape, strides, offset, whole, self._name)
 
+    @user_method("tik.Tensor.set_as")
     def set_as(self, value, dst_offset=0, src_offset=None):
         if isinstance(value, (Scalar, Tensor)) and value.dtype != "int64":
             raise self.tik._error(f"value's dtype should be int64, Instead of {value.dtype}",

@@ -33,6 +33,7 @@ from pto_core.dtypes import DType
 from pto_core.errors import UnsupportedOp
 from pto_core.program import INDEX, I64
 
+from .errors import user_method
 from .scalar import Expr, integer_rooted, static_int, tik_dtype_name
 
 #: TIK scope string -> canonical space (tik_api.md §1.1; ``scope_cbuf_out`` == ``scope_cc``).
@@ -410,6 +411,7 @@ class Tensor:
                 strides.append(stride)
         return self._view(tuple(shape), tuple(strides), offset)
 
+    @user_method("tik.Tensor.reshape")
     def reshape(self, *dims, new_shape=None) -> "Tensor":
         """TIK ``Tensor.reshape(new_shape)``: the documented name works as a keyword too
         (``t.reshape(new_shape=(8, 16))``); ``t.reshape((8, 16))`` and ``t.reshape(8, 16)`` as before."""
@@ -417,18 +419,22 @@ class Tensor:
             return self.tik._api_reshape(self, dims, twice=new_shape)
         return self.tik._api_reshape(self, dims if new_shape is None else (new_shape,))
 
+    @user_method("tik.Tensor.flatten")
     def flatten(self) -> "Tensor":
         return self.tik._api_reshape(self, ((self.size,),), api="tik.Tensor.flatten")
 
+    @user_method("tik.Tensor.reinterpret_cast_to")
     def reinterpret_cast_to(self, dtype) -> "Tensor":
         return self.tik._api_reinterpret(self, dtype)
 
+    @user_method("tik.Tensor.change_shape")
     def change_shape(self, new_shape) -> None:
         """TIK ``Tensor.change_shape``: ``reshape`` in place (this Python object takes the new shape; ops
         already traced keep the old one)."""
         v = self.tik._api_reshape(self, (new_shape,), api="tik.Tensor.change_shape")
         self._shape, self._strides, self.offset, self._whole = v._shape, v._strides, v.offset, v._whole
 
+    @user_method("tik.Tensor.double_buffer_size")
     def double_buffer_size(self, thread_num_value):
         """TIK ``Tensor.double_buffer_size``: `buffer_size` times ``thread_num_value`` (bytes)."""
         return self.buffer_size * thread_num_value
@@ -442,6 +448,7 @@ class Tensor:
                                  hint="index the tensor (t[i], t[a:b]) and pass views to TIK calls instead")
         raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
+    @user_method("tik.Tensor.set_as")
     def set_as(self, value, dst_offset=0, src_offset=None) -> None:
         self.tik._tensor_set_as(self, value, dst_offset, src_offset)
 

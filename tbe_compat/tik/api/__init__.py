@@ -73,7 +73,8 @@ def tik_api(name: str):
                     try:                      # a wrong call of the API itself, or an error inside it?
                         sig.bind(self, *args, **kwargs)
                     except TypeError as bad:
-                        params = str(sig).replace("(self, ", "(", 1).replace("(self)", "()")
+                        shown = sig.replace(return_annotation=inspect.Signature.empty)
+                        params = str(shown).replace("(self, ", "(", 1).replace("(self)", "()")
                         raise tik_error(f"bad arguments: {bad}", api=api, where=where,
                                         hint=f"call it as {api}{params}",
                                         exit_on_error=self._exit_on_error) from None

@@ -335,3 +335,40 @@ def test_stride_range_fix_names_the_unit_of_the_stride_unit_mode():
             bad()
         assert e.value.where.file == HERE, e.value
     _copy_still_works(ti, x, y, a)
+
+
+def test_bad_arguments_of_tensor_and_scalar_methods_name_the_users_line():
+    """A Tensor / Scalar method called with arguments it does not take (an unknown keyword, one value too
+    many, a missing one) is a TIK error at the user's line with the method's parameters, as for `Tik`
+    methods -- before it was a bare TypeError from inside the facade."""
+    ti, x, y, a, f = _kernel()
+    s = ti.Scalar("int32", init_value=1)
+    calls = (
+        (lambda: a.reshape(shape=(8, 16)), "tik.Tensor.reshape", "unexpected keyword argument 'shape'"),
+        (lambda: a.flatten(1), "tik.Tensor.flatten", "too many positional arguments"),
+        (lambda: a.reinterpret_cast_to("int16", 2), "tik.Tensor.reinterpret_cast_to", "too many positional"),
+        (lambda: a.set_as(1, offset=2), "tik.Tensor.set_as", "unexpected keyword argument 'offset'"),
+        (lambda: s.set_as(1, 2, 3), "tik.Scalar.set_as", "too many positional arguments"),
+        (lambda: s.astype(), "tik.Expr.astype", "missing a required argument: 'dtype'"),
+    )
+    for call, api, why in calls:
+        with raises_tik(IllegalOperand, match=why) as info:
+            call()
+        e = info.value
+        assert e.op == api and e.where is not None and e.where.file == HERE, (api, e.where)
+        assert f"call it as {api}(" in e.hint and "->" not in e.hint, e.hint
+    assert a.reshape(new_shape=(8, 16)).shape == [8, 16]                 # legal calls unchanged
+    _copy_still_works(ti, x, y, a)
+
+
+def test_tik_errors_survive_pickling():
+    """A facade error (its class is built at run time) pickles and unpickles with its class, message,
+    provenance and exit behaviour: a kernel run in a multiprocessing worker reports its error in the parent."""
+    import pickle
+    ti, x, y, a, f = _kernel()
+    with raises_tik(IllegalOperand) as info:
+        ti.data_move(a, x, 0, 1, 4, 0, 0, bogus=1)
+    e = info.value
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is type(e) and isinstance(back, SystemExit) and isinstance(back, IllegalOperand)
+    assert str(back) == str(e) and back.where == e.where and back.hint == e.hint and back.code == e.code
