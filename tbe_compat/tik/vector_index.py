@@ -30,6 +30,8 @@ element count. ``vbcb``: repeat ``r`` broadcasts ``src[8r + j]`` over destinatio
 """
 from __future__ import annotations
 
+from pto_core.ops.vector_index import GS_CONTIGUOUS_BLK
+
 from .. import platform
 from .api import tik_api
 from .scalar import Expr, Scalar
@@ -114,7 +116,8 @@ class IndexAPI(VectorBase):
             n_offsets = iadd(imul(isub(repeat, 1), par), m.length)
         else:
             n_offsets = imul(repeat, par)
-        fp = [self._vec_access(strided, self._vec_extent(strided, m, repeat, Geo(1, rep), unit),
+        geo = Geo(GS_CONTIGUOUS_BLK[unit], rep)    # the lanes of a repeat are contiguous for every unit
+        fp = [self._vec_access(strided, self._vec_extent(strided, m, repeat, geo, unit),
                                strided is d),
               self._vec_access(o, n_offsets if not m.counter or isinstance(n_offsets, int) else None, False),
               indexed.write(None) if indexed is d else indexed.read(None)]

@@ -208,3 +208,19 @@ def test_a_zero_dimensional_array_init_value_is_one_fill_value():
     assert run(ti)[0].tolist() == [-3] * 8
     with raises_tik(IllegalOperand, match="init_value = 300 does not fit the int8 tensor 'w'"):
         ti.Tensor("int8", (32,), name="w", scope=tik.scope_gm, init_value=np.array(300))
+
+
+def test_an_in_range_integer_list_is_checked_in_one_pass(monkeypatch):
+    """A long list of in-range ints is checked by one type scan and one min/max (1e6 values took ~15 s, one
+    per-value check each); a bad value still sends every value through the per-value check, which names it."""
+    from tbe_compat.tik import container
+    calls = []
+    real = container.Tik._check_int_init
+    monkeypatch.setattr(container.Tik, "_check_int_init", lambda self, st, v, what: (calls.append(what),
+                                                                                      real(self, st, v, what))[1])
+    ti = tik.Tik()
+    ti.Tensor("int64", (4096,), name="a", scope=tik.scope_gm, init_value=list(range(-2048, 2048)))
+    ti.Tensor("uint8", (32,), name="b", scope=tik.scope_gm, init_value=np.arange(32, dtype=np.uint8))
+    assert calls == []
+    with raises_tik(IllegalOperand, match=r"init_value\[3\] = 256 does not fit the uint8 tensor"):
+        ti.Tensor("uint8", (32,), name="c", scope=tik.scope_gm, init_value=[0, 1, 2, 256] + [0] * 28)

@@ -593,3 +593,21 @@ def _tiling_key_kernel_build():
         with ti.if_scope(ub["key"] == 1):
             ti.vpadding(128, 0, False, ub["d"], ub["s"], 1, 1, 1, 8, 8)
     return vec_kernel(b, body, chip="Ascend310P3", scalars={"key": ("int32", 0)}, build_only=True)
+
+
+@pytest.mark.parametrize("instr", ["vgather", "vscatter"])
+@pytest.mark.parametrize("unit, rep", [(2, 128), (3, 0)])
+def test_gather_scatter_stride_unit_2_3_fit_an_exact_strided_tensor(instr, unit, rep):
+    """GS_CONTIGUOUS_BLK also sizes the trace-time overflow check: 128 f16 lanes under stride_unit 2/3 touch
+    128 elements (was: counted with a 1-element block gap, 'expected elements nums: 135', a legal kernel refused)."""
+    vals = np.arange(128).astype(np.float16)
+    offs = (np.arange(128)[::-1] * 2).astype(np.int32)
+    other = np.full(128, -1, np.float16)
+    if instr == "vgather":
+        bufs = {"d": other, "s": vals, "o": offs}
+        body = lambda ti, ub: ti.vgather(128, ub["d"], ub["s"], ub["o"], 1, rep, 0, unit)    # noqa: E731
+    else:
+        bufs = {"d": other, "s": vals, "o": offs}
+        body = lambda ti, ub: ti.vscatter(128, ub["d"], ub["s"], ub["o"], 1, rep, 0, unit)   # noqa: E731
+    out = vec_kernel(bufs, body, chip="Ascend310P3")["d"]
+    np.testing.assert_array_equal(out, vals[::-1])
