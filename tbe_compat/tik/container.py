@@ -186,11 +186,32 @@ def _ints_in_range(items: list, storage: np.dtype) -> bool:
 
 def _init_float(v) -> float:
     """``float(v)`` of an init value; a Python int past float64's range is that signed infinity (its exact
-    value is past every float format's range; an integer tensor then reports it as not fitting)."""
+    value is past every float format's range; an integer tensor then reports it as not fitting).
+
+    An integer wider than float64's 53 bits is first rounded to 53 bits *to odd* (`_odd53`), so the one
+    later rounding to the tensor's format (at most 24 bits) is the correct rounding of the exact integer:
+    plain ``float(v)`` rounded it twice (2**60 + 2**36 + 1 became 2**60 in float32, not 2**60 + 2**37)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        v = _odd53(int(v))
     try:
         return float(v)
     except OverflowError:
         return float("inf") if v > 0 else float("-inf")
+
+
+def _odd53(v: int) -> int:
+    """``v`` rounded to 53 significant bits toward zero, with the last kept bit set when bits were dropped
+    (round to odd): exact in float64, and a later round-to-nearest to <= 51 bits gives the same result as
+    rounding ``v`` itself (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums", 2008)."""
+    a = -v if v < 0 else v
+    drop = a.bit_length() - 53
+    if drop <= 0:
+        return v
+    kept = a >> drop
+    if a & ((1 << drop) - 1):
+        kept |= 1
+    a = kept << drop
+    return -a if v < 0 else a
 
 
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):

@@ -3,6 +3,7 @@
 that start at their init_value (ATOMIC_INIT_VALUE_OUTPUTS, CANN's dynamic roi_pooling_with_arg_max)."""
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand
 from tbe import tik
@@ -224,3 +225,39 @@ def test_an_in_range_integer_list_is_checked_in_one_pass(monkeypatch):
     assert calls == []
     with raises_tik(IllegalOperand, match=r"init_value\[3\] = 256 does not fit the uint8 tensor"):
         ti.Tensor("uint8", (32,), name="c", scope=tik.scope_gm, init_value=[0, 1, 2, 256] + [0] * 28)
+
+
+def _rne_int(v: int, bits: int) -> int:
+    """The exact integer ``v`` rounded to ``bits`` significant bits, ties to even (the model)."""
+    a = abs(v)
+    drop = a.bit_length() - bits
+    if drop <= 0:
+        return v
+    q, r = divmod(a, 1 << drop)
+    half = 1 << (drop - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    return (q << drop) * (1 if v > 0 else -1)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=53, max_value=120), st.integers(min_value=0, max_value=2 ** 130), st.booleans())
+def test_a_wide_integer_init_value_into_a_float_tensor_is_rounded_once(top, low, negative):
+    """An integer wider than float64 into a float32 / bfloat16 tensor (list and one-immediate forms) is the
+    correct rounding of the exact integer: rounded to odd at 53 bits, then once to the format (it was rounded
+    to float64 first: 2**60 + 2**36 + 1 became 2**60 in float32 instead of 2**60 + 2**37)."""
+    set_current_compile_soc_info("Ascend910B1")
+    v = (1 << top) + low % (1 << top)
+    v = -v if negative else v
+    for dtype, bits in (("float32", 24), ("bfloat16", 8)):
+        ti = tik.Tik()
+        one = ti.Tensor(dtype, (16,), name="one", scope=tik.scope_gm, is_atomic_add=True, init_value=v)
+        lst = ti.Tensor(dtype, (16,), name="lst", scope=tik.scope_gm, init_value=[v] + [1] * 15)
+        y = ti.Tensor(dtype, (16,), name="y", scope=tik.scope_gm)
+        _copy_through(ti, lst, y, 16)
+        ti.BuildCCE("wide", [], [one, y])
+        out_one, out_lst = ti.tikdb.start_debug({}, interactive=False)
+        want = _rne_int(v, bits)
+        assert int(out_one.astype(np.float64)[0]) == want, (dtype, v)
+        assert int(out_lst.astype(np.float64)[0]) == want, (dtype, v)
+    assert _rne_int(2 ** 60 + 2 ** 36 + 1, 24) == 2 ** 60 + 2 ** 37       # the reported case, by the model
