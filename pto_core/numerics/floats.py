@@ -536,6 +536,7 @@ def _f64_to_f16_bits(x: np.ndarray) -> np.ndarray:
 #: rounds to the even code, 0x7C00). `_rne_by_cast` skips its scan of the f16 codes for inf/NaN when the
 #: source's max and min lie strictly inside (two reductions that allocate nothing; a NaN max fails the test).
 _F16_ROUNDS_TO_INF = 65520.0
+_F16_ROUNDS_TO_INF_SQUARE = _F16_ROUNDS_TO_INF ** 2   # exact in f32 and f64: `_below_by_dot`'s bound for it
 
 
 def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str, into: Optional[np.ndarray] = None) -> np.ndarray:
@@ -550,6 +551,13 @@ def _rne_by_cast(arr: np.ndarray, fmt: FloatFormat, sat: str, into: Optional[np.
     return into
 
 
+def _no_f16_special(arr: np.ndarray) -> bool:
+    """True only if one dot proves no value of ``arr`` is NaN or rounds to an f16 inf (`CHECK_BY_DOT`:
+    one pass instead of the max and min scans; False: unknown, the caller scans)."""
+    with np.errstate(over="ignore", invalid="ignore"):     # squares of large values may overflow
+        return _below_by_dot(arr, _F16_ROUNDS_TO_INF_SQUARE)
+
+
 def _rne_by_cast_codes(arr: np.ndarray, fmt: FloatFormat, sat: str, into: Optional[np.ndarray]) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         out = to_f16(arr, into) if fmt.name == "f16" else arr.astype(_RNE_CASTS[fmt.name])
@@ -561,7 +569,8 @@ def _rne_by_cast_codes(arr: np.ndarray, fmt: FloatFormat, sat: str, into: Option
         if nan_in.any():
             codes = np.where(nan_in, utype(fmt.max_code if sat == "nosat" else 0), codes)
         return codes.view(fmt.storage) if fmt.storage != codes.dtype else codes
-    if fmt.name == "f16" and arr.size and arr.max() < _F16_ROUNDS_TO_INF and arr.min() > -_F16_ROUNDS_TO_INF:
+    if fmt.name == "f16" and arr.size and (_no_f16_special(arr) or (
+            arr.max() < _F16_ROUNDS_TO_INF and arr.min() > -_F16_ROUNDS_TO_INF)):
         return out                                    # no NaN (max/min would be NaN) and nothing rounds to inf
     magnitude = codes & utype(fmt.sign_bit - 1)
     special_out = magnitude >= utype(fmt.inf_code) if fmt.specials == "ieee" else magnitude == utype(fmt.nan_code)

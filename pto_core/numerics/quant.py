@@ -407,6 +407,14 @@ def quant_mode(name: str) -> QuantMode:
 BLOCK_ELEMENTS = 32768
 
 
+def _casts_whole(acc: np.ndarray, a: QuantArgs, mode: "QuantMode") -> bool:
+    """Whether `cast` encodes ``acc`` by numpy's RNE cast straight from its float32 values into f16 (no
+    float64 temporary), and ``acc`` is C-contiguous: `convert` then hands it over whole (one cast pass; the
+    range check is one dot over the tile, `floats.CHECK_BY_DOT`)."""
+    return (acc.dtype == np.float32 and a.dst.name == "f16" and mode.rounding == "even" and a.relu == "no_relu"
+            and a.clip is None and acc.flags.c_contiguous)
+
+
 def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis: int = 0,
             out: Optional[np.ndarray] = None) -> np.ndarray:
     """Run the whole pre_quant -> pre_relu -> clip -> convert chain on accumulator values.
@@ -425,6 +433,9 @@ def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis
     with np.errstate(all="ignore"):
         if (blocks <= 1 or rows == 1) and out is None:
             return np.ascontiguousarray(fn(acc, args, mode))
+        if fn is cast and out is not None and _casts_whole(acc, args, mode):
+            fn(acc, args, mode, out)   # no float64 temporaries to bound: one cast pass, one range check
+            return out
         step = rows if blocks <= 1 else -(-rows // blocks)
         for r0 in range(0, rows, step):
             sl = (slice(None),) * axis + (slice(r0, r0 + step),)

@@ -2413,6 +2413,43 @@ def test_quant_convert_of_an_nz_tile_in_slabs_equals_one_pass(sat):
         assert got.flags.c_contiguous and np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
+
+@pytest.mark.parametrize("sat", ["nosat", "sat", "preserve_nan"])
+def test_quant_convert_of_a_whole_f16_cast_equals_the_slabs(monkeypatch, sat):
+    """A contiguous f32 tile cast to f16 into a strided destination is converted whole (`quant._casts_whole`:
+    one cast, the range check by one dot, `floats.CHECK_BY_DOT`): the same f16 codes as the slab-wise
+    conversion and the dot-free scan, and as the exact encoder, for NaN/inf/overflow/65520/subnormal/-0
+    values and tiles of large finite values (sums of squares past the bound: the scan decides)."""
+    from pto_core import dtype as dt
+    from pto_core.numerics import floats
+    from pto_core.numerics import quant as Q
+    from pto_core.numerics.floats import FORMATS, codes_to_storage, encode_float64
+    rng = np.random.default_rng(233)
+    big = np.full((16, 256, 16), 65504.0, np.float32)             # finite, every value below the f16 inf
+    big.reshape(-1)[::3] = -65519.99609375                        # the largest magnitude that still rounds to 65504
+    tiles = _float_tiles_with_specials(rng, (16, 256, 16), np.float32) + [big]
+    args, mode = Q.QuantArgs(dst=dt("f16"), sat=sat), Q.QUANT_MODES["f32_f16"]
+    casts_whole = Q._casts_whole
+    for tile in tiles:
+        assert casts_whole(tile, args, mode)
+        want = codes_to_storage(encode_float64(tile.astype(np.float64).reshape(-1), FORMATS["f16"], "even", sat),
+                                FORMATS["f16"]).reshape(tile.shape)
+        results = []
+        for whole, by_dot in ((True, True), (True, False), (False, True)):
+            monkeypatch.setattr(floats, "CHECK_BY_DOT", by_dot)
+            monkeypatch.setattr(Q, "_casts_whole", (lambda *a: True) if whole else (lambda *a: False))
+            dest = np.full((32, 512, 16), 0x5555, np.uint16)
+            out = dest.view(np.float16)[8:24, 128:384]             # strided, as an Nz GM destination
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert Q.convert(mode, tile, args, axis=1, out=out) is out
+            results.append(dest.copy())
+            assert np.array_equal(out.view(np.uint16), want.view(np.uint16))
+            outside = np.ones(dest.shape, bool)
+            outside[8:24, 128:384] = False
+            assert (dest[outside] == 0x5555).all()                 # nothing written beside the view
+        assert all(np.array_equal(results[0], r) for r in results[1:])
+
 # ------------------------------------------------- scalar-unit element copies (interpreter.SCALAR_STRUCT)
 
 
