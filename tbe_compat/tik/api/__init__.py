@@ -324,6 +324,10 @@ class TikBase:
     """State and helpers shared by all API families (mixed into `tbe_compat.tik.Tik`)."""
 
     _exit_on_error = True
+    #: per-kernel state set by ``set_printf_params`` / ``set_atomic_add`` for the cube (class defaults: a
+    #: missing attribute would go through ``Tik.__getattr__``'s error path at every build)
+    _printf_params = None
+    _cube_atomic = None
 
     def _dropped_result(self, api: str, where):
         """What a call dropped in code that never runs returns (see `tik_api`): None, except for the
