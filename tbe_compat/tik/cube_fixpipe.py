@@ -201,7 +201,9 @@ class FixpipeAPI(CubeBase):
                                        f"None}}}}")
         if ext.get("bias") is not None and ext.get("element-wise-add") is not None:
             raise self._error("bias and element-wise-add cannot be enabled together", operand="extend_params",
-                              value="bias + element-wise-add", limit="at most one of bias, element-wise-add")
+                              value="bias + element-wise-add", limit="at most one of bias, element-wise-add",
+                              hint="keep one of them and add the other with vector instructions after the "
+                                   "fixpipe")
         if quant is not None:
             self._cube_quant(a, quant, pair, has_add, hisi, fixpipe_unit)
         if ext.get("bias") is not None:
@@ -220,7 +222,8 @@ class FixpipeAPI(CubeBase):
                                   cls=UnsupportedOp, hint="drop the 'relu' key; apply ReLU with vector instructions")
             if r and has_add:
                 raise self._error("relu is only supported when bias and element-wise-add are disabled",
-                                  operand="relu", value=True, limit="relu=False with bias / element-wise-add")
+                                  operand="relu", value=True, limit="relu=False with bias / element-wise-add",
+                                  hint="drop 'relu' and apply ReLU to the fixpipe result with vector instructions")
             if r and a.scale_kind in ("immediate", "scalar"):
                 raise self._error("relu is not supported with quantize mode 'int322fp16' and a Scalar/immediate "
                                   "mode_param", operand="relu", value=True,
@@ -262,10 +265,12 @@ class FixpipeAPI(CubeBase):
         s = a.s
         if pair in ("s32s32", "f32f32", "f16f16"):
             raise self._error(f"quantize_params must be None when src and dst are both {s.tensor.dtype}",
-                              operand="quantize_params", value=repr(quant), limit="None")
+                              operand="quantize_params", value=repr(quant), limit="None",
+                              hint="pass quantize_params=None (or declare dst float16 to convert)")
         if not isinstance(quant, dict):
             raise self._error(f"quantize_params must be a dict, got {type(quant).__name__}",
-                              operand="quantize_params", value=type(quant).__name__, limit="dict")
+                              operand="quantize_params", value=type(quant).__name__, limit="dict",
+                              hint="pass {'mode': 'fp322fp16' or 'int322fp16', 'mode_param': ...}")
         if "mode" not in quant or "mode_param" not in quant:
             raise self._error("quantize_params must contain both 'mode' and 'mode_param'", operand="quantize_params",
                               value=sorted(quant), limit="keys 'mode', 'mode_param'",
@@ -279,23 +284,28 @@ class FixpipeAPI(CubeBase):
         if (s.dt.name, a.d.dt.name) != (ms, md):
             raise self._error(f"quantize mode {mode!r} converts {ms} -> {md} but src/dst are {s.dt.name} -> "
                               f"{a.d.dt.name}", operand="quantize_params.mode", value=mode,
-                              limit=f"src {ms}, dst {md}")
+                              limit=f"src {ms}, dst {md}",
+                              hint="mode 'fp322fp16' needs a float32 src, 'int322fp16' an int32 src; dst float16")
         a.mode = mode
         param = quant["mode_param"]
         if mode == "fp322fp16":
             if param is not None:
                 raise self._error("mode 'fp322fp16' takes mode_param=None", operand="quantize_params.mode_param",
-                                  value=type(param).__name__, limit="None")
+                                  value=type(param).__name__, limit="None",
+                                  hint="pass 'mode_param': None (fp322fp16 takes no scale)")
             return
         if param is None:
             raise self._error("quantize mode 'int322fp16' needs a mode_param (float immediate, float16 Scalar or "
                               "float16 Tensor [16])", operand="quantize_params.mode_param",
-                              limit="float / float16 Scalar / Tensor")
+                              limit="float / float16 Scalar / Tensor",
+                              hint="pass a scale, e.g. 'mode_param': 1.0")
         if isinstance(param, Tensor):
             if has_add:
                 raise self._error("a Tensor mode_param is only allowed without bias and element-wise-add; with them "
                                   "use a float immediate or a float16 Scalar", operand="quantize_params.mode_param",
-                                  value="Tensor", limit="float / float16 Scalar when bias or element-wise-add is set")
+                                  value="Tensor", limit="float / float16 Scalar when bias or element-wise-add is set",
+                                  hint="pass a float immediate or a float16 Scalar scale, or apply the per-channel "
+                                       "scales with vector instructions")
             t = self._operand(param, "quantize_params.mode_param", spaces=("l1",))
             if hisi:
                 if t.tensor.dtype != "float32" or t.tensor.shape[0] != 2 * a.cb * 16:
@@ -308,7 +318,7 @@ class FixpipeAPI(CubeBase):
             if t.tensor.dtype != "float16":
                 raise self._error(f"mode_param Tensor has dtype {t.tensor.dtype}; int322fp16 needs a float16 Tensor "
                                   f"[16] in L1", operand="quantize_params.mode_param", value=t.tensor.dtype,
-                                  limit="float16")
+                                  limit="float16", hint="declare the scale tensor float16 [16] in L1 (scope_cbuf)")
             t.check_aligned(32)
             t.check_extent(32, "16 float16 scales")
             if fixpipe_unit:
@@ -319,7 +329,8 @@ class FixpipeAPI(CubeBase):
         elif isinstance(param, Expr):
             if param.dtype != "float16":
                 raise self._error(f"mode_param Scalar has dtype {param.dtype}; int322fp16 needs a Scalar of float16",
-                                  operand="quantize_params.mode_param", value=param.dtype, limit="float16 Scalar")
+                                  operand="quantize_params.mode_param", value=param.dtype, limit="float16 Scalar",
+                                  hint="declare the Scalar float16: tik_instance.Scalar('float16', ...)")
             if fixpipe_unit:
                 raise self._error(f"a Scalar mode_param is not supported on {a.soc.soc_version} (its FIXPIPE "
                                   f"fixpipe takes a float32 Scalar)", operand="quantize_params.mode_param",
@@ -337,7 +348,8 @@ class FixpipeAPI(CubeBase):
         op = self._operand(t, name, spaces=("l1",))
         if op.dt is not s.dt:
             raise self._error(f"{name} has dtype {op.tensor.dtype}; it must have the src dtype {s.tensor.dtype}",
-                              operand=name, value=op.tensor.dtype, limit=s.tensor.dtype)
+                              operand=name, value=op.tensor.dtype, limit=s.tensor.dtype,
+                              hint=f"declare {name} as {s.tensor.dtype} (the L0C src dtype)")
         op.check_aligned(32)
         op.check_extent(op.dt.nbytes(need), f"{formula} = {need} elements")
         return op

@@ -153,7 +153,8 @@ class CubeMatmulAPI(CubeBase):
             bt = self._operand(bias_tensor, "bias_tensor", spaces=("l1",))
             if bt.dt is not d.dt:
                 raise self._error(f"bias_tensor dtype {bt.tensor.dtype} must be the dst dtype {d.tensor.dtype}",
-                                  operand="bias_tensor", value=bt.tensor.dtype, limit=d.tensor.dtype)
+                                  operand="bias_tensor", value=bt.tensor.dtype, limit=d.tensor.dtype,
+                                  hint=f"declare bias_tensor {d.tensor.dtype} (the L0C dst dtype)")
         if any(isinstance(v, int) and v == 0 for v in (m, k, n)):
             return                                   # an empty product: TIK emits nothing useful
         fp_sizes = None
@@ -369,11 +370,14 @@ class CubeMatmulAPI(CubeBase):
                               hint="add the bias with fixpipe extend_params={'bias': ...} or vector adds")
         if not init:
             raise self._error("bias requires init_l1out=True (the bias seeds the accumulator)", operand="bias",
-                              value="init_l1out=False", limit="init_l1out=True")
+                              value="init_l1out=False", limit="init_l1out=True",
+                              hint="pass the bias only on the first (init_l1out=True) call; the accumulating calls "
+                                   "take no bias")
         bo = self._operand(bias, "bias", spaces=("l1",))
         if bo.dt is not d.dt:
             raise self._error(f"bias dtype {bo.tensor.dtype} must be the dst dtype {d.tensor.dtype}", operand="bias",
-                              value=bo.tensor.dtype, limit=d.tensor.dtype)
+                              value=bo.tensor.dtype, limit=d.tensor.dtype,
+                              hint=f"declare bias {d.tensor.dtype} (the L0C dst dtype)")
         bo.check_aligned(32)
         bo.check_extent(bo.dt.nbytes(n), f"{n} bias values")
         return bo

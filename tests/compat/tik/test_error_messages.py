@@ -165,3 +165,58 @@ def test_load3d_int_pad_value_and_load2dv2_gm_transpose_errors_come_with_a_fix()
     l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
     with raises_tik(PtoError, match=r"transpose applies to L1 -> L0A/L0B loads only.*Fix: move the fractals to L1 first"):
         ti.load2dv2(l0a, gm, 0, 1, 0, 1, 0, True)
+
+
+def test_fixpipe_and_cube_bias_restrictions_come_with_a_fix():
+    """h_sem237: the documented fixpipe / matmul / conv2d restrictions (tik_api.md 8.2-8.4) named the limit
+    but said nothing about what to do."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    s32 = ti.Tensor("float32", (2, 16, 16), name="s32", scope=tik.scope_cbuf_out)
+    i32 = ti.Tensor("int32", (2, 16, 16), name="i32", scope=tik.scope_cbuf_out)
+    d32 = ti.Tensor("float32", (2, 16, 16), name="d32", scope=tik.scope_gm)
+    d16 = ti.Tensor("float16", (2, 16, 16), name="d16", scope=tik.scope_gm)
+    b = ti.Tensor("float32", (32,), name="b", scope=tik.scope_cbuf)
+    b16 = ti.Tensor("float16", (32,), name="b16", scope=tik.scope_cbuf)
+    e = ti.Tensor("float32", (2, 16, 16), name="e", scope=tik.scope_cbuf)
+    ie = ti.Tensor("int32", (2, 16, 16), name="ie", scope=tik.scope_cbuf)
+    sc = ti.Tensor("float16", (16,), name="sc", scope=tik.scope_cbuf)
+    sc32 = ti.Tensor("float32", (16,), name="sc32", scope=tik.scope_cbuf)
+    f32s = ti.Scalar("float32", init_value=0.5)
+    cases = [
+        (d32, s32, {"bias": b, "element-wise-add": e}, r"cannot be enabled together .*Fix: keep one of them"),
+        (d32, s32, {"quantize_params": {"mode": "fp322fp16", "mode_param": None}}, r"Fix: pass quantize_params=None"),
+        (d16, s32, {"quantize_params": {"mode": "int322fp16", "mode_param": 1.0}}, r"Fix: mode 'fp322fp16' needs"),
+        (d32, s32, {"bias": b, "relu": True}, r"disabled .*Fix: drop 'relu'"),
+        (d32, s32, {"element-wise-add": e, "relu": True}, r"disabled .*Fix: drop 'relu'"),
+        (d16, i32, {"element-wise-add": ie, "quantize_params": {"mode": "int322fp16", "mode_param": sc}},
+         r"Fix: pass a float immediate or a float16 Scalar"),
+        (d16, s32, {"quantize_params": {"mode": "fp322fp16", "mode_param": 1.0}}, r"Fix: pass 'mode_param': None"),
+        (d32, s32, {"bias": b16}, r"Fix: declare bias as float32"),
+        (d16, i32, {"quantize_params": {"mode": "int322fp16", "mode_param": sc32}}, r"Fix: declare the scale tensor"),
+        (d16, i32, {"quantize_params": {"mode": "int322fp16", "mode_param": f32s}}, r"Fix: declare the Scalar float16"),
+        (d16, i32, {"quantize_params": {"mode": "int322fp16", "mode_param": None}}, r"Fix: pass a scale"),
+    ]
+    for dst, src, ext, pat in cases:
+        with raises_tik(PtoError, match=pat) as info:
+            ti.fixpipe(dst, src, 2, 32, 0, 0, extend_params=ext)
+        assert HERE in str(info.value), str(info.value)
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (1, 16, 16), name="a", scope=tik.scope_cbuf)
+    w = ti.Tensor("float16", (1, 1, 1, 16, 16), name="w", scope=tik.scope_cbuf)
+    fm = ti.Tensor("float16", (1, 4, 4, 16), name="fm", scope=tik.scope_cbuf)
+    c = ti.Tensor("float32", (1, 16, 16), name="c", scope=tik.scope_cbuf_out)
+    bias = ti.Tensor("float32", (16,), name="bias", scope=tik.scope_cbuf)
+    bias16 = ti.Tensor("float16", (16,), name="bias16", scope=tik.scope_cbuf)
+    with raises_tik(PtoError, match=r"requires init_l1out=True .*Fix: pass the bias only on the first"):
+        ti.matmul(c, a, a, 16, 16, 16, init_l1out=False, bias=bias)
+    with raises_tik(PtoError, match=r"requires init_l1out=True .*Fix: pass the bias only on the first"):
+        ti.conv2d(c, fm, w, [1, 4, 4, 16], [1, 1, 1, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], 0, init_l1out=False,
+                  bias=bias)
+    with raises_tik(PtoError, match=r"Fix: declare bias float32"):
+        ti.matmul(c, a, a, 16, 16, 16, bias=bias16)
+    l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+    l0b = ti.Tensor("float16", (256,), name="l0b", scope=tik.scope_cb)
+    with raises_tik(PtoError, match=r"Fix: declare bias_tensor float32"):
+        ti.mmad(c, l0a, l0b, 16, 16, 16, 0, bias_tensor=bias16)
