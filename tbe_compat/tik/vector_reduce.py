@@ -23,7 +23,7 @@ from __future__ import annotations
 from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
-from .vector_common import U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+from .vector_common import U16, Geo, VectorBase, iadd, idiv, ieq, imul, isel, isub
 
 #: name -> (results per repeat as a function of PAR, dst start alignment in bytes)
 WHOLE = {"vcadd": (lambda par: 1, 0), "vcmax": (lambda par: 2, 4), "vcmin": (lambda par: 2, 4),
@@ -128,10 +128,8 @@ class ReduceAPI(VectorBase):
         need = self._work_need(kind, cal_index, repeat, s)
         fp = [self._vec_access(d, ndst, True), self._vec_access(s, self._vec_extent(s, m, repeat, Geo(1, sr), 0),
                                                                 False)]
-        if isinstance(need, int):
-            fp.append(self._vec_access(w, need, True))
-        else:
-            fp.append(w.write(None))
+        # a run-time repeat gives an Expr size: checked when the op runs (a pto.assert_in_bounds before it)
+        fp.append(self._vec_access(w, need, True))
         if (w.tensor.storage is d.tensor.storage and isinstance(w.static_offset, int) and
                 isinstance(d.static_offset, int) and isinstance(need, int)):
             a0, a1 = d.static_offset, d.static_offset + ndst
@@ -151,10 +149,17 @@ class ReduceAPI(VectorBase):
             return repeat
         if not cal_index:
             return imul(repeat, 2)
-        if not isinstance(repeat, int):
-            return None
         e = 32 * 8 // s.dt.bits
         par = 256 * 8 // s.dt.bits
+        if not isinstance(repeat, int):
+            # the reference's size for a Scalar repeat_times: all four terms (f16 R=65 -> 178, not 162)
+            def up(a, b):
+                return imul(idiv(iadd(a, b - 1), b), b)
+            o1 = imul(repeat, 2)
+            o2 = imul(idiv(iadd(o1, par - 1), par), 2)
+            o3 = imul(idiv(iadd(o2, par - 1), par), 2)
+            o4 = imul(idiv(iadd(o3, par - 1), par), 2)
+            return iadd(iadd(iadd(up(o1, e), up(o2, e)), up(o3, e)), o4)
         o1 = 2 * repeat
         a2 = -(-o1 // e) * e
         o2 = -(-o1 // par) * 2
