@@ -143,8 +143,9 @@ class ReduceAPI(VectorBase):
             clauses["cal_index"] = True
         self._vec_emit(f"reduce_{kind}", d.ptr, s.ptr, w.ptr, repeat, footprint=fp, **clauses)
 
-    def _work_need(self, kind, cal_index, repeat, s):
-        """Elements ``work_tensor`` must hold (tik_api.md §9.7)."""
+    def _work_need(self, kind, cal_index, repeat, s, four_terms=False):
+        """Elements ``work_tensor`` must hold (tik_api.md §9.7). ``four_terms``: an int ``repeat`` gets the size of a
+        Scalar repeat (for scratch sized by a bound and then run with a run-time repeat)."""
         if kind == "add":
             return repeat
         if not cal_index:
@@ -165,7 +166,7 @@ class ReduceAPI(VectorBase):
         o2 = -(-o1 // par) * 2
         a3 = -(-o2 // e) * e
         o3 = -(-o2 // par) * 2
-        if o3 <= 2:
+        if o3 <= 2 and not four_terms:
             return a2 + a3 + o3
         a4 = -(-o3 // e) * e
         o4 = -(-o3 // par) * 2
