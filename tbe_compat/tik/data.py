@@ -433,6 +433,17 @@ class DataAPI(TikBase):
             s_step = _add(nb, sg)
             if isinstance(n, int) and row is not None and isinstance(d_step, int):
                 self._check_pad_extent(d, (n - 1) * d_step + row, n, "dst")
+            else:
+                # nburst, burst or dst_gap is a run-time value: the UB extent is checked when the move runs
+                # (as data_move's; a write past the tensor would clobber its neighbours)
+                last = row if row is not None else P.binop("mul", P.binop("div", P.binop(
+                    "add", P.cast(nb, P.I64), lp * size + rp * size + BLOCK - 1), BLOCK), BLOCK)
+                ext = _add(P.binop("mul", P.binop("sub", P.cast(P.as_expr(n, P.I64), P.I64), 1),
+                                   P.cast(P.as_expr(d_step, P.I64), P.I64)), last)
+                nbytes_t = d.tensor.storage.nbytes
+                d.check_extent(ext, "nburst/burst/dst_gap computed at run time; bursts of whole 32-byte blocks "
+                                    "incl. padding", slack=0 if nbytes_t is None else -nbytes_t % BLOCK,
+                               hint="check nburst, burst, the gaps and the padding against the tensor's shape")
             if isinstance(n, int) and isinstance(s_step, int):
                 self._check_pad_extent(s, (n - 1) * s_step + nb, n, "src")
             fp = [s.read(None if not isinstance(n, int) or row is None else (n - 1) * s_step + nb

@@ -811,7 +811,8 @@ class HVectorAPI:
         kind = "max" if largest else "min"
         with self.new_stmt_scope():
             out = self._h_scratch(src.dtype, 16, "h_arg_out")
-            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, longest // par), src), "h_arg_work")
+            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, longest // par), src,
+                                                                 four_terms=dynamic), "h_arg_work")
             regs = (self.Scalar(src.dtype, name="h_arg_value"), self.Scalar("int32", name="h_arg_index"),
                     self.Scalar(src.dtype, name="h_arg_tail_value"), self.Scalar("int32", name="h_arg_tail_index"))
             best_i = regs[1]

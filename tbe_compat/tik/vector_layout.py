@@ -36,7 +36,7 @@ from .. import platform
 from .api import tik_api
 from .scalar import Expr, Scalar
 from .tensor import Tensor
-from .vector_common import BLOCK, U8, U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+from .vector_common import BLOCK, U8, U16, Geo, VectorBase, iadd, ieq, imax, imul, isel, isub
 
 LIST_LEN = 16
 PROPOSAL = 8
@@ -329,8 +329,12 @@ class LayoutAPI(VectorBase):
         ``lens[k] + (repeat - 1) * sum(lens)`` proposals; ``dst`` receives ``sum(valid lens) + (repeat - 1)
         * sum(lens)`` proposals, or in exhausted mode at least ``min(valid lens)`` (TIK checks that much:
         how many more depends on the data). Lengths that are Scalars are checked when the kernel runs."""
-        if not isinstance(valid, int) or not isinstance(repeat, int):
+        if not isinstance(valid, int):
             return [d.write(None)] + [s.read(None) for s in ss]
+        if not isinstance(repeat, int):
+            # a run-time repeat: the extents below are expressions, checked when the op runs (a repeat of 0
+            # is checked as one)
+            repeat = imax(repeat, 1)
         n = bin(valid).count("1")
         if n > len(ss):
             raise self._error(f"valid_bit {valid:04b} selects {n} lists, but src_list has {len(ss)}",
@@ -341,7 +345,7 @@ class LayoutAPI(VectorBase):
         total = lens[0]
         for x in lens[1:]:
             total = iadd(total, x)
-        more = imul(repeat - 1, total)
+        more = imul(isub(repeat, 1), total)
         fp = []
         src_ext = []
         for k in range(n):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from pto_core.errors import UnsupportedOp
 
 from .api import tik_api
-from .vector_common import U16, Geo, VectorBase, iadd, ieq, imul, isel, isub
+from .vector_common import U16, Geo, VectorBase, iadd, idiv, ieq, imul, isel, isub
 
 #: name -> (results per repeat as a function of PAR, dst start alignment in bytes)
 WHOLE = {"vcadd": (lambda par: 1, 0), "vcmax": (lambda par: 2, 4), "vcmin": (lambda par: 2, 4),
@@ -128,10 +128,8 @@ class ReduceAPI(VectorBase):
         need = self._work_need(kind, cal_index, repeat, s)
         fp = [self._vec_access(d, ndst, True), self._vec_access(s, self._vec_extent(s, m, repeat, Geo(1, sr), 0),
                                                                 False)]
-        if isinstance(need, int):
-            fp.append(self._vec_access(w, need, True))
-        else:
-            fp.append(w.write(None))
+        # a run-time repeat gives an Expr size: checked when the op runs (a pto.assert_in_bounds before it)
+        fp.append(self._vec_access(w, need, True))
         if (w.tensor.storage is d.tensor.storage and isinstance(w.static_offset, int) and
                 isinstance(d.static_offset, int) and isinstance(need, int)):
             a0, a1 = d.static_offset, d.static_offset + ndst
@@ -145,22 +143,30 @@ class ReduceAPI(VectorBase):
             clauses["cal_index"] = True
         self._vec_emit(f"reduce_{kind}", d.ptr, s.ptr, w.ptr, repeat, footprint=fp, **clauses)
 
-    def _work_need(self, kind, cal_index, repeat, s):
-        """Elements ``work_tensor`` must hold (tik_api.md §9.7)."""
+    def _work_need(self, kind, cal_index, repeat, s, four_terms=False):
+        """Elements ``work_tensor`` must hold (tik_api.md §9.7). ``four_terms``: an int ``repeat`` gets the size of a
+        Scalar repeat (for scratch sized by a bound and then run with a run-time repeat)."""
         if kind == "add":
             return repeat
         if not cal_index:
             return imul(repeat, 2)
-        if not isinstance(repeat, int):
-            return None
         e = 32 * 8 // s.dt.bits
         par = 256 * 8 // s.dt.bits
+        if not isinstance(repeat, int):
+            # the reference's size for a Scalar repeat_times: all four terms (f16 R=65 -> 178, not 162)
+            def up(a, b):
+                return imul(idiv(iadd(a, b - 1), b), b)
+            o1 = imul(repeat, 2)
+            o2 = imul(idiv(iadd(o1, par - 1), par), 2)
+            o3 = imul(idiv(iadd(o2, par - 1), par), 2)
+            o4 = imul(idiv(iadd(o3, par - 1), par), 2)
+            return iadd(iadd(iadd(up(o1, e), up(o2, e)), up(o3, e)), o4)
         o1 = 2 * repeat
         a2 = -(-o1 // e) * e
         o2 = -(-o1 // par) * 2
         a3 = -(-o2 // e) * e
         o3 = -(-o2 // par) * 2
-        if o3 <= 2:
+        if o3 <= 2 and not four_terms:
             return a2 + a3 + o3
         a4 = -(-o3 // e) * e
         o4 = -(-o3 // par) * 2

@@ -299,6 +299,42 @@ def test_data_move_pad_overruns_are_tensor_overflow_errors():
     assert np.array_equal(oy[:30], np.concatenate([xs[i * 10:i * 10 + 10] for i in range(3)]))
 
 
+
+@pytest.mark.parametrize("which", ["nburst", "burst", "dst_gap"])
+def test_data_move_pad_run_time_counts_are_checked_against_the_ub_tensor(which):
+    """A GM -> UB data_move_pad whose nburst, burst or dst_gap is a run-time value: the UB extent (rows
+    rounded to 32 B, plus gaps) is checked when it runs, like data_move's; before, the rows past the tensor
+    overwrote the next UB tensor (here `after`), with no error at the call."""
+    set_current_compile_soc_info("Ascend910B1")
+    for fits in (True, False):
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (48,), name="y", scope=tik.scope_gm)
+        z = ti.Tensor("float16", (64,), name="z", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (48,), name="ub", scope=tik.scope_ubuf)        # 3 blocks of 32 B
+        after = ti.Tensor("float16", (64,), name="after", scope=tik.scope_ubuf)
+        ti.vec_dup(64, after, 5, 1, 8)
+        ti.vec_dup(48, ub, 0, 1, 8)
+        args = {"nburst": 3 if fits else 4, "burst": 20, "dst_gap": 0}           # 3 rows of 20 B -> 96 B
+        if which == "burst":
+            args.update(nburst=1, burst=96 if fits else 98)
+        if which == "dst_gap":
+            args.update(nburst=2, dst_gap=1 if fits else 2)
+        args[which] = ti.Scalar("int32", init_value=args[which])
+        ti.data_move_pad(ub, x, args["nburst"], args["burst"], args["dst_gap"], 0)
+        ti.data_move(y, ub, 0, 1, 3, 0, 0)
+        ti.data_move(z, after, 0, 1, 4, 0, 0)
+        build(ti, "pad_rt", [x], [y, z])
+        xs = np.arange(256, dtype=np.float16) + 1
+        if fits:
+            _, oz = run(ti, {"x": xs})
+            assert (oz == 5).all()
+        else:
+            with pytest.raises(OutOfBounds, match=r"test_data_move.py:\d+ in `tik.data_move_pad`: tensor overflow: "
+                                                  r"dst of tik.data_move_pad .*tensor 'ub'.* but the tensor has only 48"):
+                run(ti, {"x": xs})
+
+
 # ------------------------------------------------------------------ atomic add, barrier
 
 def test_set_atomic_add_accumulates_moves_into_gm():

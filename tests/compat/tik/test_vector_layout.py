@@ -280,6 +280,26 @@ def test_vmrgsort4_extents_and_overlap():
                    build_only=True)
 
 
+
+def test_vmrgsort4_run_time_repeat_checks_dst_when_it_runs():
+    """A Scalar repeat_times: the same extents as an immediate repeat, checked when the op runs; before,
+    no check was made and the later repeats wrote past dst into its UB neighbour."""
+    p = _proposals(128, RNG)
+    srt = np.concatenate([g[np.argsort(-g[:, 4], kind="stable")] for g in p.reshape(8, 16, 8)])
+    srcs = lambda s: [s[0], s[128], s[256], s[384]]          # noqa: E731
+
+    def body(rt):
+        def f(ti, ub):
+            rep = ti.Scalar("int32", init_value=2) if rt else 2
+            ti.vmrgsort4(ub["d"], srcs(ub["s"]), [16, 16, 16, 16], False, 15, rep)
+        return f
+    bufs = {"d": np.zeros(1024, np.float16), "s": srt.reshape(-1)}
+    np.testing.assert_array_equal(vec_kernel(bufs, body(True))["d"], vec_kernel(bufs, body(False))["d"])
+    with raises_tik(OutOfBounds, match=r"test_vector_layout.py:\d+ in `tik.vmrgsort4`: tensor overflow: dst "
+                                       r".*needs elements \[0, 1024\) but the tensor has only 512"):
+        vec_kernel({"d": np.zeros(512, np.float16), "s": srt.reshape(-1)}, body(True))
+
+
 def _areas(p, off=1.0):
     return (p[:, 2].astype(np.float64) - p[:, 0] + off) * (p[:, 3].astype(np.float64) - p[:, 1] + off)
 

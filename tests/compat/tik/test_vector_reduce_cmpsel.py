@@ -6,6 +6,8 @@ import re
 import numpy as np
 import pytest
 
+from tbe import tik
+
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UninitializedRead, UnsupportedOp
 
 from .helpers import raises_tik
@@ -379,3 +381,33 @@ def test_reduction_dst_rep_stride_error_names_its_unit(call, unit):
     vcadd results, vcmax/vcmin pairs, vcg* groups of 8; the Fix said "counts 32-byte blocks" for all."""
     with raises_tik(IllegalOperand, match=re.escape(f"dst_rep_stride counts {unit}: pass 0..65535")):
         vec_kernel({"r": np.zeros(128, np.float16), "x": np.zeros(128, np.float16)}, call, build_only=True)
+
+
+@pytest.mark.parametrize("kind, cal_index, repeat, need", [
+    ("add", False, 40, 40), ("max", False, 40, 80), ("min", False, 300, 600),
+    # with an index and a run-time repeat TIK's reference asks for the four-term size (f16 R=65 -> 178)
+    ("max", True, 65, 178), ("min", True, 300, 642)])
+def test_vec_reduce_run_time_repeat_checks_work_tensor(kind, cal_index, repeat, need):
+    """A Scalar repeat_times: the work_tensor size is checked when the op runs (tik_api.md §9.7 sizes), one
+    element short is an OutOfBounds naming the call; before, the pass wrote past the work tensor into the
+    neighbouring UB tensor without an error."""
+    def body(work_len):
+        def f(ti, ub):
+            w = ti.Tensor("float16", (work_len,), name="w", scope=tik.scope_ubuf)
+            after = ti.Tensor("float16", (256,), name="after", scope=tik.scope_ubuf)   # the work tensor's neighbour
+            ti.vec_dup(128, after, 5, 2, 8)
+            rep = ti.Scalar("int32", init_value=repeat)
+            getattr(ti, f"vec_reduce_{kind}")(128, ub["r"], ub["x"], w, rep, 0,
+                                                **({"cal_index": True} if cal_index else {}))
+            ti.data_move(ub["nb"], after, 0, 1, 16, 0, 0)
+        return f
+    x = np.arange(128).astype(np.float16)
+    with raises_tik(OutOfBounds, match=r"test_vector_reduce_cmpsel.py:\d+ in `tik.vec_reduce_"
+                                       rf"{kind}`: .*work_tensor.*{need}"):
+        vec_kernel({"r": np.zeros(16, np.float16), "x": x, "nb": np.zeros(256, np.float16)}, body(need - 1))
+    out = vec_kernel({"r": np.zeros(16, np.float16), "x": x, "nb": np.zeros(256, np.float16)}, body(need))
+    assert (out["nb"] == 5).all()
+    if kind != "add":
+        assert out["r"][0] == (127 if kind == "max" else 0)
+    if cal_index:
+        assert int(out["r"][1:2].view(np.uint16)[0]) == (127 if kind == "max" else 0)
