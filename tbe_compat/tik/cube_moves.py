@@ -49,6 +49,14 @@ CONV_RELU_MODES = {0: (None, None, False), 1: ("f32", "f16", False), 2: ("f32", 
 #: basic_lstm_cell_weight_grad relies on it for its float32 bias gradient). Without the argument the
 #: conversion still follows the dtype pair (CR_MODE_MAP).
 SAME_TYPE_MODES = (0, 5)
+#: What to do instead of an L0C <-> UB move on a chip without that path (910B/310B), by direction
+#: (tik_api.md §8.1: on 910B/310B mmad adds a bias from an L1 ``bias_tensor`` via the bias table;
+#: results leave L0C through fixpipe). Keyed by (src space, dst space).
+NO_L0C_UB_PATH_HINTS = {
+    ("l0c", "ub"): "write L0C results out with fixpipe",
+    ("ub", "l0c"): "initialise L0C with mmad instead: is_bias=0 overwrites it, and a bias (or another start value "
+                   "per column) goes in through mmad's bias_tensor (an L1 tensor moved to the bias table)",
+}
 #: load3dv1 dtypes (the TIK load3dv1 page; Ascend C Load3Dv1: uint8_t/int8_t/half on the training and
 #: inference AI cores). TIK's own API table lists the chips only, so the page decides the dtype.
 LOAD3DV1_DTYPES = ("uint8", "int8", "float16")
@@ -237,7 +245,7 @@ class CubeMoveAPI(CubeBase):
         if instr is not None and not legacy_cube.available(instr, target):
             raise self._error(f"{api} {s.space.upper()} -> {d.space.upper()} does not exist on {soc.soc_version} "
                               f"(no L0C <-> UB path on this chip)", operand="dst", value=f"{s.space}->{d.space}",
-                              cls=UnsupportedOp, hint="write L0C results out with fixpipe")
+                              cls=UnsupportedOp, hint=NO_L0C_UB_PATH_HINTS[(s.space, d.space)])
         if block_mode == "v" and s.space != "l0c":
             raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v")
         where = f"tik.{api}"

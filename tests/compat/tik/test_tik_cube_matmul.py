@@ -477,6 +477,11 @@ def test_l0c_move_errors():
     c = ti.Tensor("float32", (512,), name="c", scope=tik.scope_cc)
     with raises_tik(UnsupportedOp, match="no L0C <-> UB path on this chip"):
         ti.data_move(ub, c, 0, 1, 1, 0, 0)
+    # the other direction (CANN attention_qkv_grad_x seeds L0C from UB): the hint names what replaces it
+    with raises_tik(UnsupportedOp, match="UB -> L0C does not exist.*initialise L0C with mmad.*bias_tensor"):
+        ti.data_move(c, ub, 0, 1, 1, 0, 0)
+    with raises_tik(UnsupportedOp, match="L0C -> UB does not exist.*fixpipe"):
+        ti.data_move(ub, c, 0, 1, 1, 0, 0)
 
 
 def test_l0c_to_l1_on_910b_and_broadcast_ub_to_l0c():
