@@ -34,7 +34,7 @@ import numpy as np
 from .. import vector_isa
 from ..dtypes import DType
 from ..errors import IllegalOperand
-from ..scalars import UndefinedInt
+from ..scalars import ROUNDERS, UndefinedInt, int_to_float
 from ..memory import Ptr
 from ..numerics.floats import from_f16
 from .registry import Clause, OpSpec, Operand, register
@@ -156,7 +156,9 @@ def _unary_exact(fn):
 
 
 def _scalar_value(value, d: DType, *, op: str, operand: str = "scalar"):
-    """A scalar operand converted to the element type: floats rounded to ``d`` (nearest-even), ints range-checked."""
+    """A scalar operand converted to the element type: floats rounded to ``d`` (nearest-even), ints range-checked.
+    An int into a float type is rounded once from its exact value (`scalars.int_to_float`; past the format's
+    range: the signed inf), as a float Scalar's init_value is."""
     if value.__class__ is UndefinedInt:
         value._used()
     if isinstance(value, (bool, np.bool_)):
@@ -166,6 +168,8 @@ def _scalar_value(value, d: DType, *, op: str, operand: str = "scalar"):
         if not isinstance(value, (int, float, np.integer, np.floating)):
             raise IllegalOperand(f"expects a number, got {value!r}", op=op, operand=operand, value=value,
                                  hint=f"pass an int or float (it is rounded to {d.name})")
+        if isinstance(value, (int, np.integer)) and d.name in ROUNDERS:
+            value = int_to_float(value, d)     # one rounding from the exact int (float64 first rounded it twice)
         with np.errstate(over="ignore"):
             return np.asarray(value, dtype=np.float64).astype(d.storage)
     if isinstance(value, (float, np.floating)):

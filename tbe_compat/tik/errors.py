@@ -123,7 +123,8 @@ def _rebuild_tik_error(base: type, exit_on_error: bool, args: tuple):
     """Unpickling helper of `_TikErrorMixin`: an instance of ``tik_error_class(base, exit_on_error)``
     with ``args``; the attributes (message, op, where, ...) are restored from the pickled state."""
     cls = tik_error_class(base, exit_on_error=exit_on_error)
-    err = cls.__new__(cls)
+    err = BaseException.__new__(cls)   # not cls.__new__: for a MemoryError base that is MemoryError.__new__,
+    #                                    which refuses the class (its instances are built by BaseException's)
     err.args = args
     return err
 

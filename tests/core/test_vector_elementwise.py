@@ -429,3 +429,25 @@ def test_vector_dup_dtypes_and_values():
     p = Machine("Ascend310B1").ptr("ub", "s8", 0)
     pto.ub.vector_dup(p, -3, 1, mask=(0, 0, 0, 5))
     assert list(p.ctx.machine.read(p, 3)) == [-3, 0x55, -3]    # lane 1 keeps the on-chip fill (0x55)
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "bf16"])
+def test_an_int_scalar_wider_than_float64_is_rounded_once(name):
+    """An int immediate into a float vector op is converted from its exact value with one rounding, as a
+    float Scalar's init_value is (numerics.md §1: wider-than-double sources are not rounded twice):
+    2**60 + 2**36 + 1 is 2**60 + 2**37 in f32 (float64 first gave 2**60); an int past float64's range is
+    the signed inf (was a bare OverflowError), as a float immediate past the format's range is."""
+    from pto_core.scalars import int_to_float
+    m = Machine("Ascend910B1")
+    d = m.ptr("ub", name, 0)
+    for v in (2**60 + 2**36 + 1, -(2**60 + 2**36 + 1), 2**40 + 2**29 + 1, 2**2000, -2**2000, np.int64(2**62 + 2**38 + 1)):
+        want = int_to_float(v, dtype(name))
+        pto.ub.vector_dup(d, v, 1, mask=2)
+        assert m.read(d, 2).astype(np.float64).tolist() == [want] * 2, (name, v)
+        if name == "bf16":
+            continue                                       # no bf16 vadds
+        pto.ub.vector_dup(d, 0, 1, mask=2)
+        pto.ub.vadds(d, d, v, 1, mask=2)
+        assert m.read(d, 2).astype(np.float64).tolist() == [want] * 2, (name, v)
+    if name == "f32":
+        assert int_to_float(2**60 + 2**36 + 1, dtype("f32")) == 2.0**60 + 2.0**37

@@ -372,3 +372,20 @@ def test_tik_errors_survive_pickling():
     back = pickle.loads(pickle.dumps(e))
     assert type(back) is type(e) and isinstance(back, SystemExit) and isinstance(back, IllegalOperand)
     assert str(back) == str(e) and back.where == e.where and back.hint == e.hint and back.code == e.code
+
+
+@pytest.mark.parametrize("level", [0, 1])
+def test_a_capacity_error_survives_pickling(level):
+    """TikCapacityExceeded (a UB overflow: a MemoryError subclass) unpickles too, in both exit modes: its
+    class's attribute ``__new__`` is MemoryError's, which refuses to build it (was a TypeError in the parent
+    of a multiprocessing worker instead of the kernel's error)."""
+    import pickle
+    from pto_core.errors import CapacityExceeded
+    ti = tik.Tik(err_msg_level=level)
+    with pytest.raises(CapacityExceeded) as info:
+        ti.Tensor("float16", (1 << 24,), name="huge", scope=tik.scope_ubuf)
+    e = info.value
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is type(e) and isinstance(back, CapacityExceeded)
+    assert isinstance(back, SystemExit) == (level != 1)
+    assert str(back) == str(e) and back.where == e.where and back.hint == e.hint
