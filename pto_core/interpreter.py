@@ -555,7 +555,7 @@ class _Codegen:
             if counts[id(x)] > 1 and not x.is_ptr:
                 name = f"__c{self.nshared}"
                 self.nshared += 1
-                self.emit(ind, f"{name} = {self.need(x)}", s)
+                self.emit(ind, f"{name} = {_bare(self.need(x))}", s)
                 self.shared[id(x)] = (x, name)
 
     def end_shared(self) -> None:
@@ -598,7 +598,7 @@ class _Codegen:
                 self.emit(ind, f"{r} = {self.pex(s.value)}", s)
                 return
             code, exact = self.ex(s.value)
-            self.emit(ind, f"{r} = {code}", s)
+            self.emit(ind, f"{r} = {_bare(code)}", s)
             if not exact:
                 # a value computed from a quotient may be undefined (a division by zero, INT_DIV_BY_ZERO_UNDEFINED:
                 # `q + 1` with q = x // 0 stays undefined): no range test then (it would be a use)
@@ -624,7 +624,7 @@ class _Codegen:
             self.emit(ind, f"{st}(ctx, {self.addr_at(s.ptr, s.offset)}, {self.need(s.value)})", s)
         elif isinstance(s, For):
             v = self._ident(s.var, "v")
-            lo, hi = self.need(s.lo), self.need(s.hi)
+            lo, hi = _bare(self.need(s.lo)), _bare(self.need(s.hi))
             if isinstance(s.step, Const) and s.step.value > 0:
                 rng = f"range({lo}, {hi})" if s.step.value == 1 else f"range({lo}, {hi}, {s.step.value})"
             else:
@@ -722,12 +722,12 @@ class _Codegen:
             static = self.static_ptr(v)
             if static is not None:
                 return static, None, None
-            return None, self.pex(v), functools.partial(Ptr, v.space, v.dtype)
+            return None, _bare(self.pex(v)), functools.partial(Ptr, v.space, v.dtype)
         if isinstance(v, Const):
             x = v.value
             return (S.NAN if isinstance(x, float) and x != x else x), None, None
         if isinstance(v, Expr):
-            return None, self.need(v), None
+            return None, _bare(self.need(v)), None
         if isinstance(v, float):
             return (S.NAN if v != v else v), None, None
         if isinstance(v, (tuple, list)) and clause_exprs(v):
@@ -834,10 +834,13 @@ class _Codegen:
 
     @staticmethod
     def wrap(code: str, t) -> str:
+        """``code`` wrapped into integer type ``t``. ``code`` is what `ex`, `need` and `pex` return (a
+        name, a literal, a call or a parenthesized expression) or an integer sum, difference or product
+        without its parentheses (`_int_arith_code`): all bind tighter than ``+`` and ``&``."""
         if t.kind == "u":
-            return f"(({code}) & {(1 << t.bits) - 1})"
+            return f"({code} & {(1 << t.bits) - 1})"
         half = 1 << (t.bits - 1)
-        return f"(((({code}) + {half}) & {(1 << t.bits) - 1}) - {half})"
+        return f"((({code} + {half}) & {(1 << t.bits) - 1}) - {half})"
 
     def need(self, e: Expr) -> str:
         """Code for ``e`` with its exact register value (wrapped if needed)."""
@@ -846,7 +849,7 @@ class _Codegen:
         code, exact = self.ex(e)
         if exact or not S.is_int(e.type):
             return code
-        return self.wrap(code, e.type)
+        return self.wrap(code[1:-1] if _int_arith_code(e, code) else code, e.type)
 
     def pex(self, p: PtrExpr) -> str:
         """Code for a pointer expression's byte address (an int)."""
@@ -927,10 +930,15 @@ class _Codegen:
             if op == "rem":
                 return f"_frem({a}, {b})", True
             return f"{'_fmax' if op == 'max' else '_fmin'}({a}, {b})", True
-        if op in ("add", "sub", "mul"):
-            a, _ = self.ex(e.a)
-            b, _ = self.ex(e.b)
-            sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+        if op in _INT_ARITH:
+            ea, eb = e.a, e.b
+            a, _ = self.ex(ea)
+            b, _ = self.ex(eb)
+            if _int_arith_code(ea, a) and (op != "mul" or ea.op == "mul"):
+                a = a[1:-1]              # (x + y) + b, (x * y) - b, (x * y) * b: Python groups them so
+            if op != "mul" and _int_arith_code(eb, b) and eb.op == "mul":
+                b = b[1:-1]              # a + (x * y)
+            sym = _INT_ARITH[op]
             r = self.raw_bounds(e)
             lo, hi = S.int_bounds(t)
             return f"({a} {sym} {b})", r is not None and lo <= r[0] and r[1] <= hi   # cannot leave the type
@@ -941,8 +949,8 @@ class _Codegen:
             return f"({a} {sym} {b})", ea and eb
         if op == "shl":
             a, _ = self.ex(e.a)
-            return f"_shl({a}, {self.need(e.b)}, {t.bits})", False
-        a, b = self.need(e.a), self.need(e.b)
+            return f"_shl({_bare(a)}, {_bare(self.need(e.b))}, {t.bits})", False
+        a, b = _bare(self.need(e.a)), _bare(self.need(e.b))
         if op == "shr":
             return f"_shr({a}, {b})", True
         if op == "div":
@@ -1044,7 +1052,29 @@ class _Codegen:
             a = self.need(e.a)                   # sign change or sign-extension into unsigned
         else:
             a, _ = self.ex(e.a)                  # truncation commutes with wrapping
+            if _int_arith_code(e.a, a):
+                a = a[1:-1]
         return self.wrap(a, dst), True
+
+
+#: `_Codegen.binop`'s integer add/sub/mul operators
+_INT_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+
+
+def _bare(code: str) -> str:
+    """``code`` (what `_Codegen.ex`, `need` or `pex` returns) without its outer parentheses, for a place
+    that takes any expression (a call argument, an assignment's value): every such code that starts
+    with ``(`` is one parenthesized group (`ex` returns names, literals, calls or ``(...)``)."""
+    return code[1:-1] if code[0] == "(" else code
+
+
+def _int_arith_code(e, code: str) -> bool:
+    """Whether ``code`` is `_Codegen.binop`'s ``(a + b)`` / ``(a - b)`` / ``(a * b)`` for ``e`` (not a
+    hoisted local's name): its outer parentheses may go where Python groups the same way (the left
+    operand of + - and of * for a product, the right operand of + - for a product, a wrap's operand).
+    Python's parser spends a large part of a big kernel's compile on redundant parentheses; the code
+    parses to the same tree."""
+    return code[0] == "(" and type(e) is BinOp and e.op in _INT_ARITH and e.type.kind in ("s", "u")
 
 
 def _float_widens(src, dst) -> bool:

@@ -759,3 +759,25 @@ def test_compile_shares_byte_code_of_equal_sources_only(monkeypatch):
         _stores(v).compile()
     assert len(interpreter._CODE_CACHE) == 2                      # bounded, oldest dropped
     assert _stores(3).compile().run()["o"][0] == 4
+
+
+def test_integer_code_drops_only_redundant_parentheses():
+    """Generated integer code leaves out parentheses Python does not need (a big kernel's compile spends
+    much of its time parsing them) and keeps the ones that group: values as C computes them."""
+    with program("parens") as k:
+        o = k.gm_arg("o", "s64", (4,), io="out")
+        a, b, c, d = (k.scalar_arg(n, "s32") for n in "abcd")
+        x, y, z, w = (cast(v, "s64") for v in (a, b, c, d))
+        k.store(o, 0, (x - (y - z)) * (w + x) - y * z * (x + 1) + (x * y - z))
+        k.store(o, 1, (a + b) * c - d * (a - b))
+        k.store(o, 2, (x + y) // (z - w + 100))
+        k.store(o, 3, cast((a * b) + c, "s8") - (d - a))
+    src = k.program.compile().source
+    assert "(((((((" not in src and "_tdiv(a1_a + a2_b, a3_c - a4_d + 100)" in src
+    av, bv, cv, dv = 2 ** 31 - 5, -2 ** 30, 77777, -3
+    s32, s8, s64 = T("s32"), T("s8"), T("s64")
+    want = [S.wrap((av - (bv - cv)) * (dv + av) - bv * cv * (av + 1) + (av * bv - cv), s64),
+            S.wrap((av + bv) * cv - dv * (av - bv), s32),
+            S.tdiv(av + bv, cv - dv + 100),
+            S.wrap(S.wrap(S.wrap(av * bv, s32) + cv, s8) - (dv - av), s32)]
+    assert k.program.run({"a": av, "b": bv, "c": cv, "d": dv})["o"].tolist() == want
