@@ -482,8 +482,9 @@ class DataAPI(TikBase):
         avail = op.available_bytes()
         if avail is not None and 0 < nbytes - avail <= slack:
             return
+        # slack also for a run-time start (checked when it runs): the same block tail a static start may use
         op.check_extent(nbytes, f"{n} burst(s) of data_move_pad ({side}: {nbytes} B incl. padding and gaps)",
-                        hint="check nburst, burst, the gaps and the padding against the tensor's shape")
+                        slack=slack, hint="check nburst, burst, the gaps and the padding against the tensor's shape")
 
     def _check_pad_value(self, value, dt):
         """``data_move_pad``'s ``padding_value``: an immediate of the data's range (TIK reference: "in the

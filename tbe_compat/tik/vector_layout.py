@@ -331,10 +331,15 @@ class LayoutAPI(VectorBase):
         how many more depends on the data). Lengths that are Scalars are checked when the kernel runs."""
         if not isinstance(valid, int):
             return [d.write(None)] + [s.read(None) for s in ss]
+        run_time = None
         if not isinstance(repeat, int):
-            # a run-time repeat: the extents below are expressions, checked when the op runs (a repeat of 0
-            # is checked as one)
+            # a run-time repeat: the extents below are expressions, checked when the op runs; a repeat of 0
+            # is a no-op (tik_api.md 9.1) and touches nothing
+            run_time = repeat
             repeat = imax(repeat, 1)
+
+        def touched(ext):
+            return ext if run_time is None else isel(ieq(run_time, 0), 0, ext)
         n = bin(valid).count("1")
         if n > len(ss):
             raise self._error(f"valid_bit {valid:04b} selects {n} lists, but src_list has {len(ss)}",
@@ -351,11 +356,11 @@ class LayoutAPI(VectorBase):
         for k in range(n):
             ext = imul(iadd(lens[k], more), PROPOSAL)
             src_ext.append(ext)
-            fp.append(self._vec_access(ss[k], ext, False))
+            fp.append(self._vec_access(ss[k], touched(ext), False))
         fp += [s.read(None) for s in ss[n:]]
         if exhausted:
             least = min(lens[:n]) * PROPOSAL if static else None
-            self._vec_access(d, least, True)
+            self._vec_access(d, None if least is None else touched(least), True)
             fp.insert(0, d.write(None))
             dst_ext = least
         else:
@@ -363,7 +368,7 @@ class LayoutAPI(VectorBase):
             for x in lens[1:n]:
                 used = iadd(used, x)
             dst_ext = imul(iadd(used, more), PROPOSAL)
-            fp.insert(0, self._vec_access(d, dst_ext, True))
+            fp.insert(0, self._vec_access(d, touched(dst_ext), True))
         if isinstance(dst_ext, int) and d.static_byte_offset is not None:
             size = max(1, d.dt.bits // 8)
             a0 = d.static_byte_offset

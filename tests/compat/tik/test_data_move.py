@@ -335,6 +335,33 @@ def test_data_move_pad_run_time_counts_are_checked_against_the_ub_tensor(which):
                 run(ti, {"x": xs})
 
 
+def test_data_move_pad_run_time_dst_offset_may_use_the_block_tail():
+    """A GM -> UB data_move_pad into a view whose start is a run-time value: the rest of the tensor's last
+    32-byte block is the tensor's (as for a static start, and as data_move's run-time check allows); the
+    run-time check gave no slack and refused the exact fit (ub[64:] of a 125-element f16 tensor, 4 rows of 32
+    B ending at byte 256). Past that block it is still an error."""
+    set_current_compile_soc_info("Ascend910B1")
+    for start, fits in ((64, True), (80, False)):
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (125,), name="ub", scope=tik.scope_ubuf)
+        o = ti.Scalar("int32", init_value=start)
+        ti.vec_dup(125, ub, 0, 1, 8)
+        ti.data_move_pad(ub[o:], x, 4, 20, 0, 0, left_padding=3)
+        ti.data_move(y, ub, 0, 1, 8, 0, 0)
+        build(ti, "pad_rt_off", [x], [y])
+        xs = np.arange(256, dtype=np.float16) + 1
+        if fits:
+            oy, = run(ti, {"x": xs})
+            rows = [np.concatenate([[0] * 3, xs[i * 10:i * 10 + 10], [0] * 3]) for i in range(4)]   # pad, data, dummies = pad
+            assert np.array_equal(oy[64:128], np.concatenate(rows))
+        else:
+            with pytest.raises(OutOfBounds, match=r"test_data_move.py:\d+ in `tik.data_move_pad`: tensor overflow: "
+                                                  r"dst of tik.data_move_pad .*tensor 'ub'"):
+                run(ti, {"x": xs})
+
+
 # ------------------------------------------------------------------ atomic add, barrier
 
 def test_set_atomic_add_accumulates_moves_into_gm():

@@ -300,6 +300,24 @@ def test_vmrgsort4_run_time_repeat_checks_dst_when_it_runs():
         vec_kernel({"d": np.zeros(512, np.float16), "s": srt.reshape(-1)}, body(True))
 
 
+@pytest.mark.parametrize("exhausted, valid", [(False, 15), (False, 7), (True, 15)])
+def test_vmrgsort4_run_time_repeat_zero_is_a_no_op_not_an_overflow(exhausted, valid):
+    """repeat_times 0 at run time is a no-op (tik_api.md 9.1): its extents are 0, so a dst too short for one
+    merge is not an error (the run-time check treated 0 as one repeat and refused the legal kernel); 1 still
+    is checked."""
+    for rep, fits in ((0, True), (1, False)):
+        def body(ti, ub, rep=rep):
+            r = ti.Scalar("int32", init_value=rep)
+            ti.vmrgsort4(ub["d"], [ub["s"][0], ub["s"][128], ub["s"][256], ub["s"][384]], [16] * 4, exhausted,
+                         valid, r)
+        bufs = {"d": np.full(16, 3, np.float16), "s": np.zeros(512, np.float16)}
+        if fits:
+            assert (vec_kernel(bufs, body, chip="Ascend910")["d"] == 3).all()
+        else:
+            with raises_tik(OutOfBounds, match=r"test_vector_layout.py:\d+ in `tik.vmrgsort4`: tensor overflow: dst"):
+                vec_kernel(bufs, body, chip="Ascend910")
+
+
 def _areas(p, off=1.0):
     return (p[:, 2].astype(np.float64) - p[:, 0] + off) * (p[:, 3].astype(np.float64) - p[:, 1] + off)
 
