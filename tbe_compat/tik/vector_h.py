@@ -69,6 +69,7 @@ from .api import has_key, tik_api
 from .scalar import Expr, Scalar
 from .tensor import Tensor, _add, _constant_difference, _mul, prod
 from .vector_common import ROUND_MODES, SHORT, U8, ceil_div, idiv, irem, par_of
+from .vector_reduce import INDEX_REPEAT_LIMIT
 
 MAX_REPEAT = 255
 #: h_ API -> (vector-vector instruction, vector-scalar instruction or None)
@@ -811,7 +812,8 @@ class HVectorAPI:
         kind = "max" if largest else "min"
         with self.new_stmt_scope():
             out = self._h_scratch(src.dtype, 16, "h_arg_out")
-            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, longest // par), src,
+            chunk = INDEX_REPEAT_LIMIT.get(src.dtype, 255)     # repeats per vec_reduce_max/min (index fits)
+            work = self._h_scratch(src.dtype, self._work_need("max", True, max(1, min(longest // par, chunk)), src,
                                                                  four_terms=dynamic), "h_arg_work")
             regs = (self.Scalar(src.dtype, name="h_arg_value"), self.Scalar("int32", name="h_arg_index"),
                     self.Scalar(src.dtype, name="h_arg_tail_value"), self.Scalar("int32", name="h_arg_tail_index"))
@@ -837,15 +839,43 @@ class HVectorAPI:
 
     def _h_arg_row(self, kind, largest, src, r, L, par, out, work, regs, idx_t):
         """Index of the max/min of the ``L`` elements at ``src + r`` into ``regs[1]``: ``reduce_max/min
-        (cal_index)`` over the full repeats, then the masked tail; the tail wins only if strictly better
-        (ties: the first). A run-time ``L`` runs the same steps under ``if_scope``s (``L`` = 0: error)."""
+        (cal_index)`` over the full repeats, in chunks of at most `INDEX_REPEAT_LIMIT` repeats (the in-chunk
+        index must fit the dtype: 511 repeats of f16), then the masked tail; a later chunk or the tail wins
+        only if strictly better (ties: the first). A run-time ``L`` runs the same steps under ``if_scope``s
+        and a loop over the chunks (``L`` = 0: error)."""
         best_v, best_i, tmp_v, tmp_i = regs
         idx_view = out.reinterpret_cast_to(idx_t)[1:2]
+        chunk = INDEX_REPEAT_LIMIT.get(src.dtype, 255)
+
+        def reduce_into(start, count, target_v, target_i):
+            """``count`` full repeats from repeat ``start`` (ints, or facade Exprs) into the target registers."""
+            at = r if isinstance(start, int) and start == 0 else \
+                _add(r, _mul(start if isinstance(start, int) else P.cast(start.ir, P.INDEX), par))
+            self._macro(kind, par, out, self._h_view(src, at), work, count, 8, True)
+            self._scalar_set(target_v, out[0:1])
+            self._scalar_set(target_i, idx_view)
+            if not (isinstance(start, int) and start == 0):
+                step = start * par if isinstance(start, int) else P.cast(P.binop("mul", start.ir, par),
+                                                                           target_i.ir.type)
+                self._builder.assign(target_i.ir, P.binop("add", target_i.ir, step))
 
         def full_part(full):
-            self._macro(kind, par, out, self._h_view(src, r), work, full, 8, True)
-            self._scalar_set(best_v, out[0:1])
-            self._scalar_set(best_i, idx_view)
+            if isinstance(full, int):
+                reduce_into(0, min(full, chunk), best_v, best_i)
+                for start in range(chunk, full, chunk):
+                    reduce_into(start, min(chunk, full - start), tmp_v, tmp_i)
+                    combine()
+                return
+            first = _rt(P.binop("min", P.cast(full.ir, P.I64), P.Const(chunk, P.I64)))
+            reduce_into(0, first, best_v, best_i)
+            with self.if_scope(full > chunk):
+                with self.for_range(1, _rt(idiv(P.binop("add", P.cast(full.ir, P.I64), P.Const(chunk - 1, P.I64)),
+                                                 chunk))) as c:
+                    start = _rt(P.binop("mul", P.cast(c.ir, P.I64), P.Const(chunk, P.I64)))
+                    count = _rt(P.binop("min", P.binop("sub", P.cast(full.ir, P.I64), start.ir),
+                                        P.Const(chunk, P.I64)))
+                    reduce_into(start, count, tmp_v, tmp_i)
+                    combine()
 
         def tail_part(full, tail, target_v, target_i):
             self._macro(kind, tail, out, self._h_view(src, _add(r, _mul(full if isinstance(full, int) else
