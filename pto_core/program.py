@@ -1226,6 +1226,12 @@ class Builder:
         self._where: list = []
         self._loops = 0
         self._active_vars: set = set()
+        # `_check_vars` memo: id -> expression node whose whole subtree passed the check, and per open serial
+        # loop (outermost first, [0] = outside every loop) the ids found while it was the innermost one: a
+        # subtree that passed stays valid until the loop of one of its loop variables closes (then its
+        # level's ids are dropped); register owners never change
+        self._vars_ok: dict = {}
+        self._vars_ok_levels: list = [[]]
         self._elifs: dict = {}        # id -> If made by elif_ (an elif chain continues through them)
         self._multicore = False       # the kernel has had a multi-core loop (program.block_num is set)
         self._multicore_open = False  # ... and is inside it now
@@ -1276,11 +1282,15 @@ class Builder:
         """Raise if ``stmt`` uses a loop variable outside its loop (the first one in `walk` order)."""
         stack = stmt_exprs(stmt)
         stack.reverse()
-        seen = set()                       # shared subexpressions (expressions are DAGs) are walked once
+        seen = {}                          # shared subexpressions (expressions are DAGs) are walked once
+        ok = self._vars_ok                 # ... and those of earlier statements that passed, in still-open loops
         while stack:                       # `walk` over every expression, inlined (every op records this)
             x = stack.pop()
             t = type(x)
             if t is Const:
+                continue
+            i = id(x)
+            if i in seen or i in ok:       # passed already (a node passes or fails the same way each time)
                 continue
             if t is PtrFromInt and type(x.a) is Const:      # a constant address (most pointers)
                 continue
@@ -1296,10 +1306,13 @@ class Builder:
                                      f"not to {self.program.name!r}", operand=f"%{x.name}", where=stmt.where,
                                      hint=f"create the {what} in this kernel (TIK: with this tik.Tik() instance; "
                                           f"PTO: k.reg / k.scalar_arg of this builder)")
+            seen[i] = x
             kids = x.children()
-            if kids and id(x) not in seen:
-                seen.add(id(x))
+            if kids:
                 stack.extend(reversed(kids))
+        if seen:                           # every node passed: remember the subtrees
+            ok.update(seen)
+            self._vars_ok_levels[-1].extend(seen)
 
     # -- signature
     def _check_name(self, name: str):
@@ -1447,10 +1460,14 @@ class Builder:
         self._emit(loop)
         self._loops += 1
         self._active_vars.add(var)
+        self._vars_ok_levels.append([])
 
         def done():
             self._loops -= 1
             self._active_vars.discard(var)
+            ok = self._vars_ok
+            for k in self._vars_ok_levels.pop():   # subtrees that may hold ``var``: walked again
+                ok.pop(k, None)
         return _Scope(self, loop.body, var, done)
 
     def _multicore_loop(self, lo, hi, step, block_num, t, name):

@@ -464,6 +464,15 @@ class VectorBase(TikBase):
         block_len = BLOCK * 8 // op.dt.bits
         if op.name == "dst":
             geo = Geo(dst_block_stride(geo.blk, unit), geo.rep)
+        key = (m, m.length, m.clause.get("counter"), repeat, geo.blk, geo.rep, unit, block_len, lanes_par)
+        last = self.__dict__.get("_vec_extent_last")
+        if last is not None and all(a is b for a, b in zip(last[0], key)):
+            return last[1]          # the operands of one instruction: the same (pure) expression, built once
+        n = self._vec_extent_of(m, repeat, geo, unit, block_len, lanes_par)
+        self._vec_extent_last = (key, n)
+        return n
+
+    def _vec_extent_of(self, m: MaskArg, repeat, geo: Geo, unit: int, block_len: int, lanes_par: Optional[int]):
         if m.counter:
             if not isinstance(m.clause["counter"], int):
                 return None

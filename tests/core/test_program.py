@@ -226,6 +226,32 @@ def test_loop_variables_are_only_usable_inside_their_loop():
             pto.t_fill(g, i, 1)
 
 
+def test_loop_variable_check_sees_a_shared_expression_again_after_its_loop_closes():
+    # an expression object that passed the check inside its loop (the check remembers such subtrees) is
+    # refused when it is used again after the loop closed, at every nesting depth; outer ones stay fine
+    with program("t") as k:
+        g = k.gm_arg("g", "s32", (64,), io="out")
+        r = k.reg("s32", 1)
+        with k.for_(0, 4, name="i") as i:
+            outer = i * 4 + r
+            k.store(g, outer, r)
+            with k.for_(0, 4, name="j") as j:
+                inner = outer + j * 16
+                k.store(g, inner, r)
+                k.store(g, inner, r)
+            k.store(g, outer, r)                       # still in i's loop: fine
+            with pytest.raises(PtoError, match="loop variable %j is used outside its loop") as ei:
+                k.store(g, inner, r)  # LINE-shared-inner
+            assert ei.value.where.line == _line_of("# LINE-shared-inner")
+            with k.for_(0, 2, name="j2"):
+                k.store(g, outer, r)                   # passed at the outer level, still valid inside
+        with pytest.raises(PtoError, match="loop variable %i is used outside its loop") as ei:
+            k.store(g, outer, r)  # LINE-shared-outer
+        assert ei.value.where.line == _line_of("# LINE-shared-outer")
+        with pytest.raises(PtoError, match="loop variable %i is used outside its loop"):
+            k.assign(r, outer + 1)
+
+
 def test_else_after_else_and_unclosed_blocks():
     with program("t") as k:
         r = k.reg("s32", 0)
