@@ -48,7 +48,9 @@ _V100_COMMON = {
     "vcgmin": _fs(F16), "vcpadd": _fs(F16),
     "vtranspose": _fs("u16", S16, F16),
     "vnchwconv": _fs(S16, "u16", "s8", "u8", F16),
-    # proposal / NMS instructions: v100 proposals are fp16 (assumption, see FAMILY_NOTES)
+    # proposal / NMS instructions: v100 proposals are fp16. Source: the Ascend C ProposalConcat / ProposalExtract
+    # pages list half only for the training series (Ascend910A) and half/float for the 310P inference AI Core;
+    # Ascend310 (same v100 ISA) is assumed equal to 910A (pub183, pub240)
     "vconcat": _fs(F16), "vextract": _fs(F16), "vbitsort": _fs(F16), "vmrgsort4": _fs(F16),
     "viou": _fs(F16), "vaadd": _fs(F16), "rpn_cor": _fs(F16), "vrpac": _fs(F16),
 }
