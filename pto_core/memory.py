@@ -842,7 +842,7 @@ class ExecContext:
             if active is not None:
                 good = good | ~np.asarray(active, dtype=bool)
             ok = bool(good.all())
-        if not ok:
+        if not ok and not self._uninit_dropped():
             if active is None and dense:
                 bad = off + int(np.argmin(buf.written[off:off + extent]))
             else:
@@ -877,7 +877,8 @@ class ExecContext:
                 _remember_written(buf, off, end)
             return view
         view.flags.writeable = False
-        if self.machine.options.uninitialized != "off" and not _all_written(buf, off, end):
+        if self.machine.options.uninitialized != "off" and not _all_written(buf, off, end) \
+                and not self._uninit_dropped():
             bad = off + int(np.argmin(buf.written[off:end]))
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
         return view
@@ -888,12 +889,25 @@ class ExecContext:
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, lo, hi, False, operand)
         mode = self.machine.options.uninitialized
-        if mode != "off" and hi > lo and not _all_written(buf, lo, hi):
+        if mode != "off" and hi > lo and not _all_written(buf, lo, hi) and not self._uninit_dropped():
             bad = lo + int(np.argmin(buf.written[lo:hi]))
             self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
 
+    def _uninit_dropped(self) -> bool:
+        """True, and the dropped report counted as `Machine.report` counts it, when the report of an
+        uninitialised read would be dropped anyway (mode ``"record"`` with ``max_reports`` reports kept): the
+        caller then skips locating the first unwritten byte and formatting the message (a kernel that keeps
+        reading unwritten bytes pays that per access otherwise)."""
+        m = self.machine
+        if m.options.uninitialized == "record" and len(m.reports) >= m.options.max_reports:
+            m.reports_dropped += 1
+            return True
+        return False
+
     def _report_uninitialized(self, what: str, operand: str, value) -> None:
         mode = self.machine.options.uninitialized
+        if self._uninit_dropped():
+            return
         msg = f"{self.op_name or 'op'} operand {operand} {what}" + (f" ({self.where})" if self.where else "")
         if mode == "raise":
             raise UninitializedRead(what, op=self.op_name, operand=operand, value=value, where=self.where,

@@ -157,6 +157,16 @@ def _dst_blocks_collide(dst_list, d0: int, dr: int, rep: int) -> bool:
     return np.unique(starts).size < starts.size
 
 
+def _rows_view(ctx, p, n: int, width: int, stride: int, size: int, offset: int, d, write: bool, operand: str):
+    """``ctx.strided_view(p, (n, width), (stride, size), ...)``: through `ExecContext.dense_view` (the same
+    checks and marks, without the generic shape arithmetic) when the rows are contiguous -- one row (an
+    in-place vnchwconv runs repeat by repeat: 32 such views per repeat) or rows ``stride == width * size``
+    apart."""
+    if n == 1 or stride == width * size:
+        return ctx.dense_view(p, offset, n * width * size, d, write, operand).reshape(n, width)
+    return ctx.strided_view(p, (n, width), (stride, size), offset=offset, dtype=d, write=write, operand=operand)
+
+
 def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_high_half=None, rep_stride=None):
     op = "pto.ub.vnchwconv"
     dst_list, src_list, d = _nchw_check(ctx.target, dst_list, src_list, op)
@@ -184,8 +194,7 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
     chunks = [(r, r + 1) for r in range(rep)] if overlap else [(0, rep)]
     for r0, r1 in chunks:
         n = r1 - r0
-        blocks = np.stack([np.asarray(ctx.strided_view(p, (n, e), (sr * 32, size), offset=s0 + r0 * sr * 32, dtype=d,
-                                                       operand=f"src_list[{k}]"))
+        blocks = np.stack([_rows_view(ctx, p, n, e, sr * 32, size, s0 + r0 * sr * 32, d, False, f"src_list[{k}]")
                            for k, p in enumerate(src_list)], axis=1)          # (n, 16 src blocks, e)
         if size == 2:
             out = blocks.transpose(0, 2, 1)                                      # dst[e][k] = src[k][e]
@@ -200,8 +209,8 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
             cols = slice(dh, dh + 16)
         for j, p in enumerate(dst_list):
             width = cols.stop - cols.start
-            view = ctx.strided_view(p, (n, width), (dr * 32, size), offset=d0 + r0 * dr * 32 + cols.start * size,
-                                    dtype=d, write=True, operand=f"dst_list[{j}]")
+            view = _rows_view(ctx, p, n, width, dr * 32, size, d0 + r0 * dr * 32 + cols.start * size, d, True,
+                              f"dst_list[{j}]")
             if dr == 0 and n > 1:
                 view[...] = out[n - 1:n, j, :]
             else:

@@ -2742,3 +2742,38 @@ def test_all_finite_by_dot_accepts_array_subclasses():
         row = np.ones((1, 300), np.float32)
         row[0, 7] = special
         assert floats.all_finite(np.asmatrix(row)) is want
+
+
+# ============================================================================ vnchwconv contiguous rows
+
+
+def _vnchwconv_case(monkeypatch, fast, dt, repeat, drs, srs, in_place, seed):
+    from pto_core.ops import vector_layout as vl
+    if not fast:
+        monkeypatch.setattr(vl, "_rows_view", lambda ctx, p, n, width, stride, size, offset, d, write, operand:
+                            ctx.strided_view(p, (n, width), (stride, size), offset=offset, dtype=d, write=write,
+                                             operand=operand))
+    m = Machine("Ascend910B1", options=MachineOptions(uninitialized="record"))
+    ub = m.context(0).core.buffer("ub")
+    rng = np.random.default_rng(seed)
+    ub.data[:] = rng.integers(0, 256, ub.size, dtype=np.uint8)
+    ub.written[:65536] = rng.random(65536) < 0.97         # a few unwritten bytes: uninitialised-read reports
+    d = dtype(dt)
+    slots = rng.permutation(64)[:32] * 32 + 4096
+    src = tuple(m.ptr("ub", d, int(a)) for a in slots[:16])
+    dst = src if in_place else tuple(m.ptr("ub", d, int(a)) for a in slots[16:])
+    pto.ub.vnchwconv(dst, src, repeat, rep_stride=(drs, srs))
+    return ub.data.copy(), ub.written.copy(), list(m.reports), m.reports_dropped
+
+
+@pytest.mark.parametrize("dt", ["f16", "f32", "u8"])
+@pytest.mark.parametrize("repeat, drs, srs, in_place", [(1, 3, 5, False), (4, 1, 1, False), (4, 64, 64, True),
+                                                        (3, 0, 1, False), (5, 1, 1, True), (2, 70, 0, False)])
+def test_vnchwconv_dense_rows_match_strided_views(monkeypatch, dt, repeat, drs, srs, in_place):
+    """vnchwconv reads/writes contiguous rows (one repeat at a time, or rows one block apart) through
+    `ExecContext.dense_view`: the same bytes, written flags and uninitialised-read reports as the strided views."""
+    fast = _vnchwconv_case(monkeypatch, True, dt, repeat, drs, srs, in_place, 7)
+    slow = _vnchwconv_case(monkeypatch, False, dt, repeat, drs, srs, in_place, 7)
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    assert fast[2:] == slow[2:]
+    assert fast[2]                                        # the case does read unwritten bytes

@@ -1,5 +1,7 @@
 """Uninitialised-read detection with the per-buffer summary of known fully-written ranges
 (``Buffer.known``): a range an op may clear flags in is never answered from the summary."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -163,3 +165,28 @@ def test_write_runs_declines_runs_that_span_gm_regions_or_leave_the_space():
     assert ctx.write_runs(a, 2, 32, 32) is not None
     ub_size = ctx.core.buffer("ub").size
     assert ctx.write_runs(m.ptr("ub", "u8", ub_size - 64), 2, 32, 64) is None
+
+
+@pytest.mark.parametrize("mode", ["record", "warn"])
+def test_uninitialised_reads_past_the_report_cap_are_counted_and_still_warned(mode):
+    """Once ``max_reports`` reports are kept, a further uninitialised read in mode ``record`` is only counted
+    (the shortcut skips locating the byte and formatting the text); mode ``warn`` still warns for each one.
+    Every read path: `read` (span check), `dense_view`, `strided_view`."""
+    from pto_core.dtypes import dtype
+    m = Machine("A2A3", options=MachineOptions(uninitialized=mode, max_reports=2))
+    ctx = m.context(0)
+    p = m.ptr("ub", "u8", 0x100)
+    f32 = dtype("f32")
+    reads = [lambda: ctx.read(p, 32, operand="%a"),
+             lambda: ctx.dense_view(p, 32, 32, f32, False, "%b"),
+             lambda: ctx.strided_view(p, (2, 4), (64, 4), offset=64, dtype=f32, operand="%c")] * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ctx.begin_op("t.read", "V", None)
+        for r in reads:
+            r()
+    assert [k for k, _ in m.reports] == ["uninitialized"] * 2
+    assert "operand %a reads core0.ub0 byte 0x100" in m.reports[0][1]
+    assert "operand %b reads core0.ub0 byte 0x120" in m.reports[1][1]
+    assert m.reports_dropped == 4
+    assert len(caught) == (6 if mode == "warn" else 0)
