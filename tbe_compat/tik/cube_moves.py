@@ -424,7 +424,7 @@ class CubeMoveAPI(CubeBase):
     def _fmatrix_pads(self, pad, api: str) -> tuple:
         """``pad`` = [left, right, top, bottom], each in [0, 255]: Python ints (checked now) or TIK values.
 
-        TIK values are allowed because the pads are fields of the FMATRIX register that TIK assembles when
+        Named choice FMATRIX_PADS_AT_RUN_TIME (tik_cube.md): TIK values are allowed because the pads are fields of the FMATRIX register that TIK assembles when
         the instruction runs (four 8-bit fields next to the 16-bit map size, like ``l1_h`` / ``l1_w``);
         CANN's fused_dbn_dw passes int8 Scalars set in if_scopes. A run-time pad is range-checked by a
         ``pto.assert_in_range`` at the call's line, and the window raster then depends on it
