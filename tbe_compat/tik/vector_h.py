@@ -66,7 +66,7 @@ from pto_core.errors import Misaligned, UnsupportedOp
 
 from .. import platform
 from .api import has_key, tik_api
-from .scalar import Expr, Scalar
+from .scalar import Expr, Scalar, all_, any_
 from .tensor import Tensor, _add, _constant_difference, _mul, prod
 from .vector_common import ROUND_MODES, SHORT, U8, ceil_div, idiv, irem, par_of
 from .vector_reduce import INDEX_REPEAT_LIMIT
@@ -887,7 +887,10 @@ class HVectorAPI:
             self._builder.assign(target_i.ir, P.binop("add", target_i.ir, step))
 
         def combine():
-            better = (tmp_v > best_v) if largest else (tmp_v < best_v)
+            # as one vec_reduce_max/min over the whole row: a NaN wins (the first NaN), else strictly better
+            # wins (ties: the first) -- pto_vector.md "Reductions": "a NaN lane wins"
+            better = any_((tmp_v > best_v) if largest else (tmp_v < best_v),
+                          all_(tmp_v != tmp_v, best_v == best_v))
             with self.if_scope(better):
                 self._scalar_set(best_v, tmp_v)
                 self._scalar_set(best_i, tmp_i)

@@ -350,3 +350,31 @@ def test_run_time_reduction_shape_message_names_src_shape_and_the_wanted_one():
     with raises_tik(IllegalOperand, match=r"dim 0 of dst \[<run-time>\] minus dim 0 of the wanted \[<run-time>\] "
                                           r"\(src is \[<run-time>, 16\]\) .* = -1 is outside \[0, 0\]"):
         ti.tikdb.start_debug({"x": np.ones((4, 16), np.float16), "r": 3, "m": 2}, False)
+
+
+@pytest.mark.parametrize("n,nans", [(200, [150]), (200, [150, 20]), (70000, [66000]), (70000, [100, 66000])])
+def test_h_reduce_arg_takes_the_first_nan_wherever_it_is(n, nans):
+    """As one vec_reduce_max/min over the row (pto_vector.md "Reductions": a NaN lane wins, ties the first):
+    a NaN in the tail or in a later chunk wins too -- the combining step compared with a strict > / <, so a
+    NaN there was never chosen (n=200, NaN at 150 gave the finite extremes)."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    v = np.random.default_rng(0).integers(-100, 100, n).astype(np.float16)
+    v[nans] = np.nan
+    ti = tik.Tik()
+    xg = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    yg = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, xg, 0, 1, n // 16, 0, 0)
+    hi, lo = ti.Scalar("int32", init_value=-1), ti.Scalar("int32", init_value=-1)
+    ti.h_reduce_argmax(hi, ub, None)
+    ti.h_reduce_argmin(lo, ub, None)
+    yu = ti.Tensor("int32", (8,), name="yu", scope=tik.scope_ubuf)
+    ti.vector_dup(8, yu, -1, 1, 1, 8)
+    yu[0].set_as(hi)
+    yu[1].set_as(lo)
+    ti.data_move(yg, yu, 0, 1, 1, 0, 0)
+    ti.BuildCCE("argnan", [xg], [yg])
+    out, = ti.tikdb.start_debug({"x": v}, interactive=False)
+    assert (out[0], out[1]) == (np.argmax(v), np.argmin(v)) == (min(nans), min(nans))
