@@ -862,7 +862,9 @@ def _offset(n) -> ScalarExpr:
     e = as_expr(n, INDEX)
     if e.is_ptr or not (S.is_int(e.type) or S.is_bool(e.type)):
         raise IllegalOperand(f"pointer offsets must be integers, got {type_str(e.type)}", operand="offset",
-                             value=repr(e))
+                             value=repr(e), hint="offset by a whole number of elements (an int, an integer "
+                                                 "Scalar or loop index); for bytes: p.byte_offset(b) with an "
+                                                 "integer b")
     return cast(e, INDEX)
 
 

@@ -236,7 +236,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     try:
         feed = load_feed(ns.feed) if ns.feed else None
         with contextlib.redirect_stdout(sys.stderr):
-            res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed)
+            res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed,
+                                 feed_name=f"--feed {ns.feed}" if ns.feed else None)
     except PtoError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

@@ -627,7 +627,7 @@ def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED
 
 
 def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: ScriptComparison,
-                 explicit: bool) -> None:
+                 explicit: bool, feed_name: Optional[str] = None) -> None:
     tik = watch.tik
     run = KernelRun(watch.name, tik.build.soc.soc_version, "", len(watch.calls))
     res.kernels.append(run)
@@ -647,7 +647,23 @@ def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: Scrip
     try:
         tik.tikdb.start_debug(feed_dict=full, interactive=False)
     except (PtoError, SystemExit, RuntimeError) as e:
-        run.error = str(e)
+        run.error = _run_error(e, feed_name)
+
+
+#: The call an error of the run's own feed checks names (`start_debug`'s shape/dtype/name checks); errors of
+#: the kernel's ops name the kernel's lines instead.
+FEED_CHECK_CALL = "tikdb.start_debug"
+
+
+def _run_error(e: BaseException, feed_name: Optional[str]) -> str:
+    """The report text of a failed comparison run. When the tool ran a kernel on a ``--feed`` file
+    (``feed_name``), an error of start_debug's feed checks names that file: the site the error would
+    name is not the user's (``<unknown>:0`` from the console command, the caller of ``main`` in-process)."""
+    where = getattr(e, "where", None)
+    if feed_name and isinstance(e, PtoError) and where is not None and where.call == FEED_CHECK_CALL:
+        e.where = None                          # e.op still names tikdb.start_debug
+        return f"{feed_name}: {e}"
+    return str(e)
 
 
 def _inputs_of(tik, feed: dict) -> dict:
@@ -656,13 +672,15 @@ def _inputs_of(tik, feed: dict) -> dict:
 
 
 def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str] = None, *, args=(),
-                   soc: Optional[str] = None, seed: int = DEFAULT_SEED) -> ScriptComparison:
+                   soc: Optional[str] = None, seed: int = DEFAULT_SEED,
+                   feed_name: Optional[str] = None) -> ScriptComparison:
     """Run the TIK script ``path`` (as ``python path args`` would) and compare every ``fixpipe``
     call of the kernels it builds (only kernel ``kernel`` when given).
 
     Kernels the script runs itself (``start_debug``) are compared on those runs; kernels it
     only builds are run afterwards with ``feed`` (arrays by input name, e.g. `load_feed`),
-    completed by `generated_feed`. Errors of the script are captured in the result."""
+    completed by `generated_feed`. Errors of the script are captured in the result; ``feed_name``
+    (the CLI: ``--feed FILE``) is how a run error caused by the feed names it."""
     from .aliases import install
     from .cli import _select_soc, run_script
     from .tik import registry
@@ -695,7 +713,7 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
         if w.tik.tikdb.executable is not None:
             res.kernels.append(KernelRun(w.name, w.tik.build.soc.soc_version, "by the script", len(w.calls)))
         elif w.calls:
-            _run_watched(w, feed, seed, res, explicit=feed is not None)
+            _run_watched(w, feed, seed, res, explicit=feed is not None, feed_name=feed_name)
         else:
             res.kernels.append(KernelRun(w.name, w.tik.build.soc.soc_version, "not run (no fixpipe call)", 0))
         used |= {x.name for x in w.tik.build.inputs}

@@ -107,6 +107,14 @@ class _Args:
                  "relu", "src_blk", "dst_blk", "soc")
 
 
+#: What to write instead of a legacy ``extend_params`` key the FIXPIPE unit (910B/310B) has no stage for.
+FIXPIPE_UNIT_EXTRA_HINTS = {
+    "bias": "add the bias in the matmul/conv2d (bias=...) or with vector instructions",
+    "element-wise-add": "add the tensor with vector instructions: fixpipe to float32, vec_add, then vec_conv to "
+                        "float16 (the legacy order is add, then quantize)",
+}
+
+
 class FixpipeAPI(CubeBase):
     """The legacy ``fixpipe`` (mixin of `tbe_compat.tik.Tik` through `cube.CubeAPI`)."""
 
@@ -180,8 +188,7 @@ class FixpipeAPI(CubeBase):
             if extra:
                 raise self._error(f"fixpipe extend_params {extra[0]!r} is not supported on {soc.soc_version}: its "
                                   f"fixpipe is the FIXPIPE unit, which takes quantize_params and relu only",
-                                  operand=extra[0], cls=UnsupportedOp,
-                                  hint="add the bias in the matmul/conv2d (bias=...) or with vector instructions")
+                                  operand=extra[0], cls=UnsupportedOp, hint=FIXPIPE_UNIT_EXTRA_HINTS[extra[0]])
         pair = codes(s.dt, d.dt)
         a.bias = a.ewa = None
         a.mode = a.scale = a.scale_kind = None

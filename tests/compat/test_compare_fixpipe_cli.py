@@ -131,3 +131,20 @@ def test_usage_error_wording_for_a_folder_and_a_non_npz_feed(tmp_path, capsys):
     assert main(["--feed", str(bad), TILED]) == 2
     err = capsys.readouterr().err
     assert "it is not an .npz archive" in err and "allow_pickle" not in err
+
+
+def test_a_feed_array_of_the_wrong_shape_or_dtype_names_the_feed_file_not_unknown(tmp_path, capsys):
+    """The tool itself runs a built-only kernel, so no frame of the user's script is on the stack: the
+    start_debug error about a --feed array names the feed file (it said ``<unknown>:0``)."""
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    feed = tmp_path / "in.npz"
+    np.savez(feed, a_gm=np.zeros((1, 16, 16), np.float16), b_gm=np.zeros((2, 32, 16), np.float16))
+    assert main(["--feed", str(feed), str(script)]) == 3
+    out = capsys.readouterr().out
+    assert "<unknown>" not in out
+    assert f"ERROR: --feed {feed}: tikdb.start_debug operand a_gm: feed_dict['a_gm'] has shape (1, 16, 16)" in out
+    np.savez(feed, a_gm=np.zeros((2, 16, 16), np.float32), b_gm=np.zeros((2, 32, 16), np.float16))
+    assert main(["--feed", str(feed), "--format", "json", str(script)]) == 3
+    err = json.loads(capsys.readouterr().out)["kernels"][0]["error"]
+    assert err.startswith(f"--feed {feed}: tikdb.start_debug operand a_gm: feed_dict['a_gm'] has dtype float32")

@@ -225,6 +225,7 @@ def test_pointer_arithmetic_errors_name_the_user_line():
         with pytest.raises(IllegalOperand, match="pointer offsets must be integers") as e:
             make()
         assert e.value.where is not None and e.value.where.file == __file__, str(e.value)
+        assert "Fix: offset by a whole number of elements" in str(e.value)     # what to do, not only what is wrong
     assert P.static_addr(ub.pto_ptr() - np.int64(2)) == ub.storage.addr - 4
 
 

@@ -333,6 +333,10 @@ def test_fixpipe_chip_rules():
     bias = ti.Tensor("float32", (32,), name="bias", scope=tik.scope_cbuf)
     with raises_tik(UnsupportedOp, match="'bias' is not supported on Ascend910B1"):
         ti.fixpipe(dst, c, 2, 32, 0, 0, {"bias": bias})
+    ewa = ti.Tensor("float32", (2, 32, 16), name="ewa", scope=tik.scope_cbuf)
+    with raises_tik(UnsupportedOp, match="'element-wise-add' is not supported on Ascend910B1.*Fix: add the tensor "
+                                         "with vector instructions: fixpipe to float32, vec_add"):   # not "the bias"
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"element-wise-add": ewa})
     ti, c, dst = _simple(chip="Ascend910B1", src="int32", dst_dt="float16")
     with raises_tik(UnsupportedOp, match="FIXPIPE unit takes positive finite scales"):
         ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": -0.5}})
