@@ -192,14 +192,37 @@ def test_h_reduce_argmax_argmin():
 
 
 
+def _whole_row_arg(v: np.ndarray, run_time_length: bool = False) -> tuple:
+    """(h_reduce_argmax, h_reduce_argmin) of the whole float16 row ``v`` (a static view, or ``ub[0:ln]`` with an
+    InputScalar ``ln`` = its length) on Ascend910B1, each into an int32 Scalar."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    n = v.size
+    ti = tik.Tik()
+    xg = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
+    yg = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, xg, 0, 1, n // 16, 0, 0)
+    hi, lo = ti.Scalar("int32", init_value=-1), ti.Scalar("int32", init_value=-1)
+    ln = ti.InputScalar("int32", name="ln") if run_time_length else n
+    ti.h_reduce_argmax(hi, ub[0:ln], None)
+    ti.h_reduce_argmin(lo, ub[0:ln], None)
+    yu = ti.Tensor("int32", (8,), name="yu", scope=tik.scope_ubuf)
+    ti.vector_dup(8, yu, -1, 1, 1, 8)
+    yu[0].set_as(hi)
+    yu[1].set_as(lo)
+    ti.data_move(yg, yu, 0, 1, 1, 0, 0)
+    ti.BuildCCE("whole_row_arg", [xg] + ([ln] if run_time_length else []), [yg])
+    out, = ti.tikdb.start_debug({"x": v, **({"ln": np.int32(n)} if run_time_length else {})}, interactive=False)
+    return int(out[0]), int(out[1])
+
+
 @pytest.mark.parametrize("run_time_length", [False, True])
 def test_h_reduce_arg_of_a_row_past_one_index_range_is_reduced_in_chunks(run_time_length):
     """A float16 row longer than vec_reduce_max's indexed range (511 repeats x 128 = 65408 elements: the
     in-repeat index must fit uint16) is reduced in chunks of 511 repeats and combined; the index is the
     first of equal extremes across chunks too. It was refused ("repeat_times = 547 is outside [1, 511]")."""
-    from tbe import tik
-    from tbe.common.platform import set_current_compile_soc_info
-    set_current_compile_soc_info("Ascend910B1")
     n = 70000
     x = RNG.integers(-1000, 1000, n).astype(np.float16)
     # chunk 0: repeats 0..510 (elements 0..65407), chunk 1: 511..545, tail: 69888..69999
@@ -210,24 +233,7 @@ def test_h_reduce_arg_of_a_row_past_one_index_range_is_reduced_in_chunks(run_tim
         v = x.copy()
         v[list(hi_at)] = 2000
         v[list(lo_at)] = -2000
-        ti = tik.Tik()
-        xg = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
-        yg = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
-        ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
-        ti.data_move(ub, xg, 0, 1, n // 16, 0, 0)
-        hi, lo = ti.Scalar("int32", init_value=-1), ti.Scalar("int32", init_value=-1)
-        ln = ti.InputScalar("int32", name="ln") if run_time_length else n
-        ti.h_reduce_argmax(hi, ub[0:ln], None)
-        ti.h_reduce_argmin(lo, ub[0:ln], None)
-        yu = ti.Tensor("int32", (8,), name="yu", scope=tik.scope_ubuf)
-        ti.vector_dup(8, yu, -1, 1, 1, 8)
-        yu[0].set_as(hi)
-        yu[1].set_as(lo)
-        ti.data_move(yg, yu, 0, 1, 1, 0, 0)
-        ti.BuildCCE("argbig", [xg] + ([ln] if run_time_length else []), [yg])
-        feed = {"x": v, **({"ln": np.int32(n)} if run_time_length else {})}
-        out, = ti.tikdb.start_debug(feed, interactive=False)
-        assert out[0] == np.argmax(v) and out[1] == np.argmin(v), (hi_at, lo_at, out[:2])
+        assert _whole_row_arg(v, run_time_length) == (np.argmax(v), np.argmin(v)), (hi_at, lo_at)
 
 
 def _b(body, bufs=None, chip=None):
@@ -357,24 +363,6 @@ def test_h_reduce_arg_takes_the_first_nan_wherever_it_is(n, nans):
     """As one vec_reduce_max/min over the row (pto_vector.md "Reductions": a NaN lane wins, ties the first):
     a NaN in the tail or in a later chunk wins too -- the combining step compared with a strict > / <, so a
     NaN there was never chosen (n=200, NaN at 150 gave the finite extremes)."""
-    from tbe import tik
-    from tbe.common.platform import set_current_compile_soc_info
-    set_current_compile_soc_info("Ascend910B1")
     v = np.random.default_rng(0).integers(-100, 100, n).astype(np.float16)
     v[nans] = np.nan
-    ti = tik.Tik()
-    xg = ti.Tensor("float16", (n,), name="x", scope=tik.scope_gm)
-    yg = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
-    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
-    ti.data_move(ub, xg, 0, 1, n // 16, 0, 0)
-    hi, lo = ti.Scalar("int32", init_value=-1), ti.Scalar("int32", init_value=-1)
-    ti.h_reduce_argmax(hi, ub, None)
-    ti.h_reduce_argmin(lo, ub, None)
-    yu = ti.Tensor("int32", (8,), name="yu", scope=tik.scope_ubuf)
-    ti.vector_dup(8, yu, -1, 1, 1, 8)
-    yu[0].set_as(hi)
-    yu[1].set_as(lo)
-    ti.data_move(yg, yu, 0, 1, 1, 0, 0)
-    ti.BuildCCE("argnan", [xg], [yg])
-    out, = ti.tikdb.start_debug({"x": v}, interactive=False)
-    assert (out[0], out[1]) == (np.argmax(v), np.argmin(v)) == (min(nans), min(nans))
+    assert _whole_row_arg(v) == (np.argmax(v), np.argmin(v)) == (min(nans), min(nans))
