@@ -44,6 +44,7 @@ import io
 import json
 import os
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -548,15 +549,26 @@ def generated_feed(tik, seed: int = DEFAULT_SEED, given: Optional[dict] = None) 
 
 def load_feed(path: str) -> dict:
     """The arrays of an ``.npz`` file by key (0-d arrays become numbers, for InputScalars)."""
+    key = None
     try:
         z = np.load(path, allow_pickle=False)
         if not isinstance(z, np.lib.npyio.NpzFile):       # one .npy array: no names to feed by
             raise ValueError("it holds one array (a .npy file), not arrays by kernel input name (an .npz file)")
+        out = {}
         with z:
-            return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
-    except (OSError, ValueError, EOFError) as e:
-        if isinstance(e, ValueError) and "allow_pickle" in str(e):   # numpy's guess for any non-.npz bytes
-            e = "it is not an .npz archive of arrays (numpy.savez output)"
+            for key in z.files:
+                a = z[key]
+                if not isinstance(a, np.ndarray):        # a zip member not written by numpy.save
+                    raise ValueError(f"its member {key!r} is not a numpy array (.npy)")
+                out[key] = a.item() if a.ndim == 0 else a
+        return out
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        if isinstance(e, zipfile.BadZipFile):           # truncated or damaged: numpy lets zipfile's error out
+            e = f"it is a damaged .npz archive ({e})"
+        elif isinstance(e, ValueError) and "allow_pickle" in str(e):   # numpy's words for pickled data
+            # an archive's member: an object array (saved with pickle); else the bytes are no .npz at all
+            e = (f"array {key!r} is an object array (pickled Python objects), not numbers" if key is not None
+                 else "it is not an .npz archive of arrays (numpy.savez output)")
         raise UnknownName(f"cannot read the feed file {path!r}: {e}", operand="--feed", value=path,
                           hint="write it with numpy.savez(path, name=array, ...)") from None
 

@@ -799,15 +799,15 @@ class HVectorAPI:
                               cls=UnsupportedOp)
         par = par_of(src.dt)
         dynamic = _dyn(L) or lay.offsets is None or _dyn(lay.length)
+        if not whole:     # static rows too: a smaller dst was written past its end
+            self._h_same_shape(list(dst._shape), list(shape[:-1]), "dst", "src",
+                               "shapes: dst should be src without the last axis", ref_shape=list(shape))
         if not dynamic:
             rows = [(int(o) + g * L, k) for k, (o, g) in
                     enumerate((o, g) for o in lay.offsets[0] for g in range(lay.length // L))]
             longest = L
         else:
             longest = L if not _dyn(L) else self._h_bound([src])
-            if not whole:
-                self._h_same_shape(list(dst._shape), list(shape[:-1]), "dst", "src",
-                                   "shapes: dst should be src without the last axis", ref_shape=list(shape))
         idx_t = "uint16" if src.dt.bits == 16 else "uint32"
         kind = "max" if largest else "min"
         with self.new_stmt_scope():

@@ -148,3 +148,20 @@ def test_a_feed_array_of_the_wrong_shape_or_dtype_names_the_feed_file_not_unknow
     assert main(["--feed", str(feed), "--format", "json", str(script)]) == 3
     err = json.loads(capsys.readouterr().out)["kernels"][0]["error"]
     assert err.startswith(f"--feed {feed}: tikdb.start_debug operand a_gm: feed_dict['a_gm'] has dtype float32")
+
+
+def test_unreadable_npz_members_are_usage_errors_not_tracebacks(tmp_path, capsys):
+    """A feed .npz with an object array is not called 'not an .npz archive'; a zip member that is no .npy and a
+    damaged archive are usage errors (exit 2) too -- they escaped as AttributeError / zipfile.BadZipFile."""
+    import zipfile
+    np.savez(tmp_path / "obj.npz", a=np.array([1, "x"], dtype=object))
+    with zipfile.ZipFile(tmp_path / "txt.npz", "w") as z:
+        z.writestr("a.txt", "hello")
+    np.savez(tmp_path / "ok.npz", a=np.zeros(64, np.float16))
+    raw = (tmp_path / "ok.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(raw[:len(raw) // 2])
+    for name, words in (("obj", "array 'a' is an object array"), ("txt", "its member 'a.txt' is not a numpy array"),
+                        ("cut", "it is a damaged .npz archive")):
+        assert main(["--feed", str(tmp_path / f"{name}.npz"), TILED]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err and "not an .npz archive" not in err, (name, err)

@@ -366,3 +366,18 @@ def test_h_reduce_arg_takes_the_first_nan_wherever_it_is(n, nans):
     v = np.random.default_rng(0).integers(-100, 100, n).astype(np.float16)
     v[nans] = np.nan
     assert _whole_row_arg(v) == (np.argmax(v), np.argmin(v)) == (min(nans), min(nans))
+
+
+def test_h_reduce_arg_of_static_rows_checks_dst_shape():
+    """h_reduce_argmax over the last axis of static rows checks dst's shape as the run-time path does: a dst
+    of 2 elements for 4 rows was written past its end (the neighbouring UB elements got rows 2 and 3)."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (4, 128), name="ub", scope=tik.scope_ubuf)
+    yu = ti.Tensor("int32", (8,), name="yu", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"test_vector_h.py:\d+ in `tik.h_reduce_argmax`: .*dst is \[2\] and src "
+                                          r"is \[4, 128\], so dst should be \[4\]"):
+        ti.h_reduce_argmax(yu[0:2], ub, axis=1)
+    ti.h_reduce_argmin(yu[0:4], ub, axis=1)          # the right shape still lowers
