@@ -856,9 +856,16 @@ def not_(c) -> ScalarExpr:
 
 
 def _offset(n) -> ScalarExpr:
-    """An element offset as an ``index`` value."""
-    if type(n) is int:
-        return Const(n, INDEX)
+    """An element offset as an ``index`` value. An int outside int64 is refused: ``index`` arithmetic wraps
+    modulo 2**64, so ``p + 2**64`` would silently be ``p``."""
+    if type(n) is int or (isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))):
+        if not -2 ** 63 <= int(n) < 2 ** 63:
+            raise IllegalOperand(f"pointer offset {int(n)} does not fit a 64-bit index (it would wrap around)",
+                                 operand="offset", value=int(n), limit="[-2**63, 2**63)",
+                                 hint="offset by the number of elements inside the buffer (an offset this large "
+                                      "is outside every memory space)")
+        if type(n) is int:
+            return Const(n, INDEX)
     e = as_expr(n, INDEX)
     if e.is_ptr or not (S.is_int(e.type) or S.is_bool(e.type)):
         raise IllegalOperand(f"pointer offsets must be integers, got {type_str(e.type)}", operand="offset",

@@ -229,6 +229,18 @@ def test_pointer_arithmetic_errors_name_the_user_line():
     assert P.static_addr(ub.pto_ptr() - np.int64(2)) == ub.storage.addr - 4
 
 
+def test_a_pointer_offset_past_int64_is_refused_not_wrapped():
+    """``index`` arithmetic wraps modulo 2**64, so ``p + 2**64`` was silently ``p`` (a kernel then wrote ub[0:64]
+    with no report: h_review248). Offsets outside int64 are refused at the user's line; the int64 edge is kept."""
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    for off in (2 ** 64, -2 ** 64, 2 ** 70, np.uint64(2 ** 63)):
+        with pytest.raises(IllegalOperand, match="does not fit a 64-bit index") as e:
+            ub.pto_ptr() + off
+        assert e.value.where is not None and e.value.where.file == __file__ and e.value.hint, str(e.value)
+    assert P.static_addr(ub.pto_ptr() + (2 ** 63 - 1)) is not None
+
+
 def _spill_kernel(offset, in_loop=False):
     """vadds of 128 f16 lanes at ``ub.pto_ptr() + offset`` on a 128-element ``ub``; ``nb`` follows it in UB."""
     ti = tik.Tik()
