@@ -42,9 +42,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import lzma
 import os
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -562,8 +564,9 @@ def load_feed(path: str) -> dict:
                     raise ValueError(f"its member {key!r} is not a numpy array (.npy)")
                 out[key] = a.item() if a.ndim == 0 else a
         return out
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        if isinstance(e, zipfile.BadZipFile):           # truncated or damaged: numpy lets zipfile's error out
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, lzma.LZMAError) as e:
+        if isinstance(e, (zipfile.BadZipFile, zlib.error, lzma.LZMAError)):   # truncated or damaged (a savez_compressed
+            # member's deflate stream: zlib.error): numpy lets zipfile's / the decompressor's error out
             e = f"it is a damaged .npz archive ({e})"
         elif isinstance(e, ValueError) and "allow_pickle" in str(e):   # numpy's words for pickled data
             # an archive's member: an object array (saved with pickle); else the bytes are no .npz at all

@@ -827,7 +827,7 @@ class HVectorAPI:
             if not dynamic:
                 for r, k in rows:
                     self._h_arg_row(kind, largest, src, r, L, par, out, work, regs, idx_t)
-                    finish(k)
+                    finish(k if whole else self._h_row_offset(shape[:-1], dst._strides, k))
                 return
             row_lay = _Layout(L, None, tuple(shape[:-1]), [tuple(src._strides[:-1]), tuple(dst._strides)
                                                             if not whole else ()])
@@ -836,6 +836,16 @@ class HVectorAPI:
                 self._h_arg_row(kind, largest, src, rel[0], L, par, out, work, regs, idx_t)
                 finish(rel[1] if not whole else None)
             self._h_for_rows(row_lay, row)
+
+    @staticmethod
+    def _h_row_offset(dims, strides, k: int):
+        """Element offset of element ``k`` (row-major over the static ``dims``) of a view with ``strides``: a
+        strided dst view of a reduction holds its rows apart, not back to back."""
+        rel = 0
+        for d, st in zip(reversed(dims), reversed(strides)):
+            rel = _add(rel, _mul(k % d, st))
+            k //= d
+        return rel
 
     def _h_arg_row(self, kind, largest, src, r, L, par, out, work, regs, idx_t):
         """Index of the max/min of the ``L`` elements at ``src + r`` into ``regs[1]``: ``reduce_max/min

@@ -165,3 +165,15 @@ def test_unreadable_npz_members_are_usage_errors_not_tracebacks(tmp_path, capsys
         assert main(["--feed", str(tmp_path / f"{name}.npz"), TILED]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err and "not an .npz archive" not in err, (name, err)
+
+
+def test_a_damaged_compressed_npz_is_a_usage_error_not_a_zlib_traceback(tmp_path, capsys):
+    """np.savez_compressed output whose deflate stream is damaged (CRC not reached): zlib.error escaped."""
+    np.savez_compressed(tmp_path / "ok.npz", a=np.random.default_rng(0).standard_normal(4000).astype(np.float32))
+    raw = bytearray((tmp_path / "ok.npz").read_bytes())
+    for off in range(200, 2000, 97):
+        raw[off] ^= 0xFF
+    (tmp_path / "bad.npz").write_bytes(bytes(raw))
+    assert main(["--feed", str(tmp_path / "bad.npz"), TILED]) == 2
+    err = capsys.readouterr().err
+    assert "it is a damaged .npz archive" in err and "Traceback" not in err, err

@@ -381,3 +381,26 @@ def test_h_reduce_arg_of_static_rows_checks_dst_shape():
                                           r"is \[4, 128\], so dst should be \[4\]"):
         ti.h_reduce_argmax(yu[0:2], ub, axis=1)
     ti.h_reduce_argmin(yu[0:4], ub, axis=1)          # the right shape still lowers
+
+
+def test_h_reduce_arg_into_a_strided_dst_view_follows_its_strides():
+    """h_reduce_argmax of static rows [2, 3, 16] into dst = yu[0:2, 0:3] of a [4, 16] tensor: row (1, j) goes to
+    yu[1, j] as h_reduce_max puts it (it went to yu[0, 3 + j], outside the view, and yu[1, 0:3] kept its -1)."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    xg = ti.Tensor("float16", (96,), name="x", scope=tik.scope_gm)
+    yg = ti.Tensor("int32", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (2, 3, 16), name="ub", scope=tik.scope_ubuf)
+    yu = ti.Tensor("int32", (4, 16), name="yu", scope=tik.scope_ubuf)
+    ti.data_move(ub, xg, 0, 1, 6, 0, 0)
+    ti.vector_dup(64, yu, -1, 1, 1, 8)
+    ti.h_reduce_argmax(yu[0:2, 0:3], ub, axis=2)
+    ti.data_move(yg, yu, 0, 1, 8, 0, 0)
+    ti.BuildCCE("strided_arg", [xg], [yg])
+    x = np.random.default_rng(0).permutation(96).astype(np.float16)
+    out, = ti.tikdb.start_debug({"x": x}, interactive=False)
+    want = np.full((4, 16), -1, np.int32)
+    want[0:2, 0:3] = x.reshape(2, 3, 16).argmax(-1)
+    assert out.reshape(4, 16).tolist() == want.tolist()
