@@ -208,6 +208,12 @@ register_move_path("l1", "gm", MovePath(_units_form("mte_l1_gm"), socs=("Ascend9
 ATOMIC_MODES = {1: "float32", 2: "float16", 3: "int16", 4: "int32", 5: "int8", 6: "bfloat16"}
 #: ``pto.get_spr "ATOMIC"``: ``type | op << ATOMIC_OP_SHIFT`` (op 0 = add), 0 when atomics are off
 ATOMIC_OP_SHIFT = 3
+#: Named choice: a run-time (Scalar) ``set_atomic_add`` mode is checked when the kernel runs: a value
+#: outside 0..6, or a mode the chip lacks (tik_api.md §6.4 availability, e.g. 2 on Ascend910A), stops
+#: the run with `IllegalOperand` at the call's line, as the same mode given as a number is refused when
+#: traced (it used to leave the previous atomic state in force, so the move overwrote GM or accumulated
+#: in the earlier type). The chips' supported modes are always 0..k; a mode above k is refused.
+RUNTIME_ATOMIC_MODE_CHECKED = True
 _ATOMIC_PTO = {"float32": "f32", "float16": "f16", "int16": "s16", "int32": "s32", "int8": "s8", "bfloat16": "bf16"}
 
 
@@ -358,14 +364,24 @@ class DataAPI(TikBase):
             self._emit(f"set_atomic_{_ATOMIC_PTO[dt]}")
             self._emit("set_atomic_add")
             return
-        # run-time mode: one branch per supported value
+        # run-time mode: checked when the kernel runs (RUNTIME_ATOMIC_MODE_CHECKED), then one branch per
+        # supported value
         v = P.cast(self._int_arg(mode, "mode"), P.I64)
+        supported = [code for code, dt in ATOMIC_MODES.items() if platform.api_check_support("tik.set_atomic_add", dt)]
+        top = 0
+        while top + 1 in supported:
+            top += 1
+        soc = platform.current_soc()
+        names = ", ".join(f"{c} {ATOMIC_MODES[c]}" for c in range(1, top + 1))
+        if RUNTIME_ATOMIC_MODE_CHECKED:
+            self._emit("assert_in_range", v, 0, top,
+                       what=f"mode of tik.set_atomic_add ({soc.soc_version} {soc.core_type} supports 0 off"
+                            f"{', ' + names if names else ''}; 0..6 are the modes of any chip)")
         b = self._builder
         with b.if_(P.cmp("eq", v, 0)):
             self._emit("set_atomic_none")
-        for code, dt in ATOMIC_MODES.items():
-            if not platform.api_check_support("tik.set_atomic_add", dt):
-                continue
+        for code in supported:
+            dt = ATOMIC_MODES[code]
             with b.elif_(P.cmp("eq", v, code)):
                 self._emit(f"set_atomic_{_ATOMIC_PTO[dt]}")
                 self._emit("set_atomic_add")

@@ -640,6 +640,28 @@ def test_data_move_run_time_gaps_are_range_checked_under_their_tik_names(which, 
         ti.tikdb.start_debug({"x": xs, "g": bad}, interactive=False)
 
 
+@pytest.mark.parametrize("chip, mode", [("Ascend910", 2), ("Ascend310P3", 4), ("Ascend310", 1), ("Ascend910B1", 7)])
+def test_run_time_atomic_mode_the_chip_lacks_stops_the_run(chip, mode):
+    """A Scalar mode is refused when the kernel runs, as the same number is refused when traced (tik_api.md
+    §6.4 availability); it used to leave atomics as they were, so the move overwrote GM silently."""
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    m = ti.InputScalar("int32", name="m")
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    line = here()
+    ti.set_atomic_add(m)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    ti.set_atomic_add(0)
+    build(ti, "atomic_rt", [x, m], [y])
+    with raises_tik(IllegalOperand, match=rf"test_data_move.py:{line} in `tik.set_atomic_add`: mode of "
+                                          rf"tik.set_atomic_add \(.* supports 0 off.*\) = {mode} is outside"):
+        run(ti, {"x": np.ones(16, np.float16), "m": mode})
+    if chip == "Ascend910B1":
+        assert run(ti, {"x": np.ones(16, np.float16), "m": 2})[0].tolist() == [1.0] * 16
+
 def test_mov_atomic_add_to_scalar_reads_the_mode_set_atomic_add_wrote():
     set_current_compile_soc_info("Ascend910B1")
     ti = tik.Tik()
