@@ -747,3 +747,21 @@ def test_a_run_time_gap_of_a_single_burst_move_is_unused(static_one):
     if not static_one:
         with raises_tik(IllegalOperand, match=r"src_stride of tik.data_move .* = -21 is outside \[0, 65535\]"):
             ti.tikdb.start_debug({"x": xs, "g": -21, "n": 2}, interactive=False)
+
+
+def test_every_chip_s_atomic_modes_are_contiguous_from_one():
+    """RUNTIME_ATOMIC_MODE_CHECKED refuses a run-time mode above the chip's highest supported one, which
+    is right only while each chip's modes are 1..k without a gap (tik_api.md §6.4 availability)."""
+    from tbe_compat import platform
+    from tbe_compat.tik.data import ATOMIC_MODES
+    checked = set()
+    for soc in platform.soc_names():
+        for core_type in ("AiCore", "VectorCore"):
+            try:
+                set_current_compile_soc_info(soc, core_type=core_type)
+            except Exception:
+                continue
+            codes = [c for c, dt in ATOMIC_MODES.items() if platform.api_check_support("tik.set_atomic_add", dt)]
+            assert codes == list(range(1, len(codes) + 1)), (soc, core_type, codes)
+            checked.add(tuple(codes))
+    assert len(checked) >= 4  # 910A f32 only ... 910B all six: the sweep reached distinct chips
