@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pto_core import Machine, asm, pto
-from pto_core.errors import AsmParseError, IllegalOperand, PtoError, UninitializedRead
+from pto_core.errors import AsmParseError, IllegalOperand, Provenance, PtoError, UninitializedRead
 from pto_core.program import GmArg, program
 from kernel_helpers import line_of
 
@@ -185,3 +185,47 @@ def test_warn_at_shows_a_message_once_per_file_and_line_not_once_per_line_number
         for f in ("/u/k_a.py", "/u/k_b.py", "/u/k_a.py", "/u/k_b.py"):
             warn_at("one text", _Probe, Provenance(f, 11, "tik.data_move"))
     assert [(r.filename, r.lineno) for r in rec] == [("/u/k_a.py", 11), ("/u/k_b.py", 11)]
+
+
+def test_builder_calls_name_the_users_line_and_a_fix():
+    """k.load / k.store / k.assign / k.ptr / k.gm_arg / k.if_ / k.for_ ... refused bad arguments with no
+    file:line (only the `pto.<op>` calls and pointer arithmetic attached the user's line)."""
+    calls = [
+        (lambda k: k.assign(3, 1), "k.assign"),
+        (lambda k: k.assign(k.reg("s32"), k.ptr("ub", "f16", 0)), "k.assign"),
+        (lambda k: k.load(5), "k.load"),
+        (lambda k: k.load(k.ptr("ub", "f16", 0), 1.5), "k.load"),
+        (lambda k: k.load(k.ptr("ub", "f16", 0), 2 ** 64), "k.load"),
+        (lambda k: k.store(5, 0, 1), "k.store"),
+        (lambda k: k.store(k.ptr("ub", "f16", 0), 0, "x"), "k.store"),
+        (lambda k: k.ptr("ub", "f16", 1.5), "k.ptr"),
+        (lambda k: k.ptr("xx", "f16", 0), "k.ptr"),
+        (lambda k: k.reg("f99"), "k.reg"),
+        (lambda k: k.read_spr("NOPE"), "k.read_spr"),
+        (lambda k: k.gm_arg("1x", "f16", (4,)), "k.gm_arg"),
+        (lambda k: k.scalar_arg("s", "f99"), "k.scalar_arg"),
+        (lambda k: k.break_(), "k.break_"),
+        (lambda k: k.elif_(True), "k.elif_"),
+        (lambda k: k.if_(k.ptr("ub", "f16", 0)), "k.if_"),
+        (lambda k: k.for_(1, 4, block_num=4), "k.for_"),
+    ]
+    for call, name in calls:
+        with pytest.raises(PtoError) as ei:
+            with program("k", target="A2A3") as k:
+                call(k)
+        e = ei.value
+        assert e.where is not None and (e.where.file, e.where.line) == (HERE, call.__code__.co_firstlineno), \
+            (name, str(e))
+        assert e.where.call == name and "Fix:" in str(e), str(e)
+    # `where=` and a `k.at` block still decide the location
+    site = Provenance("kernel.py", 7, "tik.data_move")
+    with pytest.raises(PtoError) as ei:
+        with program("k", target="A2A3") as k:
+            with k.at(site):
+                k.load(5)
+    assert ei.value.where is site
+    # a block left open (not through `with`) is refused at the end of the program, at the user's line
+    with pytest.raises(PtoError, match="still open") as ei:
+        with program("k", target="A2A3") as k:
+            k.if_(True).__enter__()
+    assert ei.value.where is not None and ei.value.where.file == HERE
