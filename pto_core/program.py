@@ -856,15 +856,23 @@ def not_(c) -> ScalarExpr:
     return UnOp("not", cast(c, BOOL))
 
 
+def offset_error(n: int, run_time: bool = False) -> IllegalOperand:
+    """The error of a pointer offset ``n`` outside int64: an int offset when the kernel is written (`_offset`), an
+    offset expression's exact value when it runs (``run_time``: `interpreter` `_off64`; its integer arithmetic
+    would wrap it, e.g. ``ub[s * 4]`` with an int64 Scalar ``s = 2**62`` addressed ``ub[0]``)."""
+    how = " (the exact value of its integer arithmetic, at run time)" if run_time else ""
+    return IllegalOperand(f"pointer offset {n}{how} does not fit a 64-bit index (it would wrap around)",
+                          operand="offset", value=n, limit="[-2**63, 2**63)",
+                          hint="offset by the number of elements inside the buffer (an offset this large "
+                               "is outside every memory space)")
+
+
 def _offset(n) -> ScalarExpr:
     """An element offset as an ``index`` value. An int outside int64 is refused: ``index`` arithmetic wraps
     modulo 2**64, so ``p + 2**64`` would silently be ``p``."""
     if type(n) is int or (isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))):
         if not -2 ** 63 <= int(n) < 2 ** 63:
-            raise IllegalOperand(f"pointer offset {int(n)} does not fit a 64-bit index (it would wrap around)",
-                                 operand="offset", value=int(n), limit="[-2**63, 2**63)",
-                                 hint="offset by the number of elements inside the buffer (an offset this large "
-                                      "is outside every memory space)")
+            raise offset_error(int(n))
         if type(n) is int:
             return Const(n, INDEX)
     e = as_expr(n, INDEX)

@@ -229,3 +229,35 @@ def test_builder_calls_name_the_users_line_and_a_fix():
         with program("k", target="A2A3") as k:
             k.if_(True).__enter__()
     assert ei.value.where is not None and ei.value.where.file == HERE
+
+
+def _offset_kernel(dtype, offset):
+    """Copy x (64 f32) through UB and back out from ``ub + offset(s)`` (``s`` a scalar argument of ``dtype``)."""
+    with program("k", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        s = k.scalar_arg("s", dtype)
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(x, ub, 0, 256, nburst=(1, 256, 256))
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub + offset(s), y, 256, nburst=(1, 256, 256))      # OFFSET-LINE
+    return k.program
+
+
+def test_a_run_time_pointer_offset_past_int64_is_refused_not_wrapped():
+    """An int offset outside int64 is refused when written (fa40a71); an offset expression whose exact value
+    leaves int64 when the kernel runs was wrapped: ub + s * 4 with s = 2**62 read ub[0:64] silently. It is
+    refused at the op's line with the same message; values inside int64 (negative ones too) are unchanged."""
+    x = np.arange(64, dtype=np.float32)
+    bad = [("s64", lambda s: s * 4, 2 ** 62, 2 ** 64), ("s64", lambda s: s - 1, -2 ** 63, -2 ** 63 - 1),
+           ("s64", lambda s: s * 4, -2 ** 61 - 1, -2 ** 63 - 4), ("u64", lambda s: s, 2 ** 63, 2 ** 63)]
+    for dt, offset, value, exact in bad:
+        with pytest.raises(IllegalOperand, match="does not fit a 64-bit index") as ei:
+            _offset_kernel(dt, offset).run({"x": x, "s": value})
+        e = ei.value
+        assert e.value == exact and e.hint and "at run time" in str(e), str(e)
+        assert (e.where.file, e.where.line) == (HERE, _line_of("# OFFSET-LINE")), str(e)
+    for dt, offset, value in [("s64", lambda s: s * 4, 0), ("u64", lambda s: s, 0), ("s64", lambda s: s - 1, 1),
+                              ("s64", lambda s: s + 2 ** 62 - 2 ** 62, 0)]:
+        assert (_offset_kernel(dt, offset).run({"x": x, "s": value})["y"] == x).all()
