@@ -251,8 +251,12 @@ class ConfigError(PtoError, ValueError):
     """A bad option value (machine options, CLI flags)."""
 
 
-class AsmParseError(PtoError, SyntaxError):
-    """PTO-AS text could not be parsed; carries line and column."""
+class AsmParseError(PtoError, ValueError):
+    """PTO-AS text could not be parsed; carries line and column.
+
+    A ``ValueError`` (as ``json.JSONDecodeError`` and ``tomllib.TOMLDecodeError`` are), not a ``SyntaxError``:
+    SyntaxError's instance layout cannot be combined with ``SystemExit``'s, so the TIK facade's variant of the
+    class (`tbe_compat.tik.errors.tik_error_class`, a ``SystemExit`` by default) could not be built."""
 
     def __init__(self, message: str, *, line: int, column: int, source_name: str = "<pto>", **kw: Any):
         super().__init__(message, **kw)

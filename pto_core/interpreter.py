@@ -43,8 +43,8 @@ from .memory import Machine, MachineOptions, Ptr, _forget_written
 from .ops.ctrl import SPR_READERS
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
-                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, static_addr,
-                      stmt_exprs, walk, walk_stmts)
+                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, offset_error,
+                      static_addr, stmt_exprs, walk, walk_stmts)
 
 
 # ============================================================================= run-time helpers
@@ -59,6 +59,14 @@ def _step(s):
         raise IllegalOperand(f"loop step {s} must be positive", operand="step", value=s, limit="> 0",
                              hint="loops count up: give the loop a step >= 1")
     return s
+
+
+def _off64(n: int) -> int:
+    """A pointer offset computed at run time, exactly (not wrapped): refused outside int64 (`program.offset_error`,
+    as an int offset is when the kernel is written), else itself."""
+    if -0x8000000000000000 <= n <= 0x7FFFFFFFFFFFFFFF:
+        return n
+    raise offset_error(n, run_time=True)
 
 
 def _sub_byte_offset(addr: int, n: int, bits: int) -> int:
@@ -82,7 +90,7 @@ _HELPERS = {
     "_r32": S.round_f32, "_r16": S.round_f16, "_rbf": S.round_bf16, "_fdiv": S.fdiv, "_frem": S.frem,
     "_fadd": S.fadd, "_fsub": S.fsub, "_fmul": S.fmul,
     "_fwiden": S.widen_float, "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
-    "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
+    "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_off64": _off64, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
 }
 _ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
@@ -862,7 +870,7 @@ class _Codegen:
         if isinstance(p, PtrCast):
             return self.pex(p.p)
         if isinstance(p, PtrAdd):
-            base, n = self.pex(p.p), self.need(p.n)
+            base, n = self.pex(p.p), self.offset(p.n)
             bits = p.dtype.bits
             if isinstance(p.n, Const):
                 off = p.n.value * (bits // 8) if bits >= 8 else \
@@ -873,6 +881,23 @@ class _Codegen:
                 return f"({base} + {n})" if size == 1 else f"({base} + {n} * {size})"
             return f"_sbo({base}, {n}, {bits})"
         raise TypeError(f"unknown pointer expression {p!r}")
+
+    def offset(self, n: Expr) -> str:
+        """Code for a pointer offset (an ``index`` value): its exact value, refused at run time when it leaves
+        int64 (`_off64`) instead of wrapped. Looks through conversions between 64-bit integer types (a u64 value
+        >= 2**63 does not fit either); narrower integer arithmetic wraps in its own type first, as it should."""
+        e = n
+        while isinstance(e, Cast) and S.is_int(e.type) and S.is_int(e.a.type) and e.type.bits == 64 and \
+                e.type.kind != "u" and e.a.type.bits == 64:
+            if e.a.type.kind == "u":
+                return f"_off64({_bare(self.need(e.a))})"
+            e = e.a
+        if e is n and not (S.is_int(n.type) and n.type.bits == 64 and n.type.kind != "u"):
+            return self.need(n)
+        code, exact = self.ex(e)
+        if exact:
+            return code
+        return f"_off64({_bare(code)})"
 
     def ex(self, e: Expr):
         """``(code, exact)``: Python code for scalar ``e``; exact=False if it may need wrapping."""

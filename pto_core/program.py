@@ -767,7 +767,8 @@ def cast(x, t) -> ScalarExpr:
     t = scalar_type(t)
     x = as_expr(x, t)
     if x.is_ptr:
-        raise IllegalOperand("cannot convert a pointer to a scalar type; use p.addr", value=repr(x))
+        raise IllegalOperand("cannot convert a pointer to a scalar type", value=repr(x),
+                             hint="use p.addr (the byte address) where a number is meant")
     if x.type is t:
         return x
     if isinstance(x, Const):
@@ -855,15 +856,23 @@ def not_(c) -> ScalarExpr:
     return UnOp("not", cast(c, BOOL))
 
 
+def offset_error(n: int, run_time: bool = False) -> IllegalOperand:
+    """The error of a pointer offset ``n`` outside int64: an int offset when the kernel is written (`_offset`), an
+    offset expression's exact value when it runs (``run_time``: `interpreter` `_off64`; its integer arithmetic
+    would wrap it, e.g. ``ub[s * 4]`` with an int64 Scalar ``s = 2**62`` addressed ``ub[0]``)."""
+    how = " (the exact value of its integer arithmetic, at run time)" if run_time else ""
+    return IllegalOperand(f"pointer offset {n}{how} does not fit a 64-bit index (it would wrap around)",
+                          operand="offset", value=n, limit="[-2**63, 2**63)",
+                          hint="offset by the number of elements inside the buffer (an offset this large "
+                               "is outside every memory space)")
+
+
 def _offset(n) -> ScalarExpr:
     """An element offset as an ``index`` value. An int outside int64 is refused: ``index`` arithmetic wraps
     modulo 2**64, so ``p + 2**64`` would silently be ``p``."""
     if type(n) is int or (isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))):
         if not -2 ** 63 <= int(n) < 2 ** 63:
-            raise IllegalOperand(f"pointer offset {int(n)} does not fit a 64-bit index (it would wrap around)",
-                                 operand="offset", value=int(n), limit="[-2**63, 2**63)",
-                                 hint="offset by the number of elements inside the buffer (an offset this large "
-                                      "is outside every memory space)")
+            raise offset_error(int(n))
         if type(n) is int:
             return Const(n, INDEX)
     e = as_expr(n, INDEX)
@@ -1217,6 +1226,25 @@ class _At:
         return False
 
 
+def _user_errors(call: str):
+    """Decorator of the public `Builder` methods: a `PtoError` they raise without a location gets the
+    user's ``file:line`` (the ``where=`` argument, else the open `Builder.at` provenance, else the user's
+    frame: `Builder._prov`), tagged with the builder call ``call`` (``"k.load"``). One mechanism for every
+    builder call, as `_user_offset` is for pointer arithmetic."""
+    def deco(fn):
+        def method(self, *args, **kw):
+            try:
+                return fn(self, *args, **kw)
+            except PtoError as e:
+                if e.where is None:
+                    e.with_where(self._prov(kw.get("where"), call))
+                raise
+        method.__name__, method.__qualname__, method.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        method.__wrapped__ = fn
+        return method
+    return deco
+
+
 class Builder:
     """Records a kernel. Use through `program`::
 
@@ -1259,7 +1287,9 @@ class Builder:
         _builders.remove(self)
         self._open = False
         if exc[0] is None and len(self._blocks) != 1:
-            raise PtoError("a for_/if_ block is still open at the end of the program")
+            raise PtoError("a for_/if_ block is still open at the end of the program",
+                           where=registry.user_frame(1),
+                           hint="open every for_/if_ block with `with` so it closes with its body")
         return False
 
     @property
@@ -1326,12 +1356,15 @@ class Builder:
     # -- signature
     def _check_name(self, name: str):
         if not isinstance(name, str) or not name.isidentifier():
-            raise IllegalOperand(f"argument name {name!r} is not an identifier", operand="name", value=name)
+            raise IllegalOperand(f"argument name {name!r} is not an identifier", operand="name", value=name,
+                                 hint="name the argument with a Python identifier (letters, digits, _; not "
+                                      "starting with a digit)")
         if name in self._names:
             raise IllegalOperand(f"argument name {name!r} is used twice", operand="name", value=name,
                                  hint="give every kernel argument a unique name")
         self._names.add(name)
 
+    @_user_errors("k.gm_arg")
     def gm_arg(self, name: str, dt, shape, *, io: str = "in", fill: Optional[str] = None, init=None) -> GmArg:
         """Declare a GM tensor argument; returns the pointer to its first element."""
         self._check_name(name)
@@ -1339,6 +1372,7 @@ class Builder:
         self.program.args.append(a)
         return a
 
+    @_user_errors("k.scalar_arg")
     def scalar_arg(self, name: str, dt="s32") -> ScalarArg:
         """Declare a scalar kernel argument (TIK ``InputScalar``)."""
         self._check_name(name)
@@ -1347,6 +1381,7 @@ class Builder:
         return a
 
     # -- values
+    @_user_errors("k.reg")
     def reg(self, dt, init=None, *, name: Optional[str] = None, where: Optional[Provenance] = None) -> Reg:
         """A new scalar register; ``init`` (if given) is assigned here."""
         r = Reg(dt, name, owner=self)
@@ -1354,12 +1389,15 @@ class Builder:
             self.assign(r, init, where=self._prov(where, "reg"))
         return r
 
+    @_user_errors("k.ptr")
     def ptr(self, space: str, dt, addr) -> PtrExpr:
         """``pto.castptr``: a pointer to byte address ``addr`` (int or expression) in ``space``."""
         t = PtrType(dt, space)
         a = as_expr(addr, I64)
         if a.is_ptr or not S.is_int(a.type):
-            raise IllegalOperand("castptr needs an integer address", operand="addr", value=repr(a))
+            raise IllegalOperand("castptr needs an integer address", operand="addr", value=repr(a),
+                                 hint="pass the byte address as an int or an integer register/expression "
+                                      "(of a pointer: p.addr)")
         return PtrFromInt(a, t)
 
     @property
@@ -1371,12 +1409,14 @@ class Builder:
         return BlockNum()
 
     # -- statements
+    @_user_errors("k.assign")
     def assign(self, reg: Reg, value, *, where: Optional[Provenance] = None) -> None:
         if not isinstance(reg, Reg):
             raise IllegalOperand(f"can only assign to registers, not {reg!r}", value=repr(reg),
                                  hint="create one with k.reg(dtype)")
         self._emit(Assign(reg, cast(as_expr(value, reg.type), reg.type), self._prov(where, "assign")))
 
+    @_user_errors("k.load")
     def load(self, ptr: PtrExpr, offset=0, *, into: Optional[Reg] = None,
              where: Optional[Provenance] = None) -> Reg:
         """Read element ``ptr[offset]`` into a register (``into``, or a new one of the element type)."""
@@ -1392,6 +1432,7 @@ class Builder:
         self._emit(Load(r, ptr, _offset(offset), w))
         return r
 
+    @_user_errors("k.read_spr")
     def read_spr(self, spr: str, index: int = 0, *, into: Optional[Reg] = None,
                  where: Optional[Provenance] = None) -> Reg:
         """``pto.get_spr``: word ``index`` of special register ``spr`` (`SPR_WORDS`) into a register
@@ -1414,6 +1455,7 @@ class Builder:
         self._emit(ReadSpr(r, spr, index, w))
         return r
 
+    @_user_errors("k.store")
     def store(self, ptr: PtrExpr, offset, value, *, where: Optional[Provenance] = None) -> None:
         """Write ``value`` (converted to the element type) to ``ptr[offset]``."""
         ptr = self._ptr_operand(ptr, "store")
@@ -1424,12 +1466,14 @@ class Builder:
         if isinstance(p, Ptr):
             p = ptr_const(p)
         if not isinstance(p, PtrExpr):
-            raise IllegalOperand(f"{what} needs a pointer, got {p!r}", operand="ptr", value=repr(p))
+            raise IllegalOperand(f"{what} needs a pointer, got {p!r}", operand="ptr", value=repr(p),
+                                 hint=_pointer_hint(p))
         if p.dtype.bits < 8 and p.dtype.name != "bool":
             raise IllegalOperand(f"scalar {what} of packed type {p.dtype.name} is not supported", operand="ptr",
                                  value=p.dtype.name, hint="cast the pointer to u8 and unpack the byte")
         return p
 
+    @_user_errors("k.for_")
     def for_(self, lo, hi=None, step=1, *, name: str = "i", dtype=None, block_num=None,
              where: Optional[Provenance] = None) -> _Scope:
         """``with k.for_(lo, hi[, step]) as i:`` (``for_(n)`` = ``for_(0, n)``).
@@ -1486,7 +1530,7 @@ class Builder:
                                       "(loops one after the other are fine)")
         if not (isinstance(lo, int) and lo == 0) or not (isinstance(step, int) and step == 1):
             raise IllegalOperand("the multi-core loop must start at 0 with step 1", operand="block_num",
-                                 value=(lo, step))
+                                 value=(lo, step), hint="write k.for_(0, N, block_num=N)")
         if isinstance(block_num, int):
             if block_num < 1 or not (isinstance(hi, int) and hi == block_num):
                 raise IllegalOperand(f"multi-core loop: end {hi!r} must equal block_num {block_num}",
@@ -1515,6 +1559,7 @@ class Builder:
             self._multicore_open = False
         return _Scope(self, self._blocks[-1], var, close)
 
+    @_user_errors("k.if_")
     def if_(self, cond, *, where: Optional[Provenance] = None) -> _Scope:
         """``with k.if_(cond):``; follow with ``k.elif_(c)`` / ``k.else_()`` blocks."""
         stmt = If(self._cond(cond), [], None, self._prov(where, "if"))
@@ -1533,6 +1578,7 @@ class Builder:
                 raise PtoError(f"{what} after an else_ block", hint="else_ must be the last branch")
         return s
 
+    @_user_errors("k.elif_")
     def elif_(self, cond, *, where: Optional[Provenance] = None) -> _Scope:
         last = self._trailing_if("elif_")
         stmt = If(self._cond(cond), [], None, self._prov(where, "elif"))
@@ -1541,6 +1587,7 @@ class Builder:
         last.orelse = [stmt]
         return _Scope(self, stmt.then)
 
+    @_user_errors("k.else_")
     def else_(self) -> _Scope:
         last = self._trailing_if("else_")
         last.orelse = []
@@ -1549,17 +1596,21 @@ class Builder:
     def _cond(self, cond) -> ScalarExpr:
         c = as_expr(cond, BOOL)
         if c.is_ptr:
-            raise IllegalOperand("a pointer is not a condition", value=repr(c))
+            raise IllegalOperand("a pointer is not a condition", value=repr(c),
+                                 hint="compare its address instead (p.addr != 0) or test a loaded value")
         return cast(c, BOOL)
 
+    @_user_errors("k.break_")
     def break_(self, *, where=None):
         self._need_loop("break_")
         self._emit(Break(self._prov(where, "break")))
 
+    @_user_errors("k.continue_")
     def continue_(self, *, where=None):
         self._need_loop("continue_")
         self._emit(Continue(self._prov(where, "continue")))
 
+    @_user_errors("k.return_")
     def return_(self, *, where=None):
         self._emit(Return(self._prov(where, "return")))
 

@@ -549,6 +549,18 @@ def generated_feed(tik, seed: int = DEFAULT_SEED, given: Optional[dict] = None) 
     return feed, made
 
 
+def _not_numbers(dt: np.dtype) -> Optional[str]:
+    """Why a feed array of dtype ``dt`` cannot feed a kernel input (None if it can): a structured dtype (named
+    fields: a record per element, not one number) or an object / text / date array. Plain ``V2`` bytes pass (what
+    ``numpy.save`` writes for a bfloat16 array; start_debug checks the dtype against the tensor's)."""
+    if dt.fields is not None:
+        return (f"has the structured dtype {dt} (named fields, not one number per element); save the field you "
+                f"mean, e.g. numpy.savez(path, name=arr[{dt.names[0]!r}])")
+    if dt.kind in "OUSMm":
+        return f"has dtype {dt} ({'an object array' if dt.kind == 'O' else 'text or dates'}), not numbers"
+    return None
+
+
 def load_feed(path: str) -> dict:
     """The arrays of an ``.npz`` file by key (0-d arrays become numbers, for InputScalars)."""
     key = None
@@ -562,6 +574,9 @@ def load_feed(path: str) -> dict:
                 a = z[key]
                 if not isinstance(a, np.ndarray):        # a zip member not written by numpy.save
                     raise ValueError(f"its member {key!r} is not a numpy array (.npy)")
+                problem = _not_numbers(a.dtype)
+                if problem:
+                    raise ValueError(f"array {key!r} {problem}")
                 out[key] = a.item() if a.ndim == 0 else a
         return out
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, lzma.LZMAError) as e:
@@ -598,7 +613,8 @@ class ScriptComparison:
     """Result of `compare_script` / `compare_kernel`.
 
     ``exit_status``: 0 every compared call matched, 1 a difference (or a call the legacy model
-    refused), 3 the script or a kernel run failed, 4 no ``fixpipe`` call ran."""
+    refused), 2 a kernel run refused an array of the caller's feed (its shape, dtype or an InputScalar's
+    value: a usage error, `feed_errors`), 3 the script or a kernel run failed, 4 no ``fixpipe`` call ran."""
 
     script: str
     comparisons: list
@@ -606,6 +622,9 @@ class ScriptComparison:
     notes: list = field(default_factory=list)
     script_status: int = 0
     script_error: Optional[str] = None
+    #: kernels whose run start_debug refused for an array of the caller's feed (not in `to_dict`: the report's
+    #: kernel errors say it; `exit_status` is 2)
+    feed_errors: list = field(default_factory=list)
 
     @property
     def differences(self) -> list:
@@ -613,6 +632,8 @@ class ScriptComparison:
 
     @property
     def exit_status(self) -> int:
+        if self.feed_errors:
+            return FEED_ERROR_EXIT
         if self.script_error is not None or any(k.error for k in self.kernels):
             return 3
         if self.differences or any(c.errors for c in self.comparisons):
@@ -662,20 +683,34 @@ def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: Scrip
     try:
         tik.tikdb.start_debug(feed_dict=full, interactive=False)
     except (PtoError, SystemExit, RuntimeError) as e:
+        if explicit and _feed_check_error(e):
+            res.feed_errors.append(watch.name)
         run.error = _run_error(e, feed_name)
 
+
+#: Exit status of a run whose kernel start_debug refused for an array of the given feed (a shape, dtype or
+#: InputScalar value that does not fit the kernel): a usage error, like an unreadable --feed file or an unknown
+#: --kernel -- the input given to the command is wrong and the kernel never started -- not 3 ("the script or a
+#: kernel run failed"). The report is still written (fixpipe_compare.md, exit status).
+FEED_ERROR_EXIT = 2
 
 #: The call an error of the run's own feed checks names (`start_debug`'s shape/dtype/name checks); errors of
 #: the kernel's ops name the kernel's lines instead.
 FEED_CHECK_CALL = "tikdb.start_debug"
 
 
+def _feed_check_error(e: BaseException) -> bool:
+    """Whether ``e`` is one of start_debug's own checks of the feed (a shape, dtype or InputScalar value), not an
+    error of the kernel's ops (those name the kernel's lines)."""
+    where = getattr(e, "where", None)
+    return isinstance(e, PtoError) and where is not None and where.call == FEED_CHECK_CALL
+
+
 def _run_error(e: BaseException, feed_name: Optional[str]) -> str:
     """The report text of a failed comparison run. When the tool ran a kernel on a ``--feed`` file
     (``feed_name``), an error of start_debug's feed checks names that file: the site the error would
     name is not the user's (``<unknown>:0`` from the console command, the caller of ``main`` in-process)."""
-    where = getattr(e, "where", None)
-    if feed_name and isinstance(e, PtoError) and where is not None and where.call == FEED_CHECK_CALL:
+    if feed_name and _feed_check_error(e):
         e.where = None                          # e.op still names tikdb.start_debug
         return f"{feed_name}: {e}"
     return str(e)

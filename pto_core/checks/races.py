@@ -485,9 +485,9 @@ class GmRaceTracker:
             return
         self._seen.add(key)
         mode = self.mode
-        if mode != "raise" and len(self.machine.reports) >= self.machine.options.max_reports:
+        if mode == "record" and len(self.machine.reports) >= self.machine.options.max_reports:
             self.machine.reports_dropped += 1        # counted like every other capped report (MachineOptions)
-            return
+            return                                   # (`"warn"` still warns: a GmRaceWarning per distinct race)
         if span_of is not None:
             first, end = span_of()
         span = f"bytes [{first}, {end})"
@@ -522,7 +522,7 @@ class GmRaceTracker:
         if mode == "raise":
             raise err
         text = str(err)
-        self.machine.report("race", text)
+        self.machine.report("race", text)            # past max_reports: counted in reports_dropped, not kept
         if mode == "warn":
             warn_at(text, GmRaceWarning, where, stacklevel=4)      # at the second access's line
 

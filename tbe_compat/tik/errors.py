@@ -109,7 +109,7 @@ class _TikErrorMixin:
 
     @property
     def code(self):  # SystemExit's exit code/message: Python prints it when uncaught
-        text = PtoError.__str__(self)
+        text = str(self)            # the simulator class's message (AsmParseError's starts with source:line:column)
         return text + ("\n" + self.user_stack if self.user_stack else "")
 
     def __reduce__(self):

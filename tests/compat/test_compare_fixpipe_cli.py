@@ -135,18 +135,22 @@ def test_usage_error_wording_for_a_folder_and_a_non_npz_feed(tmp_path, capsys):
 
 def test_a_feed_array_of_the_wrong_shape_or_dtype_names_the_feed_file_not_unknown(tmp_path, capsys):
     """The tool itself runs a built-only kernel, so no frame of the user's script is on the stack: the
-    start_debug error about a --feed array names the feed file (it said ``<unknown>:0``)."""
+    start_debug error about a --feed array names the feed file (it said ``<unknown>:0``). It is a usage error
+    (exit 2: the given input does not fit the kernel, as an unreadable feed; it exited 3, "a kernel run failed"),
+    and the report is still written."""
     script = tmp_path / "b.py"
     script.write_text(BUILD_ONLY)
     feed = tmp_path / "in.npz"
     np.savez(feed, a_gm=np.zeros((1, 16, 16), np.float16), b_gm=np.zeros((2, 32, 16), np.float16))
-    assert main(["--feed", str(feed), str(script)]) == 3
+    assert main(["--feed", str(feed), str(script)]) == 2
     out = capsys.readouterr().out
     assert "<unknown>" not in out
     assert f"ERROR: --feed {feed}: tikdb.start_debug operand a_gm: feed_dict['a_gm'] has shape (1, 16, 16)" in out
     np.savez(feed, a_gm=np.zeros((2, 16, 16), np.float32), b_gm=np.zeros((2, 32, 16), np.float16))
-    assert main(["--feed", str(feed), "--format", "json", str(script)]) == 3
-    err = json.loads(capsys.readouterr().out)["kernels"][0]["error"]
+    assert main(["--feed", str(feed), "--format", "json", str(script)]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    err = doc["kernels"][0]["error"]
+    assert doc["exit_status"] == 2
     assert err.startswith(f"--feed {feed}: tikdb.start_debug operand a_gm: feed_dict['a_gm'] has dtype float32")
 
 
@@ -160,8 +164,14 @@ def test_unreadable_npz_members_are_usage_errors_not_tracebacks(tmp_path, capsys
     np.savez(tmp_path / "ok.npz", a=np.zeros(64, np.float16))
     raw = (tmp_path / "ok.npz").read_bytes()
     (tmp_path / "cut.npz").write_bytes(raw[:len(raw) // 2])
+    np.savez(tmp_path / "rec.npz", a=np.zeros(64, np.dtype([("a", "<f4")])))     # a structured dtype: loaded
+    np.savez(tmp_path / "rec0.npz", a=np.zeros((), np.dtype([("a", "<f2")])))    # (0-d: fed as a tuple)
+    np.savez(tmp_path / "txt0.npz", a=np.array("3"))
     for name, words in (("obj", "array 'a' is an object array"), ("txt", "its member 'a.txt' is not a numpy array"),
-                        ("cut", "it is a damaged .npz archive")):
+                        ("cut", "it is a damaged .npz archive"),
+                        ("rec", "array 'a' has the structured dtype [('a', '<f4')]"),
+                        ("rec0", "array 'a' has the structured dtype [('a', '<f2')]"),
+                        ("txt0", "array 'a' has dtype <U1 (text or dates), not numbers")):
         assert main(["--feed", str(tmp_path / f"{name}.npz"), TILED]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err and "not an .npz archive" not in err, (name, err)

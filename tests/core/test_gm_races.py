@@ -379,9 +379,8 @@ def test_a_repeated_write_write_race_is_measured_only_when_reported(monkeypatch)
     assert all("GM race (write/write) on region 'y' bytes [32, 64) (s32 elements 8..15)" in m for m in races)
 
 
-def test_a_race_past_the_report_cap_is_counted_as_dropped():
-    """MachineOptions(max_reports=): a race found once the list is full is counted in reports_dropped, as
-    every other capped report is (it was dropped without a count)."""
+def _two_sites_kernel():
+    """Core 1 races with core 0's store of y from two sites (bytes [0, 32) and [32, 64))."""
     with program("two_sites", target="A2A3") as k:
         x = k.gm_arg("x", "s32", (2, 16))
         y = k.gm_arg("y", "s32", (2, 8), io="out")
@@ -396,8 +395,58 @@ def test_a_race_past_the_report_cap_is_counted_as_dropped():
                 handoff("MTE2", "MTE3")
                 pto.mte_ub_gm(ub, y, 32, nburst=(1, 32, 32))             # site A: bytes [0, 32)
                 pto.mte_ub_gm(ub + 8, y + 8, 32, nburst=(1, 32, 32))     # site B: bytes [32, 64)
+    return k.program
+
+
+def test_a_race_past_the_report_cap_is_counted_as_dropped():
+    """MachineOptions(max_reports=): a race found once the list is full is counted in reports_dropped, as
+    every other capped report is (it was dropped without a count)."""
     for cap, kept, dropped in ((10, 2, 0), (1, 1, 1)):
-        exe = k.program.compile()
+        exe = _two_sites_kernel().compile()
         exe.run({"x": X}, options=MachineOptions(gm_races="record", max_reports=cap))
         assert len([m for kind, m in exe.reports if kind == "race"]) == kept
         assert exe.reports_dropped == dropped
+
+
+def _one_pair_four_times():
+    """Core 0 stores all 4 rows of y; core 1 stores each row (other values) from one site in a loop: four
+    detections of one (kind, region, pair of sites)."""
+    with program("one_pair", target="A2A3") as k:
+        x = k.gm_arg("x", "s32", (2, 32))
+        y = k.gm_arg("y", "s32", (4, 8), io="out")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            ub = k.ptr("ub", x.dtype, 0)
+            pto.mte_gm_ub(x + c * 32, ub, 0, 128, nburst=(1, 128, 128))
+            handoff("MTE2", "MTE3")
+            with k.if_(c == 0):
+                pto.mte_ub_gm(ub, y, 128, nburst=(1, 128, 128))
+            with k.else_():
+                with k.for_(0, 4) as i:
+                    pto.mte_ub_gm(ub + i * 8, y + i * 8, 32, nburst=(1, 32, 32))
+    return k.program
+
+
+def test_dropped_race_reports_count_reports_not_detections():
+    """reports_dropped counts the reports a run did not keep: a race is reported once per (kind, region, pair of
+    sites) (pto_sync.md §4; `gm_races.count` counts every detection), so kept + dropped is the number of reports
+    of an uncapped run whatever the cap, and "N more checker report(s) were not recorded" can be seen by raising
+    the cap by N. Counting every detection past the cap would say 4 here where an uncapped run has 1 report."""
+    x = np.arange(64, dtype=np.int32).reshape(2, 32)
+    for cap in (100, 0):
+        exe = _one_pair_four_times().compile()
+        exe.run({"x": x}, options=MachineOptions(gm_races="record", max_reports=cap))
+        kept = [m for kind, m in exe.reports if kind == "race"]
+        assert exe.machine.gm_races.count == 4 and len(kept) + exe.reports_dropped == 1, (cap, kept)
+
+
+def test_warn_mode_warns_for_each_distinct_race_past_the_report_cap():
+    """gm_races="warn" keeps the first events in machine.reports and emits a GmRaceWarning per distinct race
+    (MachineOptions): once max_reports was reached (e.g. by 100 uninitialised reads) a new race gave no warning
+    at all, only a count. It warns; the report list stays capped and the report is counted as dropped."""
+    for cap, kept in ((10, 2), (1, 1), (0, 0)):
+        exe = _two_sites_kernel().compile()
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            exe.run({"x": X}, options=MachineOptions(gm_races="warn", max_reports=cap))
+        assert len([w for w in got if issubclass(w.category, GmRaceWarning)]) == 2, cap
+        assert len([m for kind, m in exe.reports if kind == "race"]) == kept and exe.reports_dropped == 2 - kept

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pto_core import Machine, asm, pto
-from pto_core.errors import AsmParseError, IllegalOperand, PtoError, UninitializedRead
+from pto_core.errors import AsmParseError, IllegalOperand, Provenance, PtoError, UninitializedRead
 from pto_core.program import GmArg, program
 from kernel_helpers import line_of
 
@@ -185,3 +185,79 @@ def test_warn_at_shows_a_message_once_per_file_and_line_not_once_per_line_number
         for f in ("/u/k_a.py", "/u/k_b.py", "/u/k_a.py", "/u/k_b.py"):
             warn_at("one text", _Probe, Provenance(f, 11, "tik.data_move"))
     assert [(r.filename, r.lineno) for r in rec] == [("/u/k_a.py", 11), ("/u/k_b.py", 11)]
+
+
+def test_builder_calls_name_the_users_line_and_a_fix():
+    """k.load / k.store / k.assign / k.ptr / k.gm_arg / k.if_ / k.for_ ... refused bad arguments with no
+    file:line (only the `pto.<op>` calls and pointer arithmetic attached the user's line)."""
+    calls = [
+        (lambda k: k.assign(3, 1), "k.assign"),
+        (lambda k: k.assign(k.reg("s32"), k.ptr("ub", "f16", 0)), "k.assign"),
+        (lambda k: k.load(5), "k.load"),
+        (lambda k: k.load(k.ptr("ub", "f16", 0), 1.5), "k.load"),
+        (lambda k: k.load(k.ptr("ub", "f16", 0), 2 ** 64), "k.load"),
+        (lambda k: k.store(5, 0, 1), "k.store"),
+        (lambda k: k.store(k.ptr("ub", "f16", 0), 0, "x"), "k.store"),
+        (lambda k: k.ptr("ub", "f16", 1.5), "k.ptr"),
+        (lambda k: k.ptr("xx", "f16", 0), "k.ptr"),
+        (lambda k: k.reg("f99"), "k.reg"),
+        (lambda k: k.read_spr("NOPE"), "k.read_spr"),
+        (lambda k: k.gm_arg("1x", "f16", (4,)), "k.gm_arg"),
+        (lambda k: k.scalar_arg("s", "f99"), "k.scalar_arg"),
+        (lambda k: k.break_(), "k.break_"),
+        (lambda k: k.elif_(True), "k.elif_"),
+        (lambda k: k.if_(k.ptr("ub", "f16", 0)), "k.if_"),
+        (lambda k: k.for_(1, 4, block_num=4), "k.for_"),
+    ]
+    for call, name in calls:
+        with pytest.raises(PtoError) as ei:
+            with program("k", target="A2A3") as k:
+                call(k)
+        e = ei.value
+        assert e.where is not None and (e.where.file, e.where.line) == (HERE, call.__code__.co_firstlineno), \
+            (name, str(e))
+        assert e.where.call == name and "Fix:" in str(e), str(e)
+    # `where=` and a `k.at` block still decide the location
+    site = Provenance("kernel.py", 7, "tik.data_move")
+    with pytest.raises(PtoError) as ei:
+        with program("k", target="A2A3") as k:
+            with k.at(site):
+                k.load(5)
+    assert ei.value.where is site
+    # a block left open (not through `with`) is refused at the end of the program, at the user's line
+    with pytest.raises(PtoError, match="still open") as ei:
+        with program("k", target="A2A3") as k:
+            k.if_(True).__enter__()
+    assert ei.value.where is not None and ei.value.where.file == HERE
+
+
+def _offset_kernel(dtype, offset):
+    """Copy x (64 f32) through UB and back out from ``ub + offset(s)`` (``s`` a scalar argument of ``dtype``)."""
+    with program("k", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        s = k.scalar_arg("s", dtype)
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(x, ub, 0, 256, nburst=(1, 256, 256))
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub + offset(s), y, 256, nburst=(1, 256, 256))      # OFFSET-LINE
+    return k.program
+
+
+def test_a_run_time_pointer_offset_past_int64_is_refused_not_wrapped():
+    """An int offset outside int64 is refused when written (fa40a71); an offset expression whose exact value
+    leaves int64 when the kernel runs was wrapped: ub + s * 4 with s = 2**62 read ub[0:64] silently. It is
+    refused at the op's line with the same message; values inside int64 (negative ones too) are unchanged."""
+    x = np.arange(64, dtype=np.float32)
+    bad = [("s64", lambda s: s * 4, 2 ** 62, 2 ** 64), ("s64", lambda s: s - 1, -2 ** 63, -2 ** 63 - 1),
+           ("s64", lambda s: s * 4, -2 ** 61 - 1, -2 ** 63 - 4), ("u64", lambda s: s, 2 ** 63, 2 ** 63)]
+    for dt, offset, value, exact in bad:
+        with pytest.raises(IllegalOperand, match="does not fit a 64-bit index") as ei:
+            _offset_kernel(dt, offset).run({"x": x, "s": value})
+        e = ei.value
+        assert e.value == exact and e.hint and "at run time" in str(e), str(e)
+        assert (e.where.file, e.where.line) == (HERE, _line_of("# OFFSET-LINE")), str(e)
+    for dt, offset, value in [("s64", lambda s: s * 4, 0), ("u64", lambda s: s, 0), ("s64", lambda s: s - 1, 1),
+                              ("s64", lambda s: s + 2 ** 62 - 2 ** 62, 0)]:
+        assert (_offset_kernel(dt, offset).run({"x": x, "s": value})["y"] == x).all()

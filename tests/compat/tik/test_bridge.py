@@ -241,6 +241,25 @@ def test_a_pointer_offset_past_int64_is_refused_not_wrapped():
     assert P.static_addr(ub.pto_ptr() + (2 ** 63 - 1)) is not None
 
 
+def test_a_run_time_index_past_int64_is_refused_not_wrapped():
+    """The run-time twin of the test above: an index computed from an int64 Scalar whose exact value leaves int64
+    (s * 4 with s = 2**62) wrapped to 0, and data_move wrote ub[0:64] silently. Refused at the call's line."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (128,), name="ub", scope=tik.scope_ubuf)
+    s = ti.Scalar("int64", init_value=2 ** 62)
+    ti.data_move(ub, y, 0, 1, 16, 0, 0)
+    line = inspect.currentframe().f_lineno + 2
+    with ti.for_range(0, 1) as i:
+        ti.data_move(ub[s * (i + 1) * 4], x, 0, 1, 8, 0, 0)
+    ti.data_move(y, ub, 0, 1, 16, 0, 0)
+    ti.BuildCCE(kernel_name="wrap_rt", inputs=[x, y], outputs=[y])
+    with raises_tik(IllegalOperand, match="does not fit a 64-bit index") as e:
+        run(ti, {"x": np.ones(64, np.float32), "y": np.zeros(128, np.float32)})
+    assert (e.value.where.file, e.value.where.line) == (__file__, line) and e.value.value == 2 ** 64, str(e.value)
+
+
 def _spill_kernel(offset, in_loop=False):
     """vadds of 128 f16 lanes at ``ub.pto_ptr() + offset`` on a 128-element ``ub``; ``nb`` follows it in UB."""
     ti = tik.Tik()

@@ -389,3 +389,28 @@ def test_a_capacity_error_survives_pickling(level):
     assert type(back) is type(e) and isinstance(back, CapacityExceeded)
     assert isinstance(back, SystemExit) == (level != 1)
     assert str(back) == str(e) and back.where == e.where and back.hint == e.hint
+
+
+@pytest.mark.parametrize("exit_on_error", [True, False])
+def test_every_simulator_error_class_has_a_facade_variant(exit_on_error):
+    """tik_error_class(AsmParseError, exit_on_error=True) raised TypeError ('multiple bases have instance lay-out
+    conflict': AsmParseError was a SyntaxError, whose layout SystemExit's cannot share), so converting a PTO-AS
+    parse error in a TIK run failed with that TypeError. Every PtoError class builds, converts and pickles."""
+    import pickle
+    import pto_core.errors as E
+    from pto_core import asm
+    from tbe_compat.tik.errors import convert, tik_error_class
+    classes = [c for c in vars(E).values() if isinstance(c, type) and issubclass(c, PtoError)]
+    assert E.AsmParseError in classes
+    for c in classes:
+        cls = tik_error_class(c, exit_on_error=exit_on_error)
+        assert issubclass(cls, c) and issubclass(cls, RuntimeError) and issubclass(cls, SystemExit) == exit_on_error
+    with pytest.raises(E.AsmParseError) as info:
+        asm.parse("module {\n  func.func @k() {\n    pto.nonsense\n  }\n}\n", source_name="k.pto")
+    e = convert(info.value, api="tik.x", exit_on_error=exit_on_error)
+    assert isinstance(e, E.AsmParseError) and isinstance(e, SystemExit) == exit_on_error
+    assert (e.line, e.column) == (info.value.line, info.value.column) and str(e).startswith("k.pto:3:")
+    if exit_on_error:
+        assert e.code.startswith("k.pto:3:")       # what Python prints for an uncaught SystemExit
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is type(e) and str(back) == str(e)
