@@ -781,3 +781,27 @@ def test_integer_code_drops_only_redundant_parentheses():
             S.tdiv(av + bv, cv - dv + 100),
             S.wrap(S.wrap(S.wrap(av * bv, s32) + cv, s8) - (dv - av), s32)]
     assert k.program.run({"a": av, "b": bv, "c": cv, "d": dv})["o"].tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_integer_code_without_parentheses_parses_as_fully_parenthesized_code(monkeypatch, seed):
+    """The codegen's dropped parentheses (`_bare`, `_int_arith_code`, `wrap`) change no parse tree: random
+    programs (every scalar type and node, shared subexpressions, loops, ifs) compile to source whose AST equals
+    that of the same codegen with every operand parenthesized, as it was before the parentheses were dropped."""
+    import ast
+    from pto_core import interpreter
+
+    prog, _ = random_program(seed, depth=4)
+    lean = ast.dump(ast.parse(interpreter.compile_program(prog).source))
+
+    def wrap_parenthesized(code, t):
+        if t.kind == "u":
+            return f"(({code}) & {(1 << t.bits) - 1})"
+        half = 1 << (t.bits - 1)
+        return f"(((({code}) + {half}) & {(1 << t.bits) - 1}) - {half})"
+
+    monkeypatch.setattr(interpreter, "_bare", lambda code: code)
+    monkeypatch.setattr(interpreter, "_int_arith_code", lambda e, code: False)
+    monkeypatch.setattr(interpreter._Codegen, "wrap", staticmethod(wrap_parenthesized))
+    full = interpreter.compile_program(prog).source
+    assert full.count("(") > 0 and ast.dump(ast.parse(full)) == lean
