@@ -389,3 +389,22 @@ def test_a_capacity_error_survives_pickling(level):
     assert type(back) is type(e) and isinstance(back, CapacityExceeded)
     assert isinstance(back, SystemExit) == (level != 1)
     assert str(back) == str(e) and back.where == e.where and back.hint == e.hint
+
+
+def test_scalar_and_expression_errors_follow_err_msg_level_1():
+    """``Tik(err_msg_level=1)`` raises RuntimeError-type errors, not SystemExit (tik_api.md 3.1), so a script's
+    ``except Exception`` catches them: errors about Scalars, expressions and ScalarArray elements did end in
+    SystemExit (the Expr has no Tik; user_method looked only at ``self.tik``). Level 0 still exits."""
+    for level, exits in ((1, False), (0, True)):
+        set_current_compile_soc_info("Ascend910B1")
+        ti = tik.Tik(err_msg_level=level)
+        s = ti.Scalar("int32", init_value=1)
+        arr = ti.ScalarArray("int32", length=4, name="arr", init_value=0)
+        calls = (lambda: s + "x", lambda: (s + 1).astype(), lambda: (s + 1).astype("float64"), lambda: bool(s < 1),
+                 lambda: (s + 1).set_as(1), lambda: arr[s].set_as(1, 2, 3), lambda: int(s), lambda: tik.all())
+        for call in calls:
+            with pytest.raises(PtoError) as info:
+                call()
+            e = info.value
+            assert isinstance(e, RuntimeError) and isinstance(e, SystemExit) == exits, (level, type(e).__mro__)
+            assert e.where is not None and e.where.file == HERE and e.hint, str(e)
