@@ -296,6 +296,20 @@ def _no_python_value(e: Expr, what: str, hint: str) -> PtoError:
                      api="tik.Expr", operand=repr(e), hint=hint, where=where, exit_on_error=exit_on_error_of(e))
 
 
+def float_immediate(v, dt) -> float:
+    """An int/float immediate for float data of `DType` ``dt`` as the float it stands for: an int rounded once from
+    its exact value (`scalars.int_to_float`; past the format's range the signed inf, as a float past it gives),
+    a float unchanged. ``float(v)`` raised OverflowError for an int past float64's range."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        if dt.name in S.ROUNDERS:
+            return S.int_to_float(v, dt)
+        try:
+            return float(v)
+        except OverflowError:
+            return float("inf") if v > 0 else float("-inf")
+    return float(v)
+
+
 def py_number(v):
     """A numpy number as the Python number it holds (``np.float16(-0.0)`` -> ``-0.0`` with its sign,
     ``np.longdouble`` -> float, ``np.int64`` -> int); anything else, numpy bools included, unchanged."""
@@ -486,4 +500,5 @@ def negate(cond) -> Expr:
         return Expr(P.not_(ir_value(cond, what="condition")))
 
 
-__all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES"]
+__all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES",
+           "float_immediate"]
