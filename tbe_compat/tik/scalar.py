@@ -136,6 +136,30 @@ class Expr:
                                                             "signed value (s.astype('int64')) instead")
             return Expr(P.unop(op, self.ir))
 
+    def _no_python_op(self, *_, what: str = "", hint: str = ""):
+        """A Python operator TIK scalars do not have: a TIK error at the user's line, not a bare TypeError."""
+        from .errors import exit_on_error_of, tik_error, user_frame
+        w = user_frame()
+        raise tik_error(f"{self!r} has no Python {what} (TIK scalar expressions have + - * / // % << >> & | ^ ~ "
+                        f"and comparisons)", api="tik.Expr", operand=repr(self), hint=hint,
+                        where=None if w is None else type(w)(w.file, w.line, "tik.Expr"),
+                        exit_on_error=exit_on_error_of(self))
+
+    def __pow__(self, *args):
+        self._no_python_op(what="power (**, pow())", hint="multiply (s * s), or compute the power with the vector "
+                                                         "APIs (vec_ln, vec_muls, vec_exp) on tensors")
+
+    __rpow__ = __pow__
+
+    def __divmod__(self, _):
+        self._no_python_op(what="divmod()", hint="compute both parts: q = a // b and r = a % b (C truncation)")
+
+    __rdivmod__ = __divmod__
+
+    def __round__(self, *_):
+        self._no_python_op(what="round()", hint="convert with tik_instance.scalar_conv('round', dst, src), or "
+                                               "s.astype(dtype) (C conversion)")
+
     def __neg__(self): return self._un("neg")
     def __pos__(self): return self
     def __invert__(self): return self._un("not")

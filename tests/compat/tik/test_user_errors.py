@@ -408,3 +408,24 @@ def test_scalar_and_expression_errors_follow_err_msg_level_1():
             e = info.value
             assert isinstance(e, RuntimeError) and isinstance(e, SystemExit) == exits, (level, type(e).__mro__)
             assert e.where is not None and e.where.file == HERE and e.hint, str(e)
+
+
+def test_more_tensor_methods_and_scalar_operators_are_tik_errors():
+    """The other public Tensor methods called with arguments they do not take (``is_single_point(1)``,
+    ``ptr(1, 2)``, ``t()``), and Python operators a TIK scalar does not have (``s ** 2``, ``2 ** s``,
+    ``divmod``, ``round``) or a TIK tensor (``2 ** t``, ``t << 1``, ``t & 1``, ``~t``), are TIK errors at the
+    user's line with a Fix, not bare TypeErrors."""
+    ti, x, y, a, f = _kernel()
+    s = ti.Scalar("int32", init_value=3)
+    calls = (lambda: a.is_single_point(1), lambda: a.is_tensor_slice(True), lambda: a.ptr(1, 2),
+             lambda: a.pto_ptr(0), lambda: a.byte_offset(1), lambda: a(), lambda: a(1, 2),
+             lambda: s ** 2, lambda: 2 ** s, lambda: pow(s, 2, 5), lambda: divmod(s, 2), lambda: divmod(7, s),
+             lambda: round(s), lambda: 2 ** a, lambda: a << 1, lambda: 1 >> a, lambda: a & 1, lambda: 1 | a,
+             lambda: a ^ 1, lambda: ~a, lambda: divmod(a, 2), lambda: round(a))
+    for call in calls:
+        with raises_tik(IllegalOperand) as info:
+            call()
+        e = info.value
+        assert e.where is not None and e.where.file == HERE and e.hint, str(e)
+    assert a[0].is_single_point() and a[0:4].is_tensor_slice() and a.ptr(3).shape == [1] and a(5).shape == [1]
+    _copy_still_works(ti, x, y, a)
