@@ -267,6 +267,18 @@ class AsmParseError(PtoError, ValueError):
     def __str__(self) -> str:
         return f"{self.source_name}:{self.line}:{self.column}: {PtoError.__str__(self)}"
 
+    def __reduce__(self):
+        """Pickled with its keyword-only fields: the default (``cls(*args)``) cannot rebuild it (``line`` and
+        ``column`` are required), so a parse error raised in a multiprocessing worker killed the pool's result
+        thread instead of reaching the parent."""
+        return _rebuild_asm_parse_error, (type(self), self.message, self.line, self.column, self.source_name), \
+            dict(self.__dict__)
+
+
+def _rebuild_asm_parse_error(cls: type, message: str, line: int, column: int, source_name: str) -> AsmParseError:
+    """Unpickling helper of `AsmParseError`; the other fields (hint, where, ...) come from the pickled state."""
+    return cls(message, line=line, column=column, source_name=source_name)
+
 
 class TassignError(CapacityExceeded):
     """One or more TASSIGN static checks (SA-0351..SA-0354) failed; ``violations`` lists them."""

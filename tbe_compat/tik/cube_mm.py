@@ -38,7 +38,7 @@ from pto_core.ops.mte import l0a_layout
 from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
-from .scalar import py_number
+from .scalar import float_immediate, py_number
 from .vector_common import iadd, idiv, imul
 
 #: mmad flags that the modelled chips do not support (tik_api.md §8.1): flag -> what it does in TIK.
@@ -350,7 +350,7 @@ class CubeMatmulAPI(CubeBase):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._error(f"pad_value must be a number, got {v!r}", operand="pad_value", value=repr(v),
                               hint="pass pad_value as an int or float immediate")
-        return float(v)
+        return float_immediate(v, dt)
 
     def _cube_check_no_overlap(self, x, nx, y, ny):
         if x.tensor.storage is not y.tensor.storage:

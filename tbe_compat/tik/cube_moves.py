@@ -35,7 +35,7 @@ from .api import tik_api
 from .cube_common import CubeBase, codes, l0c_align
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem, isub
-from .scalar import Expr, Scalar, py_number
+from .scalar import Expr, Scalar, float_immediate, py_number
 from .tensor import Tensor
 
 U16 = 0xFFFF
@@ -636,7 +636,7 @@ class CubeMoveAPI(CubeBase):
                                   limit=f"integer in [{dt.min}, {dt.max}]",
                                   hint=f"pass pad_value as an integer in [{dt.min}, {dt.max}] (the feature map's dtype)")
             return int(v)
-        return float(v)
+        return float_immediate(v, dt)
 
     # ------------------------------------------------------------------ broadcast / col2img
     @tik_api("broadcast_ub_to_l0c")

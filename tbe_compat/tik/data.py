@@ -45,6 +45,7 @@ from pto_core.errors import IllegalOperand, UnsupportedOp
 from pto_core.memory import GM_TAIL_PAD
 from pto_core.ops.mte import GM_OVERREAD_READS_UNKNOWN
 from pto_core.ops.sync import barrier_pipe
+from pto_core.scalars import ROUNDERS, int_to_float
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
@@ -519,9 +520,11 @@ class DataAPI(TikBase):
                                   operand="padding_value", value=value, limit=f"[{info.min}, {info.max}]")
         else:
             top = float(ml_dtypes.finfo(dt.storage).max)
-            if not abs(float(value)) <= top:
+            if not abs(value) <= top:      # an int compared exactly (float(value) overflowed past float64)
                 raise self._error(f"padding_value {value!r} is outside the finite range of {name}",
                                   operand="padding_value", value=value, limit=f"[{-top:g}, {top:g}]")
+            if isinstance(value, int) and dt.name in ROUNDERS:
+                value = int_to_float(value, dt)    # rounded once (numpy took bfloat16 through float32: twice)
         return value
 
     @tik_api("block_barrier")

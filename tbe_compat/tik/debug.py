@@ -320,7 +320,9 @@ class Tikdb:
                                      hint=f"pass a value in [{lo}, {hi}], or declare the InputScalar with a wider "
                                           f"dtype")
             else:
-                v = float(v)
+                # rounded once to the dtype from the exact value (an int too: float(v) rounded an int past 53 bits
+                # twice and overflowed past float64's range); past the format's range it is the signed inf
+                v = S.normalize(v, t)
             out[s] = v
         return out
 

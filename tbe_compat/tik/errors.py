@@ -162,12 +162,25 @@ def user_method(api: str):
                     params = str(shown).replace("(self, ", "(", 1).replace("(self)", "()")
                     w = user_frame()
                     where = None if w is None else site_provenance(w.file, w.line, api)
-                    tik = getattr(self, "tik", None)
                     raise tik_error(f"bad arguments: {bad}", api=api, where=where, hint=f"call it as {api}{params}",
-                                    exit_on_error=getattr(tik, "_exit_on_error", True)) from None
+                                    exit_on_error=exit_on_error_of(self)) from None
                 raise
         return wrapper
     return deco
+
+
+def exit_on_error_of(value=None) -> bool:
+    """Whether a facade error about ``value`` (a Tensor, Scalar, ScalarArray element or expression) ends in
+    SystemExit: the ``err_msg_level`` of its `Tik` (0: SystemExit; 1: RuntimeError-type errors, tik_api.md 3.1).
+    An expression knows no Tik: the instance being traced (`registry.tracing_kernel`) decides; level 0 when
+    none is known."""
+    tik = getattr(value, "tik", None)
+    if tik is None:
+        tik = getattr(getattr(value, "array", None), "tik", None)
+    if tik is None:
+        from .registry import tracing_kernel
+        tik = tracing_kernel()
+    return getattr(tik, "_exit_on_error", True)
 
 
 def is_tik_error(e: BaseException) -> bool:
@@ -237,4 +250,4 @@ def tik_error(message: str, *, api: str, operand: Optional[str] = None, value=No
     return err
 
 
-__all__ = ["tik_error", "tik_error_class", "convert", "is_tik_error", "user_method"]
+__all__ = ["tik_error", "tik_error_class", "convert", "is_tik_error", "user_method", "exit_on_error_of"]

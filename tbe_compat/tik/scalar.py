@@ -65,14 +65,14 @@ class Expr:
     def set_as(self, *args, **kwargs):
         """An expression or a ``for_range`` loop variable is not a register: a clear error (TIK's ``Expr`` has
         no ``set_as``; Python would say only "'Expr' object has no attribute 'set_as'")."""
-        from .errors import tik_error, user_frame
+        from .errors import exit_on_error_of, tik_error, user_frame
         w = user_frame()
         what = "a for_range loop variable" if isinstance(self.ir, P.LoopVar) else "an expression"
         raise tik_error(f"{self!r} is {what}, which cannot be assigned: set_as is a method of tik.Scalar (and of "
                         f"tensor elements)", api="tik.Expr.set_as",
                         where=None if w is None else type(w)(w.file, w.line, "tik.Expr.set_as"),
                         hint="copy it into a Scalar and change that: s = tik_instance.Scalar(dtype, init_value=i); "
-                             "s.set_as(...)", cls=IllegalOperand)
+                             "s.set_as(...)", cls=IllegalOperand, exit_on_error=exit_on_error_of(self))
 
     # -- properties
     @property
@@ -82,18 +82,18 @@ class Expr:
     @user_method("tik.Expr.astype")
     def astype(self, dtype) -> "Expr":
         """C value conversion (TIK ``Expr.astype``)."""
-        with _expr_errors("tik.Expr.astype"):
+        with _expr_errors("tik.Expr.astype", self):
             return Expr(P.cast(self.ir, P.scalar_type(dtype)))
 
     @user_method("tik.Expr.reinterpret_cast_to")
     def reinterpret_cast_to(self, dtype) -> "Expr":
         """The same bits as another dtype of equal width."""
-        with _expr_errors("tik.Expr.reinterpret_cast_to"):
+        with _expr_errors("tik.Expr.reinterpret_cast_to", self):
             return Expr(P.bitcast(self.ir, P.scalar_type(dtype)))
 
     # -- arithmetic
     def _bin(self, op, other, reflected=False):
-        with _expr_errors(f"tik.Expr.__{op}__"):
+        with _expr_errors(f"tik.Expr.__{op}__", self):
             o = ir_value(other, what=f"operand of {op!r}")
             # INT64_IMMEDIATE_BIT_PATTERN is for int immediates only: a float past int64 is refused (below)
             o = int64_immediate_bits(o, self.ir.type) if type(o) is not float else \
@@ -128,13 +128,37 @@ class Expr:
     def __xor__(self, o): return self._bin("xor", o)
     def __rxor__(self, o): return self._bin("xor", o, True)
     def _un(self, op):
-        with _expr_errors(f"tik.Expr.__{op}__"):
+        with _expr_errors(f"tik.Expr.__{op}__", self):
             _no_bf16_arith(op, self.ir)
             if op == "neg" and self.ir.type.kind == "u":
                 raise IllegalOperand(f"cannot negate an unsigned {self.dtype} value", operand="neg",
                                      value=self.dtype, hint="TIK has no negation of uint Scalars; subtract from a "
                                                             "signed value (s.astype('int64')) instead")
             return Expr(P.unop(op, self.ir))
+
+    def _no_python_op(self, *_, what: str = "", hint: str = ""):
+        """A Python operator TIK scalars do not have: a TIK error at the user's line, not a bare TypeError."""
+        from .errors import exit_on_error_of, tik_error, user_frame
+        w = user_frame()
+        raise tik_error(f"{self!r} has no Python {what} (TIK scalar expressions have + - * / // % << >> & | ^ ~ "
+                        f"and comparisons)", api="tik.Expr", operand=repr(self), hint=hint,
+                        where=None if w is None else type(w)(w.file, w.line, "tik.Expr"),
+                        exit_on_error=exit_on_error_of(self))
+
+    def __pow__(self, *args):
+        self._no_python_op(what="power (**, pow())", hint="multiply (s * s), or compute the power with the vector "
+                                                         "APIs (vec_ln, vec_muls, vec_exp) on tensors")
+
+    __rpow__ = __pow__
+
+    def __divmod__(self, _):
+        self._no_python_op(what="divmod()", hint="compute both parts: q = a // b and r = a % b (C truncation)")
+
+    __rdivmod__ = __divmod__
+
+    def __round__(self, *_):
+        self._no_python_op(what="round()", hint="convert with tik_instance.scalar_conv('round', dst, src), or "
+                                               "s.astype(dtype) (C conversion)")
 
     def __neg__(self): return self._un("neg")
     def __pos__(self): return self
@@ -146,7 +170,7 @@ class Expr:
         from .tensor import Tensor
         if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
             return getattr(other, _MIRRORED[pred])(self)
-        with _expr_errors(f"tik.Expr.__{pred}__"):
+        with _expr_errors(f"tik.Expr.__{pred}__", self):
             other = _c_unsigned_compare_immediate(other, self.ir.type)
             o = float_immediate_to_int(ir_value(other, what="operand of a comparison"), self.ir.type,
                                        "operand of a comparison")
@@ -260,21 +284,21 @@ class InputScalar(Expr):
 class _expr_errors:
     """Convert simulator errors raised while building an expression into facade errors."""
 
-    __slots__ = ("api",)
+    __slots__ = ("api", "owner")
 
-    def __init__(self, api):
-        self.api = api
+    def __init__(self, api, owner=None):
+        self.api, self.owner = api, owner       # owner: the value whose Tik's err_msg_level applies
 
     def __enter__(self):
         return self
 
     def __exit__(self, et, e, tb):
         if e is not None and isinstance(e, PtoError):
-            from .errors import convert, is_tik_error, user_frame
+            from .errors import convert, exit_on_error_of, is_tik_error, user_frame
             if not is_tik_error(e):
                 w = user_frame()
                 where = None if w is None else type(w)(w.file, w.line, self.api)
-                raise convert(e, api=self.api, where=where) from None
+                raise convert(e, api=self.api, where=where, exit_on_error=exit_on_error_of(self.owner)) from None
         return False
 
 
@@ -288,12 +312,26 @@ def _no_bf16_arith(op: str, *operands) -> None:
 
 
 def _no_python_value(e: Expr, what: str, hint: str) -> PtoError:
-    from .errors import tik_error, user_frame
+    from .errors import exit_on_error_of, tik_error, user_frame
     w = user_frame()
     where = None if w is None else type(w)(w.file, w.line, "tik.Expr")
     return tik_error(f"{e!r} is evaluated when the kernel runs; it cannot be used as {what} while the "
                      f"kernel is traced",
-                     api="tik.Expr", operand=repr(e), hint=hint, where=where)
+                     api="tik.Expr", operand=repr(e), hint=hint, where=where, exit_on_error=exit_on_error_of(e))
+
+
+def float_immediate(v, dt) -> float:
+    """An int/float immediate for float data of `DType` ``dt`` as the float it stands for: an int rounded once from
+    its exact value (`scalars.int_to_float`; past the format's range the signed inf, as a float past it gives),
+    a float unchanged. ``float(v)`` raised OverflowError for an int past float64's range."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        if dt.name in S.ROUNDERS:
+            return S.int_to_float(v, dt)
+        try:
+            return float(v)
+        except OverflowError:
+            return float("inf") if v > 0 else float("-inf")
+    return float(v)
 
 
 def py_number(v):
@@ -462,9 +500,9 @@ def _conds(conds, api):
     if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
         conds = tuple(conds[0])
     if not conds:
-        from .errors import api_site, tik_error
+        from .errors import api_site, exit_on_error_of, tik_error
         raise tik_error("needs at least one condition", api=api, where=api_site(api),
-                        hint=f"pass one or more conditions: {api}(a > 0, b < n)")
+                        hint=f"pass one or more conditions: {api}(a > 0, b < n)", exit_on_error=exit_on_error_of())
     return [ir_value(c, what="condition") for c in conds]
 
 
@@ -486,4 +524,5 @@ def negate(cond) -> Expr:
         return Expr(P.not_(ir_value(cond, what="condition")))
 
 
-__all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES"]
+__all__ = ["Expr", "Scalar", "InputScalar", "all_", "any_", "negate", "ir_value", "static_int", "SCALAR_DTYPES",
+           "float_immediate"]

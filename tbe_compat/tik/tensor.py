@@ -280,10 +280,12 @@ class Tensor:
             return st.nbytes
         return Expr(P.binop("div", P.binop("mul", st.size_expr, st.dtype.bits), 8))
 
+    @user_method("tik.Tensor.is_single_point")
     def is_single_point(self) -> bool:
         """Whether every dim of the view is 1 (TIK ``Tensor.is_single_point``)."""
         return all(isinstance(d, int) and d == 1 for d in self._shape)
 
+    @user_method("tik.Tensor.is_tensor_slice")
     def is_tensor_slice(self) -> bool:
         """Whether the view covers less than its whole allocation (TIK ``Tensor.is_tensor_slice``; views with
         run-time dims or offsets count as slices only where that is known at trace time)."""
@@ -294,6 +296,7 @@ class Tensor:
             return True
         return isinstance(self.offset, int) and self.offset != 0
 
+    @user_method("tik.Tensor.ptr")
     def ptr(self, index=None):
         """``t.ptr(i)`` is ``t[i]`` (TIK ``Tensor.ptr``); ``t.ptr()`` is the view's start as a PTO pointer
         expression (``!pto.ptr<dtype, space>``)."""
@@ -302,11 +305,13 @@ class Tensor:
         base = self.storage.base_ptr(self._dt)
         return base + self.offset if not (isinstance(self.offset, int) and self.offset == 0) else base
 
+    @user_method("tik.Tensor.pto_ptr")
     def pto_ptr(self) -> P.PtrExpr:
         """The PTO pointer to this view's first element, for ``pto.*`` calls in this TIK kernel (mixed
         kernels; see `tbe_compat.tik.bridge` for the dtype/space/offset rules)."""
         return self.tik.pto_ptr(self)
 
+    @user_method("tik.Tensor.byte_offset")
     def byte_offset(self):
         """Byte offset of the view's start inside the storage (int or IR)."""
         return _mul(self.offset, self._dt.bits // 8) if self._dt.bits >= 8 else \
@@ -324,6 +329,7 @@ class Tensor:
     def __getitem__(self, key) -> "Tensor":
         return self.tik._api_view(self, key)
 
+    @user_method("tik.Tensor.__call__")
     def __call__(self, key) -> "Tensor":
         """``t(i)`` is ``t[i]``: TIK's Tensor defines ``__call__(index)`` as ``__getitem__(index)``
         (undocumented; CANN's nll_loss reads ``target_ub(0)`` and writes ``output(offset)``)."""
@@ -348,6 +354,8 @@ class Tensor:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arith
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __pos__ = __abs__ = __pow__ = _arith
+    __rpow__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __and__ = __rand__ = __or__ = __ror__ = _arith
+    __xor__ = __rxor__ = __invert__ = __matmul__ = __rmatmul__ = __divmod__ = __rdivmod__ = __round__ = _arith
 
     def __len__(self):
         self._no_python_op("len()", "use t.shape (a list of its dimensions) or t.size")

@@ -56,3 +56,29 @@ def test_a_limit_is_not_taken_as_stated_by_a_different_number():
     for msg in ("repeat 300 is over 255.", "offset -8 is below -8", "got 2, want 16 (0x10)"):
         limit = {"repeat 300 is over 255.": 255, "offset -8 is below -8": -8}.get(msg, 16)
         assert "(limit:" not in str(UnknownName(msg, operand="x", limit=limit))
+
+
+def test_every_simulator_error_survives_pickling():
+    """Every `pto_core.errors` class pickles and unpickles with its message, fields and ``str`` (a program run
+    in a multiprocessing worker reports its error in the parent). `AsmParseError` could not be rebuilt
+    (``line``/``column`` are required keywords): the pool's result thread died and the parent waited forever."""
+    import inspect
+    import pickle
+
+    from pto_core import errors as E
+    classes = [c for c in vars(E).values() if isinstance(c, type) and issubclass(c, E.PtoError)]
+    assert E.AsmParseError in classes and E.TassignError in classes
+    where = E.Provenance("/u/kernel.py", 12, "pto.mad")
+    for cls in classes:
+        extra = {"line": 3, "column": 7, "source_name": "k.pto"} if cls is E.AsmParseError else {}
+        if "violations" in inspect.signature(cls).parameters:
+            extra["violations"] = ("SA-0351",)
+        e = cls("bad thing", op="pto.mad", operand="%a", value=5, limit="[0, 4]", hint="do this", where=where,
+                context={"core": 1}, **extra)
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is cls and str(back) == str(e) and vars(back) == vars(e), cls
+    with pytest.raises(AsmParseError) as info:
+        asm.parse("func @k( {")
+    back = pickle.loads(pickle.dumps(info.value))
+    assert (back.line, back.column, back.source_name, str(back)) == \
+        (info.value.line, info.value.column, info.value.source_name, str(info.value))

@@ -566,3 +566,23 @@ def test_start_debug_block_dim_launches_only_the_first_blocks():
         with raises_tik(ConfigError, match=r"test_build_debug.py:\d+ .*block_dim = .* is not a block count in "
                                            r"\[1, 4\]"):
             ti.tikdb.start_debug(feed, interactive=False, block_dim=bad)
+
+
+def test_an_int_fed_to_a_float_input_scalar_is_rounded_once():
+    """A float InputScalar fed a Python int takes the int rounded once to its dtype, as a float Scalar's
+    init_value does: float(v) first rounded 2**60 + 2**36 + 1 to 2**60 in float64 (float32 then gave 2**60, not
+    2**60 + 2**37), and an int past float64's range was a bare OverflowError; it is inf."""
+    set_current_compile_soc_info("Ascend910B1")
+    for dt, v, want in (("float32", 2 ** 60 + 2 ** 36 + 1, 2.0 ** 60 + 2.0 ** 37),
+                        ("float32", -(2 ** 60 + 2 ** 36 + 1), -(2.0 ** 60 + 2.0 ** 37)),
+                        ("float32", np.uint64(2 ** 64 - 1), 2.0 ** 64), ("float16", 65519, 65504.0),
+                        ("float32", 2 ** 1100, np.inf), ("float16", -2 ** 1100, -np.inf), ("float32", 1.5, 1.5)):
+        ti = tik.Tik()
+        out = ti.Tensor(dt, (16,), name="out", scope=tik.scope_gm)
+        ub = ti.Tensor(dt, (16,), name="ub", scope=tik.scope_ubuf)
+        s = ti.InputScalar(dt, name="isc")
+        ti.vec_dup(16, ub, s, 1, 8)
+        ti.data_move(out, ub, 0, 1, 16 * np.dtype(dt).itemsize // 32, 0, 0)
+        build(ti, "isc_float", [s], [out])
+        got = run(ti, {"isc": v})[0]
+        assert (got == np.array(want, dtype=dt)).all(), (dt, v, got[0])

@@ -765,3 +765,30 @@ def test_every_chip_s_atomic_modes_are_contiguous_from_one():
             assert codes == list(range(1, len(codes) + 1)), (soc, core_type, codes)
             checked.add(tuple(codes))
     assert len(checked) >= 4  # 910A f32 only ... 910B all six: the sweep reached distinct chips
+
+
+def test_data_move_pad_int_padding_value_into_float_data_is_rounded_once():
+    """An int padding_value for float data is rounded once from its exact value: bfloat16 took 2**24 + 2**16 + 1
+    through float32 (2**24 + 2**16, a tie, then 2**24) instead of 2**24 + 2**17; an int past float64's range was a
+    bare OverflowError, it is the range error (as 70000 on float16 is)."""
+    import ml_dtypes
+    set_current_compile_soc_info("Ascend910B1")
+
+    def kernel(dt, value):
+        ti = tik.Tik()
+        x = ti.Tensor(dt, (64,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor(dt, (64,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor(dt, (64,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move_pad(ub, x, 1, 4, 0, 0, left_padding=2, padding_value=value)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        return build(ti, "pad_int", [x], [y])
+
+    for dt, npt, value, want in (("bfloat16", ml_dtypes.bfloat16, 2 ** 24 + 2 ** 16 + 1, 2.0 ** 24 + 2.0 ** 17),
+                                 ("float32", np.float32, 2 ** 60 + 2 ** 36 + 1, 2.0 ** 60 + 2.0 ** 37),
+                                 ("float16", np.float16, 2049, 2048.0)):
+        got = run(kernel(dt, value), {"x": np.zeros(64, npt)})[0]
+        assert float(got[0]) == want and float(got[1]) == want, (dt, got[:2])
+    for dt, value in (("float32", 2 ** 1100), ("float16", -2 ** 1100), ("float16", 65519)):
+        with raises_tik(IllegalOperand, match="outside the finite range") as e:
+            kernel(dt, value)
+        assert e.value.where.file == __file__, e.value

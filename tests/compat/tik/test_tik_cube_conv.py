@@ -792,3 +792,23 @@ def test_load3dv1_takes_a_numpy_scalar_pad_value(pad_value):
     want = np.float16(pad_value.item())
     assert (first.view(np.uint16) == want.view(np.uint16)).all()
     assert (res[16 * 5:16 * 6] == 1).all()      # pixel (1, 1) of tap (0, 0) reads the map
+
+
+def test_an_int_pad_value_past_float64_is_inf_not_an_overflow_error():
+    """An int pad_value for float16 data is converted from its exact value, as a float one is (1e300 pads
+    inf): 2**1100 was a bare OverflowError from float(); the padded taps are inf (-inf for -2**1100)."""
+    for pv, want in ((2 ** 1100, np.inf), (-2 ** 1100, -np.inf), (65519, 65504.0)):
+        set_current_compile_soc_info("Ascend910A")
+        ti = tik.Tik()
+        g = ti.Tensor("float16", (1, 4, 4, 16), name="g", scope=tik.scope_gm)
+        fm = ti.Tensor("float16", (1, 4, 4, 16), name="fm", scope=tik.scope_cbuf)
+        col = ti.Tensor("float16", (16 * 16,), name="col", scope=tik.scope_ubuf)
+        out = ti.Tensor("float16", (16 * 16,), name="out", scope=tik.scope_gm)
+        ti.data_move(fm, g, 0, 1, 16, 0, 0)
+        ti.load3dv1(col, fm, [1, 1, 1, 1], 4, 4, 0, 0, 0, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, 1, pad_value=pv)
+        ti.data_move(out, col, 0, 1, 16, 0, 0)
+        ti.BuildCCE("ipad", [g], [out])
+        res, = run(ti, {"g": np.ones((1, 4, 4, 16), np.float16)})
+        assert (res[:16] == np.float16(want)).all(), (pv, res[:2])
+        ti, fm, w, dst = _conv_args()
+        ti.conv2d(dst, fm, w, [2, 4, 4, 16], [2, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], pv, init_l1out=True)

@@ -414,3 +414,43 @@ def test_every_simulator_error_class_has_a_facade_variant(exit_on_error):
         assert e.code.startswith("k.pto:3:")       # what Python prints for an uncaught SystemExit
     back = pickle.loads(pickle.dumps(e))
     assert type(back) is type(e) and str(back) == str(e)
+
+
+def test_scalar_and_expression_errors_follow_err_msg_level_1():
+    """``Tik(err_msg_level=1)`` raises RuntimeError-type errors, not SystemExit (tik_api.md 3.1), so a script's
+    ``except Exception`` catches them: errors about Scalars, expressions and ScalarArray elements did end in
+    SystemExit (the Expr has no Tik; user_method looked only at ``self.tik``). Level 0 still exits."""
+    for level, exits in ((1, False), (0, True)):
+        set_current_compile_soc_info("Ascend910B1")
+        ti = tik.Tik(err_msg_level=level)
+        s = ti.Scalar("int32", init_value=1)
+        arr = ti.ScalarArray("int32", length=4, name="arr", init_value=0)
+        calls = (lambda: s + "x", lambda: (s + 1).astype(), lambda: (s + 1).astype("float64"), lambda: bool(s < 1),
+                 lambda: (s + 1).set_as(1), lambda: arr[s].set_as(1, 2, 3), lambda: int(s), lambda: tik.all())
+        for call in calls:
+            with pytest.raises(PtoError) as info:
+                call()
+            e = info.value
+            assert isinstance(e, RuntimeError) and isinstance(e, SystemExit) == exits, (level, type(e).__mro__)
+            assert e.where is not None and e.where.file == HERE and e.hint, str(e)
+
+
+def test_more_tensor_methods_and_scalar_operators_are_tik_errors():
+    """The other public Tensor methods called with arguments they do not take (``is_single_point(1)``,
+    ``ptr(1, 2)``, ``t()``), and Python operators a TIK scalar does not have (``s ** 2``, ``2 ** s``,
+    ``divmod``, ``round``) or a TIK tensor (``2 ** t``, ``t << 1``, ``t & 1``, ``~t``), are TIK errors at the
+    user's line with a Fix, not bare TypeErrors."""
+    ti, x, y, a, f = _kernel()
+    s = ti.Scalar("int32", init_value=3)
+    calls = (lambda: a.is_single_point(1), lambda: a.is_tensor_slice(True), lambda: a.ptr(1, 2),
+             lambda: a.pto_ptr(0), lambda: a.byte_offset(1), lambda: a(), lambda: a(1, 2),
+             lambda: s ** 2, lambda: 2 ** s, lambda: pow(s, 2, 5), lambda: divmod(s, 2), lambda: divmod(7, s),
+             lambda: round(s), lambda: 2 ** a, lambda: a << 1, lambda: 1 >> a, lambda: a & 1, lambda: 1 | a,
+             lambda: a ^ 1, lambda: ~a, lambda: divmod(a, 2), lambda: round(a))
+    for call in calls:
+        with raises_tik(IllegalOperand) as info:
+            call()
+        e = info.value
+        assert e.where is not None and e.where.file == HERE and e.hint, str(e)
+    assert a[0].is_single_point() and a[0:4].is_tensor_slice() and a.ptr(3).shape == [1] and a(5).shape == [1]
+    _copy_still_works(ti, x, y, a)
