@@ -41,6 +41,7 @@ from .errors import (BarrierCountWarning, ConfigError, IllegalOperand, PtoError,
                      at_site, warn_at)
 from .memory import Machine, MachineOptions, Ptr, _forget_written
 from .ops.ctrl import SPR_READERS
+from .ops.sync import LaunchWider
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
                       ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, offset_error,
@@ -1115,6 +1116,16 @@ def _first_site(sites):
     return min((w for w in sites if w is not None), key=lambda w: (w.file, w.line), default=None)
 
 
+#: Named choice RELAUNCH_WIDER: a kernel whose block count is computed at run time (``pto.launch_blocks``;
+#: TIK ``for_range(0, s, block_num=s)`` with a Scalar ``s``) may ask for more blocks than the machine
+#: `Executable.run` built for it (the chip's CORE_NUM). TIK accepts any ``block_num`` in [1, 65535] (its
+#: for_range reference page, immediate or Scalar) and the runtime runs more blocks than cores in batches,
+#: as it does for an immediate ``block_num`` above CORE_NUM; so run() starts the launch again on a machine
+#: of that many cores (one per block, as for an immediate block_num) instead of refusing the kernel. The
+#: first attempt's state is discarded (inputs are bound anew); a machine the caller passed, or an
+#: explicit ``cores=``, is kept and the count stays an error there.
+RELAUNCH_WIDER = True
+
 #: The most blocks one launch starts (TIK's ``block_num`` range [1, 65535]; the same bound the TIK
 #: facade checks a fed InputScalar against): checked before the launch allocates a core per block.
 MAX_LAUNCH_BLOCKS = 65535
@@ -1274,23 +1285,32 @@ class Executable:
         n = self._launch_width(inputs, cores)
         if block_dim is not None:
             n = self._block_dim(n, block_dim)
-        if machine is None:
-            self.machine = None            # the previous run's machine can go before the new one is built
-            machine = Machine(prog.target, cores=n, options=options)
-        elif len(machine.cores) < n:
+        own = machine is None
+        if not own and len(machine.cores) < n:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
                               value=len(machine.cores), limit=n)
-        self.machine = machine
         aliases = self._aliases(alias or {})
-        args, regions = self._bind_args(machine, inputs, aliases)
-        machine.launch_width = 1
-        self._launch_n = n
-        self._start = lambda c: (c, self._kernel(machine.context(c), c, n, *args))
-        gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
-        if order == "sequential":
-            self._sequential(gens)
-        else:
-            self._interleave(gens, random.Random(seed))
+        while True:
+            if own:
+                self.machine = None        # the previous run's machine can go before the new one is built
+                machine = Machine(prog.target, cores=n, options=options)
+                machine.relaunch_wider = RELAUNCH_WIDER and self._lazy_launch and cores is None
+            self.machine = machine
+            args, regions = self._bind_args(machine, inputs, aliases)
+            machine.launch_width = 1
+            self._launch_n = n
+            self._start = lambda c, machine=machine, args=args, n=n: (c, self._kernel(machine.context(c), c, n,
+                                                                                      *args))
+            gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
+            try:
+                if order == "sequential":
+                    self._sequential(gens)
+                else:
+                    self._interleave(gens, random.Random(seed))
+            except LaunchWider as e:       # RELAUNCH_WIDER: again, on one core per block of the count
+                n = e.count
+                continue
+            break
         machine.end_kernel()
         self.reports = list(machine.reports)
         self.reports_dropped = machine.reports_dropped

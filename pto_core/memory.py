@@ -446,6 +446,9 @@ class Machine:
         self.gm_overread_sites: set = set()
         self.printed: list = []           # (core, text) of every pto.debug_print
         self.launch_width = 1             # cores a run-time block count asked for (pto.launch_blocks)
+        #: a run-time block count above ``len(cores)`` restarts the launch on a wider machine instead of
+        #: failing (set by `Executable.run` on the machines it builds: RELAUNCH_WIDER)
+        self.relaunch_wider = False
         self._contexts = [ExecContext(self, c) for c in self.cores]
         if self.options.check_hazards:
             tracker_cls = _hazard_tracker_class()

@@ -175,11 +175,27 @@ def _sync_all(ctx) -> None:
         ctx.hazards.barrier("ALL")
 
 
+class LaunchWider(Exception):
+    """Signal (not an error) of ``pto.launch_blocks``: the run-time block count ``count`` exceeds the cores of
+    a machine that `Executable.run` built itself; run() starts the launch again on ``count`` cores
+    (named choice RELAUNCH_WIDER, `pto_core.interpreter`)."""
+
+    def __init__(self, count: int):
+        super().__init__(count)
+        self.count = count
+
+
 def _launch_blocks(ctx, count) -> None:
     """Record the number of cores the kernel asks the host to launch (a run-time block count); the
-    scheduler (pto_core.interpreter) starts cores 1..count-1 once core 0 has issued it."""
+    scheduler (pto_core.interpreter) starts cores 1..count-1 once core 0 has issued it. A count above the
+    cores of a machine `Executable.run` built (``Machine.relaunch_wider``) relaunches on ``count`` cores."""
     width = len(ctx.machine.cores)
     n = int(count)
+    if n > width and ctx.machine.relaunch_wider:
+        from ..interpreter import MAX_LAUNCH_BLOCKS          # (the interpreter imports the op modules)
+        if n <= MAX_LAUNCH_BLOCKS:
+            raise LaunchWider(n)
+        width = MAX_LAUNCH_BLOCKS
     if not 1 <= n <= width:
         raise IllegalOperand(f"the kernel asks for {n} cores; the machine has {width}", op="pto.launch_blocks",
                              operand="%count", value=n, limit=f"[1, {width}]",

@@ -16,7 +16,9 @@ launches the block count its tiling chose, which the kernel reads back). The sim
 core 0 alone; where it reaches the loop, ``pto.launch_blocks`` starts cores 1..value-1 from the
 kernel's beginning, so code outside the loop runs on exactly the launched cores (a kernel that
 never reaches the loop runs on one core). The body runs on the cores whose index is below the
-value (the loop spans ``CORE_NUM`` indices); a value outside ``[1, CORE_NUM]`` is a run-time
+value (the loop spans ``CORE_NUM`` indices); a value above ``CORE_NUM`` (legal: TIK's block_num range
+is [1, 65535] and the runtime runs the extra blocks in batches) relaunches the kernel on that many
+cores (RELAUNCH_WIDER, `pto_core.interpreter`); a value outside ``[1, 65535]`` is a run-time
 `IllegalOperand` (``pto.assert_in_range``).
 """
 from __future__ import annotations
@@ -157,8 +159,8 @@ class _GuardedScope:
         idx = self.loop.__enter__()
         tik = self.tik
         with tik._api_at(self.where):
-            tik._emit("assert_in_range", P.cast(self.count.ir, P.I64), 1, self.width,
-                      what=f"block_num Scalar {self.count.name!r} (the chip has CORE_NUM = {self.width} cores)")
+            tik._emit("assert_in_range", P.cast(self.count.ir, P.I64), 1, MAX_LAUNCH_BLOCKS,
+                      what=f"block_num Scalar {self.count.name!r} (TIK's block_num range)")
             tik._emit("launch_blocks", P.cast(self.count.ir, P.I64))
             tik._sync.begin_if()
             self.guard = tik._builder.if_(P.cmp("lt", P.cast(idx, P.I64), P.cast(self.count.ir, P.I64)),

@@ -87,6 +87,14 @@ def test_launch_blocks_beyond_the_machine_is_an_error_before_other_cores_start()
     assert e.value.where is not None
 
 
+@pytest.mark.parametrize("order,seed", [("sequential", 0), ("random", 5)])
+def test_launch_blocks_beyond_a_machine_run_built_relaunches_on_that_many_cores(order, seed):
+    """RELAUNCH_WIDER: without cores=, run() builds the machine, so a run-time count above its cores
+    (TIK block_num up to 65535, run in batches by the runtime) restarts the launch on count cores."""
+    y = _launch_kernel(barrier=True).run({"t": np.array([5] + [0] * 7, np.int32)}, order=order, seed=seed)["y"]
+    assert y[0] == sum(range(1, 6))
+
+
 def test_launch_blocks_prints_and_parses():
     from pto_core.asm import parse
     text = _launch_kernel(barrier=True).to_asm()

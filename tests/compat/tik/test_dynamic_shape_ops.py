@@ -95,13 +95,24 @@ def test_block_num_scalar_read_from_tiling_runs_that_many_cores():
     assert "pto.assert_in_range" in ti.program.to_asm()
 
 
-def test_block_num_scalar_outside_the_launched_cores_is_a_run_time_error():
+def test_block_num_scalar_outside_tiks_block_num_range_is_a_run_time_error():
+    ti = _core_count_kernel()
+    for bad in (0, 65536):
+        with raises_tik(IllegalOperand, match=rf"block_num Scalar 'core_num' .* = {bad} is outside \[1, 65535\]"):
+            run(ti, {"tiling_gm": np.array([bad, 0, 0, 0], np.int64)})
+
+
+def test_block_num_scalar_above_core_num_runs_every_block():
+    """TIK's block_num range is [1, 65535], immediate or Scalar, and the runtime runs blocks beyond the
+    cores in batches (RELAUNCH_WIDER): a tiling asking for CORE_NUM + 3 blocks was refused."""
     from tbe.common.platform import get_soc_spec
     ti = _core_count_kernel()
-    width = get_soc_spec("CORE_NUM")
-    for bad in (0, width + 1):
-        with raises_tik(IllegalOperand, match=rf"block_num Scalar 'core_num' .* = {bad} is outside \[1, {width}\]"):
-            run(ti, {"tiling_gm": np.array([bad, 0, 0, 0], np.int64)})
+    used = get_soc_spec("CORE_NUM") + 3
+    y, = run(ti, {"tiling_gm": np.array([used, 0, 0, 0], np.int64)})
+    expect = np.zeros(8 * 64, np.int32)
+    expect[:8 * used] = np.repeat(np.arange(1, used + 1), 8)
+    assert np.array_equal(y, expect)
+    assert len(ti.tikdb.executable.machine.cores) == used
 
 
 def _outside_the_loop_kernel():
@@ -141,10 +152,10 @@ def test_start_debug_block_dim_does_not_apply_to_a_kernel_whose_scalar_picks_its
         ti.tikdb.start_debug({"tiling_gm": np.array([3] + [0] * 7, np.int32)}, interactive=False, block_dim=2)
 
 
-def test_a_scalar_block_count_beyond_the_chip_stops_before_any_other_core_starts():
-    ti = _outside_the_loop_kernel()
-    with raises_tik(IllegalOperand, match=r"block_num Scalar 'cores' .* = 33 is outside \[1, 32\]"):
-        run(ti, {"tiling_gm": np.array([33] + [0] * 7, np.int32)})
+def test_a_scalar_block_count_beyond_the_chip_launches_that_many_blocks():
+    ti = _outside_the_loop_kernel()            # Ascend910: 32 cores; the code after the loop runs once per block
+    count, = run(ti, {"tiling_gm": np.array([33] + [0] * 7, np.int32)})
+    assert np.array_equal(count, np.full(8, 33.0, np.float32))
 
 
 def test_block_num_scalar_needs_the_same_scalar_as_loop_end():
