@@ -885,13 +885,17 @@ class _Codegen:
 
     def offset(self, n: Expr) -> str:
         """Code for a pointer offset (an ``index`` value): its exact value, refused at run time when it leaves
-        int64 (`_off64`) instead of wrapped. Looks through conversions between 64-bit integer types (a u64 value
-        >= 2**63 does not fit either); narrower integer arithmetic wraps in its own type first, as it should."""
+        int64 (`_off64`) instead of wrapped. Looks through conversions between signed 64-bit integer types; a u64
+        value converted to the ``index`` offset >= 2**63 does not fit. An explicit conversion of a u64 value to s64
+        (``cast(u, "s64")``) is C's: it wraps (2**64 - 1 is -1, the offset's exact value), as in any other place
+        of the offset. Narrower integer arithmetic wraps in its own type first, as it should."""
         e = n
         while isinstance(e, Cast) and S.is_int(e.type) and S.is_int(e.a.type) and e.type.bits == 64 and \
                 e.type.kind != "u" and e.a.type.bits == 64:
             if e.a.type.kind == "u":
-                return f"_off64({_bare(self.need(e.a))})"
+                if e.type is S.INDEX:
+                    return f"_off64({_bare(self.need(e.a))})"
+                break                    # cast(u, "s64"): C conversion, an exact in-range value (`cast`)
             e = e.a
         if e is n and not (S.is_int(n.type) and n.type.bits == 64 and n.type.kind != "u"):
             return self.need(n)

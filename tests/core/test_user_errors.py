@@ -261,3 +261,20 @@ def test_a_run_time_pointer_offset_past_int64_is_refused_not_wrapped():
     for dt, offset, value in [("s64", lambda s: s * 4, 0), ("u64", lambda s: s, 0), ("s64", lambda s: s - 1, 1),
                               ("s64", lambda s: s + 2 ** 62 - 2 ** 62, 0)]:
         assert (_offset_kernel(dt, offset).run({"x": x, "s": value})["y"] == x).all()
+
+
+def test_an_explicit_s64_cast_of_a_u64_offset_wraps_as_c_does():
+    """cast(u, "s64") of a u64 value >= 2**63 is C's conversion: 2**64 - 1 is -1, an offset inside int64. The
+    run-time offset check looked through this explicit cast and refused it as the u64 value 2**64 - 1 (while
+    cast(u, "s64") + 0 ran); a u64 value converted to the offset itself is still refused."""
+    from pto_core.program import cast
+    x = np.arange(64, dtype=np.float32)
+    feed = {"x": x, "s": 2 ** 64 - 1}
+    with program("k", target="A2A3") as k:
+        xa = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (1,), io="out")
+        s = k.scalar_arg("s", "u64")
+        k.store(y, 0, k.load(xa + 8, cast(s, "s64")))
+    assert k.program.run(feed)["y"].tolist() == [7.0]
+    with pytest.raises(IllegalOperand, match="does not fit a 64-bit index"):
+        _offset_kernel("u64", lambda u: u).run({"x": x, "s": 2 ** 64 - 1})
