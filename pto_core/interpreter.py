@@ -747,8 +747,11 @@ class _Codegen:
         """`_bound_op` of ``s`` if all its operands and clauses are compile-time values, else None."""
         call = s.call
         args = self.static_operands(call.operands)
-        if args is None or any(clause_exprs(v) for v in call.clauses.values()):
+        if args is None:
             return None
+        for v in call.clauses.values():
+            if type(v) not in _PLAIN and clause_exprs(v):
+                return None
         spec = call.spec
         return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses), spec.bind)
 

@@ -405,7 +405,14 @@ class Core:
         return buf
 
 
-_current = threading.local()
+class _ThreadState(threading.local):
+    """Per-thread state of eager execution: ``ctx`` is the `ExecContext` of the machine most recently
+    created or activated in this thread (None before any; a class default, so reading it in a thread
+    that never set it costs no failed attribute lookup -- the TIK facade reads it at every API call)."""
+    ctx = None
+
+
+_current = _ThreadState()
 
 
 def _hazard_tracker_class():
@@ -590,12 +597,12 @@ class Machine:
 def active_context() -> Optional["ExecContext"]:
     """The context eager ops without pointers would use now (the machine most recently created or
     activated in this thread), or None."""
-    return getattr(_current, "ctx", None)
+    return _current.ctx
 
 
 def current_context() -> "ExecContext":
     """The default execution context for eager ops (set by `Machine` creation/activation)."""
-    ctx = getattr(_current, "ctx", None)
+    ctx = _current.ctx
     if ctx is None:
         raise PtoError("no active Machine: create one with pto_core.Machine(target) before issuing ops",
                        hint="m = Machine('A2A3'); then call pto ops on pointers from m.ptr(...)")

@@ -268,3 +268,27 @@ def test_clause_dict_form_normalises_to_args_and_keys():
     spec = _register_demo_op()
     call = registry.make_call(spec, (1, 2, 3), {"tag": {"%v": 7, "mode": "a"}})
     assert call.clauses["tag"] == ((7,), {"mode": "a"})
+
+
+def test_active_context_is_per_thread_and_none_in_a_thread_that_made_no_machine():
+    """`active_context` reads a per-thread default (None) without a failed attribute lookup; a thread
+    that never created or activated a machine has none, and eager ops there still say how to make one."""
+    import threading
+    from pto_core.memory import active_context, current_context
+    m = Machine("A2A3")
+    assert active_context() is not None and active_context().machine is m
+    seen = {}
+
+    def other():
+        seen["ctx"] = active_context()
+        try:
+            current_context()
+        except PtoError as e:
+            seen["err"] = str(e)
+        Machine("A5")
+        seen["own"] = active_context().machine.target.name
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert seen["ctx"] is None and "no active Machine" in seen["err"] and seen["own"] == "A5"
+    assert active_context().machine is m          # the other thread's machine is not this thread's
