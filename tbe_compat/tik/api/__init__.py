@@ -439,10 +439,18 @@ class TikBase:
         (CANN's ``api_check_support``); re-checked with the chip frozen by BuildCCE."""
         if not platform.api_check_support(api, dtype):
             soc = platform.current_soc()
+            # a dtype refusal of an API the chip lacks altogether says so: "with float16" alone reads as
+            # "another dtype would do" (data_move_pad on Ascend910A)
+            absent = bool(dtype) and not platform.api_check_support(api, "")
             raise self._error(f"{api}{f' with {dtype}' if dtype else ''} is not supported on "
-                              f"{soc.soc_version} {soc.core_type}", operand="dtype" if dtype else None,
+                              f"{soc.soc_version} {soc.core_type}"
+                              + (f": the chip has no {api} for any dtype" if absent else ""),
+                              operand="dtype" if dtype else None,
                               value=dtype or None, cls=UnsupportedOp,
-                              hint="select a chip that supports it (set_current_compile_soc_info) or use another API")
+                              hint="select a chip that supports it (set_current_compile_soc_info) or use another API"
+                              if absent or not dtype else
+                              "use a dtype the chip supports (convert with vconv/vec_conv; api_check_support tells), "
+                              "select a chip that supports it (set_current_compile_soc_info) or use another API")
         self._support_checks.append((api, dtype, self._where))
 
 

@@ -258,6 +258,22 @@ def test_data_move_pad_burst_above_64_kib(runtime_burst):
     assert np.array_equal(oy, xs)
 
 
+def test_unsupported_api_says_whether_any_dtype_would_do():
+    """An API the chip lacks altogether is not refused as if only the dtype were wrong (author262:
+    data_move_pad on Ascend910A read "with float16 is not supported", suggesting another dtype);
+    a dtype the chip lacks for an API it has keeps the dtype advice."""
+    set_current_compile_soc_info("Ascend910A")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (32,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(UnsupportedOp, match=r"tik.data_move_pad with float16 is not supported on Ascend910A AiCore: "
+                                         r"the chip has no tik.data_move_pad for any dtype"):
+        ti.data_move_pad(ub, x, 1, 20, 0, 0)
+    with raises_tik(UnsupportedOp, match=r"tik.set_atomic_add with float16 is not supported on Ascend910A AiCore "
+                                         r"Fix: use a dtype the chip supports"):
+        ti.set_atomic_add(2)
+
+
 def test_data_move_pad_errors():
     ti = tik.Tik()
     x = ti.Tensor("float16", (32,), name="x", scope=tik.scope_gm)
