@@ -1302,6 +1302,8 @@ class Executable:
                 self.machine = None        # the previous run's machine can go before the new one is built
                 machine = Machine(prog.target, cores=n, options=options)
                 machine.relaunch_wider = RELAUNCH_WIDER and self._lazy_launch and cores is None
+                if machine.relaunch_wider:
+                    machine.held = []      # this attempt's prints and warnings wait for its launch to stand
             self.machine = machine
             args, regions = self._bind_args(machine, inputs, aliases)
             machine.launch_width = 1
@@ -1315,8 +1317,11 @@ class Executable:
                 else:
                     self._interleave(gens, random.Random(seed))
             except LaunchWider as e:       # RELAUNCH_WIDER: again, on one core per block of the count
+                machine.release_held(keep=False)
                 n = e.count
                 continue
+            finally:                       # ended (or failed) before any launch op: its output stands
+                machine.release_held()
             break
         machine.end_kernel()
         self.reports = list(machine.reports)

@@ -456,6 +456,10 @@ class Machine:
         #: a run-time block count above ``len(cores)`` restarts the launch on a wider machine instead of
         #: failing (set by `Executable.run` on the machines it builds: RELAUNCH_WIDER)
         self.relaunch_wider = False
+        #: effects outside the machine (``pto.debug_print`` text on stdout, warnings) of a launch that may
+        #: still restart (RELAUNCH_WIDER): held as callables until its run-time block count is known
+        #: (`release_held`); dropped if it restarts, so the aborted attempt prints and warns nothing
+        self.held: Optional[list] = None
         self._contexts = [ExecContext(self, c) for c in self.cores]
         if self.options.check_hazards:
             tracker_cls = _hazard_tracker_class()
@@ -470,6 +474,19 @@ class Machine:
             for ctx in self._contexts:
                 ctx.races = self.gm_races
         self.activate(0)
+
+    def outside(self, effect) -> None:
+        """Do ``effect()`` (a print or warning outside the machine) now, or hold it (`held`)."""
+        if self.held is None:
+            effect()
+        else:
+            self.held.append(effect)
+
+    def release_held(self, keep: bool = True) -> None:
+        """Stop holding outside effects: do the held ones (``keep``) or drop them (a restarted launch)."""
+        held, self.held = self.held, None
+        for effect in (held or ()) if keep else ():
+            effect()
 
     def end_kernel(self) -> list:
         """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
@@ -924,7 +941,10 @@ class ExecContext:
                                     hint="load or initialise this data before reading it")
         self.machine.report("uninitialized", msg)
         if mode == "warn":
-            warn_at(msg, RuntimeWarning, self.where, stacklevel=4)
+            if self.machine.held is None:
+                warn_at(msg, RuntimeWarning, self.where, stacklevel=4)
+            else:
+                self.machine.outside(lambda where=self.where: warn_at(msg, RuntimeWarning, where))
 
     # -- accesses whose initialisation the op tracks itself
     def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src",

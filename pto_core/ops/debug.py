@@ -66,7 +66,7 @@ def _debug_print(ctx, *, fmt, values=None, screen=True):
     text = format_c(str(fmt), vals)
     ctx.machine.printed.append((ctx.core.index, text))
     if screen:
-        sys.stdout.write(text)
+        ctx.machine.outside(lambda: sys.stdout.write(text))
 
 
 def _verify(call, target):

@@ -228,7 +228,10 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
            f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
            f"tensor's size (check burst lengths, counts and offsets against its shape)")
     machine.report("gm-overread", msg)
-    warn_at(msg, GmOverreadWarning, where, stacklevel=2)      # at the user's line, as every kernel warning
+    if machine.held is None:
+        warn_at(msg, GmOverreadWarning, where, stacklevel=2)      # at the user's line, as every kernel warning
+    else:
+        machine.outside(lambda: warn_at(msg, GmOverreadWarning, where))
 
 
 def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = None):

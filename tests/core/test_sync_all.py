@@ -95,6 +95,26 @@ def test_launch_blocks_beyond_a_machine_run_built_relaunches_on_that_many_cores(
     assert y[0] == sum(range(1, 6))
 
 
+@pytest.mark.parametrize("order,seed", [("sequential", 0), ("random", 5)])
+def test_a_relaunched_kernel_prints_what_it_printed_before_its_launch_once_per_block(capsys, order, seed):
+    """RELAUNCH_WIDER: core 0's first attempt (before launch_blocks asks for more cores) is discarded, and so is
+    its console output: the text printed before the launch comes once per launched block, not once more."""
+    with program("launch_print", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        k.gm_arg("y", "s32", (8,), io="out", init=0)
+        n = k.load(t, 0)
+        pto.debug_print(values=(n,), fmt="n=%d\n")
+        pto.launch_blocks(n)
+        pto.debug_print(values=(k.block_idx,), fmt="block %d\n")
+    exe = k.program.compile()
+    for count in (1, 3):             # run() builds one core (no block_num): 3 restarts the launch
+        exe.run({"t": np.array([count] + [0] * 7, np.int32)}, order=order, seed=seed)
+        out = capsys.readouterr().out.splitlines()
+        assert out.count(f"n={count}") == count
+        assert sorted(x for x in out if x.startswith("block")) == sorted(f"block {i}" for i in range(count))
+        assert len(exe.machine.printed) == 2 * count
+
+
 def test_launch_blocks_prints_and_parses():
     from pto_core.asm import parse
     text = _launch_kernel(barrier=True).to_asm()

@@ -640,3 +640,33 @@ def test_a_write_past_the_last_chained_tensor_into_a_static_one_is_refused(chip)
                                        r" but the tensor has only 184 elements") as info:
         run(ti, {"x": xs, "n": n_big, "m": 64})
     assert "reaches the end of the reservation of 'a'" in info.value.hint
+
+
+def test_a_block_count_above_core_num_prints_and_warns_once_per_block(capsys, recwarn):
+    """RELAUNCH_WIDER restarts the launch when the tiling asks for more blocks than CORE_NUM; the aborted
+    first attempt's printf text and warnings (code before the block loop) were printed once more."""
+    import warnings
+    from tbe.common.platform import get_soc_spec
+    from tbe_compat.tik.debug import tik_machine_options
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling_gm, 0, 1, 1, 0, 0)
+    blocks = ti.Scalar("int32", name="blocks", init_value=tu[0])
+    ti.printf("blocks %d\n", blocks)
+    junk = ti.Tensor("int32", (8,), name="junk", scope=tik.scope_ubuf)
+    ti.vec_adds(8, junk, junk, 1, 1, 8, 8)                   # reads unwritten UB: a warning per block
+    with ti.for_range(0, blocks, block_num=blocks):
+        pass
+    ti.data_move(y, tu, 0, 1, 1, 0, 0)
+    build(ti, "print_before", [], [y], flowtable=[tiling_gm])
+    ti.tikdb.options = tik_machine_options(uninitialized="warn")
+    used = get_soc_spec("CORE_NUM") + 1
+    warnings.simplefilter("always")
+    run(ti, {"tiling_gm": np.array([used] + [0] * 7, np.int32)})
+    assert capsys.readouterr().out.count(f"blocks {used}\n") == used
+    unwritten = [w for w in recwarn if "which nothing wrote" in str(w.message)]
+    assert sorted(str(w.message).split(" byte")[0] for w in unwritten) == sorted(
+        f"pto.ub.vadds operand src reads core{c}.ub0" for c in range(used))
