@@ -227,6 +227,13 @@ class GmOverreadWarning(RuntimeWarning):
     names the line and the bytes."""
 
 
+class GmPaddingWriteWarning(RuntimeWarning):
+    """A GM write that runs past its tensor's last 32-byte block into the host's allocation padding (named
+    choice GM_PADDING_WRITE_WARNS, `pto_core.ops.mte`): the bytes there are dropped (on the device they land
+    in the padding, never in the output). One warning per op site and tensor; the ``("gm-tail", ...)``
+    report names the bytes."""
+
+
 class GmRaceWarning(RuntimeWarning):
     """The warning ``MachineOptions(gm_races="warn")`` (the default) emits for each distinct GM race."""
 

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
-from ..errors import GmOverreadWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp, warn_at
+from ..errors import GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp, warn_at
 from ..memory import all_written
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
@@ -329,10 +329,48 @@ def copy_bursts(ctx, src, dst, groups, *, src_row: int, dst_row: int, dst_offset
     if real is not None:
         real[...] = ddata[:cut]
         real_written[...] = dwritten[:cut]
-    region, off = ctx.machine.gm.find_padded(dst.addr)
-    ctx.machine.report("gm-tail", f"a write to GM region {region.name!r} ran {off + d_hi - region.size} byte(s) past "
-                                  f"its end (bytes {max(off, region.size)}..{off + d_hi - 1}); they land in the "
-                                  f"allocation's padding and are dropped")
+    _report_padding_write(ctx, dst, d_hi)
+
+
+#: Named choice GM_PADDING_WRITE_WARNS: a GM write into the host's allocation padding (`GM_TAIL_PAD`; legal,
+#: the bytes are dropped: on the device they land in the padding, never in the output) is always a
+#: ``("gm-tail", ...)`` report, and also a `GmPaddingWriteWarning` at the op's line (once per op site and
+#: tensor) when it reaches past the tensor's last 32-byte block. A whole-block store of a partial last
+#: block (``burst = ceil(n / block)`` from a block-aligned start, bytes up to ``round32(size)``) is the
+#: usual idiom and stays a report only; a write further (an offset or count one block too large, e.g.
+#: ``data_move(y[8], ub, 0, 1, 16, 0, 0)`` on a 128-element float32 ``y``) stores data the output never
+#: receives, which the user should see. A write past the padding is `OutOfBounds`.
+GM_PADDING_WRITE_WARNS = True
+
+
+def _report_padding_write(ctx, dst, d_hi: int) -> None:
+    """The ``gm-tail`` report (and, past the tensor's last block, the warning) of a GM write of bytes
+    ``[dst, dst + d_hi)`` that `_gm_tail_cut` cut at its tensor's end."""
+    machine = ctx.machine
+    region, off = machine.gm.find_padded(dst.addr)
+    end = off + d_hi
+    first = max(off, region.size)
+    msg = (f"a write to GM region {region.name!r} ran {end - region.size} byte(s) past its end (bytes "
+           f"{first}..{end - 1}); they land in the allocation's padding and are dropped")
+    machine.report("gm-tail", msg)
+    block_end = -(-region.size // 32) * 32
+    if not GM_PADDING_WRITE_WARNS or end <= block_end:
+        return
+    where = ctx.where
+    key = (region.name, where)
+    if key in machine.gm_padding_write_sites:
+        return
+    machine.gm_padding_write_sites.add(key)
+    site = f"{where}: " if where is not None else ""
+    size = max(1, dst.dtype.bits // 8)
+    past = end - first
+    elems = f", {past // size} {dst.dtype.name} element(s)," if size > 1 and not past % size else ""
+    warn_at(f"{site}{ctx.op_name or 'a GM write'} writes GM bytes [{off}, {end}) of tensor {region.name!r} "
+            f"({region.size} B): the {past} byte(s){elems} [{first}, {end}) past its end are dropped "
+            f"(they land in the host's allocation padding of {region.padded_size - region.size} B, never in the "
+            f"tensor; the output does not receive them). Fix: check the destination offset, burst length and "
+            f"counts against the tensor's shape (store at most its size, or its last 32-byte block whole)",
+            GmPaddingWriteWarning, where, stacklevel=3)
 
 
 def _dst_span(ctx, dst, hi: int, atomic: Optional[tuple], runs: Optional[tuple]):

@@ -103,27 +103,59 @@ def tik_machine_options(**overrides) -> MachineOptions:
     return MachineOptions(**kw)
 
 
+#: How many unwritten element ranges of one output the `UninitializedReadWarning` names (the rest are counted).
+UNWRITTEN_RANGES_SHOWN = 3
+
+
+def _unwritten_ranges(written: np.ndarray, size: int) -> str:
+    """``elements [40, 128)`` (or ``bytes [..)`` for sub-byte types, ``size`` 0): the runs of elements with a
+    byte the kernel did not write, given the output's per-byte written map."""
+    flat = np.asarray(written, np.bool_).reshape(-1)
+    unit = "bytes"
+    if size > 1 and flat.size % size == 0:
+        flat = flat.reshape(-1, size).all(axis=1)
+        unit = "elements"
+    holes = np.concatenate(([0], (~flat).view(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(holes))
+    runs = list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+    shown = ", ".join(f"[{a}, {b})" for a, b in runs[:UNWRITTEN_RANGES_SHOWN])
+    more = len(runs) - UNWRITTEN_RANGES_SHOWN
+    return f"{unit} {shown}" + (f" and {more} more range(s)" if more > 0 else "")
+
+
 def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = None) -> None:
     """One `UninitializedReadWarning` for a run that returns output bytes the kernel never stored (or
     stored from memory nothing wrote, ``exe.unwritten_outputs``): they are the launch fill here and
-    stale memory on hardware, and the usual cause -- a GM tensor the kernel reads but BuildCCE does
-    not list as an input -- is otherwise silent. Points at the ``start_debug`` call (stacklevel 3:
-    this helper, ``start_debug``, its caller). Reads of unwritten on-chip bytes by ops stay in
-    ``tikdb.reports`` only: kernels compute on lanes they never store (tails under a full mask), so a
-    warning there would be noise."""
+    stale memory on hardware. The two usual causes -- an output the kernel writes only part of (a
+    dynamic-shape output of ``n`` elements), and a GM tensor the kernel reads but BuildCCE does not
+    list as an input -- are otherwise silent; the message names the element ranges not written and
+    what they hold. Points at the ``start_debug`` call (stacklevel 3: this helper, ``start_debug``, its
+    caller). Reads of unwritten on-chip bytes by ops stay in ``tikdb.reports`` only: kernels compute
+    on lanes they never store (tails under a full mask), so a warning there would be noise.
+    ``unwritten``: ``{name: (missing, total, first[, per-byte written map, element size])}``."""
     unwritten = exe.unwritten_outputs if unwritten is None else unwritten
     if not unwritten:
         return
     import warnings
-    outs = [f"output {name!r}: {missing} of {total} bytes hold no data the kernel wrote (first at byte {first:#x})"
-            for name, (missing, total, first) in unwritten.items()]
+    outs = []
+    for name, entry in unwritten.items():
+        missing, total, first = entry[:3]
+        ranges = f"{_unwritten_ranges(entry[3], entry[4])} " if len(entry) > 3 and entry[3] is not None else ""
+        outs.append(f"output {name!r}: {missing} of {total} bytes hold no data the kernel wrote: {ranges}"
+                    f"(first at byte {first:#x})")
     reads = sum(kind == "uninitialized" for kind, _ in exe.reports)
-    warnings.warn(f"kernel {kernel_name!r} returned output data it did not write (the launch fill, stale memory "
-                  f"on a device): " + "; ".join(outs)
+    warnings.warn(f"kernel {kernel_name!r} returned output data it did not write: " + "; ".join(outs)
                   + (f" ({reads} read(s) of unwritten memory by ops are in tik_instance.tikdb.reports)" if reads
                      else "")
-                  + ". Fix: list every GM tensor the kernel reads in BuildCCE(inputs=[...]) and store every "
-                    "output element; to stop at the first read of unwritten data: tik_instance.tikdb.options = "
+                  + f". Elements never stored keep the output buffer's initial contents: here start_debug's "
+                    f"launch fill ({GM_FILL_BYTE:#04x} bytes: NaN in a float type, -1 in a signed integer one), on a "
+                    "device whatever the buffer held (elements stored from memory nothing wrote hold that "
+                    "memory's stale bytes). Fix: if the kernel writes only part of the output on purpose (e.g. "
+                    "the first n elements of a dynamic shape), use only the elements it wrote (this warning is "
+                    "then expected); otherwise store every output element (check the stores' offsets and counts) "
+                    "and list every GM tensor the kernel reads in BuildCCE(inputs=[...]) (an unlisted one is an "
+                    "unfed workspace: data copied from it counts as not written); to stop at the first read of "
+                    "unwritten data: tik_instance.tikdb.options = "
                     "tbe_compat.tik.debug.tik_machine_options(uninitialized='raise')",
                   UninitializedReadWarning, stacklevel=3)
 
@@ -444,15 +476,18 @@ class Tikdb:
         """``exe.unwritten_outputs`` narrowed to what start_debug returns: an output given to BuildCCE as
         a view (``out_gm[:n]``, e.g. over a tensor padded by one batch) counts only the view's bytes, and
         is left out when the kernel wrote all of them. Whole and runtime-sized outputs are as the run
-        found them; the byte offset is then relative to the view."""
+        found them; the byte offset is then relative to the view. Each entry adds the per-byte written
+        map of what is returned and the element size in bytes (0: sub-byte), for the warning's ranges."""
         found = {}
         for name, entry in exe.unwritten_outputs.items():
             views = [x for x in outputs if x.storage.gm.name == name]
             written = exe.unwritten_maps.get(name)
+            esize = views[0]._dt.bits // 8 if views else 0
             if written is None or not views or any(self._is_whole(x, scalars) for x in views):
-                found[name] = entry
+                found[name] = tuple(entry) + (written, esize)
                 continue
             missing, total, first = 0, 0, None
+            maps = []
             for x in views:
                 size = max(1, x._dt.bits // 8)
                 shape = tuple(int(d if isinstance(d, int) else _evaluate(d, scalars)) for d in x._shape)
@@ -465,8 +500,9 @@ class Tikdb:
                     first = int(total + holes[0])
                 missing += int(holes.size)
                 total += int(view.size)
+                maps.append(view != 0)
             if missing:
-                found[name] = (missing, total, first)
+                found[name] = (missing, total, first, np.concatenate(maps) if len(maps) > 1 else maps[0], esize)
         return found
 
     def _is_whole(self, x: Tensor, scalars: dict) -> bool:

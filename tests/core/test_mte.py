@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kernel_helpers import handoff
-from pto_core import GmOverreadWarning, Machine, MachineOptions, dtype, layout, pto
+from pto_core import GmOverreadWarning, GmPaddingWriteWarning, Machine, MachineOptions, dtype, layout, pto
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
 from pto_core.ops import get_op
 from pto_core.ops.mte import BT_LOAD_UNIT
@@ -650,24 +650,44 @@ def test_gm_write_into_the_allocation_padding_is_dropped():
     src = rand_bytes(128)
     ub = m.ptr("ub", "u8", 0)
     m.write(ub, src)
-    pto.mte_ub_gm(ub, g.byte_offset(64), 96, nburst=(1, 96, 96))          # bytes [64, 160): 60 past the end
+    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'd' \(100 B\): the 60 byte\(s\) \[100, 160\) past"):
+        pto.mte_ub_gm(ub, g.byte_offset(64), 96, nburst=(1, 96, 96))      # bytes [64, 160): 60 past the end
     out = raw(m, g, 100)
     assert np.array_equal(out[64:], src[:36]) and (out[:64] == 7).all()
     assert (raw(m, nxt, 64) == 9).all()
     assert any(k == "gm-tail" and "60 byte(s) past its end" in msg for k, msg in m.reports)
-    pto.mte_ub_gm(ub, g.byte_offset(128), 32, nburst=(1, 32, 32))         # [128, 160): all padding
+    with pytest.warns(GmPaddingWriteWarning, match=r"\[128, 160\) past its end are dropped"):
+        pto.mte_ub_gm(ub, g.byte_offset(128), 32, nburst=(1, 32, 32))     # [128, 160): all padding
     assert np.array_equal(raw(m, g, 100)[64:], src[:36])
     assert any(k == "gm-tail" and "bytes 128..159" in msg for k, msg in m.reports)
     f = m.gm_tensor(np.ones(10, np.float32), name="acc")                  # 40 B: an atomic 64-byte store
     m.write(m.ptr("ub", "f32", 256), np.arange(16, dtype=np.float32))
     pto.set_atomic_f32()
     pto.set_atomic_add()
-    pto.mte_ub_gm(m.ptr("ub", "f32", 256), f, 64, nburst=(1, 64, 64))
+    pto.mte_ub_gm(m.ptr("ub", "f32", 256), f, 64, nburst=(1, 64, 64))   # ends in acc's last block: no warning
     pto.set_atomic_none()
     assert np.array_equal(m.read(f, 10), 1 + np.arange(10, dtype=np.float32))
     with pytest.raises(OutOfBounds, match="and of its allocation's padding"):
         pto.mte_ub_gm(ub, g.byte_offset(64), 128, nburst=(1, 128, 128))   # [64, 192): past 160
     assert (raw(m, nxt, 64) == 9).all()
+
+
+def test_gm_write_into_the_padding_warns_only_past_the_last_block():
+    """GM_PADDING_WRITE_WARNS: a whole-block store ending inside the tensor's last 32-byte block (the
+    partial-last-block idiom) is a gm-tail report only; one reaching the host's extra block warns once
+    per line and tensor (mte_ub_gm and mte_l1_gm alike)."""
+    import warnings
+    m = Machine("A2A3")
+    g = m.gm_tensor(np.full(100, 7, np.uint8), name="d")                  # last block ends at 128
+    m.write(m.ptr("ub", "u8", 0), rand_bytes(128))
+    m.write(m.ptr("l1", "u8", 0), rand_bytes(128))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pto.mte_ub_gm(m.ptr("ub", "u8", 0), g.byte_offset(64), 64, nburst=(1, 64, 64))   # [64, 128)
+        pto.mte_l1_gm(m.ptr("l1", "u8", 0), g, 4, nburst=(1, 0, 0))                     # [0, 128)
+    assert sum(k == "gm-tail" for k, _ in m.reports) == 2
+    with pytest.warns(GmPaddingWriteWarning, match=r"writes GM bytes \[32, 160\) of tensor 'd'"):
+        pto.mte_l1_gm(m.ptr("l1", "u8", 0), g.byte_offset(32), 4, nburst=(1, 0, 0))
 
 
 def test_gm_read_past_the_padding_names_the_whole_read():

@@ -6,7 +6,7 @@ import functools
 import numpy as np
 import pytest
 
-from pto_core.errors import GmOverreadWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from pto_core.errors import GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -534,7 +534,8 @@ def test_run_time_gm_moves_may_use_the_allocation_padding():
         return ti
     ti = kernel(4)
     xs = np.arange(20, dtype=np.float32) * 3
-    out, = run(ti, {"x": xs})
+    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(80 B\): the 48 byte\(s\), 12 f32"):
+        out, = run(ti, {"x": xs})                                   # past y's last block (96 B): warns
     assert np.array_equal(out, xs + 1)
     assert any(kind == "gm-tail" and "48 byte(s) past its end" in msg for kind, msg in ti.tikdb.reports)
     with raises_tik(OutOfBounds, match="and of its allocation's padding"):

@@ -278,3 +278,40 @@ def test_compare_says_the_script_failed_before_buildcce(tmp_path, capsys):
     empty = _write(tmp_path, "empty.py", "x = 1\n")
     assert compare_script(empty).notes == ["the script built no kernel (no BuildCCE call)"]
     capsys.readouterr()
+
+
+def test_an_output_written_only_for_its_first_n_elements_names_the_range_not_written():
+    """A dynamic-shape output the kernel stores only the first n elements of: the warning names the
+    element range left out, what it holds (the launch fill; stale memory on a device) and a Fix for
+    that case, not only the unlisted-input one (h_ux261)."""
+    ti = tik.Tik()
+    n = ti.InputScalar("int32", name="n")
+    x = ti.Tensor("float32", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 16, 0, 0)
+    ti.data_move(y, ub, 0, 1, n // 8, 0, 0)
+    ti.BuildCCE(kernel_name="first_n", inputs=[x, n], outputs=[y])
+    xs = np.arange(128, dtype=np.float32)
+    with pytest.warns(UninitializedReadWarning) as rec:
+        out, = ti.tikdb.start_debug({"x": xs, "n": 40}, interactive=False)
+    msg = str(rec[0].message)
+    assert "output 'y': 352 of 512 bytes hold no data the kernel wrote: elements [40, 128) (first at byte 0xa0)" in msg
+    assert "initial contents" in msg and "0xff" in msg and "first n elements of a dynamic shape" in msg
+    assert np.array_equal(out[:40], xs[:40]) and np.isnan(out[40:]).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UninitializedReadWarning)
+        ti.tikdb.start_debug({"x": xs, "n": 128}, interactive=False)
+
+
+def test_the_unwritten_output_warning_lists_at_most_three_ranges():
+    ti = tik.Tik()
+    x = ti.Tensor("int16", (16, 16), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int16", (16, 16), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int16", (16, 16), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 16, 0, 0)
+    ti.data_move(y, ub, 0, 8, 1, 1, 1)                  # rows 0, 2, ..., 14: rows 1, 3, ..., 15 not written
+    ti.BuildCCE(kernel_name="rows", inputs=[x], outputs=[y])
+    with pytest.warns(UninitializedReadWarning,
+                      match=r"elements \[16, 32\), \[48, 64\), \[80, 96\) and 5 more range\(s\) \(first at byte 0x20\)"):
+        ti.tikdb.start_debug({"x": np.zeros((16, 16), np.int16)}, interactive=False)

@@ -1,0 +1,117 @@
+"""GM writes into a tensor's allocation padding (GM_TAIL_PAD): legal and dropped, and never silent
+past the tensor's last 32-byte block (named choice GM_PADDING_WRITE_WARNS, pto_core.ops.mte): a
+`GmPaddingWriteWarning` at the user's line naming the tensor, the bytes past its end and a Fix."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+from pto_core.errors import GmPaddingWriteWarning, OutOfBounds
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+from .helpers import build, raises_tik, run
+
+
+def _line() -> int:
+    return inspect.currentframe().f_back.f_lineno
+
+
+def _store(path: str, offset: int, blocks: int = 16):
+    """x (128 float32) -> on-chip -> y[offset:] by ``path``; returns (tik instance, line of the store)."""
+    set_current_compile_soc_info("Ascend910B1" if path in ("l1", "pad") else "Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (128,), name="y", scope=tik.scope_gm, is_atomic_add=path == "atomic")
+    buf = ti.Tensor("float32", (128,), name="buf", scope=tik.scope_cbuf if path == "l1" else tik.scope_ubuf)
+    ti.data_move(buf, x, 0, 1, 16, 0, 0)
+    if path == "atomic":
+        ti.set_atomic_add(1)
+    if path == "pad":
+        line = _line() + 1
+        ti.data_move_pad(y[offset], buf, 1, 32 * blocks, 0, 0)
+    elif path == "tensor_mov":
+        line = _line() + 1
+        ti.tensor_mov(y[offset], buf, "", 1, blocks, 0, 0)
+    else:
+        line = _line() + 1
+        ti.data_move(y[offset], buf, 0, 1, blocks, 0, 0)
+    if path == "atomic":
+        ti.set_atomic_add(0)
+    return build(ti, "store_" + path, [x], [y]), line
+
+
+@pytest.mark.parametrize("path", ["ub", "l1", "pad", "tensor_mov", "atomic"])
+def test_a_store_past_the_last_block_warns_at_the_line_naming_the_tensor(path):
+    ti, line = _store(path, 8)                      # 16 blocks from element 8: 8 elements past y's end
+    xs = np.arange(128, dtype=np.float32)
+    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(512 B\): the 32 byte\(s\), 8 f32 element\(s\), "
+                                                   r"\[512, 544\) past its end are dropped.*Fix: ") as rec:
+        out, = run(ti, {"x": xs})
+    mine = [w for w in rec if w.category is GmPaddingWriteWarning]
+    assert len(mine) == 1 and mine[0].filename == __file__ and mine[0].lineno == line
+    assert np.array_equal(out[8:], xs[:120])        # the elements inside y are stored, the rest dropped
+    assert any(kind == "gm-tail" for kind, _ in ti.tikdb.reports)
+
+
+def test_the_warning_is_once_per_line_and_tensor():
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 16, 0, 0)
+    with ti.for_range(0, 3):
+        ti.data_move(y[8], ub, 0, 1, 16, 0, 0)
+    build(ti, "loop", [x], [y])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        run(ti, {"x": np.zeros(128, np.float32)})
+    assert sum(w.category is GmPaddingWriteWarning for w in rec) == 1
+
+
+def test_a_whole_block_store_of_a_partial_last_block_stays_quiet():
+    """The usual idiom: 20 float32 stored as 3 whole blocks (bytes up to round32(80) = 96) is a gm-tail
+    report only."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (20,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (20,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (24,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 3, 0, 0)
+    ti.data_move(y, ub, 0, 1, 3, 0, 0)
+    build(ti, "idiom", [x], [y])
+    xs = np.arange(20, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, = run(ti, {"x": xs})
+    assert np.array_equal(out, xs)
+    assert [kind for kind, _ in ti.tikdb.reports] == ["gm-tail"]
+
+
+def test_a_run_time_offset_into_the_padding_warns_and_one_further_is_an_error():
+    ti = tik.Tik()
+    k = ti.InputScalar("int32", name="k")
+    x = ti.Tensor("float32", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (128,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 16, 0, 0)
+    ti.data_move(y[k], ub, 0, 1, 16, 0, 0)
+    build(ti, "rt", [x, k], [y])
+    xs = np.arange(128, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(run(ti, {"x": xs, "k": 0})[0], xs)
+    with pytest.warns(GmPaddingWriteWarning, match="8 f32 element"):
+        run(ti, {"x": xs, "k": 8})
+    with raises_tik(OutOfBounds, match="and of its allocation's padding"):
+        run(ti, {"x": xs, "k": 16})
+
+
+def test_fixpipe_past_a_gm_tensor_is_a_tensor_overflow_not_a_drop():
+    """FIXPIPE writes elements, not whole blocks: no padding slack (an error, never a silent drop)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    cc = ti.Tensor("float32", (256,), name="cc", scope=tik.scope_cc)
+    out = ti.Tensor("float32", (256,), name="out", scope=tik.scope_gm)
+    with raises_tik(OutOfBounds, match="tensor overflow.*'out'"):
+        ti.fixpipe(out[8], cc, 1, 32, 0, 0)
