@@ -821,6 +821,9 @@ REJECTION_HELP = ("meaning: the legacy reference model refuses a call that the s
 def verdict(res: ScriptComparison) -> str:
     ran = [c for c in res.comparisons if c.runs]
     status = res.exit_status
+    if status == FEED_ERROR_EXIT:       # a --feed array did not fit a kernel: that kernel never ran, no "OK"
+        what = next(k.error for k in res.kernels if k.error and k.kernel in res.feed_errors)
+        return f"ERROR: {what.strip().splitlines()[-1]}"
     if status == 3:
         what = res.script_error or next(k.error for k in res.kernels if k.error)
         return f"ERROR: {what.strip().splitlines()[-1] if what.strip() else 'failed'}"

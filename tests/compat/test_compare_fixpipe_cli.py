@@ -146,6 +146,8 @@ def test_a_feed_array_of_the_wrong_shape_or_dtype_names_the_feed_file_not_unknow
     out = capsys.readouterr().out
     assert "<unknown>" not in out
     assert f"ERROR: --feed {feed}: tikdb.start_debug operand a_gm: feed_dict['a_gm'] has shape (1, 16, 16)" in out
+    assert "OK:" not in out         # the verdict said "OK: all 0 fixpipe call sites (0 executions) match"
+    assert out.rstrip().splitlines()[-1].startswith(f"ERROR: --feed {feed}: tikdb.start_debug operand a_gm")
     np.savez(feed, a_gm=np.zeros((2, 16, 16), np.float32), b_gm=np.zeros((2, 32, 16), np.float16))
     assert main(["--feed", str(feed), "--format", "json", str(script)]) == 2
     doc = json.loads(capsys.readouterr().out)
