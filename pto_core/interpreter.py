@@ -635,7 +635,7 @@ class _Codegen:
                 # a value computed from a quotient may be undefined (a division by zero, INT_DIV_BY_ZERO_UNDEFINED:
                 # `q + 1` with q = x // 0 stays undefined): no range test then (it would be a use)
                 guard = f"{r}.__class__ is int and " if self.has_int_div() else ""
-                self.emit(ind, f"if {guard}not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}",
+                self.emit(ind, f"if {guard}not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap_inline(r, s.reg.type)}",
                           s)
         elif isinstance(s, Load):
             r = self._ident(s.reg, "r")
@@ -648,7 +648,7 @@ class _Codegen:
             rd = self.const(_make_spr_read(s.spr, s.index, s.where), "SPR")
             self.emit(ind, f"{r} = {rd}(ctx)", s)
             if s.reg.type.name not in ("s64", "index"):
-                self.emit(ind, f"if not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap(r, s.reg.type)}", s)
+                self.emit(ind, f"if not {self.wrap_test(r, s.reg.type)}: {r} = {self.wrap_inline(r, s.reg.type)}", s)
         elif isinstance(s, Store):
             st = self.const(_make_store(s.ptr.space, s.ptr.dtype, s.where), "ST")
             if s.ptr.space == "gm":
@@ -866,6 +866,15 @@ class _Codegen:
     def wrap_test(code: str, t) -> str:
         lo, hi = S.int_bounds(t)
         return f"{lo} <= {code} <= {hi}"
+
+    @staticmethod
+    def wrap_inline(code: str, t) -> str:
+        """`wrap` written out (no `SIGNED_WRAP_HELPERS` call): an assignment's guarded wrap, so a hot loop calls
+        no helper."""
+        if t.kind == "u":
+            return f"({code} & {(1 << t.bits) - 1})"
+        half = 1 << (t.bits - 1)
+        return f"((({code} + {half}) & {(1 << t.bits) - 1}) - {half})"
 
     @staticmethod
     def wrap(code: str, t) -> str:
