@@ -365,12 +365,15 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     size = max(1, dst.dtype.bits // 8)
     past = end - first
     elems = f", {past // size} {dst.dtype.name} element(s)," if size > 1 and not past % size else ""
-    warn_at(f"{site}{ctx.op_name or 'a GM write'} writes GM bytes [{off}, {end}) of tensor {region.name!r} "
+    text = (f"{site}{ctx.op_name or 'a GM write'} writes GM bytes [{off}, {end}) of tensor {region.name!r} "
             f"({region.size} B): the {past} byte(s){elems} [{first}, {end}) past its end are dropped "
             f"(they land in the host's allocation padding of {region.padded_size - region.size} B, never in the "
             f"tensor; the output does not receive them). Fix: check the destination offset, burst length and "
-            f"counts against the tensor's shape (store at most its size, or its last 32-byte block whole)",
-            GmPaddingWriteWarning, where, stacklevel=3)
+            f"counts against the tensor's shape (store at most its size, or its last 32-byte block whole)")
+    if machine.held is None:
+        warn_at(text, GmPaddingWriteWarning, where, stacklevel=3)
+    else:       # a launch that may restart (RELAUNCH_WIDER): warn only if it stands (`Machine.outside`)
+        machine.outside(lambda: warn_at(text, GmPaddingWriteWarning, where))
 
 
 def _dst_span(ctx, dst, hi: int, atomic: Optional[tuple], runs: Optional[tuple]):

@@ -115,3 +115,30 @@ def test_fixpipe_past_a_gm_tensor_is_a_tensor_overflow_not_a_drop():
     out = ti.Tensor("float32", (256,), name="out", scope=tik.scope_gm)
     with raises_tik(OutOfBounds, match="tensor overflow.*'out'"):
         ti.fixpipe(out[8], cc, 1, 32, 0, 0)
+
+
+def test_a_relaunched_kernel_warns_once_for_a_padding_write_before_its_block_loop():
+    """RELAUNCH_WIDER: a store past y's last block before the block loop warned in the aborted first
+    attempt and again in the relaunch (the warning was not held with the attempt's other output)."""
+    from tbe.common.platform import get_soc_spec
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    tiling = ti.Tensor("int32", (8,), name="tiling", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm)
+    z = ti.Tensor("int32", (8,), name="z", scope=tik.scope_gm)
+    tu = ti.Tensor("int32", (16,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling, 0, 1, 1, 0, 0)
+    ti.data_move(tu[8], tiling, 0, 1, 1, 0, 0)
+    blocks = ti.Scalar("int32", name="blocks", init_value=tu[0])
+    line = _line() + 1
+    ti.data_move(y[8], tu, 0, 1, 2, 0, 0)            # 8 int32 past y's end
+    with ti.for_range(0, blocks, block_num=blocks):
+        pass
+    ti.data_move(z, tu, 0, 1, 1, 0, 0)
+    build(ti, "relaunch_pad", [], [y, z], flowtable=[tiling])
+    used = get_soc_spec("CORE_NUM") + 1
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        run(ti, {"tiling": np.array([used] + [0] * 7, np.int32)})
+    mine = [w for w in rec if w.category is GmPaddingWriteWarning]
+    assert [(w.filename, w.lineno) for w in mine] == [(__file__, line)]
