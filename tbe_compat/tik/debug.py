@@ -7,7 +7,8 @@ tik_usage.md:
   InputScalar (inputs and ``flowtable``); the key set must be exactly that. Tensor values
   are numpy arrays of the declared shape and dtype (dynamic dims evaluated with the fed
   InputScalar values), scalar values Python/numpy numbers. Anything else is a clear
-  error naming the key, what was expected and what was given.
+  error naming the key, what was expected and what was given. ``int4`` / ``uint4`` tensors take
+  their values or the packed ``uint8`` bytes and return their values (`PACKED_4BIT_FEED`).
 * Runtime-sized GM tensors (declared ``(MAX_INT64,)``-style by CANN's dynamic-shape
   operators, `container.UNBOUNDED_GM_ELEMENTS`, or shaped by Scalars the kernel computes, such
   as tiling data it reads from GM): an input's array may have any shape (its
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+import ml_dtypes
 import numpy as np
 
 from pto_core import program as P
@@ -170,6 +172,7 @@ class Tikdb:
         #: options of the next runs (simulator extension; e.g. ``tik_machine_options(order=...)``)
         self.options: Optional[MachineOptions] = None
         self.order = "sequential"
+        self._unpack_back: list = []
 
     @property
     def reports(self) -> list:
@@ -247,6 +250,8 @@ class Tikdb:
             except PtoError as e:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
+            for back, packed, signed in self._unpack_back:     # a values feed gets the new contents too
+                np.copyto(back, _unpacked(packed, back.size, signed).reshape(back.shape), casting="unsafe")
             tik._write_printf_file(info.kernel_name, exe.machine.printed)
             _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
             outputs = [self._output(x, results, scalars) for x in info.outputs]
@@ -361,6 +366,7 @@ class Tikdb:
     def _tensor_values(self, info, feed: dict, scalars: dict) -> dict:
         tik = self._tik
         out = {}
+        self._unpack_back = []       # (caller's 4-bit values array, packed bytes run, signed): written back after
         seen = set()
         for x in info.inputs:
             if not isinstance(x, Tensor) or id(x.storage) in seen:
@@ -375,6 +381,12 @@ class Tikdb:
             shape = (arr.size,) if st.runtime_size is not None else self._static_shape(st, scalars)
             if st.runtime_size is not None:
                 arr = arr.reshape(-1)
+            if st.dtype.bits < 8:
+                packed, back = _packed_feed(tik, x.name, st, arr, shape)
+                if back is not None:
+                    self._unpack_back.append((back, packed, st.dtype.kind == "s"))
+                out[st.gm.name] = packed
+                continue
             want = np.dtype(st.dtype.storage)
             if arr.dtype != want:
                 raise tik._error(f"feed_dict[{x.name!r}] has dtype {arr.dtype}, tensor {x.name!r} is "
@@ -518,6 +530,16 @@ class Tikdb:
     def _output(self, x: Tensor, results: dict, scalars: dict) -> np.ndarray:
         st = x.storage
         whole = results[st.gm.name]
+        if x._dt.bits < 8:                   # packed 4-bit: the values, in the view's shape (PACKED_4BIT_FEED)
+            raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)
+            vals = _values_4bit(_unpacked(raw, raw.size * 2, x._dt.kind == "s"), x._dt)
+            offset = int(x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars))
+            if st.runtime_size is not None:  # runtime-sized: flat, from the view's start to the tensor's end
+                return vals[offset:int(st.gm.shape[0])].copy()
+            shape = tuple(int(d if isinstance(d, int) else _evaluate(d, scalars)) for d in x._shape)
+            strides = tuple(int(s if isinstance(s, int) else _evaluate(s, scalars)) * vals.itemsize
+                            for s in x._strides)
+            return np.lib.stride_tricks.as_strided(vals[offset:], shape, strides).copy()
         if st.runtime_size is not None:      # runtime-sized: the flat buffer from the view's start
             offset = x.offset if isinstance(x.offset, int) else _evaluate(x.offset, scalars)
             raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)[offset * x._dt.bits // 8:]
@@ -529,6 +551,65 @@ class Tikdb:
             return whole
         raw = np.ascontiguousarray(whole).reshape(-1).view(np.uint8)
         return x.numpy_view(raw, shape=shape, strides=strides, offset=offset)
+
+
+#: ml_dtypes' 4-bit integer types by TIK name (``{}`` if this ml_dtypes has none).
+_ML_4BIT = {n: np.dtype(getattr(ml_dtypes, n)) for n in ("int4", "uint4") if hasattr(ml_dtypes, n)}
+
+#: Named choice PACKED_4BIT_FEED: how start_debug takes and returns ``int4`` / ``uint4`` GM tensors
+#: (the PTO side, ``Program.run``, keeps them as packed bytes: two values per byte, element 0 in the
+#: low nibble). A feed is either the values -- an array of the declared shape, of dtype
+#: ``ml_dtypes.int4`` / ``ml_dtypes.uint4`` or any numpy integer dtype whose values fit the tensor's
+#: range -- or, for compatibility, the packed ``uint8`` bytes when the array's size is the packed byte
+#: count and not the declared shape (a one-element tensor takes the values form). Runtime-sized
+#: tensors take the values form only (the element count is the array's size). Outputs come back as the
+#: values in the declared (view's) shape, as ml_dtypes.int4 / uint4 (int8 / uint8 without them).
+PACKED_4BIT_FEED = "values of the declared shape, or the packed uint8 bytes"
+
+
+def _unpacked(raw: np.ndarray, count: int, signed: bool) -> np.ndarray:
+    """``count`` 4-bit values of the packed bytes ``raw`` (int8 if ``signed``, else uint8)."""
+    from pto_core.numerics.packing import unpack_nibbles
+    return unpack_nibbles(np.ascontiguousarray(raw).reshape(-1).view(np.uint8), count, signed=signed)
+
+
+def _values_4bit(vals: np.ndarray, dt) -> np.ndarray:
+    """int8/uint8 4-bit values as the output dtype of ``dt`` (ml_dtypes.int4 / uint4 when available)."""
+    ml = _ML_4BIT.get(dt.tik_name)
+    return vals.astype(ml) if ml is not None else vals
+
+
+def _packed_feed(tik, name: str, st, arr: np.ndarray, shape: tuple):
+    """The packed bytes of int4/uint4 feed ``arr`` for tensor ``st`` of ``shape`` (PACKED_4BIT_FEED), and the
+    caller's array to write the kernel's changes back to (``None``: the bytes are the caller's own array, or
+    it is read-only)."""
+    dt = st.dtype
+    count = int(np.prod(shape, dtype=np.int64))
+    nbytes = dt.nbytes(count)
+    lo, hi = (-8, 7) if dt.kind == "s" else (0, 15)
+    is_ml = arr.dtype in _ML_4BIT.values()
+    forms = (f"the values as an array of shape {list(shape)} (dtype ml_dtypes.{dt.tik_name}, or an integer dtype "
+             f"holding values in [{lo}, {hi}])"
+             + ("" if st.runtime_size is not None else
+                f", or the packed bytes as a uint8 array of {nbytes} elements (two values per byte, element 0 in "
+                f"the low nibble)"))
+    if st.runtime_size is None and arr.dtype == np.uint8 and arr.size == nbytes and tuple(arr.shape) != shape:
+        if arr.ndim == 1 and arr.flags.c_contiguous and arr.flags.writeable:
+            return arr, None                 # the caller's bytes: the run writes the kernel's changes back into them
+        return np.ascontiguousarray(arr).reshape(-1).copy(), None
+    if not (is_ml or arr.dtype.kind in "iu") or tuple(arr.shape) != shape:
+        raise tik._error(f"feed_dict[{name!r}] has dtype {arr.dtype} and shape {tuple(arr.shape)}; tensor {name!r} "
+                         f"is {dt.tik_name} {list(shape)}", operand=name, value=f"{arr.dtype} {tuple(arr.shape)}",
+                         limit=f"{dt.tik_name} values of shape {list(shape)} or {nbytes} packed uint8 bytes",
+                         hint="pass " + forms)
+    vals = arr.astype(np.int64)
+    if vals.size and (int(vals.min()) < lo or int(vals.max()) > hi):
+        bad = vals.reshape(-1)[np.flatnonzero((vals.reshape(-1) < lo) | (vals.reshape(-1) > hi))[0]]
+        raise tik._error(f"feed_dict[{name!r}] holds {int(bad)}, which does not fit {dt.tik_name} [{lo}, {hi}]",
+                         operand=name, value=int(bad), limit=f"[{lo}, {hi}]",
+                         hint="pass " + forms + " (values are never wrapped)")
+    from pto_core.numerics.packing import pack_nibbles
+    return pack_nibbles(vals), (arr if arr.flags.writeable else None)
 
 
 def _resizable_workspace(st, info) -> bool:
