@@ -426,6 +426,26 @@ class GoldenCase(tuple):
         return cls(run.inputs, run.outputs, {"inplace": run.inplace, "block_dim": run.block_dim})
 
 
+#: Suffix of the part of a golden-file key that records an ml_dtypes dtype (bfloat16, int4, float8_*): numpy's
+#: .npz format stores such arrays as untyped bytes (``|V2``) that cannot be cast back, so `save_golden` stores
+#: the bits as an unsigned integer array plus the dtype's name, and `load_golden` views them as that dtype again.
+_ML_DTYPE_PART = "-dtype"
+
+
+def _put_array(arrays: dict, key: str, v) -> None:
+    a = np.asarray(v)
+    if a.dtype.kind == "V" and a.dtype.names is None:         # an ml_dtypes type (bfloat16, int4, float8_*)
+        name, k, part, arg = key.split(_SEP)
+        arrays[f"{name}{_SEP}{k}{_SEP}{part}{_ML_DTYPE_PART}{_SEP}{arg}"] = np.asarray(a.dtype.name)
+        a = a.view(f"u{a.dtype.itemsize}")
+    arrays[key] = a
+
+
+def _ml_dtype(name: str) -> np.dtype:
+    import ml_dtypes
+    return np.dtype(getattr(ml_dtypes, name))
+
+
 def save_golden(path: str, cases: dict) -> None:
     """Write ``{kernel: [(inputs dict, outputs list), ...]}`` to ``path`` (atomically); a `GoldenCase`'s
     ``options`` are kept too (as JSON text)."""
@@ -434,9 +454,9 @@ def save_golden(path: str, cases: dict) -> None:
         for k, case in enumerate(runs):
             inputs, outputs = case
             for arg, v in inputs.items():
-                arrays[f"{name}{_SEP}{k}{_SEP}in{_SEP}{arg}"] = np.asarray(v)
+                _put_array(arrays, f"{name}{_SEP}{k}{_SEP}in{_SEP}{arg}", v)
             for i, v in enumerate(outputs):
-                arrays[f"{name}{_SEP}{k}{_SEP}out{_SEP}{i}"] = np.asarray(v)
+                _put_array(arrays, f"{name}{_SEP}{k}{_SEP}out{_SEP}{i}", v)
             options = getattr(case, "options", None)
             if options:
                 arrays[f"{name}{_SEP}{k}{_SEP}opt{_SEP}json"] = np.asarray(json.dumps(options, sort_keys=True))
@@ -456,9 +476,14 @@ def load_golden(path: str) -> dict:
     with np.load(path, allow_pickle=False) as z:
         for key in z.files:
             name, k, part, arg = key.split(_SEP)
+            if part.endswith(_ML_DTYPE_PART):           # the dtype of another member (`_put_array`)
+                continue
             runs = out.setdefault(name, {})
             inputs, outputs, options = runs.setdefault(int(k), ({}, {}, {}))
             v = z[key]
+            dt_key = f"{name}{_SEP}{k}{_SEP}{part}{_ML_DTYPE_PART}{_SEP}{arg}"
+            if dt_key in z.files:
+                v = v.view(_ml_dtype(str(z[dt_key])))
             if part == "in":
                 inputs[arg] = v.item() if v.shape == () else v
             elif part == "opt":

@@ -243,3 +243,22 @@ def test_static_kernel_names_and_script_kinds(tmp_path):
     assert pytest_plugin.script_kind(str(p)) == "golden+reference"
     (tmp_path / "bad.py").write_text("def (:\n")
     assert pytest_plugin.script_kind(str(tmp_path / "bad.py"), record=True) is None
+
+
+def test_golden_files_keep_ml_dtypes_outputs(tmp_path):
+    """bfloat16 / int4 / float8 arrays survive save_golden -> load_golden with their dtype and bits (numpy's .npz
+    stores them as untyped |V2 / |V1 bytes that cannot be cast back, so a bf16 or int4 golden output failed to
+    compare: "No cast function available")."""
+    import ml_dtypes
+    bf = np.array([1.5, -0.0, np.inf, np.nan, 3.0e38], dtype=ml_dtypes.bfloat16)
+    i4 = np.array([-8, 7, 0, -1], dtype=ml_dtypes.int4)
+    f8 = np.array([0.5, -448.0], dtype=ml_dtypes.float8_e4m3fn)
+    path = str(tmp_path / "k.golden.npz")
+    pytest_plugin.save_golden(path, {"k": [({"x": bf, "n": 3}, [i4, f8, np.arange(3, dtype=np.float16)])]})
+    (inputs, outputs), = pytest_plugin.load_golden(path)["k"]
+    assert inputs["n"] == 3 and inputs["x"].dtype == bf.dtype
+    assert inputs["x"].view(np.uint16).tolist() == bf.view(np.uint16).tolist()
+    assert outputs[0].dtype == i4.dtype and outputs[0].astype(int).tolist() == [-8, 7, 0, -1]
+    assert outputs[1].dtype == f8.dtype and outputs[1].astype(float).tolist() == [0.5, -448.0]
+    assert outputs[2].dtype == np.float16 and outputs[2].tolist() == [0.0, 1.0, 2.0]
+    assert pytest_plugin.golden_kernel_names(path) == ["k"]
