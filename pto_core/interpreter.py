@@ -1167,6 +1167,16 @@ def _first_site(sites):
 #: explicit ``cores=``, is kept and the count stays an error there.
 RELAUNCH_WIDER = True
 
+#: Named choice RELEASE_FINISHED_BLOCKS: in a launch of more blocks than the chip runs at once
+#: (`ChipProfile.resident_blocks`: the device runs the rest in later batches on the same cores, whose
+#: buffers the later blocks reuse), on a machine `Executable.run` builds, a block that has ended drops its
+#: core's on-chip buffers (`Machine.release_core`): its results are in GM and nothing of the launch can
+#: read that core's UB/L1/L0 again, so a launch of thousands of blocks (TIK's block_num up to 65535) holds
+#: the buffers of the blocks still running, not of every block. End-of-kernel checks (flags still set,
+#: unit-flag tiles never checked) are reported as before. A launch within the chip's cores, or a machine
+#: the caller passes, keeps every buffer (on-chip contents stay inspectable after the run).
+RELEASE_FINISHED_BLOCKS = True
+
 #: The most blocks one launch starts (TIK's ``block_num`` range [1, 65535]; the same bound the TIK
 #: facade checks a fed InputScalar against): checked before the launch allocates a core per block.
 MAX_LAUNCH_BLOCKS = 65535
@@ -1336,6 +1346,7 @@ class Executable:
                 self.machine = None        # the previous run's machine can go before the new one is built
                 machine = Machine(prog.target, cores=n, options=options)
                 machine.relaunch_wider = RELAUNCH_WIDER and self._lazy_launch and cores is None
+                machine.release_finished = RELEASE_FINISHED_BLOCKS and n > machine.target.resident_blocks
                 if machine.relaunch_wider:
                     machine.held = []      # this attempt's prints and warnings wait for its launch to stand
             self.machine = machine
@@ -1495,6 +1506,8 @@ class Executable:
         except Exception as e:  # noqa: BLE001 - re-raised with context
             self._decorate(e, core)
             raise
+        if self.machine.release_finished:
+            self.machine.release_core(core)
         return False
 
     def _sequential(self, gens: list):
@@ -1596,6 +1609,8 @@ class Executable:
             except StopIteration:
                 live.pop(i)
                 ended.append(c)
+                if self.machine.release_finished:
+                    self.machine.release_core(c)
                 continue
             except Exception as e:  # noqa: BLE001 - re-raised with context
                 self._decorate(e, c)

@@ -356,10 +356,12 @@ class Ptr:
 # ----------------------------------------------------------------------------- cores & machine
 
 
-#: On-chip buffers (L1, L0A/B/C, BT, FB, scale buffers; UB aside) are allocated and filled on their first
-#: use instead of when the `Machine` is made (a kernel that never touches a 1 MiB L1 does not pay for
-#: filling it). The content is the same: ``fill`` "pattern" and "zero" do not depend on when a buffer is
-#: made; with "random" every buffer is still made up front, in the same order of random draws.
+#: On-chip buffers (L1, L0A/B/C, BT, FB, scale buffers and each vector sub-core's UB) are allocated and
+#: filled on their first use instead of when the `Machine` is made (a kernel that never touches a 1 MiB L1
+#: does not pay for filling it; a launch of thousands of blocks does not hold ~0.75 MiB of UB and UB
+#: written-map per block before any block runs). The content is the same: ``fill`` "pattern" and "zero" do
+#: not depend on when a buffer is made; with "random" every buffer is still made up front, in the same
+#: order of random draws (per core: the other spaces, then UB 0, UB 1).
 LAZY_BUFFERS = True
 
 
@@ -374,25 +376,47 @@ class Core:
         #: sizes of the on-chip buffers (UB aside) not allocated yet: `buffer` makes each on first use
         #: (LAZY_BUFFERS); with ``fill="random"`` all are made here, in a fixed order of random draws
         self._lazy: dict = {}
+        lazy = LAZY_BUFFERS and machine.options.fill != "random"
         for space in ON_CHIP_SPACES:
             if space == "ub":
                 continue
             size = t.sizes.of(space)
             if size > 0:
-                if LAZY_BUFFERS and machine.options.fill != "random":
+                if lazy:
                     self._lazy[space] = size
                 else:
                     self.buffers[space] = Buffer(space, size, label=f"core{index}.{space}",
                                                  fill=machine._fill_array(size))
-        self.ubs = [Buffer("ub", t.sizes.ub, label=f"core{index}.ub{s}", fill=machine._fill_array(t.sizes.ub))
-                    for s in range(max(1, t.vector_subcores))]
+        #: the UB of each vector sub-core; None until its first use (LAZY_BUFFERS)
+        self._ubs: list = [None if lazy else self._make_ub(s) for s in range(max(1, t.vector_subcores))]
+
+    def _make_ub(self, sub: int) -> Buffer:
+        size = self.machine.target.sizes.ub
+        return Buffer("ub", size, label=f"core{self.index}.ub{sub}", fill=self.machine._fill_array(size))
+
+    @property
+    def ubs(self) -> list:
+        """The UB of every vector sub-core (each made now if not yet used)."""
+        return [self.buffer("ub", s) for s in range(len(self._ubs))]
+
+    def release(self) -> None:
+        """Drop every on-chip buffer made so far (a block that has ended: RELEASE_FINISHED_BLOCKS in
+        `pto_core.interpreter`); a later use makes it afresh, holding the launch fill again."""
+        for space, buf in self.buffers.items():
+            self._lazy[space] = buf.size
+        self.buffers.clear()
+        self._ubs = [None] * len(self._ubs)
 
     def buffer(self, space: str, sub: int = 0) -> Buffer:
         if space == "ub":
-            if not 0 <= sub < len(self.ubs):
+            ubs = self._ubs
+            if not 0 <= sub < len(ubs):
                 raise IllegalOperand(f"UB sub-block {sub} does not exist on {self.machine.target.name}",
-                                     operand="sub_blockid", value=sub, limit=f"[0, {len(self.ubs) - 1}]")
-            return self.ubs[sub]
+                                     operand="sub_blockid", value=sub, limit=f"[0, {len(ubs) - 1}]")
+            buf = ubs[sub]
+            if buf is None:
+                buf = ubs[sub] = self._make_ub(sub)
+            return buf
         buf = self.buffers.get(space)
         if buf is None and space in self._lazy:
             size = self._lazy.pop(space)
@@ -457,6 +481,9 @@ class Machine:
         #: a run-time block count above ``len(cores)`` restarts the launch on a wider machine instead of
         #: failing (set by `Executable.run` on the machines it builds: RELAUNCH_WIDER)
         self.relaunch_wider = False
+        #: drop a core's on-chip buffers when its block ends (set by `Executable.run` on the machines it
+        #: builds: RELEASE_FINISHED_BLOCKS in `pto_core.interpreter`)
+        self.release_finished = False
         #: effects outside the machine (``pto.debug_print`` text on stdout, warnings) of a launch that may
         #: still restart (RELAUNCH_WIDER): held as callables until its run-time block count is known
         #: (`release_held`); dropped if it restarts, so the aborted attempt prints and warns nothing
@@ -489,6 +516,20 @@ class Machine:
         for effect in (held or ()) if keep else ():
             effect()
 
+    def release_core(self, core: int) -> None:
+        """Core ``core`` has ended its block (RELEASE_FINISHED_BLOCKS in `pto_core.interpreter`): drop its
+        on-chip buffers (its results are in GM). The hazard verifier's end-of-kernel findings for the core,
+        the only per-core state that refers to them, are taken now and reported by `end_kernel` in their
+        usual place; its flag table (flags still set) stays for `end_kernel`."""
+        ctx = self.context(core)
+        if ctx.hazards is not None:
+            ctx.ended_reports.extend(ctx.hazards.end_kernel())
+        for buf in ctx._holding:
+            buf.held.clear()
+        ctx._holding.clear()
+        ctx._buffers.clear()
+        ctx.core.release()
+
     def end_kernel(self) -> list:
         """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
 
@@ -500,6 +541,9 @@ class Machine:
             if ctx.sync_state is not None:
                 for kind, msg in ctx.sync_state.end_kernel():
                     self.report(kind, msg)
+            ended, ctx.ended_reports = ctx.ended_reports, []
+            for kind, msg in ended:
+                self.report(kind, msg)
             if ctx.hazards is not None:
                 for kind, msg in ctx.hazards.end_kernel():
                     self.report(kind, msg)
@@ -684,6 +728,8 @@ class ExecContext:
         self.spr: dict = {}
         self._buffers: dict = {}     # (space, sub) -> on-chip Buffer, filled by `_locate_at`
         self._holding: list = []     # buffers whose writable flag views the running op holds (`Buffer.held`)
+        #: end-of-kernel reports of a core whose buffers were released when its block ended (`Machine.release_core`)
+        self.ended_reports: list = []
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:

@@ -4,6 +4,7 @@ cores used; GM tensors declared with the unbounded ``(MAX_INT64,)`` shape are re
 import numpy as np
 import pytest
 
+from pto_core import pto
 from pto_core.errors import GmOverreadWarning, IllegalOperand, OutOfBounds, UnknownName
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
@@ -670,3 +671,71 @@ def test_a_block_count_above_core_num_prints_and_warns_once_per_block(capsys, re
     unwritten = [w for w in recwarn if "which nothing wrote" in str(w.message)]
     assert sorted(str(w.message).split(" byte")[0] for w in unwritten) == sorted(
         f"pto.ub.vadds operand src reads core{c}.ub0" for c in range(used))
+
+
+def _many_blocks_kernel(n: int, leave_flag: bool = False):
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (n, 8), name="x", scope=tik.scope_gm)
+    out = ti.Tensor("int32", (n, 8), name="out", scope=tik.scope_gm)
+    with ti.for_range(0, n, block_num=n) as core:
+        ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[core, 0], 0, 1, 1, 0, 0)
+        ti.vec_adds(8, ub, ub, core, 1, 8, 8)
+        ti.data_move(out[core, 0], ub, 0, 1, 1, 0, 0)
+        if leave_flag:
+            pto.set_flag("MTE3", "V", 2)              # never waited for: reported at kernel end
+    build(ti, "many", [x], [out])
+    return ti
+
+
+def test_many_blocks_run_in_bounded_memory():
+    """A launch of 4096 blocks (immediate block_num; TIK accepts up to 65535) holds the on-chip buffers of the
+    running block only: UB is made on first use (LAZY_BUFFERS) and a finished block's buffers are dropped
+    (RELEASE_FINISHED_BLOCKS). Was: every core's UB and its written map were made up front, ~0.75 MiB per
+    block (3 GB here; a tiling count of 65535 died at 23 GB)."""
+    import tracemalloc
+    n = 4096
+    set_current_compile_soc_info("Ascend910B1")
+    ti = _many_blocks_kernel(n)
+    a = np.arange(n * 8, dtype=np.int32).reshape(n, 8)
+    tracemalloc.start()
+    try:
+        got, = run(ti, {"x": a})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(got, a + np.arange(n, dtype=np.int32)[:, None])
+    assert peak < 200 * 2 ** 20, f"peak {peak / 2 ** 20:.0f} MB"
+
+
+@pytest.mark.parametrize("order", ["sequential", "random"])
+def test_released_blocks_keep_outputs_and_end_of_kernel_reports(monkeypatch, order):
+    """Dropping a finished block's buffers (a launch of more blocks than Ascend910B1's 48 cores) changes no
+    output and no end-of-kernel report (a flag left set on every core), in either core order."""
+    from pto_core import interpreter
+    set_current_compile_soc_info("Ascend910B1")
+    n = 64
+    a = np.arange(n * 8, dtype=np.int32).reshape(n, 8)
+    results = []
+    for release in (False, True):
+        monkeypatch.setattr(interpreter, "RELEASE_FINISHED_BLOCKS", release)
+        ti = _many_blocks_kernel(n, leave_flag=True)
+        run(ti, {"x": a})
+        exe = ti.tikdb.executable
+        out = exe.run({"x": a}, order=order, seed=3)
+        results.append((out["out"], list(exe.reports)))
+        assert all(u is None for c in exe.machine.cores for u in c._ubs) == release
+    (want, want_reports), (got, got_reports) = results
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, a + np.arange(n, dtype=np.int32)[:, None])
+    assert got_reports == want_reports and sum("MTE3" in m for _, m in got_reports) >= 1
+
+
+def test_launch_within_the_cores_keeps_its_buffers():
+    """A launch of no more blocks than the chip's cores keeps every core's on-chip buffers after the run
+    (inspectable, as the device's are)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = _many_blocks_kernel(4)
+    run(ti, {"x": np.zeros((4, 8), np.int32)})
+    ub = ti.tikdb.executable.machine.cores[3].buffer("ub")
+    assert ub.written[:32].all() and (ub.data[:4].view(np.int32) == 3).all()
