@@ -87,9 +87,11 @@ def _signed_wrapper(bits: int):
 
 #: Signed integer widths whose wrap the generated code calls as ``_ws<bits>(x)`` (`_signed_wrapper`) instead of
 #: spelling out ``(((x + 2**(bits-1)) & (2**bits - 1)) - 2**(bits-1))``: the same value, a fraction of the source
-#: (64-bit wraps were ~40 % of a real kernel's generated source, which Python's ``compile`` parses); faster too,
-#: since an in-range value skips the big-int arithmetic. Empty: the expression is written out as before.
-SIGNED_WRAP_HELPERS = (8, 16, 32, 64)
+#: (64-bit wraps were ~40 % of a real kernel's generated source, which Python's ``compile`` parses). 64 bits only:
+#: an in-range s64 value costs about what the written-out big-int arithmetic did, while a call for the narrow
+#: widths (rarer in the source, all small-int arithmetic) made loops computing them ~1.5-2x slower (review267).
+#: Empty: every wrap is written out.
+SIGNED_WRAP_HELPERS = (64,)
 
 
 def _sub_byte_offset(addr: int, n: int, bits: int) -> int:
@@ -115,7 +117,7 @@ _HELPERS = {
     "_fwiden": S.widen_float, "_fsqrt": S.fsqrt, "_fmax": S.fmax, "_fmin": S.fmin, "_f2i": S.float_to_int, "_i2f": S.int_to_float,
     "_bitcast": S.bitcast, "_sbo": _sub_byte_offset, "_off64": _off64, "_INF": S.INF, "_NINF": -S.INF, "_NAN": S.NAN,
     **{f"_RI_{k}": v for k, v in S.ROUND_TO_INTEGRAL.items()},
-    **{f"_ws{b}": _signed_wrapper(b) for b in SIGNED_WRAP_HELPERS},
+    **{f"_ws{b}": _signed_wrapper(b) for b in (8, 16, 32, 64)},      # those SIGNED_WRAP_HELPERS may name
 }
 _ROUND = {"f32": "_r32", "f16": "_r16", "bf16": "_rbf"}
 #: Operand types whose values the generated code uses as they are.
