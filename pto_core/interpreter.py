@@ -1351,6 +1351,8 @@ class Executable:
                 machine.release_finished = RELEASE_FINISHED_BLOCKS and n > machine.target.resident_blocks
                 if machine.relaunch_wider:
                     machine.held = []      # this attempt's prints and warnings wait for its launch to stand
+            else:                          # a machine the caller passes (maybe one an earlier run built and set
+                machine.relaunch_wider = machine.release_finished = False   # these on): neither applies
             self.machine = machine
             args, regions = self._bind_args(machine, inputs, aliases)
             machine.launch_width = 1

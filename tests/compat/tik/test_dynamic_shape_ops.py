@@ -739,3 +739,37 @@ def test_launch_within_the_cores_keeps_its_buffers():
     run(ti, {"x": np.zeros((4, 8), np.int32)})
     ub = ti.tikdb.executable.machine.cores[3].buffer("ub")
     assert ub.written[:32].all() and (ub.data[:4].view(np.int32) == 3).all()
+
+
+def test_a_passed_machine_keeps_its_buffers_after_a_run_that_built_it_released_them():
+    """`Executable.run(machine=)` on the machine an earlier run built (a launch past Ascend910B1's 48 cores,
+    so that run released its blocks' buffers) keeps every buffer this time, as documented for a machine the
+    caller passes (RELEASE_FINISHED_BLOCKS). Was: the flag the first run set stayed on the machine, so the
+    caller's run dropped them too (every UB None after it)."""
+    set_current_compile_soc_info("Ascend910B1")
+    n = 64
+    ti = _many_blocks_kernel(n)
+    a = np.arange(n * 8, dtype=np.int32).reshape(n, 8)
+    run(ti, {"x": a})
+    exe = ti.tikdb.executable
+    machine = exe.machine
+    assert all(u is None for c in machine.cores for u in c._ubs)          # released by the run that built it
+    out = exe.run({"x": a}, machine=machine)
+    np.testing.assert_array_equal(out["out"], a + np.arange(n, dtype=np.int32)[:, None])
+    ub = machine.cores[n - 1]._ubs[0]
+    assert ub is not None and ub.written[:32].all() and (ub.data[:32].view(np.int32) == a[-1] + n - 1).all()
+
+
+def test_a_passed_machine_refuses_a_wider_block_count_instead_of_relaunching_on_itself():
+    """A computed block count above the cores of a machine the caller passes is the documented
+    IllegalOperand (RELAUNCH_WIDER applies to machines `run()` builds), also when that machine came from an
+    earlier run that built it wider. Was: the earlier run's relaunch setting stayed on the machine and the
+    launch restarted on the same machine, whose core 0 still held the aborted attempt's hazard history: a
+    HazardError on the kernel's first data_move."""
+    ti = _core_count_kernel()
+    run(ti, {"tiling_gm": np.array([3, 0, 0, 0], np.int64)})
+    exe = ti.tikdb.executable
+    machine = exe.machine
+    width = len(machine.cores)
+    with pytest.raises(IllegalOperand, match=rf"the kernel asks for {width + 1} cores; the machine has {width}"):
+        exe.run({"tiling_gm": np.array([width + 1, 0, 0, 0], np.int64)}, machine=machine)
