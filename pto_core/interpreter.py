@@ -1463,6 +1463,8 @@ class Executable:
                 if region.size < a.nbytes:
                     raise ConfigError(f"alias {a.name!r} -> {aliases[a].name!r}: the output needs {a.nbytes} B, "
                                       f"the input has {region.size} B", operand="alias", limit=f"<= {region.size} B")
+                if a.name not in region.aliases:
+                    region.aliases += (a.name,)
                 regions[a] = (region, None)
                 bound[a] = region.base
                 continue

@@ -181,10 +181,21 @@ class GmRegion:
     buffer: Buffer
     dtype: Optional[DType] = None
     shape: tuple = ()
+    #: names of the kernel arguments placed on this allocation in place (``run(alias=)``, TIK
+    #: ``start_debug(inplace=)``): a kernel may reach these bytes through any of them
+    aliases: tuple = ()
 
     @property
     def size(self) -> int:
         return self.buffer.size
+
+    @property
+    def label(self) -> str:
+        """The tensor as messages name it: ``'x'``, or with outputs placed on it in place ``'y' (in place on
+        'x')``, so a user who wrote through ``y`` finds the name of the call's tensor."""
+        if not self.aliases:
+            return repr(self.name)
+        return f"{', '.join(repr(n) for n in self.aliases)} (in place on {self.name!r})"
 
     @property
     def end(self) -> int:

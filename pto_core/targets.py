@@ -155,6 +155,12 @@ class ChipProfile:
     l2_size: int = 0
     dprofile: tuple = ()
 
+    @property
+    def label(self) -> str:
+        """The chip as chip-support messages name it: ``"<name> <core_type>"`` (``"Ascend610 VectorCore"``),
+        as the TIK front end's trace-time checks do (a VectorCore profile has its own vector tables)."""
+        return f"{self.name} {self.core_type}"
+
     def capacity(self, space: str) -> int:
         """Capacity in bytes of ``space`` (0 if the space does not exist)."""
         space = space_name(space)

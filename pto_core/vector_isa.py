@@ -367,11 +367,17 @@ def require(target, instr: str, signature: str, *, op: str, operand: str = "dtyp
     if signature in legal:
         return
     if not legal:
-        raise UnsupportedOp(f"{target.name} has no {instr} instruction", op=op, operand=operand, value=signature,
+        raise UnsupportedOp(f"{target.name} has no {instr} instruction on its {_core(target)}", op=op, operand=operand, value=signature,
                             hint=_other_chips(instr))
-    raise UnsupportedOp(f"{target.name} does not support {instr} for {signature}", op=op, operand=operand,
+    raise UnsupportedOp(f"{target.name} does not support {instr} for {signature} on its {_core(target)}", op=op, operand=operand,
                         value=signature, limit="one of " + ", ".join(sorted(legal)),
                         hint="use a supported dtype (convert with pto.ub.vconv) or another chip")
+
+
+def _core(target) -> str:
+    """The core type a chip-support message names (TIK's ``AiCore`` / ``VectorCore``: a VectorCore has its own
+    vector tables, `CHIP_FAMILY_AIV`), as the TIK front end's trace-time checks name soc + core type."""
+    return getattr(target, "core_type", "AiCore")
 
 
 def _other_chips(instr: str) -> str:

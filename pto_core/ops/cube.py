@@ -224,12 +224,12 @@ def _static(op: str, target, mx: bool, lhs, rhs, dst, bias, clauses: dict) -> No
         if not legal:
             pairs = ", ".join(f"{a} x {b}" for a, b in sorted(target.mad_mx_dtypes)) or "(none: no MX on this target)"
             raise (UnsupportedOp if not target.mad_mx_dtypes else IllegalOperand)(
-                f"MX type combination {_combo_name(da, db, dc)} is not supported on {target.name}", op=op,
+                f"MX type combination {_combo_name(da, db, dc)} is not supported on {target.label}", op=op,
                 operand="%lhs", value=_combo_name(da, db, dc), limit=f"{pairs} -> f32",
                 hint="MX MAD takes fp8 or fp4 data with E8M0 scales and an f32 accumulator")
     elif (da.name, db.name, dc.name) not in target.mad_dtypes:
         combos = ", ".join(f"{a} x {b} -> {c}" for a, b, c in sorted(target.mad_dtypes))
-        raise IllegalOperand(f"type combination {_combo_name(da, db, dc)} is not supported on {target.name}",
+        raise IllegalOperand(f"type combination {_combo_name(da, db, dc)} is not supported on {target.label}",
                              op=op, operand="%lhs", value=_combo_name(da, db, dc), limit=combos,
                              hint="element types come from the pointer types; pick a legal triple for this target")
     floating = da.is_float

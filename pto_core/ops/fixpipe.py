@@ -254,10 +254,10 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
                        f"!pto.ptr<T, {want}>", f"pass a {want} pointer as %dst (pto.mte_l0c_{kind} writes {want})")
         acc, dst_t = src.dtype, dst.dtype
         if acc.name not in target.acc_dtypes:
-            raise _err(f"accumulator element type {acc.name} is not an L0C type of {target.name}", "%src",
+            raise _err(f"accumulator element type {acc.name} is not an L0C type of {target.label}", "%src",
                        acc.name, ", ".join(target.acc_dtypes))
     if kind == "ub" and not target.fixpipe_to_ub:
-        raise UnsupportedOp(f"pto.mte_l0c_ub (FIXPIPE L0C -> UB) does not exist on {target.name}",
+        raise UnsupportedOp(f"pto.mte_l0c_ub (FIXPIPE L0C -> UB) does not exist on {target.label}",
                             limit="targets with fixpipe_to_ub (A5)",
                             hint="write to GM or L1 with pto.mte_l0c_gm / pto.mte_l0c_l1, or pick target A5")
 
@@ -276,7 +276,7 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         if target.arch not in mode.archs:
             here = sorted(q.name for q in Q.QUANT_MODES.values() if target.arch in q.archs and q.acc == mode.acc
                           and q.is_vector == mode.is_vector and set(q.dst or q.acc) & set(mode.dst or mode.acc))
-            raise UnsupportedOp(f"pre_quant mode {mode.name} does not exist on {target.name}", operand="pre_quant",
+            raise UnsupportedOp(f"pre_quant mode {mode.name} does not exist on {target.label}", operand="pre_quant",
                                 value=mode.name, limit="architectures " + ", ".join(mode.archs),
                                 hint=f"use a mode {target.name} has (pto_fixpipe.md pre_quant table"
                                      + (f"; same source and destination types: {', '.join(here)}" if here else "")

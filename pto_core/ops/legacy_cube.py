@@ -74,7 +74,7 @@ def _require(op: str, target) -> None:
                 "copy_matrix_ubuf_to_cc": "initialise L0C with a mad (or a bias-table mad_bias) instead",
                 "broadcast_ub_to_cc": "seed the accumulator with pto.mad_bias (bias table) instead",
                 "col2img": "accumulate with vector adds instead"}.get(op, "pick a chip family that has it")
-        raise UnsupportedOp(f"pto.{op} does not exist on {target.name} (family {target.family})", op=f"pto.{op}",
+        raise UnsupportedOp(f"pto.{op} does not exist on {target.label} (family {target.family})", op=f"pto.{op}",
                             value=target.name, limit=f"families {fams}", hint=hint)
 
 

@@ -193,7 +193,7 @@ def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str, reading: bool = 
     if off + n > region.padded_size and reading and GM_OVERREAD_READS_UNKNOWN:
         _report_overread(ctx, region, off, n)
     elif off + n > region.padded_size:
-        raise OutOfBounds(f"GM bytes [{off}, {off + n}) run past the end of region {region.name!r} "
+        raise OutOfBounds(f"GM bytes [{off}, {off + n}) run past the end of region {region.label} "
                           f"({region.size} B) and of its allocation's padding (the host allocates "
                           f"{region.padded_size} B: the size rounded up to 32 B plus one 32-byte block)",
                           op=ctx.op_name, operand=operand, value=hex(ptr.addr + lo),
@@ -214,6 +214,14 @@ def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str, reading: bool = 
 GM_OVERREAD_READS_UNKNOWN = True
 
 
+def _doer(ctx, default: str) -> str:
+    """Who made a GM access, for its warnings: the front end's call with the PTO op in parentheses
+    (``"`tik.data_move` (pto.mte_ub_gm)"``), or the op itself (``default`` without one)."""
+    op = ctx.op_name or default
+    call = ctx.where.call if ctx.where is not None else ""
+    return f"`{call}` ({op})" if call and call != op else op
+
+
 def _report_overread(ctx, region, off: int, n: int) -> None:
     machine = ctx.machine
     where = ctx.where
@@ -222,7 +230,7 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
         return
     machine.gm_overread_sites.add(key)
     site = f"{where}: " if where is not None else ""
-    msg = (f"{site}{ctx.op_name or 'a GM read'} reads GM bytes [{off}, {off + n}) of region {region.name!r} "
+    msg = (f"{site}{_doer(ctx, 'a GM read')} reads GM bytes [{off}, {off + n}) of region {region.label} "
            f"({region.size} B; the host allocates {region.padded_size} B): the {off + n - region.padded_size} "
            f"byte(s) past that allocation read as unknown data (on the device: whatever memory follows). Harmless "
            f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
@@ -350,7 +358,7 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     region, off = machine.gm.find_padded(dst.addr)
     end = off + d_hi
     first = max(off, region.size)
-    msg = (f"a write to GM region {region.name!r} ran {end - region.size} byte(s) past its end (bytes "
+    msg = (f"a write to GM region {region.label} ran {end - region.size} byte(s) past its end (bytes "
            f"{first}..{end - 1}); they land in the allocation's padding and are dropped")
     machine.report("gm-tail", msg)
     block_end = -(-region.size // 32) * 32
@@ -365,7 +373,7 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     size = max(1, dst.dtype.bits // 8)
     past = end - first
     elems = f", {past // size} {dst.dtype.name} element(s)," if size > 1 and not past % size else ""
-    text = (f"{site}{ctx.op_name or 'a GM write'} writes GM bytes [{off}, {end}) of tensor {region.name!r} "
+    text = (f"{site}{_doer(ctx, 'a GM write')} writes GM bytes [{off}, {end}) of tensor {region.label} "
             f"({region.size} B): the {past} byte(s){elems} [{first}, {end}) past its end are dropped "
             f"(they land in the host's allocation padding of {region.padded_size - region.size} B, never in the "
             f"tensor; the output does not receive them). Fix: check the destination offset, burst length and "
@@ -1459,7 +1467,7 @@ def _exec_mx(side: str):
         grp = _mx_group(op, vals, {"x_start": x_start, "y_start": y_start, "x_step": x_step, "y_step": y_step,
                                    "src_stride": src_stride, "dst_stride": dst_stride})
         if not ctx.target.has_space(scale_space):
-            raise UnsupportedOp(f"{ctx.target.name} has no MX scale buffer ({scale_space})", op=op, operand="%dst",
+            raise UnsupportedOp(f"{ctx.target.label} has no MX scale buffer ({scale_space})", op=op, operand="%dst",
                                 value=ctx.target.name, hint="MX matmul exists on A5-class targets")
         check_align(op, src, BLOCK, "%src")
         check_align(op, dst, MX_ADDR_DIV, "%dst")
@@ -1499,7 +1507,7 @@ def _verify_mx(side: str):
         check_ptr(op, "%dst", call.operands[1], (f"l0{side}",))
         _mx_group(op, call.operands[2:], call.clauses)
         if not target.has_space(f"l0{side}_scale"):
-            raise UnsupportedOp(f"{target.name} has no MX scale buffer (l0{side}_scale)", op=op, operand="%dst",
+            raise UnsupportedOp(f"{target.label} has no MX scale buffer (l0{side}_scale)", op=op, operand="%dst",
                                 value=target.name, hint="MX matmul exists on A5-class targets")
     return verify
 

@@ -309,7 +309,7 @@ def _sel_op(name: str):
         vector_isa.require(target, "vsel", dts[0].name, op=op)
         if mode != 0 and vector_isa.family_of(target).startswith("v100"):
             from ..errors import UnsupportedOp
-            raise UnsupportedOp(f"{target.name} supports only vsel mode 0 (selection bits from CMPMASK)", op=op,
+            raise UnsupportedOp(f"{target.label} supports only vsel mode 0 (selection bits from CMPMASK)", op=op,
                                 hint="use pto.ub.mov_tensor_to_cmpmask + pto.ub.vsel, one repeat at a time")
 
     def verify(call, target):

@@ -116,7 +116,7 @@ def _check(ctx_target, dst: DType, src: DType, rnd, deq: bool, op: str) -> None:
                             value=code)
     vector_isa.require(ctx_target, "vconv", code, op=op, operand="round" if rnd else "dtype")
     if code in UNDOCUMENTED:
-        raise UnsupportedOp(f"vconv {code} is listed for {ctx_target.name} but not modelled: {UNDOCUMENTED[code]}",
+        raise UnsupportedOp(f"vconv {code} is listed for {ctx_target.label} but not modelled: {UNDOCUMENTED[code]}",
                             op=op, operand="dtype", value=code,
                             hint="convert through a documented path (e.g. widen or clamp with vmaxs/vmins first, "
                                  "then an exact conversion)")

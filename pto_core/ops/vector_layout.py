@@ -433,7 +433,7 @@ def _per_repeat(ctx, src0, src1, d, par: int, clauses: dict, rep: int, pattern, 
     inner = ve.lanes_from_clauses(clauses, par=par, repeat=1, counter_ok=True, op=op)
     (b, r, u), = ve.strides_from_clauses(clauses, ("src0",), (d,), par, op=op)
     if u:
-        raise UnsupportedOp(f"stride_unit {u} with counter mode on {ctx.target.name} (count elements per repeat) "
+        raise UnsupportedOp(f"stride_unit {u} with counter mode on {ctx.target.label} (count elements per repeat) "
                             "is not modelled", op=op, operand="stride_unit", value=u,
                             hint="use stride_unit 0 (block and repeat strides in 32-byte blocks)")
     size = d.itemsize

@@ -139,7 +139,7 @@ def _sel_op(name: str, mode: int):
         if mode == 2:
             ve.check_ub(sel, op=op, operand="sel")
             if vector_isa.family_of(target).startswith("v100"):
-                raise UnsupportedOp(f"{target.name} supports only scatter_vsel mode 0 (selection bits from "
+                raise UnsupportedOp(f"{target.label} supports only scatter_vsel mode 0 (selection bits from "
                                     f"CMPMASK)", op=op,
                                     hint="compare into CMPMASK (scatter_vcmp_*) and select one repeat at a time")
         return lists, sel, d

@@ -160,6 +160,13 @@ class FixpipeAPI(CubeBase):
             raise self._error("fixpipe reads the cube result from L0C (scope_cbuf_out), not L1", operand="src",
                               value=src.name, hint="let matmul/conv2d write an L0C tensor and pass that one")
         s = self._operand(src, "src", spaces=("l0c",))
+        if isinstance(dst, Tensor) and dst.tik is self and dst.space == "ub" and short not in DST_UB_SOCS:
+            raise self._error(f"dst must be in GM (scope_gm) on {soc.soc_version} {soc.core_type}, got tensor "
+                              f"{dst.name!r} in UB (scope_ubuf): fixpipe writes UB only on the "
+                              f"{', '.join(DST_UB_SOCS[:-1])} and {DST_UB_SOCS[-1]} SoCs (e.g. Ascend310B1)",
+                              operand="dst", value=dst.scope, limit="gm",
+                              hint="pass a tensor declared in GM (scope_gm) and data_move it to UB, or select one "
+                                   "of those SoCs")
         d = self._operand(dst, "dst", spaces=("gm", "ub") if short in DST_UB_SOCS else ("gm",))
         self._require_support("tik.fixpipe", codes(s.dt, d.dt))
         s.check_aligned(l0c_align(s.dt))

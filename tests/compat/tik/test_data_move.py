@@ -509,7 +509,7 @@ def test_gm_reads_may_end_inside_the_last_32_byte_block():
     ti2.vec_muls(8, u, u, 2.0, 1, 8, 8)                          # uses only g's element
     ti2.data_move(h, u, 0, 1, 3, 0, 0)
     build(ti2, "overread", [g], [h])
-    with pytest.warns(GmOverreadWarning, match=rf"test_data_move.py:{line} in `tik.data_move`: pto.mte_gm_ub reads "
+    with pytest.warns(GmOverreadWarning, match=rf"test_data_move.py:{line} in `tik.data_move`: `tik.data_move` \(pto.mte_gm_ub\) reads "
                                                rf"GM bytes \[0, 96\) of region 'g' \(4 B; the host allocates 64 B\)"):
         out, = run(ti2, {"g": np.array([3.0], np.float32)})
     assert out[0] == 6.0

@@ -142,3 +142,29 @@ def test_a_relaunched_kernel_warns_once_for_a_padding_write_before_its_block_loo
         run(ti, {"tiling": np.array([used] + [0] * 7, np.int32)})
     mine = [w for w in rec if w.category is GmPaddingWriteWarning]
     assert [(w.filename, w.lineno) for w in mine] == [(__file__, line)]
+
+
+def _overrun(inplace):
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (128,), name="y", scope=tik.scope_gm)
+    u = ti.Tensor("float32", (160,), name="u", scope=tik.scope_ubuf)
+    ti.data_move(u, y[8], 0, 1, 20, 0, 0)           # 128 B past y's allocation: GmOverreadWarning
+    ti.data_move(y[8], u, 0, 1, 16, 0, 0)           # 8 elements past y's end: GmPaddingWriteWarning
+    ti.BuildCCE("overrun", inputs=[x], outputs=[y])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        ti.tikdb.start_debug({"x": np.zeros(128, np.float32)}, interactive=False, inplace=inplace)
+    return {w.category.__name__: str(w.message) for w in rec}
+
+
+@pytest.mark.parametrize("inplace,name", [(None, "'y'"), ({"y": "x"}, "'y' (in place on 'x')")])
+def test_the_warnings_name_the_tik_call_and_the_tensor_the_kernel_used(inplace, name):
+    """msg270: the TIK call leads (the PTO op in parentheses), and an output placed in place on an input
+    (start_debug(inplace=)) is named as the kernel wrote it, not only by the input it shares memory with."""
+    got = _overrun(inplace)
+    assert "in `tik.data_move`: `tik.data_move` (pto.mte_ub_gm) writes GM bytes [32, 544) of tensor " + name \
+        in got["GmPaddingWriteWarning"]
+    assert "in `tik.data_move`: `tik.data_move` (pto.mte_gm_ub) reads GM bytes [32, 672) of region " + name \
+        in got["GmOverreadWarning"]

@@ -373,3 +373,12 @@ def test_fixpipe_to_ub_on_310b():
     C = x[0].astype(np.float64) @ x[0].T.astype(np.float64)
     np.testing.assert_array_equal(res.reshape(16, 16), C.astype(np.float16))
     assert ti.fixpipe_calls[0].lowering == "fixpipe_l1_ub"
+
+
+def test_a_ub_destination_on_a_gm_only_chip_names_the_chips_that_allow_it():
+    """msg270: the refusal says which SoCs' fixpipe may write UB (DST_UB_SOCS), not only 'must be in GM'."""
+    ti, c, dst = _simple(chip="Ascend610", ub=True)
+    with raises_tik(IllegalOperand, match=r"dst must be in GM \(scope_gm\) on Ascend610 AiCore, got tensor 'dst' in "
+                                          r"UB .*fixpipe writes UB only on the Ascend310B, Ascend610Lite, "
+                                          r"Hi3796CV300CS and SD3403 SoCs"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0)

@@ -589,3 +589,21 @@ def test_vadddeqrelu_and_vmulconv_are_refused_on_ascend310():
     with raises_tik(UnsupportedOp, match="vadddeqrelu"):
         vec_kernel({"d": d, "a": a, "b": b}, lambda ti, ub: ti.vadddeqrelu(
             64, ub["d"], 1.0, ub["a"], ub["b"], 1, 1, 1, 1, 4, 8, 8), chip="Ascend310", build_only=True)
+
+
+def test_a_run_time_chip_refusal_names_the_core_type():
+    """msg270: vshl on float16 passes Ascend610's TIK table and is refused by its VectorCore's vector table at
+    run time; that message names the core type as the trace-time ones do."""
+    from tbe import tik
+    from tbe.common.platform import set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend610", "VectorCore")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (128,), name="u", scope=tik.scope_ubuf)
+    ti.data_move(u, x, 0, 1, 8, 0, 0)
+    ti.vshl(128, u, u, 1, 1, 1, 1, 8, 8)
+    ti.data_move(y, u, 0, 1, 8, 0, 0)
+    ti.BuildCCE("shl16", inputs=[x], outputs=[y])
+    with raises_tik(UnsupportedOp, match="Ascend610 does not support vshl for f16 on its VectorCore"):
+        ti.tikdb.start_debug({"x": np.ones(128, np.float16)}, interactive=False)
