@@ -773,10 +773,9 @@ def test_col2img_walk_wrapping_past_a_one_row_destination_fails():
     assert "test_tik_cube_conv.py" in str(info.value)
 
 
-@pytest.mark.parametrize("pad_value", [np.float16(-0.0), np.float32(2.5), np.int64(-3)])
-def test_load3dv1_takes_a_numpy_scalar_pad_value(pad_value):
-    """A numpy scalar pad_value is its Python number (np.float16(-0.0) keeps its sign), as numpy scalars are
-    elsewhere in the facade (h_cube122: np.float16/np.int64 were refused as 'not a number')."""
+def _load3dv1_padded_corner(pad_value):
+    """A 4x4 f16 map of ones through load3dv1 with pad 1 and a 3x3 filter, ``pad_value`` as given: the im2col
+    output (tap (0, 0) of pixel (0, 0) is the padded corner)."""
     set_current_compile_soc_info("Ascend910A")
     ti = tik.Tik()
     g = ti.Tensor("float16", (1, 4, 4, 16), name="g", scope=tik.scope_gm)
@@ -788,6 +787,14 @@ def test_load3dv1_takes_a_numpy_scalar_pad_value(pad_value):
     ti.data_move(out, col, 0, 1, 16, 0, 0)
     ti.BuildCCE("npad", [g], [out])
     res, = run(ti, {"g": np.ones((1, 4, 4, 16), np.float16)})
+    return res
+
+
+@pytest.mark.parametrize("pad_value", [np.float16(-0.0), np.float32(2.5), np.int64(-3)])
+def test_load3dv1_takes_a_numpy_scalar_pad_value(pad_value):
+    """A numpy scalar pad_value is its Python number (np.float16(-0.0) keeps its sign), as numpy scalars are
+    elsewhere in the facade (h_cube122: np.float16/np.int64 were refused as 'not a number')."""
+    res = _load3dv1_padded_corner(pad_value)
     first = res[:16]                     # output pixel (0, 0), tap (0, 0): the padded corner
     want = np.float16(pad_value.item())
     assert (first.view(np.uint16) == want.view(np.uint16)).all()
@@ -798,17 +805,7 @@ def test_an_int_pad_value_past_float64_is_inf_not_an_overflow_error():
     """An int pad_value for float16 data is converted from its exact value, as a float one is (1e300 pads
     inf): 2**1100 was a bare OverflowError from float(); the padded taps are inf (-inf for -2**1100)."""
     for pv, want in ((2 ** 1100, np.inf), (-2 ** 1100, -np.inf), (65519, 65504.0)):
-        set_current_compile_soc_info("Ascend910A")
-        ti = tik.Tik()
-        g = ti.Tensor("float16", (1, 4, 4, 16), name="g", scope=tik.scope_gm)
-        fm = ti.Tensor("float16", (1, 4, 4, 16), name="fm", scope=tik.scope_cbuf)
-        col = ti.Tensor("float16", (16 * 16,), name="col", scope=tik.scope_ubuf)
-        out = ti.Tensor("float16", (16 * 16,), name="out", scope=tik.scope_gm)
-        ti.data_move(fm, g, 0, 1, 16, 0, 0)
-        ti.load3dv1(col, fm, [1, 1, 1, 1], 4, 4, 0, 0, 0, -1, -1, 1, 1, 3, 3, 1, 1, 1, 1, 1, pad_value=pv)
-        ti.data_move(out, col, 0, 1, 16, 0, 0)
-        ti.BuildCCE("ipad", [g], [out])
-        res, = run(ti, {"g": np.ones((1, 4, 4, 16), np.float16)})
+        res = _load3dv1_padded_corner(pv)
         assert (res[:16] == np.float16(want)).all(), (pv, res[:2])
         ti, fm, w, dst = _conv_args()
         ti.conv2d(dst, fm, w, [2, 4, 4, 16], [2, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], pv, init_l1out=True)
