@@ -432,9 +432,15 @@ class GoldenCase(tuple):
 _ML_DTYPE_PART = "-dtype"
 
 
+def _is_ml_dtype(dt: np.dtype) -> bool:
+    """An ml_dtypes dtype. Not only the ``kind == "V"`` ones: ``float8_e5m2`` has kind ``"f"`` (str ``<f1``),
+    which .npz writes but `np.load` refuses ("descr is not a valid dtype descriptor")."""
+    return dt.names is None and dt.type.__module__.split(".")[0] == "ml_dtypes"
+
+
 def _put_array(arrays: dict, key: str, v) -> None:
     a = np.asarray(v)
-    if a.dtype.kind == "V" and a.dtype.names is None:         # an ml_dtypes type (bfloat16, int4, float8_*)
+    if _is_ml_dtype(a.dtype):                                 # bfloat16, int4, float8_*
         name, k, part, arg = key.split(_SEP)
         arrays[f"{name}{_SEP}{k}{_SEP}{part}{_ML_DTYPE_PART}{_SEP}{arg}"] = np.asarray(a.dtype.name)
         a = a.view(f"u{a.dtype.itemsize}")

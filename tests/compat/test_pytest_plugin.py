@@ -262,3 +262,15 @@ def test_golden_files_keep_ml_dtypes_outputs(tmp_path):
     assert outputs[1].dtype == f8.dtype and outputs[1].astype(float).tolist() == [0.5, -448.0]
     assert outputs[2].dtype == np.float16 and outputs[2].tolist() == [0.0, 1.0, 2.0]
     assert pytest_plugin.golden_kernel_names(path) == ["k"]
+
+
+def test_golden_files_keep_float8_e5m2_outputs(tmp_path):
+    """review271: float8_e5m2 is the ml_dtypes type whose dtype kind is "f" (str '<f1'), not "V": save_golden
+    stored it as-is and load_golden then refused the file ("descr is not a valid dtype descriptor: '<f1'")."""
+    import ml_dtypes
+    f8 = np.array([0.5, -57344.0, np.inf], dtype=ml_dtypes.float8_e5m2)
+    path = str(tmp_path / "k.golden.npz")
+    pytest_plugin.save_golden(path, {"k": [({"x": f8}, [f8])]})
+    (inputs, outputs), = pytest_plugin.load_golden(path)["k"]
+    assert inputs["x"].dtype == outputs[0].dtype == f8.dtype
+    assert outputs[0].view(np.uint8).tolist() == f8.view(np.uint8).tolist()
