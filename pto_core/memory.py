@@ -521,6 +521,14 @@ class Machine:
         else:
             self.held.append(effect)
 
+    def warn(self, message: str, category: type, where, stacklevel: int = 2) -> None:
+        """`warn_at` a kernel warning now, or hold it (`outside`) while a launch may still restart; without a
+        provenance it is attributed ``stacklevel`` frames above the caller."""
+        if self.held is None:
+            warn_at(message, category, where, stacklevel=stacklevel + 1)
+        else:
+            self.held.append(lambda: warn_at(message, category, where))
+
     def release_held(self, keep: bool = True) -> None:
         """Stop holding outside effects: do the held ones (``keep``) or drop them (a restarted launch)."""
         held, self.held = self.held, None
@@ -999,10 +1007,7 @@ class ExecContext:
                                     hint="load or initialise this data before reading it")
         self.machine.report("uninitialized", msg)
         if mode == "warn":
-            if self.machine.held is None:
-                warn_at(msg, RuntimeWarning, self.where, stacklevel=4)
-            else:
-                self.machine.outside(lambda where=self.where: warn_at(msg, RuntimeWarning, where))
+            self.machine.warn(msg, RuntimeWarning, self.where, stacklevel=4)
 
     # -- accesses whose initialisation the op tracks itself
     def span_tracked(self, ptr: Ptr, lo: int, hi: int, *, write: bool = False, operand: str = "src",

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
-from ..errors import GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp, warn_at
+from ..errors import GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
 from ..memory import all_written
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
@@ -236,10 +236,7 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
            f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
            f"tensor's size (check burst lengths, counts and offsets against its shape)")
     machine.report("gm-overread", msg)
-    if machine.held is None:
-        warn_at(msg, GmOverreadWarning, where, stacklevel=2)      # at the user's line, as every kernel warning
-    else:
-        machine.outside(lambda: warn_at(msg, GmOverreadWarning, where))
+    machine.warn(msg, GmOverreadWarning, where, stacklevel=2)      # at the user's line, as every kernel warning
 
 
 def read_span(ctx, ptr, lo: int, hi: int, operand: str, runs: Optional[tuple] = None):
@@ -378,10 +375,7 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
             f"(they land in the host's allocation padding of {region.padded_size - region.size} B, never in the "
             f"tensor; the output does not receive them). Fix: check the destination offset, burst length and "
             f"counts against the tensor's shape (store at most its size, or its last 32-byte block whole)")
-    if machine.held is None:
-        warn_at(text, GmPaddingWriteWarning, where, stacklevel=3)
-    else:       # a launch that may restart (RELAUNCH_WIDER): warn only if it stands (`Machine.outside`)
-        machine.outside(lambda: warn_at(text, GmPaddingWriteWarning, where))
+    machine.warn(text, GmPaddingWriteWarning, where, stacklevel=3)   # held while a launch may restart
 
 
 def _dst_span(ctx, dst, hi: int, atomic: Optional[tuple], runs: Optional[tuple]):
