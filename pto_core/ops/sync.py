@@ -201,7 +201,8 @@ def _launch_blocks(ctx, count) -> None:
                              operand="%count", value=n, limit=f"[1, {width}]",
                              hint="check the block count the kernel computes (e.g. read from its tiling data)")
     ctx.machine.launch_width = max(n, ctx.machine.launch_width)
-    ctx.machine.release_held()             # the launch stands: what core 0 printed before it is output
+    if not ctx.machine.hold_to_end:        # the launch stands: what core 0 printed before it is output
+        ctx.machine.release_held()
 
 
 register(OpSpec("launch_blocks", "sync", "S", (Operand("%count", "int", doc="cores to launch, 1..the machine's"),),

@@ -119,3 +119,28 @@ def test_launch_blocks_prints_and_parses():
     from pto_core.asm import parse
     text = _launch_kernel(barrier=True).to_asm()
     assert "pto.launch_blocks" in text and parse(text).to_asm() == text
+
+
+@pytest.mark.parametrize("order,seed", [("sequential", 0), ("random", 5)])
+def test_a_second_wider_launch_restarts_without_repeating_what_the_first_attempt_printed(capsys, order, seed):
+    """RELAUNCH_WIDER with two launch points: the first (2 cores) stands, the second asks for 5 and restarts the
+    launch. Was: what the aborted attempt printed after its first launch stood (core 0's ``pre`` and ``mid``)
+    had already gone to stdout, so it came once more than per launched block."""
+    with program("launch_twice", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        k.gm_arg("y", "s32", (8,), io="out", init=0)
+        a = k.load(t, 0)
+        b = k.load(t, 1)
+        pto.debug_print(values=(a,), fmt="pre %d\n")
+        pto.launch_blocks(a)
+        pto.debug_print(values=(k.block_idx,), fmt="mid %d\n")
+        pto.launch_blocks(b)
+        pto.debug_print(values=(k.block_idx,), fmt="post %d\n")
+    exe = k.program.compile()
+    exe.run({"t": np.array([2, 5] + [0] * 6, np.int32)}, order=order, seed=seed)
+    out = capsys.readouterr().out.splitlines()
+    assert len(exe.machine.cores) == 5
+    assert out.count("pre 2") == 5
+    assert sorted(x for x in out if x.startswith("mid")) == sorted(f"mid {i}" for i in range(5))
+    assert sorted(x for x in out if x.startswith("post")) == sorted(f"post {i}" for i in range(5))
+    assert [(c, s) for c, s in exe.machine.printed] and len(out) == len(exe.machine.printed) == 15

@@ -773,3 +773,41 @@ def test_a_passed_machine_refuses_a_wider_block_count_instead_of_relaunching_on_
     width = len(machine.cores)
     with pytest.raises(IllegalOperand, match=rf"the kernel asks for {width + 1} cores; the machine has {width}"):
         exe.run({"tiling_gm": np.array([width + 1, 0, 0, 0], np.int64)}, machine=machine)
+
+
+def test_a_scalar_block_loop_in_a_serial_loop_that_widens_prints_and_warns_once_per_block(capsys, recwarn):
+    """A Scalar block loop inside a serial loop whose second trip asks for more blocks than CORE_NUM restarts
+    the launch (RELAUNCH_WIDER). Was: the aborted attempt's printf text and uninitialised-read warning, issued
+    after its first launch (2 blocks) stood, were already out: one copy more than per launched block."""
+    import warnings
+    from tbe.common.platform import get_soc_spec
+    from tbe_compat.tik.debug import tik_machine_options
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+    acc = ti.Tensor("float32", (8,), name="acc", scope=tik.scope_gm, is_atomic_add=True)
+    tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling_gm, 0, 1, 1, 0, 0)
+    blocks = ti.Scalar("int32", name="blocks", init_value=tu[0])
+    ti.printf("pre %d\n", blocks)
+    junk = ti.Tensor("int32", (8,), name="junk", scope=tik.scope_ubuf)
+    ti.vec_adds(8, junk, junk, 1, 1, 8, 8)                   # reads unwritten UB: a warning per block
+    one = ti.Tensor("float32", (8,), name="one", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2) as j:
+        blocks.set_as(tu[j])
+        with ti.for_range(0, blocks, block_num=blocks) as b:
+            ti.printf("in %d\n", b)
+            ti.vec_dup(8, one, 1.0, 1, 8)
+            ti.set_atomic_add(1)
+            ti.data_move(acc, one, 0, 1, 1, 0, 0)
+            ti.set_atomic_add(0)
+    build(ti, "widening", [], [acc], flowtable=[tiling_gm])
+    ti.tikdb.options = tik_machine_options(uninitialized="warn")
+    wide = get_soc_spec("CORE_NUM") + 2
+    warnings.simplefilter("always")
+    got, = run(ti, {"tiling_gm": np.array([2, wide] + [0] * 6, np.int32)})
+    assert np.array_equal(got, np.full(8, 2.0 + wide, np.float32))   # 2 blocks at j=0, then wide blocks
+    out = capsys.readouterr().out.splitlines()
+    assert out.count("pre 2") == wide
+    assert sum(x.startswith("in ") for x in out) == 2 + wide
+    assert len([w for w in recwarn if "which nothing wrote" in str(w.message)]) == wide
