@@ -1169,6 +1169,10 @@ def _first_site(sites):
 #: explicit ``cores=``, is kept and the count stays an error there. Its prints and warnings are held until
 #: no restart can follow: up to the launch op when the kernel has one launch point outside loops, else to
 #: the end of the run (`_launch_repeats`: a later or repeated launch op may still ask for more blocks).
+#: Core 0 alone runs up to the launch op; if it passed an all-core barrier (``pto.sync_all``, TIK
+#: ``block_barrier`` before the block loop) there, the launch restarts with every launched core started at once,
+#: so the barrier waits for all of them as on the device (with a caller's machine or ``cores=`` that is an
+#: `UnsupportedOp` at the launch op instead: the cores it starts would pass the barrier after core 0).
 RELAUNCH_WIDER = True
 
 #: Named choice RELEASE_FINISHED_BLOCKS: in a launch of more blocks than the chip runs at once
@@ -1369,6 +1373,7 @@ class Executable:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
                               value=len(machine.cores), limit=n)
         aliases = self._aliases(alias or {})
+        upfront = 0                        # cores a restarted launch starts at once (a barrier before its launch op)
         while True:
             if own:
                 self.machine = None        # the previous run's machine can go before the new one is built
@@ -1382,11 +1387,13 @@ class Executable:
                 machine.relaunch_wider = machine.release_finished = machine.hold_to_end = False   # these on)
             self.machine = machine
             args, regions = self._bind_args(machine, inputs, aliases)
-            machine.launch_width = 1
+            machine.launch_width = upfront or 1
+            machine.launch_pending = self._lazy_launch and not upfront
+            machine.barrier_before_launch = None
             self._launch_n = n
             self._start = lambda c, machine=machine, args=args, n=n: (c, self._kernel(machine.context(c), c, n,
                                                                                       *args))
-            gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
+            gens = [self._start(c) for c in range(upfront or 1 if self._lazy_launch else n)]
             try:
                 if order == "sequential":
                     self._sequential(gens)
@@ -1394,7 +1401,9 @@ class Executable:
                     self._interleave(gens, random.Random(seed))
             except LaunchWider as e:       # RELAUNCH_WIDER: again, on one core per block of the count
                 machine.release_held(keep=False)
-                n = e.count
+                if e.upfront:              # ... every launched core from the start (a barrier before the launch op)
+                    upfront = e.count
+                n = max(n, e.count)
                 continue
             finally:                       # ended (or failed) before any launch op: its output stands
                 machine.release_held()
