@@ -38,7 +38,7 @@ import numpy as np
 
 from . import scalars as S
 from .errors import (BarrierCountWarning, ConfigError, IllegalOperand, PtoError, UninitializedRead, UnsupportedOp,
-                     at_site, warn_at)
+                     at_site)
 from .memory import Machine, MachineOptions, Ptr, _forget_written
 from .ops.ctrl import SPR_READERS
 from .ops.sync import LaunchWider
@@ -1166,7 +1166,13 @@ def _first_site(sites):
 #: as it does for an immediate ``block_num`` above CORE_NUM; so run() starts the launch again on a machine
 #: of that many cores (one per block, as for an immediate block_num) instead of refusing the kernel. The
 #: first attempt's state is discarded (inputs are bound anew); a machine the caller passed, or an
-#: explicit ``cores=``, is kept and the count stays an error there.
+#: explicit ``cores=``, is kept and the count stays an error there. Its prints and warnings are held until
+#: no restart can follow: up to the launch op when the kernel has one launch point outside loops, else to
+#: the end of the run (`_launch_repeats`: a later or repeated launch op may still ask for more blocks).
+#: Core 0 alone runs up to the launch op; if it passed an all-core barrier (``pto.sync_all``, TIK
+#: ``block_barrier`` before the block loop) there, the launch restarts with every launched core started at once,
+#: so the barrier waits for all of them as on the device (with a caller's machine or ``cores=`` that is an
+#: `UnsupportedOp` at the launch op instead: the cores it starts would pass the barrier after core 0).
 RELAUNCH_WIDER = True
 
 #: Named choice RELEASE_FINISHED_BLOCKS: in a launch of more blocks than the chip runs at once
@@ -1208,6 +1214,29 @@ def _compiled(source: str, filename: str):
             del _CODE_CACHE[next(iter(_CODE_CACHE))]
         _CODE_CACHE[key] = code
     return code
+
+
+def _launch_repeats(body: list) -> bool:
+    """Whether ``body`` has more than one `LAUNCH_OPS` statement or one inside a loop (a launch op that may
+    run again after an earlier one stood, e.g. a TIK Scalar block loop inside a serial ``for_range``)."""
+    seen = 0
+    stack = [(body, False)]
+    while stack:
+        stmts, in_loop = stack.pop()
+        for st in stmts:
+            t = type(st)
+            if t is OpStmt:
+                if st.call.spec.name in LAUNCH_OPS:
+                    seen += 1
+                    if in_loop or seen > 1:
+                        return True
+            elif t is For:
+                stack.append((st.body, True))
+            elif t is If:
+                stack.append((st.then, in_loop))
+                if st.orelse:
+                    stack.append((st.orelse, in_loop))
+    return False
 
 
 def _has_launch_op(body: list) -> bool:
@@ -1261,6 +1290,7 @@ class Executable:
         self._kernel = ns.pop("__kernel")
         self._code = self._kernel.__code__
         self._lazy_launch = _has_launch_op(self.program.body)
+        self._launch_repeats = self._lazy_launch and _launch_repeats(self.program.body)
         self.machine: Optional[Machine] = None
         self.reports: list = []
         #: reports of the last run past `MachineOptions.max_reports` (counted, not recorded)
@@ -1343,6 +1373,7 @@ class Executable:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
                               value=len(machine.cores), limit=n)
         aliases = self._aliases(alias or {})
+        upfront = 0                        # cores a restarted launch starts at once (a barrier before its launch op)
         while True:
             if own:
                 self.machine = None        # the previous run's machine can go before the new one is built
@@ -1351,15 +1382,18 @@ class Executable:
                 machine.release_finished = RELEASE_FINISHED_BLOCKS and n > machine.target.resident_blocks
                 if machine.relaunch_wider:
                     machine.held = []      # this attempt's prints and warnings wait for its launch to stand
+                    machine.hold_to_end = self._launch_repeats     # ... or for the run to end
             else:                          # a machine the caller passes (maybe one an earlier run built and set
-                machine.relaunch_wider = machine.release_finished = False   # these on): neither applies
+                machine.relaunch_wider = machine.release_finished = machine.hold_to_end = False   # these on)
             self.machine = machine
             args, regions = self._bind_args(machine, inputs, aliases)
-            machine.launch_width = 1
+            machine.launch_width = upfront or 1
+            machine.launch_pending = self._lazy_launch and not upfront
+            machine.barrier_before_launch = None
             self._launch_n = n
             self._start = lambda c, machine=machine, args=args, n=n: (c, self._kernel(machine.context(c), c, n,
                                                                                       *args))
-            gens = [self._start(c) for c in range(1 if self._lazy_launch else n)]
+            gens = [self._start(c) for c in range(upfront or 1 if self._lazy_launch else n)]
             try:
                 if order == "sequential":
                     self._sequential(gens)
@@ -1367,7 +1401,9 @@ class Executable:
                     self._interleave(gens, random.Random(seed))
             except LaunchWider as e:       # RELAUNCH_WIDER: again, on one core per block of the count
                 machine.release_held(keep=False)
-                n = e.count
+                if e.upfront:              # ... every launched core from the start (a barrier before the launch op)
+                    upfront = e.count
+                n = max(n, e.count)
                 continue
             finally:                       # ended (or failed) before any launch op: its output stands
                 machine.release_held()
@@ -1557,7 +1593,7 @@ class Executable:
                f"launch and the kernel hangs. Fix: make every core pass the same barriers (move block_barrier out "
                f"of if_scope / core-dependent loops)")
         self.machine.report("sync", msg)
-        warn_at(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
+        self.machine.warn(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
 
     def _report_barrier_batches(self, waiting: list) -> None:
         """A ``("sync", ...)`` report and a `BarrierCountWarning` (once per run) when cores reach an all-core
@@ -1582,7 +1618,7 @@ class Executable:
                f"tbe_platform.get_soc_spec(\"CORE_NUM\")) and loop over the work inside each block, or pick "
                f"the chip the kernel is meant for (tik-run --soc)")
         self.machine.report("sync", msg)
-        warn_at(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
+        self.machine.warn(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
 
     def _paused_site(self, g):
         """The provenance of the op a core's kernel generator is paused at (an all-core barrier), or None."""

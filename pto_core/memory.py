@@ -499,6 +499,13 @@ class Machine:
         #: still restart (RELAUNCH_WIDER): held as callables until its run-time block count is known
         #: (`release_held`); dropped if it restarts, so the aborted attempt prints and warns nothing
         self.held: Optional[list] = None
+        #: keep holding them past a launch op that stands (a kernel whose launch op may run again and still
+        #: restart the launch: RELAUNCH_WIDER in `pto_core.interpreter`); `Executable.run` releases them at the end
+        self.hold_to_end = False
+        #: a launch op (pto.launch_blocks) may still start cores: set by `Executable.run` for such a kernel
+        #: until one stands; the provenance of an all-core barrier core 0 passed meanwhile (False without one)
+        self.launch_pending = False
+        self.barrier_before_launch = None
         self._contexts = [ExecContext(self, c) for c in self.cores]
         if self.options.check_hazards:
             tracker_cls = _hazard_tracker_class()

@@ -64,7 +64,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import GmRace, GmRaceWarning, at_site, warn_at
+from ..errors import GmRace, GmRaceWarning, at_site
 
 #: Most cores with their own bits; core ``c`` uses bit ``c % MAX_CORE_BITS`` of each mask.
 MAX_CORE_BITS = 64
@@ -524,7 +524,7 @@ class GmRaceTracker:
         text = str(err)
         self.machine.report("race", text)            # past max_reports: counted in reports_dropped, not kept
         if mode == "warn":
-            warn_at(text, GmRaceWarning, where, stacklevel=4)      # at the second access's line
+            self.machine.warn(text, GmRaceWarning, where, stacklevel=4)   # at the second access's line
 
 
 def _run_around(offs: np.ndarray, first: int) -> tuple:

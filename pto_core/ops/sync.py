@@ -171,37 +171,58 @@ register(OpSpec("pipe_barrier", "sync", "S", (Operand("pipe", "pipe", doc="pipe 
 def _sync_all(ctx) -> None:
     """The scheduler (pto_core.interpreter) holds this core until every core of the launch reached an
     all-core barrier or ended; the barrier also completes every pipe of this core."""
+    m = ctx.machine
+    if m.launch_pending and m.barrier_before_launch is None:
+        m.barrier_before_launch = ctx.where or False    # core 0 passed it alone: `_launch_blocks` checks
     if ctx.hazards is not None:
         ctx.hazards.barrier("ALL")
 
 
 class LaunchWider(Exception):
     """Signal (not an error) of ``pto.launch_blocks``: the run-time block count ``count`` exceeds the cores of
-    a machine that `Executable.run` built itself; run() starts the launch again on ``count`` cores
-    (named choice RELAUNCH_WIDER, `pto_core.interpreter`)."""
+    a machine that `Executable.run` built itself, or (``upfront``) core 0 passed an all-core barrier before the
+    launch op; run() starts the launch again on ``count`` cores, with ``upfront`` every launched core from the
+    start (named choice RELAUNCH_WIDER, `pto_core.interpreter`)."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, upfront: bool = False):
         super().__init__(count)
         self.count = count
+        self.upfront = upfront
 
 
 def _launch_blocks(ctx, count) -> None:
     """Record the number of cores the kernel asks the host to launch (a run-time block count); the
     scheduler (pto_core.interpreter) starts cores 1..count-1 once core 0 has issued it. A count above the
     cores of a machine `Executable.run` built (``Machine.relaunch_wider``) relaunches on ``count`` cores."""
-    width = len(ctx.machine.cores)
+    m = ctx.machine
+    width = len(m.cores)
     n = int(count)
-    if n > width and ctx.machine.relaunch_wider:
+    # core 0 passed an all-core barrier before this op: the cores it launches would pass it after core 0
+    barrier_first = m.launch_pending and m.barrier_before_launch is not None and n > 1
+    if n > width and m.relaunch_wider:
         from ..interpreter import MAX_LAUNCH_BLOCKS          # (the interpreter imports the op modules)
         if n <= MAX_LAUNCH_BLOCKS:
-            raise LaunchWider(n)
+            raise LaunchWider(n, upfront=barrier_first)
         width = MAX_LAUNCH_BLOCKS
     if not 1 <= n <= width:
         raise IllegalOperand(f"the kernel asks for {n} cores; the machine has {width}", op="pto.launch_blocks",
                              operand="%count", value=n, limit=f"[1, {width}]",
                              hint="check the block count the kernel computes (e.g. read from its tiling data)")
-    ctx.machine.launch_width = max(n, ctx.machine.launch_width)
-    ctx.machine.release_held()             # the launch stands: what core 0 printed before it is output
+    if barrier_first:
+        if m.relaunch_wider:
+            raise LaunchWider(n, upfront=True)
+        where = m.barrier_before_launch
+        site = f" at {where.file}:{where.line}" if where else ""
+        raise UnsupportedOp(f"core 0 passed the all-core barrier{site} before this launch point: the {n - 1} "
+                            f"core(s) it launches would pass that barrier after core 0 (on the device every "
+                            f"launched block starts at the kernel's beginning and the barrier waits for all)",
+                            op="pto.launch_blocks", operand="%count", value=n,
+                            hint="run without cores= / machine= (run() then starts every launched core up front), "
+                                 "or move the barrier after the launch point (the TIK block loop)")
+    m.launch_width = max(n, m.launch_width)
+    m.launch_pending = False
+    if not ctx.machine.hold_to_end:        # the launch stands: what core 0 printed before it is output
+        ctx.machine.release_held()
 
 
 register(OpSpec("launch_blocks", "sync", "S", (Operand("%count", "int", doc="cores to launch, 1..the machine's"),),

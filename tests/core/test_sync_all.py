@@ -119,3 +119,80 @@ def test_launch_blocks_prints_and_parses():
     from pto_core.asm import parse
     text = _launch_kernel(barrier=True).to_asm()
     assert "pto.launch_blocks" in text and parse(text).to_asm() == text
+
+
+@pytest.mark.parametrize("order,seed", [("sequential", 0), ("random", 5)])
+def test_a_second_wider_launch_restarts_without_repeating_what_the_first_attempt_printed(capsys, order, seed):
+    """RELAUNCH_WIDER with two launch points: the first (2 cores) stands, the second asks for 5 and restarts the
+    launch. Was: what the aborted attempt printed after its first launch stood (core 0's ``pre`` and ``mid``)
+    had already gone to stdout, so it came once more than per launched block."""
+    with program("launch_twice", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        k.gm_arg("y", "s32", (8,), io="out", init=0)
+        a = k.load(t, 0)
+        b = k.load(t, 1)
+        pto.debug_print(values=(a,), fmt="pre %d\n")
+        pto.launch_blocks(a)
+        pto.debug_print(values=(k.block_idx,), fmt="mid %d\n")
+        pto.launch_blocks(b)
+        pto.debug_print(values=(k.block_idx,), fmt="post %d\n")
+    exe = k.program.compile()
+    exe.run({"t": np.array([2, 5] + [0] * 6, np.int32)}, order=order, seed=seed)
+    out = capsys.readouterr().out.splitlines()
+    assert len(exe.machine.cores) == 5
+    assert out.count("pre 2") == 5
+    assert sorted(x for x in out if x.startswith("mid")) == sorted(f"mid {i}" for i in range(5))
+    assert sorted(x for x in out if x.startswith("post")) == sorted(f"post {i}" for i in range(5))
+    assert [(c, s) for c, s in exe.machine.printed] and len(out) == len(exe.machine.printed) == 15
+
+
+def _barrier_then_launch_kernel():
+    """Every core writes its row of ``w``, passes an all-core barrier, reads the next core's row, and only then
+    reaches ``pto.launch_blocks`` (the count read from ``t``): the exchange needs every launched core at the
+    barrier, as on the device, where the host starts every block at the kernel's beginning."""
+    with program("barrier_then_launch", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        x = k.gm_arg("x", "s32", (4, 8))
+        w = k.gm_arg("w", "s32", (4, 8), io="workspace")
+        y = k.gm_arg("y", "s32", (4, 8), io="out")
+        n = k.load(t, 0)
+        c = k.reg("s32")
+        k.assign(c, k.block_idx)
+        ub = k.ptr("ub", "s32", 0)
+        pto.mte_gm_ub(x + c * 8, ub, 0, 32, nburst=(1, 32, 32))
+        handoff("MTE2", "MTE3")
+        pto.mte_ub_gm(ub, w + c * 8, 32, nburst=(1, 32, 32))
+        pto.sync_all()
+        handoff("MTE3", "MTE2")
+        pto.mte_gm_ub(w + ((c + 1) % 4) * 8, ub, 0, 32, nburst=(1, 32, 32))
+        handoff("MTE2", "MTE3")
+        pto.mte_ub_gm(ub, y + c * 8, 32, nburst=(1, 32, 32))
+        pto.launch_blocks(n)
+    return k.program
+
+
+@pytest.mark.parametrize("order,seed", [("sequential", 0), ("random", 1)])
+def test_a_barrier_before_the_launch_point_waits_for_every_launched_core(recwarn, order, seed):
+    """Core 0 passed the barrier alone (the other cores started at the launch op, after it), so it read w[1]
+    before core 1 wrote it, and a BarrierCountWarning said core 0 ended without reaching the barrier. run()
+    now restarts the launch with the launched cores started up front (RELAUNCH_WIDER)."""
+    import warnings
+    warnings.simplefilter("always")
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    exe = _barrier_then_launch_kernel().compile()
+    y = exe.run({"t": np.array([4] + [0] * 7, np.int32), "x": x}, order=order, seed=seed)["y"]
+    np.testing.assert_array_equal(y, np.roll(x, -1, axis=0))
+    assert len(exe.machine.cores) == 4
+    exe.run({"t": np.array([1] + [0] * 7, np.int32), "x": x}, order=order, seed=seed)  # one block: nothing to wait for
+    assert len(exe.machine.cores) == 1
+    assert not [w for w in recwarn if w.category.__name__ in ("GmRaceWarning", "BarrierCountWarning")]
+
+
+def test_a_barrier_before_the_launch_point_on_a_fixed_machine_is_refused():
+    """With ``cores=`` (or ``machine=``) the launch cannot restart: the cores the launch op starts would pass the
+    barrier after core 0, so the run is refused at the launch op, naming the barrier; was wrong ``y`` values."""
+    from pto_core.errors import UnsupportedOp
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    with pytest.raises(UnsupportedOp, match=r"passed the all-core barrier .*test_sync_all.py:\d+ before") as e:
+        _barrier_then_launch_kernel().run({"t": np.array([4] + [0] * 7, np.int32), "x": x}, cores=4)
+    assert e.value.where is not None and e.value.where.line > 0

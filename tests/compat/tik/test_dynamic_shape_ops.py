@@ -773,3 +773,77 @@ def test_a_passed_machine_refuses_a_wider_block_count_instead_of_relaunching_on_
     width = len(machine.cores)
     with pytest.raises(IllegalOperand, match=rf"the kernel asks for {width + 1} cores; the machine has {width}"):
         exe.run({"tiling_gm": np.array([width + 1, 0, 0, 0], np.int64)}, machine=machine)
+
+
+def test_a_scalar_block_loop_in_a_serial_loop_that_widens_prints_and_warns_once_per_block(capsys, recwarn):
+    """A Scalar block loop inside a serial loop whose second trip asks for more blocks than CORE_NUM restarts
+    the launch (RELAUNCH_WIDER). Was: the aborted attempt's printf text and uninitialised-read warning, issued
+    after its first launch (2 blocks) stood, were already out: one copy more than per launched block."""
+    import warnings
+    from tbe.common.platform import get_soc_spec
+    from tbe_compat.tik.debug import tik_machine_options
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+    acc = ti.Tensor("float32", (8,), name="acc", scope=tik.scope_gm, is_atomic_add=True)
+    tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling_gm, 0, 1, 1, 0, 0)
+    blocks = ti.Scalar("int32", name="blocks", init_value=tu[0])
+    ti.printf("pre %d\n", blocks)
+    junk = ti.Tensor("int32", (8,), name="junk", scope=tik.scope_ubuf)
+    ti.vec_adds(8, junk, junk, 1, 1, 8, 8)                   # reads unwritten UB: a warning per block
+    one = ti.Tensor("float32", (8,), name="one", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2) as j:
+        blocks.set_as(tu[j])
+        with ti.for_range(0, blocks, block_num=blocks) as b:
+            ti.printf("in %d\n", b)
+            ti.vec_dup(8, one, 1.0, 1, 8)
+            ti.set_atomic_add(1)
+            ti.data_move(acc, one, 0, 1, 1, 0, 0)
+            ti.set_atomic_add(0)
+    build(ti, "widening", [], [acc], flowtable=[tiling_gm])
+    ti.tikdb.options = tik_machine_options(uninitialized="warn")
+    wide = get_soc_spec("CORE_NUM") + 2
+    warnings.simplefilter("always")
+    got, = run(ti, {"tiling_gm": np.array([2, wide] + [0] * 6, np.int32)})
+    assert np.array_equal(got, np.full(8, 2.0 + wide, np.float32))   # 2 blocks at j=0, then wide blocks
+    out = capsys.readouterr().out.splitlines()
+    assert out.count("pre 2") == wide
+    assert sum(x.startswith("in ") for x in out) == 2 + wide
+    assert len([w for w in recwarn if "which nothing wrote" in str(w.message)]) == wide
+
+
+def test_a_block_barrier_before_a_scalar_block_loop_waits_for_every_launched_block(recwarn):
+    """Code before a Scalar block loop runs on every launched block; a block_barrier there waits for all of
+    them, as on the device. Was: core 0 passed it alone (the other blocks start where the loop starts), so it
+    read the count before the others had added to it, and a BarrierCountWarning claimed the kernel hangs."""
+    import warnings
+    warnings.simplefilter("always")
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+    count = ti.Tensor("float32", (8,), name="count", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)
+    sync = ti.Tensor("int64", (64,), name="sync", scope=tik.scope_gm, is_workspace=True)
+    y = ti.Tensor("float32", (16, 8), name="y", scope=tik.scope_gm)
+    tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling_gm, 0, 1, 1, 0, 0)
+    blocks = ti.Scalar("int32", name="blocks", init_value=tu[0])
+    one = ti.Tensor("float32", (8,), name="one", scope=tik.scope_ubuf)
+    ti.vec_dup(8, one, 1.0, 1, 8)
+    ti.set_atomic_add(1)
+    ti.data_move(count, one, 0, 1, 1, 0, 0)                 # every launched block adds 1
+    ti.set_atomic_add(0)
+    ti.block_barrier(sync)
+    with ti.for_range(0, blocks, block_num=blocks) as b:
+        ti.data_move(one, count, 0, 1, 1, 0, 0)             # after the barrier: the launched block count
+        ti.data_move(y[b, 0], one, 0, 1, 1, 0, 0)
+    build(ti, "barrier_first", [], [y], flowtable=[tiling_gm])
+    for used in (3, 8, 12):                                 # Ascend310P3: 8 cores; 12 relaunches wider too
+        recwarn.clear()
+        got, = run(ti, {"tiling_gm": np.array([used] + [0] * 7, np.int32)})
+        np.testing.assert_array_equal(got[:used], np.full((used, 8), float(used), np.float32))
+        said = [str(w.message) for w in recwarn if w.category.__name__ in ("GmRaceWarning", "BarrierCountWarning")]
+        if used <= 8:
+            assert not said
+        else:                                               # the device runs 12 blocks in batches: it hangs
+            assert len(said) == 1 and "the launch has 12 blocks but Ascend310P3 runs 8 at a time" in said[0]
