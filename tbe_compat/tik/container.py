@@ -138,6 +138,16 @@ BLOCK_BYTES = 32
 #: of the chain is checked at run time against the start of the next one (`Tik._chain_room`);
 #: migration_guide/tik_core.md.
 DYNAMIC_TENSOR_RUNTIME_CHAIN = True
+#: Named choice THREAD_NUM_RESERVES_COPIES: an on-chip tensor of static shape declared in the body of a
+#: ``for_range(..., thread_num=n)`` with n > 1 (directly, or in an if/elif/else/new_stmt_scope there; not in
+#: a nested for_range with thread_num <= 1) reserves ``buffer_num`` copies of its bytes, so the buffer must hold
+#: them all (`Tik._buffer_copies`). ``buffer_num`` is TIK's: the loop's thread_num, at least the enclosing
+#: for_range's (tik_ir_builder ``_set_buffer_num``; thread_num 0 gives 1). Source: TIK's buffer manager
+#: (``CodeBufferManager.new_tensor`` checks ``Tensor.double_buffer_size(thread_num)`` = bytes x thread_num
+#: against the free space when the innermost for_range has thread_num > 1, and books that size) and
+#: tik_api.md §6.1 ("tensors allocated inside the loop get per-thread copies"). A kernel whose loop body fits
+#: the buffer once but not twice fails to build with TIK ("applies buffer size ... more than available").
+THREAD_NUM_RESERVES_COPIES = True
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
 
@@ -160,10 +170,15 @@ class _Scope:
     TIK's constant folding drops such code, so argument checks inside it do not raise
     (see `api.tik_api`)."""
 
-    __slots__ = ("kind", "storages", "conditional", "dead")
+    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered")
 
     def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
         self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
+        #: for a for_range body: TIK's buffer count of the loop (``is_n_buffer_for_loop_list``: the
+        #: loop's thread_num, at least the enclosing loop's; 1 for thread_num 0); None for other scopes
+        self.buffer_num = None
+        #: for a for_range body: thread_num > 1 (TIK's ``double_buffer_enable_stack_`` entry)
+        self.double_buffered = False
 
 
 #: The number types an ``init_value`` takes (list elements and the one immediate): Python and numpy
@@ -521,6 +536,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 raise self._error(f"start_addr {start_addr:#x} is not {align}-byte aligned in "
                                   f"{SPACE_TIK_NAMES[st.space]}", operand="start_addr", value=hex(start_addr),
                                   limit=f"multiple of {align}")
+        copies = self._buffer_copies() if isinstance(count, int) and start_addr is None else 1
+        reserve = nbytes * copies
         target = platform.current_soc().profile
         if buffer_capacity(st.space) <= 0:
             raise self._error(f"{SPACE_TIK_NAMES[st.space]} does not exist on {target.name} "
@@ -530,26 +547,41 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if start_addr is None and not rest_of_buffer:
             a = self._placement.allocator(st.space, target)
             top = max((lo + size for lo, size, _ in a.occupants()), default=0)
-            if -(-top // align) * align + nbytes > a.capacity:     # room from an open-ended reservation
-                self._room_from_open_ended(st, a, align, nbytes)
+            if -(-top // align) * align + reserve > a.capacity:     # room from an open-ended reservation
+                self._room_from_open_ended(st, a, align, reserve)
         try:
-            st.addr = self._placement.place(st, target, nbytes, align, start_addr)
+            st.addr = self._placement.place(st, target, reserve, align, start_addr)
         except CapacityExceeded as e:
             placed = ", ".join(f"{n!r} {s} B at {a:#x}" for a, s, n in
                                self._placement.allocator(st.space, target).occupants()) or "(none)"
             cap = buffer_capacity(st.space)
             used = self._placement.allocator(st.space, target).used
-            raise self._error(f"tensor {st.name!r} needs {nbytes} B in {SPACE_TIK_NAMES[st.space]} but the buffer "
+            need = f"{nbytes} B" if copies == 1 else \
+                f"{copies} x {nbytes} B = {reserve} B (one copy per buffer of the thread_num={copies} for_range)"
+            hint = "allocate big tensors inside for_range/new_stmt_scope bodies so they are freed, reduce the tile " \
+                   "size, or reuse tensors" if copies == 1 else \
+                "halve the tile (each of the thread_num buffers holds one), declare the tensor outside the " \
+                "thread_num loop, or use thread_num=1"
+            raise self._error(f"tensor {st.name!r} needs {need} in {SPACE_TIK_NAMES[st.space]} but the buffer "
                               f"has {cap} B on {target.name} with {used} B in use; tensors already placed: {placed}"
                               if start_addr is None else e.message,
-                              operand="shape", value=nbytes, limit=f"{cap} B", cls=CapacityExceeded,
-                              hint="allocate big tensors inside for_range/new_stmt_scope bodies so they are freed, "
-                                   "reduce the tile size, or reuse tensors") from None
+                              operand="shape", value=reserve, limit=f"{cap} B", cls=CapacityExceeded,
+                              hint=hint) from None
         self._scopes[-1].storages.append(st)
         if rest_of_buffer:
             self._open_ended[st] = count
             self._check_open_ended(st, count, nbytes)
             self._chain_end[st] = self._builder.reg(P.I64, st.addr + self._byte_count(st, count))
+
+    def _buffer_copies(self) -> int:
+        """Copies an on-chip tensor declared here reserves (`THREAD_NUM_RESERVES_COPIES`): the innermost
+        for_range's ``buffer_num`` when its thread_num > 1, else 1."""
+        if not THREAD_NUM_RESERVES_COPIES:
+            return 1
+        for sc in reversed(self._scopes):
+            if sc.buffer_num is not None:
+                return sc.buffer_num if sc.double_buffered else 1
+        return 1
 
     def _live_chain(self, space: str) -> list:
         """The live open-ended dynamic tensors of ``space`` in declaration order (the first holds the reservation)."""

@@ -94,6 +94,8 @@ class _Block:
         self.taken = taken
         self._scope = None
         self._value = None
+        #: a for_range's thread_num (None: not a loop TIK's buffer manager tracks, e.g. multi_for_range's)
+        self.thread_num = None
 
     def __enter__(self):
         tik = self.tik
@@ -105,7 +107,12 @@ class _Block:
                 raise
             self._drop()             # in code that never runs (an elif/else after a dropped if_scope)
         from .container import _Scope
-        tik._scopes.append(_Scope(self.kind, self.conditional, self.dead))
+        sc = _Scope(self.kind, self.conditional, self.dead)
+        if self.thread_num is not None:      # TIK's _set_buffer_num (THREAD_NUM_RESERVES_COPIES)
+            outer = next((s.buffer_num for s in reversed(tik._scopes) if s.buffer_num is not None), 1)
+            sc.buffer_num = 1 if self.thread_num == 0 else max(outer, self.thread_num)
+            sc.double_buffered = self.thread_num > 1
+        tik._scopes.append(sc)
         if self._scope is None:
             return 0 if self.dead and self.kind == "for" else None
         value = self._scope.__enter__()
@@ -241,8 +248,10 @@ class ControlAPI(TikBase):
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
             empty = isinstance(lo, int) and isinstance(hi, int) and hi == lo
             opened = []
-            return _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where, opened),
-                          lambda: self._close_loop(opened), conditional=not runs, dead=empty)
+            blk = _Block(self, "for", where, lambda: self._open_loop(lo, hi, name, dtype, where, opened),
+                         lambda: self._close_loop(opened), conditional=not runs, dead=empty)
+            blk.thread_num = tn
+            return blk
         if tn not in (0, 1):
             raise self._error(f"thread_num must be 0 or 1 on the multi-core loop, got {tn}", operand="thread_num",
                               value=tn, limit="0 or 1",
@@ -263,8 +272,9 @@ class ControlAPI(TikBase):
                                   operand="endt", value=repr(endt), limit=f"== block_num ({bn_ir})",
                                   hint=f"write for_range(0, {bn_ir}, block_num={bn_ir}) (one iteration per core); "
                                        f"loop over each core's share in an inner for_range")
-        return _Block(self, "block", where,
-                      lambda: self._open_block_loop(bn_ir, name, dtype, where), None)
+        blk = _Block(self, "block", where, lambda: self._open_block_loop(bn_ir, name, dtype, where), None)
+        blk.thread_num = tn
+        return blk
 
     @tik_api("multi_for_range")
     def multi_for_range(self, begint_list, endt_list, name="i", dtype="int32", for_type="serial"):
@@ -277,6 +287,9 @@ class ControlAPI(TikBase):
                               hint="pass one begin and one end per loop: multi_for_range([0, 0], [m, n])")
         loops = [self.for_range(b, e, name=f"{name}{k}", dtype=dtype)
                  for k, (b, e) in enumerate(zip(begint_list, endt_list))]
+        for blk in loops:
+            if isinstance(blk, _Block):
+                blk.thread_num = None        # TIK's multi_for_range does not enter its buffer manager's loop stack
         return _Nested(loops)
 
     def _open_loop(self, lo, hi, name, dtype, where, opened):
@@ -365,7 +378,9 @@ class ControlAPI(TikBase):
             self._dynamic_block_loop_seen = True
             return _GuardedScope(self, loop, bn, width, where), None
 
-        return _Block(self, "block", where, enter, self._sync.end_branch)
+        blk = _Block(self, "block", where, enter, self._sync.end_branch)
+        blk.thread_num = tn
+        return blk
 
     def _one_launch_only(self, where, what):
         """A kernel whose block count a computed Scalar chooses (``pto.launch_blocks``) has exactly one multi-core

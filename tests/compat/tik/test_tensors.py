@@ -99,6 +99,30 @@ def test_buffer_overflow_error_names_buffer_size_and_placed_tensors():
     assert "'big_a' 120000 B at 0x0" in msg and "'big_b'" in msg
 
 
+def test_thread_num_loop_tensors_reserve_one_copy_per_buffer():
+    """THREAD_NUM_RESERVES_COPIES: TIK books bytes x thread_num for a tensor declared in a thread_num > 1
+    for_range (its buffer manager's double_buffer_size), so a tile that fits once but not twice is refused."""
+    ti = tik.Tik()                                  # Ascend310: UB 253952 B
+    with ti.for_range(0, 4, thread_num=2):
+        with raises_tik(CapacityExceeded) as info:
+            ti.Tensor("float16", (70000,), name="tile", scope=tik.scope_ubuf)      # 140000 B, x2 > UB
+    msg = str(info.value)
+    assert "'tile' needs 2 x 140000 B = 280000 B" in msg and "thread_num" in msg
+    ti = tik.Tik()
+    with ti.for_range(0, 4, thread_num=2):
+        a = ti.Tensor("float16", (60000,), name="a", scope=tik.scope_ubuf)        # 2 x 120000 B fit
+        with ti.if_scope(True):                                                  # if bodies stay double-buffered
+            with raises_tik(CapacityExceeded, match="2 x 14000 B"):
+                ti.Tensor("float16", (7000,), name="b", scope=tik.scope_ubuf)  # fits once
+        with ti.for_range(0, 2):                    # an inner thread_num=1 loop books one copy
+            c = ti.Tensor("float16", (16,), name="c", scope=tik.scope_ubuf)
+    assert a.storage.addr == 0 and c.storage.addr == 240000
+    ti = tik.Tik()
+    with ti.multi_for_range([0, 0], [2, 2]):        # not a double-buffered loop
+        d = ti.Tensor("float16", (100000,), name="d", scope=tik.scope_ubuf)
+    assert d.storage.nbytes == 200000
+
+
 def test_scopes_free_their_tensors_and_reuse_memory():
     ti = tik.Tik()
     keep = ti.Tensor("float16", (16,), name="keep", scope=tik.scope_ubuf)
