@@ -1369,6 +1369,9 @@ class Executable:
                 machine.release_held(keep=False)
                 n = e.count
                 continue
+            except BaseException:          # a machine the caller reuses starts its next run clean
+                machine.abort_kernel()
+                raise
             finally:                       # ended (or failed) before any launch op: its output stands
                 machine.release_held()
             break

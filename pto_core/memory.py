@@ -570,6 +570,20 @@ class Machine:
             self.gm_races.end_kernel()
         return self.reports[before:]
 
+    def abort_kernel(self) -> None:
+        """A kernel run raised: forget its flag table, hazard history and race state without reporting them, so a
+        later run on this machine starts as after `end_kernel` (pipes drain between kernels); its left-over
+        findings belong to the failed run, not to the next one (a flag the failed run set was "already set"
+        at the next run's first set_flag)."""
+        for ctx in self._contexts:
+            if ctx.sync_state is not None:
+                ctx.sync_state.end_kernel()
+            ctx.ended_reports = []
+            if ctx.hazards is not None:
+                ctx.hazards.reset()
+        if self.gm_races is not None:
+            self.gm_races.reset()
+
     # -- configuration
     @property
     def overflow_mode(self) -> str:

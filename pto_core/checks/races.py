@@ -203,6 +203,12 @@ class GmRaceTracker:
         self.next_phase()
         self.phase = 0
 
+    def reset(self) -> None:
+        """Forget a failed run's accesses and pending writes unchecked (`Machine.abort_kernel`)."""
+        self.pending = []
+        self._regions.clear()
+        self.phase = 0
+
     # ------------------------------------------------------------------ accesses
     def _region(self, buf) -> _Region:
         region = next((g for g in self.machine.gm.regions if g.buffer is buf), None)

@@ -844,3 +844,32 @@ def test_integer_code_without_parentheses_parses_as_fully_parenthesized_code(mon
     monkeypatch.setattr(interpreter._Codegen, "wrap", staticmethod(wrap_parenthesized))
     full = interpreter.compile_program(prog).source
     assert full.count("(") > 0 and ast.dump(ast.parse(full)) == lean
+
+
+def _flag_then_fail_kernel(fail: bool):
+    """GM -> UB -> GM through flag MTE2 -> MTE3 0; ``fail``: an out-of-bounds move between the set and the wait."""
+    with program("k", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(x, ub, 0, 256, nburst=(1, 256, 256))
+        pto.set_flag("MTE2", "MTE3", 0)
+        if fail:
+            pto.mte_gm_ub(x, ub + 100000, 0, 256, nburst=(1, 256, 256))
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, y, 256, nburst=(1, 256, 256))
+    return k.program
+
+
+def test_a_machine_reused_after_a_failed_run_starts_clean():
+    """run(machine=m) after a run on m that raised: the failed run's flag table and hazard history are dropped
+    (pipes drain between kernels). The flag it had set made the next run's first set_flag a SyncError
+    ("already set ... not yet waited for")."""
+    m = Machine("A2A3")
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(OutOfBounds):
+        _flag_then_fail_kernel(True).run({"x": x}, machine=m)
+    ctx = m.context(0)
+    assert not ctx.sync_state.raised and not ctx.hazards.shadows
+    assert (_flag_then_fail_kernel(False).run({"x": x}, machine=m)["y"] == x).all()
+    assert m.reports == []
