@@ -184,6 +184,13 @@ class GmRegion:
     #: names of the kernel arguments placed on this allocation in place (``run(alias=)``, TIK
     #: ``start_debug(inplace=)``): a kernel may reach these bytes through any of them
     aliases: tuple = ()
+    #: the tensor's name as messages give it: ``name`` without the ``#2`` suffix a machine reused by a later
+    #: run adds to keep region names unique (`Executable.run` with ``machine=``); empty: ``name``
+    shown: str = ""
+
+    def __post_init__(self):
+        if not self.shown:
+            self.shown = self.name
 
     @property
     def size(self) -> int:
@@ -194,8 +201,8 @@ class GmRegion:
         """The tensor as messages name it: ``'x'``, or with outputs placed on it in place ``'y' (in place on
         'x')``, so a user who wrote through ``y`` finds the name of the call's tensor."""
         if not self.aliases:
-            return repr(self.name)
-        return f"{', '.join(repr(n) for n in self.aliases)} (in place on {self.name!r})"
+            return repr(self.shown)
+        return f"{', '.join(repr(n) for n in self.aliases)} (in place on {self.shown!r})"
 
     @property
     def end(self) -> int:
@@ -230,10 +237,10 @@ class GlobalMemory:
         self._hint = None           # the region `find_padded` found last: `find` tries it first
 
     def alloc(self, nbytes: int, *, name: str = "", dtype=None, shape=(), data: Optional[np.ndarray] = None,
-              fill: Optional[str] = None) -> GmRegion:
+              fill: Optional[str] = None, shown: str = "") -> GmRegion:
         """Allocate a region of ``nbytes`` bytes; ``data`` (any array) initialises it and marks it written.
         0 bytes is an empty tensor (a framework passes one to a kernel that reads nothing of it): every
-        access to it is out of bounds."""
+        access to it is out of bounds. ``shown``: the name messages give (`GmRegion.shown`; default ``name``)."""
         nbytes = int(nbytes)
         if nbytes < 0:
             raise IllegalOperand(f"GM allocation of {nbytes} bytes", operand=name or "gm", value=nbytes,
@@ -256,8 +263,9 @@ class GlobalMemory:
             if (fill or self._machine.options.fill) == "random":
                 self._machine._fill_array(nbytes, fill, gm=True)     # the same rng draws as an unfed region
             content = raw.copy()
-        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base, all_written=raw is not None)
-        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
+        shown = shown or name
+        buf = Buffer("gm", nbytes, label=f"gm:{shown}", fill=content, base=base, all_written=raw is not None)
+        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape), shown=shown)
         self.regions.append(region)
         self._bases.append(base)
         return region
@@ -292,7 +300,7 @@ class GlobalMemory:
             if off + nbytes <= r.size:
                 return r, off
             if off < r.padded_size:
-                raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.name!r} "
+                raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.shown!r} "
                                   f"({r.size} B)", value=hex(addr), limit=f"{r.size} B",
                                   hint="check burst lengths, strides and offsets against the tensor's size")
         # The access starts outside every allocation (in a guard gap). When it reaches into the next

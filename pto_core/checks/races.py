@@ -212,7 +212,7 @@ class GmRaceTracker:
     # ------------------------------------------------------------------ accesses
     def _region(self, buf) -> _Region:
         region = next((g for g in self.machine.gm.regions if g.buffer is buf), None)
-        name = region.name if region is not None else buf.label
+        name = region.shown if region is not None else buf.label
         dtype = region.dtype if region is not None else None
         r = self._regions[id(buf)] = _Region(buf, name, dtype)
         return r

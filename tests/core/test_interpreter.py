@@ -873,3 +873,26 @@ def test_a_machine_reused_after_a_failed_run_starts_clean():
     assert not ctx.sync_state.raised and not ctx.hazards.shadows
     assert (_flag_then_fail_kernel(False).run({"x": x}, machine=m)["y"] == x).all()
     assert m.reports == []
+
+
+def test_a_reused_machine_names_a_later_runs_tensors_as_the_user_did():
+    """A second run of a kernel on the same machine: its GM regions get unique names ('x#2'), but messages name
+    the tensor 'x' (they said "region 'x#2'", a name the user never wrote)."""
+    from pto_core.errors import GmOverreadWarning
+    m = Machine("A2A3")
+    x = np.arange(64, dtype=np.float32)
+    with program("k", target="A2A3") as k:
+        xa = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(xa + 16, ub, 0, 256, nburst=(1, 256, 256))       # past x's allocation
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, y, 256, nburst=(1, 256, 256))
+    exe = k.program.compile()
+    for _ in range(2):
+        with pytest.warns(GmOverreadWarning, match="region 'x' ") as rec:
+            exe.run({"x": x}, machine=m)
+        assert not any("#2" in str(w.message) for w in rec), [str(w.message) for w in rec]
+    assert [r.name for r in m.gm.regions] == ["x", "y", "x#2", "y#2"]
+    assert m.gm.regions[2].label == "'x'" and m.gm.regions[2].buffer.label == "gm:x"
