@@ -896,3 +896,30 @@ def test_a_reused_machine_names_a_later_runs_tensors_as_the_user_did():
         assert not any("#2" in str(w.message) for w in rec), [str(w.message) for w in rec]
     assert [r.name for r in m.gm.regions] == ["x", "y", "x#2", "y#2"]
     assert m.gm.regions[2].label == "'x'" and m.gm.regions[2].buffer.label == "gm:x"
+
+
+def test_random_fill_is_lazy_with_the_same_contents_as_drawn_up_front():
+    """fill="random" made every on-chip buffer when the machine was made (so the random draws kept their order):
+    a launch of thousands of blocks held ~1-2 MiB per block. Buffers are now made on first use, in any order,
+    with the bytes numpy's stream gave when every buffer was drawn up front (per core: the other spaces, then
+    each UB; then GM tensors), a fed GM tensor still taking its place in the stream."""
+    from pto_core.targets import ON_CHIP_SPACES
+    for target, seed in (("A2A3", 7), ("Ascend910A", 0)):
+        m = Machine(target, cores=3, options=MachineOptions(fill="random", seed=seed))
+        assert all(not c.buffers and all(u is None for u in c._ubs) for c in m.cores)     # nothing made yet
+        fed = m.gm.alloc(100, name="fed", data=np.zeros(100, np.uint8))
+        gm = m.gm.alloc(1000, name="g")
+        rng = np.random.default_rng(seed)
+        want = {}
+        for c in m.cores:
+            for space in ON_CHIP_SPACES:
+                size = m.target.sizes.of(space)
+                if space != "ub" and size > 0:
+                    want[c.index, space, 0] = rng.integers(0, 256, size=size, dtype=np.uint8)
+            for s in range(len(c._ubs)):
+                want[c.index, "ub", s] = rng.integers(0, 256, size=m.target.sizes.ub, dtype=np.uint8)
+        rng.integers(0, 256, size=100, dtype=np.uint8)
+        assert gm.buffer.data.tobytes() == rng.integers(0, 256, size=1000, dtype=np.uint8).tobytes()
+        assert not fed.buffer.data.any()
+        for (core, space, sub), data in reversed(list(want.items())):      # first use in another order
+            assert m.cores[core].buffer(space, sub).data.tobytes() == data.tobytes(), (target, core, space, sub)
