@@ -414,7 +414,8 @@ class Tensor:
                 strides.append(_mul(stride, step))
             else:                   # TIK keeps an int-indexed dimension with length 1 (tik_tensor_._normalize_slice)
                 i = _index(k, dim, bounds, upper)
-                if U64_INDEX_SUM_IN_U64 and type(offset) is int and type(stride) is int and _u64_index(i):
+                if type(i) is not int and U64_INDEX_SUM_IN_U64 and type(offset) is int and type(stride) is int \
+                        and _u64_index(i):
                     offset = _u64_offset(i.a, offset, stride)
                     continue
                 offset = _add(offset, _mul(i, stride))
