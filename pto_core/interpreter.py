@@ -1405,6 +1405,9 @@ class Executable:
                     upfront = e.count
                 n = max(n, e.count)
                 continue
+            except BaseException:          # a machine the caller reuses starts its next run clean
+                machine.abort_kernel()
+                raise
             finally:                       # ended (or failed) before any launch op: its output stands
                 machine.release_held()
             break
@@ -1489,6 +1492,7 @@ class Executable:
     def _bind_args(self, machine: Machine, inputs: dict, aliases: dict):
         regions = {}
         taken = {r.name for r in machine.gm.regions}
+        ours = set()                # names this run has bound: a clash among them is shown with its suffix
         bound = {}
         for a in sorted(self.program.args, key=lambda x: x in aliases):     # aliased outputs after the rest
             if isinstance(a, ScalarArg):
@@ -1510,6 +1514,8 @@ class Executable:
                 k += 1
                 name = f"{a.name}#{k}"
             taken.add(name)
+            shown = name if a.name in ours else a.name      # an earlier run's 'x' on this machine: still 'x'
+            ours.add(a.name)
             arr = None
             data = None
             if a.io in ("in", "inout"):
@@ -1521,7 +1527,8 @@ class Executable:
             shape = a.shape if a.shape is not None else tuple(np.shape(arr))      # host buffer: the array's shape
             nbytes = a.nbytes if a.shape is not None else int(np.size(arr)) if a.dtype.bits < 8 else \
                 a.dtype.nbytes(int(np.prod(shape)))
-            region = machine.gm.alloc(nbytes, name=name, dtype=a.dtype, shape=shape, data=data, fill=fill)
+            region = machine.gm.alloc(nbytes, name=name, dtype=a.dtype, shape=shape, data=data, fill=fill,
+                                      shown=shown)
             if fill == "zero":       # cleared by the framework before launch (TIK is_atomic_add): initialised data
                 region.buffer.mark_all_written()
             regions[a] = (region, arr if isinstance(arr, np.ndarray) else None)

@@ -184,6 +184,13 @@ class GmRegion:
     #: names of the kernel arguments placed on this allocation in place (``run(alias=)``, TIK
     #: ``start_debug(inplace=)``): a kernel may reach these bytes through any of them
     aliases: tuple = ()
+    #: the tensor's name as messages give it: ``name`` without the ``#2`` suffix a machine reused by a later
+    #: run adds to keep region names unique (`Executable.run` with ``machine=``); empty: ``name``
+    shown: str = ""
+
+    def __post_init__(self):
+        if not self.shown:
+            self.shown = self.name
 
     @property
     def size(self) -> int:
@@ -194,8 +201,8 @@ class GmRegion:
         """The tensor as messages name it: ``'x'``, or with outputs placed on it in place ``'y' (in place on
         'x')``, so a user who wrote through ``y`` finds the name of the call's tensor."""
         if not self.aliases:
-            return repr(self.name)
-        return f"{', '.join(repr(n) for n in self.aliases)} (in place on {self.name!r})"
+            return repr(self.shown)
+        return f"{', '.join(repr(n) for n in self.aliases)} (in place on {self.shown!r})"
 
     @property
     def end(self) -> int:
@@ -230,10 +237,10 @@ class GlobalMemory:
         self._hint = None           # the region `find_padded` found last: `find` tries it first
 
     def alloc(self, nbytes: int, *, name: str = "", dtype=None, shape=(), data: Optional[np.ndarray] = None,
-              fill: Optional[str] = None) -> GmRegion:
+              fill: Optional[str] = None, shown: str = "") -> GmRegion:
         """Allocate a region of ``nbytes`` bytes; ``data`` (any array) initialises it and marks it written.
         0 bytes is an empty tensor (a framework passes one to a kernel that reads nothing of it): every
-        access to it is out of bounds."""
+        access to it is out of bounds. ``shown``: the name messages give (`GmRegion.shown`; default ``name``)."""
         nbytes = int(nbytes)
         if nbytes < 0:
             raise IllegalOperand(f"GM allocation of {nbytes} bytes", operand=name or "gm", value=nbytes,
@@ -254,10 +261,11 @@ class GlobalMemory:
             content = self._machine._fill_array(nbytes, fill, gm=True)
         else:
             if (fill or self._machine.options.fill) == "random":
-                self._machine._fill_array(nbytes, fill, gm=True)     # the same rng draws as an unfed region
+                self._machine.random_fill.reserve(nbytes)     # the same place in the stream as an unfed region
             content = raw.copy()
-        buf = Buffer("gm", nbytes, label=f"gm:{name}", fill=content, base=base, all_written=raw is not None)
-        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape))
+        shown = shown or name
+        buf = Buffer("gm", nbytes, label=f"gm:{shown}", fill=content, base=base, all_written=raw is not None)
+        region = GmRegion(name, base, buf, _dtype(dtype) if dtype is not None else None, tuple(shape), shown=shown)
         self.regions.append(region)
         self._bases.append(base)
         return region
@@ -292,7 +300,7 @@ class GlobalMemory:
             if off + nbytes <= r.size:
                 return r, off
             if off < r.padded_size:
-                raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.name!r} "
+                raise OutOfBounds(f"GM bytes [{off}, {off + nbytes}) run past the end of region {r.shown!r} "
                                   f"({r.size} B)", value=hex(addr), limit=f"{r.size} B",
                                   hint="check burst lengths, strides and offsets against the tensor's size")
         # The access starts outside every allocation (in a guard gap). When it reaches into the next
@@ -371,9 +379,40 @@ class Ptr:
 #: filled on their first use instead of when the `Machine` is made (a kernel that never touches a 1 MiB L1
 #: does not pay for filling it; a launch of thousands of blocks does not hold ~0.75 MiB of UB and UB
 #: written-map per block before any block runs). The content is the same: ``fill`` "pattern" and "zero" do
-#: not depend on when a buffer is made; with "random" every buffer is still made up front, in the same
-#: order of random draws (per core: the other spaces, then UB 0, UB 1).
+#: not depend on when a buffer is made; with "random" each buffer's place in the seeded stream of random
+#: bytes is reserved when the machine is made, in the order the draws always had (per core: the other
+#: spaces, then UB 0, UB 1; then GM tensors as they are placed), and its bytes are drawn from that place on
+#: first use (`RandomFill`): the same contents as drawing every buffer up front.
 LAZY_BUFFERS = True
+
+
+class RandomFill:
+    """The bytes of ``fill="random"``: the stream ``numpy.random.default_rng(seed).integers(0, 256, n, uint8)``
+    gives when called once per buffer in order, addressed by position so a buffer can be drawn late.
+
+    numpy draws such bytes four at a time from 32-bit words (little-endian), each 64-bit PCG64 output giving
+    two words (low half first), and a call for ``n`` bytes takes ``ceil(n / 4)`` words: a buffer's bytes are
+    words ``[pos, pos + ceil(n / 4))`` of the word stream (`reserve` hands out ``pos``), reached with
+    ``PCG64.advance``."""
+
+    def __init__(self, seed):
+        self._state = np.random.PCG64(seed).state
+        self.pos = 0                # 32-bit words reserved so far
+
+    def reserve(self, nbytes: int) -> int:
+        """The stream position of the next ``nbytes`` bytes (taken from the stream now)."""
+        pos = self.pos
+        self.pos += -(-nbytes // 4)
+        return pos
+
+    def draw(self, pos: int, nbytes: int) -> np.ndarray:
+        """The ``nbytes`` random bytes reserved at ``pos``."""
+        bg = np.random.PCG64()
+        bg.state = self._state
+        bg.advance(pos // 2)
+        lo, words = pos % 2, -(-nbytes // 4)
+        raw = bg.random_raw(-(-(lo + words) // 2)).astype("<u8", copy=False)
+        return raw.view("<u4")[lo:lo + words].view(np.uint8)[:nbytes]
 
 
 class Core:
@@ -387,23 +426,36 @@ class Core:
         #: sizes of the on-chip buffers (UB aside) not allocated yet: `buffer` makes each on first use
         #: (LAZY_BUFFERS); with ``fill="random"`` all are made here, in a fixed order of random draws
         self._lazy: dict = {}
-        lazy = LAZY_BUFFERS and machine.options.fill != "random"
+        lazy = LAZY_BUFFERS
+        #: with ``fill="random"``: each buffer's place in the random stream (`RandomFill`), reserved now in
+        #: the fixed order of draws ((space, sub) -> position)
+        self._fill_pos: dict = {}
+        random = machine.options.fill == "random"
         for space in ON_CHIP_SPACES:
             if space == "ub":
                 continue
             size = t.sizes.of(space)
             if size > 0:
+                if random:
+                    self._fill_pos[space, 0] = machine.random_fill.reserve(size)
                 if lazy:
                     self._lazy[space] = size
                 else:
-                    self.buffers[space] = Buffer(space, size, label=f"core{index}.{space}",
-                                                 fill=machine._fill_array(size))
+                    self.buffers[space] = self._make(space, size)
+        subs = range(max(1, t.vector_subcores))
+        if random:
+            for s in subs:
+                self._fill_pos["ub", s] = machine.random_fill.reserve(t.sizes.ub)
         #: the UB of each vector sub-core; None until its first use (LAZY_BUFFERS)
-        self._ubs: list = [None if lazy else self._make_ub(s) for s in range(max(1, t.vector_subcores))]
+        self._ubs: list = [None if lazy else self._make_ub(s) for s in subs]
+
+    def _make(self, space: str, size: int, sub: int = 0) -> Buffer:
+        label = f"core{self.index}.ub{sub}" if space == "ub" else f"core{self.index}.{space}"
+        fill = self.machine._fill_array(size, pos=self._fill_pos.get((space, sub)))
+        return Buffer(space, size, label=label, fill=fill)
 
     def _make_ub(self, sub: int) -> Buffer:
-        size = self.machine.target.sizes.ub
-        return Buffer("ub", size, label=f"core{self.index}.ub{sub}", fill=self.machine._fill_array(size))
+        return self._make("ub", self.machine.target.sizes.ub, sub)
 
     @property
     def ubs(self) -> list:
@@ -430,9 +482,7 @@ class Core:
             return buf
         buf = self.buffers.get(space)
         if buf is None and space in self._lazy:
-            size = self._lazy.pop(space)
-            buf = self.buffers[space] = Buffer(space, size, label=f"core{self.index}.{space}",
-                                               fill=self.machine._fill_array(size))
+            buf = self.buffers[space] = self._make(space, self._lazy.pop(space))
         if buf is None:
             raise IllegalOperand(f"memory space {space!r} does not exist on {self.machine.target.name}",
                                  operand="space", value=space,
@@ -478,7 +528,8 @@ class Machine:
         self.options = options or MachineOptions()
         if int(cores) < 1:
             raise ConfigError(f"cores={cores} must be >= 1", operand="cores", value=cores)
-        self._rng = np.random.default_rng(self.options.seed)
+        #: the contents of ``fill="random"`` buffers, by their place in one seeded stream (`RandomFill`)
+        self.random_fill = RandomFill(self.options.seed)
         self.gm = GlobalMemory(self)
         self.cores = [Core(self, i) for i in range(int(cores))]
         self.reports: list = []
@@ -577,17 +628,33 @@ class Machine:
             self.gm_races.end_kernel()
         return self.reports[before:]
 
+    def abort_kernel(self) -> None:
+        """A kernel run raised: forget its flag table, hazard history and race state without reporting them, so a
+        later run on this machine starts as after `end_kernel` (pipes drain between kernels); its left-over
+        findings belong to the failed run, not to the next one (a flag the failed run set was "already set"
+        at the next run's first set_flag)."""
+        for ctx in self._contexts:
+            if ctx.sync_state is not None:
+                ctx.sync_state.end_kernel()
+            ctx.ended_reports = []
+            if ctx.hazards is not None:
+                ctx.hazards.reset()
+        if self.gm_races is not None:
+            self.gm_races.reset()
+
     # -- configuration
     @property
     def overflow_mode(self) -> str:
         return self.options.overflow_mode or self.target.overflow_mode
 
-    def _fill_array(self, nbytes: int, fill: Optional[str] = None, *, gm: bool = False) -> np.ndarray:
+    def _fill_array(self, nbytes: int, fill: Optional[str] = None, *, gm: bool = False,
+                    pos: Optional[int] = None) -> np.ndarray:
+        """A new buffer's initial bytes; ``pos``: its reserved place in the random stream (else the next)."""
         mode = fill or self.options.fill
         if mode == "zero":
             return np.zeros(nbytes, dtype=np.uint8)
         if mode == "random":
-            return self._rng.integers(0, 256, size=nbytes, dtype=np.uint8)
+            return self.random_fill.draw(self.random_fill.reserve(nbytes) if pos is None else pos, nbytes)
         byte = self.options.gm_fill_byte if gm and self.options.gm_fill_byte is not None else self.options.fill_byte
         return np.full(nbytes, byte, dtype=np.uint8)
 

@@ -203,10 +203,16 @@ class GmRaceTracker:
         self.next_phase()
         self.phase = 0
 
+    def reset(self) -> None:
+        """Forget a failed run's accesses and pending writes unchecked (`Machine.abort_kernel`)."""
+        self.pending = []
+        self._regions.clear()
+        self.phase = 0
+
     # ------------------------------------------------------------------ accesses
     def _region(self, buf) -> _Region:
         region = next((g for g in self.machine.gm.regions if g.buffer is buf), None)
-        name = region.name if region is not None else buf.label
+        name = region.shown if region is not None else buf.label
         dtype = region.dtype if region is not None else None
         r = self._regions[id(buf)] = _Region(buf, name, dtype)
         return r

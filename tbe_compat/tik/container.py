@@ -246,6 +246,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._bridged: dict = {}   # id(pointer) -> (pointer, Tensor) of tensor.pto_ptr() results (bridge)
         self._exit_on_error = err_msg_level != 1
         self._builder = P.Builder("tik_kernel", platform.current_soc().profile)
+        _registry.note_builder(self)     # `errors.exit_on_error_of` of expressions of its Scalars
         self._sync = AutoSync(self._emit_pair, self._emit_barrier_all)
         self._placement = Placement()
         #: on-chip dynamic-shape tensors declared without max_mem_size: storage -> element-count IR

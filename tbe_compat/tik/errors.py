@@ -172,15 +172,31 @@ def user_method(api: str):
 def exit_on_error_of(value=None) -> bool:
     """Whether a facade error about ``value`` (a Tensor, Scalar, ScalarArray element or expression) ends in
     SystemExit: the ``err_msg_level`` of its `Tik` (0: SystemExit; 1: RuntimeError-type errors, tik_api.md 3.1).
-    An expression knows no Tik: the instance being traced (`registry.tracing_kernel`) decides; level 0 when
-    none is known."""
+    An expression records no Tik (that would cost every operator): the Tik of the first Scalar or InputScalar
+    register in it (`registry.owning_tik` of its builder, looked up only here, on the error path); else the instance
+    being traced (`registry.tracing_kernel`); level 0 when none is known."""
     tik = getattr(value, "tik", None)
     if tik is None:
         tik = getattr(getattr(value, "array", None), "tik", None)
     if tik is None:
+        tik = _owning_tik(getattr(value, "ir", None))
+    if tik is None:
         from .registry import tracing_kernel
         tik = tracing_kernel()
     return getattr(tik, "_exit_on_error", True)
+
+
+def _owning_tik(ir):
+    """The `Tik` whose builder owns the first register or scalar argument of IR expression ``ir``, or None."""
+    from pto_core.program import Expr as IrExpr, walk
+    from .registry import owning_tik
+    if not isinstance(ir, IrExpr):
+        return None
+    for node in walk(ir):
+        owner = getattr(node, "owner", None)
+        if owner is not None:
+            return owning_tik(owner)
+    return None
 
 
 def is_tik_error(e: BaseException) -> bool:

@@ -20,9 +20,14 @@ that TIK call: then they run eagerly on it, as outside any kernel.
 """
 from __future__ import annotations
 
+import weakref
+
 from pto_core.memory import active_context
 
 _KERNELS: dict = {}
+#: id(builder) -> the live Tik recording through that `pto_core.program.Builder` (`owning_tik`); an entry
+#: lives as long as its Tik, which holds its builder, so the id cannot be reused meanwhile
+_TIK_OF_BUILDER = weakref.WeakValueDictionary()
 _TRACING: list = [None, None]        # [weakref to the Tik of the latest TIK call, machine context then]
 _LISTENERS: list = []
 
@@ -53,6 +58,17 @@ def note_tracing(tik) -> None:
     """A TIK call of ``tik`` starts (called by every top-level TIK API call)."""
     _TRACING[0] = tik._weakref
     _TRACING[1] = active_context()
+
+
+def note_builder(tik) -> None:
+    """``tik`` records through ``tik._builder`` (`owning_tik`)."""
+    _TIK_OF_BUILDER[id(tik._builder)] = tik
+
+
+def owning_tik(builder):
+    """The live Tik whose builder is ``builder`` (a register's ``owner``), or None."""
+    tik = _TIK_OF_BUILDER.get(id(builder))
+    return tik if tik is not None and getattr(tik, "_builder", None) is builder else None
 
 
 def tracing_kernel():

@@ -414,6 +414,10 @@ class Tensor:
                 strides.append(_mul(stride, step))
             else:                   # TIK keeps an int-indexed dimension with length 1 (tik_tensor_._normalize_slice)
                 i = _index(k, dim, bounds, upper)
+                if type(i) is not int and U64_INDEX_SUM_IN_U64 and type(offset) is int and type(stride) is int \
+                        and _u64_index(i):
+                    offset = _u64_offset(i.a, offset, stride)
+                    continue
                 offset = _add(offset, _mul(i, stride))
                 shape.append(1)
                 strides.append(stride)
@@ -679,6 +683,27 @@ class FlatIndexWarning(UserWarning):
 
 def _zero(v) -> bool:
     return isinstance(v, int) and v == 0
+
+
+#: Named choice (tik_core.md §4.2): a uint64 index of a view with a static offset, ``ub[16:][u]``, is TIK's Python-int
+#: offset plus a uint64 Scalar: a uint64 expression (C arithmetic, wraps modulo 2**64), exactly as ``ub[16 + u]``;
+#: the sum is then the offset, refused at run time when it does not fit int64 (``program.offset_error``). Before, the
+#: index was converted to ``index`` first (2**64 - 1 became -1) and only a u64 *whole* offset was checked.
+U64_INDEX_SUM_IN_U64 = True
+
+
+def _u64_index(i) -> bool:
+    """``i`` is an unsigned 64-bit integer expression converted to ``index`` (`_index_value`)."""
+    return isinstance(i, P.Cast) and i.a.type.kind == "u" and i.a.type.bits == 64 and i.a.type.name != "index"
+
+
+def _u64_offset(u, offset: int, stride: int):
+    """``offset + u * stride`` computed in uint64 (as TIK's ``int + uint64 Scalar``), then the ``index`` offset."""
+    if stride != 1:
+        u = P.binop("mul", u, stride)
+    if offset:
+        u = P.binop("add", u, offset)
+    return P.cast(u, INDEX)
 
 
 def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):

@@ -844,3 +844,82 @@ def test_integer_code_without_parentheses_parses_as_fully_parenthesized_code(mon
     monkeypatch.setattr(interpreter._Codegen, "wrap", staticmethod(wrap_parenthesized))
     full = interpreter.compile_program(prog).source
     assert full.count("(") > 0 and ast.dump(ast.parse(full)) == lean
+
+
+def _flag_then_fail_kernel(fail: bool):
+    """GM -> UB -> GM through flag MTE2 -> MTE3 0; ``fail``: an out-of-bounds move between the set and the wait."""
+    with program("k", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(x, ub, 0, 256, nburst=(1, 256, 256))
+        pto.set_flag("MTE2", "MTE3", 0)
+        if fail:
+            pto.mte_gm_ub(x, ub + 100000, 0, 256, nburst=(1, 256, 256))
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, y, 256, nburst=(1, 256, 256))
+    return k.program
+
+
+def test_a_machine_reused_after_a_failed_run_starts_clean():
+    """run(machine=m) after a run on m that raised: the failed run's flag table and hazard history are dropped
+    (pipes drain between kernels). The flag it had set made the next run's first set_flag a SyncError
+    ("already set ... not yet waited for")."""
+    m = Machine("A2A3")
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(OutOfBounds):
+        _flag_then_fail_kernel(True).run({"x": x}, machine=m)
+    ctx = m.context(0)
+    assert not ctx.sync_state.raised and not ctx.hazards.shadows
+    assert (_flag_then_fail_kernel(False).run({"x": x}, machine=m)["y"] == x).all()
+    assert m.reports == []
+
+
+def test_a_reused_machine_names_a_later_runs_tensors_as_the_user_did():
+    """A second run of a kernel on the same machine: its GM regions get unique names ('x#2'), but messages name
+    the tensor 'x' (they said "region 'x#2'", a name the user never wrote)."""
+    from pto_core.errors import GmOverreadWarning
+    m = Machine("A2A3")
+    x = np.arange(64, dtype=np.float32)
+    with program("k", target="A2A3") as k:
+        xa = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(xa + 16, ub, 0, 256, nburst=(1, 256, 256))       # past x's allocation
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, y, 256, nburst=(1, 256, 256))
+    exe = k.program.compile()
+    for _ in range(2):
+        with pytest.warns(GmOverreadWarning, match="region 'x' ") as rec:
+            exe.run({"x": x}, machine=m)
+        assert not any("#2" in str(w.message) for w in rec), [str(w.message) for w in rec]
+    assert [r.name for r in m.gm.regions] == ["x", "y", "x#2", "y#2"]
+    assert m.gm.regions[2].label == "'x'" and m.gm.regions[2].buffer.label == "gm:x"
+
+
+def test_random_fill_is_lazy_with_the_same_contents_as_drawn_up_front():
+    """fill="random" made every on-chip buffer when the machine was made (so the random draws kept their order):
+    a launch of thousands of blocks held ~1-2 MiB per block. Buffers are now made on first use, in any order,
+    with the bytes numpy's stream gave when every buffer was drawn up front (per core: the other spaces, then
+    each UB; then GM tensors), a fed GM tensor still taking its place in the stream."""
+    from pto_core.targets import ON_CHIP_SPACES
+    for target, seed in (("A2A3", 7), ("Ascend910A", 0)):
+        m = Machine(target, cores=3, options=MachineOptions(fill="random", seed=seed))
+        assert all(not c.buffers and all(u is None for u in c._ubs) for c in m.cores)     # nothing made yet
+        fed = m.gm.alloc(100, name="fed", data=np.zeros(100, np.uint8))
+        gm = m.gm.alloc(1000, name="g")
+        rng = np.random.default_rng(seed)
+        want = {}
+        for c in m.cores:
+            for space in ON_CHIP_SPACES:
+                size = m.target.sizes.of(space)
+                if space != "ub" and size > 0:
+                    want[c.index, space, 0] = rng.integers(0, 256, size=size, dtype=np.uint8)
+            for s in range(len(c._ubs)):
+                want[c.index, "ub", s] = rng.integers(0, 256, size=m.target.sizes.ub, dtype=np.uint8)
+        rng.integers(0, 256, size=100, dtype=np.uint8)
+        assert gm.buffer.data.tobytes() == rng.integers(0, 256, size=1000, dtype=np.uint8).tobytes()
+        assert not fed.buffer.data.any()
+        for (core, space, sub), data in reversed(list(want.items())):      # first use in another order
+            assert m.cores[core].buffer(space, sub).data.tobytes() == data.tobytes(), (target, core, space, sub)

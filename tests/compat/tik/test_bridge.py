@@ -7,7 +7,7 @@ import pytest
 
 from pto_core import Machine, pto
 from pto_core import program as P
-from pto_core.errors import IllegalOperand
+from pto_core.errors import IllegalOperand, PtoError
 from pto_core.program import OpStmt, walk_stmts
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
@@ -258,6 +258,36 @@ def test_a_run_time_index_past_int64_is_refused_not_wrapped():
     with raises_tik(IllegalOperand, match="does not fit a 64-bit index") as e:
         run(ti, {"x": np.ones(64, np.float32), "y": np.zeros(128, np.float32)})
     assert (e.value.where.file, e.value.where.line) == (__file__, line) and e.value.value == 2 ** 64, str(e.value)
+
+
+def _u64_index_kernel(form, u_value):
+    """Move 8 f32 from ``ub[16 + u]`` (``form`` "sum") or ``ub[16:][u]`` ("sub") to y; ``u`` a uint64 Scalar."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (64,), name="ub", scope=tik.scope_ubuf)
+    u = ti.Scalar("uint64", init_value=u_value)
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    ti.data_move(y, ub[16 + u] if form == "sum" else ub[16:][u], 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name=f"u64_{form}", inputs=[x], outputs=[y])
+    return ti
+
+
+def test_a_u64_index_of_a_sub_view_is_the_u64_sum_as_in_tik():
+    """``ub[16:][u]`` is TIK's ``16 + u`` in uint64, as ``ub[16 + u]``: it wraps as C does, and a sum >= 2**63 is
+    the documented refusal. The index was converted to an s64 offset first, so u = 2**63 addressed ub at
+    -2**63 + 16 (an OutOfBounds at a negative address) and 2**64 - 20 a Misaligned at -16."""
+    x = np.arange(64, dtype=np.float32)
+    for u in (8, 2 ** 64 - 8, 2 ** 63, 2 ** 64 - 20, 2 ** 64 - 1):
+        got = []
+        for form in ("sum", "sub"):
+            try:
+                got.append(run(_u64_index_kernel(form, u), {"x": x})[0].tolist())
+            except PtoError as e:
+                got.append((type(e).__name__, e.value))
+        assert got[0] == got[1], (u, got)
+        if u in (2 ** 63, 2 ** 64 - 20):
+            assert got[1] == ("TikIllegalOperand", (16 + u) % 2 ** 64), (u, got)
 
 
 def _spill_kernel(offset, in_loop=False):

@@ -435,6 +435,22 @@ def test_scalar_and_expression_errors_follow_err_msg_level_1():
             assert e.where is not None and e.where.file == HERE and e.hint, str(e)
 
 
+def test_expression_errors_follow_the_tik_that_owns_the_scalar():
+    """Two Tik instances with different err_msg_level: an error about an expression built from one's Scalar
+    follows that instance's level, not the level of the instance traced last (an Expr records no Tik; its
+    registers name their kernel's builder, which knows its Tik)."""
+    set_current_compile_soc_info("Ascend910B1")
+    for first, last in ((1, 0), (0, 1)):
+        ti = tik.Tik(err_msg_level=first)
+        s = ti.Scalar("int32", init_value=1)
+        other = tik.Tik(err_msg_level=last)
+        other.Scalar("int32", init_value=2)
+        for call in (lambda: (s + 1).astype(), lambda: (s * 2).astype("float64"), lambda: bool(s + 1 < 1)):
+            with pytest.raises(PtoError) as info:
+                call()
+            assert isinstance(info.value, SystemExit) == (first == 0), (first, type(info.value).__mro__)
+
+
 def test_more_tensor_methods_and_scalar_operators_are_tik_errors():
     """The other public Tensor methods called with arguments they do not take (``is_single_point(1)``,
     ``ptr(1, 2)``, ``t()``), and Python operators a TIK scalar does not have (``s ** 2``, ``2 ** s``,
