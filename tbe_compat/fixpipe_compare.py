@@ -782,9 +782,25 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
 
 COLUMNS = ("call site", "kernel", "runs", "shape", "dtypes", "quant", "relu/bias", "lowering", "max abs diff",
            "max ulp diff", "mismatches", "first mismatch")
+#: Inserted after "kernel" when the compared calls ran on more than one chip (a script that runs its kernel
+#: on several SoCs): without it their rows cannot be told apart (the lowering differs per chip).
+CHIP_COLUMN = "chip"
 
 
-def comparison_row(c: FixpipeComparison, base: Optional[str] = None) -> list:
+def report_columns(res: "ScriptComparison") -> tuple:
+    """The table / csv columns of ``res``: `COLUMNS`, plus `CHIP_COLUMN` when the calls ran on several chips."""
+    if not _multi_chip(res):
+        return COLUMNS
+    at = COLUMNS.index("kernel") + 1
+    return COLUMNS[:at] + (CHIP_COLUMN,) + COLUMNS[at:]
+
+
+def _multi_chip(res: "ScriptComparison") -> bool:
+    return len({c.chip for c in res.comparisons}) > 1
+
+
+def comparison_row(c: FixpipeComparison, base: Optional[str] = None, chip: bool = False) -> list:
+    """One table row (`COLUMNS`; with ``chip`` the chip after the kernel, as `report_columns` says)."""
     site = c.site
     if base and site.startswith(base + os.sep):
         site = site[len(base) + 1:]
@@ -795,7 +811,8 @@ def comparison_row(c: FixpipeComparison, base: Optional[str] = None) -> list:
         first = c.first_mismatch.describe()
     else:
         first = "-" if c.runs else "not executed"
-    return [site, c.kernel, c.runs, "x".join(map(str, c.shape)), f"{c.src_dtype}->{c.dst_dtype}", c.quant,
+    return [site, c.kernel, *([c.chip] if chip else []), c.runs, "x".join(map(str, c.shape)),
+            f"{c.src_dtype}->{c.dst_dtype}", c.quant,
             "/".join(extras) or "-", c.lowering, fmt_metric(c.max_abs_diff), fmt_metric(c.max_ulp_diff),
             f"{c.mismatches}/{c.elements}", first]
 
@@ -831,20 +848,28 @@ def verdict(res: ScriptComparison) -> str:
         return "no fixpipe call ran: nothing compared"
     if status == 1:
         n = len([c for c in ran if not c.equal])
-        lines = [f"DIFFERENCES: {n} of {_count(len(ran), 'fixpipe call site')} "
-                 f"{'differs' if n == 1 else 'differ'} from the legacy model"]
+        lines = [f"DIFFERENCES: {n} of {_sites(res, ran)} {'differs' if n == 1 else 'differ'} from the legacy model"]
         if any(c.mismatches for c in ran):
             lines.append(DIFFERENCE_HELP)
         if any(c.errors for c in ran):
             lines.append(REJECTION_HELP)
         return "\n".join(lines)
     runs = sum(c.runs for c in ran)
-    return f"OK: {'' if len(ran) == 1 else 'all '}{_count(len(ran), 'fixpipe call site')} " \
+    return f"OK: {'' if len(ran) == 1 else 'all '}{_sites(res, ran)} " \
            f"({_count(runs, 'execution')}) {'matches' if len(ran) == 1 else 'match'} the legacy model bit for bit"
 
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _sites(res: "ScriptComparison", ran: list) -> str:
+    """What the verdict counts: call sites, or (call site, chip) rows when the calls ran on several chips."""
+    if not _multi_chip(res):
+        return _count(len(ran), "fixpipe call site")
+    chips = len({c.chip for c in ran})
+    return f"{len(ran)} fixpipe (call site, chip) row{'' if len(ran) == 1 else 's'} " \
+           f"[{_count(len({(c.kernel, c.site) for c in ran}), 'call site')} on {_count(chips, 'chip')}]"
 
 
 def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
@@ -854,11 +879,12 @@ def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps(res.to_dict(), indent=2, sort_keys=False) + "\n"
     base = os.path.dirname(res.script) if res.script else None
-    rows = [comparison_row(c, base) for c in res.comparisons]
+    columns = report_columns(res)
+    rows = [comparison_row(c, base, chip=CHIP_COLUMN in columns) for c in res.comparisons]
     if fmt == "csv":
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
-        w.writerow(COLUMNS)
+        w.writerow(columns)
         w.writerows(rows)
         return out.getvalue()
     from tabulate import tabulate
@@ -873,7 +899,7 @@ def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
     head += [f"note ({_sites_with(res, n)}): {n}" for n in notes]
     if res.script_error:
         head.append("script error:\n" + res.script_error.rstrip())
-    table = tabulate(rows, headers=COLUMNS, tablefmt="github" if fmt == "table" else "pipe",
+    table = tabulate(rows, headers=columns, tablefmt="github" if fmt == "table" else "pipe",
                      disable_numparse=True) if rows else "(no fixpipe call traced)"
     sep = "\n\n" if fmt == "md" else "\n"
     if fmt == "md":
@@ -882,7 +908,7 @@ def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
 
 
 def _sites_with(res: ScriptComparison, note: str) -> str:
-    return ", ".join(os.path.basename(c.site) for c in res.comparisons if note in c.notes)
+    return ", ".join(dict.fromkeys(os.path.basename(c.site) for c in res.comparisons if note in c.notes))
 
 
 def sweep(full: bool = False, chips=None) -> list:

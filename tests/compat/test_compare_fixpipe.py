@@ -282,6 +282,27 @@ def test_formats_of_a_script_comparison(tmp_path):
         C.format_comparisons(res, "xml")
 
 
+def test_a_script_running_its_kernel_on_several_chips_gets_a_chip_column():
+    """h_author276: a script that runs the same kernel on Ascend310 and Ascend910A gave two identical rows
+    (no chip in the table or csv), a verdict counting them as two call sites, and the note's call site twice."""
+    runs = [C.compare_kernel(_deq_kernel(chip=chip), _deq_feed()) for chip in ("Ascend310", "Ascend910A")]
+    res = C.ScriptComparison(script="", comparisons=[c for r in runs for c in r.comparisons],
+                             kernels=[k for r in runs for k in r.kernels])
+    table = C.format_comparisons(res, "table")
+    head = next(line for line in table.splitlines() if line.startswith("| call site"))
+    assert [h.strip() for h in head.strip("|").split("|")][:3] == ["call site", "kernel", "chip"]
+    assert any("| Ascend310 " in line for line in table.splitlines())
+    assert any("| Ascend910A " in line for line in table.splitlines())
+    assert "OK: all 2 fixpipe (call site, chip) rows [1 call site on 2 chips] (2 executions) match" in table
+    site = os.path.basename(res.comparisons[0].site)
+    assert f"note ({site}): " in table and f"{site}, {site}" not in table
+    csv_head, *rows = C.format_comparisons(res, "csv").splitlines()
+    assert csv_head.split(",")[:3] == ["call site", "kernel", "chip"]
+    assert sorted(r.split(",")[2] for r in rows) == ["Ascend310", "Ascend910A"]
+    one = C.format_comparisons(runs[0], "csv").splitlines()[0]     # one chip: the columns as before
+    assert one.split(",")[:3] == ["call site", "kernel", "runs"]
+
+
 def test_mismatch_record_names_nested_loops_and_serialises():
     m = C.Mismatch(7, (0, 7), 1.0, float("nan"), "0x3c00", "0x7e00", run=2, core=1, loops=(("i", 0), ("i", 3)))
     d = m.to_dict()
