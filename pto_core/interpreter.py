@@ -424,9 +424,10 @@ class Probe:
 
 
 def _parent_counts(exprs: list) -> tuple:
-    """``({id(node): number of parents}, whether an inner node has several)`` over the expressions'
-    DAG (each node's children entered once; the branches of a `Select` are not entered)."""
-    counts: dict = {}
+    """``({id(inner node): number of parents}, whether one has several)`` over the expressions' DAG
+    (each node's children entered once; the branches of a `Select` are not entered; leaves, which
+    `hoist_shared` never binds, are not counted)."""
+    counts: dict = {}                   # inner nodes only: a leaf reached again is never hoisted
     stack = list(exprs)
     shared = False
     while stack:
@@ -435,11 +436,11 @@ def _parent_counts(exprs: list) -> tuple:
         c = counts.get(k)
         if c is not None:
             counts[k] = c + 1
-            shared = shared or bool(x.children())
+            shared = True
             continue
-        counts[k] = 1
         kids = (x.c,) if type(x) is Select else x.children()
         if kids:
+            counts[k] = 1
             stack.extend(kids)
     return counts, shared
 
@@ -463,6 +464,7 @@ class _Codegen:
         self.nconst = 0
         self.ptr_factories: dict = {}
         self.ptrs: dict = {}             # (space, dtype name, byte address) -> Ptr (immutable: shared)
+        self.static_ptrs: dict = {}      # id(pointer expression) -> (it, its `static_ptr`)
         self.bounds: dict = {}           # id(expr) -> (expr, raw_bounds(expr)): nested add/mul ask again
         self.shared: dict = {}           # id(expr) -> (expr, local): shared nodes of the statement being emitted
         self.nshared = 0
@@ -781,14 +783,20 @@ class _Codegen:
         return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses), spec.bind)
 
     def static_ptr(self, p) -> Optional[Ptr]:
-        """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None."""
+        """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None
+        (remembered per expression node: programs reuse a few pointer nodes in many ops)."""
+        hit = self.static_ptrs.get(id(p))
+        if hit is not None and hit[0] is p:
+            return hit[1]
         addr = static_addr(p)
         if addr is None:
-            return None
-        key = (p.space, p.dtype.name, addr)
-        ptr = self.ptrs.get(key)
-        if ptr is None:
-            ptr = self.ptrs[key] = Ptr(p.space, p.dtype, addr)
+            ptr = None
+        else:
+            key = (p.space, p.dtype.name, addr)
+            ptr = self.ptrs.get(key)
+            if ptr is None:
+                ptr = self.ptrs[key] = Ptr(p.space, p.dtype, addr)
+        self.static_ptrs[id(p)] = (p, ptr)     # (p kept: its id is not reused while the entry lives)
         return ptr
 
     def static_operands(self, operands) -> Optional[tuple]:

@@ -1082,14 +1082,32 @@ _PLAIN = frozenset({int, float, bool, str, type(None)})
 
 
 def clause_exprs(v) -> list:
-    """The expressions inside a (normalised) clause value: a value, ``(args, kw)``, or a tuple of those."""
+    """The expressions inside a (normalised) clause value: a value, ``(args, kw)``, or a tuple of those
+    (depth first, in order)."""
     if isinstance(v, Expr):
         return [v]
+    out: list = []
+    if type(v) not in _PLAIN:
+        _clause_exprs_into(v, out)
+    return out
+
+
+def _clause_exprs_into(v, out: list) -> None:
+    """`clause_exprs` of a container ``v`` appended to ``out`` (plain items skipped without a call: fixpipe
+    and img2col clauses hold dozens of ints)."""
     if isinstance(v, (tuple, list)):
-        return [x for item in v for x in clause_exprs(item)]
-    if isinstance(v, dict):
-        return [x for item in v.values() for x in clause_exprs(item)]
-    return []
+        items = v
+    elif isinstance(v, dict):
+        items = v.values()
+    else:
+        return
+    for x in items:
+        if type(x) in _PLAIN:
+            continue
+        if isinstance(x, Expr):
+            out.append(x)
+        else:
+            _clause_exprs_into(x, out)
 
 
 def walk_stmts(block: list):
@@ -1752,16 +1770,18 @@ def _int_expr(o, v: ScalarExpr):
 
 def _coerce_clause(v):
     """A recorded clause value: eager pointers become constants, numpy scalars Python numbers."""
+    if type(v) in _PLAIN:
+        return v
     if isinstance(v, Ptr):
         return ptr_const(v)
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, tuple):
-        return tuple(_coerce_clause(x) for x in v)
+        return tuple([x if type(x) in _PLAIN else _coerce_clause(x) for x in v])
     if isinstance(v, list):
-        return [_coerce_clause(x) for x in v]
+        return [x if type(x) in _PLAIN else _coerce_clause(x) for x in v]
     if isinstance(v, dict):
-        return {k: _coerce_clause(x) for k, x in v.items()}
+        return {k: x if type(x) in _PLAIN else _coerce_clause(x) for k, x in v.items()}
     return v
 
 

@@ -75,11 +75,12 @@ def _canon(name, allow_all=False):
         return "ALL"
 
 
-def pipes_used(body: list) -> frozenset:
+def pipes_used(body: list, known: dict = None) -> frozenset:
     """The pipes whose knowledge (the verifier's ``known[P]``, `pto_core.checks.vector_clock`) an execution
     of ``body`` (nested blocks included) may change: the pipe of every op, S for every scalar load/store
     and sync op, the destination of a wait, the pipe of a barrier (ALL: every pipe), every pipe for any
-    other sync op or an op whose pipe is not known statically."""
+    other sync op or an op whose pipe is not known statically. ``known``: ``{id(loop body): (body, its
+    pipes_used)}`` of nested loop bodies already walked (`AutoSync.hoist`), taken instead of walking them."""
     used = set()
     stack = [body]               # every nested block once (a set: the walk order does not matter)
     For, If, OpStmt, scalar = P.For, P.If, P.OpStmt, (P.Load, P.Store, P.ReadSpr)
@@ -87,7 +88,13 @@ def pipes_used(body: list) -> frozenset:
         for st in stack.pop():
             t = type(st)
             if t is For:
-                stack.append(st.body)
+                hit = known.get(id(st.body)) if known else None
+                if hit is not None and hit[0] is st.body and hit[1] is not None:
+                    if hit[1] is _ALL:
+                        return _ALL
+                    used.update(hit[1])
+                else:
+                    stack.append(st.body)
                 continue
             if t is If:
                 stack.append(st.then)
@@ -172,20 +179,24 @@ class _Chain:
         self.pre, self.branches, self.has_else = pre, [], False
 
 
-def _hoist_visit(block: list, auto: set, used: frozenset, seen: set, out: list) -> None:
+def _hoist_visit(block: list, auto: set, used: frozenset, seen: set, out: list, done: dict) -> None:
     """`AutoSync.hoist`'s walk of one block (nested blocks recursively; a module function, not a closure
-    calling itself, which would be a reference cycle left for the cyclic collector at every loop)."""
+    calling itself, which would be a reference cycle left for the cyclic collector at every loop).
+    ``done``: the loop bodies `AutoSync.hoist` went through when their loop closed, which are not entered:
+    a pair left there has its source pipe in that body's `pipes_used`, so in this enclosing body's too."""
     For, If, OpStmt = P.For, P.If, P.OpStmt
     keep, i, n, changed = [], 0, len(block), False
     while i < n:
         st = block[i]
         t = type(st)
         if t is For:
-            _hoist_visit(st.body, auto, used, seen, out)
+            hit = done.get(id(st.body))
+            if hit is None or hit[0] is not st.body:
+                _hoist_visit(st.body, auto, used, seen, out, done)
         elif t is If:
-            _hoist_visit(st.then, auto, used, seen, out)
+            _hoist_visit(st.then, auto, used, seen, out, done)
             if st.orelse:
-                _hoist_visit(st.orelse, auto, used, seen, out)
+                _hoist_visit(st.orelse, auto, used, seen, out, done)
         elif id(st) in auto and i + 1 < n:        # (auto holds set_flag statements only)
             wait = block[i + 1]
             ops = st.call.operands
@@ -221,6 +232,9 @@ class AutoSync:
         self.pairs = 0                # number of pairs emitted (statistics / tests)
         self.hoisted = 0              # pairs moved out of a loop body (statistics / tests)
         self._auto: set = set()       # id() of the set_flag statements of the pairs emitted here
+        #: id(loop body) -> (body, its `pipes_used` or None) of the loop bodies `hoist` went through (closed
+        #: loops: an enclosing loop's hoist neither walks them again nor finds a pair to move in them)
+        self._hoisted_bodies: dict = {}
 
     def mark(self, set_stmt) -> None:
         """``set_stmt`` (a `P.OpStmt`) is the ``set_flag`` of a pair auto-sync emitted (may be hoisted)."""
@@ -337,14 +351,21 @@ class AutoSync:
         """Remove from a traced loop ``body`` (nested blocks included) the auto-sync pairs whose source pipe
         has no op in it (`pipes_used`); returns their statements (set, wait, set, wait, ...), one pair per
         (source, destination), in program order, for the caller to put just before the loop."""
-        if not HOIST_LOOP_INVARIANT_PAIRS or not self._auto:
+        if not HOIST_LOOP_INVARIANT_PAIRS:
             return []
-        used = pipes_used(body)
+        done = self._hoisted_bodies
+        if not self._auto:                # no pair anywhere yet, none in this body
+            done[id(body)] = (body, None)
+            return []
+        used = pipes_used(body, done)
         if used == _ALL:
+            done[id(body)] = (body, _ALL)
             return []
         out, seen = [], set()
-        _hoist_visit(body, self._auto, used, seen, out)
+        _hoist_visit(body, self._auto, used, seen, out, done)
         self.hoisted += len(out) // 2
+        # what the body uses without the pairs moved out is not known without a new walk: not remembered then
+        done[id(body)] = (body, None if out else used)
         return out
 
 

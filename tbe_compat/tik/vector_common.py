@@ -655,12 +655,39 @@ def _intervals(op: Operand, g: Geo, blocks: list, r: int, block_len: int, unit: 
     return out
 
 
+def _affine(g: Geo, block_len: int, unit: int, nblock: int = BLOCKS) -> tuple:
+    """``(per block, per repeat)``: `_intervals`' ``begin`` is ``b * per_block + r * per_repeat + offset``."""
+    if unit == 0:
+        return g.blk * block_len, g.rep * block_len
+    if unit == 1:
+        return g.blk * block_len, ((nblock - 1) * g.blk + 1) * block_len + g.rep * block_len
+    if unit == 2:
+        return g.blk + block_len, g.rep
+    return block_len + g.blk, ((nblock - 1) * g.blk + 1) * block_len + g.rep * block_len
+
+
+#: `_overlaps` compares all repeat pairs at once in int64 while every byte address stays below this
+_OVERLAP_ARRAY_LIMIT = 2 ** 52
+
+
 def _overlaps(dst: Operand, gd: Geo, src: Operand, gs: Geo, lanes, repeat: int, unit: int, *, many: bool,
               dst_block_len: Optional[int] = None) -> bool:
     dbl = dst_block_len or 256 // dst.dt.bits
     sbl = 256 // src.dt.bits
     dblocks = _blk_valid(lanes, dbl) if dst_block_len is None else list(range(-(-lanes.size // dbl) or 1))
     sblocks = _blk_valid(lanes, sbl)
+    if many and repeat > 2 and dblocks and sblocks:
+        # every pair of consecutive repeats at once (a loop over up to 254 pairs of block lists otherwise)
+        dsz, ssz = max(1, dst.dt.bits // 8), max(1, src.dt.bits // 8)
+        (db, dr), (sb, sr) = _affine(gd, dbl, unit), _affine(gs, sbl, unit)
+        doff, soff = dst.static_offset, src.static_offset
+        if max(abs(x) for x in (db * max(dblocks), sb * max(sblocks), dr * repeat, sr * repeat, doff, soff, dbl, sbl)) \
+                * 8 * max(dsz, ssz) < _OVERLAP_ARRAY_LIMIT:
+            t = np.arange(repeat - 1, dtype=np.int64)[:, None]
+            d0 = (np.asarray(dblocks, dtype=np.int64) * db + t * dr + doff) * dsz           # [pair, block]
+            s0 = (np.asarray(sblocks, dtype=np.int64) * sb + (t + 1) * sr + soff) * ssz
+            d1, s1 = d0 + dbl * dsz, s0 + sbl * ssz
+            return bool(((d0[:, :, None] < s1[:, None, :]) & (s0[:, None, :] < d1[:, :, None])).any())
     pairs = [(t, t + 1) for t in range(repeat - 1)] if many else [(repeat - 1, repeat - 1)]
     for td, ts in pairs:
         di = _intervals(dst, gd, dblocks, td, dbl, unit)

@@ -2777,3 +2777,61 @@ def test_vnchwconv_dense_rows_match_strided_views(monkeypatch, dt, repeat, drs, 
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
     assert fast[2:] == slow[2:]
     assert fast[2]                                        # the case does read unwritten bytes
+
+
+# ============================================================================ clause values (record, codegen)
+
+
+def _clause_exprs_ref(v):
+    """`program.clause_exprs` as first written: one list per nested value."""
+    from pto_core.program import Expr
+    if isinstance(v, Expr):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        return [x for item in v for x in _clause_exprs_ref(item)]
+    if isinstance(v, dict):
+        return [x for item in v.values() for x in _clause_exprs_ref(item)]
+    return []
+
+
+def _coerce_clause_ref(v):
+    from pto_core.memory import Ptr
+    from pto_core.program import ptr_const
+    if isinstance(v, Ptr):
+        return ptr_const(v)
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, tuple):
+        return tuple(_coerce_clause_ref(x) for x in v)
+    if isinstance(v, list):
+        return [_coerce_clause_ref(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _coerce_clause_ref(x) for k, x in v.items()}
+    return v
+
+
+def test_clause_walkers_skip_plain_items_and_keep_order_and_types():
+    """`clause_exprs` and `_coerce_clause` skip ints/strs/None without a call: same expressions in the same
+    order, same coerced values (numpy scalars to Python numbers, bools stay bools, tuples stay tuples)."""
+    from pto_core import program as P
+    rng = np.random.default_rng(7)
+    leaves = [0, 1, -3, 2.5, float("nan"), True, False, None, "mode", np.int32(4), np.float16(1.5), np.bool_(True),
+              P.Const(3, P.I64), cast(P.Const(2, P.I64), P.INDEX), P.LoopVar(P.I64, "i")]
+
+    def value(depth):
+        r = rng.random()
+        if depth > 3 or r < 0.4:
+            return leaves[rng.integers(len(leaves))]
+        items = [value(depth + 1) for _ in range(rng.integers(0, 5))]
+        if r < 0.6:
+            return tuple(items)
+        if r < 0.8:
+            return items
+        return {f"k{i}": x for i, x in enumerate(items)}
+
+    for _ in range(500):
+        v = value(0)
+        got, want = P.clause_exprs(v), _clause_exprs_ref(v)
+        assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+        c, w = P._coerce_clause(v), _coerce_clause_ref(v)
+        assert repr(c) == repr(w) and type(c) is type(w)

@@ -420,3 +420,33 @@ def test_loop_hoisting_and_compile_leave_no_reference_cycles():
     finally:
         if enabled:
             gc.enable()
+
+
+def _hoist_walking_every_body(self, body):
+    """`AutoSync.hoist` as it was before closed loop bodies were remembered: every nested body walked again."""
+    if not autosync.HOIST_LOOP_INVARIANT_PAIRS or not self._auto:
+        return []
+    used = autosync.pipes_used(body)
+    if used == autosync._ALL:
+        return []
+    out, seen = [], set()
+    autosync._hoist_visit(body, self._auto, used, seen, out, {})
+    self.hoisted += len(out) // 2
+    return out
+
+
+def test_remembered_loop_bodies_hoist_exactly_what_walking_them_again_does(monkeypatch):
+    """`AutoSync.hoist` neither walks a closed inner loop body again (its `pipes_used` is remembered) nor
+    looks for pairs to move in it: 150 random kernels (nested loops, ifs, break/continue) record the same
+    program as with every body walked again at every enclosing loop."""
+    from pto_core import asm
+    nested = 0
+    for seed in range(150):
+        fast = _random_hoist_kernel(seed)
+        nested += any(isinstance(st, P.For) for loop in _loops(fast.program.body) for st in P.walk_stmts(loop.body))
+        with monkeypatch.context() as m:
+            m.setattr(autosync.AutoSync, "hoist", _hoist_walking_every_body)
+            slow = _random_hoist_kernel(seed)
+        assert fast._sync.hoisted == slow._sync.hoisted, f"seed {seed}"
+        assert asm.print_program(fast.program) == asm.print_program(slow.program), f"seed {seed}"
+    assert nested >= 20
