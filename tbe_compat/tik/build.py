@@ -185,11 +185,14 @@ def _freeze_chip(tik) -> None:
     prog = tik._builder.program
     prog.target = target
     from .placement import buffer_capacity
-    for space, hi in tik._placement.high_water().items():
+    for space, (hi, st) in tik._placement.high_water().items():
         cap = buffer_capacity(space)
         if hi > cap:
+            booked = f"{st.nbytes} B" if st.copies == 1 else \
+                f"{st.copies} x {st.nbytes} B (one copy per buffer of its thread_num={st.copies} for_range)"
             raise tik._error(f"tensors placed in {SPACE_TIK_NAMES[space]} reach {hi} B, but {soc.soc_version} has "
-                             f"{cap} B (the chip changed after they were declared)", operand="kernel_name",
+                             f"{cap} B (the chip changed after they were declared; the highest is {st.name!r} "
+                             f"{booked} at {st.reserved_bounds()[0]:#x})", operand="kernel_name",
                              value=hi, limit=f"{cap} B", cls=CapacityExceeded,
                              hint="select the chip before declaring tensors, or shrink them")
     if tik._targets_seen != {target.name}:

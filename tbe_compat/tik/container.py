@@ -537,14 +537,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 raise self._error(f"start_addr {start_addr:#x} is not {align}-byte aligned in "
                                   f"{SPACE_TIK_NAMES[st.space]}", operand="start_addr", value=hex(start_addr),
                                   limit=f"multiple of {align}")
-        copies = self._buffer_copies() if isinstance(count, int) and start_addr is None else 1
-        reserve = nbytes * copies
+        st.nbytes = nbytes
+        st.copies = copies = self._buffer_copies() if isinstance(count, int) and start_addr is None else 1
+        reserve = st.reserved_bytes()
         target = platform.current_soc().profile
         if buffer_capacity(st.space) <= 0:
             raise self._error(f"{SPACE_TIK_NAMES[st.space]} does not exist on {target.name} "
                               f"({platform.current_soc().core_type})", operand="scope", value=st.scope,
                               cls=UnsupportedOp, hint="select a chip/core type that has this buffer")
-        st.nbytes = nbytes
         if start_addr is None and not rest_of_buffer:
             a = self._placement.allocator(st.space, target)
             top = max((lo + size for lo, size, _ in a.occupants()), default=0)

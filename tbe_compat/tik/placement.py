@@ -124,10 +124,13 @@ class Placement:
         return None
 
     def high_water(self) -> dict:
-        """Highest end address ever placed per space (checked against the frozen chip in BuildCCE)."""
+        """Space -> (highest end address ever booked, the storage booking it), checked against the frozen chip in
+        BuildCCE; every copy a storage books counts (`Storage.reserved_bounds`, THREAD_NUM_RESERVES_COPIES)."""
         out: dict = {}
         for st in self.placed:
-            out[st.space] = max(out.get(st.space, 0), st.static_bounds()[1])
+            hi = st.reserved_bounds()[1]
+            if hi > out.get(st.space, (0, None))[0]:
+                out[st.space] = (hi, st)
         return out
 
 

@@ -67,7 +67,8 @@ class Storage:
     """
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
-                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "chain_root", "_base_ptrs")
+                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "chain_root", "_base_ptrs",
+                 "copies")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
@@ -83,6 +84,20 @@ class Storage:
         self.size_expr = None
         self.runtime_size = None
         self.chain_root = None
+        #: copies of ``nbytes`` the on-chip allocation books (THREAD_NUM_RESERVES_COPIES: a tensor declared in a
+        #: thread_num > 1 for_range books one per buffer; set by `Tik._place`)
+        self.copies = 1
+
+    def reserved_bytes(self):
+        """Bytes the allocation books in its buffer: ``nbytes`` x ``copies``. The one rule the declaration's
+        placement and BuildCCE's capacity recheck share."""
+        return None if self.nbytes is None else self.nbytes * self.copies
+
+    def reserved_bounds(self) -> tuple:
+        """``(lo, hi)``: static byte range the allocation books, all its copies (`static_bounds` is one copy)."""
+        if isinstance(self.addr, int):
+            return self.addr, self.addr + self.reserved_bytes()
+        return self.chain_root.reserved_bounds()
 
     def static_bounds(self) -> tuple:
         """``(lo, hi)``: static byte range holding the allocation (the chain root's reservation for a

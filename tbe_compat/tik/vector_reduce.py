@@ -20,7 +20,7 @@ index bits), 8 (vcgadd/vcgmax/vcgmin), ``PAR/2`` (vcpadd; 0 is treated as 1).
 """
 from __future__ import annotations
 
-from pto_core.errors import UnsupportedOp
+from pto_core.errors import OutOfBounds, UnsupportedOp
 
 from .api import tik_api
 from .vector_common import U16, Geo, VectorBase, iadd, idiv, ieq, imul, isel, isub
@@ -128,8 +128,17 @@ class ReduceAPI(VectorBase):
         need = self._work_need(kind, cal_index, repeat, s)
         fp = [self._vec_access(d, ndst, True), self._vec_access(s, self._vec_extent(s, m, repeat, Geo(1, sr), 0),
                                                                 False)]
+        rule = self._work_rule(kind, cal_index, repeat, s)
+        have = isub(w.tensor.storage_elements, w.tensor.offset)
+        if isinstance(need, int) and isinstance(have, int) and have < need:
+            # every operand static: the declared size is wrong whether or not this line runs; TIK checks it when the call is traced
+            raise self._error(f"work_tensor's element should not be less than {need} but get {have} "
+                              f"(tensor {w.tensor.name!r})", operand="work_tensor", value=have,
+                              limit=f">= {need}", cls=OutOfBounds,
+                              hint=f"{rule}; declare work_tensor with at least that many elements from the view's start")
         # a run-time repeat gives an Expr size: checked when the op runs (a pto.assert_in_bounds before it)
-        fp.append(self._vec_access(w, need, True))
+        fp.append(self._vec_access(w, need, True, hint=f"{rule}; declare work_tensor with at least that many "
+                                                      f"elements from the view's start"))
         if (w.tensor.storage is d.tensor.storage and isinstance(w.static_offset, int) and
                 isinstance(d.static_offset, int) and isinstance(need, int)):
             a0, a1 = d.static_offset, d.static_offset + ndst
@@ -142,6 +151,23 @@ class ReduceAPI(VectorBase):
         if cal_index and kind != "add":
             clauses["cal_index"] = True
         self._vec_emit(f"reduce_{kind}", d.ptr, s.ptr, w.ptr, repeat, footprint=fp, **clauses)
+
+    def _work_rule(self, kind, cal_index, repeat, s):
+        """The work-size rule of tik_api.md §9.7 in words, with this call's number when ``repeat`` is static (the Fix of
+        a too-small ``work_tensor``)."""
+        if kind == "add":
+            formula = "repeat_times elements"
+        elif not cal_index:
+            formula = "2 * repeat_times elements"
+        else:
+            e, par = 32 * 8 // s.dt.bits, 256 * 8 // s.dt.bits
+            formula = (f"with cal_index, E={e} elements per block, P={par} per repeat: o1 = 2*R, a2 = ceil(o1/E)*E, "
+                       f"o2 = ceil(o1/P)*2, a3 = ceil(o2/E)*E, o3 = ceil(o2/P)*2; an immediate R needs a2 + o2 when "
+                       f"o2 == 2, else a2 + a3 + o3; a Scalar R needs a2 + a3 + ceil(o3/E)*E + ceil(o3/P)*2")
+        if isinstance(repeat, int):
+            return (f"vec_reduce_{kind}'s work_tensor needs {self._work_need(kind, cal_index, repeat, s)} "
+                    f"{s.tensor.dtype} elements for repeat_times={repeat} (tik_api.md §9.7: {formula})")
+        return f"vec_reduce_{kind}'s work_tensor size (tik_api.md §9.7): {formula}"
 
     def _work_need(self, kind, cal_index, repeat, s, four_terms=False):
         """Elements ``work_tensor`` must hold (tik_api.md §9.7). ``four_terms``: an int ``repeat`` gets the size of a
@@ -165,6 +191,10 @@ class ReduceAPI(VectorBase):
         a2 = -(-o1 // e) * e
         o2 = -(-o1 // par) * 2
         a3 = -(-o2 // e) * e
+        if o2 == 2 and not four_terms:
+            # one second-pass repeat gives the result: TIK's check asks for a2 + o2 (its docstring's example sizes
+            # work_tensor 18 float16 elements for repeat_times=2; the three-pass sum would be 34)
+            return a2 + o2
         o3 = -(-o2 // par) * 2
         if o3 <= 2 and not four_terms:
             return a2 + a3 + o3

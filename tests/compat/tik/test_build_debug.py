@@ -73,6 +73,29 @@ def test_build_freezes_the_chip_and_rechecks_capacities_and_support():
         build(ti, "atomic_then_310", [], [])
 
 
+def test_build_recheck_counts_the_copies_a_thread_num_loop_tensor_reserves():
+    """BuildCCE's capacity recheck and the declaration agree on a tensor declared in a thread_num=2 loop: two
+    copies (THREAD_NUM_RESERVES_COPIES). Was: the recheck counted one copy, so a tile declared on Ascend310 and
+    built after switching to Ascend910B1 passed (2 x 100000 B > 196608 B) though declaring it there is refused."""
+    set_current_compile_soc_info("Ascend310")                  # UB 248 KiB
+    ti = tik.Tik()
+    with ti.for_range(0, 4, thread_num=2):
+        ti.Tensor("float16", (50000,), name="tile", scope=tik.scope_ubuf)      # 2 x 100000 B
+    set_current_compile_soc_info("Ascend910B1")                # UB 192 KiB
+    with raises_tik(CapacityExceeded, match=r"reach 200000 B, but Ascend910B1 has 196608 B .*'tile' "
+                                            r"2 x 100000 B \(one copy per buffer of its thread_num=2 for_range\)"):
+        build(ti, "two_copies", [], [])
+    ti = tik.Tik()                                             # the declaration on that chip says the same
+    with ti.for_range(0, 4, thread_num=2):
+        with raises_tik(CapacityExceeded, match="'tile' needs 2 x 100000 B = 200000 B"):
+            ti.Tensor("float16", (50000,), name="tile", scope=tik.scope_ubuf)
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()                                             # one copy outside the loop: fits both chips
+    ti.Tensor("float16", (50000,), name="tile", scope=tik.scope_ubuf)
+    set_current_compile_soc_info("Ascend910B1")
+    build(ti, "one_copy", [], [])
+
+
 # ------------------------------------------------------------------ BuildCCE
 
 def test_buildcce_keywords_and_argument_forms():

@@ -411,3 +411,54 @@ def test_vec_reduce_run_time_repeat_checks_work_tensor(kind, cal_index, repeat, 
         assert out["r"][0] == (127 if kind == "max" else 0)
     if cal_index:
         assert int(out["r"][1:2].view(np.uint16)[0]) == (127 if kind == "max" else 0)
+
+
+# (dtype, chip, repeat_times, elements work_tensor needs with cal_index and an immediate repeat): TIK's docstring
+# example sizes work 18 float16 elements for repeat_times=2 (a2 + o2 when the second pass is one repeat); its
+# examples 1 and 3 give 162 (f16 R=65) and 146 (f32 R=65) for three passes
+WORK_NEEDS = [("float16", None, 1, 18), ("float16", None, 2, 18), ("float16", None, 64, 130),
+              ("float16", None, 65, 162), ("float32", "Ascend910B1", 1, 10), ("float32", "Ascend910B1", 32, 66),
+              ("float32", "Ascend910B1", 33, 82), ("float32", "Ascend910B1", 65, 146)]
+
+
+@pytest.mark.parametrize("dtype, chip, repeat, need", WORK_NEEDS)
+def test_vec_reduce_cal_index_work_size_follows_the_docs(dtype, chip, repeat, need):
+    """The documented need is accepted (was refused for two-pass repeats: f16 R=2 asked for 34, not the 18 of the
+    doc's example; f32 R=1 for 18, not 10) and one element fewer is a trace-time error that states the need."""
+    dt = np.dtype(dtype)
+    par = 256 // dt.itemsize
+    x = RNG.permutation(repeat * par).astype(dt) if dtype == "float32" else \
+        (RNG.permutation(repeat * par) % 2000).astype(dt)
+
+    def body(n):
+        def f(ti, ub):
+            w = ti.Tensor(dtype, (n,), name="w", scope=tik.scope_ubuf)
+            ti.vec_reduce_max(par, ub["r"], ub["x"], w, repeat, 8, cal_index=True)
+        return f
+    out = vec_kernel({"r": np.zeros(32 // dt.itemsize, dt), "x": x}, body(need), chip=chip)["r"]
+    idx_t = np.uint16 if dt.itemsize == 2 else np.uint32
+    assert out[0] == x.max() and int(out[:2].view(idx_t)[1]) == int(np.argmax(x))
+    with raises_tik(OutOfBounds, match=rf"test_vector_reduce_cmpsel.py:\d+ in `tik.vec_reduce_max`: .*work_tensor's "
+                                       rf"element should not be less than {need} but get {need - 1}.*Fix: "
+                                       rf"vec_reduce_max's work_tensor needs {need} {dtype} elements for "
+                                       rf"repeat_times={repeat} \(tik_api.md §9.7: with cal_index"):
+        vec_kernel({"r": np.zeros(32 // dt.itemsize, dt), "x": x}, body(need - 1), chip=chip, build_only=True)
+
+
+@pytest.mark.parametrize("scope", ["if", "loop"])
+@pytest.mark.parametrize("cal_index, need", [(False, 2), (True, 10)])
+def test_vec_reduce_static_short_work_refused_at_trace_time_in_a_branch(scope, cal_index, need):
+    """Every operand static: a too-small work_tensor is refused at the call line when traced, inside a run-time
+    branch or loop too (was: deferred to a run-time check whose Fix said "check the offsets, repeat counts and
+    strides computed at run time"); the Fix names the work-size rule."""
+    def body(ti, ub):
+        w = ti.Tensor("float32", (need - 1,), name="w", scope=tik.scope_ubuf)
+        n = ti.Scalar("int32", init_value=1)
+        with (ti.if_scope(n > 0) if scope == "if" else ti.for_range(0, n)):
+            ti.vec_reduce_min(64, ub["r"], ub["x"], w, 1, 8, cal_index=cal_index)
+    rule = "with cal_index" if cal_index else "2 \\* repeat_times elements"
+    with raises_tik(OutOfBounds, match=rf"test_vector_reduce_cmpsel.py:\d+ in `tik.vec_reduce_min`: .*should not be "
+                                       rf"less than {need} but get {need - 1}.*Fix: vec_reduce_min's work_tensor "
+                                       rf"needs {need} float32 elements for repeat_times=1 .*{rule}"):
+        vec_kernel({"r": np.zeros(8, np.float32), "x": np.zeros(64, np.float32)}, body, chip="Ascend910B1",
+                   build_only=True)
