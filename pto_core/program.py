@@ -1662,6 +1662,8 @@ class Builder:
         except PtoError as e:
             if e.op is None:
                 e.op = spec.asm_name
+            if isinstance(e, IllegalOperand):
+                e.hint = registry.swapped_pointers_hint(spec, call.operands) or e.hint
             e.with_where(where)
             raise
         if key is not None:

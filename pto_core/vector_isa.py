@@ -371,7 +371,25 @@ def require(target, instr: str, signature: str, *, op: str, operand: str = "dtyp
                             hint=_other_chips(instr))
     raise UnsupportedOp(f"{target.name} does not support {instr} for {signature} on its {_core(target)}", op=op, operand=operand,
                         value=signature, limit="one of " + ", ".join(sorted(legal)),
-                        hint="use a supported dtype (convert with pto.ub.vconv) or another chip")
+                        hint=_rounding_hint(instr, signature, legal)
+                        or "use a supported dtype (convert with pto.ub.vconv) or another chip")
+
+
+#: what each vconv rounding suffix means (pto_vector.md "vconv"), for the hint of a conversion given without one
+VCONV_ROUNDING_LETTERS = {"r": "nearest-even", "a": "nearest-away", "f": "floor", "c": "ceil", "z": "toward zero",
+                          "o": "round-to-odd"}
+
+
+def _rounding_hint(instr: str, signature: str, legal) -> str:
+    """The fix for a ``vconv`` the chip has only with a rounding suffix (``f162s32`` -> ``f162s32r`` ...)."""
+    if instr != "vconv":
+        return ""
+    letters = sorted(code[len(signature):] for code in legal
+                     if code.startswith(signature) and code[len(signature):] in VCONV_ROUNDING_LETTERS)
+    if not letters:
+        return ""
+    modes = ", ".join(f"'{c}' ({VCONV_ROUNDING_LETTERS[c]})" for c in letters)
+    return f"this conversion needs a rounding mode on this chip: give round= one of {modes}"
 
 
 def _core(target) -> str:

@@ -32,7 +32,8 @@ Options:
   ...`` runs it;
 * ``--check``: run the PTO-AS text (parsed back, as ``pto-run`` does) on the inputs of
   every ``start_debug`` run of each kernel (a dynamic-shape kernel's text with that run's
-  shapes) and compare every output bit for bit (exit status 1 on a difference);
+  shapes; a kernel name the script built more than once: each run with the text of the build
+  it ran) and compare every output bit for bit (exit status 1 on a difference);
 * ``--save-io DIR``: write ``DIR/<kernel>.pto``, the fed inputs (``<kernel>.<arg>.npy``),
   the ``start_debug`` outputs (``<kernel>.<arg>.expected.npy``) and print the ``pto-run``
   command that reproduces them;
@@ -102,7 +103,8 @@ class Trace:
 
     status: int
     kernels: dict          # name -> Tik
-    runs: dict             # name -> [DebugRun, ...]
+    runs: dict             # name -> [DebugRun, ...] of the last build of that name (the one `kernels` holds)
+    all_runs: dict = field(default_factory=dict)   # name -> runs of every build of that name in the script
 
 
 # ============================================================================ running a script
@@ -127,8 +129,11 @@ def trace_script(script: str, args=(), *, soc: Optional[str] = None) -> Trace:
     finally:
         debug.RUN_OBSERVERS.remove(observe)
     kernels = {name: tik for name, tik in registry.kernels().items() if before.get(name) is not tik}
+    # a script may build a kernel name more than once (one tik.Tik per shape, as op wrappers do): --check
+    # replays each run against the build it ran (`all_runs`); -o and --save-io use the last build's runs
+    all_runs = {name: [r for r in rs if r.tik is not before.get(name)] for name, rs in runs.items() if name in kernels}
     runs = {name: [r for r in rs if kernels.get(name) is r.tik] for name, rs in runs.items()}
-    return Trace(status, kernels, {k: v for k, v in runs.items() if v})
+    return Trace(status, kernels, {k: v for k, v in runs.items() if v}, {k: v for k, v in all_runs.items() if v})
 
 
 # ============================================================================ the listing
@@ -631,6 +636,8 @@ def main(argv: Optional[list] = None) -> int:
                             from None
                     print("tik-migrate: pto-run " + " ".join(argv_run), file=err)
             if ns.check:
+                runs = trace.all_runs.get(name) or runs
+                builds = len({id(r.tik) for r in runs})
                 if not runs:
                     print(f"tik-migrate: kernel {name}: no start_debug run to check against", file=err)
                     status = 1
@@ -639,7 +646,7 @@ def main(argv: Optional[list] = None) -> int:
                 for k, run in enumerate(runs):         # every run: other branches, shapes, block counts
                     which = f"run {k + 1} of {len(runs)}"
                     try:
-                        reports = check_round_trip(tik, run, locations=locations)
+                        reports = check_round_trip(run.tik, run, locations=locations)
                     except PtoError as e:      # this kernel's text did not parse or run: check the others
                         print(f"tik-migrate: kernel {name}: the PTO-AS round trip failed ({which}): {e}", file=err)
                         failed = True
@@ -654,6 +661,8 @@ def main(argv: Optional[list] = None) -> int:
                     status = 1
                 else:
                     runs_text = "its start_debug run" if len(runs) == 1 else f"all {len(runs)} start_debug runs"
+                    if builds > 1:
+                        runs_text += f" (of {builds} builds)"
                     print(f"tik-migrate: kernel {name}: PTO-AS outputs equal {runs_text} bit for bit "
                           f"({', '.join(runs[-1].results)})", file=err)
     except (ConfigError, UnknownName) as e:

@@ -555,6 +555,24 @@ def add_call_error_hook(hook) -> None:
         _call_error_hooks.append(hook)
 
 
+def swapped_pointers_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
+    """The fix for a space error whose cause is two pointer operands given in each other's places (TIK's
+    ``data_move(dst, src, ...)`` order kept in ``pto.mte_gm_ub(src, dst, ...)``): each pointer is in a space
+    the other operand accepts and at least one is in a space its own operand refuses; else None."""
+    ptrs = [(o, getattr(v, "space", None)) for o, v in zip(spec.operands, operands) if o.kind == "ptr" and o.spaces]
+    for i, (a, sa) in enumerate(ptrs):
+        for b, sb in ptrs[i + 1:]:
+            if sa is None or sb is None or (sa in a.spaces and sb in b.spaces):
+                continue
+            if sa in b.spaces and sb in a.spaces:
+                na, nb = a.name.lstrip("%"), b.name.lstrip("%")
+                order = ", ".join(o.name.lstrip("%") for o in spec.operands if o.kind == "ptr")
+                return (f"%{na} and %{nb} look swapped: {spec.asm_name} takes them in the order ({order}) -- pass "
+                        f"the {na} pointer (in {' / '.join(a.spaces)}) first; TIK's data_move, fixpipe and mmad name the "
+                        f"destination first, PTO moves and cube ops last")
+    return None
+
+
 def execute_call(ctx, call: OpCall) -> None:
     """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
     spec = call.spec
@@ -644,6 +662,8 @@ def dispatch(name: str, args: tuple, kwargs: dict):
     except PtoError as e:
         if e.op is None:
             e.op = asm_name
+        if isinstance(e, IllegalOperand):
+            e.hint = swapped_pointers_hint(spec, call.operands) or e.hint
         e.with_where(where)
         raise
     return None

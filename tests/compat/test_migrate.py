@@ -483,3 +483,37 @@ def test_check_and_save_io_keep_the_outputs_as_start_debug_returned_them(tmp_pat
     assert "kernel mut: PTO-AS outputs equal its start_debug run bit for bit (y)" in capsys.readouterr().err
     assert np.array_equal(np.load(tmp_path / "io" / "mut.y.expected.npy"), np.arange(8) + 1.0)
     assert np.array_equal(np.load(tmp_path / "io" / "mut.x.npy"), np.arange(8))
+
+
+def test_check_replays_the_runs_of_every_build_of_a_kernel_name(tmp_path, capsys, monkeypatch):
+    """A script that builds its kernel once per shape (one tik.Tik per call, as op wrappers do) and runs each
+    build: --check replays every run against the build it ran, not only the last build's run (it reported
+    'equal its start_debug run' after checking one of three)."""
+    p = tmp_path / "rebuilt.py"
+    p.write_text(textwrap.dedent('''\
+        import numpy as np
+        from tbe import tik
+
+        def build(n):
+            ti = tik.Tik()
+            x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+            y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+            ub = ti.Tensor("float32", (n,), name="ub", scope=tik.scope_ubuf)
+            ti.data_move(ub, x, 0, 1, n // 8, 0, 0)
+            ti.vec_adds(8, ub, ub, 1.0, n // 8, 1, 1)
+            ti.data_move(y, ub, 0, 1, n // 8, 0, 0)
+            ti.BuildCCE(kernel_name="rebuilt", inputs=[x], outputs=[y])
+            return ti
+
+        for size in (8, 16, 24):
+            build(size).tikdb.start_debug({"x": np.arange(size, dtype=np.float32)}, False)
+        '''))
+    seen = []
+    real = migrate.check_round_trip
+    monkeypatch.setattr(migrate, "check_round_trip", lambda tik, run, **kw: seen.append(
+        (run.tik is tik, run.inputs["x"].size)) or real(tik, run, **kw))
+    assert main(["--check", "-o", str(tmp_path / "r.pto"), str(p)]) == 0
+    assert seen == [(True, 8), (True, 16), (True, 24)]
+    assert "kernel rebuilt: PTO-AS outputs equal all 3 start_debug runs (of 3 builds) bit for bit (y)" in \
+        capsys.readouterr().err
+    assert "pto.shape = [24]" in (tmp_path / "r.pto").read_text()     # -o: the last build

@@ -82,3 +82,28 @@ def test_every_simulator_error_survives_pickling():
     back = pickle.loads(pickle.dumps(info.value))
     assert (back.line, back.column, back.source_name, str(back)) == \
         (info.value.line, info.value.column, info.value.source_name, str(info.value))
+
+
+def test_swapped_source_and_destination_pointers_get_a_fix_naming_the_order():
+    """TIK's data_move(dst, src) order kept in a PTO move: the Fix says the operands look swapped (it said
+    'create it with machine.ptr('gm', ...)' -- the user had a GM pointer, in the other place)."""
+    import numpy as np
+    from pto_core import Machine, pto
+    from pto_core.errors import IllegalOperand
+    from pto_core.program import program
+    m = Machine("A2A3")
+    x = m.gm_tensor(np.ones(128, np.float16), name="x")
+    ub, l0c = m.ptr("ub", "f16", 0), m.ptr("l0c", "f32", 0)
+    with pytest.raises(IllegalOperand) as e:
+        pto.mte_gm_ub(ub, x, 0, 256, nburst=(1, 256, 256))
+    assert "%src and %dst look swapped: pto.mte_gm_ub takes them in the order (src, dst)" in str(e.value)
+    with pytest.raises(IllegalOperand) as e:
+        pto.mte_l0c_gm(x, l0c, 16, 16, 16, 16, 0, 0)
+    assert "%src and %dst look swapped" in e.value.hint and "(in l0c) first" in e.value.hint
+    with pytest.raises(IllegalOperand) as e:          # only one operand wrong: the usual Fix
+        pto.mte_gm_ub(m.ptr("l1", "f16", 0), ub, 0, 256, nburst=(1, 256, 256))
+    assert "swapped" not in str(e.value)
+    with program("swapped", target="A2A3") as k:      # recorded calls too
+        g = k.gm_arg("g", "f16", (128,))
+        with pytest.raises(IllegalOperand, match="look swapped"):
+            pto.mte_gm_ub(k.ptr("ub", "f16", 0), g, 0, 256, nburst=(1, 256, 256))

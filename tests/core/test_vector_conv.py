@@ -265,6 +265,8 @@ def test_conv_errors():
     with pytest.raises(UnsupportedOp, match="Ascend910B1 does not support vconv for f162s32") as e:
         pto.ub.vconv(s32, f16, 1)
     assert "f162s32r" in e.value.limit
+    # the fix names the missing rounding clause (it said "convert with pto.ub.vconv", the op being called)
+    assert "give round= one of" in e.value.hint and "'r' (nearest-even)" in e.value.hint
     p = Machine("Ascend310P3")
     with pytest.raises(UnsupportedOp, match="packed 4-bit"):
         pto.ub.vconv(p.ptr("ub", "s4", 0), p.ptr("ub", "f16", 1024), 1)
