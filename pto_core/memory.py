@@ -889,6 +889,19 @@ class ExecContext:
         self._on_write(buf, off, off + nbytes, operand)
         return buf.data[off:off + nbytes]
 
+    def forget_written(self, ptr: Ptr, nbytes: int, *, operand: str = "ptr") -> None:
+        """Clear the written flags of ``[ptr, ptr + nbytes)`` (bounds-checked; the bytes keep their values).
+
+        Checker bookkeeping, not an access: nothing is reported to the hazard verifier or the GM race
+        checker. A front end calls it (through ``pto.mark_unwritten``) where storage it used for its own
+        scratch is freed, so that a later reader the user never wrote there is reported."""
+        if nbytes <= 0:
+            return
+        buf, off = self._locate(ptr, nbytes, operand)
+        if buf.known:
+            _forget_written(buf, off, off + nbytes)
+        buf.flags_for_write()[off:off + nbytes] = False
+
     def write_runs(self, ptr: Ptr, count: int, run_bytes: int, stride_bytes: int, *,
                    operand: str = "dst") -> Optional[np.ndarray]:
         """Writable ``(count, run_bytes)`` byte view of ``count`` runs of ``run_bytes`` bytes starting

@@ -1,5 +1,5 @@
 """Run-time checks a front end can place in a program: ``pto.assert_in_bounds``,
-``pto.assert_in_range``, ``pto.unmodelled``.
+``pto.assert_in_range``, ``pto.unmodelled``, and the checker bookkeeping ``pto.mark_unwritten``.
 
 A front end that knows the extent of an allocation (TIK's tensor "original shape") but
 not, at trace time, the offset or repeat count an instruction will use records::
@@ -18,6 +18,12 @@ from __future__ import annotations
 
 from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
 from .registry import Clause, OpSpec, Operand, register
+
+#: ``pto.mark_unwritten %ptr, %nbytes``: the front end frees storage it used for its own scratch (TIK's
+#: lowerings of fixpipe / matmul on chips without the unit); the uninitialised-read checker forgets that
+#: those bytes were written, so a user tensor placed there later and read before the user writes it is
+#: reported (on the device it holds whatever the lowering left). The bytes keep their values; it is no
+#: memory access (no hazard, no race, no sync); scalar pipe like the other checks here.
 
 
 def _assert_in_bounds(ctx, first, end, size, *, what=None, hint=None):
@@ -169,3 +175,17 @@ register(OpSpec(
     doc="raise UnsupportedOp when executed: a front end records it for an instruction it does not model "
         "inside a branch that may not run (e.g. a TIK tiling-key branch), so the kernel's other branches "
         "still run"))
+
+
+def _mark_unwritten(ctx, ptr, nbytes):
+    ctx.forget_written(ptr, int(nbytes), operand="%ptr")
+
+
+register(OpSpec(
+    name="mark_unwritten", family="assertions", pipe="S",
+    operands=(Operand("%ptr", "ptr", doc="first byte of the freed storage"),
+              Operand("%nbytes", "int", doc="bytes freed")),
+    clauses=(),
+    execute=_mark_unwritten,
+    doc="forget that bytes [ptr, ptr + nbytes) were written (the uninitialised-read check reports a later read "
+        "of them that no op wrote first); no memory access, values unchanged"))

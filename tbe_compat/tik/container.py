@@ -170,10 +170,13 @@ class _Scope:
     TIK's constant folding drops such code, so argument checks inside it do not raise
     (see `api.tik_api`)."""
 
-    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered")
+    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered", "lowering")
 
     def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
         self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
+        #: a block a lowering opened for its own scratch (a ``new_stmt_scope`` called inside another API,
+        #: e.g. the h_* reductions): its tensors' bytes are marked never written when it ends (`_forget_freed`)
+        self.lowering = False
         #: for a for_range body: TIK's buffer count of the loop (``is_n_buffer_for_loop_list``: the
         #: loop's thread_num, at least the enclosing loop's; 1 for thread_num 0); None for other scopes
         self.buffer_num = None

@@ -58,6 +58,13 @@ STATIC_IF_CHAIN = True
 #: with ``BLOCK_SIZE / element_bytes``. ``isinstance`` as in TIK: a ``np.float64`` (``np.ceil(n / 16)``) is a float
 #: too; ``np.float32``/``np.float16`` are not. Other integer arguments still refuse a fraction. tik_core.md.
 FOR_RANGE_FLOAT_END_TRUNCATED = True
+#: Named choice FREED_TENSORS_UNWRITTEN: when a user scope (new_stmt_scope, a for_range / if body) ends, the bytes
+#: of the on-chip tensors it declared are marked never written (``pto.mark_unwritten``), so a tensor declared
+#: later over them and read before it is written is reported by the uninitialised-read check. tik_api.md only
+#: says such tensors are freed ("using them after exit is an error in TIK") and that uninitialised buffers hold
+#: random bytes in the debugger; whether a re-declared tensor sees its predecessor's bytes is not documented.
+#: A lowering's own scratch is always marked (`_Scope.lowering`, `CubeBase._cube_scratch`). tik_core.md.
+FREED_TENSORS_UNWRITTEN = False
 #: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
 #: and float32 on Ascend310, Atlas 200/300/500 inference)
 _FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
@@ -96,6 +103,8 @@ class _Block:
         self._value = None
         #: a for_range's thread_num (None: not a loop TIK's buffer manager tracks, e.g. multi_for_range's)
         self.thread_num = None
+        #: opened by a lowering inside another API call (`_Scope.lowering`)
+        self.lowering = False
 
     def __enter__(self):
         tik = self.tik
@@ -112,6 +121,7 @@ class _Block:
             outer = next((s.buffer_num for s in reversed(tik._scopes) if s.buffer_num is not None), 1)
             sc.buffer_num = 1 if self.thread_num == 0 else max(outer, self.thread_num)
             sc.double_buffered = self.thread_num > 1
+        sc.lowering = self.lowering
         tik._scopes.append(sc)
         if self._scope is None:
             return 0 if self.dead and self.kind == "for" else None
@@ -133,6 +143,8 @@ class _Block:
                 with tik._api_at(self.where):
                     if self._leave is not None:
                         self._leave()
+                    if scope.storages and (scope.lowering or FREED_TENSORS_UNWRITTEN):
+                        tik._forget_freed(scope.storages)
         finally:
             tik._placement.release(scope.storages)
             if self._scope is not None:
@@ -473,7 +485,9 @@ class ControlAPI(TikBase):
     def new_stmt_scope(self, disable_sync=False):
         """A C-like block: tensors declared inside are freed at its end. ``disable_sync`` is
         accepted; synchronisation is still inserted (it is what makes the kernel correct)."""
-        return _Block(self, "stmt", self._where, lambda: (None, None), None)
+        blk = _Block(self, "stmt", self._where, lambda: (None, None), None)
+        blk.lowering = self._depth > 1       # opened by another API's lowering for its scratch
+        return blk
 
     @tik_api("new_scope")
     def new_scope(self):

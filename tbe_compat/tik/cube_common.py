@@ -83,6 +83,7 @@ class CubeBase(TikBase):
             return t
         try:
             yield alloc
+            self._forget_freed(made)         # the lowering's bytes are not the user's data
         finally:
             scope = self._scopes[-1].storages
             for st in made:

@@ -190,3 +190,36 @@ def test_uninitialised_reads_past_the_report_cap_are_counted_and_still_warned(mo
     assert "operand %b reads core0.ub0 byte 0x120" in m.reports[1][1]
     assert m.reports_dropped == 4
     assert len(caught) == (6 if mode == "warn" else 0)
+
+
+# ----------------------------------------------------------------------------- pto.mark_unwritten
+
+
+def test_mark_unwritten_clears_the_flags_of_its_range_and_keeps_the_bytes(m):
+    from pto_core import pto
+    ctx = m.activate(0)
+    p = m.ptr("ub", "u8", 0x100)
+    m.write(p, np.arange(64, dtype=np.uint8))
+    ctx.begin_op("t.read", "V", None)
+    ctx.read(p, 64)                                    # all set: the range is known
+    pto.mark_unwritten(p.byte_offset(16), 16)          # a front end frees its scratch there
+    buf = ctx.core.buffer("ub")
+    assert buf.written[0x100:0x140].tolist() == [True] * 16 + [False] * 16 + [True] * 32
+    assert buf.data[0x100:0x140].tolist() == list(range(64))
+    ctx.begin_op("t.read", "V", None)
+    ctx.read(p, 16)
+    with pytest.raises(UninitializedRead, match="byte 0x110"):
+        ctx.read(p, 64, operand="%src")
+
+
+def test_mark_unwritten_is_no_access_for_the_hazard_verifier():
+    from pto_core import OutOfBounds, pto
+    m = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
+    ctx = m.activate(0)
+    p = m.ptr("ub", "f16", 0)
+    ctx.begin_op("t.vec", "V", None)
+    ctx.write(p, 256)                                  # a V write no flag orders before the S pipe
+    pto.mark_unwritten(p, 256)                         # no HazardError: it touches no memory
+    assert not ctx.core.buffer("ub").written[:256].any()
+    with pytest.raises(OutOfBounds):
+        pto.mark_unwritten(m.ptr("ub", "u8", ctx.core.buffer("ub").size - 16), 32)

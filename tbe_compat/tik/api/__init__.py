@@ -430,6 +430,28 @@ class TikBase:
         self._sync.op(pipe, footprint)
         self._builder.record(call)
 
+    def _forget_freed(self, storages) -> None:
+        """Record ``pto.mark_unwritten`` over the bytes of the freed on-chip ``storages`` (a lowering's scratch,
+        `FREED_TENSORS_UNWRITTEN` user tensors), so the uninitialised-read check reports a later tensor placed
+        there and read before it is written. Byte ranges that touch are merged into one op; tensors placed at a
+        run-time address (DYNAMIC_TENSOR_RUNTIME_CHAIN) are skipped (their size is an upper bound). No
+        auto-sync bookkeeping: the op touches no memory."""
+        if any(sc.dead for sc in self._scopes):
+            return
+        runs: list = []
+        for st in sorted((st for st in storages if st.space != "gm" and isinstance(st.addr, int)
+                          and st.nbytes), key=lambda st: (st.space, st.addr)):
+            last = runs[-1] if runs else None
+            if last is not None and last[0] == st.space and last[2] >= st.addr:
+                last[2] = max(last[2], st.addr + st.nbytes)
+            else:
+                runs.append([st.space, st, st.addr + st.nbytes])
+        if not runs:
+            return
+        spec = registry.get_op("mark_unwritten")
+        for _, st, end in runs:
+            self._builder.record(registry.make_call(spec, (st.base_ptr(st.dtype), end - st.addr), {}, self._where))
+
     def _record_sync(self, op: str, *operands) -> None:
         """Record a sync op (no auto-sync bookkeeping)."""
         self._builder.record_constant(sync_spec(op), operands, self._where)
