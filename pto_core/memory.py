@@ -309,17 +309,17 @@ class GlobalMemory:
         if i + 1 < len(self.regions) and addr + nbytes > self.regions[i + 1].base:
             nxt = self.regions[i + 1]
             before = nxt.base - addr
-            raise OutOfBounds(f"GM bytes [-{before}, {nbytes - before}) of region {nxt.name!r}: the access starts "
+            raise OutOfBounds(f"GM bytes [-{before}, {nbytes - before}) of region {nxt.shown!r}: the access starts "
                               f"{before} B before the region's first byte (a negative offset into it)",
                               value=hex(addr), limit="offset >= 0",
                               hint="check the offset expression: it is negative at this point")
         near = []                   # the neighbours, nearer first: which tensor the bad offset most likely meant
         if i >= 0:
             prev = self.regions[i]
-            near.append((addr - prev.end, f"{addr - prev.end} B past the end of region {prev.name!r}"))
+            near.append((addr - prev.end, f"{addr - prev.end} B past the end of region {prev.shown!r}"))
         if i + 1 < len(self.regions):
             nxt = self.regions[i + 1]
-            near.append((nxt.base - addr, f"{nxt.base - addr} B before region {nxt.name!r}"))
+            near.append((nxt.base - addr, f"{nxt.base - addr} B before region {nxt.shown!r}"))
         where = f" ({' and '.join(text for _, text in sorted(near))})" if near else ""
         raise OutOfBounds(f"GM address {addr:#x} is not inside any allocated region{where}", value=hex(addr),
                           hint="check the offset expression (a negative offset lands before its tensor; a loop or core "

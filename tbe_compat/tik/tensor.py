@@ -431,9 +431,9 @@ class Tensor:
                 i = _index(k, dim, bounds, upper)
                 if type(i) is not int and U64_INDEX_SUM_IN_U64 and type(offset) is int and type(stride) is int \
                         and _u64_index(i):
-                    offset = _u64_offset(i.a, offset, stride)
-                    continue
-                offset = _add(offset, _mul(i, stride))
+                    offset = _u64_offset(i.a, offset, stride)     # (the dimension stays, length 1)
+                else:
+                    offset = _add(offset, _mul(i, stride))
                 shape.append(1)
                 strides.append(stride)
         return self._view(tuple(shape), tuple(strides), offset)

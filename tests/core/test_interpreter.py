@@ -923,3 +923,22 @@ def test_random_fill_is_lazy_with_the_same_contents_as_drawn_up_front():
         assert not fed.buffer.data.any()
         for (core, space, sub), data in reversed(list(want.items())):      # first use in another order
             assert m.cores[core].buffer(space, sub).data.tobytes() == data.tobytes(), (target, core, space, sub)
+
+
+def test_a_reused_machine_names_a_later_runs_tensor_in_a_guard_gap_error():
+    """GmRegion.shown in the out-of-bounds messages of an access outside every region too: the second run on one
+    machine said "399744 B past the end of region 'y#2'" (a name the user never wrote)."""
+    m = Machine("A2A3")
+    with program("k", target="A2A3") as k:
+        xa = k.gm_arg("x", "f32", (64,))
+        y = k.gm_arg("y", "f32", (64,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(xa, ub, 0, 256, nburst=(1, 256, 256))
+        pto.set_flag("MTE2", "MTE3", 0)
+        pto.wait_flag("MTE2", "MTE3", 0)
+        pto.mte_ub_gm(ub, y + 100000, 256, nburst=(1, 256, 256))      # far past y: in the guard gap after it
+    exe = k.program.compile()
+    for _ in range(2):
+        with pytest.raises(OutOfBounds, match="past the end of region 'y'\\)") as e:
+            exe.run({"x": np.arange(64, dtype=np.float32)}, machine=m)
+        assert "#2" not in str(e.value), str(e.value)

@@ -290,6 +290,33 @@ def test_a_u64_index_of_a_sub_view_is_the_u64_sum_as_in_tik():
             assert got[1] == ("TikIllegalOperand", (16 + u) % 2 ** 64), (u, got)
 
 
+def test_a_u64_index_keeps_its_dimension_as_any_scalar_index():
+    """A uint64 Scalar index keeps the indexed dimension with length 1, as an int64 one does (TIK's
+    _normalize_slice): ``ub[u, 0:8]`` is 1x8, so a further single index counts from the tensor's start
+    (FLAT_INDEX_FROM_TENSOR_START). Was: the U64_INDEX_SUM_IN_U64 path dropped the dimension (shape [8]), so
+    ``ub[u, 0:8][8]`` read row u + 1 instead of row 1."""
+    import warnings
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    got = {}
+    for dt in ("int64", "uint64"):
+        ti = tik.Tik()
+        xg = ti.Tensor("float32", (4, 8), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float32", (4, 8), name="ub", scope=tik.scope_ubuf)
+        flat = ti.Tensor("float32", (32,), name="flat", scope=tik.scope_ubuf)
+        u = ti.Scalar(dt, init_value=2)
+        assert (ub[u].shape, ub[u, 0:8].shape, ub[u, 3].shape, flat[u].shape, flat[8:][u].shape) == \
+            ([1], [1, 8], [1, 1], [1], [1]), dt
+        ti.data_move(ub, xg, 0, 1, 4, 0, 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # FlatIndexWarning: the flat index is the point here
+            ti.data_move(y, ub[u, 0:8][8], 0, 1, 1, 0, 0)
+        build(ti, f"u64_dim_{dt}", [xg], [y])
+        got[dt] = run(ti, {"x": x})[0]
+    np.testing.assert_array_equal(got["int64"], x[1])
+    np.testing.assert_array_equal(got["uint64"], x[1])
+
+
 def _spill_kernel(offset, in_loop=False):
     """vadds of 128 f16 lanes at ``ub.pto_ptr() + offset`` on a 128-element ``ub``; ``nb`` follows it in UB."""
     ti = tik.Tik()
