@@ -148,6 +148,13 @@ DYNAMIC_TENSOR_RUNTIME_CHAIN = True
 #: tik_api.md §6.1 ("tensors allocated inside the loop get per-thread copies"). A kernel whose loop body fits
 #: the buffer once but not twice fails to build with TIK ("applies buffer size ... more than available").
 THREAD_NUM_RESERVES_COPIES = True
+#: Named choice DEAD_CODE_TENSOR_MUST_FIT: an on-chip tensor declared in code that never runs (a statically false
+#: if_scope, an empty constant for_range) that does not fit its buffer is a `CapacityExceeded` at the declaration,
+#: as anywhere else: TIK's buffer manager books it when the Python body is traced, before any constant folding.
+#: Other argument errors there are dropped (`tik_api`); the declaration was dropped too and returned None, so the
+#: kernel's next line failed with "'NoneType' object is not subscriptable" (CANN arg_min_with_value f32 on
+#: Ascend910B1: a thread_num=2 loop inside an empty for_range, THREAD_NUM_RESERVES_COPIES).
+DEAD_CODE_TENSOR_MUST_FIT = True
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
 
@@ -354,7 +361,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if space == "gm":
             self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value)
         else:
-            self._place(storage, count, max_mem_size, start_addr)
+            try:
+                self._place(storage, count, max_mem_size, start_addr)
+            except CapacityExceeded as e:
+                e.kept_in_dead_code = DEAD_CODE_TENSOR_MUST_FIT     # not dropped by `tik_api` in dead code
+                raise
         return Tensor(self, storage, dt, dims, strides, 0, True)
 
     def _tensor_dtype(self, dtype):

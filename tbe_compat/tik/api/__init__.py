@@ -65,8 +65,9 @@ def tik_api(name: str):
             with self._api(api) as where:
                 try:
                     return fn(self, *args, **kwargs)
-                except PtoError:
-                    if any(getattr(sc, "dead", False) for sc in getattr(self, "_scopes", ())):
+                except PtoError as e:
+                    if not getattr(e, "kept_in_dead_code", False) and \
+                            any(getattr(sc, "dead", False) for sc in getattr(self, "_scopes", ())):
                         return self._dropped_result(api, where)   # never executed: constant folding drops it
                     raise
                 except TypeError:

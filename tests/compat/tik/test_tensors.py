@@ -123,6 +123,24 @@ def test_thread_num_loop_tensors_reserve_one_copy_per_buffer():
     assert d.storage.nbytes == 200000
 
 
+def test_tensor_that_does_not_fit_in_code_that_never_runs_is_an_error_not_none():
+    """DEAD_CODE_TENSOR_MUST_FIT: a thread_num=2 loop inside an empty constant for_range (CANN
+    arg_min_with_value's full-segment loop with 0 full segments) declares a tile that fits once but not twice.
+    TIK's buffer manager books it while tracing, so it is a CapacityExceeded at the declaration; the
+    declaration was dropped as dead code and returned None ('NoneType' object is not subscriptable next)."""
+    ti = tik.Tik()                                  # Ascend310: UB 253952 B
+    with ti.for_range(0, 0):
+        with ti.for_range(0, 4, thread_num=2):
+            with raises_tik(CapacityExceeded, match="2 x 140000 B") as info:
+                ti.Tensor("float16", (70000,), name="tile", scope=tik.scope_ubuf)
+    assert "test_tensors.py" in str(info.value)
+    ti = tik.Tik()                                  # a tile that fits is placed as before
+    with ti.for_range(0, 0):
+        with ti.for_range(0, 4, thread_num=2):
+            t = ti.Tensor("float16", (60000,), name="tile", scope=tik.scope_ubuf)
+    assert t is not None and t.storage.addr == 0
+
+
 def test_scopes_free_their_tensors_and_reuse_memory():
     ti = tik.Tik()
     keep = ti.Tensor("float16", (16,), name="keep", scope=tik.scope_ubuf)
