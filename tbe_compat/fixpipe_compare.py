@@ -603,9 +603,12 @@ class KernelRun:
     how: str                  # "by the script" / "feed file" / "generated inputs (seed N)" / "not run"
     fixpipe_sites: int
     error: Optional[str] = None
+    #: start_debug refused an array of the caller's feed for this run (`error` says which; exit status 2, not 3;
+    #: not in `to_dict`: the error names the feed file)
+    feed_refused: bool = False
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "feed_refused"}
 
 
 @dataclass
@@ -631,16 +634,31 @@ class ScriptComparison:
         return [c for c in self.comparisons if not c.equal and c.runs]
 
     @property
-    def exit_status(self) -> int:
-        if self.feed_errors:
-            return FEED_ERROR_EXIT
-        if self.script_error is not None or any(k.error for k in self.kernels):
-            return 3
+    def failures(self) -> list:
+        """The kernel runs that failed (status 3), not counting those whose feed was refused (status 2)."""
+        return [k for k in self.kernels if k.error and not k.feed_refused]
+
+    def outcomes(self) -> list:
+        """Every exit status that applies to this report, the most serious first (`EXIT_PRECEDENCE`).
+
+        3 the script or a kernel run failed, 1 a difference or a call the legacy model refused, 2 a kernel's run
+        refused an array of the caller's feed, 0 compared calls matched; 4 (no ``fixpipe`` call ran) only when
+        nothing else applies. One kernel's outcome never hides another's: `exit_status` is the first of these,
+        `verdict` names them all."""
+        found = set()
+        if self.script_error is not None or self.failures:
+            found.add(3)
         if self.differences or any(c.errors for c in self.comparisons):
-            return 1
-        if not any(c.runs for c in self.comparisons):
-            return 4
-        return 0
+            found.add(1)
+        if any(k.feed_refused for k in self.kernels):
+            found.add(FEED_ERROR_EXIT)
+        if any(c.runs for c in self.comparisons) and 1 not in found:
+            found.add(0)
+        return [s for s in EXIT_PRECEDENCE if s in found] or [4]
+
+    @property
+    def exit_status(self) -> int:
+        return self.outcomes()[0]
 
     def to_dict(self) -> dict:
         return {"script": self.script, "exit_status": self.exit_status, "script_status": self.script_status,
@@ -685,6 +703,7 @@ def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: Scrip
     except (PtoError, SystemExit, RuntimeError) as e:
         if explicit and _feed_check_error(e):
             res.feed_errors.append(watch.name)
+            run.feed_refused = True
         run.error = _run_error(e, feed_name)
 
 
@@ -693,6 +712,13 @@ def _run_watched(watch: KernelWatch, feed: Optional[dict], seed: int, res: Scrip
 #: --kernel -- the input given to the command is wrong and the kernel never started -- not 3 ("the script or a
 #: kernel run failed"). The report is still written (fixpipe_compare.md, exit status).
 FEED_ERROR_EXIT = 2
+
+#: The exit statuses from the most serious to the least. A report whose kernels end differently (one kernel's
+#: --feed array refused, another's call differing from the legacy model, the script failing) exits with the
+#: first that applies, and its verdict names every outcome in this order: a difference or a failure is never
+#: hidden behind another kernel's feed error (fixpipe_compare.md, exit status). 4 (no fixpipe call ran) applies
+#: only alone.
+EXIT_PRECEDENCE = (3, 1, FEED_ERROR_EXIT, 0)
 
 #: The call an error of the run's own feed checks names (`start_debug`'s shape/dtype/name checks); errors of
 #: the kernel's ops name the kernel's lines instead.
@@ -836,14 +862,33 @@ REJECTION_HELP = ("meaning: the legacy reference model refuses a call that the s
 
 
 def verdict(res: ScriptComparison) -> str:
+    """The last lines of a report: one block per outcome (`ScriptComparison.outcomes`), the most serious first.
+    With several outcomes a first line says so and names the exit status."""
+    outcomes = res.outcomes()
+    blocks = [_verdict_block(res, status) for status in outcomes]
+    if len(blocks) > 1:
+        blocks.insert(0, f"{len(blocks)} outcomes, the most serious first (exit status {outcomes[0]}; "
+                         f"order: {', '.join(OUTCOME_NAMES[s] for s in EXIT_PRECEDENCE)}):")
+    return "\n".join(blocks)
+
+
+#: How the first verdict line of a report with several outcomes names each exit status.
+OUTCOME_NAMES = {3: "3 failed", 1: "1 differs", FEED_ERROR_EXIT: "2 feed refused", 0: "0 matches",
+                 4: "4 nothing compared"}
+
+
+def _verdict_block(res: ScriptComparison, status: int) -> str:
     ran = [c for c in res.comparisons if c.runs]
-    status = res.exit_status
-    if status == FEED_ERROR_EXIT:       # a --feed array did not fit a kernel: that kernel never ran, no "OK"
-        what = next(k.error for k in res.kernels if k.error and k.kernel in res.feed_errors)
-        return f"ERROR: {what.strip().splitlines()[-1]}"
+    several = len(res.kernels) > 1
+
+    def error_line(what: str, kernel: Optional[str] = None) -> str:
+        text = what.strip().splitlines()[-1] if what.strip() else "failed"
+        return f"ERROR: {f'kernel {kernel}: ' if kernel and several else ''}{text}"
+    if status == FEED_ERROR_EXIT:       # a --feed array did not fit a kernel: that kernel never ran
+        return "\n".join(error_line(k.error, k.kernel) for k in res.kernels if k.feed_refused)
     if status == 3:
-        what = res.script_error or next(k.error for k in res.kernels if k.error)
-        return f"ERROR: {what.strip().splitlines()[-1] if what.strip() else 'failed'}"
+        lines = [error_line(res.script_error)] if res.script_error is not None else []
+        return "\n".join(lines + [error_line(k.error, k.kernel) for k in res.failures])
     if status == 4:
         return "no fixpipe call ran: nothing compared"
     if status == 1:
@@ -926,7 +971,7 @@ def format_sweep(rows: list, fmt: str = "table", summarize: bool = False) -> str
 __all__ = ["ValueDiff", "Mismatch", "FixpipeComparison", "KernelWatch", "KernelRun", "ScriptComparison",
            "diff_values", "watch_kernel", "compare_kernel", "compare_script", "generated_feed",
            "load_feed", "format_comparisons", "verdict", "sweep", "format_sweep", "fmt_metric", "FORMATS",
-           "DEFAULT_SEED"]
+           "DEFAULT_SEED", "EXIT_PRECEDENCE"]
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.fixpipe_compare (= tik-compare-fixpipe)

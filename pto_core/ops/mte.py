@@ -513,13 +513,36 @@ def _burst_groups(op: str, call_clauses: dict, *, count_max: int = None, loop_ma
     return out
 
 
+#: Named choice STRIDE_FIELD_CHECKED_FOR_ONE_BURST: an on-chip (UB/L1) stride of a byte-burst move must be a multiple
+#: of 32 bytes even in a group whose count is 1, where no second row uses it. The PTO-ISA pages of the underlying
+#: DMA (copy_gm_to_ubuf / copy_ubuf_to_gm) describe the UB stride field itself as "bytes, 32B-aligned"; the grouped
+#: pto.mte_gm_ub / mte_ub_gm pages say only that UB rows start 32-byte aligned, and none says the field is ignored
+#: for one burst. So the field is checked (migration_guide/pto_cube.md, vector DMA).
+STRIDE_FIELD_CHECKED_FOR_ONE_BURST = True
+
+
 def _require_stride_alignment(op: str, groups, side: int, alignment: int, what: str) -> None:
     for i, g in enumerate(groups):
-        if isinstance(g[side], int) and g[side] % alignment:
-            name = ("nburst" if i == 0 else f"loop#{i}") + ("(%src_stride)" if side == 1 else "(%dst_stride)")
-            raise Misaligned(f"{what} row starts must stay {alignment}-byte aligned; stride {g[side]} is not a "
-                             f"multiple of {alignment}", op=op, operand=name, value=g[side], limit=f"{alignment} B",
-                             hint=f"use a stride that is a multiple of {alignment} bytes")
+        v = g[side]
+        if not isinstance(v, int) or v % alignment == 0 or (g[0] == 1 and not STRIDE_FIELD_CHECKED_FOR_ONE_BURST):
+            continue
+        name = ("nburst" if i == 0 else f"loop#{i}") + ("(%src_stride)" if side == 1 else "(%dst_stride)")
+        raise Misaligned(f"{what} row starts must stay {alignment}-byte aligned, so the {what} stride (a byte "
+                         f"count, start to start) must be a multiple of {alignment}"
+                         f"{' (also with one burst, where it is not used)' if g[0] == 1 else ''}; "
+                         f"stride {v} is not", op=op, operand=name, value=v, limit=f"{alignment} B",
+                         hint=_stride_hint(v, alignment))
+
+
+def _stride_hint(v: int, alignment: int) -> str:
+    """The Fix of a misaligned byte stride: PTO counts bytes where TIK counts 32-byte blocks (the usual cause when
+    migrating), the nearest legal stride to ``v`` and the byte stride ``v`` would be as a block count."""
+    lo = v // alignment * alignment
+    near = lo if v - lo < lo + alignment - v else lo + alignment
+    return (f"PTO lengths and strides are BYTES (start to start), while TIK's data_move counts 32-byte blocks (its "
+            f"strides are gaps, tail to head: a TIK burst of b blocks with gap g is the byte stride 32*(b+g)). "
+            f"The nearest legal stride to {v} is {near} (the multiples of {alignment} around it are {lo} and "
+            f"{lo + alignment}); if {v} is a count of 32-byte blocks, the byte stride is {v * 32}")
 
 
 def _round32(n: int) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 from tbe_compat import legacy_fixpipe as LF
 from tbe_compat.cli import tik_compare_fixpipe_main as main
 
-from compare_scripts import BUILD_ONLY
+from compare_scripts import BUILD_ONLY, TWO_KERNELS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TILED = os.path.join(ROOT, "examples", "tik_matmul_tiled.py")
@@ -189,3 +189,43 @@ def test_a_damaged_compressed_npz_is_a_usage_error_not_a_zlib_traceback(tmp_path
     assert main(["--feed", str(tmp_path / "bad.npz"), TILED]) == 2
     err = capsys.readouterr().err
     assert "it is a damaged .npz archive" in err and "Traceback" not in err, err
+
+
+def test_a_feed_error_of_one_kernel_never_hides_another_kernels_difference_or_failure(tmp_path, monkeypatch, capsys):
+    """Two kernels: k_two's --feed array is refused (2), k_one differs (1) or the script fails (3). The exit
+    status is the most serious outcome (EXIT_PRECEDENCE) and the verdict names each one; it exited 2 with only
+    the feed error as the verdict."""
+    script = tmp_path / "two.py"
+    script.write_text(TWO_KERNELS)
+    feed = tmp_path / "in.npz"
+    np.savez(feed, x_a=np.zeros((2, 16, 16), np.float16), x_b=np.zeros((2, 32, 16), np.float16),
+             y_a=np.zeros((1, 16, 16), np.float16), y_b=np.zeros((2, 32, 16), np.float16))
+    refused = f"ERROR: kernel k_two: --feed {feed}: tikdb.start_debug operand y_a"
+
+    def verdict_lines(out):
+        return out.rstrip().split("| two.py")[-1].splitlines()[1:]
+    assert main(["--feed", str(feed), str(script)]) == 2          # k_one matched: both outcomes named
+    lines = verdict_lines(capsys.readouterr().out)
+    assert lines[0].startswith("2 outcomes, the most serious first (exit status 2;")
+    assert lines[1].startswith(refused) and lines[2].startswith("OK: 1 fixpipe call site")
+    assert main(["--feed", str(feed), str(script), "fail"]) == 3
+    lines = verdict_lines(capsys.readouterr().out)
+    assert lines[0].startswith("3 outcomes, the most serious first (exit status 3;")
+    assert lines[1] == "ERROR: ValueError: boom" and lines[2].startswith(refused) and lines[3].startswith("OK:")
+    real = LF.fp32_to_fp16
+
+    def off_by_one(x, mode):
+        y = real(x, mode)
+        y.reshape(-1)[100] = y.reshape(-1)[100] + 1
+        return y
+    monkeypatch.setattr(LF, "fp32_to_fp16", off_by_one)
+    assert main(["--feed", str(feed), str(script)]) == 1
+    lines = verdict_lines(capsys.readouterr().out)
+    assert lines[0].startswith("2 outcomes, the most serious first (exit status 1;")
+    assert lines[1].startswith("DIFFERENCES: 1 of 1 fixpipe call site differs") and lines[-1].startswith(refused)
+    assert main(["--feed", str(feed), "--format", "json", str(script)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit_status"] == 1 and [k["error"] is None for k in doc["kernels"]] == [True, False]
+    assert "feed_refused" not in doc["kernels"][1]
+    from tbe_compat.fixpipe_compare import EXIT_PRECEDENCE
+    assert EXIT_PRECEDENCE == (3, 1, 2, 0)

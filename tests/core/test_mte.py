@@ -722,3 +722,29 @@ def test_gm_overread_warning_is_attributed_to_the_users_line():
         exe.run({"x": np.zeros(64, np.float32)})
     w = [w for w in got if issubclass(w.category, GmOverreadWarning)]
     assert len(w) == 1 and w[0].filename == __file__ and w[0].lineno == line, (w[0].filename, w[0].lineno)
+
+
+def test_a_ub_stride_not_a_multiple_of_32_is_refused_with_a_bytes_not_blocks_fix():
+    """The UB stride field of mte_gm_ub / mte_ub_gm must be a multiple of 32 bytes also for one burst
+    (STRIDE_FIELD_CHECKED_FOR_ONE_BURST: the PTO-ISA copy_gm_to_ubuf page gives the field as "bytes, 32B-aligned").
+    The Fix says PTO counts bytes where TIK's data_move counts 32-byte blocks and names the value given, the nearest
+    legal stride and the byte stride of the value read as a block count (it said only "use a multiple of 32")."""
+    m = Machine("A2A3")
+    g = m.gm_tensor(np.zeros(64, np.float16), name="x")
+    with pytest.raises(Misaligned) as e:
+        pto.mte_gm_ub(g, m.ptr("ub", "f16", 0), 0, 64, nburst=(1, 64, 2))     # 2 blocks written as a TIK count
+    text = str(e.value)
+    assert e.value.operand == "nburst(%dst_stride)" and e.value.value == 2
+    assert "also with one burst, where it is not used" in text and "stride 2 is not" in text
+    assert "PTO lengths and strides are BYTES" in text and "TIK's data_move counts 32-byte blocks" in text
+    assert "nearest legal stride to 2 is 0" in text and "the byte stride is 64" in text
+    with pytest.raises(Misaligned) as e:
+        pto.mte_ub_gm(m.ptr("ub", "f16", 0), g, 40, nburst=(2, 40, 40))
+    text = str(e.value)
+    assert e.value.operand == "nburst(%src_stride)" and "one burst" not in text
+    assert "nearest legal stride to 40 is 32" in text and "are 32 and 64" in text
+    with pytest.raises(Misaligned, match="nearest legal stride to 50 is 64"):
+        pto.mte_ub_gm(m.ptr("ub", "f16", 0), g, 32, nburst=(1, 0, 0), loop=[(2, 50, 64)])
+    pto.mte_gm_ub(g, m.ptr("ub", "f16", 0), 0, 64, nburst=(1, 64, 64))   # a multiple of 32: accepted
+    from pto_core.ops.mte import STRIDE_FIELD_CHECKED_FOR_ONE_BURST
+    assert STRIDE_FIELD_CHECKED_FOR_ONE_BURST
