@@ -44,6 +44,13 @@ GROUP = 16
 VALID_BITS = {1: (1, 3, 7, 15), 0: (3, 7, 15)}     # v200+ also 0b0001; v100 needs two lists at least
 VMS4_FIELD_BITS = 13       # VMS4_SR packs one 13-bit count per list
 
+#: Named choice: the chip's ``vnchwconv`` ini row is checked at the call for the *hardware form*
+#: (``scatter_vnchwconv_b8/b16/b32`` move bytes; Ascend310/910 have no b32 form), after TIK's API table
+#: has decided the dtype. The 910B ini row lists no bfloat16, while TIK's table (tik_api.md Appendix B,
+#: ``tik.vnchwconv`` on Ascend910B: ``...,bfloat16``), §9.10 ("910B + bf16") and the PTO op's table
+#: all accept it: bfloat16 is checked as the 16-bit form it runs on (it was refused, a false rejection).
+VNCHWCONV_INI_DTYPE = {"bfloat16": "float16"}
+
 
 class Repeat1StrideWarning(UserWarning):
     """``vec_trans_scatter`` / ``vnchwconv`` with one repeat and a non-zero repeat stride: the blocks start
@@ -136,7 +143,8 @@ class LayoutAPI(VectorBase):
                               sl[0].tensor.dtype)
         # the TIK API table lists b32 for Ascend310/910 too, but their ini has no b32 scatter_vnchwconv
         # (the op verifier rejects it when the kernel runs): say so at the call
-        self._require_instr("vnchwconv", sl[0].tensor.dtype)
+        dt = sl[0].tensor.dtype
+        self._require_instr("vnchwconv", VNCHWCONV_INI_DTYPE.get(dt, dt), what=dt)
         repeat = self._vec_repeat(repeat_times)
         dr = self._vec_stride(dr, "dst_rep_stride", U16)
         sr = self._vec_stride(sr, "src_rep_stride", U16)

@@ -493,6 +493,22 @@ def test_vnchwconv_b32_needs_the_chip_instruction():
         vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310", build_only=True)
 
 
+def test_vnchwconv_bf16_on_910b_is_the_16_bit_transpose():
+    """TIK's API table lists bfloat16 for tik.vnchwconv on Ascend910B (tik_api.md Appendix B, §9.10
+    "910B + bf16"); the 910B ini row has no bfloat16, which refused it (a false rejection). It moves the
+    bytes as float16 does; 310P's table has no bfloat16: still refused there."""
+    import ml_dtypes
+    x = (np.arange(256) % 97 - 40).astype(ml_dtypes.bfloat16)
+
+    def body(ti, ub):
+        ti.vnchwconv(False, False, [ub["d"][16 * i] for i in range(16)], [ub["x"][16 * i] for i in range(16)],
+                     1, 0, 0)
+    out = vec_kernel({"x": x, "d": np.zeros(256, ml_dtypes.bfloat16)}, body, chip="Ascend910B1")["d"]
+    np.testing.assert_array_equal(out.view(np.uint16).reshape(16, 16), x.view(np.uint16).reshape(16, 16).T)
+    with raises_tik(UnsupportedOp, match="bfloat16"):
+        vec_kernel({"x": x, "d": np.zeros(256, ml_dtypes.bfloat16)}, body, chip="Ascend310P3", build_only=True)
+
+
 def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent():
     """TIK vnchwconv / Ascend C TransDataTo5HD: with repeat_times 1 the blocks start at the list addresses plus the
     repeat strides (kernels pass 0 to start at the list); the extent check counts that stride."""

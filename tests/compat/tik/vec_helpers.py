@@ -1,6 +1,7 @@
 """Helpers for the TIK vector API tests: a harness that copies named buffers GM -> UB, runs a
 body of TIK vector calls, copies them back; and an independent per-lane reference of the
 common execution model (tik_api.md §9.1), written as plain loops over repeats and lanes."""
+import ml_dtypes
 import numpy as np
 
 from tbe import tik
@@ -9,7 +10,7 @@ from tbe.common.platform import set_current_compile_soc_info
 TIK_DTYPES = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float32", np.dtype(np.int32): "int32",
               np.dtype(np.int16): "int16", np.dtype(np.uint16): "uint16", np.dtype(np.uint8): "uint8",
               np.dtype(np.int8): "int8", np.dtype(np.uint32): "uint32", np.dtype(np.int64): "int64",
-              np.dtype(np.uint64): "uint64"}
+              np.dtype(np.uint64): "uint64", np.dtype(ml_dtypes.bfloat16): "bfloat16"}
 
 
 def vec_kernel(bufs: dict, body, chip: str = None, scalars: dict = None, build_only: bool = False):
