@@ -659,6 +659,12 @@ def main(argv: Optional[list] = None) -> int:
                             print(f"  {r}", file=err)
                 if failed:
                     status = 1
+                elif not any(r.tik is tik for r in runs):
+                    # the last build (the listing above, the -o text) never ran: its text is not checked
+                    print(f"tik-migrate: kernel {name}: its last build (the text listed / written) has no "
+                          f"start_debug run to check against; the {len(runs)} run(s) of its earlier build(s) "
+                          f"equal their PTO-AS bit for bit", file=err)
+                    status = 1
                 else:
                     runs_text = "its start_debug run" if len(runs) == 1 else f"all {len(runs)} start_debug runs"
                     if builds > 1:

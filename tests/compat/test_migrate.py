@@ -517,3 +517,32 @@ def test_check_replays_the_runs_of_every_build_of_a_kernel_name(tmp_path, capsys
     assert "kernel rebuilt: PTO-AS outputs equal all 3 start_debug runs (of 3 builds) bit for bit (y)" in \
         capsys.readouterr().err
     assert "pto.shape = [24]" in (tmp_path / "r.pto").read_text()     # -o: the last build
+
+
+def test_check_fails_when_the_last_build_of_a_kernel_name_never_ran(tmp_path, capsys):
+    """Builds 8 (run) then 16 (never run): the listed / -o text is the 16 build, which --check could not compare.
+    It reported 'equal its start_debug run' with status 0 (the earlier build's run); before the per-build
+    replay it said 'no start_debug run' with status 1."""
+    p = tmp_path / "lastnorun.py"
+    p.write_text(textwrap.dedent('''\
+        import numpy as np
+        from tbe import tik
+
+        def build(n):
+            ti = tik.Tik()
+            x = ti.Tensor("float32", (n,), name="x", scope=tik.scope_gm)
+            y = ti.Tensor("float32", (n,), name="y", scope=tik.scope_gm)
+            ub = ti.Tensor("float32", (n,), name="ub", scope=tik.scope_ubuf)
+            ti.data_move(ub, x, 0, 1, n // 8, 0, 0)
+            ti.vec_adds(8, ub, ub, 1.0, n // 8, 1, 1)
+            ti.data_move(y, ub, 0, 1, n // 8, 0, 0)
+            ti.BuildCCE(kernel_name="lastnorun", inputs=[x], outputs=[y])
+            return ti
+
+        build(8).tikdb.start_debug({"x": np.arange(8, dtype=np.float32)}, False)
+        build(16)
+        '''))
+    assert main(["--check", str(p)]) == 1
+    err = capsys.readouterr().err
+    assert "kernel lastnorun: its last build (the text listed / written) has no start_debug run" in err
+    assert "PTO-AS outputs equal its start_debug run" not in err
