@@ -471,10 +471,22 @@ class TikBase:
                               operand="dtype" if dtype else None,
                               value=dtype or None, cls=UnsupportedOp,
                               hint="select a chip that supports it (set_current_compile_soc_info) or use another API"
-                              if absent or not dtype else
-                              "use a dtype the chip supports (convert with vconv/vec_conv; api_check_support tells), "
-                              "select a chip that supports it (set_current_compile_soc_info) or use another API")
+                              if absent or not dtype else _supported_dtypes_hint(api, dtype))
         self._support_checks.append((api, dtype, self._where))
+
+
+#: Plain dtype names a dtype refusal lists the chip's supported ones from (mixed codes such as "s8s8s32" are not)
+_PLAIN_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
+                 "float32")
+
+
+def _supported_dtypes_hint(api: str, dtype: str) -> str:
+    """The Fix of a dtype refusal: the plain dtypes the selected chip has ``api`` for, when ``dtype`` is one."""
+    has = [d for d in _PLAIN_DTYPES if platform.api_check_support(api, d)] if dtype in _PLAIN_DTYPES else []
+    use = (f"the chip has {api} for {', '.join(has)}: use {'it' if len(has) == 1 else 'one of them'} "
+           "(convert with vconv/vec_conv)" if has else
+           "use a dtype the chip supports (convert with vconv/vec_conv; api_check_support tells)")
+    return use + ", select a chip that supports it (set_current_compile_soc_info) or use another API"
 
 
 __all__ = ["tik_api", "TikBase", "Operand", "has_key", "tik_scalar", "tik_tensor"]
