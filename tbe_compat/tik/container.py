@@ -151,9 +151,10 @@ THREAD_NUM_RESERVES_COPIES = True
 #: Named choice DEAD_CODE_TENSOR_MUST_FIT: an on-chip tensor declared in code that never runs (a statically false
 #: if_scope, an empty constant for_range) that does not fit its buffer is a `CapacityExceeded` at the declaration,
 #: as anywhere else: TIK's buffer manager books it when the Python body is traced, before any constant folding.
-#: Other argument errors there are dropped (`tik_api`); the declaration was dropped too and returned None, so the
-#: kernel's next line failed with "'NoneType' object is not subscriptable" (CANN arg_min_with_value f32 on
-#: Ascend910B1: a thread_num=2 loop inside an empty for_range, THREAD_NUM_RESERVES_COPIES).
+#: Other declaration errors there raise too (DEAD_CODE_DECLARATIONS_CHECKED, `tik_api`). The declaration was
+#: dropped and returned None, so the kernel's next line failed with "'NoneType' object is not subscriptable"
+#: (CANN arg_min_with_value f32 on Ascend910B1: a thread_num=2 loop inside an empty for_range,
+#: THREAD_NUM_RESERVES_COPIES).
 DEAD_CODE_TENSOR_MUST_FIT = True
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)

@@ -47,6 +47,26 @@ from ..scalar import Expr, integer_rooted, ir_value, static_int
 from ..tensor import SPACE_TIK_NAMES, Tensor
 
 
+#: Named choice DEAD_CODE_DECLARATIONS_CHECKED: a declaration in code that never runs (a statically false
+#: ``if_scope``, an empty constant ``for_range``) whose arguments fail a check raises its own error at its line,
+#: as anywhere else; only the other calls failing there are dropped (`tik_api`). Source: CANN TIK's
+#: ``if_scope`` / ``for_range`` (tik_ir_builder) push a statement list and trace the Python body as usual,
+#: building the IfThenElse / For only at the scope's exit, so the body's ``Scalar`` / ``Tensor`` / ... constructor
+#: checks run while tracing; constant folding removes the code later. The declarations' results are used by the
+#: kernel's next lines: dropping them returned None and the kernel failed there with a bare Python TypeError
+#: ("'NoneType' object is not subscriptable"), far from the cause. A tensor dimension <= 0 there is still an
+#: empty tensor (not an error; see `Tik.Tensor`). Off: such declarations are dropped and return None (as before).
+DEAD_CODE_DECLARATIONS_CHECKED = True
+#: The TIK APIs `DEAD_CODE_DECLARATIONS_CHECKED` applies to: those that return an object the kernel keeps using.
+DECLARATION_APIS = frozenset({"tik.Tensor", "tik.Scalar", "tik.InputScalar", "tik.ScalarArray", "tik.TensorAddrList",
+                              "tik.Tensor.reshape", "tik.Tensor.reinterpret_cast_to"})
+
+
+def _kept_in_dead_code(api: str, e: PtoError) -> bool:
+    """True if error ``e`` of a call of ``api`` in code that never runs is raised, not dropped."""
+    return getattr(e, "kept_in_dead_code", False) or (DEAD_CODE_DECLARATIONS_CHECKED and api in DECLARATION_APIS)
+
+
 def tik_api(name: str):
     """Decorator of a public TIK method: provenance, argument binding, error conversion.
 
@@ -54,7 +74,8 @@ def tik_api(name: str):
     A call inside code that never runs (a statically false ``if_scope``, an empty constant
     ``for_range``; TIK's constant folding removes it) whose arguments fail a check is
     dropped instead of raising: e.g. ``vec_conv(n % 8, ...)`` under ``if_scope(n % 8 > 0)``
-    with ``n`` a multiple of 8 (CANN's dynamic trace op).
+    with ``n`` a multiple of 8 (CANN's dynamic trace op). Declarations (`DECLARATION_APIS`) still
+    raise there (`DEAD_CODE_DECLARATIONS_CHECKED`).
     """
     def deco(fn):
         sig = inspect.signature(fn)
@@ -66,7 +87,7 @@ def tik_api(name: str):
                 try:
                     return fn(self, *args, **kwargs)
                 except PtoError as e:
-                    if not getattr(e, "kept_in_dead_code", False) and \
+                    if not _kept_in_dead_code(api, e) and \
                             any(getattr(sc, "dead", False) for sc in getattr(self, "_scopes", ())):
                         return self._dropped_result(api, where)   # never executed: constant folding drops it
                     raise

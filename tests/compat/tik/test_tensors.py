@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, OutOfBounds, PtoError, UnknownName, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
 from tbe_compat.tik.tensor import FlatIndexWarning
@@ -139,6 +139,57 @@ def test_tensor_that_does_not_fit_in_code_that_never_runs_is_an_error_not_none()
         with ti.for_range(0, 4, thread_num=2):
             t = ti.Tensor("float16", (60000,), name="tile", scope=tik.scope_ubuf)
     assert t is not None and t.storage.addr == 0
+
+
+_DEAD_DECLARATIONS = {     # API family -> (a declaration whose arguments fail a check, the error's words)
+    "Scalar": (lambda ti, ub: ti.Scalar("int32", init_value=2 ** 40), r"1099511627776 .* does not fit int32"),
+    "Tensor": (lambda ti, ub: ti.Tensor("float17", (16,), name="t", scope=tik.scope_ubuf),
+               r"'float17' is not a TIK tensor dtype"),
+    "ScalarArray": (lambda ti, ub: ti.ScalarArray("float17", 4), r"'float17' is not a TIK scalar dtype"),
+    "InputScalar": (lambda ti, ub: ti.InputScalar("float17", name="n"), r"'float17' is not a TIK scalar dtype"),
+    "TensorAddrList": (lambda ti, ub: ti.TensorAddrList(4, scope="local.L1", name="addrs"), r"TensorAddrList Scope"),
+    "Tensor.reshape": (lambda ti, ub: ub.reshape((3, 5)), r"cannot reshape 16 elements into \[3, 5\]"),
+    "Tensor.reinterpret_cast_to": (lambda ti, ub: ub.reinterpret_cast_to("float17"),
+                                   r"'float17' is not a TIK tensor dtype"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(_DEAD_DECLARATIONS))
+@pytest.mark.parametrize("dead", ["if_false", "empty_for"])
+def test_a_bad_declaration_in_code_that_never_runs_raises_its_own_error(family, dead):
+    """DEAD_CODE_DECLARATIONS_CHECKED: TIK traces the Python body of a statically false if_scope / an empty
+    constant for_range like any other, so a declaration's argument checks fail there too, at its line. It was
+    dropped as dead code and returned None, and the kernel's next line failed with a bare TypeError
+    ("'NoneType' object is not subscriptable")."""
+    make, words = _DEAD_DECLARATIONS[family]
+    ti = tik.Tik()
+    ub = ti.Tensor("int32", (16,), name="ub", scope=tik.scope_ubuf)
+    with (ti.if_scope(16 % 8 > 0) if dead == "if_false" else ti.for_range(0, 0)):
+        with raises_tik(PtoError, match=words) as info:
+            make(ti, ub)
+    assert "test_tensors.py" in str(info.value) and f"tik.{family}" in str(info.value)
+
+
+def test_good_declarations_in_code_that_never_runs_stay_usable():
+    """Declarations whose checks pass in code that never runs return objects the dead code keeps using (a
+    Scalar set from an element of a view one past the end, a reshape / cast of such a view); the calls on
+    them are dropped and the live kernel runs."""
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 2, 0, 0)
+    with ti.if_scope(16 % 16 != 0):
+        s = ti.Scalar("int32", init_value=ub[16])
+        arr = ti.ScalarArray("int32", 2, name="arr")
+        arr[1].set_as(s)
+        tail = ub[16:32].reshape((2, 8)).reinterpret_cast_to("int16")
+        ti.vec_adds(64, tail[0, 0, 0], tail[0, 0, 0], 1, 1, 8, 8)
+    assert s is not None and arr is not None and tail.shape == [2, 8, 2]
+    ti.data_move(y, ub, 0, 1, 2, 0, 0)
+    build(ti, "dead_decls", [x], [y])
+    data = np.arange(16, dtype=np.int32)
+    assert np.array_equal(run(ti, {"x": data})[0], data)
 
 
 def test_scopes_free_their_tensors_and_reuse_memory():
