@@ -50,7 +50,9 @@ from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, C
 
 # ============================================================================= run-time helpers
 
-def _undef():
+def _undef(why=None):
+    if why is not None:         # an undefined value with a reason (`Undef.why`): an error where it is used
+        return S.UndefinedInt("", message=why, hint="keep the index inside [0, length) where the value is used")
     raise UninitializedRead("a value that was never defined (ub.poison) is used", operand="value",
                             hint="assign the register on every path before reading it")
 
@@ -970,7 +972,7 @@ class _Codegen:
         if isinstance(e, BlockNum):
             return "__bn", True
         if isinstance(e, Undef):
-            return "_undef()", True
+            return ("_undef()" if e.why is None else f"_undef({e.why!r})"), True
         if isinstance(e, BinOp):
             return self.binop(e)
         if isinstance(e, UnOp):

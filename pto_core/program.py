@@ -187,13 +187,15 @@ _INT_CONST_TYPES = {id(t): (t, *S.int_bounds(t)) for t in
 
 
 class Undef(ScalarExpr):
-    """An undefined value (``ub.poison``): what a register holds before its first assignment."""
+    """An undefined value (``ub.poison``): what a register holds before its first assignment.
+    ``why`` (optional, not printed in PTO-AS): what the `UninitializedRead` says when the value is used."""
 
-    __slots__ = ()
+    __slots__ = ("why",)
 
-    def __init__(self, t):
+    def __init__(self, t, why: Optional[str] = None):
         self.type = scalar_type(t)
         self.name = None
+        self.why = why
 
     def __repr__(self):
         return f"undef:{self.type.pto_name}"

@@ -117,12 +117,15 @@ INT_DIV_BY_ZERO_UNDEFINED = True
 class UndefinedInt:
     """The undefined result of an integer division or remainder by zero (INT_DIV_BY_ZERO_UNDEFINED)."""
 
-    __slots__ = ("what",)
+    __slots__ = ("what", "message", "hint")
 
-    def __init__(self, what: str):
-        self.what = what
+    def __init__(self, what: str, message: str = None, hint: str = None):
+        """``message``/``hint``: another undefined value's own words (a ScalarArray read out of range)."""
+        self.what, self.message, self.hint = what, message, hint
 
     def _used(self, *_):
+        if self.message is not None:
+            raise UninitializedRead(self.message, operand="value", hint=self.hint)
         raise UninitializedRead(f"the result of an integer {self.what} by zero is used (the device leaves it "
                                 f"undefined)", operand="value",
                                 hint=f"guard the {self.what} with an if on the divisor, or use its result only "
@@ -151,7 +154,8 @@ class UndefinedInt:
     __or__ = __ror__ = _ones_or_same
 
     def __repr__(self):
-        return f"<undefined: integer {self.what} by zero>"
+        return f"<undefined: {self.message}>" if self.message is not None else \
+            f"<undefined: integer {self.what} by zero>"
 
 
 def logical_not(value):

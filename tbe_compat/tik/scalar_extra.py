@@ -56,6 +56,12 @@ FORMAT_LIMIT = 128
 #: Named choice (simulator limit, tik_core.md): the longest ScalarArray. The TIK reference gives no bound;
 #: the simulator keeps one register per element, so an absurd length (2**31) would exhaust the host.
 MAX_SCALAR_ARRAY = 65536
+#: Named choice (tik_core.md §8): a run-time ScalarArray index outside [0, length) -- C's out-of-bounds
+#: array access, which TIK's reference leaves undefined (it checks constant indices only) -- reads an
+#: undefined value (an `UninitializedRead` where it is used, as INT_DIV_BY_ZERO_UNDEFINED's results: a
+#: read that C's && / || skips is no error) and stops the run at a store (`pto.assert_in_range`). It used
+#: to read 0 and drop the store silently.
+SCALAR_ARRAY_RUNTIME_INDEX = True
 #: set_printf_params: workspace range in MB, smallest record, bytes of a record that are not text
 WORKSPACE_MB = (1, 32768)
 MIN_PRINT_LENGTH = 64
@@ -118,7 +124,9 @@ class _ArrayElement(Expr):
 
     def __init__(self, array: ScalarArray, index):
         regs = array.regs
-        value = P.Const(0, regs[0].ir.type)
+        # SCALAR_ARRAY_RUNTIME_INDEX: no register outside [0, length)
+        value = P.Undef(regs[0].ir.type, f"a run-time index outside [0, {len(regs)}) of ScalarArray "
+                                        f"{array.name!r} is read (C leaves the value undefined)")
         for k in range(len(regs) - 1, -1, -1):
             value = P.select(P.cmp("eq", P.cast(index, P.I64), k), regs[k].ir, value)
         Expr.__init__(self, value)
@@ -292,6 +300,9 @@ class ScalarExtraAPI(TikBase):
             regs = elem.array.regs
             self._check_scalar_value(regs[0].ir.type, value, "value")
             idx = P.cast(elem.index, P.I64)
+            if SCALAR_ARRAY_RUNTIME_INDEX:
+                self._emit("assert_in_range", idx, 0, len(regs) - 1,
+                           what=f"index of ScalarArray {elem.array.name!r} (length {len(regs)})")
             for k, reg in enumerate(regs):
                 scope = b.if_(P.cmp("eq", idx, k)) if k == 0 else b.elif_(P.cmp("eq", idx, k))
                 with scope:

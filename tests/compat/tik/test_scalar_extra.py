@@ -3,7 +3,7 @@ instructions (property test over random 64-bit values against Python's int.bit_c
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, UnknownName, UnsupportedOp
+from pto_core.errors import IllegalOperand, UninitializedRead, UnknownName, UnsupportedOp
 from tbe import tik
 
 from .helpers import raises_tik
@@ -229,3 +229,31 @@ def test_set_printf_params_errors():
     ti = tik.Tik()
     with raises_tik(IllegalOperand, match=r"format_string has 129 characters \(limit: 128 characters\)"):
         ti.printf("z" * 129)
+
+
+def _array_index_kernel(store: bool, guarded: bool = False):
+    def body(ti, ub):
+        arr = ti.ScalarArray("int32", 4, "lut", [5, 6, 7, 8])
+        with ti.for_range(0, 8) as i:
+            if store:
+                arr[i].set_as(i)
+            elif guarded:           # C's && short-circuits: arr[i] is read only for i < 4
+                with ti.if_scope(tik.all(i < 4, arr[i] > 6)):
+                    ub["o"][i].set_as(arr[i])
+            else:
+                with ti.if_scope(arr[i] > 6):
+                    ub["o"][i].set_as(1)
+        ub["o"][0].set_as(arr[3])
+    return vec_kernel({"o": np.zeros(8, np.int32)}, body)["o"]
+
+
+def test_scalar_array_runtime_index_out_of_range_is_an_error():
+    """SCALAR_ARRAY_RUNTIME_INDEX: a run-time index outside [0, length) reads an undefined value
+    (an error where it is used) and a store through it stops the run; it used to read 0 and drop the
+    store silently."""
+    with raises_tik(UninitializedRead, match=r"outside \[0, 4\) of ScalarArray 'lut'"):
+        _array_index_kernel(store=False)
+    with raises_tik(IllegalOperand, match="index of ScalarArray 'lut'"):
+        _array_index_kernel(store=True)
+    out = _array_index_kernel(store=False, guarded=True)     # a legal kernel still runs
+    np.testing.assert_array_equal(out, [8, 0, 7, 8, 0, 0, 0, 0])
