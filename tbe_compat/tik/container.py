@@ -28,7 +28,7 @@ import numpy as np
 from pto_core import program as P
 from pto_core import scalars as S
 from pto_core.dtypes import dtype as _dtype
-from pto_core.errors import CapacityExceeded, IllegalOperand, UnknownName, UnsupportedOp
+from pto_core.errors import CapacityExceeded, IllegalOperand, PtoError, UnknownName, UnsupportedOp
 from pto_core.program import INDEX
 
 from .. import platform
@@ -151,11 +151,17 @@ THREAD_NUM_RESERVES_COPIES = True
 #: Named choice DEAD_CODE_TENSOR_MUST_FIT: an on-chip tensor declared in code that never runs (a statically false
 #: if_scope, an empty constant for_range) that does not fit its buffer is a `CapacityExceeded` at the declaration,
 #: as anywhere else: TIK's buffer manager books it when the Python body is traced, before any constant folding.
-#: Other declaration errors there raise too (DEAD_CODE_DECLARATIONS_CHECKED, `tik_api`). The declaration was
+#: Other declaration errors there raise too (DEAD_CODE_DECLARATIONS_CHECKED, `tik_api`), an error of its
+#: ``start_addr`` (tik_api.md §4.1: "start_addr must respect §1.4 alignment") included. The declaration was
 #: dropped and returned None, so the kernel's next line failed with "'NoneType' object is not subscriptable"
 #: (CANN arg_min_with_value f32 on Ascend910B1: a thread_num=2 loop inside an empty for_range,
-#: THREAD_NUM_RESERVES_COPIES).
+#: THREAD_NUM_RESERVES_COPIES). The Fix of a capacity or start_addr error there starts with
+#: `DEAD_CODE_TENSOR_NOTE` (the author may know the code is dead).
 DEAD_CODE_TENSOR_MUST_FIT = True
+DEAD_CODE_TENSOR_NOTE = ("this declaration is in code that never runs (a statically false if_scope, a branch after a "
+                         "statically true one, an empty constant for_range), but TIK's buffer manager places it "
+                         "while the body is traced, so its size and start_addr are checked as anywhere else "
+                         "(DEAD_CODE_TENSOR_MUST_FIT, migration_guide/tik_core.md)")
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
 
@@ -364,8 +370,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         else:
             try:
                 self._place(storage, count, max_mem_size, start_addr)
-            except CapacityExceeded as e:
-                e.kept_in_dead_code = DEAD_CODE_TENSOR_MUST_FIT     # not dropped by `tik_api` in dead code
+            except PtoError as e:
+                if isinstance(e, CapacityExceeded) or getattr(e, "operand", None) == "start_addr":
+                    e.kept_in_dead_code = DEAD_CODE_TENSOR_MUST_FIT     # not dropped by `tik_api` in dead code
+                    if dead and DEAD_CODE_TENSOR_MUST_FIT:
+                        e.hint = DEAD_CODE_TENSOR_NOTE + (f"; {e.hint}" if e.hint else "")
                 raise
         return Tensor(self, storage, dt, dims, strides, 0, True)
 

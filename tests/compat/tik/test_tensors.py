@@ -192,6 +192,30 @@ def test_good_declarations_in_code_that_never_runs_stay_usable():
     assert np.array_equal(run(ti, {"x": data})[0], data)
 
 
+def test_tensor_in_code_that_never_runs_keeps_its_start_addr_error_and_says_the_code_is_dead():
+    """DEAD_CODE_TENSOR_MUST_FIT: a misaligned start_addr (tik_api.md §4.1: "start_addr must respect §1.4
+    alignment") in a statically false if_scope is an error at the declaration; it was dropped and returned None,
+    so the next line failed with "'NoneType' object is not subscriptable". The Fix of these errors says the
+    declaration is in code that never runs (the author may know the branch is dead); elsewhere it does not."""
+    ti = tik.Tik()
+    with ti.if_scope(False):
+        with raises_tik(IllegalOperand, match="start_addr 0x7 is not 32-byte aligned") as info:
+            ti.Tensor("float16", (16,), name="a", scope=tik.scope_ubuf, start_addr=7)
+    assert "test_tensors.py" in str(info.value) and "in code that never runs" in str(info.value)
+    with ti.if_scope(True):
+        ti.Tensor("float16", (16,), name="b", scope=tik.scope_ubuf)
+    with ti.else_scope():                            # STATIC_IF_CHAIN: never runs
+        with raises_tik(CapacityExceeded, match="in code that never runs") as info:
+            ti.Tensor("float16", (200000,), name="c", scope=tik.scope_ubuf)
+    assert "DEAD_CODE_TENSOR_MUST_FIT" in str(info.value)
+    with ti.if_scope(False):                         # aligned and fitting: placed as before
+        t = ti.Tensor("float16", (16,), name="d", scope=tik.scope_ubuf, start_addr=64)
+    assert t is not None and t.storage.addr == 64
+    with raises_tik(CapacityExceeded) as info:      # code that runs: no such note
+        ti.Tensor("float16", (200000,), name="e", scope=tik.scope_ubuf)
+    assert "never runs" not in str(info.value)
+
+
 def test_scopes_free_their_tensors_and_reuse_memory():
     ti = tik.Tik()
     keep = ti.Tensor("float16", (16,), name="keep", scope=tik.scope_ubuf)
