@@ -603,12 +603,11 @@ class KernelRun:
     how: str                  # "by the script" / "feed file" / "generated inputs (seed N)" / "not run"
     fixpipe_sites: int
     error: Optional[str] = None
-    #: start_debug refused an array of the caller's feed for this run (`error` says which; exit status 2, not 3;
-    #: not in `to_dict`: the error names the feed file)
+    #: start_debug refused an array of the caller's feed for this run (`error` says which; exit status 2, not 3)
     feed_refused: bool = False
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "feed_refused"}
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -661,7 +660,8 @@ class ScriptComparison:
         return self.outcomes()[0]
 
     def to_dict(self) -> dict:
-        return {"script": self.script, "exit_status": self.exit_status, "script_status": self.script_status,
+        return {"script": self.script, "exit_status": self.exit_status, "outcomes": self.outcomes(),
+                "script_status": self.script_status,
                 "script_error": self.script_error, "notes": list(self.notes),
                 "kernels": [k.to_dict() for k in self.kernels],
                 "comparisons": [c.to_dict() for c in self.comparisons]}

@@ -27,7 +27,8 @@ def test_examples_compare_equal_and_the_script_output_goes_to_stderr(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [c["add"] for c in doc["comparisons"]] == ["bias", "none"] and all(c["equal"] for c in doc["comparisons"])
     assert doc["kernels"] == [{"kernel": "conv2d_fixpipe", "chip": "Ascend310", "how": "by the script",
-                               "fixpipe_sites": 2, "error": None}]
+                               "fixpipe_sites": 2, "error": None, "feed_refused": False}]
+    assert doc["outcomes"] == [0]
 
 
 def test_formats_feed_kernel_and_output_file(tmp_path, capsys):
@@ -226,6 +227,7 @@ def test_a_feed_error_of_one_kernel_never_hides_another_kernels_difference_or_fa
     assert main(["--feed", str(feed), "--format", "json", str(script)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["exit_status"] == 1 and [k["error"] is None for k in doc["kernels"]] == [True, False]
-    assert "feed_refused" not in doc["kernels"][1]
+    # a JSON reader tells the refused feed from a failed run, and sees every outcome, not only the exit status
+    assert [k["feed_refused"] for k in doc["kernels"]] == [False, True] and doc["outcomes"] == [1, 2]
     from tbe_compat.fixpipe_compare import EXIT_PRECEDENCE
     assert EXIT_PRECEDENCE == (3, 1, 2, 0)
