@@ -52,6 +52,16 @@ VMS4_FIELD_BITS = 13       # VMS4_SR packs one 13-bit count per list
 VNCHWCONV_INI_DTYPE = {"bfloat16": "float16"}
 
 
+def _vnchwconv_ini_has(dtype: str) -> bool:
+    """Whether the chip's ini row of vnchwconv has ``dtype`` (as `VNCHWCONV_INI_DTYPE` checks it; no public
+    table: not checked here). The Fix of a vnchwconv / vec_trans_scatter dtype refusal lists only such dtypes:
+    TIK's API table lists b32 on Ascend310/910 too, which the ini (and the call, next) refuse."""
+    try:
+        return platform.intrinsic_check_support("Intrinsic_vnchwconv", VNCHWCONV_INI_DTYPE.get(dtype, dtype))
+    except platform.PlatformDataMissing:
+        return True
+
+
 class Repeat1StrideWarning(UserWarning):
     """``vec_trans_scatter`` / ``vnchwconv`` with one repeat and a non-zero repeat stride: the blocks start
     one stride after the list addresses (REPEAT1_STARTS_ONE_STRIDE_IN), which a kernel written for repeats
@@ -140,7 +150,7 @@ class LayoutAPI(VectorBase):
                                   f"({ref.tensor.dtype})", operand=o.name, value=o.tensor.dtype,
                                   limit=ref.tensor.dtype)
         self._require_support("tik." + ("vnchwconv" if api == "vnchwconv" else "vec_trans_scatter"),
-                              sl[0].tensor.dtype)
+                              sl[0].tensor.dtype, also=_vnchwconv_ini_has)
         # the TIK API table lists b32 for Ascend310/910 too, but their ini has no b32 scatter_vnchwconv
         # (the op verifier rejects it when the kernel runs): say so at the call
         dt = sl[0].tensor.dtype

@@ -478,9 +478,11 @@ class TikBase:
         """Record a sync op (no auto-sync bookkeeping)."""
         self._builder.record_constant(sync_spec(op), operands, self._where)
 
-    def _require_support(self, api: str, dtype: str = "") -> None:
+    def _require_support(self, api: str, dtype: str = "", also=None) -> None:
         """Raise `UnsupportedOp` unless the selected chip supports ``api`` (``"tik.vdiv"``) for ``dtype``
-        (CANN's ``api_check_support``); re-checked with the chip frozen by BuildCCE."""
+        (CANN's ``api_check_support``); re-checked with the chip frozen by BuildCCE. ``also``: the further
+        per-dtype chip check the caller makes next (``dtype -> bool``, e.g. an ini row TIK's API table
+        overstates), so a refusal's Fix lists only dtypes that pass both (`_supported_dtypes_hint`)."""
         if not platform.api_check_support(api, dtype):
             soc = platform.current_soc()
             # a dtype refusal of an API the chip lacks altogether says so: "with float16" alone reads as
@@ -492,7 +494,7 @@ class TikBase:
                               operand="dtype" if dtype else None,
                               value=dtype or None, cls=UnsupportedOp,
                               hint="select a chip that supports it (set_current_compile_soc_info) or use another API"
-                              if absent or not dtype else _supported_dtypes_hint(api, dtype))
+                              if absent or not dtype else _supported_dtypes_hint(api, dtype, also))
         self._support_checks.append((api, dtype, self._where))
 
 
@@ -501,9 +503,11 @@ _PLAIN_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                  "float32")
 
 
-def _supported_dtypes_hint(api: str, dtype: str) -> str:
-    """The Fix of a dtype refusal: the plain dtypes the selected chip has ``api`` for, when ``dtype`` is one."""
-    has = [d for d in _PLAIN_DTYPES if platform.api_check_support(api, d)] if dtype in _PLAIN_DTYPES else []
+def _supported_dtypes_hint(api: str, dtype: str, also=None) -> str:
+    """The Fix of a dtype refusal: the plain dtypes the selected chip has ``api`` for, when ``dtype`` is one
+    (``also``: a further check each listed dtype must pass, see `TikBase._require_support`)."""
+    has = [d for d in _PLAIN_DTYPES if platform.api_check_support(api, d) and (also is None or also(d))] \
+        if dtype in _PLAIN_DTYPES else []
     use = (f"the chip has {api} for {', '.join(has)}: use {'it' if len(has) == 1 else 'one of them'} "
            "(convert with vconv/vec_conv)" if has else
            "use a dtype the chip supports (convert with vconv/vec_conv; api_check_support tells)")

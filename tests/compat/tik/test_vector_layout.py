@@ -493,6 +493,22 @@ def test_vnchwconv_b32_needs_the_chip_instruction():
         vec_kernel({"x": x, "d": np.zeros(128, np.int32)}, body, chip="Ascend310", build_only=True)
 
 
+@pytest.mark.parametrize("api", ["vnchwconv", "vec_trans_scatter"])
+@pytest.mark.parametrize("chip", ["Ascend310", "Ascend910A"])
+def test_vnchwconv_dtype_refusal_lists_only_dtypes_the_call_accepts(api, chip):
+    """A dtype refusal's Fix lists the chip's dtypes for the API: on Ascend310/910 TIK's API table lists b32
+    too, but the ini (and so the call) refuses it; the Fix listed int32, uint32, float32 (a refused dtype)."""
+    x = np.zeros(64, np.int64)
+
+    def body(ti, ub):
+        getattr(ti, api)(False, False, [ub["d"][4 * i] for i in range(16)], [ub["x"][4 * i] for i in range(16)],
+                         1, 0, 0)
+    with raises_tik(UnsupportedOp, match="with int64 is not supported") as info:
+        vec_kernel({"x": x, "d": x.copy()}, body, chip=chip, build_only=True)
+    fix = str(info.value).split("Fix:")[1]
+    assert "float16" in fix and not any(d in fix for d in ("int32", "float32"))
+
+
 def test_vnchwconv_bf16_on_910b_is_the_16_bit_transpose():
     """TIK's API table lists bfloat16 for tik.vnchwconv on Ascend910B (tik_api.md Appendix B, §9.10
     "910B + bf16"); the 910B ini row has no bfloat16, which refused it (a false rejection). It moves the
