@@ -508,10 +508,21 @@ def _supported_dtypes_hint(api: str, dtype: str, also=None) -> str:
     (``also``: a further check each listed dtype must pass, see `TikBase._require_support`)."""
     has = [d for d in _PLAIN_DTYPES if platform.api_check_support(api, d) and (also is None or also(d))] \
         if dtype in _PLAIN_DTYPES else []
+    how = _DTYPE_FIX_HOW.get(api, lambda has: "convert with vconv/vec_conv")(has)
     use = (f"the chip has {api} for {', '.join(has)}: use {'it' if len(has) == 1 else 'one of them'} "
-           "(convert with vconv/vec_conv)" if has else
+           f"({how})" if has else
            "use a dtype the chip supports (convert with vconv/vec_conv; api_check_support tells)")
     return use + ", select a chip that supports it (set_current_compile_soc_info) or use another API"
+
+
+def _atomic_modes_fix(has: list) -> str:
+    from ..data import ATOMIC_MODES
+    modes = ", ".join(f"set_atomic_add({m}) for {d}" for m, d in sorted(ATOMIC_MODES.items()) if d in has)
+    return f"{modes}; convert the data to that dtype with vconv/vec_conv before the move"
+
+
+#: How a dtype refusal's Fix says to get another dtype, where converting the operands alone is not the way
+_DTYPE_FIX_HOW = {"tik.set_atomic_add": _atomic_modes_fix}
 
 
 __all__ = ["tik_api", "TikBase", "Operand", "has_key", "tik_scalar", "tik_tensor"]

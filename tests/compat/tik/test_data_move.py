@@ -270,11 +270,14 @@ def test_unsupported_api_says_whether_any_dtype_would_do():
                                          r"the chip has no tik.data_move_pad for any dtype"):
         ti.data_move_pad(ub, x, 1, 20, 0, 0)
     with raises_tik(UnsupportedOp, match=r"tik.set_atomic_add with float16 is not supported on Ascend910A AiCore "
-                                         r"Fix: the chip has tik.set_atomic_add for float32: use it"):
+                                         r"Fix: the chip has tik.set_atomic_add for float32: use it "
+                                         r"\(set_atomic_add\(1\) for float32; convert the data"):
         ti.set_atomic_add(2)
     set_current_compile_soc_info("Ascend310P3")      # the Fix lists every plain dtype the chip has the API for
     with raises_tik(UnsupportedOp, match=r"with int32 is not supported on Ascend310P3 AiCore Fix: the chip has "
-                                         r"tik.set_atomic_add for int16, float16, float32: use one of them"):
+                                         r"tik.set_atomic_add for int16, float16, float32: use one of them "
+                                         r"\(set_atomic_add\(1\) for float32, set_atomic_add\(2\) for float16, "
+                                         r"set_atomic_add\(3\) for int16;"):
         tik.Tik().set_atomic_add(4)
 
 
