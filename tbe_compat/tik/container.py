@@ -1092,6 +1092,12 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             # code that never runs: the view stays an empty Tensor (not None) so the code after it traces
             dims = self._shape_arg(new_shape, zero_ok=True)
             return Tensor(self, t.storage, t._dt, dims, _contiguous_strides(dims), 0, True)
+        if self._never_runs() and 0 in t.shape:
+            # an empty slice of a real tensor there (``ub[n - tail:n].reshape((tail,))`` under ``if_scope(tail > 0)``
+            # with ``tail`` a Python 0): an empty view too, so the code after it traces and is dropped
+            dims = self._shape_arg(new_shape, zero_ok=True)
+            if prod(dims) == 0:
+                return Tensor(self, t.storage, t._dt, dims, _contiguous_strides(dims), t.offset, False)
         dims = self._shape_arg(new_shape)
         try:
             return t.reshaped(dims)

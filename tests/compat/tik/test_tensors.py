@@ -705,3 +705,28 @@ def test_six_open_ended_dynamic_tensors_that_fit_together_run_and_do_not_overlap
     assert "max_mem_size=" in info.value.hint and "DYNAMIC_TENSOR_RUNTIME_CHAIN" in info.value.hint
     assert "'b0', 'b1', 'b2', 'b3', 'b4', 'b5'" in info.value.hint
     assert "check the offsets" not in str(info.value)
+
+
+@pytest.mark.parametrize("shape", [lambda tail: (tail,), lambda tail: (tail // 16, 16)])
+def test_an_empty_slice_reshaped_in_code_that_never_runs_is_an_empty_view(shape):
+    """CANN's tail idiom with a Python tail of 0: ``ub[n - tail:n].reshape(...)`` under ``if_scope(tail > 0)``
+    is an empty view there (as an empty tensor's reshape is) and the calls on it are dropped; the reshape
+    refused the zero dimension and stopped a legal kernel (h_review289)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    n, tail = 128, 128 % 64
+    ti.data_move(ub, x, 0, 1, 8, 0, 0)
+    with ti.if_scope(tail > 0):
+        t = ub[n - tail:n].reshape(shape(tail))
+        ti.vec_adds(16, t, t, 1.0, 1, 8, 8)
+    ti.vec_muls(128, ub, ub, 2.0, 1, 8, 8)
+    ti.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(ti, "dead_tail_reshape", [x], [y])
+    data = np.arange(128, dtype=np.float16)
+    assert np.array_equal(run(ti, {"x": data})[0], data * np.float16(2))
+    ti = tik.Tik()                       # in code that runs, the zero dimension is still refused
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(PtoError, match=r"non-positive dimension 0"):
+        ub[128:128].reshape((0,))
