@@ -13,8 +13,11 @@ hardware instruction; it touches no memory.
 """
 from __future__ import annotations
 
+import ast
 import re
 import sys
+
+import numpy as np
 
 from ..errors import IllegalOperand
 from .registry import Clause, OpSpec, register
@@ -92,3 +95,132 @@ register(OpSpec(
              Clause("screen", "attr", values=(True, False), doc="also write the text to stdout (default true)")),
     execute=_debug_print, verify=_verify,
     doc="print scalar values with a C printf format to the machine console (Machine.printed and stdout)"))
+
+
+# ----------------------------------------------------------------------------- pto.debug_eval
+#: Names a ``pto.debug_eval`` expression may use without binding them (the restricted builtins, TIK's
+#: ``tikdb.debug_print`` evaluates its text with Python's): numpy is ``np``.
+EVAL_BUILTINS = {"str": str, "int": int, "float": float, "len": len, "list": list, "tuple": tuple, "sum": sum,
+                 "min": min, "max": max, "abs": abs, "round": round, "bool": bool, "range": range, "np": np}
+MAX_EVAL_VALUES = 64
+MAX_EVAL_TENSORS = 8
+
+
+class _Obj:
+    """A namespace object standing for the root of an attribute chain (``self`` in ``self.x``)."""
+
+    def __init__(self, name):
+        self.__name = name
+
+    def __repr__(self):
+        return f"<{self.__name}>"
+
+
+def _layout(text):
+    """``bind`` attribute -> tuple of entries (see `_debug_eval`); ``ast.literal_eval`` only."""
+    try:
+        out = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        out = None
+    if not isinstance(out, tuple) or not all(isinstance(e, tuple) and len(e) >= 2 and isinstance(e[0], str)
+                                            for e in out):
+        raise IllegalOperand("bind must be a tuple literal of (name, kind, ...) entries", op="pto.debug_eval",
+                             operand="bind", value=repr(text)[:80])
+    return out
+
+
+def _set_path(ns: dict, path: str, value) -> None:
+    parts = path.split(".")
+    if len(parts) == 1:
+        ns[path] = value
+        return
+    obj = ns.get(parts[0])
+    if obj is None:
+        obj = ns[parts[0]] = _Obj(parts[0])
+    for p in parts[1:-1]:
+        nxt = getattr(obj, p, None)
+        if nxt is None:
+            nxt = _Obj(p)
+            setattr(obj, p, nxt)
+        obj = nxt
+    setattr(obj, parts[-1], value)
+
+
+def _tensor_value(ctx, ptr, shape, strides):
+    """The current data of a strided view at ``ptr`` as a new ndarray (no access is recorded)."""
+    d = ptr.dtype
+    if not shape or any(s == 0 for s in shape):
+        return np.zeros(shape, d.storage)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    raw = ctx.peek(ptr, d.nbytes(span)).view(d.storage)
+    item = raw.itemsize
+    return np.lib.stride_tricks.as_strided(raw, shape, tuple(s * item for s in strides)).copy()
+
+
+def _debug_eval(ctx, *, expr, bind, values=None, tensors=None, screen=True):
+    vals = tuple(values[0]) if values else ()
+    ptrs = tuple(tensors[0]) if tensors else ()
+    ns = {}
+    for entry in _layout(bind):
+        path, kind = entry[0], entry[1]
+        if kind == "s":
+            v = vals[entry[2]]
+        elif kind == "a":
+            v = list(vals[entry[2]:entry[2] + entry[3]])
+        elif kind == "t":
+            v = _tensor_value(ctx, ptrs[entry[2]], tuple(entry[3]), tuple(entry[4]))
+        else:
+            v = entry[2]
+        _set_path(ns, path, v)
+    try:
+        result = eval(compile(str(expr), "<debug_print>", "eval"), {"__builtins__": dict(EVAL_BUILTINS)}, ns)
+    except Exception as e:        # the user's expression failed: report it at their line
+        raise IllegalOperand(f"evaluating {str(expr)!r} raised {type(e).__name__}: {e}", op="pto.debug_eval",
+                             operand="expr", value=str(expr)[:80],
+                             hint="fix the expression (it sees the bound names, str int float len list tuple "
+                                  "sum min max abs round bool range and numpy as np)") from None
+    text = f"{result}\n"
+    ctx.machine.printed.append((ctx.core.index, text))
+    if screen:
+        ctx.machine.outside(lambda: sys.stdout.write(text))
+
+
+def _verify_eval(call, target):
+    expr = call.clauses.get("expr")
+    if not isinstance(expr, str) or not expr.strip():
+        raise IllegalOperand("debug_eval needs a non-empty expr string", op="pto.debug_eval", operand="expr",
+                             value=repr(expr))
+    try:
+        compile(expr, "<debug_print>", "eval")
+    except SyntaxError as e:
+        raise IllegalOperand(f"expr {expr!r} is not a Python expression: {e.msg}", op="pto.debug_eval",
+                             operand="expr", value=expr[:80]) from None
+    vals = call.clauses.get("values")
+    tens = call.clauses.get("tensors")
+    nv = len(vals[0]) if vals else 0
+    nt = len(tens[0]) if tens else 0
+    for entry in _layout(call.clauses.get("bind", "()")):
+        kind = entry[1]
+        ok = (kind == "s" and len(entry) == 3 and 0 <= entry[2] < nv) or \
+             (kind == "a" and len(entry) == 4 and 0 <= entry[2] and entry[2] + entry[3] <= nv) or \
+             (kind == "t" and len(entry) == 5 and 0 <= entry[2] < nt and len(entry[3]) == len(entry[4])) or \
+             (kind == "c" and len(entry) == 3)
+        if not ok:
+            raise IllegalOperand(f"bind entry {entry!r} does not match the {nv} value(s) and {nt} tensor(s)",
+                                 op="pto.debug_eval", operand="bind", value=repr(entry)[:80])
+
+
+register(OpSpec(
+    name="debug_eval", family="debug", pipe="S",
+    operands=(),
+    clauses=(Clause("values", "args", params=tuple(f"%v{i}" for i in range(MAX_EVAL_VALUES)), min_params=0,
+                    doc="scalar values the expression's names are bound to (registers, expressions, constants)"),
+             Clause("tensors", "args", params=tuple(f"%t{i}" for i in range(MAX_EVAL_TENSORS)), min_params=0,
+                    doc="pointers to the tensor views the expression reads"),
+             Clause("expr", "attr", doc="a Python expression"),
+             Clause("bind", "attr", doc="tuple literal: (name, 's', value index) | (name, 'a', first value, count) | "
+                                        "(name, 't', tensor index, shape, element strides) | (name, 'c', constant)"),
+             Clause("screen", "attr", values=(True, False), doc="also write the text to stdout (default true)")),
+    execute=_debug_eval, verify=_verify_eval,
+    doc="evaluate a Python expression on run-time scalars and tensor contents and print its value "
+        "(TIK tikdb.debug_print) to the machine console"))

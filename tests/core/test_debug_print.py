@@ -64,3 +64,33 @@ def test_screen_false_keeps_the_text_off_stdout(capsys):
     parse(text).compile().run(machine=m)
     assert [t for _, t in m.printed] == ["q=5\n", "loud\n"]
     assert capsys.readouterr().out == "loud\n"
+
+
+def test_debug_eval_binds_values_arrays_tensors_and_constants(capsys):
+    """pto.debug_eval (TIK tikdb.debug_print): the expression sees scalars, lists, strided tensor views and
+    constants under dotted names; it round-trips through PTO-AS."""
+    with program("de", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        with k.for_(0, 2, name="i") as i:
+            pto.debug_eval(values=(i, 1, 2), tensors=(t,), expr="o.n * 10 + i, a, x, tag",
+                           bind=repr((("i", "s", 0), ("a", "a", 1, 2), ("x", "t", 0, (2, 2), (4, 2)),
+                                      ("tag", "c", "k"), ("o.n", "c", 3))))
+    text = print_program(k.program)
+    again = parse(text)
+    assert print_program(again) == text
+    m = Machine("A2A3")
+    import numpy as np
+    again.compile().run({"t": np.arange(8, dtype=np.int32)}, machine=m)
+    x = np.array([[0, 2], [4, 6]], np.int32)
+    assert [s for _, s in m.printed] == [f"({30 + j}, [1, 2], {x!r}, 'k')\n" for j in range(2)]
+
+
+def test_debug_eval_checks_its_bind_when_recorded():
+    m = Machine("A2A3")
+    m.activate()
+    with pytest.raises(IllegalOperand, match=r"bind entry \('x', 's', 1\) does not match the 1 value\(s\)"):
+        pto.debug_eval(values=(1,), expr="x", bind="(('x', 's', 1),)")
+    with pytest.raises(IllegalOperand, match=r"bind must be a tuple literal"):
+        pto.debug_eval(expr="x", bind="__import__('os')")
+    with pytest.raises(IllegalOperand, match=r"is not a Python expression"):
+        pto.debug_eval(expr="x +", bind="()")
