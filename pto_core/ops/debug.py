@@ -100,8 +100,59 @@ register(OpSpec(
 # ----------------------------------------------------------------------------- pto.debug_eval
 #: Names a ``pto.debug_eval`` expression may use without binding them (the restricted builtins, TIK's
 #: ``tikdb.debug_print`` evaluates its text with Python's): numpy is ``np``.
+#: The numpy functions and dtypes ``np.<name>`` offers there (a curated namespace, not the numpy module: no file
+#: I/O such as ``np.save`` / ``np.load``, no ``np.lib`` / ``np.ctypeslib``).
+EVAL_NUMPY_NAMES = ("abs", "all", "allclose", "any", "argmax", "argmin", "argsort", "array", "array_equal", "ceil",
+                    "count_nonzero", "cumsum", "diff", "exp", "flatnonzero", "floor", "isclose", "isfinite", "isinf",
+                    "isnan", "log", "max", "maximum", "mean", "median", "min", "minimum", "nonzero", "prod", "round",
+                    "sign", "sort", "sqrt", "std", "sum", "unique", "var", "where", "set_printoptions",
+                    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "bool_", "nan", "inf", "pi")
+EVAL_NUMPY = type("np", (), {n: staticmethod(getattr(np, n)) if callable(getattr(np, n)) else getattr(np, n)
+                             for n in EVAL_NUMPY_NAMES if hasattr(np, n)})
 EVAL_BUILTINS = {"str": str, "int": int, "float": float, "len": len, "list": list, "tuple": tuple, "sum": sum,
-                 "min": min, "max": max, "abs": abs, "round": round, "bool": bool, "range": range, "np": np}
+                 "min": min, "max": max, "abs": abs, "round": round, "bool": bool, "range": range, "np": EVAL_NUMPY}
+#: Attributes an expression may read besides its bound dotted names and ``np.<name>``: the data-only ones of
+#: ndarrays, numbers and lists. Anything else (``__class__``, ``gi_frame``, ``tofile``, ``format``, ...) is
+#: refused when the op is recorded or parsed, so a PTO-AS file cannot reach the interpreter or the file system.
+EVAL_ATTRIBUTES = frozenset((
+    "T", "all", "any", "argmax", "argmin", "astype", "copy", "count", "cumsum", "dtype", "flatten", "imag", "index",
+    "item", "max", "mean", "min", "ndim", "nonzero", "prod", "ravel", "real", "reshape", "round", "shape", "size",
+    "sort", "std", "sum", "tolist", "transpose", "var", "view", "is_integer", "hex", "bit_length"))
+#: Syntax an expression may use (no lambda, no walrus, no await / yield).
+_EVAL_NODES = (ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Attribute, ast.Subscript, ast.Slice,
+               ast.Tuple, ast.List, ast.Dict, ast.Set, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+               ast.Call, ast.keyword, ast.Starred, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+               ast.comprehension, ast.JoinedStr, ast.FormattedValue, ast.operator, ast.unaryop, ast.boolop,
+               ast.cmpop, ast.expr_context)
+
+
+def eval_expression_problem(expr: str, bound: tuple = ()) -> str:
+    """Why ``expr`` may not be evaluated by ``pto.debug_eval`` ("" when it may): syntax outside `_EVAL_NODES`,
+    a name starting with ``_``, or an attribute that is not part of a bound dotted name (``bound``), an
+    ``np.<name>`` of `EVAL_NUMPY_NAMES` or one of `EVAL_ATTRIBUTES`."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        return f"it is not a Python expression: {e.msg}"
+    prefixes = {".".join(p.split(".")[:k]) for p in bound for k in range(1, p.count(".") + 2)}
+    for node in ast.walk(tree):
+        if not isinstance(node, _EVAL_NODES):
+            return f"it uses {type(node).__name__} syntax"
+        if isinstance(node, ast.Name) and node.id.startswith("_"):
+            return f"it uses the name {node.id!r} (names starting with '_' are not available)"
+        if isinstance(node, ast.Attribute):
+            chain, v = [node.attr], node.value
+            while isinstance(v, ast.Attribute):
+                chain.append(v.attr)
+                v = v.value
+            dotted = ".".join([v.id] + chain[::-1]) if isinstance(v, ast.Name) else None
+            if dotted in prefixes or (isinstance(v, ast.Name) and v.id == "np" and len(chain) == 1
+                                      and node.attr in EVAL_NUMPY_NAMES) or node.attr in EVAL_ATTRIBUTES:
+                continue
+            return f"it reads the attribute {node.attr!r} (only bound names, np.<function> and data attributes " \
+                   f"such as shape, dtype, sum, max, astype, tolist)"
+    return ""
 MAX_EVAL_VALUES = 64
 MAX_EVAL_TENSORS = 8
 
@@ -172,8 +223,15 @@ def _debug_eval(ctx, *, expr, bind, values=None, tensors=None, screen=True):
         else:
             v = entry[2]
         _set_path(ns, path, v)
+    problem = eval_expression_problem(str(expr), tuple(e[0] for e in _layout(bind)))
+    if problem:                   # also checked when recorded or parsed (`_verify_eval`)
+        raise IllegalOperand(f"expr {str(expr)!r} cannot be evaluated: {problem}", op="pto.debug_eval",
+                             operand="expr", value=str(expr)[:80])
+    # numpy's C code imports lazily through the running frame's builtins: __import__ must be there; the
+    # expression itself cannot name it (`eval_expression_problem` refuses names starting with '_')
+    builtins = dict(EVAL_BUILTINS, __import__=__import__)
     try:
-        result = eval(compile(str(expr), "<debug_print>", "eval"), {"__builtins__": dict(EVAL_BUILTINS)}, ns)
+        result = eval(compile(str(expr), "<debug_print>", "eval"), {"__builtins__": builtins}, ns)
     except Exception as e:        # the user's expression failed: report it at their line
         raise IllegalOperand(f"evaluating {str(expr)!r} raised {type(e).__name__}: {e}", op="pto.debug_eval",
                              operand="expr", value=str(expr)[:80],
@@ -190,11 +248,13 @@ def _verify_eval(call, target):
     if not isinstance(expr, str) or not expr.strip():
         raise IllegalOperand("debug_eval needs a non-empty expr string", op="pto.debug_eval", operand="expr",
                              value=repr(expr))
-    try:
-        compile(expr, "<debug_print>", "eval")
-    except SyntaxError as e:
-        raise IllegalOperand(f"expr {expr!r} is not a Python expression: {e.msg}", op="pto.debug_eval",
-                             operand="expr", value=expr[:80]) from None
+    bound = tuple(e[0] for e in _layout(call.clauses.get("bind", "()")))
+    problem = eval_expression_problem(expr, bound)
+    if problem:
+        raise IllegalOperand(f"expr {expr!r} cannot be evaluated: {problem}", op="pto.debug_eval",
+                             operand="expr", value=expr[:80],
+                             hint="print bound names with str int float len list tuple sum min max abs round bool "
+                                  "range, np.<function> and data attributes (shape, dtype, sum, max, tolist, ...)")
     vals = call.clauses.get("values")
     tens = call.clauses.get("tensors")
     nv = len(vals[0]) if vals else 0

@@ -94,3 +94,25 @@ def test_debug_eval_checks_its_bind_when_recorded():
         pto.debug_eval(expr="x", bind="__import__('os')")
     with pytest.raises(IllegalOperand, match=r"is not a Python expression"):
         pto.debug_eval(expr="x +", bind="()")
+
+
+@pytest.mark.parametrize("expr, words", [
+    ("().__class__.__base__.__subclasses__()", r"attribute '__subclasses__'"),
+    ("__import__('os')", r"name '__import__'"),
+    ("np.save('/tmp/x', x)", r"attribute 'save'"),
+    ("x.tofile('/tmp/x')", r"attribute 'tofile'"),
+    ("[g.gi_frame.f_back for g in [(i for i in x)]]", r"attribute 'f_back'"),
+    ("'{0.__class__}'.format(x)", r"attribute 'format'"),
+    ("(lambda: 1)()", r"Lambda syntax"),
+])
+def test_debug_eval_refuses_expressions_that_reach_past_the_values(expr, words):
+    """A PTO-AS file is data: its debug_eval text may read the bound values, np.<function> and data attributes,
+    nothing that reaches the interpreter, the file system or other objects (checked when recorded or parsed
+    and again before evaluating)."""
+    m = Machine("A2A3")
+    m.activate()
+    with pytest.raises(IllegalOperand, match=words):
+        pto.debug_eval(values=(3,), expr=expr, bind="(('x', 's', 0),)")
+    pto.debug_eval(values=(3,), expr="np.sum(np.array([x, x])), x.bit_length(), str(x)", bind="(('x', 's', 0),)",
+                   screen=False)
+    assert m.printed[-1][1] == "(np.int64(6), 2, '3')\n"
