@@ -105,7 +105,7 @@ register(OpSpec(
 EVAL_NUMPY_NAMES = ("abs", "all", "allclose", "any", "argmax", "argmin", "argsort", "array", "array_equal", "ceil",
                     "count_nonzero", "cumsum", "diff", "exp", "flatnonzero", "floor", "isclose", "isfinite", "isinf",
                     "isnan", "log", "max", "maximum", "mean", "median", "min", "minimum", "nonzero", "prod", "round",
-                    "sign", "sort", "sqrt", "std", "sum", "unique", "var", "where", "set_printoptions",
+                    "sign", "sort", "sqrt", "std", "sum", "unique", "var", "where",
                     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "bool_", "nan", "inf", "pi")
 EVAL_NUMPY = type("np", (), {n: staticmethod(getattr(np, n)) if callable(getattr(np, n)) else getattr(np, n)
