@@ -889,6 +889,12 @@ class ExecContext:
         self._on_write(buf, off, off + nbytes, operand)
         return buf.data[off:off + nbytes]
 
+    def peek(self, ptr: Ptr, nbytes: int, *, operand: str = "ptr") -> np.ndarray:
+        """A copy of the bytes ``[ptr, ptr + nbytes)`` (bounds-checked). Not an access: nothing is reported
+        to the checkers (``pto.debug_eval`` looks at a tensor's current data this way)."""
+        buf, off = self._locate(ptr, nbytes, operand)
+        return buf.data[off:off + nbytes].copy()
+
     def forget_written(self, ptr: Ptr, nbytes: int, *, operand: str = "ptr") -> None:
         """Clear the written flags of ``[ptr, ptr + nbytes)`` (bounds-checked; the bytes keep their values).
 

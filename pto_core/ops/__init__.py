@@ -3,7 +3,7 @@
 Families: ``mte`` (data movement), ``cube`` (``pto.mad*``), ``fixpipe``
 (``pto.mte_l0c_*``), ``sync`` (flags, barriers), ``ctrl`` (control registers: the GM
 atomic mode), ``vector``, ``scalar``, ``assertions`` (run-time checks front ends place),
-``debug`` (``pto.debug_print``).
+``debug`` (``pto.debug_print``, ``pto.debug_eval``).
 Each op is one execute function plus one `registry.OpSpec` row.
 """
 from .registry import OPS, OpCall, OpSpec, Operand, Clause, get_op, register  # noqa: F401

@@ -13,8 +13,11 @@ hardware instruction; it touches no memory.
 """
 from __future__ import annotations
 
+import ast
 import re
 import sys
+
+import numpy as np
 
 from ..errors import IllegalOperand
 from .registry import Clause, OpSpec, register
@@ -92,3 +95,192 @@ register(OpSpec(
              Clause("screen", "attr", values=(True, False), doc="also write the text to stdout (default true)")),
     execute=_debug_print, verify=_verify,
     doc="print scalar values with a C printf format to the machine console (Machine.printed and stdout)"))
+
+
+# ----------------------------------------------------------------------------- pto.debug_eval
+#: Names a ``pto.debug_eval`` expression may use without binding them (the restricted builtins, TIK's
+#: ``tikdb.debug_print`` evaluates its text with Python's): numpy is ``np``.
+#: The numpy functions and dtypes ``np.<name>`` offers there (a curated namespace, not the numpy module: no file
+#: I/O such as ``np.save`` / ``np.load``, no ``np.lib`` / ``np.ctypeslib``).
+EVAL_NUMPY_NAMES = ("abs", "all", "allclose", "any", "argmax", "argmin", "argsort", "array", "array_equal", "ceil",
+                    "count_nonzero", "cumsum", "diff", "exp", "flatnonzero", "floor", "isclose", "isfinite", "isinf",
+                    "isnan", "log", "max", "maximum", "mean", "median", "min", "minimum", "nonzero", "prod", "round",
+                    "sign", "sort", "sqrt", "std", "sum", "unique", "var", "where",
+                    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "bool_", "nan", "inf", "pi")
+EVAL_NUMPY = type("np", (), {n: staticmethod(getattr(np, n)) if callable(getattr(np, n)) else getattr(np, n)
+                             for n in EVAL_NUMPY_NAMES if hasattr(np, n)})
+EVAL_BUILTINS = {"str": str, "int": int, "float": float, "len": len, "list": list, "tuple": tuple, "sum": sum,
+                 "min": min, "max": max, "abs": abs, "round": round, "bool": bool, "range": range, "np": EVAL_NUMPY}
+#: Attributes an expression may read besides its bound dotted names and ``np.<name>``: the data-only ones of
+#: ndarrays, numbers and lists. Anything else (``__class__``, ``gi_frame``, ``tofile``, ``format``, ...) is
+#: refused when the op is recorded or parsed, so a PTO-AS file cannot reach the interpreter or the file system.
+EVAL_ATTRIBUTES = frozenset((
+    "T", "all", "any", "argmax", "argmin", "astype", "copy", "count", "cumsum", "dtype", "flatten", "imag", "index",
+    "item", "max", "mean", "min", "ndim", "nonzero", "prod", "ravel", "real", "reshape", "round", "shape", "size",
+    "sort", "std", "sum", "tolist", "transpose", "var", "view", "is_integer", "hex", "bit_length"))
+#: Syntax an expression may use (no lambda, no walrus, no await / yield).
+_EVAL_NODES = (ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Attribute, ast.Subscript, ast.Slice,
+               ast.Tuple, ast.List, ast.Dict, ast.Set, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+               ast.Call, ast.keyword, ast.Starred, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+               ast.comprehension, ast.JoinedStr, ast.FormattedValue, ast.operator, ast.unaryop, ast.boolop,
+               ast.cmpop, ast.expr_context)
+
+
+def eval_expression_problem(expr: str, bound: tuple = ()) -> str:
+    """Why ``expr`` may not be evaluated by ``pto.debug_eval`` ("" when it may): syntax outside `_EVAL_NODES`,
+    a name starting with ``_``, or an attribute that is not part of a bound dotted name (``bound``), an
+    ``np.<name>`` of `EVAL_NUMPY_NAMES` or one of `EVAL_ATTRIBUTES`."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        return f"it is not a Python expression: {e.msg}"
+    prefixes = {".".join(p.split(".")[:k]) for p in bound for k in range(1, p.count(".") + 2)}
+    for node in ast.walk(tree):
+        if not isinstance(node, _EVAL_NODES):
+            return f"it uses {type(node).__name__} syntax"
+        if isinstance(node, ast.Name) and node.id.startswith("_"):
+            return f"it uses the name {node.id!r} (names starting with '_' are not available)"
+        if isinstance(node, ast.Attribute):
+            chain, v = [node.attr], node.value
+            while isinstance(v, ast.Attribute):
+                chain.append(v.attr)
+                v = v.value
+            dotted = ".".join([v.id] + chain[::-1]) if isinstance(v, ast.Name) else None
+            if dotted in prefixes or (isinstance(v, ast.Name) and v.id == "np" and len(chain) == 1
+                                      and node.attr in EVAL_NUMPY_NAMES) or node.attr in EVAL_ATTRIBUTES:
+                continue
+            return f"it reads the attribute {node.attr!r} (only bound names, np.<function> and data attributes " \
+                   f"such as shape, dtype, sum, max, astype, tolist)"
+    return ""
+MAX_EVAL_VALUES = 64
+MAX_EVAL_TENSORS = 8
+
+
+class _Obj:
+    """A namespace object standing for the root of an attribute chain (``self`` in ``self.x``)."""
+
+    def __init__(self, name):
+        self.__name = name
+
+    def __repr__(self):
+        return f"<{self.__name}>"
+
+
+def _layout(text):
+    """``bind`` attribute -> tuple of entries (see `_debug_eval`); ``ast.literal_eval`` only."""
+    try:
+        out = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        out = None
+    if not isinstance(out, tuple) or not all(isinstance(e, tuple) and len(e) >= 2 and isinstance(e[0], str)
+                                            for e in out):
+        raise IllegalOperand("bind must be a tuple literal of (name, kind, ...) entries", op="pto.debug_eval",
+                             operand="bind", value=repr(text)[:80])
+    return out
+
+
+def _set_path(ns: dict, path: str, value) -> None:
+    parts = path.split(".")
+    if len(parts) == 1:
+        ns[path] = value
+        return
+    obj = ns.get(parts[0])
+    if obj is None:
+        obj = ns[parts[0]] = _Obj(parts[0])
+    for p in parts[1:-1]:
+        nxt = getattr(obj, p, None)
+        if nxt is None:
+            nxt = _Obj(p)
+            setattr(obj, p, nxt)
+        obj = nxt
+    setattr(obj, parts[-1], value)
+
+
+def _tensor_value(ctx, ptr, shape, strides):
+    """The current data of a strided view at ``ptr`` as a new ndarray (no access is recorded)."""
+    d = ptr.dtype
+    if not shape or any(s == 0 for s in shape):
+        return np.zeros(shape, d.storage)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    raw = ctx.peek(ptr, d.nbytes(span)).view(d.storage)
+    item = raw.itemsize
+    return np.lib.stride_tricks.as_strided(raw, shape, tuple(s * item for s in strides)).copy()
+
+
+def _debug_eval(ctx, *, expr, bind, values=None, tensors=None, screen=True):
+    vals = tuple(values[0]) if values else ()
+    ptrs = tuple(tensors[0]) if tensors else ()
+    ns = {}
+    for entry in _layout(bind):
+        path, kind = entry[0], entry[1]
+        if kind == "s":
+            v = vals[entry[2]]
+        elif kind == "a":
+            v = list(vals[entry[2]:entry[2] + entry[3]])
+        elif kind == "t":
+            v = _tensor_value(ctx, ptrs[entry[2]], tuple(entry[3]), tuple(entry[4]))
+        else:
+            v = entry[2]
+        _set_path(ns, path, v)
+    problem = eval_expression_problem(str(expr), tuple(e[0] for e in _layout(bind)))
+    if problem:                   # also checked when recorded or parsed (`_verify_eval`)
+        raise IllegalOperand(f"expr {str(expr)!r} cannot be evaluated: {problem}", op="pto.debug_eval",
+                             operand="expr", value=str(expr)[:80])
+    # numpy's C code imports lazily through the running frame's builtins: __import__ must be there; the
+    # expression itself cannot name it (`eval_expression_problem` refuses names starting with '_')
+    builtins = dict(EVAL_BUILTINS, __import__=__import__)
+    try:
+        result = eval(compile(str(expr), "<debug_print>", "eval"), {"__builtins__": builtins}, ns)
+    except Exception as e:        # the user's expression failed: report it at their line
+        raise IllegalOperand(f"evaluating {str(expr)!r} raised {type(e).__name__}: {e}", op="pto.debug_eval",
+                             operand="expr", value=str(expr)[:80],
+                             hint="fix the expression (it sees the bound names, str int float len list tuple "
+                                  "sum min max abs round bool range and numpy as np)") from None
+    text = f"{result}\n"
+    ctx.machine.printed.append((ctx.core.index, text))
+    if screen:
+        ctx.machine.outside(lambda: sys.stdout.write(text))
+
+
+def _verify_eval(call, target):
+    expr = call.clauses.get("expr")
+    if not isinstance(expr, str) or not expr.strip():
+        raise IllegalOperand("debug_eval needs a non-empty expr string", op="pto.debug_eval", operand="expr",
+                             value=repr(expr))
+    bound = tuple(e[0] for e in _layout(call.clauses.get("bind", "()")))
+    problem = eval_expression_problem(expr, bound)
+    if problem:
+        raise IllegalOperand(f"expr {expr!r} cannot be evaluated: {problem}", op="pto.debug_eval",
+                             operand="expr", value=expr[:80],
+                             hint="print bound names with str int float len list tuple sum min max abs round bool "
+                                  "range, np.<function> and data attributes (shape, dtype, sum, max, tolist, ...)")
+    vals = call.clauses.get("values")
+    tens = call.clauses.get("tensors")
+    nv = len(vals[0]) if vals else 0
+    nt = len(tens[0]) if tens else 0
+    for entry in _layout(call.clauses.get("bind", "()")):
+        kind = entry[1]
+        ok = (kind == "s" and len(entry) == 3 and 0 <= entry[2] < nv) or \
+             (kind == "a" and len(entry) == 4 and 0 <= entry[2] and entry[2] + entry[3] <= nv) or \
+             (kind == "t" and len(entry) == 5 and 0 <= entry[2] < nt and len(entry[3]) == len(entry[4])) or \
+             (kind == "c" and len(entry) == 3)
+        if not ok:
+            raise IllegalOperand(f"bind entry {entry!r} does not match the {nv} value(s) and {nt} tensor(s)",
+                                 op="pto.debug_eval", operand="bind", value=repr(entry)[:80])
+
+
+register(OpSpec(
+    name="debug_eval", family="debug", pipe="S",
+    operands=(),
+    clauses=(Clause("values", "args", params=tuple(f"%v{i}" for i in range(MAX_EVAL_VALUES)), min_params=0,
+                    doc="scalar values the expression's names are bound to (registers, expressions, constants)"),
+             Clause("tensors", "args", params=tuple(f"%t{i}" for i in range(MAX_EVAL_TENSORS)), min_params=0,
+                    doc="pointers to the tensor views the expression reads"),
+             Clause("expr", "attr", doc="a Python expression"),
+             Clause("bind", "attr", doc="tuple literal: (name, 's', value index) | (name, 'a', first value, count) | "
+                                        "(name, 't', tensor index, shape, element strides) | (name, 'c', constant)"),
+             Clause("screen", "attr", values=(True, False), doc="also write the text to stdout (default true)")),
+    execute=_debug_eval, verify=_verify_eval,
+    doc="evaluate a Python expression on run-time scalars and tensor contents and print its value "
+        "(TIK tikdb.debug_print) to the machine console"))

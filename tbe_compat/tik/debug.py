@@ -42,6 +42,7 @@ indices (``[at core=1, i=3]``).
 """
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple, Optional
 
 import ml_dtypes
@@ -50,9 +51,10 @@ import numpy as np
 from pto_core import program as P
 from pto_core import scalars as S
 from pto_core.errors import (CapacityExceeded, IllegalOperand, PtoError, UninitializedRead, UninitializedReadWarning,
-                             UnknownName, UnsupportedOp)
+                             UnknownName)
 from pto_core.memory import MachineOptions
 
+from . import debug_print as _debug_print
 from .errors import convert
 from .control import MAX_BLOCK_NUM
 from .scalar import InputScalar
@@ -196,15 +198,20 @@ class Tikdb:
         return getattr(self.executable, "reports_dropped", 0) if self.executable is not None else 0
 
     def debug_print(self, expr):
-        """TIK's debugger evaluates the Python text ``expr`` on its state when execution reaches this
-        statement; the simulator runs no Python during execution, so this is `UnsupportedOp`."""
+        """Print the value of the Python expression ``expr`` when the kernel runs (TIK's debugger; see
+        `tbe_compat.tik.debug_print`). Names are resolved in the caller's frame now."""
         tik = self._tik
-        with tik._api("tikdb.debug_print"):
-            raise tik._error(f"tikdb.debug_print({expr!r}) is not simulated: it evaluates Python text on the "
-                             f"debugger's state at run time", operand="expr", value=repr(expr)[:80],
-                             cls=UnsupportedOp,
-                             hint="print Scalars with tik_instance.printf(\"x=%d\\n\", x), or look at the outputs "
-                                  "returned by start_debug")
+        frame = sys._getframe(1)
+        try:
+            with tik._api("tikdb.debug_print"):
+                try:
+                    _debug_print.lower(tik, expr, frame)
+                except PtoError:
+                    if tik._never_runs():            # code that never runs: dropped, as TIK's folding does
+                        return None
+                    raise
+        finally:
+            del frame
 
     def start_debug(self, feed_dict=None, interactive=True, desc_tensor=None, *, inplace=None, block_dim=None):
         """Run the kernel on ``feed_dict``; returns the outputs (see module doc).

@@ -64,3 +64,55 @@ def test_screen_false_keeps_the_text_off_stdout(capsys):
     parse(text).compile().run(machine=m)
     assert [t for _, t in m.printed] == ["q=5\n", "loud\n"]
     assert capsys.readouterr().out == "loud\n"
+
+
+def test_debug_eval_binds_values_arrays_tensors_and_constants(capsys):
+    """pto.debug_eval (TIK tikdb.debug_print): the expression sees scalars, lists, strided tensor views and
+    constants under dotted names; it round-trips through PTO-AS."""
+    with program("de", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        with k.for_(0, 2, name="i") as i:
+            pto.debug_eval(values=(i, 1, 2), tensors=(t,), expr="o.n * 10 + i, a, x, tag",
+                           bind=repr((("i", "s", 0), ("a", "a", 1, 2), ("x", "t", 0, (2, 2), (4, 2)),
+                                      ("tag", "c", "k"), ("o.n", "c", 3))))
+    text = print_program(k.program)
+    again = parse(text)
+    assert print_program(again) == text
+    m = Machine("A2A3")
+    import numpy as np
+    again.compile().run({"t": np.arange(8, dtype=np.int32)}, machine=m)
+    x = np.array([[0, 2], [4, 6]], np.int32)
+    assert [s for _, s in m.printed] == [f"({30 + j}, [1, 2], {x!r}, 'k')\n" for j in range(2)]
+
+
+def test_debug_eval_checks_its_bind_when_recorded():
+    m = Machine("A2A3")
+    m.activate()
+    with pytest.raises(IllegalOperand, match=r"bind entry \('x', 's', 1\) does not match the 1 value\(s\)"):
+        pto.debug_eval(values=(1,), expr="x", bind="(('x', 's', 1),)")
+    with pytest.raises(IllegalOperand, match=r"bind must be a tuple literal"):
+        pto.debug_eval(expr="x", bind="__import__('os')")
+    with pytest.raises(IllegalOperand, match=r"is not a Python expression"):
+        pto.debug_eval(expr="x +", bind="()")
+
+
+@pytest.mark.parametrize("expr, words", [
+    ("().__class__.__base__.__subclasses__()", r"attribute '__subclasses__'"),
+    ("__import__('os')", r"name '__import__'"),
+    ("np.save('/tmp/x', x)", r"attribute 'save'"),
+    ("x.tofile('/tmp/x')", r"attribute 'tofile'"),
+    ("[g.gi_frame.f_back for g in [(i for i in x)]]", r"attribute 'f_back'"),
+    ("'{0.__class__}'.format(x)", r"attribute 'format'"),
+    ("(lambda: 1)()", r"Lambda syntax"),
+])
+def test_debug_eval_refuses_expressions_that_reach_past_the_values(expr, words):
+    """A PTO-AS file is data: its debug_eval text may read the bound values, np.<function> and data attributes,
+    nothing that reaches the interpreter, the file system or other objects (checked when recorded or parsed
+    and again before evaluating)."""
+    m = Machine("A2A3")
+    m.activate()
+    with pytest.raises(IllegalOperand, match=words):
+        pto.debug_eval(values=(3,), expr=expr, bind="(('x', 's', 0),)")
+    pto.debug_eval(values=(3,), expr="np.sum(np.array([x, x])), x.bit_length(), str(x)", bind="(('x', 's', 0),)",
+                   screen=False)
+    assert m.printed[-1][1] == "(np.int64(6), 2, '3')\n"

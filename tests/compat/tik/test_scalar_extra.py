@@ -156,13 +156,6 @@ def test_printf_prints_run_time_values_per_core(capsys):
         ti3.printf("a=%d b=%d", 1)
 
 
-def test_tikdb_debug_print_is_a_clear_unsupported_error():
-    ti = tik.Tik()
-    with raises_tik(UnsupportedOp, match=r"tikdb.debug_print\('x_ub'\) is not simulated.*Fix: print Scalars with "
-                                         r"tik_instance.printf"):
-        ti.tikdb.debug_print("x_ub")
-
-
 # ---------------------------------------------------------------------------------------------
 # set_printf_params: TIK's ranges and rules; screen / file output; longer format strings
 
