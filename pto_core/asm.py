@@ -492,12 +492,14 @@ class _Printer:
             self.const_table[key] = v
         return v
 
-    def undef_v(self, t) -> _V:
-        key = ("undef", str(t))
+    def undef_v(self, t, why: Optional[str] = None) -> _V:
+        """``ub.poison``; ``why`` (`Undef.why`, the error where the value is used) prints as ``{pto.why = "..."}``."""
+        key = ("undef", str(t), why)
         v = self.const_table.get(key)
         if v is None:
             v = _V("poison", t, True)
-            self.emit([v, f" = ub.poison : {_tstr(t)}"], [v], entry=True)
+            attr = "" if why is None else f" {{pto.why = {_q(why)}}}"
+            self.emit([v, f" = ub.poison{attr} : {_tstr(t)}"], [v], entry=True)
             self.const_table[key] = v
         return v
 
@@ -522,7 +524,7 @@ class _Printer:
         if isinstance(e, Const):
             return self.const_v(e, e.type)
         if isinstance(e, Undef):
-            return self.undef_v(e.type)
+            return self.undef_v(e.type, e.why)
         if isinstance(e, _VLeaf):
             return e.v
         m = self.val_memo.get(id(e))
@@ -1791,8 +1793,13 @@ class _Parser:
         if name == "arith.constant":
             return self.constant(op)
         if name == "ub.poison":
+            attrs = self.attr_dict() if self.at("{") else {}
+            why = attrs.get("pto.why")
+            if why is not None and not isinstance(why, str):
+                raise self.error("ub.poison's pto.why is the message of the error where the value is used: a "
+                                 "\"string\"", op, hint='write {pto.why = "..."} or leave it out')
             self.expect(":", "':'")
-            return Undef(self.parse_type())
+            return Undef(self.parse_type(), why)
         if name == "pto.get_block_idx" or name == "pto.get_block_num":
             if self.accept(":"):
                 t = self.parse_type()

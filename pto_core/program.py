@@ -188,7 +188,7 @@ _INT_CONST_TYPES = {id(t): (t, *S.int_bounds(t)) for t in
 
 class Undef(ScalarExpr):
     """An undefined value (``ub.poison``): what a register holds before its first assignment.
-    ``why`` (optional, not printed in PTO-AS): what the `UninitializedRead` says when the value is used."""
+    ``why`` (optional; PTO-AS ``ub.poison {pto.why = "..."}``): the error where the value is used."""
 
     __slots__ = ("why",)
 

@@ -133,7 +133,7 @@ BLOCK_BYTES = 32
 #: at a RUN-TIME address: the end of the last live one (its shape's size at its declaration), aligned; a run-time
 #: check keeps its end inside the first one's reservation. A static tensor declared meanwhile takes its bytes from
 #: the top of that reservation and re-checks the chain's run-time end (`Tik._chain_open_ended`,
-#: `Tik._room_from_open_ended`). So tensors whose run-time sizes fit the buffer together run (CANN dynamic
+#: `Tik._room_from_open_ended`); freed, it gives those bytes back (`Tik._release`). So tensors whose run-time sizes fit the buffer together run (CANN dynamic
 #: embedding_dense_grad, nll_loss, roi_pool_grad_with_arg_max, sparse_segment_sum_grad); a write into a tensor
 #: of the chain is checked at run time against the start of the next one (`Tik._chain_room`);
 #: migration_guide/tik_core.md.
@@ -270,6 +270,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._open_ended: dict = {}
         #: open-ended storage -> I64 register holding its run-time end byte (DYNAMIC_TENSOR_RUNTIME_CHAIN)
         self._chain_end: dict = {}
+        #: open-ended storage -> bytes of its whole reservation (the rest of the buffer at its declaration); a
+        #: static tensor lowers it while it lives, `_release` gives the bytes back when it is freed
+        self._open_full: dict = {}
         #: a multi-core loop over a computed Scalar block_num was opened (control.py: no other block loop then)
         self._dynamic_block_loop_seen = False
         self._scopes = [_Scope("kernel")]
@@ -595,6 +598,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._scopes[-1].storages.append(st)
         if rest_of_buffer:
             self._open_ended[st] = count
+            self._open_full[st] = nbytes
             self._check_open_ended(st, count, nbytes)
             self._chain_end[st] = self._builder.reg(P.I64, st.addr + self._byte_count(st, count))
 
@@ -704,6 +708,29 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                         f"(placed without max_mem_size) below static tensor {st.name!r} at byte "
                         f"{root.addr + keep:#x}",
                    hint=self._chain_hint([t.name for t in chain]))
+
+    def _release(self, storages: list) -> None:
+        """Free ``storages`` (a scope's tensors, tik_api.md §6.3). A live open-ended reservation
+        (DYNAMIC_TENSOR_OPEN_ENDED) that static tensors lowered (`_room_from_open_ended`) grows back up to
+        the lowest tensor still placed above it (at most the bytes it reserved at its declaration)."""
+        self._placement.release(storages)
+        for space in {st.space for st in storages}:
+            chain = self._live_chain(space)
+            if not chain or space not in self._placement._alloc:
+                continue
+            root = chain[0]
+            full = self._open_full.get(root)
+            if full is None or root.nbytes >= full:
+                continue
+            a = self._placement._alloc[space]
+            end = root.addr + root.nbytes
+            top = min((lo for lo, _, _ in a.occupants() if lo >= end), default=root.addr + full)
+            grown = min(full, top - root.addr)
+            if grown > root.nbytes:
+                a._free_id(root.alloc_id)
+                a._place(root.addr, grown, root.name)
+                root.alloc_id = a._order[-1]
+                root.nbytes = grown
 
     def _empty_tensor_error(self, t: Tensor, name: str):
         """The error for a use of an empty tensor (declared with a dimension <= 0 in code that never runs)."""

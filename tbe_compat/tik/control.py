@@ -146,7 +146,7 @@ class _Block:
                     if scope.storages and (scope.lowering or FREED_TENSORS_UNWRITTEN):
                         tik._forget_freed(scope.storages)
         finally:
-            tik._placement.release(scope.storages)
+            tik._release(scope.storages)
             if self._scope is not None:
                 self._scope.__exit__(exc_type, exc, tb)
         return False

@@ -89,7 +89,7 @@ class CubeBase(TikBase):
             for st in made:
                 if st in scope:
                     scope.remove(st)
-            self._placement.release(made)
+            self._release(made)
 
     @contextlib.contextmanager
     def _cube_if(self, cond):

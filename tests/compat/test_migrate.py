@@ -546,3 +546,24 @@ def test_check_fails_when_the_last_build_of_a_kernel_name_never_ran(tmp_path, ca
     err = capsys.readouterr().err
     assert "kernel lastnorun: its last build (the text listed / written) has no start_debug run" in err
     assert "PTO-AS outputs equal its start_debug run" not in err
+
+
+def test_check_round_trip_keeps_the_reason_of_an_undefined_scalar_array_read(tmp_path):
+    # tik.all(i < 4, arr[i] > 6) reads arr[i] with i == 4 (outside the ScalarArray) on the last trip: the value is
+    # undefined with a reason (SCALAR_ARRAY_RUNTIME_INDEX), an error only where it is used, and the short-circuit
+    # never uses it. The printed ub.poison keeps the reason, so the parsed text runs the same (it raised).
+    body = """
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    arr = ti.ScalarArray("int32", 4, name="arr", init_value=[5, 7, 9, 3])
+    cnt = ti.Scalar("int32", name="cnt", init_value=0)
+    with ti.for_range(0, 5) as i:
+        with ti.if_scope(tik.all(i < 4, arr[i] > 6)):
+            cnt.set_as(cnt + 1)
+    ub[0].set_as(cnt)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    """
+    assert _check_script(tmp_path, body, "{'x': np.arange(8, dtype=np.int32)}") == []

@@ -465,3 +465,20 @@ def test_shared_subexpressions_print_once_not_once_per_path():
     # the interpreter's code generator binds shared nodes to locals: inline code had 2**40 copies
     direct = k.program.run({"x": xs, "n": 5})["y"]
     np.testing.assert_array_equal(direct, (ref + 5).astype(np.int32))
+
+
+def test_poison_with_a_reason_round_trips_and_errors_where_used():
+    """``ub.poison {pto.why = "..."}`` (`Undef.why`): printed and parsed back; the value errors with that
+    message only when used, so an unused select arm runs the same from the text as from the program."""
+    text = GOLDEN.replace("    %c0_i32 = arith.constant 0 : i32\n",
+                          "    %c0_i32 = arith.constant 0 : i32\n"
+                          "    %pw = ub.poison {pto.why = \"index 4 outside \\\"arr\\\"\"} : i32\n"
+                          "    %true = arith.constant true\n"
+                          "    %c0_i32_1 = arith.select %true, %c0_i32, %pw : i32\n", 1) \
+        .replace("iter_args(%acc_1 = %c0_i32)", "iter_args(%acc_1 = %c0_i32_1)", 1)
+    prog = asm.parse(text)
+    again = asm.print_program(prog)
+    assert 'ub.poison {pto.why = "index 4 outside \\"arr\\""} : i32' in again
+    assert asm.print_program(asm.parse(again)) == again
+    with pytest.raises(AsmParseError, match=r"pto.why is the message .*: a \"string\""):
+        asm.parse(text.replace('{pto.why = "index', '{pto.why = 4, x = "index', 1))

@@ -847,3 +847,44 @@ def test_a_block_barrier_before_a_scalar_block_loop_waits_for_every_launched_blo
             assert not said
         else:                                               # the device runs 12 blocks in batches: it hangs
             assert len(said) == 1 and "the launch has 12 blocks but Ascend310P3 runs 8 at a time" in said[0]
+
+
+def _static_in_scope_kernel(how, write_inside=False):
+    """'a' (n floats, no max_mem_size) reserves the rest of the UB; a static 16 KB 's' is declared in a
+    new_stmt_scope / for_range body / code that never runs; then m floats are written into 'a' and stored."""
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (MAX_INT64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (MAX_INT64,), name="y", scope=tik.scope_gm)
+    n = ti.InputScalar("int32", name="n")
+    m = ti.InputScalar("int32", name="m")
+    a = ti.Tensor("float32", (n,), name="a", scope=tik.scope_ubuf)
+    scope = {"stmt": ti.new_stmt_scope, "loop": lambda: ti.for_range(0, 2), "dead": lambda: ti.if_scope(0 > 1),
+             "empty_loop": lambda: ti.for_range(0, 0)}[how]()
+    with scope:
+        s = ti.Tensor("float32", (4096,), name="s", scope=tik.scope_ubuf)
+        ti.vec_dup(64, s, 1.0, 1, 8)
+        if write_inside:
+            ti.data_move(a, x, 0, 1, m // 8, 0, 0)
+    ti.data_move(a, x, 0, 1, m // 8, 0, 0)
+    ti.data_move(y, a, 0, 1, m // 8, 0, 0)
+    return build(ti, "static_in_scope", [x, n, m], [y])
+
+
+@pytest.mark.parametrize("chip", CHAIN_CHIPS)
+@pytest.mark.parametrize("how", ["stmt", "loop", "dead", "empty_loop"])
+def test_a_freed_static_tensor_gives_its_bytes_back_to_the_open_ended_reservation(chip, how):
+    """A static tensor declared while an open-ended reservation (DYNAMIC_TENSOR_OPEN_ENDED) is live takes
+    the reservation's top; when its scope ends TIK frees it (tik_api.md §6.3), so a later write filling the
+    reservation runs (it was refused against the lowered reservation, also when the static tensor was in code
+    that never runs). While the static tensor lives, the same write is still refused."""
+    ub = _ub(chip)
+    full = (ub - 1024) // 4 // 64 * 64           # floats of the reservation, less the 8 int32 of n_gm etc.
+    ti = _static_in_scope_kernel(how)
+    xs = np.arange(full, dtype=np.float32)
+    small = 64 if how in ("stmt", "loop") else full      # a's shape must stay below a live 's'
+    got, = run(ti, {"x": xs, "y": full, "n": small, "m": full})
+    assert np.array_equal(got[:full], xs)
+    if how in ("stmt", "loop"):
+        ti = _static_in_scope_kernel(how, write_inside=True)
+        with raises_tik(OutOfBounds, match=r"tensor 'a'"):
+            run(ti, {"x": xs, "y": full, "n": small, "m": full})
