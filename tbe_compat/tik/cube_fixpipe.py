@@ -115,6 +115,14 @@ FIXPIPE_UNIT_EXTRA_HINTS = {
 }
 
 
+#: What to write instead of a per-channel float16 Tensor ``mode_param`` on the FIXPIPE unit (910B/310B): one
+#: scale for every channel is an immediate; per-channel scales are applied in UB (h_author290: the old hint
+#: named only the immediate, which drops the per-channel scales).
+FIXPIPE_UNIT_TENSOR_SCALE_HINT = ("use a float immediate scale (one for all channels); for per-channel scales "
+                                  "fixpipe the int32 result without quantize_params and scale it in UB: vconv "
+                                  "s322f32, vmul by the scales, vconv f322f16")
+
+
 class FixpipeAPI(CubeBase):
     """The legacy ``fixpipe`` (mixin of `tbe_compat.tik.Tik` through `cube.CubeAPI`)."""
 
@@ -338,7 +346,7 @@ class FixpipeAPI(CubeBase):
             if fixpipe_unit:
                 raise self._error(f"a Tensor mode_param is not supported on {a.soc.soc_version} (its FIXPIPE fixpipe "
                                   f"takes float32 deq scales from GM)", operand="quantize_params.mode_param",
-                                  cls=UnsupportedOp, hint="use a float immediate scale")
+                                  cls=UnsupportedOp, hint=FIXPIPE_UNIT_TENSOR_SCALE_HINT)
             a.scale, a.scale_kind = t, "tensor"
         elif isinstance(param, Expr):
             if param.dtype != "float16":

@@ -340,6 +340,10 @@ def test_fixpipe_chip_rules():
     ti, c, dst = _simple(chip="Ascend910B1", src="int32", dst_dt="float16")
     with raises_tik(UnsupportedOp, match="FIXPIPE unit takes positive finite scales"):
         ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": -0.5}})
+    scales = ti.Tensor("float16", (16,), name="scales", scope=tik.scope_cbuf)
+    with raises_tik(UnsupportedOp, match="a Tensor mode_param is not supported on Ascend910B1.*Fix: use a float "
+                                         "immediate scale .*for per-channel scales fixpipe the int32 result"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": scales}})
     ti, c, dst = _simple(chip="SD3403", src="int32", dst_dt="int32")
     with raises_tik(UnsupportedOp, match="does not support the 'relu' key"):
         ti.fixpipe(dst, c, 2, 32, 0, 0, {"relu": False})
