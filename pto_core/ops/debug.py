@@ -151,7 +151,7 @@ def eval_expression_problem(expr: str, bound: tuple = ()) -> str:
                 chain.append(v.attr)
                 v = v.value
             dotted = ".".join([v.id] + chain[::-1]) if isinstance(v, ast.Name) else None
-            if dotted in prefixes or (isinstance(v, ast.Name) and v.id == "np" and len(chain) == 1
+            if dotted in prefixes or (isinstance(v, ast.Name) and v.id == "np" and "np" not in stored and len(chain) == 1
                                       and node.attr in EVAL_NUMPY_NAMES) or node.attr in EVAL_ATTRIBUTES:
                 continue
             return f"it reads the attribute {node.attr!r} (only bound names, np.<function> and data attributes " \

@@ -125,6 +125,7 @@ def test_debug_eval_refuses_expressions_that_reach_past_the_values(expr, words):
      (("a.__class__.__init__.x", "c", 0), ("b.__globals__", "c", 0), ("s.version", "c", 0)), r"bind name"),
     ("[b.__globals__ for b in [np.sum]]", (("b.__globals__", "c", 0),), r"bind name 'b.__globals__'"),
     ("x", (("_x", "c", 0),), r"bind name '_x'"),
+    ("[np.array for np in [x]]", (("x", "c", 0),), r"attribute 'array'"),
     ("x", (("x.y", "c", 0), ("x.y.z", "c", 0)), r"extends the bound value 'x.y'"),
 ])
 def test_debug_eval_bind_names_cannot_open_other_objects(expr, bind, words):
