@@ -145,3 +145,14 @@ def test_debug_eval_keeps_private_and_nested_bound_names():
     pto.debug_eval(values=(2,), expr="self._n + self.a.b, [k * 2 for k in [1]]",
                    bind=repr((("self._n", "s", 0), ("self.a.b", "c", 5))), screen=False)
     assert m.printed[-1][1] == "(7, [2])\n"
+
+
+def test_a_pto_as_file_cannot_bind_names_that_open_the_sandbox():
+    """The PTO-AS text is checked when parsed: this file reached the simulator module's globals (sys)."""
+    from pto_core.errors import PtoError
+    text = ('module attributes {pto.target_arch = "a2a3"} {\n  func.func @esc() {\n'
+            '    pto.debug_eval {expr = "[s.version for s in [b.__globals__[\\"sys\\"] for b in [a.__class__.__init__]]]"'
+            ', bind = "((\'a.__class__.__init__.x\', \'c\', 0), (\'b.__globals__\', \'c\', 0), (\'s.version\', \'c\', 0))"}\n'
+            '    return\n  }\n}\n')
+    with pytest.raises(PtoError, match=r"bind name 'a.__class__.__init__.x'"):
+        parse(text)
