@@ -135,7 +135,11 @@ def eval_expression_problem(expr: str, bound: tuple = ()) -> str:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         return f"it is not a Python expression: {e.msg}"
-    prefixes = {".".join(p.split(".")[:k]) for p in bound for k in range(1, p.count(".") + 2)}
+    # a bound dotted name is exempt only while its root names the bound value: a comprehension variable of the
+    # same name (``[t.tofile(..) for t in [np.array(..)]]`` with ``t.tofile`` bound) could be any object
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    prefixes = {".".join(p.split(".")[:k]) for p in bound if p.split(".")[0] not in stored
+                for k in range(1, p.count(".") + 2)}
     for node in ast.walk(tree):
         if not isinstance(node, _EVAL_NODES):
             return f"it uses {type(node).__name__} syntax"
@@ -147,7 +151,7 @@ def eval_expression_problem(expr: str, bound: tuple = ()) -> str:
                 chain.append(v.attr)
                 v = v.value
             dotted = ".".join([v.id] + chain[::-1]) if isinstance(v, ast.Name) else None
-            if dotted in prefixes or (isinstance(v, ast.Name) and v.id == "np" and len(chain) == 1
+            if dotted in prefixes or (isinstance(v, ast.Name) and v.id == "np" and "np" not in stored and len(chain) == 1
                                       and node.attr in EVAL_NUMPY_NAMES) or node.attr in EVAL_ATTRIBUTES:
                 continue
             return f"it reads the attribute {node.attr!r} (only bound names, np.<function> and data attributes " \
@@ -177,6 +181,11 @@ def _layout(text):
                                             for e in out):
         raise IllegalOperand("bind must be a tuple literal of (name, kind, ...) entries", op="pto.debug_eval",
                              operand="bind", value=repr(text)[:80])
+    for e in out:
+        parts = e[0].split(".")
+        if not all(p.isidentifier() and not p.startswith("__") for p in parts) or parts[0].startswith("_"):
+            raise IllegalOperand(f"bind name {e[0]!r} must be a dotted name of identifiers (no leading '_' name, "
+                                 f"no '__' attribute)", op="pto.debug_eval", operand="bind", value=e[0][:80])
     return out
 
 
@@ -185,15 +194,12 @@ def _set_path(ns: dict, path: str, value) -> None:
     if len(parts) == 1:
         ns[path] = value
         return
-    obj = ns.get(parts[0])
-    if obj is None:
-        obj = ns[parts[0]] = _Obj(parts[0])
-    for p in parts[1:-1]:
-        nxt = getattr(obj, p, None)
-        if nxt is None:
-            nxt = _Obj(p)
-            setattr(obj, p, nxt)
-        obj = nxt
+    obj = ns.setdefault(parts[0], _Obj(parts[0]))
+    for p in parts[1:-1]:                   # only namespaces made here are walked and set (never a value's class)
+        obj = vars(obj).setdefault(p, _Obj(p)) if isinstance(obj, _Obj) else obj
+    if not isinstance(obj, _Obj):
+        raise IllegalOperand(f"bind name {path!r} extends the bound value {'.'.join(parts[:-1])!r}",
+                             op="pto.debug_eval", operand="bind", value=path[:80])
     setattr(obj, parts[-1], value)
 
 

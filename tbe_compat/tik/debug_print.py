@@ -12,7 +12,7 @@ followed until it reaches a TIK value, which becomes an operand of the op:
 * an int, float, str, bool or None (or numpy scalar) -> that constant.
 
 Anything else (a module, a class instance the chain ends on) is an `IllegalOperand` at the user's line naming
-it. Names the expression binds itself (comprehension variables, lambda arguments) and the restricted builtins
+it. Names a comprehension binds (inside that comprehension; Python's scoping) and the restricted builtins
 (`pto_core.ops.debug.EVAL_BUILTINS`: str int float len list tuple sum min max abs round bool range, numpy as
 ``np``) need no binding. The value of ``expr`` is printed as Python prints it (``print(value)``), in core
 order, kept in ``Machine.printed``, and honours ``set_printf_params(is_printf_to_screen=False)``.
@@ -40,10 +40,15 @@ _CONSTANTS = (int, float, str, bool, type(None))
 
 
 class _Chains(ast.NodeVisitor):
-    """Name / attribute chains the expression loads, and the names it binds itself."""
+    """Name / attribute chains the expression loads from the calling code: a name a comprehension binds is its
+    own inside that comprehension only (``s, [s * 2 for s in xs]`` loads the caller's ``s`` and ``xs``)."""
 
     def __init__(self):
-        self.chains, self.bound = [], set()
+        self.chains, self._local = [], []
+
+    def _load(self, name, attrs):
+        if not any(name in names for names in self._local):
+            self.chains.append((name, attrs))
 
     def visit_Attribute(self, node):
         attrs, v = [], node
@@ -51,18 +56,32 @@ class _Chains(ast.NodeVisitor):
             attrs.append(v.attr)
             v = v.value
         if isinstance(v, ast.Name) and isinstance(v.ctx, ast.Load):
-            self.chains.append((v.id, tuple(reversed(attrs))))
+            self._load(v.id, tuple(reversed(attrs)))
         else:
             self.visit(v)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
-            self.chains.append((node.id, ()))
-        else:
-            self.bound.add(node.id)
+            self._load(node.id, ())
 
-    def visit_arg(self, node):
-        self.bound.add(node.arg)
+    def _comprehension(self, node):
+        gens = node.generators
+        self.visit(gens[0].iter)                 # the first iterable is evaluated in the enclosing scope
+        self._local.append({n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)})
+        for k, g in enumerate(gens):
+            if k:
+                self.visit(g.iter)
+            for cond in g.ifs:
+                self.visit(cond)
+        for part in ("elt", "key", "value"):
+            if hasattr(node, part):
+                self.visit(getattr(node, part))
+        self._local.pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_Lambda(self, node):                # refused when the op is recorded (pto.debug_eval has no lambda)
+        pass
 
 
 def _is_builtin(name, obj) -> bool:
@@ -84,8 +103,6 @@ def lower(tik, expr, frame) -> None:
     chains.visit(tree)
     values, tensors, footprint, bind, seen = [], [], [], [], set()
     for root, attrs in chains.chains:
-        if root in chains.bound:
-            continue
         if root in frame.f_locals:
             obj = frame.f_locals[root]
         elif root in frame.f_globals:

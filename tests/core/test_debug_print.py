@@ -116,3 +116,43 @@ def test_debug_eval_refuses_expressions_that_reach_past_the_values(expr, words):
     pto.debug_eval(values=(3,), expr="np.sum(np.array([x, x])), x.bit_length(), str(x)", bind="(('x', 's', 0),)",
                    screen=False)
     assert m.printed[-1][1] == "(np.int64(6), 2, '3')\n"
+
+
+@pytest.mark.parametrize("expr, bind, words", [
+    # a comprehension variable named like a bound root is any object: the bound name's attributes are not its own
+    ("[t.tofile('/tmp/x') for t in [np.array([1])]]", (("t.tofile", "c", 0),), r"attribute 'tofile'"),
+    ("[s.version for s in [b.__globals__['sys'] for b in [a.__class__.__init__]]]",
+     (("a.__class__.__init__.x", "c", 0), ("b.__globals__", "c", 0), ("s.version", "c", 0)), r"bind name"),
+    ("[b.__globals__ for b in [np.sum]]", (("b.__globals__", "c", 0),), r"bind name 'b.__globals__'"),
+    ("x", (("_x", "c", 0),), r"bind name '_x'"),
+    ("[np.array for np in [x]]", (("x", "c", 0),), r"attribute 'array'"),
+    ("x", (("x.y", "c", 0), ("x.y.z", "c", 0)), r"extends the bound value 'x.y'"),
+])
+def test_debug_eval_bind_names_cannot_open_other_objects(expr, bind, words):
+    """A PTO-AS file chooses its bind names: they name fresh namespaces only (no '__' part, never set on an
+    existing object) and do not cover a comprehension variable of the same name."""
+    from pto_core.ops import debug
+    m = Machine("A2A3")
+    m.activate()
+    with pytest.raises(IllegalOperand, match=words):
+        pto.debug_eval(expr=expr, bind=repr(bind))
+    assert not hasattr(debug._Obj.__init__, "x")
+
+
+def test_debug_eval_keeps_private_and_nested_bound_names():
+    m = Machine("A2A3")
+    m.activate()
+    pto.debug_eval(values=(2,), expr="self._n + self.a.b, [k * 2 for k in [1]]",
+                   bind=repr((("self._n", "s", 0), ("self.a.b", "c", 5))), screen=False)
+    assert m.printed[-1][1] == "(7, [2])\n"
+
+
+def test_a_pto_as_file_cannot_bind_names_that_open_the_sandbox():
+    """The PTO-AS text is checked when parsed: this file reached the simulator module's globals (sys)."""
+    from pto_core.errors import PtoError
+    text = ('module attributes {pto.target_arch = "a2a3"} {\n  func.func @esc() {\n'
+            '    pto.debug_eval {expr = "[s.version for s in [b.__globals__[\\"sys\\"] for b in [a.__class__.__init__]]]"'
+            ', bind = "((\'a.__class__.__init__.x\', \'c\', 0), (\'b.__globals__\', \'c\', 0), (\'s.version\', \'c\', 0))"}\n'
+            '    return\n  }\n}\n')
+    with pytest.raises(PtoError, match=r"bind name 'a.__class__.__init__.x'"):
+        parse(text)

@@ -163,3 +163,17 @@ def test_debug_print_of_a_packed_tensor_is_unsupported():
     with raises_tik(UnsupportedOp, match=r"debug_print of int4 tensor t"):
         ti.tikdb.debug_print("t")
     assert t is not None
+
+
+def test_a_name_a_comprehension_rebinds_is_the_callers_outside_it():
+    """Python scoping: ``s, [s * 2 for s in [1, 2]]`` reads the caller's ``s`` outside the comprehension (and
+    the first iterable is the caller's too); the name was left unbound and the run failed with a NameError."""
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    s = ti.Scalar("int32", init_value=5)
+    arr = ti.ScalarArray("int32", 2, init_value=[1, 2])
+    ti.tikdb.debug_print("s, [s * 2 for s in [1, 2]]")
+    ti.tikdb.debug_print("[arr for arr in arr]")
+    ti.tikdb.debug_print("{k: v for k, v in [(s, arr)]}")
+    assert s is not None and arr is not None
+    assert _run(ti, [(x, np.zeros(8, np.int32))], [x]) == ["(5, [2, 4])\n", "[1, 2]\n", "{5: [1, 2]}\n"]
