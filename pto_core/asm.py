@@ -1130,7 +1130,9 @@ class _FuncDef(NamedTuple):
 
 
 class _Parser:
-    def __init__(self, text: str, source: str, target=None, kernel: Optional[str] = None):
+    def __init__(self, text: str, source: str, target=None, kernel: Optional[str] = None,
+                 allow_debug_eval: bool = False):
+        self.allow_debug_eval = allow_debug_eval
         self.toks = _tokenize(text, source)
         self.pos = 0
         self.source = source
@@ -2198,6 +2200,11 @@ class _Parser:
         except PtoError:
             raise self.error(_not_parsed(name) or f"unknown operation {name!r}", op,
                              hint=_op_hint(name)) from None
+        if name == "pto.debug_eval" and not self.allow_debug_eval:
+            raise self.error("pto.debug_eval evaluates a Python expression when the program runs, and this text "
+                             "was not marked as trusted (DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED)", op,
+                             hint="parse a file you trust with allow_debug_eval=True (pto-run --allow-debug-eval); "
+                                  "tik-migrate's own round trips allow it")
         ssa = []
         operands = []
         list_first = bool(spec.operands) and spec.operands[0].kind == "ptrs"
@@ -2485,7 +2492,16 @@ def _parallel_assign(regs: list, values: list, where) -> list:
     return [Assign(r, v, where, carry=True) for r, v in pairs]
 
 
-def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optional[str] = None) -> Program:
+#: Named choice DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED: ``pto.debug_eval`` (TIK ``tikdb.debug_print``) evaluates a
+#: Python expression when the program runs. Its expressions are restricted (`pto_core.ops.debug`
+#: ``eval_expression_problem``), but a restricted ``eval`` is not a proven sandbox, so text holding one parses only
+#: when the caller says it trusts the text (``allow_debug_eval=True``; ``pto-run --allow-debug-eval``; tik-migrate's
+#: round trips of the user's own script do). Without it the op is an `AsmParseError` at its line.
+DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED = True
+
+
+def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optional[str] = None,
+          allow_debug_eval: bool = not DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED) -> Program:
     """Parse PTO-AS text into a `Program`.
 
     Args:
@@ -2493,11 +2509,13 @@ def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optiona
         source_name: file name used in error messages and statement provenance.
         target: override the module's ``pto.target_arch``.
         kernel: which ``func.func`` to take when the module has several.
+        allow_debug_eval: accept ``pto.debug_eval`` ops (Python expressions run by the program): only for
+            text you trust (DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED).
 
     Raises:
         AsmParseError: with ``line``/``column`` and what was expected.
     """
-    p = _Parser(text, source_name, get_target(target) if target is not None else None, kernel)
+    p = _Parser(text, source_name, get_target(target) if target is not None else None, kernel, allow_debug_eval)
     try:
         return p.parse()
     except RecursionError:

@@ -106,6 +106,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                     help="core scheduling: sequential (default) or seeded random interleaving")
     ap.add_argument("--seed", type=int, default=0, help="seed for --order random")
     ap.add_argument("--print", dest="show", action="store_true", help="print outputs and checker reports")
+    ap.add_argument("--allow-debug-eval", dest="allow_debug_eval", action="store_true",
+                    help="run pto.debug_eval ops (TIK debug_print: Python expressions); only for files you trust")
     args = ap.parse_args(argv)
     from .asm import parse_file
     try:
@@ -116,7 +118,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                 get_target(args.target)
             except UnknownName as e:
                 raise ConfigError(e.message, operand="--target", value=args.target, limit=e.limit) from None
-        prog = parse_file(args.kernel, target=args.target, kernel=args.kernel_name)
+        prog = parse_file(args.kernel, target=args.target, kernel=args.kernel_name,
+                          allow_debug_eval=args.allow_debug_eval)
         inputs = _load_inputs(prog, _pairs(args.inputs, "--in"))
         outs = _pairs(args.outputs, "--out")
         outputs = [a.name for a in prog.gm_args if a.io in ("out", "inout")]      # what `Executable.run` returns

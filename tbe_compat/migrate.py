@@ -505,7 +505,7 @@ def check_round_trip(tik, run, *, locations: bool = True) -> list:
     from .compare import compare_arrays
     from .tik.debug import tik_machine_options
     text = kernel_asm(tik, locations=locations, runs=[run])
-    prog = parse(text, source_name=f"{tik.build.kernel_name}.pto")
+    prog = parse(text, source_name=f"{tik.build.kernel_name}.pto", allow_debug_eval=True)   # the user's own script
     got = prog.compile().run(dict(run.inputs), options=tik_machine_options(), alias=run.alias,
                              block_dim=run.block_dim)
     reports = []

@@ -76,7 +76,7 @@ def test_debug_eval_binds_values_arrays_tensors_and_constants(capsys):
                            bind=repr((("i", "s", 0), ("a", "a", 1, 2), ("x", "t", 0, (2, 2), (4, 2)),
                                       ("tag", "c", "k"), ("o.n", "c", 3))))
     text = print_program(k.program)
-    again = parse(text)
+    again = parse(text, allow_debug_eval=True)
     assert print_program(again) == text
     m = Machine("A2A3")
     import numpy as np
@@ -155,4 +155,24 @@ def test_a_pto_as_file_cannot_bind_names_that_open_the_sandbox():
             ', bind = "((\'a.__class__.__init__.x\', \'c\', 0), (\'b.__globals__\', \'c\', 0), (\'s.version\', \'c\', 0))"}\n'
             '    return\n  }\n}\n')
     with pytest.raises(PtoError, match=r"bind name 'a.__class__.__init__.x'"):
+        parse(text, allow_debug_eval=True)
+
+
+def test_pto_as_text_with_debug_eval_parses_only_when_trusted(tmp_path, capsys):
+    """DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED: a debug_eval op runs a Python expression, so text holding one is an
+    AsmParseError at its line unless the caller trusts it (allow_debug_eval=True, pto-run --allow-debug-eval)."""
+    from pto_core.asm import DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED
+    from pto_core.cli import pto_run_main
+    from pto_core.errors import AsmParseError
+    assert DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED
+    text = ('module attributes {pto.target_arch = "a2a3"} {\n  func.func @k() {\n'
+            '    pto.debug_eval {expr = "1 + 2", bind = "()"}\n    return\n  }\n}\n')
+    with pytest.raises(AsmParseError, match=r":3:5: pto.debug_eval evaluates a Python expression .* allow_debug_eval"):
         parse(text)
+    m = Machine("A2A3")
+    parse(text, allow_debug_eval=True).compile().run(machine=m)
+    assert m.printed == [(0, "3\n")]
+    f = tmp_path / "k.pto"
+    f.write_text(text)
+    assert pto_run_main([str(f)]) != 0 and "allow-debug-eval" in capsys.readouterr().err
+    assert pto_run_main(["--allow-debug-eval", str(f)]) == 0 and "3" in capsys.readouterr().out

@@ -61,7 +61,7 @@ def test_debug_print_survives_the_pto_as_round_trip():
     got = _run(ti, feed, outs)
     text = ti.program.to_asm()
     assert "pto.debug_eval" in text
-    prog = asm.parse(text)
+    prog = asm.parse(text, allow_debug_eval=True)
     assert prog.to_asm() == text
     exe = prog.compile()
     exe.run({t.name: a for t, a in feed})
