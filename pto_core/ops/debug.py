@@ -14,6 +14,7 @@ hardware instruction; it touches no memory.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 
@@ -189,6 +190,21 @@ def _layout(text):
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _prepared(expr: str, bind: str) -> tuple:
+    """``(bind entries, compiled expr)`` of a ``pto.debug_eval``, checked (`_layout`, `eval_expression_problem`)
+    once per text: the op is checked when recorded or parsed and again before it runs, which in a loop is
+    every iteration."""
+    layout = _layout(bind)
+    problem = eval_expression_problem(expr, tuple(e[0] for e in layout))
+    if problem:
+        raise IllegalOperand(f"expr {expr!r} cannot be evaluated: {problem}", op="pto.debug_eval",
+                             operand="expr", value=expr[:80],
+                             hint="print bound names with str int float len list tuple sum min max abs round bool "
+                                  "range, np.<function> and data attributes (shape, dtype, sum, max, tolist, ...)")
+    return layout, compile(expr, "<debug_print>", "eval")
+
+
 def _set_path(ns: dict, path: str, value) -> None:
     parts = path.split(".")
     if len(parts) == 1:
@@ -217,8 +233,9 @@ def _tensor_value(ctx, ptr, shape, strides):
 def _debug_eval(ctx, *, expr, bind, values=None, tensors=None, screen=True):
     vals = tuple(values[0]) if values else ()
     ptrs = tuple(tensors[0]) if tensors else ()
+    layout, code = _prepared(str(expr), str(bind))
     ns = {}
-    for entry in _layout(bind):
+    for entry in layout:
         path, kind = entry[0], entry[1]
         if kind == "s":
             v = vals[entry[2]]
@@ -229,15 +246,11 @@ def _debug_eval(ctx, *, expr, bind, values=None, tensors=None, screen=True):
         else:
             v = entry[2]
         _set_path(ns, path, v)
-    problem = eval_expression_problem(str(expr), tuple(e[0] for e in _layout(bind)))
-    if problem:                   # also checked when recorded or parsed (`_verify_eval`)
-        raise IllegalOperand(f"expr {str(expr)!r} cannot be evaluated: {problem}", op="pto.debug_eval",
-                             operand="expr", value=str(expr)[:80])
     # numpy's C code imports lazily through the running frame's builtins: __import__ must be there; the
     # expression itself cannot name it (`eval_expression_problem` refuses names starting with '_')
     builtins = dict(EVAL_BUILTINS, __import__=__import__)
     try:
-        result = eval(compile(str(expr), "<debug_print>", "eval"), {"__builtins__": builtins}, ns)
+        result = eval(code, {"__builtins__": builtins}, ns)
     except Exception as e:        # the user's expression failed: report it at their line
         raise IllegalOperand(f"evaluating {str(expr)!r} raised {type(e).__name__}: {e}", op="pto.debug_eval",
                              operand="expr", value=str(expr)[:80],
@@ -254,18 +267,12 @@ def _verify_eval(call, target):
     if not isinstance(expr, str) or not expr.strip():
         raise IllegalOperand("debug_eval needs a non-empty expr string", op="pto.debug_eval", operand="expr",
                              value=repr(expr))
-    bound = tuple(e[0] for e in _layout(call.clauses.get("bind", "()")))
-    problem = eval_expression_problem(expr, bound)
-    if problem:
-        raise IllegalOperand(f"expr {expr!r} cannot be evaluated: {problem}", op="pto.debug_eval",
-                             operand="expr", value=expr[:80],
-                             hint="print bound names with str int float len list tuple sum min max abs round bool "
-                                  "range, np.<function> and data attributes (shape, dtype, sum, max, tolist, ...)")
+    layout, _ = _prepared(expr, str(call.clauses.get("bind", "()")))
     vals = call.clauses.get("values")
     tens = call.clauses.get("tensors")
     nv = len(vals[0]) if vals else 0
     nt = len(tens[0]) if tens else 0
-    for entry in _layout(call.clauses.get("bind", "()")):
+    for entry in layout:
         kind = entry[1]
         ok = (kind == "s" and len(entry) == 3 and 0 <= entry[2] < nv) or \
              (kind == "a" and len(entry) == 4 and 0 <= entry[2] and entry[2] + entry[3] <= nv) or \

@@ -222,13 +222,20 @@ def _doer(ctx, default: str) -> str:
     return f"`{call}` ({op})" if call and call != op else op
 
 
+def _first_at_site(sites: set, region, where) -> bool:
+    """True the first time ``(region, op site)`` is seen in ``sites`` (a machine's warned-once set), recording it."""
+    key = (region.name, where)
+    if key in sites:
+        return False
+    sites.add(key)
+    return True
+
+
 def _report_overread(ctx, region, off: int, n: int) -> None:
     machine = ctx.machine
     where = ctx.where
-    key = (region.name, where)
-    if key in machine.gm_overread_sites:
+    if not _first_at_site(machine.gm_overread_sites, region, where):
         return
-    machine.gm_overread_sites.add(key)
     site = f"{where}: " if where is not None else ""
     msg = (f"{site}{_doer(ctx, 'a GM read')} reads GM bytes [{off}, {off + n}) of region {region.label} "
            f"({region.size} B; the host allocates {region.padded_size} B): the {off + n - region.padded_size} "
@@ -362,10 +369,8 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     if not GM_PADDING_WRITE_WARNS or end <= block_end:
         return
     where = ctx.where
-    key = (region.name, where)
-    if key in machine.gm_padding_write_sites:
+    if not _first_at_site(machine.gm_padding_write_sites, region, where):
         return
-    machine.gm_padding_write_sites.add(key)
     site = f"{where}: " if where is not None else ""
     size = max(1, dst.dtype.bits // 8)
     past = end - first
