@@ -1180,7 +1180,8 @@ def _first_site(sites):
 #: no restart can follow: up to the launch op when the kernel has one launch point outside loops, else to
 #: the end of the run (`_launch_repeats`: a later or repeated launch op may still ask for more blocks).
 #: Core 0 alone runs up to the launch op; if it passed an all-core barrier (``pto.sync_all``, TIK
-#: ``block_barrier`` before the block loop) there, the launch restarts with every launched core started at once,
+#: ``block_barrier`` before the block loop) there -- or the running cores passed one before a later launch op
+#: asking for more of them --, the launch restarts with every launched core started at once,
 #: so the barrier waits for all of them as on the device (with a caller's machine or ``cores=`` that is an
 #: `UnsupportedOp` at the launch op instead: the cores it starts would pass the barrier after core 0).
 RELAUNCH_WIDER = True

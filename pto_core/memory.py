@@ -554,7 +554,8 @@ class Machine:
         #: restart the launch: RELAUNCH_WIDER in `pto_core.interpreter`); `Executable.run` releases them at the end
         self.hold_to_end = False
         #: a launch op (pto.launch_blocks) may still start cores: set by `Executable.run` for such a kernel
-        #: until one stands; the provenance of an all-core barrier core 0 passed meanwhile (False without one)
+        #: until one stands; the provenance of the first all-core barrier the running cores passed (False: one
+        #: without provenance): a launch op starting more cores after it restarts the launch (RELAUNCH_WIDER)
         self.launch_pending = False
         self.barrier_before_launch = None
         self._contexts = [ExecContext(self, c) for c in self.cores]

@@ -172,8 +172,8 @@ def _sync_all(ctx) -> None:
     """The scheduler (pto_core.interpreter) holds this core until every core of the launch reached an
     all-core barrier or ended; the barrier also completes every pipe of this core."""
     m = ctx.machine
-    if m.launch_pending and m.barrier_before_launch is None:
-        m.barrier_before_launch = ctx.where or False    # core 0 passed it alone: `_launch_blocks` checks
+    if m.barrier_before_launch is None:     # the running cores passed it: a launch op starting more checks
+        m.barrier_before_launch = ctx.where or False    # (`_launch_blocks`, RELAUNCH_WIDER)
     if ctx.hazards is not None:
         ctx.hazards.barrier("ALL")
 
@@ -197,8 +197,11 @@ def _launch_blocks(ctx, count) -> None:
     m = ctx.machine
     width = len(m.cores)
     n = int(count)
-    # core 0 passed an all-core barrier before this op: the cores it launches would pass it after core 0
-    barrier_first = m.launch_pending and m.barrier_before_launch is not None and n > 1
+    # the running cores (core 0 before the first launch op stands) passed an all-core barrier before this op: the
+    # cores it starts would pass it after them. A later launch op asking for more cores than run counts too (a
+    # Scalar block loop in a serial loop whose later trip widens the launch: the cores it started ran late)
+    running = m.launch_width
+    barrier_first = m.barrier_before_launch is not None and n > running
     if n > width and m.relaunch_wider:
         from ..interpreter import MAX_LAUNCH_BLOCKS          # (the interpreter imports the op modules)
         if n <= MAX_LAUNCH_BLOCKS:
@@ -213,8 +216,9 @@ def _launch_blocks(ctx, count) -> None:
             raise LaunchWider(n, upfront=True)
         where = m.barrier_before_launch
         site = f" at {where.file}:{where.line}" if where else ""
-        raise UnsupportedOp(f"core 0 passed the all-core barrier{site} before this launch point: the {n - 1} "
-                            f"core(s) it launches would pass that barrier after core 0 (on the device every "
+        who = "core 0" if running == 1 else f"cores 0-{running - 1}"
+        raise UnsupportedOp(f"{who} passed the all-core barrier{site} before this launch point: the {n - running} "
+                            f"core(s) it launches would pass that barrier after {who} (on the device every "
                             f"launched block starts at the kernel's beginning and the barrier waits for all)",
                             op="pto.launch_blocks", operand="%count", value=n,
                             hint="run without cores= / machine= (run() then starts every launched core up front), "

@@ -196,3 +196,50 @@ def test_a_barrier_before_the_launch_point_on_a_fixed_machine_is_refused():
     with pytest.raises(UnsupportedOp, match=r"passed the all-core barrier .*test_sync_all.py:\d+ before") as e:
         _barrier_then_launch_kernel().run({"t": np.array([4] + [0] * 7, np.int32), "x": x}, cores=4)
     assert e.value.where is not None and e.value.where.line > 0
+
+
+def _launch_barrier_launch_kernel():
+    """A first launch point for ``t[0]`` cores, then each started core writes its row of ``w``, passes an all-core
+    barrier, reads the next row (of ``t[1]`` rows) and reaches a second launch point for ``t[1]`` cores. On the
+    device the host starts one block count's blocks at the kernel's beginning, so every one of them is at the
+    barrier."""
+    with program("launch_barrier_launch", target="A2A3") as k:
+        t = k.gm_arg("t", "s32", (8,))
+        x = k.gm_arg("x", "s32", (4, 8))
+        w = k.gm_arg("w", "s32", (4, 8), io="workspace")
+        y = k.gm_arg("y", "s32", (4, 8), io="out")
+        n1 = k.load(t, 0)
+        n2 = k.load(t, 1)
+        pto.launch_blocks(n1)
+        c = k.reg("s32")
+        k.assign(c, k.block_idx)
+        ub = k.ptr("ub", "s32", 0)
+        pto.mte_gm_ub(x + c * 8, ub, 0, 32, nburst=(1, 32, 32))
+        handoff("MTE2", "MTE3")
+        pto.mte_ub_gm(ub, w + c * 8, 32, nburst=(1, 32, 32))
+        pto.sync_all()
+        handoff("MTE3", "MTE2")
+        pto.mte_gm_ub(w + ((c + 1) % n2) * 8, ub, 0, 32, nburst=(1, 32, 32))
+        handoff("MTE2", "MTE3")
+        pto.mte_ub_gm(ub, y + c * 8, 32, nburst=(1, 32, 32))
+        pto.launch_blocks(n2)
+    return k.program
+
+
+def test_a_later_launch_point_starting_more_cores_after_a_barrier_restarts_them_up_front(recwarn):
+    """RELAUNCH_WIDER: a second launch op asking for more cores than run, after the running cores passed an
+    all-core barrier, starts the launch again with all of them up front. Was: the extra cores started at that
+    launch op, passed the barrier after the others had ended (a BarrierCountWarning saying it hangs) and the
+    others had read rows nothing had written yet."""
+    import warnings
+    warnings.simplefilter("always")
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    exe = _launch_barrier_launch_kernel().compile()
+    y = exe.run({"t": np.array([1, 4] + [0] * 6, np.int32), "x": x})["y"]
+    np.testing.assert_array_equal(y, np.roll(x, -1, axis=0))
+    assert len(exe.machine.cores) == 4
+    assert not [w for w in recwarn if w.category.__name__ in ("GmRaceWarning", "BarrierCountWarning")]
+    from pto_core.errors import UnsupportedOp
+    with pytest.raises(UnsupportedOp, match=r"core 0 passed the all-core barrier .*test_sync_all.py:\d+ before this "
+                                            r"launch point: the 3 core\(s\) it launches"):
+        exe.run({"t": np.array([1, 4] + [0] * 6, np.int32), "x": x}, cores=4)

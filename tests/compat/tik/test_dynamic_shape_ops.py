@@ -888,3 +888,41 @@ def test_a_freed_static_tensor_gives_its_bytes_back_to_the_open_ended_reservatio
         ti = _static_in_scope_kernel(how, write_inside=True)
         with raises_tik(OutOfBounds, match=r"tensor 'a'"):
             run(ti, {"x": xs, "y": full, "n": small, "m": full})
+
+
+def test_a_scalar_block_loop_in_a_serial_loop_widening_after_a_block_barrier_starts_every_block_up_front(recwarn):
+    """RELAUNCH_WIDER: a serial loop whose trips count the launched blocks (atomic add, block_barrier) and then run
+    a Scalar block loop; the second trip asks for more blocks than the first. Every launched block runs the code
+    outside the block loop from the kernel's beginning, so both trips see all of them, as when the first trip asks
+    for more. Was: the blocks the second trip added started late: the first trip counted 2 of 5, the second trip
+    read 4 on blocks 0-1 and 10 on the others, with a false GM race and a BarrierCountWarning saying it hangs."""
+    import warnings
+    warnings.simplefilter("always")
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    tiling_gm = ti.Tensor("int32", (8,), name="tiling_gm", scope=tik.scope_gm)
+    count = ti.Tensor("float32", (8,), name="count", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)
+    sync = ti.Tensor("int64", (64,), name="sync", scope=tik.scope_gm, is_workspace=True)
+    y = ti.Tensor("float32", (2, 8, 8), name="y", scope=tik.scope_gm)
+    tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+    ti.data_move(tu, tiling_gm, 0, 1, 1, 0, 0)
+    blocks = ti.Scalar("int32", name="blocks", init_value=tu[0])
+    one = ti.Tensor("float32", (8,), name="one", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2) as j:
+        blocks.set_as(tu[j])
+        ti.vec_dup(8, one, 1.0, 1, 8)
+        ti.set_atomic_add(1)
+        ti.data_move(count, one, 0, 1, 1, 0, 0)             # every launched block adds 1 per trip
+        ti.set_atomic_add(0)
+        ti.block_barrier(sync)
+        with ti.for_range(0, blocks, block_num=blocks) as b:
+            ti.data_move(one, count, 0, 1, 1, 0, 0)
+            ti.data_move(y[j, b, 0], one, 0, 1, 1, 0, 0)
+        ti.block_barrier(sync)
+    build(ti, "widen_after_barrier", [], [y], flowtable=[tiling_gm])
+    for first, second in ((2, 5), (5, 2)):
+        recwarn.clear()
+        got, = run(ti, {"tiling_gm": np.array([first, second] + [0] * 6, np.int32)})
+        np.testing.assert_array_equal(got[0, :first], np.full((first, 8), 5.0, np.float32))
+        np.testing.assert_array_equal(got[1, :second], np.full((second, 8), 10.0, np.float32))
+        assert not [w for w in recwarn if w.category.__name__ in ("GmRaceWarning", "BarrierCountWarning")]
