@@ -67,6 +67,29 @@ def _kept_in_dead_code(api: str, e: PtoError) -> bool:
     return getattr(e, "kept_in_dead_code", False) or (DEAD_CODE_DECLARATIONS_CHECKED and api in DECLARATION_APIS)
 
 
+#: Named choice LEGACY_KEYWORDS: keyword names an older TIK release used for an argument TIK's current source
+#: names otherwise (TIK API name -> {old keyword: current keyword}). A call passing the old keyword runs as if it
+#: passed the current one; passing both is a bad-arguments error. vmrgsort4: the 2020 te/tik source names its
+#: third parameter ``element_count_list``, while Huawei's 2019 CANN topk helper and TopkHelp pass
+#: ``element_lengths=`` (shipped code, so the 2019 TIK accepted it); tik_api.md §9.11 names neither.
+LEGACY_KEYWORDS = {
+    "tik.vmrgsort4": {"element_lengths": "element_count_list"},
+}
+
+
+def _current_keywords(api: str, legacy: dict, kwargs: dict, where, exit_on_error) -> dict:
+    """``kwargs`` with `LEGACY_KEYWORDS` renamed to the current names (a new dict; the caller's is untouched)."""
+    kwargs = dict(kwargs)
+    for old, new in legacy.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise tik_error(f"bad arguments: both {old}= and {new}= given (they are the same argument: "
+                                f"{old} is an older TIK release's name for {new})", api=api, where=where,
+                                hint=f"pass only {new}=", exit_on_error=exit_on_error)
+            kwargs[new] = kwargs.pop(old)
+    return kwargs
+
+
 def tik_api(name: str):
     """Decorator of a public TIK method: provenance, argument binding, error conversion.
 
@@ -80,10 +103,13 @@ def tik_api(name: str):
     def deco(fn):
         sig = inspect.signature(fn)
         api = "tik." + name
+        legacy = LEGACY_KEYWORDS.get(api)
 
         @functools.wraps(fn)
         def wrapper(self, *args, **kwargs):
             with self._api(api) as where:
+                if legacy and kwargs:
+                    kwargs = _current_keywords(api, legacy, kwargs, where, self._exit_on_error)
                 try:
                     return fn(self, *args, **kwargs)
                 except PtoError as e:

@@ -204,6 +204,27 @@ def test_vmrgsort4_takes_tik_keyword_names():
     assert list(got.reshape(64, 8)[:, 4]) == sorted(p[:, 4], reverse=True)
 
 
+def test_vmrgsort4_accepts_the_2019_keyword_element_lengths():
+    """LEGACY_KEYWORDS: Huawei's 2019 CANN topk helper passes element_lengths= (the older TIK's name of
+    element_count_list); it merges exactly as the current keyword. Both at once is a bad-arguments error
+    naming the two keywords (pub296: the shipped kernel was refused)."""
+    p = _proposals(64, RNG)
+    bufs = {"p": p.reshape(-1), "s": np.zeros(512, np.float16), "m": np.zeros(512, np.float16)}
+
+    def body(**lens):
+        def run(ti, ub):
+            ti.vrpsort16(dst=ub["s"], src=ub["p"], repeat_times=4)
+            srcs = [ub["s"], ub["s"][128], ub["s"][256], ub["s"][384]]
+            ti.vmrgsort4(ub["m"], srcs, if_exhausted_suspension=False, valid_bit="1111", repeat_times=1, **lens)
+        return run
+    got = vec_kernel(dict(bufs), body(element_lengths=[16, 16, 16, 16]))["m"]
+    np.testing.assert_array_equal(got, vec_kernel(dict(bufs), body(element_count_list=[16, 16, 16, 16]))["m"])
+    assert list(got.reshape(64, 8)[:, 4]) == sorted(p[:, 4], reverse=True)
+    with pytest.raises(IllegalOperand, match=r"both element_lengths= and element_count_list= given") as e:
+        vec_kernel(dict(bufs), body(element_lengths=[16] * 4, element_count_list=[16] * 4))
+    assert "test_vector_layout.py" in str(e.value) and "pass only element_count_list=" in str(e.value)
+
+
 @pytest.mark.parametrize("chip", ["Ascend310", "Ascend910", "Ascend310P3"])
 def test_vmrgsort4_f16_lists_at_16_byte_offsets(chip):
     """f16 lists of an odd number of proposals packed one after another: the second list and dst start
