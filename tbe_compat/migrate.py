@@ -519,6 +519,12 @@ def check_round_trip(tik, run, *, locations: bool = True) -> list:
     return reports
 
 
+def _has_debug_eval(program) -> bool:
+    """Whether ``program`` holds a ``pto.debug_eval`` (``tikdb.debug_print``): its text parses only when allowed."""
+    from pto_core.program import OpStmt, walk_stmts
+    return any(isinstance(s, OpStmt) and s.call.spec.name == "debug_eval" for s in walk_stmts(program.body))
+
+
 def save_io(tik, run, directory: str, *, locations: bool = True) -> list:
     """Write ``<kernel>.pto``, the inputs and the expected outputs of ``run`` to ``directory``; returns the
     ``pto-run`` argument list that reproduces the outputs (``--out NAME=<kernel>.NAME.out.npy``)."""
@@ -528,6 +534,8 @@ def save_io(tik, run, directory: str, *, locations: bool = True) -> list:
     with open(pto_path, "w", encoding="utf-8") as f:
         f.write(kernel_asm(tik, locations=locations, runs=[run]))
     argv = [pto_path]
+    if _has_debug_eval(tik.program):         # the user's own script (DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED)
+        argv.append("--allow-debug-eval")
     for arg, value in run.inputs.items():
         if isinstance(value, np.ndarray):
             path = os.path.join(directory, f"{name}.{arg}.npy")

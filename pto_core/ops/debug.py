@@ -14,6 +14,7 @@ hardware instruction; it touches no memory.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import re
 import sys
@@ -243,8 +244,8 @@ def _debug_eval(ctx, *, expr, bind, values=None, tensors=None, screen=True):
             v = list(vals[entry[2]:entry[2] + entry[3]])
         elif kind == "t":
             v = _tensor_value(ctx, ptrs[entry[2]], tuple(entry[3]), tuple(entry[4]))
-        else:
-            v = entry[2]
+        else:                     # a fresh copy: the layout is shared (`_prepared`) and `c.sort()` may mutate it
+            v = copy.deepcopy(entry[2])
         _set_path(ns, path, v)
     # numpy's C code imports lazily through the running frame's builtins: __import__ must be there; the
     # expression itself cannot name it (`eval_expression_problem` refuses names starting with '_')

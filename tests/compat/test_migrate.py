@@ -567,3 +567,26 @@ def test_check_round_trip_keeps_the_reason_of_an_undefined_scalar_array_read(tmp
     ti.data_move(y, ub, 0, 1, 1, 0, 0)
     """
     assert _check_script(tmp_path, body, "{'x': np.arange(8, dtype=np.int32)}") == []
+
+
+def test_save_io_pto_run_command_of_a_debug_print_kernel_runs(tmp_path, capsys):
+    """The printed pto-run command of a kernel with tikdb.debug_print allows its pto.debug_eval (the user's own
+    script, DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED); one without keeps the default."""
+    body = ("import numpy as np\nfrom tbe import tik\nti = tik.Tik()\n"
+            "x = ti.Tensor('float32', (8,), name='x', scope=tik.scope_gm)\n"
+            "y = ti.Tensor('float32', (8,), name='y', scope=tik.scope_gm)\n"
+            "ub = ti.Tensor('float32', (8,), name='ub', scope=tik.scope_ubuf)\n"
+            "ti.data_move(ub, x, 0, 1, 1, 0, 0)\n"
+            "with ti.for_range(0, 2) as i:\n    PRINT\n"
+            "ti.data_move(y, ub, 0, 1, 1, 0, 0)\n"
+            "ti.BuildCCE(kernel_name='dbg', inputs=[x], outputs=[y])\n"
+            "ti.tikdb.start_debug({'x': np.arange(8, dtype=np.float32)}, False)\n")
+    for line, allowed in (("ti.tikdb.debug_print('i, ub.sum()')", True), ("ti.vec_adds(8, ub, ub, 0.0, 1, 8, 8)", False)):
+        p = tmp_path / f"k{allowed}.py"
+        p.write_text(body.replace("PRINT", line))
+        assert main(["--save-io", str(tmp_path / f"io{allowed}"), str(p)]) == 0
+        argv, = _pto_run_commands(capsys.readouterr().err)
+        assert ("--allow-debug-eval" in argv) is allowed
+        assert pto_run_main(argv) == 0
+        assert np.array_equal(np.load(argv[-1].split("=", 1)[1]), np.arange(8, dtype=np.float32))
+        assert capsys.readouterr().out.endswith("(0, np.float32(28.0))\n(1, np.float32(28.0))\n") is allowed

@@ -176,3 +176,20 @@ def test_pto_as_text_with_debug_eval_parses_only_when_trusted(tmp_path, capsys):
     f.write_text(text)
     assert pto_run_main([str(f)]) != 0 and "allow-debug-eval" in capsys.readouterr().err
     assert pto_run_main(["--allow-debug-eval", str(f)]) == 0 and "3" in capsys.readouterr().out
+
+
+def test_debug_eval_constant_is_fresh_each_evaluation():
+    """A list constant the expression sorts in place is the bound literal again on the next iteration, run,
+    machine and program (the checked layout is shared per text, `_prepared`)."""
+    import numpy as np
+    printed = []
+    for name in ("c1", "c2"):
+        with program(name, target="A2A3") as k:
+            k.gm_arg("t", "s32", (8,))
+            with k.for_(0, 2, name="i") as i:
+                pto.debug_eval(values=(i,), expr="(c[0], c.sort())[0]",
+                               bind=repr((("i", "s", 0), ("c", "c", [3, 1, 2]))), screen=False)
+        m = Machine("A2A3")
+        k.program.compile().run({"t": np.arange(8, dtype=np.int32)}, machine=m)
+        printed += [s for _, s in m.printed]
+    assert printed == ["3\n"] * 4
