@@ -52,7 +52,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pto_core.errors import PtoError, UnknownName
+from pto_core.errors import IllegalOperand, PtoError, UnknownName
 from pto_core.interpreter import Probe
 from pto_core.memory import Ptr
 
@@ -511,6 +511,16 @@ def watch_kernel(tik, keep_snapshots: bool = False) -> KernelWatch:
 # ============================================================================= inputs
 
 
+def check_seed(seed) -> int:
+    """``seed`` as an int, or `IllegalOperand`: ``numpy.random.default_rng`` takes non-negative integers only
+    (h_author298: ``--seed -1`` ended in numpy's ValueError traceback with exit status 1, the status of a
+    difference, after the script had run)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise IllegalOperand(f"seed {seed!r} is not a non-negative integer", operand="--seed", value=seed,
+                             limit=">= 0", hint="give --seed a whole number 0 or larger (default 0)")
+    return int(seed)
+
+
 def generated_feed(tik, seed: int = DEFAULT_SEED, given: Optional[dict] = None) -> tuple:
     """``(feed_dict, generated names)`` for a built kernel: the ``given`` arrays, and deterministic
     random values (``numpy.random.default_rng(seed)``, in input order) for every other input tensor:
@@ -518,7 +528,7 @@ def generated_feed(tik, seed: int = DEFAULT_SEED, given: Optional[dict] = None) 
     ([0, 1000] unsigned), bool 0/1. InputScalars must be given (they usually fix shapes)."""
     from .tik.scalar import InputScalar
     given = dict(given or {})
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     feed, made = {}, []
     for x in tik.build.inputs:
         if x.name in feed:
@@ -673,6 +683,7 @@ def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED
     The caller's ``feed`` arrays are left as they are (the run gets copies): a kernel that stores to a
     GM input (an atomic-add accumulator listed in ``inputs``) would otherwise change them, as
     ``start_debug`` does, and a second comparison or run on the same feed would start from other data."""
+    seed = check_seed(seed)
     watch = watch_kernel(tik)
     res = ScriptComparison(script="", comparisons=[], kernels=[])
     _run_watched(watch, feed, seed, res, explicit=feed is not None)
@@ -766,6 +777,7 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
         if kernel is None or tik.build.kernel_name == kernel:
             watches.append(watch_kernel(tik))
 
+    seed = check_seed(seed)                 # before the script runs
     res = ScriptComparison(script=os.path.abspath(path), comparisons=[], kernels=[])
     install()
     if soc is not None:             # --soc "" is an unknown chip, not "no --soc"

@@ -29,6 +29,7 @@ to give the TIK view's start element (``t[offset]``) or its scope. A ``mode_para
 """
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -386,7 +387,11 @@ def _scale_operand(mode_param: Any, *, hisi: bool, cout: int, with_add: bool, no
         # rounds once, directly from the double).
         with np.errstate(over="ignore"):
             scale = np.asarray(np.float16(mode_param))
-        if float(scale) != mode_param:
+        if math.isnan(mode_param):
+            # NaN is a float16 value: nothing is rounded (NaN != NaN made this say "rounded to nan").
+            notes.append("mode_param is NaN: every product x * NaN is NaN before the overflow mode "
+                         "(saturation writes 0, inf_nan writes NaN)")
+        elif float(scale) != mode_param:
             notes.append(f"mode_param {mode_param!r} is not a float16 value; the legacy deqscale is float16, "
                          f"so it is rounded (nearest-even) to {float(scale)!r}")
         return "immediate", scale.reshape(())

@@ -101,6 +101,17 @@ def test_usage_errors(tmp_path, capsys):
     assert "ZeroDivisionError" in capsys.readouterr().out
 
 
+def test_negative_seed_is_a_usage_error_before_the_script_runs(tmp_path, capsys):
+    """author298: --seed -1 ran the script, then numpy's ValueError ended the tool with exit status 1 (the
+    status of a difference) and a traceback."""
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY + "\nprint('SCRIPT RAN')\n")
+    assert main(["--seed", "-1", str(script)]) == 2
+    out = capsys.readouterr()
+    assert "seed -1 is not a non-negative integer" in out.err and "Fix:" in out.err
+    assert "SCRIPT RAN" not in out.out + out.err and "Traceback" not in out.err
+
+
 def test_subprocess_run_keeps_stdout_parseable():
     env = dict(os.environ, PYTHONPATH=ROOT)
     p = subprocess.run([sys.executable, "-m", "tbe_compat.fixpipe_compare", "--format", "json", CONV], capture_output=True,

@@ -389,6 +389,18 @@ def test_int322fp16_tensor_scale_per_channel_and_immediate_rounded():
     assert any("rounded" in n and "0.1" in n for n in plan.notes)
 
 
+def test_int322fp16_nan_immediate_is_not_called_rounded():
+    # author298: NaN != NaN made the note say "mode_param nan is not a float16 value; ... rounded to nan"
+    src = np.full((1, 16, 16), 3, dtype=np.int32)
+    plan = check_fixpipe_args(src, dst_dtype="float16", cburst_num=1, burst_len=2, dst_stride=0, src_stride=0,
+                              extend_params={"quantize_params": int322fp16(float("nan"))})
+    assert not any("rounded" in n for n in plan.notes)
+    assert any("NaN" in n for n in plan.notes)
+    r = legacy_fixpipe(src, dst_dtype="float16", cburst_num=1, burst_len=2, dst_stride=0, src_stride=0,
+                       extend_params={"quantize_params": int322fp16(float("nan"))}, chip="Ascend310")
+    assert np.all(r.blocks() == 0)                      # saturation mode: NaN -> 0
+
+
 @pytest.mark.parametrize("chip,mode,expect", [
     ("Ascend310", None, [65504.0, -65504.0, 0.0, 65504.0]),
     ("Ascend910B1", None, [np.inf, -np.inf, np.nan, np.inf]),
