@@ -804,6 +804,8 @@ class _Codegen:
     def static_operands(self, operands) -> Optional[tuple]:
         """The run-time values of ``operands`` if none depends on the kernel's state, else None
         (the same values `operand` code evaluates to)."""
+        if _PLAIN.issuperset(map(type, operands)):     # all plain (sync pairs, int-only ops): one C-level test
+            return tuple(operands)
         out = []
         for v in operands:
             if type(v) in _PLAIN:

@@ -1698,10 +1698,10 @@ _VERIFIED_SYNC: dict = {}
 
 def _constants(values) -> bool:
     """All of ``values`` are ints or strs (exact types: no bool/int or numpy aliasing in a cache key)."""
-    for v in values:
-        if type(v) is not int and type(v) is not str:
-            return False
-    return True
+    return _INT_STR.issuperset(map(type, values))
+
+
+_INT_STR = frozenset({int, str})
 
 
 def _common(*types):

@@ -47,6 +47,8 @@ Control flow:
 """
 from __future__ import annotations
 
+import operator
+
 from pto_core import program as P
 from pto_core.pipes import PIPES, pipe_name
 
@@ -55,6 +57,8 @@ BLOCK = 32
 PIPE_ORDER = tuple(p for p in PIPES)
 #: pipe -> the other pipes, in order
 _OTHERS = {p: tuple(q for q in PIPE_ORDER if q != p) for p in PIPE_ORDER}
+#: pipe -> a function of a state (``{pipe: entries}``) giving the other pipes' entries, in order (one C call)
+_OTHER_STATES = {p: operator.itemgetter(*qs) for p, qs in _OTHERS.items()}
 #: Named choice: move auto-sync pairs whose source pipe has no op in a for_range body to just before
 #: the loop (module doc, "loop-invariant pairs"). False keeps every pair where it was emitted (the A/B
 #: switch of the differential test in tests/compat/tik/test_autosync.py).
@@ -255,15 +259,14 @@ class AutoSync:
                 key=lambda q: sum(r not in _conflicts(self.pend[q], accesses, only=r) for r in need if r != q))
             self._sync(p, pipe)
             need = _conflicts(self.pend[pipe], accesses)
-        others = [pend[q] for q in _OTHERS.get(pipe, PIPE_ORDER) if q != pipe]
+        others = _OTHER_STATES[pipe](pend)          # the other pipes' dicts (``pend[pipe]`` above: a known pipe)
         for a in accesses:
             key = (pipe, a.region, a.write)
             lo, hi = a.lo, a.hi
+            iv = (lo, hi)
             for entries in others:
-                old = entries.get(key)
-                if old is None:
-                    entries[key] = (lo, hi)
-                elif lo < old[0] or hi > old[1]:
+                old = entries.setdefault(key, iv)    # a new entry is ``iv`` itself
+                if old is not iv and (lo < old[0] or hi > old[1]):
                     entries[key] = (lo if lo < old[0] else old[0], hi if hi > old[1] else old[1])
         if self._loops:
             tagged = [(pipe, a) for a in accesses]

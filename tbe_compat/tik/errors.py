@@ -63,9 +63,14 @@ def _is_internal(filename: str) -> bool:
 def _user_site() -> Optional[tuple]:
     """``(file, line)`` of the innermost frame of the user's script, or None."""
     f = sys._getframe(1)
+    files, roots = _INTERNAL_FILES, len(_registry._INTERNAL)
     while f is not None:
-        if not _is_internal(f.f_code.co_filename):
-            return f.f_code.co_filename, f.f_lineno
+        fn = f.f_code.co_filename
+        hit = files.get((fn, roots))          # `_is_internal`'s memo, read inline (every TIK call walks here)
+        if hit is None:
+            hit = _is_internal(fn)
+        if not hit:
+            return fn, f.f_lineno
         f = f.f_back
     return None
 

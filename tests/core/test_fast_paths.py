@@ -2835,3 +2835,26 @@ def test_clause_walkers_skip_plain_items_and_keep_order_and_types():
         assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
         c, w = P._coerce_clause(v), _coerce_clause_ref(v)
         assert repr(c) == repr(w) and type(c) is type(w)
+
+
+# ============================================================================ trace / codegen shortcuts (exact types)
+
+
+def test_constant_operand_shortcuts_keep_exact_types():
+    """`program._constants` (the verified-sync cache key test) and `_Codegen.static_operands`'s all-plain
+    shortcut decide by exact type, as the loops they replace: a bool or numpy int is no cache-key constant,
+    a float (NaN canonicalisation) or pointer goes the general way."""
+    from pto_core.interpreter import _Codegen, _PLAIN
+    from pto_core.program import _constants
+
+    def old_constants(values):
+        return all(type(v) is int or type(v) is str for v in values)
+
+    for values in [(), (1, "a"), ("V", "MTE3", 0), (True,), (np.int64(1),), (1, 2.0), (1, None), ("x", b"y")]:
+        assert _constants(values) == old_constants(values), values
+    static = _Codegen.static_operands
+    for ops in [(1, "a", None, True), ("M", "FIX", 0), ()]:
+        assert all(type(v) in _PLAIN for v in ops)
+        assert static(None, ops) == tuple(ops)
+    nan = static(None, (1, float("nan")))          # a float: the general path (canonical NaN)
+    assert nan[0] == 1 and nan[1] != nan[1]
