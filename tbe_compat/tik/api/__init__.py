@@ -77,15 +77,20 @@ LEGACY_KEYWORDS = {
 }
 
 
-def _current_keywords(api: str, legacy: dict, kwargs: dict, where, exit_on_error) -> dict:
-    """``kwargs`` with `LEGACY_KEYWORDS` renamed to the current names (a new dict; the caller's is untouched)."""
+def _current_keywords(api: str, legacy: dict, args: tuple, kwargs: dict, names: tuple, where,
+                      exit_on_error) -> dict:
+    """``kwargs`` with `LEGACY_KEYWORDS` renamed to the current names (a new dict; the caller's is untouched).
+    ``names``: the API's parameter names after ``self`` (an old keyword whose current parameter ``args`` already
+    fills positionally is the same bad-arguments error as both keywords)."""
     kwargs = dict(kwargs)
     for old, new in legacy.items():
         if old in kwargs:
-            if new in kwargs:
-                raise tik_error(f"bad arguments: both {old}= and {new}= given (they are the same argument: "
+            if new in kwargs or new in names[:len(args)]:
+                given = f"{new}=" if new in kwargs else f"{new} (positional argument {names.index(new) + 1})"
+                raise tik_error(f"bad arguments: both {old}= and {given} given (they are the same argument: "
                                 f"{old} is an older TIK release's name for {new})", api=api, where=where,
-                                hint=f"pass only {new}=", exit_on_error=exit_on_error)
+                                hint=f"pass only {new}" + ("=" if new in kwargs else " (drop " + old + "=)"),
+                                exit_on_error=exit_on_error)
             kwargs[new] = kwargs.pop(old)
     return kwargs
 
@@ -104,12 +109,13 @@ def tik_api(name: str):
         sig = inspect.signature(fn)
         api = "tik." + name
         legacy = LEGACY_KEYWORDS.get(api)
+        names = tuple(sig.parameters)[1:]           # the parameter names after self
 
         @functools.wraps(fn)
         def wrapper(self, *args, **kwargs):
             with self._api(api) as where:
                 if legacy and kwargs:
-                    kwargs = _current_keywords(api, legacy, kwargs, where, self._exit_on_error)
+                    kwargs = _current_keywords(api, legacy, args, kwargs, names, where, self._exit_on_error)
                 try:
                     return fn(self, *args, **kwargs)
                 except PtoError as e:

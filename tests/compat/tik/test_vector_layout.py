@@ -684,3 +684,20 @@ def test_vmrgch_chip_dtype_and_extent_errors():
     with raises_tik(OutOfBounds):                                # 2 repeats read 256 halves, src holds 128
         vec_kernel({"d": z, "s": np.zeros(128, np.float16)}, lambda ti, ub: ti.vmrgch(ub["d"], ub["s"], 2),
                    chip="Ascend310P3", build_only=True)
+
+
+def test_vmrgsort4_element_lengths_with_a_positional_element_count_list_names_both():
+    """LEGACY_KEYWORDS: the 2019 keyword element_lengths= with the list also given positionally (third argument) is
+    the same bad-arguments error as both keywords, naming element_lengths= (was: Python's 'multiple values for
+    argument element_count_list', a keyword the call never wrote)."""
+    p = _proposals(64, RNG)
+    bufs = {"p": p.reshape(-1), "s": np.zeros(512, np.float16), "m": np.zeros(512, np.float16)}
+
+    def run(ti, ub):
+        ti.vrpsort16(dst=ub["s"], src=ub["p"], repeat_times=4)
+        srcs = [ub["s"], ub["s"][128], ub["s"][256], ub["s"][384]]
+        ti.vmrgsort4(ub["m"], srcs, [16] * 4, False, "1111", element_lengths=[16] * 4)
+    with pytest.raises(IllegalOperand, match=r"both element_lengths= and element_count_list \(positional "
+                                             r"argument 3\) given") as e:
+        vec_kernel(dict(bufs), run)
+    assert "test_vector_layout.py" in str(e.value) and "drop element_lengths=" in str(e.value)
