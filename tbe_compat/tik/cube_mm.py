@@ -50,6 +50,14 @@ MMAD_UNSUPPORTED = {"en_weight_offset": "weight offset (asymmetric int8 weights)
 BIAS_SOCS = ("Ascend910B", "Ascend910_93", "Ascend310B")
 #: largest m, n, k of one pto.mad (12-bit fields)
 MAD_K_MAX = 4095
+#: Named choice MACRO_TILES_FIT_THREAD_COPIES: in the body of a ``for_range(..., thread_num=n)`` the scratch
+#: L0A/L0B tiles of ``matmul``/``conv2d`` book ``n`` copies (THREAD_NUM_RESERVES_COPIES, container.py), so the
+#: tiles are planned in 1/n of the free L0A/L0B. TIK's matmul sizes its tiles for two buffers of the whole
+#: L0A/L0B (2020 te.tik ``matmul.py`` ``gen_best_tiling``: ``m_tile * k_tile * 16 * c0 * size * 2 <=
+#: get_l0a_buffer_size()``), so such a call builds there. The tiles used the whole free space, and their
+#: second copy then overflowed: IndexSDK ``l2_norm_typing_int8`` (dim 512, a 128 x 512 int8 matmul in a
+#: thread_num=2 loop) was refused with CapacityExceeded.
+MACRO_TILES_FIT_THREAD_COPIES = True
 #: cost model of the tile search (relative units: per op, per decoded element, per accumulated element)
 _COST_OP, _COST_DECODE, _COST_ACC = 4000.0, 2.0, 1.0
 
@@ -439,6 +447,9 @@ class CubeMatmulAPI(CubeBase):
         N = ceil_to(n, 16)
         size = ao.dt.bits // 8
         l0a_free, l0b_free = self._cube_free_bytes("l0a"), self._cube_free_bytes("l0b")
+        copies = self._buffer_copies() if MACRO_TILES_FIT_THREAD_COPIES else 1
+        if copies > 1:      # each buffer of the thread_num loop holds its own tiles
+            l0a_free, l0b_free = l0a_free // copies // 512 * 512, l0b_free // copies // 512 * 512
         max_nt = 256 if bias is not None else 4096      # the bias table holds 256 32-bit values per mad
         try:
             tl = plan_tiles(M, N, k, k0, size, l0a_free, l0b_free, max_nt)

@@ -573,3 +573,34 @@ def test_broadcast_ub_to_l0c_takes_its_gaps_by_position_or_by_their_appendix_c_n
     expect[2] = x[32:48]         # burst 1: row 2 -> fractal 2 (after one fractal of dst gap)
     for r in results:
         np.testing.assert_array_equal(r, expect)
+
+
+def test_matmul_in_a_double_buffered_loop_plans_tiles_for_each_copy():
+    """MACRO_TILES_FIT_THREAD_COPIES: a matmul whose whole A (128 x 256 f16 = all of L0A) fits L0A once, called in
+    a thread_num=2 loop, is split into tiles that fit twice (its scratch L0A/L0B books a copy per buffer), as TIK's
+    matmul tiling does; it was refused with CapacityExceeded (IndexSDK l2_norm_typing_int8, dim 512)."""
+    m, k, n, k0 = 128, 256, 16, 16
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (2, k // k0, m, k0), name="a_gm", scope=tik.scope_gm)
+    b_gm = ti.Tensor("float16", (2, k // k0, n, k0), name="b_gm", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (2, m * n), name="out", scope=tik.scope_gm)
+    with ti.for_range(0, 2, thread_num=2) as i:
+        a = ti.Tensor("float16", (k // k0, m, k0), name="a", scope=tik.scope_cbuf)
+        b = ti.Tensor("float16", (k // k0, n, k0), name="b", scope=tik.scope_cbuf)
+        c = ti.Tensor("float32", (n // 16, m, 16), name="c", scope=tik.scope_cbuf_out)
+        ub = ti.Tensor("float32", (m * n,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(a, a_gm[i, 0, 0, 0], 0, 1, k * m * 2 // 32, 0, 0)
+        ti.data_move(b, b_gm[i, 0, 0, 0], 0, 1, k * n * 2 // 32, 0, 0)
+        ti.matmul(c, a, b, m, k, n)
+        ti.data_move(ub, c, 0, 1, m * n // 256, 0, 0)
+        ti.data_move(out[i, 0], ub, 0, 1, m * n * 4 // 32, 0, 0)
+    ti.BuildCCE("mm_db", [a_gm, b_gm], [out])
+    rng = np.random.default_rng(17)
+    A = rng.integers(-4, 5, (2, m, k)).astype(np.float16)
+    B = rng.integers(-4, 5, (2, k, n)).astype(np.float16)
+    feed = {"a_gm": np.stack([nz(A[j], m, k0) for j in range(2)]),
+            "b_gm": np.stack([nz(B[j].T.copy(), n, k0) for j in range(2)])}
+    res, = run(ti, feed)
+    for j in range(2):
+        C = l0c_to_mat(res[j].reshape(n // 16, m, 16), m, n)
+        np.testing.assert_array_equal(C, A[j].astype(np.float64) @ B[j].astype(np.float64))
