@@ -15,7 +15,9 @@ Truth value (CHECKLIST S8): ``a == b`` / ``a != b`` on TIK values answer a Pytho
 older TIK releases let through and shipped CANN ops rely on to build: ``if core_index ==
 n - 1:`` is False unless both sides are the same object), with a `TracedComparisonWarning`
 naming the line when the operands differ (newer CANN TIK raises there); any other TIK
-value in a Python ``if``/``while``/``and``/``or`` raises a clear error naming ``if_scope``.
+value in a Python ``if``/``while``/``and``/``or`` raises a clear error naming ``if_scope``. Any comparison
+whose sides differ by one constant for every run-time value is answered from it
+(`COMPARISON_OF_CONSTANT_DIFFERENCE`).
 """
 from __future__ import annotations
 
@@ -219,9 +221,12 @@ class _Comparison(Expr):
         self._pred, self._a, self._b = pred, a, b
 
     def __bool__(self):
+        same = self._a is self._b
+        diff = constant_difference(self.ir.a, self.ir.b) if COMPARISON_OF_CONSTANT_DIFFERENCE and not same else None
+        if diff is not None:
+            return _ORDER_OF_DIFFERENCE[self._pred](diff)
         if self._pred not in ("eq", "ne"):
             return Expr.__bool__(self)
-        same = self._a is self._b
         if not same:
             from .errors import user_frame
             w = user_frame()
@@ -232,6 +237,62 @@ class _Comparison(Expr):
                           f"(newer CANN TIK raises here); for a run-time test use `with tik_instance.if_scope(...)`",
                           TracedComparisonWarning, stacklevel=2)
         return same if self._pred == "eq" else not same
+
+
+#: Named choice COMPARISON_OF_CONSTANT_DIFFERENCE: a comparison of two integer TIK values used as a Python
+#: truth value is answered when their difference is the same constant whatever the run-time values are (both
+#: sides are sums of the same registers / loop variables / block index times the same integers:
+#: ``(i + 1) * n > i * n + 1`` is ``n - 1 > 0``), as integers (no wrap-around or narrowing: TIK's index
+#: arithmetic stays far from its dtypes' limits). Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
+#: ``==``/``!=`` keep TVM's identity rule (module doc). CANN's 2021 static ``prod_virial_se_a`` (shipped with a
+#: unit test) writes ``if end == start + 1: ... elif end > start + 1:`` with ``start = blk * n`` and
+#: ``end = (blk + 1) * n``; TIK's 2019 Expr raises for every truth value and TVM's rule answers the ``==``
+#: False even for n = 1 (no branch ran), so the release that built it evaluated such comparisons (its Expr
+#: carries a sympy ``eval_value``).
+COMPARISON_OF_CONSTANT_DIFFERENCE = True
+
+_ORDER_OF_DIFFERENCE = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lambda d: d > 0, "ge": lambda d: d >= 0,
+                        "eq": lambda d: d == 0, "ne": lambda d: d != 0}
+
+
+def _affine(e, scale: int, terms: dict, depth: int = 0) -> Optional[int]:
+    """Add ``scale * e`` to ``terms`` (leaf key -> integer coefficient); return its constant part, or None if
+    ``e`` is not an integer sum of leaves times integers (a leaf: a register, loop variable, kernel argument,
+    block index or any other node, by identity; the block index and block count by kind)."""
+    if depth > 64 or not e.type.is_int:
+        return None
+    if isinstance(e, P.Const):
+        return scale * int(e.value)
+    if isinstance(e, P.Cast):                   # an integer conversion: the same integer (no wrap-around)
+        return _affine(e.a, scale, terms, depth + 1)
+    if isinstance(e, P.BinOp):
+        if e.op in ("add", "sub"):
+            c0 = _affine(e.a, scale, terms, depth + 1)
+            c1 = None if c0 is None else _affine(e.b, scale if e.op == "add" else -scale, terms, depth + 1)
+            return None if c1 is None else c0 + c1
+        if e.op == "mul":
+            for k, other in ((e.a, e.b), (e.b, e.a)):
+                if isinstance(k, P.Const):
+                    return _affine(other, scale * int(k.value), terms, depth + 1)
+            return None
+    return _leaf(e, scale, terms)
+
+
+def _leaf(e, scale: int, terms: dict) -> int:
+    key = type(e) if isinstance(e, (P.BlockIdx, P.BlockNum)) else id(e)
+    terms[key] = terms.get(key, 0) + scale
+    return 0
+
+
+def constant_difference(a, b) -> Optional[int]:
+    """``a - b`` of two integer IR expressions if it is one constant for every run-time value, else None
+    (see `COMPARISON_OF_CONSTANT_DIFFERENCE`)."""
+    terms: dict = {}
+    ca = _affine(a, 1, terms)
+    cb = None if ca is None else _affine(b, -1, terms)
+    if cb is None or any(terms.values()):
+        return None
+    return ca + cb
 
 
 class TracedComparisonWarning(UserWarning):

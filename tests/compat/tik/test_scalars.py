@@ -1,5 +1,7 @@
 """Scalar / InputScalar / Expr: C semantics evaluated by the simulator (one compiled kernel,
 many fed values), tik.all/any/negate, conversions, and the Python-level restrictions."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -255,6 +257,76 @@ def test_tik_values_have_no_python_value_except_identity_equality():
     assert isinstance(cond, tik.Expr)
     with raises_tik(IllegalOperand, match="tensor view cannot be used as a scalar"):
         i + ti.Tensor("int32", (8,), name="u", scope=tik.scope_ubuf)[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-9, 9), min_size=4, max_size=4), st.integers(-50, 50), st.integers(-50, 50),
+       st.sampled_from(["lt", "le", "gt", "ge", "eq", "ne"]),
+       st.lists(st.integers(-1000, 1000), min_size=3, max_size=3))
+def test_comparison_with_a_constant_difference_answers_python_if(coef, c0, c1, pred, values):
+    """COMPARISON_OF_CONSTANT_DIFFERENCE: a comparison of two integer sums of the same registers, loop variable
+    and block index times the same integers (different Python objects) answers a Python `if` exactly as the
+    comparison of the values does for any run-time values, with no warning; otherwise `<`/`<=`/`>`/`>=` stay
+    an error and `==`/`!=` TVM's identity rule with its warning."""
+    import operator
+    from tbe_compat.tik.scalar import TracedComparisonWarning
+    ti = tik.Tik()
+    a, b = ti.Scalar("int64", name="a"), ti.Scalar("int64", name="b")
+    with ti.for_range(0, 4, block_num=4) as blk:
+        ka, kb, kc, kd = coef
+
+        def lhs(x, y, z):
+            return (x * ka + c0 + y * kb - z) * 3 + (x - y) * kc
+
+        def rhs(x, y, z):
+            return x * (3 * ka + kc) + (y * (3 * kb - kc) + c1) - z * 3 + z * kd - kd * z
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = bool(getattr(operator, pred)(lhs(a, b, blk), rhs(a, b, blk)))
+        assert got == getattr(operator, pred)(lhs(*values), rhs(*values))
+        varying = lhs(a, b, blk) + a                       # differs by a, a run-time value: no answer
+        if pred in ("eq", "ne"):
+            with pytest.warns(TracedComparisonWarning):
+                assert bool(getattr(operator, pred)(varying, rhs(a, b, blk))) == (pred == "ne")
+        else:
+            with raises_tik(PtoError, match="cannot be used as a Python truth value"):
+                bool(getattr(operator, pred)(varying, rhs(a, b, blk)))
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_cann_block_range_test_in_python_if_elif_takes_the_branch_of_its_chunk_count(n):
+    """CANN 2021 prod_virial_se_a's idiom: start = blk * n, end = (blk + 1) * n; `if end == start + 1:` (one
+    chunk per block) `elif end > start + 1:` a for_range(start, end). Both differences are constants (n - 1),
+    so the branch of n is taken (TVM's identity rule answered the `==` False even for n = 1: nothing ran)."""
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (2 * n, 8), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    taken = []
+
+    def write_row(row):
+        ti.vec_dup(8, ub, 0, 1, 8)
+        ub[0].set_as(row * 10 + 7)
+        ti.data_move(out[row, 0], ub, 0, 1, 1, 0, 0)
+
+    with ti.for_range(0, 2, block_num=2) as blk:
+        start, end = blk * n, (blk + 1) * n
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if end == start + 1:
+                taken.append("if")
+                write_row(start)
+            elif end > start + 1:
+                taken.append("elif")
+                with ti.for_range(start, end) as row:
+                    write_row(row)
+        with raises_tik(PtoError, match="cannot be used as a Python truth value"):
+            if end > start * 2:                             # difference n - blk * n: not constant
+                pass
+    assert taken == (["if"] if n == 1 else ["elif"])
+    build(ti, "ranges", [], [out])
+    got = run(ti)[0].reshape(2 * n, 8)
+    assert got[:, 0].tolist() == [10 * r + 7 for r in range(2 * n)] and not got[:, 1:].any()
 
 
 def test_numpy_scalars_combine_with_tik_values():
