@@ -2,6 +2,7 @@
 the row another core owns (the pattern of CANN's cummin on Ascend910, which has no data_move_pad)."""
 import warnings
 
+import numpy as np
 import pytest
 
 from pto_core import BarrierCountWarning, GmRaceWarning
@@ -230,3 +231,32 @@ def test_reading_back_ones_own_store_does_not_hide_another_cores_earlier_differe
         run(ti)
     races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
     assert any("(read/write) on region 'ws" in m and "core 1 reads" in m for m in races), races
+
+
+def test_atomic_workspace_starts_at_zero_and_cross_core_sum_is_race_free():
+    """An ``is_workspace=True, is_atomic_add=True`` accumulator is cleared before the launch (tik_core.md §1):
+    two cores atomic-add into it without zeroing it, pass a barrier, and core 0 copies it out -- the exact sum,
+    no race and no hang report (h_author300)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (2, 8), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    acc = ti.Tensor("float32", (8,), name="acc", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)
+    sync = ti.Tensor("int64", (64,), name="sync", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)
+    with ti.for_range(0, 2, block_num=2) as core:
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x[core, 0], 0, 1, 1, 0, 0)
+        ti.set_atomic_add(1)
+        ti.data_move(acc, ub, 0, 1, 1, 0, 0)
+        ti.set_atomic_add(0)
+        ti.block_barrier(sync)
+        with ti.if_scope(core == 0):
+            ti.data_move(ub, acc, 0, 1, 1, 0, 0)
+            ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "atomic_ws", [x], [y])
+    xv = np.array([[1.5] * 8, [2.25] * 8], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, = run(ti, {"x": xv})
+    assert np.array_equal(out, np.full(8, 3.75, np.float32))
+    assert not ti.tikdb.reports
