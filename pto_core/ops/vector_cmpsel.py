@@ -6,7 +6,8 @@ Bit layout (tik_api.md §9.8, pinned by the vec_cmpv golden §10.5): the result 
 bit ``k % 8`` of byte ``k // 8``); one repeat writes ``PAR/8`` bytes and nothing else.
 Comparisons are IEEE: any comparison with NaN is false except ``ne``.
 
-CMPMASK is the per-core special register ``ctx.spr["CMPMASK"]`` (16 bytes):
+CMPMASK is the per-core special register ``ctx.spr["CMPMASK"]`` (16 bytes; 32 after an 8-bit
+compare or select load, named choice `CMPMASK_B8_BITS`):
 
 * ``vcmp_<cmp>`` (one repeat, with a mask) writes it: bit ``i`` = result of lane ``i``;
   masked-off lanes (and, for 32-bit operands, bits 64..127) keep their previous value
@@ -49,6 +50,14 @@ VCMP_KEEPS_MASKED_BITS = True
 CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "gt": np.greater, "ge": np.greater_equal,
        "le": np.less_equal}
 CMPMASK_BYTES = 16
+#: Named choice: an 8-bit compare / select (256 lanes: s8/u8 ``vcmp``/``vsel`` on Ascend310B1) uses 256
+#: CMPMASK bits, lane ``i`` at bit ``i`` as for 16- and 32-bit data. Source: the TIK vec_sel page, mode 0,
+#: "every repeat reads the first 256 / 128 / 64 bits of sel" for int8 / float16 / float32 (TIK loads them
+#: into CMPMASK; tik_api.md §9.9 "the same first PAR bits"). The register is kept as 32 bytes after such
+#: an op and as 16 bytes otherwise; the explicit ``mov_cmpmask_to_tensor`` / ``mov_tensor_to_cmpmask``
+#: still move 16 bytes (no source gives their width for 8-bit data). Before, an 8-bit ``vcmp`` stopped
+#: with a numpy ValueError and an 8-bit ``vec_sel`` mode 0 took src1 in lanes 128..255 whatever ``sel`` held.
+CMPMASK_B8_BITS = 256
 
 
 def pack_bits(flags: np.ndarray) -> np.ndarray:
@@ -162,12 +171,13 @@ def write_cmpmask(ctx, res: np.ndarray, act) -> None:
     else a ``(1, n)`` bool row); the other bits as `VCMP_KEEPS_MASKED_BITS` says. Shared by ``vcmp_*``
     and the VA forms ``scatter_vcmp_*``."""
     n = res.shape[0]
+    prev = ctx.spr.get("CMPMASK")
+    width = max(n, 8 * CMPMASK_BYTES, 0 if prev is None else 8 * prev.size)   # `CMPMASK_B8_BITS`
     if VCMP_KEEPS_MASKED_BITS:
-        prev = ctx.spr.get("CMPMASK")
-        bits = np.zeros(128, dtype=bool) if prev is None else unpack_bits(prev, 128)
+        bits = np.zeros(width, dtype=bool) if prev is None else unpack_bits(prev, width)
         bits[:n] = res if act is None else np.where(act[0, :n], res, bits[:n])
     else:
-        bits = np.zeros(128, dtype=bool)
+        bits = np.zeros(width, dtype=bool)
         bits[:n] = res if act is None else res & act[0, :n]
     ctx.spr["CMPMASK"] = pack_bits(bits)
 
@@ -243,7 +253,7 @@ def _mov_check(p, op, operand):
 #: first 64 bits of ``sel`` for 32-bit data (CMPMASK[63:0], cce vsel page), so a front end that loads
 #: ``sel`` for an f32 select reads just those 8 bytes; what the device leaves in CMPMASK[127:64] is
 #: not published and no f32 select reads it.
-CMPMASK_LOAD_BITS = (64, 128)
+CMPMASK_LOAD_BITS = (64, 128, CMPMASK_B8_BITS)
 
 
 def _mov_to_cmpmask(ctx, src, bits=None):
@@ -251,7 +261,7 @@ def _mov_to_cmpmask(ctx, src, bits=None):
     _mov_check(src, op, "src")
     nbytes = CMPMASK_BYTES if bits is None else bits // 8
     raw = ctx.strided_view(src, (nbytes,), (1,), dtype=_U8, operand="src")
-    value = np.zeros(CMPMASK_BYTES, dtype=np.uint8)
+    value = np.zeros(max(nbytes, CMPMASK_BYTES), dtype=np.uint8)
     value[:nbytes] = raw
     ctx.spr["CMPMASK"] = value
 
@@ -261,7 +271,7 @@ def _mov_from_cmpmask(ctx, dst):
     _mov_check(dst, op, "dst")
     value = cmpmask(ctx, op)
     out = ctx.strided_view(dst, (CMPMASK_BYTES,), (1,), dtype=_U8, write=True, operand="dst")
-    out[...] = value
+    out[...] = value[:CMPMASK_BYTES]
 
 
 def cmpmask(ctx, op: str) -> np.ndarray:
@@ -276,7 +286,8 @@ def cmpmask(ctx, op: str) -> np.ndarray:
 register(OpSpec(name="ub.mov_tensor_to_cmpmask", family="vector", pipe="V",
                 operands=(Operand("src", "ptr", _UB, doc="16 bytes (2 x u64) of selection bits"),),
                 clauses=(Clause("bits", "attr", values=CMPMASK_LOAD_BITS,
-                                doc="bits loaded (default 128); 64: CMPMASK[63:0] from 8 bytes, the rest 0"),),
+                                doc="bits loaded (default 128); 64: CMPMASK[63:0] from 8 bytes, the rest 0; "
+                                    "256: 32 bytes, an 8-bit select's bits (`CMPMASK_B8_BITS`)"),),
                 execute=_mov_to_cmpmask, doc="CMPMASK = 16 bytes at src (or its first 64 bits)"))
 register(OpSpec(name="ub.mov_cmpmask_to_tensor", family="vector", pipe="V",
                 operands=(Operand("dst", "ptr", _UB, doc="receives the 16 bytes of CMPMASK"),),

@@ -133,11 +133,12 @@ class CmpSelAPI(VectorBase):
                     raise self._error("vec_sel takes the selection bits as a UB tensor", operand="sel",
                                       value=repr(sel))
             else:
-                # mode 0 consumes the first PAR bits of sel (TIK vec_sel page: 128 for f16, 64 for
-                # f32), so only those are loaded: an 8-byte sel serves an f32 select
+                # mode 0 consumes the first PAR bits of sel (TIK vec_sel page: 256 for int8, 128 for
+                # f16, 64 for f32), so those are loaded: an 8-byte sel serves an f32 select, an 8-bit
+                # select loads 32 bytes (CMPMASK_B8_BITS, pto_core/ops/vector_cmpsel.py)
                 s = self._vec_operand(sel, "sel", dtypes=BIT_DTYPES)
                 ssize = max(1, s.dt.bits // 8)
-                bits = 64 if par == 64 else None
+                bits = {64: 64, 256: 256}.get(par)
                 nbytes = CMPMASK_BYTES if bits is None else bits // 8
                 self._sync.settle()
                 self._vec_emit("mov_tensor_to_cmpmask", s.ptr, bits=bits,

@@ -137,6 +137,29 @@ def test_cmpmask_load_of_64_bits():
         pto.ub.mov_tensor_to_cmpmask(m.ptr("ub", "u8", 512), bits=32)
 
 
+def test_cmpmask_holds_256_bits_for_8bit_compares_and_selects():
+    """`CMPMASK_B8_BITS`: an s8 vcmp writes 256 bits, a bits=256 load takes 32 bytes, vsel on s8 selects
+    with all 256; the explicit store still moves 16 bytes."""
+    m = Machine("Ascend310B1")
+    a, b, d, t = (m.ptr("ub", "s8", x) for x in (0, 256, 512, 1024))
+    x = np.arange(-128, 128, dtype=np.int8)
+    m.write(a, x)
+    m.write(b, np.zeros(256, np.int8))
+    pto.ub.vcmp_ge(a, b)
+    want = x >= 0
+    np.testing.assert_array_equal(np.unpackbits(m.context(0).spr["CMPMASK"], bitorder="little"), want)
+    pto.ub.vsel(d, a, b, 1)
+    np.testing.assert_array_equal(m.read(d, 256), np.where(want, x, 0))
+    pto.ub.mov_cmpmask_to_tensor(t.cast("u8"))
+    np.testing.assert_array_equal(m.read(t.cast("u8"), 16), np.packbits(want, bitorder="little")[:16])
+    sel = np.arange(32, dtype=np.uint8) * 7
+    m.write(t.cast("u8"), sel)
+    pto.ub.mov_tensor_to_cmpmask(t.cast("u8"), bits=256)
+    np.testing.assert_array_equal(m.context(0).spr["CMPMASK"], sel)
+    pto.ub.vsel(d, a, b, 1)
+    np.testing.assert_array_equal(m.read(d, 256), np.where(np.unpackbits(sel, bitorder="little") == 1, x, 0))
+
+
 @pytest.mark.parametrize("mode", ["bits", "scalar"])
 @SETTINGS
 @given(data=st.data())

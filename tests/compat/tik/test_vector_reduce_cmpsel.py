@@ -369,6 +369,30 @@ def test_vec_sel_mode0_f32_reads_only_64_sel_bits():
     np.testing.assert_array_equal(out, np.where(bits4, h, np.float16(0)))
 
 
+@pytest.mark.parametrize("dt", [np.int8, np.uint8])
+def test_8bit_vec_sel_mode0_and_vcmp_use_256_cmpmask_bits(dt):
+    """int8/uint8 selects and compares (Ascend310B1) have 256 lanes: TIK vec_sel mode 0 reads the first
+    256 bits of sel (TIK vec_sel page; tik_api.md §9.9 "the same first PAR bits") and vcmp writes one bit
+    per lane (`CMPMASK_B8_BITS`). Lanes 128..255 took src1 whatever sel held, and vcmp stopped with a
+    numpy ValueError."""
+    info = np.iinfo(dt)
+    a = RNG.integers(info.min, info.max, 512, dtype=dt, endpoint=True)
+    b = RNG.integers(info.min, info.max, 512, dtype=dt, endpoint=True)
+    sel = RNG.integers(0, 256, 64).astype(np.uint8)
+    bits = np.unpackbits(sel, bitorder="little").astype(bool)
+
+    def body(ti, ub):
+        ti.vec_sel(256, 0, ub["d"], ub["s"], ub["a"], ub["b"], 2, 8, 8, 8)
+        cm = ti.vcmp_gt([0, 0xFFFF, 0, 0xFFFFFFFFFFFFFFFF], ub["a"], ub["b"], 1, 1)   # lanes 0..63, 128..143
+        ti.vsel(256, 0, ub["e"], cm, ub["a"], ub["b"], 1, 1, 1, 1)
+    out = vec_kernel({"a": a, "b": b, "s": sel, "d": np.zeros(512, dt), "e": np.zeros(256, dt)}, body,
+                     chip="Ascend310B1")
+    np.testing.assert_array_equal(out["d"], np.where(np.tile(bits[:256], 2), a, b))
+    act = (np.arange(256) < 64) | ((np.arange(256) >= 128) & (np.arange(256) < 144))
+    gt = np.where(act, a[:256] > b[:256], bits[:256])      # masked-off lanes keep the loaded sel bits
+    np.testing.assert_array_equal(out["e"], np.where(gt, a[:256], b[:256]))
+
+
 @pytest.mark.parametrize("call,unit", [
     (lambda ti, ub: ti.vec_cpadd(128, ub["r"], ub["x"], 1, 65536, 8), "128-byte units"),
     (lambda ti, ub: ti.vcpadd(128, ub["r"], ub["x"], 1, 65536, 1, 8), "128-byte units"),
