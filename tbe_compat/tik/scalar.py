@@ -243,7 +243,10 @@ class _Comparison(Expr):
 #: truth value is answered when their difference is the same constant whatever the run-time values are (both
 #: sides are sums of the same registers / loop variables / block index times the same integers:
 #: ``(i + 1) * n > i * n + 1`` is ``n - 1 > 0``), as integers (no wrap-around or narrowing: TIK's index
-#: arithmetic stays far from its dtypes' limits). Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
+#: arithmetic stays far from its dtypes' limits). That holds only for signed types of 32 bits or more: a sum,
+#: product or conversion of an 8/16-bit or unsigned type (``u8 + 1 > u8`` is False at 255, ``u32 - 1 < u32`` at
+#: 0, ``(s + 256).astype("uint8") != s.astype("uint8")`` always) and a conversion that can change the value
+#: (to unsigned, narrower, or unsigned to a signed type of the same width) is a leaf by identity. Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
 #: ``==``/``!=`` keep TVM's identity rule (module doc). CANN's 2021 static ``prod_virial_se_a`` (shipped with a
 #: unit test) writes ``if end == start + 1: ... elif end > start + 1:`` with ``start = blk * n`` and
 #: ``end = (blk + 1) * n``; TIK's 2019 Expr raises for every truth value and TVM's rule answers the ``==``
@@ -263,8 +266,14 @@ def _affine(e, scale: int, terms: dict, depth: int = 0) -> Optional[int]:
         return None
     if isinstance(e, P.Const):
         return scale * int(e.value)
-    if isinstance(e, P.Cast):                   # an integer conversion: the same integer (no wrap-around)
-        return _affine(e.a, scale, terms, depth + 1)
+    if not _index_wide(e.type):                 # 8/16-bit or unsigned arithmetic wraps in reach: a leaf
+        return _leaf(e, scale, terms)
+    if isinstance(e, P.Cast):                   # to a wide signed type: the same integer unless it wraps
+        src = e.a.type
+        if src.is_int and (_index_wide(src) or (src.kind == "u" and src.bits < e.type.bits)
+                           or (src.kind == "s" and src.bits <= e.type.bits)):
+            return _affine(e.a, scale, terms, depth + 1)
+        return _leaf(e, scale, terms)
     if isinstance(e, P.BinOp):
         if e.op in ("add", "sub"):
             c0 = _affine(e.a, scale, terms, depth + 1)
@@ -276,6 +285,13 @@ def _affine(e, scale: int, terms: dict, depth: int = 0) -> Optional[int]:
                     return _affine(other, scale * int(k.value), terms, depth + 1)
             return None
     return _leaf(e, scale, terms)
+
+
+def _index_wide(t) -> bool:
+    """A signed integer type of 32 bits or more (int32, int64, the loop index): sums in it are taken as integers
+    (`COMPARISON_OF_CONSTANT_DIFFERENCE`); narrower or unsigned arithmetic wraps within reach (uint8 255 + 1,
+    uint32 0 - 1), so such a node is a leaf."""
+    return t.kind == "s" and t.bits >= 32
 
 
 def _leaf(e, scale: int, terms: dict) -> int:
