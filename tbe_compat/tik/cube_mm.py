@@ -182,7 +182,7 @@ class CubeMatmulAPI(CubeBase):
         with (self._cube_if(P.all_(*guard)) if guard else contextlib.nullcontext()):
             if bt is not None:
                 with self._cube_scratch() as alloc:
-                    bias_bt = self._operand(alloc(d.tensor.dtype, 1024 // max(4, d.dt.bits // 8), "bt",
+                    bias_bt = self._operand(alloc(d.tensor.dtype, self._bias_table_count(d.dt, n), "bt",
                                                   "mmad_bias_table"), "bias_table")
                     self._cube_load_bias(bt, bias_bt, n)
                     self._cube_mad("mad_bias", a, b, d, m, n, k, fp_sizes, bias=bias_bt)
@@ -193,6 +193,14 @@ class CubeMatmulAPI(CubeBase):
                     self._cube_mad("mad_acc", a, b, d, m, n, k, fp_sizes)
                 with self._cube_else():
                     self._cube_mad("mad", a, b, d, m, n, k, fp_sizes)
+
+    def _bias_table_count(self, dt, n=None) -> int:
+        """Elements of a bias-table scratch tensor: the whole table (1024 B), in the body of a thread_num=c loop
+        1/c of it (each buffer books a copy, MACRO_TILES_FIT_THREAD_COPIES), and no more than the round16(n)
+        values a mad of a static ``n`` reads (the table of a thread_num=2 loop overflowed: CapacityExceeded)."""
+        copies = self._buffer_copies() if MACRO_TILES_FIT_THREAD_COPIES else 1
+        count = 1024 // copies // max(4, dt.bits // 8) // 16 * 16
+        return min(count, ceil_to(n, 16)) if isinstance(n, int) and copies > 1 else count
 
     def _cube_mad(self, op: str, a, b, d, m, n, k, sizes=None, bias=None):
         """Record one ``pto.mad*`` (``disable_gemv``: TIK's L0A keeps 16-row fractals for m = 1 too)."""
@@ -450,7 +458,8 @@ class CubeMatmulAPI(CubeBase):
         copies = self._buffer_copies() if MACRO_TILES_FIT_THREAD_COPIES else 1
         if copies > 1:      # each buffer of the thread_num loop holds its own tiles
             l0a_free, l0b_free = l0a_free // copies // 512 * 512, l0b_free // copies // 512 * 512
-        max_nt = 256 if bias is not None else 4096      # the bias table holds 256 32-bit values per mad
+        # the bias table holds 256 32-bit values per mad, 1/copies of them in a thread_num loop
+        max_nt = 256 // copies // 16 * 16 if bias is not None else 4096
         try:
             tl = plan_tiles(M, N, k, k0, size, l0a_free, l0b_free, max_nt)
         except ValueError:
@@ -463,7 +472,7 @@ class CubeMatmulAPI(CubeBase):
             l0b = self._operand(alloc(b_dtype or dt, ceil_to(tl.kt, k0) * tl.nt, "l0b", "cube_l0b"), "l0b")
             bt = None
             if bias is not None:
-                bt = self._operand(alloc(d.tensor.dtype, 1024 // max(4, d.dt.bits // 8), "bt", "cube_bias"), "bias")
+                bt = self._operand(alloc(d.tensor.dtype, self._bias_table_count(d.dt), "bt", "cube_bias"), "bias")
             for n0 in range(0, n, tl.nt):
                 nt = min(tl.nt, n - n0)
                 if bt is not None:

@@ -243,7 +243,10 @@ class _Comparison(Expr):
 #: truth value is answered when their difference is the same constant whatever the run-time values are (both
 #: sides are sums of the same registers / loop variables / block index times the same integers:
 #: ``(i + 1) * n > i * n + 1`` is ``n - 1 > 0``), as integers (no wrap-around or narrowing: TIK's index
-#: arithmetic stays far from its dtypes' limits). Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
+#: arithmetic stays far from its dtypes' limits). That holds only for signed types of 32 bits or more: a sum,
+#: product or conversion of an 8/16-bit or unsigned type (``u8 + 1 > u8`` is False at 255, ``u32 - 1 < u32`` at
+#: 0, ``(s + 256).astype("uint8") != s.astype("uint8")`` always) and a conversion that can change the value
+#: (to unsigned, narrower, or unsigned to a signed type of the same width) is a leaf by identity. Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
 #: ``==``/``!=`` keep TVM's identity rule (module doc). CANN's 2021 static ``prod_virial_se_a`` (shipped with a
 #: unit test) writes ``if end == start + 1: ... elif end > start + 1:`` with ``start = blk * n`` and
 #: ``end = (blk + 1) * n``; TIK's 2019 Expr raises for every truth value and TVM's rule answers the ``==``
@@ -255,44 +258,78 @@ _ORDER_OF_DIFFERENCE = {"lt": lambda d: d < 0, "le": lambda d: d <= 0, "gt": lam
                         "eq": lambda d: d == 0, "ne": lambda d: d != 0}
 
 
-def _affine(e, scale: int, terms: dict, depth: int = 0) -> Optional[int]:
-    """Add ``scale * e`` to ``terms`` (leaf key -> integer coefficient); return its constant part, or None if
-    ``e`` is not an integer sum of leaves times integers (a leaf: a register, loop variable, kernel argument,
-    block index or any other node, by identity; the block index and block count by kind)."""
+def _affine(e, memo: dict, depth: int = 0) -> Optional[tuple]:
+    """``(constant, {leaf key: integer coefficient})`` of ``e``, or None if ``e`` is not an integer sum of leaves
+    times integers (a leaf: a register, loop variable, kernel argument, block index or any other node, by
+    identity; the block index and block count by kind). A node shared in the expression's DAG is described once
+    (``memo``: ``x = x + x`` repeated n times is n nodes, not 2**n paths)."""
+    hit = memo.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    r = _affine_node(e, memo, depth)
+    memo[id(e)] = (e, r)
+    return r
+
+
+def _affine_node(e, memo: dict, depth: int) -> Optional[tuple]:
     if depth > 64 or not e.type.is_int:
         return None
     if isinstance(e, P.Const):
-        return scale * int(e.value)
-    if isinstance(e, P.Cast):                   # an integer conversion: the same integer (no wrap-around)
-        return _affine(e.a, scale, terms, depth + 1)
+        return int(e.value), {}
+    if not _index_wide(e.type):                 # 8/16-bit or unsigned arithmetic wraps in reach: a leaf
+        return _leaf(e)
+    if isinstance(e, P.Cast):                   # to a wide signed type: the same integer unless it wraps
+        src = e.a.type
+        if src.is_int and (_index_wide(src) or (src.kind == "u" and src.bits < e.type.bits)
+                           or (src.kind == "s" and src.bits <= e.type.bits)):
+            return _affine(e.a, memo, depth + 1)
+        return _leaf(e)
     if isinstance(e, P.BinOp):
         if e.op in ("add", "sub"):
-            c0 = _affine(e.a, scale, terms, depth + 1)
-            c1 = None if c0 is None else _affine(e.b, scale if e.op == "add" else -scale, terms, depth + 1)
-            return None if c1 is None else c0 + c1
+            x = _affine(e.a, memo, depth + 1)
+            y = None if x is None else _affine(e.b, memo, depth + 1)
+            if y is None:
+                return None
+            sign = 1 if e.op == "add" else -1
+            terms = dict(x[1])
+            for k, v in y[1].items():
+                terms[k] = terms.get(k, 0) + sign * v
+            return x[0] + sign * y[0], terms
         if e.op == "mul":
             for k, other in ((e.a, e.b), (e.b, e.a)):
                 if isinstance(k, P.Const):
-                    return _affine(other, scale * int(k.value), terms, depth + 1)
+                    x = _affine(other, memo, depth + 1)
+                    f = int(k.value)
+                    return None if x is None else (x[0] * f, {a: v * f for a, v in x[1].items()})
             return None
-    return _leaf(e, scale, terms)
+    return _leaf(e)
 
 
-def _leaf(e, scale: int, terms: dict) -> int:
-    key = type(e) if isinstance(e, (P.BlockIdx, P.BlockNum)) else id(e)
-    terms[key] = terms.get(key, 0) + scale
-    return 0
+def _index_wide(t) -> bool:
+    """A signed integer type of 32 bits or more (int32, int64, the loop index): sums in it are taken as integers
+    (`COMPARISON_OF_CONSTANT_DIFFERENCE`); narrower or unsigned arithmetic wraps within reach (uint8 255 + 1,
+    uint32 0 - 1), so such a node is a leaf."""
+    return t.kind == "s" and t.bits >= 32
+
+
+def _leaf(e) -> tuple:
+    return 0, {type(e) if isinstance(e, (P.BlockIdx, P.BlockNum)) else id(e): 1}
 
 
 def constant_difference(a, b) -> Optional[int]:
     """``a - b`` of two integer IR expressions if it is one constant for every run-time value, else None
     (see `COMPARISON_OF_CONSTANT_DIFFERENCE`)."""
-    terms: dict = {}
-    ca = _affine(a, 1, terms)
-    cb = None if ca is None else _affine(b, -1, terms)
-    if cb is None or any(terms.values()):
+    memo: dict = {}
+    x = _affine(a, memo)
+    y = None if x is None else _affine(b, memo)
+    if y is None:
         return None
-    return ca + cb
+    terms = dict(x[1])
+    for k, v in y[1].items():
+        terms[k] = terms.get(k, 0) - v
+    if any(terms.values()):
+        return None
+    return x[0] - y[0]
 
 
 class TracedComparisonWarning(UserWarning):

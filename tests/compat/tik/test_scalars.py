@@ -329,6 +329,49 @@ def test_cann_block_range_test_in_python_if_elif_takes_the_branch_of_its_chunk_c
     assert got[:, 0].tolist() == [10 * r + 7 for r in range(2 * n)] and not got[:, 1:].any()
 
 
+@pytest.mark.parametrize("dtype, make, pred, value", [
+    ("uint8", lambda s: (s + 1, s), "gt", 255),
+    ("uint32", lambda s: (s - 1, s), "lt", 0),
+    ("int16", lambda s: (s + 1, s), "gt", 32767),
+    ("int64", lambda s: ((s + 256).astype("uint8"), s.astype("uint8")), "ne", 3),
+    ("int32", lambda s: ((s - 1).astype("uint32"), s.astype("uint32")), "lt", 0),
+    ("uint8", lambda s: ((s + 1).astype("int32"), s.astype("int32") + 1), "eq", 255),
+])
+def test_comparison_of_wrapping_values_is_not_answered_from_their_difference(dtype, make, pred, value):
+    """COMPARISON_OF_CONSTANT_DIFFERENCE takes sums as integers only in signed types of 32 bits or more: 8/16-bit or
+    unsigned arithmetic and value-changing conversions wrap within reach, so no constant difference is claimed
+    (was: `u8 + 1 > u8` True, False at 255; `(s + 256).astype("uint8") != s.astype("uint8")` True, always False).
+    The Python `if` gives the usual error (`<`...) or TVM's identity rule with its warning (`==`/`!=`), never an
+    answer the kernel's own comparison contradicts."""
+    import operator
+    from tbe_compat.tik.scalar import TracedComparisonWarning
+    ti = tik.Tik()
+    s = ti.Scalar(dtype, name="s", init_value=value)
+    lhs, rhs = make(s)
+    if pred in ("eq", "ne"):
+        with pytest.warns(TracedComparisonWarning):
+            assert bool(getattr(operator, pred)(lhs, rhs)) == (pred == "ne")
+    else:
+        with raises_tik(PtoError, match="cannot be used as a Python truth value"):
+            bool(getattr(operator, pred)(lhs, rhs))
+    wide = ti.Scalar("int64", name="w")                 # a wide signed sum and a widening conversion still answer
+    assert (wide + 1 > wide) and ((s.astype("int64") + wide) * 2 == wide * 2 + s.astype("int64") * 2)
+
+
+def test_comparison_of_constant_difference_reads_a_shared_subexpression_once():
+    """COMPARISON_OF_CONSTANT_DIFFERENCE walks the expression DAG, not its paths: ``x = x + x`` twenty times is 20
+    nodes (it took 2**20 visits, 12 s; 30 levels ran for hours)."""
+    import time
+    ti = tik.Tik()
+    s = ti.Scalar("int64", name="s")
+    e = s
+    for _ in range(20):
+        e = e + e
+    t0 = time.perf_counter()
+    assert (e + 1 > e) and (e * 3 == e + e + e) and not (e < e - 5)
+    assert time.perf_counter() - t0 < 2.0
+
+
 def test_numpy_scalars_combine_with_tik_values():
     ti = tik.Tik()
     out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)

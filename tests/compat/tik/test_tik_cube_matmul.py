@@ -604,3 +604,68 @@ def test_matmul_in_a_double_buffered_loop_plans_tiles_for_each_copy():
     for j in range(2):
         C = l0c_to_mat(res[j].reshape(n // 16, m, 16), m, n)
         np.testing.assert_array_equal(C, A[j].astype(np.float64) @ B[j].astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [32, 300])
+def test_matmul_with_bias_in_a_double_buffered_loop_halves_its_bias_table(n):
+    """MACRO_TILES_FIT_THREAD_COPIES also for the bias table: in a thread_num=2 loop the matmul's scratch bias
+    table (each buffer books a copy) takes half of the 1024-byte table and its n tiles at most 128 columns (was:
+    CapacityExceeded on 'cube_bias', 2 x 1024 B, a tensor the user never declared)."""
+    set_current_compile_soc_info("Ascend910B1")
+    m, k, k0 = 16, 128, 16
+    N = -(-n // 16) * 16
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (2, k // k0, m, k0), name="a_gm", scope=tik.scope_gm)
+    b_gm = ti.Tensor("float16", (2, k // k0, N, k0), name="b_gm", scope=tik.scope_gm)
+    bias_gm = ti.Tensor("float32", (N,), name="bias_gm", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (2, m * N), name="out", scope=tik.scope_gm)
+    with ti.for_range(0, 2, thread_num=2) as i:
+        a = ti.Tensor("float16", (k // k0, m, k0), name="a", scope=tik.scope_cbuf)
+        b = ti.Tensor("float16", (k // k0, N, k0), name="b", scope=tik.scope_cbuf)
+        bias = ti.Tensor("float32", (N,), name="bias", scope=tik.scope_cbuf)
+        c = ti.Tensor("float32", (N // 16, m, 16), name="c", scope=tik.scope_cbuf_out)
+        ti.data_move(a, a_gm[i, 0, 0, 0], 0, 1, k * m * 2 // 32, 0, 0)
+        ti.data_move(b, b_gm[i, 0, 0, 0], 0, 1, k * N * 2 // 32, 0, 0)
+        ti.data_move(bias, bias_gm, 0, 1, N * 4 // 32, 0, 0)
+        ti.matmul(c, a, b, m, k, n, bias=bias)
+        ti.fixpipe(out[i, 0], c, N // 16, m * 16 * 4 // 32, 0, 0)
+    ti.BuildCCE("mm_bias_db", [a_gm, b_gm, bias_gm], [out])
+    rng = np.random.default_rng(3)
+    A = rng.integers(-4, 5, (2, m, k)).astype(np.float16)
+    B = rng.integers(-4, 5, (2, k, n)).astype(np.float16)
+    bv = rng.integers(-9, 10, N).astype(np.float32)
+    feed = {"a_gm": np.stack([nz(A[j], m, k0) for j in range(2)]),
+            "b_gm": np.stack([nz(B[j].T.copy(), N, k0) for j in range(2)]), "bias_gm": bv}
+    res, = run(ti, feed)
+    for j in range(2):
+        C = l0c_to_mat(res[j].reshape(N // 16, m, 16), m, n)
+        np.testing.assert_array_equal(C, A[j].astype(np.float64) @ B[j].astype(np.float64) + bv[:n])
+
+
+def test_mmad_bias_tensor_in_a_double_buffered_loop():
+    """mmad's bias-table scratch in a thread_num=2 loop holds the round16(n) values it reads (was: 2 x 1024 B
+    CapacityExceeded on 'mmad_bias_table')."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (2, 256), name="a_gm", scope=tik.scope_gm)
+    bias_gm = ti.Tensor("float32", (16,), name="bias_gm", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (2, 256), name="out", scope=tik.scope_gm)
+    with ti.for_range(0, 2, thread_num=2) as i:
+        a1 = ti.Tensor("float16", (256,), name="a1", scope=tik.scope_cbuf)
+        bias = ti.Tensor("float32", (16,), name="bias", scope=tik.scope_cbuf)
+        l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+        l0b = ti.Tensor("float16", (256,), name="l0b", scope=tik.scope_cb)
+        cc = ti.Tensor("float32", (256,), name="cc", scope=tik.scope_cc)
+        ti.data_move(a1, a_gm[i, 0], 0, 1, 16, 0, 0)
+        ti.data_move(bias, bias_gm, 0, 1, 2, 0, 0)
+        ti.load2dv2(l0a, a1, 0, 1, 0, 1, 0)
+        ti.load2dv2(l0b, a1, 0, 1, 0, 1, 0)
+        ti.mmad(cc, l0a, l0b, 16, 16, 16, 1, bias_tensor=bias)
+        ti.fixpipe(out[i, 0], cc, 1, 32, 0, 0)
+    ti.BuildCCE("mmad_bias_db", [a_gm, bias_gm], [out])
+    x = np.random.default_rng(1).integers(-3, 4, (2, 16, 16)).astype(np.float16)
+    bv = np.arange(16, dtype=np.float32)
+    res, = run(ti, {"a_gm": x.reshape(2, -1), "bias_gm": bv})
+    for j in range(2):
+        np.testing.assert_array_equal(res[j].reshape(16, 16),
+                                      x[j].astype(np.float64) @ x[j].T.astype(np.float64) + bv)
