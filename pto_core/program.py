@@ -1361,8 +1361,12 @@ class Builder:
                                           "r.set(i); TIK: s = tik_instance.Scalar('int32'); s.set_as(i))")
             if (t is Reg or t is ScalarArg) and x.owner is not None and x.owner is not self:
                 what = "register" if t is Reg else "scalar argument"
-                raise IllegalOperand(f"{what} %{x.name} belongs to another kernel ({x.owner.program.name!r}), "
-                                     f"not to {self.program.name!r}", operand=f"%{x.name}", where=stmt.where,
+                decl = f" (declared at {x.declared})" if t is Reg and x.declared else ""
+                theirs, ours = x.owner.program.name, self.program.name
+                other = f"another kernel ({theirs!r}), not to {ours!r}" if theirs != ours else \
+                    f"another kernel that is also named {ours!r} (another builder / tik.Tik() instance)"
+                raise IllegalOperand(f"{what} %{x.name}{decl} belongs to {other}", operand=f"%{x.name}",
+                                     where=stmt.where,
                                      hint=f"create the {what} in this kernel (TIK: with this tik.Tik() instance; "
                                           f"PTO: k.reg / k.scalar_arg of this builder)")
             seen[i] = x

@@ -57,7 +57,7 @@ from pto_core.memory import MachineOptions
 from . import debug_print as _debug_print
 from .errors import convert
 from .control import MAX_BLOCK_NUM
-from .scalar import InputScalar
+from .scalar import Expr, InputScalar
 from .tensor import Tensor
 
 #: Initial byte of on-chip buffers in TIK runs (finite in every float format).
@@ -236,6 +236,7 @@ class Tikdb:
                 raise tik._error(f"feed_dict must be a dict, got {type(feed_dict).__name__}", operand="feed_dict",
                                  value=repr(feed_dict)[:80],
                                  hint="pass {input name: numpy array or number, ...}")
+            self._check_key_types(feed_dict)
             scalars = self._scalar_values(info, feed_dict)
             self._check_block_num(scalars)
             inputs = self._tensor_values(info, feed_dict, scalars)
@@ -320,6 +321,18 @@ class Tikdb:
         if on_chip is not None:
             return f" (an on-chip {on_chip.space.upper()} tensor: the kernel fills it from GM, it is not fed)"
         return ""
+
+    def _check_key_types(self, feed: dict) -> None:
+        """feed_dict is keyed by the ``name=`` strings (tik_api.md §3.3). A key that is a TIK object itself (the
+        Tensor, InputScalar or Scalar) is named here, before the key matching compares it with the names: ``==``
+        on a TIK object builds a TIK comparison, which would report a comparison error instead. Other non-str
+        keys reach the key matching (unexpected key, with the expected names)."""
+        for key in feed:
+            if isinstance(key, (Tensor, Expr)) and isinstance(getattr(key, "name", None), str):
+                kind = "tensor" if isinstance(key, Tensor) else type(key).__name__
+                raise self._tik._error(f"feed_dict key is the {kind} object {key.name!r}, not its name",
+                                       operand="feed_dict", value=key.name, cls=UnknownName,
+                                       hint=f"key the feed by the name= string: {{{key.name!r}: ...}}")
 
     def _scalar_values(self, info, feed: dict) -> dict:
         tik = self._tik

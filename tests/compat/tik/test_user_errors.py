@@ -3,6 +3,7 @@ also SystemExit/RuntimeError) naming the problem, the user's ``file:line`` and a
 exception from inside the simulator, and never a silently wrong kernel. (Found by an argument fuzzer over
 the TIK API; each test is one of its findings.)"""
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -80,6 +81,17 @@ def test_a_scalar_of_another_kernel_is_rejected_where_it_is_used():
     _at_user_line(e.value, test_a_scalar_of_another_kernel_is_rejected_where_it_is_used, "s.set_as(other + 1)")
     with raises_tik(IllegalOperand, match="belongs to another kernel"):
         ti.data_move(a, x, 0, 1, other, 0, 0)
+    _copy_still_works(ti, x, y, a)
+
+
+def test_a_scalar_of_another_tik_names_where_it_was_declared():
+    """Every tik.Tik() traces into a kernel named 'tik_kernel': the message read "belongs to another kernel
+    ('tik_kernel'), not to 'tik_kernel'" and did not say which Scalar line was meant (h_ux304)."""
+    ti, x, y, a, f = _kernel()
+    other = tik.Tik().Scalar("float16", name="other", init_value=2.0); line = inspect.currentframe().f_lineno
+    with raises_tik(IllegalOperand, match=rf"register %other \(declared at {re.escape(HERE)}:{line}\) belongs to "
+                                          r"another kernel that is also named 'tik_kernel' \(another builder"):
+        ti.vec_adds(16, a, a, other, 1, 8, 8)
     _copy_still_works(ti, x, y, a)
 
 

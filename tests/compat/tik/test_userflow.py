@@ -112,6 +112,28 @@ def test_start_debug_says_what_an_unexpected_key_names():
     assert run(ti, {"x": x})[0].tobytes() == x.tobytes()
 
 
+def test_start_debug_names_a_tik_object_used_as_a_feed_key():
+    """{x: arr} (the Tensor, not its name) used to report a tensor comparison ('operand self: comparing
+    tensor view ... needs a single element ... vcmpv_*'); an InputScalar key a str comparison."""
+    ti = copy_kernel()
+    x_tensor, = ti.build.inputs
+    x = np.ones(128, np.float16)
+    with raises_tik(UnknownName, match=r"operand feed_dict: feed_dict key is the tensor object 'x', not its name "
+                                       r"Fix: key the feed by the name= string: \{'x': ...\}"):
+        run(ti, {x_tensor: x})
+    si = tik.Tik()
+    y = si.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = si.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    s = si.InputScalar(dtype="float16", name="s")
+    si.vec_dup(128, ub, s, 1, 8)
+    si.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(si, "dup", [s], [y])
+    with raises_tik(UnknownName, match=r"feed_dict key is the InputScalar object 's', not its name"):
+        run(si, {s: 3})
+    assert (run(si, {"s": 3})[0] == 3).all()
+    assert run(ti, {"x": x})[0].tobytes() == x.tobytes()
+
+
 def test_start_debug_names_a_gm_tensor_missing_from_the_inputs():
     ti = _copy_of(listed=False)
     with raises_tik(UnknownName, match=r"unexpected 'x' \(a GM tensor BuildCCE does not list as an input"):
