@@ -1326,8 +1326,10 @@ class Executable:
         else:
             n = int(bn)
             if cores is not None and int(cores) != n:
-                raise ConfigError(f"kernel {self.program.name!r} declares block_num {n}; cannot run on {cores} cores",
-                                  operand="cores", value=cores, limit=n, hint="omit cores= or pass the same count")
+                raise ConfigError(f"kernel {self.program.name!r} declares block_num {n}; cannot run on {cores} "
+                                  f"core{'' if int(cores) == 1 else 's'}", operand="cores", value=cores, limit=n,
+                                  hint=f"omit cores= (pto-run: --cores) or pass {n}; to launch only blocks "
+                                       f"0..N-1 of the {n}, pass block_dim=N (pto-run: --block-dim N)")
         if n < 1:
             raise ConfigError(f"the kernel needs at least one core, got {n}", operand="cores", value=n)
         if n > MAX_LAUNCH_BLOCKS:

@@ -455,6 +455,9 @@ def test_multicore_kernel_writes_disjoint_gm_slices_with_private_ub():
     assert exe.run({"x": x}, order="random", seed=3)["y"].tolist() == out["y"].tolist()   # no races: same result
     with pytest.raises(ConfigError, match="declares block_num 4; cannot run on 2 cores"):
         exe.run({"x": x}, cores=2)
+    with pytest.raises(ConfigError, match=r"cannot run on 1 core\b.*pass 4; to launch only blocks 0..N-1 of the 4, "
+                                          r"pass block_dim=N \(pto-run: --block-dim N\)"):
+        exe.run({"x": x}, cores=1)
 
 
 def test_block_num_from_a_scalar_argument_and_block_queries():
