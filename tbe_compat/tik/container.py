@@ -282,6 +282,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._gm_tensors: list = []
         self._input_scalars: list = []
         self._names: dict = {}
+        self._auto_named: set = set()   # tensor names given by the simulator (Tensor(...) without name=)
         self.build = None          # set by BuildCCE: `build.BuildInfo`
         self.d_profiling = profiling
         self.disable_debug = disable_debug
@@ -344,6 +345,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                    "tik.scope_cc (= tik.scope_cbuf_out)")
         if name is None:
             name = f"tensor_{len(self._names)}"
+            self._auto_named.add(name)
         if not isinstance(name, str) or not _TENSOR_NAME.match(name):
             raise self._error(f"tensor name {name!r} must be a non-empty string of letters, digits and _",
                               operand="name", value=name, limit="[0-9A-Za-z_]+",

@@ -334,6 +334,14 @@ class Tikdb:
                                        operand="feed_dict", value=key.name, cls=UnknownName,
                                        hint=f"key the feed by the name= string: {{{key.name!r}: ...}}")
 
+    def _auto_name_note(self, tensors, name: str) -> str:
+        """`` (the tensor declared at file:line without name=)`` for a name the simulator gave, else ''."""
+        if name not in self._tik._auto_named:
+            return ""
+        w = next((t.storage.where for t in tensors if t.name == name), None)
+        at = f" at {w.file}:{w.line}" if w is not None and w.line else ""
+        return f" (the tensor declared{at} without name=: its default name)"
+
     def _scalar_values(self, info, feed: dict) -> dict:
         tik = self._tik
         expected_t = [x for x in info.inputs if isinstance(x, Tensor)]
@@ -346,7 +354,7 @@ class Tikdb:
         if missing or extra:
             parts = []
             if missing:
-                parts.append("missing " + ", ".join(repr(k) for k in missing))
+                parts.append("missing " + ", ".join(repr(k) + self._auto_name_note(expected_t, k) for k in missing))
             if extra:
                 parts.append("unexpected " + ", ".join(repr(k) + self._key_kind(info, k) for k in extra))
             raise tik._error(f"feed_dict keys do not match the kernel inputs: {'; '.join(parts)}",

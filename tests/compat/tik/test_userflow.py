@@ -4,6 +4,7 @@ start_debug says what an unexpected feed key is, the CLIs' --soc / missing-scrip
 reports, tik-migrate's stdout carries only the listing and shows hidden float constants, and
 tik-compare-fixpipe says when a script failed before BuildCCE."""
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -132,6 +133,27 @@ def test_start_debug_names_a_tik_object_used_as_a_feed_key():
         run(si, {s: 3})
     assert (run(si, {"s": 3})[0] == 3).all()
     assert run(ti, {"x": x})[0].tobytes() == x.tobytes()
+
+
+def test_missing_feed_of_a_tensor_without_name_says_where_it_was_declared():
+    """Tensor(...) without name= is named tensor_<n>; the feed error names that default and the declaration
+    line, so the user can find which tensor 'tensor_0' is (ux304). A named tensor gets no such note."""
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (16,), scope=tik.scope_gm)
+    declared = sys._getframe().f_lineno - 1
+    o = ti.Tensor("float16", (16,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, a, 0, 1, 1, 0, 0)
+    ti.vec_adds(16, ub, ub, 1.0, 1, 8, 8)
+    ti.data_move(o, ub, 0, 1, 1, 0, 0)
+    build(ti, "auto", [a], [o])
+    with raises_tik(UnknownName, match=rf"missing 'tensor_0' \(the tensor declared at \S*test_userflow.py:{declared} "
+                                       r"without name=: its default name\); unexpected 'a'"):
+        run(ti, {"a": np.ones(16, np.float16)})
+    assert (run(ti, {"tensor_0": np.ones(16, np.float16)})[0] == 2).all()
+    with raises_tik(UnknownName, match=r"missing 'x'( ;|;|$| \(limit)") as e:
+        run(copy_kernel(), {})
+    assert "default name" not in str(e.value)
 
 
 def test_start_debug_names_a_gm_tensor_missing_from_the_inputs():
