@@ -594,7 +594,7 @@ class HVectorAPI:
     def _h_axes(self, axis, nd) -> tuple:
         if axis is None:
             return tuple(range(nd))
-        items = axis if isinstance(axis, tuple) else (axis,)
+        items = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
         out = []
         for a in items:
             if isinstance(a, bool) or not isinstance(a, int):

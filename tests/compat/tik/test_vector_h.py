@@ -404,3 +404,17 @@ def test_h_reduce_arg_into_a_strided_dst_view_follows_its_strides():
     want = np.full((4, 16), -1, np.int32)
     want[0:2, 0:3] = x.reshape(2, 3, 16).argmax(-1)
     assert out.reshape(4, 16).tolist() == want.tolist()
+
+
+def test_reduce_axis_given_as_a_list():
+    """``axis=[1, 2]`` (a list, as the error's own hint offers) reduces like ``axis=(1, 2)``; it was refused
+    with "axis's value should be int"."""
+    x = RNG.uniform(-4, 4, 4 * 3 * 64).astype(np.float16)
+
+    def body(ti, ub):
+        ti.h_reduce_max(ub["m"][0:4], ub["x"].reshape((4, 3, 64)), [1, 2])
+        ti.h_reduce_min(ub["n"][0:4], ub["x"].reshape((4, 3, 64)), (1, 2))
+    z = np.zeros(16, np.float16)
+    out = vec_kernel({"x": x, "m": z, "n": z}, body, chip="Ascend910B1")
+    np.testing.assert_array_equal(out["m"][:4], x.reshape(4, 3, 64).max(axis=(1, 2)))
+    np.testing.assert_array_equal(out["n"][:4], x.reshape(4, 3, 64).min(axis=(1, 2)))
