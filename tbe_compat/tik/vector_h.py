@@ -467,8 +467,11 @@ class HVectorAPI:
                                        f"by h_cast)")
         code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{ROUND_MODES[round_mode]}"
         if code in ("s322f16", "s162s8", "s162u8"):
+            hint = ("call h_quant(dst, src, deqscale) (deqscale 1.0 for a plain conversion)" if code == "s322f16" else
+                    "h_quant's int16 -> int8/uint8 form (uint64 deqscale) is not modelled: convert through float16 "
+                    "(h_cast to float16, then to the 8-bit dtype) or use vec_conv")
             raise self._error(f"{api} does not convert {code}: use h_quant", operand="dst", value=code,
-                              cls=UnsupportedOp)
+                              cls=UnsupportedOp, hint=hint)
         self._require_instr("vconv", code, what=f"src {s.tensor.dtype} dst {d.tensor.dtype} round_mode "
                                                 f"{round_mode!r}")
         self._h_check([dst, src], ["dst", "src"])
@@ -605,7 +608,8 @@ class HVectorAPI:
                                   value=a, limit=f"[0, {nd - 1}]")
             out.append(a)
         if len(set(out)) != len(out):
-            raise self._error("duplicate value in 'axis'.", operand="axis", value=repr(axis))
+            raise self._error("duplicate value in 'axis'.", operand="axis", value=repr(axis),
+                              hint="list each axis once")
         return tuple(sorted(out))
 
     def _h_scratch(self, dtype: str, n: int, name: str) -> Tensor:

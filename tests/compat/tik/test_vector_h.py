@@ -418,3 +418,15 @@ def test_reduce_axis_given_as_a_list():
     out = vec_kernel({"x": x, "m": z, "n": z}, body, chip="Ascend910B1")
     np.testing.assert_array_equal(out["m"][:4], x.reshape(4, 3, 64).max(axis=(1, 2)))
     np.testing.assert_array_equal(out["n"][:4], x.reshape(4, 3, 64).min(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("src_dt, dst_dt, call, fix", [
+    (np.int32, np.float16, lambda ti, ub: ti.h_cast(ub["d"][0:64], ub["s"][0:64], "none"), r"Fix: call h_quant\(dst"),
+    (np.int16, np.int8, lambda ti, ub: ti.h_cast(ub["d"][0:64], ub["s"][0:64], "none"), r"Fix: h_quant's int16"),
+    (np.float16, np.float16, lambda ti, ub: ti.h_reduce_sum(ub["d"][0:4], ub["s"].reshape((4, 64)), [1, 1]),
+     r"duplicate value in 'axis'.*Fix: list each axis once"),
+])
+def test_h_refusals_say_what_to_do(src_dt, dst_dt, call, fix):
+    """h_cast's s322f16/s162s8 refusals and a duplicate reduction axis carried no Fix."""
+    with raises_tik(Exception, match=r"test_vector_h.py:\d+ .*" + fix):
+        vec_kernel({"s": np.zeros(256, src_dt), "d": np.zeros(256, dst_dt)}, call, chip="Ascend310P3")
