@@ -592,7 +592,9 @@ class HVectorAPI:
             self._h_reduce_cols(kind, fold, dst, src)
         else:
             raise self._error(f"{api} over axis {axis} is not lowered (only trailing axes, or axis 0 of a 2-D "
-                              f"tensor)", operand="axis", value=repr(axis), cls=UnsupportedOp)
+                              f"tensor)", operand="axis", value=repr(axis), cls=UnsupportedOp,
+                              hint="reduce trailing axes (lay the data out with the reduced axes last), or "
+                                   "reshape a contiguous src to 2-D (leading reduced axes first) and pass axis=0")
 
     def _h_axes(self, axis, nd) -> tuple:
         if axis is None:

@@ -430,3 +430,16 @@ def test_h_refusals_say_what_to_do(src_dt, dst_dt, call, fix):
     """h_cast's s322f16/s162s8 refusals and a duplicate reduction axis carried no Fix."""
     with raises_tik(Exception, match=r"test_vector_h.py:\d+ .*" + fix):
         vec_kernel({"s": np.zeros(256, src_dt), "d": np.zeros(256, dst_dt)}, call, chip="Ascend310P3")
+
+
+def test_h_reduce_over_a_leading_axis_of_3d_says_what_to_do():
+    """axis=0 of a 3-D src is not lowered; the refusal had no Fix; the reshape it suggests gives the result."""
+    with raises_tik(UnsupportedOp, match=r"test_vector_h.py:\d+ .*over axis 0 is not lowered.*Fix: .*axis=0"):
+        vec_kernel({"s": np.zeros(256, np.float16), "d": np.zeros(128, np.float16)},
+                   lambda ti, ub: ti.h_reduce_sum(ub["d"].reshape((2, 64)), ub["s"].reshape((2, 2, 64)), 0),
+                   chip="Ascend310P3")
+    x = RNG.uniform(-2, 2, 256).astype(np.float16)
+    out = vec_kernel({"s": x, "d": np.zeros(128, np.float16)},
+                     lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["s"].reshape((2, 128)), 0),
+                     chip="Ascend310P3")
+    np.testing.assert_array_equal(out["d"], (x[:128].astype(np.float64) + x[128:]).astype(np.float16))
