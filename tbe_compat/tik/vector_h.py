@@ -467,8 +467,11 @@ class HVectorAPI:
                                        f"by h_cast)")
         code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{ROUND_MODES[round_mode]}"
         if code in ("s322f16", "s162s8", "s162u8"):
+            hint = ("call h_quant(dst, src, deqscale) (deqscale 1.0 for a plain conversion)" if code == "s322f16" else
+                    "h_quant's int16 -> int8/uint8 form (uint64 deqscale) is not modelled: convert through float16 "
+                    "(h_cast to float16, then to the 8-bit dtype) or use vec_conv")
             raise self._error(f"{api} does not convert {code}: use h_quant", operand="dst", value=code,
-                              cls=UnsupportedOp)
+                              cls=UnsupportedOp, hint=hint)
         self._require_instr("vconv", code, what=f"src {s.tensor.dtype} dst {d.tensor.dtype} round_mode "
                                                 f"{round_mode!r}")
         self._h_check([dst, src], ["dst", "src"])
@@ -589,12 +592,14 @@ class HVectorAPI:
             self._h_reduce_cols(kind, fold, dst, src)
         else:
             raise self._error(f"{api} over axis {axis} is not lowered (only trailing axes, or axis 0 of a 2-D "
-                              f"tensor)", operand="axis", value=repr(axis), cls=UnsupportedOp)
+                              f"tensor)", operand="axis", value=repr(axis), cls=UnsupportedOp,
+                              hint="reduce trailing axes (lay the data out with the reduced axes last), or "
+                                   "reshape a contiguous src to 2-D (leading reduced axes first) and pass axis=0")
 
     def _h_axes(self, axis, nd) -> tuple:
         if axis is None:
             return tuple(range(nd))
-        items = axis if isinstance(axis, tuple) else (axis,)
+        items = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
         out = []
         for a in items:
             if isinstance(a, bool) or not isinstance(a, int):
@@ -605,7 +610,8 @@ class HVectorAPI:
                                   value=a, limit=f"[0, {nd - 1}]")
             out.append(a)
         if len(set(out)) != len(out):
-            raise self._error("duplicate value in 'axis'.", operand="axis", value=repr(axis))
+            raise self._error("duplicate value in 'axis'.", operand="axis", value=repr(axis),
+                              hint="list each axis once")
         return tuple(sorted(out))
 
     def _h_scratch(self, dtype: str, n: int, name: str) -> Tensor:

@@ -404,3 +404,42 @@ def test_h_reduce_arg_into_a_strided_dst_view_follows_its_strides():
     want = np.full((4, 16), -1, np.int32)
     want[0:2, 0:3] = x.reshape(2, 3, 16).argmax(-1)
     assert out.reshape(4, 16).tolist() == want.tolist()
+
+
+def test_reduce_axis_given_as_a_list():
+    """``axis=[1, 2]`` (a list, as the error's own hint offers) reduces like ``axis=(1, 2)``; it was refused
+    with "axis's value should be int"."""
+    x = RNG.uniform(-4, 4, 4 * 3 * 64).astype(np.float16)
+
+    def body(ti, ub):
+        ti.h_reduce_max(ub["m"][0:4], ub["x"].reshape((4, 3, 64)), [1, 2])
+        ti.h_reduce_min(ub["n"][0:4], ub["x"].reshape((4, 3, 64)), (1, 2))
+    z = np.zeros(16, np.float16)
+    out = vec_kernel({"x": x, "m": z, "n": z}, body, chip="Ascend910B1")
+    np.testing.assert_array_equal(out["m"][:4], x.reshape(4, 3, 64).max(axis=(1, 2)))
+    np.testing.assert_array_equal(out["n"][:4], x.reshape(4, 3, 64).min(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("src_dt, dst_dt, call, fix", [
+    (np.int32, np.float16, lambda ti, ub: ti.h_cast(ub["d"][0:64], ub["s"][0:64], "none"), r"Fix: call h_quant\(dst"),
+    (np.int16, np.int8, lambda ti, ub: ti.h_cast(ub["d"][0:64], ub["s"][0:64], "none"), r"Fix: h_quant's int16"),
+    (np.float16, np.float16, lambda ti, ub: ti.h_reduce_sum(ub["d"][0:4], ub["s"].reshape((4, 64)), [1, 1]),
+     r"duplicate value in 'axis'.*Fix: list each axis once"),
+])
+def test_h_refusals_say_what_to_do(src_dt, dst_dt, call, fix):
+    """h_cast's s322f16/s162s8 refusals and a duplicate reduction axis carried no Fix."""
+    with raises_tik(Exception, match=r"test_vector_h.py:\d+ .*" + fix):
+        vec_kernel({"s": np.zeros(256, src_dt), "d": np.zeros(256, dst_dt)}, call, chip="Ascend310P3")
+
+
+def test_h_reduce_over_a_leading_axis_of_3d_says_what_to_do():
+    """axis=0 of a 3-D src is not lowered; the refusal had no Fix; the reshape it suggests gives the result."""
+    with raises_tik(UnsupportedOp, match=r"test_vector_h.py:\d+ .*over axis 0 is not lowered.*Fix: .*axis=0"):
+        vec_kernel({"s": np.zeros(256, np.float16), "d": np.zeros(128, np.float16)},
+                   lambda ti, ub: ti.h_reduce_sum(ub["d"].reshape((2, 64)), ub["s"].reshape((2, 2, 64)), 0),
+                   chip="Ascend310P3")
+    x = RNG.uniform(-2, 2, 256).astype(np.float16)
+    out = vec_kernel({"s": x, "d": np.zeros(128, np.float16)},
+                     lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["s"].reshape((2, 128)), 0),
+                     chip="Ascend310P3")
+    np.testing.assert_array_equal(out["d"], (x[:128].astype(np.float64) + x[128:]).astype(np.float16))
