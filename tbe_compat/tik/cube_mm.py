@@ -38,7 +38,7 @@ from pto_core.ops.mte import l0a_layout
 from .. import platform
 from .api import tik_api
 from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
-from .scalar import float_immediate, py_number
+from .scalar import float_immediate, option_is_off, py_number
 from .vector_common import iadd, idiv, imul
 
 #: mmad flags that the modelled chips do not support (tik_api.md §8.1): flag -> what it does in TIK.
@@ -137,7 +137,7 @@ class CubeMatmulAPI(CubeBase):
                  "en_small_k": en_small_k, "en_ssparse": en_ssparse, "en_winograd_a": en_winograd_a,
                  "en_winograd_b": en_winograd_b}
         for name, v in flags.items():
-            if v not in (False, None, 0):
+            if not option_is_off(v):
                 raise self._error(f"mmad {name} ({MMAD_UNSUPPORTED[name]}) is not supported on {soc.soc_version}",
                                   operand=name, value=repr(v), cls=UnsupportedOp,
                                   hint="TIK documents it for v200-class chips only and its semantics are not "

@@ -49,7 +49,7 @@ from pto_core.scalars import ROUNDERS, int_to_float
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
-from .scalar import Expr, Scalar, py_number
+from .scalar import Expr, Scalar, option_is_off, py_number
 from .tensor import SPACE_TIK_NAMES, Tensor
 
 BLOCK = 32
@@ -331,7 +331,7 @@ class DataAPI(TikBase):
         extras = {"deqscale": deqscale, "relu": relu or None, "pad_mode": pad_mode, "pad_value": pad_value,
                   "onthefly_mode": onthefly_mode or None, "src_onthefly": src_onthefly,
                   "sid_store_mode": sid_store_mode or None}
-        used = [k for k, v in extras.items() if v not in (None, False)]
+        used = [k for k, v in extras.items() if not option_is_off(v)]
         if used:
             raise self._error(f"tensor_mov with {', '.join(used)} between {_space_name(src)} and "
                               f"{_space_name(dst)} is not modelled: its conversions (deqscale, relu) are those "

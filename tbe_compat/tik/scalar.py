@@ -22,6 +22,7 @@ whose sides differ by one constant for every run-time value is answered from it
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Optional
 
@@ -440,6 +441,13 @@ def py_number(v):
     if isinstance(v, np.integer):
         return int(v)
     return v
+
+
+def option_is_off(v) -> bool:
+    """An optional API argument left at its default: None, False or a zero number. Identity and type tests only:
+    ``v in (None, False)`` compares with ``==``, which on a TIK Tensor or Scalar builds a comparison instead of
+    answering (a tensor ``smask`` / ``deqscale`` raised "comparing tensor view ... needs a single element")."""
+    return v is None or (isinstance(v, numbers.Number) and v == 0)
 
 
 def ir_value(v, *, what: str = "value"):

@@ -163,6 +163,11 @@ def test_data_move_errors():
         ti.tensor_mov(ub, g, "q", 1, 1, 0, 0)
     with raises_tik(UnsupportedOp, match="tensor_mov with deqscale between GM .* and UB .* is not modelled"):
         ti.tensor_mov(ub, g, "", 1, 1, 0, 0, deqscale=1.0)
+    # a tensor deqscale (vector deq) is named too, not compared as a value (h_author307: it raised "comparing
+    # tensor view ... needs a single element" about operand 'self')
+    scales = ti.Tensor("float16", (16,), name="scales", scope=tik.scope_ubuf)
+    with raises_tik(UnsupportedOp, match="tensor_mov with deqscale between GM .* and UB .* is not modelled"):
+        ti.tensor_mov(ub, g, "", 1, 1, 0, 0, deqscale=scales)
     other = tik.Tik()
     with raises_tik(IllegalOperand, match="belongs to another Tik instance"):
         ti.data_move(ub, other.Tensor("float16", (64,), name="o", scope=tik.scope_gm), 0, 1, 1, 0, 0)

@@ -296,6 +296,12 @@ def test_mmad_zero_dims_and_flags():
             ti.mmad(cc, l0a, l0b, 16, 16, 16, 0, **{flag: True})
     with raises_tik(UnsupportedOp, match="fm_offset"):
         ti.mmad(cc, l0a, l0b, 16, 16, 16, 0, fm_offset=3)
+    # smask is a tensor in TIK: the flag check must not compare it (that raised a confusing "comparing tensor
+    # view ... needs a single element" about operand 'self'; h_author307)
+    mask = ti.Tensor("float16", (16,), name="mask", scope=tik.scope_cbuf)
+    with raises_tik(UnsupportedOp, match="mmad smask"):
+        ti.mmad(cc, l0a, l0b, 16, 16, 16, 0, smask=mask)
+    ti.mmad(cc, l0a, l0b, 16, 16, 16, 0, smask=None, en_small_k=0, en_ssparse=False)     # defaults stay legal
     with raises_tik(IllegalOperand, match="matrix_k = 5000 is outside"):
         ti.mmad(cc, l0a, l0b, 16, 5000, 16, 0)
     with raises_tik(IllegalOperand, match="is_bias = 2 is outside"):
