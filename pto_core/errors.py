@@ -245,6 +245,13 @@ class BarrierCountWarning(RuntimeWarning):
     hangs there (one warning per run and case; the ``("sync", ...)`` report names the barrier's line)."""
 
 
+class CmpmaskUnsetBitsWarning(RuntimeWarning):
+    """A select reads CMPMASK bits that the register's last write did not set (named choice
+    CMPMASK_UNSET_BITS_WARN, `pto_core.ops.vector_cmpsel`): an 8-bit ``vsel`` mode 0 reads 256 bits after a
+    16-byte ``mov_tensor_to_cmpmask`` or a 16/32-bit ``vcmp``. Those lanes take ``src1`` here (the bits read
+    as 0); no source gives their value on the device. One warning per op site; a ``("cmpmask", ...)`` report."""
+
+
 class UninitializedRead(PtoError, RuntimeError):
     """An op read bytes that nothing wrote since the buffer was created."""
 

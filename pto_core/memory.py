@@ -538,6 +538,7 @@ class Machine:
         #: (region name, provenance) of the GM over-reads already reported (`pto_core.ops.mte`: one report each)
         self.gm_overread_sites: set = set()
         self.gm_padding_write_sites: set = set()    # (tensor, op site) pairs warned (GM_PADDING_WRITE_WARNS)
+        self.cmpmask_unset_sites: set = set()       # op sites warned (CMPMASK_UNSET_BITS_WARN)
         self.printed: list = []           # (core, text) of every pto.debug_print
         self.launch_width = 1             # cores a run-time block count asked for (pto.launch_blocks)
         #: a run-time block count above ``len(cores)`` restarts the launch on a wider machine instead of

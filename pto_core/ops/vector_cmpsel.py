@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import vector_isa
 from ..dtypes import dtype
-from ..errors import IllegalOperand
+from ..errors import CmpmaskUnsetBitsWarning, IllegalOperand
 from ..memory import Ptr
 from .registry import Clause, OpSpec, Operand, register
 from . import vector_engine as ve
@@ -58,6 +58,30 @@ CMPMASK_BYTES = 16
 #: still move 16 bytes (no source gives their width for 8-bit data). Before, an 8-bit ``vcmp`` stopped
 #: with a numpy ValueError and an 8-bit ``vec_sel`` mode 0 took src1 in lanes 128..255 whatever ``sel`` held.
 CMPMASK_B8_BITS = 256
+
+#: Named choice: a select that reads CMPMASK bits the register's last write did not set -- an 8-bit ``vsel``
+#: mode 0 (256 lanes) with an active lane from 128 up after a 16-byte ``mov_tensor_to_cmpmask`` or a 16/32-bit
+#: ``vcmp`` (128 bits) -- runs with those bits as 0 (``src1``) and emits one `CmpmaskUnsetBitsWarning` and
+#: ``("cmpmask", ...)`` report per op site. No source gives the explicit moves' width for 8-bit data (TIK's
+#: debugger keeps CMPMASK as two uint64 SPRs, CMPMASK0/1; the cce vsel page names only CMPMASK[127:0] for
+#: f16 and [63:0] for f32), so the lanes' device value is unknown; before, they silently took ``src1``.
+CMPMASK_UNSET_BITS_WARN = True
+
+
+def _warn_unset_bits(ctx, op: str, have: int, lanes) -> None:
+    """`CMPMASK_UNSET_BITS_WARN` for a mode-0 select whose active lanes reach past the ``have`` bits set."""
+    active = lanes.count > have and (lanes.mask is None or bool(lanes.mask[:, have:].any()))
+    machine, where = ctx.machine, ctx.where
+    if not active or (op, where) in machine.cmpmask_unset_sites:
+        return
+    machine.cmpmask_unset_sites.add((op, where))
+    site = f"{where}: " if where is not None else ""
+    msg = (f"{site}{op} selects {lanes.par} lanes with CMPMASK bits 0..{lanes.par - 1}, but the register's last "
+           f"write set only bits 0..{have - 1} (a 16-byte mov_tensor_to_cmpmask or a 16/32-bit compare): lanes "
+           f"{have}..{lanes.count - 1} take src1 here, and their value on the device is not documented. Fix: for "
+           f"8-bit data load the 32 bytes of sel with vec_sel mode 0, or compare with an 8-bit vcmp")
+    machine.report("cmpmask", msg)
+    machine.warn(msg, CmpmaskUnsetBitsWarning, where, stacklevel=2)
 
 
 def pack_bits(flags: np.ndarray) -> np.ndarray:
@@ -337,7 +361,8 @@ def _sel_op(name: str):
         bits0 = None
         if mode == 0:
             par = ve.par_of(d)
-            bits0 = unpack_bits(cmpmask(ctx, op), par)[None, :]
+            reg = cmpmask(ctx, op)
+            bits0 = unpack_bits(reg, par)[None, :]
 
         def build():
             rep = ve.check_repeat(repeat, op=op)
@@ -357,6 +382,8 @@ def _sel_op(name: str):
 
         plan = _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
         count = plan.lanes.count
+        if mode == 0 and CMPMASK_UNSET_BITS_WARN and count > 8 * reg.size:
+            _warn_unset_bits(ctx, op, 8 * reg.size, plan.lanes)
 
         def compute(ins, r0, r1):
             if mode == 0:

@@ -247,7 +247,11 @@ class _Comparison(Expr):
 #: arithmetic stays far from its dtypes' limits). That holds only for signed types of 32 bits or more: a sum,
 #: product or conversion of an 8/16-bit or unsigned type (``u8 + 1 > u8`` is False at 255, ``u32 - 1 < u32`` at
 #: 0, ``(s + 256).astype("uint8") != s.astype("uint8")`` always) and a conversion that can change the value
-#: (to unsigned, narrower, or unsigned to a signed type of the same width) is a leaf by identity. Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
+#: (to unsigned, narrower -- int64 to int32, except the block index / count --, or unsigned to a signed type of the
+#: same width) is a leaf by identity, and so is a node whose constant or a coefficient does not fit its dtype (it
+#: wraps for every value: ``(s + 65536) * 65536`` is ``s * 65536`` in int32). What stays is exact unless a value
+#: itself comes within the constant of the limits (``s + 1 > s`` is answered True; False at 2**31 - 1 on the
+#: device, as TIK's own evaluation). Otherwise ``<``/``<=``/``>``/``>=`` are the usual error and
 #: ``==``/``!=`` keep TVM's identity rule (module doc). CANN's 2021 static ``prod_virial_se_a`` (shipped with a
 #: unit test) writes ``if end == start + 1: ... elif end > start + 1:`` with ``start = blk * n`` and
 #: ``end = (blk + 1) * n``; TIK's 2019 Expr raises for every truth value and TVM's rule answers the ``==``
@@ -268,8 +272,18 @@ def _affine(e, memo: dict, depth: int = 0) -> Optional[tuple]:
     if hit is not None and hit[0] is e:
         return hit[1]
     r = _affine_node(e, memo, depth)
+    if r is not None and not isinstance(e, P.Const) and not _form_fits(r, e.type):
+        r = _leaf(e)                            # wraps for every value (or is widened wrapped): by identity
     memo[id(e)] = (e, r)
     return r
+
+
+def _form_fits(r: tuple, t) -> bool:
+    """The constant and every coefficient of the integer form ``r`` of a node lie in its dtype's range. Else the
+    node wraps whatever the run-time values are -- ``(s + 65536) * 65536`` in int32 is ``s * 65536`` (constant
+    2**32) -- and is a leaf by identity (`COMPARISON_OF_CONSTANT_DIFFERENCE`)."""
+    lo, hi = S.int_bounds(t)
+    return lo <= r[0] <= hi and all(lo <= v <= hi for v in r[1].values())
 
 
 def _affine_node(e, memo: dict, depth: int) -> Optional[tuple]:
@@ -280,9 +294,9 @@ def _affine_node(e, memo: dict, depth: int) -> Optional[tuple]:
     if not _index_wide(e.type):                 # 8/16-bit or unsigned arithmetic wraps in reach: a leaf
         return _leaf(e)
     if isinstance(e, P.Cast):                   # to a wide signed type: the same integer unless it wraps
-        src = e.a.type
-        if src.is_int and (_index_wide(src) or (src.kind == "u" and src.bits < e.type.bits)
-                           or (src.kind == "s" and src.bits <= e.type.bits)):
+        src = e.a.type                          # (int64 -> int32 narrows: only the block index/count, < 2**16)
+        if src.is_int and ((src.kind == "u" and src.bits < e.type.bits) or (src.kind == "s" and src.bits <= e.type.bits)
+                           or isinstance(e.a, (P.BlockIdx, P.BlockNum))):
             return _affine(e.a, memo, depth + 1)
         return _leaf(e)
     if isinstance(e, P.BinOp):

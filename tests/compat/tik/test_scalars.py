@@ -358,6 +358,33 @@ def test_comparison_of_wrapping_values_is_not_answered_from_their_difference(dty
     assert (wide + 1 > wide) and ((s.astype("int64") + wide) * 2 == wide * 2 + s.astype("int64") * 2)
 
 
+@pytest.mark.parametrize("make, pred", [
+    (lambda s, w: ((s + 65536) * 65536, s * 65536), "gt"),          # int32: 2**32 more is the same value
+    (lambda s, w: ((w + 2 ** 32).astype("int32"), w.astype("int32")), "gt"),     # int64 -> int32 narrows
+    (lambda s, w: ((s * 65536 * 65536).astype("int64"), s.astype("int64") * 65536 * 65536 - 1), "gt"),
+    (lambda s, w: ((s + 65536) * 65536, s * 65536), "eq"),
+])
+def test_comparison_whose_integer_form_wraps_for_every_value_is_not_answered(make, pred):
+    """COMPARISON_OF_CONSTANT_DIFFERENCE: a node whose constant or coefficient does not fit its dtype, and an int64 ->
+    int32 conversion, wrap whatever the run-time values are, so they are leaves: `(s + 65536) * 65536 > s * 65536`
+    (int32) was answered True and `(w + 2**32).astype("int32") > w.astype("int32")` True, both False for every
+    value on the device."""
+    import operator
+    from tbe_compat.tik.scalar import TracedComparisonWarning
+    ti = tik.Tik()
+    s, w = ti.Scalar("int32", name="s"), ti.Scalar("int64", name="w")
+    lhs, rhs = make(s, w)
+    if pred == "eq":
+        with pytest.warns(TracedComparisonWarning):
+            assert not (lhs == rhs)
+    else:
+        with raises_tik(PtoError, match="cannot be used as a Python truth value"):
+            bool(getattr(operator, pred)(lhs, rhs))
+    with ti.for_range(0, 4, block_num=4) as blk:      # the block index (int64, converted to int32) still answers
+        assert (blk + 1) * 7 > blk * 7 + 1 and (blk + 1) * 7 != blk * 7 + 1
+        assert (blk.astype("int64") + 1) * 7 - 7 == blk.astype("int64") * 7
+
+
 def test_comparison_of_constant_difference_reads_a_shared_subexpression_once():
     """COMPARISON_OF_CONSTANT_DIFFERENCE walks the expression DAG, not its paths: ``x = x + x`` twenty times is 20
     nodes (it took 2**20 visits, 12 s; 30 levels ran for hours)."""

@@ -486,3 +486,32 @@ def test_vec_reduce_static_short_work_refused_at_trace_time_in_a_branch(scope, c
                                        rf"needs {need} float32 elements for repeat_times=1 .*{rule}"):
         vec_kernel({"r": np.zeros(8, np.float32), "x": np.zeros(64, np.float32)}, body, chip="Ascend910B1",
                    build_only=True)
+
+
+@pytest.mark.parametrize("mask, warns", [(256, True), ([0, 1, 0, 0], True), (128, False)])
+def test_8bit_vsel_mode0_after_a_16_byte_cmpmask_load_warns_of_the_bits_it_never_set(mask, warns):
+    """CMPMASK_UNSET_BITS_WARN: an 8-bit vcmp writes 256 bits but mov_cmpmask_to_tensor / mov_tensor_to_cmpmask move
+    16 bytes (tik_api.md §9.8), so an 8-bit vsel mode 0 then reads bits 128..255 that no op set: those lanes take
+    src1, as before, with one CmpmaskUnsetBitsWarning naming the line (before: silently). A mask within lanes
+    0..127 reads only bits the load set: no warning."""
+    import warnings
+    from pto_core.errors import CmpmaskUnsetBitsWarning
+    a = RNG.integers(-128, 128, 256).astype(np.int8)
+    b = RNG.integers(-128, 128, 256).astype(np.int8)
+
+    def body(ti, ub):
+        cm = ti.vcmp_gt(256, ub["a"], ub["b"], 1, 1)
+        ti.mov_cmpmask_to_tensor(ub["m"], cm)
+        ti.vsel(mask, 0, ub["e"], ti.mov_tensor_to_cmpmask(ub["m"]), ub["a"], ub["b"], 1, 1, 1, 1)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = vec_kernel({"a": a, "b": b, "m": np.zeros(32, np.uint8), "e": np.zeros(256, np.int8)}, body,
+                         chip="Ascend310B1")
+    hits = [w for w in got if issubclass(w.category, CmpmaskUnsetBitsWarning)]
+    assert len(hits) == int(warns)
+    if warns:
+        assert re.search(r"lanes 128\.\.(255|128) take src1", str(hits[0].message)) and hits[0].filename.endswith(".py")
+    act = np.isin(np.arange(256), lanes_of(mask, 256))
+    exp = np.where(np.arange(256) < 128, np.maximum(a, b), b)
+    np.testing.assert_array_equal(out["e"], np.where(act, exp, 0))
+    assert not out["m"][16:].any()
