@@ -41,10 +41,11 @@ import ml_dtypes
 import numpy as np
 
 from pto_core import program as P
-from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.errors import IllegalOperand, PtoError, UnsupportedOp
 from pto_core.memory import GM_TAIL_PAD
 from pto_core.ops.mte import GM_OVERREAD_READS_UNKNOWN
 from pto_core.ops.sync import barrier_pipe
+from pto_core.pipes import event_id as _event_id, pipe_name
 from pto_core.scalars import ROUNDERS, int_to_float
 
 from .. import platform
@@ -216,6 +217,15 @@ ATOMIC_OP_SHIFT = 3
 #: in the earlier type). The chips' supported modes are always 0..k; a mode above k is refused.
 RUNTIME_ATOMIC_MODE_CHECKED = True
 _ATOMIC_PTO = {"float32": "f32", "float16": "f16", "int16": "s16", "int32": "s32", "int8": "s8", "bfloat16": "bf16"}
+
+
+
+#: Named choice TIK_USER_FLAGS_NO_EFFECT: ``tik_instance.set_flag(src, dst, id)`` / ``wait_flag(...)`` (TIK's
+#: hand-written synchronisation, tik_api.md §6.3: "no functional effect in a sequential simulator") check their
+#: pipes and event id and record nothing. Auto-sync already orders every op of a TIK kernel (its pairs use
+#: EVENT_ID0, which CANN kernels also write by hand), so keeping the user's pairs could only add unmatched
+#: waits. They used to raise "'Tik' object has no attribute 'set_flag'".
+TIK_USER_FLAGS_NO_EFFECT = True
 
 
 class DataAPI(TikBase):
@@ -560,6 +570,34 @@ class DataAPI(TikBase):
             self._sync.barrier_all()
         else:
             self._record_sync("pipe_barrier", canon)
+
+
+    @tik_api("set_flag")
+    def set_flag(self, pipe_src, pipe_dst, event_id):
+        """Hand-written flag raise (``set_flag("PIPE_MTE2", "PIPE_V", 1)``, CANN ops written with
+        ``new_stmt_scope(disable_sync=True)``): arguments checked, nothing recorded
+        (`TIK_USER_FLAGS_NO_EFFECT`)."""
+        self._user_flag(pipe_src, pipe_dst, event_id)
+
+    @tik_api("wait_flag")
+    def wait_flag(self, pipe_src, pipe_dst, event_id):
+        """Hand-written flag wait: arguments checked, nothing recorded (`TIK_USER_FLAGS_NO_EFFECT`)."""
+        self._user_flag(pipe_src, pipe_dst, event_id)
+
+    def _user_flag(self, pipe_src, pipe_dst, event_id) -> None:
+        for operand, pipe in (("pipe_src", pipe_src), ("pipe_dst", pipe_dst)):
+            if not isinstance(pipe, str):
+                raise self._error(f"{operand} must be a pipe name such as 'PIPE_V', got {pipe!r}", operand=operand,
+                                  value=repr(pipe), limit="PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, "
+                                                          "PIPE_FIX", hint="pass a pipe name str: 'PIPE_V', 'PIPE_MTE2', ...")
+            try:
+                pipe_name(pipe)
+            except PtoError as e:
+                raise self._error(e.message, operand=operand, value=pipe, limit=e.limit, hint=e.hint) from None
+        try:
+            _event_id(event_id)
+        except PtoError as e:
+            raise self._error(e.message, operand="event_id", value=event_id, limit=e.limit, hint=e.hint) from None
 
 
 __all__ = ["DataAPI", "DATA_MOVE_PATHS", "MovePath", "register_move_path"]

@@ -450,3 +450,38 @@ def test_remembered_loop_bodies_hoist_exactly_what_walking_them_again_does(monke
         assert fast._sync.hoisted == slow._sync.hoisted, f"seed {seed}"
         assert asm.print_program(fast.program) == asm.print_program(slow.program), f"seed {seed}"
     assert nested >= 20
+
+
+def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
+    """TIK_USER_FLAGS_NO_EFFECT: CANN kernels' `set_flag("PIPE_MTE2", "PIPE_V", 0)` / `wait_flag(...)` (tik_api.md
+    §6.3: no functional effect) are accepted (they raised "'Tik' object has no attribute 'set_flag'"), leave the
+    auto-sync pairs unchanged, and bad pipes or event ids are errors at the user's line."""
+    set_current_compile_soc_info("Ascend910B1")
+
+    def kernel(flags):
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+        u = ti.Tensor("float16", (128,), name="u", scope=tik.scope_ubuf)
+        ti.data_move(u, x, 0, 1, 8, 0, 0)
+        if flags:
+            ti.set_flag("PIPE_MTE2", "PIPE_V", 0)
+            ti.wait_flag("PIPE_MTE2", "PIPE_V", 0)
+        ti.vec_adds(128, u, u, 1.0, 1, 8, 8)
+        if flags:
+            with ti.new_stmt_scope(disable_sync=True):
+                ti.set_flag("PIPE_V", "PIPE_MTE3", "EVENT_ID1")
+                ti.wait_flag("PIPE_V", "PIPE_MTE3", 1)
+        ti.data_move(y, u, 0, 1, 8, 0, 0)
+        return build(ti, "flags", [x], [y])
+
+    ti = kernel(True)
+    out, = run(ti, {"x": np.arange(128, dtype=np.float16)})
+    assert (out == np.arange(1, 129, dtype=np.float16)).all()
+    assert _sync_lines(ti) == _sync_lines(kernel(False))
+    from .helpers import raises_tik
+    from pto_core.errors import IllegalOperand
+    for args, operand in ((("PIPE_X", "PIPE_V", 0), "pipe_src"), (("PIPE_V", 3, 0), "pipe_dst"),
+                          (("PIPE_V", "PIPE_MTE3", 8), "event_id")):
+        with raises_tik(IllegalOperand, match=rf"test_autosync\.py:\d+ in `tik\.wait_flag`: operand {operand}.*Fix:"):
+            ti.wait_flag(*args)
