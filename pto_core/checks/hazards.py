@@ -416,6 +416,7 @@ class HazardTracker:
                           where=self._where, hint=hint)
         err.kind = kind
         err.buffer = buf.label
+        err.space = buf.space
         err.byte_range = (start, end)
         err.first = (prior_name, Q, prior_where)
         err.second = (cur_name, P, self._where)

@@ -283,6 +283,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._input_scalars: list = []
         self._names: dict = {}
         self._auto_named: set = set()   # tensor names given by the simulator (Tensor(...) without name=)
+        self._on_chip_storages: list = []
         self.build = None          # set by BuildCCE: `build.BuildInfo`
         self.d_profiling = profiling
         self.disable_debug = disable_debug
@@ -363,6 +364,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
         storage = Storage(space, scope, name, dt, dims, self._where)
+        if space != "gm":
+            self._on_chip_storages.append(storage)      # to name the tensor a hazard's bytes belong to (debug.py)
         strides = _contiguous_strides(dims)
         count = prod(dims)
         if any(isinstance(d, int) and d <= 0 for d in dims):

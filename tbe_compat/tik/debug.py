@@ -50,8 +50,8 @@ import numpy as np
 
 from pto_core import program as P
 from pto_core import scalars as S
-from pto_core.errors import (CapacityExceeded, IllegalOperand, PtoError, UninitializedRead, UninitializedReadWarning,
-                             UnknownName)
+from pto_core.errors import (CapacityExceeded, HazardError, IllegalOperand, PtoError, UninitializedRead,
+                             UninitializedReadWarning, UnknownName)
 from pto_core.memory import MachineOptions
 
 from . import debug_print as _debug_print
@@ -125,6 +125,34 @@ def _unwritten_ranges(written: np.ndarray, size: int) -> str:
     shown = ", ".join(f"[{a}, {b})" for a, b in runs[:UNWRITTEN_RANGES_SHOWN])
     more = len(runs) - UNWRITTEN_RANGES_SHOWN
     return f"{unit} {shown}" + (f" and {more} more range(s)" if more > 0 else "")
+
+
+def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
+    """A data hazard between two ops lowered from TIK calls: auto-sync orders every tensor a TIK call names, so
+    the access reached bytes outside the tensors its call names (a run-time index or offset past a tensor's
+    end) and TIK would not synchronise them either. Name the tensor those bytes belong to and replace the
+    set_flag advice (which fits hand-written PTO) with that explanation. Other errors are left as they are."""
+    first, second = getattr(e, "first", None), getattr(e, "second", None)
+    byte_range, space = getattr(e, "byte_range", None), getattr(e, "space", None)
+    if not isinstance(e, HazardError) or first is None or second is None or byte_range is None:
+        return
+    calls = [w.call if w is not None else "" for w in (first[2], second[2])]
+    if not all(c.startswith("tik.") for c in calls):
+        return
+    lo, hi = byte_range
+    owners = []
+    for st in tik._on_chip_storages:
+        if st.space == space and isinstance(st.addr, int) and st.addr < hi and lo < st.addr + (st.nbytes or 0):
+            at = f" declared at {st.where.file}:{st.where.line}" if st.where is not None and st.where.line else ""
+            owners.append(f"tensor {st.name!r}{at}")
+    held = (f"; those bytes belong to {' / '.join(dict.fromkeys(owners))}" if owners else
+            "; those bytes belong to no tensor declared in this space")
+    e.message += (f"{held}. TIK's auto-sync orders the tensors each call names, so one of the two calls reached "
+                  f"outside its own tensor")
+    e.hint = ("check the run-time indices and offsets of both calls: an element index, slice start or repeat "
+              "past its tensor's end reads or writes its neighbour (auto-sync adds no synchronisation for that); "
+              "keep every access inside the tensor the call names (if both stay inside their tensors, auto-sync "
+              "missed a pair: please report it with the kernel)")
 
 
 def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = None) -> None:
@@ -257,6 +285,7 @@ class Tikdb:
                                   order=self.order, alias=alias, block_dim=block_dim)
             except PtoError as e:
                 api = e.where.call if e.where is not None and e.where.call else "tikdb.start_debug"
+                _explain_hazard_between_tik_calls(tik, e)
                 raise convert(e, api=api, where=e.where, exit_on_error=tik._exit_on_error) from None
             for back, packed, signed in self._unpack_back:     # a values feed gets the new contents too
                 np.copyto(back, _unpacked(packed, back.size, signed).reshape(back.shape), casting="unsafe")

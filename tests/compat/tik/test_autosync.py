@@ -3,6 +3,7 @@ kernel -- random programs over GM/UB/L1 moves, scalar accesses, loops (back edge
 if/else -- and the emitted sync is the minimal readable set in simple cases."""
 import random
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -92,6 +93,32 @@ def test_the_random_kernels_do_need_the_sync():
         except HazardError:
             tripped += 1
     assert tripped >= 8
+
+
+def test_a_hazard_between_tik_calls_names_the_tensor_the_stray_access_reached():
+    """Auto-sync orders whole tensors, so a hazard between two TIK calls means an access left its tensor: a
+    Scalar index past 'ub' read bytes of 'o' that vec_dup had just written. The error names 'o' and where it
+    was declared, and the Fix points at run-time indices (it advised hand-written set_flag/wait_flag)."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    src = ti.Tensor("float16", (64,), name="src", scope=tik.scope_gm)
+    dst = ti.Tensor("float16", (16,), name="dst", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    o = ti.Tensor("float16", (16,), name="o", scope=tik.scope_ubuf)
+    o_line = sys._getframe().f_lineno - 1
+    ti.data_move(ub, src, 0, 1, 4, 0, 0)
+    ti.vec_dup(16, o, 0, 1, 8)
+    u = ti.Scalar("int32", init_value=70)               # 6 elements past ub's end: inside 'o'
+    x = ti.Scalar("float16")
+    x.set_as(ub[u])
+    o[0].set_as(x)
+    ti.data_move(dst, o, 0, 1, 1, 0, 0)
+    build(ti, "stray", [src], [dst])
+    with pytest.raises(HazardError, match=rf"those bytes belong to tensor 'o' declared at \S*test_autosync.py:{o_line}\. "
+                                          r"TIK's auto-sync orders the tensors each call names") as e:
+        run(ti, {"src": np.arange(64).astype(np.float16)})
+    assert "Fix: check the run-time indices and offsets of both calls" in str(e.value)
+    assert "set_flag" not in str(e.value).split("Fix:")[1]
 
 
 def _sync_lines(ti):
