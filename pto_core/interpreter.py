@@ -1316,17 +1316,17 @@ class Executable:
     # -- launching
     def _launch_width(self, inputs: dict, cores: Optional[int]) -> int:
         bn = self.program.block_num
+        if cores is not None and (isinstance(cores, bool) or not isinstance(cores, (int, np.integer))):
+            # int() of 4.5 / '4' / True ran 4 / 4 / 1 cores; of 'x' raised a bare ValueError
+            raise ConfigError(f"cores = {cores!r} is not a core count", operand="cores", value=repr(cores)[:40],
+                              hint="pass an int (pto-run: --cores N), or omit cores= to use the kernel's block_num")
         if bn is None:
             n = 1 if cores is None else int(cores)
-        elif isinstance(bn, ScalarArg):
-            n = int(inputs[bn.name])
-            if cores is not None and int(cores) != n:
-                raise ConfigError(f"kernel {self.program.name!r} runs on block_num = {bn.name} = {n} cores, "
-                                  f"not {cores}", operand="cores", value=cores)
         else:
-            n = int(bn)
-            if cores is not None and int(cores) != n:
-                raise ConfigError(f"kernel {self.program.name!r} declares block_num {n}; cannot run on {cores} "
+            n = int(inputs[bn.name]) if isinstance(bn, ScalarArg) else int(bn)
+            if cores is not None and int(cores) != n and n >= 1:      # n < 1: refused below as such
+                what = f"runs block_num = {bn.name} = {n}" if isinstance(bn, ScalarArg) else f"declares block_num {n}"
+                raise ConfigError(f"kernel {self.program.name!r} {what}; cannot run on {cores} "
                                   f"core{'' if int(cores) == 1 else 's'}", operand="cores", value=cores, limit=n,
                                   hint=f"omit cores= (pto-run: --cores) or pass {n}; to launch only blocks "
                                        f"0..N-1 of the {n}, pass block_dim=N (pto-run: --block-dim N)")

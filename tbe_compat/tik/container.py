@@ -282,7 +282,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._gm_tensors: list = []
         self._input_scalars: list = []
         self._names: dict = {}
-        self._auto_named: set = set()   # tensor names given by the simulator (Tensor(...) without name=)
+        self._auto_named: set = set()   # Storages of Tensor(...) calls without name= (named tensor_<n> by the simulator)
         self._on_chip_storages: list = []
         self.build = None          # set by BuildCCE: `build.BuildInfo`
         self.d_profiling = profiling
@@ -344,9 +344,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               value=scope, limit=f"one of {known}", cls=cls,
                               hint="use tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, tik.scope_ca, tik.scope_cb, "
                                    "tik.scope_cc (= tik.scope_cbuf_out)")
-        if name is None:
+        auto_named = name is None
+        if auto_named:
             name = f"tensor_{len(self._names)}"
-            self._auto_named.add(name)
         if not isinstance(name, str) or not _TENSOR_NAME.match(name):
             raise self._error(f"tensor name {name!r} must be a non-empty string of letters, digits and _",
                               operand="name", value=name, limit="[0-9A-Za-z_]+",
@@ -366,6 +366,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         storage = Storage(space, scope, name, dt, dims, self._where)
         if space != "gm":
             self._on_chip_storages.append(storage)      # to name the tensor a hazard's bytes belong to (debug.py)
+        if auto_named:      # by the allocation, not the name: an explicit name='tensor_1' can equal a default one
+            self._auto_named.add(storage)
         strides = _contiguous_strides(dims)
         count = prod(dims)
         if any(isinstance(d, int) and d <= 0 for d in dims):

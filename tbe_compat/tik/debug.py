@@ -362,12 +362,18 @@ class Tikdb:
                 raise self._tik._error(f"feed_dict key is the {kind} object {key.name!r}, not its name",
                                        operand="feed_dict", value=key.name, cls=UnknownName,
                                        hint=f"key the feed by the name= string: {{{key.name!r}: ...}}")
+            if isinstance(key, Expr):       # s + 1, s.astype(...): no name; its == is a TIK comparison too
+                raise self._tik._error("feed_dict key is a TIK scalar expression, not an input name",
+                                       operand="feed_dict", value=repr(key)[:60], cls=UnknownName,
+                                       hint="key the feed by the name= strings of the BuildCCE inputs; an "
+                                            "expression of InputScalars is computed by the kernel, not fed")
 
     def _auto_name_note(self, tensors, name: str) -> str:
         """`` (the tensor declared at file:line without name=)`` for a name the simulator gave, else ''."""
-        if name not in self._tik._auto_named:
+        auto = next((t for t in tensors if t.name == name and t.storage in self._tik._auto_named), None)
+        if auto is None:
             return ""
-        w = next((t.storage.where for t in tensors if t.name == name), None)
+        w = auto.storage.where
         at = f" at {w.file}:{w.line}" if w is not None and w.line else ""
         return f" (the tensor declared{at} without name=: its default name)"
 

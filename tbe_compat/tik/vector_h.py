@@ -468,8 +468,7 @@ class HVectorAPI:
         code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}{ROUND_MODES[round_mode]}"
         if code in ("s322f16", "s162s8", "s162u8"):
             hint = ("call h_quant(dst, src, deqscale) (deqscale 1.0 for a plain conversion)" if code == "s322f16" else
-                    "h_quant's int16 -> int8/uint8 form (uint64 deqscale) is not modelled: convert through float16 "
-                    "(h_cast to float16, then to the 8-bit dtype) or use vec_conv")
+                    self._s16_to_8bit_hint(code))
             raise self._error(f"{api} does not convert {code}: use h_quant", operand="dst", value=code,
                               cls=UnsupportedOp, hint=hint)
         self._require_instr("vconv", code, what=f"src {s.tensor.dtype} dst {d.tensor.dtype} round_mode "
@@ -477,6 +476,27 @@ class HVectorAPI:
         self._h_check([dst, src], ["dst", "src"])
         extra = {"round": ROUND_MODES[round_mode]} if ROUND_MODES[round_mode] else None
         self._h_rows("vconv", [dst, src], ["dst", "src"], extra=extra, dtype_rule="checked")
+
+    @staticmethod
+    def _s16_to_8bit_hint(code: str) -> str:
+        """h_cast s162s8 / s162u8's Fix: the routes the selected chip has (its vconv table; both give the
+        saturated values): through float16 (vconv s162f16 then f162s8/f162u8), or vec_conv's own vconv ``code``.
+        Ascend910/310 have neither, Ascend310B1 no s162s8."""
+        def has(c: str) -> bool:
+            try:
+                return platform.intrinsic_check_support("Intrinsic_vconv", c)
+            except platform.PlatformDataMissing:
+                return True
+        routes = []
+        if has("s162f16") and has("f162" + code[4:]):
+            routes.append("convert through float16 (h_cast to float16, then to the 8-bit dtype)")
+        if has(code):
+            routes.append(f"use vec_conv ({code})")
+        head = "h_quant's int16 -> int8/uint8 form (uint64 deqscale) is not modelled"
+        if routes:
+            return f"{head}: " + " or ".join(routes)
+        return (f"{head}, and {platform.current_soc().soc_version} has no vconv from int16 (s162f16, {code}): "
+                f"produce the values as float16 (vconv f162{code[4:]} exists) and h_cast those")
 
     @tik_api("h_quant")
     def h_quant(self, dst, src, deqscale):

@@ -469,6 +469,17 @@ def test_block_num_from_a_scalar_argument_and_block_queries():
             k.store(y, c * 2 + 1, k.block_num)
     out = k.program.run({"nb": 3})["y"]
     assert out[:3].tolist() == [[0, 3], [1, 3], [2, 3]] and not out[3:].any()
+    exe = k.program.compile()
+    # the fed block_num's mismatch reads as the immediate one's, with its Fix (was "... = 3 cores, not 1")
+    with pytest.raises(ConfigError, match=r"runs block_num = nb = 3; cannot run on 1 core\b.*pass block_dim=N"):
+        exe.run({"nb": 3}, cores=1)
+    with pytest.raises(ConfigError, match=r"needs at least one core, got 0"):
+        exe.run({"nb": 0}, cores=2)
+    # cores= takes an int (was int(): 3.5 and '3' ran 3 cores, 'x' raised a bare ValueError) (h_review311)
+    for bad in (3.5, "3", "x", True):
+        with pytest.raises(ConfigError, match=r"cores = .* is not a core count"):
+            exe.run({"nb": 3}, cores=bad)
+    assert exe.run({"nb": 3}, cores=np.int64(3))["y"][:3, 0].tolist() == [0, 1, 2]
 
 
 def test_atomic_add_reduction_across_cores_in_any_order():

@@ -156,6 +156,38 @@ def test_missing_feed_of_a_tensor_without_name_says_where_it_was_declared():
     assert "default name" not in str(e.value)
 
 
+def test_an_expression_as_a_feed_key_is_named_not_compared():
+    """{s + 1: 2}: an unnamed TIK expression key reached the key matching, whose == built a TIK comparison
+    ('cannot use str 'x' as a scalar operand of a comparison' in tik.Expr.__eq__) (h_review311)."""
+    si = tik.Tik()
+    y = si.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+    ub = si.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    s = si.InputScalar(dtype="float16", name="s")
+    si.vec_dup(128, ub, s, 1, 8)
+    si.data_move(y, ub, 0, 1, 8, 0, 0)
+    build(si, "dup", [s], [y])
+    with raises_tik(UnknownName, match=r"feed_dict key is a TIK scalar expression, not an input name"):
+        run(si, {"s": 3, s + 1: 4})
+    assert (run(si, {"s": 3})[0] == 3).all()
+
+
+def test_an_explicit_name_equal_to_a_default_name_gets_no_default_name_note():
+    """name='tensor_1' given explicitly, then Tensor(...) without name= (also 'tensor_1'): the missing-feed
+    error said the explicit one was 'declared ... without name=' (h_review311)."""
+    ti = tik.Tik()
+    a = ti.Tensor("float16", (16,), name="tensor_1", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), scope=tik.scope_ubuf)
+    o = ti.Tensor("float16", (16,), name="o", scope=tik.scope_gm)
+    assert ub.name == a.name == "tensor_1"
+    ti.data_move(ub, a, 0, 1, 1, 0, 0)
+    ti.data_move(o, ub, 0, 1, 1, 0, 0)
+    build(ti, "collide", [a], [o])
+    with raises_tik(UnknownName, match=r"missing 'tensor_1'") as e:
+        run(ti, {})
+    assert "without name=" not in str(e.value)
+    assert (run(ti, {"tensor_1": np.ones(16, np.float16)})[0] == 1).all()
+
+
 def test_start_debug_names_a_gm_tensor_missing_from_the_inputs():
     ti = _copy_of(listed=False)
     with raises_tik(UnknownName, match=r"unexpected 'x' \(a GM tensor BuildCCE does not list as an input"):

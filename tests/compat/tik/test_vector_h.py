@@ -432,6 +432,35 @@ def test_h_refusals_say_what_to_do(src_dt, dst_dt, call, fix):
         vec_kernel({"s": np.zeros(256, src_dt), "d": np.zeros(256, dst_dt)}, call, chip="Ascend310P3")
 
 
+@pytest.mark.parametrize("chip, dst_dt, offered, not_offered", [
+    ("Ascend310B1", np.int8, "convert through float16", "vec_conv"),         # no vconv s162s8 there
+    ("Ascend310B1", np.uint8, "or use vec_conv \\(s162u8\\)", None),
+    ("Ascend910", np.int8, "Ascend910A has no vconv from int16", "vec_conv"),   # no s162f16 either
+    ("Ascend910B1", np.int8, "convert through float16 .* or use vec_conv \\(s162s8\\)", None),
+])
+def test_h_cast_int16_to_8bit_fix_offers_routes_the_chip_has(chip, dst_dt, offered, not_offered):
+    """The s162s8/s162u8 Fix offered vec_conv and a float16 route on every chip; Ascend310B1 has no vconv
+    s162s8 and Ascend910/310 no vconv from int16 at all, so the routes it named were refused there (h_review311)."""
+    with raises_tik(UnsupportedOp, match=r"Fix: h_quant's int16 .*" + offered) as e:
+        vec_kernel({"s": np.zeros(256, np.int16), "d": np.zeros(256, dst_dt)},
+                   lambda ti, ub: ti.h_cast(ub["d"][0:64], ub["s"][0:64], "none"), chip=chip)
+    if not_offered:
+        assert not_offered not in str(e.value).split("Fix:")[1]
+
+
+def test_h_cast_int16_to_int8_through_float16_saturates_like_vec_conv():
+    """The float16 route the Fix names gives vconv s162s8's saturated values."""
+    src = np.concatenate([np.arange(-300, -44), np.arange(200, 456)]).astype(np.int16)
+
+    def via(ti, ub):
+        ti.h_cast(ub["f"], ub["s"], "none")
+        ti.h_cast(ub["d"], ub["f"], "none")
+    a = vec_kernel({"s": src, "f": np.zeros(512, np.float16), "d": np.zeros(512, np.int8)}, via, chip="Ascend310P3")
+    b = vec_kernel({"s": src, "d": np.zeros(512, np.int8)},
+                   lambda ti, ub: ti.vec_conv(64, "none", ub["d"], ub["s"], 8, 2, 4), chip="Ascend310P3")
+    assert a["d"].tolist() == b["d"].tolist() == np.clip(src, -128, 127).tolist()
+
+
 def test_h_reduce_over_a_leading_axis_of_3d_says_what_to_do():
     """axis=0 of a 3-D src is not lowered; the refusal had no Fix; the reshape it suggests gives the result."""
     with raises_tik(UnsupportedOp, match=r"test_vector_h.py:\d+ .*over axis 0 is not lowered.*Fix: .*axis=0"):
