@@ -77,6 +77,10 @@ _NO_STATEMENT = {
     "tik.else_scope": "the else branch of the scf.if above",
     "tik.elif_scope": "an scf.if in the else branch of the scf.if above",
     "tik.new_stmt_scope": "a scope only: tensors declared inside are freed at its end",
+    "tik.set_flag": "hand-written sync: checked, nothing recorded (TIK_USER_FLAGS_NO_EFFECT); auto-sync's "
+                    "pto.set_flag/wait_flag pairs order the ops",
+    "tik.wait_flag": "hand-written sync: checked, nothing recorded (TIK_USER_FLAGS_NO_EFFECT); auto-sync's "
+                     "pto.set_flag/wait_flag pairs order the ops",
     "tikdb.start_debug": "runs the program: pto-run KERNEL.pto --in NAME=FILE.npy ... --out NAME=FILE.npy",
 }
 

@@ -45,7 +45,7 @@ from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
 from .scalar import (SCALAR_DTYPES, Expr, InputScalar, Scalar, check_immediate, int64_immediate_bits,
-                     integer_rooted, static_int)
+                     integer_rooted, option_is_off, static_int)
 
 
 #: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
@@ -360,7 +360,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if space != "gm":
             for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
                               ("init_value", init_value)):
-                if (val is not None) if flag == "init_value" else val not in (False, None):  # init_value=0 too
+                if (val is not None) if flag == "init_value" else not option_is_off(val):  # init_value=0 too
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
         storage = Storage(space, scope, name, dt, dims, self._where)

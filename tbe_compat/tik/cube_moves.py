@@ -22,6 +22,7 @@ L0C element type (512 B for 16-bit, 1 KiB for 32-bit; TIK block mode ``'v'``: on
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import NamedTuple
 
@@ -35,7 +36,7 @@ from .api import tik_api
 from .cube_common import CubeBase, codes, l0c_align
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem, isub
-from .scalar import Expr, Scalar, float_immediate, py_number
+from .scalar import Expr, Scalar, float_immediate, option_is_off, py_number
 from .tensor import Tensor
 
 U16 = 0xFFFF
@@ -176,15 +177,15 @@ class CubeMoveAPI(CubeBase):
                 raise self._error(f"tensor_mov {name} is not supported on an L0C path", operand=name,
                                   value=repr(v), cls=UnsupportedOp)
         for name, v in (("onthefly_mode", onthefly_mode), ("sid_store_mode", sid_store_mode)):
-            if v not in (0, None):
+            if not option_is_off(v):
                 raise self._error(f"tensor_mov {name}={v!r} is not supported on an L0C path", operand=name,
                                   value=repr(v), cls=UnsupportedOp)
-        mode = "m" if block_mode in ("", None) else block_mode
-        if mode not in ("m", "v"):
+        mode = "m" if block_mode is None or (isinstance(block_mode, str) and block_mode == "") else block_mode
+        if not isinstance(mode, str) or mode not in ("m", "v"):    # by type first: a TIK Scalar's == builds a comparison
             raise self._error(f"block_mode {block_mode!r} is not an L0C block mode", operand="block_mode",
                               value=block_mode, limit="'m' (16 x 16 fractals), 'v' (16-element rows) or ''",
                               hint="pass block_mode='m' to move whole 16 x 16 fractals or 'v' for 16-element rows",
-                              cls=UnsupportedOp if mode in ("sc", "dp") else IllegalOperand)
+                              cls=UnsupportedOp if isinstance(mode, str) and mode in ("sc", "dp") else IllegalOperand)
         if not isinstance(relu, bool):
             raise self._error(f"relu must be a bool, got {relu!r}", operand="relu", value=repr(relu),
                               limit="one of True, False")
@@ -362,7 +363,7 @@ class CubeMoveAPI(CubeBase):
                               operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16",
                               hint="pass if_transpose=False for 8-bit data and store its fractals in L1 "
                                    "already in the layout the destination needs")
-        if addr_mode not in (None, 0, 1):
+        if not (addr_mode is None or (isinstance(addr_mode, numbers.Integral) and addr_mode in (0, 1))):
             raise self._error(f"addr_mode must be None, 0 (increasing) or 1 (decreasing), got {addr_mode!r}",
                               operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1")
         if d.space != "l1":

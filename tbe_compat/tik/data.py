@@ -177,7 +177,7 @@ def _lower_ub_gm(tik, dst, src, n, burst, ss, ds, mode, fp):
 
 
 def _lower_gm_l1(tik, dst, src, n, burst, ss, ds, mode, fp):
-    if mode not in (None, 0):
+    if not option_is_off(mode):
         raise tik._error(f"PadMode {mode} (GM -> L1 padding modes 1..8) is not modelled: the pad bytes come from "
                          f"the PADDING register, which data_move has no argument to set (its value is undefined "
                          f"in a TIK kernel), and the public copy_gm_to_cbuf table gives the fill layout of modes "
@@ -334,13 +334,12 @@ class DataAPI(TikBase):
         ``block_mode`` selects units on L0C paths only (the cube family's `tensor_mov`): on every other
         path CANN TIK's unit tables give 32-byte bursts and gaps whatever the mode (tik_api.md §7.3,
         "anything else"), so ``'m'``, ``'v'``, ``'sc'`` and ``'dp'`` move like ``''`` here."""
-        if block_mode not in _TENSOR_MOV_BLOCK_MODES:
+        if not (block_mode is None or (isinstance(block_mode, str) and block_mode in _TENSOR_MOV_BLOCK_MODES)):
             raise self._error(f"block_mode {block_mode!r} is not a tensor_mov block mode", operand="block_mode",
                               value=repr(block_mode), limit=", ".join(repr(m) for m in _TENSOR_MOV_BLOCK_MODES[1:]),
                               hint="pass one of the listed block_mode strs ('' for plain moves)")
-        extras = {"deqscale": deqscale, "relu": relu or None, "pad_mode": pad_mode, "pad_value": pad_value,
-                  "onthefly_mode": onthefly_mode or None, "src_onthefly": src_onthefly,
-                  "sid_store_mode": sid_store_mode or None}
+        extras = {"deqscale": deqscale, "relu": relu, "pad_mode": pad_mode, "pad_value": pad_value,   # off: option_is_off
+                  "onthefly_mode": onthefly_mode, "src_onthefly": src_onthefly, "sid_store_mode": sid_store_mode}
         used = [k for k, v in extras.items() if not option_is_off(v)]
         if used:
             raise self._error(f"tensor_mov with {', '.join(used)} between {_space_name(src)} and "

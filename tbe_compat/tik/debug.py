@@ -145,8 +145,16 @@ def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
         if st.space == space and isinstance(st.addr, int) and st.addr < hi and lo < st.addr + (st.nbytes or 0):
             at = f" declared at {st.where.file}:{st.where.line}" if st.where is not None and st.where.line else ""
             owners.append(f"tensor {st.name!r}{at}")
-    held = (f"; those bytes belong to {' / '.join(dict.fromkeys(owners))}" if owners else
-            "; those bytes belong to no tensor declared in this space")
+    owners = list(dict.fromkeys(owners))
+    if len(owners) > 1:     # scopes free and re-place bytes: which one held them at that point is not tracked
+        held = (f"; those bytes belong to one of {', '.join(owners)} (placed there in turn: a scope's end frees its "
+                f"tensors' bytes for later ones)")
+    elif owners:
+        held = f"; those bytes belong to {owners[0]}"
+    elif any(st.space == space and not isinstance(st.addr, int) for st in tik._on_chip_storages):
+        held = "; those bytes belong to no tensor placed at a fixed address in this space (maybe one placed at run time)"
+    else:
+        held = "; those bytes belong to no tensor declared in this space"
     e.message += (f"{held}. TIK's auto-sync orders the tensors each call names, so one of the two calls reached "
                   f"outside its own tensor")
     e.hint = ("check the run-time indices and offsets of both calls: an element index, slice start or repeat "

@@ -590,3 +590,25 @@ def test_save_io_pto_run_command_of_a_debug_print_kernel_runs(tmp_path, capsys):
         assert pto_run_main(argv) == 0
         assert np.array_equal(np.load(argv[-1].split("=", 1)[1]), np.arange(8, dtype=np.float32))
         assert capsys.readouterr().out.endswith("(0, np.float32(28.0))\n(1, np.float32(28.0))\n") is allowed
+
+
+def test_hand_written_set_flag_and_wait_flag_rows_say_why_they_record_nothing(tmp_path):
+    """TIK_USER_FLAGS_NO_EFFECT: the listing's note for tik.set_flag / wait_flag names the choice and that
+    auto-sync's pairs order the ops (it said only 'records no PTO statement')."""
+    extra = textwrap.dedent('''
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (128,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (128,), name="y", scope=tik.scope_gm)
+        with ti.new_stmt_scope(disable_sync=True):
+            ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+            ti.data_move(ub, x, 0, 1, 8, 0, 0)
+            ti.set_flag("PIPE_MTE2", "PIPE_MTE3", "EVENT_ID1")
+            ti.wait_flag("PIPE_MTE2", "PIPE_MTE3", 1)
+            ti.data_move(y, ub, 0, 1, 8, 0, 0)
+        ti.BuildCCE(kernel_name="flags", inputs=[x], outputs=[y])
+    ''')
+    trace = migrate.trace_script(_script(tmp_path, names=(), extra=extra))
+    rows = migrate.listing(trace.kernels["flags"])
+    notes = {r.api: r.note for r in rows if r.api in ("tik.set_flag", "tik.wait_flag")}
+    assert len(notes) == 2
+    assert all("TIK_USER_FLAGS_NO_EFFECT" in n and "auto-sync" in n for n in notes.values())

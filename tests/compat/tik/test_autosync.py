@@ -512,3 +512,30 @@ def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
                           (("PIPE_V", "PIPE_MTE3", 8), "event_id")):
         with raises_tik(IllegalOperand, match=rf"test_autosync\.py:\d+ in `tik\.wait_flag`: operand {operand}.*Fix:"):
             ti.wait_flag(*args)
+
+
+def test_a_stray_hazard_on_re_placed_bytes_names_every_tensor_placed_there_in_turn():
+    """'old' (freed at its scope's end) and 'o' shared the bytes the stray ub[u] read: the error said
+    "tensor 'old' ... / tensor 'o' ...", as if the bytes belonged to both at once; it now says one of them, placed
+    there in turn."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    src = ti.Tensor("float16", (64,), name="src", scope=tik.scope_gm)
+    dst = ti.Tensor("float16", (16,), name="dst", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    with ti.new_stmt_scope():
+        old = ti.Tensor("float16", (16,), name="old", scope=tik.scope_ubuf)
+        ti.vec_dup(16, old, 0, 1, 8)
+    with ti.new_stmt_scope():
+        o = ti.Tensor("float16", (16,), name="o", scope=tik.scope_ubuf)
+        ti.data_move(ub, src, 0, 1, 4, 0, 0)
+        ti.vec_dup(16, o, 0, 1, 8)
+        u = ti.Scalar("int32", init_value=70)
+        x = ti.Scalar("float16")
+        x.set_as(ub[u])
+        o[0].set_as(x)
+        ti.data_move(dst, o, 0, 1, 1, 0, 0)
+    build(ti, "stray2", [src], [dst])
+    with pytest.raises(HazardError, match=r"those bytes belong to one of tensor 'old' declared at \S+, tensor 'o' "
+                                          r"declared at \S+ \(placed there in turn"):
+        run(ti, {"src": np.arange(64).astype(np.float16)})

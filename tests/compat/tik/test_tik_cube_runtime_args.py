@@ -10,7 +10,7 @@ import pytest
 
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
-from pto_core.errors import IllegalOperand, OutOfBounds
+from pto_core.errors import IllegalOperand, OutOfBounds, PtoError
 
 from .helpers import raises_tik
 
@@ -144,3 +144,35 @@ def test_broadcast_and_l0c_data_move_run_time_counts_are_checked():
         ti.tikdb.start_debug({"row_gm": r, "dg": 1, "nb": 3}, interactive=False)   # a third fractal: 3 x 256 > 512
     with raises_tik(IllegalOperand, match=rf"{HERE}\d+ .*nburst of tik.data_move = 0 is outside \[1, 4095\]"):
         ti.tikdb.start_debug({"row_gm": r, "dg": 1, "nb": 0}, interactive=False)
+
+
+def test_option_arguments_given_a_tik_scalar_or_tensor_reach_their_own_error():
+    """PadMode, addr_mode, block_mode and the tensor_mov / Tensor options tested by `in (0, None)`-style
+    membership built a TIK comparison from a Scalar or Tensor argument ('cannot use NoneType None as a scalar
+    operand of a comparison' in tik.Expr.__eq__, 'comparing tensor view ... needs a single element'); each now
+    reaches the refusal that names the argument."""
+    set_current_compile_soc_info("Ascend310")
+    cases = [
+        ("PadMode", lambda ti, g, l1, ub, c, s: ti.data_move(l1, g, 0, 1, 16, 0, 0, s)),
+        ("PadMode", lambda ti, g, l1, ub, c, s: ti.data_move(l1, g, 0, 1, 16, 0, 0, ub)),
+        ("addr_mode", lambda ti, g, l1, ub, c, s: ti.load2dv1(ti.Tensor("float16", (256,), name="a",
+                                                                        scope=tik.scope_ca), l1, 0, 1, 1, 0, False, s)),
+        ("sid_store_mode", lambda ti, g, l1, ub, c, s: ti.tensor_mov(ub, c, "m", 1, 1, 0, 0, sid_store_mode=s)),
+        ("onthefly_mode", lambda ti, g, l1, ub, c, s: ti.tensor_mov(ub, c, "m", 1, 1, 0, 0, onthefly_mode=ub)),
+        ("block_mode", lambda ti, g, l1, ub, c, s: ti.tensor_mov(ub, c, s, 1, 1, 0, 0)),
+        ("block_mode", lambda ti, g, l1, ub, c, s: ti.tensor_mov(ub, ub, s, 1, 1, 0, 0)),
+        ("relu", lambda ti, g, l1, ub, c, s: ti.tensor_mov(ub, ub, "", 1, 1, 0, 0, relu=s)),
+        ("is_workspace", lambda ti, g, l1, ub, c, s: ti.Tensor("float16", (16,), name="w", scope=tik.scope_ubuf,
+                                                               is_workspace=s)),
+    ]
+    for operand, call in cases:
+        ti = tik.Tik()
+        g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+        l1 = ti.Tensor("float16", (256,), name="l1", scope=tik.scope_cbuf)
+        ub = ti.Tensor("float32", (256,), name="ub", scope=tik.scope_ubuf)
+        c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
+        s = ti.Scalar("int32", init_value=0)
+        with pytest.raises(PtoError) as e:
+            call(ti, g, l1, ub, c, s)
+        assert f"operand {operand}:" in str(e.value), (operand, str(e.value))
+        assert "Expr.__eq__" not in str(e.value) and "comparing tensor view" not in str(e.value)
