@@ -336,8 +336,13 @@ def constant_difference(a, b) -> Optional[int]:
     (see `COMPARISON_OF_CONSTANT_DIFFERENCE`)."""
     memo: dict = {}
     x = _affine(a, memo)
-    y = None if x is None else _affine(b, memo)
-    if y is None:
+    return affine_difference(x, None if x is None else _affine(b, memo))
+
+
+def affine_difference(x, y) -> Optional[int]:
+    """``x - y`` of two affine forms ``(constant, {atom: coefficient})`` (None: not affine) when their atoms
+    cancel, else None. Shared by `constant_difference` and the slice lengths of ``tensor.py``."""
+    if x is None or y is None:
         return None
     terms = dict(x[1])
     for k, v in y[1].items():

@@ -34,7 +34,7 @@ from pto_core.errors import UnsupportedOp
 from pto_core.program import INDEX, I64
 
 from .errors import user_method
-from .scalar import Expr, integer_rooted, static_int, tik_dtype_name
+from .scalar import Expr, affine_difference, integer_rooted, static_int, tik_dtype_name
 
 #: TIK scope string -> canonical space (tik_api.md §1.1; ``scope_cbuf_out`` == ``scope_cc``).
 SCOPE_SPACES = {"global": "gm", "local.L1": "l1", "local.UB": "ub", "local.L0A": "l0a", "local.L0B": "l0b",
@@ -648,15 +648,7 @@ def _affine_node(e, depth: int, memo: dict):
 
 def _constant_difference(b, a):
     """``b - a`` as an int when the atoms cancel (both affine in the same loop variables), else None."""
-    x, y = _affine(b), _affine(a)
-    if x is None or y is None:
-        return None
-    terms = dict(x[1])
-    for k, v in y[1].items():
-        terms[k] = terms.get(k, 0) - v
-    if any(terms.values()):
-        return None
-    return x[0] - y[0]
+    return affine_difference(_affine(b), _affine(a))
 
 
 #: Named choice: the shortest legal slice length. 0 -- ``t[a:a]`` (``ub[n:]`` with n == size) is a
