@@ -26,6 +26,8 @@ import numbers
 import warnings
 from typing import NamedTuple
 
+import numpy as np
+
 from pto_core import program as P
 from pto_core.errors import IllegalOperand, UnsupportedOp
 from pto_core.ops import legacy_cube
@@ -363,7 +365,9 @@ class CubeMoveAPI(CubeBase):
                               operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16",
                               hint="pass if_transpose=False for 8-bit data and store its fractals in L1 "
                                    "already in the layout the destination needs")
-        if not (addr_mode is None or (isinstance(addr_mode, numbers.Integral) and addr_mode in (0, 1))):
+        if isinstance(addr_mode, np.ndarray) and addr_mode.ndim == 0 and addr_mode.dtype.kind in "biu":
+            addr_mode = addr_mode[()]                   # a 0-d numpy int/bool is its one value, as in ir_value
+        if not (addr_mode is None or (isinstance(addr_mode, (numbers.Integral, np.bool_)) and addr_mode in (0, 1))):
             raise self._error(f"addr_mode must be None, 0 (increasing) or 1 (decreasing), got {addr_mode!r}",
                               operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1")
         if d.space != "l1":

@@ -140,17 +140,21 @@ def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
     if not all(c.startswith("tik.") for c in calls):
         return
     lo, hi = byte_range
-    owners = []
+    owners: dict = {}       # label -> Storages so labelled
     for st in tik._on_chip_storages:
         if st.space == space and isinstance(st.addr, int) and st.addr < hi and lo < st.addr + (st.nbytes or 0):
             at = f" declared at {st.where.file}:{st.where.line}" if st.where is not None and st.where.line else ""
-            owners.append(f"tensor {st.name!r}{at}")
-    owners = list(dict.fromkeys(owners))
-    if len(owners) > 1:     # scopes free and re-place bytes: which one held them at that point is not tracked
-        held = (f"; those bytes belong to one of {', '.join(owners)} (placed there in turn: a scope's end frees its "
-                f"tensors' bytes for later ones)")
+            owners.setdefault(f"tensor {st.name!r}{at}", []).append(st)
+    groups = list(owners.values())  # two differently labelled tensors at the same bytes (not side by side)?
+    shared = any(a.addr < b.addr + (b.nbytes or 0) and b.addr < a.addr + (a.nbytes or 0)
+                 for i, ga in enumerate(groups) for gb in groups[i + 1:] for a in ga for b in gb)
+    if len(owners) > 1 and shared:  # which one held them at that point is not tracked
+        held = (f"; those bytes belong to one of {', '.join(owners)} (placed at the same bytes: in turn, as a "
+                f"scope's end frees its tensors' bytes for later ones, or together by start_addr=)")
+    elif len(owners) > 1:           # side by side: the range covers parts of each
+        held = f"; those bytes span {', '.join(owners)} (side by side)"
     elif owners:
-        held = f"; those bytes belong to {owners[0]}"
+        held = f"; those bytes belong to {next(iter(owners))}"
     elif any(st.space == space and not isinstance(st.addr, int) for st in tik._on_chip_storages):
         held = "; those bytes belong to no tensor placed at a fixed address in this space (maybe one placed at run time)"
     else:

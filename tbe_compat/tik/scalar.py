@@ -465,8 +465,12 @@ def py_number(v):
 def option_is_off(v) -> bool:
     """An optional API argument left at its default: None, False or a zero number. Identity and type tests only:
     ``v in (None, False)`` compares with ``==``, which on a TIK Tensor or Scalar builds a comparison instead of
-    answering (a tensor ``smask`` / ``deqscale`` raised "comparing tensor view ... needs a single element")."""
-    return v is None or (isinstance(v, numbers.Number) and v == 0)
+    answering (a tensor ``smask`` / ``deqscale`` raised "comparing tensor view ... needs a single element").
+    A numpy bool (``np.False_``, not a `numbers.Number`) and a 0-d numpy array of a bool or number are their one
+    value, as in `ir_value` (h_review314: they were refused as options set)."""
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
+        v = v[()]
+    return v is None or (isinstance(v, (numbers.Number, np.bool_)) and v == 0)
 
 
 def ir_value(v, *, what: str = "value"):

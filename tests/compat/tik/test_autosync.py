@@ -537,5 +537,28 @@ def test_a_stray_hazard_on_re_placed_bytes_names_every_tensor_placed_there_in_tu
         ti.data_move(dst, o, 0, 1, 1, 0, 0)
     build(ti, "stray2", [src], [dst])
     with pytest.raises(HazardError, match=r"those bytes belong to one of tensor 'old' declared at \S+, tensor 'o' "
-                                          r"declared at \S+ \(placed there in turn"):
+                                          r"declared at \S+ \(placed at the same bytes: in turn"):
+        run(ti, {"src": np.arange(64).astype(np.float16)})
+
+
+def test_a_stray_hazard_on_bytes_two_live_start_addr_tensors_share_does_not_blame_a_scope():
+    """'a' and 'b' both live at start_addr=256 (no scope freed anything): the note said "placed there in turn: a
+    scope's end frees its tensors' bytes for later ones"; it now names start_addr= as the other way (h_review314)."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    src = ti.Tensor("float16", (64,), name="src", scope=tik.scope_gm)
+    dst = ti.Tensor("float16", (16,), name="dst", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf, start_addr=0)
+    a = ti.Tensor("float16", (16,), name="a", scope=tik.scope_ubuf, start_addr=256)
+    b = ti.Tensor("float16", (16,), name="b", scope=tik.scope_ubuf, start_addr=256)
+    ti.data_move(ub, src, 0, 1, 4, 0, 0)
+    ti.vec_dup(16, a, 0, 1, 8)
+    u = ti.Scalar("int32", init_value=128)
+    x = ti.Scalar("float16")
+    x.set_as(ub[u])
+    b[0].set_as(x)
+    ti.data_move(dst, b, 0, 1, 1, 0, 0)
+    build(ti, "shared", [src], [dst])
+    with pytest.raises(HazardError, match=r"those bytes belong to one of tensor 'a' declared at \S+, tensor 'b' "
+                                          r"declared at \S+ \(placed at the same bytes: .* or together by start_addr="):
         run(ti, {"src": np.arange(64).astype(np.float16)})

@@ -176,3 +176,32 @@ def test_option_arguments_given_a_tik_scalar_or_tensor_reach_their_own_error():
             call(ti, g, l1, ub, c, s)
         assert f"operand {operand}:" in str(e.value), (operand, str(e.value))
         assert "Expr.__eq__" not in str(e.value) and "comparing tensor view" not in str(e.value)
+
+
+def test_option_arguments_left_off_as_numpy_bools_or_0d_arrays_are_accepted():
+    """option_is_off / addr_mode (h_review314): np.False_ (not a numbers.Number) and 0-d numpy arrays were
+    refused as options set after the identity/type tests replaced `in (0, None)`, which accepted them."""
+    set_current_compile_soc_info("Ascend310")
+    calls = [
+        lambda ti, g, l1, ub, ub2, c, ca, v: ti.Tensor("float16", (16,), name="w", scope=tik.scope_ubuf,
+                                                       is_workspace=v, is_atomic_add=v),
+        lambda ti, g, l1, ub, ub2, c, ca, v: ti.data_move(l1, g, 0, 1, 16, 0, 0, v),
+        lambda ti, g, l1, ub, ub2, c, ca, v: ti.load2dv1(ca, l1, 0, 1, 1, 0, False, v),
+        lambda ti, g, l1, ub, ub2, c, ca, v: ti.tensor_mov(ub, c, "m", 1, 1, 0, 0, sid_store_mode=v,
+                                                           onthefly_mode=v),
+        lambda ti, g, l1, ub, ub2, c, ca, v: ti.tensor_mov(ub2, ub, "", 1, 1, 0, 0, sid_store_mode=v,
+                                                           onthefly_mode=v, relu=v),
+    ]
+    for v in (np.False_, np.array(0), np.array(False), np.int64(0)):
+        for call in calls:
+            ti = tik.Tik()
+            g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+            l1 = ti.Tensor("float16", (256,), name="l1", scope=tik.scope_cbuf)
+            ub = ti.Tensor("float32", (256,), name="ub", scope=tik.scope_ubuf)
+            ub2 = ti.Tensor("float32", (256,), name="ub2", scope=tik.scope_ubuf)
+            c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
+            ca = ti.Tensor("float16", (256,), name="a", scope=tik.scope_ca)
+            call(ti, g, l1, ub, ub2, c, ca, v)
+    ti = tik.Tik()
+    l1 = ti.Tensor("float16", (256,), name="l1", scope=tik.scope_cbuf)
+    ti.load2dv1(ti.Tensor("float16", (256,), name="a", scope=tik.scope_ca), l1, 0, 1, 1, 0, False, np.True_)
