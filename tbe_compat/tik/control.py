@@ -35,7 +35,7 @@ from pto_core.interpreter import MAX_LAUNCH_BLOCKS
 from .. import platform
 from .api import TikBase, tik_api
 from .errors import convert
-from .scalar import Expr, InputScalar, Scalar, static_int
+from .scalar import Expr, InputScalar, Scalar, static_int, zero_d_value
 
 #: Integer dtypes a for_range loop variable may have.
 LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8")
@@ -459,8 +459,7 @@ class ControlAPI(TikBase):
                               hint="put it right after the `with tik_instance.if_scope(...)` block")
 
     def _cond(self, cond):
-        if isinstance(cond, np.ndarray) and cond.ndim == 0 and cond.dtype.kind in "biuf":
-            cond = cond.item()                  # a 0-d array (np.array(True), np.all(shape_a == shape_b))
+        cond = zero_d_value(cond)               # a 0-d array (np.array(True), np.all(shape_a == shape_b))
         if isinstance(cond, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(cond, Expr):
             # a Python or numpy constant (``window > 64`` with a numpy ``window`` is a numpy bool): fixed at trace time
             return P.Const(bool(cond), P.BOOL)

@@ -38,7 +38,7 @@ from .api import tik_api
 from .cube_common import CubeBase, codes, l0c_align
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem, isub
-from .scalar import Expr, Scalar, float_immediate, option_is_off, py_number
+from .scalar import Expr, Scalar, float_immediate, option_is_off, py_number, zero_d_value
 from .tensor import Tensor
 
 U16 = 0xFFFF
@@ -365,8 +365,7 @@ class CubeMoveAPI(CubeBase):
                               operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16",
                               hint="pass if_transpose=False for 8-bit data and store its fractals in L1 "
                                    "already in the layout the destination needs")
-        if isinstance(addr_mode, np.ndarray) and addr_mode.ndim == 0 and addr_mode.dtype.kind in "biu":
-            addr_mode = addr_mode[()]                   # a 0-d numpy int/bool is its one value, as in ir_value
+        addr_mode = zero_d_value(addr_mode)             # a 0-d numpy int/bool is its one value, as in ir_value
         if not (addr_mode is None or (isinstance(addr_mode, (numbers.Integral, np.bool_)) and addr_mode in (0, 1))):
             raise self._error(f"addr_mode must be None, 0 (increasing) or 1 (decreasing), got {addr_mode!r}",
                               operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1")

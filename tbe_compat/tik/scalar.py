@@ -462,14 +462,21 @@ def py_number(v):
     return v
 
 
+def zero_d_value(v):
+    """A 0-d numpy array of a bool or number (``np.array(True)``, ``np.all(a == b)``) as its one numpy scalar;
+    anything else unchanged (`ir_value`, `option_is_off`, ``if_scope`` conditions, ``addr_mode``)."""
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
+        return v[()]
+    return v
+
+
 def option_is_off(v) -> bool:
     """An optional API argument left at its default: None, False or a zero number. Identity and type tests only:
     ``v in (None, False)`` compares with ``==``, which on a TIK Tensor or Scalar builds a comparison instead of
     answering (a tensor ``smask`` / ``deqscale`` raised "comparing tensor view ... needs a single element").
     A numpy bool (``np.False_``, not a `numbers.Number`) and a 0-d numpy array of a bool or number are their one
     value, as in `ir_value` (h_review314: they were refused as options set)."""
-    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
-        v = v[()]
+    v = zero_d_value(v)
     return v is None or (isinstance(v, (numbers.Number, np.bool_)) and v == 0)
 
 
@@ -478,8 +485,7 @@ def ir_value(v, *, what: str = "value"):
     array of a bool or number, such as ``np.array(True)``, is its one value, as in `if_scope`)."""
     if isinstance(v, Expr):
         return v.ir
-    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
-        v = v[()]
+    v = zero_d_value(v)
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, (bool, int, float)):
