@@ -63,7 +63,11 @@ def event_id(value) -> int:
         else:
             raise SyncError(f"bad event id {value!r}", operand="event", value=value, limit="EVENT_ID0..EVENT_ID7",
                             hint="write EVENT_ID0 .. EVENT_ID7 (or an int 0..7)")
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < NUM_EVENTS:
+    if not isinstance(value, int) or isinstance(value, bool):      # a type, not a range, mistake: say so
+        raise SyncError(f"event id must be an int 0..{NUM_EVENTS - 1} or 'EVENT_IDn', got {type(value).__name__} "
+                        f"{value!r}", operand="event", value=repr(value), limit=f"[0, {NUM_EVENTS - 1}]",
+                        hint="write an int 0..7 known when the program is built (or EVENT_ID0 .. EVENT_ID7)")
+    if not 0 <= value < NUM_EVENTS:
         raise SyncError(f"event id {value!r} is outside 0..{NUM_EVENTS - 1}", operand="event", value=value,
                         limit=f"[0, {NUM_EVENTS - 1}]", hint="hardware has 8 event ids per pipe pair")
     return value

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import numbers
 import re
 import warnings
 import weakref
@@ -45,7 +46,7 @@ from .scalar_extra import ScalarExtraAPI
 from .vector import VectorAPI
 from .placement import Placement, alignment, buffer_capacity  # noqa: F401 (buffer_capacity: re-export)
 from .scalar import (SCALAR_DTYPES, Expr, InputScalar, Scalar, check_immediate, int64_immediate_bits,
-                     integer_rooted, option_is_off, static_int)
+                     integer_rooted, option_is_off, static_int, zero_d_value)
 
 
 #: SoCs whose scalar_conv 'away-zero' rounds every fraction away from zero (x.x -> x+1, -x.x -> -(x+1)):
@@ -363,6 +364,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 if (val is not None) if flag == "init_value" else not option_is_off(val):  # init_value=0 too
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
+        else:
+            for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add)):
+                v = zero_d_value(val)   # a flag fixed at build time: a bool (numpy ones too) or a number
+                if not (v is None or isinstance(v, (bool, np.bool_, numbers.Number))):
+                    raise self._error(f"{flag} must be True or False, got {type(val).__name__} {val!r}",
+                                      operand=flag, value=repr(val), limit="True | False",
+                                      hint=f"pass {flag}=True or {flag}=False (a Python constant: the framework "
+                                           f"allocates the tensor before the kernel runs)")
         storage = Storage(space, scope, name, dt, dims, self._where)
         if space != "gm":
             self._on_chip_storages.append(storage)      # to name the tensor a hazard's bytes belong to (debug.py)

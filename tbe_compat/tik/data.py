@@ -50,7 +50,7 @@ from pto_core.scalars import ROUNDERS, int_to_float
 
 from .. import platform
 from .api import Operand, TikBase, tik_api
-from .scalar import Expr, Scalar, option_is_off, py_number
+from .scalar import Expr, Scalar, option_is_off, py_number, zero_d_value
 from .tensor import SPACE_TIK_NAMES, Tensor
 
 BLOCK = 32
@@ -593,8 +593,9 @@ class DataAPI(TikBase):
                 pipe_name(pipe)
             except PtoError as e:
                 raise self._error(e.message, operand=operand, value=pipe, limit=e.limit, hint=e.hint) from None
+        event_id = zero_d_value(event_id)       # np.int32(1) / np.array(1) is event id 1, as in pto.set_flag
         try:
-            _event_id(event_id)
+            _event_id(int(event_id) if isinstance(event_id, np.integer) else event_id)
         except PtoError as e:
             raise self._error(e.message, operand="event_id", value=event_id, limit=e.limit, hint=e.hint) from None
 

@@ -514,6 +514,26 @@ def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
             ti.wait_flag(*args)
 
 
+def test_hand_written_flag_takes_numpy_event_ids_and_names_a_wrong_type_as_such():
+    """set_flag(..., np.int32(1)) was refused with "event id np.int32(1) is outside 0..7" (pto.set_flag takes numpy
+    ids, test_sync_numpy_ids.py); a float, bool, None or TIK Scalar event id said "is outside 0..7" too."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    for ev in (np.int32(1), np.int64(7), np.uint8(0), np.array(2)):
+        ti.set_flag("PIPE_MTE2", "PIPE_V", ev)
+        ti.wait_flag("PIPE_MTE2", "PIPE_V", ev)
+    from .helpers import raises_tik
+    from pto_core.errors import IllegalOperand
+    s = ti.Scalar("int32", init_value=1)
+    for ev, name in ((1.0, "float"), (True, "bool"), (None, "NoneType"), (s, "Scalar")):
+        with raises_tik(IllegalOperand, match=rf"test_autosync\.py:\d+ in `tik\.set_flag`: operand event_id: event id "
+                                              rf"must be an int 0\.\.7 or 'EVENT_IDn', got {name} .*Fix:") as e:
+            ti.set_flag("PIPE_MTE2", "PIPE_V", ev)
+        assert "outside" not in str(e.value)
+    with raises_tik(IllegalOperand, match=r"event id 8 is outside 0\.\.7"):
+        ti.set_flag("PIPE_MTE2", "PIPE_V", np.int64(8))
+
+
 def test_a_stray_hazard_on_re_placed_bytes_names_every_tensor_placed_there_in_turn():
     """'old' (freed at its scope's end) and 'o' shared the bytes the stray ub[u] read: the error said
     "tensor 'old' ... / tensor 'o' ...", as if the bytes belonged to both at once; it now says one of them, placed

@@ -37,6 +37,25 @@ def test_tensor_forms_positional_keyword_and_all_scopes():
     assert ws.storage.is_workspace and at.storage.is_atomic_add
 
 
+def test_gm_tensor_flags_take_numpy_bools_and_refuse_non_constants():
+    """is_workspace / is_atomic_add of a GM tensor: np.True_ and 0-d arrays are their value; a 1-d array raised a
+    bare numpy ValueError ("truth value of an array ... is ambiguous"), a TIK Tensor or str was taken as True, and
+    a Scalar failed as 'tik.Expr ... cannot be used as a Python truth value' with an if_scope Fix (h_review315)."""
+    ti = tik.Tik()
+    ws = ti.Tensor("float32", (8,), name="ws", scope=tik.scope_gm, is_workspace=np.True_)
+    at = ti.Tensor("float32", (8,), name="at", scope=tik.scope_gm, is_atomic_add=np.array(True))
+    no = ti.Tensor("float32", (8,), name="no", scope=tik.scope_gm, is_atomic_add=np.False_)
+    assert ws.storage.is_workspace and at.storage.is_atomic_add and not no.storage.is_atomic_add
+    s = ti.Scalar("int32", init_value=1)
+    t = ti.Tensor("int32", (8,), name="t", scope=tik.scope_ubuf)
+    for flag in ("is_workspace", "is_atomic_add"):
+        for v, what in ((np.array([1, 0]), "ndarray"), (t, "Tensor"), (s, "Scalar"), ("yes", "str")):
+            with raises_tik(IllegalOperand, match=rf"test_tensors\.py:\d+ in `tik\.Tensor`: operand {flag}: {flag} "
+                                                  rf"must be True or False, got {what} .*Fix: pass {flag}=True"):
+                ti.Tensor("float32", (8,), name="bad", scope=tik.scope_gm, **{flag: v})
+    ti.Tensor("float32", (8,), name="bad", scope=tik.scope_gm)     # the refused declarations left no trace
+
+
 def test_tensor_declaration_errors():
     ti = tik.Tik()
     with raises_tik(UnknownName, match="dtype 'float64' is not a TIK tensor dtype"):
