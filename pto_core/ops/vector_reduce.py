@@ -2,8 +2,8 @@
 ``vec_reduce_add / vec_reduce_max / vec_reduce_min`` macros (``pto.ub.reduce_add`` ...).
 
 Per repeat (``PAR`` source lanes, mask applied to the source; inactive lanes count as 0
-for sums and are ignored by max/min; a block with no active lane is not written:
-`GROUP_REDUCE_SKIPS_EMPTY_BLOCKS`):
+for sums and are ignored by max/min; a block or pair with no active lane is not written:
+`GROUP_REDUCE_SKIPS_EMPTY_BLOCKS`, `PAIR_REDUCE_SKIPS_EMPTY_PAIRS`):
 
 ==========  ==========================================  ======================  =============
 op          results per repeat                          dst repeat-stride unit  dst alignment
@@ -73,12 +73,28 @@ _REDUCE = {
 #: cannot occur: an all-zero mask is rejected and reductions have no counter mode.)
 GROUP_REDUCE_SKIPS_EMPTY_BLOCKS = True
 
+#: Named choice: ``vcpadd`` (``vec_cpadd``) does not write the sum of a lane pair whose two lanes are both
+#: masked off (the destination element keeps its value), by the rule the sources state for the other
+#: reductions: a result is written only when a lane it reduces is active (``vcgadd``/``vcgmax``/``vcgmin``:
+#: cceapi_0035 and `GROUP_REDUCE_SKIPS_EMPTY_BLOCKS`; ``vcadd`` in Huawei's CPU model ``aicore_fast_sim``).
+#: The vcpadd pages (CCE cceapi_0036, TIK, Ascend C PairReduceSum) only say the mask selects the lanes that
+#: take part. CANN's shipped DeePMD ``prod_force_se_a`` relies on it: with 138 neighbours its tail row's
+#: ``vcpadd`` (mask 20) would otherwise overwrite the first 16 neighbours of the next atom's row with zeros.
+#: Up to this release such pairs were written as 0.
+PAIR_REDUCE_SKIPS_EMPTY_PAIRS = True
+
 
 def _written_blocks(kind: str, lanes, par: int, d: DType):
-    """Destination mask ``(1 | repeat, 8)`` of a block reduction: blocks with an active lane (None: all)."""
-    if kind not in ("gsum", "gmax", "gmin") or not GROUP_REDUCE_SKIPS_EMPTY_BLOCKS:
+    """Destination mask ``(1 | repeat, results)`` of a block or pair reduction: results with an active lane
+    (None: all)."""
+    if kind == "psum":
+        if not PAIR_REDUCE_SKIPS_EMPTY_PAIRS:
+            return None
+        e = 2
+    elif kind not in ("gsum", "gmax", "gmin") or not GROUP_REDUCE_SKIPS_EMPTY_BLOCKS:
         return None
-    e = ve.BLOCK_BYTES // d.itemsize
+    else:
+        e = ve.BLOCK_BYTES // d.itemsize
     m = lanes.mask
     full = np.zeros((1 if m is None else m.shape[0], par), dtype=bool)
     full[:, :lanes.count] = True if m is None else m[:, :lanes.count]

@@ -51,8 +51,9 @@ def reduce_results(kind, vals, lanes, dt, sat, par):
     if kind == "vcgadd":     # a block without an active lane is not written (None): CCE vcgadd page
         return [tree(z[g * e:(g + 1) * e], dt, sat) if any(i in lanes for i in range(g * e, (g + 1) * e))
                 else None for g in range(par // e)]
-    if kind == "vcpadd":
-        return [rnd(float(z[2 * i]) + float(z[2 * i + 1]), dt, sat) for i in range(par // 2)]
+    if kind == "vcpadd":     # a pair without an active lane is not written (None): PAIR_REDUCE_SKIPS_EMPTY_PAIRS
+        return [rnd(float(z[2 * i]) + float(z[2 * i + 1]), dt, sat) if (2 * i in lanes or 2 * i + 1 in lanes)
+                else None for i in range(par // 2)]
     if kind in ("vcgmax", "vcgmin"):
         out = []
         for g in range(par // e):
@@ -291,3 +292,28 @@ def test_group_reductions_skip_blocks_without_active_lanes(kind, dt):
     getattr(pto.ub, kind)(dst, src, 1, mask=(bits >> 64, bits & (2 ** 64 - 1)))
     got = m.read(dst, 8)
     assert got[5] != 9 and (np.delete(got, 5) == 9).all(), got
+
+
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_pair_reduction_skips_pairs_without_active_lanes(dt):
+    """`PAIR_REDUCE_SKIPS_EMPTY_PAIRS`: a count mask of 20 lanes writes pairs 0..9 of each repeat and leaves
+    the other PAR/2 - 10 results untouched (CANN's prod_force_se_a relies on it: its tail row's vcpadd would
+    otherwise zero the next row); a bit mask with only lane 7 active writes only pair 3 (= src[7])."""
+    d = dtype(dt)
+    par = 256 // d.itemsize
+    k = par // 2
+    m = Machine("Ascend910B1")
+    src, dst = m.ptr("ub", dt, 0), m.ptr("ub", dt, 4096)
+    x = (np.arange(2 * par) % 7 + 1).astype(d.storage)
+    m.write(src, x)
+    m.write(dst, np.full(2 * k, 9, d.storage))
+    pto.ub.vcpadd(dst, src, 2, mask=20, rep_stride=(1, 8))
+    got = m.read(dst, 2 * k)
+    for r in range(2):
+        row = x[r * par:(r + 1) * par]
+        assert np.array_equal(got[r * k:r * k + 10], row[0:20:2] + row[1:20:2]), got
+        assert (got[r * k + 10:(r + 1) * k] == 9).all(), got
+    m.write(dst, np.full(k, 9, d.storage))
+    pto.ub.vcpadd(dst, src, 1, mask=(0, 1 << 7))
+    got = m.read(dst, k)
+    assert got[3] == x[7] and (np.delete(got, 3) == 9).all(), got
