@@ -333,7 +333,10 @@ class FixpipeAPI(CubeBase):
                 if t.tensor.dtype != "float32" or t.tensor.shape[0] != 2 * a.cb * 16:
                     raise self._error(f"on {a.soc.short_soc_version} the mode_param Tensor must be float32 with "
                                       f"shape [2*Cout] = [{2 * a.cb * 16}]", operand="quantize_params.mode_param",
-                                      value=t.tensor.dtype, limit=f"float32 [{2 * a.cb * 16}]")
+                                      value=t.tensor.dtype, limit=f"float32 [{2 * a.cb * 16}]",
+                                      hint=f"use a float immediate or a float16 Scalar scale on "
+                                           f"{a.soc.short_soc_version} (its float32 [2*Cout] tensor form is not "
+                                           f"modelled; the float16 [16] tensor is the Ascend310/910 form)")
                 raise self._error("the per-channel layout of the float32 [2*Cout] deqscale tensor of "
                                   f"{a.soc.short_soc_version} is not documented", operand="quantize_params.mode_param",
                                   cls=UnsupportedOp, hint="use a float immediate or a float16 Scalar scale")

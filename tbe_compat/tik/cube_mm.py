@@ -238,7 +238,10 @@ class CubeMatmulAPI(CubeBase):
         bo = self._operand(b, "b", spaces=("l1",))
         if ao.dt is not bo.dt:
             raise self._error(f"a ({ao.tensor.dtype}) and b ({bo.tensor.dtype}) must have the same dtype",
-                              operand="b", value=bo.tensor.dtype, limit=ao.tensor.dtype)
+                              operand="b", value=bo.tensor.dtype, limit=ao.tensor.dtype,
+                              hint=f"declare a and b with one dtype (convert b to {ao.tensor.dtype} with "
+                                   f"vec_conv in UB first); a uint8 x int8 product is an mmad where the chip "
+                                   f"has u8s8s32")
         self._cube_dtypes("tik.matmul", ao.dt, bo.dt, d.dt)
         size = ao.dt.bits // 8
         mi = self._cube_imm(m, "m", 1, 4096)
@@ -288,7 +291,9 @@ class CubeMatmulAPI(CubeBase):
             if fm.dt.name != "f16" or c1 != 1:
                 raise self._error(f"the C0 = 4 (C04 first-layer) feature map needs float16 data and C1 = 1, got "
                                   f"{fm.tensor.dtype} C1 = {c1}", operand="fm_shape", value=list(fm_shape),
-                                  limit="[1, H, W, 4] float16")
+                                  limit="[1, H, W, 4] float16",
+                                  hint=f"use C0 = 4 only for a float16 map with C1 = 1; otherwise declare the map "
+                                       f"[C1, H, W, {dc0}] (C0 = 32 bytes of {fm.tensor.dtype})")
         elif c0 != dc0:
             raise self._error(f"fm_shape C0 = {c0} does not match {fm.tensor.dtype} (C0 = {dc0}; 4 for the C04 "
                               f"layout)", operand="fm_shape", value=c0, limit=f"{dc0} (or 4)",

@@ -220,3 +220,30 @@ def test_fixpipe_and_cube_bias_restrictions_come_with_a_fix():
     l0b = ti.Tensor("float16", (256,), name="l0b", scope=tik.scope_cb)
     with raises_tik(PtoError, match=r"Fix: declare bias_tensor float32"):
         ti.mmad(c, l0a, l0b, 16, 16, 16, 0, bias_tensor=bias16)
+
+
+def test_cube_dtype_and_hisi_scale_errors_come_with_a_fix():
+    """h_fuzz318 (cube fuzzer): three cube restrictions named the rule but gave no Fix: matmul with a and b of
+    different dtypes, a C0 = 4 conv2d map that is not float16 with C1 = 1, and the float16 [16] scale tensor
+    on Hi3796CV300CS/SD3403 (whose tensor form is float32 [2*Cout])."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    a = ti.Tensor("uint8", (1, 16, 32), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("int8", (1, 16, 32), name="b", scope=tik.scope_cbuf)
+    c = ti.Tensor("int32", (1, 16, 16), name="c", scope=tik.scope_cbuf_out)
+    with raises_tik(PtoError, match=r"same dtype .*Fix: declare a and b with one dtype") as info:
+        ti.matmul(c, a, b, 16, 32, 16)
+    assert HERE in str(info.value)
+    fm = ti.Tensor("int8", (1, 4, 4, 4), name="fm", scope=tik.scope_cbuf)
+    w = ti.Tensor("int8", (1, 1, 1, 16, 4), name="w", scope=tik.scope_cbuf)
+    with raises_tik(PtoError, match=r"C0 = 4 .*Fix: use C0 = 4 only for a float16 map") as info:
+        ti.conv2d(c, fm, w, [1, 4, 4, 4], [1, 1, 1, 16, 4], [1, 1], [0, 0, 0, 0], [1, 1], 0)
+    assert HERE in str(info.value)
+    set_current_compile_soc_info("Hi3796CV300CS")
+    ti = tik.Tik()
+    src = ti.Tensor("int32", (1, 16, 16), name="src", scope=tik.scope_cbuf_out)
+    dst = ti.Tensor("float16", (1, 16, 16), name="dst", scope=tik.scope_gm)
+    sc = ti.Tensor("float16", (16,), name="sc", scope=tik.scope_cbuf)
+    with raises_tik(PtoError, match=r"must be float32 .*Fix: use a float immediate or a float16 Scalar") as info:
+        ti.fixpipe(dst, src, 1, 32, 0, 0, extend_params={"quantize_params": {"mode": "int322fp16", "mode_param": sc}})
+    assert HERE in str(info.value)
