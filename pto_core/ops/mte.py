@@ -1182,9 +1182,10 @@ register(OpSpec(
 
 def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str,
           flags: bool = True):
-    """Strided ``shape + (unit,)`` byte view (and written view; None unless ``flags``) of a grid of
-    ``unit``-byte blocks."""
-    hi = first + sum((c - 1) * s for c, s in zip(shape, strides)) + unit
+    """Strided ``shape + (unit,)`` byte view (and written view; None unless ``flags``) of a 2-D grid
+    (``shape`` = (rows, columns), ``strides`` in bytes) of ``unit``-byte blocks."""
+    (r, c), (sr, sc) = shape, strides
+    hi = first + (r - 1) * sr + (c - 1) * sc + unit
     data, written, _ = ctx.span_tracked(ptr, first, hi, write=write, operand=operand)
     full = shape + (unit,)
     st = strides + (1,)
