@@ -1182,9 +1182,10 @@ register(OpSpec(
 
 def _grid(ctx, ptr, first: int, shape: tuple, strides: tuple, unit: int, *, write: bool, operand: str,
           flags: bool = True):
-    """Strided ``shape + (unit,)`` byte view (and written view; None unless ``flags``) of a grid of
-    ``unit``-byte blocks."""
-    hi = first + sum((c - 1) * s for c, s in zip(shape, strides)) + unit
+    """Strided ``shape + (unit,)`` byte view (and written view; None unless ``flags``) of a 2-D grid
+    (``shape`` = (rows, columns), ``strides`` in bytes) of ``unit``-byte blocks."""
+    (r, c), (sr, sc) = shape, strides
+    hi = first + (r - 1) * sr + (c - 1) * sc + unit
     data, written, _ = ctx.span_tracked(ptr, first, hi, write=write, operand=operand)
     full = shape + (unit,)
     st = strides + (1,)
@@ -1369,12 +1370,16 @@ _FULL_CONTROL_FIELDS = (("%m_start", 0, U16), ("%k_start", 0, U16), ("%m_step", 
                         ("%src_stride", 1, U16), ("%dst_stride", 1, U16))
 
 
+_ONLY_INT = {int}
+
+
 def _full_control(op: str, vals) -> tuple:
     """The six checked full-control fields; tuples of plain ints that passed once are remembered."""
-    ctl = _FULL_CONTROLS.get(vals) if all(type(v) is int for v in vals) else None
+    plain = set(map(type, vals)) == _ONLY_INT             # every value a plain int (not a bool, float, ...)
+    ctl = _FULL_CONTROLS.get(vals) if plain else None
     if ctl is None:
         ctl = tuple(check_int(op, n, v, lo, hi) for v, (n, lo, hi) in zip(vals, _FULL_CONTROL_FIELDS))
-        if len(_FULL_CONTROLS) < 4096 and all(type(v) is int for v in vals):
+        if len(_FULL_CONTROLS) < 4096 and plain:
             _FULL_CONTROLS[tuple(vals)] = ctl
     return ctl
 
