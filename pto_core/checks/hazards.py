@@ -174,6 +174,12 @@ class HazardTracker:
         if self._grants:
             self._grants = []
 
+    def abort_op(self) -> None:
+        """The current op raised: forget the accesses it reported (it did not run, so a later op must not be
+        checked against them). Its epoch stays used; nothing refers to it."""
+        self._pending.clear()
+        self._last_write = {}
+
     def _thresholds(self) -> list:
         p = self._pipe
         thr = self._thr_cache.get(p)
