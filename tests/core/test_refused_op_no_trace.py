@@ -51,3 +51,21 @@ def test_verify_error_keeps_previous_op_accesses():
         pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 0, 16, 16)
     with pytest.raises(HazardError):      # the MTE2 write is still recorded
         pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0a", "f16", 0), 16, 16)
+
+
+def test_refused_fixpipe_keeps_unit_flag_tile_published():
+    """A FIXPIPE unit_flag(check_and_clear) refused after its check (destination past its GM tensor) has not
+    consumed the tile: the corrected retry runs (it was a SyncError deadlock) and the kernel ends clean."""
+    m = _machine()
+    m.write(m.ptr("l0a", "f16", 0), np.ones(256, np.float16))
+    m.write(m.ptr("l0b", "f16", 0), np.ones(256, np.float16))
+    pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 16, 16, 16,
+            unit_flag="check_and_set")
+    small = m.gm_tensor(np.zeros((8, 16), np.float32), name="small")
+    with pytest.raises(OutOfBounds):
+        pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), small, 16, 16, 16, 16, 0, 0, unit_flag="check_and_clear",
+                       nz2nd=True)
+    out = m.gm_tensor(np.zeros((16, 16), np.float32), name="out")
+    pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), out, 16, 16, 16, 16, 0, 0, unit_flag="check_and_clear", nz2nd=True)
+    assert np.all(m.read(out, (16, 16)) == 16)
+    assert m.end_kernel() == []
