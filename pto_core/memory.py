@@ -791,6 +791,7 @@ class HazardTrackerProtocol:
     def unit_flag_publish(self, buf: Buffer, lo: int, hi: int) -> None: ...
     def unit_flag_consume(self, buf: Buffer, lo: int, hi: int, clear: bool) -> None: ...
     def end_kernel(self) -> list: ...
+    def abort_op(self) -> None: ...                        # optional: the current op raised
 
 
 class ExecContext:
@@ -838,6 +839,12 @@ class ExecContext:
             self._holding.clear()
         if self.hazards is not None:
             self.hazards.begin_op(op_name, pipe, where)
+
+    def abort_op(self) -> None:
+        """The op begun last raised (eager dispatch): the hazard verifier forgets its accesses."""
+        abort = getattr(self.hazards, "abort_op", None)
+        if abort is not None:
+            abort()
 
     # -- raw access
     def _locate(self, ptr: Ptr, nbytes: int, operand: str):

@@ -155,11 +155,16 @@ class HazardTracker:
         self._pending: list = []     # the current op's accesses, recorded when it ends
         self._last_write: dict = {}  # shadow -> index in ``_pending`` of the op's last write access to it
         self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
+        self._undo: list = []        # the current op's unit-flag changes, as (shadow, b0, b1, saved arrays)
+        self._known_saved = None     # the current op's pipe row of the clocks before a unit-flag acquire
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
         if self._pending:
             self._flush()
+        if self._undo:
+            self._undo = []
+        self._known_saved = None
         p = PIPE_INDEX.get(pipe)
         if p is None:
             p = PIPE_INDEX[pipe_name(pipe)]
@@ -173,6 +178,28 @@ class HazardTracker:
         self._thr_list = None
         if self._grants:
             self._grants = []
+
+    def abort_op(self) -> None:
+        """The current op raised: forget the accesses it reported (it did not run, so a later op must not be
+        checked against them) and undo its unit-flag publish/consume and what a unit-flag check taught its pipe
+        (a refused FIXPIPE ``check_and_clear`` left the tile consumed: its retry was a deadlock). Its epoch
+        stays used; nothing refers to it."""
+        self._pending.clear()
+        self._last_write = {}
+        for sh, b0, b1, saved in reversed(self._undo):
+            sh.u_pub[b0:b1], sh.u_pub_pipe[b0:b1], sh.u_clr[b0:b1], sh.u_clr_pipe[b0:b1], sh.u_seen[b0:b1] = saved
+        self._undo = []
+        if self._known_saved is not None:
+            self.clocks.known[self._pipe] = self._known_saved
+            self._known_saved = None
+            self._clocks_changed()
+        self._unit_known.pop((self._pipe, self._epoch), None)
+        self._grants = []
+
+    def _save_unit(self, sh, b0: int, b1: int) -> None:
+        """Keep the unit-flag state of blocks ``[b0, b1)`` for `abort_op`."""
+        self._undo.append((sh, b0, b1, (sh.u_pub[b0:b1].copy(), sh.u_pub_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy(),
+                                        sh.u_clr_pipe[b0:b1].copy(), sh.u_seen[b0:b1].copy())))
 
     def _thresholds(self) -> list:
         p = self._pipe
@@ -482,6 +509,8 @@ class HazardTracker:
         keys = {(int(q), int(e)) for q, e in zip(pipes, epochs) if e > 0}
         snaps = [self._unit_known[k] for k in keys if k in self._unit_known]
         if snaps:
+            if self._known_saved is None:
+                self._known_saved = list(self.clocks.known[self._pipe])
             for snap in snaps:
                 self.clocks.acquire(self._pipe, snap)
             self._clocks_changed()
@@ -496,6 +525,7 @@ class HazardTracker:
         sh.unit_arrays()
         b0, b1 = block_range(lo, hi)
         self._remember_unit_known()
+        self._save_unit(sh, b0, b1)
         sh.u_pub[b0:b1] = self._epoch
         sh.u_pub_pipe[b0:b1] = self._pipe
         sh.u_seen[b0:b1] = False
@@ -514,6 +544,7 @@ class HazardTracker:
                             hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
         self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
         self._acquire_unit_known(sh.u_pub_pipe[b0:b1], pub)
+        self._save_unit(sh, b0, b1)
         sh.u_seen[b0:b1] = True
         if clear:
             self._remember_unit_known()
@@ -548,3 +579,5 @@ class HazardTracker:
         self._pending = []
         self._last_write = {}
         self._unit_known = {}
+        self._undo = []
+        self._known_saved = None

@@ -653,13 +653,17 @@ def dispatch(name: str, args: tuple, kwargs: dict):
         ctx = _memory.current_context()
     else:
         _memory._current.ctx = ctx
+    begun = False
     try:
         if spec.verify is not None:
             spec.verify(call, ctx.target)
         pipe = spec.pipe
         ctx.begin_op(asm_name, pipe(call.operands, call.clauses) if callable(pipe) else pipe, where)
+        begun = True
         spec.execute(ctx, *call.operands, **call.clauses)
     except PtoError as e:
+        if begun:                 # a refused op leaves no accesses behind (a caller may catch and go on)
+            ctx.abort_op()
         if e.op is None:
             e.op = asm_name
         if isinstance(e, IllegalOperand):

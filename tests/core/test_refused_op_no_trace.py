@@ -1,0 +1,71 @@
+"""An eager op that raises leaves no accesses in the hazard verifier (it did not run).
+
+Found by h_author320: `pto.mte_l1_l0a` refused for an out-of-bounds L0A destination had already
+reported its L1 source read; the next legal `pto.mte_gm_l1` into that L1 tile then raised a WAR
+`HazardError` naming the refused op, which never ran.
+"""
+import numpy as np
+import pytest
+
+from pto_core import Machine, pto
+from pto_core.errors import HazardError, OutOfBounds, PtoError
+
+
+def _machine():
+    m = Machine("A2A3")
+    m.activate()
+    m.write(m.ptr("l1", "u8", 0), np.zeros(1024, np.uint8))
+    return m
+
+
+def test_refused_move_leaves_no_read():
+    m = _machine()
+    with pytest.raises(OutOfBounds):      # 2 fractals at L0A stride 255: past the 64 KiB of L0A
+        pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0a", "f16", 0), 0, 0, 2, 1, 2, 255)
+    g = m.gm_tensor(np.arange(64, dtype=np.uint8), name="g")
+    pto.mte_gm_l1(g, m.ptr("l1", "u8", 0), 64, nburst=(1, 0, 0))      # no WAR against the refused op
+    assert np.array_equal(m.read(m.ptr("l1", "u8", 0), (64,)), np.arange(64, dtype=np.uint8))
+    assert m.end_kernel() == []
+
+
+def test_refused_hazard_op_leaves_no_access():
+    """An op that fails the hazard check of its second access records its first one neither."""
+    m = _machine()
+    m.write(m.ptr("l0a", "f16", 0), np.ones(256, np.float16))
+    m.write(m.ptr("l0b", "f16", 0), np.ones(256, np.float16))
+    pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 16, 16, 16)
+    with pytest.raises(HazardError, match="WAR"):      # reads L1 (fine), then overwrites L0A the mad read
+        pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0a", "f16", 0), 16, 16)
+    g = m.gm_tensor(np.zeros(512, np.uint8), name="g")
+    pto.mte_gm_l1(g, m.ptr("l1", "u8", 0), 512, nburst=(1, 0, 0))    # no WAR against the refused load's read
+    m.end_kernel()
+
+
+def test_verify_error_keeps_previous_op_accesses():
+    """An op refused before it starts (verify) must not drop the previous op's pending accesses."""
+    m = _machine()
+    g = m.gm_tensor(np.zeros((16, 16), np.float16), name="a")
+    pto.mte_gm_l1_frac(g, m.ptr("l1", "f16", 0), nd2nz=True, shape=(16, 16), src_layout=(32,),
+                       dst_group=(1, 1, 16, 0), ctrl=(0, 0))
+    with pytest.raises(PtoError):
+        pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 0, 16, 16)
+    with pytest.raises(HazardError):      # the MTE2 write is still recorded
+        pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0a", "f16", 0), 16, 16)
+
+
+def test_refused_fixpipe_keeps_unit_flag_tile_published():
+    """A FIXPIPE unit_flag(check_and_clear) refused after its check (destination past its GM tensor) has not
+    consumed the tile: the corrected retry runs (it was a SyncError deadlock) and the kernel ends clean."""
+    m = _machine()
+    m.write(m.ptr("l0a", "f16", 0), np.ones(256, np.float16))
+    m.write(m.ptr("l0b", "f16", 0), np.ones(256, np.float16))
+    pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0), 16, 16, 16,
+            unit_flag="check_and_set")
+    small = m.gm_tensor(np.zeros((8, 16), np.float32), name="small")
+    with pytest.raises(OutOfBounds):
+        pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), small, 16, 16, 16, 16, 0, 0, unit_flag="check_and_clear",
+                       nz2nd=True)
+    out = m.gm_tensor(np.zeros((16, 16), np.float32), name="out")
+    pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), out, 16, 16, 16, 16, 0, 0, unit_flag="check_and_clear", nz2nd=True)
+    assert np.all(m.read(out, (16, 16)) == 16)
+    assert m.end_kernel() == []
