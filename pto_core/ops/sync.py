@@ -23,7 +23,7 @@ import numpy as np
 
 from ..checks.flags import flag_event, flag_pipe, flag_table
 from ..errors import IllegalOperand, UnsupportedOp
-from ..pipes import pipe_name, sync_op_pipe
+from ..pipes import event_id, pipe_name, sync_op_pipe
 from .registry import Operand, OpSpec, register
 
 _FLAG_OPERANDS = (
@@ -65,6 +65,11 @@ def _flag_operands(src, dst, event, target) -> tuple:
     return out
 
 
+#: Constants that are not an event id (numpy integers are: `as_int`): an eager ``set_flag`` given one is told
+#: the id must be an int, not to use ``set_flag_dyn`` (which is for an IR value computed at run time).
+_NOT_EVENT_CONSTANTS = (bool, float, complex, type(None), np.generic, np.ndarray, list, tuple, dict, set)
+
+
 def _verify_flag(call, target) -> None:
     """Static form: both pipes named, the event id a constant in range for the target."""
     src, dst, ev = call.operands
@@ -72,6 +77,8 @@ def _verify_flag(call, target) -> None:
     if not isinstance(ev, (int, str)) or isinstance(ev, bool):
         flag_pipe(src, "src")
         flag_pipe(dst, "dst")
+        if isinstance(ev, _NOT_EVENT_CONSTANTS):   # a constant of another type: a type mistake, named as the
+            event_id(ev)                           # recorded form names it (pipes.event_id), not a run-time id
         raise IllegalOperand(f"event id must be a constant (int or 'EVENT_IDn'), got {ev!r}", operand="event",
                              value=ev, hint=f"use pto.{call.spec.name}_dyn for an event id computed at run time")
     _flag_operands(src, dst, ev, target)

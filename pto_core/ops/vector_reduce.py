@@ -217,9 +217,17 @@ def _plan(name: str, d: DType, repeat, mask, blk_stride, rep_stride, stride_unit
                                                                operand="rep_stride(dst)")
         if name == "vcpadd" and dst_rep == 0:
             dst_rep = 1
-        dst_lanes = ve.Lanes(rep, k, _written_blocks(kind, lanes, par, d), k)
+        written = _written_blocks(kind, lanes, par, d)
+        kw = k if written is None else int(np.flatnonzero(written.any(axis=0))[-1]) + 1
+        if written is not None and written[:, :kw].all():
+            written = None
+        elif written is not None:
+            written = written[:, :kw]
+        # the dst stream ends at the last result written (as a lanewise op's ends at its last active block):
+        # results past it are not written, so they are neither accessed (hazards, bounds) nor marked
+        dst_lanes = ve.Lanes(rep, kw, written, k)
         src_s = ve.vector_stream("src", d, "r", par=par, lanes=lanes, blk=b, rep=r, unit=u)
-        dst_s = ve.Stream("dst", d, (rep, 1, k), (dst_rep * k * d.itemsize, k * d.itemsize, d.itemsize), "w")
+        dst_s = ve.Stream("dst", d, (rep, 1, kw), (dst_rep * k * d.itemsize, kw * d.itemsize, d.itemsize), "w")
         return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))
 
     return _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)

@@ -58,6 +58,25 @@ MAD_K_MAX = 4095
 #: second copy then overflowed: IndexSDK ``l2_norm_typing_int8`` (dim 512, a 128 x 512 int8 matmul in a
 #: thread_num=2 loop) was refused with CapacityExceeded.
 MACRO_TILES_FIT_THREAD_COPIES = True
+#: (a, b, dst) dtype codes ``tik.matmul`` may take on some chip (tik_api.md §8.3 and its support table) -> how a
+#: matmul whose a and b differ names them in its Fix, listing those the selected chip has (`_matmul_dtype_fix`)
+MATMUL_DTYPE_CODES = {"s8s8s32": "int8 -> int32", "f16f16f16": "float16 -> float16",
+                      "f16f16f32": "float16 -> float32", "f32f32f32": "float32 -> float32"}
+
+
+def _matmul_dtype_fix(a: str, b: str) -> str:
+    """The Fix of a matmul whose a and b differ (dtype codes ``a``, ``b``): the chip's (a, b -> dst) dtypes, and
+    ``tik.mmad`` for a uint8 x int8 product where the chip's cube has u8s8s32."""
+    soc = platform.current_soc()
+    has = [t for c, t in MATMUL_DTYPE_CODES.items() if platform.api_check_support("tik.matmul", c)]
+    fix = (f"declare a and b with one dtype tik.matmul takes on {soc.short_soc_version} ({', '.join(has)}); "
+           f"convert the other operand with vec_conv in UB before moving it to L1") if has else \
+        f"{soc.short_soc_version} has no tik.matmul: use tik.mmad with load2d, or select another chip"
+    if {a, b} == {"u8", "s8"} and soc.profile.supports_mad("u8", "s8", "s32"):
+        fix += "; a uint8 x int8 -> int32 product is a tik.mmad (u8s8s32) on this chip"
+    return fix
+
+
 #: cost model of the tile search (relative units: per op, per decoded element, per accumulated element)
 _COST_OP, _COST_DECODE, _COST_ACC = 4000.0, 2.0, 1.0
 
@@ -239,9 +258,7 @@ class CubeMatmulAPI(CubeBase):
         if ao.dt is not bo.dt:
             raise self._error(f"a ({ao.tensor.dtype}) and b ({bo.tensor.dtype}) must have the same dtype",
                               operand="b", value=bo.tensor.dtype, limit=ao.tensor.dtype,
-                              hint=f"declare a and b with one dtype (convert b to {ao.tensor.dtype} with "
-                                   f"vec_conv in UB first); a uint8 x int8 product is an mmad where the chip "
-                                   f"has u8s8s32")
+                              hint=_matmul_dtype_fix(ao.dt.name, bo.dt.name))
         self._cube_dtypes("tik.matmul", ao.dt, bo.dt, d.dt)
         size = ao.dt.bits // 8
         mi = self._cube_imm(m, "m", 1, 4096)

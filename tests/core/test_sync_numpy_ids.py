@@ -63,3 +63,15 @@ def test_recorded_numpy_event_id_prints_as_event_constant():
     assert "pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID1>]" in text
     assert "pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID1>]" in text
     k.program.run({"x": np.zeros(8, np.int32)})
+
+
+@pytest.mark.parametrize("bad", [True, np.True_, 2.0, np.float32(2), np.array(2), None])
+def test_eager_flag_with_a_constant_of_another_type_is_named_a_type_mistake(bad):
+    """An eager set_flag/wait_flag given a bool, float, array or None says the event id must be an int (as the
+    recorded form does), not 'must be a constant ... use pto.set_flag_dyn for an event id computed at run time'
+    (the value is a constant, and set_flag_dyn refuses it too)."""
+    Machine("A2A3")
+    for op in (pto.set_flag, pto.wait_flag):
+        with pytest.raises(SyncError, match=r"event id must be an int 0\.\.7 or 'EVENT_IDn', got ") as info:
+            op("V", "MTE3", bad)
+        assert "set_flag_dyn" not in str(info.value) and "test_sync_numpy_ids.py" in str(info.value)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pto_core import IllegalOperand, Machine, Misaligned, UnsupportedOp, dtype, pto
+from pto_core import HazardError, IllegalOperand, Machine, Misaligned, UnsupportedOp, dtype, pto
 
 import vector_ref as ref
 from vector_harness import REGION, assert_same, bases, machine, masks, ub_bytes
@@ -317,3 +317,20 @@ def test_pair_reduction_skips_pairs_without_active_lanes(dt):
     pto.ub.vcpadd(dst, src, 1, mask=(0, 1 << 7))
     got = m.read(dst, k)
     assert got[3] == x[7] and (np.delete(got, 3) == 9).all(), got
+
+
+def test_pair_reduction_footprint_ends_at_the_last_written_pair():
+    """A vcpadd result past the last active pair is not written (`PAIR_REDUCE_SKIPS_EMPTY_PAIRS`), so the op does
+    not access it: an MTE3 move of those bytes right after the op is no RAW hazard ('reads bytes that
+    pto.ub.vcpadd wrote' was false), as a lanewise op's footprint ends at its last active block; a move of a
+    written result still is one."""
+    m = Machine("Ascend910B1")
+    src, dst = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 4096)
+    g = m.gm_tensor(np.zeros(32, np.float16), name="y")
+    m.write(src, (np.arange(128) % 7 + 1).astype(np.float16))
+    m.write(dst, np.full(64, 9, np.float16))
+    pto.ub.vcpadd(dst, src, 1, mask=20, rep_stride=(1, 8))      # writes results 0..9 only
+    pto.mte_ub_gm(dst + 32, g, 64, nburst=(1, 64, 64))
+    assert (m.read(g, 32) == 9).all()
+    with pytest.raises(HazardError, match="RAW hazard"):
+        pto.mte_ub_gm(dst, g, 64, nburst=(1, 64, 64))

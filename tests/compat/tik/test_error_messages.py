@@ -2,6 +2,7 @@
 says what was wrong and gives a fix that is right for that case -- no PTO-internal op or operand names
 (``pto.assert_in_range``, ``%src``) in a TIK user's error, no missing or misleading "Fix:"."""
 import numpy as np
+import pytest
 
 from pto_core.errors import IllegalOperand, PtoError
 from tbe import tik
@@ -247,3 +248,23 @@ def test_cube_dtype_and_hisi_scale_errors_come_with_a_fix():
     with raises_tik(PtoError, match=r"must be float32 .*Fix: use a float immediate or a float16 Scalar") as info:
         ti.fixpipe(dst, src, 1, 32, 0, 0, extend_params={"quantize_params": {"mode": "int322fp16", "mode_param": sc}})
     assert HERE in str(info.value)
+
+
+@pytest.mark.parametrize("chip,has,mmad", [("Ascend910", "int8 -> int32, float16 -> float32)", True),
+                                           ("Ascend310B1", "int8 -> int32, float16 -> float32, float32 -> float32)",
+                                            False),
+                                           ("Hi3796CV300CS", "int8 -> int32, float16 -> float16)", True)])
+def test_matmul_dtype_mismatch_fix_is_true_for_the_chip(chip, has, mmad):
+    """The Fix of a matmul with a uint8 a and an int8 b lists the dtypes tik.matmul takes on the chip (it said
+    'convert b to uint8', a dtype no chip's matmul takes) and names tik.mmad only where the cube has u8s8s32
+    (not Ascend310B)."""
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    a = ti.Tensor("uint8", (1, 16, 32), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("int8", (1, 16, 32), name="b", scope=tik.scope_cbuf)
+    c = ti.Tensor("int32", (1, 16, 16), name="c", scope=tik.scope_cbuf_out)
+    with raises_tik(PtoError, match=r"same dtype") as info:
+        ti.matmul(c, a, b, 16, 32, 16)
+    text = str(info.value)
+    assert HERE in text and has in text and "convert b to uint8" not in text
+    assert ("tik.mmad (u8s8s32)" in text) == mmad
