@@ -230,7 +230,9 @@ def _plan(name: str, d: DType, repeat, mask, blk_stride, rep_stride, stride_unit
         dst_s = ve.Stream("dst", d, (rep, 1, kw), (dst_rep * k * d.itemsize, kw * d.itemsize, d.itemsize), "w")
         return ve.Plan(lanes, (dst_s, src_s), (("dst", dst_lanes),))
 
-    return _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit)), build)
+    # the named choices are part of the key: a plan made under one setting is not reused under the other
+    return _PLANS.get(_hashable((name, d.name, repeat, mask, blk_stride, rep_stride, stride_unit,
+                                 GROUP_REDUCE_SKIPS_EMPTY_BLOCKS, PAIR_REDUCE_SKIPS_EMPTY_PAIRS)), build)
 
 
 def _run(name: str, ctx, plan, dst: Ptr, src: Ptr) -> None:

@@ -334,3 +334,18 @@ def test_pair_reduction_footprint_ends_at_the_last_written_pair():
     assert (m.read(g, 32) == 9).all()
     with pytest.raises(HazardError, match="RAW hazard"):
         pto.mte_ub_gm(dst, g, 64, nburst=(1, 64, 64))
+
+
+def test_skip_choices_take_effect_after_a_plan_was_made(monkeypatch):
+    """The plan cache is keyed by the named choices: switching PAIR_REDUCE_SKIPS_EMPTY_PAIRS off after a
+    vcpadd of the same shape ran writes the masked pairs as 0 (the cached plan kept skipping them)."""
+    from pto_core.ops import vector_reduce
+    m = Machine("Ascend910B1")
+    src, dst = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 1024)
+    m.write(src, np.ones(128, np.float16))
+    m.write(dst, np.full(64, 9, np.float16))
+    pto.ub.vcpadd(dst, src, 1, mask=20)
+    assert (m.read(dst, 64)[10:] == 9).all()
+    monkeypatch.setattr(vector_reduce, "PAIR_REDUCE_SKIPS_EMPTY_PAIRS", False)
+    pto.ub.vcpadd(dst, src, 1, mask=20)
+    assert (m.read(dst, 64)[10:] == 0).all() and (m.read(dst, 64)[:10] == 2).all()
