@@ -41,6 +41,7 @@ from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnknownName
 from pto_core.targets import get_target
 
 from .data.tik_api_map import ONLY_TIK_API_MAP
+from .tik.scalar import static_bool
 
 OP = "tik.fixpipe"
 
@@ -562,10 +563,10 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
 
     relu = False
     if "relu" in ext:
-        relu_arg = ext["relu"]
-        if not isinstance(relu_arg, bool):
-            raise IllegalOperand(f"relu must be a bool, got {type(relu_arg).__name__}", op=OP, operand="relu",
-                                 value=relu_arg, limit="True or False")
+        relu_arg = static_bool(ext["relu"])       # np.True_ / a 0-d bool array too, as the TIK fixpipe takes
+        if relu_arg is None:
+            raise IllegalOperand(f"relu must be a bool, got {type(ext['relu']).__name__}", op=OP, operand="relu",
+                                 value=ext["relu"], limit="True or False", hint="pass relu True or False")
         if hisi:
             raise UnsupportedOp(f"{short_soc} fixpipe does not support the 'relu' key", op=OP, operand="relu",
                                 value=relu_arg, hint="drop the 'relu' key; apply ReLU with vector instructions")

@@ -235,10 +235,7 @@ class FixpipeAPI(CubeBase):
                                          "cburst_num*round_howo*16")
         a.relu = False
         if "relu" in ext:
-            r = ext["relu"]
-            if not isinstance(r, bool):
-                raise self._error(f"relu must be a bool, got {type(r).__name__}", operand="relu", value=repr(r),
-                                  limit="True or False", hint="pass extend_params={'relu': True} (or False)")
+            r = self._bool_arg(ext["relu"], "relu", hint="pass extend_params={'relu': True} (or False)")
             if hisi:
                 raise self._error(f"{short} fixpipe does not support the 'relu' key", operand="relu", value=r,
                                   cls=UnsupportedOp, hint="drop the 'relu' key; apply ReLU with vector instructions")

@@ -367,10 +367,10 @@ class CubeMatmulAPI(CubeBase):
 
     # ------------------------------------------------------------------ shared pieces
     def _cube_bool(self, v, name):
-        if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
+        """init_l1out: a bool (`_bool_arg`), or the int 0/1 this facade has always taken for it."""
+        if isinstance(v, int) and not isinstance(v, bool) and v in (0, 1):
             return bool(v)
-        raise self._error(f"{name} must be True or False, got {v!r}", operand=name, value=repr(v),
-                          limit="True | False", hint=f"pass {name}=True or {name}=False (a Python bool)")
+        return self._bool_arg(v, name)
 
     def _cube_dtypes(self, api: str, a, b, c) -> None:
         """The (a, b, dst) dtype triple against TIK's table; u8 x s8 -> s32 (the 2020 docs' conv2d/matmul

@@ -188,9 +188,7 @@ class CubeMoveAPI(CubeBase):
                               value=block_mode, limit="'m' (16 x 16 fractals), 'v' (16-element rows) or ''",
                               hint="pass block_mode='m' to move whole 16 x 16 fractals or 'v' for 16-element rows",
                               cls=UnsupportedOp if isinstance(mode, str) and mode in ("sc", "dp") else IllegalOperand)
-        if not isinstance(relu, bool):
-            raise self._error(f"relu must be a bool, got {relu!r}", operand="relu", value=repr(relu),
-                              limit="one of True, False")
+        relu = self._bool_arg(relu, "relu")
         self._cube_l0c_move(dst, src, nburst, burst_len, src_stride, dst_stride, block_mode=mode, relu=relu,
                        deqscale=deqscale, api="tensor_mov")
 
@@ -207,9 +205,7 @@ class CubeMoveAPI(CubeBase):
             raise self._error("data_move_quant needs an AI Core (the Vector Core has no L0C)", operand="dst",
                               value=platform.current_soc().core_type, cls=UnsupportedOp,
                               hint="select the AiCore core type")
-        if not isinstance(relu_flag, bool):
-            raise self._error(f"relu_flag must be a bool, got {relu_flag!r}", operand="relu_flag",
-                              value=repr(relu_flag), limit="one of True, False")
+        relu_flag = self._bool_arg(relu_flag, "relu_flag")
         self._int_arg(sid, "sid", 0, 15)
         d = self._operand(dst, "dst", spaces=("ub",))
         s = self._operand(src, "src", spaces=("l0c",))
@@ -357,9 +353,7 @@ class CubeMoveAPI(CubeBase):
         gap = self._int_arg(dst_gap, "dst_gap", 0, U16, run_time_api=api)
         ss = self._int_arg(src_stride, "src_stride", 0, U16, run_time_api=api)
         self._int_arg(sid, "sid", 0, 15)
-        if not isinstance(transpose, bool):
-            raise self._error(f"if_transpose must be a bool, got {transpose!r}", operand="if_transpose",
-                              value=repr(transpose), limit="one of True, False")
+        transpose = self._bool_arg(transpose, "if_transpose")
         if transpose and d.dt.bits != 16:
             raise self._error(f"if_transpose transposes 16 x 16 fractals of 16-bit data, not {d.tensor.dtype}",
                               operand="if_transpose", value=d.tensor.dtype, limit="int16, uint16, float16",
@@ -579,9 +573,7 @@ class CubeMoveAPI(CubeBase):
         kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
         dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
         dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
-        if not isinstance(en_transpose, bool):
-            raise self._error(f"en_transpose must be a bool, got {en_transpose!r}", operand="en_transpose",
-                              value=repr(en_transpose), limit="one of True, False")
+        en_transpose = self._bool_arg(en_transpose, "en_transpose")
         if en_transpose and d.space != "l0a":
             raise self._error(f"load3dv2 en_transpose into {d.space.upper()} is not modelled: the public definition "
                               f"(transpose the whole block and each fractal) covers the L0A path only",

@@ -127,6 +127,17 @@ def _unwritten_ranges(written: np.ndarray, size: int) -> str:
     return f"{unit} {shown}" + (f" and {more} more range(s)" if more > 0 else "")
 
 
+#: How two tensors a hazard's bytes belong to came to share those bytes (`_explain_hazard_between_tik_calls`):
+#: automatic placement never overlaps a live tensor, so without a ``start_addr=`` tensor in the pair the sharing
+#: is in turn; with one, the user placed it there. "both": different pairs share bytes in different ways.
+SHARED_BYTES_HOW = {
+    "in turn": "in turn: a scope's end (for_range / if_scope / new_stmt_scope body) freed the earlier tensor's "
+               "bytes for the later one",
+    "start_addr": "by start_addr=, which places a tensor there even over a live one",
+    "both": "in turn, as a scope's end frees its tensors' bytes for later ones, and by start_addr=",
+}
+
+
 def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
     """A data hazard between two ops lowered from TIK calls: auto-sync orders every tensor a TIK call names, so
     the access reached bytes outside the tensors its call names (a run-time index or offset past a tensor's
@@ -146,11 +157,14 @@ def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
             at = f" declared at {st.where.file}:{st.where.line}" if st.where is not None and st.where.line else ""
             owners.setdefault(f"tensor {st.name!r}{at}", []).append(st)
     groups = list(owners.values())  # two differently labelled tensors at the same bytes (not side by side)?
-    shared = any(a.addr < b.addr + (b.nbytes or 0) and b.addr < a.addr + (a.nbytes or 0)
-                 for i, ga in enumerate(groups) for gb in groups[i + 1:] for a in ga for b in gb)
-    if len(owners) > 1 and shared:  # which one held them at that point is not tracked
-        held = (f"; those bytes belong to one of {', '.join(owners)} (placed at the same bytes: in turn, as a "
-                f"scope's end frees its tensors' bytes for later ones, or together by start_addr=)")
+    # how each such pair came to share bytes: the allocator never places over a live tensor, so a pair without a
+    # start_addr= tensor shares them in turn (a scope's end freed them); a start_addr= tensor goes where it is told
+    ways = {"start_addr" if a.user_addr or b.user_addr else "in turn"
+            for i, ga in enumerate(groups) for gb in groups[i + 1:] for a in ga for b in gb
+            if a.addr < b.addr + (b.nbytes or 0) and b.addr < a.addr + (a.nbytes or 0)}
+    if len(owners) > 1 and ways:    # which one held them at that point is not tracked
+        how = SHARED_BYTES_HOW[min(ways) if len(ways) == 1 else "both"]
+        held = f"; those bytes belong to one of {', '.join(owners)} (placed at the same bytes {how})"
     elif len(owners) > 1:           # side by side: the range covers parts of each
         held = f"; those bytes span {', '.join(owners)} (side by side)"
     elif owners:

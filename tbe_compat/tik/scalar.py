@@ -480,6 +480,25 @@ def option_is_off(v) -> bool:
     return v is None or (isinstance(v, (numbers.Number, np.bool_)) and v == 0)
 
 
+def static_bool(v) -> Optional[bool]:
+    """A bool-typed TIK option (``relu=``, ``if_transpose=``, ``cal_index=`` ...) as a Python bool, or None when
+    ``v`` is not a bool (the caller refuses it naming the argument: `TikBase._bool_arg`). ``np.True_`` /
+    ``np.False_`` and a 0-d bool array (``np.array(True)``, ``np.all(a == b)``) are their one value, as in
+    `option_is_off` and ``if_scope``. Ints 0/1 are not bools here: tik_api.md types these options bool
+    (``relu=False``, ``if_transpose=False``; fixpipe ``| relu | bool |``), so 1 stays refused (BOOL_OPTION_INTS)."""
+    v = zero_d_value(v)
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if BOOL_OPTION_INTS and isinstance(v, (int, np.integer)) and v in (0, 1):
+        return bool(v)
+    return None
+
+
+#: Whether a bool-typed TIK option (`static_bool`) also takes the ints 0 and 1. False: the tik_api.md
+#: prototypes and the fixpipe ``extend_params`` table give these options as bools only (h_fix322).
+BOOL_OPTION_INTS = False
+
+
 def ir_value(v, *, what: str = "value"):
     """The IR form of a TIK scalar operand: `Expr` -> its IR, Python/numpy numbers unchanged (a 0-d numpy
     array of a bool or number, such as ``np.array(True)``, is its one value, as in `if_scope`)."""

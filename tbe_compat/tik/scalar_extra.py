@@ -203,9 +203,7 @@ class ScalarExtraAPI(TikBase):
         if spl % 32:
             raise self._error(f"single_print_length {spl} must be a multiple of 32 bytes", operand="single_print_length",
                               value=spl, limit="multiple of 32")
-        if not isinstance(is_printf_to_screen, bool):
-            raise self._error(f"is_printf_to_screen must be a bool, got {type(is_printf_to_screen).__name__}",
-                              operand="is_printf_to_screen", value=repr(is_printf_to_screen))
+        is_printf_to_screen = self._bool_arg(is_printf_to_screen, "is_printf_to_screen")
         if printf_file_path is not None and (not isinstance(printf_file_path, str) or not printf_file_path):
             raise self._error("printf_file_path must be None or a non-empty str (a directory)",
                               operand="printf_file_path", value=repr(printf_file_path))

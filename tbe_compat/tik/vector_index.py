@@ -231,9 +231,7 @@ class IndexAPI(VectorBase):
     @tik_api("v4dtrans")
     def v4dtrans(self, chw2hwc, dst, src, m_len, channels):
         """CHW <-> HWC of ``m_len * channels`` contiguous elements (``chw2hwc`` True: CHW -> HWC)."""
-        if not isinstance(chw2hwc, bool):
-            raise self._error(f"chw2hwc should be a bool, got {chw2hwc!r}", operand="chw2hwc", value=repr(chw2hwc),
-                              hint="True: CHW -> HWC, False: HWC -> CHW")
+        chw2hwc = self._bool_arg(chw2hwc, "chw2hwc", hint="True: CHW -> HWC, False: HWC -> CHW")
         d = self._vec_operand(dst, "dst")
         s = self._vec_operand(src, "src")
         self._same_dtype(d, s)

@@ -130,10 +130,8 @@ class LayoutAPI(VectorBase):
                       dst_rep_stride, src_rep_stride)
 
     def _scatter(self, api, dst_high_half, src_high_half, dst_list, src_list, repeat_times, dr, sr):
-        for nm, v in (("dst_high_half", dst_high_half), ("src_high_half", src_high_half)):
-            if not isinstance(v, bool):
-                raise self._error(f"{nm} should be a bool, got {v!r}", operand=nm, value=repr(v),
-                                  hint="pass True or False")
+        dst_high_half = self._bool_arg(dst_high_half, "dst_high_half")
+        src_high_half = self._bool_arg(src_high_half, "src_high_half")
         lists = []
         for nm, lst in (("dst_list", dst_list), ("src_list", src_list)):
             if not isinstance(lst, (list, tuple)) or len(lst) != LIST_LEN:
@@ -307,10 +305,7 @@ class LayoutAPI(VectorBase):
                               operand="element_count_list", value=len(lens), limit=len(ss),
                               hint="give one length per src_list entry")
         lens = [self._int_arg(n, f"element_count_list[{i}]", 0, 4095) for i, n in enumerate(lens)]
-        if not isinstance(if_exhausted_suspension, bool):
-            raise self._error("if_exhausted_suspension should be a bool", operand="if_exhausted_suspension",
-                              value=repr(if_exhausted_suspension),
-                              hint="pass True or False")
+        if_exhausted_suspension = self._bool_arg(if_exhausted_suspension, "if_exhausted_suspension")
         if isinstance(valid_bit, str):
             try:
                 valid_bit = int(valid_bit, 2)

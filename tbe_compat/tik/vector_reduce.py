@@ -114,10 +114,7 @@ class ReduceAPI(VectorBase):
         self._same_dtype(s, d, w)
         instr = {"add": "vcadd", "max": "vcmax", "min": "vcmin"}[kind]
         self._require_instr(instr, s.tensor.dtype)
-        if not isinstance(cal_index, bool):
-            raise self._error(f"cal_index should be a bool, got {cal_index!r}", operand="cal_index",
-                              value=repr(cal_index),
-                              hint="pass True (also return the index) or False")
+        cal_index = self._bool_arg(cal_index, "cal_index", hint="pass True (also return the index) or False")
         m = self._vec_mask(mask, [s.dt])
         hi = INDEX_REPEAT_LIMIT.get(s.tensor.dtype, 255) if cal_index else MAX_REDUCE_REPEAT
         repeat = self._int_arg(repeat_times, "repeat_times", 1, hi,

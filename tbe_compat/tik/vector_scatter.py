@@ -235,9 +235,7 @@ class ScatterAPI(VectorBase):
     def scatter_vaxpy(self, mask, store_high_half, dst_list, src0_list, src1, repeat_times, dst_rep_stride,
                       src_rep_stride):
         """``dst = src1 * src0 + dst`` (fused) over address lists; ``store_high_half`` must be False."""
-        if not isinstance(store_high_half, bool):
-            raise self._error(f"store_high_half should be a bool, got {store_high_half!r}", operand="store_high_half",
-                              value=repr(store_high_half), hint="pass False")
+        store_high_half = self._bool_arg(store_high_half, "store_high_half", hint="pass False")
         if store_high_half:
             raise self._error("scatter_vaxpy with store_high_half=True is not modelled: it selects a half-block "
                               "layout for mixed-precision lists that the public TIK sources do not define",

@@ -77,9 +77,7 @@ class Sort2API(VectorBase):
                               operand="element_count_list", value=len(counts), limit=len(ss),
                               hint="give one count per src_list entry")
         counts = [self._int_arg(n, f"element_count_list[{k}]", 0, MAX_COUNT_V2) for k, n in enumerate(counts)]
-        if not isinstance(if_exhausted_suspension, bool):
-            raise self._error("if_exhausted_suspension should be bool", operand="if_exhausted_suspension",
-                              value=repr(if_exhausted_suspension))
+        if_exhausted_suspension = self._bool_arg(if_exhausted_suspension, "if_exhausted_suspension")
         repeat = self._vec_repeat(repeat_times)
         if isinstance(repeat, int) and repeat > 1 and (len(ss) != 4 or if_exhausted_suspension or
                                                       len({repr(c) for c in counts}) != 1):

@@ -43,7 +43,7 @@ from ... import platform
 from .. import registry as _registry
 from ..autosync import Access
 from ..errors import api_site, convert, tik_error
-from ..scalar import Expr, integer_rooted, ir_value, static_int
+from ..scalar import Expr, integer_rooted, ir_value, static_bool, static_int
 from ..tensor import SPACE_TIK_NAMES, Tensor
 
 
@@ -432,6 +432,23 @@ class TikBase:
                               limit="one of " + ", ".join(dtypes), hint=dtype_hint(name, dtypes))
         self._check_alive(t, name)
         return Operand(self, t, name)
+
+    def _bool_arg(self, v, name: str, *, hint: Optional[str] = None) -> bool:
+        """A bool-typed option (``relu``, ``if_transpose``, ``cal_index`` ...) as a Python bool: True/False,
+        ``np.True_``/``np.False_`` or a 0-d bool array, honoured as its value (`static_bool`); anything else
+        (an int, a Scalar or Expr, a tensor, a string) is refused naming the argument, at the user's line."""
+        b = static_bool(v)
+        if b is not None:
+            return b
+        if isinstance(v, Expr):
+            fix = (f"{name} is fixed when the instruction is built, so it cannot be a run-time Scalar/Expr: pass "
+                   f"True or False (to choose at run time, call the API in both branches of an if_scope)")
+        elif isinstance(v, Tensor):
+            fix = f"{name} is an option, not an operand: pass True or False"
+        else:
+            fix = hint or f"pass {name}=True or {name}=False"
+        raise self._error(f"{name} must be a bool, got {type(v).__name__} {v!r}", operand=name, value=repr(v),
+                          limit="True or False", hint=fix)
 
     def _int_arg(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *,
                  hint: Optional[str] = None, run_time_api: Optional[str] = None):

@@ -557,8 +557,9 @@ def test_a_stray_hazard_on_re_placed_bytes_names_every_tensor_placed_there_in_tu
         ti.data_move(dst, o, 0, 1, 1, 0, 0)
     build(ti, "stray2", [src], [dst])
     with pytest.raises(HazardError, match=r"those bytes belong to one of tensor 'old' declared at \S+, tensor 'o' "
-                                          r"declared at \S+ \(placed at the same bytes: in turn"):
+                                          r"declared at \S+ \(placed at the same bytes in turn: a scope's end") as e:
         run(ti, {"src": np.arange(64).astype(np.float16)})
+    assert "start_addr" not in str(e.value)     # no tensor here has one (h_fix322: the note named both ways)
 
 
 def test_a_stray_hazard_on_bytes_two_live_start_addr_tensors_share_does_not_blame_a_scope():
@@ -580,5 +581,6 @@ def test_a_stray_hazard_on_bytes_two_live_start_addr_tensors_share_does_not_blam
     ti.data_move(dst, b, 0, 1, 1, 0, 0)
     build(ti, "shared", [src], [dst])
     with pytest.raises(HazardError, match=r"those bytes belong to one of tensor 'a' declared at \S+, tensor 'b' "
-                                          r"declared at \S+ \(placed at the same bytes: .* or together by start_addr="):
+                                          r"declared at \S+ \(placed at the same bytes by start_addr=") as e:
         run(ti, {"src": np.arange(64).astype(np.float16)})
+    assert "in turn" not in str(e.value)        # nothing was freed here (h_fix322: the note named both ways)

@@ -1,6 +1,7 @@
 """Bytes a lowering wrote into its own scratch are not the user's data: once the scratch is freed
 (`CubeBase._cube_scratch`, a lowering's ``new_stmt_scope``), a user tensor placed over them and read
 before the user writes it is reported by the uninitialised-read check (``pto.mark_unwritten``)."""
+import inspect
 import warnings
 
 import numpy as np
@@ -128,3 +129,31 @@ def test_a_user_tensor_redeclared_over_a_freed_one_follows_freed_tensors_unwritt
         out, = run(ti, {"g": np.arange(128, dtype=np.float16)})
     assert out.tolist() == list(range(128))         # the bytes are the device's leftovers either way
     assert bool([w for w in rec if "output 'out'" in str(w.message)]) == choice
+
+
+@pytest.mark.parametrize("run_time_index", [True, False])
+def test_a_scalar_read_of_never_written_bytes_is_reported_at_its_line(run_time_index):
+    """h_fix322: ``x.set_as(ub[u])`` of bytes no op wrote is a use (a ``pto.load_scalar`` report in tikdb.reports,
+    at the set_as line), with a run-time index as with a constant one; storing ``x`` writes ``o[0]``, so the run
+    does not warn about the output (only moves carry the not-written state along: migration_guide/tik_core.md)."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    src = ti.Tensor("float16", (64,), name="src", scope=tik.scope_gm)
+    dst = ti.Tensor("float16", (16,), name="dst", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
+    o = ti.Tensor("float16", (16,), name="o", scope=tik.scope_ubuf)
+    ti.data_move(ub, src, 0, 1, 4, 0, 0)
+    ti.vec_dup(16, o, 0, 1, 8)
+    x = ti.Scalar("float16")
+    idx = ti.Scalar("int32", init_value=70) if run_time_index else 70
+    line = inspect.currentframe().f_lineno + 1
+    x.set_as(ub[idx])
+    o[0].set_as(x)
+    ti.data_move(dst, o, 0, 1, 1, 0, 0)
+    build(ti, "k", [src], [dst])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UninitializedReadWarning)
+        out, = run(ti, {"src": np.arange(64).astype(np.float16)})
+    assert out[0] == np.frombuffer(b"\x55\x55", np.float16)[0]
+    reads = [m for kind, m in ti.tikdb.reports if kind == "uninitialized"]
+    assert len(reads) == 1 and "pto.load_scalar" in reads[0] and f"test_scratch_unwritten.py:{line}" in reads[0]

@@ -152,7 +152,7 @@ def _conv_args():
     (dict(pad=[0, 0, 0]), IllegalOperand, "pad must be a list of 4 ints"),
     (dict(dilation=[0, 1]), IllegalOperand, "dilation\\[0\\] = 0 is outside"),
     (dict(dilation=[4, 4]), IllegalOperand, "does not fit the padded 4 x 4 feature map"),
-    (dict(init_l1out=2), IllegalOperand, "init_l1out must be True or False"),
+    (dict(init_l1out=2), IllegalOperand, "init_l1out must be a bool"),
     (dict(pad_value="x"), IllegalOperand, "pad_value must be a number"),
     (dict(fm_shape=[2, 8, 8, 16]), OutOfBounds, "the feature map \\[2, 8, 8, 16\\]"),
 ])

@@ -200,7 +200,7 @@ def test_matmul_operand_errors():
     ti, a, b, c = _mm_tensors()
     with raises_tik(Misaligned, match="a address is not 512-byte aligned"):
         ti.matmul(c, a[16:], b, 16, 16, 16)
-    with raises_tik(IllegalOperand, match="init_l1out must be True or False"):
+    with raises_tik(IllegalOperand, match="init_l1out must be a bool"):
         ti.matmul(c, a, b, 32, 64, 32, init_l1out="yes")
     bias = ti.Tensor("float32", (32,), name="bias", scope=tik.scope_cbuf)
     with raises_tik(UnsupportedOp, match="bias is supported on Ascend910B/310B AI cores only"):

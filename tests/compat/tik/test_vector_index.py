@@ -461,7 +461,7 @@ def test_v4dtrans_errors():
     with raises_tik(IllegalOperand, match="m_len = 4096 is outside"):
         vec_kernel(b, lambda ti, ub: ti.v4dtrans(True, ub["d"], ub["s"], 4096, 1), chip="Ascend310P3",
                    build_only=True)
-    with raises_tik(IllegalOperand, match="chw2hwc should be a bool"):
+    with raises_tik(IllegalOperand, match="chw2hwc must be a bool"):
         vec_kernel(b, lambda ti, ub: ti.v4dtrans(1, ub["d"], ub["s"], 16, 4), chip="Ascend310P3", build_only=True)
     with raises_tik(OutOfBounds, match="dst tensor overflow"):
         vec_kernel(b, lambda ti, ub: ti.v4dtrans(False, ub["d"][32], ub["s"], 16, 3), chip="Ascend310P3",

@@ -434,7 +434,7 @@ def test_layout_errors():
     with raises_tik(IllegalOperand, match="dst_list should be a list of 16"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vnchwconv(False, False, [ub["d"]] * 8, [ub["s"]] * 16, 1, 0, 0),
                    build_only=True)
-    with raises_tik(IllegalOperand, match="dst_high_half should be a bool"):
+    with raises_tik(IllegalOperand, match="dst_high_half must be a bool"):
         vec_kernel({"d": f, "s": f}, lambda ti, ub: ti.vnchwconv(1, False, [ub["d"]] * 16, [ub["s"]] * 16, 1, 0, 0),
                    build_only=True)
     with raises_tik(OutOfBounds, match="tensor overflow"):
