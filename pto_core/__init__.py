@@ -9,7 +9,7 @@ Quick start::
 """
 from .errors import (PtoError, OutOfBounds, Misaligned, CapacityExceeded, IllegalOperand, UnknownName,  # noqa: F401
                      UnsupportedOp, SyncError, HazardError, GmRace, GmRaceWarning, GmOverreadWarning,
-                     GmPaddingWriteWarning, BarrierCountWarning, CmpmaskUnsetBitsWarning,
+                     GmPaddingWriteWarning, BurstTailWarning, BarrierCountWarning, CmpmaskUnsetBitsWarning,
                      UninitializedRead, UninitializedReadWarning, ConfigError,
                      AsmParseError, TassignError, Provenance)
 from .dtypes import DType, dtype  # noqa: F401

@@ -234,6 +234,14 @@ class GmPaddingWriteWarning(RuntimeWarning):
     report names the bytes."""
 
 
+class BurstTailWarning(RuntimeWarning):
+    """A ``pto.mte_gm_l1`` / ``pto.mte_l1_ub`` whose constant ``%len_burst`` is not a multiple of 32 (pto_spec
+    §3.1: the destination is written in whole 32-byte blocks, so the bytes up to the next 32-byte boundary
+    are copied from the source too). Issued when the op is checked (recorded into a program, parsed from
+    PTO-AS, or called eagerly), at the user's line; Python's default filter shows it once per op site.
+    Named choice BURST_TAIL_WARNS (`pto_core.ops.mte`)."""
+
+
 class GmRaceWarning(RuntimeWarning):
     """The warning ``MachineOptions(gm_races="warn")`` (the default) emits for each distinct GM race."""
 

@@ -25,7 +25,7 @@ import bisect
 import functools
 import threading
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Callable, Literal, Optional
 
 import numpy as np
 
@@ -384,6 +384,15 @@ class Ptr:
 #: spaces, then UB 0, UB 1; then GM tensors as they are placed), and its bytes are drawn from that place on
 #: first use (`RandomFill`): the same contents as drawing every buffer up front.
 LAZY_BUFFERS = True
+
+#: An op that writes in several steps (FIXPIPE ``loop3`` iterations / split halves / run groups, vector repeats
+#: run in chunks, ops with two destinations, vnchwconv's 16 destination blocks, vmrgsort repeats, serial
+#: vgatherb) is all or nothing: when a later step is refused (out of bounds, outside its tensor, an
+#: uninitialised read under ``uninitialized="raise"``, a hazard), the bytes, written flags and special registers
+#: its earlier steps changed are put back (`ExecContext.all_or_nothing`), so a caught `PtoError` leaves memory
+#: as it was before the op (pto_api.md "A refused op changes nothing"). Ops that check their whole footprint
+#: before writing need no journal. False: earlier steps' writes stay (the behaviour before h_fix326).
+ALL_OR_NOTHING_WRITES = True
 
 
 class RandomFill:
@@ -826,6 +835,9 @@ class ExecContext:
         self._holding: list = []     # buffers whose writable flag views the running op holds (`Buffer.held`)
         #: end-of-kernel reports of a core whose buffers were released when its block ended (`Machine.release_core`)
         self.ended_reports: list = []
+        #: the running op's undo journal (`begin_undo`): None (off) or a list of the bytes and written flags
+        #: each write access is about to change
+        self.undo: Optional[list] = None
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -845,6 +857,47 @@ class ExecContext:
         abort = getattr(self.hazards, "abort_op", None)
         if abort is not None:
             abort()
+
+    # -- all-or-nothing ops (ALL_OR_NOTHING_WRITES)
+    def begin_undo(self) -> None:
+        """From now until `end_undo`, every write access keeps the bytes and written flags it is about to
+        change, so that an op whose later step is refused can put back what its earlier steps wrote."""
+        self.undo = []
+
+    def all_or_nothing(self, fn: Callable, *args) -> None:
+        """``fn(*args)`` with its writes journalled (`begin_undo`): if it raises, the bytes, written flags and
+        special-purpose registers it changed are put back before the error propagates. For ops that write in
+        several steps (loop iterations, chunks of repeats, one block list after another), where a later step
+        can be refused after an earlier one wrote; an op that checks its whole footprint first needs none."""
+        if self.undo is not None or not ALL_OR_NOTHING_WRITES:    # journalled by an enclosing step, or off
+            fn(*args)
+            return
+        spr = dict(self.spr)
+        self.begin_undo()
+        ok = False
+        try:
+            fn(*args)
+            ok = True
+        finally:
+            self.end_undo(ok)
+            if not ok:
+                self.spr = spr
+
+    def _keep(self, buf: Buffer, lo: int, hi: int) -> None:
+        w = buf.written
+        self.undo.append((buf, lo, buf.data[lo:hi].copy(), w[lo:hi].copy() if w.flags.writeable else None,
+                          list(buf.known)))
+
+    def end_undo(self, ok: bool) -> None:
+        """Stop journalling; ``ok`` False (the op raised): restore, newest first, what its writes changed."""
+        undo, self.undo = self.undo, None
+        if ok or not undo:
+            return
+        for buf, lo, data, flags, known in reversed(undo):
+            buf.data[lo:lo + data.size] = data
+            if flags is not None:
+                buf.flags_for_write()[lo:lo + flags.size] = flags
+            buf.known = known
 
     # -- raw access
     def _locate(self, ptr: Ptr, nbytes: int, operand: str):
@@ -941,6 +994,8 @@ class ExecContext:
                     self.hazards.on_access(buf, lo, lo + run_bytes, True, operand)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + extent, True, operand, ((count, run_bytes), (stride_bytes, 1)))
+        if self.undo is not None:
+            self._keep(buf, off, off + extent)
         if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
             np.ndarray((count, run_bytes), np.bool_, buf.written, off, (stride_bytes, 1))[...] = True
         return np.ndarray((count, run_bytes), np.uint8, buf.data, off, (stride_bytes, 1))
@@ -1008,6 +1063,8 @@ class ExecContext:
         view = np.ndarray(shape, dtype=d.storage, buffer=buf.data, offset=off, strides=strides)
         dense = is_dense(shape, strides, size)
         if write:
+            if self.undo is not None:
+                self._keep(buf, off, off + extent)
             if not buf.written.flags.writeable:
                 pass                    # all bytes already written (see `Buffer.mark_all_written`)
             elif active is None and dense:
@@ -1067,6 +1124,8 @@ class ExecContext:
             self.hazards.on_access(buf, off, end, write, operand)
         view = buf.data[off:end].view(dtype.storage)
         if write:
+            if self.undo is not None:
+                self._keep(buf, off, end)
             if buf.written.flags.writeable:
                 buf.written[off:end] = True
                 _remember_written(buf, off, end)
@@ -1137,6 +1196,8 @@ class ExecContext:
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, off, off + n, write, operand, runs)
         if write:
+            if self.undo is not None:
+                self._keep(buf, off, off + n)
             flags = buf.flags_for_write()[off:off + n]
             if buf.known:
                 _forget_written(buf, off, off + n)
@@ -1170,6 +1231,8 @@ class ExecContext:
             self.hazards.on_access(buf, lo, hi, True, operand)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, lo, hi, True, operand)
+        if self.undo is not None:
+            self._keep(buf, lo, hi)
         if buf.written.flags.writeable and not _known_written(buf, lo, hi):
             buf.written[lo:hi] = True
             _remember_written(buf, lo, hi)

@@ -788,6 +788,17 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
     # So does an NZ destination of whole 16-channel blocks (one run of m x 16 per block).
     direct_nz = (not plain and order == "nz" and p.dst_mode is None and p.atomic is None
                  and p.dst.bits >= 8 and int(p.n) == p.n1 * ROW)
+    # More than one write step (loop3 iterations, split halves, run groups): journal them, so that a step
+    # refused after earlier ones wrote leaves memory as it was (memory.ALL_OR_NOTHING_WRITES). A single
+    # dense write-back is one write: no journal.
+    if count > 1 or not (direct or direct_nz):
+        ctx.all_or_nothing(_writeback_loop, ctx, src, dst, p, plain, order, args, direct, direct_nz)
+    else:
+        _writeback_loop(ctx, src, dst, p, plain, order, args, direct, direct_nz)
+
+
+def _writeback_loop(ctx, src, dst, p, plain: bool, order: str, args, direct: bool, direct_nz: bool) -> None:
+    count, s3, d3 = p.loop3
     for r in range(count):
         acc = _gather(ctx, src, p, r * s3)
         dst_r = dst + r * d3 if r else dst

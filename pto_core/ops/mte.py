@@ -42,7 +42,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import DType
-from ..errors import GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds, UnsupportedOp
+from ..errors import (BurstTailWarning, GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds,
+                      UnsupportedOp, warn_at)
 from ..memory import all_written
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register
@@ -710,13 +711,36 @@ def _exec_bytes_to_32b_blocks(op: str):
     return (execute,) + _bind_bursts(plan)
 
 
+#: pto_spec §3.1: a ``pto.mte_gm_l1`` / ``pto.mte_l1_ub`` whose ``%len_burst`` is a constant that is not a
+#: multiple of 32 gets a `BurstTailWarning` when the op is checked (the copy goes on: whole 32-byte blocks,
+#: the tail bytes from the source). Only for ops a user wrote as PTO (the provenance names the op itself, or
+#: none): a front end's lowering (TIK ``data_move``'s burst unit is 32 B; its FIXPIPE staging rows) chose
+#: its lengths and does not warn. A run-time (SSA) length never warns.
+BURST_TAIL_WARNS = True
+
+
+def _warn_burst_tail(call, op: str, length: int) -> None:
+    where = call.where
+    if where is not None and where.call and where.call not in (op, op[len("pto."):]):
+        return                                  # lowered by a front end, not written by the user
+    tail = _round32(length) - length
+    warn_at(f"{where}: {op} %len_burst = {length} is not a multiple of 32: the destination is written in "
+            f"whole 32-byte blocks, so each row also copies the {tail} source byte(s) after it (pto_spec "
+            f"§3.1). Fix: use a multiple of 32 if those bytes must keep their old value"
+            if where is not None else
+            f"{op} %len_burst = {length} is not a multiple of 32: each row also copies the {tail} source "
+            f"byte(s) after it up to the next 32-byte boundary (pto_spec §3.1)", BurstTailWarning, where)
+
+
 def _verify_bytes(src_spaces, dst_spaces):
     def verify(call, target):
         op = call.spec.asm_name
         check_ptr(op, "%src", call.operands[0], src_spaces)
         check_ptr(op, "%dst", call.operands[1], dst_spaces)
-        check_int(op, "%len_burst", call.operands[2], 1)
+        length = check_int(op, "%len_burst", call.operands[2], 1)
         _burst_groups(op, call.clauses)
+        if BURST_TAIL_WARNS and isinstance(length, (int, np.integer)) and not isinstance(length, bool) and length % BLOCK:
+            _warn_burst_tail(call, op, int(length))
     return verify
 
 

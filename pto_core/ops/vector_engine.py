@@ -359,9 +359,12 @@ class Plan:
     lanes_out: tuple = ()
     #: derived once: `dense_streams` of this plan (None: the general path)
     dense: Optional[tuple] = field(init=False, compare=False, repr=False, default=None)
+    #: derived once: more than one stream is written (a later store can be refused after an earlier one wrote)
+    writes_many: bool = field(init=False, compare=False, repr=False, default=False)
 
     def __post_init__(self):
         object.__setattr__(self, "dense", dense_streams(self))
+        object.__setattr__(self, "writes_many", sum(1 for s in self.streams if s.writes) > 1)
 
     def out_lanes(self, name: str) -> Lanes:
         for n, ln in self.lanes_out:
@@ -456,7 +459,7 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
     streams = plan.streams
     chunks = ((0, repeat),) if repeat == 1 else plan_chunks(streams, ptrs, repeat)
     dense = plan.dense
-    if dense is not None and DENSE_FAST_PATH and len(chunks) == 1:
+    if dense is not None and DENSE_FAST_PATH and len(chunks) == 1 and not plan.writes_many:
         # every lane active, every operand one contiguous range: one 1-D view each, same checks
         dv = ctx.dense_view
         inputs = {}
@@ -473,12 +476,22 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
                 else:
                     dv(p, 0, nbytes, dtype, True, name).reshape(shape2)[...] = vals
         return
-    count = lanes.count
-    view = ctx.strided_view
     tail_streams = _tail_streams(streams, lanes)
     if tail_streams is not None:
         # counter mode with a short last repeat: run it alone with its trailing blocks trimmed
         chunks = tuple((r0, min(r1, repeat - 1)) for r0, r1 in chunks if r0 < repeat - 1) + ((repeat - 1, repeat),)
+    if len(chunks) > 1 or plan.writes_many:      # several write steps: all or nothing (ALL_OR_NOTHING_WRITES)
+        ctx.all_or_nothing(_run_chunks, ctx, plan, ptrs, compute, chunks, tail_streams)
+    else:
+        _run_chunks(ctx, plan, ptrs, compute, chunks, tail_streams)
+
+
+def _run_chunks(ctx, plan: Plan, ptrs: tuple, compute: Callable, chunks: tuple, tail_streams) -> None:
+    lanes = plan.lanes
+    repeat = lanes.repeat
+    streams = plan.streams
+    count = lanes.count
+    view = ctx.strided_view
     for r0, r1 in chunks:
         n = r1 - r0
         if tail_streams is not None and r1 == repeat:
@@ -833,9 +846,16 @@ def run_va(ctx, plan: Plan, ptr_lists: tuple, compute: Callable) -> None:
     if repeat == 0:
         return
     streams = plan.streams
+    chunks = [(r, r + 1) for r in range(repeat)] if va_needs_serial(streams, ptr_lists, repeat) else [(0, repeat)]
+    # block lists are written one block at a time: all or nothing (ALL_OR_NOTHING_WRITES)
+    ctx.all_or_nothing(_run_va_chunks, ctx, plan, ptr_lists, compute, chunks)
+
+
+def _run_va_chunks(ctx, plan: Plan, ptr_lists: tuple, compute: Callable, chunks: list) -> None:
+    lanes = plan.lanes
+    streams = plan.streams
     count = lanes.count
     view = ctx.strided_view
-    chunks = [(r, r + 1) for r in range(repeat)] if va_needs_serial(streams, ptr_lists, repeat) else [(0, repeat)]
     for r0, r1 in chunks:
         n = r1 - r0
         inputs = {}

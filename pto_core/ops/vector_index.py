@@ -401,6 +401,16 @@ def _gatherb_execute(ctx, dst, src, offsets, repeat, *, blk_stride=None, rep_str
     # Repeats run in order: when dst may overwrite offsets or gathered blocks of a later repeat, one at a time.
     serial = rep > 1 and (_overlaps(dst, 0, stream.extent, offsets, 0, rep * GATHERB_BLOCKS * 4)
                           or _overlaps(dst, 0, stream.extent, src, *span))
+    if serial:               # one repeat after another: all or nothing (ALL_OR_NOTHING_WRITES)
+        ctx.all_or_nothing(_gatherb_repeats, ctx, plan, dst, src, offsets, addr, serial, op)
+    else:
+        _gatherb_repeats(ctx, plan, dst, src, offsets, addr, serial, op)
+
+
+def _gatherb_repeats(ctx, plan, dst, src, offsets, addr, serial: bool, op: str) -> None:
+    stream, lanes = plan.streams[0], plan.lanes
+    rep = lanes.repeat
+    d = dst.dtype
     block = np.arange(ve.BLOCK_BYTES, dtype=np.int64)
     for r0, r1 in (tuple((r, r + 1) for r in range(rep)) if serial else ((0, rep),)):
         a = _block_offsets(ctx, offsets, r0, r1, op) if serial else addr

@@ -176,8 +176,8 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
     dr, sr = (0, 0) if rep_stride is None else tuple(
         ve.check_range(v, 0, 65535, op=op, operand=f"rep_stride({n})") for v, n in zip(rep_stride[0], ("dst", "src")))
     size = d.itemsize
-    e = ve.BLOCK_BYTES // size
     s0, d0 = (sr * 32, dr * 32) if rep == 1 and REPEAT1_STARTS_ONE_STRIDE_IN else (0, 0)
+    sh = dh = 0
     if size == 1:
         sh, dh = 16 * bool(src_high_half), 16 * bool(dst_high_half)
     elif dst_high_half or src_high_half:
@@ -192,6 +192,13 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
     # later one wins; CANN prod_force_se_a transposes 4 rows with dst_rep_stride 1 and keeps block r of repeat r)
     overlap = overlap or (rep > 1 and _dst_blocks_collide(dst_list, d0, dr, rep))
     chunks = [(r, r + 1) for r in range(rep)] if overlap else [(0, rep)]
+    # the 16 destination blocks are written one after another: all or nothing (ALL_OR_NOTHING_WRITES)
+    ctx.all_or_nothing(_nchw_chunks, ctx, dst_list, src_list, d, chunks, dr, sr, s0, d0, sh, dh)
+
+
+def _nchw_chunks(ctx, dst_list, src_list, d, chunks, dr: int, sr: int, s0: int, d0: int, sh: int, dh: int) -> None:
+    size = d.itemsize
+    e = ve.BLOCK_BYTES // size
     for r0, r1 in chunks:
         n = r1 - r0
         blocks = np.stack([_rows_view(ctx, p, n, e, sr * 32, size, s0 + r0 * sr * 32, d, False, f"src_list[{k}]")

@@ -135,6 +135,13 @@ def _mrg_execute(ctx, dst, src_list, lengths, repeat, *, valid_bit=None, exhaust
     if rep > 1 and (valid != 15 or exhausted or len(set(lens)) != 1):
         raise IllegalOperand("repeat > 1 needs four valid lists of equal length and no exhausted mode", op=op,
                              operand="repeat", value=rep, hint="issue one vmrgsort4 per merge instead")
+    if rep > 1:              # one merge after another: all or nothing (ALL_OR_NOTHING_WRITES)
+        ctx.all_or_nothing(_mrg_repeats, ctx, dst, src_list, lens, rep, valid, exhausted)
+    else:
+        _mrg_repeats(ctx, dst, src_list, lens, rep, valid, exhausted)
+
+
+def _mrg_repeats(ctx, dst, src_list, lens: list, rep: int, valid: int, exhausted) -> None:
     d = dst.dtype
     s = d.itemsize
     nlists = bin(valid).count("1")

@@ -149,6 +149,13 @@ def _mrg2_execute(ctx, dst, src_list, lengths, repeat, *, exhausted=None):
     if rep > 1 and (len(src_list) != 4 or exhausted or len(set(lens)) != 1):
         raise IllegalOperand("repeat > 1 needs four lists of equal length and no exhausted mode", op=op,
                              operand="repeat", value=rep, hint="issue one vmrgsort per merge instead")
+    if rep > 1:              # one merge after another: all or nothing (ALL_OR_NOTHING_WRITES)
+        ctx.all_or_nothing(_mrg2_repeats, ctx, dst, src_list, lens, rep, exhausted)
+    else:
+        _mrg2_repeats(ctx, dst, src_list, lens, rep, exhausted)
+
+
+def _mrg2_repeats(ctx, dst, src_list, lens: list, rep: int, exhausted) -> None:
     d = dst.dtype
     out_at = 0
     for r in range(rep):
