@@ -479,6 +479,8 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
     if tail_streams is not None:
         # counter mode with a short last repeat: run it alone with its trailing blocks trimmed
         chunks = tuple((r0, min(r1, repeat - 1)) for r0, r1 in chunks if r0 < repeat - 1) + ((repeat - 1, repeat),)
+    if len(chunks) > 1 and BOUNDS_BEFORE_CHUNKS:
+        check_chunk_bounds(ctx, streams, tail_streams, ptrs, chunks, repeat)
     for r0, r1 in chunks:
         n = r1 - r0
         if tail_streams is not None and r1 == repeat:
@@ -505,6 +507,32 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
             if s.writes:
                 store(ctx, s, p, r0, r1, outputs[s.name][:, :s.lanes],
                       plan.out_lanes(s.name) if plan.lanes_out else lanes)
+
+
+#: An op run in several repeat chunks (an in-place overlap, a counter-mode tail) checks the bounds (and TIK
+#: fences) of every chunk's views before the first chunk stores: a later chunk out of bounds used to raise
+#: after the earlier chunks had written, so the refused op left part of its result in memory (and
+#: `HazardTracker.abort_op` then forgot those writes). The checks and the error are the ones the chunk loop
+#: would raise first, in its order. False: checked chunk by chunk as the loop goes (the old behaviour).
+BOUNDS_BEFORE_CHUNKS = True
+
+
+def check_chunk_bounds(ctx, streams: tuple, tail_streams: Optional[tuple], ptrs: tuple, chunks: tuple,
+                       repeat: int) -> None:
+    """Raise the `OutOfBounds` the chunk loop of `run` would raise first, before anything is stored: per chunk,
+    the ranges of its read views, then of its write views (bounds and fences only; no access is recorded)."""
+    locate = ctx._locate_at
+    for r0, r1 in chunks:
+        cur = tail_streams if tail_streams is not None and r1 == repeat else streams
+        n = r1 - r0
+        for want_reads in (True, False):
+            for s, p in zip(cur, ptrs):
+                if (s.reads if want_reads else s.writes):
+                    shape = s.shape if n == s.shape[0] else (n,) + s.shape[1:]
+                    if 0 in shape:
+                        continue
+                    extent = s.dtype.itemsize + sum((k - 1) * st for k, st in zip(shape, s.strides))
+                    locate(p.space, p.sub, p.addr + r0 * s.strides[0], extent, s.name)
 
 
 def _tail_streams(streams: tuple, lanes: Lanes) -> Optional[tuple]:

@@ -69,3 +69,22 @@ def test_refused_fixpipe_keeps_unit_flag_tile_published():
     pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), out, 16, 16, 16, 16, 0, 0, unit_flag="check_and_clear", nz2nd=True)
     assert np.all(m.read(out, (16, 16)) == 16)
     assert m.end_kernel() == []
+
+
+@pytest.mark.parametrize("op", ["vadds", "vadd", "vmuls"])
+def test_refused_chunked_vector_op_writes_nothing(op):
+    """A vector op run in repeat chunks (its dst overlaps its src one repeat ahead) whose last chunk runs past
+    the end of UB is refused before any chunk stores (`BOUNDS_BEFORE_CHUNKS`): it wrote its first repeats and
+    then raised, so the refused op -- which the hazard verifier forgets (`abort_op`) -- left memory changed.
+    The error is the one the chunk loop raised (the dst range of the first chunk out of bounds)."""
+    m = _machine()
+    base = m.target.sizes.ub - 8 * 256
+    u = m.ptr("ub", "f16", base)
+    init = np.arange(8 * 128).astype(np.float16)
+    m.write(u, init)
+    call = {"vadds": lambda: pto.ub.vadds(u + 128, u, 1.0, 9, mask=128),
+            "vadd": lambda: pto.ub.vadd(u + 128, u, u, 9, mask=128),
+            "vmuls": lambda: pto.ub.vmuls(u + 256, u, 2.0, 7, mask=128)}[op]
+    with pytest.raises(OutOfBounds, match="operand (dst|src): bytes"):
+        call()
+    assert np.array_equal(m.read(u, 8 * 128), init)
