@@ -44,7 +44,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..dtypes import DType
-from ..errors import IllegalOperand, Misaligned
+from ..errors import IllegalOperand, Misaligned, PtoError
 from ..scalars import reject_undefined
 from ..memory import Ptr, is_dense
 from ..numerics.floats import to_f16
@@ -473,14 +473,29 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
                 else:
                     dv(p, 0, nbytes, dtype, True, name).reshape(shape2)[...] = vals
         return
-    count = lanes.count
-    view = ctx.strided_view
     tail_streams = _tail_streams(streams, lanes)
     if tail_streams is not None:
         # counter mode with a short last repeat: run it alone with its trailing blocks trimmed
         chunks = tuple((r0, min(r1, repeat - 1)) for r0, r1 in chunks if r0 < repeat - 1) + ((repeat - 1, repeat),)
+    saved = None
     if len(chunks) > 1 and BOUNDS_BEFORE_CHUNKS:
         check_chunk_bounds(ctx, streams, tail_streams, ptrs, chunks, repeat)
+        saved = save_stores(ctx, streams, ptrs)
+    try:
+        _run_chunks(ctx, plan, ptrs, compute, streams, tail_streams, chunks)
+    except PtoError:
+        if saved is not None:                # a later chunk's access was refused (a hazard, an unwritten read)
+            restore_stores(saved)
+        raise
+
+
+def _run_chunks(ctx, plan: Plan, ptrs: tuple, compute: Callable, streams: tuple, tail_streams: Optional[tuple],
+                chunks: tuple) -> None:
+    """The chunk loop of `run`."""
+    lanes = plan.lanes
+    repeat = lanes.repeat
+    count = lanes.count
+    view = ctx.strided_view
     for r0, r1 in chunks:
         n = r1 - r0
         if tail_streams is not None and r1 == repeat:
@@ -509,12 +524,34 @@ def run(ctx, plan: Plan, ptrs: tuple, compute: Callable) -> None:
                       plan.out_lanes(s.name) if plan.lanes_out else lanes)
 
 
-#: An op run in several repeat chunks (an in-place overlap, a counter-mode tail) checks the bounds (and TIK
-#: fences) of every chunk's views before the first chunk stores: a later chunk out of bounds used to raise
-#: after the earlier chunks had written, so the refused op left part of its result in memory (and
-#: `HazardTracker.abort_op` then forgot those writes). The checks and the error are the ones the chunk loop
-#: would raise first, in its order. False: checked chunk by chunk as the loop goes (the old behaviour).
+#: An op run in several repeat chunks (an in-place overlap, a counter-mode tail) that is refused writes
+#: nothing: it checks the bounds (and TIK fences) of every chunk's views before the first chunk stores, and
+#: an error a later chunk's access raises (a hazard, an unwritten read) puts back the bytes and written marks
+#: its earlier chunks stored. It used to leave its first chunks' results in memory, which
+#: `HazardTracker.abort_op` then forgot. The error is the one the chunk loop raises first. False: the old
+#: behaviour (checked chunk by chunk, earlier chunks' stores kept).
 BOUNDS_BEFORE_CHUNKS = True
+
+
+def save_stores(ctx, streams: tuple, ptrs: tuple) -> list:
+    """The bytes and written marks of every write stream's whole range (`restore_stores`)."""
+    out = []
+    for s, p in zip(streams, ptrs):
+        if s.writes:
+            buf = ctx.core.buffer(p.space, p.sub)
+            lo, hi = p.addr, p.addr + s.extent
+            w = buf.written[lo:hi].copy() if buf.written.flags.writeable else None
+            out.append((buf, lo, hi, buf.data[lo:hi].copy(), w))
+    return out
+
+
+def restore_stores(saved: list) -> None:
+    """Put back what `save_stores` kept (the range's cached all-written knowledge is dropped)."""
+    for buf, lo, hi, data, w in reversed(saved):
+        buf.data[lo:hi] = data
+        if w is not None and buf.written.flags.writeable:
+            buf.written[lo:hi] = w
+            buf.known[:] = [(a, b) for a, b in buf.known if b <= lo or hi <= a]
 
 
 def check_chunk_bounds(ctx, streams: tuple, tail_streams: Optional[tuple], ptrs: tuple, chunks: tuple,
