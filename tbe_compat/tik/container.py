@@ -550,7 +550,6 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         elem = max(1, st.dtype.bits // 8)
         align = alignment(st.space, elem)
         rest_of_buffer = False
-        st.user_addr = start_addr is not None
         if isinstance(count, int):
             nbytes = st.dtype.nbytes(count)
         elif max_mem_size is None and start_addr is None and buffer_capacity(st.space) > 0:

@@ -157,9 +157,10 @@ def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
             at = f" declared at {st.where.file}:{st.where.line}" if st.where is not None and st.where.line else ""
             owners.setdefault(f"tensor {st.name!r}{at}", []).append(st)
     groups = list(owners.values())  # two differently labelled tensors at the same bytes (not side by side)?
-    # how each such pair came to share bytes: the allocator never places over a live tensor, so a pair without a
-    # start_addr= tensor shares them in turn (a scope's end freed them); a start_addr= tensor goes where it is told
-    ways = {"start_addr" if a.user_addr or b.user_addr else "in turn"
+    # how each such pair came to share bytes: together when a start_addr= put one over the other while it was live
+    # (`Storage.placed_over`; the allocator never does), else in turn (a scope's end freed the earlier one's bytes,
+    # also when the earlier one had a start_addr=)
+    ways = {"start_addr" if a in b.placed_over or b in a.placed_over else "in turn"
             for i, ga in enumerate(groups) for gb in groups[i + 1:] for a in ga for b in gb
             if a.addr < b.addr + (b.nbytes or 0) and b.addr < a.addr + (a.nbytes or 0)}
     if len(owners) > 1 and ways:    # which one held them at that point is not tracked

@@ -70,6 +70,10 @@ class Placement:
         """Place ``storage`` (a `tensor.Storage`); returns its byte address. Raises `CapacityExceeded`."""
         a = self.allocator(storage.space, target)
         if start_addr is not None:
+            end = start_addr + nbytes       # the live tensors it goes over (a hazard note's wording, `placed_over`)
+            storage.placed_over = tuple(s for s in self.placed if s.alive and s.space == storage.space
+                                        and isinstance(s.addr, int) and s.addr < end
+                                        and start_addr < s.addr + (s.nbytes or 0))
             addr = self._place_at(a, storage, nbytes, start_addr)
         else:
             addr = a.alloc(nbytes, storage.name, alignment=align)

@@ -68,7 +68,7 @@ class Storage:
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
                  "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "chain_root", "_base_ptrs",
-                 "copies", "user_addr")
+                 "copies", "placed_over")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
@@ -87,9 +87,10 @@ class Storage:
         #: copies of ``nbytes`` the on-chip allocation books (THREAD_NUM_RESERVES_COPIES: a tensor declared in a
         #: thread_num > 1 for_range books one per buffer; set by `Tik._place`)
         self.copies = 1
-        #: placed at the user's ``start_addr=`` (not by the allocator): a hazard note says which way two tensors
-        #: came to share bytes (`debug._explain_hazard_between_tik_calls`)
-        self.user_addr = False
+        #: the live tensors whose bytes a ``start_addr=`` placed this one over (`Placement.place`; automatic
+        #: placement never overlaps a live tensor): a hazard note says which way two tensors came to share bytes,
+        #: together by start_addr= or in turn (`debug._explain_hazard_between_tik_calls`)
+        self.placed_over = ()
 
     def reserved_bytes(self):
         """Bytes the allocation books in its buffer: ``nbytes`` x ``copies``. The one rule the declaration's

@@ -69,3 +69,53 @@ def test_refused_fixpipe_keeps_unit_flag_tile_published():
     pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), out, 16, 16, 16, 16, 0, 0, unit_flag="check_and_clear", nz2nd=True)
     assert np.all(m.read(out, (16, 16)) == 16)
     assert m.end_kernel() == []
+
+
+@pytest.mark.parametrize("op", ["vadds", "vadd", "vmuls"])
+def test_refused_chunked_vector_op_writes_nothing(op):
+    """A vector op run in repeat chunks (its dst overlaps its src one repeat ahead) whose last chunk runs past
+    the end of UB is refused before any chunk stores (`BOUNDS_BEFORE_CHUNKS`): it wrote its first repeats and
+    then raised, so the refused op -- which the hazard verifier forgets (`abort_op`) -- left memory changed.
+    The error is the one the chunk loop raised (the dst range of the first chunk out of bounds)."""
+    m = _machine()
+    base = m.target.sizes.ub - 8 * 256
+    u = m.ptr("ub", "f16", base)
+    init = np.arange(8 * 128).astype(np.float16)
+    m.write(u, init)
+    call = {"vadds": lambda: pto.ub.vadds(u + 128, u, 1.0, 9, mask=128),
+            "vadd": lambda: pto.ub.vadd(u + 128, u, u, 9, mask=128),
+            "vmuls": lambda: pto.ub.vmuls(u + 256, u, 2.0, 7, mask=128)}[op]
+    with pytest.raises(OutOfBounds, match="operand (dst|src): bytes"):
+        call()
+    assert np.array_equal(m.read(u, 8 * 128), init)
+
+
+def _chunked_after_mte(refuse_first: bool, written_reps: int = 8):
+    """UB repeats 0..written_reps-1 written, repeat 8 loaded by MTE2; vadds dst one repeat ahead of src (one chunk
+    per repeat). ``refuse_first``: run it once without the MTE2 -> V flag first (a WAW HazardError on its last
+    chunk's dst), then with it."""
+    m = Machine("Ascend910B1")
+    m.activate()
+    u = m.ptr("ub", "f16", 0)
+    m.write(u, np.arange(written_reps * 128).astype(np.float16))
+    g = m.gm_tensor(np.full(128, 5, np.float16), name="g")
+    pto.mte_gm_ub(g, u + 8 * 128, 0, 256, nburst=(1, 0, 0))
+    before = m.cores[0].buffer("ub").data[:9 * 256].copy(), m.cores[0].buffer("ub").written[:9 * 256].copy()
+    if refuse_first:
+        with pytest.raises(HazardError, match="WAW hazard .* pto.ub.vadds"):
+            pto.ub.vadds(u + 128, u, 1.0, 8, mask=128)
+        buf = m.cores[0].buffer("ub")
+        assert np.array_equal(buf.data[:9 * 256], before[0]) and np.array_equal(buf.written[:9 * 256], before[1])
+    pto.set_flag("MTE2", "V", 0)
+    pto.wait_flag("MTE2", "V", 0)
+    pto.ub.vadds(u + 128, u, 1.0, 8, mask=128)
+    return m.read(u, 9 * 128).tobytes(), len(m.end_kernel())
+
+
+@pytest.mark.parametrize("written_reps", [8, 4])
+def test_chunked_vector_op_refused_by_a_later_chunks_hazard_writes_nothing(written_reps):
+    """The last chunk's dst meets an unsynchronised MTE2 write (a WAW HazardError): the repeats stored before it
+    are put back, bytes and written marks (`BOUNDS_BEFORE_CHUNKS`; with 4 written repeats the refused op's first
+    chunks stored over never-written bytes, which are unwritten again); the retry after the missing flag gives
+    the result and reports of a run without the refused attempt."""
+    assert _chunked_after_mte(True, written_reps) == _chunked_after_mte(False, written_reps)

@@ -562,6 +562,34 @@ def test_a_stray_hazard_on_re_placed_bytes_names_every_tensor_placed_there_in_tu
     assert "start_addr" not in str(e.value)     # no tensor here has one (h_fix322: the note named both ways)
 
 
+def test_a_stray_hazard_on_bytes_a_freed_start_addr_tensor_left_says_in_turn():
+    """'old' has a start_addr= but its scope ended before 'o' was placed (automatically) at its bytes: the two
+    shared them in turn. The note said "by start_addr=, which places a tensor there even over a live one" because
+    one of the pair had a start_addr= (h_review328); it now asks whether a start_addr= went over a live tensor."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    src = ti.Tensor("float16", (64,), name="src", scope=tik.scope_gm)
+    dst = ti.Tensor("float16", (16,), name="dst", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    with ti.new_stmt_scope():
+        old = ti.Tensor("float16", (16,), name="old", scope=tik.scope_ubuf, start_addr=128)
+        ti.vec_dup(16, old, 0, 1, 8)
+    with ti.new_stmt_scope():
+        o = ti.Tensor("float16", (64,), name="o", scope=tik.scope_ubuf)     # larger than 'old': over its bytes
+        ti.data_move(ub, src, 0, 1, 4, 0, 0)
+        ti.vec_dup(16, o, 0, 1, 8)
+        u = ti.Scalar("int32", init_value=70)
+        x = ti.Scalar("float16")
+        x.set_as(ub[u])
+        o[0].set_as(x)
+        ti.data_move(dst, o, 0, 1, 1, 0, 0)
+    build(ti, "stray3", [src], [dst])
+    with pytest.raises(HazardError, match=r"those bytes belong to one of tensor 'old' declared at \S+, tensor 'o' "
+                                          r"declared at \S+ \(placed at the same bytes in turn: a scope's end") as e:
+        run(ti, {"src": np.arange(64).astype(np.float16)})
+    assert "start_addr" not in str(e.value)
+
+
 def test_a_stray_hazard_on_bytes_two_live_start_addr_tensors_share_does_not_blame_a_scope():
     """'a' and 'b' both live at start_addr=256 (no scope freed anything): the note said "placed there in turn: a
     scope's end frees its tensors' bytes for later ones"; it now names start_addr= as the other way (h_review314)."""
