@@ -1398,25 +1398,50 @@ def _l1_l0_static(op: str, operands: tuple, dst_space: str) -> None:
                              operand="%dst", value=dd.name, hint="use the same element type on both pointers")
 
 
+#: A full- or shape-form L1 -> L0A/L0B load whose operands are all compile-time values binds
+#: (`OpSpec.bind`): its operand checks and control tuple run once per target and op site (a failing
+#: check is not kept; the memory, initialisation and hazard checks of the move run every time).
+MTE_L1_L0_BIND = True
+
+
 def _exec_l1_l0(side: str):
     op = "pto.mte_l1_l0a" if side == "a" else "pto.mte_l1_l0b"
     dst_space = "l0a" if side == "a" else "l0b"
 
-    def execute(ctx, src, dst, *vals, transpose=None):
+    def plan(target, src, dst, vals, transpose) -> tuple:
+        """The checked ``(control, transpose, destination outer order)`` of one load on ``target``."""
         if len(vals) not in (2, 4, 6):   # spaces and types were checked by verify()
             _l1_l0_static(op, (src, dst) + vals, dst_space)
         check_align(op, src, BLOCK, "%src")
         check_align(op, dst, BLOCK, "%dst")
         d = src.dtype
-        zz = side == "a" and l0a_layout(ctx.target) == "Zz"
+        zz = side == "a" and l0a_layout(target) == "Zz"
         if len(vals) == 6:
             ctl = _full_control(op, vals)
         else:
             a, b = vals[:2]
             sr, sc = vals[2:] if len(vals) == 4 else (0, 0)
             ctl = _shape_form_control(op, side, d, a, b, sr, sc, bool(transpose), zz)
-        move_fractals(ctx, op, src, dst, ctl, bool(transpose), "row" if zz else "col")
-    return execute
+        return ctl, bool(transpose), "row" if zz else "col"
+
+    def execute(ctx, src, dst, *vals, transpose=None):
+        move_fractals(ctx, op, src, dst, *plan(ctx.target, src, dst, vals, transpose))
+
+    def bind(args, clauses):
+        """`OpSpec.bind`: a load whose operands are all compile-time values checks them once per target
+        (a failing check is not kept, so it raises again on every run) and keeps its plan per op site."""
+        if not MTE_L1_L0_BIND or not set(clauses) <= {"transpose"}:
+            return None
+        src, dst, vals, transpose = args[0], args[1], tuple(args[2:]), clauses.get("transpose")
+        memo = [None, None]                 # the target the checks passed for, and the plan
+
+        def run(ctx):
+            if ctx.target is not memo[0]:
+                checked = plan(ctx.target, src, dst, vals, transpose)
+                memo[0], memo[1] = ctx.target, checked
+            move_fractals(ctx, op, src, dst, *memo[1])
+        return run
+    return execute, bind
 
 
 def _verify_l1_l0(side: str):
@@ -1443,6 +1468,8 @@ def _l0a_layout_of_arch(arch: str, target) -> str:
 
 _TRANSPOSE = Clause("transpose", "attr", values=(True, False), doc="transpose the selected logical region")
 
+_L1_L0 = {"a": _exec_l1_l0("a"), "b": _exec_l1_l0("b")}
+
 for _side, _desc in (("a", ("m", "k", "left tile M x K into L0A (Zz on A2A3-class, Nz on A5-class)")),
                      ("b", ("k", "n", "right tile K x N into L0B (Zn)"))):
     register(OpSpec(
@@ -1455,7 +1482,7 @@ for _side, _desc in (("a", ("m", "k", "left tile M x K into L0A (Zz on A2A3-clas
                   Operand("src_stride", "int", optional=True, doc="full form: source column stride (fractals)"),
                   Operand("dst_stride", "int", optional=True, doc="full form: destination outer stride (fractals)")),
         clauses=(_TRANSPOSE,),
-        execute=_exec_l1_l0(_side), verify=_verify_l1_l0(_side),
+        execute=_L1_L0[_side][0], bind=_L1_L0[_side][1], verify=_verify_l1_l0(_side),
         doc=f"L1 Nz -> {_desc[2]}; shape form or full-control fractal-block form"))
 
 
