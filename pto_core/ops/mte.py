@@ -1239,24 +1239,51 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
     ``(I, J)`` at ``dst + (J * dst_stride + I) * 512`` (``dst_outer="col"``: Nz) or
     ``dst + (I * dst_stride + J) * 512`` (``"row"``: Zz).
     """
-    m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
-    track = tracking(ctx)
-    sv, sw = _grid(ctx, src, (k_start * src_stride + m_start) * FRACTAL, (m_step, k_step),
-                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src", flags=track)
-    if transpose:
-        sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
-    rows, cols = sv.shape[:2]
-    strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
+    move_planned(ctx, op, src, dst, move_plan(ctl, transpose, dst_outer))
+
+
+def _dst_geometry(rows: int, cols: int, dst_stride: int, dst_outer: str) -> tuple:
+    """``(shape, strides, dense)`` of the destination grid of ``rows x cols`` fractals (`move_fractals`);
+    ``dense``: the fractals lie back to back."""
+    strides = (FRACTAL, dst_stride * FRACTAL, 1) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL, 1)
     inner, outer = (rows, cols) if dst_outer == "col" else (cols, rows)
-    if track and (dst_stride == inner or outer == 1) and all_written(sw):
+    return (rows, cols, FRACTAL), strides, dst_stride == inner or outer == 1
+
+
+def move_plan(ctl: tuple, transpose: bool, dst_outer: str) -> tuple:
+    """The byte geometry of one `move_fractals` (a bound load keeps it per op site): source span
+    ``[first, hi)`` and its grid, the destination's (None when ``transpose``: it follows the
+    transposed grid), and what `move_planned` needs besides."""
+    m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
+    first = (k_start * src_stride + m_start) * FRACTAL
+    hi = first + (m_step - 1) * FRACTAL + (k_step - 1) * src_stride * FRACTAL + FRACTAL
+    dst_geo = None if transpose else _dst_geometry(m_step, k_step, dst_stride, dst_outer)
+    return first, hi, (m_step, k_step, FRACTAL), (FRACTAL, src_stride * FRACTAL, 1), transpose, dst_stride, \
+        dst_outer, dst_geo
+
+
+def move_planned(ctx, op: str, src, dst, plan: tuple) -> None:
+    """`move_fractals` of a `move_plan`: the same spans, checks, bytes and written flags."""
+    first, hi, sshape, sstrides, transpose, dst_stride, dst_outer, dst_geo = plan
+    track = ctx.machine.options.uninitialized != "off"          # `tracking`
+    data, written, _ = ctx.span_tracked(src, first, hi, write=False, operand="%src")
+    sv = strided(data, sshape, sstrides)
+    sw = strided(written, sshape, sstrides) if track else None
+    if transpose:
+        sv, sw = transpose_fractals(sv, sw, src.dtype, op)
+        dst_geo = _dst_geometry(sv.shape[0], sv.shape[1], dst_stride, dst_outer)
+    shape, strides, dense = dst_geo
+    n = shape[0] * shape[1] * FRACTAL
+    if track and dense and all_written(sw):
         # every source byte written, destination fractals back to back: one span marked written whole
-        raw, _ = ctx.span(dst, 0, rows * cols * FRACTAL, write=True, operand="%dst")
-        copy_fractals(strided(raw, (rows, cols, FRACTAL), strides + (1,), True), sv)
+        raw, _ = ctx.span(dst, 0, n, write=True, operand="%dst")
+        copy_fractals(strided(raw, shape, strides, True), sv)
         return
-    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst", flags=track)
-    copy_fractals(dv, sv)
+    hi = (shape[0] - 1) * strides[0] + (shape[1] - 1) * strides[1] + FRACTAL
+    data, written, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
+    copy_fractals(strided(data, shape, strides, True), sv)
     if track:
-        dw[...] = sw
+        strided(written, shape, strides, True)[...] = sw
 
 
 def _ceil(a: int, b: int) -> int:
@@ -1409,7 +1436,7 @@ def _exec_l1_l0(side: str):
     dst_space = "l0a" if side == "a" else "l0b"
 
     def plan(target, src, dst, vals, transpose) -> tuple:
-        """The checked ``(control, transpose, destination outer order)`` of one load on ``target``."""
+        """The checked `move_plan` of one load on ``target``."""
         if len(vals) not in (2, 4, 6):   # spaces and types were checked by verify()
             _l1_l0_static(op, (src, dst) + vals, dst_space)
         check_align(op, src, BLOCK, "%src")
@@ -1422,10 +1449,10 @@ def _exec_l1_l0(side: str):
             a, b = vals[:2]
             sr, sc = vals[2:] if len(vals) == 4 else (0, 0)
             ctl = _shape_form_control(op, side, d, a, b, sr, sc, bool(transpose), zz)
-        return ctl, bool(transpose), "row" if zz else "col"
+        return move_plan(ctl, bool(transpose), "row" if zz else "col")
 
     def execute(ctx, src, dst, *vals, transpose=None):
-        move_fractals(ctx, op, src, dst, *plan(ctx.target, src, dst, vals, transpose))
+        move_planned(ctx, op, src, dst, plan(ctx.target, src, dst, vals, transpose))
 
     def bind(args, clauses):
         """`OpSpec.bind`: a load whose operands are all compile-time values checks them once per target
@@ -1439,7 +1466,7 @@ def _exec_l1_l0(side: str):
             if ctx.target is not memo[0]:
                 checked = plan(ctx.target, src, dst, vals, transpose)
                 memo[0], memo[1] = ctx.target, checked
-            move_fractals(ctx, op, src, dst, *memo[1])
+            move_planned(ctx, op, src, dst, memo[1])
         return run
     return execute, bind
 
