@@ -2938,3 +2938,73 @@ def test_bound_l1_l0_load_equals_the_general_path(monkeypatch, case, uninit, mac
         assert fast[0] is not None and fast[0][0] == "HazardError" and "RAW" in fast[0][1]
     else:
         assert fast[0] is not None and fast[0][0] == "Misaligned"
+
+
+def _run_mad_bound(monkeypatch, bound, case, uninit):
+    """A compiled program: a 32 x 32 f16 tile into L1 and L0A / L0B, then twice (a loop) a mad into L0C and the
+    L0A / L0B loads again; ``case`` "unwritten": the first source fractal marked unwritten before the first
+    trip's loads (the second trip's mad reads unwritten L0A bytes); "hazard": no MTE1 -> M flag after them; "misaligned": an L0C pointer off its 32-byte alignment. With the mad's bind hook
+    on or off: (error class, text, where), reports, L0C bytes and flags; and how many size checks ran."""
+    from pto_core.ops import cube
+    from pto_core.program import program
+    monkeypatch.setattr(cube, "MAD_BIND", bound)
+    with program("madb", target="Ascend310") as k:
+        g = k.gm_arg("x", "f16", (32 * 32,), io="in")
+        src = k.ptr("l1", "f16", 0)
+        pto.mte_gm_l1(g, src, 32 * 32 * 2, nburst=(1, 0, 0))
+        a, b = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0)
+        c = k.ptr("l0c", "f32", 16 if case == "misaligned" else 0)
+        _sync("MTE2", "MTE1")
+        pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+        pto.mte_l1_l0b(src, b, 32, 32)
+        _sync("MTE1", "M")
+        with k.for_(0, 2, dtype="s32"):
+            pto.mad(a, b, c, 32, 32, 32, disable_gemv=True)
+            _sync("M", "MTE1")
+            if case == "unwritten":
+                _sync("MTE1", "MTE2")
+                pto.mark_unwritten(src, 64)
+                _sync("MTE2", "MTE1")
+            pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+            pto.mte_l1_l0b(src, b, 32, 32)
+            if case != "hazard":
+                _sync("MTE1", "M")
+    exe = k.program.compile()
+    calls = []
+    check = cube.check_int
+    monkeypatch.setattr(cube, "check_int", lambda *a, **kw: calls.append(1) or check(*a, **kw))
+    data = {"x": (np.arange(32 * 32) % 13 - 6).astype(np.float16)}
+    m = Machine("Ascend310", options=MachineOptions(fill="random", seed=4, uninitialized=uninit))
+    try:
+        exe.run(dict(data), machine=m)
+        exe.run(dict(data), machine=m)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        err = (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0c = m.cores[0].buffer("l0c")
+    return (err, [r for r in m.reports], l0c.data.tobytes(), np.asarray(l0c.written).tobytes()), len(calls)
+
+
+@pytest.mark.parametrize("case,uninit", [("clean", "record"), ("unwritten", "record"), ("unwritten", "raise"),
+                                         ("hazard", "record"), ("misaligned", "record")])
+def test_bound_mad_equals_the_general_path(monkeypatch, case, uninit):
+    """A mad with compile-time operands (size, K-parity and alignment checks once per op site: `MAD_BIND`)
+    gives the same L0C bytes and flags, reports and first error (class, text, provenance) as the general
+    path, also on a second loop trip whose L0A bytes are unwritten or race, and on a second run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast, nfast = _run_mad_bound(monkeypatch, True, case, uninit)
+        slow, nslow = _run_mad_bound(monkeypatch, False, case, uninit)
+    assert fast == slow
+    if case == "clean":                              # 3 size checks per site, not per execution (2 runs x 2 trips)
+        assert fast[0] is None and any(fast[2]) and nfast == 3 and nslow == 12
+    elif case == "unwritten":
+        if uninit == "record":
+            assert fast[0] is None and any(r[0] == "uninitialized" for r in fast[1])
+        else:
+            assert fast[0][0] == "UninitializedRead" and fast[0][2] is not None
+    elif case == "hazard":
+        assert fast[0] is not None and fast[0][0] == "HazardError"
+    else:
+        assert fast[0] is not None and fast[0][0] == "Misaligned" and nfast == nslow
