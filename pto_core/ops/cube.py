@@ -414,11 +414,19 @@ _ACC_ROW = np.dtype((np.void, 64))     # one 16-channel row of an f32 L0C fracta
 # ============================================================================ execute
 
 
+#: A mad whose operands and clauses are all compile-time values binds (`OpSpec.bind`): its size, K-parity and
+#: alignment checks run once per op site (a failing check is not kept, so it raises again on every run); the
+#: unit-flag, initialisation, hazard and saturation work runs on every execution.
+MAD_BIND = True
+
+_MAD_CLAUSE_NAMES = frozenset(("unit_flag", "disable_gemv", "sat", "tf32_mode", "n_dir"))
+
+
 def _mad(name: str, mx: bool, has_bias: bool, init: str):
     op = "pto." + name
 
-    def execute(ctx, lhs, rhs, dst, *rest, unit_flag=None, disable_gemv=None, sat=None, tf32_mode=None,
-                n_dir=None):
+    def checked(lhs, rhs, dst, rest) -> tuple:
+        """The operand checks of one mad: ``(bias, m, n, k)``."""
         bias = rest[0] if has_bias else None    # spaces, types and clause combinations were checked by verify()
         m, n, k = (check_int(op, nm, v, 1, MAD_LIMIT, hint=MAD_SIZE_HINT)
                    for nm, v in zip(("%m", "%n", "%k"), rest[-3:]))
@@ -428,6 +436,10 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
                                  limit="even k", hint="pad K with a zero element (and its scale group)")
         for nm, p in (("%lhs", lhs), ("%rhs", rhs), ("%dst", dst)) + ((("%bias", bias),) if has_bias else ()):
             check_align(op, p, BLOCK, nm)
+        return bias, m, n, k
+
+    def run_checked(ctx, lhs, rhs, dst, bias, m, n, k, unit_flag, disable_gemv, sat, tf32_mode):
+        da, db = lhs.dtype, rhs.dtype
         gemv = m == 1 and not disable_gemv
         if unit_flag is not None:  # producer side: wait until FIXPIPE released this L0C slot
             ctx.unit_flag_check(dst, dst.dtype.nbytes(_ceil_to(m, 16) * _ceil_to(n, 16)))
@@ -449,7 +461,25 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
             nbytes = _write_acc(ctx, dst, bias, prod, m, n, init, floating, saturate, track)
         if unit_flag == "check_and_set":
             ctx.unit_flag_publish(dst, nbytes)
-    return execute
+
+    def execute(ctx, lhs, rhs, dst, *rest, unit_flag=None, disable_gemv=None, sat=None, tf32_mode=None,
+                n_dir=None):
+        run_checked(ctx, lhs, rhs, dst, *checked(lhs, rhs, dst, rest), unit_flag, disable_gemv, sat, tf32_mode)
+
+    def bind(args, clauses):
+        """`OpSpec.bind`: the operand checks once per op site (see `MAD_BIND`)."""
+        if not MAD_BIND or not _MAD_CLAUSE_NAMES.issuperset(clauses):
+            return None
+        lhs, rhs, dst, rest = args[0], args[1], args[2], tuple(args[3:])
+        flags = (clauses.get("unit_flag"), clauses.get("disable_gemv"), clauses.get("sat"), clauses.get("tf32_mode"))
+        memo = [None]                           # the checked (bias, m, n, k), once they passed
+
+        def run(ctx):
+            if memo[0] is None:
+                memo[0] = checked(lhs, rhs, dst, rest)
+            run_checked(ctx, lhs, rhs, dst, *memo[0], *flags)
+        return run
+    return execute, bind
 
 
 def _accumulate(acc4: np.ndarray, prod4: np.ndarray, dc: DType, init: str, floating: bool, saturate: bool) -> None:
@@ -508,7 +538,8 @@ for _name, _mx, _init in (("mad", False, "zero"), ("mad_acc", False, "acc"), ("m
     if _has_bias:
         _ops += (Operand("bias", "ptr", ("bt",), doc="N bias values, dst element type"),)
     _ops += (Operand("m", "int"), Operand("n", "int"), Operand("k", "int"))
+    _exec_bind = _mad(_name, _mx, _has_bias, _init)
     register(OpSpec(
         _name, "cube", "M", operands=_ops, clauses=_MX_CLAUSES if _mx else _MAD_CLAUSES,
-        execute=_mad(_name, _mx, _has_bias, _init), verify=_verify(_mx, _has_bias),
+        execute=_exec_bind[0], bind=_exec_bind[1], verify=_verify(_mx, _has_bias),
         doc=("MX " if _mx else "") + _INIT_DOC[_init]))

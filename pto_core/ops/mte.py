@@ -1263,24 +1263,51 @@ def move_fractals(ctx, op: str, src, dst, ctl: tuple, transpose: bool, dst_outer
     ``(I, J)`` at ``dst + (J * dst_stride + I) * 512`` (``dst_outer="col"``: Nz) or
     ``dst + (I * dst_stride + J) * 512`` (``"row"``: Zz).
     """
-    m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
-    track = tracking(ctx)
-    sv, sw = _grid(ctx, src, (k_start * src_stride + m_start) * FRACTAL, (m_step, k_step),
-                   (FRACTAL, src_stride * FRACTAL), FRACTAL, write=False, operand="%src", flags=track)
-    if transpose:
-        sv, sw = transpose_fractals(sv, sw if track else None, src.dtype, op)
-    rows, cols = sv.shape[:2]
-    strides = (FRACTAL, dst_stride * FRACTAL) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL)
+    move_planned(ctx, op, src, dst, move_plan(ctl, transpose, dst_outer))
+
+
+def _dst_geometry(rows: int, cols: int, dst_stride: int, dst_outer: str) -> tuple:
+    """``(shape, strides, dense)`` of the destination grid of ``rows x cols`` fractals (`move_fractals`);
+    ``dense``: the fractals lie back to back."""
+    strides = (FRACTAL, dst_stride * FRACTAL, 1) if dst_outer == "col" else (dst_stride * FRACTAL, FRACTAL, 1)
     inner, outer = (rows, cols) if dst_outer == "col" else (cols, rows)
-    if track and (dst_stride == inner or outer == 1) and all_written(sw):
+    return (rows, cols, FRACTAL), strides, dst_stride == inner or outer == 1
+
+
+def move_plan(ctl: tuple, transpose: bool, dst_outer: str) -> tuple:
+    """The byte geometry of one `move_fractals` (a bound load keeps it per op site): source span
+    ``[first, hi)`` and its grid, the destination's (None when ``transpose``: it follows the
+    transposed grid), and what `move_planned` needs besides."""
+    m_start, k_start, m_step, k_step, src_stride, dst_stride = ctl
+    first = (k_start * src_stride + m_start) * FRACTAL
+    hi = first + (m_step - 1) * FRACTAL + (k_step - 1) * src_stride * FRACTAL + FRACTAL
+    dst_geo = None if transpose else _dst_geometry(m_step, k_step, dst_stride, dst_outer)
+    return first, hi, (m_step, k_step, FRACTAL), (FRACTAL, src_stride * FRACTAL, 1), transpose, dst_stride, \
+        dst_outer, dst_geo
+
+
+def move_planned(ctx, op: str, src, dst, plan: tuple) -> None:
+    """`move_fractals` of a `move_plan`: the same spans, checks, bytes and written flags."""
+    first, hi, sshape, sstrides, transpose, dst_stride, dst_outer, dst_geo = plan
+    track = ctx.machine.options.uninitialized != "off"          # `tracking`
+    data, written, _ = ctx.span_tracked(src, first, hi, write=False, operand="%src")
+    sv = strided(data, sshape, sstrides)
+    sw = strided(written, sshape, sstrides) if track else None
+    if transpose:
+        sv, sw = transpose_fractals(sv, sw, src.dtype, op)
+        dst_geo = _dst_geometry(sv.shape[0], sv.shape[1], dst_stride, dst_outer)
+    shape, strides, dense = dst_geo
+    n = shape[0] * shape[1] * FRACTAL
+    if track and dense and all_written(sw):
         # every source byte written, destination fractals back to back: one span marked written whole
-        raw, _ = ctx.span(dst, 0, rows * cols * FRACTAL, write=True, operand="%dst")
-        copy_fractals(strided(raw, (rows, cols, FRACTAL), strides + (1,), True), sv)
+        raw, _ = ctx.span(dst, 0, n, write=True, operand="%dst")
+        copy_fractals(strided(raw, shape, strides, True), sv)
         return
-    dv, dw = _grid(ctx, dst, 0, (rows, cols), strides, FRACTAL, write=True, operand="%dst", flags=track)
-    copy_fractals(dv, sv)
+    hi = (shape[0] - 1) * strides[0] + (shape[1] - 1) * strides[1] + FRACTAL
+    data, written, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst")
+    copy_fractals(strided(data, shape, strides, True), sv)
     if track:
-        dw[...] = sw
+        strided(written, shape, strides, True)[...] = sw
 
 
 def _ceil(a: int, b: int) -> int:
@@ -1422,25 +1449,50 @@ def _l1_l0_static(op: str, operands: tuple, dst_space: str) -> None:
                              operand="%dst", value=dd.name, hint="use the same element type on both pointers")
 
 
+#: A full- or shape-form L1 -> L0A/L0B load whose operands are all compile-time values binds
+#: (`OpSpec.bind`): its operand checks and control tuple run once per target and op site (a failing
+#: check is not kept; the memory, initialisation and hazard checks of the move run every time).
+MTE_L1_L0_BIND = True
+
+
 def _exec_l1_l0(side: str):
     op = "pto.mte_l1_l0a" if side == "a" else "pto.mte_l1_l0b"
     dst_space = "l0a" if side == "a" else "l0b"
 
-    def execute(ctx, src, dst, *vals, transpose=None):
+    def plan(target, src, dst, vals, transpose) -> tuple:
+        """The checked `move_plan` of one load on ``target``."""
         if len(vals) not in (2, 4, 6):   # spaces and types were checked by verify()
             _l1_l0_static(op, (src, dst) + vals, dst_space)
         check_align(op, src, BLOCK, "%src")
         check_align(op, dst, BLOCK, "%dst")
         d = src.dtype
-        zz = side == "a" and l0a_layout(ctx.target) == "Zz"
+        zz = side == "a" and l0a_layout(target) == "Zz"
         if len(vals) == 6:
             ctl = _full_control(op, vals)
         else:
             a, b = vals[:2]
             sr, sc = vals[2:] if len(vals) == 4 else (0, 0)
             ctl = _shape_form_control(op, side, d, a, b, sr, sc, bool(transpose), zz)
-        move_fractals(ctx, op, src, dst, ctl, bool(transpose), "row" if zz else "col")
-    return execute
+        return move_plan(ctl, bool(transpose), "row" if zz else "col")
+
+    def execute(ctx, src, dst, *vals, transpose=None):
+        move_planned(ctx, op, src, dst, plan(ctx.target, src, dst, vals, transpose))
+
+    def bind(args, clauses):
+        """`OpSpec.bind`: a load whose operands are all compile-time values checks them once per target
+        (a failing check is not kept, so it raises again on every run) and keeps its plan per op site."""
+        if not MTE_L1_L0_BIND or not set(clauses) <= {"transpose"}:
+            return None
+        src, dst, vals, transpose = args[0], args[1], tuple(args[2:]), clauses.get("transpose")
+        memo = [None, None]                 # the target the checks passed for, and the plan
+
+        def run(ctx):
+            if ctx.target is not memo[0]:
+                checked = plan(ctx.target, src, dst, vals, transpose)
+                memo[0], memo[1] = ctx.target, checked
+            move_planned(ctx, op, src, dst, memo[1])
+        return run
+    return execute, bind
 
 
 def _verify_l1_l0(side: str):
@@ -1467,6 +1519,8 @@ def _l0a_layout_of_arch(arch: str, target) -> str:
 
 _TRANSPOSE = Clause("transpose", "attr", values=(True, False), doc="transpose the selected logical region")
 
+_L1_L0 = {"a": _exec_l1_l0("a"), "b": _exec_l1_l0("b")}
+
 for _side, _desc in (("a", ("m", "k", "left tile M x K into L0A (Zz on A2A3-class, Nz on A5-class)")),
                      ("b", ("k", "n", "right tile K x N into L0B (Zn)"))):
     register(OpSpec(
@@ -1479,7 +1533,7 @@ for _side, _desc in (("a", ("m", "k", "left tile M x K into L0A (Zz on A2A3-clas
                   Operand("src_stride", "int", optional=True, doc="full form: source column stride (fractals)"),
                   Operand("dst_stride", "int", optional=True, doc="full form: destination outer stride (fractals)")),
         clauses=(_TRANSPOSE,),
-        execute=_exec_l1_l0(_side), verify=_verify_l1_l0(_side),
+        execute=_L1_L0[_side][0], bind=_L1_L0[_side][1], verify=_verify_l1_l0(_side),
         doc=f"L1 Nz -> {_desc[2]}; shape form or full-control fractal-block form"))
 
 

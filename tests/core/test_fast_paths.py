@@ -2858,3 +2858,153 @@ def test_constant_operand_shortcuts_keep_exact_types():
         assert static(None, ops) == tuple(ops)
     nan = static(None, (1, float("nan")))          # a float: the general path (canonical NaN)
     assert nan[0] == 1 and nan[1] != nan[1]
+
+
+# ============================================================================ bound L1 -> L0 loads (OpSpec.bind)
+
+
+def _run_l1_l0_bound(monkeypatch, bound, case, target, machine, uninit):
+    """A compiled program: a 64 x 32 f16 tile into L1, then twice (a loop) a full-control L0A load and a
+    shape-form L0B load of it; ``case`` "unwritten": the first source fractal marked unwritten after the first
+    trip; "hazard": the source rewritten after the first trip with no MTE2 -> MTE1 flag before the second;
+    "misaligned": an L0A pointer off its 32-byte alignment. With the loads' bind hook on or off: (error class,
+    text, where), reports, L0A / L0B bytes and flags; and how often the control fields were checked."""
+    from pto_core.ops import mte
+    from pto_core.program import program
+    monkeypatch.setattr(mte, "MTE_L1_L0_BIND", bound)
+    calls = []
+    full, shape = mte._full_control, mte._shape_form_control
+    monkeypatch.setattr(mte, "_full_control", lambda *a: calls.append(1) or full(*a))
+    monkeypatch.setattr(mte, "_shape_form_control", lambda *a: calls.append(1) or shape(*a))
+    with program("l1l0", target=target) as k:
+        g = k.gm_arg("x", "f16", (64 * 32,), io="in")
+        src = k.ptr("l1", "f16", 0)
+        pto.mte_gm_l1(g, src, 64 * 32 * 2, nburst=(1, 0, 0))
+        a, b = k.ptr("l0a", "f16", 16 if case == "misaligned" else 0), k.ptr("l0b", "f16", 0)
+        _sync("MTE2", "MTE1")
+        with k.for_(0, 2, dtype="s32"):
+            pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 4, 2)
+            pto.mte_l1_l0b(src, b, 32, 32)
+            _sync("MTE1", "MTE2")
+            if case == "unwritten":
+                pto.mark_unwritten(src, 64)
+            elif case == "hazard":
+                pto.mte_gm_l1(g, src, 512, nburst=(1, 0, 0))
+            else:
+                _sync("MTE2", "MTE1")
+    exe = k.program.compile()
+    data = {"x": (np.arange(64 * 32) % 29 - 14).astype(np.float16)}
+    m = machine(MachineOptions(fill="random", seed=3, uninitialized=uninit))
+    try:
+        if target != m.target.name:
+            exe.run(dict(data))               # first on the program's own target
+        exe.run(dict(data), machine=m)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        err = (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0a, l0b = m.cores[0].buffer("l0a"), m.cores[0].buffer("l0b")
+    return (err, [r for r in m.reports], l0a.data.tobytes(), np.asarray(l0a.written).tobytes(),
+            l0b.data.tobytes(), np.asarray(l0b.written).tobytes()), len(calls)
+
+
+@pytest.mark.parametrize("case,uninit,machine", [
+    ("clean", "record", "Ascend310"),
+    ("unwritten", "record", "Ascend310"),          # a source byte unwritten on the second trip: flags moved
+    ("unwritten", "raise", "Ascend310"),           # (moves carry the flags; the reader of L0A reports)
+    ("hazard", "record", "Ascend310"),             # a RAW race on the second trip: raised at the load
+    ("misaligned", "record", "Ascend310"),         # refused on every run
+    ("clean", "record", "A5"),                     # compiled for 310 (L0A Zz), run on A5 (L0A Nz)
+    ("unwritten", "record", "A5"),
+])
+def test_bound_l1_l0_load_equals_the_general_path(monkeypatch, case, uninit, machine):
+    """L1 -> L0A/L0B loads with compile-time operands (checks and control once per target: `MTE_L1_L0_BIND`)
+    give the same L0 bytes and flags, reports and first error (class, text, provenance) as the general
+    path on every run, also on a second loop trip whose source is no longer written or races, and when the
+    compiled program then runs on a machine of another target."""
+    mk = (lambda opts: Machine(machine, options=opts))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast, nfast = _run_l1_l0_bound(monkeypatch, True, case, "Ascend310", mk, uninit)
+        slow, nslow = _run_l1_l0_bound(monkeypatch, False, case, "Ascend310", mk, uninit)
+    assert fast == slow
+    if case == "clean":                                  # checked once per target and site, not once per run
+        assert nfast == (2 if machine == "Ascend310" else 4) and nslow == 2 * nfast
+        assert fast[0] is None and any(fast[2]) and any(fast[4])
+    elif case == "unwritten":                           # the second trip's L0A copy is no longer all written
+        a_flags = np.frombuffer(fast[3], np.bool_)[:4 * 512]
+        assert fast[0] is None and not a_flags[:64].any() and a_flags[64:].all()
+    elif case == "hazard":
+        assert fast[0] is not None and fast[0][0] == "HazardError" and "RAW" in fast[0][1]
+    else:
+        assert fast[0] is not None and fast[0][0] == "Misaligned"
+
+
+def _run_mad_bound(monkeypatch, bound, case, uninit):
+    """A compiled program: a 32 x 32 f16 tile into L1 and L0A / L0B, then twice (a loop) a mad into L0C and the
+    L0A / L0B loads again; ``case`` "unwritten": the first source fractal marked unwritten before the first
+    trip's loads (the second trip's mad reads unwritten L0A bytes); "hazard": no MTE1 -> M flag after them; "misaligned": an L0C pointer off its 32-byte alignment. With the mad's bind hook
+    on or off: (error class, text, where), reports, L0C bytes and flags; and how many size checks ran."""
+    from pto_core.ops import cube
+    from pto_core.program import program
+    monkeypatch.setattr(cube, "MAD_BIND", bound)
+    with program("madb", target="Ascend310") as k:
+        g = k.gm_arg("x", "f16", (32 * 32,), io="in")
+        src = k.ptr("l1", "f16", 0)
+        pto.mte_gm_l1(g, src, 32 * 32 * 2, nburst=(1, 0, 0))
+        a, b = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0)
+        c = k.ptr("l0c", "f32", 16 if case == "misaligned" else 0)
+        _sync("MTE2", "MTE1")
+        pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+        pto.mte_l1_l0b(src, b, 32, 32)
+        _sync("MTE1", "M")
+        with k.for_(0, 2, dtype="s32"):
+            pto.mad(a, b, c, 32, 32, 32, disable_gemv=True)
+            _sync("M", "MTE1")
+            if case == "unwritten":
+                _sync("MTE1", "MTE2")
+                pto.mark_unwritten(src, 64)
+                _sync("MTE2", "MTE1")
+            pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+            pto.mte_l1_l0b(src, b, 32, 32)
+            if case != "hazard":
+                _sync("MTE1", "M")
+    exe = k.program.compile()
+    calls = []
+    check = cube.check_int
+    monkeypatch.setattr(cube, "check_int", lambda *a, **kw: calls.append(1) or check(*a, **kw))
+    data = {"x": (np.arange(32 * 32) % 13 - 6).astype(np.float16)}
+    m = Machine("Ascend310", options=MachineOptions(fill="random", seed=4, uninitialized=uninit))
+    try:
+        exe.run(dict(data), machine=m)
+        exe.run(dict(data), machine=m)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        err = (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0c = m.cores[0].buffer("l0c")
+    return (err, [r for r in m.reports], l0c.data.tobytes(), np.asarray(l0c.written).tobytes()), len(calls)
+
+
+@pytest.mark.parametrize("case,uninit", [("clean", "record"), ("unwritten", "record"), ("unwritten", "raise"),
+                                         ("hazard", "record"), ("misaligned", "record")])
+def test_bound_mad_equals_the_general_path(monkeypatch, case, uninit):
+    """A mad with compile-time operands (size, K-parity and alignment checks once per op site: `MAD_BIND`)
+    gives the same L0C bytes and flags, reports and first error (class, text, provenance) as the general
+    path, also on a second loop trip whose L0A bytes are unwritten or race, and on a second run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast, nfast = _run_mad_bound(monkeypatch, True, case, uninit)
+        slow, nslow = _run_mad_bound(monkeypatch, False, case, uninit)
+    assert fast == slow
+    if case == "clean":                              # 3 size checks per site, not per execution (2 runs x 2 trips)
+        assert fast[0] is None and any(fast[2]) and nfast == 3 and nslow == 12
+    elif case == "unwritten":
+        if uninit == "record":
+            assert fast[0] is None and any(r[0] == "uninitialized" for r in fast[1])
+        else:
+            assert fast[0][0] == "UninitializedRead" and fast[0][2] is not None
+    elif case == "hazard":
+        assert fast[0] is not None and fast[0][0] == "HazardError"
+    else:
+        assert fast[0] is not None and fast[0][0] == "Misaligned" and nfast == nslow
