@@ -74,7 +74,7 @@ def test_refused_fixpipe_keeps_unit_flag_tile_published():
 @pytest.mark.parametrize("op", ["vadds", "vadd", "vmuls"])
 def test_refused_chunked_vector_op_writes_nothing(op):
     """A vector op run in repeat chunks (its dst overlaps its src one repeat ahead) whose last chunk runs past
-    the end of UB is refused before any chunk stores (`BOUNDS_BEFORE_CHUNKS`): it wrote its first repeats and
+    the end of UB is refused before any chunk stores (`ALL_OR_NOTHING_WRITES`): it wrote its first repeats and
     then raised, so the refused op -- which the hazard verifier forgets (`abort_op`) -- left memory changed.
     The error is the one the chunk loop raised (the dst range of the first chunk out of bounds)."""
     m = _machine()
@@ -115,7 +115,7 @@ def _chunked_after_mte(refuse_first: bool, written_reps: int = 8):
 @pytest.mark.parametrize("written_reps", [8, 4])
 def test_chunked_vector_op_refused_by_a_later_chunks_hazard_writes_nothing(written_reps):
     """The last chunk's dst meets an unsynchronised MTE2 write (a WAW HazardError): the repeats stored before it
-    are put back, bytes and written marks (`BOUNDS_BEFORE_CHUNKS`; with 4 written repeats the refused op's first
+    are put back, bytes and written marks (`ALL_OR_NOTHING_WRITES`; with 4 written repeats the refused op's first
     chunks stored over never-written bytes, which are unwritten again); the retry after the missing flag gives
     the result and reports of a run without the refused attempt."""
     assert _chunked_after_mte(True, written_reps) == _chunked_after_mte(False, written_reps)
