@@ -80,7 +80,7 @@ def mask_clauses() -> tuple:
                    "bits of an 8-bit op, highest word first. Omitted: all lanes."),
         Clause("counter", "args", group="mask", params=("%count",),
                doc="counter mode: process %count elements in total; repeat = ceil(count/PAR), the repeat operand "
-                   "is ignored (Ascend310/910: treated as a normal-mode count)"),
+                   "is ignored; 0 is a no-op (Ascend310/910: treated as a normal-mode count)"),
     )
 
 
@@ -222,6 +222,20 @@ def _lanes(key, op):
         raise
 
 
+#: Named choice: a counter-mode element count of 0 processes nothing (no lane is read or
+#: written, no hazard or uninitialised-read report), like a repeat count of 0. tik_api.md §9.1:
+#: counter mode "`mask` = total number of elements to process (1..2^32-1); repeat count is
+#: derived as ceil(mask/PAR) and `repeat_times` is ignored", and "repeat_times ∈ [0,255] for
+#: Scalar/Expr, [1,255] for immediates (0 immediate is an error); repeat_times = 0 at runtime →
+#: no-op". TIK checks immediates only: the TIK facade refuses an immediate counter of 0 at the
+#: user's line (`tbe_compat/tik/vector_common.py`), while a run-time (Scalar) 0 derives
+#: ceil(0/PAR) = 0 repeats, the documented run-time no-op. CANN ProdEnvMatA relies on it (an
+#: atom without a neighbour of one type moves 0 elements). At the PTO level ``counter=0`` is a
+#: no-op whether constant or run-time, as ``repeat=0`` is (pto_vector.md §2). Chips without
+#: counter mode (Ascend310/910A) read the value as a normal-mode count, where 0 stays an error.
+COUNTER_ZERO_AT_RUN_TIME_IS_NOOP = True
+
+
 def _lanes_uncached(key, op) -> Lanes:
     par, repeat, counter_ok, mask, counter = key
     if counter is not None:
@@ -229,7 +243,10 @@ def _lanes_uncached(key, op) -> Lanes:
             n = check_range(counter, 1, par, op=op, operand="counter",
                             hint="this chip has no counter mode; TIK treats the mask as a normal-mode count")
             return Lanes(repeat, n, None, par)
-        n = check_range(counter, 1, MAX_COUNTER, op=op, operand="counter")
+        lo = 0 if COUNTER_ZERO_AT_RUN_TIME_IS_NOOP else 1
+        n = check_range(counter, lo, MAX_COUNTER, op=op, operand="counter")
+        if n == 0:
+            return Lanes(0, par, None, par)
         rep = -(-n // par)
         tail = n - (rep - 1) * par
         if rep == 1:

@@ -10,7 +10,9 @@ Every vector API resolves its arguments here, so the checks are TIK's everywhere
   64-bit, ``[0, 0]`` illegal; four words for 8-bit operands); ``PAR = 256 / (bytes of
   the widest operand)``. ``mask_mode="counter"`` makes it an element count
   ``[1, 2**32-1]`` on chips with counter mode (tik_api.md §9.1; other chips treat it as
-  a normal-mode count, as TIK does).
+  a normal-mode count, as TIK does); like TIK only an immediate is range-checked here: a
+  Scalar count of 0 at run time processes nothing (``COUNTER_ZERO_AT_RUN_TIME_IS_NOOP``,
+  ``pto_core/ops/vector_engine.py``).
 * **strides**: ints or integer Scalars/Exprs in the encoding's range (8-bit block and
   repeat strides for two-source ops, 16-bit block strides for one-source ops).
 * **operands**: UB tensors whose start is 32-byte aligned (static offsets).
@@ -406,7 +408,9 @@ class VectorBase(TikBase):
                 raise self._error("in counter mode the mask is an element count (int or Scalar)", operand="mask",
                                   value=repr(mask), hint="pass the number of elements to process as an int or Scalar")
             hi = MAX_COUNTER if has else par
-            n = self._int_arg(mask, "mask", 1, hi, hint="counter mode: mask = elements to process in total" if has
+            n = self._int_arg(mask, "mask", 1, hi, hint="counter mode: mask = elements to process in total (an immediate 0 is an "
+                                   "error, as TIK checks; skip the instruction, or pass a Scalar: a run-time 0 "
+                                   "is a no-op, COUNTER_ZERO_AT_RUN_TIME_IS_NOOP)" if has
                               else f"{platform.current_soc().soc_version} has no counter mode; TIK treats the mask "
                                    f"as a normal-mode count 1..{par}")
             if not has:

@@ -889,6 +889,13 @@ def _vecrt_counter(k, g, a, b, c):
         pto.ub.vadd(c + i * 128, a + i * 128, b, 2, counter=(200,))   # refused on v100 targets
 
 
+def _vecrt_counter_zero(k, g, a, b, c):
+    _vec_load(g, a, b)
+    with k.for_(0, 3, dtype="s32") as i:
+        pto.ub.vadds(c + i * 128, a, 1.0, 1, counter=(i * 100,))      # 0 (COUNTER_ZERO_AT_RUN_TIME_IS_NOOP), 100, 200
+    _vec_store(g, c)
+
+
 def _vecrs_clean(k, g, a, b, c):
     _vec_load(g, a, b)
     with k.for_(0, 3, dtype="s32") as i:
@@ -941,6 +948,8 @@ def _vecrs_fraction(k, g, a, b, c):
                                           (_vecrt_uninit, None), (_vecrt_unordered, None), (_vecrt_dtypes, None),
                                           (_vecrt_clean, lambda: Machine("Ascend910B1")),
                                           (_vecrt_counter, lambda: Machine("Ascend910A")),
+                                          (_vecrt_counter_zero, None),
+                                          (_vecrt_counter_zero, lambda: Machine("Ascend910B1")),
                                           (_vecrs_clean, None), (_vecrs_special, None), (_vecrs_s16_range, None),
                                           (_vecrs_shift_range, None), (_vecrs_negative, None),
                                           (_vecrs_fraction, None),
@@ -982,6 +991,8 @@ def test_bound_vector_ops_with_run_time_pointers_equal_the_general_path(monkeypa
         assert nfast_checks < len(checks) - nfast_checks    # the constant pointers: checked once per target
     elif body in (_vecrs_s16_range, _vecrs_shift_range, _vecrs_negative, _vecrs_fraction):
         assert fast[0] is not None and fast[0][2] is not None and "i=" in fast[0][1]   # at the failing pass
+    elif body is _vecrt_counter_zero:
+        assert fast[0] is None and fast[2] is not None              # a run-time counter of 0 is a no-op
     elif body is _vecrt_counter:
         assert fast[0] is not None and fast[0][2] is not None      # refused on 910A, at the user's line
     elif body in (_vecrt_misaligned, _vecrt_out_of_range, _vecrt_dtypes):

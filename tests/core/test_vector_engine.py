@@ -332,3 +332,27 @@ def test_va_needs_serial_is_exactly_a_later_read_or_a_double_write(repeat, nb, b
                     reads.append((at, r))
     want = double or any(written.get(at, repeat) < r for at, r in reads)
     assert ve.va_needs_serial(streams, lists, repeat) == want
+
+
+def test_counter_zero_is_a_no_op():
+    """COUNTER_ZERO_AT_RUN_TIME_IS_NOOP (tik_api.md §9.1: repeats = ceil(count/PAR), a run-time repeat count of
+    0 is a no-op): counter=0 reads and writes nothing, even from unwritten UB (no UninitializedRead), and the
+    ops around it are unchanged; chips without counter mode still read it as a normal-mode count 1..PAR."""
+    m = Machine("A2A3", options=MachineOptions(uninitialized="raise"))
+    d, a, junk = m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 4096), m.ptr("ub", "f16", 8192)
+    m.write(d, np.full(256, -1, np.float16))
+    m.write(a, np.arange(256, dtype=np.float16))
+    pto.ub.vadds(d, a, 1.0, 1, counter=5)
+    pto.ub.vadds(d, junk, 1.0, 1, counter=0)               # junk was never written
+    pto.ub.vmuls(m.ptr("ub", "f16", 256), a, 2.0, 1, counter=3)
+    out = m.read(d, 256)
+    np.testing.assert_array_equal(out[:5], np.arange(5) + 1)
+    np.testing.assert_array_equal(out[128:131], np.arange(3) * 2)
+    assert (out[5:128] == -1).all() and (out[131:] == -1).all()
+    assert ve.COUNTER_ZERO_AT_RUN_TIME_IS_NOOP
+    v1 = Machine("Ascend310")
+    d1 = v1.ptr("ub", "f16", 0)
+    v1.write(d1, np.zeros(128, np.float16))
+    with pytest.raises(IllegalOperand, match="outside") as e:
+        pto.ub.vadds(d1, d1, 1.0, 1, counter=0)
+    assert e.value.operand == "counter"

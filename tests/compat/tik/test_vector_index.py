@@ -611,3 +611,39 @@ def test_gather_scatter_stride_unit_2_3_fit_an_exact_strided_tensor(instr, unit,
         body = lambda ti, ub: ti.vscatter(128, ub["d"], ub["s"], ub["o"], 1, rep, 0, unit)   # noqa: E731
     out = vec_kernel(bufs, body, chip="Ascend310P3")["d"]
     np.testing.assert_array_equal(out, vals[::-1])
+
+
+@pytest.mark.parametrize("chip", ["Ascend310P3", "Ascend910B1"])
+def test_counter_mode_run_time_zero_gathers_and_keeps_nothing(chip):
+    """COUNTER_ZERO_AT_RUN_TIME_IS_NOOP: vgather / vreduce (and vscatter / vci / vreducev2 where the chip has
+    them) with a Scalar counter of 0 read and write nothing; the reduction's kept count (rsvd_scalar) is 0."""
+    x = (np.arange(256) % 37 - 11).astype(np.float16)
+    d = np.full(256, 7, np.float16)
+    off = (np.arange(128) * 2).astype(np.int32)
+    pat = np.full(16, 0x5555, np.uint16)
+    kept = np.full(8, 99, np.int32)
+    p3 = chip == "Ascend310P3"
+
+    def body(ti, ub):
+        n = ub["n"]
+        ti.vgather(n, ub["d"], ub["x"], ub["o"], 1, 8, mask_mode="counter")
+        r = ti.Scalar("uint32", init_value=99)
+        ti.vreduce(n, ub["d"][128:], ub["x"], ub["p"], 1, 1, 8, 1, rsvd_scalar=r, mask_mode="counter")
+        ub["k"][0].set_as(r)
+        if p3:
+            ti.vscatter(n, ub["d"], ub["x"], ub["o"], 1, 8, mask_mode="counter")
+            ti.vci(n, ub["d"], 1.0, 1, 1, 8, mask_mode="counter")
+        else:
+            r2 = ti.Scalar("uint32", init_value=99)
+            ti.vreducev2(n, ub["d"][128:], ub["x"], ub["p"], 1, 1, 8, 1, rsvd_scalar=r2, mask_mode="counter")
+            ub["k"][1].set_as(r2)
+
+    bufs = {"d": d, "x": x, "o": off, "p": pat, "k": kept}
+    out = vec_kernel(bufs, body, chip=chip, scalars={"n": ("int32", 0)})
+    for k in ("d", "x", "o", "p"):
+        np.testing.assert_array_equal(out[k], bufs[k])
+    want_k = kept.copy()
+    want_k[:1 if p3 else 2] = 0
+    np.testing.assert_array_equal(out["k"], want_k)
+    out = vec_kernel(bufs, body, chip=chip, scalars={"n": ("int32", 9)})       # the same kernel runs with 9
+    assert out["k"][0] == 5 and not np.array_equal(out["d"], d)

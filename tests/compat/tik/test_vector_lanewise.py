@@ -607,3 +607,36 @@ def test_a_run_time_chip_refusal_names_the_core_type():
     ti.BuildCCE("shl16", inputs=[x], outputs=[y])
     with raises_tik(UnsupportedOp, match="Ascend610 does not support vshl for f16 on its VectorCore"):
         ti.tikdb.start_debug({"x": np.ones(128, np.float16)}, interactive=False)
+
+
+def test_counter_mode_run_time_zero_is_a_no_op():
+    """COUNTER_ZERO_AT_RUN_TIME_IS_NOOP: a Scalar counter of 0 (CANN ProdEnvMatA: an atom without a neighbour of
+    one type) processes nothing, between two legal counts in a for_range (the compiled / bound path) and eagerly;
+    an immediate 0 is still refused at the user's line (TIK checks immediates)."""
+    counts = [5, 0, 128, 3]
+    x = data(np.float16, 512)
+    d = data(np.float16, 512)
+
+    def body(ti, ub):
+        arr = ti.ScalarArray("int32", len(counts), init_value=counts)
+        with ti.for_range(0, len(counts)) as i:
+            n = ti.Scalar("int32", init_value=arr[i])
+            ti.vadds(n, ub["d"][i * 128:], ub["x"][i * 128:], 1.0, 1, 1, 1, 8, 8, mask_mode="counter")
+            ti.vec_muls(n, ub["x"][i * 128:], ub["x"][i * 128:], 2.0, 1, 8, 8, mask_mode="counter")
+
+    out = vec_kernel({"d": d, "x": x}, body, chip="Ascend310P3")
+    want_d, want_x = d.copy(), x.copy()
+    for i, c in enumerate(counts):
+        s = slice(i * 128, i * 128 + c)
+        want_d[s] = (x[s].astype(np.float64) + 1).astype(np.float16)
+        want_x[s] = (x[s].astype(np.float64) * 2).astype(np.float16)
+    np.testing.assert_array_equal(out["d"], want_d)
+    np.testing.assert_array_equal(out["x"], want_x)
+    out = vec_kernel({"d": d, "x": x}, lambda ti, ub: ti.vmaxs(ub["n"], ub["d"], ub["x"], 0.0, 1, 1, 1, 8, 8,
+                                                             mask_mode="counter"),
+                     chip="Ascend910B1", scalars={"n": ("int32", 0)})
+    np.testing.assert_array_equal(out["d"], d)
+    np.testing.assert_array_equal(out["x"], x)
+    with raises_tik(IllegalOperand, match=r"test_vector_lanewise.py:\d+ .*mask = 0 is outside .*skip the instr"):
+        vec_kernel({"d": d, "x": x}, lambda ti, ub: ti.vadds(0, ub["d"], ub["x"], 1.0, 1, 1, 1, 8, 8,
+                                                           mask_mode="counter"), chip="Ascend310P3", build_only=True)
