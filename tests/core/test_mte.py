@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kernel_helpers import handoff
-from pto_core import GmOverreadWarning, GmPaddingWriteWarning, Machine, MachineOptions, dtype, layout, pto
+from pto_core import BurstTailWarning, GmOverreadWarning, GmPaddingWriteWarning, Machine, MachineOptions, dtype, layout, pto
 from pto_core.errors import IllegalOperand, Misaligned, OutOfBounds, UnknownName, UnsupportedOp
 from pto_core.ops import get_op
 from pto_core.ops.mte import BT_LOAD_UNIT
@@ -79,7 +79,8 @@ def test_mte_gm_l1_writes_whole_32_byte_blocks_with_source_tail():
     src = rand_bytes(256)
     g = m.gm_tensor(src, name="s")
     d = m.ptr("l1", "u8", 0)
-    pto.mte_gm_l1(g, d, 40, nburst=(2, 100, 64))
+    with pytest.warns(BurstTailWarning):         # pto_spec §3.1: a constant len_burst % 32 != 0 warns
+        pto.mte_gm_l1(g, d, 40, nburst=(2, 100, 64))
     out = raw(m, d, 128)
     assert np.array_equal(out[0:64], src[0:64])          # 40 bytes + tail up to 64 from the source
     assert np.array_equal(out[64:128], src[100:164])
@@ -90,7 +91,8 @@ def test_mte_gm_l1_tail_past_tensor_end_is_unknown_not_an_error():
     src = rand_bytes(40)
     g = m.gm_tensor(src, name="s")
     d = m.ptr("l1", "u8", 0)
-    pto.mte_gm_l1(g, d, 40, nburst=(1, 0, 0))
+    with pytest.warns(BurstTailWarning):         # pto_spec §3.1: a constant len_burst % 32 != 0 warns
+        pto.mte_gm_l1(g, d, 40, nburst=(1, 0, 0))
     assert np.array_equal(raw(m, d, 40), src)
     buf = m.cores[0].buffer("l1")
     assert buf.written[:40].all() and not buf.written[40:64].any()
