@@ -113,6 +113,23 @@ def test_vmrgsort4_second_repeat_past_ub_keeps_data_and_register():
 # ----------------------------------------------------------------------------- BurstTailWarning (pto_spec §3.1)
 
 
+@pytest.mark.parametrize("kind", ["add", "max", "min"])
+def test_reduce_macro_refused_dst_leaves_work_as_it_was(kind):
+    """reduce_* writes %work then %dst: a hazard on %dst (an MTE2 load into it with no flag) used to leave the
+    partial results in %work (review331)."""
+    from pto_core.errors import HazardError
+    m = _machine()
+    src = m.ptr("ub", "f16", 0)
+    m.write(src, np.ones(128 * 4, np.float16))
+    work = m.ptr("ub", "f16", 4096)
+    m.write(work, np.zeros(64, np.float16))
+    dst = m.ptr("ub", "f16", 8192)
+    g = m.gm_alloc((16,), "f16", name="x", data=np.zeros(16, np.float16))
+    pto.mte_gm_ub(g, dst, 0, 32, nburst=(1, 32, 32))
+    reduce = getattr(pto.ub, f"reduce_{kind}")
+    _refused_without_trace(m, lambda: reduce(dst, src, work, 4), HazardError)
+
+
 def test_burst_tail_warning_once_per_site_at_the_users_line():
     m = _machine()
     g = m.gm_tensor(np.arange(256, dtype=np.uint8), name="g")
