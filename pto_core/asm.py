@@ -1670,6 +1670,7 @@ class _Parser:
             raise self.expected("an operation name")
         name = op.text
         where = Provenance(self.source, op.line, name)
+        self._op_loc = None     # set by `generic` when it reads the op's loc
         n_before = len(out)
         if name == "scf.for":
             self.next()
@@ -1710,7 +1711,8 @@ class _Parser:
             self.generic(name, op, out, where)
         else:
             raise self.error(f"unknown operation {name!r}", op, hint=_op_hint(name))
-        loc = self.loc()
+        loc = self.loc() or self._op_loc
+        self._op_loc = None
         if loc is not None:
             for s in out[n_before:]:
                 s.where = loc
@@ -2276,6 +2278,9 @@ class _Parser:
                              f"strides, mask from pto.ub.set_mask) is not parsed; write the strides as "
                              f"blk_stride(...) rep_stride(...) and the mask as mask(...) (pto_vector.md §1-2)", op,
                              hint=f"write {name} %dst, %src..., %repeat with blk_stride/rep_stride/mask clauses")
+        loc = self.loc()        # the op's own loc, read before `verify`: a front end's lowering (loc "tik.data_move")
+        if loc is not None:     # is checked as what it is (no BurstTailWarning for it, mte.BURST_TAIL_WARNS)
+            where = self._op_loc = loc
         try:
             call = registry.make_call(spec, tuple(operands), clauses, where)
             ops = tuple(_coerce_operand(o, v) for o, v in zip(spec.operands, call.operands))

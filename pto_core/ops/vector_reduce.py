@@ -497,16 +497,20 @@ def _macro_run(ctx, kind: str, mp: tuple, dst: Ptr, src: Ptr, work: Ptr, cal_ind
 
 
 def _macro_body(ctx, kind, mp, dst, src, work, cal_index):
-    rep, par, lanes, s, act, _ = mp
+    rep, par, lanes, s, act, nwork = mp
     d = src.dtype
     v = ctx.strided_view(src, s.shape, s.strides, dtype=d, operand="src", active=act)
     vals = v.reshape(rep, s.lanes)[:, :lanes.count]
     active = lanes.rows(0, rep)
+    # both destinations are taken (bounds, hazards) before either is written: a refused dst leaves %work as it
+    # was (pto_api.md "A refused op changes nothing"), with no undo journal on this common op
+    wv = _write_view(ctx, work, nwork, "work")
+    dv = _write_view(ctx, dst, 2 if cal_index and kind != "add" else 1, "dst")
     if kind == "add":
         part = reduce_repeat("sum", vals, active, d, par, ctx)[:, 0]
-        _write(ctx, work, part, "work")
+        wv[:rep] = part
         if vector_isa.base_family(ctx.target) in SEQUENTIAL_REDUCE_FAMILIES and rep > 1:
-            _write(ctx, dst, sequential_chunk_sum(part, d, ctx)[None], "dst")
+            dv[:1] = sequential_chunk_sum(part, d, ctx)[None]
             return
         n = rep
         while n > 1:
@@ -516,13 +520,15 @@ def _macro_body(ctx, kind, mp, dst, src, work, cal_index):
             part = tree_sum(buf, d, ctx).astype(d.storage)
             n = chunks
             if n > 1:
-                _write(ctx, work, part, "work")
-        _write(ctx, dst, part[:1], "dst")
+                wv[:part.shape[0]] = part
+        dv[:1] = part[:1]
         return
     pairs = reduce_repeat("argmax" if kind == "max" else "argmin", vals, active, d, par, ctx)
-    _write(ctx, work, pairs.reshape(-1), "work")
+    flat = pairs.reshape(-1)
+    wv[:flat.shape[0]] = flat
     if rep == 1:        # one repeat: its (value, lane) pair is the result (the lane is the logical index)
-        _write(ctx, dst, pairs[0, :2 if cal_index else 1], "dst")
+        out = pairs[0, :2 if cal_index else 1]
+        dv[:out.shape[0]] = out
         return
     x = _padded(vals, active, par, -np.inf if kind == "max" else np.inf).reshape(1, -1)
     flat_active = _active_full(active, rep, vals.shape[1], par).reshape(1, -1)
@@ -531,7 +537,7 @@ def _macro_body(ctx, kind, mp, dst, src, work, cal_index):
     out = np.array([x[i]], dtype=np.float32).astype(d.storage)
     if cal_index:
         out = np.concatenate([out, np.array([i], dtype=_index_dtype(d)).view(d.storage)])
-    _write(ctx, dst, out, "dst")
+    dv[:out.shape[0]] = out
 
 
 def _macro_bind(kind):
@@ -566,10 +572,9 @@ def _no_overlap(dst: Ptr, ndst: int, work: Ptr, nwork: int, op: str) -> None:
                              hint="give the work tensor its own UB space")
 
 
-def _write(ctx, ptr: Ptr, values: np.ndarray, operand: str) -> None:
-    n = values.shape[0]
-    view = ctx.strided_view(ptr, (n,), (ptr.dtype.itemsize,), dtype=ptr.dtype, write=True, operand=operand)
-    view[...] = values
+def _write_view(ctx, ptr: Ptr, n: int, operand: str) -> np.ndarray:
+    """The writable view of ``n`` elements at ``ptr`` (marked written, checked for bounds and hazards)."""
+    return ctx.strided_view(ptr, (n,), (ptr.dtype.itemsize,), dtype=ptr.dtype, write=True, operand=operand)
 
 
 def _macro_expand(kind):

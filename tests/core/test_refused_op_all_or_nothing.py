@@ -113,6 +113,23 @@ def test_vmrgsort4_second_repeat_past_ub_keeps_data_and_register():
 # ----------------------------------------------------------------------------- BurstTailWarning (pto_spec §3.1)
 
 
+@pytest.mark.parametrize("kind", ["add", "max", "min"])
+def test_reduce_macro_refused_dst_leaves_work_as_it_was(kind):
+    """reduce_* writes %work then %dst: a hazard on %dst (an MTE2 load into it with no flag) used to leave the
+    partial results in %work (review331)."""
+    from pto_core.errors import HazardError
+    m = _machine()
+    src = m.ptr("ub", "f16", 0)
+    m.write(src, np.ones(128 * 4, np.float16))
+    work = m.ptr("ub", "f16", 4096)
+    m.write(work, np.zeros(64, np.float16))
+    dst = m.ptr("ub", "f16", 8192)
+    g = m.gm_alloc((16,), "f16", name="x", data=np.zeros(16, np.float16))
+    pto.mte_gm_ub(g, dst, 0, 32, nburst=(1, 32, 32))
+    reduce = getattr(pto.ub, f"reduce_{kind}")
+    _refused_without_trace(m, lambda: reduce(dst, src, work, 4), HazardError)
+
+
 def test_burst_tail_warning_once_per_site_at_the_users_line():
     m = _machine()
     g = m.gm_tensor(np.arange(256, dtype=np.uint8), name="g")
@@ -159,3 +176,25 @@ def test_tik_data_move_never_warns_burst_tail():
         warnings.simplefilter("error", BurstTailWarning)
         y, = ti.tikdb.start_debug({"a_gm": x}, interactive=False)
     np.testing.assert_array_equal(y, x)
+
+
+def test_pto_as_burst_tail_warning_follows_the_ops_loc():
+    """PTO-AS replay (pto-run) of a front end's lowering: the loc names the TIK call, so no BurstTailWarning
+    (parsing verified the op with the .pto line before reading its loc: review331); an op whose loc names
+    itself warns at the loc's line; an op without a loc at its .pto line."""
+    from pto_core.asm import parse
+    body = ('module attributes {pto.target_arch = "A2A3"} {\n'
+            'func.func @k(%g: !pto.ptr<u8, gm> {pto.shape = [256]}) {\n'
+            '  %c0_i64 = arith.constant 0 : i64\n'
+            '  %c40_i64 = arith.constant 40 : i64\n  %c1_i64 = arith.constant 1 : i64\n'
+            '  %0 = pto.castptr %c0_i64 : i64 -> !pto.ptr<u8, l1>\n'
+            '  pto.mte_gm_l1 %g, %0, %c40_i64 nburst(%c1_i64, %c0_i64, %c0_i64) : !pto.ptr<u8, gm>, '
+            '!pto.ptr<u8, l1>, i64, i64, i64, i64 LOC\n'
+            '  return\n}\n}\n')
+    for loc, expect in (('loc("tik.data_move"("user_kernel.py":12:0))', []),
+                        ('loc("pto.mte_gm_l1"("user_kernel.py":13:0))', [("user_kernel.py", 13)]),
+                        ('', [("k.pto", 7)])):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            parse(body.replace("LOC", loc), source_name="k.pto")
+        assert [(w.filename, w.lineno) for w in got if issubclass(w.category, BurstTailWarning)] == expect, loc
