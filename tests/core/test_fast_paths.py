@@ -3019,3 +3019,55 @@ def test_bound_mad_equals_the_general_path(monkeypatch, case, uninit):
         assert fast[0] is not None and fast[0][0] == "HazardError"
     else:
         assert fast[0] is not None and fast[0][0] == "Misaligned" and nfast == nslow
+
+
+def _alternating_targets_run(monkeypatch, bound, dt, shape, full):
+    """One executable (compiled for A5) run on machines of targets in turn; its L1 -> L0A load is a transposing
+    shape-form load (``shape``) or a full-control one (``full``). Per run: the error (class, text, where) and the
+    L0A bytes and flags."""
+    from pto_core.ops import mte
+    from pto_core.program import program
+    monkeypatch.setattr(mte, "MTE_L1_L0_BIND", bound)
+    nbytes = 64 * 64 * dtype(dt).bits // 8
+    with program("alt", target="A5") as k:
+        g = k.gm_arg("x", dt, (64 * 64,), io="in")
+        src, a = k.ptr("l1", dt, 0), k.ptr("l0a", dt, 0)
+        pto.mte_gm_l1(g, src, nbytes, nburst=(1, 0, 0))
+        _sync("MTE2", "MTE1")
+        with k.for_(0, 2, dtype="s32"):
+            if full:
+                pto.mte_l1_l0a(src, a, *full)
+            else:
+                pto.mte_l1_l0a(src, a, *shape, transpose=True)
+            _sync("MTE1", "MTE2")
+            _sync("MTE2", "MTE1")
+    exe = k.program.compile()
+    x = (np.arange(64 * 64) % 29 - 14).astype(np.float32 if dt == "f32" else np.float16)
+    out = []
+    for target in ("A5", "Ascend310", "A5", "Kirin9030", "A5"):
+        m = Machine(target, options=MachineOptions(fill="random", seed=5))
+        try:
+            exe.run({"x": x}, machine=m)
+            err = None
+        except Exception as e:                            # noqa: BLE001 - compared between the two paths
+            err = (type(e).__name__, str(e), e.where)
+        l0a = m.cores[0].buffer("l0a")
+        out.append((target, err, l0a.data.tobytes(), np.asarray(l0a.written).tobytes()))
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("dt,shape,full,refused", [
+    ("f32", (32, 8), None, ("Ascend310",)),                 # TRANSPOSE_SHAPE_FITS: k % 16 in 1..8 refused on Zz only
+    ("f16", None, (0, 0, 8, 12, 8, 8), ("Kirin9030",)),     # 48 KiB into L0A: past the 32 KiB L0A of Kirin9030
+])
+def test_bound_l1_l0_load_rechecks_on_each_target_in_turn(monkeypatch, dt, shape, full, refused):
+    """A bound L1 -> L0A load of one executable run on targets in turn (h_review333): a check that passed on one
+    target is made again on the next (refused there with the general path's error), and passes again on the
+    first target afterwards; bytes, flags and errors equal the general path's on every run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = _alternating_targets_run(monkeypatch, True, dt, shape, full)
+        slow = _alternating_targets_run(monkeypatch, False, dt, shape, full)
+    assert fast == slow
+    assert [t for t, err, _, _ in fast if err is not None] == list(refused)
