@@ -1271,6 +1271,11 @@ def _has_launch_op(body: list) -> bool:
     return False
 
 
+#: Named choice: an executable run on a machine of another target than the one it was compiled for checks
+#: every op against that target before it starts (`Executable._verify_on`), as recording it there would.
+VERIFY_ON_ANOTHER_TARGET = True
+
+
 class Executable:
     """A compiled program. ``run`` may be called many times.
 
@@ -1303,6 +1308,7 @@ class Executable:
         self._kernel = ns.pop("__kernel")
         self._code = self._kernel.__code__
         self._lazy_launch = _has_launch_op(self.program.body)
+        self._verified_targets = [prog.target]      # targets every op's verifier accepted (`_verify_on`)
         self._launch_repeats = self._lazy_launch and _launch_repeats(self.program.body)
         self.machine: Optional[Machine] = None
         self.reports: list = []
@@ -1387,6 +1393,8 @@ class Executable:
         if not own and len(machine.cores) < n:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
                               value=len(machine.cores), limit=n)
+        if not own:
+            self._verify_on(machine.target)
         aliases = self._aliases(alias or {})
         upfront = 0                        # cores a restarted launch starts at once (a barrier before its launch op)
         while True:
@@ -1443,6 +1451,25 @@ class Executable:
             if write_back and arr is not None and a.io in ("in", "inout"):     # no temporary copy of inputs
                 np.copyto(arr, final.reshape(arr.shape), casting="unsafe")
         return outputs
+
+    def _verify_on(self, target) -> None:
+        """A run on a machine of another target than the program's: every op's verifier (dtype combinations,
+        spaces, clauses the target has) checks the recorded call against that target first, once per target,
+        raising the error recording it for that target would have raised (named choice
+        `VERIFY_ON_ANOTHER_TARGET`). The bound ops' per-target checks (flags, lanewise vector ops, moves) ran
+        on every target already; a mad of a dtype combination the target lacks ran unchecked."""
+        if not VERIFY_ON_ANOTHER_TARGET or any(t is target for t in self._verified_targets):
+            return
+        for st in walk_stmts(self.program.body):
+            if type(st) is OpStmt and st.call.spec.verify is not None:
+                try:
+                    st.call.spec.verify(st.call, target)
+                except PtoError as e:
+                    if e.op is None:
+                        e.op = st.call.spec.asm_name
+                    e.with_where(st.where)
+                    raise
+        self._verified_targets.append(target)
 
     @staticmethod
     def _unwritten_outputs(machine, regions: dict, aliases: dict) -> dict:

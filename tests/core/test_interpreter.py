@@ -956,3 +956,21 @@ def test_a_reused_machine_names_a_later_runs_tensor_in_a_guard_gap_error():
         with pytest.raises(OutOfBounds, match="past the end of region 'y'\\)") as e:
             exe.run({"x": np.arange(64, dtype=np.float32)}, machine=m)
         assert "#2" not in str(e.value), str(e.value)
+
+
+def test_run_on_a_machine_of_another_target_checks_the_ops_against_it():
+    """VERIFY_ON_ANOTHER_TARGET: a bf16 mad compiled for A5 run on an Ascend310 machine (whose mad has no bf16)
+    is refused before it starts, as recording it for Ascend310 is; it used to run unchecked. The same executable
+    still runs on an A5 machine afterwards."""
+    from pto_core.targets import get_target
+    combo = sorted(c for c in set(get_target("A5").mad_dtypes) - set(get_target("Ascend310").mad_dtypes)
+                   if c[0] == "bf16")[0]
+    with program("m", target="A5") as k:
+        pto.mad(k.ptr("l0a", combo[0], 0), k.ptr("l0b", combo[1], 0), k.ptr("l0c", combo[2], 0), 16, 16, 32)
+    exe = k.program.compile()
+    opts = MachineOptions(uninitialized="off")
+    with pytest.raises(IllegalOperand, match="not supported on"):
+        exe.run({}, machine=Machine("Ascend310", options=opts))
+    exe.run({}, machine=Machine("A5", options=opts))
+    with pytest.raises(IllegalOperand, match="not supported on"):
+        exe.run({}, machine=Machine("Ascend310", options=opts))
