@@ -497,6 +497,9 @@ def _vreduce(bits_mode: bool):
         if counter is not None and vector_isa.has_counter_mode(ctx.target) \
                 and vector_isa.gather_counter_per_repeat(ctx.target):
             vals, keep = _per_repeat(ctx, src0, src1, d, par, clauses, rep, pattern, s1, op)
+            if not keep.size:        # repeat 0 or counter 0: a no-op, as below (COUNTER_ZERO_AT_RUN_TIME_IS_NOOP)
+                ctx.spr["RSVD_CNT"] = 0
+                return
             _store(ctx, dst, vals[keep], dst_limit, d, op)
             return
         lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep,

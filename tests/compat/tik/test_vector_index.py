@@ -647,3 +647,25 @@ def test_counter_mode_run_time_zero_gathers_and_keeps_nothing(chip):
     np.testing.assert_array_equal(out["k"], want_k)
     out = vec_kernel(bufs, body, chip=chip, scalars={"n": ("int32", 9)})       # the same kernel runs with 9
     assert out["k"][0] == 5 and not np.array_equal(out["d"], d)
+
+
+@pytest.mark.parametrize("n, rep", [(0, 1), (5, 0)])
+@pytest.mark.parametrize("instr", ["vreduce", "vreducev2"])
+def test_counter_mode_reduce_no_op_does_not_check_the_dst_room(instr, n, rep):
+    """A counter-mode vreduce / vreducev2 that runs 0 repeats on Ascend910B1 (counts per repeat: a Scalar
+    counter of 0, or a Scalar repeat of 0) is a no-op like the normal-mode repeat 0: a run-time dst offset past
+    its tensor is not refused ("keeps 0 elements but dst holds only -99744" before) and rsvd_scalar reads 0."""
+    x = np.arange(256).astype(np.float16)
+    d = np.full(256, 7, np.float16)
+
+    def body(ti, ub):
+        r = ti.Scalar("uint32", init_value=99)
+        getattr(ti, instr)(ub["n"], ub["d"][ub["o"]:], ub["x"], ub["p"], ub["rep"], 1, 8, 1, rsvd_scalar=r,
+                           mask_mode="counter")
+        ub["k"][0].set_as(r)
+
+    bufs = {"d": d, "x": x, "p": np.full(16, 0x5555, np.uint16), "k": np.full(8, 99, np.int32)}
+    scalars = {"n": ("int32", n), "o": ("int32", 100000), "rep": ("int32", rep)}
+    out = vec_kernel(bufs, body, chip="Ascend910B1", scalars=scalars)
+    np.testing.assert_array_equal(out["d"], d)
+    assert out["k"][0] == 0
