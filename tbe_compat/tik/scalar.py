@@ -563,12 +563,22 @@ def bitwise_right_operand(a, b):
 #: infinity, or a value outside the dtype, is refused (no integer holds it). Was: float32 arithmetic.
 INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED = True
 
+#: Named choice FRACTIONAL_FLOAT_IMMEDIATE_IS_FLOAT32 (tik_core.md): within INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED,
+#: only an integral float (``16.0``) becomes the integer constant; a fractional one (``0.5 * n``, ``n - 0.5``,
+#: ``n < 2.5``) makes the operation float32, the common type of an int and a float, as CANN 8.1.RC1 TIK does
+#: (its Expr operators keep a fractional float a float32 constant). Shipped CANN ``grid_sampler_2d_for_mini_cihiw``
+#: scales its grid by ``0.5 * in_w`` with int64 Scalars: truncated, the factor was 0 and every output wrong with
+#: no error. False: truncate every float toward zero (TIK 2019).
+FRACTIONAL_FLOAT_IMMEDIATE_IS_FLOAT32 = True
+
 
 def float_immediate_to_int(v, t, what: str):
-    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED: a Python float operand of an integer TIK value ``t`` as the int C's
-    conversion gives; anything else unchanged."""
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED: an integral Python float operand of an integer TIK value ``t`` as that
+    int (a fractional one stays a float: FRACTIONAL_FLOAT_IMMEDIATE_IS_FLOAT32); anything else unchanged."""
     if type(v) is not float or not INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED or not S.is_int(t) or S.is_bool(t):
         return v
+    if FRACTIONAL_FLOAT_IMMEDIATE_IS_FLOAT32 and math.isfinite(v) and not v.is_integer():
+        return v                                    # float32 arithmetic (the common type)
     if not math.isfinite(v):
         name = tik_dtype_name(t) if t.name != "index" else "int64"
         raise IllegalOperand(f"{v} ({what}) has no {name} value: TIK converts a float immediate to the other "

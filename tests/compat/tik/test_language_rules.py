@@ -304,10 +304,12 @@ def test_python_bools_are_int_arguments_as_in_tik():
 
 
 def test_a_float_immediate_with_an_integer_tik_value_takes_its_dtype_toward_zero():
-    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED: TIK wraps the other operand as ``Expr(other, self.dtype)``, so a
-    float immediate combined with (or compared with) an int32 value is converted to int32 toward zero: CANN's
-    dynamic pad rounds up with ``(n / (BLOCK_SIZE / num_bit) + 1) * (BLOCK_SIZE / num_bit)`` (16.0 in Python 3)
-    and needs 32 for n = 17 (was float32 arithmetic: 33)."""
+    """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED: an integral float immediate combined with (or compared with) an int32
+    value is that int32 constant: CANN's dynamic pad rounds up with ``(n / (BLOCK_SIZE / num_bit) + 1) *
+    (BLOCK_SIZE / num_bit)`` (16.0 in Python 3) and needs 32 for n = 17 (float32 arithmetic gave 33). A
+    fractional one makes the operation float32 (FRACTIONAL_FLOAT_IMMEDIATE_IS_FLOAT32, CANN 8.1.RC1; CANN's
+    grid_sampler_2d_for_mini_cihiw needs ``0.5 * n``): ``2.5 * n`` is 42.5, stored as 42; ``n < 17.9`` is true
+    for 17 (truncated it was ``n < 17``: 34, 10, -17, 4, 0, 1)."""
     ti = tik.Tik()
     n = ti.InputScalar("int32", name="n")
     o = ti.Tensor("int32", (8,), name="o", scope=tik.scope_gm)
@@ -318,17 +320,17 @@ def test_a_float_immediate_with_an_integer_tik_value_takes_its_dtype_toward_zero
         s.set_as(e)
         u[i].set_as(s)
     s.set_as(0)
-    with ti.if_scope(n < 17.9):                  # n < 17
+    with ti.if_scope(n < 17.9):                  # a float32 comparison
         s.set_as(1)
     u[6].set_as(s)
     s.set_as(0)
-    with ti.if_scope(n == 17.5):                 # n == 17
+    with ti.if_scope(n == 17.5):                 # false for every int
         s.set_as(1)
     u[7].set_as(s)
     ti.data_move(o, u, 0, 1, 1, 0, 0)
     ti.BuildCCE("float_imm", [n], [o])
     out, = ti.tikdb.start_debug({"n": np.int32(17)}, interactive=False)
-    np.testing.assert_array_equal(out, [32, 1, 34, 10, -17, 4, 0, 1])
+    np.testing.assert_array_equal(out, [32, 1, 42, 9, -25, 3, 1, 0])
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), 3e10])
@@ -360,7 +362,9 @@ def test_an_integral_float_immediate_keeps_int32_arithmetic_exact_past_2_to_the_
     ti.BuildCCE("float_imm_big", [n], [o])
     N = 20000001
     out, = ti.tikdb.start_debug({"n": np.int32(N)}, interactive=False)
-    np.testing.assert_array_equal(out, [N // 57120, N % 57120, N // 57120 * 57120, N + 1, N, 0, 0, 0])
+    # n - 0.5 is float32 arithmetic (FRACTIONAL_FLOAT_IMMEDIATE_IS_FLOAT32): 20000001 is 20000000 in float32
+    in_f32 = int(np.float32(np.float32(N) - np.float32(0.5)))
+    np.testing.assert_array_equal(out, [N // 57120, N % 57120, N // 57120 * 57120, N + 1, in_f32, 0, 0, 0])
 @pytest.mark.parametrize("big", [2.0 ** 63, 1.8e19])
 def test_a_float_immediate_past_int64_is_refused_not_wrapped(big):
     """INT_EXPR_FLOAT_IMMEDIATE_TRUNCATED refuses a float no int64 holds; INT64_IMMEDIATE_BIT_PATTERN (2**64-1 ->
