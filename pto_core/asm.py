@@ -2238,12 +2238,16 @@ class _Parser:
             if t.kind != "ident":
                 break
             c = self.clause_for(spec, t.text)
-            if c is None and k and t.text != "loc":
+            # after a comma, or a word without a dot (no statement starts with one but `return`:
+            # op names are dotted), an unknown word is a misspelt clause (UNKNOWN_BARE_CLAUSE)
+            if c is None and t.text not in ("loc", "return") and (k or "." not in t.text):
                 names = ", ".join(x.name for x in spec.clauses if x.form != "attr") or "none"
                 hint = spec.clause_hints.get(t.text)
+                close = difflib.get_close_matches(t.text, [x.name for x in spec.clauses], n=1, cutoff=0.7)
                 raise self.error(f"{name} has no clause {t.text!r} (its clauses: {names})" +
                                  (f"; {hint}" if hint else ""), t,
-                                 hint=f"write one of its clauses ({names}), or end the op here")
+                                 hint=(f"did you mean {close[0]!r}? " if close else "") +
+                                 f"write one of its clauses ({names}), or end the op here")
             if c is None or c.form == "attr":
                 break
             self.pos += k + 1

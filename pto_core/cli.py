@@ -86,6 +86,24 @@ def _check_writable(path: str) -> None:
                           hint="give a file path in an existing folder (create the folder first)")
 
 
+def _unwritten_output_reports(exe) -> list:
+    """One line per output with bytes the kernel did not write (`Executable.unwritten_outputs`: never
+    stored, or stored from an undefined value such as x / 0 or from memory nothing wrote). Named
+    choice REPORT_UNWRITTEN_OUTPUTS: pto-run says so on stderr (exit status unchanged), as TIK's
+    start_debug warns; the saved array holds the launch fill there, a device stale memory. Outputs
+    with ``pto.fill`` or ``pto.init`` start with defined contents the host sets (TIK is_atomic_add,
+    init_value), so bytes the kernel leaves are expected there and not reported."""
+    out = []
+    filled = {a.name for a in exe.program.gm_args if a.fill is not None or a.init is not None}
+    for name, (missing, total, first) in exe.unwritten_outputs.items():
+        if name in filled:
+            continue
+        out.append(f"output {name!r}: {missing} of {total} bytes hold no data the kernel wrote (first at byte "
+                   f"{first:#x}); they hold the launch fill (0xFF bytes) here, stale memory on a device. Fix: store "
+                   f"every output element, or use only the elements the kernel writes")
+    return out
+
+
 def pto_run_main(argv: Optional[list] = None) -> int:
     """Entry point of ``pto-run``; returns the process exit code (0 ok, 1 kernel error, 2 usage)."""
     ap = argparse.ArgumentParser(prog="pto-run", description="Run a PTO-AS kernel (.pto) on the simulator.")
@@ -149,6 +167,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                                   value=path, hint="give a writable file path") from None
         for kind, msg in exe.reports:
             print(f"pto-run: {kind}: {msg}", file=sys.stderr)
+        for msg in _unwritten_output_reports(exe):
+            print(f"pto-run: uninitialized: {msg}", file=sys.stderr)
         if args.show:
             for name, arr in results.items():
                 print(f"{name} {arr.dtype} {arr.shape}\n{arr}")

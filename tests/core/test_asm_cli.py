@@ -57,6 +57,22 @@ def test_pto_run_on_one_core_leaves_the_second_row_unwritten(files):
     assert y[0].tolist() == (x[0] * 2).tolist() and (y[1] == -1).all()        # 0xFF fill pattern
 
 
+def test_pto_run_reports_output_bytes_the_kernel_did_not_write(files, capsys):
+    # one core writes row 0 only: row 1 is the launch fill, which pto-run used to return silently
+    tmp, kernel, x = files
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'x.npy'}", "--in", "k=2"]) == 0
+    err = capsys.readouterr().err
+    assert "pto-run: uninitialized: output 'y': 16 of 32 bytes hold no data the kernel wrote (first at byte 0x10)" \
+        in err and "Fix:" in err
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'x.npy'}", "--in", "k=2", "--cores", "2"]) == 0
+    assert "uninitialized" not in capsys.readouterr().err
+    # a zero-filled (TIK is_atomic_add) or initialised output starts defined: not reported
+    zero = tmp / "zero.pto"
+    zero.write_text(KERNEL.replace('pto.io = "out",', 'pto.io = "out", pto.fill = "zero",'))
+    assert pto_run_main([str(zero), "--in", f"x={tmp / 'x.npy'}", "--in", "k=2"]) == 0
+    assert "uninitialized" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("args,code,message", [
     (["missing.pto"], 2, "kernel file 'missing.pto' does not exist"),
     (["{k}", "--in", "x"], 2, "--in 'x' is not NAME=VALUE"),

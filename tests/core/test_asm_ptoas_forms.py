@@ -297,6 +297,30 @@ def test_an_unknown_clause_after_a_comma_is_named_with_the_ops_clauses():
     assert asm.parse(MATMUL.replace("nz2nd\n", "nz2nd, sat\n")).name == "mm"
 
 
+def test_a_misspelt_clause_without_a_comma_is_named_with_the_ops_clauses():
+    # canonical text separates clauses by spaces: a typo there read as the next statement
+    # ("unknown operation 'nz2ndd'") or dropped the clause ("nburst ... is required")
+    bad = MATMUL.replace("%c0_i64, %c0_i64, nz2nd\n", "%c0_i64, %c0_i64 nz2ndd\n")
+    assert bad != MATMUL
+    with pytest.raises(AsmParseError, match=r"pto.mte_l0c_gm has no clause 'nz2ndd' .*did you mean 'nz2nd'"):
+        asm.parse(bad)
+    text = textwrap.dedent("""\
+        module attributes {pto.target_arch = "a2a3"} {
+          func.func @k(%x: !pto.ptr<f16, gm> {pto.shape = [128]}) {
+            %c0 = arith.constant 0 : i64
+            %c1 = arith.constant 1 : i64
+            %c256 = arith.constant 256 : i64
+            %u = pto.castptr %c0 : i64 -> !pto.ptr<f16, ub>
+            pto.mte_gm_ub %x, %u, %c0, %c256 nbrust(%c1, %c0, %c0) : !pto.ptr<f16, gm>, !pto.ptr<f16, ub>, i64, i64, i64, i64, i64
+            return
+          }
+        }
+        """)
+    with pytest.raises(AsmParseError, match=r"k.pto:7:38: pto.mte_gm_ub has no clause 'nbrust'.*did you mean 'nburst'"):
+        asm.parse(text, source_name="k.pto")
+    assert asm.parse(text.replace("nbrust", "nburst")).name == "k"
+
+
 def test_tile_level_types_are_named():
     bad = MATMUL.replace("%a: !pto.ptr<f16, gm>", "%a: !pto.partition_tensor_view<16x32xf16>")
     with pytest.raises(AsmParseError, match="PTOAS tile-level IR"):
