@@ -974,3 +974,25 @@ def test_run_on_a_machine_of_another_target_checks_the_ops_against_it():
     exe.run({}, machine=Machine("A5", options=opts))
     with pytest.raises(IllegalOperand, match="not supported on"):
         exe.run({}, machine=Machine("Ascend310", options=opts))
+
+
+def test_run_on_another_target_checks_ops_in_loop_and_if_bodies_at_the_users_line():
+    """VERIFY_ON_ANOTHER_TARGET walks For and If bodies: a bf16 mad inside a loop / a branch of an A5 program
+    run on an Ascend310 machine is refused with the error recording it for Ascend310 raises, at the op's own
+    line (review336)."""
+    import inspect
+    opts = MachineOptions(uninitialized="off")
+    for nest in ("for", "if"):
+        with program("m", target="A5") as k:
+            n = k.scalar_arg("n", "s32")
+            with (k.for_(0, 2) if nest == "for" else k.if_(n > 0)):
+                line = inspect.currentframe().f_lineno + 1
+                pto.mad(k.ptr("l0a", "bf16", 0), k.ptr("l0b", "bf16", 0), k.ptr("l0c", "f32", 0), 16, 16, 32)
+        exe = k.program.compile()
+        with pytest.raises(IllegalOperand) as run_err:
+            exe.run({"n": 0}, machine=Machine("Ascend310", options=opts))
+        with pytest.raises(IllegalOperand) as rec_err:
+            with program("m", target="Ascend310") as k2:
+                pto.mad(k2.ptr("l0a", "bf16", 0), k2.ptr("l0b", "bf16", 0), k2.ptr("l0c", "f32", 0), 16, 16, 32)
+        assert run_err.value.message == rec_err.value.message, nest
+        assert run_err.value.where.line == line and run_err.value.where.file == __file__, nest
