@@ -34,6 +34,9 @@ def _assert_in_bounds(ctx, first, end, size, *, what=None, hint=None):
         where = what or "an access"
         if first < 0:
             msg = f"tensor overflow: {where} starts {-first} elements before the tensor (of {size} elements)"
+        elif size < 0:      # a bound computed at run time from a start past the room's end: no negative room
+            msg = (f"tensor overflow: {where} needs elements [{first}, {end}) but the tensor has no room: it "
+                   f"starts {-size} elements past the end of the space it may use")
         else:
             msg = (f"tensor overflow: {where} needs elements [{first}, {end}) but the tensor has only {size} "
                    f"elements")

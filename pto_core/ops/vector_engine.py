@@ -241,7 +241,8 @@ def _lanes_uncached(key, op) -> Lanes:
     if counter is not None:
         if not counter_ok:
             n = check_range(counter, 1, par, op=op, operand="counter",
-                            hint="this chip has no counter mode; TIK treats the mask as a normal-mode count")
+                            hint=f"this chip has no counter mode: the count (a TIK mask with mask_mode=\"counter\") "
+                                 f"is read as a normal-mode count of lanes, 1..{par}; keep it in that range")
             return Lanes(repeat, n, None, par)
         lo = 0 if COUNTER_ZERO_AT_RUN_TIME_IS_NOOP else 1
         n = check_range(counter, lo, MAX_COUNTER, op=op, operand="counter")

@@ -418,12 +418,21 @@ def _vr_check(target, dst, src0, op, src1=None):
     vector_isa.require(target, "vreduce", src0.dtype.name, op=op)
 
 
-def _store(ctx, dst, out: np.ndarray, dst_limit, d, op: str) -> None:
-    """Write the kept elements to ``dst`` (after the ``dst_limit`` check) and their number to RSVD_CNT."""
-    if dst_limit is not None and out.size > int(dst_limit[0][0]):
-        raise OutOfBounds(f"keeps {out.size} elements but dst holds only {int(dst_limit[0][0])} (the "
-                          "dst_limit clause: the elements of dst's tensor from its start)", op=op, operand="dst",
-                          value=int(out.size), limit=int(dst_limit[0][0]),
+def _store(ctx, dst, out: np.ndarray, dst_limit, d, op: str, dst_tensor=None) -> None:
+    """Write the kept elements to ``dst`` (after the ``dst_limit`` check) and their number to RSVD_CNT.
+    ``dst_tensor``: the front end's words for dst's tensor (``tensor 'x' of 256 elements``), for the error."""
+    limit = None if dst_limit is None else int(dst_limit[0][0])
+    if limit is not None and out.size > limit:
+        where = dst_tensor or "its tensor"
+        if limit < 0:       # a run-time dst offset past the tensor's end: no room at all, not a negative one
+            raise OutOfBounds(f"dst starts {-limit} elements past the end of {where}; the op keeps {out.size} "
+                              f"elements (the dst_limit clause, {limit}: the elements from dst to its tensor's "
+                              "end)", op=op, operand="dst", value=int(out.size), limit=limit,
+                              hint="check the run-time dst offset: dst must start inside its tensor, with room "
+                                   "for every element the pattern can keep")
+        raise OutOfBounds(f"keeps {out.size} elements but dst holds only {limit} (the dst_limit clause: the "
+                          f"elements from dst to the end of {where})", op=op, operand="dst",
+                          value=int(out.size), limit=limit,
                           hint="give dst room for every element the pattern can keep")
     ctx.spr["RSVD_CNT"] = int(out.size)
     if out.size:
@@ -480,7 +489,7 @@ def _vreduce(bits_mode: bool):
     op = "pto.ub." + name
 
     def execute(ctx, dst, src0, *rest, pattern=None, mask=None, counter=None, blk_stride=None, rep_stride=None,
-                stride_unit=None, dst_limit=None):
+                stride_unit=None, dst_limit=None, dst_tensor=None):
         src1 = rest[0] if bits_mode else None
         repeat = rest[-1]
         _vr_check(ctx.target, dst, src0, op, src1)
@@ -500,7 +509,7 @@ def _vreduce(bits_mode: bool):
             if not keep.size:        # repeat 0 or counter 0: a no-op, as below (COUNTER_ZERO_AT_RUN_TIME_IS_NOOP)
                 ctx.spr["RSVD_CNT"] = 0
                 return
-            _store(ctx, dst, vals[keep], dst_limit, d, op)
+            _store(ctx, dst, vals[keep], dst_limit, d, op, dst_tensor)
             return
         lanes = ve.lanes_from_clauses(clauses, par=par, repeat=rep,
                                       counter_ok=vector_isa.has_counter_mode(ctx.target), op=op)
@@ -528,7 +537,7 @@ def _vreduce(bits_mode: bool):
                                  hint="1 even, 2 odd, 3..6 every 4th from lane 0..3, 7 all")
             sel = fixed_pattern(pat, par)[None, :]
         keep &= sel[:, :lanes.count]
-        _store(ctx, dst, vals[keep], dst_limit, d, op)
+        _store(ctx, dst, vals[keep], dst_limit, d, op, dst_tensor)
 
     def verify(call, target):
         ptrs = call.operands[:3 if bits_mode else 2]
@@ -548,7 +557,8 @@ def _vreduce(bits_mode: bool):
         ve.stride_clauses(("src0",))[-1],
         Clause("dst_limit", "args", params=("%n",),
                doc="elements dst may receive (a front end's tensor bound); keeping more raises OutOfBounds "
-                   "before anything is written"))
+                   "before anything is written"),
+        Clause("dst_tensor", "attr", doc="dst's tensor in the front end's words, for the dst_limit error"))
     register(OpSpec(name="ub." + name, family="vector", pipe="V", operands=operands, clauses=clauses,
                     execute=execute, verify=verify,
                     doc="append the active lanes selected by the pattern to dst; count -> RSVD_CNT"))

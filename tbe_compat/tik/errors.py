@@ -224,11 +224,21 @@ def _api_params(api: str) -> frozenset:
         return frozenset()
 
 
+#: PTO clauses the facade fills from one TIK argument: a run-time error naming the clause names that argument
+#: (``counter`` is TIK's ``mask`` with ``mask_mode="counter"``, `VectorBase._vec_mask`; on chips without
+#: counter mode, Ascend310/910A, it is read as a normal-mode count 1..PAR).
+PTO_CLAUSE_TIK_ARGUMENT = {"counter": "mask"}
+
+
 def tik_operand_name(api: str, operand: Optional[str]) -> Optional[str]:
     """``operand`` of a PTO op lowered from ``api`` as the TIK user wrote it: ``%dst`` -> ``dst`` when the
-    TIK call has a parameter of that name; other PTO operand names are kept (they say which PTO operand)."""
+    TIK call has a parameter of that name, a clause of `PTO_CLAUSE_TIK_ARGUMENT` -> the argument it came
+    from; other PTO operand names are kept (they say which PTO operand)."""
     if operand and operand.startswith("%") and operand[1:] in _api_params(api):
         return operand[1:]
+    arg = PTO_CLAUSE_TIK_ARGUMENT.get(operand or "")
+    if arg is not None and arg in _api_params(api):
+        return arg
     return operand
 
 

@@ -543,6 +543,11 @@ class VectorBase(TikBase):
         offsets): the bound an op that writes a data-dependent count (``vreduce``) is given."""
         return isub(op.tensor.storage_elements, op.tensor.offset)
 
+    def _dst_tensor_words(self, op: Operand) -> str:
+        """``op``'s tensor as the ``dst_tensor`` attribute names it in a ``dst_limit`` error."""
+        n = op.tensor.storage_elements
+        return f"tensor {op.tensor.name!r}" + (f" of {n} elements" if isinstance(n, int) else "")
+
     def _record_check(self, first, end, size, what: str, hint: str | None = None) -> None:
         if hint:
             self._emit("assert_in_bounds", _i(first), _i(end), _i(size), what=what, hint=hint)

@@ -286,6 +286,7 @@ class IndexAPI(VectorBase):
         clauses["blk_stride"] = (g.blk,)
         clauses["rep_stride"] = (g.rep, pr)
         clauses["dst_limit"] = self._dst_room(d)
+        clauses["dst_tensor"] = self._dst_tensor_words(d)
         self._vec_emit(instr, *operands, repeat, footprint=fp, **clauses)
         if rsvd is not None:
             self._read_spr("RSVD_CNT", rsvd)

@@ -161,6 +161,17 @@ def test_assert_in_bounds_passes_inside_and_on_empty_ranges_and_raises_outside()
         pto.assert_in_bounds(-2, 4, 16)
 
 
+def test_assert_in_bounds_with_a_negative_size_says_the_tensor_has_no_room():
+    """A size computed at run time from a start past the room's end is negative: the message says how far past
+    the end the tensor starts, not "has only -3 elements"; an empty range still passes."""
+    machine("A2A3")
+    pto.assert_in_bounds(4, 4, -3)
+    with pytest.raises(OutOfBounds, match=r"x needs elements \[0, 4\) but the tensor has no room: it starts 3 "
+                                          r"elements past the end") as e:
+        pto.assert_in_bounds(0, 4, -3, what="x")
+    assert "only -3" not in str(e.value)
+
+
 def test_assert_in_range_passes_at_both_ends_and_raises_outside():
     machine("A2A3")
     pto.assert_in_range(1, 1, 8)

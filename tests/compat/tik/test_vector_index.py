@@ -669,3 +669,28 @@ def test_counter_mode_reduce_no_op_does_not_check_the_dst_room(instr, n, rep):
     out = vec_kernel(bufs, body, chip="Ascend910B1", scalars=scalars)
     np.testing.assert_array_equal(out["d"], d)
     assert out["k"][0] == 0
+
+
+@pytest.mark.parametrize("mode", ["counter", "normal"])
+@pytest.mark.parametrize("instr, chip", [("vreduce", "Ascend910B1"), ("vreducev2", "Ascend910B1"),
+                                         ("vreduce", "Ascend310P3")])
+def test_reduce_with_dst_past_its_tensor_says_where_dst_starts(instr, chip, mode):
+    """A vreduce / vreducev2 that keeps elements with a run-time dst offset past its tensor's end says how far
+    past the end dst starts and names the tensor, at the user's line ("dst holds only -99744" before)."""
+    x = np.arange(256).astype(np.float16)
+    d = np.full(256, 7, np.float16)
+
+    def body(ti, ub):
+        r = ti.Scalar("uint32", init_value=99)
+        if mode == "counter":
+            getattr(ti, instr)(ub["n"], ub["d"][ub["o"]:], ub["x"], ub["p"], 1, 1, 8, 1, rsvd_scalar=r,
+                               mask_mode="counter")
+        else:
+            getattr(ti, instr)(128, ub["d"][ub["o"]:], ub["x"], ub["p"], 1, 1, 8, 1, rsvd_scalar=r)
+
+    bufs = {"d": d, "x": x, "p": np.full(16, 0x5555, np.uint16)}
+    with raises_tik(OutOfBounds, match=r"dst starts 99744 elements past the end of tensor 'd_ub' of 256 "
+                                       r"elements; the op keeps \d+ elements") as info:
+        vec_kernel(bufs, body, chip=chip, scalars={"n": ("int32", 100), "o": ("int32", 100000)})
+    assert "holds only" not in str(info.value) and f"{__file__}:" in str(info.value)
+    assert "Fix: check the run-time dst offset" in str(info.value)

@@ -258,6 +258,23 @@ def test_counter_mode_is_a_normal_mask_on_v100():
                                                            mask_mode="counter"), build_only=True)
 
 
+@pytest.mark.parametrize("chip", ["Ascend310", "Ascend910A"])
+@pytest.mark.parametrize("n", [0, 200])
+def test_run_time_counter_out_of_range_on_v100_names_the_mask(chip, n):
+    """Ascend310/910A have no counter mode: a Scalar mask with mask_mode="counter" is a normal-mode count 1..PAR,
+    and one outside it is refused when the op runs naming the user's argument `mask` (not the PTO clause
+    `counter`), at the user's line, with a Fix that says how the count is read."""
+    x = data(np.float16, 256)
+    d = data(np.float16, 256)
+    with raises_tik(IllegalOperand, match=rf"operand mask: .*value {n} is outside \[1, 128\]") as info:
+        vec_kernel({"d": d, "x": x}, lambda ti, ub: ti.vadds(ub["n"], ub["d"], ub["x"], 1.0, 1, 1, 1, 8, 8,
+                                                           mask_mode="counter"),
+                   chip=chip, scalars={"n": ("int32", n)})
+    e = info.value
+    assert e.operand == "mask" and f"{__file__}:" in str(e)
+    assert 'no counter mode: the count (a TIK mask with mask_mode="counter") is read as a normal-mode count' in str(e)
+
+
 def test_vector_dup_and_vec_dup():
     d = data(np.float32, 256)
 
