@@ -853,10 +853,13 @@ class ExecContext:
             self.hazards.begin_op(op_name, pipe, where)
 
     def abort_op(self) -> None:
-        """The op begun last raised (eager dispatch): the hazard verifier forgets its accesses."""
+        """The op begun last raised (eager dispatch): the hazard verifier and the GM race checker forget its
+        accesses."""
         abort = getattr(self.hazards, "abort_op", None)
         if abort is not None:
             abort()
+        if self.races is not None:
+            self.races.abort_op()
 
     # -- all-or-nothing ops (ALL_OR_NOTHING_WRITES)
     def begin_undo(self) -> None:

@@ -42,6 +42,11 @@ Each race is reported once per (kind, region, pair of source sites), with both c
 region, the byte range (and element range when the region has a dtype), and both ops with
 their ``file:line``; `GmRaceTracker.count` counts every detection.
 
+A refused eager op leaves no accesses (pto_api.md "A refused op changes nothing"): the dispatcher brackets
+each eager op with `GmRaceTracker.begin_op` / `end_op`, which journal what its accesses change, and
+`abort_op` undoes that and withdraws the races it found. Interpreted runs are not journalled (a refused op
+ends the run: `reset`).
+
 Cost: nothing on a one-core machine (no tracker). Otherwise each plain GM write keeps a copy of
 the bytes it replaces until the op has stored, and, per GM region and phase, one unsigned integer
 per byte and access kind (readers, plain writers, plain writers that changed the byte, atomic
@@ -189,6 +194,46 @@ class GmRaceTracker:
         self.phase = 0
         self.count = 0
         self._seen: set = set()
+        #: while an eagerly dispatched op runs (`begin_op`): how to undo, newest last, what its accesses changed
+        #: here, so that a refused op leaves no accesses behind (`abort_op`); None otherwise (interpreted runs:
+        #: a refused op ends the run, `reset`)
+        self.undo: Optional[list] = None
+        self._op_start = (0, 0, 0)      # len(machine.reports), reports_dropped, count when that op began
+        self._op_warnings: list = []    # (text, where) of the GmRaceWarnings that op is to emit (`end_op`)
+
+    # ------------------------------------------------------------------ eager ops (a refused op changes nothing)
+    def begin_op(self) -> None:
+        """An op is about to run eagerly (`pto_core.ops.registry.dispatch`): judge the earlier ops' pending
+        writes (they have stored), then journal what this op's accesses change until `end_op` / `abort_op`."""
+        if self.pending:
+            self.flush()
+        self.undo = []
+        m = self.machine
+        self._op_start = (len(m.reports), m.reports_dropped, self.count)
+        self._op_warnings = []
+
+    def end_op(self) -> None:
+        """The op begun last ran to its end: its accesses stand, and so do the races it found (warned now)."""
+        self.undo = None
+        if self._op_warnings:
+            held, self._op_warnings = self._op_warnings, []
+            for text, where in held:
+                self.machine.warn(text, GmRaceWarning, where, stacklevel=3)
+
+    def abort_op(self) -> None:
+        """The op begun last raised (the memory it wrote was put back, ALL_OR_NOTHING_WRITES): forget its
+        accesses, so that no later access of another core is reported against them. Its race reports made
+        before it was refused stay."""
+        undo, self.undo = self.undo, None
+        if undo is None:
+            return
+        self.pending = []               # all the op's own: `begin_op` judged the earlier ones
+        for fn in reversed(undo):
+            fn()
+        m = self.machine                # the races its earlier steps found are no races: it did not run
+        n, m.reports_dropped, self.count = self._op_start
+        del m.reports[n:]
+        self._op_warnings = []
 
     # ------------------------------------------------------------------ phases
     def next_phase(self) -> None:
@@ -208,6 +253,8 @@ class GmRaceTracker:
         self.pending = []
         self._regions.clear()
         self.phase = 0
+        self.undo = None
+        self._op_warnings = []
 
     # ------------------------------------------------------------------ accesses
     def _region(self, buf) -> _Region:
@@ -215,6 +262,8 @@ class GmRaceTracker:
         name = region.shown if region is not None else buf.label
         dtype = region.dtype if region is not None else None
         r = self._regions[id(buf)] = _Region(buf, name, dtype)
+        if self.undo is not None:
+            self.undo.append(lambda: self._regions.pop(id(buf), None))
         return r
 
     def access(self, ctx, buf, lo: int, hi: int, write: bool, operand: str = "",
@@ -267,6 +316,8 @@ class GmRaceTracker:
                     break
         if store is not None:
             self.pending.append(store)
+        if self.undo is not None:
+            self._journal_access(r, kind, core, atomic)
         r.todo[kind].append((core, lo, hi, view))
         if kind == _ATOMIC:
             r.atomic_ops.add(atomic)
@@ -291,6 +342,28 @@ class GmRaceTracker:
                     e.hi = hi
                 return
         log.append(_Entry(lo, hi, core, kind, atomic, ctx.op_name, where, operand))
+
+    def _journal_access(self, r: _Region, kind: int, core: int, atomic) -> None:
+        """Keep how to undo the access of ``core`` about to be recorded in ``r`` (`abort_op`)."""
+        span = r.bounds[kind].get(core)
+        old_span = None if span is None else list(span)
+        new_atomic = kind == _ATOMIC and atomic not in r.atomic_ops
+        log = r.log
+        n_log = len(log)
+        last = (log[-1], log[-1].lo, log[-1].hi) if log else None
+
+        def undo() -> None:
+            r.todo[kind].pop()          # a `_materialize` since then was undone first: the entry is back
+            if old_span is None:
+                del r.bounds[kind][core]
+            else:
+                r.bounds[kind][core][:] = old_span
+            if new_atomic:
+                r.atomic_ops.discard(atomic)
+            del log[n_log:]
+            if last is not None:
+                last[0].lo, last[0].hi = last[1], last[2]
+        self.undo.append(undo)
 
     def _drop_own_writes(self, r: _Region, core: int, lo: int, hi: int, view, x: np.ndarray) -> np.ndarray:
         """``x`` (other cores' changer bits on the bytes a read of ``core`` covers) without the bytes ``core``
@@ -324,6 +397,8 @@ class GmRaceTracker:
     def _materialize(self, r: _Region, kind: int) -> None:
         """Or the accesses of ``r.todo[kind]`` into ``r.masks[kind]`` (allocated on first use)."""
         mask = r.masks[kind]
+        if self.undo is not None:
+            self._journal_materialize(r, kind, mask)
         if mask is None:
             mask = r.masks[kind] = np.zeros(r.buf.data.shape[0], self._dtype)
         bit = self._bit
@@ -336,6 +411,20 @@ class GmRaceTracker:
                 m = self._mask(mask, lo, hi, view)
                 np.bitwise_or(m, bit[core], out=m)
         r.todo[kind].clear()
+
+    def _journal_materialize(self, r: _Region, kind: int, mask: Optional[np.ndarray]) -> None:
+        """Keep the accesses `_materialize` is about to or into ``mask`` and the mask bytes they cover."""
+        todo = list(r.todo[kind])
+        saved = None if mask is None else [(e, self._mask(mask, e[1], e[2], e[3]).copy()) for e in todo]
+
+        def undo() -> None:
+            if saved is None:
+                r.masks[kind] = None
+            else:
+                for e, old in reversed(saved):
+                    self._mask(r.masks[kind], e[1], e[2], e[3])[...] = old
+            r.todo[kind][:] = todo
+        self.undo.append(undo)
 
     @staticmethod
     def _mask(mask: np.ndarray, lo: int, hi: int, view: Optional[tuple]) -> np.ndarray:
@@ -409,6 +498,9 @@ class GmRaceTracker:
             if not changed.any():
                 continue
             r, lo, hi = p.region, p.base, p.hi
+            # how to forget this record of changed bytes (kept before any of it changes, journalled last: the
+            # masks the code below materialises are put back first)
+            forget = self._journal_flush(r, p.core) if self.undo is not None else None
             if p.others is not None:
                 self._judged(p, p.others, changed, _WRITE, "write/write")
             others = self._others[p.core]
@@ -430,6 +522,8 @@ class GmRaceTracker:
                     r.changed_runs[p.core] = ([lo], [hi])
                 else:
                     _runs_add(runs, lo, hi)
+            if forget is not None:
+                self.undo.append(forget)
             # recorded for reads to come; or-ed into the mask only when one needs it (`_materialize`)
             r.todo[_CHANGED].append((p.core, lo, hi, self._view(p), None if changed.all() else changed))
             span = r.bounds[_CHANGED].get(p.core)
@@ -437,6 +531,27 @@ class GmRaceTracker:
                 r.bounds[_CHANGED][p.core] = [lo, hi]
             else:
                 span[0], span[1] = min(span[0], lo), max(span[1], hi)
+
+    def _journal_flush(self, r: _Region, core: int):
+        """How to undo recording a pending write of ``core`` in ``r`` as changed bytes (`flush`)."""
+        span = r.bounds[_CHANGED].get(core)
+        old_span = None if span is None else list(span)
+        runs = r.changed_runs.get(core)
+        old_runs = None if runs is None else (list(runs[0]), list(runs[1]))
+        rechanged = None if r.rechanged is None else r.rechanged.copy()
+
+        def undo() -> None:
+            r.todo[_CHANGED].pop()
+            if old_span is None:
+                del r.bounds[_CHANGED][core]
+            else:
+                r.bounds[_CHANGED][core][:] = old_span
+            if old_runs is None:
+                r.changed_runs.pop(core, None)
+            else:
+                r.changed_runs[core] = old_runs
+            r.rechanged = rechanged
+        return undo
 
     def _note_rechanged(self, p: _Pending, changed: np.ndarray) -> None:
         """Mark in ``rechanged`` the bytes ``p`` changed that its core had already changed this phase."""
@@ -490,6 +605,8 @@ class GmRaceTracker:
         if key in self._seen:
             return
         self._seen.add(key)
+        if self.undo is not None:       # an eager op's race: forgotten with it if it is refused (`abort_op`)
+            self.undo.append(lambda: self._seen.discard(key))
         mode = self.mode
         if mode == "record" and len(self.machine.reports) >= self.machine.options.max_reports:
             self.machine.reports_dropped += 1        # counted like every other capped report (MachineOptions)
@@ -530,7 +647,10 @@ class GmRaceTracker:
         text = str(err)
         self.machine.report("race", text)            # past max_reports: counted in reports_dropped, not kept
         if mode == "warn":
-            self.machine.warn(text, GmRaceWarning, where, stacklevel=4)   # at the second access's line
+            if self.undo is not None:   # warned when the op has run to its end (`end_op`)
+                self._op_warnings.append((text, where))
+            else:
+                self.machine.warn(text, GmRaceWarning, where, stacklevel=4)   # at the second access's line
 
 
 def _run_around(offs: np.ndarray, first: int) -> tuple:

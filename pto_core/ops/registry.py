@@ -660,7 +660,13 @@ def dispatch(name: str, args: tuple, kwargs: dict):
         pipe = spec.pipe
         ctx.begin_op(asm_name, pipe(call.operands, call.clauses) if callable(pipe) else pipe, where)
         begun = True
-        spec.execute(ctx, *call.operands, **call.clauses)
+        races = ctx.races
+        if races is None:
+            spec.execute(ctx, *call.operands, **call.clauses)
+        else:                     # multi-core: the GM race checker journals the op's accesses (abort_op)
+            races.begin_op()
+            spec.execute(ctx, *call.operands, **call.clauses)
+            races.end_op()
     except PtoError as e:
         if begun:                 # a refused op leaves no accesses behind (a caller may catch and go on)
             ctx.abort_op()

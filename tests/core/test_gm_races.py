@@ -7,6 +7,7 @@ import pytest
 
 from kernel_helpers import handoff
 from pto_core import BarrierCountWarning, GmOverreadWarning, GmRace, GmRaceWarning, Machine, MachineOptions, pto
+from pto_core.errors import PtoError, UninitializedRead
 from pto_core.program import program
 
 ORDERS = [("sequential", 0), ("random", 1), ("random", 5)]
@@ -450,3 +451,97 @@ def test_warn_mode_warns_for_each_distinct_race_past_the_report_cap():
             exe.run({"x": X}, options=MachineOptions(gm_races="warn", max_reports=cap))
         assert len([w for w in got if issubclass(w.category, GmRaceWarning)]) == 2, cap
         assert len([m for kind, m in exe.reports if kind == "race"]) == kept and exe.reports_dropped == 2 - kept
+
+
+# ----------------------------------------------------------------------------- refused eager ops (pto_api.md)
+
+def _two_core_machine(**options):
+    m = Machine("A2A3", cores=2, options=MachineOptions(gm_races="record", check_hazards=False, **options))
+    out = m.gm_alloc((512,), "f32", name="out", data=np.zeros(512, np.float32))
+    m.activate(0)
+    m.write(m.ptr("l0c", "f32", 0, core=0), np.ones(256, np.float32))          # FIXPIPE tile 0 only
+    m.write(m.ptr("ub", "f32", 0, core=0), np.full(256, 3, np.float32))
+    m.write(m.ptr("ub", "f32", 0, core=1), np.full(256, 7, np.float32))
+    return m, out
+
+
+def _core1_stores(m, out):
+    m.activate(1)
+    pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=1), m.ptr("gm", "f32", out.addr, core=1), 1024, nburst=(1, 1024, 1024))
+    m.end_kernel()
+    return [msg for kind, msg in m.reports if kind == "race"]
+
+
+def _loop3(m, out, n):
+    pto.mte_l0c_gm(m.ptr("l0c", "f32", 0, core=0), out, 16, 16, 16, 16, 0, 0, nz2nd=True, loop3=(n, 16, 256))
+
+
+def test_refused_fixpipe_leaves_no_gm_access_for_the_race_checker():
+    """Core 0's loop3 write-back is refused at its unwritten 2nd tile (its 1st tile's store put back): core 1
+    storing other values to those bytes races with nothing (it did: write/write naming the refused op)."""
+    m, out = _two_core_machine(uninitialized="raise")
+    m.activate(0)
+    with pytest.raises(UninitializedRead):
+        _loop3(m, out, 2)
+    assert (m.read(out, 512) == 0).all()
+    assert _core1_stores(m, out) == []
+    m, out = _two_core_machine(uninitialized="raise")                          # the same op accepted: a race
+    m.activate(0)
+    _loop3(m, out, 1)
+    assert len(_core1_stores(m, out)) == 1
+
+
+def test_refused_op_forgets_only_its_own_accesses():
+    """A legal store of core 0, then a refused op of core 0 (a vector op refused in a later repeat chunk, or a
+    loop3 write-back over the same bytes): core 1's store of other values still races with the legal one."""
+    for refuse in ("vector", "fixpipe"):
+        m, out = _two_core_machine(uninitialized="raise")
+        m.activate(0)
+        pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=0), out, 1024, nburst=(1, 1024, 1024))
+        ub = m.target.sizes.ub
+        with pytest.raises(PtoError):
+            if refuse == "vector":     # dst one repeat after src0, in place: the 4th repeat leaves UB
+                m.write(m.ptr("ub", "f16", 0, core=0), np.ones(ub // 2, np.float16))
+                pto.ub.vadd(m.ptr("ub", "f16", ub - 768, core=0), m.ptr("ub", "f16", ub - 1024, core=0),
+                            m.ptr("ub", "f16", 0, core=0), 4)
+            else:
+                _loop3(m, out, 2)
+        races = _core1_stores(m, out)
+        assert len(races) == 1 and "write/write" in races[0] and "pto.mte_ub_gm" in races[0].split("bytes that")[1]
+
+
+def test_races_found_by_a_refused_ops_earlier_step_are_withdrawn():
+    """Core 1 atomically adds into ``out``; core 0's loop3 write-back stores its 1st tile there (an
+    atomic/plain race) and is refused at the 2nd: no report, no warning; the corrected op reports it."""
+    m, out = _two_core_machine(uninitialized="raise")
+    m.activate(1)
+    pto.set_atomic_add()
+    pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=1), m.ptr("gm", "f32", out.addr, core=1), 1024,
+                  nburst=(1, 1024, 1024))
+    pto.set_atomic_none()
+    m.activate(0)
+    m.gm_races.mode = "warn"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GmRaceWarning)
+        with pytest.raises(UninitializedRead):
+            _loop3(m, out, 2)
+    assert m.reports == [] and m.gm_races.count == 0
+    with pytest.warns(GmRaceWarning, match=r"atomic/plain"):
+        _loop3(m, out, 1)
+    assert len(m.reports) == 1 and m.gm_races.count == 1
+
+
+def test_raise_mode_refuses_the_same_racy_op_again():
+    """gm_races="raise": a race refuses the eager op; run again unchanged it is refused again (the refused op's
+    report was withdrawn with it, so deduplication does not let the retry through)."""
+    m, out = _two_core_machine()
+    m.gm_races.mode = "raise"
+    m.activate(1)
+    pto.set_atomic_add()
+    pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=1), m.ptr("gm", "f32", out.addr, core=1), 1024,
+                  nburst=(1, 1024, 1024))
+    pto.set_atomic_none()
+    m.activate(0)
+    for _ in range(2):
+        with pytest.raises(GmRace, match=r"atomic/plain"):
+            _loop3(m, out, 1)
