@@ -545,3 +545,32 @@ def test_raise_mode_refuses_the_same_racy_op_again():
     for _ in range(2):
         with pytest.raises(GmRace, match=r"atomic/plain"):
             _loop3(m, out, 1)
+
+
+def test_an_op_stopped_by_a_python_exception_keeps_its_accesses_and_warnings(monkeypatch):
+    """Not a refusal (KeyboardInterrupt, a Python error after the op stored): its GM accesses stand, and the
+    race a later flush finds is still warned (review341: the journal was left open and held the warning)."""
+    import dataclasses
+
+    from pto_core.ops import registry
+    m, out = _two_core_machine()
+    m.gm_races.mode = "warn"
+    m.activate(0)
+    pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=0), out, 1024, nburst=(1, 1024, 1024))
+    key = next(k for k, s in registry.OPS.items() if s.name == "mte_ub_gm")
+    spec = registry.OPS[key]
+
+    def stopped(ctx, *args, **kwargs):
+        spec.execute(ctx, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(registry.OPS, key, dataclasses.replace(spec, execute=stopped))
+    m.activate(1)
+    with pytest.raises(KeyboardInterrupt):
+        pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=1), m.ptr("gm", "f32", out.addr, core=1), 1024,
+                      nburst=(1, 1024, 1024))
+    monkeypatch.setitem(registry.OPS, key, spec)
+    assert m.gm_races.undo is None
+    with pytest.warns(GmRaceWarning, match=r"write/write"):
+        m.end_kernel()
+    assert [kind for kind, _ in m.reports] == ["race"]
