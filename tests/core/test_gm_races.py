@@ -574,3 +574,19 @@ def test_an_op_stopped_by_a_python_exception_keeps_its_accesses_and_warnings(mon
     with pytest.warns(GmRaceWarning, match=r"write/write"):
         m.end_kernel()
     assert [kind for kind, _ in m.reports] == ["race"]
+
+
+def test_refused_op_withdraws_only_its_race_reports():
+    """A refused eager op on a multi-core machine keeps its other reports (an uninitialised read recorded before
+    a later repeat left UB), as on one core; only its races are withdrawn (review341: all were deleted)."""
+    got = []
+    for cores in (1, 2):
+        m = Machine("A2A3", cores=cores, options=MachineOptions(uninitialized="record", check_hazards=False))
+        ub = m.target.sizes.ub
+        m.activate(0)
+        m.write(m.ptr("ub", "f16", 512, core=0), np.ones(ub // 2 - 512, np.float16))     # bytes [0, 1024) unset
+        with pytest.raises(PtoError):     # src0 reads the unset bytes; dst leaves UB in the 4th repeat
+            pto.ub.vadd(m.ptr("ub", "f16", ub - 768, core=0), m.ptr("ub", "f16", 0, core=0),
+                        m.ptr("ub", "f16", 2048, core=0), 4)
+        got.append([kind for kind, _ in m.reports])
+    assert got == [["uninitialized"], ["uninitialized"]]
