@@ -198,7 +198,7 @@ class GmRaceTracker:
         #: here, so that a refused op leaves no accesses behind (`abort_op`); None otherwise (interpreted runs:
         #: a refused op ends the run, `reset`)
         self.undo: Optional[list] = None
-        self._op_start = (0, 0, 0)      # len(machine.reports), reports_dropped, count when that op began
+        self._op_start = 0              # count when that op began
         self._op_warnings: list = []    # (text, where) of the GmRaceWarnings that op is to emit (`end_op`)
 
     # ------------------------------------------------------------------ eager ops (a refused op changes nothing)
@@ -208,8 +208,7 @@ class GmRaceTracker:
         if self.pending:
             self.flush()
         self.undo = []
-        m = self.machine
-        self._op_start = (len(m.reports), m.reports_dropped, self.count)
+        self._op_start = self.count
         self._op_warnings = []
 
     def end_op(self) -> None:
@@ -230,10 +229,23 @@ class GmRaceTracker:
         self.pending = []               # all the op's own: `begin_op` judged the earlier ones
         for fn in reversed(undo):
             fn()
-        m = self.machine                # the races its earlier steps found are no races: it did not run
-        n, m.reports_dropped, self.count = self._op_start
-        del m.reports[n:]
-        self._op_warnings = []
+        self.count = self._op_start     # the races its earlier steps found are no races: it did not run (their
+        self._op_warnings = []          # reports went with the undo above; its other reports stay, as on one core)
+
+    def _unreport(self, item):
+        """How to withdraw one race report of an eager op: ``item`` kept in ``machine.reports``, or None when the
+        cap dropped it (counted in ``reports_dropped``). Other kinds of report the op made stay."""
+        m = self.machine
+
+        def undo() -> None:
+            if item is None:
+                m.reports_dropped -= 1
+                return
+            for i in range(len(m.reports) - 1, -1, -1):
+                if m.reports[i] is item:
+                    del m.reports[i]
+                    return
+        return undo
 
     # ------------------------------------------------------------------ phases
     def next_phase(self) -> None:
@@ -610,6 +622,8 @@ class GmRaceTracker:
         mode = self.mode
         if mode == "record" and len(self.machine.reports) >= self.machine.options.max_reports:
             self.machine.reports_dropped += 1        # counted like every other capped report (MachineOptions)
+            if self.undo is not None:
+                self.undo.append(self._unreport(None))
             return                                   # (`"warn"` still warns: a GmRaceWarning per distinct race)
         if span_of is not None:
             first, end = span_of()
@@ -645,7 +659,11 @@ class GmRaceTracker:
         if mode == "raise":
             raise err
         text = str(err)
+        n_reports = len(self.machine.reports)
         self.machine.report("race", text)            # past max_reports: counted in reports_dropped, not kept
+        if self.undo is not None:
+            reports = self.machine.reports
+            self.undo.append(self._unreport(reports[-1] if len(reports) > n_reports else None))
         if mode == "warn":
             if self.undo is not None:   # warned when the op has run to its end (`end_op`)
                 self._op_warnings.append((text, where))

@@ -665,7 +665,13 @@ def dispatch(name: str, args: tuple, kwargs: dict):
             spec.execute(ctx, *call.operands, **call.clauses)
         else:                     # multi-core: the GM race checker journals the op's accesses (abort_op)
             races.begin_op()
-            spec.execute(ctx, *call.operands, **call.clauses)
+            try:
+                spec.execute(ctx, *call.operands, **call.clauses)
+            except PtoError:
+                raise             # refused: abort_op below forgets its accesses
+            except BaseException:
+                races.end_op()    # not refused (a Python error, KeyboardInterrupt): its accesses and races stand
+                raise
             races.end_op()
     except PtoError as e:
         if begun:                 # a refused op leaves no accesses behind (a caller may catch and go on)

@@ -545,3 +545,48 @@ def test_raise_mode_refuses_the_same_racy_op_again():
     for _ in range(2):
         with pytest.raises(GmRace, match=r"atomic/plain"):
             _loop3(m, out, 1)
+
+
+def test_an_op_stopped_by_a_python_exception_keeps_its_accesses_and_warnings(monkeypatch):
+    """Not a refusal (KeyboardInterrupt, a Python error after the op stored): its GM accesses stand, and the
+    race a later flush finds is still warned (review341: the journal was left open and held the warning)."""
+    import dataclasses
+
+    from pto_core.ops import registry
+    m, out = _two_core_machine()
+    m.gm_races.mode = "warn"
+    m.activate(0)
+    pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=0), out, 1024, nburst=(1, 1024, 1024))
+    key = next(k for k, s in registry.OPS.items() if s.name == "mte_ub_gm")
+    spec = registry.OPS[key]
+
+    def stopped(ctx, *args, **kwargs):
+        spec.execute(ctx, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(registry.OPS, key, dataclasses.replace(spec, execute=stopped))
+    m.activate(1)
+    with pytest.raises(KeyboardInterrupt):
+        pto.mte_ub_gm(m.ptr("ub", "f32", 0, core=1), m.ptr("gm", "f32", out.addr, core=1), 1024,
+                      nburst=(1, 1024, 1024))
+    monkeypatch.setitem(registry.OPS, key, spec)
+    assert m.gm_races.undo is None
+    with pytest.warns(GmRaceWarning, match=r"write/write"):
+        m.end_kernel()
+    assert [kind for kind, _ in m.reports] == ["race"]
+
+
+def test_refused_op_withdraws_only_its_race_reports():
+    """A refused eager op on a multi-core machine keeps its other reports (an uninitialised read recorded before
+    a later repeat left UB), as on one core; only its races are withdrawn (review341: all were deleted)."""
+    got = []
+    for cores in (1, 2):
+        m = Machine("A2A3", cores=cores, options=MachineOptions(uninitialized="record", check_hazards=False))
+        ub = m.target.sizes.ub
+        m.activate(0)
+        m.write(m.ptr("ub", "f16", 512, core=0), np.ones(ub // 2 - 512, np.float16))     # bytes [0, 1024) unset
+        with pytest.raises(PtoError):     # src0 reads the unset bytes; dst leaves UB in the 4th repeat
+            pto.ub.vadd(m.ptr("ub", "f16", ub - 768, core=0), m.ptr("ub", "f16", 0, core=0),
+                        m.ptr("ub", "f16", 2048, core=0), 4)
+        got.append([kind for kind, _ in m.reports])
+    assert got == [["uninitialized"], ["uninitialized"]]
