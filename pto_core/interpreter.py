@@ -44,8 +44,8 @@ from .ops.ctrl import SPR_READERS
 from .ops.sync import LaunchWider
 from .program import (Assign, BinOp, Bitcast, BlockIdx, BlockNum, Break, Cast, Cmp, Const, Continue, Expr, For,
                       GmArg, If, Load, LoopVar, OpStmt, Program, PtrAdd, PtrCast, PtrExpr, PtrFromInt, PtrReg, PtrToInt,
-                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, offset_error,
-                      static_addr, stmt_exprs, walk, walk_stmts)
+                      ReadSpr, Reg, Return, ScalarArg, Select, Store, UnOp, Undef, clause_exprs, located_op_error,
+                      offset_error, static_addr, stmt_exprs, walk, walk_stmts)
 
 
 # ============================================================================= run-time helpers
@@ -1465,9 +1465,7 @@ class Executable:
                 try:
                     st.call.spec.verify(st.call, target)
                 except PtoError as e:
-                    if e.op is None:
-                        e.op = st.call.spec.asm_name
-                    e.with_where(st.where)
+                    located_op_error(e, st.call.spec, st.call.operands, st.where)
                     raise
         self._verified_targets.append(target)
 

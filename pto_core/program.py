@@ -1112,6 +1112,16 @@ def _clause_exprs_into(v, out: list) -> None:
             _clause_exprs_into(x, out)
 
 
+def located_op_error(e: PtoError, spec, operands: tuple, where) -> None:
+    """Complete an error an op's checks raised for the call at ``where``: the op's name, the swapped-pointer
+    hint of an `IllegalOperand`, and the user's line (recording, and `Executable._verify_on`, raise it then)."""
+    if e.op is None:
+        e.op = spec.asm_name
+    if isinstance(e, IllegalOperand):
+        e.hint = registry.swapped_pointers_hint(spec, operands) or e.hint
+    e.with_where(where)
+
+
 def walk_stmts(block: list):
     """Every statement in a block, depth first, in program order."""
     for s in block:
@@ -1666,11 +1676,7 @@ class Builder:
             if spec.verify is not None:
                 spec.verify(rec, target)
         except PtoError as e:
-            if e.op is None:
-                e.op = spec.asm_name
-            if isinstance(e, IllegalOperand):
-                e.hint = registry.swapped_pointers_hint(spec, call.operands) or e.hint
-            e.with_where(where)
+            located_op_error(e, spec, call.operands, where)
             raise
         if key is not None:
             if len(_VERIFIED_SYNC) >= 4096:
