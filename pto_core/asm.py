@@ -1161,6 +1161,10 @@ class _Parser:
 
     def expected(self, what: str, tok: Optional[_Tok] = None) -> AsmParseError:
         tok = tok or self.peek()
+        if tok.kind == "ident" and tok.text == "loc" and "loc" not in what:
+            return self.error(f"expected {what}, found a location", tok,
+                              hint=f"write {what} first: a loc(...) comes last in an operation, after its types "
+                                   "(%a = arith.addi %x, %y : i32 loc(\"k.py\":3:1))")
         return self.error(f"expected {what}, found {tok!r}", tok,
                           hint=f"write {what} here" + (" (the text ends too early)" if tok.kind == "eof" else ""))
 
@@ -1189,7 +1193,9 @@ class _Parser:
     def define(self, tok: _Tok, value):
         name = tok.text[1:]
         if "#" in name:
-            raise self.error(f"cannot define {tok.text}: result numbers are only for uses", tok)
+            raise self.error(f"cannot define {tok.text}: result numbers are only for uses", tok,
+                             hint=f"name the result without #: %{name.split('#')[0]} (write %x#0, %x#1 only where "
+                                  f"you use the results of a multi-result op)")
         for sc in self.scopes:
             if name in sc:
                 raise self.error(f"redefinition of %{name}", tok,
@@ -1365,7 +1371,8 @@ class _Parser:
             raise self.expected("end of input")
         for d in defs:
             if d.name in self.funcs:
-                raise self.error(f"redefinition of function @{d.name}", d.tok)
+                raise self.error(f"redefinition of function @{d.name}", d.tok,
+                                 hint=f"rename one of the two functions (@{d.name}_1) and its func.call uses")
             self.funcs[d.name] = d
         # kernels: the `pto.entry` functions if any (PTOAS), else every public function; private
         # functions are helpers that `func.call` inlines
@@ -1377,15 +1384,20 @@ class _Parser:
                     "not defined"
                 raise self.error(f"no kernel named {self.kernel!r} ({what}); kernels: " +
                                  ", ".join(d.name for d in kernels),
-                                 self.funcs[self.kernel].tok if self.kernel in self.funcs else self.toks[0])
+                                 self.funcs[self.kernel].tok if self.kernel in self.funcs else self.toks[0],
+                                 hint="pass one of the listed kernel names (pto-run --kernel-name NAME, or "
+                                      "parse(text, kernel=NAME))")
             kernels = pick
         if not kernels:
-            raise self.error("the module defines no kernel: every function is private", self.toks[0])
+            raise self.error("the module defines no kernel: every function is private", self.toks[0],
+                             hint="make the kernel public (func.func @name without private) or mark it `attributes "
+                                  "{pto.entry}`")
         progs = [self.func(d) for d in kernels]
         if len(progs) != 1:
             raise self.error(f"the module defines {len(progs)} kernels (" + ", ".join(p.name for p in progs) +
                              "); choose one with kernel= (or mark the kernel `attributes {pto.entry}` and make "
-                             "the others helpers)", self.toks[0])
+                             "the others helpers)", self.toks[0],
+                             hint="pass kernel=NAME (pto-run --kernel-name NAME)")
         return progs[0]
 
     def module(self) -> list:
@@ -1474,7 +1486,9 @@ class _Parser:
                 self.expect(",", "',' or ')'")
         if self.result_types():
             raise self.error(f"kernel @{name} declares results; a kernel returns nothing (only helper functions "
-                             f"called with func.call return values)", nt)
+                             f"called with func.call return values)", nt,
+                             hint="remove the -> (...) result types from the kernel; write outputs into GM pointer "
+                                  "arguments")
         fattrs = {}
         if self.accept("attributes"):
             fattrs = self.attr_dict()
@@ -1484,7 +1498,9 @@ class _Parser:
             if isinstance(bn, str):
                 prog.block_num = next((a for a in args if isinstance(a, ScalarArg) and a.name == bn), None)
                 if prog.block_num is None:
-                    raise self.error(f"pto.block_num names {bn!r}, which is not a scalar argument", nt)
+                    raise self.error(f"pto.block_num names {bn!r}, which is not a scalar argument", nt,
+                                     hint="name a scalar (i32/i64/index) argument of this kernel, or write a "
+                                          "constant: pto.block_num = 8 : i64")
             elif isinstance(bn, int) and not isinstance(bn, bool) and bn >= 1:
                 prog.block_num = bn
             else:
@@ -1496,7 +1512,8 @@ class _Parser:
         self.scopes.append({})
         prog.body = self.block(top=True)
         if self.returned:
-            raise self.error(f"kernel @{name} returns values; a kernel returns nothing", self.returned[0][1])
+            raise self.error(f"kernel @{name} returns values; a kernel returns nothing", self.returned[0][1],
+                             hint="write `return` with no values; store outputs into GM pointer arguments")
         self.expect("}", "'}' after return")
         self.scopes.pop()
         return prog
@@ -1529,16 +1546,20 @@ class _Parser:
         else:
             res_types = [self.parse_type()]
         if len(arg_types) != len(args):
-            raise self.error(f"func.call @{name} passes {len(args)} arguments but its type lists {len(arg_types)}", ct)
+            raise self.error(f"func.call @{name} passes {len(args)} arguments but its type lists {len(arg_types)}", ct,
+                             hint="list one type per argument in the call's (...) -> (...) type")
         for (v, tok), ty in zip(args, arg_types):
             self.typed(v, ty, tok)
         d = self.funcs.get(name)
         if d is None:
             raise self.error(f"func.call of unknown function @{name}; this module defines " +
-                             (", ".join("@" + f for f in self.funcs) or "no function"), ct)
+                             (", ".join("@" + f for f in self.funcs) or "no function"), ct,
+                             hint="call a function this module defines (check the spelling), or add a func.func "
+                                  "with that name")
         if name in self.inlining:
             raise self.error(f"recursive func.call of @{name} (" + " -> ".join("@" + f for f in self.inlining) +
-                             f" -> @{name}): helpers are inlined, so recursion is not supported", ct)
+                             f" -> @{name}): helpers are inlined, so recursion is not supported", ct,
+                             hint="rewrite the recursion as an scf.for loop")
         body, values = self.inline(d, args, res_types, ct)
         out.extend(body)
         if results:
@@ -1572,16 +1593,20 @@ class _Parser:
                     self.expect(",", "',' or ')'")
             if len(params) != len(args):
                 raise self.error(f"func.call @{d.name} passes {len(args)} arguments; @{d.name} takes {len(params)}",
-                                 call_tok)
+                                 call_tok,
+                                 hint=f"pass exactly {len(params)} arguments, in the order @{d.name} declares them")
             for (pt, ty), (v, tok) in zip(params, args):
                 if (isinstance(v.type, PtrType) != isinstance(ty, PtrType)) or v.type != ty:
                     raise self.error(f"func.call @{d.name}: argument {tok.text} has type {_tstr(v.type)}, parameter "
-                                     f"{pt.text} is {_tstr(ty)}", tok)
+                                     f"{pt.text} is {_tstr(ty)}", tok,
+                                     hint=f"pass a value of type {_tstr(ty)} (convert it with an arith cast or "
+                                          f"pto.castptr), or change the parameter's type")
                 self.define(pt, v)
             declared = self.result_types()
             if [_tstr(t) for t in declared] != [_tstr(t) for t in res_types]:
                 raise self.error(f"func.call @{d.name} expects results ({', '.join(_tstr(t) for t in res_types)}); "
-                                 f"@{d.name} returns ({', '.join(_tstr(t) for t in declared)})", call_tok)
+                                 f"@{d.name} returns ({', '.join(_tstr(t) for t in declared)})", call_tok,
+                                 hint=f"make the call's result types match @{d.name}'s -> (...) declaration")
             if self.accept("attributes"):
                 self.attr_dict()
             self.expect("{", "'{'")
@@ -1590,7 +1615,8 @@ class _Parser:
             got = self.returned
             if len(got) != len(declared):
                 raise self.error(f"@{d.name} returns {len(got)} values but declares {len(declared)} results",
-                                 got[0][1] if got else call_tok)
+                                 got[0][1] if got else call_tok,
+                                 hint="make the return values match the declared result types, one value per type")
             for (v, tok), ty in zip(got, declared):
                 self.typed(v, ty, tok)
             return_values = [v for v, _ in got]
@@ -1655,7 +1681,9 @@ class _Parser:
                 return stmts
             if t.kind == "ident" and t.text == "scf.yield":
                 if top:
-                    raise self.error("scf.yield outside a loop or if", t)
+                    raise self.error("scf.yield outside a loop or if", t,
+                                     hint="use scf.yield only as the last op of an scf.for or scf.if body; end a "
+                                          "function with return")
                 return stmts
             self.statement(stmts)
 
@@ -1738,12 +1766,14 @@ class _Parser:
         if len(results) == 1 and results[0][1] is not None:
             tok, n = results[0]
             if n != len(values):
-                raise self.error(f"{op.text} has {len(values)} results, not {n}", tok)
+                raise self.error(f"{op.text} has {len(values)} results, not {n}", tok,
+                                 hint=f"write %name:{len(values)} (or {len(values)} names separated by commas)")
             self.define(tok, list(values))
             return
         if len(results) != len(values):
             raise self.error(f"{op.text} has {len(values)} results, {len(results)} names given",
-                             results[0][0] if results else op)
+                             results[0][0] if results else op,
+                             hint=f"give {len(values)} result names, separated by commas")
         for (tok, _), v in zip(results, values):
             self.define(tok, v)
 
@@ -1758,10 +1788,12 @@ class _Parser:
                 v = sc[name]
                 if isinstance(v, list):
                     if idx is None or not 0 <= idx < len(v):
-                        raise self.error(f"%{name} has {len(v)} results; use %{name}#0 .. %{name}#{len(v) - 1}", tok)
+                        raise self.error(f"%{name} has {len(v)} results; use %{name}#0 .. %{name}#{len(v) - 1}", tok,
+                                         hint=f"pick one result: %{name}#0 .. %{name}#{len(v) - 1}")
                     return v[idx]
                 if idx is not None:
-                    raise self.error(f"%{name} has one result; write %{name}", tok)
+                    raise self.error(f"%{name} has one result; write %{name}", tok,
+                                     hint=f"drop the #index: %{name}")
                 return v
         raise self.error(f"use of undefined value %{tok.text[1:]}", tok,
                          hint="define it before this use (arith.constant, a function argument or an op result "
@@ -1808,7 +1840,8 @@ class _Parser:
             if self.accept(":"):
                 t = self.parse_type()
                 if t is not I64:
-                    raise self.error(f"{name} returns i64", op)
+                    raise self.error(f"{name} returns i64", op,
+                                     hint="write : i64 (or leave the type out)")
             return BlockIdx() if name.endswith("idx") else BlockNum()
         if name.startswith("arith.") and short in _PARSE_BINOPS:
             irop, cls = _PARSE_BINOPS[short]
@@ -1861,15 +1894,19 @@ class _Parser:
             dst = self.parse_type()
             self.typed(a, src, ta)
             if isinstance(src, PtrType) or isinstance(dst, PtrType):
-                raise self.error(f"{name} converts scalars; use pto.castptr for pointers", op)
+                raise self.error(f"{name} converts scalars; use pto.castptr for pointers", op,
+                                 hint="use pto.castptr %p : !pto.ptr<...> -> i64 (or the reverse) for pointers")
             if name == "arith.bitcast":
                 if src.bits != dst.bits or S.is_bool(src) or S.is_bool(dst):
-                    raise self.error(f"arith.bitcast needs equal widths ({_tstr(src)} -> {_tstr(dst)})", op)
+                    raise self.error(f"arith.bitcast needs equal widths ({_tstr(src)} -> {_tstr(dst)})", op,
+                                     hint="bitcast between types of the same width (f16 <-> i16, f32 <-> i32); "
+                                          "change widths with an arith cast (extf, truncf, extsi, trunci, ...)")
                 return Bitcast(a, dst)
             want = _cast_op(src, dst)
             if want != name:
                 raise self.error(f"{name} does not convert {_tstr(src)} to {_tstr(dst)}; expected " +
-                                 (want or "two steps through " + _tstr(_cast_via(src, dst))), op)
+                                 (want or "two steps through " + _tstr(_cast_via(src, dst))), op,
+                                 hint="use the op named here (MLIR arith: one op per kind of conversion)")
             return Cast(a, dst)
         if name == "pto.castptr":
             a, ta = self.value()
@@ -1881,21 +1918,28 @@ class _Parser:
             self.typed(a, src, ta)
             if isinstance(src, PtrType) and isinstance(dst, PtrType):
                 if src.space != dst.space:
-                    raise self.error(f"pto.castptr cannot change the memory space ({src.space} -> {dst.space})", op)
+                    raise self.error(f"pto.castptr cannot change the memory space ({src.space} -> {dst.space})", op,
+                                     hint="address the other memory space with a pointer of that space (a kernel "
+                                          "argument, or pto.castptr of an integer address)")
                 return PtrCast(a, dst.dtype)
             if isinstance(dst, PtrType):
                 if not S.is_int(src):
-                    raise self.error("pto.castptr needs an integer address", ta)
+                    raise self.error("pto.castptr needs an integer address", ta,
+                                     hint="pass an integer (i64/index) byte address")
                 return PtrFromInt(a, dst)
             if isinstance(src, PtrType):
                 if dst is not I64:
-                    raise self.error("pto.castptr of a pointer gives i64", op)
+                    raise self.error("pto.castptr of a pointer gives i64", op,
+                                     hint="write -> i64 and convert the integer further with an arith cast if needed")
                 return PtrToInt(a)
-            raise self.error("pto.castptr converts between pointers and integers", op)
+            raise self.error("pto.castptr converts between pointers and integers", op,
+                             hint="cast a pointer to i64, an integer to a pointer, or a pointer to another dtype of "
+                                  "the same space")
         if name == "pto.addptr":
             (p, tp), _, (n, tn) = self.value(), self.expect(","), self.value()
             if not isinstance(p.type, PtrType):
-                raise self.error(f"{tp.text} is not a pointer", tp)
+                raise self.error(f"{tp.text} is not a pointer", tp,
+                                 hint="pass a !pto.ptr<...> value as the first operand of pto.addptr")
             if isinstance(n.type, PtrType) or not S.is_int(n.type):
                 raise self.error(f"{tn.text} must be an integer offset", tn,
                                  hint="pass an integer SSA value (i64 or index) as the element offset")
@@ -1946,7 +1990,9 @@ class _Parser:
             elif "." not in key and key != "operandSegmentSizes":
                 raise self.error(f"{op_name or 'this operation'} has no attribute {key!r} (attributes: "
                                  + ", ".join(allowed + ("dialect attributes such as pto.x = ..., which are ignored",))
-                                 + ")", at)
+                                 + ")", at,
+                                 hint="use one of the listed attributes (check the spelling); dialect attributes "
+                                      "carry a prefix such as pto.")
         return kept
 
     def colon_type(self):
@@ -1956,13 +2002,17 @@ class _Parser:
 
     def check_class(self, name, cls, t, tok):
         if isinstance(t, PtrType):
-            raise self.error(f"{name} does not take pointers", tok)
+            raise self.error(f"{name} does not take pointers", tok,
+                             hint="compute on integers: convert the pointer with pto.castptr %p : !pto.ptr<...> -> "
+                                  "i64, or offset it with pto.addptr")
         ok = {"i": S.is_int(t) or S.is_bool(t), "s": t.kind == "s", "u": t.kind in ("u", "b"),
               "f": S.is_float(t)}[cls]
         if not ok:
             need = {"i": "integer", "s": "signed integer (i8..i64, index)", "u": "unsigned integer (ui8..ui64)",
                     "f": "float"}[cls]
-            raise self.error(f"{name} needs {need} operands, got {_tstr(t)}", tok)
+            raise self.error(f"{name} needs {need} operands, got {_tstr(t)}", tok,
+                             hint=f"give the op {need} operands (convert with an arith cast), or use the op for "
+                                  f"{_tstr(t)} (e.g. addf for floats, addi for integers)")
 
     def constant(self, op):
         t = self.next()
@@ -1970,14 +2020,17 @@ class _Parser:
             if self.accept(":"):
                 ty = self.parse_type()
                 if ty is not BOOL:
-                    raise self.error("true/false constants have type i1", t)
+                    raise self.error("true/false constants have type i1", t,
+                                     hint="write : i1, or use 1 / 0 for integer constants")
             return Const(t.text == "true", BOOL)
         if t.kind not in ("int", "float"):
             raise self.expected("a constant value", t)
         self.expect(":", "':' and the constant's type")
         ty = self.parse_type()
         if isinstance(ty, PtrType):
-            raise self.error("arith.constant makes scalars; use pto.castptr for pointers", t)
+            raise self.error("arith.constant makes scalars; use pto.castptr for pointers", t,
+                             hint="make an i64 constant and turn it into a pointer with pto.castptr %c : i64 -> "
+                                  "!pto.ptr<...>")
         try:
             if S.is_float(ty):
                 if t.kind == "int" and t.text.lower().lstrip("-").startswith("0x"):
@@ -2013,7 +2066,9 @@ class _Parser:
         self.typed(p, pt, tp)
         self.check_offset(o, to)
         if not isinstance(pt, PtrType) or isinstance(vt, PtrType) or scalar_type(pt.dtype) is not vt:
-            raise self.error(f"pto.load_scalar of {_tstr(pt)} gives {_tstr(getattr(pt, 'dtype', pt))}", op)
+            raise self.error(f"pto.load_scalar of {_tstr(pt)} gives {_tstr(getattr(pt, 'dtype', pt))}", op,
+                             hint="load through a pointer and write -> the scalar type of its dtype (f16 for "
+                                  "!pto.ptr<f16, ub>)")
         tok = results[0][0]
         reg = Reg(vt, _base_name(tok.text[1:]))
         out.append(Load(reg, p, o, where))
@@ -2031,12 +2086,14 @@ class _Parser:
         self.expect(":", "':'")
         t = self.parse_type()
         if t is not I64:
-            raise self.error("pto.get_spr returns i64", op)
+            raise self.error("pto.get_spr returns i64", op,
+                             hint="write : i64")
         words = SPR_WORDS.get(spr)
         index = _int_text(idx.text)
         if words is None or not 0 <= index < words:
             raise self.error(f"no special register word {spr}[{idx.text}] (readable: "
-                             f"{', '.join(f'{k}[0..{v - 1}]' for k, v in SPR_WORDS.items())})", name)
+                             f"{', '.join(f'{k}[0..{v - 1}]' for k, v in SPR_WORDS.items())})", name,
+                             hint="read one of the listed registers and word indices")
         tok = results[0][0]
         reg = Reg(t, _base_name(tok.text[1:]))
         out.append(ReadSpr(reg, spr, index, where))
@@ -2044,7 +2101,8 @@ class _Parser:
 
     def check_offset(self, o, tok):
         if isinstance(o.type, PtrType) or not S.is_int(o.type):
-            raise self.error(f"{tok.text} must be an integer (index) offset", tok)
+            raise self.error(f"{tok.text} must be an integer (index) offset", tok,
+                             hint="pass an integer offset (index, i32 or i64; an element count)")
 
     def store(self, out, where):
         (x, tx), _, (p, tp) = self.value(), self.expect(","), self.value()
@@ -2059,7 +2117,9 @@ class _Parser:
         self.typed(x, vt, tx)
         self.check_offset(o, to)
         if scalar_type(pt.dtype) is not vt:
-            raise self.error(f"pto.store_scalar into {_tstr(pt)} needs a {_tstr(scalar_type(pt.dtype))} value", tx)
+            raise self.error(f"pto.store_scalar into {_tstr(pt)} needs a {_tstr(scalar_type(pt.dtype))} value", tx,
+                             hint=f"store a {_tstr(scalar_type(pt.dtype))} value (convert it with an arith cast "
+                                  f"first), or use a pointer of the value's dtype")
         out.append(Store(p, o, x, where))
 
     # -- control flow
@@ -2086,7 +2146,8 @@ class _Parser:
             types = self.type_list()
             self.expect(")", "')'")
             if len(types) != len(inits):
-                raise self.error(f"{len(inits)} iter_args but {len(types)} result types", vt)
+                raise self.error(f"{len(inits)} iter_args but {len(types)} result types", vt,
+                                 hint="list one result type per iter_args value")
         else:
             types = []
         t = self.colon_type() if self.at(":") else INDEX
@@ -2114,7 +2175,9 @@ class _Parser:
             vals = self.yield_values(types, ytok)
             body += _parallel_assign(regs, vals, where)
         elif regs and not (body and isinstance(body[-1], (Break, Continue, Return))):
-            raise self.error(f"the loop body must end with scf.yield of {len(regs)} values", self.peek())
+            raise self.error(f"the loop body must end with scf.yield of {len(regs)} values", self.peek(),
+                             hint=f"end the body with scf.yield of the next {len(regs)} iter_args values and their "
+                                  f"types")
         self.expect("}", "'}' at the end of the loop body")
         self.loops.pop()
         self.scopes.pop()
@@ -2132,11 +2195,14 @@ class _Parser:
                 vals.append(self.value())
             ytypes = self.colon_type_list()
             if len(vals) != len(types) or len(ytypes) != len(types):
-                raise self.error(f"scf.yield needs {len(types)} values", ytok)
+                raise self.error(f"scf.yield needs {len(types)} values", ytok,
+                                 hint=f"yield exactly {len(types)} values with their types (scf.yield %a, %b : t1, t2)")
             for (v, tok), ty, yt in zip(vals, types, ytypes):
                 self.typed(v, ty, tok)
         elif self.peek().kind == "value":
-            raise self.error("scf.yield takes no values here", self.peek())
+            raise self.error("scf.yield takes no values here", self.peek(),
+                             hint="write scf.yield without values, or declare iter_args / result types for the loop "
+                                  "or if")
         return [v for v, _ in vals]
 
     def colon_type_list(self):
@@ -2145,7 +2211,8 @@ class _Parser:
 
     def loop_exit(self, name, out, op, where):
         if not self.loops:
-            raise self.error(f"{name} outside a loop", op)
+            raise self.error(f"{name} outside a loop", op,
+                             hint="use it inside an scf.for body (to leave a kernel early, use return)")
         regs = self.loops[-1]
         vals = []
         if self.peek().kind == "value":
@@ -2154,9 +2221,12 @@ class _Parser:
                 vals.append(self.value())
             types = self.colon_type_list()
             if len(types) != len(vals):
-                raise self.error(f"{len(vals)} values but {len(types)} types", op)
+                raise self.error(f"{len(vals)} values but {len(types)} types", op,
+                                 hint="write one type per value")
         if len(vals) != len(regs):
-            raise self.error(f"{name} must carry the loop's {len(regs)} iter_args values", op)
+            raise self.error(f"{name} must carry the loop's {len(regs)} iter_args values", op,
+                             hint=f"pass the loop's {len(regs)} iter_args values (their values at the exit) with "
+                                  f"their types")
         for (v, tok), r in zip(vals, regs):
             self.typed(v, r.type, tok)
         out += _parallel_assign(regs, [v for v, _ in vals], where)
@@ -2186,12 +2256,14 @@ class _Parser:
                 ytok = self.next()
                 body += _parallel_assign(regs, self.yield_values(types, ytok), where)
             elif regs and not (body and isinstance(body[-1], (Break, Continue, Return))):
-                raise self.error(f"each branch must end with scf.yield of {len(regs)} values", self.peek())
+                raise self.error(f"each branch must end with scf.yield of {len(regs)} values", self.peek(),
+                                 hint=f"end each branch with scf.yield of {len(regs)} values and their types")
             self.expect("}", "'}' at the end of the branch")
             self.scopes.pop()
             branches.append(body)
         if regs and len(branches) == 1:
-            raise self.error("an scf.if with results needs an else branch", tc)
+            raise self.error("an scf.if with results needs an else branch", tc,
+                             hint="add an else branch that yields values of the same types")
         out.append(If(c, branches[0], branches[1] if len(branches) == 2 else None, where))
         self.bind_results(results, regs, tc)
 

@@ -300,6 +300,25 @@ def _kernel(body: str, args: str = "%x: !pto.ptr<i32, gm> {pto.shape = [4]}, %n:
     ('%r = pto.get_spr RSVD_CNT[0] : i64\n', 3, 22, "expected a special register name string"),
     ('%r = pto.get_spr "VMS4_SR"[%n] : i64\n', 3, 32, "expected a constant word index"),
     ('%r = pto.get_spr "VMS4_SR"[3] : i32\n', 3, 10, "pto.get_spr returns i64"),
+    ("%a = arith.bitcast %n : i32 to f16\n", 3, 10, "arith.bitcast needs equal widths"),
+    ("%a = arith.constant 1 : i64\n%p = pto.castptr %a : i64 -> !pto.ptr<f32, ub>\n"
+     "%q = pto.castptr %p : !pto.ptr<f32, ub> -> i32\n", 5, 10, "pto.castptr of a pointer gives i64"),
+    ("%a = arith.constant 1.5 : f32\n%p = pto.castptr %a : f32 -> !pto.ptr<f32, ub>\n", 4, 22,
+     "pto.castptr needs an integer address"),
+    ("%a = arith.constant true : i32\n", 3, 25, "true/false constants have type i1"),
+    ("%a = arith.constant 0 : !pto.ptr<f32, ub>\n", 3, 25, "arith.constant makes scalars"),
+    ("%a = arith.addi %x, %x : !pto.ptr<i32, gm>\n", 3, 10, "does not take pointers"),
+    ("%a = arith.sitofp %x : !pto.ptr<i32, gm> to f32\n", 3, 10, "converts scalars"),
+    ("%a#1 = arith.constant 1 : i32\n", 3, 5, "result numbers are only for uses"),
+    ("%c = arith.constant 1 : index\n%r:2 = scf.for %i = %c to %c step %c iter_args(%a = %c) -> (index) {\n"
+     "  scf.yield %a : index\n}\n", 4, 5, "has 1 results, not 2"),
+    ("%a = arith.addi %n#0, %n : i32\n", 3, 21, "has one result; write %n"),
+    ("%c = arith.constant 0 : index\n%r = scf.for %i = %c to %c step %c iter_args(%a = %c) -> (index, index) {\n"
+     "}\n", 4, 18, "1 iter_args but 2 result types"),
+    ("%c = arith.constant 0 : index\n%r = scf.for %i = %c to %c step %c iter_args(%a = %c) -> (index) {\n"
+     "  scf.yield %a, %a : index, index\n}\n", 5, 7, "scf.yield needs 1 values"),
+    ('%a = arith.addi %n, %n loc("k.py":3:1) : i32\n', 3, 28, "expected ':' and a type, found a location"),
+    ("%v = pto.load_scalar %x[%x] : !pto.ptr<i32, gm> -> i32\n", 3, 29, "must be an integer"),
 ])
 def test_parse_errors_give_line_column_and_what_was_expected(body, line, col, message):
     with pytest.raises(AsmParseError, match=message) as ei:
@@ -307,6 +326,7 @@ def test_parse_errors_give_line_column_and_what_was_expected(body, line, col, me
     e = ei.value
     assert (e.line, e.column) == (line, col), str(e)
     assert str(e).startswith(f"bad.pto:{line}:{col}: ")
+    assert e.hint and " Fix: " in str(e), str(e)                  # every parse error says what to do
 
 
 @pytest.mark.parametrize("text,message", [
@@ -320,11 +340,16 @@ def test_parse_errors_give_line_column_and_what_was_expected(body, line, col, me
     ("module {\n  func.func @k() attributes {pto.block_num = \"q\"} {\n    return\n  }\n}\n",
      "not a scalar argument"),
     ("module {\n  func.func @k() {\n    return\n  }\n}\n}", "expected end of input"),
+    ("module {\n  func.func private @k() {\n    return\n  }\n}\n", "defines no kernel"),
+    ("module {\n  func.func @k() {\n    return\n  }\n  func.func @k() {\n    return\n  }\n}\n",
+     "redefinition of function @k"),
+    ("module {\n  func.func @k() {\n    scf.yield\n  }\n}\n", "scf.yield outside a loop or if"),
     ("module {\n  func.func @k(%x: !foo.bar) {\n    return\n  }\n}\n", "unsupported type !foo.bar"),
 ])
 def test_structural_parse_errors(text, message):
-    with pytest.raises(AsmParseError, match=message):
+    with pytest.raises(AsmParseError, match=message) as ei:
         asm.parse(text)
+    assert " Fix: " in str(ei.value), str(ei.value)
 
 
 def test_integer_literals_with_leading_zeros_are_decimal_everywhere():

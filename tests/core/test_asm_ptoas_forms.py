@@ -242,8 +242,9 @@ def test_helpers_return_values_and_are_inlined_at_every_call():
 ])
 def test_func_call_errors(old, new, msg):
     assert old in HELPERS
-    with pytest.raises(AsmParseError, match=msg):
+    with pytest.raises(AsmParseError, match=msg) as ei:
         asm.parse(HELPERS.replace(old, new))
+    assert " Fix: " in str(ei.value), str(ei.value)
 
 
 def test_which_functions_are_kernels():
