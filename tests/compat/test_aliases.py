@@ -153,6 +153,42 @@ def test_te_tik_import_emits_the_deprecation_notice():
     assert "te.tik is deprecated" in out.stderr and "tbe.tik" in out.stderr
 
 
+_TE_TIK_ATTRIBUTE_KERNEL = """
+import numpy as np
+import tbe_compat.aliases; tbe_compat.aliases.install()
+import te.lang.dynamic                                  # the only te import, as CANN's 2021 unsorted_segment.py
+from impl.util.platform_adapter import tik
+ti = tik.Tik()
+cfg = ti.Tensor("int32", (8,), name="cfg", scope=tik.scope_gm)
+y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+cfg_ub = ti.Tensor("int32", (8,), name="cfg_ub", scope=tik.scope_ubuf)
+ti.data_move(cfg_ub, cfg, 0, 1, 1, 0, 0)
+key = ti.Scalar("int32", name="key", init_value=0)
+if isinstance(key, te.tik.api.tik_scalar.Scalar):       # a run-time tiling value: read it from GM
+    key.set_as(cfg_ub[3])
+ti.vec_dup(8, cfg_ub, key, 1, 8)
+ti.data_move(y, cfg_ub, 0, 1, 1, 0, 0)
+ti.BuildCCE("te_attr", inputs=[cfg], outputs=[y])
+out, = ti.tikdb.start_debug({"cfg": np.arange(8, dtype=np.int32) + 40}, interactive=False)
+print(out.tolist())
+"""
+
+
+def test_te_tik_is_an_attribute_of_te_after_other_te_imports():
+    """TE_LAZY_SUBMODULES: CANN operators use ``te.tik`` as an attribute of ``te`` after importing only other
+    ``te`` modules (2021 dynamic unsorted_segment.py: ``isinstance(key, te.tik.api.tik_scalar.Scalar)``); the
+    first access imports it, as CANN's import chain has. A fresh interpreter, so no earlier import helps."""
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", _TE_TIK_ATTRIBUTE_KERNEL], capture_output=True,
+                         text=True, cwd=str(ROOT))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == str([43] * 8)
+    import te
+    from tbe import tik
+    assert te.tik.api.tik_scalar.Scalar is tik.Scalar
+    with pytest.raises(AttributeError, match="module 'te' has no attribute 'tikk'"):
+        te.tikk                                                             # noqa: B018 (other names still fail)
+
+
 def test_install_is_idempotent_and_first_on_sys_path():
     assert aliases.install() == aliases.ALIAS_ROOT
     assert aliases.install() == aliases.ALIAS_ROOT
