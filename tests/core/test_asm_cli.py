@@ -175,3 +175,32 @@ def test_pto_run_an_output_aliased_twice_is_a_usage_error(tmp_path, capsys):
     assert pto_run_main([str(path), *ins, "--alias", "y=a", "--alias", "y=b"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pto-run: error: ") and "output 'y' aliased twice (onto 'a' and 'b')" in err
+
+
+def test_pto_run_says_why_an_input_file_is_not_an_array_without_numpys_allow_pickle_advice(files, capsys):
+    """A text file given as ``--in`` read 'This file contains pickled (object) data. If you trust the file you
+    can load it unsafely using the `allow_pickle=` keyword argument' (numpy's fallback to unpickling): wrong
+    for a text file and unsafe advice. It now says the file is no .npy file, or that a .npy holds an object
+    array (`cli._not_npy_reason`; user404)."""
+    tmp, kernel, x = files
+    (tmp / "text.npy").write_text("1 2 3 4\n5 6 7 8\n")
+    np.save(tmp / "obj.npy", np.array([1, "a"], object), allow_pickle=True)
+    for name, reason in (("text.npy", "it is not a .npy file (it does not start with the .npy magic bytes"),
+                         ("obj.npy", "it holds an object array (pickled Python objects), not numbers")):
+        assert pto_run_main([str(kernel), "--in", f"x={tmp / name}", "--in", "k=1"]) == 2
+        err = capsys.readouterr().err
+        assert reason in err and "allow_pickle" not in err and "Fix: write it with numpy.save(" in err, err
+
+
+def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(files, capsys):
+    """Named choice NOTE_UNSAVED_OUTPUTS: a forgotten --out ran silently (exit 0, nothing written); pto-run now
+    notes it on stderr, exit status unchanged. With --out (any output) or --print there is no note (user404)."""
+    tmp, kernel, x = files
+    xin = f"x={tmp / 'x.npy'}"
+    assert pto_run_main([str(kernel), "--in", xin, "--in", "k=2"]) == 0
+    err = capsys.readouterr().err
+    assert "pto-run: note: the kernel's outputs (y) were computed but not saved (no --out or --print) Fix: add " \
+           "--out NAME=FILE.npy" in err
+    for extra in (["--out", f"y={tmp / 'y.npy'}"], ["--print"]):
+        assert pto_run_main([str(kernel), "--in", xin, "--in", "k=2", *extra]) == 0
+        assert "not saved" not in capsys.readouterr().err
