@@ -575,6 +575,9 @@ def swapped_pointers_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
 
 #: How many ops `move_op_hint` names at most (the first with its signature).
 MOVE_OP_HINT_MAX_OPS = 3
+#: The op names `move_op_hint` suggests from: the moves (MTE and FIXPIPE ``mte_*``, the legacy L0C paths
+#: ``copy_matrix_*``); other two-pointer ops (img2col, load2d, vector ops) compute or re-lay data.
+MOVE_OP_PREFIXES = ("mte_", "copy_matrix_")
 
 
 def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
@@ -582,8 +585,8 @@ def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
     between (``pto.mte_gm_l1(gm_ptr, ub_ptr, ...)``: GM -> UB is ``pto.mte_gm_ub``): names those ops, the
     first with its signature, since the operands differ between moves (``mte_gm_ub`` takes an
     ``l2_cache_ctl`` that ``mte_gm_l1`` does not). None when the op has not exactly two pointer operands,
-    a pointer's space is unknown, the spaces are accepted, or no other op takes them. Vector ops
-    (``ub.*``) are not suggested: they compute, they do not move."""
+    a pointer's space is unknown, the spaces are accepted, or no other move takes them (only
+    `MOVE_OP_PREFIXES` ops are suggested)."""
     ptrs = [(o, getattr(v, "space", None)) for o, v in zip(spec.operands, operands) if o.kind == "ptr"]
     if (len(ptrs) != 2 or any(not o.spaces or s is None for o, s in ptrs)
             or all(s in o.spaces for o, s in ptrs)):
@@ -591,7 +594,7 @@ def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
     spaces = [s for _, s in ptrs]
     found = []
     for name, other in OPS.items():
-        if other is spec or "." in name:
+        if other is spec or not name.startswith(MOVE_OP_PREFIXES):
             continue
         optrs = [o for o in other.operands if o.kind == "ptr"]
         if len(optrs) == 2 and all(o.spaces and s in o.spaces for o, s in zip(optrs, spaces)):
