@@ -204,3 +204,33 @@ def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(file
     for extra in (["--out", f"y={tmp / 'y.npy'}"], ["--print"]):
         assert pto_run_main([str(kernel), "--in", xin, "--in", "k=2", *extra]) == 0
         assert "not saved" not in capsys.readouterr().err
+
+
+def test_pto_run_names_the_pto_file_line_next_to_an_ops_loc(tmp_path, capsys):
+    """Named choice LOC_NAMES_TEXT_LINE: in a file `tik-migrate -o` wrote, each op carries
+    ``loc("script.py":line)``; an error named only the script's line, so a user who edited the .pto file (here:
+    no V -> MTE3 pair) was sent to the Python source. It now names the .pto line too, for the failing op and
+    the earlier op of the Fix; text parsed from a string keeps the loc alone (user404)."""
+    from pto_core import asm, pto
+    from pto_core.errors import HazardError, Provenance
+    with program("k", target="A2A3") as k:
+        x, y = k.gm_arg("x", "f16", (128,)), k.gm_arg("y", "f16", (128,), io="out")
+        u = k.ptr("ub", "f16", 0)
+        with k.at(Provenance("user.py", 7, "tik.data_move")):
+            pto.mte_gm_ub(x, u, 0, 256, nburst=(1, 256, 256))
+        with k.at(Provenance("user.py", 8, "tik.data_move")):
+            pto.mte_ub_gm(u, y, 256, nburst=(1, 256, 256))
+    text = k.program.to_asm(locations=True)
+    lines = text.splitlines()
+    load = 1 + next(i for i, t in enumerate(lines) if "pto.mte_gm_ub" in t)
+    store = 1 + next(i for i, t in enumerate(lines) if "pto.mte_ub_gm" in t)
+    path = tmp_path / "k.pto"
+    path.write_text(text)
+    np.save(tmp_path / "x.npy", np.ones(128, np.float16))
+    assert pto_run_main([str(path), "--in", f"x={tmp_path / 'x.npy'}", "--out", f"y={tmp_path / 'y.npy'}"]) == 1
+    err = capsys.readouterr().err
+    assert f"pto-run: error: user.py:8 in `tik.data_move` ({path}:{store}): " in err, err
+    assert f"pto.mte_gm_ub at user.py:7 (`tik.data_move`) ({path}:{load})" in err, err
+    with pytest.raises(HazardError) as e:             # parsed from a string: no file to point into
+        asm.parse(text).run({"x": np.ones(128, np.float16)})
+    assert str(e.value).startswith("user.py:8 in `tik.data_move`: ") and ".pto" not in str(e.value)
