@@ -1129,7 +1129,17 @@ class _FuncDef(NamedTuple):
     tok: object
 
 
+#: Named choice LOC_NAMES_TEXT_LINE: an op of a PTO-AS *file* that carries a ``loc("script.py":38)`` (what
+#: ``tik-migrate -o`` writes) is reported at the script's line, as written, and also at its own line of the
+#: file, ``script.py:38 in `pto.mte_l0c_gm` (kernel.pto:41)``: a user who edits the file (drops a flag pair,
+#: changes an operand) was sent to the Python line only (user404). Text parsed from a string (`parse`, e.g.
+#: ``tik-migrate --check``) has no file to point into and keeps the loc alone.
+LOC_NAMES_TEXT_LINE = True
+
+
 class _Parser:
+    loc_text_lines = False      # `parse(loc_text_lines=)`: see LOC_NAMES_TEXT_LINE
+
     def __init__(self, text: str, source: str, target=None, kernel: Optional[str] = None,
                  allow_debug_eval: bool = False):
         self.allow_debug_eval = allow_debug_eval
@@ -1362,7 +1372,8 @@ class _Parser:
         line = _int_text(self.expect_kind("int", "a line number").text)
         if self.accept(":"):
             self.expect_kind("int", "a column number")
-        return Provenance(_unquote(f.text), line, call)
+        detail = f"{self.source}:{f.line}" if self.loc_text_lines else ""
+        return Provenance(_unquote(f.text), line, call, detail)
 
     # -- top level
     def parse(self) -> Program:
@@ -2582,7 +2593,7 @@ DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED = True
 
 
 def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optional[str] = None,
-          allow_debug_eval: bool = not DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED) -> Program:
+          allow_debug_eval: bool = not DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED, loc_text_lines: bool = False) -> Program:
     """Parse PTO-AS text into a `Program`.
 
     Args:
@@ -2592,11 +2603,14 @@ def parse(text: str, *, source_name: str = "<pto>", target=None, kernel: Optiona
         kernel: which ``func.func`` to take when the module has several.
         allow_debug_eval: accept ``pto.debug_eval`` ops (Python expressions run by the program): only for
             text you trust (DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED).
+        loc_text_lines: an op with a ``loc("file":line)`` also names its line of this text in its provenance's
+            ``detail`` (`parse_file` sets it: LOC_NAMES_TEXT_LINE).
 
     Raises:
         AsmParseError: with ``line``/``column`` and what was expected.
     """
     p = _Parser(text, source_name, get_target(target) if target is not None else None, kernel, allow_debug_eval)
+    p.loc_text_lines = loc_text_lines
     try:
         return p.parse()
     except RecursionError:
@@ -2626,4 +2640,5 @@ def parse_file(path: str, **kw) -> Program:
                             f"encoding)", line=line, column=column, source_name=source_name,
                             hint="PTO-AS files are UTF-8 text: re-save the file as UTF-8 (or pass the .pto file "
                                  "tik-migrate -o wrote)") from None
+    kw.setdefault("loc_text_lines", LOC_NAMES_TEXT_LINE)
     return parse(text, source_name=source_name, **kw)

@@ -65,13 +65,36 @@ def _load_array(name: str, path: str) -> np.ndarray:
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise ConfigError(f"cannot read input file {path!r} for {name!r}: {getattr(e, 'strerror', None) or e}",
+        why = getattr(e, "strerror", None) or e
+        if isinstance(e, ValueError) and "allow_pickle" in str(e):
+            # numpy's words for any file that is not .npy/.npz: it falls back to unpickling, which
+            # allow_pickle=False refuses, and its message advises allow_pickle=True -- wrong for a text
+            # file and unsafe for a file one does not trust (user404)
+            why = _not_npy_reason(path)
+        raise ConfigError(f"cannot read input file {path!r} for {name!r}: {why}",
                           operand="--in", value=path, hint=fix) from None
     if not isinstance(arr, np.ndarray):          # an .npz archive: np.load gives the archive, not an array
         arr.close()
         raise ConfigError(f"input file {path!r} for {name!r} is an .npz archive, not one array", operand="--in",
                           value=path, hint=fix)
     return arr
+
+
+#: The first bytes of every ``.npy`` file (``numpy.lib.format.MAGIC_PREFIX``).
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def _not_npy_reason(path: str) -> str:
+    """Why numpy refused ``path`` as unpickling: an ``.npy`` holding an object array (its header says
+    so), or no ``.npy``/``.npz`` file at all."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(NPY_MAGIC))
+    except OSError as e:
+        return e.strerror or str(e)
+    if head == NPY_MAGIC:
+        return "it holds an object array (pickled Python objects), not numbers"
+    return f"it is not a .npy file (it does not start with the .npy magic bytes {NPY_MAGIC!r})"
 
 
 def _check_writable(path: str) -> None:
@@ -102,6 +125,13 @@ def _unwritten_output_reports(exe) -> list:
                    f"{first:#x}); they hold the launch fill (0xFF bytes) here, stale memory on a device. Fix: store "
                    f"every output element, or use only the elements the kernel writes")
     return out
+
+
+#: Named choice NOTE_UNSAVED_OUTPUTS: a run with neither ``--out`` nor ``--print`` computes the kernel's
+#: outputs and drops them; pto-run says so on stderr (exit status unchanged: a run only for its checks is
+#: legitimate). Without it a forgotten ``--out`` looked like a successful run that wrote nothing (user404).
+_NO_OUTPUT_NOTE = ("the kernel's outputs ({names}) were computed but not saved (no --out or --print) "
+                   "Fix: add --out NAME=FILE.npy for each output you need, or --print")
 
 
 def pto_run_main(argv: Optional[list] = None) -> int:
@@ -172,6 +202,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
         if args.show:
             for name, arr in results.items():
                 print(f"{name} {arr.dtype} {arr.shape}\n{arr}")
+        elif not outs and results:
+            print(f"pto-run: note: {_NO_OUTPUT_NOTE.format(names=', '.join(results))}", file=sys.stderr)
     except ConfigError as e:
         print(f"pto-run: error: {e}", file=sys.stderr)
         return 2

@@ -57,7 +57,8 @@ def at_site(where: Optional["Provenance"], op_name: str = "") -> str:
     if where is None:
         return ""
     call = f" (`{where.call}`)" if where.call and where.call != op_name else ""
-    return f" at {where.file}:{where.line}{call}"
+    detail = f" ({where.detail})" if where.detail else ""       # e.g. the PTO-AS file's line (LOC_NAMES_TEXT_LINE)
+    return f" at {where.file}:{where.line}{call}{detail}"
 
 
 #: `warn_at`'s `warnings.warn_explicit` registries, one per user file as Python keeps one per module (a registry's

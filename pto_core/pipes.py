@@ -69,7 +69,8 @@ def event_id(value) -> int:
                         hint="write an int 0..7 known when the program is built (or EVENT_ID0 .. EVENT_ID7)")
     if not 0 <= value < NUM_EVENTS:
         raise SyncError(f"event id {value!r} is outside 0..{NUM_EVENTS - 1}", operand="event", value=value,
-                        limit=f"[0, {NUM_EVENTS - 1}]", hint="hardware has 8 event ids per pipe pair")
+                        limit=f"[0, {NUM_EVENTS - 1}]",
+                        hint="use an event id 0..7 (EVENT_ID0 .. EVENT_ID7): the hardware has 8 per pipe pair")
     return value
 
 

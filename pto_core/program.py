@@ -1113,12 +1113,13 @@ def _clause_exprs_into(v, out: list) -> None:
 
 
 def located_op_error(e: PtoError, spec, operands: tuple, where) -> None:
-    """Complete an error an op's checks raised for the call at ``where``: the op's name, the swapped-pointer
-    hint of an `IllegalOperand`, and the user's line (recording, and `Executable._verify_on`, raise it then)."""
+    """Complete an error an op's checks raised for the call at ``where``: the op's name, the space hint of an
+    `IllegalOperand` (swapped pointers, or the move between the given spaces: `registry.space_error_hint`),
+    and the user's line (recording, and `Executable._verify_on`, raise it then)."""
     if e.op is None:
         e.op = spec.asm_name
     if isinstance(e, IllegalOperand):
-        e.hint = registry.swapped_pointers_hint(spec, operands) or e.hint
+        e.hint = registry.space_error_hint(spec, operands) or e.hint
     e.with_where(where)
 
 

@@ -583,12 +583,26 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _output_path_error(path: Optional[str]) -> Optional[ConfigError]:
+    """``-o PATH`` that cannot be written because it is a folder or its folder does not exist, checked
+    before the script runs (as pto-run checks ``--out``): the error only came after the script's whole run
+    and listing (user404). Other write failures (permissions) are still reported when writing."""
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(folder):
+        what = "it is a folder" if os.path.isdir(path) else f"folder {folder!r} does not exist"
+        return ConfigError(f"cannot write {path!r}: {what}", operand="-o", value=path,
+                           hint="give a file path in an existing folder")
+    return None
+
+
 def main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-migrate``; returns the exit status."""
     ns = _parser().parse_intermixed_args(argv)
     err = sys.stderr
     from .cli import script_path_error
-    problem = script_path_error(ns.script)
+    problem = script_path_error(ns.script) or _output_path_error(ns.output)
     if problem:
         print(f"tik-migrate: error: {problem}", file=err)
         return 2

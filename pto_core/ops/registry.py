@@ -573,6 +573,49 @@ def swapped_pointers_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
     return None
 
 
+#: How many ops `move_op_hint` names at most (the first with its signature).
+MOVE_OP_HINT_MAX_OPS = 3
+#: The op names `move_op_hint` suggests from: the moves (MTE and FIXPIPE ``mte_*``, the legacy L0C paths
+#: ``copy_matrix_*``); other two-pointer ops (img2col, load2d, vector ops) compute or re-lay data.
+MOVE_OP_PREFIXES = ("mte_", "copy_matrix_")
+
+
+def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
+    """The fix for a space error of a two-pointer move whose pointers lie in spaces another op moves
+    between (``pto.mte_gm_l1(gm_ptr, ub_ptr, ...)``: GM -> UB is ``pto.mte_gm_ub``): names those ops, the
+    first with its signature, since the operands differ between moves (``mte_gm_ub`` takes an
+    ``l2_cache_ctl`` that ``mte_gm_l1`` does not). None when the op has not exactly two pointer operands,
+    a pointer's space is unknown, the spaces are accepted, or no other move takes them (only
+    `MOVE_OP_PREFIXES` ops are suggested)."""
+    ptrs = [(o, getattr(v, "space", None)) for o, v in zip(spec.operands, operands) if o.kind == "ptr"]
+    if (len(ptrs) != 2 or any(not o.spaces or s is None for o, s in ptrs)
+            or all(s in o.spaces for o, s in ptrs)):
+        return None
+    spaces = [s for _, s in ptrs]
+    found = []
+    for name, other in OPS.items():
+        if other is spec or not name.startswith(MOVE_OP_PREFIXES):
+            continue
+        optrs = [o for o in other.operands if o.kind == "ptr"]
+        if len(optrs) == 2 and all(o.spaces and s in o.spaces for o, s in zip(optrs, spaces)):
+            found.append(other)
+    if not found:
+        return None
+    found.sort(key=lambda o: (not o.name.startswith("mte_"), len(o.name), o.name))
+    found = found[:MOVE_OP_HINT_MAX_OPS]
+    names = " or ".join(o.asm_name for o in found)
+    takes = " -> ".join("/".join(o.spaces) for o, _ in ptrs)
+    return (f"{spec.asm_name} moves {takes}; {spaces[0]} -> {spaces[1]} is {names} (signature: "
+            f"{found[0].signature()}; its operands and units may differ from {spec.asm_name}'s), or pass "
+            f"pointers in the spaces {spec.asm_name} takes")
+
+
+def space_error_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
+    """The fix of an `IllegalOperand` of a call's pointers, if one applies: swapped pointers first
+    (`swapped_pointers_hint`), else another move between the given spaces (`move_op_hint`)."""
+    return swapped_pointers_hint(spec, operands) or move_op_hint(spec, operands)
+
+
 def execute_call(ctx, call: OpCall) -> None:
     """Run one validated call on ``ctx`` (an `ExecContext`), attaching provenance to errors."""
     spec = call.spec
@@ -679,7 +722,7 @@ def dispatch(name: str, args: tuple, kwargs: dict):
         if e.op is None:
             e.op = asm_name
         if isinstance(e, IllegalOperand):
-            e.hint = swapped_pointers_hint(spec, call.operands) or e.hint
+            e.hint = space_error_hint(spec, call.operands) or e.hint
         e.with_where(where)
         raise
     return None

@@ -111,6 +111,13 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
             raise tik._error(f"outputs[{i}] is an InputScalar; outputs are GM tensors", operand=f"outputs[{i}]",
                              value=x.name)
         _check_gm(tik, x, f"outputs[{i}]")
+        first = next((j for j, o in enumerate(outs[:i]) if o is x), None)    # views of one tensor: distinct outputs
+        if first is not None:       # start_debug returns one array per entry: the user's unpacking shifts
+            raise tik._error(f"outputs[{i}] (tensor {x.name!r}) is outputs[{first}] again: an output is listed once",
+                             operand=f"outputs[{i}]", value=x.name,
+                             hint="list each output tensor once (BuildCCE argument names are unique, tik_api.md "
+                                  "§3.2); start_debug returns one array per listed output, so a repeated one "
+                                  "hands the next output's place to a copy of it")
     feed = ins + [s for s in flow if all(s is not x for x in ins)]
     if len(feed) + len(outs) > MAX_ARGS:
         raise tik._error(f"{len(feed) + len(outs)} kernel arguments exceed the limit {MAX_ARGS}",

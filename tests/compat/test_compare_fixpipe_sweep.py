@@ -200,3 +200,20 @@ def test_the_guide_shows_the_table_the_tool_prints(rows):
     want = S.format_sweep(rows, "md", summarize=True)
     assert shown.strip() == want.strip(), ("migration_guide/fixpipe_compare.md is stale: regenerate with "
                                            "`tik-compare-fixpipe --sweep --summary --format md`")
+
+
+def test_the_guides_fp19_scale_values_are_the_truncated_f32_values():
+    """Difference 2 of the guide quoted FP19(3e-05) as 2.9981e-05 (the float16 value's digits); the truncated
+    f32 is 2.9996e-05 (the sweep's own row says 2.9996037483215332e-05; user404). Checked here by bit
+    truncation, independently of the simulator's FP19 code."""
+    text = open(GUIDE, encoding="utf-8").read()
+
+    def fp19(x):
+        return float((np.array(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32))
+    m = re.search(r"`0\.3` means\s+([0-9.e-]+) in legacy and ([0-9.e-]+) in FIXPIPE", text)
+    assert m and float(m.group(1)) == float(np.float16(0.3)) and float(m.group(2)) == fp19(0.3)
+    m = re.search(r"`3e-05` \(f16-subnormal ([0-9.e-]+) against FP19 ([0-9.e-]+)\)", text)
+    assert m, "the guide's 3e-05 example moved"
+    for quoted, exact in ((m.group(1), float(np.float16(3e-05))), (m.group(2), fp19(3e-05))):
+        digits = len(quoted.split("e")[0].replace(".", "").lstrip("0")) - 1
+        assert float(quoted) == float(f"{exact:.{digits}e}"), (quoted, exact)

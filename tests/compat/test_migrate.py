@@ -612,3 +612,15 @@ def test_hand_written_set_flag_and_wait_flag_rows_say_why_they_record_nothing(tm
     notes = {r.api: r.note for r in rows if r.api in ("tik.set_flag", "tik.wait_flag")}
     assert len(notes) == 2
     assert all("TIK_USER_FLAGS_NO_EFFECT" in n and "auto-sync" in n for n in notes.values())
+
+
+def test_cli_an_unwritable_output_path_is_refused_before_the_script_runs(tmp_path, capsys):
+    """`-o missing/k.pto` ran the script and printed the whole listing before the error (user404); pto-run
+    checks its --out folders before the run too."""
+    script = tmp_path / "side_effect.py"
+    script.write_text("open(__file__ + '.ran', 'w').close()\n" + open(_script(tmp_path, names=("k1",))).read())
+    for bad, why in ((tmp_path / "no" / "k.pto", "does not exist"), (tmp_path, "it is a folder")):
+        assert main([str(script), "-o", str(bad)]) == 2
+        captured = capsys.readouterr()
+        assert why in captured.err and "Fix: give a file path in an existing folder" in captured.err
+        assert captured.out == "" and not (tmp_path / "side_effect.py.ran").exists()

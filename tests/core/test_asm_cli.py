@@ -175,3 +175,62 @@ def test_pto_run_an_output_aliased_twice_is_a_usage_error(tmp_path, capsys):
     assert pto_run_main([str(path), *ins, "--alias", "y=a", "--alias", "y=b"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pto-run: error: ") and "output 'y' aliased twice (onto 'a' and 'b')" in err
+
+
+def test_pto_run_says_why_an_input_file_is_not_an_array_without_numpys_allow_pickle_advice(files, capsys):
+    """A text file given as ``--in`` read 'This file contains pickled (object) data. If you trust the file you
+    can load it unsafely using the `allow_pickle=` keyword argument' (numpy's fallback to unpickling): wrong
+    for a text file and unsafe advice. It now says the file is no .npy file, or that a .npy holds an object
+    array (`cli._not_npy_reason`; user404)."""
+    tmp, kernel, x = files
+    (tmp / "text.npy").write_text("1 2 3 4\n5 6 7 8\n")
+    np.save(tmp / "obj.npy", np.array([1, "a"], object), allow_pickle=True)
+    for name, reason in (("text.npy", "it is not a .npy file (it does not start with the .npy magic bytes"),
+                         ("obj.npy", "it holds an object array (pickled Python objects), not numbers")):
+        assert pto_run_main([str(kernel), "--in", f"x={tmp / name}", "--in", "k=1"]) == 2
+        err = capsys.readouterr().err
+        assert reason in err and "allow_pickle" not in err and "Fix: write it with numpy.save(" in err, err
+
+
+def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(files, capsys):
+    """Named choice NOTE_UNSAVED_OUTPUTS: a forgotten --out ran silently (exit 0, nothing written); pto-run now
+    notes it on stderr, exit status unchanged. With --out (any output) or --print there is no note (user404)."""
+    tmp, kernel, x = files
+    xin = f"x={tmp / 'x.npy'}"
+    assert pto_run_main([str(kernel), "--in", xin, "--in", "k=2"]) == 0
+    err = capsys.readouterr().err
+    assert "pto-run: note: the kernel's outputs (y) were computed but not saved (no --out or --print) Fix: add " \
+           "--out NAME=FILE.npy" in err
+    for extra in (["--out", f"y={tmp / 'y.npy'}"], ["--print"]):
+        assert pto_run_main([str(kernel), "--in", xin, "--in", "k=2", *extra]) == 0
+        assert "not saved" not in capsys.readouterr().err
+
+
+def test_pto_run_names_the_pto_file_line_next_to_an_ops_loc(tmp_path, capsys):
+    """Named choice LOC_NAMES_TEXT_LINE: in a file `tik-migrate -o` wrote, each op carries
+    ``loc("script.py":line)``; an error named only the script's line, so a user who edited the .pto file (here:
+    no V -> MTE3 pair) was sent to the Python source. It now names the .pto line too, for the failing op and
+    the earlier op of the Fix; text parsed from a string keeps the loc alone (user404)."""
+    from pto_core import asm, pto
+    from pto_core.errors import HazardError, Provenance
+    with program("k", target="A2A3") as k:
+        x, y = k.gm_arg("x", "f16", (128,)), k.gm_arg("y", "f16", (128,), io="out")
+        u = k.ptr("ub", "f16", 0)
+        with k.at(Provenance("user.py", 7, "tik.data_move")):
+            pto.mte_gm_ub(x, u, 0, 256, nburst=(1, 256, 256))
+        with k.at(Provenance("user.py", 8, "tik.data_move")):
+            pto.mte_ub_gm(u, y, 256, nburst=(1, 256, 256))
+    text = k.program.to_asm(locations=True)
+    lines = text.splitlines()
+    load = 1 + next(i for i, t in enumerate(lines) if "pto.mte_gm_ub" in t)
+    store = 1 + next(i for i, t in enumerate(lines) if "pto.mte_ub_gm" in t)
+    path = tmp_path / "k.pto"
+    path.write_text(text)
+    np.save(tmp_path / "x.npy", np.ones(128, np.float16))
+    assert pto_run_main([str(path), "--in", f"x={tmp_path / 'x.npy'}", "--out", f"y={tmp_path / 'y.npy'}"]) == 1
+    err = capsys.readouterr().err
+    assert f"pto-run: error: user.py:8 in `tik.data_move` ({path}:{store}): " in err, err
+    assert f"pto.mte_gm_ub at user.py:7 (`tik.data_move`) ({path}:{load})" in err, err
+    with pytest.raises(HazardError) as e:             # parsed from a string: no file to point into
+        asm.parse(text).run({"x": np.ones(128, np.float16)})
+    assert str(e.value).startswith("user.py:8 in `tik.data_move`: ") and ".pto" not in str(e.value)

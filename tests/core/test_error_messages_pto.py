@@ -107,3 +107,34 @@ def test_swapped_source_and_destination_pointers_get_a_fix_naming_the_order():
         g = k.gm_arg("g", "f16", (128,))
         with pytest.raises(IllegalOperand, match="look swapped"):
             pto.mte_gm_ub(k.ptr("ub", "f16", 0), g, 0, 256, nburst=(1, 256, 256))
+
+
+def test_a_move_given_pointers_of_other_spaces_names_the_move_between_them():
+    """A user migrating ``data_move(ub, x_gm, ...)`` picks ``pto.mte_gm_l1`` for a UB destination: the Fix named
+    only the space ('use one of l1'); it now names the move between the given spaces, with its signature (the
+    operands differ: ``mte_gm_ub`` takes an ``l2_cache_ctl``), eager, recorded and in a TIK kernel alike
+    (`registry.move_op_hint`; user404)."""
+    import numpy as np
+    from pto_core import Machine, pto
+    from pto_core.errors import IllegalOperand
+    from pto_core.program import program
+    m = Machine("A2A3")
+    x = m.gm_tensor(np.ones(256, np.float16), name="x")
+    ub, l1 = m.ptr("ub", "f16", 0), m.ptr("l1", "f16", 0)
+    with pytest.raises(IllegalOperand) as e:
+        pto.mte_gm_l1(x, ub, 512, nburst=(1, 512, 512))
+    assert e.value.hint.startswith("pto.mte_gm_l1 moves gm -> l1; gm -> ub is pto.mte_gm_ub (signature: "
+                                   "pto.mte_gm_ub src, dst, l2_cache_ctl, len_burst"), e.value.hint
+    with pytest.raises(IllegalOperand) as e:          # one pointer wrong: L1 -> UB is its own move
+        pto.mte_gm_ub(l1, ub, 0, 256, nburst=(1, 256, 256))
+    assert "l1 -> ub is pto.mte_l1_ub" in e.value.hint
+    with pytest.raises(IllegalOperand) as e:          # swapped pointers keep their own Fix
+        pto.mte_gm_l1(l1, x, 512, nburst=(1, 512, 512))
+    assert "look swapped" in e.value.hint and "is pto." not in e.value.hint
+    with pytest.raises(IllegalOperand) as e:          # no op moves l0a -> l0b: the usual Fix stays
+        pto.mte_l1_l0b(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), 0, 0, 1, 1, 1, 1)
+    assert " moves " not in str(e.value)
+    with program("wrong_move", target="A2A3") as k:    # recorded calls too
+        g = k.gm_arg("g", "f16", (256,))
+        with pytest.raises(IllegalOperand, match=r"gm -> ub is pto\.mte_gm_ub"):
+            pto.mte_gm_l1(g, k.ptr("ub", "f16", 0), 512, nburst=(1, 512, 512))

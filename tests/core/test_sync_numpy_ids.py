@@ -75,3 +75,12 @@ def test_eager_flag_with_a_constant_of_another_type_is_named_a_type_mistake(bad)
         with pytest.raises(SyncError, match=r"event id must be an int 0\.\.7 or 'EVENT_IDn', got ") as info:
             op("V", "MTE3", bad)
         assert "set_flag_dyn" not in str(info.value) and "test_sync_numpy_ids.py" in str(info.value)
+
+
+def test_an_event_id_out_of_range_gets_a_fix_that_says_what_to_write():
+    """The Fix read 'hardware has 8 event ids per pipe pair': a fact, not what to write (user404)."""
+    Machine("A2A3")
+    with pytest.raises(SyncError) as e:
+        pto.set_flag("MTE2", "V", 9)
+    assert "event id 9 is outside 0..7" in str(e.value)
+    assert e.value.hint.startswith("use an event id 0..7 (EVENT_ID0 .. EVENT_ID7)")

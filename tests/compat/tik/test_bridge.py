@@ -373,3 +373,14 @@ def test_a_tik_view_or_the_tik_instance_passed_as_a_pointer():
     with raises_tik(IllegalOperand, match="expects a pointer") as e:
         pto.mte_gm_ub(x.pto_ptr(), ti, 0, 32, nburst=(1, 32, 32))
     assert "tensor.pto_ptr()" not in str(e.value)
+
+
+def test_a_pto_move_into_the_wrong_space_names_the_move_between_the_tensors_spaces():
+    """``pto.mte_gm_l1(x.pto_ptr(), ub.pto_ptr(), ...)`` in a mixed kernel: the TIK error's Fix names
+    ``pto.mte_gm_ub`` with its signature (it said 'use one of l1'; `registry.move_op_hint`, user404)."""
+    ti = tik.Tik()
+    x, _, ub = _copy_kernel(ti)
+    with raises_tik(IllegalOperand, match=r"gm -> ub is pto\.mte_gm_ub \(signature: pto\.mte_gm_ub src, dst, "
+                                          r"l2_cache_ctl, len_burst") as e:
+        pto.mte_gm_l1(x.pto_ptr(), ub.pto_ptr(), 2 * N, nburst=(1, 2 * N, 2 * N))
+    assert "test_bridge.py" in str(e.value) and "use one of l1" not in str(e.value)

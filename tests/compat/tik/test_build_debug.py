@@ -609,3 +609,24 @@ def test_an_int_fed_to_a_float_input_scalar_is_rounded_once():
         build(ti, "isc_float", [s], [out])
         got = run(ti, {"isc": v})[0]
         assert (got == np.array(want, dtype=dt)).all(), (dt, v, got[0])
+
+
+def test_an_output_listed_twice_is_refused_at_buildcce():
+    """``outputs=[y, y]`` (meant: ``[y, st]``) was accepted: start_debug returned y twice and the script's
+    ``y, st = ...`` silently compared the wrong array (user404). tik_api.md §3.2: argument names are unique.
+    A tensor that is both an input and an output (in-place) stays legal, and so do different views of one tensor
+    (test_outputs_in_order_with_view_shapes_and_gm_patterns)."""
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    with raises_tik(IllegalOperand, match=r"outputs\[1\] \(tensor 'y'\) is outputs\[0\] again") as e:
+        ti.BuildCCE(kernel_name="k", inputs=[x], outputs=[y, y])
+    assert "Fix: list each output tensor once" in str(e.value)
+    with raises_tik(IllegalOperand, match=r"outputs\[2\] \(tensor 'y'\) is outputs\[0\] again"):
+        ti.BuildCCE(kernel_name="k", inputs=[x], outputs=[y, x, y])
+    ti.BuildCCE(kernel_name="k", inputs=[x, y], outputs=[y, y[0:8]])          # in place, and a view: fine
+    assert [o.shape for o in ti.tikdb.start_debug({"x": np.ones(16, np.float16), "y": np.zeros(16, np.float16)},
+                                                  interactive=False)] == [(16,), (8,)]
