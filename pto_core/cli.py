@@ -45,17 +45,20 @@ def _load_inputs(prog, pairs) -> dict:
         except UnknownName as e:                    # a usage error: the command line names no such argument
             raise ConfigError(e.message, operand="--in", value=name, limit=e.limit) from None
         if name in inputs:
-            raise ConfigError(f"input {name!r} given twice", operand="--in", value=name)
+            raise ConfigError(f"input {name!r} given twice", operand="--in", value=name,
+                              hint=f"give --in {name}=... once")
         if isinstance(arg, GmArg):
             if not os.path.exists(value):
-                raise ConfigError(f"input file {value!r} for {name!r} does not exist", operand="--in", value=value)
+                raise ConfigError(f"input file {value!r} for {name!r} does not exist", operand="--in", value=value,
+                                  hint=f"pass the path of an existing .npy file: --in {name}=FILE.npy")
             inputs[name] = _load_array(name, value)
         else:
             try:
                 inputs[name] = _scalar(value)
             except ValueError:
                 raise ConfigError(f"scalar argument {name!r} needs a number, got {value!r}", operand="--in",
-                                  value=value) from None
+                                  value=value,
+                                  hint=f"pass an int or float literal: --in {name}=3 or --in {name}=0.5") from None
     return inputs
 
 
@@ -160,7 +163,9 @@ def pto_run_main(argv: Optional[list] = None) -> int:
     from .asm import parse_file
     try:
         if not os.path.exists(args.kernel):
-            raise ConfigError(f"kernel file {args.kernel!r} does not exist", operand="kernel", value=args.kernel)
+            raise ConfigError(f"kernel file {args.kernel!r} does not exist", operand="kernel", value=args.kernel,
+                              hint="pass the path of an existing PTO-AS file (a relative path starts at the current "
+                                   "directory)")
         if args.target is not None:                 # a bad option is a usage error (exit 2), as --soc of tik-run
             try:
                 get_target(args.target)
@@ -176,7 +181,9 @@ def pto_run_main(argv: Optional[list] = None) -> int:
                 named = ", ".join(outputs)
                 raise ConfigError(f"{name!r} is not an output of kernel {prog.name!r} "
                                   f"({'its outputs: ' + named if named else 'it has no outputs'})",
-                                  operand="--out", value=name, limit=named or "(no outputs)")
+                                  operand="--out", value=name, limit=named or "(no outputs)",
+                                  hint=(f"write --out NAME=FILE.npy with NAME one of {named}" if named
+                                        else "drop --out: the kernel writes no GM output"))
         for _, path in outs:
             _check_writable(path)
         exe = prog.compile()

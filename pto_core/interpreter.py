@@ -422,7 +422,8 @@ class Probe:
     def __post_init__(self):
         if self.when not in ("before", "after"):
             raise ConfigError(f"probe when={self.when!r} is not 'before' or 'after'", operand="when",
-                              value=self.when, limit="'before' or 'after'")
+                              value=self.when, limit="'before' or 'after'",
+                              hint="pass when=\"before\" or when=\"after\"")
 
 
 def _parent_counts(exprs: list) -> tuple:
@@ -1337,7 +1338,8 @@ class Executable:
                                   hint=f"omit cores= (pto-run: --cores) or pass {n}; to launch only blocks "
                                        f"0..N-1 of the {n}, pass block_dim=N (pto-run: --block-dim N)")
         if n < 1:
-            raise ConfigError(f"the kernel needs at least one core, got {n}", operand="cores", value=n)
+            raise ConfigError(f"the kernel needs at least one core, got {n}", operand="cores", value=n,
+                              hint="pass cores >= 1, or a block_num scalar argument >= 1")
         if n > MAX_LAUNCH_BLOCKS:
             raise ConfigError(f"kernel {self.program.name!r} launches {n} blocks; a launch takes at most "
                               f"{MAX_LAUNCH_BLOCKS}", operand="cores", value=n, limit=f"[1, {MAX_LAUNCH_BLOCKS}]",
@@ -1384,7 +1386,8 @@ class Executable:
         prog = self.program
         inputs = dict(inputs or {})
         if order not in ("sequential", "random"):
-            raise ConfigError(f"order={order!r} is not 'sequential' or 'random'", operand="order", value=order)
+            raise ConfigError(f"order={order!r} is not 'sequential' or 'random'", operand="order", value=order,
+                              hint="pass order=\"sequential\" or order=\"random\" (pto-run: --order)")
         self._check_inputs(inputs)
         n = self._launch_width(inputs, cores)
         if block_dim is not None:
@@ -1392,7 +1395,9 @@ class Executable:
         own = machine is None
         if not own and len(machine.cores) < n:
             raise ConfigError(f"machine has {len(machine.cores)} cores, the kernel needs {n}", operand="machine",
-                              value=len(machine.cores), limit=n)
+                              value=len(machine.cores), limit=n,
+                              hint=f"pass a Machine with at least {n} cores (Machine(target, cores={n})), or omit "
+                                   "machine=")
         if not own:
             self._verify_on(machine.target)
         aliases = self._aliases(alias or {})
@@ -1522,7 +1527,9 @@ class Executable:
                                   hint="map the output's name to the name of the input it shares memory with")
             if a.fill == "zero" or a.init is not None or a.shape is None:
                 raise ConfigError(f"alias {o!r} -> {i!r}: {o!r} is cleared or initialised before launch (or has "
-                                  f"no shape), so it cannot share the input's data", operand="alias", value=(o, i))
+                                  f"no shape), so it cannot share the input's data", operand="alias", value=(o, i),
+                                  hint="declare the output without fill=\"zero\" or init= and with a shape, or drop "
+                                       "the alias")
             if b.shape is not None and a.nbytes > b.nbytes:
                 raise ConfigError(f"alias {o!r} -> {i!r}: the output needs {a.nbytes} B, the input has {b.nbytes} B",
                                   operand="alias", value=(o, i), limit=f"<= {b.nbytes} B")
@@ -1771,11 +1778,13 @@ def _scalar_input(a: ScalarArg, value):
         value = value.item()
     if S.is_float(t):
         if not isinstance(value, (int, float)):
-            raise ConfigError(f"scalar argument {a.name!r} needs a number, got {value!r}", operand=a.name)
+            raise ConfigError(f"scalar argument {a.name!r} needs a number, got {value!r}", operand=a.name,
+                              hint="pass a Python int or float (or numpy number) for a float scalar argument")
         return S.normalize(value, t)
     if isinstance(value, float) or not isinstance(value, (int, bool)):
         raise ConfigError(f"scalar argument {a.name!r} ({t.pto_name}) needs an integer, got {value!r}",
-                          operand=a.name, value=value)
+                          operand=a.name, value=value,
+                          hint="pass a Python int (or numpy integer) for an integer scalar argument")
     lo, hi = S.int_bounds(t)
     if not lo <= int(value) <= hi:
         raise ConfigError(f"scalar argument {a.name!r} = {value} does not fit {t.pto_name}", operand=a.name,
@@ -1811,7 +1820,9 @@ def _init_data(a: GmArg):
         raise ConfigError(f"init of {a.name!r} has {vals.size} values, the tensor has {a.count}", operand=a.name,
                           value=vals.size, limit=a.count)
     if a.dtype.bits < 8:
-        raise ConfigError(f"init= is not supported for packed type {a.dtype.name}", operand=a.name)
+        raise ConfigError(f"init= is not supported for packed type {a.dtype.name}", operand=a.name,
+                          hint="fill the packed tensor from a kernel input instead, or declare it with a byte-sized "
+                               "dtype")
     if a.dtype.is_float and vals.dtype.kind in "biuf":
         # one round-to-nearest-even from the exact value (a bf16 cast through float32 would round twice, and
         # numpy warns on overflow where the conversion is simply inf), as a float Scalar's init_value rounds

@@ -68,14 +68,16 @@ def inner_box(layout: str, dt, fractal: int = 512) -> tuple:
     if fractal == 512:
         c0 = d.c0
         return (16, c0) if row_inner else (c0, 16)
-    raise IllegalOperand(f"fractal size {fractal} is not one of 512, 1024, 32", operand="fractal", value=fractal)
+    raise IllegalOperand(f"fractal size {fractal} is not one of 512, 1024, 32", operand="fractal", value=fractal,
+                         hint="pass fractal=512 (the default), 1024 or 32")
 
 
 def check_shape(layout: str, rows: int, cols: int, dt, fractal: int = 512) -> tuple:
     """Validate that ``rows x cols`` is a whole number of inner boxes; return ``(IR, IC)``."""
     ir, ic = inner_box(layout, dt, fractal)
     if rows <= 0 or cols <= 0:
-        raise IllegalOperand(f"tile shape {rows}x{cols} must be positive", operand="shape", value=(rows, cols))
+        raise IllegalOperand(f"tile shape {rows}x{cols} must be positive", operand="shape", value=(rows, cols),
+                             hint="give rows and cols >= 1")
     if rows % ir or cols % ic:
         raise IllegalOperand(f"tile shape {rows}x{cols} is not a multiple of the {layout} inner box {ir}x{ic} "
                              f"for {_dtype(dt).name} ({fractal} B fractals)", operand="shape", value=(rows, cols),

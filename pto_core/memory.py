@@ -98,19 +98,26 @@ class MachineOptions:
 
     def __post_init__(self):
         if self.hazard_same_pipe not in ("ordered", "barrier"):
-            raise ConfigError(f"hazard_same_pipe={self.hazard_same_pipe!r} is not one of ordered, barrier")
+            raise ConfigError(f"hazard_same_pipe={self.hazard_same_pipe!r} is not one of ordered, barrier",
+                              hint="pass hazard_same_pipe=\"ordered\" or \"barrier\"")
         if self.gm_races not in ("warn", "record", "raise", "off"):
-            raise ConfigError(f"gm_races={self.gm_races!r} is not one of warn, record, raise, off")
+            raise ConfigError(f"gm_races={self.gm_races!r} is not one of warn, record, raise, off",
+                              hint="pass gm_races=\"warn\", \"record\", \"raise\" or \"off\"")
         if self.uninitialized not in ("record", "warn", "raise", "off"):
-            raise ConfigError(f"uninitialized={self.uninitialized!r} is not one of record, warn, raise, off")
+            raise ConfigError(f"uninitialized={self.uninitialized!r} is not one of record, warn, raise, off",
+                              hint="pass uninitialized=\"record\", \"warn\", \"raise\" or \"off\"")
         if self.fill not in ("pattern", "zero", "random"):
-            raise ConfigError(f"fill={self.fill!r} is not one of pattern, zero, random")
+            raise ConfigError(f"fill={self.fill!r} is not one of pattern, zero, random",
+                              hint="pass fill=\"pattern\", \"zero\" or \"random\"")
         if not 0 <= int(self.fill_byte) <= 255:
-            raise ConfigError(f"fill_byte={self.fill_byte!r} is not a byte value 0..255")
+            raise ConfigError(f"fill_byte={self.fill_byte!r} is not a byte value 0..255",
+                              hint="pass an int fill_byte in [0, 255]")
         if self.gm_fill_byte is not None and not 0 <= int(self.gm_fill_byte) <= 255:
-            raise ConfigError(f"gm_fill_byte={self.gm_fill_byte!r} is not a byte value 0..255 (or None)")
+            raise ConfigError(f"gm_fill_byte={self.gm_fill_byte!r} is not a byte value 0..255 (or None)",
+                              hint="pass an int gm_fill_byte in [0, 255], or None")
         if self.overflow_mode not in (None, "saturation", "inf_nan"):
-            raise ConfigError(f"overflow_mode={self.overflow_mode!r} is not None, 'saturation' or 'inf_nan'")
+            raise ConfigError(f"overflow_mode={self.overflow_mode!r} is not None, 'saturation' or 'inf_nan'",
+                              hint="pass overflow_mode=None (the chip's default), \"saturation\" or \"inf_nan\"")
 
 
 # ----------------------------------------------------------------------------- buffers
@@ -536,7 +543,7 @@ class Machine:
         self.target: ChipProfile = get_target(target)
         self.options = options or MachineOptions()
         if int(cores) < 1:
-            raise ConfigError(f"cores={cores} must be >= 1", operand="cores", value=cores)
+            raise ConfigError(f"cores={cores} must be >= 1", operand="cores", value=cores, hint="pass cores >= 1")
         #: the contents of ``fill="random"`` buffers, by their place in one seeded stream (`RandomFill`)
         self.random_fill = RandomFill(self.options.seed)
         self.gm = GlobalMemory(self)

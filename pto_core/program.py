@@ -553,10 +553,13 @@ class GmArg(PtrExpr):
             raise IllegalOperand(f"io={io!r} is not one of in, out, inout, workspace", operand=name, value=io,
                                  hint="use pto.io = \"in\", \"out\", \"inout\" or \"workspace\"")
         if fill not in (None, "zero", "pattern", "random"):
-            raise IllegalOperand(f"fill={fill!r} is not one of zero, pattern, random", operand=name, value=fill)
+            raise IllegalOperand(f"fill={fill!r} is not one of zero, pattern, random", operand=name, value=fill,
+                                 hint="use fill=\"zero\", \"pattern\" or \"random\" (or leave fill out)")
         if init is not None and io in ("in", "inout"):
             raise IllegalOperand(f"GM argument {name!r} is an input; init= applies to out/workspace tensors",
-                                 operand=name)
+                                 operand=name,
+                                 hint="drop init= (inputs come from the caller), or declare the tensor io=\"out\" or "
+                                      "\"workspace\"")
         self.io, self.fill = io, fill
         self.init = None if init is None else _gm_init(name, init)
 
@@ -564,7 +567,8 @@ class GmArg(PtrExpr):
     def count(self) -> int:
         if self.shape is None:
             raise IllegalOperand(f"GM argument {self.name!r} is a host buffer: its size is known only at run time",
-                                 operand=self.name)
+                                 operand=self.name,
+                                 hint="give the GM argument a shape, or read its size from a scalar argument")
         return int(np.prod(self.shape)) if self.shape else 1
 
     @property
@@ -1533,7 +1537,8 @@ class Builder:
         t = scalar_type(dtype) if dtype is not None else \
             (INDEX if not bounds else _common(*[b.type for b in bounds]))
         if not S.is_int(t):
-            raise IllegalOperand(f"loop bounds must be integers, got {t.pto_name}", operand="for", value=t.pto_name)
+            raise IllegalOperand(f"loop bounds must be integers, got {t.pto_name}", operand="for", value=t.pto_name,
+                                 hint="give the loop integer bounds (cast float values to an integer type)")
         if block_num is not None:
             return self._multicore_loop(lo, hi, step, block_num, t, name)
         step_t = cast(as_expr(step, t), t)
@@ -1569,10 +1574,12 @@ class Builder:
         if isinstance(block_num, int):
             if block_num < 1 or not (isinstance(hi, int) and hi == block_num):
                 raise IllegalOperand(f"multi-core loop: end {hi!r} must equal block_num {block_num}",
-                                     operand="block_num", value=block_num)
+                                     operand="block_num", value=block_num,
+                                     hint=f"write k.for_(0, {block_num}, block_num={block_num})")
         elif not (isinstance(block_num, ScalarArg) and hi is block_num):
             raise IllegalOperand("block_num must be an int or a scalar argument that is also the loop end",
-                                 operand="block_num", value=repr(block_num))
+                                 operand="block_num", value=repr(block_num),
+                                 hint="write k.for_(0, n, block_num=n) with n an int or the same scalar argument")
         if self._multicore and not _same_block_num(self.program.block_num, block_num):
             raise UnsupportedOp(f"a second multi-core loop with block_num {block_num!r} after one with "
                                 f"{self.program.block_num!r}: one launch has one block count, and how a kernel "
@@ -1741,7 +1748,8 @@ def _coerce_operand(o: registry.Operand, v):
         v = ptr_const(v)
     if kind == "ptrs":
         if not isinstance(v, (tuple, list)):
-            raise IllegalOperand(f"expects a list of pointers, got {v!r}", operand=o.name, value=repr(v))
+            raise IllegalOperand(f"expects a list of pointers, got {v!r}", operand=o.name, value=repr(v),
+                                 hint="pass a list or tuple of pointers: [p0, p1, ...]")
         return tuple(_coerce_operand(registry.Operand(o.name, "ptr", o.spaces), x) for x in v)
     if kind == "ptr":
         if not isinstance(v, PtrExpr):
@@ -1753,7 +1761,8 @@ def _coerce_operand(o: registry.Operand, v):
         return v
     if kind in ("pipe", "bufpipe"):
         if isinstance(v, Expr):
-            raise IllegalOperand("pipe operands must be constants", operand=o.name, value=repr(v))
+            raise IllegalOperand("pipe operands must be constants", operand=o.name, value=repr(v),
+                                 hint="pass the pipe by name (e.g. \"PIPE_MTE2\"), not a run-time value")
         return pipe_name(v, allow_all=True) if kind == "pipe" else sync_op_pipe(v)
     if kind == "event":
         if isinstance(v, Expr):
@@ -1761,7 +1770,8 @@ def _coerce_operand(o: registry.Operand, v):
         return event_id(int(v) if isinstance(v, np.integer) else v)   # np.int64(1) is event id 1
     if isinstance(v, Expr):
         if v.is_ptr:
-            raise IllegalOperand("expects a scalar, got a pointer", operand=o.name, value=repr(v))
+            raise IllegalOperand("expects a scalar, got a pointer", operand=o.name, value=repr(v),
+                                 hint="pass a scalar (an int or a scalar expression), not a pointer")
         if kind == "int":
             return _int_expr(o, v)
         if kind == "float":

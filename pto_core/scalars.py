@@ -504,7 +504,9 @@ def bitcast(x, src: DType, dst: DType):
     """Reinterpret the bits of ``x`` (type ``src``) as type ``dst`` (same width)."""
     if src.bits != dst.bits:
         raise IllegalOperand(f"bitcast needs equal widths, got {src.name} ({src.bits} bits) and {dst.name} "
-                             f"({dst.bits} bits)", operand="bitcast")
+                             f"({dst.bits} bits)", operand="bitcast",
+                             hint="bitcast between types of the same width (e.g. s32 <-> f32, s16 <-> f16), or convert "
+                                  "with a cast")
     raw = float_bits(x, src) if src.kind == "f" else int(x) & ((1 << src.bits) - 1)
     if dst.kind == "f":
         return bits_float(raw, dst)

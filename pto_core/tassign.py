@@ -116,7 +116,7 @@ class Tile:
         self.dtype = _dtype(self.dtype)
         if self.rows <= 0 or self.cols <= 0:
             raise IllegalOperand(f"tile shape {self.rows}x{self.cols} must be positive", operand="shape",
-                                 value=(self.rows, self.cols))
+                                 value=(self.rows, self.cols), hint="give rows and cols >= 1")
         if self.layout is not None:
             self.layout = layout_name(self.layout)
 
@@ -312,7 +312,8 @@ class TileAllocator:
             if any(e[3] == ident and e[2] == name for e in self._live):
                 self._free_id(ident)
                 return
-        raise IllegalOperand(f"nothing named {name!r} is allocated in {self.space}", operand="name", value=name)
+        raise IllegalOperand(f"nothing named {name!r} is allocated in {self.space}", operand="name", value=name,
+                             hint="free a name that alloc() returned and that is still allocated (see .occupants())")
 
     def mark(self) -> int:
         """A point to `release_to` later (scoped allocation)."""
@@ -334,5 +335,7 @@ class TileAllocator:
     def place(self, tile: Tile) -> Tile:
         """Allocate room for ``tile`` and bind it (runtime TASSIGN)."""
         if tile.space != self.space:
-            raise IllegalOperand(f"{tile} lives in {tile.space}, allocator places in {self.space}", operand="tile")
+            raise IllegalOperand(f"{tile} lives in {tile.space}, allocator places in {self.space}", operand="tile",
+                                 hint=f"place the tile with the {tile.space} allocator, or declare the tile in "
+                                      f"{self.space}")
         return tassign(tile, self.alloc(tile.nbytes, tile.name))

@@ -181,7 +181,7 @@ UTIL_COMMON_CONSTANTS = {"PAD_MIN": 0, "CONV3D_SHAPE_COMMON_DIM": 5, "UINT8_MOD_
 def _nonzero_divisor(helper: str, x_1, x_2) -> None:
     if isinstance(x_2, int) and x_2 == 0:
         raise IllegalOperand(f"{helper}({x_1}, {x_2}): division by zero (CANN error E62502)", op=helper,
-                             operand="x_2", value=x_2, limit="!= 0", where=user_frame())
+                             operand="x_2", value=x_2, limit="!= 0", where=user_frame(), hint="pass a nonzero divisor")
 
 
 def ceil(x_1, x_2):
@@ -580,7 +580,8 @@ def _check_move(helper: str, dst, src, dst_scope: str, src_scope: str) -> None:
     for role, t, want in (("dst", dst, dst_scope), ("src", src, src_scope)):
         if t.scope != want:
             raise IllegalOperand(f"{helper}: {role} must be in {want}, but it is in {t.scope}", op=f"{_MOD}.{helper}",
-                                 operand=role, value=t.scope, limit=want, where=where)
+                                 operand=role, value=t.scope, limit=want, where=where,
+                                 hint=f"pass a {role} tensor declared in scope {want}")
     if dst.dtype != src.dtype:
         raise IllegalOperand(f"{helper}: dst.dtype {dst.dtype} != src.dtype {src.dtype}", op=f"{_MOD}.{helper}",
                              operand="dst", value=dst.dtype, limit=src.dtype, where=where)

@@ -271,7 +271,8 @@ def _element_dtype(arr: np.ndarray, name: str) -> DType:
         d = None
     if d is None or d.storage != arr.dtype:
         raise IllegalOperand(f"{name} has numpy dtype {arr.dtype}, which is no TIK tensor dtype", op=OP,
-                             operand=name, value=str(arr.dtype), limit="float32, int32 or float16")
+                             operand=name, value=str(arr.dtype), limit="float32, int32 or float16",
+                             hint="declare the tensor float16, float32 or int32")
     return d
 
 
@@ -334,7 +335,9 @@ def _geometry(src: DType, dst: DType, cburst_num: int, burst_len: int, dst_strid
 def _check_scope(t: LegacyTensor, name: str, allowed: tuple) -> None:
     if t.scope is not None and t.scope.lower() not in allowed:
         raise IllegalOperand(f"{name} is in scope {t.scope!r}; fixpipe needs it in {' or '.join(allowed)}", op=OP,
-                             operand=name, value=t.scope, limit=" or ".join(allowed))
+                             operand=name, value=t.scope, limit=" or ".join(allowed),
+                             hint=f"declare {name} in L1 (scope_cbuf)" if allowed == ("l1",) else
+                             "pass the L0C (L1OUT) matmul result as src")
 
 
 def _check_align(t: LegacyTensor, name: str, itemsize: int, align: int, rule: str) -> None:
@@ -361,7 +364,8 @@ def _extend_params(extend_params: Any) -> dict:
         return {}
     if not isinstance(extend_params, dict):
         raise IllegalOperand(f"extend_params must be a dict or None, got {type(extend_params).__name__}", op=OP,
-                             operand="extend_params", value=type(extend_params).__name__, limit="dict")
+                             operand="extend_params", value=type(extend_params).__name__, limit="dict",
+                             hint="pass extend_params as a dict (or None)")
     unknown = [k for k in extend_params if k not in EXTEND_KEYS]
     if unknown:
         raise UnknownName(f"extend_params has unknown key(s) {', '.join(map(repr, unknown))}", op=OP,
@@ -376,12 +380,15 @@ def _scale_operand(mode_param: Any, *, hisi: bool, cout: int, with_add: bool, no
     if mode_param is None:
         raise IllegalOperand("quantize mode 'int322fp16' needs a mode_param (float immediate, float16 Scalar or "
                              "float16 Tensor [16])", op=OP, operand="quantize_params.mode_param", value=None,
-                             limit="float / float16 Scalar / Tensor")
+                             limit="float / float16 Scalar / Tensor",
+                             hint="pass quantize_params={'mode': 'int322fp16', 'mode_param': 1.0} (or a float16 Scalar "
+                                  "/ L1 Tensor [16])")
     if isinstance(mode_param, (np.generic, np.ndarray)) and np.ndim(mode_param) == 0:
         if np.asarray(mode_param).dtype != np.float16:
             raise IllegalOperand(f"mode_param Scalar has dtype {np.asarray(mode_param).dtype}; int322fp16 needs a "
                                  f"Scalar of float16", op=OP, operand="quantize_params.mode_param",
-                                 value=str(np.asarray(mode_param).dtype), limit="float16 Scalar")
+                                 value=str(np.asarray(mode_param).dtype), limit="float16 Scalar",
+                                 hint="declare the mode_param Scalar float16")
         return "scalar", np.asarray(mode_param, dtype=np.float16).reshape(())
     if isinstance(mode_param, float):
         # A float immediate becomes the f16 deqscale: nearest-even (numpy's f64 -> f16 cast
@@ -401,7 +408,8 @@ def _scale_operand(mode_param: Any, *, hisi: bool, cout: int, with_add: bool, no
             raise IllegalOperand("a Tensor mode_param is only allowed without bias and element-wise-add; with them "
                                  "use a float immediate or a float16 Scalar", op=OP,
                                  operand="quantize_params.mode_param", value="Tensor",
-                                 limit="float / float16 Scalar when bias or element-wise-add is set")
+                                 limit="float / float16 Scalar when bias or element-wise-add is set",
+                                 hint="pass mode_param as a float immediate or a float16 Scalar")
         t = _operand(mode_param, "quantize_params.mode_param")
         _check_scope(t, "quantize_params.mode_param", ("l1",))
         if hisi:
@@ -409,7 +417,8 @@ def _scale_operand(mode_param: Any, *, hisi: bool, cout: int, with_add: bool, no
                 raise IllegalOperand(f"on Hi3796CV300CS/SD3403 the mode_param Tensor must be float32 with shape "
                                      f"[2*Cout] = [{2 * cout}], got {t.data.dtype} {list(t.data.shape)}", op=OP,
                                      operand="quantize_params.mode_param", value=list(t.data.shape),
-                                     limit=f"float32 [{2 * cout}]")
+                                     limit=f"float32 [{2 * cout}]",
+                                     hint=f"declare the mode_param Tensor float32 [{2 * cout}]")
             raise UnsupportedOp("the per-channel layout of the Hi3796CV300CS/SD3403 float32 [2*Cout] deqscale "
                                 "tensor is not documented, so the reference model cannot compute it", op=OP,
                                 operand="quantize_params.mode_param", value="float32 tensor",
@@ -417,7 +426,7 @@ def _scale_operand(mode_param: Any, *, hisi: bool, cout: int, with_add: bool, no
         if t.data.dtype != np.float16:
             raise IllegalOperand(f"mode_param Tensor has dtype {t.data.dtype}; int322fp16 needs a float16 Tensor "
                                  f"[16] in L1", op=OP, operand="quantize_params.mode_param", value=str(t.data.dtype),
-                                 limit="float16")
+                                 limit="float16", hint="declare the mode_param Tensor float16 [16] in L1")
         window = _check_extent(t, "quantize_params.mode_param", CHANNELS, "16")
         return "tensor", window.astype(np.float16)
     raise IllegalOperand(f"mode_param of type {type(mode_param).__name__} is not a float immediate, a float16 "
@@ -503,23 +512,29 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
             mode = "int322fp16" if pair == "s32f16" else "fp322fp16"
             raise IllegalOperand(f"src {src_dt.tik_name} -> dst float16 needs extend_params['quantize_params'] "
                                  f"with mode {mode!r} (Table 2)", op=OP, operand="quantize_params", value=None,
-                                 limit=f"mode {mode!r}")
+                                 limit=f"mode {mode!r}",
+                                 hint="pass "
+                                      f"extend_params={{'quantize_params': {{'mode': {mode!r}, 'mode_param': ...}}}}")
     if bias_arg is not None and ewa_arg is not None:
         raise IllegalOperand("bias and element-wise-add cannot be enabled together", op=OP,
                              operand="extend_params", value="bias + element-wise-add",
-                             limit="at most one of bias, element-wise-add")
+                             limit="at most one of bias, element-wise-add",
+                             hint="set only one of bias and element-wise-add")
 
     quant_mode = scale_kind = scale = None
     if quant is not None:
         if pair in ("s32s32", "f32f32", "f16f16"):
             raise IllegalOperand(f"quantize_params must be None when src and dst are both {src_dt.tik_name} "
-                                 f"(Table 2)", op=OP, operand="quantize_params", value=quant, limit="None")
+                                 f"(Table 2)", op=OP, operand="quantize_params", value=quant, limit="None",
+                                 hint="pass quantize_params=None (or leave it out)")
         if not isinstance(quant, dict):
             raise IllegalOperand(f"quantize_params must be a dict, got {type(quant).__name__}", op=OP,
-                                 operand="quantize_params", value=type(quant).__name__, limit="dict")
+                                 operand="quantize_params", value=type(quant).__name__, limit="dict",
+                                 hint="pass quantize_params={'mode': ..., 'mode_param': ...}")
         if "mode" not in quant or "mode_param" not in quant:
             raise IllegalOperand("quantize_params must contain both 'mode' and 'mode_param'", op=OP,
-                                 operand="quantize_params", value=sorted(quant), limit="keys 'mode', 'mode_param'")
+                                 operand="quantize_params", value=sorted(quant), limit="keys 'mode', 'mode_param'",
+                                 hint="give quantize_params both keys: {'mode': ..., 'mode_param': ...}")
         extra = sorted(set(quant) - {"mode", "mode_param"})
         if extra:
             notes.append(f"quantize_params keys {extra} are ignored (as by TIK)")
@@ -531,12 +546,13 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
         if (src_dt.name, dst_dt.name) != (mode_src, mode_dst):
             raise IllegalOperand(f"quantize mode {quant_mode!r} converts {mode_src} -> {mode_dst} but src/dst are "
                                  f"{src_dt.name} -> {dst_dt.name}", op=OP, operand="quantize_params.mode",
-                                 value=quant_mode, limit=f"src {mode_src}, dst {mode_dst}")
+                                 value=quant_mode, limit=f"src {mode_src}, dst {mode_dst}",
+                                 hint="use mode 'fp322fp16' for float32 src and 'int322fp16' for int32 src")
         if quant_mode == "fp322fp16":
             if quant["mode_param"] is not None:
                 raise IllegalOperand("mode 'fp322fp16' takes mode_param=None", op=OP,
                                      operand="quantize_params.mode_param", value=type(quant["mode_param"]).__name__,
-                                     limit="None")
+                                     limit="None", hint="pass {'mode': 'fp322fp16', 'mode_param': None}")
         else:
             scale_kind, scale = _scale_operand(quant["mode_param"], hisi=hisi, cout=cburst_num * CHANNELS,
                                                with_add=has_add, notes=notes)
@@ -548,7 +564,8 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
         _check_align(t, "bias", src_dt.bits // 8, L1_ALIGN, "L1 operand")
         if t.data.dtype != src_dt.storage:
             raise IllegalOperand(f"bias has dtype {t.data.dtype}; it must have the src dtype {src_dt.tik_name}",
-                                 op=OP, operand="bias", value=str(t.data.dtype), limit=src_dt.tik_name)
+                                 op=OP, operand="bias", value=str(t.data.dtype), limit=src_dt.tik_name,
+                                 hint=f"declare bias {src_dt.tik_name}")
         bias = _check_extent(t, "bias", cburst_num * CHANNELS, "cburst_num*16")
     if ewa_arg is not None:
         t = _operand(ewa_arg, "element-wise-add")
@@ -557,7 +574,7 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
         if t.data.dtype != src_dt.storage:
             raise IllegalOperand(f"element-wise-add has dtype {t.data.dtype}; it must have the src dtype "
                                  f"{src_dt.tik_name}", op=OP, operand="element-wise-add", value=str(t.data.dtype),
-                                 limit=src_dt.tik_name)
+                                 limit=src_dt.tik_name, hint=f"declare element-wise-add {src_dt.tik_name}")
         ewa = _check_extent(t, "element-wise-add", cburst_num * geo.round_howo * CHANNELS,
                             "cburst_num*round_howo*16").reshape(cburst_num, geo.round_howo, CHANNELS)
 
@@ -572,7 +589,8 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
                                 value=relu_arg, hint="drop the 'relu' key; apply ReLU with vector instructions")
         if relu_arg and has_add:
             raise IllegalOperand("relu is only supported when bias and element-wise-add are disabled", op=OP,
-                                 operand="relu", value=True, limit="relu=False with bias / element-wise-add")
+                                 operand="relu", value=True, limit="relu=False with bias / element-wise-add",
+                                 hint="drop relu, or apply it in a separate vector op after fixpipe")
         if relu_arg and scale_kind in ("immediate", "scalar"):
             raise IllegalOperand("relu is not supported with quantize mode 'int322fp16' and a Scalar/immediate "
                                  "mode_param", op=OP, operand="relu", value=True,
@@ -596,7 +614,8 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
     mode = overflow_mode or chip_overflow
     if mode not in ("saturation", "inf_nan"):
         raise IllegalOperand(f"overflow_mode {overflow_mode!r} is not 'saturation' or 'inf_nan'", op=OP,
-                             operand="overflow_mode", value=overflow_mode, limit="'saturation' or 'inf_nan'")
+                             operand="overflow_mode", value=overflow_mode, limit="'saturation' or 'inf_nan'",
+                             hint="pass overflow_mode=\"saturation\" or \"inf_nan\"")
     return FixpipePlan(key, geo, src_window, bias, ewa, quant_mode, scale_kind, scale, relu, mode, tuple(notes))
 
 

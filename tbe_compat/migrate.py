@@ -146,7 +146,8 @@ def listing(tik, *, group: str = "site", expand: bool = False, constants: bool =
     """The rows of kernel ``tik`` (see module doc for ``group``/``expand``/``constants``)."""
     from pto_core.asm import program_lines
     if group not in ("site", "sequence"):
-        raise ConfigError(f"group={group!r} is not 'site' or 'sequence'", operand="--group", value=group)
+        raise ConfigError(f"group={group!r} is not 'site' or 'sequence'", operand="--group", value=group,
+                          hint="pass group=\"site\" or group=\"sequence\" (tik-migrate: --group)")
     lines = program_lines(tik.program)
     build_where = tik.build.where if tik.build is not None else None
     texts = [_line_text(ln, expand) for ln in lines]
@@ -434,7 +435,8 @@ def format_rows(rows: list, fmt: str = "text", *, width: int = 0) -> str:
     if fmt == "markdown":
         return _markdown(rows)
     if fmt != "text":
-        raise ConfigError(f"format {fmt!r} is not 'text' or 'markdown'", operand="--format", value=fmt)
+        raise ConfigError(f"format {fmt!r} is not 'text' or 'markdown'", operand="--format", value=fmt,
+                          hint="pass fmt=\"text\" or fmt=\"markdown\" (tik-migrate: --format)")
     import tabulate
     table = []
     for r in rows:
@@ -481,7 +483,8 @@ def _markdown(rows: list) -> str:
 def kernel_asm(tik, *, locations: bool = True, runs: Optional[list] = None) -> str:
     """``tik.program.to_asm()`` after checking that GM shapes are concrete (see module doc)."""
     if tik.build is None:
-        raise ConfigError("the kernel is not built (no BuildCCE)", operand="kernel")
+        raise ConfigError("the kernel is not built (no BuildCCE)", operand="kernel",
+                          hint="call tik_instance.BuildCCE(...) on the kernel before migrating it")
     dynamic = [st.name for st in tik._gm_tensors if st.size_expr is not None]
     if dynamic and not runs:
         raise ConfigError(f"kernel {tik.build.kernel_name!r} has GM tensors whose shape depends on InputScalars "

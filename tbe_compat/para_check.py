@@ -253,12 +253,12 @@ def check_shape(shape, min_dim=0, max_dim=DIM_LIMIT_INT64, min_rank=0, max_rank=
     if not isinstance(shape, (tuple, list)):
         _fail(OP_ERROR_CODE_003, f"the parameter[{param_name}] must be a list or tuple, got {_type_name(shape)} "
               f"{shape!r}", param_name=param_name, value=shape, limit="list or tuple",
-              param_type="list tuple", actual_type=_type_name(shape))
+              param_type="list tuple", actual_type=_type_name(shape), hint="pass the shape as a list or tuple of ints")
     for dim in shape:
         if not isinstance(dim, int) or isinstance(dim, bool):
             _fail(OP_ERROR_CODE_003, f"every dim of {param_name or 'shape'} {tuple(shape)} must be an int, got "
                   f"{_type_name(dim)} {dim!r}", param_name=param_name, value=dim, limit="int",
-                  param_type="int", actual_type=_type_name(dim))
+                  param_type="int", actual_type=_type_name(dim), hint="pass every dim as a Python int")
     if _is_dynamic(shape):
         _check_rank(shape, MIN_UNKNOWN_SHAPE_RANK, max_rank, param_name)
         for dim in shape:
@@ -285,7 +285,8 @@ def _check_range(shape, shape_range, max_shape_num=MAX_UNKNOWN_SHAPE_NUM_INT64, 
               param_name=param_name, value=shape_range, limit="list or tuple")
     if len(shape) != len(shape_range):
         _fail(OP_ERROR_CODE_021, f"{param_name}: the shape {tuple(shape)} has {len(shape)} dims but the range has "
-              f"{len(shape_range)} entries", param_name=param_name, value=len(shape_range), limit=len(shape))
+              f"{len(shape_range)} entries", param_name=param_name, value=len(shape_range), limit=len(shape),
+              hint="give one (low, high) range entry per dim of the shape")
     for pair in shape_range:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             _fail(OP_ERROR_CODE_023, f"{param_name}: each range entry must be a (low, high) pair, got {pair!r}",
@@ -296,7 +297,8 @@ def _check_range(shape, shape_range, max_shape_num=MAX_UNKNOWN_SHAPE_NUM_INT64, 
         if not (isinstance(low, int) and isinstance(high, int) and 0 <= low <= high <= max_shape_num):
             _fail(OP_ERROR_CODE_022, f"{param_name}: range entry {tuple(pair)} must satisfy 0 <= low <= high <= "
                   f"{max_shape_num}", param_name=param_name, value=tuple(pair), limit=f"0 <= low <= high <= "
-                  f"{max_shape_num}")
+                  f"{max_shape_num}",
+                  hint="give each range entry as (low, high) with 0 <= low <= high (high None for unbounded)")
 
 
 def check_range(shape, shape_range, min_dim=0, max_dim=RANK_LIMIT, max_shape_num=MAX_UNKNOWN_SHAPE_NUM,
@@ -331,7 +333,8 @@ def check_dtype(dtype, check_list=ALL_DTYPE_LIST, param_name=PARAM_NAME) -> None
     if dtype.lower() not in check_list:
         _fail(OP_ERROR_CODE_008, f"the dtype of {param_name or 'the input'} is {dtype.lower()!r}, it must be one of "
               f"{choices}", param_name=param_name, value=dtype, limit=_dtype_limit(check_list),
-              excepted_dtype_list=_dtype_limit(check_list), dtype=dtype.lower(), hint=hint)
+              excepted_dtype_list=_dtype_limit(check_list), dtype=dtype.lower(),
+              hint=hint or "cast the input to one of the listed dtypes, or add its dtype to check_list")
 
 
 def check_format(data_format, check_list=None, param_name=PARAM_NAME) -> None:
@@ -342,7 +345,8 @@ def check_format(data_format, check_list=None, param_name=PARAM_NAME) -> None:
               limit="one of " + ", ".join(check_list))
     if data_format not in check_list:
         _fail(OP_ERROR_CODE_015, f"the format of {param_name or 'the input'} is {data_format!r}, it must be one of "
-              f"[{', '.join(check_list)}]", param_name=param_name, value=data_format, limit=list(check_list))
+              f"[{', '.join(check_list)}]", param_name=param_name, value=data_format, limit=list(check_list),
+              hint="pass a tensor of one of the listed formats")
 
 
 def check_elewise_shape_range(inputs: list, support_broadcast=False) -> None:
@@ -371,7 +375,8 @@ def _check_ranges_overlap(a: dict, b: dict, broadcast: bool) -> None:
             overlap = overlap or a["shape"][-i] == 1 or b["shape"][-i] == 1 or ra[0] <= 1 or rb[0] <= 1
         if not overlap:
             _fail(OP_ERROR_CODE_024, f"ranges {tuple(ra)} and {tuple(rb)} of dim -{i} do not intersect",
-                  value=(tuple(ra), tuple(rb)), limit="intersecting ranges")
+                  value=(tuple(ra), tuple(rb)), limit="intersecting ranges",
+                  hint="give the element-wise inputs overlapping ranges in every dim")
 
 
 # --------------------------------------------------------------------------------------
@@ -383,18 +388,22 @@ def _check_tensor_dict(param, param_name: str, op_name: str) -> None:
     if not isinstance(param, dict):
         _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the parameter[{param_name}] must be a dict (shape, dtype, "
               f"format, ...), got {_type_name(param)} {param!r}", op_name=op_name, param_name=param_name, value=param,
-              limit="dict", param_type="dict", actual_type=_type_name(param))
+              limit="dict", param_type="dict", actual_type=_type_name(param),
+              hint="pass a tensor dict "
+                   "{'shape': ..., 'dtype': ..., 'format': ..., 'ori_shape': ..., 'ori_format': ...}")
     if UNKNOWN_RANK_FLAG in param.get("shape", []):
         param["range"] = [(0, None)]
     for key in ("shape", "format", "ori_shape", "ori_format", "dtype"):
         if key not in param:
             _fail(OP_ERROR_CODE_004, f"In op[{op_name}], the input[{param_name}] lacks the item[{key}]",
                   op_name=op_name, param_name=param_name, value=sorted(param),
-                  limit="keys shape, format, ori_shape, ori_format, dtype", key=key)
+                  limit="keys shape, format, ori_shape, ori_format, dtype", key=key,
+                  hint=f"add the key {key!r} to the tensor dict")
     if DYNAMIC_SHAPE_FLAG in (param["ori_shape"] if isinstance(param["ori_shape"], (list, tuple)) else []) \
             and "range" not in param:
         _fail(OP_ERROR_CODE_004, f"In op[{op_name}], the dynamic input[{param_name}] lacks the item[range]",
-              op_name=op_name, param_name=param_name, value=sorted(param), limit="a 'range' for -1 dims", key="range")
+              op_name=op_name, param_name=param_name, value=sorted(param), limit="a 'range' for -1 dims", key="range",
+              hint="add 'range': [(low, high), ...] (one pair per dim) to the tensor dict")
     check_shape(param["shape"], param_name=param_name)
     check_shape(param["ori_shape"], param_name=param_name)
     if _is_dynamic(param["shape"]) and DYNAMIC_SHAPE_FLAG in param["shape"]:
@@ -403,15 +412,16 @@ def _check_tensor_dict(param, param_name: str, op_name: str) -> None:
         if param[key] not in ALL_FORMAT_LIST:
             _fail(code, f"In op[{op_name}], the {key} of input[{param_name}] is {param[key]!r}, it must be one of "
                   f"[{', '.join(ALL_FORMAT_LIST)}]", op_name=op_name, param_name=param_name, value=param[key],
-                  limit=ALL_FORMAT_LIST)
+                  limit=ALL_FORMAT_LIST, hint=f"set {key} to a CANN format name such as 'ND' or 'NC1HWC0'")
     dtype = param["dtype"]
     if not isinstance(dtype, str):
         _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the dtype of [{param_name}] must be a str, got "
-              f"{_type_name(dtype)} {dtype!r}", op_name=op_name, param_name=param_name, value=dtype, limit="str")
+              f"{_type_name(dtype)} {dtype!r}", op_name=op_name, param_name=param_name, value=dtype, limit="str",
+              hint="give the dtype as a str such as 'float16'")
     if dtype.lower() not in ALL_DTYPE_LIST:
         _fail(OP_ERROR_CODE_008, f"In op[{op_name}], the dtype of [{param_name}] is {dtype!r}, it must be one of "
               f"[{', '.join(ALL_DTYPE_LIST)}]", op_name=op_name, param_name=param_name, value=dtype,
-              limit=list(ALL_DTYPE_LIST))
+              limit=list(ALL_DTYPE_LIST), hint="give a CANN dtype name such as 'float16', 'float32' or 'int8'")
     param.setdefault("param_name", param_name)
 
 
@@ -422,17 +432,19 @@ def _check_tensor_param(param, param_name: str, flag: str, op_name: str) -> None
         if param is None:
             if required:
                 _fail(OP_ERROR_CODE_001, f"In op[{op_name}], the mandatory parameter[{param_name}] is missing",
-                      op_name=op_name, param_name=param_name, limit="a tensor dict")
+                      op_name=op_name, param_name=param_name, limit="a tensor dict",
+                      hint=f"pass a tensor dict for {param_name}, or mark it OPTION_INPUT")
             return
         _check_tensor_dict(param, param_name, op_name)
         return
     if not isinstance(param, (list, tuple)):
         _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the dynamic parameter[{param_name}] must be a list or tuple of "
               f"tensor dicts, got {_type_name(param)}", op_name=op_name, param_name=param_name, value=param,
-              limit="list or tuple")
+              limit="list or tuple", hint=f"pass {param_name} as a list of tensor dicts")
     if not param:
         _fail(OP_ERROR_CODE_001, f"In op[{op_name}], the mandatory parameter[{param_name}] is empty",
-              op_name=op_name, param_name=param_name, limit="at least one tensor dict")
+              op_name=op_name, param_name=param_name, limit="at least one tensor dict",
+              hint=f"pass at least one tensor dict in {param_name}")
     for one in param:
         _check_tensor_dict(one, param_name, op_name)
 
@@ -444,13 +456,14 @@ def _check_attr_type(value, param_name: str, py_type: type, type_name: str, op_n
     if not isinstance(value, py_type):
         _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the attribute[{param_name}] must be {type_name}, got "
               f"{_type_name(value)} {value!r}", op_name=op_name, param_name=param_name, value=value, limit=type_name,
-              param_type=type_name, actual_type=_type_name(value))
+              param_type=type_name, actual_type=_type_name(value),
+              hint=f"pass {param_name} as {'an' if type_name == 'int' else 'a'} {type_name}")
 
 
 def _check_attr(value, param_name: str, flag: str, op_name: str) -> None:
     if value is None and flag in _REQUIRED_ATTRS:
         _fail(OP_ERROR_CODE_001, f"In op[{op_name}], the mandatory attribute[{param_name}] is missing",
-              op_name=op_name, param_name=param_name)
+              op_name=op_name, param_name=param_name, hint=f"pass the attribute {param_name}, or mark it OPTION_ATTR_*")
     if not value:  # CANN skips None, 0, 0.0, "", False and empty lists
         return
     kind = flag.split("_ATTR_")[1]
@@ -460,19 +473,20 @@ def _check_attr(value, param_name: str, flag: str, op_name: str) -> None:
         if value not in ALL_DTYPE_LIST:
             _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the attribute[{param_name}] is {value!r}, it must be a dtype "
                   f"name, one of [{', '.join(ALL_DTYPE_LIST)}]", op_name=op_name, param_name=param_name, value=value,
-                  limit=list(ALL_DTYPE_LIST))
+                  limit=list(ALL_DTYPE_LIST), hint="give a CANN dtype name such as 'float16', 'float32' or 'int8'")
     else:  # LIST_INT, LIST_FLOAT, LIST_BOOL, LIST_LIST_INT
         if not isinstance(value, (list, tuple)):
             _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the attribute[{param_name}] must be a list or tuple, got "
                   f"{_type_name(value)} {value!r}", op_name=op_name, param_name=param_name, value=value,
-                  limit="list or tuple")
+                  limit="list or tuple", hint=f"pass {param_name} as a list or tuple")
         element = kind[len("LIST_"):]
         for item in value:
             if element == "LIST_INT":
                 if not isinstance(item, (list, tuple)):
                     _fail(OP_ERROR_CODE_003, f"In op[{op_name}], every item of attribute[{param_name}] must be a "
                           f"list of int, got {_type_name(item)} {item!r}", op_name=op_name, param_name=param_name,
-                          value=item, limit="list of int")
+                          value=item, limit="list of int",
+                          hint=f"pass {param_name} as a list of lists of ints, e.g. [[0, 0], [1, 1]]")
                 for inner in item:
                     _check_attr_type(inner, param_name, int, "int", op_name)
             else:
@@ -483,7 +497,7 @@ def _check_kernel_name_param(kernel_name, param_name: str, op_name: str) -> None
     if not isinstance(kernel_name, str):
         _fail(OP_ERROR_CODE_003, f"In op[{op_name}], the parameter[{param_name}] must be a str, got "
               f"{_type_name(kernel_name)} {kernel_name!r}", op_name=op_name, param_name=param_name,
-              value=kernel_name, limit="str")
+              value=kernel_name, limit="str", hint="pass kernel_name as a str")
     if len(kernel_name) > MAX_KERNEL_NAME_LEN:
         _fail(OP_ERROR_CODE_002, f"In op[{op_name}], the {param_name} is {len(kernel_name)} characters long, it must "
               f"be at most {MAX_KERNEL_NAME_LEN}", op_name=op_name, param_name=param_name, value=len(kernel_name),
@@ -491,7 +505,8 @@ def _check_kernel_name_param(kernel_name, param_name: str, op_name: str) -> None
     if not _KERNEL_NAME_RE.match(kernel_name):
         _fail(OP_ERROR_CODE_020, f"In op[{op_name}], kernel_name {kernel_name!r} may only contain letters, digits and "
               "underscores and must begin with a letter or an underscore", op_name=op_name, param_name=param_name,
-              value=kernel_name, limit=_KERNEL_NAME_RE.pattern)
+              value=kernel_name, limit=_KERNEL_NAME_RE.pattern,
+              hint="name the kernel like a C identifier, e.g. 'my_kernel'")
 
 
 class UnknownParamFlagWarning(UserWarning):
@@ -563,7 +578,8 @@ def _check_input_type_dict(input_dict: dict, input_name: str) -> None:
             if not isinstance(input_dict[key], want):
                 _fail("E60037", f"the {key} of {input_name} must be {' or '.join(t.__name__ for t in want)}, got "
                       f"{_type_name(input_dict[key])} {input_dict[key]!r}", param_name=input_name,
-                      value=input_dict[key], limit=" or ".join(t.__name__ for t in want))
+                      value=input_dict[key], limit=" or ".join(t.__name__ for t in want),
+                      hint=f"pass the {key} as a {' or '.join(t.__name__ for t in want)}")
 
 
 def check_input_type(*type_args, **type_kwargs) -> Callable:
@@ -593,7 +609,7 @@ def _check_typed(value, name: str, want, op_name: str) -> None:
     if not isinstance(value, want):
         names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
         _fail("E60038", f"In op[{op_name}], the input {name} must be {names}, got {_type_name(value)} {value!r}",
-              op_name=op_name, param_name=name, value=value, limit=names)
+              op_name=op_name, param_name=name, value=value, limit=names, hint=f"pass {name} as {names}")
 
 
 def check_dtype_rule(dtype, check_list, param_name="default") -> None:
@@ -604,7 +620,8 @@ def check_dtype_rule(dtype, check_list, param_name="default") -> None:
     if not isinstance(dtype, str) or dtype.lower() not in check_list:
         _fail("E60005", f"the dtype of {param_name if param_name != 'default' else 'the input'} is {dtype!r}, it must "
               f"be one of {choices}", param_name=param_name, value=dtype, limit=_dtype_limit(check_list),
-              expected_dtype_list=_dtype_limit(check_list), dtype=str(dtype).lower(), hint=hint)
+              expected_dtype_list=_dtype_limit(check_list), dtype=str(dtype).lower(),
+              hint=hint or "cast the input to one of the listed dtypes, or add its dtype to check_list")
 
 
 def check_shape_rule(shape, min_dim=None, max_dim=None, max_shape_num=None) -> None:
@@ -615,14 +632,14 @@ def check_shape_rule(shape, min_dim=None, max_dim=None, max_shape_num=None) -> N
     max_shape_num = DEFAULT_MAX_SHAPE_NUM if max_shape_num is None else max_shape_num
     if not isinstance(shape, (tuple, list)):
         _fail("E60037", f"shape must be a list or tuple, got {_type_name(shape)} {shape!r}", param_name="shape",
-              value=shape, limit="list or tuple")
+              value=shape, limit="list or tuple", hint="pass the shape as a list or tuple of ints")
     if not min_dim <= len(shape) <= max_dim:
         _fail("E60011", f"shape {tuple(shape)} has {len(shape)} dims, it must have [{min_dim}, {max_dim}]",
               param_name="shape", value=len(shape), limit=f"[{min_dim}, {max_dim}]")
     for dim in shape:
         if type(dim) is not int:
             _fail("E60037", f"every dim of shape {tuple(shape)} must be an int, got {_type_name(dim)} {dim!r}",
-                  param_name="shape", value=dim, limit="int")
+                  param_name="shape", value=dim, limit="int", hint="pass every dim as a Python int")
         if not 0 < dim <= max_shape_num:
             _fail("E60039", f"dim {dim} of shape {tuple(shape)} must be in [1, {max_shape_num}]", param_name="shape",
                   value=dim, limit=f"[1, {max_shape_num}]")
@@ -639,7 +656,8 @@ def check_kernel_name(kernel_name) -> None:
               param_name="kernel_name", value=len(name), limit=f"<= {MAX_KERNEL_NAME_LEN}")
     if not _KERNEL_NAME_RE.match(name):
         _fail("E60038", f"kernel_name {name!r} may only contain letters, digits and underscores and must begin with a "
-              "letter or an underscore", param_name="kernel_name", value=name, limit=_KERNEL_NAME_RE.pattern)
+              "letter or an underscore", param_name="kernel_name", value=name, limit=_KERNEL_NAME_RE.pattern,
+              hint="name the kernel like a C identifier, e.g. 'my_kernel'")
 
 
 def is_scalar(shape) -> bool:

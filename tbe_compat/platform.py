@@ -590,10 +590,14 @@ def _need(state: SocState, key: str, raw_key: str) -> str:
                 hint=f"data for {state.soc_version} comes from: {state.table['source']}; "
                      "see migration_guide/platform.md")
         raise UnknownPlatformName(f"{state.soc_version} has no {raw_key!r} entry, so get_soc_spec({key!r}) fails "
-                                  "in CANN", op="get_soc_spec", operand="key", value=key)
+                                  "in CANN", op="get_soc_spec", operand="key", value=key,
+                                  hint=f"do not ask {state.soc_version} for {key!r} (CANN raises here too), or set a "
+                                       "chip that has it")
     if value == "":
         raise PlatformError(f"Unsupported Key Value of get_soc_spec(): {key} (empty in {state.soc_version}'s ini)",
-                            op="get_soc_spec", operand="key", value=key)
+                            op="get_soc_spec", operand="key", value=key,
+                            hint=f"do not ask {state.soc_version} for {key!r} (CANN raises here too), or set a chip "
+                                 "that has it")
     return value
 
 
@@ -674,7 +678,9 @@ def get_soc_spec_of(state: SocState, key: str):
             return int(value)
         except ValueError:
             raise PlatformError(f"return value {value!r} of get_soc_spec({key!r}) is not 'int' type",
-                                op="get_soc_spec", operand="key", value=key) from None
+                                op="get_soc_spec", operand="key", value=key,
+                                hint="ask for an integer key (e.g. CORE_NUM, UB_SIZE) with get_soc_spec, or read this "
+                                     "key as a str") from None
     if key in (CUBE_SIZE, UNZIP):
         return [int(v) for v in value.split(",")]
     if key == CORE_TYPE_LIST:
@@ -828,7 +834,7 @@ def get_bit_len(dtype: str) -> int:
     16 bits, as in CANN's DSL helper (bool data is processed as float16)."""
     if not isinstance(dtype, str):
         raise IllegalOperand(f"dtype must be a str, got {type(dtype).__name__}", op="get_bit_len", operand="dtype",
-                             value=dtype)
+                             value=dtype, hint="pass the dtype name as a str, e.g. \"float16\"")
     if dtype == "bool":
         return 16
     match = re.fullmatch(r"[A-Za-z_]*(\d+)", dtype)
@@ -886,9 +892,13 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
         table = current_soc().intrinsic_map()
         if table is None:
             raise PlatformDataMissing(f"no public intrinsic table for {current_soc().soc_version}", op=api,
-                                      operand="key", value=key)
+                                      operand="key", value=key,
+                                      hint="use platform.api_check_support / get_soc_spec on this chip, or select a "
+                                           "chip with a public intrinsic table")
         if name not in table:
-            raise UnknownPlatformName(f"Unsupported intrinsic: {name}", op=api, operand="key", value=key)
+            raise UnknownPlatformName(f"Unsupported intrinsic: {name}", op=api, operand="key", value=key,
+                                      hint="check the name with tbe_platform.api_check_support(\"tik.<api>\", dtype) "
+                                           "instead")
         return table[name]
     if "Device" in key:
         if key != "Device_core_num":
@@ -896,7 +906,8 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
                                       value=key, limit="Device_core_num")
         return get_soc_spec(CORE_NUM)
     if "Sid" in key:
-        raise PlatformDataMissing(f"{key}: stream-id parameters are not modelled", op=api, operand="key", value=key)
+        raise PlatformDataMissing(f"{key}: stream-id parameters are not modelled", op=api, operand="key", value=key,
+                                  hint="drop the Sid_* query: stream ids do not affect the simulated results")
     return None
 
 

@@ -88,7 +88,7 @@ def _recorder(table: dict, key, make: Callable, api: str) -> Callable:
     def decorator(func: Callable) -> Callable:
         if not callable(func):
             raise IllegalOperand(f"@{api} decorates a function, got {type(func).__name__}", op=api, operand="func",
-                                 value=func)
+                                 value=func, hint=f"put @{api}(...) on a def")
         table[key] = make(func)
         return func
     return decorator
@@ -164,7 +164,8 @@ def get_all_fusion_pass() -> list:
 def set_fusion_buildcfg(op_type, build_config) -> None:
     if not isinstance(build_config, dict):
         raise IllegalOperand(f"build_config must be a dict, got {type(build_config).__name__}",
-                             op="set_fusion_buildcfg", operand="build_config", value=build_config)
+                             op="set_fusion_buildcfg", operand="build_config", value=build_config,
+                             hint="pass build_config as a dict, e.g. {\"enable_vector_2x\": True}")
     _fusion_buildcfg[op_type] = dict(build_config)
 
 

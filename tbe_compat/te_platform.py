@@ -38,7 +38,8 @@ def te_set_l2_mode(l2_mode) -> None:
         mode = int(l2_mode)
     except (TypeError, ValueError):
         raise _platform.PlatformError(f"l2_mode must be an int, got {l2_mode!r}", op="te_set_l2_mode",
-                                      operand="l2_mode", value=l2_mode, limit="an int such as 0 or 1") from None
+                                      operand="l2_mode", value=l2_mode, limit="an int such as 0 or 1",
+                                      hint="pass an int l2_mode such as 0 or 1") from None
     _platform.CceProductParams().set_build_option("l2_mode", mode)
 
 
@@ -67,7 +68,8 @@ def get_product_version() -> str:
     short = _platform.current_soc().short_soc_version
     if short not in _SHORT_TO_PRODUCT:
         raise _platform.PlatformError(f"no cce_conf product version for {short}", op="get_product_version",
-                                      operand="soc_version", value=short, limit=sorted(_SHORT_TO_PRODUCT))
+                                      operand="soc_version", value=short, limit=sorted(_SHORT_TO_PRODUCT),
+                                      hint="pass a soc_version whose family is listed")
     return _SHORT_TO_PRODUCT[short]
 
 
@@ -117,7 +119,8 @@ def set_status_check(bool_status) -> None:
     code to add. Anything but a bool is rejected, as in CANN."""
     if not isinstance(bool_status, bool):
         raise _platform.PlatformError(f"set_status_check takes a bool, got {bool_status!r}", op="set_status_check",
-                                      operand="bool_status", value=bool_status, limit="True or False")
+                                      operand="bool_status", value=bool_status, limit="True or False",
+                                      hint="pass True or False")
     _platform.CceProductParams().set_build_option("status_check", bool_status)
 
 

@@ -52,10 +52,10 @@ def compare_tensor_dict_key(dict1, dict2, dict_key) -> None:
     for name, value in (("dict1", dict1), ("dict2", dict2)):
         if not isinstance(value, dict):
             _fail("E60038", f"the input {name} must be a dict, got {type(value).__name__}", param_name=name,
-                  value=value, limit="dict")
+                  value=value, limit="dict", hint=f"pass {name} as a tensor dict")
         if dict_key not in value:
             _fail("E60038", f"the input {name} has no key {dict_key!r} (keys: {sorted(value)})", param_name=name,
-                  value=dict_key, limit=sorted(value))
+                  value=dict_key, limit=sorted(value), hint=f"give {name} the key {dict_key!r}")
     value1, value2 = dict1[dict_key], dict2[dict_key]
     if isinstance(value1, (list, tuple)):
         value1 = list(value1)
@@ -67,13 +67,14 @@ def compare_tensor_dict_key(dict1, dict2, dict_key) -> None:
     equal = value1.lower() == value2.lower() if isinstance(value1, str) else value1 == value2
     if not equal:
         _fail("E60038", f"{dict_key}: input one {value1!r} and input two {value2!r} are not equal",
-              param_name=dict_key, value=(value1, value2), limit="equal values")
+              param_name=dict_key, value=(value1, value2), limit="equal values",
+              hint=f"pass inputs with equal {dict_key}")
 
 
 def _axis_value(shape_len: int, value) -> int:
     if type(value) is not int:
         _fail("E60038", f"axis value must be an int, got {type(value).__name__} {value!r}", param_name="axis",
-              value=value, limit="int")
+              value=value, limit="int", hint="pass axis as an int")
     if not -shape_len <= value < shape_len:
         _fail("E60039", f"axis {value} is out of range for a rank-{shape_len} shape, it must be in "
               f"[{-shape_len}, {shape_len - 1}]", param_name="axis", value=value,
@@ -123,7 +124,7 @@ def produce_shapes(shape1, shape2) -> tuple:
     for x, y in zip(a, b):
         if x != y and 1 not in (x, y):
             _fail("E60038", f"shapes {tuple(shape1)} and {tuple(shape2)} do not broadcast", param_name="shape",
-                  value=(tuple(shape1), tuple(shape2)), limit="equal dims or 1")
+                  value=(tuple(shape1), tuple(shape2)), limit="equal dims or 1", hint="make each dim pair equal or 1")
         out.append(max(x, y))
     return (b, a, out) if swap else (a, b, out)
 
@@ -240,7 +241,7 @@ def broadcast_shapes(shape1, shape2, op_name="", param_name_input1="", param_nam
             _fail("E80013", f"In op[{op_name}], the inputs[{param_name_input1}][{param_name_input2}] could not be "
                   f"broadcast together with shapes[{','.join(map(str, a))}][{','.join(map(str, b))}]",
                   op_name=op_name, param_name=param_name_input1, value=(tuple(a), tuple(b)),
-                  limit="equal dims or 1")
+                  limit="equal dims or 1", hint="make each dim pair equal or 1")
     out = [x if y == 1 else y for x, y in zip(a, b)]
     return (b, a, out) if swapped else (a, b, out)
 
@@ -303,7 +304,7 @@ def get_device_api_dtype(dtype: str) -> int:
     """The device API's number for ``dtype`` (float32 0, float16 1, int32 2, double 3)."""
     if dtype not in DEVICE_API_DTYPES:
         _fail("E60038", f"get_device_api_dtype knows no dtype {dtype!r}", param_name="dtype", value=dtype,
-              limit=sorted(DEVICE_API_DTYPES))
+              limit=sorted(DEVICE_API_DTYPES), hint=f"pass one of {', '.join(sorted(DEVICE_API_DTYPES))}")
     return DEVICE_API_DTYPES[dtype]
 
 
@@ -313,11 +314,12 @@ def check_input_type_dict(input_dict: dict, input_key, input_name: str) -> None:
     for key, value in input_dict.items():
         if key not in input_key:
             _fail("E60038", f"{input_name}: unexpected key {key!r} (allowed: {list(input_key)})",
-                  param_name=input_name, value=key, limit=list(input_key))
+                  param_name=input_name, value=key, limit=list(input_key), hint=f"use only the keys {list(input_key)}")
         want = {"shape": (list, tuple), "dtype": (str,)}.get(key)
         if want and not isinstance(value, want):
             _fail("E60038", f"{input_name}[{key!r}] must be a {' or '.join(t.__name__ for t in want)}, got "
-                  f"{type(value).__name__}", param_name=input_name, value=value, limit=want)
+                  f"{type(value).__name__}", param_name=input_name, value=value, limit=want,
+                  hint=f"pass {input_name}[{key!r}] as a {' or '.join(t.__name__ for t in want)}")
 
 
 def check_and_init_5hdc_reduce_support(input_tensor: dict, axis, kernel_name=None) -> bool:

@@ -281,7 +281,8 @@ def exact_float64(x) -> tuple:
         raise IllegalOperand(f"expected float values, got an array of {arr.dtype}", operand="x",
                              value=str(arr.dtype), hint="use int_to_float for integer sources")
     if arr.dtype.kind != "f" and arr.dtype not in _ML_FLOATS:
-        raise IllegalOperand(f"expected float values, got {arr.dtype}", operand="x", value=str(arr.dtype))
+        raise IllegalOperand(f"expected float values, got {arr.dtype}", operand="x", value=str(arr.dtype),
+                             hint="pass a numpy float array (float16/32/64 or an ml_dtypes float)")
     with np.errstate(invalid="ignore"):                  # NaN widening warns for some dtypes
         return arr.astype(np.float64), arr.dtype
 

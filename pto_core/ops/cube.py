@@ -133,7 +133,8 @@ def _decode_any(values: np.ndarray, d: DType) -> np.ndarray:
         return values.astype(np.float64, order="C")
     if d.is_float:
         return _lut(d).take(values.view(np.uint16 if d.bits == 16 else np.uint8))
-    raise UnsupportedOp(f"cannot decode {d.name} data for a MAD", operand="%lhs", value=d.name)
+    raise UnsupportedOp(f"cannot decode {d.name} data for a MAD", operand="%lhs", value=d.name,
+                        hint="feed the MAD a dtype pto.mad takes on this chip (see migration_guide/pto_api.md)")
 
 
 #: Up to this many elements `_decode` gathers f16 values from the 65,536-entry (256 KiB) table instead of

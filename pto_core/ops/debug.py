@@ -80,7 +80,7 @@ def _verify(call, target):
     fmt = call.clauses.get("fmt")
     if not isinstance(fmt, str) or not fmt:
         raise IllegalOperand("debug_print needs a non-empty fmt string", op="pto.debug_print", operand="fmt",
-                             value=repr(fmt))
+                             value=repr(fmt), hint="pass fmt=\"...\" with one %-conversion per value")
     wanted = sum(1 for m in _CONVERSION.finditer(fmt) if m.group(4) != "%")
     if wanted != n:
         raise IllegalOperand(f"format {fmt!r} has {wanted} conversion(s) for {n} value(s)", op="pto.debug_print",
@@ -182,12 +182,15 @@ def _layout(text):
     if not isinstance(out, tuple) or not all(isinstance(e, tuple) and len(e) >= 2 and isinstance(e[0], str)
                                             for e in out):
         raise IllegalOperand("bind must be a tuple literal of (name, kind, ...) entries", op="pto.debug_eval",
-                             operand="bind", value=repr(text)[:80])
+                             operand="bind", value=repr(text)[:80],
+                             hint="write bind=((\"name\", \"s\", 0), ...): a tuple literal of tuples")
     for e in out:
         parts = e[0].split(".")
         if not all(p.isidentifier() and not p.startswith("__") for p in parts) or parts[0].startswith("_"):
             raise IllegalOperand(f"bind name {e[0]!r} must be a dotted name of identifiers (no leading '_' name, "
-                                 f"no '__' attribute)", op="pto.debug_eval", operand="bind", value=e[0][:80])
+                                 f"no '__' attribute)", op="pto.debug_eval", operand="bind", value=e[0][:80],
+                                 hint="bind plain dotted names such as \"x\" or \"acc.scale\" (no leading underscore, "
+                                      "no dunder)")
     return out
 
 
@@ -216,7 +219,9 @@ def _set_path(ns: dict, path: str, value) -> None:
         obj = vars(obj).setdefault(p, _Obj(p)) if isinstance(obj, _Obj) else obj
     if not isinstance(obj, _Obj):
         raise IllegalOperand(f"bind name {path!r} extends the bound value {'.'.join(parts[:-1])!r}",
-                             op="pto.debug_eval", operand="bind", value=path[:80])
+                             op="pto.debug_eval", operand="bind", value=path[:80],
+                             hint=f"bind {path!r} and {'.'.join(parts[:-1])!r} under different names (a bound value "
+                                  "has no attributes to set)")
     setattr(obj, parts[-1], value)
 
 
@@ -267,7 +272,7 @@ def _verify_eval(call, target):
     expr = call.clauses.get("expr")
     if not isinstance(expr, str) or not expr.strip():
         raise IllegalOperand("debug_eval needs a non-empty expr string", op="pto.debug_eval", operand="expr",
-                             value=repr(expr))
+                             value=repr(expr), hint="pass expr=\"...\" with the Python expression to evaluate")
     layout, _ = _prepared(expr, str(call.clauses.get("bind", "()")))
     vals = call.clauses.get("values")
     tens = call.clauses.get("tensors")
@@ -281,7 +286,9 @@ def _verify_eval(call, target):
              (kind == "c" and len(entry) == 3)
         if not ok:
             raise IllegalOperand(f"bind entry {entry!r} does not match the {nv} value(s) and {nt} tensor(s)",
-                                 op="pto.debug_eval", operand="bind", value=repr(entry)[:80])
+                                 op="pto.debug_eval", operand="bind", value=repr(entry)[:80],
+                                 hint="make each bind entry index an existing value (kind \"s\") or tensor (kind "
+                                      "\"t\") of the call")
 
 
 register(OpSpec(

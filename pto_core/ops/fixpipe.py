@@ -456,7 +456,8 @@ def _check_clip(clip, dst: DType, static: bool):
                 + ("16-bit unsigned" if dst.name == "u8" else f"i{dst.bits}") + " payload)")
     if not ok:
         raise _err(f"clip payload for a {dst.name} destination must be {need}, got {clip!r}", "pre_relu(clip)",
-                   clip, need)
+                   clip, need,
+                   hint=(f"pass clip as {need}" if dst.name == "f16" else f"pass clip as a Python int in [{lo}, {hi}]"))
 
 
 def _check_values(p: _Plan, extra: tuple) -> None:
@@ -604,7 +605,8 @@ def _load_args(ctx, p: _Plan, order: str) -> Q.QuantArgs:
         alpha = _scalar_fp19(p.relu_payload)
         if Q.invalid_alpha(np.float32(alpha)):
             raise _err(f"scalar_relu alpha {alpha!r} must be +0 or a positive normal FP19 number", "pre_relu",
-                       alpha, "+0 or positive normal FP19")
+                       alpha, "+0 or positive normal FP19",
+                       hint="pass a scalar_relu alpha that is +0.0 or a positive normal number (>= 2**-126)")
         kw["alpha"] = alpha
     elif p.relu == "vector_relu":
         ctx.check_aligned(p.relu_payload, RELU_ROW_BYTES, "pre_relu")

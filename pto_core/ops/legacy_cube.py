@@ -263,7 +263,7 @@ def _load2d_static(op, src, dst, transpose):
     ss, ds = getattr(src, "space", None), getattr(dst, "space", None)
     if ss == "gm" and ds == "gm" or (ss == "l1" and ds == "l1"):
         raise IllegalOperand(f"load2d moves GM -> L0A/L0B/L1 or L1 -> L0A/L0B, not {ss} -> {ds}", op=op,
-                             operand="%dst", value=ds)
+                             operand="%dst", value=ds, hint="load to L0A/L0B/L1 from GM, or to L0A/L0B from L1")
     if sd is not None and dd is not None and sd.bits != dd.bits:
         raise IllegalOperand(f"source and destination element sizes differ ({sd.name} vs {dd.name})", op=op,
                              operand="%dst", value=dd.name, hint="use the same element type on both pointers")
@@ -549,9 +549,11 @@ def _img2col_static(op, src, dst, transpose=None):
     sd, dd = getattr(src, "dtype", None), getattr(dst, "dtype", None)
     if sd is not None and dd is not None and sd != dd:
         raise IllegalOperand(f"source and destination element types differ ({sd.name} vs {dd.name})", op=op,
-                             operand="%dst", value=dd.name)
+                             operand="%dst", value=dd.name,
+                             hint=f"declare %dst as {sd.name} (img2col copies elements without conversion)")
     if sd is not None and sd.bits not in (8, 16, 32):
-        raise IllegalOperand(f"img2col moves 8/16/32-bit data, got {sd.name}", op=op, operand="%src", value=sd.name)
+        raise IllegalOperand(f"img2col moves 8/16/32-bit data, got {sd.name}", op=op, operand="%src", value=sd.name,
+                             hint="img2col f16/bf16/f32 or 8-bit data")
     if transpose:
         ds = getattr(dst, "space", None)
         if ds is not None and ds not in ("l0a", "l0b"):
@@ -659,7 +661,7 @@ def _col2img_static(op, src, dst):
                                  value=t.name, limit="f16 | f32")
     if sd is not None and dd is not None and sd != dd:
         raise IllegalOperand(f"source and destination types differ ({sd.name} vs {dd.name})", op=op,
-                             operand="%dst", value=dd.name)
+                             operand="%dst", value=dd.name, hint=f"declare %dst as {sd.name}")
 
 
 def _verify_col2img(call, target):
@@ -764,7 +766,7 @@ def _deq_scales(ctx, scale, op) -> np.ndarray:
         return ctx.view(scale, ROW, operand="deq").astype(np.float64)
     if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer, np.floating)):
         raise IllegalOperand(f"deq scale must be a number or a UB pointer, got {scale!r}", op=op, operand="deq",
-                             value=repr(scale))
+                             value=repr(scale), hint="pass deq as a Python float or a UB pointer to the f16 scales")
     with np.errstate(over="ignore"):
         return np.float64(np.float16(scale))
 
@@ -842,7 +844,8 @@ def _ub_to_cc_static(op, src, dst):
     sd, dd = getattr(src, "dtype", None), getattr(dst, "dtype", None)
     if sd is not None and dd is not None and sd != dd and (sd.name, dd.name) != ("f16", "f32"):
         raise IllegalOperand(f"UB {sd.name} -> L0C {dd.name} is not supported", op=op, operand="%dst",
-                             value=f"{sd.name}->{dd.name}", limit="same type, or f16 -> f32")
+                             value=f"{sd.name}->{dd.name}", limit="same type, or f16 -> f32",
+                             hint=f"declare the L0C destination as {sd.name} (or f32 for f16 data)")
 
 
 def _verify_ub_to_cc(call, target):

@@ -305,12 +305,14 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
             return (value, {})
     if clause.form == "flag":
         if value is not True:
-            raise _bad(spec, name, f"flag clause takes True (or None to omit), got {value!r}", value)
+            raise _bad(spec, name, f"flag clause takes True (or None to omit), got {value!r}", value,
+                       hint=f"write {name}=True to set the flag, or leave it out")
         return True
     if clause.form == "sat":
         if value is True or value is False or value == "preserve_nan":
             return value
-        raise _bad(spec, name, f"sat takes True (sat), False (nosat) or 'preserve_nan', got {value!r}", value)
+        raise _bad(spec, name, f"sat takes True (sat), False (nosat) or 'preserve_nan', got {value!r}", value,
+                   hint="write sat=True, sat=False or sat=\"preserve_nan\"")
     if clause.form == "word":
         if value not in clause.values:
             raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)}", value,
@@ -341,7 +343,9 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
             return value
         if value is True or value is False:
             raise _bad(spec, name, f"takes one of {', '.join(clause.values)} or one "
-                                   f"{', '.join(clause.params)} operand, got {value!r}", value)
+                                   f"{', '.join(clause.params)} operand, got {value!r}", value,
+                                   hint=f"write {name}=\"{clause.values[0]}\" (one of {', '.join(clause.values)}) or "
+                                        f"pass a {', '.join(clause.params)} value")
         return value
     if clause.form == "args":
         nparams = len(clause.params)

@@ -104,16 +104,18 @@ def convert(x: np.ndarray, src: DType, dst: DType, rnd, ctx, deqscale=None) -> n
 def _check(ctx_target, dst: DType, src: DType, rnd, deq: bool, op: str) -> None:
     if deq and not (src.name == "s32" and dst.name == "f16"):
         raise IllegalOperand(f"deqscale converts s32 to f16, got {src.name} -> {dst.name}", op=op,
-                             operand="deqscale", value=f"{src.name}->{dst.name}", limit="s32 -> f16")
+                             operand="deqscale", value=f"{src.name}->{dst.name}", limit="s32 -> f16",
+                             hint="use deqscale only for s32 -> f16; convert other types without deqscale")
     if deq and rnd is not None:
-        raise IllegalOperand("deq conversion takes no rounding mode", op=op, operand="round", value=rnd)
+        raise IllegalOperand("deq conversion takes no rounding mode", op=op, operand="round", value=rnd,
+                             hint="drop round= (the deq conversion rounds as the hardware does)")
     code = conversion_code(src, dst, rnd, deq)
     if src is dst and rnd is None:
         raise IllegalOperand(f"{src.name} -> {dst.name} without a rounding mode is not a conversion", op=op,
                              operand="round", hint="give round= r/a/f/c/z to round to integral values")
     if dst.name in ("s4", "u4"):
         raise UnsupportedOp("conversions to packed 4-bit destinations are not modelled", op=op, operand="dst",
-                            value=code)
+                            value=code, hint="convert to s8/u8 (or f16) and pack the nibbles yourself")
     vector_isa.require(ctx_target, "vconv", code, op=op, operand="round" if rnd else "dtype")
     if code in UNDOCUMENTED:
         raise UnsupportedOp(f"vconv {code} is listed for {ctx_target.label} but not modelled: {UNDOCUMENTED[code]}",
@@ -150,7 +152,8 @@ def _execute(ctx, dst, src, repeat, *, round=None, deqscale=None, mask=None, cou
     if deq:
         scale = deqscale[0][0]
         if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer, np.floating)):
-            raise IllegalOperand(f"deqscale must be a number, got {scale!r}", op=op, operand="deqscale", value=scale)
+            raise IllegalOperand(f"deqscale must be a number, got {scale!r}", op=op, operand="deqscale", value=scale,
+                                 hint="pass deqscale as a Python float or int")
 
     def build():
         rep = ve.check_repeat(repeat, op=op)

@@ -136,7 +136,8 @@ def check_repeat(value, *, op: str, hi: int = MAX_REPEAT) -> int:
 def check_ub(ptr, *, op: str, operand: str, align: int = BLOCK_BYTES) -> None:
     """Operand must be a UB pointer at an ``align``-byte boundary."""
     if not isinstance(ptr, Ptr):
-        raise IllegalOperand(f"expects a UB pointer, got {type(ptr).__name__}", op=op, operand=operand)
+        raise IllegalOperand(f"expects a UB pointer, got {type(ptr).__name__}", op=op, operand=operand,
+                             hint="pass a UB pointer (m.ptr(\"ub\", dtype, addr))")
     if ptr.space != "ub":
         raise IllegalOperand(f"must be in ub, got {ptr.space}", op=op, operand=operand, value=ptr.space,
                              hint="vector instructions read and write the unified buffer only")
@@ -287,7 +288,8 @@ def _lanes_uncached(key, op) -> Lanes:
         words = list(reversed(mask))
     else:
         raise IllegalOperand(f"takes 1 (count), 2 (hi, lo) or 4 words, got {len(mask)}", op=op, operand="mask",
-                             value=mask)
+                             value=mask,
+                             hint="pass mask=n (count), mask=(hi, lo) (two 64-bit words) or four 64-bit words")
     bits = np.unpackbits(np.array(words, dtype="<u8").view(np.uint8), bitorder="little").astype(bool)[:par]
     if not bits.any():
         raise IllegalOperand("mask selects no lane", op=op, operand="mask", value=mask,

@@ -126,7 +126,7 @@ def _list(value, name, op):
     if not isinstance(value, (tuple, list)) or len(value) != LIST_LEN:
         raise IllegalOperand(f"expects a list of {LIST_LEN} UB pointers", op=op, operand=name,
                              value=type(value).__name__ if not isinstance(value, (tuple, list)) else len(value),
-                             limit=LIST_LEN)
+                             limit=LIST_LEN, hint=f"pass {name} as a list of {LIST_LEN} UB pointers")
     return tuple(value)
 
 
@@ -182,7 +182,7 @@ def _nchw_execute(ctx, dst_list, src_list, repeat, *, dst_high_half=None, src_hi
         sh, dh = 16 * bool(src_high_half), 16 * bool(dst_high_half)
     elif dst_high_half or src_high_half:
         raise IllegalOperand("high_half selects the byte half of 8-bit blocks only", op=op, operand="dst_high_half",
-                             value=d.name)
+                             value=d.name, hint="drop src_high_half / dst_high_half for 16- and 32-bit data")
     # order repeats one at a time only if a destination block can overwrite a later source block
     src_rng = [(p.addr + s0, p.addr + s0 + (rep - 1) * sr * 32 + 32) for p in src_list]
     dst_rng = [(p.addr + d0, p.addr + d0 + (rep - 1) * dr * 32 + 32) for p in dst_list]

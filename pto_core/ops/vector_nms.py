@@ -185,7 +185,7 @@ register(OpSpec(
 def _set_offset(ctx, value):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise IllegalOperand(f"expects a number, got {value!r}", op="pto.ub.set_rpn_offset", operand="value",
-                             value=value)
+                             value=value, hint="pass value as a Python int or float")
     ctx.spr["RPN_OFFSET"] = float(value)
 
 
@@ -209,7 +209,7 @@ def _cor_check(target, ptrs, names, op):
         ve.check_ub(p, op=op, operand=nm)
         if p.dtype.itemsize != 2:
             raise IllegalOperand(f"{nm} holds 16-bit suppression words, got {p.dtype.name}", op=op, operand=nm,
-                                 value=p.dtype.name, limit="u16")
+                                 value=p.dtype.name, limit="u16", hint=f"declare {nm} as u16")
     vector_isa.require(target, "rpn_cor", "f16", op=op)
 
 

@@ -130,7 +130,8 @@ def _mrg_execute(ctx, dst, src_list, lengths, repeat, *, valid_bit=None, exhaust
         raise IllegalOperand(f"valid_bit {valid:#06b} must select lists 0..k contiguously", op=op,
                              operand="valid_bit", value=valid, limit="0b0001, 0b0011, 0b0111, 0b1111")
     if valid >> len(src_list):
-        raise IllegalOperand("valid_bit selects a list that was not given", op=op, operand="valid_bit", value=valid)
+        raise IllegalOperand("valid_bit selects a list that was not given", op=op, operand="valid_bit", value=valid,
+                             hint="set only the valid_bit bits of lists you pass (bit i: list i)")
     rep = ve.check_repeat(repeat, op=op)
     if rep > 1 and (valid != 15 or exhausted or len(set(lens)) != 1):
         raise IllegalOperand("repeat > 1 needs four valid lists of equal length and no exhausted mode", op=op,

@@ -74,7 +74,7 @@ def _sort32_check(target, dst, src, idx, op):
                              hint="use operands of one element type (convert with pto.ub.vconv first)")
     if idx.dtype is not _U32:
         raise IllegalOperand(f"indices must be u32, got {idx.dtype.name}", op=op, operand="indices",
-                             value=idx.dtype.name, limit="u32")
+                             value=idx.dtype.name, limit="u32", hint="declare the index buffer as u32")
     vector_isa.require(target, "vsort32", dst.dtype.name, op=op)
 
 

@@ -92,7 +92,8 @@ class BridgeAPI(TikBase):
         op = self._operand(tensor, "tensor")
         if self.build is not None:
             raise self._error("the kernel is already built (BuildCCE); PTO pointers of its tensors can only be "
-                              "used before", operand="tensor", value=tensor.name)
+                              "used before", operand="tensor", value=tensor.name,
+                              hint="call tik_instance.pto_ptr(...) (and the pto.* calls using it) before BuildCCE")
         ptr = op.ptr
         self._bridged[id(ptr)] = (ptr, tensor)
         _OWNERS.add(self)

@@ -79,7 +79,7 @@ def _as_list(tik, value, what: str) -> list:
     if isinstance(value, (Tensor, InputScalar)):
         return [value]
     raise tik._error(f"{what} must be a list or tuple of tensors (or one tensor), got {type(value).__name__}",
-                     operand=what, value=repr(value))
+                     operand=what, value=repr(value), hint=f"pass {what}=[t0, t1, ...] (a list of GM tensors)")
 
 
 def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
@@ -109,7 +109,8 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
     for i, x in enumerate(outs):
         if isinstance(x, InputScalar):
             raise tik._error(f"outputs[{i}] is an InputScalar; outputs are GM tensors", operand=f"outputs[{i}]",
-                             value=x.name)
+                             value=x.name,
+                             hint="list InputScalars in BuildCCE(inputs=[...]); outputs holds GM tensors only")
         _check_gm(tik, x, f"outputs[{i}]")
         first = next((j for j, o in enumerate(outs[:i]) if o is x), None)    # views of one tensor: distinct outputs
         if first is not None:       # start_debug returns one array per entry: the user's unpacking shifts
@@ -207,7 +208,9 @@ def _freeze_chip(tik) -> None:
             if not platform.api_check_support(api, dtype):
                 raise tik._error(f"{api}{f' with {dtype}' if dtype else ''} (at {where.file}:{where.line}) is not "
                                  f"supported on {soc.soc_version} {soc.core_type}, the chip selected at BuildCCE",
-                                 operand="kernel_name", value=api, cls=UnsupportedOp)
+                                 operand="kernel_name", value=api, cls=UnsupportedOp,
+                                 hint="select at BuildCCE the chip the kernel was written for "
+                                      "(tbe_platform.set_current_compile_soc_info), or replace that call")
         for s in walk_stmts(prog.body):
             if isinstance(s, OpStmt) and s.call.spec.verify is not None:
                 s.call.spec.verify(s.call, target)

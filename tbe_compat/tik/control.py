@@ -275,7 +275,8 @@ class ControlAPI(TikBase):
         if isinstance(bn, InputScalar):
             if endt is not bn:
                 raise self._error("with block_num an InputScalar, endt must be the same InputScalar",
-                                  operand="endt", value=repr(endt))
+                                  operand="endt", value=repr(endt),
+                                  hint="write for_range(0, n, block_num=n) with the same InputScalar n")
             bn_ir = bn.ir
         else:
             bn_ir = static_int(bn)

@@ -443,7 +443,8 @@ class DataAPI(TikBase):
         rp = self._int_arg(right_padding, "right_padding", 0, per_block)
         lp = self._int_arg(left_padding, "left_padding", 0, per_block)
         if not (isinstance(rp, int) and isinstance(lp, int)):
-            raise self._error("padding counts must be Python ints", operand="left_padding")
+            raise self._error("padding counts must be Python ints", operand="left_padding",
+                              hint="pass left_padding / right_padding as Python ints")
         if padding_value is not None:
             padding_value = self._check_pad_value(padding_value, d.dt)
         if d.space == "ub":
@@ -484,7 +485,8 @@ class DataAPI(TikBase):
         else:
             s.check_aligned(BLOCK)
             if lp or rp:
-                raise self._error("padding applies to GM -> UB moves only", operand="left_padding")
+                raise self._error("padding applies to GM -> UB moves only", operand="left_padding",
+                                  hint="drop left_padding / right_padding (they apply to GM -> UB moves)")
             if isinstance(nb, int):
                 s_step = _add(-(-nb // BLOCK) * BLOCK, _mul(sg, BLOCK))
             else:

@@ -728,7 +728,9 @@ def _evaluate(e, scalars: dict) -> int:
             return x.value
         if isinstance(x, P.ScalarArg):
             if x not in values:
-                raise IllegalOperand(f"dimension uses {x.name!r}, which is not an InputScalar of this kernel")
+                raise IllegalOperand(f"dimension uses {x.name!r}, which is not an InputScalar of this kernel",
+                                     hint="build the shape from ints and InputScalars of this kernel (declared with "
+                                          "tik_instance.InputScalar, listed in BuildCCE inputs)")
             return values[x]
         if isinstance(x, P.Cast):
             return S.convert(ev(x.a), x.a.type, x.type)

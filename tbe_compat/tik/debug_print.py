@@ -122,7 +122,8 @@ def lower(tik, expr, frame) -> None:
                 obj = getattr(obj, attrs[k])
             except AttributeError:
                 raise tik._error(f"{path} has no attribute {attrs[k]!r} (expr {expr!r})", operand="expr",
-                                 value=f"{path}.{attrs[k]}") from None
+                                 value=f"{path}.{attrs[k]}",
+                                 hint="print a name the kernel defines (a Scalar, Tensor or constant)") from None
             path += "." + attrs[k]
             k += 1
         if path in seen:

@@ -93,7 +93,8 @@ class Placement:
         if addr + nbytes > a.capacity:
             raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B is past the end of {a.space} "
                                    f"({a.capacity} B)", operand="start_addr", value=hex(addr),
-                                   limit=f"{a.capacity} B")
+                                   limit=f"{a.capacity} B",
+                                   hint=f"pass a start_addr at most {a.capacity - nbytes:#x}, or drop start_addr")
         return a._place(addr, nbytes, storage.name)
 
     def mark(self) -> dict:

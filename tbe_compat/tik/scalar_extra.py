@@ -170,10 +170,11 @@ class TensorAddrList(Tensor):
         if isinstance(value, (Scalar, Tensor)) and value.dtype != "int64":
             raise self.tik._error(f"value's dtype should be int64, Instead of {value.dtype}",
                                   api="tik.TensorAddrList.set_as", operand="value", value=value.dtype,
-                                  limit="int64")
+                                  limit="int64", hint="set it from an int64 Scalar or Tensor address")
         if self.scope != "local.UB":
             raise self.tik._error(f"Dst TensorAddrList can only be UB Tensor but get {self.scope} TensorAddrList.",
-                                  api="tik.TensorAddrList.set_as", operand="dst", value=self.scope)
+                                  api="tik.TensorAddrList.set_as", operand="dst", value=self.scope,
+                                  hint="declare the TensorAddrList with scope=tik.scope_ubuf")
         Tensor.set_as(self, value, dst_offset, src_offset)
 
 
@@ -188,7 +189,8 @@ class ScalarExtraAPI(TikBase):
         if prev is not None:
             w = f" (first call at {prev.where.file}:{prev.where.line})" if prev.where else ""
             raise self._error(f"set_printf_params can be called only once in a kernel{w}",
-                              operand="print_workspace_size")
+                              operand="print_workspace_size",
+                              hint="call set_printf_params once, at the start of the kernel")
         first = getattr(self, "_first_printf", None)
         if first is not None:
             raise self._error(f"set_printf_params must be called before every printf; a printf is at "
@@ -197,7 +199,7 @@ class ScalarExtraAPI(TikBase):
         for v, name in ((print_workspace_size, "print_workspace_size"), (single_print_length, "single_print_length")):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise self._error(f"{name} must be an immediate int, got {type(v).__name__} {v!r}", operand=name,
-                                  value=repr(v))
+                                  value=repr(v), hint=f"pass {name} as a Python int")
         ws = self._int_arg(print_workspace_size, "print_workspace_size", *WORKSPACE_MB)
         spl = self._int_arg(single_print_length, "single_print_length", MIN_PRINT_LENGTH, ws * MB - PRINT_HEADER)
         if spl % 32:
@@ -206,7 +208,8 @@ class ScalarExtraAPI(TikBase):
         is_printf_to_screen = self._bool_arg(is_printf_to_screen, "is_printf_to_screen")
         if printf_file_path is not None and (not isinstance(printf_file_path, str) or not printf_file_path):
             raise self._error("printf_file_path must be None or a non-empty str (a directory)",
-                              operand="printf_file_path", value=repr(printf_file_path))
+                              operand="printf_file_path", value=repr(printf_file_path),
+                              hint="pass printf_file_path=None (print to the screen) or a directory path")
         params = PrintfParams(ws, spl, is_printf_to_screen, printf_file_path, self._where)
         bn = self._builder.program.block_num
         if isinstance(bn, int):
@@ -242,7 +245,9 @@ class ScalarExtraAPI(TikBase):
         if len(format_string) > limit:
             raise self._error(f"format_string has {len(format_string)} characters", operand="format_string",
                               value=len(format_string), limit=f"{limit} characters" + (
-                                  "" if params is None else " (single_print_length - 32)"))
+                                  "" if params is None else " (single_print_length - 32)"),
+                                  hint="split the text over several printf calls" + ("" if params is None else ", or "
+                                       "raise single_print_length in set_printf_params"))
         if len(arg) > 6:
             raise self._error(f"printf takes at most 6 values, got {len(arg)}", operand="arg", value=len(arg),
                               limit=6)
@@ -289,7 +294,8 @@ class ScalarExtraAPI(TikBase):
                 return arr.regs[i]
             if not isinstance(index, Expr) or index.ir.type.kind not in ("s", "u"):
                 raise self._error(f"ScalarArray index should be an int or an integer Scalar/Expr, got {index!r}",
-                                  operand="index", value=repr(index))
+                                  operand="index", value=repr(index),
+                                  hint="index with a Python int or an integer Scalar")
             return _ArrayElement(arr, index.ir)
 
     def _scalar_array_store(self, elem: _ArrayElement, value, src_offset):
@@ -313,7 +319,7 @@ class ScalarExtraAPI(TikBase):
                               limit="scope_gm, scope_ubuf")
         if isinstance(size, Expr) and size.dtype.startswith("float"):
             raise self._error("When the size element is Scalar or Expr, it's dtype cannot be float",
-                              operand="size", value=size.dtype)
+                              operand="size", value=size.dtype, hint="pass size as an int or an integer Scalar")
         t = self.Tensor("int64", (size,), scope=scope, name=name)
         return TensorAddrList(self, t.storage, t.dt, t._shape, t._strides, t.offset, True, None)
 
@@ -340,7 +346,7 @@ class ScalarExtraAPI(TikBase):
             ok = dst.dtype == "uint64"
         if not ok:
             raise self._error(f"{api} does not support {dst.dtype}", operand="dst", value=dst.dtype,
-                              limit="uint64")
+                              limit="uint64", hint="declare dst a uint64 Scalar")
         return P.cast(P.as_expr(v, U64), U64)
 
     def _popcount(self, x):

@@ -131,7 +131,9 @@ class CmpSelAPI(VectorBase):
             if isinstance(sel, CmpMask):
                 if vec_form:
                     raise self._error("vec_sel takes the selection bits as a UB tensor", operand="sel",
-                                      value=repr(sel))
+                                      value=repr(sel),
+                                      hint="pass sel as a UB tensor of selection bits (the legacy vsel reads a "
+                                           "CMPMASK)")
             else:
                 # mode 0 consumes the first PAR bits of sel (TIK vec_sel page: 256 for int8, 128 for
                 # f16, 64 for f32), so those are loaded: an 8-byte sel serves an f32 select, an 8-bit

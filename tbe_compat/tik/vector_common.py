@@ -520,7 +520,8 @@ class VectorBase(TikBase):
                 return op.write(0) if write else op.read(0)
             if off < 0:
                 raise self._error(f"{op.name} tensor overflow: the view starts {-off} elements before tensor "
-                                  f"{t.name!r}", operand=op.name, value=off, cls=OutOfBounds)
+                                  f"{t.name!r}", operand=op.name, value=off, cls=OutOfBounds,
+                                  hint=f"start the {op.name} view at element 0 of {t.name!r} or later")
             if off + extent > total:
                 if self._may_not_run():          # see TikBase._may_not_run: checked if it runs
                     self._record_check(off, off + extent, total, f"{op.name} (tensor {t.name!r})", hint)
@@ -585,7 +586,8 @@ class VectorBase(TikBase):
                                 _overlaps(src, gs, s0, geos["src0"], lanes, repeat, unit, many=True):
                             raise self._error(f"when repeat_times>1, {api} dst and src1 address overlap is not "
                                               f"support any address overlapping between src0 and src1",
-                                              operand="src0")
+                                              operand="src0",
+                                              hint="make src0 and src1 not overlap, or run one repeat per call")
                     continue
             if repeat == 1:
                 if dst.static_offset == src.static_offset and gd.blk == gs.blk:
@@ -619,7 +621,8 @@ class VectorBase(TikBase):
                                   hint=f'create it with tik_instance.Scalar("{dtype or "int64"}")')
             if dtype is not None and sc.dtype != dtype:
                 raise self._error(f"{what} dtype should be {dtype}, input dtype is {sc.dtype}", operand=what,
-                                  value=sc.dtype, limit=dtype)
+                                  value=sc.dtype, limit=dtype,
+                                  hint=f"declare {what} as tik_instance.Scalar(\"{dtype}\")")
         return list(items[:count])
 
     def _read_spr(self, spr: str, scalars: list, mask_bits: Optional[int] = None) -> None:

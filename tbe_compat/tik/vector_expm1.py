@@ -110,7 +110,7 @@ class Expm1API(VectorBase):
         if w.dt is not d.dt:
             raise self._error(f"work_tensor's dtype must be same with dst's dtype: {w.tensor.dtype} vs "
                               f"{d.tensor.dtype}", operand="work_tensor", value=w.tensor.dtype,
-                              limit=d.tensor.dtype)
+                              limit=d.tensor.dtype, hint=f"declare work_tensor {d.tensor.dtype}")
         self._require_support("tik.vec_expm1_high_preci", d.tensor.dtype)
         m = self._vec_mask(mask, [d.dt])
         if isinstance(mask, Expr) or not m.static:

@@ -261,7 +261,8 @@ class HVectorAPI:
             out = avail if out is None else min(out, avail)
         if out is None:
             raise self._error("h_* on views of run-time length needs a tensor with a static size (UB tensors "
-                              "have one)", operand="dst", cls=UnsupportedOp)
+                              "have one)", operand="dst", cls=UnsupportedOp,
+                              hint="use a UB tensor (static size) or a view of static length")
         return max(out, 0)
 
     def _h_scalar(self, x, dtype: str, name: str):
@@ -506,7 +507,8 @@ class HVectorAPI:
         code = f"{SHORT[s.tensor.dtype]}2{SHORT[d.tensor.dtype]}"
         if code != "s322f16":
             raise self._error(f"h_quant converts int32 -> float16 here, got {code} (int16 -> int8 with a uint64 "
-                              f"deqscale is not modelled)", operand="dst", value=code, cls=UnsupportedOp)
+                              f"deqscale is not modelled)", operand="dst", value=code, cls=UnsupportedOp,
+                              hint="quantize int32 -> float16 with h_quant; convert other types with h_cast")
         self._require_instr("vconv", "deq", what="deq (int32 -> float16)")
         self._h_check([dst, src], ["dst", "src"])
         q = self._h_scalar(deqscale, "float16", "deqscale") if isinstance(deqscale, Expr) else float(deqscale)
@@ -521,7 +523,8 @@ class HVectorAPI:
                               hint="pass a number or a Scalar as src (h_data_move copies tensors)")
         xv = self._h_scalar(src, d.tensor.dtype, "src")
         if isinstance(src, Expr) and not isinstance(src, Scalar) and d.tensor.dtype == "float16":
-            raise self._error("For instruction h_duplicate when dtype is float16, src cannot be Expr", operand="src")
+            raise self._error("For instruction h_duplicate when dtype is float16, src cannot be Expr", operand="src",
+                              hint="assign the expression to a float16 Scalar first and pass that Scalar")
         self._require_support("tik.vector_dup", d.tensor.dtype)
         self._h_check([dst], ["dst"])
         value = src if isinstance(src, Expr) else xv
@@ -548,7 +551,9 @@ class HVectorAPI:
                               limit=dst.dtype,
                               hint="use tensors of one dtype (convert with h_cast first)")
         if "bool" in (src.dtype, dst.dtype):
-            raise self._error("h_data_move does not move bool tensors", operand="src", cls=UnsupportedOp)
+            raise self._error("h_data_move does not move bool tensors", operand="src", cls=UnsupportedOp,
+                              hint="move the bytes of a uint8 view (tensor.reinterpret_cast_to with dtype uint8), or "
+                                   "use data_move")
         self._h_check([dst, src], ["dst", "src"])
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, dst.dt.bits // 8)
@@ -691,7 +696,8 @@ class HVectorAPI:
         L = int(np.prod(shape[len(shape) - nred:]))
         if lay.length < L:
             raise self._error("the reduced axes of src are not contiguous; h_reduce_* needs them contiguous",
-                              operand="src", cls=UnsupportedOp)
+                              operand="src", cls=UnsupportedOp,
+                              hint="reduce a contiguous tensor (copy the view into its own tensor first)")
         group = lay.length // L                      # rows merged into one contiguous run
         rows = [int(o) + g * L for o in lay.offsets[0] for g in range(group)]
         dlay = self._h_layout([dst], ["dst"])
@@ -801,7 +807,8 @@ class HVectorAPI:
         shape, _ = self._h_static(src, "src")
         nd = len(shape)
         if axis is not None and (isinstance(axis, bool) or not isinstance(axis, int)):
-            raise self._error("axis should be (int, None).", operand="axis", value=repr(axis))
+            raise self._error("axis should be (int, None).", operand="axis", value=repr(axis),
+                              hint="pass axis as an int or None")
         if isinstance(axis, int) and not 0 <= axis < nd:
             raise self._error(f"axis {axis} is out of bounds for src of dimension {nd}.", operand="axis", value=axis,
                               limit=f"[0, {nd - 1}]")
@@ -810,19 +817,21 @@ class HVectorAPI:
         if whole:
             if not isinstance(dst, Scalar) or dst.dtype != "int32":
                 raise self._error("dst should be an int32 Scalar when the index of the whole tensor is asked",
-                                  operand="dst", value=repr(dst))
+                                  operand="dst", value=repr(dst), hint="pass dst = tik_instance.Scalar(\"int32\")")
         else:
             d = self._h_tensor(dst, "dst")
             if d.tensor.dtype != "int32":
                 raise self._error("dst's dtype should be int32.", operand="dst", value=d.tensor.dtype, limit="int32")
             if axis != nd - 1:
                 raise self._error(f"{api} over axis {axis} is not lowered (only the last axis)", operand="axis",
-                                  value=axis, cls=UnsupportedOp)
+                                  value=axis, cls=UnsupportedOp,
+                                  hint=f"pass axis={nd - 1} (the last axis) or axis=None (transpose src first for "
+                                       "another axis)")
         lay = self._h_layout([src], ["src"])
         L = lay.length if whole else shape[-1]
         if whole and (lay.offsets is None or lay.nrows > 1):
             raise self._error(f"{api} of a whole non-contiguous view is not lowered", operand="src",
-                              cls=UnsupportedOp)
+                              cls=UnsupportedOp, hint="copy the view into a contiguous tensor first")
         par = par_of(src.dt)
         dynamic = _dyn(L) or lay.offsets is None or _dyn(lay.length)
         if not whole:     # static rows too: a smaller dst was written past its end
@@ -970,7 +979,7 @@ class HVectorAPI:
         self._h_tensor(mask_tensor, "mask_tensor")
         if mask_tensor.dtype != "bool":
             raise self._error(f"mask_tensor should be a bool tensor, got {mask_tensor.dtype}", operand="mask_tensor",
-                              value=mask_tensor.dtype, limit="bool")
+                              value=mask_tensor.dtype, limit="bool", hint="declare mask_tensor with dtype \"bool\"")
         self._h_same_shape(self._h_static(mask_tensor, "mask_tensor")[0], ref_shape, "mask_tensor", ref_name)
         return mask_tensor
 

@@ -138,7 +138,8 @@ class IndexAPI(VectorBase):
             return base_addr.ir
         if isinstance(base_addr, Expr) or isinstance(base_addr, bool) or not isinstance(base_addr, int):
             raise self._error(f"base_addr's type should be int or Scalar, input type is {type(base_addr).__name__}",
-                              operand="base_addr", value=repr(base_addr))
+                              operand="base_addr", value=repr(base_addr),
+                              hint="pass base_addr as an int or an integer Scalar")
         b = self._int_arg(base_addr, "base_addr", 0, MAX_BASE_ADDR)
         size = indexed.tensor.storage_elements
         if isinstance(size, int):

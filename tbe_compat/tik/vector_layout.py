@@ -312,7 +312,7 @@ class LayoutAPI(VectorBase):
                 valid_bit = int(valid_bit, 2)
             except ValueError:
                 raise self._error(f"valid_bit {valid_bit!r} is not a binary string", operand="valid_bit",
-                                  value=valid_bit) from None
+                                  value=valid_bit, hint="pass valid_bit as a binary string such as \"1111\"") from None
         v = self._int_arg(valid_bit, "valid_bit", 1, 15)
         if isinstance(v, int):
             allowed = VALID_BITS[0] if platform.current_soc().short_soc_version in ("Ascend310", "Ascend910") \
@@ -407,7 +407,8 @@ class LayoutAPI(VectorBase):
             raise self._error("Please assure the vms4_sr is the return of vmrgsort4.", operand="vms4_sr",
                               value=repr(vms4_sr), hint="pass the value vmrgsort4 returned")
         if not isinstance(scalar_list, list):
-            raise self._error("scalar_list should be list", operand="scalar_list", value=type(scalar_list).__name__)
+            raise self._error("scalar_list should be list", operand="scalar_list", value=type(scalar_list).__name__,
+                              hint="pass scalar_list as a list of Scalars")
         self._read_spr("VMS4_SR", self._spr_scalars(scalar_list, "scalar_list", 4, "int64"), VMS4_FIELD_BITS)
 
     # ------------------------------------------------------------------ NMS
@@ -483,7 +484,8 @@ class LayoutAPI(VectorBase):
                                   value=offset, limit=f"|offset| <= {big}")
             value = float(offset)
         else:
-            raise self._error("offset should be int, float or Scalar", operand="offset", value=repr(offset))
+            raise self._error("offset should be int, float or Scalar", operand="offset", value=repr(offset),
+                              hint="pass offset as an int, float or Scalar")
         self._vec_emit("set_rpn_offset", value)
 
     @tik_api("set_rpn_cor_ir")
@@ -494,7 +496,8 @@ class LayoutAPI(VectorBase):
                               limit="uint16",
                               hint="pass a uint16 Scalar")
         if isinstance(number, Expr) and not isinstance(number, Scalar):
-            raise self._error("number should be int or Scalar", operand="number", value=repr(number))
+            raise self._error("number should be int or Scalar", operand="number", value=repr(number),
+                              hint="pass number as an int or Scalar")
         v = self._int_arg(number, "number", 0, 65535)
         self._vec_emit("set_rpn_cor_ir", v)
         return RPN_COR_IR

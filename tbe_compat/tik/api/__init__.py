@@ -219,7 +219,8 @@ class Operand:
         b = self.static_byte_offset
         if b is not None and b < 0:
             raise self.tik._error(f"tensor overflow: {self.name} starts {-b} bytes before tensor "
-                                  f"{self.tensor.name!r}", operand=self.name, cls=OutOfBounds)
+                                  f"{self.tensor.name!r}", operand=self.name, cls=OutOfBounds,
+                                  hint="index the tensor from offset 0 or later")
         if avail is not None and nbytes > avail:
             esize = max(1, self.dt.bits // 8)
             if self.tik._may_not_run():
