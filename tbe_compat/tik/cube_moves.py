@@ -137,12 +137,16 @@ class CubeMoveAPI(CubeBase):
         mode = args[0] if len(args) == 1 else None
         if len(args) > 1:
             raise self._error(f"data_move takes at most 8 positional arguments, got {7 + len(args)}",
-                              operand="args", value=len(args) + 7)
+                              operand="args", value=len(args) + 7,
+                              hint="call data_move(dst, src, sid, nburst, burst, src_stride, dst_stride) with at most "
+                                   "one extra mode (ConvReluMode for L0C <-> UB, PadMode for GM -> L1)")
         for key in ("ConvReluMode", "PadMode", "pad_mode"):
             if key in argv:
                 mode = argv.pop(key)
         if argv:
-            raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)))
+            raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)),
+                              hint="data_move takes the keyword ConvReluMode= (L0C <-> UB) or PadMode= (GM -> L1) "
+                                   "besides its parameters")
         self._int_arg(sid, "sid", 0, 15)
         code = 0 if mode is None else self._cube_imm(mode, "ConvReluMode", 0, 255)
         if code not in CONV_RELU_MODES:
@@ -177,11 +181,13 @@ class CubeMoveAPI(CubeBase):
         for name, v in (("pad_mode", pad_mode), ("pad_value", pad_value), ("src_onthefly", src_onthefly)):
             if v is not None:
                 raise self._error(f"tensor_mov {name} is not supported on an L0C path", operand=name,
-                                  value=repr(v), cls=UnsupportedOp)
+                                  value=repr(v), cls=UnsupportedOp,
+                                  hint=f"leave {name}=None for moves from or to L0C (the L0C path has no padding or "
+                                       f"on-the-fly source)")
         for name, v in (("onthefly_mode", onthefly_mode), ("sid_store_mode", sid_store_mode)):
             if not option_is_off(v):
                 raise self._error(f"tensor_mov {name}={v!r} is not supported on an L0C path", operand=name,
-                                  value=repr(v), cls=UnsupportedOp)
+                                  value=repr(v), cls=UnsupportedOp, hint=f"pass {name}=0 for moves from or to L0C")
         mode = "m" if block_mode is None or (isinstance(block_mode, str) and block_mode == "") else block_mode
         if not isinstance(mode, str) or mode not in ("m", "v"):    # by type first: a TIK Scalar's == builds a comparison
             raise self._error(f"block_mode {block_mode!r} is not an L0C block mode", operand="block_mode",
@@ -215,7 +221,8 @@ class CubeMoveAPI(CubeBase):
                               limit="int32 -> float16", hint="use data_move / tensor_mov for the other conversions")
         if quant_param is None:
             raise self._error("quant_param is required: a float16 scale (float or float16 Scalar) or a float16 UB "
-                              "tensor of 16 per-channel scales", operand="quant_param", value=None)
+                              "tensor of 16 per-channel scales", operand="quant_param", value=None,
+                              hint="pass quant_param, e.g. 1.0 (one scale) or a float16 UB tensor [16]")
         relu = relu_flag and isinstance(quant_param, Tensor)
         if relu_flag and not relu:
             warnings.warn(f"{self._where or 'tik.data_move_quant'}: relu_flag has no effect with a scalar "
@@ -246,7 +253,8 @@ class CubeMoveAPI(CubeBase):
                               f"(no L0C <-> UB path on this chip)", operand="dst", value=f"{s.space}->{d.space}",
                               cls=UnsupportedOp, hint=NO_L0C_UB_PATH_HINTS[(s.space, d.space)])
         if block_mode == "v" and s.space != "l0c":
-            raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v")
+            raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v",
+                              hint="use block_mode 'm' (whole 16 x 16 fractals) for moves into L0C")
         where = f"tik.{api}"
         n = self._int_arg(nburst, "nburst", 1, 4095, run_time_api=where)
         b = self._int_arg(burst, "burst_len" if api == "tensor_mov" else "burst", 1, U16, run_time_api=where)
@@ -296,15 +304,20 @@ class CubeMoveAPI(CubeBase):
         ws, wd = want
         if ws is not None and pair != (ws, wd):
             raise self._error(f"ConvReluMode converts {ws} -> {wd}, but src/dst are {pair[0]} -> {pair[1]}",
-                              operand="ConvReluMode", value=f"{pair[0]}->{pair[1]}", limit=f"{ws} -> {wd}")
+                              operand="ConvReluMode", value=f"{pair[0]}->{pair[1]}", limit=f"{ws} -> {wd}",
+                              hint=f"declare src {ws} and dst {wd}, or pick the ConvReluMode of your dtypes (0 or no "
+                                   f"mode: same dtype)")
         if conv == "deq" and deqscale is None:
             raise self._error("int32 -> float16 needs deqscale (a float, a float16 Scalar or a float16 UB tensor "
-                              "[16])", operand="deqscale", limit="deqscale for s32 -> f16")
+                              "[16])", operand="deqscale", limit="deqscale for s32 -> f16",
+                              hint="pass deqscale=<scale> (e.g. 1.0), or move int32 to an int32 UB tensor")
         if conv != "deq" and deqscale is not None:
             raise self._error(f"deqscale applies to int32 -> float16 only, not {s.tensor.dtype} -> "
-                              f"{d.tensor.dtype}", operand="deqscale", value=repr(deqscale))
+                              f"{d.tensor.dtype}", operand="deqscale", value=repr(deqscale),
+                              hint="pass deqscale=None (only int32 L0C -> float16 UB dequantises)")
         if relu and d.space == "l0c":
-            raise self._error("relu applies to L0C -> UB moves only", operand="relu", value=True)
+            raise self._error("relu applies to L0C -> UB moves only", operand="relu", value=True,
+                              hint="pass relu=False for moves into L0C (apply ReLU on the way out)")
         return conv
 
     def _cube_deq_operand(self, deqscale, name="deqscale"):
@@ -317,7 +330,8 @@ class CubeMoveAPI(CubeBase):
         if isinstance(deqscale, (Scalar, Expr)):
             if deqscale.dtype != "float16":
                 raise self._error(f"a Scalar {name} must be float16, got {deqscale.dtype}", operand=name,
-                                  value=deqscale.dtype, limit="float16")
+                                  value=deqscale.dtype, limit="float16",
+                                  hint=f"declare the {name} Scalar as float16, or pass the scale as a float")
             return deqscale.ir, []
         if isinstance(deqscale, float):
             return deqscale, []
@@ -326,7 +340,8 @@ class CubeMoveAPI(CubeBase):
                               operand=name, value=deqscale, cls=UnsupportedOp,
                               hint="pass the scale as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor")
         raise self._error(f"{name} must be a float, a float16 Scalar or a float16 UB tensor, got "
-                          f"{type(deqscale).__name__}", operand=name, value=repr(deqscale))
+                          f"{type(deqscale).__name__}", operand=name, value=repr(deqscale),
+                          hint="pass the scale as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor [16]")
 
     # ------------------------------------------------------------------ load2d
     @tik_api("load2dv1")
@@ -347,7 +362,8 @@ class CubeMoveAPI(CubeBase):
         self._require_support(api, d.tensor.dtype)
         if s.dt.bits != d.dt.bits:
             raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) element sizes differ",
-                              operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype)
+                              operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype,
+                              hint="use src and dst tensors of one element size (the fractals are copied as bytes)")
         idx = self._int_arg(index, "index" if api.endswith("v1") else "start_index", 0, U16, run_time_api=api)
         rep = self._int_arg(repeat, "repeat_times", 1, 255, run_time_api=api)
         gap = self._int_arg(dst_gap, "dst_gap", 0, U16, run_time_api=api)
@@ -498,7 +514,8 @@ class CubeMoveAPI(CubeBase):
         c0 = d.dt.c0
         small = csize == 1
         if small and d.dt.bits != 16:
-            raise self._error("_csize=1 (4-channel C04 maps) needs 16-bit data", operand="_csize", value=1)
+            raise self._error("_csize=1 (4-channel C04 maps) needs 16-bit data", operand="_csize", value=1,
+                              hint="pass _csize=0 for 8-bit feature maps")
         origin = self._img2col_runtime_checks("tik.load3dv1", rs, fw, fh, lw, lh)
         m0 = origin if m0 is None else m0                # an expression where the origin is TIK values
         for name, v, lo, hi in (("c1_index", c1, 0, 4095), ("repeat_time", rep, 1, 255)):
@@ -656,7 +673,9 @@ class CubeMoveAPI(CubeBase):
                               hint="pass both gaps: src_gap= and dst_gap= (32-byte blocks and fractals)")
         if len(strides) != 2:
             raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
-                              f"value(s)", operand="strides", value=len(strides), limit="2 values")
+                              f"value(s)", operand="strides", value=len(strides), limit="2 values",
+                              hint="pass both gaps after burst_len: broadcast_ub_to_l0c(dst, src, nburst, burst_len, "
+                                   "src_gap, dst_gap)")
         n, bl, sg, dg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.broadcast_ub_to_l0c")
                          for v, nm, lo in ((nburst, "nburst", 1), (burst_len, "burst_len", 1),
                                            (strides[0], "src_gap", 0), (strides[1], "dst_gap", 0)))
@@ -696,7 +715,8 @@ class CubeMoveAPI(CubeBase):
         if (s.dt.name, d.dt.name) not in legacy_cube.BROADCAST_TYPES:
             raise self._error(f"src {s.tensor.dtype} -> dst {d.tensor.dtype} is not a broadcast conversion",
                               operand="dst", value=f"{s.tensor.dtype}->{d.tensor.dtype}",
-                              limit="same type (float16, float32, int32) or float16 -> float32")
+                              limit="same type (float16, float32, int32) or float16 -> float32",
+                              hint="declare dst with the src dtype (or a float32 dst for float16 rows)")
         rm = self._cube_imm(repeat_mode, "repeat_mode", 0, 1,
                             hint="pass 0 (one row per fractal) or 1 (one row per burst) as a Python int")
         n, br, dg, sg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.mmad_broadcast")

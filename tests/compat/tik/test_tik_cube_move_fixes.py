@@ -1,12 +1,82 @@
 """Refusals of the cube data moves found by the h_fuzz405 random-kernel fuzzer: mmad's bias_tensor is checked
-against matrix_n like matmul's bias (it read past a short tensor)."""
-import numpy as np
+against matrix_n like matmul's bias (it read past a short tensor), and every refusal of the L0C moves, the loads,
+broadcast_ub_to_l0c and fixpipe names the argument, the user's line and says what to do (a Fix; 16 had none)."""
+import re
 
-from pto_core.errors import OutOfBounds
+import numpy as np
+import pytest
+
+from pto_core.errors import OutOfBounds, PtoError
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import raises_tik, run
+
+
+def _tensors(chip="Ascend310P3"):
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    T = dict(ti=ti)
+    for name, dt, n, scope in (("u16", "float16", 1024, tik.scope_ubuf), ("u32", "float32", 1024, tik.scope_ubuf),
+                               ("u8", "int8", 2048, tik.scope_ubuf), ("c32", "float32", 1024, tik.scope_cbuf_out),
+                               ("ci32", "int32", 1024, tik.scope_cbuf_out), ("l1", "float16", 2048, tik.scope_cbuf),
+                               ("l1_8", "int8", 2048, tik.scope_cbuf), ("a16", "float16", 1024, tik.scope_ca),
+                               ("g32", "float32", 1024, tik.scope_gm), ("g16", "float16", 1024, tik.scope_gm)):
+        T[name] = ti.Tensor(dt, (n,), name=name, scope=scope)
+    return T
+
+
+def _l3v1(T, dst, src, **over):
+    a = dict(pad=[0, 0, 0, 0], l1_h=8, l1_w=8, c1_index=0, fetch_filter_w=0, fetch_filter_h=0, left_top_w=0,
+             left_top_h=0, stride_w=1, stride_h=1, filter_w=3, filter_h=3, dilation_filter_w=1, dilation_filter_h=1,
+             jump_offset=1, repeat_mode=0, repeat_time=1, _csize=0, pad_value=0)
+    a.update(over)
+    T["ti"].load3dv1(T[dst], T[src], *a.values())
+
+
+def _fixpipe_atomic(T):
+    T["ti"].set_atomic_add("float16")
+    T["ti"].fixpipe(T["g32"], T["c32"], 1, 2, 0, 0)
+
+
+CASES = {
+    "data_move 9 positional": ("args", lambda T: T["ti"].data_move(T["u32"], T["c32"], 0, 1, 1, 0, 0, 0, 0)),
+    "data_move unknown keyword": ("foo", lambda T: T["ti"].data_move(T["u32"], T["c32"], 0, 1, 1, 0, 0, foo=1)),
+    "tensor_mov L0C pad_value": ("pad_value", lambda T: T["ti"].tensor_mov(T["u32"], T["c32"], "m", 1, 1, 0, 0,
+                                                                           pad_value=1)),
+    "tensor_mov L0C onthefly_mode": ("onthefly_mode", lambda T: T["ti"].tensor_mov(T["u32"], T["c32"], "m", 1, 1, 0,
+                                                                                   0, onthefly_mode=1)),
+    "data_move_quant without quant_param": ("quant_param", lambda T: T["ti"].data_move_quant(
+        T["u16"], T["ci32"], 0, 1, 1, 0, 0, None)),
+    "block mode v into L0C": ("block_mode", lambda T: T["ti"].tensor_mov(T["c32"], T["u32"], "v", 1, 1, 0, 0)),
+    "ConvReluMode of other dtypes": ("ConvReluMode", lambda T: T["ti"].data_move(T["u16"], T["c32"], 0, 1, 1, 0, 0,
+                                                                                 4)),
+    "int32 -> float16 without deqscale": ("deqscale", lambda T: T["ti"].tensor_mov(T["u16"], T["ci32"], "m", 1, 1, 0,
+                                                                                    0)),
+    "deqscale on float32 -> float32": ("deqscale", lambda T: T["ti"].tensor_mov(T["u32"], T["c32"], "m", 1, 1, 0, 0,
+                                                                                deqscale=0.5)),
+    "relu into L0C": ("relu", lambda T: T["ti"].tensor_mov(T["c32"], T["u32"], "m", 1, 1, 0, 0, relu=True)),
+    "float32 Scalar deqscale": ("deqscale", lambda T: T["ti"].tensor_mov(
+        T["u16"], T["ci32"], "m", 1, 1, 0, 0, deqscale=T["ti"].Scalar("float32", init_value=0.5))),
+    "string deqscale": ("deqscale", lambda T: T["ti"].tensor_mov(T["u16"], T["ci32"], "m", 1, 1, 0, 0,
+                                                                 deqscale="0.5")),
+    "load2dv2 element sizes": ("dst", lambda T: T["ti"].load2dv2(T["a16"], T["l1_8"], 0, 1, 0, 1, 0)),
+    "load3dv1 _csize=1 of int8": ("_csize", lambda T: _l3v1(T, "u8", "l1_8", _csize=1)),
+    "broadcast_ub_to_l0c one gap": ("strides", lambda T: T["ti"].broadcast_ub_to_l0c(T["c32"], T["u32"], 1, 1, 0)),
+    "fixpipe atomic mode of another dtype": ("dst", _fixpipe_atomic),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cube_move_refusals_name_the_argument_line_and_a_fix(case):
+    operand, call = CASES[case]
+    T = _tensors("Ascend910B1" if case.startswith("fixpipe atomic") else "Ascend310P3")
+    with raises_tik(PtoError) as info:
+        call(T)
+    msg = str(info.value)
+    assert f"operand {operand}:" in msg, msg
+    assert "Fix: " in msg, msg
+    assert re.search(r"test_tik_cube_move_fixes\.py:\d+ in `tik\.", msg), msg     # the user's line
 
 
 def _mmad_bias_kernel(nbias, n=16):
