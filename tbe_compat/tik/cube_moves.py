@@ -405,8 +405,9 @@ class CubeMoveAPI(CubeBase):
         back as IR expressions, checked when the instruction runs (``pto.img2col`` / ``pto.col2img``
         validate the map), and the raster index is then None (`_img2col_runtime_checks` builds it)."""
         pads = self._fmatrix_pads(pad, api)
-        h = self._int_arg(l1_h, "l1_h", 1, 32767)
-        w = self._int_arg(l1_w, "l1_w", 1, 32767)
+        # a TIK value is range-checked when it runs under its TIK name (pto.img2col would name %fm_h / %fm_w)
+        h = self._int_arg(l1_h, "l1_h", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api=api)
+        w = self._int_arg(l1_w, "l1_w", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api=api)
         fw = self._int_arg(fetch_filter_w, "fetch_filter_w", 0, 254)
         fh = self._int_arg(fetch_filter_h, "fetch_filter_h", 0, 254)
         lw = self._int_arg(left_top_w, "left_top_w", -255, 32767)
@@ -576,13 +577,14 @@ class CubeMoveAPI(CubeBase):
         self._require_support("tik.load3dv2", d.tensor.dtype)
         self._cube_same_dtype(s, d)
         pads = self._cube_int_list(pad_list, "pad_list", 4, 0, 255)
-        h = self._int_arg(l1_h, "l1_h", 1, 32767)      # TIK values: pto.img2col validates the map when it runs
-        w = self._int_arg(l1_w, "l1_w", 1, 32767)
+        # TIK values: range-checked when they run under their TIK names (pto.img2col then validates the map and
+        # would name its own operands %fm_h, %k_ext, ...)
+        h = self._int_arg(l1_h, "l1_h", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api="tik.load3dv2")
+        w = self._int_arg(l1_w, "l1_w", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api="tik.load3dv2")
         ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
-        # the block's extents and start points may be TIK values (checked by pto.img2col when it runs)
-        ke = self._int_arg(k_extension, "k_extension", 1, U16)
-        me = self._int_arg(m_extension, "m_extension", 1, U16)
-        ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16)
+        ke = self._int_arg(k_extension, "k_extension", 1, U16, run_time_api="tik.load3dv2")
+        me = self._int_arg(m_extension, "m_extension", 1, U16, run_time_api="tik.load3dv2")
+        ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16, run_time_api="tik.load3dv2")
         ms = self._int_arg(m_start_pt, "m_start_pt", 0, U16)
         if not isinstance(ms, int):     # pto.img2col also takes the negative rows of load3dv1 walks: check here
             self._emit("assert_in_range", P.cast(ms, P.I64), 0, U16, what="m_start_pt of tik.load3dv2")
@@ -613,6 +615,9 @@ class CubeMoveAPI(CubeBase):
             if isinstance(v, int) and v % unit:
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
                                   limit=f"multiple of {unit}")
+            if not isinstance(v, int):
+                self._emit("assert_in_range", irem(v, unit), 0, 0,
+                           what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)")
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
         if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K

@@ -121,3 +121,85 @@ def test_mmad_bias_tensor_of_matrix_n_values_is_added_per_column():
     out, = run(ti, {"ga": A.reshape(-1), "gb": B.T.copy().reshape(-1), "gbias": bias})
     want = A.astype(np.float64) @ B.astype(np.float64) + bias[None, :]
     np.testing.assert_array_equal(out.reshape(16, 16), want.astype(np.float32))
+
+
+# ----------------------------------------------------------------------------- img2col map size (FMATRIX_MAX_HW)
+
+
+def _tall_map_kernel(api, h, pick):
+    """A 1-pixel-wide float16 map of h rows (16 channels); the img2col block starting at output pixel ``pick``
+    (1 x 1 kernel: pixel p = row p) is moved to GM."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (h * 16,), name="g", scope=tik.scope_gm)
+    l1 = ti.Tensor("float16", (h * 16,), name="l1", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(l1, g, 0, 1, h, 0, 0)
+    if api == "load3dv2":
+        ti.load3dv2(u, l1, [0, 0, 0, 0], h, 1, 16, 16, 16, 0, pick, 1, 1, 1, 1, 1, 1)
+    else:
+        ti.load3dv1(u, l1, [0, 0, 0, 0], h, 1, 0, 0, 0, 0, pick, 1, 1, 1, 1, 1, 1, 1, 0, 1)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("tall", [g], [out])
+    return ti
+
+
+@pytest.mark.parametrize("api", ["load3dv2", "load3dv1"])
+def test_img2col_of_a_map_taller_than_4096_rows_runs(api):
+    """TIK takes l1_h / l1_w in [1, 32767]; pto.img2col refused maps over 4096 rows when the kernel ran."""
+    h, pick = 5000, 4900
+    x = (np.arange(h * 16) % 2039).astype(np.float16)
+    out, = run(_tall_map_kernel(api, h, pick), {"g": x})
+    np.testing.assert_array_equal(out.reshape(16, 16), x.reshape(h, 16)[pick:pick + 16])
+
+
+def test_img2col_map_size_limit_is_the_tik_one():
+    with raises_tik(PtoError, match=r"operand l1_h: l1_h = 32768 is outside \[1, 32767\]"):
+        _tall_map_kernel("load3dv2", 32768, 0)
+
+
+def _runtime_arg_kernel(call):
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (2048,), name="g", scope=tik.scope_gm)
+    l1 = ti.Tensor("float16", (2048,), name="l1", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (2048,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (2048,), name="out", scope=tik.scope_gm)
+    ti.data_move(l1, g, 0, 1, 128, 0, 0)
+    ti.data_move(u, g, 0, 1, 128, 0, 0)
+    call(ti, u, l1, lambda v: ti.Scalar("int32", init_value=v))
+    ti.data_move(out, u, 0, 1, 128, 0, 0)
+    ti.BuildCCE("rt", [g], [out])
+    return ti
+
+
+RUNTIME_CASES = {
+    "load3dv2 l1_h": ("l1_h", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], S(0), 8, 16, 16, 16, 0, 0,
+                                                                1, 1, 1, 1, 1, 1)),
+    "load3dv2 l1_w": ("l1_w", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, S(40000), 16, 16, 16, 0, 0,
+                                                                1, 1, 1, 1, 1, 1)),
+    "load3dv2 k_extension": ("k_extension", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, 8, 16, S(24),
+                                                                              16, 0, 0, 1, 1, 1, 1, 1, 1)),
+    "load3dv2 m_extension": ("m_extension", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, 8, 16, 16,
+                                                                              S(20), 0, 0, 1, 1, 1, 1, 1, 1)),
+    "load3dv2 k_start_pt": ("k_start_pt", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, 8, 32, 16, 16,
+                                                                            S(8), 0, 1, 1, 1, 1, 1, 1)),
+    "load3dv1 l1_w": ("l1_w", lambda ti, u, l1, S: ti.load3dv1(u, l1, [0, 0, 0, 0], 8, S(0), 0, 0, 0, 0, 0, 1, 1,
+                                                                1, 1, 1, 1, 1, 0, 1)),
+    "col2img l1_h": ("l1_h", lambda ti, u, l1, S: ti.col2img(u, u[1024:], [0, 0, 0, 0], S(0), 4, 0, 0, 0, 0, 1, 1,
+                                                              3, 3, 1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNTIME_CASES))
+def test_runtime_img2col_arguments_are_checked_under_their_tik_names(case):
+    """A Scalar l1_h / l1_w / k_extension / m_extension / k_start_pt out of range (or off a fractal) stops the run
+    naming the TIK argument at the call's line (it named pto.img2col's operand: %fm_h, %k_ext, ...)."""
+    name, call = RUNTIME_CASES[case]
+    ti = _runtime_arg_kernel(call)
+    with raises_tik(PtoError) as info:
+        run(ti, {"g": np.ones(2048, np.float16)})
+    msg = str(info.value)
+    assert f"{name} " in msg and "%" not in msg.split(" Fix:")[0], msg
+    assert re.search(r"test_tik_cube_move_fixes\.py:\d+ in `tik\.", msg) and "Fix: " in msg, msg
