@@ -136,6 +136,13 @@ def _group(clauses: dict, name: str, op: str, n: int, *, required: bool = True, 
 #: Lowest window origin row of a Load3D v1 walk (``left_top_h`` >= -255, tik_api.md §7.5).
 WINDOW_ORIGIN_MIN = -255
 
+#: Largest feature-map height / width of an img2col / col2img walk (the ``l1_h`` / ``l1_w`` fields of FMATRIX).
+#: CANN TIK checks load3dv1 / load3dv2 / col2img ``l1_h`` and ``l1_w`` against [1, 32767] (``MAX_TENSOR_HEIGHT`` /
+#: ``MAX_TENSOR_WIDTH``: "l1_h should be in the range of [1, 32767]"), the range the TIK facade checks at the call.
+#: It was 4096 (the conv2d H / W limit of tik_api.md §8.2), so a TIK-legal 5000-row map passed the call and was
+#: refused when the kernel ran (h_fuzz405).
+FMATRIX_MAX_HW = 32767
+
 
 class Raster:
     """Output-pixel raster of a convolution window walk (all ints, validated)."""
@@ -143,8 +150,8 @@ class Raster:
     __slots__ = ("h", "w", "kh", "kw", "sh", "sw", "dh", "dw", "pl", "pr", "pt", "pb", "ho", "wo")
 
     def __init__(self, op: str, h, w, stride, filt, dil, pad):
-        self.h = check_int(op, "%fm_h", h, 1, 4096)
-        self.w = check_int(op, "%fm_w", w, 1, 4096)
+        self.h = check_int(op, "%fm_h", h, 1, FMATRIX_MAX_HW)
+        self.w = check_int(op, "%fm_w", w, 1, FMATRIX_MAX_HW)
         self.sh, self.sw = (check_int(op, f"stride({n})", v, 1, 63) for n, v in zip(("%h", "%w"), stride))
         self.kh, self.kw = (check_int(op, f"filter({n})", v, 1, 255) for n, v in zip(("%h", "%w"), filt))
         self.dh, self.dw = (check_int(op, f"dilation({n})", v, 1, 255) for n, v in zip(("%h", "%w"), dil))

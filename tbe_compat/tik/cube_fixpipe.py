@@ -429,7 +429,9 @@ class FixpipeAPI(CubeBase):
                               operand="dst", cls=UnsupportedOp, hint="pass set_atomic_add an int or dtype name")
         if mode != a.d.tensor.dtype:
             raise self._error(f"the atomic add mode ({mode}) must be the fixpipe dst dtype ({a.d.tensor.dtype})",
-                              operand="dst", value=a.d.tensor.dtype, limit=mode)
+                              operand="dst", value=a.d.tensor.dtype, limit=mode,
+                              hint=f"call set_atomic_add with the dst dtype ({a.d.tensor.dtype}) before the fixpipe, "
+                                   f"or write a {mode} dst")
         return {"type": a.d.dt.name, "op": "add"}
 
     def _fixpipe_via_l1(self, a) -> None:

@@ -182,6 +182,9 @@ class CubeMatmulAPI(CubeBase):
                 raise self._error(f"bias_tensor dtype {bt.tensor.dtype} must be the dst dtype {d.tensor.dtype}",
                                   operand="bias_tensor", value=bt.tensor.dtype, limit=d.tensor.dtype,
                                   hint=f"declare bias_tensor {d.tensor.dtype} (the L0C dst dtype)")
+            if isinstance(n, int) and n > 0:        # the mad adds bias[j] to column j < matrix_n (as matmul's bias)
+                bt.check_extent(bt.dt.nbytes(n), f"{n} bias values (one per column, matrix_n = {n})",
+                                hint="give bias_tensor at least matrix_n values (bias[j] is added to column j)")
         if any(isinstance(v, int) and v == 0 for v in (m, k, n)):
             return                                   # an empty product: TIK emits nothing useful
         fp_sizes = None

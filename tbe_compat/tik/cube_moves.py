@@ -138,13 +138,15 @@ class CubeMoveAPI(CubeBase):
         if len(args) > 1:
             raise self._error(f"data_move takes at most 8 positional arguments, got {7 + len(args)}",
                               operand="args", value=len(args) + 7,
-                              hint="pass ConvReluMode (the 8th argument) as the only extra argument")
+                              hint="call data_move(dst, src, sid, nburst, burst, src_stride, dst_stride) with at most "
+                                   "one extra mode (ConvReluMode for L0C <-> UB, PadMode for GM -> L1)")
         for key in ("ConvReluMode", "PadMode", "pad_mode"):
             if key in argv:
                 mode = argv.pop(key)
         if argv:
             raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)),
-                              hint="drop the keyword(s); data_move takes ConvReluMode / PadMode / pad_mode by keyword")
+                              hint="data_move takes the keyword ConvReluMode= (L0C <-> UB) or PadMode= (GM -> L1) "
+                                   "besides its parameters")
         self._int_arg(sid, "sid", 0, 15)
         code = 0 if mode is None else self._cube_imm(mode, "ConvReluMode", 0, 255)
         if code not in CONV_RELU_MODES:
@@ -179,11 +181,13 @@ class CubeMoveAPI(CubeBase):
         for name, v in (("pad_mode", pad_mode), ("pad_value", pad_value), ("src_onthefly", src_onthefly)):
             if v is not None:
                 raise self._error(f"tensor_mov {name} is not supported on an L0C path", operand=name,
-                                  value=repr(v), cls=UnsupportedOp, hint=f"drop {name}= on L0C moves")
+                                  value=repr(v), cls=UnsupportedOp,
+                                  hint=f"leave {name}=None for moves from or to L0C (the L0C path has no padding or "
+                                       f"on-the-fly source)")
         for name, v in (("onthefly_mode", onthefly_mode), ("sid_store_mode", sid_store_mode)):
             if not option_is_off(v):
                 raise self._error(f"tensor_mov {name}={v!r} is not supported on an L0C path", operand=name,
-                                  value=repr(v), cls=UnsupportedOp, hint=f"drop {name}= (or pass 0) on L0C moves")
+                                  value=repr(v), cls=UnsupportedOp, hint=f"pass {name}=0 for moves from or to L0C")
         mode = "m" if block_mode is None or (isinstance(block_mode, str) and block_mode == "") else block_mode
         if not isinstance(mode, str) or mode not in ("m", "v"):    # by type first: a TIK Scalar's == builds a comparison
             raise self._error(f"block_mode {block_mode!r} is not an L0C block mode", operand="block_mode",
@@ -218,7 +222,7 @@ class CubeMoveAPI(CubeBase):
         if quant_param is None:
             raise self._error("quant_param is required: a float16 scale (float or float16 Scalar) or a float16 UB "
                               "tensor of 16 per-channel scales", operand="quant_param", value=None,
-                              hint="pass quant_param=1.0 (a float), a float16 Scalar or a float16 UB tensor [16]")
+                              hint="pass quant_param, e.g. 1.0 (one scale) or a float16 UB tensor [16]")
         relu = relu_flag and isinstance(quant_param, Tensor)
         if relu_flag and not relu:
             warnings.warn(f"{self._where or 'tik.data_move_quant'}: relu_flag has no effect with a scalar "
@@ -250,7 +254,7 @@ class CubeMoveAPI(CubeBase):
                               cls=UnsupportedOp, hint=NO_L0C_UB_PATH_HINTS[(s.space, d.space)])
         if block_mode == "v" and s.space != "l0c":
             raise self._error("block mode 'v' applies to L0C -> UB moves", operand="block_mode", value="v",
-                              hint="use block_mode=\"m\" here (\"v\" is for L0C -> UB moves)")
+                              hint="use block_mode 'm' (whole 16 x 16 fractals) for moves into L0C")
         where = f"tik.{api}"
         n = self._int_arg(nburst, "nburst", 1, 4095, run_time_api=where)
         b = self._int_arg(burst, "burst_len" if api == "tensor_mov" else "burst", 1, U16, run_time_api=where)
@@ -301,18 +305,19 @@ class CubeMoveAPI(CubeBase):
         if ws is not None and pair != (ws, wd):
             raise self._error(f"ConvReluMode converts {ws} -> {wd}, but src/dst are {pair[0]} -> {pair[1]}",
                               operand="ConvReluMode", value=f"{pair[0]}->{pair[1]}", limit=f"{ws} -> {wd}",
-                              hint=f"give src/dst the dtypes {ws} -> {wd}, or drop ConvReluMode")
+                              hint=f"declare src {ws} and dst {wd}, or pick the ConvReluMode of your dtypes (0 or no "
+                                   f"mode: same dtype)")
         if conv == "deq" and deqscale is None:
             raise self._error("int32 -> float16 needs deqscale (a float, a float16 Scalar or a float16 UB tensor "
                               "[16])", operand="deqscale", limit="deqscale for s32 -> f16",
-                              hint="pass deqscale=1.0 (a float), a float16 Scalar or a float16 UB tensor [16]")
+                              hint="pass deqscale=<scale> (e.g. 1.0), or move int32 to an int32 UB tensor")
         if conv != "deq" and deqscale is not None:
             raise self._error(f"deqscale applies to int32 -> float16 only, not {s.tensor.dtype} -> "
                               f"{d.tensor.dtype}", operand="deqscale", value=repr(deqscale),
-                              hint="drop deqscale (deqscale=None)")
+                              hint="pass deqscale=None (only int32 L0C -> float16 UB dequantises)")
         if relu and d.space == "l0c":
             raise self._error("relu applies to L0C -> UB moves only", operand="relu", value=True,
-                              hint="drop relu (relu=False) on moves into L0C")
+                              hint="pass relu=False for moves into L0C (apply ReLU on the way out)")
         return conv
 
     def _cube_deq_operand(self, deqscale, name="deqscale"):
@@ -326,7 +331,7 @@ class CubeMoveAPI(CubeBase):
             if deqscale.dtype != "float16":
                 raise self._error(f"a Scalar {name} must be float16, got {deqscale.dtype}", operand=name,
                                   value=deqscale.dtype, limit="float16",
-                                  hint=f"declare the {name} Scalar float16, or pass a Python float")
+                                  hint=f"declare the {name} Scalar as float16, or pass the scale as a float")
             return deqscale.ir, []
         if isinstance(deqscale, float):
             return deqscale, []
@@ -336,7 +341,7 @@ class CubeMoveAPI(CubeBase):
                               hint="pass the scale as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor")
         raise self._error(f"{name} must be a float, a float16 Scalar or a float16 UB tensor, got "
                           f"{type(deqscale).__name__}", operand=name, value=repr(deqscale),
-                          hint=f"pass {name} as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor [16]")
+                          hint="pass the scale as a float (e.g. 1.0), a float16 Scalar or a float16 UB tensor [16]")
 
     # ------------------------------------------------------------------ load2d
     @tik_api("load2dv1")
@@ -357,7 +362,8 @@ class CubeMoveAPI(CubeBase):
         self._require_support(api, d.tensor.dtype)
         if s.dt.bits != d.dt.bits:
             raise self._error(f"src ({s.tensor.dtype}) and dst ({d.tensor.dtype}) element sizes differ",
-                              operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype)
+                              operand="dst", value=d.tensor.dtype, limit=s.tensor.dtype,
+                              hint="use src and dst tensors of one element size (the fractals are copied as bytes)")
         idx = self._int_arg(index, "index" if api.endswith("v1") else "start_index", 0, U16, run_time_api=api)
         rep = self._int_arg(repeat, "repeat_times", 1, 255, run_time_api=api)
         gap = self._int_arg(dst_gap, "dst_gap", 0, U16, run_time_api=api)
@@ -399,8 +405,9 @@ class CubeMoveAPI(CubeBase):
         back as IR expressions, checked when the instruction runs (``pto.img2col`` / ``pto.col2img``
         validate the map), and the raster index is then None (`_img2col_runtime_checks` builds it)."""
         pads = self._fmatrix_pads(pad, api)
-        h = self._int_arg(l1_h, "l1_h", 1, 32767)
-        w = self._int_arg(l1_w, "l1_w", 1, 32767)
+        # a TIK value is range-checked when it runs under its TIK name (pto.img2col would name %fm_h / %fm_w)
+        h = self._int_arg(l1_h, "l1_h", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api=api)
+        w = self._int_arg(l1_w, "l1_w", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api=api)
         fw = self._int_arg(fetch_filter_w, "fetch_filter_w", 0, 254)
         fh = self._int_arg(fetch_filter_h, "fetch_filter_h", 0, 254)
         lw = self._int_arg(left_top_w, "left_top_w", -255, 32767)
@@ -509,7 +516,7 @@ class CubeMoveAPI(CubeBase):
         small = csize == 1
         if small and d.dt.bits != 16:
             raise self._error("_csize=1 (4-channel C04 maps) needs 16-bit data", operand="_csize", value=1,
-                              hint="use _csize=0 for 8/32-bit data")
+                              hint="pass _csize=0 for 8-bit feature maps")
         origin = self._img2col_runtime_checks("tik.load3dv1", rs, fw, fh, lw, lh)
         m0 = origin if m0 is None else m0                # an expression where the origin is TIK values
         for name, v, lo, hi in (("c1_index", c1, 0, 4095), ("repeat_time", rep, 1, 255)):
@@ -570,13 +577,14 @@ class CubeMoveAPI(CubeBase):
         self._require_support("tik.load3dv2", d.tensor.dtype)
         self._cube_same_dtype(s, d)
         pads = self._cube_int_list(pad_list, "pad_list", 4, 0, 255)
-        h = self._int_arg(l1_h, "l1_h", 1, 32767)      # TIK values: pto.img2col validates the map when it runs
-        w = self._int_arg(l1_w, "l1_w", 1, 32767)
+        # TIK values: range-checked when they run under their TIK names (pto.img2col then validates the map and
+        # would name its own operands %fm_h, %k_ext, ...)
+        h = self._int_arg(l1_h, "l1_h", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api="tik.load3dv2")
+        w = self._int_arg(l1_w, "l1_w", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api="tik.load3dv2")
         ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
-        # the block's extents and start points may be TIK values (checked by pto.img2col when it runs)
-        ke = self._int_arg(k_extension, "k_extension", 1, U16)
-        me = self._int_arg(m_extension, "m_extension", 1, U16)
-        ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16)
+        ke = self._int_arg(k_extension, "k_extension", 1, U16, run_time_api="tik.load3dv2")
+        me = self._int_arg(m_extension, "m_extension", 1, U16, run_time_api="tik.load3dv2")
+        ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16, run_time_api="tik.load3dv2")
         ms = self._int_arg(m_start_pt, "m_start_pt", 0, U16)
         if not isinstance(ms, int):     # pto.img2col also takes the negative rows of load3dv1 walks: check here
             self._emit("assert_in_range", P.cast(ms, P.I64), 0, U16, what="m_start_pt of tik.load3dv2")
@@ -607,6 +615,9 @@ class CubeMoveAPI(CubeBase):
             if isinstance(v, int) and v % unit:
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
                                   limit=f"multiple of {unit}")
+            if not isinstance(v, int):
+                self._emit("assert_in_range", irem(v, unit), 0, 0,
+                           what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)")
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
         if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K
@@ -641,8 +652,7 @@ class CubeMoveAPI(CubeBase):
             if not float(v).is_integer() or not dt.min <= v <= dt.max:
                 raise self._error(f"pad_value {v!r} is not a {dt.tik_name} value", operand="pad_value", value=v,
                                   limit=f"integer in [{dt.min}, {dt.max}]",
-                                  hint=f"pass pad_value as an integer in [{dt.min}, {dt.max}] (the feature map's "
-                                       "dtype)")
+                                  hint=f"pass pad_value as an integer in [{dt.min}, {dt.max}] (the feature map's dtype)")
             return int(v)
         return float_immediate(v, dt)
 
@@ -669,8 +679,8 @@ class CubeMoveAPI(CubeBase):
         if len(strides) != 2:
             raise self._error(f"broadcast_ub_to_l0c takes (src_gap, dst_gap) after burst_len, got {len(strides)} "
                               f"value(s)", operand="strides", value=len(strides), limit="2 values",
-                              hint="pass burst_len then src_gap and dst_gap: broadcast_ub_to_l0c(dst, src, nburst, "
-                                   "burst_len, src_gap, dst_gap)")
+                              hint="pass both gaps after burst_len: broadcast_ub_to_l0c(dst, src, nburst, burst_len, "
+                                   "src_gap, dst_gap)")
         n, bl, sg, dg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.broadcast_ub_to_l0c")
                          for v, nm, lo in ((nburst, "nburst", 1), (burst_len, "burst_len", 1),
                                            (strides[0], "src_gap", 0), (strides[1], "dst_gap", 0)))
@@ -710,7 +720,8 @@ class CubeMoveAPI(CubeBase):
         if (s.dt.name, d.dt.name) not in legacy_cube.BROADCAST_TYPES:
             raise self._error(f"src {s.tensor.dtype} -> dst {d.tensor.dtype} is not a broadcast conversion",
                               operand="dst", value=f"{s.tensor.dtype}->{d.tensor.dtype}",
-                              limit="same type (float16, float32, int32) or float16 -> float32")
+                              limit="same type (float16, float32, int32) or float16 -> float32",
+                              hint="declare dst with the src dtype (or a float32 dst for float16 rows)")
         rm = self._cube_imm(repeat_mode, "repeat_mode", 0, 1,
                             hint="pass 0 (one row per fractal) or 1 (one row per burst) as a Python int")
         n, br, dg, sg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.mmad_broadcast")
