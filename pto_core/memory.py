@@ -551,6 +551,9 @@ class Machine:
         self.reports: list = []
         #: checker reports not recorded because `MachineOptions.max_reports` was reached
         self.reports_dropped = 0
+        #: messages of the kept reports that were also emitted as a Python warning (``report(..., warned=True)``):
+        #: a summary of the reports (``tik-run``) leaves them out, the user has seen them
+        self.warned_reports: set = set()
         #: (region name, provenance) of the GM over-reads already reported (`pto_core.ops.mte`: one report each)
         self.gm_overread_sites: set = set()
         self.gm_padding_write_sites: set = set()    # (tensor, op site) pairs warned (GM_PADDING_WRITE_WARNS)
@@ -757,9 +760,13 @@ class Machine:
                               limit=f"{buf.size} B")
         return buf, ptr.addr
 
-    def report(self, kind: str, message: str) -> None:
+    def report(self, kind: str, message: str, *, warned: bool = False) -> None:
+        """Record the checker report ``(kind, message)`` (past ``max_reports``: only count it). ``warned``: the
+        caller also emits it as a warning (`warned_reports`)."""
         if len(self.reports) < self.options.max_reports:
             self.reports.append((kind, message))
+            if warned:
+                self.warned_reports.add(message)
         else:
             self.reports_dropped += 1
 
@@ -1176,7 +1183,7 @@ class ExecContext:
         if mode == "raise":
             raise UninitializedRead(what, op=self.op_name, operand=operand, value=value, where=self.where,
                                     hint="load or initialise this data before reading it")
-        self.machine.report("uninitialized", msg)
+        self.machine.report("uninitialized", msg, warned=mode == "warn")
         if mode == "warn":
             self.machine.warn(msg, RuntimeWarning, self.where, stacklevel=4)
 
