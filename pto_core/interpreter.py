@@ -1473,7 +1473,7 @@ class Executable:
                 try:
                     st.call.spec.verify(st.call, target)
                 except PtoError as e:
-                    located_op_error(e, st.call.spec, st.call.operands, st.where)
+                    located_op_error(e, st.call.spec, st.call.operands, st.where, target)
                     raise
         self._verified_targets.append(target)
 

@@ -405,3 +405,15 @@ def test_a_fixpipe_through_a_pointer_cast_to_another_dtype_names_the_dtypes():
         ti.tikdb.start_debug({"a_gm": np.ones((1, 16, 16), np.float16)}, interactive=False)
     assert f"test_bridge.py:{line} in `pto.mte_l0c_gm`" in str(e.value)
     assert "Fix: if that dtype is a mistake (a .cast('f32') of the region's f16 pointer)" in str(e.value)
+
+
+def test_the_move_hint_in_a_tik_kernel_names_only_moves_of_the_kernels_chip():
+    """``pto.mte_l0c_gm(acc.pto_ptr(), ub.pto_ptr(), ...)`` on Ascend910B1: the Fix named pto.mte_l0c_ub, which
+    exists on A5 only; it now says the chip has no L0C -> UB move and which targets have one (user404)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    acc = ti.Tensor("float32", (1, 16, 16), name="acc", scope=tik.scope_cbuf_out)
+    ub = ti.Tensor("float32", (256,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="Ascend910B1 AiCore has no move l0c -> ub") as e:
+        pto.mte_l0c_gm(acc.pto_ptr(), ub.pto_ptr(), 16, 16, 16, 256, 0, 0)
+    assert "pto.mte_l0c_ub exists on A5" in str(e.value) and "l0c -> ub is" not in str(e.value)
