@@ -1315,6 +1315,8 @@ class Executable:
         self.reports: list = []
         #: reports of the last run past `MachineOptions.max_reports` (counted, not recorded)
         self.reports_dropped = 0
+        #: messages of the last run's reports that were also Python warnings (`Machine.warned_reports`)
+        self.warned_reports: set = set()
         #: outputs of the last run with bytes the kernel did not write (`_unwritten_outputs`)
         self.unwritten_outputs: dict = {}
         #: per-byte written maps of those outputs (bool arrays, by output name)
@@ -1442,6 +1444,7 @@ class Executable:
         machine.end_kernel()
         self.reports = list(machine.reports)
         self.reports_dropped = machine.reports_dropped
+        self.warned_reports = set(machine.warned_reports)
         self.unwritten_outputs, self.unwritten_maps = self._unwritten_outputs(machine, regions, aliases)
         outputs = {}
         for a, (region, arr) in regions.items():
@@ -1470,7 +1473,7 @@ class Executable:
                 try:
                     st.call.spec.verify(st.call, target)
                 except PtoError as e:
-                    located_op_error(e, st.call.spec, st.call.operands, st.where)
+                    located_op_error(e, st.call.spec, st.call.operands, st.where, target)
                     raise
         self._verified_targets.append(target)
 
@@ -1646,7 +1649,7 @@ class Executable:
                f"core(s) {gone} ended without reaching it; on the device the barrier waits for every core of the "
                f"launch and the kernel hangs. Fix: make every core pass the same barriers (move block_barrier out "
                f"of if_scope / core-dependent loops)")
-        self.machine.report("sync", msg)
+        self.machine.report("sync", msg, warned=True)
         self.machine.warn(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
 
     def _report_barrier_batches(self, waiting: list) -> None:
@@ -1671,7 +1674,7 @@ class Executable:
                f"Fix: launch at most {cores} blocks (block_num <= the chip's core count, e.g. "
                f"tbe_platform.get_soc_spec(\"CORE_NUM\")) and loop over the work inside each block, or pick "
                f"the chip the kernel is meant for (tik-run --soc)")
-        self.machine.report("sync", msg)
+        self.machine.report("sync", msg, warned=True)
         self.machine.warn(msg, BarrierCountWarning, _first_site(sites), stacklevel=2)
 
     def _paused_site(self, g):

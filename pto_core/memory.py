@@ -334,6 +334,28 @@ class GlobalMemory:
                                "come from a kernel argument or gm allocation")
 
 
+def note_pointer_dtype(e: OutOfBounds, ptr, region: Optional[GmRegion]) -> OutOfBounds:
+    """Add to the `OutOfBounds` ``e`` of a GM access through ``ptr`` into ``region`` that the pointer's dtype is
+    not the one the region was declared with (``out.pto_ptr().cast("f32")`` over a float16 output: the op counts
+    f32 elements, twice the bytes): the overflow is then most likely the cast, which the bare "run past the end"
+    did not say. Nothing when the dtypes agree, the region has none, or ``e`` says so already. Returns ``e``."""
+    if region is None or region.dtype is None or ptr.dtype == region.dtype or getattr(e, "pointer_dtype", None):
+        return e
+    pd, rd = ptr.dtype, region.dtype
+
+    def width(d) -> str:
+        return str(d.bits // 8) if d.bits >= 8 else str(d.bits / 8)
+    e.pointer_dtype = pd
+    size = f" ({width(pd)} byte(s) per element, not {width(rd)})" if pd.bits != rd.bits else ""
+    e.message += (f"; the pointer's dtype is {pd.name} but region {region.label} was declared {rd.name}{size}: "
+                  f"an op that counts elements counts them in the pointer's dtype")
+    e.hint = (f"if that dtype is a mistake (a .cast({pd.name!r}) of the region's {rd.name} pointer), use a "
+              f"{rd.name} pointer (without the cast; in a TIK kernel: tensor.pto_ptr()) and let the op convert where "
+              f"it can (FIXPIPE: a pre_quant mode such as f32_f16); otherwise "
+              + (e.hint or "check burst lengths, strides and offsets against the tensor's size"))
+    return e
+
+
 def _round_up(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
@@ -551,6 +573,9 @@ class Machine:
         self.reports: list = []
         #: checker reports not recorded because `MachineOptions.max_reports` was reached
         self.reports_dropped = 0
+        #: messages of the kept reports that were also emitted as a Python warning (``report(..., warned=True)``):
+        #: a summary of the reports (``tik-run``) leaves them out, the user has seen them
+        self.warned_reports: set = set()
         #: (region name, provenance) of the GM over-reads already reported (`pto_core.ops.mte`: one report each)
         self.gm_overread_sites: set = set()
         self.gm_padding_write_sites: set = set()    # (tensor, op site) pairs warned (GM_PADDING_WRITE_WARNS)
@@ -757,9 +782,13 @@ class Machine:
                               limit=f"{buf.size} B")
         return buf, ptr.addr
 
-    def report(self, kind: str, message: str) -> None:
+    def report(self, kind: str, message: str, *, warned: bool = False) -> None:
+        """Record the checker report ``(kind, message)`` (past ``max_reports``: only count it). ``warned``: the
+        caller also emits it as a warning (`warned_reports`)."""
         if len(self.reports) < self.options.max_reports:
             self.reports.append((kind, message))
+            if warned:
+                self.warned_reports.add(message)
         else:
             self.reports_dropped += 1
 
@@ -911,7 +940,13 @@ class ExecContext:
 
     # -- raw access
     def _locate(self, ptr: Ptr, nbytes: int, operand: str):
-        return self._locate_at(ptr.space, ptr.sub, ptr.addr, nbytes, operand)
+        try:
+            return self._locate_at(ptr.space, ptr.sub, ptr.addr, nbytes, operand)
+        except OutOfBounds as e:       # a GM pointer of another dtype than its tensor's: say so (note_pointer_dtype)
+            if ptr.space == "gm":
+                found = self.machine.gm.find_padded(ptr.addr)
+                note_pointer_dtype(e, ptr, found[0] if found is not None else None)
+            raise
 
     def _locate_at(self, space: str, sub: int, addr: int, nbytes: int, operand: str):
         """``(buffer, offset)`` of ``nbytes`` at byte address ``addr`` of ``space`` (UB ``sub``); bounds-checked."""
@@ -1176,7 +1211,7 @@ class ExecContext:
         if mode == "raise":
             raise UninitializedRead(what, op=self.op_name, operand=operand, value=value, where=self.where,
                                     hint="load or initialise this data before reading it")
-        self.machine.report("uninitialized", msg)
+        self.machine.report("uninitialized", msg, warned=mode == "warn")
         if mode == "warn":
             self.machine.warn(msg, RuntimeWarning, self.where, stacklevel=4)
 

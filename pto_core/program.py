@@ -1116,14 +1116,14 @@ def _clause_exprs_into(v, out: list) -> None:
             _clause_exprs_into(x, out)
 
 
-def located_op_error(e: PtoError, spec, operands: tuple, where) -> None:
+def located_op_error(e: PtoError, spec, operands: tuple, where, target=None) -> None:
     """Complete an error an op's checks raised for the call at ``where``: the op's name, the space hint of an
     `IllegalOperand` (swapped pointers, or the move between the given spaces: `registry.space_error_hint`),
     and the user's line (recording, and `Executable._verify_on`, raise it then)."""
     if e.op is None:
         e.op = spec.asm_name
     if isinstance(e, IllegalOperand):
-        e.hint = registry.space_error_hint(spec, operands) or e.hint
+        e.hint = registry.space_error_hint(spec, operands, target) or e.hint
     e.with_where(where)
 
 
@@ -1684,7 +1684,7 @@ class Builder:
             if spec.verify is not None:
                 spec.verify(rec, target)
         except PtoError as e:
-            located_op_error(e, spec, call.operands, where)
+            located_op_error(e, spec, call.operands, where, target)
             raise
         if key is not None:
             if len(_VERIFIED_SYNC) >= 4096:

@@ -16,6 +16,13 @@ Options (before the script name):
   ``TBE_COMPAT_SOC_VERSION_NAMING=cann20`` does the same for every tool and plain ``python``);
 * ``--kernels``: after the script, list every kernel it built (``BuildCCE``) with its
   inputs and outputs -- useful for entry functions that return ``None``.
+* ``--reports summary|all|none``: what to print (on stderr, after the script) of the checker
+  reports of the kernels it ran with ``start_debug`` -- a set_flag never waited for, a read of
+  data nothing wrote, a GM write dropped in the allocation's padding ... (``tikdb.reports``).
+  ``summary`` (default): per kernel with reports, their count by kind and the first
+  `REPORTS_SHOWN`; ``all``: every one; ``none``: nothing. Reports already shown as a Python
+  warning (``GmRaceWarning``, ``GmOverreadWarning`` ...) are left out; a kernel with no other
+  report prints nothing (`ReportSummary`).
 
 Exit status: the script's own (``sys.exit``), 0 when it ends normally, 1 when it raises
 (a TIK error prints its one-paragraph report, anything else a traceback), 2 for usage
@@ -79,6 +86,67 @@ def _describe_kernels(out) -> None:
         print(f"tik-run: kernel {name} on {info.soc.soc_version}: inputs [{ins}] outputs [{outs}]", file=out)
 
 
+#: How many checker reports per kernel ``tik-run`` prints by default (``--reports summary``): the first report
+#: of each kind, in the order the kinds first appeared, then the next ones, up to this many.
+REPORTS_SHOWN = 3
+
+
+class ReportSummary:
+    """``tik-run``'s summary of the checker reports of every kernel the script runs (`tik-run --reports`).
+
+    A callable of `tbe_compat.tik.debug.REPORT_OBSERVERS`: it collects, per Tik instance, the reports of each
+    completed ``start_debug`` run that were not also emitted as a Python warning (`Machine.warned_reports`),
+    without repeats across runs, and how many were dropped past ``max_reports``. `format` is the text
+    ``tik-run`` prints after the script ends."""
+
+    def __init__(self):
+        self._kernels: dict = {}          # id(tik) -> [tik, runs, {message: kind} (ordered), dropped, warned]
+
+    def __call__(self, tik, exe) -> None:
+        entry = self._kernels.setdefault(id(tik), [tik, 0, {}, 0, 0])
+        entry[1] += 1
+        warned = getattr(exe, "warned_reports", set())
+        for kind, msg in exe.reports:
+            if msg in warned:
+                entry[4] += 1
+            else:
+                entry[2].setdefault(msg, kind)
+        entry[3] += exe.reports_dropped
+
+    def format(self, shown: Optional[int] = REPORTS_SHOWN) -> str:
+        """The summary (empty when no kernel made a report that was not a warning); ``shown``: how many
+        reports to print per kernel (None: all)."""
+        lines = []
+        for tik, runs, found, dropped, warned in self._kernels.values():
+            if not found and not dropped:
+                continue
+            name = tik.build.kernel_name if tik.build is not None else "?"
+            counts: dict = {}
+            for kind in found.values():
+                counts[kind] = counts.get(kind, 0) + 1
+            n = len(found)
+            by_kind = ", ".join(f"{k} {c}" for k, c in counts.items())
+            run_text = f" ({runs} start_debug runs)" if runs > 1 else ""
+            lines.append(f"tik-run: kernel {name!r}{run_text}: {n} checker report{'s' if n != 1 else ''} "
+                         f"({by_kind or 'none kept'})" + (f", {warned} more shown as warnings above" if warned else "")
+                         + (f", {dropped} more not recorded (MachineOptions.max_reports)" if dropped else "") + ":")
+            items = list(found.items())
+            if shown is not None and n > shown:
+                firsts = {}
+                for i, (_, kind) in enumerate(items):
+                    firsts.setdefault(kind, i)
+                order = sorted(firsts.values())[:shown]
+                order += [i for i in range(n) if i not in firsts.values()][:shown - len(order)]
+                items = [items[i] for i in sorted(order)]
+            for msg, kind in items:
+                lines.append(f"  [{kind}] {msg}")
+            if shown is not None:
+                more = f"... {n - len(items)} more; " if n > len(items) else ""
+                lines.append(f"  {more}all of them: tik-run --reports all, or tik_instance.tikdb.reports after "
+                             f"start_debug (its last run's, warnings included); none: tik-run --reports none")
+        return "\n".join(lines)
+
+
 def tik_run_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-run``; returns the exit status."""
     ap = argparse.ArgumentParser(prog="tik-run", description="Run an unmodified TIK script on the simulator.")
@@ -87,6 +155,10 @@ def tik_run_main(argv: Optional[list] = None) -> int:
                     help="how get_soc_spec('SOC_VERSION') spells chips: current CANN names (default) or CANN "
                          "20.x names ('Ascend910' for Ascend910A)")
     ap.add_argument("--kernels", action="store_true", help="list the kernels the script built")
+    ap.add_argument("--reports", choices=("summary", "all", "none"), default="summary",
+                    help="after the script, print the checker reports (tikdb.reports: flags left set, reads of "
+                         "unwritten data ...) of the kernels it ran that were not shown as warnings: a summary "
+                         "(default), all of them, or none")
     ap.add_argument("script", nargs="?", help="the TIK script (.py)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = ap.parse_args(argv)
@@ -114,7 +186,19 @@ def tik_run_main(argv: Optional[list] = None) -> int:
         launcher = os.path.abspath(sys._getframe(1).f_code.co_filename)
         if launcher != script and os.path.isfile(launcher):
             add_internal_package(launcher)
-    status = run_script(script, ns.args, display_name=ns.script)
+    from .tik.debug import REPORT_OBSERVERS
+    summary = ReportSummary()
+    if ns.reports != "none":
+        REPORT_OBSERVERS.append(summary)
+    try:
+        status = run_script(script, ns.args, display_name=ns.script)
+    finally:
+        if summary in REPORT_OBSERVERS:
+            REPORT_OBSERVERS.remove(summary)
+    sys.stdout.flush()                 # the script's own output first
+    text = summary.format(None if ns.reports == "all" else REPORTS_SHOWN)
+    if text:
+        print(text, file=sys.stderr)
     if ns.kernels:
         _describe_kernels(sys.stderr)
     sys.stdout.flush()

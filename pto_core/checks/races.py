@@ -660,7 +660,7 @@ class GmRaceTracker:
             raise err
         text = str(err)
         n_reports = len(self.machine.reports)
-        self.machine.report("race", text)            # past max_reports: counted in reports_dropped, not kept
+        self.machine.report("race", text, warned=mode == "warn")   # past max_reports: counted in reports_dropped, not kept
         if self.undo is not None:
             reports = self.machine.reports
             self.undo.append(self._unreport(reports[-1] if len(reports) > n_reports else None))

@@ -39,7 +39,7 @@ from ..dtypes import DType, dtype as _dtype
 from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import Ptr, all_written
 from ..numerics import quant as Q
-from .registry import Clause, Operand, OpSpec, register
+from .registry import Clause, Operand, OpSpec, register, register_availability
 
 # ----------------------------------------------------------------------------- constants
 
@@ -866,5 +866,6 @@ register(OpSpec("mte_l0c_ub", "fixpipe", "FIX",
                 _exec_ub, (_UB_DST_MODE,) + _common_clauses(atomic=False), _verifier("ub"),
                 "FIXPIPE write-back L0C -> UB of one vector core, or split over both (split_m / split_n)",
                 clause_hints=_HINTS))
+register_availability("mte_l0c_ub", lambda target: target.fixpipe_to_ub)     # (its verifier's rule)
 
 __all__ = ["ROW", "ATOMIC_TYPES", "ATOMIC_OPS", "UB_SPLITS"]

@@ -45,7 +45,7 @@ from ..dtypes import DType
 from ..errors import IllegalOperand, OutOfBounds, UnsupportedOp
 from ..memory import all_written
 from .mte import FRACTAL, check_align, check_int, check_ptr, copy_fractals, l0a_layout, strided, tracking
-from .registry import Clause, Operand, OpSpec, register
+from .registry import Clause, Operand, OpSpec, register, register_availability
 
 U8, U16 = 0xFF, 0xFFFF
 BLOCK = 32
@@ -62,6 +62,11 @@ AVAILABILITY = {
 }
 
 
+for _op, _families in AVAILABILITY.items():              # for messages that name these ops (registry.move_op_hint)
+    register_availability(_op, lambda target, families=_families: target.family in families)
+del _op, _families
+
+
 def available(op: str, target) -> bool:
     """Whether ``target`` has instruction ``op`` (a key of `AVAILABILITY`)."""
     return target.family in AVAILABILITY[op]
@@ -70,7 +75,8 @@ def available(op: str, target) -> bool:
 def _require(op: str, target) -> None:
     if not available(op, target):
         fams = ", ".join(AVAILABILITY[op])
-        hint = {"copy_matrix_cc_to_ubuf": "newer chips move L0C results with FIXPIPE (pto.mte_l0c_gm / _l1 / _ub)",
+        hint = {"copy_matrix_cc_to_ubuf": "newer chips move L0C results with FIXPIPE (pto.mte_l0c_gm / pto.mte_l0c_l1; on A5 also "
+                                          "pto.mte_l0c_ub)",
                 "copy_matrix_ubuf_to_cc": "initialise L0C with a mad (or a bias-table mad_bias) instead",
                 "broadcast_ub_to_cc": "seed the accumulator with pto.mad_bias (bias table) instead",
                 "col2img": "accumulate with vector adds instead"}.get(op, "pick a chip family that has it")

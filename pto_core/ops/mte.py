@@ -243,7 +243,7 @@ def _report_overread(ctx, region, off: int, n: int) -> None:
            f"byte(s) past that allocation read as unknown data (on the device: whatever memory follows). Harmless "
            f"if the kernel never uses them -- uses are reported as reads of unwritten data. Fix: read at most the "
            f"tensor's size (check burst lengths, counts and offsets against its shape)")
-    machine.report("gm-overread", msg)
+    machine.report("gm-overread", msg, warned=True)
     machine.warn(msg, GmOverreadWarning, where, stacklevel=2)      # at the user's line, as every kernel warning
 
 
@@ -363,16 +363,15 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     region, off = machine.gm.find_padded(dst.addr)
     end = off + d_hi
     first = max(off, region.size)
-    msg = (f"a write to GM region {region.label} ran {end - region.size} byte(s) past its end (bytes "
-           f"{first}..{end - 1}); they land in the allocation's padding and are dropped")
-    machine.report("gm-tail", msg)
-    block_end = -(-region.size // 32) * 32
-    if not GM_PADDING_WRITE_WARNS or end <= block_end:
-        return
     where = ctx.where
-    if not _first_at_site(machine.gm_padding_write_sites, region, where):
-        return
     site = f"{where}: " if where is not None else ""
+    msg = (f"{site}a write to GM region {region.label} ran {end - region.size} byte(s) past its end (bytes "
+           f"{first}..{end - 1}); they land in the allocation's padding and are dropped")
+    block_end = -(-region.size // 32) * 32
+    warns = GM_PADDING_WRITE_WARNS and end > block_end      # (a repeat at a warned site was shown by that warning)
+    machine.report("gm-tail", msg, warned=warns)
+    if not warns or not _first_at_site(machine.gm_padding_write_sites, region, where):
+        return
     size = max(1, dst.dtype.bits // 8)
     past = end - first
     elems = f", {past // size} {dst.dtype.name} element(s)," if size > 1 and not past % size else ""

@@ -584,12 +584,41 @@ MOVE_OP_HINT_MAX_OPS = 3
 MOVE_OP_PREFIXES = ("mte_", "copy_matrix_")
 
 
-def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
+#: Ops that exist on some targets only: op name -> ``fn(target) -> bool``, registered by the op's module
+#: (`register_availability`: ``pto.mte_l0c_ub`` needs ``fixpipe_to_ub``, the legacy cube ops their chip
+#: families). `move_op_hint` names only the moves the call's target has.
+OP_AVAILABILITY: dict = {}
+#: How many targets `op_targets_text` names (the rest are counted).
+OP_TARGETS_SHOWN = 4
+
+
+def register_availability(name: str, available) -> None:
+    """Declare that op ``name`` exists only on the targets for which ``available(target)`` is true."""
+    OP_AVAILABILITY[name] = available
+
+
+def op_available(name: str, target) -> bool:
+    """Whether op ``name`` exists on ``target`` (True for ops without an `OP_AVAILABILITY` entry, or no target)."""
+    available = OP_AVAILABILITY.get(name)
+    return available is None or target is None or bool(available(target))
+
+
+def op_targets_text(name: str) -> str:
+    """The targets that have op ``name``, for a message: ``"A5"``, ``"Ascend310, Ascend910A, ... (8 targets)"``."""
+    from ..targets import profiles
+    names = [p.name for p in profiles() if op_available(name, p)]
+    shown = ", ".join(names[:OP_TARGETS_SHOWN])
+    return shown + (f" and {len(names) - OP_TARGETS_SHOWN} more" if len(names) > OP_TARGETS_SHOWN else "")
+
+
+def move_op_hint(spec: OpSpec, operands: tuple, target=None) -> Optional[str]:
     """The fix for a space error of a two-pointer move whose pointers lie in spaces another op moves
     between (``pto.mte_gm_l1(gm_ptr, ub_ptr, ...)``: GM -> UB is ``pto.mte_gm_ub``): names those ops, the
     first with its signature, since the operands differ between moves (``mte_gm_ub`` takes an
-    ``l2_cache_ctl`` that ``mte_gm_l1`` does not). None when the op has not exactly two pointer operands,
-    a pointer's space is unknown, the spaces are accepted, or no other move takes them (only
+    ``l2_cache_ctl`` that ``mte_gm_l1`` does not). Only ops ``target`` has are named (`OP_AVAILABILITY`:
+    L0C -> UB is ``pto.mte_l0c_ub`` on A5 only, ``pto.copy_matrix_cc_to_ubuf`` on v100/v200 only); when it
+    has none, the hint says that and which targets have them. None when the op has not exactly two pointer
+    operands, a pointer's space is unknown, the spaces are accepted, or no other move takes them (only
     `MOVE_OP_PREFIXES` ops are suggested)."""
     ptrs = [(o, getattr(v, "space", None)) for o, v in zip(spec.operands, operands) if o.kind == "ptr"]
     if (len(ptrs) != 2 or any(not o.spaces or s is None for o, s in ptrs)
@@ -606,18 +635,24 @@ def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
     if not found:
         return None
     found.sort(key=lambda o: (not o.name.startswith("mte_"), len(o.name), o.name))
-    found = found[:MOVE_OP_HINT_MAX_OPS]
-    names = " or ".join(o.asm_name for o in found)
     takes = " -> ".join("/".join(o.spaces) for o, _ in ptrs)
+    here = [o for o in found if op_available(o.name, target)]
+    if not here:                        # the moves exist, but not on this chip
+        elsewhere = "; ".join(f"{o.asm_name} exists on {op_targets_text(o.name)}" for o in found[:MOVE_OP_HINT_MAX_OPS])
+        return (f"{spec.asm_name} moves {takes}; {target.label} has no move {spaces[0]} -> {spaces[1]} "
+                f"({elsewhere}): pass pointers in the spaces {spec.asm_name} takes (e.g. through another space "
+                f"this chip moves between), or pick a target that has the move")
+    found = here[:MOVE_OP_HINT_MAX_OPS]
+    names = " or ".join(o.asm_name for o in found)
     return (f"{spec.asm_name} moves {takes}; {spaces[0]} -> {spaces[1]} is {names} (signature: "
             f"{found[0].signature()}; its operands and units may differ from {spec.asm_name}'s), or pass "
             f"pointers in the spaces {spec.asm_name} takes")
 
 
-def space_error_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
+def space_error_hint(spec: OpSpec, operands: tuple, target=None) -> Optional[str]:
     """The fix of an `IllegalOperand` of a call's pointers, if one applies: swapped pointers first
-    (`swapped_pointers_hint`), else another move between the given spaces (`move_op_hint`)."""
-    return swapped_pointers_hint(spec, operands) or move_op_hint(spec, operands)
+    (`swapped_pointers_hint`), else another move between the given spaces that ``target`` has (`move_op_hint`)."""
+    return swapped_pointers_hint(spec, operands) or move_op_hint(spec, operands, target)
 
 
 def execute_call(ctx, call: OpCall) -> None:
@@ -726,7 +761,7 @@ def dispatch(name: str, args: tuple, kwargs: dict):
         if e.op is None:
             e.op = asm_name
         if isinstance(e, IllegalOperand):
-            e.hint = space_error_hint(spec, call.operands) or e.hint
+            e.hint = space_error_hint(spec, call.operands, ctx.target) or e.hint
         e.with_where(where)
         raise
     return None

@@ -80,7 +80,7 @@ def _warn_unset_bits(ctx, op: str, have: int, lanes) -> None:
            f"write set only bits 0..{have - 1} (a 16-byte mov_tensor_to_cmpmask or a 16/32-bit compare): lanes "
            f"{have}..{lanes.count - 1} take src1 here, and their value on the device is not documented. Fix: for "
            f"8-bit data load the 32 bytes of sel with vec_sel mode 0, or compare with an 8-bit vcmp")
-    machine.report("cmpmask", msg)
+    machine.report("cmpmask", msg, warned=True)
     machine.warn(msg, CmpmaskUnsetBitsWarning, where, stacklevel=2)
 
 

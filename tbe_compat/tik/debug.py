@@ -73,6 +73,11 @@ GM_FILL_BYTE = 0xFF
 #: before the run (allocating it would exhaust the host), with that feed as the fix.
 MAX_UNFED_WORKSPACE_BYTES = 1 << 30
 
+#: Callables ``fn(tik_instance, executable)`` told about every completed ``start_debug`` run (its checker reports:
+#: ``executable.reports``, ``reports_dropped``, ``warned_reports``); cheap, nothing is copied. ``tik-run`` uses it
+#: for its summary of the reports (`tbe_compat.cli.ReportSummary`).
+REPORT_OBSERVERS: list = []
+
 #: Callables ``fn(run: DebugRun)`` told about every completed ``start_debug`` (``tik-migrate --check``
 #: and the pytest plugin's golden recording use it). Empty by default: then nothing is copied.
 RUN_OBSERVERS: list = []
@@ -318,6 +323,8 @@ class Tikdb:
                 np.copyto(back, _unpacked(packed, back.size, signed).reshape(back.shape), casting="unsafe")
             tik._write_printf_file(info.kernel_name, exe.machine.printed)
             _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
+            for observer in list(REPORT_OBSERVERS):
+                observer(tik, exe)
             outputs = [self._output(x, results, scalars) for x in info.outputs]
             if fed is not None:
                 shapes = {st.name: tuple(st.gm.shape) for st in tik._gm_tensors

@@ -138,3 +138,60 @@ def test_a_move_given_pointers_of_other_spaces_names_the_move_between_them():
         g = k.gm_arg("g", "f16", (256,))
         with pytest.raises(IllegalOperand, match=r"gm -> ub is pto\.mte_gm_ub"):
             pto.mte_gm_l1(g, k.ptr("ub", "f16", 0), 512, nburst=(1, 512, 512))
+
+
+def test_an_out_of_bounds_access_through_a_pointer_cast_to_another_dtype_says_so():
+    """``out.cast("f32")`` over a float16 output in a FIXPIPE write-back: the error said only 'run past the end of
+    region 'out'' (user404 MIS=dtype); it now names both dtypes and the Fix the cast (`note_pointer_dtype`). A
+    pointer of the region's own dtype keeps the plain message."""
+    from pto_core import Machine, pto
+    from pto_core.errors import OutOfBounds
+    from pto_core.program import program
+    m = Machine("A2A3")
+    out = m.gm_alloc((16, 16), "f16", name="out")
+    acc = m.ptr("l0c", "f32", 0)
+    with pytest.raises(OutOfBounds) as e:
+        pto.mte_l0c_gm(acc, out.cast("f32"), 16, 16, 16, 256, 0, 0)
+    assert ("run past the end of region 'out' (512 B); the pointer's dtype is f32 but region 'out' was declared "
+            "f16 (4 byte(s) per element, not 2)") in e.value.message, e.value.message
+    assert e.value.hint.startswith("if that dtype is a mistake (a .cast('f32') of the region's f16 pointer), use a "
+                                   "f16 pointer"), e.value.hint
+    assert e.value.hint.endswith("otherwise check burst lengths, strides and offsets against the tensor's size")
+    with pytest.raises(OutOfBounds) as e:             # same dtype, too long: no dtype note
+        pto.mte_l0c_gm(acc, out, 16, 32, 16, 256, 0, 0, pre_quant=(0.0, {"mode": "f32_f16"}))
+    assert "dtype" not in str(e.value)
+    with program("cast", target="A2A3") as k:          # a compiled program: the same note
+        g = k.gm_arg("g", "f16", (16, 16), io="out")
+        pto.mte_l0c_gm(k.ptr("l0c", "f32", 0), g.cast("f32"), 16, 16, 16, 256, 0, 0)
+    with pytest.raises(OutOfBounds, match="the pointer's dtype is f32 but region 'g' was declared f16"):
+        k.program.run({})
+
+
+def test_the_move_hint_names_only_moves_the_target_has():
+    """user404: for an L0C -> UB pair the hint named pto.mte_l0c_ub (A5 only) and copy_matrix_cc_to_ubuf (v100/v200
+    only) on every chip. Now (registry.OP_AVAILABILITY): A5 gets mte_l0c_ub, Ascend310 copy_matrix_cc_to_ubuf, and
+    A2A3 / Ascend910B1, which have neither, are told so with the targets that have them -- eager and recorded."""
+    from pto_core import Machine, pto
+    from pto_core.errors import IllegalOperand
+    from pto_core.program import program
+
+    def hint(target):
+        m = Machine(target)
+        with pytest.raises(IllegalOperand) as e:
+            pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), m.ptr("ub", "f32", 0), 16, 16, 16, 16, 0, 0)
+        return e.value.hint
+    h = hint("A5")
+    assert "l0c -> ub is pto.mte_l0c_ub (signature: pto.mte_l0c_ub %src" in h and "copy_matrix" not in h, h
+    h = hint("Ascend310")
+    assert "l0c -> ub is pto.copy_matrix_cc_to_ubuf (signature:" in h and "mte_l0c_ub" not in h, h
+    for target in ("A2A3", "Ascend910B1"):
+        h = hint(target)
+        assert h.startswith(f"pto.mte_l0c_gm moves l0c -> gm; {target} AiCore has no move l0c -> ub (pto.mte_l0c_ub "
+                            f"exists on A5; pto.copy_matrix_cc_to_ubuf exists on Ascend310, Ascend910A, "), h
+        assert " is pto." not in h and "signature" not in h, h
+    with program("l0c_ub", target="A2A3") as k:
+        with pytest.raises(IllegalOperand, match="A2A3 AiCore has no move l0c -> ub"):
+            pto.mte_l0c_gm(k.ptr("l0c", "f32", 0), k.ptr("ub", "f32", 0), 16, 16, 16, 16, 0, 0)
+    m = Machine("A2A3")                               # moves every chip has are still named
+    with pytest.raises(IllegalOperand, match=r"gm -> ub is pto\.mte_gm_ub \(signature"):
+        pto.mte_gm_l1(m.gm_alloc((256,), "f16", name="x"), m.ptr("ub", "f16", 0), 512, nburst=(1, 512, 512))

@@ -384,3 +384,36 @@ def test_a_pto_move_into_the_wrong_space_names_the_move_between_the_tensors_spac
                                           r"l2_cache_ctl, len_burst") as e:
         pto.mte_gm_l1(x.pto_ptr(), ub.pto_ptr(), 2 * N, nburst=(1, 2 * N, 2 * N))
     assert "test_bridge.py" in str(e.value) and "use one of l1" not in str(e.value)
+
+
+def test_a_fixpipe_through_a_pointer_cast_to_another_dtype_names_the_dtypes():
+    """user404 MIS=dtype: ``pto.mte_l0c_gm(acc.pto_ptr(), out.pto_ptr().cast("f32"), ...)`` for a float16 output
+    was reported only as running past the end of 'out'; the error now says the pointer is f32 and 'out' f16."""
+    from pto_core.errors import OutOfBounds
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (1, 16, 16), name="a_gm", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (1, 16, 16), name="out", scope=tik.scope_gm)
+    a_l1 = ti.Tensor("float16", (1, 16, 16), name="a_l1", scope=tik.scope_cbuf)
+    acc = ti.Tensor("float32", (1, 16, 16), name="acc", scope=tik.scope_cbuf_out)
+    ti.data_move(a_l1, a_gm, 0, 1, 16, 0, 0)
+    ti.matmul(acc, a_l1, a_l1, 16, 16, 16)
+    line = inspect.currentframe().f_lineno + 1
+    pto.mte_l0c_gm(acc.pto_ptr(), out.pto_ptr().cast("f32"), 16, 16, 16, 256, 0, 0)
+    ti.BuildCCE(kernel_name="cast_dst", inputs=[a_gm], outputs=[out])
+    with raises_tik(OutOfBounds, match="the pointer's dtype is f32 but region 'out' was declared f16") as e:
+        ti.tikdb.start_debug({"a_gm": np.ones((1, 16, 16), np.float16)}, interactive=False)
+    assert f"test_bridge.py:{line} in `pto.mte_l0c_gm`" in str(e.value)
+    assert "Fix: if that dtype is a mistake (a .cast('f32') of the region's f16 pointer)" in str(e.value)
+
+
+def test_the_move_hint_in_a_tik_kernel_names_only_moves_of_the_kernels_chip():
+    """``pto.mte_l0c_gm(acc.pto_ptr(), ub.pto_ptr(), ...)`` on Ascend910B1: the Fix named pto.mte_l0c_ub, which
+    exists on A5 only; it now says the chip has no L0C -> UB move and which targets have one (user404)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    acc = ti.Tensor("float32", (1, 16, 16), name="acc", scope=tik.scope_cbuf_out)
+    ub = ti.Tensor("float32", (256,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="Ascend910B1 AiCore has no move l0c -> ub") as e:
+        pto.mte_l0c_gm(acc.pto_ptr(), ub.pto_ptr(), 16, 16, 16, 256, 0, 0)
+    assert "pto.mte_l0c_ub exists on A5" in str(e.value) and "l0c -> ub is" not in str(e.value)
