@@ -314,8 +314,33 @@ register(OpSpec(
 # ============================================================================ pto.img2col
 
 
-def _small_ok(d: DType, channels: int) -> bool:
-    return channels == 4 and d.bits == 16
+#: The channel counts a Load3D v2 feature map may have, as ``channels mod C0`` per element width (bits):
+#: CANN TIK ``check_load3dv2_channel_size`` ("ISA v7.9.3": float16 ``channel_size mod 16`` in {0, 4, 8}, b8
+#: ``mod 32`` in {0, 4, 8, 16}) and Ascend C ``LoadData3DParamsV2.channelSize`` (half/bfloat16: 4, 8, N*16,
+#: N*16+4, N*16+8; int8/uint8: 4, 8, 16, N*32, N*32+4, N*32+8, N*32+16; 32-bit: 4, N*8, N*8+4).
+IMG2COL_CHANNEL_REMAINDERS = {8: (0, 4, 8, 16), 16: (0, 4, 8), 32: (0, 4)}
+
+#: Named choice IMG2COL_MODELLED_CHANNELS (migration_guide/pto_cube.md, ``pto.img2col``): of those channel
+#: counts only whole C0 blocks (``channels mod C0 == 0``, the ``[C1][H][W][C0]`` map) and the 16-bit 4-channel
+#: "C04" map ``[1][H][W][4]`` (TIK conv2d's ``fm_shape [1, H, W, 4]``) are modelled. For the others (16-bit 8,
+#: N*16+4, N*16+8; 8-bit 4, 8, 16, N*32+4/8/16; 32-bit 4, N*8+4) no public source says how the map lies in L1
+#: (how the partial channel block is packed) and which K columns it fills, so they are `UnsupportedOp`, not
+#: "illegal" (h_cube409; they were refused as "not a multiple of C0").
+IMG2COL_MODELLED_CHANNELS = {16: (4,)}
+
+
+def img2col_channel_status(d: DType, channels: int) -> str:
+    """``"ok"`` (modelled), ``"unmodelled"`` (a Load3D v2 channel count the simulator does not model) or
+    ``"illegal"`` for a ``channels``-channel map of ``d`` (`IMG2COL_CHANNEL_REMAINDERS`, `IMG2COL_MODELLED_CHANNELS`)."""
+    r = channels % d.c0
+    if r == 0 or channels in IMG2COL_MODELLED_CHANNELS.get(d.bits, ()):
+        return "ok"
+    return "unmodelled" if r in IMG2COL_CHANNEL_REMAINDERS.get(d.bits, ()) else "illegal"
+
+
+def img2col_channel_rule(d: DType) -> str:
+    """The allowed Load3D v2 channel counts of ``d``, in words (for error messages)."""
+    return f"channels mod {d.c0} in {{{', '.join(map(str, IMG2COL_CHANNEL_REMAINDERS.get(d.bits, (0,))))}}}"
 
 
 def img2col_matrix(src_elems: np.ndarray, d: DType, channels: int, rs: Raster, m0: int, m_ext: int, k0: int,
@@ -370,9 +395,21 @@ def _img2col_checks(target, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_st
     rs = _raster(op, cl, fm_h, fm_w)
     d = src.dtype
     ch = check_int(op, "%channels", channels, 1, 65535)
-    if ch % d.c0 and not _small_ok(d, ch):
-        raise IllegalOperand(f"%channels {ch} is not a multiple of C0 = {d.c0} ({d.name})", op=op,
-                             operand="%channels", value=ch, limit=f"multiple of {d.c0} (or 4 for 16-bit C04 maps)")
+    status = img2col_channel_status(d, ch)
+    if status == "illegal":
+        raise IllegalOperand(f"%channels {ch} is not a Load3D channel count of {d.name} maps (mod {d.c0} = "
+                             f"{ch % d.c0})", op=op, operand="%channels", value=ch, limit=img2col_channel_rule(d),
+                             hint=f"store the map as [C1][H][W][{d.c0}] and pass %channels = C1*{d.c0}"
+                                  + (" (or 4 for a 4-channel C04 map)" if d.bits == 16 else ""))
+    if status == "unmodelled":
+        raise UnsupportedOp(f"%channels {ch} of a {d.name} map is a Load3D v2 channel count ({img2col_channel_rule(d)}: "
+                            f"Ascend C LoadData3DParamsV2.channelSize, CANN TIK check_load3dv2_channel_size) that is "
+                            f"not modelled: no public source defines how such a map lies in L1 and which K columns "
+                            f"it fills", op=op, operand="%channels", value=ch, limit=f"a multiple of {d.c0}"
+                            + (" or 4" if d.bits == 16 else ""),
+                            hint=f"pad the map's channels with zeros to {-(-ch // d.c0) * d.c0} ([C1][H][W][{d.c0}]) "
+                                 f"and pass %channels = {-(-ch // d.c0) * d.c0}; zero channels add nothing to the "
+                                 f"product when the matching weight rows are zero too")
     ks = check_int(op, "%k_start", k_start, 0, U16)
     ke = check_int(op, "%k_ext", k_ext, 1, U16)
     ms = check_int(op, "%m_start", m_start, rs.first_index(), U16,

@@ -42,6 +42,15 @@ from .scalar import Expr, Scalar, float_immediate, option_is_off, py_number, zer
 from .tensor import Tensor
 
 U16 = 0xFFFF
+#: Named choice LOAD3DV2_BLOCK_INSIDE_MATRIX (migration_guide/tik_cube.md, "load3dv1, load3dv2"): load3dv2 refuses
+#: a block whose rows ``m_start_pt + m_extension``, rounded up to 16, pass ``Ho*Wo`` or whose columns
+#: ``k_start_pt + k_extension``, rounded up to 32 bytes, pass ``channel_size*filter_h*filter_w``: CANN TIK's
+#: ``check_load3dv2_m_extension`` / ``check_load3dv2_k_extension`` (common_util.py, called by ``load3dv2`` and
+#: by its debugger's ``Load3DV2.eval_``). Immediates are checked at the call, TIK values when the instruction
+#: runs. Until h_cube409 the raster went on past ``Ho*Wo`` and the K lanes past the filter read 0 (what
+#: ``pto.img2col`` still does for conv2d and load3dv1); no public kernel calling load3dv2 relied on it. Off: those
+#: blocks load as ``pto.img2col`` defines them.
+LOAD3DV2_BLOCK_INSIDE_MATRIX = True
 #: TIK ConvReluMode codes of data_move L0C <-> UB (tik_api.md §7.1, CR_MODE_MAP) -> (src, dst, relu).
 CONV_RELU_MODES = {0: (None, None, False), 1: ("f32", "f16", False), 2: ("f32", "f16", True),
                    3: ("s32", "f16", False), 4: ("f16", "f32", False), 5: (None, None, True)}
@@ -608,9 +617,7 @@ class CubeMoveAPI(CubeBase):
             raise self._error(f"en_small_k packs 4-channel (C04) maps: channel_size must be 4, got {ch}",
                               operand="en_small_k", value=ch, limit="channel_size 4",
                               hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size=4")
-        if ch % c0 and not (ch == 4 and d.dt.bits == 16):
-            raise self._error(f"channel_size {ch} must be a multiple of C0 = {c0} ({d.tensor.dtype})",
-                              operand="channel_size", value=ch, limit=f"multiple of {c0} (or 4 for float16)")
+        self._load3dv2_channel_size(ch, d)
         for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16)):
             if isinstance(v, int) and v % unit:
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
@@ -618,6 +625,7 @@ class CubeMoveAPI(CubeBase):
             if not isinstance(v, int):
                 self._emit("assert_in_range", irem(v, unit), 0, 0,
                            what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)")
+        self._load3dv2_block_inside(h, w, pads, (kh, kw), (dh, dw), (sh, sw), ch, ks, ke, ms, me, d.dt)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
         if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K
@@ -636,6 +644,72 @@ class CubeMoveAPI(CubeBase):
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
                    dilation=(dh, dw), pad=pads, pad_value=(pv,), transpose=True if en_transpose else None,
                    footprint=[s.read(None), dst_access])
+
+    def _load3dv2_channel_size(self, ch: int, d):
+        """``channel_size`` against TIK's allowed counts (`legacy_cube.IMG2COL_CHANNEL_REMAINDERS`): a count TIK
+        takes but the simulator does not model (`legacy_cube.IMG2COL_MODELLED_CHANNELS`) is `UnsupportedOp`."""
+        dt = d.dt
+        status = legacy_cube.img2col_channel_status(dt, ch)
+        if status == "ok":
+            return
+        c0, rems = dt.c0, legacy_cube.IMG2COL_CHANNEL_REMAINDERS.get(dt.bits, (0,))
+        allowed = f"channel_size mod {c0} in {{{', '.join(map(str, rems))}}}"
+        whole = -(-ch // c0) * c0
+        if status == "illegal":
+            raise self._error(f"channel_size {ch} is not a load3dv2 channel count of {d.tensor.dtype} maps: CANN "
+                              f"TIK takes {allowed} (mod {c0} = {ch % c0} here)", operand="channel_size", value=ch,
+                              limit=allowed,
+                              hint=f"store the map as [C1, H, W, {c0}] and pass channel_size = C1*{c0} (here {whole}, "
+                                   f"the extra channels zero)" + (", or 4 for a 4-channel (C04) float16 map"
+                                                                   if dt.bits == 16 else ""))
+        raise self._error(f"channel_size {ch} ({d.tensor.dtype}, mod {c0} = {ch % c0}) is a load3dv2 channel count "
+                          f"CANN TIK accepts ({allowed}: check_load3dv2_channel_size; Ascend C "
+                          f"LoadData3DParamsV2.channelSize), but the simulator does not model it: no public source "
+                          f"defines how such a map lies in L1 and which K columns it fills", operand="channel_size",
+                          value=ch, cls=UnsupportedOp, limit=f"a multiple of {c0}" + (" or 4" if dt.bits == 16 else ""),
+                          hint=f"pad the map's channels with zeros to {whole} (a [C1, H, W, {c0}] map) and pass "
+                               f"channel_size={whole}; the zero channels add nothing to mmad when their weight rows "
+                               f"are zero too")
+
+    def _load3dv2_block_inside(self, h, w, pads, filt, dil, stride, ch: int, ks, ke, ms, me, dt):
+        """CANN TIK's block checks (`LOAD3DV2_BLOCK_INSIDE_MATRIX`): ``m_start_pt + m_extension`` rounded up to 16
+        at most ``Ho*Wo``, ``k_start_pt + k_extension`` rounded up to 32 bytes at most
+        ``channel_size*filter_h*filter_w``; at the call for ints, when the instruction runs otherwise."""
+        if not LOAD3DV2_BLOCK_INSIDE_MATRIX:
+            return
+        (kh, kw), (dh, dw), (sh, sw) = filt, dil, stride
+        pl, pr, pt, pb = pads
+        ho = iadd(idiv(isub(iadd(h, pt + pb), dh * (kh - 1) + 1), sh), 1)
+        wo = iadd(idiv(isub(iadd(w, pl + pr), dw * (kw - 1) + 1), sw), 1)
+        need_m = imul(idiv(iadd(iadd(ms, me), 15), 16), 16)
+        size = dt.bits // 8
+        k_total = ch * kh * kw
+        need_k = idiv(imul(idiv(iadd(imul(iadd(ks, ke), size), 31), 32), 32), size)
+        if all(isinstance(v, int) for v in (ho, wo, need_m)):
+            if ho >= 1 and wo >= 1 and need_m > ho * wo:     # (a window that does not fit: pto.img2col says so)
+                raise self._error(
+                    f"m_start_pt + m_extension = {ms} + {me} (rounded up to 16: {need_m}) is past the {ho} x {wo} = "
+                    f"{ho * wo} rows (Ho*Wo) of the im2col matrix", operand="m_extension", value=me,
+                    limit=f"round16(m_start_pt + m_extension) <= Ho*Wo = {ho * wo}",
+                    hint=f"end the block by row {ho * wo // 16 * 16} (CANN TIK's check_load3dv2_m_extension refuses "
+                         f"blocks past Ho*Wo), or add bottom padding (pad_list[3]) so that Ho*Wo covers the rows you "
+                         f"load")
+        else:
+            self._emit("assert_in_range", need_m, 0, imul(ho, wo),
+                       what="m_start_pt + m_extension rounded up to 16 (at most Ho*Wo) of tik.load3dv2")
+        if isinstance(need_k, int):
+            if need_k > k_total:
+                raise self._error(
+                    f"k_start_pt + k_extension = {ks} + {ke} (rounded up to 32 bytes: {need_k}) is past the "
+                    f"channel_size*filter_h*filter_w = {ch}*{kh}*{kw} = {k_total} columns of the im2col matrix",
+                    operand="k_extension", value=ke,
+                    limit=f"round32B(k_start_pt + k_extension) <= channel_size*filter_h*filter_w = {k_total}",
+                    hint=f"end the block by column {k_total // dt.c0 * dt.c0} (CANN TIK's check_load3dv2_k_extension "
+                         f"refuses blocks past channel_size*filter_h*filter_w)")
+        else:
+            self._emit("assert_in_range", need_k, 0, k_total,
+                       what="k_start_pt + k_extension rounded up to 32 bytes (at most "
+                            "channel_size*filter_h*filter_w) of tik.load3dv2")
 
     def _cube_same_dtype(self, s, d):
         if s.dt is not d.dt:

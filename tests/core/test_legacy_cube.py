@@ -160,7 +160,12 @@ def test_img2col_int8_c0_32_and_errors():
     got = raw.transpose(1, 0, 2).reshape(16, 256)
     np.testing.assert_array_equal(got[:4], ref[:4])               # 4 real pixels; the rest run past the map
     bad = [
-        (dict(channels=48), IllegalOperand, "%channels 48 is not a multiple of C0 = 32"),
+        # channels mod 32 in {4, 8, 16} is a Load3D v2 channel count the simulator does not model (h_cube409:
+        # 48 was refused as "not a multiple of C0"); 44 (mod 32 = 12) is none
+        (dict(channels=48), UnsupportedOp, r"%channels 48 of a s8 map is a Load3D v2 channel count \(channels mod "
+                                           r"32 in \{0, 4, 8, 16\}.* not modelled"),
+        (dict(channels=4), UnsupportedOp, "%channels 4 of a s8 map is a Load3D v2 channel count"),
+        (dict(channels=44), IllegalOperand, r"%channels 44 is not a Load3D channel count of s8 maps \(mod 32 = 12\)"),
         (dict(k_start=16), IllegalOperand, "%k_start 16 is not a multiple of 32"),
         (dict(m_ext=8), IllegalOperand, "%m_ext 8 is not a multiple of 16"),
         (dict(dst_stride=4), IllegalOperand, "%dst_stride 4 fractals is smaller than the 8"),
@@ -494,3 +499,30 @@ def test_col2img_dst_elements_is_the_last_touched_pixel(h, w, kh, kw, sh, sw, dh
         if 0 <= y < h and 0 <= x < w:
             last = max(last, y * w + x)
     assert col2img_dst_elements(rs, fh, fw, m0, rep) == (last + 1) * 16
+
+
+@pytest.mark.parametrize("channels, cls, match", [
+    (8, UnsupportedOp, r"%channels 8 of a f16 map is a Load3D v2 channel count \(channels mod 16 in \{0, 4, 8\}"),
+    (20, UnsupportedOp, r"%channels 20 of a f16 map is a Load3D v2 channel count"),
+    (12, IllegalOperand, r"%channels 12 is not a Load3D channel count of f16 maps \(mod 16 = 12\)")])
+def test_img2col_unmodelled_channel_counts_round_trip_and_refuse_when_run(channels, cls, match):
+    """h_cube409: a Load3D v2 channel count the simulator does not model (IMG2COL_MODELLED_CHANNELS) survives the
+    PTO-AS text and is refused as UnsupportedOp when the program runs, like eagerly; a count no Load3D takes is
+    IllegalOperand (both were "not a multiple of C0")."""
+    from pto_core.program import program
+    from pto_core import asm
+    with program("k", target="Ascend310P3") as k:
+        pto.img2col(k.ptr("l1", "f16", 0), k.ptr("ub", "f16", 0), 4, 4, channels, 0, 16, 0, 16, 1, stride=(1, 1),
+                    filter=(3, 3), dilation=(1, 1), pad=(1, 1, 1, 1), pad_value=(0.0,))
+    text = k.program.to_asm()
+    again = asm.parse(text)
+    assert again.to_asm() == text and f"%c4_i64, %c4_i64, %c{channels}_i64, %c0_i64" in text
+    for prog in (k.program, again):
+        with pytest.raises(cls, match=match):
+            prog.run()
+    m = Machine("Ascend310P3")
+    src = m.ptr("l1", "f16", 0)
+    fill(m, src, np.zeros(1024, np.float16))
+    with pytest.raises(cls, match=match):
+        pto.img2col(src, m.ptr("ub", "f16", 0), 4, 4, channels, 0, 16, 0, 16, 1, stride=(1, 1), filter=(3, 3),
+                    dilation=(1, 1), pad=(1, 1, 1, 1), pad_value=(0.0,))

@@ -1,0 +1,173 @@
+"""load3dv2 against CANN TIK's own checks (h_cube409, found by the h_fuzz405 fuzzer):
+
+* ``channel_size``: TIK takes ``channel_size mod C0`` in {0, 4, 8} (float16) / {0, 4, 8, 16} (8-bit); the counts
+  that are neither a C0 multiple nor the float16 C04 map are refused as not modelled (`UnsupportedOp`, naming the
+  value, TIK's rule and the sources), the others as illegal;
+* blocks past the im2col matrix: ``round16(m_start_pt + m_extension) > Ho*Wo`` and
+  ``round32B(k_start_pt + k_extension) > channel_size*filter_h*filter_w`` are refused (at the call for ints, when
+  the instruction runs for TIK values), as TIK's ``check_load3dv2_m_extension`` / ``check_load3dv2_k_extension``
+  do (`cube_moves.LOAD3DV2_BLOCK_INSIDE_MATRIX`). A refused call leaves the kernel usable and its tensors as they
+  were."""
+import numpy as np
+import pytest
+
+from pto_core.errors import IllegalOperand, UnsupportedOp
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+from tbe_compat.tik import cube_moves
+
+from .helpers import raises_tik, run
+
+
+def _kernel(chip, dtype, c, h, w):
+    """GM map [c // C0 or 1, h, w, C0] -> L1; a UB destination prefilled from GM (checked unchanged)."""
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    n = max(c, 32 // np.dtype(np.int8 if dtype in ("int8", "uint8") else dtype).itemsize) * h * w
+    g = ti.Tensor(dtype, (n,), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor(dtype, (n,), name="fm", scope=tik.scope_cbuf)
+    gu = ti.Tensor(dtype, (4096,), name="gu", scope=tik.scope_gm)
+    u = ti.Tensor(dtype, (4096,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor(dtype, (4096,), name="out", scope=tik.scope_gm)
+    size = np.dtype(np.int8 if dtype in ("int8", "uint8") else dtype).itemsize
+    ti.data_move(fm, g, 0, 1, n * size // 32, 0, 0)
+    ti.data_move(u, gu, 0, 1, 4096 * size // 32, 0, 0)
+    return ti, dict(g=g, fm=fm, gu=gu, u=u, out=out, n=n, size=size)
+
+
+def _finish_and_check_unchanged(ti, T):
+    """The kernel still builds and runs after a refused call, and UB holds what it was loaded with."""
+    ti.data_move(T["out"], T["u"], 0, 1, 4096 * T["size"] // 32, 0, 0)
+    ti.BuildCCE("after", [T["g"], T["gu"]], [T["out"]])
+    npdt = {"float16": np.float16, "float32": np.float32, "int8": np.int8, "uint8": np.uint8}[T["u"].dtype]
+    gu = (np.arange(4096) % 97 + 1).astype(npdt)
+    got, = run(ti, {"g": np.ones(T["n"], npdt), "gu": gu})
+    np.testing.assert_array_equal(got, gu)
+
+
+# (chip, dtype, channel_size) TIK accepts but the simulator does not model
+UNMODELLED = [("Ascend310P3", "float16", 8), ("Ascend310P3", "float16", 20), ("Ascend310P3", "float16", 24),
+              ("Ascend610", "float16", 40), ("Ascend310P3", "int8", 4), ("Ascend310P3", "int8", 8),
+              ("Ascend310P3", "uint8", 16), ("Ascend910B1", "int8", 36), ("Ascend910B1", "int8", 48),
+              ("Ascend910B1", "float32", 4), ("Ascend910B1", "float32", 12)]
+
+
+@pytest.mark.parametrize("chip, dtype, ch", UNMODELLED)
+def test_channel_sizes_tik_accepts_but_not_modelled_are_unsupported(chip, dtype, ch):
+    c0 = {"float16": 16, "float32": 8}.get(dtype, 32)
+    ti, T = _kernel(chip, dtype, 64, 4, 4)
+    whole = -(-ch // c0) * c0
+    rems = {16: "0, 4, 8", 32: "0, 4, 8, 16", 8: "0, 4"}[c0]
+    with raises_tik(UnsupportedOp, match=rf"test_tik_load3dv2_tik_checks.py:\d+ in `tik.load3dv2`: operand "
+                                         rf"channel_size: channel_size {ch} \({dtype}, mod {c0} = {ch % c0}\) is a "
+                                         rf"load3dv2 channel count CANN TIK accepts \(channel_size mod {c0} in "
+                                         rf"\{{{rems}\}}: check_load3dv2_channel_size; Ascend C "
+                                         rf"LoadData3DParamsV2.channelSize\), but the simulator does not model it.*"
+                                         rf"Fix: pad the map's channels with zeros to {whole} .* "
+                                         rf"channel_size={whole}"):
+        ti.load3dv2(T["u"], T["fm"], [1, 1, 1, 1], 4, 4, ch, c0, 16, 0, 0, 1, 1, 3, 3, 1, 1)
+    _finish_and_check_unchanged(ti, T)
+
+
+@pytest.mark.parametrize("chip, dtype, ch", [("Ascend310P3", "float16", 12), ("Ascend310P3", "float16", 2),
+                                             ("Ascend310P3", "int8", 12), ("Ascend310P3", "int8", 44),
+                                             ("Ascend910B1", "float32", 6)])
+def test_channel_sizes_tik_refuses_stay_illegal(chip, dtype, ch):
+    c0 = {"float16": 16, "float32": 8}.get(dtype, 32)
+    ti, T = _kernel(chip, dtype, 64, 4, 4)
+    with raises_tik(IllegalOperand, match=rf"channel_size {ch} is not a load3dv2 channel count of {dtype} maps: "
+                                          rf"CANN TIK takes channel_size mod {c0} in .*Fix: store the map as "
+                                          rf"\[C1, H, W, {c0}\]"):
+        ti.load3dv2(T["u"], T["fm"], [1, 1, 1, 1], 4, 4, ch, c0, 16, 0, 0, 1, 1, 3, 3, 1, 1)
+    _finish_and_check_unchanged(ti, T)
+
+
+def test_modelled_channel_sizes_still_load():
+    """A C0 multiple and the float16 C04 map (channel_size 4) keep loading (values: test_tik_cube_conv.py)."""
+    ti, T = _kernel("Ascend310P3", "float16", 32, 4, 4)
+    ti.load3dv2(T["u"], T["fm"], [1, 1, 1, 1], 4, 4, 32, 48, 16, 0, 0, 1, 1, 3, 3, 1, 1)
+    ti.load3dv2(T["u"][1024:], T["fm"], [1, 1, 1, 1], 4, 4, 4, 32, 16, 0, 0, 1, 1, 3, 3, 1, 1, False, True)
+    ti.data_move(T["out"], T["u"], 0, 1, 256, 0, 0)
+    ti.BuildCCE("ok", [T["g"], T["gu"]], [T["out"]])
+    run(ti, {"g": np.ones(T["n"], np.float16), "gu": np.zeros(4096, np.float16)})
+
+
+# ----------------------------------------------------------------------------- blocks inside the im2col matrix
+# a 6 x 6 map, 3 x 3 filter, no padding: Ho*Wo = 16; with pad 1: 36 (not a multiple of 16)
+
+
+@pytest.mark.parametrize("pad, ms, me, ok", [([0, 0, 0, 0], 0, 16, True), ([0, 0, 0, 0], 0, 32, False),
+                                             ([0, 0, 0, 0], 16, 16, False), ([1, 1, 1, 1], 0, 32, True),
+                                             ([1, 1, 1, 1], 16, 32, False), ([1, 1, 1, 1], 32, 16, False)])
+def test_block_rows_past_ho_wo_are_refused_at_the_call(pad, ms, me, ok):
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    args = (T["u"], T["fm"], pad, 6, 6, 16, 16, me, 0, ms, 1, 1, 3, 3, 1, 1)
+    if ok:
+        ti.load3dv2(*args)
+        return
+    howo = 16 if pad[0] == 0 else 36
+    with raises_tik(IllegalOperand, match=rf"operand m_extension: m_start_pt \+ m_extension = {ms} \+ {me} "
+                                          rf"\(rounded up to 16: {ms + me}\) is past the .* = {howo} rows \(Ho\*Wo\).*"
+                                          rf"Fix: end the block by row {howo // 16 * 16} .*pad_list\[3\]"):
+        ti.load3dv2(*args)
+    _finish_and_check_unchanged(ti, T)
+
+
+@pytest.mark.parametrize("ch, kh, ks, ke, ok", [(16, 3, 128, 16, True), (16, 3, 128, 32, False),
+                                                (16, 3, 144, 16, False), (4, 3, 0, 32, True),
+                                                (4, 3, 0, 48, False), (4, 3, 32, 16, False), (4, 2, 0, 16, True)])
+def test_block_columns_past_the_filter_are_refused_at_the_call(ch, kh, ks, ke, ok):
+    """K = channel_size*filter_h*filter_w: 144 (16 channels, 3 x 3), 36 (C04, 3 x 3: its last 4 columns are out of
+    load3dv2's reach, as TIK rounds the block to 32 bytes), 16 (C04, 2 x 2)."""
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    args = (T["u"], T["fm"], [1, 1, 1, 1], 6, 6, ch, ke, 16, ks, 0, 1, 1, kh, kh, 1, 1)
+    if ok:
+        ti.load3dv2(*args)
+        return
+    k = ch * kh * kh
+    with raises_tik(IllegalOperand, match=rf"operand k_extension: k_start_pt \+ k_extension = {ks} \+ {ke} \(rounded "
+                                          rf"up to 32 bytes: {ks + ke}\) is past the "
+                                          rf"channel_size\*filter_h\*filter_w = {ch}\*{kh}\*{kh} = {k} columns.*"
+                                          rf"Fix: end the block by column {k // 16 * 16}"):
+        ti.load3dv2(*args)
+    _finish_and_check_unchanged(ti, T)
+
+
+def _runtime_kernel(ms, ks):
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 36, 0, 0)
+    m = ti.Scalar("int32", name="m", init_value=ms)
+    k = ti.Scalar("int32", name="k", init_value=ks)
+    ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, 16, 16, k, m, 1, 1, 3, 3, 1, 1)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("rt", [g], [out])
+    return ti
+
+
+def test_run_time_blocks_are_checked_when_they_run():
+    x = (np.arange(36 * 16) % 251).astype(np.float16)
+    out, = run(_runtime_kernel(16, 128), {"g": x})             # rows 16..31 of 36, columns 128..143 of 144
+    fm = x.reshape(6, 6, 16)
+    p = np.pad(fm, ((1, 1), (1, 1), (0, 0)))
+    want = np.stack([p[(16 + i) // 6 + 2, (16 + i) % 6 + 2, :] for i in range(16)])   # tap (2, 2): columns 128..143
+    np.testing.assert_array_equal(out.reshape(16, 16), want)
+    for ms, ks, what in ((32, 0, r"m_start_pt \+ m_extension rounded up to 16 \(at most Ho\*Wo\) of tik.load3dv2 = "
+                                 r"48 is outside \[0, 36\]"),
+                         (0, 144, r"k_start_pt \+ k_extension rounded up to 32 bytes \(at most channel_size\*"
+                                  r"filter_h\*filter_w\) of tik.load3dv2 = 160 is outside \[0, 144\]")):
+        with pytest.raises(IllegalOperand, match=what) as info:
+            run(_runtime_kernel(ms, ks), {"g": x})
+        assert "test_tik_load3dv2_tik_checks.py" in str(info.value)
+
+
+def test_block_checks_are_the_named_choice(monkeypatch):
+    """Off, the block past Ho*Wo loads as pto.img2col defines it (the raster goes on, pad values)."""
+    monkeypatch.setattr(cube_moves, "LOAD3DV2_BLOCK_INSIDE_MATRIX", False)
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    ti.load3dv2(T["u"], T["fm"], [0, 0, 0, 0], 6, 6, 16, 16, 32, 0, 0, 1, 1, 3, 3, 1, 1)
+    ti.load3dv2(T["u"], T["fm"], [0, 0, 0, 0], 6, 6, 16, 160, 16, 0, 0, 1, 1, 3, 3, 1, 1)
