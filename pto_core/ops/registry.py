@@ -590,7 +590,11 @@ def move_op_hint(spec: OpSpec, operands: tuple) -> Optional[str]:
     first with its signature, since the operands differ between moves (``mte_gm_ub`` takes an
     ``l2_cache_ctl`` that ``mte_gm_l1`` does not). None when the op has not exactly two pointer operands,
     a pointer's space is unknown, the spaces are accepted, or no other move takes them (only
-    `MOVE_OP_PREFIXES` ops are suggested)."""
+    `MOVE_OP_PREFIXES` ops are suggested). Only a move (a `MOVE_OP_PREFIXES` op: source pointer first) gets
+    it: a vector op's pointers are dst first, so ``pto.ub.vabs(gm_dst, ub_src)`` was told "vabs moves ub -> ub;
+    gm -> ub is pto.mte_gm_ub", backwards and about an op that moves nothing."""
+    if not spec.name.startswith(MOVE_OP_PREFIXES):
+        return None
     ptrs = [(o, getattr(v, "space", None)) for o, v in zip(spec.operands, operands) if o.kind == "ptr"]
     if (len(ptrs) != 2 or any(not o.spaces or s is None for o, s in ptrs)
             or all(s in o.spaces for o, s in ptrs)):
