@@ -1773,16 +1773,19 @@ class _Parser:
             raise self.error(f"{op.text} has no results", results[0][0],
                              hint=f"write {op.text} without a result name (drop \"%name = \")")
 
-    def bind_results(self, results, values: list, op):
+    def bind_results(self, results, values: list, op, op_name: Optional[str] = None):
+        """``op_name``: the op's name where ``op`` is another token (scf.for / scf.if pass their loop variable /
+        condition token, which the count errors named: "%i has 2 results")."""
+        label = op_name or op.text
         if len(results) == 1 and results[0][1] is not None:
             tok, n = results[0]
             if n != len(values):
-                raise self.error(f"{op.text} has {len(values)} results, not {n}", tok,
+                raise self.error(f"{label} has {len(values)} results, not {n}", tok,
                                  hint=f"write %name:{len(values)} (or {len(values)} names separated by commas)")
             self.define(tok, list(values))
             return
         if len(results) != len(values):
-            raise self.error(f"{op.text} has {len(values)} results, {len(results)} names given",
+            raise self.error(f"{label} has {len(values)} results, {len(results)} names given",
                              results[0][0] if results else op,
                              hint=f"give {len(values)} result names, separated by commas")
         for (tok, _), v in zip(results, values):
@@ -2196,7 +2199,7 @@ class _Parser:
             raise self.error(f"scf.for step {tst.text} is {st.value}; loops count up", tst,
                              hint="use a step constant >= 1")
         out.append(For(var, lo, hi, st, body, where))
-        self.bind_results(results, regs, vt)
+        self.bind_results(results, regs, vt, "scf.for")
 
     def yield_values(self, types, ytok) -> list:
         vals = []
@@ -2276,7 +2279,7 @@ class _Parser:
             raise self.error("an scf.if with results needs an else branch", tc,
                              hint="add an else branch that yields values of the same types")
         out.append(If(c, branches[0], branches[1] if len(branches) == 2 else None, where))
-        self.bind_results(results, regs, tc)
+        self.bind_results(results, regs, tc, "scf.if")
 
     # -- registry ops
     def generic(self, name, op, out, where):

@@ -619,7 +619,11 @@ def move_op_hint(spec: OpSpec, operands: tuple, target=None) -> Optional[str]:
     L0C -> UB is ``pto.mte_l0c_ub`` on A5 only, ``pto.copy_matrix_cc_to_ubuf`` on v100/v200 only); when it
     has none, the hint says that and which targets have them. None when the op has not exactly two pointer
     operands, a pointer's space is unknown, the spaces are accepted, or no other move takes them (only
-    `MOVE_OP_PREFIXES` ops are suggested)."""
+    `MOVE_OP_PREFIXES` ops are suggested). Only a move (a `MOVE_OP_PREFIXES` op: source pointer first) gets
+    it: a vector op's pointers are dst first, so ``pto.ub.vabs(gm_dst, ub_src)`` was told "vabs moves ub -> ub;
+    gm -> ub is pto.mte_gm_ub", backwards and about an op that moves nothing."""
+    if not spec.name.startswith(MOVE_OP_PREFIXES):
+        return None
     ptrs = [(o, getattr(v, "space", None)) for o, v in zip(spec.operands, operands) if o.kind == "ptr"]
     if (len(ptrs) != 2 or any(not o.spaces or s is None for o, s in ptrs)
             or all(s in o.spaces for o, s in ptrs)):

@@ -609,7 +609,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"tensor {st.name!r} needs {need} in {SPACE_TIK_NAMES[st.space]} but the buffer "
                               f"has {cap} B on {target.name} with {used} B in use; tensors already placed: {placed}"
                               if start_addr is None else e.message,
-                              operand="shape" if start_addr is None else "start_addr", value=reserve,
+                              operand="shape" if start_addr is None else e.operand or "start_addr",
+                              value=reserve if start_addr is None else e.value,
                               limit=f"{cap} B", cls=CapacityExceeded,
                               hint=hint if start_addr is None else e.hint or hint) from None
         self._scopes[-1].storages.append(st)

@@ -74,7 +74,7 @@ class Placement:
             storage.placed_over = tuple(s for s in self.placed if s.alive and s.space == storage.space
                                         and isinstance(s.addr, int) and s.addr < end
                                         and start_addr < s.addr + (s.nbytes or 0))
-            addr = self._place_at(a, storage, nbytes, start_addr)
+            addr = self._place_at(a, storage, nbytes, start_addr, align)
         else:
             addr = a.alloc(nbytes, storage.name, alignment=align)
         storage.alloc_id = a._order[-1]
@@ -82,19 +82,27 @@ class Placement:
         return addr
 
     @staticmethod
-    def _place_at(a: TileAllocator, storage, nbytes: int, addr: int) -> int:
-        """A tensor at the user's ``start_addr``: user-managed placement (`START_ADDR_IS_USER_MANAGED`)."""
+    def _place_at(a: TileAllocator, storage, nbytes: int, addr: int, align: int = 32) -> int:
+        """A tensor at the user's ``start_addr``: user-managed placement (`START_ADDR_IS_USER_MANAGED`).
+        A tensor larger than the whole buffer is refused for its size (no start_addr can help); past the end,
+        the Fix names the highest ``align``-aligned start_addr that fits."""
         if not START_ADDR_IS_USER_MANAGED:
             for lo, size, name in a.occupants():
                 if lo < addr + nbytes and addr < lo + size:
                     raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B overlaps tensor {name!r} at "
                                            f"[{lo:#x}, {lo + size:#x})", operand="start_addr", value=hex(addr),
                                            hint="choose a start_addr outside the other tensors, or drop start_addr")
+        if nbytes > a.capacity:     # the Fix said "a start_addr at most -0x23a80": the shape is what is wrong
+            raise CapacityExceeded(f"tensor {storage.name!r} needs {nbytes} B, more than the whole {a.space} "
+                                   f"({a.capacity} B), at any start_addr", operand="shape", value=nbytes,
+                                   limit=f"<= {a.capacity} B",
+                                   hint="reduce the tensor's shape (tile the data and move it in parts)")
         if addr + nbytes > a.capacity:
+            top = (a.capacity - nbytes) // align * align      # a start_addr the alignment check also takes
             raise CapacityExceeded(f"start_addr {addr:#x} + {nbytes} B is past the end of {a.space} "
                                    f"({a.capacity} B)", operand="start_addr", value=hex(addr),
                                    limit=f"{a.capacity} B",
-                                   hint=f"pass a start_addr at most {a.capacity - nbytes:#x}, or drop start_addr")
+                                   hint=f"pass a start_addr at most {top:#x}, or drop start_addr")
         return a._place(addr, nbytes, storage.name)
 
     def mark(self) -> dict:

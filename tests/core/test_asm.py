@@ -311,7 +311,9 @@ def _kernel(body: str, args: str = "%x: !pto.ptr<i32, gm> {pto.shape = [4]}, %n:
     ("%a = arith.sitofp %x : !pto.ptr<i32, gm> to f32\n", 3, 10, "converts scalars"),
     ("%a#1 = arith.constant 1 : i32\n", 3, 5, "result numbers are only for uses"),
     ("%c = arith.constant 1 : index\n%r:2 = scf.for %i = %c to %c step %c iter_args(%a = %c) -> (index) {\n"
-     "  scf.yield %a : index\n}\n", 4, 5, "has 1 results, not 2"),
+     "  scf.yield %a : index\n}\n", 4, 5, "scf.for has 1 results, not 2"),   # it named %i, the loop variable
+    ("%t = arith.constant true\n%r, %s = scf.if %t -> (i32) {\n  scf.yield %n : i32\n} else {\n"
+     "  scf.yield %n : i32\n}\n", 4, 5, "scf.if has 1 results, 2 names given"),        # it named %t, the condition
     ("%a = arith.addi %n#0, %n : i32\n", 3, 21, "has one result; write %n"),
     ("%c = arith.constant 0 : index\n%r = scf.for %i = %c to %c step %c iter_args(%a = %c) -> (index, index) {\n"
      "}\n", 4, 18, "1 iter_args but 2 result types"),

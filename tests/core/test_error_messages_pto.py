@@ -195,3 +195,18 @@ def test_the_move_hint_names_only_moves_the_target_has():
     m = Machine("A2A3")                               # moves every chip has are still named
     with pytest.raises(IllegalOperand, match=r"gm -> ub is pto\.mte_gm_ub \(signature"):
         pto.mte_gm_l1(m.gm_alloc((256,), "f16", name="x"), m.ptr("ub", "f16", 0), 512, nburst=(1, 512, 512))
+
+@pytest.mark.parametrize("op", ["vabs", "vexp"])
+def test_a_vector_op_given_a_gm_pointer_is_not_told_to_use_a_move_backwards(op):
+    """`registry.move_op_hint` read a vector op's (dst, src) pointers as (src, dst): ``pto.ub.vabs(gm_dst,
+    ub_src)`` was told "pto.ub.vabs moves ub -> ub; gm -> ub is pto.mte_gm_ub" (the data would go ub -> gm,
+    and vabs moves nothing). A vector op keeps the usual Fix (the spaces it takes)."""
+    from pto_core import pto
+    from pto_core.errors import IllegalOperand
+    from pto_core.program import program
+    with program("vec_gm", target="A2A3") as k:
+        x = k.gm_arg("x", "f16", (128,))
+        with pytest.raises(IllegalOperand) as e:
+            getattr(pto.ub, op)(x, k.ptr("ub", "f16", 0), 1)
+    msg = str(e.value)
+    assert "mte_gm_ub" not in msg and " moves " not in msg and msg.endswith("Fix: use one of ub"), msg

@@ -274,6 +274,27 @@ def test_start_addr_places_exactly_and_is_checked():
         ti.Tensor("float16", (16,), name="t4", scope=tik.scope_ubuf, start_addr=256 * 1024 - 32)
 
 
+@pytest.mark.parametrize("scope", [tik.scope_ubuf, tik.scope_cbuf, tik.scope_ca])
+def test_start_addr_past_the_end_fix_names_an_aligned_address_that_fits(scope):
+    """The Fix of a start_addr past the end named capacity - nbytes, not aligned for a 100-byte tensor (so the
+    suggested address was refused as unaligned); it now names the highest aligned address, which places."""
+    import re
+    with raises_tik(CapacityExceeded, match="past the end") as info:
+        tik.Tik().Tensor("float16", (50,), name="t", scope=scope, start_addr=1 << 30)
+    top = int(re.search(r"start_addr at most (0x[0-9a-f]+)", str(info.value)).group(1), 16)
+    t = tik.Tik().Tensor("float16", (50,), name="t", scope=scope, start_addr=top)
+    assert t.storage.addr == top
+
+
+def test_start_addr_of_a_tensor_bigger_than_the_buffer_is_refused_for_its_shape():
+    """A tensor larger than the whole UB at start_addr=0: the Fix said "pass a start_addr at most -0x23a80"
+    (a negative address) and named start_addr; no start_addr fits it, so the shape is named."""
+    with raises_tik(CapacityExceeded, match="more than the whole ub") as info:
+        tik.Tik().Tensor("float16", (200000,), name="x", scope=tik.scope_ubuf, start_addr=0)
+    msg = str(info.value)
+    assert "operand shape:" in msg and "Fix: reduce the tensor's shape" in msg and "-0x" not in msg, msg
+
+
 def test_start_addr_is_user_managed_and_may_alias_live_tensors():
     """START_ADDR_IS_USER_MANAGED: a pinned tensor over a live one shares its bytes (CANN attention_score
     pins UB tensors at 0 over automatic ones it is done with); automatic placement avoids pinned ones."""
