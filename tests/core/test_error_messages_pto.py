@@ -196,6 +196,7 @@ def test_the_move_hint_names_only_moves_the_target_has():
     with pytest.raises(IllegalOperand, match=r"gm -> ub is pto\.mte_gm_ub \(signature"):
         pto.mte_gm_l1(m.gm_alloc((256,), "f16", name="x"), m.ptr("ub", "f16", 0), 512, nburst=(1, 512, 512))
 
+
 @pytest.mark.parametrize("op", ["vabs", "vexp"])
 def test_a_vector_op_given_a_gm_pointer_is_not_told_to_use_a_move_backwards(op):
     """`registry.move_op_hint` read a vector op's (dst, src) pointers as (src, dst): ``pto.ub.vabs(gm_dst,
