@@ -590,8 +590,11 @@ def _output_path_error(path: Optional[str]) -> Optional[ConfigError]:
     """``-o PATH`` that cannot be written because it is a folder or its folder does not exist, checked
     before the script runs (as pto-run checks ``--out``): the error only came after the script's whole run
     and listing (user404). Other write failures (permissions) are still reported when writing."""
-    if not path:
+    if path is None:
         return None
+    if not path.strip():                       # `-o ""` wrote nothing and said nothing
+        return ConfigError(f"-o {path!r} names no file", operand="-o", value=path,
+                           hint="give a file path after -o (e.g. -o kernel.pto), or leave -o out to list only")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path) or not os.path.isdir(folder):
         what = "it is a folder" if os.path.isdir(path) else f"folder {folder!r} does not exist"

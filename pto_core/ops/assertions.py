@@ -114,12 +114,12 @@ register(OpSpec(
     doc="raise OutOfBounds unless [first, end) lies in [0, size) (empty ranges pass)"))
 
 
-def _assert_in_range(ctx, value, lo, hi, *, what=None):
+def _assert_in_range(ctx, value, lo, hi, *, what=None, hint=None):
     value, lo, hi = int(value), int(lo), int(hi)
     if not lo <= value <= hi:
         raise IllegalOperand(f"{what or 'a run-time value'} = {value} is outside [{lo}, {hi}]", op="pto.assert_in_range",
                              value=value, limit=f"[{lo}, {hi}]",
-                             hint="check the value the kernel computed (e.g. the tiling data it read)")
+                             hint=hint or "check the value the kernel computed (e.g. the tiling data it read)")
 
 
 def _bind_in_range_holes(args, indices, clauses):
@@ -158,7 +158,8 @@ register(OpSpec(
     operands=(Operand("value", "int", doc="the run-time value"),
               Operand("lo", "int", doc="smallest allowed value"),
               Operand("hi", "int", doc="largest allowed value")),
-    clauses=(Clause("what", "attr", doc="what the value is, for the error message"),),
+    clauses=(Clause("what", "attr", doc="what the value is, for the error message"),
+             Clause("hint", "attr", doc="what to do, when the front end knows more than the generic advice"),),
     execute=_assert_in_range, bind=_bind_in_range, bind_holes=_bind_in_range_holes,
     doc="raise IllegalOperand unless lo <= value <= hi (e.g. a core count read from tiling data)"))
 

@@ -541,7 +541,9 @@ class CubeMoveAPI(CubeBase):
         if not isinstance(k_first, int) and small:
             self._emit("assert_in_range", irem(k_first, c0), 0, 0,
                        what=f"(fetch_filter_h*filter_w + fetch_filter_w) * 4 mod {c0} of tik.load3dv1 (the C04 "
-                            f"walk starts at a whole fractal)")
+                            f"walk starts at a whole fractal)",
+                       hint=f"start the C04 walk at a filter tap whose (fetch_filter_h*filter_w + fetch_filter_w) * 4 "
+                            f"is a multiple of {c0}")
         k_ext, m_ext = (imul(rep, c0), 16) if mode == 0 else (c0, imul(rep, 16))
         if small:
             channels = 4
@@ -624,7 +626,9 @@ class CubeMoveAPI(CubeBase):
                                   limit=f"multiple of {unit}")
             if not isinstance(v, int):
                 self._emit("assert_in_range", irem(v, unit), 0, 0,
-                           what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)")
+                           what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)",
+                           hint=f"make {name} a multiple of {unit} (it counts elements of whole {unit}-element "
+                                f"fractals)")
         self._load3dv2_block_inside(h, w, pads, (kh, kw), (dh, dw), (sh, sw), ch, ks, ke, ms, me, d.dt)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
@@ -696,7 +700,9 @@ class CubeMoveAPI(CubeBase):
                          f"load")
         else:
             self._emit("assert_in_range", need_m, 0, imul(ho, wo),
-                       what="m_start_pt + m_extension rounded up to 16 (at most Ho*Wo) of tik.load3dv2")
+                       what="m_start_pt + m_extension rounded up to 16 (at most Ho*Wo) of tik.load3dv2",
+                       hint="load fewer rows (m_extension) or start earlier (m_start_pt); the last Ho*Wo mod 16 "
+                            "rows need bottom padding (tik_cube.md, load3dv2)")
         if isinstance(need_k, int):
             if need_k > k_total:
                 raise self._error(
@@ -709,7 +715,9 @@ class CubeMoveAPI(CubeBase):
         else:
             self._emit("assert_in_range", need_k, 0, k_total,
                        what="k_start_pt + k_extension rounded up to 32 bytes (at most "
-                            "channel_size*filter_h*filter_w) of tik.load3dv2")
+                            "channel_size*filter_h*filter_w) of tik.load3dv2",
+                       hint="load fewer columns (k_extension) or start earlier (k_start_pt): the block must end "
+                            "inside the channel_size*filter_h*filter_w columns of the im2col matrix")
 
     def _cube_same_dtype(self, s, d):
         if s.dt is not d.dt:

@@ -200,7 +200,8 @@ class HVectorAPI:
                 self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
                            what=f"dim {k} of {name} {_shape_str(got)} minus dim {k} of {other} "
                                 f"(run-time lengths; {self._where.call if self._where else 'h_*'}: {name} and {ref} "
-                                f"{what})")
+                                f"{what})",
+                           hint=f"make the run-time lengths of {name} and {other} equal along dim {k}")
 
     def _h_layout(self, views: list, names: list) -> _Layout:
         shape, _ = self._h_static(views[0], names[0])
@@ -561,7 +562,8 @@ class HVectorAPI:
         if _dyn(L):
             self._emit("assert_in_range", irem(P.binop("mul", P.cast(L, P.I64), size), 32), 0, 0,
                        what=f"bytes of a row of src (a run-time length of {size}-byte elements) modulo 32 "
-                            f"({self._where.call if self._where else 'h_data_move'} moves whole 32 B blocks)")
+                            f"({self._where.call if self._where else 'h_data_move'} moves whole 32 B blocks)",
+                       hint=f"make the row length a multiple of {32 // size} elements (32 bytes), or pad the rows")
         elif (L * size) % 32:
             raise self._error("The minimum continuous data block of src needs to be a multiple of 32B",
                               operand="src", value=L * size, limit="multiple of 32 B")
@@ -1004,7 +1006,9 @@ class HVectorAPI:
                                        f"{MASK_ROW_ALIGN} elements apart in the mask")
         else:
             self._emit("assert_in_range", irem(P.cast(p, P.I64), MASK_ROW_ALIGN), 0, 0,
-                       what=what.format("<run-time>") + f" modulo {MASK_ROW_ALIGN} (MASK_LAYOUT)")
+                       what=what.format("<run-time>") + f" modulo {MASK_ROW_ALIGN} (MASK_LAYOUT)",
+                       hint="use whole (contiguous) tensors, or rows that are multiples of "
+                            f"{MASK_ROW_ALIGN} elements apart in the mask")
         return view
 
     def _h_mask_rows(self, views: list, names: list, full_part, tail_part) -> None:

@@ -624,3 +624,12 @@ def test_cli_an_unwritable_output_path_is_refused_before_the_script_runs(tmp_pat
         captured = capsys.readouterr()
         assert why in captured.err and "Fix: give a file path in an existing folder" in captured.err
         assert captured.out == "" and not (tmp_path / "side_effect.py.ran").exists()
+
+
+@pytest.mark.parametrize("empty", ["", " "])
+def test_cli_an_empty_output_path_is_refused_not_ignored(tmp_path, capsys, empty):
+    """`-o ""` listed the kernel, wrote no file and said nothing (review410)."""
+    assert main([_script(tmp_path, names=("k1",)), "-o", empty]) == 2
+    captured = capsys.readouterr()
+    assert "names no file" in captured.err and "Fix: give a file path after -o" in captured.err
+    assert captured.out == ""

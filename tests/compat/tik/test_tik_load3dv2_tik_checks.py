@@ -171,3 +171,22 @@ def test_block_checks_are_the_named_choice(monkeypatch):
     ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
     ti.load3dv2(T["u"], T["fm"], [0, 0, 0, 0], 6, 6, 16, 16, 32, 0, 0, 1, 1, 3, 3, 1, 1)
     ti.load3dv2(T["u"], T["fm"], [0, 0, 0, 0], 6, 6, 16, 160, 16, 0, 0, 1, 1, 3, 3, 1, 1)
+
+
+@pytest.mark.parametrize("ks,fix", [(8, "make k_start_pt a multiple of 16"),
+                                    (144, "load fewer columns (k_extension) or start earlier")])
+def test_run_time_block_refusals_say_what_to_change(ks, fix):
+    """The run-time checks gave the generic Fix "check the value the kernel computed" for a k_start_pt that is
+    not a whole fractal or a block past the matrix (review410); they now say what to change, also after a
+    PTO-AS round trip (the hint is a clause of pto.assert_in_range)."""
+    from pto_core import asm
+    x = (np.arange(36 * 16) % 251).astype(np.float16)
+    ti = _runtime_kernel(0, ks)
+    with pytest.raises(IllegalOperand, match="k_start_pt") as info:
+        run(ti, {"g": x})
+    assert f"Fix: {fix}" in str(info.value)
+    from tbe_compat.migrate import kernel_asm
+    prog = asm.parse(kernel_asm(ti))
+    with pytest.raises(IllegalOperand) as again:
+        prog.run({"g": x})
+    assert f"Fix: {fix}" in str(again.value)
