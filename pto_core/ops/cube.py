@@ -445,7 +445,7 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
         gemv = m == 1 and not disable_gemv
         if unit_flag is not None:  # producer side: wait until FIXPIPE released this L0C slot
             ctx.unit_flag_check(dst, dst.dtype.nbytes(_ceil_to(m, 16) * _ceil_to(n, 16)))
-        track = ctx.machine.options.uninitialized != "off"         # `tracking`
+        track = tracking(ctx)
         floating = da.is_float
         saturate = floating and (bool(sat) if sat is not None else ctx.machine.overflow_mode == "saturation")
         if (plain and not gemv and MAD_F16_PLAN and da.name == "f16" and db.name == "f16"
