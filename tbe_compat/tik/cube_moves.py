@@ -51,6 +51,15 @@ U16 = 0xFFFF
 #: ``pto.img2col`` still does for conv2d and load3dv1); no public kernel calling load3dv2 relied on it. Off: those
 #: blocks load as ``pto.img2col`` defines them.
 LOAD3DV2_BLOCK_INSIDE_MATRIX = True
+#: Named choice LOAD3DV2_EXTENSIONS_ROUNDED_UP (migration_guide/tik_cube.md, "load3dv1, load3dv2"): a
+#: ``k_extension`` that is not a multiple of C0 or an ``m_extension`` that is not a multiple of 16 loads the block
+#: rounded up to whole fractals. CANN TIK's ``_load3dv2_check`` only range-checks the extensions and its extent
+#: checks (``check_load3dv2_k_extension`` / ``_m_extension``, the destination room) round them up; Ascend C
+#: ``LoadData3DParamsV2`` allows such an extension where the block reaches the matrix's last fractal. The rounded
+#: block still has to end inside the im2col matrix (LOAD3DV2_BLOCK_INSIDE_MATRIX), so the extra rows and columns
+#: are the matrix's own next entries. Until the twenty-third session such kernels were refused ("must be a multiple
+#: of 16"). ``k_start_pt`` stays a multiple of C0. Off: the extensions must be fractal multiples.
+LOAD3DV2_EXTENSIONS_ROUNDED_UP = True
 #: TIK ConvReluMode codes of data_move L0C <-> UB (tik_api.md §7.1, CR_MODE_MAP) -> (src, dst, relu).
 CONV_RELU_MODES = {0: (None, None, False), 1: ("f32", "f16", False), 2: ("f32", "f16", True),
                    3: ("s32", "f16", False), 4: ("f16", "f32", False), 5: (None, None, True)}
@@ -620,7 +629,10 @@ class CubeMoveAPI(CubeBase):
                               operand="en_small_k", value=ch, limit="channel_size 4",
                               hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size=4")
         self._load3dv2_channel_size(ch, d)
+        rounded = (("k_extension", c0), ("m_extension", 16)) if LOAD3DV2_EXTENSIONS_ROUNDED_UP else ()
         for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16)):
+            if (name, unit) in rounded:
+                continue
             if isinstance(v, int) and v % unit:
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
                                   limit=f"multiple of {unit}")
@@ -630,6 +642,9 @@ class CubeMoveAPI(CubeBase):
                            hint=f"make {name} a multiple of {unit} (it counts elements of whole {unit}-element "
                                 f"fractals)")
         self._load3dv2_block_inside(h, w, pads, (kh, kw), (dh, dw), (sh, sw), ch, ks, ke, ms, me, d.dt)
+        if rounded:                     # whole fractals (LOAD3DV2_EXTENSIONS_ROUNDED_UP)
+            ke = -(-ke // c0) * c0 if isinstance(ke, int) else imul(idiv(iadd(ke, c0 - 1), c0), c0)
+            me = -(-me // 16) * 16 if isinstance(me, int) else imul(idiv(iadd(me, 15), 16), 16)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
         if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K

@@ -182,7 +182,7 @@ RUNTIME_CASES = {
     "load3dv2 k_extension": ("k_extension", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, 8, 16, S(24),
                                                                               16, 0, 0, 1, 1, 1, 1, 1, 1)),
     "load3dv2 m_extension": ("m_extension", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, 8, 16, 16,
-                                                                              S(20), 0, 0, 1, 1, 1, 1, 1, 1)),
+                                                                              S(72), 0, 0, 1, 1, 1, 1, 1, 1)),
     "load3dv2 k_start_pt": ("k_start_pt", lambda ti, u, l1, S: ti.load3dv2(u, l1, [0, 0, 0, 0], 8, 8, 32, 16, 16,
                                                                             S(8), 0, 1, 1, 1, 1, 1, 1)),
     "load3dv1 l1_w": ("l1_w", lambda ti, u, l1, S: ti.load3dv1(u, l1, [0, 0, 0, 0], 8, S(0), 0, 0, 0, 0, 0, 1, 1,

@@ -266,3 +266,37 @@ def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
     with pytest.raises(IllegalOperand, match=r"filter does not fit the padded 6 x 6 map") as info:
         run(ti, {"g": np.ones(36 * 16, np.float16)})
     assert "m_extension" not in str(info.value)
+
+
+def _extension_kernel(ke, me, scalars):
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (32 * 32,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (32 * 32,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 36, 0, 0)
+    if scalars:
+        ke, me = ti.Scalar("int32", name="ke", init_value=ke), ti.Scalar("int32", name="me", init_value=me)
+    ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, ke, me, 0, 0, 1, 1, 3, 3, 1, 1)
+    ti.data_move(out, u, 0, 1, 64, 0, 0)
+    ti.BuildCCE("ext", [g], [out])
+    return ti
+
+
+@pytest.mark.parametrize("scalars", [False, True])
+@pytest.mark.parametrize("ke,me", [(17, 32), (32, 20), (25, 17)])
+def test_extensions_that_are_not_fractal_multiples_load_whole_fractals(ke, me, scalars):
+    """TIK range-checks k_extension / m_extension only and rounds them up in its extent checks
+    (LOAD3DV2_EXTENSIONS_ROUNDED_UP): 17 x 32, 32 x 20, 25 x 17 load the 32 x 32 block (they were refused as
+    "must be a multiple of 16")."""
+    x = (np.arange(36 * 16) % 251).astype(np.float16)
+    want, = run(_extension_kernel(32, 32, False), {"g": x})
+    got, = run(_extension_kernel(ke, me, scalars), {"g": x})
+    np.testing.assert_array_equal(got, want)
+
+
+def test_extension_rounding_is_the_named_choice(monkeypatch):
+    monkeypatch.setattr(cube_moves, "LOAD3DV2_EXTENSIONS_ROUNDED_UP", False)
+    with raises_tik(IllegalOperand, match="m_extension = 20 must be a multiple of 16"):
+        _extension_kernel(32, 20, False)
