@@ -576,6 +576,9 @@ class Machine:
         #: messages of the kept reports that were also emitted as a Python warning (``report(..., warned=True)``):
         #: a summary of the reports (``tik-run``) leaves them out, the user has seen them
         self.warned_reports: set = set()
+        #: of `reports_dropped`, those also emitted as a Python warning (``report(..., warned=True)`` past the cap):
+        #: a summary of the reports leaves them out too, the user has seen them
+        self.warned_dropped = 0
         #: (region name, provenance) of the GM over-reads already reported (`pto_core.ops.mte`: one report each)
         self.gm_overread_sites: set = set()
         self.gm_padding_write_sites: set = set()    # (tensor, op site) pairs warned (GM_PADDING_WRITE_WARNS)
@@ -791,6 +794,8 @@ class Machine:
                 self.warned_reports.add(message)
         else:
             self.reports_dropped += 1
+            if warned:
+                self.warned_dropped += 1
 
     def __repr__(self) -> str:
         return f"<Machine {self.target.name} cores={len(self.cores)}>"
