@@ -211,3 +211,30 @@ def test_a_vector_op_given_a_gm_pointer_is_not_told_to_use_a_move_backwards(op):
             getattr(pto.ub, op)(x, k.ptr("ub", "f16", 0), 1)
     msg = str(e.value)
     assert "mte_gm_ub" not in msg and " moves " not in msg and msg.endswith("Fix: use one of ub"), msg
+
+
+def test_an_out_of_bounds_access_through_a_narrower_or_same_width_pointer_gets_no_dtype_note():
+    """review414: an f16 pointer over an f32 (or s16) region that a FIXPIPE write overflows (too many rows) was told
+    'the pointer's dtype is f16 but region ... was declared f32' with a Fix to use an f32 pointer -- which reaches
+    twice as far. Counting in narrower (or same-width) elements cannot be what overflowed: no note, eager and
+    compiled; a wider pointer keeps it."""
+    from pto_core import Machine, pto
+    from pto_core.errors import OutOfBounds
+    from pto_core.program import program
+    q = {"pre_quant": (0.0, {"mode": "f32_f16"})}
+    m = Machine("A2A3")
+    acc = m.ptr("l0c", "f32", 0)
+    for dt in ("f32", "s16"):
+        out = m.gm_alloc((16, 16), dt, name=f"o_{dt}")
+        with pytest.raises(OutOfBounds, match=f"run past the end of region 'o_{dt}'") as e:
+            pto.mte_l0c_gm(acc, out.cast("f16"), 48, 16, 48, 16, 0, 0, **q)
+        assert "dtype" not in str(e.value) and "cast" not in str(e.value), str(e.value)
+    with program("narrow", target="A2A3") as k:
+        g = k.gm_arg("g", "f32", (16, 16), io="out")
+        pto.mte_l0c_gm(k.ptr("l0c", "f32", 0), g.cast("f16"), 48, 16, 48, 16, 0, 0, **q)
+    with pytest.raises(OutOfBounds) as e:
+        k.program.run({})
+    assert "run past the end of region 'g'" in str(e.value) and "dtype" not in str(e.value), str(e.value)
+    wide = m.gm_alloc((16, 16), "f16", name="wide")
+    with pytest.raises(OutOfBounds, match="the pointer's dtype is f32 but region 'wide' was declared f16"):
+        pto.mte_l0c_gm(acc, wide.cast("f32"), 16, 16, 16, 256, 0, 0)
