@@ -238,3 +238,46 @@ def test_an_out_of_bounds_access_through_a_narrower_or_same_width_pointer_gets_n
     wide = m.gm_alloc((16, 16), "f16", name="wide")
     with pytest.raises(OutOfBounds, match="the pointer's dtype is f32 but region 'wide' was declared f16"):
         pto.mte_l0c_gm(acc, wide.cast("f32"), 16, 16, 16, 256, 0, 0)
+
+
+def test_the_move_hint_names_the_mx_scale_moves_only_where_the_chip_has_mx_scale_buffers():
+    """review414: an L1 -> L0A pair given to another move was told 'l1 -> l0a is pto.mte_l1_l0a or
+    pto.mte_l1_l0a_mx' on every chip, but the MX scale moves exist only with l0a_scale/l0b_scale (A5; their
+    verifier refuses them elsewhere). Checked over every target, every two-pointer op and every space pair: each op
+    a hint names takes those spaces and exists on the target."""
+    import re
+    from types import SimpleNamespace
+    from pto_core import Machine, pto
+    from pto_core.errors import IllegalOperand
+    from pto_core.ops import registry
+    from pto_core.targets import profiles
+    for target, named in (("A2A3", "pto.mte_l1_l0b (signature"), ("A5", "pto.mte_l1_l0b or pto.mte_l1_l0b_mx")):
+        m = Machine(target)
+        with pytest.raises(IllegalOperand) as e:
+            pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0b", "f16", 0), 1, 1)
+        assert f"l1 -> l0b is {named}" in e.value.hint, e.value.hint
+    spaces = ("gm", "ub", "l1", "l0a", "l0b", "l0c", "bt", "fb")
+    checked = 0
+    for target in profiles():
+        for spec in list(registry.OPS.values()):
+            ptrs = [o for o in spec.operands if o.kind == "ptr"]
+            if len(ptrs) != 2:
+                continue
+            for a in spaces:
+                for b in spaces:
+                    given = {id(ptrs[0]): a, id(ptrs[1]): b}
+                    operands = tuple(SimpleNamespace(space=given[id(o)]) if o.kind == "ptr" else 0
+                                     for o in spec.operands)
+                    hint = registry.move_op_hint(spec, operands, target)
+                    found = re.search(r" is (pto\.\S+(?: or pto\.\S+)*) \(signature", hint or "")
+                    if hint is not None:
+                        assert spec.name.startswith(registry.MOVE_OP_PREFIXES), (spec.name, hint)
+                    for name in (found.group(1).split(" or ") if found else ()):
+                        other = registry.OPS[name[len("pto."):]]
+                        optrs = [o for o in other.operands if o.kind == "ptr"]
+                        assert a in optrs[0].spaces and b in optrs[1].spaces, (target.name, spec.name, a, b, name)
+                        assert registry.op_available(other.name, target), (target.name, spec.name, a, b, name)
+                        if other.name.endswith("_mx"):
+                            assert target.has_space("l0a_scale"), (target.name, spec.name, hint)
+                        checked += 1
+    assert checked > 4000
