@@ -234,3 +234,35 @@ def test_pto_run_names_the_pto_file_line_next_to_an_ops_loc(tmp_path, capsys):
     with pytest.raises(HazardError) as e:             # parsed from a string: no file to point into
         asm.parse(text).run({"x": np.ones(128, np.float16)})
     assert str(e.value).startswith("user.py:8 in `tik.data_move`: ") and ".pto" not in str(e.value)
+
+
+def test_the_pto_file_line_of_an_op_is_where_the_op_starts_not_where_its_loc_is(tmp_path, capsys):
+    """LOC_NAMES_TEXT_LINE (review414): an op whose ``loc(...)`` a user moved to the next line when editing the file
+    was reported at the loc's line, one past the op (an op without a loc is reported at its own line); so was an
+    scf.for, at its closing brace. Both now name the line the op starts on."""
+    from pto_core import pto
+    from pto_core.errors import Provenance
+    with program("k", target="A2A3") as k:
+        x, y = k.gm_arg("x", "f16", (128,)), k.gm_arg("y", "f16", (128,), io="out")
+        u = k.ptr("ub", "f16", 0)
+        with k.at(Provenance("user.py", 7, "tik.data_move")):
+            pto.mte_gm_ub(x, u, 0, 256, nburst=(1, 256, 256))
+        with k.at(Provenance("user.py", 8, "tik.data_move")):
+            pto.mte_ub_gm(u, y, 256, nburst=(1, 256, 256))
+    lines = k.program.to_asm(locations=True).splitlines()
+    store = next(i for i, t in enumerate(lines) if "pto.mte_ub_gm" in t)
+    at = lines[store].index(" loc(")
+    lines[store:store + 1] = [lines[store][:at], "        " + lines[store][at + 1:]]     # the loc on its own line
+    path = tmp_path / "k.pto"
+    path.write_text("\n".join(lines) + "\n")
+    np.save(tmp_path / "x.npy", np.ones(128, np.float16))
+    assert pto_run_main([str(path), "--in", f"x={tmp_path / 'x.npy'}", "--out", f"y={tmp_path / 'y.npy'}"]) == 1
+    err = capsys.readouterr().err
+    assert f"pto-run: error: user.py:8 in `tik.data_move` ({path}:{store + 1}): " in err, err
+    loop = ('module {\n  func.func @k(%s: i64) {\n    %c0 = arith.constant 0 : i64\n'
+            '    %c2 = arith.constant 2 : i64\n    scf.for %i = %c0 to %c2 step %s : i64 {\n'
+            '      pto.barrier[<PIPE_ALL>]\n    } loc("user.py":5:0)\n    return\n  }\n}\n')
+    path.write_text(loop)
+    assert pto_run_main([str(path), "--in", "s=0"]) == 1                    # step 0: reported at the loop
+    err = capsys.readouterr().err
+    assert f"user.py:5 ({path}:5): operand step" in err, err
