@@ -633,3 +633,23 @@ def test_cli_an_empty_output_path_is_refused_not_ignored(tmp_path, capsys, empty
     captured = capsys.readouterr()
     assert "names no file" in captured.err and "Fix: give a file path after -o" in captured.err
     assert captured.out == ""
+
+
+def test_cli_output_path_dash_or_the_script_itself_is_refused(tmp_path, capsys):
+    """review414: `-o -` wrote a file named '-' (not stdout), and `-o k.py k.py` replaced the TIK script by the
+    PTO-AS. Both are refused before the script runs; the script is unchanged."""
+    script = _script(tmp_path, names=("k1",))
+    before = open(script).read()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main([script, "-o", "-"]) == 2
+        captured = capsys.readouterr()
+        assert "-o - would write a file named '-'" in captured.err and "Fix: give a file path" in captured.err
+        assert not (tmp_path / "-").exists() and captured.out == ""
+        assert main([script, "-o", os.path.relpath(script)]) == 2
+        captured = capsys.readouterr()
+        assert "is the script itself" in captured.err and ".pto" in captured.err, captured.err
+        assert open(script).read() == before and captured.out == ""
+    finally:
+        os.chdir(cwd)
