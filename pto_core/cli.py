@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import zipfile
 from typing import Optional
 
 import numpy as np
@@ -65,10 +66,16 @@ def _load_inputs(prog, pairs) -> dict:
 def _load_array(name: str, path: str) -> np.ndarray:
     """The array of ``--in NAME=PATH``: one ``.npy`` file (``numpy.save``), without pickled objects."""
     fix = f"write it with numpy.save({path!r}, array) (one .npy file per input, numeric dtype)"
+    if not path.endswith(".npy"):       # numpy.save appends .npy to such a name: say which file to pass then
+        npy = os.path.splitext(path)[0] + ".npy"
+        fix = (f"write it with numpy.save({npy!r}, array) and pass --in {name}={npy} (one .npy file per input, "
+               f"numeric dtype)")
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         why = getattr(e, "strerror", None) or e
+        if isinstance(e, zipfile.BadZipFile):   # starts like a zip (an .npz, .xlsx ...): numpy's zip reader gave up
+            why = "it starts like a zip archive (.npz) but is not a readable one, nor a .npy file"
         if isinstance(e, ValueError) and "allow_pickle" in str(e):
             # numpy's words for any file that is not .npy/.npz: it falls back to unpickling, which
             # allow_pickle=False refuses, and its message advises allow_pickle=True -- wrong for a text

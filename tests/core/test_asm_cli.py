@@ -192,6 +192,19 @@ def test_pto_run_says_why_an_input_file_is_not_an_array_without_numpys_allow_pic
         assert reason in err and "allow_pickle" not in err and "Fix: write it with numpy.save(" in err, err
 
 
+def test_pto_run_an_input_file_that_starts_like_a_zip_is_a_usage_error_not_a_traceback(files, capsys):
+    """review414: a file starting with a zip header that is no readable zip (a broken .npz, a renamed .xlsx part)
+    escaped as zipfile.BadZipFile with a traceback; it is a usage error saying so. The Fix of a name numpy.save
+    would extend (data.csv -> data.csv.npy) names the .npy file to write and pass."""
+    tmp, kernel, x = files
+    (tmp / "broken.npz").write_bytes(b"PK\x03\x04 not really a zip")
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'broken.npz'}", "--in", "k=1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pto-run: error: ") and "starts like a zip archive" in err and "Traceback" not in err, err
+    npy = str(tmp / "broken.npy")
+    assert f"Fix: write it with numpy.save({npy!r}, array) and pass --in x={npy}" in err, err
+
+
 def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(files, capsys):
     """Named choice NOTE_UNSAVED_OUTPUTS: a forgotten --out ran silently (exit 0, nothing written); pto-run now
     notes it on stderr, exit status unchanged. With --out (any output) or --print there is no note (user404)."""
