@@ -140,6 +140,7 @@ def _unwritten_output_reports(exe) -> list:
 #: Named choice NOTE_UNSAVED_OUTPUTS: a run with neither ``--out`` nor ``--print`` computes the kernel's
 #: outputs and drops them; pto-run says so on stderr (exit status unchanged: a run only for its checks is
 #: legitimate). Without it a forgotten ``--out`` looked like a successful run that wrote nothing (user404).
+NOTE_UNSAVED_OUTPUTS = True
 _NO_OUTPUT_NOTE = ("the kernel's outputs ({names}) were computed but not saved (no --out or --print) "
                    "Fix: add --out NAME=FILE.npy for each output you need, or --print")
 
@@ -216,7 +217,7 @@ def pto_run_main(argv: Optional[list] = None) -> int:
         if args.show:
             for name, arr in results.items():
                 print(f"{name} {arr.dtype} {arr.shape}\n{arr}")
-        elif not outs and results:
+        elif NOTE_UNSAVED_OUTPUTS and not outs and results:
             print(f"pto-run: note: {_NO_OUTPUT_NOTE.format(names=', '.join(results))}", file=sys.stderr)
     except ConfigError as e:
         print(f"pto-run: error: {e}", file=sys.stderr)

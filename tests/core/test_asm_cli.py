@@ -219,6 +219,15 @@ def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(file
         assert "not saved" not in capsys.readouterr().err
 
 
+def test_the_unsaved_outputs_note_is_the_named_choice(files, capsys, monkeypatch):
+    """review414: pto_programs.md names the choice NOTE_UNSAVED_OUTPUTS, but cli.py had no such constant."""
+    from pto_core import cli
+    tmp, kernel, x = files
+    monkeypatch.setattr(cli, "NOTE_UNSAVED_OUTPUTS", False)
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'x.npy'}", "--in", "k=2"]) == 0
+    assert "not saved" not in capsys.readouterr().err
+
+
 def test_pto_run_names_the_pto_file_line_next_to_an_ops_loc(tmp_path, capsys):
     """Named choice LOC_NAMES_TEXT_LINE: in a file `tik-migrate -o` wrote, each op carries
     ``loc("script.py":line)``; an error named only the script's line, so a user who edited the .pto file (here:
