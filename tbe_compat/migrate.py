@@ -623,12 +623,15 @@ def main(argv: Optional[list] = None) -> int:
     if problem:
         print(f"tik-migrate: error: {problem}", file=err)
         return 2
+    cwd = os.getcwd()
     try:
         with contextlib.redirect_stdout(err):        # the script's own output: stdout is the listing's
             trace = trace_script(ns.script, ns.args, soc=ns.soc)
     except PtoError as e:
         print(f"tik-migrate: error: {e}", file=err)
         return 2
+    finally:        # -o / --save-io are the user's paths, checked here: a script's os.chdir does not move them
+        os.chdir(cwd)
     status = 0
     if trace.status != 0:
         print(f"tik-migrate: the script exited with status {trace.status}", file=err)
