@@ -1139,6 +1139,7 @@ LOC_NAMES_TEXT_LINE = True
 
 class _Parser:
     loc_text_lines = False      # `parse(loc_text_lines=)`: see LOC_NAMES_TEXT_LINE
+    _op_line = None             # line of the op whose loc is being read (`statement`), for LOC_NAMES_TEXT_LINE
 
     def __init__(self, text: str, source: str, target=None, kernel: Optional[str] = None,
                  allow_debug_eval: bool = False):
@@ -1372,7 +1373,8 @@ class _Parser:
         line = _int_text(self.expect_kind("int", "a line number").text)
         if self.accept(":"):
             self.expect_kind("int", "a column number")
-        detail = f"{self.source}:{f.line}" if self.loc_text_lines else ""
+        # the op's own line (where it starts), as an op without a loc is reported: its loc may be on a later line
+        detail = f"{self.source}:{self._op_line or f.line}" if self.loc_text_lines else ""
         return Provenance(_unquote(f.text), line, call, detail)
 
     # -- top level
@@ -1688,6 +1690,7 @@ class _Parser:
                     for (v, tok), ty in zip(vals, self.type_list()):
                         self.typed(v, ty, tok)
                     self.returned = vals
+                self._op_line = t.line
                 self.loc()
                 return stmts
             if t.kind == "ident" and t.text == "scf.yield":
@@ -1710,6 +1713,7 @@ class _Parser:
         name = op.text
         where = Provenance(self.source, op.line, name)
         self._op_loc = None     # set by `generic` when it reads the op's loc
+        self._op_line = op.line
         n_before = len(out)
         if name == "scf.for":
             self.next()
@@ -1750,6 +1754,7 @@ class _Parser:
             self.generic(name, op, out, where)
         else:
             raise self.error(f"unknown operation {name!r}", op, hint=_op_hint(name))
+        self._op_line = op.line         # (an scf.for / scf.if body's ops set it to theirs)
         loc = self.loc() or self._op_loc
         self._op_loc = None
         if loc is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import zipfile
 from typing import Optional
 
 import numpy as np
@@ -65,10 +66,16 @@ def _load_inputs(prog, pairs) -> dict:
 def _load_array(name: str, path: str) -> np.ndarray:
     """The array of ``--in NAME=PATH``: one ``.npy`` file (``numpy.save``), without pickled objects."""
     fix = f"write it with numpy.save({path!r}, array) (one .npy file per input, numeric dtype)"
+    if not path.endswith(".npy"):       # numpy.save appends .npy to such a name: say which file to pass then
+        npy = os.path.splitext(path)[0] + ".npy"
+        fix = (f"write it with numpy.save({npy!r}, array) and pass --in {name}={npy} (one .npy file per input, "
+               f"numeric dtype)")
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         why = getattr(e, "strerror", None) or e
+        if isinstance(e, zipfile.BadZipFile):   # starts like a zip (an .npz, .xlsx ...): numpy's zip reader gave up
+            why = "it starts like a zip archive (.npz) but is not a readable one, nor a .npy file"
         if isinstance(e, ValueError) and "allow_pickle" in str(e):
             # numpy's words for any file that is not .npy/.npz: it falls back to unpickling, which
             # allow_pickle=False refuses, and its message advises allow_pickle=True -- wrong for a text
@@ -133,6 +140,7 @@ def _unwritten_output_reports(exe) -> list:
 #: Named choice NOTE_UNSAVED_OUTPUTS: a run with neither ``--out`` nor ``--print`` computes the kernel's
 #: outputs and drops them; pto-run says so on stderr (exit status unchanged: a run only for its checks is
 #: legitimate). Without it a forgotten ``--out`` looked like a successful run that wrote nothing (user404).
+NOTE_UNSAVED_OUTPUTS = True
 _NO_OUTPUT_NOTE = ("the kernel's outputs ({names}) were computed but not saved (no --out or --print) "
                    "Fix: add --out NAME=FILE.npy for each output you need, or --print")
 
@@ -209,7 +217,7 @@ def pto_run_main(argv: Optional[list] = None) -> int:
         if args.show:
             for name, arr in results.items():
                 print(f"{name} {arr.dtype} {arr.shape}\n{arr}")
-        elif not outs and results:
+        elif NOTE_UNSAVED_OUTPUTS and not outs and results:
             print(f"pto-run: note: {_NO_OUTPUT_NOTE.format(names=', '.join(results))}", file=sys.stderr)
     except ConfigError as e:
         print(f"pto-run: error: {e}", file=sys.stderr)

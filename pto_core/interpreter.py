@@ -1317,6 +1317,8 @@ class Executable:
         self.reports_dropped = 0
         #: messages of the last run's reports that were also Python warnings (`Machine.warned_reports`)
         self.warned_reports: set = set()
+        #: of `reports_dropped`, those that were also Python warnings (`Machine.warned_dropped`)
+        self.warned_dropped = 0
         #: outputs of the last run with bytes the kernel did not write (`_unwritten_outputs`)
         self.unwritten_outputs: dict = {}
         #: per-byte written maps of those outputs (bool arrays, by output name)
@@ -1445,6 +1447,7 @@ class Executable:
         self.reports = list(machine.reports)
         self.reports_dropped = machine.reports_dropped
         self.warned_reports = set(machine.warned_reports)
+        self.warned_dropped = machine.warned_dropped
         self.unwritten_outputs, self.unwritten_maps = self._unwritten_outputs(machine, regions, aliases)
         outputs = {}
         for a, (region, arr) in regions.items():

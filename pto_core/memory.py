@@ -338,15 +338,20 @@ def note_pointer_dtype(e: OutOfBounds, ptr, region: Optional[GmRegion]) -> OutOf
     """Add to the `OutOfBounds` ``e`` of a GM access through ``ptr`` into ``region`` that the pointer's dtype is
     not the one the region was declared with (``out.pto_ptr().cast("f32")`` over a float16 output: the op counts
     f32 elements, twice the bytes): the overflow is then most likely the cast, which the bare "run past the end"
-    did not say. Nothing when the dtypes agree, the region has none, or ``e`` says so already. Returns ``e``."""
+    did not say. Nothing when the dtypes agree, the region has none, or ``e`` says so already -- nor when the
+    pointer's elements are no wider than the region's (an ``f16`` pointer over an ``f32`` or ``s16`` region): counts
+    and offsets in them cover at most the bytes the region's dtype would, so the cast cannot be what overflowed, and
+    the Fix (use the region's dtype) would reach further (review414). Returns ``e``."""
     if region is None or region.dtype is None or ptr.dtype == region.dtype or getattr(e, "pointer_dtype", None):
         return e
     pd, rd = ptr.dtype, region.dtype
+    if pd.bits <= rd.bits:
+        return e
 
     def width(d) -> str:
         return str(d.bits // 8) if d.bits >= 8 else str(d.bits / 8)
     e.pointer_dtype = pd
-    size = f" ({width(pd)} byte(s) per element, not {width(rd)})" if pd.bits != rd.bits else ""
+    size = f" ({width(pd)} byte(s) per element, not {width(rd)})"
     e.message += (f"; the pointer's dtype is {pd.name} but region {region.label} was declared {rd.name}{size}: "
                   f"an op that counts elements counts them in the pointer's dtype")
     e.hint = (f"if that dtype is a mistake (a .cast({pd.name!r}) of the region's {rd.name} pointer), use a "
@@ -576,6 +581,9 @@ class Machine:
         #: messages of the kept reports that were also emitted as a Python warning (``report(..., warned=True)``):
         #: a summary of the reports (``tik-run``) leaves them out, the user has seen them
         self.warned_reports: set = set()
+        #: of `reports_dropped`, those also emitted as a Python warning (``report(..., warned=True)`` past the cap):
+        #: a summary of the reports leaves them out too, the user has seen them
+        self.warned_dropped = 0
         #: (region name, provenance) of the GM over-reads already reported (`pto_core.ops.mte`: one report each)
         self.gm_overread_sites: set = set()
         self.gm_padding_write_sites: set = set()    # (tensor, op site) pairs warned (GM_PADDING_WRITE_WARNS)
@@ -791,6 +799,8 @@ class Machine:
                 self.warned_reports.add(message)
         else:
             self.reports_dropped += 1
+            if warned:
+                self.warned_dropped += 1
 
     def __repr__(self) -> str:
         return f"<Machine {self.target.name} cores={len(self.cores)}>"

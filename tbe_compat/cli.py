@@ -96,28 +96,35 @@ class ReportSummary:
 
     A callable of `tbe_compat.tik.debug.REPORT_OBSERVERS`: it collects, per Tik instance, the reports of each
     completed ``start_debug`` run that were not also emitted as a Python warning (`Machine.warned_reports`),
-    without repeats across runs, and how many were dropped past ``max_reports``. `format` is the text
+    without repeats across runs, and how many were dropped past ``max_reports`` (the most of one run; those
+    that were warnings, `Machine.warned_dropped`, with the warnings). `format` is the text
     ``tik-run`` prints after the script ends."""
 
     def __init__(self):
-        self._kernels: dict = {}          # id(tik) -> [tik, runs, {message: kind} (ordered), dropped, warned]
+        # id(tik) -> [tik, runs, {message: kind} (ordered), dropped, {warned message}, warned dropped]
+        self._kernels: dict = {}
 
     def __call__(self, tik, exe) -> None:
-        entry = self._kernels.setdefault(id(tik), [tik, 0, {}, 0, 0])
+        entry = self._kernels.setdefault(id(tik), [tik, 0, {}, 0, set(), 0])
         entry[1] += 1
         warned = getattr(exe, "warned_reports", set())
         for kind, msg in exe.reports:
             if msg in warned:
-                entry[4] += 1
+                entry[4].add(msg)
             else:
                 entry[2].setdefault(msg, kind)
-        entry[3] += exe.reports_dropped
+        # Dropped reports are only counted (their messages are unknown): the most of one run, as the kept ones
+        # are counted once over runs; those that were warnings are counted with the warnings
+        warned_dropped = getattr(exe, "warned_dropped", 0)
+        entry[3] = max(entry[3], exe.reports_dropped - warned_dropped)
+        entry[5] = max(entry[5], warned_dropped)
 
     def format(self, shown: Optional[int] = REPORTS_SHOWN) -> str:
         """The summary (empty when no kernel made a report that was not a warning); ``shown``: how many
         reports to print per kernel (None: all)."""
         lines = []
-        for tik, runs, found, dropped, warned in self._kernels.values():
+        for tik, runs, found, dropped, warned_msgs, warned_dropped in self._kernels.values():
+            warned = len(warned_msgs) + warned_dropped
             if not found and not dropped:
                 continue
             name = tik.build.kernel_name if tik.build is not None else "?"

@@ -586,15 +586,26 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _output_path_error(path: Optional[str]) -> Optional[ConfigError]:
+def _output_path_error(path: Optional[str], script: Optional[str] = None) -> Optional[ConfigError]:
     """``-o PATH`` that cannot be written because it is a folder or its folder does not exist, checked
     before the script runs (as pto-run checks ``--out``): the error only came after the script's whole run
-    and listing (user404). Other write failures (permissions) are still reported when writing."""
+    and listing (user404). Refused too: ``-o -`` (it wrote a file named ``-``, not stdout) and the script
+    itself (``tik-migrate -o k.py k.py`` replaced the TIK source by the PTO-AS; review414). Other write
+    failures (permissions) are still reported when writing."""
     if path is None:
         return None
     if not path.strip():                       # `-o ""` wrote nothing and said nothing
         return ConfigError(f"-o {path!r} names no file", operand="-o", value=path,
                            hint="give a file path after -o (e.g. -o kernel.pto), or leave -o out to list only")
+    if path == "-":
+        return ConfigError("-o - would write a file named '-': tik-migrate -o writes a file, not stdout",
+                           operand="-o", value=path,
+                           hint="give a file path (e.g. -o kernel.pto); the listing on stdout shows each call's "
+                                "PTO-AS")
+    if script is not None and os.path.exists(path) and os.path.exists(script) and os.path.samefile(path, script):
+        return ConfigError(f"-o {path!r} is the script itself: writing the PTO-AS there would replace the TIK "
+                           f"source", operand="-o", value=path,
+                           hint="give another file, e.g. -o " + os.path.splitext(path)[0] + ".pto")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path) or not os.path.isdir(folder):
         what = "it is a folder" if os.path.isdir(path) else f"folder {folder!r} does not exist"
@@ -608,16 +619,19 @@ def main(argv: Optional[list] = None) -> int:
     ns = _parser().parse_intermixed_args(argv)
     err = sys.stderr
     from .cli import script_path_error
-    problem = script_path_error(ns.script) or _output_path_error(ns.output)
+    problem = script_path_error(ns.script) or _output_path_error(ns.output, ns.script)
     if problem:
         print(f"tik-migrate: error: {problem}", file=err)
         return 2
+    cwd = os.getcwd()
     try:
         with contextlib.redirect_stdout(err):        # the script's own output: stdout is the listing's
             trace = trace_script(ns.script, ns.args, soc=ns.soc)
     except PtoError as e:
         print(f"tik-migrate: error: {e}", file=err)
         return 2
+    finally:        # -o / --save-io are the user's paths, checked here: a script's os.chdir does not move them
+        os.chdir(cwd)
     status = 0
     if trace.status != 0:
         print(f"tik-migrate: the script exited with status {trace.status}", file=err)

@@ -232,14 +232,17 @@ class GmRaceTracker:
         self.count = self._op_start     # the races its earlier steps found are no races: it did not run (their
         self._op_warnings = []          # reports went with the undo above; its other reports stay, as on one core)
 
-    def _unreport(self, item):
+    def _unreport(self, item, warned: bool = False):
         """How to withdraw one race report of an eager op: ``item`` kept in ``machine.reports``, or None when the
-        cap dropped it (counted in ``reports_dropped``). Other kinds of report the op made stay."""
+        cap dropped it (counted in ``reports_dropped``, and in ``warned_dropped`` when ``warned``). Other kinds of
+        report the op made stay."""
         m = self.machine
 
         def undo() -> None:
             if item is None:
                 m.reports_dropped -= 1
+                if warned:
+                    m.warned_dropped -= 1
                 return
             for i in range(len(m.reports) - 1, -1, -1):
                 if m.reports[i] is item:
@@ -663,7 +666,7 @@ class GmRaceTracker:
         self.machine.report("race", text, warned=mode == "warn")   # past max_reports: counted in reports_dropped, not kept
         if self.undo is not None:
             reports = self.machine.reports
-            self.undo.append(self._unreport(reports[-1] if len(reports) > n_reports else None))
+            self.undo.append(self._unreport(reports[-1] if len(reports) > n_reports else None, mode == "warn"))
         if mode == "warn":
             if self.undo is not None:   # warned when the op has run to its end (`end_op`)
                 self._op_warnings.append((text, where))

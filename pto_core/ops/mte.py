@@ -46,7 +46,7 @@ from ..errors import (BurstTailWarning, GmOverreadWarning, GmPaddingWriteWarning
                       UnsupportedOp, warn_at)
 from ..memory import all_written
 from .ctrl import atomic_mode
-from .registry import Clause, Operand, OpSpec, register
+from .registry import Clause, Operand, OpSpec, register, register_availability
 
 FRACTAL = 512          # bytes of one L0A/L0B/L1 cube fractal (16 rows x 32 bytes)
 BLOCK = 32             # bytes of one C0 block
@@ -1634,6 +1634,8 @@ for _side, _ext in (("a", ("m", "k")), ("b", ("k", "n"))):
                  _mx_clause("dst_stride", "destination fragments per row")),
         execute=_exec_mx(_side), verify=_verify_mx(_side),
         doc=f"L1 -> L0{_side.upper()} MX scale fragments (E8M0, one per 32 K) stored at data address / 16"))
+    # (its verifier's rule; for messages that name moves, registry.move_op_hint: not on chips without MX)
+    register_availability(f"mte_l1_l0{_side}_mx", lambda target, scale=f"l0{_side}_scale": target.has_space(scale))
 
 
 # ============================================================================ pto.mte_l1_bt / pto.mte_l1_fb

@@ -633,3 +633,41 @@ def test_cli_an_empty_output_path_is_refused_not_ignored(tmp_path, capsys, empty
     captured = capsys.readouterr()
     assert "names no file" in captured.err and "Fix: give a file path after -o" in captured.err
     assert captured.out == ""
+
+
+def test_cli_output_path_dash_or_the_script_itself_is_refused(tmp_path, capsys):
+    """review414: `-o -` wrote a file named '-' (not stdout), and `-o k.py k.py` replaced the TIK script by the
+    PTO-AS. Both are refused before the script runs; the script is unchanged."""
+    script = _script(tmp_path, names=("k1",))
+    before = open(script).read()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main([script, "-o", "-"]) == 2
+        captured = capsys.readouterr()
+        assert "-o - would write a file named '-'" in captured.err and "Fix: give a file path" in captured.err
+        assert not (tmp_path / "-").exists() and captured.out == ""
+        assert main([script, "-o", os.path.relpath(script)]) == 2
+        captured = capsys.readouterr()
+        assert "is the script itself" in captured.err and ".pto" in captured.err, captured.err
+        assert open(script).read() == before and captured.out == ""
+    finally:
+        os.chdir(cwd)
+
+
+def test_cli_output_paths_are_the_users_even_when_the_script_changes_folder(tmp_path, capsys):
+    """review414: a script that calls os.chdir (to find its data) made `-o k.pto` and `--save-io io` land in the
+    script's new folder, while they were checked in, and the printed pto-run command pointed into, the user's."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    script = _script(tmp_path, names=("k1",), extra=f"\nimport os\nos.chdir({str(other)!r})\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main([script, "-o", "k.pto", "--save-io", "io"]) == 0
+        err = capsys.readouterr().err
+        assert (tmp_path / "k.pto").is_file() and (tmp_path / "io" / "k1.pto").is_file(), err
+        assert not os.listdir(other) and os.getcwd() == str(tmp_path)
+        assert "pto-run io/k1.pto" in err, err
+    finally:
+        os.chdir(cwd)

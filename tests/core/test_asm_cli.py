@@ -192,6 +192,19 @@ def test_pto_run_says_why_an_input_file_is_not_an_array_without_numpys_allow_pic
         assert reason in err and "allow_pickle" not in err and "Fix: write it with numpy.save(" in err, err
 
 
+def test_pto_run_an_input_file_that_starts_like_a_zip_is_a_usage_error_not_a_traceback(files, capsys):
+    """review414: a file starting with a zip header that is no readable zip (a broken .npz, a renamed .xlsx part)
+    escaped as zipfile.BadZipFile with a traceback; it is a usage error saying so. The Fix of a name numpy.save
+    would extend (data.csv -> data.csv.npy) names the .npy file to write and pass."""
+    tmp, kernel, x = files
+    (tmp / "broken.npz").write_bytes(b"PK\x03\x04 not really a zip")
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'broken.npz'}", "--in", "k=1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pto-run: error: ") and "starts like a zip archive" in err and "Traceback" not in err, err
+    npy = str(tmp / "broken.npy")
+    assert f"Fix: write it with numpy.save({npy!r}, array) and pass --in x={npy}" in err, err
+
+
 def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(files, capsys):
     """Named choice NOTE_UNSAVED_OUTPUTS: a forgotten --out ran silently (exit 0, nothing written); pto-run now
     notes it on stderr, exit status unchanged. With --out (any output) or --print there is no note (user404)."""
@@ -204,6 +217,15 @@ def test_pto_run_without_out_or_print_notes_that_the_outputs_were_not_saved(file
     for extra in (["--out", f"y={tmp / 'y.npy'}"], ["--print"]):
         assert pto_run_main([str(kernel), "--in", xin, "--in", "k=2", *extra]) == 0
         assert "not saved" not in capsys.readouterr().err
+
+
+def test_the_unsaved_outputs_note_is_the_named_choice(files, capsys, monkeypatch):
+    """review414: pto_programs.md names the choice NOTE_UNSAVED_OUTPUTS, but cli.py had no such constant."""
+    from pto_core import cli
+    tmp, kernel, x = files
+    monkeypatch.setattr(cli, "NOTE_UNSAVED_OUTPUTS", False)
+    assert pto_run_main([str(kernel), "--in", f"x={tmp / 'x.npy'}", "--in", "k=2"]) == 0
+    assert "not saved" not in capsys.readouterr().err
 
 
 def test_pto_run_names_the_pto_file_line_next_to_an_ops_loc(tmp_path, capsys):
@@ -234,3 +256,35 @@ def test_pto_run_names_the_pto_file_line_next_to_an_ops_loc(tmp_path, capsys):
     with pytest.raises(HazardError) as e:             # parsed from a string: no file to point into
         asm.parse(text).run({"x": np.ones(128, np.float16)})
     assert str(e.value).startswith("user.py:8 in `tik.data_move`: ") and ".pto" not in str(e.value)
+
+
+def test_the_pto_file_line_of_an_op_is_where_the_op_starts_not_where_its_loc_is(tmp_path, capsys):
+    """LOC_NAMES_TEXT_LINE (review414): an op whose ``loc(...)`` a user moved to the next line when editing the file
+    was reported at the loc's line, one past the op (an op without a loc is reported at its own line); so was an
+    scf.for, at its closing brace. Both now name the line the op starts on."""
+    from pto_core import pto
+    from pto_core.errors import Provenance
+    with program("k", target="A2A3") as k:
+        x, y = k.gm_arg("x", "f16", (128,)), k.gm_arg("y", "f16", (128,), io="out")
+        u = k.ptr("ub", "f16", 0)
+        with k.at(Provenance("user.py", 7, "tik.data_move")):
+            pto.mte_gm_ub(x, u, 0, 256, nburst=(1, 256, 256))
+        with k.at(Provenance("user.py", 8, "tik.data_move")):
+            pto.mte_ub_gm(u, y, 256, nburst=(1, 256, 256))
+    lines = k.program.to_asm(locations=True).splitlines()
+    store = next(i for i, t in enumerate(lines) if "pto.mte_ub_gm" in t)
+    at = lines[store].index(" loc(")
+    lines[store:store + 1] = [lines[store][:at], "        " + lines[store][at + 1:]]     # the loc on its own line
+    path = tmp_path / "k.pto"
+    path.write_text("\n".join(lines) + "\n")
+    np.save(tmp_path / "x.npy", np.ones(128, np.float16))
+    assert pto_run_main([str(path), "--in", f"x={tmp_path / 'x.npy'}", "--out", f"y={tmp_path / 'y.npy'}"]) == 1
+    err = capsys.readouterr().err
+    assert f"pto-run: error: user.py:8 in `tik.data_move` ({path}:{store + 1}): " in err, err
+    loop = ('module {\n  func.func @k(%s: i64) {\n    %c0 = arith.constant 0 : i64\n'
+            '    %c2 = arith.constant 2 : i64\n    scf.for %i = %c0 to %c2 step %s : i64 {\n'
+            '      pto.barrier[<PIPE_ALL>]\n    } loc("user.py":5:0)\n    return\n  }\n}\n')
+    path.write_text(loop)
+    assert pto_run_main([str(path), "--in", "s=0"]) == 1                    # step 0: reported at the loop
+    err = capsys.readouterr().err
+    assert f"user.py:5 ({path}:5): operand step" in err, err

@@ -211,3 +211,73 @@ def test_a_vector_op_given_a_gm_pointer_is_not_told_to_use_a_move_backwards(op):
             getattr(pto.ub, op)(x, k.ptr("ub", "f16", 0), 1)
     msg = str(e.value)
     assert "mte_gm_ub" not in msg and " moves " not in msg and msg.endswith("Fix: use one of ub"), msg
+
+
+def test_an_out_of_bounds_access_through_a_narrower_or_same_width_pointer_gets_no_dtype_note():
+    """review414: an f16 pointer over an f32 (or s16) region that a FIXPIPE write overflows (too many rows) was told
+    'the pointer's dtype is f16 but region ... was declared f32' with a Fix to use an f32 pointer -- which reaches
+    twice as far. Counting in narrower (or same-width) elements cannot be what overflowed: no note, eager and
+    compiled; a wider pointer keeps it."""
+    from pto_core import Machine, pto
+    from pto_core.errors import OutOfBounds
+    from pto_core.program import program
+    q = {"pre_quant": (0.0, {"mode": "f32_f16"})}
+    m = Machine("A2A3")
+    acc = m.ptr("l0c", "f32", 0)
+    for dt in ("f32", "s16"):
+        out = m.gm_alloc((16, 16), dt, name=f"o_{dt}")
+        with pytest.raises(OutOfBounds, match=f"run past the end of region 'o_{dt}'") as e:
+            pto.mte_l0c_gm(acc, out.cast("f16"), 48, 16, 48, 16, 0, 0, **q)
+        assert "dtype" not in str(e.value) and "cast" not in str(e.value), str(e.value)
+    with program("narrow", target="A2A3") as k:
+        g = k.gm_arg("g", "f32", (16, 16), io="out")
+        pto.mte_l0c_gm(k.ptr("l0c", "f32", 0), g.cast("f16"), 48, 16, 48, 16, 0, 0, **q)
+    with pytest.raises(OutOfBounds) as e:
+        k.program.run({})
+    assert "run past the end of region 'g'" in str(e.value) and "dtype" not in str(e.value), str(e.value)
+    wide = m.gm_alloc((16, 16), "f16", name="wide")
+    with pytest.raises(OutOfBounds, match="the pointer's dtype is f32 but region 'wide' was declared f16"):
+        pto.mte_l0c_gm(acc, wide.cast("f32"), 16, 16, 16, 256, 0, 0)
+
+
+def test_the_move_hint_names_the_mx_scale_moves_only_where_the_chip_has_mx_scale_buffers():
+    """review414: an L1 -> L0A pair given to another move was told 'l1 -> l0a is pto.mte_l1_l0a or
+    pto.mte_l1_l0a_mx' on every chip, but the MX scale moves exist only with l0a_scale/l0b_scale (A5; their
+    verifier refuses them elsewhere). Checked over every target, every two-pointer op and every space pair: each op
+    a hint names takes those spaces and exists on the target."""
+    import re
+    from types import SimpleNamespace
+    from pto_core import Machine, pto
+    from pto_core.errors import IllegalOperand
+    from pto_core.ops import registry
+    from pto_core.targets import profiles
+    for target, named in (("A2A3", "pto.mte_l1_l0b (signature"), ("A5", "pto.mte_l1_l0b or pto.mte_l1_l0b_mx")):
+        m = Machine(target)
+        with pytest.raises(IllegalOperand) as e:
+            pto.mte_l1_l0a(m.ptr("l1", "f16", 0), m.ptr("l0b", "f16", 0), 1, 1)
+        assert f"l1 -> l0b is {named}" in e.value.hint, e.value.hint
+    spaces = ("gm", "ub", "l1", "l0a", "l0b", "l0c", "bt", "fb")
+    checked = 0
+    for target in profiles():
+        for spec in list(registry.OPS.values()):
+            ptrs = [o for o in spec.operands if o.kind == "ptr"]
+            if len(ptrs) != 2:
+                continue
+            for a in spaces:
+                for b in spaces:
+                    given = {id(ptrs[0]): a, id(ptrs[1]): b}
+                    operands = tuple(SimpleNamespace(space=given[id(o)]) if o.kind == "ptr" else 0
+                                     for o in spec.operands)
+                    hint = registry.move_op_hint(spec, operands, target)
+                    found = re.search(r" is (pto\.\S+(?: or pto\.\S+)*) \(signature", hint or "")
+                    if hint is not None:
+                        assert spec.name.startswith(registry.MOVE_OP_PREFIXES), (spec.name, hint)
+                    for name in (found.group(1).split(" or ") if found else ()):
+                        other = registry.OPS[name[len("pto."):]]
+                        optrs = [o for o in other.operands if o.kind == "ptr"]
+                        assert a in optrs[0].spaces and b in optrs[1].spaces, (target.name, spec.name, a, b, name)
+                        assert registry.op_available(other.name, target), (target.name, spec.name, a, b, name)
+                        if other.name.endswith("_mx"):
+                            assert target.has_space("l0a_scale"), (target.name, spec.name, hint)
+                        checked += 1
+    assert checked > 4000

@@ -117,3 +117,50 @@ def test_machine_marks_the_reports_it_also_warned():
     assert kinds == {"gm-overread": True, "sync": False}, reports
     summary = ReportSummary()
     assert summary.format() == ""
+
+
+_FOUR_READS = "".join(f"ti.{op}(128, ub, ub, junk, 1, 8, 8, 8)\n" for op in ("vec_add", "vec_mul", "vec_sub", "vec_max"))
+_OPTIONS = "from tbe_compat.tik.debug import tik_machine_options\nti.tikdb.options = tik_machine_options({})\n"
+
+
+def test_reports_dropped_over_several_runs_are_counted_once(tmp_path, capsys):
+    """review414: the kept reports of two runs are counted once each, but the dropped ones were summed (each run
+    dropped the same 2 of its 4 reads: '4 more not recorded'). Now the most one run dropped."""
+    path = _script(tmp_path, _OPTIONS.format("max_reports=2") + _FOUR_READS, runs=2)
+    assert tik_run_main([str(path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("tik-run: kernel 'k' (2 start_debug runs): 2 checker reports (uninitialized 2), 2 more not "
+                      "recorded (MachineOptions.max_reports):"), err[0]
+
+
+def test_reports_warned_over_several_runs_are_counted_once(tmp_path, capsys):
+    """review414: four reads reported as warnings (uninitialized='warn') over two runs were '8 more shown as
+    warnings above' (Python showed each once); now 4."""
+    path = _script(tmp_path, _OPTIONS.format("uninitialized='warn'") + _FOUR_READS + "pto.set_flag('MTE2', 'V', 3)\n",
+                   runs=2)
+    with pytest.warns(RuntimeWarning, match="which nothing wrote"):
+        assert tik_run_main([str(path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("tik-run: kernel 'k' (2 start_debug runs): 1 checker report (sync 1), 4 more shown as warnings "
+                      "above:"), err[0]
+
+
+def test_reports_warned_past_the_cap_are_not_summarised(tmp_path, capsys):
+    """review414: reports that were warnings but past max_reports were counted as dropped, so a kernel whose every
+    report was a warning printed '0 checker reports (none kept), 2 more shown as warnings above, 2 more not
+    recorded'; they were shown (Machine.warned_dropped): nothing is printed."""
+    path = _script(tmp_path, _OPTIONS.format("uninitialized='warn', max_reports=2") + _FOUR_READS)
+    with pytest.warns(RuntimeWarning, match="which nothing wrote"):
+        assert tik_run_main([str(path)]) == 0
+    cap = capsys.readouterr()
+    assert "done 3" in cap.out and cap.err == ""           # 2 kept + the reports-dropped entry
+
+
+def test_machine_counts_the_dropped_reports_it_also_warned():
+    """`Machine.warned_dropped`: of the reports past max_reports, those the caller also warned."""
+    from pto_core import MachineOptions
+    m = Machine("A2A3", options=MachineOptions(max_reports=1))
+    m.report("sync", "kept", warned=True)
+    m.report("sync", "dropped, warned", warned=True)
+    m.report("sync", "dropped", warned=False)
+    assert (m.reports, m.reports_dropped, m.warned_dropped, m.warned_reports) == ([("sync", "kept")], 2, 1, {"kept"})
