@@ -368,8 +368,18 @@ def _const_base(value, t) -> str:
     return f"c{value}_{t.pto_name}"
 
 
+#: Characters a string literal prints as byte escapes ``\HH`` (MLIR's form: two hex digits per UTF-8 byte): the
+#: control characters other than newline and tab, and the Unicode line breaks an editor counts as lines (CR, VT,
+#: FF, NEL, U+2028 ...), so a printed ``.pto`` file has one line per line of the program and the line numbers of
+#: its errors are the editor's (review414). Newline and tab keep their short escapes.
+_BYTE_ESCAPED = frozenset([chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + ["\x7f", "\x85", "\u2028", "\u2029"])
+
+
 def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    if any(c in _BYTE_ESCAPED for c in s):
+        s = "".join("".join(f"\\{b:02X}" for b in c.encode()) if c in _BYTE_ESCAPED else c for c in s)
+    return '"' + s + '"'
 
 
 def _word(w) -> str:
@@ -1045,10 +1055,22 @@ def _int_text(text: str) -> int:
     return int(text, 16) if text.lstrip("-")[:2].lower() == "0x" else int(text, 10)
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
 def _unquote(s: str) -> str:
-    out, i = [], 1
+    r"""A string token's text: ``\n``, ``\t``, ``\HH`` (a byte, MLIR's escape; runs of them are decoded as UTF-8),
+    else ``\x`` is ``x`` (``\"``, ``\\``)."""
+    out, i, raw = [], 1, bytearray()
     while i < len(s) - 1:
         ch = s[i]
+        if ch == "\\" and s[i + 1] in _HEX and i + 2 < len(s) - 1 and s[i + 2] in _HEX:
+            raw.append(int(s[i + 1:i + 3], 16))
+            i += 3
+            continue
+        if raw:
+            out.append(raw.decode("utf-8", "replace"))
+            raw.clear()
         if ch == "\\":
             nxt = s[i + 1]
             out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
@@ -1056,6 +1078,8 @@ def _unquote(s: str) -> str:
         else:
             out.append(ch)
             i += 1
+    if raw:
+        out.append(raw.decode("utf-8", "replace"))
     return "".join(out)
 
 

@@ -509,3 +509,29 @@ def test_poison_with_a_reason_round_trips_and_errors_where_used():
     assert asm.print_program(asm.parse(again)) == again
     with pytest.raises(AsmParseError, match=r"pto.why is the message .*: a \"string\""):
         asm.parse(text.replace('{pto.why = "index', '{pto.why = 4, x = "index', 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_strings_round_trip_and_print_on_one_line(text):
+    """Any string (here a run-time check's hint) prints, parses and prints back the same, and its literal holds no
+    character an editor counts as a line break: CR, VT, FF, NEL, U+2028 ... printed raw made the editor's line
+    numbers differ from the parser's (review414); they print as MLIR byte escapes \\HH."""
+    with program("k", target="A2A3") as k:
+        n = k.scalar_arg("n", "i64")
+        pto.assert_in_range(n, 0, 3, what="n", hint=text + "\r\x0b\x0c\x85\u2028\u2029\x00")
+    printed = asm.print_program(k.program)
+    assert len(printed.splitlines()) == printed.count("\n")
+    again = asm.parse(printed, target="A2A3")
+    assert asm.print_program(again) == printed
+    with pytest.raises(IllegalOperand) as info:
+        again.run({"n": 7})
+    assert info.value.hint == text + "\r\x0b\x0c\x85\u2028\u2029\x00"
+
+
+def test_a_string_byte_escape_is_read_as_mlir_reads_it():
+    prog = asm.parse('module {\n  func.func @k(%n: i64) {\n    pto.assert_in_range %n, 0, 3 {what = "n", '
+                     'hint = "A\\41 \\C3\\A9 \\"q\\" \\\\41"} : i64\n    return\n  }\n}\n')
+    with pytest.raises(IllegalOperand) as info:
+        prog.run({"n": 9})
+    assert info.value.hint == 'AA \u00e9 "q" \\41'
