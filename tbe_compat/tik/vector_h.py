@@ -201,7 +201,8 @@ class HVectorAPI:
                            what=f"dim {k} of {name} {_shape_str(got)} minus dim {k} of {other} "
                                 f"(run-time lengths; {self._where.call if self._where else 'h_*'}: {name} and {ref} "
                                 f"{what})",
-                           hint=f"make the run-time lengths of {name} and {other} equal along dim {k}")
+                           hint=(f"give {name} the run-time length of {ref} along dim {k}" if ref_shape is None else
+                                 f"give {name} the shape the operation makes of {ref} (dim {k} differs when it runs)"))
 
     def _h_layout(self, views: list, names: list) -> _Layout:
         shape, _ = self._h_static(views[0], names[0])
