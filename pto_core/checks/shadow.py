@@ -43,6 +43,11 @@ NO_PIPE = 7
 NO_STAMP = NO_PIPE
 #: A `BlockMap` with more runs than this switches to one array entry per block.
 MAX_RUNS = 512
+#: `BlockMap.assign` on a map of one or two runs (the usual history of an L0 tile or a ping-pong buffer: a
+#: range written, its reads recorded, cleared by the next write) builds the new runs directly instead of
+#: searching and splicing the lists: the same runs (tests/core/test_shadow.py compares both ways with a
+#: plain array). False: every such assignment takes the general path.
+SMALL_MAP_PATHS = True
 
 
 def stamp(epoch: int, pipe: int) -> int:
@@ -84,6 +89,28 @@ class BlockMap:
                 self.arr[b0:b1] = v
             return
         vals = self.vals
+        if len(starts) < 3 and SMALL_MAP_PATHS:     # one or two runs: new runs built directly, no search
+            if len(starts) == 1:
+                if MAX_RUNS >= 3:                   # (splitting the run makes up to three)
+                    old = vals[0]
+                    if old != v:
+                        if b0 == 0:
+                            self.starts, self.vals = [0, b1], [v, old]
+                        elif b1 == self.n:
+                            self.starts, self.vals = [0, b0], [old, v]
+                        else:
+                            self.starts, self.vals = [0, b0, b1], [old, v, old]
+                    return
+            else:                                   # exactly one of the two runs takes v (maybe merging)
+                x = starts[1]
+                if (b0 == 0 and b1 == x) or (b0 == x and b1 == self.n):
+                    k = 0 if b0 == 0 else 1
+                    if vals[k] != v:
+                        if vals[1 - k] == v:
+                            self.starts, self.vals = [0], [v]
+                        else:
+                            vals[k] = v
+                    return
         i = bisect_right(starts, b0) - 1            # run holding b0
         nxt = starts[i + 1] if i + 1 < len(starts) else self.n      # end of run i
         if b1 <= nxt:

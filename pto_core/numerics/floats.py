@@ -336,7 +336,7 @@ def _below_by_dot(x: np.ndarray, bound_square: float) -> bool:
     if not CHECK_BY_DOT or x.size < _DOT_MIN_SIZE or not x.flags.c_contiguous or x.dtype not in _DOT_TYPES:
         return False
     flat = np.asarray(x).reshape(-1)       # a plain 1-D view (an np.matrix would stay 2-D and not align)
-    return bool(np.dot(flat, flat) < bound_square)    # an inf or NaN sum compares False
+    return bool(flat.dot(flat) < bound_square)     # (np.dot's BLAS dot, without its dispatch); inf/NaN: False
 
 
 def all_finite(x: np.ndarray) -> bool:
@@ -345,6 +345,8 @@ def all_finite(x: np.ndarray) -> bool:
         if _below_by_dot(x, np.inf):
             return True
     return bool(np.isfinite(x).all())
+_F16_SEM_MASK = np.int32(-0x70000001)   # 0x8FFFFFFF: sign, exponent and fraction bits of a shifted f16 code
+_F16_REBIAS = np.float32(2.0 ** 112)    # f16 -> f32 exponent rebias (and subnormal normalisation)
 _F16_SLAB = 65536                      # elements per slab of `f16_to_f32` (256 KiB of int32: cache-resident)
 
 
@@ -380,9 +382,9 @@ def f16_to_f32_finite(h: np.ndarray, out: Optional[np.ndarray] = None) -> tuple:
         t = out
         np.copyto(t, h.view(np.int16), casting="unsafe")
     np.left_shift(t, 13, out=t)
-    np.bitwise_and(t, np.int32(-0x70000001), out=t)        # 0x8FFFFFFF: sign, exponent, fraction
+    np.bitwise_and(t, _F16_SEM_MASK, out=t)                 # 0x8FFFFFFF: sign, exponent, fraction
     f = t.view(np.float32)
-    np.multiply(f, np.float32(2.0 ** 112), out=f)
+    np.multiply(f, _F16_REBIAS, out=f)
     if f.size and not _below_by_dot(f, _F16_SPECIAL_SQUARE) and (f.max() >= _F16_SPECIAL
                                                                  or f.min() <= -_F16_SPECIAL):
         t[np.abs(f) >= _F16_SPECIAL] |= np.int32(0x7F800000)

@@ -52,6 +52,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import all_written
+from ..numerics.floats import _below_by_dot
 from ..numerics.floats import all_finite as _all_finite
 from ..numerics.floats import f16_bits_exact as _f16_bits_exact
 from ..numerics.floats import f16_to_f32, f16_to_f32_finite as _f16_to_f32_finite  # noqa: F401
@@ -425,6 +426,7 @@ _MAD_CLAUSE_NAMES = frozenset(("unit_flag", "disable_gemv", "sat", "tf32_mode", 
 
 def _mad(name: str, mx: bool, has_bias: bool, init: str):
     op = "pto." + name
+    plain = not mx and not has_bias             # the forms `_mad_f16` may run
 
     def checked(lhs, rhs, dst, rest) -> tuple:
         """The operand checks of one mad: ``(bias, m, n, k)``."""
@@ -447,6 +449,12 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
         track = tracking(ctx)
         floating = da.is_float
         saturate = floating and (bool(sat) if sat is not None else ctx.machine.overflow_mode == "saturation")
+        if (plain and not gemv and MAD_F16_PLAN and da.name == "f16" and db.name == "f16"
+                and dst.dtype.name == "f32" and tf32_mode is None):
+            nbytes = _mad_f16(ctx, lhs, rhs, dst, m, n, k, init, saturate, track)
+            if unit_flag == "check_and_set":
+                ctx.unit_flag_publish(dst, nbytes)
+            return
         a, a_finite = _read_lhs(ctx, lhs, m, k, gemv, track, saturate)
         bt, b_finite = _read_rhs(ctx, rhs, n, k, track, saturate)
         with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow / NaN are modelled results
@@ -481,6 +489,98 @@ def _mad(name: str, mx: bool, has_bias: bool, init: str):
             run_checked(ctx, lhs, rhs, dst, *memo[0], *flags)
         return run
     return execute, bind
+
+
+#: An ``f16 x f16 -> f32`` mad (``mad`` / ``mad_acc``, not GEMV, no ``tf32_mode``: the cube kernels' form) runs
+#: `_mad_f16`: the tile geometry comes from a table per (L0A layout, m, n, k) (`_f16_plan`) instead of being
+#: derived per operand per execution; the same spans, hazard reports, initialisation checks, decodes, GEMM
+#: and L0C update in the same order as the general path (tests/core/test_fast_paths.py runs both, failures
+#: included). False: the general path.
+MAD_F16_PLAN = True
+
+_F16_PLANS: dict = {}
+_F16_PLANS_MAX = 4096        # (sizes from run-time scalars could make many: the table starts afresh past this)
+
+
+def _f16_plan(lay: str, m: int, n: int, k: int) -> tuple:
+    """Geometry of an f16 x f16 -> f32 mad of ``m x n x k`` with L0A layout ``lay`` (see `MAD_F16_PLAN`):
+    ``(lhs bytes, lhs 4-D shape, lhs permutation, lhs logical 4-D shape, rows, ka, rhs bytes, rhs 4-D shape,
+    rhs permutation, rhs logical 4-D shape, na, kb)`` as `_read_lhs` / `_read_rhs` compute them."""
+    key = (lay, m, n, k)
+    plan = _F16_PLANS.get(key)
+    if plan is None:
+        rows, ka = _ceil_to(m, 16), _ceil_to(k, 16)
+        na, kb = _ceil_to(n, 16), ka
+        a4, ap = _boxed(lay, rows // 16, ka // 16, 16, 16)
+        b4, bp = _boxed("Nz", na // 16, kb // 16, 16, 16)
+        plan = (2 * rows * ka, a4, ap, tuple(a4[i] for i in ap), rows, ka,
+                2 * kb * na, b4, bp, tuple(b4[i] for i in bp), na, kb)
+        if len(_F16_PLANS) >= _F16_PLANS_MAX:
+            _F16_PLANS.clear()
+        _F16_PLANS[key] = plan
+    return plan
+
+
+def _mad_f16(ctx, lhs, rhs, dst, m: int, n: int, k: int, init: str, saturate: bool, track: bool) -> int:
+    """`MAD_F16_PLAN`: ``run_checked`` of an f16 x f16 -> f32 ``mad`` / ``mad_acc`` (not GEMV); returns the L0C bytes."""
+    lay = l0a_layout(ctx.target)
+    a_bytes, a4, ap, al, rows, ka, b_bytes, b4, bp, bl, na, kb = _f16_plan(lay, m, n, k)
+    d16 = lhs.dtype
+    raw, w, _ = ctx.span_tracked(lhs, 0, a_bytes, operand="%lhs")
+    if track and not all_written(w):
+        ctx.check_written(_logical_flags(w, d16, lay, rows, ka, 16, 16)[:m, :k], operand="%lhs", ptr=lhs,
+                          unit="element")
+    boxed = raw.view(np.uint16).reshape(a4).transpose(ap)
+    if boxed.size > _F16_BY_TABLE and _f16_bits_exact():      # `_decode_f16`, inlined
+        a, a_finite = _f16_to_f32_finite(boxed, _scratch("lhs", al, np.int32))
+    else:
+        a, a_finite = _decode_f16(boxed, d16, saturate)
+    a = a.reshape(rows, ka)[:, :k]
+    raw, w, _ = ctx.span_tracked(rhs, 0, b_bytes, operand="%rhs")
+    if track and not all_written(w):
+        ctx.check_written(_logical_flags(w, d16, "Nz", na, kb, 16, 16)[:n, :k], operand="%rhs", ptr=rhs,
+                          unit="element")
+    boxed = raw.view(np.uint16).reshape(b4).transpose(bp)
+    if boxed.size > _F16_BY_TABLE and _f16_bits_exact():
+        bt, b_finite = _f16_to_f32_finite(boxed, _scratch("rhs", bl, np.int32))
+    else:
+        bt, b_finite = _decode_f16(boxed, d16, saturate)
+    bt = bt.reshape(na, kb)[:, :k]
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow / NaN are modelled results
+        if saturate:
+            a = a if a_finite else _sat_inputs(a, d16)
+            bt = bt if b_finite else _sat_inputs(bt, d16)
+        prod = np.matmul(a, bt.T, out=_scratch("prod", (rows, na), np.float32))
+        # `_write_acc` of an f32 tile of ``rows x na`` (rows >= 16): the Nz tile is the product's 16-column strips
+        # one after another (for mad_acc into a work array added to the tile in one contiguous pass)
+        c_bytes = 4 * rows * na
+        n1 = na >> 4
+        if init == "acc":
+            _, old_w, _ = ctx.span_tracked(dst, 0, c_bytes, operand="%dst")
+            if track and not all_written(old_w):
+                ctx.check_written(_logical_flags(old_w, dst.dtype, "Nz", rows, na, 16, 16)[:m, :n], operand="%dst",
+                                  ptr=dst, unit="element")
+        data, _ = ctx.span(dst, 0, c_bytes, write=True, operand="%dst")      # the whole tile: marked written
+        if init == "zero":
+            data.view(_ACC_ROW).reshape(n1, rows)[...] = prod.view(_ACC_ROW).T
+            acc = data.view(np.float32)
+        else:
+            nz = _scratch("prod_nz", (n1, rows, 16), np.float32)
+            nz.view(_ACC_ROW).reshape(n1, rows)[...] = prod.view(_ACC_ROW).T
+            acc = data.view(np.float32).reshape(n1, rows, 16)
+            np.add(acc, nz, out=acc)                              # one f32 rounding of old + sum
+        # `all_finite` (its errstate is this one already)
+        if saturate and not (_below_by_dot(acc, np.inf) or np.isfinite(acc).all()):
+            np.nan_to_num(acc, copy=False, nan=0.0, posinf=_F32_MAX, neginf=-_F32_MAX)
+        return c_bytes
+
+
+def _decode_f16(boxed: np.ndarray, d16: DType, check_finite: bool) -> tuple:
+    """`_decode_finite` / `_decode` of an f16 tile (as raw codes) that the bit moves do not take: the table
+    gather, and (``check_finite``) whether it is all finite, else None."""
+    if check_finite:
+        return _decode_finite(boxed, d16)
+    return _decode_any(boxed, d16), None
 
 
 def _accumulate(acc4: np.ndarray, prod4: np.ndarray, dc: DType, init: str, floating: bool, saturate: bool) -> None:

@@ -701,7 +701,20 @@ class CubeMoveAPI(CubeBase):
                          (f"Ho*Wo = {ho * wo} is less than one 16-row fractal, so no block fits (CANN TIK's "
                           f"check_load3dv2_m_extension refuses blocks past Ho*Wo): add bottom padding (pad_list[3]) "
                           f"so that Ho*Wo reaches 16"))
+        elif any(isinstance(v, int) and v < 1 for v in (ho, wo)):
+            pass        # the window does not fit the map: pto.img2col says so (TIK checks that before the rows)
         else:
+            # TIK's debugger checks that the dilated filter fits the padded map (check_dilation_filter_size) before
+            # the rows (check_load3dv2_m_extension): a TIK-valued l1_h / l1_w is checked first, so that the row
+            # check below never runs with Ho*Wo <= 0 (it blamed m_extension for a filter larger than the map)
+            for name, size, p0, p1, span, dim in (("l1_h", h, pt, pb, dh * (kh - 1) + 1, "height"),
+                                                  ("l1_w", w, pl, pr, dw * (kw - 1) + 1, "width")):
+                if not isinstance(size, int):
+                    self._emit("assert_in_range", iadd(size, p0 + p1), span, legacy_cube.FMATRIX_MAX_HW + p0 + p1,
+                               what=f"{name} + its padding (at least the dilated filter {dim}, "
+                                    f"(filter - 1)*dilation + 1 = {span}) of tik.load3dv2",
+                               hint="use a map (with its padding) at least as large as the dilated filter (CANN "
+                                    "TIK's check_dilation_filter_size), or a smaller filter or dilation")
             self._emit("assert_in_range", need_m, 0, imul(ho, wo),
                        what="m_start_pt + m_extension rounded up to 16 (at most Ho*Wo) of tik.load3dv2",
                        hint="load fewer rows (m_extension) or start earlier (m_start_pt); the last Ho*Wo mod 16 "

@@ -3071,3 +3071,100 @@ def test_bound_l1_l0_load_rechecks_on_each_target_in_turn(monkeypatch, dt, shape
         slow = _alternating_targets_run(monkeypatch, False, dt, shape, full)
     assert fast == slow
     assert [t for t, err, _, _ in fast if err is not None] == list(refused)
+
+
+def _run_mad_f16(monkeypatch, plan, case, target, uninit, sat):
+    """A compiled program: a 32 x 32 f16 tile into L1 and L0A / L0B, a mad into L0C, then twice (a loop) a
+    mad_acc and the loads again. ``case``: "clean"; "ragged" (m, n, k = 20, 24, 30 of the same tiles);
+    "unwritten_a" / "unwritten_b" / "unwritten_c" (the first fractal of L0A / L0B / L0C marked unwritten before
+    the second trip's mad_acc); "hazard" (no MTE1 -> M flag after the reloads); "bounds" (the second trip's
+    L0A pointer 64 KiB on: past L0A); "specials" (inf / NaN / 65504 inputs). With `MAD_F16_PLAN` on or off:
+    (error class, text, where), reports, L0C bytes and flags."""
+    from pto_core.ops import cube
+    from pto_core.program import program
+    monkeypatch.setattr(cube, "MAD_F16_PLAN", plan)
+    mm, nn, kk = (20, 24, 30) if case == "ragged" else (32, 32, 32)
+    with program("madf16", target="Ascend310") as k:
+        g = k.gm_arg("x", "f16", (32 * 32,), io="in")
+        src = k.ptr("l1", "f16", 0)
+        pto.mte_gm_l1(g, src, 32 * 32 * 2, nburst=(1, 0, 0))
+        a, b, c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+        _sync("MTE2", "MTE1")
+        pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+        pto.mte_l1_l0b(src, b, 32, 32)
+        _sync("MTE1", "M")
+        pto.mad(a, b, c, mm, nn, kk, disable_gemv=True, sat=sat)
+        with k.for_(0, 2, dtype="s32") as i:
+            if case.startswith("unwritten"):
+                pto.mark_unwritten({"unwritten_a": a, "unwritten_b": b, "unwritten_c": c}[case] + i * 0, 64 * i)
+            pto.mad_acc(a + i * 32768 if case == "bounds" else a, b, c, mm, nn, kk, disable_gemv=True, sat=sat)
+            _sync("M", "MTE1")
+            pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+            pto.mte_l1_l0b(src, b, 32, 32)
+            if case != "hazard":
+                _sync("MTE1", "M")
+    exe = k.program.compile()
+    x = (np.arange(32 * 32) % 13 - 6).astype(np.float16)
+    if case == "specials":
+        x[[3, 40, 77, 500]] = [np.inf, -np.inf, np.nan, 65504.0]
+    m = Machine(target, options=MachineOptions(fill="random", seed=4, uninitialized=uninit))
+    try:
+        if target != "Ascend310":
+            exe.run({"x": x.copy()})               # first on the program's own target
+        exe.run({"x": x.copy()}, machine=m)
+        exe.run({"x": x.copy()}, machine=m)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        err = (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0c = m.cores[0].buffer("l0c")
+    return err, [r for r in m.reports], l0c.data.tobytes(), np.asarray(l0c.written).tobytes()
+
+
+@pytest.mark.parametrize("case,target,uninit,sat", [
+    ("clean", "Ascend310", "record", None),
+    ("ragged", "Ascend310", "record", None),
+    ("ragged", "A5", "record", None),                  # compiled for 310 (L0A Zz), run on A5 (L0A Nz)
+    ("unwritten_a", "Ascend310", "record", None),
+    ("unwritten_b", "Ascend310", "record", None),
+    ("unwritten_c", "Ascend310", "record", None),
+    ("unwritten_a", "Ascend310", "raise", None),
+    ("hazard", "Ascend310", "record", None),
+    ("bounds", "Ascend310", "record", None),
+    ("specials", "Ascend310", "record", True),         # sat: inf -> 65504, NaN -> 0 before the GEMM
+    ("specials", "Ascend310", "record", False),        # nosat: IEEE
+    ("specials", "Ascend310", "off", None),
+])
+def test_mad_f16_plan_equals_the_general_path(monkeypatch, case, target, uninit, sat):
+    """f16 x f16 -> f32 mads with their tile geometry from a table (`MAD_F16_PLAN`) give the same L0C bytes and
+    written flags, reports and first error (class, text, provenance) as the general path, also when a later loop
+    trip reads unwritten bytes, races, or runs out of L0A, with inf / NaN inputs, and on a machine of another
+    target (another L0A layout)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = _run_mad_f16(monkeypatch, True, case, target, uninit, sat)
+        slow = _run_mad_f16(monkeypatch, False, case, target, uninit, sat)
+    assert fast == slow
+    err, reports = fast[0], fast[1]
+    if case in ("clean", "ragged", "specials"):
+        assert err is None and not reports and any(fast[2])
+    elif case == "hazard":
+        assert err is not None and err[0] == "HazardError" and "RAW" in err[1]
+    elif case == "bounds":
+        assert err is not None and err[0] == "OutOfBounds" and "l0a" in err[1]
+    elif uninit == "raise":
+        assert err is not None and err[0] == "UninitializedRead"
+    else:
+        assert err is None and reports
+
+
+def test_mad_f16_plan_is_taken(monkeypatch):
+    """The cube kernels' form (f16 x f16 -> f32 mad / mad_acc, not GEMV) runs `_mad_f16` when `MAD_F16_PLAN` is on."""
+    from pto_core.ops import cube
+    calls = []
+    run = cube._mad_f16
+    monkeypatch.setattr(cube, "_mad_f16", lambda *a, **kw: calls.append(1) or run(*a, **kw))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _run_mad_f16(monkeypatch, True, "clean", "Ascend310", "record", None)
+    assert len(calls) == 6

@@ -63,3 +63,42 @@ def test_block_map_runs_stay_few_for_large_ranges():
     assert m.starts == [0, 1 << 19] and m.vals == [8 * 99 + 1, 8 * 99 + 2]
     m.assign(0, 1 << 20, 8 * 100 + 1)
     assert m.starts == [0] and m.vals == [8 * 100 + 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(assignments(), st.integers(0, 47))
+def test_small_map_paths_build_the_runs_the_general_path_builds(case, probe):
+    """`SMALL_MAP_PATHS` (maps of one or two runs built directly) against the general search-and-splice path,
+    after every assignment: the same runs (and both equal to a plain array)."""
+    n, ops = case
+    old = shadow.SMALL_MAP_PATHS
+    try:
+        for k in range(len(ops) + 1):
+            forms = []
+            for fast in (True, False):
+                shadow.SMALL_MAP_PATHS = fast
+                m = check_against_array(n, ops[:k], probe)
+                forms.append((m.starts, m.vals, None if m.arr is None else m.arr.tolist()))
+            assert forms[0] == forms[1]
+    finally:
+        shadow.SMALL_MAP_PATHS = old
+
+
+def test_small_map_paths_on_an_l0_tile_history(monkeypatch):
+    """The pattern the fast paths are for: a tile ``[0, 40)`` of a 64-block buffer written, read, cleared by the
+    next write (split one run, merge two back), and the other run, at both ends and in the middle."""
+    for fast in (True, False):
+        monkeypatch.setattr(shadow, "SMALL_MAP_PATHS", fast)
+        m = BlockMap(64, 0)
+        m.assign(0, 40, 5)
+        assert (m.starts, m.vals) == ([0, 40], [5, 0])
+        m.assign(0, 40, 0)
+        assert (m.starts, m.vals) == ([0], [0])
+        m.assign(40, 64, 6)
+        assert (m.starts, m.vals) == ([0, 40], [0, 6])
+        m.assign(40, 64, 9)
+        assert (m.starts, m.vals) == ([0, 40], [0, 9])
+        m.assign(0, 40, 9)
+        assert (m.starts, m.vals) == ([0], [9])
+        m.assign(10, 20, 3)
+        assert (m.starts, m.vals) == ([0, 10, 20], [9, 3, 9])

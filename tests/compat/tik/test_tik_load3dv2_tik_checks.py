@@ -215,3 +215,79 @@ def test_a_filter_with_fewer_than_c0_columns_gets_a_channel_fix_not_end_by_colum
                                           r"pass channel_size = 16"):
         ti.load3dv2(*args)
     _finish_and_check_unchanged(ti, T)
+
+
+def _window_kernel(h_scalar, ms_scalar, h=6):
+    """A 6 x 6 float16 map under a 3 x 3 filter with dilation 4 (a 9 x 9 window): the window does not fit even the
+    padded (8 x 8) map; l1_h and / or m_start_pt TIK Scalars."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 36, 0, 0)
+    l1_h = ti.Scalar("int32", name="l1_h", init_value=h) if h_scalar else h
+    m = ti.Scalar("int32", name="m", init_value=0) if ms_scalar else 0
+    ti.load3dv2(u, fm, [1, 1, 1, 1], l1_h, 6, 16, 16, 16, 0, m, 1, 1, 3, 3, 4, 4)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("win", [g], [out])
+    return ti
+
+
+@pytest.mark.parametrize("h_scalar, ms_scalar", [(False, True), (True, False), (True, True)])
+def test_a_window_that_does_not_fit_is_reported_as_such_not_as_rows_past_ho_wo(h_scalar, ms_scalar):
+    """TIK checks that the dilated filter fits the padded map (check_dilation_filter_size) before the block rows
+    (check_load3dv2_m_extension). With a TIK value among l1_h / m_start_pt the row check used to run first, with a
+    bound of Ho*Wo <= 0 ("m_start_pt + m_extension ... = 16 is outside [0, 0]"), blaming m_extension for a filter
+    that does not fit the map (review413)."""
+    x = np.ones(36 * 16, np.float16)
+    with pytest.raises(IllegalOperand) as info:
+        run(_window_kernel(h_scalar, ms_scalar), {"g": x})
+    text = str(info.value)
+    assert "m_start_pt + m_extension" not in text and "m_extension" not in text.split("Fix:")[0]
+    assert "filter" in text and "test_tik_load3dv2_tik_checks.py" in text
+
+
+def test_a_fitting_window_with_a_run_time_map_height_still_loads_and_checks_rows():
+    """l1_h a TIK value: a window that fits loads, and rows past Ho*Wo are still refused when it runs."""
+    x = (np.arange(36 * 16) % 251).astype(np.float16)
+    set_current_compile_soc_info("Ascend310P3")
+    for rows, ok in ((16, True), (48, False)):
+        ti = tik.Tik()
+        g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
+        fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+        u = ti.Tensor("float16", (rows * 16,), name="u", scope=tik.scope_ubuf)
+        out = ti.Tensor("float16", (rows * 16,), name="out", scope=tik.scope_gm)
+        ti.data_move(fm, g, 0, 1, 36, 0, 0)
+        l1_h = ti.Scalar("int32", name="l1_h", init_value=6)
+        ti.load3dv2(u, fm, [1, 1, 1, 1], l1_h, 6, 16, 16, rows, 0, 0, 1, 1, 3, 3, 1, 1)
+        ti.data_move(out, u, 0, 1, rows, 0, 0)
+        ti.BuildCCE("h_rt", [g], [out])
+        if ok:
+            got, = run(ti, {"g": x})
+            p = np.pad(x.reshape(6, 6, 16), ((1, 1), (1, 1), (0, 0)))
+            np.testing.assert_array_equal(got.reshape(16, 16), np.stack([p[i // 6, i % 6, :] for i in range(16)]))
+        else:
+            with pytest.raises(IllegalOperand, match=r"m_start_pt \+ m_extension rounded up to 16 .* = 48 is outside "
+                                                     r"\[0, 36\]"):
+                run(ti, {"g": x})
+
+
+def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
+    """l1_h a TIK value that fits, l1_w an int the dilated filter does not fit: the width error, not the rows
+    (the row check ran with Ho*Wo = 0: "... = 16 is outside [0, 0]", review413)."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 36, 0, 0)
+    l1_h = ti.Scalar("int32", name="l1_h", init_value=6)
+    ti.load3dv2(u, fm, [0, 0, 1, 1], l1_h, 6, 16, 16, 16, 0, 0, 1, 1, 4, 3, 3, 1)     # 10-wide window, 6-wide map
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("wide", [g], [out])
+    with pytest.raises(IllegalOperand, match=r"filter does not fit the padded 6 x 6 map") as info:
+        run(ti, {"g": np.ones(36 * 16, np.float16)})
+    assert "m_extension" not in str(info.value)
