@@ -710,9 +710,12 @@ class CubeMoveAPI(CubeBase):
                     f"m_start_pt + m_extension = {ms} + {me} (rounded up to 16: {need_m}) is past the {ho} x {wo} = "
                     f"{ho * wo} rows (Ho*Wo) of the im2col matrix", operand="m_extension", value=me,
                     limit=f"round16(m_start_pt + m_extension) <= Ho*Wo = {ho * wo}",
-                    hint=f"end the block by row {ho * wo // 16 * 16} (CANN TIK's check_load3dv2_m_extension refuses "
-                         f"blocks past Ho*Wo), or add bottom padding (pad_list[3]) so that Ho*Wo covers the rows you "
-                         f"load")
+                    hint=(f"end the block by row {ho * wo // 16 * 16} (CANN TIK's check_load3dv2_m_extension "
+                          f"refuses blocks past Ho*Wo), or add bottom padding (pad_list[3]) so that Ho*Wo covers the "
+                          f"rows you load") if ho * wo >= 16 else
+                         (f"Ho*Wo = {ho * wo} is less than one 16-row fractal, so no block fits (CANN TIK's "
+                          f"check_load3dv2_m_extension refuses blocks past Ho*Wo): add bottom padding (pad_list[3]) "
+                          f"so that Ho*Wo reaches 16"))
         elif any(isinstance(v, int) and v < 1 for v in (ho, wo)):
             pass        # the window does not fit the map: pto.img2col says so (TIK checks that before the rows)
         else:
@@ -738,8 +741,13 @@ class CubeMoveAPI(CubeBase):
                     f"channel_size*filter_h*filter_w = {ch}*{kh}*{kw} = {k_total} columns of the im2col matrix",
                     operand="k_extension", value=ke,
                     limit=f"round32B(k_start_pt + k_extension) <= channel_size*filter_h*filter_w = {k_total}",
-                    hint=f"end the block by column {k_total // dt.c0 * dt.c0} (CANN TIK's check_load3dv2_k_extension "
-                         f"refuses blocks past channel_size*filter_h*filter_w)")
+                    hint=(f"end the block by column {k_total // dt.c0 * dt.c0} (CANN TIK's "
+                          f"check_load3dv2_k_extension refuses blocks past channel_size*filter_h*filter_w)")
+                    if k_total >= dt.c0 else
+                         (f"channel_size*filter_h*filter_w = {k_total} is less than one 32-byte fractal column group "
+                          f"({dt.c0} columns), so no block fits (CANN TIK's check_load3dv2_k_extension): pass "
+                          f"channel_size = {dt.c0} (a [C1, H, W, {dt.c0}] map, the extra channels zero) or a bigger "
+                          f"filter"))
         else:
             self._emit("assert_in_range", need_k, 0, k_total,
                        what="k_start_pt + k_extension rounded up to 32 bytes (at most "

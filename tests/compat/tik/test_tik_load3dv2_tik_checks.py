@@ -192,6 +192,31 @@ def test_run_time_block_refusals_say_what_to_change(ks, fix):
     assert f"Fix: {fix}" in str(again.value)
 
 
+def test_a_map_with_fewer_than_16_rows_gets_a_padding_fix_not_end_by_row_0():
+    """Ho*Wo < 16 (6 x 6 map, 3 x 3 filter, stride 2: 2 x 2 = 4 rows): no block fits, so the Fix asks for bottom
+    padding; it said 'end the block by row 0' (regress412: found by the h_fuzz405 fuzzer, seed 412)."""
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    args = (T["u"], T["fm"], [0, 0, 0, 0], 6, 6, 16, 16, 16, 0, 0, 2, 2, 3, 3, 1, 1)
+    with raises_tik(IllegalOperand, match=r"operand m_extension: .* past the 2 x 2 = 4 rows \(Ho\*Wo\).*"
+                                          r"Fix: Ho\*Wo = 4 is less than one 16-row fractal, so no block fits .*"
+                                          r"add bottom padding \(pad_list\[3\]\) so that Ho\*Wo reaches 16"):
+        ti.load3dv2(*args)
+    _finish_and_check_unchanged(ti, T)
+
+
+def test_a_filter_with_fewer_than_c0_columns_gets_a_channel_fix_not_end_by_column_0():
+    """C04 map, 1 x 1 filter: channel_size*filter_h*filter_w = 4 < 16 columns, so no block fits; the Fix said
+    'end the block by column 0' (regress412)."""
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    args = (T["u"], T["fm"], [0, 0, 0, 0], 6, 6, 4, 16, 16, 0, 0, 1, 1, 1, 1, 1, 1)
+    with raises_tik(IllegalOperand, match=r"operand k_extension: .* = 4\*1\*1 = 4 columns.*"
+                                          r"Fix: channel_size\*filter_h\*filter_w = 4 is less than one 32-byte "
+                                          r"fractal column group \(16 columns\), so no block fits .*"
+                                          r"pass channel_size = 16"):
+        ti.load3dv2(*args)
+    _finish_and_check_unchanged(ti, T)
+
+
 def _window_kernel(h_scalar, ms_scalar, h=6):
     """A 6 x 6 float16 map under a 3 x 3 filter with dilation 4 (a 9 x 9 window): the window does not fit even the
     padded (8 x 8) map; l1_h and / or m_start_pt TIK Scalars."""
