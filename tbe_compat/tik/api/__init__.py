@@ -479,7 +479,9 @@ class TikBase:
             if ir is not None:
                 if run_time_api is not None:
                     self._emit("assert_in_range", P.cast(ir, P.I64), lo if lo is not None else -2 ** 63,
-                               hi if hi is not None else 2 ** 63 - 1, what=f"{name} of {run_time_api}")
+                               hi if hi is not None else 2 ** 63 - 1, what=f"{name} of {run_time_api}",
+                               hint=(hint or range_hint(name, lo, hi)) + " (the value the kernel computed when "
+                                    "it ran; check the tiling data or the Scalar arithmetic that gives it)")
                 return ir
             raise self._error(f"{name} must be an integer, got a {v.dtype} expression", operand=name,
                               value=repr(v), hint="convert it with .astype('int32')")

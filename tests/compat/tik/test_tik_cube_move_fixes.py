@@ -203,3 +203,14 @@ def test_runtime_img2col_arguments_are_checked_under_their_tik_names(case):
     msg = str(info.value)
     assert f"{name} " in msg and "%" not in msg.split(" Fix:")[0], msg
     assert re.search(r"test_tik_cube_move_fixes\.py:\d+ in `tik\.", msg) and "Fix: " in msg, msg
+
+
+@pytest.mark.parametrize("case,fix", [("load3dv2 l1_h", "pass l1_h between 1 and 32767"),
+                                      ("load3dv2 l1_w", "pass l1_w between 1 and 32767")])
+def test_runtime_range_refusals_name_the_range_in_the_fix(case, fix):
+    """A TIK-valued argument out of its range when the kernel runs got the generic Fix "check the value the
+    kernel computed"; it now names the range, as the same value given as an int does (regress412)."""
+    _, call = RUNTIME_CASES[case]
+    with raises_tik(PtoError) as info:
+        run(_runtime_arg_kernel(call), {"g": np.ones(2048, np.float16)})
+    assert f"Fix: {fix} (the value the kernel computed" in str(info.value), str(info.value)
