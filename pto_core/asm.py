@@ -47,6 +47,7 @@ Printing then parsing then printing gives the same text.
 """
 from __future__ import annotations
 
+import codecs
 import difflib
 import re
 from typing import NamedTuple, Optional
@@ -375,11 +376,33 @@ def _const_base(value, t) -> str:
 _BYTE_ESCAPED = frozenset([chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + ["\x7f", "\x85", "\u2028", "\u2029"])
 
 
+def _lone_surrogate(c: str) -> bool:
+    return "\ud800" <= c <= "\udfff"
+
+
+def _literal_bytes(c: str, surrogateescape: bool = True) -> bytes:
+    """The bytes a byte-escaped character prints as: its UTF-8; a lone surrogate has none, so it prints as the byte
+    it stands for when it is one of Python's ``surrogateescape`` characters U+DC80..U+DCFF (the undecodable byte of
+    a file name: a kernel script in a non-UTF-8 directory), else (or without ``surrogateescape``) as its
+    ``surrogatepass`` bytes (review416: printed raw, they made the text unwritable, ``tik-migrate -o`` failed with a
+    UnicodeEncodeError)."""
+    if _lone_surrogate(c):
+        return c.encode("utf-8", "surrogateescape" if surrogateescape and "\udc80" <= c <= "\udcff"
+                        else "surrogatepass")
+    return c.encode()
+
+
 def _q(s: str) -> str:
     s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    if any(c in _BYTE_ESCAPED for c in s):
-        s = "".join("".join(f"\\{b:02X}" for b in c.encode()) if c in _BYTE_ESCAPED else c for c in s)
-    return '"' + s + '"'
+    if not any(c in _BYTE_ESCAPED or _lone_surrogate(c) for c in s):
+        return '"' + s + '"'
+    lit = ""
+    for surrogateescape in (True, False):   # escaped bytes that happen to form UTF-8 (U+DCC3 U+DCA9): all passed
+        lit = '"' + "".join("".join(f"\\{b:02X}" for b in _literal_bytes(c, surrogateescape))
+                            if c in _BYTE_ESCAPED or _lone_surrogate(c) else c for c in s) + '"'
+        if not any(_lone_surrogate(c) for c in s) or _unquote(lit) == _unquote('"' + s + '"'):
+            break
+    return lit
 
 
 def _word(w) -> str:
@@ -1058,9 +1081,23 @@ def _int_text(text: str) -> int:
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
+def _undecodable(e: UnicodeDecodeError):
+    """Decoding error handler of byte-escape runs (`_literal_bytes` backwards): a lone surrogate's ``surrogatepass``
+    bytes (ED A0..BF 80..BF) are that surrogate; any other byte that is not UTF-8 is U+DC00 + byte
+    (``surrogateescape``), so the string prints back as bytes that read the same (they read as U+FFFD until
+    review416)."""
+    b = e.object[e.start:e.start + 3]
+    if len(b) == 3 and b[0] == 0xED and 0xA0 <= b[1] <= 0xBF and 0x80 <= b[2] <= 0xBF:
+        return bytes(b).decode("utf-8", "surrogatepass"), e.start + 3
+    return chr(0xDC00 + e.object[e.start]), e.start + 1
+
+
+codecs.register_error("pto_asm_bytes", _undecodable)
+
+
 def _unquote(s: str) -> str:
-    r"""A string token's text: ``\n``, ``\t``, ``\HH`` (a byte, MLIR's escape; runs of them are decoded as UTF-8),
-    else ``\x`` is ``x`` (``\"``, ``\\``)."""
+    r"""A string token's text: ``\n``, ``\t``, ``\HH`` (a byte, MLIR's escape; runs of them are decoded as UTF-8,
+    bytes that are not UTF-8 as `_undecodable`), else ``\x`` is ``x`` (``\"``, ``\\``)."""
     out, i, raw = [], 1, bytearray()
     while i < len(s) - 1:
         ch = s[i]
@@ -1069,7 +1106,7 @@ def _unquote(s: str) -> str:
             i += 3
             continue
         if raw:
-            out.append(raw.decode("utf-8", "replace"))
+            out.append(raw.decode("utf-8", "pto_asm_bytes"))
             raw.clear()
         if ch == "\\":
             nxt = s[i + 1]
@@ -1079,7 +1116,7 @@ def _unquote(s: str) -> str:
             out.append(ch)
             i += 1
     if raw:
-        out.append(raw.decode("utf-8", "replace"))
+        out.append(raw.decode("utf-8", "pto_asm_bytes"))
     return "".join(out)
 
 

@@ -535,3 +535,23 @@ def test_a_string_byte_escape_is_read_as_mlir_reads_it():
     with pytest.raises(IllegalOperand) as info:
         prog.run({"n": 9})
     assert info.value.hint == 'AA \u00e9 "q" \\41'
+
+
+@pytest.mark.parametrize("odd", ["\udcff", "\ud800", "\udcc3\udca9", "x\udcc3\udca9\ud83d\ude00"])
+def test_lone_surrogates_print_as_byte_escapes_and_read_back(odd):
+    """A script in a directory whose name is not UTF-8 has a file name with Python's surrogateescape characters
+    (U+DC80..U+DCFF); printed raw, they made the text unwritable as UTF-8 (tik-migrate -o failed with a
+    UnicodeEncodeError, review416). They print as the bytes they stand for (other lone surrogates as their
+    surrogatepass bytes) and read back as the same string."""
+    with program("k", target="A2A3") as k:
+        n = k.scalar_arg("n", "i64")
+        with k.at(Provenance(f"/d{odd}/k.py", 3, "tik.f")):
+            pto.assert_in_range(n, 0, 3, what="n", hint=f"h{odd}")
+    text, again = roundtrip(k.program, locations=True)
+    text.encode("utf-8")
+    assert again.body[0].where == Provenance(f"/d{odd}/k.py", 3, "tik.f")
+    with pytest.raises(IllegalOperand) as info:
+        again.run({"n": 7})
+    assert info.value.hint == f"h{odd}"
+    if odd == "\udcff":
+        assert 'loc("tik.f"("/d\\FF/k.py":3:0))' in text
