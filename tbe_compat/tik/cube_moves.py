@@ -630,7 +630,8 @@ class CubeMoveAPI(CubeBase):
                               hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size=4")
         self._load3dv2_channel_size(ch, d)
         rounded = (("k_extension", c0), ("m_extension", 16)) if LOAD3DV2_EXTENSIONS_ROUNDED_UP else ()
-        for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16)):
+        for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16),
+                              ("m_start_pt", ms, 16)):      # TIK _load3dv2_check: "should be multiple of 16"
             if (name, unit) in rounded:
                 continue
             if isinstance(v, int) and v % unit:

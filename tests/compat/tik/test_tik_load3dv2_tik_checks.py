@@ -325,3 +325,22 @@ def test_extension_rounding_is_the_named_choice(monkeypatch):
     monkeypatch.setattr(cube_moves, "LOAD3DV2_EXTENSIONS_ROUNDED_UP", False)
     with raises_tik(IllegalOperand, match="m_extension = 20 must be a multiple of 16"):
         _extension_kernel(32, 20, False)
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_m_start_pt_must_be_a_multiple_of_16(scalar):
+    """CANN TIK's `_load3dv2_check` refuses an m_start_pt that is not a multiple of 16 ("should be multiple of
+    16"); it was accepted, and with LOAD3DV2_EXTENSIONS_ROUNDED_UP its block could end past Ho*Wo although TIK's
+    row check passed (review416). A TIK value is checked when the instruction runs."""
+    x = (np.arange(36 * 16) % 251).astype(np.float16)
+    if not scalar:
+        set_current_compile_soc_info("Ascend310P3")
+        ti = tik.Tik()
+        fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+        u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+        with raises_tik(IllegalOperand, match="m_start_pt = 8 must be a multiple of 16"):
+            ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, 16, 16, 0, 8, 1, 1, 3, 3, 1, 1)
+        return
+    with pytest.raises(IllegalOperand, match="m_start_pt mod 16 of tik.load3dv2") as info:
+        run(_runtime_kernel(8, 0), {"g": x})
+    assert "Fix: make m_start_pt a multiple of 16" in str(info.value)
