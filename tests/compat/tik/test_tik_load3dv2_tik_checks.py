@@ -133,20 +133,28 @@ def test_block_columns_past_the_filter_are_refused_at_the_call(ch, kh, ks, ke, o
     _finish_and_check_unchanged(ti, T)
 
 
-def _runtime_kernel(ms, ks):
+def _map_kernel(name, load, out_elems=256):
+    """A 6 x 6 float16 map (16 channels) GM -> L1; ``load(ti, u, fm)`` issues the load3dv2 into UB ``u``, whose first
+    ``out_elems`` elements go to GM ``out``."""
     set_current_compile_soc_info("Ascend310P3")
     ti = tik.Tik()
     g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
     fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
-    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
-    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (out_elems,), name="u", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (out_elems,), name="out", scope=tik.scope_gm)
     ti.data_move(fm, g, 0, 1, 36, 0, 0)
-    m = ti.Scalar("int32", name="m", init_value=ms)
-    k = ti.Scalar("int32", name="k", init_value=ks)
-    ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, 16, 16, k, m, 1, 1, 3, 3, 1, 1)
-    ti.data_move(out, u, 0, 1, 16, 0, 0)
-    ti.BuildCCE("rt", [g], [out])
+    load(ti, u, fm)
+    ti.data_move(out, u, 0, 1, out_elems // 16, 0, 0)
+    ti.BuildCCE(name, [g], [out])
     return ti
+
+
+def _runtime_kernel(ms, ks):
+    def load(ti, u, fm):
+        m = ti.Scalar("int32", name="m", init_value=ms)
+        k = ti.Scalar("int32", name="k", init_value=ks)
+        ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, 16, 16, k, m, 1, 1, 3, 3, 1, 1)
+    return _map_kernel("rt", load)
 
 
 def test_run_time_blocks_are_checked_when_they_run():
@@ -220,19 +228,11 @@ def test_a_filter_with_fewer_than_c0_columns_gets_a_channel_fix_not_end_by_colum
 def _window_kernel(h_scalar, ms_scalar, h=6):
     """A 6 x 6 float16 map under a 3 x 3 filter with dilation 4 (a 9 x 9 window): the window does not fit even the
     padded (8 x 8) map; l1_h and / or m_start_pt TIK Scalars."""
-    set_current_compile_soc_info("Ascend310P3")
-    ti = tik.Tik()
-    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
-    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
-    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
-    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
-    ti.data_move(fm, g, 0, 1, 36, 0, 0)
-    l1_h = ti.Scalar("int32", name="l1_h", init_value=h) if h_scalar else h
-    m = ti.Scalar("int32", name="m", init_value=0) if ms_scalar else 0
-    ti.load3dv2(u, fm, [1, 1, 1, 1], l1_h, 6, 16, 16, 16, 0, m, 1, 1, 3, 3, 4, 4)
-    ti.data_move(out, u, 0, 1, 16, 0, 0)
-    ti.BuildCCE("win", [g], [out])
-    return ti
+    def load(ti, u, fm):
+        l1_h = ti.Scalar("int32", name="l1_h", init_value=h) if h_scalar else h
+        m = ti.Scalar("int32", name="m", init_value=0) if ms_scalar else 0
+        ti.load3dv2(u, fm, [1, 1, 1, 1], l1_h, 6, 16, 16, 16, 0, m, 1, 1, 3, 3, 4, 4)
+    return _map_kernel("win", load)
 
 
 @pytest.mark.parametrize("h_scalar, ms_scalar", [(False, True), (True, False), (True, True)])
@@ -294,19 +294,12 @@ def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
 
 
 def _extension_kernel(ke, me, scalars):
-    set_current_compile_soc_info("Ascend310P3")
-    ti = tik.Tik()
-    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
-    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
-    u = ti.Tensor("float16", (32 * 32,), name="u", scope=tik.scope_ubuf)
-    out = ti.Tensor("float16", (32 * 32,), name="out", scope=tik.scope_gm)
-    ti.data_move(fm, g, 0, 1, 36, 0, 0)
-    if scalars:
-        ke, me = ti.Scalar("int32", name="ke", init_value=ke), ti.Scalar("int32", name="me", init_value=me)
-    ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, ke, me, 0, 0, 1, 1, 3, 3, 1, 1)
-    ti.data_move(out, u, 0, 1, 64, 0, 0)
-    ti.BuildCCE("ext", [g], [out])
-    return ti
+    def load(ti, u, fm):
+        k, m = ke, me
+        if scalars:
+            k, m = ti.Scalar("int32", name="ke", init_value=ke), ti.Scalar("int32", name="me", init_value=me)
+        ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, k, m, 0, 0, 1, 1, 3, 3, 1, 1)
+    return _map_kernel("ext", load, 32 * 32)
 
 
 @pytest.mark.parametrize("scalars", [False, True])
