@@ -667,6 +667,7 @@ class CubeMoveAPI(CubeBase):
                            what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)",
                            hint=f"make {name} a multiple of {unit} (it counts elements of whole {unit}-element "
                                 f"fractals)")
+        self._load3dv2_window_fits(h, w, pads, (kh, kw), (dh, dw))
         self._load3dv2_block_inside(h, w, pads, (kh, kw), (dh, dw), (sh, sw), ch, ks, ke, ms, me, d.dt)
         if rounded:                     # whole fractals (LOAD3DV2_EXTENSIONS_ROUNDED_UP)
             ke = -(-ke // c0) * c0 if isinstance(ke, int) else imul(idiv(iadd(ke, c0 - 1), c0), c0)
@@ -748,6 +749,32 @@ class CubeMoveAPI(CubeBase):
                             f"and pass that channel_size; the zero channels add nothing to mmad when their weight "
                             f"rows are zero too")
 
+    def _load3dv2_window_fits(self, h, w, pads, filt, dil) -> None:
+        """CANN TIK's ``check_dilation_filter_size`` (common_util.py; ``load3dv2`` calls it with the values it knows
+        at the call, its debugger's ``Load3DV2.eval_`` again when the instruction runs, before the block rows):
+        the dilated filter ``(filter - 1)*dilation + 1`` must fit the padded map ``l1 + pad_0 + pad_1``, per
+        dimension. Ints are refused at the call (they were refused only when the kernel ran, by ``pto.img2col``);
+        a TIK-valued size or pad is asserted when the instruction runs, so that the row check after it never runs
+        with ``Ho*Wo <= 0`` (it blamed m_extension for a filter larger than the map, review413)."""
+        (kh, kw), (dh, dw) = filt, dil
+        pl, pr, pt, pb = pads
+        fix = "use a map (with its padding) at least as large as the dilated filter (CANN TIK's " \
+              "check_dilation_filter_size), or a smaller filter or dilation"
+        for name, size, p0, p1, span, dim, fname, dname, side in (
+                ("l1_h", h, pt, pb, dh * (kh - 1) + 1, "height", "filter_h", "dilation_filter_h", "top + bottom"),
+                ("l1_w", w, pl, pr, dw * (kw - 1) + 1, "width", "filter_w", "dilation_filter_w", "left + right")):
+            if all(isinstance(v, int) for v in (size, p0, p1)):
+                if size + p0 + p1 < span:
+                    raise self._error(f"the dilated filter {dim} ({fname} - 1)*{dname} + 1 = {span} is larger than "
+                                      f"the padded map {dim} {name} + pad ({side}) = {size} + {p0 + p1} = "
+                                      f"{size + p0 + p1}", operand=name, value=size,
+                                      limit=f"{name} + pad >= {span}", hint=fix)
+            else:
+                self._emit("assert_in_range", iadd(size, iadd(p0, p1)), span,
+                           iadd(legacy_cube.FMATRIX_MAX_HW, iadd(p0, p1)),
+                           what=f"{name} + its padding (at least the dilated filter {dim}, "
+                                f"(filter - 1)*dilation + 1 = {span}) of tik.load3dv2", hint=fix)
+
     def _load3dv2_block_inside(self, h, w, pads, filt, dil, stride, ch, ks, ke, ms, me, dt):
         """CANN TIK's block checks (`LOAD3DV2_BLOCK_INSIDE_MATRIX`): ``m_start_pt + m_extension`` rounded up to 16
         at most ``Ho*Wo``, ``k_start_pt + k_extension`` rounded up to 32 bytes at most
@@ -774,21 +801,7 @@ class CubeMoveAPI(CubeBase):
                          (f"Ho*Wo = {ho * wo} is less than one 16-row fractal, so no block fits (CANN TIK's "
                           f"check_load3dv2_m_extension refuses blocks past Ho*Wo): add bottom padding (pad_list[3]) "
                           f"so that Ho*Wo reaches 16"))
-        elif any(isinstance(v, int) and v < 1 for v in (ho, wo)):
-            pass        # the window does not fit the map: pto.img2col says so (TIK checks that before the rows)
-        else:
-            # TIK's debugger checks that the dilated filter fits the padded map (check_dilation_filter_size) before
-            # the rows (check_load3dv2_m_extension): a TIK-valued l1_h / l1_w is checked first, so that the row
-            # check below never runs with Ho*Wo <= 0 (it blamed m_extension for a filter larger than the map)
-            for name, size, p0, p1, span, dim in (("l1_h", h, pt, pb, dh * (kh - 1) + 1, "height"),
-                                                  ("l1_w", w, pl, pr, dw * (kw - 1) + 1, "width")):
-                if not all(isinstance(v, int) for v in (size, p0, p1)):
-                    self._emit("assert_in_range", iadd(size, iadd(p0, p1)), span,
-                               iadd(legacy_cube.FMATRIX_MAX_HW, iadd(p0, p1)),
-                               what=f"{name} + its padding (at least the dilated filter {dim}, "
-                                    f"(filter - 1)*dilation + 1 = {span}) of tik.load3dv2",
-                               hint="use a map (with its padding) at least as large as the dilated filter (CANN "
-                                    "TIK's check_dilation_filter_size), or a smaller filter or dilation")
+        else:       # (the window fits the padded map: `_load3dv2_window_fits` ran first, as in TIK)
             self._emit("assert_in_range", need_m, 0, imul(ho, wo),
                        what="m_start_pt + m_extension rounded up to 16 (at most Ho*Wo) of tik.load3dv2",
                        hint="load fewer rows (m_extension) or start earlier (m_start_pt); the last Ho*Wo mod 16 "

@@ -276,7 +276,9 @@ def test_a_fitting_window_with_a_run_time_map_height_still_loads_and_checks_rows
 
 def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
     """l1_h a TIK value that fits, l1_w an int the dilated filter does not fit: the width error, not the rows
-    (the row check ran with Ho*Wo = 0: "... = 16 is outside [0, 0]", review413)."""
+    (the row check ran with Ho*Wo = 0: "... = 16 is outside [0, 0]", review413). The width is all ints, so it is
+    refused at the call, as TIK's check_dilation_filter_size does per dimension (k419: it was refused when the
+    kernel ran)."""
     set_current_compile_soc_info("Ascend310P3")
     ti = tik.Tik()
     g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
@@ -285,12 +287,13 @@ def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
     out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
     ti.data_move(fm, g, 0, 1, 36, 0, 0)
     l1_h = ti.Scalar("int32", name="l1_h", init_value=6)
-    ti.load3dv2(u, fm, [0, 0, 1, 1], l1_h, 6, 16, 16, 16, 0, 0, 1, 1, 4, 3, 3, 1)     # 10-wide window, 6-wide map
+    with raises_tik(IllegalOperand, match=r"operand l1_w: the dilated filter width \(filter_w - 1\)\*"
+                                          r"dilation_filter_w \+ 1 = 10 is larger than the padded map width") as info:
+        ti.load3dv2(u, fm, [0, 0, 1, 1], l1_h, 6, 16, 16, 16, 0, 0, 1, 1, 4, 3, 3, 1)  # 10-wide window, 6-wide map
+    assert "m_extension" not in str(info.value)
     ti.data_move(out, u, 0, 1, 16, 0, 0)
     ti.BuildCCE("wide", [g], [out])
-    with pytest.raises(IllegalOperand, match=r"filter does not fit the padded 6 x 6 map") as info:
-        run(ti, {"g": np.ones(36 * 16, np.float16)})
-    assert "m_extension" not in str(info.value)
+    run(ti, {"g": np.ones(36 * 16, np.float16)})            # the refused call left the kernel usable
 
 
 def _extension_kernel(ke, me, scalars):
@@ -446,3 +449,21 @@ def test_scalar_pads_load_like_ints_and_are_checked_when_they_run():
     with pytest.raises(IllegalOperand, match=r"m_start_pt \+ m_extension rounded up to 16 \(at most Ho\*Wo\) of "
                                              r"tik.load3dv2 = 32 is outside \[0, 16\]"):
         run(_pad_kernel(True, (0, 0, 0, 0)), {"g": x})
+
+
+@pytest.mark.parametrize("dim, args", [("height", dict(dh=4)), ("width", dict(dw=4)),
+                                       ("height", dict(h=2, pad=[1, 1, 0, 0]))])
+def test_an_int_window_larger_than_the_padded_map_is_refused_at_the_call(dim, args):
+    """CANN TIK's check_dilation_filter_size runs in load3dv2 itself when the values are known: the dilated filter
+    must fit the padded map. All-int windows were refused only when the kernel ran (by pto.img2col)."""
+    h, pad, dh, dw = args.get("h", 6), args.get("pad", [1, 1, 1, 1]), args.get("dh", 1), args.get("dw", 1)
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    name = "l1_h" if dim == "height" else "l1_w"
+    span = (dh if dim == "height" else dw) * 2 + 1
+    padded = (h + pad[2] + pad[3]) if dim == "height" else 6 + pad[0] + pad[1]
+    with raises_tik(IllegalOperand, match=rf"test_tik_load3dv2_tik_checks.py:\d+ in `tik.load3dv2`: operand {name}: "
+                                          rf"the dilated filter {dim} .* = {span} is larger than the padded map "
+                                          rf"{dim} {name} \+ pad .* = {padded}.*Fix: use a map \(with its padding\) "
+                                          rf"at least as large as the dilated filter"):
+        ti.load3dv2(T["u"], T["fm"], pad, h, 6, 16, 16, 16, 0, 0, 1, 1, 3, 3, dw, dh)
+    _finish_and_check_unchanged(ti, T)
