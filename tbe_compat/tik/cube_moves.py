@@ -637,14 +637,32 @@ class CubeMoveAPI(CubeBase):
         en_transpose = self._bool_arg(en_transpose, "en_transpose")
         if en_transpose and d.space != "l0a":
             raise self._error(f"load3dv2 en_transpose into {d.space.upper()} is not modelled: the public definition "
-                              f"(transpose the whole block and each fractal) covers the L0A path only",
+                              f"(Ascend C LoadData3DParamsV2.enTranspose, asc-devkit load_data_l12l0: transpose the "
+                              f"whole block and each fractal) covers the L0A path only, and no source says what it "
+                              f"does to a block that L0B already receives as the mmad operand B = X",
                               operand="en_transpose", value=d.tensor.scope, cls=UnsupportedOp,
-                              hint="load the untransposed block, or transpose into L0A")
+                              hint="pass en_transpose=False (into L0B the block already is the mmad operand B = X, "
+                                   "L0B_LOAD3DV2_IS_ZN_OF_X), or transpose into L0A")
         if en_transpose and d.dt.bits != 16:
-            raise self._error(f"load3dv2 en_transpose of {d.tensor.dtype} is not modelled: only 16-bit data (square "
-                              f"16 x 16 fractals) has a public definition", operand="en_transpose",
+            raise self._error(f"load3dv2 en_transpose of {d.tensor.dtype} is not modelled: only 16-bit data has a "
+                              f"textual definition (its 16 x 16 fractals stay square); for {d.dt.bits}-bit data the "
+                              f"16 x {d.dt.c0} fractals of X^T would have to be regrouped, and Ascend C's "
+                              f"enTranspose page shows that only in figures", operand="en_transpose",
                               value=d.tensor.dtype, cls=UnsupportedOp, limit="float16 (16-bit types)",
-                              hint="transpose 8/32-bit matrices with load2dv2 / the transposing loads")
+                              hint="load the block untransposed (en_transpose=False) and use it as it is, or keep "
+                                   "the data 16-bit for the transposed load")
+        # Named choice L0B_LOAD3DV2_IS_ZN_OF_X (tik_cube.md): into L0B the block becomes the mmad operand B = X (Zn of X,
+        # each fractal transposed: pto.img2col transpose), as load3dv1's (L0B_LOAD3DV1_IS_ZN_OF_X) -- Ascend C's
+        # matmul loads its B matrix into L0B with an untransposed Load3Dv2 (load_to_l0b_load3dv2.h)
+        l0b = d.space == "l0b"
+        if l0b and d.dt.bits != 16:
+            raise self._error(f"load3dv2 of {d.tensor.dtype} into L0B is not modelled: L0B receives the block as the "
+                              f"mmad operand B = X, and only 16-bit data, whose 16 x 16 fractals stay square, has a "
+                              f"public definition of that ({d.dt.bits}-bit L0B fractals are "
+                              f"{'32 x 16' if d.dt.bits == 8 else '8 x 16'}, the im2col block's 16 x {d.dt.c0}: no "
+                              f"source says how they are regrouped)", cls=UnsupportedOp, operand="dst",
+                              value=d.tensor.dtype, limit="float16 (16-bit types)",
+                              hint="load the block into L0A (it is the mmad operand A = X there), or into UB")
         c0 = d.dt.c0
         if en_small_k and isinstance(ch, int) and ch != 4:
             raise self._error(f"en_small_k packs 4-channel (C04) maps: channel_size must be 4, got {ch}",
@@ -674,8 +692,8 @@ class CubeMoveAPI(CubeBase):
             me = -(-me // 16) * 16 if isinstance(me, int) else imul(idiv(iadd(me, 15), 16), 16)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
-        if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K
-            ds = idiv(me, 16) if outer == "row" else idiv(ke, c0)
+        if en_transpose or l0b:     # written as X^T (k_extension x m_extension), fractal rows along K; into Nz
+            ds = idiv(me, 16) if outer == "row" else idiv(ke, c0)     # (L0B): the K fractals of one M block
         else:
             ds = idiv(ke, c0) if outer == "row" else idiv(me, 16)
         d.check_aligned(512 if d.space != "ub" else 32)
@@ -688,7 +706,7 @@ class CubeMoveAPI(CubeBase):
             dst_access = self._vec_access(d, imul(ke, me), True)
         pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
-                   dilation=(dh, dw), pad=pads, pad_value=(pv,), transpose=True if en_transpose else None,
+                   dilation=(dh, dw), pad=pads, pad_value=(pv,), transpose=True if en_transpose or l0b else None,
                    footprint=[s.read(None), dst_access])
 
     def _load3dv2_channel_size(self, ch: int, d):
