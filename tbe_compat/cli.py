@@ -339,14 +339,15 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
 
 def _emit(text: str, path: Optional[str], prog: str = "tik-compare-fixpipe") -> bool:
     """Write the report to ``path`` (``-o``) or stdout; False (after a one-line error) if ``path`` cannot be
-    written."""
+    written. The file is written all or nothing (`migrate.write_text_atomic`): a failed write leaves an
+    existing report as it was (it was truncated, k419)."""
     if path:
+        from .migrate import write_text_atomic
         try:
-            with open(path, "w") as f:
-                f.write(text)
-        except OSError as e:
-            print(f"{prog}: error: cannot write the report to {path!r}: {e.strerror or e}. Fix: give a file path "
-                  f"in an existing folder", file=sys.stderr)
+            write_text_atomic(path, text)
+        except (OSError, UnicodeError) as e:
+            print(f"{prog}: error: cannot write the report to {path!r}: {getattr(e, 'strerror', None) or e} (the "
+                  f"file was left as it was). Fix: give a file path in an existing folder", file=sys.stderr)
             return False
     else:
         sys.stdout.write(text)

@@ -56,6 +56,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from typing import Optional
@@ -532,14 +533,36 @@ def _has_debug_eval(program) -> bool:
     return any(isinstance(s, OpStmt) and s.call.spec.name == "debug_eval" for s in walk_stmts(program.body))
 
 
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` all or nothing: into a temporary file in the same folder, then
+    ``os.replace`` (atomic on one file system). On any failure (a full disk, an encoding error, an
+    interrupted write) the temporary file is removed and an existing ``path`` keeps its old contents:
+    ``tik-migrate -o`` left a partial file behind when the write failed half way."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if os.path.exists(path):
+            shutil.copymode(path, tmp)       # keep the existing file's permissions
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)    # what open(path, "w") would have created
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def save_io(tik, run, directory: str, *, locations: bool = True) -> list:
     """Write ``<kernel>.pto``, the inputs and the expected outputs of ``run`` to ``directory``; returns the
     ``pto-run`` argument list that reproduces the outputs (``--out NAME=<kernel>.NAME.out.npy``)."""
     name = tik.build.kernel_name
     os.makedirs(directory, exist_ok=True)
     pto_path = os.path.join(directory, f"{name}.pto")
-    with open(pto_path, "w", encoding="utf-8") as f:
-        f.write(kernel_asm(tik, locations=locations, runs=[run]))
+    write_text_atomic(pto_path, kernel_asm(tik, locations=locations, runs=[run]))
     argv = [pto_path]
     if _has_debug_eval(tik.program):         # the user's own script (DEBUG_EVAL_PARSED_ONLY_WHEN_ALLOWED)
         argv.append("--allow-debug-eval")
@@ -663,11 +686,11 @@ def main(argv: Optional[list] = None) -> int:
             if ns.output:
                 text = kernel_asm(tik, locations=locations, runs=runs)
                 try:
-                    with open(ns.output, "w", encoding="utf-8") as f:
-                        f.write(text)
-                except OSError as e:
-                    raise ConfigError(f"cannot write {ns.output!r}: {e.strerror or e}", operand="-o",
-                                      value=ns.output, hint="give a file path in an existing folder") from None
+                    write_text_atomic(ns.output, text)
+                except (OSError, UnicodeError) as e:
+                    raise ConfigError(f"cannot write {ns.output!r}: {getattr(e, 'strerror', None) or e} (the file "
+                                      f"was left as it was)", operand="-o", value=ns.output,
+                                      hint="give a file path in an existing folder") from None
                 print(f"tik-migrate: wrote {ns.output}", file=err)
             if ns.save_io:
                 if not runs:

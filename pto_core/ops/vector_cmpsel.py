@@ -266,10 +266,19 @@ del _c
 # ----------------------------------------------------------------------------- CMPMASK moves
 
 
+#: Named choice CMPMASK_UB_ALIGN (migration_guide/tik_vector.md, "CMPMASK moves"): the UB side of
+#: ``mov_tensor_to_cmpmask`` / ``mov_cmpmask_to_tensor`` (TIK) and of these ops is 16-byte aligned, not the 32 bytes
+#: of TIK's general UB table. The specific text wins over the general one (the TIK general-restrictions page: "the
+#: restrictions specified by each TIK API apply"): Ascend C's SetCmpMask / GetCmpMask pages (the same register
+#: moves) say "the LocalTensor's start address must be 16-byte aligned" (SetCmpMask's CANN 8.0.0 page said 32 B;
+#: 8.2.RC1 and later, 8.5.0 and 9.0.0 say 16 B; GetCmpMask always 16 B). The TIK pages of the two moves state no
+#: alignment, and CANN's basic_lstm_cell_input_grad and max_pool_grad_with_argmax (v100) load CMPMASK from
+#: ``mask[k * 16 bytes]``, which 32 B would refuse.
+CMPMASK_UB_ALIGN = 16
+
+
 def _mov_check(p, op, operand):
-    # The CMPMASK moves transfer one 16-byte register, so 16-byte UB offsets are legal: CANN's
-    # basic_lstm_cell_input_grad and max_pool_grad_with_argmax (v100) load it from mask[k * 16 bytes].
-    ve.check_ub(p, op=op, operand=operand, align=CMPMASK_BYTES)
+    ve.check_ub(p, op=op, operand=operand, align=CMPMASK_UB_ALIGN)
 
 
 #: Bits a ``mov_tensor_to_cmpmask{bits = 64}`` load takes from UB (the rest of CMPMASK is cleared).

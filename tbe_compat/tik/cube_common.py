@@ -15,7 +15,7 @@ import contextlib
 from typing import Optional
 
 from pto_core import program as P
-from pto_core.errors import IllegalOperand
+from pto_core.errors import IllegalOperand, UnsupportedOp
 
 from .. import platform
 from .api import Operand, TikBase
@@ -50,9 +50,21 @@ def ceil_div(a: int, b: int) -> int:
 class CubeBase(TikBase):
     """Helpers of the cube family (mixed into `tbe_compat.tik.Tik` through `cube.CubeAPI`)."""
 
-    def _cube_imm(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *, hint: Optional[str] = None):
-        """A TIK immediate: a Python int (range-checked). TIK values are rejected with a clear message."""
+    def _cube_imm(self, v, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *, hint: Optional[str] = None,
+                  tik_takes_values: Optional[str] = None):
+        """A Python int (range-checked) that the lowering needs when it traces the call.
+
+        A TIK value (Scalar / Expr) is refused. ``tik_takes_values`` says why the simulator needs the int
+        where CANN TIK itself accepts a Scalar or Expr for the argument (it goes to a register when the
+        instruction runs): the refusal is then `UnsupportedOp` naming that reason (a limit of the simulator,
+        not an illegal kernel); without it TIK wants an immediate too and the refusal is `IllegalOperand`."""
         if isinstance(v, (Expr, P.Expr)) and static_int(v) is None:
+            if tik_takes_values:
+                raise self._error(f"{name} as a TIK value (Scalar or Expr) is not supported: CANN TIK accepts one "
+                                  f"(the value goes to a register when the instruction runs), but the simulator "
+                                  f"{tik_takes_values}", operand=name, value=repr(v), cls=UnsupportedOp,
+                                  hint=f"pass {name} as a Python int (branch on the value in Python, or with "
+                                       f"if_scope over the few values it takes, each call with an int)")
             raise self._error(f"{name} must be an immediate Python int, got a TIK expression", operand=name,
                               value=repr(v), hint=hint or "compute it in Python (it fixes the instruction sequence)")
         i = static_int(v)

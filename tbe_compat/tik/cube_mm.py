@@ -48,6 +48,14 @@ MMAD_UNSUPPORTED = {"en_weight_offset": "weight offset (asymmetric int8 weights)
                     "en_winograd_b": "winograd weight"}
 #: chips whose conv2d/matmul/mmad accept an L1 bias (bias table): tik_api.md §8.1-§8.3.
 BIAS_SOCS = ("Ascend910B", "Ascend910_93", "Ascend310B")
+#: Named choice BIAS_L1_ALIGN (migration_guide/tik_cube.md, "mmad"): the L1 bias of ``mmad(bias_tensor=)``,
+#: ``matmul(bias=)`` and ``conv2d(bias=)`` starts 32-byte aligned. The bias reaches the bias table through the
+#: L1 -> BT move, whose source must be 32 B aligned (CCE ``copy_cbuf_to_bt``: "src: 32B aligned"; ``pto.mte_l1_bt``
+#: checks %src so when it runs). TIK's mmad page gives no rule of its own for bias_tensor (tik_api.md §8.1), and
+#: the general TIK table's 512 B for L1 describes where TIK places tensors, which the simulator does not apply to
+#: L1 operand offsets (load2d / matmul sources use 32 B too). mmad's bias_tensor was not checked at the call (a
+#: misaligned one stopped the run inside the lowering's pto.mte_l1_bt, k419).
+BIAS_L1_ALIGN = 32
 #: largest m, n, k of one pto.mad (12-bit fields)
 MAD_K_MAX = 4095
 #: Named choice MACRO_TILES_FIT_THREAD_COPIES: in the body of a ``for_range(..., thread_num=n)`` the scratch
@@ -182,6 +190,7 @@ class CubeMatmulAPI(CubeBase):
                 raise self._error(f"bias_tensor dtype {bt.tensor.dtype} must be the dst dtype {d.tensor.dtype}",
                                   operand="bias_tensor", value=bt.tensor.dtype, limit=d.tensor.dtype,
                                   hint=f"declare bias_tensor {d.tensor.dtype} (the L0C dst dtype)")
+            bt.check_aligned(BIAS_L1_ALIGN)
             if isinstance(n, int) and n > 0:        # the mad adds bias[j] to column j < matrix_n (as matmul's bias)
                 bt.check_extent(bt.dt.nbytes(n), f"{n} bias values (one per column, matrix_n = {n})",
                                 hint="give bias_tensor at least matrix_n values (bias[j] is added to column j)")
@@ -419,7 +428,7 @@ class CubeMatmulAPI(CubeBase):
             raise self._error(f"bias dtype {bo.tensor.dtype} must be the dst dtype {d.tensor.dtype}", operand="bias",
                               value=bo.tensor.dtype, limit=d.tensor.dtype,
                               hint=f"declare bias {d.tensor.dtype} (the L0C dst dtype)")
-        bo.check_aligned(32)
+        bo.check_aligned(BIAS_L1_ALIGN)
         bo.check_extent(bo.dt.nbytes(n), f"{n} bias values")
         return bo
 

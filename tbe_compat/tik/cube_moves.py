@@ -78,6 +78,19 @@ NO_L0C_UB_PATH_HINTS = {
     ("ub", "l0c"): "initialise L0C with mmad instead: is_bias=0 overwrites it, and a bias (or another start value "
                    "per column) goes in through mmad's bias_tensor (an L1 tensor moved to the bias table)",
 }
+#: Arguments CANN TIK accepts as int, Scalar or Expr (its ``_load3dv1_load3dv2_col2img_check`` type checks; its
+#: debugger's ``Load3DV1`` / ``Load3DV2`` / ``Col2Img`` read them with ``evaluate_expr`` when the instruction runs)
+#: but that the simulator needs as Python ints when it traces the call, each with the reason: a TIK value for one of
+#: them is `UnsupportedOp` (a limit of the simulator), not `IllegalOperand` (review: a Scalar ``channel_size`` was
+#: called illegal). Arguments TIK itself wants as immediates (load3dv1 ``_csize``, data_move ``ConvReluMode``) stay
+#: `IllegalOperand`.
+RUN_TIME_ARGS_NEEDED_AT_TRACE = {
+    **{name: "lays out the im2col window walk (the output width Wo and the filter taps along K) when it traces "
+             "the call" for name in ("stride_w", "stride_h", "filter_w", "filter_h", "dilation_filter_w",
+                                     "dilation_filter_h")},
+    "jump_offset": "sizes and places the destination fractals (jump_offset fractals apart) when it traces the call",
+    "repeat_mode": "chooses the direction of the walk (K for 0, M for 1) when it traces the call",
+}
 #: load3dv1 dtypes (the TIK load3dv1 page; Ascend C Load3Dv1: uint8_t/int8_t/half on the training and
 #: inference AI cores). TIK's own API table lists the chips only, so the page decides the dtype.
 LOAD3DV1_DTYPES = ("uint8", "int8", "float16")
@@ -430,10 +443,8 @@ class CubeMoveAPI(CubeBase):
         fh = self._int_arg(fetch_filter_h, "fetch_filter_h", 0, 254)
         lw = self._int_arg(left_top_w, "left_top_w", -255, 32767)
         lh = self._int_arg(left_top_h, "left_top_h", -255, 32767)
-        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
-        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        sw, sh, kw, kh, dw, dh = self._img2col_geometry(stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
+                                                        dilation_filter_h)
         if (isinstance(fw, int) and fw >= kw) or (isinstance(fh, int) and fh >= kh):
             bad_w = isinstance(fw, int) and fw >= kw
             raise self._error(f"fetch position (fetch_filter_h, fetch_filter_w) = ({_show(fh)}, {_show(fw)}) is "
@@ -454,7 +465,14 @@ class CubeMoveAPI(CubeBase):
                 raise self._error(e.message, operand="left_top_w", value=(lh, lw), hint=e.hint) from None
         return pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0
 
-    def _fmatrix_pads(self, pad, api: str) -> tuple:
+    def _img2col_geometry(self, *values) -> tuple:
+        """``(stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h)`` as checked ints
+        (TIK values: `UnsupportedOp`, `RUN_TIME_ARGS_NEEDED_AT_TRACE`)."""
+        names = ("stride_w", "stride_h", "filter_w", "filter_h", "dilation_filter_w", "dilation_filter_h")
+        return tuple(self._cube_imm(v, n, 1, 63 if n.startswith("stride") else 255,
+                                    tik_takes_values=RUN_TIME_ARGS_NEEDED_AT_TRACE[n]) for v, n in zip(values, names))
+
+    def _fmatrix_pads(self, pad, api: str, name: str = "pad") -> tuple:
         """``pad`` = [left, right, top, bottom], each in [0, 255]: Python ints (checked now) or TIK values.
 
         Named choice FMATRIX_PADS_AT_RUN_TIME (tik_cube.md): TIK values are allowed because the pads are fields of the FMATRIX register that TIK assembles when
@@ -463,13 +481,14 @@ class CubeMoveAPI(CubeBase):
         ``pto.assert_in_range`` at the call's line, and the window raster then depends on it
         (`_runtime_raster`)."""
         if not isinstance(pad, (list, tuple)) or len(pad) != 4:
-            raise self._error(f"pad must be a list of 4 values [left, right, top, bottom], got {pad!r}",
-                              operand="pad", value=repr(pad), limit="4 values in [0, 255]",
-                              hint="pass pad as [pad_left, pad_right, pad_top, pad_bottom] (ints, Scalars or Exprs)")
-        pads = tuple(self._int_arg(x, f"pad[{i}]", 0, 255) for i, x in enumerate(pad))
+            raise self._error(f"{name} must be a list of 4 values [left, right, top, bottom], got {pad!r}",
+                              operand=name, value=repr(pad), limit="4 values in [0, 255]",
+                              hint=f"pass {name} as [pad_left, pad_right, pad_top, pad_bottom] (ints, Scalars or "
+                                   f"Exprs)")
+        pads = tuple(self._int_arg(x, f"{name}[{i}]", 0, 255) for i, x in enumerate(pad))
         for i, (side, v) in enumerate(zip(("left", "right", "top", "bottom"), pads)):
             if not isinstance(v, int):
-                self._emit("assert_in_range", P.cast(v, P.I64), 0, 255, what=f"pad[{i}] ({side}) of {api}")
+                self._emit("assert_in_range", P.cast(v, P.I64), 0, 255, what=f"{name}[{i}] ({side}) of {api}")
         return pads
 
     def _img2col_runtime_checks(self, api: str, rs, fw, fh, lw, lh):
@@ -526,8 +545,10 @@ class CubeMoveAPI(CubeBase):
                                    dilation_filter_h)
         pads, h, w, fw, fh, lw, lh, sw, sh, kw, kh, dw, dh, rs, m0 = win
         c1 = self._int_arg(c1_index, "c1_index", 0, 4095)
-        jump = self._cube_imm(jump_offset, "jump_offset", 1, 127)
-        mode = self._cube_imm(repeat_mode, "repeat_mode", 0, 1)
+        jump = self._cube_imm(jump_offset, "jump_offset", 1, 127,
+                              tik_takes_values=RUN_TIME_ARGS_NEEDED_AT_TRACE["jump_offset"])
+        mode = self._cube_imm(repeat_mode, "repeat_mode", 0, 1,
+                              tik_takes_values=RUN_TIME_ARGS_NEEDED_AT_TRACE["repeat_mode"])
         rep = self._int_arg(repeat_time, "repeat_time", 1, 255)
         csize = self._cube_imm(_csize, "_csize", 0, 1)
         c0 = d.dt.c0
@@ -596,39 +617,61 @@ class CubeMoveAPI(CubeBase):
         s = self._operand(src, "src", spaces=("l1",))
         self._require_support("tik.load3dv2", d.tensor.dtype)
         self._cube_same_dtype(s, d)
-        pads = self._cube_int_list(pad_list, "pad_list", 4, 0, 255)
+        # TIK values allowed (FMATRIX_PADS_AT_RUN_TIME; CANN TIK's _load3dv1_load3dv2_col2img_check takes int,
+        # Scalar or Expr): they were refused as "must be an immediate Python int"
+        pads = self._fmatrix_pads(pad_list, "tik.load3dv2", name="pad_list")
         # TIK values: range-checked when they run under their TIK names (pto.img2col then validates the map and
         # would name its own operands %fm_h, %k_ext, ...)
         h = self._int_arg(l1_h, "l1_h", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api="tik.load3dv2")
         w = self._int_arg(l1_w, "l1_w", 1, legacy_cube.FMATRIX_MAX_HW, run_time_api="tik.load3dv2")
-        ch = self._cube_imm(channel_size, "channel_size", 1, 63 * 1024)
+        # a TIK value: checked against TIK's channel rule when the instruction runs (`_load3dv2_channel_size_at_run`)
+        ch = self._int_arg(channel_size, "channel_size", 1, 63 * 1024, run_time_api="tik.load3dv2")
         ke = self._int_arg(k_extension, "k_extension", 1, U16, run_time_api="tik.load3dv2")
         me = self._int_arg(m_extension, "m_extension", 1, U16, run_time_api="tik.load3dv2")
         ks = self._int_arg(k_start_pt, "k_start_pt", 0, U16, run_time_api="tik.load3dv2")
         ms = self._int_arg(m_start_pt, "m_start_pt", 0, U16)
         if not isinstance(ms, int):     # pto.img2col also takes the negative rows of load3dv1 walks: check here
             self._emit("assert_in_range", P.cast(ms, P.I64), 0, U16, what="m_start_pt of tik.load3dv2")
-        sw, sh = self._cube_imm(stride_w, "stride_w", 1, 63), self._cube_imm(stride_h, "stride_h", 1, 63)
-        kw, kh = self._cube_imm(filter_w, "filter_w", 1, 255), self._cube_imm(filter_h, "filter_h", 1, 255)
-        dw = self._cube_imm(dilation_filter_w, "dilation_filter_w", 1, 255)
-        dh = self._cube_imm(dilation_filter_h, "dilation_filter_h", 1, 255)
+        sw, sh, kw, kh, dw, dh = self._img2col_geometry(stride_w, stride_h, filter_w, filter_h, dilation_filter_w,
+                                                        dilation_filter_h)
         en_transpose = self._bool_arg(en_transpose, "en_transpose")
         if en_transpose and d.space != "l0a":
             raise self._error(f"load3dv2 en_transpose into {d.space.upper()} is not modelled: the public definition "
-                              f"(transpose the whole block and each fractal) covers the L0A path only",
+                              f"(Ascend C LoadData3DParamsV2.enTranspose, asc-devkit load_data_l12l0: transpose the "
+                              f"whole block and each fractal) covers the L0A path only, and no source says what it "
+                              f"does to a block that L0B already receives as the mmad operand B = X",
                               operand="en_transpose", value=d.tensor.scope, cls=UnsupportedOp,
-                              hint="load the untransposed block, or transpose into L0A")
+                              hint="pass en_transpose=False (into L0B the block already is the mmad operand B = X, "
+                                   "L0B_LOAD3DV2_IS_ZN_OF_X), or transpose into L0A")
         if en_transpose and d.dt.bits != 16:
-            raise self._error(f"load3dv2 en_transpose of {d.tensor.dtype} is not modelled: only 16-bit data (square "
-                              f"16 x 16 fractals) has a public definition", operand="en_transpose",
+            raise self._error(f"load3dv2 en_transpose of {d.tensor.dtype} is not modelled: only 16-bit data has a "
+                              f"textual definition (its 16 x 16 fractals stay square); for {d.dt.bits}-bit data the "
+                              f"16 x {d.dt.c0} fractals of X^T would have to be regrouped, and Ascend C's "
+                              f"enTranspose page shows that only in figures", operand="en_transpose",
                               value=d.tensor.dtype, cls=UnsupportedOp, limit="float16 (16-bit types)",
-                              hint="transpose 8/32-bit matrices with load2dv2 / the transposing loads")
+                              hint="load the block untransposed (en_transpose=False) and use it as it is, or keep "
+                                   "the data 16-bit for the transposed load")
+        # Named choice L0B_LOAD3DV2_IS_ZN_OF_X (tik_cube.md): into L0B the block becomes the mmad operand B = X (Zn of X,
+        # each fractal transposed: pto.img2col transpose), as load3dv1's (L0B_LOAD3DV1_IS_ZN_OF_X) -- Ascend C's
+        # matmul loads its B matrix into L0B with an untransposed Load3Dv2 (load_to_l0b_load3dv2.h)
+        l0b = d.space == "l0b"
+        if l0b and d.dt.bits != 16:
+            raise self._error(f"load3dv2 of {d.tensor.dtype} into L0B is not modelled: L0B receives the block as the "
+                              f"mmad operand B = X, and only 16-bit data, whose 16 x 16 fractals stay square, has a "
+                              f"public definition of that ({d.dt.bits}-bit L0B fractals are "
+                              f"{'32 x 16' if d.dt.bits == 8 else '8 x 16'}, the im2col block's 16 x {d.dt.c0}: no "
+                              f"source says how they are regrouped)", cls=UnsupportedOp, operand="dst",
+                              value=d.tensor.dtype, limit="float16 (16-bit types)",
+                              hint="load the block into L0A (it is the mmad operand A = X there), or into UB")
         c0 = d.dt.c0
-        if en_small_k and ch != 4:
+        if en_small_k and isinstance(ch, int) and ch != 4:
             raise self._error(f"en_small_k packs 4-channel (C04) maps: channel_size must be 4, got {ch}",
                               operand="en_small_k", value=ch, limit="channel_size 4",
                               hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size=4")
-        self._load3dv2_channel_size(ch, d)
+        if isinstance(ch, int):
+            self._load3dv2_channel_size(ch, d)
+        else:
+            self._load3dv2_channel_size_at_run(ch, d, bool(en_small_k))
         rounded = (("k_extension", c0), ("m_extension", 16)) if LOAD3DV2_EXTENSIONS_ROUNDED_UP else ()
         for name, v, unit in (("k_extension", ke, c0), ("k_start_pt", ks, c0), ("m_extension", me, 16),
                               ("m_start_pt", ms, 16)):      # TIK _load3dv2_check: "should be multiple of 16"
@@ -642,14 +685,15 @@ class CubeMoveAPI(CubeBase):
                            what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)",
                            hint=f"make {name} a multiple of {unit} (it counts elements of whole {unit}-element "
                                 f"fractals)")
+        self._load3dv2_window_fits(h, w, pads, (kh, kw), (dh, dw))
         self._load3dv2_block_inside(h, w, pads, (kh, kw), (dh, dw), (sh, sw), ch, ks, ke, ms, me, d.dt)
         if rounded:                     # whole fractals (LOAD3DV2_EXTENSIONS_ROUNDED_UP)
             ke = -(-ke // c0) * c0 if isinstance(ke, int) else imul(idiv(iadd(ke, c0 - 1), c0), c0)
             me = -(-me // 16) * 16 if isinstance(me, int) else imul(idiv(iadd(me, 15), 16), 16)
         outer = "col" if d.space == "l0b" or (d.space == "l0a" and l0a_layout(platform.current_soc().profile)
                                                 != "Zz") else "row"
-        if en_transpose:        # the block is written as X^T (k_extension x m_extension), fractal rows along K
-            ds = idiv(me, 16) if outer == "row" else idiv(ke, c0)
+        if en_transpose or l0b:     # written as X^T (k_extension x m_extension), fractal rows along K; into Nz
+            ds = idiv(me, 16) if outer == "row" else idiv(ke, c0)     # (L0B): the K fractals of one M block
         else:
             ds = idiv(ke, c0) if outer == "row" else idiv(me, 16)
         d.check_aligned(512 if d.space != "ub" else 32)
@@ -662,7 +706,7 @@ class CubeMoveAPI(CubeBase):
             dst_access = self._vec_access(d, imul(ke, me), True)
         pv = self._cube_pad_imm(0 if pad_value is None else pad_value, d.dt)
         self._emit("img2col", s.ptr, d.ptr, h, w, ch, ks, ke, ms, me, ds, stride=(sh, sw), filter=(kh, kw),
-                   dilation=(dh, dw), pad=pads, pad_value=(pv,), transpose=True if en_transpose else None,
+                   dilation=(dh, dw), pad=pads, pad_value=(pv,), transpose=True if en_transpose or l0b else None,
                    footprint=[s.read(None), dst_access])
 
     def _load3dv2_channel_size(self, ch: int, d):
@@ -691,7 +735,65 @@ class CubeMoveAPI(CubeBase):
                                f"channel_size={whole}; the zero channels add nothing to mmad when their weight rows "
                                f"are zero too")
 
-    def _load3dv2_block_inside(self, h, w, pads, filt, dil, stride, ch: int, ks, ke, ms, me, dt):
+    def _load3dv2_channel_size_at_run(self, ch, d, small_k: bool) -> None:
+        """A TIK-valued ``channel_size`` (CANN TIK accepts int, Scalar or Expr: ``_load3dv2_check``; its debugger
+        applies ``check_load3dv2_channel_size`` to the value when the instruction runs): the checks
+        `_load3dv2_channel_size` makes at the call for ints, made when the instruction runs, with the same error
+        classes -- a count outside TIK's rule stops the run as an `IllegalOperand` (``pto.assert_in_range``), a
+        count TIK takes but the simulator does not model as an `UnsupportedOp` (``pto.unmodelled``)."""
+        dt = d.dt
+        c0, rems = dt.c0, legacy_cube.IMG2COL_CHANNEL_REMAINDERS.get(dt.bits, (0,))
+        rule = f"channel_size mod {c0} in {{{', '.join(map(str, rems))}}}"
+        v = P.cast(ch, P.I64)
+        rem = irem(v, c0)
+        if small_k:
+            self._emit("assert_in_range", v, 4, 4, what="channel_size of tik.load3dv2 with en_small_k (the 4-channel "
+                                                        "C04 packing)",
+                       hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size = 4")
+        with self._cube_if(P.all_(*(P.cmp("ne", rem, r) for r in rems))):
+            self._emit("assert_in_range", rem, rems[0], rems[0],
+                       what=f"channel_size mod {c0} of tik.load3dv2 ({dt.tik_name} maps: CANN TIK takes {rule}, "
+                            f"check_load3dv2_channel_size)",
+                       hint=f"store the map as [C1, H, W, {c0}] and make channel_size C1*{c0} (the extra channels "
+                            f"zero)" + (", or 4 for a 4-channel (C04) float16 map" if dt.bits == 16 else ""))
+        modelled = legacy_cube.IMG2COL_MODELLED_CHANNELS.get(dt.bits, ())
+        with self._cube_if(P.all_(P.cmp("ne", rem, 0), *(P.cmp("ne", v, m) for m in modelled))):
+            self._emit("unmodelled", what=f"tik.load3dv2 with a run-time channel_size that is not a multiple of {c0} "
+                                          f"({dt.tik_name} map)",
+                       why=f"CANN TIK accepts it ({rule}: check_load3dv2_channel_size; Ascend C "
+                           f"LoadData3DParamsV2.channelSize), but no public source defines how such a map lies in L1 "
+                           f"and which K columns it fills",
+                       hint=f"pad the map's channels with zeros to the next multiple of {c0} (a [C1, H, W, {c0}] map) "
+                            f"and pass that channel_size; the zero channels add nothing to mmad when their weight "
+                            f"rows are zero too")
+
+    def _load3dv2_window_fits(self, h, w, pads, filt, dil) -> None:
+        """CANN TIK's ``check_dilation_filter_size`` (common_util.py; ``load3dv2`` calls it with the values it knows
+        at the call, its debugger's ``Load3DV2.eval_`` again when the instruction runs, before the block rows):
+        the dilated filter ``(filter - 1)*dilation + 1`` must fit the padded map ``l1 + pad_0 + pad_1``, per
+        dimension. Ints are refused at the call (they were refused only when the kernel ran, by ``pto.img2col``);
+        a TIK-valued size or pad is asserted when the instruction runs, so that the row check after it never runs
+        with ``Ho*Wo <= 0`` (it blamed m_extension for a filter larger than the map, review413)."""
+        (kh, kw), (dh, dw) = filt, dil
+        pl, pr, pt, pb = pads
+        fix = "use a map (with its padding) at least as large as the dilated filter (CANN TIK's " \
+              "check_dilation_filter_size), or a smaller filter or dilation"
+        for name, size, p0, p1, span, dim, fname, dname, side in (
+                ("l1_h", h, pt, pb, dh * (kh - 1) + 1, "height", "filter_h", "dilation_filter_h", "top + bottom"),
+                ("l1_w", w, pl, pr, dw * (kw - 1) + 1, "width", "filter_w", "dilation_filter_w", "left + right")):
+            if all(isinstance(v, int) for v in (size, p0, p1)):
+                if size + p0 + p1 < span:
+                    raise self._error(f"the dilated filter {dim} ({fname} - 1)*{dname} + 1 = {span} is larger than "
+                                      f"the padded map {dim} {name} + pad ({side}) = {size} + {p0 + p1} = "
+                                      f"{size + p0 + p1}", operand=name, value=size,
+                                      limit=f"{name} + pad >= {span}", hint=fix)
+            else:
+                self._emit("assert_in_range", iadd(size, iadd(p0, p1)), span,
+                           iadd(legacy_cube.FMATRIX_MAX_HW, iadd(p0, p1)),
+                           what=f"{name} + its padding (at least the dilated filter {dim}, "
+                                f"(filter - 1)*dilation + 1 = {span}) of tik.load3dv2", hint=fix)
+
+    def _load3dv2_block_inside(self, h, w, pads, filt, dil, stride, ch, ks, ke, ms, me, dt):
         """CANN TIK's block checks (`LOAD3DV2_BLOCK_INSIDE_MATRIX`): ``m_start_pt + m_extension`` rounded up to 16
         at most ``Ho*Wo``, ``k_start_pt + k_extension`` rounded up to 32 bytes at most
         ``channel_size*filter_h*filter_w``; at the call for ints, when the instruction runs otherwise."""
@@ -699,11 +801,11 @@ class CubeMoveAPI(CubeBase):
             return
         (kh, kw), (dh, dw), (sh, sw) = filt, dil, stride
         pl, pr, pt, pb = pads
-        ho = iadd(idiv(isub(iadd(h, pt + pb), dh * (kh - 1) + 1), sh), 1)
-        wo = iadd(idiv(isub(iadd(w, pl + pr), dw * (kw - 1) + 1), sw), 1)
+        ho = iadd(idiv(isub(iadd(h, iadd(pt, pb)), dh * (kh - 1) + 1), sh), 1)
+        wo = iadd(idiv(isub(iadd(w, iadd(pl, pr)), dw * (kw - 1) + 1), sw), 1)
         need_m = imul(idiv(iadd(iadd(ms, me), 15), 16), 16)
         size = dt.bits // 8
-        k_total = ch * kh * kw
+        k_total = imul(ch, kh * kw)             # an expression for a TIK-valued channel_size
         need_k = idiv(imul(idiv(iadd(imul(iadd(ks, ke), size), 31), 32), 32), size)
         if all(isinstance(v, int) for v in (ho, wo, need_m)):
             if ho >= 1 and wo >= 1 and need_m > ho * wo:     # (a window that does not fit: pto.img2col says so)
@@ -717,25 +819,12 @@ class CubeMoveAPI(CubeBase):
                          (f"Ho*Wo = {ho * wo} is less than one 16-row fractal, so no block fits (CANN TIK's "
                           f"check_load3dv2_m_extension refuses blocks past Ho*Wo): add bottom padding (pad_list[3]) "
                           f"so that Ho*Wo reaches 16"))
-        elif any(isinstance(v, int) and v < 1 for v in (ho, wo)):
-            pass        # the window does not fit the map: pto.img2col says so (TIK checks that before the rows)
-        else:
-            # TIK's debugger checks that the dilated filter fits the padded map (check_dilation_filter_size) before
-            # the rows (check_load3dv2_m_extension): a TIK-valued l1_h / l1_w is checked first, so that the row
-            # check below never runs with Ho*Wo <= 0 (it blamed m_extension for a filter larger than the map)
-            for name, size, p0, p1, span, dim in (("l1_h", h, pt, pb, dh * (kh - 1) + 1, "height"),
-                                                  ("l1_w", w, pl, pr, dw * (kw - 1) + 1, "width")):
-                if not isinstance(size, int):
-                    self._emit("assert_in_range", iadd(size, p0 + p1), span, legacy_cube.FMATRIX_MAX_HW + p0 + p1,
-                               what=f"{name} + its padding (at least the dilated filter {dim}, "
-                                    f"(filter - 1)*dilation + 1 = {span}) of tik.load3dv2",
-                               hint="use a map (with its padding) at least as large as the dilated filter (CANN "
-                                    "TIK's check_dilation_filter_size), or a smaller filter or dilation")
+        else:       # (the window fits the padded map: `_load3dv2_window_fits` ran first, as in TIK)
             self._emit("assert_in_range", need_m, 0, imul(ho, wo),
                        what="m_start_pt + m_extension rounded up to 16 (at most Ho*Wo) of tik.load3dv2",
                        hint="load fewer rows (m_extension) or start earlier (m_start_pt); the last Ho*Wo mod 16 "
                             "rows need bottom padding (tik_cube.md, load3dv2)")
-        if isinstance(need_k, int):
+        if isinstance(need_k, int) and isinstance(k_total, int):
             if need_k > k_total:
                 raise self._error(
                     f"k_start_pt + k_extension = {ks} + {ke} (rounded up to 32 bytes: {need_k}) is past the "

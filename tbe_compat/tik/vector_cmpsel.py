@@ -24,6 +24,7 @@ writes ``PAR/8`` bytes (golden §10.5). ``vcmp_*`` leaves 0 in masked-off lanes 
 from __future__ import annotations
 
 from pto_core.errors import UnsupportedOp
+from pto_core.ops import vector_cmpsel as core_cmpsel
 
 from .api import tik_api
 from .tensor import Tensor
@@ -175,8 +176,8 @@ class CmpSelAPI(VectorBase):
     @tik_api("mov_tensor_to_cmpmask")
     def mov_tensor_to_cmpmask(self, src):
         """Load 16 bytes (2 x uint64) from UB into CMPMASK; returns the CMPMASK handle. ``src`` needs
-        16-byte alignment only (one register; CANN's basic_lstm_cell_input_grad loads mask[r * 16 B])."""
-        s = self._vec_operand(src, "src", align=CMPMASK_BYTES)
+        16-byte alignment only (named choice CMPMASK_UB_ALIGN, pto_core/ops/vector_cmpsel.py)."""
+        s = self._vec_operand(src, "src", align=core_cmpsel.CMPMASK_UB_ALIGN)
         size = max(1, s.dt.bits // 8)
         self._vec_emit("mov_tensor_to_cmpmask", s.ptr,
                        footprint=[self._vec_access(s, -(-CMPMASK_BYTES // size), False)])
@@ -189,7 +190,7 @@ class CmpSelAPI(VectorBase):
             raise self._error("src_cmpmask should be the CMPMASK returned by vcmp_* or mov_tensor_to_cmpmask",
                               operand="src_cmpmask", value=repr(src_cmpmask),
                               hint="pass the value vcmp_*(...) or mov_tensor_to_cmpmask(...) returned")
-        d = self._vec_operand(dst, "dst", align=CMPMASK_BYTES)
+        d = self._vec_operand(dst, "dst", align=core_cmpsel.CMPMASK_UB_ALIGN)
         size = max(1, d.dt.bits // 8)
         self._vec_emit("mov_cmpmask_to_tensor", d.ptr,
                        footprint=[self._vec_access(d, -(-CMPMASK_BYTES // size), True)])

@@ -132,6 +132,27 @@ def test_a_npy_feed_or_an_unwritable_report_is_a_usage_error(tmp_path, capsys):
     assert "cannot write the report" in err and "Traceback" not in err
 
 
+def test_a_failed_report_write_leaves_the_old_report(tmp_path, capsys, monkeypatch):
+    """-o writes all or nothing (migrate.write_text_atomic, as tik-migrate -o): a failing write keeps the old
+    report and leaves no temporary file; it truncated the old report before."""
+    from tbe_compat import migrate
+    script = tmp_path / "b.py"
+    script.write_text(BUILD_ONLY)
+    report = tmp_path / "r.txt"
+    report.write_text("old report\n")
+    before = sorted(os.listdir(tmp_path))
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(migrate.os, "replace", refuse)
+    assert main(["-o", str(report), str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "left as it was" in err and "Fix:" in err
+    assert report.read_text() == "old report\n" and sorted(os.listdir(tmp_path)) == before
+    monkeypatch.undo()
+    assert main(["-o", str(report), str(script)]) == 0 and report.read_text() != "old report\n"
+
+
 def test_usage_error_wording_for_a_folder_and_a_non_npz_feed(tmp_path, capsys):
     """A folder given as the script is not called missing; a feed that is not an .npz does not get numpy's
     allow_pickle advice (loading it with pickle would not help)."""

@@ -140,6 +140,41 @@ def test_cli_output_file_and_kernel_selection(tmp_path, capsys):
     assert main([str(tmp_path / "missing.py")]) == 2
 
 
+def test_cli_output_write_failure_leaves_the_existing_file_untouched(tmp_path, capsys, monkeypatch):
+    """-o writes all or nothing (migrate.write_text_atomic): a write that fails half way (here text the encoder
+    refuses, then a failing rename) keeps the old file and leaves no temporary file behind; it truncated the old
+    file before."""
+    script = _script(tmp_path)
+    out = tmp_path / "k.pto"
+    out.write_text("old contents\n")
+    before = sorted(os.listdir(tmp_path))
+    monkeypatch.setattr(migrate, "kernel_asm", lambda *a, **k: "func.func @k() {\n" * 2000 + "\ud800")
+    assert main([script, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "left as it was" in err and "Fix:" in err
+    assert out.read_text() == "old contents\n"
+    assert sorted(os.listdir(tmp_path)) == before
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(migrate, "kernel_asm", lambda *a, **k: "new contents\n")
+    monkeypatch.setattr(migrate.os, "replace", refuse)
+    assert main([script, "-o", str(out)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert out.read_text() == "old contents\n"
+    assert sorted(os.listdir(tmp_path)) == before
+    monkeypatch.undo()
+    fresh = tmp_path / "fresh.pto"
+    assert main([script, "-o", str(fresh)]) == 0 and "func.func @k(" in fresh.read_text()
+    assert oct(fresh.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_cli_reports_a_failing_script_and_a_script_without_kernels(tmp_path, capsys):
     failing = _script(tmp_path, extra="\nraise SystemExit(3)\n")
     assert main([failing]) == 1

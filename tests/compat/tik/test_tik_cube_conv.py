@@ -329,6 +329,73 @@ def test_load3dv1_into_l0b_gives_mmad_operand_b_equal_to_the_im2col_block(mode):
     np.testing.assert_array_equal(got, amat.astype(np.float64) @ B)
 
 
+def _l0b_v2_kernel(case):
+    """load3dv2 into L0B, then mmad with a 16-row A from L0A: C = A @ B shows which matrix B L0B holds.
+    ``"matmul"``: Ascend C's matmul B load (load_to_l0b_load3dv2.h): the Nz matrix B [N1][K][16] in L1 read as a
+    1 x K map of N channels under a 1 x 1 filter, m = K rows, k = N columns. ``"conv"``: a 3 x 3 window (pad 1, 3 below),
+    rows 16..47 (the K of the mmad), im2col columns 48..111 (its N)."""
+    set_current_compile_soc_info("Ascend310P3")
+    kf, n1 = 2, (2 if case == "matmul" else 4)
+    fm_shape = (2, 1, 32, 16) if case == "matmul" else (2, 6, 7, 16)
+    ti = tik.Tik()
+    g = ti.Tensor("float16", fm_shape, name="g", scope=tik.scope_gm)
+    ag = ti.Tensor("float16", (kf * 256,), name="ag", scope=tik.scope_gm)
+    out = ti.Tensor("float32", (n1 * 256,), name="out", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", fm_shape, name="fm", scope=tik.scope_cbuf)
+    al1 = ti.Tensor("float16", (kf * 256,), name="al1", scope=tik.scope_cbuf)
+    a = ti.Tensor("float16", (kf * 256,), name="a", scope=tik.scope_ca)
+    b = ti.Tensor("float16", (kf * n1 * 256,), name="b", scope=tik.scope_cb)
+    c = ti.Tensor("float32", (n1 * 256,), name="c", scope=tik.scope_cc)
+    ub = ti.Tensor("float32", (n1 * 256,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(fm, g, 0, 1, int(np.prod(fm_shape)) // 16, 0, 0)
+    ti.data_move(al1, ag, 0, 1, kf * 16, 0, 0)
+    ti.load2dv2(a, al1, 0, kf, 0, 1, 0)
+    if case == "matmul":
+        ti.load3dv2(b, fm, [0, 0, 0, 0], 1, 32, 32, 32, 32, 0, 0, 1, 1, 1, 1, 1, 1)
+    else:
+        ti.load3dv2(b, fm, [1, 1, 1, 3], 6, 7, 32, 64, 32, 48, 16, 1, 1, 3, 3, 1, 1)
+    ti.mmad(c, a, b, 16, 16 * kf, 16 * n1, 0)
+    ti.data_move(ub, c, 0, 1, n1, 0, 0)
+    ti.data_move(out, ub, 0, 1, n1 * 32, 0, 0)
+    ti.BuildCCE("l3d2_l0b", [g, ag], [out])
+    return ti, kf, n1
+
+
+@pytest.mark.parametrize("case", ["matmul", "conv"])
+def test_load3dv2_into_l0b_gives_mmad_operand_b_equal_to_the_block(case):
+    """L0B_LOAD3DV2_IS_ZN_OF_X: Ascend C's matmul loads its B matrix into L0B with an untransposed Load3Dv2
+    (asc-devkit impl/matmul/stage/split/load_to_l0b/load_to_l0b_load3dv2.h: B [K x N] as a 1 x K map of N channels,
+    mStep = K, kStep = N), so L0B holds B = X, the block itself (K = its rows), as load3dv1 into L0B does. The
+    facade wrote X's fractals untransposed (B = X^T) until k419."""
+    rng = np.random.default_rng(11)
+    x4 = rng.integers(-4, 5, (2, 1, 32, 16) if case == "matmul" else (2, 6, 7, 16)).astype(np.float16)
+    ti, kf, n1 = _l0b_v2_kernel(case)
+    amat = rng.integers(-3, 4, (16, 16 * kf)).astype(np.float16)
+    out, = run(ti, {"g": x4, "ag": amat.reshape(16, kf, 16).transpose(1, 0, 2).reshape(-1)})
+    if case == "matmul":                     # Nz [N1][K][16] -> B [K][N]
+        B = x4.reshape(2, 32, 16).transpose(1, 0, 2).reshape(32, 32).astype(np.float64)
+    else:
+        x = x4.transpose(0, 3, 1, 2).reshape(32, 6, 7).astype(np.float64)
+        X, _, _ = im2col_ref(x, 3, 3, [1, 1], [1, 1, 1, 3], [1, 1], 0.0, 16)
+        B = X[16:48, 48:112]
+    got = out.reshape(n1, 16, 16).transpose(1, 0, 2).reshape(16, 16 * n1)
+    np.testing.assert_array_equal(got, amat.astype(np.float64) @ B)
+
+
+@pytest.mark.parametrize("chip, dtype", [("Ascend310P3", "int8"), ("Ascend910B1", "float32")])
+def test_load3dv2_of_non_16_bit_data_into_l0b_is_unsupported(chip, dtype):
+    """Their L0B fractals (32 x 16 for 8-bit, 8 x 16 for 32-bit: Ascend C LoadData) are not the block's 16 x C0
+    ones, and no source says how a Load3D regroups them: UnsupportedOp naming that (they were written like L0A)."""
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    c0 = 32 if dtype == "int8" else 8
+    fm = ti.Tensor(dtype, (1, 6, 6, c0), name="fm", scope=tik.scope_cbuf)
+    b = ti.Tensor(dtype, (4096,), name="b", scope=tik.scope_cb)
+    with raises_tik(UnsupportedOp, match=rf"load3dv2 of {dtype} into L0B is not modelled: .*no source says how they "
+                                         rf"are regrouped.*Fix: load the block into L0A"):
+        ti.load3dv2(b, fm, [1, 1, 1, 1], 6, 6, c0, c0, 16, 0, 0, 1, 1, 3, 3, 1, 1)
+
+
 def test_load3dv1_int8_into_l0b_is_unsupported():
     with raises_tik(UnsupportedOp, match="load3dv1 of int8 into L0B is not modelled"):
         _l0b_kernel(1, "int8")

@@ -342,6 +342,43 @@ def test_mmad_bias_tensor_on_910b():
     np.testing.assert_array_equal(res.reshape(16, 16), x.astype(np.float64) @ x.T.astype(np.float64) + bv)
 
 
+@pytest.mark.parametrize("offset, ok", [(8, True), (4, False), (1, False)])
+def test_mmad_bias_tensor_alignment_is_checked_at_the_call(offset, ok):
+    """bias_tensor starts 32-byte aligned (cube_mm.BIAS_L1_ALIGN: CCE copy_cbuf_to_bt's source rule, as matmul's and
+    conv2d's bias); it was unchecked at the call, and a misaligned one stopped the run inside the lowering."""
+    from tbe_compat.tik import cube_mm
+    assert cube_mm.BIAS_L1_ALIGN == 32
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (256,), name="a_gm", scope=tik.scope_gm)
+    bias_gm = ti.Tensor("float32", (32,), name="bias_gm", scope=tik.scope_gm)
+    a1 = ti.Tensor("float16", (256,), name="a1", scope=tik.scope_cbuf)
+    bias = ti.Tensor("float32", (32,), name="bias", scope=tik.scope_cbuf)
+    l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+    l0b = ti.Tensor("float16", (256,), name="l0b", scope=tik.scope_cb)
+    cc = ti.Tensor("float32", (256,), name="cc", scope=tik.scope_cc)
+    out = ti.Tensor("float32", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(a1, a_gm, 0, 1, 16, 0, 0)
+    ti.data_move(bias, bias_gm, 0, 1, 4, 0, 0)
+    ti.load2dv2(l0a, a1, 0, 1, 0, 1, 0)
+    ti.load2dv2(l0b, a1, 0, 1, 0, 1, 0)
+    if not ok:
+        with raises_tik(Misaligned, match=rf"test_tik_cube_matmul.py:\d+ in `tik.mmad`: operand bias_tensor: "
+                                          rf"bias_tensor address is not 32-byte aligned: tensor 'bias' \+ "
+                                          rf"{offset * 4} B.*Fix: start the view at an element offset that is a "
+                                          rf"multiple of 8"):
+            ti.mmad(cc, l0a, l0b, 16, 16, 16, 0, bias_tensor=bias[offset:])
+        return
+    ti.mmad(cc, l0a, l0b, 16, 16, 16, 0, bias_tensor=bias[offset:])
+    ti.fixpipe(out, cc, 1, 32, 0, 0)
+    ti.BuildCCE("mmad_bias_off", [a_gm, bias_gm], [out])
+    x = np.random.default_rng(1).integers(-3, 4, (16, 16)).astype(np.float16)
+    bv = np.arange(32, dtype=np.float32) * 3 + 1
+    res, = run(ti, {"a_gm": x.reshape(-1), "bias_gm": bv})
+    np.testing.assert_array_equal(res.reshape(16, 16),
+                                  x.astype(np.float64) @ x.T.astype(np.float64) + bv[offset:offset + 16])
+
+
 def test_load2d_index_strides_gap_and_errors():
     set_current_compile_soc_info("Ascend310P3")
     ti = tik.Tik()

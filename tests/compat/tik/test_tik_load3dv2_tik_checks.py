@@ -276,7 +276,9 @@ def test_a_fitting_window_with_a_run_time_map_height_still_loads_and_checks_rows
 
 def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
     """l1_h a TIK value that fits, l1_w an int the dilated filter does not fit: the width error, not the rows
-    (the row check ran with Ho*Wo = 0: "... = 16 is outside [0, 0]", review413)."""
+    (the row check ran with Ho*Wo = 0: "... = 16 is outside [0, 0]", review413). The width is all ints, so it is
+    refused at the call, as TIK's check_dilation_filter_size does per dimension (k419: it was refused when the
+    kernel ran)."""
     set_current_compile_soc_info("Ascend310P3")
     ti = tik.Tik()
     g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
@@ -285,12 +287,13 @@ def test_a_window_too_wide_for_a_map_of_run_time_height_is_reported_as_such():
     out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
     ti.data_move(fm, g, 0, 1, 36, 0, 0)
     l1_h = ti.Scalar("int32", name="l1_h", init_value=6)
-    ti.load3dv2(u, fm, [0, 0, 1, 1], l1_h, 6, 16, 16, 16, 0, 0, 1, 1, 4, 3, 3, 1)     # 10-wide window, 6-wide map
+    with raises_tik(IllegalOperand, match=r"operand l1_w: the dilated filter width \(filter_w - 1\)\*"
+                                          r"dilation_filter_w \+ 1 = 10 is larger than the padded map width") as info:
+        ti.load3dv2(u, fm, [0, 0, 1, 1], l1_h, 6, 16, 16, 16, 0, 0, 1, 1, 4, 3, 3, 1)  # 10-wide window, 6-wide map
+    assert "m_extension" not in str(info.value)
     ti.data_move(out, u, 0, 1, 16, 0, 0)
     ti.BuildCCE("wide", [g], [out])
-    with pytest.raises(IllegalOperand, match=r"filter does not fit the padded 6 x 6 map") as info:
-        run(ti, {"g": np.ones(36 * 16, np.float16)})
-    assert "m_extension" not in str(info.value)
+    run(ti, {"g": np.ones(36 * 16, np.float16)})            # the refused call left the kernel usable
 
 
 def _extension_kernel(ke, me, scalars):
@@ -337,3 +340,130 @@ def test_m_start_pt_must_be_a_multiple_of_16(scalar):
     with pytest.raises(IllegalOperand, match="m_start_pt mod 16 of tik.load3dv2") as info:
         run(_runtime_kernel(8, 0), {"g": x})
     assert "Fix: make m_start_pt a multiple of 16" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- TIK values CANN TIK accepts (k419)
+
+
+def _channel_kernel(ch, as_scalar, ke=16):
+    """Rows 16..31, columns 128.. of a 6 x 6 map's im2col matrix (pad 1, 3 x 3 filter): channel_size an int or a
+    TIK Scalar holding the same value."""
+    def load(ti, u, fm):
+        c = ti.Scalar("int32", name="c", init_value=ch) if as_scalar else ch
+        ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, c, ke, 16, 0 if ch != 16 else 128, 16, 1, 1, 3, 3, 1, 1)
+    return _map_kernel(f"ch{ch}{as_scalar}", load, out_elems=16 * ke)
+
+
+def test_a_scalar_channel_size_loads_like_the_int():
+    """CANN TIK's _load3dv2_check takes channel_size as int, Scalar or Expr (its debugger checks the value with
+    check_load3dv2_channel_size when the instruction runs); it was refused as IllegalOperand ("must be an
+    immediate Python int")."""
+    x = (np.arange(36 * 16) % 251 + 1).astype(np.float16)
+    want, = run(_channel_kernel(16, False), {"g": x})
+    got, = run(_channel_kernel(16, True), {"g": x})
+    np.testing.assert_array_equal(got, want)
+    p = np.pad(x.reshape(6, 6, 16), ((1, 1), (1, 1), (0, 0)))       # independent: tap (2, 2), rows 16..31
+    np.testing.assert_array_equal(got.reshape(16, 16),
+                                  np.stack([p[(16 + i) // 6 + 2, (16 + i) % 6 + 2, :] for i in range(16)]))
+    c04_int, = run(_channel_kernel(4, False, ke=32), {"g": x})     # the float16 C04 map
+    c04, = run(_channel_kernel(4, True, ke=32), {"g": x})
+    np.testing.assert_array_equal(c04, c04_int)
+
+
+@pytest.mark.parametrize("ch, cls, what", [
+    (24, UnsupportedOp, r"tik.load3dv2 with a run-time channel_size that is not a multiple of 16 \(float16 map\) is "
+                        r"not modelled: CANN TIK accepts it \(channel_size mod 16 in \{0, 4, 8\}.*Fix: pad the map's "
+                        r"channels with zeros"),
+    (12, IllegalOperand, r"channel_size mod 16 of tik.load3dv2 \(float16 maps: CANN TIK takes channel_size mod 16 in "
+                         r"\{0, 4, 8\}, check_load3dv2_channel_size\) = 12 is outside.*Fix: store the map as "
+                         r"\[C1, H, W, 16\]"),
+    (0, IllegalOperand, r"channel_size of tik.load3dv2 = 0 is outside \[1, 64512\]")])
+def test_a_scalar_channel_size_is_checked_when_it_runs(ch, cls, what):
+    """The same classes as for ints at the call: outside TIK's rule IllegalOperand, TIK-legal but not modelled
+    UnsupportedOp, at the call's line."""
+    with pytest.raises(cls, match=what) as info:
+        run(_channel_kernel(ch, True), {"g": np.ones(36 * 16, np.float16)})
+    assert "test_tik_load3dv2_tik_checks.py" in str(info.value)
+
+
+@pytest.mark.parametrize("api, arg", [("load3dv2", "stride_w"), ("load3dv2", "filter_h"),
+                                      ("load3dv2", "dilation_filter_w"), ("load3dv1", "stride_h"),
+                                      ("load3dv1", "jump_offset"), ("load3dv1", "repeat_mode"),
+                                      ("col2img", "filter_w")])
+def test_tik_values_tik_accepts_but_the_lowering_needs_as_ints_are_unsupported(api, arg):
+    """CANN TIK accepts int, Scalar or Expr for the window geometry (_load3dv1_load3dv2_col2img_check) and its
+    debugger evaluates load3dv1's jump_offset / repeat_mode when the instruction runs; the simulator lays the walk
+    out when it traces the call, so a TIK value is UnsupportedOp (cube_moves.RUN_TIME_ARGS_NEEDED_AT_TRACE) saying
+    why, not IllegalOperand."""
+    set_current_compile_soc_info("Ascend310P3" if api != "col2img" else "Ascend910")
+    ti = tik.Tik()
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (4096,), name="u", scope=tik.scope_ubuf)
+    v = ti.Scalar("int32", name="v", init_value=1)
+    geo = dict(stride_w=1, stride_h=1, filter_w=3, filter_h=3, dilation_filter_w=1, dilation_filter_h=1)
+    extra = dict(jump_offset=1, repeat_mode=0)
+    (geo if arg in geo else extra)[arg] = v
+    g = [geo[k] for k in ("stride_w", "stride_h", "filter_w", "filter_h", "dilation_filter_w", "dilation_filter_h")]
+    with raises_tik(UnsupportedOp, match=rf"operand {arg}: {arg} as a TIK value \(Scalar or Expr\) is not supported: "
+                                         rf"CANN TIK accepts one .*but the simulator .*when it traces the call.*"
+                                         rf"Fix: pass {arg} as a Python int"):
+        if api == "load3dv2":
+            ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, 16, 16, 0, 0, *g)
+        elif api == "load3dv1":
+            ti.load3dv1(u, fm, [1, 1, 1, 1], 6, 6, 0, 0, 0, -1, -1, *g, extra["jump_offset"], extra["repeat_mode"], 1)
+        else:
+            ti.col2img(u, u[2048:], [1, 1, 1, 1], 6, 6, 0, 0, -1, -1, *g, 1)
+
+
+def test_tik_values_tik_wants_as_immediates_stay_illegal():
+    """load3dv1's _csize is an immediate in TIK too (its debugger tests it as a Python value): IllegalOperand."""
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (4096,), name="u", scope=tik.scope_ubuf)
+    v = ti.Scalar("int32", name="v", init_value=0)
+    with raises_tik(IllegalOperand, match=r"_csize must be an immediate Python int"):
+        ti.load3dv1(u, fm, [1, 1, 1, 1], 6, 6, 0, 0, 0, -1, -1, 1, 1, 3, 3, 1, 1, 1, 0, 1, v)
+
+
+def _pad_kernel(as_scalar, pads=(1, 1, 1, 1)):
+    def load(ti, u, fm):
+        p = [ti.Scalar("int32", name=f"p{i}", init_value=v) for i, v in enumerate(pads)] if as_scalar else list(pads)
+        ti.load3dv2(u, fm, p, 6, 6, 16, 16, 16, 128, 16, 1, 1, 3, 3, 1, 1)
+    return _map_kernel(f"pad{as_scalar}", load)
+
+
+def test_scalar_pads_load_like_ints_and_are_checked_when_they_run():
+    """pad_list entries may be TIK values (CANN TIK's _load3dv1_load3dv2_col2img_check: int, Scalar or Expr; they
+    go to FMATRIX when the instruction runs, FMATRIX_PADS_AT_RUN_TIME as for load3dv1); they were refused as "must
+    be an immediate Python int". Their range and the rows past Ho*Wo they give are checked when the load runs."""
+    x = (np.arange(36 * 16) % 251 + 1).astype(np.float16)
+    want, = run(_pad_kernel(False), {"g": x})
+    got, = run(_pad_kernel(True), {"g": x})
+    np.testing.assert_array_equal(got, want)
+    p = np.pad(x.reshape(6, 6, 16), ((1, 1), (1, 1), (0, 0)))
+    np.testing.assert_array_equal(got.reshape(16, 16),
+                                  np.stack([p[(16 + i) // 6 + 2, (16 + i) % 6 + 2, :] for i in range(16)]))
+    with pytest.raises(IllegalOperand, match=r"pad_list\[2\] \(top\) of tik.load3dv2 = 300 is outside \[0, 255\]"):
+        run(_pad_kernel(True, (1, 1, 300, 1)), {"g": x})
+    with pytest.raises(IllegalOperand, match=r"m_start_pt \+ m_extension rounded up to 16 \(at most Ho\*Wo\) of "
+                                             r"tik.load3dv2 = 32 is outside \[0, 16\]"):
+        run(_pad_kernel(True, (0, 0, 0, 0)), {"g": x})
+
+
+@pytest.mark.parametrize("dim, args", [("height", dict(dh=4)), ("width", dict(dw=4)),
+                                       ("height", dict(h=2, pad=[1, 1, 0, 0]))])
+def test_an_int_window_larger_than_the_padded_map_is_refused_at_the_call(dim, args):
+    """CANN TIK's check_dilation_filter_size runs in load3dv2 itself when the values are known: the dilated filter
+    must fit the padded map. All-int windows were refused only when the kernel ran (by pto.img2col)."""
+    h, pad, dh, dw = args.get("h", 6), args.get("pad", [1, 1, 1, 1]), args.get("dh", 1), args.get("dw", 1)
+    ti, T = _kernel("Ascend310P3", "float16", 16, 6, 6)
+    name = "l1_h" if dim == "height" else "l1_w"
+    span = (dh if dim == "height" else dw) * 2 + 1
+    padded = (h + pad[2] + pad[3]) if dim == "height" else 6 + pad[0] + pad[1]
+    with raises_tik(IllegalOperand, match=rf"test_tik_load3dv2_tik_checks.py:\d+ in `tik.load3dv2`: operand {name}: "
+                                          rf"the dilated filter {dim} .* = {span} is larger than the padded map "
+                                          rf"{dim} {name} \+ pad .* = {padded}.*Fix: use a map \(with its padding\) "
+                                          rf"at least as large as the dilated filter"):
+        ti.load3dv2(T["u"], T["fm"], pad, h, 6, 16, 16, 16, 0, 0, 1, 1, 3, 3, dw, dh)
+    _finish_and_check_unchanged(ti, T)

@@ -266,6 +266,23 @@ def test_cmpmask_moves_take_16_byte_offsets():
         vec_kernel({"s": sel}, lambda ti, ub: ti.mov_tensor_to_cmpmask(ub["s"][8]))
 
 
+def test_cmpmask_alignment_is_the_named_choice(monkeypatch):
+    """16 B, not TIK's general 32 B UB rule: CMPMASK_UB_ALIGN (pto_core/ops/vector_cmpsel.py; Ascend C
+    SetCmpMask / GetCmpMask "16-byte aligned"). The facade and the PTO op read the one constant."""
+    from pto_core.ops import vector_cmpsel
+    assert vector_cmpsel.CMPMASK_UB_ALIGN == 16
+    sel = RNG.integers(0, 256, 64).astype(np.uint8)
+
+    def body(ti, ub):
+        cm = ti.mov_tensor_to_cmpmask(ub["s"][16])
+        ti.mov_cmpmask_to_tensor(ub["m"][48], cm)
+    out = vec_kernel({"s": sel, "m": np.zeros(64, np.uint8)}, body)
+    np.testing.assert_array_equal(out["m"][48:], sel[16:32])
+    monkeypatch.setattr(vector_cmpsel, "CMPMASK_UB_ALIGN", 32)
+    with raises_tik(Misaligned, match=r"operand src: src address is not 32-byte aligned: tensor 's_ub' \+ 16 B.*Fix:"):
+        vec_kernel({"s": sel, "m": np.zeros(64, np.uint8)}, body)
+
+
 @pytest.mark.parametrize("mode", [1, 2])
 def test_vec_sel_modes_1_and_2_consume_bits_per_repeat(mode):
     a = RNG.uniform(-1, 1, 128).astype(np.float32)
