@@ -498,6 +498,19 @@ def test_reshape_flatten_and_errors():
         t[:, 0:32].reshape((128,))
 
 
+def test_reinterpret_of_a_strided_view_says_what_to_do():
+    """tik_api.md §4.4: the last stride must be 1. The refusal had no Fix (review spec422)."""
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ .*needs the last dimension to be contiguous "
+                                          r"\(stride 1\) .*Fix: reinterpret the tensor"):
+        ub[0:64:2].reinterpret_cast_to("int8")
+    t = ti.Tensor("float16", (3, 5), name="t", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"stride does not divide by the width ratio .*Fix: reinterpret the whole"):
+        t[:, 0:2].reinterpret_cast_to("float32")
+    assert ub.reinterpret_cast_to("int8").shape == [64, 2]        # the tensor itself is fine
+
+
 def test_reshape_takes_its_documented_keyword_new_shape():
     # tik_api.md §4.3 `reshape(new_shape)`: the documented name by keyword was a TypeError (h_sig207)
     ti = tik.Tik()
