@@ -39,6 +39,9 @@ from .scalar import Expr, InputScalar, Scalar, static_int, zero_d_value
 
 #: Integer dtypes a for_range loop variable may have.
 LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8")
+#: TIK's loop kinds (CANN 8.1 ``TikIRBuilder._get_for_type_id`` / ``_get_attr_key``): no effect on results.
+FOR_TYPES = ("serial",)
+THREAD_TYPES = ("whole", "partial")
 #: The largest block_num of a multi-core for_range (TIK reference: "an immediate in [1, 65535]"), the
 #: bound the interpreter puts on every launch.
 MAX_BLOCK_NUM = MAX_LAUNCH_BLOCKS
@@ -221,6 +224,7 @@ class ControlAPI(TikBase):
             raise self._error(f"thread_num must be an int in [0, 4], got {thread_num!r}", operand="thread_num",
                               value=thread_num, limit="[0, 4]",
                               hint="pass 1 (no buffering), 2 (double buffering) ... 4, or 0")
+        self._check_loop_kinds(for_type, thread_type if tn > 1 else None)
         self._scalar_dtype(dtype)
         if dtype not in LOOP_DTYPES:
             raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype,
@@ -290,9 +294,22 @@ class ControlAPI(TikBase):
         return blk
 
     @tik_api("multi_for_range")
+    def _check_loop_kinds(self, for_type, thread_type=None) -> None:
+        """CANN 8.1 TIK ``_get_for_type_id`` (every loop: only ``"serial"``, else "Unknown for_type") and
+        ``_get_attr_key`` (a ``thread_num`` > 1 loop: ``"whole"`` or ``"partial"``). Neither changes results."""
+        if not (isinstance(for_type, str) and for_type in FOR_TYPES):
+            raise self._error(f"for_type {for_type!r} is not a TIK loop type", operand="for_type",
+                              value=repr(for_type), limit=" or ".join(map(repr, FOR_TYPES)),
+                              hint="drop for_type (TIK supports only serial loops: for_type='serial')")
+        if thread_type is not None and not (isinstance(thread_type, str) and thread_type in THREAD_TYPES):
+            raise self._error(f"thread_type {thread_type!r} is not a TIK double-buffer type", operand="thread_type",
+                              value=repr(thread_type), limit=" or ".join(map(repr, THREAD_TYPES)),
+                              hint="drop thread_type (default 'whole') or pass 'partial'")
+
     def multi_for_range(self, begint_list, endt_list, name="i", dtype="int32", for_type="serial"):
         """Nested loops in one statement: ``with tik_instance.multi_for_range([0, 0], [2, 3]) as (i, j):``
         (the first pair is the outermost loop)."""
+        self._check_loop_kinds(for_type)
         if not isinstance(begint_list, (list, tuple)) or not isinstance(endt_list, (list, tuple)) or \
                 len(begint_list) != len(endt_list) or not begint_list:
             raise self._error("begint_list and endt_list must be non-empty lists of the same length",

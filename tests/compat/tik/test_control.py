@@ -45,6 +45,28 @@ def test_for_range_forms():
     assert out.tolist() == [4, 3, 0, 16, 1, 0, 10, 20]
 
 
+
+def test_loop_kinds_tik_supports_and_the_ones_it_refuses():
+    """CANN 8.1 TIK: for_type is 'serial' only (`_get_for_type_id`: "Unknown for_type"), a thread_num > 1 loop's
+    thread_type is 'whole' or 'partial' (`_get_attr_key`). Both were accepted whatever they were (review spec422)."""
+    def body(ti, ub):
+        with ti.for_range(0, 2, for_type="serial", thread_type="partial", thread_num=2) as i:
+            ub[i].set_as(i + 1)
+        with ti.for_range(0, 1, thread_type="anything") as i:       # thread_num 1: TIK never reads it
+            ub[2].set_as(7)
+        with ti.multi_for_range([0, 0], [1, 2], for_type="serial") as (i, j):
+            ub[3 + j].set_as(5)
+    assert _counter_kernel(body).tolist() == [1, 2, 7, 5, 5, 0, 0, 0]
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"test_control\.py:\d+ .*for_type 'parallel' is not a TIK loop type "
+                                          r".*Fix: drop for_type"):
+        ti.for_range(0, 4, for_type="parallel")
+    with raises_tik(IllegalOperand, match=r"for_type 'unroll' is not a TIK loop type"):
+        ti.multi_for_range([0], [4], for_type="unroll")
+    with raises_tik(IllegalOperand, match=r"thread_type 'half' is not a TIK double-buffer type .*Fix: "):
+        ti.for_range(0, 4, thread_num=2, thread_type="half")
+
+
 def test_for_range_bound_from_int_scalar_and_float_immediate():
     """CANN cumsum_d: ``(n - shape[0] / block_num * core - per) / 256`` mixes Python floats into an int
     loop-variable expression; TIK takes it as the loop bound (C conversion), a float Scalar stays an error."""
