@@ -185,7 +185,8 @@ class _Scope:
     TIK's constant folding drops such code, so argument checks inside it do not raise
     (see `api.tik_api`)."""
 
-    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered", "lowering")
+    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered", "lowering",
+                 "disable_sync")
 
     def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
         self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
@@ -197,6 +198,8 @@ class _Scope:
         self.buffer_num = None
         #: for a for_range body: thread_num > 1 (TIK's ``double_buffer_enable_stack_`` entry)
         self.double_buffered = False
+        #: a ``new_stmt_scope(disable_sync=True)`` body (no other new_stmt_scope may open inside it)
+        self.disable_sync = False
 
 
 #: The number types an ``init_value`` takes (list elements and the one immediate): Python and numpy

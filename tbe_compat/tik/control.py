@@ -108,6 +108,8 @@ class _Block:
         self.thread_num = None
         #: opened by a lowering inside another API call (`_Scope.lowering`)
         self.lowering = False
+        #: a new_stmt_scope(disable_sync=True) (`_Scope.disable_sync`)
+        self.disable_sync = False
 
     def __enter__(self):
         tik = self.tik
@@ -125,6 +127,7 @@ class _Block:
             sc.buffer_num = 1 if self.thread_num == 0 else max(outer, self.thread_num)
             sc.double_buffered = self.thread_num > 1
         sc.lowering = self.lowering
+        sc.disable_sync = self.disable_sync
         tik._scopes.append(sc)
         if self._scope is None:
             return 0 if self.dead and self.kind == "for" else None
@@ -501,9 +504,20 @@ class ControlAPI(TikBase):
     @tik_api("new_stmt_scope")
     def new_stmt_scope(self, disable_sync=False):
         """A C-like block: tensors declared inside are freed at its end. ``disable_sync`` is
-        accepted; synchronisation is still inserted (it is what makes the kernel correct)."""
+        accepted; synchronisation is still inserted (it is what makes the kernel correct). As the TIK
+        reference page states, no new_stmt_scope may open inside a ``disable_sync=True`` one (at any depth:
+        for_range / if_scope bodies in between do not lift the rule)."""
         blk = _Block(self, "stmt", self._where, lambda: (None, None), None)
         blk.lowering = self._depth > 1       # opened by another API's lowering for its scratch
+        if not blk.lowering:
+            outer = next((sc for sc in reversed(self._scopes) if sc.disable_sync), None)
+            if outer is not None:
+                raise self._error("new_stmt_scope inside a new_stmt_scope(disable_sync=True) body",
+                                  operand="disable_sync", value=disable_sync,
+                                  hint="close the disable_sync=True scope first, or open it inside this one; the "
+                                       "TIK reference (new_stmt_scope): with disable_sync=True no new_stmt_scope "
+                                       "may be nested in its scope")
+            blk.disable_sync = isinstance(disable_sync, (bool, int, np.bool_, np.integer)) and bool(disable_sync)
         return blk
 
     @tik_api("new_scope")

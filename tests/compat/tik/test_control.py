@@ -552,6 +552,35 @@ def test_new_scope_is_a_statement_block_like_new_stmt_scope():
     assert got[:2] == [10, 11]
 
 
+
+def test_no_new_stmt_scope_inside_a_disable_sync_scope():
+    """tik_api.md §6.3 / the new_stmt_scope reference page: with disable_sync=True no new_stmt_scope may be
+    nested in its scope. Nesting was accepted (review spec422). Scopes side by side and a disable_sync=True
+    scope inside an ordinary one stay legal."""
+    def body(ti, ub):
+        with ti.new_stmt_scope():
+            with ti.new_stmt_scope(disable_sync=True):
+                ub[0].set_as(1)
+        with ti.new_stmt_scope(disable_sync=True):
+            ub[1].set_as(2)
+        with ti.new_stmt_scope(disable_sync=False):
+            with ti.new_stmt_scope():
+                ub[2].set_as(3)
+    assert _counter_kernel(body).tolist()[:3] == [1, 2, 3]
+    ti = tik.Tik()
+    with ti.new_stmt_scope(disable_sync=True):
+        with raises_tik(IllegalOperand, match=r"test_control\.py:\d+ .*new_stmt_scope inside a "
+                                              r"new_stmt_scope\(disable_sync=True\) body.*Fix: close"):
+            ti.new_stmt_scope(disable_sync=True)
+        with ti.for_range(0, 2):
+            with raises_tik(IllegalOperand, match=r"inside a new_stmt_scope\(disable_sync=True\) body"):
+                ti.new_stmt_scope()
+            with raises_tik(IllegalOperand, match=r"inside a new_stmt_scope\(disable_sync=True\) body"):
+                ti.new_stmt_scope(disable_sync=False)
+    with ti.new_stmt_scope():              # after the disable_sync=True scope closed: legal again
+        pass
+
+
 def test_block_calls_whose_checks_fail_in_code_that_never_runs_still_open_a_block():
     """A for_range / if_scope / elif_scope / else_scope / new_stmt_scope call dropped in code that never
     runs (its own checks fail there) is still a usable ``with`` block: a dead one, whose body is dropped
