@@ -47,6 +47,21 @@ ATOMIC_INIT_VALUE_OUTPUTS = True
 MAX_ARGS = 192
 
 
+def _check_arg_count(tik, ins, flow, outs) -> None:
+    """CANN 8.1 ``Tik._check_in_and_out_num``: ``len(inputs) + len(flowtable) + len(outputs) + workspaces +
+    global tensors <= 192`` (each list counted as given; empty outputs count the one fake output TIK adds).
+    Workspaces (``is_workspace=True`` GM tensors) are kernel arguments the framework allocates, so they count
+    although BuildCCE does not list them (tik_api.md §3.2)."""
+    workspaces = sum(1 for st in tik._gm_tensors if st.is_workspace)
+    n = len(ins) + len(flow) + max(len(outs), 1) + workspaces
+    if n > MAX_ARGS:
+        parts = f"{len(ins)} inputs + {len(flow)} flowtable + {max(len(outs), 1)} outputs + {workspaces} workspaces"
+        raise tik._error(f"{n} kernel arguments ({parts}) exceed the limit {MAX_ARGS}", operand="inputs", value=n,
+                         limit=MAX_ARGS,
+                         hint=f"pass at most {MAX_ARGS} kernel arguments: pack several small inputs or outputs into "
+                              f"one GM tensor (index it by offset), or share one workspace between uses")
+
+
 @dataclass
 class BuildInfo:
     """What BuildCCE fixed: the kernel name, the signature and the frozen chip."""
@@ -120,9 +135,7 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
                                   "§3.2); start_debug returns one array per listed output, so a repeated one "
                                   "hands the next output's place to a copy of it")
     feed = ins + [s for s in flow if all(s is not x for x in ins)]
-    if len(feed) + len(outs) > MAX_ARGS:
-        raise tik._error(f"{len(feed) + len(outs)} kernel arguments exceed the limit {MAX_ARGS}",
-                         operand="inputs", value=len(feed) + len(outs), limit=MAX_ARGS)
+    _check_arg_count(tik, ins, flow, outs)
     _check_names(tik, feed, outs)
     used = {id(s) for s in feed if isinstance(s, InputScalar)}
     for s in tik._input_scalars:

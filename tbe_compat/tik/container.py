@@ -185,7 +185,8 @@ class _Scope:
     TIK's constant folding drops such code, so argument checks inside it do not raise
     (see `api.tik_api`)."""
 
-    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered", "lowering")
+    __slots__ = ("kind", "storages", "conditional", "dead", "buffer_num", "double_buffered", "lowering",
+                 "disable_sync")
 
     def __init__(self, kind: str, conditional: bool = False, dead: bool = False):
         self.kind, self.storages, self.conditional, self.dead = kind, [], conditional, dead
@@ -197,6 +198,8 @@ class _Scope:
         self.buffer_num = None
         #: for a for_range body: thread_num > 1 (TIK's ``double_buffer_enable_stack_`` entry)
         self.double_buffered = False
+        #: a ``new_stmt_scope(disable_sync=True)`` body (no other new_stmt_scope may open inside it)
+        self.disable_sync = False
 
 
 #: The number types an ``init_value`` takes (list elements and the one immediate): Python and numpy
@@ -372,6 +375,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                       operand=flag, value=repr(val), limit="True | False",
                                       hint=f"pass {flag}=True or {flag}=False (a Python constant: the framework "
                                            f"allocates the tensor before the kernel runs)")
+        self._check_max_mem_size(dt, dims, max_mem_size)
         storage = Storage(space, scope, name, dt, dims, self._where)
         if space != "gm":
             self._on_chip_storages.append(storage)      # to name the tensor a hazard's bytes belong to (debug.py)
@@ -539,6 +543,34 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"{what} = {text} does not fit the {st.dtype.tik_name} tensor {st.name!r}",
                               operand="init_value", value=repr(v)[:40], limit=lim,
                               hint=f"pass an integer in {lim} (values are never wrapped)")
+
+    def _check_max_mem_size(self, dt, dims, max_mem_size) -> None:
+        """CANN 8.1 TIK ``TensorBase.get_shape`` / ``__check_total_size_max_mem_size`` (tik_tensor_.py), for every
+        scope: ``max_mem_size`` is an int number of bytes, a multiple of the element size; with a static shape it
+        must be exactly the tensor's size ("max_mem_size is too small" / "too big"). bool tensors are left
+        alone (TIK compares their bit-packed size, which the simulator's one-byte bools do not have)."""
+        if max_mem_size is None or dt.name == "bool":
+            return
+        if isinstance(max_mem_size, (float, np.floating)) and float(max_mem_size).is_integer():
+            max_mem_size = int(max_mem_size)    # an integral float is its int, as for other integer arguments
+        if isinstance(max_mem_size, bool) or not isinstance(max_mem_size, (int, np.integer)):
+            raise self._error(f"max_mem_size must be an int number of bytes, got {type(max_mem_size).__name__} "
+                              f"{max_mem_size!r}", operand="max_mem_size", value=repr(max_mem_size),
+                              hint="pass max_mem_size=<upper bound of the tensor's size in bytes> as a Python int")
+        elem = max(1, dt.bits // 8)
+        if max_mem_size % elem:
+            raise self._error(f"max_mem_size = {max_mem_size} bytes is not a multiple of the {dt.tik_name} element "
+                              f"size ({elem} B)", operand="max_mem_size", value=int(max_mem_size),
+                              limit=f"multiple of {elem}",
+                              hint=f"pass the largest element count times {elem}")
+        count = prod(dims)
+        if isinstance(count, int) and count > 0 and dt.nbytes(count) != max_mem_size:
+            size = dt.nbytes(count)
+            raise self._error(f"max_mem_size = {max_mem_size} bytes is too {'small' if max_mem_size < size else 'big'}"
+                              f" for the static shape {list(dims)} ({size} bytes)", operand="max_mem_size",
+                              value=int(max_mem_size), limit=f"{size} (the static shape's size)",
+                              hint="drop max_mem_size (it bounds run-time shapes only) or pass the shape's size in "
+                                   "bytes")
 
     def _place(self, st: Storage, count, max_mem_size, start_addr):
         """Place an on-chip tensor. A dynamic-shape tensor reserves ``max_mem_size`` bytes, or

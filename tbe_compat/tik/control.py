@@ -39,6 +39,9 @@ from .scalar import Expr, InputScalar, Scalar, static_int, zero_d_value
 
 #: Integer dtypes a for_range loop variable may have.
 LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8")
+#: TIK's loop kinds (CANN 8.1 ``TikIRBuilder._get_for_type_id`` / ``_get_attr_key``): no effect on results.
+FOR_TYPES = ("serial",)
+THREAD_TYPES = ("whole", "partial")
 #: The largest block_num of a multi-core for_range (TIK reference: "an immediate in [1, 65535]"), the
 #: bound the interpreter puts on every launch.
 MAX_BLOCK_NUM = MAX_LAUNCH_BLOCKS
@@ -105,6 +108,8 @@ class _Block:
         self.thread_num = None
         #: opened by a lowering inside another API call (`_Scope.lowering`)
         self.lowering = False
+        #: a new_stmt_scope(disable_sync=True) (`_Scope.disable_sync`)
+        self.disable_sync = False
 
     def __enter__(self):
         tik = self.tik
@@ -122,6 +127,7 @@ class _Block:
             sc.buffer_num = 1 if self.thread_num == 0 else max(outer, self.thread_num)
             sc.double_buffered = self.thread_num > 1
         sc.lowering = self.lowering
+        sc.disable_sync = self.disable_sync
         tik._scopes.append(sc)
         if self._scope is None:
             return 0 if self.dead and self.kind == "for" else None
@@ -221,6 +227,7 @@ class ControlAPI(TikBase):
             raise self._error(f"thread_num must be an int in [0, 4], got {thread_num!r}", operand="thread_num",
                               value=thread_num, limit="[0, 4]",
                               hint="pass 1 (no buffering), 2 (double buffering) ... 4, or 0")
+        self._check_loop_kinds(for_type, thread_type if tn > 1 else None)
         self._scalar_dtype(dtype)
         if dtype not in LOOP_DTYPES:
             raise self._error(f"loop dtype must be an integer dtype, got {dtype}", operand="dtype", value=dtype,
@@ -290,9 +297,22 @@ class ControlAPI(TikBase):
         return blk
 
     @tik_api("multi_for_range")
+    def _check_loop_kinds(self, for_type, thread_type=None) -> None:
+        """CANN 8.1 TIK ``_get_for_type_id`` (every loop: only ``"serial"``, else "Unknown for_type") and
+        ``_get_attr_key`` (a ``thread_num`` > 1 loop: ``"whole"`` or ``"partial"``). Neither changes results."""
+        if not (isinstance(for_type, str) and for_type in FOR_TYPES):
+            raise self._error(f"for_type {for_type!r} is not a TIK loop type", operand="for_type",
+                              value=repr(for_type), limit=" or ".join(map(repr, FOR_TYPES)),
+                              hint="drop for_type (TIK supports only serial loops: for_type='serial')")
+        if thread_type is not None and not (isinstance(thread_type, str) and thread_type in THREAD_TYPES):
+            raise self._error(f"thread_type {thread_type!r} is not a TIK double-buffer type", operand="thread_type",
+                              value=repr(thread_type), limit=" or ".join(map(repr, THREAD_TYPES)),
+                              hint="drop thread_type (default 'whole') or pass 'partial'")
+
     def multi_for_range(self, begint_list, endt_list, name="i", dtype="int32", for_type="serial"):
         """Nested loops in one statement: ``with tik_instance.multi_for_range([0, 0], [2, 3]) as (i, j):``
         (the first pair is the outermost loop)."""
+        self._check_loop_kinds(for_type)
         if not isinstance(begint_list, (list, tuple)) or not isinstance(endt_list, (list, tuple)) or \
                 len(begint_list) != len(endt_list) or not begint_list:
             raise self._error("begint_list and endt_list must be non-empty lists of the same length",
@@ -484,9 +504,20 @@ class ControlAPI(TikBase):
     @tik_api("new_stmt_scope")
     def new_stmt_scope(self, disable_sync=False):
         """A C-like block: tensors declared inside are freed at its end. ``disable_sync`` is
-        accepted; synchronisation is still inserted (it is what makes the kernel correct)."""
+        accepted; synchronisation is still inserted (it is what makes the kernel correct). As the TIK
+        reference page states, no new_stmt_scope may open inside a ``disable_sync=True`` one (at any depth:
+        for_range / if_scope bodies in between do not lift the rule)."""
         blk = _Block(self, "stmt", self._where, lambda: (None, None), None)
         blk.lowering = self._depth > 1       # opened by another API's lowering for its scratch
+        if not blk.lowering:
+            outer = next((sc for sc in reversed(self._scopes) if sc.disable_sync), None)
+            if outer is not None:
+                raise self._error("new_stmt_scope inside a new_stmt_scope(disable_sync=True) body",
+                                  operand="disable_sync", value=disable_sync,
+                                  hint="close the disable_sync=True scope first, or open it inside this one; the "
+                                       "TIK reference (new_stmt_scope): with disable_sync=True no new_stmt_scope "
+                                       "may be nested in its scope")
+            blk.disable_sync = isinstance(disable_sync, (bool, int, np.bool_, np.integer)) and bool(disable_sync)
         return blk
 
     @tik_api("new_scope")

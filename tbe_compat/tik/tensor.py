@@ -506,7 +506,10 @@ class Tensor:
             return Tensor(self.tik, self.storage, new, self._shape, self._strides, self.offset, self._whole,
                           self._name)
         if self._strides and self._strides[-1] != 1:
-            raise _IndexError("reinterpret_cast_to needs the last dimension to be contiguous (stride 1)", "dtype")
+            raise _IndexError("reinterpret_cast_to needs the last dimension to be contiguous (stride 1)", "dtype",
+                              value=f"last stride {self._strides[-1]}", limit="last stride 1",
+                              hint="reinterpret the tensor (or a slice with step 1) and index the result instead: "
+                                   "t.reinterpret_cast_to(dtype)[...]")
         if new.bits > old.bits:
             ratio = new.bits // old.bits
             last = self._shape[-1]
@@ -519,7 +522,9 @@ class Tensor:
             shape = self._shape[:-1] + ((last // ratio) if isinstance(last, int) else P.binop("div", last, ratio),)
             strides = tuple(s // ratio for s in self._strides[:-1]) + (1,)
             if any(s % ratio for s in self._strides[:-1]):
-                raise _IndexError("a dimension's stride does not divide by the width ratio", "dtype")
+                raise _IndexError("a dimension's stride does not divide by the width ratio", "dtype",
+                                  value=list(self._strides), limit=f"strides multiples of {ratio}",
+                                  hint="reinterpret the whole tensor first and slice the result in the wider dtype")
             off = self.offset // ratio if isinstance(self.offset, int) else P.binop("div", self.offset, ratio)
             return Tensor(self.tik, self.storage, new, shape, strides, off, self._whole, self._name)
         ratio = old.bits // new.bits

@@ -158,6 +158,40 @@ def test_buildcce_errors():
             ti.BuildCCE(kernel_name="k", inputs=[x, n], outputs=[])
 
 
+
+def _argument_kernel(n_inputs, n_workspaces):
+    """n_inputs GM inputs, one output, n_workspaces workspaces (each used, so all are real arguments)."""
+    ti = tik.Tik()
+    xs = [ti.Tensor("float16", (16,), name=f"x{i}", scope=tik.scope_gm) for i in range(n_inputs)]
+    ws = [ti.Tensor("float16", (16,), name=f"w{i}", scope=tik.scope_gm, is_workspace=True) for i in range(n_workspaces)]
+    y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, xs[0], 0, 1, 1, 0, 0)
+    for w in ws:
+        ti.data_move(w, ub, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    return ti, xs, y
+
+
+def test_buildcce_argument_limit_counts_workspaces_and_says_what_to_do():
+    """tik_api.md §3.2: inputs + flowtable + outputs + workspace + global tensors <= 192 (CANN 8.1
+    `Tik._check_in_and_out_num`). Workspaces were not counted (190 inputs + 1 output + 2 workspaces built), and
+    the error had no Fix (review spec422)."""
+    ti, xs, y = _argument_kernel(190, 1)               # 192 arguments: accepted
+    ti.BuildCCE(kernel_name="k", inputs=xs, outputs=[y])
+    ti, xs, y = _argument_kernel(190, 2)               # 193 with the second workspace
+    with raises_tik(IllegalOperand, match=r"test_build_debug\.py:\d+ .*193 kernel arguments \(190 inputs \+ 0 "
+                                          r"flowtable \+ 1 outputs \+ 2 workspaces\) exceed the limit 192 Fix: "):
+        ti.BuildCCE(kernel_name="k", inputs=xs, outputs=[y])
+    ti.BuildCCE(kernel_name="k", inputs=xs[:189], outputs=[y])      # the refused call left nothing behind
+    (out,) = run(ti, {f"x{i}": np.full(16, i + 1, np.float16) for i in range(189)})
+    assert (out == 1).all()
+    ti, xs, y = _argument_kernel(190, 1)               # empty outputs: TIK's fake output is an argument too
+    with raises_tik(IllegalOperand, match=r"193 kernel arguments \(191 inputs \+ 0 flowtable \+ 1 outputs \+ 1 "
+                                          r"workspaces\)"):
+        ti.BuildCCE(kernel_name="k", inputs=xs + [y], outputs=[])
+
+
 # ------------------------------------------------------------------ start_debug
 
 def test_feed_dict_rules():

@@ -45,6 +45,28 @@ def test_for_range_forms():
     assert out.tolist() == [4, 3, 0, 16, 1, 0, 10, 20]
 
 
+
+def test_loop_kinds_tik_supports_and_the_ones_it_refuses():
+    """CANN 8.1 TIK: for_type is 'serial' only (`_get_for_type_id`: "Unknown for_type"), a thread_num > 1 loop's
+    thread_type is 'whole' or 'partial' (`_get_attr_key`). Both were accepted whatever they were (review spec422)."""
+    def body(ti, ub):
+        with ti.for_range(0, 2, for_type="serial", thread_type="partial", thread_num=2) as i:
+            ub[i].set_as(i + 1)
+        with ti.for_range(0, 1, thread_type="anything") as i:       # thread_num 1: TIK never reads it
+            ub[2].set_as(7)
+        with ti.multi_for_range([0, 0], [1, 2], for_type="serial") as (i, j):
+            ub[3 + j].set_as(5)
+    assert _counter_kernel(body).tolist() == [1, 2, 7, 5, 5, 0, 0, 0]
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"test_control\.py:\d+ .*for_type 'parallel' is not a TIK loop type "
+                                          r".*Fix: drop for_type"):
+        ti.for_range(0, 4, for_type="parallel")
+    with raises_tik(IllegalOperand, match=r"for_type 'unroll' is not a TIK loop type"):
+        ti.multi_for_range([0], [4], for_type="unroll")
+    with raises_tik(IllegalOperand, match=r"thread_type 'half' is not a TIK double-buffer type .*Fix: "):
+        ti.for_range(0, 4, thread_num=2, thread_type="half")
+
+
 def test_for_range_bound_from_int_scalar_and_float_immediate():
     """CANN cumsum_d: ``(n - shape[0] / block_num * core - per) / 256`` mixes Python floats into an int
     loop-variable expression; TIK takes it as the loop bound (C conversion), a float Scalar stays an error."""
@@ -528,6 +550,35 @@ def test_new_scope_is_a_statement_block_like_new_stmt_scope():
                 ub[k].set_as(t[0])
     got = _counter_kernel(body).tolist()
     assert got[:2] == [10, 11]
+
+
+
+def test_no_new_stmt_scope_inside_a_disable_sync_scope():
+    """tik_api.md §6.3 / the new_stmt_scope reference page: with disable_sync=True no new_stmt_scope may be
+    nested in its scope. Nesting was accepted (review spec422). Scopes side by side and a disable_sync=True
+    scope inside an ordinary one stay legal."""
+    def body(ti, ub):
+        with ti.new_stmt_scope():
+            with ti.new_stmt_scope(disable_sync=True):
+                ub[0].set_as(1)
+        with ti.new_stmt_scope(disable_sync=True):
+            ub[1].set_as(2)
+        with ti.new_stmt_scope(disable_sync=False):
+            with ti.new_stmt_scope():
+                ub[2].set_as(3)
+    assert _counter_kernel(body).tolist()[:3] == [1, 2, 3]
+    ti = tik.Tik()
+    with ti.new_stmt_scope(disable_sync=True):
+        with raises_tik(IllegalOperand, match=r"test_control\.py:\d+ .*new_stmt_scope inside a "
+                                              r"new_stmt_scope\(disable_sync=True\) body.*Fix: close"):
+            ti.new_stmt_scope(disable_sync=True)
+        with ti.for_range(0, 2):
+            with raises_tik(IllegalOperand, match=r"inside a new_stmt_scope\(disable_sync=True\) body"):
+                ti.new_stmt_scope()
+            with raises_tik(IllegalOperand, match=r"inside a new_stmt_scope\(disable_sync=True\) body"):
+                ti.new_stmt_scope(disable_sync=False)
+    with ti.new_stmt_scope():              # after the disable_sync=True scope closed: legal again
+        pass
 
 
 def test_block_calls_whose_checks_fail_in_code_that_never_runs_still_open_a_block():

@@ -498,6 +498,41 @@ def test_reshape_flatten_and_errors():
         t[:, 0:32].reshape((128,))
 
 
+def test_max_mem_size_is_checked_as_tik_checks_it():
+    """CANN 8.1 TIK (tik_tensor_.py `get_shape` / `__check_total_size_max_mem_size`): max_mem_size is an int
+    number of bytes, a multiple of the element size, and for a static shape exactly its size. All three were
+    accepted and ignored (a static (16,) float16 tensor with max_mem_size=16 built) (review spec422)."""
+    ti = tik.Tik()
+    n = ti.Scalar("int32", name="n", init_value=8)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ .*max_mem_size = 16 bytes is too small for the "
+                                          r"static shape \[16\] \(32 bytes\).*Fix: "):
+        ti.Tensor("float16", (16,), name="a", scope=tik.scope_ubuf, max_mem_size=16)
+    with raises_tik(IllegalOperand, match=r"max_mem_size = 64 bytes is too big for the static shape \[16\]"):
+        ti.Tensor("float16", (16,), name="a", scope=tik.scope_gm, max_mem_size=64)
+    with raises_tik(IllegalOperand, match=r"max_mem_size = 33 bytes is not a multiple of the float16 element size"):
+        ti.Tensor("float16", (n,), name="d", scope=tik.scope_ubuf, max_mem_size=33)
+    with raises_tik(IllegalOperand, match=r"max_mem_size must be an int number of bytes, got Scalar"):
+        ti.Tensor("float16", (n,), name="d", scope=tik.scope_ubuf, max_mem_size=n)
+    assert ti.get_left_buffer_size(tik.scope_ubuf) == ti.get_available_buffer_size(tik.scope_ubuf)
+    left = ti.get_left_buffer_size(tik.scope_ubuf)
+    ti.Tensor("float16", (16,), name="a", scope=tik.scope_ubuf, max_mem_size=32)      # its size: accepted
+    ti.Tensor("float16", (n,), name="d", scope=tik.scope_ubuf, max_mem_size=64.0)     # an integral float too
+    assert left - ti.get_left_buffer_size(tik.scope_ubuf) == 32 + 64       # the refused ones placed nothing
+
+
+def test_reinterpret_of_a_strided_view_says_what_to_do():
+    """tik_api.md §4.4: the last stride must be 1. The refusal had no Fix (review spec422)."""
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ .*needs the last dimension to be contiguous "
+                                          r"\(stride 1\) .*Fix: reinterpret the tensor"):
+        ub[0:64:2].reinterpret_cast_to("int8")
+    t = ti.Tensor("float16", (3, 5), name="t", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"stride does not divide by the width ratio .*Fix: reinterpret the whole"):
+        t[:, 0:2].reinterpret_cast_to("float32")
+    assert ub.reinterpret_cast_to("int8").shape == [64, 2]        # the tensor itself is fine
+
+
 def test_reshape_takes_its_documented_keyword_new_shape():
     # tik_api.md §4.3 `reshape(new_shape)`: the documented name by keyword was a TypeError (h_sig207)
     ti = tik.Tik()

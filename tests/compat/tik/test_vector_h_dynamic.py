@@ -102,8 +102,9 @@ def test_elementwise_int32_and_scalar_shaped_tensors(n):
     x = RNG.integers(-1000, 1000, 600).astype(np.int32)
 
     def body(ti, ub, n):
-        t = ti.Tensor("int32", (n,), name="t", scope=tik.scope_ubuf, max_mem_size=600 * 4)
-        f = ti.Tensor("float32", (n,), name="f", scope=tik.scope_ubuf, max_mem_size=600 * 4)
+        mm = None if isinstance(n, int) else 600 * 4    # TIK: max_mem_size of a static shape must be its size
+        t = ti.Tensor("int32", (n,), name="t", scope=tik.scope_ubuf, max_mem_size=mm)
+        f = ti.Tensor("float32", (n,), name="f", scope=tik.scope_ubuf, max_mem_size=mm)
         ti.h_duplicate(t, 3)
         ti.h_add(t, t, ub["x"][0:n])
         ti.h_cast(f, t, "none")
