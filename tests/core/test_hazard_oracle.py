@@ -284,15 +284,15 @@ def emit(prog, compiled):
     """Source of the kernel (one statement per line, so provenance lines name the statement); {line: stmt id}."""
     lines, sid, where = ["def body(k, A, S):"], [0], {}
 
-    def one(s, pad):
+    def one(s, pad, looped=False):
         if s[0] == "loop":
             lines.append(pad + (f"with k.for_(0, {s[1]}) as i:" if compiled else f"for i in range({s[1]}):"))
             for t in s[2]:
-                one(t, pad + "    ")
+                one(t, pad + "    ", True)
             lines.append(pad + "    pass")
             return
         if s[0] == "op":
-            args = ", ".join(f'A("{a[0]}", {a[1]} + i % 2 * {a[2]})' if isinstance(a, tuple) and a[2] else
+            args = ", ".join(f'A("{a[0]}", {a[1]} + i % 2 * {a[2]})' if isinstance(a, tuple) and a[2] and looped else
                              f'A("{a[0]}", {a[1]})' if isinstance(a, tuple) else str(a) for a in s[3])
             call = f"pto.{s[1]}({args}" + (f", unit_flag={s[4]!r})" if s[4] else ")")
         elif s[0] == "barrier":
