@@ -35,7 +35,7 @@ from pto_core.ops.mte import l0a_layout
 
 from .. import platform
 from .api import tik_api
-from .cube_common import CubeBase, codes, l0c_align
+from .cube_common import CubeBase, codes, l0c_align, refusal_records_nothing
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem, isub
 from .scalar import Expr, Scalar, float_immediate, option_is_off, py_number, zero_d_value
@@ -528,6 +528,7 @@ class CubeMoveAPI(CubeBase):
         return iadd(imul(idiv(oh, rs.sh), rs.wo), idiv(ow, rs.sw))
 
     @tik_api("load3dv1")
+    @refusal_records_nothing
     def load3dv1(self, dst, src, pad, l1_h, l1_w, c1_index, fetch_filter_w, fetch_filter_h, left_top_w,
                  left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
                  jump_offset, repeat_mode, repeat_time, _csize=0, pad_value=0):
@@ -609,6 +610,7 @@ class CubeMoveAPI(CubeBase):
                    transpose=True if l0b else None, footprint=[s.read(None), dst_access])
 
     @tik_api("load3dv2")
+    @refusal_records_nothing
     def load3dv2(self, dst, src, pad_list, l1_h, l1_w, channel_size, k_extension, m_extension, k_start_pt,
                  m_start_pt, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
                  en_transpose=False, en_small_k=False, pad_value=None):
@@ -948,6 +950,7 @@ class CubeMoveAPI(CubeBase):
                    footprint=[s.read(se), d.write(de)])
 
     @tik_api("col2img")
+    @refusal_records_nothing
     def col2img(self, dst, src, pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w, left_top_h,
                 stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h, repeat_time):
         """Scatter-add im2col fractals of one kernel tap back into a UB feature map (tik_api.md §7.7)."""
