@@ -123,18 +123,22 @@ class CubeBase(TikBase):
         is put back. They stayed in the trace (k419's caveat, review423): a caught refusal left e.g. the range
         check of a Scalar pad behind, which stopped the later, legal kernel at the refused line when the Scalar
         held another value there. Only for lowerings whose statements before the last refusal carry no
-        footprint (checks, their ``if`` blocks): no auto-sync pair was emitted then, else nothing is undone."""
+        footprint (checks, their ``if`` blocks) or whose data ops come after it: nothing is undone once an auto-sync
+        pair was emitted."""
         block = self._builder._blocks[-1]
         sync = self._sync
-        mark = len(block), _copy_pending(sync.pend), sync._open_chain, len(sync._chains), sync.pairs
+        mark = (len(block), _copy_pending(sync.pend), sync._open_chain, len(sync._chains), sync.pairs,
+                [len(log) for _, log in sync._loops])
         try:
             yield
         except BaseException:
-            n, pend, chain, chains, pairs = mark
-            if sync.pairs == pairs and self._builder._blocks[-1] is block:
+            n, pend, chain, chains, pairs, logs = mark
+            if sync.pairs == pairs and self._builder._blocks[-1] is block and len(sync._loops) == len(logs):
                 del block[n:]
                 sync.pend, sync._open_chain = pend, chain
                 del sync._chains[chains:]
+                for (_, log), k in zip(sync._loops, logs):
+                    del log[k:]
             raise
 
     @contextlib.contextmanager

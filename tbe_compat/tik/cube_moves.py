@@ -376,11 +376,13 @@ class CubeMoveAPI(CubeBase):
 
     # ------------------------------------------------------------------ load2d
     @tik_api("load2dv1")
+    @refusal_records_nothing
     def load2dv1(self, dst, src, index, repeat_times, src_stride, sid, if_transpose=False, addr_mode=None):
         """Whole 512-byte fractals L1/GM -> L0A/L0B, contiguous in dst (tik_api.md §7.4)."""
         self._cube_load2d("tik.load2dv1", dst, src, index, repeat_times, 0, src_stride, sid, if_transpose, addr_mode)
 
     @tik_api("load2dv2")
+    @refusal_records_nothing
     def load2dv2(self, dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose=False,
                  addr_mode=None):
         """Like load2dv1 with ``dst_gap`` free fractals between destination fractals (tik_api.md §7.4)."""
@@ -868,6 +870,7 @@ class CubeMoveAPI(CubeBase):
 
     # ------------------------------------------------------------------ broadcast / col2img
     @tik_api("broadcast_ub_to_l0c")
+    @refusal_records_nothing
     def broadcast_ub_to_l0c(self, dst, src, nburst, burst_len, *strides, src_gap=None, dst_gap=None):
         """Each 16-element UB row fills all 16 rows of one L0C fractal (tik_api.md §7.6);
         ``strides = (src_gap, dst_gap)``, positional (§7.6) or by their Appendix C names."""
@@ -904,6 +907,7 @@ class CubeMoveAPI(CubeBase):
         self._emit("broadcast_ub_to_cc", s.ptr, d.ptr, n, bl, sg, dg, footprint=[s.read(se), d.write(de)])
 
     @tik_api("mmad_broadcast")
+    @refusal_records_nothing
     def mmad_broadcast(self, dst, src, repeat_mode, nburst, burst_repeat, dst_gap, src_gap):
         """16-element UB rows broadcast to whole L0C fractals (tik_api.md §7.7; ``broadcast_ub_to_cc``).
 

@@ -508,3 +508,38 @@ def test_a_refused_call_records_nothing_its_run_time_checks_included(api, refusa
     ti.BuildCCE("after_refusal", [g], [out])
     got, = run(ti, {"g": np.ones(36 * 16, np.float16)})
     assert got.shape == (256,)
+
+
+@pytest.mark.parametrize("api", ["load2dv2", "mmad"])
+def test_other_cube_calls_refused_after_their_run_time_checks_record_nothing(api):
+    """The same for load2dv1/v2, mmad, broadcast_ub_to_l0c and mmad_broadcast (review423): a Scalar repeat_times /
+    matrix_m is range-checked when it runs, recorded before the refusal of an 8-bit if_transpose / a misaligned
+    bias_tensor (BIAS_L1_ALIGN, k419); the check stayed behind and stopped the later kernel at the refused line."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+    r = ti.Scalar("int32", name="r", init_value=0)           # out of range until set
+    body = ti._builder.program.body
+    n = len(body)
+    if api == "load2dv2":
+        l1 = ti.Tensor("int8", (4096,), name="l1", scope=tik.scope_cbuf)
+        l0a = ti.Tensor("int8", (4096,), name="l0a", scope=tik.scope_ca)
+        with pytest.raises(IllegalOperand, match="if_transpose transposes 16 x 16 fractals"):
+            ti.load2dv2(l0a, l1, 0, r, 0, 1, 0, True)
+    else:
+        a = ti.Tensor("float16", (256,), name="a", scope=tik.scope_ca)
+        b = ti.Tensor("float16", (256,), name="b", scope=tik.scope_cb)
+        c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
+        bias = ti.Tensor("float32", (64,), name="bias", scope=tik.scope_cbuf)
+        with pytest.raises(Exception, match="bias_tensor address is not 32-byte aligned"):
+            ti.mmad(c, a, b, r, 16, 16, 0, bias_tensor=bias[4:])
+    assert len(body) == n, [type(st).__name__ for st in body[n:]]
+    r.set_as(1)
+    ti.data_move(u, g, 0, 1, 16, 0, 0)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("after_refusal", [g], [out])
+    x = np.arange(256).astype(np.float16)
+    got, = run(ti, {"g": x})
+    np.testing.assert_array_equal(got, x)
