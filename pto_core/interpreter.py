@@ -828,13 +828,12 @@ class _Codegen:
         if _PLAIN.issuperset(map(type, operands)):     # all plain (sync pairs, int-only ops): one C-level test
             return tuple(operands)
         out = []
-        ptrs = self.static_ptrs
         for v in operands:
             t = type(v)
             if t in _PLAIN:
                 pass
             elif t in _PTR_TYPES or isinstance(v, (PtrExpr, PtrReg)):
-                hit = ptrs.get(id(v))               # `static_ptr`, its memo read inline (most operands hit)
+                hit = self.static_ptrs.get(id(v))   # `static_ptr`, its memo read inline (most operands hit)
                 v = hit[1] if hit is not None and hit[0] is v else self._static_ptr(v)
                 if v is None:
                     return None
