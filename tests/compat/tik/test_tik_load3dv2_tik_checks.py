@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.errors import IllegalOperand, Misaligned, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 from tbe_compat.tik import cube_moves
@@ -537,6 +537,36 @@ def test_other_cube_calls_refused_after_their_run_time_checks_record_nothing(api
             ti.mmad(c, a, b, r, 16, 16, 0, bias_tensor=bias[4:])
     assert len(body) == n, [type(st).__name__ for st in body[n:]]
     r.set_as(1)
+    ti.data_move(u, g, 0, 1, 16, 0, 0)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("after_refusal", [g], [out])
+    x = np.arange(256).astype(np.float16)
+    got, = run(ti, {"g": x})
+    np.testing.assert_array_equal(got, x)
+
+
+@pytest.mark.parametrize("api", ["data_move", "tensor_mov"])
+def test_any_call_refused_after_recording_only_run_time_checks_records_nothing(api):
+    """The general rule (`RUN_TIME_CHECK_OPS`, `_ApiCall`): a TIK call refused after it recorded only the run-time
+    range checks of its Scalar arguments takes them out again, without a per-API snapshot. Here the L0C -> UB
+    ``data_move`` / ``tensor_mov`` (Ascend910) records the check of a Scalar nburst, then refuses a misaligned UB
+    destination; the check stayed behind and stopped the later, legal kernel at the refused line (review423)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (512,), name="u", scope=tik.scope_ubuf)
+    c = ti.Tensor("float16", (256,), name="c", scope=tik.scope_cc)
+    nb = ti.Scalar("int32", name="nb", init_value=0)          # out of range until set
+    body = ti._builder.program.body
+    n = len(body)
+    with pytest.raises(Misaligned):
+        if api == "data_move":
+            ti.data_move(u[8:], c, 0, nb, 1, 0, 0)
+        else:
+            ti.tensor_mov(u[8:], c, "m", nb, 1, 0, 0)
+    assert len(body) == n, [type(st).__name__ for st in body[n:]]
+    nb.set_as(1)
     ti.data_move(u, g, 0, 1, 16, 0, 0)
     ti.data_move(out, u, 0, 1, 16, 0, 0)
     ti.BuildCCE("after_refusal", [g], [out])
