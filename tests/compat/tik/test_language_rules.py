@@ -54,15 +54,26 @@ def test_a_negative_immediate_begint_iterates_from_it():
     assert _counter(body)[0] == want
 
 
-def test_double_buffered_constant_loops_need_thread_num_iterations():
+def test_double_buffered_constant_loops_shorter_than_thread_num_run_their_iterations():
+    # SHORT_BUFFERED_LOOP_ACCEPTED: CANN 8.1's _check_extent_num checks only extent >= 0; the buffered loop guards
+    # the copies past the extent, so for_range(0, 1, thread_num=2) runs once (te.tik refused it)
     def body(ti, ub):
         n = ti.Scalar("int32", init_value=0)
         with ti.for_range(0, 3, thread_num=2) as i:   # 3 iterations, the last pair half used
             n.set_as(n + i + 1)
         with ti.for_range(5, 5, thread_num=2):        # empty: legal
             n.set_as(100)
+        with ti.for_range(7, 8, thread_num=2) as i:   # one iteration, fewer than thread_num
+            n.set_as(n * 10 + i)
+        with ti.for_range(0, 3, thread_num=4) as i:   # three iterations, thread_num 4
+            n.set_as(n * 10 + i)
         ub[0].set_as(n)
-    assert _counter(body)[0] == 6
+    assert _counter(body)[0] == ((6 * 10 + 7) * 10 + 0) * 100 + 10 + 2
+
+
+def test_short_buffered_loop_refusal_is_the_old_te_tik_check(monkeypatch):
+    from tbe_compat.tik import control
+    monkeypatch.setattr(control, "SHORT_BUFFERED_LOOP_ACCEPTED", False)
     ti = tik.Tik()
     with raises_tik(IllegalOperand, match=r"for_range\(0, 1, thread_num=2\): 1 iteration\(s\) cannot be split"):
         ti.for_range(0, 1, thread_num=2)
