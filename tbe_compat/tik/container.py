@@ -376,12 +376,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                                 "and index it inside")
         if space != "gm":
             for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
-                              ("init_value", init_value)):
+                              ("is_global_tensor", is_global_tensor), ("init_value", init_value)):
                 if (val is not None) if flag == "init_value" else not option_is_off(val):  # init_value=0 too
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
         else:
-            for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add)):
+            for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
+                              ("is_global_tensor", is_global_tensor)):
                 v = zero_d_value(val)   # a flag fixed at build time: a bool (numpy ones too) or a number
                 if not (v is None or isinstance(v, (bool, np.bool_, numbers.Number))):
                     raise self._error(f"{flag} must be True or False, got {type(val).__name__} {val!r}",
@@ -402,7 +403,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             storage.nbytes = 0
             return Tensor(self, storage, dt, dims, strides, 0, True)
         if space == "gm":
-            self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value)
+            self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value, is_global_tensor)
         else:
             try:
                 self._place(storage, count, max_mem_size, start_addr)
@@ -456,7 +457,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                        "dimensions)")
         return tuple(dims)
 
-    def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value):
+    def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value, is_global_tensor=False):
         """Make ``st`` a GM kernel argument (or workspace). A tensor declared with at least
         `UNBOUNDED_GM_ELEMENTS` elements (CANN dynamic-shape operators declare ``(MAX_INT64,)``
         and get the real buffer from the framework) is *runtime-sized*: its element count is a hidden scalar
@@ -464,6 +465,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         against it at run time."""
         st.is_workspace = bool(is_workspace)
         st.is_atomic_add = bool(is_atomic_add)
+        st.is_global = bool(is_global_tensor)
+        if st.is_global and init_value is not None:
+            # CANN 8.1 tik_tensor.py _check_new_tensor_params_init_value
+            raise self._error("a GM tensor with init_value cannot be a global tensor (is_global_tensor=True)",
+                              operand="is_global_tensor", value=True,
+                              hint="drop init_value (a global tensor is allocated by the framework), or drop "
+                                   "is_global_tensor")
         if init_value is not None:
             st.init_value = self._init_values(st, count, init_value)
         internal = f"_gm{len(self._gm_tensors)}"

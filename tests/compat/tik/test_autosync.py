@@ -521,7 +521,8 @@ def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
     for args, operand in ((("PIPE_X", "PIPE_V", 0), "pipe_src"), (("PIPE_V", 3, 0), "pipe_dst"),
                           (("PIPE_V", "PIPE_MTE3", 8), "event_id"), (("PIPE_V", "PIPE_MTE3", "EVENT_ID1"), "event_id"),
                           (("PIPE_ALL", "PIPE_V", 0), "pipe_src"), (("V", "PIPE_MTE3", 0), "pipe_src")):
-        with raises_tik(IllegalOperand, match=rf"test_autosync\.py:\d+ in `tik\.wait_flag`: operand {operand}.*Fix:"):
+        with raises_tik(IllegalOperand,
+                        match=rf"test_autosync\.py:\d+ in `tik\.wait_flag`: operand {operand}.*Fix:"):
             ti.wait_flag(*args)
 
 
