@@ -67,8 +67,8 @@ class Storage:
     """
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
-                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "chain_root", "_base_ptrs",
-                 "copies", "placed_over")
+                 "is_workspace", "is_atomic_add", "is_global", "init_value", "size_expr", "runtime_size", "chain_root",
+                 "_base_ptrs", "copies", "placed_over")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
@@ -80,6 +80,8 @@ class Storage:
         self.alloc_id = None
         self.is_workspace = False
         self.is_atomic_add = False
+        #: ``is_global_tensor=True`` (GLOBAL_TENSORS_ARE_ARGUMENTS, build.py)
+        self.is_global = False
         self.init_value = None
         self.size_expr = None
         self.runtime_size = None

@@ -679,7 +679,7 @@ def test_hand_written_set_flag_and_wait_flag_rows_say_why_they_record_nothing(tm
         with ti.new_stmt_scope(disable_sync=True):
             ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
             ti.data_move(ub, x, 0, 1, 8, 0, 0)
-            ti.set_flag("PIPE_MTE2", "PIPE_MTE3", "EVENT_ID1")
+            ti.set_flag("PIPE_MTE2", "PIPE_MTE3", 1)
             ti.wait_flag("PIPE_MTE2", "PIPE_MTE3", 1)
             ti.data_move(y, ub, 0, 1, 8, 0, 0)
         ti.BuildCCE(kernel_name="flags", inputs=[x], outputs=[y])
