@@ -245,6 +245,9 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     chosen form uses (a kernel's ops are bound at every compile: fewer objects for the collector)."""
     run = bind(args, clauses) if bind is not None and not callable(pipe) else None
     if run is not None:
+        whole = getattr(run, "whole_op", None)       # the hook brackets the op itself (`OpSpec.bind`)
+        if whole is not None:
+            return whole(name, where)
         return _op_bound_run(name, pipe, where, run)
     if callable(pipe):
         return _op_pipe_fn(name, pipe, where, execute, args, clauses)

@@ -141,7 +141,7 @@ class HazardTracker:
         self.shadows: dict = {}
         self._op_table: list = [("", None)]       # op id -> (asm name, where); id 0 = unknown
         self._op_ids: dict = {}
-        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]   # pipe -> op id per epoch
+        self._epoch_ops = [{} for _ in range(NUM_PIPES)]    # pipe -> {epoch: op id} of the ops that accessed memory
         # the op being executed
         self._name = ""
         self._where: Optional[Provenance] = None
@@ -157,14 +157,17 @@ class HazardTracker:
         self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
         self._undo: list = []        # the current op's unit-flag changes, as (shadow, b0, b1, saved arrays)
         self._known_saved = None     # the current op's pipe row of the clocks before a unit-flag acquire
+        self._unit_op = False        # the current op set ``_grants`` / ``_undo`` / ``_known_saved`` (unit flags)
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
         if self._pending:
             self._flush()
-        if self._undo:
+        if self._unit_op:                       # the previous op's unit-flag state is done with
             self._undo = []
-        self._known_saved = None
+            self._known_saved = None
+            self._grants = []
+            self._unit_op = False
         p = PIPE_INDEX.get(pipe)
         if p is None:
             p = PIPE_INDEX[pipe_name(pipe)]
@@ -173,11 +176,15 @@ class HazardTracker:
         self._pipe = p
         epoch = self.clocks.epoch               # PipeClocks.tick, inlined
         self._epoch = epoch[p] = epoch[p] + 1
-        self._epoch_ops[p].append(0)
         self._op_id = 0
         self._thr_list = None
-        if self._grants:
-            self._grants = []
+
+    def begin_sync_op(self) -> None:
+        """`begin_op` of a bound flag op (`ops.sync.FLAG_BIND`): an op on pipe S that accesses no memory and
+        reports no hazard. It counts on pipe S (the epochs error messages name); the previous op stays the
+        current one for the tracker, so its accesses are recorded at the next `begin_op`, with its pipe and
+        epoch, as they would be now (a flag changes the clocks, which recording does not read)."""
+        self.clocks.epoch[_S] += 1
 
     def abort_op(self) -> None:
         """The current op raised: forget the accesses it reported (it did not run, so a later op must not be
@@ -195,18 +202,21 @@ class HazardTracker:
             self._clocks_changed()
         self._unit_known.pop((self._pipe, self._epoch), None)
         self._grants = []
+        self._unit_op = False
 
     def _save_unit(self, sh, b0: int, b1: int) -> None:
         """Keep the unit-flag state of blocks ``[b0, b1)`` for `abort_op`."""
+        self._unit_op = True
         self._undo.append((sh, b0, b1, (sh.u_pub[b0:b1].copy(), sh.u_pub_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy(),
                                         sh.u_clr_pipe[b0:b1].copy(), sh.u_seen[b0:b1].copy())))
 
     def _thresholds(self) -> list:
         p = self._pipe
         thr = self._thr_cache.get(p)
-        if thr is None:
-            thr = self._thr_cache[p] = self.clocks.thresholds(
-                p, same_pipe_ordered=not self.strict_same_pipe or p == _S)
+        if thr is None:                         # PipeClocks.thresholds, inlined
+            thr = self._thr_cache[p] = list(self.clocks.known[p])
+            if not self.strict_same_pipe or p == _S:
+                thr[p] = ALWAYS
         self._thr_list = thr
         self._limits = None
         return thr
@@ -277,8 +287,7 @@ class HazardTracker:
         self._epoch_ops[self._pipe][self._epoch] = oid
 
     def _op_at(self, pipe: int, epoch: int) -> tuple:
-        ops = self._epoch_ops[pipe]
-        return self._op_table[ops[epoch] if epoch < len(ops) else 0]
+        return self._op_table[self._epoch_ops[pipe].get(epoch, 0)]
 
     def _shadow(self, buf) -> BufferShadow:
         sh = self.shadows.get(buf)
@@ -459,6 +468,24 @@ class HazardTracker:
         if token is not None and self.clocks.acquire(PIPE_INDEX[dst], token):
             self._clocks_changed()       # (a wait that teaches the pipe nothing new keeps the cached thresholds)
 
+    def flag_release(self, src: int) -> list:
+        """`flag_set` of pipe index ``src`` (the bound flag ops, `ops.sync.FLAG_BIND`): `PipeClocks.release`, inlined."""
+        clocks = self.clocks
+        snap = list(clocks.known[src])
+        snap[src] = clocks.epoch[src]
+        return snap
+
+    def flag_acquire(self, dst: int, token) -> None:
+        """`flag_wait` of pipe index ``dst`` (the bound flag ops, `ops.sync.FLAG_BIND`): `PipeClocks.acquire`, inlined."""
+        if token is not None:
+            known = self.clocks.known
+            row = known[dst]
+            new = list(map(max, row, token))
+            if new != row:
+                known[dst] = new
+                self._thr_cache.clear()             # _clocks_changed, inlined
+                self._thr_list = None
+
     def buf_release(self, pipe: str):
         """``rls_buf(pipe, id)``: returns the snapshot a later ``get_buf`` of the id by another pipe acquires
         (everything ``pipe`` issued before the release, and what it had waited for)."""
@@ -498,6 +525,7 @@ class HazardTracker:
                             op=self._name, operand="unit_flag", where=self._where,
                             hint="consume the published tile with a FIXPIPE unit_flag(check_and_clear) first, "
                                  "or drop unit_flag on this mad and use set_flag/wait_flag")
+        self._unit_op = True
         self._grants.append(_Grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy()))
         self._acquire_unit_known(sh.u_clr_pipe[b0:b1], sh.u_clr[b0:b1])
 
@@ -510,6 +538,7 @@ class HazardTracker:
         snaps = [self._unit_known[k] for k in keys if k in self._unit_known]
         if snaps:
             if self._known_saved is None:
+                self._unit_op = True
                 self._known_saved = list(self.clocks.known[self._pipe])
             for snap in snaps:
                 self.clocks.acquire(self._pipe, snap)
@@ -542,6 +571,7 @@ class HazardTracker:
                             f"check_and_clear already consumed it): the FIXPIPE would wait forever (deadlock)",
                             op=self._name, operand="unit_flag", where=self._where,
                             hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
+        self._unit_op = True
         self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
         self._acquire_unit_known(sh.u_pub_pipe[b0:b1], pub)
         self._save_unit(sh, b0, b1)
@@ -573,9 +603,10 @@ class HazardTracker:
         """Forget all history (as after a kernel end)."""
         self.clocks.reset()
         self.shadows.clear()
-        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]
+        self._epoch_ops = [{} for _ in range(NUM_PIPES)]
         self._clocks_changed()
         self._grants = []
+        self._unit_op = False
         self._pending = []
         self._last_write = {}
         self._unit_known = {}
