@@ -1421,6 +1421,7 @@ class Executable:
             else:                          # a machine the caller passes (maybe one an earlier run built and set
                 machine.relaunch_wider = machine.release_finished = machine.hold_to_end = False   # these on)
             self.machine = machine
+            machine.begin_compiled_run()
             args, regions = self._bind_args(machine, inputs, aliases)
             machine.launch_width = upfront or 1
             machine.launch_pending = self._lazy_launch and not upfront

@@ -658,6 +658,15 @@ class Machine:
         ctx._buffers.clear()
         ctx.core.release()
 
+    def begin_compiled_run(self) -> None:
+        """A compiled run (`pto_core.interpreter.Executable.run`) starts: no op of it is refused and then gone
+        past (its first error ends the run, `abort_kernel`), so the hazard verifiers may record accesses as they
+        check them (`pto_core.checks.hazards.RECORD_AT_ONCE`) until `end_kernel` / `abort_kernel` reset them."""
+        for ctx in self._contexts:
+            begin = getattr(ctx.hazards, "begin_run", None)      # optional in the protocol
+            if begin is not None:
+                begin()
+
     def end_kernel(self) -> list:
         """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
 

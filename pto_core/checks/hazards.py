@@ -65,6 +65,21 @@ _FEW_BLOCKS = 16
 #: repeat. Below it the scans are cheaper (most reads are of buffers the op does not write: no scan at all).
 _SCAN_BUDGET = 2048
 
+#: Named choice RECORD_AT_ONCE: during a compiled run (`HazardTracker.begin_run`) with same-pipe program order
+#: (``hazard_same_pipe="ordered"``), an access is recorded in the shadow as soon as it is checked, not when the
+#: next op begins (`_flush`). The verdicts and messages are the same: the op's own earlier accesses are on its
+#: own pipe, which it never conflicts with in that mode, and a record of it only hides history it already passed
+#: (thresholds only grow during an op); a read that a later write of the op covers is recorded and then cleared
+#: instead of skipped (the same history: that read map holds zeros there, which never conflict). Deferring stays for
+#: eager ops (a refused op must leave no record: `abort_op`; a compiled run ends at its first error) and for
+#: ``hazard_same_pipe="barrier"``. tests/core/test_hazard_fast_paths.py runs both ways. False: always deferred.
+RECORD_AT_ONCE = True
+
+_BLOCK_MASK = BLOCK - 1
+
+#: The runs of a read map with no read since the last write anywhere (`BlockMap.vals`; a dense map's are None).
+_NO_READ = [0]
+
 _VERBS = {  # kind -> (what the current op does, what the earlier op did)
     "RAW": ("reads", "wrote"),
     "WAW": ("overwrites", "wrote"),
@@ -158,6 +173,7 @@ class HazardTracker:
         self._undo: list = []        # the current op's unit-flag changes, as (shadow, b0, b1, saved arrays)
         self._known_saved = None     # the current op's pipe row of the clocks before a unit-flag acquire
         self._unit_op = False        # the current op set ``_grants`` / ``_undo`` / ``_known_saved`` (unit flags)
+        self._at_once = False        # record accesses as they are checked (`begin_run`, RECORD_AT_ONCE)
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -178,6 +194,14 @@ class HazardTracker:
         self._epoch = epoch[p] = epoch[p] + 1
         self._op_id = 0
         self._thr_list = None
+
+    def begin_run(self) -> None:
+        """A compiled run starts (`Machine.begin_compiled_run`): until `reset` (its end), record each access as it
+        is checked (`RECORD_AT_ONCE`), unless same-pipe ops need barriers (``hazard_same_pipe="barrier"``: the
+        op's own accesses would then conflict with each other)."""
+        self._at_once = RECORD_AT_ONCE and not self.strict_same_pipe
+        if self._at_once and self._pending:
+            self._flush()            # (an eagerly issued op's accesses, recorded with its pipe and epoch)
 
     def begin_sync_op(self) -> None:
         """`begin_op` of a bound flag op (`ops.sync.FLAG_BIND`): an op on pipe S that accesses no memory and
@@ -303,7 +327,7 @@ class HazardTracker:
         sh = self.shadows.get(buf)
         if sh is None:
             sh = self.shadows[buf] = BufferShadow(buf)
-        b0, b1 = lo >> BLOCK_SHIFT, (hi + BLOCK - 1) >> BLOCK_SHIFT      # block_range, inlined
+        b0, b1 = lo >> BLOCK_SHIFT, (hi + _BLOCK_MASK) >> BLOCK_SHIFT      # block_range, inlined
         thr = self._thr_list or self._thresholds()
         for q, e in sh.max_w.items():           # fast path: nothing newer than what this op knows
             if e > thr[q]:
@@ -314,10 +338,56 @@ class HazardTracker:
                 if e > thr[q]:
                     self._check_readers(sh, b0, b1, lo, hi, operand)
                     break
-            self._last_write[sh] = len(self._pending)
         if not self._op_id:
             self._record_op()
-        self._pending.append((sh, b0, b1, is_write))
+        if not self._at_once:
+            if is_write:
+                self._last_write[sh] = len(self._pending)
+            self._pending.append((sh, b0, b1, is_write))
+            return
+        p, e = self._pipe, self._epoch            # _record_now, inlined
+        if is_write:
+            w = sh.w
+            if b0 == 0 and b1 == w.n:
+                w.starts, w.vals, w.arr = [0], [(e << 3) | p], None
+            else:
+                w.assign(b0, b1, (e << 3) | p)
+            for r in sh.r.values():
+                if r.vals != _NO_READ:
+                    r.assign(b0, b1, 0)
+            sh.max_w[p] = e
+        else:
+            r = sh.r.get(p)
+            if r is None:
+                r = sh.r[p] = BlockMap(sh.nblocks, 0)
+            if b0 == 0 and b1 == r.n:
+                r.starts, r.vals, r.arr = [0], [e], None
+            else:
+                r.assign(b0, b1, e)
+            sh.max_r[p] = e
+
+    def _record_now(self, sh, b0: int, b1: int, is_write: bool) -> None:
+        """Record one access of the current op as it is checked (`RECORD_AT_ONCE`): what `_flush` does with it."""
+        p, e = self._pipe, self._epoch
+        if is_write:                            # BufferShadow.record_write, inlined
+            w = sh.w
+            if b0 == 0 and b1 == w.n:           # the whole buffer (a full L0 tile): BlockMap.assign's first case
+                w.starts, w.vals, w.arr = [0], [(e << 3) | p], None
+            else:
+                w.assign(b0, b1, (e << 3) | p)
+            for r in sh.r.values():
+                if r.vals != _NO_READ:          # (a map with no read since the last write anywhere: nothing to clear)
+                    r.assign(b0, b1, 0)
+            sh.max_w[p] = e
+        else:                                   # BufferShadow.record_read, inlined
+            r = sh.r.get(p)
+            if r is None:
+                r = sh.r[p] = BlockMap(sh.nblocks, 0)
+            if b0 == 0 and b1 == r.n:
+                r.starts, r.vals, r.arr = [0], [e], None
+            else:
+                r.assign(b0, b1, e)
+            sh.max_r[p] = e
 
     def on_access_runs(self, buf, lo: int, count: int, run: int, stride: int, is_write: bool,
                        operand: str = "") -> None:
@@ -340,6 +410,11 @@ class HazardTracker:
             return
         if not self._op_id:
             self._record_op()
+        if self._at_once:
+            for k in range(count):
+                a = lo + k * stride
+                self._record_now(sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write)
+            return
         pending = self._pending
         for k in range(count):
             a = lo + k * stride
@@ -607,6 +682,7 @@ class HazardTracker:
         self._clocks_changed()
         self._grants = []
         self._unit_op = False
+        self._at_once = False
         self._pending = []
         self._last_write = {}
         self._unit_known = {}

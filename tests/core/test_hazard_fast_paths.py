@@ -1,7 +1,9 @@
 """Differential fuzz of the hazard verifier's and the flag ops' speed paths against their general forms.
 
 * `ops.sync.FLAG_BIND`: compiled ``set_flag`` / ``wait_flag`` with compile-time operands run as whole ops (the
-  verifier counts them on pipe S and records the previous op's accesses at the next op).
+  verifier counts them on pipe S and records the previous op's accesses at the next op);
+* `checks.hazards.RECORD_AT_ONCE`: during a compiled run the verifier records each access as it checks it, not
+  when the next op begins.
 
 Random compiled programs of the test stand-in ops (`sync_standins`: copies, reads, writes, read-modify-writes on
 every pipe, a mad and a FIXPIPE with unit flags), flags (right, missing, wrong event id, swapped pipes, set twice,
@@ -12,7 +14,10 @@ trip), with ``hazard_same_pipe`` "ordered" and "barrier", run with each path on 
 import importlib
 import random
 
+import pytest
+
 from pto_core import Machine, MachineOptions, pto
+from pto_core.checks import hazards
 from pto_core.ops import sync
 
 importlib.import_module("sync_standins")        # registers the t_* stand-in ops
@@ -160,10 +165,11 @@ def _both(monkeypatch, seed, flag):
     return got
 
 
-def test_bound_flag_ops_equal_the_general_bound_path_on_random_programs(monkeypatch):
+@pytest.mark.parametrize("flag", [(sync, "FLAG_BIND"), (hazards, "RECORD_AT_ONCE")], ids=lambda f: f[1])
+def test_fast_path_equals_the_general_path_on_random_programs(monkeypatch, flag):
     kinds = {"ok": 0, "HazardError": 0, "SyncError": 0}
     for seed in range(150):
-        fast, slow = _both(monkeypatch, seed, (sync, "FLAG_BIND"))
+        fast, slow = _both(monkeypatch, seed, flag)
         assert fast == slow, seed
         kind = fast[0][0] if fast[0] else "ok"
         kinds[kind] = kinds.get(kind, 0) + 1
@@ -183,3 +189,36 @@ def test_bound_flag_ops_compile_to_whole_ops(monkeypatch):
             monkeypatch.setattr(sync, "FLAG_BIND", on)
             op = _bound_op("pto." + name, "S", None, spec.execute, ("MTE2", "V", 0), {}, spec.bind)
             assert op.__qualname__.startswith(owner) is on
+
+
+def _unit_flag_program():
+    """A FIXPIPE read of L0C ordered before the next mad's write by a unit flag only (no set_flag from FIX to M),
+    then one more mad write: that write is ordered after the first mad's, which cleared the FIXPIPE read."""
+    from pto_core.program import program
+    with program("unit_clear", target="A2A3") as k:
+        g = k.gm_arg("g", "u8", (4096,), io="out", init=1)
+        l1, l0a, l0b, l0c = (k.ptr(s, "u8", 0) for s in ("l1", "l0a", "l0b", "l0c"))
+        pto.t_mte2(g, l1, 512)
+        pto.set_flag("MTE2", "MTE1", 0)
+        pto.wait_flag("MTE2", "MTE1", 0)
+        pto.t_mte1(l1, l0a, 512)
+        pto.t_mte1(l1, l0b, 512)
+        pto.set_flag("MTE1", "M", 0)
+        pto.wait_flag("MTE1", "M", 0)
+        pto.t_mad(l0a, l0b, l0c, 512, unit_flag="check_and_set")
+        pto.t_fixpipe(l0c, g, 512, unit_flag="check_and_clear")
+        pto.t_mad(l0a, l0b, l0c, 512, unit_flag="check_only")    # WAR on the FIXPIPE read: the unit flag orders it
+        pto.t_mad(l0a, l0b, l0c, 512)                             # after the mad above on M: nothing left to order
+        pto.set_flag("M", "FIX", 0)
+        pto.wait_flag("M", "FIX", 0)
+        pto.t_fixpipe(l0c, g, 512)
+    return k.program
+
+
+def test_a_write_ordered_by_a_unit_flag_clears_the_reads_it_passed(monkeypatch):
+    got = []
+    for on in (True, False):
+        monkeypatch.setattr(hazards, "RECORD_AT_ONCE", on)
+        got.append(_outcome(_unit_flag_program(), "A2A3", MachineOptions()))
+    assert got[0] == got[1]
+    assert got[0][0] is None and got[0][2] is not None, got[0][0]
