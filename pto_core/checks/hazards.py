@@ -267,6 +267,8 @@ class HazardTracker:
         covered_set = None
         scanned = 0
         for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
+            if sh.t1:
+                sh.materialize()                # (the tile form is recorded at once only)
             if is_write:
                 sh.w.assign(b0, b1, stamp)
                 for r in sh.r.values():
@@ -346,6 +348,22 @@ class HazardTracker:
             self._pending.append((sh, b0, b1, is_write))
             return
         p, e = self._pipe, self._epoch            # _record_now, inlined
+        t1 = sh.t1
+        if t1:                                  # TILE_SHADOWS: the tile again, or the first record
+            if b1 == t1 and b0 == sh.t0:
+                if is_write:
+                    sh.tw = (e << 3) | p
+                    if sh.tr:
+                        sh.tr = {}
+                    sh.max_w[p] = e
+                else:
+                    sh.tr[p] = e
+                    sh.max_r[p] = e
+                return
+            if t1 < 0:
+                self._tile_start(sh, b0, b1, is_write)
+                return
+            sh.materialize()
         if is_write:
             w = sh.w
             if b0 == 0 and b1 == w.n:
@@ -366,9 +384,36 @@ class HazardTracker:
                 r.assign(b0, b1, e)
             sh.max_r[p] = e
 
+    def _tile_start(self, sh, b0: int, b1: int, is_write: bool) -> None:
+        """The first record of ``sh`` (`RECORD_AT_ONCE`): the tile form on blocks ``[b0, b1)`` (`shadow.TILE_SHADOWS`)."""
+        p, e = self._pipe, self._epoch
+        sh.t0, sh.t1 = b0, b1
+        if is_write:
+            sh.tw = (e << 3) | p
+            sh.max_w[p] = e
+        else:
+            sh.tr[p] = e
+            sh.max_r[p] = e
+
     def _record_now(self, sh, b0: int, b1: int, is_write: bool) -> None:
         """Record one access of the current op as it is checked (`RECORD_AT_ONCE`): what `_flush` does with it."""
         p, e = self._pipe, self._epoch
+        t1 = sh.t1
+        if t1:                                  # TILE_SHADOWS (as in `on_access`)
+            if b1 == t1 and b0 == sh.t0:
+                if is_write:
+                    sh.tw = (e << 3) | p
+                    if sh.tr:
+                        sh.tr = {}
+                    sh.max_w[p] = e
+                else:
+                    sh.tr[p] = e
+                    sh.max_r[p] = e
+                return
+            if t1 < 0:
+                self._tile_start(sh, b0, b1, is_write)
+                return
+            sh.materialize()
         if is_write:                            # BufferShadow.record_write, inlined
             w = sh.w
             if b0 == 0 and b1 == w.n:           # the whole buffer (a full L0 tile): BlockMap.assign's first case
@@ -423,6 +468,8 @@ class HazardTracker:
             self._last_write[sh] = len(pending) - 1
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
+        if sh.t1:
+            sh.materialize()
         w = sh.w
         lim = self._stamp_limits()
         if w.starts is not None:        # run form: test each run's stamp on Python ints
@@ -444,6 +491,8 @@ class HazardTracker:
                                (st & 7).astype(np.int8), st >> 3)
 
     def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
+        if sh.t1:
+            sh.materialize()
         thr = self._thr_list
         for q, r in sh.r.items():
             t = thr[q]

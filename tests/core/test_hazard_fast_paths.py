@@ -3,7 +3,9 @@
 * `ops.sync.FLAG_BIND`: compiled ``set_flag`` / ``wait_flag`` with compile-time operands run as whole ops (the
   verifier counts them on pipe S and records the previous op's accesses at the next op);
 * `checks.hazards.RECORD_AT_ONCE`: during a compiled run the verifier records each access as it checks it, not
-  when the next op begins.
+  when the next op begins;
+* `checks.shadow.TILE_SHADOWS`: a buffer whose accesses so far all covered one block range keeps its history as
+  one writer stamp and per-pipe read epochs until another range (or a check of its blocks) needs the maps.
 
 Random compiled programs of the test stand-in ops (`sync_standins`: copies, reads, writes, read-modify-writes on
 every pipe, a mad and a FIXPIPE with unit flags), flags (right, missing, wrong event id, swapped pipes, set twice,
@@ -17,7 +19,7 @@ import random
 import pytest
 
 from pto_core import Machine, MachineOptions, pto
-from pto_core.checks import hazards
+from pto_core.checks import hazards, shadow
 from pto_core.ops import sync
 
 importlib.import_module("sync_standins")        # registers the t_* stand-in ops
@@ -165,7 +167,8 @@ def _both(monkeypatch, seed, flag):
     return got
 
 
-@pytest.mark.parametrize("flag", [(sync, "FLAG_BIND"), (hazards, "RECORD_AT_ONCE")], ids=lambda f: f[1])
+@pytest.mark.parametrize("flag", [(sync, "FLAG_BIND"), (hazards, "RECORD_AT_ONCE"), (shadow, "TILE_SHADOWS")],
+                         ids=lambda f: f[1])
 def test_fast_path_equals_the_general_path_on_random_programs(monkeypatch, flag):
     kinds = {"ok": 0, "HazardError": 0, "SyncError": 0}
     for seed in range(150):
@@ -222,3 +225,94 @@ def test_a_write_ordered_by_a_unit_flag_clears_the_reads_it_passed(monkeypatch):
         got.append(_outcome(_unit_flag_program(), "A2A3", MachineOptions()))
     assert got[0] == got[1]
     assert got[0][0] is None and got[0][2] is not None, got[0][0]
+
+
+# ---------------------------------------------------------------------------- the tracker on its own
+
+#: block ranges of a 64-block buffer the accesses pick from: one tile used again and again, the whole buffer,
+#: overlapping and disjoint others
+RANGES = ((0, 40), (0, 40), (0, 40), (0, 64), (8, 16), (40, 64), (39, 41))
+
+
+def _history(sh):
+    if sh is None:
+        return None
+    if sh.t1:
+        sh.materialize()
+    return (sh.w.array(0, sh.nblocks).tolist(), {q: r.array(0, sh.nblocks).tolist() for q, r in sh.r.items()},
+            dict(sh.max_w), dict(sh.max_r))
+
+
+def _values(hist):
+    """What a history says about blocks: writer stamps, the read maps holding a read, newest writer epochs."""
+    return [None if h is None else (h[0], {q: v for q, v in h[1].items() if any(v)}, h[2]) for h in hist]
+
+
+def _tracker_run(steps, at_once, tiles, monkeypatch):
+    """``steps`` on a tracker of its own (``begin_run``: recording at once): (events, history of both buffers)."""
+    from types import SimpleNamespace
+    from pto_core.errors import HazardError
+    from pto_core.memory import Buffer
+    monkeypatch.setattr(hazards, "RECORD_AT_ONCE", at_once)
+    monkeypatch.setattr(shadow, "TILE_SHADOWS", tiles)
+    ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
+                          sync_state=None, target=None)
+    h = hazards.HazardTracker(ctx)
+    h.begin_run()
+    bufs = [Buffer("l0a", 64 * 32, label="l0a"), Buffer("ub", 64 * 32, label="ub")]
+    events = []
+    for step in steps:
+        if step[0] == "flag":
+            h.begin_sync_op()
+            tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
+            h.begin_sync_op()
+            h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+            continue
+        if step[0] == "barrier":
+            h.begin_op("pto.barrier", "S", None)
+            h.barrier("ALL")
+            continue
+        _, pipe, accesses = step
+        h.begin_op(f"op.{pipe}", pipe, None)
+        try:
+            for which, rng, write in accesses:
+                b0, b1 = RANGES[rng]
+                h.on_access(bufs[which], b0 * 32, b1 * 32, write, "x")
+            events.append("ok")
+        except HazardError as e:
+            events.append((e.kind, e.byte_range, str(e)))
+            h.begin_op("after", "S", None)     # a compiled run would end here; the test goes on from the history
+    h.begin_op("end", "S", None)
+    return events, [_history(h.shadows.get(b)) for b in bufs]
+
+
+def test_tile_shadows_and_recording_at_once_keep_the_same_verdicts_and_history(monkeypatch):
+    """Random ops of a few pipes on two buffers (one tile range used again and again, others now and then), with
+    flags and barriers between some: the same errors (kind, bytes, text) and the same history (writer stamps,
+    read epochs per pipe in the same order, newest epochs) with the tile form and recording at once on or off
+    (deferred: the general path)."""
+    pipes = ("MTE1", "M", "FIX", "MTE2")
+    errors = 0
+    for seed in range(400):
+        r = random.Random(seed)
+        steps = []
+        for _ in range(r.randint(1, 14)):
+            x = r.random()
+            if x < 0.3:
+                steps.append(("flag", r.choice(pipes), r.choice(pipes)))
+            elif x < 0.38:
+                steps.append(("barrier",))
+            else:
+                n = r.randint(1, 3)
+                steps.append(("op", r.choice(pipes), [(int(r.random() < 0.3), r.randrange(len(RANGES)),
+                                                       r.random() < 0.5) for _ in range(n)]))
+        deferred = _tracker_run(steps, False, False, monkeypatch)
+        at_once = _tracker_run(steps, True, False, monkeypatch)
+        assert _tracker_run(steps, True, True, monkeypatch) == at_once, seed
+        assert _tracker_run(steps, False, True, monkeypatch) == deferred, seed
+        # recording at once records a read that a later write of its op covers (then clears it): a read map of
+        # zeros more, a newer epoch in ``max_r``; every block's values are the same
+        assert at_once[0] == deferred[0], seed
+        assert _values(at_once[1]) == _values(deferred[1]), seed
+        errors += any(ev != "ok" for ev in deferred[0])
+    assert 40 <= errors <= 360, errors         # both verdicts are common
