@@ -35,9 +35,13 @@ Cost: an access first compares the buffer's newest writer / reader epochs per pi
 what the current op knows (no per-block work when nothing is newer); otherwise it tests
 the runs of equal stamps its block range overlaps (`shadow.BlockMap`; few, whatever the
 size of the access) on Python ints, and builds per-block arrays only to apply unit-flag
-grants or to name the first conflicting bytes in the error. An op's accesses are
-recorded when the next op begins (a list splice per access); a read that a later write
-of the same op covers is not recorded (the write clears it).
+grants or to name the first conflicting bytes in the error. During a compiled run an access
+is recorded as soon as it passed its checks (`RECORD_AT_ONCE`); eager ops and
+``hazard_same_pipe="barrier"`` record an op's accesses when the next op begins (a list splice
+per access; a read that a later write of the same op covers is not recorded: the write clears
+it). A buffer only ever accessed on one block range (an L0 tile) keeps its history as one
+stamp and a few epochs (`shadow.TILE_SHADOWS`). The bound flag ops (`ops.sync.FLAG_BIND`)
+skip `begin_op`: `begin_sync_op` counts them on pipe S and they act on the clocks by pipe index.
 """
 from __future__ import annotations
 

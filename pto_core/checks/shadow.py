@@ -27,7 +27,10 @@ distinct live access) and recording an access costs two bisections and a list sp
 independent of its size; an access of the whole buffer (a full L0A/L0B/L0C tile) resets the
 map to one run. A map fragmented into more than `MAX_RUNS` runs turns into a
 plain ``int64`` array per block (8 bytes per block; slice stores), which bounds the
-cost of kernels that scatter many small accesses over one buffer.
+cost of kernels that scatter many small accesses over one buffer. A buffer whose every
+recorded access covered one and the same block range keeps no maps at all until another
+range comes (`TILE_SHADOWS`: the range's writer stamp and read epochs, a few attribute stores
+per access).
 """
 from __future__ import annotations
 
