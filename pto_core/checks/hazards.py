@@ -160,7 +160,7 @@ class HazardTracker:
         self.shadows: dict = {}
         self._op_table: list = [("", None)]       # op id -> (asm name, where); id 0 = unknown
         self._op_ids: dict = {}
-        self._epoch_ops = [{} for _ in range(NUM_PIPES)]    # pipe -> {epoch: op id} of the ops that accessed memory
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]   # pipe -> op id per epoch (0: no access; filled lazily)
         # the op being executed
         self._name = ""
         self._where: Optional[Provenance] = None
@@ -314,10 +314,19 @@ class HazardTracker:
             oid = self._op_ids[key] = len(self._op_table)
             self._op_table.append((self._name, self._where))
         self._op_id = oid
-        self._epoch_ops[self._pipe][self._epoch] = oid
+        ops = self._epoch_ops[self._pipe]
+        gap = self._epoch - len(ops)
+        if gap == 0:                            # (the op's first access: no entry for its epoch yet)
+            ops.append(oid)
+        elif gap > 0:
+            ops.extend([0] * gap)               # the pipe's ops since its last entry accessed no memory
+            ops.append(oid)
+        else:
+            ops[self._epoch] = oid
 
     def _op_at(self, pipe: int, epoch: int) -> tuple:
-        return self._op_table[self._epoch_ops[pipe].get(epoch, 0)]
+        ops = self._epoch_ops[pipe]
+        return self._op_table[ops[epoch] if epoch < len(ops) else 0]
 
     def _shadow(self, buf) -> BufferShadow:
         sh = self.shadows.get(buf)
@@ -731,7 +740,7 @@ class HazardTracker:
         """Forget all history (as after a kernel end)."""
         self.clocks.reset()
         self.shadows.clear()
-        self._epoch_ops = [{} for _ in range(NUM_PIPES)]
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]
         self._clocks_changed()
         self._grants = []
         self._unit_op = False

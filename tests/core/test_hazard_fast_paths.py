@@ -316,3 +316,31 @@ def test_tile_shadows_and_recording_at_once_keep_the_same_verdicts_and_history(m
         assert _values(at_once[1]) == _values(deferred[1]), seed
         errors += any(ev != "ok" for ev in deferred[0])
     assert 40 <= errors <= 360, errors         # both verdicts are common
+
+
+def _scalar_program():
+    """Scalar-unit (pipe S) stores between bound flag ops, then an unsynchronised vector read of one of them."""
+    from pto_core.program import program
+    with program("scalar_names", target="A2A3") as k:
+        g = k.gm_arg("g", "u8", (4096,), io="out", init=1)
+        a, b = k.ptr("ub", "u8", 0), k.ptr("ub", "u8", 0x400)
+        pto.t_mte2(g, a, 512)
+        for _ in range(3):                                        # S counts these flag ops as its ops #1..#6
+            pto.set_flag("MTE2", "S", 0)
+            pto.wait_flag("MTE2", "S", 0)
+        pto.t_write_s(b, 32, 7)                                   # PIPE_S op #7
+        pto.set_flag("MTE2", "V", 1)
+        pto.wait_flag("MTE2", "V", 1)
+        pto.t_write_s(a, 32, 9)                                   # PIPE_S op #10
+        pto.t_read_v(a, 64)                                       # RAW on the second store: no S -> V edge
+    return k.program
+
+
+def test_a_hazard_names_the_scalar_op_and_its_number_among_flag_ops(monkeypatch):
+    got = []
+    for on in (True, False):
+        monkeypatch.setattr(sync, "FLAG_BIND", on)
+        got.append(_outcome(_scalar_program(), "A2A3", MachineOptions()))
+    assert got[0] == got[1]
+    name, text, _ = got[0][0]
+    assert name == "HazardError" and "pto.t_write_s (PIPE_S op #10 at" in text, text
