@@ -246,6 +246,9 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     chosen form uses (a kernel's ops are bound at every compile: fewer objects for the collector)."""
     run = bind(args, clauses) if bind is not None and not callable(pipe) else None
     if run is not None:
+        whole = getattr(run, "whole_op", None)       # the hook brackets the op itself (`OpSpec.bind`)
+        if whole is not None:
+            return whole(name, where)
         return _op_bound_run(name, pipe, where, run)
     if callable(pipe):
         return _op_pipe_fn(name, pipe, where, execute, args, clauses)
@@ -1454,6 +1457,7 @@ class Executable:
             else:                          # a machine the caller passes (maybe one an earlier run built and set
                 machine.relaunch_wider = machine.release_finished = machine.hold_to_end = False   # these on)
             self.machine = machine
+            machine.begin_compiled_run()
             args, regions = self._bind_args(machine, inputs, aliases)
             machine.launch_width = upfront or 1
             machine.launch_pending = self._lazy_launch and not upfront

@@ -658,6 +658,15 @@ class Machine:
         ctx._buffers.clear()
         ctx.core.release()
 
+    def begin_compiled_run(self) -> None:
+        """A compiled run (`pto_core.interpreter.Executable.run`) starts: no op of it is refused and then gone
+        past (its first error ends the run, `abort_kernel`), so the hazard verifiers may record accesses as they
+        check them (`pto_core.checks.hazards.RECORD_AT_ONCE`) until `end_kernel` / `abort_kernel` reset them."""
+        for ctx in self._contexts:
+            begin = getattr(ctx.hazards, "begin_run", None)      # optional in the protocol
+            if begin is not None:
+                begin()
+
     def end_kernel(self) -> list:
         """Finish a kernel run on every core: report flags still set and other end-of-kernel findings.
 
@@ -841,6 +850,11 @@ class HazardTrackerProtocol:
                        operand: str = "") -> None: ...     # optional: else one on_access per run
     def flag_set(self, src: str, dst: str): ...
     def flag_wait(self, src: str, dst: str, token) -> None: ...
+    # the bound flag ops (ops.sync.FLAG_BIND): begin_op of a pipe-S op without accesses; flag_set / flag_wait
+    # with pipe indices (pto_core.pipes.PIPE_INDEX)
+    def begin_sync_op(self) -> None: ...
+    def flag_release(self, src: int): ...
+    def flag_acquire(self, dst: int, token) -> None: ...
     def barrier(self, pipe: str) -> None: ...
     def unit_flag_check(self, buf: Buffer, lo: int, hi: int) -> None: ...
     def unit_flag_publish(self, buf: Buffer, lo: int, hi: int) -> None: ...
@@ -897,6 +911,20 @@ class ExecContext:
             self._holding.clear()
         if self.hazards is not None:
             self.hazards.begin_op(op_name, pipe, where)
+
+    def begin_flag_op(self, op_name: str, where: Optional[Provenance]) -> None:
+        """`begin_op` of a bound ``set_flag`` / ``wait_flag`` (pipe S, no memory access, `ops.sync.FLAG_BIND`):
+        the same context state; the hazard verifier only counts the op on pipe S (`begin_sync_op`)."""
+        self.op_name = op_name
+        self.pipe = "S"
+        self.where = where
+        self.fences = getattr(where, "fences", None) or None
+        if self._holding:                  # the previous op is done with its writable flag views
+            for buf in self._holding:
+                buf.held.clear()
+            self._holding.clear()
+        if self.hazards is not None:
+            self.hazards.begin_sync_op()
 
     def abort_op(self) -> None:
         """The op begun last raised (eager dispatch): the hazard verifier and the GM race checker forget its
