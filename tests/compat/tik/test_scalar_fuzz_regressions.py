@@ -132,8 +132,7 @@ def test_scalar_binary_operators_match_the_reference(case):
     da, db, va, vb, sh = case
     set_current_compile_soc_info("Ascend910B1")
     ti = tik.Tik()
-    a = ti.Scalar(da, name="a", init_value=va)
-    b = ti.Scalar(db, name="b", init_value=vb)
+    env = {"a": ti.Scalar(da, name="a", init_value=va), "b": ti.Scalar(db, name="b", init_value=vb)}
     va, vb = (_conv(v, "int64", d) if d in INTS else FLOATS[d](v) for v, d in ((va, da), (vb, db)))
     rd = _common(da, db)
     ca, cb = _conv(va, da, rd), _conv(vb, db, rd)
@@ -141,7 +140,7 @@ def test_scalar_binary_operators_match_the_reference(case):
     o_r, u_r = _out(ti, rd, "r")
     ops = [op for op in ARITH if not (rd in INTS and op in ("/", "//", "%") and cb == 0)]
     for k, op in enumerate(ops):
-        u_r[k].set_as(eval(f"a {op} b"))                              # noqa: S307 - operator table
+        u_r[k].set_as(eval(f"a {op} b", env))                              # noqa: S307 - operator table
         want[("r", k)] = (_arith(op, ca, cb, rd), rd)
     ti.data_move(o_r, u_r, 0, 1, _blocks(rd), 0, 0)
     outs.append(("r", o_r))
@@ -152,14 +151,14 @@ def test_scalar_binary_operators_match_the_reference(case):
         for k, (text, v) in enumerate((("a & b", va & bl), ("a | b", va | bl), ("a ^ b", va ^ bl),
                                        (f"a << {sh}", va << sh if sh < bits else 0),
                                        (f"a >> {sh}", va >> min(sh, bits)))):
-            u_l[k].set_as(eval(text))                                 # noqa: S307
+            u_l[k].set_as(eval(text, env))                                 # noqa: S307
             want[("l", k)] = (_wrap(v, da), da)
         ti.data_move(o_l, u_l, 0, 1, _blocks(da), 0, 0)
         outs.append(("l", o_l))
     if "float16" not in (da, db):                                     # no float16 Scalar in a condition
         o_c, u_c = _out(ti, "int32", "c")
         for k, op in enumerate(CMPS):
-            with ti.if_scope(eval(f"a {op} b")):                      # noqa: S307
+            with ti.if_scope(eval(f"a {op} b", env)):                      # noqa: S307
                 u_c[k].set_as(1)
             with ti.else_scope():
                 u_c[k].set_as(0)
