@@ -70,7 +70,7 @@ def _isqrt(v):
 #: scalar_abs / scalar_max / scalar_min -> the scalar-unit instruction whose ``Intrinsic_<instr>`` row of the chip's
 #: platform ini lists the dtypes dst may have (CANN ``tik_scalar_api.py``: ``intrinsic_check_support("Intrinsic_" +
 #: name, dst.dtype)``; TRANS_TIK_API_TO_INSTR_MAP names the same instructions)
-SCALAR_UNIT_INSTR = {"scalar_abs": "abs", "scalar_max": "max", "scalar_min": "min"}
+SCALAR_UNIT_INSTR = {"scalar_abs": "abs", "scalar_max": "max", "scalar_min": "min", "scalar_sqrt": "sqrt"}
 #: scalar_conv (source, destination) -> round modes (the reference's table 2)
 _SCALAR_CONV_PAIRS = {("f32", "s32"): ("round", "away-zero", "to-zero", "floor", "ceil", "ceiling"),
                       ("s32", "f32"): ("", "none"), ("f16", "f32"): ("", "none"), ("f32", "f16"): ("", "none", "odd")}
@@ -950,13 +950,14 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               hint=f"pass a tik Scalar as {name} (tik_instance.Scalar(dtype))")
         return dst
 
-    def _scalar_unit_check(self, api: str, dst: Scalar, **srcs) -> None:
-        """TIK's operand checks of scalar_abs / scalar_max / scalar_min (CANN ``tik_scalar_api.py``
+    def _scalar_unit_check(self, api: str, dst: Scalar, check_dst: bool = True, **srcs) -> None:
+        """TIK's operand checks of scalar_abs / scalar_max / scalar_min / scalar_sqrt (CANN ``tik_scalar_api.py``
         ``_scalar_single_func`` / ``_scalar_binary_func``; the TIK reference pages of the three APIs):
         each source is a Scalar of dst's dtype or an int/float immediate, and dst's dtype is one the chip's
         ``Intrinsic_<abs|max|min>`` row lists (`SCALAR_UNIT_INSTR`): int64 on Ascend310/910, int64 and
         float32 on the later chips. An InputScalar of dst's dtype is taken as a Scalar (TIK's InputScalar is
-        an Expr, which TIK refuses; kept as an extension). Raises before anything is recorded."""
+        an Expr, which TIK refuses; kept as an extension). ``check_dst=False``: the sources only (scalar_sqrt
+        checks its dst itself). Raises before anything is recorded."""
         instr = SCALAR_UNIT_INSTR[api]
         for name, src in srcs.items():
             if isinstance(src, (Scalar, InputScalar)):
@@ -971,6 +972,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                   operand=name, value=repr(src), limit="Scalar or int/float immediate",
                                   hint=f"assign the Expr to a {dst.dtype} Scalar first (tmp.set_as(expr)) and pass "
                                        "that Scalar")
+        if not check_dst:
+            return
         try:
             ok = platform.intrinsic_check_support("Intrinsic_" + instr, dst.dtype)
         except platform.PlatformDataMissing:
@@ -1008,6 +1011,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",
                               value=d.dtype, limit="int64", cls=UnsupportedOp,
                               hint="use an int64 Scalar, or select a chip with float32 scalar_sqrt (e.g. Ascend910)")
+        self._scalar_unit_check("scalar_sqrt", d, check_dst=False, src=src)     # its dst check is above
         sv = self._scalar_arg(src, "src")
         self._check_stored(sv, d.ir.type, f"the {d.dtype} Scalar {d.name!r}", "src")
         v = P.abs_(P.cast(P.as_expr(sv, d.ir.type), d.ir.type))
