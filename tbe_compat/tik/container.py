@@ -68,6 +68,10 @@ def _isqrt(v):
     return P.select(P.cmp("eq", v, 0), P.cast(0, i64), r)
 
 
+#: scalar_abs / scalar_max / scalar_min -> the scalar-unit instruction whose ``Intrinsic_<instr>`` row of the chip's
+#: platform ini lists the dtypes dst may have (CANN ``tik_scalar_api.py``: ``intrinsic_check_support("Intrinsic_" +
+#: name, dst.dtype)``; TRANS_TIK_API_TO_INSTR_MAP names the same instructions)
+SCALAR_UNIT_INSTR = {"scalar_abs": "abs", "scalar_max": "max", "scalar_min": "min", "scalar_sqrt": "sqrt"}
 #: scalar_conv (source, destination) -> round modes (the reference's table 2)
 _SCALAR_CONV_PAIRS = {("f32", "s32"): ("round", "away-zero", "to-zero", "floor", "ceil", "ceiling"),
                       ("s32", "f32"): ("", "none"), ("f16", "f32"): ("", "none"), ("f32", "f16"): ("", "none", "odd")}
@@ -1008,10 +1012,50 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               hint=f"pass a tik Scalar as {name} (tik_instance.Scalar(dtype))")
         return dst
 
+    def _scalar_unit_check(self, api: str, dst: Scalar, check_dst: bool = True, **srcs) -> None:
+        """TIK's operand checks of scalar_abs / scalar_max / scalar_min / scalar_sqrt (CANN ``tik_scalar_api.py``
+        ``_scalar_single_func`` / ``_scalar_binary_func``; the TIK reference pages of the three APIs):
+        each source is a Scalar of dst's dtype or an int/float immediate, and dst's dtype is one the chip's
+        ``Intrinsic_<abs|max|min>`` row lists (`SCALAR_UNIT_INSTR`): int64 on Ascend310/910, int64 and
+        float32 on the later chips. An InputScalar of dst's dtype is taken as a Scalar (TIK's InputScalar is
+        an Expr, which TIK refuses; kept as an extension). ``check_dst=False``: the sources only (scalar_sqrt
+        checks its dst itself). Raises before anything is recorded."""
+        instr = SCALAR_UNIT_INSTR[api]
+        for name, src in srcs.items():
+            if isinstance(src, (Scalar, InputScalar)):
+                if src.dtype != dst.dtype:
+                    raise self._error(f"{api}'s {name} is a Scalar of dtype {src.dtype} but dst {dst.name!r} is {dst.dtype} "
+                                      f"(TIK: \"Intrinsic {instr}'s {name}'s dtype should be equal to dst's dtype\")",
+                                      operand=name, value=src.dtype, limit=dst.dtype,
+                                      hint=f"pass a {dst.dtype} Scalar as {name} (copy it first: "
+                                           f"tmp = tik_instance.Scalar('{dst.dtype}'); tmp.set_as({name}))")
+            elif isinstance(src, Expr):
+                raise self._error(f"{api}'s {name} is an Expr ({src.dtype}); TIK takes a Scalar or an immediate",
+                                  operand=name, value=repr(src), limit="Scalar or int/float immediate",
+                                  hint=f"assign the Expr to a {dst.dtype} Scalar first (tmp.set_as(expr)) and pass "
+                                       "that Scalar")
+        if not check_dst:
+            return
+        try:
+            ok = platform.intrinsic_check_support("Intrinsic_" + instr, dst.dtype)
+        except platform.PlatformDataMissing:
+            ok = dst.dtype in ("int64", "float32")
+        if not ok:
+            soc = platform.current_soc().short_soc_version
+            other_chip = dst.dtype in ("int64", "float32")
+            raise self._error(f"{api} does not support dst dtype {dst.dtype} on {soc} (the scalar unit's {instr} takes "
+                              f"{'int64 only here' if other_chip else 'int64, or float32 on chips after Ascend910'})",
+                              operand="dst", value=dst.dtype, limit="int64" if other_chip else "int64, float32",
+                              cls=UnsupportedOp if other_chip else IllegalOperand,
+                              hint="declare dst and the source Scalars int64 (or float32 on a chip that has it, "
+                                   "e.g. Ascend910B1); convert with set_as / scalar_conv first")
+
     @tik_api("scalar_abs")
     def scalar_abs(self, dst, src):
         """``dst = |src|``."""
-        self._builder.assign(self._scalar_dst(dst).ir, P.abs_(self._scalar_arg(src, "src")))
+        d = self._scalar_dst(dst)
+        self._scalar_unit_check("scalar_abs", d, src=src)
+        self._builder.assign(d.ir, P.abs_(self._scalar_arg(src, "src")))
 
     @tik_api("scalar_sqrt")
     def scalar_sqrt(self, dst, src):
@@ -1029,6 +1073,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",
                               value=d.dtype, limit="int64", cls=UnsupportedOp,
                               hint="use an int64 Scalar, or select a chip with float32 scalar_sqrt (e.g. Ascend910)")
+        self._scalar_unit_check("scalar_sqrt", d, check_dst=False, src=src)     # its dst check is above
         sv = self._scalar_arg(src, "src")
         self._check_stored(sv, d.ir.type, f"the {d.dtype} Scalar {d.name!r}", "src")
         v = P.abs_(P.cast(P.as_expr(sv, d.ir.type), d.ir.type))
@@ -1038,11 +1083,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def scalar_max(self, dst, src0, src1):
         """``dst = max(src0, src1)`` (floats: IEEE maxNum)."""
         d = self._scalar_dst(dst)
+        self._scalar_unit_check("scalar_max", d, src0=src0, src1=src1)
         self._builder.assign(d.ir, P.max_(*self._scalar_operands(d, src0, src1)))
 
     @tik_api("scalar_min")
     def scalar_min(self, dst, src0, src1):
         d = self._scalar_dst(dst)
+        self._scalar_unit_check("scalar_min", d, src0=src0, src1=src1)
         self._builder.assign(d.ir, P.min_(*self._scalar_operands(d, src0, src1)))
 
     def _scalar_operands(self, d: Scalar, src0, src1) -> tuple:
