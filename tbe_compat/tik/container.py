@@ -122,7 +122,8 @@ SET_AS_TENSOR_FIRST_ELEMENT = True
 #: ``t[i] = v``) follows the Scalar store rule (tik_core.md §8, `check_immediate` with ``store=True``): an int (or an
 #: integral float) outside an integer element's range and NaN/infinity into an integer element are errors naming the
 #: range; a fraction converts as in C (``2.7`` -> 2); an int in [2**63, 2**64) into int64 is its bit pattern
-#: (INT64_IMMEDIATE_BIT_PATTERN); float elements take the value rounded to nearest even (past the range: inf). Before,
+#: (INT64_IMMEDIATE_BIT_PATTERN); float elements take the value rounded to nearest even (past the range: inf); a bool
+#: element takes only 0 / 1 / True / False as an int (2 kept only bit 0: False). Before,
 #: ``int8[0].set_as(300)`` stored 44 (wrapped) and ``set_as(1e10)`` 127 (saturated) while ``Scalar("int8").set_as(300)``
 #: was an error. No TIK version fixes one result: CANN 8.1.RC1 ``Tensor.set_as`` checks only the value's type (int,
 #: float, Scalar, Expr, Tensor) and hands it to ``ir_generator.assign``; te.tik's debugger stores it with a numpy item
