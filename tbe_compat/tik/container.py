@@ -914,13 +914,18 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """`check_immediate` of a value stored into ``t`` (a Scalar, a dst register, a tensor element), as this
         call's error. A float with a fraction is checked by the integer C conversion keeps (``trunc``): an
         integer store of a float outside the type is undefined in C. ``wider``: the Fix's "or ..." alternative."""
+        given = v
         if type(v) is float and math.isfinite(v) and S.is_int(t):
             v = int(v)                              # C conversion truncates toward zero
         try:
             check_immediate(v, t, f"stored into {what}", store=True)
         except IllegalOperand as e:
             hint = e.hint if not wider or e.limit is None else f"use a value in {e.limit}, or {wider}"
-            raise self._error(e.message, operand=operand, value=e.value, limit=e.limit, hint=hint) from None
+            message, value = e.message, e.value
+            if given is not v and given != v:       # name the value the kernel wrote, not only its truncation
+                message = message.replace(f"the immediate {v} ", f"the immediate {given!r} (truncated to {v}) ", 1)
+                value = given
+            raise self._error(message, operand=operand, value=value, limit=e.limit, hint=hint) from None
 
     @tik_api("Scalar.set_as")
     def _scalar_set_api(self, s, value, src_offset=None):

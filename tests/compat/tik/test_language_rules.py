@@ -281,6 +281,17 @@ def test_tensor_element_set_as_of_an_immediate_outside_the_dtype_is_refused_like
         ti.Scalar(dtype, "s").set_as(bad)
 
 
+def test_fractional_immediate_refusal_names_the_value_written():
+    # the range check of a fractional float uses its C truncation; the message said "the immediate 300" for
+    # set_as(300.5), a value the kernel never wrote
+    ti = tik.Tik()
+    ub = ti.Tensor("int8", (32,), name="ub", scope=tik.scope_ubuf)
+    for store in (lambda: ub[0].set_as(300.5), lambda: ti.Scalar("int8", "s").set_as(-129.75)):
+        with raises_tik(IllegalOperand, match=r"the immediate (300\.5 \(truncated to 300\)|-129\.75 \(truncated to "
+                                              r"-129\)) \(stored into .*does not fit int8"):
+            store()
+
+
 def test_bool_tensor_element_takes_only_a_bool_immediate():
     # TENSOR_SET_AS_IMMEDIATE_CHECKED for bool elements: an int immediate other than 0/1 kept only its bit 0
     # (set_as(2) stored False, set_as(3) True) while a Scalar holding 2 converts to True; now it is refused like an
