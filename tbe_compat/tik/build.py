@@ -63,7 +63,8 @@ def _check_arg_count(tik, ins, flow, outs) -> None:
     glob = sum(1 for st in tik._gm_tensors if st.is_global) if GLOBAL_TENSORS_ARE_ARGUMENTS else 0
     n = len(ins) + len(flow) + max(len(outs), 1) + workspaces + glob
     if n > MAX_ARGS:
-        parts = f"{len(ins)} inputs + {len(flow)} flowtable + {max(len(outs), 1)} outputs + {workspaces} workspaces"
+        outputs = f"{len(outs)} outputs" if outs else "1 output (the one TIK adds to an empty outputs list)"
+        parts = f"{len(ins)} inputs + {len(flow)} flowtable + {outputs} + {workspaces} workspaces"
         parts += f" + {glob} global tensors" if glob else ""
         raise tik._error(f"{n} kernel arguments ({parts}) exceed the limit {MAX_ARGS}", operand="inputs", value=n,
                          limit=MAX_ARGS,

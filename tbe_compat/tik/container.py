@@ -126,7 +126,8 @@ SET_AS_TENSOR_FIRST_ELEMENT = True
 #: ``t[i] = v``) follows the Scalar store rule (tik_core.md §8, `check_immediate` with ``store=True``): an int (or an
 #: integral float) outside an integer element's range and NaN/infinity into an integer element are errors naming the
 #: range; a fraction converts as in C (``2.7`` -> 2); an int in [2**63, 2**64) into int64 is its bit pattern
-#: (INT64_IMMEDIATE_BIT_PATTERN); float elements take the value rounded to nearest even (past the range: inf). Before,
+#: (INT64_IMMEDIATE_BIT_PATTERN); float elements take the value rounded to nearest even (past the range: inf); a bool
+#: element takes only 0 / 1 / True / False as an int (2 kept only bit 0: False). Before,
 #: ``int8[0].set_as(300)`` stored 44 (wrapped) and ``set_as(1e10)`` 127 (saturated) while ``Scalar("int8").set_as(300)``
 #: was an error. No TIK version fixes one result: CANN 8.1.RC1 ``Tensor.set_as`` checks only the value's type (int,
 #: float, Scalar, Expr, Tensor) and hands it to ``ir_generator.assign``; te.tik's debugger stores it with a numpy item
@@ -917,13 +918,18 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """`check_immediate` of a value stored into ``t`` (a Scalar, a dst register, a tensor element), as this
         call's error. A float with a fraction is checked by the integer C conversion keeps (``trunc``): an
         integer store of a float outside the type is undefined in C. ``wider``: the Fix's "or ..." alternative."""
+        given = v
         if type(v) is float and math.isfinite(v) and S.is_int(t):
             v = int(v)                              # C conversion truncates toward zero
         try:
             check_immediate(v, t, f"stored into {what}", store=True)
         except IllegalOperand as e:
             hint = e.hint if not wider or e.limit is None else f"use a value in {e.limit}, or {wider}"
-            raise self._error(e.message, operand=operand, value=e.value, limit=e.limit, hint=hint) from None
+            message, value = e.message, e.value
+            if given is not v and given != v:       # name the value the kernel wrote, not only its truncation
+                message = message.replace(f"the immediate {v} ", f"the immediate {given!r} (truncated to {v}) ", 1)
+                value = given
+            raise self._error(message, operand=operand, value=value, limit=e.limit, hint=hint) from None
 
     @tik_api("Scalar.set_as")
     def _scalar_set_api(self, s, value, src_offset=None):

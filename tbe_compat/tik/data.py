@@ -639,13 +639,15 @@ class DataAPI(TikBase):
         key = (getattr(where, "file", None), getattr(where, "line", None), rule)
         if key in _CANN81_WARNED:
             return
-        _CANN81_WARNED.add(key)
         text = f"{where}: {message}. CANN 8.1 TIK refuses this call at compile time; the simulator runs it (it " \
                f"records nothing: auto-sync orders the kernel). Fix: follow the CANN 8.1 rule before moving to CANN 8.x"
         if where is not None and getattr(where, "file", None):
             warnings.warn_explicit(text, Cann81RuleWarning, where.file, where.line)
         else:
             warnings.warn(text, Cann81RuleWarning, stacklevel=4)
+        # marked only once the warning was shown: under ``-W error`` (or a filter that raises) the site raises every
+        # time it is called, not only the first time
+        _CANN81_WARNED.add(key)
 
     def _user_flag(self, api: str, pipe_src, pipe_dst, event_id) -> None:
         for operand, pipe in (("pipe_src", pipe_src), ("pipe_dst", pipe_dst)):

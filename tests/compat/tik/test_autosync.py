@@ -577,6 +577,25 @@ def test_flag_calls_cann81_refuses_run_with_one_warning_per_site():
         data.USER_FLAG_CANN81_RULES_WARN = saved
 
 
+def test_flag_rule_warning_turned_error_raises_at_every_call_of_the_site():
+    """USER_FLAG_CANN81_RULES_WARN under ``python -W error`` (a filter that raises the warning): the site was marked as
+    warned before the warning was issued, so the first call raised and every later call of the same line (the
+    kernel built again, the next test) ran silently. Now a site counts as warned only once its warning was shown."""
+    _CANN81_WARNED.clear()
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Cann81RuleWarning)
+        for _ in range(2):
+            with pytest.raises(Cann81RuleWarning, match=r"test_autosync\.py:\d+ in `tik\.set_flag`: set_flag outside"):
+                ti.set_flag("PIPE_MTE2", "PIPE_V", 1)           # one site, called twice: raises both times
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            ti.set_flag("PIPE_MTE2", "PIPE_V", 1)
+    assert len([w for w in seen if issubclass(w.category, Cann81RuleWarning)]) == 1
+
+
 def test_hand_written_flag_takes_numpy_event_ids_and_names_a_wrong_type_as_such():
     """set_flag(..., np.int32(1)) was refused with "event id np.int32(1) is outside 0..7" (pto.set_flag takes numpy
     ids, test_sync_numpy_ids.py); a float, bool, None or TIK Scalar event id said "is outside 0..7" too. A numpy id

@@ -187,8 +187,8 @@ def test_buildcce_argument_limit_counts_workspaces_and_says_what_to_do():
     (out,) = run(ti, {f"x{i}": np.full(16, i + 1, np.float16) for i in range(189)})
     assert (out == 1).all()
     ti, xs, y = _argument_kernel(190, 1)               # empty outputs: TIK's fake output is an argument too
-    with raises_tik(IllegalOperand, match=r"193 kernel arguments \(191 inputs \+ 0 flowtable \+ 1 outputs \+ 1 "
-                                          r"workspaces\)"):
+    with raises_tik(IllegalOperand, match=r"193 kernel arguments \(191 inputs \+ 0 flowtable \+ 1 output \(the one TIK "
+                                          r"adds to an empty outputs list\) \+ 1 workspaces\)"):
         ti.BuildCCE(kernel_name="k", inputs=xs + [y], outputs=[])
 
 

@@ -281,6 +281,37 @@ def test_tensor_element_set_as_of_an_immediate_outside_the_dtype_is_refused_like
         ti.Scalar(dtype, "s").set_as(bad)
 
 
+def test_fractional_immediate_refusal_names_the_value_written():
+    # the range check of a fractional float uses its C truncation; the message said "the immediate 300" for
+    # set_as(300.5), a value the kernel never wrote
+    ti = tik.Tik()
+    ub = ti.Tensor("int8", (32,), name="ub", scope=tik.scope_ubuf)
+    for store in (lambda: ub[0].set_as(300.5), lambda: ti.Scalar("int8", "s").set_as(-129.75)):
+        with raises_tik(IllegalOperand, match=r"the immediate (300\.5 \(truncated to 300\)|-129\.75 \(truncated to "
+                                              r"-129\)) \(stored into .*does not fit int8"):
+            store()
+
+
+def test_bool_tensor_element_takes_only_a_bool_immediate():
+    # TENSOR_SET_AS_IMMEDIATE_CHECKED for bool elements: an int immediate other than 0/1 kept only its bit 0
+    # (set_as(2) stored False, set_as(3) True) while a Scalar holding 2 converts to True; now it is refused like an
+    # out-of-range int; True/False/0/1 and a float (C conversion: nonzero is True) are stored
+    ti = tik.Tik()
+    out = ti.Tensor("uint8", (32,), name="out", scope=tik.scope_gm)
+    b = ti.Tensor("bool", (32,), name="b", scope=tik.scope_ubuf)
+    for bad in (2, -1, 256):
+        with raises_tik(IllegalOperand, match=rf"the immediate {bad} \(stored into the bool tensor element 'b'\) is "
+                                              r"not a bool value.*0 or 1.*Fix") as info:
+            b[0].set_as(bad)
+        assert info.value.where.file == __file__
+    ti.vec_dup(16, b.reinterpret_cast_to("uint16"), 0, 1, 8)
+    for i, v in enumerate((True, 1, 0.5, False, 0)):
+        b[i].set_as(v)
+    ti.data_move(out, b.reinterpret_cast_to("uint8"), 0, 1, 1, 0, 0)
+    got = run(build(ti, "k", [], [out]), {})[0]
+    assert got.tolist()[:6] == [1, 1, 1, 0, 0, 0]
+
+
 def _stored(body, dtype, n=32):
     """Runs ``body(ub)`` on an ``n``-element UB tensor loaded from a zero GM input and returns it."""
     ti = tik.Tik()
