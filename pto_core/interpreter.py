@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import struct
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -245,6 +246,9 @@ def _bound_op(name: str, pipe, where, execute: Callable, args: tuple, clauses: d
     chosen form uses (a kernel's ops are bound at every compile: fewer objects for the collector)."""
     run = bind(args, clauses) if bind is not None and not callable(pipe) else None
     if run is not None:
+        whole = getattr(run, "whole_op", None)       # the hook brackets the op itself (`OpSpec.bind`)
+        if whole is not None:
+            return whole(name, where)
         return _op_bound_run(name, pipe, where, run)
     if callable(pipe):
         return _op_pipe_fn(name, pipe, where, execute, args, clauses)
@@ -448,6 +452,12 @@ def _parent_counts(exprs: list) -> tuple:
     return counts, shared
 
 
+#: The pointer expression classes (`static_operands` tests an operand's exact type first).
+_PTR_TYPES = frozenset({PtrFromInt, PtrAdd, PtrCast, PtrReg, GmArg})
+#: The statement types after which `_Codegen.block` emits nothing more of a block.
+_TERMINATOR_TYPES = frozenset({Break, Continue, Return})
+
+
 class _Codegen:
     """Emits the kernel generator function's source for one program."""
 
@@ -526,18 +536,21 @@ class _Codegen:
     def block(self, stmts: list, ind: int):
         start = len(self.lines)
         run: list = []              # consecutive ops bound at compile time: (op, stmt)
+        bind = None if self.probes else self.bound_op        # probes: every op is emitted by `op`
         for s in stmts:
-            op = self.bound_op(s) if not self.probes and isinstance(s, OpStmt) else None
+            is_op = type(s) is OpStmt                        # (statement classes have no subclasses)
+            op = bind(s) if is_op and bind is not None else None
             if op is not None and s.call.spec.name not in _SCHEDULING_OPS:
                 run.append((op, s))
                 continue
-            self.op_run(run, ind)
-            run = []
-            if op is None and not self.probes and isinstance(s, OpStmt):
+            if run:
+                self.op_run(run, ind)
+                run = []
+            if op is None and is_op and bind is not None:
                 self.op(s, ind, bound=False)         # bound_op said no: not asked again
             else:
                 self.stmt(s, ind)
-            if isinstance(s, (Break, Continue, Return)):
+            if type(s) in _TERMINATOR_TYPES:
                 break
         self.op_run(run, ind)
         if len(self.lines) == start:
@@ -776,14 +789,20 @@ class _Codegen:
     def bound_op(self, s: OpStmt) -> Optional[Callable]:
         """`_bound_op` of ``s`` if all its operands and clauses are compile-time values, else None."""
         call = s.call
-        args = self.static_operands(call.operands)
-        if args is None:
-            return None
-        for v in call.clauses.values():
-            if type(v) not in _PLAIN and clause_exprs(v):
+        operands = call.operands
+        if _PLAIN.issuperset(map(type, operands)):     # all plain (sync pairs, int-only ops): one C-level test
+            args = operands if type(operands) is tuple else tuple(operands)
+        else:
+            args = self.static_operands(operands)
+            if args is None:
                 return None
+        clauses = call.clauses
+        if clauses:
+            for v in clauses.values():
+                if type(v) not in _PLAIN and clause_exprs(v):
+                    return None
         spec = call.spec
-        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(call.clauses), spec.bind)
+        return _bound_op(spec.asm_name, spec.pipe, s.where, spec.execute, args, dict(clauses), spec.bind)
 
     def static_ptr(self, p) -> Optional[Ptr]:
         """The `Ptr` pointer expression ``p`` evaluates to if its address is a constant, else None
@@ -791,6 +810,10 @@ class _Codegen:
         hit = self.static_ptrs.get(id(p))
         if hit is not None and hit[0] is p:
             return hit[1]
+        return self._static_ptr(p)
+
+    def _static_ptr(self, p) -> Optional[Ptr]:
+        """`static_ptr` of a pointer expression not seen before."""
         addr = static_addr(p)
         if addr is None:
             ptr = None
@@ -809,10 +832,12 @@ class _Codegen:
             return tuple(operands)
         out = []
         for v in operands:
-            if type(v) in _PLAIN:
+            t = type(v)
+            if t in _PLAIN:
                 pass
-            elif isinstance(v, (PtrExpr, PtrReg)):
-                v = self.static_ptr(v)
+            elif t in _PTR_TYPES or isinstance(v, (PtrExpr, PtrReg)):
+                hit = self.static_ptrs.get(id(v))   # `static_ptr`, its memo read inline (most operands hit)
+                v = hit[1] if hit is not None and hit[0] is v else self._static_ptr(v)
                 if v is None:
                     return None
             elif isinstance(v, Const):
@@ -931,6 +956,8 @@ class _Codegen:
                 return f"({base} + {off})" if off >= 0 else f"({base} - {-off})"
             if bits >= 8:
                 size = bits // 8
+                if n[0] == "(" and _PRODUCT_CODE.match(n):
+                    n = n[1:-1]          # base + x * y * size: Python groups it so
                 return f"({base} + {n})" if size == 1 else f"({base} + {n} * {size})"
             return f"_sbo({base}, {n}, {bits})"
         raise TypeError(f"unknown pointer expression {p!r}")
@@ -1018,7 +1045,9 @@ class _Codegen:
             b, _ = self.ex(eb)
             if _int_arith_code(ea, a) and (op != "mul" or ea.op == "mul"):
                 a = a[1:-1]              # (x + y) + b, (x * y) - b, (x * y) * b: Python groups them so
-            if op != "mul" and _int_arith_code(eb, b) and eb.op == "mul":
+            elif a[0] == "(" and (_PRODUCT_CODE if op == "mul" else _SUM_CODE).match(a):
+                a = a[1:-1]              # the same through a cast that keeps the code (a widening)
+            if op != "mul" and b[0] == "(" and (_int_arith_code(eb, b) and eb.op == "mul" or _PRODUCT_CODE.match(b)):
                 b = b[1:-1]              # a + (x * y)
             sym = _INT_ARITH[op]
             r = self.raw_bounds(e)
@@ -1148,6 +1177,16 @@ def _bare(code: str) -> str:
     that takes any expression (a call argument, an assignment's value): every such code that starts
     with ``(`` is one parenthesized group (`ex` returns names, literals, calls or ``(...)``)."""
     return code[1:-1] if code[0] == "(" else code
+
+
+#: Code that is one parenthesized product of names and integer literals, ``(x * 256 * 16)``, and one that is a
+#: sum, difference or product chain of them, ``(x * 16 + y - 4)`` (no inner parentheses, so no other grouping):
+#: `_Codegen.binop` drops their parentheses where Python groups the code the same way -- a product as the left
+#: operand of ``*`` or any operand of ``+``/``-`` right of it, a chain as the left operand of ``+``/``-`` -- so the
+#: source parses to the same tree, with fewer tokens (the parser's cost of a kernel's offsets is mostly their
+#: parentheses). `_int_arith_code` covers the codes `binop` itself made; these the ones a cast passes on as is.
+_PRODUCT_CODE = re.compile(r"\((?:\w+ \* )+\w+\)\Z")
+_SUM_CODE = re.compile(r"\(\w+(?: [-+*] \w+)+\)\Z")
 
 
 def _int_arith_code(e, code: str) -> bool:
@@ -1418,6 +1457,7 @@ class Executable:
             else:                          # a machine the caller passes (maybe one an earlier run built and set
                 machine.relaunch_wider = machine.release_finished = machine.hold_to_end = False   # these on)
             self.machine = machine
+            machine.begin_compiled_run()
             args, regions = self._bind_args(machine, inputs, aliases)
             machine.launch_width = upfront or 1
             machine.launch_pending = self._lazy_launch and not upfront

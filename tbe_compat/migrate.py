@@ -55,6 +55,7 @@ import html
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import textwrap
@@ -537,19 +538,44 @@ def write_text_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` all or nothing: into a temporary file in the same folder, then
     ``os.replace`` (atomic on one file system). On any failure (a full disk, an encoding error, an
     interrupted write) the temporary file is removed and an existing ``path`` keeps its old contents:
-    ``tik-migrate -o`` left a partial file behind when the write failed half way."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    ``tik-migrate -o`` left a partial file behind when the write failed half way.
+
+    What is replaced is the file ``path`` names (review423): a symbolic link keeps pointing at its target, whose
+    contents are replaced (the link itself was replaced by a regular file); a path that is not a regular file
+    (``/dev/null``, ``/dev/stdout``, a named pipe) is written as ``open(path, "w")`` does, there being no file to
+    replace (``-o /dev/null`` failed without write access to ``/dev``, and replaced the device node by a regular
+    file with it). When the folder takes no new file but the existing file is writable, the file is overwritten in
+    place, as it was before k419, not refused; the text is encoded first, so only an I/O error (a full disk) can
+    leave it partial then."""
+    data = text.encode("utf-8")                   # an encoding error changes nothing
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if os.path.exists(path):
-            shutil.copymode(path, tmp)       # keep the existing file's permissions
+        st = os.stat(path)                        # (through symbolic links)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "wb") as f:               # a device or a pipe: nothing to replace
+            f.write(data)
+        return
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=folder)
+    except PermissionError:
+        if st is None or not os.access(target, os.W_OK):
+            raise
+        with open(target, "wb") as f:             # the folder takes no new file: in place
+            f.write(data)
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if st is not None:
+            shutil.copymode(target, tmp)          # keep the existing file's permissions
         else:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)    # what open(path, "w") would have created
-        os.replace(tmp, path)
+            os.chmod(tmp, 0o666 & ~umask)         # what open(path, "w") would have created
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -142,6 +142,21 @@ class FlagTable:
         self.last_wait[key] = where
         return flag
 
+    def set_key(self, key: tuple, where: Optional[Provenance], token=None) -> None:
+        """`set` of ``key`` = ``(src, dst, event)`` already canonical (the bound flag ops, `ops.sync.FLAG_BIND`)."""
+        raised = self.raised
+        if key in raised:
+            self.set(key[0], key[1], key[2], where, token)      # raises the already-set error
+        raised[key] = RaisedFlag(key[0], key[1], key[2], where, token)
+
+    def wait_key(self, key: tuple, where: Optional[Provenance]) -> RaisedFlag:
+        """`wait` of ``key`` = ``(src, dst, event)`` already canonical (the bound flag ops, `ops.sync.FLAG_BIND`)."""
+        flag = self.raised.pop(key, None)
+        if flag is None:
+            return self.wait(key[0], key[1], key[2], where)     # raises the deadlock error
+        self.last_wait[key] = where
+        return flag
+
     def _deadlock_message(self, src: str, dst: str, event: int) -> str:
         msg = (f"{flag_text('wait_flag', src, dst, event)} waits for a flag that no earlier "
                f"{flag_text('set_flag', src, dst, event)} raised: {asm_pipe(dst)} would block forever (deadlock)")

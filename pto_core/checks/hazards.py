@@ -35,9 +35,13 @@ Cost: an access first compares the buffer's newest writer / reader epochs per pi
 what the current op knows (no per-block work when nothing is newer); otherwise it tests
 the runs of equal stamps its block range overlaps (`shadow.BlockMap`; few, whatever the
 size of the access) on Python ints, and builds per-block arrays only to apply unit-flag
-grants or to name the first conflicting bytes in the error. An op's accesses are
-recorded when the next op begins (a list splice per access); a read that a later write
-of the same op covers is not recorded (the write clears it).
+grants or to name the first conflicting bytes in the error. During a compiled run an access
+is recorded as soon as it passed its checks (`RECORD_AT_ONCE`); eager ops and
+``hazard_same_pipe="barrier"`` record an op's accesses when the next op begins (a list splice
+per access; a read that a later write of the same op covers is not recorded: the write clears
+it). A buffer only ever accessed on one block range (an L0 tile) keeps its history as one
+stamp and a few epochs (`shadow.TILE_SHADOWS`). The bound flag ops (`ops.sync.FLAG_BIND`)
+skip `begin_op`: `begin_sync_op` counts them on pipe S and they act on the clocks by pipe index.
 """
 from __future__ import annotations
 
@@ -64,6 +68,21 @@ _FEW_BLOCKS = 16
 #: (`_covered_reads`, O(n log n)): an in-place vnchwconv ordered repeat by repeat makes 32 accesses per
 #: repeat. Below it the scans are cheaper (most reads are of buffers the op does not write: no scan at all).
 _SCAN_BUDGET = 2048
+
+#: Named choice RECORD_AT_ONCE: during a compiled run (`HazardTracker.begin_run`) with same-pipe program order
+#: (``hazard_same_pipe="ordered"``), an access is recorded in the shadow as soon as it is checked, not when the
+#: next op begins (`_flush`). The verdicts and messages are the same: the op's own earlier accesses are on its
+#: own pipe, which it never conflicts with in that mode, and a record of it only hides history it already passed
+#: (thresholds only grow during an op); a read that a later write of the op covers is recorded and then cleared
+#: instead of skipped (the same history: that read map holds zeros there, which never conflict). Deferring stays for
+#: eager ops (a refused op must leave no record: `abort_op`; a compiled run ends at its first error) and for
+#: ``hazard_same_pipe="barrier"``. tests/core/test_hazard_fast_paths.py runs both ways. False: always deferred.
+RECORD_AT_ONCE = True
+
+_BLOCK_MASK = BLOCK - 1
+
+#: The runs of a read map with no read since the last write anywhere (`BlockMap.vals`; a dense map's are None).
+_NO_READ = [0]
 
 _VERBS = {  # kind -> (what the current op does, what the earlier op did)
     "RAW": ("reads", "wrote"),
@@ -141,7 +160,7 @@ class HazardTracker:
         self.shadows: dict = {}
         self._op_table: list = [("", None)]       # op id -> (asm name, where); id 0 = unknown
         self._op_ids: dict = {}
-        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]   # pipe -> op id per epoch
+        self._epoch_ops = [[0] for _ in range(NUM_PIPES)]   # pipe -> op id per epoch (0: no access; filled lazily)
         # the op being executed
         self._name = ""
         self._where: Optional[Provenance] = None
@@ -157,14 +176,18 @@ class HazardTracker:
         self._unit_known: dict = {}  # (pipe, epoch) of a unit-flag publish/clear -> what that op waited for
         self._undo: list = []        # the current op's unit-flag changes, as (shadow, b0, b1, saved arrays)
         self._known_saved = None     # the current op's pipe row of the clocks before a unit-flag acquire
+        self._unit_op = False        # the current op set ``_grants`` / ``_undo`` / ``_known_saved`` (unit flags)
+        self._at_once = False        # record accesses as they are checked (`begin_run`, RECORD_AT_ONCE)
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
         if self._pending:
             self._flush()
-        if self._undo:
+        if self._unit_op:                       # the previous op's unit-flag state is done with
             self._undo = []
-        self._known_saved = None
+            self._known_saved = None
+            self._grants = []
+            self._unit_op = False
         p = PIPE_INDEX.get(pipe)
         if p is None:
             p = PIPE_INDEX[pipe_name(pipe)]
@@ -173,11 +196,23 @@ class HazardTracker:
         self._pipe = p
         epoch = self.clocks.epoch               # PipeClocks.tick, inlined
         self._epoch = epoch[p] = epoch[p] + 1
-        self._epoch_ops[p].append(0)
         self._op_id = 0
         self._thr_list = None
-        if self._grants:
-            self._grants = []
+
+    def begin_run(self) -> None:
+        """A compiled run starts (`Machine.begin_compiled_run`): until `reset` (its end), record each access as it
+        is checked (`RECORD_AT_ONCE`), unless same-pipe ops need barriers (``hazard_same_pipe="barrier"``: the
+        op's own accesses would then conflict with each other)."""
+        self._at_once = RECORD_AT_ONCE and not self.strict_same_pipe
+        if self._at_once and self._pending:
+            self._flush()            # (an eagerly issued op's accesses, recorded with its pipe and epoch)
+
+    def begin_sync_op(self) -> None:
+        """`begin_op` of a bound flag op (`ops.sync.FLAG_BIND`): an op on pipe S that accesses no memory and
+        reports no hazard. It counts on pipe S (the epochs error messages name); the previous op stays the
+        current one for the tracker, so its accesses are recorded at the next `begin_op`, with its pipe and
+        epoch, as they would be now (a flag changes the clocks, which recording does not read)."""
+        self.clocks.epoch[_S] += 1
 
     def abort_op(self) -> None:
         """The current op raised: forget the accesses it reported (it did not run, so a later op must not be
@@ -195,18 +230,21 @@ class HazardTracker:
             self._clocks_changed()
         self._unit_known.pop((self._pipe, self._epoch), None)
         self._grants = []
+        self._unit_op = False
 
     def _save_unit(self, sh, b0: int, b1: int) -> None:
         """Keep the unit-flag state of blocks ``[b0, b1)`` for `abort_op`."""
+        self._unit_op = True
         self._undo.append((sh, b0, b1, (sh.u_pub[b0:b1].copy(), sh.u_pub_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy(),
                                         sh.u_clr_pipe[b0:b1].copy(), sh.u_seen[b0:b1].copy())))
 
     def _thresholds(self) -> list:
         p = self._pipe
         thr = self._thr_cache.get(p)
-        if thr is None:
-            thr = self._thr_cache[p] = self.clocks.thresholds(
-                p, same_pipe_ordered=not self.strict_same_pipe or p == _S)
+        if thr is None:                         # PipeClocks.thresholds, inlined
+            thr = self._thr_cache[p] = list(self.clocks.known[p])
+            if not self.strict_same_pipe or p == _S:
+                thr[p] = ALWAYS
         self._thr_list = thr
         self._limits = None
         return thr
@@ -233,6 +271,8 @@ class HazardTracker:
         covered_set = None
         scanned = 0
         for i, (sh, b0, b1, is_write) in enumerate(pending):     # BufferShadow.record_write / record_read, inlined
+            if sh.t1:
+                sh.materialize()                # (the tile form is recorded at once only)
             if is_write:
                 sh.w.assign(b0, b1, stamp)
                 for r in sh.r.values():
@@ -274,7 +314,15 @@ class HazardTracker:
             oid = self._op_ids[key] = len(self._op_table)
             self._op_table.append((self._name, self._where))
         self._op_id = oid
-        self._epoch_ops[self._pipe][self._epoch] = oid
+        ops = self._epoch_ops[self._pipe]
+        gap = self._epoch - len(ops)
+        if gap == 0:                            # (the op's first access: no entry for its epoch yet)
+            ops.append(oid)
+        elif gap > 0:
+            ops.extend([0] * gap)               # the pipe's ops since its last entry accessed no memory
+            ops.append(oid)
+        else:
+            ops[self._epoch] = oid
 
     def _op_at(self, pipe: int, epoch: int) -> tuple:
         ops = self._epoch_ops[pipe]
@@ -294,7 +342,7 @@ class HazardTracker:
         sh = self.shadows.get(buf)
         if sh is None:
             sh = self.shadows[buf] = BufferShadow(buf)
-        b0, b1 = lo >> BLOCK_SHIFT, (hi + BLOCK - 1) >> BLOCK_SHIFT      # block_range, inlined
+        b0, b1 = lo >> BLOCK_SHIFT, (hi + _BLOCK_MASK) >> BLOCK_SHIFT      # block_range, inlined
         thr = self._thr_list or self._thresholds()
         for q, e in sh.max_w.items():           # fast path: nothing newer than what this op knows
             if e > thr[q]:
@@ -305,10 +353,99 @@ class HazardTracker:
                 if e > thr[q]:
                     self._check_readers(sh, b0, b1, lo, hi, operand)
                     break
-            self._last_write[sh] = len(self._pending)
         if not self._op_id:
             self._record_op()
-        self._pending.append((sh, b0, b1, is_write))
+        if not self._at_once:
+            if is_write:
+                self._last_write[sh] = len(self._pending)
+            self._pending.append((sh, b0, b1, is_write))
+            return
+        p, e = self._pipe, self._epoch            # _record_now, inlined
+        t1 = sh.t1
+        if t1:                                  # TILE_SHADOWS: the tile again, or the first record
+            if b1 == t1 and b0 == sh.t0:
+                if is_write:
+                    sh.tw = (e << 3) | p
+                    if sh.tr:
+                        sh.tr = {}
+                    sh.max_w[p] = e
+                else:
+                    sh.tr[p] = e
+                    sh.max_r[p] = e
+                return
+            if t1 < 0:
+                self._tile_start(sh, b0, b1, is_write)
+                return
+            sh.materialize()
+        if is_write:
+            w = sh.w
+            if b0 == 0 and b1 == w.n:
+                w.starts, w.vals, w.arr = [0], [(e << 3) | p], None
+            else:
+                w.assign(b0, b1, (e << 3) | p)
+            for r in sh.r.values():
+                if r.vals != _NO_READ:
+                    r.assign(b0, b1, 0)
+            sh.max_w[p] = e
+        else:
+            r = sh.r.get(p)
+            if r is None:
+                r = sh.r[p] = BlockMap(sh.nblocks, 0)
+            if b0 == 0 and b1 == r.n:
+                r.starts, r.vals, r.arr = [0], [e], None
+            else:
+                r.assign(b0, b1, e)
+            sh.max_r[p] = e
+
+    def _tile_start(self, sh, b0: int, b1: int, is_write: bool) -> None:
+        """The first record of ``sh`` (`RECORD_AT_ONCE`): the tile form on blocks ``[b0, b1)`` (`shadow.TILE_SHADOWS`)."""
+        p, e = self._pipe, self._epoch
+        sh.t0, sh.t1 = b0, b1
+        if is_write:
+            sh.tw = (e << 3) | p
+            sh.max_w[p] = e
+        else:
+            sh.tr[p] = e
+            sh.max_r[p] = e
+
+    def _record_now(self, sh, b0: int, b1: int, is_write: bool) -> None:
+        """Record one access of the current op as it is checked (`RECORD_AT_ONCE`): what `_flush` does with it."""
+        p, e = self._pipe, self._epoch
+        t1 = sh.t1
+        if t1:                                  # TILE_SHADOWS (as in `on_access`)
+            if b1 == t1 and b0 == sh.t0:
+                if is_write:
+                    sh.tw = (e << 3) | p
+                    if sh.tr:
+                        sh.tr = {}
+                    sh.max_w[p] = e
+                else:
+                    sh.tr[p] = e
+                    sh.max_r[p] = e
+                return
+            if t1 < 0:
+                self._tile_start(sh, b0, b1, is_write)
+                return
+            sh.materialize()
+        if is_write:                            # BufferShadow.record_write, inlined
+            w = sh.w
+            if b0 == 0 and b1 == w.n:           # the whole buffer (a full L0 tile): BlockMap.assign's first case
+                w.starts, w.vals, w.arr = [0], [(e << 3) | p], None
+            else:
+                w.assign(b0, b1, (e << 3) | p)
+            for r in sh.r.values():
+                if r.vals != _NO_READ:          # (a map with no read since the last write anywhere: nothing to clear)
+                    r.assign(b0, b1, 0)
+            sh.max_w[p] = e
+        else:                                   # BufferShadow.record_read, inlined
+            r = sh.r.get(p)
+            if r is None:
+                r = sh.r[p] = BlockMap(sh.nblocks, 0)
+            if b0 == 0 and b1 == r.n:
+                r.starts, r.vals, r.arr = [0], [e], None
+            else:
+                r.assign(b0, b1, e)
+            sh.max_r[p] = e
 
     def on_access_runs(self, buf, lo: int, count: int, run: int, stride: int, is_write: bool,
                        operand: str = "") -> None:
@@ -331,6 +468,11 @@ class HazardTracker:
             return
         if not self._op_id:
             self._record_op()
+        if self._at_once:
+            for k in range(count):
+                a = lo + k * stride
+                self._record_now(sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write)
+            return
         pending = self._pending
         for k in range(count):
             a = lo + k * stride
@@ -339,6 +481,8 @@ class HazardTracker:
             self._last_write[sh] = len(pending) - 1
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
+        if sh.t1:
+            sh.materialize()
         w = sh.w
         lim = self._stamp_limits()
         if w.starts is not None:        # run form: test each run's stamp on Python ints
@@ -362,6 +506,8 @@ class HazardTracker:
     def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
         """WAR: the error names the first conflicting block of the access, whichever reader pipe it belongs to
         (the reader pipes are kept in the order they first read the buffer, which says nothing about bytes)."""
+        if sh.t1:
+            sh.materialize()
         thr = self._thr_list
         worst = None                    # (first bad block index, q, bad, epochs) of the earliest conflict
         for q, r in sh.r.items():
@@ -467,6 +613,24 @@ class HazardTracker:
         if token is not None and self.clocks.acquire(PIPE_INDEX[dst], token):
             self._clocks_changed()       # (a wait that teaches the pipe nothing new keeps the cached thresholds)
 
+    def flag_release(self, src: int) -> list:
+        """`flag_set` of pipe index ``src`` (the bound flag ops, `ops.sync.FLAG_BIND`): `PipeClocks.release`, inlined."""
+        clocks = self.clocks
+        snap = list(clocks.known[src])
+        snap[src] = clocks.epoch[src]
+        return snap
+
+    def flag_acquire(self, dst: int, token) -> None:
+        """`flag_wait` of pipe index ``dst`` (the bound flag ops, `ops.sync.FLAG_BIND`): `PipeClocks.acquire`, inlined."""
+        if token is not None:
+            known = self.clocks.known
+            row = known[dst]
+            new = list(map(max, row, token))
+            if new != row:
+                known[dst] = new
+                self._thr_cache.clear()             # _clocks_changed, inlined
+                self._thr_list = None
+
     def buf_release(self, pipe: str):
         """``rls_buf(pipe, id)``: returns the snapshot a later ``get_buf`` of the id by another pipe acquires
         (everything ``pipe`` issued before the release, and what it had waited for)."""
@@ -506,6 +670,7 @@ class HazardTracker:
                             op=self._name, operand="unit_flag", where=self._where,
                             hint="consume the published tile with a FIXPIPE unit_flag(check_and_clear) first, "
                                  "or drop unit_flag on this mad and use set_flag/wait_flag")
+        self._unit_op = True
         self._grants.append(_Grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy()))
         self._acquire_unit_known(sh.u_clr_pipe[b0:b1], sh.u_clr[b0:b1])
 
@@ -518,6 +683,7 @@ class HazardTracker:
         snaps = [self._unit_known[k] for k in keys if k in self._unit_known]
         if snaps:
             if self._known_saved is None:
+                self._unit_op = True
                 self._known_saved = list(self.clocks.known[self._pipe])
             for snap in snaps:
                 self.clocks.acquire(self._pipe, snap)
@@ -550,6 +716,7 @@ class HazardTracker:
                             f"check_and_clear already consumed it): the FIXPIPE would wait forever (deadlock)",
                             op=self._name, operand="unit_flag", where=self._where,
                             hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
+        self._unit_op = True
         self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
         self._acquire_unit_known(sh.u_pub_pipe[b0:b1], pub)
         self._save_unit(sh, b0, b1)
@@ -584,6 +751,8 @@ class HazardTracker:
         self._epoch_ops = [[0] for _ in range(NUM_PIPES)]
         self._clocks_changed()
         self._grants = []
+        self._unit_op = False
+        self._at_once = False
         self._pending = []
         self._last_write = {}
         self._unit_known = {}

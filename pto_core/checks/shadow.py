@@ -27,7 +27,10 @@ distinct live access) and recording an access costs two bisections and a list sp
 independent of its size; an access of the whole buffer (a full L0A/L0B/L0C tile) resets the
 map to one run. A map fragmented into more than `MAX_RUNS` runs turns into a
 plain ``int64`` array per block (8 bytes per block; slice stores), which bounds the
-cost of kernels that scatter many small accesses over one buffer.
+cost of kernels that scatter many small accesses over one buffer. A buffer whose every
+recorded access covered one and the same block range keeps no maps at all until another
+range comes (`TILE_SHADOWS`: the range's writer stamp and read epochs, a few attribute stores
+per access).
 """
 from __future__ import annotations
 
@@ -48,6 +51,14 @@ MAX_RUNS = 512
 #: searching and splicing the lists: the same runs (tests/core/test_shadow.py compares both ways with a
 #: plain array). False: every such assignment takes the general path.
 SMALL_MAP_PATHS = True
+#: Named choice TILE_SHADOWS: a buffer whose recorded accesses so far all cover one and the same block range (an
+#: L0A/L0B/L0C tile a cube loop refills and reads again and again) keeps its history as that range's last writer
+#: stamp (`BufferShadow.tw`) and its reads since (``tr``: pipe -> epoch) instead of `BlockMap` runs, which hold the
+#: same values (outside the range: never written, never read). The first access of another range, and any check
+#: that has to look at blocks, first turns it into the maps (`BufferShadow.materialize`). Only the hazard
+#: verifier's record-at-once path (`hazards.RECORD_AT_ONCE`) records in this form. tests/core/test_hazard_fast_paths.py
+#: compares verdicts, messages and histories both ways. False: every buffer keeps maps.
+TILE_SHADOWS = True
 
 
 def stamp(epoch: int, pipe: int) -> int:
@@ -157,7 +168,7 @@ class BlockMap:
 class BufferShadow:
     """Per-block access history of one `Buffer` (see module doc)."""
 
-    __slots__ = ("buffer", "nblocks", "w", "r", "max_w", "max_r",
+    __slots__ = ("buffer", "nblocks", "w", "r", "max_w", "max_r", "t0", "t1", "tw", "tr",
                  "u_pub", "u_pub_pipe", "u_clr", "u_clr_pipe", "u_seen")
 
     def __init__(self, buffer):
@@ -168,16 +179,46 @@ class BufferShadow:
         self.r: dict = {}
         self.max_w: dict = {}
         self.max_r: dict = {}
+        #: `TILE_SHADOWS`: ``t1`` -1 = nothing recorded yet (the maps hold the history, a tile may start), 0 = the
+        #: maps hold the history, > 0 = tile form: every access recorded so far covered blocks ``[t0, t1)``; ``tw``
+        #: their writer stamp (`NO_STAMP`: none), ``tr`` the reads since (pipe -> epoch); ``w`` / ``r`` are stale
+        self.t1 = -1 if TILE_SHADOWS else 0
+        self.t0 = 0
+        self.tw = NO_STAMP
+        self.tr: dict = {}
         self.u_pub = None
+
+    def materialize(self) -> None:
+        """Leave the tile form (`TILE_SHADOWS`): ``w`` and ``r`` get the values it stands for (a read map for every
+        pipe that ever read, in the order they first did, as the maps would have them)."""
+        t1 = self.t1
+        self.t1 = 0
+        if t1 <= 0:
+            return
+        t0, n = self.t0, self.nblocks
+        self.w = w = BlockMap(n, NO_STAMP)
+        if self.tw != NO_STAMP:
+            w.assign(t0, t1, self.tw)
+        r = self.r = {}
+        for q in self.max_r:                    # (insertion order = first read)
+            m = r[q] = BlockMap(n, 0)
+            e = self.tr.get(q, 0)
+            if e:
+                m.assign(t0, t1, e)
+        self.tr = {}
 
     # -- history updates (after the checks passed)
     def record_write(self, b0: int, b1: int, pipe: int, epoch: int) -> None:
+        if self.t1:
+            self.materialize()
         self.w.assign(b0, b1, (epoch << 3) | pipe)
         for r in self.r.values():
             r.assign(b0, b1, 0)
         self.max_w[pipe] = epoch
 
     def record_read(self, b0: int, b1: int, pipe: int, epoch: int) -> None:
+        if self.t1:
+            self.materialize()
         r = self.r.get(pipe)
         if r is None:
             r = self.r[pipe] = BlockMap(self.nblocks, 0)

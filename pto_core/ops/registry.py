@@ -145,7 +145,9 @@ class OpSpec:
             an op whose operands and clauses are all compile-time values (`interpreter._bound_op`): it
             may return ``execute`` specialised to them (work that does not depend on run-time state
             done once), which must do every check ``execute`` does, with the same errors; None keeps
-            ``execute``.
+            ``execute``. The returned function may carry an attribute ``whole_op(name, where) -> fn(ctx)``:
+            the op with its own bracketing (the work of ``ctx.begin_op(name, pipe, where)``), which the
+            interpreter then runs instead of ``begin_op`` + the function (the bound flag ops, `ops.sync.FLAG_BIND`).
         bind_hole: optional ``fn(args, index, clauses) -> fn(ctx, operand) or None``, the same for an op
             whose operands are all compile-time values but the one at ``index`` (``args[index]`` is None),
             computed at run time with no run-time clause (`interpreter._dyn_op`): the returned function

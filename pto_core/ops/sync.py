@@ -23,7 +23,7 @@ import numpy as np
 
 from ..checks.flags import flag_event, flag_pipe, flag_table
 from ..errors import IllegalOperand, UnsupportedOp
-from ..pipes import event_id, pipe_name, sync_op_pipe
+from ..pipes import PIPE_INDEX, event_id, pipe_name, sync_op_pipe
 from .registry import Operand, OpSpec, register
 
 _FLAG_OPERANDS = (
@@ -153,6 +153,65 @@ def _bind_flag(canon_op):
     return bind
 
 
+#: Named choice FLAG_BIND: a compiled program's ``set_flag`` / ``wait_flag`` with compile-time operands (the cube
+#: kernels' auto-sync: 40-60 % of the ops they run) are bound as whole ops (`OpSpec.bind`'s ``whole_op``): they
+#: keep, per target, the canonical flag key and the pipe's clock index, begin with `ExecContext.begin_flag_op`
+#: (the hazard verifier counts the op on pipe S and records the previous op's accesses at the next op, not
+#: now: a flag op touches no memory) and run the flag table's and the verifier's work on them directly
+#: (`FlagTable.set_key` / `wait_key`, `HazardTracker.flag_release` / `flag_acquire`): the same table entries,
+#: snapshots, clocks, errors and reports as ``begin_op`` + `_set_canon` / `_wait_canon`
+#: (tests/core/test_fast_paths.py runs both ways). False: every bound flag op takes those.
+FLAG_BIND = True
+
+
+def _flag_key(memo, target, end: int) -> None:
+    """Refresh ``memo`` = [target, key, pipe index, operands] of a bound flag op for ``target`` (``end`` 0: the
+    index of the src pipe, 1: of the dst pipe); `_flag_operands` raises what the general path raises."""
+    key = _flag_operands(*memo[3], target)
+    memo[0], memo[1], memo[2] = target, key, PIPE_INDEX[key[end]]
+
+
+def _bind_set(args, clauses):
+    """`OpSpec.bind` of ``set_flag`` (`FLAG_BIND`)."""
+    run = _bind_flag(_set_canon)(args, clauses)
+    if run is None or not FLAG_BIND:
+        return run
+    memo = [None, None, 0, args]    # target, canonical key (src, dst, event), src pipe index, operands
+
+    def whole_op(name, where):
+        def op(ctx):
+            ctx.begin_flag_op(name, where)
+            if ctx.target is not memo[0]:
+                _flag_key(memo, ctx.target, 0)
+            hz = ctx.hazards
+            (ctx.sync_state or flag_table(ctx)).set_key(memo[1], where,
+                                                        None if hz is None else hz.flag_release(memo[2]))
+        return op
+    run.whole_op = whole_op
+    return run
+
+
+def _bind_wait(args, clauses):
+    """`OpSpec.bind` of ``wait_flag`` (`FLAG_BIND`)."""
+    run = _bind_flag(_wait_canon)(args, clauses)
+    if run is None or not FLAG_BIND:
+        return run
+    memo = [None, None, 0, args]    # target, canonical key (src, dst, event), dst pipe index, operands
+
+    def whole_op(name, where):
+        def op(ctx):
+            ctx.begin_flag_op(name, where)
+            if ctx.target is not memo[0]:
+                _flag_key(memo, ctx.target, 1)
+            flag = (ctx.sync_state or flag_table(ctx)).wait_key(memo[1], where)
+            hz = ctx.hazards
+            if hz is not None:
+                hz.flag_acquire(memo[2], flag.token)
+        return op
+    run.whole_op = whole_op
+    return run
+
+
 def _pipe_barrier(ctx, pipe) -> None:
     pipe = barrier_pipe(pipe)
     if ctx.hazards is not None:
@@ -162,10 +221,10 @@ def _pipe_barrier(ctx, pipe) -> None:
 # ----------------------------------------------------------------------------- table
 
 register(OpSpec("set_flag", "sync", "S", _FLAG_OPERANDS, _set_flag, verify=_verify_flag, asm_form="bracket",
-                bind=_bind_flag(_set_canon),
+                bind=_bind_set,
                 doc="Raise flag (src, dst, event) once every earlier op of src has completed."))
 register(OpSpec("wait_flag", "sync", "S", _FLAG_OPERANDS, _wait_flag, verify=_verify_flag, asm_form="bracket",
-                bind=_bind_flag(_wait_canon),
+                bind=_bind_wait,
                 doc="Block later ops of dst until flag (src, dst, event) is raised, then lower it."))
 register(OpSpec("set_flag_dyn", "sync", "S", _FLAG_DYN_OPERANDS, _set_flag, verify=_verify_flag_dyn,
                 asm_form="bracket", bind=_bind_flag(_set_canon), doc="set_flag with the event id as a runtime value."))

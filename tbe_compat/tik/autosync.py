@@ -230,7 +230,7 @@ class AutoSync:
         self._emit = emit
         self._emit_barrier = barrier
         self.pend = {q: {} for q in PIPE_ORDER}
-        self._loops: list = []        # (pre-state, [(pipe, Access), ...]) per open loop
+        self._loops: list = []        # (pre-state, [(pipe, (Access, ...)) per op]) per open loop
         self._open_chain = None       # an if-chain whose next branch may still follow
         self._chains: list = []       # chains whose branch is being traced
         self.pairs = 0                # number of pairs emitted (statistics / tests)
@@ -269,9 +269,9 @@ class AutoSync:
                 if old is not iv and (lo < old[0] or hi > old[1]):
                     entries[key] = (lo if lo < old[0] else old[0], hi if hi > old[1] else old[1])
         if self._loops:
-            tagged = [(pipe, a) for a in accesses]
+            entry = (pipe, accesses if type(accesses) is tuple else tuple(accesses))
             for _, log in self._loops:
-                log.extend(tagged)
+                log.append(entry)
 
     def _sync(self, src: str, dst: str) -> None:
         self._emit(src, dst)
@@ -329,9 +329,17 @@ class AutoSync:
         """Called while the builder is still inside the loop body: emits back-edge pairs there."""
         self.settle()
         pre, log = self._loops.pop()
-        by_pipe: dict = {}            # pipe -> region -> the body's accesses
-        for q, a in log:
-            by_pipe.setdefault(q, {}).setdefault(a.region, []).append(a)
+        by_pipe: dict = {}            # pipe -> region -> the body's accesses (in program order)
+        for q, accesses in log:
+            regions = by_pipe.get(q)
+            if regions is None:
+                regions = by_pipe[q] = {}
+            for a in accesses:
+                same = regions.get(a.region)
+                if same is None:
+                    regions[a.region] = [a]
+                else:
+                    same.append(a)
         for q in PIPE_ORDER:
             body = by_pipe.get(q)
             if not body:

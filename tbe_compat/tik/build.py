@@ -45,6 +45,13 @@ ATOMIC_INIT_VALUE_OUTPUTS = True
 
 #: BuildCCE argument count limit (CANN 8.1; inputs + flowtable + outputs + workspace + global tensors).
 MAX_ARGS = 192
+#: Named choice GLOBAL_TENSORS_ARE_ARGUMENTS: a ``Tensor(..., scope_gm, is_global_tensor=True)`` is a kernel
+#: argument the framework allocates (CANN 8.1.RC1 tik_build.py: ``_set_global_tensor_list`` hands each one's name
+#: and size to ``TIK_GLOBAL_TENSOR_LIST``), like a workspace: it counts in BuildCCE's 192-argument limit
+#: (``_check_in_and_out_num``), it may not be listed in inputs / outputs / flowtable ("global tensor's name is used
+#: in input or output!", ``_check_non_inputs_outputs_tensor``) and it cannot have an init_value. In the debugger
+#: it is an internal GM buffer, as a workspace (it was accepted and ignored: not counted, listable as an input).
+GLOBAL_TENSORS_ARE_ARGUMENTS = True
 
 
 def _check_arg_count(tik, ins, flow, outs) -> None:
@@ -53,13 +60,17 @@ def _check_arg_count(tik, ins, flow, outs) -> None:
     Workspaces (``is_workspace=True`` GM tensors) are kernel arguments the framework allocates, so they count
     although BuildCCE does not list them (tik_api.md §3.2)."""
     workspaces = sum(1 for st in tik._gm_tensors if st.is_workspace)
-    n = len(ins) + len(flow) + max(len(outs), 1) + workspaces
+    glob = sum(1 for st in tik._gm_tensors if st.is_global) if GLOBAL_TENSORS_ARE_ARGUMENTS else 0
+    n = len(ins) + len(flow) + max(len(outs), 1) + workspaces + glob
     if n > MAX_ARGS:
-        parts = f"{len(ins)} inputs + {len(flow)} flowtable + {max(len(outs), 1)} outputs + {workspaces} workspaces"
+        outputs = f"{len(outs)} outputs" if outs else "1 output (the one TIK adds to an empty outputs list)"
+        parts = f"{len(ins)} inputs + {len(flow)} flowtable + {outputs} + {workspaces} workspaces"
+        parts += f" + {glob} global tensors" if glob else ""
         raise tik._error(f"{n} kernel arguments ({parts}) exceed the limit {MAX_ARGS}", operand="inputs", value=n,
                          limit=MAX_ARGS,
                          hint=f"pass at most {MAX_ARGS} kernel arguments: pack several small inputs or outputs into "
-                              f"one GM tensor (index it by offset), or share one workspace between uses")
+                              f"one GM tensor (index it by offset), or share one workspace (or global tensor) "
+                              f"between uses")
 
 
 @dataclass
@@ -171,6 +182,11 @@ def _check_gm(tik, x, what: str) -> None:
     if st.is_workspace:
         raise tik._error(f"{what} (tensor {x.name!r}) is a workspace (is_workspace=True); workspaces are internal",
                          operand=what, value=x.name, hint="drop it from inputs/outputs")
+    if st.is_global and GLOBAL_TENSORS_ARE_ARGUMENTS:
+        raise tik._error(f"{what} (tensor {x.name!r}) is a global tensor (is_global_tensor=True); the framework "
+                         f"passes global tensors itself", operand=what, value=x.name,
+                         hint="drop it from inputs/outputs/flowtable (CANN TIK: \"global tensor's name is used in "
+                              "input or output!\"), or declare it without is_global_tensor to pass it yourself")
     if st.init_value is not None and not (what.startswith("outputs") and _atomic_init_output(st)):
         hint = "drop it from inputs/outputs"
         if what.startswith("outputs"):

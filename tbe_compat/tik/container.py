@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import math
 import numbers
 import re
 import warnings
@@ -67,6 +68,10 @@ def _isqrt(v):
     return P.select(P.cmp("eq", v, 0), P.cast(0, i64), r)
 
 
+#: scalar_abs / scalar_max / scalar_min -> the scalar-unit instruction whose ``Intrinsic_<instr>`` row of the chip's
+#: platform ini lists the dtypes dst may have (CANN ``tik_scalar_api.py``: ``intrinsic_check_support("Intrinsic_" +
+#: name, dst.dtype)``; TRANS_TIK_API_TO_INSTR_MAP names the same instructions)
+SCALAR_UNIT_INSTR = {"scalar_abs": "abs", "scalar_max": "max", "scalar_min": "min", "scalar_sqrt": "sqrt"}
 #: scalar_conv (source, destination) -> round modes (the reference's table 2)
 _SCALAR_CONV_PAIRS = {("f32", "s32"): ("round", "away-zero", "to-zero", "floor", "ceil", "ceiling"),
                       ("s32", "f32"): ("", "none"), ("f16", "f32"): ("", "none"), ("f32", "f16"): ("", "none", "odd")}
@@ -117,6 +122,19 @@ UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 #: value of a Tensor", still refuses a multi-element view.) An empty view (``t[4:4]``, known size 0) has no first
 #: element and is refused (its offset is outside it). migration_guide/tik_core.md (set_as rows).
 SET_AS_TENSOR_FIRST_ELEMENT = True
+#: Named choice TENSOR_SET_AS_IMMEDIATE_CHECKED: an immediate stored into a tensor element (``t[i].set_as(v)``,
+#: ``t[i] = v``) follows the Scalar store rule (tik_core.md §8, `check_immediate` with ``store=True``): an int (or an
+#: integral float) outside an integer element's range and NaN/infinity into an integer element are errors naming the
+#: range; a fraction converts as in C (``2.7`` -> 2); an int in [2**63, 2**64) into int64 is its bit pattern
+#: (INT64_IMMEDIATE_BIT_PATTERN); float elements take the value rounded to nearest even (past the range: inf); a bool
+#: element takes only 0 / 1 / True / False as an int (2 kept only bit 0: False). Before,
+#: ``int8[0].set_as(300)`` stored 44 (wrapped) and ``set_as(1e10)`` 127 (saturated) while ``Scalar("int8").set_as(300)``
+#: was an error. No TIK version fixes one result: CANN 8.1.RC1 ``Tensor.set_as`` checks only the value's type (int,
+#: float, Scalar, Expr, Tensor) and hands it to ``ir_generator.assign``; te.tik's debugger stores it with a numpy item
+#: assignment (``dst_flatten_np[idx] = self.value``, debug ``SetTensor.eval_``), which wraps under numpy < 1.24,
+#: warns under 1.24 - 1.26 and raises OverflowError under numpy 2; an out-of-range TVM literal is refused by TVM
+#: >= 0.10 (apache/tvm PR #12515). So the simulator refuses, as for Scalars. migration_guide/tik_core.md (set_as rows).
+TENSOR_SET_AS_IMMEDIATE_CHECKED = True
 #: Named choice INIT_VALUE_SCALAR_FILL: ``Tensor(..., scope_gm, init_value=v)`` with one immediate ``v`` (not a
 #: list) makes every element of the GM tensor start as ``v`` (for a runtime-sized ``(MAX_INT32,)`` tensor: every
 #: element of the buffer given at launch). The TIK Tensor page documents init_value as a list of immediates, one per
@@ -363,12 +381,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                                 "and index it inside")
         if space != "gm":
             for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
-                              ("init_value", init_value)):
+                              ("is_global_tensor", is_global_tensor), ("init_value", init_value)):
                 if (val is not None) if flag == "init_value" else not option_is_off(val):  # init_value=0 too
                     raise self._error(f"{flag} applies to GM tensors only", operand=flag, value=val,
                                       hint="drop it, or declare the tensor with scope=tik.scope_gm")
         else:
-            for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add)):
+            for flag, val in (("is_workspace", is_workspace), ("is_atomic_add", is_atomic_add),
+                              ("is_global_tensor", is_global_tensor)):
                 v = zero_d_value(val)   # a flag fixed at build time: a bool (numpy ones too) or a number
                 if not (v is None or isinstance(v, (bool, np.bool_, numbers.Number))):
                     raise self._error(f"{flag} must be True or False, got {type(val).__name__} {val!r}",
@@ -389,7 +408,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             storage.nbytes = 0
             return Tensor(self, storage, dt, dims, strides, 0, True)
         if space == "gm":
-            self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value)
+            self._declare_gm(storage, count, is_workspace, is_atomic_add, init_value, is_global_tensor)
         else:
             try:
                 self._place(storage, count, max_mem_size, start_addr)
@@ -443,7 +462,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                                        "dimensions)")
         return tuple(dims)
 
-    def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value):
+    def _declare_gm(self, st: Storage, count, is_workspace, is_atomic_add, init_value, is_global_tensor=False):
         """Make ``st`` a GM kernel argument (or workspace). A tensor declared with at least
         `UNBOUNDED_GM_ELEMENTS` elements (CANN dynamic-shape operators declare ``(MAX_INT64,)``
         and get the real buffer from the framework) is *runtime-sized*: its element count is a hidden scalar
@@ -451,6 +470,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         against it at run time."""
         st.is_workspace = bool(is_workspace)
         st.is_atomic_add = bool(is_atomic_add)
+        st.is_global = bool(is_global_tensor)
+        if st.is_global and init_value is not None:
+            # CANN 8.1 tik_tensor.py _check_new_tensor_params_init_value
+            raise self._error("a GM tensor with init_value cannot be a global tensor (is_global_tensor=True)",
+                              operand="is_global_tensor", value=True,
+                              hint="drop init_value (a global tensor is allocated by the framework), or drop "
+                                   "is_global_tensor")
         if init_value is not None:
             st.init_value = self._init_values(st, count, init_value)
         internal = f"_gm{len(self._gm_tensors)}"
@@ -888,13 +914,22 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._check_stored(v, s.ir.type, f"the {s.dtype} Scalar {s.name!r}", "value")
         self._builder.assign(s.ir, v)
 
-    def _check_stored(self, v, t, what: str, operand: str) -> None:
-        """`check_immediate` of a value stored into ``t`` (a Scalar, a dst register), as this call's error."""
+    def _check_stored(self, v, t, what: str, operand: str, wider: str = "") -> None:
+        """`check_immediate` of a value stored into ``t`` (a Scalar, a dst register, a tensor element), as this
+        call's error. A float with a fraction is checked by the integer C conversion keeps (``trunc``): an
+        integer store of a float outside the type is undefined in C. ``wider``: the Fix's "or ..." alternative."""
+        given = v
+        if type(v) is float and math.isfinite(v) and S.is_int(t):
+            v = int(v)                              # C conversion truncates toward zero
         try:
-            check_immediate(v if type(v) is not float or not float(v).is_integer() or not S.is_int(t) else int(v),
-                            t, f"stored into {what}", store=True)
+            check_immediate(v, t, f"stored into {what}", store=True)
         except IllegalOperand as e:
-            raise self._error(e.message, operand=operand, value=e.value, limit=e.limit, hint=e.hint) from None
+            hint = e.hint if not wider or e.limit is None else f"use a value in {e.limit}, or {wider}"
+            message, value = e.message, e.value
+            if given is not v and given != v:       # name the value the kernel wrote, not only its truncation
+                message = message.replace(f"the immediate {v} ", f"the immediate {given!r} (truncated to {v}) ", 1)
+                value = given
+            raise self._error(message, operand=operand, value=value, limit=e.limit, hint=hint) from None
 
     @tik_api("Scalar.set_as")
     def _scalar_set_api(self, s, value, src_offset=None):
@@ -965,6 +1000,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             # check it; the store it emits converts as C does.
             v = self._scalar_arg(value, "value")
             bits_ptr = None
+            if TENSOR_SET_AS_IMMEDIATE_CHECKED and not isinstance(v, P.Expr):
+                et = P.scalar_type(t.dtype)
+                v = int64_immediate_bits(v, et)
+                self._check_stored(v, et, f"the {t.dtype} tensor element {t.name!r}", "value",
+                                   wider="declare the tensor with a wider dtype")
         esize = max(1, t.dt.bits // 8)
         op.check_extent(esize, "writing one element")
         self._sync.op("S", [op.write(esize)])
@@ -978,10 +1018,50 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               hint=f"pass a tik Scalar as {name} (tik_instance.Scalar(dtype))")
         return dst
 
+    def _scalar_unit_check(self, api: str, dst: Scalar, check_dst: bool = True, **srcs) -> None:
+        """TIK's operand checks of scalar_abs / scalar_max / scalar_min / scalar_sqrt (CANN ``tik_scalar_api.py``
+        ``_scalar_single_func`` / ``_scalar_binary_func``; the TIK reference pages of the three APIs):
+        each source is a Scalar of dst's dtype or an int/float immediate, and dst's dtype is one the chip's
+        ``Intrinsic_<abs|max|min>`` row lists (`SCALAR_UNIT_INSTR`): int64 on Ascend310/910, int64 and
+        float32 on the later chips. An InputScalar of dst's dtype is taken as a Scalar (TIK's InputScalar is
+        an Expr, which TIK refuses; kept as an extension). ``check_dst=False``: the sources only (scalar_sqrt
+        checks its dst itself). Raises before anything is recorded."""
+        instr = SCALAR_UNIT_INSTR[api]
+        for name, src in srcs.items():
+            if isinstance(src, (Scalar, InputScalar)):
+                if src.dtype != dst.dtype:
+                    raise self._error(f"{api}'s {name} is a Scalar of dtype {src.dtype} but dst {dst.name!r} is {dst.dtype} "
+                                      f"(TIK: \"Intrinsic {instr}'s {name}'s dtype should be equal to dst's dtype\")",
+                                      operand=name, value=src.dtype, limit=dst.dtype,
+                                      hint=f"pass a {dst.dtype} Scalar as {name} (copy it first: "
+                                           f"tmp = tik_instance.Scalar('{dst.dtype}'); tmp.set_as({name}))")
+            elif isinstance(src, Expr):
+                raise self._error(f"{api}'s {name} is an Expr ({src.dtype}); TIK takes a Scalar or an immediate",
+                                  operand=name, value=repr(src), limit="Scalar or int/float immediate",
+                                  hint=f"assign the Expr to a {dst.dtype} Scalar first (tmp.set_as(expr)) and pass "
+                                       "that Scalar")
+        if not check_dst:
+            return
+        try:
+            ok = platform.intrinsic_check_support("Intrinsic_" + instr, dst.dtype)
+        except platform.PlatformDataMissing:
+            ok = dst.dtype in ("int64", "float32")
+        if not ok:
+            soc = platform.current_soc().short_soc_version
+            other_chip = dst.dtype in ("int64", "float32")
+            raise self._error(f"{api} does not support dst dtype {dst.dtype} on {soc} (the scalar unit's {instr} takes "
+                              f"{'int64 only here' if other_chip else 'int64, or float32 on chips after Ascend910'})",
+                              operand="dst", value=dst.dtype, limit="int64" if other_chip else "int64, float32",
+                              cls=UnsupportedOp if other_chip else IllegalOperand,
+                              hint="declare dst and the source Scalars int64 (or float32 on a chip that has it, "
+                                   "e.g. Ascend910B1); convert with set_as / scalar_conv first")
+
     @tik_api("scalar_abs")
     def scalar_abs(self, dst, src):
         """``dst = |src|``."""
-        self._builder.assign(self._scalar_dst(dst).ir, P.abs_(self._scalar_arg(src, "src")))
+        d = self._scalar_dst(dst)
+        self._scalar_unit_check("scalar_abs", d, src=src)
+        self._builder.assign(d.ir, P.abs_(self._scalar_arg(src, "src")))
 
     @tik_api("scalar_sqrt")
     def scalar_sqrt(self, dst, src):
@@ -999,6 +1079,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error("scalar_sqrt of float32 is not supported on Ascend310 (int64 only)", operand="dst",
                               value=d.dtype, limit="int64", cls=UnsupportedOp,
                               hint="use an int64 Scalar, or select a chip with float32 scalar_sqrt (e.g. Ascend910)")
+        self._scalar_unit_check("scalar_sqrt", d, check_dst=False, src=src)     # its dst check is above
         sv = self._scalar_arg(src, "src")
         self._check_stored(sv, d.ir.type, f"the {d.dtype} Scalar {d.name!r}", "src")
         v = P.abs_(P.cast(P.as_expr(sv, d.ir.type), d.ir.type))
@@ -1008,11 +1089,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def scalar_max(self, dst, src0, src1):
         """``dst = max(src0, src1)`` (floats: IEEE maxNum)."""
         d = self._scalar_dst(dst)
+        self._scalar_unit_check("scalar_max", d, src0=src0, src1=src1)
         self._builder.assign(d.ir, P.max_(*self._scalar_operands(d, src0, src1)))
 
     @tik_api("scalar_min")
     def scalar_min(self, dst, src0, src1):
         d = self._scalar_dst(dst)
+        self._scalar_unit_check("scalar_min", d, src0=src0, src1=src1)
         self._builder.assign(d.ir, P.min_(*self._scalar_operands(d, src0, src1)))
 
     def _scalar_operands(self, d: Scalar, src0, src1) -> tuple:

@@ -61,6 +61,17 @@ STATIC_IF_CHAIN = True
 #: with ``BLOCK_SIZE / element_bytes``. ``isinstance`` as in TIK: a ``np.float64`` (``np.ceil(n / 16)``) is a float
 #: too; ``np.float32``/``np.float16`` are not. Other integer arguments still refuse a fraction. tik_core.md.
 FOR_RANGE_FLOAT_END_TRUNCATED = True
+#: Named choice SHORT_BUFFERED_LOOP_ACCEPTED: a constant ``for_range(lo, hi, thread_num=n)`` with
+#: ``0 < hi - lo < n`` (``for_range(0, 1, thread_num=2)``) is accepted and runs its ``hi - lo`` iterations.
+#: TIK versions differ: the te.tik ``TikIRBuilder._check_extent_num`` (tik_ir_builder.py, 2019-2020, ``from te
+#: import tvm``) raised "for_range end-begin(%d) should be more than thread_num(%d)"; CANN 8.1.RC1's
+#: (tbe/tik/api/tik_ir_builder.py) checks only ``extent >= 0``. The check did not protect hardware semantics:
+#: both versions lower the buffered loop to ``for f in [0, ceil(extent / n)): for t in [0, n): if f*n+t <
+#: extent: body`` (``_get_max_if_condition`` / ``_create_stmt_for_double_buffer``), so the buffer copies
+#: past the extent are guarded off and the loop runs exactly ``extent`` iterations. The current CANN
+#: behaviour is followed (False restores the old refusal). Tensors declared in the body still book ``n``
+#: copies (THREAD_NUM_RESERVES_COPIES). tik_core.md (for_range row).
+SHORT_BUFFERED_LOOP_ACCEPTED = True
 #: Named choice FREED_TENSORS_UNWRITTEN: when a user scope (new_stmt_scope, a for_range / if body) ends, the bytes
 #: of the on-chip tensors it declared are marked never written (``pto.mark_unwritten``), so a tensor declared
 #: later over them and read before it is written is reported by the uninitialised-read check. tik_api.md only
@@ -259,11 +270,12 @@ class ControlAPI(TikBase):
                                   limit=f">= begint ({lo})",
                                   hint="TIK requires begint <= endt for constant bounds (end - begin >= 0); "
                                        "an empty loop is for_range(n, n)")
-            if isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo < tn:
+            short = isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo < tn
+            if short and not SHORT_BUFFERED_LOOP_ACCEPTED:
                 raise self._error(f"for_range({lo}, {hi}, thread_num={tn}): {hi - lo} iteration(s) cannot be split "
                                   f"into {tn} buffers", operand="thread_num", value=tn, limit=f"<= {hi - lo}",
-                                  hint="TIK requires end - begin >= thread_num when the loop runs; use thread_num=1 "
-                                       "for short loops (CANN ops write `thread_num = 2 if n > 1 else 1`)")
+                                  hint="te.tik (before CANN 8.x) requires end - begin >= thread_num when the loop "
+                                       "runs; use thread_num=1 for short loops (`thread_num = 2 if n > 1 else 1`)")
             runs = isinstance(lo, int) and isinstance(hi, int) and hi > lo
             empty = isinstance(lo, int) and isinstance(hi, int) and hi == lo
             opened = []

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Optional
 
 from pto_core import program as P
@@ -19,6 +20,7 @@ from pto_core.errors import IllegalOperand, UnsupportedOp
 
 from .. import platform
 from .api import Operand, TikBase
+from .autosync import _copy as _copy_pending
 from .placement import buffer_capacity
 from .tensor import _add
 from .scalar import Expr, static_int
@@ -45,6 +47,16 @@ def ceil_to(a: int, b: int) -> int:
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def refusal_records_nothing(fn):
+    """Decorator (under ``@tik_api``) of a TIK API whose checks record run-time checks before its last
+    trace-time refusal: see `CubeBase._refusal_records_nothing`."""
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        with self._refusal_records_nothing():
+            return fn(self, *args, **kwargs)
+    return wrapper
 
 
 class CubeBase(TikBase):
@@ -102,6 +114,32 @@ class CubeBase(TikBase):
                 if st in scope:
                     scope.remove(st)
             self._release(made)
+
+    @contextlib.contextmanager
+    def _refusal_records_nothing(self):
+        """A call refused while it is traced leaves the kernel as it was (pto_api.md "A refused op changes
+        nothing"): the run-time checks it recorded before the refusal (``pto.assert_in_range`` of a Scalar pad,
+        the ``pto.unmodelled`` branch of a run-time channel_size, ...) are taken out again, and auto-sync's state
+        is put back. They stayed in the trace (k419's caveat, review423): a caught refusal left e.g. the range
+        check of a Scalar pad behind, which stopped the later, legal kernel at the refused line when the Scalar
+        held another value there. Only for lowerings whose statements before the last refusal carry no
+        footprint (checks, their ``if`` blocks) or whose data ops come after it: nothing is undone once an auto-sync
+        pair was emitted."""
+        block = self._builder._blocks[-1]
+        sync = self._sync
+        mark = (len(block), _copy_pending(sync.pend), sync._open_chain, len(sync._chains), sync.pairs,
+                [len(log) for _, log in sync._loops])
+        try:
+            yield
+        except BaseException:
+            n, pend, chain, chains, pairs, logs = mark
+            if sync.pairs == pairs and self._builder._blocks[-1] is block and len(sync._loops) == len(logs):
+                del block[n:]
+                sync.pend, sync._open_chain = pend, chain
+                del sync._chains[chains:]
+                for (_, log), k in zip(sync._loops, logs):
+                    del log[k:]
+            raise
 
     @contextlib.contextmanager
     def _cube_if(self, cond):

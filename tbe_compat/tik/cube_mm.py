@@ -37,7 +37,7 @@ from pto_core.ops.mte import l0a_layout
 
 from .. import platform
 from .api import tik_api
-from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align
+from .cube_common import CubeBase, at, ceil_div, ceil_to, codes, l0c_align, refusal_records_nothing
 from .scalar import float_immediate, option_is_off, py_number
 from .vector_common import iadd, idiv, imul
 
@@ -150,6 +150,7 @@ class CubeMatmulAPI(CubeBase):
 
     # ------------------------------------------------------------------ mmad
     @tik_api("mmad")
+    @refusal_records_nothing
     def mmad(self, dst_fm, src_fm, src_filter, matrix_m, matrix_k, matrix_n, is_bias, fm_offset=0,
              en_weight_offset=False, smask=None, en_small_channel=False, en_small_k=False, en_ssparse=False,
              en_winograd_a=False, en_winograd_b=False, bias_tensor=None):

@@ -35,7 +35,7 @@ from pto_core.ops.mte import l0a_layout
 
 from .. import platform
 from .api import tik_api
-from .cube_common import CubeBase, codes, l0c_align
+from .cube_common import CubeBase, codes, l0c_align, refusal_records_nothing
 from .data import DATA_MOVE_PATHS, IgnoredArgumentWarning, MovePath, register_move_path
 from .vector_common import iadd, idiv, imul, irem, isub
 from .scalar import Expr, Scalar, float_immediate, option_is_off, py_number, zero_d_value
@@ -376,11 +376,13 @@ class CubeMoveAPI(CubeBase):
 
     # ------------------------------------------------------------------ load2d
     @tik_api("load2dv1")
+    @refusal_records_nothing
     def load2dv1(self, dst, src, index, repeat_times, src_stride, sid, if_transpose=False, addr_mode=None):
         """Whole 512-byte fractals L1/GM -> L0A/L0B, contiguous in dst (tik_api.md §7.4)."""
         self._cube_load2d("tik.load2dv1", dst, src, index, repeat_times, 0, src_stride, sid, if_transpose, addr_mode)
 
     @tik_api("load2dv2")
+    @refusal_records_nothing
     def load2dv2(self, dst, src, start_index, repeat_times, dst_gap, src_stride, sid, if_transpose=False,
                  addr_mode=None):
         """Like load2dv1 with ``dst_gap`` free fractals between destination fractals (tik_api.md §7.4)."""
@@ -528,6 +530,7 @@ class CubeMoveAPI(CubeBase):
         return iadd(imul(idiv(oh, rs.sh), rs.wo), idiv(ow, rs.sw))
 
     @tik_api("load3dv1")
+    @refusal_records_nothing
     def load3dv1(self, dst, src, pad, l1_h, l1_w, c1_index, fetch_filter_w, fetch_filter_h, left_top_w,
                  left_top_h, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
                  jump_offset, repeat_mode, repeat_time, _csize=0, pad_value=0):
@@ -609,6 +612,7 @@ class CubeMoveAPI(CubeBase):
                    transpose=True if l0b else None, footprint=[s.read(None), dst_access])
 
     @tik_api("load3dv2")
+    @refusal_records_nothing
     def load3dv2(self, dst, src, pad_list, l1_h, l1_w, channel_size, k_extension, m_extension, k_start_pt,
                  m_start_pt, stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h,
                  en_transpose=False, en_small_k=False, pad_value=None):
@@ -866,6 +870,7 @@ class CubeMoveAPI(CubeBase):
 
     # ------------------------------------------------------------------ broadcast / col2img
     @tik_api("broadcast_ub_to_l0c")
+    @refusal_records_nothing
     def broadcast_ub_to_l0c(self, dst, src, nburst, burst_len, *strides, src_gap=None, dst_gap=None):
         """Each 16-element UB row fills all 16 rows of one L0C fractal (tik_api.md §7.6);
         ``strides = (src_gap, dst_gap)``, positional (§7.6) or by their Appendix C names."""
@@ -902,6 +907,7 @@ class CubeMoveAPI(CubeBase):
         self._emit("broadcast_ub_to_cc", s.ptr, d.ptr, n, bl, sg, dg, footprint=[s.read(se), d.write(de)])
 
     @tik_api("mmad_broadcast")
+    @refusal_records_nothing
     def mmad_broadcast(self, dst, src, repeat_mode, nburst, burst_repeat, dst_gap, src_gap):
         """16-element UB rows broadcast to whole L0C fractals (tik_api.md §7.7; ``broadcast_ub_to_cc``).
 
@@ -948,6 +954,7 @@ class CubeMoveAPI(CubeBase):
                    footprint=[s.read(se), d.write(de)])
 
     @tik_api("col2img")
+    @refusal_records_nothing
     def col2img(self, dst, src, pad, l1_h, l1_w, fetch_filter_w, fetch_filter_h, left_top_w, left_top_h,
                 stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h, repeat_time):
         """Scatter-add im2col fractals of one kernel tap back into a UB feature map (tik_api.md §7.7)."""

@@ -227,6 +227,33 @@ _ATOMIC_PTO = {"float32": "f32", "float16": "f16", "int16": "s16", "int32": "s32
 #: waits. They used to raise "'Tik' object has no attribute 'set_flag'".
 TIK_USER_FLAGS_NO_EFFECT = True
 
+#: The pipes CANN 8.1.RC1 TIK's set_flag / wait_flag / pipe_barrier take (``_check_pipe_supported``,
+#: tbe/tik/tik_lib/tik_ir_builder_lib.py); pipe_barrier also takes PIPE_ALL. Every TIK version spells a pipe as
+#: one of these strings (they index the codegen's ``PIPELINES`` table: te ``cce_intrin``, CANN 8.1
+#: ``pipe_line_dict``), so another spelling ("V", "pipe_v", "CUBE") is refused at the call.
+CANN81_FLAG_PIPES = ("PIPE_S", "PIPE_V", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3")
+#: Spellings of the pipes the hardware has that CANN 8.1 TIK refuses in these calls (FIX: 910B/310B).
+_OTHER_TIK_PIPES = ("PIPE_FIX",)
+#: Named choice USER_FLAG_CANN81_RULES_WARN: CANN 8.1.RC1 TIK's ``_check_set_wait_flag_params`` refuses a
+#: ``set_flag`` / ``wait_flag`` outside a ``new_stmt_scope(disable_sync=True)`` body ("Only support call set_flag
+#: api in new_stmt_scope with disable the sync"), an event id that is not a Python int (``np.int32(1)``), the same
+#: pipe on both sides and PIPE_FIX; its ``pipe_barrier`` refuses PIPE_FIX. No other TIK version's set_flag is in the
+#: public record (te.tik 2019 has no set_flag and no disable_sync), the CCE intrinsics take all of these (CCE
+#: ``set_flag(pipe_t, pipe_t, event)``: any pipe but PIPE_ALL, ids 0..7; Ascend C lists same-pipe ``V_V`` and
+#: FIX events), and the public CANN kernels seen (fused_bn2_reluv2_conv2d_bn1, a data_move_pad resize op) call
+#: them only inside ``disable_sync=True`` scopes with int ids. So these calls keep running (they record nothing,
+#: TIK_USER_FLAGS_NO_EFFECT) with a `Cann81RuleWarning` once per call site naming the CANN 8.1 rule, so a
+#: kernel moving to CANN 8.x is told; False makes them errors. What no TIK version can compile is an error: an
+#: unknown pipe or spelling, PIPE_ALL in set_flag / wait_flag, an event id outside 0..7, a str ("EVENT_ID1",
+#: CANN 8.1 requires an int and te's codegen indexes ``EVENTS`` by it), float, bool, None or Scalar event id.
+#: migration_guide/tik_core.md (synchronisation rows).
+USER_FLAG_CANN81_RULES_WARN = True
+_CANN81_WARNED: set = set()     # (file, line, rule) already warned
+
+
+class Cann81RuleWarning(UserWarning):
+    """A TIK call CANN 8.1 TIK refuses at compile time but the simulator runs (USER_FLAG_CANN81_RULES_WARN)."""
+
 
 class DataAPI(TikBase):
     """The data-movement family (mixin of `tbe_compat.tik.Tik`)."""
@@ -554,52 +581,108 @@ class DataAPI(TikBase):
     @tik_api("pipe_barrier")
     def pipe_barrier(self, pipe):
         """An explicit in-core barrier (``PIPE_V``, ``PIPE_MTE2``, ``PIPE_MTE3``, ``PIPE_M``, ``PIPE_MTE1``,
-        ``PIPE_FIX``, ``PIPE_ALL``; IndexSDK's distance ops issue ``pipe_barrier("PIPE_MTE3")`` before the
-        flag write): later ops of that pipe start after its earlier ops complete. Lowered to
-        ``pto.pipe_barrier``; ``PIPE_ALL`` also tells auto-sync that nothing is pending. Auto-sync
-        still pairs the cross-pipe dependences (TIK inserts them as well)."""
-        if not isinstance(pipe, str):
-            raise self._error(f"pipe must be a pipe name such as 'PIPE_V', got {pipe!r}", operand="pipe",
-                              value=repr(pipe), limit="PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, "
-                                                      "PIPE_ALL",
-                              hint="pass a pipe name str: 'PIPE_V', 'PIPE_MTE2', ... or 'PIPE_ALL'")
+        ``PIPE_ALL``; IndexSDK's distance ops issue ``pipe_barrier("PIPE_MTE3")`` before the flag write): later
+        ops of that pipe start after its earlier ops complete. Lowered to ``pto.pipe_barrier``; ``PIPE_ALL`` also
+        tells auto-sync that nothing is pending. Auto-sync still pairs the cross-pipe dependences (TIK inserts them
+        as well). ``PIPE_FIX`` runs with a `Cann81RuleWarning` (USER_FLAG_CANN81_RULES_WARN)."""
+        self._tik_pipe(pipe, "pipe", CANN81_FLAG_PIPES + ("PIPE_ALL",))
         try:
             canon = barrier_pipe(pipe)
         except IllegalOperand as e:
             raise self._error(e.message, operand="pipe", value=pipe, limit=e.limit, hint=e.hint) from None
+        if pipe in _OTHER_TIK_PIPES:
+            self._cann81_rule("pipe_barrier:pipe", f"pipe_barrier({pipe}): CANN 8.1 TIK takes only "
+                              f"{', '.join(CANN81_FLAG_PIPES)} or PIPE_ALL (\"Don't support call pipe_barrier api "
+                              f"with param: pipe={pipe}\")")
         if canon == "ALL":
             self._sync.barrier_all()
         else:
             self._record_sync("pipe_barrier", canon)
 
-
     @tik_api("set_flag")
     def set_flag(self, pipe_src, pipe_dst, event_id):
         """Hand-written flag raise (``set_flag("PIPE_MTE2", "PIPE_V", 1)``, CANN ops written with
         ``new_stmt_scope(disable_sync=True)``): arguments checked, nothing recorded
-        (`TIK_USER_FLAGS_NO_EFFECT`)."""
-        self._user_flag(pipe_src, pipe_dst, event_id)
+        (`TIK_USER_FLAGS_NO_EFFECT`; CANN 8.1's extra rules warn: `USER_FLAG_CANN81_RULES_WARN`)."""
+        self._user_flag("set_flag", pipe_src, pipe_dst, event_id)
 
     @tik_api("wait_flag")
     def wait_flag(self, pipe_src, pipe_dst, event_id):
-        """Hand-written flag wait: arguments checked, nothing recorded (`TIK_USER_FLAGS_NO_EFFECT`)."""
-        self._user_flag(pipe_src, pipe_dst, event_id)
+        """Hand-written flag wait: arguments checked, nothing recorded (`TIK_USER_FLAGS_NO_EFFECT`,
+        `USER_FLAG_CANN81_RULES_WARN`)."""
+        self._user_flag("wait_flag", pipe_src, pipe_dst, event_id)
 
-    def _user_flag(self, pipe_src, pipe_dst, event_id) -> None:
-        for operand, pipe in (("pipe_src", pipe_src), ("pipe_dst", pipe_dst)):
-            if not isinstance(pipe, str):
-                raise self._error(f"{operand} must be a pipe name such as 'PIPE_V', got {pipe!r}", operand=operand,
-                                  value=repr(pipe), limit="PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, "
-                                                          "PIPE_FIX", hint="pass a pipe name str: 'PIPE_V', 'PIPE_MTE2', ...")
+    def _tik_pipe(self, pipe, operand: str, allowed) -> None:
+        """A TIK pipe argument: one of TIK's ``"PIPE_..."`` strings (`CANN81_FLAG_PIPES`, `_OTHER_TIK_PIPES`)."""
+        limit = ", ".join(allowed + _OTHER_TIK_PIPES)
+        if not isinstance(pipe, str):
+            raise self._error(f"{operand} must be a pipe name such as 'PIPE_V', got {pipe!r}", operand=operand,
+                              value=repr(pipe), limit=limit, hint="pass a pipe name str: 'PIPE_V', 'PIPE_MTE2', ...")
+        if pipe not in allowed + _OTHER_TIK_PIPES:
             try:
-                pipe_name(pipe)
-            except PtoError as e:
-                raise self._error(e.message, operand=operand, value=pipe, limit=e.limit, hint=e.hint) from None
+                canon = pipe_name(pipe, allow_all=True)
+            except PtoError:
+                canon = None
+            fix = f"write '{'PIPE_' + canon}'" if canon and "PIPE_" + canon in allowed + _OTHER_TIK_PIPES else \
+                f"use one of {limit}"
+            if pipe == "PIPE_ALL" or canon == "ALL":
+                fix = "PIPE_ALL is only a pipe_barrier argument: name the two pipes the flag links"
+            raise self._error(f"{operand} {pipe!r} is not a TIK pipe of this call", operand=operand, value=pipe,
+                              limit=limit, hint=f"{fix} (TIK spells pipes as the strings of its PIPELINES table)")
+
+    def _cann81_rule(self, rule: str, message: str) -> None:
+        """Named choice USER_FLAG_CANN81_RULES_WARN: warn once per call site (or raise when it is off)."""
+        where = self._where
+        if not USER_FLAG_CANN81_RULES_WARN:
+            raise self._error(f"{message}; CANN 8.1 TIK refuses it", operand=rule.split(":")[1],
+                              hint="follow the CANN 8.1 rule (see the message)")
+        key = (getattr(where, "file", None), getattr(where, "line", None), rule)
+        if key in _CANN81_WARNED:
+            return
+        text = f"{where}: {message}. CANN 8.1 TIK refuses this call at compile time; the simulator runs it (it " \
+               f"records nothing: auto-sync orders the kernel). Fix: follow the CANN 8.1 rule before moving to CANN 8.x"
+        if where is not None and getattr(where, "file", None):
+            warnings.warn_explicit(text, Cann81RuleWarning, where.file, where.line)
+        else:
+            warnings.warn(text, Cann81RuleWarning, stacklevel=4)
+        # marked only once the warning was shown: under ``-W error`` (or a filter that raises) the site raises every
+        # time it is called, not only the first time
+        _CANN81_WARNED.add(key)
+
+    def _user_flag(self, api: str, pipe_src, pipe_dst, event_id) -> None:
+        for operand, pipe in (("pipe_src", pipe_src), ("pipe_dst", pipe_dst)):
+            self._tik_pipe(pipe, operand, CANN81_FLAG_PIPES)
+        raw = event_id
         event_id = zero_d_value(event_id)       # np.int32(1) / np.array(1) is event id 1, as in pto.set_flag
+        if isinstance(event_id, str):
+            raise self._error(f"event id {event_id!r} is a str; TIK takes the int", operand="event_id",
+                              value=event_id, limit="an int 0..7",
+                              hint="pass the number: 1 for 'EVENT_ID1' (CANN 8.1 TIK requires an int event_id; "
+                                   "TIK's codegen indexes its EVENT_IDn table by it)")
+        if isinstance(event_id, bool) or not isinstance(event_id, (int, np.integer)):
+            raise self._error(f"event id must be an int 0..7, got {type(raw).__name__} {raw!r}", operand="event_id",
+                              value=repr(raw), limit="an int 0..7",
+                              hint="pass the event number as a Python int (a TIK event id is a compile-time "
+                                   "constant, not a Scalar)")
         try:
-            _event_id(int(event_id) if isinstance(event_id, np.integer) else event_id)
+            _event_id(int(event_id))
         except PtoError as e:
             raise self._error(e.message, operand="event_id", value=event_id, limit=e.limit, hint=e.hint) from None
+        if not any(sc.disable_sync for sc in self._scopes):
+            self._cann81_rule(f"{api}:scope", f"{api} outside a new_stmt_scope(disable_sync=True) body (CANN 8.1 "
+                                              f"TIK: \"Only support call set_flag api in new_stmt_scope with "
+                                              f"disable the sync\")")
+        if type(raw) is not int:
+            self._cann81_rule(f"{api}:event_id", f"{api} event id {raw!r} is not a Python int (CANN 8.1 TIK: "
+                                                 f"\"event_id should be int\"); write int(...)")
+        for pipe in (pipe_src, pipe_dst):
+            if pipe in _OTHER_TIK_PIPES:
+                self._cann81_rule(f"{api}:pipe", f"{api} with {pipe}: CANN 8.1 TIK takes only "
+                                                 f"{', '.join(CANN81_FLAG_PIPES)}")
+        if pipe_src == pipe_dst:
+            self._cann81_rule(f"{api}:same_pipe", f"{api}({pipe_src}, {pipe_dst}, ...): CANN 8.1 TIK refuses the "
+                                                  f"same pipe on both sides (\"pipe and trigger_pipe cannot be "
+                                                  f"the same\")")
 
 
 __all__ = ["DataAPI", "DATA_MOVE_PATHS", "MovePath", "register_move_path"]

@@ -607,7 +607,13 @@ def check_immediate(v, t, what: str, *, store: bool = False) -> None:
     """A Python int combined with (or stored into) an integer TIK value takes that value's dtype ``t``; raise
     `IllegalOperand` if it does not fit (TVM rejects such literals; wrapping it would silently compute
     something else). ``store``: ``v`` is converted into ``t`` (a register assignment), so a NaN or infinite
-    float is refused too (a fraction converts as in C). Other values are left alone."""
+    float is refused too (a fraction converts as in C); an int stored into a bool (a bool tensor element,
+    TENSOR_SET_AS_IMMEDIATE_CHECKED) must be 0 or 1. Other values are left alone."""
+    if S.is_bool(t) and store and type(v) is int and v not in (0, 1):
+        # a bool constant keeps only bit 0 (``scalars.normalize``: 2 was stored as False, 3 as True, while a
+        # Scalar holding 2 converts to True); TVM refuses such a 1-bit literal too (its IntImm range check)
+        raise IllegalOperand(f"the immediate {v} ({what}) is not a bool value", value=v, limit="0 or 1",
+                             hint="store True or False (1 or 0), or declare the tensor with an integer dtype")
     if not S.is_int(t) or S.is_bool(t):
         return
     lo, hi = S.int_bounds(t)

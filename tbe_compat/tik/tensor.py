@@ -67,8 +67,8 @@ class Storage:
     """
 
     __slots__ = ("space", "scope", "name", "dtype", "shape", "nbytes", "addr", "gm", "alive", "alloc_id", "where",
-                 "is_workspace", "is_atomic_add", "init_value", "size_expr", "runtime_size", "chain_root", "_base_ptrs",
-                 "copies", "placed_over")
+                 "is_workspace", "is_atomic_add", "is_global", "init_value", "size_expr", "runtime_size", "chain_root",
+                 "_base_ptrs", "copies", "placed_over")
 
     def __init__(self, space, scope, name, dtype: DType, shape, where):
         self.space, self.scope, self.name, self.dtype, self.shape, self.where = space, scope, name, dtype, shape, where
@@ -80,6 +80,8 @@ class Storage:
         self.alloc_id = None
         self.is_workspace = False
         self.is_atomic_add = False
+        #: ``is_global_tensor=True`` (GLOBAL_TENSORS_ARE_ARGUMENTS, build.py)
+        self.is_global = False
         self.init_value = None
         self.size_expr = None
         self.runtime_size = None
@@ -470,14 +472,19 @@ class Tensor:
         """TIK ``Tensor.double_buffer_size``: `buffer_size` times ``thread_num_value`` (bytes)."""
         return self.buffer_size * thread_num_value
 
-    def __getattr__(self, name):
-        if name in _TIK_TENSOR_INTERNALS:
-            tik = object.__getattribute__(self, "tik")
-            with tik._api(f"tik.Tensor.{name}"):
-                raise tik._error(f"Tensor.{name} is TIK's TVM-level plumbing ({_TIK_TENSOR_INTERNALS[name]}); the "
-                                 f"simulator has no TVM buffers", operand=name, cls=UnsupportedOp,
-                                 hint="index the tensor (t[i], t[a:b]) and pass views to TIK calls instead")
-        raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+    def _tvm_internal(self, name):
+        """The error of reading TIK's TVM-level attribute ``name`` (`_TIK_TENSOR_INTERNALS`; each is a property of
+        the class that raises it: a ``__getattr__`` would keep Python from specialising every other attribute
+        read of a tensor, which the facade does at every call)."""
+        tik = self.tik
+        with tik._api(f"tik.Tensor.{name}"):
+            raise tik._error(f"Tensor.{name} is TIK's TVM-level plumbing ({_TIK_TENSOR_INTERNALS[name]}); the "
+                             f"simulator has no TVM buffers", operand=name, cls=UnsupportedOp,
+                             hint="index the tensor (t[i], t[a:b]) and pass views to TIK calls instead")
+
+    access_ptr = property(lambda self: self._tvm_internal("access_ptr"))
+    indice = property(lambda self: self._tvm_internal("indice"))
+    disable_tensor = property(lambda self: self._tvm_internal("disable_tensor"))
 
     @user_method("tik.Tensor.set_as")
     def set_as(self, value, dst_offset=0, src_offset=None) -> None:

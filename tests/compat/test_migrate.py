@@ -169,6 +169,48 @@ def test_cli_output_write_failure_leaves_the_existing_file_untouched(tmp_path, c
     assert oct(fresh.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
 
 
+def test_cli_output_writes_the_file_a_symlink_names_and_into_pipes_and_devices(tmp_path, capsys):
+    """-o replaces the file a symbolic link names (the link stays), and writes a path that is no regular file (a
+    named pipe here; /dev/null, /dev/stdout) as open(path, "w") does (review423): write_text_atomic replaced the
+    link and the pipe by a regular file, and an -o /dev/null run by root replaced the device node."""
+    import stat
+    import threading
+    script = _script(tmp_path)
+    real = tmp_path / "real.pto"
+    real.write_text("old contents\n")
+    link = tmp_path / "link.pto"
+    link.symlink_to(real)
+    assert main([script, "-o", str(link)]) == 0
+    assert link.is_symlink() and "func.func @k(" in real.read_text()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    assert main([script, "-o", str(fifo)]) == 0
+    reader.join(30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got and "func.func @k(" in got[0]
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_cli_output_into_a_folder_that_takes_no_new_file_overwrites_the_writable_file(tmp_path, capsys,
+                                                                                    monkeypatch):
+    """A writable -o file in a folder without write permission is overwritten in place (review423): the temporary
+    file cannot be made there, and the write, which worked before k419, was refused (exit 2)."""
+    script = _script(tmp_path)
+    out = tmp_path / "k.pto"
+    out.write_text("old contents\n")
+
+    def no_new_files(*a, **k):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(migrate.tempfile, "mkstemp", no_new_files)
+    assert main([script, "-o", str(out)]) == 0
+    assert "func.func @k(" in out.read_text()
+    fresh = tmp_path / "fresh.pto"                  # no file to overwrite: refused, with the reason
+    assert main([script, "-o", str(fresh)]) == 2
+    assert "Permission denied" in capsys.readouterr().err and not fresh.exists()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -637,7 +679,7 @@ def test_hand_written_set_flag_and_wait_flag_rows_say_why_they_record_nothing(tm
         with ti.new_stmt_scope(disable_sync=True):
             ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
             ti.data_move(ub, x, 0, 1, 8, 0, 0)
-            ti.set_flag("PIPE_MTE2", "PIPE_MTE3", "EVENT_ID1")
+            ti.set_flag("PIPE_MTE2", "PIPE_MTE3", 1)
             ti.wait_flag("PIPE_MTE2", "PIPE_MTE3", 1)
             ti.data_move(y, ub, 0, 1, 8, 0, 0)
         ti.BuildCCE(kernel_name="flags", inputs=[x], outputs=[y])

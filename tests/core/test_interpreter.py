@@ -834,6 +834,33 @@ def test_integer_code_drops_only_redundant_parentheses():
     assert k.program.run({"a": av, "b": bv, "c": cv, "d": dv})["o"].tolist() == want
 
 
+def test_offsets_through_a_widening_cast_drop_their_parentheses_too():
+    """A pointer offset computed in s32 and widened to index (TIK's ``t[i * 256, 0]``) is a product whose code the
+    cast passes on as is: its parentheses go where Python groups the same way (`_PRODUCT_CODE`, `_SUM_CODE`),
+    as they do for products `binop` makes itself; the values are those the fully parenthesized code gives."""
+    with program("offs", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (8192,))
+        y = k.gm_arg("y", "f32", (8192,), io="out")
+        ub = k.ptr("ub", "f32", 0)
+        with k.for_(0, 2, name="i") as i:
+            with k.for_(0, 2, name="j") as j:
+                row = cast(i * 256, "index") * 16
+                off = cast(j * 16, "index") * 64 + row
+                pto.mte_gm_ub(x + off, ub, 0, 256, nburst=(1, 256, 256))
+                pto.set_flag("MTE2", "MTE3", 0)
+                pto.wait_flag("MTE2", "MTE3", 0)
+                pto.mte_ub_gm(ub, y + row, 256, nburst=(1, 256, 256))
+                pto.set_flag("MTE3", "MTE2", 0)
+                pto.wait_flag("MTE3", "MTE2", 0)
+    ex = k.program.compile()
+    assert "a0_x + (v3_j * 16 * 64 + v2_i * 256 * 16) * 4)" in ex.source     # the sum's parentheses group
+    assert "a1_y + v2_i * 256 * 16 * 4)" in ex.source
+    xs = np.arange(8192, dtype=np.float32)
+    got = ex.run({"x": xs})["y"]
+    for iv in range(2):                              # the last j (1) leaves its row in y
+        assert (got[iv * 4096:iv * 4096 + 64] == xs[1024 + iv * 4096:][:64]).all()
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_integer_code_without_parentheses_parses_as_fully_parenthesized_code(monkeypatch, seed):
     """The codegen's dropped parentheses (`_bare`, `_int_arith_code`, `wrap`) change no parse tree: random
@@ -855,6 +882,9 @@ def test_integer_code_without_parentheses_parses_as_fully_parenthesized_code(mon
 
     monkeypatch.setattr(interpreter, "_bare", lambda code: code)
     monkeypatch.setattr(interpreter, "_int_arith_code", lambda e, code: False)
+    never = re.compile(r"(?!)")
+    monkeypatch.setattr(interpreter, "_PRODUCT_CODE", never)
+    monkeypatch.setattr(interpreter, "_SUM_CODE", never)
     monkeypatch.setattr(interpreter._Codegen, "wrap", staticmethod(wrap_parenthesized))
     full = interpreter.compile_program(prog).source
     assert full.count("(") > 0 and ast.dump(ast.parse(full)) == lean

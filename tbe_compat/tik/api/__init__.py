@@ -343,7 +343,7 @@ class _ApiCall:
     simulator error into the facade's class; nested calls (an API lowering through another)
     keep the outer call's provenance."""
 
-    __slots__ = ("tik", "api", "where", "at")
+    __slots__ = ("tik", "api", "where", "at", "block", "mark")
 
     def __init__(self, tik, api: str):
         self.tik, self.api, self.where, self.at = tik, api, None, None
@@ -357,8 +357,11 @@ class _ApiCall:
         tik._depth, tik._where = 1, where
         tik._calls.append(where)
         _registry.note_tracing(tik)
-        self.at = tik._builder.at(where)
+        builder = tik._builder
+        self.at = builder.at(where)
         self.at.__enter__()
+        block = self.block = builder._blocks[-1]
+        self.mark = len(block)
         return where
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -369,10 +372,36 @@ class _ApiCall:
         try:
             self.at.__exit__(exc_type, exc, tb)
             if isinstance(exc, PtoError):
+                _drop_run_time_checks(tik, self.block, self.mark)
                 raise convert(exc, api=self.api, where=self.where, exit_on_error=tik._exit_on_error) from None
         finally:
             tik._depth, tik._where = 0, None
         return False
+
+
+#: The ops a TIK call records for its arguments' run-time checks before it may still refuse the call at trace time
+#: (`TikBase._int_arg`'s ``pto.assert_in_range`` of a Scalar argument): a refused call takes them out again.
+RUN_TIME_CHECK_OPS = frozenset({"assert_in_range"})
+
+
+def _drop_run_time_checks(tik, block, mark: int) -> None:
+    """A TIK call refused while it is traced leaves the kernel as it was (pto_api.md "A refused op changes nothing"):
+    when everything it recorded into ``block`` from index ``mark`` on is a run-time argument check
+    (`RUN_TIME_CHECK_OPS`, no footprint), those checks are removed with their entries in auto-sync's open loop logs.
+    Otherwise a caught refusal left e.g. the range check of a Scalar ``nburst`` behind, which stopped the later, legal
+    kernel at the refused line when the Scalar held another value there. Lowerings that record more before their
+    last refusal restore their state themselves (`CubeBase._refusal_records_nothing`)."""
+    builder = tik._builder
+    n = len(block) - mark
+    if n <= 0 or builder._blocks[-1] is not block:
+        return
+    added = block[mark:]
+    if not all(type(st) is P.OpStmt and st.call.spec.name in RUN_TIME_CHECK_OPS for st in added):
+        return
+    del block[mark:]
+    for _, log in tik._sync._loops:
+        if len(log) >= n and all(not accesses for _, accesses in log[-n:]):
+            del log[-n:]
 
 
 class TikBase:

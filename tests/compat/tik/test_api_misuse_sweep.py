@@ -133,7 +133,7 @@ CASES = {
     "vreduce": (lambda ti, t, a: ti.vreduce(*a), [128, "ub16", "ub16b", 1, 1, 1, 8, 0], "Ascend910B1"),
     "vci": (lambda ti, t, a: ti.vci(*a), [64, "ubi32", 0, 1, 1, 8], "Ascend310P3"),
     "vgather": (_vgather, [64, "ub32", "ub32", "ubi32b", 1, 8], "Ascend910B1"),
-    "scalar_max": (lambda ti, t, a: ti.scalar_max(*a), ["s_two", "s_neg", "s_zero"]),
+    "scalar_max": (lambda ti, t, a: ti.scalar_max(*a), ["s_i64", "s_i64", -5]),
     "scalar_conv": (lambda ti, t, a: ti.scalar_conv(*a), ["round", "s_two", "s_f32"], "Ascend910B1"),
     "ScalarArray": (lambda ti, t, a: ti.ScalarArray(*a), ["int32", 4, "arr", [1, 2, 3, 4]]),
     "set_atomic_add": (lambda ti, t, a: (ti.set_atomic_add(*a), ti.set_atomic_add(0)), [2], "Ascend910B1"),

@@ -4,6 +4,7 @@ if/else -- and the emitted sync is the minimal readable set in simple cases."""
 import random
 import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from pto_core.errors import HazardError
 from tbe import tik
 from tbe_compat.tik import autosync
+from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
 from pto_core import program as P
 from tbe.common.platform import set_current_compile_soc_info
 
@@ -169,6 +171,24 @@ def test_loop_back_edge_gets_the_reverse_pair_at_the_end_of_the_body():
     assert body.index("mte_ub_gm") < body.index("set_flag[<PIPE_MTE3>, <PIPE_MTE2>")   # WAR for the next trip
     xs = np.arange(64, dtype=np.float16)
     assert np.array_equal(run(ti, {"x": xs})[0], xs)
+
+
+def test_an_open_loop_logs_each_op_once_and_its_back_edge_pairs_follow_the_body():
+    """Each open loop logs an op's footprint as one entry (pipe, accesses), not one entry per access: the
+    back-edge pairs `end_loop` derives from it are those of the body's accesses in program order (the
+    per-access log made and dropped a list and a dict for every access, about 1.4 % of tracing a matmul)."""
+    pairs = []
+    s = autosync.AutoSync(lambda src, dst: pairs.append((src, dst)), lambda: None)
+    s.begin_loop()
+    s.begin_loop()
+    s.op("MTE2", [autosync.Access(("ub",), 0, 64, True), autosync.Access(("gm", 1), 0, 64, False)])
+    s.op("V", [autosync.Access(("ub",), 0, 64, False), autosync.Access(("ub",), 64, 128, True)])
+    assert [len(log) for _, log in s._loops] == [2, 2]
+    assert pairs == [("MTE2", "V")]
+    s.end_loop()                      # the next trip's MTE2 write of ub[0, 64) follows V's read of it
+    assert pairs == [("MTE2", "V"), ("V", "MTE2")]
+    s.end_loop()
+    assert pairs == [("MTE2", "V"), ("V", "MTE2")]
 
 
 def test_independent_buffers_need_no_sync():
@@ -482,7 +502,10 @@ def test_remembered_loop_bodies_hoist_exactly_what_walking_them_again_does(monke
 def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
     """TIK_USER_FLAGS_NO_EFFECT: CANN kernels' `set_flag("PIPE_MTE2", "PIPE_V", 0)` / `wait_flag(...)` (tik_api.md
     §6.3: no functional effect) are accepted (they raised "'Tik' object has no attribute 'set_flag'"), leave the
-    auto-sync pairs unchanged, and bad pipes or event ids are errors at the user's line."""
+    auto-sync pairs unchanged, and bad pipes or event ids are errors at the user's line. Outside a
+    new_stmt_scope(disable_sync=True) body they still run, with a warning naming CANN 8.1's rule
+    (USER_FLAG_CANN81_RULES_WARN)."""
+    _CANN81_WARNED.clear()
     set_current_compile_soc_info("Ascend910B1")
 
     def kernel(flags):
@@ -492,13 +515,18 @@ def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
         u = ti.Tensor("float16", (128,), name="u", scope=tik.scope_ubuf)
         ti.data_move(u, x, 0, 1, 8, 0, 0)
         if flags:
-            ti.set_flag("PIPE_MTE2", "PIPE_V", 0)
-            ti.wait_flag("PIPE_MTE2", "PIPE_V", 0)
+            with pytest.warns(Cann81RuleWarning, match=r"test_autosync\.py:\d+ in `tik\.set_flag`: set_flag outside "
+                                                       r"a new_stmt_scope\(disable_sync=True\) body"):
+                ti.set_flag("PIPE_MTE2", "PIPE_V", 0)
+            with pytest.warns(Cann81RuleWarning, match=r"wait_flag outside"):
+                ti.wait_flag("PIPE_MTE2", "PIPE_V", 0)
         ti.vec_adds(128, u, u, 1.0, 1, 8, 8)
         if flags:
             with ti.new_stmt_scope(disable_sync=True):
-                ti.set_flag("PIPE_V", "PIPE_MTE3", "EVENT_ID1")
-                ti.wait_flag("PIPE_V", "PIPE_MTE3", 1)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")            # inside the scope, with int ids: no warning
+                    ti.set_flag("PIPE_V", "PIPE_MTE3", 1)
+                    ti.wait_flag("PIPE_V", "PIPE_MTE3", 1)
         ti.data_move(y, u, 0, 1, 8, 0, 0)
         return build(ti, "flags", [x], [y])
 
@@ -509,25 +537,84 @@ def test_hand_written_set_flag_wait_flag_run_and_record_nothing():
     from .helpers import raises_tik
     from pto_core.errors import IllegalOperand
     for args, operand in ((("PIPE_X", "PIPE_V", 0), "pipe_src"), (("PIPE_V", 3, 0), "pipe_dst"),
-                          (("PIPE_V", "PIPE_MTE3", 8), "event_id")):
-        with raises_tik(IllegalOperand, match=rf"test_autosync\.py:\d+ in `tik\.wait_flag`: operand {operand}.*Fix:"):
+                          (("PIPE_V", "PIPE_MTE3", 8), "event_id"), (("PIPE_V", "PIPE_MTE3", "EVENT_ID1"), "event_id"),
+                          (("PIPE_ALL", "PIPE_V", 0), "pipe_src"), (("V", "PIPE_MTE3", 0), "pipe_src")):
+        with raises_tik(IllegalOperand,
+                        match=rf"test_autosync\.py:\d+ in `tik\.wait_flag`: operand {operand}.*Fix:"):
             ti.wait_flag(*args)
+
+
+def test_flag_calls_cann81_refuses_run_with_one_warning_per_site():
+    """USER_FLAG_CANN81_RULES_WARN: what only CANN 8.1 TIK refuses (same pipe on both sides, PIPE_FIX, a numpy
+    event id, a call outside a disable_sync=True scope; pipe_barrier(PIPE_FIX)) runs with a Cann81RuleWarning
+    naming the rule, once per call site; with the choice off each is an error at the line."""
+    _CANN81_WARNED.clear()
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    with ti.new_stmt_scope(disable_sync=True):
+        for args, rule in ((("PIPE_V", "PIPE_V", 1), "pipe and trigger_pipe cannot be the same"),
+                           (("PIPE_FIX", "PIPE_MTE3", 1), "set_flag with PIPE_FIX"),
+                           (("PIPE_MTE2", "PIPE_V", np.int32(1)), "event_id should be int")):
+            with pytest.warns(Cann81RuleWarning, match=rf"test_autosync\.py:\d+ .*{rule}.*Fix:"):
+                ti.set_flag(*args)
+    with pytest.warns(Cann81RuleWarning, match=r"pipe_barrier\(PIPE_FIX\): CANN 8\.1 TIK takes only"):
+        ti.pipe_barrier("PIPE_FIX")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            ti.set_flag("PIPE_MTE2", "PIPE_V", 2)                  # one site, three calls
+    assert len([w for w in seen if issubclass(w.category, Cann81RuleWarning)]) == 1
+    from .helpers import raises_tik
+    from pto_core.errors import IllegalOperand
+    from tbe_compat.tik import data
+    saved = data.USER_FLAG_CANN81_RULES_WARN
+    data.USER_FLAG_CANN81_RULES_WARN = False
+    try:
+        with raises_tik(IllegalOperand, match=r"test_autosync\.py:\d+ in `tik\.set_flag`: .*outside a "
+                                              r"new_stmt_scope\(disable_sync=True\).*CANN 8\.1 TIK refuses it"):
+            ti.set_flag("PIPE_MTE2", "PIPE_V", 3)
+    finally:
+        data.USER_FLAG_CANN81_RULES_WARN = saved
+
+
+def test_flag_rule_warning_turned_error_raises_at_every_call_of_the_site():
+    """USER_FLAG_CANN81_RULES_WARN under ``python -W error`` (a filter that raises the warning): the site was marked as
+    warned before the warning was issued, so the first call raised and every later call of the same line (the
+    kernel built again, the next test) ran silently. Now a site counts as warned only once its warning was shown."""
+    _CANN81_WARNED.clear()
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Cann81RuleWarning)
+        for _ in range(2):
+            with pytest.raises(Cann81RuleWarning, match=r"test_autosync\.py:\d+ in `tik\.set_flag`: set_flag outside"):
+                ti.set_flag("PIPE_MTE2", "PIPE_V", 1)           # one site, called twice: raises both times
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            ti.set_flag("PIPE_MTE2", "PIPE_V", 1)
+    assert len([w for w in seen if issubclass(w.category, Cann81RuleWarning)]) == 1
 
 
 def test_hand_written_flag_takes_numpy_event_ids_and_names_a_wrong_type_as_such():
     """set_flag(..., np.int32(1)) was refused with "event id np.int32(1) is outside 0..7" (pto.set_flag takes numpy
-    ids, test_sync_numpy_ids.py); a float, bool, None or TIK Scalar event id said "is outside 0..7" too."""
+    ids, test_sync_numpy_ids.py); a float, bool, None or TIK Scalar event id said "is outside 0..7" too. A numpy id
+    runs with a Cann81RuleWarning (CANN 8.1 TIK requires a Python int)."""
     set_current_compile_soc_info("Ascend910B1")
     ti = tik.Tik()
-    for ev in (np.int32(1), np.int64(7), np.uint8(0), np.array(2)):
-        ti.set_flag("PIPE_MTE2", "PIPE_V", ev)
-        ti.wait_flag("PIPE_MTE2", "PIPE_V", ev)
+    with ti.new_stmt_scope(disable_sync=True):
+        for ev in (np.int32(1), np.int64(7), np.uint8(0), np.array(2)):
+            with pytest.warns(Cann81RuleWarning, match="event_id should be int"):
+                ti.set_flag("PIPE_MTE2", "PIPE_V", ev)
+            with pytest.warns(Cann81RuleWarning, match="event_id should be int"):
+                ti.wait_flag("PIPE_MTE2", "PIPE_V", ev)
+            _CANN81_WARNED.clear()                                  # the same sites warn again next time
     from .helpers import raises_tik
     from pto_core.errors import IllegalOperand
     s = ti.Scalar("int32", init_value=1)
     for ev, name in ((1.0, "float"), (True, "bool"), (None, "NoneType"), (s, "Scalar")):
         with raises_tik(IllegalOperand, match=rf"test_autosync\.py:\d+ in `tik\.set_flag`: operand event_id: event id "
-                                              rf"must be an int 0\.\.7 or 'EVENT_IDn', got {name} .*Fix:") as e:
+                                              rf"must be an int 0\.\.7, got {name} .*Fix:") as e:
             ti.set_flag("PIPE_MTE2", "PIPE_V", ev)
         assert "outside" not in str(e.value)
     with raises_tik(IllegalOperand, match=r"event id 8 is outside 0\.\.7"):

@@ -187,9 +187,47 @@ def test_buildcce_argument_limit_counts_workspaces_and_says_what_to_do():
     (out,) = run(ti, {f"x{i}": np.full(16, i + 1, np.float16) for i in range(189)})
     assert (out == 1).all()
     ti, xs, y = _argument_kernel(190, 1)               # empty outputs: TIK's fake output is an argument too
-    with raises_tik(IllegalOperand, match=r"193 kernel arguments \(191 inputs \+ 0 flowtable \+ 1 outputs \+ 1 "
-                                          r"workspaces\)"):
+    with raises_tik(IllegalOperand, match=r"193 kernel arguments \(191 inputs \+ 0 flowtable \+ 1 output \(the one TIK "
+                                          r"adds to an empty outputs list\) \+ 1 workspaces\)"):
         ti.BuildCCE(kernel_name="k", inputs=xs + [y], outputs=[])
+
+
+def test_global_tensors_are_framework_arguments_counted_in_the_limit_and_not_listed():
+    """GLOBAL_TENSORS_ARE_ARGUMENTS (CANN 8.1 tik_build.py `_set_global_tensor_list`, `_check_in_and_out_num`,
+    `_check_non_inputs_outputs_tensor`): is_global_tensor=True GM tensors were accepted and ignored -- not counted in
+    the 192-argument limit and listable as inputs. Now they count, listing one is an error with a Fix, and one
+    with an init_value or on an on-chip scope is refused; the kernel still runs (an internal GM buffer)."""
+    ti, xs, y = _argument_kernel(190, 0)
+    g = ti.Tensor("float16", (16,), name="g", scope=tik.scope_gm, is_global_tensor=True)
+    ti.BuildCCE(kernel_name="k", inputs=xs, outputs=[y])          # 190 + 1 + 1 global = 192: accepted
+    ti, xs, y = _argument_kernel(190, 0)
+    for i in range(2):
+        g = ti.Tensor("float16", (16,), name=f"g{i}", scope=tik.scope_gm, is_global_tensor=True)
+    with raises_tik(IllegalOperand, match=r"test_build_debug\.py:\d+ .*193 kernel arguments \(190 inputs \+ 0 "
+                                          r"flowtable \+ 1 outputs \+ 0 workspaces \+ 2 global tensors\) exceed the "
+                                          r"limit 192 Fix: "):
+        ti.BuildCCE(kernel_name="k", inputs=xs, outputs=[y])
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    g = ti.Tensor("float32", (8,), name="g", scope=tik.scope_gm, is_global_tensor=True)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.data_move(g, ub, 0, 1, 1, 0, 0)                 # through the global tensor and back
+    ti.data_move(ub, g, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    for ins, outs, what in (([x, g], [y], r"inputs\[1\]"), ([x], [y, g], r"outputs\[1\]")):
+        with raises_tik(IllegalOperand,
+                        match=rf"{what} \(tensor 'g'\) is a global tensor \(is_global_tensor=True\).*Fix: drop it"):
+            ti.BuildCCE(kernel_name="k", inputs=ins, outputs=outs)
+    ti.BuildCCE(kernel_name="k", inputs=[x], outputs=[y])
+    (out,) = run(ti, {"x": np.arange(8, dtype=np.float32)})
+    assert out.tolist() == list(range(8))
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"init_value cannot be a global tensor.*Fix:"):
+        ti.Tensor("float32", (8,), name="h", scope=tik.scope_gm, is_global_tensor=True, init_value=[0.0] * 8)
+    with raises_tik(IllegalOperand, match=r"is_global_tensor applies to GM tensors only"):
+        ti.Tensor("float32", (8,), name="u", scope=tik.scope_ubuf, is_global_tensor=True)
 
 
 # ------------------------------------------------------------------ start_debug

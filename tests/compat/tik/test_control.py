@@ -372,17 +372,19 @@ def test_scalar_unit_ops():
         ub[2].set_as(i)                                              # -3
         ti.scalar_conv("ceil", i, f)
         ub[3].set_as(i)                                              # -2
-        ti.scalar_max(i, i, 5)
-        ub[4].set_as(i)
-        ti.scalar_min(i, i, -7)
-        ub[5].set_as(i)
+        j = ti.Scalar("int64", name="j")                             # scalar_max/min: int64 or float32
+        j.set_as(i)
+        ti.scalar_max(j, j, 5)
+        ub[4].set_as(j)
+        ti.scalar_min(j, j, -7)
+        ub[5].set_as(j)
         ti.scalar_sqrt(g, 16.0)
         ti.scalar_conv("to-zero", i, g)
         ub[6].set_as(i)
         ti.scalar_conv("", f, i)                                     # s32 -> f32
         ti.scalar_conv("to-zero", i, f * 2)
         ub[7].set_as(i)
-    set_current_compile_soc_info("Ascend910")
+    set_current_compile_soc_info("Ascend910B1")                     # float32 scalar_abs: not on Ascend910
     assert _counter_kernel(body).tolist() == [2, -2, -3, -2, 5, -7, 4, 8]
 
 

@@ -54,15 +54,26 @@ def test_a_negative_immediate_begint_iterates_from_it():
     assert _counter(body)[0] == want
 
 
-def test_double_buffered_constant_loops_need_thread_num_iterations():
+def test_double_buffered_constant_loops_shorter_than_thread_num_run_their_iterations():
+    # SHORT_BUFFERED_LOOP_ACCEPTED: CANN 8.1's _check_extent_num checks only extent >= 0; the buffered loop guards
+    # the copies past the extent, so for_range(0, 1, thread_num=2) runs once (te.tik refused it)
     def body(ti, ub):
         n = ti.Scalar("int32", init_value=0)
         with ti.for_range(0, 3, thread_num=2) as i:   # 3 iterations, the last pair half used
             n.set_as(n + i + 1)
         with ti.for_range(5, 5, thread_num=2):        # empty: legal
             n.set_as(100)
+        with ti.for_range(7, 8, thread_num=2) as i:   # one iteration, fewer than thread_num
+            n.set_as(n * 10 + i)
+        with ti.for_range(0, 3, thread_num=4) as i:   # three iterations, thread_num 4
+            n.set_as(n * 10 + i)
         ub[0].set_as(n)
-    assert _counter(body)[0] == 6
+    assert _counter(body)[0] == ((6 * 10 + 7) * 10 + 0) * 100 + 10 + 2
+
+
+def test_short_buffered_loop_refusal_is_the_old_te_tik_check(monkeypatch):
+    from tbe_compat.tik import control
+    monkeypatch.setattr(control, "SHORT_BUFFERED_LOOP_ACCEPTED", False)
     ti = tik.Tik()
     with raises_tik(IllegalOperand, match=r"for_range\(0, 1, thread_num=2\): 1 iteration\(s\) cannot be split"):
         ti.for_range(0, 1, thread_num=2)
@@ -249,6 +260,94 @@ def test_tensor_set_as_from_an_empty_view_is_refused():
         assert info.value.where.file == __file__
     b[0].set_as(a[4:5])                               # one element: stored
     b[0].set_as(a[4:4], src_offset=1)                 # src_offset names the element: a[5]
+
+
+@pytest.mark.parametrize("dtype,bad", [("int8", 300), ("int8", -129), ("uint8", -1), ("uint8", 256),
+                                       ("int32", 2 ** 31), ("int16", 40000.0), ("int8", 1e10), ("int8", 300.5),
+                                       ("int32", float("nan")), ("int16", float("inf")), ("int8", np.int64(300))])
+def test_tensor_element_set_as_of_an_immediate_outside_the_dtype_is_refused_like_a_scalar_store(dtype, bad):
+    # TENSOR_SET_AS_IMMEDIATE_CHECKED: was 300 -> 44 (wrapped), 1e10 -> 127 (saturated), NaN -> 0, while
+    # Scalar(dtype).set_as(300) was already an error
+    ti = tik.Tik()
+    ub = ti.Tensor(dtype, (32,), name="ub", scope=tik.scope_ubuf)
+    lo, hi = (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    for store in (lambda: ub[0].set_as(bad), lambda: ub.__setitem__(1, bad)):
+        with raises_tik(IllegalOperand, match=rf"tensor element 'ub'.*(does not fit|cannot be stored in) {dtype}") \
+                as info:
+            store()
+        assert info.value.where.file == __file__
+        assert f"[{lo}, {hi}]" in str(info.value) and "Fix" in str(info.value)
+    with raises_tik(IllegalOperand, match=rf"Scalar 's'.*(does not fit|cannot be stored in) {dtype}"):
+        ti.Scalar(dtype, "s").set_as(bad)
+
+
+def test_fractional_immediate_refusal_names_the_value_written():
+    # the range check of a fractional float uses its C truncation; the message said "the immediate 300" for
+    # set_as(300.5), a value the kernel never wrote
+    ti = tik.Tik()
+    ub = ti.Tensor("int8", (32,), name="ub", scope=tik.scope_ubuf)
+    for store in (lambda: ub[0].set_as(300.5), lambda: ti.Scalar("int8", "s").set_as(-129.75)):
+        with raises_tik(IllegalOperand, match=r"the immediate (300\.5 \(truncated to 300\)|-129\.75 \(truncated to "
+                                              r"-129\)) \(stored into .*does not fit int8"):
+            store()
+
+
+def test_bool_tensor_element_takes_only_a_bool_immediate():
+    # TENSOR_SET_AS_IMMEDIATE_CHECKED for bool elements: an int immediate other than 0/1 kept only its bit 0
+    # (set_as(2) stored False, set_as(3) True) while a Scalar holding 2 converts to True; now it is refused like an
+    # out-of-range int; True/False/0/1 and a float (C conversion: nonzero is True) are stored
+    ti = tik.Tik()
+    out = ti.Tensor("uint8", (32,), name="out", scope=tik.scope_gm)
+    b = ti.Tensor("bool", (32,), name="b", scope=tik.scope_ubuf)
+    for bad in (2, -1, 256):
+        with raises_tik(IllegalOperand, match=rf"the immediate {bad} \(stored into the bool tensor element 'b'\) is "
+                                              r"not a bool value.*0 or 1.*Fix") as info:
+            b[0].set_as(bad)
+        assert info.value.where.file == __file__
+    ti.vec_dup(16, b.reinterpret_cast_to("uint16"), 0, 1, 8)
+    for i, v in enumerate((True, 1, 0.5, False, 0)):
+        b[i].set_as(v)
+    ti.data_move(out, b.reinterpret_cast_to("uint8"), 0, 1, 1, 0, 0)
+    got = run(build(ti, "k", [], [out]), {})[0]
+    assert got.tolist()[:6] == [1, 1, 1, 0, 0, 0]
+
+
+def _stored(body, dtype, n=32):
+    """Runs ``body(ub)`` on an ``n``-element UB tensor loaded from a zero GM input and returns it."""
+    ti = tik.Tik()
+    x = ti.Tensor(dtype, (n,), name="x", scope=tik.scope_gm)
+    o = ti.Tensor(dtype, (n,), name="o", scope=tik.scope_gm)
+    ub = ti.Tensor(dtype, (n,), name="ub", scope=tik.scope_ubuf)
+    blocks = n * np.dtype(dtype).itemsize // 32
+    ti.data_move(ub, x, 0, 1, blocks, 0, 0)
+    body(ub)
+    ti.data_move(o, ub, 0, 1, blocks, 0, 0)
+    return run(build(ti, "k", [x], [o]), {"x": np.zeros(n, dtype)})[0]
+
+
+def test_tensor_element_set_as_of_an_immediate_converts_as_a_scalar_store():
+    # in range: ints exactly, fractions toward zero (C), float elements round to nearest even (past the range: inf),
+    # an int in [2**63, 2**64) into int64 is its bit pattern (INT64_IMMEDIATE_BIT_PATTERN)
+    def body(ub):
+        ub[0].set_as(127)
+        ub[1].set_as(-128)
+        ub[2].set_as(2.7)
+        ub[3].set_as(-2.7)
+        ub[4].set_as(True)
+        ub[5] = 99
+    assert _stored(body, "int8").tolist()[:6] == [127, -128, 2, -2, 1, 99]
+
+    def body16(ub):
+        ub[0].set_as(70000)
+        ub[1].set_as(2049)                            # between 2048 and 2050: ties to even -> 2048
+        ub[2].set_as(2051)                            # -> 2052
+        ub[3].set_as(-3)
+    assert _stored(body16, "float16").tolist()[:4] == [np.inf, 2048.0, 2052.0, -3.0]
+
+    def body64(ub):
+        ub[0].set_as(2 ** 64 - 1)
+        ub[1].set_as(-2 ** 63)
+    assert _stored(body64, "int64", n=4).tolist()[:2] == [-1, -2 ** 63]
 
 
 def test_errors_outside_a_tik_call_still_name_the_script_line():

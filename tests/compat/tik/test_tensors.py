@@ -633,6 +633,23 @@ def test_tik_tensor_query_attributes():
         ub.no_such_member
 
 
+def test_tensor_tvm_internals_are_errors_without_a_getattr_hook():
+    """TIK's TVM-level tensor attributes (access_ptr, indice, disable_tensor) raise UnsupportedOp at the user's line;
+    any other missing name is a plain AttributeError (hasattr stays False). They are properties of the class: a
+    ``__getattr__`` would keep Python 3.11 from specialising every attribute read of a tensor (each TIK call makes
+    dozens), about 3 % of tracing a matmul kernel."""
+    from tbe_compat.tik.tensor import Tensor
+    assert "__getattr__" not in vars(Tensor)
+    ti = tik.Tik()
+    ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+    for name in ("access_ptr", "indice", "disable_tensor"):
+        with raises_tik(UnsupportedOp, match=rf"in `tik.Tensor.{name}`: operand {name}: Tensor.{name} is TIK's "
+                                             r"TVM-level plumbing") as info:
+            getattr(ub, name)
+        assert info.value.where.file == __file__
+    assert not hasattr(ub, "no_such_member") and ub[2:4].name == "ub"
+
+
 def test_set_as_scope_rules_follow_the_chip():
     ti = tik.Tik()                                      # Ascend310: no GM element access
     g = ti.Tensor("int32", (8,), name="g", scope=tik.scope_gm)

@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from pto_core.errors import IllegalOperand, UnsupportedOp
+from pto_core.errors import IllegalOperand, Misaligned, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 from tbe_compat.tik import cube_moves
@@ -467,3 +467,109 @@ def test_an_int_window_larger_than_the_padded_map_is_refused_at_the_call(dim, ar
                                           rf"at least as large as the dilated filter"):
         ti.load3dv2(T["u"], T["fm"], pad, h, 6, 16, 16, 16, 0, 0, 1, 1, 3, 3, dw, dh)
     _finish_and_check_unchanged(ti, T)
+
+
+@pytest.mark.parametrize("api, refusal", [("load3dv2", "stride"), ("load3dv2", "window"), ("load3dv1", "stride"),
+                                          ("load3dv1", "jump"), ("col2img", "filter")])
+def test_a_refused_call_records_nothing_its_run_time_checks_included(api, refusal):
+    """A refused op changes nothing (review423): load3dv1/v2 and col2img record the run-time checks of their TIK
+    values (a Scalar pad's range, a Scalar channel_size's rule) before their last trace-time refusal, and a caught
+    refusal left them in the trace: here the pad Scalar is -1 at the refused call and set to 1 before the legal
+    one, and the run stopped at the refused line ("pad ... = -1 is outside [0, 255]")."""
+    set_current_compile_soc_info("Ascend310P3" if api != "col2img" else "Ascend910")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (36 * 16,), name="g", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (36 * 16,), name="fm", scope=tik.scope_cbuf)
+    u = ti.Tensor("float16", (4096,), name="u", scope=tik.scope_ubuf)
+    src = fm if api != "col2img" else u[2048:]
+    ti.data_move(fm if api != "col2img" else u[2048:], g, 0, 1, 36, 0, 0)
+    p = ti.Scalar("int32", name="p", init_value=-1)
+    c = ti.Scalar("int32", name="c", init_value=20)         # a run-time channel_size the simulator does not model
+    s = ti.Scalar("int32", name="s", init_value=1)
+    geo = [s if refusal == "stride" else 1, 1, s if refusal == "filter" else 3, 3, 1, 1]
+    body = ti._builder.program.body
+    n = len(body)
+    with pytest.raises(UnsupportedOp if refusal != "window" else IllegalOperand):
+        if api == "load3dv2":
+            ti.load3dv2(u, fm, [p, 1, 1, 1], 6, 6, c if refusal == "window" else 16, 16, 16, 0, 0, *geo[:4],
+                        1, 9 if refusal == "window" else 1)
+        elif api == "load3dv1":
+            ti.load3dv1(u, fm, [p, 1, 1, 1], 6, 6, 0, 0, 0, -1, -1, *geo, s if refusal == "jump" else 1, 0, 1)
+        else:
+            ti.col2img(u, src, [p, 1, 1, 1], 6, 6, 0, 0, -1, -1, *geo, 1)
+    assert len(body) == n, [type(st).__name__ for st in body[n:]]
+    p.set_as(1)
+    if api == "col2img":
+        ti.vec_dup(128, u, 0.0, 2, 8)
+    else:
+        ti.load3dv2(u, fm, [p, 1, 1, 1], 6, 6, 16, 16, 16, 0, 0, 1, 1, 3, 3, 1, 1)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("after_refusal", [g], [out])
+    got, = run(ti, {"g": np.ones(36 * 16, np.float16)})
+    assert got.shape == (256,)
+
+
+@pytest.mark.parametrize("api", ["load2dv2", "mmad"])
+def test_other_cube_calls_refused_after_their_run_time_checks_record_nothing(api):
+    """The same for load2dv1/v2, mmad, broadcast_ub_to_l0c and mmad_broadcast (review423): a Scalar repeat_times /
+    matrix_m is range-checked when it runs, recorded before the refusal of an 8-bit if_transpose / a misaligned
+    bias_tensor (BIAS_L1_ALIGN, k419); the check stayed behind and stopped the later kernel at the refused line."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (256,), name="u", scope=tik.scope_ubuf)
+    r = ti.Scalar("int32", name="r", init_value=0)           # out of range until set
+    body = ti._builder.program.body
+    n = len(body)
+    if api == "load2dv2":
+        l1 = ti.Tensor("int8", (4096,), name="l1", scope=tik.scope_cbuf)
+        l0a = ti.Tensor("int8", (4096,), name="l0a", scope=tik.scope_ca)
+        with pytest.raises(IllegalOperand, match="if_transpose transposes 16 x 16 fractals"):
+            ti.load2dv2(l0a, l1, 0, r, 0, 1, 0, True)
+    else:
+        a = ti.Tensor("float16", (256,), name="a", scope=tik.scope_ca)
+        b = ti.Tensor("float16", (256,), name="b", scope=tik.scope_cb)
+        c = ti.Tensor("float32", (256,), name="c", scope=tik.scope_cc)
+        bias = ti.Tensor("float32", (64,), name="bias", scope=tik.scope_cbuf)
+        with pytest.raises(Exception, match="bias_tensor address is not 32-byte aligned"):
+            ti.mmad(c, a, b, r, 16, 16, 0, bias_tensor=bias[4:])
+    assert len(body) == n, [type(st).__name__ for st in body[n:]]
+    r.set_as(1)
+    ti.data_move(u, g, 0, 1, 16, 0, 0)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("after_refusal", [g], [out])
+    x = np.arange(256).astype(np.float16)
+    got, = run(ti, {"g": x})
+    np.testing.assert_array_equal(got, x)
+
+
+@pytest.mark.parametrize("api", ["data_move", "tensor_mov"])
+def test_any_call_refused_after_recording_only_run_time_checks_records_nothing(api):
+    """The general rule (`RUN_TIME_CHECK_OPS`, `_ApiCall`): a TIK call refused after it recorded only the run-time
+    range checks of its Scalar arguments takes them out again, without a per-API snapshot. Here the L0C -> UB
+    ``data_move`` / ``tensor_mov`` (Ascend910) records the check of a Scalar nburst, then refuses a misaligned UB
+    destination; the check stayed behind and stopped the later, legal kernel at the refused line (review423)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (256,), name="g", scope=tik.scope_gm)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    u = ti.Tensor("float16", (512,), name="u", scope=tik.scope_ubuf)
+    c = ti.Tensor("float16", (256,), name="c", scope=tik.scope_cc)
+    nb = ti.Scalar("int32", name="nb", init_value=0)          # out of range until set
+    body = ti._builder.program.body
+    n = len(body)
+    with pytest.raises(Misaligned):
+        if api == "data_move":
+            ti.data_move(u[8:], c, 0, nb, 1, 0, 0)
+        else:
+            ti.tensor_mov(u[8:], c, "m", nb, 1, 0, 0)
+    assert len(body) == n, [type(st).__name__ for st in body[n:]]
+    nb.set_as(1)
+    ti.data_move(u, g, 0, 1, 16, 0, 0)
+    ti.data_move(out, u, 0, 1, 16, 0, 0)
+    ti.BuildCCE("after_refusal", [g], [out])
+    x = np.arange(256).astype(np.float16)
+    got, = run(ti, {"g": x})
+    np.testing.assert_array_equal(got, x)
