@@ -504,9 +504,12 @@ class HazardTracker:
                                (st & 7).astype(np.int8), st >> 3)
 
     def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
+        """WAR: the error names the first conflicting block of the access, whichever reader pipe it belongs to
+        (the reader pipes are kept in the order they first read the buffer, which says nothing about bytes)."""
         if sh.t1:
             sh.materialize()
         thr = self._thr_list
+        worst = None                    # (first bad block index, q, bad, epochs) of the earliest conflict
         for q, r in sh.r.items():
             t = thr[q]
             if sh.max_r[q] <= t:
@@ -523,7 +526,12 @@ class HazardTracker:
             if self._grants:
                 self._apply_grants(bad, sh, b0, b1, q, re)
             if bad.any():
-                raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, np.full(b1 - b0, q, dtype=np.int8), re)
+                i = int(np.argmax(bad))
+                if worst is None or i < worst[0]:
+                    worst = (i, q, bad, re)
+        if worst is not None:
+            _, q, bad, re = worst
+            raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, np.full(b1 - b0, q, dtype=np.int8), re)
 
     def _apply_grants(self, bad, sh, b0, b1, prior_pipe, prior_epoch) -> None:
         """Clear ``bad`` where a unit-flag grant of the current op covers the earlier access."""

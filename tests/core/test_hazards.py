@@ -519,6 +519,21 @@ def test_range_stops_at_a_different_writer(m):
     assert e.value.byte_range == (0, 64) and "pto.t_write_mte2" in str(e.value)
 
 
+def test_war_names_the_first_conflicting_bytes_whichever_pipe_read_them(m):
+    """Two reader pipes: the one that first read the buffer (V, block 5) is not the one with the first
+    conflicting bytes (MTE1, block 0); the error names block 0 and MTE1 (found by test_hazard_oracle's fuzzer;
+    it used to name V's [0xa0, 0xc0))."""
+    x = m.ptr("ub", "u8", 0)
+    m.write(x, data(256))
+    pto.t_read_v(x + 160, 32)
+    pto.t_read_mte1(x, 32)
+    with pytest.raises(HazardError) as e:
+        pto.t_write_mte2(x, 192, 1)
+    assert e.value.kind == "WAR" and e.value.byte_range == (0, 32)
+    assert e.value.first[:2] == ("pto.t_read_mte1", "MTE1")
+    assert "bytes [0x0, 0x20)" in str(e.value)
+
+
 def test_disjoint_blocks_do_not_conflict(m):
     x = m.ptr("ub", "u8", 0)
     pto.t_write_mte2(x, 32, 1)
