@@ -532,12 +532,22 @@ def convert(x, src: DType, dst: DType):
     return wrap(int(x), dst)
 
 
+#: Named choice **INT_TO_BOOL_NONZERO**: a constant converted to ``bool`` is True when it is nonzero, as C's
+#: conversion to ``_Bool`` (C11 6.3.1.2: "the result is 0 if the value compares equal to 0; otherwise, the result
+#: is 1") and as `convert` does for a register value (a Scalar holding 2 stored into a bool tensor is True).
+#: False keeps only bit 0 (``2`` -> False), as the simulator did before review427 reported the mismatch.
+#: migration_guide/tik_core.md, section 8.
+INT_TO_BOOL_NONZERO = True
+
+
 def normalize(value, t: DType):
-    """A Python constant as a value of register type ``t`` (ints wrap, floats round)."""
+    """A Python constant as a value of register type ``t`` (ints wrap, floats round, bool: nonzero is True)."""
     if t.kind == "b":
         if isinstance(value, float):
             return value != 0.0
-        return bool(int(value) & 1) if not isinstance(value, bool) else value
+        if isinstance(value, bool):
+            return value
+        return int(value) != 0 if INT_TO_BOOL_NONZERO else bool(int(value) & 1)
     if t.kind == "f":
         if isinstance(value, bool):
             value = int(value)

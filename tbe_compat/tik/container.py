@@ -1121,12 +1121,19 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def scalar_conv(self, round_mode, dst, src):
         """``dst = convert(src)`` with a rounding mode (the reference's table 2): f32->s32 with round /
         floor / ceil(ing) / away-zero / to-zero; s32->f32, f16->f32 with '' or 'none'; f32->f16 with ''/'none'
-        (nearest even) or 'odd' (round to odd)."""
+        (nearest even) or 'odd' (round to odd). ``src`` is a Scalar (or InputScalar), never an Expr or an
+        immediate, as TIK's ``tik_scalar_api.py`` checks; refused before anything is recorded."""
         d = self._scalar_dst(dst)
         if not isinstance(src, Expr):
-            raise self._error(f"src must be a Scalar or Expr, got {type(src).__name__}", operand="src",
-                              hint="pass a Scalar or an Expr of Scalars (s = tik_instance.Scalar('float32', "
-                                   "init_value=x) for a number)")
+            raise self._error(f"src must be a Scalar, got {type(src).__name__}", operand="src",
+                              hint="pass a Scalar (s = tik_instance.Scalar('float32', init_value=x) for a number)")
+        if not isinstance(src, (Scalar, InputScalar)):
+            # TIK's tik_scalar_api.py scalar_conv: check_type_match(src, Scalar, 'scalar conv src must be a
+            # scalar'), as scalar_abs/max/min/sqrt (`_scalar_unit_check`); an InputScalar is taken as there
+            raise self._error(f"scalar_conv's src is an Expr ({src.dtype}); TIK takes a Scalar (\"scalar conv src "
+                              f"must be a scalar\")", operand="src", value=repr(src), limit="Scalar",
+                              hint=f"assign the Expr to a {src.dtype} Scalar first (tmp = tik_instance.Scalar("
+                                   f"'{src.dtype}'); tmp.set_as(expr)) and pass that Scalar")
         mode = self._SCALAR_CONV_MODES.get(round_mode) if has_key(self._SCALAR_CONV_MODES, round_mode) else None
         if mode is None:
             raise self._error(f"round_mode {round_mode!r} is not supported", operand="round_mode",

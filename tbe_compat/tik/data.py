@@ -252,7 +252,11 @@ _CANN81_WARNED: set = set()     # (file, line, rule) already warned
 
 
 class Cann81RuleWarning(UserWarning):
-    """A TIK call CANN 8.1 TIK refuses at compile time but the simulator runs (USER_FLAG_CANN81_RULES_WARN)."""
+    """A TIK call CANN 8.1 TIK refuses at compile time but the simulator runs (USER_FLAG_CANN81_RULES_WARN).
+
+    Its text starts with the call site, as `pto_core`'s kernel warnings (``GmOverreadWarning`` ...) do, so the
+    warning raised under ``-W error`` names the line; Python's ``file:line:`` prefix repeats it on screen
+    (accepted: migration_guide/tik_core.md, synchronisation)."""
 
 
 class DataAPI(TikBase):

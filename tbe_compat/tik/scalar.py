@@ -102,6 +102,8 @@ class Expr:
             o = int64_immediate_bits(o, self.ir.type) if type(o) is not float else \
                 float_immediate_to_int(o, self.ir.type, f"operand of {op!r}")
             _no_bf16_arith(op, self.ir, o)
+            if not reflected and op in _SHIFT_OPS:
+                check_shift_count(o, op)
             check_immediate(o, self.ir.type, f"operand of {op!r}")
             a, b = (o, self.ir) if reflected else (self.ir, o)
             if op in _BITWISE_OPS:
@@ -418,6 +420,27 @@ class _expr_errors:
                 where = None if w is None else type(w)(w.file, w.line, self.api)
                 raise convert(e, api=self.api, where=where, exit_on_error=exit_on_error_of(self.owner)) from None
         return False
+
+
+_SHIFT_OPS = frozenset({"shl", "shr"})
+
+#: Named choice **CONSTANT_NEGATIVE_SHIFT_REFUSED**: a negative immediate shift count (``s << -1``, ``s >> -2``) is
+#: an `IllegalOperand` at the line that writes it, when the kernel is traced (also in code that never runs). C
+#: leaves a shift by a negative count undefined (C11 6.5.7p3; the TIK scalar unit code is C compiled by ccec), and
+#: TIK passes the immediate on unchecked (``Expr(other, self.dtype)`` into TVM's ``shift_left``/``shift_right``,
+#: TIK ``tik_expr.py``), so no result is defined; a constant count is known before the kernel runs. A computed
+#: negative count is still refused when it runs (`pto_core.scalars.shl` / ``shr``). False: only the run-time
+#: refusal (the behaviour before fuzz424 reported it). migration_guide/tik_core.md, section 8.
+CONSTANT_NEGATIVE_SHIFT_REFUSED = True
+
+
+def check_shift_count(count, op: str) -> None:
+    """Refuse a negative immediate count of shift ``op`` ("shl"/"shr"; CONSTANT_NEGATIVE_SHIFT_REFUSED)."""
+    if CONSTANT_NEGATIVE_SHIFT_REFUSED and type(count) is int and count < 0:
+        sym, other = ("<<", ">>") if op == "shl" else (">>", "<<")
+        raise IllegalOperand(f"shift by the negative count {count} (x {sym} {count}): C leaves a shift by a "
+                             f"negative count undefined", operand="shift count", value=count, limit=">= 0",
+                             hint=f"shift by a count >= 0: write x {other} {-count} to shift the other way")
 
 
 def _no_bf16_arith(op: str, *operands) -> None:

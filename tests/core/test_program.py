@@ -129,6 +129,14 @@ def test_constant_folding_of_casts_and_normalisation():
     assert c.value is True and c.type.name == "bool"
 
 
+def test_int_constant_to_bool_is_nonzero_as_c_conversion():
+    # INT_TO_BOOL_NONZERO: C's conversion to _Bool (and `convert` of a register value); was bit 0 (2 -> False)
+    assert [Const(v, "bool").value for v in (2, 256, -1, 3, 1, 0, True, False)] == \
+        [True, True, True, True, True, False, True, False]
+    assert Const(np.int32(2), "bool").value is True and Const(0.5, "bool").value is True
+    assert Const(2, "bool").value == cast(Const(2, "s32"), "bool").value
+
+
 def test_pointer_expressions():
     with program("t") as k:
         x = k.gm_arg("x", "s32", (16,))

@@ -382,7 +382,8 @@ def test_scalar_unit_ops():
         ti.scalar_conv("to-zero", i, g)
         ub[6].set_as(i)
         ti.scalar_conv("", f, i)                                     # s32 -> f32
-        ti.scalar_conv("to-zero", i, f * 2)
+        f.set_as(f * 2)                                              # scalar_conv takes a Scalar, not an Expr
+        ti.scalar_conv("to-zero", i, f)
         ub[7].set_as(i)
     set_current_compile_soc_info("Ascend910B1")                     # float32 scalar_abs: not on Ascend910
     assert _counter_kernel(body).tolist() == [2, -2, -3, -2, 5, -7, 4, 8]
@@ -471,7 +472,8 @@ def test_scalar_sqrt_int64_and_negative_values_as_documented():
         f = ti.Scalar("float32", name="f", init_value=-9.0)
         ti.scalar_sqrt(f, f)
         g = ti.Scalar("int32", name="g")
-        ti.scalar_conv("round", g, f * 1000)
+        f.set_as(f * 1000)                                           # scalar_conv takes a Scalar, not an Expr
+        ti.scalar_conv("round", g, f)
         ub[len(vals)].set_as(g)
     set_current_compile_soc_info("Ascend910")
     got = _counter_kernel(body, n_out=12, dtype="int64").tolist()

@@ -313,3 +313,30 @@ def test_scalar_abs_max_min_sources_must_be_scalars_of_dst_dtype_and_a_refusal_c
         warnings.simplefilter("ignore")
         got = ti.tikdb.start_debug({}, interactive=False)[0]
     assert got[:2].tolist() == [11, 11]
+
+
+def test_scalar_conv_source_must_be_a_scalar_and_a_refusal_changes_nothing():
+    """TIK's scalar_conv checks ``check_type_match(src, Scalar, 'scalar conv src must be a scalar')``
+    (tik_scalar_api.py), as scalar_abs/max/min/sqrt refuse an Expr; the simulator converted the Expr. A refused
+    call records nothing: dst keeps its value. An InputScalar is taken (as for scalar_abs)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    n = ti.InputScalar("float32", name="n")
+    f = ti.Scalar("float32", name="f", init_value=2.5)
+    i = ti.Scalar("int32", name="i", init_value=7)
+    with raises_tik(IllegalOperand, match=r"operand src: scalar_conv's src is an Expr \(float32\); TIK takes a "
+                                          r"Scalar .*Fix: assign the Expr to a float32 Scalar first"):
+        ti.scalar_conv("round", i, f * 2)
+    with raises_tik(IllegalOperand, match=r"operand src: src must be a Scalar, got float"):
+        ti.scalar_conv("round", i, 2.5)
+    ub[0].set_as(i)
+    ti.scalar_conv("floor", i, n)
+    ub[1].set_as(i)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="conv_refused", inputs=[n], outputs=[out])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ti.tikdb.start_debug({"n": -1.5}, interactive=False)[0]
+    assert got[:2].tolist() == [7, -2]

@@ -503,6 +503,29 @@ def test_negative_shift_count_names_the_line_and_a_fix():
         assert "Fix:" in str(info.value)
 
 
+def test_constant_negative_shift_count_is_refused_when_traced():
+    # CONSTANT_NEGATIVE_SHIFT_REFUSED: `s << -1` with an immediate is C-undefined and known before the kernel
+    # runs: refused at the line when traced (also in a branch that never runs), was only refused when it ran
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    s = ti.Scalar("int32", name="s", init_value=12)
+    for op, count, fix in (("<<", -1, "x >> 1"), (">>", -2, "x << 2"), ("<<", np.int64(-3), "x >> 3"),
+                           ("<<", -1.0, "x >> 1")):
+        with ti.if_scope(s > 100):
+            with raises_tik(IllegalOperand, match=rf"operand shift count: shift by the negative count "
+                                                  rf"{int(count)} \(x {op} {int(count)}\).*Fix: .*{fix}") as info:
+                s << count if op == "<<" else s >> count                        # noqa: B015
+        assert info.value.where.file == __file__
+    out = ti.Tensor("int32", (8,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ub[0].set_as(s << 0)
+    ub[1].set_as(s >> 40)                                                       # counts >= the width give 0
+    ub[2].set_as(-1 << s)                                                       # the count is s: not refused
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    build(ti, inputs=[], outputs=[out])
+    assert run(ti)[0][:3].tolist() == [12, 0, -4096]
+
+
 # ---------------------------------------------------------------------------------------------
 # NAN_BITS_KEPT (pto_core/scalars.py): a scalar load / store moves a NaN's bits. CANN's dynamic
 # gather_elements copies arbitrary float32 data element by element (res_ub[i].set_as(block_ub));
