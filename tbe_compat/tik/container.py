@@ -1225,7 +1225,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         w = user_frame()
         dims = "x".join(str(d) if isinstance(d, int) else "?" for d in t._shape)
         offset = t.offset if isinstance(t.offset, int) else "set at run time"
-        msg = (f"one index on the {dims} view of tensor {t.name!r} (element offset {offset}) counts from the "
+        site = f"{w.file}:{w.line}: " if w else ""       # in the text too: ``-W error`` raises the message alone
+        msg = (f"{site}one index on the {dims} view of tensor {t.name!r} (element offset {offset}) counts from the "
                f"tensor's first element, not the view's: CANN TIK flattens the whole tensor and the device computes "
                f"that (FLAT_INDEX_FROM_TENSOR_START). If the view's start was meant, give one index per dimension")
         if w:

@@ -158,7 +158,8 @@ class LayoutAPI(VectorBase):
         sr = self._vec_stride(sr, "src_rep_stride", U16)
         if REPEAT1_STARTS_ONE_STRIDE_IN and isinstance(repeat, int) and repeat == 1 and \
                 any(isinstance(r, int) and r for r in (dr, sr)):
-            warn_at(f"{api} with repeat_times 1 and repeat strides (dst {dr}, src {sr}): the one repeat starts one "
+            site = f"{self._where}: " if self._where is not None else ""    # ``-W error`` raises the text alone
+            warn_at(f"{site}{api} with repeat_times 1 and repeat strides (dst {dr}, src {sr}): the one repeat starts one "
                     f"stride after the list addresses (TIK vnchwconv page), not at them. Fix: pass repeat strides "
                     f"of 0 to start at the list addresses", Repeat1StrideWarning, self._where)
         fp = []

@@ -372,6 +372,7 @@ def test_a_single_index_on_a_multi_dimensional_view_counts_from_the_tensor_start
                                               r"tensor's first element") as rec:
         assert _v(u[3, 0][128]) == (128, [1], (1,))
     assert rec[0].filename == __file__                     # the user's line, not the simulator's
+    assert str(rec[0].message).startswith(f"{__file__}:{rec[0].lineno}: ")   # in the text too (``-W error``)
     with pytest.warns(FlatIndexWarning):
         assert _v(t[1, :, 0:8][3]) == (3, [1], (1,))         # not contiguous: TIK flattens the tensor anyway
     with pytest.warns(FlatIndexWarning):

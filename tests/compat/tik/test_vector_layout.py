@@ -556,6 +556,7 @@ def test_vnchwconv_with_one_repeat_starts_one_stride_in_and_checks_that_extent()
         out = vec_kernel({"s": a, "d": np.full(512, -1, np.float16)}, lambda ti, ub: ti.vnchwconv(
             False, False, [ub["d"][16 * i] for i in range(16)], [ub["s"][16 * i] for i in range(16)], 1, 2, 1),
             chip="Ascend910B1")["d"]
+    assert str(seen[0].message).startswith(f"{seen[0].filename}:{seen[0].lineno} in `tik.vnchwconv`: ")  # -W error
     assert seen[0].filename == __file__             # the user's line, not the simulator's
     want = np.full(512, -1, np.float16)
     want[32:288] = a.reshape(32, 16)[1:17].T.reshape(-1)        # src blocks 1..16, dst blocks 2..17
