@@ -1457,7 +1457,6 @@ class Executable:
             else:                          # a machine the caller passes (maybe one an earlier run built and set
                 machine.relaunch_wider = machine.release_finished = machine.hold_to_end = False   # these on)
             self.machine = machine
-            machine.begin_compiled_run()
             args, regions = self._bind_args(machine, inputs, aliases)
             machine.launch_width = upfront or 1
             machine.launch_pending = self._lazy_launch and not upfront
@@ -1467,6 +1466,9 @@ class Executable:
                                                                                       *args))
             gens = [self._start(c) for c in range(upfront or 1 if self._lazy_launch else n)]
             try:
+                # (inside the try: a run refused before this point, e.g. an argument that does not bind, leaves
+                # a caller's machine recording as before; one refused after it is reset by `abort_kernel`)
+                machine.begin_compiled_run()
                 if order == "sequential":
                     self._sequential(gens)
                 else:

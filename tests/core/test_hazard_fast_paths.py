@@ -344,3 +344,28 @@ def test_a_hazard_names_the_scalar_op_and_its_number_among_flag_ops(monkeypatch)
     assert got[0] == got[1]
     name, text, _ = got[0][0]
     assert name == "HazardError" and "pto.t_write_s (PIPE_S op #10 at" in text, text
+
+
+def test_a_run_refused_before_it_starts_leaves_a_callers_machine_recording_as_before():
+    """`Executable.run` on a caller's machine whose arguments do not bind (a scalar that does not fit) raises before
+    the kernel starts: the machine's verifier must not stay in the compiled runs' record-at-once mode
+    (`RECORD_AT_ONCE`), else an eager op refused after its first access (a GM read, then an out-of-bounds UB
+    destination) left that read recorded and a later legal write of the bytes was a false WAR hazard."""
+    import numpy as np
+
+    from pto_core.errors import ConfigError, OutOfBounds
+    from pto_core.interpreter import compile_program
+    from pto_core.program import program
+    with program("bind_fails", target="A2A3") as k:
+        x = k.gm_arg("x", "u8", (256,))
+        k.gm_arg("y", "u8", (256,), io="out")
+        k.scalar_arg("n")
+        pto.mte_gm_ub(x, k.ptr("ub", "u8", 0), 0, 256, nburst=(1, 256, 256))
+    m = Machine("A2A3")
+    with pytest.raises(ConfigError, match="does not fit"):
+        compile_program(k.program, ()).run({"x": np.zeros(256, np.uint8), "n": 2 ** 40}, machine=m)
+    g = m.gm.alloc(256, name="g")
+    gp = m.ptr("gm", "u8", g.base)
+    with pytest.raises(OutOfBounds, match="outside ub"):       # reads g, then its destination is refused
+        pto.mte_gm_ub(gp, m.ptr("ub", "u8", 192 * 1024 - 128), 0, 256, nburst=(1, 256, 256))
+    pto.mte_ub_gm(m.ptr("ub", "u8", 0), gp, 256, nburst=(1, 256, 256))    # no op read g: no hazard
