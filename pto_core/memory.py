@@ -436,7 +436,8 @@ ALL_OR_NOTHING_WRITES = True
 #: and ``span_tracked`` takes its all-True flags from the shared array (`_all_true`) directly. Anything else --
 #: GM, a buffer not looked up yet, a fence, an out-of-bounds span, a range not known written -- goes the
 #: general way, which raises the same errors and makes the same reports. The same checks, fewer Python calls
-#: (perf428: conv2d's 365 ``span_tracked`` and 221 ``span`` calls per run). False: always the general way.
+#: (perf428: conv2d's 365 ``span_tracked`` and 221 ``span`` calls per run; tests/core/test_span_fast_paths.py runs
+#: both ways; migration_guide/pto_api.md "Machine, pointers, memory"). False: always the general way.
 INLINE_ON_CHIP_SPANS = True
 
 

@@ -76,7 +76,8 @@ _SCAN_BUDGET = 2048
 #: (thresholds only grow during an op); a read that a later write of the op covers is recorded and then cleared
 #: instead of skipped (the same history: that read map holds zeros there, which never conflict). Deferring stays for
 #: eager ops (a refused op must leave no record: `abort_op`; a compiled run ends at its first error) and for
-#: ``hazard_same_pipe="barrier"``. tests/core/test_hazard_fast_paths.py runs both ways. False: always deferred.
+#: ``hazard_same_pipe="barrier"``. tests/core/test_hazard_fast_paths.py runs both ways; migration_guide/pto_sync.md
+#: §5. False: always deferred.
 RECORD_AT_ONCE = True
 
 _BLOCK_MASK = BLOCK - 1

@@ -57,7 +57,8 @@ SMALL_MAP_PATHS = True
 #: same values (outside the range: never written, never read). The first access of another range, and any check
 #: that has to look at blocks, first turns it into the maps (`BufferShadow.materialize`). Only the hazard
 #: verifier's record-at-once path (`hazards.RECORD_AT_ONCE`) records in this form. tests/core/test_hazard_fast_paths.py
-#: compares verdicts, messages and histories both ways. False: every buffer keeps maps.
+#: compares verdicts, messages and histories both ways; migration_guide/pto_sync.md §5. False: every buffer keeps
+#: maps.
 TILE_SHADOWS = True
 
 

@@ -638,7 +638,8 @@ register(OpSpec(
               Operand("dst_stride", "int", doc="fractals between consecutive outer blocks of the destination")),
     clauses=_GEOMETRY_CLAUSES + (Clause("pad_value", "args", params=("%value",), doc="value of padding pixels"),
                                  Clause("transpose", "flag", doc="write X^T (K x M) instead of the M x K block, "
-                                                                 "each 16 x 16 fractal transposed (16-bit, L0A)")),
+                                                                 "each 16 x 16 fractal transposed (16-bit data; "
+                                                                 "L0A, or L0B: Zn of X)")),
     execute=_exec_img2col, verify=_verify_img2col, bind=_bind_img2col,
     doc="Load3D/img2col: an m_ext x k_ext block of the im2col matrix as 16 x C0 fractals (Zz in L0A/UB, Nz in L0B)"))
 

@@ -160,7 +160,8 @@ def _bind_flag(canon_op):
 #: now: a flag op touches no memory) and run the flag table's and the verifier's work on them directly
 #: (`FlagTable.set_key` / `wait_key`, `HazardTracker.flag_release` / `flag_acquire`): the same table entries,
 #: snapshots, clocks, errors and reports as ``begin_op`` + `_set_canon` / `_wait_canon`
-#: (tests/core/test_fast_paths.py runs both ways). False: every bound flag op takes those.
+#: (tests/core/test_hazard_fast_paths.py runs both ways; migration_guide/pto_sync.md §5). False: every bound flag
+#: op takes those.
 FLAG_BIND = True
 
 

@@ -266,7 +266,7 @@ del _c
 # ----------------------------------------------------------------------------- CMPMASK moves
 
 
-#: Named choice CMPMASK_UB_ALIGN (migration_guide/tik_vector.md, "CMPMASK moves"): the UB side of
+#: Named choice CMPMASK_UB_ALIGN (migration_guide/tik_vector.md §2, the mov_tensor_to_cmpmask row): the UB side of
 #: ``mov_tensor_to_cmpmask`` / ``mov_cmpmask_to_tensor`` (TIK) and of these ops is 16-byte aligned, not the 32 bytes
 #: of TIK's general UB table. The specific text wins over the general one (the TIK general-restrictions page: "the
 #: restrictions specified by each TIK API apply"): Ascend C's SetCmpMask / GetCmpMask pages (the same register

@@ -42,7 +42,7 @@ class CubeAPI(CubeMoveAPI, CubeMatmulAPI, FixpipeAPI):
     # ------------------------------------------------------------------ L0A/L0B fill (not modelled)
     @tik_api("tensor_padding_with_matrix")
     def tensor_padding_with_matrix(self, dst, repeat_times, value=None):
-        """Not modelled (UnsupportedOp): the public sources do not pin its results down (tik_cube.md §7)."""
+        """Not modelled (UnsupportedOp): the public sources do not pin its results down (tik_cube.md "Not modelled")."""
         self._require_support("tik.tensor_padding_with_matrix")
         raise self._error("tensor_padding_with_matrix is not modelled: the public sources do not give the unit of "
                           "repeat_times on each chip (TIK passes only repeat_times, while the CCE set_l0a_2d / "
