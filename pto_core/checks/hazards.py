@@ -80,6 +80,22 @@ _SCAN_BUDGET = 2048
 #: §5. False: always deferred.
 RECORD_AT_ONCE = True
 
+#: Named choice UNIT_FLAG_PROGRAM_ORDER: with same-pipe program order (``hazard_same_pipe="ordered"``, the
+#: default: an op of a pipe happens before the pipe's later ops), a unit-flag grant also holds for the later ops
+#: of the checking op's pipe, as a ``wait_flag`` orders every later op of its pipe: a FIXPIPE without unit flag
+#: reading L0C bytes after a FIXPIPE ``unit_flag(check_only|check_and_clear)`` that was granted those bytes (the
+#: publishing mad's writes of them) comes after that FIXPIPE, which came after the mad's writes (likewise a mad
+#: after a mad ``unit_flag(check_*)`` for the clearing FIXPIPE's reads, though the checking mad overwrites those
+#: bytes itself). Only the granted bytes and the publishing op's accesses of them are covered; the other way
+#: round (the check following the earlier ops of the *publishing* op's pipe) is not taken (pto_sync.md §4 open
+#: question: consecutive mads overlap on hardware, PipeBarrier<PIPE_M>). Source: Ascend C ``UnitFlag.md``
+#: (asc-devkit, Mmad key features): one flag bit per 512 B L0C block; a FIXPIPE with unitFlag 2/3 waits until the
+#: bit is 1 (set when the mad with unitFlag 3 has written the block) before it reads -- a blocking step of the
+#: checking instruction, after which the pipe's program order applies as after a ``wait_flag``. With
+#: ``hazard_same_pipe="barrier"`` program order is no edge, so the grant stays the checking op's. False: the
+#: grant covers only the checking op (before this choice). migration_guide/pto_sync.md §4.
+UNIT_FLAG_PROGRAM_ORDER = True
+
 _BLOCK_MASK = BLOCK - 1
 
 #: The runs of a read map with no read since the last write anywhere (`BlockMap.vals`; a dense map's are None).
@@ -179,6 +195,10 @@ class HazardTracker:
         self._known_saved = None     # the current op's pipe row of the clocks before a unit-flag acquire
         self._unit_op = False        # the current op set ``_grants`` / ``_undo`` / ``_known_saved`` (unit flags)
         self._at_once = False        # record accesses as they are checked (`begin_run`, RECORD_AT_ONCE)
+        # UNIT_FLAG_PROGRAM_ORDER (a): (shadow, granted pipe) -> {earlier pipe: per-block epoch array}: accesses
+        # of that pipe with epoch <= the entry happen before every later op of the granted pipe
+        self._pipe_grants: dict = {}
+        self._pg_undo: list = []     # the current op's changes to ``_pipe_grants``, for `abort_op`
 
     # ------------------------------------------------------------------ op bracketing
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -186,6 +206,7 @@ class HazardTracker:
             self._flush()
         if self._unit_op:                       # the previous op's unit-flag state is done with
             self._undo = []
+            self._pg_undo = []
             self._known_saved = None
             self._grants = []
             self._unit_op = False
@@ -225,6 +246,9 @@ class HazardTracker:
         for sh, b0, b1, saved in reversed(self._undo):
             sh.u_pub[b0:b1], sh.u_pub_pipe[b0:b1], sh.u_clr[b0:b1], sh.u_clr_pipe[b0:b1], sh.u_seen[b0:b1] = saved
         self._undo = []
+        for arr, b0, b1, saved in reversed(self._pg_undo):
+            arr[b0:b1] = saved
+        self._pg_undo = []
         if self._known_saved is not None:
             self.clocks.known[self._pipe] = self._known_saved
             self._known_saved = None
@@ -498,15 +522,22 @@ class HazardTracker:
                 if all(v <= lim_list[v & 7] for v in st.tolist()):
                     return
         bad = st > lim[st & 7]
-        if self._grants:
+        if self._grants or self._pipe_grants:
             self._apply_grants(bad, sh, b0, b1, (st & 7).astype(np.int8), st >> 3)
         if bad.any():
-            raise self._hazard("WAW" if is_write else "RAW", sh, b0, lo, hi, operand, bad,
+            err = self._hazard("WAW" if is_write else "RAW", sh, b0, lo, hi, operand, bad,
                                (st & 7).astype(np.int8), st >> 3)
+            if is_write:                # a WAR on earlier bytes is the first conflict (only on the error path)
+                war = self._check_readers(sh, b0, b1, lo, hi, operand, defer=True)
+                if war is not None and war.byte_range[0] < err.byte_range[0]:
+                    raise war
+            raise err
 
-    def _check_readers(self, sh, b0, b1, lo, hi, operand) -> None:
+    def _check_readers(self, sh, b0, b1, lo, hi, operand, defer: bool = False) -> Optional[HazardError]:
         """WAR: the error names the first conflicting block of the access, whichever reader pipe it belongs to
-        (the reader pipes are kept in the order they first read the buffer, which says nothing about bytes)."""
+        (the reader pipes are kept in the order they first read the buffer, which says nothing about bytes).
+        ``defer``: return the error instead of raising it (`_check_writer` names whichever of a WAW and a WAR
+        starts first; on the same bytes the WAW)."""
         if sh.t1:
             sh.materialize()
         thr = self._thr_list
@@ -524,7 +555,7 @@ class HazardTracker:
                 if b1 - b0 <= _FEW_BLOCKS and max(re.tolist()) <= t:
                     continue
             bad = re > t
-            if self._grants:
+            if self._grants or self._pipe_grants:
                 self._apply_grants(bad, sh, b0, b1, q, re)
             if bad.any():
                 i = int(np.argmax(bad))
@@ -532,10 +563,15 @@ class HazardTracker:
                     worst = (i, q, bad, re)
         if worst is not None:
             _, q, bad, re = worst
-            raise self._hazard("WAR", sh, b0, lo, hi, operand, bad, np.full(b1 - b0, q, dtype=np.int8), re)
+            err = self._hazard("WAR", sh, b0, lo, hi, operand, bad, np.full(b1 - b0, q, dtype=np.int8), re)
+            if defer:
+                return err
+            raise err
+        return None
 
     def _apply_grants(self, bad, sh, b0, b1, prior_pipe, prior_epoch) -> None:
-        """Clear ``bad`` where a unit-flag grant of the current op covers the earlier access."""
+        """Clear ``bad`` where a unit-flag grant of the current op (or, UNIT_FLAG_PROGRAM_ORDER, of an earlier op
+        of its pipe) covers the earlier access."""
         for g in self._grants:
             if g.shadow is not sh:
                 continue
@@ -546,6 +582,29 @@ class HazardTracker:
             pp = prior_pipe[i0:i1] if isinstance(prior_pipe, np.ndarray) else prior_pipe
             ok = (pp == g.pipe[j0:j1]) & (prior_epoch[i0:i1] <= g.epoch[j0:j1]) & (g.epoch[j0:j1] > 0)
             bad[i0:i1] &= ~ok
+        pg = self._pipe_grants.get((sh, self._pipe))
+        if pg:                                  # UNIT_FLAG_PROGRAM_ORDER (a): grants of earlier ops of this pipe
+            for q, arr in pg.items():
+                pp = prior_pipe if isinstance(prior_pipe, np.ndarray) else np.full(b1 - b0, prior_pipe)
+                bad &= ~((pp == q) & (prior_epoch <= arr[b0:b1]))
+
+    def _grant(self, sh, b0: int, b1: int, pipes, epochs) -> None:
+        """A unit-flag edge for the current op on blocks ``[b0, b1)`` (and, UNIT_FLAG_PROGRAM_ORDER, for the later
+        ops of its pipe)."""
+        self._grants.append(_Grant(sh, b0, b1, pipes, epochs))
+        if not (UNIT_FLAG_PROGRAM_ORDER and self._po_edges()):
+            return
+        pg = self._pipe_grants.setdefault((sh, self._pipe), {})
+        for q in {int(x) for x, e in zip(pipes, epochs) if e > 0}:
+            arr = pg.get(q)
+            if arr is None:
+                arr = pg[q] = np.zeros(sh.nblocks, dtype=np.int64)
+            self._pg_undo.append((arr, b0, b1, arr[b0:b1].copy()))
+            np.maximum(arr[b0:b1], np.where(pipes == q, epochs, 0), out=arr[b0:b1])
+
+    def _po_edges(self) -> bool:
+        """Whether program order on the current op's pipe is a happens-before edge."""
+        return not self.strict_same_pipe or self._pipe == _S
 
     # ------------------------------------------------------------------ error text
     def _hazard(self, kind, sh, b0, lo, hi, operand, bad, prior_pipes, prior_epochs) -> HazardError:
@@ -672,7 +731,7 @@ class HazardTracker:
                             hint="consume the published tile with a FIXPIPE unit_flag(check_and_clear) first, "
                                  "or drop unit_flag on this mad and use set_flag/wait_flag")
         self._unit_op = True
-        self._grants.append(_Grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy()))
+        self._grant(sh, b0, b1, sh.u_clr_pipe[b0:b1].copy(), sh.u_clr[b0:b1].copy())
         self._acquire_unit_known(sh.u_clr_pipe[b0:b1], sh.u_clr[b0:b1])
 
     def _acquire_unit_known(self, pipes, epochs) -> None:
@@ -718,7 +777,7 @@ class HazardTracker:
                             op=self._name, operand="unit_flag", where=self._where,
                             hint="give the last mad writing this L0C tile unit_flag(check_and_set)")
         self._unit_op = True
-        self._grants.append(_Grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy()))
+        self._grant(sh, b0, b1, sh.u_pub_pipe[b0:b1].copy(), pub.copy())
         self._acquire_unit_known(sh.u_pub_pipe[b0:b1], pub)
         self._save_unit(sh, b0, b1)
         sh.u_seen[b0:b1] = True
@@ -758,4 +817,6 @@ class HazardTracker:
         self._last_write = {}
         self._unit_known = {}
         self._undo = []
+        self._pipe_grants = {}
+        self._pg_undo = []
         self._known_saved = None

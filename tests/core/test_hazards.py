@@ -381,6 +381,57 @@ def test_unit_flag_covers_only_the_published_bytes(m):
     assert e.value.byte_range == (0x1000, 0x1000 + N)
 
 
+def test_unit_flag_grant_holds_for_later_fixpipes_of_the_pipe(m):
+    """UNIT_FLAG_PROGRAM_ORDER: a FIXPIPE without unit flag after a unit-flag FIXPIPE on the published bytes is
+    ordered after the mad (FIX program order); an earlier mad's other tile is not."""
+    l0a, l0b, l0c, out = unit_setup(m)
+    other = m.ptr("l0c", "u8", 0x1000)
+    pto.t_mad(l0a, l0b, other, N)
+    pto.t_mad(l0a, l0b, l0c, N, unit_flag="check_and_set")
+    pto.t_fixpipe(l0c, out, N, unit_flag="check_only")
+    pto.t_fixpipe(l0c, out, N)                                  # fine: after the checking FIXPIPE
+    with pytest.raises(HazardError) as e:
+        pto.t_fixpipe(other, out, N)
+    assert e.value.byte_range == (0x1000, 0x1000 + N)
+
+
+def test_unit_flag_grant_is_the_checking_ops_only_without_program_order():
+    m = Machine("A2A3", options=MachineOptions(hazard_same_pipe="barrier"))
+    l0a, l0b, l0c, out = unit_setup(m)
+    pto.t_mad(l0a, l0b, l0c, N, unit_flag="check_and_set")
+    pto.t_fixpipe(l0c, out, N, unit_flag="check_only")
+    with pytest.raises(HazardError) as e:
+        pto.t_fixpipe(l0c, out, N)
+    assert e.value.kind == "RAW"
+
+
+def test_refused_unit_flag_fixpipe_leaves_no_grant_for_later_fixpipes(m):
+    l0a, l0b, l0c, out = unit_setup(m)
+    pto.t_mad(l0a, l0b, l0c, N, unit_flag="check_and_set")
+    pto.t_write_mte2(out, N, 1)                                 # the FIXPIPE's destination, no flag
+    with pytest.raises(HazardError) as e:
+        pto.t_fixpipe(l0c, out, N, unit_flag="check_only")      # WAW on out: refused
+    assert e.value.kind == "WAW"
+    with pytest.raises(HazardError) as e:
+        pto.t_fixpipe(l0c, out, N)                              # no grant was left behind
+    assert e.value.kind == "RAW" and e.value.buffer.endswith("l0c")
+
+
+def test_write_names_the_first_conflicting_bytes_war_before_waw(m):
+    """A write whose first conflicting block is a WAR and a later one a WAW reports the WAR (first bytes)."""
+    x = m.ptr("ub", "u8", 0)
+    m.write(x, np.zeros(256, np.uint8))
+    pto.t_read_v(x, 32)
+    pto.t_write_mte1(x + 128, 32, 1)
+    with pytest.raises(HazardError) as e:
+        pto.t_write_mte2(x, 192, 1)
+    assert (e.value.kind, e.value.byte_range) == ("WAR", (0, 32))
+    assert "PIPE_V" in str(e.value)
+    with pytest.raises(HazardError) as e:              # the WAW first: named
+        pto.t_write_mte2(x + 128, 64, 1)
+    assert (e.value.kind, e.value.byte_range) == ("WAW", (128, 160))
+
+
 def test_unit_flag_clear_orders_fixpipe_read_before_next_mad(m):
     l0a, l0b, l0c, out = unit_setup(m)
     for _ in range(3):
@@ -609,7 +660,8 @@ def _reference(program, strict):
     node on p. A set_flag node on q also follows every earlier node on q; a wait node follows
     its set node; barrier(p) follows every earlier node on p; barrier(ALL) follows every
     earlier node and precedes every later one. A conflict is an earlier access by another
-    node to a shared block, write/any or any/write, that is not a transitive predecessor.
+    node to a shared block, write/any or any/write, that is not a transitive predecessor; a
+    write names the kind of its first conflicting block (WAW when both kinds conflict there).
     """
     preds = []            # node -> set of all transitive predecessors
     pipe_of = []
@@ -650,13 +702,12 @@ def _reference(program, strict):
             continue
         for buf, b0, b1, is_write in _op_accesses(step):
             blocks = range(b0, b1)
-            earlier = [(j, w) for (j, bb, blk, w) in accesses if bb == buf and blk in blocks and j != n]
-            if is_write:
-                if any(w and j not in closure for j, w in earlier):
-                    return idx, "WAW"
-                if any((not w) and j not in closure for j, w in earlier):
-                    return idx, "WAR"
-            elif any(w and j not in closure for j, w in earlier):
+            earlier = [(j, w, blk) for (j, bb, blk, w) in accesses if bb == buf and blk in blocks and j != n]
+            if is_write:                # the kind of the first conflicting block (WAW on the same block)
+                first = min(((blk, not w) for j, w, blk in earlier if j not in closure), default=None)
+                if first is not None:
+                    return idx, "WAR" if first[1] else "WAW"
+            elif any(w and j not in closure for j, w, _ in earlier):
                 return idx, "RAW"
             accesses.extend((n, buf, blk, is_write) for blk in blocks)
     return None
