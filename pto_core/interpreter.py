@@ -1403,6 +1403,17 @@ class Executable:
                               hint=f"pass the number of blocks the host launches, 1 to {width}")
         return int(block_dim)
 
+    @staticmethod
+    def _end_step(machine, step) -> None:
+        """``step()`` of a run's end (`Machine.release_held` re-raises a warning the run held back when warnings are
+        errors): if it raises, the machine is reset as after any failed run (`Machine.abort_kernel`), so a caller's
+        machine does not stay in the compiled runs' record-at-once mode (review429)."""
+        try:
+            step()
+        except BaseException:
+            machine.abort_kernel()
+            raise
+
     def run(self, inputs: Optional[dict] = None, *, cores: Optional[int] = None, machine: Optional[Machine] = None,
             order: str = "sequential", seed: int = 0, options: Optional[MachineOptions] = None,
             write_back: bool = False, alias: Optional[dict] = None, block_dim: Optional[int] = None) -> dict:
@@ -1483,9 +1494,9 @@ class Executable:
                 machine.abort_kernel()
                 raise
             finally:                       # ended (or failed) before any launch op: its output stands
-                machine.release_held()
+                self._end_step(machine, machine.release_held)
             break
-        machine.end_kernel()
+        self._end_step(machine, machine.end_kernel)
         self.reports = list(machine.reports)
         self.reports_dropped = machine.reports_dropped
         self.warned_reports = set(machine.warned_reports)

@@ -369,3 +369,36 @@ def test_a_run_refused_before_it_starts_leaves_a_callers_machine_recording_as_be
     with pytest.raises(OutOfBounds, match="outside ub"):       # reads g, then its destination is refused
         pto.mte_gm_ub(gp, m.ptr("ub", "u8", 192 * 1024 - 128), 0, 256, nburst=(1, 256, 256))
     pto.mte_ub_gm(m.ptr("ub", "u8", 0), gp, 256, nburst=(1, 256, 256))    # no op read g: no hazard
+
+
+@pytest.mark.parametrize("step", ["release_held", "end_kernel"])
+def test_a_run_whose_end_raises_leaves_a_callers_machine_recording_as_before(step, monkeypatch):
+    """The end of a compiled run can raise too (review429: `Machine.release_held` re-raises a warning the run held
+    back when warnings are errors): the caller's machine must then be reset as after any failed run
+    (`abort_kernel`), not stay in record-at-once mode (`RECORD_AT_ONCE`), where an eager op refused after its first
+    access left that access recorded (a false WAR for a later legal write of the bytes)."""
+    import numpy as np
+
+    from pto_core.errors import OutOfBounds
+    from pto_core.interpreter import compile_program
+    from pto_core.memory import Machine as M
+    from pto_core.program import program
+    with program("end_fails", target="A2A3") as k:
+        x = k.gm_arg("x", "u8", (256,))
+        k.gm_arg("y", "u8", (256,), io="out")
+        pto.mte_gm_ub(x, k.ptr("ub", "u8", 0), 0, 256, nburst=(1, 256, 256))
+    m = Machine("A2A3")
+    real = getattr(M, step)
+
+    def failing(self, *a, **kw):
+        real(self, *a, **kw) if step == "release_held" else None
+        raise RuntimeWarning("a held warning turned into an error")
+    monkeypatch.setattr(M, step, failing)
+    with pytest.raises(RuntimeWarning, match="turned into an error"):
+        compile_program(k.program, ()).run({"x": np.zeros(256, np.uint8)}, machine=m)
+    monkeypatch.setattr(M, step, real)
+    g = m.gm.alloc(256, name="g")
+    gp = m.ptr("gm", "u8", g.base)
+    with pytest.raises(OutOfBounds, match="outside ub"):       # reads g, then its destination is refused
+        pto.mte_gm_ub(gp, m.ptr("ub", "u8", 192 * 1024 - 128), 0, 256, nburst=(1, 256, 256))
+    pto.mte_ub_gm(m.ptr("ub", "u8", 0), gp, 256, nburst=(1, 256, 256))    # no op read g: no hazard
