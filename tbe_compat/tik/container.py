@@ -122,6 +122,16 @@ UNBOUNDED_GM_ELEMENTS = 2 ** 31 - 1
 #: value of a Tensor", still refuses a multi-element view.) An empty view (``t[4:4]``, known size 0) has no first
 #: element and is refused (its offset is outside it). migration_guide/tik_core.md (set_as rows).
 SET_AS_TENSOR_FIRST_ELEMENT = True
+#: Named choice **TENSOR_NAME_AND_SHAPE_REQUIRED**: ``tik_instance.Tensor`` needs ``name`` (a str of letters, digits
+#: and ``_``) and a list/tuple ``shape``, as TIK declares and checks them: CANN 8.1.RC1 ``Tik.Tensor(self, dtype,
+#: shape, scope, name, ...)`` (tbe/tik/api/tik_build.py) has no default for ``name`` and ``Tensor.__init__``
+#: (tbe/tik/api/tik_tensor.py ``__check_tensor_params``) raises "shape: 16 must be list or tuple." for another shape
+#: and, through ``TikCheckUtil.check_name_str_valid``, "name must be str" for ``name=None`` (te.tik 2019 the same;
+#: tik_api.md §4.1). A kernel relying on the simulator's old leniency failed under CANN. False: a tensor without
+#: ``name=`` is named ``tensor_<n>`` and an int / Scalar ``shape`` is one dimension (the behaviour before fix438).
+#: migration_guide/tik_core.md §1.
+TENSOR_NAME_AND_SHAPE_REQUIRED = True
+
 #: Named choice TENSOR_SET_AS_IMMEDIATE_CHECKED: an immediate stored into a tensor element (``t[i].set_as(v)``,
 #: ``t[i] = v``) follows the Scalar store rule (tik_core.md §8, `check_immediate` with ``store=True``): an int (or an
 #: integral float) outside an integer element's range and NaN/infinity into an integer element are errors naming the
@@ -354,6 +364,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         BuildCCE, else internal workspaces; on-chip tensors are placed now."""
         dt = self._tensor_dtype(dtype)
         dead = any(sc.dead for sc in self._scopes)
+        if TENSOR_NAME_AND_SHAPE_REQUIRED and shape is not None and not isinstance(shape, (list, tuple)):
+            raise self._error(f"shape {shape!r:.40} must be a list or tuple (TIK: \"shape: ... must be list or "
+                              f"tuple.\")", operand="shape", value=repr(shape)[:40], limit="list | tuple",
+                              hint=f"pass the dimensions as a tuple: shape=({shape!r:.40},)")
         dims = self._shape_arg(shape, zero_ok=dead)
         if scope is None:
             raise self._error("scope is required", operand="scope",
@@ -366,6 +380,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               value=scope, limit=f"one of {known}", cls=cls,
                               hint="use tik.scope_gm, tik.scope_ubuf, tik.scope_cbuf, tik.scope_ca, tik.scope_cb, "
                                    "tik.scope_cc (= tik.scope_cbuf_out)")
+        if TENSOR_NAME_AND_SHAPE_REQUIRED and name is None:
+            raise self._error("Tensor needs name= (TIK's Tensor(dtype, shape, scope, name) has no default name and "
+                              "checks it is a str)", operand="name", value=None, limit="[0-9A-Za-z_]+",
+                              hint="pass name='...' (letters, digits and _; the feed_dict key of a GM input)")
         auto_named = name is None
         if auto_named:
             name = f"tensor_{len(self._names)}"

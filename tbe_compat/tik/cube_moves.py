@@ -90,6 +90,9 @@ RUN_TIME_ARGS_NEEDED_AT_TRACE = {
                                      "dilation_filter_h")},
     "jump_offset": "sizes and places the destination fractals (jump_offset fractals apart) when it traces the call",
     "repeat_mode": "chooses the direction of the walk (K for 0, M for 1) when it traces the call",
+    # CANN 8.1 MMadBroadCastApi.check_all: "repeat_mode should be int or Scalar", passed to broadcast_ub_to_cc
+    "mmad_broadcast repeat_mode": "chooses, when it traces the call, whether a burst reads one row (1) or "
+                                  "burst_repeat rows (0): the rows it reads and the instruction's form",
 }
 #: load3dv1 dtypes (the TIK load3dv1 page; Ascend C Load3Dv1: uint8_t/int8_t/half on the training and
 #: inference AI cores). TIK's own API table lists the chips only, so the page decides the dtype.
@@ -937,7 +940,8 @@ class CubeMoveAPI(CubeBase):
                               limit="same type (float16, float32, int32) or float16 -> float32",
                               hint="declare dst with the src dtype (or a float32 dst for float16 rows)")
         rm = self._cube_imm(repeat_mode, "repeat_mode", 0, 1,
-                            hint="pass 0 (one row per fractal) or 1 (one row per burst) as a Python int")
+                            hint="pass 0 (one row per fractal) or 1 (one row per burst) as a Python int",
+                            tik_takes_values=RUN_TIME_ARGS_NEEDED_AT_TRACE["mmad_broadcast repeat_mode"])
         n, br, dg, sg = (self._int_arg(v, nm, lo, 255, run_time_api="tik.mmad_broadcast")
                          for v, nm, lo in ((nburst, "nburst", 1), (burst_repeat, "burst_repeat", 1),
                                            (dst_gap, "dst_gap", 0), (src_gap, "src_gap", 0)))

@@ -590,6 +590,16 @@ class DataAPI(TikBase):
         tells auto-sync that nothing is pending. Auto-sync still pairs the cross-pipe dependences (TIK inserts them
         as well). ``PIPE_FIX`` runs with a `Cann81RuleWarning` (USER_FLAG_CANN81_RULES_WARN)."""
         self._tik_pipe(pipe, "pipe", CANN81_FLAG_PIPES + ("PIPE_ALL",))
+        if pipe == "PIPE_S":
+            # CANN 8.1 TIK's _check_pipe_supported lets it through to ``cce.coproc_sync``; the device does not take
+            # it (pto_core.ops.sync.barrier_pipe, migration_guide/pto_sync.md): say so in TIK's words.
+            raise self._error("pipe_barrier(PIPE_S) is illegal on the device: CANN TIK passes it on, but CCE "
+                              "documents a barrier on pipe S as an error (every instruction is issued through pipe "
+                              "S, which is always in order; Ascend C: it causes a hardware error)", operand="pipe",
+                              value=pipe, limit="PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL",
+                              hint="drop the call: scalar code already runs in order and TIK's automatic "
+                                   "synchronisation orders the other pipes against it; to wait for every pipe use "
+                                   "pipe_barrier(\"PIPE_ALL\")")
         try:
             canon = barrier_pipe(pipe)
         except IllegalOperand as e:

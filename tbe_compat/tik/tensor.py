@@ -43,6 +43,17 @@ SCOPE_SPACES = {"global": "gm", "local.L1": "l1", "local.UB": "ub", "local.L0A":
 SPACE_TIK_NAMES = {"gm": "GM (scope_gm)", "l1": "L1 (scope_cbuf)", "ub": "UB (scope_ubuf)", "l0a": "L0A (scope_ca)",
                    "l0b": "L0B (scope_cb)", "l0c": "L0C (scope_cc/scope_cbuf_out)", "bt": "BT (scope_bt)",
                    "fb": "FB (scope_fb0)"}
+#: Named choice **RESHAPE_OF_PART_REFUSED**: ``reshape`` / ``flatten`` / ``change_shape`` of a view that covers only
+#: part of its tensor (``t[16:48].reshape((2, 16))``, ``t2[16:].flatten()``) is an error when the view's shape and
+#: the tensor's shape are both constants, as CANN 8.1.RC1 TIK's ``TensorInner.check_tensor_reshapeable``
+#: (tbe/tik/tik_lib/tik_tensor_.py) raises "Reshape operator is needed, but the tensor with shape: [32] has been
+#: sliced." when the product of the view's shape differs from the product of its ``original_shape`` (the whole
+#: tensor's, in the view's dtype); tik_api.md §4.3 says the same. A view with a run-time dimension is not checked
+#: (TIK skips the check when a dimension is not a constant); a non-contiguous view is refused in every case (the
+#: simulator cannot give it row-major strides). False: a contiguous partial view is reshaped in place (the
+#: simulator's behaviour before fix438). migration_guide/tik_core.md §3.
+RESHAPE_OF_PART_REFUSED = True
+
 #: Tensor dtypes TIK accepts (tik_api.md §1.5, plus int4/uint4 cube operands).
 TENSOR_DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "bfloat16", "uint32", "int32", "float32", "uint64",
                  "int64", "bool", "int4", "uint4")
@@ -496,6 +507,14 @@ class Tensor:
             raise _IndexError("Reshape operator is needed, but the tensor has been sliced (it is not contiguous)",
                               "new_shape")
         size, new = self.size, prod(dims)
+        whole = self._static_whole_elements()
+        if RESHAPE_OF_PART_REFUSED and isinstance(size, int) and whole is not None and size != whole:
+            raise _IndexError(f"Reshape operator is needed, but the tensor with shape {list(self._shape)} has been "
+                              f"sliced: the view holds {size} of the {whole} elements of {self.storage.name!r} (TIK "
+                              f"reshapes only a view of the whole tensor)", "new_shape", value=list(self._shape),
+                              limit=f"{whole} elements",
+                              hint=f"reshape the whole tensor and index the result ({self.storage.name}.reshape(...)[a:b, "
+                                   f":] for a block of rows), or declare a tensor of the slice's size")
         if isinstance(size, int) and isinstance(new, int) and size != new:
             raise _IndexError(f"cannot reshape {size} elements into {list(dims)} ({new} elements)", "new_shape",
                               limit=f"{size} elements")
@@ -506,6 +525,14 @@ class Tensor:
             acc = _mul(acc, d)
         return Tensor(self.tik, self.storage, self._dt, dims, tuple(reversed(strides)), self.offset,
                       self._whole, self._name)
+
+    def _static_whole_elements(self):
+        """Elements of the whole declared tensor in the view's dtype (TIK's ``original_shape`` product), or None
+        when a declared dimension is not a constant."""
+        st = self.storage
+        if not all(isinstance(d, int) for d in st.shape):
+            return None
+        return prod(st.shape) * st.dtype.bits // self._dt.bits
 
     def reinterpreted(self, new: DType) -> "Tensor":
         old = self._dt

@@ -496,6 +496,21 @@ def test_pipe_barrier_records_the_barrier_and_keeps_the_data():
             tik.Tik().pipe_barrier(bad)
 
 
+def test_pipe_barrier_pipe_s_is_refused_in_tik_words():
+    """CANN 8.1 TIK's _check_pipe_supported accepts PIPE_S and emits cce.coproc_sync(PIPE_S), which CCE/Ascend C
+    document as an error (pto_sync.md). The TIK refusal gave the PTO limit (V, M, ..., FIX, ALL: FIX is not a TIK
+    pipe_barrier pipe) and a Fix to hand-write set_flag/wait_flag, which a TIK kernel may only do in a
+    disable_sync scope (review: fix438 item 4). It now names TIK's pipes and says to drop the call."""
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"test_data_move\.py:\d+ in `tik\.pipe_barrier`: operand pipe: "
+                                          r"pipe_barrier\(PIPE_S\) is illegal on the device: CANN TIK passes it on, "
+                                          r"but CCE documents a barrier on pipe S as an error .*\(limit: PIPE_V, PIPE_M, "
+                                          r"PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL\) Fix: drop the call: .*"
+                                          r"pipe_barrier\(\"PIPE_ALL\"\)"):
+        ti.pipe_barrier("PIPE_S")
+    assert not [s for s in ti.program.body if getattr(getattr(s, "call", None), "spec", None) is not None]
+
+
 def test_gm_reads_may_end_inside_the_last_32_byte_block():
     """A 1-element float32 GM tensor read with one 32-byte burst (a real kernel does this):
     legal, the bytes past the tensor are unknown; a read past its 64-byte allocation (32-byte

@@ -20,7 +20,7 @@ def test_tensor_forms_positional_keyword_and_all_scopes():
     a = ti.Tensor("float16", (16,), tik.scope_gm, "a")                       # positional scope and name
     b = ti.Tensor(dtype="int32", shape=[4, 8], name="b", scope=tik.scope_gm)  # all keywords
     c = ti.Tensor("float16", (64 / 2,), name="c", scope=tik.scope_ubuf)       # integral float dims (CHECKLIST T3)
-    d = ti.Tensor("int8", 512, name="d", scope=tik.scope_cbuf)                # int shape
+    d = ti.Tensor("int8", [512], name="d", scope=tik.scope_cbuf)              # list shape
     e = ti.Tensor("float16", (16, 16), name="e", scope=tik.scope_ca)
     f = ti.Tensor("float16", (16, 16), name="f", scope=tik.scope_cb)
     g = ti.Tensor("float32", (16, 16), name="g", scope=tik.scope_cbuf_out)
@@ -35,6 +35,28 @@ def test_tensor_forms_positional_keyword_and_all_scopes():
     ws = ti.Tensor("float32", (8,), name="ws", scope=tik.scope_gm, is_workspace=True)
     at = ti.Tensor("float32", (8,), name="at", scope=tik.scope_gm, is_atomic_add=True)
     assert ws.storage.is_workspace and at.storage.is_atomic_add
+
+
+def test_tensor_needs_a_name_and_a_list_or_tuple_shape_as_tik():
+    """TENSOR_NAME_AND_SHAPE_REQUIRED: CANN 8.1 Tik.Tensor(dtype, shape, scope, name, ...) has no default name and
+    checks it is a str ("name must be str"); Tensor.__init__ refuses a shape that is not a list or tuple ("shape: 16
+    must be list or tuple."). The simulator named the tensor tensor_<n> and took an int/Scalar shape as one
+    dimension, so a kernel that ran here failed under CANN. A refused declaration reserves nothing."""
+    ti = tik.Tik()
+    left = ti.get_available_buffer_size(tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ in `tik\.Tensor`: operand name: Tensor needs name= "
+                                          r".*Fix: pass name='\.\.\.'"):
+        ti.Tensor("float16", (16,), scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"operand name: Tensor needs name="):
+        ti.Tensor("float16", (16,), tik.scope_ubuf, None)
+    with raises_tik(IllegalOperand, match=r"operand shape: shape 16 must be a list or tuple .*Fix: pass the "
+                                          r"dimensions as a tuple: shape=\(16,\)"):
+        ti.Tensor("float16", 16, name="a", scope=tik.scope_ubuf)
+    n = ti.Scalar("int32", name="n", init_value=4)
+    with raises_tik(IllegalOperand, match=r"operand shape: shape .* must be a list or tuple"):
+        ti.Tensor("float16", n, name="b", scope=tik.scope_gm)
+    assert ti.get_available_buffer_size(tik.scope_ubuf) == left
+    assert ti.Tensor("float16", (n,), name="b", scope=tik.scope_gm).name == "b"
 
 
 def test_gm_tensor_flags_take_numpy_bools_and_refuse_non_constants():
@@ -492,11 +514,34 @@ def test_reshape_flatten_and_errors():
     t = ti.Tensor("float16", (4, 64), name="t", scope=tik.scope_ubuf)
     assert t.reshape((16, 16)).shape == [16, 16] and t.reshape(2, 128).shape == [2, 128]
     assert t.reshape([256]).shape == [256] and t.flatten().shape == [256]
-    assert t[64:].reshape((3, 64)).offset == 64        # contiguous views may be reshaped
+    assert t[0:256].reshape((4, 64)).offset == 0         # a view of the whole tensor may be reshaped
     with raises_tik(IllegalOperand, match="cannot reshape 256 elements into"):
         t.reshape((3, 64))
     with raises_tik(IllegalOperand, match="has been sliced"):
         t[:, 0:32].reshape((128,))
+
+
+def test_reshape_of_part_of_a_tensor_is_refused_as_tik_refuses_it():
+    """RESHAPE_OF_PART_REFUSED: CANN 8.1 TIK's check_tensor_reshapeable refuses reshape/flatten/change_shape of a
+    view holding fewer elements than its tensor ("Reshape operator is needed, but the tensor with shape: [32] has
+    been sliced."); tik_api.md §4.3. The simulator reshaped a contiguous partial view in place (review spec422)."""
+    ti = tik.Tik()
+    t = ti.Tensor("float16", (64,), name="t", scope=tik.scope_ubuf)
+    t2 = ti.Tensor("float16", (4, 16), name="t2", scope=tik.scope_ubuf)
+    n = ti.Scalar("int32", name="n", init_value=2)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ .*Reshape operator is needed, but the tensor with "
+                                          r"shape \[32\] has been sliced: the view holds 32 of the 64 elements of 't'"
+                                          r".*Fix: reshape the whole tensor and index the result"):
+        t[16:48].reshape((2, 16))
+    with raises_tik(IllegalOperand, match=r"shape \[48\] has been sliced"):
+        t2[16:].flatten()
+    with raises_tik(IllegalOperand, match=r"shape \[32\] has been sliced"):
+        t[n:n + 32].reshape((2, 16))                  # a run-time start, a constant length: still checked
+    with raises_tik(IllegalOperand, match=r"the view holds 16 of the 32 elements"):
+        t[0:32].reinterpret_cast_to("float32").change_shape((16,))
+    assert t.reshape((4, 16))[1:3, :].shape == [2, 16]          # the Fix: reshape the whole, then slice
+    assert t.reinterpret_cast_to("float32").reshape((2, 16)).shape == [2, 16]
+    assert t2[0:64].reshape((64,)).shape == [64]
 
 
 def test_max_mem_size_is_checked_as_tik_checks_it():

@@ -16,6 +16,7 @@ from tbe_compat import migrate
 from tbe_compat.cli import tik_run_main
 from tbe_compat.compare import compare_script
 from tbe_compat.migrate import main as tik_migrate
+from tbe_compat.tik import container as tik_container
 
 from .helpers import build, copy_kernel, raises_tik, run
 
@@ -135,9 +136,11 @@ def test_start_debug_names_a_tik_object_used_as_a_feed_key():
     assert run(ti, {"x": x})[0].tobytes() == x.tobytes()
 
 
-def test_missing_feed_of_a_tensor_without_name_says_where_it_was_declared():
-    """Tensor(...) without name= is named tensor_<n>; the feed error names that default and the declaration
-    line, so the user can find which tensor 'tensor_0' is (ux304). A named tensor gets no such note."""
+def test_missing_feed_of_a_tensor_without_name_says_where_it_was_declared(monkeypatch):
+    """With TENSOR_NAME_AND_SHAPE_REQUIRED off, Tensor(...) without name= is named tensor_<n>; the feed error names
+    that default and the declaration line, so the user can find which tensor 'tensor_0' is (ux304). A named tensor
+    gets no such note. (On, the default, the declaration itself is refused: test_tensors.py.)"""
+    monkeypatch.setattr(tik_container, "TENSOR_NAME_AND_SHAPE_REQUIRED", False)
     ti = tik.Tik()
     a = ti.Tensor("float16", (16,), scope=tik.scope_gm)
     declared = sys._getframe().f_lineno - 1
@@ -171,9 +174,11 @@ def test_an_expression_as_a_feed_key_is_named_not_compared():
     assert (run(si, {"s": 3})[0] == 3).all()
 
 
-def test_an_explicit_name_equal_to_a_default_name_gets_no_default_name_note():
-    """name='tensor_1' given explicitly, then Tensor(...) without name= (also 'tensor_1'): the missing-feed
-    error said the explicit one was 'declared ... without name=' (h_review311)."""
+def test_an_explicit_name_equal_to_a_default_name_gets_no_default_name_note(monkeypatch):
+    """name='tensor_1' given explicitly, then Tensor(...) without name= (also 'tensor_1', with
+    TENSOR_NAME_AND_SHAPE_REQUIRED off): the missing-feed error said the explicit one was 'declared ... without
+    name=' (h_review311)."""
+    monkeypatch.setattr(tik_container, "TENSOR_NAME_AND_SHAPE_REQUIRED", False)
     ti = tik.Tik()
     a = ti.Tensor("float16", (16,), name="tensor_1", scope=tik.scope_gm)
     ub = ti.Tensor("float16", (16,), scope=tik.scope_ubuf)
