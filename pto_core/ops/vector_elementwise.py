@@ -264,10 +264,27 @@ def _fused_relu(expr):
     return compute
 
 
+#: Named choice VMULCONV_RELU (migration_guide/pto_vector.md, "vmulconv"): whether ``vmulconv``
+#: (f16 x f16 -> s8/u8) clamps the product at 0 before converting. False: ``dst = convert(src0 *
+#: src1)``, so an int8 destination keeps negative products. Sources disagree: the CCE intrinsic page
+#: cceapi_0020 of CANN 8.5.0 (commercial and community editions) gives ``[dst] =
+#: convert(ReLU([src0] * [src1]))``, while its earlier editions (8.3.RC1alpha002, 8.5.0alpha002) only
+#: say "multiply, then convert f16 to int8/uint8", and the Ascend C C-API page of the same intrinsic
+#: (asc-devkit ``asc_mul_cast_half2int8``, a direct ``vmulconv_f162s8`` wrapper) gives ``dst_i =
+#: Cast(src0_i * src1_i)`` (RINT rounding, saturating), as do the Ascend C ``MulCast`` and msKPP
+#: ``vmulconv`` pages ("multiply, then quantize"). The ReLU appears in that one page revision only,
+#: so the simulator keeps the plain product. For a uint8 destination the two readings agree (a
+#: negative product saturates to 0).
+VMULCONV_RELU = False
+
+
 def _mulconv(ctx, dt, ins, scalar):
-    """f16 * f16 rounded to f16, then converted to s8/u8 (nearest-even, saturating)."""
+    """f16 * f16 rounded to f16, then converted to s8/u8 (nearest-even, saturating); with
+    `VMULCONV_RELU` the rounded product is first clamped at +0."""
     d = dt["dst"]
     prod = ve.round_float(ins["src0"].astype(np.float32) * ins["src1"].astype(np.float32), dt["src0"], ctx)
+    if VMULCONV_RELU:
+        prod = _relu_of(prod)
     x = np.nan_to_num(np.rint(prod.astype(np.float64)), nan=0.0)
     return np.clip(x, d.min, d.max).astype(d.storage)
 

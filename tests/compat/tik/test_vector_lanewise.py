@@ -600,6 +600,35 @@ def test_vmulconv_on_every_chip_appendix_a_lists(chip):
     np.testing.assert_array_equal(out["d"], (a.astype(np.int64) * b.astype(np.int64)).astype(np.uint8))
 
 
+def _int8_vmulconv(chip="Ascend910A"):
+    a = np.array([1.5, -3.0, 2.5, -0.5, 200.0, -200.0, 3.5, -2.5] * 16, np.float16)
+    b = np.array([1.0] * 64 + [2.0] * 64, np.float16)
+    d = np.full(128, 99, np.int8)
+    out = vec_kernel({"d": d, "a": a, "b": b}, lambda ti, ub: ti.vmulconv(
+        128, ub["d"], ub["a"], ub["b"], 1, 1, 1, 1, 4, 8, 8), chip=chip)
+    prod = a.astype(np.float64) * b.astype(np.float64)            # exact in f16 for these values
+    return out["d"], prod
+
+
+def test_vmulconv_int8_keeps_negative_products():
+    """Named choice VMULCONV_RELU = False (spec434): dst = convert(src0 * src1) with RINT rounding and
+    saturation (asc-devkit asc_mul_cast_half2int8), not the ReLU of the CANN 8.5.0 cceapi_0020 revision."""
+    from pto_core.ops import vector_elementwise as vew
+    assert vew.VMULCONV_RELU is False
+    got, prod = _int8_vmulconv()
+    want = np.clip(np.rint(prod), -128, 127).astype(np.int8)
+    assert want.min() == -128 and (want < 0).sum() > 20
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vmulconv_relu_choice_clamps_at_zero(monkeypatch):
+    """The other reading of the sources, selected by the named constant: negatives become 0."""
+    from pto_core.ops import vector_elementwise as vew
+    monkeypatch.setattr(vew, "VMULCONV_RELU", True)
+    got, prod = _int8_vmulconv("Ascend310P3")
+    np.testing.assert_array_equal(got, np.clip(np.rint(np.maximum(prod, 0)), 0, 127).astype(np.int8))
+
+
 def test_vadddeqrelu_and_vmulconv_are_refused_on_ascend310():
     a, b = np.zeros(64, np.int32), np.zeros(64, np.int32)
     d = np.zeros(64, np.float16)
