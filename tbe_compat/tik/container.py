@@ -68,6 +68,15 @@ def _isqrt(v):
     return P.select(P.cmp("eq", v, 0), P.cast(0, i64), r)
 
 
+def _bool_immediate_as_int(v):
+    """A Python (or numpy) bool given to scalar_abs / scalar_max / scalar_min as an immediate: the int 1 or 0 it
+    is. TIK's ``_scalar_single_func`` / ``_scalar_binary_func`` (``tik_scalar_api.py``) take any
+    ``isinstance(src, (int, float))`` immediate -- ``True`` is an int -- and convert it to dst's dtype
+    (``dtype_convert``); the simulator refused it ("operator 'abs' does not apply to i1 values") while
+    scalar_sqrt took it. Anything else is returned unchanged."""
+    return int(v) if isinstance(v, (bool, np.bool_)) else v
+
+
 #: scalar_abs / scalar_max / scalar_min -> the scalar-unit instruction whose ``Intrinsic_<instr>`` row of the chip's
 #: platform ini lists the dtypes dst may have (CANN ``tik_scalar_api.py``: ``intrinsic_check_support("Intrinsic_" +
 #: name, dst.dtype)``; TRANS_TIK_API_TO_INSTR_MAP names the same instructions)
@@ -1079,7 +1088,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         """``dst = |src|``."""
         d = self._scalar_dst(dst)
         self._scalar_unit_check("scalar_abs", d, src=src)
-        self._builder.assign(d.ir, P.abs_(self._scalar_arg(src, "src")))
+        self._builder.assign(d.ir, P.abs_(self._scalar_arg(_bool_immediate_as_int(src), "src")))
 
     @tik_api("scalar_sqrt")
     def scalar_sqrt(self, dst, src):
@@ -1119,7 +1128,8 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _scalar_operands(self, d: Scalar, src0, src1) -> tuple:
         """The two sources of a scalar_max/min in IR form; an int immediate takes the other source's dtype (or
         dst's) and must fit it."""
-        a, b = self._scalar_arg(src0, "src0"), self._scalar_arg(src1, "src1")
+        a, b = self._scalar_arg(_bool_immediate_as_int(src0), "src0"), self._scalar_arg(_bool_immediate_as_int(src1),
+                                                                                      "src1")
         for v, other, name in ((a, b, "src0"), (b, a, "src1")):
             t = other.type if isinstance(other, P.Expr) else d.ir.type
             try:

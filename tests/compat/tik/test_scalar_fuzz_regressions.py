@@ -340,3 +340,30 @@ def test_scalar_conv_source_must_be_a_scalar_and_a_refusal_changes_nothing():
         warnings.simplefilter("ignore")
         got = ti.tikdb.start_debug({"n": -1.5}, interactive=False)[0]
     assert got[:2].tolist() == [7, -2]
+
+
+def test_scalar_abs_max_min_take_a_bool_immediate_as_the_int_it_is():
+    """TIK's ``_scalar_single_func`` / ``_scalar_binary_func`` take any int/float immediate and ``True`` is an int
+    (``isinstance(True, int)``): it converts to 1 of dst's dtype (``dtype_convert``). scalar_abs(d, True) and
+    scalar_max(d, True, False) were refused ("operator 'abs' does not apply to i1 values") while scalar_sqrt and
+    scalar_min(d, True, 5) ran (review433)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    out = ti.Tensor("int64", (4,), name="out", scope=tik.scope_gm)
+    ub = ti.Tensor("int64", (4,), name="ub", scope=tik.scope_ubuf)
+    d = ti.Scalar("int64", name="d", init_value=-9)
+    f = ti.Scalar("float32", name="f", init_value=-9.0)
+    ti.scalar_abs(d, True)
+    ub[0].set_as(d)
+    ti.scalar_max(d, True, False)
+    ub[1].set_as(d)
+    ti.scalar_min(d, np.bool_(False), True)
+    ub[2].set_as(d)
+    ti.scalar_abs(f, True)                                  # float32 dst: 1.0
+    ub[3].set_as(f * 3)
+    ti.data_move(out, ub, 0, 1, 1, 0, 0)
+    ti.BuildCCE(kernel_name="bool_imm", inputs=[], outputs=[out])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ti.tikdb.start_debug({}, interactive=False)[0]
+    assert got[:4].tolist() == [1, 1, 0, 3]

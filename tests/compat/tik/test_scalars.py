@@ -526,6 +526,20 @@ def test_constant_negative_shift_count_is_refused_when_traced():
     assert run(ti)[0][:3].tolist() == [12, 0, -4096]
 
 
+def test_negative_shift_count_of_a_float_value_names_the_float_shift():
+    """A float value shifted by a negative immediate (``f << -1``) is refused for the shift itself (no float
+    shift; Fix: cast it), not for the count: CONSTANT_NEGATIVE_SHIFT_REFUSED's Fix "write x >> 1" only led to
+    that second error (review433)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    f = ti.Scalar("float32", name="f", init_value=12.0)
+    h = ti.Scalar("float16", name="h", init_value=1.0)
+    for v, op, t in ((f, "<<", "f32"), (h, ">>", "f16")):
+        with raises_tik(IllegalOperand, match=rf"operator '{'shl' if op == '<<' else 'shr'}' does not apply to "
+                                              rf"{t} values .*Fix: cast the operands first"):
+            v << -1 if op == "<<" else v >> -2                                  # noqa: B015
+
+
 # ---------------------------------------------------------------------------------------------
 # NAN_BITS_KEPT (pto_core/scalars.py): a scalar load / store moves a NaN's bits. CANN's dynamic
 # gather_elements copies arbitrary float32 data element by element (res_ub[i].set_as(block_ub));
