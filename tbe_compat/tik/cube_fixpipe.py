@@ -390,9 +390,17 @@ class FixpipeAPI(CubeBase):
         if exact:
             return "fixpipe_l1_ub" if a.d.space == "ub" else "fixpipe"
         if not legacy_cube.available("copy_matrix_cc_to_ubuf", a.soc.profile):
+            why, hint = "", "use a positive scale"
+            if a.scale_kind == "immediate":
+                with np.errstate(over="ignore"):
+                    h = np.float16(a.scale)
+                if not np.isfinite(h) and np.isfinite(float(a.scale)) and float(a.scale) > 0:
+                    # h_fuzz435: a positive scale past float16's range was told to "use a positive scale"
+                    why = f" ({a.scale!r} is {h} as the float16 deqscale, largest finite float16 65504)"
+                    hint = "use a positive scale of at most 65504 (the scale is a float16 value)"
             raise self._error(f"this fixpipe (int322fp16 scale {a.scale!r}) cannot run on {a.soc.soc_version}: "
-                              f"its FIXPIPE unit takes positive finite scales only", operand="quantize_params",
-                              value=repr(a.scale), cls=UnsupportedOp, hint="use a positive scale")
+                              f"its FIXPIPE unit takes positive finite scales only{why}", operand="quantize_params",
+                              value=repr(a.scale), cls=UnsupportedOp, hint=hint)
         return "vector"
 
     # ------------------------------------------------------------------ FIXPIPE

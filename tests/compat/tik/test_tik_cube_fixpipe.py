@@ -328,6 +328,20 @@ def test_fixpipe_extend_param_restrictions():
         ti.fixpipe(dst, bias, 2, 32, 0, 0, {"quantize_params": q})
 
 
+@pytest.mark.parametrize("chip", ["Ascend910B1", "Ascend310B1"])
+def test_fixpipe_unit_scale_past_float16_range_says_so(chip):
+    """h_fuzz435: 1e5 is positive but its float16 deqscale is inf; the refusal told the author to "use a
+    positive scale". It now says the float16 value and the largest usable scale; a scale that rounds to
+    65504 still runs."""
+    ti, c, dst = _simple(chip=chip, src="int32", dst_dt="float16")
+    with raises_tik(UnsupportedOp, match=r"100000\.0 is inf as the float16 deqscale.*Fix: use a positive scale of "
+                                         r"at most 65504"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": 1e5}})
+    with raises_tik(UnsupportedOp, match=r"positive finite scales only Fix: use a positive scale\b(?! of)"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": -0.5}})
+    ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": 65519.0}})
+
+
 def test_fixpipe_chip_rules():
     ti, c, dst = _simple(chip="Ascend910B1")
     bias = ti.Tensor("float32", (32,), name="bias", scope=tik.scope_cbuf)
