@@ -898,7 +898,7 @@ class ExecContext:
         self.races = None            # the machine's GM race checker (pto_core.checks.races) on multi-core machines
         #: the atomic op (``"add"``/``"max"``/``"min"``) of the GM read-modify-write the running op is doing, set
         #: by the op around its GM accesses (they are atomic for the race checker), else None
-        self.gm_atomic: Optional[str] = None
+        self.gm_atomic: Optional[tuple] = None
         #: Per-core special-purpose registers by name, e.g. ``"CMPMASK"`` (16 bytes, uint8 array:
         #: vcmp result / vsel mode-0 selector), ``"VMS4_SR"`` (vmrgsort4 list counters),
         #: ``"RSVD_CNT"`` (vreduce count). Absent key = register never written.

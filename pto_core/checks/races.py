@@ -26,8 +26,10 @@ machines with more than one core):
     gives the same result in any order);
   - one is an atomic write (``set_atomic_add/max/min`` moves, FIXPIPE ``atomic(...)``) and
     the other a plain write: **atomic/plain** -- always;
-  - both are atomic writes of *different* ops (add vs max): **atomic/atomic** -- always.
-    Atomic writes of the same op never race with each other: that is what atomics are for.
+  - both are atomic writes of *different* ops (add vs max) or of different atomic types (an f32 add
+    and an f16 add of the same bytes: each reads the other's result in its own format, so the order
+    matters): **atomic/atomic** -- always. Atomic writes of the same op and type never race with each
+    other: that is what atomics are for.
     The read half of an atomic read-modify-write is part of the atomic, not a read.
 
 * **footprints** are exact bytes: a strided access (burst rows with gaps, a strided view)
@@ -637,10 +639,10 @@ class GmRaceTracker:
             span += f" ({r.dtype.name} element{'s' if e1 > e0 else ''} {e0}" + (f"..{e1}" if e1 > e0 else "") + ")"
 
         def verb(k, a):
-            return f"atomic-{a}s" if k == _ATOMIC else _KIND_WORD[k]
+            return f"atomic-{a[1]}s ({a[0]})" if k == _ATOMIC else _KIND_WORD[k]
 
         def past(k, a):
-            return f"atomic-{a}ed" if k == _ATOMIC else {_READ: "read", _WRITE: "wrote"}[k]
+            return f"atomic-{a[1]}ed ({a[0]})" if k == _ATOMIC else {_READ: "read", _WRITE: "wrote"}[k]
 
         them = (f"core {ocore}'s {oop or 'op'}{at_site(owhere, oop)} {past(okind, oatomic)}"
                 if ocore is not None else "another core wrote")

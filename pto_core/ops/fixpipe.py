@@ -711,7 +711,7 @@ def _store(ctx, ptr: Ptr, values: np.ndarray, p: _Plan) -> None:
         ctx.write(ptr, p.dst.nbytes(count), operand="dst")[:] = _nx.pack_nibbles(flat.astype(np.uint8) & 0xF)
         return
     if p.atomic is not None:
-        ctx.gm_atomic = p.atomic[1]         # both accesses are the atomic's (GM race checker)
+        ctx.gm_atomic = tuple(p.atomic)     # (type, op); both accesses are the atomic's (GM race checker)
         try:
             old = ctx.view(ptr, count, operand="dst").reshape(values.shape)
             values = _atomic_merge(old, values, p.dst, p.atomic[1], p.sat)

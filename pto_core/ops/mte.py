@@ -386,7 +386,7 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
 def _dst_span(ctx, dst, hi: int, atomic: Optional[tuple], runs: Optional[tuple]):
     """The destination's ``(data, written)`` views of ``[dst, dst + hi)`` for writing (atomic mode noted)."""
     if atomic is not None:
-        ctx.gm_atomic = atomic[1]
+        ctx.gm_atomic = atomic              # (type, op): the GM race checker's atomic kind
     try:
         real, real_written, _ = ctx.span_tracked(dst, 0, hi, write=True, operand="%dst", runs=runs)
     finally:

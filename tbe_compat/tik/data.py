@@ -65,6 +65,13 @@ class IgnoredArgumentWarning(UserWarning):
 def _space_name(t) -> str:
     return SPACE_TIK_NAMES.get(t.space, t.space) if isinstance(t, Tensor) else type(t).__name__
 U16 = 0xFFFF
+#: ``data_move_pad``'s argument ranges on the chips that have it (CANN 8.1 TIK
+#: ``DataMoveCheck.check_mov_pad_instr_params``, its Ascend910B / 310B / 610Lite branch; tik_api.md §7.2 gives
+#: nburst and burst): nburst [1, 4095], burst [1, 2**21 - 1] bytes, dst_gap / src_gap [0, 2**32 - 1] (GM bytes or
+#: UB 32-byte blocks). An immediate outside is refused at the call; a TIK value is checked when the move runs.
+PAD_NBURST_MAX = 4095
+PAD_BURST_MAX = (1 << 21) - 1
+PAD_GAP_MAX = (1 << 32) - 1
 #: largest burst (in 32-byte blocks) data_move puts in one mte_gm_ub / mte_ub_gm row (16-bit byte count)
 _MAX_ROW_BLOCKS = U16 // BLOCK
 
@@ -463,13 +470,13 @@ class DataAPI(TikBase):
                               hint="use src and dst tensors of one dtype (convert with vconv after the move)")
         self._require_support("tik.data_move_pad", d.tensor.dtype)
         size = max(1, d.dt.bits // 8)
-        n = self._int_arg(nburst, "nburst", 1, 4095)
-        nb = self._int_arg(burst, "burst", 1, (1 << 21) - 1)
+        n = self._int_arg(nburst, "nburst", 1, PAD_NBURST_MAX)
+        nb = self._int_arg(burst, "burst", 1, PAD_BURST_MAX)
         if isinstance(nb, int) and nb % size:
             raise self._error(f"burst {nb} B is not a multiple of the element size {size} B", operand="burst",
                               value=nb, limit=f"multiple of {size}")
-        dg = self._int_arg(dst_gap, "dst_gap", 0)
-        sg = self._int_arg(src_gap, "src_gap", 0)
+        dg = _one_burst_gap(n, self._int_arg(dst_gap, "dst_gap", 0, PAD_GAP_MAX))
+        sg = _one_burst_gap(n, self._int_arg(src_gap, "src_gap", 0, PAD_GAP_MAX))
         per_block = BLOCK // size
         rp = self._int_arg(right_padding, "right_padding", 0, per_block)
         lp = self._int_arg(left_padding, "left_padding", 0, per_block)
@@ -478,6 +485,7 @@ class DataAPI(TikBase):
                               hint="pass left_padding / right_padding as Python ints")
         if padding_value is not None:
             padding_value = self._check_pad_value(padding_value, d.dt)
+        self._pad_run_time_checks(n, nb, dg, sg, size)      # (dropped again if a check below refuses the call)
         if d.space == "ub":
             d.check_aligned(BLOCK)
             padded = lp or rp or padding_value is not None
@@ -518,6 +526,13 @@ class DataAPI(TikBase):
             if lp or rp:
                 raise self._error("padding applies to GM -> UB moves only", operand="left_padding",
                                   hint="drop left_padding / right_padding (they apply to GM -> UB moves)")
+            if padding_value is not None:
+                # CANN TIK check_inter_key: "UB to OUT, padding_value must be None" (tik_api.md §7.2: UB -> GM
+                # copies the burst bytes, no padding); it was accepted and ignored
+                raise self._error("padding_value applies to GM -> UB moves only", operand="padding_value",
+                                  value=repr(padding_value),
+                                  hint="drop padding_value (a UB -> GM data_move_pad copies exactly burst bytes per "
+                                       "burst)")
             if isinstance(nb, int):
                 s_step = _add(-(-nb // BLOCK) * BLOCK, _mul(sg, BLOCK))
             else:
@@ -529,6 +544,23 @@ class DataAPI(TikBase):
                 self._check_pad_extent(d, (n - 1) * d_step + nb, n, "dst")
             fp = [s.read(None), d.write(None)]
             self._emit("mte_ub_gm", s.ptr, d.ptr, nb, nburst=(n, s_step, d_step), footprint=fp)
+
+    def _pad_run_time_checks(self, n, nb, dg, sg, size) -> None:
+        """``data_move_pad``'s TIK values range-checked when the move runs (recorded before the run-time extent
+        checks, so a bad count is named as such). A run-time nburst of 4096, a negative gap or an odd f16 burst ran; an nburst or
+        burst of 0 stopped with the PTO op's operand names and limits."""
+        for value, name, lo, hi, unit in ((n, "nburst", 1, PAD_NBURST_MAX, "bursts"),
+                                          (nb, "burst", 1, PAD_BURST_MAX, "bytes"),
+                                          (dg, "dst_gap", 0, PAD_GAP_MAX, "gap"),
+                                          (sg, "src_gap", 0, PAD_GAP_MAX, "gap")):
+            if not isinstance(value, int):
+                self._emit("assert_in_range", P.cast(value, P.I64), lo, hi,
+                           what=f"{name} of tik.data_move_pad ({unit})")
+        if not isinstance(nb, int) and size > 1:
+            self._emit("assert_in_range", P.binop("and", P.cast(nb, P.I64), size - 1), 0, 0,
+                       what=f"burst of tik.data_move_pad (bytes) modulo the element size {size} B",
+                       hint=f"burst must be a multiple of the element size ({size} B); check the value the kernel "
+                            f"computed")
 
     def _check_pad_extent(self, op, nbytes, n, side) -> None:
         """TIK's trace-time "tensor overflow" check of a ``data_move_pad`` side (bytes from the view's start;

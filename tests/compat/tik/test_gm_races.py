@@ -260,3 +260,38 @@ def test_atomic_workspace_starts_at_zero_and_cross_core_sum_is_race_free():
         out, = run(ti, {"x": xv})
     assert np.array_equal(out, np.full(8, 3.75, np.float32))
     assert not ti.tikdb.reports
+
+
+def _two_atomic_types_kernel(mode1: int):
+    """2 cores atomically add a float32 row into y: core 0 in float32 mode, core 1 in mode ``mode1``."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    with ti.for_range(0, 2, block_num=2) as core:
+        ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 1, 0, 0)
+        with ti.if_scope(core == 0):
+            ti.set_atomic_add(1)
+        with ti.else_scope():
+            ti.set_atomic_add(mode1)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        ti.set_atomic_add(0)
+    return build(ti, "two_atomic_types", [x], [y])
+
+
+def test_atomic_adds_of_different_types_on_the_same_bytes_race():
+    """h_fuzz436: an f32 atomic add and an f16 atomic add of the same bytes read each other's result in their own
+    format, so the sum depends on the order; it was no race (only the atomic op, add/max/min, was compared)."""
+    feed = {"x": np.arange(8, dtype=np.float32)}
+    ti = _two_atomic_types_kernel(2)
+    with pytest.warns(GmRaceWarning):
+        run(ti, feed)
+    races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
+    assert len(races) == 1 and "GM race (atomic/atomic) on region 'y' bytes [0, 32)" in races[0], races
+    assert "atomic-adds (f16)" in races[0] and "atomic-added (f32)" in races[0], races[0]
+    ti = _two_atomic_types_kernel(1)                      # one type: atomics commute, no race
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GmRaceWarning)
+        (y,) = run(ti, feed)
+    assert not [k for k, _ in ti.tikdb.reports if k == "race"] and (y == 2 * feed["x"]).all()
