@@ -41,6 +41,7 @@ from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
 from .cube import CubeAPI
+from . import data as _data_mod, tensor as _tensor_mod
 from .data import DataAPI
 from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
@@ -1285,6 +1286,23 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             if prod(dims) == 0:
                 return Tensor(self, t.storage, t._dt, dims, _contiguous_strides(dims), t.offset, False)
         dims = self._shape_arg(new_shape)
+        part = t.static_part()
+        if part is not None and _tensor_mod.RESHAPE_OF_1D_PART_WARNS and _data_mod.USER_FLAG_CANN81_RULES_WARN \
+                and len(t.shape) == 1 \
+                and t.is_contiguous and not (isinstance(prod(dims), int) and prod(dims) != part[0]):
+            # te.tik 2019 reshaped a one-dimensional slice; CANN 8.x refuses it (RESHAPE_OF_1D_PART_WARNS)
+            size, whole = part
+            call = (api or "tik.Tensor.reshape").replace("tik.Tensor.", "")
+            start = f" [{t.offset}:{t.offset + size}]" if isinstance(t.offset, int) else ""
+            self._cann81_rule(
+                "Tensor.reshape:self",
+                f"{call} of a slice: the view{start} holds {size} of the {whole} elements of {t.storage.name!r} "
+                f"(CANN 8.x TIK: \"Reshape operator is needed, but the tensor with shape: [{size}] has been "
+                f"sliced.\"; te.tik 2019 reshaped a one-dimensional slice)",
+                does="it reshapes the slice in place: the same elements from the same start",
+                fix=f"reshape the whole tensor and index the result ({t.storage.name}.reshape(...)[a:b, :] for a "
+                    f"block of rows); for a one-dimensional shape use the slice itself")
+            return t.reshaped(dims, part_ok=True)
         try:
             return t.reshaped(dims)
         except _IndexError as e:
