@@ -1,5 +1,6 @@
 """Tensor declaration (every scope and form), on-chip placement, views (tik_api.md §4.2),
 reshape / reinterpret_cast_to, element set_as and __setitem__."""
+import re
 import warnings
 
 import numpy as np
@@ -57,6 +58,23 @@ def test_tensor_needs_a_name_and_a_list_or_tuple_shape_as_tik():
         ti.Tensor("float16", n, name="b", scope=tik.scope_gm)
     assert ti.get_available_buffer_size(tik.scope_ubuf) == left
     assert ti.Tensor("float16", (n,), name="b", scope=tik.scope_gm).name == "b"
+
+
+def test_a_shape_that_is_not_a_list_or_tuple_gets_a_fix_that_works():
+    """The Fix of TENSOR_NAME_AND_SHAPE_REQUIRED's shape refusal put the value in a 1-tuple whatever it was: for a
+    numpy array (``np.array(x.shape) // 2``) or a range it said ``shape=(array([4, 16]),)``, which the next run refuses
+    again (review439). A sequence now gets its dimensions as Python ints, a Scalar its name; each Fix declares."""
+    ti = tik.Tik()
+    n = ti.Scalar("int32", name="n", init_value=4)
+    for i, (shape, scope, fix) in enumerate(((np.array([4, 16]), tik.scope_ubuf, "shape=(4, 16)"),
+                                             (range(16, 17), tik.scope_ubuf, "shape=(16,)"),
+                                             (np.int64(16), tik.scope_ubuf, "shape=(16,)"),
+                                             (n, tik.scope_gm, "shape=(n,)"))):
+        with raises_tik(IllegalOperand, match=r"must be a list or tuple .*Fix: pass the dimensions as a tuple.*" +
+                        re.escape(fix)):
+            ti.Tensor("float16", shape, scope, "a")
+        t = ti.Tensor("float16", eval(fix.split("=", 1)[1], {"n": n}), scope, f"ok{i}")
+        assert len(t.shape) in (1, 2)
 
 
 def test_gm_tensor_flags_take_numpy_bools_and_refuse_non_constants():
