@@ -41,6 +41,7 @@ from .autosync import AutoSync
 from .bridge import BridgeAPI
 from .control import ControlAPI
 from .cube import CubeAPI
+from . import data as _data_mod, tensor as _tensor_mod
 from .data import DataAPI
 from .debug import Tikdb
 from .scalar_extra import ScalarExtraAPI
@@ -138,7 +139,7 @@ SET_AS_TENSOR_FIRST_ELEMENT = True
 #: and, through ``TikCheckUtil.check_name_str_valid``, "name must be str" for ``name=None`` (te.tik 2019 the same;
 #: tik_api.md §4.1). A kernel relying on the simulator's old leniency failed under CANN. False: a tensor without
 #: ``name=`` is named ``tensor_<n>`` and an int / Scalar ``shape`` is one dimension (the behaviour before fix438).
-#: migration_guide/tik_core.md §1.
+#: migration_guide/tik_core.md §2.
 TENSOR_NAME_AND_SHAPE_REQUIRED = True
 
 #: Named choice TENSOR_SET_AS_IMMEDIATE_CHECKED: an immediate stored into a tensor element (``t[i].set_as(v)``,
@@ -287,6 +288,23 @@ def _odd53(v: int) -> int:
     return -a if v < 0 else a
 
 
+def _shape_tuple_hint(shape) -> str:
+    """The Fix of a Tensor ``shape`` that is not a list or tuple: one dimension (an int, a Scalar) in a tuple; the
+    dimensions of a sequence (a numpy array: ``np.array(x.shape) // 2``, a range) as a tuple of Python ints."""
+    if not isinstance(shape, (str, bytes)) and hasattr(shape, "__iter__") and hasattr(shape, "__len__"):
+        try:
+            dims = tuple(int(d) for d in shape)
+        except (TypeError, ValueError, OverflowError):
+            dims = None
+        if dims is not None and all(d == e for d, e in zip(dims, shape)):
+            return f"pass the dimensions as a tuple of Python ints: shape={dims!r:.60} (tuple(int(d) for d in shape))"
+        return "pass the dimensions as a tuple: shape=tuple(...)"
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        return f"pass the dimensions as a tuple: shape=({int(shape)},)"
+    name = getattr(shape, "name", None)
+    return f"pass the dimensions as a tuple: shape=({name if isinstance(name, str) else repr(shape)[:40]},)"
+
+
 class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, TikBase):
     """``tik.Tik(profiling=None, disable_debug=True, err_msg_level=0, block_size=32)``.
 
@@ -376,7 +394,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if TENSOR_NAME_AND_SHAPE_REQUIRED and shape is not None and not isinstance(shape, (list, tuple)):
             raise self._error(f"shape {shape!r:.40} must be a list or tuple (TIK: \"shape: ... must be list or "
                               f"tuple.\")", operand="shape", value=repr(shape)[:40], limit="list | tuple",
-                              hint=f"pass the dimensions as a tuple: shape=({shape!r:.40},)")
+                              hint=_shape_tuple_hint(shape))
         dims = self._shape_arg(shape, zero_ok=dead)
         if scope is None:
             raise self._error("scope is required", operand="scope",
@@ -1295,6 +1313,23 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             if prod(dims) == 0:
                 return Tensor(self, t.storage, t._dt, dims, _contiguous_strides(dims), t.offset, False)
         dims = self._shape_arg(new_shape)
+        part = t.static_part()
+        if part is not None and _tensor_mod.RESHAPE_OF_1D_PART_WARNS and _data_mod.USER_FLAG_CANN81_RULES_WARN \
+                and len(t.shape) == 1 \
+                and t.is_contiguous and not (isinstance(prod(dims), int) and prod(dims) != part[0]):
+            # te.tik 2019 reshaped a one-dimensional slice; CANN 8.x refuses it (RESHAPE_OF_1D_PART_WARNS)
+            size, whole = part
+            call = (api or "tik.Tensor.reshape").replace("tik.Tensor.", "")
+            start = f" [{t.offset}:{t.offset + size}]" if isinstance(t.offset, int) else ""
+            self._cann81_rule(
+                "Tensor.reshape:self",
+                f"{call} of a slice: the view{start} holds {size} of the {whole} elements of {t.storage.name!r} "
+                f"(CANN 8.x TIK: \"Reshape operator is needed, but the tensor with shape: [{size}] has been "
+                f"sliced.\"; te.tik 2019 reshaped a one-dimensional slice)",
+                does="it reshapes the slice in place: the same elements from the same start",
+                fix=f"reshape the whole tensor and index the result ({t.storage.name}.reshape(...)[a:b, :] for a "
+                    f"block of rows); for a one-dimensional shape use the slice itself")
+            return t.reshaped(dims, part_ok=True)
         try:
             return t.reshaped(dims)
         except _IndexError as e:

@@ -676,8 +676,10 @@ class DataAPI(TikBase):
             raise self._error(f"{operand} {pipe!r} is not a TIK pipe of this call", operand=operand, value=pipe,
                               limit=limit, hint=f"{fix} (TIK spells pipes as the strings of its PIPELINES table)")
 
-    def _cann81_rule(self, rule: str, message: str) -> None:
-        """Named choice USER_FLAG_CANN81_RULES_WARN: warn once per call site (or raise when it is off)."""
+    def _cann81_rule(self, rule: str, message: str, *, does: str = "it records nothing: auto-sync orders the kernel",
+                     fix: str = "follow the CANN 8.1 rule before moving to CANN 8.x") -> None:
+        """Named choice USER_FLAG_CANN81_RULES_WARN: warn once per call site (or raise when it is off). ``does``:
+        what the simulator does instead; ``fix``: the warning's Fix."""
         where = self._where
         if not USER_FLAG_CANN81_RULES_WARN:
             raise self._error(f"{message}; CANN 8.1 TIK refuses it", operand=rule.split(":")[1],
@@ -685,8 +687,8 @@ class DataAPI(TikBase):
         key = (getattr(where, "file", None), getattr(where, "line", None), rule)
         if key in _CANN81_WARNED:
             return
-        text = f"{where}: {message}. CANN 8.1 TIK refuses this call at compile time; the simulator runs it (it " \
-               f"records nothing: auto-sync orders the kernel). Fix: follow the CANN 8.1 rule before moving to CANN 8.x"
+        text = f"{where}: {message}. CANN 8.1 TIK refuses this call at compile time; the simulator runs it " \
+               f"({does}). Fix: {fix}"
         if where is not None and getattr(where, "file", None):
             warnings.warn_explicit(text, Cann81RuleWarning, where.file, where.line)
         else:

@@ -51,8 +51,22 @@ SPACE_TIK_NAMES = {"gm": "GM (scope_gm)", "l1": "L1 (scope_cbuf)", "ub": "UB (sc
 #: tensor's, in the view's dtype); tik_api.md §4.3 says the same. A view with a run-time dimension is not checked
 #: (TIK skips the check when a dimension is not a constant); a non-contiguous view is refused in every case (the
 #: simulator cannot give it row-major strides). False: a contiguous partial view is reshaped in place (the
-#: simulator's behaviour before fix438). migration_guide/tik_core.md §3.
+#: simulator's behaviour before fix438). migration_guide/tik_core.md §2.
 RESHAPE_OF_PART_REFUSED = True
+#: Named choice **RESHAPE_OF_1D_PART_WARNS** (refines RESHAPE_OF_PART_REFUSED): a contiguous one-dimensional view
+#: holding part of its tensor (``ub[16:48].reshape((2, 16))``, ``ub[n - tail:n].reshape((tail,))``,
+#: ``t2[16:].flatten()``) is reshaped in place with a `Cann81RuleWarning` once per call site instead of the error,
+#: as the other rules only CANN 8.x TIK enforces (USER_FLAG_CANN81_RULES_WARN, data.py). te.tik 2019
+#: (tik_tensor.py, ``TensorSlice.reshape``, MODIFIED 2019-07-18) takes a sliced tensor whose index is one-dimensional:
+#: a one-dimensional new shape returns the slice itself, a longer one a view of the same contiguous elements from
+#: the same start (its dimensions come out permuted: (2, 16) gives (16, 2), a te.tik quirk the simulator does not
+#: copy); its restriction is only "the total size of the new shape must be the same" (te.tik 2019 docstring).
+#: CANN 8.0-9.0's reshape page adds "If the data of a Tensor is partially obtained from another Tensor, the Tensor
+#: cannot be reshaped" and CANN 8.1 ``check_tensor_reshapeable`` raises. A multi-dimensional partial view stays an
+#: error (te.tik 2019: "not support for now"; CANN 8.1 refuses it too), as does a non-contiguous one. False (or
+#: USER_FLAG_CANN81_RULES_WARN False): every partial view is refused, as fix438 made it.
+#: migration_guide/tik_core.md §2 (reshape).
+RESHAPE_OF_1D_PART_WARNS = True
 
 #: Tensor dtypes TIK accepts (tik_api.md §1.5, plus int4/uint4 cube operands).
 TENSOR_DTYPES = ("uint8", "int8", "uint16", "int16", "float16", "bfloat16", "uint32", "int32", "float32", "uint64",
@@ -502,13 +516,15 @@ class Tensor:
         self.tik._tensor_set_as(self, value, dst_offset, src_offset)
 
     # -- pure view arithmetic (called by the Tik API wrappers)
-    def reshaped(self, dims: tuple) -> "Tensor":
+    def reshaped(self, dims: tuple, part_ok: bool = False) -> "Tensor":
+        """The view with row-major dims ``dims``; ``part_ok``: a view holding part of its tensor is taken
+        (RESHAPE_OF_1D_PART_WARNS, after the caller warned)."""
         if not self.is_contiguous:
             raise _IndexError("Reshape operator is needed, but the tensor has been sliced (it is not contiguous)",
                               "new_shape")
         size, new = self.size, prod(dims)
         whole = self._static_whole_elements()
-        if RESHAPE_OF_PART_REFUSED and isinstance(size, int) and whole is not None and size != whole:
+        if RESHAPE_OF_PART_REFUSED and not part_ok and isinstance(size, int) and whole is not None and size != whole:
             raise _IndexError(f"Reshape operator is needed, but the tensor with shape {list(self._shape)} has been "
                               f"sliced: the view holds {size} of the {whole} elements of {self.storage.name!r} (TIK "
                               f"reshapes only a view of the whole tensor)", "new_shape", value=list(self._shape),
@@ -525,6 +541,14 @@ class Tensor:
             acc = _mul(acc, d)
         return Tensor(self.tik, self.storage, self._dt, dims, tuple(reversed(strides)), self.offset,
                       self._whole, self._name)
+
+    def static_part(self):
+        """``(size, whole)`` when the view's size and its tensor's (in the view's dtype) are constants and differ
+        (a view holding part of its tensor, which TIK's ``check_tensor_reshapeable`` refuses), else None."""
+        size, whole = self.size, self._static_whole_elements()
+        if isinstance(size, int) and whole is not None and size != whole:
+            return size, whole
+        return None
 
     def _static_whole_elements(self):
         """Elements of the whole declared tensor in the view's dtype (TIK's ``original_shape`` product), or None

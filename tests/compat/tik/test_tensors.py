@@ -1,5 +1,6 @@
 """Tensor declaration (every scope and form), on-chip placement, views (tik_api.md §4.2),
 reshape / reinterpret_cast_to, element set_as and __setitem__."""
+import re
 import warnings
 
 import numpy as np
@@ -57,6 +58,23 @@ def test_tensor_needs_a_name_and_a_list_or_tuple_shape_as_tik():
         ti.Tensor("float16", n, name="b", scope=tik.scope_gm)
     assert ti.get_available_buffer_size(tik.scope_ubuf) == left
     assert ti.Tensor("float16", (n,), name="b", scope=tik.scope_gm).name == "b"
+
+
+def test_a_shape_that_is_not_a_list_or_tuple_gets_a_fix_that_works():
+    """The Fix of TENSOR_NAME_AND_SHAPE_REQUIRED's shape refusal put the value in a 1-tuple whatever it was: for a
+    numpy array (``np.array(x.shape) // 2``) or a range it said ``shape=(array([4, 16]),)``, which the next run refuses
+    again (review439). A sequence now gets its dimensions as Python ints, a Scalar its name; each Fix declares."""
+    ti = tik.Tik()
+    n = ti.Scalar("int32", name="n", init_value=4)
+    for i, (shape, scope, fix) in enumerate(((np.array([4, 16]), tik.scope_ubuf, "shape=(4, 16)"),
+                                             (range(16, 17), tik.scope_ubuf, "shape=(16,)"),
+                                             (np.int64(16), tik.scope_ubuf, "shape=(16,)"),
+                                             (n, tik.scope_gm, "shape=(n,)"))):
+        with raises_tik(IllegalOperand, match=r"must be a list or tuple .*Fix: pass the dimensions as a tuple.*" +
+                        re.escape(fix)):
+            ti.Tensor("float16", shape, scope, "a")
+        t = ti.Tensor("float16", eval(fix.split("=", 1)[1], {"n": n}), scope, f"ok{i}")
+        assert len(t.shape) in (1, 2)
 
 
 def test_gm_tensor_flags_take_numpy_bools_and_refuse_non_constants():
@@ -521,10 +539,14 @@ def test_reshape_flatten_and_errors():
         t[:, 0:32].reshape((128,))
 
 
-def test_reshape_of_part_of_a_tensor_is_refused_as_tik_refuses_it():
+def test_reshape_of_part_of_a_tensor_is_refused_as_tik_refuses_it(monkeypatch):
     """RESHAPE_OF_PART_REFUSED: CANN 8.1 TIK's check_tensor_reshapeable refuses reshape/flatten/change_shape of a
     view holding fewer elements than its tensor ("Reshape operator is needed, but the tensor with shape: [32] has
-    been sliced."); tik_api.md §4.3. The simulator reshaped a contiguous partial view in place (review spec422)."""
+    been sliced."); tik_api.md §4.3. The simulator reshaped a contiguous partial view in place (review spec422).
+    With RESHAPE_OF_1D_PART_WARNS off (its one-dimensional views warn by default: the next test) every such view
+    is refused."""
+    from tbe_compat.tik import tensor as tensor_mod
+    monkeypatch.setattr(tensor_mod, "RESHAPE_OF_1D_PART_WARNS", False)
     ti = tik.Tik()
     t = ti.Tensor("float16", (64,), name="t", scope=tik.scope_ubuf)
     t2 = ti.Tensor("float16", (4, 16), name="t2", scope=tik.scope_ubuf)
@@ -542,6 +564,59 @@ def test_reshape_of_part_of_a_tensor_is_refused_as_tik_refuses_it():
     assert t.reshape((4, 16))[1:3, :].shape == [2, 16]          # the Fix: reshape the whole, then slice
     assert t.reinterpret_cast_to("float32").reshape((2, 16)).shape == [2, 16]
     assert t2[0:64].reshape((64,)).shape == [64]
+
+
+def test_reshape_of_a_one_dimensional_slice_runs_with_a_cann81_warning_as_te_tik_took_it():
+    """RESHAPE_OF_1D_PART_WARNS: te.tik 2019 (tik_tensor.py TensorSlice.reshape) reshaped a sliced tensor whose
+    index is one-dimensional (a 1-D new shape returns the slice, a longer one views the same elements); only CANN
+    8.x refuses it. fix438 made it an error, stopping kernels written for te.tik (review439): it now runs in place
+    with a Cann81RuleWarning once per site naming the line, the CANN rule and the Fix. A multi-dimensional partial
+    view stays an error (te.tik 2019: "not support for now"), as does a size mismatch; with
+    USER_FLAG_CANN81_RULES_WARN off the one-dimensional case is an error again."""
+    from tbe_compat.tik import data as data_mod
+    from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
+    _CANN81_WARNED.clear()
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ub2 = ti.Tensor("float16", (4, 16), name="ub2", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 4, 0, 0)
+    with pytest.warns(Cann81RuleWarning, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.reshape`: reshape of a slice: "
+                                               r"the view \[16:48\] holds 32 of the 64 elements of 'ub' \(CANN 8\.x TIK: "
+                                               r"\"Reshape operator is needed.*the simulator runs it \(it reshapes the "
+                                               r"slice in place.*Fix: reshape the whole tensor and index the result"):
+        part = ub[16:48].reshape((2, 16))
+    assert part.shape == [2, 16] and part.offset == 16
+    ti.vec_adds(16, part[1, 0], part[1, 0], 1.0, 1, 1, 1)      # row 1 of the view: elements 32..47
+    with pytest.warns(Cann81RuleWarning, match=r"flatten of a slice: the view \[8:32\]"):
+        flat = ub2[8:32].flatten()                             # a flat index of a 2-D tensor is one-dimensional
+    assert flat.shape == [24] and flat.offset == 8
+    n = ti.Scalar("int32", name="n", init_value=0)
+    with pytest.warns(Cann81RuleWarning, match=r"reshape of a slice: the view holds 16 of the 64"):
+        assert ub[n:n + 16].reshape((16,)).shape == [16]        # a run-time start, a constant length
+    ti.data_move(y, ub, 0, 1, 4, 0, 0)
+    with raises_tik(IllegalOperand, match=r"shape \[2, 16\] has been sliced"):
+        ub2[0:2, :].flatten()                                  # multi-dimensional: an error in every TIK
+    with raises_tik(IllegalOperand, match=r"has been sliced"):
+        ub[0:32].reshape((2, 8))                               # and a size mismatch
+    build(ti, "part_reshape", [x], [y])
+    data = np.arange(64, dtype=np.float16)
+    want = data.copy()
+    want[32:48] += np.float16(1)
+    assert np.array_equal(run(ti, {"x": data})[0], want)
+    with warnings.catch_warnings(record=True) as seen:       # once per site
+        warnings.simplefilter("always")
+        for _ in range(3):
+            ub[0:16].reshape((16,))
+    assert len([w for w in seen if issubclass(w.category, Cann81RuleWarning)]) == 1
+    saved = data_mod.USER_FLAG_CANN81_RULES_WARN
+    data_mod.USER_FLAG_CANN81_RULES_WARN = False
+    try:
+        with raises_tik(IllegalOperand, match=r"shape \[32\] has been sliced: the view holds 32 of the 64"):
+            ub[16:48].reshape((2, 16))
+    finally:
+        data_mod.USER_FLAG_CANN81_RULES_WARN = saved
 
 
 def test_max_mem_size_is_checked_as_tik_checks_it():
