@@ -504,7 +504,9 @@ def _check_values(p: _Plan, extra: tuple) -> None:
     if p.n1 > 1 and p.src_stride < span:
         raise _err(f"%src_stride {p.src_stride} is smaller than the {span} L0C rows one fractal column spans "
                    f"(m = {m})", "%src_stride", p.src_stride, f">= {span}",
-                   "src_stride is counted in L0C rows of 16 channels: pass the tile's allocated M")
+                   "src_stride is counted in L0C rows of 16 channels: pass the tile's allocated M (>= m); if m is "
+                   "the wrong one: it counts the tile's rows (legacy fixpipe's howo = burst_len*32/(16*sizeof(src))), "
+                   "not burst_len")
     if p.dst_mode == "split_m" and m % 2:
         raise _err(f"dst_mode(split_m) needs an even %m, got {m}", "%m", m, "even",
                    "pad M to an even number of rows or use dst_mode=0 / dst_mode=1")

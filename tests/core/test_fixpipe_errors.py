@@ -168,6 +168,15 @@ def test_a_wrong_mode_names_the_modes_that_convert_the_accumulator_to_the_destin
     assert "Fix: " in str(ei.value) and fix in str(ei.value), str(ei.value)
 
 
+def test_a_src_stride_below_m_also_says_m_counts_rows_not_burst_len(env):
+    """user440: legacy fixpipe's burst_len (32-byte units) pasted as %m gave 'src_stride 16 is smaller than the 32
+    L0C rows ...' with a Fix about src_stride only; the Fix now also says what %m counts."""
+    with raises(IllegalOperand, "smaller than the 32 L0C rows", "%src_stride") as ei:
+        env.l1_op("f16", m=32, ds=512, **F16Q)
+    assert ("pass the tile's allocated M (>= m); if m is the wrong one: it counts the tile's rows (legacy "
+            "fixpipe's howo = burst_len*32/(16*sizeof(src))), not burst_len") in str(ei.value)
+
+
 def test_conversions_need_pre_quant(env):
     env.l1_op("f32", "f32")
     with raises(IllegalOperand, "needs pre_quant", "%dst") as ei:
