@@ -440,6 +440,17 @@ ALL_OR_NOTHING_WRITES = True
 #: both ways; migration_guide/pto_api.md "Machine, pointers, memory"). False: always the general way.
 INLINE_ON_CHIP_SPANS = True
 
+#: An op's report of bytes nothing wrote says which ops moved them there (h_user440: a pto.mte_gm_l1 given TIK's
+#: 32-byte block count as its byte length left most of an L1 tile unwritten, and the report named only the
+#: pto.mad that used the L0A copy of it, two moves later). Moves copy "nothing wrote" along with the bytes
+#: (`span_tracked`), so the op that finally uses them is far from the cause: each tracked write of an op that
+#: read such bytes is remembered (the last `CARRIED_KEPT` per buffer) and the report follows them back up to
+#: `CARRIED_HOPS` moves. Costs nothing on kernels that read only written bytes (one attribute test per tracked
+#: write). False: the reports name only the reading op.
+CARRIED_NOTES = True
+CARRIED_KEPT = 8
+CARRIED_HOPS = 3
+
 
 class RandomFill:
     """The bytes of ``fill="random"``: the stream ``numpy.random.default_rng(seed).integers(0, 256, n, uint8)``
@@ -910,6 +921,12 @@ class ExecContext:
         #: the running op's undo journal (`begin_undo`): None (off) or a list of the bytes and written flags
         #: each write access is about to change
         self.undo: Optional[list] = None
+        #: the running op's first tracked read of bytes nothing wrote (``(buffer, lo, hi)``), None if it read none
+        #: (`CARRIED_NOTES`): its tracked writes then record where they moved such bytes from
+        self._carry: Optional[tuple] = None
+        #: buffer -> ``[(lo, hi, op_name, where, src buffer, src lo, src hi), ...]`` (the last `CARRIED_KEPT`):
+        #: the ops that moved bytes nothing wrote into the buffer (`_carried_note`)
+        self._carried: dict = {}
 
     # -- op bracketing (called by the dispatcher / interpreter)
     def begin_op(self, op_name: str, pipe: str, where: Optional[Provenance]) -> None:
@@ -917,6 +934,7 @@ class ExecContext:
         self.pipe = pipe
         self.where = where
         self.fences = getattr(where, "fences", None) or None
+        self._carry = None
         if self._holding:                  # the previous op is done with its writable flag views
             for buf in self._holding:
                 buf.held.clear()
@@ -931,6 +949,7 @@ class ExecContext:
         self.pipe = "S"
         self.where = where
         self.fences = getattr(where, "fences", None) or None
+        self._carry = None
         if self._holding:                  # the previous op is done with its writable flag views
             for buf in self._holding:
                 buf.held.clear()
@@ -1199,7 +1218,9 @@ class ExecContext:
                 idx = np.argwhere(~np.broadcast_to(good, shape))[0]
                 elem = off + sum(int(i) * s for i, s in zip(idx, strides))
                 bad = elem + int(np.argmin(buf.written[elem:elem + size]))
-            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote"
+                                       + (self._carried_note(buf, bad, bad + 1) if self._carried else ""), operand,
+                                       hex(bad))
         return view
 
     def dense_view(self, ptr: Ptr, offset: int, nbytes: int, dtype: DType, write: bool, operand: str) -> np.ndarray:
@@ -1232,7 +1253,9 @@ class ExecContext:
         if self.machine.options.uninitialized != "off" and not _all_written(buf, off, end) \
                 and not self._uninit_dropped():
             bad = off + int(np.argmin(buf.written[off:end]))
-            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote"
+                                       + (self._carried_note(buf, bad, bad + 1) if self._carried else ""), operand,
+                                       hex(bad))
         return view
 
     def _on_read(self, buf: Buffer, lo: int, hi: int, operand: str) -> None:
@@ -1248,7 +1271,9 @@ class ExecContext:
                     return
         if not _all_written(buf, lo, hi) and not self._uninit_dropped():
             bad = lo + int(np.argmin(buf.written[lo:hi]))
-            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote", operand, hex(bad))
+            self._report_uninitialized(f"reads {buf.label} byte {bad:#x}, which nothing wrote"
+                                       + (self._carried_note(buf, bad, bad + 1) if self._carried else ""), operand,
+                                       hex(bad))
 
     def _uninit_dropped(self) -> bool:
         """True, and the dropped report counted as `Machine.report` counts it, when the report of an
@@ -1304,6 +1329,10 @@ class ExecContext:
         if write:
             if self.undo is not None:
                 self._keep(buf, off, off + n)
+            if self._carry is not None:
+                self._remember_carried(buf, off, off + n)
+            elif self._carried and buf in self._carried:     # written bytes moved in replace them
+                self._forget_carried(buf, off, off + n)
             flags = buf.flags_for_write()[off:off + n]
             if buf.known:
                 _forget_written(buf, off, off + n)
@@ -1329,6 +1358,8 @@ class ExecContext:
             if not full:
                 flags = flags[off:off + n]
                 flags.flags.writeable = False      # a read's flags are not the op's to change
+                if CARRIED_NOTES and self._carry is None and self.machine.options.uninitialized != "off":
+                    self._carry = (buf, off, off + n)
             else:   # all written: a shared read-only all-True array (`all_written` answers in O(1) for its views)
                 flags = _ALL_TRUE[0]
                 flags = flags[:n] if INLINE_ON_CHIP_SPANS and flags.shape[0] >= n else _all_true(n)
@@ -1345,12 +1376,55 @@ class ExecContext:
             return
         count = int(written.size - np.count_nonzero(written))
         where = f"at {ptr}" if ptr is not None else ""
-        self._report_uninitialized(f"uses {count} {unit}(s) {where} that nothing wrote".replace("  ", " "), operand,
-                                   str(ptr) if ptr is not None else count)
+        note = ""
+        if ptr is not None and self._carried:
+            buf = self._buffers.get((ptr.space, ptr.sub))
+            size = max(1, ptr.dtype.bits // 8) if unit == "element" else 1
+            note = self._carried_note(buf, ptr.addr, ptr.addr + written.size * size) if buf is not None else ""
+        self._report_uninitialized(f"uses {count} {unit}(s) {where} that nothing wrote{note}".replace("  ", " "),
+                                   operand, str(ptr) if ptr is not None else count)
+
+    def _remember_carried(self, buf, lo: int, hi: int) -> None:
+        """The running op writes ``[lo, hi)`` of ``buf`` after reading bytes nothing wrote (`_carry`): keep
+        where they came from, for the report of a later read of them (`CARRIED_NOTES`)."""
+        src, slo, shi = self._carry
+        if src is buf and slo < hi and lo < shi:
+            return                              # an op updating its own buffer in place moves nothing
+        kept = self._carried.setdefault(buf, [])
+        kept.append((lo, hi, self.op_name, self.where, src, slo, shi))
+        del kept[:-CARRIED_KEPT]
+
+    def _forget_carried(self, buf, lo: int, hi: int) -> None:
+        """A write of ``[lo, hi)`` of ``buf`` replaces the moves of never-written bytes it covers whole."""
+        kept = self._carried[buf]
+        kept[:] = [e for e in kept if not (lo <= e[0] and e[1] <= hi)]
+
+    def _carried_note(self, buf, lo: int, hi: int) -> str:
+        """`` (the last op that moved never-written bytes here: OP at FILE:LINE from BUF bytes [a, b)[; before it,
+        into its source: ...]; check that the moves filling BUF cover what is read ...)``: the last op that moved
+        bytes nothing wrote into
+        ``[lo, hi)`` of ``buf``, then its source's mover, up to `CARRIED_HOPS` ops back; ``""`` when none did
+        (the bytes were simply never written there)."""
+        hops = []
+        while buf is not None and len(hops) < CARRIED_HOPS:
+            found = next((e for e in reversed(self._carried.get(buf, ())) if e[0] < hi and lo < e[1]), None)
+            if found is None:
+                break
+            _, _, op, where, src, lo, hi = found
+            at = f" at {where.file}:{where.line}" if where is not None and where.line else ""
+            hops.append(f"{op}{at} from {src.label} bytes [{lo:#x}, {hi:#x})")
+            buf = src
+        if not hops:
+            return ""
+        return (" (the last op that moved never-written bytes here: " + "; before it, into its source: ".join(hops)
+                + f"; check that the moves filling {buf.label} cover what is read -- PTO moves count bytes, TIK "
+                  "data_move 32-byte blocks)")
 
     def _on_write(self, buf: Buffer, lo: int, hi: int, operand: str = "dst") -> None:
         if self.hazards is not None:
             self.hazards.on_access(buf, lo, hi, True, operand)
+        if self._carried and buf in self._carried:
+            self._forget_carried(buf, lo, hi)
         if self.races is not None and buf.space == "gm":
             self.races.access(self, buf, lo, hi, True, operand)
         if self.undo is not None:

@@ -474,6 +474,9 @@ class KernelWatch:
         self.tik = tik
         self.name = tik.build.kernel_name
         self.calls = [_CallWatch(self.name, c, keep_snapshots) for c in tik.fixpipe_calls]
+        #: ``file:line`` and op of every FIXPIPE op the kernel writes directly (a mixed kernel's
+        #: ``pto.mte_l0c_*``): not compared, said in a note (`direct_fixpipe_notes`)
+        self.direct = direct_fixpipe_sites(tik.program)
         probes = [p for c in self.calls for p in c.probes()]
         tik.program.compile(probes=probes)
 
@@ -498,6 +501,37 @@ class KernelWatch:
                 _note(m, n)
             m.errors.extend(e for e in r.errors if e not in m.errors)
         return list(merged.values())
+
+
+#: The FIXPIPE ops a kernel may write directly (a mixed kernel, worked_migration.md): the legacy model takes
+#: ``tik.fixpipe``'s arguments, so these are not compared; the report says so (user440: a kernel whose fixpipe
+#: had been replaced by ``pto.mte_l0c_gm`` got only "no fixpipe call traced" / "nothing compared").
+DIRECT_FIXPIPE_OPS = ("pto.mte_l0c_gm", "pto.mte_l0c_l1", "pto.mte_l0c_ub")
+DIRECT_FIXPIPE_NOTE = ("{sites}: a FIXPIPE op written directly, not compared (the legacy model takes tik.fixpipe's "
+                       "arguments): to see how it differs from legacy fixpipe on the same L0C data, keep the "
+                       "tik.fixpipe call next to it, writing a second output, and compare the two outputs with "
+                       "tbe_compat.compare.diff_values (fixpipe_compare.md, \"A FIXPIPE op written directly\"); "
+                       "tik-compare-fixpipe --sweep lists where the new options differ and why")
+
+
+def direct_fixpipe_sites(program) -> list:
+    """``(file, line, op)`` of every `DIRECT_FIXPIPE_OPS` op of ``program`` written by the user (not by a TIK
+    call's lowering), once per site, in program order."""
+    from pto_core.program import OpStmt, walk_stmts
+    sites: dict = {}
+    for st in walk_stmts(program.body):
+        w = st.where
+        if isinstance(st, OpStmt) and w is not None and w.call in DIRECT_FIXPIPE_OPS:
+            sites.setdefault((w.file, w.line, w.call), None)
+    return list(sites)
+
+
+def direct_fixpipe_notes(watch: "KernelWatch") -> list:
+    """The report's note on ``watch``'s directly written FIXPIPE ops (none when it has none)."""
+    if not watch.direct:
+        return []
+    sites = ", ".join(f"{os.path.basename(f)}:{line} {op}" for f, line, op in watch.direct)
+    return [f"kernel {watch.name}: " + DIRECT_FIXPIPE_NOTE.format(sites=sites)]
 
 
 def watch_kernel(tik, keep_snapshots: bool = False) -> KernelWatch:
@@ -688,6 +722,7 @@ def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED
     res = ScriptComparison(script="", comparisons=[], kernels=[])
     _run_watched(watch, feed, seed, res, explicit=feed is not None)
     res.comparisons = watch.comparisons()
+    res.notes.extend(direct_fixpipe_notes(watch))
     return res
 
 
@@ -806,6 +841,7 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
             res.kernels.append(KernelRun(w.name, w.tik.build.soc.soc_version, "not run (no fixpipe call)", 0))
         used |= {x.name for x in w.tik.build.inputs}
         res.comparisons.extend(w.comparisons())
+        res.notes.extend(direct_fixpipe_notes(w))
     if feed:
         unused = sorted(set(feed) - used)
         if unused:

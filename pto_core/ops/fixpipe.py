@@ -178,6 +178,27 @@ def _check_float_scalar(v, operand: str, what: str, static: bool):
                    "pass a Python float (an f32 constant) or np.float16/np.float32/ml_dtypes.bfloat16 value")
 
 
+#: what a wrong ``pre_quant`` mode's Fix names for the plain conversions legacy ``fixpipe`` writes
+#: (user440: an f32 -> f16 write-back given ``deqf16_scalar`` was told "qf322* for f32", which hid ``f32_f16``,
+#: the bit-exact replacement of legacy ``fp322fp16``)
+LEGACY_QUANT_NAMES = {"f32_f16": "legacy fixpipe fp322fp16", "deqf16_scalar": "legacy int322fp16 with one scale",
+                      "deqf16_vec": "legacy int322fp16 with per-channel scales"}
+
+
+def _modes_hint(target, acc: str, dst: str, given) -> str:
+    """The ``pre_quant`` modes of ``target`` that take ``acc`` accumulators and write ``dst`` (those with the
+    given mode's payload kind first), naming the legacy ``fixpipe`` mode each replaces; all of ``acc``'s modes
+    when none writes ``dst``."""
+    here = [q for q in Q.QUANT_MODES.values() if target.arch in q.archs and acc in q.acc]
+    fit = [q for q in here if dst in (q.dst or (acc,))]
+    if not fit:
+        return (f"{acc} -> {dst} has no pre_quant mode on {target.label}; {acc} accumulators take "
+                + ", ".join(q.name for q in here) + " (pto_fixpipe.md pre_quant table)")
+    fit.sort(key=lambda q: (q.is_vector != given.is_vector, q.name not in LEGACY_QUANT_NAMES))
+    names = [q.name + (f" ({LEGACY_QUANT_NAMES[q.name]})" if q.name in LEGACY_QUANT_NAMES else "") for q in fit]
+    return f"{acc} -> {dst} is " + ", ".join(names)
+
+
 def _check_fb_ptr(v, operand: str, what: str, static: bool, dtypes=FLOAT_PAYLOAD_DTYPES):
     if static and not _known(v):
         return
@@ -288,11 +309,12 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
             if acc.name not in mode.acc:
                 raise _err(f"pre_quant mode {mode.name} takes {'/'.join(mode.acc)} accumulators, got {acc.name}",
                            "pre_quant", mode.name, "/".join(mode.acc),
-                           "pick the mode of your accumulator type (qf322* for f32, req8/deq*/qs322* for i32)")
+                           "pick a mode of your accumulator type: " + _modes_hint(target, acc.name, dst_t.name, mode))
             legal = mode.dst or (acc.name,)
             if dst_t.name not in legal:
                 raise _err(f"pre_quant mode {mode.name} writes {'/'.join(legal)}, not {dst_t.name}", "pre_quant",
-                           dst_t.name, "/".join(legal), "make %dst's element type match the mode's destination")
+                           dst_t.name, "/".join(legal), "make %dst's element type match the mode's destination, or "
+                           "pick a mode that writes it: " + _modes_hint(target, acc.name, dst_t.name, mode))
         if mode.payload == "vec":
             _check_fb_ptr(payload, "pre_quant", f"vector pre_quant mode {mode.name}", static)
         elif mode.payload in ("scalar", "ignored"):
@@ -482,7 +504,9 @@ def _check_values(p: _Plan, extra: tuple) -> None:
     if p.n1 > 1 and p.src_stride < span:
         raise _err(f"%src_stride {p.src_stride} is smaller than the {span} L0C rows one fractal column spans "
                    f"(m = {m})", "%src_stride", p.src_stride, f">= {span}",
-                   "src_stride is counted in L0C rows of 16 channels: pass the tile's allocated M")
+                   "src_stride is counted in L0C rows of 16 channels: pass the tile's allocated M (>= m); if m is "
+                   "the wrong one: it counts the tile's rows (legacy fixpipe's howo = burst_len*32/(16*sizeof(src))), "
+                   "not burst_len")
     if p.dst_mode == "split_m" and m % 2:
         raise _err(f"dst_mode(split_m) needs an even %m, got {m}", "%m", m, "even",
                    "pad M to an even number of rows or use dst_mode=0 / dst_mode=1")

@@ -58,6 +58,52 @@ HISI_SOCS = ("Hi3796CV300CS", "SD3403")
 #: quantize_params and relu only (CANN 8.1 fixpipe_v2.py)
 FIXPIPE_FAMILIES = ("v220", "v300")
 MAX_BLOCKS_PER_OP = 255          # n = 16 * blocks <= 4095 (FIXPIPE %n field)
+
+
+#: the units of fixpipe's block arguments, said in the Fix of a src / dst extent overflow (user440: the
+#: overflow's Fix was data_move's "check nburst/burst/strides" advice, which names none of fixpipe's arguments)
+FIXPIPE_SRC_UNITS = ("cburst_num counts 16-channel blocks, burst_len 32-byte units of one block's L0C rows, "
+                     "src_stride 256-element fractals between blocks (reserved: pass 0)")
+FIXPIPE_DST_UNITS = ("dst_stride counts 32-byte units of dst between the end of one block (howo*16 elements) and "
+                     "the start of the next: 0 writes the blocks back to back")
+
+
+def fixpipe_src_fit_hint(cb: int, rh: int, ss: int, avail, ssize: int) -> str:
+    """The Fix of a fixpipe whose L0C ``src`` is too small: what fits in the ``avail`` bytes from its
+    start, for the call's own ``burst_len`` (how many blocks) and its own ``cburst_num`` (how many rows)."""
+    if avail is None:
+        return FIXPIPE_SRC_UNITS
+    elems = avail // ssize
+    blk = rh * 16 + ss * 256
+    fits = []
+    if elems >= rh * 16:
+        fits.append(f"with this burst_len (round_howo {rh} rows) at most {(elems - rh * 16) // blk + 1} block(s) "
+                    f"fit: cburst_num <= {(elems - rh * 16) // blk + 1}")
+    rows = (elems - (cb - 1) * ss * 256) // (16 * cb) // 16 * 16 if elems > (cb - 1) * ss * 256 else 0
+    if rows >= 16:
+        fits.append(f"with cburst_num {cb}{'' if ss == 0 else f' and src_stride {ss}'} at most {rows} rows per "
+                    f"block fit: burst_len <= {rows}*16*{ssize}/32 = {rows * 16 * ssize // 32}")
+    if ss:
+        fits.append("src_stride is documented as reserved: pass 0")
+    where = f"src holds {elems} elements from its start"
+    return f"{where}; " + ("; ".join(fits) if fits else "not one block of these rows fits") + f" ({FIXPIPE_SRC_UNITS})"
+
+
+def fixpipe_dst_fit_hint(cb: int, howo: int, ds: int, avail, dsize: int) -> str:
+    """The Fix of a fixpipe whose ``dst`` is too small for ``cb`` blocks of ``howo`` rows ``ds`` apart."""
+    if avail is None:
+        return FIXPIPE_DST_UNITS
+    elems = avail // dsize
+    fits = []
+    if cb > 1 and elems >= cb * howo * 16:
+        gap = ((elems - howo * 16) // (cb - 1) - howo * 16) * dsize // 32
+        fits.append(f"with cburst_num {cb} and burst_len as given, dst_stride <= {gap}"
+                    + (f" (it is {ds}: {ds * 32 // dsize} elements of gap after each block)" if ds else ""))
+    if elems >= howo * 16:
+        fits.append(f"with this dst_stride at most {(elems - howo * 16) // (howo * 16 + ds * 32 // dsize) + 1} "
+                    f"block(s) of {howo} rows fit")
+    where = f"dst holds {elems} elements from its start"
+    return f"{where}; " + ("; ".join(fits) if fits else f"not one block of {howo} rows fits") + f" ({FIXPIPE_DST_UNITS})"
 MAX_TILE_ROWS = 512              # vector path: rows of 16 channels per UB tile
 
 
@@ -250,7 +296,8 @@ class FixpipeAPI(CubeBase):
                                   hint="use a float16 Tensor [16] mode_param to combine deq and relu")
             a.relu = r
         s.check_extent(((a.cb - 1) * a.src_blk + a.rh * 16) * ssize,
-                       f"{a.cb} block(s) of round_howo={a.rh} rows (src_stride {a.ss})")
+                       f"{a.cb} block(s) of round_howo={a.rh} rows (src_stride {a.ss})",
+                       hint=fixpipe_src_fit_hint(a.cb, a.rh, a.ss, s.available_bytes(), ssize))
         need = ((a.cb - 1) * a.dst_blk + a.howo * 16) * dsize
         avail = d.available_bytes()
         if avail is not None and need > avail and a.ds == 0 and (avail // dsize) % (16 * a.cb) == 0:
@@ -261,7 +308,8 @@ class FixpipeAPI(CubeBase):
                               value=need, limit=f"{avail} B", cls=OutOfBounds,
                               hint=f"burst_len counts 32-byte units of the L0C source rows: for {rows} rows pass "
                                    f"burst_len = {rows}*16*{ssize}/32 = {rows * 16 * ssize / 32:g}")
-        d.check_extent(need, f"{a.cb} block(s) of howo={a.howo} rows (dst_stride {a.ds})")
+        d.check_extent(need, f"{a.cb} block(s) of howo={a.howo} rows (dst_stride {a.ds})",
+                       hint=fixpipe_dst_fit_hint(a.cb, a.howo, a.ds, avail, dsize))
         if d.space == "ub":
             d.check_aligned(32)
         return a

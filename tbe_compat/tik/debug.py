@@ -187,7 +187,40 @@ def _explain_hazard_between_tik_calls(tik, e: PtoError) -> None:
               "missed a pair: please report it with the kernel)")
 
 
-def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = None) -> None:
+#: How many store sites the warning of an output the kernel left partly unwritten names (`output_store_sites`;
+#: h_user440: a fixpipe with burst_len in float16 units wrote half its output, and the warning, at the
+#: start_debug line, named no store to check).
+STORE_SITES_SHOWN = 3
+
+
+def output_store_sites(program, name: str) -> list:
+    """``["tik.fixpipe at k.py:23", ...]``: the distinct call sites of the ops of ``program`` whose destination
+    operand (``dst`` / ``%dst``) is an address in GM argument ``name``, in program order."""
+    sites: dict = {}
+    for st in P.walk_stmts(program.body):
+        if not isinstance(st, P.OpStmt) or st.where is None:
+            continue
+        call = st.call
+        for o, v in zip(call.spec.operands, call.operands):
+            if o.name.lstrip("%") == "dst" and isinstance(v, P.Expr) and \
+                    any(isinstance(e, P.GmArg) and e.name == name for e in P.walk(v)):
+                w = st.where
+                sites.setdefault(f"{w.call or call.spec.asm_name} at {w.file.rsplit('/', 1)[-1]}:{w.line}", None)
+                break
+    return list(sites)
+
+
+def _store_sites_text(program, name: str) -> str:
+    if program is None:
+        return ""
+    sites = output_store_sites(program, name)
+    if not sites:           # not said: a store through a pointer register is not found by the scan
+        return ""
+    more = f" and {len(sites) - STORE_SITES_SHOWN} more" if len(sites) > STORE_SITES_SHOWN else ""
+    return f"; stored by {', '.join(sites[:STORE_SITES_SHOWN])}{more}"
+
+
+def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = None, program=None) -> None:
     """One `UninitializedReadWarning` for a run that returns output bytes the kernel never stored (or
     stored from memory nothing wrote, ``exe.unwritten_outputs``): they are the launch fill here and
     stale memory on hardware. The two usual causes -- an output the kernel writes only part of (a
@@ -196,7 +229,8 @@ def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = N
     what they hold. Points at the ``start_debug`` call (stacklevel 3: this helper, ``start_debug``, its
     caller). Reads of unwritten on-chip bytes by ops stay in ``tikdb.reports`` only: kernels compute
     on lanes they never store (tails under a full mask), so a warning there would be noise.
-    ``unwritten``: ``{name: (missing, total, first[, per-byte written map, element size])}``."""
+    ``unwritten``: ``{name: (missing, total, first[, per-byte written map, element size])}``; ``program``: the
+    kernel's, to name the ops storing to each such output (`output_store_sites`)."""
     unwritten = exe.unwritten_outputs if unwritten is None else unwritten
     if not unwritten:
         return
@@ -206,7 +240,7 @@ def _warn_unwritten_outputs(kernel_name: str, exe, unwritten: Optional[dict] = N
         missing, total, first = entry[:3]
         ranges = f"{_unwritten_ranges(entry[3], entry[4])} " if len(entry) > 3 and entry[3] is not None else ""
         outs.append(f"output {name!r}: {missing} of {total} bytes hold no data the kernel wrote: {ranges}"
-                    f"(first at byte {first:#x})")
+                    f"(first at byte {first:#x}){_store_sites_text(program, name)}")
     reads = sum(kind == "uninitialized" for kind, _ in exe.reports)
     warnings.warn(f"kernel {kernel_name!r} returned output data it did not write: " + "; ".join(outs)
                   + (f" ({reads} read(s) of unwritten memory by ops are in tik_instance.tikdb.reports)" if reads
@@ -322,7 +356,8 @@ class Tikdb:
             for back, packed, signed in self._unpack_back:     # a values feed gets the new contents too
                 np.copyto(back, _unpacked(packed, back.size, signed).reshape(back.shape), casting="unsafe")
             tik._write_printf_file(info.kernel_name, exe.machine.printed)
-            _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars))
+            _warn_unwritten_outputs(info.kernel_name, exe, self._unwritten_in_outputs(exe, info.outputs, scalars),
+                                    program=tik.program)
             for observer in list(REPORT_OBSERVERS):
                 observer(tik, exe)
             outputs = [self._output(x, results, scalars) for x in info.outputs]

@@ -360,3 +360,44 @@ def test_compare_kernel_leaves_the_callers_feed_arrays_alone():
         res = C.compare_kernel(ti, feed)
         assert res.exit_status == 0, C.format_comparisons(res)
         assert (feed["c_gm"] == 100).all()
+
+
+MIGRATED = '''
+import numpy as np
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+from pto_core import pto
+set_current_compile_soc_info("Ascend910B1")
+ti = tik.Tik()
+a_gm = ti.Tensor("int8", (1, 32, 32), name="a_gm", scope=tik.scope_gm)
+b_gm = ti.Tensor("int8", (1, 32, 32), name="b_gm", scope=tik.scope_gm)
+out = ti.Tensor("float16", (2, 32, 16), name="out", scope=tik.scope_gm)
+a = ti.Tensor("int8", (1, 32, 32), name="a", scope=tik.scope_cbuf)
+b = ti.Tensor("int8", (1, 32, 32), name="b", scope=tik.scope_cbuf)
+c = ti.Tensor("int32", (2, 32, 16), name="c", scope=tik.scope_cbuf_out)
+ti.data_move(a, a_gm, 0, 1, 32, 0, 0)
+ti.data_move(b, b_gm, 0, 1, 32, 0, 0)
+ti.matmul(c, a, b, 32, 32, 32)
+for half in range(2):                 # one site, traced twice: named once
+    pto.mte_l0c_gm(c[half, 0, 0].pto_ptr(), out[half, 0, 0].pto_ptr(), 32, 16, 32, 512, 0, 0,
+                   pre_quant=(np.float16(0.25), {"mode": "deqf16_scalar"}))
+ti.BuildCCE(kernel_name="migrated", inputs=[a_gm, b_gm], outputs=[out])
+'''
+
+
+def test_a_fixpipe_op_written_directly_is_named_in_a_note_not_silently_skipped(tmp_path):
+    """user440: after the kernel's fixpipe was replaced by pto.mte_l0c_gm (a mixed kernel), the report said only
+    "(no fixpipe call traced)"; it now names the op's line and says how to compare it with legacy fixpipe."""
+    script = tmp_path / "migrated.py"
+    script.write_text(MIGRATED)
+    res = C.compare_script(str(script))
+    line = MIGRATED.splitlines().index(next(ln for ln in MIGRATED.splitlines() if "pto.mte_l0c_gm(" in ln)) + 1
+    assert res.exit_status == 4 and res.kernels[0].how == "not run (no fixpipe call)"
+    note = next(n for n in res.notes if "FIXPIPE" in n)
+    assert note.startswith(f"kernel migrated: migrated.py:{line} pto.mte_l0c_gm: a FIXPIPE op written directly, "
+                           "not compared") and "diff_values" in note and note.count("migrated.py:") == 1
+    assert f"note: {note}" in C.format_comparisons(res)
+    assert note in json.loads(C.format_comparisons(res, "json"))["notes"]
+    res = C.compare_kernel(_deq_kernel(), _deq_feed())          # a kernel without one: no such note
+    assert not [n for n in res.notes if "FIXPIPE" in n]
+    registry.clear()

@@ -150,6 +150,33 @@ def test_mode_must_match_source_and_destination(env, acc, dst, mode, rule):
         env.l1_op(dst, acc, pre_quant=(1.0, {"mode": mode}))
 
 
+@pytest.mark.parametrize("acc,dst,mode,fix", [
+    ("f32", "f16", "deqf16_scalar", "f32 -> f16 is f32_f16 (legacy fixpipe fp322fp16), qf322f16_pre_scalar, "
+                                    "qf322f16_pre_vec"),
+    ("s32", "f16", "qf322f16_pre_scalar", "s32 -> f16 is deqf16_scalar (legacy int322fp16 with one scale), "
+                                          "deqf16_vec (legacy int322fp16 with per-channel scales)"),
+    ("s32", "f16", "qf322f16_pre_vec", "s32 -> f16 is deqf16_vec (legacy int322fp16 with per-channel scales), "
+                                       "deqf16_scalar"),
+    ("f32", "bf16", "qf322f16_pre_scalar", "f32 -> bf16 is f32_bf16, qf322bf16_pre_scalar, qf322bf16_pre_vec"),
+    ("f32", "s32", "no_convert", "f32 -> s32 has no pre_quant mode on A2A3 AiCore; f32 accumulators take no_convert, f32_f16"),
+])
+def test_a_wrong_mode_names_the_modes_that_convert_the_accumulator_to_the_destination(env, acc, dst, mode, fix):
+    """user440: an f32 -> f16 write-back given deqf16_scalar was told "pick the mode of your accumulator type
+    (qf322* for f32, ...)", which hid f32_f16, the bit-exact replacement of legacy fp322fp16."""
+    with raises(IllegalOperand, "pre_quant", "pre_quant") as ei:
+        env.l1_op(dst, acc, pre_quant=(1.0, {"mode": mode}))
+    assert "Fix: " in str(ei.value) and fix in str(ei.value), str(ei.value)
+
+
+def test_a_src_stride_below_m_also_says_m_counts_rows_not_burst_len(env):
+    """user440: legacy fixpipe's burst_len (32-byte units) pasted as %m gave 'src_stride 16 is smaller than the 32
+    L0C rows ...' with a Fix about src_stride only; the Fix now also says what %m counts."""
+    with raises(IllegalOperand, "smaller than the 32 L0C rows", "%src_stride") as ei:
+        env.l1_op("f16", m=32, ds=512, **F16Q)
+    assert ("pass the tile's allocated M (>= m); if m is the wrong one: it counts the tile's rows (legacy "
+            "fixpipe's howo = burst_len*32/(16*sizeof(src))), not burst_len") in str(ei.value)
+
+
 def test_conversions_need_pre_quant(env):
     env.l1_op("f32", "f32")
     with raises(IllegalOperand, "needs pre_quant", "%dst") as ei:

@@ -400,3 +400,28 @@ def test_a_ub_destination_on_a_gm_only_chip_names_the_chips_that_allow_it():
                                           r"UB .*fixpipe writes UB only on the Ascend310B, Ascend610Lite, "
                                           r"Hi3796CV300CS and SD3403 SoCs"):
         ti.fixpipe(dst, c, 2, 32, 0, 0)
+
+
+def test_fixpipe_extent_overflow_fix_names_the_fixpipe_arguments_that_fit():
+    """user440: a src / dst overflow's Fix was data_move's "check nburst/burst/strides (or repeat counts)",
+    naming none of fixpipe's arguments; it now says what fits: cburst_num / burst_len for src (and that
+    src_stride is reserved), the largest dst_stride for dst, with the arguments' units."""
+    ti, c, dst = _simple(l0c_shape=(2, 48, 16), dst_n=2 * 48 * 16)
+    with raises_tik(OutOfBounds, match=r"Fix: src holds 1536 elements from its start; with this burst_len "
+                                       r"\(round_howo 64 rows\) at most 1 block\(s\) fit: cburst_num <= 1; with "
+                                       r"cburst_num 2 at most 48 rows per block fit: burst_len <= 48\*16\*4/32 = 96 "
+                                       r"\(cburst_num counts 16-channel blocks"):
+        ti.fixpipe(dst, c, 2, 128, 0, 0)
+    with raises_tik(OutOfBounds, match=r"with cburst_num 2 and src_stride 1 at most 32 rows per block fit: "
+                                       r"burst_len <= 32\*16\*4/32 = 64; src_stride is documented as reserved"):
+        ti.fixpipe(dst, c, 2, 96, 0, 1)
+    with raises_tik(OutOfBounds, match=r"at most 2 block\(s\) fit: cburst_num <= 2 "):
+        ti.fixpipe(dst, c, 32, 96, 0, 0)
+    with raises_tik(OutOfBounds, match=r"Fix: dst holds 1536 elements from its start; with cburst_num 2 and "
+                                       r"burst_len as given, dst_stride <= 0 \(it is 16: 128 elements of gap after "
+                                       r"each block\); with this dst_stride at most 1 block\(s\) of 48 rows fit "
+                                       r"\(dst_stride counts 32-byte units of dst"):
+        ti.fixpipe(dst, c, 2, 96, 16, 0)
+    ti, c, dst = _simple(l0c_shape=(2, 48, 16), dst_n=2 * 48 * 16 + 2 * 64)
+    with raises_tik(OutOfBounds, match=r"dst_stride <= 16 \(it is 32: 256 elements"):
+        ti.fixpipe(dst, c, 2, 96, 32, 0)

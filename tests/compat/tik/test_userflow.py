@@ -396,3 +396,34 @@ def test_the_unwritten_output_warning_lists_at_most_three_ranges():
     with pytest.warns(UninitializedReadWarning,
                       match=r"elements \[16, 32\), \[48, 64\), \[80, 96\) and 5 more range\(s\) \(first at byte 0x20\)"):
         ti.tikdb.start_debug({"x": np.zeros((16, 16), np.int16)}, interactive=False)
+
+
+def test_the_warning_of_an_output_left_partly_unwritten_names_the_ops_storing_to_it():
+    """h_user440: a fixpipe given burst_len in float16 (dst) units wrote half of its output; the warning at the
+    start_debug line named the missing elements but not the store to check. It now names the stores' sites."""
+    from tbe.common.platform import set_current_compile_soc_info
+    from tbe_compat.tik import debug as D
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (2, 32, 16), name="a_gm", scope=tik.scope_gm)
+    b_gm = ti.Tensor("float16", (2, 32, 16), name="b_gm", scope=tik.scope_gm)
+    c_gm = ti.Tensor("float16", (2, 32, 16), name="c_gm", scope=tik.scope_gm)
+    a_l1 = ti.Tensor("float16", (2, 32, 16), name="a_l1", scope=tik.scope_cbuf)
+    b_l1 = ti.Tensor("float16", (2, 32, 16), name="b_l1", scope=tik.scope_cbuf)
+    acc = ti.Tensor("float32", (2, 32, 16), name="acc", scope=tik.scope_cbuf_out)
+    ti.data_move(a_l1, a_gm, 0, 1, 64, 0, 0)
+    ti.data_move(b_l1, b_gm, 0, 1, 64, 0, 0)
+    ti.matmul(acc, a_l1, b_l1, 32, 32, 32)
+    ti.fixpipe(c_gm, acc, 2, 32 * 16 * 2 // 32, 0, 0,           # burst_len in f16 units: half the rows
+               extend_params={"quantize_params": {"mode": "fp322fp16", "mode_param": None}})
+    line = sys._getframe().f_lineno - 2
+    ti.BuildCCE(kernel_name="half_out", inputs=[a_gm, b_gm], outputs=[c_gm])
+    feed = {"a_gm": np.ones((2, 32, 16), np.float16), "b_gm": np.ones((2, 32, 16), np.float16)}
+    with pytest.warns(UninitializedReadWarning, match=r"output 'c_gm': 1024 of 2048 bytes hold no data the kernel "
+                      r"wrote: elements \[512, 1024\) \(first at byte 0x400\); stored by tik.fixpipe at "
+                      rf"test_userflow.py:{line}\. Elements never stored"):
+        ti.tikdb.start_debug(feed, interactive=False)
+    assert D.output_store_sites(ti.program, "a_gm") == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert D.output_store_sites(ti.program, "c_gm") == [f"tik.fixpipe at test_userflow.py:{line}"]

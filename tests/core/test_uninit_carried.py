@@ -1,0 +1,62 @@
+"""Reports of bytes nothing wrote name the moves that carried them (`pto_core.memory.CARRIED_NOTES`).
+
+h_user440: a pto.mte_gm_l1 given TIK's 32-byte block count as its byte length left most of an L1 tile
+unwritten; the only report named the pto.mad that used the L0A copy of it, two ops later, with no way back."""
+import numpy as np
+import pytest
+
+from pto_core import Machine, MachineOptions, memory, pto
+from pto_core.errors import UninitializedRead
+
+
+def _run(load_bytes, refill=False, options=None):
+    m = Machine("A2A3", options=options)
+    g = m.gm_tensor(np.ones(256, np.float16), name="g")
+    l1, ub = m.ptr("l1", "f16", 0), m.ptr("ub", "f16", 0)
+    pto.mte_gm_l1(g, l1, load_bytes, nburst=(1, load_bytes, load_bytes))       # line A: the short load
+    pto.set_flag("MTE2", "MTE1", 0)
+    pto.wait_flag("MTE2", "MTE1", 0)
+    pto.mte_l1_ub(l1, ub, 512, nburst=(1, 512, 512))                             # line B: carries the gap
+    if refill:                                                                   # a whole, written tile over it
+        pto.pipe_barrier("ALL")
+        pto.mte_gm_ub(g, ub, 0, 512, nburst=(1, 512, 512))
+        pto.pipe_barrier("ALL")
+        pto.mark_unwritten(ub, 512)                                              # then forgotten (a freed tile)
+    else:
+        pto.set_flag("MTE1", "V", 0)
+        pto.wait_flag("MTE1", "V", 0)
+    pto.ub.vadd(ub, ub, ub, 2, mask=128, rep_stride=(8, 8, 8))                  # line C: the use
+    return m
+
+
+def _line(text):
+    src = open(__file__).read().splitlines()
+    return next(i for i, ln in enumerate(src, 1) if text in ln)
+
+
+def test_the_report_of_a_use_names_the_move_that_carried_the_unwritten_bytes():
+    m = _run(64)
+    kind, msg = m.reports[0]
+    assert kind == "uninitialized" and msg.startswith("pto.ub.vadd operand src0 reads core0.ub0 byte 0x40, which nothing "
+                                                      "wrote (the last op that moved never-written bytes here: "
+                                                      f"pto.mte_l1_ub at {__file__}:{_line('# line B')} from core0.l1 "
+                                                      "bytes [0x0, 0x200); check that the moves filling core0.l1 cover")
+    assert msg.endswith(f"({__file__}:{_line('# line C')} in `pto.ub.vadd`)")
+
+
+def test_the_raised_error_carries_the_same_note():
+    with pytest.raises(UninitializedRead, match=r"which nothing wrote \(the last op that moved never-written bytes "
+                                                r"here: pto.mte_l1_ub at .*from core0.l1 bytes \[0x0, 0x200\)"):
+        _run(64, options=MachineOptions(uninitialized="raise"))
+
+
+def test_no_note_when_nothing_carried_them_or_a_whole_move_replaced_them():
+    assert _run(512).reports == []
+    m = _run(64, refill=True)                   # the ub tile was refilled from written GM, then marked unwritten
+    assert m.reports and all("the last op that moved" not in msg for _, msg in m.reports), m.reports
+
+
+def test_the_named_choice_turns_the_notes_off(monkeypatch):
+    monkeypatch.setattr(memory, "CARRIED_NOTES", False)
+    _, msg = _run(64).reports[0]
+    assert "which nothing wrote (" + __file__ in msg and "the last op that moved" not in msg
