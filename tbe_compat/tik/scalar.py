@@ -174,7 +174,9 @@ class Expr:
     def __abs__(self): return self._un("abs")
 
     # -- comparisons
-    def _cmp(self, pred, other):
+    def _cmp(self, pred, other, api_depth: int = 0):
+        """``self <pred> other``; ``api_depth``: the TIK API depth of a user's comparison (1 when it comes through the
+        ``Tensor.__<pred>__`` API, `Tik._tensor_compare`), deeper ones are a lowering's own (FLOAT_COMPARE_CANN81_WARN)."""
         from .tensor import Tensor
         if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
             return getattr(other, _MIRRORED[pred])(self)
@@ -187,7 +189,8 @@ class Expr:
             c = _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
         # TIK compares in the left operand's dtype after its type matching: the common type of two TIK values,
         # the TIK value's own dtype against an immediate (``i32 < 1.5`` stays int32 on the left)
-        _float_compare_rule(pred, P.common_type(self.ir.type, o.type) if isinstance(other, Expr) else self.ir.type)
+        _float_compare_rule(pred, P.common_type(self.ir.type, o.type) if isinstance(other, Expr) else self.ir.type,
+                            api_depth)
         return c
 
     def __lt__(self, o): return self._cmp("lt", o)
@@ -257,15 +260,17 @@ FLOAT_COMPARE_BANNED_DEFAULT = ("f16",)
 _CMP_SPELLING = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
-def _float_compare_rule(pred: str, t) -> None:
-    """FLOAT_COMPARE_CANN81_WARN for a comparison computed in register type ``t`` (see the constant)."""
+def _float_compare_rule(pred: str, t, api_depth: int = 0) -> None:
+    """FLOAT_COMPARE_CANN81_WARN for a comparison computed in register type ``t`` (see the constant). A user's
+    comparison is written outside any TIK call (API depth 0) or is a tensor element's (``Tensor.__lt__``, depth 1,
+    ``api_depth``); one made deeper is a lowering's own (``h_reduce_argmax`` compares float16 values)."""
     from tbe_compat import platform
     soc = platform.current_soc()
     if t.name not in FLOAT_COMPARE_BANNED.get(soc.short_soc_version, FLOAT_COMPARE_BANNED_DEFAULT):
         return
     from .registry import tracing_kernel
     tik = tracing_kernel()
-    if tik is not None and getattr(tik, "_depth", 0) > 1:
+    if tik is not None and getattr(tik, "_depth", 0) > api_depth:
         return                                  # a lowering's own comparison
     from .errors import exit_on_error_of, tik_error, user_frame
     from .data import warn_cann81_rule
