@@ -434,6 +434,14 @@ def test_float_comparisons_cann81_refuses_run_with_one_warning_per_site(monkeypa
     f = tik.Tik().Scalar("float32", init_value=1.0)
     with pytest.warns(Cann81RuleWarning, match=r"`!=` compares float32 values .*float16 or float32 on Ascend310"):
         f != 0.5
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (3, 160), name="x", scope=tik.scope_ubuf)
+    idx = ti.Tensor("int32", (8,), name="idx", scope=tik.scope_ubuf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Cann81RuleWarning)
+        ti.h_reduce_argmax(idx[0:3], x, 1)              # its lowering compares float16 values: not the user's
+    set_current_compile_soc_info("Ascend310")
     monkeypatch.setattr(tik_scalar, "FLOAT_COMPARE_CANN81_WARN", False)
     with raises_tik(IllegalOperand, match=r"test_language_rules\.py:\d+ in `tik\.Expr\.__lt__`: .*`<` compares "
                                          r"float32 values.*CANN 8\.1 TIK refuses it.*Fix: compare integers"):
