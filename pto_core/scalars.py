@@ -541,7 +541,13 @@ INT_TO_BOOL_NONZERO = True
 
 
 def normalize(value, t: DType):
-    """A Python constant as a value of register type ``t`` (ints wrap, floats round, bool: nonzero is True)."""
+    """A Python constant as a value of register type ``t`` (ints wrap, floats round, bool: nonzero is True).
+
+    A numpy scalar counts as the Python number it holds (``np.float32(0.5)`` is a float: True as a bool, refused
+    as an integer; ``np.float32(inf)`` into an integer type is the `IllegalOperand` of a Python inf, not a raw
+    OverflowError): `pto_core.program.Const` takes any number a kernel author writes."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if t.kind == "b":
         if isinstance(value, float):
             return value != 0.0

@@ -1256,7 +1256,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         reg.set_as(t)
         if isinstance(other, Tensor):
             other = self._tensor_element_scalar(other)
-        return reg._cmp(pred, other)
+        return reg._cmp(pred, other, api_depth=1)         # the user's comparison, through this API
 
     def _tensor_element_scalar(self, t: Tensor):
         if t.size != 1:

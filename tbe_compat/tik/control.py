@@ -35,7 +35,8 @@ from pto_core.interpreter import MAX_LAUNCH_BLOCKS
 from .. import platform
 from .api import TikBase, tik_api
 from .errors import convert
-from .scalar import Expr, InputScalar, Scalar, static_int, zero_d_value
+from .scalar import FLOAT_COMPARE_BANNED, FLOAT_COMPARE_BANNED_DEFAULT, Expr, InputScalar, Scalar, static_int, \
+    zero_d_value
 
 #: Integer dtypes a for_range loop variable may have.
 LOOP_DTYPES = ("int32", "int64", "uint32", "uint64", "int16", "uint16", "int8", "uint8")
@@ -80,8 +81,8 @@ SHORT_BUFFERED_LOOP_ACCEPTED = True
 #: A lowering's own scratch is always marked (`_Scope.lowering`, `CubeBase._cube_scratch`). tik_core.md.
 FREED_TENSORS_UNWRITTEN = False
 #: Scalar types a condition Expr may not contain (if_scope / elif_scope reference: float16 on every chip, float16
-#: and float32 on Ascend310, Atlas 200/300/500 inference)
-_FLOAT_COND_BANNED = {"Ascend310": ("f16", "f32")}
+#: and float32 on Ascend310, Atlas 200/300/500 inference): the table of FLOAT_COMPARE_CANN81_WARN (scalar.py)
+_FLOAT_COND_BANNED = FLOAT_COMPARE_BANNED
 
 
 def _reads_var(block, var) -> bool:
@@ -497,7 +498,7 @@ class ControlAPI(TikBase):
             # a Python or numpy constant (``window > 64`` with a numpy ``window`` is a numpy bool): fixed at trace time
             return P.Const(bool(cond), P.BOOL)
         if isinstance(cond, Expr):
-            banned = _FLOAT_COND_BANNED.get(platform.current_soc().short_soc_version, ("f16",))
+            banned = _FLOAT_COND_BANNED.get(platform.current_soc().short_soc_version, FLOAT_COMPARE_BANNED_DEFAULT)
             bad = [] if self._depth > 1 else \
                 sorted({leaf.type.name for leaf in _leaves(cond.ir) if leaf.type.name in banned})
             if bad:

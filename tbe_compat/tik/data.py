@@ -266,6 +266,24 @@ class Cann81RuleWarning(UserWarning):
     (accepted: migration_guide/tik_core.md, synchronisation)."""
 
 
+def warn_cann81_rule(rule: str, message: str, where, runs: str, fix: str) -> None:
+    """A `Cann81RuleWarning` at ``where`` (the user's call site), once per (site, ``rule``): ``message`` says what
+    CANN 8.1 TIK refuses, ``runs`` what the simulator does instead, ``fix`` what to write. Used by the named
+    choices USER_FLAG_CANN81_RULES_WARN (here) and FLOAT_COMPARE_CANN81_WARN (`scalar`)."""
+    key = (getattr(where, "file", None), getattr(where, "line", None), rule)
+    if key in _CANN81_WARNED:
+        return
+    text = f"{where}: {message}. CANN 8.1 TIK refuses this call at compile time; the simulator runs it ({runs}). " \
+           f"Fix: {fix}"
+    if where is not None and getattr(where, "file", None):
+        warnings.warn_explicit(text, Cann81RuleWarning, where.file, where.line)
+    else:
+        warnings.warn(text, Cann81RuleWarning, stacklevel=4)
+    # marked only once the warning was shown: under ``-W error`` (or a filter that raises) the site raises every
+    # time it is called, not only the first time
+    _CANN81_WARNED.add(key)
+
+
 class DataAPI(TikBase):
     """The data-movement family (mixin of `tbe_compat.tik.Tik`)."""
 
@@ -680,22 +698,10 @@ class DataAPI(TikBase):
                      fix: str = "follow the CANN 8.1 rule before moving to CANN 8.x") -> None:
         """Named choice USER_FLAG_CANN81_RULES_WARN: warn once per call site (or raise when it is off). ``does``:
         what the simulator does instead; ``fix``: the warning's Fix."""
-        where = self._where
         if not USER_FLAG_CANN81_RULES_WARN:
             raise self._error(f"{message}; CANN 8.1 TIK refuses it", operand=rule.split(":")[1],
                               hint="follow the CANN 8.1 rule (see the message)")
-        key = (getattr(where, "file", None), getattr(where, "line", None), rule)
-        if key in _CANN81_WARNED:
-            return
-        text = f"{where}: {message}. CANN 8.1 TIK refuses this call at compile time; the simulator runs it " \
-               f"({does}). Fix: {fix}"
-        if where is not None and getattr(where, "file", None):
-            warnings.warn_explicit(text, Cann81RuleWarning, where.file, where.line)
-        else:
-            warnings.warn(text, Cann81RuleWarning, stacklevel=4)
-        # marked only once the warning was shown: under ``-W error`` (or a filter that raises) the site raises every
-        # time it is called, not only the first time
-        _CANN81_WARNED.add(key)
+        warn_cann81_rule(rule, message, self._where, does, fix)
 
     def _user_flag(self, api: str, pipe_src, pipe_dst, event_id) -> None:
         for operand, pipe in (("pipe_src", pipe_src), ("pipe_dst", pipe_dst)):

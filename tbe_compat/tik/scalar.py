@@ -108,7 +108,10 @@ class Expr:
             a, b = (o, self.ir) if reflected else (self.ir, o)
             if op in _BITWISE_OPS:
                 b = bitwise_right_operand(a, b)
-            return Expr(P.binop(op, a, b))
+            e = P.binop(op, a, b)
+            if op in _V210_F32_OPS and e.type.name == "f16" and V210_VEC_F16_SCALAR_ARITH_IN_F32 and _v210_vec():
+                e = P.BinOp(op, P.cast(e.a, P.F32), P.cast(e.b, P.F32))
+            return Expr(e)
 
     def __add__(self, o): return self._bin("add", o)
     def __radd__(self, o): return self._bin("add", o, True)
@@ -171,7 +174,9 @@ class Expr:
     def __abs__(self): return self._un("abs")
 
     # -- comparisons
-    def _cmp(self, pred, other):
+    def _cmp(self, pred, other, api_depth: int = 0):
+        """``self <pred> other``; ``api_depth``: the TIK API depth of a user's comparison (1 when it comes through the
+        ``Tensor.__<pred>__`` API, `Tik._tensor_compare`), deeper ones are a lowering's own (FLOAT_COMPARE_CANN81_WARN)."""
         from .tensor import Tensor
         if isinstance(other, Tensor):          # s < t[i]: the tensor side loads its element (t[i] > s)
             return getattr(other, _MIRRORED[pred])(self)
@@ -181,7 +186,12 @@ class Expr:
                                        "operand of a comparison")
             _no_bf16_arith(pred, self.ir, o)
             check_immediate(o, self.ir.type, "operand of a comparison")
-            return _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
+            c = _Comparison(P.cmp(pred, self.ir, o), pred, self, other)
+        # TIK compares in the left operand's dtype after its type matching: the common type of two TIK values,
+        # the TIK value's own dtype against an immediate (``i32 < 1.5`` stays int32 on the left)
+        _float_compare_rule(pred, P.common_type(self.ir.type, o.type) if isinstance(other, Expr) else self.ir.type,
+                            api_depth)
+        return c
 
     def __lt__(self, o): return self._cmp("lt", o)
     def __le__(self, o): return self._cmp("le", o)
@@ -208,6 +218,76 @@ class Expr:
 
     def __repr__(self):
         return f"tik.Expr({self.ir!r}: {self.dtype})"
+
+
+#: Named choice V210_VEC_F16_SCALAR_ARITH_IN_F32: on the v210 vector core (BS9SX1AA, core type VectorCore: vector
+#: family ``v210-aiv``) CANN 8.1.RC1 TIK builds ``+ - * / // %`` of two float16 operands (after its type matching: an
+#: immediate is first a float16 constant) as the float32 operation of both converted to float32
+#: (``check_and_update_dtype_float16``: ``cast(left, "float32"), cast(right, "float32")`` when
+#: ``TikSocManager.is_v210_vec_soc()``, tbe/tik/tik_lib/tik_expr.py), so the result is a float32 Expr, rounded once
+#: where it is stored (``f32.set_as(a * b)`` keeps the exact product; on other chips it is the float16 product).
+#: Comparisons there are unchanged (float16 to float32 is exact). te.tik 2019 has no such rule (no v210 chips).
+#: False computes float16 arithmetic in float16 on every chip. migration_guide/tik_core.md (Scalar expressions).
+V210_VEC_F16_SCALAR_ARITH_IN_F32 = True
+_V210_F32_OPS = frozenset({"add", "sub", "mul", "div", "rem"})
+
+
+def _v210_vec() -> bool:
+    from pto_core import vector_isa
+    from tbe_compat import platform
+    return vector_isa.family_of(platform.current_soc().profile) == "v210-aiv"
+
+
+#: Named choice FLOAT_COMPARE_CANN81_WARN: CANN 8.1.RC1 TIK refuses every Scalar/Expr comparison (``<`` ``<=`` ``>``
+#: ``>=`` ``==`` ``!=``, wherever the comparison is written, also through a tensor element: ``Tensor.__lt__`` compares
+#: its element register) whose left operand, after TIK's type matching (``change_dtype_of_expr_op``), is float16 --
+#: and float32 too on the "mini" SoC -- with "floating-point operation is not allowed in compare"
+#: (``BasicExpr.float_operation_ban`` / ``invalid_dtype_for_version``, tbe/tik/tik_lib/tik_expr.py). The compared
+#: dtype is the common type of two TIK values, or the TIK value's own dtype against an immediate (so ``i32 < 1.5``
+#: and ``i32 < f32`` on 910 pass, ``i32 < f16`` and ``1.0 < f16`` do not). ``Expr.equal`` has no such check. The
+#: if_scope / elif_scope reference pages state the rule for conditions only ("Expr中不能含有float16类型的scalar";
+#: float16 or float32 on Atlas 200/300/500 inference = Ascend310), and te.tik 2019's Expr compares any dtype. So a
+#: float comparison outside a condition runs (C comparison of the values) with a `Cann81RuleWarning` once per call
+#: site naming the rule, as USER_FLAG_CANN81_RULES_WARN does for set_flag; False makes it an `IllegalOperand` at the
+#: line. A *condition* reading a float16 (Ascend310: float32) Scalar stays the error of if_scope / elif_scope
+#: (control.py), as documented; the comparison inside it warns first. The facade's own lowerings are not checked.
+#: migration_guide/tik_core.md (Scalar expressions).
+FLOAT_COMPARE_CANN81_WARN = True
+#: Float register types CANN 8.1 TIK compares in no Expr, per chip (``invalid_dtype_for_version``: float16 everywhere,
+#: float16 and float32 on the mini SoC Ascend310); also the types a condition may not read (control.py).
+FLOAT_COMPARE_BANNED = {"Ascend310": ("f16", "f32")}
+FLOAT_COMPARE_BANNED_DEFAULT = ("f16",)
+_CMP_SPELLING = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _float_compare_rule(pred: str, t, api_depth: int = 0) -> None:
+    """FLOAT_COMPARE_CANN81_WARN for a comparison computed in register type ``t`` (see the constant). A user's
+    comparison is written outside any TIK call (API depth 0) or is a tensor element's (``Tensor.__lt__``, depth 1,
+    ``api_depth``); one made deeper is a lowering's own (``h_reduce_argmax`` compares float16 values)."""
+    from tbe_compat import platform
+    soc = platform.current_soc()
+    if t.name not in FLOAT_COMPARE_BANNED.get(soc.short_soc_version, FLOAT_COMPARE_BANNED_DEFAULT):
+        return
+    from .registry import tracing_kernel
+    tik = tracing_kernel()
+    if tik is not None and getattr(tik, "_depth", 0) > api_depth:
+        return                                  # a lowering's own comparison
+    from .errors import exit_on_error_of, tik_error, user_frame
+    from .data import warn_cann81_rule
+    w = user_frame()
+    where = None if w is None else type(w)(w.file, w.line, f"tik.Expr.__{pred}__")
+    name = tik_dtype_name(t)
+    only = "float16" if name == "float16" else f"float16 or float32 on {soc.soc_version}"
+    message = (f"`{_CMP_SPELLING[pred]}` compares {name} values (CANN 8.1 TIK: \"floating-point operation is not "
+               f"allowed in compare\", for any Scalar/Expr comparison in {only})")
+    fix = ("compare integers, or convert the float16 values to float32 Scalars first (scalar_conv), or compare "
+           "on the vector unit (vec_cmpv_* / vcmp_*)" if name == "float16" else
+           "compare integers (convert the values with scalar_conv), or compare on the vector unit "
+           "(vec_cmpv_* / vcmp_*)")
+    if not FLOAT_COMPARE_CANN81_WARN:
+        raise tik_error(f"{message}; CANN 8.1 TIK refuses it", api=f"tik.Expr.__{pred}__", operand=pred, value=name,
+                        hint=fix, where=where, exit_on_error=exit_on_error_of(tik))
+    warn_cann81_rule("float_compare", message, where, "it compares the values as C does", fix)
 
 
 _MIRRORED = {"lt": "__gt__", "le": "__ge__", "gt": "__lt__", "ge": "__le__", "eq": "__eq__", "ne": "__ne__"}

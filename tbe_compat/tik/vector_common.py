@@ -138,6 +138,16 @@ def _word_bit_length(w, lo: int = 0, hi: int = 64):
                     _i(_word_bit_length(w, lo, mid - 1)))
 
 
+#: Named choice FLOAT_MASK_REFUSED: a float mask immediate (``8.0``, ``np.float64(8.0)``, a float word of a bit-mask
+#: list) is an `IllegalOperand` naming the int to write, even when its value is whole. te.tik 2019's ``mask_concat``
+#: (``_mask_concat_freeze``: ``check_type_match(msk, int, "mask should be int, input type is ...")`` for a contiguous
+#: immediate; counter mode ``_mask_concat_counter_mode``: ``check_type_match(mask, (int, Expr, Scalar), ...)``) refuses it;
+#: CANN 8.1's mask check is not in the stored source and the TIK reference types the mask as int / Scalar / Expr /
+#: list (tik_api.md §9.1). The facade took a whole float as its int before (the §9 audit, spec434). False restores
+#: that. migration_guide/tik_vector.md (mask).
+FLOAT_MASK_REFUSED = True
+
+
 def mask_bit_length(words):
     """Last active lane + 1 of a bit mask given as 64-bit words, highest first (ints or IR values);
     0 when no bit is set. An int when every word is an int."""
@@ -397,6 +407,14 @@ class VectorBase(TikBase):
     def _vec_mask(self, mask, dtypes, *, mask_mode: str = "normal") -> MaskArg:
         """Resolve a TIK mask for operands of ``dtypes`` (the widest decides PAR)."""
         par = par_of(*dtypes)
+        if FLOAT_MASK_REFUSED:
+            for w in (mask if isinstance(mask, (list, tuple)) else [mask]):
+                if isinstance(w, (float, np.floating)):
+                    n = int(w) if float(w).is_integer() else None
+                    raise self._error(f"mask should be int, got {type(w).__name__} {w!r}", operand="mask",
+                                      value=repr(w), limit="an int, Scalar or Expr (or a list of them)",
+                                      hint=(f"write {n}" if n is not None else "pass a whole number of lanes as an "
+                                            "int") + " (TIK checks a mask immediate with isinstance(mask, int))")
         if mask_mode not in ("normal", "counter"):
             raise self._error(f"mask_mode should be 'normal' or 'counter', got {mask_mode!r}", operand="mask_mode",
                               value=mask_mode, limit="normal, counter", hint="pass mask_mode='normal' or 'counter'")

@@ -137,6 +137,17 @@ def test_int_constant_to_bool_is_nonzero_as_c_conversion():
     assert Const(2, "bool").value == cast(Const(2, "s32"), "bool").value
 
 
+def test_numpy_float_constants_are_their_python_numbers():
+    """`scalars.normalize` (under every `Const`): a numpy float is the float it holds. np.float32(0.5) was False as
+    a bool (int(0.5)), np.float32(1.5) became 1 in an int type, and inf / NaN raised a raw OverflowError /
+    ValueError instead of the IllegalOperand a Python inf or 1.5 gets."""
+    assert Const(np.float32(0.5), "bool").value is True and Const(np.float16(-0.0), "bool").value is False
+    assert Const(np.float32(3.0), "s32").value == 3 and Const(np.float64(2.5), "f16").value == 2.5
+    for v in (np.float32(np.inf), np.float32(-np.inf), np.float32(np.nan), np.float32(1.5)):
+        with pytest.raises(IllegalOperand, match=r"is not an integer.*Fix: use an integer constant"):
+            Const(v, "s32")
+
+
 def test_pointer_expressions():
     with program("t") as k:
         x = k.gm_arg("x", "s32", (16,))

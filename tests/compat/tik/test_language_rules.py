@@ -1,12 +1,15 @@
 """TIK language rules from the TIK reference pages and TIK's source: constant for_range bounds, block_num range,
 tik_break/tik_continue placement, Scalar assignment and arithmetic restrictions, names, GM tensors at the top
 level, one-element set_as sources. Each rule: a legal kernel that runs and the illegal call's error."""
+import warnings
+
 import numpy as np
 import pytest
 
 from pto_core.errors import IllegalOperand, UnsupportedOp
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
+from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
 
 from .helpers import build, raises_tik, run
 
@@ -372,16 +375,84 @@ def test_conditions_take_numbers_and_no_float16_scalars():
     assert _counter(body).tolist()[:4] == [1, 2, 0, 4]
     ti = tik.Tik()
     h = ti.Scalar("float16", init_value=1.0)
-    with raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
+    _CANN81_WARNED.clear()
+    # the comparison itself is CANN 8.1's float compare ban (FLOAT_COMPARE_CANN81_WARN): it warns, then the condition
+    # is refused
+    with pytest.warns(Cann81RuleWarning, match="compares float16"), \
+            raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
         ti.if_scope(h > 0)
     u = ti.Tensor("float16", (16,), name="u", scope=tik.scope_ubuf)
-    with raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
+    with pytest.warns(Cann81RuleWarning, match="compares float16"), \
+            raises_tik(IllegalOperand, match="the condition uses a float16 Scalar"):
         ti.if_scope(u[0] < 1.0)                        # an element comparison reads a float16 Scalar
     set_current_compile_soc_info("Ascend310")
     ti = tik.Tik()
     f = ti.Scalar("float32", init_value=1.0)
-    with raises_tik(IllegalOperand, match="the condition uses a float32 Scalar"):
+    with pytest.warns(Cann81RuleWarning, match="compares float32"), \
+            raises_tik(IllegalOperand, match="the condition uses a float32 Scalar"):
         ti.if_scope(f > 0)
+
+
+def test_float_comparisons_cann81_refuses_run_with_one_warning_per_site(monkeypatch):
+    """FLOAT_COMPARE_CANN81_WARN: CANN 8.1 TIK's ``float_operation_ban`` refuses any Scalar/Expr comparison whose
+    left operand, after type matching, is float16 (and float32 on Ascend310). Outside a condition it runs (the C
+    comparison of the values) with a Cann81RuleWarning once per call site naming the line; int comparisons, a
+    float32 one off Ascend310 and an int Scalar against a fractional immediate (TIK keeps int32 on the left) do not
+    warn; under ``-W error`` the warning is raised at the user's line; with the choice off it is an error there."""
+    from tbe_compat.tik import scalar as tik_scalar
+    _CANN81_WARNED.clear()
+
+    def body(ti, ub):
+        h = ti.Scalar("float16", init_value=1.5)
+        i = ti.Scalar("int32", init_value=3)
+        f = ti.Scalar("float32", init_value=0.5)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for k in range(3):                                  # one site, three calls: one warning
+                ub[k].set_as(h < 2.0)
+            ub[3].set_as(1.0 < h)                               # reflected: h > 1.0, float16 on the left
+            ub[4].set_as(i < h)                                 # int32 with float16: compared in float16
+        assert [str(w.message).split(" in `")[0].rsplit(":", 1)[1] for w in seen] == \
+            [str(_line_of("ub[k].set_as(h < 2.0)")), str(_line_of("ub[3].set_as(1.0 < h)")),
+             str(_line_of("ub[4].set_as(i < h)"))]
+        assert all(w.category is Cann81RuleWarning and "floating-point operation is not allowed in compare" in
+                   str(w.message) and "Fix: compare integers" in str(w.message) for w in seen)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ub[5].set_as(i < 1.5)                               # TIK: int32 on the left, no ban
+            ub[6].set_as(f > 0.25)                              # float32 is fine off Ascend310
+            ub[7].set_as(i == 3)
+    assert _counter(body).tolist() == [1, 1, 1, 1, 0, 0, 1, 1]           # 3 < 1.5 is false
+    ti = tik.Tik()
+    h = ti.Scalar("float16", init_value=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Cann81RuleWarning)
+        with pytest.raises(Cann81RuleWarning, match=r"test_language_rules\.py:\d+ in `tik\.Expr\.__ge__`: `>=` "
+                                                    r"compares float16 values"):
+            h >= 0
+    set_current_compile_soc_info("Ascend310")
+    f = tik.Tik().Scalar("float32", init_value=1.0)
+    with pytest.warns(Cann81RuleWarning, match=r"`!=` compares float32 values .*float16 or float32 on Ascend310"):
+        f != 0.5
+    set_current_compile_soc_info("Ascend310P3")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (3, 160), name="x", scope=tik.scope_ubuf)
+    idx = ti.Tensor("int32", (8,), name="idx", scope=tik.scope_ubuf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Cann81RuleWarning)
+        ti.h_reduce_argmax(idx[0:3], x, 1)              # its lowering compares float16 values: not the user's
+    set_current_compile_soc_info("Ascend310")
+    monkeypatch.setattr(tik_scalar, "FLOAT_COMPARE_CANN81_WARN", False)
+    with raises_tik(IllegalOperand, match=r"test_language_rules\.py:\d+ in `tik\.Expr\.__lt__`: .*`<` compares "
+                                         r"float32 values.*CANN 8\.1 TIK refuses it.*Fix: compare integers"):
+        f < 2.0
+
+
+def _line_of(text: str) -> int:
+    """The line of this file that contains ``text``."""
+    import inspect
+    lines = inspect.getsource(inspect.getmodule(_line_of)).splitlines()
+    return next(k for k, line in enumerate(lines, 1) if text in line)
 
 
 def test_python_bools_are_int_arguments_as_in_tik():

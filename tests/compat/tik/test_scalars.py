@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from pto_core.errors import IllegalOperand, PtoError, UninitializedRead, UnknownName
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
+from tbe_compat.tik.data import Cann81RuleWarning
 
 from .helpers import build, raises_tik, run
 
@@ -204,7 +205,8 @@ def test_float_scalars_round_to_their_dtype_and_mix_with_python_numbers():
     s8 = ti.Scalar("int8", name="s8", init_value=100)
     ub[5].set_as((s8 + 100).astype("float32"))          # Python int takes int8: wraps to -56
     ub[6].set_as(f.reinterpret_cast_to("int32").astype("float32"))
-    ub[7].set_as(tik.negate(f > 2.5).astype("float32"))
+    with pytest.warns(Cann81RuleWarning, match="compares float32 values"):   # Ascend310 (FLOAT_COMPARE_CANN81_WARN)
+        ub[7].set_as(tik.negate(f > 2.5).astype("float32"))
     ti.data_move(out, ub, 0, 1, 1, 0, 0)
     build(ti, "floats", [], [out])
     got, = run(ti)
@@ -650,3 +652,38 @@ def test_a_gm_dimension_divided_by_a_zero_input_scalar_names_the_tensor():
     with raises_tik(UninitializedRead, match="GM tensor 'x': a dimension of its shape is undefined") as info:
         run(ti, {"x": np.zeros(32, np.float16), "n": 0})
     assert info.value.operand == "x" and "Fix:" in str(info.value)
+
+
+def test_float16_arithmetic_is_float32_on_the_v210_vector_core(monkeypatch):
+    """V210_VEC_F16_SCALAR_ARITH_IN_F32: CANN 8.1 TIK's ``check_and_update_dtype_float16`` casts both float16
+    operands of + - * / % to float32 on the v210 vector core (BS9SX1AA VectorCore): ``a * b`` is a float32 Expr
+    holding the exact product, and an immediate is a float16 constant first (``a + 0.1`` adds 0.0999755859375).
+    Other chips (and the BS9SX1AA AI core) compute in float16. Before, every chip computed in float16."""
+    from tbe_compat.tik import scalar as tik_scalar
+    a16 = np.float16(1.0009765625)                                   # 1 + 2**-10: its square needs 21 bits
+
+    def kernel(chip, core):
+        set_current_compile_soc_info(chip, core)
+        ti = tik.Tik()
+        a = ti.Scalar("float16", name="a", init_value=float(a16))
+        r = ti.Scalar("float32", name="r")
+        o = ti.Tensor("float32", (8,), name="o", scope=tik.scope_gm)
+        u = ti.Tensor("float32", (8,), name="u", scope=tik.scope_ubuf)
+        ti.vec_dup(8, u, 0.0, 1, 8)
+        prod = a * a
+        r.set_as(prod)
+        u[0].set_as(r)
+        u[1].set_as(a + 0.1)
+        u[2].set_as(a / 3)
+        ti.data_move(o, u, 0, 1, 1, 0, 0)
+        return prod.dtype, run(build(ti, "k", [], [o]))[0][:3]
+    f32 = np.float32
+    dtype, got = kernel("BS9SX1AA", "VectorCore")
+    assert dtype == "float32"
+    assert got.tolist() == [f32(a16) * f32(a16), f32(a16) + f32(np.float16(0.1)), f32(a16) / f32(3)]
+    for chip, core in (("BS9SX1AA", "AiCore"), ("Ascend910B1", "VectorCore")):
+        dtype, got = kernel(chip, core)
+        assert dtype == "float16"
+        assert got.tolist() == [f32(a16 * a16), f32(a16 + np.float16(0.1)), f32(a16 / np.float16(3))]
+    monkeypatch.setattr(tik_scalar, "V210_VEC_F16_SCALAR_ARITH_IN_F32", False)
+    assert kernel("BS9SX1AA", "VectorCore")[0] == "float16"

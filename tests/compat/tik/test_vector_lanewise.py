@@ -456,6 +456,21 @@ def test_errors_per_chip_and_dtype():
                dtype=np.uint16)
 
 
+def test_a_float_mask_is_refused_as_tik_refuses_it(monkeypatch):
+    """FLOAT_MASK_REFUSED: TIK checks a mask immediate with ``isinstance(mask, int)`` ("mask should be int"), so
+    ``8.0`` (a Python 3 ``/`` result) is refused with a Fix naming ``8``, in every mask form; it ran as 8 before."""
+    for mask, mode in ((8.0, "normal"), (np.float64(8.0), "normal"), ([0, 255.0], "normal"), (8.0, "counter")):
+        with raises_tik(IllegalOperand, match=r"test_vector_lanewise\.py:\d+ in `tik\.vec_adds`: operand mask: mask "
+                                              r"should be int, got float.* Fix: write (8|255)"):
+            _build(lambda ti, ub: ti.vec_adds(mask, ub["d"], ub["a"], 1.0, 1, 8, 8, mask_mode=mode),
+                   chip="Ascend910B1")
+    with raises_tik(IllegalOperand, match=r"mask should be int, got float 8\.5 .*Fix: pass a whole number"):
+        _build(lambda ti, ub: ti.vec_add(8.5, ub["d"], ub["a"], ub["b"], 1, 8, 8, 8))
+    from tbe_compat.tik import vector_common
+    monkeypatch.setattr(vector_common, "FLOAT_MASK_REFUSED", False)
+    _build(lambda ti, ub: ti.vec_add(8.0, ub["d"], ub["a"], ub["b"], 1, 8, 8, 8))      # the old reading
+
+
 def test_dynamic_offset_overflow_is_checked_at_run_time():
     d = data(np.float16, 256)
 
