@@ -446,6 +446,11 @@ class FixpipeAPI(CubeBase):
                     # h_fuzz435: a positive scale past float16's range was told to "use a positive scale"
                     why = f" ({a.scale!r} is {h} as the float16 deqscale, largest finite float16 65504)"
                     hint = "use a positive scale of at most 65504 (the scale is a float16 value)"
+                elif h == 0 and float(a.scale) > 0:
+                    # h_review443: a positive scale below float16's range (1e-9) was told to "use a positive scale"
+                    why = f" ({a.scale!r} is 0 as the float16 deqscale, smallest positive float16 2**-24 = 5.96e-08)"
+                    hint = ("use a scale of at least 6e-08 (the scale is a float16 value), or fixpipe the int32 "
+                            "result without quantize_params and scale it in UB: vconv s322f32, vmuls, vconv f322f16")
             raise self._error(f"this fixpipe (int322fp16 scale {a.scale!r}) cannot run on {a.soc.soc_version}: "
                               f"its FIXPIPE unit takes positive finite scales only{why}", operand="quantize_params",
                               value=repr(a.scale), cls=UnsupportedOp, hint=hint)

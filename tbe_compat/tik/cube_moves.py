@@ -181,7 +181,7 @@ class CubeMoveAPI(CubeBase):
             raise self._error(f"unknown keyword argument(s) {', '.join(sorted(argv))}", operand=next(iter(argv)),
                               hint="data_move takes the keyword ConvReluMode= (L0C <-> UB) or PadMode= (GM -> L1) "
                                    "besides its parameters")
-        self._int_arg(sid, "sid", 0, 15)
+        self._int_arg(sid, "sid", 0, 15, run_time_api="tik.data_move")
         code = 0 if mode is None else self._cube_imm(mode, "ConvReluMode", 0, 255)
         if code not in CONV_RELU_MODES:
             raise self._error(f"ConvReluMode {code} is not one of the modelled modes "
@@ -246,7 +246,7 @@ class CubeMoveAPI(CubeBase):
                               value=platform.current_soc().core_type, cls=UnsupportedOp,
                               hint="select the AiCore core type")
         relu_flag = self._bool_arg(relu_flag, "relu_flag")
-        self._int_arg(sid, "sid", 0, 15)
+        self._int_arg(sid, "sid", 0, 15, run_time_api="tik.data_move_quant")
         d = self._operand(dst, "dst", spaces=("ub",))
         s = self._operand(src, "src", spaces=("l0c",))
         if (s.dt.name, d.dt.name) != ("s32", "f16"):
@@ -404,7 +404,7 @@ class CubeMoveAPI(CubeBase):
         rep = self._int_arg(repeat, "repeat_times", 1, 255, run_time_api=api)
         gap = self._int_arg(dst_gap, "dst_gap", 0, U16, run_time_api=api)
         ss = self._int_arg(src_stride, "src_stride", 0, U16, run_time_api=api)
-        self._int_arg(sid, "sid", 0, 15)
+        self._int_arg(sid, "sid", 0, 15, run_time_api=api)
         transpose = self._bool_arg(transpose, "if_transpose")
         if transpose and d.dt.bits != 16:
             raise self._error(f"if_transpose transposes 16 x 16 fractals of 16-bit data, not {d.tensor.dtype}",

@@ -316,7 +316,7 @@ class DataAPI(TikBase):
     def _move(self, dst, src, sid, nburst, burst, src_stride, dst_stride, mode):
         d = self._operand(dst, "dst")
         s = self._operand(src, "src")
-        self._int_arg(sid, "sid", 0, 15)
+        sid = self._int_arg(sid, "sid", 0, 15)
         n = self._int_arg(nburst, "nburst", 1, 4095)
         b = self._int_arg(burst, "burst", 1, U16)
         ss = self._int_arg(src_stride, "src_stride", 0, U16)
@@ -334,7 +334,9 @@ class DataAPI(TikBase):
         if s.dt.name == "s32" and d.dt.name == "f16":
             return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
         ss, ds = _one_burst_gap(n, ss), _one_burst_gap(n, ds)
-        for value, name, lo, hi, unit in ((n, "nburst", 1, 4095, "bursts"), (b, "burst", 1, U16, "32-byte blocks"),
+        # sid too (tik_api.md §7.1: [0, 15]; an immediate 16 was refused while a Scalar 16 ran)
+        for value, name, lo, hi, unit in ((sid, "sid", 0, 15, "stream id"),
+                                          (n, "nburst", 1, 4095, "bursts"), (b, "burst", 1, U16, "32-byte blocks"),
                                           (ss, "src_stride", 0, U16, "gap"),
                                           (ds, "dst_stride", 0, U16, "gap")):
             if not isinstance(value, int):              # a TIK value: its range is checked when the move runs

@@ -836,3 +836,50 @@ def test_data_move_pad_int_padding_value_into_float_data_is_rounded_once():
         with raises_tik(IllegalOperand, match="outside the finite range") as e:
             kernel(dt, value)
         assert e.value.where.file == __file__, e.value
+
+
+@pytest.mark.parametrize("sid_value", [16, -1])
+def test_scalar_sid_outside_its_range_stops_the_run_at_the_call(sid_value):
+    """h_review443: an immediate sid of 16 was refused at the call (tik_api.md §7.1: sid in [0, 15]) while a
+    Scalar sid of 16, or one read from a tensor, ran; it is now checked when the move runs, at the user's line,
+    as data_move's other TIK values are. A Scalar sid of 15 still runs."""
+    set_current_compile_soc_info("Ascend910B1")
+    xs = np.arange(16, dtype=np.float16)
+    for value, ok in ((15, True), (sid_value, False)):
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (16,), name="x", scope=tik.scope_gm)
+        t = ti.Tensor("int32", (8,), name="t", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (16,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (16,), name="ub", scope=tik.scope_ubuf)
+        tu = ti.Tensor("int32", (8,), name="tu", scope=tik.scope_ubuf)
+        ti.data_move(tu, t, 0, 1, 1, 0, 0)
+        sid = ti.Scalar("int32", name="sid")
+        sid.set_as(tu[3])
+        line = here()
+        ti.data_move(ub, x, sid, 1, 1, 0, 0)
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        build(ti, "sid_rt", [x, t], [y])
+        feed = {"x": xs.copy(), "t": np.full(8, value, np.int32)}
+        if ok:
+            assert np.array_equal(run(ti, feed)[0], xs)
+            continue
+        with raises_tik(IllegalOperand, match=rf"test_data_move.py:{line} in `tik.data_move`: sid of tik.data_move "
+                                              rf"\(stream id\) = {sid_value} is outside \[0, 15\]"):
+            run(ti, feed)
+        assert np.array_equal(feed["x"], xs) and (feed["t"] == value).all()   # the caller's arrays are untouched
+
+
+def test_scalar_sid_of_load2d_is_checked_when_it_runs():
+    """h_review443: load2dv2's sid, as data_move's (the immediate range [0, 15] the simulator already applies)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+    l1 = ti.Tensor("float16", (256,), name="l1", scope=tik.scope_cbuf)
+    l0a = ti.Tensor("float16", (256,), name="l0a", scope=tik.scope_ca)
+    ti.data_move(l1, x, 0, 1, 16, 0, 0)
+    line = here()
+    ti.load2dv2(l0a, l1, 0, 1, 0, 1, ti.Scalar("int32", name="sid", init_value=16))
+    build(ti, "sid_l2d", [x], [])
+    with raises_tik(IllegalOperand, match=rf"test_data_move.py:{line} in `tik.load2dv2`: sid of tik.load2dv2 = 16 "
+                                          rf"is outside \[0, 15\]"):
+        run(ti, {"x": np.ones(256, np.float16)})

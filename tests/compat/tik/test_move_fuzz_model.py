@@ -100,7 +100,9 @@ def run_move(chip, dtn, path, fn, ns, nd, sofs, dofs, args, kw, xb, zb, rt=(), a
     else:
         s = ti.Tensor(dtn, (ns,), name="s", scope=SCOPE[path[0]])
         _load(ti, s, x, ns * dt.itemsize)
-    tmp = ti.Tensor(dtn, (nd,), name="tmp", scope=tik.scope_ubuf)
+    # (a UB dst goes to y directly: with a tmp too, a UB -> UB move of 2049 blocks needed 3 x 65568 B of UB, more
+    # than the 192 KB of Ascend910B1 / 310B, and the drawn case failed with TikCapacityExceeded -- h_review443)
+    tmp = None if path[1] == "ub" else ti.Tensor(dtn, (nd,), name="tmp", scope=tik.scope_ubuf)
     if path[1] == "gm":
         _load(ti, tmp, z, nd * dt.itemsize)
         _load(ti, y, tmp, nd * dt.itemsize)
@@ -116,7 +118,9 @@ def run_move(chip, dtn, path, fn, ns, nd, sofs, dofs, args, kw, xb, zb, rt=(), a
         refusal = exc
     if after:
         ti.data_move(d, s, 0, 1, 1, 0, 0)
-    if path[1] != "gm":
+    if tmp is None:
+        _load(ti, y, d, nd * dt.itemsize)
+    elif path[1] != "gm":
         _load(ti, tmp, d, nd * dt.itemsize)
         _load(ti, y, tmp, nd * dt.itemsize)
     ti.BuildCCE(kernel_name="mv", inputs=[x, z], outputs=[y])
@@ -158,6 +162,18 @@ def test_data_move_and_tensor_mov_match_the_model(draw):
     exp = bytearray(zb)
     model_move(exp, dofs * sz, xb, sofs * sz, nburst, burst, ss, ds)
     assert got == bytes(exp)
+
+
+def test_ub_to_ub_move_of_2049_blocks_fits_the_harness(chip="Ascend910B1"):
+    """h_review443: the case the fuzz test above drew in a full-suite run (a UB -> UB move of 2049 uint8 blocks,
+    above the 2047-block row split, on a 192 KB UB) stopped the harness with TikCapacityExceeded (3 UB tensors of
+    65568 B); it runs now and matches the model."""
+    nd = ns = 2049 * 32
+    xb, zb = bytes(range(256)) * (ns // 256) + bytes(ns % 256), bytes(nd)
+    got, refusal = run_move(chip, "uint8", ("ub", "ub"), "data_move", ns, nd, 0, 0, [0, 1, 2049, 0, 0], {}, xb, zb)
+    exp = bytearray(zb)
+    model_move(exp, 0, xb, 0, 1, 2049, 0, 0)
+    assert refusal is None and got == bytes(exp) != zb
 
 
 @settings(max_examples=25, deadline=None)

@@ -342,6 +342,19 @@ def test_fixpipe_unit_scale_past_float16_range_says_so(chip):
     ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": 65519.0}})
 
 
+@pytest.mark.parametrize("chip", ["Ascend910B1", "Ascend310B1"])
+def test_fixpipe_unit_scale_below_float16_range_says_so(chip):
+    """h_review443: 1e-9 is positive but its float16 deqscale is 0; the refusal told the author to "use a
+    positive scale" (h_fuzz435 fixed only the scales past 65504). It now says the float16 value and the
+    smallest usable scale; 3e-8 (which rounds to float16's smallest subnormal 2**-24) still runs."""
+    ti, c, dst = _simple(chip=chip, src="int32", dst_dt="float16")
+    with raises_tik(UnsupportedOp, match=r"1e-09 is 0 as the float16 deqscale.*Fix: use a scale of at least 6e-08"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": 1e-9}})
+    with raises_tik(UnsupportedOp, match=r"positive finite scales only Fix: use a positive scale\b(?! of)"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": 0.0}})
+    ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": 3e-8}})
+
+
 def test_fixpipe_chip_rules():
     ti, c, dst = _simple(chip="Ascend910B1")
     bias = ti.Tensor("float32", (32,), name="bias", scope=tik.scope_cbuf)
