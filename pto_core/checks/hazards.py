@@ -432,6 +432,43 @@ class HazardTracker:
                 r.assign(b0, b1, e)
             sh.max_r[p] = e
 
+    def on_access_rmw(self, buf, lo: int, hi: int) -> bool:
+        """`on_access` of a read of bytes ``[lo, hi)`` of ``buf`` and then of a write of the same bytes by the current
+        op (a ``mad_acc``'s L0C tile: `memory.RMW_SPANS`), at once when neither can conflict: nothing in ``buf`` is
+        newer than the op knows (the fast-path tests of both calls; the op's own read, which the write's test would
+        also see, is on its own pipe, which it never conflicts with where it is recorded at once). Returns False,
+        having changed nothing, when that does not hold or ``buf`` has no history yet: the caller then makes the
+        two `on_access` calls, in their order, which check and report as ever."""
+        sh = self.shadows.get(buf)
+        if sh is None or hi <= lo:
+            return False
+        thr = self._thr_list or self._thresholds()
+        for q, e in sh.max_w.items():
+            if e > thr[q]:
+                return False
+        for q, e in sh.max_r.items():
+            if e > thr[q]:
+                return False
+        if not self._op_id:
+            self._record_op()
+        b0, b1 = lo >> BLOCK_SHIFT, (hi + _BLOCK_MASK) >> BLOCK_SHIFT
+        if not self._at_once:
+            pending = self._pending
+            pending.append((sh, b0, b1, False))
+            self._last_write[sh] = len(pending)
+            pending.append((sh, b0, b1, True))
+            return True
+        if sh.t1 == b1 and sh.t0 == b0:         # the tile again: the read's record, then the write's (which drops it)
+            p, e = self._pipe, self._epoch
+            sh.max_r[p] = e
+            sh.tw = (e << 3) | p
+            sh.tr = {}
+            sh.max_w[p] = e
+            return True
+        self._record_now(sh, b0, b1, False)
+        self._record_now(sh, b0, b1, True)
+        return True
+
     def _tile_start(self, sh, b0: int, b1: int, is_write: bool) -> None:
         """The first record of ``sh`` (`RECORD_AT_ONCE`): the tile form on blocks ``[b0, b1)`` (`shadow.TILE_SHADOWS`)."""
         p, e = self._pipe, self._epoch

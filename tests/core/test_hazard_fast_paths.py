@@ -7,7 +7,9 @@
 * `checks.shadow.TILE_SHADOWS`: a buffer whose accesses so far all covered one block range keeps its history as
   one writer stamp and per-pipe read epochs until another range (or a check of its blocks) needs the maps;
 * `checks.hazards.BATCH_RUN_RECORDS`: a burst access of several rows (a FIXPIPE store) is recorded with one
-  `BlockMap.assign_ranges` per map instead of one `BlockMap.assign` per row (tests at the end of this file).
+  `BlockMap.assign_ranges` per map instead of one `BlockMap.assign` per row (tests at the end of this file);
+* `HazardTracker.on_access_rmw` (`memory.RMW_SPANS`): a read and a write of the same bytes by one op checked and
+  recorded in one call when neither can conflict (the last test).
 
 Random compiled programs of the test stand-in ops (`sync_standins`: copies, reads, writes, read-modify-writes on
 every pipe, a mad and a FIXPIPE with unit flags), flags (right, missing, wrong event id, swapped pipes, set twice,
@@ -580,3 +582,68 @@ def test_batched_run_records_keep_the_same_verdicts_and_history(monkeypatch):
         assert on == off, seed
         errors += any(ev != "ok" for ev in on[0])
     assert 50 <= errors <= 450 and len(calls) >= 150, (errors, len(calls))
+
+
+def test_rmw_access_keeps_the_same_verdicts_and_history(monkeypatch):
+    """`HazardTracker.on_access_rmw` (a read, then a write of the same bytes by one op, at once: `memory.RMW_SPANS`)
+    or, when it declines, the two `on_access` calls, against always the two calls: the same errors and the same
+    history (stamps, read epochs, newest epochs, runs), recording at once or deferred, tile form or maps."""
+    from types import SimpleNamespace
+    from pto_core.errors import HazardError
+    from pto_core.memory import Buffer
+    pipes = ("M", "FIX", "MTE1")
+
+    def run(steps, rmw, at_once):
+        monkeypatch.setattr(hazards, "RECORD_AT_ONCE", at_once)
+        ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
+                              sync_state=None, target=None)
+        h = hazards.HazardTracker(ctx)
+        h.begin_run()
+        buf = Buffer("l0c", 64 * 32, label="l0c")
+        events = []
+        for step in steps:
+            if step[0] == "flag":
+                h.begin_sync_op()
+                tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
+                h.begin_sync_op()
+                h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+                continue
+            _, pipe, kind, rng = step
+            b0, b1 = RANGES[rng]
+            h.begin_op(f"op.{pipe}", pipe, None)
+            try:
+                if kind == "rmw":
+                    took = rmw and h.on_access_rmw(buf, b0 * 32, b1 * 32)
+                    events.append(took)
+                    if not took:
+                        h.on_access(buf, b0 * 32, b1 * 32, False, "x")
+                        h.on_access(buf, b0 * 32, b1 * 32, True, "x")
+                else:
+                    h.on_access(buf, b0 * 32, b1 * 32, kind == "write", "x")
+                events.append("ok")
+            except HazardError as e:
+                events.append((e.kind, e.byte_range, str(e)))
+                h.begin_op("after", "S", None)
+        h.begin_op("end", "S", None)
+        sh = h.shadows.get(buf)
+        hist = _history(sh)
+        return events, hist, None if sh is None else [(m.starts, m.vals) for m in (sh.w, *sh.r.values())]
+
+    took = errors = 0
+    for seed in range(400):
+        r = random.Random(seed)
+        steps = []
+        for _ in range(r.randint(1, 14)):
+            if r.random() < 0.35:
+                steps.append(("flag", r.choice(pipes), r.choice(pipes)))
+            else:
+                steps.append(("op", r.choice(pipes), r.choice(("rmw", "rmw", "read", "write")),
+                              r.choice((0, 0, 0, 3, 4, 5))))
+        for at_once in (True, False):
+            on, off = run(steps, True, at_once), run(steps, False, at_once)
+            assert [e for e in on[0] if e is not True and e is not False] == [e for e in off[0] if e is not False], \
+                (seed, at_once)
+            assert on[1:] == off[1:], (seed, at_once)
+            took += on[0].count(True)
+            errors += any(e not in ("ok", True, False) for e in on[0])
+    assert took >= 300 and 50 <= errors <= 750, (took, errors)
