@@ -1355,7 +1355,7 @@ class ExecContext:
         buf = self._buffers.get((ptr.space, ptr.sub)) if RMW_SPANS and INLINE_ON_CHIP_SPANS else None
         h = self.hazards
         if buf is None or off < 0 or off + n > buf.data.shape[0] or self.fences is not None or (
-                h is not None and not h.on_access_rmw(buf, off, off + n)):
+                h is not None and not getattr(h, "on_access_rmw", _declines)(buf, off, off + n)):   # (optional)
             _, written, _ = self.span_tracked(ptr, lo, hi, operand=operand)
             check(written)
             return self.span(ptr, lo, hi, write=True, operand=operand)[0]
@@ -1478,6 +1478,12 @@ def _all_true(n: int) -> np.ndarray:
 
 #: How many known fully-written ranges a `Buffer` keeps (``Buffer.known``).
 _MAX_KNOWN = 16
+
+
+def _declines(*args) -> bool:
+    """The `span_rmw` answer of a hazard checker without ``on_access_rmw`` (it is optional in the protocol): the two
+    `on_access` calls."""
+    return False
 
 
 def _known_written(buf: Buffer, lo: int, hi: int) -> bool:
