@@ -451,6 +451,16 @@ CARRIED_NOTES = True
 CARRIED_KEPT = 8
 CARRIED_HOPS = 3
 
+#: Named choice RMW_SPANS: `ExecContext.span_rmw` (an op reads bytes, checks the part it uses, then overwrites them
+#: all: a ``mad_acc``'s L0C tile) on an on-chip buffer already looked up, inside it, with no fence, whose hazard
+#: checks both pass on the verifier's fast path (`checks.hazards.HazardTracker.on_access_rmw`: nothing in the buffer
+#: newer than the op knows) makes one bounds test and one hazard call instead of a `span_tracked` and a `span` (two
+#: of each), then the same initialisation check and written marks. The same history is recorded (the read, then the
+#: write); anything else -- GM, a fence, out of bounds, a possible conflict, a buffer with no history yet -- makes the
+#: two calls, which check, raise and report as ever. tests/core/test_fast_paths.py runs both ways;
+#: migration_guide/pto_api.md "Machine, pointers, memory". False: always the two calls.
+RMW_SPANS = True
+
 
 class RandomFill:
     """The bytes of ``fill="random"``: the stream ``numpy.random.default_rng(seed).integers(0, 256, n, uint8)``
@@ -1365,6 +1375,57 @@ class ExecContext:
                 flags = flags[:n] if INLINE_ON_CHIP_SPANS and flags.shape[0] >= n else _all_true(n)
         return buf.data[off:off + n], flags, -lo
 
+    def span_rmw(self, ptr: Ptr, lo: int, hi: int, check, *, operand: str) -> np.ndarray:
+        """`span_tracked` (a read) of ``[ptr + lo, ptr + hi)``, ``check(written)`` on its written map (the op's own
+        initialisation check of the bytes it uses), then `span` ``(write=True)`` of the same bytes (the op overwrites
+        them all: a ``mad_acc``'s L0C tile); returns the byte view. `RMW_SPANS`: an on-chip span with no fences,
+        inside its buffer, that the hazard verifier passes on its fast path (`HazardTracker.on_access_rmw`) takes
+        one bounds test and one hazard call for both; anything else the two calls, as before."""
+        n = hi - lo
+        off = ptr.addr + int(lo)
+        buf = self._buffers.get((ptr.space, ptr.sub)) if RMW_SPANS and INLINE_ON_CHIP_SPANS else None
+        h = self.hazards
+        if buf is None or off < 0 or off + n > buf.data.shape[0] or self.fences is not None or (
+                h is not None and not getattr(h, "on_access_rmw", _declines)(buf, off, off + n)):   # (optional)
+            _, written, _ = self.span_tracked(ptr, lo, hi, operand=operand)
+            check(written)
+            return self.span(ptr, lo, hi, write=True, operand=operand)[0]
+        end = off + n                           # the written map of the read, as `span_tracked` hands it out
+        flags = buf.written
+        if not flags.flags.writeable:
+            full = True
+        elif self.machine.options.uninitialized == "off":
+            full = False
+        else:
+            for a, b in buf.known:
+                if a <= off and end <= b:
+                    full = True
+                    break
+            else:
+                full = _all_written(buf, off, end)
+        if not full:
+            flags = flags[off:end]
+            flags.flags.writeable = False
+            if CARRIED_NOTES and self._carry is None and self.machine.options.uninitialized != "off":
+                self._carry = (buf, off, end)
+        else:
+            flags = _ALL_TRUE[0]
+            flags = flags[:n] if flags.shape[0] >= n else _all_true(n)
+        check(flags)
+        if self._carried and buf in self._carried:     # the write (`_on_write` after its hazard call)
+            self._forget_carried(buf, off, end)
+        if self.undo is not None:
+            self._keep(buf, off, end)
+        w = buf.written
+        if w.flags.writeable:
+            for a, b in buf.known:
+                if a <= off and end <= b:
+                    break
+            else:
+                w[off:end] = True
+                _remember_written(buf, off, end)
+        return buf.data[off:end]
+
     def check_written(self, written: np.ndarray, *, operand: str, ptr: Optional[Ptr] = None,
                       unit: str = "byte") -> None:
         """Report an uninitialised read (per ``MachineOptions.uninitialized``) unless all ``written`` are True.
@@ -1495,6 +1556,12 @@ def _all_true(n: int) -> np.ndarray:
 
 #: How many known fully-written ranges a `Buffer` keeps (``Buffer.known``).
 _MAX_KNOWN = 16
+
+
+def _declines(*args) -> bool:
+    """The `span_rmw` answer of a hazard checker without ``on_access_rmw`` (it is optional in the protocol): the two
+    `on_access` calls."""
+    return False
 
 
 def _known_written(buf: Buffer, lo: int, hi: int) -> bool:

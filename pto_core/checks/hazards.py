@@ -96,6 +96,16 @@ RECORD_AT_ONCE = True
 #: grant covers only the checking op (before this choice). migration_guide/pto_sync.md §4.
 UNIT_FLAG_PROGRAM_ORDER = True
 
+#: Named choice BATCH_RUN_RECORDS: under `RECORD_AT_ONCE`, a burst access of several rows (`on_access_runs`: a
+#: FIXPIPE or MTE writing ``count`` GM rows) that passed its checks on a buffer whose history is in maps is recorded
+#: with one `BlockMap.assign_ranges` per map (the rows' block ranges, touching ones merged) instead of one
+#: `BlockMap.assign` per row and map. The maps hold the same values (the same runs; only the moment a map turns into
+#: its array form past `shadow.MAX_RUNS` can differ, which no check sees), so verdicts, messages and reports do not
+#: change. A buffer still in the tile form (`shadow.TILE_SHADOWS`), a negative or zero stride, one row, and an access
+#: that needs the per-block checks take the per-row path. tests/core/test_hazard_fast_paths.py runs both ways;
+#: migration_guide/pto_sync.md §5. False: one record per row.
+BATCH_RUN_RECORDS = True
+
 _BLOCK_MASK = BLOCK - 1
 
 #: The runs of a read map with no read since the last write anywhere (`BlockMap.vals`; a dense map's are None).
@@ -422,6 +432,43 @@ class HazardTracker:
                 r.assign(b0, b1, e)
             sh.max_r[p] = e
 
+    def on_access_rmw(self, buf, lo: int, hi: int) -> bool:
+        """`on_access` of a read of bytes ``[lo, hi)`` of ``buf`` and then of a write of the same bytes by the current
+        op (a ``mad_acc``'s L0C tile: `memory.RMW_SPANS`), at once when neither can conflict: nothing in ``buf`` is
+        newer than the op knows (the fast-path tests of both calls; the op's own read, which the write's test would
+        also see, is on its own pipe, which it never conflicts with where it is recorded at once). Returns False,
+        having changed nothing, when that does not hold or ``buf`` has no history yet: the caller then makes the
+        two `on_access` calls, in their order, which check and report as ever."""
+        sh = self.shadows.get(buf)
+        if sh is None or hi <= lo:
+            return False
+        thr = self._thr_list or self._thresholds()
+        for q, e in sh.max_w.items():
+            if e > thr[q]:
+                return False
+        for q, e in sh.max_r.items():
+            if e > thr[q]:
+                return False
+        if not self._op_id:
+            self._record_op()
+        b0, b1 = lo >> BLOCK_SHIFT, (hi + _BLOCK_MASK) >> BLOCK_SHIFT
+        if not self._at_once:
+            pending = self._pending
+            pending.append((sh, b0, b1, False))
+            self._last_write[sh] = len(pending)
+            pending.append((sh, b0, b1, True))
+            return True
+        if sh.t1 == b1 and sh.t0 == b0:         # the tile again: the read's record, then the write's (which drops it)
+            p, e = self._pipe, self._epoch
+            sh.max_r[p] = e
+            sh.tw = (e << 3) | p
+            sh.tr = {}
+            sh.max_w[p] = e
+            return True
+        self._record_now(sh, b0, b1, False)
+        self._record_now(sh, b0, b1, True)
+        return True
+
     def _tile_start(self, sh, b0: int, b1: int, is_write: bool) -> None:
         """The first record of ``sh`` (`RECORD_AT_ONCE`): the tile form on blocks ``[b0, b1)`` (`shadow.TILE_SHADOWS`)."""
         p, e = self._pipe, self._epoch
@@ -494,6 +541,9 @@ class HazardTracker:
         if not self._op_id:
             self._record_op()
         if self._at_once:
+            if BATCH_RUN_RECORDS and not sh.t1 and count > 1 and stride > 0:
+                self._record_runs(sh, lo, count, run, stride, is_write)
+                return
             for k in range(count):
                 a = lo + k * stride
                 self._record_now(sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write)
@@ -504,6 +554,42 @@ class HazardTracker:
             pending.append((sh, a >> BLOCK_SHIFT, (a + run + BLOCK - 1) >> BLOCK_SHIFT, is_write))
         if is_write:
             self._last_write[sh] = len(pending) - 1
+
+    def _record_runs(self, sh, lo: int, count: int, run: int, stride: int, is_write: bool) -> None:
+        """`_record_now` of the ``count`` runs of `on_access_runs` (``stride`` > 0) on a buffer whose history is in
+        maps (``sh.t1 == 0``), in one `BlockMap.assign_ranges` per map (`BATCH_RUN_RECORDS`): the runs' block
+        ranges, those that touch or overlap merged (they take the same value)."""
+        if not (lo | stride) & _BLOCK_MASK:        # block-aligned rows: the ranges by arithmetic
+            b0, nb, sb = lo >> BLOCK_SHIFT, (run + _BLOCK_MASK) >> BLOCK_SHIFT, stride >> BLOCK_SHIFT
+            if nb >= sb:
+                ranges = [(b0, b0 + (count - 1) * sb + nb)]
+            else:
+                ranges = [(x, x + nb) for x in range(b0, b0 + count * sb, sb)]
+        else:
+            ranges = []
+            end = -1
+            for a in range(lo, lo + count * stride, stride):
+                b0, b1 = a >> BLOCK_SHIFT, (a + run + _BLOCK_MASK) >> BLOCK_SHIFT
+                if b0 <= end:                       # touches or overlaps the previous range (b0 ascends)
+                    if b1 > end:
+                        ranges[-1] = (ranges[-1][0], b1)
+                        end = b1
+                else:
+                    ranges.append((b0, b1))
+                    end = b1
+        p, e = self._pipe, self._epoch
+        if is_write:
+            sh.w.assign_ranges(ranges, (e << 3) | p)
+            for r in sh.r.values():
+                if r.vals != _NO_READ:
+                    r.assign_ranges(ranges, 0)
+            sh.max_w[p] = e
+        else:
+            r = sh.r.get(p)
+            if r is None:
+                r = sh.r[p] = BlockMap(sh.nblocks, 0)
+            r.assign_ranges(ranges, e)
+            sh.max_r[p] = e
 
     def _check_writer(self, sh, b0, b1, lo, hi, is_write, operand) -> None:
         if sh.t1:

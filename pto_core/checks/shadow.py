@@ -150,6 +150,64 @@ class BlockMap:
             self.arr = self.array(0, self.n).copy()
             self.starts = self.vals = None
 
+    def assign_ranges(self, ranges: list, v: int) -> None:
+        """Set every block of ``ranges`` to ``v``: the same values as `assign` of each range in turn.
+
+        ``ranges``: ``[(b0, b1), ...]`` ascending, disjoint and not touching, each ``0 <= b0 < b1 <= n`` (the block
+        ranges of one burst access's rows, merged: `HazardTracker.on_access_runs`). The run form is rebuilt once over
+        ``[first b0, last b1)`` instead of one bisect-and-splice per range (`BATCH_RUN_RECORDS`); it holds the same
+        runs (neighbouring runs differ), and it turns into the array form at the end if it has more than `MAX_RUNS`
+        runs (per range, it may have done so after an earlier range: the same values either way)."""
+        if len(ranges) == 1:
+            self.assign(ranges[0][0], ranges[0][1], v)
+            return
+        starts = self.starts
+        if starts is None:
+            arr = self.arr
+            for b0, b1 in ranges:
+                arr[b0:b1] = v
+            return
+        vals = self.vals
+        lo, hi = ranges[0][0], ranges[-1][1]
+        i = bisect_right(starts, lo) - 1             # run holding lo
+        j = bisect_left(starts, hi)                  # first run starting at or after hi
+        old_s = starts[i + 1:j]                      # old run starts inside (lo, hi)
+        old_v = vals[i:j]                            # old_v[t]: the value from old_s[t - 1] (lo for t = 0) on
+        new_s, new_v = [lo], [v]
+        t = 0
+        b1 = ranges[0][1]
+        for nxt, nb1 in ranges[1:]:                  # the gap [b1, nxt) keeps its old values
+            t = bisect_right(old_s, b1, t)           # old_v[t] holds b1
+            x = old_v[t]
+            if x != v:
+                new_s.append(b1)
+                new_v.append(x)
+            u = bisect_left(old_s, nxt, t)           # old runs starting inside (b1, nxt): kept as they are
+            if u > t:
+                new_s += old_s[t:u]
+                new_v += old_v[t + 1:u + 1]
+            if old_v[u] != v:                        # the next range starts a run unless the gap ends in v
+                new_s.append(nxt)
+                new_v.append(v)
+            t, b1 = u, nb1
+        if hi < self.n:
+            if j < len(starts) and starts[j] == hi:  # the next run starts at hi: merge if it holds v
+                if vals[j] == v:
+                    j += 1
+            else:                                    # hi lies inside run j - 1: its tail survives
+                x = vals[j - 1]
+                if x != v:
+                    new_s.append(hi)
+                    new_v.append(x)
+        k = i + 1 if starts[i] < lo else i           # keep run i's head if it starts before lo
+        if k > 0 and vals[k - 1] == new_v[0]:        # merge with the run before
+            del new_s[0], new_v[0]
+        starts[k:j] = new_s
+        vals[k:j] = new_v
+        if len(starts) > MAX_RUNS:
+            self.arr = self.array(0, self.n).copy()
+            self.starts = self.vals = None
+
     def runs(self, b0: int, b1: int) -> list:
         """Values of the runs overlapping ``[b0, b1)`` (run form only)."""
         starts = self.starts

@@ -555,12 +555,14 @@ def _mad_f16(ctx, lhs, rhs, dst, m: int, n: int, k: int, init: str, saturate: bo
         # one after another (for mad_acc into a work array added to the tile in one contiguous pass)
         c_bytes = 4 * rows * na
         n1 = na >> 4
-        if init == "acc":
-            _, old_w, _ = ctx.span_tracked(dst, 0, c_bytes, operand="%dst")
-            if track and not all_written(old_w):
-                ctx.check_written(_logical_flags(old_w, dst.dtype, "Nz", rows, na, 16, 16)[:m, :n], operand="%dst",
-                                  ptr=dst, unit="element")
-        data, _ = ctx.span(dst, 0, c_bytes, write=True, operand="%dst")      # the whole tile: marked written
+        if init == "acc":                   # the old tile read (its used part checked), then overwritten whole
+            def check(old_w):
+                if track and not all_written(old_w):
+                    ctx.check_written(_logical_flags(old_w, dst.dtype, "Nz", rows, na, 16, 16)[:m, :n],
+                                      operand="%dst", ptr=dst, unit="element")
+            data = ctx.span_rmw(dst, 0, c_bytes, check, operand="%dst")
+        else:
+            data, _ = ctx.span(dst, 0, c_bytes, write=True, operand="%dst")  # the whole tile: marked written
         if init == "zero":
             data.view(_ACC_ROW).reshape(n1, rows)[...] = prod.view(_ACC_ROW).T
             acc = data.view(np.float32)

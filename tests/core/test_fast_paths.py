@@ -3168,3 +3168,107 @@ def test_mad_f16_plan_is_taken(monkeypatch):
         warnings.simplefilter("ignore")
         _run_mad_f16(monkeypatch, True, "clean", "Ascend310", "record", None)
     assert len(calls) == 6
+
+
+def _rmw_program(seed):
+    """A compiled cube loop on one L0C tile: a mad, then trips of [a FIXPIPE store of L0C to GM (its M -> FIX and
+    FIX -> M flags now and then missing: a RAW, or a WAR on the next mad_acc's L0C write), part of L0C marked
+    unwritten now and then, a mad_acc into L0C (now and then 128 KiB further on per trip: past L0C on a later one)]
+    (`memory.RMW_SPANS`: the mad_acc's L0C read and write)."""
+    import random
+    from pto_core.program import program
+    r = random.Random(seed)
+    mm, nn, kk = r.choice(((32, 32, 32), (20, 24, 30), (16, 32, 16)))
+    with program(f"rmw{seed}", target="Ascend310") as k:
+        g = k.gm_arg("x", "f16", (32 * 32,), io="in")
+        out = k.gm_arg("y", "f32", (32 * 32,), io="out", init=3)
+        src = k.ptr("l1", "f16", 0)
+        pto.mte_gm_l1(g, src, 32 * 32 * 2, nburst=(1, 0, 0))
+        a, b, c = k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0)
+        _sync("MTE2", "MTE1")
+        pto.mte_l1_l0a(src, a, 0, 0, 2, 2, 2, 2)
+        pto.mte_l1_l0b(src, b, 32, 32)
+        _sync("MTE1", "M")
+        if r.random() < 0.8:
+            pto.mad(a, b, c, mm, nn, kk, disable_gemv=True)
+        with k.for_(0, r.randint(1, 3), dtype="s32") as i:
+            if r.random() < 0.6:
+                if r.random() < 0.9:
+                    _sync("M", "FIX")
+                pto.mte_l0c_gm(c, out, 32, 32, 32, 32, 0, 0, nz2nd=True)
+                if r.random() < 0.85:
+                    _sync("FIX", "M")
+            if r.random() < 0.2:
+                pto.mark_unwritten(c + i * 0, r.choice((64, 256, 4096)))
+            far = r.random() < 0.15           # the tile 128 KiB on per trip: past L0C on a later trip
+            pto.mad_acc(a, b, c + i * 0x8000 if far else c, mm, nn, kk, disable_gemv=True)
+        if r.random() < 0.7:
+            _sync("M", "FIX")
+            pto.mte_l0c_gm(c, out, 32, 32, 32, 32, 0, 0, nz2nd=True)
+    options = MachineOptions(fill="random", seed=4, uninitialized=r.choice(("record", "record", "raise", "off")))
+    return k.program, options
+
+
+def _rmw_outcome(monkeypatch, on, seed):
+    from pto_core import memory
+    from pto_core.interpreter import compile_program
+    monkeypatch.setattr(memory, "RMW_SPANS", on)
+    prog, options = _rmw_program(seed)
+    exe = compile_program(prog, ())
+    m = Machine("Ascend310", options=options)
+    x = (np.arange(32 * 32) % 13 - 6).astype(np.float16)
+    try:
+        y = exe.run({"x": x}, machine=m)["y"].tobytes()
+        exe.run({"x": x}, machine=m)              # a second run on the same machine (its history reset)
+        err = None
+    except Exception as e:                            # noqa: BLE001 - compared between the two paths
+        y, err = None, (type(e).__name__, str(e), e.where)
+    monkeypatch.undo()
+    l0c = m.cores[0].buffer("l0c")
+    return err, list(m.reports), y, l0c.data.tobytes(), np.asarray(l0c.written).tobytes()
+
+
+def test_rmw_spans_keep_verdicts_reports_and_bytes_of_mad_acc_loops(monkeypatch):
+    """`memory.RMW_SPANS` on and off: random cube loops of mad_acc into an L0C tile that FIXPIPE also reads (flags
+    right or missing, L0C partly unwritten, uninitialised reads recorded / raised / not tracked) give the same first
+    error (class, text, provenance), reports, output and L0C bytes and written flags; the one-call path is taken and
+    the programs pass, race and read unwritten bytes."""
+    from pto_core.checks import hazards
+    calls = []
+    real = hazards.HazardTracker.on_access_rmw
+
+    def counted(*args):
+        ok = real(*args)
+        calls.append(ok)
+        return ok
+
+    monkeypatch.setattr(hazards.HazardTracker, "on_access_rmw", counted)
+    kinds = {}
+    for seed in range(60):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            on = _rmw_outcome(monkeypatch, True, seed)
+            monkeypatch.setattr(hazards.HazardTracker, "on_access_rmw", counted)
+            off = _rmw_outcome(monkeypatch, False, seed)
+            monkeypatch.setattr(hazards.HazardTracker, "on_access_rmw", counted)
+        assert on == off, seed
+        kind = on[0][0] if on[0] else ("reported" if on[1] else "ok")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert calls.count(True) >= 30 and calls.count(False) >= 3, (calls.count(True), calls.count(False))
+    assert min(kinds.get(x, 0) for x in ("ok", "reported", "HazardError", "UninitializedRead", "OutOfBounds")) >= 2, \
+        kinds
+
+
+@pytest.mark.parametrize("case,uninit", [("clean", "record"), ("unwritten_c", "record"), ("unwritten_c", "raise"),
+                                         ("hazard", "record"), ("bounds", "record")])
+def test_rmw_spans_equal_the_two_calls_on_the_mad_f16_cases(monkeypatch, case, uninit):
+    """`memory.RMW_SPANS` on and off on the `MAD_F16_PLAN` cases (eager-free compiled loops; L0C partly unwritten
+    before a mad_acc, a RAW, an out-of-L0A pointer): the same outcome, reports, L0C bytes and flags."""
+    from pto_core import memory
+    got = []
+    for on in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            monkeypatch.setattr(memory, "RMW_SPANS", on)
+            got.append(_run_mad_f16(monkeypatch, True, case, "Ascend310", uninit, None))
+    assert got[0] == got[1]

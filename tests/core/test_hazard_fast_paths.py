@@ -5,7 +5,11 @@
 * `checks.hazards.RECORD_AT_ONCE`: during a compiled run the verifier records each access as it checks it, not
   when the next op begins;
 * `checks.shadow.TILE_SHADOWS`: a buffer whose accesses so far all covered one block range keeps its history as
-  one writer stamp and per-pipe read epochs until another range (or a check of its blocks) needs the maps.
+  one writer stamp and per-pipe read epochs until another range (or a check of its blocks) needs the maps;
+* `checks.hazards.BATCH_RUN_RECORDS`: a burst access of several rows (a FIXPIPE store) is recorded with one
+  `BlockMap.assign_ranges` per map instead of one `BlockMap.assign` per row (tests at the end of this file);
+* `HazardTracker.on_access_rmw` (`memory.RMW_SPANS`): a read and a write of the same bytes by one op checked and
+  recorded in one call when neither can conflict (the last test).
 
 Random compiled programs of the test stand-in ops (`sync_standins`: copies, reads, writes, read-modify-writes on
 every pipe, a mad and a FIXPIPE with unit flags), flags (right, missing, wrong event id, swapped pipes, set twice,
@@ -402,3 +406,244 @@ def test_a_run_whose_end_raises_leaves_a_callers_machine_recording_as_before(ste
     with pytest.raises(OutOfBounds, match="outside ub"):       # reads g, then its destination is refused
         pto.mte_gm_ub(gp, m.ptr("ub", "u8", 192 * 1024 - 128), 0, 256, nburst=(1, 256, 256))
     pto.mte_ub_gm(m.ptr("ub", "u8", 0), gp, 256, nburst=(1, 256, 256))    # no op read g: no hazard
+
+
+# ---------------------------------------------------------------------------------------- BATCH_RUN_RECORDS
+def _random_map(r, n, monkeypatch):
+    """A `BlockMap` of ``n`` blocks after a few random assignments (some maps past `MAX_RUNS`: the array form)."""
+    m = shadow.BlockMap(n, r.randrange(3))
+    for _ in range(r.randint(0, 12)):
+        b0 = r.randrange(n)
+        m.assign(b0, r.randint(b0 + 1, min(n, b0 + 9)), r.randrange(4))
+    return m
+
+
+def _random_ranges(r, n):
+    """Ascending, disjoint, not touching block ranges in ``[0, n)`` (what `_record_runs` hands over)."""
+    ranges, pos = [], r.choice((0, r.randrange(n)))
+    while pos < n and len(ranges) < r.randint(1, 10):
+        end = r.choice((n, r.randint(pos + 1, min(n, pos + 6))))
+        ranges.append((pos, end))
+        pos = end + r.randint(1, 7)
+    return ranges
+
+
+def test_assign_ranges_equals_one_assign_per_range(monkeypatch):
+    """`BlockMap.assign_ranges` leaves the values `assign` of each range in turn leaves (a plain array as the
+    reference) and, when both stay in the run form, the same runs; also across `MAX_RUNS` (the array form)."""
+    import copy
+    import numpy as np
+    forms = set()
+    for seed in range(3000):
+        r = random.Random(seed)
+        monkeypatch.setattr(shadow, "MAX_RUNS", r.choice((512, 6, 3)))
+        n = r.randint(2, 80)
+        m = _random_map(r, n, monkeypatch)
+        one = copy.deepcopy(m)
+        ranges, v = _random_ranges(r, n), r.randrange(4)
+        ref = m.array(0, n).copy()
+        for b0, b1 in ranges:
+            one.assign(b0, b1, v)
+            ref[b0:b1] = v
+        m.assign_ranges(ranges, v)
+        assert np.array_equal(m.array(0, n), ref) and np.array_equal(one.array(0, n), ref), seed
+        if m.starts is not None and one.starts is not None:
+            assert (m.starts, m.vals) == (one.starts, one.vals), seed
+            assert all(a != b for a, b in zip(m.vals, m.vals[1:])), seed     # neighbouring runs differ
+        forms.add((m.starts is None, len(ranges) > 1))
+    assert forms == {(False, False), (False, True), (True, False), (True, True)}, forms
+
+
+def _fixpipe_program(seed):
+    """FIXPIPE (``mte_l0c_gm``, one burst per row: `HazardTracker.on_access_runs`) stores of L0C tiles into one GM
+    matrix in a loop, column tiles overlapping or not, rows block-aligned or not, with MTE2 reads of the output
+    between them (read maps the stores clear); a flag now and then missing (a WAW / WAR / RAW on a later trip)."""
+    from pto_core.program import program
+    r = random.Random(seed)
+    m, n, trips = r.randint(1, 32), 16 * r.randint(1, 3), r.randint(2, 4)
+    cols = n * trips + r.choice((0, 1, 8, 16))
+    shift, step = r.choice((0, 0, 1, 3)), r.choice((n, n // 2))
+    ss = -(-m // 16) * 16
+    with program(f"fixruns{seed}", target="A2A3") as k:
+        c = k.gm_arg("g", "f32", ((m + 3) * cols + 8,), io="out", init=2)
+        l0c = k.ptr("l0c", "f32", 0)
+        pto.set_flag("FIX", "M", 0)
+        with k.for_(0, trips, name="t", dtype="s32") as t:
+            if r.random() < 0.95:
+                pto.wait_flag("FIX", "M", 0)
+            pto.t_write_m(l0c, ss * n * 4, r.randrange(256))
+            if r.random() < 0.9:
+                pto.set_flag("M", "FIX", 0)
+                pto.wait_flag("M", "FIX", 0)
+            pto.mte_l0c_gm(l0c, c + shift + t * step, m, n, ss, cols, 0, 0, nz2nd=True)
+            if r.random() < 0.5:
+                if r.random() < 0.9:
+                    pto.set_flag("FIX", "MTE2", 1)
+                    pto.wait_flag("FIX", "MTE2", 1)
+                pto.t_read_mte2(c + r.randrange(cols), 4 * r.randint(1, 2 * cols))
+                if r.random() < 0.9:
+                    pto.set_flag("MTE2", "FIX", 1)
+                    pto.wait_flag("MTE2", "FIX", 1)
+            pto.set_flag("FIX", "M", 0)
+        pto.wait_flag("FIX", "M", 0)
+    return k.program
+
+
+def test_batched_run_records_keep_verdicts_reports_and_outputs_of_fixpipe_loops(monkeypatch):
+    """`hazards.BATCH_RUN_RECORDS` on and off: the same first error (class, text, provenance), reports and output
+    bytes for random FIXPIPE store loops; the batched record is taken, and the programs both pass and fail."""
+    calls = []
+    real = hazards.HazardTracker._record_runs
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(hazards.HazardTracker, "_record_runs", counted)
+    kinds = {}
+    for seed in range(80):
+        prog = _fixpipe_program(seed)
+        got = []
+        for on in (True, False):
+            monkeypatch.setattr(hazards, "BATCH_RUN_RECORDS", on)
+            got.append(_outcome(prog, "A2A3", MachineOptions(uninitialized="record")))
+        assert got[0] == got[1], seed
+        kind = got[0][0][0] if got[0][0] else "ok"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert len(calls) >= 50 and kinds.get("ok", 0) >= 10 and kinds.get("HazardError", 0) >= 5, (len(calls), kinds)
+
+
+def test_batched_run_records_keep_the_same_verdicts_and_history(monkeypatch):
+    """Random `on_access` / `on_access_runs` (reads and writes; rows block-aligned or not, apart, touching or
+    overlapping) of a few pipes on one buffer, with flags between some: the same errors and the same history
+    (writer stamps, read epochs per pipe, newest epochs) with `BATCH_RUN_RECORDS` on or off."""
+    from types import SimpleNamespace
+    from pto_core.errors import HazardError
+    from pto_core.memory import Buffer
+    pipes = ("MTE2", "FIX", "V")
+
+    def run(steps, batch):
+        monkeypatch.setattr(hazards, "BATCH_RUN_RECORDS", batch)
+        ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
+                              sync_state=None, target=None)
+        h = hazards.HazardTracker(ctx)
+        h.begin_run()
+        buf = Buffer("gm", 256 * 32, label="gm")
+        events = []
+        for step in steps:
+            if step[0] == "flag":
+                h.begin_sync_op()
+                tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
+                h.begin_sync_op()
+                h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+                continue
+            _, pipe, lo, count, run_, stride, write = step
+            h.begin_op(f"op.{pipe}", pipe, None)
+            try:
+                if count:
+                    h.on_access_runs(buf, lo, count, run_, stride, write, "x")
+                else:
+                    h.on_access(buf, lo, lo + run_, write, "x")
+                events.append("ok")
+            except HazardError as e:
+                events.append((e.kind, e.byte_range, str(e)))
+                h.begin_op("after", "S", None)
+        h.begin_op("end", "S", None)
+        sh = h.shadows.get(buf)
+        hist = _history(sh)             # (materialises a tile form)
+        runs = None if sh is None else [(m.starts, m.vals) for m in (sh.w, *sh.r.values())]
+        return events, hist, runs       # the same runs too (neighbouring runs differ: one form per history)
+
+    calls = []
+    real = hazards.HazardTracker._record_runs
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(hazards.HazardTracker, "_record_runs", counted)
+    errors = 0
+    for seed in range(500):
+        r = random.Random(seed)
+        steps = []
+        for _ in range(r.randint(1, 16)):
+            if r.random() < 0.45:
+                steps.append(("flag", r.choice(pipes), r.choice(pipes)))
+                steps.append(("flag", r.choice(pipes), r.choice(pipes)))
+                continue
+            align = r.random() < 0.5
+            run_ = r.randint(1, 8) * 32 if align else r.randint(1, 200)
+            stride = r.choice((run_, run_ + r.randint(1, 300), max(1, run_ - r.randint(0, run_)))) if not align \
+                else 32 * r.randint(max(1, run_ // 32 - 1), 12)
+            count = r.choice((0, 1, r.randint(2, 12)))
+            lo = r.randrange(0, 2048, 32 if align else 1)
+            steps.append(("op", r.choice(pipes), lo, count, run_, stride, r.random() < 0.5))
+        on, off = run(steps, True), run(steps, False)
+        assert on == off, seed
+        errors += any(ev != "ok" for ev in on[0])
+    assert 50 <= errors <= 450 and len(calls) >= 150, (errors, len(calls))
+
+
+def test_rmw_access_keeps_the_same_verdicts_and_history(monkeypatch):
+    """`HazardTracker.on_access_rmw` (a read, then a write of the same bytes by one op, at once: `memory.RMW_SPANS`)
+    or, when it declines, the two `on_access` calls, against always the two calls: the same errors and the same
+    history (stamps, read epochs, newest epochs, runs), recording at once or deferred, tile form or maps."""
+    from types import SimpleNamespace
+    from pto_core.errors import HazardError
+    from pto_core.memory import Buffer
+    pipes = ("M", "FIX", "MTE1")
+
+    def run(steps, rmw, at_once):
+        monkeypatch.setattr(hazards, "RECORD_AT_ONCE", at_once)
+        ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
+                              sync_state=None, target=None)
+        h = hazards.HazardTracker(ctx)
+        h.begin_run()
+        buf = Buffer("l0c", 64 * 32, label="l0c")
+        events = []
+        for step in steps:
+            if step[0] == "flag":
+                h.begin_sync_op()
+                tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
+                h.begin_sync_op()
+                h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+                continue
+            _, pipe, kind, rng = step
+            b0, b1 = RANGES[rng]
+            h.begin_op(f"op.{pipe}", pipe, None)
+            try:
+                if kind == "rmw":
+                    took = rmw and h.on_access_rmw(buf, b0 * 32, b1 * 32)
+                    events.append(took)
+                    if not took:
+                        h.on_access(buf, b0 * 32, b1 * 32, False, "x")
+                        h.on_access(buf, b0 * 32, b1 * 32, True, "x")
+                else:
+                    h.on_access(buf, b0 * 32, b1 * 32, kind == "write", "x")
+                events.append("ok")
+            except HazardError as e:
+                events.append((e.kind, e.byte_range, str(e)))
+                h.begin_op("after", "S", None)
+        h.begin_op("end", "S", None)
+        sh = h.shadows.get(buf)
+        hist = _history(sh)
+        return events, hist, None if sh is None else [(m.starts, m.vals) for m in (sh.w, *sh.r.values())]
+
+    took = errors = 0
+    for seed in range(400):
+        r = random.Random(seed)
+        steps = []
+        for _ in range(r.randint(1, 14)):
+            if r.random() < 0.35:
+                steps.append(("flag", r.choice(pipes), r.choice(pipes)))
+            else:
+                steps.append(("op", r.choice(pipes), r.choice(("rmw", "rmw", "read", "write")),
+                              r.choice((0, 0, 0, 3, 4, 5))))
+        for at_once in (True, False):
+            on, off = run(steps, True, at_once), run(steps, False, at_once)
+            assert [e for e in on[0] if e is not True and e is not False] == [e for e in off[0] if e is not False], \
+                (seed, at_once)
+            assert on[1:] == off[1:], (seed, at_once)
+            took += on[0].count(True)
+            errors += any(e not in ("ok", True, False) for e in on[0])
+    assert took >= 300 and 50 <= errors <= 750, (took, errors)
