@@ -1293,7 +1293,20 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._store_element(v, value)
 
     @tik_api("Tensor.reshape")
-    def _api_reshape(self, t: Tensor, new_shape, api=None, twice=None):
+    def _api_reshape(self, t: Tensor, new_shape, twice=None):
+        return self._reshape(t, new_shape, "tik.Tensor.reshape", twice)
+
+    @tik_api("Tensor.flatten")
+    def _api_flatten(self, t: Tensor):
+        return self._reshape(t, ((t.size,),), "tik.Tensor.flatten")
+
+    @tik_api("Tensor.change_shape")
+    def _api_change_shape(self, t: Tensor, new_shape):
+        return self._reshape(t, (new_shape,), "tik.Tensor.change_shape")
+
+    def _reshape(self, t: Tensor, new_shape, api: str, twice=None):
+        """``Tensor.reshape`` / ``flatten`` / ``change_shape`` (``api``: the TIK name the user called, which the
+        decorated caller's errors and warnings carry)."""
         if twice is not None:
             raise self._error(f"Tensor.reshape got the shape by position {new_shape!r:.40} and as new_shape="
                               f"{twice!r:.40}", operand="new_shape", value=repr(twice)[:40],
@@ -1319,7 +1332,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 and t.is_contiguous and not (isinstance(prod(dims), int) and prod(dims) != part[0]):
             # te.tik 2019 reshaped a one-dimensional slice; CANN 8.x refuses it (RESHAPE_OF_1D_PART_WARNS)
             size, whole = part
-            call = (api or "tik.Tensor.reshape").replace("tik.Tensor.", "")
+            call = api.replace("tik.Tensor.", "")
             start = f" [{t.offset}:{t.offset + size}]" if isinstance(t.offset, int) else ""
             self._cann81_rule(
                 "Tensor.reshape:self",

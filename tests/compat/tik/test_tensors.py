@@ -943,3 +943,32 @@ def test_an_empty_slice_reshaped_in_code_that_never_runs_is_an_empty_view(shape)
     ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
     with raises_tik(PtoError, match=r"non-positive dimension 0"):
         ub[128:128].reshape((0,))
+
+
+def test_flatten_and_change_shape_errors_and_warnings_name_the_api_called():
+    """Tensor.flatten() / Tensor.change_shape() went through the decorated reshape, so their refusals and
+    Cann81RuleWarnings said "in `tik.Tensor.reshape`" (review439): each names the API the user called, and a
+    refusal in code that never runs still raises (declarations, DEAD_CODE_DECLARATIONS_CHECKED) as reshape's."""
+    from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
+    _CANN81_WARNED.clear()
+    ti = tik.Tik()
+    t2 = ti.Tensor("float16", (4, 16), name="t2", scope=tik.scope_ubuf)
+    w = ti.Tensor("float16", (64,), name="w", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.flatten`: .*shape \[2, 16\] has "
+                                          r"been sliced"):
+        t2[0:2, :].flatten()
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.change_shape`: .*into \[3, 16\]"):
+        w.change_shape((3, 16))
+    assert w.shape == [64]                                     # refused: nothing changed
+    with pytest.warns(Cann81RuleWarning, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.change_shape`: change_shape "
+                                               r"of a slice"):
+        part = w[0:16]
+        part.change_shape((16,))
+    with pytest.warns(Cann81RuleWarning, match=r"in `tik\.Tensor\.flatten`: flatten of a slice"):
+        t2[16:48].flatten()
+    with pytest.warns(Cann81RuleWarning, match=r"in `tik\.Tensor\.reshape`: reshape of a slice"):
+        w[0:32].reshape((2, 16))
+    with ti.if_scope(0 > 1):                                   # code that never runs
+        with raises_tik(IllegalOperand, match=r"in `tik\.Tensor\.flatten`"):
+            t2[0:2, :].flatten()
+    _CANN81_WARNED.clear()
