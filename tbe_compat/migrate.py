@@ -72,6 +72,9 @@ _NO_STATEMENT = {
     "tik.Scalar.set_as": "a register assignment, folded into the SSA values that use it",
     "tik.Tensor.__getitem__": "a view: the tensor's pointer plus the element offset, used by later calls",
     "tik.Tensor.reshape": "a view: changes the pointer arithmetic of later calls only",
+    "tik.Tensor.flatten": "a view: changes the pointer arithmetic of later calls only",
+    "tik.Tensor.change_shape": "a view (this tensor object takes it): changes the pointer arithmetic of later "
+                               "calls only",
     "tik.Tensor.reinterpret_cast_to": "a view: later pointers use the new element type",
     "tik.Tik": "the kernel: func.func (see BuildCCE)",
     "tik.InputScalar": "a scalar argument of func.func, named by its name=",

@@ -141,6 +141,22 @@ SET_AS_TENSOR_FIRST_ELEMENT = True
 #: ``name=`` is named ``tensor_<n>`` and an int / Scalar ``shape`` is one dimension (the behaviour before fix438).
 #: migration_guide/tik_core.md §2.
 TENSOR_NAME_AND_SHAPE_REQUIRED = True
+#: Named choice **TENSOR_NAME_NO_LEADING_DIGIT**: a tensor name starting with a digit (``name="1ab"``) is an
+#: `IllegalOperand` naming a name that works. te.tik 2019 ``Tik.Tensor_`` (tik_build.py) raises "tensor's name should
+#: not begin with a digit" after ``check_name_str_valid``, and the CANN TIK reference's Tensor page (8.0,
+#: atlastikapi_07_0007: "Only digits, letters, and underscores (_) are allowed. However, the name must not start with
+#: a digit") states the rule; CANN 8.1's ``TikInner.tensor_`` is not in the public mirror, so no TIK is known to take
+#: such a name (an error, not a `Cann81RuleWarning`). The simulator accepted it. False: accepted (as before).
+#: migration_guide/tik_core.md §2.
+TENSOR_NAME_NO_LEADING_DIGIT = True
+#: Named choice **TENSOR_SHAPE_NUMPY_INT_REFUSED**: a numpy integer dimension in a declared ``shape``
+#: (``(np.int64(16),)``, ``[np.prod(x.shape)]``) is an `IllegalOperand` whose Fix gives the shape in Python ints.
+#: CANN 8.1.RC1 ``Tensor.__check_tensor_params`` (tbe/tik/api/tik_tensor.py) requires each element to be an
+#: ``int``/``float``/Scalar/Expr/TVM immediate ("element in shape should be Imm, Scalar or Expr."), and te.tik 2019
+#: ``_normalize_shape`` (tik_tensor.py; ``is_immediate_number``: ``float``/``int``) raises "only support static shape
+#: define now"; a numpy integer is neither (numpy floats subclass ``float`` and pass both). The simulator took its
+#: value. False: a numpy integer counts as its value (as before). migration_guide/tik_core.md §2.
+TENSOR_SHAPE_NUMPY_INT_REFUSED = True
 
 #: Named choice TENSOR_SET_AS_IMMEDIATE_CHECKED: an immediate stored into a tensor element (``t[i].set_as(v)``,
 #: ``t[i] = v``) follows the Scalar store rule (tik_core.md §8, `check_immediate` with ``store=True``): an int (or an
@@ -204,7 +220,8 @@ DEAD_CODE_TENSOR_NOTE = ("this declaration is in code that never runs (a statica
 from .tensor import (SCOPE_SPACES, SPACE_TIK_NAMES, TENSOR_DTYPES, FlatIndexWarning, Storage, Tensor, _IndexError,
                      prod, single_index_skips_view)
 
-#: TIK's name rules: tensors (tik_tensor check_name_str_valid) and Scalars (the Scalar reference: no leading digit)
+#: TIK's name rules: tensors (tik_tensor check_name_str_valid; no leading digit: TENSOR_NAME_NO_LEADING_DIGIT) and Scalars
+#: (the Scalar reference: no leading digit)
 _TENSOR_NAME = re.compile(r"[0-9A-Za-z_]+\Z")
 _SCALAR_NAME = re.compile(r"[A-Za-z_][0-9A-Za-z_]*\Z")
 _SCOPE_WORDS = {"for": "for_range", "block": "for_range", "if": "if_scope", "elif": "elif_scope", "else": "else_scope",
@@ -395,6 +412,16 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"shape {shape!r:.40} must be a list or tuple (TIK: \"shape: ... must be list or "
                               f"tuple.\")", operand="shape", value=repr(shape)[:40], limit="list | tuple",
                               hint=_shape_tuple_hint(shape))
+        if TENSOR_SHAPE_NUMPY_INT_REFUSED and isinstance(shape, (list, tuple)) and \
+                any(isinstance(d, np.integer) for d in shape):
+            bad = next(d for d in shape if isinstance(d, np.integer))
+            fixed = tuple(int(d) if isinstance(d, np.integer) else d for d in shape)
+            shown = ", ".join(d.name if isinstance(getattr(d, "name", None), str) else repr(d) for d in fixed)
+            shown += "," if len(fixed) == 1 else ""
+            raise self._error(f"shape dimension {bad!r} is a numpy {type(bad).__name__}, not a Python int (TIK: "
+                              f"\"element in shape should be Imm, Scalar or Expr.\")", operand="shape",
+                              value=repr(bad), limit="int | Scalar | Expr",
+                              hint=f"pass the dimensions as Python ints: shape=({shown}) (int(d) of a numpy value)")
         dims = self._shape_arg(shape, zero_ok=dead)
         if scope is None:
             raise self._error("scope is required", operand="scope",
@@ -418,6 +445,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             raise self._error(f"tensor name {name!r} must be a non-empty string of letters, digits and _",
                               operand="name", value=name, limit="[0-9A-Za-z_]+",
                               hint="pass name='...' (letters, digits and _; the feed_dict key of GM inputs)")
+        if TENSOR_NAME_NO_LEADING_DIGIT and name[0].isdigit():
+            raise self._error(f"tensor name {name!r} begins with a digit (TIK: \"tensor's name should not begin with "
+                              f"a digit\")", operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*",
+                              hint=f"start the name with a letter or _: name='t{name}' (for a GM input or output "
+                                   f"also its feed_dict key)")
         self._names[name] = self._names.get(name, 0) + 1
         if space == "gm" and len(self._scopes) > 1:
             raise self._error(f"GM tensor {name!r} is declared inside a {_SCOPE_WORDS[self._scopes[-1].kind]} body; "
@@ -1293,7 +1325,20 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         self._store_element(v, value)
 
     @tik_api("Tensor.reshape")
-    def _api_reshape(self, t: Tensor, new_shape, api=None, twice=None):
+    def _api_reshape(self, t: Tensor, new_shape, twice=None):
+        return self._reshape(t, new_shape, "tik.Tensor.reshape", twice)
+
+    @tik_api("Tensor.flatten")
+    def _api_flatten(self, t: Tensor):
+        return self._reshape(t, ((t.size,),), "tik.Tensor.flatten")
+
+    @tik_api("Tensor.change_shape")
+    def _api_change_shape(self, t: Tensor, new_shape):
+        return self._reshape(t, (new_shape,), "tik.Tensor.change_shape")
+
+    def _reshape(self, t: Tensor, new_shape, api: str, twice=None):
+        """``Tensor.reshape`` / ``flatten`` / ``change_shape`` (``api``: the TIK name the user called, which the
+        decorated caller's errors and warnings carry)."""
         if twice is not None:
             raise self._error(f"Tensor.reshape got the shape by position {new_shape!r:.40} and as new_shape="
                               f"{twice!r:.40}", operand="new_shape", value=repr(twice)[:40],
@@ -1319,7 +1364,7 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                 and t.is_contiguous and not (isinstance(prod(dims), int) and prod(dims) != part[0]):
             # te.tik 2019 reshaped a one-dimensional slice; CANN 8.x refuses it (RESHAPE_OF_1D_PART_WARNS)
             size, whole = part
-            call = (api or "tik.Tensor.reshape").replace("tik.Tensor.", "")
+            call = api.replace("tik.Tensor.", "")
             start = f" [{t.offset}:{t.offset + size}]" if isinstance(t.offset, int) else ""
             self._cann81_rule(
                 "Tensor.reshape:self",

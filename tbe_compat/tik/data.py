@@ -72,6 +72,19 @@ U16 = 0xFFFF
 PAD_NBURST_MAX = 4095
 PAD_BURST_MAX = (1 << 21) - 1
 PAD_GAP_MAX = (1 << 32) - 1
+#: Named choice **PADDING_VALUE_CANN81_WARN**: CANN 8.1.RC1 TIK's ``DataMoveCheck._check_padding_value``
+#: (tik_lib/tik_data_move_api/tik_data_move_check.py, called from ``check_mov_pad_instr_params`` on every chip
+#: but the nano series) refuses a GM -> UB ``data_move_pad`` that gives (a) a ``padding_value`` with
+#: ``left_padding == right_padding == 0`` ("When right_padding and left_padding is 0, padding_value must be set to
+#: None") or (b) a nonzero ``left_padding`` / ``right_padding`` with ``padding_value=None`` ("When right_padding or
+#: left_padding is not 0, padding_value cannot be set to None"). The TIK reference (tik_api.md §7.2) allows both: a
+#: None padding_value pads with the MOV_PAD_VAL register's value (open question 9: 0 is assumed) and nothing bars a
+#: padding value without padding counts. So both run as before -- (a) the value fills an unaligned burst's dummy
+#: tail (a padding_value with zero paddings counts as padding, ``padded`` below), (b) the padding is 0 -- with a
+#: `Cann81RuleWarning` once per call site naming the rule and the Fix, as USER_FLAG_CANN81_RULES_WARN's rules.
+#: False (or USER_FLAG_CANN81_RULES_WARN False): both are `IllegalOperand` at the call, as CANN 8.1 TIK.
+#: migration_guide/tik_core.md (data_move_pad; §6 list of Cann81RuleWarning rules).
+PADDING_VALUE_CANN81_WARN = True
 #: largest burst (in 32-byte blocks) data_move puts in one mte_gm_ub / mte_ub_gm row (16-bit byte count)
 _MAX_ROW_BLOCKS = U16 // BLOCK
 
@@ -536,6 +549,7 @@ class DataAPI(TikBase):
                           if isinstance(s_step, int) else None),
                   d.write(None if row is None or not isinstance(d_step, int) or not isinstance(n, int)
                           else (n - 1) * d_step + row)]
+            self._pad_value_rule(padding_value, lp, rp)
             pad = None
             if padded:
                 value = 0 if padding_value is None else padding_value
@@ -564,6 +578,30 @@ class DataAPI(TikBase):
                 self._check_pad_extent(d, (n - 1) * d_step + nb, n, "dst")
             fp = [s.read(None), d.write(None)]
             self._emit("mte_ub_gm", s.ptr, d.ptr, nb, nburst=(n, s_step, d_step), footprint=fp)
+
+    def _pad_value_rule(self, padding_value, lp: int, rp: int) -> None:
+        """PADDING_VALUE_CANN81_WARN for a GM -> UB ``data_move_pad`` (see the constant)."""
+        if padding_value is not None and not (lp or rp):
+            rule = "data_move_pad:padding_value"
+            message = (f"data_move_pad with padding_value={padding_value!r} and left_padding = right_padding = 0 "
+                       f"(CANN 8.1 TIK: \"When right_padding and left_padding is 0, padding_value must be set to "
+                       f"None\")")
+            does = "the value fills the 32-byte block after an unaligned burst, where no padding_value repeats " \
+                   "the burst's first element"
+            fix = "drop padding_value (if the kernel never reads the block's tail past the burst), or give " \
+                  "right_padding / left_padding with it"
+        elif padding_value is None and (lp or rp):
+            rule = "data_move_pad:padding_value:none"
+            message = (f"data_move_pad with left_padding={lp}, right_padding={rp} and padding_value=None (CANN 8.1 "
+                       f"TIK: \"When right_padding or left_padding is not 0, padding_value cannot be set to None\")")
+            does = "it pads with 0, the MOV_PAD_VAL value tik_api.md §7.2 assumes"
+            fix = "pass padding_value=0 (the value the simulator pads with) or the value the kernel needs"
+        else:
+            return
+        if not PADDING_VALUE_CANN81_WARN:
+            raise self._error(f"{message}; CANN 8.1 TIK refuses it", operand="padding_value",
+                              value=repr(padding_value), hint=fix)
+        self._cann81_rule(rule, message, does=does, fix=fix)
 
     def _pad_run_time_checks(self, n, nb, dg, sg, size) -> None:
         """``data_move_pad``'s TIK values range-checked when the move runs (recorded before the run-time extent

@@ -479,7 +479,7 @@ class Tensor:
 
     @user_method("tik.Tensor.flatten")
     def flatten(self) -> "Tensor":
-        return self.tik._api_reshape(self, ((self.size,),), api="tik.Tensor.flatten")
+        return self.tik._api_flatten(self)
 
     @user_method("tik.Tensor.reinterpret_cast_to")
     def reinterpret_cast_to(self, dtype) -> "Tensor":
@@ -489,7 +489,7 @@ class Tensor:
     def change_shape(self, new_shape) -> None:
         """TIK ``Tensor.change_shape``: ``reshape`` in place (this Python object takes the new shape; ops
         already traced keep the old one)."""
-        v = self.tik._api_reshape(self, (new_shape,), api="tik.Tensor.change_shape")
+        v = self.tik._api_change_shape(self, new_shape)
         self._shape, self._strides, self.offset, self._whole = v._shape, v._strides, v.offset, v._whole
 
     @user_method("tik.Tensor.double_buffer_size")

@@ -748,3 +748,24 @@ def test_cli_output_paths_are_the_users_even_when_the_script_changes_folder(tmp_
         assert "pto-run io/k1.pto" in err, err
     finally:
         os.chdir(cwd)
+
+
+def test_flatten_and_change_shape_rows_name_their_own_api_and_call(tmp_path):
+    """Tensor.flatten() / change_shape() were listed as `tik.Tensor.reshape` with the whole statement as their
+    source (no `reshape` call on the line): each row now names the API called, its call, and the view note."""
+    extra = textwrap.dedent('''
+        ti = tik.Tik()
+        x = ti.Tensor("float16", (4, 16), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+        ub = ti.Tensor("float16", (4, 16), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 4, 0, 0)
+        flat = ub.flatten()
+        flat.change_shape((2, 32))
+        ti.data_move(y, flat, 0, 1, 4, 0, 0)
+        ti.BuildCCE(kernel_name="views", inputs=[x], outputs=[y])
+    ''')
+    trace = migrate.trace_script(_script(tmp_path, names=(), extra=extra))
+    rows = {r.api: r for r in migrate.listing(trace.kernels["views"])}
+    assert rows["tik.Tensor.flatten"].source == "ub.flatten()"
+    assert rows["tik.Tensor.change_shape"].source == "flat.change_shape((2, 32))"
+    assert all("a view" in rows[a].note for a in ("tik.Tensor.flatten", "tik.Tensor.change_shape"))

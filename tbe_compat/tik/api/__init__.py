@@ -59,7 +59,8 @@ from ..tensor import SPACE_TIK_NAMES, Tensor
 DEAD_CODE_DECLARATIONS_CHECKED = True
 #: The TIK APIs `DEAD_CODE_DECLARATIONS_CHECKED` applies to: those that return an object the kernel keeps using.
 DECLARATION_APIS = frozenset({"tik.Tensor", "tik.Scalar", "tik.InputScalar", "tik.ScalarArray", "tik.TensorAddrList",
-                              "tik.Tensor.reshape", "tik.Tensor.reinterpret_cast_to"})
+                              "tik.Tensor.reshape", "tik.Tensor.flatten", "tik.Tensor.change_shape",
+                              "tik.Tensor.reinterpret_cast_to"})
 
 
 def _kept_in_dead_code(api: str, e: PtoError) -> bool:

@@ -244,6 +244,64 @@ def test_data_move_pad_gm_ub_with_padding_and_back():
     assert np.array_equal(od[:, 2:12], xs) and (od[:, :2] == -1).all() and (od[:, 12:16] == -1).all()
 
 
+def test_data_move_pad_padding_rules_only_cann81_refuses_run_with_one_warning_per_site():
+    """PADDING_VALUE_CANN81_WARN: CANN 8.1 TIK's _check_padding_value refuses a padding_value with zero paddings and
+    paddings with padding_value=None; the TIK reference allows both, so they run as before (the value fills the
+    unaligned burst's block tail; None pads with 0) with a Cann81RuleWarning once per call site at the user's line;
+    the calls CANN 8.1 accepts warn nothing; with the choice off each is an IllegalOperand at the line."""
+    import warnings
+    from tbe_compat.tik import data
+    from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
+    _CANN81_WARNED.clear()
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x[32], 0, 1, 2, 0, 0)                     # 32..63 everywhere the pad moves do not write
+    ti.data_move(ub[32], x[32], 0, 1, 2, 0, 0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):                                      # one site, three calls: one warning
+            line_a = here()
+            ti.data_move_pad(ub, x, 1, 6, 0, 0, padding_value=3.0)
+        line_b = here()
+        ti.data_move_pad(ub[16], x, 1, 6, 0, 0, left_padding=3)
+        ti.data_move_pad(ub[32], x, 1, 6, 0, 0, left_padding=3, padding_value=0)        # CANN 8.1 accepts these
+        ti.data_move_pad(ub[48], x, 1, 6, 0, 0)
+    ours = [w for w in seen if issubclass(w.category, Cann81RuleWarning)]
+    assert [(w.lineno, str(w.message).split(": ", 1)[1][:60]) for w in ours] == [
+        (line_a, "data_move_pad with padding_value=3.0 and left_padding = righ"),
+        (line_b, "data_move_pad with left_padding=3, right_padding=0 and paddi")]
+    assert all("CANN 8.1 TIK refuses this call" in str(w.message) and "Fix: " in str(w.message) for w in ours)
+    assert "Fix: pass padding_value=0" in str(ours[1].message)
+    ti.data_move(y, ub, 0, 1, 4, 0, 0)
+    build(ti, "pad_rules", [x], [y])
+    out, = run(ti, {"x": np.arange(64, dtype=np.float16) + 100})
+    f = np.float16
+    assert out[:16].tolist() == [100, 101, 102] + [3] * 13                            # the value fills the block
+    assert out[16:32].tolist() == [0, 0, 0, 100, 101, 102] + [0] * 10                   # padded with 0
+    assert out[32:48].tolist() == [0, 0, 0, 100, 101, 102] + [0] * 10
+    assert out[48:].tolist() == [100, 101, 102] + [100] * 13                            # dummy: the first element
+    assert out.dtype == f
+    _CANN81_WARNED.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Cann81RuleWarning)
+        with pytest.raises(Cann81RuleWarning, match=r"test_data_move\.py:\d+ in `tik\.data_move_pad`: .*"
+                                                     r"padding_value=None"):
+            ti.data_move_pad(ub, x, 1, 6, 0, 0, right_padding=2)
+    saved = data.PADDING_VALUE_CANN81_WARN
+    data.PADDING_VALUE_CANN81_WARN = False
+    try:
+        for kw in (dict(padding_value=1.0), dict(right_padding=2)):
+            with raises_tik(IllegalOperand, match=r"test_data_move\.py:\d+ in `tik\.data_move_pad`: .*CANN 8\.1 "
+                                                  r"TIK refuses it.*Fix:"):
+                ti.data_move_pad(ub, x, 1, 6, 0, 0, **kw)
+    finally:
+        data.PADDING_VALUE_CANN81_WARN = saved
+        _CANN81_WARNED.clear()
+
+
 @pytest.mark.parametrize("runtime_burst", [False, True])
 def test_data_move_pad_burst_above_64_kib(runtime_burst):
     # square_sum_all (CANN dynamic op) moves up to 97792 B per data_move_pad burst: bursts are 21-bit
@@ -376,7 +434,7 @@ def test_data_move_pad_run_time_dst_offset_may_use_the_block_tail():
         ub = ti.Tensor("float16", (125,), name="ub", scope=tik.scope_ubuf)
         o = ti.Scalar("int32", init_value=start)
         ti.vec_dup(125, ub, 0, 1, 8)
-        ti.data_move_pad(ub[o:], x, 4, 20, 0, 0, left_padding=3)
+        ti.data_move_pad(ub[o:], x, 4, 20, 0, 0, left_padding=3, padding_value=0)
         ti.data_move(y, ub, 0, 1, 8, 0, 0)
         build(ti, "pad_rt_off", [x], [y])
         xs = np.arange(256, dtype=np.float16) + 1

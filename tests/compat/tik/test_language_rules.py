@@ -200,7 +200,9 @@ def test_ascend310_integer_scalars_take_bit_reinterpretations_of_integers():
 
 def test_names_follow_tik_rules():
     ti = tik.Tik()
-    ti.Tensor("float16", (16,), name="9_ok", scope=tik.scope_ubuf)     # TIK's tensor rule allows a leading digit
+    ti.Tensor("float16", (16,), name="_9_ok", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match="tensor name '9_ok' begins with a digit"):     # TENSOR_NAME_NO_LEADING_DIGIT
+        ti.Tensor("float16", (16,), name="9_ok", scope=tik.scope_ubuf)
     ti.Scalar("int32", name="_s1")
     with raises_tik(IllegalOperand, match="tensor name 'a-b' must be"):
         ti.Tensor("float16", (16,), name="a-b", scope=tik.scope_ubuf)

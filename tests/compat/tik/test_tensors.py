@@ -943,3 +943,57 @@ def test_an_empty_slice_reshaped_in_code_that_never_runs_is_an_empty_view(shape)
     ub = ti.Tensor("float16", (128,), name="ub", scope=tik.scope_ubuf)
     with raises_tik(PtoError, match=r"non-positive dimension 0"):
         ub[128:128].reshape((0,))
+
+
+def test_flatten_and_change_shape_errors_and_warnings_name_the_api_called():
+    """Tensor.flatten() / Tensor.change_shape() went through the decorated reshape, so their refusals and
+    Cann81RuleWarnings said "in `tik.Tensor.reshape`" (review439): each names the API the user called, and a
+    refusal in code that never runs still raises (declarations, DEAD_CODE_DECLARATIONS_CHECKED) as reshape's."""
+    from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
+    _CANN81_WARNED.clear()
+    ti = tik.Tik()
+    t2 = ti.Tensor("float16", (4, 16), name="t2", scope=tik.scope_ubuf)
+    w = ti.Tensor("float16", (64,), name="w", scope=tik.scope_ubuf)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.flatten`: .*shape \[2, 16\] has "
+                                          r"been sliced"):
+        t2[0:2, :].flatten()
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.change_shape`: .*into \[3, 16\]"):
+        w.change_shape((3, 16))
+    assert w.shape == [64]                                     # refused: nothing changed
+    with pytest.warns(Cann81RuleWarning, match=r"test_tensors\.py:\d+ in `tik\.Tensor\.change_shape`: change_shape "
+                                               r"of a slice"):
+        part = w[0:16]
+        part.change_shape((16,))
+    with pytest.warns(Cann81RuleWarning, match=r"in `tik\.Tensor\.flatten`: flatten of a slice"):
+        t2[16:48].flatten()
+    with pytest.warns(Cann81RuleWarning, match=r"in `tik\.Tensor\.reshape`: reshape of a slice"):
+        w[0:32].reshape((2, 16))
+    with ti.if_scope(0 > 1):                                   # code that never runs
+        with raises_tik(IllegalOperand, match=r"in `tik\.Tensor\.flatten`"):
+            t2[0:2, :].flatten()
+    _CANN81_WARNED.clear()
+
+
+def test_tensor_name_with_a_leading_digit_and_numpy_int_dimensions_are_refused_with_a_fix_that_works(monkeypatch):
+    """TENSOR_NAME_NO_LEADING_DIGIT: te.tik 2019 Tik.Tensor_ ("tensor's name should not begin with a digit") and the
+    CANN TIK Tensor page refuse name='1ab'; TENSOR_SHAPE_NUMPY_INT_REFUSED: CANN 8.1 __check_tensor_params ("element
+    in shape should be Imm, Scalar or Expr.") and te.tik 2019 _normalize_shape refuse a numpy integer dimension. The
+    simulator accepted both (review439); each is now an IllegalOperand at the line whose Fix, applied, declares."""
+    from tbe_compat.tik import container
+    ti = tik.Tik()
+    n = ti.Scalar("int32", name="n", init_value=4)
+    with raises_tik(IllegalOperand, match=r"test_tensors\.py:\d+ in `tik\.Tensor`: operand name: tensor name '1ab' "
+                                          r"begins with a digit.*Fix: start the name with a letter or _: "
+                                          r"name='t1ab'"):
+        ti.Tensor("float16", (16,), tik.scope_ubuf, "1ab")
+    assert ti.Tensor("float16", (16,), tik.scope_ubuf, "t1ab").name == "t1ab"          # the Fix
+    for shape, fixed in (((np.int64(16),), "(16,)"), ([np.int32(4), 16], "(4, 16)"), ((n, np.uint8(16)), "(n, 16)")):
+        with raises_tik(IllegalOperand, match=rf"test_tensors\.py:\d+ in `tik\.Tensor`: operand shape: shape "
+                                              rf"dimension np\.u?int\d+\(\d+\) is a numpy u?int\d+, not a Python int.*"
+                                              rf"Fix: pass the dimensions as Python ints: shape={re.escape(fixed)}"):
+            ti.Tensor("float16", shape, tik.scope_gm, f"g{len(fixed)}")
+        assert ti.Tensor("float16", eval(fixed, {"n": n}), tik.scope_gm, f"g{len(fixed)}") is not None   # the Fix
+    assert ti.Tensor("float16", (np.float64(16.0), True), tik.scope_ubuf, "f").shape == [16, 1]   # both TIKs take
+    monkeypatch.setattr(container, "TENSOR_NAME_NO_LEADING_DIGIT", False)
+    monkeypatch.setattr(container, "TENSOR_SHAPE_NUMPY_INT_REFUSED", False)
+    assert ti.Tensor("float16", (np.int64(16),), tik.scope_ubuf, "2ab").shape == [16]
