@@ -118,8 +118,10 @@ register(OpSpec(
 def _assert_in_range(ctx, value, lo, hi, *, what=None, hint=None):
     value, lo, hi = int(value), int(lo), int(hi)
     if not lo <= value <= hi:
-        raise IllegalOperand(f"{what or 'a run-time value'} = {value} is outside [{lo}, {hi}]", op="pto.assert_in_range",
-                             value=value, limit=f"[{lo}, {hi}]",
+        # one allowed value (e.g. a run-time length that must equal another): "must be", not "outside [n, n]"
+        rule = f", but it must be {lo}" if lo == hi else f" is outside [{lo}, {hi}]"
+        raise IllegalOperand(f"{what or 'a run-time value'} = {value}{rule}", op="pto.assert_in_range",
+                             value=value, limit=str(lo) if lo == hi else f"[{lo}, {hi}]",
                              hint=hint or "check the value the kernel computed (e.g. the tiling data it read)")
 
 
@@ -171,8 +173,9 @@ def _assert_multiple(ctx, value, divisor, *, what=None, unit=None, rule=None, op
         return
     shown = f"{value} {unit}" if unit else str(value)
     raise IllegalOperand(f"{what or 'a run-time value'} {shown} is not {rule or f'a multiple of {divisor}'}",
-                         op="pto.assert_multiple", operand=operand, value=value, limit=f"multiple of {divisor}",
-                         hint=hint)
+                         op="pto.assert_multiple", operand=operand, value=value,
+                         limit=None if rule else f"multiple of {divisor}",
+                         hint=hint or "check the value the kernel computed (e.g. the tiling data it read)")
 
 
 def _bind_multiple_holes(args, indices, clauses):
