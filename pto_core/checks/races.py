@@ -67,11 +67,78 @@ no search.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from ..errors import GmRace, GmRaceWarning, at_site
+from ..dtypes import dtype as _dtype
+from ..errors import GmRace, GmRaceWarning, UnknownName, at_site
+
+@dataclass(frozen=True)
+class RaceWording:
+    """The words a race report uses (`GmRaceTracker._report`): `PTO_RACE_WORDING` for PTO programs; a front
+    end registers its own (`add_race_wording`) for the ops it lowers, so that its users read their own calls,
+    argument names, dtype spellings and fixes (the TIK facade: ``tbe_compat.tik.errors.TIK_RACE_WORDING``).
+
+    Attributes:
+        call_prefix: a report uses this wording when the provenance call of its access, or else of the other
+            core's access, starts with it (``"tik."``); `PTO_RACE_WORDING`'s ``""`` is the fallback.
+        region: what a GM region is called (``"region"``, ``"tensor"``).
+        barrier: the all-core barrier (``"pto.sync_all"``, ``"tik.block_barrier"``).
+        dtype_attr: the `DType` attribute spelling a type (``"name"`` -> ``f16``, ``"tik_name"`` -> ``float16``).
+        fixes: race kind (``"write/write"``, ``"read/write"``, ``"atomic/plain"``, ``"atomic/atomic"``) -> the
+            Fix; ``str.format`` fields ``{region}`` (quoted name), ``{barrier}``, ``{dtype}`` (the region's type,
+            or ``the tensor's type``).
+        by_call: name an access by its provenance call (``tik.data_move``) rather than its PTO op.
+        operand: ``(call, PTO operand) -> argument name`` of the front end (``%dst`` -> ``dst``), or None to
+            keep the PTO operand.
+    """
+
+    call_prefix: str
+    region: str
+    barrier: str
+    dtype_attr: str
+    fixes: Mapping[str, str] = field(default_factory=dict)
+    by_call: bool = False
+    operand: Optional[Callable[[str, str], Optional[str]]] = None
+
+
+#: PTO programs' race reports: PTO op names and operands, PTO dtype names, `pto.sync_all`.
+PTO_RACE_WORDING = RaceWording(
+    call_prefix="", region="region", barrier="pto.sync_all", dtype_attr="name",
+    fixes={
+        "write/write": "give each core its own bytes of {region} (offset by the block index, pto.get_block_idx or "
+                       "the block_num loop's variable; a shorter last burst instead of a 32-byte-rounded store), "
+                       "accumulate with one atomic op (pto.set_atomic_<type> + pto.set_atomic_add ... "
+                       "pto.set_atomic_none on every core), or order the two stores with {barrier}",
+        "read/write": "order the write before the read with {barrier} (on every core of the launch), or give each "
+                      "core its own bytes of {region} (offset by the block index, pto.get_block_idx)",
+        "atomic/plain": "make every core's store to these bytes of {region} atomic with the same type and op, or "
+                        "keep plain reads and stores away from them until a {barrier}",
+        "atomic/atomic": "accumulate into these bytes of {region} with one atomic type and op on every core "
+                         "(pto.set_atomic_<type> + pto.set_atomic_add/max/min), or put a {barrier} between the two "
+                         "cores' atomics",
+    })
+
+#: Front ends' wordings (`add_race_wording`), tried in order before `PTO_RACE_WORDING`.
+_WORDINGS: list = []
+
+
+def add_race_wording(wording: RaceWording) -> None:
+    """Register a front end's race-report wording (a wording with the same ``call_prefix`` is replaced)."""
+    _WORDINGS[:] = [w for w in _WORDINGS if w.call_prefix != wording.call_prefix] + [wording]
+
+
+def _wording_of(*sites) -> RaceWording:
+    """The wording of the first of ``sites`` (provenances, None allowed) whose call a front end lowered."""
+    for where in sites:
+        call = getattr(where, "call", "") or ""
+        for w in _WORDINGS:
+            if w.call_prefix and call.startswith(w.call_prefix):
+                return w
+    return PTO_RACE_WORDING
+
 
 #: Most cores with their own bits; core ``c`` uses bit ``c % MAX_CORE_BITS`` of each mask.
 MAX_CORE_BITS = 64
@@ -632,29 +699,57 @@ class GmRaceTracker:
             return                                   # (`"warn"` still warns: a GmRaceWarning per distinct race)
         if span_of is not None:
             first, end = span_of()
+        words = _wording_of(where, owhere)
+        tname = None
         span = f"bytes [{first}, {end})"
         if r.dtype is not None and r.dtype.bits >= 8:
             size = r.dtype.bits // 8
             e0, e1 = first // size, (end - 1) // size
-            span += f" ({r.dtype.name} element{'s' if e1 > e0 else ''} {e0}" + (f"..{e1}" if e1 > e0 else "") + ")"
+            tname = getattr(r.dtype, words.dtype_attr, None) or r.dtype.name
+            elems = f"{tname} element{'s' if e1 > e0 else ''} {e0}" + (f"..{e1}" if e1 > e0 else "")
+            # a front end's users index tensors by element: the elements first, the bytes in parentheses
+            span = f"{elems} ({span})" if words.by_call else f"{span} ({elems})"
+
+        def spell(t: str) -> str:
+            try:
+                return getattr(_dtype(t), words.dtype_attr, None) or t
+            except UnknownName:     # an atomic type name no dtype spells: shown as given
+                return t
 
         def verb(k, a):
-            return f"atomic-{a[1]}s ({a[0]})" if k == _ATOMIC else _KIND_WORD[k]
+            if k != _ATOMIC:
+                return _KIND_WORD[k]
+            return f"atomic-{a[1]}s as {spell(a[0])}" if words.by_call else f"atomic-{a[1]}s ({a[0]})"
 
         def past(k, a):
-            return f"atomic-{a[1]}ed ({a[0]})" if k == _ATOMIC else {_READ: "read", _WRITE: "wrote"}[k]
+            if k != _ATOMIC:
+                return {_READ: "read", _WRITE: "wrote"}[k]
+            return f"atomic-{a[1]}ed as {spell(a[0])}" if words.by_call else f"atomic-{a[1]}ed ({a[0]})"
 
-        them = (f"core {ocore}'s {oop or 'op'}{at_site(owhere, oop)} {past(okind, oatomic)}"
+        def name(o, w):
+            """An access's op as its user wrote it: the front end's call (at file:line), or the PTO op."""
+            if words.by_call and w is not None and w.call:
+                return f"{w.call} at {w.file}:{w.line}" + (f" ({w.detail})" if w.detail else "")
+            return f"{o or 'op'}{at_site(w, o)}"
+
+        them = (f"core {ocore}'s {name(oop, owhere)} {past(okind, oatomic)}"
                 if ocore is not None else "another core wrote")
         diff = ", with different values," if label == "write/write" else ""
-        msg = (f"GM race ({label}) on region {r.name!r} {span} in barrier phase {self.phase}: core {core} "
-               f"{verb(kind, atomic)}{diff} bytes that {them}, with no pto.sync_all (TIK block_barrier) between "
+        what = "elements" if words.by_call and tname is not None else "bytes"
+        phase = (f"before the first {words.barrier}" if self.phase == 0
+                 else f"after {words.barrier} pass {self.phase}")
+        msg = (f"GM race ({label}) on {words.region} {r.name!r} {span} in barrier phase {self.phase} ({phase}): "
+               f"core {core} {verb(kind, atomic)}{diff} {what} that {them}, with no {words.barrier} between "
                f"them; on hardware the result depends on which core comes first.")
-        hint = ("order the cores with pto.sync_all / block_barrier, give each core its own bytes (e.g. "
-                "data_move_pad or a shorter last burst instead of a 32-byte-rounded store), or combine "
-                "with one atomic op")
-        err = GmRace(msg, op=op or None, operand=operand or None, value=f"[{first}, {end})", where=where,
-                     hint=hint)
+        hint = words.fixes.get(label, "order the cores with {barrier}").format(
+            region=repr(r.name), barrier=words.barrier, dtype=tname or f"the {words.region}'s type")
+        shown_op, shown_operand = op, operand
+        if words.by_call and where is not None and where.call and where.call != op:
+            shown_op = where.call               # the front end's call, named by the provenance ("in `tik.data_move`")
+            if words.operand is not None and operand:
+                shown_operand = words.operand(where.call, operand)
+        err = GmRace(msg, op=shown_op or None, operand=shown_operand or None, value=f"[{first}, {end})",
+                     where=where, hint=hint)
         err.kind = label
         err.region = r.name
         err.byte_range = (first, end)
@@ -693,4 +788,4 @@ def _run_end(offs: np.ndarray) -> int:
     return int(offs[0]) + n
 
 
-__all__ = ["GmRaceTracker", "MAX_CORE_BITS"]
+__all__ = ["GmRaceTracker", "MAX_CORE_BITS", "RaceWording", "PTO_RACE_WORDING", "add_race_wording"]

@@ -1,5 +1,6 @@
 """Run-time checks a front end can place in a program: ``pto.assert_in_bounds``,
-``pto.assert_in_range``, ``pto.unmodelled``, and the checker bookkeeping ``pto.mark_unwritten``.
+``pto.assert_in_range``, ``pto.assert_multiple``, ``pto.unmodelled``, and the checker bookkeeping
+``pto.mark_unwritten``.
 
 A front end that knows the extent of an allocation (TIK's tensor "original shape") but
 not, at trace time, the offset or repeat count an instruction will use records::
@@ -117,8 +118,10 @@ register(OpSpec(
 def _assert_in_range(ctx, value, lo, hi, *, what=None, hint=None):
     value, lo, hi = int(value), int(lo), int(hi)
     if not lo <= value <= hi:
-        raise IllegalOperand(f"{what or 'a run-time value'} = {value} is outside [{lo}, {hi}]", op="pto.assert_in_range",
-                             value=value, limit=f"[{lo}, {hi}]",
+        # one allowed value (e.g. a run-time length that must equal another): "must be", not "outside [n, n]"
+        rule = f", but it must be {lo}" if lo == hi else f" is outside [{lo}, {hi}]"
+        raise IllegalOperand(f"{what or 'a run-time value'} = {value}{rule}", op="pto.assert_in_range",
+                             value=value, limit=str(lo) if lo == hi else f"[{lo}, {hi}]",
                              hint=hint or "check the value the kernel computed (e.g. the tiling data it read)")
 
 
@@ -162,6 +165,54 @@ register(OpSpec(
              Clause("hint", "attr", doc="what to do, when the front end knows more than the generic advice"),),
     execute=_assert_in_range, bind=_bind_in_range, bind_holes=_bind_in_range_holes,
     doc="raise IllegalOperand unless lo <= value <= hi (e.g. a core count read from tiling data)"))
+
+
+def _assert_multiple(ctx, value, divisor, *, what=None, unit=None, rule=None, operand=None, hint=None):
+    value, divisor = int(value), int(divisor)
+    if divisor > 0 and value % divisor == 0:
+        return
+    shown = f"{value} {unit}" if unit else str(value)
+    raise IllegalOperand(f"{what or 'a run-time value'} {shown} is not {rule or f'a multiple of {divisor}'}",
+                         op="pto.assert_multiple", operand=operand, value=value,
+                         limit=None if rule else f"multiple of {divisor}",
+                         hint=hint or "check the value the kernel computed (e.g. the tiling data it read)")
+
+
+def _bind_multiple_holes(args, indices, clauses):
+    """`OpSpec.bind_holes` of ``assert_multiple``: a passing plain-int value returns after one modulo."""
+    if not ASSERT_BIND or indices != (0,) or type(args[1]) is not int or args[1] <= 0:
+        return None
+    divisor = args[1]
+    run = _assert_multiple
+
+    def check(ctx, value):
+        if type(value) is int and value % divisor == 0:
+            return
+        run(ctx, value, divisor, **clauses)
+    return check
+
+
+def _bind_multiple(args, clauses):
+    """`OpSpec.bind` of ``assert_multiple``: a passing check of constants does nothing."""
+    if not ASSERT_BIND or not _static_ints(args, ()):
+        return None
+    value, divisor = args
+    return _pass if divisor > 0 and value % divisor == 0 else None
+
+
+register(OpSpec(
+    name="assert_multiple", family="assertions", pipe="S",
+    operands=(Operand("value", "int", doc="the run-time value (the argument itself, so the error shows it)"),
+              Operand("divisor", "int", doc="what it must be a multiple of (> 0)")),
+    clauses=(Clause("what", "attr", doc="what the value is (the argument's name), for the error message"),
+             Clause("unit", "attr", doc="the value's unit (\"B\"), shown after it"),
+             Clause("rule", "attr", doc="the rule as words (\"a multiple of the element size 2 B\"); default "
+                                        "\"a multiple of <divisor>\""),
+             Clause("operand", "attr", doc="the argument's name, for the error's operand field"),
+             Clause("hint", "attr", doc="what to do")),
+    execute=_assert_multiple, bind=_bind_multiple, bind_holes=_bind_multiple_holes,
+    doc="raise IllegalOperand unless value is a multiple of divisor, naming the value itself (a check of a "
+        "derived remainder, assert_in_range of value mod divisor, could only show the remainder)"))
 
 
 def _unmodelled(ctx, *, what=None, why=None, hint=None):

@@ -138,7 +138,8 @@ def _lower_l0c_l1(tik, dst, src, n, burst, ss, ds, mode, fp, **_):
     ``n = 16`` channels per burst; at most 255 bursts per op)."""
     if not all(isinstance(x, int) for x in (n, burst, ss, ds)):
         raise tik._error("data_move L0C -> L1 needs immediate nburst/burst/strides (it becomes FIXPIPE ops)",
-                         operand="nburst", hint="use Python ints")
+                         operand="nburst",
+                         hint="use Python ints")
     esize = src.dt.bits // 8
     for first in range(0, n, 255):
         cnt = min(255, n - first)
@@ -508,6 +509,16 @@ class CubeMoveAPI(CubeBase):
                 return
             self._emit("assert_in_range", P.cast(value, P.I64), lo, hi, what=f"{what} of {api}")
 
+        def multiple(value, divisor: int, what: str, rule: str) -> None:
+            """``value`` (the origin plus its pad) a multiple of the stride, named by its value (k445: the check
+            of its remainder showed only the remainder)."""
+            if isinstance(value, int):
+                if value % divisor:
+                    raise self._error(f"{what} = {value} is not {rule}", operand="left_top_w", value=(lh, lw),
+                                      limit=f"multiple of {divisor}")
+                return
+            self._emit("assert_multiple", P.cast(value, P.I64), divisor, what=f"{what} of {api} =", rule=rule)
+
         # the map size or a pad is a TIK value: nothing about the origin was checked at trace time
         runtime_wo = not isinstance(rs, legacy_cube.Raster)
 
@@ -519,17 +530,15 @@ class CubeMoveAPI(CubeBase):
             # rows above the padded map are raster rows ho < 0 (pto_cube.md, "rows above the padded map")
             check(lh, legacy_cube.WINDOW_ORIGIN_MIN, 32767, "left_top_h (window origin row)")
             if rs.sh > 1:
-                check(irem(oh, rs.sh), 0, 0,
-                      f"(left_top_h + pad_top) mod stride_h ({rs.sh}) (window origins are ho*{rs.sh} - "
-                      f"{_show(rs.pt, 'pad_top')})")
+                multiple(oh, rs.sh, "left_top_h + pad_top",
+                         f"a multiple of stride_h {rs.sh} (window origins are ho*{rs.sh} - {_show(rs.pt, 'pad_top')})")
         if not isinstance(lw, int) or runtime_wo:
             check(ow, 0, imul(iadd(rs.wo, -1), rs.sw),
                   f"left_top_w + pad_left ({_show(rs.pl)}) (the origin of an output column wo < Wo = "
                   f"{_show(rs.wo)})")
             if rs.sw > 1:
-                check(irem(ow, rs.sw), 0, 0,
-                      f"(left_top_w + pad_left) mod stride_w ({rs.sw}) (window origins are wo*{rs.sw} - "
-                      f"{_show(rs.pl, 'pad_left')})")
+                multiple(ow, rs.sw, "left_top_w + pad_left",
+                         f"a multiple of stride_w {rs.sw} (window origins are wo*{rs.sw} - {_show(rs.pl, 'pad_left')})")
         return iadd(imul(idiv(oh, rs.sh), rs.wo), idiv(ow, rs.sw))
 
     @tik_api("load3dv1")
@@ -575,9 +584,10 @@ class CubeMoveAPI(CubeBase):
                               f"fetch_filter_w) * 4 = {k_first} is not a multiple of {c0}", operand="fetch_filter_w",
                               value=(fh, fw), limit=f"multiple of {c0 // 4} kernel positions")
         if not isinstance(k_first, int) and small:
-            self._emit("assert_in_range", irem(k_first, c0), 0, 0,
-                       what=f"(fetch_filter_h*filter_w + fetch_filter_w) * 4 mod {c0} of tik.load3dv1 (the C04 "
-                            f"walk starts at a whole fractal)",
+            self._emit("assert_multiple", k_first, c0,
+                       what="(fetch_filter_h*filter_w + fetch_filter_w) * 4 of tik.load3dv1 =",
+                       rule=f"a multiple of {c0} (the C04 walk must start at a whole fractal)",
+                       operand="fetch_filter_w",
                        hint=f"start the C04 walk at a filter tap whose (fetch_filter_h*filter_w + fetch_filter_w) * 4 "
                             f"is a multiple of {c0}")
         k_ext, m_ext = (imul(rep, c0), 16) if mode == 0 else (c0, imul(rep, 16))
@@ -688,8 +698,9 @@ class CubeMoveAPI(CubeBase):
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
                                   limit=f"multiple of {unit}")
             if not isinstance(v, int):
-                self._emit("assert_in_range", irem(v, unit), 0, 0,
-                           what=f"{name} mod {unit} of tik.load3dv2 (whole fractals)",
+                self._emit("assert_multiple", v, unit, what=f"{name} of tik.load3dv2 =",
+                           rule=f"a multiple of {unit} (whole fractals)",
+                           operand=name,
                            hint=f"make {name} a multiple of {unit} (it counts elements of whole {unit}-element "
                                 f"fractals)")
         self._load3dv2_window_fits(h, w, pads, (kh, kw), (dh, dw))
@@ -758,9 +769,10 @@ class CubeMoveAPI(CubeBase):
                                                         "C04 packing)",
                        hint="pass en_small_k=False, or load a 4-channel (C04) map with channel_size = 4")
         with self._cube_if(P.all_(*(P.cmp("ne", rem, r) for r in rems))):
-            self._emit("assert_in_range", rem, rems[0], rems[0],
-                       what=f"channel_size mod {c0} of tik.load3dv2 ({dt.tik_name} maps: CANN TIK takes {rule}, "
-                            f"check_load3dv2_channel_size)",
+            # reached only when the remainder is none of rems (0 is one of them): always refused, naming the count
+            self._emit("assert_multiple", v, c0, what="channel_size of tik.load3dv2 =",
+                       rule=f"a channel count CANN TIK takes ({dt.tik_name} maps: {rule}, check_load3dv2_channel_size)",
+                       operand="channel_size",
                        hint=f"store the map as [C1, H, W, {c0}] and make channel_size C1*{c0} (the extra channels "
                             f"zero)" + (", or 4 for a 4-channel (C04) float16 map" if dt.bits == 16 else ""))
         modelled = legacy_cube.IMG2COL_MODELLED_CHANNELS.get(dt.bits, ())

@@ -615,10 +615,12 @@ class DataAPI(TikBase):
                 self._emit("assert_in_range", P.cast(value, P.I64), lo, hi,
                            what=f"{name} of tik.data_move_pad ({unit})")
         if not isinstance(nb, int) and size > 1:
-            self._emit("assert_in_range", P.binop("and", P.cast(nb, P.I64), size - 1), 0, 0,
-                       what=f"burst of tik.data_move_pad (bytes) modulo the element size {size} B",
-                       hint=f"burst must be a multiple of the element size ({size} B); check the value the kernel "
-                            f"computed")
+            # the trace-time refusal's words, with the value the kernel computed (k445: it showed "burst ... modulo
+            # the element size 2 B = 1 is outside [0, 0]", the remainder instead of the burst)
+            self._emit("assert_multiple", P.cast(nb, P.I64), size, what="burst", unit="B",
+                       rule=f"a multiple of the element size {size} B", operand="burst",
+                       hint=f"use a multiple of {size} (the value the kernel computed when it ran; check the tiling "
+                            f"data or the Scalar arithmetic that gives it)")
 
     def _check_pad_extent(self, op, nbytes, n, side) -> None:
         """TIK's trace-time "tensor overflow" check of a ``data_move_pad`` side (bytes from the view's start;

@@ -35,6 +35,7 @@ import runpy
 import sys
 from typing import Optional
 
+from pto_core.checks import races as _races
 from pto_core.errors import IllegalOperand, Provenance, PtoError, site_provenance
 from pto_core.ops import registry as _registry
 
@@ -240,6 +241,33 @@ def tik_operand_name(api: str, operand: Optional[str]) -> Optional[str]:
     if arg is not None and arg in _api_params(api):
         return arg
     return operand
+
+
+#: How a GM race report of a TIK kernel reads (`pto_core.checks.races.RaceWording`, registered below): the TIK
+#: calls at the user's lines (``tik.data_move at k.py:12``), TIK argument names (``dst``, `tik_operand_name`), the
+#: tensor's name and element range first, TIK dtype names (``float16``), ``tik.block_barrier``, and fixes in TIK
+#: terms (a core's slice by its block index, ``set_atomic_add``, ``data_move_pad``). A race whose two accesses are
+#: direct ``pto.*`` calls keeps the PTO wording.
+TIK_RACE_WORDING = _races.RaceWording(
+    call_prefix="tik.", region="tensor", barrier="tik.block_barrier", dtype_attr="tik_name", by_call=True,
+    operand=lambda api, operand: tik_operand_name(api, operand),
+    fixes={
+        "write/write": "give each core its own elements of {region}: offset each core's slice by the block index "
+                       "(the variable of for_range(0, n, block_num=n)), and end each slice's store at its end "
+                       "(data_move_pad, or a shorter last burst, instead of a 32-byte-rounded data_move); if the "
+                       "cores are to add into the same elements, store with set_atomic_add on; or order the two "
+                       "stores with {barrier}",
+        "read/write": "order the write before the read with {barrier} (every core calls it), or give each core "
+                      "its own elements of {region} to write and read (offset by the block index of "
+                      "for_range(0, n, block_num=n))",
+        "atomic/plain": "make every core's store to these elements of {region} atomic too (set_atomic_add with the "
+                        "same dtype before it, set_atomic_add(0) after), or keep plain data_move reads and stores "
+                        "away from them until a {barrier}",
+        "atomic/atomic": "accumulate into these elements of {region} with one atomic dtype on every core (the same "
+                         "set_atomic_add mode, e.g. {dtype} for a {dtype} tensor), or put a {barrier} between the two "
+                         "cores' accumulations",
+    })
+_races.add_race_wording(TIK_RACE_WORDING)
 
 
 def convert(e: PtoError, *, api: Optional[str] = None, where: Optional[Provenance] = None,

@@ -197,10 +197,11 @@ class HVectorAPI:
                  f"the wanted {_shape_str(want)} ({ref} is {_shape_str(ref_shape)})")
         for k, (x, y) in enumerate(zip(got, want)):
             if not _same(x, y):
-                self._emit("assert_in_range", P.binop("sub", P.cast(x, P.I64), P.cast(y, P.I64)), 0, 0,
-                           what=f"dim {k} of {name} {_shape_str(got)} minus dim {k} of {other} "
-                                f"(run-time lengths; {self._where.call if self._where else 'h_*'}: {name} and {ref} "
-                                f"{what})",
+                # the lengths themselves (k445: it showed their difference, "... minus ... = 16 is outside [0, 0]")
+                self._emit("assert_in_range", P.cast(x, P.I64), P.cast(y, P.I64), P.cast(y, P.I64),
+                           what=f"dim {k} of {name} {_shape_str(got)} (run-time lengths; "
+                                f"{self._where.call if self._where else 'h_*'}: {name} and {ref} {what}, so it must "
+                                f"equal dim {k} of {other})",
                            hint=(f"give {name} the run-time length of {ref} along dim {k}" if ref_shape is None else
                                  f"give {name} the shape the operation makes of {ref} (dim {k} differs when it runs)"))
 
@@ -561,9 +562,11 @@ class HVectorAPI:
         size = max(1, dst.dt.bits // 8)
         L = lay.length
         if _dyn(L):
-            self._emit("assert_in_range", irem(P.binop("mul", P.cast(L, P.I64), size), 32), 0, 0,
-                       what=f"bytes of a row of src (a run-time length of {size}-byte elements) modulo 32 "
-                            f"({self._where.call if self._where else 'h_data_move'} moves whole 32 B blocks)",
+            self._emit("assert_multiple", P.cast(L, P.I64), 32 // size,
+                       what=f"the run-time row length of src ({size}-byte elements)", unit="elements",
+                       rule=f"a multiple of {32 // size} elements (32 B: "
+                            f"{self._where.call if self._where else 'h_data_move'} moves whole 32-byte blocks)",
+                       operand="src",
                        hint=f"make the row length a multiple of {32 // size} elements (32 bytes), or pad the rows")
         elif (L * size) % 32:
             raise self._error("The minimum continuous data block of src needs to be a multiple of 32B",
@@ -1006,8 +1009,12 @@ class HVectorAPI:
                                   hint="use whole (contiguous) tensors, or rows that are multiples of "
                                        f"{MASK_ROW_ALIGN} elements apart in the mask")
         else:
-            self._emit("assert_in_range", irem(P.cast(p, P.I64), MASK_ROW_ALIGN), 0, 0,
-                       what=what.format("<run-time>") + f" modulo {MASK_ROW_ALIGN} (MASK_LAYOUT)",
+            self._emit("assert_multiple", P.cast(p, P.I64), MASK_ROW_ALIGN,
+                       what=f"{self._where.call if self._where else 'h_cmpv/h_sel'}: the first element of a row of "
+                            f"mask_tensor =",
+                       rule=f"a multiple of {MASK_ROW_ALIGN} (MASK_LAYOUT: 1 bit per element; a row's bits start "
+                            f"on a 32-byte boundary)",
+                       operand="mask_tensor",
                        hint="use whole (contiguous) tensors, or rows that are multiples of "
                             f"{MASK_ROW_ALIGN} elements apart in the mask")
         return view

@@ -1989,6 +1989,12 @@ def _chk_range_bounds(k, i, n, y, u):
     pto.assert_in_range(3, i, n - i + 1)                                # [0, 3], then [1, 2]
 
 
+def _chk_multiple(k, i, n, y, u):
+    _chk_store(k, i, y, u)
+    pto.assert_multiple(n * 16 + i * 17, 2, what="burst", unit="B", rule="a multiple of the element size 2 B",
+                        operand="burst")                                # 32, then 49
+
+
 def _chk_static_fails(k, i, n, y, u):
     _chk_store(k, i, y, u)
     with k.if_(i == 1):
@@ -2004,9 +2010,10 @@ def _chk_race(k, i, n, y, u):
 @pytest.mark.parametrize("body,cores", [(_chk_clean, 1), (_chk_clean, 2), (_chk_end_past, 1), (_chk_end_past, 2),
                                         (_chk_first_negative, 1), (_chk_size_shrinks, 1), (_chk_range_hi, 1),
                                         (_chk_range_hi, 2), (_chk_range_lo, 1), (_chk_range_bounds, 1),
-                                        (_chk_static_fails, 1), (_chk_race, 2)])
+                                        (_chk_multiple, 1), (_chk_multiple, 2), (_chk_static_fails, 1),
+                                        (_chk_race, 2)])
 def test_bound_run_time_checks_equal_the_general_path(monkeypatch, body, cores):
-    """assert_in_bounds / assert_in_range bind (`OpSpec.bind`, `bind_holes`): the same output, reports (GM races
+    """assert_in_bounds / assert_in_range / assert_multiple bind (`OpSpec.bind`, `bind_holes`): the same output, reports (GM races
     between cores included) and first error (class, text, where: the failing pass) as the general execute, on
     both schedulers; the boundary values (end == size, value == lo / hi) pass and one past them fails."""
     from pto_core.ops import assertions
@@ -2036,6 +2043,28 @@ def test_bound_run_time_checks_equal_the_general_path(monkeypatch, body, cores):
             assert fast[0][0] in ("OutOfBounds", "IllegalOperand")
             if cores == 1:
                 assert "i=1" in fast[0][1]                # at the failing (second) pass
+
+
+def test_assert_multiple_names_the_value_not_its_remainder():
+    """k445: ``pto.assert_multiple`` reports the value the kernel computed and the rule (a check built as
+    assert_in_range of ``value mod divisor`` showed only the remainder: "... modulo 2 = 1 is outside [0, 0]"); the
+    PTO-AS text keeps its clauses."""
+    from pto_core import asm
+    from pto_core.errors import IllegalOperand
+    exe = _chk_program(_chk_multiple).compile()
+    with pytest.raises(IllegalOperand) as info:
+        exe.run({})
+    e = info.value
+    assert e.value == 49 and e.operand == "burst" and e.where is not None and e.where.file == __file__
+    assert "burst 49 B is not a multiple of the element size 2 B" in str(e) and "= 1" not in str(e), str(e)
+    text = asm.print_program(_chk_program(_chk_multiple))
+    assert 'pto.assert_multiple' in text and 'rule = "a multiple of the element size 2 B"' in text, text
+    assert asm.print_program(asm.parse(text)) == text
+    from pto_core.ops import assertions as a
+    assert a._bind_multiple((4, 2), {}) is a._pass and a._bind_multiple((5, 2), {}) is None
+    assert a._bind_multiple((4, 0), {}) is None
+    with pytest.raises(IllegalOperand, match="a run-time value 4 is not a multiple of 0"):
+        a._assert_multiple(None, 4, 0)
 
 
 def test_bound_run_time_checks_send_other_values_to_the_general_function():

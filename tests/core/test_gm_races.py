@@ -242,6 +242,30 @@ def test_atomic_and_plain_read_race():
     assert "core 1 reads bytes that core 0's" in races[0] and "atomic-added" in races[0]
 
 
+def test_a_pto_programs_race_message_keeps_pto_words():
+    """k445: a PTO program's race names its PTO op, operand and dtypes, pto.sync_all and a fix in PTO terms; it
+    used to say "pto.sync_all (TIK block_barrier)" and suggest TIK's data_move_pad (the TIK facade now has its
+    own wording, tests/compat/tik/test_gm_races.py)."""
+    with program("two_atomic_types", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (8,))
+        y = k.gm_arg("y", "f32", (8,), io="inout")
+        with k.for_(0, 2, block_num=2, dtype="s32") as c:
+            with k.if_(c == 0):
+                _load_store(k, x, y, 32, atomic=("f16", "add"))
+            with k.else_():
+                _load_store(k, x, y, 32, atomic=("f32", "add"))
+    out, races = _races(k.program, {"x": np.ones(8, np.float32), "y": np.zeros(8, np.float32)})
+    assert len(races) == 1, races
+    msg = races[0]
+    assert "in `pto.mte_ub_gm`: operand %dst: GM race (atomic/atomic) on region 'y' bytes [0, 32) (f32 elements " \
+           "0..7) in barrier phase 0 (before the first pto.sync_all): core 1 atomic-adds (f32) bytes that core 0's " \
+           "pto.mte_ub_gm at " in msg, msg
+    assert "atomic-added (f16), with no pto.sync_all between them" in msg, msg
+    assert "Fix: accumulate into these bytes of 'y' with one atomic type and op on every core" in msg, msg
+    for foreign in ("TIK", "tik.", "block_barrier", "data_move", "float32", "tensor"):
+        assert foreign not in msg, (foreign, msg)
+
+
 # ----------------------------------------------------------------------------- footprints, options
 
 def test_interleaved_strided_rows_of_two_cores_are_no_race():

@@ -382,7 +382,7 @@ class _ApiCall:
 
 #: The ops a TIK call records for its arguments' run-time checks before it may still refuse the call at trace time
 #: (`TikBase._int_arg`'s ``pto.assert_in_range`` of a Scalar argument): a refused call takes them out again.
-RUN_TIME_CHECK_OPS = frozenset({"assert_in_range"})
+RUN_TIME_CHECK_OPS = frozenset({"assert_in_range", "assert_multiple"})
 
 
 def _drop_run_time_checks(tik, block, mark: int) -> None:

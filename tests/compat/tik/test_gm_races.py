@@ -5,9 +5,10 @@ import warnings
 import numpy as np
 import pytest
 
-from pto_core import BarrierCountWarning, GmRaceWarning
+from pto_core import BarrierCountWarning, GmRace, GmRaceWarning
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
+from tbe_compat.tik.debug import tik_machine_options
 
 from .helpers import build, run
 
@@ -46,7 +47,7 @@ def test_rounded_store_spilling_into_another_cores_row_is_reported():
     rec = [w for w in rec if w.category is GmRaceWarning]      # (core 1's store also warns GmPaddingWriteWarning)
     assert len(races) == 1 and len(rec) == 1
     msg = races[0]
-    assert "GM race (write/write) on region 'y' bytes [40, 64) (f16 elements 20..31)" in msg
+    assert "GM race (write/write) on tensor 'y' float16 elements 20..31 (bytes [40, 64))" in msg
     assert msg.count("test_gm_races.py:") >= 2 and "tik.data_move" in msg
     assert (y[1, :12] == 2).all()               # sequential order: core 1 stored last -- one possible result
     assert rec[0].filename == __file__          # issued at the kernel's line (Python prints it), not in pto_core
@@ -199,7 +200,7 @@ def test_each_core_storing_a_different_table_is_still_reported():
     with pytest.warns(GmRaceWarning):
         run(ti)
     races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
-    assert any("(write/write) on region 'ws" in m for m in races), races
+    assert any("(write/write) on tensor 'ws" in m for m in races), races
 
 
 def _rewritten_table_kernel():
@@ -230,7 +231,7 @@ def test_reading_back_ones_own_store_does_not_hide_another_cores_earlier_differe
     with pytest.warns(GmRaceWarning):
         run(ti)
     races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
-    assert any("(read/write) on region 'ws" in m and "core 1 reads" in m for m in races), races
+    assert any("(read/write) on tensor 'ws" in m and "core 1 reads" in m for m in races), races
 
 
 def test_atomic_workspace_starts_at_zero_and_cross_core_sum_is_race_free():
@@ -288,10 +289,62 @@ def test_atomic_adds_of_different_types_on_the_same_bytes_race():
     with pytest.warns(GmRaceWarning):
         run(ti, feed)
     races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
-    assert len(races) == 1 and "GM race (atomic/atomic) on region 'y' bytes [0, 32)" in races[0], races
-    assert "atomic-adds (f16)" in races[0] and "atomic-added (f32)" in races[0], races[0]
+    assert len(races) == 1 and "GM race (atomic/atomic) on tensor 'y' float32 elements 0..7 (bytes [0, 32))" \
+        in races[0], races
+    assert "atomic-adds as float16" in races[0] and "atomic-added as float32" in races[0], races[0]
     ti = _two_atomic_types_kernel(1)                      # one type: atomics commute, no race
     with warnings.catch_warnings():
         warnings.simplefilter("error", GmRaceWarning)
         (y,) = run(ti, feed)
     assert not [k for k, _ in ti.tikdb.reports if k == "race"] and (y == 2 * feed["x"]).all()
+
+
+def _line_of(text: str) -> int:
+    """The line of this file holding ``text`` (a kernel call the race message must name)."""
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def test_a_tik_kernels_race_message_reads_in_tik_terms():
+    """review443/k445: a TIK kernel's race named PTO internals ("pto.mte_ub_gm operand %dst", "atomic-added
+    (f32)", "pto.sync_all"); it names the TIK calls at both cores' lines, the argument, the tensor's elements
+    in TIK dtype spelling, tik.block_barrier, and a fix in TIK terms."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (16,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (16,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    with ti.for_range(0, 2, block_num=2) as core:
+        ub = ti.Tensor("float32", (16,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, x, 0, 1, 2, 0, 0)
+        with ti.if_scope(core == 0):
+            ti.set_atomic_add(1)
+            ti.data_move(y, ub, 0, 1, 2, 0, 0)  # the atomic store
+            ti.set_atomic_add(0)
+        with ti.else_scope():
+            ti.data_move(y, ub, 0, 1, 2, 0, 0)  # the plain store
+    build(ti, "atomic_and_plain", [x], [y])
+    with pytest.warns(GmRaceWarning):
+        run(ti, {"x": np.arange(16, dtype=np.float32)})
+    races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
+    assert len(races) == 1, races
+    msg = races[0]
+    plain, atomic = _line_of("# the plain store"), _line_of("# the atomic store")
+    assert msg.startswith(f"{__file__}:{plain} in `tik.data_move`: operand dst: GM race (atomic/plain) on tensor "
+                          f"'y' float32 elements 0..15 (bytes [0, 64)) in barrier phase 0 (before the first "
+                          f"tik.block_barrier): core 1 writes elements that core 0's tik.data_move at "
+                          f"{__file__}:{atomic} atomic-added as float32, with no tik.block_barrier between them"), msg
+    assert "Fix: make every core's store to these elements of 'y' atomic too (set_atomic_add" in msg, msg
+    for internal in ("pto.", "%dst", "(f32)", "region"):
+        assert internal not in msg, (internal, msg)
+
+
+def test_a_tik_kernels_race_raised_names_the_tik_call():
+    """With gm_races="raise" the GmRace a TIK kernel gets names the TIK call, not "pto.mte_ub_gm (lowered from
+    tik.data_move)"."""
+    ti = _two_atomic_types_kernel(2)
+    ti.tikdb.options = tik_machine_options(gm_races="raise")
+    with pytest.raises(GmRace) as info:
+        run(ti, {"x": np.arange(8, dtype=np.float32)})
+    text = str(info.value)
+    assert "in `tik.data_move`: operand dst: GM race (atomic/atomic) on tensor 'y'" in text, text
+    assert "pto." not in text and "lowered from" not in text, text

@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from pto_core.errors import PtoError
+from pto_core.errors import IllegalOperand, PtoError
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 from tbe_compat.tik.data import Cann81RuleWarning
@@ -361,6 +361,22 @@ def _pad_kernel(vals, direction):
     return ti
 
 
+def test_data_move_pad_run_time_odd_burst_reads_as_the_trace_time_refusal():
+    """review443/k445: a run-time burst that is no multiple of the element size said "burst of tik.data_move_pad
+    (bytes) modulo the element size 2 B = 1 is outside [0, 0]" (the remainder); it names the burst itself, at the
+    user's data_move_pad line, with a Fix, in the words of the trace-time refusal."""
+    feed = {"x": np.arange(512).astype(np.float16)}
+    with open(__file__) as f:
+        line = next(i for i, t in enumerate(f, 1) if "ti.data_move_pad(y, ub, n, b, dg, sg)" in t)
+    ti = _pad_kernel((1, 33, 0, 0), "out")
+    with raises_tik(IllegalOperand) as info:
+        ti.tikdb.start_debug(feed, interactive=False)
+    text = str(info.value)
+    assert text.startswith(f"{__file__}:{line} in `tik.data_move_pad`: operand burst: burst 33 B is not a multiple "
+                           f"of the element size 2 B"), text
+    assert "Fix: use a multiple of 2" in text and "modulo" not in text and "[0, 0]" not in text, text
+
+
 def test_data_move_pad_run_time_counts_are_range_checked():
     """k436: a run-time nburst of 4096, a negative gap or an odd float16 burst ran (the rows overlapped or
     split elements); nburst / burst 0 stopped with the PTO op's operand names and limits."""
@@ -370,7 +386,7 @@ def test_data_move_pad_run_time_counts_are_range_checked():
                        ((1, 0, 0, 0), r"burst of tik.data_move_pad \(bytes\) = 0 is outside \[1, 2097151\]"),
                        ((2, 32, -1, 0), r"dst_gap of tik.data_move_pad \(gap\) = -1"),
                        ((2, 32, 0, -1), r"src_gap of tik.data_move_pad \(gap\) = -1"),
-                       ((2, 31, 0, 0), r"multiple of the element size \(2 B\)")]:
+                       ((2, 31, 0, 0), r"operand burst: burst 31 B is not a multiple of the element size 2 B")]:
         for direction in ("in", "out"):
             ti = _pad_kernel(vals, direction)
             with raises_tik(PtoError, match=what):

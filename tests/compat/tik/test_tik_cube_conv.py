@@ -584,17 +584,20 @@ def test_load3dv1_takes_tik_values_for_fetch_position_origin_c1_and_repeat(strid
 @pytest.mark.parametrize("change,cls,match", [
     ({"fetch_w_extra": 1}, IllegalOperand, r"fetch_filter_w \(a position in the 3 x 3 filter\) of tik.load3dv1 = 3 "
                                            r"is outside \[0, 2\]"),
-    ({"bad_row_origin": True}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h \(2\) .* = 1 is outside"),
+    ({"bad_row_origin": True}, IllegalOperand,
+     r"left_top_h \+ pad_top of tik.load3dv1 = 1 is not a multiple of stride_h 2"),
     ({"rep_value": 300}, IllegalOperand, r"repeat_time of tik.load3dv1 = 300 is outside \[1, 255\]"),
     ({"rep_value": 200}, OutOfBounds, r"tensor overflow"),
     ({"scalar_map": True, "left_w": 5}, IllegalOperand, r"left_top_w \+ pad_left \(1\) \(the origin of an output "
                                                          r"column wo < Wo = a run-time value\) of tik.load3dv1 = 6 "
                                                          r"is outside \[0, 4\]"),
-    ({"scalar_map": True, "bad_row_origin": True}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h"),
+    ({"scalar_map": True, "bad_row_origin": True}, IllegalOperand,
+     r"left_top_h \+ pad_top of tik.load3dv1 = \d+ is not a multiple of stride_h"),
     ({"scalar_pad": [1, 0, -1, 0]}, IllegalOperand, r"pad\[2\] \(top\) of tik.load3dv1 = -1 is outside \[0, 255\]"),
-    ({"scalar_pad": [1, 0, 2, 0]}, IllegalOperand, r"\(left_top_h \+ pad_top\) mod stride_h \(2\) \(window origins "
-                                                   r"are ho\*2 - pad_top\) of tik.load3dv1 = 1 is outside"),
-    ({"scalar_pad": [2, 0, 1, 0]}, IllegalOperand, r"\(left_top_w \+ pad_left\) mod stride_w \(2\)"),
+    ({"scalar_pad": [1, 0, 2, 0]}, IllegalOperand, r"left_top_h \+ pad_top of tik.load3dv1 = 1 is not a multiple of "
+                                                   r"stride_h 2 \(window origins are ho\*2 - pad_top\)"),
+    ({"scalar_pad": [2, 0, 1, 0]}, IllegalOperand,
+     r"left_top_w \+ pad_left of tik.load3dv1 = 1 is not a multiple of stride_w 2"),
 ])
 def test_load3dv1_tik_value_arguments_are_checked_when_they_run(change, cls, match):
     ti, _ = _dynamic_window_kernel((2, 2), (1, 0, 1, 0), **change)
@@ -708,7 +711,7 @@ def test_load3dv2_takes_tik_values_for_block_starts_and_extents():
     blocks = got.reshape(2, 6, 3, 16, 16).transpose(0, 3, 1, 2, 4).reshape(32, 288)   # Zz in UB: (m, k1, 16, 16)
     np.testing.assert_array_equal(blocks, X[:32])
     # checked when it runs, under the TIK argument's name (h_fuzz405; it was pto.img2col's "%k_start")
-    with pytest.raises(IllegalOperand, match=r"k_start_pt mod 16 of tik\.load3dv2 .* = 8 is outside \[0, 0\]") as info:
+    with pytest.raises(IllegalOperand, match=r"k_start_pt of tik\.load3dv2 = 8 is not a multiple of 16") as info:
         ti2 = tik.Tik()
         fm2 = ti2.Tensor("float16", (2, 6, 7, 16), name="fm", scope=tik.scope_cbuf)
         g2 = ti2.Tensor("float16", (2, 6, 7, 16), name="g", scope=tik.scope_gm)
@@ -887,3 +890,23 @@ def test_an_int_pad_value_past_float64_is_inf_not_an_overflow_error():
         assert (res[:16] == np.float16(want)).all(), (pv, res[:2])
         ti, fm, w, dst = _conv_args()
         ti.conv2d(dst, fm, w, [2, 4, 4, 16], [2, 2, 2, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], pv, init_l1out=True)
+
+
+def test_a_run_time_c04_walk_start_names_the_start_not_its_remainder():
+    """k445: a TIK-valued C04 (``_csize=1``) walk start off a whole fractal said "(fetch_filter_h*filter_w +
+    fetch_filter_w) * 4 mod 16 of tik.load3dv1 ... = 4 is outside [0, 0]"; it names the start, 4, and the rule."""
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    g = ti.Tensor("float16", (1, 4, 4, 16), name="g", scope=tik.scope_gm)
+    fm = ti.Tensor("float16", (1, 4, 4, 16), name="fm", scope=tik.scope_cbuf)
+    col = ti.Tensor("float16", (256,), name="col", scope=tik.scope_ubuf)
+    out = ti.Tensor("float16", (256,), name="out", scope=tik.scope_gm)
+    ti.data_move(fm, g, 0, 1, 16, 0, 0)
+    fw = ti.Scalar("int32", name="fw", init_value=1)
+    ti.load3dv1(col, fm, [1, 1, 1, 1], 4, 4, 0, fw, 0, -1, -1, 1, 1, 3, 3, 1, 1, 1, 0, 1, _csize=1)
+    ti.data_move(out, col, 0, 1, 16, 0, 0)
+    ti.BuildCCE("c04_start", [g], [out])
+    with raises_tik(IllegalOperand, match=r"operand fetch_filter_w: \(fetch_filter_h\*filter_w \+ fetch_filter_w\) "
+                                          r"\* 4 of tik.load3dv1 = 4 is not a multiple of 16 \(the C04 walk must start "
+                                          r"at a whole fractal\).*Fix: start the C04 walk"):
+        run(ti, {"g": np.ones((1, 4, 4, 16), np.float16)})

@@ -337,7 +337,7 @@ def test_m_start_pt_must_be_a_multiple_of_16(scalar):
         with raises_tik(IllegalOperand, match="m_start_pt = 8 must be a multiple of 16"):
             ti.load3dv2(u, fm, [1, 1, 1, 1], 6, 6, 16, 16, 16, 0, 8, 1, 1, 3, 3, 1, 1)
         return
-    with pytest.raises(IllegalOperand, match="m_start_pt mod 16 of tik.load3dv2") as info:
+    with pytest.raises(IllegalOperand, match="m_start_pt of tik.load3dv2 = 8 is not a multiple of 16") as info:
         run(_runtime_kernel(8, 0), {"g": x})
     assert "Fix: make m_start_pt a multiple of 16" in str(info.value)
 
@@ -374,8 +374,8 @@ def test_a_scalar_channel_size_loads_like_the_int():
     (24, UnsupportedOp, r"tik.load3dv2 with a run-time channel_size that is not a multiple of 16 \(float16 map\) is "
                         r"not modelled: CANN TIK accepts it \(channel_size mod 16 in \{0, 4, 8\}.*Fix: pad the map's "
                         r"channels with zeros"),
-    (12, IllegalOperand, r"channel_size mod 16 of tik.load3dv2 \(float16 maps: CANN TIK takes channel_size mod 16 in "
-                         r"\{0, 4, 8\}, check_load3dv2_channel_size\) = 12 is outside.*Fix: store the map as "
+    (12, IllegalOperand, r"channel_size of tik.load3dv2 = 12 is not a channel count CANN TIK takes \(float16 maps: "
+                         r"channel_size mod 16 in \{0, 4, 8\}, check_load3dv2_channel_size\).*Fix: store the map as "
                          r"\[C1, H, W, 16\]"),
     (0, IllegalOperand, r"channel_size of tik.load3dv2 = 0 is outside \[1, 64512\]")])
 def test_a_scalar_channel_size_is_checked_when_it_runs(ch, cls, what):

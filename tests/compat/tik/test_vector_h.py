@@ -326,8 +326,8 @@ def test_a_run_time_shape_mismatch_names_both_operand_shapes():
     ti.h_mul(b, a, 0.5)
     ti.data_move(y_gm, b, 0, 1, 8, 0, 0)
     ti.BuildCCE("hshape", [t_gm, x_gm], [y_gm])
-    with raises_tik(IllegalOperand, match=r"dim 0 of src0 \[80\] minus dim 0 of dst \[<run-time>\] .* = 16 is "
-                                          r"outside \[0, 0\]"):
+    with raises_tik(IllegalOperand, match=r"dim 0 of src0 \[80\] \(run-time lengths; .* so it must equal dim 0 of "
+                                          r"dst \[<run-time>\]\) = 80, but it must be 64 \[at"):
         ti.tikdb.start_debug({"t_gm": np.array([64] + [0] * 7, np.int32), "x_gm": np.zeros(80, np.float32)},
                              interactive=False)
     y, = ti.tikdb.start_debug({"t_gm": np.array([80] + [0] * 7, np.int32),
@@ -353,8 +353,9 @@ def test_run_time_reduction_shape_message_names_src_shape_and_the_wanted_one():
     ti.BuildCCE(kernel_name="hred_msg", inputs=[x, r, m], outputs=[y])
     y0, = ti.tikdb.start_debug({"x": np.ones((4, 16), np.float16), "r": 3, "m": 3}, False)
     assert np.array_equal(y0[:4], [16, 16, 16, 0])
-    with raises_tik(IllegalOperand, match=r"dim 0 of dst \[<run-time>\] minus dim 0 of the wanted \[<run-time>\] "
-                                          r"\(src is \[<run-time>, 16\]\) .* = -1 is outside \[0, 0\]"):
+    with raises_tik(IllegalOperand, match=r"dim 0 of dst \[<run-time>\] \(run-time lengths; .* so it must equal dim 0 "
+                                          r"of the wanted \[<run-time>\] \(src is \[<run-time>, 16\]\)\) = 2, but it "
+                                          r"must be 3 \[at"):
         ti.tikdb.start_debug({"x": np.ones((4, 16), np.float16), "r": 3, "m": 2}, False)
 
 

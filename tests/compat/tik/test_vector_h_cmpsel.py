@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pto_core.errors import IllegalOperand, Misaligned, UnsupportedOp
 from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import raises_tik
 from .test_vector_h_dynamic import SENTINEL, _check
@@ -186,3 +187,22 @@ def test_error_chip_without_vsel_modes_1_2():
          "h_sel is not available on Ascend910A: it selects by a mask tensor with vsel modes 1/2", chip="Ascend910A")
     _err(lambda ti, ub: ti.h_sel(ub["a"], ub["a"], 2.0, _mask(ti)), UnsupportedOp,
          "h_sel is not available on Ascend310", chip="Ascend310")
+
+
+def test_a_run_time_mask_row_start_names_the_start_not_its_remainder():
+    """k445: a mask_tensor row starting at a run-time element off the 32-byte bit boundary said "... starts at
+    element <run-time> modulo 256 (MASK_LAYOUT) = 3 is outside [0, 0]"; it names the start element and the rule."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (512,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (512,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (512,), name="a", scope=tik.scope_ubuf)
+    m = ti.Tensor("bool", (512,), name="m", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 32, 0, 0)
+    k = ti.Scalar("int32", name="k", init_value=3)
+    ti.h_cmpv(m[k:k + 64], a[0:64], a[64:128], "GT")
+    ti.data_move(y, a, 0, 1, 32, 0, 0)
+    ti.BuildCCE("mask_row_start", [x], [y])
+    with raises_tik(IllegalOperand, match=r"operand mask_tensor: tik.h_cmpv: the first element of a row of "
+                                          r"mask_tensor = 3 is not a multiple of 256 \(MASK_LAYOUT"):
+        ti.tikdb.start_debug({"x": np.ones(512, np.float16)}, interactive=False)

@@ -269,8 +269,11 @@ def test_error_run_time_shapes_differ():
 def test_error_h_data_move_run_time_row_not_whole_blocks():
     ti = _kernel(lambda ti, ub, d, n: ti.h_data_move(d[0:n], ub[0:n]))
     np.testing.assert_array_equal(np.asarray(_run(ti, 32)[0]), 1)
-    with raises_tik(IllegalOperand, match=r"h_data_move.*32 B"):
+    with raises_tik(IllegalOperand, match=r"h_data_move.*32 B") as info:
         _run(ti, 20)
+    # k445: the length itself, not "bytes of a row of src ... modulo 32 = 8 is outside [0, 0]"
+    assert "operand src: the run-time row length of src (2-byte elements) 20 elements is not a multiple of 16 " \
+           "elements (32 B: tik.h_data_move moves whole 32-byte blocks)" in str(info.value), str(info.value)
 
 
 def test_error_run_time_length_past_the_tensor():
