@@ -679,9 +679,10 @@ class Machine:
 
     def release_core(self, core: int) -> None:
         """Core ``core`` has ended its block (RELEASE_FINISHED_BLOCKS in `pto_core.interpreter`): drop its
-        on-chip buffers (its results are in GM). The hazard verifier's end-of-kernel findings for the core,
-        the only per-core state that refers to them, are taken now and reported by `end_kernel` in their
-        usual place; its flag table (flags still set) stays for `end_kernel`."""
+        on-chip buffers (its results are in GM). The hazard verifier's end-of-kernel findings for the core
+        are taken now and reported by `end_kernel` in their usual place; its flag table (flags still set) stays
+        for `end_kernel`. The core's notes of moved never-written bytes (`CARRIED_NOTES`), which name its
+        buffers and which only its own ops read, go with them (they kept every released block's buffers alive)."""
         ctx = self.context(core)
         if ctx.hazards is not None:
             ctx.ended_reports.extend(ctx.hazards.end_kernel())
@@ -689,6 +690,8 @@ class Machine:
             buf.held.clear()
         ctx._holding.clear()
         ctx._buffers.clear()
+        ctx._carried.clear()
+        ctx._carry = None
         ctx.core.release()
 
     def begin_compiled_run(self) -> None:
