@@ -1123,6 +1123,12 @@ class ExecContext:
             self.races.access(self, buf, off, off + extent, True, operand, ((count, run_bytes), (stride_bytes, 1)))
         if self.undo is not None:
             self._keep(buf, off, off + extent)
+        if self._carried and buf in self._carried:     # written bytes replace moves of never-written ones
+            if stride_bytes == run_bytes:
+                self._forget_carried(buf, off, off + extent)
+            else:
+                for k in range(count):
+                    self._forget_carried(buf, off + k * stride_bytes, off + k * stride_bytes + run_bytes)
         if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
             np.ndarray((count, run_bytes), np.bool_, buf.written, off, (stride_bytes, 1))[...] = True
         return np.ndarray((count, run_bytes), np.uint8, buf.data, off, (stride_bytes, 1))
@@ -1195,6 +1201,8 @@ class ExecContext:
         if write:
             if self.undo is not None:
                 self._keep(buf, off, off + extent)
+            if active is None and dense and self._carried and buf in self._carried:    # (as `_on_write`)
+                self._forget_carried(buf, off, off + extent)
             if not buf.written.flags.writeable:
                 pass                    # all bytes already written (see `Buffer.mark_all_written`)
             elif active is None and dense:
@@ -1258,6 +1266,8 @@ class ExecContext:
         if write:
             if self.undo is not None:
                 self._keep(buf, off, end)
+            if self._carried and buf in self._carried:     # written bytes replace moves of never-written ones
+                self._forget_carried(buf, off, end)
             if buf.written.flags.writeable:
                 buf.written[off:end] = True
                 _remember_written(buf, off, end)

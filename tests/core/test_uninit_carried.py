@@ -83,3 +83,31 @@ def test_a_released_core_keeps_no_buffer_alive_through_its_notes():
     finally:
         tracemalloc.stop()
     assert not m.context(0)._carried and peak < 8 * 2 ** 20, f"peak {peak / 2 ** 20:.0f} MB"
+
+
+@pytest.mark.parametrize("freed", [512, 64])
+@pytest.mark.parametrize("overwrite", ["vector_dup", "vmuls", "none"])
+def test_a_computing_op_that_overwrites_moved_bytes_replaces_their_note(overwrite, freed):
+    """A vector op that writes the whole carried tile replaces the move's note as a whole move does; the bytes then
+    freed (`pto.mark_unwritten`, whole or part) and read are reported with no note. Was: the report named the old
+    move (`pto.mte_l1_ub`) after a vector_dup / vmuls had written every byte of the tile."""
+    m = Machine("A2A3")
+    g = m.gm_tensor(np.ones(256, np.float16), name="g")
+    l1, ub = m.ptr("l1", "f16", 0), m.ptr("ub", "f16", 0)
+    pto.mte_gm_l1(g, l1, 64, nburst=(1, 64, 64))
+    pto.pipe_barrier("ALL")
+    pto.mte_l1_ub(l1, ub, 512, nburst=(1, 512, 512))           # carries never-written bytes [0x40, 0x200)
+    pto.pipe_barrier("ALL")
+    if overwrite == "vector_dup":
+        pto.ub.vector_dup(ub, 1.0, 2, rep_stride=(8,))
+    elif overwrite == "vmuls":
+        pto.mte_gm_ub(g, ub + 1024, 0, 512, nburst=(1, 512, 512))
+        pto.pipe_barrier("ALL")
+        pto.ub.vmuls(ub, ub + 1024, 2.0, 1, counter=256)
+    pto.pipe_barrier("ALL")
+    pto.mark_unwritten(ub + (256 - freed // 2), freed)          # the tail of the tile freed
+    before = len(m.reports)
+    pto.ub.vadd(ub + 512, ub, ub, 2, mask=128, rep_stride=(8, 8, 8))
+    (kind, msg), = m.reports[before:before + 1]
+    assert kind == "uninitialized"
+    assert ("the last op that moved never-written bytes here: pto.mte_l1_ub" in msg) == (overwrite == "none"), msg
