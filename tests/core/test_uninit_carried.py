@@ -111,3 +111,33 @@ def test_a_computing_op_that_overwrites_moved_bytes_replaces_their_note(overwrit
     (kind, msg), = m.reports[before:before + 1]
     assert kind == "uninitialized"
     assert ("the last op that moved never-written bytes here: pto.mte_l1_ub" in msg) == (overwrite == "none"), msg
+
+
+def test_a_fixpipe_store_of_strided_rows_replaces_the_note_of_a_move_inside_a_row():
+    """FIXPIPE's rows (`ExecContext.write_runs`, 192 bytes apart here) replace the note of a move of never-written
+    bytes that one row covers whole; the bytes then freed and read back name only the move that read them. Was:
+    the report went on to the UB -> GM move the FIXPIPE had overwritten ("before it, into its source: ...")."""
+    m = Machine("A2A3")
+    g = m.gm_tensor(np.ones(32 * 32, np.float16), name="g")
+    y = m.gm_tensor(np.zeros(32 * 48, np.float32), name="y")
+    ub, l1 = m.ptr("ub", "f32", 0), m.ptr("l1", "f16", 0)
+    pto.mte_gm_ub(g, ub, 0, 64, nburst=(1, 64, 64))
+    pto.pipe_barrier("ALL")
+    pto.mte_ub_gm(ub, y, 96, nburst=(1, 96, 96))                 # y bytes [0x40, 0x60) never written
+    pto.mte_gm_l1(g, l1, 2048, nburst=(1, 0, 0))
+    a, b, c = m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0), m.ptr("l0c", "f32", 0)
+    pto.pipe_barrier("ALL")
+    pto.mte_l1_l0a(l1, a, 0, 0, 2, 2, 2, 2)
+    pto.mte_l1_l0b(l1, b, 32, 32)
+    pto.pipe_barrier("ALL")
+    pto.mad(a, b, c, 32, 32, 32, disable_gemv=True)
+    pto.pipe_barrier("ALL")
+    pto.mte_l0c_gm(c, y, 32, 32, 32, 48, 0, 0, nz2nd=True)      # row 0 = y bytes [0, 0x80)
+    pto.pipe_barrier("ALL")
+    pto.mark_unwritten(y, 96)
+    pto.mte_gm_ub(y, ub + 1024, 0, 128, nburst=(1, 128, 128))
+    pto.pipe_barrier("ALL")
+    pto.ub.vadd(ub + 2048, ub + 1024, ub + 1024, 1, mask=32, rep_stride=(8, 8, 8))
+    _, msg = m.reports[-1]
+    assert "the last op that moved never-written bytes here: pto.mte_gm_ub" in msg and "from gm:y" in msg, msg
+    assert "before it, into its source" not in msg, msg
