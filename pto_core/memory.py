@@ -679,9 +679,10 @@ class Machine:
 
     def release_core(self, core: int) -> None:
         """Core ``core`` has ended its block (RELEASE_FINISHED_BLOCKS in `pto_core.interpreter`): drop its
-        on-chip buffers (its results are in GM). The hazard verifier's end-of-kernel findings for the core,
-        the only per-core state that refers to them, are taken now and reported by `end_kernel` in their
-        usual place; its flag table (flags still set) stays for `end_kernel`."""
+        on-chip buffers (its results are in GM). The hazard verifier's end-of-kernel findings for the core
+        are taken now and reported by `end_kernel` in their usual place; its flag table (flags still set) stays
+        for `end_kernel`. The core's notes of moved never-written bytes (`CARRIED_NOTES`), which name its
+        buffers and which only its own ops read, go with them (they kept every released block's buffers alive)."""
         ctx = self.context(core)
         if ctx.hazards is not None:
             ctx.ended_reports.extend(ctx.hazards.end_kernel())
@@ -689,6 +690,8 @@ class Machine:
             buf.held.clear()
         ctx._holding.clear()
         ctx._buffers.clear()
+        ctx._carried.clear()
+        ctx._carry = None
         ctx.core.release()
 
     def begin_compiled_run(self) -> None:
@@ -1120,6 +1123,12 @@ class ExecContext:
             self.races.access(self, buf, off, off + extent, True, operand, ((count, run_bytes), (stride_bytes, 1)))
         if self.undo is not None:
             self._keep(buf, off, off + extent)
+        if self._carried and buf in self._carried:     # written bytes replace moves of never-written ones
+            if stride_bytes == run_bytes:
+                self._forget_carried(buf, off, off + extent)
+            else:
+                for k in range(count):
+                    self._forget_carried(buf, off + k * stride_bytes, off + k * stride_bytes + run_bytes)
         if buf.written.flags.writeable and not _known_written(buf, off, off + extent):
             np.ndarray((count, run_bytes), np.bool_, buf.written, off, (stride_bytes, 1))[...] = True
         return np.ndarray((count, run_bytes), np.uint8, buf.data, off, (stride_bytes, 1))
@@ -1192,6 +1201,8 @@ class ExecContext:
         if write:
             if self.undo is not None:
                 self._keep(buf, off, off + extent)
+            if active is None and dense and self._carried and buf in self._carried:    # (as `_on_write`)
+                self._forget_carried(buf, off, off + extent)
             if not buf.written.flags.writeable:
                 pass                    # all bytes already written (see `Buffer.mark_all_written`)
             elif active is None and dense:
@@ -1255,6 +1266,8 @@ class ExecContext:
         if write:
             if self.undo is not None:
                 self._keep(buf, off, end)
+            if self._carried and buf in self._carried:     # written bytes replace moves of never-written ones
+                self._forget_carried(buf, off, end)
             if buf.written.flags.writeable:
                 buf.written[off:end] = True
                 _remember_written(buf, off, end)
