@@ -167,9 +167,26 @@ register(OpSpec(
     doc="raise IllegalOperand unless lo <= value <= hi (e.g. a core count read from tiling data)"))
 
 
+def _divisor_not_positive(divisor: int, what) -> IllegalOperand:
+    """The error of an ``assert_multiple`` divisor <= 0: the divisor is wrong, not the value (was: "8 is not a
+    multiple of -4", which is false, and "8 is not a multiple of 0", which blamed the value)."""
+    return IllegalOperand(f"the divisor of {what or 'a run-time value'} is {divisor}, but it must be > 0",
+                          op="pto.assert_multiple", operand="divisor", value=divisor, limit="> 0",
+                          hint="pass the positive number the value must be a multiple of (e.g. an element size)")
+
+
+def _verify_multiple(call, target):
+    """`OpSpec.verify` of ``assert_multiple``: a constant divisor <= 0 is refused when the op is recorded."""
+    divisor = call.operands[1]
+    if type(divisor) is int and divisor <= 0:
+        raise _divisor_not_positive(divisor, call.clauses.get("what"))
+
+
 def _assert_multiple(ctx, value, divisor, *, what=None, unit=None, rule=None, operand=None, hint=None):
     value, divisor = int(value), int(divisor)
-    if divisor > 0 and value % divisor == 0:
+    if divisor <= 0:
+        raise _divisor_not_positive(divisor, what)
+    if value % divisor == 0:
         return
     shown = f"{value} {unit}" if unit else str(value)
     raise IllegalOperand(f"{what or 'a run-time value'} {shown} is not {rule or f'a multiple of {divisor}'}",
@@ -210,7 +227,7 @@ register(OpSpec(
                                         "\"a multiple of <divisor>\""),
              Clause("operand", "attr", doc="the argument's name, for the error's operand field"),
              Clause("hint", "attr", doc="what to do")),
-    execute=_assert_multiple, bind=_bind_multiple, bind_holes=_bind_multiple_holes,
+    execute=_assert_multiple, bind=_bind_multiple, bind_holes=_bind_multiple_holes, verify=_verify_multiple,
     doc="raise IllegalOperand unless value is a multiple of divisor, naming the value itself (a check of a "
         "derived remainder, assert_in_range of value mod divisor, could only show the remainder)"))
 

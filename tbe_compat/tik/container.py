@@ -154,9 +154,17 @@ TENSOR_NAME_NO_LEADING_DIGIT = True
 #: CANN 8.1.RC1 ``Tensor.__check_tensor_params`` (tbe/tik/api/tik_tensor.py) requires each element to be an
 #: ``int``/``float``/Scalar/Expr/TVM immediate ("element in shape should be Imm, Scalar or Expr."), and te.tik 2019
 #: ``_normalize_shape`` (tik_tensor.py; ``is_immediate_number``: ``float``/``int``) raises "only support static shape
-#: define now"; a numpy integer is neither (numpy floats subclass ``float`` and pass both). The simulator took its
-#: value. False: a numpy integer counts as its value (as before). migration_guide/tik_core.md §2.
+#: define now"; a numpy integer is neither. The same holds for every numpy scalar that is not a Python ``int`` or
+#: ``float`` subclass: ``np.float32`` / ``np.float16`` dimensions and ``np.bool_`` are refused too (review448: they
+#: were taken as their values); only ``np.float64`` subclasses ``float`` and passes both TIKs' checks. The simulator
+#: took its value. False: such a dimension counts as its value (as before). migration_guide/tik_core.md §2.
 TENSOR_SHAPE_NUMPY_INT_REFUSED = True
+
+
+def _numpy_dim(d) -> bool:
+    """A numpy scalar neither TIK takes as a shape element (TENSOR_SHAPE_NUMPY_INT_REFUSED): not an ``int`` or
+    ``float`` subclass (``np.int64``, ``np.float32``, ``np.bool_``; ``np.float64`` is a ``float``)."""
+    return isinstance(d, np.generic) and not isinstance(d, (int, float))
 
 #: Named choice TENSOR_SET_AS_IMMEDIATE_CHECKED: an immediate stored into a tensor element (``t[i].set_as(v)``,
 #: ``t[i] = v``) follows the Scalar store rule (tik_core.md §8, `check_immediate` with ``store=True``): an int (or an
@@ -413,12 +421,13 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               f"tuple.\")", operand="shape", value=repr(shape)[:40], limit="list | tuple",
                               hint=_shape_tuple_hint(shape))
         if TENSOR_SHAPE_NUMPY_INT_REFUSED and isinstance(shape, (list, tuple)) and \
-                any(isinstance(d, np.integer) for d in shape):
-            bad = next(d for d in shape if isinstance(d, np.integer))
-            fixed = tuple(int(d) if isinstance(d, np.integer) else d for d in shape)
+                any(_numpy_dim(d) for d in shape):
+            bad = next(d for d in shape if _numpy_dim(d))
+            fixed = tuple((int(d) if float(d).is_integer() else float(d)) if _numpy_dim(d) else d for d in shape)
             shown = ", ".join(d.name if isinstance(getattr(d, "name", None), str) else repr(d) for d in fixed)
             shown += "," if len(fixed) == 1 else ""
-            raise self._error(f"shape dimension {bad!r} is a numpy {type(bad).__name__}, not a Python int (TIK: "
+            raise self._error(f"shape dimension {bad!r} is a numpy {type(bad).__name__}, not a Python "
+                              f"{'float' if isinstance(bad, np.floating) else 'int'} (TIK: "
                               f"\"element in shape should be Imm, Scalar or Expr.\")", operand="shape",
                               value=repr(bad), limit="int | Scalar | Expr",
                               hint=f"pass the dimensions as Python ints: shape=({shown}) (int(d) of a numpy value)")

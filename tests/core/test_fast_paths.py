@@ -2063,8 +2063,36 @@ def test_assert_multiple_names_the_value_not_its_remainder():
     from pto_core.ops import assertions as a
     assert a._bind_multiple((4, 2), {}) is a._pass and a._bind_multiple((5, 2), {}) is None
     assert a._bind_multiple((4, 0), {}) is None
-    with pytest.raises(IllegalOperand, match="a run-time value 4 is not a multiple of 0"):
+    with pytest.raises(IllegalOperand, match="the divisor of a run-time value is 0, but it must be > 0"):
         a._assert_multiple(None, 4, 0)
+
+
+@pytest.mark.parametrize("divisor", [0, -4])
+def test_assert_multiple_refuses_a_divisor_that_is_not_positive(divisor):
+    """review448: a divisor <= 0 is the divisor's error, not the value's: it said "n 8 is not a multiple of -4"
+    (false) and "n 8 is not a multiple of 0". A constant divisor is refused when the op is recorded (nothing
+    recorded) and when PTO-AS text is read; a run-time one when the check runs, eager and compiled alike."""
+    from pto_core import asm
+    from pto_core.errors import AsmParseError, IllegalOperand
+    from pto_core.program import program
+    with program("k", target="A2A3") as k:
+        n = k.scalar_arg("n", "i64")
+        with pytest.raises(IllegalOperand, match=f"the divisor of n is {divisor}, but it must be > 0") as info:
+            pto.assert_multiple(n, divisor, what="n")
+        assert info.value.operand == "divisor" and "is not a multiple" not in str(info.value)
+    assert len(k.program.body) == 0
+    text = ('module {\n  func.func @k(%n: i64) {\n    pto.assert_multiple %n, ' + str(divisor)
+            + ' {what = "n"} : i64\n    return\n  }\n}\n')
+    with pytest.raises(AsmParseError, match=f"<pto>:3:5: .*the divisor of n is {divisor}, but it must be > 0"):
+        asm.parse(text, target="A2A3")
+    with program("k", target="A2A3") as k:
+        n = k.scalar_arg("n", "i64")
+        d = k.scalar_arg("d", "i64")
+        pto.assert_multiple(n, d, what="n")
+    for prog in (k.program, asm.parse(asm.print_program(k.program), target="A2A3")):
+        prog.run({"n": 8, "d": 4})
+        with pytest.raises(IllegalOperand, match=f"the divisor of n is {divisor}, but it must be > 0"):
+            prog.run({"n": 8, "d": divisor})
 
 
 def test_bound_run_time_checks_send_other_values_to_the_general_function():

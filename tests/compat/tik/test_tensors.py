@@ -974,6 +974,26 @@ def test_flatten_and_change_shape_errors_and_warnings_name_the_api_called():
     _CANN81_WARNED.clear()
 
 
+def test_numpy_float32_float16_and_bool_dimensions_are_refused_as_numpy_ints_are(monkeypatch):
+    """review448: TENSOR_SHAPE_NUMPY_INT_REFUSED cited CANN 8.1 __check_tensor_params (isinstance int/float/Scalar/
+    Expr/TVM imm) and te.tik 2019 is_immediate_number (float/int), but let np.float32 / np.float16 / np.bool_ through
+    as their values, though neither check takes them (only np.float64 subclasses float). Each is now the same
+    IllegalOperand, whose Fix declares; np.float64 and Python True still declare."""
+    from tbe_compat.tik import container
+    ti = tik.Tik()
+    for bad, kind, fixed in ((np.float32(16.0), "float32, not a Python float", "(16, 4)"),
+                             (np.float16(8), "float16, not a Python float", "(8, 4)"),
+                             (np.bool_(True), "bool, not a Python int", "(1, 4)")):
+        with raises_tik(IllegalOperand, match=rf"test_tensors\.py:\d+ in `tik\.Tensor`: operand shape: shape "
+                                              rf"dimension .* is a numpy {kind}.*Fix: pass the dimensions as Python "
+                                              rf"ints: shape={re.escape(fixed)}"):
+            ti.Tensor("float16", (bad, 4), tik.scope_ubuf, "a")
+        assert ti.Tensor("float16", eval(fixed), tik.scope_ubuf, "a").shape == list(eval(fixed))     # the Fix
+    assert ti.Tensor("float16", (np.float64(16.0), True), tik.scope_ubuf, "f").shape == [16, 1]
+    monkeypatch.setattr(container, "TENSOR_SHAPE_NUMPY_INT_REFUSED", False)
+    assert ti.Tensor("float16", (np.float32(16.0), np.bool_(True)), tik.scope_ubuf, "g").shape == [16, 1]
+
+
 def test_tensor_name_with_a_leading_digit_and_numpy_int_dimensions_are_refused_with_a_fix_that_works(monkeypatch):
     """TENSOR_NAME_NO_LEADING_DIGIT: te.tik 2019 Tik.Tensor_ ("tensor's name should not begin with a digit") and the
     CANN TIK Tensor page refuse name='1ab'; TENSOR_SHAPE_NUMPY_INT_REFUSED: CANN 8.1 __check_tensor_params ("element
