@@ -401,7 +401,7 @@ def test_a_huge_unfed_workspace_is_refused_and_a_fed_one_is_bounds_checked():
         run(ti, {"x": xs, "tiling_gm": tiling, "ws": 2 ** 31})
     with raises_tik(IllegalOperand, match=r"got an array of shape \[256\] \(a workspace holds no data at launch"):
         run(ti, {"x": xs, "tiling_gm": tiling, "ws": np.zeros(256, np.float16)})
-    with raises_tik(OutOfBounds, match=r"past the end of region 'ws_ws'"):
+    with raises_tik(OutOfBounds, match=r"past the end of region 'ws'\)"):
         run(ti, {"x": xs, "tiling_gm": np.array([1000, 0, 0, 0], np.int64), "ws": 256})
 
 
