@@ -269,13 +269,13 @@ TIK_RACE_WORDING = _races.RaceWording(
                          "set_atomic_add mode, e.g. {dtype} for a {dtype} tensor), or put a {barrier} between the two "
                          "cores' accumulations",
     },
-    padding_write_fix="check the destination offset, nburst and burst of {call} against the tensor's shape; "
-                      "data_move's burst counts 32-byte blocks, so a store whose last block is partial writes up to "
-                      "that block's end: end it at the tensor's last element (data_move_pad on chips that have it, "
-                      "or a shorter last burst)",
-    overread_fix="read at most the tensor's elements: check the source offset, nburst and burst of {call} against "
-                 "the tensor's shape (data_move's burst counts 32-byte blocks: a shorter last burst, or data_move_pad "
-                 "on chips that have it)")
+    padding_write_fix="check the destination offset and counts of {call} against the tensor's shape (data_move: "
+                      "nburst and burst, where burst counts 32-byte blocks, so a store whose last block is partial "
+                      "writes up to that block's end); end the store at the tensor's last element (data_move_pad on "
+                      "chips that have it, or a shorter last burst)",
+    overread_fix="read at most the tensor's elements: check the source offset and counts of {call} against the "
+                 "tensor's shape (data_move: nburst and burst, where burst counts 32-byte blocks; a shorter last "
+                 "burst, or data_move_pad on chips that have it)")
 _races.add_race_wording(TIK_RACE_WORDING)
 
 

@@ -46,8 +46,9 @@ def _store(path: str, offset: int, blocks: int = 16):
 def test_a_store_past_the_last_block_warns_at_the_line_naming_the_tensor(path):
     ti, line = _store(path, 8)                      # 16 blocks from element 8: 8 elements past y's end
     xs = np.arange(128, dtype=np.float32)
-    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(128 elements, 512 B\): the float32 elements "
-                                                   r"128..135 \(bytes \[512, 544\)\) past its end are dropped.*Fix: ") as rec:
+    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(128 elements, 512 B\): the float32 "
+                                                   r"elements 128..135 \(bytes \[512, 544\)\) past its end are "
+                                                   r"dropped.*Fix: ") as rec:
         out, = run(ti, {"x": xs})
     mine = [w for w in rec if w.category is GmPaddingWriteWarning]
     assert len(mine) == 1 and mine[0].filename == __file__ and mine[0].lineno == line
@@ -173,7 +174,7 @@ def test_the_warnings_name_the_tik_call_and_the_tensor_the_kernel_used(inplace, 
               "as unknown data") in got["GmOverreadWarning"]
     for text in (got["GmPaddingWriteWarning"], got["GmOverreadWarning"]):
         assert "pto." not in text and " f32" not in text and "Fix: " in text
-        assert "nburst and burst of tik.data_move" in text and "data_move_pad" in text
+        assert "offset and counts of tik.data_move" in text and "nburst and burst" in text and "data_move_pad" in text
 
 
 def test_the_rounded_store_of_a_core_row_warns_in_tik_words():
@@ -193,14 +194,15 @@ def test_the_rounded_store_of_a_core_row_warns_in_tik_words():
             "(40 elements, 80 B): the float16 elements 40..51 (bytes [80, 104)) past its end are dropped") in text
     assert "pto.mte_ub_gm" not in text and "f16" not in text
     fix = text.split("Fix: ", 1)[1]
-    assert "burst of tik.data_move" in fix and "32-byte blocks" in fix and "data_move_pad" in fix \
+    assert "counts of tik.data_move" in fix and "burst counts 32-byte blocks" in fix and "data_move_pad" in fix \
         and "shorter last burst" in fix
 
 
 def test_a_pto_programs_padding_write_and_overread_keep_pto_words():
     """With the TIK wording registered (this module imports the facade), a PTO program's warnings still name
     the PTO op, GM bytes first, the PTO dtype, and no TIK call or argument (fix447)."""
-    import tbe_compat.tik.errors  # noqa: F401  (registers TIK_RACE_WORDING)
+    from tbe_compat.tik.errors import TIK_RACE_WORDING      # (registered when the facade is imported)
+    assert TIK_RACE_WORDING.padding_write_fix and TIK_RACE_WORDING.overread_fix
     from pto_core import pto
     from pto_core.errors import GmOverreadWarning
     from pto_core.program import program
