@@ -1620,7 +1620,7 @@ class Executable:
                 k += 1
                 name = f"{a.name}#{k}"
             taken.add(name)
-            shown = name if a.name in ours else a.name      # an earlier run's 'x' on this machine: still 'x'
+            shown = name if a.name in ours else a.shown or a.name      # an earlier run's 'x' here: still 'x'
             ours.add(a.name)
             arr = None
             data = None

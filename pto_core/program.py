@@ -531,9 +531,13 @@ class GmArg(PtrExpr):
     ``shape=None`` declares a *host buffer* (PTOAS kernels: ``%a: !pto.ptr<f32, gm>`` with no
     shape): the caller passes the array at every run, its shape is taken from that array, and
     the kernel's writes come back, so the argument must be ``in`` or ``inout``.
+
+    ``shown``: the name messages give the argument's GM region (`GmRegion.shown`), when a front end had to
+    give the argument another name than its user's (TIK workspaces: ``ws`` -> argument ``ws_ws``, kept apart
+    from the kernel's inputs and outputs); empty: ``name``.
     """
 
-    __slots__ = ("shape", "io", "fill", "init")
+    __slots__ = ("shape", "io", "fill", "init", "shown")
 
     def __init__(self, name: str, dt, shape, io: str = "in", fill: Optional[str] = None, init=None):
         self.type = PtrType(dt, "gm")
@@ -562,6 +566,7 @@ class GmArg(PtrExpr):
                                       "\"workspace\"")
         self.io, self.fill = io, fill
         self.init = None if init is None else _gm_init(name, init)
+        self.shown = ""
 
     @property
     def count(self) -> int:

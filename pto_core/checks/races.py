@@ -93,6 +93,12 @@ class RaceWording:
         by_call: name an access by its provenance call (``tik.data_move``) rather than its PTO op.
         operand: ``(call, PTO operand) -> argument name`` of the front end (``%dst`` -> ``dst``), or None to
             keep the PTO operand.
+        padding_write_fix: the Fix of a `GmPaddingWriteWarning` (a GM store past its tensor's last 32-byte
+            block, `pto_core.ops.mte`) at a call of this front end; ``""`` keeps the PTO text. With ``by_call``
+            that warning and `GmOverreadWarning` also name the call only and give the elements first (the
+            bytes in parentheses) in ``dtype_attr`` spelling, as a race report does; ``str.format`` field
+            ``{call}`` (the call).
+        overread_fix: the Fix of a `GmOverreadWarning` (a GM read past its tensor's allocation); ``""``: PTO's.
     """
 
     call_prefix: str
@@ -102,6 +108,8 @@ class RaceWording:
     fixes: Mapping[str, str] = field(default_factory=dict)
     by_call: bool = False
     operand: Optional[Callable[[str, str], Optional[str]]] = None
+    padding_write_fix: str = ""
+    overread_fix: str = ""
 
 
 #: PTO programs' race reports: PTO op names and operands, PTO dtype names, `pto.sync_all`.
@@ -130,8 +138,9 @@ def add_race_wording(wording: RaceWording) -> None:
     _WORDINGS[:] = [w for w in _WORDINGS if w.call_prefix != wording.call_prefix] + [wording]
 
 
-def _wording_of(*sites) -> RaceWording:
-    """The wording of the first of ``sites`` (provenances, None allowed) whose call a front end lowered."""
+def wording_of(*sites) -> RaceWording:
+    """The wording of the first of ``sites`` (provenances, None allowed) whose call a front end lowered (the
+    race reports here; the GM padding-write and overread warnings of `pto_core.ops.mte`)."""
     for where in sites:
         call = getattr(where, "call", "") or ""
         for w in _WORDINGS:
@@ -699,7 +708,7 @@ class GmRaceTracker:
             return                                   # (`"warn"` still warns: a GmRaceWarning per distinct race)
         if span_of is not None:
             first, end = span_of()
-        words = _wording_of(where, owhere)
+        words = wording_of(where, owhere)
         tname = None
         span = f"bytes [{first}, {end})"
         if r.dtype is not None and r.dtype.bits >= 8:
@@ -788,4 +797,4 @@ def _run_end(offs: np.ndarray) -> int:
     return int(offs[0]) + n
 
 
-__all__ = ["GmRaceTracker", "MAX_CORE_BITS", "RaceWording", "PTO_RACE_WORDING", "add_race_wording"]
+__all__ = ["GmRaceTracker", "MAX_CORE_BITS", "RaceWording", "PTO_RACE_WORDING", "add_race_wording", "wording_of"]

@@ -45,6 +45,7 @@ from ..dtypes import DType
 from ..errors import (BurstTailWarning, GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds,
                       UnsupportedOp, warn_at)
 from ..memory import all_written
+from ..checks.races import wording_of
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register, register_availability
 
@@ -192,7 +193,7 @@ def _gm_padding_split(ctx, ptr, lo: int, hi: int, operand: str, reading: bool = 
     if off + n <= region.size:
         return None
     if off + n > region.padded_size and reading and GM_OVERREAD_READS_UNKNOWN:
-        _report_overread(ctx, region, off, n)
+        _report_overread(ctx, region, off, n, ptr.dtype)
     elif off + n > region.padded_size:
         raise OutOfBounds(f"GM bytes [{off}, {off + n}) run past the end of region {region.label} "
                           f"({region.size} B) and of its allocation's padding (the host allocates "
@@ -223,6 +224,28 @@ def _doer(ctx, default: str) -> str:
     return f"`{call}` ({op})" if call and call != op else op
 
 
+def _elements(words, dt, lo: int, hi: int, what: str = "") -> str:
+    """GM bytes ``[lo, hi)`` of a tensor of type ``dt`` as a front end's user counts them: ``float16 elements
+    20..51 (bytes [40, 104))`` (then ``what``), or the bytes alone for a sub-byte type."""
+    size = dt.bits // 8 if dt is not None else 0
+    if size < 1:
+        return f"bytes [{lo}, {hi})" + (f" {what}" if what else "")
+    e0, e1 = lo // size, (hi - 1) // size
+    name = getattr(dt, words.dtype_attr, None) or dt.name
+    elems = f"{name} element{'s' if e1 > e0 else ''} {e0}" + (f"..{e1}" if e1 > e0 else "")
+    return f"{elems} (bytes [{lo}, {hi}))" + (f" {what}" if what else "")
+
+
+def _count(words, dt, nbytes: int, what: str = "", bytes_in: str = " ({} B)") -> str:
+    """``nbytes`` bytes as a front end's user counts them: ``40 elements (80 B)`` (``what`` after the count,
+    ``bytes_in`` the form of the bytes), or ``80 B`` when they are not whole elements of ``dt``."""
+    size = dt.bits // 8 if dt is not None else 0
+    if size < 1 or nbytes % size:
+        return f"{nbytes} B" + (f" {what}" if what else "")
+    n = nbytes // size
+    return f"{n} element{'s' if n != 1 else ''}{' ' + what if what else ''}{bytes_in.format(nbytes)}"
+
+
 def _first_at_site(sites: set, region, where) -> bool:
     """True the first time ``(region, op site)`` is seen in ``sites`` (a machine's warned-once set), recording it."""
     key = (region.name, where)
@@ -232,12 +255,24 @@ def _first_at_site(sites: set, region, where) -> bool:
     return True
 
 
-def _report_overread(ctx, region, off: int, n: int) -> None:
+def _report_overread(ctx, region, off: int, n: int, ptr_dtype=None) -> None:
     machine = ctx.machine
     where = ctx.where
     if not _first_at_site(machine.gm_overread_sites, region, where):
         return
     site = f"{where}: " if where is not None else ""
+    words = wording_of(where)
+    if words.by_call and words.overread_fix and where.call:
+        dt = region.dtype or ptr_dtype
+        past = off + n - region.padded_size
+        size = _count(words, dt, region.size, bytes_in=", {} B")
+        msg = (f"{site}{where.call} reads {_elements(words, dt, off, off + n)} of tensor {region.label} ({size}; "
+               f"the host allocates {region.padded_size} B): the {_count(words, dt, past, 'past that allocation')} "
+               f"read as unknown data (on the device: whatever memory follows). Harmless if the kernel never uses "
+               f"them -- uses are reported as reads of unwritten data. Fix: {words.overread_fix.format(call=where.call)}")
+        machine.report("gm-overread", msg, warned=True)
+        machine.warn(msg, GmOverreadWarning, where, stacklevel=2)
+        return
     msg = (f"{site}{_doer(ctx, 'a GM read')} reads GM bytes [{off}, {off + n}) of region {region.label} "
            f"({region.size} B; the host allocates {region.padded_size} B): the {off + n - region.padded_size} "
            f"byte(s) past that allocation read as unknown data (on the device: whatever memory follows). Harmless "
@@ -371,6 +406,16 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     warns = GM_PADDING_WRITE_WARNS and end > block_end      # (a repeat at a warned site was shown by that warning)
     machine.report("gm-tail", msg, warned=warns)
     if not warns or not _first_at_site(machine.gm_padding_write_sites, region, where):
+        return
+    words = wording_of(where)
+    if words.by_call and words.padding_write_fix and where.call:
+        dt = region.dtype or dst.dtype
+        size = _count(words, dt, region.size, bytes_in=", {} B")
+        text = (f"{site}{where.call} writes {_elements(words, dt, off, end)} of tensor {region.label} ({size}): "
+                f"the {_elements(words, dt, first, end, 'past its end')} are dropped (they land in the host's "
+                f"allocation padding of {region.padded_size - region.size} B, never in the tensor; the output does "
+                f"not receive them). Fix: {words.padding_write_fix.format(call=where.call)}")
+        machine.warn(text, GmPaddingWriteWarning, where, stacklevel=3)
         return
     size = max(1, dst.dtype.bits // 8)
     past = end - first

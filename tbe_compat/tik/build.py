@@ -277,6 +277,8 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
                 name = f"{base}_ws{k}"
             st.gm.name = name
             taken.add(name)
+            # messages name the region as the user did, unless an input or output has that name too
+            st.gm.shown = st.name if st.name not in io_names else ""
         else:
             st.gm.name = st.name
     seen = set()

@@ -247,7 +247,9 @@ def tik_operand_name(api: str, operand: Optional[str]) -> Optional[str]:
 #: calls at the user's lines (``tik.data_move at k.py:12``), TIK argument names (``dst``, `tik_operand_name`), the
 #: tensor's name and element range first, TIK dtype names (``float16``), ``tik.block_barrier``, and fixes in TIK
 #: terms (a core's slice by its block index, ``set_atomic_add``, ``data_move_pad``). A race whose two accesses are
-#: direct ``pto.*`` calls keeps the PTO wording.
+#: direct ``pto.*`` calls keeps the PTO wording. The GM padding-write and overread warnings of a TIK call
+#: (`GmPaddingWriteWarning`, `GmOverreadWarning`) use it too: the call only, float16 elements first (bytes in
+#: parentheses), and the fixes below.
 TIK_RACE_WORDING = _races.RaceWording(
     call_prefix="tik.", region="tensor", barrier="tik.block_barrier", dtype_attr="tik_name", by_call=True,
     operand=lambda api, operand: tik_operand_name(api, operand),
@@ -266,7 +268,14 @@ TIK_RACE_WORDING = _races.RaceWording(
         "atomic/atomic": "accumulate into these elements of {region} with one atomic dtype on every core (the same "
                          "set_atomic_add mode, e.g. {dtype} for a {dtype} tensor), or put a {barrier} between the two "
                          "cores' accumulations",
-    })
+    },
+    padding_write_fix="check the destination offset and counts of {call} against the tensor's shape (data_move: "
+                      "nburst and burst, where burst counts 32-byte blocks, so a store whose last block is partial "
+                      "writes up to that block's end); end the store at the tensor's last element (data_move_pad on "
+                      "chips that have it, or a shorter last burst)",
+    overread_fix="read at most the tensor's elements: check the source offset and counts of {call} against the "
+                 "tensor's shape (data_move: nburst and burst, where burst counts 32-byte blocks; a shorter last "
+                 "burst, or data_move_pad on chips that have it)")
 _races.add_race_wording(TIK_RACE_WORDING)
 
 

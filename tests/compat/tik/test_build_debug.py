@@ -616,7 +616,7 @@ def test_an_input_scalar_may_make_a_gm_tensor_empty():
         return ti
     out, = kernel(False).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": 0}, interactive=False)
     assert out.tolist() == [2.0] * 16
-    with pytest.warns(GmOverreadWarning, match=r"reads GM bytes \[16, 48\) of region 'x' \(0 B"):
+    with pytest.warns(GmOverreadWarning, match=r"reads float16 elements 8..23 \(bytes \[16, 48\)\) of tensor 'x' \(0 elements, 0 B"):
         kernel(True).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": 0}, interactive=False)
     with raises_tik(IllegalOperand, match=r"tensor 'x' is \[-1\]"):
         kernel(False).tikdb.start_debug({"x": np.zeros((0,), np.float16), "n": -1}, interactive=False)

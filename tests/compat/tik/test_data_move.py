@@ -594,8 +594,9 @@ def test_gm_reads_may_end_inside_the_last_32_byte_block():
     ti2.vec_muls(8, u, u, 2.0, 1, 8, 8)                          # uses only g's element
     ti2.data_move(h, u, 0, 1, 3, 0, 0)
     build(ti2, "overread", [g], [h])
-    with pytest.warns(GmOverreadWarning, match=rf"test_data_move.py:{line} in `tik.data_move`: `tik.data_move` \(pto.mte_gm_ub\) reads "
-                                               rf"GM bytes \[0, 96\) of region 'g' \(4 B; the host allocates 64 B\)"):
+    with pytest.warns(GmOverreadWarning, match=rf"test_data_move.py:{line} in `tik.data_move`: tik.data_move reads float32 "
+                                               rf"elements 0..23 \(bytes \[0, 96\)\) of tensor 'g' \(1 element, 4 B; "
+                                               rf"the host allocates 64 B\)"):
         out, = run(ti2, {"g": np.array([3.0], np.float32)})
     assert out[0] == 6.0
     assert [k for k, _ in ti2.tikdb.reports].count("gm-overread") == 1
@@ -619,7 +620,8 @@ def test_run_time_gm_moves_may_use_the_allocation_padding():
         return ti
     ti = kernel(4)
     xs = np.arange(20, dtype=np.float32) * 3
-    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(80 B\): the 48 byte\(s\), 12 f32"):
+    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(20 elements, 80 B\): the float32 elements 20..31 "
+                                                   r"\(bytes \[80, 128\)\) past"):
         out, = run(ti, {"x": xs})                                   # past y's last block (96 B): warns
     assert np.array_equal(out, xs + 1)
     assert any(kind == "gm-tail" and "48 byte(s) past its end" in msg for kind, msg in ti.tikdb.reports)

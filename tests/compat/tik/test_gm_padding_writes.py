@@ -46,8 +46,9 @@ def _store(path: str, offset: int, blocks: int = 16):
 def test_a_store_past_the_last_block_warns_at_the_line_naming_the_tensor(path):
     ti, line = _store(path, 8)                      # 16 blocks from element 8: 8 elements past y's end
     xs = np.arange(128, dtype=np.float32)
-    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(512 B\): the 32 byte\(s\), 8 f32 element\(s\), "
-                                                   r"\[512, 544\) past its end are dropped.*Fix: ") as rec:
+    with pytest.warns(GmPaddingWriteWarning, match=r"tensor 'y' \(128 elements, 512 B\): the float32 "
+                                                   r"elements 128..135 \(bytes \[512, 544\)\) past its end are "
+                                                   r"dropped.*Fix: ") as rec:
         out, = run(ti, {"x": xs})
     mine = [w for w in rec if w.category is GmPaddingWriteWarning]
     assert len(mine) == 1 and mine[0].filename == __file__ and mine[0].lineno == line
@@ -101,7 +102,7 @@ def test_a_run_time_offset_into_the_padding_warns_and_one_further_is_an_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.array_equal(run(ti, {"x": xs, "k": 0})[0], xs)
-    with pytest.warns(GmPaddingWriteWarning, match="8 f32 element"):
+    with pytest.warns(GmPaddingWriteWarning, match=r"float32 elements 128..135 \(bytes \[512, 544\)\) past its end"):
         run(ti, {"x": xs, "k": 8})
     with raises_tik(OutOfBounds, match="and of its allocation's padding"):
         run(ti, {"x": xs, "k": 16})
@@ -161,10 +162,65 @@ def _overrun(inplace):
 
 @pytest.mark.parametrize("inplace,name", [(None, "'y'"), ({"y": "x"}, "'y' (in place on 'x')")])
 def test_the_warnings_name_the_tik_call_and_the_tensor_the_kernel_used(inplace, name):
-    """msg270: the TIK call leads (the PTO op in parentheses), and an output placed in place on an input
-    (start_debug(inplace=)) is named as the kernel wrote it, not only by the input it shares memory with."""
+    """msg270: the TIK call leads, and an output placed in place on an input (start_debug(inplace=)) is named
+    as the kernel wrote it, not only by the input it shares memory with. fix447: in TIK words -- the call only
+    (no PTO op), float32 elements first with the bytes in parentheses, a Fix naming the TIK call's arguments."""
     got = _overrun(inplace)
-    assert "in `tik.data_move`: `tik.data_move` (pto.mte_ub_gm) writes GM bytes [32, 544) of tensor " + name \
+    assert ("in `tik.data_move`: tik.data_move writes float32 elements 8..135 (bytes [32, 544)) of tensor " + name
+            + " (128 elements, 512 B): the float32 elements 128..135 (bytes [512, 544)) past its end are dropped") \
         in got["GmPaddingWriteWarning"]
-    assert "in `tik.data_move`: `tik.data_move` (pto.mte_gm_ub) reads GM bytes [32, 672) of region " + name \
-        in got["GmOverreadWarning"]
+    assert ("in `tik.data_move`: tik.data_move reads float32 elements 8..167 (bytes [32, 672)) of tensor " + name
+            + " (128 elements, 512 B; the host allocates 544 B): the 32 elements past that allocation (128 B) read "
+              "as unknown data") in got["GmOverreadWarning"]
+    for text in (got["GmPaddingWriteWarning"], got["GmOverreadWarning"]):
+        assert "pto." not in text and " f32" not in text and "Fix: " in text
+        assert "offset and counts of tik.data_move" in text and "nburst and burst" in text and "data_move_pad" in text
+
+
+def test_the_rounded_store_of_a_core_row_warns_in_tik_words():
+    """fix447: the GmPaddingWriteWarning of a TIK kernel named `tik.data_move` (pto.mte_ub_gm), GM bytes first
+    and the PTO dtype ("the 24 byte(s), 12 f16 element(s)"), and a Fix without TIK's arguments. Now: the call
+    only, float16 elements first (bytes in parentheses), a Fix in data_move's terms (burst counts 32-byte blocks;
+    data_move_pad or a shorter last burst). The kernel: core 1's 64-byte store of its 40-byte row of y."""
+    from .test_gm_races import _row_fill_kernel
+    ti = _row_fill_kernel(20)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        run(ti)
+    texts = [str(w.message) for w in rec if w.category is GmPaddingWriteWarning]
+    assert len(texts) == 1
+    text = texts[0]
+    assert ("in `tik.data_move`: tik.data_move writes float16 elements 20..51 (bytes [40, 104)) of tensor 'y' "
+            "(40 elements, 80 B): the float16 elements 40..51 (bytes [80, 104)) past its end are dropped") in text
+    assert "pto.mte_ub_gm" not in text and "f16" not in text
+    fix = text.split("Fix: ", 1)[1]
+    assert "counts of tik.data_move" in fix and "burst counts 32-byte blocks" in fix and "data_move_pad" in fix \
+        and "shorter last burst" in fix
+
+
+def test_a_pto_programs_padding_write_and_overread_keep_pto_words():
+    """With the TIK wording registered (this module imports the facade), a PTO program's warnings still name
+    the PTO op, GM bytes first, the PTO dtype, and no TIK call or argument (fix447)."""
+    from tbe_compat.tik.errors import TIK_RACE_WORDING      # (registered when the facade is imported)
+    assert TIK_RACE_WORDING.padding_write_fix and TIK_RACE_WORDING.overread_fix
+    from pto_core import pto
+    from pto_core.errors import GmOverreadWarning
+    from pto_core.program import program
+    with program("pto_spill", target="A2A3") as k:
+        x = k.gm_arg("x", "f32", (64,))                     # 256 B: allocation 288 B
+        y = k.gm_arg("y", "f32", (20,), io="out")           # 80 B: allocation 128 B
+        ub = k.ptr("ub", "f32", 0)
+        pto.mte_gm_ub(x + 48, ub, 0, 128, nburst=(1, 0, 0))          # [192, 320): 32 B past x's allocation
+        pto.pipe_barrier("ALL")
+        pto.mte_ub_gm(ub, y, 128, nburst=(1, 0, 0))                  # [0, 128): 48 B past y's end
+    exe = k.program.compile()
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        exe.run({"x": np.zeros(64, np.float32)})
+    got = {w.category: str(w.message) for w in rec}
+    over, pad = got[GmOverreadWarning], got[GmPaddingWriteWarning]
+    assert "pto.mte_gm_ub reads GM bytes [192, 320) of region 'x' (256 B; the host allocates 288 B)" in over
+    assert "pto.mte_ub_gm writes GM bytes [0, 128) of tensor 'y' (80 B): the 48 byte(s), 12 f32 element(s), " \
+           "[80, 128) past its end are dropped" in pad
+    for text in (over, pad):
+        assert "tik." not in text and "float32" not in text and "data_move" not in text

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pto_core import BarrierCountWarning, GmRace, GmRaceWarning
+from pto_core import BarrierCountWarning, GmOverreadWarning, GmRace, GmRaceWarning
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 from tbe_compat.tik.debug import tik_machine_options
@@ -232,6 +232,33 @@ def test_reading_back_ones_own_store_does_not_hide_another_cores_earlier_differe
         run(ti)
     races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
     assert any("(read/write) on tensor 'ws" in m and "core 1 reads" in m for m in races), races
+
+
+def test_a_workspace_is_named_as_the_kernel_named_it():
+    """fix447: BuildCCE gives a workspace the argument name '<name>_ws' (kept apart from the inputs' and
+    outputs' names), and messages showed it ('ws_ws'); they now show the user's 'ws'. A workspace named like
+    an output keeps the argument name in messages (two regions called 'y' would be ambiguous)."""
+    ti = _rewritten_table_kernel()
+    with pytest.warns(GmRaceWarning) as rec:
+        run(ti)
+    races = [msg for kind, msg in ti.tikdb.reports if kind == "race"]
+    assert races and all("_ws" not in m for m in races), races
+    assert any("on tensor 'ws' int32 elements 0..7" in m and "elements of 'ws' to write" in m for m in races)
+    assert all("_ws" not in str(w.message) for w in rec)
+
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ws = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm, is_workspace=True)
+    ub = ti.Tensor("int32", (24,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, ws, 0, 1, 3, 0, 0)             # 96 B from a 64-byte allocation: a GmOverreadWarning
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "same_name", [], [y])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        run(ti)
+    over = [str(w.message) for w in rec if w.category is GmOverreadWarning]
+    assert len(over) == 1 and "of tensor 'y_ws' (8 elements, 32 B;" in over[0], over
 
 
 def test_atomic_workspace_starts_at_zero_and_cross_core_sum_is_race_free():
