@@ -142,6 +142,9 @@ class Expr:
                 raise IllegalOperand(f"cannot negate an unsigned {self.dtype} value", operand="neg",
                                      value=self.dtype, hint="TIK has no negation of uint Scalars; subtract from a "
                                                             "signed value (s.astype('int64')) instead")
+            if op == "neg" and self.ir.type.name == "f16" and V210_VEC_F16_SCALAR_ARITH_IN_F32 and _v210_vec():
+                # TIK's ``-x`` is ``x * Expr(-1, x.dtype)``: on the v210 vector core a float32 product (exact)
+                return Expr(P.unop(op, P.cast(self.ir, P.F32)))
             return Expr(P.unop(op, self.ir))
 
     def _no_python_op(self, *_, what: str = "", hint: str = ""):
@@ -226,6 +229,7 @@ class Expr:
 #: (``check_and_update_dtype_float16``: ``cast(left, "float32"), cast(right, "float32")`` when
 #: ``TikSocManager.is_v210_vec_soc()``, tbe/tik/tik_lib/tik_expr.py), so the result is a float32 Expr, rounded once
 #: where it is stored (``f32.set_as(a * b)`` keeps the exact product; on other chips it is the float16 product).
+#: Negation too (TIK's ``__neg__`` is ``self._mul(Expr(-1, self.dtype))``): ``-a`` is a float32 Expr there.
 #: Comparisons there are unchanged (float16 to float32 is exact). te.tik 2019 has no such rule (no v210 chips).
 #: False computes float16 arithmetic in float16 on every chip. migration_guide/tik_core.md (Scalar expressions).
 V210_VEC_F16_SCALAR_ARITH_IN_F32 = True

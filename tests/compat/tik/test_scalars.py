@@ -675,15 +675,17 @@ def test_float16_arithmetic_is_float32_on_the_v210_vector_core(monkeypatch):
         u[0].set_as(r)
         u[1].set_as(a + 0.1)
         u[2].set_as(a / 3)
+        neg = -a                                                     # TIK: a * Expr(-1, "float16")
+        u[3].set_as(neg)
         ti.data_move(o, u, 0, 1, 1, 0, 0)
-        return prod.dtype, run(build(ti, "k", [], [o]))[0][:3]
+        return (prod.dtype, neg.dtype), run(build(ti, "k", [], [o]))[0][:4]
     f32 = np.float32
     dtype, got = kernel("BS9SX1AA", "VectorCore")
-    assert dtype == "float32"
-    assert got.tolist() == [f32(a16) * f32(a16), f32(a16) + f32(np.float16(0.1)), f32(a16) / f32(3)]
+    assert dtype == ("float32", "float32")
+    assert got.tolist() == [f32(a16) * f32(a16), f32(a16) + f32(np.float16(0.1)), f32(a16) / f32(3), -f32(a16)]
     for chip, core in (("BS9SX1AA", "AiCore"), ("Ascend910B1", "VectorCore")):
         dtype, got = kernel(chip, core)
-        assert dtype == "float16"
-        assert got.tolist() == [f32(a16 * a16), f32(a16 + np.float16(0.1)), f32(a16 / np.float16(3))]
+        assert dtype == ("float16", "float16")
+        assert got.tolist() == [f32(a16 * a16), f32(a16 + np.float16(0.1)), f32(a16 / np.float16(3)), -f32(a16)]
     monkeypatch.setattr(tik_scalar, "V210_VEC_F16_SCALAR_ARITH_IN_F32", False)
-    assert kernel("BS9SX1AA", "VectorCore")[0] == "float16"
+    assert kernel("BS9SX1AA", "VectorCore")[0] == ("float16", "float16")
