@@ -252,25 +252,36 @@ def _values(hist):
     return [None if h is None else (h[0], {q: v for q, v in h[1].items() if any(v)}, h[2]) for h in hist]
 
 
-def _tracker_run(steps, at_once, tiles, monkeypatch):
-    """``steps`` on a tracker of its own (``begin_run``: recording at once): (events, history of both buffers)."""
+def _bare_tracker():
+    """A `HazardTracker` on a stand-in context ("ordered" same-pipe model), its run begun (recording at once)."""
     from types import SimpleNamespace
-    from pto_core.errors import HazardError
-    from pto_core.memory import Buffer
-    monkeypatch.setattr(hazards, "RECORD_AT_ONCE", at_once)
-    monkeypatch.setattr(shadow, "TILE_SHADOWS", tiles)
     ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
                           sync_state=None, target=None)
     h = hazards.HazardTracker(ctx)
     h.begin_run()
+    return h
+
+
+def _flag(h, src: str, dst: str) -> None:
+    """A set_flag on pipe ``src`` and its wait_flag on pipe ``dst``, as bound flag ops drive the tracker."""
+    h.begin_sync_op()
+    tok = h.flag_release(hazards.PIPE_INDEX[src])
+    h.begin_sync_op()
+    h.flag_acquire(hazards.PIPE_INDEX[dst], tok)
+
+
+def _tracker_run(steps, at_once, tiles, monkeypatch):
+    """``steps`` on a tracker of its own (``begin_run``: recording at once): (events, history of both buffers)."""
+    from pto_core.errors import HazardError
+    from pto_core.memory import Buffer
+    monkeypatch.setattr(hazards, "RECORD_AT_ONCE", at_once)
+    monkeypatch.setattr(shadow, "TILE_SHADOWS", tiles)
+    h = _bare_tracker()
     bufs = [Buffer("l0a", 64 * 32, label="l0a"), Buffer("ub", 64 * 32, label="ub")]
     events = []
     for step in steps:
         if step[0] == "flag":
-            h.begin_sync_op()
-            tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
-            h.begin_sync_op()
-            h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+            _flag(h, step[1], step[2])
             continue
         if step[0] == "barrier":
             h.begin_op("pto.barrier", "S", None)
@@ -517,25 +528,18 @@ def test_batched_run_records_keep_the_same_verdicts_and_history(monkeypatch):
     """Random `on_access` / `on_access_runs` (reads and writes; rows block-aligned or not, apart, touching or
     overlapping) of a few pipes on one buffer, with flags between some: the same errors and the same history
     (writer stamps, read epochs per pipe, newest epochs) with `BATCH_RUN_RECORDS` on or off."""
-    from types import SimpleNamespace
     from pto_core.errors import HazardError
     from pto_core.memory import Buffer
     pipes = ("MTE2", "FIX", "V")
 
     def run(steps, batch):
         monkeypatch.setattr(hazards, "BATCH_RUN_RECORDS", batch)
-        ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
-                              sync_state=None, target=None)
-        h = hazards.HazardTracker(ctx)
-        h.begin_run()
+        h = _bare_tracker()
         buf = Buffer("gm", 256 * 32, label="gm")
         events = []
         for step in steps:
             if step[0] == "flag":
-                h.begin_sync_op()
-                tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
-                h.begin_sync_op()
-                h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+                _flag(h, step[1], step[2])
                 continue
             _, pipe, lo, count, run_, stride, write = step
             h.begin_op(f"op.{pipe}", pipe, None)
@@ -588,25 +592,18 @@ def test_rmw_access_keeps_the_same_verdicts_and_history(monkeypatch):
     """`HazardTracker.on_access_rmw` (a read, then a write of the same bytes by one op, at once: `memory.RMW_SPANS`)
     or, when it declines, the two `on_access` calls, against always the two calls: the same errors and the same
     history (stamps, read epochs, newest epochs, runs), recording at once or deferred, tile form or maps."""
-    from types import SimpleNamespace
     from pto_core.errors import HazardError
     from pto_core.memory import Buffer
     pipes = ("M", "FIX", "MTE1")
 
     def run(steps, rmw, at_once):
         monkeypatch.setattr(hazards, "RECORD_AT_ONCE", at_once)
-        ctx = SimpleNamespace(machine=SimpleNamespace(options=SimpleNamespace(hazard_same_pipe="ordered")),
-                              sync_state=None, target=None)
-        h = hazards.HazardTracker(ctx)
-        h.begin_run()
+        h = _bare_tracker()
         buf = Buffer("l0c", 64 * 32, label="l0c")
         events = []
         for step in steps:
             if step[0] == "flag":
-                h.begin_sync_op()
-                tok = h.flag_release(hazards.PIPE_INDEX[step[1]])
-                h.begin_sync_op()
-                h.flag_acquire(hazards.PIPE_INDEX[step[2]], tok)
+                _flag(h, step[1], step[2])
                 continue
             _, pipe, kind, rng = step
             b0, b1 = RANGES[rng]
