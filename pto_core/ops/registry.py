@@ -211,13 +211,44 @@ def register(spec: OpSpec) -> OpSpec:
     return spec
 
 
+#: PTO-AS statements a ``tik-migrate`` listing or ``to_asm()`` shows that are not ops of the ``pto.`` namespace:
+#: name -> their Python spelling (in a program builder ``k``; in a mixed TIK kernel). ``pto.load_scalar`` was
+#: refused with "see the API reference" only, although the listing prints it for every ``s.set_as(t[i])``
+#: (h_user453).
+ASM_STATEMENT_SPELLINGS = {
+    "load_scalar": "is a one-element read, not an op: in a program k.load(ptr, i) (pto_programs.md §1); in a "
+                   "TIK kernel keep the Scalar's s.set_as(t[i]) (tik_core.md §3)",
+    "store_scalar": "is a one-element write, not an op: in a program k.store(ptr, i, value) (pto_programs.md "
+                    "§1); in a TIK kernel keep t[i].set_as(value) (tik_core.md §3)",
+    "castptr": "(a pointer to an address) is k.ptr(space, dtype, addr) in a program, tensor.pto_ptr() in a TIK "
+               "kernel, Machine.ptr(space, dtype, addr) eagerly; between dtypes p.cast(dtype) (tik_core.md §7)",
+    "addptr": "(pointer arithmetic) is p + n (elements) or p.byte_offset(b) (tik_core.md §7)",
+    "get_block_idx": "(the core index) is k.block_idx in a program, the for_range(..., block_num=N) loop variable "
+                     "in a TIK kernel (pto_programs.md §4)",
+    "get_block_num": "(the core count) is k.block_num in a program (pto_programs.md §4)",
+}
+
+
+def unknown_op_hint(key: str) -> str:
+    """The Fix for ``pto.<key>`` that names no op: the Python spelling of a PTO-AS statement that is not an op,
+    else the closest op names, else where the op list is."""
+    import difflib
+    spelled = ASM_STATEMENT_SPELLINGS.get(key)
+    if spelled is not None:
+        return f"pto.{key} {spelled}"
+    close = difflib.get_close_matches(key, list(OPS), n=3, cutoff=0.75)
+    if close:
+        return "did you mean " + " or ".join("pto." + c for c in close) + "?"
+    return "see the API reference in migration_guide/pto_api.md"
+
+
 def get_op(name: str) -> OpSpec:
     key = name[4:] if name.startswith("pto.") else name
     spec = OPS.get(key)
     if spec is None:
         raise UnknownName(f"unknown op 'pto.{key}'", value=name,
                           limit=f"{len(OPS)} known ops, e.g. " + ", ".join(sorted(OPS)[:12]),
-                          hint="see the API reference in migration_guide/pto_api.md")
+                          hint=unknown_op_hint(key))
     return spec
 
 

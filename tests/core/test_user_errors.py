@@ -278,3 +278,22 @@ def test_an_explicit_s64_cast_of_a_u64_offset_wraps_as_c_does():
     assert k.program.run(feed)["y"].tolist() == [7.0]
     with pytest.raises(IllegalOperand, match="does not fit a 64-bit index"):
         _offset_kernel("u64", lambda u: u).run({"x": x, "s": 2 ** 64 - 1})
+
+
+def test_listing_statements_that_are_no_op_name_their_python_spelling():
+    """h_user453: a tik-migrate listing prints `%mx = pto.load_scalar %3[%c0]` for `mx.set_as(red[0])`;
+    `pto.load_scalar(...)` in Python said only "unknown op ... Fix: see the API reference". The Fix now gives the
+    Python spelling of each such statement, and the closest op names for a misspelt op."""
+    spelled = {"load_scalar": "k.load(ptr, i)", "store_scalar": "k.store(ptr, i, value)",
+               "castptr": "k.ptr(space, dtype, addr)", "addptr": "p + n", "get_block_idx": "k.block_idx",
+               "get_block_num": "k.block_num"}
+    for name, python in spelled.items():
+        with pytest.raises(AttributeError, match=f"unknown op 'pto.{name}'") as e:
+            getattr(pto, name)
+        assert python in str(e.value) and "see the API reference" not in str(e.value), str(e.value)
+    with pytest.raises(AttributeError, match=r"did you mean pto\.mte_gm_ub"):
+        pto.mte_gm_bu
+    with pytest.raises(AttributeError, match=r"did you mean pto\.ub\.vadd\b"):
+        pto.ub.vaddd
+    with pytest.raises(AttributeError, match="see the API reference in migration_guide/pto_api.md"):
+        pto.frobnicate
