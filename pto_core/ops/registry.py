@@ -14,6 +14,8 @@ clause form        Python                           PTO-AS
 ``flag``           ``disable_gemv=True``            ``disable_gemv``
 ``word``           ``unit_flag="check_only"``       ``unit_flag(check_only)``
 ``args``           ``loop3=(2, 64, 128)``           ``loop3(%c2, %c64, %c128)``
+                   (a list is read as the tuple:
+                   ``mask=[hi, lo]``, TIK's spelling)
 ``args`` + keys    ``pre_quant=(x, {"mode": "q"})`` ``pre_quant(%x, mode = q)``
                    or a dict with the positional
                    params by name and the keys
@@ -330,6 +332,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
     """Validate one clause value's *shape* and return it in canonical Python form."""
     name = clause.name
     form = clause.form
+    if form == "args" and not clause.repeat and type(value) is list:
+        value = tuple(value)     # TIK's list spelling (mask=[mask_h, mask_l]) is the tuple (h_user453)
     if form == "args" and not clause.repeat and type(value) is tuple and not (value and isinstance(value[-1], dict)):
         # the common spelling: all positional parameters as a tuple (same result as the general path below)
         need = len(clause.params) if clause.min_params is None else clause.min_params

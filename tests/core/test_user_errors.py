@@ -297,3 +297,27 @@ def test_listing_statements_that_are_no_op_name_their_python_spelling():
         pto.ub.vaddd
     with pytest.raises(AttributeError, match="see the API reference in migration_guide/pto_api.md"):
         pto.frobnicate
+
+def test_a_clause_given_as_a_list_is_the_tuple():
+    """h_user453: TIK writes a bit mask as the list [mask_h, mask_l]; `mask=[hi, lo]` was refused with
+    "parameter %m0 must be a number ... got list" and a Fix asking for four words. A list is read as the tuple."""
+    outs = []
+    for mask in ((0x5, 0xF0F0), [0x5, 0xF0F0]):
+        m = Machine("A2A3")
+        a = m.gm_tensor(np.arange(128, dtype=np.float16), name="a")
+        ub = m.ptr("ub", "f16", 0)
+        pto.mte_gm_ub(a, ub, 0, 256, nburst=(1, 256, 256))
+        pto.pipe_barrier("ALL")
+        pto.ub.vector_dup(ub + 128, 0.0, 1, mask=128)
+        pto.ub.vadd(ub + 128, ub, ub, 1, mask=mask)
+        outs.append(m.read(ub + 128, (128,)).tobytes())
+    assert outs[0] == outs[1] and outs[0] != np.zeros(128, np.float16).tobytes()
+    texts = []
+    for mask in ((0x5, 0xF0F0), [0x5, 0xF0F0]):
+        with program("masked", target="A2A3") as k:
+            ub = k.ptr("ub", "f16", 0)
+            pto.ub.vadd(ub, ub, ub, 1, mask=mask)
+        texts.append(k.program.to_asm())
+    assert texts[0] == texts[1]
+    with pytest.raises(IllegalOperand, match="parameter %m0 must be a number"):      # an inner list stays refused
+        pto.ub.vadd(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), 1, mask=[[1], 0])
