@@ -96,8 +96,9 @@ class Clause:
     params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
     keys: keyword parameters of ``"args"``: name -> tuple of legal words (empty = any word).
     min_params: how many leading positional params are required (``args`` form).
-    value_hints: a word that is not legal for a key -> the Fix the error gives instead of the list of
-        legal words (legacy spellings a migrator writes, e.g. TIK fixpipe's ``int322fp16``).
+    value_hints: a word that is not legal for a key (or for a ``"word"`` clause) -> the Fix the error gives
+        instead of the list of legal words (legacy spellings a migrator writes, e.g. TIK fixpipe's
+        ``int322fp16``, TIK vconv's ``round_mode='round'``).
     """
 
     name: str
@@ -353,7 +354,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
     if clause.form == "word":
         if value not in clause.values:
             raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)}", value,
-                       limit=", ".join(clause.values))
+                       limit=", ".join(clause.values),
+                       hint=clause.value_hints.get(value) if isinstance(value, str) else None)
         return value
     if clause.form == "optarg":
         return True if value is True else value

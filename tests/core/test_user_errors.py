@@ -321,3 +321,15 @@ def test_a_clause_given_as_a_list_is_the_tuple():
     assert texts[0] == texts[1]
     with pytest.raises(IllegalOperand, match="parameter %m0 must be a number"):      # an inner list stays refused
         pto.ub.vadd(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), 1, mask=[[1], 0])
+
+def test_tik_round_mode_names_given_to_vconv_get_the_letter():
+    """h_user453: `pto.ub.vconv(..., round="round")` (TIK's round_mode name) said "not one of r, a, f, c, z, o";
+    the Fix now names the letter (or, for 'none' / '', leaving the clause out)."""
+    from pto_core.ops.vector_conv import TIK_ROUND_MODE_LETTERS
+    m = Machine("A2A3")
+    dst, src = m.ptr("ub", "f16", 0), m.ptr("ub", "f32", 512)
+    for name, letter in TIK_ROUND_MODE_LETTERS.items():
+        with pytest.raises(IllegalOperand, match="is not one of r, a, f, c, z, o") as e:
+            pto.ub.vconv(dst, src, 1, round=name, mask=64)
+        want = f'round="{letter}"' if letter else "leave round= out"
+        assert f"TIK's round_mode {name!r} is" in str(e.value) and want in str(e.value), str(e.value)
