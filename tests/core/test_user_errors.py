@@ -298,6 +298,7 @@ def test_listing_statements_that_are_no_op_name_their_python_spelling():
     with pytest.raises(AttributeError, match="see the API reference in migration_guide/pto_api.md"):
         pto.frobnicate
 
+
 def test_a_clause_given_as_a_list_is_the_tuple():
     """h_user453: TIK writes a bit mask as the list [mask_h, mask_l]; `mask=[hi, lo]` was refused with
     "parameter %m0 must be a number ... got list" and a Fix asking for four words. A list is read as the tuple."""
@@ -321,6 +322,7 @@ def test_a_clause_given_as_a_list_is_the_tuple():
     assert texts[0] == texts[1]
     with pytest.raises(IllegalOperand, match="parameter %m0 must be a number"):      # an inner list stays refused
         pto.ub.vadd(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), 1, mask=[[1], 0])
+
 
 def test_tik_round_mode_names_given_to_vconv_get_the_letter():
     """h_user453: `pto.ub.vconv(..., round="round")` (TIK's round_mode name) said "not one of r, a, f, c, z, o";
