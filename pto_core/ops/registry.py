@@ -232,13 +232,48 @@ ASM_STATEMENT_SPELLINGS = {
 }
 
 
+#: TIK API names a migrator writes after ``pto.`` (or ``pto.ub.``) -> the PTO ops they become (the ``vec_<op>``
+#: family is the rule in `unknown_op_hint`: ``pto.ub.v<op>``); h_user453: ``pto.ub.vec_add`` was offered
+#: ``pto.ub.vcadd`` (a reduction) by the closest-name match, ``pto.data_move`` nothing.
+TIK_API_OPS = {
+    "data_move": "the move between its two spaces, in bytes: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, "
+                 "pto.mte_l1_ub, ... (tik_core.md §5)",
+    "fixpipe": "pto.mte_l0c_gm (tik_cube.md, fixpipe)",
+    "mmad": "pto.mad (is_bias 0) or pto.mad_acc (is_bias 1), with m, n, k (tik_cube.md, mmad)",
+    "matmul": "per tile pto.mte_l1_l0a + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, matmul)",
+    "conv2d": "per tile pto.img2col + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, conv2d)",
+    "load2dv1": "pto.load2d (tik_cube.md)", "load2dv2": "pto.load2d (tik_cube.md)",
+    "load3dv1": "pto.img2col (tik_cube.md)", "load3dv2": "pto.img2col (tik_cube.md)",
+    "vec_dup": "pto.ub.vector_dup (tik_vector.md)", "vector_dup": "pto.ub.vector_dup (tik_vector.md)",
+    "vec_sel": "pto.ub.mov_tensor_to_cmpmask + pto.ub.vsel (mode 0), pto.ub.vsel_scalar (mode 1), "
+               "pto.ub.vsel_bits (mode 2) (tik_vector.md)",
+}
+
+
+def _tik_name_hint(key: str) -> Optional[str]:
+    """The Fix for a TIK API name written as an op (``pto.ub.vec_add``, ``pto.data_move``), or None."""
+    base = key[3:] if key.startswith("ub.") else key
+    if base in TIK_API_OPS:
+        return f"TIK's {base} is {TIK_API_OPS[base]}"
+    if base.startswith("vec_"):
+        for op in ("ub." + base[4:], "ub.v" + base[4:]):       # vec_reduce_max -> ub.reduce_max, vec_add -> ub.vadd
+            if op in OPS:
+                return f"TIK's {base} is pto.{op} (tik_vector.md)"
+    if "ub." + base in OPS:
+        return f"did you mean pto.ub.{base}? (the vector ops are under pto.ub)"
+    return None
+
+
 def unknown_op_hint(key: str) -> str:
     """The Fix for ``pto.<key>`` that names no op: the Python spelling of a PTO-AS statement that is not an op,
-    else the closest op names, else where the op list is."""
+    the PTO op of a TIK API name, else the closest op names, else where the op list is."""
     import difflib
     spelled = ASM_STATEMENT_SPELLINGS.get(key)
     if spelled is not None:
         return f"pto.{key} {spelled}"
+    tik = _tik_name_hint(key)
+    if tik is not None:
+        return tik
     close = difflib.get_close_matches(key, list(OPS), n=3, cutoff=0.75)
     if close:
         return "did you mean " + " or ".join("pto." + c for c in close) + "?"

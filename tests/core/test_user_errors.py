@@ -2,6 +2,8 @@
 the user's location (``file:line`` of the call, or ``line:column`` of the text) and a fix -- never a bare
 Python exception from inside an op, and never a silently different kernel. (Found by an argument fuzzer and a
 PTO-AS mutation fuzzer; each test is one of their findings.)"""
+import re
+
 import numpy as np
 import pytest
 
@@ -335,3 +337,24 @@ def test_tik_round_mode_names_given_to_vconv_get_the_letter():
             pto.ub.vconv(dst, src, 1, round=name, mask=64)
         want = f'round="{letter}"' if letter else "leave round= out"
         assert f"TIK's round_mode {name!r} is" in str(e.value) and want in str(e.value), str(e.value)
+
+
+def test_tik_api_names_written_as_ops_name_the_pto_op():
+    """h_user453: a migrator writes TIK's name after `pto.`: `pto.ub.vec_add` was offered `pto.ub.vcadd` (a
+    reduction) by the closest-name match, `pto.data_move` / `pto.fixpipe` / `pto.vadd` nothing. The Fix now names
+    the PTO op (the vec_<op> family by rule, the others from registry.TIK_API_OPS)."""
+    from pto_core.ops import registry
+    cases = {"ub.vec_add": "TIK's vec_add is pto.ub.vadd", "vec_add": "TIK's vec_add is pto.ub.vadd",
+             "ub.vec_reduce_max": "TIK's vec_reduce_max is pto.ub.reduce_max",
+             "ub.vec_dup": "TIK's vec_dup is pto.ub.vector_dup", "data_move": "pto.mte_gm_ub, pto.mte_ub_gm",
+             "fixpipe": "TIK's fixpipe is pto.mte_l0c_gm", "mmad": "pto.mad (is_bias 0) or pto.mad_acc",
+             "load3dv2": "pto.img2col", "vadd": "did you mean pto.ub.vadd? (the vector ops are under pto.ub)"}
+    for name, fix in cases.items():
+        obj = pto
+        with pytest.raises(AttributeError) as e:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+        assert fix in str(e.value), str(e.value)
+    for text in registry.TIK_API_OPS.values():           # every op the table names exists
+        for op in re.findall(r"pto\.([\w.]+\w)", text):
+            assert op in registry.OPS, op
