@@ -555,6 +555,16 @@ def add_internal_package(path: str) -> None:
         _IS_INTERNAL.clear()
 
 
+def is_internal_file(fn: str) -> bool:
+    """Whether frames of the file ``fn`` (a code object's ``co_filename``) are not the user's: under an internal
+    package (`add_internal_package`), or frozen. The name is compared as an absolute normalised path, as the
+    packages are registered: a console script started as ``./venv/bin/tik-run`` runs as ``/cwd/./venv/bin/tik-run``
+    (h_user453: its frame stayed in TIK call stacks)."""
+    if fn.startswith("<"):
+        return fn.startswith("<frozen")
+    return os.path.abspath(fn).startswith(tuple(_INTERNAL))
+
+
 def user_frame(skip: int = 1) -> Optional[Provenance]:
     """``file:line`` of the innermost frame outside this package (and registered packages).
 
@@ -573,7 +583,7 @@ def _user_site(skip: int):
         fn = f.f_code.co_filename
         hit = internal.get(fn)
         if hit is None:
-            hit = internal[fn] = any(fn.startswith(p) for p in _INTERNAL) or fn.startswith("<frozen")
+            hit = internal[fn] = is_internal_file(fn)
         if not hit:
             return fn, f.f_lineno
         f = f.f_back
