@@ -899,6 +899,28 @@ class HazardTrackerProtocol:
     def abort_op(self) -> None: ...                        # optional: the current op raised
 
 
+#: What to check when a PTO op of a TIK kernel runs past its tensors (`ExecContext._check_fence`), per op: the
+#: operands whose TIK spelling differs (h_user453: `pto.mad(a, b, c, m, k, n)` in TIK mmad's order was told to
+#: "check the repeat, mask, strides"; a byte move given TIK's 32-byte block counts likewise).
+_MAD_EXTENT = ("m, n, k and the offsets added to the pointers: pto.mad* take m, n, k in that order "
+               "(TIK's mmad takes matrix_m, matrix_k, matrix_n: pto.mad(a, b, c, m, n, k))")
+_BYTE_MOVE_EXTENT = ("len_burst, nburst=(count, src_stride, dst_stride) and the offsets added to the pointers: "
+                     "lengths and strides are bytes, start to start (TIK's data_move counts 32-byte blocks and "
+                     "its strides are gaps: burst b, gap g -> len_burst 32*b, stride 32*(b+g); tik_core.md §5)")
+FENCE_EXTENT_HINTS = {
+    **{f"pto.{op}": _MAD_EXTENT for op in ("mad", "mad_acc", "mad_bias", "mad_mx", "mad_mx_acc", "mad_mx_bias")},
+    **{f"pto.{op}": _BYTE_MOVE_EXTENT for op in ("mte_gm_l1", "mte_gm_ub", "mte_l1_gm", "mte_l1_bt", "mte_l1_fb",
+                                                "mte_l1_ub", "mte_ub_gm", "mte_ub_l1", "mte_ub_ub")},
+    "pto.load2d": ("repeat, src_stride, dst_gap and base_idx, all in 512-byte fractals, and the offsets added to "
+                   "the pointers"),
+}
+
+
+def fence_extent_hint(op_name: str) -> str:
+    """The operands to check when ``op_name`` ran past the TIK tensors of its pointers (`FENCE_EXTENT_HINTS`)."""
+    return FENCE_EXTENT_HINTS.get(op_name, "the repeat, mask, strides and the offset added to the pointer")
+
+
 class ExecContext:
     """What an op sees while it runs: one core of one machine.
 
@@ -1063,8 +1085,8 @@ class ExecContext:
                           f"pointers come from: {names}", op=self.op_name, operand=operand, value=hex(addr),
                           limit=names,
                           hint="a PTO op in a TIK kernel must stay inside the TIK tensors of its pointer operands "
-                               "(auto-sync orders whole tensors, tik_core.md §7): check the repeat, mask, strides "
-                               "and the offset added to the pointer")
+                               "(auto-sync orders whole tensors, tik_core.md §7): check "
+                               + fence_extent_hint(self.op_name))
 
     def read(self, ptr: Ptr, nbytes: int, *, operand: str = "src") -> np.ndarray:
         """Byte view of ``[ptr, ptr + nbytes)`` for reading (records the read)."""

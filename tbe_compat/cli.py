@@ -154,6 +154,16 @@ class ReportSummary:
         return "\n".join(lines)
 
 
+def _hide_launcher(frame, script: Optional[str] = None) -> None:
+    """The console-script launcher (``venv/bin/tik-run``, ``tik-migrate``, ``tik-compare-fixpipe``) whose frame
+    ``frame`` called the entry point is not the user's code: keep it out of TIK call stacks. (tik-migrate and
+    tik-compare-fixpipe did not, so their errors' stacks started at ``venv/bin/tik-migrate:8``; h_user453.)"""
+    from pto_core.ops.registry import add_internal_package
+    launcher = os.path.abspath(frame.f_code.co_filename)
+    if launcher != script and os.path.isfile(launcher):
+        add_internal_package(launcher)
+
+
 def tik_run_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-run``; returns the exit status."""
     ap = argparse.ArgumentParser(prog="tik-run", description="Run an unmodified TIK script on the simulator.")
@@ -188,11 +198,8 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     except PtoError as e:
         print(f"tik-run: error: {e}", file=sys.stderr)
         return 2
-    if argv is None:      # the console-script launcher is not the user's code: keep it out of TIK call stacks
-        from pto_core.ops.registry import add_internal_package
-        launcher = os.path.abspath(sys._getframe(1).f_code.co_filename)
-        if launcher != script and os.path.isfile(launcher):
-            add_internal_package(launcher)
+    if argv is None:
+        _hide_launcher(sys._getframe(1), script)
     from .tik.debug import REPORT_OBSERVERS
     summary = ReportSummary()
     if ns.reports != "none":
@@ -298,6 +305,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     ap.add_argument("script", nargs="?", help="the TIK script (.py)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = ap.parse_args(argv)
+    if argv is None:
+        _hide_launcher(sys._getframe(1), os.path.abspath(ns.script) if ns.script else None)
     from pto_core.errors import PtoError
     prog = "tik-compare-fixpipe"
     if ns.sweep:
@@ -371,6 +380,8 @@ __all__ = ["tik_run_main", "tik_migrate_main", "tik_compare_fixpipe_main", "run_
 def tik_migrate_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-migrate`` (see `tbe_compat.migrate`)."""
     from .migrate import main
+    if argv is None:
+        _hide_launcher(sys._getframe(1))
     return main(argv)
 
 

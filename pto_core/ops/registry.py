@@ -14,6 +14,8 @@ clause form        Python                           PTO-AS
 ``flag``           ``disable_gemv=True``            ``disable_gemv``
 ``word``           ``unit_flag="check_only"``       ``unit_flag(check_only)``
 ``args``           ``loop3=(2, 64, 128)``           ``loop3(%c2, %c64, %c128)``
+                   (a list is read as the tuple:
+                   ``mask=[hi, lo]``, TIK's spelling)
 ``args`` + keys    ``pre_quant=(x, {"mode": "q"})`` ``pre_quant(%x, mode = q)``
                    or a dict with the positional
                    params by name and the keys
@@ -94,8 +96,9 @@ class Clause:
     params: positional parameter names of ``"args"``/``"optarg"`` (``"%count"``).
     keys: keyword parameters of ``"args"``: name -> tuple of legal words (empty = any word).
     min_params: how many leading positional params are required (``args`` form).
-    value_hints: a word that is not legal for a key -> the Fix the error gives instead of the list of
-        legal words (legacy spellings a migrator writes, e.g. TIK fixpipe's ``int322fp16``).
+    value_hints: a word that is not legal for a key (or for a ``"word"`` clause) -> the Fix the error gives
+        instead of the list of legal words (legacy spellings a migrator writes, e.g. TIK fixpipe's
+        ``int322fp16``, TIK vconv's ``round_mode='round'``).
     """
 
     name: str
@@ -211,13 +214,79 @@ def register(spec: OpSpec) -> OpSpec:
     return spec
 
 
+#: PTO-AS statements a ``tik-migrate`` listing or ``to_asm()`` shows that are not ops of the ``pto.`` namespace:
+#: name -> their Python spelling (in a program builder ``k``; in a mixed TIK kernel). ``pto.load_scalar`` was
+#: refused with "see the API reference" only, although the listing prints it for every ``s.set_as(t[i])``
+#: (h_user453).
+ASM_STATEMENT_SPELLINGS = {
+    "load_scalar": "is a one-element read, not an op: in a program k.load(ptr, i) (pto_programs.md §1); in a "
+                   "TIK kernel keep the Scalar's s.set_as(t[i]) (tik_core.md §3)",
+    "store_scalar": "is a one-element write, not an op: in a program k.store(ptr, i, value) (pto_programs.md "
+                    "§1); in a TIK kernel keep t[i].set_as(value) (tik_core.md §3)",
+    "castptr": "(a pointer to an address) is k.ptr(space, dtype, addr) in a program, tensor.pto_ptr() in a TIK "
+               "kernel, Machine.ptr(space, dtype, addr) eagerly; between dtypes p.cast(dtype) (tik_core.md §7)",
+    "addptr": "(pointer arithmetic) is p + n (elements) or p.byte_offset(b) (tik_core.md §7)",
+    "get_block_idx": "(the core index) is k.block_idx in a program, the for_range(..., block_num=N) loop variable "
+                     "in a TIK kernel (pto_programs.md §4)",
+    "get_block_num": "(the core count) is k.block_num in a program (pto_programs.md §4)",
+}
+
+
+#: TIK API names a migrator writes after ``pto.`` (or ``pto.ub.``) -> the PTO ops they become (the ``vec_<op>``
+#: family is the rule in `unknown_op_hint`: ``pto.ub.v<op>``); h_user453: ``pto.ub.vec_add`` was offered
+#: ``pto.ub.vcadd`` (a reduction) by the closest-name match, ``pto.data_move`` nothing.
+TIK_API_OPS = {
+    "data_move": "the move between its two spaces, in bytes: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, "
+                 "pto.mte_l1_ub, ... (tik_core.md §5)",
+    "fixpipe": "pto.mte_l0c_gm (tik_cube.md, fixpipe)",
+    "mmad": "pto.mad (is_bias 0) or pto.mad_acc (is_bias 1), with m, n, k (tik_cube.md, mmad)",
+    "matmul": "per tile pto.mte_l1_l0a + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, matmul)",
+    "conv2d": "per tile pto.img2col + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, conv2d)",
+    "load2dv1": "pto.load2d (tik_cube.md)", "load2dv2": "pto.load2d (tik_cube.md)",
+    "load3dv1": "pto.img2col (tik_cube.md)", "load3dv2": "pto.img2col (tik_cube.md)",
+    "vec_dup": "pto.ub.vector_dup (tik_vector.md)", "vector_dup": "pto.ub.vector_dup (tik_vector.md)",
+    "vec_sel": "pto.ub.mov_tensor_to_cmpmask + pto.ub.vsel (mode 0), pto.ub.vsel_scalar (mode 1), "
+               "pto.ub.vsel_bits (mode 2) (tik_vector.md)",
+}
+
+
+def _tik_name_hint(key: str) -> Optional[str]:
+    """The Fix for a TIK API name written as an op (``pto.ub.vec_add``, ``pto.data_move``), or None."""
+    base = key[3:] if key.startswith("ub.") else key
+    if base in TIK_API_OPS:
+        return f"TIK's {base} is {TIK_API_OPS[base]}"
+    if base.startswith("vec_"):
+        for op in ("ub." + base[4:], "ub.v" + base[4:]):       # vec_reduce_max -> ub.reduce_max, vec_add -> ub.vadd
+            if op in OPS:
+                return f"TIK's {base} is pto.{op} (tik_vector.md)"
+    if "ub." + base in OPS:
+        return f"did you mean pto.ub.{base}? (the vector ops are under pto.ub)"
+    return None
+
+
+def unknown_op_hint(key: str) -> str:
+    """The Fix for ``pto.<key>`` that names no op: the Python spelling of a PTO-AS statement that is not an op,
+    the PTO op of a TIK API name, else the closest op names, else where the op list is."""
+    import difflib
+    spelled = ASM_STATEMENT_SPELLINGS.get(key)
+    if spelled is not None:
+        return f"pto.{key} {spelled}"
+    tik = _tik_name_hint(key)
+    if tik is not None:
+        return tik
+    close = difflib.get_close_matches(key, list(OPS), n=3, cutoff=0.75)
+    if close:
+        return "did you mean " + " or ".join("pto." + c for c in close) + "?"
+    return "see the API reference in migration_guide/pto_api.md"
+
+
 def get_op(name: str) -> OpSpec:
     key = name[4:] if name.startswith("pto.") else name
     spec = OPS.get(key)
     if spec is None:
         raise UnknownName(f"unknown op 'pto.{key}'", value=name,
                           limit=f"{len(OPS)} known ops, e.g. " + ", ".join(sorted(OPS)[:12]),
-                          hint="see the API reference in migration_guide/pto_api.md")
+                          hint=unknown_op_hint(key))
     return spec
 
 
@@ -299,6 +368,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
     """Validate one clause value's *shape* and return it in canonical Python form."""
     name = clause.name
     form = clause.form
+    if form == "args" and not clause.repeat and type(value) is list:
+        value = tuple(value)     # TIK's list spelling (mask=[mask_h, mask_l]) is the tuple (h_user453)
     if form == "args" and not clause.repeat and type(value) is tuple and not (value and isinstance(value[-1], dict)):
         # the common spelling: all positional parameters as a tuple (same result as the general path below)
         need = len(clause.params) if clause.min_params is None else clause.min_params
@@ -318,7 +389,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
     if clause.form == "word":
         if value not in clause.values:
             raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)}", value,
-                       limit=", ".join(clause.values))
+                       limit=", ".join(clause.values),
+                       hint=clause.value_hints.get(value) if isinstance(value, str) else None)
         return value
     if clause.form == "optarg":
         return True if value is True else value
@@ -483,6 +555,16 @@ def add_internal_package(path: str) -> None:
         _IS_INTERNAL.clear()
 
 
+def is_internal_file(fn: str) -> bool:
+    """Whether frames of the file ``fn`` (a code object's ``co_filename``) are not the user's: under an internal
+    package (`add_internal_package`), or frozen. The name is compared as an absolute normalised path, as the
+    packages are registered: a console script started as ``./venv/bin/tik-run`` runs as ``/cwd/./venv/bin/tik-run``
+    (h_user453: its frame stayed in TIK call stacks)."""
+    if fn.startswith("<"):
+        return fn.startswith("<frozen")
+    return os.path.abspath(fn).startswith(tuple(_INTERNAL))
+
+
 def user_frame(skip: int = 1) -> Optional[Provenance]:
     """``file:line`` of the innermost frame outside this package (and registered packages).
 
@@ -501,7 +583,7 @@ def _user_site(skip: int):
         fn = f.f_code.co_filename
         hit = internal.get(fn)
         if hit is None:
-            hit = internal[fn] = any(fn.startswith(p) for p in _INTERNAL) or fn.startswith("<frozen")
+            hit = internal[fn] = is_internal_file(fn)
         if not hit:
             return fn, f.f_lineno
         f = f.f_back

@@ -49,6 +49,15 @@ from .registry import Clause, OpSpec, Operand, register
 from . import vector_engine as ve
 
 ROUND_LETTERS = ("r", "a", "f", "c", "z", "o")
+#: TIK vconv / vec_conv ``round_mode`` names -> the ``round=`` letter (None: no clause), for the Fix of a TIK name
+#: given to ``pto.ub.vconv(round=...)``; the facade's own table is ``tbe_compat.tik.vector_common.ROUND_MODES``
+#: (a test keeps the two equal). h_user453: ``round="round"`` said only "not one of r, a, f, c, z, o".
+TIK_ROUND_MODE_LETTERS = {"": None, "none": None, "round": "r", "floor": "f", "ceil": "c", "ceiling": "c",
+                          "away-zero": "a", "to-zero": "z", "odd": "o"}
+TIK_ROUND_MODE_HINTS = {
+    name: (f"TIK's round_mode {name!r} is round=\"{letter}\"" if letter else
+           f"TIK's round_mode {name!r} is no round clause: leave round= out (nearest even where inexact)")
+    for name, letter in TIK_ROUND_MODE_LETTERS.items()}
 ROUND_NAMES = {"r": "even", "a": "away", "f": "floor", "c": "ceil", "z": "zero", "o": "odd", None: "even"}
 PTO_ROUND = {"r": "ROUND_R", "a": "ROUND_A", "f": "ROUND_F", "c": "ROUND_C", "z": "ROUND_Z", "o": "ROUND_O",
              None: "ROUND_R"}
@@ -215,7 +224,7 @@ register(OpSpec(
     name="ub.vconv", family="vector", pipe="V",
     operands=(Operand("dst", "ptr", ("ub",), doc="destination"), Operand("src", "ptr", ("ub",), doc="source"),
               Operand("repeat", "int", doc="repeats, 0..255")),
-    clauses=(Clause("round", "word", values=ROUND_LETTERS,
+    clauses=(Clause("round", "word", values=ROUND_LETTERS, value_hints=TIK_ROUND_MODE_HINTS,
                     doc="rounding suffix r/a/f/c/z/o (omitted: nearest-even where inexact)"),
              Clause("deqscale", "args", params=("%scale",),
                     doc="s32 -> f16 dequantisation: dst = f16(src * f16(scale))"))

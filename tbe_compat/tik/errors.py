@@ -56,8 +56,7 @@ def _is_internal(filename: str) -> bool:
     key = (filename, len(_registry._INTERNAL))      # roots are only ever added
     hit = _INTERNAL_FILES.get(key)
     if hit is None:
-        hit = _INTERNAL_FILES[key] = filename.startswith(tuple(_registry._INTERNAL)) or \
-            filename.startswith("<frozen") or filename in _SKIP_FILES
+        hit = _INTERNAL_FILES[key] = _registry.is_internal_file(filename) or filename in _SKIP_FILES
     return hit
 
 

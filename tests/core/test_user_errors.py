@@ -2,6 +2,8 @@
 the user's location (``file:line`` of the call, or ``line:column`` of the text) and a fix -- never a bare
 Python exception from inside an op, and never a silently different kernel. (Found by an argument fuzzer and a
 PTO-AS mutation fuzzer; each test is one of their findings.)"""
+import re
+
 import numpy as np
 import pytest
 
@@ -278,3 +280,81 @@ def test_an_explicit_s64_cast_of_a_u64_offset_wraps_as_c_does():
     assert k.program.run(feed)["y"].tolist() == [7.0]
     with pytest.raises(IllegalOperand, match="does not fit a 64-bit index"):
         _offset_kernel("u64", lambda u: u).run({"x": x, "s": 2 ** 64 - 1})
+
+
+def test_listing_statements_that_are_no_op_name_their_python_spelling():
+    """h_user453: a tik-migrate listing prints `%mx = pto.load_scalar %3[%c0]` for `mx.set_as(red[0])`;
+    `pto.load_scalar(...)` in Python said only "unknown op ... Fix: see the API reference". The Fix now gives the
+    Python spelling of each such statement, and the closest op names for a misspelt op."""
+    spelled = {"load_scalar": "k.load(ptr, i)", "store_scalar": "k.store(ptr, i, value)",
+               "castptr": "k.ptr(space, dtype, addr)", "addptr": "p + n", "get_block_idx": "k.block_idx",
+               "get_block_num": "k.block_num"}
+    for name, python in spelled.items():
+        with pytest.raises(AttributeError, match=f"unknown op 'pto.{name}'") as e:
+            getattr(pto, name)
+        assert python in str(e.value) and "see the API reference" not in str(e.value), str(e.value)
+    with pytest.raises(AttributeError, match=r"did you mean pto\.mte_gm_ub"):
+        pto.mte_gm_bu
+    with pytest.raises(AttributeError, match=r"did you mean pto\.ub\.vadd\b"):
+        pto.ub.vaddd
+    with pytest.raises(AttributeError, match="see the API reference in migration_guide/pto_api.md"):
+        pto.frobnicate
+
+
+def test_a_clause_given_as_a_list_is_the_tuple():
+    """h_user453: TIK writes a bit mask as the list [mask_h, mask_l]; `mask=[hi, lo]` was refused with
+    "parameter %m0 must be a number ... got list" and a Fix asking for four words. A list is read as the tuple."""
+    outs = []
+    for mask in ((0x5, 0xF0F0), [0x5, 0xF0F0]):
+        m = Machine("A2A3")
+        a = m.gm_tensor(np.arange(128, dtype=np.float16), name="a")
+        ub = m.ptr("ub", "f16", 0)
+        pto.mte_gm_ub(a, ub, 0, 256, nburst=(1, 256, 256))
+        pto.pipe_barrier("ALL")
+        pto.ub.vector_dup(ub + 128, 0.0, 1, mask=128)
+        pto.ub.vadd(ub + 128, ub, ub, 1, mask=mask)
+        outs.append(m.read(ub + 128, (128,)).tobytes())
+    assert outs[0] == outs[1] and outs[0] != np.zeros(128, np.float16).tobytes()
+    texts = []
+    for mask in ((0x5, 0xF0F0), [0x5, 0xF0F0]):
+        with program("masked", target="A2A3") as k:
+            ub = k.ptr("ub", "f16", 0)
+            pto.ub.vadd(ub, ub, ub, 1, mask=mask)
+        texts.append(k.program.to_asm())
+    assert texts[0] == texts[1]
+    with pytest.raises(IllegalOperand, match="parameter %m0 must be a number"):      # an inner list stays refused
+        pto.ub.vadd(m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), m.ptr("ub", "f16", 0), 1, mask=[[1], 0])
+
+
+def test_tik_round_mode_names_given_to_vconv_get_the_letter():
+    """h_user453: `pto.ub.vconv(..., round="round")` (TIK's round_mode name) said "not one of r, a, f, c, z, o";
+    the Fix now names the letter (or, for 'none' / '', leaving the clause out)."""
+    from pto_core.ops.vector_conv import TIK_ROUND_MODE_LETTERS
+    m = Machine("A2A3")
+    dst, src = m.ptr("ub", "f16", 0), m.ptr("ub", "f32", 512)
+    for name, letter in TIK_ROUND_MODE_LETTERS.items():
+        with pytest.raises(IllegalOperand, match="is not one of r, a, f, c, z, o") as e:
+            pto.ub.vconv(dst, src, 1, round=name, mask=64)
+        want = f'round="{letter}"' if letter else "leave round= out"
+        assert f"TIK's round_mode {name!r} is" in str(e.value) and want in str(e.value), str(e.value)
+
+
+def test_tik_api_names_written_as_ops_name_the_pto_op():
+    """h_user453: a migrator writes TIK's name after `pto.`: `pto.ub.vec_add` was offered `pto.ub.vcadd` (a
+    reduction) by the closest-name match, `pto.data_move` / `pto.fixpipe` / `pto.vadd` nothing. The Fix now names
+    the PTO op (the vec_<op> family by rule, the others from registry.TIK_API_OPS)."""
+    from pto_core.ops import registry
+    cases = {"ub.vec_add": "TIK's vec_add is pto.ub.vadd", "vec_add": "TIK's vec_add is pto.ub.vadd",
+             "ub.vec_reduce_max": "TIK's vec_reduce_max is pto.ub.reduce_max",
+             "ub.vec_dup": "TIK's vec_dup is pto.ub.vector_dup", "data_move": "pto.mte_gm_ub, pto.mte_ub_gm",
+             "fixpipe": "TIK's fixpipe is pto.mte_l0c_gm", "mmad": "pto.mad (is_bias 0) or pto.mad_acc",
+             "load3dv2": "pto.img2col", "vadd": "did you mean pto.ub.vadd? (the vector ops are under pto.ub)"}
+    for name, fix in cases.items():
+        obj = pto
+        with pytest.raises(AttributeError) as e:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+        assert fix in str(e.value), str(e.value)
+    for text in registry.TIK_API_OPS.values():           # every op the table names exists
+        for op in re.findall(r"pto\.([\w.]+\w)", text):
+            assert op in registry.OPS, op

@@ -417,3 +417,40 @@ def test_the_move_hint_in_a_tik_kernel_names_only_moves_of_the_kernels_chip():
     with raises_tik(IllegalOperand, match="Ascend910B1 AiCore has no move l0c -> ub") as e:
         pto.mte_l0c_gm(acc.pto_ptr(), ub.pto_ptr(), 16, 16, 16, 256, 0, 0)
     assert "pto.mte_l0c_ub exists on A5" in str(e.value) and "l0c -> ub is" not in str(e.value)
+
+
+def _mad_kernel(tik_order: bool):
+    """A 16 x 32 x 16 mixed-kernel matmul whose mad is written in pto.mad's (m, n, k) order or TIK mmad's (m, k, n)."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_l0 = ti.Tensor("float16", (1, 2, 16, 16), name="a_l0", scope=tik.scope_ca)
+    b_l0 = ti.Tensor("float16", (2, 1, 16, 16), name="b_l0", scope=tik.scope_cb)
+    acc = ti.Tensor("float32", (1, 16, 16), name="acc", scope=tik.scope_cbuf_out)
+    m, k, n = 16, 32, 16
+    pto.mad(a_l0.pto_ptr(), b_l0.pto_ptr(), acc.pto_ptr(), *((m, k, n) if tik_order else (m, n, k)))
+    return ti
+
+
+def test_a_mad_past_its_tensors_names_the_m_n_k_order():
+    """h_user453: pto.mad(a, b, c, m, k, n) -- TIK mmad's order -- in a mixed kernel ran past the L0C tensor and
+    the Fix said "check the repeat, mask, strides"; it now names pto.mad's m, n, k against TIK's m, k, n."""
+    from pto_core.errors import OutOfBounds
+    ti = _mad_kernel(tik_order=True)
+    build(ti, "mad_order", [], [])
+    with raises_tik(OutOfBounds, match="run outside the tensor") as e:
+        run(ti)
+    assert "pto.mad* take m, n, k in that order (TIK's mmad takes matrix_m, matrix_k, matrix_n" in str(e.value)
+    assert "check the repeat, mask" not in str(e.value)
+
+
+def test_a_byte_move_past_its_tensor_says_lengths_are_bytes():
+    """A byte move given TIK's units runs past its UB tensor: the Fix says lengths and strides are bytes."""
+    from pto_core.errors import OutOfBounds
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    pto.mte_ub_gm(ub.pto_ptr(), y.pto_ptr(), 2 * N, nburst=(2, 2 * N, 2 * N))   # two bursts of the whole tensor
+    build(ti, "bytes", [x], [y])
+    with raises_tik(OutOfBounds, match="run outside the tensor") as e:
+        run(ti, {"x": np.zeros(N, np.float16)})
+    assert "lengths and strides are bytes, start to start (TIK's data_move counts 32-byte blocks" in str(e.value)

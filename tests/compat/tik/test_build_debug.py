@@ -702,3 +702,29 @@ def test_an_output_listed_twice_is_refused_at_buildcce():
     ti.BuildCCE(kernel_name="k", inputs=[x, y], outputs=[y, y[0:8]])          # in place, and a view: fine
     assert [o.shape for o in ti.tikdb.start_debug({"x": np.ones(16, np.float16), "y": np.zeros(16, np.float16)},
                                                   interactive=False)] == [(16,), (8,)]
+
+
+@pytest.mark.parametrize("tool, main", [("tik-run", "tik_run_main"), ("tik-migrate", "tik_migrate_main"),
+                                        ("tik-compare-fixpipe", "tik_compare_fixpipe_main")])
+def test_no_console_script_launcher_is_part_of_the_call_stack(tmp_path, tool, main):
+    """h_user453: `./venv/bin/tik-run k.py` ran the launcher as `/cwd/./venv/bin/tik-run`, which the registered
+    (normalised) path did not match, and tik-migrate / tik-compare-fixpipe never registered theirs: the TIK call
+    stack of an error started at `venv/bin/tik-migrate:8 in <module>`."""
+    import subprocess
+    import sys
+    import os
+    script = tmp_path / "bad_kernel.py"
+    script.write_text("from tbe import tik\n"
+                      "ti = tik.Tik()\n"
+                      "ub = ti.Tensor('float16', (16,), name='ub', scope=tik.scope_ubuf)\n"
+                      "g = ti.Tensor('float16', (16,), name='g', scope=tik.scope_gm)\n"
+                      "ti.data_move(ub, g, 0, 1, 2, 0, 0)\n")
+    (tmp_path / "bin").mkdir()
+    launcher = tmp_path / "bin" / tool
+    launcher.write_text(f"import sys\nfrom tbe_compat.cli import {main}\nsys.exit({main}())\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=root)
+    p = subprocess.run([sys.executable, os.path.join(".", "bin", tool), str(script)], capture_output=True,
+                       text=True, env=env, timeout=60, cwd=tmp_path)
+    assert "TIK call stack" in p.stderr and f"{script}:5 in <module>" in p.stderr, p.stderr
+    assert f"bin{os.sep}{tool}:" not in p.stderr, p.stderr

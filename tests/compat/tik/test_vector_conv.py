@@ -113,3 +113,11 @@ def test_vconv_to_int8_runs_and_to_packed_int4_is_refused():
     assert (y == x.astype(np.int8)).all() and y.dtype == np.int8
     with raises_tik(UnsupportedOp, match=r"vconv with dst of dtype int4 \(packed 4-bit elements\) is not modelled"):
         _conv_to("int4")
+
+
+def test_pto_vconv_hint_table_matches_the_facade_round_modes():
+    """`pto.ub.vconv`'s Fix for a TIK round_mode name (vector_conv.TIK_ROUND_MODE_LETTERS, h_user453) gives the
+    letter the facade itself lowers that name to (vector_common.ROUND_MODES)."""
+    from pto_core.ops.vector_conv import TIK_ROUND_MODE_LETTERS
+    from tbe_compat.tik.vector_common import ROUND_MODES
+    assert {name: letter or "" for name, letter in TIK_ROUND_MODE_LETTERS.items()} == ROUND_MODES
