@@ -422,3 +422,77 @@ def test_f16_accumulator_same_type_write_back_applies_sat(target, sat):
     relu = M.gm_tensor(np.zeros(256, np.float16), name="relu")
     pto.mte_l0c_gm(c, relu, 16, 16, 16, 16, 0, 0, pre_relu={"mode": "normal_relu"}, nz2nd=True, sat=sat)
     bytes_equal(M.read(relu, 4)[[0, 2, 3]], M.read(out, 4)[[0, 2, 3]], "same values with normal_relu")
+
+
+def _state(m):
+    """Bytes and written flags of every buffer made so far (on-chip and GM) plus the special registers."""
+    s = {}
+    for core in m.cores:
+        for sp, b in core.buffers.items():
+            s[core.index, sp] = (b.data.copy(), np.array(b.written))
+        for i, b in enumerate(core._ubs):
+            if b is not None:
+                s[core.index, "ub", i] = (b.data.copy(), np.array(b.written))
+    for r in m.gm.regions:
+        s["gm", r.name] = (r.buffer.data.copy(), np.array(r.buffer.written))
+    return s, [dict(ctx.spr) for ctx in m._contexts]
+
+
+def _illegal_calls(M, target, rng):
+    """(what, op, one-line call): each breaks one rule of pto_spec.md §1.2 / §4.2-§4.4 / §5.1-§5.7."""
+    acc = "f32" if target in ("A2A3", "A5") else "f16"
+    a, b, c = M.ptr("l0a", "f16", 0), M.ptr("l0b", "f16", 0), M.ptr("l0c", acc, 0)
+    out, o16 = M.gm_alloc((16, 16), acc, name="out"), M.gm_alloc((16, 16), "f16", name="o16")
+    l1 = M.ptr("l1", acc, 0x1000)
+    bad_triple = [t for t in (("f16", "f16", "s32"), ("s8", "f16", "f32"), ("bf16", "bf16", "f16"), ("e4m3", "e4m3", "f32"),
+                              ("f16", "f16", "f32")) if t not in MAD[target]][int(rng.integers(2))]
+    pa, pb, pc = (M.ptr(sp, dt, 0) for sp, dt in zip(("l0a", "l0b", "l0c"), bad_triple))
+    off = 2 * int(rng.integers(1, 16))
+    yield "mad dtype triple", "mad", lambda: pto.mad(pa, pb, pc, 16, 16, 32)
+    yield "mad k = 4096", "mad", lambda: pto.mad(a, b, c, 16, 16, 4096)
+    yield "mad misaligned l0b", "mad", lambda: pto.mad(a, M.ptr("l0b", "f16", off), c, 16, 16, 32)
+    yield "mad L0A past capacity", "mad", lambda: pto.mad(M.ptr("l0a", "f16", M.context().core.buffer("l0a", 0).size - 512), b, c, 16, 16, 32)
+    yield "mad tf32 on f16", "mad", lambda: pto.mad(a, b, c, 16, 16, 32, tf32_mode="round_even")
+    yield "f16 dst without pre_quant", "mte_l0c_gm", lambda: pto.mte_l0c_gm(c, o16, 16, 16, 16, 16, 0, 0, nz2nd=True) if acc == "f32" else pto.mte_l0c_gm(c, out, 16, 16, 16, 16, 0, 0, pre_quant=(1.0, {"mode": "qf322f16_pre_scalar"}), nz2nd=True)
+    yield "loop3 with the normal layout", "mte_l0c_l1", lambda: pto.mte_l0c_l1(c, l1, 16, 16, 16, 256, loop3=(2, 16, 256))
+    yield "normal_relu with a payload", "mte_l0c_l1", lambda: pto.mte_l0c_l1(c, l1, 16, 16, 16, 16, pre_relu=(0.5, {"mode": "normal_relu"}), nz2nd=True)
+    yield "unit_flag with nz2dn(2)", "mte_l0c_l1", lambda: pto.mte_l0c_l1(c, l1, 8, 16, 16, 16, unit_flag="check_only", nz2dn=2)
+    yield "atomic type != dst", "mte_l0c_gm", lambda: pto.mte_l0c_gm(c, out, 16, 16, 16, 16, 0, 0, nz2nd=True, atomic={"type": "s32", "op": "max"})
+    yield "src_stride not 16k", "mte_l0c_l1", lambda: pto.mte_l0c_l1(c, l1, 16, 32, 16 + off // 2, 32, nz2nd=True)
+    yield "GM destination too small", "mte_l0c_gm", lambda: pto.mte_l0c_gm(c, out, 16, 16, 16, 64, 0, 0, nz2nd=True)
+    yield "split_m with odd m", "mte_l0c_ub", lambda: pto.mte_l0c_ub(c, M.ptr("ub", acc, 0), 15, 16, 16, 16, dst_mode="split_m", nz2nd=True)
+    yield "frac misaligned L1", "mte_gm_l1_frac", lambda: pto.mte_gm_l1_frac(M.gm_tensor(np.ones((16, 32), np.float16), name="g"), M.ptr("l1", "f16", 0x2000 + off), nd2nz=True, shape=(16, 32), src_layout=(64,), dst_group=(1, 1, 16, 0), ctrl=(0, 0))
+    yield "mad_bias bias type != dst", "mad_bias", lambda: pto.mad_bias(a, b, c, M.ptr("bt", "s32", 0), 16, 16, 32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_illegal_direct_calls_are_refused_with_op_line_and_fix_and_change_nothing(target):
+    """Every illegal call raises a PtoError naming the op, this file's line and a Fix; bytes, written flags and
+    SPRs stay as they were, and a legal write-back afterwards passes the hazard verifier (its M -> FIX flag was
+    consumed before the refused calls)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(452)
+        M = Machine(target)
+        M.activate()
+        acc = "f32" if target in ("A2A3", "A5") else "f16"
+        a, b, c = M.ptr("l0a", "f16", 0), M.ptr("l0b", "f16", 0), M.ptr("l0c", acc, 0)
+        M.write(a, np.ones(16 * 32, np.float16))
+        M.write(b, np.ones(16 * 32, np.float16))
+        pto.mad(a, b, c, 16, 16, 32)
+        pto.set_flag("M", "FIX", 0)
+        pto.wait_flag("M", "FIX", 0)
+        for what, op, call in _illegal_calls(M, target, rng):
+            before, spr = _state(M)
+            with pytest.raises(PtoError) as info:
+                call()
+            msg = str(info.value)
+            line = f"test_pto_fixpipe_fuzz_model.py:{call.__code__.co_firstlineno}"
+            assert op in msg and line in msg and "Fix" in msg, f"{target} {what}: {msg}"
+            after, spr_after = _state(M)
+            for key, (data, flags) in before.items():
+                assert np.array_equal(after[key][0], data) and np.array_equal(after[key][1], flags), f"{what}: {key}"
+            assert spr_after == spr, what
+        res = M.gm_alloc((16, 16), acc, name="res")
+        pto.mte_l0c_gm(c, res, 16, 16, 16, 16, 0, 0, nz2nd=True)
+        assert (M.read(res, (16, 16)) == 32).all()
