@@ -293,9 +293,8 @@ def run_chain(seed):
             rng.integers(-4, 5, shape).astype(np.float64).astype(NP[dt])
     A, B = vals(adt, (m, k)), vals(bdt, (k, n))
     la, lb = M.ptr("l1", adt, 0), M.ptr("l1", bdt, 0x20000)
-    # (logical L1 tile, rows of its Nz tile, GM source, nd2nz?) for A and B (B without transpose = B^T via dn2nz)
-    tiles = []
-    for lp, T, X, dt, is_a in ((la, ta, A, adt, True), (lb, tb, B, bdt, False)):
+    # A (or A^T with a transposing load) and B (B^T via dn2nz without transpose) as Nz tiles in L1
+    for lp, T, dt, is_a in ((la, ta, adt, True), (lb, tb, bdt, False)):
         g = max(16, c0(dt))
         if is_a:
             logical, src, nd = (A.T, A.T, True) if T else (A, A, True)
