@@ -48,6 +48,13 @@ FLOAT_PAYLOAD_DTYPES = ("f16", "bf16", "f32")
 ATOMIC_TYPES = ("f32", "f16", "bf16", "s32", "s16", "s8")
 ATOMIC_OPS = ("add", "max", "min")
 UB_SPLITS = ("split_m", "split_n")
+#: Accumulator types whose same-type write-back (no pre_quant / activation / clip) still converts under
+#: ``sat``: an f16 accumulator (Kirin) written to f16 under ``sat`` clamps +-inf to +-65504 and NaN to 0
+#: (``sat(preserve_nan)`` keeps NaN), as every other f16 destination does (pto_spec.md §5.5, numerics.md §3,
+#: fixpipe_semantics.md #7). Only f32 destinations pass exceptional values through whatever ``sat`` says (#8);
+#: integers are exact. Before (fuzz452), such a write-back copied the accumulator's bytes, so ``sat`` clamped
+#: only when a ``pre_relu`` or ``atomic`` clause was present.
+SAME_TYPE_SATURATES = ("f16", "bf16")
 QUANT_ROW_BYTES = 128         #: FB row consumed per 16 channels by vector pre_quant (8 B per channel)
 RELU_ROW_BYTES = 64           #: FB row consumed per 16 channels by vector_relu (f32 alpha)
 
@@ -800,7 +807,8 @@ def _writeback(kind: str, ctx, operands: tuple, clauses: dict) -> None:
     align = ctx.target.alignment
     ctx.check_aligned(src, align, "%src")
     ctx.check_aligned(dst, align, "%dst")
-    plain = p.mode is None and p.relu == "no_relu" and p.clip is None
+    plain = (p.mode is None and p.relu == "no_relu" and p.clip is None
+             and (p.sat == "nosat" or p.dst.name not in SAME_TYPE_SATURATES))
     # Conversions run in logical (m, n1, 16) order unless the destination is the NZ
     # block layout of 16 channels, which is the accumulator's own order.
     order = "nz" if plain or (p.layout in ("normal", "nz2nz") and p.c0d == ROW and p.dst_mode is None) \
