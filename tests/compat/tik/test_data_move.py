@@ -624,7 +624,8 @@ def test_run_time_gm_moves_may_use_the_allocation_padding():
                                                    r"\(bytes \[80, 128\)\) past"):
         out, = run(ti, {"x": xs})                                   # past y's last block (96 B): warns
     assert np.array_equal(out, xs + 1)
-    assert any(kind == "gm-tail" and "48 byte(s) past its end" in msg for kind, msg in ti.tikdb.reports)
+    assert any(kind == "gm-tail" and "float32 elements 20..31 (bytes [80, 128)) past the end of tensor 'y'" in msg
+               for kind, msg in ti.tikdb.reports)
     with raises_tik(OutOfBounds, match="and of its allocation's padding"):
         run(kernel(5), {"x": xs})
 
