@@ -159,6 +159,13 @@ TENSOR_NAME_NO_LEADING_DIGIT = True
 #: were taken as their values); only ``np.float64`` subclasses ``float`` and passes both TIKs' checks. The simulator
 #: took its value. False: such a dimension counts as its value (as before). migration_guide/tik_core.md §2.
 TENSOR_SHAPE_NUMPY_INT_REFUSED = True
+#: Named choice **WORKSPACE_NAMES_UNIQUE**: a second ``is_workspace=True`` tensor with the name of an earlier one is
+#: an `IllegalOperand` at its declaration naming the first one's line. te.tik 2019 ``Tik.Tensor_`` (tik_build.py)
+#: raises "Workspace's name: <name> is already used before" (its ``_workspace_tensor_name_set``); CANN 8.1.RC1 keeps
+#: the same set (``Tik.__init__``, tbe/tik/api/tik_build.py) but the code that fills it (``TikInner.tensor_``) is not
+#: in the public mirror. The simulator took both, and messages named the two regions alike. False: accepted (shown as
+#: 'name@file:line', INTERNAL_GM_NAMES_APART). migration_guide/tik_core.md §2.
+WORKSPACE_NAMES_UNIQUE = True
 
 
 def _numpy_dim(d) -> bool:
@@ -459,6 +466,16 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               f"a digit\")", operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*",
                               hint=f"start the name with a letter or _: name='t{name}' (for a GM input or output "
                                    f"also its feed_dict key)")
+        if WORKSPACE_NAMES_UNIQUE and space == "gm" and \
+                isinstance(is_workspace, (bool, np.bool_, numbers.Number)) and bool(is_workspace):
+            prev = next((st for st in self._gm_tensors if st.is_workspace and st.name == name), None)
+            if prev is not None:
+                at = f" at {prev.where.file}:{prev.where.line}" if prev.where is not None else ""
+                raise self._error(f"workspace name {name!r} is taken by the workspace declared{at} (TIK: "
+                                  f"\"Workspace's name: {name} is already used before\")", operand="name",
+                                  value=name, limit="a name no other workspace has",
+                                  hint=f"give each workspace its own name=, e.g. name='{name}_1' (or reuse the "
+                                       f"first workspace)")
         self._names[name] = self._names.get(name, 0) + 1
         if space == "gm" and len(self._scopes) > 1:
             raise self._error(f"GM tensor {name!r} is declared inside a {_SCOPE_WORDS[self._scopes[-1].kind]} body; "
