@@ -430,14 +430,31 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if TENSOR_SHAPE_NUMPY_INT_REFUSED and isinstance(shape, (list, tuple)) and \
                 any(_numpy_dim(d) for d in shape):
             bad = next(d for d in shape if _numpy_dim(d))
-            fixed = tuple((int(d) if float(d).is_integer() else float(d)) if _numpy_dim(d) else d for d in shape)
-            shown = ", ".join(d.name if isinstance(getattr(d, "name", None), str) else repr(d) for d in fixed)
-            shown += "," if len(fixed) == 1 else ""
+
+            def shown(rounding) -> str:
+                """The shape with its numpy dimensions as Python ints (a fraction by ``rounding``)."""
+                fixed = tuple((int(d) if float(d).is_integer() else rounding(float(d))) if _numpy_dim(d) else d
+                              for d in shape)
+                text = ", ".join(d.name if isinstance(getattr(d, "name", None), str) else repr(d) for d in fixed)
+                return f"shape=({text}{',' if len(fixed) == 1 else ''})"
+            fractions = [d for d in shape if _numpy_dim(d) and not float(d).is_integer()]
+            if not fractions:
+                hint = f"pass the dimensions as Python ints: {shown(int)} (int(d) of a numpy value)"
+            elif not all(math.isfinite(float(d)) for d in fractions):
+                hint = (f"a dimension counts elements, so it must be a whole number Python int ({fractions[0]!r} is "
+                        f"not): check how the shape is computed")
+            else:
+                # a dimension counts elements: a Python float 2.5 is refused as well (`_shape_arg`), so the Fix
+                # names whole numbers, rounded down and up
+                down = f"{shown(math.floor)} (int(d), rounding down), or " if all(
+                    math.floor(float(d)) >= 1 for d in fractions) else ""
+                hint = (f"a dimension counts elements, so it must be a whole number ({fractions[0]!r} is not): "
+                        f"compute the shape in Python ints, e.g. {down}{shown(math.ceil)} (math.ceil(d), rounding "
+                        f"up)")
             raise self._error(f"shape dimension {bad!r} is a numpy {type(bad).__name__}, not a Python "
                               f"{'float' if isinstance(bad, np.floating) else 'int'} (TIK: "
                               f"\"element in shape should be Imm, Scalar or Expr.\")", operand="shape",
-                              value=repr(bad), limit="int | Scalar | Expr",
-                              hint=f"pass the dimensions as Python ints: shape=({shown}) (int(d) of a numpy value)")
+                              value=repr(bad), limit="int | Scalar | Expr", hint=hint)
         dims = self._shape_arg(shape, zero_ok=dead)
         if scope is None:
             raise self._error("scope is required", operand="scope",
