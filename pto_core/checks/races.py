@@ -97,7 +97,8 @@ class RaceWording:
             block, `pto_core.ops.mte`) at a call of this front end; ``""`` keeps the PTO text. With ``by_call``
             that warning and `GmOverreadWarning` also name the call only and give the elements first (the
             bytes in parentheses) in ``dtype_attr`` spelling, as a race report does; ``str.format`` field
-            ``{call}`` (the call).
+            ``{call}`` (the call). ``by_call`` alone words the ``gm-tail`` report of such a store (also one
+            inside the tensor's last block, which does not warn) the same way: call, tensor, elements.
         overread_fix: the Fix of a `GmOverreadWarning` (a GM read past its tensor's allocation); ``""``: PTO's.
     """
 

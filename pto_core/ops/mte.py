@@ -400,16 +400,24 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
     first = max(off, region.size)
     where = ctx.where
     site = f"{where}: " if where is not None else ""
-    msg = (f"{site}a write to GM region {region.label} ran {end - region.size} byte(s) past its end (bytes "
-           f"{first}..{end - 1}); they land in the allocation's padding and are dropped")
+    words = wording_of(where)
+    dt = region.dtype or dst.dtype
     block_end = -(-region.size // 32) * 32
+    if words.by_call and where is not None and where.call:
+        # a front end's call (TIK): the call, the tensor and its elements in the front end's dtype spelling
+        msg = (f"{site}{where.call} writes {_elements(words, dt, first, end, 'past the end of tensor')} "
+               f"{region.label} ({_count(words, dt, region.size, bytes_in=', {} B')}); they land in the host's "
+               f"allocation padding and are dropped"
+               + (" (the rest of the tensor's last 32-byte block, stored whole: harmless)" if end <= block_end
+                  else ""))
+    else:
+        msg = (f"{site}a write to GM region {region.label} ran {end - region.size} byte(s) past its end (bytes "
+               f"{first}..{end - 1}); they land in the allocation's padding and are dropped")
     warns = GM_PADDING_WRITE_WARNS and end > block_end      # (a repeat at a warned site was shown by that warning)
     machine.report("gm-tail", msg, warned=warns)
     if not warns or not _first_at_site(machine.gm_padding_write_sites, region, where):
         return
-    words = wording_of(where)
     if words.by_call and words.padding_write_fix and where.call:
-        dt = region.dtype or dst.dtype
         size = _count(words, dt, region.size, bytes_in=", {} B")
         text = (f"{site}{where.call} writes {_elements(words, dt, off, end)} of tensor {region.label} ({size}): "
                 f"the {_elements(words, dt, first, end, 'past its end')} are dropped (they land in the host's "

@@ -18,6 +18,7 @@ have one (`ATOMIC_INIT_VALUE_OUTPUTS`).
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -52,6 +53,17 @@ MAX_ARGS = 192
 #: in input or output!", ``_check_non_inputs_outputs_tensor``) and it cannot have an init_value. In the debugger
 #: it is an internal GM buffer, as a workspace (it was accepted and ignored: not counted, listable as an input).
 GLOBAL_TENSORS_ARE_ARGUMENTS = True
+#: Named choice **INTERNAL_GM_NAMES_APART**: a workspace (``is_workspace=True``) or global tensor
+#: (``is_global_tensor=True``) named like a BuildCCE input, output or flowtable entry, or an ``init_value`` tensor
+#: named like an input or output, is refused at BuildCCE, as CANN 8.1.RC1 ``Tik._check_non_inputs_outputs_tensor``
+#: (tbe/tik/api/tik_build.py) refuses it ("Workspace's name is used in input or output!", "global tensor's name is
+#: used in input or output!", "init value tensor's name is used in input or output!"; te.tik 2019's BuildCCE the
+#: same for workspaces). Until fix451 the simulator built such a kernel (the workspace's messages named it
+#: '<name>_ws', its internal argument name), which CANN does not. A GM tensor that is none of these, not listed and
+#: named like another GM tensor (no TIK check is known) is shown in messages as ``'name@file:line'`` (its
+#: declaration), so the two stay apart. False: accepted (the workspace shown by its argument name, as before).
+#: migration_guide/tik_core.md (Names and GM tensors).
+INTERNAL_GM_NAMES_APART = True
 
 
 def _check_arg_count(tik, ins, flow, outs) -> None:
@@ -148,6 +160,8 @@ def build(tik, kernel_name, inputs, outputs, config, flowtable) -> None:
     feed = ins + [s for s in flow if all(s is not x for x in ins)]
     _check_arg_count(tik, ins, flow, outs)
     _check_names(tik, feed, outs)
+    if INTERNAL_GM_NAMES_APART:
+        _check_internal_names(tik, ins, flow, outs)
     used = {id(s) for s in feed if isinstance(s, InputScalar)}
     for s in tik._input_scalars:
         if id(s) not in used:
@@ -216,6 +230,38 @@ def _check_names(tik, feed: list, outs: list) -> None:
                              hint="give the tensor a name= made of letters, digits and _ (it is the feed_dict key)")
 
 
+#: (kind of internal GM tensor, its Storage test, CANN 8.1's words, whether flowtable names count) for
+#: `_check_internal_names`, in CANN's order of checks
+_INTERNAL_KINDS = (
+    ("workspace (is_workspace=True)", lambda st: st.is_workspace, "Workspace's name is used in input or output!",
+     True),
+    ("global tensor (is_global_tensor=True)", lambda st: st.is_global, "global tensor's name is used in input or "
+     "output!", True),
+    ("init_value tensor", lambda st: st.init_value is not None, "init value tensor's name is used in input or "
+     "output!", False),
+)
+
+
+def _check_internal_names(tik, ins: list, flow: list, outs: list) -> None:
+    """INTERNAL_GM_NAMES_APART: no workspace / global / init_value tensor that is not itself listed shares its name
+    with a BuildCCE argument (CANN 8.1 ``Tik._check_non_inputs_outputs_tensor``)."""
+    listed = {id(x.storage) for x in ins + flow + outs if isinstance(x, Tensor)}
+    for kind, test, words, with_flow in _INTERNAL_KINDS:
+        args = {}
+        for what, xs in (("inputs", ins), ("outputs", outs)) + ((("flowtable", flow),) if with_flow else ()):
+            for i, x in enumerate(xs):
+                args.setdefault(x.name, f"{what}[{i}]")
+        for st in tik._gm_tensors:
+            if id(st) in listed or not test(st) or st.name not in args:
+                continue
+            where = f" (declared at {st.where.file}:{st.where.line})" if st.where is not None else ""
+            raise tik._error(f"{kind} {st.name!r}{where} has the name of BuildCCE's {args[st.name]} (TIK: "
+                             f"\"{words}\")", operand=args[st.name].split("[")[0], value=st.name,
+                             limit="a name no input or output has",
+                             hint=f"rename one of the two: e.g. name='{st.name}_{'ws' if st.is_workspace else 'buf'}' "
+                                  f"for the {kind.split(' (')[0]} (an input's name is also its feed_dict key)")
+
+
 def _freeze_chip(tik) -> None:
     soc = platform.current_soc()
     target = soc.profile
@@ -277,8 +323,13 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
                 name = f"{base}_ws{k}"
             st.gm.name = name
             taken.add(name)
-            # messages name the region as the user did, unless an input or output has that name too
-            st.gm.shown = st.name if st.name not in io_names else ""
+            # messages name the region as the user did; one named like another GM tensor (INTERNAL_GM_NAMES_APART:
+            # not a workspace named like an argument, which BuildCCE refused) by its declaration too
+            same = sum(o.name == st.name for o in tik._gm_tensors) > 1
+            if same and INTERNAL_GM_NAMES_APART and st.where is not None:
+                st.gm.shown = f"{st.name}@{os.path.basename(st.where.file)}:{st.where.line}"
+            else:
+                st.gm.shown = st.name if st.name not in io_names else ""
         else:
             st.gm.name = st.name
     seen = set()

@@ -159,6 +159,13 @@ TENSOR_NAME_NO_LEADING_DIGIT = True
 #: were taken as their values); only ``np.float64`` subclasses ``float`` and passes both TIKs' checks. The simulator
 #: took its value. False: such a dimension counts as its value (as before). migration_guide/tik_core.md §2.
 TENSOR_SHAPE_NUMPY_INT_REFUSED = True
+#: Named choice **WORKSPACE_NAMES_UNIQUE**: a second ``is_workspace=True`` tensor with the name of an earlier one is
+#: an `IllegalOperand` at its declaration naming the first one's line. te.tik 2019 ``Tik.Tensor_`` (tik_build.py)
+#: raises "Workspace's name: <name> is already used before" (its ``_workspace_tensor_name_set``); CANN 8.1.RC1 keeps
+#: the same set (``Tik.__init__``, tbe/tik/api/tik_build.py) but the code that fills it (``TikInner.tensor_``) is not
+#: in the public mirror. The simulator took both, and messages named the two regions alike. False: accepted (shown as
+#: 'name@file:line', INTERNAL_GM_NAMES_APART). migration_guide/tik_core.md §2.
+WORKSPACE_NAMES_UNIQUE = True
 
 
 def _numpy_dim(d) -> bool:
@@ -423,14 +430,31 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         if TENSOR_SHAPE_NUMPY_INT_REFUSED and isinstance(shape, (list, tuple)) and \
                 any(_numpy_dim(d) for d in shape):
             bad = next(d for d in shape if _numpy_dim(d))
-            fixed = tuple((int(d) if float(d).is_integer() else float(d)) if _numpy_dim(d) else d for d in shape)
-            shown = ", ".join(d.name if isinstance(getattr(d, "name", None), str) else repr(d) for d in fixed)
-            shown += "," if len(fixed) == 1 else ""
+
+            def shown(rounding) -> str:
+                """The shape with its numpy dimensions as Python ints (a fraction by ``rounding``)."""
+                fixed = tuple((int(d) if float(d).is_integer() else rounding(float(d))) if _numpy_dim(d) else d
+                              for d in shape)
+                text = ", ".join(d.name if isinstance(getattr(d, "name", None), str) else repr(d) for d in fixed)
+                return f"shape=({text}{',' if len(fixed) == 1 else ''})"
+            fractions = [d for d in shape if _numpy_dim(d) and not float(d).is_integer()]
+            if not fractions:
+                hint = f"pass the dimensions as Python ints: {shown(int)} (int(d) of a numpy value)"
+            elif not all(math.isfinite(float(d)) for d in fractions):
+                hint = (f"a dimension counts elements, so it must be a whole number Python int ({fractions[0]!r} is "
+                        f"not): check how the shape is computed")
+            else:
+                # a dimension counts elements: a Python float 2.5 is refused as well (`_shape_arg`), so the Fix
+                # names whole numbers, rounded down and up
+                down = f"{shown(math.floor)} (int(d), rounding down), or " if all(
+                    math.floor(float(d)) >= 1 for d in fractions) else ""
+                hint = (f"a dimension counts elements, so it must be a whole number ({fractions[0]!r} is not): "
+                        f"compute the shape in Python ints, e.g. {down}{shown(math.ceil)} (math.ceil(d), rounding "
+                        f"up)")
             raise self._error(f"shape dimension {bad!r} is a numpy {type(bad).__name__}, not a Python "
                               f"{'float' if isinstance(bad, np.floating) else 'int'} (TIK: "
                               f"\"element in shape should be Imm, Scalar or Expr.\")", operand="shape",
-                              value=repr(bad), limit="int | Scalar | Expr",
-                              hint=f"pass the dimensions as Python ints: shape=({shown}) (int(d) of a numpy value)")
+                              value=repr(bad), limit="int | Scalar | Expr", hint=hint)
         dims = self._shape_arg(shape, zero_ok=dead)
         if scope is None:
             raise self._error("scope is required", operand="scope",
@@ -459,6 +483,16 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                               f"a digit\")", operand="name", value=name, limit="[A-Za-z_][0-9A-Za-z_]*",
                               hint=f"start the name with a letter or _: name='t{name}' (for a GM input or output "
                                    f"also its feed_dict key)")
+        if WORKSPACE_NAMES_UNIQUE and space == "gm" and \
+                isinstance(is_workspace, (bool, np.bool_, numbers.Number)) and bool(is_workspace):
+            prev = next((st for st in self._gm_tensors if st.is_workspace and st.name == name), None)
+            if prev is not None:
+                at = f" at {prev.where.file}:{prev.where.line}" if prev.where is not None else ""
+                raise self._error(f"workspace name {name!r} is taken by the workspace declared{at} (TIK: "
+                                  f"\"Workspace's name: {name} is already used before\")", operand="name",
+                                  value=name, limit="a name no other workspace has",
+                                  hint=f"give each workspace its own name=, e.g. name='{name}_1' (or reuse the "
+                                       f"first workspace)")
         self._names[name] = self._names.get(name, 0) + 1
         if space == "gm" and len(self._scopes) > 1:
             raise self._error(f"GM tensor {name!r} is declared inside a {_SCOPE_WORDS[self._scopes[-1].kind]} body; "

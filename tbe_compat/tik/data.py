@@ -82,6 +82,9 @@ PAD_GAP_MAX = (1 << 32) - 1
 #: padding value without padding counts. So both run as before -- (a) the value fills an unaligned burst's dummy
 #: tail (a padding_value with zero paddings counts as padding, ``padded`` below), (b) the padding is 0 -- with a
 #: `Cann81RuleWarning` once per call site naming the rule and the Fix, as USER_FLAG_CANN81_RULES_WARN's rules.
+#: The same check first requires ``isinstance(padding_value, (int, float))`` ("When padding_value is not None, it can
+#: be int or float"): a numpy scalar (``np.float32(1.5)``, ``np.int32(7)``; ``np.float64`` subclasses float) runs
+#: with its value and a `Cann81RuleWarning` too (fix451; it ran silently).
 #: False (or USER_FLAG_CANN81_RULES_WARN False): both are `IllegalOperand` at the call, as CANN 8.1 TIK.
 #: migration_guide/tik_core.md (data_move_pad; §6 list of Cann81RuleWarning rules).
 PADDING_VALUE_CANN81_WARN = True
@@ -516,6 +519,7 @@ class DataAPI(TikBase):
         if not (isinstance(rp, int) and isinstance(lp, int)):
             raise self._error("padding counts must be Python ints", operand="left_padding",
                               hint="pass left_padding / right_padding as Python ints")
+        given = padding_value           # as written (PADDING_VALUE_CANN81_WARN: a numpy scalar)
         if padding_value is not None:
             padding_value = self._check_pad_value(padding_value, d.dt)
         self._pad_run_time_checks(n, nb, dg, sg, size)      # (dropped again if a check below refuses the call)
@@ -549,7 +553,7 @@ class DataAPI(TikBase):
                           if isinstance(s_step, int) else None),
                   d.write(None if row is None or not isinstance(d_step, int) or not isinstance(n, int)
                           else (n - 1) * d_step + row)]
-            self._pad_value_rule(padding_value, lp, rp)
+            self._pad_value_rule(padding_value, lp, rp, given)
             pad = None
             if padded:
                 value = 0 if padding_value is None else padding_value
@@ -579,8 +583,18 @@ class DataAPI(TikBase):
             fp = [s.read(None), d.write(None)]
             self._emit("mte_ub_gm", s.ptr, d.ptr, nb, nburst=(n, s_step, d_step), footprint=fp)
 
-    def _pad_value_rule(self, padding_value, lp: int, rp: int) -> None:
-        """PADDING_VALUE_CANN81_WARN for a GM -> UB ``data_move_pad`` (see the constant)."""
+    def _pad_value_rule(self, padding_value, lp: int, rp: int, given=None) -> None:
+        """PADDING_VALUE_CANN81_WARN for a GM -> UB ``data_move_pad`` (see the constant); ``given``: the
+        padding_value as the call wrote it (a numpy scalar is its own rule)."""
+        if isinstance(given, np.generic) and not isinstance(given, (int, float)):
+            message = (f"data_move_pad with padding_value={given!r}, a numpy {type(given).__name__} (CANN 8.1 TIK: "
+                       f"\"When padding_value is not None, it can be int or float\")")
+            fix = f"pass a Python number: padding_value={padding_value!r} (float(v) or int(v) of a numpy value)"
+            if not PADDING_VALUE_CANN81_WARN:
+                raise self._error(f"{message}; CANN 8.1 TIK refuses it", operand="padding_value",
+                                  value=repr(given), hint=fix)
+            self._cann81_rule("data_move_pad:padding_value:numpy", message,
+                              does=f"it pads with its value, {padding_value!r}", fix=fix)
         if padding_value is not None and not (lp or rp):
             rule = "data_move_pad:padding_value"
             message = (f"data_move_pad with padding_value={padding_value!r} and left_padding = right_padding = 0 "

@@ -214,7 +214,11 @@ def _store_sites_text(program, name: str) -> str:
     if program is None:
         return ""
     sites = output_store_sites(program, name)
-    if not sites:           # not said: a store through a pointer register is not found by the scan
+    if not sites:
+        # not said. The scan finds every TIK call's store: the facade addresses a GM tensor as an expression of its
+        # GmArg (offsets may be registers), never through a pointer register, and a TensorAddrList entry's buffer
+        # (``lst[i].value``) is refused (ADDR_LIST_DEREF). Only a PTO-AS pointer register (`PtrReg`) or a pointer
+        # cast from an integer (`PtrFromInt`) would hide the tensor, and no TIK kernel has one (fix451).
         return ""
     more = f" and {len(sites) - STORE_SITES_SHOWN} more" if len(sites) > STORE_SITES_SHOWN else ""
     return f"; stored by {', '.join(sites[:STORE_SITES_SHOWN])}{more}"

@@ -248,7 +248,8 @@ def tik_operand_name(api: str, operand: Optional[str]) -> Optional[str]:
 #: terms (a core's slice by its block index, ``set_atomic_add``, ``data_move_pad``). A race whose two accesses are
 #: direct ``pto.*`` calls keeps the PTO wording. The GM padding-write and overread warnings of a TIK call
 #: (`GmPaddingWriteWarning`, `GmOverreadWarning`) use it too: the call only, float16 elements first (bytes in
-#: parentheses), and the fixes below.
+#: parentheses), and the fixes below; so do the ``gm-tail`` entries of ``tikdb.reports`` (the call, the tensor, the
+#: elements dropped past its end).
 TIK_RACE_WORDING = _races.RaceWording(
     call_prefix="tik.", region="tensor", barrier="tik.block_barrier", dtype_attr="tik_name", by_call=True,
     operand=lambda api, operand: tik_operand_name(api, operand),

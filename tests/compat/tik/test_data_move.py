@@ -302,6 +302,48 @@ def test_data_move_pad_padding_rules_only_cann81_refuses_run_with_one_warning_pe
         _CANN81_WARNED.clear()
 
 
+def test_data_move_pad_numpy_padding_value_runs_with_a_cann81_warning(monkeypatch):
+    """fix451: CANN 8.1 TIK's _check_padding_value first checks isinstance(padding_value, (int, float)) ("When
+    padding_value is not None, it can be int or float"): np.float32(1.5) / np.int32(7) are refused there (np.float64
+    subclasses float and passes). They ran silently; they now run with their value and a Cann81RuleWarning at the
+    line whose Fix gives the Python number; a Python number or np.float64 warns nothing; off: an IllegalOperand."""
+    import warnings
+    from tbe_compat.tik import data
+    from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
+    _CANN81_WARNED.clear()
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (64,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (64,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = here()
+        ti.data_move_pad(ub, x, 1, 6, 0, 0, left_padding=2, padding_value=np.float32(1.5))
+        ti.data_move_pad(ub[16], x, 1, 6, 0, 0, left_padding=2, padding_value=np.float64(2.5))
+        ti.data_move_pad(ub[32], x, 1, 6, 0, 0, left_padding=2, padding_value=3)
+        ti.data_move_pad(ub[48], x, 1, 6, 0, 0, left_padding=2, padding_value=4.0)
+    ours = [w for w in seen if issubclass(w.category, Cann81RuleWarning)]
+    assert [w.lineno for w in ours] == [line], [str(w.message) for w in ours]
+    text = str(ours[0].message)
+    assert "data_move_pad with padding_value=np.float32(1.5), a numpy float32 (CANN 8.1 TIK: \"When padding_value " \
+           "is not None, it can be int or float\")" in text
+    assert "the simulator runs it (it pads with its value, 1.5). Fix: pass a Python number: padding_value=1.5" in text
+    ti.data_move(y, ub, 0, 1, 4, 0, 0)
+    build(ti, "pad_numpy", [x], [y])
+    out, = run(ti, {"x": np.arange(64, dtype=np.float16) + 100})
+    assert out[:16].tolist() == [1.5, 1.5, 100, 101, 102] + [1.5] * 11          # the value pads
+    assert out[16:19].tolist() == [2.5, 2.5, 100]
+    monkeypatch.setattr(data, "PADDING_VALUE_CANN81_WARN", False)
+    with raises_tik(IllegalOperand, match=r"padding_value=np.int32\(7\), a numpy int32 .*CANN 8\.1 TIK refuses it.*"
+                                          r"Fix: pass a Python number: padding_value=7 "):
+        ti2 = tik.Tik()
+        x2 = ti2.Tensor("int32", (64,), name="x", scope=tik.scope_gm)
+        ub2 = ti2.Tensor("int32", (64,), name="ub", scope=tik.scope_ubuf)
+        ti2.data_move_pad(ub2, x2, 1, 8, 0, 0, left_padding=2, padding_value=np.int32(7))
+    _CANN81_WARNED.clear()
+
+
 @pytest.mark.parametrize("runtime_burst", [False, True])
 def test_data_move_pad_burst_above_64_kib(runtime_burst):
     # square_sum_all (CANN dynamic op) moves up to 97792 B per data_move_pad burst: bursts are 21-bit
@@ -624,7 +666,8 @@ def test_run_time_gm_moves_may_use_the_allocation_padding():
                                                    r"\(bytes \[80, 128\)\) past"):
         out, = run(ti, {"x": xs})                                   # past y's last block (96 B): warns
     assert np.array_equal(out, xs + 1)
-    assert any(kind == "gm-tail" and "48 byte(s) past its end" in msg for kind, msg in ti.tikdb.reports)
+    assert any(kind == "gm-tail" and "float32 elements 20..31 (bytes [80, 128)) past the end of tensor 'y'" in msg
+               for kind, msg in ti.tikdb.reports)
     with raises_tik(OutOfBounds, match="and of its allocation's padding"):
         run(kernel(5), {"x": xs})
 

@@ -224,3 +224,31 @@ def test_a_pto_programs_padding_write_and_overread_keep_pto_words():
            "[80, 128) past its end are dropped" in pad
     for text in (over, pad):
         assert "tik." not in text and "float32" not in text and "data_move" not in text
+
+
+def test_the_gm_tail_report_of_a_tik_call_speaks_tik():
+    """fix451: a ``gm-tail`` report (bytes dropped in the allocation padding, `tikdb.reports`) of a TIK kernel read
+    'a write to GM region 'y' ran 16 byte(s) past its end (bytes 80..95)'. Now: the user's file:line, the TIK call,
+    the tensor, its elements in TIK's dtype spelling (bytes in parentheses), and whether the store stayed in the
+    tensor's last 32-byte block (the whole-block idiom, harmless) or went further (the one that also warned)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (20,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (20,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (32,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 3, 0, 0)
+    idiom = _line() + 1
+    ti.data_move(y, ub, 0, 1, 3, 0, 0)                  # 24 elements from 0: the rest of y's last block
+    further = _line() + 1
+    ti.data_move(y[8], ub, 0, 1, 3, 0, 0)               # elements 8..31: one block past y's last
+    build(ti, "tail_words", [x], [y])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(ti, {"x": np.arange(20, dtype=np.float32)})
+    tails = [msg for kind, msg in ti.tikdb.reports if kind == "gm-tail"]
+    assert tails == [
+        f"{__file__}:{idiom} in `tik.data_move`: tik.data_move writes float32 elements 20..23 (bytes [80, 96)) past "
+        f"the end of tensor 'y' (20 elements, 80 B); they land in the host's allocation padding and are dropped (the "
+        f"rest of the tensor's last 32-byte block, stored whole: harmless)",
+        f"{__file__}:{further} in `tik.data_move`: tik.data_move writes float32 elements 20..31 (bytes [80, 128)) "
+        f"past the end of tensor 'y' (20 elements, 80 B); they land in the host's allocation padding and are dropped"]

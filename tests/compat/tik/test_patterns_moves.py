@@ -91,14 +91,20 @@ def test_data_move_pad_padding_value_is_an_immediate_of_the_data_range():
 
 
 def test_data_move_pad_takes_a_numpy_scalar_padding_value():
-    """A numpy scalar is its Python number (np.float16(-0.0) keeps its sign)."""
+    """A numpy scalar is its Python number (np.float16(-0.0) keeps its sign); CANN 8.1 TIK refuses it (fix451:
+    a Cann81RuleWarning, PADDING_VALUE_CANN81_WARN, once per call site)."""
+    from tbe_compat.tik.data import _CANN81_WARNED, Cann81RuleWarning
     set_current_compile_soc_info("Ascend910B2")
-    ti = left_pad_kernel(10, 1, 1, np.float16(-0.0))
+    _CANN81_WARNED.clear()
+    with pytest.warns(Cann81RuleWarning, match=r"padding_value=np.float16\(-0.0\), a numpy float16.*Fix: pass a "
+                                               r"Python number: padding_value=-0.0"):
+        ti = left_pad_kernel(10, 1, 1, np.float16(-0.0))
     y, = run(ti, {"x": np.arange(1, 11, dtype=np.float16)})
     assert np.signbit(y[0]) and y[0] == 0 and np.signbit(y[11])
     ti = left_pad_kernel(10, 1, 1, np.int32(7))
     y, = run(ti, {"x": np.arange(1, 11, dtype=np.float16)})
     assert y[0] == 7 and y[11] == 7
+    _CANN81_WARNED.clear()
 
 def test_data_move_pad_is_not_on_ascend310():
     set_current_compile_soc_info("Ascend310")

@@ -1017,3 +1017,21 @@ def test_tensor_name_with_a_leading_digit_and_numpy_int_dimensions_are_refused_w
     monkeypatch.setattr(container, "TENSOR_NAME_NO_LEADING_DIGIT", False)
     monkeypatch.setattr(container, "TENSOR_SHAPE_NUMPY_INT_REFUSED", False)
     assert ti.Tensor("float16", (np.int64(16),), tik.scope_ubuf, "2ab").shape == [16]
+
+
+def test_a_fractional_numpy_dimension_gets_a_fix_that_declares():
+    """fix451: shape=(np.float32(2.5), 16) was told 'pass the dimensions as Python ints: shape=(2.5, 16)', which is
+    refused again (a Python float 2.5 is not a dimension). The Fix now names whole numbers, rounded down and up, and
+    each declares; a dimension below 1 gets the rounded-up one only; NaN gets no shape to copy."""
+    ti = tik.Tik()
+    with raises_tik(IllegalOperand, match=r"Fix: a dimension counts elements, so it must be a whole number "
+                                          r"\(np.float32\(2.5\) is not\): compute the shape in Python ints, e.g. "
+                                          r"shape=\(2, 16\) \(int\(d\), rounding down\), or shape=\(3, 16\) "
+                                          r"\(math.ceil\(d\), rounding up\)"):
+        ti.Tensor("float16", (np.float32(2.5), 16), tik.scope_ubuf, "a")
+    for fixed in ((2, 16), (3, 16)):
+        assert ti.Tensor("float16", fixed, tik.scope_ubuf, "a").shape == list(fixed)      # each Fix declares
+    with raises_tik(IllegalOperand, match=r"e.g. shape=\(1, 4\) \(math.ceil"):
+        ti.Tensor("float16", (np.float16(0.5), np.int64(4)), tik.scope_ubuf, "b")
+    with raises_tik(IllegalOperand, match=r"must be a whole number Python int \(np.float32\(nan\) is not\)"):
+        ti.Tensor("float16", (np.float32("nan"),), tik.scope_ubuf, "c")

@@ -94,7 +94,8 @@ def test_reports_already_warned_are_left_out(tmp_path, capsys):
     assert tik_run_main([str(path)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "tik-run: kernel 'k': 1 checker report (gm-tail 1):"
-    assert err[1].startswith(f"  [gm-tail] {path}:10 in `tik.data_move`: a write to GM region 'y' ran 16 byte(s)")
+    assert err[1].startswith(f"  [gm-tail] {path}:10 in `tik.data_move`: tik.data_move writes float16 elements "
+                             f"120..127 (bytes [240, 256)) past the end of tensor 'y' (120 elements, 240 B)")
 
 
 def test_python_kernel_py_prints_no_summary(tmp_path):

@@ -1,0 +1,102 @@
+"""GM tensors sharing a name (fix451): what CANN TIK refuses is refused (WORKSPACE_NAMES_UNIQUE at the declaration,
+INTERNAL_GM_NAMES_APART at BuildCCE, as CANN 8.1 ``Tik._check_non_inputs_outputs_tensor`` / te.tik 2019
+``Tik.Tensor_``); the rest stay apart in messages (``'w@file:line'``)."""
+import inspect
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from pto_core.errors import GmOverreadWarning, IllegalOperand
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+from tbe_compat.tik import build as tik_build
+from tbe_compat.tik import container
+
+from .helpers import build, raises_tik, run
+
+HERE = os.path.basename(__file__)
+
+
+def _line() -> int:
+    return inspect.currentframe().f_back.f_lineno
+
+
+def test_a_second_workspace_of_one_name_is_refused_at_its_line_naming_the_first():
+    """te.tik 2019: "Workspace's name: w is already used before". The simulator took both; the refused declaration
+    changes nothing (a workspace of another name is declared after it and the kernel runs)."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    first = _line() + 1
+    ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, is_workspace=True)
+    with raises_tik(IllegalOperand, match=rf"workspace name 'w' is taken by the workspace declared at .*{HERE}:{first} "
+                                          r"\(TIK: \"Workspace's name: w is already used before\"\).*Fix: give each "
+                                          r"workspace its own name=, e.g. name='w_1'"):
+        ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, is_workspace=True)
+    assert [st.name for st in ti._gm_tensors] == ["w"]
+    ti.Tensor("int32", (8,), name="w_1", scope=tik.scope_gm, is_workspace=True)
+    assert [st.name for st in ti._gm_tensors] == ["w", "w_1"]
+
+
+@pytest.mark.parametrize("kind,kw,listed,words", [
+    ("workspace (is_workspace=True)", dict(is_workspace=True), "inputs[0]", "Workspace's name is used"),
+    ("global tensor (is_global_tensor=True)", dict(is_global_tensor=True), "outputs[0]", "global tensor's name is used"),
+    ("init_value tensor", dict(init_value=[1] * 8), "outputs[0]", "init value tensor's name is used"),
+])
+def test_an_internal_gm_tensor_named_like_an_argument_is_refused_at_buildcce(kind, kw, listed, words):
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    name = listed.startswith("inputs") and "x" or "y"
+    line = _line() + 1
+    ti.Tensor("int32", (8,), name=name, scope=tik.scope_gm, **kw)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    kind_re = kind.replace("(", r"\(").replace(")", r"\)")
+    with raises_tik(IllegalOperand, match=rf"{kind_re} '{name}' \(declared at .*{HERE}:{line}\) has the name of "
+                                          rf"BuildCCE's {listed.replace('[', '.').replace(']', '.')} \(TIK: \"{words}"):
+        build(ti, "k", [x], [y])
+
+
+def test_an_internal_gm_tensor_named_like_another_shows_its_declaration(monkeypatch):
+    """A workspace and an unlisted GM tensor (no TIK check known) both named 'w': messages named both 'w'; now the
+    one read past its allocation is 'w@<file>:<line>'. With both choices off the old behaviour is back."""
+    def kernel():
+        set_current_compile_soc_info("Ascend910")
+        ti = tik.Tik()
+        y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+        ws = ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, is_workspace=True)
+        ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm)
+        ub = ti.Tensor("int32", (24,), name="ub", scope=tik.scope_ubuf)
+        ti.data_move(ub, ws, 0, 1, 3, 0, 0)             # 96 B from a 64-byte allocation: a GmOverreadWarning
+        ti.data_move(y, ub, 0, 1, 1, 0, 0)
+        build(ti, "same_name", [], [y])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            run(ti)
+        return [str(w.message) for w in rec if w.category is GmOverreadWarning]
+    ws_line = inspect.getsourcelines(kernel)[1] + 4
+    over = kernel()
+    assert len(over) == 1 and f"of tensor 'w@{HERE}:{ws_line}' (8 elements, 32 B;" in over[0], over
+    monkeypatch.setattr(tik_build, "INTERNAL_GM_NAMES_APART", False)
+    monkeypatch.setattr(container, "WORKSPACE_NAMES_UNIQUE", False)
+    over = kernel()
+    assert len(over) == 1 and "of tensor 'w' (8 elements, 32 B;" in over[0], over
+
+
+def test_both_choices_off_build_what_they_refuse(monkeypatch):
+    monkeypatch.setattr(tik_build, "INTERNAL_GM_NAMES_APART", False)
+    monkeypatch.setattr(container, "WORKSPACE_NAMES_UNIQUE", False)
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm, is_workspace=True)
+    ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm, is_workspace=True)
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.vector_dup(8, ub, 3, 1, 1, 8)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "off", [], [y])
+    assert np.array_equal(run(ti)[0], np.full(8, 3, np.int32))
