@@ -267,7 +267,6 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
         if st.init_value is not None:
             a.init = tuple(float(v) if st.dtype.kind == "f" else int(v) for v in st.init_value.tolist())
     taken = set(io_names)
-    ws_names = [st.name for st in tik._gm_tensors if st.gm.io == "workspace"]
     k = 0
     for st in tik._gm_tensors:
         if st.gm.io == "workspace":
@@ -278,9 +277,8 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
                 name = f"{base}_ws{k}"
             st.gm.name = name
             taken.add(name)
-            # messages name the region as the user did, unless another GM tensor of the kernel (an input, an
-            # output, another workspace) has that name too: then the argument name, which tells them apart
-            st.gm.shown = st.name if st.name not in io_names and ws_names.count(st.name) == 1 else ""
+            # messages name the region as the user did, unless an input or output has that name too
+            st.gm.shown = st.name if st.name not in io_names else ""
         else:
             st.gm.name = st.name
     seen = set()

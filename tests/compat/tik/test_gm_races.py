@@ -261,29 +261,6 @@ def test_a_workspace_is_named_as_the_kernel_named_it():
     assert len(over) == 1 and "of tensor 'y_ws' (8 elements, 32 B;" in over[0], over
 
 
-def test_two_workspaces_of_one_name_are_told_apart_in_messages():
-    """review450: two workspaces both named 'ws' (TIK allows it) were both shown as 'ws' (fix447), so a message
-    did not say which one the kernel overran. A name another GM tensor of the kernel shares keeps the argument
-    name in messages ('ws_ws', 'ws_ws1'), as a workspace named like an output does."""
-    set_current_compile_soc_info("Ascend910")
-    ti = tik.Tik()
-    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
-    first = ti.Tensor("int32", (8,), name="ws", scope=tik.scope_gm, is_workspace=True)
-    second = ti.Tensor("int32", (8,), name="ws", scope=tik.scope_gm, is_workspace=True)
-    ub = ti.Tensor("int32", (24,), name="ub", scope=tik.scope_ubuf)
-    ti.vec_dup(8, ub, 1, 1, 8)
-    ti.data_move(first, ub, 0, 1, 1, 0, 0)
-    ti.data_move(second, ub, 0, 1, 1, 0, 0)
-    ti.data_move(ub, second, 0, 1, 3, 0, 0)         # 96 B from the second's 64-byte allocation: a GmOverreadWarning
-    ti.data_move(y, ub, 0, 1, 1, 0, 0)
-    build(ti, "same_ws", [], [y])
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        run(ti)
-    over = [str(w.message) for w in rec if w.category is GmOverreadWarning]
-    assert len(over) == 1 and "of tensor 'ws_ws1' (8 elements, 32 B;" in over[0], over
-
-
 def test_atomic_workspace_starts_at_zero_and_cross_core_sum_is_race_free():
     """An ``is_workspace=True, is_atomic_add=True`` accumulator is cleared before the launch (tik_core.md §1):
     two cores atomic-add into it without zeroing it, pass a barrier, and core 0 copies it out -- the exact sum,
