@@ -100,6 +100,9 @@ class RaceWording:
             ``{call}`` (the call). ``by_call`` alone words the ``gm-tail`` report of such a store (also one
             inside the tensor's last block, which does not warn) the same way: call, tensor, elements.
         overread_fix: the Fix of a `GmOverreadWarning` (a GM read past its tensor's allocation); ``""``: PTO's.
+        call_fixes: ``(warning, call) -> Fix`` for a call whose counts differ from the ones ``padding_write_fix`` /
+            ``overread_fix`` explain (warning ``"padding_write"`` or ``"overread"``; TIK's ``data_move_pad``
+            counts bytes where ``data_move`` counts 32-byte blocks); `fix_of`.
     """
 
     call_prefix: str
@@ -111,6 +114,12 @@ class RaceWording:
     operand: Optional[Callable[[str, str], Optional[str]]] = None
     padding_write_fix: str = ""
     overread_fix: str = ""
+    call_fixes: Mapping[tuple, str] = field(default_factory=dict)
+
+    def fix_of(self, warning: str, call: str) -> str:
+        """The Fix of a ``warning`` (``"padding_write"``, ``"overread"``) at ``call``, ``{call}`` filled in."""
+        text = self.call_fixes.get((warning, call)) or getattr(self, f"{warning}_fix")
+        return text.format(call=call)
 
 
 #: PTO programs' race reports: PTO op names and operands, PTO dtype names, `pto.sync_all`.

@@ -236,6 +236,12 @@ def _elements(words, dt, lo: int, hi: int, what: str = "") -> str:
     return f"{elems} (bytes [{lo}, {hi}))" + (f" {what}" if what else "")
 
 
+def _one_element(dt, lo: int, hi: int) -> bool:
+    """Bytes ``[lo, hi)`` lie in one element of ``dt`` (the message then says "is dropped", "it", not "them")."""
+    size = dt.bits // 8 if dt is not None else 0
+    return size >= 1 and lo // size == (hi - 1) // size
+
+
 def _count(words, dt, nbytes: int, what: str = "", bytes_in: str = " ({} B)") -> str:
     """``nbytes`` bytes as a front end's user counts them: ``40 elements (80 B)`` (``what`` after the count,
     ``bytes_in`` the form of the bytes), or ``80 B`` when they are not whole elements of ``dt``."""
@@ -266,10 +272,11 @@ def _report_overread(ctx, region, off: int, n: int, ptr_dtype=None) -> None:
         dt = region.dtype or ptr_dtype
         past = off + n - region.padded_size
         size = _count(words, dt, region.size, bytes_in=", {} B")
+        them = "it" if _one_element(dt, region.padded_size, off + n) else "them"
         msg = (f"{site}{where.call} reads {_elements(words, dt, off, off + n)} of tensor {region.label} ({size}; "
                f"the host allocates {region.padded_size} B): the {_count(words, dt, past, 'past that allocation')} "
                f"read as unknown data (on the device: whatever memory follows). Harmless if the kernel never uses "
-               f"them -- uses are reported as reads of unwritten data. Fix: {words.overread_fix.format(call=where.call)}")
+               f"{them} -- uses are reported as reads of unwritten data. Fix: {words.fix_of('overread', where.call)}")
         machine.report("gm-overread", msg, warned=True)
         machine.warn(msg, GmOverreadWarning, where, stacklevel=2)
         return
@@ -419,10 +426,12 @@ def _report_padding_write(ctx, dst, d_hi: int) -> None:
         return
     if words.by_call and words.padding_write_fix and where.call:
         size = _count(words, dt, region.size, bytes_in=", {} B")
+        one = _one_element(dt, first, end)
         text = (f"{site}{where.call} writes {_elements(words, dt, off, end)} of tensor {region.label} ({size}): "
-                f"the {_elements(words, dt, first, end, 'past its end')} are dropped (they land in the host's "
-                f"allocation padding of {region.padded_size - region.size} B, never in the tensor; the output does "
-                f"not receive them). Fix: {words.padding_write_fix.format(call=where.call)}")
+                f"the {_elements(words, dt, first, end, 'past its end')} {'is' if one else 'are'} dropped "
+                f"({'it lands' if one else 'they land'} in the host's allocation padding of "
+                f"{region.padded_size - region.size} B, never in the tensor; the output does not receive "
+                f"{'it' if one else 'them'}). Fix: {words.fix_of('padding_write', where.call)}")
         machine.warn(text, GmPaddingWriteWarning, where, stacklevel=3)
         return
     size = max(1, dst.dtype.bits // 8)

@@ -275,7 +275,16 @@ TIK_RACE_WORDING = _races.RaceWording(
                       "chips that have it, or a shorter last burst)",
     overread_fix="read at most the tensor's elements: check the source offset and counts of {call} against the "
                  "tensor's shape (data_move: nburst and burst, where burst counts 32-byte blocks; a shorter last "
-                 "burst, or data_move_pad on chips that have it)")
+                 "burst, or data_move_pad on chips that have it)",
+    # data_move_pad counts bytes (burst; the gaps on the GM side), not 32-byte blocks (tik_api.md section 7.2)
+    call_fixes={
+        ("padding_write", "tik.data_move_pad"):
+            "check the destination offset and counts of {call} against the tensor's shape (data_move_pad: nburst "
+            "bursts of burst bytes, dst_gap bytes apart in GM); end the last burst at the tensor's last element",
+        ("overread", "tik.data_move_pad"):
+            "read at most the tensor's elements: check the source offset and counts of {call} against the "
+            "tensor's shape (data_move_pad: nburst bursts of burst bytes, src_gap bytes apart in GM)",
+    })
 _races.add_race_wording(TIK_RACE_WORDING)
 
 

@@ -108,6 +108,34 @@ def test_a_run_time_offset_into_the_padding_warns_and_one_further_is_an_error():
         run(ti, {"x": xs, "k": 16})
 
 
+def test_data_move_pad_warnings_explain_its_byte_counts():
+    """review450: a data_move_pad store past its tensor's last block had data_move's Fix (burst counts 32-byte
+    blocks; use data_move_pad), false for a call whose burst counts bytes; now a Fix in data_move_pad's terms. One
+    element past the end is one element ("is dropped", "it"), not "are dropped ... them"."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    k = ti.InputScalar("int32", name="k")
+    x = ti.Tensor("float16", (17,), name="x", scope=tik.scope_gm)        # 34 B: allocation 96 B
+    y = ti.Tensor("float16", (17,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (64,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move_pad(ub, x[k], 1, 66, 0, 0)          # k = 16: bytes [32, 98), one element past the allocation
+    ti.data_move_pad(y, ub, 1, 34, 0, 0)
+    ti.data_move_pad(y[2 * k], ub, 1, 2, 0, 0)       # k = 16: bytes [64, 66), one element past y's last block
+    build(ti, "pad_fix", [x, k], [y])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        run(ti, {"x": np.zeros(17, np.float16), "k": 16})
+    got = {w.category.__name__: str(w.message) for w in rec}
+    pad, over = got["GmPaddingWriteWarning"], got["GmOverreadWarning"]
+    assert ("the float16 element 32 (bytes [64, 66)) past its end is dropped (it lands in the host's allocation "
+            "padding of 62 B, never in the tensor; the output does not receive it)") in pad
+    assert "the 1 element past that allocation (2 B) read as unknown data" in over and "never uses it --" in over
+    for text in (pad, over):
+        fix = text.split("Fix: ", 1)[1]
+        assert "counts of tik.data_move_pad" in fix and "bursts of burst bytes" in fix, fix
+        assert "32-byte blocks" not in fix and "data_move_pad on chips" not in fix, fix
+
+
 def test_fixpipe_past_a_gm_tensor_is_a_tensor_overflow_not_a_drop():
     """FIXPIPE writes elements, not whole blocks: no padding slack (an error, never a silent drop)."""
     set_current_compile_soc_info("Ascend910B1")
