@@ -771,8 +771,10 @@ class HVectorAPI:
                 self._h_rows(fold, [dst, dst, r], ["dst", "src0", "src1"])
 
     def _h_copy(self, dst: Tensor, src: Tensor):
-        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1
-        (also for a run-time length: a block move would write past it)."""
+        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmax`` of
+        each element with itself (also for a run-time length: a block move would write past it). Not
+        ``vmuls`` by 1: on the saturation-mode chips (numerics.md §3) a multiply turns +-inf into +-max and
+        NaN into 0, so an ``axis=0`` reduction whose first row held inf/NaN lost it (k455)."""
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, src.dt.bits // 8)
         if lay.offsets is not None and not _dyn(lay.length) and (lay.length * size) % 32 == 0:
@@ -780,7 +782,7 @@ class HVectorAPI:
                 self._data_copy(self._h_view(dst, int(lay.offsets[0][row])),
                                 self._h_view(src, int(lay.offsets[1][row])), lay.length)
             return
-        self._h_rows("vmuls", [dst, src], ["dst", "src"], scalar=1.0 if src.dt.is_float else 1, has_scalar=True)
+        self._h_rows("vmax", [dst, src, src], ["dst", "src0", "src1"])
 
     def _h_reduce_all(self, kind, fold, dst: Scalar, src):
         lay = self._h_layout([src], ["src"])
