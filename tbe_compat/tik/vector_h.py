@@ -59,6 +59,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import math
+
 import numpy as np
 
 from pto_core import program as P
@@ -1193,8 +1195,12 @@ def _neg(v):
 
 
 def _recip(v):
+    """1/v for ``h_div(dst, src, v)`` (src * (1/v)). An immediate 0 gives IEEE's +-inf (so src / 0 is
+    src * inf: +-inf, NaN for 0 / 0, as the division); ``1.0 / v`` raised Python's ZeroDivisionError (k455)."""
     if isinstance(v, P.Expr):
         return P.binop("div", P.cast(P.as_expr(1.0), v.type), v)
+    if v == 0:
+        return math.copysign(math.inf, v)
     return 1.0 / v
 
 

@@ -493,3 +493,17 @@ def test_axis0_reduction_keeps_inf_and_nan_of_the_first_row(chip):
     assert hi[5] == np.inf and hi[3] == 1 and np.isnan(hi[7]) and np.isnan(hi[9]), hi[:10]
     assert (lo[20:] == 7).all() and (hi[20:] == 7).all()
 
+
+@pytest.mark.parametrize("chip, x", [("Ascend910B1", 0.0), ("Ascend910B1", -0.0), ("Ascend910", 0.0)])
+def test_h_div_by_an_immediate_zero(chip, x):
+    """h_div(dst, src, 0.0) multiplies by the reciprocal, which was computed as Python ``1.0 / 0.0`` and stopped
+    the trace with a bare ZeroDivisionError (k455). Now 1/+-0 = +-inf (IEEE), so src / 0 = +-inf and 0 / 0 = NaN
+    as the division gives; the saturation-mode chips clamp them (inf -> max, NaN -> 0)."""
+    src = np.array([3.0, -2.0, 0.0] + [1.0] * 13, np.float32)
+    out = vec_kernel({"a": src, "d": np.full(16, 7, np.float32)},
+                     lambda ti, ub: ti.h_div(ub["d"], ub["a"], x), chip=chip)["d"]
+    with np.errstate(all="ignore"):
+        want = (src.astype(np.float64) / x).astype(np.float32)
+    if chip == "Ascend910":
+        want = np.clip(np.where(np.isnan(want), 0, want), -3.4028235e38, 3.4028235e38).astype(np.float32)
+    assert out.tobytes() == want.tobytes(), (out[:3], want[:3])
