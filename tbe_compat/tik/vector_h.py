@@ -59,6 +59,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import math
+
 import numpy as np
 
 from pto_core import program as P
@@ -771,8 +773,10 @@ class HVectorAPI:
                 self._h_rows(fold, [dst, dst, r], ["dst", "src0", "src1"])
 
     def _h_copy(self, dst: Tensor, src: Tensor):
-        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmuls`` by 1
-        (also for a run-time length: a block move would write past it)."""
+        """Exact element copy of equal-shaped views: whole-block moves when the rows allow, else ``vmax`` of
+        each element with itself (also for a run-time length: a block move would write past it). Not
+        ``vmuls`` by 1: on the saturation-mode chips (numerics.md §3) a multiply turns +-inf into +-max and
+        NaN into 0, so an ``axis=0`` reduction whose first row held inf/NaN lost it (k455)."""
         lay = self._h_layout([dst, src], ["dst", "src"])
         size = max(1, src.dt.bits // 8)
         if lay.offsets is not None and not _dyn(lay.length) and (lay.length * size) % 32 == 0:
@@ -780,7 +784,7 @@ class HVectorAPI:
                 self._data_copy(self._h_view(dst, int(lay.offsets[0][row])),
                                 self._h_view(src, int(lay.offsets[1][row])), lay.length)
             return
-        self._h_rows("vmuls", [dst, src], ["dst", "src"], scalar=1.0 if src.dt.is_float else 1, has_scalar=True)
+        self._h_rows("vmax", [dst, src, src], ["dst", "src0", "src1"])
 
     def _h_reduce_all(self, kind, fold, dst: Scalar, src):
         lay = self._h_layout([src], ["src"])
@@ -1191,8 +1195,12 @@ def _neg(v):
 
 
 def _recip(v):
+    """1/v for ``h_div(dst, src, v)`` (src * (1/v)). An immediate 0 gives IEEE's +-inf (so src / 0 is
+    src * inf: +-inf, NaN for 0 / 0, as the division); ``1.0 / v`` raised Python's ZeroDivisionError (k455)."""
     if isinstance(v, P.Expr):
         return P.binop("div", P.cast(P.as_expr(1.0), v.type), v)
+    if v == 0:
+        return math.copysign(math.inf, v)
     return 1.0 / v
 
 

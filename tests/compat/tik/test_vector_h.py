@@ -473,3 +473,37 @@ def test_h_reduce_over_a_leading_axis_of_3d_says_what_to_do():
                      lambda ti, ub: ti.h_reduce_sum(ub["d"], ub["s"].reshape((2, 128)), 0),
                      chip="Ascend310P3")
     np.testing.assert_array_equal(out["d"], (x[:128].astype(np.float64) + x[128:]).astype(np.float16))
+
+
+@pytest.mark.parametrize("chip", ["Ascend310", "Ascend910", "Ascend310P3", "Ascend910B1"])
+def test_axis0_reduction_keeps_inf_and_nan_of_the_first_row(chip):
+    """The axis-0 fold starts from a copy of row 0; for rows that are not whole 32 B blocks that copy was a
+    ``vmuls`` by 1, which on the saturation-mode chips (Ascend310/910/310P, numerics.md §3) turned -inf into
+    -65504 and NaN into 0 (k455). It is now a ``vmax`` of each element with itself (bit-exact)."""
+    src = np.ones((2, 32), np.float16)
+    src[0, 3], src[0, 5], src[0, 9], src[1, 7] = -np.inf, np.inf, np.nan, np.nan
+
+    def body(ti, ub):
+        ti.h_reduce_min(ub["lo"][0:20], ub["a"].reshape((2, 32))[:, 0:20], 0)
+        ti.h_reduce_max(ub["hi"][0:20], ub["a"].reshape((2, 32))[:, 0:20], 0)
+    out = vec_kernel({"a": src.ravel(), "lo": np.full(32, 7, np.float16), "hi": np.full(32, 7, np.float16)}, body,
+                     chip=chip)
+    lo, hi = out["lo"], out["hi"]
+    assert lo[3] == -np.inf and lo[5] == 1 and np.isnan(lo[7]) and np.isnan(lo[9]), lo[:10]
+    assert hi[5] == np.inf and hi[3] == 1 and np.isnan(hi[7]) and np.isnan(hi[9]), hi[:10]
+    assert (lo[20:] == 7).all() and (hi[20:] == 7).all()
+
+
+@pytest.mark.parametrize("chip, x", [("Ascend910B1", 0.0), ("Ascend910B1", -0.0), ("Ascend910", 0.0)])
+def test_h_div_by_an_immediate_zero(chip, x):
+    """h_div(dst, src, 0.0) multiplies by the reciprocal, which was computed as Python ``1.0 / 0.0`` and stopped
+    the trace with a bare ZeroDivisionError (k455). Now 1/+-0 = +-inf (IEEE), so src / 0 = +-inf and 0 / 0 = NaN
+    as the division gives; the saturation-mode chips clamp them (inf -> max, NaN -> 0)."""
+    src = np.array([3.0, -2.0, 0.0] + [1.0] * 13, np.float32)
+    out = vec_kernel({"a": src, "d": np.full(16, 7, np.float32)},
+                     lambda ti, ub: ti.h_div(ub["d"], ub["a"], x), chip=chip)["d"]
+    with np.errstate(all="ignore"):
+        want = (src.astype(np.float64) / x).astype(np.float32)
+    if chip == "Ascend910":
+        want = np.clip(np.where(np.isnan(want), 0, want), -3.4028235e38, 3.4028235e38).astype(np.float32)
+    assert out.tobytes() == want.tobytes(), (out[:3], want[:3])
