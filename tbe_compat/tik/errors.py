@@ -60,9 +60,12 @@ def _is_internal(filename: str) -> bool:
     return hit
 
 
-def _user_site() -> Optional[tuple]:
-    """``(file, line)`` of the innermost frame of the user's script, or None."""
-    f = sys._getframe(1)
+def _user_site(f=None) -> Optional[tuple]:
+    """``(file, line)`` of the innermost frame of the user's script, or None. ``f``: the frame to start the
+    walk from (default: the caller's); a caller that knows the frames between it and ``f`` are the facade's
+    own passes ``f`` so that Python does not build frame objects for them (`api_site`)."""
+    if f is None:
+        f = sys._getframe(1)
     files, roots = _INTERNAL_FILES, len(_registry._INTERNAL)
     while f is not None:
         fn = f.f_code.co_filename
@@ -70,9 +73,30 @@ def _user_site() -> Optional[tuple]:
         if hit is None:
             hit = _is_internal(fn)
         if not hit:
-            return fn, f.f_lineno
+            return _frame_site(f, fn)
         f = f.f_back
     return None
+
+
+#: (id(code object), instruction offset) -> (code object, (file, line)) of user frames `_user_site` found:
+#: a frame's line follows from its code and its current instruction, and computing it walks the code's line
+#: table from the start (a TIK call traced again at the same site -- a Python loop of TIK calls, a rebuilt
+#: kernel -- reads it here). The code object is kept in the entry: its id is not reused while the entry lives.
+_FRAME_SITES: dict = {}
+
+
+def _frame_site(f, fn: str) -> tuple:
+    """``(fn, f.f_lineno)`` of user frame ``f`` (whose file is ``fn``), memoised by code and instruction."""
+    code = f.f_code
+    key = (id(code), f.f_lasti)
+    hit = _FRAME_SITES.get(key)
+    if hit is not None and hit[0] is code and f.f_trace is None:
+        return hit[1]
+    site = (fn, f.f_lineno)
+    if len(_FRAME_SITES) >= 65536:
+        _FRAME_SITES.clear()
+    _FRAME_SITES[key] = (code, site)
+    return site
 
 
 def user_frame() -> Optional[Provenance]:
@@ -81,9 +105,10 @@ def user_frame() -> Optional[Provenance]:
     return None if site is None else Provenance(*site)
 
 
-def api_site(api: str) -> Provenance:
-    """Provenance of a TIK API call: the user's ``file:line`` (``<unknown>:0`` if none) and ``api``."""
-    site = _user_site() or ("<unknown>", 0)
+def api_site(api: str, frame=None) -> Provenance:
+    """Provenance of a TIK API call: the user's ``file:line`` (``<unknown>:0`` if none) and ``api``.
+    ``frame``: where the walk for the user's frame starts (default: the caller of `api_site`)."""
+    site = _user_site(frame or sys._getframe(1)) or ("<unknown>", 0)
     return site_provenance(site[0], site[1], api)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from typing import Optional
 
 import numpy as np
@@ -354,7 +355,9 @@ class _ApiCall:
         if tik._depth:
             tik._depth += 1
             return tik._where
-        where = self.where = api_site(self.api)
+        # the walk for the user's line starts at the frame of the ``with`` (this method's and api_site's frames
+        # are the facade's: skipped without building their frame objects)
+        where = self.where = api_site(self.api, sys._getframe(1))
         tik._depth, tik._where = 1, where
         tik._calls.append(where)
         _registry.note_tracing(tik)
