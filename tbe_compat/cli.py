@@ -278,9 +278,10 @@ def run_script(script: str, args=(), *, display_name: Optional[str] = None,
 def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-compare-fixpipe``; returns the exit status.
 
-    ``tik-compare-fixpipe [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
+    ``tik-compare-fixpipe [--new-fixpipe] [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
     SCRIPT.py [ARGS ...]`` compares every ``fixpipe`` call the script's kernels execute with the
-    legacy reference model (`tbe_compat.fixpipe_compare`); exit status 0 all equal, 1 a difference, 2 usage
+    legacy reference model (`tbe_compat.fixpipe_compare`; ``--new-fixpipe``: also the replacing
+    ``pto.mte_l0c_gm`` call on each call's L0C data, `tbe_compat.fixpipe_new`, exit status unchanged); exit status 0 all equal, 1 a difference, 2 usage
     error, 3 the script or a kernel failed, 4 no fixpipe call ran. The script's own output goes to
     stderr, the report to stdout (or ``--output``).
 
@@ -296,6 +297,9 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     ap.add_argument("--chip", action="append", help="with --sweep: only this SoC (repeatable)")
     ap.add_argument("--summary", action="store_true",
                     help="with --sweep: one row per (legacy feature, new option) instead of per configuration")
+    ap.add_argument("--new-fixpipe", action="store_true",
+                    help="with a script: also run the new FIXPIPE call (pto.mte_l0c_gm) that replaces each fixpipe "
+                         "call on the call's own L0C data and print it, copy-pasteable, with how it differs")
     ap.add_argument("--feed", help="inputs.npz: arrays by kernel input name, for kernels the script only builds")
     ap.add_argument("--kernel", help="compare only the kernel with this kernel_name")
     ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
@@ -310,8 +314,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     from pto_core.errors import PtoError
     prog = "tik-compare-fixpipe"
     if ns.sweep:
-        if ns.script or ns.feed or ns.kernel:
-            print(f"{prog}: error: --sweep takes no script, --feed or --kernel", file=sys.stderr)
+        if ns.script or ns.feed or ns.kernel or ns.new_fixpipe:
+            print(f"{prog}: error: --sweep takes no script, --feed, --kernel or --new-fixpipe", file=sys.stderr)
             return 2
         from .fixpipe_sweep import format_sweep, sweep, unexplained
         try:
@@ -337,7 +341,7 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
         feed = load_feed(ns.feed) if ns.feed else None
         with contextlib.redirect_stdout(sys.stderr):
             res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed,
-                                 feed_name=f"--feed {ns.feed}" if ns.feed else None)
+                                 feed_name=f"--feed {ns.feed}" if ns.feed else None, new_fixpipe=ns.new_fixpipe)
     except PtoError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
