@@ -534,7 +534,9 @@ DIRECT_FIXPIPE_NOTE = ("{sites}: a FIXPIPE op written directly, not compared (th
                        "arguments): to see how it differs from legacy fixpipe on the same L0C data, keep the "
                        "tik.fixpipe call next to it, writing a second output, and compare the two outputs with "
                        "tbe_compat.compare.diff_values (fixpipe_compare.md, \"A FIXPIPE op written directly\"); "
-                       "tik-compare-fixpipe --sweep lists where the new options differ and why")
+                       "tik-compare-fixpipe --new-fixpipe on the kernel before the change prints each fixpipe's "
+                       "replacing call and how it differs on that call's data; tik-compare-fixpipe --sweep lists "
+                       "where the new options differ and why")
 
 
 def direct_fixpipe_sites(program) -> list:

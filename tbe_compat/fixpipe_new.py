@@ -48,7 +48,7 @@ NEW_DIFF_REASONS = {
                                  "negative, zero and infinite float16 scales (differences item 3). Fix: fold the "
                                  "sign into the weights, or keep a vector deq",
     "bias": "FIXPIPE has no bias stage: seed the accumulator with pto.mte_l1_bt + pto.mad_bias (differences "
-            "item 6); not run here",
+            "item 6)",
     "element-wise-add": "FIXPIPE has no element-wise-add stage: add with a vector op before the conversion "
                         "(differences item 7)",
     "atomic": "set_atomic_add is in effect: add atomic={'type': <dst type>, 'op': 'add'} to the call "

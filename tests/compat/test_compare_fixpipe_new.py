@@ -113,6 +113,8 @@ def test_the_printed_call_pasted_in_place_of_the_fixpipe_writes_the_legacy_resul
     want = mod.build().tikdb.start_debug(mod.feed(), interactive=False)
     got = mod.build(replace=imm.call).tikdb.start_debug(mod.feed(), interactive=False)
     assert diff_values(want[0], got[0]).mismatches == 0 and np.any(got[0] != 0)
+    notes = compare_kernel(mod.build(replace=imm.call), mod.feed()).notes      # the migrated kernel: not compared,
+    assert "--new-fixpipe on the kernel before the change prints each fixpipe's replacing call" in notes[0]   # says how
 
 
 def test_a_wrong_new_result_is_reported_with_its_elements_and_as_unexplained(script, monkeypatch, capsys):
