@@ -275,6 +275,19 @@ def run_script(script: str, args=(), *, display_name: Optional[str] = None,
     return status
 
 
+#: The exit statuses, in ``tik-compare-fixpipe --help`` (user456: a CI author had to find them in the guide).
+COMPARE_FIXPIPE_EXIT_HELP = """exit status (SCRIPT.py):
+  0  every executed fixpipe call matched the legacy model bit for bit
+  1  a difference, or a call the legacy model refused
+  2  usage error (also a --feed array that does not fit the kernel)
+  3  the script or a kernel run failed
+  4  no fixpipe call ran
+  several kernels: the most serious of 3, 1, 2, 0. --new-fixpipe results do not change it
+  (read comparisons[*].new_fixpipe.status from --format json).
+exit status (--sweep): 0 every difference explained by a documented reason, 1 an unexplained one, 2 usage error.
+details: migration_guide/fixpipe_compare.md"""
+
+
 def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-compare-fixpipe``; returns the exit status.
 
@@ -291,7 +304,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     """
     from .fixpipe_compare import DEFAULT_SEED, FORMATS
     ap = argparse.ArgumentParser(prog="tik-compare-fixpipe",
-                                 description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.")
+                                 description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.",
+                                 epilog=COMPARE_FIXPIPE_EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="run the legacy-vs-new-FIXPIPE configuration grid")
     ap.add_argument("--full", action="store_true", help="with --sweep: the complete grid (more chips, shapes, scales)")
     ap.add_argument("--chip", action="append", help="with --sweep: only this SoC (repeatable)")

@@ -153,3 +153,14 @@ def test_f16_accumulator_copy_gets_nosat_on_a_saturation_chip():
 def test_sweep_refuses_new_fixpipe(capsys):
     assert main(["--sweep", "--new-fixpipe"]) == 2
     assert "--sweep takes no script, --feed, --kernel or --new-fixpipe" in capsys.readouterr().err
+
+
+def test_help_lists_the_exit_statuses(capsys):
+    """user456: --help gave the options but not what the exit statuses mean, which a CI job needs."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for line in ("0  every executed fixpipe call matched", "1  a difference, or a call the legacy model refused",
+                 "2  usage error", "3  the script or a kernel run failed", "4  no fixpipe call ran",
+                 "exit status (--sweep): 0 every difference explained"):
+        assert line in out
