@@ -275,12 +275,26 @@ def run_script(script: str, args=(), *, display_name: Optional[str] = None,
     return status
 
 
+#: The exit statuses, in ``tik-compare-fixpipe --help`` (user456: a CI author had to find them in the guide).
+COMPARE_FIXPIPE_EXIT_HELP = """exit status (SCRIPT.py):
+  0  every executed fixpipe call matched the legacy model bit for bit
+  1  a difference, or a call the legacy model refused
+  2  usage error (also a --feed array that does not fit the kernel)
+  3  the script or a kernel run failed
+  4  no fixpipe call ran
+  several kernels: the most serious of 3, 1, 2, 0. --new-fixpipe results do not change it
+  (read comparisons[*].new_fixpipe.status from --format json).
+exit status (--sweep): 0 every difference explained by a documented reason, 1 an unexplained one, 2 usage error.
+details: migration_guide/fixpipe_compare.md"""
+
+
 def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-compare-fixpipe``; returns the exit status.
 
-    ``tik-compare-fixpipe [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
+    ``tik-compare-fixpipe [--new-fixpipe] [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
     SCRIPT.py [ARGS ...]`` compares every ``fixpipe`` call the script's kernels execute with the
-    legacy reference model (`tbe_compat.fixpipe_compare`); exit status 0 all equal, 1 a difference, 2 usage
+    legacy reference model (`tbe_compat.fixpipe_compare`; ``--new-fixpipe``: also the replacing
+    ``pto.mte_l0c_gm`` call on each call's L0C data, `tbe_compat.fixpipe_new`, exit status unchanged); exit status 0 all equal, 1 a difference, 2 usage
     error, 3 the script or a kernel failed, 4 no fixpipe call ran. The script's own output goes to
     stderr, the report to stdout (or ``--output``).
 
@@ -290,12 +304,16 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     """
     from .fixpipe_compare import DEFAULT_SEED, FORMATS
     ap = argparse.ArgumentParser(prog="tik-compare-fixpipe",
-                                 description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.")
+                                 description="Compare legacy TIK fixpipe with the PTO FIXPIPE lowering / new FIXPIPE.",
+                                 epilog=COMPARE_FIXPIPE_EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="run the legacy-vs-new-FIXPIPE configuration grid")
     ap.add_argument("--full", action="store_true", help="with --sweep: the complete grid (more chips, shapes, scales)")
     ap.add_argument("--chip", action="append", help="with --sweep: only this SoC (repeatable)")
     ap.add_argument("--summary", action="store_true",
                     help="with --sweep: one row per (legacy feature, new option) instead of per configuration")
+    ap.add_argument("--new-fixpipe", action="store_true",
+                    help="with a script: also run the new FIXPIPE call (pto.mte_l0c_gm) that replaces each fixpipe "
+                         "call on the call's own L0C data and print it, copy-pasteable, with how it differs")
     ap.add_argument("--feed", help="inputs.npz: arrays by kernel input name, for kernels the script only builds")
     ap.add_argument("--kernel", help="compare only the kernel with this kernel_name")
     ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
@@ -310,8 +328,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     from pto_core.errors import PtoError
     prog = "tik-compare-fixpipe"
     if ns.sweep:
-        if ns.script or ns.feed or ns.kernel:
-            print(f"{prog}: error: --sweep takes no script, --feed or --kernel", file=sys.stderr)
+        if ns.script or ns.feed or ns.kernel or ns.new_fixpipe:
+            print(f"{prog}: error: --sweep takes no script, --feed, --kernel or --new-fixpipe", file=sys.stderr)
             return 2
         from .fixpipe_sweep import format_sweep, sweep, unexplained
         try:
@@ -337,7 +355,7 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
         feed = load_feed(ns.feed) if ns.feed else None
         with contextlib.redirect_stdout(sys.stderr):
             res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed,
-                                 feed_name=f"--feed {ns.feed}" if ns.feed else None)
+                                 feed_name=f"--feed {ns.feed}" if ns.feed else None, new_fixpipe=ns.new_fixpipe)
     except PtoError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

@@ -39,6 +39,7 @@ Guide: migration_guide/fixpipe_compare.md.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -214,6 +215,9 @@ class FixpipeComparison:
     first_mismatch: Optional[Mismatch] = None
     notes: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+    #: with ``new_fixpipe=True`` (``--new-fixpipe``): the replacing ``pto.mte_l0c_gm`` call and how it
+    #: compares with the legacy model on the same L0C data (`tbe_compat.fixpipe_new.NewFixpipeResult`)
+    new_fixpipe: Any = None
 
     @property
     def equal(self) -> bool:
@@ -227,7 +231,8 @@ class FixpipeComparison:
                 "elements": self.elements, "mismatches": self.mismatches, "nan_mismatches": self.nan_mismatches,
                 "max_abs_diff": _json_num(self.max_abs_diff), "max_ulp_diff": _json_num(self.max_ulp_diff),
                 "first_mismatch": self.first_mismatch.to_dict() if self.first_mismatch else None,
-                "equal": self.equal, "notes": list(self.notes), "errors": list(self.errors)}
+                "equal": self.equal, "notes": list(self.notes), "errors": list(self.errors),
+                **({"new_fixpipe": self.new_fixpipe.to_dict()} if self.new_fixpipe is not None else {})}
 
 
 def _loop_dict(loops: tuple) -> dict:
@@ -276,9 +281,10 @@ def _quant_label(ext: dict) -> str:
 class _CallWatch:
     """Probes around one traced `FixpipeCall`; compares every execution when it ends."""
 
-    def __init__(self, kernel: str, call, keep: bool):
+    def __init__(self, kernel: str, call, keep: bool, new_fixpipe: bool = False):
         self.call = call
         self.keep = keep
+        self.new_fixpipe = new_fixpipe
         self.pending: dict = {}
         self.snapshots: list = []                 # (snapshot dict) per execution when ``keep``
         ext = call.extend_params
@@ -420,6 +426,8 @@ class _CallWatch:
         expected[legacy.written] = values[legacy.written]
         got = snap["dst_after"]
         snap["expected"] = expected
+        if self.new_fixpipe:
+            self._new_fixpipe(snap, expected)
         d = diff_values(expected, got)
         r.elements += d.elements
         r.mismatches += d.mismatches
@@ -428,6 +436,15 @@ class _CallWatch:
         r.max_ulp_diff = max(r.max_ulp_diff, d.max_ulp_diff)
         if d.first is not None and r.first_mismatch is None:
             r.first_mismatch = self._mismatch(snap, d.first, expected, got, run, ctx)
+
+    def _new_fixpipe(self, snap: dict, expected: np.ndarray) -> None:
+        from . import fixpipe_new as NF
+        s = NF.suggest(self.call, snap["overflow_mode"])
+        r = NF.evaluate(self.call, s, snap, expected)
+        if self.result.new_fixpipe is None:
+            self.result.new_fixpipe = r
+        else:
+            self.result.new_fixpipe.add(r)
 
     def _mismatch(self, snap, pos, expected, got, run, ctx) -> Mismatch:
         dst = self.call.dst
@@ -470,10 +487,10 @@ class KernelWatch:
     and configuration (calls traced several times at one ``file:line`` with the same
     configuration are merged: their executions add up)."""
 
-    def __init__(self, tik, keep_snapshots: bool = False):
+    def __init__(self, tik, keep_snapshots: bool = False, new_fixpipe: bool = False):
         self.tik = tik
         self.name = tik.build.kernel_name
-        self.calls = [_CallWatch(self.name, c, keep_snapshots) for c in tik.fixpipe_calls]
+        self.calls = [_CallWatch(self.name, c, keep_snapshots, new_fixpipe) for c in tik.fixpipe_calls]
         #: ``file:line`` and op of every FIXPIPE op the kernel writes directly (a mixed kernel's
         #: ``pto.mte_l0c_*``): not compared, said in a note (`direct_fixpipe_notes`)
         self.direct = direct_fixpipe_sites(tik.program)
@@ -486,9 +503,15 @@ class KernelWatch:
             r = c.result
             key = (r.site, r.lowering, r.shape, r.src_dtype, r.dst_dtype, r.quant, r.relu, r.add)
             if key not in merged:
-                merged[key] = FixpipeComparison(**{**r.__dict__, "notes": list(r.notes), "errors": list(r.errors)})
+                merged[key] = FixpipeComparison(**{**r.__dict__, "notes": list(r.notes), "errors": list(r.errors),
+                                                   "new_fixpipe": copy.deepcopy(r.new_fixpipe)})
                 continue
             m = merged[key]
+            if r.new_fixpipe is not None:
+                if m.new_fixpipe is None:
+                    m.new_fixpipe = copy.deepcopy(r.new_fixpipe)
+                else:
+                    m.new_fixpipe.add(r.new_fixpipe)
             if r.first_mismatch is not None and m.first_mismatch is None:
                 m.first_mismatch = Mismatch(**{**r.first_mismatch.__dict__, "run": r.first_mismatch.run + m.runs})
             m.runs += r.runs
@@ -511,7 +534,9 @@ DIRECT_FIXPIPE_NOTE = ("{sites}: a FIXPIPE op written directly, not compared (th
                        "arguments): to see how it differs from legacy fixpipe on the same L0C data, keep the "
                        "tik.fixpipe call next to it, writing a second output, and compare the two outputs with "
                        "tbe_compat.compare.diff_values (fixpipe_compare.md, \"A FIXPIPE op written directly\"); "
-                       "tik-compare-fixpipe --sweep lists where the new options differ and why")
+                       "tik-compare-fixpipe --new-fixpipe on the kernel before the change prints each fixpipe's "
+                       "replacing call and how it differs on that call's data; tik-compare-fixpipe --sweep lists "
+                       "where the new options differ and why")
 
 
 def direct_fixpipe_sites(program) -> list:
@@ -534,12 +559,13 @@ def direct_fixpipe_notes(watch: "KernelWatch") -> list:
     return [f"kernel {watch.name}: " + DIRECT_FIXPIPE_NOTE.format(sites=sites)]
 
 
-def watch_kernel(tik, keep_snapshots: bool = False) -> KernelWatch:
-    """Instrument a built kernel: every later ``start_debug`` compares its ``fixpipe`` calls."""
+def watch_kernel(tik, keep_snapshots: bool = False, new_fixpipe: bool = False) -> KernelWatch:
+    """Instrument a built kernel: every later ``start_debug`` compares its ``fixpipe`` calls (with
+    ``new_fixpipe``, also the new FIXPIPE call that replaces each one, `tbe_compat.fixpipe_new`)."""
     if tik.build is None:
         raise UnknownName("the kernel is not built yet", operand="tik_instance",
                           hint="call BuildCCE(kernel_name=..., inputs=[...], outputs=[...]) first")
-    return KernelWatch(tik, keep_snapshots)
+    return KernelWatch(tik, keep_snapshots, new_fixpipe)
 
 
 # ============================================================================= inputs
@@ -711,14 +737,15 @@ class ScriptComparison:
                 "comparisons": [c.to_dict() for c in self.comparisons]}
 
 
-def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED) -> ScriptComparison:
+def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED,
+                   new_fixpipe: bool = False) -> ScriptComparison:
     """Run one built kernel (``feed`` completed by `generated_feed`) and compare its ``fixpipe`` calls.
 
     The caller's ``feed`` arrays are left as they are (the run gets copies): a kernel that stores to a
     GM input (an atomic-add accumulator listed in ``inputs``) would otherwise change them, as
     ``start_debug`` does, and a second comparison or run on the same feed would start from other data."""
     seed = check_seed(seed)
-    watch = watch_kernel(tik)
+    watch = watch_kernel(tik, new_fixpipe=new_fixpipe)
     res = ScriptComparison(script="", comparisons=[], kernels=[])
     _run_watched(watch, feed, seed, res, explicit=feed is not None)
     res.comparisons = watch.comparisons()
@@ -795,7 +822,7 @@ def _inputs_of(tik, feed: dict) -> dict:
 
 def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str] = None, *, args=(),
                    soc: Optional[str] = None, seed: int = DEFAULT_SEED,
-                   feed_name: Optional[str] = None) -> ScriptComparison:
+                   feed_name: Optional[str] = None, new_fixpipe: bool = False) -> ScriptComparison:
     """Run the TIK script ``path`` (as ``python path args`` would) and compare every ``fixpipe``
     call of the kernels it builds (only kernel ``kernel`` when given).
 
@@ -810,7 +837,7 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
 
     def on_build(tik):
         if kernel is None or tik.build.kernel_name == kernel:
-            watches.append(watch_kernel(tik))
+            watches.append(watch_kernel(tik, new_fixpipe=new_fixpipe))
 
     seed = check_seed(seed)                 # before the script runs
     res = ScriptComparison(script=os.path.abspath(path), comparisons=[], kernels=[])
@@ -997,7 +1024,28 @@ def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
     sep = "\n\n" if fmt == "md" else "\n"
     if fmt == "md":
         head = [f"* {h}" for h in head]
-    return sep.join(["\n".join(head), table, verdict(res)]).lstrip("\n") + "\n"
+    parts = ["\n".join(head), table]
+    new = new_fixpipe_lines(res, base, fmt)
+    if new:
+        parts.append(new)
+    return sep.join(parts + [verdict(res)]).lstrip("\n") + "\n"
+
+
+def new_fixpipe_lines(res: ScriptComparison, base: Optional[str] = None, fmt: str = "table") -> str:
+    """The ``--new-fixpipe`` block of a table / md report: per call site the replacing ``pto.mte_l0c_gm``
+    call (indented, copy-pasteable) and how it compares with the legacy model (empty without the option)."""
+    lines = []
+    for c in res.comparisons:
+        if c.new_fixpipe is None:
+            continue
+        site = c.site[len(base) + 1:] if base and c.site.startswith(base + os.sep) else c.site
+        lines.append(f"new FIXPIPE for {site} ({c.kernel}): {c.new_fixpipe.describe()}")
+        lines += ["    " + t for t in c.new_fixpipe.call.splitlines()]
+    if not lines:
+        return ""
+    head = "new FIXPIPE (pto.mte_l0c_gm) in place of each fixpipe call, run on the call's own L0C data " \
+           "(fixpipe_compare.md, \"--new-fixpipe\"):"
+    return "\n".join([head, *lines]) if fmt != "md" else "\n".join([head, "", "```text", *lines, "```"])
 
 
 def _sites_with(res: ScriptComparison, note: str) -> str:

@@ -38,7 +38,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pto_core.errors import PtoError, UnknownName
+from pto_core.errors import PtoError, UnknownName, UnsupportedOp
 
 from . import legacy_fixpipe as LF
 from .fixpipe_compare import FORMATS, diff_values, fmt_metric, watch_kernel
@@ -144,10 +144,42 @@ def _tik_accepts(chip_family: str, c: LegacyConfig) -> bool:
     return True
 
 
-def grid(full: bool = False, chips=None) -> list:
-    """Every `LegacyConfig` of the default (or ``full``) grid, in a fixed order."""
+#: TIK SoCs whose cube writes float16 L0C results (f16f16f16 matmul; tik_cube.md). The sweep's kernels
+#: accumulate f16 x f16 into float32 and int8 x int8 into int32 L0C, which these chips' ``tik.matmul`` does not
+#: do, and their int322fp16 scale is a float32 [2*Cout] tensor the legacy model does not model (legacy_fixpipe.md
+#: choice 11). ``--sweep --chip`` refuses them with a Fix (user456: the sweep stopped with
+#: ``<unknown>:0 in `tik.matmul`: ... f16f16f32 is not supported``); their calls are compared per kernel.
+F16_L0C_CHIPS = LF.HISI_SOCS
+
+
+def check_chip(chip: str) -> str:
+    """The canonical name of a chip the sweep can run, or an error saying why not and what to do instead:
+    an unknown name (`UnknownName`), a PTO target or a SoC without ``tik.fixpipe`` (the legacy model's own
+    check, `UnsupportedOp`), a chip whose L0C holds float16 results (`F16_L0C_CHIPS`, `UnsupportedOp`)."""
     from pto_core.targets import get_target
-    chips = tuple(chips or (FULL_CHIPS if full else DEFAULT_CHIPS))
+    limit = "a TIK SoC with tik.fixpipe and float32/int32 L0C results, e.g. " + ", ".join(FULL_CHIPS)
+    fix = f"pick a TIK SoC such as {', '.join(FULL_CHIPS)}"
+    try:
+        prof = get_target(chip)
+        LF._resolve_chip(prof.name, "AiCore")
+    except PtoError as e:
+        raise type(e)(f"--chip {chip}: {e.message}", value=chip, limit=limit, hint=fix) from None
+    if prof.name in F16_L0C_CHIPS:
+        raise UnsupportedOp(
+            f"--chip {chip}: {prof.name}'s cube writes float16 L0C results (f16 x f16 -> f16); the sweep's "
+            f"kernels accumulate into float32 / int32 L0C, which {prof.name} has no tik.matmul for",
+            value=chip, limit=limit,
+            hint=f"compare your kernel's own fixpipe calls: tik-compare-fixpipe --soc {prof.name} SCRIPT.py; the "
+                 f"new FIXPIPE's f16 -> f16 write-back saturates on this chip where the legacy copy keeps inf/NaN "
+                 f"(write nosat; fixpipe_compare.md, differences item 8)")
+    return prof.name
+
+
+def grid(full: bool = False, chips=None) -> list:
+    """Every `LegacyConfig` of the default (or ``full``) grid, in a fixed order. ``chips`` are checked
+    first (`check_chip`) and used by their canonical names (``ascend610`` -> ``Ascend610``)."""
+    from pto_core.targets import get_target
+    chips = tuple(check_chip(c) for c in (chips or (FULL_CHIPS if full else DEFAULT_CHIPS)))
     shapes = FULL_SHAPES if full else DEFAULT_SHAPES
     scales = FULL_SCALES if full else DEFAULT_SCALES
     out = []

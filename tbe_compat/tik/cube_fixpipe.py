@@ -161,6 +161,15 @@ FIXPIPE_UNIT_EXTRA_HINTS = {
 }
 
 
+#: What to write instead of a Scalar ``mode_param`` on the FIXPIPE unit (910B/310B): an immediate, or the new
+#: FIXPIPE op written directly, which takes the TIK Scalar as its scale payload (used at FP19; a float16
+#: Scalar's value exactly, fixpipe_semantics.md #4, #20).
+FIXPIPE_UNIT_SCALAR_SCALE_HINT = ("use a float immediate scale, or write the FIXPIPE op in place of the fixpipe with "
+                                  "the Scalar as its scale: pto.mte_l0c_gm(src.pto_ptr(), dst.pto_ptr(), m, n, "
+                                  "src_stride, dst_stride, 0, 0, pre_quant=(scalar, {'mode': 'deqf16_scalar'})) "
+                                  "(tik-compare-fixpipe --new-fixpipe prints that call for an immediate's fixpipe)")
+
+
 #: What to write instead of a per-channel float16 Tensor ``mode_param`` on the FIXPIPE unit (910B/310B): one
 #: scale for every channel is an immediate; per-channel scales are applied in UB (h_author290: the old hint
 #: named only the immediate, which drops the per-channel scales).
@@ -397,14 +406,17 @@ class FixpipeAPI(CubeBase):
                                   cls=UnsupportedOp, hint=FIXPIPE_UNIT_TENSOR_SCALE_HINT)
             a.scale, a.scale_kind = t, "tensor"
         elif isinstance(param, Expr):
+            if fixpipe_unit:        # first: whatever its dtype (user456: float16 was refused for "takes a float32
+                #                     Scalar", float32 for "needs a Scalar of float16")
+                raise self._error(f"a Scalar mode_param ({param.dtype}) is not supported on {a.soc.soc_version}: its "
+                                  f"fixpipe is the FIXPIPE unit, whose TIK API takes a float32 Scalar there, which "
+                                  f"the simulator does not model (the seed's float16 Scalar is the v100/v200 form)",
+                                  operand="quantize_params.mode_param", cls=UnsupportedOp,
+                                  hint=FIXPIPE_UNIT_SCALAR_SCALE_HINT)
             if param.dtype != "float16":
                 raise self._error(f"mode_param Scalar has dtype {param.dtype}; int322fp16 needs a Scalar of float16",
                                   operand="quantize_params.mode_param", value=param.dtype, limit="float16 Scalar",
                                   hint="declare the Scalar float16: tik_instance.Scalar('float16', ...)")
-            if fixpipe_unit:
-                raise self._error(f"a Scalar mode_param is not supported on {a.soc.soc_version} (its FIXPIPE "
-                                  f"fixpipe takes a float32 Scalar)", operand="quantize_params.mode_param",
-                                  cls=UnsupportedOp, hint="use a float immediate scale")
             a.scale, a.scale_kind = param, "scalar"
         elif isinstance(param, float):
             a.scale, a.scale_kind = param, "immediate"

@@ -217,3 +217,27 @@ def test_the_guides_fp19_scale_values_are_the_truncated_f32_values():
     for quoted, exact in ((m.group(1), float(np.float16(3e-05))), (m.group(2), fp19(3e-05))):
         digits = len(quoted.split("e")[0].replace(".", "").lstrip("0")) - 1
         assert float(quoted) == float(f"{exact:.{digits}e}"), (quoted, exact)
+
+
+@pytest.mark.parametrize("chip, why", [
+    ("Hi3796CV300CS", "cube writes float16 L0C results"), ("SD3403", "cube writes float16 L0C results"),
+    ("Hi3796CV300ES", "has no tik.fixpipe"), ("A2A3", "is a PTO target"), ("Ascend999", "unknown target")])
+def test_sweep_refuses_a_chip_it_cannot_run_before_anything_runs(chip, why, capsys):
+    """user456: ``--sweep --chip SD3403`` (an L0C of float16 results) stopped inside the grid with
+    ``<unknown>:0 in `tik.matmul`: ... f16f16f32 is not supported``, a PTO target with a frame of contextlib.py;
+    now each is refused up front naming the chip, why, and a Fix."""
+    assert main(["--sweep", "--chip", chip]) == 2
+    err = capsys.readouterr().err
+    assert f"--chip {chip}: " in err and why in err and "Fix: " in err
+    assert "<unknown>" not in err and "contextlib" not in err
+    if "float16 L0C" in why:
+        assert f"tik-compare-fixpipe --soc {chip} SCRIPT.py" in err and "nosat" in err
+    else:
+        assert "pick a TIK SoC such as Ascend310" in err
+
+
+def test_sweep_takes_a_chip_name_in_any_case():
+    """get_target is case-insensitive; the sweep used the name as given and set_current_compile_soc_info
+    refused ``ascend610`` from inside the grid."""
+    assert S.check_chip("ascend610") == "Ascend610"
+    assert {c.chip for c in S.grid(chips=["ascend610"])} == {"Ascend610"}

@@ -438,3 +438,20 @@ def test_fixpipe_extent_overflow_fix_names_the_fixpipe_arguments_that_fit():
     ti, c, dst = _simple(l0c_shape=(2, 48, 16), dst_n=2 * 48 * 16 + 2 * 64)
     with raises_tik(OutOfBounds, match=r"dst_stride <= 16 \(it is 32: 256 elements"):
         ti.fixpipe(dst, c, 2, 96, 32, 0)
+
+
+@pytest.mark.parametrize("sdt", ["float16", "float32"])
+def test_fixpipe_unit_scalar_scale_is_refused_once_whatever_its_dtype(sdt):
+    """user456: on Ascend910B1 a float16 Scalar was refused because "its FIXPIPE fixpipe takes a float32 Scalar",
+    and a float32 Scalar because "int322fp16 needs a Scalar of float16" -- each Fix led to the other error. Both
+    now get the one refusal, whose Fix names the immediate and the direct FIXPIPE op with the Scalar payload."""
+    ti, c, dst = _simple(chip="Ascend910B1", src="int32", dst_dt="float16")
+    sc = ti.Scalar(sdt, name="sc", init_value=0.5)
+    with raises_tik(UnsupportedOp, match=rf"a Scalar mode_param \({sdt}\) is not supported on Ascend910B1: its "
+                                         r"fixpipe is the FIXPIPE unit.*Fix: use a float immediate scale, or write "
+                                         r"the FIXPIPE op .*pre_quant=\(scalar, \{'mode': 'deqf16_scalar'\}\)"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": sc}})
+    ti, c, dst = _simple(chip="Ascend310", src="int32", dst_dt="float16")     # v100: float16 only, as before
+    sc = ti.Scalar("float32", name="sc", init_value=0.5)
+    with raises_tik(IllegalOperand, match="mode_param Scalar has dtype float32; int322fp16 needs a Scalar of float16"):
+        ti.fixpipe(dst, c, 2, 32, 0, 0, {"quantize_params": {"mode": "int322fp16", "mode_param": sc}})
