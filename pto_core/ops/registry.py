@@ -236,9 +236,10 @@ ASM_STATEMENT_SPELLINGS = {
 #: family is the rule in `unknown_op_hint`: ``pto.ub.v<op>``); h_user453: ``pto.ub.vec_add`` was offered
 #: ``pto.ub.vcadd`` (a reduction) by the closest-name match, ``pto.data_move`` nothing.
 TIK_API_OPS = {
-    "data_move": "the move between its two spaces, in bytes: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, "
-                 "pto.mte_l1_ub, ... (tik_core.md §5)",
-    "fixpipe": "pto.mte_l0c_gm (tik_cube.md, fixpipe)",
+    "data_move": "the move between its two spaces: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, pto.mte_l1_ub in "
+                 "bytes, pto.mte_ub_l1, pto.mte_l1_gm, pto.mte_ub_ub in 32-byte blocks as data_move (tik_core.md §5)",
+    "fixpipe": "pto.mte_l0c_gm for a GM dst; a UB dst is pto.mte_l0c_ub on A5, elsewhere pto.mte_l0c_l1 into L1 then "
+               "pto.mte_l1_ub (tik_cube.md, fixpipe)",
     "mmad": "pto.mad (is_bias 0) or pto.mad_acc (is_bias 1), with m, n, k (tik_cube.md, mmad)",
     "matmul": "per tile pto.mte_l1_l0a + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, matmul)",
     "conv2d": "per tile pto.img2col + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, conv2d)",

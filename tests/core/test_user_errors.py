@@ -347,7 +347,9 @@ def test_tik_api_names_written_as_ops_name_the_pto_op():
     cases = {"ub.vec_add": "TIK's vec_add is pto.ub.vadd", "vec_add": "TIK's vec_add is pto.ub.vadd",
              "ub.vec_reduce_max": "TIK's vec_reduce_max is pto.ub.reduce_max",
              "ub.vec_dup": "TIK's vec_dup is pto.ub.vector_dup", "data_move": "pto.mte_gm_ub, pto.mte_ub_gm",
-             "fixpipe": "TIK's fixpipe is pto.mte_l0c_gm", "mmad": "pto.mad (is_bias 0) or pto.mad_acc",
+             "fixpipe": "TIK's fixpipe is pto.mte_l0c_gm for a GM dst; a UB dst is pto.mte_l0c_ub on A5, elsewhere "
+                        "pto.mte_l0c_l1 into L1 then pto.mte_l1_ub",
+             "ub.data_move": "pto.mte_ub_l1, pto.mte_l1_gm, pto.mte_ub_ub in 32-byte blocks", "mmad": "pto.mad (is_bias 0) or pto.mad_acc",
              "load3dv2": "pto.img2col", "vadd": "did you mean pto.ub.vadd? (the vector ops are under pto.ub)"}
     for name, fix in cases.items():
         obj = pto
