@@ -236,9 +236,10 @@ ASM_STATEMENT_SPELLINGS = {
 #: family is the rule in `unknown_op_hint`: ``pto.ub.v<op>``); h_user453: ``pto.ub.vec_add`` was offered
 #: ``pto.ub.vcadd`` (a reduction) by the closest-name match, ``pto.data_move`` nothing.
 TIK_API_OPS = {
-    "data_move": "the move between its two spaces, in bytes: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, "
-                 "pto.mte_l1_ub, ... (tik_core.md §5)",
-    "fixpipe": "pto.mte_l0c_gm (tik_cube.md, fixpipe)",
+    "data_move": "the move between its two spaces: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, pto.mte_l1_ub in "
+                 "bytes, pto.mte_ub_l1, pto.mte_l1_gm, pto.mte_ub_ub in 32-byte blocks as data_move (tik_core.md §5)",
+    "fixpipe": "pto.mte_l0c_gm for a GM dst; a UB dst is pto.mte_l0c_ub on A5, elsewhere pto.mte_l0c_l1 into L1 then "
+               "pto.mte_l1_ub (tik_cube.md, fixpipe)",
     "mmad": "pto.mad (is_bias 0) or pto.mad_acc (is_bias 1), with m, n, k (tik_cube.md, mmad)",
     "matmul": "per tile pto.mte_l1_l0a + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, matmul)",
     "conv2d": "per tile pto.img2col + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, conv2d)",
@@ -247,7 +248,20 @@ TIK_API_OPS = {
     "vec_dup": "pto.ub.vector_dup (tik_vector.md)", "vector_dup": "pto.ub.vector_dup (tik_vector.md)",
     "vec_sel": "pto.ub.mov_tensor_to_cmpmask + pto.ub.vsel (mode 0), pto.ub.vsel_scalar (mode 1), "
                "pto.ub.vsel_bits (mode 2) (tik_vector.md)",
+    # review457: names whose closest-name match offered another op (vec_trans -> pto.ub.v4dtrans,
+    # vrpsort16 -> pto.ub.vmrgsort / pto.ub.vrsqrt); what the facade lowers them to (tbe_compat/tik/vector_layout.py)
+    "vec_trans": "pto.ub.vtranspose (tik_vector.md)",
+    "vec_trans_scatter": "pto.ub.vnchwconv (tik_vector.md)",
+    "scatter_vnchwconv": "pto.ub.vnchwconv (TIK's vnchwconv / vec_trans_scatter; tik_vector.md)",
+    "vrpsort16": "pto.ub.vbitsort (tik_vector.md)",
+    "vmrgch": "pto.ub.vmergech (tik_vector.md)",
 }
+
+#: TIK vector instructions the facade leaves out on purpose (``tbe_compat.tik.vector.UNMODELLED`` and
+#: ``vector_scatter.UNMODELLED_SCATTER``; a test keeps the sets equal): no PTO op computes them, so the Fix says so.
+#: review457: the closest-name match offered pto.ub.vci for vbi, pto.ub.vbcb for vcbd, pto.ub.vcpadd for vpadding
+#: and pto.ub.scatter_vln for scatter_vconv.
+TIK_UNMODELLED_INSTRUCTIONS = ("vbi", "vcbd", "vpadding", "scatter_vconv", "scatter_vmulconv")
 
 
 def _tik_name_hint(key: str) -> Optional[str]:
@@ -255,6 +269,13 @@ def _tik_name_hint(key: str) -> Optional[str]:
     base = key[3:] if key.startswith("ub.") else key
     if base in TIK_API_OPS:
         return f"TIK's {base} is {TIK_API_OPS[base]}"
+    instr = "v" + base[4:] if base.startswith("vec_") else base          # vec_bi is vbi, vec_padding vpadding
+    if instr in TIK_UNMODELLED_INSTRUCTIONS:
+        return (f"TIK's {base} has no PTO op: the simulator leaves its instruction {instr} out, as its result is "
+                f"not public bit for bit (tik_vector.md §7; tik.{base} in a TIK kernel says what to use instead)")
+    if base.startswith("h_"):
+        return (f"TIK's {base} is a high-level API that becomes several PTO ops (tik_vector.md, the h_ APIs): "
+                f"run the TIK kernel through tik-migrate to see them")
     if base.startswith("vec_"):
         for op in ("ub." + base[4:], "ub.v" + base[4:]):       # vec_reduce_max -> ub.reduce_max, vec_add -> ub.vadd
             if op in OPS:
@@ -562,7 +583,10 @@ def is_internal_file(fn: str) -> bool:
     (h_user453: its frame stayed in TIK call stacks)."""
     if fn.startswith("<"):
         return fn.startswith("<frozen")
-    return os.path.abspath(fn).startswith(tuple(_INTERNAL))
+    fn = os.path.abspath(fn)
+    # whole path components: a registered launcher /venv/bin/tik-run does not cover the user's
+    # /venv/bin/tik-run_kernel.py, nor the package /site/pto_core a folder /site/pto_core_kernels (review457)
+    return any(fn == p or fn.startswith(p if p.endswith(os.sep) else p + os.sep) for p in _INTERNAL)
 
 
 def user_frame(skip: int = 1) -> Optional[Provenance]:
