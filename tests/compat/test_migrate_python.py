@@ -256,6 +256,12 @@ def test_cube_and_conv_clauses_are_python_keywords(tmp_path):
     assert "pto.mad(a_l0.pto_ptr(), b_l0.pto_ptr(), c_l0c.pto_ptr(), 32, 32, 64, disable_gemv=True)" in code
     fix = next(c for c in code if c.startswith("pto.mte_l0c_gm("))
     assert fix.endswith('pre_quant=(0.0, {"mode": "f32_f16"}), pre_relu={"mode": "normal_relu"})')
+    import os                                                   # pto_api.md shows this line (wrapped)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "migration_guide", "pto_api.md"), encoding="utf-8") as f:
+        page = f.read()
+    shown = re.search(r"```text\n(pto\.mte_l0c_gm\(c_l0c.*?)```", page, re.S).group(1)
+    assert " ".join(shown.split()) == fix
     path = tmp_path / "conv_names.py"
     path.write_text(KERNELS["conv"][0])
     rows = python_rows(_load(path, f"conv_names_{id(tmp_path)}").kernel())
