@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -103,15 +104,21 @@ def _enclosing_function(src, node):
     return node
 
 
+_BINDINGS: dict = {}      # id(function node) -> (node, {name: how many places bind it}) (parsed sources are cached)
+
+
 def _bindings(func, name: str) -> int:
-    """How many places bind ``name`` in ``func`` (outside nested functions' own scopes it is approximate)."""
-    count = 0
-    for node in ast.walk(func):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
-            count += 1
-        elif isinstance(node, ast.arg) and node.arg == name:
-            count += 1
-    return count
+    """How many places bind ``name`` in ``func`` (nested functions' bindings count too: a conservative count)."""
+    counts = _BINDINGS.get(id(func))
+    if counts is None or counts[0] is not func:
+        names: dict = {}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names[node.id] = names.get(node.id, 0) + 1
+            elif isinstance(node, ast.arg):
+                names[node.arg] = names.get(node.arg, 0) + 1
+        counts = _BINDINGS[id(func)] = (func, names)
+    return counts[1].get(name, 0)
 
 
 def _assigned_name(file: str, line: int, call_names: tuple, with_as: bool = False):
@@ -229,7 +236,7 @@ class _Writer:
         st = self.tik_storages.get(id(p))
         if st is not None:
             text = self.tensor(st) + ".pto_ptr()"
-            if p.dtype is not st.dtype:
+            if p.dtype != st.dtype:
                 text += f".cast({json.dumps(p.dtype.pto_name)})"
             return text, _ATOM
         if isinstance(p, P.PtrAdd):
@@ -392,7 +399,7 @@ def _literal(v) -> str:
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, float):
-        return repr(v)
+        return repr(v) if math.isfinite(v) else f'float("{v}")'      # float("inf"), float("-inf"), float("nan")
     if isinstance(v, int):
         return str(v)
     if v is None:
