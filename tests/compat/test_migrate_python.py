@@ -156,6 +156,30 @@ def kernel():
 def feed():
     return {"x": (np.random.default_rng(3).standard_normal(N) * 100).astype(np.float16)}
 ''', 10),
+    "atomic_branches": (HEAD + '''
+N = 256
+
+
+def kernel():
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (N,), name="x", scope=tik.scope_gm)
+    mode = ti.InputScalar("int32", name="mode")
+    y = ti.Tensor("float32", (N,), name="y", scope=tik.scope_gm, is_atomic_add=True)
+    xu = ti.Tensor("float32", (N,), name="xu", scope=tik.scope_ubuf)
+    with ti.for_range(0, 2, block_num=2) as core:
+        ti.data_move(xu, x, 0, 1, N * 4 // 32, 0, 0)
+        ti.vec_muls(64, xu, xu, mode, N // 64, 8, 8)
+        ti.set_atomic_add(mode)                     # the lowering branches on the InputScalar
+        ti.data_move(y, xu, 0, 1, N * 4 // 32, 0, 0)
+        ti.set_atomic_add(0)
+    ti.BuildCCE(kernel_name="atomic_branches", inputs=[x, mode], outputs=[y])
+    return ti
+
+
+def feed():
+    return {"x": np.random.default_rng(5).standard_normal(N).astype(np.float32), "mode": 1}
+''', 5),
     "reduce": (HEAD + '''
 ROWS, COLS = 8, 256
 
@@ -249,6 +273,16 @@ def test_vector_rows_name_tensors_scalars_and_clauses(tmp_path):
     assert any("pto.assert_in_range" in n for n in load.notes)
     vadd = by_line["ti.vec_add(128, xu, xu, yu, rep, 8, 8, 8)"]
     assert any("auto-sync inserts set_flag/wait_flag MTE2 -> V" in n for n in vadd.notes)
+
+
+def test_branches_a_lowering_opened_are_if_scopes_of_the_calls_tik_instance(tmp_path):
+    path = tmp_path / "atomic_names.py"
+    path.write_text(KERNELS["atomic_branches"][0])
+    rows = python_rows(_load(path, f"atomic_names_{id(tmp_path)}").kernel())
+    atomic = next(r for r in rows if r.source == "ti.set_atomic_add(mode)")
+    assert atomic.code[:6] == ["with ti.if_scope(mode == 0):", "    pto.set_atomic_none()", "with ti.else_scope():",
+                               "    with ti.if_scope(mode == 1):", "        pto.set_atomic_f32()",
+                               "        pto.set_atomic_add()"]
 
 
 def test_cube_and_conv_clauses_are_python_keywords(tmp_path):
