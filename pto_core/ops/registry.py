@@ -53,6 +53,7 @@ file name whether a file is internal, and its `Provenance` is memoised per
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -487,6 +488,44 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
                            hint=clause.value_hints.get(v) if isinstance(v, str) else None)
         return (args, kw)
     raise ValueError(f"bad clause form {clause.form!r} in {spec.name}")
+
+
+def clause_python(clause: Clause, value, leaf: Callable) -> Optional[str]:
+    """The Python keyword value (source text) that spells clause value ``value``, given in the canonical form
+    `normalize_clause` returns -- its inverse: ``normalize_clause(spec, clause, eval(text)) == value``
+    (``tik-migrate --format python``, `tbe_compat.migrate_python`). ``leaf(v)`` writes one parameter value
+    (a number, or a program value a front end names). None: the clause is omitted.
+
+    ``flag`` -> ``True``; ``sat`` -> ``True`` / ``False`` / ``"preserve_nan"``; ``word`` -> ``"check_only"``;
+    ``args`` -> the one parameter bare (``mask=128``), several as a tuple (``rep_stride=(8, 8, 8)``), keys as a
+    trailing dict (``pre_quant=(0.0, {"mode": "f32_f16"})``, keys only: ``pre_relu={"mode": "normal_relu"}``);
+    a repeated ``args`` clause a list of tuples; ``optarg`` -> ``True`` or its parameter."""
+    if value is None:
+        return None
+    form = clause.form
+    if form == "flag":
+        return "True"
+    if form == "args" and clause.repeat:
+        return "[" + ", ".join(_args_python(entry, leaf, bare=False) for entry in value) + "]"
+    if form == "args":
+        return _args_python(value, leaf, bare=True)
+    if value is True or value is False:          # sat / optarg / attr
+        return repr(value)
+    if isinstance(value, str):                   # word / sat(preserve_nan) / word_or_arg / attr
+        return json.dumps(value)
+    return leaf(value)                           # optarg / word_or_arg parameter, attr number
+
+
+def _args_python(value, leaf: Callable, *, bare: bool) -> str:
+    args, kw = value
+    keys = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v) if isinstance(v, str) else leaf(v)}"
+                           for k, v in kw.items()) + "}"
+    if not kw and bare and len(args) == 1:
+        return leaf(args[0])
+    if not args and kw:
+        return keys
+    items = [leaf(a) for a in args] + ([keys] if kw else [])
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
 def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenance] = None) -> OpCall:
