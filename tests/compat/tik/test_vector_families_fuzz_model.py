@@ -623,3 +623,75 @@ def test_nms_ops_saturate_like_vadd(chip):
     b2 = boxes.ravel()
     check(chip, {"a": b2, "b": b2.copy(), "dst": dst}, lambda ti, ub: ti.viou(ub["dst"], ub["a"], ub["b"], 1),
           {"dst": np.full(256, 65504, F16)})
+
+
+# ----------------------------------------------------------------------------- vadddeqrelu, vmulconv, counter mode
+def lane_addr(r, lanes, blk, rep, e):
+    """tik_api.md §9.1, stride_unit 0, in the operand's own elements (e = 32 / itemsize)"""
+    return r * rep * e + (lanes // e) * blk * e + lanes % e
+
+
+@SETTINGS
+@given(st.integers(0, 2 ** 32 - 1))
+def test_vadddeqrelu_vmulconv_and_sel_after_counter_mode(seed):
+    rng = np.random.default_rng(seed)
+    fam = str(rng.choice(["deq", "mulconv", "sel"]))
+    rep = int(rng.integers(1, 4))
+    if fam == "sel":          # vec_sel has no mask_mode: a counter-mode op before it must not leak into it
+        chip = str(rng.choice(["Ascend310P3", "Ascend610", "Ascend910B1"]))
+        n = int(rng.integers(1, 300))
+        mask = draw_mask(rng, 128)
+        lanes = np.nonzero(mask_bits(mask, 128))[0]
+        x, a, b = (rng.integers(-4, 5, 384) / 2).astype(F16), rnd(rng, F16, 128 * rep), rnd(rng, F16, 128 * rep)
+        bits = rng.random(128 * rep) < 0.5
+        sel = np.zeros(pad(16 * rep, U8), np.uint8)
+        sel[:16 * rep] = np.packbits(bits.astype(np.uint8), bitorder="little")
+        d = np.full(128 * rep, 9, F16)
+        wx, wd = x.copy(), d.copy()
+        wx[:n] = x[:n] + F16.type(1)
+        for r in range(rep):
+            k = r * 128 + lanes
+            wd[k] = np.where(bits[k], a[k], b[k])
+
+        def call(ti, ub):
+            ti.vec_adds(n, ub["x"], ub["x"], 1.0, 1, 8, 8, mask_mode="counter")
+            ti.vec_sel(mask, 2, ub["d"], ub["sel"], ub["a"], ub["b"], rep, 8, 8, 8)
+        check(chip, {"x": x, "a": a, "b": b, "sel": sel, "d": d}, call, {"x": wx, "d": wd})
+        return
+    deq = fam == "deq"
+    chip = str(rng.choice(["Ascend910", "Ascend310P3"] if deq else ["Ascend910", "Ascend310P3", "Ascend910B1"]))
+    par = 64 if deq else 128
+    sdt, ddt = (S32, F16) if deq else (F16, U8 if rng.random() < 0.5 else S8)
+    es, ed = 32 // sdt.itemsize, 32 // ddt.itemsize
+    mask = draw_mask(rng, par)
+    lanes = np.nonzero(mask_bits(mask, par))[0]
+    blks = [int(rng.choice([1, 2])), int(rng.choice([1, 0, 2])), int(rng.choice([1, 2]))]
+    reps = [int(rng.choice([4, 8, 9])), int(rng.choice([8, 0, 9])), int(rng.choice([8, 16]))]
+    ext = [int(lane_addr(rep - 1, lanes, b, r, e).max()) + 1 for b, r, e in zip(blks, reps, (ed, es, es))]
+    if deq:       # |a + b| < 2**31: the sum's int32 overflow is undocumented (the simulator wraps)
+        a, b = [rng.integers(-2 ** 29, 2 ** 29, pad(n, S32)).astype(np.int32) for n in ext[1:]]
+        scale = float(rng.choice([0.5, -0.25, 1e-3, 3.0, 6e-8]))
+    else:
+        pool = [0.5, 1.5, 2.5, -0.5, -1.5, 127.5, 128.0, 255.5, 256.0, -128.5, -129.0, np.inf, -np.inf, 0.0, 23.1]
+        a = rng.choice(np.array(pool), pad(ext[1], F16)).astype(F16)
+        b = rng.choice(np.array([1.0, -1.0, 0.5, 2.0, 3.0]), pad(ext[2], F16)).astype(F16)
+    d = rnd(rng, ddt, pad(ext[0], ddt) + ed)
+    want = d.copy()
+    for r in range(rep):
+        x = a[lane_addr(r, lanes, blks[1], reps[1], es)].astype(np.float64)
+        y = b[lane_addr(r, lanes, blks[2], reps[2], es)].astype(np.float64)
+        if deq:       # TIK: relu(deqscale * (src0 + src1)), one rounding to f16; relu(-0) = +0
+            v = op1((x + y) * float(F16.type(scale)), F16, chip)
+            v = np.where(v > 0, v, F16.type(0)).astype(F16)
+        else:         # MulCast: Cast(src0 * src1): the half product, then nearest-even, saturated
+            p = op1(x * y, F16, chip).astype(np.float64)
+            info = np.iinfo(ddt)
+            v = np.clip(np.rint(np.where(np.isnan(p), 0, p)), info.min, info.max).astype(ddt)
+        want[lane_addr(r, lanes, blks[0], reps[0], ed)] = v
+
+    def call(ti, ub):
+        if deq:
+            ti.vadddeqrelu(mask, ub["d"], scale, ub["a"], ub["b"], rep, *blks, *reps)
+        else:
+            ti.vmulconv(mask, ub["d"], ub["a"], ub["b"], rep, *blks, *reps)
+    check(chip, {"d": d, "a": a, "b": b}, call, {"d": want})
