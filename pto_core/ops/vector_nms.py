@@ -62,9 +62,16 @@ def rpn_offset(ctx) -> float:
     return ctx.spr.get("RPN_OFFSET", RPN_OFFSET_RESET)
 
 
-def _rnd(x, d):
-    """Round f32/f64 values to element type ``d`` (and back to f32 for the next operation)."""
-    return np.asarray(x, dtype=np.float64).astype(d.storage).astype(np.float32)
+def _rnd(x, d, ctx=None):
+    """Round f32/f64 values to element type ``d`` (and back to f32 for the next operation).
+
+    With ``ctx``, each rounding applies the machine's overflow mode as every vector arithmetic op does
+    (``vector_engine.round_float``: on the saturation-mode chips Ascend310/910/310P, +-inf and finite
+    overflow clamp to +-max and NaN becomes 0; numerics.md §3, ACL ``aclrtFloatOverflowMode``). Before,
+    ``vrpac``/``viou``/``vaadd`` wrote IEEE inf/NaN on those chips, unlike ``vadd`` of the same values."""
+    if ctx is None:
+        return np.asarray(x, dtype=np.float64).astype(d.storage).astype(np.float32)
+    return np.asarray(ve.round_float(np.asarray(x, dtype=np.float64), d, ctx), dtype=np.float32)
 
 
 def _check(target, instr, dst, srcs, op, sig=None):
@@ -90,23 +97,24 @@ def _write(ctx, p, values, name):
         values.reshape(-1).astype(d.storage)
 
 
-def proposal_areas(boxes: np.ndarray, d, off: float) -> np.ndarray:
-    """``(..., 8)`` proposals -> areas, each operation rounded to ``d``."""
+def proposal_areas(boxes: np.ndarray, d, off: float, ctx=None) -> np.ndarray:
+    """``(..., 8)`` proposals -> areas, each operation rounded to ``d`` (with ``ctx``: in its overflow mode)."""
     b = boxes.astype(np.float32)
     o = np.float32(off)
-    w = _rnd(_rnd(b[..., 2] - b[..., 0], d) + o, d)
-    h = _rnd(_rnd(b[..., 3] - b[..., 1], d) + o, d)
-    return _rnd(w * h, d)
+    w = _rnd(_rnd(b[..., 2] - b[..., 0], d, ctx) + o, d, ctx)
+    h = _rnd(_rnd(b[..., 3] - b[..., 1], d, ctx) + o, d, ctx)
+    return _rnd(w * h, d, ctx)
 
 
-def intersections(a: np.ndarray, b: np.ndarray, d, off: float) -> np.ndarray:
-    """``(n, 8)`` x ``(m, 8)`` proposals -> ``(n, m)`` intersection areas, each operation rounded to ``d``."""
+def intersections(a: np.ndarray, b: np.ndarray, d, off: float, ctx=None) -> np.ndarray:
+    """``(n, 8)`` x ``(m, 8)`` proposals -> ``(n, m)`` intersection areas, each operation rounded to ``d``
+    (with ``ctx``: in its overflow mode)."""
     a = a.astype(np.float32)[:, None, :]
     b = b.astype(np.float32)[None, :, :]
     o = np.float32(off)
-    w = _rnd(_rnd(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), d) + o, d)
-    h = _rnd(_rnd(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), d) + o, d)
-    return _rnd(np.maximum(w, 0) * np.maximum(h, 0), d)
+    w = _rnd(_rnd(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), d, ctx) + o, d, ctx)
+    h = _rnd(_rnd(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), d, ctx) + o, d, ctx)
+    return _rnd(np.maximum(w, 0) * np.maximum(h, 0), d, ctx)
 
 
 # ----------------------------------------------------------------------------- vrpac / viou / vaadd
@@ -120,7 +128,7 @@ def _vrpac_execute(ctx, dst, src, repeat):
         return
     with np.errstate(all="ignore"):
         boxes = _read(ctx, src, rep * GROUP * PROPOSAL, "src").reshape(-1, PROPOSAL)
-        _write(ctx, dst, proposal_areas(boxes, dst.dtype, rpn_offset(ctx)), "dst")
+        _write(ctx, dst, proposal_areas(boxes, dst.dtype, rpn_offset(ctx), ctx), "dst")
 
 
 def _viou_execute(ctx, dst, src0, src1, repeat):
@@ -132,7 +140,7 @@ def _viou_execute(ctx, dst, src0, src1, repeat):
     with np.errstate(all="ignore"):
         a = _read(ctx, src0, rep * GROUP * PROPOSAL, "src0").reshape(-1, PROPOSAL)
         b = _read(ctx, src1, GROUP * PROPOSAL, "src1").reshape(-1, PROPOSAL)
-        _write(ctx, dst, intersections(a, b, dst.dtype, rpn_offset(ctx)), "dst")
+        _write(ctx, dst, intersections(a, b, dst.dtype, rpn_offset(ctx), ctx), "dst")
 
 
 def _vaadd_execute(ctx, dst, src0, src1, repeat):
@@ -144,7 +152,7 @@ def _vaadd_execute(ctx, dst, src0, src1, repeat):
     with np.errstate(all="ignore"):
         a = _read(ctx, src0, rep * GROUP, "src0").astype(np.float32)
         b = _read(ctx, src1, GROUP, "src1").astype(np.float32)
-        _write(ctx, dst, _rnd(a[:, None] + b[None, :], dst.dtype), "dst")
+        _write(ctx, dst, _rnd(a[:, None] + b[None, :], dst.dtype, ctx), "dst")
 
 
 def _verify3(instr, n):

@@ -147,7 +147,8 @@ class LanewiseAPI(VectorBase):
         """``dst = src >> scalar`` (arithmetic for signed types); ``round_en`` rounds (signed types only)."""
         if round_en and src.dtype not in ("int16", "int32", "int64"):
             raise self._error(f"vshr round_en should be False when src dtype is {src.dtype}", operand="round_en",
-                              value=round_en, limit="int16, int32")
+                              value=round_en, limit="int16, int32",
+                              hint="pass round_en=False, or shift an int16/int32 tensor")
         self._lanewise("vshr", mask, dst, [(src, "src")], repeat_times, [dst_blk_stride, src_blk_stride],
                        [dst_rep_stride, src_rep_stride], stride_unit, scalar=scalar, has_scalar=True,
                        mask_mode=mask_mode, blk_max=U16, extra={"round": True} if round_en else None,

@@ -630,7 +630,8 @@ class VectorBase(TikBase):
         items = [scalars] if count == 1 and not isinstance(scalars, (list, tuple)) else scalars
         if not isinstance(items, (list, tuple)) or len(items) < count:
             raise self._error(f"{name} should be a list of at least {count} Scalars", operand=name,
-                              value=type(scalars).__name__, limit=f">= {count} Scalars")
+                              value=type(scalars).__name__, limit=f">= {count} Scalars",
+                              hint=f"pass a list of {count} tik_instance.Scalar(...) objects")
         for i, sc in enumerate(items[:count]):
             what = name if count == 1 else f"{name}[{i}]"
             if not isinstance(sc, Scalar):

@@ -169,7 +169,8 @@ class HVectorAPI:
         dims = t._shape
         if not 1 <= len(dims) <= 8:
             raise self._error(f"length of {name} tensor shape should be in the range of [1, 8]", operand=name,
-                              value=len(dims), limit="[1, 8]")
+                              value=len(dims), limit="[1, 8]",
+                              hint=f"reshape {name} to between 1 and 8 dimensions (merge adjacent axes)")
         return dims, t._strides
 
     def _h_check(self, views: list, names: list):
@@ -304,7 +305,8 @@ class HVectorAPI:
             d = _dt(dtype)
             if not d.min <= x <= d.max:
                 raise self._error(f"{name} out of range of {dtype}", operand=name, value=x,
-                                  limit=f"[{d.min}, {d.max}]")
+                                  limit=f"[{d.min}, {d.max}]",
+                                  hint=f"pass a {name} between {d.min} and {d.max} (the range of {dtype})")
         return x
 
     @staticmethod
@@ -593,7 +595,8 @@ class HVectorAPI:
                        hint=f"make the row length a multiple of {32 // size} elements (32 bytes), or pad the rows")
         elif (L * size) % 32:
             raise self._error("The minimum continuous data block of src needs to be a multiple of 32B",
-                              operand="src", value=L * size, limit="multiple of 32 B")
+                              operand="src", value=L * size, limit="multiple of 32 B",
+                              hint=f"make the last axis a multiple of {32 // size} elements (32 bytes), or pad it")
         if lay.offsets is not None and not _dyn(L):
             burst = L * size // 32
             sd, ss = lay.stride(0), lay.stride(1)
@@ -661,7 +664,8 @@ class HVectorAPI:
                                   hint="pass axis as an int, a list/tuple of ints, or None (every axis)")
             if not 0 <= a < nd:
                 raise self._error(f"axis {axis} is out of bounds for src of dimension {nd}.", operand="axis",
-                                  value=a, limit=f"[0, {nd - 1}]")
+                                  value=a, limit=f"[0, {nd - 1}]",
+                                  hint=f"pass axes between 0 and {nd - 1} (negative axes are not accepted)")
             out.append(a)
         if len(set(out)) != len(out):
             raise self._error("duplicate value in 'axis'.", operand="axis", value=repr(axis),
@@ -842,7 +846,8 @@ class HVectorAPI:
                               hint="pass axis as an int or None")
         if isinstance(axis, int) and not 0 <= axis < nd:
             raise self._error(f"axis {axis} is out of bounds for src of dimension {nd}.", operand="axis", value=axis,
-                              limit=f"[0, {nd - 1}]")
+                              limit=f"[0, {nd - 1}]",
+                              hint=f"pass an axis between 0 and {nd - 1}, or None for the whole tensor")
         self._require_instr("vcmax" if largest else "vcmin", s.tensor.dtype)
         whole = axis is None or nd == 1
         if whole:
@@ -852,7 +857,8 @@ class HVectorAPI:
         else:
             d = self._h_tensor(dst, "dst")
             if d.tensor.dtype != "int32":
-                raise self._error("dst's dtype should be int32.", operand="dst", value=d.tensor.dtype, limit="int32")
+                raise self._error("dst's dtype should be int32.", operand="dst", value=d.tensor.dtype, limit="int32",
+                                  hint="declare dst as an int32 tensor (it receives indices)")
             if axis != nd - 1:
                 raise self._error(f"{api} over axis {axis} is not lowered (only the last axis)", operand="axis",
                                   value=axis, cls=UnsupportedOp,

@@ -134,7 +134,8 @@ class IndexAPI(VectorBase):
         if isinstance(base_addr, Scalar):
             if base_addr.dtype != "uint32":
                 raise self._error("Scalar base_addr should be dtype of uint32", operand="base_addr",
-                                  value=base_addr.dtype, limit="uint32")
+                                  value=base_addr.dtype, limit="uint32",
+                                  hint="declare base_addr as tik_instance.Scalar(\"uint32\")")
             return base_addr.ir
         if isinstance(base_addr, Expr) or isinstance(base_addr, bool) or not isinstance(base_addr, int):
             raise self._error(f"base_addr's type should be int or Scalar, input type is {type(base_addr).__name__}",

@@ -146,7 +146,8 @@ class LayoutAPI(VectorBase):
             if o.dt.bits != ref.dt.bits:
                 raise self._error(f"{o.name} dtype {o.tensor.dtype} should have the width of {ref.name} "
                                   f"({ref.tensor.dtype})", operand=o.name, value=o.tensor.dtype,
-                                  limit=ref.tensor.dtype)
+                                  limit=ref.tensor.dtype,
+                                  hint=f"use {o.name} of a {ref.dt.bits}-bit dtype (reinterpret_cast_to one if the bytes are right)")
         self._require_support("tik." + ("vnchwconv" if api == "vnchwconv" else "vec_trans_scatter"),
                               sl[0].tensor.dtype, also=_vnchwconv_ini_has)
         # the TIK API table lists b32 for Ascend310/910 too, but their ini has no b32 scatter_vnchwconv
@@ -358,7 +359,9 @@ class LayoutAPI(VectorBase):
         n = bin(valid).count("1")
         if n > len(ss):
             raise self._error(f"valid_bit {valid:04b} selects {n} lists, but src_list has {len(ss)}",
-                              operand="valid_bit", value=valid, limit=len(ss))
+                              operand="valid_bit", value=valid, limit=len(ss),
+                              hint=f"pass {n} tensors in src_list, or a valid_bit that selects at most {len(ss)} "
+                                   "lists (bit i marks src_list[i])")
         static = all(isinstance(x, int) for x in lens)
         if exhausted or valid != 15 or not static or len(set(lens)) != 1:
             repeat = 1
@@ -472,17 +475,20 @@ class LayoutAPI(VectorBase):
         allowed = ("float16",) if soc.short_soc_version == "Ascend910" else ("float16", "float32")
         if offset_dtype not in allowed:
             raise self._error(f"offset_dtype should be one of {', '.join(allowed)} on {soc.soc_version}",
-                              operand="offset_dtype", value=offset_dtype, limit=", ".join(allowed))
+                              operand="offset_dtype", value=offset_dtype, limit=", ".join(allowed),
+                              hint=f"pass offset_dtype=\"{allowed[0]}\"")
         if isinstance(offset, Scalar):
             if offset.dtype != offset_dtype:
                 raise self._error("offset's dtype mismatch with offset_dtype", operand="offset", value=offset.dtype,
-                                  limit=offset_dtype)
+                                  limit=offset_dtype,
+                                  hint=f"pass a {offset_dtype} Scalar, or offset_dtype=\"{offset.dtype}\" if allowed")
             value = offset.ir
         elif isinstance(offset, (int, float)) and not isinstance(offset, bool):
             big = 65504.0 if offset_dtype == "float16" else 3.4e38
             if abs(offset) > big:
                 raise self._error(f"offset value should be in the range of {offset_dtype}", operand="offset",
-                                  value=offset, limit=f"|offset| <= {big}")
+                                  value=offset, limit=f"|offset| <= {big}",
+                                  hint=f"pass an offset of at most {big} in magnitude")
             value = float(offset)
         else:
             raise self._error("offset should be int, float or Scalar", operand="offset", value=repr(offset),
