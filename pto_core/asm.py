@@ -36,6 +36,9 @@ syntax)::
   the clause spellings of `pto_core.ops.registry`; sync ops whose operands are all pipes
   and events use the bracket form ``pto.set_flag["PIPE_M", "PIPE_FIX", "EVENT_ID0"]``
   (an `OpSpec` may choose with an ``asm_form`` attribute: ``"bracket"`` or ``"plain"``).
+  The FIXPIPE write-backs and ``pto.mte_gm_l1_frac`` separate their clauses with commas as
+  their docs do (``..., %c0_i64, nz2nd, sat``, `COMMA_CLAUSE_OPS`); the parser reads a clause
+  after a comma or a space for every op.
 * ``pto.break``, ``pto.continue`` (with the loop's carried values) and ``pto.return``
   are simulator extensions for TIK's ``tik_break``/``tik_continue``/``tik_return``.
 * Constants and values that depend only on constants, kernel arguments and the block
@@ -426,6 +429,22 @@ def _op_form(spec) -> str:
             all(o.kind in ("pipe", "event", "int") for o in spec.operands):
         return "bracket"
     return "generic"
+
+
+#: Ops whose public syntax separates the clauses from the operands and from each other with
+#: commas: the FIXPIPE write-backs (hw-native-sys/pto-isa docs/isa/cube/ops/data-movement/mte-l0c-*.md,
+#: "pto.mte_l0c_gm %src, ..., %l2_cache_ctrl [, unit_flag(...)]? [, pre_quant(...)]? ... [, sat | nosat]?",
+#: pto_spec.md §5.1; PTOAS prints ``..., %c0_i64, nz2nd {...}``) and the ND/DN -> NZ load
+#: (``pto.mte_gm_l1_frac %src, %dst, nd2nz, shape(%n, %d), src_layout(...), ...``, pto_spec.md §3.2).
+#: Every other op's clauses follow with a space, as their docs write them (``pto.mad ... %k
+#: unit_flag(check_only) disable_gemv sat``, ``pto.mte_gm_l1 ... %len_burst nburst(...) loop(...)``).
+#: The parser reads either separator for every op, so text printed before this choice still loads.
+COMMA_CLAUSE_OPS = frozenset({"mte_l0c_l1", "mte_l0c_gm", "mte_l0c_ub", "mte_gm_l1_frac"})
+
+
+def clause_separator(spec) -> str:
+    """What the printer writes before each clause of ``spec`` (`COMMA_CLAUSE_OPS`)."""
+    return ", " if spec.name in COMMA_CLAUSE_OPS else " "
 
 
 def _attr_text(x) -> str:
@@ -857,6 +876,7 @@ class _Printer:
         if form == "bracket":
             parts.append("]")
         attrs = []
+        sep = clause_separator(spec) if ops else " "
         for name, x in call.clauses.items():
             c = spec.clause(name)
             if c.form == "attr":
@@ -864,9 +884,9 @@ class _Printer:
                 continue
             if c.form == "args" and getattr(c, "repeat", False):
                 for entry in x:
-                    parts += [" "] + group(name, entry)
+                    parts += [sep] + group(name, entry)
                 continue
-            parts.append(" ")
+            parts.append(sep)
             if c.form == "flag":
                 parts.append(name)
             elif c.form == "word":

@@ -282,8 +282,9 @@ COMPARE_FIXPIPE_EXIT_HELP = """exit status (SCRIPT.py):
   2  usage error (also a --feed array that does not fit the kernel)
   3  the script or a kernel run failed
   4  no fixpipe call ran
-  several kernels: the most serious of 3, 1, 2, 0. --new-fixpipe results do not change it
-  (read comparisons[*].new_fixpipe.status from --format json).
+  several kernels: the most serious of 3, 1, 2, 0. --new-fixpipe results do not change it,
+  except with --strict: then a replacement that is not an exact match (differs, rejected,
+  not run) is a difference too: exit status 1 (the verdict's STRICT line counts them).
 exit status (--sweep): 0 every difference explained by a documented reason, 1 an unexplained one, 2 usage error.
 details: migration_guide/fixpipe_compare.md"""
 
@@ -294,7 +295,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     ``tik-compare-fixpipe [--new-fixpipe] [--feed inputs.npz] [--kernel NAME] [--soc SOC] [--seed N] [--format F]
     SCRIPT.py [ARGS ...]`` compares every ``fixpipe`` call the script's kernels execute with the
     legacy reference model (`tbe_compat.fixpipe_compare`; ``--new-fixpipe``: also the replacing
-    ``pto.mte_l0c_gm`` call on each call's L0C data, `tbe_compat.fixpipe_new`, exit status unchanged); exit status 0 all equal, 1 a difference, 2 usage
+    ``pto.mte_l0c_gm`` call on each call's L0C data, `tbe_compat.fixpipe_new`, exit status unchanged unless
+    ``--strict``: then a replacement that is not an exact match exits 1); exit status 0 all equal, 1 a difference, 2 usage
     error, 3 the script or a kernel failed, 4 no fixpipe call ran. The script's own output goes to
     stderr, the report to stdout (or ``--output``).
 
@@ -314,6 +316,9 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     ap.add_argument("--new-fixpipe", action="store_true",
                     help="with a script: also run the new FIXPIPE call (pto.mte_l0c_gm) that replaces each fixpipe "
                          "call on the call's own L0C data and print it, copy-pasteable, with how it differs")
+    ap.add_argument("--strict", action="store_true",
+                    help="with --new-fixpipe: exit status 1 when a new FIXPIPE replacement is not an exact match "
+                         "(differs, rejected or not run), for CI")
     ap.add_argument("--feed", help="inputs.npz: arrays by kernel input name, for kernels the script only builds")
     ap.add_argument("--kernel", help="compare only the kernel with this kernel_name")
     ap.add_argument("--soc", help="select this chip before the script runs (SOC or SOC:CORE_TYPE)")
@@ -328,8 +333,9 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     from pto_core.errors import PtoError
     prog = "tik-compare-fixpipe"
     if ns.sweep:
-        if ns.script or ns.feed or ns.kernel or ns.new_fixpipe:
-            print(f"{prog}: error: --sweep takes no script, --feed, --kernel or --new-fixpipe", file=sys.stderr)
+        if ns.script or ns.feed or ns.kernel or ns.new_fixpipe or ns.strict:
+            print(f"{prog}: error: --sweep takes no script, --feed, --kernel, --new-fixpipe or --strict (the sweep "
+                  f"already exits 1 on an unexplained difference)", file=sys.stderr)
             return 2
         from .fixpipe_sweep import format_sweep, sweep, unexplained
         try:
@@ -343,6 +349,9 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     if ns.full or ns.chip or ns.summary:
         print(f"{prog}: error: --full, --chip and --summary go with --sweep", file=sys.stderr)
         return 2
+    if ns.strict and not ns.new_fixpipe:
+        print(f"{prog}: error: --strict judges the new FIXPIPE replacements: add --new-fixpipe", file=sys.stderr)
+        return 2
     if not ns.script:
         print(f"{prog}: error: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
         return 2
@@ -355,7 +364,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
         feed = load_feed(ns.feed) if ns.feed else None
         with contextlib.redirect_stdout(sys.stderr):
             res = compare_script(ns.script, feed=feed, kernel=ns.kernel, args=ns.args, soc=ns.soc, seed=ns.seed,
-                                 feed_name=f"--feed {ns.feed}" if ns.feed else None, new_fixpipe=ns.new_fixpipe)
+                                 feed_name=f"--feed {ns.feed}" if ns.feed else None, new_fixpipe=ns.new_fixpipe,
+                                 strict=ns.strict)
     except PtoError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

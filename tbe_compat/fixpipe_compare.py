@@ -53,7 +53,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pto_core.errors import IllegalOperand, PtoError, UnknownName
+from pto_core.errors import ConfigError, IllegalOperand, PtoError, UnknownName
 from pto_core.interpreter import Probe
 from pto_core.memory import Ptr
 
@@ -685,7 +685,8 @@ class ScriptComparison:
     """Result of `compare_script` / `compare_kernel`.
 
     ``exit_status``: 0 every compared call matched, 1 a difference (or a call the legacy model
-    refused), 2 a kernel run refused an array of the caller's feed (its shape, dtype or an InputScalar's
+    refused; with `strict_new` also a new FIXPIPE replacement that is not an exact match, `STRICT_NEW_OK`),
+    2 a kernel run refused an array of the caller's feed (its shape, dtype or an InputScalar's
     value: a usage error, `feed_errors`), 3 the script or a kernel run failed, 4 no ``fixpipe`` call ran."""
 
     script: str
@@ -697,10 +698,21 @@ class ScriptComparison:
     #: kernels whose run start_debug refused for an array of the caller's feed (not in `to_dict`: the report's
     #: kernel errors say it; `exit_status` is 2)
     feed_errors: list = field(default_factory=list)
+    #: ``--strict`` (with ``--new-fixpipe``): a replacement whose status is not in `STRICT_NEW_OK` counts as a
+    #: difference (exit status 1), so CI fails on it
+    strict_new: bool = False
 
     @property
     def differences(self) -> list:
         return [c for c in self.comparisons if not c.equal and c.runs]
+
+    @property
+    def strict_failures(self) -> list:
+        """With `strict_new`: the comparisons whose new FIXPIPE replacement is not an exact match (its status
+        ``differs``, ``rejected`` or ``not run``); empty otherwise."""
+        if not self.strict_new:
+            return []
+        return [c for c in self.comparisons if c.new_fixpipe is not None and c.new_fixpipe.status not in STRICT_NEW_OK]
 
     @property
     def failures(self) -> list:
@@ -717,7 +729,7 @@ class ScriptComparison:
         found = set()
         if self.script_error is not None or self.failures:
             found.add(3)
-        if self.differences or any(c.errors for c in self.comparisons):
+        if self.differences or any(c.errors for c in self.comparisons) or self.strict_failures:
             found.add(1)
         if any(k.feed_refused for k in self.kernels):
             found.add(FEED_ERROR_EXIT)
@@ -731,22 +743,38 @@ class ScriptComparison:
 
     def to_dict(self) -> dict:
         return {"script": self.script, "exit_status": self.exit_status, "outcomes": self.outcomes(),
+                "strict_new": self.strict_new,
                 "script_status": self.script_status,
                 "script_error": self.script_error, "notes": list(self.notes),
                 "kernels": [k.to_dict() for k in self.kernels],
                 "comparisons": [c.to_dict() for c in self.comparisons]}
 
 
+#: The ``--new-fixpipe`` statuses ``--strict`` accepts: only ``match`` (bit for bit on every execution of the
+#: call). ``differs`` (also a documented reason such as relu_negative_zero, or UNEXPLAINED), ``rejected`` (the
+#: new op refuses the call: a non-positive scale) and ``not run`` (bias / element-wise-add / atomic: FIXPIPE has
+#: no such stage, so nothing replaces the call as it is) fail the run (fixpipe_compare.md, "--strict").
+STRICT_NEW_OK = ("match",)
+
+
+def _check_strict(strict: bool, new_fixpipe: bool) -> None:
+    if strict and not new_fixpipe:
+        raise ConfigError("strict=True judges the new FIXPIPE replacements, which only new_fixpipe=True computes",
+                          operand="--strict", value=True,
+                          hint="add --new-fixpipe (Python: new_fixpipe=True), or drop --strict")
+
+
 def compare_kernel(tik, feed: Optional[dict] = None, *, seed: int = DEFAULT_SEED,
-                   new_fixpipe: bool = False) -> ScriptComparison:
+                   new_fixpipe: bool = False, strict: bool = False) -> ScriptComparison:
     """Run one built kernel (``feed`` completed by `generated_feed`) and compare its ``fixpipe`` calls.
 
     The caller's ``feed`` arrays are left as they are (the run gets copies): a kernel that stores to a
     GM input (an atomic-add accumulator listed in ``inputs``) would otherwise change them, as
     ``start_debug`` does, and a second comparison or run on the same feed would start from other data."""
     seed = check_seed(seed)
+    _check_strict(strict, new_fixpipe)
     watch = watch_kernel(tik, new_fixpipe=new_fixpipe)
-    res = ScriptComparison(script="", comparisons=[], kernels=[])
+    res = ScriptComparison(script="", comparisons=[], kernels=[], strict_new=strict)
     _run_watched(watch, feed, seed, res, explicit=feed is not None)
     res.comparisons = watch.comparisons()
     res.notes.extend(direct_fixpipe_notes(watch))
@@ -822,14 +850,16 @@ def _inputs_of(tik, feed: dict) -> dict:
 
 def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str] = None, *, args=(),
                    soc: Optional[str] = None, seed: int = DEFAULT_SEED,
-                   feed_name: Optional[str] = None, new_fixpipe: bool = False) -> ScriptComparison:
+                   feed_name: Optional[str] = None, new_fixpipe: bool = False,
+                   strict: bool = False) -> ScriptComparison:
     """Run the TIK script ``path`` (as ``python path args`` would) and compare every ``fixpipe``
     call of the kernels it builds (only kernel ``kernel`` when given).
 
     Kernels the script runs itself (``start_debug``) are compared on those runs; kernels it
     only builds are run afterwards with ``feed`` (arrays by input name, e.g. `load_feed`),
     completed by `generated_feed`. Errors of the script are captured in the result; ``feed_name``
-    (the CLI: ``--feed FILE``) is how a run error caused by the feed names it."""
+    (the CLI: ``--feed FILE``) is how a run error caused by the feed names it. ``strict`` (needs
+    ``new_fixpipe``): a new FIXPIPE replacement that is not an exact match is a difference (`STRICT_NEW_OK`)."""
     from .aliases import install
     from .cli import _select_soc, run_script
     from .tik import registry
@@ -840,7 +870,8 @@ def compare_script(path: str, feed: Optional[dict] = None, kernel: Optional[str]
             watches.append(watch_kernel(tik, new_fixpipe=new_fixpipe))
 
     seed = check_seed(seed)                 # before the script runs
-    res = ScriptComparison(script=os.path.abspath(path), comparisons=[], kernels=[])
+    _check_strict(strict, new_fixpipe)
+    res = ScriptComparison(script=os.path.abspath(path), comparisons=[], kernels=[], strict_new=strict)
     install()
     if soc is not None:             # --soc "" is an unknown chip, not "no --soc"
         _select_soc(soc)
@@ -968,11 +999,23 @@ def _verdict_block(res: ScriptComparison, status: int) -> str:
         return "no fixpipe call ran: nothing compared"
     if status == 1:
         n = len([c for c in ran if not c.equal])
-        lines = [f"DIFFERENCES: {n} of {_sites(res, ran)} {'differs' if n == 1 else 'differ'} from the legacy model"]
+        strict = res.strict_failures
+        lines = []
+        if n or not strict:
+            lines.append(f"DIFFERENCES: {n} of {_sites(res, ran)} {'differs' if n == 1 else 'differ'} "
+                         f"from the legacy model")
         if any(c.mismatches for c in ran):
             lines.append(DIFFERENCE_HELP)
         if any(c.errors for c in ran):
             lines.append(REJECTION_HELP)
+        if strict:
+            counts = {}
+            for c in strict:
+                counts[c.new_fixpipe.status] = counts.get(c.new_fixpipe.status, 0) + 1
+            how = ", ".join(f"{k} {v}" for k, v in counts.items())
+            lines.append(f"STRICT: {len(strict)} of {_count(len(res.comparisons), 'new FIXPIPE replacement')} "
+                         f"{'is' if len(strict) == 1 else 'are'} not an exact match ({how}; --strict: see the "
+                         f"\"new FIXPIPE for\" lines)")
         return "\n".join(lines)
     runs = sum(c.runs for c in ran)
     return f"OK: {'' if len(ran) == 1 else 'all '}{_sites(res, ran)} " \
@@ -1067,7 +1110,7 @@ def format_sweep(rows: list, fmt: str = "table", summarize: bool = False) -> str
 __all__ = ["ValueDiff", "Mismatch", "FixpipeComparison", "KernelWatch", "KernelRun", "ScriptComparison",
            "diff_values", "watch_kernel", "compare_kernel", "compare_script", "generated_feed",
            "load_feed", "format_comparisons", "verdict", "sweep", "format_sweep", "fmt_metric", "FORMATS",
-           "DEFAULT_SEED", "EXIT_PRECEDENCE"]
+           "DEFAULT_SEED", "EXIT_PRECEDENCE", "STRICT_NEW_OK"]
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m tbe_compat.fixpipe_compare (= tik-compare-fixpipe)

@@ -596,10 +596,35 @@ def _scalar_fp19(v) -> float:
     return out
 
 
-def _bad_channel(mask: np.ndarray, values: np.ndarray, what: str, operand: str, rule: str):
+#: The Fix of a refused ``pre_quant`` scale that is negative or zero, by sign: the migration advice of
+#: migration_guide/fixpipe_compare.md differences item 3 and ``tik-compare-fixpipe --new-fixpipe``
+#: (`tbe_compat.fixpipe_new.NEW_DIFF_REASONS`): legacy TIK ``fixpipe`` int322fp16 / ``deq`` accept negative and
+#: zero float16 scales (the seed's conv example has negative per-channel scales), FIXPIPE does not (pto-spec
+#: ADR-0085 decision 180), so a kernel moving to FIXPIPE changes the weights or keeps a vector dequantisation.
+NON_POSITIVE_SCALE_FIX = {
+    "negative": "FIXPIPE scales are positive: fold the sign into the weights (negate the channel's weights "
+                "and write |scale|), or keep a vector deq after an unscaled write-back (the TIK "
+                "fixpipe's vector lowering does this; fixpipe_compare.md differences item 3)",
+    "zero": "FIXPIPE has no zero scale: write the channel's zeros another way (a vector op after the "
+            "write-back, or keep a vector deq; fixpipe_compare.md differences item 3)",
+}
+_SCALE_FIX = "write positive normal FP19 values (the low 13 mantissa bits of an f32 are ignored)"
+
+
+def _scale_fix(value: float, default: str = _SCALE_FIX) -> str:
+    """The Fix for a refused scale ``value`` (`NON_POSITIVE_SCALE_FIX` for a negative or zero one)."""
+    if value < 0:
+        return NON_POSITIVE_SCALE_FIX["negative"]
+    if value == 0:
+        return NON_POSITIVE_SCALE_FIX["zero"]
+    return default
+
+
+def _bad_channel(mask: np.ndarray, values: np.ndarray, what: str, operand: str, rule: str, scale: bool = False):
     j = int(np.argmax(mask))
-    return _err(f"{what} of channel {j} is {float(values[j])!r}; it must be {rule}", operand, float(values[j]),
-                rule, "write positive normal FP19 values (the low 13 mantissa bits of an f32 are ignored)")
+    v = float(values[j])
+    return _err(f"{what} of channel {j} is {v!r}; it must be {rule}", operand, v,
+                rule, _scale_fix(v) if scale else _SCALE_FIX)
 
 
 def _load_args(ctx, p: _Plan, order: str) -> Q.QuantArgs:
@@ -612,7 +637,7 @@ def _load_args(ctx, p: _Plan, order: str) -> Q.QuantArgs:
             scale = _scalar_fp19(p.payload)
             if not (scale >= 2.0 ** -126 and scale != float("inf")):
                 raise _err(f"pre_quant scale {scale!r} must be a positive normal FP19 number", "pre_quant",
-                           scale, "positive normal FP19", "use a finite positive scale >= 2**-126")
+                           scale, "positive normal FP19", _scale_fix(scale, "use a finite positive scale >= 2**-126"))
             kw["scale"] = scale
             kw["signed"] = p.dst.name != "u8"
         elif mode.payload == "vec":
@@ -621,7 +646,8 @@ def _load_args(ctx, p: _Plan, order: str) -> Q.QuantArgs:
             scale = Q.word_scale(words, p.payload.dtype)
             bad = Q.invalid_scale(scale)
             if bad.any():
-                raise _bad_channel(bad, scale, "pre_quant vector scale", "pre_quant", "a positive normal FP19 number")
+                raise _bad_channel(bad, scale, "pre_quant vector scale", "pre_quant", "a positive normal FP19 number",
+                                   scale=True)
             kw["scale"] = _column_param(scale.astype(np.float64), n1, 1.0, order)
             if mode.offset_bits:
                 kw["offset"] = _column_param(Q.word_offset(words, mode.offset_bits), n1, 0, order)

@@ -256,7 +256,94 @@ TIK_API_OPS = {
     "scatter_vnchwconv": "pto.ub.vnchwconv (TIK's vnchwconv / vec_trans_scatter; tik_vector.md)",
     "vrpsort16": "pto.ub.vbitsort (tik_vector.md)",
     "vmrgch": "pto.ub.vmergech (tik_vector.md)",
+    # k464: every API the TIK facade implements has an entry or a rule (test_every_tik_api_of_the_facade_...)
+    "data_move_pad": "pto.mte_gm_ub / pto.mte_ub_gm with byte bursts and the pad clause (tik_core.md §5, "
+                     "data_move_pad)",
+    "data_move_quant": "pto.copy_matrix_cc_to_ubuf with deq (tik_cube.md)",
+    "tensor_mov": "pto.copy_matrix_cc_to_ubuf / pto.copy_matrix_ubuf_to_cc for L0C operands, else the data_move "
+                  "moves (tik_cube.md)",
+    "broadcast_ub_to_l0c": "pto.broadcast_ub_to_cc (tik_cube.md)",
+    "mmad_broadcast": "pto.broadcast_ub_to_cc with repeat for repeat_mode=1 (tik_cube.md)",
+    "vreducev2": "pto.ub.vreduce (pattern 1..7) / pto.ub.vreduce_bits (pattern tensor) (tik_vector.md)",
+    "vec_rec_high_preci": "pto.ub.vrec (correctly rounded; tik_vector.md)",
+    "vec_rsqrt_high_preci": "pto.ub.vrsqrt (correctly rounded; tik_vector.md)",
+    "vec_ln_high_preci": "pto.ub.vln (correctly rounded; tik_vector.md)",
+    "vec_expm1_high_preci": "TIK's macro of ~30 vector ops on work_tensor (pto.ub.vexp, pto.ub.vadds, pto.ub.vsel, "
+                            "...; tik_vector.md §4b): run the TIK kernel through tik-migrate to see them",
+    "mov_atomic_add_to_scalar": "a read of the ATOMIC special register: k.read_spr(\"ATOMIC\") in a program "
+                                "(pto.get_spr; tik_core.md §6)",
+    "mov_vmrgsort4_sr_to_scalar": "a read of the VMS4_SR special register: k.read_spr(\"VMS4_SR\") in a program "
+                                  "(pto.get_spr; tik_vector.md)",
+    "block_barrier": "pto.sync_all (tik_core.md §6)",
+    "printf": "pto.debug_print values(...) {fmt = ...} (tik_core.md §6b)",
 }
+
+#: TIK API names that are no PTO op -- kernel structure, scalars, control flow, build-time queries -- and what they
+#: are in a PTO program (builder ``k``, pto_programs.md §1) or in a TIK kernel (k464: they got "see the API
+#: reference" only; ``pto.ub.scalar_max`` was offered pto.ub.scatter_vmax).
+TIK_API_NO_OP = {
+    "BuildCCE": "the kernel's signature: `with program(name) as k` and k.gm_arg / k.scalar_arg (pto_programs.md "
+                "§1); in a TIK kernel keep BuildCCE (tik_core.md §1)",
+    "Tensor": "a buffer: k.gm_arg(...) for GM, k.ptr(space, dtype, addr) on chip (pto_programs.md §1); in a TIK "
+              "kernel keep the Tensor and pass tensor.pto_ptr() to pto ops (tik_core.md §7)",
+    "InputScalar": "a scalar argument: k.scalar_arg(name, dtype) (pto_programs.md §1; tik_core.md §1)",
+    "Scalar": "a register: k.reg(dtype, init) (pto_programs.md §1); in a TIK kernel keep the Scalar (tik_core.md §3)",
+    "ScalarArray": "one register per entry, k.reg(...) (tik_vector.md, ScalarArray)",
+    "TensorAddrList": "GM addresses: k.gm_arg per buffer (tik_core.md §2)",
+    "for_range": "a loop: k.for_(lo, hi) (scf.for; pto_programs.md §1); in a TIK kernel keep for_range (tik_core.md "
+                 "§4)",
+    "multi_for_range": "nested k.for_(...) loops (tik_core.md §4)",
+    "if_scope": "k.if_(cond) (scf.if; tik_core.md §4)", "elif_scope": "k.elif_(cond) (tik_core.md §4)",
+    "else_scope": "k.else_() (tik_core.md §4)",
+    "new_scope": "nothing: a placement scope (tik_core.md §4)", "new_stmt_scope": "nothing: a placement scope "
+                                                                                    "(tik_core.md §4)",
+    "tik_break": "k.break_() (pto.break; tik_core.md §4)", "tik_continue": "k.continue_() (pto.continue; tik_core.md "
+                                                                             "§4)",
+    "tik_return": "k.return_() (pto.return; tik_core.md §4)",
+    "set_printf_params": "nothing: {screen = false} on the later pto.debug_print ops (tik_core.md §6b)",
+    "scalar_abs": "a scalar expression (math.absi / absf; tik_core.md §3)",
+    "scalar_max": "a scalar expression (arith.maxsi / maxnumf; tik_core.md §3)",
+    "scalar_min": "a scalar expression (arith.minsi / minnumf; tik_core.md §3)",
+    "scalar_sqrt": "a scalar expression (math.sqrt; tik_core.md §3)",
+    "scalar_conv": "a scalar conversion, expr.astype(dtype) with its rounding (tik_core.md §3)",
+    "scalar_countbit0": "scalar statements (tik_vector.md)", "scalar_countbit1": "scalar statements (tik_vector.md)",
+    "scalar_countleading0": "scalar statements (tik_vector.md)",
+    "get_available_buffer_size": "a build-time query of the TIK allocator (tik_core.md §1)",
+    "get_left_buffer_size": "a build-time query of the TIK allocator (tik_core.md §1)",
+}
+
+#: TIK API names (tik_api.md, CANN's API tables: `tbe_compat.tik.container.known_tik_apis`) that neither the
+#: facade nor a PTO op models -- their results are not published, or they configure what the simulator has no
+#: model of; ``tik.<name>`` in a TIK kernel says so too. (review457: ``set_l0a`` was offered pto.set_flag,
+#: ``set_l1`` pto.ub.vsel, ``vec_dp`` pto.ub.vector_dup.)
+TIK_APIS_NOT_MODELLED = (
+    "tensor_padding_with_matrix", "set_l0_set_value", "set_l0a", "set_l0b", "set_l1", "set_scalar_to_cmpmask",
+    "depthwise_conv", "winograd_conv", "load_cbuf_to_ca_winograd_v2", "load_cbuf_to_cb_winograd_v2",
+    "load_winograd_fm", "load_winograd_weight", "winograd_feature_map_transform", "winograd_weight_transform",
+    "load_image", "load_smask", "mmad_sp", "load2dv3", "load3dv2L12L0A", "load3dv2L12L0B", "instr_preload",
+    "vdp", "vec_dp", "vector_filter1d", "vnchwtrans", "get_ub_virtual_address", "set_cond_task_id",
+    "set_fp2int_mode", "mov_fp2int_mode_to_scalar", "set_overflow_status", "get_overflow_status",
+    "set_small_channel", "mov_small_channel_to_scalar", "set_system_cache", "mov_system_cache_to_scalar",
+    "mov_rpn_cor_ir_to_scalar", "vaddreluconv", "vsubreluconv", "vec_addreluconv", "vec_subreluconv", "vbrcb",
+    "vec_brcb", "vcopy", "vec_copy", "vbitsort32", "vec_bitsort32", "vmrgsort4v2", "vec_mrgsort4v2",
+    "vec_ector_filter1d",
+)
+
+#: Names of CANN's TIK intrinsic tables (`known_tik_apis`) by prefix -> what they are (k464): ``data_move_l12l0a``
+#: & co. are data_move's per-path intrinsics, ``fix_pipe_*`` the chip's FIXPIPE-unit capabilities, ``v_<op>``
+#: the v210 register-based vector family (tik_api.md §9.11), which the simulator does not model.
+TIK_API_PREFIXES = (
+    ("data_move_", "one path of data_move: " + TIK_API_OPS["data_move"]),
+    ("fix_pipe_", "a FIXPIPE-unit capability of the chip: the FIXPIPE write-backs pto.mte_l0c_gm / _l1 / _ub and "
+                  "their clauses (pto_fixpipe.md)"),
+    ("v_", "the v210 register-based vector family (tik_api.md §9.11), which has no PTO op here and is not modelled; "
+           "the UB vector ops are pto.ub.vadd, pto.ub.vmul, ... (tik_vector.md)"),
+)
+
+#: CANN's scalar intrinsic names (`known_tik_apis`) -> the scalar expression they are (tik_core.md §3).
+TIK_SCALAR_INTRINSICS = {"abs": "math.absi / absf", "max": "arith.maxsi / maxnumf", "min": "arith.minsi / minnumf",
+                         "sqrt": "math.sqrt", "bcnt0": "scalar_countbit0", "bcnt1": "scalar_countbit1",
+                         "clz": "scalar_countleading0", "assign": "a register assignment, k.assign(reg, value)"}
 
 #: TIK vector instructions the facade leaves out on purpose (``tbe_compat.tik.vector.UNMODELLED`` and
 #: ``vector_scatter.UNMODELLED_SCATTER``; a test keeps the sets equal): no PTO op computes them, so the Fix says so.
@@ -270,6 +357,25 @@ def _tik_name_hint(key: str) -> Optional[str]:
     base = key[3:] if key.startswith("ub.") else key
     if base in TIK_API_OPS:
         return f"TIK's {base} is {TIK_API_OPS[base]}"
+    if base in TIK_API_NO_OP:
+        return f"TIK's {base} is no PTO op: it is {TIK_API_NO_OP[base]}"
+    if base in TIK_APIS_NOT_MODELLED:
+        return (f"TIK's {base} has no PTO op and is not modelled (its result is not published or configures what "
+                f"the simulator does not model; tik_cube.md \"Not modelled\", tik_vector.md §7): keep "
+                f"such a step outside the simulated kernel, or express it with modelled calls")
+    if key.startswith("ub.") and base in OPS:                 # pto.ub.set_flag, pto.ub.col2img
+        return f"TIK's {base} is pto.{base} (not under pto.ub: only the vector ops are)"
+    if base in TIK_SCALAR_INTRINSICS:
+        return f"TIK's scalar {base} is no PTO op: it is a scalar expression ({TIK_SCALAR_INTRINSICS[base]}; " \
+               f"tik_core.md §3)"
+    for prefix, text in TIK_API_PREFIXES:
+        if base.startswith(prefix):
+            return f"TIK's {base} is {text}"
+    if base.startswith("vec_") and "v" + base[4:] in TIK_API_OPS:       # vec_reducev2 is vreducev2
+        return f"TIK's {base} is {TIK_API_OPS['v' + base[4:]]}"
+    if base in ("vcmp", "vec_cmp", "scatter_vcmp"):
+        pre = "scatter_" if base.startswith("scatter") else ""
+        return f"TIK's {base} is pto.ub.{pre}vcmp_<eq|ne|lt|gt|ge|le> (tik_vector.md)"
     instr = "v" + base[4:] if base.startswith("vec_") else base          # vec_bi is vbi, vec_padding vpadding
     if instr in TIK_UNMODELLED_INSTRUCTIONS:
         return (f"TIK's {base} has no PTO op: the simulator leaves its instruction {instr} out, as its result is "

@@ -152,7 +152,53 @@ def test_f16_accumulator_copy_gets_nosat_on_a_saturation_chip():
 
 def test_sweep_refuses_new_fixpipe(capsys):
     assert main(["--sweep", "--new-fixpipe"]) == 2
-    assert "--sweep takes no script, --feed, --kernel or --new-fixpipe" in capsys.readouterr().err
+    assert "--sweep takes no script, --feed, --kernel, --new-fixpipe or --strict" in capsys.readouterr().err
+    assert main(["--sweep", "--strict"]) == 2
+    assert "--sweep takes no script, --feed, --kernel, --new-fixpipe or --strict" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- --strict (CI)
+
+def test_strict_passes_when_every_replacement_matches(script, capsys):
+    assert main(["--new-fixpipe", "--strict", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "STRICT" not in out and out.rstrip().endswith("match the legacy model bit for bit")
+
+
+def test_strict_fails_on_a_rejected_replacement_that_plain_new_fixpipe_only_reports(script, capsys):
+    """user456 item 6: the exit status ignored --new-fixpipe outcomes, so CI could not fail on a non-exact
+    replacement; with --strict a rejected one (negative per-channel scales) exits 1 and the verdict says why."""
+    assert main(["--new-fixpipe", str(script), "neg"]) == 0             # without --strict: reported only
+    capsys.readouterr()
+    assert main(["--new-fixpipe", "--strict", str(script), "neg"]) == 1
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1] == ('STRICT: 1 of 2 new FIXPIPE replacements is not an exact match '
+                                              '(rejected 1; --strict: see the "new FIXPIPE for" lines)')
+    assert "DIFFERENCES" not in out                                    # the legacy comparison itself matched
+    assert main(["--format", "json", "--new-fixpipe", "--strict", str(script), "neg"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["exit_status"], doc["strict_new"], doc["outcomes"]) == (1, True, [1])
+
+
+def test_strict_fails_on_a_differing_replacement(script, monkeypatch, capsys):
+    real = NF.run_new
+
+    def off(call, s, snap):
+        got = real(call, s, snap).copy()
+        got[5] = np.nextafter(got[5], np.float16(np.inf))
+        return got
+    monkeypatch.setattr(NF, "run_new", off)
+    assert main(["--new-fixpipe", "--strict", str(script)]) == 1
+    assert "STRICT: 2 of 2 new FIXPIPE replacements are not an exact match (differs 2;" in capsys.readouterr().out
+
+
+def test_strict_needs_new_fixpipe(script, capsys):
+    from pto_core.errors import ConfigError
+    from tbe_compat.compare import compare_script
+    assert main(["--strict", str(script)]) == 2
+    assert "--strict judges the new FIXPIPE replacements: add --new-fixpipe" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="new_fixpipe=True"):
+        compare_script(str(script), strict=True)
 
 
 def test_help_lists_the_exit_statuses(capsys):
@@ -162,5 +208,6 @@ def test_help_lists_the_exit_statuses(capsys):
     out = capsys.readouterr().out
     for line in ("0  every executed fixpipe call matched", "1  a difference, or a call the legacy model refused",
                  "2  usage error", "3  the script or a kernel run failed", "4  no fixpipe call ran",
-                 "exit status (--sweep): 0 every difference explained"):
+                 "exit status (--sweep): 0 every difference explained",
+                 "except with --strict: then a replacement that is not an exact match"):
         assert line in out

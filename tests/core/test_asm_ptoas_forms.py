@@ -326,3 +326,24 @@ def test_tile_level_types_are_named():
     bad = MATMUL.replace("%a: !pto.ptr<f16, gm>", "%a: !pto.partition_tensor_view<16x32xf16>")
     with pytest.raises(AsmParseError, match="PTOAS tile-level IR"):
         asm.parse(bad)
+
+
+def test_clause_separators_follow_each_ops_documented_syntax():
+    """pto-isa docs: FIXPIPE write-backs and the frac load put commas before clauses (``..., %l2_cache_ctrl,
+    nz2nd, sat``); pto.mad and the burst moves a space (``%k unit_flag(check_only) disable_gemv sat``,
+    ``%len_burst nburst(...)``). Every FIXPIPE-family op is a comma op."""
+    from pto_core import pto
+    from pto_core.ops import registry
+    from pto_core.program import program
+    assert {n for n, s in registry.OPS.items() if s.family == "fixpipe"} <= asm.COMMA_CLAUSE_OPS
+    with program("sep", target="A5") as k:
+        g = k.gm_arg("g", "f16", (256,))
+        l1 = k.ptr("l1", "f16", 0)
+        pto.mte_gm_l1(g, l1, 64, nburst=(2, 128, 64), loop=[(2, 0, 128)])
+        pto.mad(k.ptr("l0a", "f16", 0), k.ptr("l0b", "f16", 0), k.ptr("l0c", "f32", 0), 16, 16, 16,
+                unit_flag="check_and_set", disable_gemv=True, sat=False)
+        pto.mte_l0c_l1(k.ptr("l0c", "f32", 0), l1, 16, 16, 16, 16, unit_flag="check_and_clear", nz2nd=True, sat=True)
+    text = asm.print_program(k.program)
+    assert "%c64_i64 nburst(%c2_i64, %c128_i64, %c64_i64) loop(%c2_i64, %c0_i64, %c128_i64) :" in text
+    assert "%c16_i64 unit_flag(check_and_set) disable_gemv nosat :" in text
+    assert "%c16_i64, unit_flag(check_and_clear), nz2nd, sat :" in text

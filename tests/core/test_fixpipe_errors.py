@@ -203,6 +203,21 @@ def test_scales_must_be_positive_normal_fp19(env):
         env.l1_op(pre_quant=(fb, {"mode": "qf322f16_pre_vec"}))
 
 
+@pytest.mark.parametrize("bad,fix", [(-2.0, "fold the sign into the weights"), (-1e-39, "fold the sign"),
+                                     (-0.0, "no zero scale"), (0.0, "no zero scale"), (float("inf"), "positive")])
+def test_a_refused_scale_says_how_to_migrate_it(env, bad, fix):
+    """A negative per-channel scale (legacy int322fp16 takes one; seed conv example) gets the migrator's Fix
+    (fixpipe_compare.md differences item 3), in the scalar and the vector (FB word) form."""
+    words = [Q.make_word(1.0, offset_bits=0)] * 32
+    words[5] = Q.make_word(bad, offset_bits=0)
+    fb = fb_words(env.m, words, addr=0x400)
+    for payload, mode in ((fb, "qf322f16_pre_vec"), (bad, "qf322f16_pre_scalar")):
+        with raises(IllegalOperand, "positive normal FP19", "pre_quant") as ei:
+            env.l1_op(pre_quant=(payload, {"mode": mode}))
+        assert fix in ei.value.hint, ei.value.hint
+        assert ("keep a vector deq" in ei.value.hint) == (bad <= 0), ei.value.hint
+
+
 def test_fb_rows_must_be_aligned(env):
     with raises(Misaligned, "128-byte aligned", "pre_quant"):
         env.l1_op(pre_quant=(env.fb + 8, {"mode": "qf322f16_pre_vec"}))

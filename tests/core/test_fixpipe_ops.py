@@ -4,6 +4,8 @@ Layouts and strides are checked against `fixpipe_support.ref_offsets` (explicit 
 offsets) and `fixpipe_support.ref_convert` (exact rational arithmetic), comparing the
 whole destination region so that elements outside ``m x n`` must keep the fill pattern.
 """
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -549,10 +551,17 @@ def test_fixpipe_ops_record_print_parse_and_run_like_eager_calls():
         acc, fb = k.ptr("l0c", "f32", 0), k.ptr("fb", "f32", 0)
         pto.mte_l0c_gm(acc, out, M, n, 32, n, 0, 0, **{**clauses, "pre_quant": (fb, {"mode": "qf322f16_pre_vec"})})
     text = asm.print_program(k.program)
-    assert "pre_quant(%2, mode = qf322f16_pre_vec) pre_relu(%cst, mode = scalar_relu, clip = %cst_1) nz2nd" in text
+    # the clauses follow the operands after commas, as the ISA docs write them (asm.COMMA_CLAUSE_OPS)
+    assert ("%c0_i64, %c0_i64, pre_quant(%2, mode = qf322f16_pre_vec), pre_relu(%cst, mode = scalar_relu, "
+            "clip = %cst_1), nz2nd, loop3(%c1_i64, %c0_i64, %c0_i64), sat, atomic(type = f16, op = max) :") in text
     again = asm.parse(text)
     assert asm.print_program(again) == text
-    got = [p.run({"n": N}, machine=machine())["out"] for p in (k.program, again)]
+    # text saved before the comma form (clauses after spaces) still loads, as the same program
+    spaced = re.sub(r", (?=(pre_quant|pre_relu|nz2nd|loop3|sat|atomic)\b)", " ", text)
+    assert "%c0_i64 pre_quant(" in spaced and "nz2nd loop3(" in spaced
+    old = asm.parse(spaced)
+    assert asm.print_program(old) == text
+    got = [p.run({"n": N}, machine=machine())["out"] for p in (k.program, again, old)]
     eager = machine()
     dst = eager.gm_tensor(np.full(M * N, -1.0, np.float16), name="out")
     pto.mte_l0c_gm(eager.ptr("l0c", "f32", 0), dst, M, N, 32, N, 0, 0,
@@ -561,3 +570,72 @@ def test_fixpipe_ops_record_print_parse_and_run_like_eager_calls():
     for g in got:
         np.testing.assert_array_equal(g.view(np.uint16), want.view(np.uint16))
     assert (want == -1.0).any() and (want > 0).any()
+
+
+_SPELLING_CASES = [
+    ("l1", dict(pre_quant=(0.0, {"mode": "f32_f16"}), pre_relu=({"mode": "normal_relu"}), nz2nd=True, sat=True)),
+    ("l1", dict(pre_quant=(0.0, {"mode": "f32_f16"}), nz2nd=True, loop3=(2, 16, 512), sat="preserve_nan")),
+    ("ub", dict(dst_mode="split_m", nz2nd=True, sat=False)),
+    ("ub", dict(dst_mode=0)),
+    ("gm", dict(nz2nd=True, loop3=(2, 16, 512), sat=False)),
+    ("gm", dict(pre_quant=(0.0, {"mode": "f32_f16"}), nz2nd=True, atomic={"type": "f16", "op": "add"})),
+    ("frac", dict(dn2nz=True, shape=(16, 32), src_layout=(32,), dst_group=(1, 1, 16, 0), ctrl=(0, False))),
+]
+
+
+@pytest.mark.parametrize("where,clauses", _SPELLING_CASES)
+def test_comma_ops_print_commas_and_read_both_spellings_to_the_same_bytes(where, clauses):
+    """FIXPIPE write-backs and the frac load print their clauses after commas (pto-isa mte-l0c-*.md,
+    pto_spec.md §3.2/§5.1); the text printed before that (clauses after spaces) parses to the same
+    program, and all three run to the same bytes."""
+    from pto_core import asm
+    from pto_core.program import program
+    M, N = 16, 32
+    x = (np.arange(2 * M * N, dtype=np.float32).reshape(2 * M, N) - 300) * np.float32(0.7)
+    src_gm = (np.arange(M * N, dtype=np.float32) % 7 - 3).astype(np.float16)
+    dst_dtype = "f16" if "pre_quant" in clauses else "f32"
+
+    def machine():
+        mach = Machine("A5", options=MachineOptions(check_hazards=False))
+        load_acc(mach, x, src_stride=32)
+        return mach
+
+    with program("spell", target="A5") as k:
+        out = k.gm_arg("out", dst_dtype, (2 * M * N,), io="out",
+                       init=np.full(2 * M * N, 1.0, np.float32 if dst_dtype == "f32" else np.float16))
+        a = k.gm_arg("a", "f16", (M * N,))
+        acc = k.ptr("l0c", "f32", 0)
+        if where == "l1":
+            pto.mte_l0c_l1(acc, k.ptr("l1", "f16", 0), M, N, 32, N, **clauses)
+        elif where == "ub":
+            pto.mte_l0c_ub(acc, k.ptr("ub", "f32", 0), M, N, 32, N if "nz2nd" in clauses else 16 * M, **clauses)
+        elif where == "gm":
+            pto.mte_l0c_gm(acc, out, M, N, 32, N, 0, 0, **clauses)
+        else:
+            pto.mte_gm_l1_frac(a, k.ptr("l1", "f16", 0), **clauses)
+    text = asm.print_program(k.program)
+    line = next(ln for ln in text.split("\n") if "pto.mte_l0c_" in ln or "pto.mte_gm_l1_frac" in ln)
+    first = next(iter(clauses))
+    assert re.search(rf"%\w+, {first}\b", line), line
+    spaced = re.sub(r", (?=(" + "|".join(["nosat"] + [c.name for c in
+                                                      registry_spec(line).clauses]) + r")\b)", " ", text)
+    assert spaced != text
+    progs = [k.program, asm.parse(text), asm.parse(spaced)]
+    assert asm.print_program(progs[2]) == text
+    dumps = []
+    for p in progs:
+        mach = machine()
+        res = p.run({"a": src_gm}, machine=mach)
+        region = mach.read(mach.ptr("ub" if where == "ub" else "l1", "u8", 0), (4096,)) if where != "gm" else \
+            res["out"].view(np.uint8)
+        dumps.append(region.tobytes())
+    assert dumps[0] == dumps[1] == dumps[2]
+    fresh = machine()
+    before = fresh.read(fresh.ptr("ub" if where == "ub" else "l1", "u8", 0), (4096,)).tobytes() if where != "gm" else \
+        np.full(2 * M * N, 1.0, np.float32 if dst_dtype == "f32" else np.float16).view(np.uint8).tobytes()
+    assert dumps[0] != before
+
+
+def registry_spec(line):
+    from pto_core.ops import registry
+    return registry.OPS[re.search(r"pto\.(\w+)", line).group(1)]
