@@ -467,3 +467,71 @@ def test_example_rewritten_with_its_rows_gives_the_same_outputs(example, tmp_pat
         for r0, r1 in zip(runs, after.runs[name], strict=True):
             assert {k: np.asarray(v).tobytes() for k, v in r0.results.items()} == \
                    {k: np.asarray(v).tobytes() for k, v in r1.results.items()}
+
+
+#: review466: names the call's source spells, bound to another tensor there. A helper's parameters named like the
+#: kernel's tensors but passed swapped; a Python loop's ``prev`` (its tensor declared as ``t`` one run earlier);
+#: ``old = cur`` before ``cur`` is rebound. Each once wrote the wrong tensor into a runnable row.
+REBOUND = HEAD + '''
+N = 256
+
+
+def combine(ti, a, b):
+    ti.vec_sub(128, a, a, b, 2, 8, 8, 8)
+
+
+def kernel():
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (N,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (N,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (N,), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, N * 2 // 32, 0, 0)
+    ti.vec_muls(128, b, a, 3.0, 2, 8, 8)
+    combine(ti, b, a)
+    prev = None
+    for k in range(2):
+        t = ti.Tensor("float16", (N,), name=f"t{k}", scope=tik.scope_ubuf)
+        ti.vec_adds(128, t, b, float(k), 2, 8, 8)
+        if prev is not None:
+            ti.vec_mul(128, t, t, prev, 2, 8, 8, 8)
+        prev = t
+    cur = ti.Tensor("float16", (N,), name="ping", scope=tik.scope_ubuf)
+    old = cur
+    cur = ti.Tensor("float16", (N,), name="pong", scope=tik.scope_ubuf)
+    ti.vec_muls(128, old, t, 0.5, 2, 8, 8)
+    ti.vec_add(128, cur, t, old, 2, 8, 8, 8)
+    ti.data_move(y, cur, 0, 1, N * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="rebound", inputs=[x], outputs=[y])
+    return ti
+
+
+def feed():
+    return {"x": np.random.default_rng(6).standard_normal(N).astype(np.float16)}
+'''
+
+
+def test_a_name_the_call_spells_but_bound_to_another_tensor_is_a_placeholder(tmp_path):
+    """A name is written only where it is provably bound to the traced tensor at the call (NAME_RULE); every other
+    row is NOT RUNNABLE, and the kernel with its runnable rows replaced (the others kept as TIK calls) gives the
+    same bits."""
+    path = tmp_path / "rebound.py"
+    path.write_text(REBOUND)
+    mod = _load(path, f"rebound_{id(tmp_path)}")
+    rows = {r.source: r for r in python_rows(mod.kernel())}
+    for src, wrong in (("ti.vec_sub(128, a, a, b, 2, 8, 8, 8)", "b.pto_ptr(), b.pto_ptr(), a.pto_ptr()"),
+                       ("ti.vec_mul(128, t, t, prev, 2, 8, 8, 8)", "t.pto_ptr(), t.pto_ptr(), t.pto_ptr()"),
+                       ("ti.vec_muls(128, old, t, 0.5, 2, 8, 8)", "cur.pto_ptr()"),
+                       ("ti.vec_add(128, cur, t, old, 2, 8, 8, 8)", "t.pto_ptr(), cur.pto_ptr()")):
+        r = rows[src]
+        assert not r.runnable and r.problems, (src, r.code)
+        assert not any(wrong in c for c in r.code), (src, r.code)
+    vec_add = rows["ti.vec_add(128, cur, t, old, 2, 8, 8, 8)"]
+    assert vec_add.code[0].startswith(f"pto.ub.vadd(cur.pto_ptr(), {PLACEHOLDER}t_t1.pto_ptr(), "
+                                      f"{PLACEHOLDER}cur_ping.pto_ptr(), ")       # t0 / t1 told apart
+    assert rows["ti.data_move(y, cur, 0, 1, N * 2 // 32, 0, 0)"].runnable     # cur: the last binding
+    golden = _run(mod)
+    new = tmp_path / "rebound_pto.py"
+    new.write_text(_rewrite(path, [r for r in rows.values() if r.runnable]))
+    assert _run(_load(new, f"rebound_pto_{id(tmp_path)}")) == golden
