@@ -44,6 +44,12 @@ from pto_core.ops.registry import clause_python
 #: kernel defines, so generated code holding one stops with a ``NameError`` instead of running wrong.
 PLACEHOLDER = "FILL_IN_"
 
+#: The first statement of the replacement of a call the script ran several times with different operands (a Python
+#: loop around it): the runs' statements follow one after the other, which pasted as they stand would all run at each
+#: call -- a wrong value, not an error -- so the row starts with this placeholder (a ``NameError``) until they are
+#: written as one (review466).
+RUNS_GUARD = PLACEHOLDER + "one_replacement_per_run"
+
 #: Ops of a TIK call's trace the Python replacement leaves out, and why (worked_migration.md, checklist).
 LEFT_OUT = {
     "assert_in_bounds": "the TIK call's own extent checks (the PTO op is checked against its tensors when it runs)",
@@ -504,10 +510,11 @@ def python_rows(tik) -> list:
         if len(distinct) == 1:
             code, problems, notes = distinct[0]
             row.code, row.problems, row.notes = list(code), list(problems), list(notes)
-        else:
-            row.problems.append(f"the script ran this call {len(groups)} times with different operands (a Python "
-                                f"loop around it?): one replacement per run follows; write them as one with "
-                                f"your loop's variable")
+        else:                       # pasted as it stands, every run's statements would run at each call
+            row.problems.append(f"{RUNS_GUARD}: the script ran this call {len(groups)} times with different operands "
+                                f"(a Python loop around it?): one replacement per run follows; write them as one "
+                                f"with your loop's variable, then delete the {RUNS_GUARD} line")
+            row.code.append(f"{RUNS_GUARD}  # a NameError until the runs below are written as one")
             for k, (code, problems, notes) in enumerate(distinct):
                 row.code.append(f"# run {k + 1} of {len(distinct)}:")
                 row.code += list(code)
@@ -636,4 +643,4 @@ def format_python(rows: list, kernel: str) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE"]
+__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "RUNS_GUARD"]

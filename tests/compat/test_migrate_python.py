@@ -535,3 +535,26 @@ def test_a_name_the_call_spells_but_bound_to_another_tensor_is_a_placeholder(tmp
     new = tmp_path / "rebound_pto.py"
     new.write_text(_rewrite(path, [r for r in rows.values() if r.runnable]))
     assert _run(_load(new, f"rebound_pto_{id(tmp_path)}")) == golden
+
+
+def test_a_call_run_with_different_operands_stops_before_its_runs_if_pasted_as_it_stands(tmp_path):
+    """Every run's statements one after the other, pasted into the Python loop as they stand, would all run at each
+    call (xu[0:128] and xu[128:256] halved twice): the row starts with a placeholder (RUNS_GUARD), so it stops with a
+    NameError instead, and the whole kernel rewritten with every row as printed stops there too."""
+    path = tmp_path / "runs.py"
+    path.write_text(UNNAMED.replace("    add(ti, xu, xu, xu, 128)\n", ""))
+    mod = _load(path, f"runs_{id(tmp_path)}")
+    rows = python_rows(mod.kernel())
+    loop = next(r for r in rows if r.source == "ti.vec_muls(128, xu[k * 128], xu[k * 128], 0.5, 1, 8, 8)")
+    assert [r for r in rows if not r.runnable] == [loop]
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    at = loop.line - 1
+    pad = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+    lines[at:at + 1] = [pad + c + "\n" for c in loop.code]
+    new = tmp_path / "runs_pasted.py"
+    new.write_text("from pto_core import pto\n" + "".join(lines))
+    with pytest.raises(NameError, match=PLACEHOLDER):
+        _load(new, f"runs_pasted_{id(tmp_path)}").kernel()
+    from tbe_compat.migrate_python import RUNS_GUARD
+    assert loop.code[0].startswith(RUNS_GUARD + "  #") and RUNS_GUARD in loop.problems[0]
