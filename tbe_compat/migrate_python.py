@@ -573,9 +573,10 @@ def _stmts(w: _Writer, stmts: list, depth: int, notes: list) -> list:
             tik = w.site.tik_receiver() or w.placeholder("tik_instance", "the Tik instance of this call")
             step = s.step.value if isinstance(s.step, P.Const) else None
             var = w.loops[id(s.var)] = w.fresh("i")
-            if step != 1:
-                var = w.placeholder("loop", f"a loop of step {s.step!r} the call's lowering runs: TIK's "
-                                            f"for_range steps by 1; write it with a Python loop or a Scalar")
+            if step != 1:               # a statement of its own: as the `with`'s target it would bind, not stop
+                out.append(pad + w.placeholder("loop", f"a loop of step {s.step!r} the call's lowering runs: TIK's "
+                                                       f"for_range steps by 1; write it with a Python loop or a "
+                                                       f"Scalar"))
             out.append(f"{pad}with {tik}.for_range({w.value(s.lo)}, {w.value(s.hi)}) as {var}:")
             out += _stmts(w, s.body, depth + 1, notes) or [pad + "    pass"]
         elif isinstance(s, P.If):

@@ -558,3 +558,22 @@ def test_a_call_run_with_different_operands_stops_before_its_runs_if_pasted_as_i
         _load(new, f"runs_pasted_{id(tmp_path)}").kernel()
     from tbe_compat.migrate_python import RUNS_GUARD
     assert loop.code[0].startswith(RUNS_GUARD + "  #") and RUNS_GUARD in loop.problems[0]
+
+
+def test_a_lowering_loop_of_another_step_stops_with_a_name_error():
+    """TIK's for_range steps by 1: a loop of step 2 is a placeholder statement of its own before the ``with`` (as the
+    ``with``'s target, ``as FILL_IN_loop``, it bound the name and ran a step-1 loop twice as long)."""
+    from pto_core import program as P
+    from tbe_compat.migrate_python import _stmts, _Writer
+
+    class _NoSite:
+        def tik_receiver(self):
+            return "ti"
+
+    w = _Writer(None, _NoSite())
+    loop = P.For(P.LoopVar(P.I64), P.Const(0, P.I64), P.Const(8, P.I64), P.Const(2, P.I64), [])
+    code = _stmts(w, [loop], 0, [])
+    assert code[0] == f"{PLACEHOLDER}loop" and code[1].startswith("with ti.for_range(0, 8) as i1:"), code
+    assert any("step" in p for p in w.problems)
+    with pytest.raises(NameError, match=PLACEHOLDER):
+        exec(compile("\n".join(code), "gen.py", "exec"), {"ti": None})
