@@ -44,6 +44,12 @@ from pto_core.ops.registry import clause_python
 #: kernel defines, so generated code holding one stops with a ``NameError`` instead of running wrong.
 PLACEHOLDER = "FILL_IN_"
 
+#: The first statement of the replacement of a call the script ran several times with different operands (a Python
+#: loop around it): the runs' statements follow one after the other, which pasted as they stand would all run at each
+#: call -- a wrong value, not an error -- so the row starts with this placeholder (a ``NameError``) until they are
+#: written as one (review466).
+RUNS_GUARD = PLACEHOLDER + "one_replacement_per_run"
+
 #: Ops of a TIK call's trace the Python replacement leaves out, and why (worked_migration.md, checklist).
 LEFT_OUT = {
     "assert_in_bounds": "the TIK call's own extent checks (the PTO op is checked against its tensors when it runs)",
@@ -104,21 +110,27 @@ def _enclosing_function(src, node):
     return node
 
 
-_BINDINGS: dict = {}      # id(function node) -> (node, {name: how many places bind it}) (parsed sources are cached)
+_BINDINGS: dict = {}      # id(function node) -> (node, {name: [line of each place binding it]}) (sources are cached)
 
 
-def _bindings(func, name: str) -> int:
-    """How many places bind ``name`` in ``func`` (nested functions' bindings count too: a conservative count)."""
-    counts = _BINDINGS.get(id(func))
-    if counts is None or counts[0] is not func:
+def _binding_lines(func, name: str) -> list:
+    """The lines of the places that bind ``name`` in ``func`` (nested functions' bindings count too: conservative)."""
+    got = _BINDINGS.get(id(func))
+    if got is None or got[0] is not func:
         names: dict = {}
         for node in ast.walk(func):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names[node.id] = names.get(node.id, 0) + 1
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.setdefault(node.id, []).append(node.lineno)
             elif isinstance(node, ast.arg):
-                names[node.arg] = names.get(node.arg, 0) + 1
-        counts = _BINDINGS[id(func)] = (func, names)
-    return counts[1].get(name, 0)
+                names.setdefault(node.arg, []).append(node.lineno)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                for n in node.names:                # rebound elsewhere: never provably this object
+                    names.setdefault(n, []).extend((node.lineno, node.lineno))
+        got = _BINDINGS[id(func)] = (func, names)
+    return got[1].get(name, [])
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _assigned_name(file: str, line: int, call_names: tuple, with_as: bool = False):
@@ -170,15 +182,42 @@ class _Site:
             return text if text != "?" else None
         return None
 
-    def visible(self, name: str, file: str, decl_node) -> bool:
-        """Whether ``name`` (bound at ``decl_node`` of ``file``) means that object at this call site: the call's
-        own source uses the name, or the declaration is in the call's function and binds it only once."""
-        if name in self.names:
-            return True
-        if self.src is None or self.node is None or file != self.file:
+    def visible(self, name: str, file: str, decl_node, runs: int) -> bool:
+        """Whether ``name``, bound at ``decl_node`` of ``file`` by a declaration the trace ran ``runs`` times, is
+        provably bound to that object at this call site (`NAME_RULE`): the declaration ran once, in the call's own
+        function, and no other binding of the name can come between it and the call -- the name is bound once in
+        the function, or bound again only before the declaration or after the call in source order, with no
+        Python loop around the call that holds another of its bindings. That the call's source spells the name
+        proves nothing: a helper's parameter, a swapped alias or a Python loop's previous tensor spell it too."""
+        if self.src is None or self.node is None or file != self.file or runs != 1:
             return False
         func = _enclosing_function(self.src, decl_node)
-        return func is _enclosing_function(self.src, self.node) and _bindings(func, name) == 1
+        if func is not _enclosing_function(self.src, self.node):
+            return False
+        lines = _binding_lines(func, name)
+        if len(lines) <= 1:
+            return True
+        decl, call = decl_node.lineno, self.node.lineno
+        others = list(lines)
+        if decl_node.lineno in others:
+            others.remove(decl_node.lineno)       # the declaration's own target
+        if decl >= call or any(decl <= ln <= call for ln in others):
+            return False
+        node = self.src.parents.get(self.node)
+        while node is not None and node is not func:
+            if isinstance(node, _LOOPS):
+                lo, hi = node.lineno, node.end_lineno or node.lineno
+                if any(lo <= ln <= hi for ln in others):
+                    return False
+            node = self.src.parents.get(node)
+        return True
+
+
+#: How the tool decides that a Python name at a call site is the tensor / Scalar / loop variable the trace holds
+#: (`_Site.visible`): provably bound to it there, else a ``FILL_IN_`` placeholder. A name merely spelled in the
+#: call's source is not proof (review466: ``combine(ti, b, a)`` into ``def combine(ti, a, b)``, ``prev`` of a
+#: Python loop, ``old = cur; cur = ...`` all wrote the wrong tensor and ran).
+NAME_RULE = "declared once, in the call's function, with no other binding of the name in between"
 
 
 # ============================================================================ rendering
@@ -202,11 +241,17 @@ class _Writer:
             self.problems.append(msg)
         return name
 
+    def runs(self, file, line) -> int:
+        """How many times the TIK call at ``file:line`` ran in the trace (a declaration in a Python loop: several)."""
+        return self.call_runs.get((file, line), 0)
+
     def fresh(self, stem: str) -> str:
         self._fresh += 1
         return f"{stem}{self._fresh}"
 
-    def _named(self, file, line, call_names, what, with_as=False) -> str:
+    def _named(self, file, line, call_names, what, with_as=False, label=None) -> str:
+        """The Python name of the object declared at ``file:line`` (``label``: its TIK name, which tells apart two
+        placeholders of one Python name, ``FILL_IN_t_t0`` / ``FILL_IN_t_t1``), else a placeholder."""
         got = _assigned_name(file, line, call_names, with_as) if file else None
         from .migrate import _short_path
         at = f"{_short_path(file)}:{line}" if file else "?"
@@ -214,10 +259,10 @@ class _Writer:
             return self.placeholder(what, f"{what} (declared at {at}) is not assigned to a plain Python "
                                           f"variable there: write the name it has at this call")
         name, node = got
-        if not self.site.visible(name, file, node):
-            return self.placeholder(name, f"{what} is '{name}' at {at}, which may not be the name it has at this "
-                                          f"call (another function, or the name is bound more than once): "
-                                          f"write its name here")
+        if not self.site.visible(name, file, node, self.runs(file, line)):
+            return self.placeholder(name if not label or label == name else f"{name}_{label}", f"{what} is '{name}' at {at}, which may not be the name it has at this "
+                                          f"call (another function, a declaration the script ran several times, "
+                                          f"or the name is bound again in between): write its name here")
         return name
 
     def tensor(self, st) -> str:
@@ -228,7 +273,7 @@ class _Writer:
                                     f"TIK placed for itself): declare a tensor in {st.space} and pass its pto_ptr() "
                                     f"(worked_migration.md, checklist)")
         return self._named(where.file if where else None, where.line if where else 0, ("Tensor",),
-                           f"{st.space} tensor {st.name}")
+                           f"{st.space} tensor {st.name}", label=st.name)
 
     # ---------------------------------------------------------------- pointers
     def ptr(self, p) -> tuple:
@@ -437,6 +482,9 @@ def python_rows(tik) -> list:
         for p in getattr(st, "_base_ptrs", {}).values():
             storages[id(p)] = st
     loops = {id(s.var): s for s in P.walk_stmts(tik.program.body) if isinstance(s, P.For)}
+    runs: dict = {}
+    for w in getattr(tik, "_calls", ()):
+        runs[(w.file, w.line)] = runs.get((w.file, w.line), 0) + 1
     rows = []
     for key, groups in occurrences.items():
         if key is None or not any(_replaced(s) for g in groups for s in g):
@@ -448,7 +496,7 @@ def python_rows(tik) -> list:
         texts = []
         for g in groups:
             w = _Writer(tik, _Site(key))
-            w.tik_storages, w.tik_loops = storages, loops
+            w.tik_storages, w.tik_loops, w.call_runs = storages, loops, runs
             notes: list = []
             body = _stmts(w, g, 0, notes)
             if body or not any(_replaced(s) for s in g):
@@ -462,10 +510,11 @@ def python_rows(tik) -> list:
         if len(distinct) == 1:
             code, problems, notes = distinct[0]
             row.code, row.problems, row.notes = list(code), list(problems), list(notes)
-        else:
-            row.problems.append(f"the script ran this call {len(groups)} times with different operands (a Python "
-                                f"loop around it?): one replacement per run follows; write them as one with "
-                                f"your loop's variable")
+        else:                       # pasted as it stands, every run's statements would run at each call
+            row.problems.append(f"{RUNS_GUARD}: the script ran this call {len(groups)} times with different operands "
+                                f"(a Python loop around it?): one replacement per run follows; write them as one "
+                                f"with your loop's variable, then delete the {RUNS_GUARD} line")
+            row.code.append(f"{RUNS_GUARD}  # a NameError until the runs below are written as one")
             for k, (code, problems, notes) in enumerate(distinct):
                 row.code.append(f"# run {k + 1} of {len(distinct)}:")
                 row.code += list(code)
@@ -524,9 +573,10 @@ def _stmts(w: _Writer, stmts: list, depth: int, notes: list) -> list:
             tik = w.site.tik_receiver() or w.placeholder("tik_instance", "the Tik instance of this call")
             step = s.step.value if isinstance(s.step, P.Const) else None
             var = w.loops[id(s.var)] = w.fresh("i")
-            if step != 1:
-                var = w.placeholder("loop", f"a loop of step {s.step!r} the call's lowering runs: TIK's "
-                                            f"for_range steps by 1; write it with a Python loop or a Scalar")
+            if step != 1:               # a statement of its own: as the `with`'s target it would bind, not stop
+                out.append(pad + w.placeholder("loop", f"a loop of step {s.step!r} the call's lowering runs: TIK's "
+                                                       f"for_range steps by 1; write it with a Python loop or a "
+                                                       f"Scalar"))
             out.append(f"{pad}with {tik}.for_range({w.value(s.lo)}, {w.value(s.hi)}) as {var}:")
             out += _stmts(w, s.body, depth + 1, notes) or [pad + "    pass"]
         elif isinstance(s, P.If):
@@ -594,4 +644,4 @@ def format_python(rows: list, kernel: str) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS"]
+__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "RUNS_GUARD"]

@@ -467,3 +467,113 @@ def test_example_rewritten_with_its_rows_gives_the_same_outputs(example, tmp_pat
         for r0, r1 in zip(runs, after.runs[name], strict=True):
             assert {k: np.asarray(v).tobytes() for k, v in r0.results.items()} == \
                    {k: np.asarray(v).tobytes() for k, v in r1.results.items()}
+
+
+#: review466: names the call's source spells, bound to another tensor there. A helper's parameters named like the
+#: kernel's tensors but passed swapped; a Python loop's ``prev`` (its tensor declared as ``t`` one run earlier);
+#: ``old = cur`` before ``cur`` is rebound. Each once wrote the wrong tensor into a runnable row.
+REBOUND = HEAD + '''
+N = 256
+
+
+def combine(ti, a, b):
+    ti.vec_sub(128, a, a, b, 2, 8, 8, 8)
+
+
+def kernel():
+    set_current_compile_soc_info("Ascend310")
+    ti = tik.Tik()
+    x = ti.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float16", (N,), name="y", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (N,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("float16", (N,), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, N * 2 // 32, 0, 0)
+    ti.vec_muls(128, b, a, 3.0, 2, 8, 8)
+    combine(ti, b, a)
+    prev = None
+    for k in range(2):
+        t = ti.Tensor("float16", (N,), name=f"t{k}", scope=tik.scope_ubuf)
+        ti.vec_adds(128, t, b, float(k), 2, 8, 8)
+        if prev is not None:
+            ti.vec_mul(128, t, t, prev, 2, 8, 8, 8)
+        prev = t
+    cur = ti.Tensor("float16", (N,), name="ping", scope=tik.scope_ubuf)
+    old = cur
+    cur = ti.Tensor("float16", (N,), name="pong", scope=tik.scope_ubuf)
+    ti.vec_muls(128, old, t, 0.5, 2, 8, 8)
+    ti.vec_add(128, cur, t, old, 2, 8, 8, 8)
+    ti.data_move(y, cur, 0, 1, N * 2 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="rebound", inputs=[x], outputs=[y])
+    return ti
+
+
+def feed():
+    return {"x": np.random.default_rng(6).standard_normal(N).astype(np.float16)}
+'''
+
+
+def test_a_name_the_call_spells_but_bound_to_another_tensor_is_a_placeholder(tmp_path):
+    """A name is written only where it is provably bound to the traced tensor at the call (NAME_RULE); every other
+    row is NOT RUNNABLE, and the kernel with its runnable rows replaced (the others kept as TIK calls) gives the
+    same bits."""
+    path = tmp_path / "rebound.py"
+    path.write_text(REBOUND)
+    mod = _load(path, f"rebound_{id(tmp_path)}")
+    rows = {r.source: r for r in python_rows(mod.kernel())}
+    for src, wrong in (("ti.vec_sub(128, a, a, b, 2, 8, 8, 8)", "b.pto_ptr(), b.pto_ptr(), a.pto_ptr()"),
+                       ("ti.vec_mul(128, t, t, prev, 2, 8, 8, 8)", "t.pto_ptr(), t.pto_ptr(), t.pto_ptr()"),
+                       ("ti.vec_muls(128, old, t, 0.5, 2, 8, 8)", "cur.pto_ptr()"),
+                       ("ti.vec_add(128, cur, t, old, 2, 8, 8, 8)", "t.pto_ptr(), cur.pto_ptr()")):
+        r = rows[src]
+        assert not r.runnable and r.problems, (src, r.code)
+        assert not any(wrong in c for c in r.code), (src, r.code)
+    vec_add = rows["ti.vec_add(128, cur, t, old, 2, 8, 8, 8)"]
+    assert vec_add.code[0].startswith(f"pto.ub.vadd(cur.pto_ptr(), {PLACEHOLDER}t_t1.pto_ptr(), "
+                                      f"{PLACEHOLDER}cur_ping.pto_ptr(), ")       # t0 / t1 told apart
+    assert rows["ti.data_move(y, cur, 0, 1, N * 2 // 32, 0, 0)"].runnable     # cur: the last binding
+    golden = _run(mod)
+    new = tmp_path / "rebound_pto.py"
+    new.write_text(_rewrite(path, [r for r in rows.values() if r.runnable]))
+    assert _run(_load(new, f"rebound_pto_{id(tmp_path)}")) == golden
+
+
+def test_a_call_run_with_different_operands_stops_before_its_runs_if_pasted_as_it_stands(tmp_path):
+    """Every run's statements one after the other, pasted into the Python loop as they stand, would all run at each
+    call (xu[0:128] and xu[128:256] halved twice): the row starts with a placeholder (RUNS_GUARD), so it stops with a
+    NameError instead, and the whole kernel rewritten with every row as printed stops there too."""
+    path = tmp_path / "runs.py"
+    path.write_text(UNNAMED.replace("    add(ti, xu, xu, xu, 128)\n", ""))
+    mod = _load(path, f"runs_{id(tmp_path)}")
+    rows = python_rows(mod.kernel())
+    loop = next(r for r in rows if r.source == "ti.vec_muls(128, xu[k * 128], xu[k * 128], 0.5, 1, 8, 8)")
+    assert [r for r in rows if not r.runnable] == [loop]
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    at = loop.line - 1
+    pad = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+    lines[at:at + 1] = [pad + c + "\n" for c in loop.code]
+    new = tmp_path / "runs_pasted.py"
+    new.write_text("from pto_core import pto\n" + "".join(lines))
+    with pytest.raises(NameError, match=PLACEHOLDER):
+        _load(new, f"runs_pasted_{id(tmp_path)}").kernel()
+    from tbe_compat.migrate_python import RUNS_GUARD
+    assert loop.code[0].startswith(RUNS_GUARD + "  #") and RUNS_GUARD in loop.problems[0]
+
+
+def test_a_lowering_loop_of_another_step_stops_with_a_name_error():
+    """TIK's for_range steps by 1: a loop of step 2 is a placeholder statement of its own before the ``with`` (as the
+    ``with``'s target, ``as FILL_IN_loop``, it bound the name and ran a step-1 loop twice as long)."""
+    from pto_core import program as P
+    from tbe_compat.migrate_python import _stmts, _Writer
+
+    class _NoSite:
+        def tik_receiver(self):
+            return "ti"
+
+    w = _Writer(None, _NoSite())
+    loop = P.For(P.LoopVar(P.I64), P.Const(0, P.I64), P.Const(8, P.I64), P.Const(2, P.I64), [])
+    code = _stmts(w, [loop], 0, [])
+    assert code[0] == f"{PLACEHOLDER}loop" and code[1].startswith("with ti.for_range(0, 8) as i1:"), code
+    assert any("step" in p for p in w.problems)
+    with pytest.raises(NameError, match=PLACEHOLDER):
+        exec(compile("\n".join(code), "gen.py", "exec"), {"ti": None})
