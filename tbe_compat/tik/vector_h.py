@@ -51,8 +51,9 @@ them (its expansion is not published); here:
   ``L % PAR`` lanes, a masked ``vcmp`` into CMPMASK stored as whole 64-bit words, and h_sel is
   ``vsel`` mode 2 (mode 1 for a scalar src1) with the tail's bits copied to an aligned scratch. Each
   row of the mask must start on a 32-byte boundary of its bits (element offset a multiple of 256;
-  whole tensors always do), else `Misaligned`. dtypes and chips: those of ``vcmpv``/``vcmp`` and
-  ``vsel`` modes 1/2 (not on Ascend310/Ascend910).
+  whole tensors always do), else `Misaligned`. dtypes and chips: TIK's ``tik.h_cmpv``/``tik.h_sel``
+  rows and those of ``vcmpv``/``vcmp``/``vsel``; where vsel has mode 0 only (Ascend310/910,
+  **SEL_MODE0_ONLY**) h_sel is one ``vec_sel`` mode 0 per repeat on that repeat's mask bits.
 
 Not lowered (`UnsupportedOp`, reason in the message): ``h_sin``/``h_cos`` (TIK's series and
 its precision are not published), slices with steps other than 1, reductions over
@@ -89,6 +90,12 @@ MIRROR = {"lt": "gt", "gt": "lt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"
 #: read by h_sel are the vcmpv/vsel result bits -- element ``p`` of the mask's storage is bit ``p % 8`` of
 #: byte ``p // 8`` (LSB first); a row of the mask starts on a 32-byte boundary of those bits.
 MASK_ROW_ALIGN = 256
+#: SEL_MODE0_ONLY (named choice): chips whose vsel has mode 0 only (one CMPMASK for every repeat; TIK's
+#: vsel/vec_sel pages) -- CANN 8.1 TIK admits h_sel there (``check_sel_ops_params``: the ``tik.h_sel`` row of
+#: tik_api_map, Ascend310 float16, Ascend910 float16/float32) -- run h_sel one repeat at a time: the repeat's
+#: PAR mask bits (MASK_LAYOUT) copied to an aligned scratch, then ``vec_sel`` mode 0 (a scalar source is a
+#: PAR-lane vector_dup copy). The selection is exact, so the bits equal the vsel mode 1/2 lowering's.
+SEL_MODE0_ONLY = ("Ascend310", "Ascend910")
 #: Repeats per vcmpv/vsel in a mask row: 252 * PAR / 8 bytes of bits is a whole number of 32 B blocks.
 MASK_GROUP = 252
 REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_reduce_min": ("min", "vmin")}
@@ -1123,6 +1130,7 @@ class HVectorAPI:
                                   operand="src1", value=src1.dtype, limit=src0.dtype,
                                   hint="use tensors of one dtype (convert with h_cast first)")
             self._h_check([src0, src1], ["src0", "src1"])
+        self._require_support("tik.h_cmpv", src0.dtype)       # TIK's own check (check_cmpv_ops_params)
         self._require_instr(f"vcmpv_{mode}", src0.dtype)
         self._require_instr("vcmp", src0.dtype)
         mask = self._h_mask(mask_tensor, self._h_static(src0, "src0")[0], "src0")
@@ -1171,20 +1179,15 @@ class HVectorAPI:
         names = [n for n, ok in (("src0", t0), ("src1", t1)) if ok]
         d = self._h_elementwise_check("h_sel", dst, tensors, names)
         self._require_instr("vsel", d.tensor.dtype)
-        soc = platform.current_soc()
-        if soc.short_soc_version in ("Ascend310", "Ascend910"):
-            raise self._error(f"h_sel is not available on {soc.soc_version}: it selects by a mask tensor with vsel "
-                              f"modes 1/2 (one mask bit per element over every repeat), and this chip has vsel "
-                              f"mode 0 only (one CMPMASK reused by every repeat)", operand="mask_tensor",
-                              cls=UnsupportedOp,
-                              hint="select one repeat at a time: mov_tensor_to_cmpmask (or vec_cmpv_* into "
-                                   "CMPMASK) then vec_sel mode 0, or run on a chip with vsel modes 1/2")
+        self._require_support("tik.h_sel", d.tensor.dtype)     # TIK's own check (check_sel_ops_params)
+        mode0 = platform.current_soc().short_soc_version in SEL_MODE0_ONLY
         mask = self._h_mask(mask_tensor, self._h_static(dst, "dst")[0], "dst")
         par = par_of(dst.dt)
         with self.new_stmt_scope():
             x = None
-            if not t0:                                        # scalar src0: a PAR-lane copy read every repeat
-                xv = self._h_scalar(src0, dst.dtype, "src0")
+            if not t0 or (mode0 and not t1):                  # a PAR-lane copy of the scalar read every repeat
+                xn = "src0" if not t0 else "src1"
+                xv = self._h_scalar(src0 if not t0 else src1, dst.dtype, xn)
                 x = self._h_scratch(dst.dtype, par, "h_sel_scalar")
                 self._dup(par, x, xv, 1, None, 8, 0)
             elif not t1:
@@ -1193,7 +1196,29 @@ class HVectorAPI:
 
             bits = self._h_scratch("uint64", 4, "h_sel_tail")
 
+            def emit_mode0(rel, lanes, j):
+                """SEL_MODE0_ONLY: repeat ``j`` (int or IR) of a row -- its PAR bits copied to an aligned scratch
+                and loaded into CMPMASK by vec_sel mode 0, which selects one repeat."""
+                off = j if isinstance(j, int) and j == 0 else P.binop("mul", P.cast(j, P.INDEX), par)
+                r = [_add(o, off) for o in rel]
+                word = self._h_mask_bytes(mask, r[-1], "uint64", row_start=False)
+                for w in range(par // 64):
+                    self._store_element(bits[w:w + 1], word, src_offset=w)
+                a = self._h_view(src0, r[1]) if t0 else x
+                b = self._h_view(src1, r[-2]) if t1 else x
+                self._sel(lanes, 0, self._h_view(dst, r[0]), bits.reinterpret_cast_to("uint8"), a, b, 1, None,
+                          [8, 8, 8], vec_form=True)
+
             def emit(rel, lanes, k, tail=False):
+                if mode0:
+                    if isinstance(k, int):
+                        for j in range(k):
+                            emit_mode0(rel, lanes, j)
+                    else:
+                        with self.for_range(0, k) as j:
+                            j.ir.hidden = True      # not the user's loop (HIDDEN_LOOP_VARS)
+                            emit_mode0(rel, lanes, j.ir)
+                    return
                 dv, sel = self._h_view(dst, rel[0]), self._h_mask_bytes(mask, rel[-1], row_start=False)
                 if tail:                                      # the tail's bits to a 32 B aligned scratch
                     word = self._h_mask_bytes(mask, rel[-1], "uint64", row_start=False)
