@@ -109,7 +109,7 @@ REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_r
 #: ``check_double_ops_params``; no vadds/vmuls/vmaxs/vmins row is asked), so the result is the two-tensor
 #: instruction's own: one IEEE rounding (then the chip's saturation, numerics.md §3), ints wrap, max/min
 #: exact -- exactly ``h_<op>`` with two tensors. ``"always"``: the vector unit has no vector-scalar divide,
-#: reversed subtract, and or or (k460 h_div/h_sub: replaces ``src * (1/x)`` / ``vrec(src) * x`` (wrong when
+#: reversed subtract, AND or OR (k460 h_div/h_sub: replaces ``src * (1/x)`` / ``vrec(src) * x`` (wrong when
 #: the reciprocal overflows or is subnormal: f16 0.001 / 6e-8 gave inf, f32 -0 / 1e-45 NaN, 60000 / 30000
 #: 1.999), ``x - src`` = ``vmuls(src, -1)`` then ``vadds(x)`` (the first step saturates on
 #: Ascend310/910/310P: 100 - inf gave -65408, 100 - NaN gave 100) and ``src - x`` = ``vadds(src, -x)`` (an
@@ -1202,7 +1202,7 @@ class HVectorAPI:
             def emit_mode0(rel, lanes, j):
                 """SEL_MODE0_ONLY: repeat ``j`` (int or IR) of a row -- its PAR bits copied to an aligned scratch
                 and loaded into CMPMASK by vec_sel mode 0, which selects one repeat."""
-                off = j if isinstance(j, int) and j == 0 else P.binop("mul", P.cast(j, P.INDEX), par)
+                off = j * par if isinstance(j, int) else P.binop("mul", P.cast(j, P.INDEX), par)
                 r = [_add(o, off) for o in rel]
                 word = self._h_mask_bytes(mask, r[-1], "uint64", row_start=False)
                 for w in range(par // 64):
