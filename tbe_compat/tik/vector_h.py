@@ -15,11 +15,13 @@ them (its expansion is not published); here:
   full repeats plus one masked tail repeat. Row starts must be 32-byte aligned (else
   `Misaligned`, as for any vector instruction).
 * tensor-scalar forms of ``h_add``/``h_mul``/``h_max``/``h_min`` use ``vadds``/``vmuls``/
-  ``vmaxs``/``vmins``. **SCALAR_COPIED** (named choice): ``h_div`` and ``h_sub`` with a scalar
-  (either position) copy the scalar into a ``PAR``-lane scratch with ``vector_dup`` and run
-  ``vdiv``/``vsub`` reading that copy at repeat stride 0 -- one rounding of the exact
-  quotient / difference, the same bits as the two-tensor form (the vector unit has no
-  vector-scalar divide or reversed subtract).
+  ``vmaxs``/``vmins`` where the chip has that row for the dtype. **SCALAR_COPIED** (named choice):
+  the other scalar forms -- ``h_div``, ``h_sub``, ``h_and``, ``h_or`` always, and ``h_add``/``h_mul``/
+  ``h_max``/``h_min`` where the chip lacks the scalar row (Ascend310/910: no ``vmaxs``/``vmins``, no int32
+  ``vadds``/``vmuls``; Ascend310B1: no int8/uint8 ``vmaxs``/``vmins``) -- copy the scalar into a
+  ``PAR``-lane scratch with ``vector_dup`` and run ``vdiv``/``vsub``/``vand``/``vor``/``vadd``/``vmul``/
+  ``vmax``/``vmin`` reading that copy at repeat stride 0, the copy in the scalar's position: the same bits
+  as the two-tensor form (TIK admits every scalar form on the two-tensor row alone).
 * **reductions** ``h_reduce_sum/max/min(dst, src, axis)`` over trailing axes: a row of
   at most ``PAR`` elements is one ``vcadd`` (rows with aligned strides batched as
   repeats) or one ``reduce_max``/``reduce_min``; longer rows are first folded column
@@ -49,8 +51,9 @@ them (its expansion is not published); here:
   ``L % PAR`` lanes, a masked ``vcmp`` into CMPMASK stored as whole 64-bit words, and h_sel is
   ``vsel`` mode 2 (mode 1 for a scalar src1) with the tail's bits copied to an aligned scratch. Each
   row of the mask must start on a 32-byte boundary of its bits (element offset a multiple of 256;
-  whole tensors always do), else `Misaligned`. dtypes and chips: those of ``vcmpv``/``vcmp`` and
-  ``vsel`` modes 1/2 (not on Ascend310/Ascend910).
+  whole tensors always do), else `Misaligned`. dtypes and chips: TIK's ``tik.h_cmpv``/``tik.h_sel``
+  rows and those of ``vcmpv``/``vcmp``/``vsel``; where vsel has mode 0 only (Ascend310/910,
+  **SEL_MODE0_ONLY**) h_sel is one ``vec_sel`` mode 0 per repeat on that repeat's mask bits.
 
 Not lowered (`UnsupportedOp`, reason in the message): ``h_sin``/``h_cos`` (TIK's series and
 its precision are not published), slices with steps other than 1, reductions over
@@ -74,9 +77,9 @@ from .vector_common import ROUND_MODES, SHORT, U8, ceil_div, idiv, irem, par_of
 from .vector_reduce import INDEX_REPEAT_LIMIT
 
 MAX_REPEAT = 255
-#: h_ API -> (vector-vector instruction, vector-scalar instruction or None)
-DOUBLE = {"h_add": ("vadd", "vadds"), "h_sub": ("vsub", "vadds"), "h_mul": ("vmul", "vmuls"),
-          "h_div": ("vdiv", "vmuls"), "h_max": ("vmax", "vmaxs"), "h_min": ("vmin", "vmins"),
+#: h_ API -> (vector-vector instruction, vector-scalar instruction or None: none exists, SCALAR_COPIED)
+DOUBLE = {"h_add": ("vadd", "vadds"), "h_sub": ("vsub", None), "h_mul": ("vmul", "vmuls"),
+          "h_div": ("vdiv", None), "h_max": ("vmax", "vmaxs"), "h_min": ("vmin", "vmins"),
           "h_and": ("vand", None), "h_or": ("vor", None)}
 SINGLE = {"h_abs": "vabs", "h_relu": "vrelu", "h_not": "vnot", "h_exp": "vexp", "h_ln": "vln", "h_rec": "vrec",
           "h_rsqrt": "vrsqrt"}
@@ -87,23 +90,42 @@ MIRROR = {"lt": "gt", "gt": "lt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"
 #: read by h_sel are the vcmpv/vsel result bits -- element ``p`` of the mask's storage is bit ``p % 8`` of
 #: byte ``p // 8`` (LSB first); a row of the mask starts on a 32-byte boundary of those bits.
 MASK_ROW_ALIGN = 256
+#: SEL_MODE0_ONLY (named choice): chips whose vsel has mode 0 only (one CMPMASK for every repeat; TIK's
+#: vsel/vec_sel pages) -- CANN 8.1 TIK admits h_sel there (``check_sel_ops_params``: the ``tik.h_sel`` row of
+#: tik_api_map, Ascend310 float16, Ascend910 float16/float32) -- run h_sel one repeat at a time: the repeat's
+#: PAR mask bits (MASK_LAYOUT) copied to an aligned scratch, then ``vec_sel`` mode 0 (a scalar source is a
+#: PAR-lane vector_dup copy). The selection is exact, so the bits equal the vsel mode 1/2 lowering's.
+SEL_MODE0_ONLY = ("Ascend310", "Ascend910")
 #: Repeats per vcmpv/vsel in a mask row: 252 * PAR / 8 bytes of bits is a whole number of 32 B blocks.
 MASK_GROUP = 252
 REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_reduce_min": ("min", "vmin")}
 #: SCALAR_COPIED (named choice): the scalar forms that run the vector-vector instruction on a ``PAR``-lane
-#: ``vector_dup`` copy of the scalar read at repeat stride 0 (h_sel's scalar src0 does the same), API ->
-#: the scalar positions it applies to. Source: CANN 8.1 TIK (``tik_h_vec_api/tik_double_ops_api_.py``) emits
-#: one ``h_div``/``h_sub`` intrinsic with the scalar as an operand -- the compiler's expansion is not
-#: published -- and admits the call on the ``Intrinsic_vdiv``/``Intrinsic_vsub`` row alone
-#: (``common_params_check_.py`` ``check_double_ops_params``), so the quotient / difference is the
-#: instruction's own: one IEEE rounding (then the chip's saturation, numerics.md §3), exactly as
-#: ``h_div``/``h_sub`` with two tensors. Replaces (k460) ``src * (1/x)`` / ``vrec(src) * x`` (wrong when the
-#: reciprocal overflows or is subnormal: f16 0.001 / 6e-8 gave inf, f32 -0 / 1e-45 NaN, 60000 / 30000
-#: 1.999), ``x - src`` = ``vmuls(src, -1)`` then ``vadds(x)`` (the first step saturates on Ascend310/910/310P:
-#: 100 - inf gave -65408, 100 - NaN gave 100) and ``src - x`` = ``vadds(src, -x)`` (an integer ``x`` at its
-#: dtype's minimum was refused: -(-32768) does not fit int16; int32 on Ascend310/910, which have ``vsub`` but
-#: no int ``vadds``, was refused). vector_dup has every dtype vdiv/vsub have (Appendix A).
-SCALAR_COPIED = {"h_div": ("src0", "src1"), "h_sub": ("src0", "src1")}
+#: ``vector_dup`` copy of the scalar read at repeat stride 0, the copy in the scalar's position (h_sel's scalar
+#: src0 does the same): API -> ``"always"``, or ``"no_scalar_row"`` = only where the chip has no row of the
+#: API's vector-scalar instruction (DOUBLE) for the dtype; elsewhere that instruction runs (`_h_has_row`).
+#: Source: CANN 8.1 TIK (``tik_h_vec_api/tik_double_ops_api_.py``) emits one ``h_<op>`` intrinsic with the
+#: scalar as an operand -- the compiler's expansion is not published -- and admits every form (tensor/tensor,
+#: tensor/scalar, scalar/tensor) on the ``Intrinsic_v<op>`` row alone (``common_params_check_.py``
+#: ``check_double_ops_params``; no vadds/vmuls/vmaxs/vmins row is asked), so the result is the two-tensor
+#: instruction's own: one IEEE rounding (then the chip's saturation, numerics.md §3), ints wrap, max/min
+#: exact -- exactly ``h_<op>`` with two tensors. ``"always"``: the vector unit has no vector-scalar divide,
+#: reversed subtract, AND or OR (k460 h_div/h_sub: replaces ``src * (1/x)`` / ``vrec(src) * x`` (wrong when
+#: the reciprocal overflows or is subnormal: f16 0.001 / 6e-8 gave inf, f32 -0 / 1e-45 NaN, 60000 / 30000
+#: 1.999), ``x - src`` = ``vmuls(src, -1)`` then ``vadds(x)`` (the first step saturates on
+#: Ascend310/910/310P: 100 - inf gave -65408, 100 - NaN gave 100) and ``src - x`` = ``vadds(src, -x)`` (an
+#: integer ``x`` at its dtype's minimum was refused, -(-32768) does not fit int16; int32 on Ascend310/910
+#: was refused); k463 h_and/h_or with a scalar were refused as "not lowered"). ``"no_scalar_row"`` (k463):
+#: h_max/h_min with a scalar on Ascend310/910 (no vmaxs/vmins at all), int32 h_add/h_mul on Ascend310/910
+#: (vadd/vmul int32, vadds/vmuls f16/f32 only) and int8/uint8 h_max/h_min on Ascend310B1 were refused
+#: though TIK admits them. Where the scalar row exists the scalar instruction is kept: the simulator's
+#: vadds/vmuls/vmaxs/vmins give the same bits as vadd/vmul/vmax/vmin with a copied scalar for every dtype
+#: (the scalar is rounded to the dtype first in both; -0, inf, saturation, int wrap alike), except which
+#: NaN payload survives when both operands are NaN with different payloads (inf_nan chips only; the
+#: hardware's NaN payloads are not documented, numerics.md). vector_dup has every dtype these rows have
+#: (Appendix A/B).
+SCALAR_COPIED = {"h_div": "always", "h_sub": "always", "h_and": "always", "h_or": "always",
+                 "h_add": "no_scalar_row", "h_mul": "no_scalar_row", "h_max": "no_scalar_row",
+                 "h_min": "no_scalar_row"}
 
 
 class _Layout:
@@ -418,15 +440,24 @@ class HVectorAPI:
         d = self._h_elementwise_check(api, dst, [src], ["src0" if t0 else "src1"])
         self._require_instr(vv, d.tensor.dtype)
         xv = self._h_scalar(x, d.tensor.dtype, xname)
-        if vs is None:
-            raise self._error(f"{api} with a scalar operand is not lowered: the vector unit has no {vv}-with-scalar "
-                              f"instruction", operand=xname, cls=UnsupportedOp,
-                              hint=f"vector_dup the value into a tensor and call {api} with two tensors")
-        views, names = [dst, src], ["dst", "src"]
-        if xname in SCALAR_COPIED.get(api, ()):                     # SCALAR_COPIED: vdiv / vsub on a copy of x
+        dt = d.tensor.dtype
+        # SCALAR_COPIED: vv on a copy of x (a chip with no public ini whose assumed family has neither row keeps
+        # vs, so its op verifier names the instruction, as vv would, not vector_dup)
+        if SCALAR_COPIED[api] == "always" or (not self._h_has_row(vs, dt) and self._h_has_row(vv, dt)):
             self._h_scalar_copied(vv, dst, src, xv, xname)
         else:
-            self._h_rows(vs, views, names, scalar=xv, has_scalar=True)
+            self._h_rows(vs, [dst, src], ["dst", "src"], scalar=xv, has_scalar=True)
+
+    @staticmethod
+    def _h_has_row(instr: str, dtype: str) -> bool:
+        """Whether the selected chip has ``instr`` for ``dtype`` (its ini row; a chip with no public ini: the
+        PTO family the simulator assumes for it, `pto_core.vector_isa`)."""
+        try:
+            return platform.intrinsic_check_support("Intrinsic_" + instr, dtype)
+        except platform.PlatformDataMissing:
+            from pto_core import vector_isa
+            from pto_core.dtypes import dtype as _dt
+            return _dt(dtype).name in vector_isa.supported(platform.current_soc().profile, instr)
 
     def _h_scalar_copied(self, instr: str, dst, src, xv, xname: str) -> None:
         """``dst = x <instr> src`` (``xname`` "src0") or ``src <instr> x`` ("src1") with ``x`` copied into a
@@ -1108,6 +1139,7 @@ class HVectorAPI:
                                   operand="src1", value=src1.dtype, limit=src0.dtype,
                                   hint="use tensors of one dtype (convert with h_cast first)")
             self._h_check([src0, src1], ["src0", "src1"])
+        self._require_support("tik.h_cmpv", src0.dtype)       # TIK's own check (check_cmpv_ops_params)
         self._require_instr(f"vcmpv_{mode}", src0.dtype)
         self._require_instr("vcmp", src0.dtype)
         mask = self._h_mask(mask_tensor, self._h_static(src0, "src0")[0], "src0")
@@ -1156,20 +1188,15 @@ class HVectorAPI:
         names = [n for n, ok in (("src0", t0), ("src1", t1)) if ok]
         d = self._h_elementwise_check("h_sel", dst, tensors, names)
         self._require_instr("vsel", d.tensor.dtype)
-        soc = platform.current_soc()
-        if soc.short_soc_version in ("Ascend310", "Ascend910"):
-            raise self._error(f"h_sel is not available on {soc.soc_version}: it selects by a mask tensor with vsel "
-                              f"modes 1/2 (one mask bit per element over every repeat), and this chip has vsel "
-                              f"mode 0 only (one CMPMASK reused by every repeat)", operand="mask_tensor",
-                              cls=UnsupportedOp,
-                              hint="select one repeat at a time: mov_tensor_to_cmpmask (or vec_cmpv_* into "
-                                   "CMPMASK) then vec_sel mode 0, or run on a chip with vsel modes 1/2")
+        self._require_support("tik.h_sel", d.tensor.dtype)     # TIK's own check (check_sel_ops_params)
+        mode0 = platform.current_soc().short_soc_version in SEL_MODE0_ONLY
         mask = self._h_mask(mask_tensor, self._h_static(dst, "dst")[0], "dst")
         par = par_of(dst.dt)
         with self.new_stmt_scope():
             x = None
-            if not t0:                                        # scalar src0: a PAR-lane copy read every repeat
-                xv = self._h_scalar(src0, dst.dtype, "src0")
+            if not t0 or (mode0 and not t1):                  # a PAR-lane copy of the scalar read every repeat
+                xn = "src0" if not t0 else "src1"
+                xv = self._h_scalar(src0 if not t0 else src1, dst.dtype, xn)
                 x = self._h_scratch(dst.dtype, par, "h_sel_scalar")
                 self._dup(par, x, xv, 1, None, 8, 0)
             elif not t1:
@@ -1178,7 +1205,29 @@ class HVectorAPI:
 
             bits = self._h_scratch("uint64", 4, "h_sel_tail")
 
+            def emit_mode0(rel, lanes, j):
+                """SEL_MODE0_ONLY: repeat ``j`` (int or IR) of a row -- its PAR bits copied to an aligned scratch
+                and loaded into CMPMASK by vec_sel mode 0, which selects one repeat."""
+                off = j * par if isinstance(j, int) else P.binop("mul", P.cast(j, P.INDEX), par)
+                r = [_add(o, off) for o in rel]
+                word = self._h_mask_bytes(mask, r[-1], "uint64", row_start=False)
+                for w in range(par // 64):
+                    self._store_element(bits[w:w + 1], word, src_offset=w)
+                a = self._h_view(src0, r[1]) if t0 else x
+                b = self._h_view(src1, r[-2]) if t1 else x
+                self._sel(lanes, 0, self._h_view(dst, r[0]), bits.reinterpret_cast_to("uint8"), a, b, 1, None,
+                          [8, 8, 8], vec_form=True)
+
             def emit(rel, lanes, k, tail=False):
+                if mode0:
+                    if isinstance(k, int):
+                        for j in range(k):
+                            emit_mode0(rel, lanes, j)
+                    else:
+                        with self.for_range(0, k) as j:
+                            j.ir.hidden = True      # not the user's loop (HIDDEN_LOOP_VARS)
+                            emit_mode0(rel, lanes, j.ir)
+                    return
                 dv, sel = self._h_view(dst, rel[0]), self._h_mask_bytes(mask, rel[-1], row_start=False)
                 if tail:                                      # the tail's bits to a 32 B aligned scratch
                     word = self._h_mask_bytes(mask, rel[-1], "uint64", row_start=False)

@@ -599,3 +599,86 @@ def test_h_div_and_h_sub_with_a_scalar_lower_to_a_dup_and_the_two_tensor_instruc
     assert ops == ["vector_dup", "vdiv", "vector_dup", "vsub"], ops
     with raises_tik(UnsupportedOp, match="does not support float16 on Ascend310"):
         _b(lambda ti, ub: ti.h_div(ub["d"], ub["a"], 3.0), chip="Ascend310")
+
+
+def _scalar_ref(api, a, x, first, dt, chip):
+    """``x <api> a`` (``first``) or ``a <api> x`` element-wise: max/min IEEE 754-2019 (NaN wins, -0 < +0), ints
+    wrap, float arithmetic one rounding then the chip's saturation; bitwise for and/or."""
+    lhs, rhs = (np.full(a.shape, x, dt), a) if first else (a, np.full(a.shape, x, dt))
+    if api in ("h_max", "h_min"):
+        if np.dtype(dt).kind != "f":
+            return (np.maximum if api == "h_max" else np.minimum)(lhs, rhs)
+        pick = (lhs > rhs) if api == "h_max" else (lhs < rhs)
+        zeros = (lhs == 0) & (rhs == 0)
+        pick = np.where(zeros, np.signbit(rhs) if api == "h_max" else np.signbit(lhs), pick)
+        out = np.where(pick, lhs, rhs)
+        return np.where(np.isnan(lhs), lhs, np.where(np.isnan(rhs), rhs, out)).astype(dt)
+    if api in ("h_and", "h_or"):
+        return (np.bitwise_and if api == "h_and" else np.bitwise_or)(lhs, rhs)
+    fn = np.add if api == "h_add" else np.multiply
+    if np.dtype(dt).kind == "f":
+        with np.errstate(all="ignore"):
+            return _once(fn(lhs.astype(np.float64), rhs.astype(np.float64)), dt, chip)
+    bits = 8 * np.dtype(dt).itemsize
+    w = fn(lhs.astype(np.int64), rhs.astype(np.int64)) & ((1 << bits) - 1)
+    return w.astype(np.uint64).astype(f"u{bits // 8}").view(dt)
+
+
+#: scalar forms TIK admits on the two-tensor row alone (check_double_ops_params) where the chip lacks the
+#: vector-scalar row (k463): they were refused ("no vmaxs instruction", "does not support int32").
+NO_SCALAR_ROW = [("Ascend310", "h_max", np.float16), ("Ascend310", "h_min", np.float32),
+                 ("Ascend910", "h_max", np.int32), ("Ascend910", "h_min", np.float16),
+                 ("Ascend310", "h_add", np.int32), ("Ascend910", "h_mul", np.int32),
+                 ("Ascend310B1", "h_max", np.int8), ("Ascend310B1", "h_max", np.uint8),
+                 ("Ascend310", "h_and", np.int16), ("Ascend910B1", "h_or", np.uint16),
+                 ("Ascend310P3", "h_and", np.uint16), ("Ascend310B1", "h_or", np.int8)]
+
+
+@pytest.mark.parametrize("chip, api, dt", NO_SCALAR_ROW)
+def test_scalar_forms_tik_admits_on_the_two_tensor_row_run(chip, api, dt):
+    """310 ``h_max(d, a, 1.0)``, int32 ``h_add``/``h_mul`` with a scalar on Ascend310/910, int8 ``h_max`` on
+    Ascend310B1 and ``h_and``/``h_or`` with a scalar anywhere were refused: the chip has no vmaxs/vmins/int
+    vadds/vmuls row (no vands/vors at all), though CANN 8.1 TIK checks only the vmax/vadd/... row. Now
+    SCALAR_COPIED: the two-tensor instruction on a vector_dup copy of the scalar, both operand orders, the
+    same bits as with a tensor full of the scalar (NaN, -0, inf, saturation, int wrap)."""
+    d = np.dtype(dt)
+    n = 256 // d.itemsize + 3 * 32 // d.itemsize            # a full repeat and a masked tail
+    if d.kind == "f":
+        a = np.resize(np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0, -2.5, np.finfo(d).max, 3.0,
+                                -np.finfo(d).max, 0.5, 7.0], d), n)
+        xs = [1.0, -0.0, np.inf, float(np.finfo(d).max)]
+    else:
+        info = np.iinfo(d)
+        a = np.resize(np.array([info.min, info.max, 0, 1, 5, 77, info.max - 1, 3], d), n)
+        xs = [1, int(info.max), int(info.min), 6]
+
+    def body(ti, ub):
+        f = getattr(ti, api)
+        for k, x in enumerate(xs):
+            f(ub[f"s{k}"], ub["a"], x)
+            f(ub[f"f{k}"], x, ub["a"])
+    init = np.full(n, 9, d)                                  # no result below is 9 everywhere
+    bufs = {"a": a, **{f"{p}{k}": init.copy() for k in range(len(xs)) for p in "sf"}}
+    out = vec_kernel(bufs, body, chip=chip)
+    for k, x in enumerate(xs):
+        for p, first in (("s", False), ("f", True)):
+            want = _scalar_ref(api, a, x, first, dt, chip)
+            assert out[f"{p}{k}"].tobytes() == want.tobytes(), (p, x, out[f"{p}{k}"][:12], want[:12])
+
+
+def test_scalar_forms_keep_the_scalar_instruction_where_the_chip_has_it():
+    """SCALAR_COPIED applies only where the scalar row is missing: 910B1 (and SD3403, no public ini: the v200
+    family assumed) keep vmaxs / vadds; Ascend310 h_max and int32 h_add with a scalar are vector_dup + vmax /
+    vadd; h_and with a scalar is vector_dup + vand on every chip."""
+    def ops_of(body, chip, dt="float16"):
+        bufs = {k: np.zeros(128, dt) for k in ("a", "b", "d")}
+        asm = vec_kernel(bufs, body, chip=chip, build_only=True).program.to_asm()
+        return [ln.split("pto.ub.")[1].split("(")[0].split()[0] for ln in asm.splitlines() if "pto.ub." in ln]
+    f16 = lambda ti, ub: (ti.h_max(ub["d"], ub["a"], 1.0), ti.h_add(ub["d"], 2.0, ub["a"]))   # noqa: E731
+    assert ops_of(f16, "Ascend910B1") == ["vmaxs", "vadds"]
+    assert ops_of(f16, "SD3403") == ["vmaxs", "vadds"]
+    assert ops_of(f16, "Ascend310") == ["vector_dup", "vmax", "vadds"]
+    i32 = lambda ti, ub: (ti.h_add(ub["d"], ub["a"], 3), ti.h_mul(ub["d"], 4, ub["a"]))      # noqa: E731
+    assert ops_of(i32, "Ascend910", "int32") == ["vector_dup", "vadd", "vector_dup", "vmul"]
+    assert ops_of(i32, "Ascend310P3", "int32") == ["vadds", "vmuls"]
+    assert ops_of(lambda ti, ub: ti.h_and(ub["d"], ub["a"], 3), "Ascend910B1", "int16") == ["vector_dup", "vand"]

@@ -13,7 +13,7 @@ from tbe.common.platform import set_current_compile_soc_info
 
 from .helpers import raises_tik
 from .test_vector_h_dynamic import SENTINEL, _check
-from .vec_helpers import vec_kernel
+from .vec_helpers import TIK_DTYPES as NAME, vec_kernel
 
 CHIP = "Ascend310P3"
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -182,11 +182,72 @@ def test_errors(body, cls, match):
     _err(body, cls, match)
 
 
-def test_error_chip_without_vsel_modes_1_2():
-    _err(lambda ti, ub: ti.h_sel(ub["a"], ub["a"], ub["b"], _mask(ti)), UnsupportedOp,
-         "h_sel is not available on Ascend910A: it selects by a mask tensor with vsel modes 1/2", chip="Ascend910A")
-    _err(lambda ti, ub: ti.h_sel(ub["a"], ub["a"], 2.0, _mask(ti)), UnsupportedOp,
-         "h_sel is not available on Ascend310", chip="Ascend310")
+@pytest.mark.parametrize("chip, dt", [("Ascend310", np.float16), ("Ascend910A", np.float16),
+                                      ("Ascend910A", np.float32)])
+def test_h_sel_on_chips_whose_vsel_has_mode_0_only(chip, dt):
+    """k463: h_sel was refused on Ascend310/910 ("vsel modes 1/2 ... this chip has vsel mode 0 only"), though
+    CANN 8.1 TIK admits it there (check_sel_ops_params: the tik.h_sel row, Ascend310 float16, Ascend910
+    float16/float32). Now SEL_MODE0_ONLY: one vec_sel mode 0 per repeat on that repeat's mask bits -- every
+    form, full repeats, a tail, strided 2-D rows, in place; same result as numpy."""
+    rng = np.random.default_rng(41)
+    n = 128 * 3 + 48                                    # f16: 3 repeats + 48; f32: 6 repeats + 48
+    a, b = _values(rng, dt, n), _values(rng, dt, n)
+    M, W, C = 3, 512, 300
+    c, e = _values(rng, dt, M * W), _values(rng, dt, M * W)
+
+    def body(ti, ub):
+        m = ti.Tensor("bool", (n,), name="m", scope=tik.scope_ubuf)
+        ti.h_cmpv(m, ub["a"], ub["b"], "LT")
+        ti.h_sel(ub["o1"], ub["a"], ub["b"], m)
+        ti.h_sel(ub["o2"], ub["a"], -5.0, m)
+        ti.h_sel(ub["o3"], ti.Scalar(NAME[np.dtype(dt)], init_value=7.0), ub["b"], m)
+        m2 = ti.Tensor("bool", (M, W), name="m2", scope=tik.scope_ubuf)
+        A, B = ub["c"].reshape((M, W)), ub["e"].reshape((M, W))
+        ti.h_cmpv(m2[0:M, 0:C], A[0:M, 0:C], 0.0, "GE")
+        ti.h_sel(A[0:M, 0:C], A[0:M, 0:C], B[0:M, 0:C], m2[0:M, 0:C])
+    z = np.full(n, 3, dt)
+    out = vec_kernel({"a": a, "b": b, "o1": z, "o2": z, "o3": z, "c": c, "e": e}, body, chip=chip)
+    mask = a < b
+    np.testing.assert_array_equal(out["o1"], np.where(mask, a, b))
+    np.testing.assert_array_equal(out["o2"], np.where(mask, a, dt(-5)))
+    np.testing.assert_array_equal(out["o3"], np.where(mask, dt(7), b))
+    want = c.reshape(M, W).copy()
+    ee = e.reshape(M, W)
+    want[:, :C] = np.where(want[:, :C] >= 0, want[:, :C], ee[:, :C])
+    assert out["c"].reshape(M, W).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 200, N])
+def test_h_sel_mode_0_only_with_a_run_time_length(n):
+    """SEL_MODE0_ONLY with ``ub[0:n]``, ``n`` a Scalar fed at run time (a for_range over the repeats)."""
+    def body(ti, ub):
+        k = ub["n"]
+        m = ti.Tensor("bool", (N,), name="m", scope=tik.scope_ubuf)
+        ti.h_cmpv(m[0:k], ub["a"][0:k], ub["b"][0:k], "GT")
+        ti.h_sel(ub["o"][0:k], ub["a"][0:k], ub["b"][0:k], m[0:k])
+        ti.h_sel(ub["p"][0:k], ub["a"][0:k], 0.5, m[0:k])
+    out = vec_kernel({"a": A32, "b": B32, "o": np.full(N, SENTINEL, np.float32),
+                      "p": np.full(N, SENTINEL, np.float32)}, body, chip="Ascend910A", scalars={"n": ("int32", n)})
+    o, p = np.full(N, SENTINEL, np.float32), np.full(N, SENTINEL, np.float32)
+    o[:n] = np.maximum(A32, B32)[:n]
+    p[:n] = np.where(A32 > B32, A32, np.float32(0.5))[:n]
+    np.testing.assert_array_equal(out["o"], o)
+    np.testing.assert_array_equal(out["p"], p)
+
+
+def test_h_cmpv_h_sel_follow_tik_s_own_dtype_rows():
+    """TIK checks h_cmpv / h_sel against its tik_api_map rows (tik.h_cmpv / tik.h_sel: float16/float32; Ascend310,
+    SD3403, Hi3796CV300 float16 only), not the vcmpv / vsel rows: Ascend310B1 int8 (vcmpv/vsel have it) was
+    accepted, and Ascend310 float32 h_sel is refused (k463)."""
+    def bufs(dt):
+        return {"a": np.zeros(256, dt), "b": np.zeros(256, dt)}
+    for chip, dt, call in (("Ascend310B1", np.int8, lambda ti, ub: ti.h_cmpv(_mask(ti), ub["a"], ub["b"], "LT")),
+                           ("Ascend310B1", np.uint8, lambda ti, ub: ti.h_sel(ub["a"], ub["a"], 1, _mask(ti))),
+                           ("SD3403", np.float32, lambda ti, ub: ti.h_cmpv(_mask(ti), ub["a"], 1.0, "GT")),
+                           ("Ascend310", np.float32, lambda ti, ub: ti.h_sel(ub["a"], ub["a"], ub["b"], _mask(ti)))):
+        name = np.dtype(dt).name
+        with raises_tik(UnsupportedOp, match=f"(does not support|with) {name} (is not supported )?on {chip}"):
+            vec_kernel(bufs(dt), call, chip=chip, build_only=True)
 
 
 def test_a_run_time_mask_row_start_names_the_start_not_its_remainder():

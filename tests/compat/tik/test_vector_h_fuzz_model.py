@@ -14,10 +14,13 @@ below is written from tik_api.md §9 and numerics.md only (no import of pto_core
 * nothing outside ``dst``'s view changes; illegal calls are refused with a PtoError naming the API, the
   user's line and a Fix, and change nothing.
 
-Scalar operands: ``h_div`` / ``h_sub`` with a scalar in either position are the two-tensor result with the
-scalar in every element (one rounding; k460 -- before, k455 left them out: the facade multiplied by the
-reciprocal and computed ``x - src`` as ``(-src) + x``, both wrong at the range ends); they need the chip's
-vdiv / vsub row (TIK's only check). The other scalar forms need the chip's vadds/vmuls/vmaxs/vmins row.
+Scalar operands: every ``h_add h_sub h_mul h_div h_max h_min h_and h_or`` with a scalar in either position
+is the two-tensor result with the scalar in every element (one rounding; ints wrap) and needs only the
+two-tensor row (vadd / vsub / ... : TIK's only check, ``check_double_ops_params``). k455 left the scalar forms
+of h_div / h_sub out (the facade multiplied by the reciprocal and computed ``x - src`` as ``(-src) + x``, both
+wrong at the range ends; k460); k460 still drew h_add / h_mul / h_max / h_min only from the chips' vadds /
+vmuls / vmaxs / vmins rows and h_and / h_or never (the facade refused h_max / h_min with a scalar on
+Ascend310/910, int32 h_add / h_mul there, and h_and / h_or with a scalar everywhere; k463).
 """
 import inspect
 import warnings
@@ -39,7 +42,7 @@ OLD = ("Ascend310", "Ascend910")
 NEW_ARITH = (F16, F32, S32, S16)
 BINARY = {"h_add": np.add, "h_sub": np.subtract, "h_mul": np.multiply, "h_div": np.divide,
           "h_max": None, "h_min": None, "h_and": np.bitwise_and, "h_or": np.bitwise_or}
-SCALAR_OK = {"h_add", "h_sub", "h_mul", "h_div", "h_max", "h_min"}
+SCALAR_OK = set(BINARY)
 
 
 def binary_dtypes(api, chip):
@@ -51,12 +54,8 @@ def binary_dtypes(api, chip):
 
 
 def scalar_dtypes(api, chip):
-    """vadds / vmuls / vmaxs / vmins rows: the tensor-scalar instructions; h_sub / h_div: the vsub / vdiv rows."""
-    if api in ("h_sub", "h_div"):
-        return binary_dtypes(api, chip)
-    if chip in OLD:
-        return () if api in ("h_max", "h_min") else (F16, F32)
-    return NEW_ARITH
+    """TIK admits a scalar form on the two-tensor row alone (check_double_ops_params)."""
+    return binary_dtypes(api, chip)
 
 
 def fmax(a, b, is_max):
@@ -256,6 +255,8 @@ def test_h_calls_match_the_model(draw):
         if dt.kind == "f":   # the range ends too: a subnormal divisor, a quotient near max (k460)
             x = float(pick.one([0.5, -3.25, 100.0, -0.0, float(np.finfo(dt).smallest_subnormal),
                                 -float(np.finfo(dt).max) / 2]))
+        elif api in ("h_and", "h_or"):   # any bit pattern of the dtype
+            x = pick.int(int(np.iinfo(dt).min), int(np.iinfo(dt).max))
         else:                # the dtype's minimum too: src - min wraps (k460)
             x = int(np.iinfo(dt).min) if dt != U16 and pick.int(0, 5) == 0 else pick.int(0 if dt == U16 else -40, 40)
         first = fam == "scalar" and pick.flag()                      # x op src
