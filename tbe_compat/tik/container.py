@@ -787,7 +787,17 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
                    "size, or reuse tensors" if copies == 1 else \
                 "halve the tile (each of the thread_num buffers holds one), declare the tensor outside the " \
                 "thread_num loop, or use thread_num=1"
-            raise self._error(f"tensor {st.name!r} needs {need} in {SPACE_TIK_NAMES[st.space]} but the buffer "
+            whose = f"tensor {st.name!r}"
+            if self._depth > 1 and self._where is not None:
+                # a scratch the facade's lowering of the user's call allocates (h_* scalar copies, reduction rows):
+                # the user never declared it, so say whose it is and how much UB to leave free
+                api = self._where.call
+                whose = f"{api}'s lowering: its scratch tensor {st.name!r}, allocated by the simulator for this call " \
+                        f"and freed after it,"
+                hint = f"leave {reserve} B of {SPACE_TIK_NAMES[st.space]} free at this {api} call (declare a tile " \
+                       f"{reserve} B smaller, or free one in a new_stmt_scope before the call); see " \
+                       f"migration_guide/tik_vector.md for what the lowering of {api} allocates"
+            raise self._error(f"{whose} needs {need} in {SPACE_TIK_NAMES[st.space]} but the buffer "
                               f"has {cap} B on {target.name} with {used} B in use; tensors already placed: {placed}"
                               if start_addr is None else e.message,
                               operand="shape" if start_addr is None else e.operand or "start_addr",

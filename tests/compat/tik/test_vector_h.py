@@ -682,3 +682,26 @@ def test_scalar_forms_keep_the_scalar_instruction_where_the_chip_has_it():
     assert ops_of(i32, "Ascend910", "int32") == ["vector_dup", "vadd", "vector_dup", "vmul"]
     assert ops_of(i32, "Ascend310P3", "int32") == ["vadds", "vmuls"]
     assert ops_of(lambda ti, ub: ti.h_and(ub["d"], ub["a"], 3), "Ascend910B1", "int16") == ["vector_dup", "vand"]
+
+
+def test_a_lowering_scratch_that_does_not_fit_ub_says_whose_it_is_and_how_much_to_leave_free():
+    """h_div / h_sub with a scalar need a 256 B UB scratch since k460 (SCALAR_COPIED); a kernel whose own tensors fill
+    UB exactly ran before and is now refused. The refusal named a tensor 'h_div_scalar' the user never declared and
+    told them to free *their* big tensors; it now says the scratch is the lowering's of this h_div call and how many
+    bytes to leave free (k465)."""
+    from pto_core.errors import CapacityExceeded
+    from tbe import tik
+    from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    u = ti.Tensor("float16", (128,), name="u", scope=tik.scope_ubuf)
+    ti.Tensor("float16", ((get_soc_spec("UB_SIZE") - 512) // 2,), name="pad", scope=tik.scope_ubuf)
+    v = ti.Tensor("float16", (128,), name="v", scope=tik.scope_ubuf)
+    with raises_tik(CapacityExceeded, match=r"in `tik.h_div`: .*tik.h_div's lowering: its scratch tensor "
+                                            r"'h_div_scalar', allocated by the simulator for this call .* needs 256 B "
+                                            r"in UB .*Fix: leave 256 B of UB \(scope_ubuf\) free at this tik.h_div "
+                                            r"call"):
+        ti.h_div(v, u, 3.0)
+    with raises_tik(CapacityExceeded, match=r"tik.h_sub's lowering: its scratch tensor 'h_sub_scalar'"):
+        ti.h_sub(v, 3.0, u)
+    ti.h_add(v, u, 3.0)                       # vadds: no scratch, still fits
