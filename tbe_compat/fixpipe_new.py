@@ -125,7 +125,14 @@ def suggest(call, overflow_mode: str) -> Suggestion:
 def run_new(call, s: Suggestion, snap: dict) -> np.ndarray:
     """The destination window (``snap["dst_before"]`` with the new op's writes) after `Suggestion` ``s`` ran
     on ``snap``'s L0C bytes, on a fresh machine of ``call.chip`` in the captured overflow mode. Raises the
-    op's `PtoError` when the new op refuses the call (a non-positive scale, ...)."""
+    op's `PtoError` when the new op refuses the call (a non-positive scale, ...). Side-effect free: the
+    machine that was active before (the kernel's, for eager ops without pointers) is active again after."""
+    from pto_core.memory import keeping_active_context
+    with keeping_active_context():
+        return _run_new(call, s, snap)
+
+
+def _run_new(call, s: Suggestion, snap: dict) -> np.ndarray:
     from pto_core import Machine, pto
     from pto_core.memory import MachineOptions
     from pto_core.numerics.quant import make_word

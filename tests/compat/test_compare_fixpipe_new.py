@@ -117,6 +117,26 @@ def test_the_printed_call_pasted_in_place_of_the_fixpipe_writes_the_legacy_resul
     assert "--new-fixpipe on the kernel before the change prints each fixpipe's replacing call" in notes[0]   # says how
 
 
+def test_running_the_new_calls_leaves_the_kernels_machine_the_active_one(script):
+    """The new call runs on a throwaway machine; that machine stayed the active one after the comparison (the
+    default of eager ``pto.*`` calls without pointers, and what `tracing_kernel` checks), where a run without
+    --new-fixpipe leaves the kernel's machine (review462). It is put back: the run is side-effect free."""
+    import importlib.util
+    from pto_core.memory import active_context
+    spec = importlib.util.spec_from_file_location("int8_deq_k2", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def active_regions():
+        return [r.name for r in active_context().machine.gm.regions]
+    compare_kernel(mod.build(), mod.feed())
+    plain = active_regions()
+    assert {"a_gm", "c_imm", "c_vec"} <= set(plain)
+    res = compare_kernel(mod.build(), mod.feed(), new_fixpipe=True)
+    assert res.comparisons[0].new_fixpipe.status == "match"         # the new calls did run
+    assert active_regions() == plain
+
+
 def test_a_wrong_new_result_is_reported_with_its_elements_and_as_unexplained(script, monkeypatch, capsys):
     """The new call is run, not assumed: one element off by one ulp in its result is reported (count, ulps,
     first element) as an UNEXPLAINED difference."""
