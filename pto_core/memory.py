@@ -921,10 +921,19 @@ _MAD_EXTENT = ("m, n, k and the offsets added to the pointers: pto.mad* take m, 
 _BYTE_MOVE_EXTENT = ("len_burst, nburst=(count, src_stride, dst_stride) and the offsets added to the pointers: "
                      "lengths and strides are bytes, start to start (TIK's data_move counts 32-byte blocks and "
                      "its strides are gaps: burst b, gap g -> len_burst 32*b, stride 32*(b+g); tik_core.md §5)")
+#: review457: the moves below count blocks / load units as TIK's data_move does; they had the byte moves' hint,
+#: whose "len_burst 32*b" made the overrun 32 times larger.
+_BLOCK_MOVE_EXTENT = ("len_burst, nburst=(n_burst, src_gap, dst_gap) and the offsets added to the pointers: "
+                      "len_burst counts 32-byte blocks and the gaps are 32-byte blocks between bursts, as in TIK's "
+                      "data_move (tik_core.md §5)")
+_LOAD_UNIT_EXTENT = ("len_burst, nburst=(count, src_gap, dst_gap) and the offsets added to the pointers: len_burst "
+                     "and the gaps count load units of {unit}")
 FENCE_EXTENT_HINTS = {
     **{f"pto.{op}": _MAD_EXTENT for op in ("mad", "mad_acc", "mad_bias", "mad_mx", "mad_mx_acc", "mad_mx_bias")},
-    **{f"pto.{op}": _BYTE_MOVE_EXTENT for op in ("mte_gm_l1", "mte_gm_ub", "mte_l1_gm", "mte_l1_bt", "mte_l1_fb",
-                                                "mte_l1_ub", "mte_ub_gm", "mte_ub_l1", "mte_ub_ub")},
+    **{f"pto.{op}": _BYTE_MOVE_EXTENT for op in ("mte_gm_l1", "mte_gm_ub", "mte_l1_ub", "mte_ub_gm")},
+    **{f"pto.{op}": _BLOCK_MOVE_EXTENT for op in ("mte_l1_gm", "mte_ub_l1", "mte_ub_ub")},
+    "pto.mte_l1_bt": _LOAD_UNIT_EXTENT.format(unit="64 B on A2A3-class targets, 32 B of source on A5"),
+    "pto.mte_l1_fb": _LOAD_UNIT_EXTENT.format(unit="128 B"),
     "pto.load2d": ("repeat, src_stride, dst_gap and base_idx, all in 512-byte fractals, and the offsets added to "
                    "the pointers"),
 }

@@ -18,8 +18,11 @@ Options:
 
 * ``--kernel NAME``: only this kernel (the script may build several; ``-o``/``--check``
   need exactly one unless ``--save-io`` is used);
-* ``--format text|markdown``: a text table (tabulate; ``--width N`` wraps the PTO column)
-  or Markdown (an HTML table that renders side by side on GitHub/GitLab);
+* ``--format text|markdown|python``: a text table (tabulate; ``--width N`` wraps the PTO column),
+  Markdown (an HTML table that renders side by side on GitHub/GitLab), or Python: for each TIK call site
+  that recorded PTO ops, the ``pto.*`` statements that replace it inside the same TIK kernel
+  (`tbe_compat.migrate_python`; not with ``-o``, ``--expand``, ``--constants``, ``--width`` or
+  ``--group sequence``: a usage error, `PYTHON_FORMAT_CONFLICTS`);
 * ``--group site|sequence``: one row per call site (default; a site's lines from every
   place it occurs, in trace order of first use) or one row per run of consecutive
   program lines (program order: a site inside an unrolled Python loop appears once per
@@ -621,7 +624,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("script", help="the TIK script (.py)")
     ap.add_argument("args", nargs="*", help="arguments passed to the script (after --)")
     ap.add_argument("--kernel", help="only this kernel (by BuildCCE kernel_name)")
-    ap.add_argument("--format", choices=("text", "markdown"), default="text")
+    ap.add_argument("--format", choices=("text", "markdown", "python"), default="text",
+                    help="text / markdown: the PTO-AS table; python: the Python statements that replace each TIK "
+                         "call in its kernel (tbe_compat.migrate_python)")
     ap.add_argument("--group", choices=("site", "sequence"), default="site",
                     help="site: one row per TIK call site (default); sequence: the program in order, one row "
                          "per run of consecutive lines of one call")
@@ -666,12 +671,41 @@ def _output_path_error(path: Optional[str], script: Optional[str] = None) -> Opt
     return None
 
 
+#: Options that shape the PTO-AS table or write PTO-AS, refused with ``--format python`` (which prints Python
+#: statements on stdout): option -> what to do instead.
+PYTHON_FORMAT_CONFLICTS = {
+    "output": ("-o", "-o writes the kernel as PTO-AS text, --format python prints Python on stdout: to keep the "
+                     "Python, redirect stdout (tik-migrate --format python SCRIPT.py > replacements.py); for the "
+                     "PTO-AS file run -o without --format python"),
+    "expand": ("--expand", "--expand adds vlds/vsts loops to the PTO-AS listing, which have no Python spelling: "
+                           "drop --expand"),
+    "constants": ("--constants", "--constants lists arith.constant lines of the PTO-AS; the Python has the "
+                                 "values inline: drop --constants"),
+    "width": ("--width", "--width wraps the PTO-AS table; the Python is not wrapped: drop --width"),
+}
+
+
+def _python_format_error(ns) -> Optional[ConfigError]:
+    """``--format python`` with an option it cannot honour (`PYTHON_FORMAT_CONFLICTS`, ``--group sequence``)."""
+    if ns.format != "python":
+        return None
+    for attr, (flag, hint) in PYTHON_FORMAT_CONFLICTS.items():
+        if getattr(ns, attr) not in (None, False):
+            return ConfigError(f"{flag} cannot be combined with --format python", operand=flag,
+                               value=getattr(ns, attr), hint=hint)
+    if ns.group != "site":
+        return ConfigError("--group sequence cannot be combined with --format python (it prints one replacement "
+                           "per TIK call site)", operand="--group", value=ns.group,
+                           hint="drop --group sequence (or use it with --format text)")
+    return None
+
+
 def main(argv: Optional[list] = None) -> int:
     """Entry point of ``tik-migrate``; returns the exit status."""
     ns = _parser().parse_intermixed_args(argv)
     err = sys.stderr
     from .cli import script_path_error
-    problem = script_path_error(ns.script) or _output_path_error(ns.output, ns.script)
+    problem = script_path_error(ns.script) or _python_format_error(ns) or _output_path_error(ns.output, ns.script)
     if problem:
         print(f"tik-migrate: error: {problem}", file=err)
         return 2
@@ -708,10 +742,14 @@ def main(argv: Optional[list] = None) -> int:
         locations = not ns.no_locations
         for name, tik in kernels.items():
             runs = trace.runs.get(name, [])
-            if len(kernels) > 1 or ns.format == "markdown":
-                print(f"## kernel {name}\n" if ns.format == "markdown" else f"kernel {name}:")
-            rows = listing(tik, group=ns.group, expand=ns.expand, constants=ns.constants)
-            print(format_rows(rows, ns.format, width=width))
+            if ns.format == "python":
+                from .migrate_python import format_python, python_rows
+                print(format_python(python_rows(tik), name))
+            else:
+                if len(kernels) > 1 or ns.format == "markdown":
+                    print(f"## kernel {name}\n" if ns.format == "markdown" else f"kernel {name}:")
+                rows = listing(tik, group=ns.group, expand=ns.expand, constants=ns.constants)
+                print(format_rows(rows, ns.format, width=width))
             if ns.output:
                 text = kernel_asm(tik, locations=locations, runs=runs)
                 try:
@@ -779,5 +817,5 @@ def main(argv: Optional[list] = None) -> int:
     return status
 
 
-__all__ = ["main", "trace_script", "listing", "format_rows", "call_source", "kernel_asm", "check_round_trip",
+__all__ = ["main", "PYTHON_FORMAT_CONFLICTS", "trace_script", "listing", "format_rows", "call_source", "kernel_asm", "check_round_trip",
            "save_io", "Row", "Trace"]

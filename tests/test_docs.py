@@ -202,6 +202,14 @@ def test_worked_migration_listing_row_is_what_tik_migrate_prints(doc_env, capsys
     assert shown in out, out
 
 
+def test_worked_migration_python_rows_are_what_tik_migrate_prints(doc_env, capsys):
+    from tbe_compat.migrate import main
+    shown = next(b for b in _text_blocks("migration_guide/worked_migration.md") if "pto.ub.vadd(xa.pto_ptr()" in b)
+    assert main(["examples/migrate_vector_add.py", "--kernel", "scaled_add_step0", "--format", "python"]) == 0
+    out = capsys.readouterr().out
+    assert shown in out, out
+
+
 _TOOLS = ("tik-run", "tik-migrate", "tik-compare-fixpipe", "pto-run")
 
 

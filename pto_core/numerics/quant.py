@@ -173,10 +173,27 @@ def multiplied(x: np.ndarray, scale, a: QuantArgs) -> np.ndarray:
     return np.where(neg, np.multiply(x, a.alpha, dtype=np.float64), v)
 
 
-def round_saturate(v: np.ndarray, bits: int) -> np.ndarray:
-    """Round to nearest even and saturate to a signed ``bits``-wide integer (NaN -> 0); int64."""
+#: Named choice **S32_ACTIVATION_ROUNDING**: an s32 accumulator written to s32 without ``pre_quant`` but with
+#: ``scalar_relu`` / ``vector_relu`` gives ``alpha*x`` for a negative ``x`` (exact in float64: 32 x 11 bits), which is
+#: rounded to an integer by this rule -- ``"even"``: to nearest, ties to even -- and then clamped to s32 (an alpha
+#: above 1 can pass -2**31; fixpipe_semantics.md #3). Source: pto-spec ``MatrixPostQuantBaseWithFlags``
+#: (docs/arch/profile/matrix-postprocess.md): pre-quant mode 0 with a ReLU mode multiplies the raw s32 value by the
+#: FP19 alpha exactly and encodes the real result with ``ReferenceMatrixIntegerEncoding`` (``FloatingToInteger``
+#: under the instruction's rounding control, which mode 0 does not fix: ``BundleFPATRModeFixedRounding``). The
+#: micro-ISA FIXPIPE has no rounding clause, so the simulator rounds as every other FIXPIPE integer conversion does
+#: (#1, #12: nearest even). VPTO, CCE and the pto-isa CPU simulator (ReLU = ``max(x, 0)`` only) say nothing of it.
+#: ``"zero"`` (C truncation) and ``"floor"`` are the alternatives `INT_ROUNDERS` knows.
+#: migration_guide/fixpipe_semantics.md #36.
+S32_ACTIVATION_ROUNDING = "even"
+#: Float -> integral-float rounding functions by rule name (`round_saturate`).
+INT_ROUNDERS = {"even": np.rint, "zero": np.trunc, "floor": np.floor}
+
+
+def round_saturate(v: np.ndarray, bits: int, rounding: str = "even") -> np.ndarray:
+    """Round by ``rounding`` (an `INT_ROUNDERS` key; nearest even by default) and saturate to a signed
+    ``bits``-wide integer (NaN -> 0); int64."""
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    r = np.rint(v)
+    r = INT_ROUNDERS[rounding](v)
     if r.dtype.kind == "f":
         r = np.where(np.isnan(r), 0.0, r)
     return np.clip(r, lo, hi).astype(np.int64)
@@ -258,7 +275,7 @@ def same_type(x: np.ndarray, a: QuantArgs, mode: "QuantMode") -> np.ndarray:
         return encode_integer(x.astype(np.int64), a)
     if x.dtype.kind == "i":
         y = multiplied(x, None, a) if a.relu != "no_relu" else x.astype(np.int64)
-        return encode_integer(round_saturate(y, 32) if y.dtype.kind == "f" else y, a)
+        return encode_integer(round_saturate(y, 32, S32_ACTIVATION_ROUNDING) if y.dtype.kind == "f" else y, a)
     return encode_float(_clip_float(multiplied(x, None, a), a), a.dst, a.sat, "even")
 
 
@@ -451,4 +468,5 @@ def convert(mode: Optional[QuantMode], acc: np.ndarray, args: QuantArgs, *, axis
 
 __all__ = ["RELU_MODES", "CLIP_DESTINATIONS", "QuantArgs", "QuantMode", "QUANT_MODES", "QUANT_MODE_NAMES",
            "quant_mode", "convert", "BLOCK_ELEMENTS", "word_scale", "word_offset", "word_signed", "word_shift", "make_word",
-           "invalid_scale", "invalid_alpha", "multiplied", "round_saturate", "encode_integer", "encode_float"]
+           "invalid_scale", "invalid_alpha", "multiplied", "round_saturate", "S32_ACTIVATION_ROUNDING", "INT_ROUNDERS",
+           "encode_integer", "encode_float"]

@@ -39,6 +39,7 @@ from ..dtypes import DType, dtype as _dtype
 from ..errors import IllegalOperand, UnsupportedOp
 from ..memory import Ptr, all_written
 from ..numerics import quant as Q
+from ..numerics.minmax import atomic_maxmin
 from .registry import Clause, Operand, OpSpec, register, register_availability
 
 # ----------------------------------------------------------------------------- constants
@@ -723,14 +724,14 @@ def _atomic_merge(old: np.ndarray, new: np.ndarray, dst: DType, op: str, sat: st
     if dst.is_float:
         a, b = old.astype(np.float64), new.astype(np.float64)
         with np.errstate(all="ignore"):
-            r = a + b if op == "add" else (np.maximum(a, b) if op == "max" else np.minimum(a, b))
+            r = a + b if op == "add" else atomic_maxmin(a, b, op)      # signed zeros: ATOMIC_MAXMIN_SIGNED_ZERO
         return Q.encode_float(r, dst, sat)
     a, b = old.astype(np.int64), new.astype(np.int64)
     if op == "add":
         bits = dst.bits
         r = ((a + b + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))
     else:
-        r = np.maximum(a, b) if op == "max" else np.minimum(a, b)
+        r = atomic_maxmin(a, b, op)
     return r.astype(dst.storage)
 
 

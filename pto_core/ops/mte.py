@@ -45,6 +45,7 @@ from ..dtypes import DType
 from ..errors import (BurstTailWarning, GmOverreadWarning, GmPaddingWriteWarning, IllegalOperand, Misaligned, OutOfBounds,
                       UnsupportedOp, warn_at)
 from ..memory import all_written
+from ..numerics.minmax import atomic_maxmin
 from ..checks.races import wording_of
 from .ctrl import atomic_mode
 from .registry import Clause, Operand, OpSpec, register, register_availability
@@ -529,7 +530,8 @@ def atomic_rows(dst_rows: np.ndarray, src_rows: np.ndarray, atomic: tuple) -> No
 
     Floats: the exact result rounded once to the type (f32 by numpy's IEEE f32 add, f16 and
     bf16 computed in f64, where the sum of two such values rounds to the same result),
-    overflow to inf; max/min propagate NaN. Integers wrap (two's complement) -- an
+    overflow to inf; max/min propagate NaN and order -0 below +0 (`numerics.minmax.ATOMIC_MAXMIN_SIGNED_ZERO`).
+    Integers wrap (two's complement) -- an
     assumption: the sources do not say whether integer atomic adds saturate.
     """
     from ..dtypes import dtype as _dtype
@@ -552,10 +554,8 @@ def atomic_rows(dst_rows: np.ndarray, src_rows: np.ndarray, atomic: tuple) -> No
                 res = a + b
             else:
                 res = (a.astype(np.int64) + b.astype(np.int64)).astype(dt)
-        elif op == "max":
-            res = np.maximum(a, b)
-        elif op == "min":
-            res = np.minimum(a, b)
+        elif op in ("max", "min"):
+            res = atomic_maxmin(a, b, op)          # signed zeros: ATOMIC_MAXMIN_SIGNED_ZERO
         else:
             raise IllegalOperand(f"unknown atomic op {op!r}", operand="atomic", value=op, limit="add, max, min")
     dst_rows[...] = np.ascontiguousarray(res).view(np.uint8).reshape(dst_rows.shape)

@@ -53,6 +53,7 @@ file name whether a file is internal, and its `Provenance` is memoised per
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -236,9 +237,10 @@ ASM_STATEMENT_SPELLINGS = {
 #: family is the rule in `unknown_op_hint`: ``pto.ub.v<op>``); h_user453: ``pto.ub.vec_add`` was offered
 #: ``pto.ub.vcadd`` (a reduction) by the closest-name match, ``pto.data_move`` nothing.
 TIK_API_OPS = {
-    "data_move": "the move between its two spaces, in bytes: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, "
-                 "pto.mte_l1_ub, ... (tik_core.md §5)",
-    "fixpipe": "pto.mte_l0c_gm (tik_cube.md, fixpipe)",
+    "data_move": "the move between its two spaces: pto.mte_gm_ub, pto.mte_ub_gm, pto.mte_gm_l1, pto.mte_l1_ub in "
+                 "bytes, pto.mte_ub_l1, pto.mte_l1_gm, pto.mte_ub_ub in 32-byte blocks as data_move (tik_core.md §5)",
+    "fixpipe": "pto.mte_l0c_gm for a GM dst; a UB dst is pto.mte_l0c_ub on A5, elsewhere pto.mte_l0c_l1 into L1 then "
+               "pto.mte_l1_ub (tik_cube.md, fixpipe)",
     "mmad": "pto.mad (is_bias 0) or pto.mad_acc (is_bias 1), with m, n, k (tik_cube.md, mmad)",
     "matmul": "per tile pto.mte_l1_l0a + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, matmul)",
     "conv2d": "per tile pto.img2col + pto.mte_l1_l0b + pto.mad / pto.mad_acc (tik_cube.md, conv2d)",
@@ -247,7 +249,20 @@ TIK_API_OPS = {
     "vec_dup": "pto.ub.vector_dup (tik_vector.md)", "vector_dup": "pto.ub.vector_dup (tik_vector.md)",
     "vec_sel": "pto.ub.mov_tensor_to_cmpmask + pto.ub.vsel (mode 0), pto.ub.vsel_scalar (mode 1), "
                "pto.ub.vsel_bits (mode 2) (tik_vector.md)",
+    # review457: names whose closest-name match offered another op (vec_trans -> pto.ub.v4dtrans,
+    # vrpsort16 -> pto.ub.vmrgsort / pto.ub.vrsqrt); what the facade lowers them to (tbe_compat/tik/vector_layout.py)
+    "vec_trans": "pto.ub.vtranspose (tik_vector.md)",
+    "vec_trans_scatter": "pto.ub.vnchwconv (tik_vector.md)",
+    "scatter_vnchwconv": "pto.ub.vnchwconv (TIK's vnchwconv / vec_trans_scatter; tik_vector.md)",
+    "vrpsort16": "pto.ub.vbitsort (tik_vector.md)",
+    "vmrgch": "pto.ub.vmergech (tik_vector.md)",
 }
+
+#: TIK vector instructions the facade leaves out on purpose (``tbe_compat.tik.vector.UNMODELLED`` and
+#: ``vector_scatter.UNMODELLED_SCATTER``; a test keeps the sets equal): no PTO op computes them, so the Fix says so.
+#: review457: the closest-name match offered pto.ub.vci for vbi, pto.ub.vbcb for vcbd, pto.ub.vcpadd for vpadding
+#: and pto.ub.scatter_vln for scatter_vconv.
+TIK_UNMODELLED_INSTRUCTIONS = ("vbi", "vcbd", "vpadding", "scatter_vconv", "scatter_vmulconv")
 
 
 def _tik_name_hint(key: str) -> Optional[str]:
@@ -255,6 +270,13 @@ def _tik_name_hint(key: str) -> Optional[str]:
     base = key[3:] if key.startswith("ub.") else key
     if base in TIK_API_OPS:
         return f"TIK's {base} is {TIK_API_OPS[base]}"
+    instr = "v" + base[4:] if base.startswith("vec_") else base          # vec_bi is vbi, vec_padding vpadding
+    if instr in TIK_UNMODELLED_INSTRUCTIONS:
+        return (f"TIK's {base} has no PTO op: the simulator leaves its instruction {instr} out, as its result is "
+                f"not public bit for bit (tik_vector.md §7; tik.{base} in a TIK kernel says what to use instead)")
+    if base.startswith("h_"):
+        return (f"TIK's {base} is a high-level API that becomes several PTO ops (tik_vector.md, the h_ APIs): "
+                f"run the TIK kernel through tik-migrate to see them")
     if base.startswith("vec_"):
         for op in ("ub." + base[4:], "ub.v" + base[4:]):       # vec_reduce_max -> ub.reduce_max, vec_add -> ub.vadd
             if op in OPS:
@@ -468,6 +490,44 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
     raise ValueError(f"bad clause form {clause.form!r} in {spec.name}")
 
 
+def clause_python(clause: Clause, value, leaf: Callable) -> Optional[str]:
+    """The Python keyword value (source text) that spells clause value ``value``, given in the canonical form
+    `normalize_clause` returns -- its inverse: ``normalize_clause(spec, clause, eval(text)) == value``
+    (``tik-migrate --format python``, `tbe_compat.migrate_python`). ``leaf(v)`` writes one parameter value
+    (a number, or a program value a front end names). None: the clause is omitted.
+
+    ``flag`` -> ``True``; ``sat`` -> ``True`` / ``False`` / ``"preserve_nan"``; ``word`` -> ``"check_only"``;
+    ``args`` -> the one parameter bare (``mask=128``), several as a tuple (``rep_stride=(8, 8, 8)``), keys as a
+    trailing dict (``pre_quant=(0.0, {"mode": "f32_f16"})``, keys only: ``pre_relu={"mode": "normal_relu"}``);
+    a repeated ``args`` clause a list of tuples; ``optarg`` -> ``True`` or its parameter."""
+    if value is None:
+        return None
+    form = clause.form
+    if form == "flag":
+        return "True"
+    if form == "args" and clause.repeat:
+        return "[" + ", ".join(_args_python(entry, leaf, bare=False) for entry in value) + "]"
+    if form == "args":
+        return _args_python(value, leaf, bare=True)
+    if value is True or value is False:          # sat / optarg / attr
+        return repr(value)
+    if isinstance(value, str):                   # word / sat(preserve_nan) / word_or_arg / attr
+        return json.dumps(value)
+    return leaf(value)                           # optarg / word_or_arg parameter, attr number
+
+
+def _args_python(value, leaf: Callable, *, bare: bool) -> str:
+    args, kw = value
+    keys = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v) if isinstance(v, str) else leaf(v)}"
+                           for k, v in kw.items()) + "}"
+    if not kw and bare and len(args) == 1:
+        return leaf(args[0])
+    if not args and kw:
+        return keys
+    items = [leaf(a) for a in args] + ([keys] if kw else [])
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
 def make_call(spec: OpSpec, args: tuple, kwargs: dict, where: Optional[Provenance] = None) -> OpCall:
     """Validate arity, clause names/values, canonical order and exclusivity; build an `OpCall`.
 
@@ -562,7 +622,10 @@ def is_internal_file(fn: str) -> bool:
     (h_user453: its frame stayed in TIK call stacks)."""
     if fn.startswith("<"):
         return fn.startswith("<frozen")
-    return os.path.abspath(fn).startswith(tuple(_INTERNAL))
+    fn = os.path.abspath(fn)
+    # whole path components: a registered launcher /venv/bin/tik-run does not cover the user's
+    # /venv/bin/tik-run_kernel.py, nor the package /site/pto_core a folder /site/pto_core_kernels (review457)
+    return any(fn == p or fn.startswith(p if p.endswith(os.sep) else p + os.sep) for p in _INTERNAL)
 
 
 def user_frame(skip: int = 1) -> Optional[Provenance]:

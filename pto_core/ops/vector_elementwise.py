@@ -36,6 +36,7 @@ from ..dtypes import DType
 from ..errors import IllegalOperand
 from ..scalars import ROUNDERS, UndefinedInt, int_to_float
 from ..memory import Ptr
+from ..numerics import minmax as _minmax
 from ..numerics.floats import from_f16
 from .registry import Clause, OpSpec, Operand, register
 from . import vector_engine as ve
@@ -106,24 +107,9 @@ def _select(fn):
     return compute
 
 
-def vmax_values(a: np.ndarray, b) -> np.ndarray:
-    """IEEE 754-2019 ``maximum``: NaN propagates (the first NaN operand), ``max(-0, +0) = +0``; ints exact."""
-    if a.dtype.kind not in "fV" and "bfloat" not in str(a.dtype):
-        return np.maximum(a, b)
-    b = np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
-    r = np.where(a > b, a, b)
-    r = np.where((a == b) & np.signbit(b), a, r)           # +0 beats -0
-    return np.where(np.isnan(a), a, np.where(np.isnan(b), b, r))
-
-
-def vmin_values(a: np.ndarray, b) -> np.ndarray:
-    """IEEE 754-2019 ``minimum``: NaN propagates (the first NaN operand), ``min(-0, +0) = -0``; ints exact."""
-    if a.dtype.kind not in "fV" and "bfloat" not in str(a.dtype):
-        return np.minimum(a, b)
-    b = np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
-    r = np.where(a < b, a, b)
-    r = np.where((a == b) & np.signbit(a), a, r)           # -0 beats +0
-    return np.where(np.isnan(a), a, np.where(np.isnan(b), b, r))
+#: IEEE 754-2019 ``maximum`` / ``minimum`` (`pto_core.numerics.minmax`; the GM atomics use the same functions).
+vmax_values = _minmax.maximum
+vmin_values = _minmax.minimum
 
 
 def _relu_of(x: np.ndarray) -> np.ndarray:

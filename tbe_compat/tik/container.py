@@ -350,6 +350,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def __init__(self, profiling=None, disable_debug=True, err_msg_level=0, block_size=32):
         self._depth, self._where = 0, None
         self._calls: list = []     # Provenance of every TIK call, in trace order (tik-migrate)
+        # ids of the first statement each outermost TIK call recorded: two calls of one source line (a Python
+        # loop) share their interned Provenance; tik-migrate --format python tells them apart by this
+        self._call_starts: set = set()
         self._weakref = weakref.ref(self)
         self._bridged: dict = {}   # id(pointer) -> (pointer, Tensor) of tensor.pto_ptr() results (bridge)
         self._exit_on_error = err_msg_level != 1

@@ -42,6 +42,7 @@ import numpy as np
 
 from pto_core.errors import OutOfBounds, Provenance, UnknownName, UnsupportedOp
 from pto_core.ops import legacy_cube
+from pto_core.ops.fixpipe import SAME_TYPE_SATURATES
 
 from .. import platform
 from .api import has_key, tik_api
@@ -58,6 +59,13 @@ HISI_SOCS = ("Hi3796CV300CS", "SD3403")
 #: quantize_params and relu only (CANN 8.1 fixpipe_v2.py)
 FIXPIPE_FAMILIES = ("v220", "v300")
 MAX_BLOCKS_PER_OP = 255          # n = 16 * blocks <= 4095 (FIXPIPE %n field)
+#: The ``sat`` clause of a plain fixpipe (no quantize_params, no relu, no atomic add) whose L0C type is one that
+#: PTO FIXPIPE converts even to the same type (``fixpipe.SAME_TYPE_SATURATES``: the float16 L0C of Hi3796CV300CS /
+#: SD3403). Legacy TIK copies such a result: inf, NaN (with its payload) and -0 held in L0C reach dst unchanged,
+#: as the reference model writes them (legacy_fixpipe.md choice 8, "a plain copy does no arithmetic"). Under the
+#: chip's inherited ``sat`` (saturation mode) FIXPIPE would write +-65504 and 0 instead, so these copies are
+#: lowered with ``nosat`` (``sat=False``), which keeps the bytes (fixpipe_semantics.md #8; review457).
+PLAIN_COPY_SAT = False
 
 
 #: the units of fixpipe's block arguments, said in the Fix of a src / dst extent overflow (user440: the
@@ -479,11 +487,18 @@ class FixpipeAPI(CubeBase):
             cl["pre_relu"] = {"mode": "normal_relu"}
         return cl
 
+    def _plain_copy_sat(self, a, cl: dict) -> None:
+        """Add ``sat=PLAIN_COPY_SAT`` to the clauses of a plain same-type copy FIXPIPE would convert."""
+        if a.mode is None and not a.relu and a.s.dt is a.d.dt and a.s.dt.name in SAME_TYPE_SATURATES:
+            cl["sat"] = PLAIN_COPY_SAT
+
     def _fixpipe_direct(self, a) -> None:
         cl = self._fixpipe_clauses(a)
         atomic = self._fixpipe_atomic(a)
         if atomic is not None:
             cl["atomic"] = atomic
+        else:
+            self._plain_copy_sat(a, cl)
         ssize, dsize = a.s.dt.bits // 8, a.d.dt.bits // 8
         for c0 in range(0, a.cb, MAX_BLOCKS_PER_OP):
             cnt = min(MAX_BLOCKS_PER_OP, a.cb - c0)
@@ -511,6 +526,7 @@ class FixpipeAPI(CubeBase):
         """dst in UB on a FIXPIPE chip (Ascend310B): FIXPIPE into an L1 scratch laid out like dst, then
         ``pto.mte_l1_ub`` of the valid rows of each block (the dst_stride gaps stay untouched)."""
         cl = self._fixpipe_clauses(a)
+        self._plain_copy_sat(a, cl)
         dsize = a.d.dt.bits // 8
         span = (a.cb - 1) * a.dst_blk + a.howo * 16
         with self._cube_scratch() as alloc:

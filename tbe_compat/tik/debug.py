@@ -14,7 +14,8 @@ tik_usage.md:
   as tiling data it reads from GM): an input's array may have any shape (its
   size is the buffer); an output or workspace needs ``feed_dict[name]`` = its element count
   or an array of its size (simulator extension: on a device the framework allocates it)
-  and is returned flat. ``flowtable`` GM tensors (host tiling data) are fed like inputs.
+  and is returned flat. Size feeds are keyed on the tensor (`_size_feeds`): a key that is an
+  input's name is never read as another tensor's size. ``flowtable`` GM tensors (host tiling data) are fed like inputs.
 * Returns a ``list`` of numpy arrays, one per BuildCCE output in ``outputs=`` order, with
   the output's shape and dtype (for a view: the view's).
 * Input tensors the kernel overwrote: the caller's feed arrays receive the new contents
@@ -544,12 +545,13 @@ class Tikdb:
         ``inplace=`` output the size of the input it is placed on."""
         tik = self._tik
         out = {}
+        own, taken = self._size_feeds(info, feed)
         for st in tik._gm_tensors:
             if st.runtime_size is None:
                 continue
             static = all(isinstance(d, int) for d in st.shape)
             declared = int(np.prod([int(d) for d in st.shape], dtype=object)) if static else None
-            v = feed.get(st.name)
+            v = own.get(id(st))
             if v is None and st.gm.name in alias:      # the framework's ref output: the input's memory
                 v = inputs[alias[st.gm.name]].nbytes * 8 // st.dtype.bits
             if isinstance(v, np.ndarray):
@@ -559,10 +561,16 @@ class Tikdb:
             else:
                 how = f"is declared with {declared} elements (the dynamic-shape idiom)" if static else \
                     "has a shape computed by the kernel (Scalars read while it runs)"
-                raise tik._error(f"GM tensor {st.name!r} {how}; its real size comes from the caller", operand=st.name,
-                                 value=None if v is None else repr(v)[:60], cls=UnknownName,
-                                 hint=f"pass feed_dict[{st.name!r}] = the array (inputs) or the element count / an "
-                                      f"array of the real size (outputs, workspaces)")
+                hint = f"pass feed_dict[{st.name!r}] = the array (inputs) or the element count / an array of the " \
+                       f"real size (outputs, workspaces)"
+                at = ""
+                if id(st) in taken:         # its name is not its key: say which tensor is meant
+                    at = self._declared_at(st)
+                    hint = (f"give it a name= of its own and feed that: feed_dict[{st.name!r}] is {taken[id(st)]}, "
+                            f"not this tensor's size")
+                raise tik._error(f"GM tensor {st.name!r}{at} {how}; its real size comes from the caller",
+                                 operand=st.name, value=None if v is None else repr(v)[:60], cls=UnknownName,
+                                 hint=hint)
             if declared is None:
                 declared = n
             if not 1 <= n <= declared:
@@ -572,8 +580,46 @@ class Tikdb:
             out[st.runtime_size.name] = n
         for st in tik._gm_tensors:
             if _resizable_workspace(st, info):
-                self._workspace_size(st, feed.get(st.name))
+                self._workspace_size(st, own.get(id(st)))
         return out
+
+    def _size_feeds(self, info, feed: dict) -> tuple:
+        """The feed_dict entries that size GM tensors, keyed on the tensor, not its name (h_fix459): ``({id(storage):
+        value}, {id(storage): whose key})``. A BuildCCE input tensor takes ``feed[its name]``. A runtime-sized tensor
+        or a static workspace that is no input takes ``feed[its name]`` only if no input (tensor or InputScalar) has
+        that name and no other such tensor shares it: otherwise the key is not its own (the second dict says whose),
+        so an input's array is never read as a workspace's or another tensor's size (a workspace or plain GM tensor
+        may share an input's name when INTERNAL_GM_NAMES_APART is off, a plain one always)."""
+        inputs = {id(x.storage): x.name for x in info.inputs if isinstance(x, Tensor)}
+        names = {x.name: ("BuildCCE input " + repr(x.name)) for x in info.inputs}
+        sized = [st for st in self._tik._gm_tensors if id(st) not in inputs
+                 and (st.runtime_size is not None or _resizable_workspace(st, info))]
+        sharing = {}
+        for st in sized:
+            sharing.setdefault(st.name, []).append(st)
+        own, taken = {}, {}
+        for st in self._tik._gm_tensors:
+            if id(st) in inputs:
+                if inputs[id(st)] in feed:
+                    own[id(st)] = feed[inputs[id(st)]]
+            elif st.name in names:
+                taken[id(st)] = f"the entry of {names[st.name]}"
+            elif len(sharing.get(st.name, ())) > 1:
+                where = ", ".join(self._declared_at(o)[len(" (declared at "):-1] or "?" for o in sharing[st.name])
+                if st.name in feed:
+                    raise self._tik._error(f"feed_dict[{st.name!r}] would size {len(sharing[st.name])} GM tensors "
+                                           f"named {st.name!r} (declared at {where})", operand=st.name,
+                                           value=repr(feed[st.name])[:60], cls=UnknownName,
+                                           hint="give each of them a name= of its own and feed each by its name")
+                taken[id(st)] = f"shared by the GM tensors declared at {where}"
+            elif st.name in feed:
+                own[id(st)] = feed[st.name]
+        return own, taken
+
+    @staticmethod
+    def _declared_at(st) -> str:
+        w = getattr(st, "where", None)
+        return f" (declared at {w.file}:{w.line})" if w is not None and getattr(w, "line", None) else ""
 
     def _workspace_size(self, st, v) -> None:
         """Size the GM region of static workspace ``st`` (WORKSPACE_SIZE_FROM_FEED): the declared

@@ -171,10 +171,16 @@ class Expr:
         self._no_python_op(what="round()", hint="convert with tik_instance.scalar_conv('round', dst, src), or "
                                                "s.astype(dtype) (C conversion)")
 
+    def __abs__(self):
+        # no TIK has it: te.tik 2019 and CANN 8.1.RC1 BasicExpr (tik_expr.py) define no __abs__, so abs(s) is
+        # Python's TypeError there (h_review450); the scalar unit's absolute value is scalar_abs
+        self._no_python_op(what="abs()", hint="write |x| into a Scalar with tik_instance.scalar_abs(dst, src): "
+                                              "int64 Scalars (float32 too on chips after Ascend910); copy an "
+                                              "expression into one first (tmp.set_as(expr))")
+
     def __neg__(self): return self._un("neg")
     def __pos__(self): return self
     def __invert__(self): return self._un("not")
-    def __abs__(self): return self._un("abs")
 
     # -- comparisons
     def _cmp(self, pred, other, api_depth: int = 0):

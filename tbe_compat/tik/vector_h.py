@@ -14,10 +14,12 @@ them (its expansion is not published); here:
   per column chunk of ``PAR`` lanes (mask = chunk width); a single row is ``L // PAR``
   full repeats plus one masked tail repeat. Row starts must be 32-byte aligned (else
   `Misaligned`, as for any vector instruction).
-* tensor-scalar forms use ``vadds``/``vmuls``/``vmaxs``/``vmins`` (``src - x`` adds
-  ``-x``; ``x - src`` is ``vmuls(-1)`` then ``vadds``: exact). Division by a scalar
-  multiplies by the reciprocal (two roundings, within 1 ulp of the quotient), ``x / src``
-  is ``vrec`` then ``vmuls`` (choice: the instruction set has no vector-scalar divide).
+* tensor-scalar forms of ``h_add``/``h_mul``/``h_max``/``h_min`` use ``vadds``/``vmuls``/
+  ``vmaxs``/``vmins``. **SCALAR_COPIED** (named choice): ``h_div`` and ``h_sub`` with a scalar
+  (either position) copy the scalar into a ``PAR``-lane scratch with ``vector_dup`` and run
+  ``vdiv``/``vsub`` reading that copy at repeat stride 0 -- one rounding of the exact
+  quotient / difference, the same bits as the two-tensor form (the vector unit has no
+  vector-scalar divide or reversed subtract).
 * **reductions** ``h_reduce_sum/max/min(dst, src, axis)`` over trailing axes: a row of
   at most ``PAR`` elements is one ``vcadd`` (rows with aligned strides batched as
   repeats) or one ``reduce_max``/``reduce_min``; longer rows are first folded column
@@ -59,8 +61,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-import math
-
 import numpy as np
 
 from pto_core import program as P
@@ -90,6 +90,20 @@ MASK_ROW_ALIGN = 256
 #: Repeats per vcmpv/vsel in a mask row: 252 * PAR / 8 bytes of bits is a whole number of 32 B blocks.
 MASK_GROUP = 252
 REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_reduce_min": ("min", "vmin")}
+#: SCALAR_COPIED (named choice): the scalar forms that run the vector-vector instruction on a ``PAR``-lane
+#: ``vector_dup`` copy of the scalar read at repeat stride 0 (h_sel's scalar src0 does the same), API ->
+#: the scalar positions it applies to. Source: CANN 8.1 TIK (``tik_h_vec_api/tik_double_ops_api_.py``) emits
+#: one ``h_div``/``h_sub`` intrinsic with the scalar as an operand -- the compiler's expansion is not
+#: published -- and admits the call on the ``Intrinsic_vdiv``/``Intrinsic_vsub`` row alone
+#: (``common_params_check_.py`` ``check_double_ops_params``), so the quotient / difference is the
+#: instruction's own: one IEEE rounding (then the chip's saturation, numerics.md §3), exactly as
+#: ``h_div``/``h_sub`` with two tensors. Replaces (k460) ``src * (1/x)`` / ``vrec(src) * x`` (wrong when the
+#: reciprocal overflows or is subnormal: f16 0.001 / 6e-8 gave inf, f32 -0 / 1e-45 NaN, 60000 / 30000
+#: 1.999), ``x - src`` = ``vmuls(src, -1)`` then ``vadds(x)`` (the first step saturates on Ascend310/910/310P:
+#: 100 - inf gave -65408, 100 - NaN gave 100) and ``src - x`` = ``vadds(src, -x)`` (an integer ``x`` at its
+#: dtype's minimum was refused: -(-32768) does not fit int16; int32 on Ascend310/910, which have ``vsub`` but
+#: no int ``vadds``, was refused). vector_dup has every dtype vdiv/vsub have (Appendix A).
+SCALAR_COPIED = {"h_div": ("src0", "src1"), "h_sub": ("src0", "src1")}
 
 
 class _Layout:
@@ -407,19 +421,26 @@ class HVectorAPI:
                               f"instruction", operand=xname, cls=UnsupportedOp,
                               hint=f"vector_dup the value into a tensor and call {api} with two tensors")
         views, names = [dst, src], ["dst", "src"]
-        if api == "h_sub" and t0:                                   # src - x = src + (-x), exact
-            self._h_rows("vadds", views, names, scalar=_neg(xv), has_scalar=True)
-        elif api == "h_sub":                                        # x - src = (-src) + x, exact
-            self._h_rows("vmuls", views, names, scalar=-1.0 if _is_float(d) else -1, has_scalar=True)
-            self._h_rows("vadds", [dst, dst], names, scalar=xv, has_scalar=True)
-        elif api == "h_div" and t0:                                 # src / x ~ src * (1/x)
-            self._h_rows("vmuls", views, names, scalar=_recip(xv), has_scalar=True)
-        elif api == "h_div":                                        # x / src ~ rec(src) * x
-            self._require_instr("vrec", d.tensor.dtype)
-            self._h_rows("vrec", views, names)
-            self._h_rows("vmuls", [dst, dst], names, scalar=xv, has_scalar=True)
+        if xname in SCALAR_COPIED.get(api, ()):                     # SCALAR_COPIED: vdiv / vsub on a copy of x
+            self._h_scalar_copied(vv, dst, src, xv, xname)
         else:
             self._h_rows(vs, views, names, scalar=xv, has_scalar=True)
+
+    def _h_scalar_copied(self, instr: str, dst, src, xv, xname: str) -> None:
+        """``dst = x <instr> src`` (``xname`` "src0") or ``src <instr> x`` ("src1") with ``x`` copied into a
+        ``PAR``-lane scratch by ``vector_dup`` and read at repeat stride 0 (SCALAR_COPIED)."""
+        par = par_of(dst.dt)
+        tname = "src1" if xname == "src0" else "src0"
+        with self.new_stmt_scope():
+            xs = self._h_scratch(dst.dtype, par, f"h_{instr[1:]}_scalar")
+            self._dup(par, xs, xv, 1, None, 8, 0)
+
+            def emit(rel, mask, repeat, reps):
+                sv = self._h_view(src, rel[1])
+                srcs, rep = ([(xs, xname), (sv, tname)], [reps[0], 0, reps[1]]) if xname == "src0" else \
+                    ([(sv, tname), (xs, xname)], [reps[0], reps[1], 0])
+                self._lanewise(instr, mask, self._h_view(dst, rel[0]), srcs, repeat, None, rep, blk_max=U8)
+            self._h_each([dst, src], ["dst", tname], emit)
 
     def _h_single(self, api, dst, src):
         d = self._h_elementwise_check(api, dst, [src], ["src"])
@@ -1184,24 +1205,6 @@ def _shape_str(dims) -> str:
 def _bits(dtype: str) -> int:
     from pto_core.dtypes import dtype as _dt
     return _dt(dtype).bits
-
-
-def _is_float(op) -> bool:
-    return op.dt.is_float
-
-
-def _neg(v):
-    return P.unop("neg", v) if isinstance(v, P.Expr) else -v
-
-
-def _recip(v):
-    """1/v for ``h_div(dst, src, v)`` (src * (1/v)). An immediate 0 gives IEEE's +-inf (so src / 0 is
-    src * inf: +-inf, NaN for 0 / 0, as the division); ``1.0 / v`` raised Python's ZeroDivisionError (k455)."""
-    if isinstance(v, P.Expr):
-        return P.binop("div", P.cast(P.as_expr(1.0), v.type), v)
-    if v == 0:
-        return math.copysign(math.inf, v)
-    return 1.0 / v
 
 
 def _double_method(api: str):

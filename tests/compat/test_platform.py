@@ -428,6 +428,8 @@ PROBES = [
     ("Ascend310", "AiCore", "tik.set_atomic_add", "float32", False),
     ("Ascend310", "AiCore", "tik.vbitsort32", "", False),
     ("Ascend310", "AiCore", "tik.vrpsort16", "float16", True),         # rename table: vbitsort
+    ("Ascend910B1", "AiCore", "tik.vrpsort16", "float16", True),       # 910B ini vbitsort=float16 (k460)
+    ("Ascend910B1", "AiCore", "tik.vconcat", "float16", False),
     ("Ascend310", "AiCore", "tik.h_cast", "f322f16", True),            # h_ API -> vconv
     ("Ascend310", "AiCore", "tik.h_duplicate", "float16", True),       # h_ API -> vector_dup (TIK table)
     ("Ascend310", "AiCore", "tik.h_data_move", "float16", True),       # dtype dropped for data_move

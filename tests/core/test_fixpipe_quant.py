@@ -6,6 +6,8 @@ s8, u8, s4, s16) is produced, compare every element with the `pto_core.numerics`
 functions applied to the exact float64 product, and check the coverage. Each float
 mode runs under ``sat``, ``sat(preserve_nan)`` and ``nosat``.
 """
+from fractions import Fraction
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -412,6 +414,32 @@ def test_clip_on_f16_destination_and_scalar_relu_on_integers():
     outi = m.gm_alloc((3,), "s32", name="outi")
     pto.mte_l0c_gm(src, outi, 1, 3, ss, 3, 0, 0, pre_relu=(0.5, {"mode": "scalar_relu"}), nz2nd=True)
     np.testing.assert_array_equal(m.read(outi, (3,)), [-4, -3, 9])   # -3.5 -> -4, -3 (half-even), 9
+
+
+S32_ALPHA_X = np.array([[-1, -3, -5, -7, -9, 7, 0, -2 ** 31, -(2 ** 31) + 1, 2 ** 31 - 1, -2, -11, -13, -15, -6,
+                         -2 ** 30 - 1]], dtype=np.int32)
+
+
+@pytest.mark.parametrize("relu", ["scalar_relu", "vector_relu"])
+@pytest.mark.parametrize("alpha", [0.5, 0.25, 1.5, 2.0, 3.0])
+def test_s32_to_s32_activation_rounds_to_nearest_even_then_clamps(relu, alpha):
+    """Named choice S32_ACTIVATION_ROUNDING (fixpipe_semantics.md #36): s32 -> s32 without pre_quant, a negative x
+    becomes alpha*x rounded to nearest with ties to even (-0.5 -> 0, -1.5 -> -2, -2.5 -> -2, -3.5 -> -4), then
+    clamped to s32 (alpha 2 or 3 times -2**31). Truncation or floor would fail here."""
+    x = S32_ALPHA_X
+    n = x.shape[1]
+    m = Machine("A5")
+    src, ss = load_acc(m, x)
+    out = m.gm_alloc((n,), "s32", name="out")
+    if relu == "scalar_relu":
+        payload = alpha
+    else:
+        payload = m.ptr("fb", "f32", 0x400)
+        m.write(payload, np.full(n, alpha, np.float32))
+    pto.mte_l0c_gm(src, out, 1, n, ss, n, 0, 0, pre_relu=(payload, {"mode": relu}), nz2nd=True)
+    exp = [int(v) if v >= 0 else max(-2 ** 31, min(2 ** 31 - 1, round(Fraction(int(v)) * Fraction(alpha))))
+           for v in x[0]]                       # Fraction rounds half to even
+    np.testing.assert_array_equal(m.read(out, (n,)), exp)
 
 
 def test_mode_table_rows_are_consistent():

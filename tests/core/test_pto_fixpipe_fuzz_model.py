@@ -265,16 +265,22 @@ def fixpipe(M, rng, target, acc, c, m, n, rows, acc_of, loop3_ok):
         elif atomic == "add":
             v = exp[idx] + v if dst == "f32" else to_float(exp[idx].astype(np.float64) + v, dst, model_sat)
         elif atomic:
-            v = (np.maximum if atomic == "max" else np.minimum)(exp[idx], v)
+            v = ieee_maxmin(atomic, exp[idx], v)
         exp[idx] = v
     if dest == "ub":
         bytes_equal(M.read(M.ptr("ub", dst, addr, sub=1 - dst_mode), total), init, f"{what} other UB")
         dptr = M.ptr("ub", dst, addr, sub=dst_mode)
     got = M.read(dptr, total)
-    if atomic in ("max", "min") and dst not in ("s8", "s16", "s32"):
-        # max/min of +0 and -0: the spec does not say which zero wins (the simulator keeps the new value); not compared
-        got, exp = (np.where(x == 0, np.zeros_like(x), x) for x in (got, exp))
     bytes_equal(got, exp, what)
+
+
+def ieee_maxmin(op, a, b):
+    """The model's float atomic max/min: NaN propagates, and -0 < +0 (IEEE 754-2019 maximum / minimum; the
+    simulator's named choice ATOMIC_MAXMIN_SIGNED_ZERO, fixpipe_semantics.md #37)."""
+    r = (np.maximum if op == "max" else np.minimum)(a, b)
+    zeros = (a == 0) & (b == 0)
+    neg = (np.signbit(a) & np.signbit(b)) if op == "max" else (np.signbit(a) | np.signbit(b))
+    return np.where(zeros, np.where(neg, -0.0, 0.0).astype(r.dtype), r)
 
 
 def run_chain(seed):

@@ -347,7 +347,9 @@ def test_tik_api_names_written_as_ops_name_the_pto_op():
     cases = {"ub.vec_add": "TIK's vec_add is pto.ub.vadd", "vec_add": "TIK's vec_add is pto.ub.vadd",
              "ub.vec_reduce_max": "TIK's vec_reduce_max is pto.ub.reduce_max",
              "ub.vec_dup": "TIK's vec_dup is pto.ub.vector_dup", "data_move": "pto.mte_gm_ub, pto.mte_ub_gm",
-             "fixpipe": "TIK's fixpipe is pto.mte_l0c_gm", "mmad": "pto.mad (is_bias 0) or pto.mad_acc",
+             "fixpipe": "TIK's fixpipe is pto.mte_l0c_gm for a GM dst; a UB dst is pto.mte_l0c_ub on A5, elsewhere "
+                        "pto.mte_l0c_l1 into L1 then pto.mte_l1_ub",
+             "ub.data_move": "pto.mte_ub_l1, pto.mte_l1_gm, pto.mte_ub_ub in 32-byte blocks", "mmad": "pto.mad (is_bias 0) or pto.mad_acc",
              "load3dv2": "pto.img2col", "vadd": "did you mean pto.ub.vadd? (the vector ops are under pto.ub)"}
     for name, fix in cases.items():
         obj = pto
@@ -358,3 +360,25 @@ def test_tik_api_names_written_as_ops_name_the_pto_op():
     for text in registry.TIK_API_OPS.values():           # every op the table names exists
         for op in re.findall(r"pto\.([\w.]+\w)", text):
             assert op in registry.OPS, op
+
+
+def test_tik_names_the_closest_match_got_wrong_name_their_pto_op_or_say_there_is_none():
+    """review457: the closest-name match behind an unknown op name offered another op for TIK names:
+    pto.ub.vec_trans -> pto.ub.v4dtrans (the facade lowers vec_trans to pto.ub.vtranspose), pto.ub.vrpsort16 ->
+    pto.ub.vmrgsort / vrsqrt (vbitsort), pto.ub.vbi -> pto.ub.vci, pto.ub.vcbd -> pto.ub.vbcb, pto.ub.vpadding ->
+    pto.ub.vcpadd, pto.ub.scatter_vconv -> pto.ub.scatter_vln (instructions the simulator leaves out), and
+    pto.ub.h_reduce_sum -> pto.ub.reduce_min (a composite API)."""
+    cases = {"ub.vec_trans": "TIK's vec_trans is pto.ub.vtranspose", "ub.vrpsort16": "TIK's vrpsort16 is pto.ub.vbitsort",
+             "ub.vmrgch": "TIK's vmrgch is pto.ub.vmergech", "vec_trans_scatter": "is pto.ub.vnchwconv",
+             "ub.scatter_vnchwconv": "is pto.ub.vnchwconv",
+             "ub.vbi": "TIK's vbi has no PTO op", "ub.vec_bi": "TIK's vec_bi has no PTO op: the simulator leaves its "
+                                                                 "instruction vbi out",
+             "ub.vcbd": "TIK's vcbd has no PTO op", "ub.vpadding": "TIK's vpadding has no PTO op",
+             "ub.scatter_vconv": "TIK's scatter_vconv has no PTO op", "scatter_vmulconv": "has no PTO op",
+             "ub.h_reduce_sum": "TIK's h_reduce_sum is a high-level API that becomes several PTO ops"}
+    for name, fix in cases.items():
+        obj = pto
+        with pytest.raises(AttributeError) as e:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+        assert fix in str(e.value) and "did you mean" not in str(e.value), str(e.value)

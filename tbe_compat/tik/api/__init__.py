@@ -375,6 +375,8 @@ class _ApiCall:
             return False
         try:
             self.at.__exit__(exc_type, exc, tb)
+            if exc is None and len(self.block) > self.mark:
+                tik._call_starts.add(id(self.block[self.mark]))
             if isinstance(exc, PtoError):
                 _drop_run_time_checks(tik, self.block, self.mark)
                 raise convert(exc, api=self.api, where=self.where, exit_on_error=tik._exit_on_error) from None

@@ -454,3 +454,24 @@ def test_a_byte_move_past_its_tensor_says_lengths_are_bytes():
     with raises_tik(OutOfBounds, match="run outside the tensor") as e:
         run(ti, {"x": np.zeros(N, np.float16)})
     assert "lengths and strides are bytes, start to start (TIK's data_move counts 32-byte blocks" in str(e.value)
+
+
+def test_a_block_move_past_its_tensor_says_lengths_are_32_byte_blocks():
+    """review457: memory.FENCE_EXTENT_HINTS told every PTO move that ran past its TIK tensor that "lengths and
+    strides are bytes ... (TIK's data_move counts 32-byte blocks ...: burst b -> len_burst 32*b)", but
+    pto.mte_ub_ub / mte_ub_l1 / mte_l1_gm count 32-byte blocks and gaps as data_move does (and mte_l1_bt /
+    mte_l1_fb load units): following the Fix made the overrun 32 times larger."""
+    from pto_core.errors import OutOfBounds
+    from pto_core.memory import FENCE_EXTENT_HINTS
+    ti = tik.Tik()
+    x, y, ub = _copy_kernel(ti)
+    ub2 = ti.Tensor("float16", (N,), name="ub2", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, N // 16, 0, 0)
+    pto.mte_ub_ub(ub.pto_ptr(), ub2.pto_ptr(), N // 16, nburst=(2, 0, 0))    # two bursts of the whole tensor
+    ti.data_move(y, ub2, 0, 1, N // 16, 0, 0)
+    build(ti, "blocks", [x], [y])
+    with raises_tik(OutOfBounds, match="run outside the tensor") as e:
+        run(ti, {"x": np.zeros(N, np.float16)})
+    assert "len_burst counts 32-byte blocks" in str(e.value) and "are bytes" not in str(e.value), str(e.value)
+    assert "load units of 128 B" in FENCE_EXTENT_HINTS["pto.mte_l1_fb"]
+    assert "64 B on A2A3-class" in FENCE_EXTENT_HINTS["pto.mte_l1_bt"]

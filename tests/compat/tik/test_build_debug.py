@@ -728,3 +728,30 @@ def test_no_console_script_launcher_is_part_of_the_call_stack(tmp_path, tool, ma
                        text=True, env=env, timeout=60, cwd=tmp_path)
     assert "TIK call stack" in p.stderr and f"{script}:5 in <module>" in p.stderr, p.stderr
     assert f"bin{os.sep}{tool}:" not in p.stderr, p.stderr
+
+
+def test_a_user_script_whose_path_extends_the_launchers_is_part_of_the_call_stack(tmp_path):
+    """review457: frames were matched to the registered launcher / packages by string prefix, so with the
+    launcher bin/tik-run registered, the user's bin/tik-run_kernel.py was taken for the launcher and left out
+    of its own TIK call stack (and a folder pto_core_kernels next to the package pto_core likewise)."""
+    import subprocess
+    import sys
+    import os
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "tik-run_kernel.py"
+    script.write_text("from tbe import tik\n"
+                      "ti = tik.Tik()\n"
+                      "ub = ti.Tensor('float16', (16,), name='ub', scope=tik.scope_ubuf)\n"
+                      "g = ti.Tensor('float16', (16,), name='g', scope=tik.scope_gm)\n"
+                      "ti.data_move(ub, g, 0, 1, 2, 0, 0)\n")
+    launcher = tmp_path / "bin" / "tik-run"
+    launcher.write_text("import sys\nfrom tbe_compat.cli import tik_run_main\nsys.exit(tik_run_main())\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=root)
+    p = subprocess.run([sys.executable, str(launcher), str(script)], capture_output=True, text=True, env=env,
+                       timeout=60, cwd=tmp_path)
+    assert "TIK call stack" in p.stderr and f"{script}:5 in <module>" in p.stderr, p.stderr
+    from pto_core.ops import registry
+    pkg = registry._INTERNAL[0]
+    assert registry.is_internal_file(os.path.join(pkg, "memory.py"))
+    assert not registry.is_internal_file(pkg + "_kernels" + os.sep + "k.py")

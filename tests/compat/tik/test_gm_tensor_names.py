@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pto_core.errors import GmOverreadWarning, IllegalOperand
+from pto_core.errors import GmOverreadWarning, IllegalOperand, UnknownName
 from tbe import tik
 from tbe.common.platform import set_current_compile_soc_info
 from tbe_compat.tik import build as tik_build
@@ -121,3 +121,73 @@ def test_unlisted_gm_tensors_declared_at_one_line_are_numbered():
     run(ti, {"x": np.arange(8, dtype=np.float32)})
     tails = [m for kind, m in ti.tikdb.reports if kind == "gm-tail"]
     assert len(tails) == 1 and f"past the end of tensor 'tmp@{HERE}:{line}#2' (4 elements, 16 B)" in tails[0], tails
+
+
+# ----------------------------------------------------------------------------- feed_dict keys size tensors, not names
+
+
+def _through(ti, x, y, t):
+    """x -> UB -> t -> UB -> y: the kernel writes and reads back GM tensor ``t``."""
+    ub = ti.Tensor("int32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    ti.data_move(t, ub, 0, 1, 1, 0, 0)
+    ti.vector_dup(8, ub, 0, 1, 1, 8)
+    ti.data_move(ub, t, 0, 1, 1, 0, 0)
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+
+
+def test_a_workspace_named_like_an_input_does_not_take_the_inputs_feed_as_its_size(monkeypatch):
+    """With INTERNAL_GM_NAMES_APART off such a workspace builds; start_debug took feed_dict['x'] (the input's array)
+    as the workspace's size too and refused it ("must be the workspace's element count"). The workspace's size is
+    now looked up by the tensor: the key is the input's, the workspace keeps its declared size."""
+    monkeypatch.setattr(tik_build, "INTERNAL_GM_NAMES_APART", False)
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    ws = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm, is_workspace=True)
+    _through(ti, x, y, ws)
+    build(ti, "ws_like_input", [x], [y])
+    xs = np.arange(8, dtype=np.int32) - 3
+    assert np.array_equal(run(ti, {"x": xs})[0], xs)
+
+
+def test_a_runtime_sized_gm_tensor_named_like_an_input_is_not_sized_by_the_inputs_array():
+    """An unlisted runtime-sized GM tensor (MAX_INT32 elements) named 'x' like the input took len(feed_dict['x']) as
+    its size, silently. Its size has no key of its own: start_debug refuses it, naming its declaration, with a Fix
+    to rename it; under its own name it is fed by that name."""
+    def kernel(name):
+        set_current_compile_soc_info("Ascend910")
+        ti = tik.Tik()
+        x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+        y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+        t = ti.Tensor("int32", (2 ** 31 - 1,), name=name, scope=tik.scope_gm)
+        _through(ti, x, y, t)
+        build(ti, "rt_like_input", [x], [y])
+        return ti
+    line = inspect.getsourcelines(kernel)[1] + 5
+    xs = np.arange(8, dtype=np.int32) + 5
+    with raises_tik(UnknownName, match=rf"GM tensor 'x' \(declared at .*{HERE}:{line}\) is declared with 2147483647 "
+                                       r"elements .*Fix: give it a name= of its own and feed that: feed_dict\['x'\] "
+                                       r"is the entry of BuildCCE input 'x', not this tensor's size"):
+        run(kernel("x"), {"x": xs})
+    assert np.array_equal(run(kernel("t"), {"x": xs, "t": 8})[0], xs)
+
+
+def test_one_feed_key_for_two_same_named_gm_tensors_is_refused(monkeypatch):
+    """Two workspaces named 'w' (both choices off): feed_dict['w'] sized both; now it is refused (it would size two
+    tensors), and unfed both keep their declared size."""
+    monkeypatch.setattr(tik_build, "INTERNAL_GM_NAMES_APART", False)
+    monkeypatch.setattr(container, "WORKSPACE_NAMES_UNIQUE", False)
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("int32", (8,), name="y", scope=tik.scope_gm)
+    w1 = ti.Tensor("int32", (8,), name="w", scope=tik.scope_gm, is_workspace=True)
+    ti.Tensor("int32", (16,), name="w", scope=tik.scope_gm, is_workspace=True)
+    _through(ti, x, y, w1)
+    build(ti, "two_w", [x], [y])
+    xs = np.arange(8, dtype=np.int32) * 7
+    with raises_tik(UnknownName, match=r"feed_dict\['w'\] would size 2 GM tensors named 'w' .*Fix: give each"):
+        run(ti, {"x": xs, "w": 8})
+    assert np.array_equal(run(ti, {"x": xs})[0], xs)

@@ -385,6 +385,41 @@ def test_fixpipe_chip_rules():
         ti.fixpipe(dst, c, 2, 32, 0, 0)
 
 
+@pytest.mark.parametrize("chip", ["SD3403", "Hi3796CV300CS"])
+@pytest.mark.parametrize("to_ub", [False, True])
+def test_plain_f16_fixpipe_on_a_saturation_chip_copies_inf_and_nan_as_the_legacy_model(chip, to_ub):
+    """review457: a float16 L0C written by fixpipe to float16 (no quantize_params; Hi3796CV300CS / SD3403, whose
+    overflow mode is saturation) is a copy in legacy TIK: inf, NaN and -0 held in L0C reach dst unchanged, as the
+    reference model writes them (legacy_fixpipe.md choice 8). Since fixpipe.SAME_TYPE_SATURATES the PTO FIXPIPE
+    converts an f16 accumulator under the inherited sat, so the lowering wrote +-65504 and 0 (tik-compare-fixpipe:
+    'legacy inf (0x7c00) vs new 65504.0 (0x7bff)'); it now says nosat (cube_fixpipe.PLAIN_COPY_SAT)."""
+    set_current_compile_soc_info(chip)
+    ti = tik.Tik()
+    n = 2 * 32 * 16
+    g = ti.Tensor("float16", (n,), name="l0c_in", scope=tik.scope_gm)
+    ub = ti.Tensor("float16", (n,), name="ub", scope=tik.scope_ubuf)
+    l0c = ti.Tensor("float16", (n,), name="l0c", scope=tik.scope_cbuf_out)
+    ti.data_move(ub, g, 0, 1, n * 2 // 32, 0, 0)
+    ti.data_move(l0c, ub, 0, 1, n // 256, 0, 0)
+    dst = ti.Tensor("float16", (n,), name="dst", scope=tik.scope_gm)
+    if to_ub:
+        ub2 = ti.Tensor("float16", (n,), name="ub2", scope=tik.scope_ubuf)
+        ti.fixpipe(ub2, l0c, 2, 32, 0, 0)
+        ti.data_move(dst, ub2, 0, 1, n * 2 // 32, 0, 0)
+    else:
+        ti.fixpipe(dst, l0c, 2, 32, 0, 0)
+    ti.BuildCCE(kernel_name="plain_f16", inputs=[g], outputs=[dst])
+    x = (np.arange(n) % 97 - 40).astype(np.float16)
+    x[[0, 1, 2, 3, 600, 1000]] = np.array([np.inf, -np.inf, np.nan, -0.0, np.nan, 65504], np.float16)
+    x.view(np.uint16)[600] = 0x7E01                       # a NaN payload: a copy keeps it
+    out, = run(ti, {"l0c_in": x})
+    exp = legacy_fixpipe(LegacyTensor(x, scope="l0c"), dst_dtype="float16", cburst_num=2, burst_len=32,
+                         dst_stride=0, src_stride=0, chip=chip, dst_size=n).values
+    np.testing.assert_array_equal(exp.view(np.uint16), x.view(np.uint16))     # the model copies
+    np.testing.assert_array_equal(out.view(np.uint16), exp.view(np.uint16))
+    assert ti.fixpipe_calls[0].lowering == ("fixpipe_l1_ub" if to_ub else "fixpipe")
+
+
 def test_fixpipe_to_ub_on_310b():
     """Ascend310B writes UB through L1 (FIXPIPE to an L1 scratch, then MTE1 L1 -> UB)."""
     set_current_compile_soc_info("Ascend310B1")

@@ -121,3 +121,14 @@ def test_pto_vconv_hint_table_matches_the_facade_round_modes():
     from pto_core.ops.vector_conv import TIK_ROUND_MODE_LETTERS
     from tbe_compat.tik.vector_common import ROUND_MODES
     assert {name: letter or "" for name, letter in TIK_ROUND_MODE_LETTERS.items()} == ROUND_MODES
+
+
+def test_the_unmodelled_tik_instructions_pto_names_as_such_are_the_facades():
+    """registry.TIK_UNMODELLED_INSTRUCTIONS (the Fix of pto.ub.vbi & co: 'has no PTO op', review457) lists exactly
+    the instructions the facade refuses as unmodelled (vector.UNMODELLED, vector_scatter.UNMODELLED_SCATTER) that
+    registry.TIK_API_OPS does not map to a PTO op."""
+    from pto_core.ops import registry
+    from tbe_compat.tik.vector import UNMODELLED
+    from tbe_compat.tik.vector_scatter import UNMODELLED_SCATTER
+    assert set(registry.TIK_UNMODELLED_INSTRUCTIONS) == (set(UNMODELLED) | set(UNMODELLED_SCATTER)) - set(
+        registry.TIK_API_OPS)

@@ -496,9 +496,9 @@ def test_axis0_reduction_keeps_inf_and_nan_of_the_first_row(chip):
 
 @pytest.mark.parametrize("chip, x", [("Ascend910B1", 0.0), ("Ascend910B1", -0.0), ("Ascend910", 0.0)])
 def test_h_div_by_an_immediate_zero(chip, x):
-    """h_div(dst, src, 0.0) multiplies by the reciprocal, which was computed as Python ``1.0 / 0.0`` and stopped
-    the trace with a bare ZeroDivisionError (k455). Now 1/+-0 = +-inf (IEEE), so src / 0 = +-inf and 0 / 0 = NaN
-    as the division gives; the saturation-mode chips clamp them (inf -> max, NaN -> 0)."""
+    """h_div(dst, src, 0.0) multiplied by a reciprocal computed as Python ``1.0 / 0.0``, which stopped the trace
+    with a bare ZeroDivisionError (k455). Now (k460, SCALAR_COPIED) it is vdiv by a vector_dup copy of +-0:
+    src / 0 = +-inf and 0 / 0 = NaN; the saturation-mode chips clamp them (inf -> max, NaN -> 0)."""
     src = np.array([3.0, -2.0, 0.0] + [1.0] * 13, np.float32)
     out = vec_kernel({"a": src, "d": np.full(16, 7, np.float32)},
                      lambda ti, ub: ti.h_div(ub["d"], ub["a"], x), chip=chip)["d"]
@@ -507,3 +507,95 @@ def test_h_div_by_an_immediate_zero(chip, x):
     if chip == "Ascend910":
         want = np.clip(np.where(np.isnan(want), 0, want), -3.4028235e38, 3.4028235e38).astype(np.float32)
     assert out.tobytes() == want.tobytes(), (out[:3], want[:3])
+
+
+SATURATES = {"Ascend310", "Ascend910", "Ascend310P3"}   # numerics.md §3: inf -> +-max, NaN -> 0
+
+
+def _once(exact, dt, chip):
+    """One rounding of the float64 value ``exact`` to ``dt``, then the chip's saturation."""
+    out = exact.astype(dt)
+    if chip in SATURATES:
+        out = np.clip(np.where(np.isnan(out), 0, out), np.finfo(dt).min, np.finfo(dt).max).astype(dt)
+    return out
+
+
+@pytest.mark.parametrize("chip", ["Ascend910B1", "Ascend310P3", "Ascend910"])
+def test_h_div_with_a_scalar_is_one_rounding_of_the_quotient(chip):
+    """h_div with a scalar operand is vdiv with a vector_dup copy of it (SCALAR_COPIED). It multiplied by the
+    reciprocal (k455/k460): the reciprocal of a subnormal overflows, so f16 0.001 / 6e-8 gave inf on 910B1 and
+    65.5 on 310P3 (want 16784), f32 -0.0 / 1e-45 gave NaN (want -0), f16 60000 / 30000 gave 1.999 (want 2)."""
+    h = np.array([6e-8, 3.0, -7.0, 0.0, -0.0, np.inf, np.nan, 2e-3] * 2, np.float16)
+    big = np.array([60000.0, -60000.0, 1.0, 0.0, 65504.0, np.inf, -3.0, 6e-8] * 2, np.float16)
+    f = np.array([1e-45, -1e-45, 3.0, 0.0, np.inf, 1e-38, -2.5, 7.0] * 2, np.float32)
+
+    def body(ti, ub):
+        ti.h_div(ub["q1"], 0.001, ub["h"])                  # x / src
+        ti.h_div(ub["q2"], ub["big"], 30000.0)              # src / x
+        ti.h_div(ub["q3"], -0.0, ub["f"])
+        ti.h_div(ub["q4"], ub["f"], 1e-45)                  # 1 / 1e-45 overflows f32
+    out = vec_kernel({"h": h, "big": big, "f": f, "q1": np.full(16, 9, np.float16),
+                      "q2": np.full(16, 9, np.float16), "q3": np.full(16, 9, np.float32),
+                      "q4": np.full(16, 9, np.float32)}, body, chip=chip)
+    w = np.float64
+    with np.errstate(all="ignore"):
+        want = {"q1": _once(w(np.float16(0.001)) / h.astype(w), np.float16, chip),
+                "q2": _once(big.astype(w) / 30000.0, np.float16, chip),
+                "q3": _once(-0.0 / f.astype(w), np.float32, chip),
+                "q4": _once(f.astype(w) / w(np.float32(1e-45)), np.float32, chip)}
+    for k, v in want.items():
+        assert out[k].tobytes() == v.tobytes(), (k, out[k][:8], v[:8])
+    assert out["q1"][0] == 16784 and out["q2"][0] == 2 and np.signbit(out["q3"][0]) and out["q3"][0] == 0
+
+
+@pytest.mark.parametrize("chip", ["Ascend310", "Ascend310P3", "Ascend910B1"])
+def test_h_sub_with_a_scalar_is_one_saturated_subtraction(chip):
+    """h_sub with a scalar is vsub with a vector_dup copy of it (SCALAR_COPIED). ``x - src`` was vmuls(src, -1)
+    then vadds(x): on the saturation-mode chips the first step saturates, so 100 - inf gave -65408 (want -65504)
+    and 100 - NaN gave 100 (want 0) (k455/k460)."""
+    a = np.array([np.inf, np.nan, 1.0, -np.inf, -65504.0, 65504.0, -0.0, 0.0] * 2, np.float16)
+
+    def body(ti, ub):
+        ti.h_sub(ub["d1"], 100.0, ub["a"])
+        ti.h_sub(ub["d2"], ub["a"], -100.0)
+        ti.h_sub(ub["d3"], 0.0, ub["a"])
+    out = vec_kernel({"a": a, "d1": np.full(16, 9, np.float16), "d2": np.full(16, 9, np.float16),
+                      "d3": np.full(16, 9, np.float16)}, body, chip=chip)
+    w = a.astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = {"d1": _once(100.0 - w, np.float16, chip), "d2": _once(w + 100.0, np.float16, chip),
+                "d3": _once(0.0 - w, np.float16, chip)}
+    for k, v in want.items():
+        assert out[k].tobytes() == v.tobytes(), (k, out[k][:8], v[:8])
+
+
+@pytest.mark.parametrize("chip, dt", [("Ascend310P3", np.int16), ("Ascend910B1", np.int16),
+                                      ("Ascend310", np.int32), ("Ascend910", np.int32)])
+def test_h_sub_integer_scalar_at_the_dtype_minimum_wraps(chip, dt):
+    """``src - x`` was vadds(src, -x): ``x`` at the dtype's minimum was refused (-(-32768) does not fit int16),
+    and int32 on Ascend310/910 (vsub int32, but no int vadds) was refused, though TIK admits h_sub on the vsub
+    row alone (k460). Now vsub with a vector_dup copy of x: two's-complement wrap, both operand orders."""
+    info = np.iinfo(dt)
+    n = 32 // np.dtype(dt).itemsize
+    a = np.resize(np.array([info.min, info.max, -5, 0, 1, 7, -1, 3], dt), n)
+
+    def body(ti, ub):
+        ti.h_sub(ub["d1"], ub["a"], int(info.min))
+        ti.h_sub(ub["d2"], int(info.min), ub["a"])
+    out = vec_kernel({"a": a, "d1": np.full(n, 9, dt), "d2": np.full(n, 9, dt)}, body, chip=chip)
+    w = a.astype(np.int64)
+    assert out["d1"].tobytes() == (w - int(info.min)).astype(dt).tobytes()
+    assert out["d2"].tobytes() == (int(info.min) - w).astype(dt).tobytes()
+
+
+def test_h_div_and_h_sub_with_a_scalar_lower_to_a_dup_and_the_two_tensor_instruction():
+    """SCALAR_COPIED: one vector_dup of the scalar into a PAR-lane scratch, then vdiv / vsub reading it at repeat
+    stride 0 -- no vmuls / vrec / vadds; Ascend310 (no vdiv) still refuses h_div with a scalar."""
+    def body(ti, ub):
+        ti.h_div(ub["d"], ub["a"], 3.0)
+        ti.h_sub(ub["d"], 2.0, ub["a"])
+    asm = _b(body, chip="Ascend910B1").program.to_asm()
+    ops = [ln.split("pto.ub.")[1].split("(")[0].split()[0] for ln in asm.splitlines() if "pto.ub." in ln]
+    assert ops == ["vector_dup", "vdiv", "vector_dup", "vsub"], ops
+    with raises_tik(UnsupportedOp, match="does not support float16 on Ascend310"):
+        _b(lambda ti, ub: ti.h_div(ub["d"], ub["a"], 3.0), chip="Ascend310")

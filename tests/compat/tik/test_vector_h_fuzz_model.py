@@ -14,10 +14,10 @@ below is written from tik_api.md §9 and numerics.md only (no import of pto_core
 * nothing outside ``dst``'s view changes; illegal calls are refused with a PtoError naming the API, the
   user's line and a Fix, and change nothing.
 
-Left out on purpose (reported by k455, named choices of tbe_compat/tik/vector_h.py): ``h_div`` with a scalar
-operand (multiplies by the reciprocal: off by far more than 1 ulp when the reciprocal overflows or is
-subnormal) and ``x - src`` (``vmuls(-1)`` then ``vadds``: a NaN ``src`` gives ``x`` on the saturation-mode
-chips, where one saturated subtraction gives 0). The scalar forms need the chip's vadds/vmuls/vmaxs/vmins.
+Scalar operands: ``h_div`` / ``h_sub`` with a scalar in either position are the two-tensor result with the
+scalar in every element (one rounding; k460 -- before, k455 left them out: the facade multiplied by the
+reciprocal and computed ``x - src`` as ``(-src) + x``, both wrong at the range ends); they need the chip's
+vdiv / vsub row (TIK's only check). The other scalar forms need the chip's vadds/vmuls/vmaxs/vmins row.
 """
 import inspect
 import warnings
@@ -39,7 +39,7 @@ OLD = ("Ascend310", "Ascend910")
 NEW_ARITH = (F16, F32, S32, S16)
 BINARY = {"h_add": np.add, "h_sub": np.subtract, "h_mul": np.multiply, "h_div": np.divide,
           "h_max": None, "h_min": None, "h_and": np.bitwise_and, "h_or": np.bitwise_or}
-SCALAR_OK = {"h_add", "h_sub", "h_mul", "h_max", "h_min"}
+SCALAR_OK = {"h_add", "h_sub", "h_mul", "h_div", "h_max", "h_min"}
 
 
 def binary_dtypes(api, chip):
@@ -51,7 +51,9 @@ def binary_dtypes(api, chip):
 
 
 def scalar_dtypes(api, chip):
-    """vadds / vmuls / vmaxs / vmins rows: the tensor-scalar instructions."""
+    """vadds / vmuls / vmaxs / vmins rows: the tensor-scalar instructions; h_sub / h_div: the vsub / vdiv rows."""
+    if api in ("h_sub", "h_div"):
+        return binary_dtypes(api, chip)
     if chip in OLD:
         return () if api in ("h_max", "h_min") else (F16, F32)
     return NEW_ARITH
@@ -251,8 +253,12 @@ def test_h_calls_match_the_model(draw):
         shape = shape_of(pick)
         d, a, b = View(rng, dt, shape), View(rng, dt, shape), View(rng, dt, shape)
         bufs = {"d": data(rng, dt, d.size), "a": data(rng, dt, a.size), "b": data(rng, dt, b.size)}
-        x = float(pick.one([0.5, -3.25, 100.0, -0.0])) if dt.kind == "f" else pick.int(0 if dt == U16 else -40, 40)
-        first = fam == "scalar" and pick.flag() and api != "h_sub"   # x op src (x - src: see report)
+        if dt.kind == "f":   # the range ends too: a subnormal divisor, a quotient near max (k460)
+            x = float(pick.one([0.5, -3.25, 100.0, -0.0, float(np.finfo(dt).smallest_subnormal),
+                                -float(np.finfo(dt).max) / 2]))
+        else:                # the dtype's minimum too: src - min wraps (k460)
+            x = int(np.iinfo(dt).min) if dt != U16 and pick.int(0, 5) == 0 else pick.int(0 if dt == U16 else -40, 40)
+        first = fam == "scalar" and pick.flag()                      # x op src
         want = bufs["d"].copy()
         xs = np.full(shape, x, dt)
         lhs, rhs = (xs, a.of(bufs["a"])) if first else (a.of(bufs["a"]), xs if fam == "scalar" else b.of(bufs["b"]))

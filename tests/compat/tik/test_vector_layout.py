@@ -183,6 +183,23 @@ def test_vrpsort16_and_vmrgsort4():
     assert set(merged[:, 5]) == set(range(64))
 
 
+def test_vrpsort16_chip_check_is_tiks_vbitsort_row():
+    """vrpsort16's chip check is TIK's: the ini ``vbitsort`` row (TIK's vrpsort16 is ``_special_intrin_func(
+    'vbitsort', ...)``; CANN 8.1 ``tik_api_map`` maps vrpsort16 -> vbitsort). The Ascend910B1 ini lists
+    ``vbitsort=float16``, so float16 is accepted there (the Ascend C RpSort16 page marks Atlas A2 unsupported:
+    doc vs ini, k460 keeps TIK's check); float32 is not in that row, and vconcat is not in that ini at all."""
+    p = _proposals(16, RNG)
+    out = vec_kernel({"p": p.reshape(-1), "s": np.zeros(128, np.float16)},
+                     lambda ti, ub: ti.vrpsort16(ub["s"], ub["p"], 1), chip="Ascend910B1")
+    np.testing.assert_array_equal(out["s"].reshape(16, 8), p[np.argsort(-p[:, 4], kind="stable")])
+    with raises_tik(UnsupportedOp, match="float32"):
+        vec_kernel({"p": np.zeros(128, np.float32), "s": np.zeros(128, np.float32)},
+                   lambda ti, ub: ti.vrpsort16(ub["s"], ub["p"], 1), chip="Ascend910B1", build_only=True)
+    with raises_tik(UnsupportedOp, match="vconcat"):
+        vec_kernel({"p": np.zeros(128, np.float16), "s": np.zeros(16, np.float16)},
+                   lambda ti, ub: ti.vconcat(ub["p"], ub["s"], 1, 4), chip="Ascend910B1", build_only=True)
+
+
 def test_vmrgsort4_takes_tik_keyword_names():
     """TIK's vmrgsort4 names its third parameter element_count_list (tik_proposal_api, as vmrgsort does):
     an all-keyword call merges exactly as the positional one (sig212)."""
