@@ -22,6 +22,7 @@ Model:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import threading
 from dataclasses import dataclass, field
@@ -857,6 +858,19 @@ def active_context() -> Optional["ExecContext"]:
     return _current.ctx
 
 
+@contextlib.contextmanager
+def keeping_active_context():
+    """Run a block that creates (or runs eager ops on) machines of its own without changing which machine
+    eager ops without pointers use afterwards: the active context is put back as it was when the block
+    ends (a tool's throwaway machine -- ``tik-compare-fixpipe --new-fixpipe`` runs each replacing op on one
+    -- would otherwise stay the default after it)."""
+    saved = _current.ctx
+    try:
+        yield
+    finally:
+        _current.ctx = saved
+
+
 def current_context() -> "ExecContext":
     """The default execution context for eager ops (set by `Machine` creation/activation)."""
     ctx = _current.ctx
@@ -1681,4 +1695,4 @@ def is_dense(shape: tuple, strides: tuple, size: int) -> bool:
 
 
 __all__ = ["MachineOptions", "Buffer", "GmRegion", "GlobalMemory", "Ptr", "Core", "Machine", "ExecContext",
-           "current_context", "active_context"]
+           "current_context", "active_context", "keeping_active_context"]

@@ -59,7 +59,9 @@ NEW_DIFF_REASONS = {
 @dataclass(frozen=True)
 class Suggestion:
     """The new FIXPIPE call for one legacy call: ``text`` (Python, one ``pto.mte_l0c_gm`` per 255 blocks),
-    the geometry, and ``absent``: a `NEW_DIFF_REASONS` key when FIXPIPE has no stage for the call."""
+    the geometry, and ``absent``: a `NEW_DIFF_REASONS` key when FIXPIPE has no stage for the call.
+    ``generic``: ``text`` with ``name[...]`` for every view that is not a whole tensor (what a call site
+    traced with several offsets -- a Python loop of fixpipe calls -- prints)."""
 
     text: str
     m: int
@@ -68,12 +70,24 @@ class Suggestion:
     dst_stride: int
     sat: Optional[bool] = None
     absent: Optional[str] = None
+    generic: str = ""
 
 
-def _view_text(t) -> str:
+def _view_text(t) -> tuple:
+    """``(text, placeholder)``: the pointer to view ``t`` as Python -- ``name.pto_ptr()`` for the whole tensor,
+    ``name[i, j, k].pto_ptr()`` for a view at a trace-time offset of a tensor of static shape (its first element's
+    index), else ``name[...].pto_ptr()`` with ``placeholder`` True: a run-time offset (a loop variable) whose
+    source text the trace does not keep."""
     name = t.name
-    whole = getattr(t, "_whole", False) and t.offset == 0
-    return f"{name}.pto_ptr()" if whole else f"{name}[...].pto_ptr()"
+    if getattr(t, "_whole", False) and t.offset == 0:
+        return f"{name}.pto_ptr()", False
+    st = getattr(t, "storage", None)
+    shape = getattr(st, "shape", None)
+    if isinstance(t.offset, int) and st is not None and st.name == name and t.dt == st.dtype and shape and \
+            all(isinstance(d, int) for d in shape) and 0 <= t.offset < int(np.prod(shape)):
+        index = ", ".join(str(int(i)) for i in np.unravel_index(t.offset, tuple(shape)))
+        return f"{name}[{index}].pto_ptr()", False
+    return f"{name}[...].pto_ptr()", True
 
 
 def _payload_text(q) -> str:
@@ -107,25 +121,46 @@ def suggest(call, overflow_mode: str) -> Suggestion:
         clauses += ', pre_relu={"mode": "normal_relu"}'
     if sat is False:
         clauses += ", sat=False"
-    src, dst = _view_text(call.src), _view_text(call.dst)
-    ops = []
-    for c0 in range(0, call.cburst_num, MAX_BLOCKS):
-        cnt = min(MAX_BLOCKS, call.cburst_num - c0)
-        off = "" if c0 == 0 else f"  # blocks {c0}..{c0 + cnt - 1}: src + {c0 * src_stride * 16}, " \
-                                 f"dst + {c0 * dst_stride} elements"
-        ops.append(f"pto.mte_l0c_gm({src}, {dst}, {m}, {16 * cnt}, {src_stride}, {dst_stride}, 0, 0{clauses}){off}")
-    text = "\n".join(ops)
+    fb = ""
     if q is not None and q["mode"] == "int322fp16" and not isinstance(q["mode_param"], float) \
             and hasattr(q["mode_param"], "space"):
-        text += (f"  # fb: a scope_fb0 tensor of {n} 64-bit words, word j = make_word(scale[j % 16]) "
-                 f"(pto_core.numerics.quant), loaded from L1 with pto.mte_l1_fb")
-    return Suggestion(text, m, n, src_stride, dst_stride, sat, absent)
+        fb = (f"  # fb: a scope_fb0 tensor of {n} 64-bit words, word j = make_word(scale[j % 16]) "
+              f"(pto_core.numerics.quant), loaded from L1 with pto.mte_l1_fb")
+
+    def text_of(views) -> str:
+        (src, src_open), (dst, dst_open) = views
+        ops = []
+        for c0 in range(0, call.cburst_num, MAX_BLOCKS):
+            cnt = min(MAX_BLOCKS, call.cburst_num - c0)
+            off = "" if c0 == 0 else f"  # blocks {c0}..{c0 + cnt - 1}: src + {c0 * src_stride * 16}, " \
+                                     f"dst + {c0 * dst_stride} elements"
+            ops.append(f"pto.mte_l0c_gm({src}, {dst}, {m}, {16 * cnt}, {src_stride}, {dst_stride}, 0, 0{clauses})"
+                       f"{off}")
+        if src_open or dst_open:
+            # review462: a bare [...] read as part of the call (pasted, TIK refuses the Ellipsis with a generic
+            # message), so it is said to be a placeholder where it is
+            views = " and ".join(v.split(".pto_ptr()")[0] for v, o in ((src, src_open), (dst, dst_open)) if o)
+            ops[0] += ("; " if "  # " in ops[0] else "  # ") + \
+                f"{views}: [...] is a placeholder: write the index the fixpipe call gives this view"
+        return "\n".join(ops) + fb
+
+    views = (_view_text(call.src), _view_text(call.dst))
+    generic = tuple((f"{t.name}[...].pto_ptr()", True) if v[0] != f"{t.name}.pto_ptr()" else v
+                    for t, v in zip((call.src, call.dst), views))
+    return Suggestion(text_of(views), m, n, src_stride, dst_stride, sat, absent, text_of(generic))
 
 
 def run_new(call, s: Suggestion, snap: dict) -> np.ndarray:
     """The destination window (``snap["dst_before"]`` with the new op's writes) after `Suggestion` ``s`` ran
     on ``snap``'s L0C bytes, on a fresh machine of ``call.chip`` in the captured overflow mode. Raises the
-    op's `PtoError` when the new op refuses the call (a non-positive scale, ...)."""
+    op's `PtoError` when the new op refuses the call (a non-positive scale, ...). Side-effect free: the
+    machine that was active before (the kernel's, for eager ops without pointers) is active again after."""
+    from pto_core.memory import keeping_active_context
+    with keeping_active_context():
+        return _run_new(call, s, snap)
+
+
+def _run_new(call, s: Suggestion, snap: dict) -> np.ndarray:
     from pto_core import Machine, pto
     from pto_core.memory import MachineOptions
     from pto_core.numerics.quant import make_word
@@ -169,6 +204,8 @@ class NewFixpipeResult:
 
     call: str
     status: str = "match"
+    #: `Suggestion.generic`: the call printed when the site's executions had different views (see `add`)
+    generic: str = ""
     runs: int = 0
     elements: int = 0
     mismatches: int = 0
@@ -178,7 +215,11 @@ class NewFixpipeResult:
     reasons: list = field(default_factory=list)
 
     def add(self, other: "NewFixpipeResult") -> None:
-        """Merge another execution set of the same call site."""
+        """Merge another execution set of the same call site. A site traced with different trace-time views (a
+        Python loop of fixpipe calls, ``c_gm[j, 0, 0]`` for j = 0, 1, ...) prints its calls' generic form, the
+        views as ``name[...]`` placeholders: one of the indices would be wrong for the others."""
+        if other.call != self.call:
+            self.call = self.generic or self.call
         order = ("rejected", "differs", "not run", "match")
         self.status = min(self.status, other.status, key=order.index)
         self.runs += other.runs
@@ -214,7 +255,7 @@ class NewFixpipeResult:
 def evaluate(call, s: Suggestion, snap: dict, expected: np.ndarray) -> NewFixpipeResult:
     """One execution: the new call on ``snap`` against ``expected`` (the legacy window)."""
     from .fixpipe_compare import diff_values
-    r = NewFixpipeResult(s.text, runs=1)
+    r = NewFixpipeResult(s.text, runs=1, generic=s.generic)
     if s.absent or snap.get("atomic"):
         r.status, r.reasons = "not run", [s.absent or "atomic"]
         return r

@@ -327,7 +327,12 @@ def _signature(tik, kernel_name: str, feed: list, outs: list) -> None:
             # not a workspace named like an argument, which BuildCCE refused) by its declaration too
             same = sum(o.name == st.name for o in tik._gm_tensors) > 1
             if same and INTERNAL_GM_NAMES_APART and st.where is not None:
-                st.gm.shown = f"{st.name}@{os.path.basename(st.where.file)}:{st.where.line}"
+                # several declared at one line (a Python loop) are numbered in declaration order (review462:
+                # they were all 'w@k.py:12')
+                twins = [o for o in tik._gm_tensors if o.name == st.name and o.where is not None
+                         and (o.where.file, o.where.line) == (st.where.file, st.where.line)]
+                nth = f"#{next(i for i, o in enumerate(twins, 1) if o is st)}" if len(twins) > 1 else ""
+                st.gm.shown = f"{st.name}@{os.path.basename(st.where.file)}:{st.where.line}{nth}"
             else:
                 st.gm.shown = st.name if st.name not in io_names else ""
         else:

@@ -117,6 +117,26 @@ def test_the_printed_call_pasted_in_place_of_the_fixpipe_writes_the_legacy_resul
     assert "--new-fixpipe on the kernel before the change prints each fixpipe's replacing call" in notes[0]   # says how
 
 
+def test_running_the_new_calls_leaves_the_kernels_machine_the_active_one(script):
+    """The new call runs on a throwaway machine; that machine stayed the active one after the comparison (the
+    default of eager ``pto.*`` calls without pointers, and what `tracing_kernel` checks), where a run without
+    --new-fixpipe leaves the kernel's machine (review462). It is put back: the run is side-effect free."""
+    import importlib.util
+    from pto_core.memory import active_context
+    spec = importlib.util.spec_from_file_location("int8_deq_k2", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def active_regions():
+        return [r.name for r in active_context().machine.gm.regions]
+    compare_kernel(mod.build(), mod.feed())
+    plain = active_regions()
+    assert {"a_gm", "c_imm", "c_vec"} <= set(plain)
+    res = compare_kernel(mod.build(), mod.feed(), new_fixpipe=True)
+    assert res.comparisons[0].new_fixpipe.status == "match"         # the new calls did run
+    assert active_regions() == plain
+
+
 def test_a_wrong_new_result_is_reported_with_its_elements_and_as_unexplained(script, monkeypatch, capsys):
     """The new call is run, not assumed: one element off by one ulp in its result is reported (count, ulps,
     first element) as an UNEXPLAINED difference."""
@@ -211,3 +231,75 @@ def test_help_lists_the_exit_statuses(capsys):
                  "exit status (--sweep): 0 every difference explained",
                  "except with --strict: then a replacement that is not an exact match"):
         assert line in out
+
+
+VIEWS_KERNEL = '''
+import numpy as np
+from tbe import tik
+from tbe.common.platform import set_current_compile_soc_info
+
+M, K, N = 16, 32, 64
+
+
+def build(replace=None):
+    """f16 matmul; fixpipe of a for_range view (run-time offset), of a view at a trace-time offset, and in a
+    Python loop over two trace-time offsets. ``replace``: text executed in place of the second fixpipe."""
+    set_current_compile_soc_info("Ascend910B1")
+    ti = tik.Tik()
+    a_gm = ti.Tensor("float16", (K // 16, M, 16), name="a_gm", scope=tik.scope_gm)
+    b_gm = ti.Tensor("float16", (K // 16, N, 16), name="b_gm", scope=tik.scope_gm)
+    c_gm = ti.Tensor("float16", (N // 16, M, 16), name="c_gm", scope=tik.scope_gm)
+    d_gm = ti.Tensor("float32", (N // 16, M, 16), name="d_gm", scope=tik.scope_gm)
+    e_gm = ti.Tensor("float32", (N // 16, M, 16), name="e_gm", scope=tik.scope_gm)
+    a = ti.Tensor("float16", (K // 16, M, 16), name="a", scope=tik.scope_cbuf)
+    b = ti.Tensor("float16", (K // 16, N, 16), name="b", scope=tik.scope_cbuf)
+    acc = ti.Tensor("float32", (N // 16, M, 16), name="acc", scope=tik.scope_cbuf_out)
+    ti.data_move(a, a_gm, 0, 1, K * M * 2 // 32, 0, 0)
+    ti.data_move(b, b_gm, 0, 1, K * N * 2 // 32, 0, 0)
+    ti.matmul(acc, a, b, M, K, N)
+    with ti.for_range(0, N // 16) as j:
+        ti.fixpipe(c_gm[j, 0, 0], acc[j, 0, 0], 1, M * 16 * 4 // 32, 0, 0,
+                   extend_params={"quantize_params": {"mode": "fp322fp16", "mode_param": None}})
+    if replace is None:
+        ti.fixpipe(d_gm[2, 0, 0], acc[2, 0, 0], 2, M * 16 * 4 // 32, 0, 0)
+    else:
+        from pto_core import pto
+        exec(replace, {"pto": pto, "acc": acc, "d_gm": d_gm})
+    for i in range(2):
+        ti.fixpipe(e_gm[2 * i, 0, 0], acc[2 * i, 0, 0], 2, M * 16 * 4 // 32, 0, 0)
+    ti.BuildCCE(kernel_name="views", inputs=[a_gm, b_gm], outputs=[c_gm, d_gm, e_gm])
+    return ti
+
+
+def feed():
+    rng = np.random.default_rng(5)
+    return {"a_gm": rng.standard_normal((K // 16, M, 16)).astype(np.float16),
+            "b_gm": rng.standard_normal((K // 16, N, 16)).astype(np.float16)}
+'''
+
+
+def test_a_views_index_is_printed_when_known_and_a_placeholder_is_said_to_be_one(tmp_path):
+    """review462: every view but a whole tensor was printed ``name[...]``, unmarked: pasted, TIK refuses the
+    Ellipsis with a generic index error, and a view at a trace-time offset (``d_gm[2, 0, 0]``) lost an index
+    the trace knows. Now that index is printed (and the pasted call writes what the fixpipe wrote); a run-time
+    offset (a for_range variable) or a site traced at several offsets (a Python loop) keeps ``name[...]`` with
+    a comment saying it is a placeholder."""
+    import importlib.util
+    p = tmp_path / "views.py"
+    p.write_text(VIEWS_KERNEL)
+    spec = importlib.util.spec_from_file_location("views_k", p)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res = compare_kernel(mod.build(), mod.feed(), new_fixpipe=True)
+    loop, static, python_loop = (c.new_fixpipe for c in res.comparisons)
+    assert all(r.status == "match" for r in (loop, static, python_loop))
+    assert static.call == "pto.mte_l0c_gm(acc[2, 0, 0].pto_ptr(), d_gm[2, 0, 0].pto_ptr(), 16, 32, 16, 256, 0, 0)"
+    assert loop.call.startswith("pto.mte_l0c_gm(acc[...].pto_ptr(), c_gm[...].pto_ptr(), 16, 16, 16, 256, 0, 0, ")
+    assert loop.call.endswith("  # acc[...] and c_gm[...]: [...] is a placeholder: write the index the fixpipe "
+                              "call gives this view")
+    assert python_loop.runs == 2 and python_loop.call.startswith(
+        "pto.mte_l0c_gm(acc[...].pto_ptr(), e_gm[...].pto_ptr(), 16, 32, 16, 256, 0, 0)  # acc[...] and e_gm[...]: "
+        "[...] is a placeholder")
+    want = mod.build().tikdb.start_debug(mod.feed(), interactive=False)
+    got = mod.build(replace=static.call).tikdb.start_debug(mod.feed(), interactive=False)
+    assert want[1][2:].tobytes() == got[1][2:].tobytes() and np.any(got[1][2:] != 0)

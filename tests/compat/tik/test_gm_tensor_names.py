@@ -102,6 +102,27 @@ def test_both_choices_off_build_what_they_refuse(monkeypatch):
     assert np.array_equal(run(ti)[0], np.full(8, 3, np.int32))
 
 
+def test_unlisted_gm_tensors_declared_at_one_line_are_numbered():
+    """Two unlisted GM tensors 'tmp' declared by one line in a Python loop were both shown 'tmp@<file>:<line>',
+    so a report on one did not say which (review462); they are numbered in declaration order."""
+    set_current_compile_soc_info("Ascend910")
+    ti = tik.Tik()
+    x = ti.Tensor("float32", (8,), name="x", scope=tik.scope_gm)
+    y = ti.Tensor("float32", (8,), name="y", scope=tik.scope_gm)
+    ub = ti.Tensor("float32", (8,), name="ub", scope=tik.scope_ubuf)
+    ti.data_move(ub, x, 0, 1, 1, 0, 0)
+    tmp = []
+    for _ in range(2):
+        line = _line() + 1
+        tmp.append(ti.Tensor("float32", (4,), name="tmp", scope=tik.scope_gm))
+    ti.data_move(tmp[1], ub, 0, 1, 1, 0, 0)         # 8 floats into 4: past its end, into its last block
+    ti.data_move(y, ub, 0, 1, 1, 0, 0)
+    build(ti, "twins", [x], [y])
+    run(ti, {"x": np.arange(8, dtype=np.float32)})
+    tails = [m for kind, m in ti.tikdb.reports if kind == "gm-tail"]
+    assert len(tails) == 1 and f"past the end of tensor 'tmp@{HERE}:{line}#2' (4 elements, 16 B)" in tails[0], tails
+
+
 # ----------------------------------------------------------------------------- feed_dict keys size tensors, not names
 
 
