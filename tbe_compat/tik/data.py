@@ -514,8 +514,8 @@ class DataAPI(TikBase):
         if isinstance(nb, int) and nb % size:
             raise self._error(f"burst {nb} B is not a multiple of the element size {size} B", operand="burst",
                               value=nb, limit=f"multiple of {size}",
-                              hint=f"pass burst in bytes as a whole number of {d.tensor.dtype} elements "
-                                   f"({size} B each), e.g. burst={-(-nb // size) * size}")
+                              hint=f"use a multiple of {size}: burst counts bytes of whole {d.tensor.dtype} "
+                                   f"elements ({size} B each), e.g. burst={-(-nb // size) * size}")
         dg = _one_burst_gap(n, self._int_arg(dst_gap, "dst_gap", 0, PAD_GAP_MAX))
         sg = _one_burst_gap(n, self._int_arg(src_gap, "src_gap", 0, PAD_GAP_MAX))
         per_block = BLOCK // size

@@ -140,7 +140,7 @@ CASES = [
     # k467: moves, MAD, FIXPIPE, masks and clause values
     ("mad preserve_nan", _eager(lambda m: pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0),
                                                   m.ptr("l0c", "f32", 0), 16, 16, 16, sat="preserve_nan"), "A2A3"),
-     "preserve_nan on the pto.mte_l0c_*", True),
+     "preserve_nan goes on the pto.mte_l0c_*", True),
     ("vadd 4-word mask on f16", _eager(lambda m: pto.ub.vadd(*(m.ptr("ub", "f16", 0),) * 3, 1, mask=(0, 0, 0, 1)),
                                        "A2A3"), "mask=(hi, lo)", True),
     ("fixpipe nz2nz split", _eager(_fixpipe_nz2nz_split, "A2A3"), "0 (no split) or 1", True),
