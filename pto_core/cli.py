@@ -44,7 +44,9 @@ def _load_inputs(prog, pairs) -> dict:
         try:
             arg = prog.arg(name)
         except UnknownName as e:                    # a usage error: the command line names no such argument
-            raise ConfigError(e.message, operand="--in", value=name, limit=e.limit) from None
+            raise ConfigError(e.message, operand="--in", value=name, limit=e.limit,
+                              hint=f"give --in NAME=FILE.npy with NAME one of the kernel's arguments: "
+                                   f"{e.limit}") from None
         if name in inputs:
             raise ConfigError(f"input {name!r} given twice", operand="--in", value=name,
                               hint=f"give --in {name}=... once")
@@ -178,7 +180,8 @@ def pto_run_main(argv: Optional[list] = None) -> int:
             try:
                 get_target(args.target)
             except UnknownName as e:
-                raise ConfigError(e.message, operand="--target", value=args.target, limit=e.limit) from None
+                raise ConfigError(e.message, operand="--target", value=args.target, limit=e.limit,
+                                  hint=e.hint or f"pass --target as one of {e.limit}") from None
         prog = parse_file(args.kernel, target=args.target, kernel=args.kernel_name,
                           allow_debug_eval=args.allow_debug_eval)
         inputs = _load_inputs(prog, _pairs(args.inputs, "--in"))

@@ -552,7 +552,8 @@ class Core:
             ubs = self._ubs
             if not 0 <= sub < len(ubs):
                 raise IllegalOperand(f"UB sub-block {sub} does not exist on {self.machine.target.name}",
-                                     operand="sub_blockid", value=sub, limit=f"[0, {len(ubs) - 1}]")
+                                     operand="sub_blockid", value=sub, limit=f"[0, {len(ubs) - 1}]",
+                                     hint=f"pass a sub-block id in [0, {len(ubs) - 1}]")
             buf = ubs[sub]
             if buf is None:
                 buf = ubs[sub] = self._make_ub(sub)
@@ -833,7 +834,9 @@ class Machine:
         if ptr.addr < 0 or ptr.addr + nbytes > buf.size:
             raise OutOfBounds(f"bytes [{ptr.addr}, {ptr.addr + nbytes}) are outside {ptr.space} "
                               f"({buf.size} B on {self.target.name})", value=hex(ptr.addr),
-                              limit=f"{buf.size} B")
+                              limit=f"{buf.size} B",
+                              hint=f"keep the access inside the {buf.size} B of {ptr.space} (check its address and "
+                                   f"length)")
         return buf, ptr.addr
 
     def report(self, kind: str, message: str, *, warned: bool = False) -> None:

@@ -1177,7 +1177,8 @@ class Program:
         names = ", ".join(a.name for a in self.args)
         raise UnknownName(f"kernel {self.name!r} has no argument {name!r} "
                           f"({'its arguments: ' + names if names else 'it has no arguments'})", value=name,
-                          limit=names or "(no arguments)")
+                          limit=names or "(no arguments)",
+                          hint=f"name one of {names}" if names else "give the kernel arguments first")
 
     def to_asm(self, **kw) -> str:
         """PTO-AS text (see `pto_core.asm.print_program`)."""

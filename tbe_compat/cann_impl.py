@@ -425,7 +425,8 @@ def tik_func_vcomple(tik_instance, function, out_dst, src0, src1, copy_num, dst_
     on a chip without ``tik.vdiv`` computes ``src0 * vrec(src1)`` with two Newton steps, as CANN does."""
     if function not in VCOMPLE_FUNCTIONS:
         raise UnknownName(f"tik_func_vcomple: unknown function {function!r}", op=f"{_MOD}.tik_func_vcomple",
-                          operand="function", value=function, limit=list(VCOMPLE_FUNCTIONS), where=user_frame())
+                          operand="function", value=function, limit=list(VCOMPLE_FUNCTIONS), where=user_frame(),
+                          hint="pass function as one of " + ", ".join(repr(f) for f in VCOMPLE_FUNCTIONS))
     n = _static_len("tik_func_vcomple", copy_num)
     blk = _per_block(out_dst)
     from .platform import api_check_support
@@ -584,7 +585,9 @@ def _check_move(helper: str, dst, src, dst_scope: str, src_scope: str) -> None:
                                  hint=f"pass a {role} tensor declared in scope {want}")
     if dst.dtype != src.dtype:
         raise IllegalOperand(f"{helper}: dst.dtype {dst.dtype} != src.dtype {src.dtype}", op=f"{_MOD}.{helper}",
-                             operand="dst", value=dst.dtype, limit=src.dtype, where=where)
+                             operand="dst", value=dst.dtype, limit=src.dtype, where=where,
+                             hint=f"pass dst and src of one dtype (convert with vec_conv first, or declare dst as "
+                                  f"{src.dtype})")
 
 
 def _burst_move(tik_instance, helper, dst, src, count, burst, repeat, src_stride, dst_stride, dst_scope,

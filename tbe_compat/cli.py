@@ -180,7 +180,8 @@ def tik_run_main(argv: Optional[list] = None) -> int:
     ap.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = ap.parse_args(argv)
     if ns.script is None:              # (a required positional before REMAINDER makes argparse call `args` required too)
-        ap.error("the following argument is required: script (the TIK script to run)")
+        ap.error("the following argument is required: script (the TIK script to run). Fix: give the path of the "
+                 "TIK script (.py): tik-run SCRIPT.py [ARGS ...]")
     script = os.path.abspath(ns.script)
     problem = script_path_error(ns.script)
     if problem:
@@ -335,7 +336,8 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
     if ns.sweep:
         if ns.script or ns.feed or ns.kernel or ns.new_fixpipe or ns.strict:
             print(f"{prog}: error: --sweep takes no script, --feed, --kernel, --new-fixpipe or --strict (the sweep "
-                  f"already exits 1 on an unexplained difference)", file=sys.stderr)
+                  f"already exits 1 on an unexplained difference). Fix: run --sweep on its own, or drop --sweep to "
+                  f"compare a script", file=sys.stderr)
             return 2
         from .fixpipe_sweep import format_sweep, sweep, unexplained
         try:
@@ -347,13 +349,15 @@ def tik_compare_fixpipe_main(argv: Optional[list] = None) -> int:
             return 2
         return 1 if unexplained(rows) else 0
     if ns.full or ns.chip or ns.summary:
-        print(f"{prog}: error: --full, --chip and --summary go with --sweep", file=sys.stderr)
+        print(f"{prog}: error: --full, --chip and --summary go with --sweep. Fix: add --sweep, or drop them to "
+              f"compare a script", file=sys.stderr)
         return 2
     if ns.strict and not ns.new_fixpipe:
-        print(f"{prog}: error: --strict judges the new FIXPIPE replacements: add --new-fixpipe", file=sys.stderr)
+        print(f"{prog}: error: --strict judges the new FIXPIPE replacements. Fix: add --new-fixpipe, or drop "
+              f"--strict", file=sys.stderr)
         return 2
     if not ns.script:
-        print(f"{prog}: error: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
+        print(f"{prog}: error: no script given. Fix: give a SCRIPT.py to compare (or --sweep)", file=sys.stderr)
         return 2
     problem = script_path_error(ns.script)
     if problem:

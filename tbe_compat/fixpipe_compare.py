@@ -1038,7 +1038,8 @@ def _sites(res: "ScriptComparison", ran: list) -> str:
 def format_comparisons(res: ScriptComparison, fmt: str = "table") -> str:
     """The report of a script/kernel comparison as ``table`` (tabulate, github), ``md``, ``csv`` or ``json``."""
     if fmt not in FORMATS:
-        raise UnknownName(f"unknown format {fmt!r}", operand="--format", value=fmt, limit=", ".join(FORMATS))
+        raise UnknownName(f"unknown format {fmt!r}", operand="--format", value=fmt, limit=", ".join(FORMATS),
+                          hint="pass --format " + " | ".join(FORMATS))
     if fmt == "json":
         return json.dumps(res.to_dict(), indent=2, sort_keys=False) + "\n"
     base = os.path.dirname(res.script) if res.script else None

@@ -874,7 +874,8 @@ def summary(rows: list) -> list:
 def format_sweep(rows: list, fmt: str = "table", summarize: bool = False) -> str:
     """The sweep report: every row (or the `summary`) as ``table`` / ``md`` / ``csv`` / ``json``."""
     if fmt not in FORMATS:
-        raise UnknownName(f"unknown format {fmt!r}", operand="--format", value=fmt, limit=", ".join(FORMATS))
+        raise UnknownName(f"unknown format {fmt!r}", operand="--format", value=fmt, limit=", ".join(FORMATS),
+                          hint="pass --format " + " | ".join(FORMATS))
     bad = unexplained(rows)
     if fmt == "json":
         doc = {"rows": [r.to_dict() for r in rows], "unexplained": len(bad),

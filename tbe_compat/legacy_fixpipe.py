@@ -243,10 +243,12 @@ def _operand(value: Any, name: str) -> LegacyTensor:
                              hint=f"pass the {name} tensor's contents as a numpy array")
     if not isinstance(t.data, np.ndarray):
         raise IllegalOperand(f"{name}.data must be a numpy array, got {type(t.data).__name__}", op=OP,
-                             operand=name, value=type(t.data).__name__, limit="numpy array")
+                             operand=name, value=type(t.data).__name__, limit="numpy array",
+                             hint=f"build the LegacyTensor from a numpy array (np.asarray({name}_data))")
     if not _is_int(t.offset) or t.offset < 0:
         raise IllegalOperand(f"{name} start element {t.offset!r} must be a non-negative int", op=OP,
-                             operand=name, value=t.offset, limit=">= 0")
+                             operand=name, value=t.offset, limit=">= 0",
+                             hint=f"pass {name}'s start element as a Python int >= 0")
     return t
 
 
@@ -280,7 +282,8 @@ def _resolve_chip(chip: Any, core_type: str):
     """(table key, short SoC, overflow default) of a TIK SoC name; errors for PTO targets/unknown names."""
     if core_type not in CORE_TYPES:
         raise UnknownName(f"unknown core type {core_type!r}", op=OP, operand="core_type", value=core_type,
-                          limit="one of " + ", ".join(CORE_TYPES))
+                          limit="one of " + ", ".join(CORE_TYPES),
+                          hint="pass core_type as one of " + ", ".join(repr(c) for c in CORE_TYPES))
     try:
         profile = get_target(chip)
     except UnknownName as err:
@@ -541,7 +544,9 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
         quant_mode = quant["mode"]
         if quant_mode not in QUANT_MODES:
             raise UnknownName(f"quantize mode {quant_mode!r} is not supported", op=OP, operand="quantize_params.mode",
-                              value=quant_mode, limit="one of " + ", ".join(QUANT_MODES))
+                              value=quant_mode, limit="one of " + ", ".join(QUANT_MODES),
+                              hint="pass quantize_params={'mode': 'fp322fp16', 'mode_param': None} for float32 src "
+                                   "or {'mode': 'int322fp16', 'mode_param': <scale>} for int32 src, or None")
         mode_src, mode_dst = QUANT_MODES[quant_mode]
         if (src_dt.name, dst_dt.name) != (mode_src, mode_dst):
             raise IllegalOperand(f"quantize mode {quant_mode!r} converts {mode_src} -> {mode_dst} but src/dst are "
@@ -604,7 +609,8 @@ def check_fixpipe_args(src: Any, *, dst_dtype: DTypeLike, cburst_num: Any, burst
     if dst_size is not None:
         if not _is_int(dst_offset) or dst_offset < 0:
             raise IllegalOperand(f"dst start element {dst_offset!r} must be a non-negative int", op=OP,
-                                 operand="dst", value=dst_offset, limit=">= 0")
+                                 operand="dst", value=dst_offset, limit=">= 0",
+                                 hint="pass dst's start element as a Python int >= 0")
         if dst_offset + geo.dst_extent > dst_size:
             raise OutOfBounds(f"dst tensor overflow: needs start element {dst_offset} + (cburst_num-1)*(howo*16 + "
                               f"dst_stride*32/sizeof(dst)) + howo*16 = {dst_offset + geo.dst_extent} elements, the "

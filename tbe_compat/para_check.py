@@ -243,7 +243,9 @@ def _check_rank(shape, min_rank: int, max_rank: int, param_name: str) -> None:
     if not min_rank <= len(shape) <= max_rank:
         _fail(OP_ERROR_CODE_012, f"the rank of {param_name or 'shape'} {tuple(shape)} is {len(shape)}, it must be "
               f"in [{min_rank}, {max_rank}]", param_name=param_name, value=len(shape),
-              limit=f"[{min_rank}, {max_rank}]", min_value=min_rank, max_value=max_rank, real_value=len(shape))
+              limit=f"[{min_rank}, {max_rank}]", min_value=min_rank, max_value=max_rank, real_value=len(shape),
+              hint=f"pass a shape with {min_rank} to {max_rank} dims (reshape the input, or widen the op's "
+                   f"min_rank/max_rank)")
 
 
 def check_shape(shape, min_dim=0, max_dim=DIM_LIMIT_INT64, min_rank=0, max_rank=RANK_LIMIT, min_size=0,
@@ -264,7 +266,8 @@ def check_shape(shape, min_dim=0, max_dim=DIM_LIMIT_INT64, min_rank=0, max_rank=
         for dim in shape:
             if not -2 <= dim <= max_dim:
                 _fail(OP_ERROR_CODE_002, f"dim {dim} of dynamic shape {tuple(shape)} is outside [-2, {max_dim}]",
-                      param_name=param_name, value=dim, limit=f"[-2, {max_dim}]")
+                      param_name=param_name, value=dim, limit=f"[-2, {max_dim}]",
+                      hint=f"give each dim as -1 (unknown), -2 (unknown rank) or a size in [0, {max_dim}]")
         return
     _check_rank(shape, min_rank, max_rank, param_name)
     for dim in shape:
@@ -275,14 +278,16 @@ def check_shape(shape, min_dim=0, max_dim=DIM_LIMIT_INT64, min_rank=0, max_rank=
     size = reduce(lambda x, y: x * y, shape, 1)
     if size < min_size:
         _fail(OP_ERROR_CODE_011, f"the size (product of dims) of {param_name or 'shape'} {tuple(shape)} is {size}, "
-              f"it must be >= {min_size}", param_name=param_name, value=size, limit=f">= {min_size}")
+              f"it must be >= {min_size}", param_name=param_name, value=size, limit=f">= {min_size}",
+              hint=f"pass a shape of at least {min_size} elements (no dim 0)")
 
 
 def _check_range(shape, shape_range, max_shape_num=MAX_UNKNOWN_SHAPE_NUM_INT64, param_name=PARAM_NAME) -> None:
     """The ``range`` of a dynamic tensor: one (low, high) pair per dim, 0 <= low <= high."""
     if not isinstance(shape_range, (tuple, list)):
         _fail(OP_ERROR_CODE_003, f"the range of {param_name} must be a list or tuple, got {_type_name(shape_range)}",
-              param_name=param_name, value=shape_range, limit="list or tuple")
+              param_name=param_name, value=shape_range, limit="list or tuple",
+              hint="pass the range as a list of (low, high) pairs, one per dim")
     if len(shape) != len(shape_range):
         _fail(OP_ERROR_CODE_021, f"{param_name}: the shape {tuple(shape)} has {len(shape)} dims but the range has "
               f"{len(shape_range)} entries", param_name=param_name, value=len(shape_range), limit=len(shape),
@@ -290,7 +295,8 @@ def _check_range(shape, shape_range, max_shape_num=MAX_UNKNOWN_SHAPE_NUM_INT64, 
     for pair in shape_range:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             _fail(OP_ERROR_CODE_023, f"{param_name}: each range entry must be a (low, high) pair, got {pair!r}",
-                  param_name=param_name, value=pair, limit="(low, high)")
+                  param_name=param_name, value=pair, limit="(low, high)",
+                  hint="give each dim's range as a (low, high) pair, high None for unbounded")
         low, high = pair
         if high is None and isinstance(low, int) and 0 <= low <= max_shape_num:
             continue
@@ -318,7 +324,7 @@ def check_dynamic_shape(shape, max_dim=DIM_LIMIT, max_rank=RANK_LIMIT, param_nam
             _fail(OP_ERROR_CODE_002, f"In op, the parameter[{param_name}] should be in the range of "
                   f"[{UNKNOWN_RANK_FLAG}, {max_dim}], but actually is [{dim}]", param_name=param_name, value=dim,
                   limit=f"[{UNKNOWN_RANK_FLAG}, {max_dim}]", min_value=str(UNKNOWN_RANK_FLAG), max_value=max_dim,
-                  real_value=dim)
+                  real_value=dim, hint=f"give each dim as -1 (unknown), -2 (unknown rank) or a size in [0, {max_dim}]")
 
 
 def check_dtype(dtype, check_list=ALL_DTYPE_LIST, param_name=PARAM_NAME) -> None:
@@ -326,10 +332,11 @@ def check_dtype(dtype, check_list=ALL_DTYPE_LIST, param_name=PARAM_NAME) -> None
     choices, hint = _dtype_choices(check_list)
     if dtype is None:
         _fail(OP_ERROR_CODE_007, f"the dtype of {param_name or 'the input'} is None", param_name=param_name,
-              limit="one of " + choices)
+              limit="one of " + choices, hint=f"set the input's \"dtype\" to one of {choices}")
     if not isinstance(dtype, str):
         _fail(OP_ERROR_CODE_003, f"the dtype of {param_name or 'the input'} must be a str, got "
-              f"{_type_name(dtype)} {dtype!r}", param_name=param_name, value=dtype, limit="str")
+              f"{_type_name(dtype)} {dtype!r}", param_name=param_name, value=dtype, limit="str",
+              hint="pass the dtype as its name, a str such as \"float16\"")
     if dtype.lower() not in check_list:
         _fail(OP_ERROR_CODE_008, f"the dtype of {param_name or 'the input'} is {dtype.lower()!r}, it must be one of "
               f"{choices}", param_name=param_name, value=dtype, limit=_dtype_limit(check_list),
@@ -342,7 +349,8 @@ def check_format(data_format, check_list=None, param_name=PARAM_NAME) -> None:
     check_list = ALL_FORMAT_LIST if check_list is None else check_list
     if data_format is None:
         _fail(OP_ERROR_CODE_017, f"the format of {param_name or 'the input'} is None", param_name=param_name,
-              limit="one of " + ", ".join(check_list))
+              limit="one of " + ", ".join(check_list),
+              hint="set the input's \"format\" to one of " + ", ".join(check_list))
     if data_format not in check_list:
         _fail(OP_ERROR_CODE_015, f"the format of {param_name or 'the input'} is {data_format!r}, it must be one of "
               f"[{', '.join(check_list)}]", param_name=param_name, value=data_format, limit=list(check_list),
@@ -359,7 +367,8 @@ def check_elewise_shape_range(inputs: list, support_broadcast=False) -> None:
     for tensor in inputs:
         if not isinstance(tensor, dict) or "shape" not in tensor or "range" not in tensor:
             _fail(OP_ERROR_CODE_004, f"every dynamic element-wise input needs 'shape' and 'range', got {tensor!r}",
-                  value=tensor, limit="dict with shape and range")
+                  value=tensor, limit="dict with shape and range",
+                  hint="pass each input as a dict with \"shape\" and \"range\" (and dtype, format) keys")
         if previous is not None:
             _check_ranges_overlap(tensor, previous, support_broadcast)
         previous = tensor
@@ -501,7 +510,8 @@ def _check_kernel_name_param(kernel_name, param_name: str, op_name: str) -> None
     if len(kernel_name) > MAX_KERNEL_NAME_LEN:
         _fail(OP_ERROR_CODE_002, f"In op[{op_name}], the {param_name} is {len(kernel_name)} characters long, it must "
               f"be at most {MAX_KERNEL_NAME_LEN}", op_name=op_name, param_name=param_name, value=len(kernel_name),
-              limit=f"[0, {MAX_KERNEL_NAME_LEN}]")
+              limit=f"[0, {MAX_KERNEL_NAME_LEN}]",
+              hint=f"use a kernel_name of at most {MAX_KERNEL_NAME_LEN} characters")
     if not _KERNEL_NAME_RE.match(kernel_name):
         _fail(OP_ERROR_CODE_020, f"In op[{op_name}], kernel_name {kernel_name!r} may only contain letters, digits and "
               "underscores and must begin with a letter or an underscore", op_name=op_name, param_name=param_name,
@@ -616,7 +626,8 @@ def check_dtype_rule(dtype, check_list, param_name="default") -> None:
     """``dtype`` (case-insensitive) must be in ``check_list``."""
     choices, hint = _dtype_choices(check_list)
     if dtype is None:
-        _fail("E60038", "dtype is None", param_name=param_name, limit="one of " + choices)
+        _fail("E60038", "dtype is None", param_name=param_name, limit="one of " + choices,
+              hint=f"pass a dtype, one of {choices}")
     if not isinstance(dtype, str) or dtype.lower() not in check_list:
         _fail("E60005", f"the dtype of {param_name if param_name != 'default' else 'the input'} is {dtype!r}, it must "
               f"be one of {choices}", param_name=param_name, value=dtype, limit=_dtype_limit(check_list),
@@ -635,14 +646,15 @@ def check_shape_rule(shape, min_dim=None, max_dim=None, max_shape_num=None) -> N
               value=shape, limit="list or tuple", hint="pass the shape as a list or tuple of ints")
     if not min_dim <= len(shape) <= max_dim:
         _fail("E60011", f"shape {tuple(shape)} has {len(shape)} dims, it must have [{min_dim}, {max_dim}]",
-              param_name="shape", value=len(shape), limit=f"[{min_dim}, {max_dim}]")
+              param_name="shape", value=len(shape), limit=f"[{min_dim}, {max_dim}]",
+              hint=f"pass a shape with {min_dim} to {max_dim} dims")
     for dim in shape:
         if type(dim) is not int:
             _fail("E60037", f"every dim of shape {tuple(shape)} must be an int, got {_type_name(dim)} {dim!r}",
                   param_name="shape", value=dim, limit="int", hint="pass every dim as a Python int")
         if not 0 < dim <= max_shape_num:
             _fail("E60039", f"dim {dim} of shape {tuple(shape)} must be in [1, {max_shape_num}]", param_name="shape",
-                  value=dim, limit=f"[1, {max_shape_num}]")
+                  value=dim, limit=f"[1, {max_shape_num}]", hint=f"make every dim of the shape 1..{max_shape_num}")
 
 
 def check_kernel_name(kernel_name) -> None:
@@ -653,7 +665,8 @@ def check_kernel_name(kernel_name) -> None:
     name = str(kernel_name)
     if len(name) > MAX_KERNEL_NAME_LEN:
         _fail("E60039", f"kernel_name is {len(name)} characters long, it must be less than {MAX_KERNEL_NAME_LEN}",
-              param_name="kernel_name", value=len(name), limit=f"<= {MAX_KERNEL_NAME_LEN}")
+              param_name="kernel_name", value=len(name), limit=f"<= {MAX_KERNEL_NAME_LEN}",
+              hint=f"use a kernel_name of at most {MAX_KERNEL_NAME_LEN} characters")
     if not _KERNEL_NAME_RE.match(name):
         _fail("E60038", f"kernel_name {name!r} may only contain letters, digits and underscores and must begin with a "
               "letter or an underscore", param_name="kernel_name", value=name, limit=_KERNEL_NAME_RE.pattern,
@@ -675,7 +688,8 @@ def check_shape_size(shape, limit=SHAPE_SIZE_LIMIT + 1) -> int:
     product = get_shape_size(shape)
     if product >= limit:
         _fail("E60039", f"the size of shape {tuple(shape)} is {product}, it must be less than {limit}",
-              param_name="shape", value=product, limit=f"< {limit}")
+              param_name="shape", value=product, limit=f"< {limit}",
+              hint=f"split the data into shapes of fewer than {limit} elements")
     return product
 
 
@@ -697,7 +711,8 @@ def check_and_init_5hdc_reduce_support(input_tensor: dict, axis) -> bool:
         if "ori_shape" in input_tensor and "ori_format" in input_tensor:
             return True
         _fail("E60040", "a 5HD reduce needs the input tensor's ori_shape and ori_format", param_name="input tensor",
-              value=sorted(input_tensor), limit="ori_shape and ori_format")
+              value=sorted(input_tensor), limit="ori_shape and ori_format",
+              hint="add \"ori_shape\" and \"ori_format\" to the input tensor's dict")
     return False
 
 

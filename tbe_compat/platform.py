@@ -862,7 +862,8 @@ def get_cube_mkn(dtype: str) -> list:
     """Cube fractal [M, K, N] for an input dtype."""
     if dtype not in CUBE_MKN:
         raise UnknownName(f"no cube MKN for dtype {dtype!r}", op="get_cube_mkn", operand="dtype", value=dtype,
-                          limit="one of " + ", ".join(CUBE_MKN))
+                          limit="one of " + ", ".join(CUBE_MKN),
+                          hint="pass a cube input dtype: one of " + ", ".join(CUBE_MKN))
     return list(CUBE_MKN[dtype]["mac"])
 
 
@@ -879,13 +880,15 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
     if "Buffer" in key:
         if key not in _BUFFER_KEYS:
             raise UnknownPlatformName(f"Unsupported buffer name: {key.split('_Buffer')[0]}", op=api, operand="key",
-                                      value=key, limit="one of " + ", ".join(_BUFFER_KEYS))
+                                      value=key, limit="one of " + ", ".join(_BUFFER_KEYS),
+                                      hint="pass one of the buffer keys " + ", ".join(_BUFFER_KEYS))
         return get_soc_spec(_BUFFER_KEYS[key])
     if "Compiler" in key:
         if key not in (COMPILER_ARCH, COMPILER_AICPU_SUPPORT_OS):
             raise UnknownPlatformName(f"Unsupported compiler param: {key.split('Compiler_')[-1]}", op=api,
                                       operand="key", value=key,
-                                      limit=f"one of {COMPILER_ARCH}, {COMPILER_AICPU_SUPPORT_OS}")
+                                      limit=f"one of {COMPILER_ARCH}, {COMPILER_AICPU_SUPPORT_OS}",
+                                      hint=f"pass {COMPILER_ARCH!r} or {COMPILER_AICPU_SUPPORT_OS!r}")
         return get_soc_spec(key)
     if "Intrinsic" in key:
         name = key.split("Intrinsic_")[-1]
@@ -903,7 +906,7 @@ def getValue(key: str):  # noqa: N802 (CANN's name)
     if "Device" in key:
         if key != "Device_core_num":
             raise UnknownPlatformName(f"Unsupported device param: {key.split('Device_')[-1]}", op=api, operand="key",
-                                      value=key, limit="Device_core_num")
+                                      value=key, limit="Device_core_num", hint="pass \"Device_core_num\"")
         return get_soc_spec(CORE_NUM)
     if "Sid" in key:
         raise PlatformDataMissing(f"{key}: stream-id parameters are not modelled", op=api, operand="key", value=key,

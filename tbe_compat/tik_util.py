@@ -21,7 +21,7 @@ def ceil_div(a_value: int, b_value: int) -> int:
     """``ceil(a / b)`` for positive ``b``."""
     if b_value <= 0:
         raise IllegalOperand(f"ceil_div divisor must be positive, got {b_value}", op="ceil_div", operand="b_value",
-                             value=b_value, limit="> 0")
+                             value=b_value, limit="> 0", hint="pass a divisor b_value >= 1")
     return (a_value + b_value - 1) // b_value
 
 

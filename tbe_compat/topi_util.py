@@ -29,7 +29,8 @@ def check_reduce_shape_rule(shape) -> None:
     product = get_shape_size(shape)
     if product > MAX_REDUCE_SHAPE_NUM:
         _fail("E60039", f"the reduce size of shape {tuple(shape)} is {product}, it must be at most "
-              f"{MAX_REDUCE_SHAPE_NUM}", param_name="shape", value=product, limit=f"<= {MAX_REDUCE_SHAPE_NUM}")
+              f"{MAX_REDUCE_SHAPE_NUM}", param_name="shape", value=product, limit=f"<= {MAX_REDUCE_SHAPE_NUM}",
+              hint=f"reduce at most {MAX_REDUCE_SHAPE_NUM} elements per call (split the reduce axis)")
 
 
 def check_shape_size(shape, limit) -> int:
@@ -37,7 +38,8 @@ def check_shape_size(shape, limit) -> int:
     product = get_shape_size(shape)
     if product > limit:
         _fail("E60039", f"the shape {tuple(shape)} is too large: {product} elements, at most {limit} allowed",
-              param_name="shape", value=product, limit=f"<= {limit}")
+              param_name="shape", value=product, limit=f"<= {limit}",
+              hint=f"split the data into shapes of at most {limit} elements")
     return product
 
 
@@ -63,7 +65,8 @@ def compare_tensor_dict_key(dict1, dict2, dict_key) -> None:
         value2 = list(value2)
     if not isinstance(value1, type(value2)):
         _fail("E60038", f"{dict_key}: the two inputs have different types ({type(value1).__name__} vs "
-              f"{type(value2).__name__})", param_name=dict_key, value=(value1, value2), limit="equal types")
+              f"{type(value2).__name__})", param_name=dict_key, value=(value1, value2), limit="equal types",
+              hint=f"give both inputs' {dict_key!r} as the same type (e.g. both str)")
     equal = value1.lower() == value2.lower() if isinstance(value1, str) else value1 == value2
     if not equal:
         _fail("E60038", f"{dict_key}: input one {value1!r} and input two {value2!r} are not equal",
@@ -78,7 +81,7 @@ def _axis_value(shape_len: int, value) -> int:
     if not -shape_len <= value < shape_len:
         _fail("E60039", f"axis {value} is out of range for a rank-{shape_len} shape, it must be in "
               f"[{-shape_len}, {shape_len - 1}]", param_name="axis", value=value,
-              limit=f"[{-shape_len}, {shape_len - 1}]")
+              limit=f"[{-shape_len}, {shape_len - 1}]", hint=f"pass an axis in [{-shape_len}, {shape_len - 1}]")
     return value + shape_len if value < 0 else value
 
 
@@ -202,7 +205,7 @@ def wrap_axes_to_positive(axes, rank: int) -> list:
     for a in axes if isinstance(axes, (tuple, list)) else [axes]:
         if not -rank <= a < rank:
             _fail("E60039", f"axis {a} is out of range: axes must be in [-{rank}, {rank})", param_name="axis",
-                  value=a, limit=f"[-{rank}, {rank})")
+                  value=a, limit=f"[-{rank}, {rank})", hint=f"pass each axis in [{-rank}, {rank - 1}]")
         out.append(a + rank if a < 0 else a)
     return out
 
@@ -257,7 +260,8 @@ def unify_broadcast_shapes(shapes, op_name=""):
         if len(big) > 1:
             _fail("E80013", f"In op[{op_name}], the inputs[{','.join(map(str, column))}] could not be broadcast "
                   "together", op_name=op_name, param_name="shapes", value=[tuple(s) for s in shapes],
-                  limit="equal dims or 1")
+                  limit="equal dims or 1",
+                  hint="give the inputs shapes whose dims are equal or 1 in each position (numpy broadcasting)")
         out.append(big.pop() if big else 1)
     return (*padded, out)
 

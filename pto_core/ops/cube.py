@@ -238,7 +238,9 @@ def _static(op: str, target, mx: bool, lhs, rhs, dst, bias, clauses: dict) -> No
     if clauses.get("sat") is not None:
         if clauses["sat"] == "preserve_nan":
             raise IllegalOperand("sat(preserve_nan) is a FIXPIPE mode; MAD takes sat or nosat", op=op,
-                                 operand="sat", value="preserve_nan", limit="sat | nosat")
+                                 operand="sat", value="preserve_nan", limit="sat | nosat",
+                                 hint="use one of sat, nosat on the MAD; preserve_nan goes on the pto.mte_l0c_* "
+                                      "(FIXPIPE) that moves its result out")
         if not floating:
             raise IllegalOperand(f"sat/nosat requires a floating element-type combination, got "
                                  f"{_combo_name(da, db, dc)}", op=op, operand="sat" if clauses["sat"] else "nosat",

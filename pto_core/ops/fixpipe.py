@@ -284,7 +284,9 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         acc, dst_t = src.dtype, dst.dtype
         if acc.name not in target.acc_dtypes:
             raise _err(f"accumulator element type {acc.name} is not an L0C type of {target.label}", "%src",
-                       acc.name, ", ".join(target.acc_dtypes))
+                       acc.name, ", ".join(target.acc_dtypes),
+                       f"type the L0C source pointer as one of {', '.join(target.acc_dtypes)} (the MAD's "
+                       f"accumulator type)")
     if kind == "ub" and not target.fixpipe_to_ub:
         raise UnsupportedOp(f"pto.mte_l0c_ub (FIXPIPE L0C -> UB) does not exist on {target.label}",
                             limit="targets with fixpipe_to_ub (A5)",
@@ -313,7 +315,7 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         if acc is not None:
             if acc.name not in ("f32", "s32"):
                 raise _err(f"pre_quant source element type must be f32 or i32, got {acc.name}", "pre_quant",
-                           acc.name, "f32 | i32")
+                           acc.name, "f32 | i32", "type the L0C source pointer f32 or i32, or drop pre_quant")
             if acc.name not in mode.acc:
                 raise _err(f"pre_quant mode {mode.name} takes {'/'.join(mode.acc)} accumulators, got {acc.name}",
                            "pre_quant", mode.name, "/".join(mode.acc),
@@ -332,7 +334,8 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         elif not (static and not _known(payload)):
             if not _is_int(payload) or not 1 <= int(payload) <= 16:
                 raise _err(f"pre_quant mode {mode.name} takes an integer shift 1..16, got {payload!r}", "pre_quant",
-                           payload, "[1, 16]")
+                           payload, "[1, 16]", f"give the shift as pre_quant's payload, an int in 1..16: "
+                           f"pre_quant(n, mode = {mode.name})")
     elif acc is not None and dst_t != acc:
         cast = {"f16": "f32_f16", "bf16": "f32_bf16"}.get(dst_t.name, "a scaling mode")
         raise _err(f"writing {acc.name} accumulators to a {dst_t.name} destination needs pre_quant", "%dst",
@@ -383,7 +386,8 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         if not (static and not _known(loop0)):
             if not _is_int(loop0) or not 1 <= int(loop0) <= _STRIDE_MAX:
                 raise _err(f"nz2dn %loop0_src_stride must be an integer in [1, {_STRIDE_MAX}] (L0C rows), "
-                           f"got {loop0!r}", "nz2dn", loop0, f"[1, {_STRIDE_MAX}]")
+                           f"got {loop0!r}", "nz2dn", loop0, f"[1, {_STRIDE_MAX}]",
+                           f"pass %loop0_src_stride as an int in 1..{_STRIDE_MAX} (1: the rows are adjacent)")
             loop0 = int(loop0)
             if unit_flag is not None and loop0 != 1:
                 raise _err(f"unit_flag must be omitted when nz2dn(%loop0_src_stride) is not 1 (got {loop0})",
@@ -395,7 +399,8 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         if v is not True:
             if not (static and not _known(v)):
                 if not (_is_int(v) or isinstance(v, (bool, np.bool_))) or int(v) not in (0, 1):
-                    raise _err(f"nz2nz %split must be 0 or 1, got {v!r}", "nz2nz", v, "0 | 1")
+                    raise _err(f"nz2nz %split must be 0 or 1, got {v!r}", "nz2nz", v, "0 | 1",
+                               "pass %split as 0 (no split) or 1 (split each f32 fractal in two)")
                 split = bool(int(v))
         if dst_t is not None and dst_t.name != "f32":
             raise _err(f"nz2nz requires an f32 destination, got {dst_t.name}", "nz2nz", dst_t.name, "f32",
@@ -416,7 +421,7 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
                                       ("%dst_stride3", d3, 0, _DST_STRIDE_MAX)):
                 if not _is_int(val) or not lo <= int(val) <= hi:
                     raise _err(f"loop3 {name} must be an integer in [{lo}, {hi}], got {val!r}", "loop3", val,
-                               f"[{lo}, {hi}]")
+                               f"[{lo}, {hi}]", f"pass loop3 {name} as an int in [{lo}, {hi}]")
             loop3 = (int(count), int(s3), int(d3))
         else:
             loop3 = tuple(args)
@@ -438,7 +443,9 @@ def _check_plan(kind: str, operands: tuple, clauses: dict, target, machine_mode=
         elif not (static and not _known(dst_mode)):
             if not _is_int(dst_mode) or not 0 <= int(dst_mode) < max(1, target.vector_subcores):
                 raise _err(f"dst_mode %sub_blockid must be 0 or 1, got {dst_mode!r}", "dst_mode", dst_mode,
-                           f"[0, {max(1, target.vector_subcores) - 1}]")
+                           f"[0, {max(1, target.vector_subcores) - 1}]",
+                           f"pass dst_mode %sub_blockid as an int in [0, {max(1, target.vector_subcores) - 1}] (the "
+                           f"vector sub-core whose UB receives the result)")
             dst_mode = int(dst_mode)
 
     # ---- atomic

@@ -122,7 +122,7 @@ def _pad_value_uncached(value, d: DType):
     v = int(value)
     if not d.min <= v <= d.max:
         raise IllegalOperand(f"pad value {v} does not fit {d.name}", operand="pad_value", value=v,
-                             limit=f"[{d.min}, {d.max}]")
+                             limit=f"[{d.min}, {d.max}]", hint=f"pass a pad value in [{d.min}, {d.max}]")
     return np.asarray(v).astype(d.storage)
 
 
@@ -431,7 +431,8 @@ def _img2col_checks(target, src, dst, fm_h, fm_w, channels, k_start, k_ext, m_st
         block = ("K block row" if tr else "M block row") if outer == "row" else \
             ("M block column" if tr else "K block column")
         raise IllegalOperand(f"%dst_stride {ds} fractals is smaller than the {inner_count} fractals of one {block}",
-                             op=op, operand="%dst_stride", value=ds, limit=f">= {inner_count}")
+                             op=op, operand="%dst_stride", value=ds, limit=f">= {inner_count}",
+                             hint=f"pass %dst_stride >= {inner_count} (a {block} must not overlap the next)")
     c0 = d.c0 if ch % d.c0 == 0 else ch
     taps = rs.kh * rs.kw
     last_k = min(ks + ke, taps * ch) - 1
@@ -709,7 +710,8 @@ def _col2img_static(op, src, dst):
     for name, t in (("%src", sd), ("%dst", dd)):
         if t is not None and t.name not in ("f16", "f32"):
             raise IllegalOperand(f"col2img accumulates f16 or f32 data, got {t.name}", op=op, operand=name,
-                                 value=t.name, limit="f16 | f32")
+                                 value=t.name, limit="f16 | f32",
+                                 hint="type the col2img pointers f16 or f32 (convert other data first)")
     if sd is not None and dd is not None and sd != dd:
         raise IllegalOperand(f"source and destination types differ ({sd.name} vs {dd.name})", op=op,
                              operand="%dst", value=dd.name, hint=f"declare %dst as {sd.name}")
@@ -812,7 +814,8 @@ def _deq_scales(ctx, scale, op) -> np.ndarray:
     if isinstance(scale, Ptr):
         if scale.space != "ub" or scale.dtype.name != "f16":
             raise IllegalOperand(f"vector deq scales must be 16 f16 values in UB, got {scale.type_str}", op=op,
-                                 operand="deq", value=scale.type_str, limit="!pto.ptr<f16, ub>")
+                                 operand="deq", value=scale.type_str, limit="!pto.ptr<f16, ub>",
+                                 hint="pass the deq scales as a !pto.ptr<f16, ub> to 16 f16 values in UB")
         ctx.check_aligned(scale, BLOCK, "deq")
         return ctx.view(scale, ROW, operand="deq").astype(np.float64)
     if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer, np.floating)):
@@ -832,7 +835,9 @@ def _cc_to_ub_static(op, src, dst, has_deq: bool) -> Optional[str]:
     if conv is None:
         raise IllegalOperand(f"L0C {sd.name} -> UB {dd.name} is not a copy_matrix_cc_to_ubuf conversion", op=op,
                              operand="%dst", value=f"{sd.name}->{dd.name}",
-                             limit=", ".join(f"{a}->{b}" for a, b in CC_TO_UB))
+                             limit=", ".join(f"{a}->{b}" for a, b in CC_TO_UB),
+                             hint="type the L0C source and UB destination as one of the pairs " +
+                                  ", ".join(f"{a}->{b}" for a, b in CC_TO_UB))
     if (conv == "deq") != has_deq:
         raise IllegalOperand("s32 -> f16 needs deq(scale) and deq applies only to s32 -> f16" if conv == "deq"
                              else f"deq applies to s32 -> f16, not {sd.name} -> {dd.name}", op=op, operand="deq",
@@ -957,7 +962,9 @@ def _broadcast_static(op, src, dst):
     if sd is not None and dd is not None and (sd.name, dd.name) not in BROADCAST_TYPES:
         raise IllegalOperand(f"broadcast_ub_to_cc moves f16, f32 or s32 rows of one type (or f16 rows into f32), "
                              f"got {sd.name} -> {dd.name}", op=op, operand="%dst", value=f"{sd.name}->{dd.name}",
-                             limit=", ".join(f"{a}->{b}" for a, b in BROADCAST_TYPES))
+                             limit=", ".join(f"{a}->{b}" for a, b in BROADCAST_TYPES),
+                             hint="type the UB source and L0C destination as one of the pairs " +
+                                  ", ".join(f"{a}->{b}" for a, b in BROADCAST_TYPES))
 
 
 def _verify_broadcast(call, target):

@@ -557,7 +557,9 @@ def atomic_rows(dst_rows: np.ndarray, src_rows: np.ndarray, atomic: tuple) -> No
         elif op in ("max", "min"):
             res = atomic_maxmin(a, b, op)          # signed zeros: ATOMIC_MAXMIN_SIGNED_ZERO
         else:
-            raise IllegalOperand(f"unknown atomic op {op!r}", operand="atomic", value=op, limit="add, max, min")
+            raise IllegalOperand(f"unknown atomic op {op!r}", operand="atomic", value=op, limit="add, max, min",
+                                 hint="enable the GM atomic mode with pto.set_atomic_add, pto.set_atomic_max or "
+                                      "pto.set_atomic_min (pto.set_atomic_none turns it off)")
     dst_rows[...] = np.ascontiguousarray(res).view(np.uint8).reshape(dst_rows.shape)
 
 

@@ -527,7 +527,8 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
                               or value not in clause.values):
             raise _bad(spec, name, f"attribute value {value!r} is not one of "
                                    f"{', '.join(str(v) for v in clause.values)}", value,
-                       limit=", ".join(str(v) for v in clause.values))
+                       limit=", ".join(str(v) for v in clause.values),
+                       hint=f"write {name}=" + " or ".join(repr(v) for v in clause.values))
         return value
     if clause.form == "args" and clause.repeat:
         if not isinstance(value, (list, tuple)) or (value and not all(isinstance(v, (tuple, dict)) for v in value)):
@@ -541,7 +542,9 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
             if value not in clause.values:
                 raise _bad(spec, name, f"value {value!r} is not one of {', '.join(clause.values)} "
                                        f"(or one {', '.join(clause.params)} operand)", value,
-                           limit=", ".join(clause.values))
+                           limit=", ".join(clause.values),
+                           hint=f"write {name}=" + " or ".join(repr(v) for v in clause.values) +
+                                f", or pass the {', '.join(clause.params)} operand")
             return value
         if value is True or value is False:
             raise _bad(spec, name, f"takes one of {', '.join(clause.values)} or one "
@@ -568,7 +571,9 @@ def normalize_clause(spec: OpSpec, clause: Clause, value):
             pos.sort()
             if [i for i, _ in pos] != list(range(len(pos))):
                 raise _bad(spec, name, "positional parameters must be given without gaps", value,
-                           limit=", ".join(clause.params))
+                           limit=", ".join(clause.params),
+                           hint=f"give {name}'s parameters {', '.join(clause.params)} in order from the first, "
+                                f"or name them")
             args = tuple(v for _, v in pos)
         else:
             items = value if isinstance(value, tuple) else (value,)

@@ -274,7 +274,8 @@ def _lanes_uncached(key, op) -> Lanes:
                                  value=hi, limit="0", hint="only 64 lanes exist: put all bits in the low word")
         if par == 32 and (hi != 0 or lo > 2 ** 32 - 1):
             raise IllegalOperand("for 64-bit operands only the low 32 mask bits exist", op=op, operand="mask",
-                                 value=(hi, lo), limit="hi = 0, lo <= 2**32-1")
+                                 value=(hi, lo), limit="hi = 0, lo <= 2**32-1",
+                                 hint="only 32 lanes exist: give mask=(0, lo) with lo < 2**32")
         if par == 256:
             raise IllegalOperand("8-bit operands take a 4-word mask (256 lanes)", op=op, operand="mask",
                                  value=mask, hint="give mask=(w3, w2, w1, w0), highest word first")
@@ -282,7 +283,8 @@ def _lanes_uncached(key, op) -> Lanes:
     elif len(mask) == 4:
         if par != 256:
             raise IllegalOperand("a 4-word mask is only legal for 8-bit operands", op=op, operand="mask",
-                                 value=mask, limit="2 words (hi, lo)")
+                                 value=mask, limit="2 words (hi, lo)",
+                                 hint="give a 16/32/64-bit op mask=(hi, lo), or a lane count")
         for v in mask:
             check_range(v, 0, 2 ** 64 - 1, op=op, operand="mask")
         words = list(reversed(mask))

@@ -760,7 +760,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
             if start_addr % align:
                 raise self._error(f"start_addr {start_addr:#x} is not {align}-byte aligned in "
                                   f"{SPACE_TIK_NAMES[st.space]}", operand="start_addr", value=hex(start_addr),
-                                  limit=f"multiple of {align}")
+                                  limit=f"multiple of {align}",
+                                  hint=f"pass start_addr={-(-start_addr // align) * align:#x} (rounded up to a "
+                                       f"multiple of {align}), or leave start_addr out")
         st.nbytes = nbytes
         st.copies = copies = self._buffer_copies() if isinstance(count, int) and start_addr is None else 1
         reserve = st.reserved_bytes()
@@ -1349,7 +1351,9 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
     def _tensor_element_scalar(self, t: Tensor):
         if t.size != 1:
             raise self._error(f"comparing with tensor view {t.name!r} of shape {list(t.shape)} needs a single "
-                              f"element", operand="other", value=list(t.shape), limit="1 element")
+                              f"element", operand="other", value=list(t.shape), limit="1 element",
+                              hint=f"index one element of it ({t.name}[i]), or compare element by element with "
+                                   f"vec_cmpv_*")
         reg = self.Scalar(t.dtype, name=f"{t.name}_elem")
         reg.set_as(t)
         return reg

@@ -363,7 +363,10 @@ class FixpipeAPI(CubeBase):
         mode = quant["mode"]
         if not has_key(QUANT_MODES, mode):
             raise self._error(f"quantize mode {mode!r} is not supported", operand="quantize_params.mode",
-                              value=mode, limit="one of " + ", ".join(QUANT_MODES), cls=UnknownName)
+                              value=mode, limit="one of " + ", ".join(QUANT_MODES), cls=UnknownName,
+                              hint="pass quantize_params={'mode': 'fp322fp16', 'mode_param': None} for float32 L0C "
+                                   "or {'mode': 'int322fp16', 'mode_param': <float scale>} for int32 L0C (dst "
+                                   "float16); leave quantize_params=None to keep the L0C type")
         ms, md = QUANT_MODES[mode]
         if (s.dt.name, a.d.dt.name) != (ms, md):
             raise self._error(f"quantize mode {mode!r} converts {ms} -> {md} but src/dst are {s.dt.name} -> "

@@ -415,7 +415,8 @@ class CubeMoveAPI(CubeBase):
         addr_mode = zero_d_value(addr_mode)             # a 0-d numpy int/bool is its one value, as in ir_value
         if not (addr_mode is None or (isinstance(addr_mode, (numbers.Integral, np.bool_)) and addr_mode in (0, 1))):
             raise self._error(f"addr_mode must be None, 0 (increasing) or 1 (decreasing), got {addr_mode!r}",
-                              operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1")
+                              operand="addr_mode", value=repr(addr_mode), limit="None | 0 | 1",
+                              hint="pass addr_mode=0 (addresses increase, the default) or 1 (they decrease)")
         if d.space != "l1":
             d.check_aligned(512)
         if s.space == "l1":
@@ -505,7 +506,9 @@ class CubeMoveAPI(CubeBase):
             if isinstance(value, int) and isinstance(hi, int):      # an immediate origin on a static raster part
                 if not lo <= value <= hi:
                     raise self._error(f"{what} = {value} is outside [{lo}, {hi}]", operand="left_top_w",
-                                      value=(lh, lw), limit=f"[{lo}, {hi}]")
+                                      value=(lh, lw), limit=f"[{lo}, {hi}]",
+                                      hint=f"pass left_top_h/left_top_w so that {what} lies in [{lo}, {hi}] (the "
+                                           f"window origin inside the padded feature map)")
                 return
             self._emit("assert_in_range", P.cast(value, P.I64), lo, hi, what=f"{what} of {api}")
 
@@ -515,7 +518,9 @@ class CubeMoveAPI(CubeBase):
             if isinstance(value, int):
                 if value % divisor:
                     raise self._error(f"{what} = {value} is not {rule}", operand="left_top_w", value=(lh, lw),
-                                      limit=f"multiple of {divisor}")
+                                      limit=f"multiple of {divisor}",
+                                      hint=f"pass left_top_h/left_top_w so that {what} is a multiple of {divisor} "
+                                           f"(the origin of an output position: o * stride - pad)")
                 return
             self._emit("assert_multiple", P.cast(value, P.I64), divisor, what=f"{what} of {api} =", rule=rule)
 
@@ -582,7 +587,9 @@ class CubeMoveAPI(CubeBase):
         if isinstance(k_first, int) and k_first % c0:
             raise self._error(f"the C04 walk must start at a whole fractal: (fetch_filter_h*filter_w + "
                               f"fetch_filter_w) * 4 = {k_first} is not a multiple of {c0}", operand="fetch_filter_w",
-                              value=(fh, fw), limit=f"multiple of {c0 // 4} kernel positions")
+                              value=(fh, fw), limit=f"multiple of {c0 // 4} kernel positions",
+                              hint=f"pass fetch_filter_h/fetch_filter_w with fetch_filter_h*filter_w + fetch_filter_w "
+                                   f"a multiple of {c0 // 4} (the kernel position of a fractal's first row)")
         if not isinstance(k_first, int) and small:
             self._emit("assert_multiple", k_first, c0,
                        what="(fetch_filter_h*filter_w + fetch_filter_w) * 4 of tik.load3dv1 =",
@@ -696,7 +703,9 @@ class CubeMoveAPI(CubeBase):
                 continue
             if isinstance(v, int) and v % unit:
                 raise self._error(f"{name} = {v} must be a multiple of {unit}", operand=name, value=v,
-                                  limit=f"multiple of {unit}")
+                                  limit=f"multiple of {unit}",
+                                  hint=f"pass {name} as a multiple of {unit} (whole fractals), e.g. "
+                                       f"{name}={-(-v // unit) * unit}")
             if not isinstance(v, int):
                 self._emit("assert_multiple", v, unit, what=f"{name} of tik.load3dv2 =",
                            rule=f"a multiple of {unit} (whole fractals)",

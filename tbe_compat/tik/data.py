@@ -346,7 +346,10 @@ class DataAPI(TikBase):
         soc = platform.current_soc()
         if path.socs is not None and soc.short_soc_version not in path.socs:
             raise self._error(f"data_move {path.doc} is not available on {soc.soc_version}", operand="dst",
-                              value=f"{s.space}->{d.space}", limit=", ".join(path.socs), cls=UnsupportedOp)
+                              value=f"{s.space}->{d.space}", limit=", ".join(path.socs), cls=UnsupportedOp,
+                              hint=f"select a chip that has this path ({', '.join(path.socs)}: "
+                                   f"set_current_compile_soc_info), or on {soc.soc_version} move through UB: "
+                                   f"data_move to a UB tensor, then from it to dst")
         if s.dt.name == "s32" and d.dt.name == "f16":
             return  # TIK emits no instruction for this pair (it is tensor_mov's deq path): tik_api.md §7.1
         ss, ds = _one_burst_gap(n, ss), _one_burst_gap(n, ds)
@@ -510,7 +513,9 @@ class DataAPI(TikBase):
         nb = self._int_arg(burst, "burst", 1, PAD_BURST_MAX)
         if isinstance(nb, int) and nb % size:
             raise self._error(f"burst {nb} B is not a multiple of the element size {size} B", operand="burst",
-                              value=nb, limit=f"multiple of {size}")
+                              value=nb, limit=f"multiple of {size}",
+                              hint=f"use a multiple of {size}: burst counts bytes of whole {d.tensor.dtype} "
+                                   f"elements ({size} B each), e.g. burst={-(-nb // size) * size}")
         dg = _one_burst_gap(n, self._int_arg(dst_gap, "dst_gap", 0, PAD_GAP_MAX))
         sg = _one_burst_gap(n, self._int_arg(src_gap, "src_gap", 0, PAD_GAP_MAX))
         per_block = BLOCK // size
@@ -665,12 +670,14 @@ class DataAPI(TikBase):
             info = np.iinfo(dt.storage)
             if not isinstance(value, int) or not info.min <= value <= info.max:
                 raise self._error(f"padding_value {value!r} is not an integer in the range of {name}",
-                                  operand="padding_value", value=value, limit=f"[{info.min}, {info.max}]")
+                                  operand="padding_value", value=value, limit=f"[{info.min}, {info.max}]",
+                                  hint=f"pass padding_value as a Python int in [{info.min}, {info.max}]")
         else:
             top = float(ml_dtypes.finfo(dt.storage).max)
             if not abs(value) <= top:      # an int compared exactly (float(value) overflowed past float64)
                 raise self._error(f"padding_value {value!r} is outside the finite range of {name}",
-                                  operand="padding_value", value=value, limit=f"[{-top:g}, {top:g}]")
+                                  operand="padding_value", value=value, limit=f"[{-top:g}, {top:g}]",
+                                  hint=f"pass a finite padding_value in [{-top:g}, {top:g}]")
             if isinstance(value, int) and dt.name in ROUNDERS:
                 value = int_to_float(value, dt)    # rounded once (numpy took bfloat16 through float32: twice)
         return value
@@ -683,7 +690,9 @@ class DataAPI(TikBase):
         self._operand(sync_workspace, "sync_workspace", spaces=("gm",))
         if sync_workspace.dtype not in ("int64", "int32", "uint64", "uint32"):
             raise self._error(f"sync_workspace must be an integer tensor, got {sync_workspace.dtype}",
-                              operand="sync_workspace", value=sync_workspace.dtype, limit="int64")
+                              operand="sync_workspace", value=sync_workspace.dtype, limit="int64",
+                              hint="declare sync_workspace with an integer dtype, e.g. tik_instance.Tensor(\"int64\", "
+                                   "(n,), name=\"sync\", scope=tik.scope_gm, is_workspace=True, is_atomic_add=True)")
         self._sync.settle()
         self._record_sync("sync_all")
         self._sync.clear()

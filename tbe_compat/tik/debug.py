@@ -575,7 +575,9 @@ class Tikdb:
                 declared = n
             if not 1 <= n <= declared:
                 raise tik._error(f"GM tensor {st.name!r} gets {n} elements; it is declared with {declared}",
-                                 operand=st.name, value=n, limit=f"[1, {declared}]")
+                                 operand=st.name, value=n, limit=f"[1, {declared}]",
+                                 hint=f"feed {st.name!r} an element count between 1 and {declared}, or declare the "
+                                      f"tensor with a larger max size")
             st.gm.shape = (n,)
             out[st.runtime_size.name] = n
         for st in tik._gm_tensors:
@@ -662,7 +664,9 @@ class Tikdb:
                 dims = self._static_shape(st, scalars)
                 if any(d < 0 for d in dims):        # 0: an empty tensor, as a framework passes one
                     raise self._tik._error(f"GM tensor {st.name!r} has shape {list(dims)} with these InputScalar "
-                                           f"values", operand=st.name, value=list(dims), limit="dimensions >= 0")
+                                           f"values", operand=st.name, value=list(dims), limit="dimensions >= 0",
+                                           hint="feed InputScalar values that make every dimension of the shape "
+                                                ">= 0")
                 st.gm.shape = dims
                 st.nbytes = st.dtype.nbytes(int(np.prod(dims)))
 

@@ -204,7 +204,8 @@ class ScalarExtraAPI(TikBase):
         spl = self._int_arg(single_print_length, "single_print_length", MIN_PRINT_LENGTH, ws * MB - PRINT_HEADER)
         if spl % 32:
             raise self._error(f"single_print_length {spl} must be a multiple of 32 bytes", operand="single_print_length",
-                              value=spl, limit="multiple of 32")
+                              value=spl, limit="multiple of 32",
+                              hint=f"pass single_print_length={-(-spl // 32) * 32} (rounded up to a multiple of 32)")
         is_printf_to_screen = self._bool_arg(is_printf_to_screen, "is_printf_to_screen")
         if printf_file_path is not None and (not isinstance(printf_file_path, str) or not printf_file_path):
             raise self._error("printf_file_path must be None or a non-empty str (a directory)",
@@ -250,7 +251,7 @@ class ScalarExtraAPI(TikBase):
                                        "raise single_print_length in set_printf_params"))
         if len(arg) > 6:
             raise self._error(f"printf takes at most 6 values, got {len(arg)}", operand="arg", value=len(arg),
-                              limit=6)
+                              limit=6, hint="split the values over several printf calls of at most 6 each")
         values = []
         for k, a in enumerate(arg):
             if isinstance(a, (Tensor, ScalarArray)):
@@ -290,7 +291,9 @@ class ScalarExtraAPI(TikBase):
             if i is not None and not isinstance(index, Expr):
                 if not -len(arr) <= i < len(arr):
                     raise self._error(f"index {i} is out of range of ScalarArray of length {len(arr)}",
-                                      operand="index", value=i, limit=f"[0, {len(arr)})")
+                                      operand="index", value=i, limit=f"[0, {len(arr)})",
+                                      hint=f"pass an index in [{-len(arr)}, {len(arr) - 1}], or declare the "
+                                           f"ScalarArray with more entries")
                 return arr.regs[i]
             if not isinstance(index, Expr) or index.ir.type.kind not in ("s", "u"):
                 raise self._error(f"ScalarArray index should be an int or an integer Scalar/Expr, got {index!r}",
@@ -316,7 +319,7 @@ class ScalarExtraAPI(TikBase):
     def TensorAddrList(self, size=None, scope=None, name=None):  # noqa: N802 (TIK's name)
         if scope not in ("global", "local.UB"):
             raise self._error("scope out of TensorAddrList Scope", operand="scope", value=scope,
-                              limit="scope_gm, scope_ubuf")
+                              limit="scope_gm, scope_ubuf", hint="pass scope=tik.scope_ubuf (or tik.scope_gm)")
         if isinstance(size, Expr) and size.dtype.startswith("float"):
             raise self._error("When the size element is Scalar or Expr, it's dtype cannot be float",
                               operand="size", value=size.dtype, hint="pass size as an int or an integer Scalar")

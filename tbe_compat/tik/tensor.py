@@ -445,7 +445,8 @@ class Tensor:
                 raise
         if len(key) != nd:
             raise _IndexError(f"length of index ({len(key)}) should be equal to the dimension of Tensor ({nd})",
-                              "index", limit=f"{nd} indices or 1 flat index")
+                              "index", limit=f"{nd} indices or 1 flat index",
+                              hint=f"index with {nd} indices (t[i0, ..., i{nd - 1}]) or with one flat index t[i]")
         return self._index_dims(key, bounds)
 
     def _index_dims(self, key, bounds: bool = True, upper: bool = True) -> "Tensor":
@@ -521,7 +522,8 @@ class Tensor:
         (RESHAPE_OF_1D_PART_WARNS, after the caller warned)."""
         if not self.is_contiguous:
             raise _IndexError("Reshape operator is needed, but the tensor has been sliced (it is not contiguous)",
-                              "new_shape")
+                              "new_shape", hint="reshape the whole tensor (or a slice with step 1 of contiguous "
+                                                "rows) and index the result instead")
         size, new = self.size, prod(dims)
         whole = self._static_whole_elements()
         if RESHAPE_OF_PART_REFUSED and not part_ok and isinstance(size, int) and whole is not None and size != whole:
@@ -533,7 +535,8 @@ class Tensor:
                                    f":] for a block of rows), or declare a tensor of the slice's size")
         if isinstance(size, int) and isinstance(new, int) and size != new:
             raise _IndexError(f"cannot reshape {size} elements into {list(dims)} ({new} elements)", "new_shape",
-                              limit=f"{size} elements")
+                              limit=f"{size} elements",
+                              hint=f"give a new_shape whose dims multiply to {size}")
         strides = []
         acc = 1
         for d in reversed(dims):
@@ -573,10 +576,14 @@ class Tensor:
             last = self._shape[-1]
             if isinstance(last, int) and last % ratio:
                 raise _IndexError(f"the last dimension ({last}) is not a multiple of {ratio} "
-                                  f"({old.tik_name} -> {new.tik_name})", "dtype", limit=f"multiple of {ratio}")
+                                  f"({old.tik_name} -> {new.tik_name})", "dtype", limit=f"multiple of {ratio}",
+                                  hint=f"reinterpret a view whose last dimension is a multiple of {ratio} (e.g. "
+                                       f"the whole tensor) and slice the result in {new.tik_name}")
             if isinstance(self.offset, int) and self.offset % ratio:
                 raise _IndexError(f"the view's offset ({self.offset} elements) is not a multiple of {ratio} "
-                                  f"({old.tik_name} -> {new.tik_name})", "dtype", limit=f"multiple of {ratio}")
+                                  f"({old.tik_name} -> {new.tik_name})", "dtype", limit=f"multiple of {ratio}",
+                                  hint=f"reinterpret the tensor from an element offset that is a multiple of {ratio} "
+                                       f"(e.g. the whole tensor) and slice the result in {new.tik_name}")
             shape = self._shape[:-1] + ((last // ratio) if isinstance(last, int) else P.binop("div", last, ratio),)
             strides = tuple(s // ratio for s in self._strides[:-1]) + (1,)
             if any(s % ratio for s in self._strides[:-1]):
@@ -785,9 +792,12 @@ def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):
     stop are not checked against the dimension; ``upper=False``: the stop is not)."""
     step = 1 if k.step is None else static_int(k.step)
     if step is None or (isinstance(k.step, float) and not float(k.step).is_integer()):
-        raise _IndexError(f"slice step {k.step!r} must be a Python int", "index", value=k.step)
+        raise _IndexError(f"slice step {k.step!r} must be a Python int", "index", value=k.step,
+                          hint="give the slice step as a Python int >= 1 (t[a:b:2]); a run-time step needs a "
+                               "loop over the elements")
     if step < 1:
-        raise _IndexError(f"slice step {step} must be >= 1", "index", value=step, limit=">= 1")
+        raise _IndexError(f"slice step {step} must be >= 1", "index", value=step, limit=">= 1",
+                          hint="slice with a step >= 1 (TIK views have no reversed slices)")
     start = 0 if k.start is None else _index_value(k.start, "slice start")
     stop = dim if k.stop is None else _index_value(k.stop, "slice stop")
     s0, s1 = static_int(start), static_int(stop)
@@ -799,13 +809,15 @@ def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):
         s1 += dim
     if bounds and not dyn_start and s0 < 0:
         raise _IndexError(f"tensor overflow: slice start {k.start} is before the first element", "index",
-                          value=k.start, limit=f"[0, {dim})")
+                          value=k.start, limit=f"[0, {dim})",
+                          hint=f"start the slice at 0 or later (a negative start counts from the end: >= -{dim})")
     if bounds and upper and not dyn_stop and isinstance(dim, int) and s1 > dim:
         raise _IndexError(f"tensor overflow: slice stop {k.stop} is past the end ({dim})", "index", value=k.stop,
-                          limit=f"<= {dim}")
+                          limit=f"<= {dim}", hint=f"end the slice at most at {dim}, the dimension's length")
     if not dyn_start and not dyn_stop and s1 - s0 < EMPTY_SLICE:
         raise _IndexError(f"slice [{k.start}:{k.stop}] has its stop before its start (a slice may be empty, "
-                          f"start == stop, but not negative)", "index", value=(k.start, k.stop))
+                          f"start == stop, but not negative)", "index", value=(k.start, k.stop),
+                          hint="give a slice stop >= its start")
     a = _idx(start) if dyn_start else s0
     b = _idx(stop) if dyn_stop else s1
     n = _sub(b, a)
@@ -814,7 +826,8 @@ def _slice(k: slice, dim, bounds: bool = True, upper: bool = True):
         if const is not None:
             if const < EMPTY_SLICE:
                 raise _IndexError(f"slice [{k.start}:{k.stop}] has its stop before its start (a slice may be "
-                                  f"empty, start == stop, but not negative)", "index", value=(k.start, k.stop))
+                                  f"empty, start == stop, but not negative)", "index", value=(k.start, k.stop),
+                                  hint="give a slice stop >= its start")
             n = const
     if step != 1:
         n = (n + step - 1) // step if isinstance(n, int) else P.binop("div", P.binop("add", n, step - 1), step)

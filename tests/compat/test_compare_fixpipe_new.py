@@ -216,7 +216,7 @@ def test_strict_needs_new_fixpipe(script, capsys):
     from pto_core.errors import ConfigError
     from tbe_compat.compare import compare_script
     assert main(["--strict", str(script)]) == 2
-    assert "--strict judges the new FIXPIPE replacements: add --new-fixpipe" in capsys.readouterr().err
+    assert "--strict judges the new FIXPIPE replacements. Fix: add --new-fixpipe" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="new_fixpipe=True"):
         compare_script(str(script), strict=True)
 

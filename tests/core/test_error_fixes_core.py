@@ -49,6 +49,16 @@ def _eager(fn, target="Ascend910B1"):
     return run
 
 
+def _fixpipe_nz2nz_split(m):
+    g = m.gm_alloc((16, 16), "f32", name="g")
+    pto.mte_l0c_gm(m.ptr("l0c", "f32", 0), g, 16, 16, 16, 16, 0, 0, nz2nz=(0, 2))
+
+
+def _fixpipe_f16_acc(m):
+    g = m.gm_alloc((16, 16), "f16", name="g")
+    pto.mte_l0c_gm(m.ptr("l0c", "f16", 0), g, 16, 16, 16, 16, 0, 0, nz2nd=True)
+
+
 def _fixpipe_sat(m):
     acc = m.ptr("l0c", "f32", 0)
     m.write(acc, np.zeros(256, np.float32))
@@ -127,6 +137,14 @@ CASES = [
     ("vnchwconv list", _eager(_vnchw_list), "list of 16 UB pointers", True),
     ("vnchwconv high half", _eager(_vnchw_half), "drop src_high_half", True),
     ("fixpipe sat word", _eager(_fixpipe_sat, "A2A3"), "sat=True, sat=False", True),
+    # k467: moves, MAD, FIXPIPE, masks and clause values
+    ("mad preserve_nan", _eager(lambda m: pto.mad(m.ptr("l0a", "f16", 0), m.ptr("l0b", "f16", 0),
+                                                  m.ptr("l0c", "f32", 0), 16, 16, 16, sat="preserve_nan"), "A2A3"),
+     "preserve_nan goes on the pto.mte_l0c_*", True),
+    ("vadd 4-word mask on f16", _eager(lambda m: pto.ub.vadd(*(m.ptr("ub", "f16", 0),) * 3, 1, mask=(0, 0, 0, 1)),
+                                       "A2A3"), "mask=(hi, lo)", True),
+    ("fixpipe nz2nz split", _eager(_fixpipe_nz2nz_split, "A2A3"), "0 (no split) or 1", True),
+    ("fixpipe L0C type", _eager(_fixpipe_f16_acc, "A2A3"), "type the L0C source pointer as one of", True),
 ]
 
 
