@@ -10,6 +10,9 @@ Output the pages show in ```text blocks is checked against what the tools print 
 claims to be program output (the README's hazard, pto_sync.md's error messages, the
 tik-compare-fixpipe report, a tik-migrate listing row), and every command-line option written after
 a tool's name must be one its ``--help`` lists.
+
+Every named choice of the code (the rules above `SPEED_SWITCHES`) is named in some migration_guide page,
+and every relative link and ``#anchor`` of README.md and the guide resolves.
 """
 import ast
 import os
