@@ -438,7 +438,8 @@ def _op_form(spec) -> str:
 #: (``pto.mte_gm_l1_frac %src, %dst, nd2nz, shape(%n, %d), src_layout(...), ...``, pto_spec.md §3.2).
 #: Every other op's clauses follow with a space, as their docs write them (``pto.mad ... %k
 #: unit_flag(check_only) disable_gemv sat``, ``pto.mte_gm_l1 ... %len_burst nburst(...) loop(...)``).
-#: The parser reads either separator for every op, so text printed before this choice still loads.
+#: The parser reads either separator for every op, so text printed before this choice still loads (named choice:
+#: pto_programs.md).
 COMMA_CLAUSE_OPS = frozenset({"mte_l0c_l1", "mte_l0c_gm", "mte_l0c_ub", "mte_gm_l1_frac"})
 
 

@@ -10,7 +10,11 @@ Output the pages show in ```text blocks is checked against what the tools print 
 claims to be program output (the README's hazard, pto_sync.md's error messages, the
 tik-compare-fixpipe report, a tik-migrate listing row), and every command-line option written after
 a tool's name must be one its ``--help`` lists.
+
+Every named choice of the code (the rules above `SPEED_SWITCHES`) is named in some migration_guide page,
+and every relative link and ``#anchor`` of README.md and the guide resolves.
 """
+import ast
 import os
 import re
 
@@ -243,3 +247,175 @@ def test_every_tool_option_the_docs_show_exists(capsys):
                     if opt not in options[m.group(1)]:
                         unknown.append(f"{page}:{n}: {m.group(1)} {opt}")
     assert seen > 20 and not unknown, unknown
+
+
+# --- every named semantic choice of the code is in the guide -------------------------------------------------
+#
+# A *named choice* is a module-level UPPER_CASE constant of pto_core/ or tbe_compat/ that selects a behaviour
+# where sources disagree or are silent (style.md: "make it a NAMED constant/choice in one place ... and record
+# it in the matching migration_guide/ page"). The rule that finds them (`named_choices`):
+#   1. a module-level ``NAME = True`` / ``NAME = False`` (a behaviour switch);
+#   2. a module-level ``NAME = ...`` whose documentation -- the ``#:`` comment right above it or the string
+#      right below it -- says "named choice" (mode strings, op / chip sets, tables that switch a rule), unless
+#      that text names another choice (then rule 3 takes that name: ``MASK_ROW_ALIGN`` implements MASK_LAYOUT);
+#   3. a name written in the code's comments or docstrings right after "named choice" (``Named choice
+#      RMW_SPANS:``, ``named choice `CMPMASK_B8_BITS```, ``**ATOMIC_MAXMIN_SIGNED_ZERO**``) or right before
+#      "(named choice": choices whose name is not a constant (MASK_LAYOUT) are named this way.
+# Each must appear, as a whole word, in some migration_guide/ page.
+#
+#: Speed switches and internal toggles: booleans that pick between two implementations of the *same*
+#: behaviour (same bytes, written flags, reports; tests switch them to compare both). They are documented
+#: in their ``#:`` comment (and pto_core/ARCHITECTURE.md where they shape the design), not necessarily in the
+#: guide. Everything else rule 1 finds is a semantic choice.
+SPEED_SWITCHES = frozenset({
+    "FAST_PATHS", "DENSE_FAST_PATH", "CHECK_BY_DOT", "SCALAR_STRUCT", "MAD_F16_PLAN",     # fast kernels
+    "LAZY_BUFFERS", "INLINE_ON_CHIP_SPANS", "RMW_SPANS", "IMG2COL_DENSE_DST",              # memory access
+    "ASSERT_BIND", "MAD_BIND", "IMG2COL_BIND", "MTE_BIND", "MTE_L1_L0_BIND", "FLAG_BIND",  # compiled binds
+    "VECTOR_BIND", "REDUCE_BIND",
+    "RECORD_AT_ONCE", "BATCH_RUN_RECORDS", "CHANGED_RUNS", "SMALL_MAP_PATHS", "TILE_SHADOWS",  # checkers
+})
+_CONST = re.compile(r"[A-Z][A-Z0-9_]*")
+_NAMED_AFTER = re.compile(r"(?i:named choices?):?\s*[`*\"']*([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
+_NAMED_BEFORE = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)[`*\"']*:?\s*\((?i:a |the )?(?i:named choice)")
+
+
+def _module_choices(src: str, where: str) -> dict:
+    """``{name: where:line}`` of the named choices rules 1-3 find in one module's source."""
+    found = {}
+    for m in list(_NAMED_AFTER.finditer(src)) + list(_NAMED_BEFORE.finditer(src)):
+        found.setdefault(m.group(1), f"{where}:{src.count(chr(10), 0, m.start()) + 1}")
+    lines = src.split("\n")
+    body = ast.parse(src).body
+    for i, node in enumerate(body):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name) and _CONST.fullmatch(t.id)]
+        if not names:
+            continue
+        k, doc = node.lineno - 2, []
+        while k >= 0 and lines[k].lstrip().startswith("#:"):
+            doc.append(lines[k])
+            k -= 1
+        nxt = body[i + 1] if i + 1 < len(body) else None
+        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
+            doc.append(nxt.value.value)
+        doc = "\n".join(doc)
+        is_bool = isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool)
+        says_choice = (re.search(r"named choice", doc, re.I) and not _NAMED_AFTER.search(doc)
+                       and not _NAMED_BEFORE.search(doc))
+        if is_bool or says_choice:
+            for n in names:
+                found.setdefault(n, f"{where}:{node.lineno}")
+    return found
+
+
+def named_choices() -> dict:
+    """``{name: "file:line"}`` of every named choice in pto_core/ and tbe_compat/ (rules above)."""
+    found = {}
+    for top in ("pto_core", "tbe_compat"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    with open(path, encoding="utf-8") as fh:
+                        src = fh.read()
+                    for name, where in _module_choices(src, os.path.relpath(path, ROOT)).items():
+                        found.setdefault(name, where)
+    return found
+
+
+def _guide_text() -> str:
+    guide = os.path.join(ROOT, "migration_guide")
+    parts = []
+    for f in sorted(os.listdir(guide)):
+        if f.endswith(".md"):
+            with open(os.path.join(guide, f), encoding="utf-8") as fh:
+                parts.append(fh.read())
+    return "\n".join(parts)
+
+
+def test_choice_rules_find_switches_documented_choices_and_named_mentions():
+    src = ('#: Named choice: a documented rule.\nMODE = "even"\n'
+           'FLAG_ON = False\n'
+           'LIMIT = 4\n"""A plain limit."""\n'
+           '#: Named choice OTHER_NAME: spelled out.\nPAIRS = (1, 2)\n'
+           '#: Bits (named choice, see the module doc).\nMASK_ROW = 8\n'
+           '#: MASK_LAYOUT (named choice): its row.\nMASK_ROW_ALIGN = 8\n'
+           'def f():\n    """MASK_LAYOUT (named choice): bytes are bits; see **ATOMIC_RULE** (named choice)."""\n'
+           'def g():\n    """Named choice exact_then_round: a lower-case phrase is not a name."""\n')
+    got = _module_choices(src, "m.py")
+    assert sorted(got) == ["ATOMIC_RULE", "FLAG_ON", "MASK_LAYOUT", "MASK_ROW", "MODE", "OTHER_NAME"], got
+    assert got["MODE"] == "m.py:2" and got["OTHER_NAME"] == "m.py:6"
+
+
+def test_every_named_choice_is_in_the_migration_guide():
+    """A named choice (see the rules above `SPEED_SWITCHES`) that no migration_guide page names is a
+    semantic choice a kernel author cannot find: add a row naming it and its source to the page of its
+    subject (numerics.md, tik_vector.md, pto_cube.md, ...)."""
+    choices = named_choices()
+    assert len(choices) > 120, len(choices)                  # the rules still find the code's choices
+    stale = sorted(SPEED_SWITCHES - set(choices))
+    assert not stale, f"SPEED_SWITCHES names no boolean switch of the code any more: {stale}"
+    guide = _guide_text()
+    missing = [f"{name} ({where})" for name, where in sorted(choices.items()) if name not in SPEED_SWITCHES
+               and not re.search(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])", guide)]
+    assert not missing, "named choices no migration_guide page mentions:\n" + "\n".join(missing)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", re.sub(r"<[^>]+>", "", heading.strip()).lower()).replace(" ", "-")
+
+
+def _anchors(text: str) -> set:
+    """The anchors of a Markdown text: its headings' slugs (``-1``, ``-2`` for repeats) and ``<a id=...>``."""
+    seen, out = {}, set()
+    for _, line in _prose_lines(text):
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        slug = _slug(m.group(1))
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    out.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
+    return out
+
+
+def _prose_lines(text: str):
+    """``(line number, line)`` of a Markdown text outside its ``` fences."""
+    fenced = False
+    for n, line in enumerate(text.split("\n"), 1):
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+        elif not fenced:
+            yield n, line
+
+
+def test_heading_anchors_are_githubs():
+    text = "# Top\n## Named choice: vsel mode 0 (`bits`)\n```text\n# not a heading\n```\n## Top\n<a id=\"x-y\"></a>\n"
+    assert _anchors(text) == {"top", "named-choice-vsel-mode-0-bits", "top-1", "x-y"}
+
+
+def test_guide_links_and_anchors_resolve():
+    """Every relative link ``[...](page.md)`` / ``(page.md#anchor)`` / ``(#anchor)`` of README.md and the
+    guide names an existing file and, with an anchor, a heading of it (GitHub's heading slugs)."""
+    broken, seen = [], 0
+    for page in doc_pages():
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = f.read()
+        for line, prose in _prose_lines(text):
+            for target in re.findall(r"\[[^\[\]`]*\]\(([^)\s]+)\)", prose):
+                if re.match(r"[a-z]+:", target):
+                    continue
+                seen += 1
+                path, _, anchor = target.partition("#")
+                full = os.path.normpath(os.path.join(ROOT, os.path.dirname(page), path)) if path else os.path.join(ROOT, page)
+                if not os.path.exists(full):
+                    broken.append(f"{page}:{line}: {target} (no such file)")
+                elif anchor and full.endswith(".md"):
+                    with open(full, encoding="utf-8") as f:
+                        if anchor not in _anchors(f.read()):
+                            broken.append(f"{page}:{line}: {target} (no such heading)")
+    assert seen > 50 and not broken, "\n".join(broken)

@@ -49,7 +49,7 @@ FLOAT_PAYLOAD_DTYPES = ("f16", "bf16", "f32")
 ATOMIC_TYPES = ("f32", "f16", "bf16", "s32", "s16", "s8")
 ATOMIC_OPS = ("add", "max", "min")
 UB_SPLITS = ("split_m", "split_n")
-#: Accumulator types whose same-type write-back (no pre_quant / activation / clip) still converts under
+#: Named choice: accumulator types whose same-type write-back (no pre_quant / activation / clip) still converts under
 #: ``sat``: an f16 accumulator (Kirin) written to f16 under ``sat`` clamps +-inf to +-65504 and NaN to 0
 #: (``sat(preserve_nan)`` keeps NaN), as every other f16 destination does (pto_spec.md §5.5, numerics.md §3,
 #: fixpipe_semantics.md #7). Only f32 destinations pass exceptional values through whatever ``sat`` says (#8);

@@ -61,9 +61,11 @@ from .control import MAX_BLOCK_NUM
 from .scalar import Expr, InputScalar
 from .tensor import Tensor
 
-#: Initial byte of on-chip buffers in TIK runs (finite in every float format).
+#: Named choice: initial byte of on-chip buffers in TIK runs (finite in every float format; the device leaves
+#: them undefined, tik_core.md "memory at launch").
 ON_CHIP_FILL_BYTE = 0x55
-#: Initial byte of uninitialised GM outputs/workspaces (NaN in float formats).
+#: Named choice: initial byte of uninitialised GM outputs/workspaces (NaN in float formats, so a read of an
+#: output the kernel never wrote shows; tik_core.md "memory at launch").
 GM_FILL_BYTE = 0xFF
 
 #: Named choice WORKSPACE_SIZE_FROM_FEED: a statically sized ``is_workspace`` GM tensor may be

@@ -40,7 +40,8 @@ from .vector_common import SHORT, U8, U16, Geo, VectorBase, iadd, ieq, imul, ise
 
 MAX_GS_REP_STRIDE = 4095          # CCE vgather dstRepeatStride [0, 4095]
 MAX_BASE_ADDR = 2 ** 31 - 1
-#: vgatherb offset dtypes: public TIK kernels pass int32 tensors, Ascend C ``Gatherb`` takes uint32.
+#: Named choice: vgatherb offset dtypes: public TIK kernels pass int32 tensors, Ascend C ``Gatherb`` takes uint32;
+#: both are accepted (tik_vector.md, the vgatherb row).
 GATHERB_OFFSET_DTYPES = ("int32", "uint32")
 
 

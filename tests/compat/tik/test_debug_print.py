@@ -177,3 +177,26 @@ def test_a_name_a_comprehension_rebinds_is_the_callers_outside_it():
     ti.tikdb.debug_print("{k: v for k, v in [(s, arr)]}")
     assert s is not None and arr is not None
     assert _run(ti, [(x, np.zeros(8, np.int32))], [x]) == ["(5, [2, 4])\n", "[1, 2]\n", "{5: [1, 2]}\n"]
+
+
+def test_debug_print_resolves_names_when_called_not_when_run():
+    """Named choice DEBUG_PRINT_RESOLVES_AT_TRACE (tik_core.md "tikdb.debug_print"): rebinding a name after
+    the call does not change what that call prints (TIK's debugger would print the new object)."""
+    class Holder:
+        pass
+
+    ti = tik.Tik()
+    x = ti.Tensor("int32", (8,), name="x", scope=tik.scope_gm)
+    a = ti.Tensor("int32", (8,), name="a", scope=tik.scope_ubuf)
+    b = ti.Tensor("int32", (8,), name="b", scope=tik.scope_ubuf)
+    ti.data_move(a, x, 0, 1, 1, 0, 0)
+    ti.vec_dup(8, b, 5, 1, 8)
+    h = Holder()
+    h.buf, s = a, ti.Scalar("int32", init_value=2)
+    ti.tikdb.debug_print("h.buf, s")
+    h.buf, s = b, ti.Scalar("int32", init_value=9)
+    ti.tikdb.debug_print("h.buf, s")
+    assert s is not None                                  # named only in the expression
+    ti.data_move(x, b, 0, 1, 1, 0, 0)
+    got = _run(ti, [(x, np.arange(8, dtype=np.int32) + 1)], [x])
+    assert got == [f"{(np.arange(8, dtype=np.int32) + 1, 2)}\n", f"{(np.full(8, 5, np.int32), 9)}\n"]
