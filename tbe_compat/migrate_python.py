@@ -7,7 +7,8 @@ PTO-AS text -- so they are what the call recorded:
 
 * TIK tensors as the guide addresses them: ``t.pto_ptr()``, moved by the traced element offset
   (``xu.pto_ptr() + rep * 128``), ``.cast("f32")`` where the call read them as another dtype; the name is
-  the Python variable the tensor's declaration assigned (``xu = tik_instance.Tensor(...)``);
+  the Python variable the tensor's declaration assigned (``xu = tik_instance.Tensor(...)``, `NAME_RULE`) or, in a
+  class-based kernel, the attribute (``self.x_gm = self.tik_instance.Tensor(...)``, `ATTR_RULE`);
 * TIK Scalars, InputScalars and ``for_range`` variables by their Python names (the variable their
   declaration / ``with ... as`` assigned), immediates as Python literals, the arithmetic the trace holds
   in Python operators (``(count * 2 + 31) // 32``: TIK's ``//`` is the same C division the trace holds);
