@@ -178,20 +178,23 @@ def _method_self(src, func) -> Optional[str]:
 DYNAMIC_ATTRIBUTE_WRITES = frozenset(("setattr", "delattr", "vars", "exec", "eval", "__dict__", "__setattr__",
                                       "__delattr__", "__getattr__", "__getattribute__"))
 
-_ATTR_WRITES: dict = {}   # id(module node) -> (node, {attr: [line of each store / del]}, [(line, dynamic name)])
+_ATTR_WRITES: dict = {}   # id(module node) -> (node, {attr: [(line, None?) of each store / del]}, [(line, name)])
 
 
 def _attribute_writes(module):
-    """``({attr: [lines]}, dynamic)``: every ``<expr>.attr = / += / del`` of the module by attribute name (any
-    object: conservative), and where the module uses one of `DYNAMIC_ATTRIBUTE_WRITES`."""
+    """``({attr: [(line, to_none)]}, dynamic)``: every ``<expr>.attr = / += / del`` of the module by attribute name
+    (any object: conservative; ``to_none``: a plain ``<expr>.attr = None``), and where the module uses one of
+    `DYNAMIC_ATTRIBUTE_WRITES`."""
     got = _ATTR_WRITES.get(id(module))
     if got is None or got[0] is not module:
+        to_none = {id(t) for node in ast.walk(module) if isinstance(node, ast.Assign) and
+                   isinstance(node.value, ast.Constant) and node.value.value is None for t in node.targets}
         stores: dict = {}
         dynamic: list = []
         for node in ast.walk(module):
             if isinstance(node, ast.Attribute):
                 if isinstance(node.ctx, (ast.Store, ast.Del)):
-                    stores.setdefault(node.attr, []).append(node.lineno)
+                    stores.setdefault(node.attr, []).append((node.lineno, id(node) in to_none))
                 if node.attr in DYNAMIC_ATTRIBUTE_WRITES:
                     dynamic.append((node.lineno, node.attr))
             elif isinstance(node, ast.Name) and node.id in DYNAMIC_ATTRIBUTE_WRITES:
@@ -274,7 +277,9 @@ class _Site:
           object the declaration's method ran on -- a second instance of the class, a classmethod, a helper
           function taking ``self`` are not;
         * nothing else writes the attribute: no other ``<anything>.x_gm = / += / del`` in the file (in a loop or
-          not; a swap through a local is such a write), no `DYNAMIC_ATTRIBUTE_WRITES` (``setattr``,
+          not; a swap through a local is such a write) -- but the ``self.x_gm = None`` CANN kernels write in
+          ``__init__`` before a method declares the tensor (`NONE_BEFORE_DECLARATION`) --,
+          no `DYNAMIC_ATTRIBUTE_WRITES` (``setattr``,
           ``__dict__`` ...) in it, the object's class keeps Python's own ``__setattr__`` and defines no
           ``x_gm`` of its own (a property, a class attribute), and after the trace the object's ``__dict__``
           still holds the traced object there (``traced``: whether a value is it) -- a write from another
@@ -291,7 +296,9 @@ class _Site:
         while module in self.src.parents:
             module = self.src.parents[module]
         stores, dynamic = _attribute_writes(module)
-        if dynamic or stores.get(target.attr, []) != [target.lineno]:
+        others = [(ln, none) for ln, none in stores.get(target.attr, []) if ln != target.lineno]
+        if dynamic or len(others) + 1 != len(stores.get(target.attr, [])) or \
+                any(not (none and NONE_BEFORE_DECLARATION) for _, none in others):
             return None
         obj = decl_owners[0]
         if obj is None or not call_owners or any(o is not obj for o in call_owners):
@@ -310,6 +317,13 @@ class _Site:
 #: call's source is not proof (review466: ``combine(ti, b, a)`` into ``def combine(ti, a, b)``, ``prev`` of a
 #: Python loop, ``old = cur; cur = ...`` all wrote the wrong tensor and ran).
 NAME_RULE = "declared once, in the call's function, with no other binding of the name in between"
+
+#: Whether ``self.x_gm = None`` elsewhere in the file (CANN kernels set every attribute to None in ``__init__`` and
+#: declare the tensor or Scalar in a method, pylint's attribute-defined-outside-init) leaves the attribute name usable
+#: (`ATTR_RULE`): True. With the declaration run once and every other write in the file a ``= None``, the attribute
+#: holds the traced object or None at any moment, and once None it stays None (nothing in the file writes anything
+#: else): a None written after the declaration is still there after the trace, where the rule's last check refuses it.
+NONE_BEFORE_DECLARATION = True
 
 #: `NAME_RULE` for a tensor / Scalar / InputScalar a class-based kernel keeps in an attribute (`_Site.visible_attribute`):
 #: ``self.x_gm = self.tik_instance.Tensor(...)`` in one method, ``self.x_gm`` in another is written as such only where it
@@ -779,4 +793,5 @@ def format_python(rows: list, kernel: str) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "RUNS_GUARD"]
+__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "ATTR_RULE",
+           "NONE_BEFORE_DECLARATION", "RUNS_GUARD"]

@@ -226,6 +226,10 @@ class AddRelu:
         self.x_gm = self.tik_instance.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
         self.y_gm = self.tik_instance.Tensor("float16", (N,), name="y", scope=tik.scope_gm)
         self.z_gm = self.tik_instance.Tensor("float16", (N,), name="z", scope=tik.scope_gm)
+        self.x_ub = None
+        self.y_ub = None
+        self.rep = None
+        self.tail = None
 
     def _init_ub(self):
         self.x_ub = self.tik_instance.Tensor("float16", (PER,), name="x_ub", scope=tik.scope_ubuf)
@@ -714,7 +718,8 @@ def test_a_lowering_loop_of_another_step_stops_with_a_name_error():
 #: ``swap_through_local`` swaps ``self.c`` / ``self.d`` through a local; ``locals_only`` swaps two locals (the
 #: attributes keep their tensors: their names are right); two `Stage` objects declare their ``buf`` at one line;
 #: ``other.double(lone.solo)`` spells ``t`` while ``other.solo`` is set from outside the file (``setup``), which
-#: also swaps ``g`` / ``h`` for good before ``swapped_outside``.
+#: also swaps ``g`` / ``h`` for good before ``swapped_outside``; ``dropped`` sets ``self.n = None`` and uses the tensor
+#: through a local (a ``= None`` write is allowed, NONE_BEFORE_DECLARATION, but this one stays: refused).
 ATTRS = HEAD + '''
 N = 256
 
@@ -752,6 +757,7 @@ class Swaps:
         self.f = self.ti.Tensor("float16", (N,), name="f", scope=tik.scope_ubuf)
         self.g = self.ti.Tensor("float16", (N,), name="g", scope=tik.scope_ubuf)
         self.h = self.ti.Tensor("float16", (N,), name="h", scope=tik.scope_ubuf)
+        self.n = self.ti.Tensor("float16", (N,), name="n", scope=tik.scope_ubuf)
 
     def load(self):
         self.ti.data_move(self.e, self.x, 0, 1, N * 2 // 32, 0, 0)
@@ -778,6 +784,12 @@ class Swaps:
     def swapped_outside(self):
         self.ti.vec_sub(128, self.g, self.g, self.h, 2, 8, 8, 8)
 
+    def dropped(self):
+        t = self.n
+        self.n = None
+        self.ti.vec_muls(128, t, self.e, 2.0, 2, 8, 8)
+        self.ti.vec_add(128, self.e, self.e, t, 2, 8, 8, 8)
+
     def locals_only(self):
         e, f = self.f, self.e
         self.ti.vec_sub(128, e, e, f, 2, 8, 8, 8)
@@ -801,6 +813,7 @@ def kernel(setup=None):
     k.swap_in_loop()
     k.swap_through_local()
     k.swapped_outside()
+    k.dropped()
     k.locals_only()
     s1, s2 = Stage(k.ti, "s1"), Stage(k.ti, "s2")
     k.ti.data_move(s1.buf, k.x, 0, 1, N * 2 // 32, 0, 0)
@@ -852,7 +865,8 @@ def test_class_attributes_that_may_hold_another_tensor_are_placeholders(tmp_path
                        ("self.ti.vec_sub(128, self.c, self.c, self.d, 2, 8, 8, 8)", "self.d.pto_ptr(), self.d"),
                        ("self.ti.vec_sub(128, self.g, self.g, self.h, 2, 8, 8, 8)", "self.h.pto_ptr(), self.h"),
                        ("self.ti.vec_add(128, self.buf, self.buf, other.buf, 2, 8, 8, 8)", "self.buf"),
-                       ("self.ti.vec_muls(128, t, t, 2.0, 2, 8, 8)", "self.solo")):
+                       ("self.ti.vec_muls(128, t, t, 2.0, 2, 8, 8)", "self.solo"),
+                       ("self.ti.vec_muls(128, t, self.e, 2.0, 2, 8, 8)", "self.n")):
         r = rows[src]
         assert not r.runnable and any("may not hold it" in p for p in r.problems), (src, r.code, r.problems)
         assert not any(wrong in c for c in r.code), (src, r.code)
