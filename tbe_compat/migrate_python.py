@@ -7,7 +7,8 @@ PTO-AS text -- so they are what the call recorded:
 
 * TIK tensors as the guide addresses them: ``t.pto_ptr()``, moved by the traced element offset
   (``xu.pto_ptr() + rep * 128``), ``.cast("f32")`` where the call read them as another dtype; the name is
-  the Python variable the tensor's declaration assigned (``xu = tik_instance.Tensor(...)``);
+  the Python variable the tensor's declaration assigned (``xu = tik_instance.Tensor(...)``, `NAME_RULE`) or, in a
+  class-based kernel, the attribute (``self.x_gm = self.tik_instance.Tensor(...)``, `ATTR_RULE`);
 * TIK Scalars, InputScalars and ``for_range`` variables by their Python names (the variable their
   declaration / ``with ... as`` assigned), immediates as Python literals, the arithmetic the trace holds
   in Python operators (``(count * 2 + 31) // 32``: TIK's ``//`` is the same C division the trace holds);
@@ -32,6 +33,7 @@ run and says so.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -133,9 +135,11 @@ def _binding_lines(func, name: str) -> list:
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _assigned_name(file: str, line: int, call_names: tuple, with_as: bool = False):
-    """``(name, node)``: the variable the statement at ``file:line`` assigns the result of a call named one of
-    ``call_names`` to (``x = tik_instance.Tensor(...)``; ``with_as``: ``with tik_instance.for_range(...) as i:``)."""
+def _assigned_target(file: str, line: int, call_names: tuple, with_as: bool = False):
+    """``(target, node)``: where the statement at ``file:line`` puts the result of a call named one of
+    ``call_names`` -- a plain variable (``x = tik_instance.Tensor(...)``, an `ast.Name`) or an attribute of one
+    (``self.x_gm = self.tik_instance.Tensor(...)``, an `ast.Attribute`); ``with_as``: the variable of
+    ``with tik_instance.for_range(...) as i:``."""
     from .migrate import _parsed
     src = _parsed(file)
     if src is None:
@@ -147,12 +151,58 @@ def _assigned_name(file: str, line: int, call_names: tuple, with_as: bool = Fals
             continue
         parent = src.parents.get(node)
         if with_as and isinstance(parent, ast.withitem) and isinstance(parent.optional_vars, ast.Name):
-            return parent.optional_vars.id, node
+            return parent.optional_vars, node
         if not with_as and isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-            if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                return targets[0].id, node
+            if len(targets) == 1 and (isinstance(targets[0], ast.Name) or
+                                      isinstance(targets[0], ast.Attribute) and isinstance(targets[0].value, ast.Name)):
+                return targets[0], node
     return None
+
+
+def _method_self(src, func) -> Optional[str]:
+    """The name of ``func``'s first parameter when ``func`` is a method (a ``def`` right in a class body) that
+    binds that name nowhere else (not even in a nested function), else None."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            not isinstance(src.parents.get(func), ast.ClassDef):
+        return None
+    params = func.args.posonlyargs + func.args.args
+    if not params:
+        return None
+    name = params[0].arg
+    return name if len(_binding_lines(func, name)) == 1 else None
+
+
+#: Names that write an object's attributes where no ``obj.attr = ...`` statement shows it (`ATTR_RULE`): a file that
+#: uses one of them gets no attribute names.
+DYNAMIC_ATTRIBUTE_WRITES = frozenset(("setattr", "delattr", "vars", "exec", "eval", "__dict__", "__setattr__",
+                                      "__delattr__", "__getattr__", "__getattribute__"))
+
+_ATTR_WRITES: dict = {}   # id(module node) -> (node, {attr: [(line, None?) of each store / del]}, [(line, name)])
+
+
+def _attribute_writes(module):
+    """``({attr: [(line, to_none)]}, dynamic)``: every ``<expr>.attr = / += / del`` of the module by attribute name
+    (any object: conservative; ``to_none``: a plain ``<expr>.attr = None``), and where the module uses one of
+    `DYNAMIC_ATTRIBUTE_WRITES`."""
+    got = _ATTR_WRITES.get(id(module))
+    if got is None or got[0] is not module:
+        to_none = {id(t) for node in ast.walk(module) if isinstance(node, ast.Assign) and
+                   isinstance(node.value, ast.Constant) and node.value.value is None for t in node.targets}
+        stores: dict = {}
+        dynamic: list = []
+        for node in ast.walk(module):
+            if isinstance(node, ast.Attribute):
+                if isinstance(node.ctx, (ast.Store, ast.Del)):
+                    stores.setdefault(node.attr, []).append((node.lineno, id(node) in to_none))
+                if node.attr in DYNAMIC_ATTRIBUTE_WRITES:
+                    dynamic.append((node.lineno, node.attr))
+            elif isinstance(node, ast.Name) and node.id in DYNAMIC_ATTRIBUTE_WRITES:
+                dynamic.append((node.lineno, node.id))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in DYNAMIC_ATTRIBUTE_WRITES:
+                dynamic.append((node.lineno, node.name))
+        got = _ATTR_WRITES[id(module)] = (module, stores, dynamic)
+    return got[1], got[2]
 
 
 class _Site:
@@ -212,12 +262,74 @@ class _Site:
             node = self.src.parents.get(node)
         return True
 
+    def visible_attribute(self, target, file: str, decl_node, runs: int, decl_owners, call_owners,
+                          traced) -> Optional[str]:
+        """``self.x_gm`` (as this call's method spells its object) when ``target`` -- the ``self.x_gm`` of a
+        declaration ``self.x_gm = self.tik_instance.Tensor(...)`` at ``decl_node`` of ``file``, which the trace ran
+        ``runs`` times -- provably holds the traced object at this call, else None (`ATTR_RULE`, `NAME_RULE`
+        adapted to the usual CANN class-based kernel):
+
+        * the declaration ran once, in a method (a ``def`` right in a class body) whose first parameter is the
+          target's object and is bound nowhere else in it; the call is in a method of the same file whose first
+          parameter is bound nowhere else either (its name is the one written);
+        * the object is the same: the trace records, per TIK call, the object whose method made it
+          (``Tik._call_owners``, `errors.api_site_and_self`), and every run of this call was made by a method of the
+          object the declaration's method ran on -- a second instance of the class, a classmethod, a helper
+          function taking ``self`` are not;
+        * nothing else writes the attribute: no other ``<anything>.x_gm = / += / del`` in the file (in a loop or
+          not; a swap through a local is such a write) -- but the ``self.x_gm = None`` CANN kernels write in
+          ``__init__`` before a method declares the tensor (`NONE_BEFORE_DECLARATION`) --,
+          no `DYNAMIC_ATTRIBUTE_WRITES` (``setattr``,
+          ``__dict__`` ...) in it, the object's class keeps Python's own ``__setattr__`` and defines no
+          ``x_gm`` of its own (a property, a class attribute), and after the trace the object's ``__dict__``
+          still holds the traced object there (``traced``: whether a value is it) -- a write from another
+          file that stayed is seen; one undone before the trace ends is not."""
+        if self.src is None or self.node is None or file != self.file or runs != 1 or len(decl_owners) != 1:
+            return None
+        name = target.value.id
+        if _method_self(self.src, _enclosing_function(self.src, decl_node)) != name:
+            return None
+        here = _method_self(self.src, _enclosing_function(self.src, self.node))
+        if here is None:
+            return None
+        module = decl_node
+        while module in self.src.parents:
+            module = self.src.parents[module]
+        stores, dynamic = _attribute_writes(module)
+        others = [(ln, none) for ln, none in stores.get(target.attr, []) if ln != target.lineno]
+        if dynamic or len(others) + 1 != len(stores.get(target.attr, [])) or \
+                any(not (none and NONE_BEFORE_DECLARATION) for _, none in others):
+            return None
+        obj = decl_owners[0]
+        if obj is None or not call_owners or any(o is not obj for o in call_owners):
+            return None
+        cls = type(obj)
+        if cls.__setattr__ is not object.__setattr__ or any(target.attr in vars(c) for c in cls.__mro__):
+            return None
+        held = getattr(obj, "__dict__", None)
+        if not isinstance(held, dict) or not traced(held.get(target.attr)):
+            return None
+        return f"{here}.{target.attr}"
+
 
 #: How the tool decides that a Python name at a call site is the tensor / Scalar / loop variable the trace holds
 #: (`_Site.visible`): provably bound to it there, else a ``FILL_IN_`` placeholder. A name merely spelled in the
 #: call's source is not proof (review466: ``combine(ti, b, a)`` into ``def combine(ti, a, b)``, ``prev`` of a
 #: Python loop, ``old = cur; cur = ...`` all wrote the wrong tensor and ran).
 NAME_RULE = "declared once, in the call's function, with no other binding of the name in between"
+
+#: Whether ``self.x_gm = None`` elsewhere in the file (CANN kernels set every attribute to None in ``__init__`` and
+#: declare the tensor or Scalar in a method, pylint's attribute-defined-outside-init) leaves the attribute name usable
+#: (`ATTR_RULE`): True. With the declaration run once and every other write in the file a ``= None``, the attribute
+#: holds the traced object or None at any moment, and once None it stays None (nothing in the file writes anything
+#: else): a None written after the declaration is still there after the trace, where the rule's last check refuses it.
+NONE_BEFORE_DECLARATION = True
+
+#: `NAME_RULE` for a tensor / Scalar / InputScalar a class-based kernel keeps in an attribute (`_Site.visible_attribute`):
+#: ``self.x_gm = self.tik_instance.Tensor(...)`` in one method, ``self.x_gm`` in another is written as such only where it
+#: is provably the traced object at the call, else a ``FILL_IN_`` placeholder.
+ATTR_RULE = ("declared once as self.<attr> in a method, the call made by a method of that same object (recorded per "
+             "call), no other write of <attr> in the file, the object still holding it after the trace")
 
 
 # ============================================================================ rendering
@@ -231,6 +343,7 @@ class _Writer:
         self.decls: list = []           # TIK Scalars the replacement declares for the lowering's registers
         self.regs: dict = {}            # id(Reg) -> name of such a Scalar
         self.loops: dict = {}           # id(LoopVar) -> name of a loop the replacement opens
+        self.call_owners: dict = {}     # (file, line) -> the objects whose methods made each run (`ATTR_RULE`)
         self._fresh = 0
 
     # ---------------------------------------------------------------- placeholders and names
@@ -249,16 +362,32 @@ class _Writer:
         self._fresh += 1
         return f"{stem}{self._fresh}"
 
-    def _named(self, file, line, call_names, what, with_as=False, label=None) -> str:
+    def _named(self, file, line, call_names, what, with_as=False, label=None, traced=None) -> str:
         """The Python name of the object declared at ``file:line`` (``label``: its TIK name, which tells apart two
-        placeholders of one Python name, ``FILL_IN_t_t0`` / ``FILL_IN_t_t1``), else a placeholder."""
-        got = _assigned_name(file, line, call_names, with_as) if file else None
+        placeholders of one Python name, ``FILL_IN_t_t0`` / ``FILL_IN_t_t1``), else a placeholder; ``traced``:
+        whether a value is the traced object (a declaration into an attribute, `ATTR_RULE`)."""
+        got = _assigned_target(file, line, call_names, with_as) if file else None
         from .migrate import _short_path
         at = f"{_short_path(file)}:{line}" if file else "?"
         if got is None:
             return self.placeholder(what, f"{what} (declared at {at}) is not assigned to a plain Python "
-                                          f"variable there: write the name it has at this call")
-        name, node = got
+                                          f"variable or an attribute of a method's self there: write the name it "
+                                          f"has at this call")
+        target, node = got
+        if isinstance(target, ast.Attribute):
+            spelled = f"{target.value.id}.{target.attr}"
+            text = self.site.visible_attribute(target, file, node, self.runs(file, line),
+                                               self.call_owners.get((file, line), ()),
+                                               self.call_owners.get((self.site.file, self.site.line), ()),
+                                               traced or (lambda v: False))
+            if text is None:
+                return self.placeholder(f"{target.value.id}_{target.attr}" if not label or label == target.attr
+                                        else f"{target.value.id}_{target.attr}_{label}",
+                                        f"{what} is '{spelled}' at {at}, which may not hold it at this call (not "
+                                        f"a method of the same object, a declaration the script ran several "
+                                        f"times, or the attribute is written elsewhere): write its name here")
+            return text
+        name = target.id
         if not self.site.visible(name, file, node, self.runs(file, line)):
             return self.placeholder(name if not label or label == name else f"{name}_{label}", f"{what} is '{name}' at {at}, which may not be the name it has at this "
                                           f"call (another function, a declaration the script ran several times, "
@@ -273,7 +402,7 @@ class _Writer:
                                     f"TIK placed for itself): declare a tensor in {st.space} and pass its pto_ptr() "
                                     f"(worked_migration.md, checklist)")
         return self._named(where.file if where else None, where.line if where else 0, ("Tensor",),
-                           f"{st.space} tensor {st.name}", label=st.name)
+                           f"{st.space} tensor {st.name}", label=st.name, traced=lambda v: _whole_tensor(v, st))
 
     # ---------------------------------------------------------------- pointers
     def ptr(self, p) -> tuple:
@@ -345,8 +474,8 @@ class _Writer:
         if id(r) in self.regs:
             return self.regs[id(r)]
         file, line = _split_site(r.declared)
-        if file is not None and _assigned_name(file, line, ("Scalar",)) is not None:
-            return self._named(file, line, ("Scalar",), f"Scalar {r.name}")
+        if file is not None and _assigned_target(file, line, ("Scalar",)) is not None:
+            return self._named(file, line, ("Scalar",), f"Scalar {r.name}", traced=lambda v: getattr(v, "ir", None) is r)
         return self.placeholder(r.name or "register", f"a register the TIK call's lowering uses but another call "
                                                       f"assigns ({r!r}): keep that call, or name the value")
 
@@ -361,7 +490,7 @@ class _Writer:
 
     def block_var(self) -> str:
         sites = [w for w in getattr(self.tik, "_calls", ()) if w.call == "tik.for_range" and
-                 _assigned_name(w.file, w.line, ("for_range",), with_as=True) is not None and
+                 _assigned_target(w.file, w.line, ("for_range",), with_as=True) is not None and
                  _has_keyword(w.file, w.line, "block_num")]
         names = {(w.file, w.line) for w in sites}
         if len(names) != 1:
@@ -373,7 +502,8 @@ class _Writer:
     def input_scalar(self, a) -> str:
         for w in getattr(self.tik, "_calls", ()):
             if w.call == "tik.InputScalar" and _keyword_value(w.file, w.line, "InputScalar", "name", 1) == a.name:
-                return self._named(w.file, w.line, ("InputScalar",), f"InputScalar {a.name}")
+                return self._named(w.file, w.line, ("InputScalar",), f"InputScalar {a.name}",
+                                   traced=lambda v: getattr(v, "ir", None) is a)
         return self.placeholder(a.name, f"the InputScalar {a.name!r}: write its Python name")
 
     # ---------------------------------------------------------------- values of any kind
@@ -403,6 +533,12 @@ def _bytes(st) -> str:
     if isinstance(st.addr, int) and isinstance(st.nbytes, int):
         return f"[{st.addr:#x}, {st.addr + st.nbytes:#x})"
     return "at a run-time address"
+
+
+def _whole_tensor(v, st) -> bool:
+    """Whether ``v`` is a TIK tensor of all of storage ``st`` as declared (its ``pto_ptr()`` is ``st``'s start)."""
+    return getattr(v, "storage", None) is st and type(getattr(v, "offset", None)) is int and v.offset == 0 and \
+        getattr(v, "dt", None) == st.dtype
 
 
 def _has_keyword(file, line, kw) -> bool:
@@ -483,8 +619,10 @@ def python_rows(tik) -> list:
             storages[id(p)] = st
     loops = {id(s.var): s for s in P.walk_stmts(tik.program.body) if isinstance(s, P.For)}
     runs: dict = {}
-    for w in getattr(tik, "_calls", ()):
+    owners: dict = {}           # (file, line) -> the object whose method made each run of it (or None)
+    for w, o in itertools.zip_longest(getattr(tik, "_calls", ()), getattr(tik, "_call_owners", ())):
         runs[(w.file, w.line)] = runs.get((w.file, w.line), 0) + 1
+        owners.setdefault((w.file, w.line), []).append(o)
     rows = []
     for key, groups in occurrences.items():
         if key is None or not any(_replaced(s) for g in groups for s in g):
@@ -496,7 +634,7 @@ def python_rows(tik) -> list:
         texts = []
         for g in groups:
             w = _Writer(tik, _Site(key))
-            w.tik_storages, w.tik_loops, w.call_runs = storages, loops, runs
+            w.tik_storages, w.tik_loops, w.call_runs, w.call_owners = storages, loops, runs, owners
             notes: list = []
             body = _stmts(w, g, 0, notes)
             if body or not any(_replaced(s) for s in g):
@@ -617,7 +755,7 @@ def _assigned_reg(w: _Writer, r) -> str:
     if id(r) in w.regs:
         return w.regs[id(r)]
     file, line = _split_site(r.declared)
-    if file is not None and _assigned_name(file, line, ("Scalar",)) is not None:
+    if file is not None and _assigned_target(file, line, ("Scalar",)) is not None:
         return w.reg(r)
     tik = w.site.tik_receiver() or w.placeholder("tik_instance", "the Tik instance of this call")
     name = w.regs[id(r)] = w.fresh("s")
@@ -628,6 +766,17 @@ def _assigned_reg(w: _Writer, r) -> str:
 
 # ============================================================================ text
 
+def _not_runnable_header(problems: list) -> str:
+    """The ``# NOT RUNNABLE AS IS`` line of a row: why it stops if pasted as it stands -- the call ran with
+    different operands (`RUNS_GUARD`), an operand the trace cannot name (a ``FILL_IN_`` placeholder), or both."""
+    why = []
+    if any(p.startswith(RUNS_GUARD) for p in problems):
+        why.append("the script ran this call several times with different operands, one replacement per run follows")
+    if any(not p.startswith(RUNS_GUARD) for p in problems):
+        why.append("the trace cannot name every operand")
+    return f"# NOT RUNNABLE AS IS: {'; and '.join(why)}; fill in:"
+
+
 def format_python(rows: list, kernel: str) -> str:
     """The replacement statements of every row, as commented Python (``tik-migrate --format python``)."""
     out = [f"# kernel {kernel}: the Python statements that replace each TIK call, in this TIK kernel",
@@ -637,11 +786,12 @@ def format_python(rows: list, kernel: str) -> str:
         out.append(f"# {r.site}  {r.api}")
         out += [f"#     {ln}" for ln in r.source.splitlines()]
         if r.problems:
-            out.append("# NOT RUNNABLE AS IS: the trace cannot name every operand; fill in:")
+            out.append(_not_runnable_header(r.problems))
             out += [f"#   {p}" for p in r.problems]
         out += [f"# {n}" for n in r.notes]
         out += r.code
     return "\n".join(out) + "\n"
 
 
-__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "RUNS_GUARD"]
+__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "ATTR_RULE",
+           "NONE_BEFORE_DECLARATION", "RUNS_GUARD"]

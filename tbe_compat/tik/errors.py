@@ -64,8 +64,12 @@ def _user_site(f=None) -> Optional[tuple]:
     """``(file, line)`` of the innermost frame of the user's script, or None. ``f``: the frame to start the
     walk from (default: the caller's); a caller that knows the frames between it and ``f`` are the facade's
     own passes ``f`` so that Python does not build frame objects for them (`api_site`)."""
-    if f is None:
-        f = sys._getframe(1)
+    f = _user_frame_from(sys._getframe(1) if f is None else f)
+    return None if f is None else _frame_site(f, f.f_code.co_filename)
+
+
+def _user_frame_from(f):
+    """The innermost frame of the user's script from frame ``f`` outwards, or None."""
     files, roots = _INTERNAL_FILES, len(_registry._INTERNAL)
     while f is not None:
         fn = f.f_code.co_filename
@@ -73,9 +77,31 @@ def _user_site(f=None) -> Optional[tuple]:
         if hit is None:
             hit = _is_internal(fn)
         if not hit:
-            return _frame_site(f, fn)
+            return f
         f = f.f_back
     return None
+
+
+def api_site_and_self(api: str, frame) -> tuple:
+    """``(api_site(api, frame), owner)``: also the object the user's frame is a method of -- the value its first
+    parameter holds now (``self``), or None when the frame is not a method's (a module, a plain or nested
+    function). tik-migrate --format python proves with it that ``self.x_gm`` at a call is the tensor a declaration
+    ``self.x_gm = ...`` assigned (`tbe_compat.migrate_python.ATTR_RULE`). A strong reference: the usual CANN
+    operator object is dropped once its method has built the kernel (``return Op(...).build()``), and a weak
+    reference would be dead by the time the tool asks. Reading the parameter builds the frame's locals dict:
+    methods only."""
+    f = _user_frame_from(frame)
+    if f is None:
+        return site_provenance("<unknown>", 0, api), None
+    code = f.f_code
+    owner = None
+    if code.co_argcount:
+        qual = getattr(code, "co_qualname", "")
+        dot = qual.rfind(".")
+        if dot > 0 and not qual.endswith("<locals>", 0, dot):      # Class.method, not f.<locals>.g or a function
+            owner = f.f_locals.get(code.co_varnames[0])
+    site = _frame_site(f, code.co_filename)
+    return site_provenance(site[0], site[1], api), owner
 
 
 #: (id(code object), instruction offset) -> (code object, (file, line)) of user frames `_user_site` found:

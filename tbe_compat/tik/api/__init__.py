@@ -43,7 +43,7 @@ from pto_core.ops import registry
 from ... import platform
 from .. import registry as _registry
 from ..autosync import Access
-from ..errors import api_site, convert, tik_error
+from ..errors import api_site, api_site_and_self, convert, tik_error
 from ..scalar import Expr, integer_rooted, ir_value, static_bool, static_int
 from ..tensor import SPACE_TIK_NAMES, Tensor
 
@@ -357,9 +357,11 @@ class _ApiCall:
             return tik._where
         # the walk for the user's line starts at the frame of the ``with`` (this method's and api_site's frames
         # are the facade's: skipped without building their frame objects)
-        where = self.where = api_site(self.api, sys._getframe(1))
+        where, owner = api_site_and_self(self.api, sys._getframe(1))
+        self.where = where
         tik._depth, tik._where = 1, where
         tik._calls.append(where)
+        tik._call_owners.append(owner)
         _registry.note_tracing(tik)
         builder = tik._builder
         self.at = builder.at(where)
