@@ -2411,6 +2411,8 @@ class _Parser:
             if t.kind != "ident":
                 break
             c = self.clause_for(spec, t.text)
+            if c is None and k and "." in t.text:        # `..., %x,` then the next line's op
+                raise self._stray_comma(spec, name)
             # after a comma, or a word without a dot (no statement starts with one but `return`:
             # op names are dotted), an unknown word is a misspelt clause (UNKNOWN_BARE_CLAUSE)
             if c is None and t.text not in ("loc", "return") and (k or "." not in t.text):
@@ -2440,6 +2442,8 @@ class _Parser:
                 order = [x.name for x in spec.clauses]
                 pos = next((i for i, (n, _) in enumerate(items) if order.index(n) > order.index(key)), len(items))
                 items.insert(pos, (key, val))
+        if self.at(","):                    # a comma not followed by a clause: `..., %l2, : types`
+            raise self._stray_comma(spec, name)
         clauses = dict(items)
         if self.accept(":"):
             types = self.op_type_list(spec)
@@ -2561,6 +2565,14 @@ class _Parser:
         except PtoError as e:
             raise self.error(e.message, t, hint=e.hint) from None
         return s
+
+    def _stray_comma(self, spec, name) -> AsmParseError:
+        """A ``,`` after an op's operands or clauses that no operand or clause follows (a trailing comma).
+        Before, the op ended at the comma and the error named the comma as a missing *operation name*
+        (``expected an operation name, found ','``) or the next line's op as a misspelt clause."""
+        names = ", ".join(x.name for x in spec.clauses if x.form != "attr") or "none"
+        return self.error(f"{name}: ',' not followed by an operand or a clause (its clauses: {names})", self.peek(),
+                          hint=f"remove the trailing ',' or write one of {name}'s clauses after it")
 
     def clause_for(self, spec, word):
         for c in spec.clauses:

@@ -62,6 +62,22 @@ def rpn_offset(ctx) -> float:
     return ctx.spr.get("RPN_OFFSET", RPN_OFFSET_RESET)
 
 
+#: NMS_OVERFLOW_AT_EACH_STEP (named choice): on a saturation-mode machine (numerics.md §3: inf -> max,
+#: NaN -> 0) ``vrpac``/``viou`` apply the overflow mode at every rounded step of their area arithmetic
+#: (x2 - x1, + offset, the product), not once to the final area. The docs (TIK vrpac/viou pages, the ACL
+#: ``aclrtFloatOverflowMode`` text numerics.md §3 quotes) are silent on intermediates; each step is already
+#: modelled as a rounded result of the element type (a datapath of that type, tik_vector.md §5), and a
+#: saturation-mode chip writes no inf/NaN result of a vector arithmetic step, so each step saturates. It
+#: matters only for NaN intermediates: a box with x1 = x2 = +inf has width NaN -> 0 (+ offset) here, where
+#: saturating at the end would turn the whole area into 0. False: only the final area saturates.
+NMS_OVERFLOW_AT_EACH_STEP = True
+
+
+def _step(ctx):
+    """The ``ctx`` an intermediate rounding of vrpac/viou sees (`NMS_OVERFLOW_AT_EACH_STEP`)."""
+    return ctx if NMS_OVERFLOW_AT_EACH_STEP else None
+
+
 def _rnd(x, d, ctx=None):
     """Round f32/f64 values to element type ``d`` (and back to f32 for the next operation).
 
@@ -101,8 +117,9 @@ def proposal_areas(boxes: np.ndarray, d, off: float, ctx=None) -> np.ndarray:
     """``(..., 8)`` proposals -> areas, each operation rounded to ``d`` (with ``ctx``: in its overflow mode)."""
     b = boxes.astype(np.float32)
     o = np.float32(off)
-    w = _rnd(_rnd(b[..., 2] - b[..., 0], d, ctx) + o, d, ctx)
-    h = _rnd(_rnd(b[..., 3] - b[..., 1], d, ctx) + o, d, ctx)
+    c = _step(ctx)
+    w = _rnd(_rnd(b[..., 2] - b[..., 0], d, c) + o, d, c)
+    h = _rnd(_rnd(b[..., 3] - b[..., 1], d, c) + o, d, c)
     return _rnd(w * h, d, ctx)
 
 
@@ -112,8 +129,9 @@ def intersections(a: np.ndarray, b: np.ndarray, d, off: float, ctx=None) -> np.n
     a = a.astype(np.float32)[:, None, :]
     b = b.astype(np.float32)[None, :, :]
     o = np.float32(off)
-    w = _rnd(_rnd(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), d, ctx) + o, d, ctx)
-    h = _rnd(_rnd(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), d, ctx) + o, d, ctx)
+    c = _step(ctx)
+    w = _rnd(_rnd(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), d, c) + o, d, c)
+    h = _rnd(_rnd(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), d, c) + o, d, c)
     return _rnd(np.maximum(w, 0) * np.maximum(h, 0), d, ctx)
 
 

@@ -298,6 +298,28 @@ def test_an_unknown_clause_after_a_comma_is_named_with_the_ops_clauses():
     assert asm.parse(MATMUL.replace("nz2nd\n", "nz2nd, sat\n")).name == "mm"
 
 
+def test_a_trailing_comma_names_the_comma_not_a_missing_operation():
+    """review470: a ',' after the last operand or clause (the comma form COMMA_CLAUSE_OPS prints makes this an
+    easy slip when a clause is deleted by hand) ended the op at the comma: the error said "expected an operation
+    name, found ','" with "Fix: write an operation name here", or named the next line's op as a misspelt clause."""
+    line = next(l for l in MATMUL.split("\n") if "pto.mte_l0c_gm" in l)
+    assert line.rstrip().endswith("nz2nd")
+    types = MATMUL.split(line + "\n")[1].split("\n")[0]
+    assert types.strip().startswith(": !pto.ptr<f32, l0c>")
+    col = line.index("nz2nd") + len("nz2nd") + 1
+    for bad, where in ((MATMUL.replace(line, line.rstrip() + ","), None),               # then ': types' / next line
+                       (MATMUL.replace(line, line.replace(", nz2nd", ",, nz2nd")), None),
+                       (MATMUL.replace(line, line.replace(", nz2nd", ", nz2nd,")), col),
+                       (MATMUL.replace(line + "\n" + types, line + ","), None)):      # next line: pto.barrier
+        assert bad != MATMUL
+        with pytest.raises(AsmParseError, match=r"pto.mte_l0c_gm: ',' not followed by an operand or a clause "
+                                                r"\(its clauses: unit_flag.*Fix: remove the trailing ','") as ei:
+            asm.parse(bad, source_name="t.pto")
+        if where is not None:
+            assert f":{where}:" in str(ei.value)
+    assert asm.parse(MATMUL).name == "mm"
+
+
 def test_a_misspelt_clause_without_a_comma_is_named_with_the_ops_clauses():
     # canonical text separates clauses by spaces: a typo there read as the next statement
     # ("unknown operation 'nz2ndd'") or dropped the clause ("nburst ... is required")

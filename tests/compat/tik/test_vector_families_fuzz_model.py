@@ -611,6 +611,23 @@ def test_nms_ops_saturate_like_vadd(chip):
           {"dst": np.full(256, 65504, F16)})
 
 
+@pytest.mark.parametrize("step", [True, False])
+def test_nms_overflow_mode_applies_at_each_step(step, monkeypatch):
+    """review470: NMS_OVERFLOW_AT_EACH_STEP (named choice, vector_nms.py). A box with x1 = x2 = +inf: its width
+    inf - inf is NaN, which the saturation-mode step writes as 0, + offset 1 = 1; height (1 - 0) + 1 = 2; area 2
+    (vrpac), and the same for viou of two such boxes. Saturating only the final area would give NaN -> 0."""
+    from pto_core.ops import vector_nms
+    monkeypatch.setattr(vector_nms, "NMS_OVERFLOW_AT_EACH_STEP", step)
+    boxes = np.zeros((16, 8), F16)
+    boxes[:, 0] = boxes[:, 2] = np.inf
+    boxes[:, 3] = 1
+    want = np.full(16, 2 if step else 0, F16)
+    check("Ascend310P3", {"a": boxes.ravel(), "dst": np.full(16, 7, F16)},
+          lambda ti, ub: ti.vrpac(ub["dst"], ub["a"], 1), {"dst": want})
+    check("Ascend310P3", {"a": boxes.ravel(), "b": boxes.ravel().copy(), "dst": np.full(256, 7, F16)},
+          lambda ti, ub: ti.viou(ub["dst"], ub["a"], ub["b"], 1), {"dst": np.full(256, want[0], F16)})
+
+
 # ----------------------------------------------------------------------------- vadddeqrelu, vmulconv, counter mode
 def lane_addr(r, lanes, blk, rep, e):
     """tik_api.md §9.1, stride_unit 0, in the operand's own elements (e = 32 / itemsize)"""
