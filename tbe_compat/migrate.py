@@ -121,8 +121,10 @@ class Trace:
 
 # ============================================================================ running a script
 
-def trace_script(script: str, args=(), *, soc: Optional[str] = None) -> Trace:
-    """Run ``script`` like ``tik-run`` and collect the kernels it built and its ``start_debug`` runs."""
+def trace_script(script: str, args=(), *, soc: Optional[str] = None, owners: bool = False) -> Trace:
+    """Run ``script`` like ``tik-run`` and collect the kernels it built and its ``start_debug`` runs.
+    ``owners``: the kernels record the object whose method made each TIK call (``--format python``;
+    `tbe_compat.tik.registry.recording_call_owners`)."""
     from .aliases import install
     from .cli import _select_soc, run_script
     from .tik import debug, registry
@@ -137,7 +139,8 @@ def trace_script(script: str, args=(), *, soc: Optional[str] = None) -> Trace:
 
     debug.RUN_OBSERVERS.append(observe)
     try:
-        status = run_script(script, args)
+        with registry.recording_call_owners(owners):
+            status = run_script(script, args)
     finally:
         debug.RUN_OBSERVERS.remove(observe)
     kernels = {name: tik for name, tik in registry.kernels().items() if before.get(name) is not tik}
@@ -712,7 +715,7 @@ def main(argv: Optional[list] = None) -> int:
     cwd = os.getcwd()
     try:
         with contextlib.redirect_stdout(err):        # the script's own output: stdout is the listing's
-            trace = trace_script(ns.script, ns.args, soc=ns.soc)
+            trace = trace_script(ns.script, ns.args, soc=ns.soc, owners=ns.format == "python")
     except PtoError as e:
         print(f"tik-migrate: error: {e}", file=err)
         return 2

@@ -620,7 +620,7 @@ def python_rows(tik) -> list:
     loops = {id(s.var): s for s in P.walk_stmts(tik.program.body) if isinstance(s, P.For)}
     runs: dict = {}
     owners: dict = {}           # (file, line) -> the object whose method made each run of it (or None)
-    for w, o in itertools.zip_longest(getattr(tik, "_calls", ()), getattr(tik, "_call_owners", ())):
+    for w, o in itertools.zip_longest(getattr(tik, "_calls", ()), getattr(tik, "_call_owners", None) or ()):
         runs[(w.file, w.line)] = runs.get((w.file, w.line), 0) + 1
         owners.setdefault((w.file, w.line), []).append(o)
     rows = []

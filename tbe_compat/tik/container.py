@@ -353,8 +353,10 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         # ids of the first statement each outermost TIK call recorded: two calls of one source line (a Python
         # loop) share their interned Provenance; tik-migrate --format python tells them apart by this
         self._call_starts: set = set()
-        # per entry of _calls: the object whose method made the call, or None (`errors.api_site_and_self`)
-        self._call_owners: list = []
+        # per entry of _calls: the object whose method made the call, or None (`errors.api_site_and_self`);
+        # None instead of the list unless `registry.recording_call_owners` is on (`registry._RECORD_CALL_OWNERS`)
+        from . import registry as _tik_registry
+        self._call_owners = [] if _tik_registry._RECORD_CALL_OWNERS[0] else None
         self._weakref = weakref.ref(self)
         self._bridged: dict = {}   # id(pointer) -> (pointer, Tensor) of tensor.pto_ptr() results (bridge)
         self._exit_on_error = err_msg_level != 1

@@ -20,6 +20,7 @@ that TIK call: then they run eagerly on it, as outside any kernel.
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 from pto_core.memory import active_context
@@ -30,6 +31,15 @@ _KERNELS: dict = {}
 _TIK_OF_BUILDER = weakref.WeakValueDictionary()
 _TRACING: list = [None, None]        # [weakref to the Tik of the latest TIK call, machine context then]
 _LISTENERS: list = []
+#: ``[on]``: whether a Tik created now records, per TIK call, the object whose method made it
+#: (``Tik._call_owners``, `errors.api_site_and_self`; tik-migrate --format python's ATTR_RULE needs it). Off unless
+#: `recording_call_owners` turns it on (``tik-migrate --format python`` does, around the script's run): the record
+#: is a strong reference to the user's operator object -- and every array it holds -- for the Tik's life, and
+#: makes a cycle when that object holds the Tik (``self.tik_instance``), so a dropped kernel waited for the
+#: cyclic GC (200 class kernels holding 16 MB each peaked at 529 MB traced instead of 1 MB), and the last
+#: kernel built under each name (`kernels`) kept its operator object alive. Off also skips reading the method
+#: frame's locals on every TIK call.
+_RECORD_CALL_OWNERS: list = [False]
 
 
 def register(tik) -> None:
@@ -52,6 +62,19 @@ def remove_build_listener(fn) -> None:
     """Undo `add_build_listener` (no error if ``fn`` is not registered)."""
     if fn in _LISTENERS:
         _LISTENERS.remove(fn)
+
+
+@contextlib.contextmanager
+def recording_call_owners(on: bool = True):
+    """Within the block, Tik instances created record the object whose method made each of their TIK calls
+    (`_RECORD_CALL_OWNERS`), so that `tbe_compat.migrate_python.python_rows` can name ``self.<attr>`` operands.
+    The previous setting is restored on exit."""
+    old = _RECORD_CALL_OWNERS[0]
+    _RECORD_CALL_OWNERS[0] = bool(on)
+    try:
+        yield
+    finally:
+        _RECORD_CALL_OWNERS[0] = old
 
 
 def note_tracing(tik) -> None:
@@ -102,5 +125,5 @@ def clear() -> None:
     _TRACING[0] = None
 
 
-__all__ = ["kernels", "kernel", "clear", "register", "note_tracing", "tracing_kernel", "add_build_listener",
+__all__ = ["kernels", "kernel", "clear", "register", "note_tracing", "recording_call_owners", "tracing_kernel", "add_build_listener",
            "remove_build_listener"]

@@ -13,6 +13,15 @@ from pto_core import pto
 from pto_core.ops.registry import OPS, clause_python, normalize_clause
 from tbe_compat.migrate import main
 from tbe_compat.migrate_python import PLACEHOLDER, format_python, python_rows
+from tbe_compat.tik import registry as tik_registry
+
+
+@pytest.fixture(autouse=True)
+def _owners_recorded():
+    """These tests build kernels and call python_rows themselves: record call owners as tik-migrate --format
+    python does (`registry.recording_call_owners`); the lifetime tests below turn it off."""
+    with tik_registry.recording_call_owners():
+        yield
 
 HEAD = '''\
 import numpy as np
@@ -889,3 +898,67 @@ def test_class_attributes_that_may_hold_another_tensor_are_placeholders(tmp_path
 def _run_with(mod, setup):
     outs = mod.kernel(setup).tikdb.start_debug(mod.feed(), interactive=False)
     return [np.asarray(o).tobytes() for o in outs]
+
+
+# ---------------------------------------------------------------- review471: call owners only when asked for
+LIFETIME = HEAD + '''
+set_current_compile_soc_info("Ascend310")
+
+
+class Op:
+    def __init__(self):
+        self.big = np.ones(1 << 16)
+        self.tik_instance = tik.Tik()
+        self.x_gm = self.tik_instance.Tensor("float16", (256,), name="x", scope=tik.scope_gm)
+        self.z_gm = self.tik_instance.Tensor("float16", (256,), name="z", scope=tik.scope_gm)
+
+    def compute(self):
+        ub = self.tik_instance.Tensor("float16", (256,), name="ub", scope=tik.scope_ubuf)
+        self.tik_instance.data_move(ub, self.x_gm, 0, 1, 16, 0, 0)
+        self.tik_instance.vec_relu(128, ub, ub, 2, 8, 8)
+        self.tik_instance.data_move(self.z_gm, ub, 0, 1, 16, 0, 0)
+        self.tik_instance.BuildCCE(kernel_name="lifetime_op", inputs=[self.x_gm], outputs=[self.z_gm])
+        return self.tik_instance
+
+
+if __name__ == "__main__":
+    Op().compute()
+'''
+
+
+def test_a_dropped_class_kernel_is_freed_at_once_unless_owners_are_recorded(tmp_path):
+    """The operator object (and its arrays) goes with its last reference: the Tik does not keep it (a strong
+    record of call owners made a cycle through self.tik_instance and kept the object of the last kernel built
+    under each name alive through the kernel registry)."""
+    import gc
+    import weakref
+    path = tmp_path / "lifetime_tik.py"
+    path.write_text(LIFETIME)
+    mod = _load(path, f"lifetime_{id(tmp_path)}")
+    gc.disable()
+    try:
+        with tik_registry.recording_call_owners(False):
+            op = mod.Op()
+            tik = op.compute()
+            ref = weakref.ref(op)
+            del op
+            assert ref() is None                    # refcount alone frees it: no cycle, no registry hold
+            assert tik._call_owners is None
+        op = mod.Op()                               # recording on (the fixture): python_rows names attributes
+        tik = op.compute()
+        assert tik._call_owners and all(o is op for o in tik._call_owners)
+        assert any("self.z_gm" in c for r in python_rows(tik) for c in r.code)
+    finally:
+        gc.enable()
+
+
+def test_cli_python_format_records_owners_and_other_formats_do_not(tmp_path, capsys):
+    path = tmp_path / "lifetime_cli.py"
+    path.write_text(LIFETIME)
+    with tik_registry.recording_call_owners(False):
+        assert main([str(path), "--format", "python"]) == 0
+        assert "self.z_gm.pto_ptr()" in capsys.readouterr().out
+        assert tik_registry.kernel("lifetime_op")._call_owners is not None
+        assert main([str(path)]) == 0
+        assert tik_registry.kernel("lifetime_op")._call_owners is None
+        assert not tik_registry._RECORD_CALL_OWNERS[0]

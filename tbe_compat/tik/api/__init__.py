@@ -357,11 +357,15 @@ class _ApiCall:
             return tik._where
         # the walk for the user's line starts at the frame of the ``with`` (this method's and api_site's frames
         # are the facade's: skipped without building their frame objects)
-        where, owner = api_site_and_self(self.api, sys._getframe(1))
+        owners = tik._call_owners
+        if owners is None:          # not recording owners (`registry._RECORD_CALL_OWNERS`): no f_locals read
+            where = api_site(self.api, sys._getframe(1))
+        else:
+            where, owner = api_site_and_self(self.api, sys._getframe(1))
+            owners.append(owner)
         self.where = where
         tik._depth, tik._where = 1, where
         tik._calls.append(where)
-        tik._call_owners.append(owner)
         _registry.note_tracing(tik)
         builder = tik._builder
         self.at = builder.at(where)
