@@ -19,8 +19,8 @@ them (its expansion is not published); here:
   the other scalar forms -- ``h_div``, ``h_sub``, ``h_and``, ``h_or`` always, and ``h_add``/``h_mul``/
   ``h_max``/``h_min`` where the chip lacks the scalar row (Ascend310/910: no ``vmaxs``/``vmins``, no int32
   ``vadds``/``vmuls``; Ascend310B1: no int8/uint8 ``vmaxs``/``vmins``) -- copy the scalar into a
-  ``PAR``-lane scratch with ``vector_dup`` and run ``vdiv``/``vsub``/``vand``/``vor``/``vadd``/``vmul``/
-  ``vmax``/``vmin`` reading that copy at repeat stride 0, the copy in the scalar's position: the same bits
+  one-block (32 B, SCALAR_COPY_BYTES) scratch with ``vector_dup`` and run ``vdiv``/``vsub``/``vand``/``vor``/
+  ``vadd``/``vmul``/``vmax``/``vmin`` reading that copy at block and repeat stride 0, the copy in the scalar's position: the same bits
   as the two-tensor form (TIK admits every scalar form on the two-tensor row alone).
 * **reductions** ``h_reduce_sum/max/min(dst, src, axis)`` over trailing axes: a row of
   at most ``PAR`` elements is one ``vcadd`` (rows with aligned strides batched as
@@ -45,7 +45,7 @@ them (its expansion is not published); here:
   ``mask = src0 <cmp_mode> src1`` (``LT GT GE EQ NE LE``, IEEE: NaN compares false except NE) into a UB
   ``bool`` tensor of the sources' shape, and ``dst = src0 where mask else src1``; one source may be a
   scalar (h_cmpv with a scalar src0 compares with the mirrored mode; h_sel with a scalar src0 selects
-  from a PAR-lane copy of it). The bytes of the bool tensor are not published: **MASK_LAYOUT** (named
+  from a one-block copy of it, SCALAR_COPY_BYTES). The bytes of the bool tensor are not published: **MASK_LAYOUT** (named
   choice) is the hardware's vcmpv/vsel bit layout, element ``p`` of the mask's storage at bit ``p % 8``
   of byte ``p // 8``, so h_cmpv is ``vcmpv`` (groups of MASK_GROUP repeats) plus, for a row's last
   ``L % PAR`` lanes, a masked ``vcmp`` into CMPMASK stored as whole 64-bit words, and h_sel is
@@ -94,13 +94,13 @@ MASK_ROW_ALIGN = 256
 #: vsel/vec_sel pages) -- CANN 8.1 TIK admits h_sel there (``check_sel_ops_params``: the ``tik.h_sel`` row of
 #: tik_api_map, Ascend310 float16, Ascend910 float16/float32) -- run h_sel one repeat at a time: the repeat's
 #: PAR mask bits (MASK_LAYOUT) copied to an aligned scratch, then ``vec_sel`` mode 0 (a scalar source is a
-#: PAR-lane vector_dup copy). The selection is exact, so the bits equal the vsel mode 1/2 lowering's.
+#: one-block vector_dup copy, SCALAR_COPY_BYTES). The selection is exact, so the bits equal the vsel mode 1/2 lowering's.
 SEL_MODE0_ONLY = ("Ascend310", "Ascend910")
 #: Repeats per vcmpv/vsel in a mask row: 252 * PAR / 8 bytes of bits is a whole number of 32 B blocks.
 MASK_GROUP = 252
 REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_reduce_min": ("min", "vmin")}
-#: SCALAR_COPIED (named choice): the scalar forms that run the vector-vector instruction on a ``PAR``-lane
-#: ``vector_dup`` copy of the scalar read at repeat stride 0, the copy in the scalar's position (h_sel's scalar
+#: SCALAR_COPIED (named choice): the scalar forms that run the vector-vector instruction on a one-block
+#: ``vector_dup`` copy of the scalar (SCALAR_COPY_BYTES) read at block and repeat stride 0, the copy in the scalar's position (h_sel's scalar
 #: src0 does the same): API -> ``"always"``, or ``"no_scalar_row"`` = only where the chip has no row of the
 #: API's vector-scalar instruction (DOUBLE) for the dtype; elsewhere that instruction runs (`_h_has_row`).
 #: Source: CANN 8.1 TIK (``tik_h_vec_api/tik_double_ops_api_.py``) emits one ``h_<op>`` intrinsic with the
@@ -123,6 +123,21 @@ REDUCE = {"h_reduce_sum": ("add", "vadd"), "h_reduce_max": ("max", "vmax"), "h_r
 #: NaN payload survives when both operands are NaN with different payloads (inf_nan chips only; the
 #: hardware's NaN payloads are not documented, numerics.md). vector_dup has every dtype these rows have
 #: (Appendix A/B).
+#: SCALAR_COPY_BYTES (named choice): the scalar copy of SCALAR_COPIED, h_sel and h_cmpv is ONE 32 B block
+#: (``32 / itemsize`` lanes of ``vector_dup``) read at block stride 0 and repeat stride 0, not a PAR-lane
+#: (256 B) row read at repeat stride 0: every lane of every repeat reads the same value either way, so the
+#: bits are the same, and the kernel's UB keeps 224 B more (k472; a kernel whose tensors leave only 32 B of UB
+#: free runs). Source: tik_api.md §9.1 -- legacy block strides 0..255, element e of repeat r at
+#: ``base + r*rep_stride*E + (e // E)*blk_stride*E + e % E``; a source's block stride 0 re-reads one block on
+#: every chip (``DST_BLOCK_STRIDE_ZERO_IS_ONE`` concerns written operands only, pto_vector.md).
+SCALAR_COPY_BYTES = 32
+
+
+def _scalar_copy_elems(dtype: str) -> int:
+    """Lanes of the SCALAR_COPY_BYTES scratch for ``dtype`` (one 32 B block)."""
+    return SCALAR_COPY_BYTES * 8 // max(8, _bits(dtype))
+
+
 SCALAR_COPIED = {"h_div": "always", "h_sub": "always", "h_and": "always", "h_or": "always",
                  "h_add": "no_scalar_row", "h_mul": "no_scalar_row", "h_max": "no_scalar_row",
                  "h_min": "no_scalar_row"}
@@ -461,18 +476,19 @@ class HVectorAPI:
 
     def _h_scalar_copied(self, instr: str, dst, src, xv, xname: str) -> None:
         """``dst = x <instr> src`` (``xname`` "src0") or ``src <instr> x`` ("src1") with ``x`` copied into a
-        ``PAR``-lane scratch by ``vector_dup`` and read at repeat stride 0 (SCALAR_COPIED)."""
-        par = par_of(dst.dt)
+        one-block (32 B) scratch by ``vector_dup`` and read at block and repeat stride 0 (SCALAR_COPIED,
+        SCALAR_COPY_BYTES)."""
         tname = "src1" if xname == "src0" else "src0"
         with self.new_stmt_scope():
-            xs = self._h_scratch(dst.dtype, par, f"h_{instr[1:]}_scalar")
-            self._dup(par, xs, xv, 1, None, 8, 0)
+            n = _scalar_copy_elems(dst.dtype)
+            xs = self._h_scratch(dst.dtype, n, f"h_{instr[1:]}_scalar")
+            self._dup(n, xs, xv, 1, None, 8, 0)
 
             def emit(rel, mask, repeat, reps):
                 sv = self._h_view(src, rel[1])
-                srcs, rep = ([(xs, xname), (sv, tname)], [reps[0], 0, reps[1]]) if xname == "src0" else \
-                    ([(sv, tname), (xs, xname)], [reps[0], reps[1], 0])
-                self._lanewise(instr, mask, self._h_view(dst, rel[0]), srcs, repeat, None, rep, blk_max=U8)
+                srcs, blk, rep = ([(xs, xname), (sv, tname)], [1, 0, 1], [reps[0], 0, reps[1]]) \
+                    if xname == "src0" else ([(sv, tname), (xs, xname)], [1, 1, 0], [reps[0], reps[1], 0])
+                self._lanewise(instr, mask, self._h_view(dst, rel[0]), srcs, repeat, blk, rep, blk_max=U8)
             self._h_each([dst, src], ["dst", tname], emit)
 
     def _h_single(self, api, dst, src):
@@ -1149,8 +1165,9 @@ class HVectorAPI:
                 views, names, scalar = [src0, src1, mask], ["src0", "src1", "mask_tensor"], None
             else:
                 xv = self._h_scalar(src1, src0.dtype, "src1" if t0 else "src0")   # after the swap
-                scalar = self._h_scratch(src0.dtype, par, "h_cmpv_scalar")
-                self._dup(par, scalar, xv, 1, None, 8, 0)
+                n = _scalar_copy_elems(src0.dtype)
+                scalar = self._h_scratch(src0.dtype, n, "h_cmpv_scalar")     # SCALAR_COPY_BYTES
+                self._dup(n, scalar, xv, 1, None, 8, 0)
                 views, names = [src0, mask], ["src0", "mask_tensor"]
             bits = self._h_scratch("uint64", 4, "h_cmpv_tail")
 
@@ -1162,12 +1179,12 @@ class HVectorAPI:
             def full_part(rel, k):
                 a, b = srcs(rel)
                 self._cmpv(mode, self._h_mask_bytes(mask, rel[-1], row_start=False), [(a, "src0"), (b, "src1")], None,
-                           k, None,
+                           k, None if scalar is None else [1, 0],
                            [8, 8 if scalar is None else 0], U8)
 
             def tail_part(rel, t):
                 a, b = srcs(rel)
-                self._vcmp(mode, t, a, b, 1, 1)               # masked-off lanes give 0 bits
+                self._vcmp(mode, t, a, b, 1, 1 if scalar is None else 0)   # masked-off lanes give 0 bits
                 d = self._vec_operand(bits, "dst", align=16)
                 self._vec_emit("mov_cmpmask_to_tensor", d.ptr, footprint=[self._vec_access(d, 2, True)])
                 word = self._h_mask_bytes(mask, rel[-1], "uint64", row_start=False)  # a repeat's bits: PAR/64 words
@@ -1194,11 +1211,12 @@ class HVectorAPI:
         par = par_of(dst.dt)
         with self.new_stmt_scope():
             x = None
-            if not t0 or (mode0 and not t1):                  # a PAR-lane copy of the scalar read every repeat
+            if not t0 or (mode0 and not t1):                  # a one-block copy of the scalar (SCALAR_COPY_BYTES)
                 xn = "src0" if not t0 else "src1"
                 xv = self._h_scalar(src0 if not t0 else src1, dst.dtype, xn)
-                x = self._h_scratch(dst.dtype, par, "h_sel_scalar")
-                self._dup(par, x, xv, 1, None, 8, 0)
+                n = _scalar_copy_elems(dst.dtype)
+                x = self._h_scratch(dst.dtype, n, "h_sel_scalar")
+                self._dup(n, x, xv, 1, None, 8, 0)
             elif not t1:
                 x = self._h_scalar(src1, dst.dtype, "src1")
             views = [dst] + tensors + [mask]
@@ -1215,8 +1233,8 @@ class HVectorAPI:
                     self._store_element(bits[w:w + 1], word, src_offset=w)
                 a = self._h_view(src0, r[1]) if t0 else x
                 b = self._h_view(src1, r[-2]) if t1 else x
-                self._sel(lanes, 0, self._h_view(dst, r[0]), bits.reinterpret_cast_to("uint8"), a, b, 1, None,
-                          [8, 8, 8], vec_form=True)
+                self._sel(lanes, 0, self._h_view(dst, r[0]), bits.reinterpret_cast_to("uint8"), a, b, 1,
+                          [1, 1 if t0 else 0, 1 if t1 else 0], [8, 8, 8], vec_form=True)
 
             def emit(rel, lanes, k, tail=False):
                 if mode0:
@@ -1240,7 +1258,8 @@ class HVectorAPI:
                 elif t0:
                     self._sel(lanes, 1, dv, sel, self._h_view(src0, rel[1]), x, k, None, [8, 8, 0], vec_form=True)
                 else:
-                    self._sel(lanes, 2, dv, sel, x, self._h_view(src1, rel[1]), k, None, [8, 0, 8], vec_form=True)
+                    self._sel(lanes, 2, dv, sel, x, self._h_view(src1, rel[1]), k, [1, 0, 1], [8, 0, 8],
+                              vec_form=True)
             self._h_mask_rows(views, ["dst"] + names + ["mask_tensor"], lambda rel, k: emit(rel, par, k),
                               lambda rel, t: emit(rel, t, 1, True))
 

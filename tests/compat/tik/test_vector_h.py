@@ -685,10 +685,10 @@ def test_scalar_forms_keep_the_scalar_instruction_where_the_chip_has_it():
 
 
 def test_a_lowering_scratch_that_does_not_fit_ub_says_whose_it_is_and_how_much_to_leave_free():
-    """h_div / h_sub with a scalar need a 256 B UB scratch since k460 (SCALAR_COPIED); a kernel whose own tensors fill
-    UB exactly ran before and is now refused. The refusal named a tensor 'h_div_scalar' the user never declared and
-    told them to free *their* big tensors; it now says the scratch is the lowering's of this h_div call and how many
-    bytes to leave free (k465)."""
+    """h_div / h_sub with a scalar need a UB scratch since k460 (SCALAR_COPIED; one 32 B block since k472,
+    SCALAR_COPY_BYTES); a kernel whose own tensors fill UB exactly ran before and is now refused. The refusal named a
+    tensor 'h_div_scalar' the user never declared and told them to free *their* big tensors; it now says the scratch
+    is the lowering's of this h_div call and how many bytes to leave free (k465)."""
     from pto_core.errors import CapacityExceeded
     from tbe import tik
     from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
@@ -698,10 +698,46 @@ def test_a_lowering_scratch_that_does_not_fit_ub_says_whose_it_is_and_how_much_t
     ti.Tensor("float16", ((get_soc_spec("UB_SIZE") - 512) // 2,), name="pad", scope=tik.scope_ubuf)
     v = ti.Tensor("float16", (128,), name="v", scope=tik.scope_ubuf)
     with raises_tik(CapacityExceeded, match=r"in `tik.h_div`: .*tik.h_div's lowering: its scratch tensor "
-                                            r"'h_div_scalar', allocated by the simulator for this call .* needs 256 B "
-                                            r"in UB .*Fix: leave 256 B of UB \(scope_ubuf\) free at this tik.h_div "
+                                            r"'h_div_scalar', allocated by the simulator for this call .* needs 32 B "
+                                            r"in UB .*Fix: leave 32 B of UB \(scope_ubuf\) free at this tik.h_div "
                                             r"call"):
         ti.h_div(v, u, 3.0)
     with raises_tik(CapacityExceeded, match=r"tik.h_sub's lowering: its scratch tensor 'h_sub_scalar'"):
         ti.h_sub(v, 3.0, u)
     ti.h_add(v, u, 3.0)                       # vadds: no scratch, still fits
+
+
+@pytest.mark.parametrize("chip", ["Ascend910B1", "Ascend910"])
+def test_a_scalar_copy_needs_only_one_32_byte_block_of_free_ub(chip):
+    """k472 (SCALAR_COPY_BYTES): the scalar copy of h_div / h_sub (SCALAR_COPIED), h_sel and h_cmpv was a PAR-lane
+    (256 B) scratch read at repeat stride 0, so a kernel leaving less than 256 B of UB free was refused with
+    CapacityExceeded. It is now one 32 B block read at block and repeat stride 0: h_div / h_sub run with 32 B free,
+    h_cmpv / h_sel (which also copy a tail's mask bits to a 32 B scratch) with 64 B, with the same results (several
+    repeats and a tail; Ascend910 runs h_sel one vec_sel mode 0 per repeat)."""
+    from tbe import tik
+    from tbe.common.platform import get_soc_spec, set_current_compile_soc_info
+    set_current_compile_soc_info(chip)
+    n = 128 * 2 + 32                                       # 2 repeats + a tail; every tensor whole 32 B blocks
+    rng = np.random.default_rng(472)
+    a = rng.uniform(-4, 4, n).astype(np.float16)
+    a[:4] = [0.0, -0.0, 65504, 6e-5]
+    used = 5 * n * 2 + n                                   # vec_kernel's a, o1..o4 in UB, and the mask m
+
+    def body(ti, ub):
+        m = ti.Tensor("bool", (n,), name="m", scope=tik.scope_ubuf)
+        with ti.new_stmt_scope():
+            ti.Tensor("uint8", (get_soc_spec("UB_SIZE") - used - 32,), name="pad", scope=tik.scope_ubuf)
+            ti.h_div(ub["o1"], ub["a"], 3.0)
+            ti.h_sub(ub["o2"], 1.5, ub["a"])
+        with ti.new_stmt_scope():
+            ti.Tensor("uint8", (get_soc_spec("UB_SIZE") - used - 64,), name="pad2", scope=tik.scope_ubuf)
+            ti.h_cmpv(m, ub["a"], 0.5, "LT")
+            ti.h_sel(ub["o3"], ub["a"], -2.0, m)
+            ti.h_sel(ub["o4"], 7.0, ub["a"], m)
+    z = np.full(n, 9, np.float16)
+    out = vec_kernel({"a": a, "o1": z, "o2": z, "o3": z, "o4": z}, body, chip=chip)
+    af = a.astype(np.float64)
+    np.testing.assert_array_equal(out["o1"], r16(af / r16(3.0).astype(np.float64)))
+    np.testing.assert_array_equal(out["o2"], r16(1.5 - af))
+    np.testing.assert_array_equal(out["o3"], np.where(a < 0.5, a, np.float16(-2)))
+    np.testing.assert_array_equal(out["o4"], np.where(a < 0.5, np.float16(7), a))
