@@ -325,6 +325,14 @@ NAME_RULE = "declared once, in the call's function, with no other binding of the
 #: else): a None written after the declaration is still there after the trace, where the rule's last check refuses it.
 NONE_BEFORE_DECLARATION = True
 
+#: How the tool names a loop variable used in a function the loop's body called with it (CANN's
+#: ``with for_range(0, n, block_num=n) as core: self.compute_core(core)``; `_Writer.loop_parameter`): at every run of
+#: the call, exactly one parameter of the user's frame held the very `Expr` ``for_range`` handed out for that loop
+#: (identity, recorded with the call owners: `errors.api_site_and_self`), always the same parameter, and the function
+#: binds that name nowhere else (no assignment, del, global/nonlocal, nested rebinding). ``core + 1`` or a rebound
+#: parameter is another object or another binding: a ``FILL_IN_`` placeholder.
+LOOP_PARAMETER_RULE = "a parameter of the call's function holding the handed-out loop variable itself, never rebound"
+
 #: `NAME_RULE` for a tensor / Scalar / InputScalar a class-based kernel keeps in an attribute (`_Site.visible_attribute`):
 #: ``self.x_gm = self.tik_instance.Tensor(...)`` in one method, ``self.x_gm`` in another is written as such only where it
 #: is provably the traced object at the call, else a ``FILL_IN_`` placeholder.
@@ -344,6 +352,7 @@ class _Writer:
         self.regs: dict = {}            # id(Reg) -> name of such a Scalar
         self.loops: dict = {}           # id(LoopVar) -> name of a loop the replacement opens
         self.call_owners: dict = {}     # (file, line) -> the objects whose methods made each run (`ATTR_RULE`)
+        self.call_loop_params: dict = {}    # (file, line) -> per run, the parameters holding a loop variable
         self._fresh = 0
 
     # ---------------------------------------------------------------- placeholders and names
@@ -479,9 +488,41 @@ class _Writer:
         return self.placeholder(r.name or "register", f"a register the TIK call's lowering uses but another call "
                                                       f"assigns ({r!r}): keep that call, or name the value")
 
+    def loop_parameter(self, match) -> Optional[str]:
+        """The parameter of the call's function that holds the loop variable at every run of the call
+        (`LOOP_PARAMETER_RULE`; ``match(ir)``: whether a handed-out loop variable's ``.ir`` is the one wanted), or
+        None."""
+        site = self.site
+        if site.src is None or site.node is None:
+            return None
+        runs = self.call_loop_params.get((site.file, site.line))
+        if not runs or len(runs) != self.runs(site.file, site.line):
+            return None
+        names = set()
+        for params in runs:
+            got = [n for n, val in params if match(val.ir)]
+            if len(got) != 1:
+                return None
+            names.add(got[0])
+        if len(names) != 1:
+            return None
+        name = names.pop()
+        func = _enclosing_function(site.src, site.node)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        a = func.args
+        if name not in {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}:
+            return None
+        if len(_binding_lines(func, name)) != 1:        # bound again (or nonlocal/global, a nested def's) somewhere
+            return None
+        return name
+
     def loop_var(self, v) -> str:
         if id(v) in self.loops:
             return self.loops[id(v)]
+        got = self.loop_parameter(lambda ir: ir is v)
+        if got is not None:
+            return got
         loop = self.tik_loops.get(id(v))
         if loop is None or loop.where is None:
             return self.placeholder(v.name or "i", f"a loop variable the trace cannot place ({v!r})")
@@ -493,6 +534,9 @@ class _Writer:
                  _assigned_target(w.file, w.line, ("for_range",), with_as=True) is not None and
                  _has_keyword(w.file, w.line, "block_num")]
         names = {(w.file, w.line) for w in sites}
+        got = self.loop_parameter(_is_block_index)
+        if got is not None:
+            return got
         if len(names) != 1:
             return self.placeholder("core", "the core index (pto.get_block_idx): write the variable of the "
                                             "for_range(..., block_num=N) loop")
@@ -527,6 +571,11 @@ class _Writer:
                 if text is not None:
                     args.append(f"{c.name}={text}")
         return f"pto.{spec.name}({', '.join(args)})"
+
+
+def _is_block_index(ir) -> bool:
+    """Whether ``ir`` is what ``for_range(0, n, block_num=n)`` hands out: the core index (``i32(block_idx)``)."""
+    return isinstance(ir, P.BlockIdx) or (isinstance(ir, P.Cast) and isinstance(ir.a, P.BlockIdx))
 
 
 def _bytes(st) -> str:
@@ -623,6 +672,9 @@ def python_rows(tik) -> list:
     for w, o in itertools.zip_longest(getattr(tik, "_calls", ()), getattr(tik, "_call_owners", None) or ()):
         runs[(w.file, w.line)] = runs.get((w.file, w.line), 0) + 1
         owners.setdefault((w.file, w.line), []).append(o)
+    loop_params: dict = {}      # (file, line) -> per run, the parameters holding a loop variable (`LOOP_PARAMETER_RULE`)
+    for w, ps in zip(getattr(tik, "_calls", ()), getattr(tik, "_call_loop_params", None) or ()):
+        loop_params.setdefault((w.file, w.line), []).append(ps)
     rows = []
     for key, groups in occurrences.items():
         if key is None or not any(_replaced(s) for g in groups for s in g):
@@ -635,6 +687,7 @@ def python_rows(tik) -> list:
         for g in groups:
             w = _Writer(tik, _Site(key))
             w.tik_storages, w.tik_loops, w.call_runs, w.call_owners = storages, loops, runs, owners
+            w.call_loop_params = loop_params
             notes: list = []
             body = _stmts(w, g, 0, notes)
             if body or not any(_replaced(s) for s in g):
@@ -793,5 +846,5 @@ def format_python(rows: list, kernel: str) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "ATTR_RULE",
+__all__ = ["python_rows", "format_python", "PyRow", "PLACEHOLDER", "LEFT_OUT", "AUTO_SYNC_OPS", "NAME_RULE", "ATTR_RULE", "LOOP_PARAMETER_RULE",
            "NONE_BEFORE_DECLARATION", "RUNS_GUARD"]

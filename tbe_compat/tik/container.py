@@ -357,6 +357,11 @@ class Tik(ControlAPI, CubeAPI, DataAPI, VectorAPI, ScalarExtraAPI, BridgeAPI, Ti
         # None instead of the list unless `registry.recording_call_owners` is on (`registry._RECORD_CALL_OWNERS`)
         from . import registry as _tik_registry
         self._call_owners = [] if _tik_registry._RECORD_CALL_OWNERS[0] else None
+        # recorded with the owners only: id -> each loop variable ``with for_range(...) as i`` handed out (`Expr`), and per
+        # entry of _calls the ``(parameter name, value)`` of the user's frame whose value is one of them
+        # (tik-migrate --format python names a loop variable passed into a helper with it, `LOOP_PARAMETER_RULE`)
+        self._loop_exprs = {} if self._call_owners is not None else None
+        self._call_loop_params = [] if self._call_owners is not None else None
         self._weakref = weakref.ref(self)
         self._bridged: dict = {}   # id(pointer) -> (pointer, Tensor) of tensor.pto_ptr() results (bridge)
         self._exit_on_error = err_msg_level != 1

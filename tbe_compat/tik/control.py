@@ -144,7 +144,12 @@ class _Block:
         if self._scope is None:
             return 0 if self.dead and self.kind == "for" else None
         value = self._scope.__enter__()
-        return Expr(value) if value is not None else None
+        if value is None:
+            return None
+        out = Expr(value)
+        if tik._loop_exprs is not None:     # recording call owners (tik-migrate --format python)
+            tik._loop_exprs[id(out)] = out
+        return out
 
     def _drop(self):
         """Make this a dead block that records nothing (`_DroppedBlock`)."""

@@ -82,26 +82,37 @@ def _user_frame_from(f):
     return None
 
 
-def api_site_and_self(api: str, frame) -> tuple:
-    """``(api_site(api, frame), owner)``: also the object the user's frame is a method of -- the value its first
+def api_site_and_self(api: str, frame, loop_exprs=None) -> tuple:
+    """``(api_site(api, frame), owner, params)``: also the object the user's frame is a method of -- the value its first
     parameter holds now (``self``), or None when the frame is not a method's (a module, a plain or nested
     function). tik-migrate --format python proves with it that ``self.x_gm`` at a call is the tensor a declaration
     ``self.x_gm = ...`` assigned (`tbe_compat.migrate_python.ATTR_RULE`). A strong reference: the usual CANN
     operator object is dropped once its method has built the kernel (``return Op(...).build()``), and a weak
     reference would be dead by the time the tool asks. Reading the parameter builds the frame's locals dict:
-    methods only."""
+    methods only -- and frames with parameters once the kernel has handed out a loop variable: ``params`` is the
+    ``(name, value)`` of each parameter of the user's frame whose value now IS one of ``loop_exprs`` (id -> the
+    `Expr`s ``with for_range(...) as i`` returned; identity), a loop variable passed into a helper
+    (`tbe_compat.migrate_python.LOOP_PARAMETER_RULE`)."""
     f = _user_frame_from(frame)
     if f is None:
-        return site_provenance("<unknown>", 0, api), None
+        return site_provenance("<unknown>", 0, api), None, ()
     code = f.f_code
     owner = None
-    if code.co_argcount:
+    params = ()
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    if nargs:
         qual = getattr(code, "co_qualname", "")
         dot = qual.rfind(".")
-        if dot > 0 and not qual.endswith("<locals>", 0, dot):      # Class.method, not f.<locals>.g or a function
-            owner = f.f_locals.get(code.co_varnames[0])
+        method = dot > 0 and not qual.endswith("<locals>", 0, dot)    # Class.method, not f.<locals>.g or a function
+        if method or loop_exprs:
+            loc = f.f_locals
+            if method:
+                owner = loc.get(code.co_varnames[0])
+            if loop_exprs:
+                params = tuple((n, loc[n]) for n in code.co_varnames[:nargs]
+                               if n in loc and loop_exprs.get(id(loc[n])) is loc[n])
     site = _frame_site(f, code.co_filename)
-    return site_provenance(site[0], site[1], api), owner
+    return site_provenance(site[0], site[1], api), owner, params
 
 
 #: (id(code object), instruction offset) -> (code object, (file, line)) of user frames `_user_site` found:

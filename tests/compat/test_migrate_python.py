@@ -284,6 +284,98 @@ def feed():
     rng = np.random.default_rng(7)
     return {"x": rng.standard_normal(N).astype(np.float16), "y": rng.standard_normal(N).astype(np.float16)}
 ''', 7),
+    "cls_block_param": (HEAD + '''
+N, CORES, PER, LAST = 1000, 2, 512, 488
+
+
+class AddRelu:
+    def __init__(self):
+        set_current_compile_soc_info("Ascend310")
+        self.tik_instance = tik.Tik()
+        self.x_gm = self.tik_instance.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+        self.y_gm = self.tik_instance.Tensor("float16", (N,), name="y", scope=tik.scope_gm)
+        self.z_gm = self.tik_instance.Tensor("float16", (N,), name="z", scope=tik.scope_gm)
+
+    def init_ub(self):
+        self.xu = self.tik_instance.Tensor("float16", (PER,), name="xu", scope=tik.scope_ubuf)
+        self.yu = self.tik_instance.Tensor("float16", (PER,), name="yu", scope=tik.scope_ubuf)
+        self.count = self.tik_instance.Scalar("int32", name="count")
+
+    def compute_core(self, core):
+        base = core * PER
+        burst = self.tik_instance.Scalar("int32", name="burst")
+        burst.set_as((self.count * 2 + 31) // 32)
+        self.tik_instance.data_move(self.xu, self.x_gm[base], 0, 1, burst, 0, 0)
+        self.tik_instance.data_move(self.yu, self.y_gm[base], 0, 1, burst, 0, 0)
+        rep = self.tik_instance.Scalar("int32", name="rep")
+        rep.set_as(self.count // 128)
+        tail = self.tik_instance.Scalar("int32", name="tail")
+        tail.set_as(self.count % 128)
+        with self.tik_instance.if_scope(rep > 0):
+            self.tik_instance.vec_add(128, self.xu, self.xu, self.yu, rep, 8, 8, 8)
+            self.tik_instance.vec_relu(128, self.xu, self.xu, rep, 8, 8)
+        with self.tik_instance.if_scope(tail > 0):
+            off = rep * 128
+            self.tik_instance.vec_add(tail, self.xu[off], self.xu[off], self.yu[off], 1, 8, 8, 8)
+            self.tik_instance.vec_relu(tail, self.xu[off], self.xu[off], 1, 8, 8)
+        self.tik_instance.data_move(self.z_gm[base], self.xu, 0, 1, burst, 0, 0)
+
+    def build(self):
+        with self.tik_instance.for_range(0, CORES, block_num=CORES) as core:
+            self.init_ub()
+            with self.tik_instance.if_scope(core < CORES - 1):
+                self.count.set_as(PER)
+            with self.tik_instance.else_scope():
+                self.count.set_as(LAST)
+            self.compute_core(core)
+        self.tik_instance.BuildCCE(kernel_name="add_relu", inputs=[self.x_gm, self.y_gm], outputs=[self.z_gm])
+        return self.tik_instance
+
+
+def kernel():
+    return AddRelu().build()
+
+
+def feed():
+    rng = np.random.default_rng(0)
+    return {"x": rng.standard_normal(N).astype(np.float16), "y": rng.standard_normal(N).astype(np.float16)}
+''', 7),
+    "cls_loop_param": (HEAD + '''
+N, CORES, PER, CHUNK = 1024, 2, 512, 256
+
+
+class AddChunks:
+    def __init__(self):
+        set_current_compile_soc_info("Ascend310")
+        self.ti = tik.Tik()
+        self.x_gm = self.ti.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+        self.y_gm = self.ti.Tensor("float16", (N,), name="y", scope=tik.scope_gm)
+        self.z_gm = self.ti.Tensor("float16", (N,), name="z", scope=tik.scope_gm)
+
+    def _chunk(self, core, j):
+        xu = self.ti.Tensor("float16", (CHUNK,), name="xu", scope=tik.scope_ubuf)
+        yu = self.ti.Tensor("float16", (CHUNK,), name="yu", scope=tik.scope_ubuf)
+        self.ti.data_move(xu, self.x_gm[core * PER + j * CHUNK], 0, 1, CHUNK // 16, 0, 0)
+        self.ti.data_move(yu, self.y_gm[core * PER + j * CHUNK], 0, 1, CHUNK // 16, 0, 0)
+        self.ti.vec_add(128, xu, xu, yu, CHUNK // 128, 8, 8, 8)
+        self.ti.data_move(self.z_gm[core * PER + j * CHUNK], xu, 0, 1, CHUNK // 16, 0, 0)
+
+    def compute(self):
+        with self.ti.for_range(0, CORES, block_num=CORES) as core:
+            with self.ti.for_range(0, PER // CHUNK) as j:
+                self._chunk(core, j)
+        self.ti.BuildCCE(kernel_name="add_chunks", inputs=[self.x_gm, self.y_gm], outputs=[self.z_gm])
+        return self.ti
+
+
+def kernel():
+    return AddChunks().compute()
+
+
+def feed():
+    rng = np.random.default_rng(3)
+    return {"x": rng.standard_normal(N).astype(np.float16), "y": rng.standard_normal(N).astype(np.float16)}
+''', 4),
     "cls_matmul": (HEAD + '''
 M, K, N, KC = 32, 128, 64, 64
 KC1, NC, NC1, M1 = KC // 16, 32, 2, 2
@@ -962,3 +1054,66 @@ def test_cli_python_format_records_owners_and_other_formats_do_not(tmp_path, cap
         assert main([str(path)]) == 0
         assert tik_registry.kernel("lifetime_op")._call_owners is None
         assert not tik_registry._RECORD_CALL_OWNERS[0]
+
+
+PARAMS = HEAD + '''
+N, CORES, PER = 1024, 2, 512
+
+
+class Params:
+    def __init__(self):
+        set_current_compile_soc_info("Ascend310")
+        self.ti = tik.Tik()
+        self.x_gm = self.ti.Tensor("float16", (N,), name="x", scope=tik.scope_gm)
+        self.z_gm = self.ti.Tensor("float16", (N,), name="z", scope=tik.scope_gm)
+        self.xu = self.ti.Tensor("float16", (PER,), name="xu", scope=tik.scope_ubuf)
+
+    def load_shifted(self, c):
+        self.ti.data_move(self.xu, self.x_gm[(c - 1) * PER], 0, 1, PER // 16, 0, 0)
+
+    def scale_rebound(self, core, k):
+        self.ti.vec_muls(128, self.xu[core * 0], self.xu, 2.0, PER // 128, 8, 8)
+        core = k
+
+    def store(self, core):
+        self.ti.data_move(self.z_gm[core * PER], self.xu, 0, 1, PER // 16, 0, 0)
+
+    def compute(self):
+        with self.ti.for_range(0, CORES, block_num=CORES) as core:
+            self.load_shifted(core + 1)
+            self.scale_rebound(core, 0)
+            self.store(core)
+        self.ti.BuildCCE(kernel_name="params", inputs=[self.x_gm], outputs=[self.z_gm])
+        return self.ti
+
+
+def kernel():
+    return Params().compute()
+
+
+def feed():
+    return {"x": np.random.default_rng(5).standard_normal(N).astype(np.float16)}
+'''
+
+
+def test_a_loop_variable_passed_as_anything_but_itself_into_an_unrebound_parameter_is_a_placeholder(tmp_path):
+    """LOOP_PARAMETER_RULE: ``core + 1`` is another object (placeholder), a parameter bound again in its function is
+    refused even where it still holds the loop variable; the parameter that holds it and is never rebound is
+    written, and the kernel with its runnable rows replaced gives the same bits."""
+    path = tmp_path / "params.py"
+    path.write_text(PARAMS)
+    mod = _load(path, f"params_{id(tmp_path)}")
+    rows = {r.line: r for r in python_rows(mod.kernel())}
+    src = PARAMS.splitlines()
+    line = [next(i + 1 for i, t in enumerate(src) if k in t)
+            for k in ("self.x_gm[(c - 1)", "self.xu[core * 0]", "self.z_gm[core * PER]")]
+    assert sorted(rows) == line, (sorted(rows), line)
+    shifted, rebound, store = (rows[k] for k in line)
+    for r in (shifted, rebound):
+        assert not r.runnable and any(PLACEHOLDER + "core" in p for p in r.problems), (r.site, r.code, r.problems)
+        assert not any(" c " in c or "(c " in c or " core " in c for c in r.code), r.code
+    assert store.runnable and "self.z_gm.pto_ptr() + core * 512" in store.code[-1], store.code
+    golden = _run(mod)
+    new = tmp_path / "params_pto.py"
+    new.write_text(_rewrite(path, [store]))
+    assert _run(_load(new, f"params_pto_{id(tmp_path)}")) == golden

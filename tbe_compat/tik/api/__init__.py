@@ -361,8 +361,9 @@ class _ApiCall:
         if owners is None:          # not recording owners (`registry._RECORD_CALL_OWNERS`): no f_locals read
             where = api_site(self.api, sys._getframe(1))
         else:
-            where, owner = api_site_and_self(self.api, sys._getframe(1))
+            where, owner, params = api_site_and_self(self.api, sys._getframe(1), tik._loop_exprs)
             owners.append(owner)
+            tik._call_loop_params.append(params)
         self.where = where
         tik._depth, tik._where = 1, where
         tik._calls.append(where)
